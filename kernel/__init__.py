@@ -1,0 +1,57 @@
+"""zagent: an embeddable micro-kernel for LLM agents.
+
+The kernel defines hook specifications (``zagent.hookspecs``) for LLM
+providers, output parsers, tools, memory and rails, and a ``Kernel`` that
+loads plugins and answers look-ups. Agents, loops, workflows and the CLI are
+plugins (``zagent.plugins``), found through the ``zagent`` entry-point group.
+
+Importing this package loads only the standard library, pluggy, attrs and
+msgspec; asyncio and httpx are imported on first use.
+"""
+
+from .context import RunContext
+from .errors import (
+    AuthenticationError,
+    ConfigError,
+    NoAnswerError,
+    ParseError,
+    PluginError,
+    ProviderError,
+    ProviderTimeout,
+    RateLimitError,
+    RunAborted,
+    StreamInterrupted,
+    ToolBlocked,
+    ToolError,
+    ZagentError,
+)
+from .hookspecs import hookimpl
+from .kernel import Kernel, PluginInfo, Problem
+from .llm import LLM
+from .rails import Deny, Rewrite
+from .secrets import Secret
+from .sync import run_sync
+from .tools import Tool, tool
+from .types import (
+    Chunk,
+    Completion,
+    Event,
+    Field,
+    LLMRequest,
+    Message,
+    ModelProfile,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Usage,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AuthenticationError", "Chunk", "Completion", "ConfigError", "Deny", "Event", "Field", "Kernel", "LLM",
+    "LLMRequest", "Message", "ModelProfile", "NoAnswerError", "ParseError", "PluginError", "PluginInfo",
+    "Problem", "ProviderError", "ProviderTimeout", "RateLimitError", "Rewrite", "RunAborted", "RunContext",
+    "Secret", "StreamInterrupted", "Tool", "ToolBlocked", "ToolCall", "ToolError", "ToolResult", "ToolSpec",
+    "Usage", "ZagentError", "hookimpl", "run_sync", "tool",
+]

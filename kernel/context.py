@@ -1,0 +1,61 @@
+"""``RunContext``: per-run state handed to tools, rails and events.
+
+One ``RunContext`` per run (one agent call, one loop, one workflow). It grows by
+fields with defaults, never by new hook parameters. Plugins keep per-run
+state (budgets, counters) in ``stash`` under a key of their own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from typing import TYPE_CHECKING, Any, Optional
+
+import attrs
+
+from .types import Usage
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .kernel import Kernel
+
+_ids = itertools.count(1)
+_prefix = f"{os.getpid():x}-{int(time.time() * 1000) & 0xFFFFFF:x}"
+
+
+def new_run_id() -> str:
+    """A short id, unique within this process and unlikely to clash across processes."""
+    return f"run-{_prefix}-{next(_ids)}"
+
+
+@attrs.define(repr=False, eq=False)
+class RunContext:
+    """State of one run.
+
+    :ivar kernel: the kernel the run belongs to.
+    :ivar run_id: unique id of the run.
+    :ivar agent: name of the agent running, if any.
+    :ivar agent_config: the agent's settings rails may read (allow-lists...).
+    :ivar usage: tokens spent so far (updated after each LLM call).
+    :ivar stash: per-run scratch space for plugins, keyed by plugin name.
+    :ivar metadata: free-form user data carried along, copied into events.
+    """
+
+    kernel: "Kernel"
+    run_id: str = attrs.field(factory=new_run_id)
+    agent: Optional[str] = None
+    agent_config: dict[str, Any] = attrs.field(factory=dict)
+    usage: Usage = attrs.field(factory=Usage)
+    stash: dict[str, Any] = attrs.field(factory=dict)
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+    started: float = attrs.field(factory=time.monotonic)
+
+    def add_usage(self, usage: Usage) -> None:
+        self.usage = self.usage + usage
+
+    async def emit(self, type: str, **data: Any) -> None:
+        """Send a ``zagent_event`` tagged with this run's id and agent."""
+        await self.kernel.aemit(type, run_id=self.run_id, agent=self.agent, **data)
+
+    def __repr__(self) -> str:
+        return f"<RunContext {self.run_id} agent={self.agent!r} tokens={self.usage.total_tokens}>"

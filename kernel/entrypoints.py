@@ -1,0 +1,84 @@
+"""Finding plugins: a fast scan of installed ``zagent`` entry points.
+
+``importlib.metadata`` costs about 15 ms to import (email, zipfile, pathlib),
+which alone would break the ``Kernel()`` start-up budget. Entry points are
+plain INI files, so this module reads ``*.dist-info/entry_points.txt`` and
+``*.egg-info/entry_points.txt`` on ``sys.path`` directly (``os.scandir``, no
+import beyond ``os``/``sys``). The first distribution of a name on ``sys.path``
+wins, as with ``importlib.metadata``. Zipped eggs are not supported.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import NamedTuple, Optional, Sequence
+
+
+class EntryPoint(NamedTuple):
+    """One entry point: ``name = module:attr`` from distribution ``dist`` ``version``."""
+
+    name: str
+    value: str
+    dist: str
+    version: str
+
+
+def scan(group: str, path: Optional[Sequence[str]] = None) -> list[EntryPoint]:
+    """All entry points of ``group`` in the distributions found on ``path`` (default ``sys.path``)."""
+    found: list[EntryPoint] = []
+    seen: set[str] = set()
+    for entry in path if path is not None else sys.path:
+        directory = entry or "."
+        try:
+            names = sorted(e.name for e in os.scandir(directory) if e.name.endswith((".dist-info", ".egg-info")))
+        except OSError:
+            continue
+        for meta in names:
+            dist, version = _dist_of(directory, meta)
+            key = dist.lower().replace("-", "_").replace(".", "_")
+            if key in seen:
+                continue
+            seen.add(key)
+            text = _read(os.path.join(directory, meta, "entry_points.txt"))
+            if text:
+                found.extend(EntryPoint(n, v, dist, version) for n, v in parse(text, group))
+    return found
+
+
+def parse(text: str, group: str) -> list[tuple[str, str]]:
+    """The ``(name, value)`` pairs of section ``[group]`` of an ``entry_points.txt``."""
+    pairs: list[tuple[str, str]] = []
+    inside = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            inside = line[1:-1].strip() == group
+            continue
+        if inside and "=" in line:
+            name, value = line.split("=", 1)
+            pairs.append((name.strip(), value.strip()))
+    return pairs
+
+
+def _dist_of(directory: str, meta: str) -> tuple[str, str]:
+    stem = meta.rsplit(".", 1)[0]
+    if meta.endswith(".dist-info") and "-" in stem:
+        name, version = stem.split("-", 1)
+        return name, version
+    version = ""
+    for line in _read(os.path.join(directory, meta, "PKG-INFO")).splitlines()[:20]:
+        if line.startswith("Version:"):
+            version = line.split(":", 1)[1].strip()
+            break
+    return stem.split("-", 1)[0], version
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""

@@ -1,0 +1,134 @@
+"""The error hierarchy. Every message says what went wrong and what to do about it.
+
+All zagent errors derive from ``ZagentError``. Errors that carry data a caller
+needs (the raw reply of a ``ParseError``, the partial trajectory of a
+``NoAnswerError``, the HTTP status of a ``ProviderError``) keep it as
+attributes. Messages never contain secrets.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+
+class ZagentError(Exception):
+    """Base class of every error zagent raises on purpose."""
+
+
+class ConfigError(ZagentError, ValueError):
+    """Bad configuration or input from the user (unknown provider, bad spec...)."""
+
+
+class PluginError(ZagentError):
+    """A plugin failed to import or register, or clashes with another plugin."""
+
+    def __init__(self, message: str, *, plugin: Optional[str] = None, distribution: Optional[str] = None):
+        super().__init__(message)
+        self.plugin = plugin
+        self.distribution = distribution
+
+
+class ProviderError(ZagentError):
+    """An LLM provider call failed.
+
+    :ivar provider: provider name (``openai``...)
+    :ivar status: HTTP status, or ``None`` for connection-level failures
+    :ivar body: the server's message (trimmed), never the request's headers
+    :ivar retryable: whether retrying later may succeed
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str = "",
+        status: Optional[int] = None,
+        body: str = "",
+        retryable: bool = False,
+    ):
+        super().__init__(message)
+        self.provider = provider
+        self.status = status
+        self.body = body
+        self.retryable = retryable
+
+
+class AuthenticationError(ProviderError):
+    """401/403: the key is missing, wrong or lacks access; the message names the variable to set."""
+
+
+class RateLimitError(ProviderError):
+    """429 after all retries were spent. ``retry_after`` is the server's last hint, in seconds."""
+
+    def __init__(self, message: str, *, retry_after: Optional[float] = None, **kw: Any):
+        super().__init__(message, **kw)
+        self.retry_after = retry_after
+
+
+class ProviderTimeout(ProviderError):
+    """The server did not answer within the configured timeout."""
+
+
+class StreamInterrupted(ProviderError):
+    """A stream ended before its end marker; ``partial`` holds the text received so far."""
+
+    def __init__(self, message: str, *, partial: str = "", partial_tool_calls: Sequence[Any] = (), **kw: Any):
+        super().__init__(message, **kw)
+        self.partial = partial
+        self.partial_tool_calls = list(partial_tool_calls)
+
+
+class ParseError(ZagentError, ValueError):
+    """A reply could not be parsed into the requested fields.
+
+    :ivar raw: the model's raw text, kept whole
+    :ivar missing: names of required fields that were absent
+    :ivar invalid: ``{field: reason}`` for fields present but of the wrong type
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        raw: str = "",
+        missing: Sequence[str] = (),
+        invalid: Optional[dict[str, str]] = None,
+    ):
+        super().__init__(message)
+        self.raw = raw
+        self.missing = list(missing)
+        self.invalid = dict(invalid or {})
+
+
+class ToolError(ZagentError):
+    """A tool could not be defined, found or called (raised to programs, not to models)."""
+
+
+class ToolBlocked(ZagentError):
+    """A rail denied a call. ``reason`` is what the model and the user are told."""
+
+    def __init__(self, reason: str, *, rail: Optional[str] = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.rail = rail
+
+
+class NoAnswerError(ZagentError):
+    """A loop ran out of budget (steps, tool calls, time, tokens) without an answer.
+
+    :ivar trajectory: the messages/steps produced so far, never discarded
+    :ivar limit: which bound was hit (``max_steps``, ``max_time``...)
+    """
+
+    def __init__(self, message: str, *, trajectory: Sequence[Any] = (), limit: str = ""):
+        super().__init__(message)
+        self.trajectory = list(trajectory)
+        self.limit = limit
+
+
+class RunAborted(ZagentError):
+    """A run was aborted by its owner; ``trajectory`` holds what was done."""
+
+    def __init__(self, message: str = "run aborted", *, trajectory: Sequence[Any] = ()):
+        super().__init__(message)
+        self.trajectory = list(trajectory)

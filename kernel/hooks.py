@@ -1,0 +1,164 @@
+"""Calling hooks: the plugin manager subclass and ``HookRunner``.
+
+pluggy has no async and calls all implementations in one go, so zagent calls
+rails and events itself, one implementation at a time, in pluggy's order
+(``tryfirst``, then last registered first, then ``trylast``): each rail sees
+what the previous one decided and awaitables are awaited. Implementation lists
+are cached per hook and dropped whenever a plugin is (un)registered, so a
+hook with no implementation costs one dict look-up on the hot path.
+
+Monitors (``HookRunner.add_monitor``) see every implementation call; the
+testing kit's recorder and ``ZAGENT_TRACE_HOOKS=1`` use them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import sys
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+import pluggy
+
+from .errors import ToolBlocked
+from .hookspecs import PROJECT
+from .rails import Deny, Rewrite
+from .sync import maybe_await
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .context import RunContext
+    from .types import Completion, LLMRequest, ToolCall, ToolResult
+
+log = logging.getLogger("zagent")
+
+Impl = tuple[str, Callable[..., Any], tuple[str, ...]]  # (plugin name, function, argnames)
+
+
+class PluginManager(pluggy.PluginManager):
+    """pluggy's manager, looking only at ``zagent_``-prefixed attributes.
+
+    Unprefixed attributes are never inspected (cheap, no surprises); a
+    ``zagent_*`` function counts as an implementation even without the
+    ``@hookimpl`` marker, as pytest does for ``pytest_*``.
+    """
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Optional[pluggy.HookimplOpts]:
+        if not name.startswith("zagent_"):
+            return None
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None:
+            method = getattr(plugin, name, None)
+            if inspect.isroutine(method):
+                opts = {}  # type: ignore[assignment]
+        return opts
+
+
+class HookRunner:
+    """Calls hook implementations one by one; answers "does this hook have any?" fast."""
+
+    def __init__(self, pm: PluginManager):
+        self.pm = pm
+        self._impls: dict[str, tuple[Impl, ...]] = {}
+        self._monitors: list[Callable[[str, str, dict[str, Any], Any], None]] = []
+
+    def invalidate(self) -> None:
+        self._impls.clear()
+
+    def impls(self, hook_name: str) -> tuple[Impl, ...]:
+        cached = self._impls.get(hook_name)
+        if cached is None:
+            caller = getattr(self.pm.hook, hook_name, None)
+            found = caller.get_hookimpls() if caller is not None else []
+            cached = tuple((i.plugin_name, i.function, tuple(i.argnames)) for i in reversed(found))
+            self._impls[hook_name] = cached
+        return cached
+
+    def active(self, hook_name: str) -> bool:
+        return bool(self.impls(hook_name))
+
+    def add_monitor(self, fn: Callable[[str, str, dict[str, Any], Any], None]) -> Callable[[], None]:
+        """Call ``fn(hook_name, plugin_name, kwargs, result)`` after each implementation; returns an undo."""
+        self._monitors.append(fn)
+        return lambda: self._monitors.remove(fn)
+
+    def call_one(self, hook_name: str, impl: Impl, kwargs: dict[str, Any]) -> Any:
+        plugin, fn, argnames = impl
+        result = fn(*[kwargs[a] for a in argnames])
+        for monitor in self._monitors:
+            monitor(hook_name, plugin, kwargs, result)
+        return result
+
+    async def emit(self, event: Any) -> None:
+        """Run every ``zagent_event`` implementation; observers never break a run."""
+        kwargs = {"event": event}
+        for impl in self.impls("zagent_event"):
+            try:
+                await maybe_await(self.call_one("zagent_event", impl, kwargs))
+            except Exception:  # an observer's bug must not stop the run
+                log.exception("zagent_event observer in plugin %r failed", impl[0])
+
+    async def before_tool(self, call: "ToolCall", ctx: "RunContext") -> tuple["ToolCall", Optional[str]]:
+        """Run ``zagent_before_tool_call`` rails; return the (maybe rewritten) call and a deny reason."""
+        from .types import ToolCall
+
+        for impl in self.impls("zagent_before_tool_call"):
+            verdict = await self._rail(impl, "zagent_before_tool_call", {"call": call, "ctx": ctx})
+            if isinstance(verdict, Deny):
+                return call, verdict.reason
+            if isinstance(verdict, Rewrite):
+                call = ToolCall(id=call.id, name=call.name, arguments=dict(verdict.arguments))
+            elif verdict is not None:
+                return call, f"rail {impl[0]!r} returned {type(verdict).__name__}; expected None, Deny or Rewrite"
+        return call, None
+
+    async def after_tool(self, call: "ToolCall", result: "ToolResult", ctx: "RunContext") -> "ToolResult":
+        from .types import ToolResult
+
+        for impl in self.impls("zagent_after_tool_call"):
+            try:
+                new = await maybe_await(self.call_one("zagent_after_tool_call", impl, {"call": call, "result": result, "ctx": ctx}))
+            except Exception as exc:
+                log.exception("after-tool rail %r failed", impl[0])
+                new = ToolResult(call_id=call.id, name=call.name, state="blocked",
+                                 content=f"Error: the result was withheld because rail {impl[0]!r} failed: {exc}",
+                                 error=f"rail {impl[0]!r} failed: {exc}", duration=result.duration)
+            if isinstance(new, ToolResult):
+                result = new
+        return result
+
+    async def before_llm(self, request: "LLMRequest", ctx: "RunContext") -> "LLMRequest":
+        from .types import LLMRequest
+
+        for impl in self.impls("zagent_before_llm_call"):
+            verdict = await self._rail(impl, "zagent_before_llm_call", {"request": request, "ctx": ctx})
+            if isinstance(verdict, Deny):
+                raise ToolBlocked(verdict.reason, rail=impl[0])
+            if isinstance(verdict, LLMRequest):
+                request = verdict
+        return request
+
+    async def after_llm(self, request: "LLMRequest", response: "Completion", ctx: "RunContext") -> "Completion":
+        from .types import Completion
+
+        for impl in self.impls("zagent_after_llm_call"):
+            new = await maybe_await(self.call_one("zagent_after_llm_call", impl, {"request": request, "response": response, "ctx": ctx}))
+            if isinstance(new, Completion):
+                response = new
+        return response
+
+    async def _rail(self, impl: Impl, hook_name: str, kwargs: dict[str, Any]) -> Any:
+        """Call one rail; an exception denies (fail closed) with a reason naming the rail."""
+        try:
+            return await maybe_await(self.call_one(hook_name, impl, kwargs))
+        except Exception as exc:
+            log.exception("rail %r raised", impl[0])
+            return Deny(f"rail {impl[0]!r} failed ({type(exc).__name__}: {exc}); the call was blocked")
+
+
+def trace_to_stderr(hook_name: str, plugin: str, kwargs: dict[str, Any], result: Any) -> None:
+    """Monitor installed by ``ZAGENT_TRACE_HOOKS=1``: one line per implementation call."""
+    args = ", ".join(sorted(kwargs))
+    print(f"[zagent] {hook_name}({args}) <- {plugin} => {type(result).__name__}", file=sys.stderr)
+
+
+__all__ = ["PluginManager", "HookRunner", "PROJECT"]

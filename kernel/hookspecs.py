@@ -1,0 +1,255 @@
+"""Hook specifications: the whole extension surface of zagent.
+
+A plugin is any module, class or instance with functions named after these
+hooks (``zagent_*``). The ``@zagent.hookimpl`` marker is optional; it is only
+needed for ``tryfirst``/``trylast``. An implementation may accept any *subset*
+of a hook's parameters, by name, and must never give a parameter a default
+(pluggy would not pass it).
+
+How the kernel calls hooks (pluggy has no async, so zagent settles it):
+
+* **Registration hooks** (``zagent_register_*``) are plain functions, called
+  once per ``Kernel`` when it starts (or when ``Kernel.add_plugin`` adds a
+  plugin later). Each receives a ``register`` callable bound to the calling
+  plugin, so clashes name both plugins. Names are unique per kind; a second
+  registration of a name is an error unless it passes ``override=True``.
+* **Rails** (``zagent_before_*`` / ``zagent_after_*``) run one after another
+  in pluggy order (``tryfirst`` first, then last-registered first, then
+  ``trylast``). Each sees the result of the ones before it, so rewrites
+  compose. An implementation may return a value or an awaitable; the kernel
+  awaits it. A rail that raises denies the call (fail closed) and the reason
+  names the rail.
+* **Events** (``zagent_event``): every implementation runs; awaitables are
+  awaited; return values are ignored; an exception in an observer is logged
+  and never breaks a run.
+
+Argument types live in ``zagent.types`` (data) and ``zagent.context``
+(``RunContext``); rails answer with ``zagent.Deny`` / ``zagent.Rewrite``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+import pluggy
+
+if TYPE_CHECKING:  # pragma: no cover - types only
+    from .context import RunContext
+    from .kernel import Kernel
+    from .types import Completion, Event, LLMRequest, ToolCall, ToolResult
+
+PROJECT = "zagent"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+# ---------------------------------------------------------------------------
+# Registration hooks: called once per Kernel at start-up.
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def zagent_register_providers(register: Callable[..., None], kernel: "Kernel") -> None:
+    """Register LLM provider factories by name.
+
+    ``register(name, factory, *, override=False)``. ``factory(model, **options)``
+    returns a ``zagent.LLM``; ``kernel.llm("name:model", **options)`` calls it.
+    Import heavy dependencies inside the factory, never at module level.
+
+    :param register: adds one provider; raises ``PluginError`` on a bad name.
+    :param kernel: the starting kernel (read ``kernel.config`` here if needed).
+
+    Example::
+
+        @zagent.hookimpl
+        def zagent_register_providers(register):
+            register("foo", lambda model, **opts: FooLLM(model=model, **opts))
+    """
+
+
+@hookspec
+def zagent_register_parsers(register: Callable[..., None], kernel: "Kernel") -> None:
+    """Register output parsers and text tool-call formats by mode name.
+
+    ``register(mode, parser, *, override=False)``. An *output parser* has
+    ``instructions(fields, **options) -> str`` (the output-format section of a
+    prompt) and ``parse(text, fields, **options) -> dict`` (raising
+    ``zagent.ParseError``), both driven by the same ``list[zagent.Field]``.
+    A *tool-call format* (for models without native function calling) has
+    ``render_tools(tools) -> str`` and ``parse_tool_calls(text) -> list[ToolCall]``.
+    ``kernel.parser(mode)`` returns what was registered.
+
+    :param register: adds one parser.
+    :param kernel: the starting kernel.
+
+    Example::
+
+        def zagent_register_parsers(register):
+            register("yaml", YamlParser())
+    """
+
+
+@hookspec
+def zagent_register_tools(register: Callable[..., None], kernel: "Kernel") -> None:
+    """Register tools any agent of the kernel can use.
+
+    ``register(tool_or_function, *, name=None, toolset=None, override=False,
+    **tool_options)``: a ``zagent.Tool`` or a plain (sync or async) function,
+    turned into a ``Tool`` whose JSON schema comes from its type hints and
+    docstring. ``tool_options`` are ``Tool`` fields (``timeout``, ``available``,
+    ``sensitive``...). A tool whose ``available()`` check fails is kept but not
+    offered to models.
+
+    :param register: adds one tool.
+    :param kernel: the starting kernel.
+
+    Example::
+
+        def zagent_register_tools(register):
+            def add(a: int, b: int) -> int:
+                "Add two integers."
+                return a + b
+            register(add, toolset="math")
+    """
+
+
+@hookspec
+def zagent_register_memory(register: Callable[..., None], kernel: "Kernel") -> None:
+    """Register memory backends by name.
+
+    ``register(name, factory, *, override=False)``; ``kernel.memory(name, **options)``
+    calls ``factory(**options)``. A backend implements, per namespace
+    (``agent``/``session``): ``aadd(namespace, messages)``, ``alast(namespace, n)``,
+    ``asearch(namespace, text, limit=..., **filters)``, ``aclear(namespace)`` and
+    the sync twins ``add``/``last``/``search``/``clear``.
+
+    :param register: adds one backend.
+    :param kernel: the starting kernel.
+    """
+
+
+@hookspec
+def zagent_register_embedders(register: Callable[..., None], kernel: "Kernel") -> None:
+    """Register embedding providers for retrieval by meaning (optional).
+
+    ``register(name, factory, *, override=False)``; ``factory(**options)`` returns
+    an object with ``async aembed(texts: list[str]) -> list[list[float]]``.
+    Without any, memory recall and tool retrieval fall back to full-text scoring.
+
+    :param register: adds one embedder.
+    :param kernel: the starting kernel.
+    """
+
+
+@hookspec
+def zagent_register_agent_types(register: Callable[..., None], kernel: "Kernel") -> None:
+    """Register agent classes by type name, so ``kernel.agent(dict)`` builds any agent.
+
+    ``register(type_name, factory, *, override=False)``; ``factory(spec, kernel)``
+    receives the plain dict (``spec["type"] == type_name``) and returns an agent.
+
+    :param register: adds one agent type.
+    :param kernel: the starting kernel.
+    """
+
+
+@hookspec
+def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
+    """Add sub-commands to the ``zagent`` command line.
+
+    ``cli.command(name, handler, help="...")`` returns an ``argparse`` parser to
+    add arguments to; ``handler(args, kernel) -> int | None`` runs the command.
+    Nested groups: ``cli.group(name, help=...)`` returns an object with the same
+    ``command``/``group`` methods.
+
+    :param cli: the command registry of this invocation.
+    :param kernel: the kernel the CLI started.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Rails: run in order, each seeing what the previous ones decided.
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext") -> Any:
+    """Inspect a tool call before it runs; allow, deny or rewrite it.
+
+    Runs for *every* tool call that goes through ``Kernel.arun_tool``, after the
+    arguments were validated. Return ``None`` to allow, ``zagent.Deny(reason)``
+    to block (the model is told ``reason``; later rails are not asked, so a
+    human-approval rail never prompts for a call already denied), or
+    ``zagent.Rewrite(arguments)`` to replace the arguments (validated again;
+    later rails see the new call). May return an awaitable.
+
+    :param call: the call, with decoded ``arguments``.
+    :param ctx: the run's context: agent, run id, per-run ``stash`` for budgets.
+    """
+
+
+@hookspec
+def zagent_after_tool_call(call: "ToolCall", result: "ToolResult", ctx: "RunContext") -> Any:
+    """Inspect, redact or replace a tool's result before the model sees it.
+
+    Runs after every tool call, whatever its state. Return ``None`` to keep the
+    result or a new ``ToolResult`` to replace it (later rails see the new one).
+    May return an awaitable.
+
+    :param call: the call that ran (after any rewrite).
+    :param result: its result.
+    :param ctx: the run's context.
+    """
+
+
+@hookspec
+def zagent_before_llm_call(request: "LLMRequest", ctx: "RunContext") -> Any:
+    """Inspect a model request before it is sent; allow, deny or replace it.
+
+    Return ``None``, ``zagent.Deny(reason)`` (raises ``ToolBlocked`` in the
+    caller) or a new ``LLMRequest``. May return an awaitable.
+
+    :param request: messages, tool specs, options of this call.
+    :param ctx: the run's context (``ctx.usage`` holds the run's tokens so far).
+    """
+
+
+@hookspec
+def zagent_after_llm_call(request: "LLMRequest", response: "Completion", ctx: "RunContext") -> Any:
+    """Inspect a model reply: output rails, cost and token accounting.
+
+    Return ``None`` or a replacement ``Completion``. For streamed calls it runs
+    once, on the assembled reply. May return an awaitable.
+
+    :param request: what was sent.
+    :param response: the reply.
+    :param ctx: the run's context.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Observation and lifecycle.
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def zagent_event(event: "Event") -> Any:
+    """Observe what happens: ``run_start``/``run_end``, ``step_start``/``step_end``,
+    ``tool_start``/``tool_end``, ``llm_start``/``llm_end`` and plugin-defined types.
+
+    Every implementation runs; return values are ignored; an awaitable is
+    awaited; an exception is logged and swallowed (observers never break runs).
+    Events carry summaries, never secrets or whole payloads.
+
+    :param event: a ``zagent.Event``.
+    """
+
+
+@hookspec
+def zagent_kernel_close(kernel: "Kernel") -> Any:
+    """The kernel is closing: release connections, stop servers, flush files.
+
+    Every implementation runs (errors are logged); awaitables are awaited.
+
+    :param kernel: the kernel being closed.
+    """

@@ -1,0 +1,240 @@
+"""The LLM interface every provider plugin implements.
+
+A provider subclasses ``LLM`` and implements two coroutines:
+
+* ``_acomplete(request: LLMRequest) -> Completion``
+* ``_astream(request: LLMRequest)``, an async generator of ``Chunk``; the last
+  chunk is ``Chunk(type="done", completion=...)``. The default falls back to
+  ``_acomplete`` and yields the whole text at once.
+
+and may override ``default_profile()`` and ``aclose()``. The public methods
+(``acomplete``/``complete``, ``astream``/``stream``) are defined here once:
+they normalise inputs, run the LLM-call rails, emit events and account usage,
+so every provider behaves the same. They cost nothing when no rail or event
+plugin is installed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, AsyncIterator, Iterable, Iterator, Optional, Sequence, Union
+
+import attrs
+import msgspec
+
+from .errors import ConfigError
+from .sync import run_sync
+from .types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .context import RunContext
+    from .kernel import Kernel
+
+MessagesIn = Union[str, Message, Sequence[Union[Message, dict]]]
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class LLM:
+    """Base class of provider models. ``provider`` and ``model`` name it (``openai``, ``gpt-4o-mini``).
+
+    :ivar profile_overrides: fields of ``ModelProfile`` forced by the user.
+    :ivar kernel: set by ``Kernel.llm``; rails and events come from it.
+    """
+
+    provider: str = ""
+    model: str = ""
+    profile_overrides: dict[str, Any] = attrs.field(factory=dict)
+    kernel: Optional["Kernel"] = None
+    _profile: Optional[ModelProfile] = attrs.field(default=None, init=False)
+
+    # -- to implement -------------------------------------------------------
+
+    async def _acomplete(self, request: LLMRequest) -> Completion:
+        raise NotImplementedError(f"{type(self).__name__} does not implement _acomplete")
+
+    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        completion = await self._acomplete(request)
+        if completion.text:
+            yield Chunk(type="text", text=completion.text)
+        for call in completion.tool_calls:
+            yield Chunk(type="tool_call", tool_call=call)
+        yield Chunk(type="done", completion=completion)
+
+    def default_profile(self) -> ModelProfile:
+        """What this provider knows about ``self.model``; override per provider."""
+        return ModelProfile()
+
+    async def aclose(self) -> None:
+        """Release connections. Called by ``Kernel.aclose``."""
+
+    # -- public API -----------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    @property
+    def profile(self) -> ModelProfile:
+        """The model's capabilities, with user overrides applied (computed once)."""
+        if self._profile is None:
+            base = self.default_profile()
+            if self.profile_overrides:
+                try:
+                    base = msgspec.structs.replace(base, **self.profile_overrides)
+                except TypeError as exc:
+                    raise ConfigError(
+                        f"bad profile override for {self.name}: {exc}; "
+                        f"known fields: {', '.join(ModelProfile.__struct_fields__)}"
+                    ) from None
+            self._profile = base
+        return self._profile
+
+    def request(
+        self,
+        messages: MessagesIn,
+        *,
+        tools: Optional[Iterable[Any]] = None,
+        response_format: Optional[dict[str, Any]] = None,
+        stream: bool = False,
+        **options: Any,
+    ) -> LLMRequest:
+        """Build the ``LLMRequest`` the public methods send (useful for inspection)."""
+        return LLMRequest(
+            model=self.model,
+            messages=to_messages(messages),
+            tools=to_tool_specs(tools) if tools else [],
+            response_format=response_format,
+            options=options,
+            stream=stream,
+        )
+
+    async def acomplete(
+        self, messages: MessagesIn, *, tools: Optional[Iterable[Any]] = None,
+        response_format: Optional[dict[str, Any]] = None, ctx: Optional["RunContext"] = None, **options: Any,
+    ) -> Completion:
+        """Send one request and return the whole reply."""
+        request = self.request(messages, tools=tools, response_format=response_format, **options)
+        return await self.asend(request, ctx)
+
+    async def asend(self, request: LLMRequest, ctx: Optional["RunContext"] = None) -> Completion:
+        """Send a prepared ``LLMRequest`` (rails, events and usage accounting apply)."""
+        kernel = self.kernel
+        if kernel is None:
+            return await self._acomplete(request)
+        hooks = kernel.hooks
+        if hooks.active("zagent_before_llm_call"):
+            ctx = ctx or kernel.context()
+            request = await hooks.before_llm(request, ctx)
+        started = time.perf_counter()
+        if hooks.active("zagent_event"):
+            await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, messages=len(request.messages))
+        completion = await self._acomplete(request)
+        return await self._finish(request, completion, ctx, started)
+
+    def complete(self, messages: MessagesIn, **kwargs: Any) -> Completion:
+        """Sync twin of ``acomplete``."""
+        return run_sync(self.acomplete(messages, **kwargs))
+
+    async def astream(
+        self, messages: MessagesIn, *, tools: Optional[Iterable[Any]] = None,
+        response_format: Optional[dict[str, Any]] = None, ctx: Optional["RunContext"] = None, **options: Any,
+    ) -> AsyncIterator[Chunk]:
+        """Stream the reply: text deltas, whole tool calls, then a ``done`` chunk."""
+        request = self.request(messages, tools=tools, response_format=response_format, stream=True, **options)
+        kernel = self.kernel
+        if kernel is not None and kernel.hooks.active("zagent_before_llm_call"):
+            ctx = ctx or kernel.context()
+            request = await kernel.hooks.before_llm(request, ctx)
+        started = time.perf_counter()
+        if kernel is not None and kernel.hooks.active("zagent_event"):
+            await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, messages=len(request.messages), stream=True)
+        agen = self._astream(request)
+        try:
+            async for chunk in agen:
+                if chunk.type == "done" and chunk.completion is not None:
+                    final = await self._finish(request, chunk.completion, ctx, started)
+                    yield Chunk(type="done", completion=final)
+                else:
+                    yield chunk
+        finally:
+            await agen.aclose()
+
+    def stream(self, messages: MessagesIn, **kwargs: Any) -> Iterator[Chunk]:
+        """Sync twin of ``astream`` (the stream runs on zagent's background loop)."""
+        agen = self.astream(messages, **kwargs)
+        try:
+            while True:
+                try:
+                    yield run_sync(agen.__anext__())
+                except StopAsyncIteration:
+                    return
+        finally:
+            run_sync(agen.aclose())
+
+    def close(self) -> None:
+        run_sync(self.aclose())
+
+    async def _finish(
+        self, request: LLMRequest, completion: Completion, ctx: Optional["RunContext"], started: float
+    ) -> Completion:
+        kernel = self.kernel
+        if kernel is None:
+            return completion
+        hooks = kernel.hooks
+        if hooks.active("zagent_after_llm_call"):
+            ctx = ctx or kernel.context()
+            completion = await hooks.after_llm(request, completion, ctx)
+        if ctx is not None:
+            ctx.add_usage(completion.usage)
+        if hooks.active("zagent_event"):
+            await kernel.aemit(
+                "llm_end", **_ctx_tags(ctx), model=self.name, finish_reason=completion.finish_reason,
+                input_tokens=completion.usage.input_tokens, output_tokens=completion.usage.output_tokens,
+                tool_calls=len(completion.tool_calls), duration=time.perf_counter() - started,
+            )
+        return completion
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+def _ctx_tags(ctx: Optional["RunContext"]) -> dict[str, Any]:
+    return {"run_id": ctx.run_id, "agent": ctx.agent} if ctx is not None else {}
+
+
+_message_decoder = None
+
+
+def to_messages(messages: MessagesIn) -> list[Message]:
+    """Accept a string (one user turn), a ``Message``, or a list of Messages/dicts."""
+    if isinstance(messages, str):
+        return [Message(role="user", content=messages)]
+    if isinstance(messages, Message):
+        return [messages]
+    out: list[Message] = []
+    for m in messages:
+        if isinstance(m, Message):
+            out.append(m)
+        elif isinstance(m, dict):
+            try:
+                out.append(msgspec.convert(m, Message))
+            except msgspec.ValidationError as exc:
+                raise ConfigError(f"bad message {m!r}: {exc}") from None
+        else:
+            raise ConfigError(f"a message must be a zagent.Message or a dict, got {type(m).__name__}")
+    return out
+
+
+def to_tool_specs(tools: Iterable[Any]) -> list[ToolSpec]:
+    """Accept ``Tool`` objects, ``ToolSpec``s or ``{"name", "description", "parameters"}`` dicts."""
+    specs: list[ToolSpec] = []
+    for t in tools:
+        if isinstance(t, ToolSpec):
+            specs.append(t)
+        elif hasattr(t, "spec") and isinstance(t.spec, ToolSpec):
+            specs.append(t.spec)
+        elif isinstance(t, dict):
+            specs.append(msgspec.convert(t, ToolSpec))
+        else:
+            raise ConfigError(f"cannot offer {t!r} as a tool; pass zagent.Tool, ToolSpec or a dict")
+    return specs

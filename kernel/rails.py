@@ -1,0 +1,25 @@
+"""What a rail may answer: ``Deny(reason)`` or ``Rewrite(arguments)``.
+
+``None`` from a rail means "no objection". These two small records are the
+whole vocabulary, so third-party rails stay forward compatible.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class Deny:
+    """Block the call; ``reason`` is told to the model and recorded."""
+
+    reason: str
+
+
+@attrs.frozen
+class Rewrite:
+    """Replace a tool call's arguments (they are validated again)."""
+
+    arguments: dict[str, Any]

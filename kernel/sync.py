@@ -1,0 +1,75 @@
+"""Sync twins of async entry points: ``run_sync(coro)``.
+
+Works in a plain script, inside a running event loop (notebooks, async web
+apps) and from worker threads. Coroutines run on one background event loop
+per process, in a daemon thread started on first use, so objects that hold
+connections (an httpx client) keep living on the same loop across sync calls.
+Calling ``run_sync`` from *that* loop's thread would deadlock and raises instead.
+
+asyncio is imported on first use only: ``import zagent`` stays light.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Awaitable, Optional, TypeVar
+
+T = TypeVar("T")
+
+_lock = threading.Lock()
+_loop: Optional[Any] = None
+_thread: Optional[threading.Thread] = None
+
+
+def _background_loop() -> Any:
+    global _loop, _thread
+    with _lock:
+        if _loop is None or _loop.is_closed():
+            import asyncio
+
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+
+            def serve() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                loop.run_forever()
+
+            _thread = threading.Thread(target=serve, name="zagent-sync-loop", daemon=True)
+            _thread.start()
+            ready.wait()
+            _loop = loop
+        return _loop
+
+
+def run_sync(awaitable: Awaitable[T]) -> T:
+    """Run ``awaitable`` to completion from synchronous code and return its result.
+
+    Exceptions propagate unchanged. A ``KeyboardInterrupt`` while waiting
+    cancels the coroutine before re-raising.
+    """
+    import asyncio
+
+    loop = _background_loop()
+    if threading.current_thread() is _thread:
+        raise RuntimeError(
+            "a zagent sync method was called from inside zagent's own event loop; "
+            "use the async twin (acall/arun/...) there"
+        )
+    future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable), loop)
+    try:
+        return future.result()
+    except KeyboardInterrupt:
+        future.cancel()
+        raise
+
+
+async def _as_coroutine(awaitable: Awaitable[T]) -> T:
+    return await awaitable
+
+
+async def maybe_await(value: Any) -> Any:
+    """Await ``value`` if it is awaitable, else return it (hooks may return either)."""
+    if hasattr(value, "__await__"):
+        return await value
+    return value

@@ -1,0 +1,147 @@
+"""The one place that runs a tool call: ``run_tool`` (used as ``Kernel.arun_tool``).
+
+Order: find the tool → validate arguments → ``zagent_before_tool_call`` rails
+(deny → ``blocked``; rewrite → validate again) → run with the tool's timeout
+→ ``zagent_after_tool_call`` rails → result. Events ``tool_start``/``tool_end``
+surround it. Nothing a tool does can crash the caller: bad arguments,
+exceptions and timeouts become ``ToolResult``s whose ``content`` tells the
+model what happened. Only cancellation (an abort) propagates.
+
+Every loop in zagent (actions, ReAct, workflows, group chat) runs tools
+through here, so rails apply everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any, Iterable, Optional
+
+import msgspec
+
+from .tools import ArgumentsError, Tool
+from .types import ToolCall, ToolResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .context import RunContext
+    from .kernel import Kernel
+
+_timeout_cm = getattr(asyncio, "timeout", None)  # Python 3.11+: no extra task per call
+
+
+async def run_tool(kernel: "Kernel", call: ToolCall, ctx: "RunContext") -> ToolResult:
+    started = time.perf_counter()
+    hooks = kernel.hooks
+    events = hooks.active("zagent_event")
+    if events:
+        await ctx.emit("tool_start", tool=call.name, call_id=call.id)
+    result = await _run(kernel, call, ctx, started)
+    if hooks.active("zagent_after_tool_call"):
+        result = await hooks.after_tool(call, result, ctx)
+    if events:
+        await ctx.emit("tool_end", tool=call.name, call_id=call.id, state=result.state,
+                       error=result.error, duration=result.duration)
+    return result
+
+
+async def run_tools(
+    kernel: "Kernel", calls: Iterable[ToolCall], ctx: "RunContext", max_concurrency: Optional[int] = None
+) -> list[ToolResult]:
+    """Run several calls concurrently (at most ``max_concurrency`` at once); results keep the calls' order."""
+    calls = list(calls)
+    if len(calls) == 1:
+        return [await run_tool(kernel, calls[0], ctx)]
+    if not max_concurrency or max_concurrency >= len(calls):
+        return list(await asyncio.gather(*(run_tool(kernel, c, ctx) for c in calls)))
+    gate = asyncio.Semaphore(max_concurrency)
+
+    async def gated(c: ToolCall) -> ToolResult:
+        async with gate:
+            return await run_tool(kernel, c, ctx)
+
+    return list(await asyncio.gather(*(gated(c) for c in calls)))
+
+
+async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext", started: float) -> ToolResult:
+    tool = kernel.registries["tools"].get(call.name)
+    if tool is None:
+        names = ", ".join(kernel.registries["tools"]) or "none"
+        return _failed(call, "error", f"unknown tool {call.name!r}; available tools: {names}", started)
+    try:
+        kwargs = tool.validate(call.arguments)
+    except ArgumentsError as exc:
+        return _failed(call, "error", str(exc), started)
+    if kernel.hooks.active("zagent_before_tool_call"):
+        vetted, reason = await kernel.hooks.before_tool(
+            ToolCall(id=call.id, name=call.name, arguments=kwargs_for_rails(kwargs)), ctx
+        )
+        if reason is not None:
+            return _failed(call, "blocked", f"the call was blocked: {reason}", started, error=reason)
+        if vetted.arguments != kwargs_for_rails(kwargs):
+            try:
+                kwargs = tool.validate(vetted.arguments)
+            except ArgumentsError as exc:
+                return _failed(call, "error", f"a rail rewrote the arguments into invalid ones: {exc}", started)
+    return await _execute(kernel, tool, call, kwargs, ctx, started)
+
+
+def kwargs_for_rails(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Validated arguments as plain JSON-like data, the form rails read and rewrite."""
+    return msgspec.to_builtins(kwargs, enc_hook=repr)
+
+
+async def _execute(
+    kernel: "Kernel", tool: Tool, call: ToolCall, kwargs: dict[str, Any], ctx: "RunContext", started: float
+) -> ToolResult:
+    if tool.ctx_param:
+        kwargs[tool.ctx_param] = ctx
+    try:
+        value = await _invoke(kernel, tool, kwargs)
+    except (TimeoutError, asyncio.TimeoutError):
+        return _failed(call, "timeout", f"tool {tool.name!r} did not finish within {tool.timeout:g} s", started)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        return _failed(call, "error", f"tool {tool.name!r} raised {type(exc).__name__}: {exc}", started)
+    return ToolResult(call_id=call.id, name=call.name, state="success", content=to_text(value),
+                      value=value, duration=time.perf_counter() - started)
+
+
+async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
+    timeout = tool.timeout
+    if tool.is_async:
+        if timeout is None:
+            return await tool.handler(**kwargs)
+        if _timeout_cm is not None:
+            async with _timeout_cm(timeout):
+                return await tool.handler(**kwargs)
+        return await asyncio.wait_for(tool.handler(**kwargs), timeout)
+    if tool.inline:
+        value = tool.handler(**kwargs)
+    else:
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(kernel.tool_executor(), lambda: tool.handler(**kwargs))
+        value = await (asyncio.wait_for(future, timeout) if timeout is not None else future)
+    if hasattr(value, "__await__"):  # a sync callable that returned a coroutine
+        value = await (asyncio.wait_for(value, timeout) if timeout is not None else value)
+    return value
+
+
+def _failed(call: ToolCall, state: str, message: str, started: float, *, error: Optional[str] = None) -> ToolResult:
+    return ToolResult(call_id=call.id, name=call.name, state=state,  # type: ignore[arg-type]
+                      content=f"Error: {message}", error=error or message,
+                      duration=time.perf_counter() - started)
+
+
+def to_text(value: Any) -> str:
+    """What the model reads for a tool's return value: text as is, anything else as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    try:
+        return msgspec.json.encode(value, enc_hook=repr).decode()
+    except (TypeError, msgspec.EncodeError):
+        return repr(value)

@@ -1,0 +1,200 @@
+"""Data that crosses a boundary: chat messages, tool calls, completions, stream chunks.
+
+Everything here is a msgspec ``Struct`` so it encodes to JSON, validates with
+``msgspec.convert`` and is cheap to build on the hot path. New fields must
+always get a default (msgspec schema evolution), so third-party code that
+builds these keeps working.
+
+This module imports nothing but msgspec and the standard library's typing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional, Union
+
+import msgspec
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One call of a tool, as asked for by a model.
+
+    ``arguments`` is the decoded JSON object. When the model sent text that is
+    not a JSON object, ``arguments`` holds that raw text unchanged so the tool
+    runner can tell the model what was wrong instead of guessing.
+    """
+
+    id: str
+    name: str
+    arguments: Union[dict[str, Any], str] = {}
+
+
+class Message(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A chat message: ``system``, ``user``, ``assistant`` (maybe with tool calls) or ``tool``."""
+
+    role: Role
+    content: Optional[str] = None
+    tool_calls: list[ToolCall] = []
+    tool_call_id: Optional[str] = None
+    name: Optional[str] = None
+    metadata: dict[str, Any] = {}
+
+    @classmethod
+    def system(cls, content: str) -> "Message":
+        return cls(role="system", content=content)
+
+    @classmethod
+    def user(cls, content: str) -> "Message":
+        return cls(role="user", content=content)
+
+    @classmethod
+    def assistant(cls, content: Optional[str] = None, tool_calls: Optional[list[ToolCall]] = None) -> "Message":
+        return cls(role="assistant", content=content, tool_calls=tool_calls or [])
+
+    @classmethod
+    def tool(cls, content: str, tool_call_id: str, name: Optional[str] = None) -> "Message":
+        return cls(role="tool", content=content, tool_call_id=tool_call_id, name=name)
+
+
+class Usage(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
+    """Token counts of one call, or a running total (``+`` adds them)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            calls=self.calls + other.calls,
+        )
+
+
+class Completion(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A model's whole reply: the assistant message, why it stopped, and token usage."""
+
+    message: Message
+    finish_reason: Optional[str] = None
+    usage: Usage = Usage()
+    model: str = ""
+
+    @property
+    def text(self) -> str:
+        return self.message.content or ""
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return self.message.tool_calls
+
+
+class Chunk(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One streaming event.
+
+    ``type`` is ``"text"`` (``text`` holds a delta of the answer), ``"tool_call"``
+    (``tool_call`` holds one *whole* call, assembled from the provider's deltas),
+    or ``"done"`` (the last chunk; ``completion`` holds the assembled reply).
+    """
+
+    type: Literal["text", "tool_call", "done"]
+    text: str = ""
+    tool_call: Optional[ToolCall] = None
+    completion: Optional[Completion] = None
+
+
+class ToolSpec(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
+    """What a model is told about a tool: name, description and JSON schema of its arguments."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = {}
+
+
+class LLMRequest(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Everything one model call sends; what the LLM-call rails see and may replace."""
+
+    model: str
+    messages: list[Message]
+    tools: list[ToolSpec] = []
+    response_format: Optional[dict[str, Any]] = None
+    options: dict[str, Any] = {}
+    stream: bool = False
+
+
+ToolState = Literal["success", "error", "timeout", "blocked"]
+
+
+class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The outcome of running one ``ToolCall`` through the kernel.
+
+    ``content`` is the text the model will read. ``value`` is the tool's own
+    return value (for the program, not the model). ``error`` explains an
+    ``error``/``timeout``/``blocked`` state.
+    """
+
+    call_id: str
+    name: str
+    state: ToolState
+    content: str = ""
+    value: Any = None
+    error: Optional[str] = None
+    duration: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "success"
+
+    def to_message(self) -> Message:
+        """The ``tool`` message that carries this result back to the model."""
+        return Message(role="tool", content=self.content, tool_call_id=self.call_id, name=self.name)
+
+
+class ModelProfile(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
+    """What a model can do, so agents choose native or prompt-based strategies.
+
+    Providers report one per model; users override fields per model through
+    ``Kernel(config={"profiles": {"ollama:llama3.2": {"native_tools": False}}})``
+    or ``k.llm(..., profile={...})``.
+    """
+
+    native_tools: bool = True
+    parallel_tool_calls: bool = True
+    json_schema_output: bool = False
+    streaming_tools: bool = True
+    max_context_tokens: Optional[int] = None
+
+
+class Event(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Something observable happened: ``run_start``, ``step_end``, ``tool_start``, ``llm_end``...
+
+    ``data`` never holds secrets; payloads are summarised, not copied whole.
+    """
+
+    type: str
+    time: float
+    run_id: Optional[str] = None
+    agent: Optional[str] = None
+    data: dict[str, Any] = {}
+
+
+class Field(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One named, typed input or output of an action; drives prompts and parsing.
+
+    ``type`` is one of ``string``, ``integer``, ``number``, ``boolean``,
+    ``object``, ``array`` (``items`` gives the element Field) or a nested
+    object (``fields`` lists its members). A field without ``default`` and
+    with ``required=True`` must be present.
+    """
+
+    name: str
+    type: str = "string"
+    description: str = ""
+    required: bool = True
+    default: Any = None
+    items: Optional["Field"] = None
+    fields: list["Field"] = []

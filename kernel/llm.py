@@ -96,6 +96,7 @@ class LLM:
         tools: Optional[Iterable[Any]] = None,
         response_format: Optional[dict[str, Any]] = None,
         stream: bool = False,
+        output_spec: Optional[dict[str, Any]] = None,
         **options: Any,
     ) -> LLMRequest:
         """Build the ``LLMRequest`` the public methods send (useful for inspection)."""
@@ -106,6 +107,7 @@ class LLM:
             response_format=response_format,
             options=options,
             stream=stream,
+            output_spec=output_spec,
         )
 
     async def acomplete(

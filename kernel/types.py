@@ -124,6 +124,9 @@ class LLMRequest(msgspec.Struct, kw_only=True, omit_defaults=True):
     response_format: Optional[dict[str, Any]] = None
     options: dict[str, Any] = {}
     stream: bool = False
+    output_spec: Optional[dict[str, Any]] = None
+    """What the caller will parse the reply as: ``{"mode": "json", "fields": [Field, ...]}``.
+    Network providers ignore it; the offline test provider uses it to answer in that format."""
 
 
 ToolState = Literal["success", "error", "timeout", "blocked"]

@@ -1,0 +1,54 @@
+"""Offline providers: no network, for tests, demos and deterministic replays.
+
+Registers four providers (each module is imported only when its provider is used):
+
+* ``scripted:<name>`` -- replays the ``replies=[...]`` it is given, in order, and
+  records every request (``zagent.plugins.offline.scripted``);
+* ``test:<name>`` -- needs no script: calls each offered tool once with arguments
+  valid for its schema, then answers in the requested output format; the kernel's
+  fallback model is ``test:offline`` (``zagent.plugins.offline.testmodel``);
+* ``record:<provider>:<model>`` / ``replay:<name>`` -- record real exchanges to a
+  JSONL file (secrets stripped) and replay them later offline
+  (``zagent.plugins.offline.record``).
+
+Record needs the kernel to resolve the wrapped model, so the registration hook
+closes over the kernel it is given.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+def _scripted(model: str, **options: Any) -> Any:
+    from .scripted import ScriptedLLM
+
+    return ScriptedLLM.build(model, **options)
+
+
+def _test(model: str, **options: Any) -> Any:
+    from .testmodel import TestLLM
+
+    return TestLLM.build(model, **options)
+
+
+def _replay(model: str, **options: Any) -> Any:
+    from .record import ReplayLLM
+
+    return ReplayLLM.build(model, **options)
+
+
+def _record_factory(kernel: Any) -> Callable[..., Any]:
+    def _record(model: str, **options: Any) -> Any:
+        from .record import RecordLLM
+
+        return RecordLLM.build(kernel, model, **options)
+
+    return _record
+
+
+def zagent_register_providers(register: Callable[..., None], kernel: Any) -> None:
+    register("scripted", _scripted)
+    register("test", _test)
+    register("record", _record_factory(kernel))
+    register("replay", _replay)

@@ -1,0 +1,105 @@
+"""``scripted:<name>``: an LLM that replays given replies in order and records every request.
+
+For tests of agents and for users testing their own agents::
+
+    llm = k.llm("scripted:demo", replies=[
+        {"content": None, "tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]},
+        "5",
+    ])
+    ...
+    assert llm.requests[1].messages[-1].role == "tool"
+
+A reply is a ``str`` (text), a dict ``{"content": ..., "tool_calls": [...]}``
+(ids generated when missing), a ``zagent.Message`` or ``Completion``, an
+``Exception`` instance (raised, to test error paths), or a callable
+``reply(request)`` returning one of those. Running out of replies raises
+``ConfigError``. With ``profile={"native_tools": False}`` tool calls come back
+as ``<tool_call>{json}</tool_call>`` text, as a model without native tool
+calling would write them. Usage is estimated (about four characters a token).
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Callable, Sequence, Union
+
+import attrs
+
+from zagent.errors import ConfigError
+from zagent.llm import LLM
+from zagent.types import Chunk, Completion, LLMRequest, Message
+
+from .common import completion_chunks, estimate_usage, finish_reason_of, ordinal, render_text_tool_calls, to_message
+
+Reply = Union[str, dict, Message, Completion, BaseException, Callable[[LLMRequest], Any]]
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class ScriptedLLM(LLM):
+    """Replays ``replies`` one per call; ``requests`` holds every ``LLMRequest`` received."""
+
+    replies: list[Any] = attrs.field(factory=list)
+    requests: list[LLMRequest] = attrs.field(factory=list)
+    calls: int = 0
+
+    @classmethod
+    def build(cls, model: str, *, replies: Sequence[Reply] = (), **options: Any) -> "ScriptedLLM":
+        if options:
+            raise ConfigError(
+                f"scripted:{model} got unknown options {sorted(options)}; it accepts replies=[...] (and profile={{...}})"
+            )
+        if isinstance(replies, (str, dict)):
+            replies = [replies]
+        return cls(provider="scripted", model=model, replies=list(replies))
+
+    async def _acomplete(self, request: LLMRequest) -> Completion:
+        self.requests.append(request)
+        self.calls += 1
+        if self.calls > len(self.replies):
+            raise ConfigError(
+                f"{self.name} was scripted with {_replies(len(self.replies))} but the "
+                f"{ordinal(self.calls)} call was made; add more replies=[...] (or the agent called the model "
+                "more often than the test expected)"
+            )
+        return self._complete(request, self.replies[self.calls - 1])
+
+    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        completion = await self._acomplete(request)
+        for chunk in completion_chunks(completion):
+            yield chunk
+
+    def _complete(self, request: LLMRequest, reply: Any) -> Completion:
+        if callable(reply) and not isinstance(reply, (BaseException, type)):
+            reply = reply(request)
+        if isinstance(reply, BaseException):
+            raise reply
+        if isinstance(reply, Completion):
+            return reply if self.profile.native_tools else _text_completion(reply)
+        message = to_message(reply)
+        if not self.profile.native_tools:
+            message = render_text_tool_calls(message)
+        finish = reply.get("finish_reason") if isinstance(reply, dict) else None
+        return Completion(
+            message=message,
+            finish_reason=finish or finish_reason_of(message),
+            usage=estimate_usage(request, message),
+            model=self.model,
+        )
+
+    @property
+    def remaining(self) -> int:
+        """How many scripted replies are left."""
+        return max(0, len(self.replies) - self.calls)
+
+    def __repr__(self) -> str:
+        return f"<ScriptedLLM {self.name} calls={self.calls}/{len(self.replies)}>"
+
+
+def _replies(n: int) -> str:
+    return f"{n} {'reply' if n == 1 else 'replies'}"
+
+
+def _text_completion(completion: Completion) -> Completion:
+    message = render_text_tool_calls(completion.message)
+    if message is completion.message:
+        return completion
+    return Completion(message=message, finish_reason="stop", usage=completion.usage, model=completion.model)

@@ -1,0 +1,156 @@
+"""``test:<name>``: an offline model that needs no script (the kernel's fallback ``test:offline``).
+
+The way pydantic-ai's TestModel works, decided from the request alone (so one
+instance serves any number of agents):
+
+1. Tools offered that no earlier assistant turn has called yet: call each of
+   them once, with arguments generated from its JSON schema (all at once, or
+   one per turn when the profile says ``parallel_tool_calls=False``). With
+   ``native_tools=False`` the calls are written as ``<tool_call>{json}</tool_call>`` text.
+2. Then, or without tools, answer in the requested format:
+   ``request.output_spec`` (``{"mode": ..., "fields": [...]}``) is rendered by
+   ``kernel.parser(mode).render(values, fields)``, or as a JSON object when no
+   such parser is registered; a ``response_format`` JSON schema gets a valid
+   JSON document; otherwise a short plain text answer naming the tool results.
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Optional
+
+import attrs
+import msgspec
+
+from zagent.errors import ConfigError
+from zagent.llm import LLM
+from zagent.types import Chunk, Completion, Field, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec
+
+from .common import completion_chunks, estimate_usage, finish_reason_of, new_call_id, render_text_tool_calls
+from .values import from_field, from_schema
+
+_json = msgspec.json.Encoder()
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class TestLLM(LLM):
+    """Calls offered tools once, then answers validly for the requested output format."""
+
+    __test__ = False  # not a pytest test class
+    text: Optional[str] = None
+    calls: int = 0
+
+    @classmethod
+    def build(cls, model: str, *, text: Optional[str] = None, **options: Any) -> "TestLLM":
+        if options:
+            raise ConfigError(
+                f"test:{model} got unknown options {sorted(options)}; it accepts text='fixed answer' "
+                "(and profile={...})"
+            )
+        return cls(provider="test", model=model, text=text)
+
+    async def _acomplete(self, request: LLMRequest) -> Completion:
+        self.calls += 1
+        message = self._reply(request)
+        return Completion(
+            message=message, finish_reason=finish_reason_of(message),
+            usage=estimate_usage(request, message), model=self.model,
+        )
+
+    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        completion = await self._acomplete(request)
+        for chunk in completion_chunks(completion):
+            yield chunk
+
+    def _reply(self, request: LLMRequest) -> Message:
+        pending = _uncalled_tools(request)
+        if pending:
+            if not self.profile.parallel_tool_calls:
+                pending = pending[:1]
+            calls = [ToolCall(id=new_call_id(), name=t.name, arguments=_arguments(t)) for t in pending]
+            message = Message(role="assistant", tool_calls=calls)
+            return message if self.profile.native_tools else render_text_tool_calls(message)
+        return Message(role="assistant", content=self._answer(request))
+
+    def _answer(self, request: LLMRequest) -> str:
+        if request.output_spec and request.output_spec.get("fields") is not None:
+            return self._render(request.output_spec)
+        if request.response_format:
+            return _json.encode(_from_response_format(request.response_format)).decode()
+        if self.text is not None:
+            return self.text
+        return _plain_answer(request)
+
+    def _render(self, spec: dict[str, Any]) -> str:
+        fields = [f if isinstance(f, Field) else msgspec.convert(f, Field) for f in spec.get("fields") or []]
+        values = {f.name: from_field(f) for f in fields}
+        parser = self._parser(spec.get("mode") or "json")
+        if parser is not None and hasattr(parser, "render"):
+            options = spec.get("options") or {}
+            return parser.render(values, fields, **options)
+        return _json.encode(values).decode()
+
+    def _parser(self, mode: str) -> Any:
+        kernel = self.kernel
+        if kernel is None or mode not in kernel.registries["parsers"]:
+            return None
+        return kernel.parser(mode)
+
+    def default_profile(self) -> ModelProfile:
+        return ModelProfile(json_schema_output=True)
+
+    def __repr__(self) -> str:
+        return f"<TestLLM {self.name} calls={self.calls}>"
+
+
+def _called_names(messages: list[Message]) -> set[str]:
+    names: set[str] = set()
+    for m in messages:
+        if m.role == "assistant":
+            names.update(c.name for c in m.tool_calls)
+            if m.content and "<tool_call>" in m.content:
+                names.update(_text_call_names(m.content))
+        elif m.role == "tool" and m.name:
+            names.add(m.name)
+    return names
+
+
+def _text_call_names(text: str) -> list[str]:
+    names = []
+    for part in text.split("<tool_call>")[1:]:
+        body = part.split("</tool_call>", 1)[0]
+        try:
+            data = msgspec.json.decode(body)
+        except msgspec.DecodeError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("name"), str):
+            names.append(data["name"])
+    return names
+
+
+def _uncalled_tools(request: LLMRequest) -> list[ToolSpec]:
+    if not request.tools:
+        return []
+    done = _called_names(request.messages)
+    return [t for t in request.tools if t.name not in done]
+
+
+def _arguments(spec: ToolSpec) -> dict[str, Any]:
+    schema = spec.parameters or {"type": "object", "properties": {}}
+    value = from_schema(schema)
+    return value if isinstance(value, dict) else {}
+
+
+def _from_response_format(fmt: dict[str, Any]) -> Any:
+    """Accepts OpenAI's ``{"type": "json_schema", "json_schema": {"schema": ...}}``, ``json_object`` or a bare schema."""
+    if fmt.get("type") == "json_schema":
+        return from_schema((fmt.get("json_schema") or {}).get("schema") or {"type": "object"})
+    if fmt.get("type") == "json_object":
+        return {}
+    return from_schema(fmt.get("schema", fmt))
+
+
+def _plain_answer(request: LLMRequest) -> str:
+    results = [f"{m.name or 'tool'}: {m.content}" for m in request.messages if m.role == "tool"]
+    if results:
+        return "Done. " + "; ".join(results)
+    return "This is the offline test model's answer (set ZAGENT_MODEL to use a real LLM)."

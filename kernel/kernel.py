@@ -86,6 +86,7 @@ class Kernel:
         self._executor: Any = None
         self._warned_fallback = False
         self._closed = False
+        self._skipped = ""
         if os.environ.get("ZAGENT_TRACE_HOOKS", "") not in ("", "0"):
             self.hooks.add_monitor(trace_to_stderr)
         loaded: list[str] = []
@@ -136,9 +137,24 @@ class Kernel:
                     f"plugin {name!r} failed to import: {type(exc).__name__}: {exc}", plugin=name), exc)
                 return None
         if self.pm.is_registered(plugin):  # e.g. given explicitly and found as an entry point
+            self._skipped = f"plugin {name or _plugin_name(plugin)!r} is already registered on this kernel"
             return None
-        name = name or getattr(plugin, "__name__", None) or f"{type(plugin).__name__}-{id(plugin):x}"
+        name = name or _plugin_name(plugin)
         if self.pm.is_blocked(name):
+            self._skipped = f"plugin {name!r} is blocked (ZAGENT_DISABLE_PLUGINS)"
+            return None
+        if isinstance(plugin, type):  # a plugin class: hooks are methods, so register an instance
+            try:
+                plugin = plugin()
+            except Exception as exc:
+                self._problem(name, self._dist(name), PluginError(
+                    f"plugin class {name!r} could not be instantiated without arguments: "
+                    f"{type(exc).__name__}: {exc}; register an instance instead", plugin=name), exc)
+                return None
+        if self.pm.has_plugin(name):
+            self._problem(name, self._dist(name), PluginError(
+                f"plugin name {name!r} is already used by another plugin on this kernel; "
+                f"give one of them another name", plugin=name))
             return None
         try:
             self.pm.register(plugin, name=name)
@@ -184,12 +200,33 @@ class Kernel:
                 self._problem(error.plugin or "?", self._dist(error.plugin or ""), error)
 
     def add_plugin(self, plugin: Any, name: Optional[str] = None) -> str:
-        """Register one more plugin now and run its registration hooks."""
+        """Register one more plugin now and run its registration hooks; return its name.
+
+        Raises ``PluginError`` if the plugin cannot be added (import error,
+        invalid or unknown hooks, blocked, already registered, a registration
+        hook raising, a name clash); the problem is also kept in ``problems``.
+        """
+        before = len(self.problems)
+        self._skipped = ""
         registered = self._register_plugin(plugin, name)
         if registered is None:
-            raise PluginError(self.problems[-1].error if self.problems else f"plugin {name!r} is blocked")
+            raise PluginError(self.problems[-1].error if len(self.problems) > before else self._skipped,
+                              plugin=name)
         self._run_registrations([registered])
+        if len(self.problems) > before:
+            raise PluginError(self.problems[-1].error, plugin=registered)
         return registered
+
+    def remove_plugin(self, plugin: Any) -> None:
+        """Unregister a plugin (by name or object) and drop everything it registered."""
+        name = plugin if isinstance(plugin, str) else self.pm.get_name(plugin)
+        obj = self.pm.get_plugin(name) if name is not None else None
+        if obj is None:
+            raise PluginError(f"plugin {plugin!r} is not registered on this kernel", plugin=str(plugin))
+        self.pm.unregister(obj)
+        for registry in self.registries.values():
+            registry.drop_plugin(name)
+        self.hooks.invalidate()
 
     def _problem(self, plugin: str, dist: Optional[str], error: PluginError, cause: Optional[BaseException] = None) -> None:
         if self.strict:
@@ -450,6 +487,12 @@ class _Register:
             tool = Tool.from_function(tool, name=name, **{k: v for k, v in options.items() if v is not None})
         self.sink.append(("tools", Entry(tool.name, tool, self.plugin, override)))
         return tool
+
+
+def _plugin_name(plugin: Any) -> str:
+    """A module's or class's ``__name__``, else ``ClassName-<id>`` for an instance."""
+    name = getattr(plugin, "__name__", None)
+    return name if isinstance(name, str) and name else f"{type(plugin).__name__}-{id(plugin):x}"
 
 
 def _names(value: Optional[str]) -> Optional[set[str]]:

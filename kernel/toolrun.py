@@ -35,7 +35,7 @@ async def run_tool(kernel: "Kernel", call: ToolCall, ctx: "RunContext") -> ToolR
     events = hooks.active("zagent_event")
     if events:
         await ctx.emit("tool_start", tool=call.name, call_id=call.id)
-    result = await _run(kernel, call, ctx, started)
+    call, result = await _run(kernel, call, ctx, started)
     if hooks.active("zagent_after_tool_call"):
         result = await hooks.after_tool(call, result, ctx)
     if events:
@@ -47,8 +47,16 @@ async def run_tool(kernel: "Kernel", call: ToolCall, ctx: "RunContext") -> ToolR
 async def run_tools(
     kernel: "Kernel", calls: Iterable[ToolCall], ctx: "RunContext", max_concurrency: Optional[int] = None
 ) -> list[ToolResult]:
-    """Run several calls concurrently (at most ``max_concurrency`` at once); results keep the calls' order."""
+    """Run several calls concurrently (at most ``max_concurrency`` at once); results keep the calls' order.
+
+    ``max_concurrency=None`` means the kernel's ``config["max_tool_concurrency"]``,
+    and without that, no limit.
+    """
     calls = list(calls)
+    if max_concurrency is None:
+        max_concurrency = kernel.config.get("max_tool_concurrency")
+    if max_concurrency is not None and int(max_concurrency) < 1:
+        raise ValueError(f"max_concurrency must be at least 1 (or None for no limit), got {max_concurrency!r}")
     if len(calls) == 1:
         return [await run_tool(kernel, calls[0], ctx)]
     if not max_concurrency or max_concurrency >= len(calls):
@@ -62,27 +70,28 @@ async def run_tools(
     return list(await asyncio.gather(*(gated(c) for c in calls)))
 
 
-async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext", started: float) -> ToolResult:
+async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext", started: float) -> tuple[ToolCall, ToolResult]:
+    """Validate, vet and execute; return the call as it finally ran (after any rewrite) and its result."""
     tool = kernel.registries["tools"].get(call.name)
     if tool is None:
         names = ", ".join(kernel.registries["tools"]) or "none"
-        return _failed(call, "error", f"unknown tool {call.name!r}; available tools: {names}", started)
+        return call, _failed(call, "error", f"unknown tool {call.name!r}; available tools: {names}", started)
     try:
         kwargs = tool.validate(call.arguments)
     except ArgumentsError as exc:
-        return _failed(call, "error", str(exc), started)
+        return call, _failed(call, "error", str(exc), started)
     if kernel.hooks.active("zagent_before_tool_call"):
-        vetted, reason = await kernel.hooks.before_tool(
-            ToolCall(id=call.id, name=call.name, arguments=kwargs_for_rails(kwargs)), ctx
-        )
+        plain = kwargs_for_rails(kwargs)
+        vetted, reason = await kernel.hooks.before_tool(ToolCall(id=call.id, name=call.name, arguments=plain), ctx)
         if reason is not None:
-            return _failed(call, "blocked", f"the call was blocked: {reason}", started, error=reason)
-        if vetted.arguments != kwargs_for_rails(kwargs):
+            return call, _failed(call, "blocked", f"the call was blocked: {reason}", started, error=reason)
+        if vetted.arguments != plain:
+            call = vetted
             try:
                 kwargs = tool.validate(vetted.arguments)
             except ArgumentsError as exc:
-                return _failed(call, "error", f"a rail rewrote the arguments into invalid ones: {exc}", started)
-    return await _execute(kernel, tool, call, kwargs, ctx, started)
+                return call, _failed(call, "error", f"a rail rewrote the arguments into invalid ones: {exc}", started)
+    return call, await _execute(kernel, tool, call, kwargs, ctx, started)
 
 
 def kwargs_for_rails(kwargs: dict[str, Any]) -> dict[str, Any]:

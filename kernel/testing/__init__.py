@@ -1,5 +1,97 @@
 """zagent.testing: a kit for plugin authors, registered as a pytest plugin (``pytest11``).
 
-Fixtures and the hook recorder live in submodules; conformance suites
-(``zagent.testing.providers`` ...) are imported explicitly by the tests that use them.
+Installed with zagent, so every pytest run of a project that has zagent
+installed loads this module. It therefore imports nothing at import time
+but pytest (already loaded) and defines fixtures that build kernels only
+when a test asks for them. Nothing here is autouse.
+
+Fixtures:
+
+* ``make_kernel(*plugins, entry_points=False, strict=True, config=None)``:
+  a factory of fresh, isolated kernels, closed after the test.
+* ``zagent_plugins``: the plugins ``zagent_kernel`` loads; ``[]`` by default.
+  Override it in a ``conftest.py`` or test module to test your plugin.
+* ``zagent_kernel``: ``make_kernel(*zagent_plugins)``.
+* ``zagent_recorder``: a ``HookRecorder`` attached to ``zagent_kernel``.
+
+Helpers (import them from ``zagent.testing``): ``HookRecorder``,
+``HookCall``. Conformance suites for third-party plugins live in
+submodules (``zagent.testing.providers``, ``.parsers``, ``.memory``) and are
+imported explicitly by the tests that use them.
+
+Example::
+
+    import pytest
+    from my_plugin import plugin
+
+    @pytest.fixture
+    def zagent_plugins():
+        return [plugin]
+
+    def test_add_tool_is_registered(zagent_kernel):
+        assert zagent_kernel.run_tool({"name": "add", "arguments": {"a": 1, "b": 2}}).content == "3"
+
+    def test_rail_sees_the_call(zagent_kernel, zagent_recorder):
+        zagent_kernel.run_tool({"name": "add", "arguments": {"a": 1, "b": 2}})
+        zagent_recorder.assert_called("zagent_before_tool_call", call=lambda c: c.name == "add")
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+__all__ = ["HookCall", "HookRecorder", "make_kernel", "zagent_kernel", "zagent_plugins", "zagent_recorder"]
+
+
+def __getattr__(name: str) -> Any:
+    """Load the helpers lazily, so the pytest plugin itself stays cheap to import."""
+    if name in ("HookCall", "HookRecorder"):
+        from . import recorder
+
+        return getattr(recorder, name)
+    raise AttributeError(f"module 'zagent.testing' has no attribute {name!r}")
+
+
+@pytest.fixture
+def make_kernel():
+    """Factory of fresh kernels: ``make_kernel(*plugins, entry_points=False, strict=True, config=None)``.
+
+    Kernels are isolated (no installed plugins) and strict (a broken plugin
+    raises) unless asked otherwise; every kernel made is closed after the test.
+    """
+    from zagent import Kernel
+
+    made: list[Any] = []
+
+    def factory(*plugins: Any, entry_points: bool = False, strict: bool = True, config: Any = None) -> Any:
+        kernel = Kernel(list(plugins), entry_points=entry_points, strict=strict, config=config)
+        made.append(kernel)
+        return kernel
+
+    yield factory
+    for kernel in made:
+        kernel.close()
+
+
+@pytest.fixture
+def zagent_plugins() -> list[Any]:
+    """Plugins loaded into ``zagent_kernel``. Override this fixture to test your own."""
+    return []
+
+
+@pytest.fixture
+def zagent_kernel(make_kernel, zagent_plugins):
+    """A fresh, isolated, strict ``Kernel`` with ``zagent_plugins`` loaded."""
+    return make_kernel(*zagent_plugins)
+
+
+@pytest.fixture
+def zagent_recorder(zagent_kernel):
+    """A ``HookRecorder`` on ``zagent_kernel``, detached after the test."""
+    from .recorder import HookRecorder
+
+    recorder = HookRecorder(zagent_kernel)
+    yield recorder
+    recorder.finish_recording()

@@ -1,0 +1,244 @@
+"""The ``zagent`` command line, and the plugin that adds its built-in commands.
+
+``main()`` starts a ``Kernel`` (installed plugins included), builds an
+``argparse`` parser and lets every plugin add sub-commands through
+``zagent_register_commands(cli, kernel)``. This module is itself such a
+plugin: it adds ``zagent plugins`` and ``zagent tools``.
+
+The ``cli`` object a plugin receives (the API is fixed by the hookspec):
+
+* ``cli.command(name, handler, help="...")`` returns the ``argparse`` parser
+  of the new sub-command, to add arguments to; ``handler(args, kernel)``
+  returns an exit code (``None`` means 0).
+* ``cli.group(name, help="...")`` returns an object with the same
+  ``command``/``group`` methods, for ``zagent memory list``-style commands.
+  Plugins asking for the same group share it.
+
+A plugin that fails to import or to add its commands is reported on stderr
+and the rest of the CLI still works (``--help`` included). Exit codes: 0 ok,
+1 the command failed, 2 usage error, 130 interrupted.
+Uses only the standard library's argparse, never click.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable, Optional, Sequence
+
+import zagent
+
+Handler = Callable[[argparse.Namespace, Any], Optional[int]]
+
+
+class CommandError(Exception):
+    """A plugin asked for a command name that is taken or invalid."""
+
+
+class CommandGroup:
+    """The ``cli`` object handed to ``zagent_register_commands``: one level of sub-commands.
+
+    :param parser: the argparse parser of this level.
+    :param path: the words leading here (``()`` at the top).
+    :param owner: the plugin adding commands through this object.
+    :param table: shared ``{path: (kind, owner, object)}`` of every command and group.
+    """
+
+    def __init__(self, parser: argparse.ArgumentParser, path: tuple[str, ...], owner: str, table: dict):
+        self.parser, self.path, self.owner, self._table = parser, path, owner, table
+        key = ("__sub__",) + path
+        if key not in table:
+            table[key] = parser.add_subparsers(title="commands", metavar="COMMAND", dest="_cmd_" + "_".join(path))
+        self._sub = table[key]
+
+    def command(self, name: str, handler: Handler, help: str = "", **kwargs: Any) -> argparse.ArgumentParser:
+        """Add sub-command ``name`` run by ``handler(args, kernel)``; return its parser."""
+        self._check(name, "command")
+        parser = self._sub.add_parser(name, help=help, description=kwargs.pop("description", help), **kwargs)
+        parser.set_defaults(_zagent_handler=handler, _zagent_owner=self.owner)
+        self._table[self.path + (name,)] = ("command", self.owner, parser)
+        return parser
+
+    def group(self, name: str, help: str = "") -> "CommandGroup":
+        """A nested level of commands (``zagent NAME ...``), shared with other plugins using the same name."""
+        found = self._table.get(self.path + (name,))
+        if found is not None and found[0] == "group":
+            return CommandGroup(found[2], self.path + (name,), self.owner, self._table)
+        self._check(name, "group")
+        parser = self._sub.add_parser(name, help=help, description=help)
+        parser.set_defaults(_zagent_group=parser)
+        self._table[self.path + (name,)] = ("group", self.owner, parser)
+        return CommandGroup(parser, self.path + (name,), self.owner, self._table)
+
+    def _check(self, name: str, kind: str) -> None:
+        if not isinstance(name, str) or not name or name.startswith("-") or " " in name:
+            raise CommandError(f"invalid {kind} name {name!r}: use one word not starting with '-'")
+        found = self._table.get(self.path + (name,))
+        if found is not None:
+            words = " ".join(self.path + (name,))
+            raise CommandError(f"'zagent {words}' is already a {found[0]} of plugin {found[1]!r}; "
+                               f"plugin {self.owner!r} cannot add it again")
+
+    def __repr__(self) -> str:
+        return f"<zagent CLI {' '.join(('zagent',) + self.path)} (plugin {self.owner!r})>"
+
+
+# -- the built-in commands -----------------------------------------------------
+
+
+def zagent_register_commands(cli: CommandGroup, kernel: Any) -> None:
+    """Add ``zagent plugins`` and ``zagent tools``."""
+    p = cli.command("plugins", cmd_plugins, help="list loaded plugins and plugins that failed to load")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    t = cli.command("tools", cmd_tools, help="list registered tools and whether they are available")
+    t.add_argument("--toolset", help="only tools of this toolset")
+    t.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def cmd_plugins(args: argparse.Namespace, kernel: Any) -> int:
+    """Print name, distribution, version and hooks of each plugin, then the problems."""
+    infos = kernel.plugins()
+    if args.json:
+        _print_json({"plugins": [i._asdict() for i in infos], "problems": [p._asdict() for p in kernel.problems]})
+        return 0
+    rows = [(i.name, i.distribution or "-", i.version or "-", ", ".join(_short(h) for h in i.hooks) or "-")
+            for i in infos]
+    _print_table(("NAME", "DISTRIBUTION", "VERSION", "HOOKS"), rows)
+    if kernel.problems:
+        print(f"\n{len(kernel.problems)} plugin problem(s):")
+        for p in kernel.problems:
+            print(f"  {p.plugin} ({p.distribution or 'no distribution'}): {p.error}")
+    return 0
+
+
+def cmd_tools(args: argparse.Namespace, kernel: Any) -> int:
+    """Print name, toolset, availability and description of each tool."""
+    tools = kernel.tools(toolset=args.toolset, available_only=False)
+    if args.json:
+        _print_json([{"name": t.name, "toolset": t.toolset, "available": t.is_available(),
+                      "description": t.description, "parameters": t.parameters} for t in tools])
+        return 0
+    if not tools:
+        print("no tools registered" + (f" in toolset {args.toolset!r}" if args.toolset else ""))
+        return 0
+    rows = [(t.name, t.toolset, "yes" if t.is_available() else "no", _first_line(t.description))
+            for t in tools]
+    _print_table(("NAME", "TOOLSET", "AVAILABLE", "DESCRIPTION"), rows)
+    return 0
+
+
+# -- main ----------------------------------------------------------------------
+
+
+def build_parser(kernel: Any) -> tuple[argparse.ArgumentParser, list[str]]:
+    """The full parser: built-in commands, then every plugin's; return it and the warnings."""
+    parser = argparse.ArgumentParser(
+        prog="zagent", description="zagent: an embeddable micro-kernel for LLM agents.",
+        epilog="Commands come from plugins; 'zagent plugins' lists what is loaded.")
+    parser.add_argument("--version", action="version", version=f"zagent {zagent.__version__}")
+    table: dict = {}
+    warnings: list[str] = []
+    impls = kernel.hooks.impls("zagent_register_commands")
+    if not any(getattr(fn, "__module__", None) == __name__ for _n, fn, _a in impls):
+        zagent_register_commands(CommandGroup(parser, (), "cli", table), kernel)
+    for plugin, fn, argnames in impls:
+        cli = CommandGroup(parser, (), plugin, table)
+        try:
+            kernel.hooks.call_one("zagent_register_commands", (plugin, fn, argnames), {"cli": cli, "kernel": kernel})
+        except Exception as exc:  # one broken plugin must not break the CLI
+            warnings.append(f"plugin {plugin!r} failed to add its commands: {type(exc).__name__}: {exc}")
+    return parser, warnings
+
+
+def start_kernel(argv: Sequence[str]) -> Any:
+    """``Kernel()`` with installed plugins; if strict mode fails, fall back for ``--help``."""
+    try:
+        return zagent.Kernel()
+    except zagent.PluginError as exc:
+        if any(a in ("-h", "--help") for a in argv) or not argv:
+            print(f"zagent: warning: {exc}", file=sys.stderr)
+            return zagent.Kernel(strict=False)
+        raise
+
+
+def main(argv: Optional[Sequence[str]] = None, kernel: Any = None) -> int:
+    """Run the ``zagent`` command line; return its exit code (``kernel`` is for tests and embedding)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    own = kernel is None
+    undo = _log_to_stderr()
+    try:
+        if own:
+            kernel = start_kernel(argv)
+        return _run(argv, kernel)
+    except zagent.ZagentError as exc:
+        print(f"zagent: error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if own and kernel is not None:
+            kernel.close()
+        undo()
+
+
+def _log_to_stderr() -> Callable[[], None]:
+    """Show the kernel's warnings (plugin problems) as ``zagent: warning: ...`` unless logging is configured."""
+    import logging
+
+    logger = logging.getLogger("zagent")
+    if logger.handlers or logging.getLogger().handlers:
+        return lambda: None
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("zagent: warning: %(message)s"))
+    handler.setLevel(logging.WARNING)
+    logger.addHandler(handler)
+    return lambda: logger.removeHandler(handler)
+
+
+def _run(argv: list[str], kernel: Any) -> int:
+    parser, warnings = build_parser(kernel)
+    for w in warnings:
+        print(f"zagent: warning: {w}", file=sys.stderr)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, usage errors
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    handler = getattr(args, "_zagent_handler", None)
+    if handler is None:
+        (getattr(args, "_zagent_group", None) or parser).print_help(sys.stderr)
+        return 2
+    try:
+        code = handler(args, kernel)
+    except KeyboardInterrupt:
+        print("zagent: interrupted", file=sys.stderr)
+        return 130
+    except zagent.ZagentError as exc:
+        print(f"zagent: error: {exc}", file=sys.stderr)
+        return 1
+    return int(code or 0)
+
+
+# -- output helpers ----------------------------------------------------------------
+
+
+def _short(hook: str) -> str:
+    return hook[len("zagent_"):] if hook.startswith("zagent_") else hook
+
+
+def _first_line(text: str, width: int = 70) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
+
+
+def _print_json(data: Any) -> None:
+    import msgspec
+
+    print(msgspec.json.format(msgspec.json.encode(data, enc_hook=repr)).decode())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -66,7 +66,7 @@ def parse(text: str, group: str) -> list[tuple[str, str]]:
 def _dist_of(directory: str, meta: str) -> tuple[str, str]:
     stem = meta.rsplit(".", 1)[0]
     if meta.endswith(".dist-info") and "-" in stem:
-        name, version = stem.split("-", 1)
+        name, version = stem.rsplit("-", 1)  # "{name}-{version}"; neither part holds "-" when normalised
         return name, version
     version = ""
     for line in _read(os.path.join(directory, meta, "PKG-INFO")).splitlines()[:20]:

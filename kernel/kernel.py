@@ -247,6 +247,8 @@ class Kernel:
         """Loaded plugins: name, distribution, version and the hooks each implements."""
         out = []
         for name, plugin in sorted(self.pm.list_name_plugin(), key=lambda p: p[0]):
+            if plugin is None:  # a blocked name (ZAGENT_DISABLE_PLUGINS)
+                continue
             hooks = tuple(sorted(h.name for h in self.pm.get_hookcallers(plugin) or []))
             dist, version = self._dists.get(name, (None, None))
             out.append(PluginInfo(name, dist, version, hooks))
@@ -459,8 +461,12 @@ class _Register:
         self.kind, self.plugin, self.sink = kind, plugin, sink
 
     def __call__(self, name_or_obj: Any, obj: Any = None, *, override: bool = False, **options: Any) -> Any:
-        if self.kind == "tools":
-            return self._tool(name_or_obj, obj, override=override, **options)
+        if self.kind == "tools":  # register(fn, name=..., ...) or register("name", fn, ...)
+            name = options.pop("name", None)
+            if obj is not None and name is None:
+                name, obj = (name_or_obj, obj) if isinstance(name_or_obj, str) else (obj, name_or_obj)
+                return self._tool(obj, name, override=override, **options)
+            return self._tool(name_or_obj, name, override=override, **options)
         if options:
             raise PluginError(f"unexpected options {sorted(options)} when registering {self.kind}", plugin=self.plugin)
         if not isinstance(name_or_obj, str) or not name_or_obj or ":" in name_or_obj:
@@ -473,8 +479,6 @@ class _Register:
         return obj
 
     def _tool(self, tool: Any, name: Any = None, *, override: bool = False, **options: Any) -> Tool:
-        if isinstance(tool, str) and name is not None:  # register("name", fn) also works
-            tool, name = name, tool
         if isinstance(tool, Tool):
             if name or options:
                 import attrs

@@ -1,0 +1,17 @@
+"""Shared test set-up for the whole suite.
+
+Fixtures for kernels come from the ``zagent.testing`` pytest plugin
+(``make_kernel``, ``zagent_kernel``, ``zagent_recorder``). Here: every test
+starts from an environment without zagent's variables, so a developer's
+``ZAGENT_MODEL`` or ``ZAGENT_PLUGINS`` never changes what a test sees.
+"""
+
+import pytest
+
+ZAGENT_ENV = ("ZAGENT_MODEL", "ZAGENT_PLUGINS", "ZAGENT_DISABLE_PLUGINS", "ZAGENT_STRICT", "ZAGENT_TRACE_HOOKS")
+
+
+@pytest.fixture(autouse=True)
+def _clean_zagent_env(monkeypatch):
+    for name in ZAGENT_ENV:
+        monkeypatch.delenv(name, raising=False)

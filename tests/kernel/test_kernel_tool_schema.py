@@ -1,0 +1,195 @@
+"""Tool schemas from type hints and docstrings, and argument validation a model can act on."""
+
+import enum
+from typing import Annotated, Literal, Optional
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zagent import Tool, ToolError, tool
+from zagent.tools import ArgumentsError, parse_docstring
+
+
+class Color(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+class Point(msgspec.Struct):
+    x: float
+    y: float
+
+
+def search(query: str, limit: Annotated[int, msgspec.Meta(ge=1, le=50)] = 10, lang: Optional[str] = None) -> list:
+    """Search the web.
+
+    Args:
+        query: words to look for.
+        limit: how many results.
+    """
+    return []
+
+
+def test_schema_required_and_defaults():
+    """Parameters without defaults are required; defaults appear in the schema."""
+    params = Tool.from_function(search).parameters
+    assert params["required"] == ["query"]
+    assert params["properties"]["limit"]["default"] == 10
+
+
+def test_schema_annotated_constraints():
+    """``Annotated[int, Meta(ge=, le=)]`` becomes ``minimum``/``maximum``."""
+    limit = Tool.from_function(search).parameters["properties"]["limit"]
+    assert (limit["minimum"], limit["maximum"]) == (1, 50)
+
+
+def test_schema_optional_allows_null():
+    """``Optional[str]`` accepts a string or null."""
+    lang = Tool.from_function(search).parameters["properties"]["lang"]
+    assert {"type": "null"} in lang["anyOf"] and {"type": "string"} in lang["anyOf"]
+
+
+def test_schema_descriptions_from_google_docstring():
+    """The summary is the tool description; ``Args:`` entries describe parameters."""
+    t = Tool.from_function(search)
+    assert t.description == "Search the web."
+    assert t.parameters["properties"]["query"]["description"] == "words to look for."
+
+
+def test_schema_descriptions_from_rest_docstring():
+    """reST ``:param name:`` lines describe parameters too."""
+    def f(a: int):
+        """Do it.
+
+        :param a: the amount
+        """
+    assert Tool.from_function(f).parameters["properties"]["a"]["description"] == "the amount"
+
+
+def test_schema_enum_and_literal():
+    """Enums and ``Literal`` become ``enum`` lists."""
+    def paint(color: Color, finish: Literal["matte", "gloss"]):
+        """Paint."""
+    params = Tool.from_function(paint).parameters
+    assert params["$defs"]["Color"]["enum"] == ["blue", "red"]
+    assert params["properties"]["finish"]["enum"] == ["gloss", "matte"]
+
+
+def test_schema_nested_struct():
+    """A nested ``msgspec.Struct`` parameter is described in ``$defs`` and validated as an object."""
+    def move(to: Point):
+        """Move."""
+    t = Tool.from_function(move)
+    assert t.parameters["$defs"]["Point"]["required"] == ["x", "y"]
+    assert t.validate({"to": {"x": 1, "y": 2.5}})["to"] == Point(1.0, 2.5)
+
+
+def test_run_context_parameter_is_hidden():
+    """A parameter annotated ``RunContext`` is injected by the kernel, not shown to the model."""
+    from zagent import RunContext
+
+    def f(a: int, ctx: RunContext):
+        """F."""
+    t = Tool.from_function(f)
+    assert list(t.parameters["properties"]) == ["a"] and t.ctx_param == "ctx"
+
+
+def test_decorator_with_options():
+    """``@tool(name=, toolset=, timeout=)`` makes a ``Tool`` with those settings."""
+    @tool(name="adder", toolset="math", timeout=5)
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+    assert (add.name, add.toolset, add.timeout, add.handler(1, 2)) == ("adder", "math", 5, 3)
+
+
+def test_invalid_tool_name_is_refused():
+    """A tool name models cannot use is refused with the rule."""
+    with pytest.raises(ToolError, match="invalid tool name"):
+        Tool.from_function(lambda: 1, name="has space")
+
+
+def test_unsupported_parameter_type_is_refused():
+    """A parameter type msgspec cannot describe is an error naming the tool."""
+    def f(x: object.__class__):  # 'type' is not JSON-describable
+        """F."""
+    with pytest.raises(ToolError, match="'f'"):
+        Tool.from_function(f)
+
+
+def test_wrong_type_error_names_field_and_schema():
+    """Wrong argument types raise ``ArgumentsError`` naming the field and showing the schema."""
+    with pytest.raises(ArgumentsError) as info:
+        Tool.from_function(search).validate({"query": "x", "limit": "many"})
+    assert "$.limit" in str(info.value) and '"minimum":1' in str(info.value)
+
+
+def test_missing_required_argument_is_named():
+    """A missing required argument is named in the error."""
+    with pytest.raises(ArgumentsError, match="query"):
+        Tool.from_function(search).validate({})
+
+
+def test_unknown_argument_is_refused():
+    """Arguments the tool does not have are refused, not silently dropped."""
+    with pytest.raises(ArgumentsError, match="unknown"):
+        Tool.from_function(search).validate({"query": "x", "page": 2})
+
+
+def test_json_text_arguments_are_decoded():
+    """Arguments sent as JSON text are decoded; invalid JSON gets a clear error."""
+    t = Tool.from_function(search)
+    assert t.validate('{"query": "x"}')["query"] == "x"
+    with pytest.raises(ArgumentsError, match="not valid JSON"):
+        t.validate("{query: x")
+
+
+def test_lax_conversion_of_numeric_strings():
+    """``"42"`` is accepted for an ``int`` parameter (lax conversion, as models often quote numbers)."""
+    assert Tool.from_function(search).validate({"query": "x", "limit": "42"})["limit"] == 42
+
+
+def test_parse_docstring_summary_stops_at_sections():
+    """The summary is the text before the first section."""
+    assert parse_docstring("Sum.\n\nMore text.\n\nReturns:\n    int")[0] == "Sum.\n\nMore text."
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=-10**6, max_value=10**6))
+def test_property_constraint_accepts_exactly_the_range(n):
+    """For every integer, validation succeeds iff it lies within the Annotated bounds."""
+    t = Tool.from_function(search)
+    try:
+        t.validate({"query": "q", "limit": n})
+        accepted = True
+    except ArgumentsError as exc:
+        accepted = False
+        assert "limit" in str(exc)
+    assert accepted == (1 <= n <= 50)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(), st.integers(1, 50), st.one_of(st.none(), st.text()))
+def test_property_valid_arguments_round_trip(query, limit, lang):
+    """Valid arguments come back unchanged as the handler's keyword arguments."""
+    assert Tool.from_function(search).validate({"query": query, "limit": limit, "lang": lang}) == {
+        "query": query, "limit": limit, "lang": lang}
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(json_values, st.text(), st.binary()))
+def test_property_any_input_gives_result_or_arguments_error(value):
+    """Whatever a model sends, validation returns arguments or raises ``ArgumentsError``, nothing else."""
+    try:
+        Tool.from_function(search).validate(value)
+    except ArgumentsError:
+        pass

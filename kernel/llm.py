@@ -24,11 +24,13 @@ import msgspec
 
 from .errors import ConfigError
 from .sync import run_sync
-from .types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolSpec
+from .types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolSpec, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from .context import RunContext
     from .kernel import Kernel
+
+COST_KEY = "zagent.cost_usd"
 
 MessagesIn = Union[str, Message, Sequence[Union[Message, dict]]]
 
@@ -39,12 +41,16 @@ class LLM:
 
     :ivar profile_overrides: fields of ``ModelProfile`` forced by the user.
     :ivar kernel: set by ``Kernel.llm``; rails and events come from it.
+    :ivar price: USD per million ``(input, output)`` tokens, when a price table
+        was given; ``cost(usage)`` turns usage into money and each run's total
+        is kept in ``ctx.stash["zagent.cost_usd"]``.
     """
 
     provider: str = ""
     model: str = ""
     profile_overrides: dict[str, Any] = attrs.field(factory=dict)
     kernel: Optional["Kernel"] = None
+    price: Optional[tuple[float, float]] = None
     _profile: Optional[ModelProfile] = attrs.field(default=None, init=False)
 
     # -- to implement -------------------------------------------------------
@@ -68,6 +74,13 @@ class LLM:
         """Release connections. Called by ``Kernel.aclose``."""
 
     # -- public API -----------------------------------------------------------
+
+    def cost(self, usage: Usage) -> Optional[float]:
+        """USD cost of ``usage`` at this model's ``price``, or ``None`` without a price."""
+        price = self.price
+        if price is None:
+            return None
+        return (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000
 
     @property
     def name(self) -> str:
@@ -188,6 +201,8 @@ class LLM:
             completion = await hooks.after_llm(request, completion, ctx)
         if ctx is not None:
             ctx.add_usage(completion.usage)
+            if self.price is not None:
+                ctx.stash[COST_KEY] = ctx.stash.get(COST_KEY, 0.0) + (self.cost(completion.usage) or 0.0)
         if hooks.active("zagent_event"):
             await kernel.aemit(
                 "llm_end", **_ctx_tags(ctx), model=self.name, finish_reason=completion.finish_reason,
@@ -240,3 +255,35 @@ def to_tool_specs(tools: Iterable[Any]) -> list[ToolSpec]:
         else:
             raise ConfigError(f"cannot offer {t!r} as a tool; pass zagent.Tool, ToolSpec or a dict")
     return specs
+
+
+def parse_arguments(text: str) -> Union[dict[str, Any], str]:
+    """Tool-call arguments as a provider sent them: the decoded JSON object, ``{}`` for empty text,
+    or the raw text unchanged when it is not a JSON object (the tool runner tells the model why)."""
+    if not text or text.isspace():
+        return {}
+    try:
+        value = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return text
+    return value if isinstance(value, dict) else text
+
+
+def price_per_million(prices: Any, model: str) -> Optional[tuple[float, float]]:
+    """Resolve a price table once per model: ``(input, output)`` USD per million tokens.
+
+    ``prices`` is ``(in, out)``, ``{"input": .., "output": ..}``, or a table
+    ``{model_or_prefix: (in, out) | {...}}`` (longest matching prefix wins).
+    """
+    if prices is None:
+        return None
+    if isinstance(prices, (tuple, list)) and len(prices) == 2:
+        return (float(prices[0]), float(prices[1]))
+    if isinstance(prices, dict) and "input" in prices:
+        return (float(prices["input"]), float(prices.get("output", 0.0)))
+    if isinstance(prices, dict):
+        matches = [k for k in prices if model == k or model.startswith(k)]
+        if not matches:
+            return None
+        return price_per_million(prices[max(matches, key=len)], model)
+    raise ConfigError(f"prices must be (input, output) USD per million tokens or a table by model, got {prices!r}")

@@ -1,0 +1,207 @@
+"""The OpenAI Chat Completions provider over httpx + msgspec (not the openai SDK).
+
+Per call: one dict for the body (tool specs spliced in pre-encoded), one
+msgspec encode, one POST through ``zagent.http.HttpClient`` (retries, typed
+errors), one typed msgspec decode. Streaming reads SSE, yields text deltas as
+they come and whole tool calls once their argument deltas are complete.
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Optional
+
+import attrs
+import msgspec
+
+from zagent.errors import ProviderError
+from zagent.http import HttpClient, iter_sse, malformed, network_options, stream_interrupted
+from zagent.llm import LLM, parse_arguments, price_per_million
+from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
+
+from . import wire
+from .profiles import profile_for
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class OpenAILLM(LLM):
+    """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    :ivar http: the shared HTTP machinery (client per loop, retries, errors).
+    :ivar fields: request fields sent with every call (``temperature``...; ``extra_body`` merged in).
+    :ivar stream_usage: ask for usage in streams (``stream_options.include_usage``).
+    """
+
+    http: HttpClient
+    fields: dict[str, Any] = attrs.field(factory=dict)
+    stream_usage: bool = True
+
+    @classmethod
+    def build(cls, model: str, **options: Any) -> "OpenAILLM":
+        http, rest = network_options("openai", options, key_env="OPENAI_API_KEY", base_env="OPENAI_BASE_URL",
+                                     default_base_url=DEFAULT_BASE_URL)
+        price = price_per_million(rest.pop("prices", None), model)
+        stream_usage = bool(rest.pop("stream_usage", True))
+        fields = {**(rest.pop("extra_body", None) or {}), **rest}
+        return cls(provider="openai", model=model, http=http, fields=fields, price=price, stream_usage=stream_usage)
+
+    def default_profile(self) -> ModelProfile:
+        return profile_for(self.model)
+
+    # -- requests ---------------------------------------------------------------
+
+    def body(self, request: LLMRequest, stream: bool = False) -> bytes:
+        """The encoded request body (public for inspection and the bench)."""
+        payload: dict[str, Any] = {"model": request.model or self.model,
+                                   "messages": [wire.encode_message(m) for m in request.messages]}
+        if self.fields:
+            payload.update(self.fields)
+        if request.options:
+            options = request.options
+            if "extra_body" in options:
+                options = {**options}
+                payload.update(options.pop("extra_body") or {})
+            payload.update(options)
+        if request.tools:
+            payload["tools"] = [wire.encode_tool(t) for t in request.tools]
+        if request.response_format:
+            payload["response_format"] = wire.response_format(request.response_format)
+        if stream:
+            payload["stream"] = True
+            if self.stream_usage:
+                payload["stream_options"] = {"include_usage": True}
+        return wire.encoder.encode(payload)
+
+    async def _acomplete(self, request: LLMRequest) -> Completion:
+        response = await self.http.post("/chat/completions", self.body(request))
+        content = response.content
+        try:
+            reply = wire.response_decoder.decode(content)
+        except msgspec.DecodeError as exc:
+            raise malformed(self.http, "reply", exc, content) from None
+        if reply.error is not None or not reply.choices:
+            raise self._reply_error(reply.error, content)
+        choice = reply.choices[0]
+        completion = Completion(message=wire.to_message(choice.message), finish_reason=choice.finish_reason,
+                                usage=wire.to_usage(reply.usage), model=reply.model or self.model)
+        return completion
+
+    def _reply_error(self, error: Any, content: bytes) -> ProviderError:
+        from zagent.http import server_message
+
+        message = self.http.redact(server_message(content))
+        return ProviderError(f"openai ({self.http.base_url}) answered without a choice: {message}; "
+                             "check the model name and request options", provider="openai", status=200, body=message)
+
+    # -- streaming --------------------------------------------------------------
+
+    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        response = await self.http.post("/chat/completions", self.body(request, stream=True), stream=True)
+        state = _StreamState()
+        try:
+            async for chunk in self._events(response, state):
+                yield chunk
+        finally:
+            await response.aclose()
+        if not state.finished:
+            raise stream_interrupted(self.http, EOFError("the stream ended before its end marker"),
+                                     state.text(), state.calls())
+        for call in state.calls():
+            yield Chunk(type="tool_call", tool_call=call)
+        message = Message(role="assistant", content=state.text() or None, tool_calls=state.calls())
+        yield Chunk(type="done", completion=Completion(
+            message=message, finish_reason=state.finish_reason, usage=state.usage, model=state.model or self.model))
+
+    async def _events(self, response: Any, state: "_StreamState") -> AsyncIterator[Chunk]:
+        mod = self.http.module()
+        try:
+            async for _event, data in iter_sse(response.aiter_lines()):
+                if data == "[DONE]":
+                    state.done = True
+                    return
+                text = state.feed(self._decode_chunk(data, state))
+                if text:
+                    yield Chunk(type="text", text=text)
+        except (mod.TransportError, mod.TimeoutException) as exc:
+            raise stream_interrupted(self.http, exc, state.text(), state.calls()) from None
+
+    def _decode_chunk(self, data: str, state: "_StreamState") -> wire.StreamChunk:
+        try:
+            chunk = wire.chunk_decoder.decode(data)
+        except msgspec.DecodeError as exc:
+            raise malformed(self.http, "stream event", exc, data) from None
+        if chunk.error is not None:
+            message = self.http.redact(str(chunk.error.get("message") if isinstance(chunk.error, dict) else chunk.error))
+            raise ProviderError(f"openai ({self.http.base_url}) reported an error mid-stream: {message}",
+                                provider="openai", status=200, body=message)
+        return chunk
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    def __repr__(self) -> str:
+        return f"<OpenAILLM {self.name} {self.http.base_url}>"
+
+
+class _StreamState:
+    """What a stream has delivered so far: text parts, tool-call deltas by index, finish, usage."""
+
+    __slots__ = ("parts", "pending", "finish_reason", "usage", "model", "done", "_calls")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.pending: dict[int, list[Any]] = {}
+        self.finish_reason: Optional[str] = None
+        self.usage = Usage(calls=1)
+        self.model = ""
+        self.done = False
+        self._calls: Optional[list[ToolCall]] = None
+
+    @property
+    def finished(self) -> bool:
+        return self.done or self.finish_reason is not None
+
+    def feed(self, chunk: wire.StreamChunk) -> str:
+        """Take one event in; return its text delta."""
+        if chunk.usage is not None:
+            self.usage = wire.to_usage(chunk.usage)
+        if chunk.model:
+            self.model = chunk.model
+        text = ""
+        for choice in chunk.choices:
+            if choice.index != 0:
+                continue
+            delta = choice.delta
+            if delta is not None:
+                if delta.content:
+                    text += delta.content
+                for tc in delta.tool_calls or ():
+                    self._add_call_delta(tc)
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+        if text:
+            self.parts.append(text)
+        return text
+
+    def _add_call_delta(self, tc: wire.DeltaToolCall) -> None:
+        entry = self.pending.get(tc.index)
+        if entry is None:
+            entry = self.pending[tc.index] = ["", "", []]
+        if tc.id:
+            entry[0] = tc.id
+        if tc.function is not None:
+            if tc.function.name:
+                entry[1] += tc.function.name
+            if tc.function.arguments:
+                entry[2].append(tc.function.arguments)
+        self._calls = None
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def calls(self) -> list[ToolCall]:
+        if self._calls is None:
+            self._calls = [ToolCall(id=i or f"call_{n}", name=name, arguments=parse_arguments("".join(args)))
+                           for n, (i, name, args) in sorted(self.pending.items())]
+        return self._calls

@@ -1,0 +1,155 @@
+"""Chat Completions wire format: typed msgspec Structs for replies, and request encoding.
+
+Decoders and the encoder are built once at import of this module (which
+happens on the first model made, not at plugin import). Unknown reply fields
+are ignored (``forbid_unknown_fields`` is never used for provider replies).
+Tool specs are encoded once per ``ToolSpec`` object and spliced in as
+``msgspec.Raw``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import msgspec
+
+from zagent.llm import parse_arguments
+from zagent.types import Message, ToolCall, ToolSpec, Usage
+
+# -- replies -----------------------------------------------------------------------
+
+
+class Function(msgspec.Struct):
+    name: str = ""
+    arguments: str = ""
+
+
+class WireToolCall(msgspec.Struct):
+    function: Function
+    id: str = ""
+    type: str = "function"
+
+
+class WireMessage(msgspec.Struct):
+    role: str = "assistant"
+    content: Union[str, list[Any], None] = None
+    tool_calls: Optional[list[WireToolCall]] = None
+
+
+class Choice(msgspec.Struct):
+    message: WireMessage
+    index: int = 0
+    finish_reason: Optional[str] = None
+
+
+class WireUsage(msgspec.Struct):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ChatResponse(msgspec.Struct):
+    choices: list[Choice] = []
+    model: str = ""
+    usage: Optional[WireUsage] = None
+    error: Any = None
+
+
+class DeltaFunction(msgspec.Struct):
+    name: Optional[str] = None
+    arguments: Optional[str] = None
+
+
+class DeltaToolCall(msgspec.Struct):
+    index: int = 0
+    id: Optional[str] = None
+    function: Optional[DeltaFunction] = None
+
+
+class Delta(msgspec.Struct):
+    content: Optional[str] = None
+    tool_calls: Optional[list[DeltaToolCall]] = None
+
+
+class StreamChoice(msgspec.Struct):
+    delta: Optional[Delta] = None
+    index: int = 0
+    finish_reason: Optional[str] = None
+
+
+class StreamChunk(msgspec.Struct):
+    choices: list[StreamChoice] = []
+    model: str = ""
+    usage: Optional[WireUsage] = None
+    error: Any = None
+
+
+response_decoder = msgspec.json.Decoder(ChatResponse)
+chunk_decoder = msgspec.json.Decoder(StreamChunk)
+encoder = msgspec.json.Encoder()
+
+
+def text_of(content: Union[str, list[Any], None]) -> Optional[str]:
+    """Message content as text (content-part lists are joined)."""
+    if content is None or isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+
+
+def to_usage(usage: Optional[WireUsage]) -> Usage:
+    if usage is None:
+        return Usage(calls=1)
+    return Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens, calls=1)
+
+
+def to_message(wire: WireMessage) -> Message:
+    calls = [ToolCall(id=c.id, name=c.function.name, arguments=parse_arguments(c.function.arguments))
+             for c in wire.tool_calls or ()]
+    return Message(role="assistant", content=text_of(wire.content), tool_calls=calls)
+
+
+# -- requests ----------------------------------------------------------------------
+
+_tool_cache: dict[int, tuple[ToolSpec, msgspec.Raw]] = {}
+_TOOL_CACHE_MAX = 4096
+
+
+def encode_tool(spec: ToolSpec) -> msgspec.Raw:
+    """The encoded ``{"type": "function", "function": ...}`` of ``spec``, computed once per spec object."""
+    hit = _tool_cache.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    function: dict[str, Any] = {"name": spec.name, "parameters": spec.parameters or {"type": "object", "properties": {}}}
+    if spec.description:
+        function["description"] = spec.description
+    raw = msgspec.Raw(encoder.encode({"type": "function", "function": function}))
+    if len(_tool_cache) >= _TOOL_CACHE_MAX:
+        _tool_cache.clear()
+    _tool_cache[id(spec)] = (spec, raw)
+    return raw
+
+
+def encode_message(m: Message) -> dict[str, Any]:
+    role = m.role
+    if role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content or ""}
+    out: dict[str, Any] = {"role": role, "content": m.content}
+    if m.tool_calls:
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function",
+             "function": {"name": c.name, "arguments": c.arguments if isinstance(c.arguments, str)
+                          else encoder.encode(c.arguments).decode()}}
+            for c in m.tool_calls
+        ]
+    elif out["content"] is None:
+        out["content"] = ""
+    if m.name and role != "assistant":
+        out["name"] = m.name
+    return out
+
+
+def response_format(fmt: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's ``response_format``: given as-is, or a bare JSON schema wrapped as ``json_schema``."""
+    if fmt.get("type") in ("json_schema", "json_object", "text"):
+        return fmt
+    name = str(fmt.get("title") or "output").replace(" ", "_")[:64]
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": fmt}}

@@ -1,0 +1,67 @@
+"""Sync twins work in a plain script, inside a running event loop and from worker threads."""
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from zagent import Kernel, run_sync, tool
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add."""
+    return a + b
+
+
+def make_kernel():
+    k = Kernel(entry_points=False)
+    k.add_tool(add)
+    return k
+
+
+def test_sync_twin_in_plain_script():
+    """``run_tool`` works in a plain script (a fresh interpreter, no event loop)."""
+    code = textwrap.dedent("""
+        import zagent
+        k = zagent.Kernel(entry_points=False)
+        k.add_tool(zagent.tool(lambda a, b: a + b, name="add"))
+        print(k.run_tool({"name": "add", "arguments": {"a": 2, "b": 2}}).content)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "4"
+
+
+def test_sync_twin_inside_running_loop():
+    """``run_tool`` works when called from code already running in an event loop (notebooks, web apps)."""
+    k = make_kernel()
+
+    async def handler():
+        return k.run_tool({"name": "add", "arguments": {"a": 1, "b": 2}}).value
+    assert asyncio.run(handler()) == 3
+
+
+def test_sync_twin_from_worker_threads():
+    """``run_tool`` works from several worker threads at once."""
+    k = make_kernel()
+    with ThreadPoolExecutor(4) as pool:
+        values = list(pool.map(lambda i: k.run_tool({"name": "add", "arguments": {"a": i, "b": i}}).value, range(8)))
+    assert values == [2 * i for i in range(8)]
+
+
+def test_run_sync_propagates_exceptions():
+    """Exceptions of the coroutine reach the sync caller unchanged."""
+    async def fail():
+        raise LookupError("missing")
+    with pytest.raises(LookupError, match="missing"):
+        run_sync(fail())
+
+
+def test_sync_tool_calling_sync_twin():
+    """A sync tool (run in a worker thread) may itself call the kernel's sync twins."""
+    k = make_kernel()
+    k.add_tool(tool(lambda: k.run_tool({"name": "add", "arguments": {"a": 5, "b": 5}}).value, name="nested"))
+    assert k.run_tool({"name": "nested", "arguments": {}}).value == 10

@@ -1,0 +1,108 @@
+"""Memory benchmark: batched insert throughput and recall latency of the sqlite backend.
+
+    python bench/memory_bench.py                  # 10k, 100k and 1M stored messages
+    python bench/memory_bench.py --sizes 10k,100k --batch 1000 --queries 200
+
+The store grows to each size in turn (batched ``add``: one transaction per
+batch) and is measured there: insert rate over the batches that grew it, and
+the median/p90 latency of ``search`` for 3 words taken from a random stored
+message, across all namespaces and within one. Text is synthetic, with a
+Zipf-distributed vocabulary so that some words are very common, as in real chat.
+Not a test: it prints a table and asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import random
+import statistics
+import tempfile
+import time
+
+from zagent import Kernel, Message
+
+VOCAB = 30_000
+NAMESPACES = [f"agent{a}/session{s}" for a in range(20) for s in range(50)]
+
+
+def vocabulary(rng: random.Random) -> tuple[list[str], list[float]]:
+    syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "do", "fi", "gu", "he", "ja"]
+    words = sorted({"".join(rng.choices(syllables, k=rng.randint(2, 4))) for _ in range(VOCAB * 2)})[:VOCAB]
+    rng.shuffle(words)
+    weights = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(len(words))))
+    return words, weights
+
+
+def sentences(rng: random.Random, words: list[str], cum: list[float], n: int) -> list[str]:
+    return [" ".join(rng.choices(words, cum_weights=cum, k=rng.randint(8, 30))) for _ in range(n)]
+
+
+def grow(mem, rng, words, cum, start: int, stop: int, batch: int) -> tuple[float, list[str]]:
+    """Add messages until ``stop``; return (messages/s counting only ``add`` time, a sample of texts)."""
+    spent, sample = 0.0, []
+    for done in range(start, stop, batch):
+        n = min(batch, stop - done)
+        texts = sentences(rng, words, cum, n)
+        ns = rng.choice(NAMESPACES)
+        msgs = [Message(role="user" if i % 2 else "assistant", content=t) for i, t in enumerate(texts)]
+        t0 = time.perf_counter()
+        mem.add(ns, msgs)
+        spent += time.perf_counter() - t0
+        sample.extend(rng.sample(texts, min(5, n)))
+    return (stop - start) / spent if spent else float("nan"), sample
+
+
+def recall(mem, rng, sample: list[str], queries: int, scoped: bool) -> tuple[float, float, float]:
+    """(median ms, p90 ms, mean hits) of ``search`` for 3 words of a stored message."""
+    times, hits = [], 0
+    for _ in range(queries):
+        text = " ".join(rng.sample(rng.choice(sample).split(), 3))
+        ns = rng.choice(NAMESPACES) if scoped else None
+        t0 = time.perf_counter()
+        found = mem.search(ns, text, limit=10)
+        times.append((time.perf_counter() - t0) * 1000)
+        hits += len(found)
+    times.sort()
+    return statistics.median(times), times[int(len(times) * 0.9)], hits / queries
+
+
+def parse_size(text: str) -> int:
+    text = text.strip().lower()
+    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
+    return int(float(text.rstrip("km")) * scale)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="10k,100k,1m", help="comma-separated store sizes (10k, 100k, 1m ...)")
+    ap.add_argument("--batch", type=int, default=1000, help="messages per add() transaction")
+    ap.add_argument("--queries", type=int, default=200, help="searches per measurement")
+    ap.add_argument("--path", default=None, help="database file (default: a temporary file, deleted after)")
+    ap.add_argument("--synchronous", default="full", choices=["full", "normal"])
+    args = ap.parse_args()
+    sizes = sorted(parse_size(s) for s in args.sizes.split(","))
+    rng = random.Random(7)
+    words, cum = vocabulary(rng)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.path or os.path.join(tmp, "bench.db")
+        k = Kernel(plugins=["zagent.plugins.memory"], entry_points=False)
+        mem = k.memory("sqlite", path=path, synchronous=args.synchronous)
+        print(f"sqlite memory bench: batch={args.batch} synchronous={args.synchronous} queries={args.queries}")
+        print(f"{'stored':>10} {'insert msg/s':>13} {'recall all ms (p50/p90)':>24} "
+              f"{'recall 1 ns ms (p50/p90)':>25} {'hits':>5} {'file MB':>8}")
+        stored, sample = mem.count(), []
+        for size in sizes:
+            rate, more = grow(mem, rng, words, cum, stored, size, args.batch)
+            stored, sample = size, sample + more
+            a50, a90, hits = recall(mem, rng, sample, args.queries, scoped=False)
+            n50, n90, _ = recall(mem, rng, sample, args.queries, scoped=True)
+            mb = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p)) / 1e6
+            print(f"{size:>10,} {rate:>13,.0f} {a50:>12.2f} / {a90:<9.2f} {n50:>13.2f} / {n90:<9.2f} "
+                  f"{hits:>5.1f} {mb:>8.0f}", flush=True)
+        mem.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""Memory plugin: short-term, long-term (SQLite) and checkpoint stores, plus ``zagent memory``.
+
+Registered backends (``k.memory(name, **options)``):
+
+* ``"inprocess"`` -- ``InProcessMemory(max_messages=1000)``: bounded, in this process, the default.
+* ``"sqlite"`` -- ``SqliteMemory``: ``path=`` (required), ``embedder=`` (e.g. ``k.embedder()``),
+  ``busy_timeout=10.0``, ``retries=5``, ``max_bytes=None``, ``synchronous="full"``.
+* ``"checkpoints"`` -- ``CheckpointStore`` for loop/workflow state: ``path=`` (required) and the
+  same file options. May share a file with ``"sqlite"``.
+
+The memory interface every backend implements (third parties: subclass
+``zagent.testing.memory.MemoryBackendTests`` to check yours). A namespace is a
+non-empty string, by convention ``"agent/session"``; the part before the first
+``/`` is the *agent*, the rest the *session*. Messages are ``zagent.Message``
+(dicts are accepted and validated)::
+
+    add(namespace, messages, *, at=None) -> None      # one Message or a list; one transaction
+    last(namespace, n=10) -> list[Message]             # newest n, oldest first
+    search(namespace, text, limit=10, **filters) -> list[Message]   # best first
+        # namespace=None searches every namespace; filters: agent, session, role,
+        # since, until (Unix times); semantic=True ranks by embeddings (sqlite + embedder)
+        # empty text: the newest messages passing the filters
+    clear(namespace) -> int                            # messages deleted
+    namespaces() -> list[str]                          # non-empty namespaces, sorted
+    count(namespace=None) -> int
+    close() -> None
+
+and the async twins ``aadd``, ``alast``, ``asearch``, ``aclear``, ``anamespaces``,
+``acount``, ``aclose``. Errors: ``zagent.ConfigError`` for bad arguments,
+``zagent.plugins.memory.StoreError`` (and subclasses ``NotADatabase``,
+``SchemaTooNew``, ``StoreFull``, ``StoreBusy``) for storage failures.
+
+The checkpoint store is documented in ``zagent.plugins.memory.checkpoints``.
+
+This module stays cheap to import: sqlite3 and the backends load on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import NotADatabase, SchemaTooNew, StoreBusy, StoreError, StoreFull
+
+__all__ = ["NotADatabase", "SchemaTooNew", "StoreBusy", "StoreError", "StoreFull",
+           "zagent_register_memory", "zagent_register_commands"]
+
+
+def inprocess(**options: Any) -> Any:
+    """Factory of ``"inprocess"``."""
+    from .inprocess import InProcessMemory
+
+    return InProcessMemory(**options)
+
+
+def sqlite(**options: Any) -> Any:
+    """Factory of ``"sqlite"``."""
+    from .sqlite import SqliteMemory
+
+    return SqliteMemory.open(**options)
+
+
+def checkpoints(**options: Any) -> Any:
+    """Factory of ``"checkpoints"``."""
+    from .checkpoints import CheckpointStore
+
+    return CheckpointStore.open(**options)
+
+
+def zagent_register_memory(register: Any) -> None:
+    register("inprocess", inprocess)
+    register("sqlite", sqlite)
+    register("checkpoints", checkpoints)
+
+
+def zagent_register_commands(cli: Any, kernel: Any) -> None:
+    from .cli import register_commands
+
+    register_commands(cli, kernel)

@@ -1,0 +1,240 @@
+"""``Database``: one SQLite file shared by threads and processes, written in transactions.
+
+What it guarantees, and how:
+
+* **Connection per thread** (``threading.local``), all closed by ``close()``.
+* **WAL mode**, ``synchronous=FULL`` by default: a committed write survives a
+  killed process and a power cut; readers never block the writer.
+* **Every write is one transaction** (``BEGIN IMMEDIATE`` ... ``COMMIT``,
+  rolled back on any error). ``busy_timeout`` waits for other writers and a
+  still-busy write is retried with backoff before ``StoreBusy`` is raised.
+* **Schema checked before anything is written**: a file that is not SQLite,
+  or that a newer zagent wrote, is refused and left byte-for-byte intact.
+* **Size limit** (``max_bytes``): ``PRAGMA max_page_count``; a full disk or
+  limit raises ``StoreFull`` and the failed transaction leaves no trace.
+
+sqlite3 is imported when the first ``Database`` opens, not when the plugin loads.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from typing import Any, Callable, Optional, TypeVar
+
+import attrs
+
+from zagent import ConfigError
+
+from .errors import NotADatabase, SchemaTooNew, StoreBusy, StoreError, StoreFull
+from .schema import MIGRATIONS, SCHEMA_VERSION, statements
+
+T = TypeVar("T")
+HEADER = b"SQLite format 3\x00"
+BUSY, LOCKED, FULL, NOTADB, CORRUPT = 5, 6, 13, 26, 11
+
+
+@attrs.define(repr=False)
+class Database:
+    """An SQLite file with the memory schema, opened lazily per thread.
+
+    :param path: the file (created if missing; its directory must exist).
+    :param busy_timeout: seconds to wait for another writer, per attempt.
+    :param retries: extra attempts of a write that still found the file busy.
+    :param max_bytes: refuse to grow the file beyond this size (``StoreFull``).
+    :param synchronous: ``"full"`` (default, survives power loss) or ``"normal"``
+        (survives a killed process; faster commits).
+    """
+
+    path: str = attrs.field(converter=os.fspath)
+    busy_timeout: float = 10.0
+    retries: int = 5
+    max_bytes: Optional[int] = None
+    synchronous: str = "full"
+    _local: threading.local = attrs.field(factory=threading.local, init=False)
+    _conns: list = attrs.field(factory=list, init=False)
+    _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
+    _ready: bool = attrs.field(default=False, init=False)
+    _closed: bool = attrs.field(default=False, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        if self.synchronous not in ("full", "normal"):
+            raise ConfigError(f"synchronous must be 'full' or 'normal', got {self.synchronous!r}")
+        if self.max_bytes is not None and (not isinstance(self.max_bytes, int) or self.max_bytes < 4096):
+            raise ConfigError(f"max_bytes must be an integer of at least 4096, got {self.max_bytes!r}")
+        self.connection()  # open now, so a bad file fails at construction
+
+    # -- connections --------------------------------------------------------------
+
+    def connection(self) -> Any:
+        """This thread's connection, opened (and the schema checked) on first use."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        if self._closed:
+            raise StoreError(f"the memory store {self.path} is closed; open a new one with k.memory(...)",
+                             path=self.path)
+        conn = self._open()
+        with self._lock:
+            self._conns.append(conn)
+        self._local.conn = conn
+        return conn
+
+    def _open(self) -> Any:
+        import sqlite3
+
+        self._check_header()
+        try:
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None,
+                                   check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise self._error(exc, "open") from None
+        try:
+            self._prepare(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _check_header(self) -> None:
+        try:
+            with open(self.path, "rb") as f:
+                head = f.read(len(HEADER))
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StoreError(f"cannot read memory file {self.path}: {exc}; check the path and its permissions",
+                             path=self.path) from None
+        if head and head != HEADER:
+            raise NotADatabase(
+                f"{self.path} is not an SQLite database (it starts with {head[:8]!r}); it was left untouched. "
+                "Point the memory store at a new file or an existing zagent memory file", path=self.path)
+
+    def _prepare(self, conn: Any) -> None:
+        import sqlite3
+
+        try:
+            self._check_version(conn)
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
+            conn.execute(f"PRAGMA synchronous = {self.synchronous.upper()}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            if self.max_bytes is not None:
+                page = conn.execute("PRAGMA page_size").fetchone()[0]
+                conn.execute(f"PRAGMA max_page_count = {max(1, self.max_bytes // page)}")
+            if not self._ready:
+                self._migrate(conn)
+                self._ready = True
+        except sqlite3.Error as exc:
+            raise self._error(exc, "open") from None
+
+    def _check_version(self, conn: Any) -> int:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"{self.path} has memory schema version {version}, but this zagent understands up to "
+                f"{SCHEMA_VERSION}; it was left untouched. Upgrade zagent to open it",
+                path=self.path, found=version, supported=SCHEMA_VERSION)
+        return version
+
+    def _migrate(self, conn: Any) -> None:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return
+
+        def migrate(c: Any) -> None:
+            version = self._check_version(c)  # again, inside the write lock
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in statements(MIGRATIONS[target]):
+                    c.execute(statement)
+            c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+        self._transaction(conn, migrate)
+
+    # -- running work ---------------------------------------------------------------
+
+    def read(self, fn: Callable[[Any], T]) -> T:
+        """Run ``fn(connection)`` for reading (one consistent snapshot)."""
+        import sqlite3
+
+        conn = self.connection()
+        try:
+            return self._retry(lambda: fn(conn))
+        except sqlite3.Error as exc:
+            raise self._error(exc, "read") from None
+
+    def write(self, fn: Callable[[Any], T]) -> T:
+        """Run ``fn(connection)`` inside one write transaction; committed whole or not at all."""
+        import sqlite3
+
+        conn = self.connection()
+        try:
+            return self._transaction(conn, fn)
+        except sqlite3.Error as exc:
+            raise self._error(exc, "write") from None
+
+    def _transaction(self, conn: Any, fn: Callable[[Any], T]) -> T:
+        def attempt() -> T:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return result
+
+        return self._retry(attempt)
+
+    def _retry(self, attempt: Callable[[], T]) -> T:
+        import sqlite3
+
+        for n in range(self.retries + 1):
+            try:
+                return attempt()
+            except sqlite3.OperationalError as exc:
+                if getattr(exc, "sqlite_errorcode", None) not in (BUSY, LOCKED) or n == self.retries:
+                    raise
+                time.sleep(min(1.0, 0.01 * 2 ** n) * (0.5 + random.random()))
+        raise AssertionError("unreachable")
+
+    def _error(self, exc: Any, doing: str) -> StoreError:
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code == FULL:
+            limit = f" (limit max_bytes={self.max_bytes})" if self.max_bytes else ""
+            return StoreFull(
+                f"cannot {doing} {self.path}: the disk or the size limit is full{limit}. The write was rolled "
+                "back and nothing committed was lost; free disk space, clear or prune old data, or raise "
+                "max_bytes", path=self.path)
+        if code in (BUSY, LOCKED):
+            return StoreBusy(
+                f"cannot {doing} {self.path}: still locked by another writer after {self.retries + 1} attempts "
+                f"of {self.busy_timeout:g}s; retry later or raise busy_timeout", path=self.path)
+        if code == NOTADB:
+            return NotADatabase(f"{self.path} is not an SQLite database; it was left untouched. Use another "
+                                "file", path=self.path)
+        if code == CORRUPT:
+            return StoreError(f"{self.path} is corrupt ({exc}); restore it from a backup or recover it with "
+                              "'sqlite3 FILE .recover'", path=self.path)
+        hint = "; this Python's SQLite lacks FTS5, install a Python built with it" if "fts5" in str(exc) else ""
+        return StoreError(f"cannot {doing} memory file {self.path}: {exc}{hint}; check the path, its "
+                          "directory and permissions", path=self.path)
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every thread's connection; later use raises ``StoreError``."""
+        with self._lock:
+            self._closed = True
+            conns, self._conns = self._conns, []
+        for conn in conns:
+            try:
+                conn.close()
+            except Exception:  # pragma: no cover - closing a connection another thread is using
+                pass
+        self._local = threading.local()
+
+    def __repr__(self) -> str:
+        return f"<Database {self.path!r} schema={SCHEMA_VERSION} connections={len(self._conns)}>"

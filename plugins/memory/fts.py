@@ -1,0 +1,63 @@
+"""Full-text recall helpers: turning free text into an FTS5 query, and dropping very common words.
+
+Ranking every message that contains a very common word ("the", or a name
+repeated in every message of an agent) costs time proportional to the whole
+store, and bm25 gives such words almost no weight anyway. So, as search
+engines do, a query of several words leaves out those found in more than
+``common_ratio`` of all messages (default 5%), unless every word is that
+common (then the rarest one is kept). Document frequencies come from the
+FTS5 vocabulary table and are cached per store; the cache is rebuilt when the
+store has grown by 10%, so a stale entry only ever affects speed, never which
+words are allowed to match.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Optional
+
+import attrs
+
+
+def fts_query(words: list[str]) -> Optional[str]:
+    """An FTS5 query matching any of ``words`` (each quoted, so no word is read as an operator)."""
+    unique = list(dict.fromkeys(w for w in words if w))
+    if not unique:
+        return None
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in unique)
+
+
+@attrs.define(repr=False)
+class CommonWords:
+    """Per-store cache of how many messages contain each word, used to prune query words."""
+
+    common_ratio: float = 0.05
+    max_cached: int = 100_000
+    _freqs: dict[str, int] = attrs.field(factory=dict, init=False)
+    _total: int = attrs.field(default=0, init=False)
+    _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
+
+    def prune(self, conn: Any, words: list[str]) -> list[str]:
+        """``words`` (unique, in order) without the very common ones; never empty if ``words`` is not."""
+        unique = list(dict.fromkeys(w for w in words if w))
+        if len(unique) < 2 or self.common_ratio >= 1:
+            return unique
+        total = self._refresh(conn)
+        freqs = {w: self._freq(conn, w) for w in unique}
+        kept = [w for w in unique if freqs[w] <= self.common_ratio * total]
+        return kept or [min(unique, key=freqs.__getitem__)]
+
+    def _refresh(self, conn: Any) -> int:
+        total = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
+        with self._lock:
+            if total > self._total * 1.1 or total < self._total or len(self._freqs) > self.max_cached:
+                self._freqs.clear()
+                self._total = total
+        return total
+
+    def _freq(self, conn: Any, word: str) -> int:
+        freq = self._freqs.get(word)
+        if freq is None:
+            row = conn.execute("SELECT doc FROM messages_vocab WHERE term = ?", (word,)).fetchone()
+            freq = self._freqs[word] = row[0] if row else 0
+        return freq

@@ -1,0 +1,65 @@
+"""The SQLite schema of memory and checkpoint files, and its migrations.
+
+The version lives in ``PRAGMA user_version``. ``MIGRATIONS[v]`` brings a file
+from version ``v - 1`` to ``v``; they run in one transaction together with the
+version bump, so a file is never half-migrated. To change the schema, append
+a migration, never edit a released one. A file whose version is higher than
+``SCHEMA_VERSION`` was written by a newer zagent and is refused untouched.
+"""
+
+from __future__ import annotations
+
+MESSAGES = """
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    session TEXT NOT NULL,
+    role TEXT NOT NULL,
+    created REAL NOT NULL,
+    content TEXT NOT NULL,
+    data BLOB NOT NULL,
+    embedding BLOB
+);
+CREATE INDEX messages_by_namespace ON messages(namespace, id);
+CREATE INDEX messages_by_agent ON messages(agent, created);
+CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages', content_rowid='id');
+CREATE VIRTUAL TABLE messages_vocab USING fts5vocab(messages_fts, 'row');
+CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+"""
+
+CHECKPOINTS = """
+CREATE TABLE checkpoints (
+    run_id TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    created REAL NOT NULL,
+    state BLOB NOT NULL,
+    metadata BLOB NOT NULL,
+    PRIMARY KEY (run_id, step)
+) WITHOUT ROWID;
+CREATE INDEX checkpoints_by_kind ON checkpoints(kind, created);
+"""
+
+MIGRATIONS: dict[int, str] = {
+    1: MESSAGES + CHECKPOINTS,
+}
+
+SCHEMA_VERSION = max(MIGRATIONS)
+
+
+def statements(script: str) -> list[str]:
+    """Split a migration into statements (triggers keep their inner ``;``)."""
+    out, current = [], []
+    for line in script.strip().splitlines():
+        current.append(line)
+        text = "\n".join(current).strip()
+        if text.endswith(";") and (not text.upper().startswith("CREATE TRIGGER") or text.upper().endswith("END;")):
+            out.append(text)
+            current = []
+    return out

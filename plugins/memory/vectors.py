@@ -1,0 +1,56 @@
+"""Embeddings as float32 blobs, and brute-force cosine ranking.
+
+Uses numpy when it is installed (it is not a dependency), else plain Python.
+Brute force is fine up to some tens of thousands of vectors per search; a
+third party wanting more registers an ANN-backed memory backend instead.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from array import array
+from typing import Any, Iterable, Sequence
+
+
+def pack(vector: Sequence[float]) -> bytes:
+    """A vector as little-endian float32 bytes."""
+    return array("f", vector).tobytes()
+
+
+def unpack(blob: bytes) -> array:
+    """Float32 bytes back to a vector."""
+    out = array("f")
+    out.frombytes(blob)
+    return out
+
+
+def top_k(query: Sequence[float], rows: Iterable[tuple[bytes, Any]], k: int) -> list[tuple[float, Any]]:
+    """The ``k`` rows (``(blob, payload)``) most similar to ``query``, best first, as ``(cosine, payload)``."""
+    rows = list(rows)
+    if not rows or k <= 0:
+        return []
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        scored = ((cosine(query, unpack(blob)), payload) for blob, payload in rows)
+        return heapq.nlargest(k, scored, key=lambda s: s[0])
+    return _top_k_numpy(query, rows, k)
+
+
+def _top_k_numpy(query: Sequence[float], rows: list[tuple[bytes, Any]], k: int) -> list[tuple[float, Any]]:
+    import numpy as np
+
+    q = np.asarray(query, dtype=np.float32)
+    matrix = np.frombuffer(b"".join(blob for blob, _ in rows), dtype=np.float32).reshape(len(rows), -1)
+    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(q) or 1.0)
+    scores = (matrix @ q) / np.where(norms == 0, 1.0, norms)
+    best = np.argsort(-scores)[:k]
+    return [(float(scores[i]), rows[i][1]) for i in best]
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity; 0.0 when either vector is all zeros."""
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0

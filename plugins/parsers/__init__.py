@@ -1,0 +1,50 @@
+"""Built-in output parsers, text tool-call formats and prompt templates (entry point ``parsers``).
+
+Registers through ``zagent_register_parsers``:
+
+- output modes ``title``, ``json``, ``xml``, ``str``, ``custom`` — each with
+  ``instructions(fields, **options)``, ``parse(text, fields, **options) -> dict``,
+  ``parse_typed(...) -> Struct``, ``render(values, fields, **options) -> str``,
+  ``repair_prompt(raw, fields, error)`` and ``aparse_with_repair(text, fields, llm, ctx=None)``;
+- tool-call formats ``tool_call`` (default), ``hermes``, ``mistral``, ``llama3``,
+  ``fenced`` — each with ``render_tools(tools)``, ``parse_tool_calls(text)``,
+  ``extract(text) -> (calls, errors, text)``, ``feedback(errors)``, ``render_calls(calls)``.
+
+Prompt templates (``PromptTemplate``, ``ChatTemplate``) live in ``.templates``;
+other plugins get them with ``kernel.parser("templates")`` (a namespace object
+with ``PromptTemplate``/``ChatTemplate``) rather than importing this package.
+
+Cheap to import: standard library ``re``/``uuid`` and msgspec only.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, Callable
+
+from . import templates
+from .base import Parser
+from .modes import CustomParser, JsonParser, StrParser, TitleParser, XmlParser
+from .repair import aparse_with_repair, repair_prompt
+from .templates import ChatTemplate, PromptTemplate
+from .toolcalls import Extraction, ToolCallError, extract
+from .toolformats import FORMATS, ToolCallFormat
+
+MODES = (TitleParser, JsonParser, XmlParser, StrParser, CustomParser)
+
+__all__ = [
+    "ChatTemplate", "CustomParser", "Extraction", "JsonParser", "Parser", "PromptTemplate", "StrParser",
+    "TitleParser", "ToolCallError", "ToolCallFormat", "XmlParser", "aparse_with_repair", "extract",
+    "repair_prompt", "zagent_register_parsers",
+]
+
+
+def zagent_register_parsers(register: Callable[..., Any]) -> None:
+    """Register the five output modes, the text tool-call formats and the template namespace."""
+    for cls in MODES:
+        register(cls.name, cls())
+    for fmt in FORMATS:
+        register(fmt.name, fmt())
+    register("templates", SimpleNamespace(
+        PromptTemplate=PromptTemplate, ChatTemplate=ChatTemplate, SECTIONS=templates.SECTIONS,
+        name="templates"))

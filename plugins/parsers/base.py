@@ -1,0 +1,131 @@
+"""The output-parser protocol and the base class every built-in mode derives from.
+
+A parser turns one field spec into two things: the output-format section of a
+prompt (``instructions``) and a typed result from the model's reply
+(``parse``/``parse_typed``); ``render`` writes a reply in the format (for
+round-trip tests and the offline test provider). Repair (``repair_prompt``,
+``aparse_with_repair``/``parse_with_repair``) is on every parser, so other
+plugins reach it through ``kernel.parser(mode)`` without importing this package.
+
+Subclasses implement ``_extract(text, spec, opts) -> dict`` (raw values by
+declared field name, ``ParseError`` for unusable text), ``_instructions`` and
+``_render``; conversion to the declared types is shared (``zagent.fields``).
+Rendered instructions are cached per (field spec, options).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from zagent.errors import ParseError
+from zagent.fields import FieldSpec, FieldsIn, compile_fields, convert, to_dict
+
+
+class Parser:
+    """Base output parser. ``name`` is the mode it is registered under; ``options`` are its defaults."""
+
+    name = "base"
+    #: option names this mode understands (others raise ``ConfigError``-style ``TypeError``)
+    option_names: frozenset = frozenset()
+
+    def __init__(self, **options: Any):
+        self._check_options(options)
+        self.options = options
+
+    # -- public protocol ----------------------------------------------------------
+
+    def instructions(self, fields: FieldsIn, **options: Any) -> str:
+        """The output-format section of a prompt for these fields (cached per spec and options)."""
+        spec = compile_fields(fields)
+        key = self._cache_key("instructions", options)
+        if key is None:
+            return self._instructions(spec, self._opts(options))
+        text = spec.cache.get(key)
+        if text is None:
+            text = spec.cache[key] = self._instructions(spec, self._opts(options))
+        return text
+
+    def parse(self, text: str, fields: FieldsIn, **options: Any) -> dict[str, Any]:
+        """Parse a reply into a plain dict of declared, converted values; raise ``ParseError``."""
+        return to_dict(self.parse_typed(text, fields, **options))
+
+    def parse_typed(self, text: str, fields: FieldsIn, **options: Any) -> Any:
+        """Parse a reply into the spec's msgspec Struct; raise ``ParseError`` naming what is wrong."""
+        if not isinstance(text, str):
+            raise ParseError(f"{self.name} parser expects the reply as str, got {type(text).__name__}; "
+                             "pass completion.text", raw=repr(text))
+        spec = compile_fields(fields)
+        values = self._extract(text, spec, self._opts(options))
+        return convert(values, spec, raw=text)
+
+    def render(self, values: Mapping[str, Any], fields: FieldsIn, **options: Any) -> str:
+        """Write ``values`` as a reply in this format (what a well-behaved model would answer)."""
+        spec = compile_fields(fields)
+        return self._render(dict(values), spec, self._opts(options))
+
+    def repair_prompt(self, raw: str, fields: FieldsIn, error: Any, **options: Any) -> str:
+        """The extraction prompt to send once when ``raw`` did not parse (see ``repair.repair_prompt``)."""
+        from .repair import repair_prompt
+
+        return repair_prompt(raw, fields, error, instructions=self.instructions(fields, **options))
+
+    async def aparse_with_repair(self, text: str, fields: FieldsIn, llm: Any, ctx: Any = None, **options: Any) -> dict:
+        """Parse; on ``ParseError`` ask ``llm`` once with the repair prompt and parse its reply."""
+        from .repair import aparse_with_repair
+
+        return await aparse_with_repair(self, text, fields, llm, ctx, **options)
+
+    def parse_with_repair(self, text: str, fields: FieldsIn, llm: Any, ctx: Any = None, **options: Any) -> dict:
+        """Sync twin of ``aparse_with_repair``."""
+        from zagent.sync import run_sync
+
+        return run_sync(self.aparse_with_repair(text, fields, llm, ctx, **options))
+
+    # -- for subclasses -------------------------------------------------------------
+
+    def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _instructions(self, spec: FieldSpec, opts: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def _render(self, values: dict[str, Any], spec: FieldSpec, opts: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _opts(self, options: dict[str, Any]) -> dict[str, Any]:
+        if not options:
+            return self.options
+        self._check_options(options)
+        return {**self.options, **options}
+
+    def _check_options(self, options: dict[str, Any]) -> None:
+        unknown = set(options) - self.option_names
+        if unknown:
+            known = ", ".join(sorted(self.option_names)) or "none"
+            raise TypeError(f"{self.name} parser got unknown option(s) {', '.join(sorted(unknown))}; "
+                            f"it accepts: {known}")
+
+    def _cache_key(self, what: str, options: dict[str, Any]) -> Optional[tuple]:
+        if not options:
+            return (self.name, id(self), what)
+        try:
+            items = tuple(sorted(options.items()))
+            hash(items)
+        except TypeError:
+            return None
+        return (self.name, id(self), what, items)
+
+    def __repr__(self) -> str:
+        return f"<zagent parser {self.name!r}>"
+
+
+def missing_error(spec: FieldSpec, found: Mapping[str, Any], raw: str, how: str) -> ParseError:
+    """A ``ParseError`` for a reply in which none of the declared fields could be located."""
+    missing = [n for n in spec.required if n not in found]
+    return ParseError(
+        f"no {how} found for the output field(s) {', '.join(spec.names)} in the reply; ask the model to "
+        "answer in the requested output format (e.g. with the parser's repair prompt)",
+        raw=raw, missing=missing,
+    )

@@ -1,0 +1,159 @@
+"""Find JSON in model replies: the first object in prose or code fences, with a lenient repair pass.
+
+Strict ``msgspec.json.decode`` is tried first; only when it fails does one
+string-aware pass fix what models commonly get wrong: trailing commas,
+single-quoted strings and keys, unquoted keys, Python ``True/False/None`` and
+raw newlines inside strings. Nothing here guesses values: text that still does
+not decode is reported as not JSON.
+
+Only ``re`` and msgspec are imported; all regexes are compiled at import.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator, Optional
+
+import msgspec
+
+_decode = msgspec.json.decode
+_DecodeError = msgspec.DecodeError
+
+FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
+# Tokens that matter for bracket matching: strings (either quote) and brackets.
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[{}\[\]]', re.S)
+# One pass of repairs, outside strings only (strings are matched first and handled by _fix).
+_REPAIR = re.compile(
+    r'(?P<dq>"(?:[^"\\]|\\.)*")'
+    r"|(?P<sq>'(?:[^'\\\n]|\\.)*')"
+    r"|(?P<comma>,)(?=\s*[}\]])"
+    r"|(?P<py>\b(?:True|False|None)\b)"
+    r"|(?<=[{,])(?P<ws>\s*)(?P<key>[A-Za-z_$][\w$-]*)(?=\s*:)",
+    re.S,
+)
+_PY = {"True": "true", "False": "false", "None": "null"}
+_CONTROL = re.compile(r"[\x00-\x1f]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def loads(text: str) -> Any:
+    """Decode JSON text strictly, then leniently; raise ``ValueError`` if neither works."""
+    try:
+        return _decode(text)
+    except _DecodeError:
+        pass
+    try:
+        return _decode(repair(text))
+    except _DecodeError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def repair(text: str) -> str:
+    """Fix trailing commas, quotes, bare keys, Python literals and raw control characters in strings."""
+    return _REPAIR.sub(_fix, text)
+
+
+def _fix(m: "re.Match[str]") -> str:
+    kind = m.lastgroup
+    if kind == "dq":
+        s = m.group("dq")
+        return _CONTROL.sub(_escape_control, s) if _CONTROL.search(s) else s
+    if kind == "sq":
+        body = m.group("sq")[1:-1].replace("\\'", "'")
+        return msgspec.json.encode(_unescape(body)).decode()
+    if kind == "comma":
+        return ""
+    if kind == "py":
+        return _PY[m.group("py")]
+    return m.group("ws") + '"' + m.group("key") + '"'
+
+
+def _escape_control(m: "re.Match[str]") -> str:
+    c = m.group(0)
+    return _ESCAPES.get(c, "\\u%04x" % ord(c))
+
+
+def _unescape(body: str) -> str:
+    if "\\" not in body:
+        return body
+    try:
+        return _decode('"' + body.replace('"', '\\"') + '"')
+    except _DecodeError:
+        return body
+
+
+def balanced_end(text: str, start: int) -> Optional[int]:
+    """Index just past the bracket closing the one at ``start`` (strings skipped), or ``None``."""
+    depth = 0
+    for m in _BRACKETS.finditer(text, start):
+        tok = m.group(0)
+        if tok in "{[":
+            depth += 1
+        elif tok in "}]":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return None
+
+
+def iter_objects(text: str, opener: str = "{", limit: int = 64) -> Iterator[tuple[int, int, Any]]:
+    """Yield ``(start, end, value)`` for each decodable JSON value starting with ``opener``, left to right.
+
+    Scans at most ``limit`` candidate start positions, so garbage input stays cheap.
+    """
+    pos, tries = 0, 0
+    while tries < limit:
+        start = text.find(opener, pos)
+        if start < 0:
+            return
+        tries += 1
+        end = balanced_end(text, start)
+        if end is not None:
+            try:
+                value = loads(text[start:end])
+            except ValueError:
+                pass
+            else:
+                yield start, end, value
+                pos = end
+                continue
+        pos = start + 1
+
+
+def fences(text: str) -> Iterator[tuple[int, int, str, str]]:
+    """Yield ``(start, end, language, body)`` for each Markdown code fence (an unclosed last one too)."""
+    for m in FENCE.finditer(text):
+        yield m.start(), m.end(), m.group(1).lower(), m.group(2)
+
+
+def first_object(text: str, names: Optional[set] = None) -> Optional[dict]:
+    """The first JSON object in ``text`` (whole text, then fences, then prose).
+
+    With ``names``, an object holding at least one of those keys is preferred
+    over an earlier one holding none (e.g. an example ``{}`` in the prose).
+    """
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            value = _decode(stripped)
+            if isinstance(value, dict):
+                return value
+        except _DecodeError:
+            pass
+    fallback: Optional[dict] = None
+    for source in _sources(text):
+        for _s, _e, value in iter_objects(source):
+            if not isinstance(value, dict):
+                continue
+            if not names or names.intersection(value):
+                return value
+            if fallback is None:
+                fallback = value
+    return fallback
+
+
+def _sources(text: str) -> Iterator[str]:
+    if "```" in text:
+        for _s, _e, _lang, body in fences(text):
+            yield body
+    yield text

@@ -1,0 +1,356 @@
+"""The five built-in output modes: ``title``, ``json``, ``xml``, ``str`` and ``custom``.
+
+Each finds the raw value of every declared field in the reply; conversion to
+the declared types (``"42"`` -> 42, ``"yes"`` -> True, JSON text for arrays and
+objects) is shared and lives in ``zagent.fields``. Regexes are compiled once
+per field spec and option set and kept in ``FieldSpec.cache``.
+
+Decisions (also in the README):
+- text values are stripped of surrounding whitespace (``xml`` keeps CDATA verbatim);
+- a field given twice: the first occurrence wins;
+- keys/titles/tags match field names case-insensitively (``Final Answer`` matches
+  ``final_answer``); extra keys and sections are ignored;
+- optional fields that are absent get their declared default; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import msgspec
+
+from zagent.errors import ConfigError, ParseError
+from zagent.fields import FieldSpec, compile_fields, describe
+
+from . import jsontext
+from .base import Parser, missing_error
+
+_encode = msgspec.json.encode
+
+
+def value_text(value: Any) -> str:
+    """A value as reply text: strings as they are, everything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return _encode(value).decode()
+
+
+def _label(field: Any) -> str:
+    kind = field.type
+    if kind == "array" and field.items is not None:
+        kind = f"array of {field.items.type}"
+    req = "required" if field.required and field.default is None else (
+        "optional" if field.default is None else f"optional, default {value_text(field.default)}")
+    text = f"{kind}, {req}"
+    return f"{text}: {field.description}" if field.description else text
+
+
+def _present(values: dict[str, Any], spec: FieldSpec):
+    for f in spec.fields:
+        if values.get(f.name) is not None:
+            yield f, values[f.name]
+
+
+def _loose_name(name: str) -> str:
+    return re.sub(r"[\s_-]+", " ", name.strip().lower())
+
+
+# -- title ------------------------------------------------------------------------
+
+
+class TitleParser(Parser):
+    """Markdown sections: ``## field`` then its content; ``title_format`` changes the title line."""
+
+    name = "title"
+    option_names = frozenset({"title_format"})
+
+    def __init__(self, title_format: str = "## {title}"):
+        super().__init__(title_format=title_format)
+
+    def _pattern(self, spec: FieldSpec, fmt: str) -> "re.Pattern[str]":
+        key = ("title-re", fmt)
+        pat = spec.cache.get(key)
+        if pat is None:
+            pat = spec.cache[key] = _title_regex(spec, fmt)
+        return pat
+
+    def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
+        lookup = {_loose_name(n): n for n in spec.names}
+        matches = list(self._pattern(spec, opts["title_format"]).finditer(text))
+        found: dict[str, Any] = {}
+        for i, m in enumerate(matches):
+            name = lookup.get(_loose_name(m.group("t")))
+            if name is None or name in found:
+                continue
+            end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+            found[name] = text[m.end():end].strip()
+        if not found:
+            raise missing_error(spec, found, text, f"sections titled like {opts['title_format']!r}")
+        return found
+
+    def _instructions(self, spec: FieldSpec, opts: dict[str, Any]) -> str:
+        fmt = opts["title_format"]
+        blocks = [f"{fmt.format(title=f.name)}\n<{_label(f)}>" for f in spec.fields]
+        return ("Format your reply as sections, one per field below, in this order. Write each title on its "
+                "own line exactly as shown, with the content on the lines below it:\n\n"
+                + "\n\n".join(blocks)
+                + "\n\nWrite arrays and objects as JSON. Do not add other sections.")
+
+    def _render(self, values: dict[str, Any], spec: FieldSpec, opts: dict[str, Any]) -> str:
+        fmt = opts["title_format"]
+        return "\n\n".join(f"{fmt.format(title=f.name)}\n{value_text(v)}" for f, v in _present(values, spec))
+
+
+def _title_regex(spec: FieldSpec, fmt: str) -> "re.Pattern[str]":
+    if "{title}" not in fmt:
+        raise ConfigError(f"title_format {fmt!r} must contain '{{title}}', e.g. '## {{title}}'")
+    prefix, _, suffix = fmt.partition("{title}")
+    prefix, suffix = prefix.strip(), suffix.strip()
+    pre = r"#{1,6}" if prefix and set(prefix) == {"#"} else re.escape(prefix)
+    names = sorted({_loose_name(n) for n in spec.names}, key=len, reverse=True)
+    alts = "|".join(r"[\s_-]+".join(re.escape(w) for w in n.split(" ")) for n in names)
+    return re.compile(
+        rf"^[ \t]*(?:{pre}[ \t]*(?:\*\*|__)?|\*\*|__)[ \t]*(?P<t>{alts})[ \t]*:?[ \t]*(?:\*\*|__)?[ \t]*:?[ \t]*"
+        rf"{re.escape(suffix)}[ \t]*$\n?",
+        re.I | re.M,
+    )
+
+
+# -- json -------------------------------------------------------------------------
+
+
+class JsonParser(Parser):
+    """The first JSON object in the reply (bare, fenced or in prose), leniently decoded."""
+
+    name = "json"
+    option_names = frozenset({"fence"})
+
+    def __init__(self, fence: bool = False):
+        super().__init__(fence=fence)
+
+    def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
+        obj = jsontext.first_object(text, set(spec.names))
+        if obj is None:
+            raise missing_error(spec, {}, text, "JSON object")
+        found = {n: obj[n] for n in spec.names if n in obj}
+        if len(found) < len(spec.names):
+            for key, value in obj.items():
+                name = spec.lookup(key) if isinstance(key, str) else None
+                if name is not None and name not in found:
+                    found[name] = value
+        return found
+
+    def _instructions(self, spec: FieldSpec, opts: dict[str, Any]) -> str:
+        lines = [f'  "{_json_key(f.name)}": <{_label(f)}>' for f in spec.fields]
+        return ("Reply with a single JSON object and nothing else, with these keys:\n{\n"
+                + ",\n".join(lines) + "\n}\nUse JSON types: strings in double quotes, numbers and "
+                "true/false unquoted, arrays as [...], objects as {...}.")
+
+    def _render(self, values: dict[str, Any], spec: FieldSpec, opts: dict[str, Any]) -> str:
+        body = _encode({f.name: v for f, v in _present(values, spec)}).decode()
+        return f"```json\n{body}\n```" if opts.get("fence") else body
+
+
+def _json_key(name: str) -> str:
+    return _encode(name).decode()[1:-1]
+
+
+# -- xml --------------------------------------------------------------------------
+
+_CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.S)
+_ENTITIES = re.compile(r"&(lt|gt|amp|quot|apos|#\d+|#x[0-9a-fA-F]+);")
+_ENTITY = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
+_ITEM = re.compile(r"<item(?:\s[^>]*)?>((?:<!\[CDATA\[.*?\]\]>|.)*?)</item\s*>", re.S | re.I)
+_TAG_SAFE = re.compile(r"[^\w.-]")
+
+
+def tag_name(name: str) -> str:
+    """The XML tag used for a field name (characters not allowed in tags become ``_``)."""
+    tag = _TAG_SAFE.sub("_", name.strip())
+    return tag if tag and (tag[0].isalpha() or tag[0] == "_") else "_" + tag
+
+
+class XmlParser(Parser):
+    """``<field>value</field>`` elements; nested markup is kept as text, CDATA verbatim."""
+
+    name = "xml"
+    option_names = frozenset()
+
+    def _pattern(self, spec: FieldSpec) -> "re.Pattern[str]":
+        pat = spec.cache.get("xml-re")
+        if pat is None:
+            tags = sorted({re.escape(tag_name(n)) for n in spec.names}, key=len, reverse=True)
+            pat = spec.cache["xml-re"] = re.compile(
+                rf"<(?P<tag>{'|'.join(tags)})(?:\s[^>]*?)?(?:/>|>(?P<body>(?:<!\[CDATA\[.*?\]\]>|.)*?)</(?P=tag)\s*>)",
+                re.S | re.I,
+            )
+        return pat
+
+    def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
+        by_tag = {tag_name(n).lower(): n for n in spec.names}
+        found: dict[str, Any] = {}
+        for m in self._pattern(spec).finditer(text):
+            name = by_tag.get(m.group("tag").lower())
+            if name is None or name in found:
+                continue
+            found[name] = self._value(m.group("body") or "", spec.by_name[name])
+        if not found:
+            raise missing_error(spec, found, text, "XML elements")
+        return found
+
+    def _value(self, body: str, field: Any) -> Any:
+        lead = body.lstrip()
+        if field.type == "object" and field.fields and lead.startswith("<") and not lead.startswith("<![CDATA["):
+            inner = compile_fields(list(field.fields))
+            try:
+                return self._extract(body, inner, {})
+            except ParseError:
+                return xml_text(body)
+        if field.type == "array" and lead.lower().startswith("<item"):
+            return [xml_text(b) for b in _ITEM.findall(body)]
+        return xml_text(body)
+
+    def _instructions(self, spec: FieldSpec, opts: dict[str, Any]) -> str:
+        lines = [f"<{tag_name(f.name)}>{_label(f)}</{tag_name(f.name)}>" for f in spec.fields]
+        return ("Reply with one XML element per field below, in this order:\n" + "\n".join(lines)
+                + "\nWrite arrays and objects inside their element as JSON. Wrap text that contains < or & "
+                "in <![CDATA[ ... ]]>.")
+
+    def _render(self, values: dict[str, Any], spec: FieldSpec, opts: dict[str, Any]) -> str:
+        return "\n".join(f"<{tag_name(f.name)}>{xml_escape(value_text(v))}</{tag_name(f.name)}>"
+                         for f, v in _present(values, spec))
+
+
+def xml_text(body: str) -> str:
+    """An element's text: CDATA kept verbatim, entities outside it decoded, surrounding space stripped."""
+    if "<![CDATA[" not in body:
+        return _unentity(body.strip())
+    parts: list[str] = []
+    pos = 0
+    for m in _CDATA.finditer(body):
+        parts.append(_unentity(body[pos:m.start()]))
+        parts.append(m.group(1))
+        pos = m.end()
+    parts.append(_unentity(body[pos:]))
+    parts[0] = parts[0].lstrip()
+    parts[-1] = parts[-1].rstrip()
+    return "".join(parts)
+
+
+def _unentity(text: str) -> str:
+    return _ENTITIES.sub(_entity, text) if "&" in text else text
+
+
+def _entity(m: "re.Match[str]") -> str:
+    ref = m.group(1)
+    if ref[0] == "#":
+        try:
+            return chr(int(ref[2:], 16) if ref[1] in "xX" else int(ref[1:]))
+        except (ValueError, OverflowError):
+            return m.group(0)
+    return _ENTITY[ref]
+
+
+def xml_escape(text: str) -> str:
+    """Text safe inside an element: wrapped in CDATA when it holds markup, ``&`` or edge whitespace."""
+    if ("<" not in text and "&" not in text and text == text.strip()) or not text:
+        return text
+    return "<![CDATA[" + text.replace("]]>", "]]]]><![CDATA[>") + "]]>"
+
+
+# -- str --------------------------------------------------------------------------
+
+
+class StrParser(Parser):
+    """The whole reply (stripped) is the value of the single declared field."""
+
+    name = "str"
+    option_names = frozenset({"strip"})
+
+    def __init__(self, strip: bool = True):
+        super().__init__(strip=strip)
+
+    def _single(self, spec: FieldSpec) -> Any:
+        if len(spec.fields) != 1:
+            raise ConfigError(f"mode 'str' needs exactly one output field, got {len(spec.fields)} "
+                              f"({', '.join(spec.names)}); use mode 'json', 'xml' or 'title' for several")
+        return spec.fields[0]
+
+    def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
+        field = self._single(spec)
+        value = text.strip() if opts.get("strip", True) else text
+        if field.type != "string":
+            value = jsontext.FENCE.sub(lambda m: m.group(2), value).strip() if "```" in value else value
+        return {field.name: value} if value != "" else {}
+
+    def _instructions(self, spec: FieldSpec, opts: dict[str, Any]) -> str:
+        field = self._single(spec)
+        return f"Reply with the {field.name} only ({_label(field)}), with no other text."
+
+    def _render(self, values: dict[str, Any], spec: FieldSpec, opts: dict[str, Any]) -> str:
+        field = self._single(spec)
+        value = values.get(field.name)
+        return "" if value is None else value_text(value)
+
+
+# -- custom -----------------------------------------------------------------------
+
+
+class CustomParser(Parser):
+    """A user's function: ``parse_func(text, fields) -> dict`` (or ``parse_func(text)``).
+
+    Options: ``parse_func`` (required), ``render_func(values, fields) -> str``
+    (default: JSON), ``instructions`` (text, or a function of the fields;
+    default: the field spec as JSON). Values it returns are converted like any
+    other mode's; any exception it raises becomes a ``ParseError``.
+    """
+
+    name = "custom"
+    option_names = frozenset({"parse_func", "render_func", "instructions"})
+
+    def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
+        func = opts.get("parse_func")
+        if func is None:
+            raise ConfigError("mode 'custom' needs parse_func=...: a function (text, fields) -> dict")
+        try:
+            result = _call(func, text, spec)
+        except ParseError as exc:
+            exc.raw = exc.raw or text
+            raise
+        except Exception as exc:
+            raise ParseError(f"custom parse_func {getattr(func, '__name__', func)!r} failed: "
+                             f"{type(exc).__name__}: {exc}; fix the function or the reply", raw=text) from exc
+        return _as_values(result, spec, text)
+
+    def _instructions(self, spec: FieldSpec, opts: dict[str, Any]) -> str:
+        given = opts.get("instructions")
+        if isinstance(given, str):
+            return given
+        if callable(given):
+            return given(spec.fields)
+        return "Reply with these output fields:\n" + describe(spec)
+
+    def _render(self, values: dict[str, Any], spec: FieldSpec, opts: dict[str, Any]) -> str:
+        func = opts.get("render_func")
+        if func is not None:
+            return _call(func, values, spec)
+        return _encode({f.name: v for f, v in _present(values, spec)}).decode()
+
+
+def _call(func: Callable[..., Any], first: Any, spec: FieldSpec) -> Any:
+    code = getattr(func, "__code__", None)
+    if code is not None and code.co_argcount - (1 if hasattr(func, "__self__") else 0) == 1:
+        return func(first)
+    return func(first, spec.fields)
+
+
+def _as_values(result: Any, spec: FieldSpec, raw: str) -> dict[str, Any]:
+    if isinstance(result, msgspec.Struct):
+        result = msgspec.to_builtins(result)
+    if isinstance(result, dict):
+        return result
+    if len(spec.fields) == 1 and result is not None:
+        return {spec.fields[0].name: result}
+    raise ParseError(f"custom parse_func returned {type(result).__name__}, expected a dict of field values; "
+                     "return {field_name: value, ...}", raw=raw)

@@ -1,0 +1,297 @@
+"""Prompt templates: one field spec and a few texts make a prompt, compiled once and rendered cheaply.
+
+``PromptTemplate`` renders one string; ``ChatTemplate`` renders ``zagent.Message``
+lists (system turn, few-shot user/assistant turns, history, final user turn).
+Both lay out the same sections in a fixed order:
+
+    system, instruction, context, constraints, demonstrations, history, inputs, output format, tools
+
+Placeholders are ``{name}`` with ``name`` an identifier. When ``inputs`` are
+declared, only their names are placeholders; any other ``{...}`` (a JSON example,
+``{x}`` that is not an input) is kept literally. Without declared inputs,
+every ``{identifier}`` is a required input. ``{{name}}`` writes a literal
+``{name}``. A missing required input raises ``ConfigError`` naming it. Texts
+are split into literal and placeholder parts once, in the constructor; static
+sections are pre-rendered, so ``render`` only joins strings.
+
+Decision: in ``ChatTemplate`` the system turn holds system, instruction,
+context and constraints; each demonstration is a user/assistant pair; history
+follows; the final user turn holds inputs, output format and tools.
+
+Output format and demonstration outputs come from a parser when one is given
+(``parser=kernel.parser("json"), outputs=[...]``); this module does not
+import any parser.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+import msgspec
+
+from zagent.errors import ConfigError
+from zagent.fields import FieldsIn, compile_fields
+from zagent.types import Message
+
+SECTIONS = ("system", "instruction", "context", "constraints", "demonstrations", "history",
+            "inputs", "output_format", "tools")
+TITLES = {
+    "context": "## Context", "constraints": "## Constraints", "demonstrations": "## Examples",
+    "history": "## Conversation so far", "inputs": "## Inputs", "output_format": "## Output format",
+    "tools": "## Tools",
+}
+_TOKEN = re.compile(r"\{\{([A-Za-z_]\w*)\}\}|\{([A-Za-z_]\w*)\}")
+_MISSING = object()
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, Message):
+        return value.content or ""
+    try:
+        return msgspec.json.encode(value).decode()
+    except (TypeError, msgspec.EncodeError):
+        return str(value)
+
+
+class Text:
+    """A text split once into literal strings and placeholder names; ``render`` just joins."""
+
+    __slots__ = ("parts", "names", "static")
+
+    def __init__(self, text: str, known: Optional[frozenset] = None):
+        parts: list[Union[str, tuple[str]]] = []
+        pos = 0
+        for m in _TOKEN.finditer(text):
+            escaped, name = m.group(1), m.group(2)
+            if escaped is not None:
+                parts.append(text[pos:m.start()] + "{" + escaped + "}")
+            elif known is None or name in known:
+                parts.append(text[pos:m.start()])
+                parts.append((name,))
+            else:
+                parts.append(text[pos:m.end()])
+            pos = m.end()
+        parts.append(text[pos:])
+        self.parts = _merge(parts)
+        self.names = frozenset(p[0] for p in self.parts if isinstance(p, tuple))
+        self.static = "".join(self.parts) if not self.names else None  # type: ignore[arg-type]
+
+    def render(self, values: Mapping[str, str]) -> str:
+        if self.static is not None:
+            return self.static
+        return "".join(p if isinstance(p, str) else values[p[0]] for p in self.parts)
+
+
+def _merge(parts: list) -> list:
+    out: list = []
+    for p in parts:
+        if isinstance(p, str) and out and isinstance(out[-1], str):
+            out[-1] += p
+        elif p != "":
+            out.append(p)
+    return out
+
+
+class PromptTemplate:
+    """A one-string prompt made of the fixed sections; ``render(**inputs) -> str``.
+
+    :param instruction: the task, with ``{input}`` placeholders.
+    :param system: the role / persona text (first).
+    :param context: background text (placeholders allowed); ``render(context=...)`` overrides it.
+    :param constraints: rules, as a list (rendered as bullets) or one text.
+    :param demonstrations: examples: ``{"inputs": {...}, "outputs": {...}}`` (rendered with
+        the parser) or ``{"input": "...", "output": "..."}`` texts.
+    :param inputs: declared input fields (``zagent.Field``/dicts/names). Inputs not used as
+        placeholders are listed in the inputs section.
+    :param outputs: output fields; with ``parser`` they make the output-format section.
+    :param parser: an output parser (``kernel.parser(mode)``), for the output format and examples.
+    :param output_format: the output-format text, if not made by ``parser``.
+    :param tools: the tools section text (e.g. a tool-call format's ``render_tools(...)``).
+    :param titles: section titles to replace (``{"inputs": "### Input"}``; ``None`` drops a title).
+    """
+
+    def __init__(
+        self,
+        instruction: str = "",
+        *,
+        system: str = "",
+        context: str = "",
+        constraints: Union[str, Sequence[str]] = (),
+        demonstrations: Sequence[Mapping[str, Any]] = (),
+        inputs: Optional[FieldsIn] = None,
+        outputs: Optional[FieldsIn] = None,
+        parser: Any = None,
+        output_format: str = "",
+        tools: str = "",
+        titles: Optional[Mapping[str, Optional[str]]] = None,
+    ):
+        self.input_spec = compile_fields(inputs) if inputs is not None else None
+        self.output_spec = compile_fields(outputs) if outputs is not None else None
+        known = frozenset(self.input_spec.names) if self.input_spec is not None else None
+        self.parser = parser
+        self.titles = {**TITLES, **(titles or {})}
+        self.texts = {
+            "system": Text(system, known),
+            "instruction": Text(instruction, known),
+            "context": Text(context, known),
+            "constraints": Text(_bullets(constraints), known),
+        }
+        if not output_format and parser is not None and self.output_spec is not None:
+            output_format = parser.instructions(self.output_spec)
+        self.output_format = output_format
+        self.tools = tools
+        self.placeholders = frozenset().union(*(t.names for t in self.texts.values()))
+        self.demos = [self._demo(d) for d in demonstrations]
+
+    # -- inputs -----------------------------------------------------------------------
+
+    def values(self, inputs: Mapping[str, Any]) -> dict[str, str]:
+        """Input values as text, with defaults; ``ConfigError`` names a missing required input."""
+        out: dict[str, str] = {}
+        if self.input_spec is not None:
+            for f in self.input_spec.fields:
+                value = inputs.get(f.name, _MISSING)
+                if value is _MISSING or value is None:
+                    if f.required and f.default is None:
+                        raise self._missing(f.name, inputs)
+                    value = f.default
+                out[f.name] = _fmt(value)
+        for name in self.placeholders:
+            if name not in out:
+                if name not in inputs:
+                    raise self._missing(name, inputs)
+                out[name] = _fmt(inputs[name])
+        return out
+
+    def _missing(self, name: str, inputs: Mapping[str, Any]) -> ConfigError:
+        where = [k for k, t in self.texts.items() if name in t.names] or ["inputs"]
+        given = ", ".join(sorted(inputs)) or "none"
+        return ConfigError(f"prompt template needs input {name!r} (used in {', '.join(where)}); "
+                           f"pass {name}=...; inputs given: {given}")
+
+    # -- sections -----------------------------------------------------------------------
+
+    def sections(self, inputs: Mapping[str, Any], *, history: Any = None, context: Optional[str] = None,
+                 tools: Optional[str] = None, output_format: Optional[str] = None) -> dict[str, str]:
+        """Every section's text (empty string when absent), in the fixed order."""
+        vals = self.values(inputs)
+        s = {k: t.render(vals) for k, t in self.texts.items()}
+        if context is not None:
+            s["context"] = context
+        s["demonstrations"] = "\n\n".join(
+            f"Example {i}:\n{_titled('Input', u)}\n{_titled('Output', a)}" for i, (u, a) in enumerate(self.demos, 1))
+        s["history"] = _history_text(history)
+        s["inputs"] = self._inputs_text(vals)
+        s["output_format"] = self.output_format if output_format is None else output_format
+        s["tools"] = self.tools if tools is None else tools
+        return {k: s[k] for k in SECTIONS}
+
+    def _inputs_text(self, vals: Mapping[str, str]) -> str:
+        if self.input_spec is None:
+            return ""
+        return _pairs((f.name, vals[f.name]) for f in self.input_spec.fields if f.name not in self.placeholders)
+
+    def _demo(self, demo: Mapping[str, Any]) -> tuple[str, str]:
+        if "inputs" in demo or "outputs" in demo:
+            ins = demo.get("inputs", {})
+            user = _pairs(ins.items()) if isinstance(ins, Mapping) else _fmt(ins)
+            outs = demo.get("outputs", {})
+            if isinstance(outs, Mapping) and self.parser is not None and self.output_spec is not None:
+                return user, self.parser.render(outs, self.output_spec)
+            return user, _pairs(outs.items()) if isinstance(outs, Mapping) else _fmt(outs)
+        if "input" in demo and "output" in demo:
+            return _fmt(demo["input"]), _fmt(demo["output"])
+        raise ConfigError(f"a demonstration needs 'inputs'/'outputs' (dicts) or 'input'/'output' (texts), "
+                          f"got keys {sorted(demo)}")
+
+    def _join(self, sections: Mapping[str, str], keys: Sequence[str]) -> str:
+        blocks = []
+        for k in keys:
+            text = sections[k].strip()
+            if text:
+                title = self.titles.get(k)
+                blocks.append(f"{title}\n{text}" if title else text)
+        return "\n\n".join(blocks)
+
+    def render(self, inputs: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> str:
+        """The whole prompt as one string. Keyword inputs; ``history``, ``context``, ``tools`` and
+        ``output_format`` keywords fill those sections instead (pass them in ``inputs`` to use them as inputs)."""
+        inputs, extra = _split(inputs, kwargs)
+        return self._join(self.sections(inputs, **extra), SECTIONS)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} placeholders={sorted(self.placeholders)}>"
+
+
+class ChatTemplate(PromptTemplate):
+    """The same sections as chat turns: ``render(**inputs) -> list[zagent.Message]``."""
+
+    SYSTEM = ("system", "instruction", "context", "constraints")
+    FINAL = ("inputs", "output_format", "tools")
+
+    def render(self, inputs: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> list[Message]:  # type: ignore[override]
+        inputs, extra = _split(inputs, kwargs)
+        history = extra.pop("history", None)
+        s = self.sections(inputs, **extra)
+        messages: list[Message] = []
+        system = self._join(s, self.SYSTEM)
+        if system:
+            messages.append(Message(role="system", content=system))
+        for user, assistant in self.demos:
+            messages.append(Message(role="user", content=user))
+            messages.append(Message(role="assistant", content=assistant))
+        messages.extend(_history_messages(history))
+        messages.append(Message(role="user", content=self._join(s, self.FINAL) or "Go ahead."))
+        return messages
+
+
+_SPECIAL_KWARGS = ("history", "context", "tools", "output_format")
+
+
+def _split(inputs: Optional[Mapping[str, Any]], kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    extra = {k: kwargs.pop(k) for k in _SPECIAL_KWARGS if k in kwargs}
+    return {**(inputs or {}), **kwargs}, extra
+
+
+def _bullets(constraints: Union[str, Sequence[str]]) -> str:
+    if isinstance(constraints, str):
+        return constraints
+    return "\n".join(f"- {c}" for c in constraints)
+
+
+def _pairs(items: Any) -> str:
+    lines = []
+    for name, value in items:
+        text = _fmt(value)
+        lines.append(f"{name}:\n{text}" if "\n" in text else f"{name}: {text}")
+    return "\n".join(lines)
+
+
+def _titled(title: str, text: str) -> str:
+    return f"{title}:\n{text}"
+
+
+def _history_messages(history: Any) -> list[Message]:
+    if not history:
+        return []
+    if isinstance(history, str):
+        return [Message(role="user", content=history)]
+    out = []
+    for m in history:
+        out.append(m if isinstance(m, Message) else msgspec.convert(m, Message))
+    return out
+
+
+def _history_text(history: Any) -> str:
+    if not history:
+        return ""
+    if isinstance(history, str):
+        return history
+    return "\n".join(f"{m.role}: {m.content or ''}" for m in _history_messages(history))
+
+

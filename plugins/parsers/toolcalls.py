@@ -1,0 +1,289 @@
+"""Text tool-call formats, for models without native function calling.
+
+A format object renders the tools section of a prompt (``render_tools``) in
+its own style and reads calls back from the reply. Reading is shared and
+detects every common style, whichever was asked for (models drift):
+
+- ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` blocks, several per reply
+  (Hermes, Qwen; also ``<function=name>{...}</function>``);
+- fenced JSON calls (```` ```tool_call ```` or ```` ```json ```` holding a call or a list of calls);
+- Mistral ``[TOOL_CALLS][{...}, ...]`` and ``[TOOL_CALLS]name[ARGS]{...}``;
+- Llama-3 bare JSON ``{"name": ..., "parameters": {...}}`` (``<|python_tag|>`` optional).
+
+``extract(text)`` returns ``Extraction(calls, errors, text)``: the calls (each
+with a unique id, a generated ``call_...`` one when the model gave none), one
+``ToolCallError`` per malformed call (never dropped: send ``feedback(errors)``
+back to the model), and the reply text with the calls removed. A call whose
+name is readable but whose arguments are not a JSON object keeps the raw
+arguments text in ``ToolCall.arguments`` (the kernel's convention; the tool
+runner tells the model what was wrong).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any, Iterable, NamedTuple, Optional
+
+import msgspec
+
+from zagent.types import ToolCall, ToolSpec
+
+from . import jsontext
+
+_encode = msgspec.json.encode
+
+
+class ToolCallError(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A call the model tried to make but that could not be read; ``message`` says why."""
+
+    raw: str
+    message: str
+    name: Optional[str] = None
+
+
+class Extraction(NamedTuple):
+    """What ``extract`` found: calls, malformed-call errors, and the remaining (non-call) text."""
+
+    calls: list[ToolCall]
+    errors: list[ToolCallError]
+    text: str
+
+
+_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|(?=<tool_call>)|\Z)", re.S | re.I)
+_FUNCTION_TAG = re.compile(r"<function=([\w.-]+)>(.*?)(?:</function>|\Z)", re.S)
+_MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*")
+_MISTRAL_NAMED = re.compile(r"([\w.-]+)(?:\[CALL_ID\]([\w-]+))?\[ARGS\]\s*")
+_BARE = re.compile(r"\{\s*\"(?:name|type|function)\"\s*:")
+_SPECIAL = re.compile(r"<\|(?:python_tag|eom_id|eot_id)\|>")
+_NAME = re.compile(r"\"(?:name|tool)\"\s*:\s*\"([^\"]+)\"")
+_CALL_FENCES = frozenset({"tool_call", "tool_calls", "tool", "function_call", "tool_code"})
+_ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
+_BLANKS = re.compile(r"\n{3,}")
+
+
+def new_call_id() -> str:
+    """A fresh, unique call id (``call_`` + 24 hex digits)."""
+    return "call_" + uuid.uuid4().hex[:24]
+
+
+# -- reading -----------------------------------------------------------------------
+
+
+def extract(text: str) -> Extraction:
+    """All tool calls in ``text``, malformed-call errors, and the text with the calls removed."""
+    if not isinstance(text, str):
+        return Extraction([], [ToolCallError(raw=repr(text), message="reply is not text")], "")
+    found: list[tuple[int, int, list[Any], Optional[ToolCallError]]] = []
+    taken: list[tuple[int, int]] = []
+    for finder in (_tagged, _mistral, _fenced, _bare):
+        for start, end, items, err in finder(text, taken):
+            found.append((start, end, items, err))
+            taken.append((start, end))
+    found.sort(key=lambda f: f[0])
+    calls, errors = _build(found)
+    return Extraction(calls, errors, _remaining(text, taken))
+
+
+def _overlaps(start: int, end: int, taken: list[tuple[int, int]]) -> bool:
+    return any(s < end and start < e for s, e in taken)
+
+
+def _tagged(text: str, taken: list) -> Iterable[tuple]:
+    if "<tool_call>" in text or "<TOOL_CALL>" in text.upper():
+        for m in _BLOCK.finditer(text):
+            yield (m.start(), m.end(), *_decode_block(m.group(1)))
+    if "<function=" in text:
+        for m in _FUNCTION_TAG.finditer(text):
+            if _overlaps(m.start(), m.end(), taken):
+                continue
+            yield m.start(), m.end(), [{"name": m.group(1), "arguments": _args_text(m.group(2))}], None
+
+
+def _decode_block(body: str) -> tuple[list[Any], Optional[ToolCallError]]:
+    inner = body.strip()
+    fence = jsontext.FENCE.search(inner)
+    if fence:
+        inner = fence.group(2).strip()
+    try:
+        value = jsontext.loads(inner)
+    except ValueError as exc:
+        return [], _error(body, f"the call is not valid JSON ({exc})")
+    return (value if isinstance(value, list) else [value]), None
+
+
+def _args_text(body: str) -> Any:
+    body = body.strip()
+    try:
+        return jsontext.loads(body) if body else {}
+    except ValueError:
+        return body
+
+
+def _mistral(text: str, taken: list) -> Iterable[tuple]:
+    if "[TOOL_CALLS]" not in text:
+        return
+    for m in _MISTRAL.finditer(text):
+        if _overlaps(m.start(), m.end(), taken):
+            continue
+        yield from _mistral_at(text, m.start(), m.end())
+
+
+def _mistral_at(text: str, start: int, pos: int) -> Iterable[tuple]:
+    if text.startswith("[", pos):
+        end = jsontext.balanced_end(text, pos)
+        if end is None:
+            yield start, len(text), [], _error(text[start:], "the [TOOL_CALLS] list is not closed")
+            return
+        try:
+            value = jsontext.loads(text[pos:end])
+        except ValueError as exc:
+            yield start, end, [], _error(text[start:end], f"the [TOOL_CALLS] list is not valid JSON ({exc})")
+            return
+        yield start, end, (value if isinstance(value, list) else [value]), None
+        return
+    items: list[Any] = []
+    end = pos
+    while (m := _MISTRAL_NAMED.match(text, end)) is not None:
+        obj_end = jsontext.balanced_end(text, m.end()) if text.startswith(("{", "["), m.end()) else None
+        stop = obj_end or _line_end(text, m.end())
+        item = {"name": m.group(1), "arguments": _args_text(text[m.end():stop])}
+        if m.group(2):
+            item["id"] = m.group(2)
+        items.append(item)
+        end = stop
+        end = end + len(text[end:]) - len(text[end:].lstrip())
+    if items:
+        yield start, end, items, None
+    else:
+        yield start, _line_end(text, pos), [], _error(text[start:_line_end(text, pos)],
+                                                      "nothing readable follows [TOOL_CALLS]")
+
+
+def _line_end(text: str, pos: int) -> int:
+    nl = text.find("\n", pos)
+    return len(text) if nl < 0 else nl
+
+
+def _fenced(text: str, taken: list) -> Iterable[tuple]:
+    if "```" not in text:
+        return
+    for start, end, lang, body in jsontext.fences(text):
+        if _overlaps(start, end, taken):
+            continue
+        must = lang in _CALL_FENCES
+        if not must and lang not in ("json", "", "javascript"):
+            continue
+        try:
+            value = jsontext.loads(body.strip())
+        except ValueError as exc:
+            if must or _looks_like_call(body):
+                yield start, end, [], _error(body, f"the fenced call is not valid JSON ({exc})")
+            continue
+        items = value if isinstance(value, list) else [value]
+        if must or (items and all(_call_shaped(i) for i in items)):
+            yield start, end, items, None
+
+
+def _bare(text: str, taken: list) -> Iterable[tuple]:
+    if "{" not in text:
+        return
+    pos = 0
+    while (m := _BARE.search(text, pos)) is not None:
+        start = m.start()
+        pos = start + 1
+        if _overlaps(start, start + 1, taken):
+            continue
+        end = jsontext.balanced_end(text, start)
+        try:
+            value = jsontext.loads(text[start:end]) if end else None
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and _call_shaped(value):
+            yield start, end, [value], None
+            pos = end
+        elif value is None and _looks_like_call(text[start:end or len(text)]):
+            stop = end or len(text)
+            yield start, stop, [], _error(text[start:stop], "the call is not valid JSON")
+            pos = stop
+
+
+def _looks_like_call(text: str) -> bool:
+    return bool(_NAME.search(text)) and any(f'"{k}"' in text for k in _ARG_KEYS)
+
+
+def _call_shaped(value: Any) -> bool:
+    if not isinstance(value, dict):
+        return False
+    fn = value.get("function")
+    if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+        return True
+    name = value.get("name", value.get("tool"))
+    return isinstance(name, str) and any(k in value for k in _ARG_KEYS)
+
+
+def _error(raw: str, why: str) -> ToolCallError:
+    name = _NAME.search(raw)
+    return ToolCallError(raw=raw.strip(), message=why, name=name.group(1) if name else None)
+
+
+# -- building calls ------------------------------------------------------------------
+
+
+def _build(found: list[tuple]) -> tuple[list[ToolCall], list[ToolCallError]]:
+    calls: list[ToolCall] = []
+    errors: list[ToolCallError] = []
+    seen: set[str] = set()
+    for _s, _e, items, err in found:
+        if err is not None:
+            errors.append(err)
+        for item in items:
+            call = _to_call(item)
+            if isinstance(call, ToolCallError):
+                errors.append(call)
+                continue
+            if call.id in seen:
+                call = ToolCall(id=new_call_id(), name=call.name, arguments=call.arguments)
+            seen.add(call.id)
+            calls.append(call)
+    return calls, errors
+
+
+def _to_call(item: Any) -> Any:
+    raw = _encode(item).decode() if not isinstance(item, str) else item
+    if not isinstance(item, dict):
+        return ToolCallError(raw=raw, message="a call must be a JSON object with 'name' and 'arguments'")
+    body = item.get("function") if isinstance(item.get("function"), dict) else item
+    name = body.get("name", body.get("tool", item.get("name")))
+    if not isinstance(name, str) or not name.strip():
+        return ToolCallError(raw=raw, message="the call has no tool name; give it as \"name\"")
+    args = next((body[k] for k in _ARG_KEYS if k in body), {})
+    call_id = item.get("id") or body.get("id")
+    return ToolCall(id=call_id if isinstance(call_id, str) and call_id else new_call_id(),
+                    name=name.strip(), arguments=_arguments(args))
+
+
+def _arguments(args: Any) -> Any:
+    if args is None:
+        return {}
+    if isinstance(args, dict):
+        return args
+    if isinstance(args, str):
+        try:
+            value = jsontext.loads(args) if args.strip() else {}
+        except ValueError:
+            return args
+        return value if isinstance(value, dict) else args
+    return _encode(args).decode()
+
+
+def _remaining(text: str, taken: list[tuple[int, int]]) -> str:
+    if not taken:
+        return _SPECIAL.sub("", text).strip()
+    parts, pos = [], 0
+    for start, end in sorted(taken):
+        if start >= pos:
+            parts.append(text[pos:start])
+        pos = max(pos, end)
+    parts.append(text[pos:])
+    return _BLANKS.sub("\n\n", _SPECIAL.sub("", "".join(parts))).strip()

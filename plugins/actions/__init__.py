@@ -1,0 +1,45 @@
+"""The actions plugin: Action, CustomizeAction, Agent, CustomizeAgent, ContextExtraction.
+
+Registers the agent type ``customize`` (so ``kernel.agent({...})`` builds a
+declared agent) and the CLI commands ``zagent run`` and ``zagent agent show``.
+Importing this module is cheap: the classes load on first use.
+
+Public names (``from zagent.plugins.actions import CustomizeAgent``) are
+resolved lazily through ``__getattr__``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+_EXPORTS = {
+    "Action": "action", "CustomizeAction": "action", "ActionOutput": "action",
+    "Agent": "agent", "AgentResult": "agent",
+    "CustomizeAgent": "customize", "AgentSpec": "customize",
+    "ContextExtraction": "extraction",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def _customize(spec: dict, kernel: Any) -> Any:
+    from .customize import build_customize
+
+    return build_customize(spec, kernel)
+
+
+def zagent_register_agent_types(register: Callable[..., None]) -> None:
+    register("customize", _customize)
+
+
+def zagent_register_commands(cli: Any, kernel: Any) -> None:
+    from .cli import add_commands
+
+    add_commands(cli)

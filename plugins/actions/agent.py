@@ -1,0 +1,237 @@
+"""``Agent``: actions by name, short-term (and optional long-term) memory, an LLM.
+
+``execute(action_name, msgs=..., inputs=...)`` writes the inputs to memory,
+extracts missing inputs from recent messages (``ContextExtraction``), runs the
+action, wraps the typed output in a result message recorded in memory
+(agent, action, prompt, timing, usage) and returns an ``AgentResult``.
+``acall``/``__call__`` run the default action. Everything per call lives in
+the call; the agent itself may be called concurrently.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+
+import attrs
+import msgspec
+
+from zagent.errors import ConfigError
+from zagent.llm import LLM, to_messages
+from zagent.sync import run_sync
+from zagent.types import Message, ToolResult, Usage
+
+from .action import Action, ActionOutput
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel, RunContext
+
+_SECRET_WORDS = ("key", "secret", "token", "password", "authorization")
+
+
+@attrs.frozen(repr=False)
+class AgentResult:
+    """The result of one agent call. Output fields read as attributes: ``result.answer``.
+
+    :ivar output: the typed output (a msgspec Struct of the action's output fields).
+    :ivar message: the result message recorded in memory.
+    :ivar trajectory: every message of the run (prompt, tool calls, tool results, reply).
+    """
+
+    output: Any
+    message: Message
+    agent: str
+    action: str
+    usage: Usage
+    duration: float
+    steps: int
+    trajectory: list[Message]
+    tool_results: list[ToolResult]
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return getattr(object.__getattribute__(self, "output"), name)
+        except AttributeError:
+            raise AttributeError(f"{type(self).__name__} has no field {name!r}") from None
+
+    @property
+    def content(self) -> str:
+        return self.message.content or ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The output fields as plain data."""
+        return msgspec.to_builtins(self.output)
+
+    def __repr__(self) -> str:
+        return f"<AgentResult {self.agent}.{self.action} {self.to_dict()!r}>"
+
+
+@attrs.define(repr=False, eq=False, kw_only=True, slots=False)
+class Agent:
+    """An agent: named actions, memory, an LLM (``llm`` or ``llm_config``, consistent if both).
+
+    :ivar memory_size: short-term memory keeps the last ``memory_size`` messages (``None``: all).
+    :ivar use_long_term_memory: also write every message to ``kernel.memory(long_term_memory["name"])``.
+    :ivar context_messages: how many recent messages ``ContextExtraction`` reads.
+    """
+
+    kernel: "Kernel"
+    name: str
+    description: str = ""
+    system_prompt: Optional[str] = None
+    actions: Any = attrs.field(factory=list)
+    llm: Optional[Union[LLM, str]] = None
+    llm_config: Optional[dict[str, Any]] = None
+    memory_size: Optional[int] = 200
+    use_long_term_memory: bool = False
+    long_term_memory: Optional[dict[str, Any]] = None
+    context_messages: int = 10
+    default_action: Optional[str] = None
+
+    def __attrs_post_init__(self) -> None:
+        if not self.name or not isinstance(self.name, str):
+            raise ConfigError("an agent needs a non-empty name")
+        self._actions: dict[str, Action] = {}
+        for action in (self.actions.values() if isinstance(self.actions, dict) else self.actions):
+            self.add_action(action)
+        self.llm, self.llm_config = _resolve_llm(self.kernel, self.llm, self.llm_config)
+        self._memory: list[Message] = []
+        self._ltm: Any = None
+
+    # -- actions ------------------------------------------------------------------
+
+    def add_action(self, action: Action) -> None:
+        if action.name in self._actions:
+            raise ConfigError(f"agent {self.name!r} already has an action named {action.name!r}")
+        self._actions[action.name] = action
+        if self.default_action is None:
+            self.default_action = action.name
+
+    def action(self, name: Optional[str] = None) -> Action:
+        key = name or self.default_action
+        if key is None or key not in self._actions:
+            raise ConfigError(f"agent {self.name!r} has no action {key!r}; its actions: {', '.join(self._actions) or 'none'}")
+        return self._actions[key]
+
+    @property
+    def action_names(self) -> list[str]:
+        return list(self._actions)
+
+    # -- running ------------------------------------------------------------------
+
+    async def aexecute(
+        self, action_name: Optional[str] = None, *, msgs: Optional[Sequence[Any]] = None,
+        inputs: Optional[dict[str, Any]] = None, ctx: Optional["RunContext"] = None,
+    ) -> AgentResult:
+        """Run one action (see the module docstring) and return its ``AgentResult``."""
+        started = time.perf_counter()
+        action = self.action(action_name)
+        ctx = ctx or self.kernel.context(agent=self.name)
+        inputs = dict(inputs or {})
+        events = self.kernel.hooks.active("zagent_event")
+        if events:
+            await ctx.emit("run_start", action=action.name, inputs=sorted(inputs))
+        if msgs:
+            await self._remember(to_messages(msgs))
+        await self._remember([Message(role="user", content=_json(inputs), name=self.name,
+                                      metadata={"kind": "inputs", "action": action.name})])
+        missing = action.missing_inputs(inputs)
+        if missing:
+            inputs.update(await self._extract(action, ctx))
+        out: ActionOutput = await action.aexecute(self.llm, inputs, ctx=ctx, system_prompt=self.system_prompt)
+        duration = time.perf_counter() - started
+        message = Message(role="assistant", content=_json(out.output), name=self.name, metadata={
+            "agent": self.name, "action": action.name, "prompt": out.prompt, "duration": round(duration, 6),
+            "usage": msgspec.to_builtins(out.usage), "run_id": ctx.run_id, "steps": out.steps})
+        await self._remember([message])
+        if events:
+            await ctx.emit("run_end", action=action.name, steps=out.steps, duration=duration)
+        return AgentResult(output=out.output, message=message, agent=self.name, action=action.name,
+                           usage=out.usage, duration=duration, steps=out.steps,
+                           trajectory=out.messages, tool_results=out.tool_results)
+
+    def execute(self, action_name: Optional[str] = None, **kwargs: Any) -> AgentResult:
+        """Sync twin of ``aexecute`` (works in scripts, inside a running loop and from threads)."""
+        return run_sync(self.aexecute(action_name, **kwargs))
+
+    async def acall(self, **inputs: Any) -> AgentResult:
+        """Run the default action with ``inputs``."""
+        return await self.aexecute(None, inputs=inputs)
+
+    def __call__(self, **inputs: Any) -> AgentResult:
+        return run_sync(self.aexecute(None, inputs=inputs))
+
+    async def _extract(self, action: Action, ctx: "RunContext") -> dict[str, Any]:
+        from .extraction import ContextExtraction
+
+        found = await ContextExtraction(kernel=self.kernel).aextract(
+            self.llm, action, self._memory[-self.context_messages:], ctx=ctx)
+        still = action.missing_inputs(found)
+        if still:
+            raise ConfigError(
+                f"agent {self.name!r}: action {action.name!r} needs input(s) {', '.join(still)}, which were not "
+                "given and could not be found in the recent messages; pass them as inputs")
+        return found
+
+    # -- memory -------------------------------------------------------------------
+
+    @property
+    def messages(self) -> list[Message]:
+        """Short-term memory, oldest first (a copy)."""
+        return list(self._memory)
+
+    async def _remember(self, messages: list[Message]) -> None:
+        self._memory.extend(messages)
+        if self.memory_size is not None and len(self._memory) > self.memory_size:
+            del self._memory[: len(self._memory) - self.memory_size]
+        if self.use_long_term_memory:
+            await self._long_term().aadd(self.name, messages)
+
+    def _long_term(self) -> Any:
+        if self._ltm is None:
+            opts = dict(self.long_term_memory or {})
+            self._ltm = self.kernel.memory(opts.pop("name", "sqlite"), **opts)
+        return self._ltm
+
+    def clear_memory(self, *, long_term: bool = False) -> None:
+        """Forget the short-term memory (and the long-term namespace of this agent if asked)."""
+        self._memory.clear()
+        if long_term and self.use_long_term_memory:
+            self._long_term().clear(self.name)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} llm={self.llm!r} actions={self.action_names}>"
+
+
+def _resolve_llm(kernel: "Kernel", llm: Any, llm_config: Optional[dict[str, Any]]) -> tuple[LLM, dict[str, Any]]:
+    """One of ``llm``/``llm_config`` derives the other; both given must agree on the model."""
+    config = dict(llm_config or {})
+    if isinstance(llm, str):
+        if config.get("model") not in (None, llm):
+            raise ConfigError(f"llm {llm!r} and llm_config model {config['model']!r} disagree; give one of them")
+        config["model"] = llm
+        llm = None
+    if llm is not None:
+        if not isinstance(llm, LLM):
+            raise ConfigError(f"llm must be a zagent.LLM or a 'provider:model' string, got {type(llm).__name__}")
+        if config.get("model") not in (None, llm.name):
+            raise ConfigError(f"llm {llm.name!r} and llm_config model {config['model']!r} disagree; give one of them")
+        return llm, {"model": llm.name, **{k: v for k, v in config.items() if k != "model"}}
+    options = {k: v for k, v in config.items() if k != "model"}
+    resolved = kernel.llm(config.get("model"), **options)
+    return resolved, {"model": resolved.name, **options}
+
+
+def public_config(config: dict[str, Any]) -> dict[str, Any]:
+    """``llm_config`` without secrets (keys, tokens, passwords, clients)."""
+    return {k: v for k, v in config.items()
+            if not any(w in k.lower() for w in _SECRET_WORDS) and isinstance(v, (str, int, float, bool, type(None), list, dict))}
+
+
+_encoder = msgspec.json.Encoder(enc_hook=repr)
+
+
+def _json(value: Any) -> str:
+    return _encoder.encode(value).decode()

@@ -1,0 +1,106 @@
+"""CLI commands of the actions plugin: ``zagent run AGENT_FILE`` and ``zagent agent show AGENT_FILE``.
+
+``run`` prints the typed output (``--json`` for JSON) and a progress line per
+step on stderr; ``agent show`` prints the prompt the model would get.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import msgspec
+
+
+def add_commands(cli: Any) -> None:
+    run = cli.command("run", cmd_run, help="run an agent file (JSON/YAML) once and print its output")
+    run.add_argument("agent_file", help="path to the agent's .json/.yaml file")
+    _common(run)
+    run.add_argument("--json", action="store_true", help="print the output as JSON")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    show = cli.group("agent", help="inspect agent files").command(
+        "show", cmd_show, help="print the prompt an agent file renders")
+    show.add_argument("agent_file")
+    _common(show)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--input", "-i", action="append", default=[], metavar="NAME=VALUE",
+                        help="an input value (repeatable)")
+    parser.add_argument("--model", "-m", default=None,
+                        help="'provider:model' to use instead of the file's (default: ZAGENT_MODEL)")
+
+
+def _inputs(pairs: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise SystemExit(f"zagent: --input {pair!r} must look like name=value")
+        out[name.strip()] = value
+    return out
+
+
+def _load(args: argparse.Namespace, kernel: Any) -> Any:
+    import os
+
+    from zagent.kernel import load_spec_file
+
+    from .customize import CustomizeAgent
+
+    spec = load_spec_file(args.agent_file)
+    if args.model:
+        spec = {**spec, "llm": args.model}
+        spec.pop("llm_config", None)
+    return CustomizeAgent.from_dict(spec, kernel, base_dir=os.path.dirname(os.path.abspath(args.agent_file)))
+
+
+def _typed(agent: Any, raw: dict[str, str]) -> dict[str, Any]:
+    from zagent import fields as zfields
+
+    spec = agent.action().input_spec
+    unknown = [n for n in raw if n not in spec.by_name]
+    if unknown:
+        raise SystemExit(f"zagent: unknown input(s) {', '.join(unknown)}; "
+                         f"{agent.name} takes: {', '.join(spec.names) or 'none'}")
+    relaxed = zfields.compile_fields([msgspec.structs.replace(spec.by_name[n], required=False) for n in raw])
+    return zfields.to_dict(zfields.convert(raw, relaxed)) if raw else {}
+
+
+class _Progress:
+    """Event observer printing one line per step and tool call on stderr."""
+
+    def zagent_event(self, event: Any) -> None:
+        d = event.data
+        if event.type == "step_end":
+            tools = d.get("tools")
+            what = f"tools: {', '.join(tools)}" if tools else ("answered" if d.get("answered") else "no answer yet")
+            print(f"[{event.agent}] step {d.get('step')}: {what}", file=sys.stderr)
+        elif event.type == "tool_end":
+            print(f"[{event.agent}]   {d.get('tool')} -> {d.get('state')}", file=sys.stderr)
+
+
+def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
+    agent = _load(args, kernel)
+    inputs = _typed(agent, _inputs(args.input))
+    if not args.quiet:
+        kernel.add_plugin(_Progress(), name="zagent-run-progress")
+    result = agent(**inputs)
+    data = result.to_dict()
+    if args.json:
+        print(msgspec.json.format(msgspec.json.encode(data)).decode())
+    else:
+        for name, value in data.items():
+            text = value if isinstance(value, str) else msgspec.json.encode(value).decode()
+            print(f"{name}: {text}" if len(data) > 1 else text)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, kernel: Any) -> int:
+    agent = _load(args, kernel)
+    inputs = _typed(agent, _inputs(args.input))
+    if agent.system_prompt:
+        print(f"--- system ---\n{agent.system_prompt}\n--- user ---")
+    print(agent.prompt_preview(inputs))
+    return 0

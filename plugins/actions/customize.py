@@ -1,0 +1,227 @@
+"""``CustomizeAgent``: an agent declared, not coded.
+
+A spec (``AgentSpec``: name, description, prompt or prompt_template, inputs,
+outputs, parse_mode, tools, llm ...) is validated with precise errors (unknown
+keys or types, duplicate names, inputs the prompt never uses, unknown tools,
+unknown parse modes) and becomes an ``Agent`` with one ``CustomizeAction``.
+``to_dict()``/``from_dict()`` round-trip without secrets; ``save``/``load``
+read and write JSON, or YAML with ``zagent[yaml]``.
+
+Tools are named by registered name, or by import path ``package.module:function``
+for a plain function (resolved relative to the spec file's folder first).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+import attrs
+import msgspec
+
+from zagent import fields as zfields
+from zagent.errors import ConfigError
+from zagent.types import Field
+
+from .action import CustomizeAction
+from .agent import Agent, public_config
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+
+_PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+
+
+class AgentSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """The declarative form of a ``CustomizeAgent`` (what JSON/YAML agent files hold)."""
+
+    name: str
+    type: str = "customize"
+    description: str = ""
+    prompt: Optional[str] = None
+    prompt_template: Optional[dict[str, Any]] = None
+    system_prompt: Optional[str] = None
+    inputs: list[Field] = []
+    outputs: list[Field] = []
+    parse_mode: Optional[str] = None
+    title_format: Optional[str] = None
+    parse_func: Optional[str] = None
+    tools: list[str] = []
+    tool_format: str = "tool_call"
+    llm: Optional[str] = None
+    llm_config: Optional[dict[str, Any]] = None
+    max_steps: int = 20
+    max_tool_call_concurrency: int = 4
+    memory_size: Optional[int] = 200
+    use_long_term_memory: bool = False
+    long_term_memory: Optional[dict[str, Any]] = None
+
+
+@attrs.define(repr=False, eq=False, kw_only=True, slots=False)
+class CustomizeAgent(Agent):
+    """An ``Agent`` built from an ``AgentSpec``; ``spec`` keeps the declaration."""
+
+    spec: Optional[AgentSpec] = None
+
+    @classmethod
+    def from_dict(cls, data: Union[dict[str, Any], AgentSpec], kernel: "Kernel", *,
+                  base_dir: Optional[str] = None, llm: Any = None) -> "CustomizeAgent":
+        """Validate ``data`` and build the agent (``llm`` overrides the spec's model with an instance)."""
+        spec = data if isinstance(data, AgentSpec) else _convert_spec(data)
+        _validate(spec, kernel)
+        tools = [_resolve_tool(kernel, t, base_dir) for t in spec.tools]
+        parse_mode = spec.parse_mode or _default_mode(spec)
+        parse_func = _import_path(spec.parse_func, base_dir, "parse_func") if spec.parse_func else None
+        action = CustomizeAction(
+            kernel=kernel, name=spec.name, description=spec.description, prompt=spec.prompt or "",
+            template=spec.prompt_template, tools=tools, inputs=list(spec.inputs), outputs=list(spec.outputs),
+            parse_mode=parse_mode, title_format=spec.title_format, parse_func=parse_func,
+            max_steps=spec.max_steps, max_tool_call_concurrency=spec.max_tool_call_concurrency,
+            tool_format=spec.tool_format)
+        return cls(kernel=kernel, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
+                   actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
+                   memory_size=spec.memory_size, use_long_term_memory=spec.use_long_term_memory,
+                   long_term_memory=spec.long_term_memory, spec=spec)
+
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike], kernel: "Kernel") -> "CustomizeAgent":
+        """Read a JSON or YAML agent file."""
+        from zagent.kernel import load_spec_file
+
+        p = os.fspath(path)
+        return cls.from_dict(load_spec_file(p), kernel, base_dir=os.path.dirname(os.path.abspath(p)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The declaration as plain data, without secrets (no API keys, tokens or clients)."""
+        assert self.spec is not None
+        data = msgspec.to_builtins(self.spec)
+        data["llm_config"] = public_config(self.llm_config or {})
+        data.pop("llm", None)
+        return data
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Write the declaration as JSON, or YAML when the name ends in .yaml/.yml."""
+        p = os.fspath(path)
+        data = self.to_dict()
+        if p.endswith((".yaml", ".yml")):
+            try:
+                import yaml  # type: ignore[import-untyped]
+            except ImportError:
+                raise ConfigError("saving YAML needs the extra: pip install 'zagent[yaml]'") from None
+            text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+        else:
+            text = msgspec.json.format(msgspec.json.encode(data)).decode() + "\n"
+        tmp = f"{p}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, p)
+
+    def prompt_preview(self, inputs: Optional[dict[str, Any]] = None) -> str:
+        """The prompt as the model would see it; missing inputs shown as ``{name}``."""
+        action = self.action()
+        values = {n: (inputs or {}).get(n, "{" + n + "}") for n in action.input_spec.names}
+        return action.render_prompt(values)
+
+
+def _convert_spec(data: dict[str, Any]) -> AgentSpec:
+    if not isinstance(data, dict):
+        raise ConfigError(f"an agent spec must be a mapping, got {type(data).__name__}")
+    try:
+        return msgspec.convert(data, AgentSpec)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"invalid agent spec {data.get('name', '?')!r}: {exc}") from None
+
+
+def _validate(spec: AgentSpec, kernel: "Kernel") -> None:
+    where = f"agent {spec.name!r}"
+    if bool(spec.prompt) == bool(spec.prompt_template):
+        raise ConfigError(f"{where}: give exactly one of 'prompt' or 'prompt_template'")
+    if spec.type != "customize":
+        raise ConfigError(f"{where}: type {spec.type!r} is not 'customize'")
+    inputs = zfields.compile_fields(list(spec.inputs))
+    outputs = zfields.compile_fields(list(spec.outputs))
+    if not outputs.names:
+        raise ConfigError(f"{where}: declare at least one output")
+    clash = set(inputs.names) & set(outputs.names)
+    if clash:
+        raise ConfigError(f"{where}: {', '.join(sorted(clash))} declared both as input and output")
+    used = _placeholders(spec)
+    unused = [n for n in inputs.names if n not in used]
+    if unused:
+        raise ConfigError(f"{where}: input(s) {', '.join(unused)} never appear in the prompt; "
+                          f"add {' '.join('{' + n + '}' for n in unused)} to it or remove them")
+    mode = spec.parse_mode or _default_mode(spec)
+    if mode not in kernel.registries["parsers"]:
+        raise ConfigError(f"{where}: unknown parse_mode {mode!r}; installed: {', '.join(kernel.registries['parsers'])}")
+    if mode == "str" and len(outputs.names) != 1:
+        raise ConfigError(f"{where}: parse_mode 'str' needs exactly one output, got {len(outputs.names)}")
+    if mode == "custom" and not spec.parse_func:
+        raise ConfigError(f"{where}: parse_mode 'custom' needs parse_func ('package.module:function')")
+
+
+def _placeholders(spec: AgentSpec) -> set[str]:
+    texts: list[str] = [spec.prompt or "", spec.system_prompt or ""]
+    if spec.prompt_template:
+        texts.extend(_strings(spec.prompt_template))
+    return {m.group(1) for t in texts for m in _PLACEHOLDER.finditer(t)}
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _default_mode(spec: AgentSpec) -> str:
+    """``title`` by default; ``json`` when a template is used and an output is an object or array."""
+    if spec.prompt_template and any(f.type in ("object", "array", "dict", "list", "json") for f in spec.outputs):
+        return "json"
+    return "title"
+
+
+def _resolve_tool(kernel: "Kernel", ref: str, base_dir: Optional[str]) -> str:
+    """A registered tool name as is; ``module:function`` imported and registered on the kernel."""
+    if ":" not in ref:
+        if ref not in kernel.registries["tools"]:
+            raise ConfigError(f"unknown tool {ref!r}; registered tools: {', '.join(kernel.registries['tools']) or 'none'}. "
+                              "Use a registered name or an import path 'package.module:function'")
+        return ref
+    fn = _import_path(ref, base_dir, "tool")
+    name = getattr(fn, "name", None) or getattr(fn, "__name__", ref.rsplit(":", 1)[-1])
+    existing = kernel.registries["tools"].get(name)
+    if existing is not None:
+        if existing.handler is fn or existing is fn or getattr(fn, "handler", None) is existing.handler:
+            return name
+        raise ConfigError(f"tool {ref!r} is named {name!r}, which another tool already uses")
+    return kernel.add_tool(fn).name
+
+
+def _import_path(ref: str, base_dir: Optional[str], what: str) -> Any:
+    module_name, sep, attr = ref.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(f"{what} {ref!r} is not an import path; write it as 'package.module:function'")
+    added = bool(base_dir) and base_dir not in sys.path
+    if added:
+        sys.path.insert(0, base_dir)  # type: ignore[arg-type]
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"cannot import {what} {ref!r}: {exc}") from None
+    finally:
+        if added:
+            sys.path.remove(base_dir)  # type: ignore[arg-type]
+    return obj
+
+
+def build_customize(spec: dict[str, Any], kernel: "Kernel") -> CustomizeAgent:
+    """The ``customize`` agent-type factory used by ``kernel.agent(dict)``."""
+    return CustomizeAgent.from_dict(spec, kernel)

@@ -1,0 +1,69 @@
+"""``ContextExtraction``: find the inputs an action needs in an agent's recent messages.
+
+Agents can be chained without hand-feeding inputs: when ``Agent.execute`` is
+missing required inputs, this action shows the model the last messages and the
+target action's input spec, and parses the values it finds (JSON mode, with
+the parser's repair path). Values the model cannot find come back absent,
+never invented by this code.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+import attrs
+
+from zagent import fields as zfields
+from zagent.types import Message
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel, RunContext
+    from zagent.llm import LLM
+
+    from .action import Action
+
+PROMPT = """Here is the recent conversation:
+
+{context}
+
+The next step is the action "{action}": {description}
+Extract the values of its inputs from the conversation above. Inputs:
+{spec}
+
+Use null for an input the conversation does not contain; do not make values up."""
+
+
+@attrs.define(repr=False, eq=False, kw_only=True, slots=False)
+class ContextExtraction:
+    """Extracts a target action's inputs from messages (see the module docstring)."""
+
+    kernel: "Kernel"
+    mode: str = "json"
+
+    async def aextract(self, llm: "LLM", target: "Action", messages: Sequence[Message], *,
+                       ctx: "RunContext") -> dict[str, Any]:
+        """The inputs of ``target`` found in ``messages`` (only those with a value)."""
+        spec = _optional(target.input_spec)
+        parser = self.kernel.parser(self.mode)
+        prompt = PROMPT.format(context=_transcript(messages), action=target.name,
+                               description=target.description or "(no description)",
+                               spec=zfields.describe(target.input_spec))
+        prompt = f"{prompt}\n\n{parser.instructions(spec)}"
+        reply = await llm.asend(llm.request(prompt, output_spec={"mode": self.mode, "fields": list(spec.fields)}), ctx)
+        values = await parser.aparse_with_repair(reply.text, spec, llm, ctx)
+        return {k: v for k, v in values.items() if v not in (None, "")}
+
+
+def _optional(spec: Any) -> Any:
+    """The same fields, all optional: an input the conversation lacks is not a parse error."""
+    import msgspec
+
+    return zfields.compile_fields([msgspec.structs.replace(f, required=False) for f in spec.fields])
+
+
+def _transcript(messages: Sequence[Message]) -> str:
+    lines = []
+    for m in messages:
+        who = m.name or m.role
+        lines.append(f"[{who}] {m.content or ''}".strip())
+    return "\n".join(lines) or "(no messages)"

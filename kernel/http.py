@@ -105,6 +105,7 @@ class HttpClient:
     :ivar provider: provider name, used in errors (``openai``).
     :ivar base_url: root URL requests are relative to.
     :ivar key_env: environment variable that holds the key (named in 401 errors).
+    :ivar owner: the LLM using this client; its kernel scopes the shared rate limiter.
     """
 
     provider: str
@@ -118,7 +119,7 @@ class HttpClient:
     user_client: Any = None
     client_factory: Optional[Callable[..., Any]] = None
     http_module: Optional[str] = None
-    kernel: Any = None
+    owner: Any = None
     _clients: dict[Any, Any] = attrs.field(factory=dict, init=False)
     _last: tuple[Any, Any] = attrs.field(default=(None, None), init=False)
     _request_headers: Optional[dict[str, str]] = attrs.field(default=None, init=False)
@@ -287,7 +288,8 @@ class HttpClient:
 
     def _resolve_limiter(self) -> Optional["RateLimiter"]:
         rpm = self.config.rpm
-        self._limiter = shared_limiter(self.kernel, f"{self.provider} {self.base_url}", rpm) if rpm else None
+        kernel = getattr(self.owner, "kernel", None)
+        self._limiter = shared_limiter(kernel, f"{self.provider} {self.base_url}", rpm) if rpm else None
         return self._limiter
 
     # -- errors -----------------------------------------------------------------

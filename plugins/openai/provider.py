@@ -44,7 +44,9 @@ class OpenAILLM(LLM):
         price = price_per_million(rest.pop("prices", None), model)
         stream_usage = bool(rest.pop("stream_usage", True))
         fields = {**(rest.pop("extra_body", None) or {}), **rest}
-        return cls(provider="openai", model=model, http=http, fields=fields, price=price, stream_usage=stream_usage)
+        llm = cls(provider="openai", model=model, http=http, fields=fields, price=price, stream_usage=stream_usage)
+        http.owner = llm
+        return llm
 
     def default_profile(self) -> ModelProfile:
         return profile_for(self.model)

@@ -1,0 +1,84 @@
+"""A third-party tool plugin, built and pip-installed like a real distribution, is found by ``Kernel()``."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PYPROJECT = '''
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "zagent-weather-demo"
+version = "0.3.1"
+
+[project.entry-points.zagent]
+weather = "zagent_weather_demo"
+
+[tool.setuptools]
+py-modules = ["zagent_weather_demo"]
+'''
+
+MODULE = '''
+"""A third party's zagent tool plugin."""
+
+def zagent_register_tools(register):
+    def forecast(city: str, days: int = 1) -> str:
+        """Tell the weather.
+
+        Args:
+            city: where.
+        """
+        return f"sunny in {city} for {days} day(s)"
+
+    register(forecast, toolset="weather")
+'''
+
+CHECK = '''
+import json, zagent
+k = zagent.Kernel()
+info = {p.name: p for p in k.plugins()}["weather"]
+t = k.tool("forecast")
+r = k.run_tool({"name": "forecast", "arguments": {"city": "Oslo"}})
+print(json.dumps([info.distribution, info.version, t.toolset, t.parameters["required"], r.content]))
+'''
+
+
+@pytest.fixture
+def installed_demo(tmp_path):
+    """``pip install --target`` a freshly written distribution; yield the target dir (removed with tmp_path)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(PYPROJECT)
+    (project / "zagent_weather_demo.py").write_text(textwrap.dedent(MODULE))
+    target = tmp_path / "site"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+         "--disable-pip-version-check", "--no-index", "--target", str(target), str(project)],
+        capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.fail(f"pip install of the demo distribution failed:\n{proc.stdout}\n{proc.stderr}")
+    yield target
+
+
+def test_installed_distribution_adds_its_tool(installed_demo):
+    """A pip-installed distribution with a ``zagent`` entry point adds its tool to a new ``Kernel()``."""
+    env = {**os.environ, "PYTHONPATH": str(installed_demo)}
+    env.pop("ZAGENT_PLUGINS", None)
+    proc = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    dist, version, toolset, required, content = __import__("json").loads(proc.stdout.strip().splitlines()[-1])
+    assert (dist, version, toolset, required) == ("zagent_weather_demo", "0.3.1", "weather", ["city"])
+    assert content == "sunny in Oslo for 1 day(s)"
+
+
+def test_installed_distribution_can_be_disabled(installed_demo):
+    """``ZAGENT_DISABLE_PLUGINS=weather`` keeps the installed plugin out, without importing it."""
+    env = {**os.environ, "PYTHONPATH": str(installed_demo), "ZAGENT_DISABLE_PLUGINS": "weather"}
+    code = "import sys, zagent; k = zagent.Kernel(); print('forecast' in k.registries['tools'], 'zagent_weather_demo' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.stdout.split() == ["False", "False"], proc.stderr

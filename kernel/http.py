@@ -30,7 +30,6 @@ The helpers ``iter_sse`` and ``iter_ndjson`` parse streamed bodies.
 
 from __future__ import annotations
 
-import random
 import time
 import weakref
 from collections import deque
@@ -278,6 +277,8 @@ class HttpClient:
 
     def backoff(self, attempt: int) -> float:
         """Exponential backoff with jitter: ``retry_backoff * 2**attempt`` capped, times 0.5-1.0."""
+        import random
+
         c = self.config
         return min(c.retry_max_backoff, c.retry_backoff * (2 ** attempt)) * (0.5 + random.random() / 2)
 

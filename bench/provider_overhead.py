@@ -1,0 +1,175 @@
+"""Per-call overhead of ``k.llm("openai:...").acomplete()`` versus a bare ``httpx.AsyncClient`` post.
+
+Starts a loopback OpenAI-compatible server in a child process (the peers'
+``mock_server.py`` from ``../shared/bench/peers/`` when present, else this
+repository's ``tests/servers`` one), then runs paired rounds, alternating
+which side goes first:
+
+* sequential: ``--seq`` calls one after another, per-call median;
+* concurrent: ``--conc`` calls at once (``asyncio.gather``), wall time / calls.
+
+Both sides send the same request (one user message and one ``add`` tool) and
+read the reply (text or tool calls). The bare client uses httpx's default pool
+(100 connections, as the peers' floor does) and, as a second floor, the same
+pool limits as zagent. Prints medians and ratios (median of per-round ratios).
+
+    python bench/provider_overhead.py [--rounds 5] [--seq 300] [--conc 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PEER_MOCK = ROOT.parent / "shared" / "bench" / "peers" / "mock_server.py"
+
+MESSAGES = [{"role": "user", "content": "What is 2 + 3? Use the add tool."}]
+ADD = {"name": "add", "description": "Add two integers.",
+       "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                      "required": ["a", "b"]}}
+
+
+def start_server() -> tuple[subprocess.Popen, str]:
+    if PEER_MOCK.exists():
+        cmd = [sys.executable, str(PEER_MOCK), "--port", "0"]
+    else:
+        cmd = [sys.executable, "-c", _OWN_SERVER]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=str(ROOT))
+    line = proc.stdout.readline()
+    if not line.startswith("LISTENING"):
+        proc.kill()
+        raise SystemExit(f"mock server did not start: {line!r}")
+    return proc, f"http://127.0.0.1:{line.split()[1]}/v1"
+
+
+_OWN_SERVER = """
+import sys, time
+sys.path.insert(0, '.')
+from tests.servers.openai_server import OpenAIServer
+with OpenAIServer(key=None) as s:
+    print('LISTENING', s.port, flush=True)
+    while True:
+        time.sleep(3600)
+"""
+
+
+class Bare:
+    """The floor: a hand-written post with httpx and stdlib json."""
+
+    def __init__(self, base_url: str, limits=None):
+        import httpx
+
+        kw = {"limits": limits} if limits is not None else {}
+        self.client = httpx.AsyncClient(base_url=base_url, headers={"Authorization": "Bearer x"},
+                                        timeout=httpx.Timeout(120.0), **kw)
+        self.payload = {"model": "mock-model", "messages": MESSAGES, "tools": [{"type": "function", "function": ADD}]}
+
+    async def call(self):
+        r = await self.client.post("/chat/completions", json=self.payload)
+        r.raise_for_status()
+        msg = r.json()["choices"][0]["message"]
+        return msg.get("content") or msg.get("tool_calls")
+
+    async def aclose(self):
+        await self.client.aclose()
+
+
+class Zagent:
+    """The same call through ``Kernel.llm('openai:...')``."""
+
+    def __init__(self, base_url: str):
+        from zagent import Kernel, ToolSpec
+
+        self.kernel = Kernel(plugins=["zagent.plugins.openai"], entry_points=False)
+        self.llm = self.kernel.llm("openai:mock-model", base_url=base_url, api_key="x")
+        self.tools = [ToolSpec(**ADD)]
+
+    async def call(self):
+        c = await self.llm.acomplete(MESSAGES[0]["content"], tools=self.tools)
+        return c.text or c.tool_calls
+
+    async def aclose(self):
+        await self.llm.aclose()
+
+
+async def seq(side, n: int) -> float:
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        await side.call()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+async def conc(side, n: int) -> float:
+    t = time.perf_counter()
+    results = await asyncio.gather(*[side.call() for _ in range(n)])
+    assert all(results)
+    return (time.perf_counter() - t) / n
+
+
+async def measure(make, n_seq: int, n_conc: int) -> tuple[float, float]:
+    side = make()
+    try:
+        for _ in range(20):
+            await side.call()
+        gc.collect()
+        s = await seq(side, n_seq)
+        await conc(side, min(n_conc, 100))  # warm the pool
+        gc.collect()
+        c = await conc(side, n_conc)
+        return s, c
+    finally:
+        await side.aclose()
+
+
+async def main_async(args, base_url: str) -> None:
+    import httpx
+
+    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
+    sides = {"bare": lambda: Bare(base_url), "bare_tuned": lambda: Bare(base_url, limits),
+             "zagent": lambda: Zagent(base_url)}
+    results = {name: [] for name in sides}
+    for r in range(args.rounds):
+        order = list(sides) if r % 2 == 0 else list(reversed(sides))
+        for name in order:
+            results[name].append(await measure(sides[name], args.seq, args.conc))
+        print(f"round {r + 1}: " + "  ".join(
+            f"{n} seq {results[n][-1][0] * 1e6:.0f}us conc {results[n][-1][1] * 1e6:.0f}us" for n in sides),
+            flush=True)
+    print()
+    for i, kind in enumerate(("sequential", f"{args.conc} concurrent")):
+        med = {n: statistics.median(v[i] for v in results[n]) for n in sides}
+        for floor in ("bare", "bare_tuned"):
+            ratio = statistics.median(z[i] / b[i] for z, b in zip(results["zagent"], results[floor]))
+            print(f"{kind:>16}: zagent {med['zagent'] * 1e6:8.0f} us/call  {floor:<10} {med[floor] * 1e6:8.0f} "
+                  f"us/call  ratio {ratio:.3f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--seq", type=int, default=300)
+    ap.add_argument("--conc", type=int, default=500)
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    proc, base_url = start_server()
+    try:
+        print(f"server {base_url} ({'peers mock_server' if PEER_MOCK.exists() else 'tests/servers'}), "
+              f"pid {os.getpid()}, rounds {args.rounds}", flush=True)
+        asyncio.run(main_async(args, base_url))
+    finally:
+        proc.terminate()
+        proc.wait(5)
+
+
+if __name__ == "__main__":
+    main()

@@ -123,8 +123,8 @@ def test_after_rail_raising_withholds_result():
     """An after-rail that raises withholds the result (fail closed)."""
     def broken(call, result, ctx):
         raise RuntimeError("scanner down")
-    _, r = run_add(Rail(after=broken))
-    assert r.state == "blocked" and "scanner down" in r.error and "5" not in r.content
+    _, r = run_add(Rail(after=broken), a=123000, b=456)
+    assert r.state == "blocked" and "scanner down" in r.error and "123456" not in r.content
 
 
 def test_recorder_sees_before_tool_call_arguments():

@@ -55,6 +55,8 @@ class Parser:
             raise ParseError(f"{self.name} parser expects the reply as str, got {type(text).__name__}; "
                              "pass completion.text", raw=repr(text))
         spec = compile_fields(fields)
+        if not spec.required and not text.strip():  # nothing asked for, nothing given: all defaults
+            return convert({}, spec, raw=text)
         values = self._extract(text, spec, self._opts(options))
         return convert(values, spec, raw=text)
 

@@ -32,7 +32,8 @@ and the async twins ``aadd``, ``alast``, ``asearch``, ``aclear``, ``anamespaces`
 
 The checkpoint store is documented in ``zagent.plugins.memory.checkpoints``.
 
-This module stays cheap to import: sqlite3 and the backends load on first use.
+The factories are named ``make_*``: a plain ``sqlite`` attribute would be replaced by the
+submodule of that name as soon as it is imported. This module stays cheap to import: sqlite3 and the backends load on first use.
 """
 
 from __future__ import annotations
@@ -45,21 +46,21 @@ __all__ = ["NotADatabase", "SchemaTooNew", "StoreBusy", "StoreError", "StoreFull
            "zagent_register_memory", "zagent_register_commands"]
 
 
-def inprocess(**options: Any) -> Any:
+def make_inprocess(**options: Any) -> Any:
     """Factory of ``"inprocess"``."""
     from .inprocess import InProcessMemory
 
     return InProcessMemory(**options)
 
 
-def sqlite(**options: Any) -> Any:
+def make_sqlite(**options: Any) -> Any:
     """Factory of ``"sqlite"``."""
     from .sqlite import SqliteMemory
 
     return SqliteMemory.open(**options)
 
 
-def checkpoints(**options: Any) -> Any:
+def make_checkpoints(**options: Any) -> Any:
     """Factory of ``"checkpoints"``."""
     from .checkpoints import CheckpointStore
 
@@ -67,9 +68,9 @@ def checkpoints(**options: Any) -> Any:
 
 
 def zagent_register_memory(register: Any) -> None:
-    register("inprocess", inprocess)
-    register("sqlite", sqlite)
-    register("checkpoints", checkpoints)
+    register("inprocess", make_inprocess)
+    register("sqlite", make_sqlite)
+    register("checkpoints", make_checkpoints)
 
 
 def zagent_register_commands(cli: Any, kernel: Any) -> None:

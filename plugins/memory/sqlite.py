@@ -74,8 +74,12 @@ class SqliteMemory:
     def _rows(self, namespace: str, messages: Any, at: Optional[float]) -> list[tuple]:
         agent, session = split_namespace(check_namespace(namespace))
         created = time.time() if at is None else float(at)
-        return [(namespace, agent, session, m.role, created, message_text(m), _encode(m), None)
-                for m in as_messages(messages)]
+        try:
+            return [(namespace, agent, session, m.role, created, message_text(m), _encode(m), None)
+                    for m in as_messages(messages)]
+        except (UnicodeEncodeError, msgspec.EncodeError, TypeError) as exc:
+            raise ConfigError(f"cannot store these messages: {exc}; text must be valid Unicode (no lone "
+                              "surrogates) and metadata/arguments msgspec-encodable") from None
 
     async def _embed(self, rows: list[tuple]) -> list[Any]:
         texts = [r[5] for r in rows]

@@ -1,0 +1,25 @@
+"""``anthropic:<model>``: Anthropic's Messages API (system prompt, tool_use/tool_result blocks, SSE events).
+
+Registers the ``anthropic`` provider; cheap to import (the provider and httpx
+load when the first model is made). Options: ``api_key`` (else
+``ANTHROPIC_API_KEY``), ``base_url`` (else ``ANTHROPIC_BASE_URL``, else
+api.anthropic.com), ``max_tokens`` (default 4096: the API requires it),
+``anthropic_version``, ``extra_body``, ``prices``, the HTTP options of
+``zagent.http``, and any other keyword as a request field. Defaults for every
+model come from ``Kernel(config={"anthropic": {...}})``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+def zagent_register_providers(register: Callable[..., None], kernel: Any) -> None:
+    defaults = dict((kernel.config.get("anthropic") or {}) if kernel is not None else {})
+
+    def anthropic(model: str, **options: Any) -> Any:
+        from .provider import AnthropicLLM
+
+        return AnthropicLLM.build(model, **{**defaults, **options})
+
+    register("anthropic", anthropic)

@@ -1,0 +1,197 @@
+"""The Anthropic Messages API provider over httpx + msgspec.
+
+Streaming handles ``message_start`` (input usage), ``content_block_start``
+(text or tool_use), ``content_block_delta`` (``text_delta``,
+``input_json_delta``), ``content_block_stop`` (a tool call is whole: yielded
+now), ``message_delta`` (stop reason, output usage), ``message_stop``,
+``ping`` and ``error`` events.
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Optional
+
+import attrs
+import msgspec
+
+from zagent.errors import ProviderError
+from zagent.http import HttpClient, iter_sse, malformed, network_options, stream_interrupted
+from zagent.llm import LLM, parse_arguments, price_per_million
+from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
+
+from . import wire
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class AnthropicLLM(LLM):
+    """A Claude model behind the Messages API (``POST /v1/messages``)."""
+
+    http: HttpClient
+    fields: dict[str, Any] = attrs.field(factory=dict)
+
+    @classmethod
+    def build(cls, model: str, **options: Any) -> "AnthropicLLM":
+        version = options.pop("anthropic_version", API_VERSION)
+        headers = {"anthropic-version": version, **(options.pop("headers", None) or {})}
+        http, rest = network_options("anthropic", {**options, "headers": headers}, key_env="ANTHROPIC_API_KEY",
+                                     base_env="ANTHROPIC_BASE_URL", default_base_url=DEFAULT_BASE_URL,
+                                     auth_header="x-api-key", auth_prefix="")
+        price = price_per_million(rest.pop("prices", None), model)
+        fields = {"max_tokens": 4096, **(rest.pop("extra_body", None) or {}), **rest}
+        llm = cls(provider="anthropic", model=model, http=http, fields=fields, price=price)
+        http.owner = llm
+        return llm
+
+    def default_profile(self) -> ModelProfile:
+        return ModelProfile(native_tools=True, parallel_tool_calls=True, json_schema_output=False,
+                            streaming_tools=True, max_context_tokens=200_000)
+
+    def body(self, request: LLMRequest, stream: bool = False) -> bytes:
+        system, turns = wire.split_messages(request.messages)
+        if request.response_format:
+            system = "\n\n".join(filter(None, [system, wire.schema_instruction(request.response_format)]))
+        payload: dict[str, Any] = {"model": request.model or self.model, "messages": turns, **self.fields}
+        if system:
+            payload["system"] = system
+        options = request.options
+        if options:
+            options = dict(options)
+            payload.update(options.pop("extra_body", None) or {})
+            payload.update(options)
+        if request.tools:
+            payload["tools"] = [wire.encode_tool(t) for t in request.tools]
+        if stream:
+            payload["stream"] = True
+        return wire.encoder.encode(payload)
+
+    async def _acomplete(self, request: LLMRequest) -> Completion:
+        response = await self.http.post("/v1/messages", self.body(request))
+        content = response.content
+        try:
+            reply = wire.reply_decoder.decode(content)
+        except msgspec.DecodeError as exc:
+            raise malformed(self.http, "reply", exc, content) from None
+        if reply.type == "error" or reply.error is not None:
+            raise self._error(reply.error)
+        message, usage = wire.to_completion_parts(reply)
+        return Completion(message=message, finish_reason=wire.STOP_REASONS.get(reply.stop_reason or "", reply.stop_reason),
+                          usage=usage, model=reply.model or self.model)
+
+    def _error(self, error: Any) -> ProviderError:
+        message = error.get("message") if isinstance(error, dict) else str(error)
+        kind = error.get("type") if isinstance(error, dict) else "error"
+        message = self.http.redact(str(message))
+        return ProviderError(f"anthropic ({self.http.base_url}) reported {kind}: {message}",
+                             provider="anthropic", status=200, body=message, retryable=kind == "overloaded_error")
+
+    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        response = await self.http.post("/v1/messages", self.body(request, stream=True), stream=True)
+        state = _StreamState()
+        mod = self.http.module()
+        try:
+            async for _name, data in iter_sse(response.aiter_lines()):
+                for chunk in self._on_event(self._decode(data), state):
+                    yield chunk
+                if state.stopped:
+                    break
+        except (mod.TransportError, mod.TimeoutException) as exc:
+            raise stream_interrupted(self.http, exc, state.text(), state.all_calls()) from None
+        finally:
+            await response.aclose()
+        if not state.stopped:
+            raise stream_interrupted(self.http, EOFError("the stream ended before message_stop"),
+                                     state.text(), state.all_calls())
+        message = Message(role="assistant", content=state.text() or None, tool_calls=state.calls)
+        yield Chunk(type="done", completion=Completion(
+            message=message, finish_reason=state.finish_reason, usage=state.usage(), model=state.model or self.model))
+
+    def _decode(self, data: str) -> wire.StreamEvent:
+        try:
+            return wire.event_decoder.decode(data)
+        except msgspec.DecodeError as exc:
+            raise malformed(self.http, "stream event", exc, data) from None
+
+    def _on_event(self, ev: wire.StreamEvent, state: "_StreamState") -> list[Chunk]:
+        kind = ev.type
+        if kind == "content_block_delta" and ev.delta is not None:
+            if ev.delta.type == "text_delta" and ev.delta.text:
+                state.parts.append(ev.delta.text)
+                return [Chunk(type="text", text=ev.delta.text)]
+            if ev.delta.type == "input_json_delta":
+                state.json_parts.setdefault(ev.index, []).append(ev.delta.partial_json)
+        elif kind == "content_block_start" and ev.content_block is not None:
+            block = ev.content_block
+            if block.type == "tool_use":
+                state.open_calls[ev.index] = (block.id, block.name)
+            elif block.type == "text" and block.text:
+                state.parts.append(block.text)
+                return [Chunk(type="text", text=block.text)]
+        elif kind == "content_block_stop":
+            call = state.close_call(ev.index)
+            if call is not None:
+                return [Chunk(type="tool_call", tool_call=call)]
+        elif kind == "message_start" and ev.message is not None:
+            state.start(ev.message)
+        elif kind == "message_delta":
+            state.delta(ev)
+        elif kind == "message_stop":
+            state.stopped = True
+        elif kind == "error":
+            raise self._error(ev.error)
+        return []
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    def __repr__(self) -> str:
+        return f"<AnthropicLLM {self.name} {self.http.base_url}>"
+
+
+class _StreamState:
+    """Text parts, open tool_use blocks and their JSON deltas, usage and stop reason of one stream."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.open_calls: dict[int, tuple[str, str]] = {}
+        self.json_parts: dict[int, list[str]] = {}
+        self.calls: list[ToolCall] = []
+        self.finish_reason: Optional[str] = None
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.model = ""
+        self.stopped = False
+
+    def start(self, message: wire.MessageReply) -> None:
+        self.model = message.model
+        if message.usage is not None:
+            self.input_tokens = wire.input_tokens(message.usage)
+            self.output_tokens = message.usage.output_tokens
+
+    def delta(self, ev: wire.StreamEvent) -> None:
+        if ev.delta is not None and ev.delta.stop_reason:
+            self.finish_reason = wire.STOP_REASONS.get(ev.delta.stop_reason, ev.delta.stop_reason)
+        if ev.usage is not None:
+            self.output_tokens = ev.usage.output_tokens or self.output_tokens
+
+    def close_call(self, index: int) -> Optional[ToolCall]:
+        opened = self.open_calls.pop(index, None)
+        if opened is None:
+            return None
+        call = ToolCall(id=opened[0], name=opened[1], arguments=parse_arguments("".join(self.json_parts.pop(index, []))))
+        self.calls.append(call)
+        return call
+
+    def all_calls(self) -> list[ToolCall]:
+        """Finished calls plus those still open (raw partial JSON), for an interrupted stream."""
+        pending = [ToolCall(id=i, name=n, arguments="".join(self.json_parts.get(idx, [])))
+                   for idx, (i, n) in sorted(self.open_calls.items())]
+        return self.calls + pending
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def usage(self) -> Usage:
+        return Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens, calls=1)

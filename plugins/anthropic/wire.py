@@ -1,0 +1,139 @@
+"""Messages API wire format: typed msgspec Structs for replies and stream events, request encoding.
+
+Content blocks and events are decoded into one loose Struct each (unknown
+block and event types, e.g. ``thinking``, are skipped, never an error).
+Consecutive messages of one role are merged, as the API requires
+alternating turns; tool results travel as ``tool_result`` blocks of a user turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import msgspec
+
+from zagent.llm import parse_arguments
+from zagent.types import Message, ToolCall, ToolSpec, Usage
+
+STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
+                "pause_turn": "pause", "refusal": "content_filter"}
+
+
+class Block(msgspec.Struct):
+    type: str = ""
+    text: str = ""
+    id: str = ""
+    name: str = ""
+    input: Any = None
+
+
+class WireUsage(msgspec.Struct):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: Optional[int] = None
+    cache_read_input_tokens: Optional[int] = None
+
+
+class MessageReply(msgspec.Struct):
+    type: str = ""
+    content: list[Block] = []
+    model: str = ""
+    stop_reason: Optional[str] = None
+    usage: Optional[WireUsage] = None
+    error: Any = None
+
+
+class EventDelta(msgspec.Struct):
+    type: str = ""
+    text: str = ""
+    partial_json: str = ""
+    stop_reason: Optional[str] = None
+
+
+class StreamEvent(msgspec.Struct):
+    type: str = ""
+    index: int = 0
+    message: Optional[MessageReply] = None
+    content_block: Optional[Block] = None
+    delta: Optional[EventDelta] = None
+    usage: Optional[WireUsage] = None
+    error: Any = None
+
+
+reply_decoder = msgspec.json.Decoder(MessageReply)
+event_decoder = msgspec.json.Decoder(StreamEvent)
+encoder = msgspec.json.Encoder()
+
+
+def input_tokens(u: WireUsage) -> int:
+    return u.input_tokens + (u.cache_creation_input_tokens or 0) + (u.cache_read_input_tokens or 0)
+
+
+def to_completion_parts(reply: MessageReply) -> tuple[Message, Usage]:
+    texts = [b.text for b in reply.content if b.type == "text"]
+    calls = [ToolCall(id=b.id, name=b.name, arguments=b.input if isinstance(b.input, dict) else {})
+             for b in reply.content if b.type == "tool_use"]
+    u = reply.usage
+    usage = Usage(input_tokens=input_tokens(u), output_tokens=u.output_tokens, calls=1) if u else Usage(calls=1)
+    return Message(role="assistant", content="".join(texts) or None, tool_calls=calls), usage
+
+
+# -- requests ----------------------------------------------------------------------
+
+_tool_cache: dict[int, tuple[ToolSpec, msgspec.Raw]] = {}
+
+
+def encode_tool(spec: ToolSpec) -> msgspec.Raw:
+    """``{"name", "description", "input_schema"}`` of ``spec``, encoded once per spec object."""
+    hit = _tool_cache.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    tool: dict[str, Any] = {"name": spec.name, "input_schema": spec.parameters or {"type": "object", "properties": {}}}
+    if spec.description:
+        tool["description"] = spec.description
+    raw = msgspec.Raw(encoder.encode(tool))
+    if len(_tool_cache) >= 4096:
+        _tool_cache.clear()
+    _tool_cache[id(spec)] = (spec, raw)
+    return raw
+
+
+def split_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+    """The system prompt (system messages joined) and the alternating user/assistant turns."""
+    system: list[str] = []
+    turns: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "system":
+            system.append(m.content or "")
+            continue
+        role = "assistant" if m.role == "assistant" else "user"
+        blocks = _blocks(m)
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    return "\n\n".join(s for s in system if s), turns
+
+
+def _blocks(m: Message) -> list[dict[str, Any]]:
+    if m.role == "tool":
+        return [{"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content or ""}]
+    blocks: list[dict[str, Any]] = []
+    if m.content:
+        blocks.append({"type": "text", "text": m.content})
+    for c in m.tool_calls:
+        args = c.arguments if isinstance(c.arguments, dict) else parse_arguments(c.arguments)
+        blocks.append({"type": "tool_use", "id": c.id, "name": c.name,
+                       "input": args if isinstance(args, dict) else {"raw": args}})
+    return blocks
+
+
+def schema_instruction(fmt: dict[str, Any]) -> str:
+    """The Messages API has no ``response_format``: the schema becomes a system instruction instead."""
+    schema = fmt.get("json_schema", {}).get("schema", fmt) if fmt.get("type") == "json_schema" else fmt
+    if fmt.get("type") == "json_object":
+        return "Reply with a single JSON object and nothing else."
+    return ("Reply with a single JSON document valid for this JSON schema, and nothing else:\n"
+            + encoder.encode(schema).decode())

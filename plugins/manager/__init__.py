@@ -1,0 +1,1 @@
+"""The manager plugin (in progress)."""

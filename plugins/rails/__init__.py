@@ -1,0 +1,1 @@
+"""The rails plugin (in progress)."""

@@ -1,0 +1,1 @@
+"""The react plugin (in progress)."""

@@ -1,0 +1,1 @@
+"""The workflow plugin (in progress)."""

@@ -1,0 +1,226 @@
+"""The Ollama provider over its native ``/api/chat``: JSON replies and NDJSON streams.
+
+Ollama sends tool calls whole (arguments already an object) and without ids,
+so ids are generated. Token usage comes from ``prompt_eval_count`` and
+``eval_count`` of the final (``done: true``) object.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import Any, AsyncIterator, Optional
+
+import attrs
+import msgspec
+
+from zagent.errors import ProviderError
+from zagent.http import HttpClient, iter_ndjson, malformed, network_options, stream_interrupted
+from zagent.llm import LLM, parse_arguments, price_per_million
+from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec, Usage
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+TOP_LEVEL = frozenset({"format", "keep_alive", "think", "options"})
+_ids = itertools.count(1)
+
+
+class Function(msgspec.Struct):
+    name: str = ""
+    arguments: Any = None
+
+
+class WireToolCall(msgspec.Struct):
+    function: Function
+    id: str = ""
+
+
+class WireMessage(msgspec.Struct):
+    role: str = "assistant"
+    content: str = ""
+    tool_calls: Optional[list[WireToolCall]] = None
+
+
+class ChatReply(msgspec.Struct):
+    model: str = ""
+    message: Optional[WireMessage] = None
+    done: bool = False
+    done_reason: Optional[str] = None
+    prompt_eval_count: int = 0
+    eval_count: int = 0
+    error: Optional[str] = None
+
+
+_decoder = msgspec.json.Decoder(ChatReply)
+_encoder = msgspec.json.Encoder()
+_tool_cache: dict[int, tuple[ToolSpec, msgspec.Raw]] = {}
+
+
+def host_url(value: Optional[str]) -> str:
+    """``OLLAMA_HOST`` as a URL, as Ollama's own client reads it: ``host[:port]`` gets http:// and
+    port 11434 when missing; a URL with a scheme keeps its scheme's default port; 0.0.0.0 means 127.0.0.1."""
+    if not value:
+        return DEFAULT_HOST
+    explicit = "://" in value
+    url = value if explicit else f"http://{value}"
+    scheme, rest = url.split("://", 1)
+    host, _, path = rest.partition("/")
+    if not explicit and ":" not in host.rsplit("]", 1)[-1]:
+        host += ":11434"
+    host = host.replace("0.0.0.0", "127.0.0.1")
+    return f"{scheme}://{host}" + (f"/{path}" if path else "")
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class OllamaLLM(LLM):
+    """A model served by Ollama (``POST /api/chat``)."""
+
+    http: HttpClient
+    fields: dict[str, Any] = attrs.field(factory=dict)
+
+    @classmethod
+    def build(cls, model: str, **options: Any) -> "OllamaLLM":
+        options = {**options, "base_url": options.get("base_url") or host_url(os.environ.get("OLLAMA_HOST"))}
+        http, rest = network_options("ollama", options, key_env="OLLAMA_API_KEY", base_env="OLLAMA_BASE_URL",
+                                     default_base_url=DEFAULT_HOST)
+        price = price_per_million(rest.pop("prices", None), model)
+        fields = split_fields({**(rest.pop("extra_body", None) or {}), **rest})
+        llm = cls(provider="ollama", model=model, http=http, fields=fields, price=price)
+        http.owner = llm
+        return llm
+
+    def default_profile(self) -> ModelProfile:
+        return ModelProfile(native_tools=True, parallel_tool_calls=True, json_schema_output=True, streaming_tools=True)
+
+    def body(self, request: LLMRequest, stream: bool) -> bytes:
+        payload: dict[str, Any] = {"model": request.model or self.model,
+                                   "messages": [_message(m) for m in request.messages], "stream": stream}
+        fields = self.fields
+        if request.options:
+            opts = dict(request.options)
+            fields = merge_fields(fields, split_fields({**(opts.pop("extra_body", None) or {}), **opts}))
+        payload.update(fields)
+        if request.tools:
+            payload["tools"] = [_tool(t) for t in request.tools]
+        if request.response_format:
+            payload["format"] = _format(request.response_format)
+        return _encoder.encode(payload)
+
+    async def _acomplete(self, request: LLMRequest) -> Completion:
+        response = await self.http.post("/api/chat", self.body(request, False))
+        reply = self._decode(response.content)
+        message = _to_message(reply.message)
+        return Completion(message=message, finish_reason=_finish(reply, message),
+                          usage=Usage(input_tokens=reply.prompt_eval_count, output_tokens=reply.eval_count, calls=1),
+                          model=reply.model or self.model)
+
+    def _decode(self, data: Any) -> ChatReply:
+        try:
+            reply = _decoder.decode(data)
+        except msgspec.DecodeError as exc:
+            raise malformed(self.http, "reply", exc, data) from None
+        if reply.error:
+            message = self.http.redact(reply.error)
+            raise ProviderError(f"ollama ({self.http.base_url}) reported an error: {message}",
+                                provider="ollama", status=200, body=message)
+        return reply
+
+    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        response = await self.http.post("/api/chat", self.body(request, True), stream=True)
+        parts: list[str] = []
+        calls: list[ToolCall] = []
+        final: Optional[ChatReply] = None
+        mod = self.http.module()
+        try:
+            async for line in iter_ndjson(response.aiter_lines()):
+                reply = self._decode(line)
+                if reply.message is not None:
+                    if reply.message.content:
+                        parts.append(reply.message.content)
+                        yield Chunk(type="text", text=reply.message.content)
+                    for call in _to_message(reply.message).tool_calls:
+                        calls.append(call)
+                        yield Chunk(type="tool_call", tool_call=call)
+                if reply.done:
+                    final = reply
+                    break
+        except (mod.TransportError, mod.TimeoutException) as exc:
+            raise stream_interrupted(self.http, exc, "".join(parts), calls) from None
+        finally:
+            await response.aclose()
+        if final is None:
+            raise stream_interrupted(self.http, EOFError("the stream ended before its done object"), "".join(parts), calls)
+        message = Message(role="assistant", content="".join(parts) or None, tool_calls=calls)
+        yield Chunk(type="done", completion=Completion(
+            message=message, finish_reason=_finish(final, message),
+            usage=Usage(input_tokens=final.prompt_eval_count, output_tokens=final.eval_count, calls=1),
+            model=final.model or self.model))
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    def __repr__(self) -> str:
+        return f"<OllamaLLM {self.name} {self.http.base_url}>"
+
+
+def split_fields(options: dict[str, Any]) -> dict[str, Any]:
+    """Top-level request fields stay; everything else (temperature, num_ctx...) goes into ``options``."""
+    out = {k: v for k, v in options.items() if k in TOP_LEVEL}
+    sampling = {k: v for k, v in options.items() if k not in TOP_LEVEL}
+    if sampling:
+        out["options"] = {**(out.get("options") or {}), **sampling}
+    return out
+
+
+def merge_fields(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    merged = {**base, **extra}
+    if "options" in base and "options" in extra:
+        merged["options"] = {**base["options"], **extra["options"]}
+    return merged
+
+
+def _message(m: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": m.role, "content": m.content or ""}
+    if m.tool_calls:
+        out["tool_calls"] = [{"function": {"name": c.name, "arguments": c.arguments if isinstance(c.arguments, dict)
+                                           else parse_arguments(c.arguments)}} for c in m.tool_calls]
+    if m.role == "tool" and m.name:
+        out["tool_name"] = m.name
+    return out
+
+
+def _tool(spec: ToolSpec) -> msgspec.Raw:
+    hit = _tool_cache.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    raw = msgspec.Raw(_encoder.encode({"type": "function", "function": {
+        "name": spec.name, "description": spec.description,
+        "parameters": spec.parameters or {"type": "object", "properties": {}}}}))
+    if len(_tool_cache) >= 4096:
+        _tool_cache.clear()
+    _tool_cache[id(spec)] = (spec, raw)
+    return raw
+
+
+def _format(fmt: dict[str, Any]) -> Any:
+    if fmt.get("type") == "json_schema":
+        return (fmt.get("json_schema") or {}).get("schema") or "json"
+    if fmt.get("type") == "json_object":
+        return "json"
+    return fmt
+
+
+def _to_message(wire: Optional[WireMessage]) -> Message:
+    if wire is None:
+        return Message(role="assistant")
+    calls = []
+    for c in wire.tool_calls or ():
+        args = c.function.arguments
+        args = parse_arguments(args) if isinstance(args, str) else (args if isinstance(args, dict) else {})
+        calls.append(ToolCall(id=c.id or f"call_ollama_{next(_ids)}", name=c.function.name, arguments=args))
+    return Message(role="assistant", content=wire.content or None, tool_calls=calls)
+
+
+def _finish(reply: ChatReply, message: Message) -> Optional[str]:
+    if message.tool_calls:
+        return "tool_calls"
+    return reply.done_reason or ("stop" if reply.done else None)

@@ -1,0 +1,101 @@
+"""The ollama provider against a loopback /api/chat server."""
+
+from __future__ import annotations
+
+import pytest
+
+from zagent import Kernel, Message, ProviderError, StreamInterrupted, ToolCall, ToolSpec
+from zagent.plugins.ollama.provider import host_url
+from tests.servers.loopback import Reply
+from tests.servers.ollama_server import OllamaServer, reply, stream_lines, stream_reply
+
+ADD = ToolSpec(name="add", description="Add.", parameters={"type": "object", "properties": {"a": {"type": "integer"}}})
+
+
+@pytest.fixture
+def k():
+    kernel = Kernel(plugins=["zagent.plugins.ollama"], entry_points=False)
+    yield kernel
+    kernel.close()
+
+
+@pytest.fixture
+def server():
+    with OllamaServer() as s:
+        yield s
+
+
+def model(k, server, name="llama3.2", **options):
+    return k.llm(f"ollama:{name}", base_url=server.url, retry_backoff=0.001, **options)
+
+
+def test_completion_and_usage(k, server):
+    """A reply gives the text and usage from prompt_eval_count/eval_count."""
+    c = model(k, server).complete("hi")
+    assert (c.text, c.finish_reason, c.usage.input_tokens, c.usage.output_tokens) == ("echo: hi", "stop", 26, 4)
+    assert server.requests[0].json["stream"] is False
+
+
+def test_sampling_options_go_into_options(k, server):
+    """temperature and other sampling settings are sent in Ollama's options object; format stays top-level."""
+    model(k, server, temperature=0, num_ctx=4096).complete("hi", seed=1, response_format={"type": "json_object"})
+    body = server.requests[0].json
+    assert body["options"] == {"temperature": 0, "num_ctx": 4096, "seed": 1}
+    assert body["format"] == "json"
+
+
+def test_tools_out_and_calls_in(k, server):
+    """Tools go out as functions; tool calls come back with object arguments and generated ids."""
+    server.then(reply("", tool_calls=[{"name": "add", "arguments": {"a": 2}}]))
+    c = model(k, server).complete("add", tools=[ADD])
+    assert server.requests[0].json["tools"][0]["function"]["name"] == "add"
+    (call,) = c.tool_calls
+    assert (call.name, call.arguments, c.finish_reason) == ("add", {"a": 2}, "tool_calls") and call.id
+
+
+def test_tool_results_go_back_with_tool_name(k, server):
+    """Assistant tool calls go back with object arguments, and tool results with the tool's name."""
+    history = [Message.user("add"), Message.assistant(None, [ToolCall(id="c", name="add", arguments={"a": 1})]),
+               Message.tool("1", "c", "add")]
+    model(k, server).complete(history)
+    sent = server.requests[0].json["messages"]
+    assert sent[1]["tool_calls"] == [{"function": {"name": "add", "arguments": {"a": 1}}}]
+    assert sent[2] == {"role": "tool", "content": "1", "tool_name": "add"}
+
+
+def test_ndjson_stream(k, server):
+    """Streaming reads NDJSON: text deltas, whole tool calls, and usage from the done object."""
+    server.then(stream_reply("hello world", tool_calls=[{"name": "add", "arguments": {"a": 3}}]))
+    chunks = list(model(k, server).stream("x", tools=[ADD]))
+    assert "".join(c.text for c in chunks if c.type == "text") == "hello world"
+    assert [c.tool_call.arguments for c in chunks if c.type == "tool_call"] == [{"a": 3}]
+    assert chunks[-1].completion.usage.input_tokens == 26
+
+
+def test_unknown_model_error(k, server):
+    """A 404 names the status and Ollama's message."""
+    with pytest.raises(ProviderError, match="model 'missing' not found") as info:
+        model(k, server, name="missing").complete("hi")
+    assert info.value.status == 404
+
+
+def test_stream_without_done_is_interrupted(k, server):
+    """An NDJSON stream that ends before its done object raises StreamInterrupted with the partial text."""
+    server.then(Reply(chunks=stream_lines("abcdef")[:2], end="close", content_type="application/x-ndjson"))
+    with pytest.raises(StreamInterrupted) as info:
+        list(model(k, server).stream("x"))
+    assert info.value.partial == "abcdef"
+
+
+def test_ollama_host_forms(monkeypatch):
+    """OLLAMA_HOST may be host:port, a bare host (port 11434) or a URL (its scheme's port); 0.0.0.0 means this machine."""
+    assert host_url("0.0.0.0") == "http://127.0.0.1:11434"
+    assert host_url("example.com:8080") == "http://example.com:8080"
+    assert host_url("https://ollama.example.com") == "https://ollama.example.com"
+    assert host_url(None) == "http://127.0.0.1:11434"
+
+
+def test_ollama_host_from_environment(k, server, monkeypatch):
+    """Without base_url the server comes from OLLAMA_HOST."""
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{server.port}")
+    assert k.llm("ollama:llama3.2").complete("env").text == "echo: env"

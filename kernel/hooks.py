@@ -106,6 +106,9 @@ class HookRunner:
             if isinstance(verdict, Deny):
                 return call, verdict.reason
             if isinstance(verdict, Rewrite):
+                if not isinstance(verdict.arguments, dict):
+                    return call, (f"rail {impl[0]!r} rewrote the arguments into a "
+                                  f"{type(verdict.arguments).__name__}; Rewrite needs a dict")
                 call = ToolCall(id=call.id, name=call.name, arguments=dict(verdict.arguments))
             elif verdict is not None:
                 return call, f"rail {impl[0]!r} returned {type(verdict).__name__}; expected None, Deny or Rewrite"
@@ -124,6 +127,11 @@ class HookRunner:
                                  error=f"rail {impl[0]!r} failed: {exc}", duration=result.duration)
             if isinstance(new, ToolResult):
                 result = new
+            elif new is not None:  # a rail bug: withhold rather than guess (fail closed)
+                reason = f"rail {impl[0]!r} returned {type(new).__name__}; expected None or a ToolResult"
+                result = ToolResult(call_id=call.id, name=call.name, state="blocked",
+                                    content=f"Error: the result was withheld because {reason}",
+                                    error=reason, duration=result.duration)
         return result
 
     async def before_llm(self, request: "LLMRequest", ctx: "RunContext") -> "LLMRequest":

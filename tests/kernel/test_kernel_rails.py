@@ -63,6 +63,18 @@ def test_rail_returning_garbage_fails_closed():
     assert r.state == "blocked" and "expected None, Deny or Rewrite" in r.error
 
 
+def test_rewrite_to_non_dict_fails_closed():
+    """A ``Rewrite`` whose arguments are not a dict blocks the call instead of crashing the caller."""
+    _, r = run_add(Rail(before=lambda call, ctx: Rewrite("a=1")))
+    assert r.state == "blocked" and "needs a dict" in r.error
+
+
+def test_after_rail_returning_garbage_withholds_result():
+    """An after-rail answering something other than None/ToolResult withholds the result."""
+    _, r = run_add(Rail(after=lambda call, result, ctx: "fine"), a=123000, b=456)
+    assert r.state == "blocked" and "123456" not in r.content
+
+
 def test_async_rail_is_awaited():
     """A rail may be ``async``; its answer is awaited."""
     class AsyncRail:

@@ -3,9 +3,10 @@
 Registered backends (``k.memory(name, **options)``):
 
 * ``"inprocess"`` -- ``InProcessMemory(max_messages=1000)``: bounded, in this process, the default.
-* ``"sqlite"`` -- ``SqliteMemory``: ``path=`` (required), ``embedder=`` (e.g. ``k.embedder()``),
-  ``busy_timeout=10.0``, ``retries=5``, ``max_bytes=None``, ``synchronous="full"``.
-* ``"checkpoints"`` -- ``CheckpointStore`` for loop/workflow state: ``path=`` (required) and the
+* ``"sqlite"`` -- ``SqliteMemory``: ``path=`` (default ``$ZAGENT_MEMORY_DB``, else
+  ``~/.local/share/zagent/memory.db``), ``embedder=`` (e.g. ``k.embedder()``), ``busy_timeout=10.0``,
+  ``retries=5``, ``max_bytes=None``, ``synchronous="full"``, ``common_ratio=0.05``.
+* ``"checkpoints"`` -- ``CheckpointStore`` for loop/workflow state: ``path=`` (same default) and the
   same file options. May share a file with ``"sqlite"``.
 
 The memory interface every backend implements (third parties: subclass

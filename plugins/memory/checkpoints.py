@@ -41,6 +41,7 @@ import msgspec
 from zagent import ConfigError
 
 from .database import Database
+from .paths import resolve
 from .records import RunInfo, check_count
 
 _LIST = """
@@ -58,10 +59,8 @@ class CheckpointStore:
 
     @classmethod
     def open(cls, path: Any = None, **options: Any) -> "CheckpointStore":
-        """Open (creating if needed) the checkpoint file ``path``."""
-        if path is None:
-            raise ConfigError("the checkpoint store needs a file: k.memory('checkpoints', path='runs.db')")
-        return cls(Database(path, **options))
+        """Open (creating if needed) ``path`` (default: ``paths.default_path()``)."""
+        return cls(Database(resolve(path), **options))
 
     def save(self, run_id: str, step: int, state: Any, *, kind: str = "react",
              metadata: Optional[dict[str, Any]] = None) -> None:

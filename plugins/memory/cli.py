@@ -39,11 +39,10 @@ def _db_option(parser: Any) -> None:
 
 def default_path(kernel: Any = None) -> str:
     """Where the CLI looks for the memory file when ``--db`` is not given."""
+    from .paths import default_path as fallback
+
     configured = ((getattr(kernel, "config", None) or {}).get("memory") or {}).get("path")
-    if configured or os.environ.get("ZAGENT_MEMORY_DB"):
-        return os.fspath(configured or os.environ["ZAGENT_MEMORY_DB"])
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(data, "zagent", "memory.db")
+    return os.fspath(configured) if configured else fallback()
 
 
 def _open(args: Any, kernel: Any, name: str = "sqlite") -> Optional[Any]:

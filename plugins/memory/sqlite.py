@@ -1,6 +1,7 @@
 """``SqliteMemory``: long-term memory in one SQLite file, with full-text and vector recall.
 
-``k.memory("sqlite", path="mem.db", embedder=None, **database_options)``.
+``k.memory("sqlite", path="mem.db", embedder=None, **database_options)``
+(without ``path``: ``$ZAGENT_MEMORY_DB`` or ``~/.local/share/zagent/memory.db``).
 Messages are stored msgpack-encoded with their namespace (split into
 ``agent``/``session`` at the first ``/``), role and time; an FTS5 index over
 their text answers ``search`` ranked by bm25. With an ``embedder`` (any object
@@ -25,6 +26,7 @@ import msgspec
 from zagent import ConfigError, Message, run_sync
 
 from .database import Database
+from .paths import resolve
 from .fts import CommonWords, fts_query
 from .inprocess import words_of
 from .records import Filters, as_messages, check_count, check_namespace, message_text, split_namespace
@@ -51,10 +53,11 @@ class SqliteMemory:
     @classmethod
     def open(cls, path: Any = None, *, embedder: Any = None, common_ratio: float = 0.05,
              **options: Any) -> "SqliteMemory":
-        """Open (creating if needed) the memory file ``path``; ``common_ratio``: see ``fts.CommonWords``."""
-        if path is None:
-            raise ConfigError("the sqlite memory needs a file: k.memory('sqlite', path='memory.db')")
-        return cls(Database(path, **options), embedder, CommonWords(common_ratio))
+        """Open (creating if needed) ``path``, by default ``paths.default_path()``.
+
+        ``common_ratio``: see ``fts.CommonWords``; other options go to ``Database``.
+        """
+        return cls(Database(resolve(path), **options), embedder, CommonWords(common_ratio))
 
     # -- writing ----------------------------------------------------------------
 

@@ -135,10 +135,12 @@ def test_missing_directory_is_a_clear_error(kernel, tmp_path):
         kernel.memory("sqlite", path=path)
 
 
-def test_sqlite_memory_needs_a_path(kernel):
-    """k.memory('sqlite') without path= is a ConfigError showing how to call it."""
-    with pytest.raises(ConfigError, match="path="):
-        kernel.memory("sqlite")
+def test_without_a_path_the_file_comes_from_zagent_memory_db(kernel, tmp_path, monkeypatch):
+    """k.memory('sqlite') without path= uses $ZAGENT_MEMORY_DB, creating its directory."""
+    target = tmp_path / "data" / "agents.db"
+    monkeypatch.setenv("ZAGENT_MEMORY_DB", str(target))
+    kernel.memory("sqlite").add("a/s", Message.user("remembered"))
+    assert [m.content for m in kernel.memory("sqlite", path=str(target)).last("a/s", 1)] == ["remembered"]
 
 
 def test_closed_store_refuses_use(kernel, db_path):

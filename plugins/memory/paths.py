@@ -1,0 +1,28 @@
+"""Where long-term memory lives when no ``path=`` is given.
+
+``$ZAGENT_MEMORY_DB`` if set, else ``$XDG_DATA_HOME/zagent/memory.db``
+(``~/.local/share/zagent/memory.db``). The ``sqlite`` and ``checkpoints``
+factories and the ``zagent memory`` commands share this rule, so an agent
+with ``use_long_term_memory=True`` and the CLI look at the same file.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def default_path() -> str:
+    """The default memory file (its directory is not created here)."""
+    if os.environ.get("ZAGENT_MEMORY_DB"):
+        return os.environ["ZAGENT_MEMORY_DB"]
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(data, "zagent", "memory.db")
+
+
+def resolve(path: object) -> str:
+    """``path`` as a string, or the default file with its directory created."""
+    if path is not None:
+        return os.fspath(path)  # type: ignore[call-overload]
+    chosen = default_path()
+    os.makedirs(os.path.dirname(chosen) or ".", exist_ok=True)
+    return chosen

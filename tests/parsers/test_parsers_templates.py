@@ -1,0 +1,100 @@
+"""Prompt templates: fixed section order, placeholders, literal braces, missing inputs, chat turns."""
+
+import pytest
+
+from zagent import ConfigError, Message
+
+
+@pytest.fixture
+def T(kernel):
+    return kernel.parser("templates")
+
+
+def test_sections_come_in_the_fixed_order(T, kernel):
+    """system, instruction, context, constraints, demonstrations, history, inputs, output format, tools."""
+    fields = [{"name": "answer"}]
+    t = T.PromptTemplate(
+        "INSTRUCTION", system="SYSTEM", context="CONTEXT", constraints=["CONSTRAINT"],
+        demonstrations=[{"input": "DEMO-IN", "output": "DEMO-OUT"}], inputs=[{"name": "q"}],
+        outputs=fields, parser=kernel.parser("json"), tools="TOOLS")
+    text = t.render(q="INPUT", history=[Message.user("HISTORY")])
+    marks = ["SYSTEM", "INSTRUCTION", "CONTEXT", "CONSTRAINT", "DEMO-IN", "HISTORY", "INPUT",
+             "Reply with a single JSON object", "TOOLS"]
+    positions = [text.index(m) for m in marks]
+    assert positions == sorted(positions)
+
+
+def test_placeholders_are_filled_from_inputs(T):
+    """{name} placeholders take the input values; non-strings are written as JSON."""
+    t = T.PromptTemplate("Answer {question} using {facts}.")
+    assert t.render(question="why?", facts=["a", "b"]) == 'Answer why? using ["a","b"].'
+
+
+def test_json_examples_in_the_instruction_survive(T):
+    """Braces that are not placeholders of declared inputs are kept literally."""
+    t = T.PromptTemplate('Reply like {"answer": "..."} or {x}. Q: {q}', inputs=[{"name": "q"}])
+    assert t.render(q="hi") == 'Reply like {"answer": "..."} or {x}. Q: hi'
+
+
+def test_nested_json_braces_survive_without_declared_inputs(T):
+    """With no declared inputs, only {identifier} is a placeholder: JSON like {"a": {"b": 1}} stays."""
+    t = T.PromptTemplate('Example: {"a": {"b": 1}}. Topic: {topic}')
+    assert t.render(topic="tea") == 'Example: {"a": {"b": 1}}. Topic: tea'
+
+
+def test_double_braces_write_a_literal_placeholder(T):
+    """{{name}} renders as a literal {name}."""
+    t = T.PromptTemplate("Write {{name}} for {who}")
+    assert t.render(who="me") == "Write {name} for me"
+
+
+def test_missing_required_input_is_an_error_naming_it(T):
+    """A missing required input raises ConfigError naming it and where it is used."""
+    t = T.PromptTemplate("Answer {question}")
+    with pytest.raises(ConfigError, match="needs input 'question' \\(used in instruction\\)"):
+        t.render(other="x")
+
+
+def test_missing_optional_input_uses_its_default(T):
+    """A declared optional input that is not given renders as its default."""
+    t = T.PromptTemplate("Tone: {tone}", inputs=[{"name": "tone", "required": False, "default": "calm"}])
+    assert t.render() == "Tone: calm"
+
+
+def test_inputs_not_used_as_placeholders_are_listed(T):
+    """Declared inputs that no section uses appear in the Inputs section."""
+    t = T.PromptTemplate("Summarise {text}", inputs=[{"name": "text"}, {"name": "audience"}])
+    assert t.render(text="T", audience="kids").endswith("## Inputs\naudience: kids")
+
+
+def test_template_is_compiled_once(T):
+    """Placeholders are parsed in the constructor; render only joins the compiled parts."""
+    t = T.PromptTemplate("A {x} B {y}")
+    assert t.placeholders == {"x", "y"}
+    assert t.texts["instruction"].parts == ["A ", ("x",), " B ", ("y",)]
+
+
+def test_demonstrations_outputs_are_rendered_by_the_parser(T, kernel):
+    """A demo's output dict is written in the parser's format."""
+    t = T.PromptTemplate("Q", outputs=[{"name": "answer"}], parser=kernel.parser("xml"),
+                         demonstrations=[{"inputs": {"q": "2+2"}, "outputs": {"answer": "4"}}])
+    assert "Input:\nq: 2+2\nOutput:\n<answer>4</answer>" in t.render()
+
+
+def test_chat_template_turns(T, kernel):
+    """Chat: system turn, a user/assistant pair per demo, history, then the final user turn."""
+    t = T.ChatTemplate("Answer the question.", system="You are terse.", inputs=[{"name": "q"}],
+                       outputs=[{"name": "answer"}], parser=kernel.parser("json"),
+                       demonstrations=[{"inputs": {"q": "1+1"}, "outputs": {"answer": "2"}}])
+    msgs = t.render(q="2+2", history=[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
+    assert [m.role for m in msgs] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert msgs[0].content.startswith("You are terse.\n\nAnswer the question.")
+    assert msgs[2].content == '{"answer":"2"}'
+    assert msgs[-1].content.startswith("## Inputs\nq: 2+2\n\n## Output format\n")
+
+
+def test_render_time_tools_and_context_replace_the_template_ones(T):
+    """context= and tools= at render time fill those sections."""
+    t = T.PromptTemplate("Do it.", context="old")
+    text = t.render(context="new context", tools="TOOLS HERE")
+    assert "## Context\nnew context" in text and text.endswith("## Tools\nTOOLS HERE")

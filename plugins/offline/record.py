@@ -1,0 +1,231 @@
+"""Record real exchanges to JSONL, and replay them offline: turn any real run into a deterministic test.
+
+``k.llm("record:openai:gpt-4o-mini", path="run.jsonl", **options)`` wraps the
+real model (``options`` go to it) and appends one line per call::
+
+    {"model": "openai:gpt-4o-mini", "stream": false, "request": {...}, "completion": {...}}
+
+(or ``"error": {"type": "RateLimitError", "message": ..., "status": 429}``
+for a failed call). The file is truncated when the recorder makes its first
+call. Secrets are stripped: option keys that look like credentials
+(``api_key``, ``authorization``, ``token``, ``secret``, ``password``) are
+replaced by ``"***"`` and the wrapped model's API key is redacted wherever it
+appears; HTTP headers are never part of a record.
+
+``k.llm("replay:any", path="run.jsonl")`` answers from the file, in order.
+Each request must match the recorded one (roles, texts, tool calls and
+results, offered tool names, response format); ``match="order"`` skips the
+check. A mismatch or running out of records raises ``ConfigError`` saying
+which call differs and how.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, AsyncIterator, Optional
+
+import attrs
+import msgspec
+
+from zagent import errors
+from zagent.errors import ConfigError
+from zagent.llm import LLM
+from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile
+
+from .common import completion_chunks, ordinal
+
+_SECRET_KEY = re.compile(r"(api[_-]?key|authorization|token|secret|password)", re.I)
+_encoder = msgspec.json.Encoder()
+
+
+def strip_secrets(value: Any) -> Any:
+    """A copy of ``value`` with credential-like keys masked, at any depth."""
+    if isinstance(value, dict):
+        return {k: "***" if isinstance(k, str) and _SECRET_KEY.search(k) else strip_secrets(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strip_secrets(v) for v in value]
+    return value
+
+
+def _key_of(llm: Any) -> Optional[str]:
+    key = getattr(getattr(llm, "http", None), "api_key", None)
+    return key.reveal() if key else None
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class RecordLLM(LLM):
+    """Passes calls to ``inner`` and appends each exchange to ``path``."""
+
+    inner: LLM
+    path: str
+    _started: bool = attrs.field(default=False, init=False)
+
+    @classmethod
+    def build(cls, kernel: Any, model: str, *, path: Optional[str] = None, **options: Any) -> "RecordLLM":
+        if not path:
+            raise ConfigError(f"record:{model} needs path='file.jsonl' to write the exchanges to")
+        if ":" not in model:
+            raise ConfigError(f"record:{model}: name the model to record as provider:model, e.g. record:openai:gpt-4o-mini")
+        inner = kernel.llm(model, **options)
+        return cls(provider="record", model=model, inner=inner, path=str(path))
+
+    def default_profile(self) -> ModelProfile:
+        return self.inner.profile
+
+    async def _acomplete(self, request: LLMRequest) -> Completion:
+        try:
+            completion = await self.inner._acomplete(request)
+        except errors.ProviderError as exc:
+            self._write(request, False, error=exc)
+            raise
+        self._write(request, False, completion=completion)
+        return completion
+
+    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        agen = self.inner._astream(request)
+        try:
+            async for chunk in agen:
+                if chunk.type == "done" and chunk.completion is not None:
+                    self._write(request, True, completion=chunk.completion)
+                yield chunk
+        except errors.ProviderError as exc:
+            self._write(request, True, error=exc)
+            raise
+        finally:
+            await agen.aclose()
+
+    def _write(self, request: LLMRequest, stream: bool, *, completion: Optional[Completion] = None,
+               error: Optional[BaseException] = None) -> None:
+        entry: dict[str, Any] = {"model": self.model, "stream": stream,
+                                 "request": strip_secrets(msgspec.to_builtins(request))}
+        if completion is not None:
+            entry["completion"] = msgspec.to_builtins(completion)
+        else:
+            entry["error"] = {"type": type(error).__name__, "message": str(error),
+                              "status": getattr(error, "status", None)}
+        line = _encoder.encode(entry).decode()
+        key = _key_of(self.inner)
+        if key:
+            line = line.replace(key, "***")
+        with open(self.path, "w" if not self._started else "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+        self._started = True
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def __repr__(self) -> str:
+        return f"<RecordLLM {self.model} -> {self.path}>"
+
+
+class Record(msgspec.Struct):
+    request: LLMRequest
+    model: str = ""
+    stream: bool = False
+    completion: Optional[Completion] = None
+    error: Optional[dict[str, Any]] = None
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class ReplayLLM(LLM):
+    """Answers from recorded exchanges, in order, checking each request against the record."""
+
+    path: str
+    records: list[Record]
+    match: str = "request"
+    calls: int = 0
+
+    @classmethod
+    def build(cls, model: str, *, path: Optional[str] = None, match: str = "request", **options: Any) -> "ReplayLLM":
+        if options:
+            raise ConfigError(f"replay:{model} got unknown options {sorted(options)}; it accepts path= and match=")
+        if not path:
+            raise ConfigError(f"replay:{model} needs path='file.jsonl', a file written by record:provider:model")
+        if match not in ("request", "order"):
+            raise ConfigError(f"replay match={match!r}: use 'request' (check each request) or 'order'")
+        return cls(provider="replay", model=model, path=str(path), records=load(str(path)), match=match)
+
+    async def _acomplete(self, request: LLMRequest) -> Completion:
+        return self._answer(request)
+
+    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        for chunk in completion_chunks(self._answer(request)):
+            yield chunk
+
+    def _answer(self, request: LLMRequest) -> Completion:
+        self.calls += 1
+        if self.calls > len(self.records):
+            raise ConfigError(
+                f"{self.path} holds {len(self.records)} recorded calls but a {ordinal(self.calls)} call was made; "
+                "the code now calls the model more often than when it was recorded: record again")
+        record = self.records[self.calls - 1]
+        if self.match == "request":
+            difference = compare(record.request, request)
+            if difference:
+                raise ConfigError(
+                    f"{ordinal(self.calls)} call does not match {self.path}: {difference}. The code or its "
+                    "inputs changed since recording: record again, or replay with match='order'")
+        if record.error is not None:
+            raise _error_of(record.error)
+        return record.completion or Completion(message=Message(role="assistant"))
+
+    def __repr__(self) -> str:
+        return f"<ReplayLLM {self.path} calls={self.calls}/{len(self.records)}>"
+
+
+def load(path: str) -> list[Record]:
+    """The records of a JSONL file written by ``record:``."""
+    try:
+        with open(path, "rb") as f:
+            lines = [line for line in f.read().splitlines() if line.strip()]
+    except OSError as exc:
+        raise ConfigError(f"cannot read the recording {path!r}: {exc}; record it first with record:provider:model")
+    decoder = msgspec.json.Decoder(Record)
+    records = []
+    for n, line in enumerate(lines, 1):
+        try:
+            records.append(decoder.decode(line))
+        except msgspec.DecodeError as exc:
+            raise ConfigError(f"{path}:{n} is not a zagent recording line ({exc})") from None
+    return records
+
+
+def _summary(request: LLMRequest) -> dict[str, Any]:
+    return {
+        "messages": [(m.role, m.content or "", [(c.name, c.arguments) for c in m.tool_calls], m.tool_call_id or "")
+                     for m in request.messages],
+        "tools": [t.name for t in request.tools],
+        "response_format": request.response_format,
+    }
+
+
+def compare(recorded: LLMRequest, actual: LLMRequest) -> str:
+    """How ``actual`` differs from ``recorded`` (empty when it matches)."""
+    a, b = _summary(recorded), _summary(actual)
+    if a["tools"] != b["tools"]:
+        return f"tools offered were {a['tools']}, now {b['tools']}"
+    if a["response_format"] != b["response_format"]:
+        return "response_format differs"
+    if len(a["messages"]) != len(b["messages"]):
+        return f"recorded {len(a['messages'])} messages, now {len(b['messages'])}"
+    for i, (x, y) in enumerate(zip(a["messages"], b["messages"])):
+        if x != y:
+            return f"message {i} differs: recorded {_short(x)}, now {_short(y)}"
+    return ""
+
+
+def _short(message: tuple) -> str:
+    role, content, calls, _ = message
+    text = content if len(content) <= 60 else content[:57] + "..."
+    return f"{role} {text!r}" + (f" calls {[c[0] for c in calls]}" if calls else "")
+
+
+def _error_of(data: dict[str, Any]) -> Exception:
+    cls = getattr(errors, str(data.get("type")), None)
+    if not (isinstance(cls, type) and issubclass(cls, errors.ProviderError)):
+        cls = errors.ProviderError
+    message = f"(replayed) {data.get('message', '')}"
+    try:
+        return cls(message, status=data.get("status"))
+    except TypeError:
+        return errors.ProviderError(message, status=data.get("status"))

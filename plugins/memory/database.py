@@ -2,7 +2,8 @@
 
 What it guarantees, and how:
 
-* **Connection per thread** (``threading.local``), all closed by ``close()``.
+* **Connection per thread** (``threading.local``); those of ended threads are closed when
+  another opens, all the rest by ``close()``.
 * **WAL mode**, ``synchronous=FULL`` by default: a committed write survives a
   killed process and a power cut; readers never block the writer.
 * **Every write is one transaction** (``BEGIN IMMEDIATE`` ... ``COMMIT``,
@@ -22,6 +23,7 @@ import os
 import random
 import threading
 import time
+import weakref
 from typing import Any, Callable, Optional, TypeVar
 
 import attrs
@@ -78,7 +80,11 @@ class Database:
                              path=self.path)
         conn = self._open()
         with self._lock:
-            self._conns.append(conn)
+            dead = [c for t, c in self._conns if t() is None or not t().is_alive()]
+            self._conns = [(t, c) for t, c in self._conns if c not in dead] + [
+                (weakref.ref(threading.current_thread()), conn)]
+        for c in dead:  # connections of threads that have ended
+            c.close()
         self._local.conn = conn
         return conn
 
@@ -229,7 +235,7 @@ class Database:
         with self._lock:
             self._closed = True
             conns, self._conns = self._conns, []
-        for conn in conns:
+        for _, conn in conns:
             try:
                 conn.close()
             except Exception:  # pragma: no cover - closing a connection another thread is using

@@ -120,3 +120,15 @@ def test_a_batch_with_one_unstorable_message_is_refused_whole(kernel, db_path):
     with pytest.raises(ConfigError):
         mem.add("a/s", bad)
     assert [m.content for m in mem.last("a/s", 10)] == ["kept"]
+
+
+def test_connections_of_ended_threads_are_released(kernel, db_path):
+    """Short-lived threads do not pile up open connections: ended threads' ones are closed."""
+    mem = kernel.memory("sqlite", path=db_path)
+    for i in range(20):
+        t = threading.Thread(target=mem.add, args=("a/s", Message.user(f"m{i}")))
+        t.start()
+        t.join()
+    mem.count()
+    assert len(mem.db._conns) <= 2
+    assert mem.count("a/s") == 20

@@ -77,23 +77,46 @@ class HookRunner:
         return bool(self.impls(hook_name))
 
     def add_monitor(self, fn: Callable[[str, str, dict[str, Any], Any], None]) -> Callable[[], None]:
-        """Call ``fn(hook_name, plugin_name, kwargs, result)`` after each implementation; returns an undo."""
+        """Call ``fn(hook_name, plugin_name, kwargs, result)`` after each implementation; returns an undo.
+
+        ``result`` is what the implementation returned (awaited, for rails,
+        events and ``zagent_kernel_close``), or the exception it raised.
+        """
         self._monitors.append(fn)
-        return lambda: self._monitors.remove(fn)
+        return lambda: self._monitors.remove(fn) if fn in self._monitors else None
 
     def call_one(self, hook_name: str, impl: Impl, kwargs: dict[str, Any]) -> Any:
+        """Call one implementation of a plain (sync) hook, e.g. a registration hook."""
         plugin, fn, argnames = impl
-        result = fn(*[kwargs[a] for a in argnames])
-        for monitor in self._monitors:
-            monitor(hook_name, plugin, kwargs, result)
+        try:
+            result = fn(*[kwargs[a] for a in argnames])
+        except Exception as exc:
+            self._notify(hook_name, plugin, kwargs, exc)
+            raise
+        self._notify(hook_name, plugin, kwargs, result)
         return result
+
+    async def acall_one(self, hook_name: str, impl: Impl, kwargs: dict[str, Any]) -> Any:
+        """Call one implementation that may return an awaitable, and await it."""
+        plugin, fn, argnames = impl
+        try:
+            result = await maybe_await(fn(*[kwargs[a] for a in argnames]))
+        except Exception as exc:
+            self._notify(hook_name, plugin, kwargs, exc)
+            raise
+        self._notify(hook_name, plugin, kwargs, result)
+        return result
+
+    def _notify(self, hook_name: str, plugin: str, kwargs: dict[str, Any], result: Any) -> None:
+        for monitor in list(self._monitors):
+            monitor(hook_name, plugin, kwargs, result)
 
     async def emit(self, event: Any) -> None:
         """Run every ``zagent_event`` implementation; observers never break a run."""
         kwargs = {"event": event}
         for impl in self.impls("zagent_event"):
             try:
-                await maybe_await(self.call_one("zagent_event", impl, kwargs))
+                await self.acall_one("zagent_event", impl, kwargs)
             except Exception:  # an observer's bug must not stop the run
                 log.exception("zagent_event observer in plugin %r failed", impl[0])
 
@@ -119,7 +142,7 @@ class HookRunner:
 
         for impl in self.impls("zagent_after_tool_call"):
             try:
-                new = await maybe_await(self.call_one("zagent_after_tool_call", impl, {"call": call, "result": result, "ctx": ctx}))
+                new = await self.acall_one("zagent_after_tool_call", impl, {"call": call, "result": result, "ctx": ctx})
             except Exception as exc:
                 log.exception("after-tool rail %r failed", impl[0])
                 new = ToolResult(call_id=call.id, name=call.name, state="blocked",
@@ -149,7 +172,7 @@ class HookRunner:
         from .types import Completion
 
         for impl in self.impls("zagent_after_llm_call"):
-            new = await maybe_await(self.call_one("zagent_after_llm_call", impl, {"request": request, "response": response, "ctx": ctx}))
+            new = await self.acall_one("zagent_after_llm_call", impl, {"request": request, "response": response, "ctx": ctx})
             if isinstance(new, Completion):
                 response = new
         return response
@@ -157,7 +180,7 @@ class HookRunner:
     async def _rail(self, impl: Impl, hook_name: str, kwargs: dict[str, Any]) -> Any:
         """Call one rail; an exception denies (fail closed) with a reason naming the rail."""
         try:
-            return await maybe_await(self.call_one(hook_name, impl, kwargs))
+            return await self.acall_one(hook_name, impl, kwargs)
         except Exception as exc:
             log.exception("rail %r raised", impl[0])
             return Deny(f"rail {impl[0]!r} failed ({type(exc).__name__}: {exc}); the call was blocked")

@@ -84,6 +84,7 @@ class Kernel:
         self._dists: dict[str, tuple[str, str]] = {}
         self._llms: dict[Any, Any] = {}
         self._executor: Any = None
+        self._executor_pid = 0
         self._warned_fallback = False
         self._closed = False
         self._skipped = ""
@@ -229,6 +230,8 @@ class Kernel:
         self.hooks.invalidate()
 
     def _problem(self, plugin: str, dist: Optional[str], error: PluginError, cause: Optional[BaseException] = None) -> None:
+        error.plugin = error.plugin or plugin
+        error.distribution = error.distribution or dist
         if self.strict:
             raise error from cause
         self.problems.append(Problem(plugin, dist, str(error)))
@@ -394,11 +397,12 @@ class Kernel:
 
     def tool_executor(self) -> Any:
         """The thread pool sync tools run in (created on first use, ``config['tool_threads']`` workers)."""
-        if self._executor is None:
+        if self._executor is None or self._executor_pid != os.getpid():  # a forked child needs its own threads
             from concurrent.futures import ThreadPoolExecutor
 
             self._executor = ThreadPoolExecutor(
                 max_workers=int(self.config.get("tool_threads", 16)), thread_name_prefix="zagent-tool")
+            self._executor_pid = os.getpid()
         return self._executor
 
     async def aemit(self, type: str, *, run_id: Optional[str] = None, agent: Optional[str] = None, **data: Any) -> None:
@@ -426,9 +430,7 @@ class Kernel:
         self._llms.clear()
         for impl in self.hooks.impls("zagent_kernel_close"):
             try:
-                from .sync import maybe_await
-
-                await maybe_await(self.hooks.call_one("zagent_kernel_close", impl, {"kernel": self}))
+                await self.hooks.acall_one("zagent_kernel_close", impl, {"kernel": self})
             except Exception:
                 log.exception("plugin %r failed while closing", impl[0])
         if self._executor is not None:

@@ -11,6 +11,7 @@ asyncio is imported on first use only: ``import zagent`` stays light.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Awaitable, Optional, TypeVar
 
@@ -19,6 +20,16 @@ T = TypeVar("T")
 _lock = threading.Lock()
 _loop: Optional[Any] = None
 _thread: Optional[threading.Thread] = None
+
+
+def _forget_loop_after_fork() -> None:
+    """A forked child has the loop object but not its thread: start afresh on next use."""
+    global _loop, _thread, _lock
+    _loop, _thread, _lock = None, None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_loop_after_fork)
 
 
 def _background_loop() -> Any:

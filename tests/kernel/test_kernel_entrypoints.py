@@ -96,3 +96,22 @@ def test_scan_first_distribution_on_path_wins(tmp_path):
         (meta / "entry_points.txt").write_text(f"[zagent]\ns = {value}\n")
     found = entrypoints.scan("zagent", [str(tmp_path / "one"), str(tmp_path / "two")])
     assert [e.value for e in found] == ["first"]
+
+
+def test_registration_failure_names_distribution(fake_dist):
+    """A plugin whose registration hook raises is reported with its distribution."""
+    fake_dist("zagent_flaky", {"flaky": "def zagent_register_tools(register):\n    raise OSError('no config')\n"})
+    [problem] = Kernel().problems
+    assert (problem.plugin, problem.distribution) == ("flaky", "zagent_flaky") and "OSError: no config" in problem.error
+
+
+def test_strict_error_carries_plugin_and_distribution(fake_dist):
+    """In strict mode the raised ``PluginError`` has ``plugin`` and ``distribution`` attributes."""
+    import pytest
+
+    from zagent import PluginError
+
+    fake_dist("zagent_broken", {"broken": "raise ImportError('x')"})
+    with pytest.raises(PluginError) as info:
+        Kernel(strict=True)
+    assert (info.value.plugin, info.value.distribution) == ("broken", "zagent_broken")

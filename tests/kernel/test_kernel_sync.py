@@ -65,3 +65,20 @@ def test_sync_tool_calling_sync_twin():
     k = make_kernel()
     k.add_tool(tool(lambda: k.run_tool({"name": "add", "arguments": {"a": 5, "b": 5}}).value, name="nested"))
     assert k.run_tool({"name": "nested", "arguments": {}}).value == 10
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_sync_twin_in_forked_child():
+    """After ``os.fork`` (gunicorn, multiprocessing), sync twins work in the child."""
+    import os
+
+    k = make_kernel()
+    k.run_tool({"name": "add", "arguments": {"a": 1, "b": 1}})  # start the parent's loop first
+    pid = os.fork()
+    if pid == 0:  # child: exit code 0 only if the call works
+        try:
+            ok = k.run_tool({"name": "add", "arguments": {"a": 2, "b": 2}}).value == 4
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -109,3 +109,28 @@ def test_import_of_testing_kit_is_light():
             "print(sorted(m for m in ('asyncio', 'httpx', 'zagent.testing.recorder') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_recorder_sees_awaited_result_of_async_rails():
+    """For an ``async`` rail, the recorder gets the awaited answer, not a coroutine."""
+    from zagent import Deny
+
+    class AsyncRail:
+        async def zagent_before_tool_call(self, call):
+            return Deny("later")
+    k = Kernel([AsyncRail()], entry_points=False)
+    k.add_tool(tool(lambda: 1, name="one"))
+    rec = HookRecorder(k, spy=False)
+    k.run_tool({"name": "one", "arguments": {}})
+    assert rec.getcalls("zagent_before_tool_call")[0].result == Deny("later")
+
+
+def test_recorder_sees_exceptions_as_results():
+    """When an implementation raises, the recorder gets the exception as the result."""
+    class Broken:
+        def zagent_event(self, event):
+            raise RuntimeError("observer bug")
+    k = Kernel([Broken()], entry_points=False)
+    rec = HookRecorder(k, spy=False)
+    k.emit("ping")
+    assert isinstance(rec.getcalls("zagent_event")[0].result, RuntimeError)

@@ -31,6 +31,7 @@ _REPAIR = re.compile(
     r"|(?<=[{,])(?P<ws>\s*)(?P<key>[A-Za-z_$][\w$-]*)(?=\s*:)",
     re.S,
 )
+_CLOSER = {"{": "}", "[": "]"}
 _PY = {"True": "true", "False": "false", "None": "null"}
 _CONTROL = re.compile(r"[\x00-\x1f]")
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -107,6 +108,17 @@ def iter_objects(text: str, opener: str = "{", limit: int = 64) -> Iterator[tupl
         if start < 0:
             return
         tries += 1
+        if tries == 1:  # fast path: prose, one JSON value, prose without brackets
+            last = text.rfind(_CLOSER[opener])
+            if last > start:
+                try:
+                    value = _decode(text[start:last + 1])
+                except _DecodeError:
+                    pass
+                else:
+                    yield start, last + 1, value
+                    pos = last + 1
+                    continue
         end = balanced_end(text, start)
         if end is not None:
             try:

@@ -10,7 +10,10 @@ Decisions (also in the README):
 - a field given twice: the first occurrence wins;
 - keys/titles/tags match field names case-insensitively (``Final Answer`` matches
   ``final_answer``); extra keys and sections are ignored;
-- optional fields that are absent get their declared default; nothing is guessed.
+- optional fields that are absent get their declared default; nothing is guessed;
+- ``title``: the last section runs to the end of the reply, so a string field
+  there keeps any closing prose; a typed (non-string) section ends at its JSON
+  value, code fence or first blank line, and text after it is not part of it.
 """
 
 from __future__ import annotations
@@ -52,8 +55,19 @@ def _present(values: dict[str, Any], spec: FieldSpec):
             yield f, values[f.name]
 
 
+_LOOSE = re.compile(r"[\s_-]+")
+
+
 def _loose_name(name: str) -> str:
-    return re.sub(r"[\s_-]+", " ", name.strip().lower())
+    return _LOOSE.sub(" ", name.strip().lower())
+
+
+def _memo(spec: FieldSpec, key: Any, make: Callable[[], Any]) -> Any:
+    """Per-spec memo (regexes, lookup tables): built on first use, then reused."""
+    value = spec.cache.get(key)
+    if value is None:
+        value = spec.cache[key] = make()
+    return value
 
 
 # -- title ------------------------------------------------------------------------
@@ -76,7 +90,7 @@ class TitleParser(Parser):
         return pat
 
     def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
-        lookup = {_loose_name(n): n for n in spec.names}
+        lookup = _memo(spec, "title-names", lambda: {_loose_name(n): n for n in spec.names})
         matches = list(self._pattern(spec, opts["title_format"]).finditer(text))
         found: dict[str, Any] = {}
         for i, m in enumerate(matches):
@@ -84,7 +98,7 @@ class TitleParser(Parser):
             if name is None or name in found:
                 continue
             end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-            found[name] = text[m.end():end].strip()
+            found[name] = _section_value(text[m.end():end].strip(), spec.by_name[name])
         if not found:
             raise missing_error(spec, found, text, f"sections titled like {opts['title_format']!r}")
         return found
@@ -100,6 +114,28 @@ class TitleParser(Parser):
     def _render(self, values: dict[str, Any], spec: FieldSpec, opts: dict[str, Any]) -> str:
         fmt = opts["title_format"]
         return "\n\n".join(f"{fmt.format(title=f.name)}\n{value_text(v)}" for f, v in _present(values, spec))
+
+
+_PARAGRAPH = re.compile(r"\n[ \t]*\n")
+
+
+def _section_value(content: str, field: Any) -> str:
+    """A typed (non-string) section ends at its JSON value, fence or first paragraph; prose after is not a value."""
+    if field.type == "string" or not content:
+        return content
+    if content[0] in "[{":
+        try:
+            msgspec.json.decode(content)
+            return content
+        except msgspec.DecodeError:
+            pass
+        end = jsontext.balanced_end(content, 0)
+        return content[:end] if end else content
+    if content.startswith("```"):
+        close = content.find("```", 3)
+        return content[:close + 3] if close > 0 else content
+    para = _PARAGRAPH.search(content)
+    return content[:para.start()] if para else content
 
 
 def _title_regex(spec: FieldSpec, fmt: str) -> "re.Pattern[str]":
@@ -182,13 +218,14 @@ class XmlParser(Parser):
         if pat is None:
             tags = sorted({re.escape(tag_name(n)) for n in spec.names}, key=len, reverse=True)
             pat = spec.cache["xml-re"] = re.compile(
-                rf"<(?P<tag>{'|'.join(tags)})(?:\s[^>]*?)?(?:/>|>(?P<body>(?:<!\[CDATA\[.*?\]\]>|.)*?)</(?P=tag)\s*>)",
+                rf"<(?P<tag>{'|'.join(tags)})(?:\s[^>]*?)?(?:/>|>(?P<body>[^<]*(?:(?:<!\[CDATA\[.*?\]\]>"
+                rf"|<(?!/(?P=tag)\s*>|!\[CDATA\[)|<!\[CDATA\[(?!.*?\]\]>))[^<]*)*)</(?P=tag)\s*>)",
                 re.S | re.I,
             )
         return pat
 
     def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
-        by_tag = {tag_name(n).lower(): n for n in spec.names}
+        by_tag = _memo(spec, "xml-tags", lambda: {tag_name(n).lower(): n for n in spec.names})
         found: dict[str, Any] = {}
         for m in self._pattern(spec).finditer(text):
             name = by_tag.get(m.group("tag").lower())

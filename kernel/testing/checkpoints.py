@@ -1,0 +1,136 @@
+"""Conformance suite for checkpoint stores (what ``k.memory("checkpoints", ...)`` returns).
+
+Loops and workflows save their state after every step and resume from
+``latest(run_id)``. A third party replacing the built-in store (registering
+``"checkpoints"`` with ``override=True``) checks it by subclassing::
+
+    from zagent.testing.checkpoints import CheckpointStoreTests
+
+    class TestMyCheckpoints(CheckpointStoreTests):
+        def make_store(self, tmp_path):
+            return Kernel(plugins=["my_plugin"], entry_points=False).memory("checkpoints", url=...)
+
+One rule per test. Only zagent, msgspec and pytest are imported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import msgspec
+import pytest
+
+from zagent import ConfigError
+
+
+class _State(msgspec.Struct):
+    step: int
+    trajectory: list[str]
+
+
+class CheckpointStoreTests:
+    """Rules every checkpoint store follows. Override ``make_store``."""
+
+    def make_store(self, tmp_path: Any) -> Any:  # pragma: no cover - the subclass provides it
+        raise NotImplementedError("return a fresh checkpoint store from make_store(tmp_path)")
+
+    @pytest.fixture
+    def store(self, tmp_path: Any) -> Any:
+        s = self.make_store(tmp_path)
+        yield s
+        s.close()
+
+    def test_latest_returns_the_highest_step(self, store):
+        """latest(run_id) is (step, state bytes) of the highest step saved."""
+        for step in (1, 2, 3):
+            store.save("r1", step, f"state {step}".encode())
+        assert store.latest("r1") == (3, b"state 3")
+
+    def test_latest_of_an_unknown_run_is_none(self, store):
+        """A run never saved has no latest checkpoint."""
+        assert store.latest("nope") is None
+
+    def test_objects_are_saved_as_msgspec_json(self, store):
+        """A Struct or other msgspec-encodable state is stored as msgspec JSON and decodes back."""
+        state = _State(step=2, trajectory=["a", "b"])
+        store.save("r1", 2, state)
+        step, raw = store.latest("r1")
+        assert msgspec.json.decode(raw, type=_State) == state
+
+    def test_bytes_are_stored_unchanged(self, store):
+        """A bytes state (e.g. msgpack) is stored and returned byte for byte."""
+        raw = msgspec.msgpack.encode({"x": [1, 2, 3]})
+        store.save("r1", 0, raw)
+        assert store.load("r1", 0) == raw
+
+    def test_saving_a_step_again_replaces_it(self, store):
+        """Saving the same (run, step) twice keeps the last one, so a retried step is harmless."""
+        store.save("r1", 1, b"first try")
+        store.save("r1", 1, b"second try")
+        assert store.steps("r1") == [1]
+        assert store.load("r1", 1) == b"second try"
+
+    def test_load_of_a_missing_step_is_none(self, store):
+        """load() of a step never saved returns None."""
+        store.save("r1", 1, b"x")
+        assert store.load("r1", 2) is None
+
+    def test_list_reports_runs_by_kind(self, store):
+        """list() gives one RunInfo per run with its last step, count and latest metadata; kind filters."""
+        store.save("r1", 1, b"a", kind="react", metadata={"agent": "A"})
+        store.save("r1", 2, b"b", kind="react", metadata={"agent": "A", "note": "latest"})
+        store.save("w1", 5, b"c", kind="workflow")
+        runs = {r.run_id: r for r in store.list()}
+        assert (runs["r1"].last_step, runs["r1"].steps, runs["r1"].metadata) == (2, 2, {"agent": "A", "note": "latest"})
+        assert [r.run_id for r in store.list(kind="workflow")] == ["w1"]
+
+    def test_delete_removes_one_run(self, store):
+        """delete(run_id) removes all of that run's checkpoints and returns the count, others stay."""
+        store.save("r1", 1, b"a")
+        store.save("r1", 2, b"b")
+        store.save("r2", 1, b"c")
+        assert store.delete("r1") == 2
+        assert store.latest("r1") is None
+        assert store.latest("r2") == (1, b"c")
+
+    def test_prune_keep_last_keeps_the_newest_steps_of_each_run(self, store):
+        """prune(keep_last=n) keeps each run's newest n steps."""
+        for step in range(1, 6):
+            store.save("r1", step, b"x")
+        store.save("r2", 1, b"y")
+        assert store.prune(keep_last=2) == 3
+        assert store.steps("r1") == [4, 5]
+        assert store.steps("r2") == [1]
+
+    def test_prune_without_a_policy_is_config_error(self, store):
+        """prune() needs keep_last and/or older_than, and keep_last must keep at least the latest."""
+        with pytest.raises(ConfigError):
+            store.prune()
+        with pytest.raises(ConfigError):
+            store.prune(keep_last=0)
+
+    def test_bad_arguments_are_config_errors(self, store):
+        """Empty run ids, negative steps and unencodable states are refused with ConfigError."""
+        with pytest.raises(ConfigError):
+            store.save("", 1, b"x")
+        with pytest.raises(ConfigError):
+            store.save("r", -1, b"x")
+        with pytest.raises(ConfigError):
+            store.save("r", 1, object())
+        assert store.list() == []
+
+    def test_async_twins_match_sync(self, store):
+        """asave/alatest/aload/alist/adelete/aprune behave like the sync methods."""
+
+        async def scenario():
+            await store.asave("r", 1, b"one", kind="toy")
+            await store.asave("r", 2, b"two", kind="toy")
+            latest = await store.alatest("r")
+            one = await store.aload("r", 1)
+            runs = await store.alist("toy")
+            pruned = await store.aprune(keep_last=1)
+            deleted = await store.adelete("r")
+            return latest, one, [r.run_id for r in runs], pruned, deleted
+
+        assert asyncio.run(scenario()) == ((2, b"two"), b"one", ["r"], 1, 1)

@@ -16,7 +16,8 @@ Fixtures:
 
 Helpers (import them from ``zagent.testing``): ``HookRecorder``,
 ``HookCall``. Conformance suites for third-party plugins live in
-submodules (``zagent.testing.providers``, ``.parsers``, ``.memory``) and are
+submodules (``zagent.testing.providers``, ``.parsers``, ``.memory``,
+``.checkpoints``) and are
 imported explicitly by the tests that use them.
 
 Example::

@@ -139,3 +139,20 @@ def test_console_script_help_runs():
     """The installed ``zagent --help`` runs in a fresh process with the real installed plugins."""
     proc = subprocess.run([sys.executable, "-m", "zagent.plugins.cli", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "plugins" in proc.stdout and "tools" in proc.stdout
+
+
+def test_help_works_in_strict_mode_with_broken_plugin(fake_dist, monkeypatch, capsys):
+    """With ``ZAGENT_STRICT=1`` and a broken installed plugin, ``zagent --help`` still works (with a warning)."""
+    fake_dist("zagent_broken", {"broken": "raise ImportError('half installed')"})
+    monkeypatch.setenv("ZAGENT_STRICT", "1")
+    assert cli.main(["--help"]) == 0
+    out, err = capsys.readouterr()
+    assert "usage: zagent" in out and "half installed" in err
+
+
+def test_command_in_strict_mode_with_broken_plugin_exits_1(fake_dist, monkeypatch, capsys):
+    """With ``ZAGENT_STRICT=1``, a broken installed plugin makes commands fail with exit code 1 and the error."""
+    fake_dist("zagent_broken", {"broken": "raise ImportError('half installed')"})
+    monkeypatch.setenv("ZAGENT_STRICT", "1")
+    assert cli.main(["plugins"]) == 1
+    assert "zagent: error:" in capsys.readouterr().err

@@ -6,7 +6,8 @@
 The store grows to each size in turn (batched ``add``: one transaction per
 batch) and is measured there: insert rate over the batches that grew it, and
 the median/p90 latency of ``search`` for 3 words taken from a random stored
-message, across all namespaces and within one. Text is synthetic, with a
+message, across all namespaces and within one. Last, the rate of unbatched
+single-message ``add`` calls (one commit each). Text is synthetic, with a
 Zipf-distributed vocabulary so that some words are very common, as in real chat.
 Not a test: it prints a table and asserts nothing.
 """
@@ -68,6 +69,14 @@ def recall(mem, rng, sample: list[str], queries: int, scoped: bool) -> tuple[flo
     return statistics.median(times), times[int(len(times) * 0.9)], hits / queries
 
 
+def single_adds(mem, n: int = 200) -> float:
+    """Messages/s when each message is its own transaction (one commit, one fsync each)."""
+    t0 = time.perf_counter()
+    for i in range(n):
+        mem.add("bench/single", Message.user(f"single message {i}"))
+    return n / (time.perf_counter() - t0)
+
+
 def parse_size(text: str) -> int:
     text = text.strip().lower()
     scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
@@ -101,6 +110,7 @@ def main() -> None:
             mb = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p)) / 1e6
             print(f"{size:>10,} {rate:>13,.0f} {a50:>12.2f} / {a90:<9.2f} {n50:>13.2f} / {n90:<9.2f} "
                   f"{hits:>5.1f} {mb:>8.0f}", flush=True)
+        print(f"unbatched add() (one transaction per message): {single_adds(mem):,.0f} msg/s")
         mem.close()
 
 

@@ -132,3 +132,19 @@ def test_connections_of_ended_threads_are_released(kernel, db_path):
     mem.count()
     assert len(mem.db._conns) <= 2
     assert mem.count("a/s") == 20
+
+
+def test_killed_while_creating_a_new_file_leaves_it_usable(kernel, tmp_path, run_child):
+    """A child killed while creating and migrating a new file leaves a file the next open can use."""
+    rng = random.Random(5)
+    for round_no in range(6):
+        path = str(tmp_path / f"new{round_no}.db")
+        proc = run_child("messages", path, "a/s")
+        time.sleep(rng.uniform(0.05, 0.4))  # from spawn: import, open, migrate or first writes
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        mem = kernel.memory("sqlite", path=path)
+        mem.add("a/s", Message.user("after the crash"))
+        assert mem.last("a/s", 1)[0].content == "after the crash"
+        assert integrity(path) == "ok"
+        mem.close()

@@ -2,7 +2,8 @@
 
 ``AnthropicServer(key=...)`` answers ``POST /v1/messages``: a 401
 ``authentication_error`` without the right ``x-api-key``, a 400 without the
-``anthropic-version`` header or ``max_tokens``; otherwise ``echo: <last user
+``anthropic-version`` header or ``max_tokens``; a ``tool_use`` of the first tool when tools are offered and
+the last turn holds no tool result; otherwise ``echo: <last user
 text>`` as JSON or as the event stream (``stream: true``).
 """
 
@@ -12,6 +13,7 @@ import json
 from typing import Any, Optional
 
 from .loopback import LoopbackServer, Reply, Request
+from .openai_server import tool_arguments
 
 
 def error(status: int, kind: str, message: str, **kw: Any) -> Reply:
@@ -79,6 +81,12 @@ class AnthropicServer(LoopbackServer):
         if "max_tokens" not in body:
             return error(400, "invalid_request_error", "max_tokens: Field required")
         last = body["messages"][-1]["content"]
+        results = isinstance(last, list) and any(b.get("type") == "tool_result" for b in last)
+        if body.get("tools") and not results:
+            tool = body["tools"][0]
+            uses = [{"id": f"toolu_{len(self.requests)}", "name": tool["name"],
+                     "input": tool_arguments(tool.get("input_schema"))}]
+            return stream_reply("", uses) if body.get("stream") else message(None, uses)
         if isinstance(last, list):
             last = " ".join(b.get("text") or b.get("content") or "" for b in last)
         text = f"echo: {last}"

@@ -1,6 +1,7 @@
 """An Ollama server for tests: ``POST /api/chat`` with JSON or NDJSON replies, plus builders.
 
-Answers ``echo: <last user text>``; a 404 ``{"error": "model ... not found"}``
+Answers ``echo: <last user text>`` (or calls the first offered tool when the
+last message is not a tool result); a 404 ``{"error": "model ... not found"}``
 for the model named ``missing``.
 """
 
@@ -10,6 +11,7 @@ import json
 from typing import Any, Optional
 
 from .loopback import LoopbackServer, Reply, Request
+from .openai_server import tool_arguments
 
 
 def final(text: str = "", tool_calls: Optional[list[dict]] = None, model: str = "llama3.2") -> dict:
@@ -51,5 +53,9 @@ class OllamaServer(LoopbackServer):
         body = request.json
         if body["model"] == "missing":
             return Reply.json({"error": "model 'missing' not found"}, 404)
+        if body.get("tools") and body["messages"][-1]["role"] != "tool":
+            fn = body["tools"][0]["function"]
+            calls = [{"name": fn["name"], "arguments": tool_arguments(fn.get("parameters"))}]
+            return stream_reply("", calls) if body.get("stream", True) else reply("", calls)
         text = f"echo: {body['messages'][-1]['content']}"
         return stream_reply(text) if body.get("stream", True) else reply(text)

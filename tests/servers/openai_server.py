@@ -3,7 +3,8 @@
 ``OpenAIServer(key="sk-test")`` answers ``POST /v1/chat/completions``: with
 the wrong or no bearer key a 401 in OpenAI's error format; otherwise
 ``echo: <last user text>`` (JSON, or SSE when ``stream`` is true, with usage
-when ``stream_options.include_usage`` is set). Script other answers with
+when ``stream_options.include_usage`` is set); when tools are offered and the
+last message is not a tool result, a call of the first tool instead. Script other answers with
 ``server.then(completion(...), stream_reply(...), Reply(status=500) ...)``.
 """
 
@@ -68,6 +69,13 @@ def stream_reply(text: str = "", tool_calls: Optional[list[dict]] = None, **kw: 
     return Reply(chunks=stream_events(text, tool_calls, **kw), content_type="text/event-stream")
 
 
+def tool_arguments(schema: Any) -> dict:
+    """Arguments for a tool call: "hi" for each required string property, 1 for other required ones."""
+    schema = schema or {}
+    props = schema.get("properties") or {}
+    return {name: "hi" if (props.get(name) or {}).get("type") == "string" else 1 for name in schema.get("required") or []}
+
+
 def _pieces(text: str, size: int) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)]
 
@@ -89,9 +97,14 @@ class OpenAIServer(LoopbackServer):
         if request.path != "/v1/chat/completions" or request.method != "POST":
             return error(404, f"Unknown request URL: {request.method} {request.path}")
         body = request.json
+        include = (body.get("stream_options") or {}).get("include_usage")
+        usage = USAGE if include else None
+        if body.get("tools") and body["messages"][-1]["role"] != "tool":
+            calls = [{"id": f"call_{len(self.requests)}", "name": body["tools"][0]["function"]["name"],
+                      "arguments": json.dumps(tool_arguments(body["tools"][0]["function"].get("parameters")))}]
+            return stream_reply("", tool_calls=calls, usage=usage) if body.get("stream") else completion(tool_calls=calls)
         last = next((m.get("content") for m in reversed(body["messages"]) if m["role"] in ("user", "tool")), "")
         text = f"echo: {last}"
         if body.get("stream"):
-            include = (body.get("stream_options") or {}).get("include_usage")
-            return stream_reply(text, usage=USAGE if include else None)
+            return stream_reply(text, usage=usage)
         return completion(text, model=body["model"])

@@ -1,0 +1,218 @@
+"""Conformance suite for LLM provider plugins (``zagent_register_providers``).
+
+A third party checks its provider by subclassing and naming the class ``Test...``::
+
+    from zagent.testing.providers import ProviderTests
+
+    class TestFooProvider(ProviderTests):
+        plugins = ["zagent_foo"]            # what the kernel loads
+        model = "foo:small"                 # what k.llm() resolves
+        options = {"base_url": "http://127.0.0.1:8080"}
+        secret = "my-test-key"              # must never show in reprs or errors
+
+        def make_failing_llm(self, kernel):  # optional: a model whose calls fail
+            return kernel.llm(self.model, **self.options, api_key="wrong")
+
+Each test states one rule of the provider interface (``zagent.LLM``):
+completion, streaming, tool calls and tool results, errors, secrets, profile,
+sync twins and closing. The backend must answer a plain prompt with text and,
+when offered one tool and asked to use it (``tool_prompt``), call it; set
+``supports_tools = False`` for a provider without tool calling. Override
+``make_llm`` for full control of how the model is made. Only zagent itself
+and pytest are imported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Optional, Sequence
+
+import pytest
+
+from zagent import Chunk, Completion, Kernel, Message, ModelProfile, ProviderError, ToolCall, ToolSpec, Usage
+
+ECHO_TOOL = ToolSpec(
+    name="echo",
+    description="Repeat the given text back.",
+    parameters={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+)
+
+
+class ProviderTests:
+    """Rules every provider follows. Set ``plugins`` and ``model`` (and ``options``), or override ``make_llm``."""
+
+    plugins: Sequence[Any] = ()
+    model: str = ""
+    options: dict[str, Any] = {}
+    secret: Optional[str] = None
+    supports_tools: bool = True
+    prompt: str = "Say hello."
+    tool_prompt: str = "Call the echo tool with the text 'hi'."
+
+    # -- fixtures to override -------------------------------------------------------
+
+    def make_kernel(self) -> Kernel:
+        return Kernel(plugins=list(self.plugins), entry_points=False)
+
+    def make_llm(self, kernel: Kernel) -> Any:
+        if not self.model:
+            raise NotImplementedError("set model = 'provider:model' on the test class, or override make_llm(kernel)")
+        return kernel.llm(self.model, **self.options)
+
+    def make_failing_llm(self, kernel: Kernel) -> Any:
+        """A model whose calls fail (bad key, unreachable URL...); ``None`` skips the error tests."""
+        return None
+
+    @pytest.fixture
+    def kernel(self) -> Any:
+        k = self.make_kernel()
+        yield k
+        k.close()
+
+    @pytest.fixture
+    def llm(self, kernel: Kernel) -> Any:
+        return self.make_llm(kernel)
+
+    @pytest.fixture
+    def failing_llm(self, kernel: Kernel) -> Any:
+        llm = self.make_failing_llm(kernel)
+        if llm is None:
+            pytest.skip("make_failing_llm() not provided")
+        return llm
+
+    # -- resolution and profile -----------------------------------------------------------
+
+    def test_resolves_through_the_kernel(self, kernel: Kernel, llm: Any) -> None:
+        """k.llm('provider:model') returns a zagent.LLM naming its provider and model."""
+        from zagent import LLM
+
+        assert isinstance(llm, LLM)
+        assert llm.name == f"{llm.provider}:{llm.model}" and llm.provider and llm.model
+
+    def test_profile_is_a_model_profile(self, llm: Any) -> None:
+        """The profile is a ModelProfile (what agents consult to pick strategies)."""
+        assert isinstance(llm.profile, ModelProfile)
+
+    def test_profile_override_applies(self, kernel: Kernel) -> None:
+        """profile={...} passed to k.llm overrides the provider's own profile."""
+        llm = kernel.llm(self.model, **{**self.options, "profile": {"max_context_tokens": 1234}}) if self.model else None
+        if llm is None:
+            pytest.skip("model not set")
+        assert llm.profile.max_context_tokens == 1234
+
+    # -- completion -------------------------------------------------------------------------
+
+    def test_complete_returns_assistant_text(self, llm: Any) -> None:
+        """complete() returns a Completion whose message is the assistant's, with text."""
+        c = llm.complete(self.prompt)
+        assert isinstance(c, Completion)
+        assert c.message.role == "assistant" and isinstance(c.text, str) and c.text
+
+    def test_complete_reports_usage_and_finish(self, llm: Any) -> None:
+        """Usage counts one call with non-negative tokens; a finish reason is given."""
+        c = llm.complete(self.prompt)
+        assert isinstance(c.usage, Usage) and c.usage.calls == 1
+        assert c.usage.input_tokens >= 0 and c.usage.output_tokens >= 0
+        assert c.finish_reason
+
+    def test_async_twin_matches(self, llm: Any) -> None:
+        """acomplete() works from a plain asyncio program."""
+        c = asyncio.run(llm.acomplete(self.prompt))
+        assert c.message.role == "assistant" and c.text
+
+    def test_usage_is_added_to_the_run(self, kernel: Kernel, llm: Any) -> None:
+        """A call made with a run context adds its usage to ctx.usage."""
+        ctx = kernel.context()
+        c = asyncio.run(llm.acomplete(self.prompt, ctx=ctx))
+        assert ctx.usage.calls == 1 and ctx.usage.total_tokens == c.usage.total_tokens
+
+    # -- streaming --------------------------------------------------------------------------
+
+    def test_stream_ends_with_one_done_chunk(self, llm: Any) -> None:
+        """A stream yields text/tool_call chunks and ends with exactly one done chunk holding the completion."""
+        chunks = list(llm.stream(self.prompt))
+        assert all(isinstance(c, Chunk) for c in chunks)
+        assert [c.type for c in chunks].count("done") == 1 and chunks[-1].type == "done"
+        assert isinstance(chunks[-1].completion, Completion)
+
+    def test_stream_text_adds_up(self, llm: Any) -> None:
+        """The text deltas of a stream add up to the done chunk's text."""
+        chunks = list(llm.stream(self.prompt))
+        text = "".join(c.text for c in chunks if c.type == "text")
+        assert text and text == chunks[-1].completion.text
+
+    def test_leaving_a_stream_early_is_clean(self, llm: Any) -> None:
+        """Stopping after the first chunk closes the stream without an error, and the model stays usable."""
+
+        async def first_then_more() -> Completion:
+            agen = llm.astream(self.prompt)
+            async for _chunk in agen:
+                break
+            await agen.aclose()
+            return await llm.acomplete(self.prompt)
+
+        assert asyncio.run(first_then_more()).text
+
+    # -- tools ------------------------------------------------------------------------------
+
+    def _tool_call(self, llm: Any) -> tuple[Completion, ToolCall]:
+        if not self.supports_tools or not llm.profile.native_tools:
+            pytest.skip("the provider (or this model's profile) has no native tool calls")
+        c = llm.complete(self.tool_prompt, tools=[ECHO_TOOL])
+        assert c.tool_calls, f"expected a call of the offered tool, got text {c.text!r}"
+        return c, c.tool_calls[0]
+
+    def test_tool_call_names_an_offered_tool(self, llm: Any) -> None:
+        """Offered a tool and asked to use it, the model calls it: an id, the tool's name, object arguments."""
+        c, call = self._tool_call(llm)
+        assert isinstance(call, ToolCall) and call.id and call.name == "echo"
+        assert isinstance(call.arguments, dict)
+
+    def test_tool_result_round_trip(self, llm: Any) -> None:
+        """A tool result sent back with its call's id is accepted and answered."""
+        c, call = self._tool_call(llm)
+        history = [Message.user(self.tool_prompt), c.message, Message.tool("hi", call.id, call.name)]
+        answer = llm.complete(history, tools=[ECHO_TOOL])
+        assert answer.message.role == "assistant"
+
+    def test_streamed_tool_calls_are_whole(self, llm: Any) -> None:
+        """Streamed tool calls arrive as whole ToolCalls, the same ones the done chunk holds."""
+        if not self.supports_tools or not llm.profile.native_tools or not llm.profile.streaming_tools:
+            pytest.skip("no native streamed tool calls")
+        chunks = list(llm.stream(self.tool_prompt, tools=[ECHO_TOOL]))
+        calls = [c.tool_call for c in chunks if c.type == "tool_call"]
+        assert calls and all(isinstance(c, ToolCall) and c.name == "echo" for c in calls)
+        assert [c.id for c in calls] == [c.id for c in chunks[-1].completion.tool_calls]
+
+    # -- errors and secrets --------------------------------------------------------------------
+
+    def test_failure_is_a_provider_error(self, failing_llm: Any) -> None:
+        """A failing call raises a zagent.ProviderError (or subclass) naming the provider."""
+        with pytest.raises(ProviderError) as info:
+            failing_llm.complete(self.prompt)
+        assert info.value.provider == failing_llm.provider
+        assert str(info.value)
+
+    def test_failure_in_a_stream_is_a_provider_error(self, failing_llm: Any) -> None:
+        """A failing streamed call raises ProviderError too, never a raw transport exception."""
+        with pytest.raises(ProviderError):
+            list(failing_llm.stream(self.prompt))
+
+    def test_secret_never_in_repr_or_errors(self, llm: Any, kernel: Kernel) -> None:
+        """The API key appears in no repr and in no error message."""
+        if not self.secret:
+            pytest.skip("secret not set")
+        assert self.secret not in repr(llm)
+        failing = self.make_failing_llm(kernel)
+        if failing is not None:
+            with pytest.raises(ProviderError) as info:
+                failing.complete(self.prompt)
+            assert self.secret not in str(info.value) and self.secret not in getattr(info.value, "body", "")
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def test_close_then_close_again(self, llm: Any) -> None:
+        """aclose() releases connections and may be called twice."""
+        llm.complete(self.prompt)
+        llm.close()
+        llm.close()

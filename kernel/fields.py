@@ -142,7 +142,7 @@ def _normalize_one(item: Any, where: str) -> Field:
         item = {"name": item}
     if isinstance(item, Mapping):
         try:
-            item = msgspec.convert(dict(item), Field)
+            item = msgspec.convert(_shorthand(item), Field)
         except msgspec.ValidationError as exc:
             raise ConfigError(f"bad field declaration {dict(item)!r}: {exc}; expected keys "
                               f"name, type, description, required, default, items, fields") from None
@@ -165,9 +165,19 @@ def _normalize_one(item: Any, where: str) -> Field:
     members = list(_normalize_list(list(item.fields), f"{where}{item.name}.")) if item.fields else []
     if items is not None and ftype != "array":
         raise ConfigError(f"field {where + item.name!r} has 'items' but type {ftype!r}; use type 'array'")
-    if (ftype, items, members, item.name) == (item.type, item.items, item.fields, item.name):
-        return item
+    # always a copy: a caller mutating its Field later must not change a cached spec
     return msgspec.structs.replace(item, type=ftype, items=items, fields=members)
+
+
+def _shorthand(decl: Mapping[str, Any]) -> dict[str, Any]:
+    """Dict shorthands: ``"items": "string"`` and items/members without a name."""
+    d = dict(decl)
+    items = d.get("items")
+    if isinstance(items, str):
+        d["items"] = {"name": "item", "type": items}
+    elif isinstance(items, Mapping) and "name" not in items:
+        d["items"] = {"name": "item", **items}
+    return d
 
 
 def _is_required(field: Field) -> bool:

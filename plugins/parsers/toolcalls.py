@@ -108,8 +108,25 @@ def _decode_block(body: str) -> tuple[list[Any], Optional[ToolCallError]]:
     try:
         value = jsontext.loads(inner)
     except ValueError as exc:
+        several = _several_objects(inner)
+        if several:
+            return several, None
         return [], _error(body, f"the call is not valid JSON ({exc})")
     return (value if isinstance(value, list) else [value]), None
+
+
+_SEPARATORS = re.compile(r"[\s,;]*")
+
+
+def _several_objects(text: str) -> list[Any]:
+    """Several call objects one after another (newline, comma or ';' between), else ``[]``."""
+    items, pos = [], 0
+    for start, end, value in jsontext.iter_objects(text):
+        if not _SEPARATORS.fullmatch(text, pos, start) or not _call_shaped(value):
+            return []
+        items.append(value)
+        pos = end
+    return items if items and _SEPARATORS.fullmatch(text, pos) else []
 
 
 def _args_text(body: str) -> Any:
@@ -286,4 +303,5 @@ def _remaining(text: str, taken: list[tuple[int, int]]) -> str:
             parts.append(text[pos:start])
         pos = max(pos, end)
     parts.append(text[pos:])
-    return _BLANKS.sub("\n\n", _SPECIAL.sub("", "".join(parts))).strip()
+    rest = _BLANKS.sub("\n\n", _SPECIAL.sub("", "".join(parts))).strip()
+    return "" if _SEPARATORS.fullmatch(rest) else rest

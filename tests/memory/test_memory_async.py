@@ -4,15 +4,17 @@ import asyncio
 import threading
 
 from zagent import Message
+from zagent.plugins.memory.database import Database
 
 
 def test_async_methods_run_sqlite_work_in_a_worker_thread(kernel, db_path, monkeypatch):
     """aadd/alast/asearch/aclear do their SQLite reads and writes outside the loop thread."""
     mem = kernel.memory("sqlite", path=db_path)
     seen = []
-    real_read, real_write = mem.db.read, mem.db.write
-    monkeypatch.setattr(mem.db, "read", lambda fn: seen.append(threading.current_thread()) or real_read(fn))
-    monkeypatch.setattr(mem.db, "write", lambda fn: seen.append(threading.current_thread()) or real_write(fn))
+    for name in ("read", "write"):
+        real = getattr(Database, name)
+        monkeypatch.setattr(Database, name, lambda self, fn, real=real: seen.append(threading.current_thread())
+                            or real(self, fn))
 
     async def scenario():
         await mem.aadd("a/s", Message.user("off the loop"))

@@ -125,6 +125,11 @@ def zagent_register_memory(register: Callable[..., None], kernel: "Kernel") -> N
 
     :param register: adds one backend.
     :param kernel: the starting kernel.
+
+    Example::
+
+        def zagent_register_memory(register):
+            register("redis", lambda **options: RedisMemory(**options))
     """
 
 
@@ -138,6 +143,11 @@ def zagent_register_embedders(register: Callable[..., None], kernel: "Kernel") -
 
     :param register: adds one embedder.
     :param kernel: the starting kernel.
+
+    Example::
+
+        def zagent_register_embedders(register):
+            register("minilm", lambda **options: MiniLMEmbedder(**options))
     """
 
 
@@ -150,6 +160,11 @@ def zagent_register_agent_types(register: Callable[..., None], kernel: "Kernel")
 
     :param register: adds one agent type.
     :param kernel: the starting kernel.
+
+    Example::
+
+        def zagent_register_agent_types(register):
+            register("echo", lambda spec, kernel: EchoAgent(spec, kernel))
     """
 
 
@@ -164,6 +179,16 @@ def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
 
     :param cli: the command registry of this invocation.
     :param kernel: the kernel the CLI started.
+
+    Called each time the ``zagent`` command starts (not by ``Kernel()``). A
+    name already taken is refused with a warning naming both plugins; a hook
+    that raises is reported and the rest of the CLI still works.
+
+    Example::
+
+        def zagent_register_commands(cli):
+            p = cli.group("memory", help="inspect memories").command("list", list_memories)
+            p.add_argument("--limit", type=int, default=20)
     """
 
 
@@ -185,6 +210,12 @@ def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext") -> Any:
 
     :param call: the call, with decoded ``arguments``.
     :param ctx: the run's context: agent, run id, per-run ``stash`` for budgets.
+
+    Example::
+
+        def zagent_before_tool_call(call, ctx):
+            if call.name == "shell":
+                return zagent.Deny("shell commands are not allowed here")
     """
 
 
@@ -199,6 +230,16 @@ def zagent_after_tool_call(call: "ToolCall", result: "ToolResult", ctx: "RunCont
     :param call: the call that ran (after any rewrite).
     :param result: its result.
     :param ctx: the run's context.
+
+    A rail that raises, or returns anything but ``None``/``ToolResult``,
+    withholds the result (state ``blocked``).
+
+    Example::
+
+        def zagent_after_tool_call(result):
+            if "PRIVATE KEY" in result.content:
+                return zagent.ToolResult(call_id=result.call_id, name=result.name,
+                                         state="blocked", content="Error: result withheld")
     """
 
 
@@ -211,6 +252,12 @@ def zagent_before_llm_call(request: "LLMRequest", ctx: "RunContext") -> Any:
 
     :param request: messages, tool specs, options of this call.
     :param ctx: the run's context (``ctx.usage`` holds the run's tokens so far).
+
+    Example::
+
+        def zagent_before_llm_call(ctx):
+            if ctx.usage.total_tokens > 100_000:
+                return zagent.Deny("token budget spent")
     """
 
 
@@ -224,6 +271,11 @@ def zagent_after_llm_call(request: "LLMRequest", response: "Completion", ctx: "R
     :param request: what was sent.
     :param response: the reply.
     :param ctx: the run's context.
+
+    Example::
+
+        def zagent_after_llm_call(response, ctx):
+            ctx.stash["output_tokens"] = ctx.stash.get("output_tokens", 0) + response.usage.output_tokens
     """
 
 
@@ -242,6 +294,12 @@ def zagent_event(event: "Event") -> Any:
     Events carry summaries, never secrets or whole payloads.
 
     :param event: a ``zagent.Event``.
+
+    Example::
+
+        async def zagent_event(event):
+            if event.type == "tool_end":
+                print(event.data["tool"], event.data["state"])
     """
 
 
@@ -252,4 +310,9 @@ def zagent_kernel_close(kernel: "Kernel") -> Any:
     Every implementation runs (errors are logged); awaitables are awaited.
 
     :param kernel: the kernel being closed.
+
+    Example::
+
+        def zagent_kernel_close(kernel):
+            _pools.pop(id(kernel)).close()
     """

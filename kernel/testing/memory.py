@@ -80,6 +80,12 @@ class MemoryBackendTests:
             memory.add("a/s", [Message.user("ok"), {"role": "wizard", "content": "x"}])
         assert memory.last("a/s", 10) == []
 
+    def test_plain_text_instead_of_a_message_is_config_error(self, memory: Any) -> None:
+        """add(ns, "text") is refused with a hint, not stored character by character."""
+        with pytest.raises(ConfigError):
+            memory.add("a/s", "hello")
+        assert memory.last("a/s", 10) == []
+
     def test_bad_namespace_is_config_error(self, memory: Any) -> None:
         """A namespace must be a non-empty string."""
         with pytest.raises(ConfigError):

@@ -64,6 +64,10 @@ class Database:
     def __attrs_post_init__(self) -> None:
         if self.synchronous not in ("full", "normal"):
             raise ConfigError(f"synchronous must be 'full' or 'normal', got {self.synchronous!r}")
+        if not isinstance(self.busy_timeout, (int, float)) or self.busy_timeout < 0:
+            raise ConfigError(f"busy_timeout must be a number of seconds >= 0, got {self.busy_timeout!r}")
+        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
+            raise ConfigError(f"retries must be an integer >= 0, got {self.retries!r}")
         if self.max_bytes is not None and (not isinstance(self.max_bytes, int) or self.max_bytes < 4096):
             raise ConfigError(f"max_bytes must be an integer of at least 4096, got {self.max_bytes!r}")
         self.connection()  # open now, so a bad file fails at construction

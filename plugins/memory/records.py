@@ -82,6 +82,9 @@ def as_messages(messages: Any) -> list[Message]:
     """Accept one ``Message``/dict or a list of them; dicts are validated into ``Message``."""
     if isinstance(messages, (Message, dict)):
         messages = [messages]
+    if isinstance(messages, (str, bytes)) or not hasattr(messages, "__iter__"):
+        raise ConfigError(f"expected a Message, a dict or a list of them, got {type(messages).__name__}; "
+                          "wrap text as zagent.Message.user(text)")
     out = []
     for m in messages:
         if isinstance(m, Message):

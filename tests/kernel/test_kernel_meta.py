@@ -33,9 +33,10 @@ def test_hook_has_a_kernel_test(hook):
 
 
 def test_every_hook_has_a_docstring_with_params():
-    """Every hook spec's docstring documents its parameters (``:param name:``)."""
+    """Every hook spec's docstring documents its parameters (``:param name:``) and gives an example."""
     pm = Kernel(entry_points=False).pm
     for name, argnames in SPECS.items():
         doc = getattr(pm.hook, name).spec.function.__doc__ or ""
         for arg in argnames:
             assert f":param {arg}:" in doc, f"{name} does not document {arg}"
+        assert "Example::" in doc, f"{name} has no example"

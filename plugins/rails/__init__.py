@@ -1,1 +1,90 @@
-"""The rails plugin (in progress)."""
+"""Rails shipped with zagent: tool allow/deny lists, per-run call budgets,
+argument-size limits, human approval and output redaction.
+
+Loaded through the ``zagent`` entry point ``rails``; every setting is read
+per call from ``ctx.agent_config["rails"]`` merged (shallowly, agent wins)
+over ``kernel.config["rails"]``::
+
+    k = Kernel(config={"rails": {"redact": [r"sk-[A-Za-z0-9]+"]}})
+    ctx = k.context(agent="researcher", agent_config={"rails": {
+        "allow_tools": ["search", "toolset:files", "web.*"],   # names, toolset:NAME, fnmatch globs
+        "deny_tools": ["files.delete"],                        # wins over allow_tools
+        "tool_budget": {"search": 3, "*": 50},                 # calls per tool per run
+        "max_argument_bytes": 20000,                           # JSON-encoded size
+        "approval": {"tools": ["shell.*"]},                    # plus every Tool(sensitive=True)
+        "approver": "console",                                 # or approver(call, ctx) -> True/False/None
+        "redact_llm": True,                                    # also redact model replies
+    }})
+
+``zagent_before_tool_call`` is ``trylast``: other rails (rewrites included)
+run first, so these checks see the final arguments and a human is only asked
+about a call nothing else denied. Order inside: deny/allow lists → argument
+size → budget → approval. A call counted against the budget and then not
+approved is given back. With no settings every hook returns ``None`` after
+two dict look-ups. See docs/rails.md.
+
+Per-run state lives in ``ctx.stash``: ``"zagent.rails.budget"`` (call
+counts), ``"zagent.pending_approval"`` (ids awaiting a human, a set) and
+``"zagent.approved"`` (ids a human approved, a set the loop fills on resume).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from zagent.hookspecs import hookimpl
+from zagent.rails import Deny
+
+from .approval import APPROVED_KEY, AWAITING, PENDING_KEY, ask, console_approver, needs_approval
+from .config import settings
+from .policy import BUDGET_KEY, check_lists, check_size, take_budget
+from .redaction import redact_completion, redact_result
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Completion, LLMRequest, RunContext, ToolCall, ToolResult
+
+__all__ = ["APPROVED_KEY", "AWAITING", "BUDGET_KEY", "PENDING_KEY", "console_approver"]
+
+
+@hookimpl(trylast=True)
+def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext") -> Any:
+    """Deny by list, size or budget right away; return a coroutine only when a human must be asked."""
+    rails = settings(ctx)
+    if not rails:
+        return None
+    reason = check_lists(rails, call, ctx) or check_size(rails, call)
+    if reason is not None:
+        return Deny(reason)
+    reason, counted = take_budget(rails, call, ctx)
+    if reason is not None:
+        return Deny(reason)
+    why = needs_approval(rails, call, ctx)
+    if why is None:
+        return None
+    return _approve(rails, call, ctx, why, counted)
+
+
+async def _approve(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext", why: str, counted: bool) -> Optional[Deny]:
+    reason: Optional[str] = "the approver failed"
+    try:
+        reason = await ask(rails, call, ctx, why)
+    finally:
+        if reason is not None and counted:  # not run now: the call does not use the budget
+            ctx.stash[BUDGET_KEY].give_back(call.name)
+    return None if reason is None else Deny(reason)
+
+
+def zagent_after_tool_call(call: "ToolCall", result: "ToolResult", ctx: "RunContext") -> Optional["ToolResult"]:
+    """Redact ``rails["redact"]`` patterns from the result."""
+    rails = settings(ctx)
+    if not rails or not rails.get("redact"):
+        return None
+    return redact_result(rails, result)
+
+
+def zagent_after_llm_call(request: "LLMRequest", response: "Completion", ctx: "RunContext") -> Optional["Completion"]:
+    """With ``redact_llm: true``, redact ``rails["redact"]`` patterns from the reply's text."""
+    rails = settings(ctx)
+    if not rails or not rails.get("redact_llm"):
+        return None
+    return redact_completion(rails, response)

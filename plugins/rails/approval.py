@@ -1,0 +1,121 @@
+"""The human-approval rail and the console approver.
+
+A call needs approval when its tool is marked ``sensitive=True`` (unless
+``approval.sensitive`` is false) or matches ``approval.tools``. Then:
+
+* its id is in ``ctx.stash["zagent.approved"]`` (filled by the loop on
+  resume) → allowed without asking;
+* no ``approver`` is configured → denied, saying how to configure one;
+* ``approver(call, ctx)`` (sync or async) answers ``True`` → allowed,
+  ``False`` → denied ("a human declined ..."), ``None`` → denied with the
+  reason ``awaiting human approval`` and the id added to
+  ``ctx.stash["zagent.pending_approval"]`` so the loop can pause the run.
+  Anything else, or an exception, denies (fail closed).
+
+``approver`` may be a callable, ``"console"`` (``console_approver``) or a
+``"package.module:function"`` path.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from zagent.sync import maybe_await
+
+from .config import as_list, first_match, tool_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import RunContext, ToolCall
+
+APPROVED_KEY = "zagent.approved"
+PENDING_KEY = "zagent.pending_approval"
+AWAITING = "awaiting human approval"
+
+_console_lock = threading.Lock()
+
+
+def needs_approval(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> Optional[str]:
+    """Why this call needs a human (``"sensitive"`` or the matching rule), or None."""
+    approval = rails.get("approval")
+    if approval is False:
+        return None
+    approval = approval if isinstance(approval, dict) else {}
+    tool = tool_of(ctx, call.name)
+    if tool is not None and tool.sensitive and approval.get("sensitive", True):
+        return "the tool is marked sensitive"
+    patterns = approval.get("tools")
+    if patterns:
+        rule = first_match(as_list(patterns, "approval.tools"), call.name, tool.toolset if tool else "")
+        if rule is not None:
+            return f"it matches approval rule {rule!r}"
+    return None
+
+
+async def ask(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext", why: str) -> Optional[str]:
+    """Ask the configured approver about ``call``; return a deny reason or None to allow."""
+    approved = ctx.stash.get(APPROVED_KEY)
+    if approved and call.id in approved:
+        return None
+    approver = resolve(rails.get("approver"))
+    if approver is None:
+        return (f"tool {call.name!r} needs human approval ({why}) and no approver is configured; set "
+                "rails['approver'] in the agent's config or kernel.config to a callable approver(call, ctx) "
+                "-> True/False/None, or 'console' for a y/n prompt")
+    answer = await maybe_await(approver(call, ctx))
+    if answer is True:
+        return None
+    if answer is False:
+        return f"a human declined the call of {call.name!r}"
+    if answer is None:
+        ctx.stash.setdefault(PENDING_KEY, set()).add(call.id)
+        return AWAITING
+    return f"the approver returned {type(answer).__name__}; expected True, False or None, so the call was blocked"
+
+
+def resolve(approver: Any) -> Optional[Callable[..., Any]]:
+    """The approver callable named by the config value (callable, ``"console"`` or ``"module:function"``)."""
+    if approver is None or callable(approver):
+        return approver
+    if approver == "console":
+        return console_approver
+    if isinstance(approver, str) and ":" in approver:
+        import importlib
+
+        module, _, attr = approver.partition(":")
+        return getattr(importlib.import_module(module), attr)
+    raise TypeError(f"rails setting 'approver' must be a callable, 'console' or 'module:function', got {approver!r}")
+
+
+async def console_approver(call: "ToolCall", ctx: "RunContext") -> Optional[bool]:
+    """Ask on stderr, read stdin: ``y`` allows, ``n`` (or empty, or end of input) declines, ``l`` asks later.
+
+    The prompt runs in a worker thread so the event loop (and the run's
+    other tool calls and timeouts) keeps going; prompts of parallel calls
+    are asked one at a time.
+    """
+    import asyncio
+
+    return await asyncio.get_running_loop().run_in_executor(None, _prompt, call, ctx.agent)
+
+
+def _prompt(call: "ToolCall", agent: Optional[str]) -> Optional[bool]:
+    import msgspec
+
+    args = msgspec.json.encode(call.arguments, enc_hook=repr).decode()
+    if len(args) > 500:
+        args = args[:500] + "…"
+    who = f"agent {agent!r} wants" if agent else "the agent wants"
+    with _console_lock:
+        while True:
+            sys.stderr.write(f"\n{who} to run {call.name}({args})\nAllow? [y]es / [n]o / [l]ater: ")
+            sys.stderr.flush()
+            line = sys.stdin.readline()
+            answer = line.strip().lower()
+            if not line or answer in ("", "n", "no"):
+                return False
+            if answer in ("y", "yes"):
+                return True
+            if answer in ("l", "later"):
+                return None

@@ -1,0 +1,115 @@
+"""The synchronous tool rails: allow/deny lists, argument size, per-run call budget.
+
+Each check takes the merged rails settings and returns a deny reason (a
+sentence naming the rule) or None. None of them awaits anything, so a check
+and its counter update cannot interleave with another call of the same run
+on the event loop; the budget counter also holds a lock, for runs whose
+tools are started from several threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Optional
+
+import msgspec
+
+from .config import as_list, first_match, toolset_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import RunContext, ToolCall
+
+BUDGET_KEY = "zagent.rails.budget"
+"""``ctx.stash`` key of the per-run ``CallCounter``."""
+
+
+def check_lists(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> Optional[str]:
+    """``deny_tools`` (any match blocks) then ``allow_tools`` (no match blocks)."""
+    deny, allow = rails.get("deny_tools"), rails.get("allow_tools")
+    if not deny and allow is None:
+        return None
+    toolset = toolset_of(ctx, call.name)
+    who = _who(ctx)
+    if deny:
+        rule = first_match(as_list(deny, "deny_tools"), call.name, toolset)
+        if rule is not None:
+            return f"tool {call.name!r} is not allowed{who}: it matches deny_tools rule {rule!r}"
+    if allow is not None and first_match(as_list(allow, "allow_tools"), call.name, toolset) is None:
+        allowed = ", ".join(as_list(allow, "allow_tools")) or "none"
+        return f"tool {call.name!r} is not allowed{who}: it matches no allow_tools rule (allowed: {allowed})"
+    return None
+
+
+def check_size(rails: dict[str, Any], call: "ToolCall") -> Optional[str]:
+    """``max_argument_bytes``: the arguments' JSON encoding must not be longer."""
+    limit = rails.get("max_argument_bytes")
+    if limit is None:
+        return None
+    size = len(msgspec.json.encode(call.arguments, enc_hook=repr))
+    if size > int(limit):
+        return (f"the arguments of {call.name!r} are {size} bytes as JSON, over the limit of {int(limit)} "
+                f"(max_argument_bytes); send shorter arguments")
+    return None
+
+
+def budget_limit(budget: dict[str, Any], name: str, toolset: str) -> tuple[Optional[str], Optional[int]]:
+    """The rule and limit for tool ``name``: exact name, then ``toolset:``/glob rules in order, then ``*``."""
+    if name in budget:
+        return name, int(budget[name])
+    rule = first_match((k for k in budget if k != "*"), name, toolset)
+    if rule is not None:
+        return rule, int(budget[rule])
+    if "*" in budget:
+        return "*", int(budget["*"])
+    return None, None
+
+
+class CallCounter:
+    """Calls made so far in one run, per tool name (lives in ``ctx.stash[BUDGET_KEY]``)."""
+
+    __slots__ = ("counts", "lock")
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def take(self, name: str, limit: int) -> bool:
+        """Count one call of ``name`` if fewer than ``limit`` were made; False when the budget is spent."""
+        with self.lock:
+            used = self.counts.get(name, 0)
+            if used >= limit:
+                return False
+            self.counts[name] = used + 1
+            return True
+
+    def give_back(self, name: str) -> None:
+        """Un-count a call that a later check (e.g. approval) did not let through."""
+        with self.lock:
+            if self.counts.get(name, 0) > 0:
+                self.counts[name] -= 1
+
+    def __repr__(self) -> str:
+        return f"<CallCounter {self.counts}>"
+
+
+def take_budget(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> tuple[Optional[str], bool]:
+    """``tool_budget``: count this call; return (deny reason, whether a call was counted)."""
+    budget = rails.get("tool_budget")
+    if not budget:
+        return None, False
+    if not isinstance(budget, dict):
+        raise TypeError(f"rails setting 'tool_budget' must be a dict of tool pattern -> calls, got {type(budget).__name__}")
+    rule, limit = budget_limit(budget, call.name, toolset_of(ctx, call.name))
+    if limit is None:
+        return None, False
+    counter = ctx.stash.get(BUDGET_KEY)
+    if counter is None:
+        counter = ctx.stash.setdefault(BUDGET_KEY, CallCounter())
+    if counter.take(call.name, limit):
+        return None, True
+    return (f"tool {call.name!r} has used its budget of {limit} call{'s' if limit != 1 else ''} "
+            f"per run (tool_budget rule {rule!r}); answer with what you have or use another tool"), False
+
+
+def _who(ctx: "RunContext") -> str:
+    return f" for agent {ctx.agent!r}" if ctx.agent else ""

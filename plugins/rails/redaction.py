@@ -1,0 +1,95 @@
+"""The output redaction rail: regexes from ``rails["redact"]`` replaced by ``[REDACTED]``.
+
+Applied to every tool result (``content``, ``error`` and the strings inside
+a ``str``/``list``/``dict`` ``value``; other value types are left as they
+are, they are for the program, not the model) and, with ``redact_llm:
+true``, to the text of model replies. ``redact_with`` changes the
+replacement. Patterns are compiled once per pattern set (cached); an
+invalid pattern raises ``re.error``, which the kernel turns into a withheld
+result (fail closed).
+
+For streamed replies the rail runs on the assembled reply, after the text
+deltas were already shown: redact before display in the UI if that matters.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Optional
+
+import msgspec
+
+from .config import as_list
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Completion, ToolResult
+
+DEFAULT_REPLACEMENT = "[REDACTED]"
+
+
+@lru_cache(maxsize=64)
+def compile_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """Compile a pattern set once."""
+    return tuple(re.compile(p) for p in patterns)
+
+
+def redactor(rails: dict[str, Any]) -> Optional[tuple[tuple[re.Pattern[str], ...], str]]:
+    """The compiled patterns and replacement of these settings, or None when nothing is to be redacted."""
+    patterns = rails.get("redact")
+    if not patterns:
+        return None
+    return compile_patterns(tuple(as_list(patterns, "redact"))), str(rails.get("redact_with", DEFAULT_REPLACEMENT))
+
+
+def redact_text(text: str, compiled: tuple[re.Pattern[str], ...], replacement: str) -> str:
+    for pattern in compiled:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def redact_value(value: Any, compiled: tuple[re.Pattern[str], ...], replacement: str) -> Any:
+    """Strings, lists, tuples and dicts are redacted recursively; anything else is returned as is.
+
+    Returns the very same object when nothing in it matched.
+    """
+    if isinstance(value, str):
+        new = redact_text(value, compiled, replacement)
+        return value if new == value else new
+    if isinstance(value, (list, tuple)):
+        items = [redact_value(v, compiled, replacement) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return type(value)(items) if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        pairs = {k: redact_value(v, compiled, replacement) for k, v in value.items()}
+        return value if all(pairs[k] is v for k, v in value.items()) else pairs
+    return value
+
+
+def redact_result(rails: dict[str, Any], result: "ToolResult") -> Optional["ToolResult"]:
+    """A redacted copy of ``result``, or None if nothing matched."""
+    found = redactor(rails)
+    if found is None:
+        return None
+    compiled, replacement = found
+    content = redact_text(result.content, compiled, replacement)
+    error = redact_text(result.error, compiled, replacement) if result.error else result.error
+    value = redact_value(result.value, compiled, replacement)
+    if content == result.content and error == result.error and value is result.value:
+        return None
+    return msgspec.structs.replace(result, content=content, error=error, value=value)
+
+
+def redact_completion(rails: dict[str, Any], response: "Completion") -> Optional["Completion"]:
+    """With ``redact_llm: true``, a copy of the reply with its text redacted, or None if nothing matched."""
+    if not rails.get("redact_llm"):
+        return None
+    found = redactor(rails)
+    if found is None or not response.message.content:
+        return None
+    text = redact_text(response.message.content, *found)
+    if text == response.message.content:
+        return None
+    message = msgspec.structs.replace(response.message, content=text)
+    return msgspec.structs.replace(response, message=message)

@@ -42,6 +42,8 @@ class Parser:
             return self._instructions(spec, self._opts(options))
         text = spec.cache.get(key)
         if text is None:
+            if len(spec.cache) > 256:  # e.g. a fresh lambda option per call: keep the memo bounded
+                spec.cache.clear()
             text = spec.cache[key] = self._instructions(spec, self._opts(options))
         return text
 

@@ -8,6 +8,8 @@ per field spec and option set and kept in ``FieldSpec.cache``.
 Decisions (also in the README):
 - text values are stripped of surrounding whitespace (``xml`` keeps CDATA verbatim);
 - a field given twice: the first occurrence wins;
+- ``xml``: an element whose closing tag is missing (a truncated reply) runs to
+  the next field's opening tag or the end of the reply;
 - keys/titles/tags match field names case-insensitively (``Final Answer`` matches
   ``final_answer``); extra keys and sections are ignored;
 - optional fields that are absent get their declared default; nothing is guessed;
@@ -232,9 +234,22 @@ class XmlParser(Parser):
             if name is None or name in found:
                 continue
             found[name] = self._value(m.group("body") or "", spec.by_name[name])
+        if len(found) < len(spec.names):
+            self._unclosed(text, spec, by_tag, found)
         if not found:
             raise missing_error(spec, found, text, "XML elements")
         return found
+
+    def _unclosed(self, text: str, spec: FieldSpec, by_tag: dict, found: dict) -> None:
+        """An element whose closing tag is missing runs to the next field's opening tag or the end."""
+        opens = list(_memo(spec, "xml-open", lambda: re.compile(
+            rf"<({'|'.join(re.escape(t) for t in by_tag)})(?:\s[^>]*)?>", re.I)).finditer(text))
+        for i, m in enumerate(opens):
+            name = by_tag.get(m.group(1).lower())
+            if name is None or name in found:
+                continue
+            end = opens[i + 1].start() if i + 1 < len(opens) else len(text)
+            found[name] = self._value(text[m.end():end], spec.by_name[name])
 
     def _value(self, body: str, field: Any) -> Any:
         lead = body.lstrip()

@@ -71,7 +71,7 @@ async def aparse_with_repair(
         return parser.parse(text, fields, **options)
     except ParseError as first:
         prompt = parser.repair_prompt(text, fields, first, **options)
-        reply = await llm.acomplete(prompt, ctx=ctx, output_spec=_output_spec(parser, fields))
+        reply = await llm.acomplete(prompt, ctx=ctx, output_spec=_output_spec(parser, fields, options))
         second = reply if isinstance(reply, str) else (getattr(reply, "text", None) or "")
         try:
             return parser.parse(second, fields, **options)
@@ -79,8 +79,13 @@ async def aparse_with_repair(
             raise _final_error(first, last, text, second) from last
 
 
-def _output_spec(parser: Any, fields: FieldsIn) -> dict[str, Any]:
-    return {"mode": getattr(parser, "name", "json"), "fields": list(compile_fields(fields).fields)}
+def _output_spec(parser: Any, fields: FieldsIn, options: dict[str, Any]) -> dict[str, Any]:
+    """What the repair request tells offline providers: mode, fields and plain (JSON-able) options."""
+    spec: dict[str, Any] = {"mode": getattr(parser, "name", "json"), "fields": list(compile_fields(fields).fields)}
+    plain = {k: v for k, v in options.items() if isinstance(v, (str, int, float, bool)) or v is None}
+    if plain:
+        spec["options"] = plain
+    return spec
 
 
 def _final_error(first: ParseError, last: ParseError, text: str, second: str) -> ParseError:

@@ -75,6 +75,8 @@ PARSE_CASES = [
      {"steps": ["one", "two"]}),
     ("xml: attributes on the tag are ignored", "xml", '<answer lang="en">Paris</answer><count>1</count>', COUNT, {},
      {"answer": "Paris", "count": 1}),
+    ("xml: missing closing tag on the last element", "xml", "<count>2</count>\n<answer>Paris is the capital",
+     COUNT, {}, {"answer": "Paris is the capital", "count": 2}),
     ("str: whole reply, stripped", "str", "\n  The capital is Paris.  \n", [{"name": "answer"}], {},
      {"answer": "The capital is Paris."}),
     ("str: integer field from a bare number", "str", " 42\n", [{"name": "n", "type": "integer"}], {}, {"n": 42}),

@@ -85,7 +85,7 @@ class Tool:
             name=tool_name,
             description=description if description is not None else summary,
             handler=fn,
-            parameters=_schema_of(args_type),
+            parameters=_with_factory_defaults(_schema_of(args_type), fn),
             args_type=args_type,
             ctx_param=ctx_param,
             is_async=is_async,
@@ -222,13 +222,16 @@ def _args_struct(fn: Callable[..., Any], tool_name: str, docs: dict[str, str]) -
     for p in inspect.signature(fn).parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
+        if p.kind is p.POSITIONAL_ONLY:
+            raise ToolError(f"tool {tool_name!r}: parameter {p.name!r} is positional-only; tools are called "
+                            "with keyword arguments, so remove the '/' from the signature")
         ann = hints.get(p.name, Any)
         if ann is RunContext:
             ctx_param = p.name
             continue
         if p.name in docs and not _has_description(ann):
             ann = typing.Annotated[ann, msgspec.Meta(description=docs[p.name])]
-        fields.append((p.name, ann) if p.default is p.empty else (p.name, ann, p.default))
+        fields.append((p.name, ann) if p.default is p.empty else (p.name, ann, _default(p.default)))
     safe = re.sub(r"\W", "_", tool_name)
     try:
         struct = msgspec.defstruct(f"{safe}_arguments", fields, kw_only=True, forbid_unknown_fields=True)
@@ -239,6 +242,24 @@ def _args_struct(fn: Callable[..., Any], tool_name: str, docs: dict[str, str]) -
             "Use JSON-compatible types (str, int, float, bool, list, dict, Literal, Enum, msgspec.Struct)"
         ) from exc
     return struct, ctx_param
+
+
+def _default(value: Any) -> Any:
+    """A parameter default as a struct field default; a non-empty list/dict/set default is copied per call."""
+    if isinstance(value, (list, dict, set, bytearray)) and value:
+        import copy
+
+        return msgspec.field(default_factory=lambda: copy.deepcopy(value))
+    return value
+
+
+def _with_factory_defaults(schema: dict[str, Any], fn: Callable[..., Any]) -> dict[str, Any]:
+    """Show defaults that msgspec keeps as factories (non-empty lists/dicts) in the schema too."""
+    props = schema.get("properties", {})
+    for p in inspect.signature(fn).parameters.values():
+        if p.name in props and isinstance(p.default, (list, dict)) and p.default and "default" not in props[p.name]:
+            props[p.name]["default"] = msgspec.to_builtins(p.default)
+    return schema
 
 
 def _has_description(ann: Any) -> bool:

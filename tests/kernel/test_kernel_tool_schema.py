@@ -193,3 +193,21 @@ def test_property_any_input_gives_result_or_arguments_error(value):
         Tool.from_function(search).validate(value)
     except ArgumentsError:
         pass
+
+
+def test_non_empty_list_default_is_copied_per_call():
+    """A non-empty list default works, shows in the schema and is a fresh copy for each call."""
+    def f(xs: list = [1, 2]):  # noqa: B006 - the point of the test
+        """F."""
+    t = Tool.from_function(f)
+    first = t.validate({})["xs"]
+    first.append(3)
+    assert t.validate({})["xs"] == [1, 2] and t.parameters["properties"]["xs"]["default"] == [1, 2]
+
+
+def test_positional_only_parameter_is_refused():
+    """A positional-only parameter is refused with a message saying to remove the '/'."""
+    def g(a: int, /):
+        """G."""
+    with pytest.raises(ToolError, match="positional-only"):
+        Tool.from_function(g)

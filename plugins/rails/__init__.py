@@ -21,7 +21,9 @@ run first, so these checks see the final arguments and a human is only asked
 about a call nothing else denied. Order inside: deny/allow lists → argument
 size → budget → approval. A call counted against the budget and then not
 approved is given back. With no settings every hook returns ``None`` after
-two dict look-ups. See docs/rails.md.
+a few dict look-ups (the before-tool rail still looks up whether the tool is
+``sensitive``: sensitive tools are never run without approval, unless
+``approval`` is ``false`` or ``{"sensitive": false}``). See docs/rails.md.
 
 Per-run state lives in ``ctx.stash``: ``"zagent.rails.budget"`` (call
 counts), ``"zagent.pending_approval"`` (ids awaiting a human, a set) and
@@ -51,7 +53,10 @@ def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext") -> Any:
     """Deny by list, size or budget right away; return a coroutine only when a human must be asked."""
     rails = settings(ctx)
     if not rails:
-        return None
+        tool = ctx.kernel.registries["tools"].get(call.name)
+        if tool is None or not tool.sensitive:
+            return None
+        return _approve(rails, call, ctx, "the tool is marked sensitive", False)
     reason = check_lists(rails, call, ctx) or check_size(rails, call)
     if reason is not None:
         return Deny(reason)

@@ -14,7 +14,6 @@ testing kit's recorder and ``ZAGENT_TRACE_HOOKS=1`` use them.
 from __future__ import annotations
 
 import inspect
-import logging
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
@@ -22,6 +21,7 @@ import pluggy
 
 from .errors import ToolBlocked
 from .hookspecs import PROJECT
+from .logs import log
 from .rails import Deny, Rewrite
 from .sync import maybe_await
 
@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .context import RunContext
     from .types import Completion, LLMRequest, ToolCall, ToolResult
 
-log = logging.getLogger("zagent")
 
 Impl = tuple[str, Callable[..., Any], tuple[str, ...]]  # (plugin name, function, argnames)
 

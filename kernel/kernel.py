@@ -17,7 +17,6 @@ A plugin that fails to import, validate or register is reported in
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import time
 from typing import Any, Iterable, NamedTuple, Optional, Sequence, Union
@@ -26,12 +25,12 @@ from . import entrypoints, hookspecs
 from .context import RunContext
 from .errors import ConfigError, PluginError, ToolError
 from .hooks import HookRunner, PluginManager, trace_to_stderr
+from .logs import log
 from .registry import KINDS, Entry, Registry
 from .sync import run_sync
 from .tools import Tool
 from .types import Event, ToolCall, ToolResult
 
-log = logging.getLogger("zagent")
 
 FALLBACK_MODEL = "test:offline"
 

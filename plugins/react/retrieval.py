@@ -1,0 +1,209 @@
+"""Tool retrieval: offer a model only the tools most relevant to the request.
+
+``select_tools(tools, query, limit=8, pinned=())`` ranks tools by BM25 over
+their name (counted twice), description and parameter names/descriptions;
+``aselect_tools(..., embedder=...)`` ranks by cosine similarity of
+embeddings instead (any object with ``async aembed(texts) -> vectors``, e.g.
+``kernel.embedder()``), and falls back to BM25 if the embedder fails.
+
+Rules: with ``len(tools) <= limit`` the list comes back unchanged. Otherwise
+every pinned tool (by name) is included, then the best-scoring others up to
+``limit`` in total (pinned tools beyond ``limit`` are all kept); ties break
+by position in ``tools``, so the choice is deterministic, and tools that
+score nothing fill remaining places in that order. The chosen tools keep
+their original relative order, so the prompt stays the same whenever the
+choice does. A tool whose name appears verbatim in the query ranks first.
+
+Caches: the BM25 index per tool set (identity, name and description of
+each tool; the last 32 sets) and embeddings per embedder and per tool
+name+description. This module does not talk to the kernel and imports no
+plugin.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import Counter, OrderedDict
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Tool
+
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_STOP = frozenset(
+    "a an and are as at be by can do does for from get gets how i in is it me my of on or please "
+    "that the this to use using was what when which will with you your".split()
+)
+K1, B = 1.2, 0.75
+NAME_BONUS = 100.0
+_INDEX_CACHE_SIZE = 32
+_EMBEDDER_CACHE_SIZE = 8
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case words (camelCase and snake_case split), stop words dropped, plurals folded."""
+    out = []
+    for word in _WORD.findall(text):
+        word = word.lower()
+        if word in _STOP:
+            continue
+        if len(word) > 4 and word.endswith("ies"):
+            word = word[:-3] + "y"
+        elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        out.append(word)
+    return out
+
+
+def tool_text(tool: "Tool") -> str:
+    """The text a tool is found by: name twice, description, parameter names and descriptions."""
+    parts = [tool.name, tool.name, tool.description or ""]
+    for pname, schema in (tool.parameters or {}).get("properties", {}).items():
+        parts.append(pname)
+        if isinstance(schema, dict) and schema.get("description"):
+            parts.append(str(schema["description"]))
+    return " ".join(parts)
+
+
+class _Index:
+    """BM25 statistics of one tool set."""
+
+    __slots__ = ("tools", "docs", "lengths", "df", "avgdl")
+
+    def __init__(self, tools: Sequence["Tool"]):
+        self.tools = tuple(tools)  # held, so the ids in the cache key stay unique
+        self.docs = [Counter(tokenize(tool_text(t))) for t in tools]
+        self.lengths = [sum(d.values()) for d in self.docs]
+        self.df: Counter[str] = Counter()
+        for d in self.docs:
+            self.df.update(d.keys())
+        self.avgdl = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
+
+    def scores(self, query: str) -> list[float]:
+        terms = set(tokenize(query))
+        n = len(self.docs)
+        out = []
+        for doc, length in zip(self.docs, self.lengths):
+            score = 0.0
+            for term in terms:
+                tf = doc.get(term)
+                if tf:
+                    idf = math.log(1 + (n - self.df[term] + 0.5) / (self.df[term] + 0.5))
+                    score += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / (self.avgdl or 1)))
+            out.append(score)
+        return out
+
+
+_indexes: "OrderedDict[tuple[Any, ...], _Index]" = OrderedDict()
+_lock = threading.Lock()  # the caches are shared by every kernel and thread of the process
+
+
+def _index(tools: Sequence["Tool"]) -> _Index:
+    key = tuple((id(t), t.name, t.description) for t in tools)
+    with _lock:
+        index = _indexes.get(key)
+        if index is not None:
+            _indexes.move_to_end(key)
+            return index
+    index = _Index(tools)
+    with _lock:
+        _indexes[key] = index
+        if len(_indexes) > _INDEX_CACHE_SIZE:
+            _indexes.popitem(last=False)
+    return index
+
+
+_NAMEISH = re.compile(r"[A-Za-z_][\w.\-]*")
+
+
+def _with_name_bonus(tools: Sequence["Tool"], query: str, scores: list[float]) -> list[float]:
+    """Tools named verbatim in the query (as a whole word) go first."""
+    named = {w.rstrip(".-").lower() for w in _NAMEISH.findall(query)}
+    return [s + NAME_BONUS if t.name.lower() in named else s for t, s in zip(tools, scores)]
+
+
+def _choose(tools: Sequence["Tool"], scores: list[float], limit: int, pinned: Iterable[str]) -> list["Tool"]:
+    pinned_names = set(pinned)
+    keep = {i for i, t in enumerate(tools) if t.name in pinned_names}
+    ranked = sorted((i for i in range(len(tools)) if i not in keep), key=lambda i: (-scores[i], i))
+    keep.update(ranked[:max(0, limit - len(keep))])
+    return [tools[i] for i in sorted(keep)]
+
+
+def select_tools(
+    tools: Sequence["Tool"], query: str, *, limit: int = 8, pinned: Iterable[str] = (), embedder: Any = None,
+) -> list["Tool"]:
+    """The ``limit`` tools most relevant to ``query`` (plus every pinned one), in their original order.
+
+    With an ``embedder`` this runs ``aselect_tools`` to completion (works in
+    plain scripts, inside a running event loop and in worker threads).
+    """
+    tools = list(tools)
+    if len(tools) <= limit:
+        return tools
+    if embedder is not None:
+        from zagent.sync import run_sync
+
+        return run_sync(aselect_tools(tools, query, limit=limit, pinned=pinned, embedder=embedder))
+    scores = _with_name_bonus(tools, query, _index(tools).scores(query))
+    return _choose(tools, scores, limit, pinned)
+
+
+async def aselect_tools(
+    tools: Sequence["Tool"], query: str, *, limit: int = 8, pinned: Iterable[str] = (), embedder: Any = None,
+) -> list["Tool"]:
+    """Async ``select_tools``; ranks by embedding similarity when an ``embedder`` is given."""
+    tools = list(tools)
+    if len(tools) <= limit:
+        return tools
+    if embedder is None:
+        return select_tools(tools, query, limit=limit, pinned=pinned)
+    try:
+        scores = await _embedding_scores(embedder, tools, query)
+    except Exception:  # retrieval is an optimisation: a failing embedder must not stop the run
+        import logging
+
+        logging.getLogger("zagent").warning("tool retrieval: embedder %r failed; using full-text scoring",
+                                            embedder, exc_info=True)
+        return select_tools(tools, query, limit=limit, pinned=pinned)
+    return _choose(tools, _with_name_bonus(tools, query, scores), limit, pinned)
+
+
+_embedding_caches: "OrderedDict[int, tuple[Any, dict[tuple[str, str], list[float]]]]" = OrderedDict()
+
+
+def _embedding_cache(embedder: Any) -> dict[tuple[str, str], list[float]]:
+    """Tool vectors of ``embedder`` keyed by (name, description); the embedder is held so its id stays unique."""
+    with _lock:
+        entry = _embedding_caches.get(id(embedder))
+        if entry is None or entry[0] is not embedder:
+            entry = _embedding_caches[id(embedder)] = (embedder, {})
+            if len(_embedding_caches) > _EMBEDDER_CACHE_SIZE:
+                _embedding_caches.popitem(last=False)
+        else:
+            _embedding_caches.move_to_end(id(embedder))
+        return entry[1]
+
+
+async def _embedding_scores(embedder: Any, tools: list["Tool"], query: str) -> list[float]:
+    cache = _embedding_cache(embedder)
+    keys = [(t.name, t.description or "") for t in tools]
+    missing = [i for i, k in enumerate(keys) if k not in cache]
+    vectors = await embedder.aembed([query] + [tool_text(tools[i]) for i in missing])
+    if len(vectors) != len(missing) + 1:
+        raise ValueError(f"embedder returned {len(vectors)} vectors for {len(missing) + 1} texts")
+    for i, vector in zip(missing, vectors[1:]):
+        cache[keys[i]] = list(vector)
+    q = vectors[0]
+    return [_cosine(q, cache[k]) for k in keys]
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+__all__ = ["aselect_tools", "select_tools", "tokenize", "tool_text"]

@@ -63,6 +63,9 @@ def run_sync(awaitable: Awaitable[T]) -> T:
 
     loop = _background_loop()
     if threading.current_thread() is _thread:
+        close = getattr(awaitable, "close", None)
+        if close is not None:  # a coroutine that will never run: no "never awaited" warning
+            close()
         raise RuntimeError(
             "a zagent sync method was called from inside zagent's own event loop; "
             "use the async twin (acall/arun/...) there"

@@ -82,3 +82,15 @@ def test_sync_twin_in_forked_child():
             os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_sync_twin_inside_zagent_loop_says_use_async():
+    """An async tool calling a sync twin on zagent's own loop gets an error naming the async twin, not a deadlock."""
+    k = make_kernel()
+
+    async def inner() -> int:
+        """Calls the sync twin from the loop."""
+        return k.run_tool({"name": "add", "arguments": {"a": 1, "b": 1}}).value
+    k.add_tool(tool(inner))
+    r = k.run_tool({"name": "inner", "arguments": {}})
+    assert r.state == "error" and "async twin" in r.content

@@ -14,6 +14,7 @@ over ``kernel.config["rails"]``::
         "approval": {"tools": ["shell.*"]},                    # plus every Tool(sensitive=True)
         "approver": "console",                                 # or approver(call, ctx) -> True/False/None
         "redact_llm": True,                                    # also redact model replies
+        "redact_llm_input": True,                              # and messages sent to models
     }})
 
 ``zagent_before_tool_call`` is ``trylast``: other rails (rewrites included)
@@ -40,7 +41,7 @@ from zagent.rails import Deny
 from .approval import APPROVED_KEY, AWAITING, PENDING_KEY, ask, console_approver, needs_approval
 from .config import settings
 from .policy import BUDGET_KEY, check_lists, check_size, take_budget
-from .redaction import redact_completion, redact_result
+from .redaction import redact_completion, redact_request, redact_result
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Completion, LLMRequest, RunContext, ToolCall, ToolResult
@@ -93,3 +94,11 @@ def zagent_after_llm_call(request: "LLMRequest", response: "Completion", ctx: "R
     if not rails or not rails.get("redact_llm"):
         return None
     return redact_completion(rails, response)
+
+
+def zagent_before_llm_call(request: "LLMRequest", ctx: "RunContext") -> Optional["LLMRequest"]:
+    """With ``redact_llm_input: true``, redact ``rails["redact"]`` patterns from the messages sent."""
+    rails = settings(ctx)
+    if not rails or not rails.get("redact_llm_input"):
+        return None
+    return redact_request(rails, request)

@@ -3,7 +3,9 @@
 Applied to every tool result (``content``, ``error`` and the strings inside
 a ``str``/``list``/``dict`` ``value``; other value types are left as they
 are, they are for the program, not the model) and, with ``redact_llm:
-true``, to the text of model replies. ``redact_with`` changes the
+true``, to the text of model replies; with ``redact_llm_input: true``, to
+the text of every message sent to a model (so a secret a user pasted never
+reaches the provider). ``redact_with`` changes the
 replacement. Patterns are compiled once per pattern set (cached); an
 invalid pattern raises ``re.error``, which the kernel turns into a withheld
 result (fail closed).
@@ -23,7 +25,7 @@ import msgspec
 from .config import as_list
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Completion, ToolResult
+    from zagent import Completion, LLMRequest, ToolResult
 
 DEFAULT_REPLACEMENT = "[REDACTED]"
 
@@ -93,3 +95,20 @@ def redact_completion(rails: dict[str, Any], response: "Completion") -> Optional
         return None
     message = msgspec.structs.replace(response.message, content=text)
     return msgspec.structs.replace(response, message=message)
+
+
+def redact_request(rails: dict[str, Any], request: "LLMRequest") -> Optional["LLMRequest"]:
+    """With ``redact_llm_input: true``, a copy of the request with every message's text redacted, or None."""
+    if not rails.get("redact_llm_input"):
+        return None
+    found = redactor(rails)
+    if found is None:
+        return None
+    changed = False
+    messages = []
+    for m in request.messages:
+        text = redact_text(m.content, *found) if m.content else m.content
+        if text != m.content:
+            m, changed = msgspec.structs.replace(m, content=text), True
+        messages.append(m)
+    return msgspec.structs.replace(request, messages=messages) if changed else None

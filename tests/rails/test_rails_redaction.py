@@ -106,3 +106,12 @@ def test_llm_replies_are_kept_without_redact_llm():
     llm = k.llm("scripted:m", replies=["your key is sk-abc123"])
     reply = run_sync(llm.asend(llm.request("hi"), ctx_with(k, redact=[r"sk-\w+"])))
     assert reply.text == "your key is sk-abc123"
+
+
+def test_llm_input_is_redacted_with_redact_llm_input():
+    """With ``redact_llm_input: true`` the messages sent to the model are redacted before they leave."""
+    k = make_kernel()
+    llm = k.llm("scripted:m", replies=["ok"])
+    ctx = ctx_with(k, redact=[r"sk-\w+"], redact_llm_input=True)
+    run_sync(llm.asend(llm.request("my key is sk-abc123"), ctx))
+    assert llm.requests[0].messages[0].content == "my key is [REDACTED]"

@@ -205,13 +205,13 @@ class Database:
             try:
                 return attempt()
             except sqlite3.OperationalError as exc:
-                if getattr(exc, "sqlite_errorcode", None) not in (BUSY, LOCKED) or n == self.retries:
+                if _primary(exc) not in (BUSY, LOCKED) or n == self.retries:
                     raise
                 time.sleep(min(1.0, 0.01 * 2 ** n) * (0.5 + random.random()))
         raise AssertionError("unreachable")
 
     def _error(self, exc: Any, doing: str) -> StoreError:
-        code = getattr(exc, "sqlite_errorcode", None)
+        code = _primary(exc)
         if code == FULL:
             limit = f" (limit max_bytes={self.max_bytes})" if self.max_bytes else ""
             return StoreFull(
@@ -248,3 +248,9 @@ class Database:
 
     def __repr__(self) -> str:
         return f"<Database {self.path!r} schema={SCHEMA_VERSION} connections={len(self._conns)}>"
+
+
+def _primary(exc: Any) -> Optional[int]:
+    """The primary SQLite result code of an error (extended codes such as SQLITE_BUSY_SNAPSHOT folded)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None

@@ -1,6 +1,7 @@
 """Tool schemas from type hints and docstrings, and argument validation a model can act on."""
 
 import enum
+import keyword
 from typing import Annotated, Literal, Optional
 
 import msgspec
@@ -211,3 +212,40 @@ def test_positional_only_parameter_is_refused():
         """G."""
     with pytest.raises(ToolError, match="positional-only"):
         Tool.from_function(g)
+
+
+TYPES = {int: ("integer", st.integers()), str: ("string", st.text()), float: ("number", st.floats(allow_nan=False)),
+         bool: ("boolean", st.booleans())}
+param_lists = st.lists(
+    st.tuples(st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(lambda n: not keyword.iskeyword(n)),
+              st.sampled_from(list(TYPES)), st.booleans()),
+    min_size=1, max_size=6, unique_by=lambda p: p[0])
+
+
+def function_with(params):
+    """A function whose signature and annotations are ``params`` = [(name, type, has_default)]."""
+    import inspect
+
+    def fn(**kwargs):
+        return kwargs
+    fn.__signature__ = inspect.Signature([
+        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=t, default=t() if d else inspect.Parameter.empty)
+        for n, t, d in params])
+    fn.__annotations__ = {n: t for n, t, _ in params}
+    return fn
+
+
+@settings(max_examples=100, deadline=None)
+@given(param_lists, st.data())
+def test_property_schema_matches_signature(params, data):
+    """For any signature of JSON types: required = parameters without defaults, types map to JSON types,
+    a matching argument object validates unchanged, and leaving out a required one is named in the error."""
+    t = Tool.from_function(function_with(params), name="generated")
+    assert sorted(t.parameters["required"]) == sorted(n for n, _, d in params if not d)
+    assert {n: p["type"] for n, p in t.parameters["properties"].items()} == {n: TYPES[ty][0] for n, ty, _ in params}
+    args = {n: data.draw(TYPES[ty][1]) for n, ty, _ in params}
+    assert t.validate(args) == args
+    required = [n for n, _, d in params if not d]
+    if required:
+        with pytest.raises(ArgumentsError, match=required[0]):
+            t.validate({k: v for k, v in args.items() if k != required[0]})

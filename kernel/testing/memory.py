@@ -114,6 +114,12 @@ class MemoryBackendTests:
             memory.add(ns, Message.user("hi"))
         assert memory.namespaces() == ["a/x", "a/y", "b/x"]
 
+    def test_count_counts_one_namespace_or_all(self, memory: Any) -> None:
+        """count(ns) is that namespace's size; count() covers every namespace."""
+        memory.add("a/one", [Message.user("1"), Message.user("2")])
+        memory.add("a/two", Message.user("3"))
+        assert (memory.count("a/one"), memory.count("a/two"), memory.count()) == (2, 1, 3)
+
     def test_clear_removes_one_namespace_only(self, memory: Any) -> None:
         """clear(ns) deletes that namespace's messages, returns how many, and keeps the others."""
         memory.add("a/one", [Message.user("1"), Message.user("2")])

@@ -31,10 +31,12 @@ and the async twins ``aadd``, ``alast``, ``asearch``, ``aclear``, ``anamespaces`
 ``zagent.plugins.memory.StoreError`` (and subclasses ``NotADatabase``,
 ``SchemaTooNew``, ``StoreFull``, ``StoreBusy``) for storage failures.
 
-The checkpoint store is documented in ``zagent.plugins.memory.checkpoints``.
+The checkpoint store is documented in ``zagent.plugins.memory.checkpoints``
+(conformance suite: ``zagent.testing.checkpoints.CheckpointStoreTests``).
 
-The factories are named ``make_*``: a plain ``sqlite`` attribute would be replaced by the
-submodule of that name as soon as it is imported. This module stays cheap to import: sqlite3 and the backends load on first use.
+The factories are named ``make_*``: a plain ``sqlite`` attribute would be
+replaced by the submodule of that name as soon as it is imported. This module
+stays cheap to import: sqlite3 and the backends load on first use.
 """
 
 from __future__ import annotations

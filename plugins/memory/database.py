@@ -250,7 +250,16 @@ class Database:
         return f"<Database {self.path!r} schema={SCHEMA_VERSION} connections={len(self._conns)}>"
 
 
+_MESSAGES = {"database is locked": BUSY, "database table is locked": LOCKED, "database or disk is full": FULL,
+             "file is not a database": NOTADB, "database disk image is malformed": CORRUPT}
+
+
 def _primary(exc: Any) -> Optional[int]:
-    """The primary SQLite result code of an error (extended codes such as SQLITE_BUSY_SNAPSHOT folded)."""
+    """The primary SQLite result code of an error (extended codes such as SQLITE_BUSY_SNAPSHOT folded).
+
+    Python 3.10 has no ``sqlite_errorcode``; there the code comes from SQLite's message.
+    """
     code = getattr(exc, "sqlite_errorcode", None)
-    return code & 0xFF if isinstance(code, int) else None
+    if isinstance(code, int):
+        return code & 0xFF
+    return next((c for text, c in _MESSAGES.items() if text in str(exc)), None)

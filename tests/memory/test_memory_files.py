@@ -166,3 +166,11 @@ def test_bad_database_options_are_config_errors(kernel, db_path):
     with pytest.raises(ConfigError):
         kernel.memory("sqlite", path=db_path, max_bytes=10)
     assert not os.path.exists(db_path)
+
+
+def test_errors_are_classified_without_sqlite_errorcode():
+    """On Pythons whose sqlite3 errors lack sqlite_errorcode (3.10), SQLite's message decides."""
+    import sqlite3 as s
+
+    assert database._primary(s.OperationalError("database or disk is full")) == database.FULL
+    assert database._primary(s.OperationalError("database is locked")) == database.BUSY

@@ -15,8 +15,9 @@ their original relative order, so the prompt stays the same whenever the
 choice does. A tool whose name appears verbatim in the query ranks first.
 
 Caches: the BM25 index per tool set (identity, name and description of
-each tool; the last 32 sets) and embeddings per embedder and per tool
-name+description. This module does not talk to the kernel and imports no
+each tool; the last 32 sets) and tool embeddings per embedding model (see
+``embedder_key``: an embedder's ``cache_key`` attribute, else its class and
+``model``) and per tool name+description. This module does not talk to the kernel and imports no
 plugin.
 """
 
@@ -171,20 +172,33 @@ async def aselect_tools(
     return _choose(tools, _with_name_bonus(tools, query, scores), limit, pinned)
 
 
-_embedding_caches: "OrderedDict[int, tuple[Any, dict[tuple[str, str], list[float]]]]" = OrderedDict()
+_embedding_caches: "OrderedDict[Any, dict[tuple[str, str], list[float]]]" = OrderedDict()
+_MAX_VECTORS_PER_EMBEDDER = 4096
+
+
+def embedder_key(embedder: Any) -> Any:
+    """Which embedding model an embedder is: its ``cache_key`` attribute if it has one, else its
+    class and ``model`` attribute. Instances with the same key share cached tool vectors, so a
+    loop asking ``kernel.embedder()`` for a new instance each step still embeds each tool once."""
+    key = getattr(embedder, "cache_key", None)
+    if key is not None:
+        return key
+    cls = type(embedder)
+    return (cls.__module__, cls.__qualname__, str(getattr(embedder, "model", "")))
 
 
 def _embedding_cache(embedder: Any) -> dict[tuple[str, str], list[float]]:
-    """Tool vectors of ``embedder`` keyed by (name, description); the embedder is held so its id stays unique."""
+    """Tool vectors of this embedding model, keyed by tool (name, description)."""
+    key = embedder_key(embedder)
     with _lock:
-        entry = _embedding_caches.get(id(embedder))
-        if entry is None or entry[0] is not embedder:
-            entry = _embedding_caches[id(embedder)] = (embedder, {})
+        cache = _embedding_caches.get(key)
+        if cache is None or len(cache) > _MAX_VECTORS_PER_EMBEDDER:
+            cache = _embedding_caches[key] = {}
             if len(_embedding_caches) > _EMBEDDER_CACHE_SIZE:
                 _embedding_caches.popitem(last=False)
         else:
-            _embedding_caches.move_to_end(id(embedder))
-        return entry[1]
+            _embedding_caches.move_to_end(key)
+        return cache
 
 
 async def _embedding_scores(embedder: Any, tools: list["Tool"], query: str) -> list[float]:
@@ -206,4 +220,4 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / norm if norm else 0.0
 
 
-__all__ = ["aselect_tools", "select_tools", "tokenize", "tool_text"]
+__all__ = ["aselect_tools", "embedder_key", "select_tools", "tokenize", "tool_text"]

@@ -146,8 +146,10 @@ class KeywordEmbedder:
 
     KEYWORDS = ["weather", "money", "file", "email"]
 
-    def __init__(self):
+    def __init__(self, cache_key=None):
         self.batches = []
+        if cache_key is not None:
+            self.cache_key = cache_key
 
     async def aembed(self, texts):
         self.batches.append(list(texts))
@@ -171,10 +173,18 @@ def test_embedder_path_ranks_by_similarity():
 
 def test_embedder_caches_tool_vectors():
     """Tool embeddings are computed once per tool; later calls embed only the query."""
-    embedder = KeywordEmbedder()
+    embedder = KeywordEmbedder(cache_key="test-cache-1")
     run_sync(aselect_tools(TOOLS, "weather", limit=3, embedder=embedder))
     run_sync(aselect_tools(TOOLS, "email", limit=3, embedder=embedder))
     assert [len(b) for b in embedder.batches] == [51, 1]
+
+
+def test_instances_of_one_embedding_model_share_the_cache():
+    """A new embedder instance of the same model (same ``cache_key``) reuses the cached tool vectors."""
+    first, second = KeywordEmbedder(cache_key="test-cache-2"), KeywordEmbedder(cache_key="test-cache-2")
+    run_sync(aselect_tools(TOOLS, "weather", limit=3, embedder=first))
+    run_sync(aselect_tools(TOOLS, "weather", limit=3, embedder=second))
+    assert [len(b) for b in second.batches] == [1]
 
 
 def test_embedder_path_keeps_pinned_tools():

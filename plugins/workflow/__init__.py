@@ -1,1 +1,47 @@
-"""The workflow plugin (in progress)."""
+"""The workflow plugin: graphs of agents, their executor, and generating them from a one-line goal.
+
+* ``WorkFlowGraph`` (``graph``): nodes, edges, conditional edges, loops and
+  shared state as msgspec Structs, JSON save/load, ``validate()``;
+* ``WorkFlowExecutor`` (``executor``): runs a graph, parallel and resumable;
+* ``TaskPlanner``, ``build_from_plan``, ``AgentGenerator``, ``WorkFlowReviewer``
+  and ``WorkFlowGenerator`` (``planner``, ``build``, ``agents``, ``reviewer``,
+  ``generator``): goal -> plan -> graph -> agents, reviewed and refined;
+* CLI: ``zagent workflow generate|show|run``.
+
+Registers only CLI commands. Built on the actions plugin (planner, generator
+and reviewer are ``CustomizeAgent``s made through ``kernel.agent``) and the
+manager plugin (``AgentManager``). Cheap to import: everything loads on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_EXPORTS = {
+    "WorkFlowGraph": "graph", "WorkFlowNode": "graph", "WorkFlowEdge": "graph", "ConditionalEdge": "graph",
+    "StateField": "graph",
+    "WorkFlowExecutor": "executor", "WorkflowResult": "result", "TraceEntry": "result", "RunState": "result",
+    "WorkflowValidationError": "errors", "WorkflowError": "errors", "WorkflowFailed": "errors",
+    "GenerationError": "errors", "Problem": "errors",
+    "TaskPlanner": "planner", "Plan": "planner", "SubTask": "planner",
+    "build_from_plan": "build",
+    "AgentGenerator": "agents", "WorkFlowReviewer": "reviewer", "WorkFlowGenerator": "generator",
+    "to_mermaid": "render", "to_text": "render",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def zagent_register_commands(cli: Any, kernel: Any) -> None:
+    from .cli import add_commands
+
+    add_commands(cli)

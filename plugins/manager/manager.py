@@ -1,0 +1,388 @@
+"""``AgentManager``: agents registered and reused by name, each AVAILABLE or RUNNING.
+
+* ``add_agent(x)`` takes a name (loaded from ``storage`` when not yet known),
+  a spec dict (built through ``kernel.agent``, so any registered agent type),
+  or an instance (anything with a ``name``, or a function). Adding a name that
+  is already known returns the agent already there: agents are reused.
+* ``acquire``/``release`` (and ``using``/``ausing`` context managers) move an
+  agent to RUNNING and back; waiting for a busy agent has a timeout. Threads
+  wait on a ``threading.Condition``; coroutines wait on a future of their own
+  loop, woken with ``call_soon_threadsafe``, so the loop is never blocked and
+  one manager serves threads and event loops at once.
+* ``save_all``/``load_all``: one JSON file per agent in a directory (through
+  ``CustomizeAgent.save``/``load``), or the SQLite checkpoint store (a path
+  ending in ``.db``/``.sqlite``; one record of kind ``agent_spec`` per agent).
+
+Built on the actions plugin for saving and loading declared agents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import os
+import re
+import threading
+import time
+from typing import TYPE_CHECKING, Any, AsyncIterator, Iterator, Optional, Union
+
+import attrs
+import msgspec
+
+from zagent.errors import ConfigError, ZagentError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+
+_DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+_SAFE_NAME = re.compile(r"^[\w.-]+$")
+SPEC_KIND = "agent_spec"
+
+
+class AgentState(str, enum.Enum):
+    AVAILABLE = "available"
+    RUNNING = "running"
+
+
+class AgentTimeout(ZagentError, TimeoutError):
+    """An agent stayed RUNNING longer than the caller was willing to wait."""
+
+
+@attrs.define(repr=False, eq=False)
+class AgentManager:
+    """Agents by name with states (see the module docstring).
+
+    :param kernel: builds agents from dicts and opens stores.
+    :param storage: where ``add_agent("Name")`` finds agents it does not know yet:
+        a directory of ``<name>.json`` files or an SQLite file (``.db``).
+    """
+
+    kernel: "Kernel"
+    storage: Optional[Union[str, os.PathLike]] = None
+    _agents: dict[str, Any] = attrs.field(factory=dict, init=False)
+    _states: dict[str, AgentState] = attrs.field(factory=dict, init=False)
+    _cond: threading.Condition = attrs.field(factory=threading.Condition, init=False)
+    _waiters: dict[str, list[tuple[Any, Any]]] = attrs.field(factory=dict, init=False)
+
+    # -- registering ------------------------------------------------------------
+
+    def add_agent(self, agent: Any, *, llm: Any = None) -> Any:
+        """Register ``agent`` (a name, a spec dict or an instance) and return the agent kept under its name.
+
+        ``llm`` (an LLM or ``"provider:model"``) is given to agents built here from a dict or file.
+        """
+        if isinstance(agent, str):
+            found = self._agents.get(agent)
+            return found if found is not None else self._insert(agent, self._load_named(agent, llm))
+        if isinstance(agent, dict):
+            name = agent.get("name")
+            if not isinstance(name, str) or not name:
+                raise ConfigError(f"an agent spec needs a 'name'; got keys {sorted(agent)}")
+            found = self._agents.get(name)
+            return found if found is not None else self._insert(name, self._with_llm(self.kernel.agent(agent), llm))
+        return self._insert(self.name_of(agent), agent)
+
+    def add_agents(self, agents: Any, *, llm: Any = None) -> list[Any]:
+        return [self.add_agent(a, llm=llm) for a in agents]
+
+    def _insert(self, name: str, agent: Any) -> Any:
+        with self._cond:
+            found = self._agents.get(name)
+            if found is not None:
+                return found
+            self._agents[name] = agent
+            self._states[name] = AgentState.AVAILABLE
+            return agent
+
+    def _with_llm(self, agent: Any, llm: Any) -> Any:
+        if llm is not None and hasattr(agent, "llm"):
+            agent.llm = self.kernel.llm(llm) if isinstance(llm, str) else llm
+        return agent
+
+    @staticmethod
+    def name_of(agent: Any) -> str:
+        """The name an agent is kept under: its ``name``, else a function's ``__name__``."""
+        name = getattr(agent, "name", None)
+        if not isinstance(name, str):
+            name = getattr(agent, "__name__", None)
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"cannot tell the name of agent {agent!r}; give it a 'name' attribute")
+        return name
+
+    def add_agents_from_workflow(self, graph: Any, *, llm: Any = None) -> list[Any]:
+        """Register every agent named or specified by the nodes of ``graph``; return them in node order."""
+        return [self.add_agent(ref, llm=llm) for node in graph.nodes for ref in node.agents]
+
+    def remove_agent(self, name: str) -> Any:
+        """Forget an AVAILABLE agent and return it (a RUNNING one cannot be removed)."""
+        with self._cond:
+            self._require(name)
+            if self._states[name] is AgentState.RUNNING:
+                raise ConfigError(f"agent {name!r} is running; wait for it before removing it")
+            del self._states[name]
+            return self._agents.pop(name)
+
+    # -- looking up ---------------------------------------------------------------
+
+    def get_agent(self, name: str) -> Any:
+        self._require(name)
+        return self._agents[name]
+
+    __getitem__ = get_agent
+
+    def has_agent(self, name: str) -> bool:
+        return name in self._agents
+
+    __contains__ = has_agent
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._agents)
+
+    @property
+    def agents(self) -> list[Any]:
+        return list(self._agents.values())
+
+    def __len__(self) -> int:
+        return len(self._agents)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(list(self._agents.values()))
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Name, description, inputs and outputs of every agent (for prompts that select agents)."""
+        return [_description(name, agent) for name, agent in list(self._agents.items())]
+
+    def _require(self, name: str) -> None:
+        if name not in self._agents:
+            raise ConfigError(f"unknown agent {name!r}; known agents: {', '.join(self._agents) or 'none'}")
+
+    # -- states -------------------------------------------------------------------
+
+    def get_state(self, name: str) -> AgentState:
+        self._require(name)
+        return self._states[name]
+
+    def set_state(self, name: str, state: Union[AgentState, str]) -> None:
+        state = AgentState(state)
+        with self._cond:
+            self._require(name)
+            self._states[name] = state
+            if state is AgentState.AVAILABLE:
+                self._wake(name)
+
+    def _wake(self, name: str) -> None:
+        """Wake thread and coroutine waiters of ``name`` (the lock is held)."""
+        self._cond.notify_all()
+        for loop, future in self._waiters.pop(name, ()):
+            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits any more
+                loop.call_soon_threadsafe(_resolve, future)
+
+    def wait_for_available(self, name: str, timeout: Optional[float] = None) -> bool:
+        """Block this thread until ``name`` is AVAILABLE; ``False`` on timeout. In async code use ``await_available``."""
+        with self._cond:
+            self._require(name)
+            return self._cond.wait_for(lambda: self._states.get(name) is not AgentState.RUNNING, timeout)
+
+    async def await_available(self, name: str, timeout: Optional[float] = None) -> bool:
+        """Wait (without blocking the loop) until ``name`` is AVAILABLE; ``False`` on timeout."""
+        return await self._await(name, timeout, take=False) is not None
+
+    def acquire(self, name: str, timeout: Optional[float] = None) -> Any:
+        """Wait until ``name`` is AVAILABLE, mark it RUNNING and return it; ``AgentTimeout`` after ``timeout`` s."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            self._require(name)
+            while self._states[name] is AgentState.RUNNING:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise self._timeout(name, timeout)
+                self._cond.wait(left)
+                self._require(name)
+            self._states[name] = AgentState.RUNNING
+            return self._agents[name]
+
+    async def aacquire(self, name: str, timeout: Optional[float] = None) -> Any:
+        """Async twin of ``acquire``."""
+        agent = await self._await(name, timeout, take=True)
+        if agent is None:
+            raise self._timeout(name, timeout)
+        return agent
+
+    def release(self, name: str) -> None:
+        """Mark ``name`` AVAILABLE again and wake whoever waits for it."""
+        self.set_state(name, AgentState.AVAILABLE)
+
+    @contextlib.contextmanager
+    def using(self, name: str, timeout: Optional[float] = None) -> Iterator[Any]:
+        """``with manager.using("Writer") as agent:`` -- acquire, then release however the block ends."""
+        agent = self.acquire(name, timeout)
+        try:
+            yield agent
+        finally:
+            self.release(name)
+
+    @contextlib.asynccontextmanager
+    async def ausing(self, name: str, timeout: Optional[float] = None) -> AsyncIterator[Any]:
+        """Async twin of ``using``."""
+        agent = await self.aacquire(name, timeout)
+        try:
+            yield agent
+        finally:
+            self.release(name)
+
+    async def _await(self, name: str, timeout: Optional[float], *, take: bool) -> Any:
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            with self._cond:
+                self._require(name)
+                if self._states[name] is AgentState.AVAILABLE:
+                    if take:
+                        self._states[name] = AgentState.RUNNING
+                    return self._agents[name]
+                future = loop.create_future()
+                self._waiters.setdefault(name, []).append((loop, future))
+            left = None if deadline is None else deadline - loop.time()
+            try:
+                if left is not None and left <= 0:
+                    return None
+                await asyncio.wait_for(future, left)
+            except asyncio.TimeoutError:
+                return None
+            finally:
+                self._forget(name, future)
+
+    def _forget(self, name: str, future: Any) -> None:
+        with self._cond:
+            waiting = self._waiters.get(name)
+            if waiting:
+                waiting[:] = [w for w in waiting if w[1] is not future]
+
+    def _timeout(self, name: str, timeout: Optional[float]) -> AgentTimeout:
+        return AgentTimeout(f"agent {name!r} stayed running for more than {timeout} s; wait longer, "
+                            "or give the work to another agent")
+
+    # -- storage ------------------------------------------------------------------
+
+    def save_all(self, target: Optional[Union[str, os.PathLike]] = None) -> list[str]:
+        """Save every agent that can be saved (to a directory or an SQLite file); return their names."""
+        where = self._where(target)
+        saved: list[str] = []
+        for name, agent in list(self._agents.items()):
+            data = _spec_of(agent)
+            if data is None:
+                continue
+            if _is_db(where):
+                self._store(where).save(f"agent:{name}", 0, data, kind=SPEC_KIND, metadata={"name": name})
+            else:
+                os.makedirs(where, exist_ok=True)
+                _save_file(agent, data, os.path.join(where, _file_name(name)))
+            saved.append(name)
+        return saved
+
+    def load_all(self, source: Optional[Union[str, os.PathLike]] = None, *, llm: Any = None) -> list[Any]:
+        """Add every agent saved in a directory or SQLite file (names already known are reused)."""
+        where = self._where(source)
+        if _is_db(where):
+            store = self._store(where)
+            return [self.add_agent(_decode(store.latest(r.run_id)), llm=llm) for r in store.list(kind=SPEC_KIND)]
+        if not os.path.isdir(where):
+            raise ConfigError(f"agent directory {where!r} does not exist")
+        files = sorted(f for f in os.listdir(where) if f.endswith((".json", ".yaml", ".yml")))
+        return [self._insert_loaded(os.path.join(where, f), llm) for f in files]
+
+    def _insert_loaded(self, path: str, llm: Any) -> Any:
+        agent = self._with_llm(_load_file(self.kernel, path), llm)
+        return self._insert(self.name_of(agent), agent)
+
+    def _load_named(self, name: str, llm: Any) -> Any:
+        if self.storage is None:
+            raise ConfigError(f"unknown agent {name!r}; known agents: {', '.join(self._agents) or 'none'}. "
+                              "Add it as a dict or an instance, or give the manager a storage to load it from")
+        where = os.fspath(self.storage)
+        if _is_db(where):
+            found = self._store(where).latest(f"agent:{name}")
+            if found is None:
+                raise ConfigError(f"agent {name!r} is not saved in {where!r}")
+            return self._with_llm(self.kernel.agent(_decode(found)), llm)
+        for ext in (".json", ".yaml", ".yml"):
+            path = os.path.join(where, _file_name(name, ext))
+            if os.path.exists(path):
+                return self._with_llm(_load_file(self.kernel, path), llm)
+        raise ConfigError(f"agent {name!r} is not known and there is no {_file_name(name)} in {where!r}")
+
+    def _where(self, target: Optional[Union[str, os.PathLike]]) -> str:
+        where = target if target is not None else self.storage
+        if where is None:
+            raise ConfigError("give a directory or an SQLite file (or set the manager's storage)")
+        return os.fspath(where)
+
+    def _store(self, path: str) -> Any:
+        return self.kernel.memory("checkpoints", path=path)
+
+    def __repr__(self) -> str:
+        running = sum(1 for s in self._states.values() if s is AgentState.RUNNING)
+        return f"<AgentManager agents={len(self._agents)} running={running}>"
+
+
+def _resolve(future: Any) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _is_db(path: str) -> bool:
+    return path.endswith(_DB_SUFFIXES)
+
+
+def _file_name(name: str, ext: str = ".json") -> str:
+    if not _SAFE_NAME.match(name):
+        raise ConfigError(f"agent name {name!r} cannot be a file name; use letters, digits, '_', '-' and '.'")
+    return name + ext
+
+
+def _spec_of(agent: Any) -> Optional[dict[str, Any]]:
+    to_dict = getattr(agent, "to_dict", None)
+    if to_dict is None or getattr(agent, "spec", True) is None:
+        return None
+    data = to_dict()
+    return data if isinstance(data, dict) else None
+
+
+def _save_file(agent: Any, data: dict[str, Any], path: str) -> None:
+    if hasattr(agent, "save"):
+        agent.save(path)
+        return
+    tmp = f"{path}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(msgspec.json.format(msgspec.json.encode(data)) + b"\n")
+    os.replace(tmp, path)
+
+
+def _load_file(kernel: Any, path: str) -> Any:
+    from zagent.kernel import load_spec_file
+
+    spec = load_spec_file(path)
+    if spec.get("type", "customize") == "customize" and "customize" in kernel.registries["agent_types"]:
+        from zagent.plugins.actions import CustomizeAgent
+
+        return CustomizeAgent.load(path, kernel)
+    return kernel.agent(spec)
+
+
+def _decode(found: Optional[tuple[int, bytes]]) -> dict[str, Any]:
+    if found is None:
+        raise ConfigError("agent record vanished from the store while loading")
+    return msgspec.json.decode(found[1])
+
+
+def _description(name: str, agent: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "description": getattr(agent, "description", "") or ""}
+    action = getattr(agent, "action", None)
+    if callable(action):
+        with contextlib.suppress(Exception):
+            act = action()
+            out["inputs"] = list(act.input_spec.names)
+            out["outputs"] = list(act.output_spec.names)
+    return out

@@ -1,0 +1,279 @@
+"""``AgentGenerator``: for each node, select existing agents or generate ``CustomizeAgent`` specs.
+
+The generator is a JSON-mode ``CustomizeAgent`` (prompts in ``prompts``). It is
+shown the sub-task, the agents of the ``AgentManager`` (name, description,
+inputs, outputs) and the registered tools, and replies with
+``selected_agents`` (names) and/or ``generated_agents`` (specs).
+
+Selected agents must exist in the manager and fit the node (their outputs
+cover the node's, their required inputs are among the node's); the node then
+refers to them by name, so the run uses those very instances.
+
+Generated specs are checked and repaired (``repair_spec``): inputs and outputs
+become the node's (data flows by name); a ``{placeholder}`` close to an input
+name is renamed to it and every input not used in the prompt is appended as
+``name: {name}``; output section headings in the prompt are renamed to the
+closest declared output; unknown tool names are rejected. What cannot be
+repaired raises ``GenerationError`` so the generator asks again.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import TYPE_CHECKING, Any, Optional
+
+import attrs
+import msgspec
+
+from zagent.errors import ConfigError
+from zagent.sync import run_sync
+
+from . import prompts
+from .errors import GenerationError
+from .graph import WorkFlowGraph, WorkFlowNode
+from .planner import agent_spec, build_agent
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+
+_PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+_HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]*(?P<title>[^\n#]+?)[ \t]*:?[ \t]*$", re.M)
+_NOT_ID = re.compile(r"\W+")
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class AgentGenerator:
+    """Selects or generates the agents of each node (see the module docstring).
+
+    :param manager: the ``AgentManager`` whose agents may be selected (a new one when ``None``).
+    :param tools: tool names generated agents may use (default: every registered tool).
+    """
+
+    kernel: "Kernel"
+    llm: Any = None
+    manager: Any = None
+    tools: Optional[list[str]] = None
+    agent: Any = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.manager is None:
+            from zagent.plugins.manager import AgentManager
+
+            self.manager = AgentManager(kernel=self.kernel)
+        if self.agent is None:
+            spec = agent_spec(
+                "AgentGenerator", prompts.GENERATOR_SYSTEM, prompts.GENERATOR_INSTRUCTION,
+                prompts.GENERATOR_CONSTRAINTS,
+                inputs=[{"name": "goal"}, {"name": "sub_task"}, {"name": "existing_agents"}, {"name": "tools"}],
+                outputs=[{"name": "selected_agents", "type": "array", "default": []},
+                         {"name": "generated_agents", "type": "array", "default": []}],
+                llm=self.llm)
+            self.agent = build_agent(self.kernel, spec, self.llm)
+
+    def tool_names(self) -> list[str]:
+        return list(self.tools) if self.tools is not None else list(self.kernel.registries["tools"])
+
+    async def agenerate(self, goal: str, node: WorkFlowNode) -> list[Any]:
+        """The agents for ``node``: names of selected agents and repaired specs of generated ones."""
+        result = await self.agent.aexecute(inputs={
+            "goal": goal, "sub_task": _node_text(node), "existing_agents": self._existing_text(),
+            "tools": self._tools_text()})
+        out = result.output
+        refs = [self._selected(node, s, result.content) for s in (out.selected_agents or [])]
+        for raw in out.generated_agents or []:
+            refs.append(self._generated(node, raw, result.content))
+        if not refs:
+            raise GenerationError(f"no agent was selected or generated for sub-task {node.name!r}", raw=result.content)
+        return refs
+
+    def generate(self, goal: str, node: WorkFlowNode) -> list[Any]:
+        """Sync twin of ``agenerate``."""
+        return run_sync(self.agenerate(goal, node))
+
+    def _selected(self, node: WorkFlowNode, ref: Any, raw: str) -> str:
+        name = ref.get("name") if isinstance(ref, dict) else ref
+        if not isinstance(name, str) or name not in self.manager:
+            raise GenerationError(f"selected agent {name!r} for {node.name!r} does not exist; existing agents: "
+                                  f"{', '.join(self.manager.names) or 'none'}", raw=raw)
+        info = next(d for d in self.manager.describe() if d["name"] == name)
+        lacking = [o for o in node.output_names if "outputs" in info and o not in info["outputs"]]
+        if lacking:
+            raise GenerationError(f"selected agent {name!r} does not produce {', '.join(lacking)} needed by "
+                                  f"{node.name!r}; select another agent or generate one", raw=raw)
+        agent = self.manager.get_agent(name)
+        needs = _required_inputs(agent)
+        extra = [i for i in needs if i not in node.input_names]
+        if extra:
+            raise GenerationError(f"selected agent {name!r} needs {', '.join(extra)}, which {node.name!r} does not "
+                                  "receive; select another agent or generate one", raw=raw)
+        return name
+
+    def _generated(self, node: WorkFlowNode, raw_spec: Any, raw: str) -> dict[str, Any]:
+        spec = repair_spec(raw_spec, node, set(self.tool_names()), raw=raw)
+        if spec["name"] in self.manager:
+            spec["name"] = _free_name(spec["name"], self.manager)
+        try:
+            self.kernel.agent(spec)
+        except ConfigError as exc:
+            raise GenerationError(f"generated agent for {node.name!r} is not valid: {exc}", raw=raw) from None
+        return spec
+
+    def _existing_text(self) -> str:
+        lines = [f"- {d['name']}: {d['description'] or '(no description)'} (inputs: {', '.join(d.get('inputs', [])) or '-'}; "
+                 f"outputs: {', '.join(d.get('outputs', [])) or '-'})" for d in self.manager.describe()]
+        return "\n".join(lines) or "(none)"
+
+    def _tools_text(self) -> str:
+        reg = self.kernel.registries["tools"]
+        lines = []
+        for name in self.tool_names():
+            tool = reg.get(name)
+            desc = (getattr(tool, "description", "") or "").strip().splitlines()
+            lines.append(f"- {name}: {desc[0] if desc else ''}".rstrip(": "))
+        return "\n".join(lines) or "(none)"
+
+    async def agenerate_all(self, graph: WorkFlowGraph) -> WorkFlowGraph:
+        """Fill ``agents`` of every node that has none (no retries here; ``WorkFlowGenerator`` retries)."""
+        for node in graph.nodes:
+            if not node.agents:
+                node.agents = await self.agenerate(graph.goal, node)
+        return graph
+
+
+def _node_text(node: WorkFlowNode) -> str:
+    data = {"name": node.name, "description": node.description,
+            "inputs": [msgspec.to_builtins(f) for f in node.inputs],
+            "outputs": [msgspec.to_builtins(f) for f in node.outputs]}
+    return msgspec.json.format(msgspec.json.encode(data)).decode()
+
+
+def _required_inputs(agent: Any) -> list[str]:
+    action = getattr(agent, "action", None)
+    if not callable(action):
+        return []
+    try:
+        return list(action().required_inputs)
+    except Exception:
+        return []
+
+
+def _free_name(name: str, manager: Any) -> str:
+    n = 2
+    while f"{name}{n}" in manager:
+        n += 1
+    return f"{name}{n}"
+
+
+# -- repairing generated specs -----------------------------------------------------
+
+
+def repair_spec(raw_spec: Any, node: WorkFlowNode, tools: set[str], *, raw: str = "") -> dict[str, Any]:
+    """A valid ``customize`` spec for ``node`` from a generated one (see the module docstring)."""
+    if not isinstance(raw_spec, dict):
+        raise GenerationError(f"a generated agent must be an object, got {raw_spec!r}", raw=raw)
+    prompt = raw_spec.get("prompt") or raw_spec.get("instruction")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise GenerationError(f"the generated agent for {node.name!r} has no prompt", raw=raw)
+    names = raw_spec.get("tool_names", raw_spec.get("tools", [])) or []
+    unknown = [t for t in names if t not in tools]
+    if unknown:
+        raise GenerationError(f"the generated agent for {node.name!r} uses unknown tool(s) {', '.join(map(str, unknown))}; "
+                              f"available tools: {', '.join(sorted(tools)) or 'none'}", raw=raw)
+    prompt = use_every_input(prompt, node.input_names)
+    prompt = match_output_sections(prompt, node.output_names, _names_of(raw_spec.get("outputs")))
+    return {
+        "type": "customize", "name": _agent_name(raw_spec.get("name"), node.name),
+        "description": str(raw_spec.get("description") or node.description),
+        "prompt": prompt, "inputs": _fields(node.inputs, raw_spec.get("inputs")),
+        "outputs": _fields(node.outputs, raw_spec.get("outputs")), "tools": list(names), "parse_mode": "title",
+    }
+
+
+def use_every_input(prompt: str, inputs: list[str]) -> str:
+    """Rename near-miss placeholders to input names; append ``name: {name}`` for inputs still unused."""
+    def fix(m: "re.Match[str]") -> str:
+        name = m.group(1)
+        if name in inputs:
+            return m.group(0)
+        close = difflib.get_close_matches(name, inputs, n=1, cutoff=0.6)
+        return "{" + close[0] + "}" if close else "{{" + name + "}}"
+
+    prompt = _PLACEHOLDER.sub(fix, prompt)
+    used = {m.group(1) for m in _PLACEHOLDER.finditer(prompt)}
+    missing = [i for i in inputs if i not in used]
+    if missing:
+        prompt = prompt.rstrip() + "\n\n" + "\n".join(f"{i}: {{{i}}}" for i in missing)
+    return prompt
+
+
+def match_output_sections(prompt: str, outputs: list[str], generated: list[str]) -> str:
+    """Rename output-section headings (``## Code``) to the closest declared output name (``## html_code``)."""
+    mapping = {_loose(k): v for k, v in closest_names(generated, outputs).items()}
+
+    def fix(m: "re.Match[str]") -> str:
+        title = m.group("title").strip().strip("*`").strip()
+        key = _loose(title)
+        if any(_loose(o) == key for o in outputs):
+            return m.group(0)
+        target = mapping.get(key) or _closest(key, outputs)
+        return f"{m.group('hashes')} {target}" if target else m.group(0)
+
+    return _HEADING.sub(fix, prompt)
+
+
+def closest_names(names: list[str], declared: list[str]) -> dict[str, str]:
+    """Map each name to the most similar unclaimed declared name (best pairs first)."""
+    pairs = sorted(((difflib.SequenceMatcher(None, _loose(n), _loose(d)).ratio(), n, d)
+                    for n in names for d in declared), reverse=True)
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for score, n, d in pairs:
+        if n not in out and d not in taken and score >= 0.4:
+            out[n] = d
+            taken.add(d)
+    return out
+
+
+def _closest(key: str, outputs: list[str]) -> Optional[str]:
+    scored = [(difflib.SequenceMatcher(None, key, _loose(o)).ratio(), o) for o in outputs]
+    best = max(scored, default=(0.0, None))
+    return best[1] if best[0] >= 0.75 else None
+
+
+def _loose(name: str) -> str:
+    return _NOT_ID.sub("_", name.strip().lower()).strip("_")
+
+
+def _names_of(fields: Any) -> list[str]:
+    out = []
+    for f in fields or []:
+        name = f.get("name") if isinstance(f, dict) else f
+        if isinstance(name, str):
+            out.append(name)
+    return out
+
+
+def _fields(declared: list[Any], generated: Any) -> list[dict[str, Any]]:
+    """The node's fields, with descriptions from the generated ones where the node has none."""
+    by_name = {}
+    for f in generated or []:
+        if isinstance(f, dict) and isinstance(f.get("name"), str):
+            by_name[f["name"]] = f
+    mapping = closest_names(list(by_name), [f.name for f in declared])
+    described = {mapping[n]: by_name[n].get("description", "") for n in by_name if n in mapping}
+    out = []
+    for f in declared:
+        d = msgspec.to_builtins(f)
+        if not d.get("description") and described.get(f.name):
+            d["description"] = str(described[f.name])
+        out.append(d)
+    return out
+
+
+def _agent_name(name: Any, node: str) -> str:
+    if isinstance(name, str) and name.strip():
+        clean = _NOT_ID.sub("_", name.strip()).strip("_")
+        if clean:
+            return clean
+    return "".join(p.capitalize() for p in node.split("_")) + "Agent"

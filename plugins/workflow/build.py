@@ -1,0 +1,31 @@
+"""``build_from_plan``: a ``Plan`` -> ``WorkFlowGraph``, edges from matching output and input names.
+
+Each sub-task becomes a node; an edge leads from the sub-task producing a
+value to every later sub-task taking a value of that name. The graph is then
+validated (``WorkflowValidationError`` on any problem) unless told not to.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .graph import WorkFlowEdge, WorkFlowGraph, WorkFlowNode
+
+
+def build_from_plan(plan: Any, *, name: str = "workflow", validate: bool = True) -> WorkFlowGraph:
+    nodes = [WorkFlowNode(name=t.name, description=t.description, reason=t.reason,
+                          inputs=list(t.inputs), outputs=list(t.outputs)) for t in plan.sub_tasks]
+    producers: dict[str, str] = {}
+    for node in nodes:
+        for out in node.output_names:
+            producers.setdefault(out, node.name)
+    edges: list[WorkFlowEdge] = []
+    seen: set[tuple[str, str]] = set()
+    for node in nodes:
+        for name_in in node.input_names:
+            source = producers.get(name_in)
+            if source is not None and source != node.name and (source, node.name) not in seen:
+                seen.add((source, node.name))
+                edges.append(WorkFlowEdge(source=source, target=node.name))
+    graph = WorkFlowGraph(goal=plan.goal, name=name, nodes=nodes, edges=edges)
+    return graph.validate() if validate else graph

@@ -1,0 +1,136 @@
+"""CLI: ``zagent workflow generate|show|run``.
+
+* ``generate "GOAL" -o wf.json`` -- plan, review and generate agents, save the graph;
+* ``show wf.json [--mermaid]`` -- a text diagram, or a Mermaid flowchart;
+* ``run wf.json --input name=value`` -- run it, one progress line per node on
+  stderr, the final outputs on stdout (``--json`` for JSON). ``--checkpoints``
+  and ``--run-id`` resume an interrupted run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import msgspec
+
+
+def add_commands(cli: Any) -> None:
+    group = cli.group("workflow", help="generate, show and run multi-agent workflows")
+    gen = group.command("generate", cmd_generate, help="generate a workflow from a goal and save it as JSON")
+    gen.add_argument("goal", help="what the workflow must achieve (at least 10 characters)")
+    gen.add_argument("--output", "-o", required=True, help="the workflow file to write (.json)")
+    gen.add_argument("--model", "-m", default=None, help="'provider:model' (default: ZAGENT_MODEL)")
+    gen.add_argument("--turns", type=int, default=1, help="review-and-refine rounds (default 1)")
+    gen.add_argument("--agents", default=None, help="directory or .db of existing agents to reuse")
+    gen.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    show = group.command("show", cmd_show, help="print a workflow as a text diagram (or Mermaid)")
+    show.add_argument("workflow_file")
+    show.add_argument("--mermaid", action="store_true", help="print a Mermaid flowchart instead")
+    run = group.command("run", cmd_run, help="run a workflow file and print its outputs")
+    run.add_argument("workflow_file")
+    run.add_argument("--input", "-i", action="append", default=[], metavar="NAME=VALUE",
+                     help="a workflow input (repeatable)")
+    run.add_argument("--model", "-m", default=None, help="'provider:model' for the workflow's agents")
+    run.add_argument("--agents", default=None, help="directory or .db of agents named by the workflow")
+    run.add_argument("--checkpoints", default=None, help="SQLite file to checkpoint to (enables resuming)")
+    run.add_argument("--run-id", default=None, help="resume (or name) this run")
+    run.add_argument("--concurrency", type=int, default=8, help="nodes running at once (default 8)")
+    run.add_argument("--retries", type=int, default=0, help="extra tries of a failing node")
+    run.add_argument("--json", action="store_true", help="print the outputs as JSON")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+
+
+def _manager(kernel: Any, storage: Any) -> Any:
+    from zagent.plugins.manager import AgentManager
+
+    manager = AgentManager(kernel=kernel, storage=storage)
+    if storage:
+        manager.load_all()
+    return manager
+
+
+def cmd_generate(args: argparse.Namespace, kernel: Any) -> int:
+    from .generator import WorkFlowGenerator
+
+    if not args.quiet:
+        kernel.add_plugin(Progress(), name="workflow-progress")
+    gen = WorkFlowGenerator(kernel=kernel, llm=args.model, manager=_manager(kernel, args.agents),
+                            num_turns=args.turns)
+    graph = gen.generate(args.goal)
+    graph.save(args.output)
+    print(f"wrote {args.output}: {len(graph.nodes)} nodes", file=sys.stderr)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, kernel: Any) -> int:
+    from .graph import WorkFlowGraph
+    from .render import to_mermaid, to_text
+
+    graph = WorkFlowGraph.load(args.workflow_file)
+    print(to_mermaid(graph) if args.mermaid else to_text(graph))
+    problems = graph.problems()
+    for p in problems:
+        print(f"problem: {p.message}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
+    from .executor import WorkFlowExecutor
+    from .graph import WorkFlowGraph
+
+    graph = WorkFlowGraph.load(args.workflow_file)
+    if not args.quiet:
+        kernel.add_plugin(Progress(), name="workflow-progress")
+    executor = WorkFlowExecutor(kernel=kernel, manager=_manager(kernel, args.agents), llm=args.model,
+                                max_concurrency=args.concurrency, retries=args.retries,
+                                checkpoints=args.checkpoints)
+    result = executor.run(graph, _inputs(args.input), run_id=args.run_id)
+    if args.json:
+        print(msgspec.json.format(msgspec.json.encode(result.outputs, enc_hook=repr)).decode())
+    else:
+        for name, value in result.outputs.items():
+            text = value if isinstance(value, str) else msgspec.json.encode(value, enc_hook=repr).decode()
+            print(f"## {name}\n{text}\n")
+    print(f"run {result.run_id}: {result.status}", file=sys.stderr)
+    return 0
+
+
+def _inputs(pairs: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise SystemExit(f"zagent: --input {pair!r} must look like name=value")
+        out[name.strip()] = value
+    return out
+
+
+class Progress:
+    """Event observer printing one line per workflow event on stderr."""
+
+    def zagent_event(self, event: Any) -> None:
+        d = event.data
+        line = None
+        if event.type == "workflow_start":
+            line = f"workflow {d.get('workflow')}: {d.get('nodes')} nodes" + (
+                f", resuming ({len(d['resumed'])} done)" if d.get("resumed") else "")
+        elif event.type == "node_start":
+            line = f"  > {d.get('node')}" + (f" (attempt {d['attempt']})" if d.get("attempt", 1) > 1 else "")
+        elif event.type == "node_end":
+            extra = d.get("error") or d.get("reason") or ", ".join(d.get("outputs") or [])
+            line = f"  {_MARK.get(d.get('status'), '?')} {d.get('node')}: {d.get('status')}" + (f" ({extra})" if extra else "")
+        elif event.type == "node_retry":
+            line = f"  ~ {d.get('node')}: retrying after {d.get('error')}"
+        elif event.type == "workflow_loop":
+            line = f"  @ {d.get('node')} -> {d.get('target')} (loop {d.get('iteration')})"
+        elif event.type == "workflow_end":
+            line = f"workflow {d.get('status')}"
+        elif event.type in ("generation_step", "generation_retry"):
+            line = f"  {event.type.replace('generation_', '')}: " + ", ".join(f"{k}={v}" for k, v in d.items())
+        if line:
+            print(line, file=sys.stderr, flush=True)
+
+
+_MARK = {"done": "+", "failed": "x", "skipped": "-"}

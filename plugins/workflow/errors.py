@@ -1,0 +1,61 @@
+"""Errors of the workflow plugin; each message says what is wrong and what to do.
+
+``WorkflowValidationError`` (a ``ConfigError``) lists every structural problem
+of a graph at once; ``WorkflowFailed`` carries the partial ``WorkflowResult``
+(outputs and trace so far) of a run that did not finish; ``GenerationError``
+(a ``ParseError``) marks a model reply that parsed but broke a rule, so the
+generator retries it like any other parse failure.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from zagent.errors import ConfigError, ParseError, ZagentError
+
+
+class Problem(tuple):
+    """One validation problem: ``(code, message)``; ``code`` is stable for programs to test."""
+
+    __slots__ = ()
+
+    def __new__(cls, code: str, message: str) -> "Problem":
+        return super().__new__(cls, (code, message))
+
+    @property
+    def code(self) -> str:
+        return self[0]
+
+    @property
+    def message(self) -> str:
+        return self[1]
+
+
+class WorkflowValidationError(ConfigError):
+    """A graph breaks structural rules; ``problems`` lists each as ``Problem(code, message)``."""
+
+    def __init__(self, problems: Sequence[Problem], what: str = "workflow"):
+        self.problems = list(problems)
+        lines = "\n".join(f"- {p.message}" for p in self.problems)
+        n = len(self.problems)
+        super().__init__(f"{what} is invalid ({n} problem{'s' if n != 1 else ''}):\n{lines}")
+
+    @property
+    def codes(self) -> list[str]:
+        return [p.code for p in self.problems]
+
+
+class GenerationError(ParseError):
+    """A planner/generator/reviewer reply parsed but broke a rule (retried by ``WorkFlowGenerator``)."""
+
+
+class WorkflowError(ZagentError):
+    """A workflow could not run (no agent for a node, an unknown router, a loop bound hit...)."""
+
+
+class WorkflowFailed(WorkflowError):
+    """A run ended with failed nodes; ``result`` holds what was done (outputs, trace, errors)."""
+
+    def __init__(self, message: str, *, result: Any):
+        super().__init__(message)
+        self.result = result

@@ -1,0 +1,449 @@
+"""``WorkFlowExecutor``: runs a ``WorkFlowGraph`` -- each node as soon as it can, in parallel (bounded).
+
+Scheduling rules (decided here, also in the README):
+
+* A node runs once every forward predecessor has settled (done, failed or
+  skipped), if at least one of them ran and *led* to it -- a plain edge always
+  leads, a conditional edge only where its router pointed -- and its required
+  inputs exist. Nodes without predecessors start at once. A node that cannot run
+  is *skipped* (and says why); its successors settle in turn.
+* Values flow by name: a node's agents get the values named by its inputs (and
+  by their own input fields); its outputs are written back by name. Writes to a
+  ``state`` field go through that field's reducer.
+* At most ``max_concurrency`` nodes run at once; an agent shared by nodes runs
+  one node at a time (``AgentManager`` states).
+* Each node is tried ``1 + retries`` times. ``on_error="fail_fast"`` cancels
+  the other running nodes at the first failure; ``"continue"`` lets independent
+  nodes finish (dependents of the failed node are skipped). Either way a run
+  with a failed node raises ``WorkflowFailed`` carrying the ``WorkflowResult``.
+* With ``checkpoints`` (a ``kernel.memory("checkpoints", ...)`` store or a path)
+  the run state is saved after each node; ``arun(..., run_id=ID)`` with the id
+  of an earlier run resumes it without re-running finished nodes.
+* Loops: when a router picks a loop target, the nodes on the loop are reset and
+  run again (at most ``max_loops`` times). Nodes *outside* a loop that read
+  values of nodes inside it run after its first pass.
+* Events (``kernel.aemit``, tagged with the run id): ``workflow_start``,
+  ``node_start``, ``node_retry``, ``node_end`` (status done/failed/skipped),
+  ``workflow_loop``, ``workflow_end``.
+
+Built on the manager plugin (agents are looked up and locked through an
+``AgentManager``); it is imported when a run starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any, Optional
+
+import attrs
+import msgspec
+
+from zagent.context import new_run_id
+from zagent.errors import ConfigError
+from zagent.sync import run_sync
+
+from .errors import WorkflowError, WorkflowFailed
+from .graph import WorkFlowGraph, resolve_callable
+from .result import RunState, TraceEntry, WorkflowResult
+from .routing import choose, initial_state, reducer_for
+from .topology import Topology
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+
+POLICIES = ("fail_fast", "continue")
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class WorkFlowExecutor:
+    """Runs workflow graphs on one kernel (see the module docstring).
+
+    :param manager: the ``AgentManager`` to find agents in (a new one when ``None``).
+    :param llm: an LLM (instance or ``"provider:model"``) given to agents built from specs in the graph.
+    :param max_concurrency: nodes running at once.
+    :param retries: extra tries of a failing node (a node's own ``retries`` wins).
+    :param on_error: ``"fail_fast"`` or ``"continue"``.
+    :param checkpoints: a checkpoint store or a path for ``kernel.memory("checkpoints", path=...)``.
+    :param agent_timeout: seconds to wait for a busy agent (``None``: no limit).
+    :param validate: check the graph before running it.
+    """
+
+    kernel: "Kernel"
+    manager: Any = None
+    llm: Any = None
+    max_concurrency: int = 8
+    retries: int = 0
+    on_error: str = "fail_fast"
+    checkpoints: Any = None
+    agent_timeout: Optional[float] = None
+    validate: bool = True
+
+    def __attrs_post_init__(self) -> None:
+        if self.on_error not in POLICIES:
+            raise ConfigError(f"on_error must be one of {', '.join(POLICIES)}, got {self.on_error!r}")
+        if self.max_concurrency < 1:
+            raise ConfigError(f"max_concurrency must be at least 1, got {self.max_concurrency}")
+        if self.manager is None:
+            from zagent.plugins.manager import AgentManager
+
+            self.manager = AgentManager(kernel=self.kernel)
+        if self.checkpoints is not None and not hasattr(self.checkpoints, "asave"):
+            self.checkpoints = self.kernel.memory("checkpoints", path=self.checkpoints)
+        if isinstance(self.llm, str):
+            self.llm = self.kernel.llm(self.llm)
+
+    async def arun(self, graph: WorkFlowGraph, inputs: Optional[dict[str, Any]] = None, *,
+                   run_id: Optional[str] = None) -> WorkflowResult:
+        """Run ``graph`` with ``inputs`` (resuming ``run_id`` if it was checkpointed); see the module docstring."""
+        topo = Topology(graph)
+        if self.validate:
+            graph.validate()
+        missing = [f.name for f in graph.inputs if f.required and f.default is None and (inputs or {}).get(f.name) is None]
+        saved = await self._load(run_id) if run_id else None
+        if missing and saved is None:
+            raise ConfigError(f"workflow {graph.name!r} needs input(s) {', '.join(missing)}; pass them as inputs")
+        agents = self._agents(graph)
+        run = _Run(self, graph, topo, agents, run_id or new_run_id(), dict(inputs or {}), saved)
+        return await run.go()
+
+    def run(self, graph: WorkFlowGraph, inputs: Optional[dict[str, Any]] = None, *,
+            run_id: Optional[str] = None) -> WorkflowResult:
+        """Sync twin of ``arun``."""
+        return run_sync(self.arun(graph, inputs, run_id=run_id))
+
+    async def _load(self, run_id: str) -> Optional[RunState]:
+        if self.checkpoints is None:
+            return None
+        found = await self.checkpoints.alatest(run_id)
+        return msgspec.json.decode(found[1], type=RunState) if found else None
+
+    def _agents(self, graph: WorkFlowGraph) -> dict[str, list[str]]:
+        """Agent names per node, registering inline specs and objects with the manager."""
+        out: dict[str, list[str]] = {}
+        problems: list[str] = []
+        for node in graph.nodes:
+            names = []
+            for ref in node.agents:
+                try:
+                    names.append(self.manager.name_of(self.manager.add_agent(ref, llm=self.llm)))
+                except ConfigError as exc:
+                    problems.append(f"node {node.name!r}: {exc}")
+            if not node.agents:
+                problems.append(f"node {node.name!r} has no agents; generate them (WorkFlowGenerator) or list some")
+            out[node.name] = names
+        if problems:
+            raise WorkflowError("cannot run the workflow:\n- " + "\n- ".join(problems))
+        return out
+
+
+class _Run:
+    """The state of one run (never shared between runs)."""
+
+    def __init__(self, ex: WorkFlowExecutor, graph: WorkFlowGraph, topo: Topology, agents: dict[str, list[str]],
+                 run_id: str, inputs: dict[str, Any], saved: Optional[RunState]):
+        self.ex, self.graph, self.topo, self.agents, self.run_id = ex, graph, topo, agents, run_id
+        self.kernel = ex.kernel
+        self.nodes = {n.name: n for n in graph.nodes}
+        self.reducers = {s.name: reducer_for(s) for s in graph.state}
+        self.routers = {c.source: (c, resolve_callable(c.router, f"router of {c.source!r}"))
+                        for c in graph.conditional_edges}
+        self.values: dict[str, Any] = {**initial_state(graph.state), **inputs}
+        self.done: dict[str, dict[str, Any]] = {}
+        self.routes: dict[str, list[str]] = {}
+        self.loops: dict[str, int] = {}
+        self.trace: list[TraceEntry] = []
+        self.resumed: list[str] = []
+        if saved is not None:
+            self._restore(saved, inputs)
+        self.status = {n: "pending" for n in topo.names}
+        self.remaining = {n: len(topo.preds[n]) for n in topo.names}
+        self.led: dict[str, set[str]] = {n: set() for n in topo.names}
+        self.settled: set[tuple[str, str]] = set()
+        self.errors: dict[str, str] = {}
+        self.tasks: set[asyncio.Task] = set()
+        self.sem = asyncio.Semaphore(ex.max_concurrency)
+        self.events = self.kernel.hooks.active("zagent_event")
+        self.step = len(self.trace)
+        self.stopping = False
+        self.queue: list[str] = []
+        self.background: list[Any] = []
+
+    def _restore(self, saved: RunState, inputs: dict[str, Any]) -> None:
+        unknown = [n for n in saved.done if n not in self.nodes]
+        if saved.workflow != self.graph.name or unknown:
+            raise ConfigError(f"run {self.run_id!r} was saved for workflow {saved.workflow!r} "
+                              f"(nodes {', '.join(saved.done)}); it cannot resume {self.graph.name!r}")
+        self.values = {**saved.values, **{k: v for k, v in inputs.items() if k not in saved.values}}
+        self.done, self.routes, self.loops = dict(saved.done), dict(saved.routes), dict(saved.loops)
+        self.trace = list(saved.trace)
+        self.resumed = list(saved.done)
+
+    # -- driving ------------------------------------------------------------------
+
+    async def go(self) -> WorkflowResult:
+        self.idle = asyncio.Event()
+        await self._emit("workflow_start", workflow=self.graph.name, nodes=len(self.nodes), resumed=self.resumed)
+        for name in self.topo.order:
+            if name in self.done:
+                self.status[name] = "done"
+                self._settle(name, True)
+            elif not self.topo.preds[name]:
+                self.led[name].add("")
+                self.queue.append(name)
+        self._pump()
+        if self.tasks:
+            await self.idle.wait()
+        return await self._finish()
+
+    async def _finish(self) -> WorkflowResult:
+        status = "failed" if self.errors else "finished"
+        outputs = {k: v for n in self.topo.names if n in self.done and not self._leads_on(n)
+                   for k, v in self.done[n].items()}
+        result = WorkflowResult(run_id=self.run_id, status=status, outputs=outputs, values=dict(self.values),
+                                trace=list(self.trace), errors=dict(self.errors), resumed=self.resumed)
+        if self.background:
+            await asyncio.gather(*self.background)
+        await self._checkpoint(status)
+        await self._emit("workflow_end", status=status, errors=sorted(self.errors))
+        if self.errors:
+            lines = "; ".join(f"{n}: {e}" for n, e in self.errors.items())
+            raise WorkflowFailed(f"workflow {self.graph.name!r} run {self.run_id} failed: {lines}", result=result)
+        return result
+
+    def _leads_on(self, name: str) -> bool:
+        return any(self.status.get(s) == "done" for s in self.topo.succs[name])
+
+    def _pump(self) -> None:
+        """Start or skip every node whose predecessors have all settled (a loop, not recursion)."""
+        while self.queue:
+            self._ready(self.queue.pop())
+
+    def _ready(self, name: str) -> None:
+        """All predecessors settled: start the node, or skip it (and settle its successors)."""
+        if self.status[name] != "pending" or self.stopping:
+            return
+        if not self.led[name]:
+            return self._skip(name, "no predecessor led to it (a branch not taken or a failed node)")
+        node = self.nodes[name]
+        missing = [i for i in node.required_inputs if self.values.get(i) is None]
+        if missing:
+            return self._skip(name, f"missing input(s) {', '.join(missing)}")
+        self.status[name] = "running"
+        task = asyncio.ensure_future(self._node_task(name))
+        self.tasks.add(task)
+
+    def _skip(self, name: str, why: str) -> None:
+        self.status[name] = "skipped"
+        self.trace.append(TraceEntry(node=name, status="skipped", error=why))
+        if self.events:
+            self.background.append(asyncio.ensure_future(
+                self._emit("node_end", node=name, status="skipped", reason=why)))
+        self._settle(name, False)
+
+    def _settle(self, name: str, ran: bool) -> None:
+        chosen = self.routes.get(name)
+        for succ in self.topo.succs[name]:
+            edge = (name, succ)
+            if edge in self.settled:
+                continue
+            self.settled.add(edge)
+            if ran and (not self.topo.preds[succ][name] or (chosen is not None and succ in chosen)):
+                self.led[succ].add(name)
+            self.remaining[succ] -= 1
+            if self.remaining[succ] == 0:
+                self.queue.append(succ)
+
+    # -- one node -------------------------------------------------------------------
+
+    async def _node_task(self, name: str) -> None:
+        task = asyncio.current_task()
+        try:
+            started = time.time()
+            try:
+                outputs, attempts = await self._attempts(name)
+                route, loop = self._route(name, outputs)
+            except Exception as exc:
+                await self._failed(name, exc, started)
+            else:
+                await self._finished(name, outputs, attempts, route, loop, started)
+        except asyncio.CancelledError:
+            self.trace.append(TraceEntry(node=name, status="cancelled", error="another node failed (fail_fast)"))
+            raise
+        finally:
+            self.tasks.discard(task)  # type: ignore[arg-type]
+            if not self.tasks:
+                self.idle.set()
+
+    async def _attempts(self, name: str) -> tuple[dict[str, Any], int]:
+        node = self.nodes[name]
+        tries = 1 + (node.retries if node.retries is not None else self.ex.retries)
+        async with self.sem:
+            for attempt in range(1, tries + 1):
+                await self._emit("node_start", node=name, attempt=attempt)
+                try:
+                    return await self._call_agents(name), attempt
+                except Exception as exc:
+                    if attempt == tries:
+                        raise
+                    await self._emit("node_retry", node=name, attempt=attempt, error=_short(exc))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _call_agents(self, name: str) -> dict[str, Any]:
+        node = self.nodes[name]
+        values = self.values
+        produced: dict[str, Any] = {}
+        for agent_name in self.agents[name]:
+            async with self.ex.manager.ausing(agent_name, timeout=self.ex.agent_timeout) as agent:
+                wanted = node.input_names + _agent_inputs(agent)
+                inputs = {k: produced[k] if k in produced else values[k] for k in wanted
+                          if k in produced or values.get(k) is not None}
+                produced.update(await _call(agent, inputs, self.kernel, self.run_id, agent_name, name))
+        declared = node.output_names
+        if not declared:
+            return produced
+        missing = [o for o in declared if produced.get(o) is None and _is_required(node, o)]
+        if missing:
+            raise WorkflowError(f"node {name!r}: its agents gave no value for output(s) {', '.join(missing)} "
+                                f"(they gave: {', '.join(produced) or 'nothing'})")
+        return {o: produced[o] for o in declared if o in produced}
+
+    def _route(self, name: str, outputs: dict[str, Any]) -> tuple[Optional[list[str]], Optional[str]]:
+        """The router's choice after ``name`` ran: ``(forward targets, loop target or None)``."""
+        found = self.routers.get(name)
+        if found is None:
+            return None, None
+        edge, router = found
+        picked = choose(edge, router, {**self.values, **outputs})
+        loops = [t for t in picked if (name, t) in self.topo.loops]
+        if not loops:
+            return picked, None
+        if len(picked) > 1:
+            raise WorkflowError(f"router of {name!r} chose {picked}: a loop target cannot be combined with others")
+        key = f"{name}->{loops[0]}"
+        if self.loops.get(key, 0) >= edge.max_loops:
+            if edge.on_max_loops is None:
+                raise WorkflowError(f"loop {key} reached max_loops={edge.max_loops}; raise it or set on_max_loops")
+            return [edge.on_max_loops], None
+        return None, loops[0]
+
+    async def _finished(self, name: str, outputs: dict[str, Any], attempts: int, route: Optional[list[str]],
+                        loop: Optional[str], started: float) -> None:
+        for key, value in outputs.items():
+            reducer = self.reducers.get(key)
+            self.values[key] = reducer(self.values.get(key), value) if reducer else value
+        iteration = max((self.loops.get(k, 0) for k in self.loops if k.startswith(name + "->")), default=0)
+        self.trace.append(TraceEntry(node=name, status="done", agents=self.agents[name], attempts=attempts,
+                                     outputs=outputs, route=route if loop is None else [loop], iteration=iteration,
+                                     started=started, duration=time.time() - started))
+        if loop is not None:
+            self._restart_loop(name, loop)
+            await self._checkpoint("running")
+            await self._emit("workflow_loop", node=name, target=loop, iteration=self.loops[f"{name}->{loop}"])
+            self.queue.append(loop)
+            self._pump()
+            return
+        self.status[name] = "done"
+        self.done[name] = outputs
+        if route is not None:
+            self.routes[name] = route
+        await self._checkpoint("running")
+        await self._emit("node_end", node=name, status="done", attempts=attempts, outputs=sorted(outputs))
+        self._settle(name, True)
+        self._pump()
+
+    def _restart_loop(self, source: str, target: str) -> None:
+        key = f"{source}->{target}"
+        self.loops[key] = self.loops.get(key, 0) + 1
+        body = self.topo.loop_body(source, target)
+        inside = set(body)
+        for n in body:
+            self.status[n] = "pending"
+            self.done.pop(n, None)
+            self.routes.pop(n, None)
+            self.led[n] = {p for p in self.led[n] if p not in inside}
+            self.remaining[n] = sum(1 for p in self.topo.preds[n] if p in inside)
+            self.settled -= {(n, s) for s in self.topo.succs[n] if s in inside}
+        self.led[target].add(source)
+
+    async def _failed(self, name: str, exc: BaseException, started: float) -> None:
+        self.status[name] = "failed"
+        self.errors[name] = _short(exc, 500)
+        self.trace.append(TraceEntry(node=name, status="failed", agents=self.agents[name], error=self.errors[name],
+                                     started=started, duration=time.time() - started))
+        if self.ex.on_error == "fail_fast":
+            self.stopping = True
+            for task in list(self.tasks):
+                if task is not asyncio.current_task():
+                    task.cancel()
+        await self._checkpoint("running")
+        await self._emit("node_end", node=name, status="failed", error=self.errors[name])
+        if not self.stopping:
+            self._settle(name, False)
+            self._pump()
+
+    # -- side effects -----------------------------------------------------------------
+
+    async def _checkpoint(self, status: str) -> None:
+        store = self.ex.checkpoints
+        if store is None:
+            return
+        self.step += 1
+        state = RunState(run_id=self.run_id, workflow=self.graph.name, values=self.values, done=self.done,
+                         routes=self.routes, loops=self.loops, trace=self.trace, status=status)
+        data = msgspec.json.encode(state, enc_hook=repr)  # snapshot now; the write happens in a thread
+        await store.asave(self.run_id, self.step, data, kind="workflow",
+                          metadata={"workflow": self.graph.name, "status": status})
+
+    async def _emit(self, type: str, **data: Any) -> None:
+        if self.events:
+            await self.kernel.aemit(type, run_id=self.run_id, agent=None, **data)
+
+
+async def _call(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, agent_name: str,
+                node: str) -> dict[str, Any]:
+    """Run one agent: an ``Agent`` (``aexecute``), or a plain (async) callable taking the inputs as keywords."""
+    execute = getattr(agent, "aexecute", None)
+    if execute is not None:
+        ctx = kernel.context(run_id=run_id, agent=agent_name, metadata={"node": node})
+        result = await execute(inputs=inputs, ctx=ctx)
+    elif callable(agent):
+        result = agent(**inputs)
+        if hasattr(result, "__await__"):
+            result = await result
+    else:
+        raise WorkflowError(f"agent {agent_name!r} of node {node!r} is neither an Agent nor callable")
+    return _as_dict(result, agent_name)
+
+
+def _as_dict(result: Any, agent_name: str) -> dict[str, Any]:
+    if isinstance(result, dict):
+        return result
+    to_dict = getattr(result, "to_dict", None)
+    if to_dict is not None:
+        return to_dict()
+    if isinstance(result, msgspec.Struct):
+        return msgspec.to_builtins(result)
+    raise WorkflowError(f"agent {agent_name!r} returned {type(result).__name__}; return a dict of outputs by name")
+
+
+def _agent_inputs(agent: Any) -> list[str]:
+    action = getattr(agent, "action", None)
+    if action is None or not callable(action):
+        return []
+    try:
+        return list(action().input_spec.names)
+    except Exception:
+        return []
+
+
+def _is_required(node: Any, name: str) -> bool:
+    for f in node.outputs:
+        if f.name == name:
+            return f.required and f.default is None
+    return True
+
+
+def _short(exc: BaseException, limit: int = 300) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,218 @@
+"""``WorkFlowGraph``: a workflow as data (msgspec Structs), with JSON save/load.
+
+A graph has a ``goal``, workflow ``inputs`` (default: one string ``goal``),
+``nodes`` (name, description, reason, inputs and outputs as ``zagent.Field``
+lists, and the ``agents`` that do the work: names known to an
+``AgentManager`` or inline agent specs), ``edges`` (source -> target),
+``conditional_edges`` (a routing function picks the next node(s) among
+``targets``; a target that leads back upstream is a loop and needs
+``max_loops``) and ``state`` (fields several nodes may write, merged through
+a reducer: ``replace``, ``append``, ``merge`` or a custom function).
+
+Routers and custom reducers are import paths (``"pkg.mod:func"``) in JSON;
+in Python they may also be callables, saved as their import path when they
+have one. Structure checks live in ``validate``; running lives in ``executor``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional, Union
+
+import msgspec
+
+from zagent.errors import ConfigError
+from zagent.types import Field
+
+AgentRef = Union[str, dict[str, Any]]
+
+
+def _goal_input() -> list[Field]:
+    return [Field(name="goal", description="what the workflow must achieve")]
+
+
+class WorkFlowNode(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """One step: what it does, what it reads and writes (by name), and the agents that do it.
+
+    ``agents`` are run in order; each sees the workflow's values plus the outputs
+    of the agents before it. ``retries`` overrides the executor's default.
+    """
+
+    name: str
+    description: str = ""
+    reason: str = ""
+    inputs: list[Field] = []
+    outputs: list[Field] = []
+    agents: list[Any] = []
+    retries: Optional[int] = None
+
+    @property
+    def input_names(self) -> list[str]:
+        return [f.name for f in self.inputs]
+
+    @property
+    def output_names(self) -> list[str]:
+        return [f.name for f in self.outputs]
+
+    @property
+    def required_inputs(self) -> list[str]:
+        return [f.name for f in self.inputs if f.required and f.default is None]
+
+
+class WorkFlowEdge(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """``source`` runs before ``target`` (and usually hands it some outputs by name)."""
+
+    source: str
+    target: str
+
+
+class ConditionalEdge(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """After ``source`` runs, ``router(values)`` names the next node(s) among ``targets``.
+
+    ``router`` is an import path or a callable taking one dict (every value known
+    at that point, the source's fresh outputs on top) and returning a target
+    name, a list of them, or ``None`` (go nowhere). Choosing a target that leads
+    back to ``source`` repeats that loop; at most ``max_loops`` times, after
+    which ``on_max_loops`` is taken (or the node fails when it is ``None``).
+    """
+
+    source: str
+    router: Any
+    targets: list[str]
+    max_loops: int = 0
+    on_max_loops: Optional[str] = None
+
+
+class StateField(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """A shared value several nodes may write; each write is merged with ``reducer``.
+
+    ``reducer``: ``"replace"`` (last write wins), ``"append"`` (a list growing by
+    each write; lists are extended), ``"merge"`` (dict update), or a custom
+    ``reducer(old, new) -> value`` (import path or callable). ``default`` is the
+    starting value.
+    """
+
+    name: str
+    reducer: Any = "replace"
+    default: Any = None
+
+
+class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """A workflow (see the module docstring). ``validate()`` checks it; ``save``/``load`` use JSON."""
+
+    goal: str
+    name: str = "workflow"
+    inputs: list[Field] = msgspec.field(default_factory=_goal_input)
+    nodes: list[WorkFlowNode] = []
+    edges: list[WorkFlowEdge] = []
+    conditional_edges: list[ConditionalEdge] = []
+    state: list[StateField] = []
+
+    # -- look-ups -------------------------------------------------------------------
+
+    def node(self, name: str) -> WorkFlowNode:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise ConfigError(f"workflow has no node {name!r}; its nodes: {', '.join(self.node_names) or 'none'}")
+
+    @property
+    def node_names(self) -> list[str]:
+        return [n.name for n in self.nodes]
+
+    @property
+    def input_names(self) -> list[str]:
+        return [f.name for f in self.inputs]
+
+    def initial_nodes(self) -> list[str]:
+        """Nodes whose required inputs are all workflow inputs."""
+        given = set(self.input_names)
+        return [n.name for n in self.nodes if set(n.required_inputs) <= given]
+
+    def successors(self, name: str) -> list[str]:
+        out = [e.target for e in self.edges if e.source == name]
+        for c in self.conditional_edges:
+            if c.source == name:
+                out.extend(t for t in c.targets if t not in out)
+        return out
+
+    # -- checking -------------------------------------------------------------------
+
+    def problems(self) -> list[Any]:
+        """Every structural problem as ``Problem(code, message)`` (empty when valid)."""
+        from .validate import find_problems
+
+        return find_problems(self)
+
+    def validate(self) -> "WorkFlowGraph":
+        """Raise ``WorkflowValidationError`` naming every problem; return ``self`` when valid."""
+        from .errors import WorkflowValidationError
+
+        found = self.problems()
+        if found:
+            raise WorkflowValidationError(found, f"workflow {self.name!r}")
+        return self
+
+    # -- files ----------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (callable routers/reducers written as their import path)."""
+        return msgspec.to_builtins(self, enc_hook=callable_path)
+
+    def to_json(self) -> str:
+        return msgspec.json.format(msgspec.json.encode(self, enc_hook=callable_path)).decode() + "\n"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "WorkFlowGraph":
+        if not isinstance(data, dict):
+            raise ConfigError(f"a workflow must be a JSON object, got {type(data).__name__}")
+        try:
+            return msgspec.convert(data, cls)
+        except msgspec.ValidationError as exc:
+            raise ConfigError(f"invalid workflow {data.get('name', '')!r}: {exc}") from None
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Write JSON atomically (a temporary file renamed over ``path``)."""
+        p = os.fspath(path)
+        tmp = f"{p}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(self.to_json())
+        os.replace(tmp, p)
+
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike]) -> "WorkFlowGraph":
+        from zagent.kernel import load_spec_file
+
+        return cls.from_dict(load_spec_file(path))
+
+    def __repr__(self) -> str:
+        return f"<WorkFlowGraph {self.name!r} nodes={len(self.nodes)} edges={len(self.edges)}>"
+
+
+def callable_path(obj: Any) -> str:
+    """The ``module:qualname`` import path of a function (``enc_hook`` for saving graphs)."""
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", "")
+    if callable(obj) and module and qualname and "<" not in qualname:
+        return f"{module}:{qualname}"
+    raise ConfigError(f"cannot save {obj!r} in a workflow file: give routers and reducers as import paths "
+                      "'package.module:function' (a lambda or nested function has none)")
+
+
+def resolve_callable(ref: Any, what: str) -> Any:
+    """A callable from a callable or an import path ``pkg.mod:attr``; ``ConfigError`` otherwise."""
+    if callable(ref):
+        return ref
+    if not isinstance(ref, str) or ":" not in ref:
+        raise ConfigError(f"{what} {ref!r} is neither a callable nor an import path 'package.module:function'")
+    import importlib
+
+    module_name, _, attr = ref.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"cannot import {what} {ref!r}: {exc}") from None
+    if not callable(obj):
+        raise ConfigError(f"{what} {ref!r} is not callable")
+    return obj

@@ -1,0 +1,78 @@
+"""What a workflow run returns and checkpoints: ``WorkflowResult``, ``TraceEntry``, ``RunState``."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import attrs
+import msgspec
+
+
+class TraceEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One settled node: ``done``, ``failed`` or ``skipped`` (with why), and what it produced.
+
+    ``attempts`` counts tries (retries included); ``route`` is what its router chose;
+    ``iteration`` counts passes through a loop (0 for the first).
+    """
+
+    node: str
+    status: str
+    agents: list[str] = []
+    attempts: int = 0
+    outputs: dict[str, Any] = {}
+    error: Optional[str] = None
+    route: Optional[list[str]] = None
+    iteration: int = 0
+    started: float = 0.0
+    duration: float = 0.0
+
+
+class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A run's checkpoint: enough to resume without re-running finished nodes."""
+
+    run_id: str
+    workflow: str
+    values: dict[str, Any] = {}
+    done: dict[str, dict[str, Any]] = {}
+    routes: dict[str, list[str]] = {}
+    loops: dict[str, int] = {}
+    trace: list[TraceEntry] = []
+    status: str = "running"
+
+
+@attrs.frozen(repr=False)
+class WorkflowResult:
+    """The end of a run.
+
+    :ivar status: ``finished`` or ``failed``.
+    :ivar outputs: values produced by the last nodes (those with no successor that ran).
+    :ivar values: every value by name: workflow inputs, node outputs, state fields.
+    :ivar trace: one ``TraceEntry`` per settled node (and per loop pass), in settling order.
+    :ivar errors: ``{node: message}`` of failed nodes.
+    :ivar resumed: nodes restored from a checkpoint instead of being run.
+    """
+
+    run_id: str
+    status: str
+    outputs: dict[str, Any]
+    values: dict[str, Any]
+    trace: list[TraceEntry]
+    errors: dict[str, str] = attrs.field(factory=dict)
+    resumed: list[str] = attrs.field(factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "finished"
+
+    def node_status(self, node: str) -> Optional[str]:
+        """The last recorded status of ``node`` (``None`` if it never settled)."""
+        for entry in reversed(self.trace):
+            if entry.node == node:
+                return entry.status
+        return None
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def __repr__(self) -> str:
+        return f"<WorkflowResult {self.run_id} {self.status} outputs={sorted(self.outputs)}>"

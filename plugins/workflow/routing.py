@@ -1,0 +1,78 @@
+"""Routing functions and state reducers, resolved once per run.
+
+A router is pure: ``router(values) -> str | list[str] | None`` given every value
+known after its source node ran. A reducer merges one write into a shared
+state field: ``reducer(old, new) -> value``. Built-in reducers:
+
+* ``replace`` -- the new value wins;
+* ``append`` -- a list: a list written is appended item by item, anything else as one item;
+* ``merge`` -- a dict: ``{**old, **new}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from zagent.errors import ConfigError
+
+from .graph import ConditionalEdge, StateField, resolve_callable
+
+Reducer = Callable[[Any, Any], Any]
+
+
+def replace(old: Any, new: Any) -> Any:
+    return new
+
+
+def append(old: Any, new: Any) -> list:
+    out = list(old) if isinstance(old, (list, tuple)) else ([] if old is None else [old])
+    if isinstance(new, (list, tuple)):
+        out.extend(new)
+    else:
+        out.append(new)
+    return out
+
+
+def merge(old: Any, new: Any) -> dict:
+    if new is None:
+        return dict(old or {})
+    if not isinstance(new, dict):
+        raise ConfigError(f"the 'merge' reducer needs dict values, got {type(new).__name__}")
+    return {**(old or {}), **new}
+
+
+BUILTIN: dict[str, Reducer] = {"replace": replace, "append": append, "merge": merge}
+
+
+def reducer_for(field: StateField) -> Reducer:
+    if isinstance(field.reducer, str) and field.reducer in BUILTIN:
+        return BUILTIN[field.reducer]
+    return resolve_callable(field.reducer, f"reducer of state field {field.name!r}")
+
+
+def initial_state(fields: list[StateField]) -> dict[str, Any]:
+    """Starting values of the state fields (a copy of each default; ``append`` starts as ``[]``)."""
+    import copy
+
+    out: dict[str, Any] = {}
+    for f in fields:
+        if f.default is not None:
+            out[f.name] = copy.deepcopy(f.default)
+        elif f.reducer == "append":
+            out[f.name] = []
+        elif f.reducer == "merge":
+            out[f.name] = {}
+    return out
+
+
+def choose(edge: ConditionalEdge, router: Callable[[dict], Any], values: dict[str, Any]) -> list[str]:
+    """The targets ``router`` picks, checked against ``edge.targets``."""
+    picked = router(dict(values))
+    if picked is None:
+        return []
+    names = [picked] if isinstance(picked, str) else list(picked)
+    unknown = [n for n in names if n not in edge.targets]
+    if unknown or not all(isinstance(n, str) for n in names):
+        raise ConfigError(f"router of {edge.source!r} chose {picked!r}; it may only choose among "
+                          f"{', '.join(edge.targets)} (or None)")
+    return names

@@ -1,0 +1,142 @@
+"""Structural checks of a ``WorkFlowGraph``: every problem found, each with a precise message.
+
+Codes (``Problem.code``): ``no_nodes``, ``duplicate_node``, ``unknown_node``
+(an edge names a node that does not exist), ``duplicate_output`` (two nodes
+write the same name that is not a ``state`` field), ``unproduced_input``,
+``no_path`` (a value's producer has no path of edges to its consumer),
+``loop_input_required`` (a value fed back by a loop must be optional for the
+first pass), ``cycle``, ``isolated_node``, ``no_initial_node``, ``bad_router``,
+``bad_reducer``, ``bad_loop``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from .errors import Problem
+from .graph import WorkFlowGraph, resolve_callable
+from .topology import Topology
+
+REDUCERS = ("replace", "append", "merge")
+
+
+def find_problems(graph: WorkFlowGraph, topology: Any = None) -> list[Problem]:
+    """All problems of ``graph`` (see the module docstring), in a stable order."""
+    if not graph.nodes:
+        return [Problem("no_nodes", "the workflow has no nodes; add at least one")]
+    problems: list[Problem] = []
+    problems += _names(graph)
+    problems += _edges(graph)
+    problems += _state(graph)
+    topo = topology or Topology(graph)
+    if topo.cycle:
+        problems.append(Problem("cycle", f"cycle {' -> '.join(topo.cycle)}: remove an edge, or route back with a "
+                                         "conditional edge that has max_loops > 0"))
+    problems += _outputs(graph)
+    problems += _inputs(graph, topo)
+    problems += _isolated(graph)
+    if not graph.initial_nodes():
+        problems.append(Problem("no_initial_node", "no initial node: every node needs a value that is not a workflow "
+                                f"input ({', '.join(graph.input_names) or 'none'}); let the first node take only those"))
+    return problems
+
+
+def _names(graph: WorkFlowGraph) -> list[Problem]:
+    counts = Counter(graph.node_names)
+    return [Problem("duplicate_node", f"node name {name!r} is used by {n} nodes; node names must be unique")
+            for name, n in counts.items() if n > 1]
+
+
+def _edges(graph: WorkFlowGraph) -> list[Problem]:
+    known = set(graph.node_names)
+    out: list[Problem] = []
+    for e in graph.edges:
+        for end, name in (("source", e.source), ("target", e.target)):
+            if name not in known:
+                out.append(Problem("unknown_node", f"edge {e.source} -> {e.target}: {end} {name!r} is not a node"))
+    for c in graph.conditional_edges:
+        where = f"conditional edge from {c.source!r}"
+        for name in [c.source, *c.targets] + ([c.on_max_loops] if c.on_max_loops else []):
+            if name not in known:
+                out.append(Problem("unknown_node", f"{where}: {name!r} is not a node"))
+        if not c.targets:
+            out.append(Problem("bad_router", f"{where} lists no targets"))
+        if c.max_loops < 0:
+            out.append(Problem("bad_loop", f"{where}: max_loops must be >= 0, got {c.max_loops}"))
+        try:
+            resolve_callable(c.router, f"router of {where}")
+        except Exception as exc:
+            out.append(Problem("bad_router", str(exc)))
+    return out
+
+
+def _state(graph: WorkFlowGraph) -> list[Problem]:
+    out: list[Problem] = []
+    for s in graph.state:
+        if isinstance(s.reducer, str) and s.reducer in REDUCERS:
+            continue
+        try:
+            resolve_callable(s.reducer, f"reducer of state field {s.name!r}")
+        except Exception as exc:
+            out.append(Problem("bad_reducer", f"{exc}; built-in reducers: {', '.join(REDUCERS)}"))
+    return out
+
+
+def _outputs(graph: WorkFlowGraph) -> list[Problem]:
+    shared = {s.name for s in graph.state}
+    writers: dict[str, list[str]] = {}
+    for n in graph.nodes:
+        for name in n.output_names:
+            writers.setdefault(name, []).append(n.name)
+    return [Problem("duplicate_output", f"output {name!r} is produced by {' and '.join(repr(w) for w in nodes)}; "
+                                        f"rename one, or declare {name!r} in 'state' with a reducer")
+            for name, nodes in writers.items() if len(nodes) > 1 and name not in shared]
+
+
+def _inputs(graph: WorkFlowGraph, topo: Topology) -> list[Problem]:
+    given = set(graph.input_names) | {s.name for s in graph.state}
+    producers: dict[str, list[str]] = {}
+    for n in graph.nodes:
+        for name in n.output_names:
+            producers.setdefault(name, []).append(n.name)
+    out: list[Problem] = []
+    for node in graph.nodes:
+        required = set(node.required_inputs)
+        for name in node.input_names:
+            made_by = [p for p in producers.get(name, []) if p != node.name]
+            if not made_by:
+                if name not in given:
+                    out.append(Problem("unproduced_input", f"input {name!r} of node {node.name!r} is produced by no "
+                                       f"node and is not a workflow input ({', '.join(graph.input_names) or 'none'})"))
+                continue
+            if topo.cycle or name in given:
+                continue
+            for p in made_by:
+                out.extend(_path_problem(topo, p, node.name, name, name in required))
+    return out
+
+
+def _path_problem(topo: Topology, producer: str, consumer: str, name: str, required: bool) -> list[Problem]:
+    if producer not in topo.index or consumer not in topo.index or topo.precedes(producer, consumer):
+        return []
+    if topo.precedes(consumer, producer):
+        if required:
+            return [Problem("loop_input_required", f"input {name!r} of node {consumer!r} comes from {producer!r}, "
+                            "which runs after it (a loop feeds it back); make it optional (required: false) for the first pass")]
+        return []
+    return [Problem("no_path", f"input {name!r} of node {consumer!r} comes from {producer!r}, but no path of edges "
+                    f"leads from {producer!r} to {consumer!r}; add an edge {producer} -> {consumer}")]
+
+
+def _isolated(graph: WorkFlowGraph) -> list[Problem]:
+    if len(graph.nodes) < 2:
+        return []
+    linked: set[str] = set()
+    for e in graph.edges:
+        linked.update((e.source, e.target))
+    for c in graph.conditional_edges:
+        linked.add(c.source)
+        linked.update(c.targets)
+    return [Problem("isolated_node", f"node {n!r} has no edges; connect it or remove it")
+            for n in graph.node_names if n not in linked]

@@ -180,3 +180,16 @@ def test_approval_of_sensitive_tools_can_be_switched_off():
     """``approval: {"sensitive": false}`` lets sensitive tools run without a human."""
     k = make_kernel()
     assert run(k, ctx_with(k, approval={"sensitive": False})).state == "success"
+
+
+def test_approval_false_switches_the_rail_off():
+    """``approval: false`` means no call needs a human."""
+    k = make_kernel()
+    assert run(k, ctx_with(k, approval=False)).state == "success"
+
+
+def test_approver_by_import_path(monkeypatch):
+    """``approver`` may name a function as ``"package.module:function"``."""
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    k = make_kernel()
+    assert run(k, ctx_with(k, approver="zagent.plugins.rails.approval:console_approver")).state == "success"

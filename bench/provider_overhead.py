@@ -11,7 +11,8 @@ which side goes first:
 Both sides send the same request (one user message and one ``add`` tool) and
 read the reply (text or tool calls). The bare client uses httpx's default pool
 (100 connections, as the peers' floor does) and, as a second floor, the same
-pool limits as zagent. Prints medians and ratios (median of per-round ratios).
+pool limits as zagent. When httpx2 is installed, zagent is also measured with
+``client_factory=httpx2.AsyncClient``. Prints medians and ratios (median of per-round ratios).
 
     python bench/provider_overhead.py [--rounds 5] [--seq 300] [--conc 500]
 """
@@ -85,11 +86,11 @@ class Bare:
 class Zagent:
     """The same call through ``Kernel.llm('openai:...')``."""
 
-    def __init__(self, base_url: str):
+    def __init__(self, base_url: str, **options):
         from zagent import Kernel, ToolSpec
 
         self.kernel = Kernel(plugins=["zagent.plugins.openai"], entry_points=False)
-        self.llm = self.kernel.llm("openai:mock-model", base_url=base_url, api_key="x")
+        self.llm = self.kernel.llm("openai:mock-model", base_url=base_url, api_key="x", **options)
         self.tools = [ToolSpec(**ADD)]
 
     async def call(self):
@@ -137,6 +138,12 @@ async def main_async(args, base_url: str) -> None:
     limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
     sides = {"bare": lambda: Bare(base_url), "bare_tuned": lambda: Bare(base_url, limits),
              "zagent": lambda: Zagent(base_url)}
+    try:
+        import httpx2
+
+        sides["zagent_httpx2"] = lambda: Zagent(base_url, client_factory=httpx2.AsyncClient)
+    except ImportError:
+        pass
     results = {name: [] for name in sides}
     for r in range(args.rounds):
         order = list(sides) if r % 2 == 0 else list(reversed(sides))
@@ -148,10 +155,11 @@ async def main_async(args, base_url: str) -> None:
     print()
     for i, kind in enumerate(("sequential", f"{args.conc} concurrent")):
         med = {n: statistics.median(v[i] for v in results[n]) for n in sides}
-        for floor in ("bare", "bare_tuned"):
-            ratio = statistics.median(z[i] / b[i] for z, b in zip(results["zagent"], results[floor]))
-            print(f"{kind:>16}: zagent {med['zagent'] * 1e6:8.0f} us/call  {floor:<10} {med[floor] * 1e6:8.0f} "
-                  f"us/call  ratio {ratio:.3f}")
+        for ours in [n for n in sides if n.startswith("zagent")]:
+            for floor in ("bare", "bare_tuned"):
+                ratio = statistics.median(z[i] / b[i] for z, b in zip(results[ours], results[floor]))
+                print(f"{kind:>16}: {ours:<13} {med[ours] * 1e6:7.0f} us/call  {floor:<10} "
+                      f"{med[floor] * 1e6:7.0f} us/call  ratio {ratio:.3f}")
 
 
 def main() -> None:

@@ -58,8 +58,11 @@ class HttpConfig(msgspec.Struct, kw_only=True, frozen=True):
 
     Defaults: connect 10 s, read 120 s (time between bytes; a streamed reply
     may take longer in total), write 30 s, pool 60 s (waiting for a free
-    connection when many agents share the pool); 1000 connections, 200 kept
-    alive; 2 retries, backoff 0.5 s doubling up to 8 s with jitter; a server
+    connection when many agents share the pool); up to 1000 connections, all
+    of which may stay alive for 30 s idle: a burst of 500 concurrent agents
+    never queues behind a small pool (a queued call waits for a whole LLM
+    reply) and the next burst reuses the connections instead of paying new
+    TCP/TLS handshakes (on loopback 100, 200 or 1000 measured the same). 2 retries, backoff 0.5 s doubling up to 8 s with jitter; a server
     asking to wait longer than ``retry_max_wait`` (60 s) is not waited for.
     """
 
@@ -68,7 +71,7 @@ class HttpConfig(msgspec.Struct, kw_only=True, frozen=True):
     write_timeout: Optional[float] = 30.0
     pool_timeout: Optional[float] = 60.0
     max_connections: Optional[int] = 1000
-    max_keepalive_connections: Optional[int] = 200
+    max_keepalive_connections: Optional[int] = 1000
     keepalive_expiry: Optional[float] = 30.0
     max_retries: int = 2
     retry_backoff: float = 0.5

@@ -463,3 +463,15 @@ def test_tool_spec_is_encoded_once(k, server):
 
     assert wire.encode_tool(ADD) is wire.encode_tool(ADD)
     assert json.loads(bytes(wire.encode_tool(ADD)))["function"]["name"] == "add"
+
+
+def test_httpx2_client_factory(k, server):
+    """client_factory=httpx2.AsyncClient works: requests, streams and typed errors use httpx2's own types."""
+    httpx2 = pytest.importorskip("httpx2")
+    llm = model(k, server, client_factory=httpx2.AsyncClient)
+    assert llm.complete("two").text == "echo: two"
+    assert list(llm.stream("s"))[-1].completion.text == "echo: s"
+    assert llm.http.module() is httpx2
+    server.then(Reply(hang=True))
+    with pytest.raises(ProviderTimeout):
+        model(k, server, client_factory=httpx2.AsyncClient, timeout=0.3, max_retries=0).complete("late")

@@ -50,7 +50,37 @@ def _background_loop() -> Any:
             _thread.start()
             ready.wait()
             _loop = loop
+            import atexit
+
+            atexit.register(_shutdown, loop, _thread)
         return _loop
+
+
+def _shutdown(loop: Any, thread: threading.Thread, grace: float = 1.0) -> None:
+    """At interpreter exit: cancel what still runs on the background loop, stop it and close it.
+
+    Without this, tasks left pending (a run abandoned by its caller) are
+    reported as "Task was destroyed but it is pending!" at exit.
+    """
+    import asyncio
+
+    if loop.is_closed() or not thread.is_alive():
+        return
+
+    async def cancel_pending() -> None:
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    try:
+        asyncio.run_coroutine_threadsafe(cancel_pending(), loop).result(timeout=grace)
+    except Exception:  # a task ignoring cancellation: give up, the process is exiting anyway
+        pass
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=grace)
+    if not loop.is_running():
+        loop.close()
 
 
 def run_sync(awaitable: Awaitable[T]) -> T:

@@ -94,3 +94,21 @@ def test_sync_twin_inside_zagent_loop_says_use_async():
     k.add_tool(tool(inner))
     r = k.run_tool({"name": "inner", "arguments": {}})
     assert r.state == "error" and "async twin" in r.content
+
+
+def test_abandoned_run_is_cancelled_at_exit():
+    """A run still pending on the background loop at interpreter exit is cancelled, so its clean-up runs."""
+    code = textwrap.dedent("""
+        import asyncio, zagent
+        from zagent import sync
+
+        async def abandoned():
+            try:
+                await asyncio.Event().wait()
+            finally:
+                print("cleaned up", flush=True)
+
+        asyncio.run_coroutine_threadsafe(abandoned(), sync._background_loop())
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "cleaned up" and "Task was destroyed" not in proc.stderr, proc.stderr

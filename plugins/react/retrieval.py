@@ -27,7 +27,7 @@ import math
 import re
 import threading
 from collections import Counter, OrderedDict
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Tool

@@ -1,10 +1,6 @@
 """The shipped rails plugin: allow/deny lists, argument size and per-run budgets, end to end
 through ``Kernel.arun_tool`` (a blocked call becomes a ``blocked`` ToolResult)."""
 
-import asyncio
-
-import pytest
-
 from zagent import Kernel, Rewrite, ToolCall, run_sync, tool
 from zagent.plugins.rails import BUDGET_KEY
 

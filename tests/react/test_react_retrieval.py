@@ -1,7 +1,5 @@
 """Tool retrieval (``zagent.plugins.react.retrieval``): offer only the tools relevant to a request."""
 
-import asyncio
-
 from zagent import Kernel, Tool, run_sync
 from zagent.plugins.react.retrieval import aselect_tools, select_tools, tokenize
 

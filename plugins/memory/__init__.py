@@ -5,7 +5,8 @@ Registered backends (``k.memory(name, **options)``):
 * ``"inprocess"`` -- ``InProcessMemory(max_messages=1000)``: bounded, in this process, the default.
 * ``"sqlite"`` -- ``SqliteMemory``: ``path=`` (default ``$ZAGENT_MEMORY_DB``, else
   ``~/.local/share/zagent/memory.db``), ``embedder=`` (e.g. ``k.embedder()``), ``busy_timeout=10.0``,
-  ``retries=5``, ``max_bytes=None``, ``synchronous="full"``, ``common_ratio=0.05``.
+  ``retries=5``, ``max_bytes=None``, ``synchronous="full"``, ``common_ratio=0.05``,
+  ``common_min=2000`` (query words in more messages than both are left out: ``fts``).
 * ``"checkpoints"`` -- ``CheckpointStore`` for loop/workflow state: ``path=`` (same default) and the
   same file options. May share a file with ``"sqlite"``.
 

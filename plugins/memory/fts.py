@@ -4,11 +4,13 @@ Ranking every message that contains a very common word ("the", or a name
 repeated in every message of an agent) costs time proportional to the whole
 store, and bm25 gives such words almost no weight anyway. So, as search
 engines do, a query of several words leaves out those found in more than
-``common_ratio`` of all messages (default 5%), unless every word is that
-common (then the rarest one is kept). Document frequencies come from the
+``common_ratio`` of all messages (default 5%) *and* in more than
+``common_min`` messages (default 2000; below that ranking is cheap anyway),
+unless every word is that common (then the rarest one is kept). Document frequencies come from the
 FTS5 vocabulary table and are cached per store; the cache is rebuilt when the
-store has grown by 10%, so a stale entry only ever affects speed, never which
-words are allowed to match.
+store has grown by 10% and whenever this store clears a namespace. Pruning is
+a speed measure: a pruned word still appears in most of what the other
+words find.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class CommonWords:
     """Per-store cache of how many messages contain each word, used to prune query words."""
 
     common_ratio: float = 0.05
+    common_min: int = 2000
     max_cached: int = 100_000
     _freqs: dict[str, int] = attrs.field(factory=dict, init=False)
     _total: int = attrs.field(default=0, init=False)
@@ -43,9 +46,17 @@ class CommonWords:
         if len(unique) < 2 or self.common_ratio >= 1:
             return unique
         total = self._refresh(conn)
+        if total <= self.common_min:
+            return unique
         freqs = {w: self._freq(conn, w) for w in unique}
-        kept = [w for w in unique if freqs[w] <= self.common_ratio * total]
+        limit = max(self.common_ratio * total, self.common_min)
+        kept = [w for w in unique if freqs[w] <= limit]
         return kept or [min(unique, key=freqs.__getitem__)]
+
+    def reset(self) -> None:
+        """Forget cached frequencies (after deletions they may be too high)."""
+        with self._lock:
+            self._freqs.clear()
 
     def _refresh(self, conn: Any) -> int:
         total = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]

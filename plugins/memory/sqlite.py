@@ -52,12 +52,12 @@ class SqliteMemory:
 
     @classmethod
     def open(cls, path: Any = None, *, embedder: Any = None, common_ratio: float = 0.05,
-             **options: Any) -> "SqliteMemory":
+             common_min: int = 2000, **options: Any) -> "SqliteMemory":
         """Open (creating if needed) ``path``, by default ``paths.default_path()``.
 
-        ``common_ratio``: see ``fts.CommonWords``; other options go to ``Database``.
+        ``common_ratio``/``common_min``: see ``fts.CommonWords``; other options go to ``Database``.
         """
-        return cls(Database(resolve(path), **options), embedder, CommonWords(common_ratio))
+        return cls(Database(resolve(path), **options), embedder, CommonWords(common_ratio, common_min))
 
     # -- writing ----------------------------------------------------------------
 
@@ -103,7 +103,9 @@ class SqliteMemory:
     def clear(self, namespace: str) -> int:
         """Delete every message of ``namespace``; returns how many were deleted."""
         check_namespace(namespace)
-        return self.db.write(lambda c: c.execute("DELETE FROM messages WHERE namespace = ?", (namespace,)).rowcount)
+        deleted = self.db.write(lambda c: c.execute("DELETE FROM messages WHERE namespace = ?", (namespace,)).rowcount)
+        self.common.reset()
+        return deleted
 
     async def aclear(self, namespace: str) -> int:
         return await asyncio.to_thread(self.clear, namespace)

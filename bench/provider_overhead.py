@@ -6,7 +6,8 @@ repository's ``tests/servers`` one), then runs paired rounds, alternating
 which side goes first:
 
 * sequential: ``--seq`` calls one after another, per-call median;
-* concurrent: ``--conc`` calls at once (``asyncio.gather``), wall time / calls.
+* concurrent: ``--conc`` calls at once (``asyncio.gather``), wall time / calls,
+  median of three bursts after one that opens the connections.
 
 Both sides send the same request (one user message and one ``add`` tool) and
 read the reply (text or tool calls). The bare client uses httpx's default pool
@@ -124,10 +125,12 @@ async def measure(make, n_seq: int, n_conc: int) -> tuple[float, float]:
             await side.call()
         gc.collect()
         s = await seq(side, n_seq)
-        await conc(side, min(n_conc, 100))  # warm the pool
-        gc.collect()
-        c = await conc(side, n_conc)
-        return s, c
+        await conc(side, n_conc)  # open the pool's connections
+        bursts = []
+        for _ in range(3):
+            gc.collect()
+            bursts.append(await conc(side, n_conc))
+        return s, statistics.median(bursts)
     finally:
         await side.aclose()
 

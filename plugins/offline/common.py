@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable
 
 import msgspec
 
@@ -111,10 +111,3 @@ def ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
 
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def first(items: Iterable[Any]) -> Optional[Any]:
-    return next(iter(items), None)

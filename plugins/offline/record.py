@@ -179,7 +179,7 @@ def load(path: str) -> list[Record]:
         with open(path, "rb") as f:
             lines = [line for line in f.read().splitlines() if line.strip()]
     except OSError as exc:
-        raise ConfigError(f"cannot read the recording {path!r}: {exc}; record it first with record:provider:model")
+        raise ConfigError(f"cannot read the recording {path!r}: {exc}; record it first with record:provider:model") from None
     decoder = msgspec.json.Decoder(Record)
     records = []
     for n, line in enumerate(lines, 1):

@@ -248,3 +248,15 @@ def test_tool_call_type_is_used(offline):
     """Scripted replies may hold zagent.ToolCall objects directly."""
     llm = offline.llm("scripted:t", replies=[{"tool_calls": [ToolCall(id="c1", name="add", arguments={})]}])
     assert llm.complete("x").tool_calls[0].id == "c1"
+
+
+@pytest.mark.parametrize("mode", ["json", "xml", "title"])
+def test_test_model_output_parses_with_the_real_parsers(mode):
+    """With the parsers plugin loaded, the test model's answer parses back into the requested fields."""
+    from zagent import Kernel
+
+    fields = [Field(name="answer"), Field(name="score", type="integer"),
+              Field(name="tags", type="array", items=Field(name="tag"))]
+    with Kernel(plugins=["zagent.plugins.offline", "zagent.plugins.parsers"], entry_points=False) as k:
+        text = k.llm("test:offline").complete("q", output_spec={"mode": mode, "fields": fields}).text
+        assert k.parser(mode).parse(text, fields) == {"answer": "example answer", "score": 1, "tags": ["example tag"]}

@@ -16,6 +16,10 @@ A reply is a ``str`` (text), a dict ``{"content": ..., "tool_calls": [...]}``
 ``ConfigError``. With ``profile={"native_tools": False}`` tool calls come back
 as ``<tool_call>{json}</tool_call>`` text, as a model without native tool
 calling would write them. Usage is estimated (about four characters a token).
+
+``Kernel.llm`` returns the same instance for the same spec and options, so a
+script is consumed once per kernel: give each script its own name
+(``scripted:first-test``) or use a fresh kernel per test.
 """
 
 from __future__ import annotations

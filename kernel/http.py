@@ -19,7 +19,9 @@ client such as httpx2) for one provider instance:
 * a user's own client (``client=``, never closed by zagent) or a factory
   (``client_factory=``, called once per event loop with ``base_url``,
   ``headers``, ``timeout`` and ``limits`` built from the factory's own module,
-  so ``client_factory=httpx2.AsyncClient`` just works).
+  so ``client_factory=httpx2.AsyncClient`` just works). A user's client keeps
+  its own ``base_url`` (it wins over ``base_url=``); without one, requests go
+  to absolute URLs under ``base_url``.
 
 API keys live in a ``Secret`` and go into the client's default headers only;
 they never appear in reprs or errors (a server message echoing the key is
@@ -127,6 +129,7 @@ class HttpClient:
     _request_headers: Optional[dict[str, str]] = attrs.field(default=None, init=False)
     _limiter: Any = attrs.field(default=False, init=False)
     _mod: Any = attrs.field(default=None, init=False)
+    _prefix: str = attrs.field(default="", init=False)
 
     @classmethod
     def build(cls, provider: str, base_url: str, options: dict[str, Any], **fields: Any) -> "HttpClient":
@@ -136,8 +139,11 @@ class HttpClient:
         module = options.pop("http_module", None)
         headers = dict(options.pop("headers", None) or {})
         config = HttpConfig.from_options(options)
-        return cls(provider=provider, base_url=base_url.rstrip("/"), config=config, headers=headers,
+        own_base = str(getattr(client, "base_url", "") or "") if client is not None else ""
+        http = cls(provider=provider, base_url=(own_base or base_url).rstrip("/"), config=config, headers=headers,
                    user_client=client, client_factory=factory, http_module=module, **fields)
+        http._prefix = "" if client is None or own_base else http.base_url
+        return http
 
     # -- clients ----------------------------------------------------------------
 
@@ -238,6 +244,8 @@ class HttpClient:
         """
         client = self.client()
         headers = self.request_headers()
+        if self._prefix:  # a user's client without base_url: send absolute URLs
+            path = self._prefix + path
         limiter = self._limiter if self._limiter is not False else self._resolve_limiter()
         attempt = 0
         while True:

@@ -390,6 +390,19 @@ def test_user_client_is_used_and_left_open(k, server):
     assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
 
 
+def test_user_client_without_base_url(k, server):
+    """A user's client with no base_url of its own gets absolute URLs under base_url=."""
+    import httpx
+
+    async def run():
+        async with httpx.AsyncClient() as client:
+            llm = k.llm("openai:gpt-4o-mini", client=client, api_key=KEY, base_url=server.url)
+            return (await llm.acomplete("abs")).text
+
+    assert asyncio.run(run()) == "echo: abs"
+    assert server.requests[0].path == "/v1/chat/completions"
+
+
 def test_client_factory_gets_timeouts_and_limits(k, server):
     """client_factory= is called once per loop with base_url, headers, timeout and limits."""
     import httpx

@@ -258,7 +258,7 @@ class HttpClient:
                 else:
                     response = await client.post(path, content=body, headers=headers)
             except Exception as exc:
-                error = self.transport_error(exc)
+                error = self.transport_error(exc, attempt + 1)
                 if error is None:
                     raise
                 if not error.retryable or attempt >= self.config.max_retries:
@@ -271,7 +271,7 @@ class HttpClient:
             if stream:
                 await response.aread()
                 await response.aclose()
-            error = self.status_error(response)
+            error = self.status_error(response, attempt + 1)
             delay = self._retry_delay(error, response, attempt)
             if delay is None:
                 raise error
@@ -306,13 +306,14 @@ class HttpClient:
 
     # -- errors -----------------------------------------------------------------
 
-    def transport_error(self, exc: BaseException) -> Optional[ProviderError]:
+    def transport_error(self, exc: BaseException, attempts: int = 1) -> Optional[ProviderError]:
         """The ``ProviderError`` for a connection-level failure, or ``None`` if ``exc`` is not one."""
         mod = self.module()
+        tries = f" ({_attempts(attempts)})" if attempts > 1 else ""
         if isinstance(exc, mod.TimeoutException):
-            kind = type(exc).__name__
+            phase, seconds = self._timeout_of(type(exc).__name__)
             return ProviderTimeout(
-                f"{self.provider} did not answer in time ({kind} after the configured timeout, {self.base_url}); "
+                f"{self.provider} ({self.base_url}) did not answer in time: no {phase} within {seconds}{tries}; "
                 "raise timeout=... (seconds) or check that the server is up",
                 provider=self.provider, retryable=True)
         if isinstance(exc, getattr(mod, "UnsupportedProtocol", ())):
@@ -321,27 +322,39 @@ class HttpClient:
                 provider=self.provider)
         if isinstance(exc, mod.TransportError):
             return ProviderError(
-                f"could not reach {self.provider} at {self.base_url}: {type(exc).__name__}: {exc or 'connection failed'}; "
-                "check the base URL and that the server is running", provider=self.provider, retryable=True)
+                f"could not reach {self.provider} at {self.base_url}: {type(exc).__name__}: "
+                f"{exc or 'connection failed'}{tries}; check the base URL and that the server is running",
+                provider=self.provider, retryable=True)
         return None
 
-    def status_error(self, response: Any) -> ProviderError:
+    def _timeout_of(self, kind: str) -> tuple[str, str]:
+        c = self.config
+        phase, value = {
+            "ConnectTimeout": ("connection", c.connect_timeout), "WriteTimeout": ("request upload", c.write_timeout),
+            "PoolTimeout": ("free connection in the pool", c.pool_timeout),
+        }.get(kind, ("reply data", c.read_timeout))
+        return phase, f"{value:g} s" if value is not None else "the timeout"
+
+    def status_error(self, response: Any, attempts: int = 1) -> ProviderError:
         """The typed error for an HTTP error response (its body already read)."""
         status = response.status_code
         message = self.redact(server_message(response.content))
         where = f"{self.provider} ({self.base_url})"
-        common = dict(provider=self.provider, status=status, body=message, retryable=status in RETRY_STATUSES or status >= 500)
+        retryable = status in RETRY_STATUSES or status >= 500
+        common = dict(provider=self.provider, status=status, body=message, retryable=retryable)
         if status in (401, 403):
             return AuthenticationError(self._auth_hint(status, message, where), **common)
+        spent = f"gave up after {_attempts(attempts)}"
         if status == 429:
+            wait = retry_after(response.headers)
+            if wait is not None and wait > self.config.retry_max_wait:
+                spent = f"the server asks to wait {wait:g} s, longer than retry_max_wait={self.config.retry_max_wait:g} s"
             return RateLimitError(
-                f"{where} rate-limited the request (HTTP 429: {message}); retries were spent. Slow down "
+                f"{where} rate-limited the request (HTTP 429: {message}); {spent}. Slow down "
                 "(rpm=... on the model), raise max_retries, or check your plan's limits",
-                retry_after=retry_after(response.headers), **common)
-        if status >= 500:
-            hint = "the server failed; retries were spent, try again later"
-        elif status in (408, 409):
-            hint = "retries were spent; try again later"
+                retry_after=wait, **common)
+        if retryable:
+            hint = f"{spent}; try again later"
         elif status == 404:
             hint = "check the model name and the base URL"
         else:
@@ -364,6 +377,10 @@ class HttpClient:
 
     def __repr__(self) -> str:
         return f"<HttpClient {self.provider} {self.base_url} clients={len(self._clients)}>"
+
+
+def _attempts(n: int) -> str:
+    return f"{n} attempt{'s' if n != 1 else ''}"
 
 
 # -- rate limiting ----------------------------------------------------------------

@@ -130,6 +130,8 @@ class LoopbackServer:
                     break
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:  # server shutdown while a reply hangs: end quietly
+            pass
         finally:
             self._tasks.discard(task)
             if not writer.is_closing():

@@ -222,7 +222,7 @@ def test_5xx_after_all_retries_names_status_and_message(k, server):
     with pytest.raises(ProviderError) as info:
         model(k, server, max_retries=1).complete("hi")
     assert info.value.status == 503 and info.value.body == "Service overloaded"
-    assert "HTTP 503: Service overloaded" in str(info.value)
+    assert "HTTP 503: Service overloaded; gave up after 2 attempts" in str(info.value)
 
 
 def test_400_is_not_retried(k, server):

@@ -161,7 +161,7 @@ class _Run:
         self.led: dict[str, set[str]] = {n: set() for n in topo.names}
         self.settled: set[tuple[str, str]] = set()
         self.errors: dict[str, str] = {}
-        self.tasks: set[asyncio.Task] = set()
+        self.tasks: dict[asyncio.Task, str] = {}
         self.sem = asyncio.Semaphore(ex.max_concurrency)
         self.events = self.kernel.hooks.active("zagent_event")
         self.step = len(self.trace)
@@ -231,7 +231,13 @@ class _Run:
             return self._skip(name, f"missing input(s) {', '.join(missing)}")
         self.status[name] = "running"
         task = asyncio.ensure_future(self._node_task(name))
-        self.tasks.add(task)
+        self.tasks[task] = name
+        task.add_done_callback(self._task_done)  # also runs for a task cancelled before it started
+
+    def _task_done(self, task: "asyncio.Task") -> None:
+        self.tasks.pop(task, None)
+        if not self.tasks:
+            self.idle.set()
 
     def _skip(self, name: str, why: str) -> None:
         self.status[name] = "skipped"
@@ -257,23 +263,14 @@ class _Run:
     # -- one node -------------------------------------------------------------------
 
     async def _node_task(self, name: str) -> None:
-        task = asyncio.current_task()
+        started = time.time()
         try:
-            started = time.time()
-            try:
-                outputs, attempts = await self._attempts(name)
-                route, loop = self._route(name, outputs)
-            except Exception as exc:
-                await self._failed(name, exc, started)
-            else:
-                await self._finished(name, outputs, attempts, route, loop, started)
-        except asyncio.CancelledError:
-            self.trace.append(TraceEntry(node=name, status="cancelled", error="another node failed (fail_fast)"))
-            raise
-        finally:
-            self.tasks.discard(task)  # type: ignore[arg-type]
-            if not self.tasks:
-                self.idle.set()
+            outputs, attempts = await self._attempts(name)
+            route, loop = self._route(name, outputs)
+        except Exception as exc:
+            await self._failed(name, exc, started)
+        else:
+            await self._finished(name, outputs, attempts, route, loop, started)
 
     async def _attempts(self, name: str) -> tuple[dict[str, Any], int]:
         node = self.nodes[name]
@@ -373,9 +370,12 @@ class _Run:
                                      started=started, duration=time.time() - started))
         if self.ex.on_error == "fail_fast":
             self.stopping = True
-            for task in list(self.tasks):
-                if task is not asyncio.current_task():
+            for task, other in list(self.tasks.items()):
+                if task is not asyncio.current_task() and not task.done():
                     task.cancel()
+                    self.status[other] = "cancelled"
+                    self.trace.append(TraceEntry(node=other, status="cancelled",
+                                                 error=f"cancelled: {name!r} failed (fail_fast)"))
         await self._checkpoint("running")
         await self._emit("node_end", node=name, status="failed", error=self.errors[name])
         if not self.stopping:

@@ -22,7 +22,7 @@ class Topology:
 
     def __init__(self, graph: WorkFlowGraph):
         self.graph = graph
-        self.names = [n.name for n in graph.nodes]
+        self.names = list(dict.fromkeys(n.name for n in graph.nodes))  # duplicates: ``validate`` reports them
         self.index = {n: i for i, n in enumerate(self.names)}
         full = self._full_successors()
         #: ``(source, target)`` conditional edges that close a declared, bounded loop
@@ -81,7 +81,10 @@ class Topology:
         if len(order) == len(self.names):
             return order, []
         left = {n for n in self.names if indegree[n] > 0}
-        return order, _find_cycle(left, self.preds)
+        cycle = _find_cycle(left, self.preds)[:-1]
+        first = min(range(len(cycle)), key=lambda i: self.index[cycle[i]])  # start at the earliest node
+        cycle = cycle[first:] + cycle[:first]
+        return order, cycle + [cycle[0]]
 
     def ancestors(self, name: str) -> int:
         """Bitset (by ``index``) of the nodes with a forward path to ``name``."""

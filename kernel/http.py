@@ -91,8 +91,11 @@ class HttpConfig(msgspec.Struct, kw_only=True, frozen=True):
                           write_timeout=float(timeout), pool_timeout=float(timeout))
         elif isinstance(timeout, dict):
             values.update({f"{k}_timeout": v for k, v in timeout.items()})
+        elif all(hasattr(timeout, a) for a in ("connect", "read", "write", "pool")):  # an httpx.Timeout
+            values.update({f"{a}_timeout": getattr(timeout, a) for a in ("connect", "read", "write", "pool")})
         elif timeout is not None:
-            raise ConfigError(f"timeout must be seconds or a dict like {{'connect': 5, 'read': 60}}, got {timeout!r}")
+            raise ConfigError(
+                f"timeout must be seconds, a dict like {{'connect': 5, 'read': 60}} or an httpx.Timeout, got {timeout!r}")
         for name in cls.__struct_fields__:
             if name in options:
                 values[name] = options.pop(name)

@@ -488,3 +488,17 @@ def test_httpx2_client_factory(k, server):
     server.then(Reply(hang=True))
     with pytest.raises(ProviderTimeout):
         model(k, server, client_factory=httpx2.AsyncClient, timeout=0.3, max_retries=0).complete("late")
+
+
+def test_timeout_forms():
+    """timeout= may be seconds, a dict per phase or an httpx.Timeout; anything else is a ConfigError."""
+    import httpx
+
+    from zagent import ConfigError
+    from zagent.http import HttpConfig
+
+    assert HttpConfig.from_options({"timeout": 30}).read_timeout == 30
+    assert HttpConfig.from_options({"timeout": {"connect": 2, "read": 9}}).connect_timeout == 2
+    assert HttpConfig.from_options({"timeout": httpx.Timeout(4, read=8)}).read_timeout == 8
+    with pytest.raises(ConfigError, match="timeout must be seconds"):
+        HttpConfig.from_options({"timeout": "soon"})

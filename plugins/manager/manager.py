@@ -80,7 +80,7 @@ class AgentManager:
             if not isinstance(name, str) or not name:
                 raise ConfigError(f"an agent spec needs a 'name'; got keys {sorted(agent)}")
             found = self._agents.get(name)
-            return found if found is not None else self._insert(name, self._with_llm(self.kernel.agent(agent), llm))
+            return found if found is not None else self._insert(name, self._build(agent, llm))
         return self._insert(self.name_of(agent), agent)
 
     def add_agents(self, agents: Any, *, llm: Any = None) -> list[Any]:
@@ -94,6 +94,16 @@ class AgentManager:
             self._agents[name] = agent
             self._states[name] = AgentState.AVAILABLE
             return agent
+
+    def _build(self, spec: dict[str, Any], llm: Any) -> Any:
+        """An agent from a spec; a declared (customize) agent gets ``llm`` without resolving its own first."""
+        if llm is not None and spec.get("type", "customize") == "customize":
+            from zagent.plugins.actions import CustomizeAgent
+
+            llm = self.kernel.llm(llm) if isinstance(llm, str) else llm
+            return CustomizeAgent.from_dict({k: v for k, v in spec.items() if k not in ("llm", "llm_config")},
+                                            self.kernel, llm=llm)
+        return self._with_llm(self.kernel.agent(spec), llm)
 
     def _with_llm(self, agent: Any, llm: Any) -> Any:
         if llm is not None and hasattr(agent, "llm"):
@@ -306,7 +316,7 @@ class AgentManager:
             found = self._store(where).latest(f"agent:{name}")
             if found is None:
                 raise ConfigError(f"agent {name!r} is not saved in {where!r}")
-            return self._with_llm(self.kernel.agent(_decode(found)), llm)
+            return self._build(_decode(found), llm)
         for ext in (".json", ".yaml", ".yml"):
             path = os.path.join(where, _file_name(name, ext))
             if os.path.exists(path):

@@ -54,8 +54,7 @@ def _manager(kernel: Any, storage: Any) -> Any:
 def cmd_generate(args: argparse.Namespace, kernel: Any) -> int:
     from .generator import WorkFlowGenerator
 
-    if not args.quiet:
-        kernel.add_plugin(Progress(), name="workflow-progress")
+    _progress(kernel, args.quiet)
     gen = WorkFlowGenerator(kernel=kernel, llm=args.model, manager=_manager(kernel, args.agents),
                             num_turns=args.turns)
     graph = gen.generate(args.goal)
@@ -81,8 +80,7 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     from .graph import WorkFlowGraph
 
     graph = WorkFlowGraph.load(args.workflow_file)
-    if not args.quiet:
-        kernel.add_plugin(Progress(), name="workflow-progress")
+    _progress(kernel, args.quiet)
     executor = WorkFlowExecutor(kernel=kernel, manager=_manager(kernel, args.agents), llm=args.model,
                                 max_concurrency=args.concurrency, retries=args.retries,
                                 checkpoints=args.checkpoints)
@@ -95,6 +93,11 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
             print(f"## {name}\n{text}\n")
     print(f"run {result.run_id}: {result.status}", file=sys.stderr)
     return 0
+
+
+def _progress(kernel: Any, quiet: bool) -> None:
+    if not quiet and not kernel.pm.has_plugin("workflow-progress"):
+        kernel.add_plugin(Progress(), name="workflow-progress")
 
 
 def _inputs(pairs: list[str]) -> dict[str, str]:
@@ -127,10 +130,14 @@ class Progress:
             line = f"  @ {d.get('node')} -> {d.get('target')} (loop {d.get('iteration')})"
         elif event.type == "workflow_end":
             line = f"workflow {d.get('status')}"
-        elif event.type in ("generation_step", "generation_retry"):
-            line = f"  {event.type.replace('generation_', '')}: " + ", ".join(f"{k}={v}" for k, v in d.items())
+        elif event.type == "generation_step":
+            line = _STEPS.get(d.get("step"), "  {step}").format(**d)
+        elif event.type == "generation_retry":
+            line = f"  ~ {d.get('step')}: attempt {d.get('attempt')} failed, retrying in {d.get('delay')} s: {d.get('error')}"
         if line:
             print(line, file=sys.stderr, flush=True)
 
 
+_STEPS = {"plan": "  plan: {nodes} sub-tasks", "review": "  review round {turn}: {suggestions} suggestion(s)",
+          "agents": "  agents: chosen for {nodes} nodes"}
 _MARK = {"done": "+", "failed": "x", "skipped": "-"}

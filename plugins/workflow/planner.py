@@ -57,10 +57,12 @@ def agent_spec(name: str, system: str, instruction: str, constraints: list[str],
 
 
 def build_agent(kernel: "Kernel", spec: dict[str, Any], llm: Any) -> Any:
-    agent = kernel.agent(spec)
+    """The ``CustomizeAgent`` of ``spec``, using the ``llm`` instance when one is given."""
     if llm is not None and not isinstance(llm, str):
-        agent.llm = llm
-    return agent
+        from zagent.plugins.actions import CustomizeAgent
+
+        return CustomizeAgent.from_dict(spec, kernel, llm=llm)
+    return kernel.agent(spec)
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)

@@ -328,7 +328,7 @@ def coerce_text(text: str, field: Field) -> Any:
     body = (m.group(1) if m else text).strip()
     try:
         return msgspec.json.decode(body)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         pass
     if field.type == "array":
         lines = [ln for ln in body.splitlines() if ln.strip()]

@@ -17,7 +17,9 @@ from typing import Any, Iterator, Optional
 import msgspec
 
 _decode = msgspec.json.decode
-_DecodeError = msgspec.DecodeError
+#: what a failed decode raises: bad JSON, or nesting deeper than msgspec's recursion limit
+DECODE_ERRORS = (msgspec.DecodeError, RecursionError)
+_MAX_REPAIRS = 8
 
 FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
 # Tokens that matter for bracket matching: strings (either quote) and brackets.
@@ -41,12 +43,17 @@ def loads(text: str) -> Any:
     """Decode JSON text strictly, then leniently; raise ``ValueError`` if neither works."""
     try:
         return _decode(text)
-    except _DecodeError:
+    except DECODE_ERRORS:
         pass
+    return loads_repaired(text)
+
+
+def loads_repaired(text: str) -> Any:
+    """Decode after the lenient repair pass; raise ``ValueError`` if it still is not JSON."""
     try:
         return _decode(repair(text))
-    except _DecodeError as exc:
-        raise ValueError(str(exc)) from None
+    except DECODE_ERRORS as exc:
+        raise ValueError(str(exc) if isinstance(exc, msgspec.DecodeError) else "nested too deeply") from None
 
 
 def repair(text: str) -> str:
@@ -79,7 +86,7 @@ def _unescape(body: str) -> str:
         return body
     try:
         return _decode('"' + body.replace('"', '\\"') + '"')
-    except _DecodeError:
+    except DECODE_ERRORS:
         return body
 
 
@@ -97,39 +104,69 @@ def balanced_end(text: str, start: int) -> Optional[int]:
     return None
 
 
+def bracket_pairs(text: str, start: int = 0) -> dict[int, int]:
+    """For every bracket opened at or after ``start``: its index -> the index just past its closer.
+
+    One pass with a stack (strings skipped), so many candidate starts cost O(n) in all.
+    """
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    for m in _BRACKETS.finditer(text, start):
+        tok = m.group(0)
+        if tok in "{[":
+            stack.append(m.start())
+        elif tok in "}]":
+            if stack:
+                pairs[stack.pop()] = m.end()
+    return pairs
+
+
 def iter_objects(text: str, opener: str = "{", limit: int = 64) -> Iterator[tuple[int, int, Any]]:
     """Yield ``(start, end, value)`` for each decodable JSON value starting with ``opener``, left to right.
 
-    Scans at most ``limit`` candidate start positions, so garbage input stays cheap.
+    Gives up after ``limit`` candidate starts that do not decode (and tries the
+    lenient repair on the first few only), so garbage input stays cheap.
     """
-    pos, tries = 0, 0
-    while tries < limit:
-        start = text.find(opener, pos)
-        if start < 0:
+    start = text.find(opener)
+    if start < 0:
+        return
+    last = text.rfind(_CLOSER[opener])
+    if last > start:  # fast path: prose, one JSON value, prose without brackets
+        try:
+            value = _decode(text[start:last + 1])
+        except DECODE_ERRORS:
+            pass
+        else:
+            yield start, last + 1, value
             return
+    pairs = bracket_pairs(text, start)
+    tries = 0
+    while tries < limit and start >= 0:
         tries += 1
-        if tries == 1:  # fast path: prose, one JSON value, prose without brackets
-            last = text.rfind(_CLOSER[opener])
-            if last > start:
-                try:
-                    value = _decode(text[start:last + 1])
-                except _DecodeError:
-                    pass
-                else:
-                    yield start, last + 1, value
-                    pos = last + 1
-                    continue
-        end = balanced_end(text, start)
+        end = pairs.get(start)
         if end is not None:
-            try:
-                value = loads(text[start:end])
-            except ValueError:
-                pass
-            else:
+            value = _try_decode(text[start:end], tries <= _MAX_REPAIRS)
+            if value is not _NOTHING:
                 yield start, end, value
-                pos = end
+                start, tries = text.find(opener, end), tries - 1  # only failed candidates count
                 continue
-        pos = start + 1
+        start = text.find(opener, start + 1)
+
+
+_NOTHING = object()
+
+
+def _try_decode(text: str, lenient: bool) -> Any:
+    try:
+        return _decode(text)
+    except DECODE_ERRORS:
+        pass
+    if not lenient:
+        return _NOTHING
+    try:
+        return loads_repaired(text)
+    except ValueError:
+        return _NOTHING
 
 
 def fences(text: str) -> Iterator[tuple[int, int, str, str]]:
@@ -150,7 +187,7 @@ def first_object(text: str, names: Optional[set] = None) -> Optional[dict]:
             value = _decode(stripped)
             if isinstance(value, dict):
                 return value
-        except _DecodeError:
+        except DECODE_ERRORS:
             pass
     fallback: Optional[dict] = None
     for source in _sources(text):

@@ -21,7 +21,7 @@ Decisions (also in the README):
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Optional
 
 import msgspec
 
@@ -129,7 +129,7 @@ def _section_value(content: str, field: Any) -> str:
         try:
             msgspec.json.decode(content)
             return content
-        except msgspec.DecodeError:
+        except jsontext.DECODE_ERRORS:
             pass
         end = jsontext.balanced_end(content, 0)
         return content[:end] if end else content
@@ -196,10 +196,10 @@ def _json_key(name: str) -> str:
 
 # -- xml --------------------------------------------------------------------------
 
-_CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.S)
 _ENTITIES = re.compile(r"&(lt|gt|amp|quot|apos|#\d+|#x[0-9a-fA-F]+);")
 _ENTITY = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
-_ITEM = re.compile(r"<item(?:\s[^>]*)?>((?:<!\[CDATA\[.*?\]\]>|.)*?)</item\s*>", re.S | re.I)
+_ITEM_OPEN = re.compile(r"<(item)(?:\s[^>]*?)?(/?)>", re.I)
+_CLOSERS: dict = {}
 _TAG_SAFE = re.compile(r"[^\w.-]")
 
 
@@ -215,41 +215,18 @@ class XmlParser(Parser):
     name = "xml"
     option_names = frozenset()
 
-    def _pattern(self, spec: FieldSpec) -> "re.Pattern[str]":
-        pat = spec.cache.get("xml-re")
-        if pat is None:
-            tags = sorted({re.escape(tag_name(n)) for n in spec.names}, key=len, reverse=True)
-            pat = spec.cache["xml-re"] = re.compile(
-                rf"<(?P<tag>{'|'.join(tags)})(?:\s[^>]*?)?(?:/>|>(?P<body>[^<]*(?:(?:<!\[CDATA\[.*?\]\]>"
-                rf"|<(?!/(?P=tag)\s*>|!\[CDATA\[)|<!\[CDATA\[(?!.*?\]\]>))[^<]*)*)</(?P=tag)\s*>)",
-                re.S | re.I,
-            )
-        return pat
-
     def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
         by_tag = _memo(spec, "xml-tags", lambda: {tag_name(n).lower(): n for n in spec.names})
+        opens = _memo(spec, "xml-open", lambda: re.compile(
+            rf"<({'|'.join(sorted(map(re.escape, by_tag), key=len, reverse=True))})(?:\s[^>]*?)?(/?)>", re.I))
         found: dict[str, Any] = {}
-        for m in self._pattern(spec).finditer(text):
-            name = by_tag.get(m.group("tag").lower())
-            if name is None or name in found:
-                continue
-            found[name] = self._value(m.group("body") or "", spec.by_name[name])
-        if len(found) < len(spec.names):
-            self._unclosed(text, spec, by_tag, found)
+        for tag, body in _elements(text, opens, spec.cache):
+            name = by_tag[tag.lower()]
+            if name not in found:
+                found[name] = self._value(body, spec.by_name[name])
         if not found:
             raise missing_error(spec, found, text, "XML elements")
         return found
-
-    def _unclosed(self, text: str, spec: FieldSpec, by_tag: dict, found: dict) -> None:
-        """An element whose closing tag is missing runs to the next field's opening tag or the end."""
-        opens = list(_memo(spec, "xml-open", lambda: re.compile(
-            rf"<({'|'.join(re.escape(t) for t in by_tag)})(?:\s[^>]*)?>", re.I)).finditer(text))
-        for i, m in enumerate(opens):
-            name = by_tag.get(m.group(1).lower())
-            if name is None or name in found:
-                continue
-            end = opens[i + 1].start() if i + 1 < len(opens) else len(text)
-            found[name] = self._value(text[m.end():end], spec.by_name[name])
 
     def _value(self, body: str, field: Any) -> Any:
         lead = body.lstrip()
@@ -260,7 +237,7 @@ class XmlParser(Parser):
             except ParseError:
                 return xml_text(body)
         if field.type == "array" and lead.lower().startswith("<item"):
-            return [xml_text(b) for b in _ITEM.findall(body)]
+            return [xml_text(b) for _t, b in _elements(body, _ITEM_OPEN, _CLOSERS)]
         return xml_text(body)
 
     def _instructions(self, spec: FieldSpec, opts: dict[str, Any]) -> str:
@@ -274,16 +251,64 @@ class XmlParser(Parser):
                          for f, v in _present(values, spec))
 
 
+def _elements(text: str, opens: "re.Pattern[str]", cache: dict) -> Iterator[tuple[str, str]]:
+    """``(tag, body)`` of each top-level element whose tag ``opens`` matches, left to right.
+
+    Linear in the text: CDATA sections are skipped while looking for the closing
+    tag; an element without one (a truncated reply) runs to the next opening tag
+    or the end; elements inside a consumed body are not reported.
+    """
+    pos = 0
+    for m in opens.finditer(text):
+        if m.start() < pos:
+            continue
+        tag = m.group(1)
+        if m.group(2):  # <tag/>
+            pos = m.end()
+            yield tag, ""
+            continue
+        close = _find_close(text, m.end(), tag, cache)
+        if close is None:
+            nxt = opens.search(text, m.end())
+            pos = nxt.start() if nxt else len(text)
+            yield tag, text[m.end():pos]
+        else:
+            pos = close[1]
+            yield tag, text[m.end():close[0]]
+
+
+def _find_close(text: str, pos: int, tag: str, cache: dict) -> Optional[tuple[int, int]]:
+    key = ("xml-close", tag.lower())
+    closer = cache.get(key)
+    if closer is None:
+        closer = cache[key] = re.compile(rf"</{re.escape(tag)}\s*>|<!\[CDATA\[", re.I)
+    cdata = True
+    while (m := closer.search(text, pos)) is not None:
+        if m.group(0)[1] != "!":
+            return m.start(), m.end()
+        pos = m.end()
+        if cdata:
+            end = text.find("]]>", pos)
+            if end >= 0:
+                pos = end + 3
+            else:
+                cdata = False  # no terminator anywhere after: the rest is plain text
+    return None
+
+
 def xml_text(body: str) -> str:
     """An element's text: CDATA kept verbatim, entities outside it decoded, surrounding space stripped."""
     if "<![CDATA[" not in body:
         return _unentity(body.strip())
     parts: list[str] = []
     pos = 0
-    for m in _CDATA.finditer(body):
-        parts.append(_unentity(body[pos:m.start()]))
-        parts.append(m.group(1))
-        pos = m.end()
+    while (start := body.find("<![CDATA[", pos)) >= 0:
+        end = body.find("]]>", start + 9)
+        if end < 0:  # unterminated: the rest is plain text
+            break
+        parts.append(_unentity(body[pos:start]))
+        parts.append(body[start + 9:end])
+        pos = end + 3
     parts.append(_unentity(body[pos:]))
     parts[0] = parts[0].lstrip()
     parts[-1] = parts[-1].rstrip()

@@ -21,6 +21,7 @@ runner tells the model what was wrong).
 
 from __future__ import annotations
 
+import bisect
 import re
 import uuid
 from typing import Any, Iterable, NamedTuple, Optional
@@ -75,18 +76,39 @@ def extract(text: str) -> Extraction:
     if not isinstance(text, str):
         return Extraction([], [ToolCallError(raw=repr(text), message="reply is not text")], "")
     found: list[tuple[int, int, list[Any], Optional[ToolCallError]]] = []
-    taken: list[tuple[int, int]] = []
+    taken = _Spans()
     for finder in (_tagged, _mistral, _fenced, _bare):
         for start, end, items, err in finder(text, taken):
             found.append((start, end, items, err))
-            taken.append((start, end))
+            taken.add(start, end)
     found.sort(key=lambda f: f[0])
     calls, errors = _build(found)
-    return Extraction(calls, errors, _remaining(text, taken))
+    return Extraction(calls, errors, _remaining(text, taken.spans))
 
 
-def _overlaps(start: int, end: int, taken: list[tuple[int, int]]) -> bool:
-    return any(s < end and start < e for s, e in taken)
+class _Spans:
+    """Non-overlapping ``(start, end)`` spans already read as calls, kept sorted for O(log n) checks."""
+
+    __slots__ = ("spans", "_starts")
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[int, int]] = []
+        self._starts: list[int] = []
+
+    def add(self, start: int, end: int) -> None:
+        i = bisect.bisect_left(self._starts, start)
+        self._starts.insert(i, start)
+        self.spans.insert(i, (start, end))
+
+    def overlaps(self, start: int, end: int) -> bool:
+        i = bisect.bisect_right(self._starts, start)
+        if i and self.spans[i - 1][1] > start:
+            return True
+        return i < len(self.spans) and self.spans[i][0] < end
+
+
+def _overlaps(start: int, end: int, taken: _Spans) -> bool:
+    return taken.overlaps(start, end)
 
 
 def _tagged(text: str, taken: list) -> Iterable[tuple]:
@@ -140,15 +162,21 @@ def _args_text(body: str) -> Any:
 def _mistral(text: str, taken: list) -> Iterable[tuple]:
     if "[TOOL_CALLS]" not in text:
         return
+    pairs: Optional[dict[int, int]] = None
+    done = 0
     for m in _MISTRAL.finditer(text):
-        if _overlaps(m.start(), m.end(), taken):
+        if m.start() < done or _overlaps(m.start(), m.end(), taken):
             continue
-        yield from _mistral_at(text, m.start(), m.end())
+        if pairs is None:  # one bracket pass serves every marker after this one
+            pairs = jsontext.bracket_pairs(text, m.end())
+        for found in _mistral_at(text, m.start(), m.end(), pairs):
+            done = found[1]
+            yield found
 
 
-def _mistral_at(text: str, start: int, pos: int) -> Iterable[tuple]:
+def _mistral_at(text: str, start: int, pos: int, pairs: dict[int, int]) -> Iterable[tuple]:
     if text.startswith("[", pos):
-        end = jsontext.balanced_end(text, pos)
+        end = pairs.get(pos)
         if end is None:
             yield start, len(text), [], _error(text[start:], "the [TOOL_CALLS] list is not closed")
             return
@@ -162,7 +190,7 @@ def _mistral_at(text: str, start: int, pos: int) -> Iterable[tuple]:
     items: list[Any] = []
     end = pos
     while (m := _MISTRAL_NAMED.match(text, end)) is not None:
-        obj_end = jsontext.balanced_end(text, m.end()) if text.startswith(("{", "["), m.end()) else None
+        obj_end = pairs.get(m.end()) if text.startswith(("{", "["), m.end()) else None
         stop = obj_end or _line_end(text, m.end())
         item = {"name": m.group(1), "arguments": _args_text(text[m.end():stop])}
         if m.group(2):
@@ -205,20 +233,23 @@ def _fenced(text: str, taken: list) -> Iterable[tuple]:
 def _bare(text: str, taken: list) -> Iterable[tuple]:
     if "{" not in text:
         return
-    pos = 0
-    while (m := _BARE.search(text, pos)) is not None:
+    pos, pairs, tries = 0, None, 0
+    while (m := _BARE.search(text, pos)) is not None and tries < 64:
         start = m.start()
         pos = start + 1
         if _overlaps(start, start + 1, taken):
             continue
-        end = jsontext.balanced_end(text, start)
+        if pairs is None:
+            pairs = jsontext.bracket_pairs(text, start)
+        end = pairs.get(start)
+        tries += 1  # bounds the failed candidates; a call found gives the try back below
         try:
             value = jsontext.loads(text[start:end]) if end else None
         except ValueError:
             value = None
         if isinstance(value, dict) and _call_shaped(value):
             yield start, end, [value], None
-            pos = end
+            pos, tries = end, tries - 1
         elif value is None and _looks_like_call(text[start:end or len(text)]):
             stop = end or len(text)
             yield start, stop, [], _error(text[start:stop], "the call is not valid JSON")

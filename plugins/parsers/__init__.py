@@ -14,7 +14,7 @@ Prompt templates (``PromptTemplate``, ``ChatTemplate``) live in ``.templates``;
 other plugins get them with ``kernel.parser("templates")`` (a namespace object
 with ``PromptTemplate``/``ChatTemplate``) rather than importing this package.
 
-Cheap to import: standard library ``re``/``uuid`` and msgspec only.
+Cheap to import: standard library ``re``/``bisect``/``os`` and msgspec only (regexes compile once, at import).
 """
 
 from __future__ import annotations

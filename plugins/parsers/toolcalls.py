@@ -22,8 +22,8 @@ runner tells the model what was wrong).
 from __future__ import annotations
 
 import bisect
+import os
 import re
-import uuid
 from typing import Any, Iterable, NamedTuple, Optional
 
 import msgspec
@@ -65,7 +65,7 @@ _BLANKS = re.compile(r"\n{3,}")
 
 def new_call_id() -> str:
     """A fresh, unique call id (``call_`` + 24 hex digits)."""
-    return "call_" + uuid.uuid4().hex[:24]
+    return "call_" + os.urandom(12).hex()
 
 
 # -- reading -----------------------------------------------------------------------

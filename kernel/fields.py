@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import keyword
 import re
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Optional, Union
 
 import msgspec
 
@@ -318,7 +319,7 @@ def _strip_markup(text: str) -> str:
     return text.strip().strip("*`_").strip()
 
 
-_FENCE = re.compile(r"^\s*```[\w-]*[ \t]*\n?(.*?)\n?```\s*$", re.S)
+_FENCE = re.compile(r"^\s*```[\w-]*[ \t]*\n?(.*?)\n?```\s*$", re.DOTALL)
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.*)$")
 
 

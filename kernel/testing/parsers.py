@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import Any, ClassVar, Optional
 
 import pytest
-
 from zagent import Kernel, ParseError, ToolCall, ToolSpec
 
 GARBAGE = [

@@ -19,8 +19,9 @@ Cheap to import: standard library ``re``/``bisect``/``os`` and msgspec only (reg
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 from . import templates
 from .base import Parser

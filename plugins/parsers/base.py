@@ -15,10 +15,11 @@ Rendered instructions are cached per (field spec, options).
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Optional
 
 from zagent.errors import ParseError
-from zagent.fields import FieldSpec, FieldsIn, compile_fields, convert, to_dict
+from zagent.fields import FieldsIn, FieldSpec, compile_fields, convert, to_dict
 
 
 class Parser:

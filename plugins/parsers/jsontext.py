@@ -12,7 +12,8 @@ Only ``re`` and msgspec are imported; all regexes are compiled at import.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Optional
+from collections.abc import Iterator
+from typing import Any, Optional
 
 import msgspec
 
@@ -21,9 +22,9 @@ _decode = msgspec.json.decode
 DECODE_ERRORS = (msgspec.DecodeError, RecursionError)
 _MAX_REPAIRS = 8
 
-FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
+FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 # Tokens that matter for bracket matching: strings (either quote) and brackets.
-_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[{}\[\]]', re.S)
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[{}\[\]]', re.DOTALL)
 # One pass of repairs, outside strings only (strings are matched first and handled by _fix).
 _REPAIR = re.compile(
     r'(?P<dq>"(?:[^"\\]|\\.)*")'
@@ -31,7 +32,7 @@ _REPAIR = re.compile(
     r"|(?P<comma>,)(?=\s*[}\]])"
     r"|(?P<py>\b(?:True|False|None)\b)"
     r"|(?<=[{,])(?P<ws>\s*)(?P<key>[A-Za-z_$][\w$-]*)(?=\s*:)",
-    re.S,
+    re.DOTALL,
 )
 _CLOSER = {"{": "}", "[": "]"}
 _PY = {"True": "true", "False": "false", "None": "null"}
@@ -61,7 +62,7 @@ def repair(text: str) -> str:
     return _REPAIR.sub(_fix, text)
 
 
-def _fix(m: "re.Match[str]") -> str:
+def _fix(m: re.Match[str]) -> str:
     kind = m.lastgroup
     if kind == "dq":
         s = m.group("dq")
@@ -76,7 +77,7 @@ def _fix(m: "re.Match[str]") -> str:
     return m.group("ws") + '"' + m.group("key") + '"'
 
 
-def _escape_control(m: "re.Match[str]") -> str:
+def _escape_control(m: re.Match[str]) -> str:
     c = m.group(0)
     return _ESCAPES.get(c, "\\u%04x" % ord(c))
 

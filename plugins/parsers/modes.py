@@ -21,10 +21,10 @@ Decisions (also in the README):
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterator, Optional
+from collections.abc import Callable, Iterator
+from typing import Any, Optional
 
 import msgspec
-
 from zagent.errors import ConfigError, ParseError
 from zagent.fields import FieldSpec, compile_fields, describe
 
@@ -84,7 +84,7 @@ class TitleParser(Parser):
     def __init__(self, title_format: str = "## {title}"):
         super().__init__(title_format=title_format)
 
-    def _pattern(self, spec: FieldSpec, fmt: str) -> "re.Pattern[str]":
+    def _pattern(self, spec: FieldSpec, fmt: str) -> re.Pattern[str]:
         key = ("title-re", fmt)
         pat = spec.cache.get(key)
         if pat is None:
@@ -140,7 +140,7 @@ def _section_value(content: str, field: Any) -> str:
     return content[:para.start()] if para else content
 
 
-def _title_regex(spec: FieldSpec, fmt: str) -> "re.Pattern[str]":
+def _title_regex(spec: FieldSpec, fmt: str) -> re.Pattern[str]:
     if "{title}" not in fmt:
         raise ConfigError(f"title_format {fmt!r} must contain '{{title}}', e.g. '## {{title}}'")
     prefix, _, suffix = fmt.partition("{title}")
@@ -151,7 +151,7 @@ def _title_regex(spec: FieldSpec, fmt: str) -> "re.Pattern[str]":
     return re.compile(
         rf"^[ \t]*(?:{pre}[ \t]*(?:\*\*|__)?|\*\*|__)[ \t]*(?P<t>{alts})[ \t]*:?[ \t]*(?:\*\*|__)?[ \t]*:?[ \t]*"
         rf"{re.escape(suffix)}[ \t]*$\n?",
-        re.I | re.M,
+        re.IGNORECASE | re.MULTILINE,
     )
 
 
@@ -198,7 +198,7 @@ def _json_key(name: str) -> str:
 
 _ENTITIES = re.compile(r"&(lt|gt|amp|quot|apos|#\d+|#x[0-9a-fA-F]+);")
 _ENTITY = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
-_ITEM_OPEN = re.compile(r"<(item)(?:\s[^>]*?)?(/?)>", re.I)
+_ITEM_OPEN = re.compile(r"<(item)(?:\s[^>]*?)?(/?)>", re.IGNORECASE)
 _CLOSERS: dict = {}
 _TAG_SAFE = re.compile(r"[^\w.-]")
 
@@ -218,7 +218,7 @@ class XmlParser(Parser):
     def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
         by_tag = _memo(spec, "xml-tags", lambda: {tag_name(n).lower(): n for n in spec.names})
         opens = _memo(spec, "xml-open", lambda: re.compile(
-            rf"<({'|'.join(sorted(map(re.escape, by_tag), key=len, reverse=True))})(?:\s[^>]*?)?(/?)>", re.I))
+            rf"<({'|'.join(sorted(map(re.escape, by_tag), key=len, reverse=True))})(?:\s[^>]*?)?(/?)>", re.IGNORECASE))
         found: dict[str, Any] = {}
         for tag, body in _elements(text, opens, spec.cache):
             name = by_tag[tag.lower()]
@@ -251,7 +251,7 @@ class XmlParser(Parser):
                          for f, v in _present(values, spec))
 
 
-def _elements(text: str, opens: "re.Pattern[str]", cache: dict) -> Iterator[tuple[str, str]]:
+def _elements(text: str, opens: re.Pattern[str], cache: dict) -> Iterator[tuple[str, str]]:
     """``(tag, body)`` of each top-level element whose tag ``opens`` matches, left to right.
 
     Linear in the text: CDATA sections are skipped while looking for the closing
@@ -281,7 +281,7 @@ def _find_close(text: str, pos: int, tag: str, cache: dict) -> Optional[tuple[in
     key = ("xml-close", tag.lower())
     closer = cache.get(key)
     if closer is None:
-        closer = cache[key] = re.compile(rf"</{re.escape(tag)}\s*>|<!\[CDATA\[", re.I)
+        closer = cache[key] = re.compile(rf"</{re.escape(tag)}\s*>|<!\[CDATA\[", re.IGNORECASE)
     cdata = True
     while (m := closer.search(text, pos)) is not None:
         if m.group(0)[1] != "!":
@@ -319,7 +319,7 @@ def _unentity(text: str) -> str:
     return _ENTITIES.sub(_entity, text) if "&" in text else text
 
 
-def _entity(m: "re.Match[str]") -> str:
+def _entity(m: re.Match[str]) -> str:
     ref = m.group(1)
     if ref[0] == "#":
         try:

@@ -26,10 +26,10 @@ import any parser.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional, Union
 
 import msgspec
-
 from zagent.errors import ConfigError
 from zagent.fields import FieldsIn, compile_fields
 from zagent.types import Message

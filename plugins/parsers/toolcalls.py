@@ -24,11 +24,11 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from typing import Any, Iterable, NamedTuple, Optional
+from collections.abc import Iterable
+from typing import Any, NamedTuple, Optional
 
 import msgspec
-
-from zagent.types import ToolCall, ToolSpec
+from zagent.types import ToolCall
 
 from . import jsontext
 
@@ -51,8 +51,8 @@ class Extraction(NamedTuple):
     text: str
 
 
-_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|(?=<tool_call>)|\Z)", re.S | re.I)
-_FUNCTION_TAG = re.compile(r"<function=([\w.-]+)>(.*?)(?:</function>|\Z)", re.S)
+_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|(?=<tool_call>)|\Z)", re.DOTALL | re.IGNORECASE)
+_FUNCTION_TAG = re.compile(r"<function=([\w.-]+)>(.*?)(?:</function>|\Z)", re.DOTALL)
 _MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*")
 _MISTRAL_NAMED = re.compile(r"([\w.-]+)(?:\[CALL_ID\]([\w-]+))?\[ARGS\]\s*")
 _BARE = re.compile(r"\{\s*\"(?:name|type|function)\"\s*:")
@@ -111,7 +111,7 @@ def _overlaps(start: int, end: int, taken: _Spans) -> bool:
     return taken.overlaps(start, end)
 
 
-def _tagged(text: str, taken: list) -> Iterable[tuple]:
+def _tagged(text: str, taken: _Spans) -> Iterable[tuple]:
     if "<tool_call>" in text or "<TOOL_CALL>" in text.upper():
         for m in _BLOCK.finditer(text):
             yield (m.start(), m.end(), *_decode_block(m.group(1)))
@@ -159,7 +159,7 @@ def _args_text(body: str) -> Any:
         return body
 
 
-def _mistral(text: str, taken: list) -> Iterable[tuple]:
+def _mistral(text: str, taken: _Spans) -> Iterable[tuple]:
     if "[TOOL_CALLS]" not in text:
         return
     pairs: Optional[dict[int, int]] = None
@@ -210,7 +210,7 @@ def _line_end(text: str, pos: int) -> int:
     return len(text) if nl < 0 else nl
 
 
-def _fenced(text: str, taken: list) -> Iterable[tuple]:
+def _fenced(text: str, taken: _Spans) -> Iterable[tuple]:
     if "```" not in text:
         return
     for start, end, lang, body in jsontext.fences(text):
@@ -230,7 +230,7 @@ def _fenced(text: str, taken: list) -> Iterable[tuple]:
             yield start, end, items, None
 
 
-def _bare(text: str, taken: list) -> Iterable[tuple]:
+def _bare(text: str, taken: _Spans) -> Iterable[tuple]:
     if "{" not in text:
         return
     pos, pairs, tries = 0, None, 0

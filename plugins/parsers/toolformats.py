@@ -9,10 +9,10 @@ when calls were malformed.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import msgspec
-
 from zagent.types import ToolCall, ToolSpec
 
 from .toolcalls import Extraction, ToolCallError, extract

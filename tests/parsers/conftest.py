@@ -1,7 +1,6 @@
 """Fixtures for the parsers plugin tests: a fresh isolated kernel with only the parsers plugin."""
 
 import pytest
-
 from zagent import Kernel
 
 PLUGIN = "zagent.plugins.parsers"

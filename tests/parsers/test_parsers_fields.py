@@ -2,7 +2,6 @@
 
 import msgspec
 import pytest
-
 from zagent import ConfigError, Field, ParseError
 from zagent import fields as F
 

@@ -2,8 +2,7 @@
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-
-from strategies import MESSY, field_specs
+from parsers_strategies import MESSY, field_specs
 from zagent import ParseError
 from zagent.plugins.parsers.toolcalls import Extraction
 

@@ -5,7 +5,6 @@ really send (prose around the answer, fences, trailing commas, wrong case...).
 """
 
 import pytest
-
 from zagent import ParseError
 
 QA = [{"name": "answer", "type": "string"}, {"name": "confidence", "type": "number", "required": False}]

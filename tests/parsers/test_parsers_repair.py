@@ -3,7 +3,6 @@
 import asyncio
 
 import pytest
-
 from zagent import Completion, Kernel, Message, ParseError
 
 FIELDS = [{"name": "answer"}, {"name": "count", "type": "integer"}]

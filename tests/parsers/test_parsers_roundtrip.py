@@ -3,8 +3,13 @@
 import msgspec
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
-
-from strategies import ANY_TEXT, TITLE_TEXT, expected, specs_and_values, title_line_clash
+from parsers_strategies import (
+    ANY_TEXT,
+    TITLE_TEXT,
+    expected,
+    specs_and_values,
+    title_line_clash,
+)
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

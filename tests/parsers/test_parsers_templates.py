@@ -1,7 +1,6 @@
 """Prompt templates: fixed section order, placeholders, literal braces, missing inputs, chat turns."""
 
 import pytest
-
 from zagent import ConfigError, Message
 
 

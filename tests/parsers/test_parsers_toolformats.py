@@ -1,7 +1,6 @@
 """Tool-call formats: prompt sections per style, ids, feedback for malformed calls, registration."""
 
 import pytest
-
 from zagent import ToolCall, ToolSpec
 
 TOOLS = [ToolSpec(name="search", description="Search the web.",

@@ -4,7 +4,8 @@ import re
 
 from hypothesis import strategies as st
 
-NAMES = ["answer", "count", "score", "ok", "tags", "meta", "reason", "items", "title_text", "notes"]
+NAMES = ["answer", "count", "score", "ok", "tags", "meta", "reason", "items", "title_text", "notes",
+         "final answer", "class", "Größe"]
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 FLOATS = st.floats(allow_nan=False, allow_infinity=False)
 ANY_TEXT = st.text(max_size=60)
@@ -25,7 +26,10 @@ def field_specs(draw, max_fields=4, nested=True):
         kind = draw(st.sampled_from(SCALARS + (["array", "object"] if nested else [])))
         field = {"name": name, "type": kind, "required": draw(st.booleans())}
         if kind == "array":
-            field["items"] = {"name": "item", "type": draw(st.sampled_from(SCALARS))}
+            item_kind = draw(st.sampled_from(SCALARS + ["object"]))
+            field["items"] = {"name": "item", "type": item_kind}
+            if item_kind == "object":
+                field["items"]["fields"] = [{"name": "a", "type": "string"}, {"name": "b", "type": "integer"}]
         if kind == "object":
             field["fields"] = [{"name": "a", "type": "string"}, {"name": "b", "type": "integer"}]
         fields.append(field)
@@ -44,7 +48,7 @@ def value_for(field, text):
         return st.booleans()
     if kind == "array":
         return st.lists(value_for(field["items"], ANY_TEXT), max_size=4)
-    return st.fixed_dictionaries({"a": ANY_TEXT, "b": INT64})
+    return st.fixed_dictionaries({"a": ANY_TEXT, "b": INT64})  # object: members a (string), b (integer)
 
 
 @st.composite

@@ -170,14 +170,20 @@ def _normalize_one(item: Any, where: str) -> Field:
     return msgspec.structs.replace(item, type=ftype, items=items, fields=members)
 
 
-def _shorthand(decl: Mapping[str, Any]) -> dict[str, Any]:
-    """Dict shorthands: ``"items": "string"`` and items/members without a name."""
+def _shorthand(decl: Any) -> Any:
+    """Dict shorthands, at any depth: ``"items": "string"``, a bare name for a member, nameless items."""
+    if isinstance(decl, str):
+        return {"name": decl}
+    if not isinstance(decl, Mapping):
+        return decl
     d = dict(decl)
     items = d.get("items")
     if isinstance(items, str):
         d["items"] = {"name": "item", "type": items}
-    elif isinstance(items, Mapping) and "name" not in items:
-        d["items"] = {"name": "item", **items}
+    elif isinstance(items, Mapping):
+        d["items"] = _shorthand({"name": "item", **items})
+    if isinstance(d.get("fields"), (list, tuple)):
+        d["fields"] = [_shorthand(f) for f in d["fields"]]
     return d
 
 

@@ -111,3 +111,9 @@ def test_describe_is_json_for_prompts():
     """describe renders the spec as a JSON list of name/type/description/required."""
     text = F.describe([{"name": "a", "description": "the a"}])
     assert msgspec.json.decode(text) == [{"name": "a", "type": "string", "description": "the a", "required": True}]
+
+
+def test_shorthands_work_at_any_depth():
+    """A bare name is a string field and "items": "int" an array of integers, also inside nested objects."""
+    decl = [{"name": "p", "fields": ["x", {"name": "ys", "items": "int"}]}]
+    assert F.to_dict(F.convert({"p": {"x": "a", "ys": ["2"]}}, decl)) == {"p": {"x": "a", "ys": [2]}}

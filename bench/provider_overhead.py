@@ -6,6 +6,7 @@ repository's ``tests/servers`` one), then runs paired rounds, alternating
 which side goes first:
 
 * sequential: ``--seq`` calls one after another, per-call median;
+* streamed: ``--seq``/3 streamed calls one after another (SSE, usage included), per-call median;
 * concurrent: ``--conc`` calls at once (``asyncio.gather``), wall time / calls,
   median of three bursts after one that opens the connections.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import os
 import statistics
 import subprocess
@@ -80,6 +82,18 @@ class Bare:
         msg = r.json()["choices"][0]["message"]
         return msg.get("content") or msg.get("tool_calls")
 
+    async def stream(self):
+        payload = {**self.payload, "stream": True, "stream_options": {"include_usage": True}}
+        parts = []
+        async with self.client.stream("POST", "/chat/completions", json=payload) as r:
+            r.raise_for_status()
+            async for line in r.aiter_lines():
+                if line.startswith("data: ") and line != "data: [DONE]":
+                    for choice in json.loads(line[6:])["choices"]:
+                        delta = choice.get("delta") or {}
+                        parts.append(delta.get("content") or delta.get("tool_calls") or "")
+        return parts
+
     async def aclose(self):
         await self.client.aclose()
 
@@ -97,6 +111,9 @@ class Zagent:
     async def call(self):
         c = await self.llm.acomplete(MESSAGES[0]["content"], tools=self.tools)
         return c.text or c.tool_calls
+
+    async def stream(self):
+        return [chunk async for chunk in self.llm.astream(MESSAGES[0]["content"], tools=self.tools)]
 
     async def aclose(self):
         await self.llm.aclose()
@@ -118,19 +135,29 @@ async def conc(side, n: int) -> float:
     return (time.perf_counter() - t) / n
 
 
-async def measure(make, n_seq: int, n_conc: int) -> tuple[float, float]:
+async def seq_stream(side, n: int) -> float:
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        await side.stream()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+async def measure(make, n_seq: int, n_conc: int) -> tuple[float, float, float]:
     side = make()
     try:
         for _ in range(20):
             await side.call()
         gc.collect()
         s = await seq(side, n_seq)
+        st = await seq_stream(side, max(1, n_seq // 3))
         await conc(side, n_conc)  # open the pool's connections
         bursts = []
         for _ in range(3):
             gc.collect()
             bursts.append(await conc(side, n_conc))
-        return s, statistics.median(bursts)
+        return s, statistics.median(bursts), st
     finally:
         await side.aclose()
 
@@ -153,10 +180,11 @@ async def main_async(args, base_url: str) -> None:
         for name in order:
             results[name].append(await measure(sides[name], args.seq, args.conc))
         print(f"round {r + 1}: " + "  ".join(
-            f"{n} seq {results[n][-1][0] * 1e6:.0f}us conc {results[n][-1][1] * 1e6:.0f}us" for n in sides),
+            f"{n} seq {results[n][-1][0] * 1e6:.0f}us conc {results[n][-1][1] * 1e6:.0f}us "
+            f"stream {results[n][-1][2] * 1e6:.0f}us" for n in sides),
             flush=True)
     print()
-    for i, kind in enumerate(("sequential", f"{args.conc} concurrent")):
+    for i, kind in enumerate(("sequential", f"{args.conc} concurrent", "seq. streamed")):
         med = {n: statistics.median(v[i] for v in results[n]) for n in sides}
         for ours in [n for n in sides if n.startswith("zagent")]:
             for floor in ("bare", "bare_tuned"):

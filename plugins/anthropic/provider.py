@@ -93,10 +93,10 @@ class AnthropicLLM(LLM):
         mod = self.http.module()
         try:
             async for _name, data in iter_sse(response.aiter_lines()):
+                if state.stopped:  # read on to the body's end: the connection is then reused
+                    continue
                 for chunk in self._on_event(self._decode(data), state):
                     yield chunk
-                if state.stopped:
-                    break
         except (mod.TransportError, mod.TimeoutException) as exc:
             raise stream_interrupted(self.http, exc, state.text(), state.all_calls()) from None
         finally:

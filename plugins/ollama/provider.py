@@ -132,6 +132,8 @@ class OllamaLLM(LLM):
         mod = self.http.module()
         try:
             async for line in iter_ndjson(response.aiter_lines()):
+                if final is not None:  # read on to the body's end: the connection is then reused
+                    continue
                 reply = self._decode(line)
                 if reply.message is not None:
                     if reply.message.content:
@@ -142,7 +144,6 @@ class OllamaLLM(LLM):
                         yield Chunk(type="tool_call", tool_call=call)
                 if reply.done:
                     final = reply
-                    break
         except (mod.TransportError, mod.TimeoutException) as exc:
             raise stream_interrupted(self.http, exc, "".join(parts), calls) from None
         finally:

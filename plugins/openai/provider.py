@@ -119,9 +119,9 @@ class OpenAILLM(LLM):
         mod = self.http.module()
         try:
             async for _event, data in iter_sse(response.aiter_lines()):
-                if data == "[DONE]":
+                if data == "[DONE]" or state.done:  # read on to the body's end: the connection is then reused
                     state.done = True
-                    return
+                    continue
                 text = state.feed(self._decode_chunk(data, state))
                 if text:
                     yield Chunk(type="text", text=text)

@@ -112,3 +112,12 @@ def test_key_not_in_error(setup):
     with pytest.raises(ProviderError) as info:
         llm().complete("hi")
     assert KEY not in str(info.value) and KEY not in info.value.body
+
+
+def test_finished_streams_reuse_the_connection(setup):
+    """Streams read to their end marker leave the connection reusable: three streams over one connection."""
+    _, server, llm, *_ = setup
+    model = llm()
+    for text in ("a", "b", "c"):
+        assert list(model.stream(text))[-1].completion.text == f"echo: {text}"
+    assert len(server.requests) == 3 and server.connections == 1

@@ -502,3 +502,11 @@ def test_timeout_forms():
     assert HttpConfig.from_options({"timeout": httpx.Timeout(4, read=8)}).read_timeout == 8
     with pytest.raises(ConfigError, match="timeout must be seconds"):
         HttpConfig.from_options({"timeout": "soon"})
+
+
+def test_finished_streams_reuse_the_connection(k, server):
+    """A stream read to its end marker leaves its connection in the pool: three streams, one connection."""
+    llm = model(k, server)
+    for text in ("a", "b", "c"):
+        assert list(llm.stream(text))[-1].completion.text == f"echo: {text}"
+    assert len(server.requests) == 3 and server.connections == 1

@@ -67,6 +67,7 @@ class LoopbackServer:
         self.default = default
         self.script: list[Script] = []
         self.requests: list[Request] = []
+        self.connections = 0  # accepted so far (keep-alive reuse shows as fewer connections than requests)
         self.port = 0
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._server: Any = None
@@ -118,6 +119,7 @@ class LoopbackServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         self._tasks.add(task)
+        self.connections += 1
         try:
             while True:
                 request = await self._read(reader)

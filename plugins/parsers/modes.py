@@ -96,11 +96,14 @@ class TitleParser(Parser):
         matches = list(self._pattern(spec, opts["title_format"]).finditer(text))
         found: dict[str, Any] = {}
         for i, m in enumerate(matches):
-            name = lookup.get(_loose_name(m.group("t")))
+            name = lookup.get(_loose_name(m.group("t") or m.group("t2")))
             if name is None or name in found:
                 continue
             end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-            found[name] = _section_value(text[m.end():end].strip(), spec.by_name[name])
+            content = text[m.end():end]
+            if m.group("inline"):
+                content = m.group("inline") + "\n" + content
+            found[name] = _section_value(content.strip(), spec.by_name[name])
         if not found:
             raise missing_error(spec, found, text, f"sections titled like {opts['title_format']!r}")
         return found
@@ -148,11 +151,12 @@ def _title_regex(spec: FieldSpec, fmt: str) -> re.Pattern[str]:
     pre = r"#{1,6}" if prefix and set(prefix) == {"#"} else re.escape(prefix)
     names = sorted({_loose_name(n) for n in spec.names}, key=len, reverse=True)
     alts = "|".join(r"[\s_-]+".join(re.escape(w) for w in n.split(" ")) for n in names)
-    return re.compile(
-        rf"^[ \t]*(?:{pre}[ \t]*(?:\*\*|__)?|\*\*|__)[ \t]*(?P<t>{alts})[ \t]*:?[ \t]*(?:\*\*|__)?[ \t]*:?[ \t]*"
-        rf"{re.escape(suffix)}[ \t]*$\n?",
-        re.IGNORECASE | re.MULTILINE,
-    )
+    head = rf"^[ \t]*(?:{pre}[ \t]*(?:\*\*|__)?|\*\*|__)[ \t]*"
+    alone = rf"(?P<t>{alts})[ \t]*:?[ \t]*(?:\*\*|__)?[ \t]*:?[ \t]*{re.escape(suffix)}[ \t]*$\n?"
+    # "## Answer: Paris" / "**Answer:** Paris": a colon, then the value on the title line
+    inline = rf"(?P<t2>{alts})[ \t]*(?:\*\*|__)?[ \t]*:[ \t]*(?:\*\*|__)?[ \t]*(?P<inline>\S[^\n]*?)[ \t]*$\n?"
+    body = f"(?:{alone}|{inline})" if suffix in ("", ":") else alone
+    return re.compile(head + body, re.IGNORECASE | re.MULTILINE)
 
 
 # -- json -------------------------------------------------------------------------

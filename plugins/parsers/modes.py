@@ -96,13 +96,14 @@ class TitleParser(Parser):
         matches = list(self._pattern(spec, opts["title_format"]).finditer(text))
         found: dict[str, Any] = {}
         for i, m in enumerate(matches):
-            name = lookup.get(_loose_name(m.group("t") or m.group("t2")))
+            groups = m.groupdict()
+            name = lookup.get(_loose_name(groups["t"] or groups.get("t2") or ""))
             if name is None or name in found:
                 continue
             end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
             content = text[m.end():end]
-            if m.group("inline"):
-                content = m.group("inline") + "\n" + content
+            if groups.get("inline"):
+                content = groups["inline"] + "\n" + content
             found[name] = _section_value(content.strip(), spec.by_name[name])
         if not found:
             raise missing_error(spec, found, text, f"sections titled like {opts['title_format']!r}")

@@ -437,6 +437,6 @@ def describe(fields: FieldsIn) -> str:
     spec = compile_fields(fields)
     text = spec.cache.get("describe")
     if text is None:
-        encoded = msgspec.json.encode([_describe_field(f) for f in spec.fields])
+        encoded = msgspec.json.encode([_describe_field(f) for f in spec.fields], enc_hook=repr)
         text = spec.cache["describe"] = msgspec.json.format(encoded, indent=2).decode()
     return text

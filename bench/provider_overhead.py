@@ -167,8 +167,10 @@ async def main_async(args, base_url: str) -> None:
 
     limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
     sides = {"bare": lambda: Bare(base_url), "bare_tuned": lambda: Bare(base_url, limits),
-             "zagent": lambda: Zagent(base_url)}
+             "zagent": lambda: Zagent(base_url, **args.zagent_opt)}
     try:
+        if args.no_httpx2:
+            raise ImportError
         import httpx2
 
         sides["zagent_httpx2"] = lambda: Zagent(base_url, client_factory=httpx2.AsyncClient)
@@ -198,7 +200,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seq", type=int, default=300)
     ap.add_argument("--conc", type=int, default=500)
+    ap.add_argument("--zagent-opt", action="append", default=[], metavar="KEY=INT",
+                    help="an option for k.llm(...) on the zagent side, e.g. max_connections=100")
+    ap.add_argument("--no-httpx2", action="store_true", help="skip the httpx2 side even if installed")
     args = ap.parse_args()
+    args.zagent_opt = {k: int(v) for k, v in (o.split("=", 1) for o in args.zagent_opt)}
     sys.path.insert(0, str(ROOT))
     proc, base_url = start_server()
     try:

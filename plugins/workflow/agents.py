@@ -140,6 +140,10 @@ class AgentGenerator:
                 node.agents = await self.agenerate(graph.goal, node)
         return graph
 
+    def generate_all(self, graph: WorkFlowGraph) -> WorkFlowGraph:
+        """Sync twin of ``agenerate_all``."""
+        return run_sync(self.agenerate_all(graph))
+
 
 def _node_text(node: WorkFlowNode) -> str:
     data = {"name": node.name, "description": node.description,

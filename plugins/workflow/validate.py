@@ -64,6 +64,9 @@ def _edges(graph: WorkFlowGraph) -> list[Problem]:
             out.append(Problem("bad_router", f"{where} lists no targets"))
         if c.max_loops < 0:
             out.append(Problem("bad_loop", f"{where}: max_loops must be >= 0, got {c.max_loops}"))
+        if c.on_max_loops is not None and c.on_max_loops not in c.targets:
+            out.append(Problem("bad_loop", f"{where}: on_max_loops {c.on_max_loops!r} must be one of its targets "
+                                           f"({', '.join(c.targets)})"))
         try:
             resolve_callable(c.router, f"router of {where}")
         except Exception as exc:

@@ -346,3 +346,49 @@ def test_arun_in_async_code(kernel):
     """arun works inside a running event loop (here one started by asyncio.run)."""
     result = asyncio.run(WorkFlowExecutor(kernel=kernel).arun(diamond(), {"goal": "g"}))
     assert result.ok
+
+
+def test_checkpoint_is_saved_after_each_node(kernel, tmp_path):
+    """The checkpoint store holds one step per finished node, plus the final state."""
+    store = kernel.memory("checkpoints", path=str(tmp_path / "runs.db"))
+    WorkFlowExecutor(kernel=kernel, checkpoints=store).run(diamond(), {"goal": "g"}, run_id="steps")
+    assert store.steps("steps") == [1, 2, 3, 4, 5]
+    [info] = store.list(kind="workflow")
+    assert info.run_id == "steps" and info.metadata == {"workflow": "diamond", "status": "finished"}
+
+
+def test_run_interrupted_inside_a_loop_resumes_at_the_same_pass(kernel, tmp_path):
+    """A failure on the second pass of a loop resumes there: finished work and the loop count are kept."""
+    graph = loop_graph()
+    write, review, publish = (n.agents[0] for n in graph.nodes)
+    calls = {"write": 0, "review": 0}
+    down = [True]
+
+    def counted_write(goal, feedback=None):
+        calls["write"] += 1
+        return write(goal, feedback)
+
+    def flaky_review(draft):
+        calls["review"] += 1
+        if draft == "v2" and down[0]:
+            raise RuntimeError("reviewer is down")
+        return review(draft)
+
+    graph.node("write").agents = [counted_write]
+    graph.node("review").agents = [flaky_review]
+    ex = WorkFlowExecutor(kernel=kernel, checkpoints=str(tmp_path / "runs.db"))
+    with pytest.raises(WorkflowFailed, match="reviewer is down"):
+        ex.run(graph, {"goal": "g"}, run_id="loop-1")
+    assert calls == {"write": 2, "review": 2}
+    down[0] = False
+    result = ex.run(graph, {"goal": "g"}, run_id="loop-1")
+    assert result.outputs == {"final": "V3"} and result.values["drafts"] == ["v1", "v2", "v3"]
+    assert calls == {"write": 3, "review": 4}
+
+
+def test_run_events_frame_the_node_events(kernel, events):
+    """workflow_start and workflow_end frame the run's node events."""
+    WorkFlowExecutor(kernel=kernel).run(diamond(), {"goal": "g"}, run_id="ev-1")
+    types = [t for t, _ in events.seen if t.startswith(("workflow_", "node_"))]
+    assert types[0] == "workflow_start" and types[-1] == "workflow_end"
+    assert types.count("node_end") == 4 and events.of("workflow_end")[0]["status"] == "finished"

@@ -169,6 +169,24 @@ def test_bad_reducer():
     assert p.code == "bad_reducer" and "replace, append, merge" in p.message
 
 
+def test_unknown_node_in_conditional_edge():
+    """A conditional edge naming an unknown target is reported."""
+    data = diamond_dict(conditional_edges=[{"source": "A", "router": HERE + ":route_to_b", "targets": ["B", "Q"]}])
+    graph = WorkFlowGraph.from_dict(data)
+    assert [p.message for p in graph.problems()] == ["conditional edge from 'A': 'Q' is not a node"]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"max_loops": -1}, "max_loops must be >= 0, got -1"),
+    ({"on_max_loops": "C"}, "on_max_loops 'C' must be one of its targets (B)"),
+])
+def test_bad_loop_settings(change, message):
+    """A negative bound, or an exit that is not among the targets, is reported."""
+    data = diamond_dict(conditional_edges=[{"source": "A", "router": HERE + ":route_to_b", "targets": ["B"], **change}])
+    [p] = WorkFlowGraph.from_dict(data).problems()
+    assert p.code == "bad_loop" and message in p.message
+
+
 def test_validate_raises_with_every_problem():
     """validate() raises one error listing all problems, each on its own line."""
     data = diamond_dict()

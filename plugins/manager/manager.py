@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Iterator, Optional, Union
 
 import attrs
 import msgspec
-
 from zagent.errors import ConfigError, ZagentError
 
 if TYPE_CHECKING:  # pragma: no cover

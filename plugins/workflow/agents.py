@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 import msgspec
-
 from zagent.errors import ConfigError
 from zagent.sync import run_sync
 

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 import msgspec
-
 from zagent.context import new_run_id
 from zagent.errors import ConfigError
 from zagent.sync import run_sync

@@ -17,7 +17,6 @@ import asyncio
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional, TypeVar
 
 import attrs
-
 from zagent.errors import ConfigError, ParseError
 from zagent.sync import run_sync
 
@@ -76,7 +75,7 @@ class WorkFlowGenerator:
         goal = check_goal(goal)
         plan, graph = await self._plan(goal, name, None, None)
         for turn in range(1, self.num_turns + 1):
-            suggestions = await self._retry("review", lambda _e: self.reviewer.areview(graph))
+            suggestions = await self._retry("review", lambda _e, g=graph: self.reviewer.areview(g))
             await self.kernel.aemit("generation_step", step="review", turn=turn, suggestions=len(suggestions))
             if not suggestions:
                 break

@@ -20,7 +20,6 @@ import os
 from typing import Any, Optional, Union
 
 import msgspec
-
 from zagent.errors import ConfigError
 from zagent.types import Field
 

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 import msgspec
-
 from zagent.sync import run_sync
 from zagent.types import Field
 

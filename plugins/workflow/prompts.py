@@ -19,8 +19,8 @@ PLANNER_INSTRUCTION = """Plan the sub-tasks for this goal:
 
 PLANNER_CONSTRAINTS = [
     "Give between 2 and 7 sub-tasks, in the order they run; the last one produces the final result.",
-    "Each sub-task has: name (unique, snake_case), description (what to do, concretely), reason (why it is needed), "
-    "inputs and outputs (lists of {\"name\", \"type\", \"description\"}; type is string unless it must be a list or object).",
+    ("Each sub-task has: name (unique, snake_case), description (what to do, concretely), reason (why it is needed), "
+     "inputs and outputs (lists of {\"name\", \"type\", \"description\"}; type is string unless it must be a list or object)."),
     "The first sub-task takes exactly one input: goal.",
     "Every input of a later sub-task is either goal or an output of an earlier sub-task, with exactly the same name.",
     "Every output name is produced by exactly one sub-task; never use goal as an output name.",
@@ -45,12 +45,12 @@ Tools the new agent may use:
 {tools}"""
 
 GENERATOR_CONSTRAINTS = [
-    "Reply with selected_agents (names of existing agents, may be empty) and generated_agents (new agent specs, "
-    "may be empty); give at least one agent in total.",
-    "A generated agent has: name (CamelCase, ending in Agent), description, inputs and outputs (the sub-task's, "
-    "same names), prompt, and tool_names (only from the tools listed; may be empty).",
-    "The prompt tells the agent precisely how to do the sub-task and uses every input as a {placeholder} with "
-    "its exact name, e.g. {{goal}}.",
+    ("Reply with selected_agents (names of existing agents, may be empty) and generated_agents (new agent specs, "
+     "may be empty); give at least one agent in total."),
+    ("A generated agent has: name (CamelCase, ending in Agent), description, inputs and outputs (the sub-task's, "
+     "same names), prompt, and tool_names (only from the tools listed; may be empty)."),
+    ("The prompt tells the agent precisely how to do the sub-task and uses every input as a {placeholder} with "
+     "its exact name, e.g. {{goal}}."),
     "Do not describe the reply format in the prompt: it is added automatically, one section per output.",
 ]
 
@@ -63,8 +63,8 @@ The workflow:
 {workflow}"""
 
 REVIEWER_CONSTRAINTS = [
-    "Check that the sub-tasks together achieve the goal, that none is missing or redundant, and that every "
-    "sub-task gets the inputs it needs.",
+    ("Check that the sub-tasks together achieve the goal, that none is missing or redundant, and that every "
+     "sub-task gets the inputs it needs."),
     "Give suggestions as short, concrete instructions naming the sub-tasks to add, remove, merge or change.",
     "If the workflow is good as it is, set approved to true and give no suggestions.",
 ]

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import attrs
-
 from zagent.sync import run_sync
 
 from . import prompts

@@ -1,7 +1,6 @@
 """Fixtures for AgentManager tests: a kernel with the plugins declared agents need."""
 
 import pytest
-
 from zagent import Kernel
 
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.memory",

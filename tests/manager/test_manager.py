@@ -4,7 +4,6 @@ import asyncio
 import threading
 
 import pytest
-
 from zagent import ConfigError
 from zagent.plugins.manager import AgentManager, AgentState, AgentTimeout
 

@@ -1,7 +1,6 @@
 """Fixtures for workflow tests: a kernel with the plugins a workflow needs, graphs and an event recorder."""
 
 import pytest
-
 from zagent import Kernel
 
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.memory",

@@ -3,7 +3,6 @@
 import asyncio
 
 import pytest
-
 from zagent.plugins.manager import AgentManager
 from zagent.plugins.workflow import WorkFlowExecutor, WorkflowFailed, WorkFlowGraph
 
@@ -277,7 +276,7 @@ def loop_graph(max_loops=5, on_max_loops=None, approve_at=3):
     def publish(draft):
         return {"final": draft.upper()}
 
-    for n, fn in zip(graph.nodes, (write, review, publish)):
+    for n, fn in zip(graph.nodes, (write, review, publish), strict=True):
         n.agents = [fn]
     return graph
 
@@ -360,7 +359,7 @@ def test_checkpoint_is_saved_after_each_node(kernel, tmp_path):
 def test_run_interrupted_inside_a_loop_resumes_at_the_same_pass(kernel, tmp_path):
     """A failure on the second pass of a loop resumes there: finished work and the loop count are kept."""
     graph = loop_graph()
-    write, review, publish = (n.agents[0] for n in graph.nodes)
+    write, review, _publish = (n.agents[0] for n in graph.nodes)
     calls = {"write": 0, "review": 0}
     down = [True]
 

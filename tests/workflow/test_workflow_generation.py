@@ -3,12 +3,19 @@
 import copy
 
 import pytest
-
 from zagent import ConfigError
 from zagent.plugins.manager import AgentManager
-from zagent.plugins.workflow import (AgentGenerator, GenerationError, TaskPlanner, WorkFlowExecutor,
-                                     WorkFlowGenerator, WorkFlowGraph, WorkFlowReviewer, WorkflowError,
-                                     build_from_plan)
+from zagent.plugins.workflow import (
+    AgentGenerator,
+    GenerationError,
+    TaskPlanner,
+    WorkflowError,
+    WorkFlowExecutor,
+    WorkFlowGenerator,
+    WorkFlowGraph,
+    WorkFlowReviewer,
+    build_from_plan,
+)
 from zagent.plugins.workflow.planner import parse_plan
 
 from . import replies

@@ -1,9 +1,14 @@
 """WorkFlowGraph: JSON round trip, structural validation (one test per rule), diagrams."""
 
 import pytest
-
 from zagent import ConfigError
-from zagent.plugins.workflow import ConditionalEdge, WorkFlowGraph, WorkflowValidationError, to_mermaid, to_text
+from zagent.plugins.workflow import (
+    ConditionalEdge,
+    WorkFlowGraph,
+    WorkflowValidationError,
+    to_mermaid,
+    to_text,
+)
 
 from .conftest import diamond_dict, edges, node
 

@@ -278,3 +278,15 @@ def test_end_to_end_generate_validate_run(kernel, tmp_path):
     body = f"write_body[outline={outline}, facts={facts}]"
     assert result.outputs == {"report": f"assemble[intro={intro}, body={body}]"}
     assert [t.node for t in result.trace if t.status == "done"][0] == "research"
+
+
+def test_plan_building_an_invalid_graph_is_replanned(kernel, events):
+    """A plan that follows the rules but builds an invalid graph (unlinked steps) is re-planned with the problems."""
+    unlinked = {"sub_tasks": [
+        {"name": "a", "inputs": ["goal"], "outputs": ["x"]}, {"name": "b", "inputs": ["goal"], "outputs": ["y"]}]}
+    llm = scripted(kernel, fenced(unlinked), plan_reply())
+    gen = WorkFlowGenerator(kernel=kernel, llm=llm, num_turns=0, backoff_base=0)
+    graph = gen.generate("Write a short report on solar power", generate_agents=False)
+    assert len(graph.nodes) == 5
+    assert "node 'a' has no edges" in prompts_of(llm)[1]
+    assert events.of("generation_retry")[0]["step"] == "plan"

@@ -167,6 +167,10 @@ class _Run:
         self.stopping = False
         self.queue: list[str] = []
         self.background: list[Any] = []
+        self.passes: dict[str, int] = {}  # completed passes per node (loops run nodes again)
+        for entry in self.trace:
+            if entry.status == "done":
+                self.passes[entry.node] = self.passes.get(entry.node, 0) + 1
 
     def _restore(self, saved: RunState, inputs: dict[str, Any]) -> None:
         unknown = [n for n in saved.done if n not in self.nodes]
@@ -328,7 +332,8 @@ class _Run:
         for key, value in outputs.items():
             reducer = self.reducers.get(key)
             self.values[key] = reducer(self.values.get(key), value) if reducer else value
-        iteration = max((self.loops.get(k, 0) for k in self.loops if k.startswith(name + "->")), default=0)
+        iteration = self.passes.get(name, 0)
+        self.passes[name] = iteration + 1
         self.trace.append(TraceEntry(node=name, status="done", agents=self.agents[name], attempts=attempts,
                                      outputs=outputs, route=route if loop is None else [loop], iteration=iteration,
                                      started=started, duration=time.time() - started))

@@ -287,6 +287,7 @@ def test_bounded_loop_repeats_until_the_router_exits(kernel, events):
     assert result.outputs == {"final": "V3"}
     assert result.values["drafts"] == ["v1", "v2", "v3"]
     assert [d["iteration"] for d in events.of("workflow_loop")] == [1, 2]
+    assert [(t.node, t.iteration) for t in result.trace if t.node == "write"] == [("write", 0), ("write", 1), ("write", 2)]
 
 
 def test_loop_bound_reached_fails_without_an_exit(kernel):

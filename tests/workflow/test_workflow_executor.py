@@ -392,3 +392,15 @@ def test_run_events_frame_the_node_events(kernel, events):
     types = [t for t, _ in events.seen if t.startswith(("workflow_", "node_"))]
     assert types[0] == "workflow_start" and types[-1] == "workflow_end"
     assert types.count("node_end") == 4 and events.of("workflow_end")[0]["status"] == "finished"
+
+
+def test_node_waiting_too_long_for_a_busy_agent_fails(kernel):
+    """A node whose agent stays RUNNING elsewhere past agent_timeout fails with the agent's name."""
+    manager = AgentManager(kernel=kernel)
+    manager.add_agent(Counter("Busy", "z"))
+    manager.acquire("Busy")  # someone else is using it and does not give it back
+    graph = diamond()
+    graph.node("C").agents = ["Busy"]
+    ex = WorkFlowExecutor(kernel=kernel, manager=manager, agent_timeout=0.01)
+    with pytest.raises(WorkflowFailed, match="agent 'Busy' stayed running"):
+        ex.run(graph, {"goal": "g"})

@@ -262,3 +262,20 @@ def test_describe_lists_inputs_and_outputs(manager):
     manager.add_agent(spec())
     assert manager.describe() == [{"name": "Writer", "description": "Writer writes", "inputs": ["topic"],
                                    "outputs": ["text"]}]
+
+
+def test_name_is_loaded_from_an_sqlite_storage(kernel, manager, tmp_path):
+    """With an SQLite storage, add_agent('Name') loads the saved spec from the store."""
+    db = str(tmp_path / "agents.db")
+    manager.add_agent(spec("Writer"))
+    manager.save_all(db)
+    other = AgentManager(kernel=kernel, storage=db)
+    assert other.add_agent("Writer").to_dict() == manager["Writer"].to_dict()
+    with pytest.raises(ConfigError, match="'Ghost' is not saved"):
+        other.add_agent("Ghost")
+
+
+def test_load_all_from_a_missing_directory_is_a_clear_error(manager, tmp_path):
+    """load_all names a directory that does not exist."""
+    with pytest.raises(ConfigError, match="does not exist"):
+        manager.load_all(tmp_path / "nope")

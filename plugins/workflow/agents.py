@@ -113,7 +113,7 @@ class AgentGenerator:
         if spec["name"] in self.manager:
             spec["name"] = _free_name(spec["name"], self.manager)
         try:
-            self.kernel.agent(spec)
+            build_agent(self.kernel, spec, self.llm)  # the same checks the run will make
         except ConfigError as exc:
             raise GenerationError(f"generated agent for {node.name!r} is not valid: {exc}", raw=raw) from None
         return spec

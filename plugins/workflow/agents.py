@@ -65,8 +65,11 @@ class AgentGenerator:
                 "AgentGenerator", prompts.GENERATOR_SYSTEM, prompts.GENERATOR_INSTRUCTION,
                 prompts.GENERATOR_CONSTRAINTS,
                 inputs=[{"name": "goal"}, {"name": "sub_task"}, {"name": "existing_agents"}, {"name": "tools"}],
-                outputs=[{"name": "selected_agents", "type": "array", "default": []},
-                         {"name": "generated_agents", "type": "array", "default": []}],
+                outputs=[{"name": "selected_agents", "type": "array", "default": [],
+                          "description": "names of existing agents to use"},
+                         {"name": "generated_agents", "type": "array", "default": [], "description": (
+                             'new agents, each an object {"name", "description", "inputs": [{"name"}], '
+                             '"outputs": [{"name"}], "prompt", "tool_names": []}')}],
                 llm=self.llm)
             self.agent = build_agent(self.kernel, spec, self.llm)
 

@@ -24,6 +24,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
 
+SUB_TASKS = ('the sub-tasks in order, each an object {"name", "description", "reason", '
+             '"inputs": [{"name", "type", "description"}], "outputs": [{"name", "type", "description"}]}')
+
+
 class SubTask(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One planned step: becomes one workflow node."""
 
@@ -80,7 +84,7 @@ class TaskPlanner:
             spec = agent_spec(
                 "TaskPlanner", prompts.PLANNER_SYSTEM, prompts.PLANNER_INSTRUCTION, prompts.PLANNER_CONSTRAINTS,
                 inputs=[{"name": "goal"}, {"name": "history", "default": ""}, {"name": "suggestion", "default": ""}],
-                outputs=[{"name": "sub_tasks", "type": "array", "description": "the sub-tasks, in order"}],
+                outputs=[{"name": "sub_tasks", "type": "array", "description": SUB_TASKS}],
                 llm=self.llm)
             self.agent = build_agent(self.kernel, spec, self.llm)
 

@@ -41,13 +41,23 @@ def value_text(value: Any) -> str:
     return _encode(value).decode()
 
 
+def _kind(field: Any) -> str:
+    """The type as prompt text, nested members included: ``array of object {a: string, b: integer}``."""
+    if field.type == "array" and field.items is not None:
+        return f"array of {_kind(field.items)}"
+    if field.type == "object" and field.fields:
+        return "object {" + ", ".join(f"{_json_name(f.name)}: {_kind(f)}" for f in field.fields) + "}"
+    return field.type
+
+
+def _json_name(name: str) -> str:
+    return name if name.isidentifier() else _encode(name).decode()
+
+
 def _label(field: Any) -> str:
-    kind = field.type
-    if kind == "array" and field.items is not None:
-        kind = f"array of {field.items.type}"
     req = "required" if field.required and field.default is None else (
         "optional" if field.default is None else f"optional, default {value_text(field.default)}")
-    text = f"{kind}, {req}"
+    text = f"{_kind(field)}, {req}"
     return f"{text}: {field.description}" if field.description else text
 
 
@@ -421,10 +431,33 @@ class CustomParser(Parser):
 
 
 def _call(func: Callable[..., Any], first: Any, spec: FieldSpec) -> Any:
-    code = getattr(func, "__code__", None)
-    if code is not None and code.co_argcount - (1 if hasattr(func, "__self__") else 0) == 1:
-        return func(first)
-    return func(first, spec.fields)
+    """Call a user function with ``(first)`` or ``(first, fields)``, whichever it accepts."""
+    return func(first) if _takes_one(func) else func(first, spec.fields)
+
+
+_ARITY: dict[Any, bool] = {}
+
+
+def _takes_one(func: Callable[..., Any]) -> bool:
+    try:
+        return _ARITY[func]
+    except (KeyError, TypeError):
+        pass
+    import inspect
+
+    try:
+        params = [p for p in inspect.signature(func).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+        one = len(params) == 1 and params[0].kind is not params[0].VAR_POSITIONAL
+    except (TypeError, ValueError):
+        one = False
+    try:
+        if len(_ARITY) > 256:
+            _ARITY.clear()
+        _ARITY[func] = one
+    except TypeError:  # unhashable callable
+        pass
+    return one
 
 
 def _as_values(result: Any, spec: FieldSpec, raw: str) -> dict[str, Any]:

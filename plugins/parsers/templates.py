@@ -68,8 +68,9 @@ class Text:
         pos = 0
         for m in _TOKEN.finditer(text):
             escaped, name = m.group(1), m.group(2)
-            if escaped is not None:
-                parts.append(text[pos:m.start()] + "{" + escaped + "}")
+            if escaped is not None:  # {{name}}: a literal {name} where name would be a placeholder
+                keep = known is None or escaped in known
+                parts.append(text[pos:m.start()] + ("{" + escaped + "}" if keep else m.group(0)))
             elif known is None or name in known:
                 parts.append(text[pos:m.start()])
                 parts.append((name,))

@@ -4,7 +4,6 @@ import functools
 import json
 
 import pytest
-
 from zagent import ConfigError, ParseError
 
 NESTED = [{"name": "p", "fields": [{"name": "a"}, {"name": "b", "type": "int"}]},

@@ -1,6 +1,8 @@
 """Prompt templates: fixed section order, placeholders, literal braces, missing inputs, chat turns."""
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from zagent import ConfigError, Message
 
 
@@ -97,3 +99,12 @@ def test_render_time_tools_and_context_replace_the_template_ones(T):
     t = T.PromptTemplate("Do it.", context="old")
     text = t.render(context="new context", tools="TOOLS HERE")
     assert "## Context\nnew context" in text and text.endswith("## Tools\nTOOLS HERE")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(st.sampled_from(list('{}"q:ab, \n')), max_size=40) | st.text(max_size=40))
+def test_text_without_placeholders_is_kept_exactly(kernel, text):
+    """Any text that does not mention a declared input renders unchanged: stray braces are neutralised."""
+    assume("{q}" not in text and "{{q}}" not in text)
+    t = kernel.parser("templates").PromptTemplate(text, inputs=[{"name": "q", "required": False}])
+    assert t.texts["instruction"].render(t.values({"q": "VALUE"})) == text

@@ -57,7 +57,7 @@ def replies(k: Kernel) -> dict[str, tuple[Callable[[], Any], int]]:
     import json
 
     ctext = json.dumps(VALUES)
-    cases["parse custom (json.loads)"] = ((lambda: cp.parse(ctext, FIELDS, parse_func=lambda t: json.loads(t))),
+    cases["parse custom (json.loads)"] = ((lambda: cp.parse(ctext, FIELDS, parse_func=json.loads)),
                                          len(ctext))
     cases["parse json, fresh dict spec"] = ((lambda: jp.parse(ctext, [dict(f) for f in FIELDS])), len(ctext))
     cases["instructions json (cached)"] = ((lambda: jp.instructions(FIELDS)), 0)

@@ -17,10 +17,11 @@ from zagent.types import Message, ToolCall, ToolResult
 class PromptTools:
     """Tools offered in the prompt through one text tool-call format."""
 
-    def __init__(self, fmt: Any, tools: Sequence[Any]):
+    def __init__(self, fmt: Any, tools: Sequence[Any], extra_specs: Sequence[Any] = ()):
         self.format = fmt
-        self.names = tuple(t.name for t in tools)
-        self.section = fmt.render_tools([t.spec for t in tools])
+        specs = [t.spec for t in tools] + list(extra_specs)
+        self.names = tuple(s.name for s in specs)
+        self.section = fmt.render_tools(specs)
 
     def extract(self, text: str) -> tuple[list[ToolCall], list[Any], str]:
         """``(calls, malformed-call errors, remaining text)`` found in a reply."""

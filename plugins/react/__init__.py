@@ -1,1 +1,41 @@
-"""The react plugin (in progress)."""
+"""The ReAct plugin: ``ReActLoop``, ``ReActAgent`` with ``chat``, trajectories, ``zagent chat``.
+
+Registers the agent type ``react`` and the CLI command ``zagent chat``.
+Cheap to import: classes load on first use (``from zagent.plugins.react import ReActLoop``
+resolves lazily). Built on the actions plugin (ReActAgent extends its Agent).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+_EXPORTS = {
+    "ReActLoop": "loop", "ReActResult": "loop", "ReActAgent": "agent", "AgentResponse": "agent",
+    "RunState": "state", "StepResult": "state", "Decision": "state",
+    "read_trajectories": "trajectory", "append_trajectory": "trajectory",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def _react(spec: dict, kernel: Any) -> Any:
+    from .agent import build_react
+
+    return build_react(spec, kernel)
+
+
+def zagent_register_agent_types(register: Callable[..., None]) -> None:
+    register("react", _react)
+
+
+def zagent_register_commands(cli: Any, kernel: Any) -> None:
+    from .cli import add_commands
+
+    add_commands(cli)

@@ -1,0 +1,107 @@
+"""``zagent chat [AGENT_FILE]``: an interactive REPL on a ReAct agent.
+
+Tool calls are printed as they happen (stderr); the answer is printed when
+the run ends. Ctrl-C during a run pauses it and asks whether to resume or
+abort; Ctrl-C or Ctrl-D at the prompt leaves. Tools marked sensitive are
+confirmed with a y/n prompt (the rails plugin's console approver).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def add_commands(cli: Any) -> None:
+    chat = cli.command("chat", cmd_chat, help="chat with a ReAct agent (Ctrl-C pauses a run)")
+    chat.add_argument("agent_file", nargs="?", help="a react agent .json/.yaml (default: all tools, ZAGENT_MODEL)")
+    chat.add_argument("--model", "-m", default=None, help="'provider:model' to use")
+    chat.add_argument("--tools", default=None, help="comma-separated tool names (default: all registered)")
+    chat.add_argument("--trajectory", default=None, help="append each run to this JSONL file")
+
+
+class _Printer:
+    def zagent_event(self, event: Any) -> None:
+        d = event.data
+        if event.type == "tool_start":
+            print(f"  → {d.get('tool')}", file=sys.stderr, flush=True)
+        elif event.type == "tool_end":
+            print(f"  ← {d.get('tool')}: {d.get('state')}", file=sys.stderr, flush=True)
+        elif event.type == "paused":
+            print("  (paused)", file=sys.stderr, flush=True)
+
+
+def _agent(args: argparse.Namespace, kernel: Any) -> Any:
+    from zagent.kernel import load_spec_file
+
+    if args.agent_file:
+        spec = load_spec_file(args.agent_file)
+    else:
+        names = args.tools.split(",") if args.tools else [t.name for t in kernel.tools()]
+        spec = {"type": "react", "name": "chat", "tools": names}
+    if args.model:
+        spec = {**spec, "llm": args.model}
+        spec.pop("llm_config", None)
+    if args.trajectory:
+        spec["trajectory_path"] = args.trajectory
+    spec.setdefault("type", "react")
+    agent = kernel.agent(spec)
+    try:
+        from zagent.plugins.rails import console_approver
+
+        agent.rails.setdefault("approver", console_approver)
+    except ImportError:
+        pass
+    return agent
+
+
+def cmd_chat(args: argparse.Namespace, kernel: Any) -> int:
+    import asyncio
+
+    from zagent.sync import _background_loop
+
+    agent = _agent(args, kernel)
+    kernel.add_plugin(_Printer(), name="zagent-chat-printer")
+    print(f"Chatting with {agent.name} ({agent.llm.name}). Ctrl-C pauses a run; Ctrl-D quits.", file=sys.stderr)
+    history: list[Any] = []
+    while True:
+        try:
+            text = input("you> ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print(file=sys.stderr)
+            return 0
+        if not text:
+            continue
+        loop = agent.loop()
+        future = asyncio.run_coroutine_threadsafe(loop.arun(text, history=history), _background_loop())
+        result = _wait(future, loop)
+        if result is None:
+            continue
+        answer = result.content or "\n".join(result.questions)
+        print(f"{agent.name}> {answer}", flush=True)
+        history += [{"role": "user", "content": text}, {"role": "assistant", "content": answer}]
+
+
+def _wait(future: Any, loop: Any) -> Any:
+    from zagent.errors import RunAborted, ZagentError
+
+    while True:
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            loop.pause()
+            try:
+                choice = input("\npaused: [r]esume or [a]bort? ").strip().lower()
+            except (EOFError, KeyboardInterrupt):
+                choice = "a"
+            if choice.startswith("a"):
+                loop.abort()
+            else:
+                loop.resume()
+        except RunAborted:
+            print("(aborted)", file=sys.stderr)
+            return None
+        except ZagentError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return None

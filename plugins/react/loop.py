@@ -1,0 +1,514 @@
+"""``ReActLoop``: decide → act → observe, step by step, pausable, resumable, abortable.
+
+State machine: RUNNING → PAUSED ⇄ RUNNING → COMPLETED | ABORTED (FAILED when
+the error policy is ``stop``). ``pause()``, ``resume()`` and ``abort()`` are
+safe from any thread or task while a step is in flight:
+
+* a pause takes effect at the next boundary: between steps, or inside a batch
+  of tool calls before the next call starts (calls already running finish);
+* ``abort()`` cancels the in-flight LLM or tool call and ends the run with
+  ``RunAborted`` carrying the steps so far;
+* every finished tool call and every step is checkpointed (when a checkpoint
+  store is given), so a run resumed in another process never runs a finished
+  call again; calls awaiting human approval resume with the approval given.
+
+Each step asks the model once. Tool calls (native, or ``<tool_call>`` text
+for models whose profile says ``native_tools=False``) run through
+``Kernel.arun_tool``, so every rail applies. A pseudo-tool
+``ask_clarification`` lets the model ask the user instead. Built on the
+actions plugin (it reuses ``actions.toolmode.PromptTools``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
+
+import attrs
+import msgspec
+
+from zagent.errors import NoAnswerError, ProviderError, RunAborted, ToolBlocked
+from zagent.llm import to_messages
+from zagent.types import Message, ToolCall, ToolResult, ToolSpec
+
+from .state import Decision, RunState, StepResult, state_decoder
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel, RunContext
+
+SYSTEM_PROMPT = """You are a helpful assistant that solves the user's request step by step.
+At each step either call one or more tools, or give the final answer as plain text.
+Call ask_clarification only when the request cannot be done without more information from the user.
+Use tool results to decide the next step; when a tool fails, fix the call or try another way."""
+
+CLARIFY = ToolSpec(
+    name="ask_clarification",
+    description="Ask the user clarifying questions when the request is ambiguous or information is missing.",
+    parameters={"type": "object", "properties": {"questions": {"type": "array", "items": {"type": "string"}}},
+                "required": ["questions"]},
+)
+NUDGE = "Your last reply had neither a tool call nor an answer. Call a tool or give the final answer."
+
+
+@attrs.define(slots=False, eq=False, repr=False, kw_only=True)
+class ReActResult:
+    """How a run ended: the answer (or clarification questions), steps and state."""
+
+    content: str
+    status: str
+    steps: list[StepResult]
+    state: RunState
+    questions: list[str] = attrs.field(factory=list)
+
+    @property
+    def needs_clarification(self) -> bool:
+        return bool(self.questions)
+
+
+@attrs.define(slots=False, eq=False, repr=False, kw_only=True)
+class ReActLoop:
+    """A ReAct run over ``tools`` with ``llm`` (see the module docstring).
+
+    :ivar on_error: ``"continue"`` (a failed LLM step is recorded and the next
+        step tries again) or ``"stop"`` (the run fails with ``NoAnswerError``).
+    :ivar checkpoints: a checkpoint store (``kernel.memory("checkpoints", path=...)``).
+    :ivar tool_limit: offer at most this many tools per step (retrieval picks them).
+    """
+
+    kernel: "Kernel"
+    llm: Any
+    tools: Sequence[str] = ()
+    system_prompt: str = SYSTEM_PROMPT
+    max_iterations: int = 20
+    max_tool_call_concurrency: int = 4
+    on_error: str = "continue"
+    allow_clarification: bool = True
+    tool_limit: int = 16
+    pinned_tools: Sequence[str] = ()
+    max_context_messages: Optional[int] = None
+    max_context_tokens: Optional[int] = None
+    keep_recent: int = 6
+    checkpoints: Any = None
+    trajectory_path: Optional[str] = None
+    tool_format: str = "tool_call"
+    agent: str = "react"
+    agent_config: dict[str, Any] = attrs.field(factory=dict)
+    state: Optional[RunState] = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.on_error not in ("continue", "stop"):
+            raise ValueError(f"on_error must be 'continue' or 'stop', got {self.on_error!r}")
+        self._lock = threading.Lock()
+        self._pause_requested = False
+        self._abort_requested = False
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._wake: Optional[asyncio.Event] = None
+        self._inflight: set[asyncio.Future] = set()
+        self._status_waiters: list[tuple[str, Any]] = []
+        self._prompt_tools: Any = None
+
+    # -- control (any thread) ---------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        return self.state.status if self.state is not None else "running"
+
+    def pause(self) -> None:
+        """Ask the run to pause at the next boundary (between steps or tool calls)."""
+        with self._lock:
+            self._pause_requested = True
+
+    def resume(self, *, approve: Iterable[str] = (), deny: Iterable[str] = ()) -> None:
+        """Continue a paused run; ``approve``/``deny`` answer calls awaiting human approval (by call id)."""
+        with self._lock:
+            self._pause_requested = False
+            if self.state is not None and self.state.status == "paused" and not self._blocked_on_approval():
+                self.state.status = "running"
+            if self.state is not None:
+                self.state.approved = sorted(set(self.state.approved) | set(approve))
+                denied = set(deny)
+                if denied:
+                    self._deny_pending(denied)
+        self._wakeup()
+
+    def abort(self) -> None:
+        """End the run: cancel the in-flight call; ``arun`` raises ``RunAborted``."""
+        with self._lock:
+            self._abort_requested = True
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._cancel_inflight)
+        self._wakeup()
+
+    def _cancel_inflight(self) -> None:
+        for fut in list(self._inflight):
+            fut.cancel()
+
+    def _wakeup(self) -> None:
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(wake.set)
+
+    async def wait_for_status(self, status: str) -> None:
+        """Wait (from the loop's event loop) until the run reaches ``status`` (e.g. ``"paused"``)."""
+        while self.status != status:
+            await asyncio.sleep(0.005)
+
+    # -- state --------------------------------------------------------------------
+
+    def snapshot(self) -> RunState:
+        """A copy of the run's state, safe to encode and store."""
+        assert self.state is not None, "the run has not started"
+        return state_decoder.decode(msgspec.json.encode(self.state))
+
+    def save(self, path: str) -> None:
+        """Write the state as JSON to ``path`` (atomically)."""
+        import os
+
+        data = msgspec.json.encode(self.snapshot())
+        with open(f"{path}.tmp", "wb") as f:
+            f.write(data)
+        os.replace(f"{path}.tmp", path)
+
+    @classmethod
+    def restore(cls, kernel: "Kernel", state: Any, **config: Any) -> "ReActLoop":
+        """A loop continuing ``state``: a ``RunState``, JSON bytes, a file path, or a run id with
+        ``checkpoints=store`` (its latest checkpoint). A paused run resumes running."""
+        store = config.get("checkpoints")
+        if isinstance(state, str) and store is not None and not state.endswith(".json"):
+            found = store.latest(state)
+            if found is None:
+                raise ValueError(f"no checkpoint for run {state!r} in {store!r}")
+            state = found[1]
+        elif isinstance(state, str):
+            with open(state, "rb") as f:
+                state = f.read()
+        if isinstance(state, (bytes, bytearray)):
+            state = state_decoder.decode(state)
+        if state.status in ("completed", "aborted"):
+            raise ValueError(f"run {state.run_id} is {state.status}; only running or paused runs resume")
+        state.status = "running"
+        config.setdefault("agent", state.agent or "react")
+        return cls(kernel=kernel, state=state, **config)
+
+    # -- running --------------------------------------------------------------------
+
+    async def arun(self, user_input: Optional[str] = None, *, history: Optional[Sequence[Any]] = None,
+                   ctx: Optional["RunContext"] = None) -> ReActResult:
+        """Run (or continue) until an answer, clarification questions, abort or a bound."""
+        if user_input is not None:
+            self._start(user_input, history)
+        elif self.state is None:
+            raise ValueError("nothing to run: give user_input or restore a state")
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        ctx = ctx or self.kernel.context(run_id=self.state.run_id, agent=self.agent, agent_config=self.agent_config)
+        self._ctx = ctx
+        ctx.stash.setdefault("zagent.approved", set()).update(self.state.approved)
+        if self.state.usage.calls and not ctx.usage.calls:
+            ctx.usage = self.state.usage
+        await self._emit("run_start", resumed=user_input is None)
+        try:
+            return await self._drive()
+        except asyncio.CancelledError:
+            if self._abort_requested:
+                raise self._aborted() from None
+            raise
+        finally:
+            self._loop = self._wake = None
+
+    def run(self, user_input: Optional[str] = None, **kwargs: Any) -> ReActResult:
+        """Sync twin of ``arun``."""
+        from zagent.sync import run_sync
+
+        return run_sync(self.arun(user_input, **kwargs))
+
+    def _start(self, user_input: str, history: Optional[Sequence[Any]]) -> None:
+        from zagent.context import new_run_id
+
+        messages = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
+        messages.extend(to_messages(history or []))
+        messages.append(Message(role="user", content=user_input))
+        self.state = RunState(run_id=new_run_id(), agent=self.agent, messages=messages)
+
+    async def _drive(self) -> ReActResult:
+        state = self.state
+        assert state is not None
+        while True:
+            await self._boundary()
+            if state.pending:
+                await self._run_batch()
+                continue
+            if state.final is not None or state.questions:
+                return await self._complete()
+            if state.step >= self.max_iterations:
+                raise await self._fail(NoAnswerError(
+                    f"no answer within max_iterations={self.max_iterations}; raise it or inspect error.trajectory",
+                    trajectory=state.steps, limit="max_iterations"))
+            await self._step()
+
+    async def _boundary(self) -> None:
+        """Honour abort and pause requests; a pause waits here until resume or abort."""
+        if self._abort_requested:
+            raise self._aborted()
+        if not self._pause_requested and not self._blocked_on_approval():
+            return
+        state = self.state
+        state.status = "paused"
+        await self._checkpoint()
+        await self._emit("paused", step=state.step, awaiting_approval=list(state.awaiting_approval))
+        while (self._pause_requested or self._blocked_on_approval()) and not self._abort_requested:
+            state.status = "paused"  # again: a resume() may have raced with a new pause()
+            self._wake.clear()
+            await self._wake.wait()
+        if self._abort_requested:
+            raise self._aborted()
+        state.status = "running"
+        self._release_approved()
+        await self._emit("resumed", step=state.step)
+
+    def _blocked_on_approval(self) -> bool:
+        state = self.state
+        return bool(state.awaiting_approval) and not set(state.awaiting_approval) <= set(state.approved)
+
+    def _release_approved(self) -> None:
+        state = self.state
+        approved = set(state.approved)
+        state.awaiting_approval = [c for c in state.awaiting_approval if c not in approved]
+        self._ctx.stash.setdefault("zagent.approved", set()).update(approved)
+
+    def _deny_pending(self, denied: set[str]) -> None:
+        for call in self.state.pending:
+            if call.id in denied and call.id not in self.state.finished:
+                self.state.finished[call.id] = ToolResult(
+                    call_id=call.id, name=call.name, state="blocked", error="a human declined the call",
+                    content="Error: the call was blocked: a human declined the call")
+        self.state.awaiting_approval = [c for c in self.state.awaiting_approval if c not in denied]
+
+    # -- one step -------------------------------------------------------------------
+
+    async def _step(self) -> None:
+        state = self.state
+        state.step += 1
+        await self._emit("step_start", step=state.step)
+        await self._maybe_compress()
+        tools = await self._offered_tools()
+        try:
+            decision, reply = await self._decide(tools)
+        except (ProviderError, ToolBlocked) as exc:
+            state.steps.append(StepResult(step=state.step, action="direct_response", is_error=True,
+                                          is_blocked=isinstance(exc, ToolBlocked), reason=str(exc)))
+            await self._emit("step_end", step=state.step, error=str(exc))
+            if self.on_error == "stop":
+                raise await self._fail(NoAnswerError(f"step {state.step} failed: {exc}", trajectory=state.steps,
+                                                     limit="step_error")) from exc
+            await self._checkpoint()
+            return
+        state.messages.append(reply)
+        state.usage = self._ctx.usage
+        state.reasoning = decision.reasoning
+        state.feedback = decision.feedback
+        if decision.action == "use_tool":
+            state.pending = list(decision.calls)
+            state.finished = {}
+        elif decision.feedback:
+            state.messages.append(Message(role="user", content=decision.feedback))
+            state.feedback = ""
+            state.steps.append(StepResult(step=state.step, action="use_tool", is_error=True,
+                                          reason="malformed tool call", result=decision.feedback))
+        elif decision.action == "ask_clarification":
+            state.questions = decision.questions
+            state.steps.append(StepResult(step=state.step, action="ask_clarification", reasoning=decision.reasoning,
+                                          result="\n".join(decision.questions)))
+        elif decision.content:
+            state.final = decision.content
+            state.steps.append(StepResult(step=state.step, action="direct_response", result=decision.content,
+                                          reasoning=decision.reasoning))
+        else:
+            state.messages.append(Message(role="user", content=NUDGE))
+            state.steps.append(StepResult(step=state.step, action="direct_response", is_error=True,
+                                          reason="empty reply"))
+        await self._emit("step_end", step=state.step, action=decision.action,
+                         tools=[c.name for c in decision.calls])
+        await self._checkpoint()
+
+    async def _decide(self, tools: list[Any]) -> tuple[Decision, Message]:
+        native = self.llm.profile.native_tools
+        specs = [t.spec for t in tools] + ([CLARIFY] if self.allow_clarification else [])
+        messages = self.state.messages
+        prompt_tools = None
+        if specs and not native:
+            prompt_tools = self._prompt_tools_for(tools, specs)
+            messages = _with_tools_section(messages, prompt_tools.section)
+        request = self.llm.request(messages, tools=specs if native else None)
+        reply = (await self._abortable(self.llm.asend(request, self._ctx))).message
+        if prompt_tools is None:
+            calls, errors, text = list(reply.tool_calls), [], reply.content or ""
+        else:
+            calls, errors, text = prompt_tools.extract(reply.content or "")
+        decision = _decision(calls, text)
+        if errors:
+            decision.feedback = prompt_tools.format.feedback(errors)
+        return decision, reply
+
+    def _prompt_tools_for(self, tools: list[Any], specs: list[ToolSpec]) -> Any:
+        from zagent.plugins.actions.toolmode import PromptTools
+
+        key = tuple(s.name for s in specs)
+        if self._prompt_tools is None or self._prompt_tools.names != key:
+            self._prompt_tools = PromptTools(self.kernel.parser(self.tool_format), tools, extra_specs=specs[len(tools):])
+        return self._prompt_tools
+
+    async def _offered_tools(self) -> list[Any]:
+        tools = self.kernel.tools(list(self.tools)) if self.tools else []
+        if len(tools) <= self.tool_limit:
+            return tools
+        from .retrieval import aselect_tools
+
+        query = next((m.content for m in reversed(self.state.messages) if m.role == "user" and m.content), "")
+        return await aselect_tools(tools, query, limit=self.tool_limit, pinned=self.pinned_tools,
+                                   embedder=self.kernel.embedder())
+
+    async def _maybe_compress(self) -> None:
+        if self.max_context_messages is None and self.max_context_tokens is None:
+            return
+        from .compression import compress, needs_compression
+
+        if needs_compression(self.state.messages, max_messages=self.max_context_messages,
+                             max_tokens=self.max_context_tokens):
+            self.state.messages = await self._abortable(
+                compress(self.state.messages, self.llm, keep_recent=self.keep_recent, ctx=self._ctx))
+            await self._emit("compressed", messages=len(self.state.messages))
+
+    # -- tool batches -------------------------------------------------------------------
+
+    async def _run_batch(self) -> None:
+        state = self.state
+        gate = asyncio.Semaphore(max(1, self.max_tool_call_concurrency))
+        waiting = set(state.awaiting_approval)
+        todo = [c for c in state.pending if c.id not in state.finished and c.id not in waiting]
+        await asyncio.gather(*(self._run_call(c, gate) for c in todo))
+        if self._abort_requested:
+            raise self._aborted()
+        if all(c.id in state.finished for c in state.pending):
+            self._close_batch()
+            await self._checkpoint()
+
+    async def _run_call(self, call: ToolCall, gate: asyncio.Semaphore) -> None:
+        async with gate:
+            if self._pause_requested or self._abort_requested:
+                return  # not started: it runs after resume
+            started = time.perf_counter()
+            result = await self._abortable(self.kernel.arun_tool(call, self._ctx))
+        state = self.state
+        pending = self._ctx.stash.get("zagent.pending_approval")
+        if pending and call.id in pending:
+            pending.discard(call.id)
+            if call.id not in state.awaiting_approval:
+                state.awaiting_approval.append(call.id)
+            await self._emit("approval_needed", tool=call.name, call_id=call.id)
+            await self._checkpoint()
+            return
+        state.finished[call.id] = result
+        state.steps.append(_step_result(state.step, call, result, state.reasoning, time.perf_counter() - started))
+        await self._checkpoint()
+
+    def _close_batch(self) -> None:
+        state = self.state
+        results = [state.finished[c.id] for c in state.pending]
+        if self._prompt_tools is not None and not self.llm.profile.native_tools:
+            message = self._prompt_tools.results_message(results, [])
+            if state.feedback:
+                message = Message(role="user", content=f"{message.content}\n{state.feedback}")
+            state.messages.append(message)
+        else:
+            state.messages.extend(r.to_message() for r in results)
+        state.pending, state.finished, state.feedback = [], {}, ""
+
+    # -- ends ---------------------------------------------------------------------
+
+    async def _complete(self) -> ReActResult:
+        state = self.state
+        state.status = "completed"
+        await self._checkpoint()
+        self._write_trajectory()
+        await self._emit("run_end", status="completed", steps=len(state.steps))
+        return ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
+                           questions=list(state.questions))
+
+    def _aborted(self) -> RunAborted:
+        state = self.state
+        state.status = "aborted"
+        self._write_trajectory()
+        if self.checkpoints is not None:
+            self._save_sync()
+        return RunAborted(f"run {state.run_id} was aborted at step {state.step}", trajectory=state.steps)
+
+    async def _fail(self, error: Exception) -> Exception:
+        self.state.status = "failed"
+        self.state.error = str(error)
+        await self._checkpoint()
+        self._write_trajectory()
+        return error
+
+    async def _abortable(self, awaitable: Any) -> Any:
+        """Await ``awaitable`` as a task ``abort()`` can cancel."""
+        task = asyncio.ensure_future(awaitable)
+        self._inflight.add(task)
+        try:
+            return await task
+        finally:
+            self._inflight.discard(task)
+
+    # -- persistence and events -------------------------------------------------------------
+
+    async def _checkpoint(self) -> None:
+        if self.checkpoints is None:
+            return
+        self.state.checkpoint += 1
+        await self.checkpoints.asave(self.state.run_id, self.state.checkpoint, msgspec.json.encode(self.state),
+                                     kind="react", metadata={"agent": self.agent, "status": self.state.status})
+
+    def _save_sync(self) -> None:
+        self.state.checkpoint += 1
+        self.checkpoints.save(self.state.run_id, self.state.checkpoint, msgspec.json.encode(self.state),
+                              kind="react", metadata={"agent": self.agent, "status": self.state.status})
+
+    def _write_trajectory(self) -> None:
+        if self.trajectory_path:
+            from .trajectory import append_trajectory
+
+            append_trajectory(self.trajectory_path, self.state)
+
+    async def _emit(self, type: str, **data: Any) -> None:
+        if self.kernel.hooks.active("zagent_event"):
+            await self._ctx.emit(type, **data)
+
+
+def _decision(calls: list[ToolCall], text: str) -> Decision:
+    clarify = [c for c in calls if c.name == CLARIFY.name]
+    if clarify:
+        args = clarify[0].arguments if isinstance(clarify[0].arguments, dict) else {}
+        questions = args.get("questions") or []
+        if isinstance(questions, str):
+            questions = [questions]
+        return Decision(action="ask_clarification", reasoning=text, questions=[str(q) for q in questions])
+    if calls:
+        return Decision(action="use_tool", reasoning=text, calls=calls)
+    return Decision(action="direct_response", reasoning="", content=text.strip())
+
+
+def _step_result(step: int, call: ToolCall, result: ToolResult, reasoning: str, duration: float) -> StepResult:
+    params = call.arguments if isinstance(call.arguments, dict) else {"_raw": call.arguments}
+    return StepResult(step=step, action="use_tool", tool=call.name, call_id=call.id, parameters=params,
+                      result=result.content, reasoning=reasoning, is_error=result.state in ("error", "timeout"),
+                      is_blocked=result.state == "blocked", reason=result.error or "", duration=duration)
+
+
+def _with_tools_section(messages: list[Message], section: str) -> list[Message]:
+    if messages and messages[0].role == "system":
+        first = Message(role="system", content=f"{messages[0].content}\n\n{section}")
+        return [first, *messages[1:]]
+    return [Message(role="system", content=section), *messages]

@@ -1,0 +1,72 @@
+"""The ReAct loop's data: ``Decision``, ``StepResult`` and the serializable ``RunState``.
+
+``RunState`` holds everything needed to continue a run in another process:
+the conversation, the step results, the tool calls of the batch in flight
+(``pending``), their finished results (``finished``, so a resumed run never
+runs a finished call again) and the calls waiting for a human
+(``awaiting_approval``). It is msgspec-encoded into the checkpoint store after
+every step and after every finished tool call.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+import msgspec
+
+from zagent.types import Message, ToolCall, ToolResult, Usage
+
+Status = Literal["running", "paused", "completed", "aborted", "failed"]
+ActionKind = Literal["use_tool", "direct_response", "ask_clarification"]
+
+
+class Decision(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What the model decided in one step."""
+
+    action: ActionKind
+    reasoning: str = ""
+    calls: list[ToolCall] = []
+    content: str = ""
+    questions: list[str] = []
+    feedback: str = ""
+
+
+class StepResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One recorded step: a tool call and its outcome, or the final answer/questions."""
+
+    step: int
+    action: ActionKind
+    tool: Optional[str] = None
+    call_id: Optional[str] = None
+    parameters: dict[str, Any] = {}
+    result: str = ""
+    reasoning: str = ""
+    is_error: bool = False
+    is_blocked: bool = False
+    reason: str = ""
+    duration: float = 0.0
+
+
+class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A run's whole state; ``msgspec.json.encode(state)`` is its checkpoint."""
+
+    run_id: str
+    agent: str = ""
+    status: Status = "running"
+    step: int = 0
+    messages: list[Message] = []
+    steps: list[StepResult] = []
+    pending: list[ToolCall] = []
+    finished: dict[str, ToolResult] = {}
+    awaiting_approval: list[str] = []
+    approved: list[str] = []
+    reasoning: str = ""
+    feedback: str = ""
+    usage: Usage = Usage()
+    final: Optional[str] = None
+    questions: list[str] = []
+    error: Optional[str] = None
+    checkpoint: int = 0
+
+
+state_decoder = msgspec.json.Decoder(RunState)

@@ -1,0 +1,69 @@
+"""Trajectory recording: one JSON line per run, in a ShareGPT-style ``conversations`` form.
+
+Each line is ``{"id", "agent", "status", "conversations": [{"from", "value"}...],
+"steps": [...], "usage"}`` where ``from`` is ``system``, ``human``, ``gpt``,
+``function_call`` (a tool call: name and arguments as JSON) or ``observation``
+(a tool result). Steps carry timings. Other tools (fine-tuning pipelines,
+viewers, the skills Curator) read this format; ``read_trajectories`` reads it back.
+Written with one ``write`` of a whole line in append mode, so concurrent runs
+never interleave within a line.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator
+
+import msgspec
+
+from zagent.types import Message
+
+from .state import RunState
+
+_ROLE = {"system": "system", "user": "human", "assistant": "gpt", "tool": "observation"}
+
+
+def conversations(messages: list[Message]) -> list[dict[str, Any]]:
+    """Messages as ShareGPT turns; an assistant's tool calls become ``function_call`` turns."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.content:
+            out.append({"from": _ROLE[m.role], "value": m.content})
+        for call in m.tool_calls:
+            out.append({"from": "function_call",
+                        "value": msgspec.json.encode({"name": call.name, "arguments": call.arguments, "id": call.id}).decode()})
+    return out
+
+
+def record(state: RunState) -> dict[str, Any]:
+    """The trajectory line of a run."""
+    return {
+        "id": state.run_id, "agent": state.agent, "status": state.status,
+        "conversations": conversations(state.messages),
+        "steps": msgspec.to_builtins(state.steps),
+        "usage": msgspec.to_builtins(state.usage),
+        "final": state.final, "questions": state.questions,
+    }
+
+
+def append_trajectory(path: str, state: RunState) -> None:
+    """Append one run's line to the JSONL file at ``path`` (folders created as needed)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    line = msgspec.json.encode(record(state)) + b"\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def read_trajectories(path: str) -> Iterator[dict[str, Any]]:
+    """Every run recorded in a JSONL trajectory file, oldest first."""
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    yield msgspec.json.decode(line)
+                except msgspec.DecodeError as exc:
+                    raise ValueError(f"{path}:{number} is not a trajectory line: {exc}") from None

@@ -1,0 +1,26 @@
+"""Fixtures for the ReAct tests: a kernel with offline providers, parsers, actions and react."""
+
+import pytest
+
+from zagent import Kernel
+
+PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react",
+           "zagent.plugins.memory"]
+
+
+@pytest.fixture
+def kernel():
+    """A fresh isolated kernel with an `add` tool."""
+    k = Kernel(plugins=PLUGINS, entry_points=False, strict=True)
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    k.add_tool(add)
+    yield k
+    k.close()
+
+
+def call(name, **arguments):
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}

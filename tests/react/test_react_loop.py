@@ -1,0 +1,115 @@
+"""ReActLoop decisions, bounds, error policy, rails, trajectories and checkpoints."""
+
+import pytest
+
+from zagent import Deny, NoAnswerError
+from zagent.plugins.react import ReActLoop, read_trajectories
+
+from .conftest import call
+
+
+def loop_for(kernel, replies, **kw):
+    llm = kernel.llm("scripted:m", replies=replies, profile=kw.pop("profile", None) or {})
+    return ReActLoop(kernel=kernel, llm=llm, tools=kw.pop("tools", ["add"]), **kw), llm
+
+
+def test_tool_then_answer(kernel):
+    """use_tool runs the tool and feeds the result back; direct_response ends the run."""
+    loop, llm = loop_for(kernel, [call("add", a=2, b=3), "It is 5."])
+    result = loop.run("2+3?")
+    assert result.content == "It is 5." and result.status == "completed"
+    assert [(s.action, s.tool, s.result) for s in result.steps] == [("use_tool", "add", "5"), ("direct_response", None, "It is 5.")]
+    assert llm.requests[1].messages[-1].role == "tool"
+
+
+def test_prompt_mode_tools(kernel):
+    """Without native tool calling the loop reads <tool_call> blocks and offers tools in the system prompt."""
+    loop, llm = loop_for(kernel, [call("add", a=1, b=1), "2"], profile={"native_tools": False})
+    assert loop.run("1+1?").content == "2"
+    assert llm.requests[0].tools == [] and "<tool_call>" in llm.requests[0].messages[0].content
+    assert "ask_clarification" in llm.requests[0].messages[0].content
+    assert "<tool_result" in llm.requests[1].messages[-1].content
+
+
+def test_ask_clarification(kernel):
+    """The ask_clarification pseudo-tool ends the run with the model's questions."""
+    loop, _ = loop_for(kernel, [call("ask_clarification", questions=["Which numbers?"])])
+    result = loop.run("add them")
+    assert result.needs_clarification and result.questions == ["Which numbers?"]
+    assert result.steps[-1].action == "ask_clarification"
+
+
+def test_max_iterations_is_typed_with_trajectory(kernel):
+    """Hitting max_iterations raises NoAnswerError carrying every step."""
+    loop, _ = loop_for(kernel, [call("add", a=i, b=1) for i in range(3)], max_iterations=3)
+    with pytest.raises(NoAnswerError) as info:
+        loop.run("loop forever")
+    assert info.value.limit == "max_iterations"
+    assert [s.parameters["a"] for s in info.value.trajectory] == [0, 1, 2]
+    assert loop.status == "failed"
+
+
+def test_provider_error_step_continues_by_default(kernel):
+    """A failed LLM step is recorded and the loop continues (on_error='continue')."""
+    from zagent import ProviderError
+
+    loop, _ = loop_for(kernel, [ProviderError("boom", provider="scripted"), "recovered"])
+    result = loop.run("hi")
+    assert result.content == "recovered"
+    assert result.steps[0].is_error and "boom" in result.steps[0].reason
+
+
+def test_provider_error_stops_when_policy_says_so(kernel):
+    """With on_error='stop' a failed step ends the run with a typed error, not a bare traceback."""
+    from zagent import ProviderError
+
+    loop, _ = loop_for(kernel, [ProviderError("boom", provider="scripted")], on_error="stop")
+    with pytest.raises(NoAnswerError, match="boom") as info:
+        loop.run("hi")
+    assert info.value.trajectory[0].is_error
+
+
+def test_blocked_tool_is_recorded_as_blocked_step(kernel):
+    """A rail's deny becomes a blocked step and the model is told the reason."""
+    class NoAdd:
+        def zagent_before_tool_call(self, call, ctx):
+            return Deny("no adding today")
+
+    kernel.add_plugin(NoAdd())
+    loop, llm = loop_for(kernel, [call("add", a=1, b=2), "ok"])
+    result = loop.run("1+2")
+    step = result.steps[0]
+    assert step.is_blocked and "no adding today" in step.reason
+    assert "no adding today" in llm.requests[1].messages[-1].content
+
+
+def test_batch_results_keep_call_order(kernel):
+    """Several calls in one step produce tool messages in the order of the calls."""
+    batch = {"tool_calls": [{"name": "add", "arguments": {"a": i, "b": 0}} for i in range(5)]}
+    loop, llm = loop_for(kernel, [batch, "done"], max_tool_call_concurrency=2)
+    loop.run("go")
+    tool_msgs = [m for m in llm.requests[1].messages if m.role == "tool"]
+    assert [m.content for m in tool_msgs] == ["0", "1", "2", "3", "4"]
+
+
+def test_trajectory_jsonl_is_sharegpt_style(kernel, tmp_path):
+    """A finished run appends one ShareGPT-style line with tool calls, observations and timed steps."""
+    path = str(tmp_path / "t.jsonl")
+    loop, _ = loop_for(kernel, [call("add", a=2, b=3), "5"], trajectory_path=path)
+    loop.run("2+3?")
+    (line,) = list(read_trajectories(path))
+    roles = [t["from"] for t in line["conversations"]]
+    assert roles == ["system", "human", "function_call", "observation", "gpt"]
+    assert line["status"] == "completed" and line["steps"][0]["duration"] >= 0
+
+
+def test_every_step_is_checkpointed(kernel, tmp_path):
+    """With a checkpoint store each step and tool result is saved, the last as completed."""
+    store = kernel.memory("checkpoints", path=str(tmp_path / "c.db"))
+    loop, _ = loop_for(kernel, [call("add", a=2, b=3), "5"], checkpoints=store)
+    result = loop.run("2+3?")
+    steps = store.steps(result.state.run_id)
+    assert len(steps) >= 3 and steps == sorted(steps)
+    last = ReActLoop.restore  # noqa: F841 - restore refuses completed runs
+    with pytest.raises(ValueError, match="completed"):
+        ReActLoop.restore(kernel, result.state.run_id, checkpoints=store, llm=None)

@@ -1,0 +1,1 @@
+"""The groupchat plugin (in progress)."""

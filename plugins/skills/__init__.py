@@ -1,0 +1,1 @@
+"""The skills plugin (in progress)."""

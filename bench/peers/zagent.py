@@ -14,13 +14,13 @@ from bench_common import PROMPT, add  # the task: PROMPT, with `add` as the only
 IMPORT = "import zagent; from zagent import Kernel"
 DIST = "zagent"
 NOTES = ("Kernel(entry_points=True) defaults; openai provider (httpx + msgspec), CustomizeAgent with "
-         "parse_mode='str', tool `add` registered with Kernel.add_tool (defaults: runs in the kernel's tool "
+         X
          "thread pool with a 60 s timeout); short-term memory on (default 200 messages).")
 
 
 async def setup(base_url, api_key, model):
     kernel = zagent.Kernel()
-    kernel.add_tool(add)
+    kernel.add_tool(add, inline=True)  # a pure function: run on the loop, no thread hop
     llm = kernel.llm(f"openai:{model}", base_url=base_url, api_key=api_key)
     agent = kernel.agent({
         "type": "customize", "name": "Adder", "prompt": "{question}",

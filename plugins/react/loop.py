@@ -386,10 +386,14 @@ class ReActLoop:
 
     async def _run_batch(self) -> None:
         state = self.state
+        self._release_approved()
         gate = asyncio.Semaphore(max(1, self.max_tool_call_concurrency))
         waiting = set(state.awaiting_approval)
         todo = [c for c in state.pending if c.id not in state.finished and c.id not in waiting]
-        await asyncio.gather(*(self._run_call(c, gate) for c in todo))
+        if len(todo) == 1:
+            await self._run_call(todo[0], gate)
+        else:
+            await asyncio.gather(*(self._run_call(c, gate) for c in todo))
         if self._abort_requested:
             raise self._aborted()
         if all(c.id in state.finished for c in state.pending):
@@ -454,11 +458,14 @@ class ReActLoop:
         return error
 
     async def _abortable(self, awaitable: Any) -> Any:
-        """Await ``awaitable`` as a task ``abort()`` can cancel."""
-        task = asyncio.ensure_future(awaitable)
+        """Await ``awaitable`` in the current task, which ``abort()`` cancels while it waits.
+
+        No task is created per call: the awaiting task itself is cancelled (cheaper, and the
+        CancelledError becomes ``RunAborted`` in ``arun``)."""
+        task = asyncio.current_task()
         self._inflight.add(task)
         try:
-            return await task
+            return await awaitable
         finally:
             self._inflight.discard(task)
 

@@ -113,3 +113,25 @@ def test_every_step_is_checkpointed(kernel, tmp_path):
     last = ReActLoop.restore  # noqa: F841 - restore refuses completed runs
     with pytest.raises(ValueError, match="completed"):
         ReActLoop.restore(kernel, result.state.run_id, checkpoints=store, llm=None)
+
+
+def test_long_run_is_compressed_without_orphan_tool_messages(kernel):
+    """Past max_context_messages older turns are summarised; no request ever holds an orphan tool result."""
+    from zagent.plugins.react.compression import validate_tool_pairs
+
+    plan = iter([call("add", a=i, b=1) for i in range(6)] + ["finished"])
+
+    def reply(request):
+        if "compress" in (request.messages[0].content or "").lower():
+            return "they added numbers"
+        return next(plan)
+
+    llm = kernel.llm("scripted:m", replies=[reply] * 40)
+    loop = ReActLoop(kernel=kernel, llm=llm, tools=["add"], max_context_messages=6, keep_recent=2)
+    result = loop.run("add a lot")
+    assert result.content == "finished"
+    step_requests = [r for r in llm.requests if "compress" not in (r.messages[0].content or "").lower()]
+    assert any(m.metadata.get("zagent.summary") for r in step_requests for m in r.messages)
+    for r in step_requests:
+        validate_tool_pairs(r.messages)
+        assert r.messages[0].role == "system" and "step by step" in r.messages[0].content

@@ -1,0 +1,78 @@
+"""Child process for the cross-process resume tests (run with python, not collected by pytest).
+
+    python react_child.py first  DB LOG [approval]  -> runs until paused, prints the run id, exits hard
+    python react_child.py resume DB LOG RUN_ID      -> restores the run, finishes it, prints the answer
+Every tool execution appends its tag to LOG, so the parent can count runs.
+"""
+
+import json
+import os
+import sys
+import threading
+
+from zagent import Kernel
+from zagent.plugins.react import ReActLoop
+
+PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions",
+           "zagent.plugins.react", "zagent.plugins.memory", "zagent.plugins.rails"]
+LOOP = {}
+
+
+def kernel(log_path):
+    k = Kernel(plugins=PLUGINS, entry_points=False, strict=True)
+
+    def record(tag: str) -> str:
+        """Append the tag to the log; pause the run after t2 (first process only)."""
+        with open(log_path, "a") as f:
+            f.write(tag + "\n")
+        if tag == "t2" and "loop" in LOOP:
+            LOOP["loop"].pause()
+        return f"ok {tag}"
+
+    k.add_tool(record)
+    k.add_tool(record, name="danger", sensitive=True)
+    return k
+
+
+def first(db, log, approval):
+    k = kernel(log)
+    store = k.memory("checkpoints", path=db)
+    name = "danger" if approval else "record"
+    batch = {"tool_calls": [{"name": "record", "arguments": {"tag": "t1"}},
+                            {"name": name, "arguments": {"tag": "t2"}},
+                            {"name": "record", "arguments": {"tag": "t3"}}]}
+    llm = k.llm("scripted:first", replies=[batch, "done"])
+    rails = {"approver": lambda call, ctx: None} if approval else {}
+    loop = ReActLoop(kernel=k, llm=llm, tools=["record", "danger"], checkpoints=store,
+                     max_tool_call_concurrency=1, agent_config={"rails": rails})
+    if not approval:
+        LOOP["loop"] = loop
+    done = threading.Event()
+    threading.Thread(target=lambda: (loop.run("do three things"), done.set()), daemon=True).start()
+    for _ in range(20000):
+        if loop.status == "paused":
+            break
+        done.wait(0.001)
+    print(loop.state.run_id, flush=True)
+    os._exit(0)  # the process ends while the run is paused: no clean-up
+
+
+def resume(db, log, run_id):
+    k = kernel(log)
+    store = k.memory("checkpoints", path=db)
+    llm = k.llm("scripted:second", replies=["done"])
+    loop = ReActLoop.restore(k, run_id, checkpoints=store, llm=llm, tools=["record", "danger"],
+                             max_tool_call_concurrency=1)
+    if loop.state.awaiting_approval:
+        loop.resume(approve=loop.state.awaiting_approval)
+    result = loop.run()
+    print(json.dumps({"content": result.content,
+                      "tools": [[s.tool, s.parameters.get("tag"), s.result] for s in result.steps if s.tool]}))
+
+
+if __name__ == "__main__":
+    mode, db, log = sys.argv[1:4]
+    if mode == "first":
+        first(db, log, len(sys.argv) > 4)
+    else:
+        resume(db, log, sys.argv[4])

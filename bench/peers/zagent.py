@@ -13,9 +13,10 @@ from bench_common import PROMPT, add  # the task: PROMPT, with `add` as the only
 
 IMPORT = "import zagent; from zagent import Kernel"
 DIST = "zagent"
-NOTES = ("Kernel(entry_points=True) defaults; openai provider (httpx + msgspec), CustomizeAgent with "
-         X
-         "thread pool with a 60 s timeout); short-term memory on (default 200 messages).")
+NOTES = ("Kernel() defaults; openai provider (httpx + msgspec), CustomizeAgent with parse_mode='str'; "
+         "the pure `add` tool registered with Kernel.add_tool(add, inline=True) (runs on the event loop; the "
+         "default for sync tools is the kernel's thread pool with a 60 s timeout, ~60 us more per tool call "
+         "here); short-term memory on (default 200 messages).")
 
 
 async def setup(base_url, api_key, model):

@@ -60,14 +60,13 @@ class HttpConfig(msgspec.Struct, kw_only=True, frozen=True):
 
     Defaults: connect 10 s, read 120 s (time between bytes; a streamed reply
     may take longer in total), write 30 s, pool 60 s (waiting for a free
-    connection when many agents share the pool); up to 100 connections (httpx's
-    own default), all of which may stay alive for 30 s idle, so the next burst
-    reuses them instead of paying new TCP/TLS handshakes. Measured with the
-    peers' harness (500 concurrent two-call agent tasks on loopback): 100
-    connections ran at 1.0-1.1x the bare-httpx loop, 200-1000 at 1.2-1.7x
-    (opening hundreds of connections per burst and httpcore's pool scan cost
-    more than the short queue). With slow real models and hundreds of agents in
-    flight, raise ``max_connections``: each in-flight HTTP/1.1 request holds one
+    connection when many agents share the pool); httpx's own pool defaults: up
+    to 100 connections, 20 of which stay alive for 30 s idle. Measured with the
+    peers' harness (500 concurrent two-call agent tasks on loopback): 100/20
+    ran at 1.0-1.2x the bare-httpx loop; 100/100 at 1.6-1.8x and 200-1000
+    connections at 1.2-1.7x (httpcore's pool work grows with the connections
+    it holds). With slow real models and hundreds of agents in flight, raise
+    ``max_connections``: each in-flight HTTP/1.1 request holds one
     connection. 2 retries, backoff 0.5 s doubling up to 8 s with jitter; a server
     asking to wait longer than ``retry_max_wait`` (60 s) is not waited for.
     """
@@ -77,7 +76,7 @@ class HttpConfig(msgspec.Struct, kw_only=True, frozen=True):
     write_timeout: Optional[float] = 30.0
     pool_timeout: Optional[float] = 60.0
     max_connections: Optional[int] = 100
-    max_keepalive_connections: Optional[int] = 100
+    max_keepalive_connections: Optional[int] = 20
     keepalive_expiry: Optional[float] = 30.0
     max_retries: int = 2
     retry_backoff: float = 0.5

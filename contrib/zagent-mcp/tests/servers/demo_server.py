@@ -1,0 +1,95 @@
+"""A small MCP server for the tests, written with the SDK's MCPServer (FastMCP before mcp 2).
+
+Run it as ``python demo_server.py`` (stdio) or ``python demo_server.py http PORT``
+(streamable HTTP on 127.0.0.1:PORT, path ``/mcp``). Tools:
+
+* ``echo(text)``: the text back, as text content;
+* ``add(a, b)``: a structured result ``{"sum": a + b}``;
+* ``fail(message)``: raises the SDK's ``ToolError``, so the server answers with ``isError``;
+* ``pixel()``: a 1x1 PNG image;
+* ``pid()``: the server process id (to see a restart; read-only, so safe to retry);
+* ``crash()``: exits the server process in the middle of the call;
+* ``slow(seconds)``: sleeps, to exercise timeouts;
+* ``header(name)``: the value of an HTTP request header (HTTP only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import sys
+
+from pydantic import BaseModel
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.types import Image
+from mcp.types import ToolAnnotations
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+
+server = MCPServer("demo")
+
+
+class Sum(BaseModel):
+    sum: int
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool()
+def add(a: int, b: int) -> Sum:
+    """Add two integers; the result is structured."""
+    return Sum(sum=a + b)
+
+
+@server.tool()
+def fail(message: str) -> str:
+    """Always fail with the given message."""
+    raise ToolError(message)
+
+
+@server.tool()
+def pixel() -> Image:
+    """A 1x1 PNG image."""
+    return Image(data=PNG, format="png")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def pid() -> int:
+    """The process id of this server."""
+    return os.getpid()
+
+
+@server.tool()
+def crash() -> str:
+    """Exit the server process before answering."""
+    os._exit(3)
+
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Sleep for the given number of seconds."""
+    await asyncio.sleep(seconds)
+    return "done"
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of an HTTP request header, or '' when absent."""
+    request = getattr(ctx.request_context, "request", None)
+    return request.headers.get(name, "") if request is not None else ""
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()

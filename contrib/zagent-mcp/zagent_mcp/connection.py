@@ -1,0 +1,284 @@
+"""One MCP server: its session, its tools, its state, reconnection.
+
+Everything here runs on the runtime's own event loop (``zagent_mcp.runtime``):
+MCP sessions are anyio task groups, bound to the loop *and the task* that
+entered them. So each connection has an *owner task* that enters the
+transport and the ``ClientSession``, initializes, lists the tools, then waits
+for a stop signal and exits them. Tool calls are made from other tasks of the
+same loop on the shared session.
+
+States: ``configured`` → ``connecting`` → ``ready``; ``failed`` (could not
+start; ``error`` says why); ``disconnected`` (the server died, the next call
+reconnects); ``closed``.
+
+Reconnection: a call on a session known to be dead reconnects first. A call
+that loses its connection midway reconnects once, then sends the call again
+only when the tool says it is safe (``readOnlyHint`` or ``idempotentHint``);
+otherwise the model is told the server restarted, because the call may have
+run already.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from contextlib import AsyncExitStack
+from typing import Any, Optional
+
+from .config import ServerConfig
+from .results import McpToolError
+
+if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10 (anyio depends on the backport there)
+    from exceptiongroup import BaseExceptionGroup
+
+_CONNECTION_CLOSED = -32000
+_MAX_PAGES = 100
+
+
+class ServerConnection:
+    """The live side of one ``ServerConfig``; use only on the runtime's loop."""
+
+    def __init__(self, config: ServerConfig):
+        self.config = config
+        self.state = "configured"
+        self.error: Optional[str] = None
+        self.tools: list[dict[str, Any]] = []
+        self.server_info = ""
+        self.connects = 0
+        self._session: Any = None
+        self._owner: Optional[asyncio.Task] = None
+        self._stop: Optional[asyncio.Event] = None
+        self._lock: Optional[asyncio.Lock] = None
+        self._stderr: Any = None
+
+    # -- connecting -----------------------------------------------------------
+
+    async def connect(self) -> None:
+        """Start the server (or open the HTTP session), initialize and list tools; never raises.
+
+        On failure ``state`` is ``failed`` and ``error`` says why (with the
+        last lines of a stdio server's stderr).
+        """
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            await self._connect()
+
+    async def _connect(self) -> None:
+        await self._stop_owner()
+        self.state, self.error = "connecting", None
+        self.connects += 1
+        ready: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._owner = asyncio.create_task(self._own(ready, self._stop), name=f"zagent-mcp:{self.config.name}")
+        try:
+            self.tools = await asyncio.wait_for(asyncio.shield(ready), self.config.connect_timeout)
+        except asyncio.TimeoutError:
+            await self._stop_owner()
+            self._fail(f"did not answer within {self.config.connect_timeout:g} s (connect_timeout)")
+            return
+        except Exception as exc:
+            await self._stop_owner()
+            closed = _connection_lost(exc)
+            self._fail(("the server closed the connection while starting" if closed else "") +
+                       (f" ({_describe(exc)})" if closed else _describe(exc)))
+            return
+        self.state = "ready"
+
+    async def _own(self, ready: asyncio.Future, stop: asyncio.Event) -> None:
+        """The owner task: enter transport and session, publish the tools, wait for ``stop``, exit."""
+        from mcp import ClientSession
+
+        try:
+            async with AsyncExitStack() as stack:
+                streams = await self._open_transport(stack)
+                session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+                init = await session.initialize()
+                info = getattr(init, "server_info", None) or getattr(init, "serverInfo", None)
+                self.server_info = f"{info.name} {info.version}".strip() if info else ""
+                tools = await _list_tools(session)
+                self._session = session
+                ready.set_result(tools)
+                await stop.wait()
+        except BaseException as exc:  # noqa: B036 - report everything, re-raise cancellation
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else ConnectionError("cancelled"))
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            self._session = None
+
+    async def _open_transport(self, stack: AsyncExitStack) -> Any:
+        """Enter the transport on ``stack``; return its (read, write) streams."""
+        cfg = self.config
+        if cfg.transport == "stdio":
+            from mcp import StdioServerParameters, stdio_client
+
+            params = StdioServerParameters(command=cfg.command, args=list(cfg.args), cwd=cfg.cwd,
+                                           env={k: v.reveal() for k, v in cfg.env.items()} or None)
+            return await stack.enter_async_context(stdio_client(params, errlog=self._errlog()))
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        headers = {k: v.reveal() for k, v in cfg.headers.items()} or None
+        client = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+        return await stack.enter_async_context(streamable_http_client(cfg.url, http_client=client))
+
+    def _errlog(self) -> Any:
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+        if self.config.stderr == "inherit":
+            return sys.stderr
+        if self.config.stderr == "devnull":
+            self._stderr = open(os.devnull, "w")
+        else:
+            self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        return self._stderr
+
+    def stderr_tail(self, lines: int = 8) -> str:
+        """The last lines a stdio server wrote to stderr (``stderr: capture`` only)."""
+        f = self._stderr
+        if f is None or self.config.stderr != "capture" or f.closed:
+            return ""
+        try:
+            f.flush()
+            f.seek(0)
+            text = f.read()
+            f.seek(0, os.SEEK_END)
+        except (OSError, ValueError):
+            return ""
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    def _fail(self, message: str) -> None:
+        tail = self.stderr_tail()
+        self.state = "failed"
+        self.error = message + (f"\n  server stderr:\n    " + tail.replace("\n", "\n    ") if tail else "")
+
+    async def _stop_owner(self, grace: float = 5.0) -> None:
+        owner, self._owner = self._owner, None
+        if owner is None:
+            return
+        if self._stop is not None:
+            self._stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(owner), grace)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            owner.cancel()
+            await asyncio.gather(owner, return_exceptions=True)
+        except Exception:
+            pass
+
+    # -- calling ----------------------------------------------------------------
+
+    async def call(self, tool: str, arguments: dict[str, Any], retry_safe: bool) -> dict[str, Any]:
+        """Call ``tool``; return the result's wire form. Raises ``McpToolError`` for server errors."""
+        if self.state == "closed":
+            raise McpToolError(f"MCP server {self.config.name!r} is closed")
+        session = await self._live_session()
+        try:
+            return await _call(session, tool, arguments)
+        except Exception as exc:
+            if not _connection_lost(exc):
+                raise _server_error(self.config.name, exc) from None
+            lost = exc
+        self.state = "disconnected"
+        session = await self._live_session(after=session)
+        if not retry_safe:
+            raise McpToolError(
+                f"the MCP server {self.config.name!r} lost the connection during this call "
+                f"({_describe(lost)}); it was restarted, but the call may or may not have run. "
+                "Call the tool again if it is still needed")
+        try:
+            return await _call(session, tool, arguments)
+        except Exception as exc:
+            if _connection_lost(exc):
+                self.state = "disconnected"
+            raise _server_error(self.config.name, exc) from None
+
+    async def _live_session(self, after: Any = None) -> Any:
+        """The current session, reconnecting (once) if it is dead or is the one that just failed."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            session = self._session
+            if session is None or session is after or _known_dead(session) or self.state != "ready":
+                await self._connect()
+                session = self._session
+            if self.state != "ready" or session is None:
+                raise McpToolError(f"MCP server {self.config.name!r} is not available: {self.error}")
+            return session
+
+    async def close(self) -> None:
+        """Stop the server (or end the HTTP session); idempotent."""
+        self.state = "closed"
+        await self._stop_owner()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    def __repr__(self) -> str:
+        return f"<ServerConnection {self.config.name!r} {self.state} tools={len(self.tools)}>"
+
+
+async def _list_tools(session: Any) -> list[dict[str, Any]]:
+    from mcp.types import PaginatedRequestParams
+
+    tools: list[dict[str, Any]] = []
+    cursor = None
+    for _ in range(_MAX_PAGES):
+        page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        tools.extend(t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in page.tools)
+        cursor = getattr(page, "next_cursor", None)
+        if not cursor:
+            break
+    return tools
+
+
+async def _call(session: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await session.call_tool(tool, arguments)
+    return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def _known_dead(session: Any) -> bool:
+    """Whether the session already saw its connection end (SDK internals; False when unknown)."""
+    return getattr(getattr(session, "_dispatcher", None), "_closed", False) is True
+
+
+def _connection_lost(exc: BaseException) -> bool:
+    """A transport failure (process gone, socket closed), as opposed to an error the server answered."""
+    exc = _leaf(exc)
+    if getattr(exc, "code", None) == _CONNECTION_CLOSED and type(exc).__name__ == "MCPError":
+        return True
+    import anyio
+
+    if isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError, EOFError)):
+        return True
+    package = type(exc).__module__.split(".")[0]
+    return package.startswith(("httpx", "httpcore")) and any(c.__name__ == "TransportError" for c in type(exc).__mro__)
+
+
+def _server_error(server: str, exc: BaseException) -> McpToolError:
+    leaf = _leaf(exc)
+    if isinstance(leaf, McpToolError):
+        return leaf
+    code = getattr(leaf, "code", None)
+    where = f"MCP server {server!r}"
+    if type(leaf).__name__ == "MCPError":
+        return McpToolError(f"{where} answered with error {code}: {leaf}")
+    return McpToolError(f"{where} failed: {_describe(leaf)}")
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first non-group exception inside (anyio task groups wrap errors in ExceptionGroups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _describe(exc: BaseException) -> str:
+    leaf = _leaf(exc)
+    text = str(leaf).strip()
+    return f"{type(leaf).__name__}: {text}" if text else type(leaf).__name__

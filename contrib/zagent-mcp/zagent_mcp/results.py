@@ -1,0 +1,58 @@
+"""Turning an MCP ``CallToolResult`` into what a zagent tool handler returns.
+
+Works on the wire form (``result.model_dump(by_alias=True, mode="json")``:
+``content``, ``structuredContent``, ``isError``), so it does not depend on the
+SDK's Python field names. The rules:
+
+* ``isError`` → ``McpToolError`` with the server's text: the kernel's tool-run
+  path turns it into an ``error`` result the model reads;
+* ``structuredContent`` present → it is the value (the model reads its JSON);
+* otherwise the content blocks joined with newlines: text as is, images,
+  audio and resources as short references such as ``[image image/png 67 bytes]``,
+  never their bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class McpToolError(Exception):
+    """An MCP tool or server reported an error; the message is what the model is told."""
+
+
+def convert(result: dict[str, Any]) -> Any:
+    """The value of a successful call, or raise ``McpToolError`` for an ``isError`` result."""
+    text = "\n".join(describe(block) for block in result.get("content") or [])
+    if result.get("isError"):
+        raise McpToolError(text or "the tool reported an error without a message")
+    structured = result.get("structuredContent")
+    if structured is not None:
+        return structured
+    return text
+
+
+def describe(block: dict[str, Any]) -> str:
+    """One content block as text: text itself, anything else as a short reference."""
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind in ("image", "audio"):
+        return f"[{kind} {block.get('mimeType', '?')} {_b64_size(block.get('data', ''))} bytes]"
+    if kind == "resource_link":
+        return _reference(block.get("uri", "?"), block.get("mimeType"), block.get("name"))
+    if kind == "resource":
+        res = block.get("resource") or {}
+        size = f"{len(res['text'])} chars" if "text" in res else f"{_b64_size(res.get('blob', ''))} bytes"
+        return _reference(res.get("uri", "?"), res.get("mimeType"), size)
+    return f"[{kind or 'unknown'} content]"
+
+
+def _reference(uri: str, mime: Any, extra: Any) -> str:
+    return "[resource " + " ".join(str(p) for p in (uri, mime, extra) if p) + "]"
+
+
+def _b64_size(data: str) -> int:
+    """Decoded size of base64 ``data`` without decoding it."""
+    data = data.strip()
+    return max(0, len(data) * 3 // 4 - data[-2:].count("="))

@@ -1,0 +1,236 @@
+"""``McpRuntime``: one kernel's MCP servers, on one event loop in one background thread.
+
+Why a loop of its own: an MCP session is bound to the event loop (and task)
+that opened it, while zagent calls tools from whatever loop the caller runs
+(a script's ``run_sync`` loop, a notebook's, a web app's). So the runtime owns
+a daemon thread running a private loop where every session lives; a tool
+call made on any other loop is bridged with ``asyncio.run_coroutine_threadsafe``
+and awaited with ``asyncio.wrap_future``. Cancelling the caller (a zagent tool
+timeout, an abort) cancels the call on the MCP loop too.
+
+Start-up is *eager with a bound*: ``start()`` connects every server in
+parallel and waits at most the largest ``connect_timeout`` (10 s by default);
+a server that fails or is too slow is reported (log + ``zagent mcp list``)
+and its tools are not registered, and the kernel starts anyway. Tools must
+be known when the kernel's registration hook runs, which is why start-up
+connects rather than waiting for the first call.
+
+One runtime per kernel, never shared. ``close()`` stops every server and the
+thread; the plugin also closes it when its kernel is garbage collected or the
+process exits without closing the kernel (``weakref.finalize``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import threading
+from concurrent.futures import Future
+from typing import Any, Awaitable, Optional
+
+from .config import McpSettings
+from .connection import ServerConnection
+from .results import convert
+
+log = logging.getLogger("zagent.mcp")
+_NAME_BAD = re.compile(r"[^A-Za-z0-9_.\-]")
+
+
+class McpRuntime:
+    """The MCP servers of one kernel and the loop they live on."""
+
+    def __init__(self, settings: McpSettings):
+        self.settings = settings
+        self.connections = {name: ServerConnection(cfg) for name, cfg in settings.servers.items()}
+        self.skipped: list[str] = []  # tools that could not be registered, and why
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._thread: Optional[threading.Thread] = None
+        self._closed = False
+
+    # -- the loop ------------------------------------------------------------------
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+
+            def serve() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                loop.run_forever()
+
+            self._thread = threading.Thread(target=serve, name="zagent-mcp-loop", daemon=True)
+            self._thread.start()
+            ready.wait()
+            self._loop = loop
+        return self._loop
+
+    def submit(self, coro: Awaitable[Any]) -> "Future[Any]":
+        """Schedule ``coro`` on the MCP loop from any thread."""
+        return asyncio.run_coroutine_threadsafe(coro, self._ensure_loop())  # type: ignore[arg-type]
+
+    async def arun(self, coro: Awaitable[Any]) -> Any:
+        """Await ``coro`` on the MCP loop from any other loop (cancellation is passed on)."""
+        return await asyncio.wrap_future(self.submit(coro))
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Connect every server in parallel, waiting at most the largest connect timeout; never raises."""
+        if not self.connections:
+            return
+        bound = max(c.config.connect_timeout for c in self.connections.values()) + 5.0
+        future = self.submit(self._connect_all())
+        try:
+            future.result(timeout=bound)
+        except Exception as exc:  # the per-server timeouts should have fired first
+            future.cancel()
+            log.warning("MCP start-up did not finish within %.0f s: %s", bound, exc)
+        for conn in self.connections.values():
+            if conn.state == "ready":
+                log.info("MCP server %r ready: %d tool(s)", conn.config.name, len(conn.tools))
+            else:
+                log.warning("MCP server %r (%s) is skipped: %s", conn.config.name, conn.config.target,
+                            conn.error or conn.state)
+
+    async def _connect_all(self) -> None:
+        await asyncio.gather(*(c.connect() for c in self.connections.values()))
+
+    async def aclose(self) -> None:
+        """Close every server, then stop the loop and its thread (from any loop)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._loop is None:
+            return
+        try:
+            await self.arun(self._close_all())
+        finally:
+            self._stop_loop()
+            thread = self._thread
+            if thread is not None:
+                await asyncio.get_running_loop().run_in_executor(None, thread.join, 5.0)
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Sync twin of ``aclose`` for threads without a running loop (atexit, finalizers)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._loop is None:
+            return
+        if threading.current_thread() is self._thread:  # e.g. a finalizer run by the loop's own thread
+            self._stop_loop()
+            return
+        try:
+            self.submit(self._close_all()).result(timeout=timeout)
+        except Exception as exc:
+            log.warning("closing MCP servers did not finish cleanly: %s", exc)
+        finally:
+            self._stop_loop()
+            if self._thread is not None and self._thread is not threading.current_thread():
+                self._thread.join(timeout)
+
+    async def _close_all(self) -> None:
+        await asyncio.gather(*(c.close() for c in self.connections.values()), return_exceptions=True)
+
+    def _stop_loop(self) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(loop.stop)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- tools -------------------------------------------------------------------------
+
+    def make_tools(self) -> list[Any]:
+        """A zagent ``Tool`` for each tool of each ready server; bad or clashing names are skipped."""
+        tools: list[Any] = []
+        seen: set[str] = set()
+        for conn in self.connections.values():
+            if conn.state != "ready":
+                continue
+            allowed = conn.config.tools
+            for spec in conn.tools:
+                if allowed is not None and spec.get("name") not in allowed:
+                    continue
+                tool = self._make_tool(conn, spec, seen)
+                if tool is not None:
+                    tools.append(tool)
+        return tools
+
+    def _make_tool(self, conn: ServerConnection, spec: dict[str, Any], seen: set[str]) -> Any:
+        from zagent import Tool
+
+        server, original = conn.config.name, str(spec.get("name", ""))
+        name = tool_name(server, original, self.settings.separator)
+        if name in seen:
+            self._skip(f"{server}: tool {original!r} is skipped: its name {name!r} is already taken")
+            return None
+        annotations = spec.get("annotations") or {}
+        retry_safe = bool(annotations.get("readOnlyHint") or annotations.get("idempotentHint"))
+        runtime = self
+
+        async def call_mcp_tool(**arguments: Any) -> Any:
+            if runtime.closed:
+                from .results import McpToolError
+
+                raise McpToolError(f"MCP server {server!r} is closed (its kernel was closed)")
+            result = await runtime.arun(conn.call(original, arguments, retry_safe))
+            return convert(result)
+
+        try:
+            tool = Tool(name=name, description=_description(spec), handler=call_mcp_tool,
+                        parameters=_parameters(spec), args_type=None, toolset=server,
+                        timeout=conn.config.timeout, is_async=True,
+                        available=lambda: not runtime.closed,
+                        metadata={"mcp_server": server, "mcp_tool": original, "annotations": annotations})
+        except Exception as exc:
+            self._skip(f"{server}: tool {original!r} is skipped: {exc}")
+            return None
+        seen.add(name)
+        return tool
+
+    def _skip(self, message: str) -> None:
+        self.skipped.append(message)
+        log.warning("%s", message)
+
+    # -- reporting -----------------------------------------------------------------------
+
+    def status(self) -> list[dict[str, Any]]:
+        """Per server: name, transport, target, state, error, server info and tool names (zagent's)."""
+        out = []
+        for conn in self.connections.values():
+            cfg = conn.config
+            names = [tool_name(cfg.name, t.get("name", ""), self.settings.separator) for t in conn.tools
+                     if cfg.tools is None or t.get("name") in cfg.tools]
+            out.append({"name": cfg.name, "transport": cfg.transport, "target": cfg.target, "state": conn.state,
+                        "error": conn.error, "server": conn.server_info, "tools": names})
+        for name in self.settings.disabled:
+            out.append({"name": name, "transport": "-", "target": "", "state": "disabled", "error": None,
+                        "server": "", "tools": []})
+        return out
+
+    def __repr__(self) -> str:
+        states = ", ".join(f"{n}={c.state}" for n, c in self.connections.items())
+        return f"<McpRuntime {states or 'no servers'}{' closed' if self._closed else ''}>"
+
+
+def tool_name(server: str, tool: str, separator: str = ".") -> str:
+    """``server.tool``, with characters zagent does not allow in tool names replaced by ``_``."""
+    return _NAME_BAD.sub("_", f"{server}{separator}{tool}")[:128]
+
+
+def _description(spec: dict[str, Any]) -> str:
+    return spec.get("description") or spec.get("title") or (spec.get("annotations") or {}).get("title") \
+        or f"MCP tool {spec.get('name')}"
+
+
+def _parameters(spec: dict[str, Any]) -> dict[str, Any]:
+    """The tool's input schema as zagent offers it to models (always an object with properties)."""
+    schema = dict(spec.get("inputSchema") or {})
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    return schema

@@ -1,1 +1,58 @@
-"""The groupchat plugin (in progress)."""
+"""The groupchat plugin: several agents working one task by conversation.
+
+``GroupChat`` (agents, shared history, speaker selection, termination,
+pause/resume/abort, checkpoints), the ``groupchat`` agent type (so
+``kernel.agent({"type": "groupchat", ...})`` or a chat file builds one) and the
+CLI command ``zagent groupchat run FILE --input task="..."``. It also adds its
+own hook, ``zagent_register_speaker_selectors`` (``hookspecs``), to each
+kernel it starts on. Cheap to import: classes load on first use
+(``from zagent.plugins.groupchat import GroupChat`` resolves lazily).
+
+Built on the actions plugin (agents) and the manager plugin (``AgentManager``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+_EXPORTS = {
+    "GroupChat": "chat", "GroupChatResult": "state", "ChatState": "state",
+    "SharedHistory": "history", "ChatMessage": "history",
+    "Turn": "speakers", "Reply": "speakers", "speak": "speakers",
+    "Selection": "selection", "Choice": "selection", "RoundRobin": "selection", "RoleRules": "selection",
+    "LLMSelector": "selection", "selector_factories": "selection", "build_selector": "selection",
+    "MaxRounds": "termination", "Keyword": "termination", "Judge": "termination",
+    "TokenBudget": "termination", "TimeBudget": "termination", "ChatView": "termination",
+    "GroupChatSpec": "spec",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def _groupchat(spec: dict, kernel: Any) -> Any:
+    from .spec import from_dict
+
+    return from_dict(spec, kernel)
+
+
+def zagent_register_agent_types(register: Callable[..., None], kernel: Any) -> None:
+    """Register the ``groupchat`` agent type, and add the speaker-selector hook spec to this kernel."""
+    from .hookspecs import ensure_hookspecs
+
+    ensure_hookspecs(kernel)
+    register("groupchat", _groupchat)
+
+
+def zagent_register_commands(cli: Any, kernel: Any) -> None:
+    from .cli import add_commands
+
+    add_commands(cli)

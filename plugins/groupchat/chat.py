@@ -1,0 +1,399 @@
+"""``GroupChat``: several agents working one task by conversation.
+
+One round: choose a speaker (``selection``) → the speaker replies with a
+snapshot of the shared history as context (``speakers``) → the reply is
+recorded once in the ``SharedHistory``, visible to all → termination
+conditions are checked (``termination``). Agents come from spec dicts (built
+through ``kernel.agent``, so any registered type), instances, or names known
+to an ``AgentManager``; while an agent speaks it is RUNNING in the manager.
+
+Control, like the react plugin's ``ReActLoop``: ``pause()``, ``resume()`` and
+``abort()`` are safe from any thread or task. A pause takes effect at the next
+turn boundary (the turn in flight finishes); ``abort()`` cancels the turn in
+flight (it is not recorded) and ``arun`` raises ``RunAborted`` whose
+``trajectory`` is the history. With ``checkpoints`` (a store from
+``kernel.memory("checkpoints", path=...)`` or a path), the state is saved
+after every turn and ``arun(run_id=...)`` continues a chat from its last
+checkpoint, in this process or another.
+
+Events (``zagent_event``, run id = the chat's): ``groupchat_start``,
+``speaker_selected`` (speaker, how: policy/fallback/repeat_broken),
+``turn_start``, ``turn_end`` (speaker, seq, chars, tokens), ``paused``,
+``resumed``, ``groupchat_end`` (stopped_by). Speakers' own LLM and tool calls
+go through the kernel (``LLM.asend``, ``Kernel.arun_tool``), so rails and
+their events apply as in any other run.
+
+Built on the actions plugin's agents and the manager plugin's ``AgentManager``
+(imported here, as the design allows for a plugin built on another).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+import attrs
+import msgspec
+
+from zagent.errors import ConfigError, RunAborted
+from zagent.sync import maybe_await, run_sync
+
+from . import termination as term
+from .history import ChatMessage, SharedHistory
+from .selection import Selection, SpeakerInfo, build_selector, choose
+from .speakers import Turn, check_inputs, speak
+from .state import ChatState, GroupChatResult, state_decoder
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel, RunContext
+
+DEFAULT_MAX_ROUNDS = 20
+
+
+@attrs.define(repr=False, eq=False, kw_only=True, slots=False)
+class GroupChat:
+    """A group chat (see the module docstring).
+
+    :ivar agents: spec dicts, agent instances or names (resolved through ``manager``).
+    :ivar selection: a policy name, a ``{"policy": ..., **options}`` mapping or a selector object.
+    :ivar termination: a ``termination`` mapping (``termination.from_spec``) or a list of conditions;
+        without a ``max_rounds`` condition, ``max_rounds`` (default 20) still bounds the chat.
+    :ivar max_consecutive: turns one speaker may take in a row before selection is overruled
+        (``None``: no limit).
+    :ivar llm: model (or LLM) given to agents, the judge and the LLM selector built from dicts.
+    :ivar on_turn: ``on_turn(message)`` (sync or async) after each recorded turn, e.g. to stream it.
+    :ivar clock: the time source of the time budget (``time.monotonic``).
+    """
+
+    kernel: "Kernel"
+    agents: Any = attrs.field(factory=list)
+    selection: Any = "round_robin"
+    termination: Any = None
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    max_consecutive: Optional[int] = 3
+    name: str = "groupchat"
+    description: str = ""
+    manager: Any = None
+    llm: Any = None
+    checkpoints: Any = None
+    on_turn: Optional[Callable[[ChatMessage], Any]] = None
+    clock: Callable[[], float] = time.monotonic
+
+    def __attrs_post_init__(self) -> None:
+        if self.manager is None:
+            from zagent.plugins.manager import AgentManager
+
+            self.manager = AgentManager(kernel=self.kernel)
+        self._speakers: dict[str, Any] = {}
+        for item in self.agents:
+            agent = self._resolve_agent(item)
+            name = self.manager.name_of(agent)
+            if name in self._speakers:
+                raise ConfigError(f"group chat {self.name!r}: two agents are named {name!r}")
+            self._speakers[name] = agent
+        if not self._speakers:
+            raise ConfigError(f"group chat {self.name!r} needs at least one agent")
+        self._selector = build_selector(self.kernel, self._selection_spec())
+        self._conditions = self._build_conditions()
+        self.history = SharedHistory()
+        self.state: Optional[ChatState] = None
+        self._lock = threading.Lock()
+        self._pause_requested = self._abort_requested = self._running = False
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._wake: Optional[asyncio.Event] = None
+        self._inflight: set[asyncio.Future] = set()
+        self._store = self.kernel.memory("checkpoints", path=self.checkpoints) \
+            if isinstance(self.checkpoints, str) else self.checkpoints
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], kernel: "Kernel", **options: Any) -> "GroupChat":
+        """Build from the declarative form (``spec.GroupChatSpec``); ``options``: manager, llm, checkpoints..."""
+        from .spec import from_dict
+
+        return from_dict(data, kernel, **options)
+
+    @classmethod
+    def load(cls, path: Any, kernel: "Kernel", **options: Any) -> "GroupChat":
+        """Read a JSON or YAML group chat file."""
+        from .spec import load
+
+        return load(path, kernel, **options)
+
+    # -- building -----------------------------------------------------------------
+
+    def _resolve_agent(self, item: Any) -> Any:
+        if isinstance(item, (str, dict)):
+            return self.manager.add_agent(item, llm=self.llm if isinstance(item, dict) else None)
+        return self.manager.add_agent(item)
+
+    def _selection_spec(self) -> Any:
+        spec = self.selection
+        if isinstance(spec, str) and ":" not in spec:
+            spec = {"policy": spec}
+        if isinstance(spec, dict) and spec.get("policy") == "llm" and not spec.get("model") and not spec.get("llm"):
+            spec = {**spec, "llm": self.llm}
+        return spec
+
+    def _build_conditions(self) -> list[Any]:
+        if self.termination is None or isinstance(self.termination, dict):
+            conditions = term.from_spec(self.termination, self._resolve_agent)
+        else:
+            conditions = list(self.termination)
+        if not any(isinstance(c, term.MaxRounds) for c in conditions):
+            conditions.append(term.MaxRounds(self.max_rounds))
+        return conditions
+
+    @property
+    def speakers(self) -> list[str]:
+        """Participants' names, in declaration order (round-robin order)."""
+        return list(self._speakers)
+
+    def agent(self, name: str) -> Any:
+        return self._speakers[name]
+
+    # -- control (any thread) ---------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        return self.state.status if self.state is not None else "idle"
+
+    def pause(self) -> None:
+        """Pause at the next turn boundary (the turn in flight finishes and is recorded)."""
+        with self._lock:
+            self._pause_requested = True
+
+    def resume(self) -> None:
+        """Continue a paused chat."""
+        with self._lock:
+            self._pause_requested = False
+        self._wakeup()
+
+    def abort(self) -> None:
+        """End the chat now: the turn in flight is cancelled; ``arun`` raises ``RunAborted``."""
+        with self._lock:
+            self._abort_requested = True
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._cancel_inflight)
+        self._wakeup()
+
+    def post(self, content: str, *, speaker: str = "user") -> ChatMessage:
+        """Add a message from outside (a human interjecting); the next speakers see it. Thread-safe."""
+        return self.history.append(speaker, content, round=0)
+
+    def _cancel_inflight(self) -> None:
+        for fut in list(self._inflight):
+            fut.cancel()
+
+    def _wakeup(self) -> None:
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(wake.set)
+
+    # -- running ------------------------------------------------------------------------
+
+    async def arun(self, task: Optional[str] = None, *, run_id: Optional[str] = None,
+                   **inputs: Any) -> GroupChatResult:
+        """Run a chat on ``task`` until a termination condition holds; or, with ``run_id`` of a
+        checkpointed chat and no task, continue it from its last checkpoint."""
+        with self._lock:
+            if self._running:
+                raise ConfigError(f"group chat {self.name!r} is already running; one run at a time per GroupChat")
+            self._running, self._abort_requested = True, False
+        try:
+            await self._prepare(task, run_id, inputs)
+            return await self._drive()
+        finally:
+            self._running = False
+            self._loop = self._wake = None
+
+    def run(self, task: Optional[str] = None, **kwargs: Any) -> GroupChatResult:
+        """Sync twin of ``arun``."""
+        return run_sync(self.arun(task, **kwargs))
+
+    async def acall(self, **inputs: Any) -> GroupChatResult:
+        """Agent-style entry point: ``acall(task=..., **other_inputs)``."""
+        return await self.arun(inputs.pop("task", None), **inputs)
+
+    def __call__(self, **inputs: Any) -> GroupChatResult:
+        return run_sync(self.acall(**inputs))
+
+    async def _prepare(self, task: Optional[str], run_id: Optional[str], inputs: dict[str, Any]) -> None:
+        found = await self._store.alatest(run_id) if (run_id and self._store is not None) else None
+        if found is not None:
+            if task is not None:
+                raise ConfigError(f"run {run_id!r} already has checkpoints; call arun(run_id=...) without a task "
+                                  "to continue it, or use a new run id")
+            state = state_decoder.decode(found[1])
+            if state.status in ("completed", "aborted"):
+                raise ConfigError(f"group chat run {run_id!r} is {state.status}; only unfinished runs resume")
+            state.status = "running"
+            self.history = SharedHistory(state.messages)
+        else:
+            if not task:
+                raise ConfigError("give the chat a task (or the run_id of a checkpointed chat to continue)")
+            from zagent.context import new_run_id
+
+            state = ChatState(run_id=run_id or new_run_id(), name=self.name, task=task, inputs=dict(inputs))
+            self.history = SharedHistory()
+            self.history.append("user", task, round=0)
+        self._check_inputs(state)
+        self.state = state
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        self._ctx = self.kernel.context(run_id=state.run_id, agent=self.name, metadata={"groupchat": self.name})
+        self._ctx.usage = state.usage
+        await self._emit("groupchat_start", resumed=found is not None, speakers=self.speakers, round=state.round)
+
+    def _check_inputs(self, state: ChatState) -> None:
+        available = set(state.inputs) | {"task"}
+        for name, agent in self._speakers.items():
+            missing = check_inputs(agent, available)
+            if missing:
+                raise ConfigError(f"agent {name!r} needs input(s) {', '.join(missing)}, which a group chat turn "
+                                  f"does not fill; pass them to arun(...) or use inputs named transcript/task")
+
+    async def _drive(self) -> GroupChatResult:
+        state = self.state
+        assert state is not None
+        self._mark = self.clock()
+        try:
+            while True:
+                await self._boundary()
+                await self._turn()
+                stop = await self._abortable(term.first_met(self._conditions, self._view()))
+                self._tick()
+                if stop is not None:
+                    return await self._complete(*stop)
+                await self._checkpoint()
+        except asyncio.CancelledError:
+            if self._abort_requested:
+                raise await self._aborted() from None
+            raise
+        except RunAborted:
+            raise
+        except Exception as exc:
+            state.status, state.error = "failed", f"{type(exc).__name__}: {exc}"
+            self._tick()
+            await self._checkpoint()
+            await self._emit("groupchat_end", status="failed", error=state.error)
+            raise
+
+    async def _turn(self) -> None:
+        state = self.state
+        number = state.round + 1
+        sel = Selection(speakers=self._infos(), messages=self.history.snapshot(), round=number, task=state.task,
+                        ctx=self._ctx)
+        choice = await self._abortable(choose(self._selector, sel, max_consecutive=self.max_consecutive))
+        await self._emit("speaker_selected", round=number, speaker=choice.speaker, how=choice.how,
+                         proposed=choice.proposed)
+        await self._emit("turn_start", round=number, speaker=choice.speaker)
+        started = time.perf_counter()
+        agent = self._speakers[choice.speaker]
+        ctx = self.kernel.context(run_id=state.run_id, agent=choice.speaker,
+                                  agent_config={"rails": dict(getattr(agent, "rails", None) or {})},
+                                  metadata={"groupchat": self.name, "round": number})
+        turn = Turn(speaker=choice.speaker, round=number, task=state.task, inputs=dict(state.inputs),
+                    messages=self.history.snapshot(), ctx=ctx)
+        reply = await self._abortable(self._speak(choice.speaker, agent, turn))
+        duration = time.perf_counter() - started
+        message = self.history.append(choice.speaker, reply.content, round=number, metadata={
+            "selected_by": choice.how, "adapter": reply.adapter, "duration": round(duration, 6),
+            "usage": msgspec.to_builtins(reply.usage)})
+        self._ctx.add_usage(reply.usage)
+        state.round, state.usage = number, self._ctx.usage
+        await self._emit("turn_end", round=number, speaker=choice.speaker, seq=message.seq,
+                         chars=len(message.content), tokens=reply.usage.total_tokens, duration=duration)
+        if self.on_turn is not None:
+            await maybe_await(self.on_turn(message))
+
+    async def _speak(self, name: str, agent: Any, turn: Turn) -> Any:
+        async with self.manager.ausing(name):
+            return await speak(agent, turn)
+
+    def _infos(self) -> tuple[SpeakerInfo, ...]:
+        return tuple(SpeakerInfo(n, str(getattr(a, "description", "") or "")) for n, a in self._speakers.items())
+
+    def _view(self) -> term.ChatView:
+        state = self.state
+        return term.ChatView(round=state.round, messages=self.history.snapshot(), usage=self._ctx.usage,
+                             elapsed=state.elapsed + (self.clock() - self._mark), task=state.task,
+                             inputs=dict(state.inputs), ctx=self._ctx)
+
+    def _tick(self) -> None:
+        """Add the time since the last mark to ``elapsed`` (paused time is not counted)."""
+        now = self.clock()
+        self.state.elapsed += max(0.0, now - self._mark)
+        self.state.usage = self._ctx.usage
+        self._mark = now
+
+    async def _boundary(self) -> None:
+        """Honour abort and pause requests between turns; a pause waits here for resume or abort."""
+        if self._abort_requested:
+            raise await self._aborted()
+        if not self._pause_requested:
+            return
+        state = self.state
+        self._tick()
+        state.status = "paused"
+        await self._checkpoint()
+        await self._emit("paused", round=state.round)
+        while self._pause_requested and not self._abort_requested:
+            state.status = "paused"
+            self._wake.clear()
+            await self._wake.wait()
+        if self._abort_requested:
+            raise await self._aborted()
+        state.status = "running"
+        self._mark = self.clock()
+        await self._emit("resumed", round=state.round)
+
+    async def _abortable(self, awaitable: Any) -> Any:
+        task = asyncio.ensure_future(awaitable)
+        self._inflight.add(task)
+        try:
+            return await task
+        finally:
+            self._inflight.discard(task)
+
+    # -- ends ---------------------------------------------------------------------------
+
+    async def _complete(self, condition: str, detail: str) -> GroupChatResult:
+        state = self.state
+        state.status, state.stopped_by, state.detail = "completed", condition, detail
+        await self._checkpoint()
+        await self._emit("groupchat_end", status="completed", stopped_by=condition, rounds=state.round)
+        return GroupChatResult(run_id=state.run_id, stopped_by=condition, detail=detail, rounds=state.round,
+                               messages=self.history.snapshot(), usage=state.usage)
+
+    async def _aborted(self) -> RunAborted:
+        state = self.state
+        state.status = "aborted"
+        self._tick()
+        await self._checkpoint()
+        await self._emit("groupchat_end", status="aborted", rounds=state.round)
+        return RunAborted(f"group chat {state.run_id} was aborted after round {state.round}",
+                          trajectory=list(self.history.snapshot()))
+
+    def snapshot(self) -> ChatState:
+        """A copy of the chat's state with the history as it is now."""
+        assert self.state is not None, "the chat has not started"
+        state = msgspec.structs.replace(self.state, messages=list(self.history.snapshot()))
+        return state_decoder.decode(msgspec.json.encode(state))
+
+    async def _checkpoint(self) -> None:
+        if self._store is None:
+            return
+        self.state.checkpoint += 1
+        await self._store.asave(self.state.run_id, self.state.checkpoint, msgspec.json.encode(self.snapshot()),
+                                kind="groupchat", metadata={"name": self.name, "status": self.state.status,
+                                                            "round": self.state.round})
+
+    async def _emit(self, type: str, **data: Any) -> None:
+        if self.kernel.hooks.active("zagent_event"):
+            await self._ctx.emit(type, **data)
+
+    def __repr__(self) -> str:
+        return f"<GroupChat {self.name!r} speakers={self.speakers} status={self.status}>"

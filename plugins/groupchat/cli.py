@@ -1,0 +1,73 @@
+"""CLI: ``zagent groupchat run FILE --input task="..."``.
+
+Each turn is printed to stdout as it is recorded (``[round] Speaker: text``);
+how the chat ended goes to stderr. ``--checkpoints runs.db --run-id ID``
+checkpoints every turn; running again with the same ``--run-id`` and no task
+continues an interrupted chat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def add_commands(cli: Any) -> None:
+    group = cli.group("groupchat", help="run multi-agent group chats")
+    run = group.command("run", cmd_run, help="run a group chat file, printing each turn as it happens")
+    run.add_argument("chat_file", help="a group chat .json/.yaml")
+    run.add_argument("--input", "-i", action="append", default=[], metavar="NAME=VALUE",
+                     help="an input of the chat (repeatable); 'task' is the task the chat works on")
+    run.add_argument("--model", "-m", default=None, help="'provider:model' for every agent built from the file")
+    run.add_argument("--agents", default=None, help="directory or .db of agents the file names")
+    run.add_argument("--max-rounds", type=int, default=None, help="override the file's round limit")
+    run.add_argument("--checkpoints", default=None, help="SQLite file to checkpoint to (enables resuming)")
+    run.add_argument("--run-id", default=None, help="name this run, or continue it (give no task then)")
+    run.add_argument("--json", action="store_true", help="print the result as JSON at the end instead of turns")
+
+
+def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
+    import msgspec
+
+    from zagent.errors import ConfigError
+    from zagent.kernel import load_spec_file
+    from zagent.plugins.manager import AgentManager
+
+    from .spec import from_dict
+
+    data = load_spec_file(args.chat_file)
+    if args.max_rounds is not None:
+        data = {**data, "max_rounds": args.max_rounds,
+                "termination": {**(data.get("termination") or {}), "max_rounds": args.max_rounds}}
+    manager = AgentManager(kernel=kernel, storage=args.agents)
+    chat = from_dict(data, kernel, manager=manager, llm=args.model, checkpoints=args.checkpoints,
+                     on_turn=None if args.json else _print_turn)
+    inputs = _inputs(args.input)
+    task = inputs.pop("task", None)
+    if task is None and not args.run_id:
+        raise ConfigError("give the task: --input task=\"...\" (or --run-id of a checkpointed chat)")
+    result = chat.run(task, run_id=args.run_id, **inputs)
+    if args.json:
+        print(msgspec.json.format(msgspec.json.encode({
+            "run_id": result.run_id, "stopped_by": result.stopped_by, "detail": result.detail,
+            "rounds": result.rounds, "messages": result.messages, "usage": result.usage})).decode())
+    print(f"stopped by {result.stopped_by} after {result.rounds} round(s): {result.detail} (run {result.run_id})",
+          file=sys.stderr)
+    return 0
+
+
+def _print_turn(message: Any) -> None:
+    print(f"[{message.round}] {message.speaker}: {message.content}\n", flush=True)
+
+
+def _inputs(pairs: list[str]) -> dict[str, str]:
+    from zagent.errors import ConfigError
+
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"--input {pair!r} is not NAME=VALUE")
+        out[name.strip()] = value
+    return out

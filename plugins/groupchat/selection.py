@@ -1,0 +1,312 @@
+"""Speaker selection: who talks next.
+
+A *selector* answers the next speaker's name (or ``None``: "no opinion")
+from a ``Selection`` (the speakers with their descriptions, a snapshot of the
+history, the round about to start, the last speaker, a ``RunContext``). It is
+an object with ``aselect(selection)`` or ``select(selection)``, or a plain
+callable; any of them may return an awaitable. Built-in policies:
+
+* ``round_robin``: the speakers in order, starting after the last one who spoke;
+* ``rules``: role rules declared as data, e.g. ``{"Researcher": "Writer",
+  "Writer": "Reviewer", "Reviewer": "Researcher"}``, or an ordered list of
+  ``{"after": "Reviewer", "when": "revise", "next": "Writer"}`` (``when``: a
+  case-insensitive phrase of the last message; the first matching rule wins);
+* ``llm``: a model picks from the speakers' descriptions; an answer naming
+  nobody falls back to round-robin.
+
+``choose`` applies the chat's two safety nets to any policy: an answer that is
+``None`` or names no speaker falls back to round-robin, and a choice that would
+give one speaker more than ``max_consecutive`` turns in a row is replaced by
+the next other speaker in round-robin order (a rule or a model that would
+repeat one speaker forever is broken).
+
+More policies come from plugins through ``zagent_register_speaker_selectors``
+(``selector_factories``) or from an import path ``"pkg.mod:factory"``.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
+
+import attrs
+
+from zagent.errors import ConfigError, PluginError
+from zagent.sync import maybe_await
+
+from .history import ChatMessage, render_transcript
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel, RunContext
+
+LLM_PROMPT = """You choose who speaks next in a group chat working on this task:
+{task}
+
+Participants:
+{roles}
+
+Conversation so far:
+{transcript}
+
+Who should speak next? Reply with exactly one name from: {names}."""
+
+
+@attrs.frozen(repr=False)
+class SpeakerInfo:
+    name: str
+    description: str = ""
+
+
+@attrs.frozen(repr=False)
+class Selection:
+    """What a selector sees before a round (see the module docstring)."""
+
+    speakers: tuple[SpeakerInfo, ...]
+    messages: tuple[ChatMessage, ...]
+    round: int
+    task: str
+    ctx: "RunContext"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.speakers)
+
+    @property
+    def last_speaker(self) -> Optional[str]:
+        """The last *participant* who spoke (messages from ``user`` and outsiders do not count)."""
+        names = set(self.names)
+        return next((m.speaker for m in reversed(self.messages) if m.speaker in names), None)
+
+    def consecutive(self, name: str) -> int:
+        """How many of the latest participant turns in a row were ``name``'s."""
+        names, n = set(self.names), 0
+        for m in reversed(self.messages):
+            if m.speaker not in names:
+                continue
+            if m.speaker != name:
+                break
+            n += 1
+        return n
+
+
+@attrs.frozen(repr=False)
+class Choice:
+    """The speaker chosen and how: ``policy``, ``fallback`` (no usable answer) or ``repeat_broken``."""
+
+    speaker: str
+    how: str
+    proposed: Optional[str] = None
+
+
+# -- built-in policies --------------------------------------------------------------
+
+
+def round_robin(sel: Selection) -> str:
+    """The speaker after the last one, in declaration order (the first one to start)."""
+    names = sel.names
+    last = sel.last_speaker
+    if last is None:
+        return names[0]
+    return names[(names.index(last) + 1) % len(names)]
+
+
+@attrs.define(repr=False)
+class RoundRobin:
+    """``round_robin``, optionally starting with ``first``."""
+
+    first: Optional[str] = None
+
+    def select(self, sel: Selection) -> str:
+        if sel.last_speaker is None and self.first:
+            return self.first
+        return round_robin(sel)
+
+
+@attrs.define(repr=False)
+class RoleRules:
+    """Role rules declared as data (see the module docstring); ``None`` when no rule applies."""
+
+    rules: list[dict[str, Any]]
+    first: Optional[str] = None
+
+    @classmethod
+    def from_data(cls, rules: Union[dict[str, Any], Sequence[dict[str, Any]]], first: Optional[str] = None) -> "RoleRules":
+        if isinstance(rules, dict):
+            items = [{"after": k, "next": v} for k, v in rules.items()]
+        elif isinstance(rules, (list, tuple)):
+            items = [dict(r) for r in rules]
+        else:
+            raise ConfigError(f"selection rules must be a mapping or a list of rules, got {type(rules).__name__}")
+        for rule in items:
+            unknown = set(rule) - {"after", "next", "when"}
+            if unknown or not isinstance(rule.get("after"), str) or not isinstance(rule.get("next"), str):
+                raise ConfigError(f"bad selection rule {rule!r}: write {{'after': A, 'next': B}} "
+                                  "with an optional 'when': 'phrase'")
+        return cls(rules=items, first=first)
+
+    def names(self) -> set[str]:
+        return {r["after"] for r in self.rules} | {r["next"] for r in self.rules} | ({self.first} if self.first else set())
+
+    def select(self, sel: Selection) -> Optional[str]:
+        last = sel.last_speaker
+        if last is None:
+            return self.first or sel.names[0]
+        text = (sel.messages[-1].content if sel.messages else "").lower()
+        for rule in self.rules:
+            if rule["after"] == last and (not rule.get("when") or str(rule["when"]).lower() in text):
+                return rule["next"]
+        return None
+
+
+@attrs.define(repr=False)
+class LLMSelector:
+    """A model picks the next speaker from the roles' descriptions; ``None`` when it names nobody."""
+
+    llm: Any
+    prompt: str = LLM_PROMPT
+    history_limit: int = 20
+
+    async def aselect(self, sel: Selection) -> Optional[str]:
+        roles = "\n".join(f"- {s.name}: {s.description or '(no description)'}" for s in sel.speakers)
+        text = self.prompt.format(task=sel.task, roles=roles, names=", ".join(sel.names),
+                                  transcript=render_transcript(sel.messages, limit=self.history_limit) or "(empty)")
+        request = self.llm.request(text, output_spec={"mode": "str", "fields": [
+            {"name": "speaker", "type": "string", "description": "one of: " + ", ".join(sel.names)}]})
+        reply = await self.llm.asend(request, sel.ctx)
+        return match_name(reply.text, sel.names)
+
+
+def match_name(text: str, names: Sequence[str]) -> Optional[str]:
+    """The participant ``text`` names: an exact (case-insensitive) answer, else the name mentioned first."""
+    cleaned = (text or "").strip().strip("\"'`*.!:").strip()
+    for name in names:
+        if cleaned.lower() == name.lower():
+            return name
+    found: list[tuple[int, int, str]] = []
+    for name in names:
+        m = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text or "", re.IGNORECASE)
+        if m:
+            found.append((m.start(), -len(name), name))
+    return min(found)[2] if found else None
+
+
+# -- choosing, with the safety nets ----------------------------------------------------
+
+
+async def choose(selector: Any, sel: Selection, *, max_consecutive: Optional[int]) -> Choice:
+    """Ask ``selector``; fall back to round-robin on no answer; break endless repeats."""
+    proposed = await maybe_await(_call(selector, sel))
+    if isinstance(proposed, str) and proposed not in sel.names:
+        proposed_name = match_name(proposed, sel.names)
+    else:
+        proposed_name = proposed if isinstance(proposed, str) else None
+    if proposed_name is None:
+        choice = Choice(round_robin(sel), "fallback", proposed if isinstance(proposed, str) else None)
+    else:
+        choice = Choice(proposed_name, "policy", proposed_name)
+    if max_consecutive is not None and len(sel.names) > 1 and sel.consecutive(choice.speaker) >= max_consecutive:
+        names = sel.names
+        nxt = names[(names.index(choice.speaker) + 1) % len(names)]
+        choice = Choice(nxt, "repeat_broken", choice.speaker)
+    return choice
+
+
+def _call(selector: Any, sel: Selection) -> Any:
+    for attr in ("aselect", "select"):
+        fn = getattr(selector, attr, None)
+        if callable(fn):
+            return fn(sel)
+    if callable(selector):
+        return selector(sel)
+    raise ConfigError(f"selector {selector!r} has no aselect/select method and is not callable")
+
+
+# -- the registry -------------------------------------------------------------------
+
+
+def _round_robin_factory(options: dict[str, Any], kernel: "Kernel") -> RoundRobin:
+    return RoundRobin(first=options.get("first"))
+
+
+def _rules_factory(options: dict[str, Any], kernel: "Kernel") -> RoleRules:
+    if "rules" not in options:
+        raise ConfigError("selection policy 'rules' needs 'rules': {\"A\": \"B\", ...} or a list of rules")
+    return RoleRules.from_data(options["rules"], first=options.get("first"))
+
+
+def _llm_factory(options: dict[str, Any], kernel: "Kernel") -> LLMSelector:
+    llm = options.get("llm")
+    if llm is None or isinstance(llm, str):
+        llm = kernel.llm(llm or options.get("model"))
+    kw = {k: options[k] for k in ("prompt", "history_limit") if k in options}
+    return LLMSelector(llm=llm, **kw)
+
+
+BUILTIN: dict[str, Callable[[dict[str, Any], "Kernel"], Any]] = {
+    "round_robin": _round_robin_factory, "rules": _rules_factory, "llm": _llm_factory,
+}
+_cache: "weakref.WeakKeyDictionary[Any, tuple[Any, dict[str, Any]]]" = weakref.WeakKeyDictionary()
+
+
+def selector_factories(kernel: "Kernel") -> dict[str, Callable[[dict[str, Any], "Kernel"], Any]]:
+    """Built-in policies plus those registered through ``zagent_register_speaker_selectors`` on ``kernel``."""
+    from .hookspecs import HOOK, specs_added
+
+    impls = kernel.hooks.impls(HOOK) if specs_added(kernel) else ()
+    cached = _cache.get(kernel)
+    if cached is not None and cached[0] == impls:
+        return cached[1]
+    entries: dict[str, tuple[Any, str, bool]] = {n: (f, "groupchat", False) for n, f in BUILTIN.items()}
+    for impl in impls:
+        kernel.hooks.call_one(HOOK, impl, {"register": _Register(impl[0], entries), "kernel": kernel})
+    found = {name: entry[0] for name, entry in entries.items()}
+    _cache[kernel] = (impls, found)
+    return found
+
+
+class _Register:
+    """``register(name, factory, *, override=False)`` for one plugin; clashes as in the kernel's registries."""
+
+    def __init__(self, plugin: str, entries: dict[str, tuple[Any, str, bool]]):
+        self.plugin, self.entries = plugin, entries
+
+    def __call__(self, name: str, factory: Any, *, override: bool = False) -> Any:
+        if not isinstance(name, str) or not name or ":" in name or not callable(factory):
+            raise PluginError(f"plugin {self.plugin!r} registered speaker selector {name!r} badly; use "
+                              "register('name', factory) with a name without ':'", plugin=self.plugin)
+        old = self.entries.get(name)
+        if old is None or (override and not old[2]):
+            self.entries[name] = (factory, self.plugin, override)
+        elif not (old[2] and not override):
+            raise PluginError(f"speaker selector {name!r} is registered by both plugin {old[1]!r} and plugin "
+                              f"{self.plugin!r}; pass override=True in the one that should win", plugin=self.plugin)
+        return factory
+
+
+def build_selector(kernel: "Kernel", spec: Any) -> Any:
+    """A selector from a policy name, a ``{"policy": ..., **options}`` mapping, an import path or an object."""
+    if spec is None:
+        spec = {"policy": "round_robin"}
+    if isinstance(spec, str):
+        spec = {"policy": spec}
+    if not isinstance(spec, dict):
+        return spec  # already a selector object or callable
+    options = dict(spec)
+    policy = options.get("policy", "round_robin")
+    if not isinstance(policy, str):
+        return policy
+    if ":" in policy:
+        from zagent.kernel import _import
+
+        try:
+            factory = _import(policy)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"cannot import speaker selector {policy!r}: {exc}") from None
+    else:
+        factories = selector_factories(kernel)
+        factory = factories.get(policy)
+        if factory is None:
+            raise ConfigError(f"unknown speaker selection policy {policy!r}; known: {', '.join(sorted(factories))}, "
+                              "or an import path 'package.module:factory'")
+    return factory(options, kernel)

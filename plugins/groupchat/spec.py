@@ -1,0 +1,72 @@
+"""The declarative form of a group chat: ``GroupChatSpec`` (what JSON/YAML chat files hold).
+
+::
+
+    {"type": "groupchat", "name": "research_team",
+     "agents": [{"name": "Researcher", "description": "...", "prompt": "...{transcript}...", ...},
+                "Editor"],                          # a name: known to the AgentManager or its storage
+     "selection": {"policy": "rules", "rules": {"Researcher": "Writer", "Writer": "Reviewer",
+                                                "Reviewer": "Researcher"}},
+     "termination": {"max_rounds": 9, "keywords": ["APPROVED"],
+                     "judge": {"name": "Judge", ...}, "max_tokens": 20000, "max_seconds": 300},
+     "max_consecutive": 3, "llm": "openai:gpt-4o-mini"}
+
+Agents given as dicts are built through ``kernel.agent`` (any registered type;
+``type`` defaults to ``customize``). ``llm`` (or the ``llm=`` argument, e.g.
+the CLI's ``--model``) is given to every agent and judge built from a dict,
+replacing the model the dict names (as ``AgentManager.add_agent(spec, llm=...)``
+does), and to an LLM selector that names no model; without it each uses its
+own ``llm`` or the kernel's default model.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+import msgspec
+
+from zagent.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+
+    from .chat import GroupChat
+
+
+class GroupChatSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    agents: list[Union[str, dict[str, Any]]]
+    name: str = "groupchat"
+    type: str = "groupchat"
+    description: str = ""
+    selection: Union[str, dict[str, Any]] = "round_robin"
+    termination: dict[str, Any] = {}
+    max_rounds: int = 20
+    max_consecutive: Optional[int] = 3
+    llm: Optional[str] = None
+
+
+def from_dict(data: dict[str, Any], kernel: "Kernel", *, manager: Any = None, llm: Any = None,
+              checkpoints: Any = None, **options: Any) -> "GroupChat":
+    """Validate ``data`` and build the ``GroupChat`` (``llm`` overrides the spec's model)."""
+    from .chat import GroupChat
+
+    if not isinstance(data, dict):
+        raise ConfigError(f"a group chat spec must be a mapping, got {type(data).__name__}")
+    try:
+        spec = msgspec.convert(data, GroupChatSpec)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"invalid group chat spec {data.get('name', '?')!r}: {exc}") from None
+    if spec.type != "groupchat":
+        raise ConfigError(f"group chat {spec.name!r}: type {spec.type!r} is not 'groupchat'")
+    return GroupChat(kernel=kernel, agents=list(spec.agents), selection=spec.selection,
+                     termination=dict(spec.termination), max_rounds=spec.max_rounds,
+                     max_consecutive=spec.max_consecutive, name=spec.name, description=spec.description,
+                     manager=manager, llm=llm if llm is not None else spec.llm, checkpoints=checkpoints, **options)
+
+
+def load(path: Union[str, os.PathLike], kernel: "Kernel", **options: Any) -> "GroupChat":
+    """Read a JSON or YAML group chat file (see ``from_dict`` for ``options``)."""
+    from zagent.kernel import load_spec_file
+
+    return from_dict(load_spec_file(path), kernel, **options)

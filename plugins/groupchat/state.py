@@ -1,0 +1,76 @@
+"""A group chat's serializable state (``ChatState``) and its result (``GroupChatResult``).
+
+``ChatState`` is everything needed to continue a chat in another process:
+the task and inputs, the whole history, the round, tokens and time spent. It
+is msgspec-encoded into the checkpoint store (kind ``groupchat``) after every
+turn, when the chat pauses, ends or fails. Selection needs no saved state:
+every built-in policy is a function of the history.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+import attrs
+import msgspec
+
+from zagent.types import Usage
+
+from .history import ChatMessage, render_transcript
+
+Status = Literal["running", "paused", "completed", "aborted", "failed"]
+
+
+class ChatState(msgspec.Struct, kw_only=True, omit_defaults=True):
+    run_id: str
+    name: str = ""
+    status: Status = "running"
+    round: int = 0
+    task: str = ""
+    inputs: dict[str, Any] = {}
+    messages: list[ChatMessage] = []
+    usage: Usage = Usage()
+    elapsed: float = 0.0
+    stopped_by: Optional[str] = None
+    detail: str = ""
+    error: Optional[str] = None
+    checkpoint: int = 0
+
+
+state_decoder = msgspec.json.Decoder(ChatState)
+
+
+@attrs.frozen(repr=False)
+class GroupChatResult:
+    """How a chat ended: ``stopped_by`` names the termination condition, ``detail`` says why.
+
+    ``stopped_by`` is ``max_rounds``, ``keyword``, ``judge``, ``max_tokens``,
+    ``max_time`` or the ``name`` of a custom condition.
+    """
+
+    run_id: str
+    stopped_by: str
+    detail: str
+    rounds: int
+    messages: tuple[ChatMessage, ...]
+    usage: Usage
+    status: str = "completed"
+
+    @property
+    def content(self) -> str:
+        """The last participant's message (the chat's outcome)."""
+        for m in reversed(self.messages):
+            if m.round > 0:
+                return m.content
+        return ""
+
+    @property
+    def speakers(self) -> list[str]:
+        """Who spoke, turn by turn."""
+        return [m.speaker for m in self.messages if m.round > 0]
+
+    def transcript(self) -> str:
+        return render_transcript(self.messages)
+
+    def __repr__(self) -> str:
+        return f"<GroupChatResult {self.run_id} stopped_by={self.stopped_by} rounds={self.rounds}>"

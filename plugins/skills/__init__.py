@@ -1,1 +1,81 @@
-"""The skills plugin (in progress)."""
+"""The skills plugin: agents that learn reusable skills from their own successful runs.
+
+* ``Skill`` (msgspec) and ``SkillRegistry``: a folder of human-editable
+  Markdown files (``<name>.md``), indexed in SQLite (FTS5), plus skills other
+  plugins register through the hook ``zagent_register_skills(register)``
+  (``hookspec.py``; added to each kernel's plugin manager by this plugin);
+* ``SkillMatcher``: keyword (BM25-style weights), embeddings when an embedder
+  is installed, optional LLM re-rank; best match above a threshold or none;
+* ``LifecycleManager``: idle → active → stale → archived, every change recorded;
+* ``Curator``: judges recorded trajectories with the model (JSON mode) and
+  writes new skills or improves the closest one (``SkillWriter``: atomic
+  files; a person's edits are kept as ``<name>.v<N>.md``);
+* at run time, through the kernel's ``zagent_before_llm_call`` rail, runs with
+  skills enabled get the matched skill's instructions as a system message,
+  and ``zagent_event`` ``run_end`` updates its success figures (``runtime.py``);
+* ``zagent skills list|show|match|curate|archive|activate|sweep|history``.
+
+``skills_for(kernel)`` gives a kernel's registry, matcher and lifecycle. See
+docs/skills.md. Built on the react plugin (trajectory format, tokenizer) and
+the actions plugin (CustomizeAgent in JSON mode for the Curator). Cheap to
+import: everything loads on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_EXPORTS = {
+    "Skill": "skill", "Transition": "skill", "SkillRegistry": "registry", "SkillIndex": "index",
+    "SkillMatcher": "matcher", "Match": "matcher", "LifecycleManager": "lifecycle", "Curator": "curator",
+    "CurationResult": "curator", "SkillWriter": "writer", "Skills": "runtime", "skills_for": "runtime",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def zagent_register_tools(register: Any, kernel: Any) -> None:
+    """Registers no tool: this is where the plugin adds its hook spec to the starting kernel."""
+    from . import hookspec
+
+    hookspec.install(kernel)
+
+
+async def zagent_before_llm_call(request: Any, ctx: Any) -> Any:
+    """Add the matched skill's instructions to requests of runs with skills enabled."""
+    if not ctx.agent_config.get("skills") and not (ctx.kernel.config.get("skills") or {}).get("enabled"):
+        return None  # the common case costs two dict look-ups
+    from .runtime import use_in_request
+
+    return await use_in_request(request, ctx)
+
+
+def zagent_event(event: Any) -> None:
+    """On ``run_end``, count the success of a run that used a skill."""
+    if event.type == "run_end":
+        from .runtime import record_run_end
+
+        record_run_end(event)
+
+
+def zagent_kernel_close(kernel: Any) -> None:
+    import sys
+
+    runtime = sys.modules.get(f"{__name__}.runtime")
+    if runtime is not None:
+        runtime.forget(kernel)
+
+
+def zagent_register_commands(cli: Any, kernel: Any) -> None:
+    from .cli import add_commands
+
+    add_commands(cli)

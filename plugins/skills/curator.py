@@ -1,0 +1,284 @@
+"""``Curator``: turns good recorded runs into skills, merging instead of duplicating.
+
+For each trajectory (a line of the react plugin's JSONL format, a
+``RunState`` or a ``ReActResult``):
+
+1. runs that did not complete, or ended with clarification questions, are
+   skipped without asking the model;
+2. the model analyses the run in JSON mode (a ``CustomizeAgent`` of the
+   actions plugin): ``goal_reached``, ``steps``, ``errors``, ``reusable``,
+   ``summary``; a run that did not reach its goal, or is not reusable, is
+   skipped;
+3. the closest existing skill is looked up (keyword matcher over the run's
+   request, ``merge_threshold``, archived skills included); if there is one,
+   or the model names an existing skill, that skill is *improved*: the model
+   gets it with the run and rewrites it, its version goes up, the request
+   joins its examples and the run id its provenance. Otherwise a new skill is
+   written (version 1, state idle);
+4. a skill a person edited is never overwritten without keeping the previous
+   file (``<name>.v<version>.md``; ``SkillRegistry.update``).
+
+A trajectory whose id is already in some skill's provenance is skipped, so
+curating a folder twice changes nothing. Built on the actions plugin
+(CustomizeAgent, JSON mode) and the react plugin (trajectory format).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Optional, Union
+
+import attrs
+import msgspec
+
+from zagent.errors import ConfigError, ZagentError
+from zagent.logs import log
+from zagent.sync import run_sync
+
+from .matcher import SkillMatcher
+from .registry import SkillRegistry
+from .skill import Skill, slugify
+
+ANALYSE = """You review a recorded run of an AI agent that uses tools.
+Judge it from the transcript: did the agent reach the user's goal, in how many tool-call steps,
+which errors happened, and is the approach reusable for similar requests later?
+
+{trajectory}"""
+
+SYNTHESISE = """Write a reusable skill from this successful run of an AI agent, so that next time a
+similar request is solved directly, in as few steps as possible.
+Give: a short lower-case-dashed name, a one-line description, when to use it, step-by-step instructions
+(generalised: no values particular to this one request), and the tool sequence (tool names in order).
+{existing}
+{trajectory}"""
+
+IMPROVE = """
+An existing skill already covers similar requests. Improve it with what this run teaches; keep what still
+holds, drop what the run showed to be wrong, keep its name ({name}).
+Existing skill:
+description: {description}
+when to use: {when_to_use}
+tool sequence: {tools}
+instructions:
+{instructions}
+"""
+
+ANALYSIS_FIELDS = [
+    {"name": "goal_reached", "type": "boolean", "description": "did the run achieve what the user asked"},
+    {"name": "steps", "type": "integer", "required": False, "default": 0, "description": "tool-call steps taken"},
+    {"name": "errors", "type": "array", "items": {"name": "error", "type": "string"}, "required": False,
+     "default": [], "description": "errors met along the way"},
+    {"name": "reusable", "type": "boolean", "required": False, "default": True,
+     "description": "would the approach help with similar requests"},
+    {"name": "summary", "type": "string", "required": False, "default": "", "description": "one sentence"},
+]
+SKILL_FIELDS = [
+    {"name": "name", "type": "string"},
+    {"name": "description", "type": "string"},
+    {"name": "when_to_use", "type": "string"},
+    {"name": "instructions", "type": "string"},
+    {"name": "tool_sequence", "type": "array", "items": {"name": "tool", "type": "string"}, "required": False,
+     "default": []},
+]
+MAX_EXAMPLES = 10
+MAX_VALUE = 600
+
+
+class CurationResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What the Curator did with one trajectory: ``created``, ``merged`` or ``skipped`` (and why)."""
+
+    trajectory: str
+    action: str
+    reason: str = ""
+    skill: Optional[str] = None
+    version: Optional[int] = None
+    backup: Optional[str] = None
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class Curator:
+    """Learns skills from trajectories (see the module docstring).
+
+    :param kernel: the kernel (its actions plugin builds the JSON agents).
+    :param registry: where skills are read and written.
+    :param llm: a ``zagent.LLM`` or ``"provider:model"`` (default: the kernel's default model).
+    :param merge_threshold: keyword score above which a run improves an existing skill.
+    """
+
+    kernel: Any
+    registry: SkillRegistry
+    llm: Any = None
+    merge_threshold: float = 0.5
+
+    def __attrs_post_init__(self) -> None:
+        if self.llm is None or isinstance(self.llm, str):
+            self.llm = self.kernel.llm(self.llm)
+        self._analyst = self._agent("skill-analyst", ANALYSE, ANALYSIS_FIELDS)
+        self._writer = self._agent("skill-writer", SYNTHESISE, SKILL_FIELDS, extra=["existing"])
+
+    def _agent(self, name: str, prompt: str, outputs: list, extra: Iterable[str] = ()) -> Any:
+        from zagent.plugins.actions.customize import CustomizeAgent
+
+        inputs = [{"name": "trajectory", "type": "string"}]
+        inputs += [{"name": n, "type": "string", "required": False, "default": ""} for n in extra]
+        return CustomizeAgent.from_dict({"name": name, "prompt": prompt, "inputs": inputs, "outputs": outputs,
+                                         "parse_mode": "json", "memory_size": 0}, self.kernel, llm=self.llm)
+
+    # -- entry points ---------------------------------------------------------------
+
+    async def acurate(self, trajectory: Any) -> CurationResult:
+        """Curate one trajectory (a JSONL line as dict, a ``RunState`` or a ``ReActResult``)."""
+        record = as_record(trajectory)
+        run_id = str(record.get("id") or "")
+        skip = self._precheck(record, run_id)
+        if skip is not None:
+            return skip
+        ctx = self.kernel.context(agent="skills-curator", agent_config={"skills": False})
+        text = render_trajectory(record)
+        analysis = (await self._analyst.aexecute(inputs={"trajectory": text}, ctx=ctx)).to_dict()
+        if not analysis.get("goal_reached"):
+            return CurationResult(trajectory=run_id, action="skipped", reason="the goal was not reached")
+        if not analysis.get("reusable", True):
+            return CurationResult(trajectory=run_id, action="skipped", reason="the approach is not reusable")
+        request = first_request(record)
+        base = await self._closest(request)
+        existing = _improve_text(base) if base is not None else ""
+        draft = (await self._writer.aexecute(inputs={"trajectory": text, "existing": existing}, ctx=ctx)).to_dict()
+        if base is None and slugify(draft.get("name") or "") in self.registry:
+            base = self.registry.get(slugify(draft["name"]))
+        return self._save(record, run_id, request, draft, base)
+
+    def curate(self, trajectory: Any) -> CurationResult:
+        """Sync twin of ``acurate``."""
+        return run_sync(self.acurate(trajectory))
+
+    async def acurate_folder(self, path: Union[str, os.PathLike]) -> list[CurationResult]:
+        """Curate every run of a JSONL file, or of every ``*.jsonl`` file of a folder (by file name)."""
+        from zagent.plugins.react.trajectory import read_trajectories
+
+        path = os.fspath(path)
+        if os.path.isdir(path):
+            files = [os.path.join(path, f) for f in sorted(os.listdir(path)) if f.endswith(".jsonl")]
+        elif os.path.isfile(path):
+            files = [path]
+        else:
+            raise ConfigError(f"no trajectory file or folder at {path!r}")
+        results = []
+        for file in files:
+            for record in read_trajectories(file):
+                try:
+                    results.append(await self.acurate(record))
+                except ZagentError as exc:  # one bad analysis must not stop a batch
+                    log.warning("skills: curating run %s of %s failed: %s", record.get("id"), file, exc)
+                    results.append(CurationResult(trajectory=str(record.get("id") or ""), action="skipped",
+                                                  reason=f"curation failed: {exc}"))
+        return results
+
+    def curate_folder(self, path: Union[str, os.PathLike]) -> list[CurationResult]:
+        """Sync twin of ``acurate_folder``."""
+        return run_sync(self.acurate_folder(path))
+
+    # -- steps ------------------------------------------------------------------------
+
+    def _precheck(self, record: dict, run_id: str) -> Optional[CurationResult]:
+        if record.get("status") != "completed":
+            return CurationResult(trajectory=run_id, action="skipped", reason=f"run status is {record.get('status')!r}")
+        if record.get("questions") or not record.get("final"):
+            return CurationResult(trajectory=run_id, action="skipped", reason="the run gave no final answer")
+        if not first_request(record):
+            return CurationResult(trajectory=run_id, action="skipped", reason="no user request in the trajectory")
+        if run_id and any(run_id in s.provenance for s in self.registry.list()):
+            return CurationResult(trajectory=run_id, action="skipped", reason="already curated")
+        return None
+
+    async def _closest(self, request: str) -> Optional[Skill]:
+        matcher = SkillMatcher(registry=self.registry, threshold=self.merge_threshold)
+        ranked = await matcher.arank(request)
+        return ranked[0].skill if ranked and ranked[0].score >= self.merge_threshold else None
+
+    def _save(self, record: dict, run_id: str, request: str, draft: dict, base: Optional[Skill]) -> CurationResult:
+        tools = [str(t) for t in draft.get("tool_sequence") or []] or tool_sequence(record)
+        fields = {"description": str(draft.get("description") or "").strip(),
+                  "when_to_use": str(draft.get("when_to_use") or "").strip(),
+                  "instructions": str(draft.get("instructions") or "").strip(), "tool_sequence": tools}
+        if not fields["instructions"]:
+            return CurationResult(trajectory=run_id, action="skipped", reason="the model wrote no instructions")
+        if base is None:
+            name = _free_name(self.registry, slugify(draft.get("name") or request[:48]))
+            skill = Skill(name=name, examples=[request], provenance=[run_id] if run_id else [], **fields)
+            saved = self.registry.register(skill)
+            return CurationResult(trajectory=run_id, action="created", skill=saved.name, version=saved.version)
+        backup_before = set(_backups(self.registry, base.name))
+        merged = msgspec.structs.replace(
+            base, **fields, version=base.version + 1,
+            examples=list(dict.fromkeys([*base.examples, request]))[-MAX_EXAMPLES:],
+            provenance=[*base.provenance, *([run_id] if run_id else [])])
+        saved = self.registry.update(merged)
+        backup = next(iter(set(_backups(self.registry, base.name)) - backup_before), None)
+        return CurationResult(trajectory=run_id, action="merged", skill=saved.name, version=saved.version,
+                              backup=backup)
+
+    def __repr__(self) -> str:
+        return f"<Curator {self.llm!r} {self.registry!r}>"
+
+
+# -- trajectory helpers ------------------------------------------------------------
+
+
+def as_record(trajectory: Any) -> dict[str, Any]:
+    """A trajectory line (dict) from a dict, a ``RunState`` or anything with a ``.state`` (``ReActResult``)."""
+    if isinstance(trajectory, dict):
+        return trajectory
+    state = getattr(trajectory, "state", trajectory)
+    if hasattr(state, "messages") and hasattr(state, "run_id"):
+        from zagent.plugins.react.trajectory import record
+
+        return record(state)
+    raise ConfigError(f"cannot curate a {type(trajectory).__name__}; give a trajectory dict, RunState or ReActResult")
+
+
+def first_request(record: dict[str, Any]) -> str:
+    """The user's first message of the run."""
+    return next((str(t.get("value") or "") for t in record.get("conversations") or [] if t.get("from") == "human"), "")
+
+
+def tool_sequence(record: dict[str, Any]) -> list[str]:
+    """The tools a run called, in order (repeats of the same tool in a row folded)."""
+    names = [s.get("tool") for s in record.get("steps") or [] if s.get("tool")]
+    return [n for i, n in enumerate(names) if i == 0 or names[i - 1] != n]
+
+
+def render_trajectory(record: dict[str, Any]) -> str:
+    """A compact transcript for the model: status, steps, then every turn but the system prompt."""
+    steps = record.get("steps") or []
+    errors = sum(1 for s in steps if s.get("is_error") or s.get("is_blocked"))
+    lines = [f"Run {record.get('id', '?')}: status {record.get('status')}, "
+             f"{sum(1 for s in steps if s.get('tool'))} tool calls, {errors} failed", "Transcript:"]
+    for turn in record.get("conversations") or []:
+        if turn.get("from") == "system":
+            continue
+        value = str(turn.get("value") or "")
+        if len(value) > MAX_VALUE:
+            value = value[:MAX_VALUE] + "…"
+        lines.append(f"[{turn.get('from')}] {value}")
+    return "\n".join(lines)
+
+
+def _improve_text(skill: Skill) -> str:
+    return IMPROVE.format(name=skill.name, description=skill.description, when_to_use=skill.when_to_use,
+                          tools=", ".join(skill.tool_sequence) or "-", instructions=skill.instructions)
+
+
+def _free_name(registry: SkillRegistry, name: str) -> str:
+    candidate, n = name, 1
+    while candidate in registry:
+        n += 1
+        candidate = f"{name[:60]}-{n}"
+    return candidate
+
+
+def _backups(registry: SkillRegistry, name: str) -> list[str]:
+    folder = registry.folder
+    if not os.path.isdir(folder):
+        return []
+    return [os.path.join(folder, f) for f in os.listdir(folder) if f.startswith(f"{name}.v") and f.endswith(".md")]

@@ -1,0 +1,96 @@
+"""A skill as a human-editable Markdown file: a ``key: value`` header, then the instructions.
+
+::
+
+    ---
+    name: price-totals
+    version: 2
+    description: Total price of several items
+    when_to_use: The user asks what several items cost together
+    tool_sequence: ["lookup_price", "add"]
+    examples: ["What do 3 apples and 4 pears cost?"]
+    provenance: ["run-1a2b-7"]
+    created: 1795000000.0
+    content_hash: 3f2a9c0d1e2b4a55
+    ---
+    Look up each item's price, then add them in one call...
+
+Header values are JSON when they look like JSON (lists, numbers, booleans,
+quoted strings) and plain text otherwise, so the header also reads as YAML;
+it is parsed here without PyYAML. Unknown keys are ignored; the body is the
+instructions. Runtime figures (usage, state) are not written here: they live
+in the index (``index.py``), so a folder kept in git only changes when a
+skill's content does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from zagent.errors import ConfigError
+
+from .skill import Skill
+
+HEADER_KEYS = ("name", "version", "description", "when_to_use", "tool_sequence", "examples", "provenance",
+               "created", "content_hash", "edited_by_human")
+_PLAIN_UNSAFE = re.compile(r'^[\s\[\]{}"\'#&*!|>%@`-]|^(true|false|null|yes|no|~)$|^-?\d|\s$|: |\n', re.I)
+
+
+def render(skill: Skill) -> str:
+    """The file text of ``skill``."""
+    lines = ["---"]
+    for key in HEADER_KEYS:
+        value = getattr(skill, key)
+        if key == "edited_by_human" and not value:
+            continue
+        lines.append(f"{key}: {_value(value)}")
+    lines.append("---")
+    return "\n".join(lines) + "\n" + skill.instructions.strip() + "\n"
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, str) and value and not _PLAIN_UNSAFE.search(value):
+        return value
+    return msgspec.json.encode(value).decode()
+
+
+def parse(text: str, origin: str = "<skill>") -> dict[str, Any]:
+    """The header fields and ``instructions`` of a skill file, as a dict ready for ``Skill``."""
+    if not text.startswith("---"):
+        raise ConfigError(f"{origin}: a skill file starts with a '---' header line")
+    lines = text.splitlines()
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    except StopIteration:
+        raise ConfigError(f"{origin}: the header has no closing '---' line") from None
+    fields: dict[str, Any] = {}
+    for number, line in enumerate(lines[1:end], 2):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key, sep, raw = line.partition(":")
+        if not sep:
+            raise ConfigError(f"{origin}:{number}: expected 'key: value', got {line!r}")
+        if key.strip() in HEADER_KEYS:
+            fields[key.strip()] = _decode(raw.strip())
+    fields["instructions"] = "\n".join(lines[end + 1:]).strip()
+    return fields
+
+
+def _decode(raw: str) -> Any:
+    if raw[:1] in ('[', '{', '"') or raw in ("true", "false", "null") or re.fullmatch(r"-?\d+(\.\d+)?", raw):
+        try:
+            return msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            return raw
+    return raw
+
+
+def load(text: str, origin: str = "<skill>") -> Skill:
+    """A ``Skill`` from file text; fields of the wrong type are reported with the file name."""
+    try:
+        return msgspec.convert(parse(text, origin), Skill)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{origin}: {exc}") from None

@@ -1,0 +1,172 @@
+"""``SkillMatcher``: which skill, if any, fits a request.
+
+Scoring, best first; archived skills are never offered:
+
+* **keyword** (default): the request's words (``terms.words``) are weighted by
+  rarity among skills, ``w = ln(1 + (N + 1) / (df + 0.5))``, and a skill scores
+  the weighted share of the request's words it contains (0..1): "how much of
+  this request does the skill speak to". The SQLite index (FTS5) narrows the
+  candidates and gives document frequencies; without it the registry is
+  scored in Python. Threshold: ``threshold`` (default 0.35).
+* **embedding**, when an embedder is given (``kernel.embedder()``): cosine
+  similarity of the request and the skill's name, description, when-to-use
+  and examples. Threshold: ``embedding_threshold`` (default 0.5). Vectors are
+  cached per skill content; a failing embedder falls back to keywords.
+* **LLM re-rank** (``rerank_llm=``): the top ``rerank_top`` candidates scoring
+  at least half the threshold are shown to the model, which answers in JSON
+  ``{"skill": name or "none"}``; its choice wins, "none" means no skill.
+
+``amatch`` returns the best ``Match`` above the threshold or ``None``;
+``arank`` every candidate with its score. ``match``/``rank`` are sync twins.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Sequence
+
+import attrs
+
+from zagent.logs import log
+from zagent.sync import run_sync
+
+from . import terms
+from .registry import SkillRegistry
+from .skill import Skill
+
+RERANK_PROMPT = """Pick the skill that fits the user's request, if one does.
+
+Request: {request}
+
+Skills:
+{skills}
+
+Answer with JSON only: {{"skill": "<name>"}}, or {{"skill": "none"}} if no skill fits."""
+
+
+@attrs.frozen
+class Match:
+    """A skill and how well it fits (``method``: keyword, embedding or llm)."""
+
+    skill: Skill
+    score: float
+    method: str
+
+    @property
+    def name(self) -> str:
+        return self.skill.name
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class SkillMatcher:
+    """Ranks the skills of ``registry`` for a request (see the module docstring)."""
+
+    registry: SkillRegistry
+    threshold: float = 0.35
+    embedder: Any = None
+    embedding_threshold: float = 0.5
+    rerank_llm: Any = None
+    rerank_top: int = 3
+    _vectors: dict[tuple[str, str], list[float]] = attrs.field(factory=dict, init=False)
+
+    async def amatch(self, request: str, *, ctx: Any = None) -> Optional[Match]:
+        """The best skill for ``request`` above the threshold, or ``None``."""
+        ranked = await self.arank(request)
+        if self.rerank_llm is not None and ranked:
+            return await self._rerank(request, ranked, ctx)
+        limit = self.embedding_threshold if ranked and ranked[0].method == "embedding" else self.threshold
+        return ranked[0] if ranked and ranked[0].score >= limit else None
+
+    def match(self, request: str, **kw: Any) -> Optional[Match]:
+        """Sync twin of ``amatch``."""
+        return run_sync(self.amatch(request, **kw))
+
+    async def arank(self, request: str) -> list[Match]:
+        """Every non-archived skill with a score above zero, best first (ties by name)."""
+        skills = {s.name: s for s in self.registry.list() if s.state != "archived"}
+        if not skills:
+            return []
+        ranked: Optional[list[Match]] = None
+        if self.embedder is not None:
+            try:
+                ranked = await self._embedding_rank(request, list(skills.values()))
+            except Exception:  # matching is an optimisation: a failing embedder must not stop the run
+                log.warning("skills: embedder %r failed; matching by keywords", self.embedder, exc_info=True)
+        if ranked is None:
+            ranked = self._keyword_rank(request, skills)
+        return sorted((m for m in ranked if m.score > 0), key=lambda m: (-m.score, m.name))
+
+    def rank(self, request: str) -> list[Match]:
+        return run_sync(self.arank(request))
+
+    # -- keyword ---------------------------------------------------------------------
+
+    def _keyword_rank(self, request: str, skills: dict[str, Skill]) -> list[Match]:
+        query = list(dict.fromkeys(terms.words(request)))
+        if not query:
+            return []
+        index = self.registry.index
+        if index is not None and index.fts:
+            names = [n for n in index.candidates(query) if n in skills]
+            total, df = index.document_frequencies(query)
+        else:
+            names = list(skills)
+            sets = {n: set(terms.skill_terms(s)) for n, s in skills.items()}
+            total = len(sets)
+            df = {t: sum(t in s for s in sets.values()) for t in query}
+        weights = {t: math.log(1 + (total + 1) / (df.get(t, 0) + 0.5)) for t in query}
+        whole = sum(weights.values())
+        out = []
+        for name in names:
+            own = set(terms.skill_terms(skills[name]))
+            score = sum(w for t, w in weights.items() if t in own) / whole
+            out.append(Match(skills[name], round(score, 6), "keyword"))
+        return out
+
+    # -- embedding ---------------------------------------------------------------------
+
+    async def _embedding_rank(self, request: str, skills: list[Skill]) -> list[Match]:
+        keys = [(s.name, terms.skill_text(s)) for s in skills]
+        missing = [k for k in keys if k not in self._vectors]
+        vectors = await self.embedder.aembed([request] + [text for _n, text in missing])
+        if len(vectors) != len(missing) + 1:
+            raise ValueError(f"embedder returned {len(vectors)} vectors for {len(missing) + 1} texts")
+        for key, vector in zip(missing, vectors[1:]):
+            self._vectors[key] = list(vector)
+        query = vectors[0]
+        return [Match(s, round(_cosine(query, self._vectors[k]), 6), "embedding") for s, k in zip(skills, keys)]
+
+    # -- LLM re-rank ---------------------------------------------------------------------
+
+    async def _rerank(self, request: str, ranked: list[Match], ctx: Any) -> Optional[Match]:
+        floor = (self.embedding_threshold if ranked[0].method == "embedding" else self.threshold) / 2
+        top = [m for m in ranked if m.score >= floor][: self.rerank_top]
+        if not top:
+            return None
+        listing = "\n".join(f"- {m.name}: {m.skill.description} (use when: {m.skill.when_to_use})" for m in top)
+        llm = self.rerank_llm
+        fields = [{"name": "skill", "type": "string"}]
+        reply = await llm.asend(llm.request(RERANK_PROMPT.format(request=request, skills=listing),
+                                            output_spec={"mode": "json", "fields": fields}), ctx)
+        chosen = _json_field(reply.text, "skill")
+        for m in top:
+            if m.name == chosen:
+                return Match(m.skill, m.score, "llm")
+        return None
+
+
+def _json_field(text: str, key: str) -> Optional[str]:
+    import msgspec
+
+    start, end = text.find("{"), text.rfind("}")
+    try:
+        value = msgspec.json.decode(text[start:end + 1]) if 0 <= start < end else None
+    except msgspec.DecodeError:
+        return None
+    return str(value.get(key)) if isinstance(value, dict) and value.get(key) is not None else None
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0

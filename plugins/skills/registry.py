@@ -1,0 +1,280 @@
+"""``SkillRegistry``: the skills of one folder plus those plugins register, with their figures.
+
+* **Folder skills** are ``<folder>/<name>.md`` files (``markdown.py``);
+  ``register``/``update``/``delete`` write or remove them through
+  ``SkillWriter``; ``load()`` reads the folder (``refresh()`` re-reads it only
+  when a file changed), so a person may edit, add or remove files at any time.
+* **Plugin skills** come from implementations of the hook
+  ``zagent_register_skills(register)`` (``hookspec.py``) and are kept in memory
+  only. A folder skill of the same name wins (a person's copy shadows the
+  plugin's); between plugins the first keeps the name unless the later one
+  passes ``override=True``; a clash is logged, naming both.
+* **Figures and state** (usage, successes, last use, lifecycle state) live in
+  the ``SkillIndex`` and are attached to the ``Skill`` objects handed out.
+  ``set_state`` is the one place a state changes, and it records the
+  transition.
+
+An edited file is recognised by its content hash (``Skill.edited_by_human``);
+``update`` then keeps the file's previous version before writing.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any, Callable, Iterable, Optional, Union
+
+import attrs
+import msgspec
+
+from zagent.errors import ConfigError
+from zagent.logs import log
+
+from . import markdown, terms
+from .index import SkillIndex
+from .skill import STATES, Skill, Transition, check_name, content_hash
+from .writer import SkillWriter, is_skill_file
+
+SkillIn = Union[Skill, dict]
+
+
+@attrs.define(repr=False, eq=False)
+class SkillRegistry:
+    """Skills by name (see the module docstring).
+
+    :param folder: the skills folder (created on first write).
+    :param index: a ``SkillIndex`` or its path (default: ``<folder>/.index.sqlite``); ``False`` for none.
+    :param clock: returns the time now (Unix seconds); injectable for tests.
+    """
+
+    folder: str = attrs.field(converter=os.fspath)
+    index: Any = None
+    clock: Callable[[], float] = time.time
+    writer: SkillWriter = attrs.field(default=None, init=False)
+    _folder_skills: dict[str, Skill] = attrs.field(factory=dict, init=False)
+    _plugin_skills: dict[str, Skill] = attrs.field(factory=dict, init=False)
+    _seen: dict[str, float] = attrs.field(factory=dict, init=False)
+    _lock: threading.RLock = attrs.field(factory=threading.RLock, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        if self.index is None:
+            self.index = SkillIndex(os.path.join(self.folder, ".index.sqlite"))
+        elif self.index is False:
+            self.index = None
+        elif isinstance(self.index, (str, os.PathLike)):
+            self.index = SkillIndex(self.index)
+        self.writer = SkillWriter(self.folder)
+
+    # -- reading -------------------------------------------------------------------
+
+    def load(self) -> "SkillRegistry":
+        """(Re-)read every skill file of the folder; broken files are logged and skipped."""
+        found: dict[str, Skill] = {}
+        seen: dict[str, float] = {}
+        if os.path.isdir(self.folder):
+            for entry in sorted(os.scandir(self.folder), key=lambda e: e.name):
+                if not entry.is_file() or not is_skill_file(entry.name):
+                    continue
+                seen[entry.name] = entry.stat().st_mtime_ns
+                try:
+                    skill = self._read(entry.path)
+                except (OSError, ConfigError) as exc:
+                    log.warning("skills: skipping %s: %s", entry.path, exc)
+                    continue
+                found[skill.name] = skill
+        with self._lock:
+            self._folder_skills, self._seen = found, seen
+            self._reindex()
+        return self
+
+    def refresh(self) -> bool:
+        """Re-read the folder if a file was added, removed or changed; ``True`` if it was."""
+        try:
+            now = {e.name: e.stat().st_mtime_ns for e in os.scandir(self.folder)
+                   if e.is_file() and is_skill_file(e.name)}
+        except FileNotFoundError:
+            now = {}
+        if now == self._seen:
+            return False
+        self.load()
+        return True
+
+    def _read(self, path: str) -> Skill:
+        with open(path, encoding="utf-8") as f:
+            skill = markdown.load(f.read(), path)
+        stem = os.path.basename(path)[:-3]
+        if skill.name != stem:
+            raise ConfigError(f"the file is named {stem!r} but its header says name: {skill.name!r}; make them agree")
+        check_name(skill.name)
+        if skill.content_hash != content_hash(skill):
+            skill.edited_by_human = True
+        skill.source = "folder"
+        return skill
+
+    def get(self, name: str) -> Optional[Skill]:
+        """The skill called ``name`` (folder first, then plugins) with its figures, or ``None``."""
+        with self._lock:
+            skill = self._folder_skills.get(name) or self._plugin_skills.get(name)
+        return self._with_stats(skill) if skill is not None else None
+
+    def __getitem__(self, name: str) -> Skill:
+        skill = self.get(name)
+        if skill is None:
+            raise KeyError(f"no skill named {name!r}; known: {', '.join(self.names()) or 'none'}")
+        return skill
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._folder_skills or name in self._plugin_skills
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return sorted(set(self._folder_skills) | set(self._plugin_skills))
+
+    def list(self, states: Optional[Iterable[str]] = None) -> list[Skill]:
+        """Every skill (or those in ``states``), by name."""
+        wanted = set(states) if states is not None else None
+        out = [s for s in (self.get(n) for n in self.names()) if s is not None]
+        return [s for s in out if wanted is None or s.state in wanted]
+
+    def _with_stats(self, skill: Skill) -> Skill:
+        copy = msgspec.structs.replace(skill)
+        stats = self.index.stats(skill.name) if self.index is not None else None
+        if stats:
+            for key, value in stats.items():
+                setattr(copy, key, value)
+        elif not copy.state_changed:
+            copy.state_changed = copy.created
+        return copy
+
+    # -- writing ---------------------------------------------------------------------
+
+    def register(self, skill: SkillIn, *, replace: bool = False) -> Skill:
+        """Add a new skill to the folder (``ConfigError`` if the name is taken, unless ``replace``)."""
+        skill = _as_skill(skill)
+        if skill.name in self._folder_skills and not replace:
+            raise ConfigError(f"a skill named {skill.name!r} exists already; use update() or another name")
+        if not skill.created:
+            skill.created = self.clock()
+        skill.source = "folder"
+        self.writer.write(skill)
+        self._store(skill)
+        if self.index is not None and self.index.stats(skill.name) is None:
+            self.index.save_stats(skill.name, {"usage_count": 0, "success_count": 0, "last_used": None,
+                                               "state": "idle", "state_changed": skill.created})
+        return self[skill.name]
+
+    def update(self, skill: SkillIn) -> Skill:
+        """Write a changed skill; a human-edited file is kept as ``<name>.v<version>.md`` first."""
+        skill = _as_skill(skill)
+        current = self._folder_skills.get(skill.name)
+        if current is None:
+            return self.register(skill)
+        fresh = self._read(self.writer.path(skill.name)) if os.path.exists(self.writer.path(skill.name)) else current
+        skill.edited_by_human = skill.edited_by_human or fresh.edited_by_human
+        skill.created = skill.created or current.created
+        skill.source = "folder"
+        self.writer.write(skill, keep_previous=fresh.edited_by_human)
+        self._store(skill)
+        return self[skill.name]
+
+    def delete(self, name: str) -> bool:
+        """Remove a folder skill's file and figures; ``False`` if there was none."""
+        with self._lock:
+            removed = self._folder_skills.pop(name, None) is not None
+            self.writer.delete(name)
+            self._seen.pop(f"{name}.md", None)
+            if removed and self.index is not None and name not in self._plugin_skills:
+                self.index.forget(name)
+            self._reindex()
+        return removed
+
+    def add_plugin_skill(self, skill: SkillIn, plugin: str, *, override: bool = False) -> Optional[Skill]:
+        """Keep a plugin's skill in memory (see the module docstring for clashes)."""
+        skill = _as_skill(skill)
+        skill.source = plugin
+        with self._lock:
+            other = self._plugin_skills.get(skill.name)
+            if other is not None and other.source != plugin and not override:
+                log.warning("skills: plugin %r registered skill %r, which plugin %r registered already; "
+                            "pass override=True to replace it", plugin, skill.name, other.source)
+                return None
+            self._plugin_skills[skill.name] = skill
+            self._reindex()
+        return skill
+
+    def _store(self, skill: Skill) -> None:
+        with self._lock:
+            self._folder_skills[skill.name] = msgspec.structs.replace(skill)
+            path = self.writer.path(skill.name)
+            self._seen[os.path.basename(path)] = os.stat(path).st_mtime_ns
+            self._reindex()
+
+    def _reindex(self) -> None:
+        if self.index is not None:
+            skills = {**self._plugin_skills, **self._folder_skills}
+            self.index.reindex((s.name, terms.skill_terms(s)) for s in skills.values())
+
+    # -- figures and state ---------------------------------------------------------------
+
+    def set_state(self, name: str, state: str, reason: str, *, at: Optional[float] = None) -> Skill:
+        """Move a skill to ``state`` and record the transition (no-op if it is there already)."""
+        if state not in STATES:
+            raise ConfigError(f"unknown skill state {state!r}; states: {', '.join(STATES)}")
+        skill = self[name]
+        if skill.state == state:
+            return skill
+        now = self.clock() if at is None else at
+        if self.index is not None:
+            self.index.record(Transition(skill=name, from_state=skill.state, to_state=state, reason=reason, at=now))
+        skill.state, skill.state_changed = state, now
+        self._save_stats(skill)
+        return skill
+
+    def record_use(self, name: str) -> Skill:
+        """A run used the skill: count it, stamp it, make it active."""
+        skill = self.set_state(name, "active", "used by a run")
+        skill.usage_count += 1
+        skill.last_used = self.clock()
+        self._save_stats(skill)
+        return skill
+
+    def record_outcome(self, name: str, success: bool) -> Skill:
+        """A run that used the skill ended; a completed run counts as a success."""
+        skill = self[name]
+        if success:
+            skill.success_count = min(skill.success_count + 1, skill.usage_count)
+            self._save_stats(skill)
+        return skill
+
+    def history(self, name: Optional[str] = None) -> list[Transition]:
+        return self.index.history(name) if self.index is not None else []
+
+    def _save_stats(self, skill: Skill) -> None:
+        if self.index is not None:
+            self.index.save_stats(skill.name, {f: getattr(skill, f) for f in
+                                               ("usage_count", "success_count", "last_used", "state", "state_changed")})
+
+    def close(self) -> None:
+        if self.index is not None:
+            self.index.close()
+
+    def __repr__(self) -> str:
+        return f"<SkillRegistry {self.folder} skills={len(self)}>"
+
+
+def _as_skill(skill: SkillIn) -> Skill:
+    if isinstance(skill, Skill):
+        check_name(skill.name)
+        return msgspec.structs.replace(skill)
+    if isinstance(skill, dict):
+        try:
+            converted = msgspec.convert(skill, Skill)
+        except msgspec.ValidationError as exc:
+            raise ConfigError(f"invalid skill {skill.get('name', '?')!r}: {exc}") from None
+        check_name(converted.name)
+        return converted
+    raise ConfigError(f"a skill must be a Skill or a dict, got {type(skill).__name__}")

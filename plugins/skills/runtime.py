@@ -1,0 +1,242 @@
+"""``Skills``: one kernel's registry, matcher and lifecycle, and how runs use skills.
+
+``skills_for(kernel)`` returns the kernel's ``Skills`` (made on first use,
+from ``kernel.config["skills"]``):
+
+====================  ==========================================================
+``folder``            skills folder (default ``$ZAGENT_SKILLS_DIR``, else
+                      ``$XDG_DATA_HOME/zagent/skills``)
+``index``             SQLite index path (default ``<folder>/.index.sqlite``), or False
+``enabled``           True (every agent) or a list of agent names; default False
+``threshold``         keyword match threshold (0.35)
+``embed``             use ``kernel.embedder()`` when one is installed (True)
+``embedding_threshold``  cosine threshold (0.5)
+``rerank``            a model (``"provider:model"`` or LLM) to re-rank candidates
+``stale_after_days``  / ``archive_after_days``: lifecycle (30 / 60)
+``clock``             ``() -> float`` Unix time (tests pass a fake clock)
+====================  ==========================================================
+
+**Use at run time** (``use_in_request``, called from the plugin's
+``zagent_before_llm_call``): when skills are enabled for the run
+(``ctx.agent_config["skills"]`` is true or a dict of options such as
+``{"threshold": 0.5}``; ``False`` disables; unset falls back to ``enabled``
+above), the first *eligible* request of the run is matched by its latest user
+message. Eligible means it offers tools, starts with a system message, or
+asks for structured output (mode other than ``str``); one-word routing and
+helper prompts are left alone. The match is kept in
+``ctx.stash["zagent.skills"]`` and the skill's instructions are added as a
+system message to every eligible request of the run. The use is counted at
+once (usage count, last used, state active); when the run's ``run_end``
+event says ``completed`` (or carries no status), the success is counted too,
+so runs that fail or are abandoned lower the success rate.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from typing import Any, Optional
+
+import attrs
+import msgspec
+
+from zagent.types import LLMRequest, Message
+
+from . import hookspec
+from .lifecycle import LifecycleManager
+from .matcher import Match, SkillMatcher
+from .registry import SkillRegistry
+from .skill import Skill
+
+STASH = "zagent.skills"
+_runtimes: "weakref.WeakKeyDictionary[Any, Skills]" = weakref.WeakKeyDictionary()
+_pending: "OrderedDict[str, tuple[Any, str]]" = OrderedDict()  # run id -> (weakref to Skills, skill name)
+_MAX_PENDING = 10_000
+_lock = threading.Lock()
+
+
+def default_folder() -> str:
+    """``$ZAGENT_SKILLS_DIR``, else ``$XDG_DATA_HOME/zagent/skills`` (``~/.local/share/zagent/skills``)."""
+    if os.environ.get("ZAGENT_SKILLS_DIR"):
+        return os.environ["ZAGENT_SKILLS_DIR"]
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(data, "zagent", "skills")
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class Skills:
+    """A kernel's skills: ``registry``, ``matcher``, ``lifecycle``, and ``curator()``."""
+
+    kernel: Any
+    registry: SkillRegistry
+    matcher: SkillMatcher
+    lifecycle: LifecycleManager
+    _plugin_impls: tuple = attrs.field(default=(), init=False)
+
+    @classmethod
+    def open(cls, kernel: Any, **overrides: Any) -> "Skills":
+        """A ``Skills`` from ``kernel.config["skills"]`` with ``overrides`` applied (see the module docstring)."""
+        conf = {**(kernel.config.get("skills") or {}), **overrides}
+        registry = SkillRegistry(conf.get("folder") or default_folder(), index=conf.get("index"),
+                                 clock=conf.get("clock") or time.time).load()
+        embedder = kernel.embedder() if conf.get("embed", True) else None
+        rerank = conf.get("rerank") or None
+        matcher = SkillMatcher(registry=registry, threshold=float(conf.get("threshold", 0.35)), embedder=embedder,
+                               embedding_threshold=float(conf.get("embedding_threshold", 0.5)),
+                               rerank_llm=kernel.llm(rerank) if isinstance(rerank, str) else rerank)
+        lifecycle = LifecycleManager(registry=registry, stale_after_days=float(conf.get("stale_after_days", 30)),
+                                     archive_after_days=float(conf.get("archive_after_days", 60)))
+        skills = cls(kernel=kernel, registry=registry, matcher=matcher, lifecycle=lifecycle)
+        skills.collect_plugin_skills()
+        return skills
+
+    def curator(self, llm: Any = None, **options: Any) -> Any:
+        """A ``Curator`` writing into this registry (``llm``: model or spec; default the kernel's model)."""
+        from .curator import Curator
+
+        return Curator(kernel=self.kernel, registry=self.registry, llm=llm, **options)
+
+    def collect_plugin_skills(self) -> None:
+        """Ask ``zagent_register_skills`` implementations for their skills if they changed."""
+        hookspec.install(self.kernel)
+        impls = self.kernel.hooks.impls("zagent_register_skills")
+        if impls == self._plugin_impls:
+            return
+        self._plugin_impls = impls
+        for impl in impls:
+            def register(skill: Any, *, override: bool = False, _plugin: str = impl[0]) -> Any:
+                return self.registry.add_plugin_skill(skill, _plugin, override=override)
+            try:
+                self.kernel.hooks.call_one("zagent_register_skills", impl, {"register": register, "kernel": self.kernel})
+            except Exception:
+                from zagent.logs import log
+
+                log.exception("skills: plugin %r failed in zagent_register_skills", impl[0])
+
+    async def amatch(self, text: str, *, ctx: Any = None, threshold: Optional[float] = None) -> Optional[Match]:
+        """The skill fitting ``text`` (folder re-read first if it changed), or ``None``."""
+        self.collect_plugin_skills()
+        self.registry.refresh()
+        matcher = self.matcher if threshold is None else attrs.evolve(self.matcher, threshold=float(threshold))
+        return await matcher.amatch(text, ctx=ctx)
+
+    def match(self, text: str, **kw: Any) -> Optional[Match]:
+        from zagent.sync import run_sync
+
+        return run_sync(self.amatch(text, **kw))
+
+    def close(self) -> None:
+        self.registry.close()
+
+    def __repr__(self) -> str:
+        return f"<Skills {self.registry.folder} skills={len(self.registry)}>"
+
+
+def skills_for(kernel: Any) -> Skills:
+    """The ``Skills`` of ``kernel`` (made on first use from ``kernel.config["skills"]``)."""
+    with _lock:
+        skills = _runtimes.get(kernel)
+    if skills is None:
+        skills = Skills.open(kernel)
+        with _lock:
+            skills = _runtimes.setdefault(kernel, skills)
+    return skills
+
+
+def forget(kernel: Any) -> None:
+    """Close and drop the kernel's ``Skills`` (on kernel close)."""
+    with _lock:
+        skills = _runtimes.pop(kernel, None)
+    if skills is not None:
+        skills.close()
+
+
+# -- run time ------------------------------------------------------------------------
+
+
+def run_options(ctx: Any) -> Optional[dict[str, Any]]:
+    """The skills options of this run, or ``None`` when skills are off for it."""
+    value = ctx.agent_config.get("skills") if ctx.agent_config else None
+    if value is None:
+        enabled = (ctx.kernel.config.get("skills") or {}).get("enabled", False)
+        if enabled is True or (isinstance(enabled, (list, tuple, set, frozenset)) and ctx.agent in enabled):
+            return {}
+        return None
+    if not value:
+        return None
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def eligible(request: LLMRequest) -> bool:
+    """Does this request get a skill? (tools offered, a system prompt, or structured output)."""
+    if request.tools or (request.messages and request.messages[0].role == "system"):
+        return True
+    spec = request.output_spec or {}
+    return bool(spec) and spec.get("mode") not in (None, "str")
+
+
+async def use_in_request(request: LLMRequest, ctx: Any) -> Optional[LLMRequest]:
+    """The ``zagent_before_llm_call`` behaviour (see the module docstring)."""
+    options = run_options(ctx)
+    if options is None or not eligible(request):
+        return None
+    state = ctx.stash.get(STASH)
+    if state is None:
+        state = ctx.stash[STASH] = {"skill": None}  # set first: a re-rank call must not match again
+        await _start(request, ctx, options, state)
+    skill = state.get("skill")
+    return with_skill(request, skill) if skill is not None else None
+
+
+async def _start(request: LLMRequest, ctx: Any, options: dict[str, Any], state: dict[str, Any]) -> None:
+    query = next((m.content for m in reversed(request.messages) if m.role == "user" and m.content), "")
+    if not query:
+        return
+    skills = skills_for(ctx.kernel)
+    found = await skills.amatch(query, ctx=ctx, threshold=options.get("threshold"))
+    if found is None:
+        return
+    skill = skills.registry.record_use(found.name)
+    state.update(skill=skill, score=found.score, method=found.method)
+    with _lock:
+        _pending[ctx.run_id] = (weakref.ref(skills), skill.name)
+        while len(_pending) > _MAX_PENDING:
+            _pending.popitem(last=False)
+    await ctx.emit("skill_used", skill=skill.name, version=skill.version, score=found.score, method=found.method)
+
+
+def with_skill(request: LLMRequest, skill: Skill) -> LLMRequest:
+    """A copy of ``request`` with the skill's instructions as a system message after the first system one."""
+    message = Message(role="system", content=skill_prompt(skill), metadata={"skill": skill.name})
+    messages = list(request.messages)
+    at = 1 if messages and messages[0].role == "system" else 0
+    messages.insert(at, message)
+    return msgspec.structs.replace(request, messages=messages)
+
+
+def skill_prompt(skill: Skill) -> str:
+    """The system text a run gets for ``skill``."""
+    parts = [f'Skill "{skill.name}" (learned from earlier runs) fits this request; follow it unless the request '
+             "clearly needs something else."]
+    if skill.when_to_use:
+        parts.append(f"When to use: {skill.when_to_use}")
+    if skill.tool_sequence:
+        parts.append("Suggested tool sequence: " + " -> ".join(skill.tool_sequence))
+    parts.append("Instructions:\n" + skill.instructions.strip())
+    return "\n".join(parts)
+
+
+def record_run_end(event: Any) -> None:
+    """The ``zagent_event`` behaviour: count a completed run that used a skill as a success."""
+    if event.type != "run_end" or not event.run_id:
+        return
+    with _lock:
+        found = _pending.pop(event.run_id, None)
+    if found is None:
+        return
+    skills = found[0]()
+    if skills is not None and found[1] in skills.registry:
+        skills.registry.record_outcome(found[1], (event.data or {}).get("status", "completed") == "completed")

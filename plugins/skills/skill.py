@@ -1,0 +1,100 @@
+"""The ``Skill`` record, its lifecycle ``Transition`` and the helpers that name and fingerprint skills.
+
+A skill is a reusable piece of know-how an agent learned from its own good
+runs (or a person wrote): when to use it, instructions for the model, a
+suggested tool sequence and example requests. Content fields are what a
+person edits in the skill's Markdown file; the runtime figures (usage,
+successes, state) are kept in the SQLite index, not in the file.
+
+This module imports only msgspec and the standard library.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Literal, Optional
+
+import msgspec
+
+State = Literal["idle", "active", "stale", "archived"]
+STATES: tuple[str, ...] = ("idle", "active", "stale", "archived")
+CONTENT_FIELDS = ("description", "when_to_use", "instructions", "tool_sequence", "examples")
+_SLUG = re.compile(r"[^a-z0-9]+")
+NAME_RULE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+
+
+class Skill(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A reusable skill.
+
+    :ivar name: unique slug (``lower-case-with-dashes``); the file is ``<name>.md``.
+    :ivar instructions: prompt text injected when the skill is used.
+    :ivar tool_sequence: the tools, in the order a good run called them.
+    :ivar examples: user requests the skill served (used for matching).
+    :ivar version: bumped by every change the Curator makes.
+    :ivar provenance: ids of the trajectories it was learned from.
+    :ivar usage_count / success_count / last_used: figures from runs that used it.
+    :ivar state: ``idle`` (never used), ``active``, ``stale`` or ``archived``.
+    :ivar edited_by_human: a person changed the file since zagent last wrote it
+        (the stored ``content_hash`` no longer matches), or ever did.
+    :ivar source: ``folder`` or the name of the plugin that registered it.
+    """
+
+    name: str
+    description: str = ""
+    when_to_use: str = ""
+    instructions: str = ""
+    tool_sequence: list[str] = []
+    examples: list[str] = []
+    version: int = 1
+    provenance: list[str] = []
+    created: float = 0.0
+    usage_count: int = 0
+    success_count: int = 0
+    last_used: Optional[float] = None
+    state: State = "idle"
+    state_changed: float = 0.0
+    edited_by_human: bool = False
+    content_hash: str = ""
+    source: str = "folder"
+
+    @property
+    def success_rate(self) -> Optional[float]:
+        """Share of the runs using this skill that completed, or ``None`` before its first use."""
+        return self.success_count / self.usage_count if self.usage_count else None
+
+    def summary(self) -> str:
+        return f"{self.name} v{self.version} [{self.state}] {self.description}".strip()
+
+
+class Transition(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
+    """One recorded lifecycle change of a skill."""
+
+    skill: str
+    from_state: str
+    to_state: str
+    reason: str
+    at: float
+
+
+def content_hash(skill: Skill) -> str:
+    """A fingerprint of what a person edits (description, when to use, instructions, tools, examples)."""
+    data = [skill.description.strip(), skill.when_to_use.strip(), skill.instructions.strip(),
+            list(skill.tool_sequence), list(skill.examples)]
+    return hashlib.sha256(msgspec.json.encode(data)).hexdigest()[:16]
+
+
+def slugify(text: str, fallback: str = "skill") -> str:
+    """A valid skill name from free text: lower case, dashes, at most 64 characters."""
+    slug = _SLUG.sub("-", (text or "").lower()).strip("-")[:64].strip("-")
+    return slug or fallback
+
+
+def check_name(name: str) -> str:
+    """``name`` if it is a valid skill name, else ``ConfigError`` saying what is allowed."""
+    from zagent.errors import ConfigError
+
+    if not isinstance(name, str) or not NAME_RULE.match(name):
+        raise ConfigError(f"invalid skill name {name!r}: use lower-case letters, digits and dashes "
+                          f"(at most 64), e.g. {slugify(str(name))!r}")
+    return name

@@ -1,0 +1,91 @@
+"""``SkillWriter``: writes skill files atomically and keeps earlier versions a person edited.
+
+Every write goes to ``<name>.md.tmp`` in the same folder, is flushed and
+fsynced, then renamed over ``<name>.md`` (``os.replace``): a reader or a killed
+process sees the old file or the new one, never half of one. Before
+replacing a file whose content a person changed (``Skill.edited_by_human``),
+the current text is kept as ``<name>.v<version>.md`` (an existing backup of
+that version is never overwritten: ``.v2-1.md`` and so on are used instead).
+Backups are not loaded as skills.
+
+This module never decides *what* to write; the registry and the Curator do.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Optional
+
+import attrs
+
+from . import markdown
+from .skill import Skill, check_name, content_hash
+
+BACKUP = re.compile(r"\.v\d+(-\d+)?\.md$")
+
+
+@attrs.define(repr=False)
+class SkillWriter:
+    """Writes ``Skill``s as Markdown files into ``folder`` (created on first write)."""
+
+    folder: str = attrs.field(converter=os.fspath)
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.folder, f"{check_name(name)}.md")
+
+    def write(self, skill: Skill, *, keep_previous: bool = False) -> Optional[str]:
+        """Write ``skill`` (its ``content_hash`` refreshed); return the backup path if one was kept.
+
+        ``keep_previous=True`` (or a human-edited skill whose file exists) keeps the
+        current file as ``<name>.v<old version>.md`` first.
+        """
+        os.makedirs(self.folder, exist_ok=True)
+        path = self.path(skill.name)
+        backup = None
+        if (keep_previous or skill.edited_by_human) and os.path.exists(path):
+            backup = self.backup(skill.name)
+        skill.content_hash = content_hash(skill)
+        _atomic_write(path, markdown.render(skill))
+        return backup
+
+    def backup(self, name: str) -> str:
+        """Copy ``<name>.md`` to ``<name>.v<version>.md`` (a free name) and return that path."""
+        path = self.path(name)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        try:
+            version = int(markdown.parse(text, path).get("version", 1))
+        except Exception:  # a broken file is still kept, under version 0
+            version = 0
+        target, n = os.path.join(self.folder, f"{name}.v{version}.md"), 0
+        while os.path.exists(target):
+            n += 1
+            target = os.path.join(self.folder, f"{name}.v{version}-{n}.md")
+        _atomic_write(target, text)
+        return target
+
+    def delete(self, name: str) -> bool:
+        """Remove ``<name>.md`` (backups stay); ``False`` if there was none."""
+        try:
+            os.remove(self.path(name))
+        except FileNotFoundError:
+            return False
+        return True
+
+    def __repr__(self) -> str:
+        return f"<SkillWriter {self.folder}>"
+
+
+def is_skill_file(filename: str) -> bool:
+    """``*.md`` files that are not backups (``name.v3.md``) or hidden."""
+    return filename.endswith(".md") and not filename.startswith(".") and not BACKUP.search(filename)
+
+
+def _atomic_write(path: str, text: str) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)

@@ -95,7 +95,7 @@ class CurationResult(msgspec.Struct, kw_only=True, omit_defaults=True):
     backup: Optional[str] = None
 
 
-@attrs.define(repr=False, eq=False, kw_only=True)
+@attrs.define(repr=False, eq=False, kw_only=True, slots=False)
 class Curator:
     """Learns skills from trajectories (see the module docstring).
 

@@ -3,9 +3,10 @@
 Scoring, best first; archived skills are never offered:
 
 * **keyword** (default): the request's words (``terms.words``) are weighted by
-  rarity among skills, ``w = ln(1 + (N + 1) / (df + 0.5))``, and a skill scores
-  the weighted share of the request's words it contains (0..1): "how much of
-  this request does the skill speak to". The SQLite index (FTS5) narrows the
+  rarity among the N skills, ``w = ln(1 + (N + 1) / (max(df, 1) + 0.5))`` (a
+  word no skill has weighs as much as the rarest known one), and a skill
+  scores the weighted share of the request's words it contains (0..1): "how
+  much of this request does the skill speak to". The SQLite index (FTS5) narrows the
   candidates and gives document frequencies; without it the registry is
   scored in Python. Threshold: ``threshold`` (default 0.35).
 * **embedding**, when an embedder is given (``kernel.embedder()``): cosine
@@ -114,7 +115,7 @@ class SkillMatcher:
             sets = {n: set(terms.skill_terms(s)) for n, s in skills.items()}
             total = len(sets)
             df = {t: sum(t in s for s in sets.values()) for t in query}
-        weights = {t: math.log(1 + (total + 1) / (df.get(t, 0) + 0.5)) for t in query}
+        weights = {t: math.log(1 + (total + 1) / (max(df.get(t, 0), 1) + 0.5)) for t in query}
         whole = sum(weights.values())
         out = []
         for name in names:

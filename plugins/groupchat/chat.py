@@ -318,7 +318,7 @@ class GroupChat:
 
     def _view(self) -> term.ChatView:
         state = self.state
-        return term.ChatView(round=state.round, messages=self.history.snapshot(), usage=self._ctx.usage,
+        return term.ChatView(round=state.round, messages=self.history.snapshot(),
                              elapsed=state.elapsed + (self.clock() - self._mark), task=state.task,
                              inputs=dict(state.inputs), ctx=self._ctx)
 

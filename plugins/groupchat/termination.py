@@ -41,15 +41,18 @@ SPEC_KEYS = ("max_rounds", "keywords", "keyword", "case_sensitive", "judge", "ju
 
 @attrs.frozen(repr=False)
 class ChatView:
-    """What a condition sees after a turn."""
+    """What a condition sees after a turn (``usage`` is live: it includes a judge's tokens)."""
 
     round: int
     messages: tuple[ChatMessage, ...]
-    usage: Usage
     elapsed: float
     task: str
     inputs: dict[str, Any]
     ctx: "RunContext"
+
+    @property
+    def usage(self) -> Usage:
+        return self.ctx.usage
 
     @property
     def last(self) -> Optional[ChatMessage]:

@@ -1,0 +1,153 @@
+"""Speaker selection: round-robin, role rules, LLM-chosen with fallback, repeat breaking, plugged-in policies."""
+
+import pytest
+
+from zagent import ConfigError, PluginError
+from zagent.plugins.groupchat import GroupChat
+
+from .conftest import Echo, Events, echoes, request_text
+
+
+def test_round_robin_takes_turns_in_declaration_order(kernel):
+    """Round-robin: each speaker after the previous one, wrapping around."""
+    chat = GroupChat(kernel=kernel, agents=echoes("A", "B", "C"), termination={"max_rounds": 7})
+    assert chat.run("task").speakers == ["A", "B", "C", "A", "B", "C", "A"]
+
+
+def test_round_robin_ignores_messages_from_outside_the_chat(kernel):
+    """A message posted by the user does not move the round-robin pointer."""
+    b = Echo("B", say=lambda turn: "b")
+    chat = GroupChat(kernel=kernel, agents=[Echo("A", say=lambda turn: chat.post("interjection") and "a"), b],
+                     termination={"max_rounds": 3})
+    assert chat.run("task").speakers == ["A", "B", "A"]
+
+
+def test_role_rules_declared_as_data_choose_the_next_role(kernel):
+    """Rules {after: next} drive Researcher -> Writer -> Reviewer -> Researcher."""
+    chat = GroupChat(kernel=kernel, agents=echoes("Writer", "Reviewer", "Researcher"), termination={"max_rounds": 5},
+                     selection={"policy": "rules", "first": "Researcher",
+                                "rules": {"Researcher": "Writer", "Writer": "Reviewer", "Reviewer": "Researcher"}})
+    assert chat.run("task").speakers == ["Researcher", "Writer", "Reviewer", "Researcher", "Writer"]
+
+
+def test_a_conditional_rule_matches_a_phrase_of_the_last_message(kernel):
+    """A rule with 'when' applies only when the last message contains the phrase; rules are tried in order."""
+    reviews = iter(["please REVISE", "approved"])
+    agents = [Echo("Writer"), Echo("Reviewer", say=lambda turn: next(reviews)), Echo("Researcher")]
+    rules = [{"after": "Reviewer", "when": "revise", "next": "Writer"},
+             {"after": "Reviewer", "next": "Researcher"},
+             {"after": "Writer", "next": "Reviewer"}]
+    chat = GroupChat(kernel=kernel, agents=agents, termination={"max_rounds": 5},
+                     selection={"policy": "rules", "first": "Writer", "rules": rules})
+    assert chat.run("task").speakers == ["Writer", "Reviewer", "Writer", "Reviewer", "Researcher"]
+
+
+def test_no_matching_rule_falls_back_to_round_robin(kernel):
+    """When no rule applies the chat falls back to round-robin, and says so in the event."""
+    events = Events()
+    kernel.add_plugin(events)
+    chat = GroupChat(kernel=kernel, agents=echoes("A", "B", "C"), termination={"max_rounds": 3},
+                     selection={"policy": "rules", "rules": {"A": "C"}})
+    assert chat.run("task").speakers == ["A", "C", "A"]
+    assert [d["how"] for d in events.of("speaker_selected")] == ["policy", "policy", "fallback"]
+
+
+def test_the_llm_selector_picks_the_speaker_the_model_names(kernel):
+    """LLM-chosen: the model sees the roles' descriptions and its answer picks the speaker."""
+    seen = []
+
+    def pick(request):
+        seen.append(request_text(request))
+        return "Critic"
+
+    llm = kernel.llm("scripted:selector", replies=[pick] * 3)
+    agents = [Echo("Poet", "writes verses"), Echo("Critic", "judges verses harshly")]
+    chat = GroupChat(kernel=kernel, agents=agents, termination={"max_rounds": 2}, max_consecutive=None,
+                     selection={"policy": "llm", "llm": llm})
+    assert chat.run("a poem").speakers == ["Critic", "Critic"]
+    assert "Critic: judges verses harshly" in seen[0] and "Poet: writes verses" in seen[0]
+
+
+def test_an_llm_answer_naming_a_speaker_inside_a_sentence_is_understood(kernel):
+    """An answer like 'I think Writer should go next.' names Writer."""
+    llm = kernel.llm("scripted:chatty", replies=["I think **Writer** should go next, not Reviewer."])
+    chat = GroupChat(kernel=kernel, agents=echoes("Reviewer", "Writer"), termination={"max_rounds": 1},
+                     selection={"policy": "llm", "llm": llm})
+    assert chat.run("task").speakers == ["Writer"]
+
+
+def test_an_llm_selector_answering_garbage_falls_back_to_round_robin(kernel):
+    """An answer that names nobody falls back to round-robin, each time."""
+    events = Events()
+    kernel.add_plugin(events)
+    llm = kernel.llm("scripted:garbage", replies=["¯\\_(ツ)_/¯", "", "the next one, obviously"])
+    chat = GroupChat(kernel=kernel, agents=echoes("A", "B"), termination={"max_rounds": 3},
+                     selection={"policy": "llm", "llm": llm})
+    assert chat.run("task").speakers == ["A", "B", "A"]
+    assert [d["how"] for d in events.of("speaker_selected")] == ["fallback"] * 3
+
+
+def test_a_selection_repeating_one_speaker_forever_is_broken(kernel):
+    """A rule that would pick the same speaker forever is overruled after max_consecutive turns."""
+    events = Events()
+    kernel.add_plugin(events)
+    chat = GroupChat(kernel=kernel, agents=echoes("A", "B", "C"), termination={"max_rounds": 6}, max_consecutive=2,
+                     selection={"policy": "rules", "rules": {"A": "A", "B": "A", "C": "A"}})
+    assert chat.run("task").speakers == ["A", "A", "B", "A", "A", "B"]
+    broken = [d for d in events.of("speaker_selected") if d["how"] == "repeat_broken"]
+    assert [(d["speaker"], d["proposed"]) for d in broken] == [("B", "A"), ("B", "A")]
+
+
+def test_a_plugin_registers_a_selector_through_the_hook(kernel):
+    """zagent_register_speaker_selectors adds a policy usable by name (plugin added after start)."""
+
+    class Loudest:
+        def zagent_register_speaker_selectors(self, register):
+            register("last_first", lambda options, kernel: (lambda sel: sel.names[-1]))
+
+    kernel.add_plugin(Loudest())
+    chat = GroupChat(kernel=kernel, agents=echoes("A", "B", "C"), termination={"max_rounds": 2},
+                     selection="last_first", max_consecutive=None)
+    assert chat.run("task").speakers == ["C", "C"]
+
+
+def test_two_plugins_registering_one_selector_name_is_an_error_naming_both(kernel):
+    """A selector name registered twice without override is refused, naming both plugins."""
+
+    class One:
+        def zagent_register_speaker_selectors(self, register):
+            register("dup", lambda options, kernel: None)
+
+    kernel.add_plugin(One(), name="one")
+    kernel.add_plugin(One(), name="two")
+    with pytest.raises(PluginError, match="'one'.*'two'|'two'.*'one'"):
+        GroupChat(kernel=kernel, agents=echoes("A"), selection="dup")
+
+
+def test_a_plugin_may_override_a_builtin_policy(kernel):
+    """override=True replaces a built-in policy of the same name."""
+
+    class Mine:
+        def zagent_register_speaker_selectors(self, register):
+            register("round_robin", lambda options, kernel: (lambda sel: "B"), override=True)
+
+    kernel.add_plugin(Mine())
+    chat = GroupChat(kernel=kernel, agents=echoes("A", "B"), termination={"max_rounds": 2}, max_consecutive=None)
+    assert chat.run("task").speakers == ["B", "B"]
+
+
+def test_a_selector_named_by_import_path_is_used(kernel):
+    """'policy': 'package.module:factory' needs no hook."""
+    chat = GroupChat(kernel=kernel, agents=echoes("A", "B"), termination={"max_rounds": 2}, max_consecutive=None,
+                     selection={"policy": "tests.groupchat.test_groupchat_selection:always_b"})
+    assert chat.run("task").speakers == ["B", "B"]
+
+
+def always_b(options, kernel):
+    return lambda sel: "B"
+
+
+def test_an_unknown_policy_is_a_config_error_listing_the_known_ones(kernel):
+    """An unknown policy name fails when the chat is built, with the known names."""
+    with pytest.raises(ConfigError, match="round_robin"):
+        GroupChat(kernel=kernel, agents=echoes("A"), selection="nope")

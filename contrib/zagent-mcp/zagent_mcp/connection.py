@@ -76,11 +76,11 @@ class ServerConnection:
         try:
             self.tools = await asyncio.wait_for(asyncio.shield(ready), self.config.connect_timeout)
         except asyncio.TimeoutError:
-            await self._stop_owner()
+            await self._stop_owner(grace=0)
             self._fail(f"did not answer within {self.config.connect_timeout:g} s (connect_timeout)")
             return
         except Exception as exc:
-            await self._stop_owner()
+            await self._stop_owner(grace=0)
             closed = _connection_lost(exc)
             self._fail(("the server closed the connection while starting" if closed else "") +
                        (f" ({_describe(exc)})" if closed else _describe(exc)))
@@ -158,12 +158,15 @@ class ServerConnection:
         self.error = message + (f"\n  server stderr:\n    " + tail.replace("\n", "\n    ") if tail else "")
 
     async def _stop_owner(self, grace: float = 5.0) -> None:
+        """Let the owner task leave its session cleanly (at most ``grace`` s), else cancel it."""
         owner, self._owner = self._owner, None
         if owner is None:
             return
         if self._stop is not None:
             self._stop.set()
         try:
+            if grace <= 0 or owner.done():
+                raise asyncio.TimeoutError
             await asyncio.wait_for(asyncio.shield(owner), grace)
         except (asyncio.TimeoutError, asyncio.CancelledError):
             owner.cancel()

@@ -1,0 +1,50 @@
+"""Helpers shared by the tests (imported by name; fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import socket
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+PACKAGE = HERE.parent
+DEMO = str(HERE / "servers" / "demo_server.py")
+AGENT_PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions"]
+
+
+def demo_stdio(**extra):
+    """The demo server as a stdio ``mcpServers`` entry."""
+    return {"command": sys.executable, "args": [DEMO], **extra}
+
+
+def time_stdio(**extra):
+    """``mcp-server-time`` (PyPI) as a stdio ``mcpServers`` entry."""
+    return {"command": sys.executable, "args": ["-m", "mcp_server_time"], **extra}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def everything_command():
+    """How to start server-everything: the copy npm installed in this package, else npx; None without node."""
+    local = PACKAGE / "node_modules" / ".bin" / "mcp-server-everything"
+    if local.exists() and shutil.which("node"):
+        return {"command": str(local), "args": ["stdio"]}
+    if shutil.which("npx") and os.environ.get("ZAGENT_MCP_TEST_NPX", "1") != "0":
+        return {"command": shutil.which("npx"), "args": ["-y", "@modelcontextprotocol/server-everything", "stdio"],
+                "connect_timeout": 120}
+    return None
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still exists (a reaped child no longer does)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -241,4 +241,8 @@ def _print_json(data: Any) -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # `python -m zagent.plugins.cli`: run the imported module's main, so the plugin the
+    # entry point loads and this script are one module (no duplicate commands).
+    from zagent.plugins.cli import main as _main
+
+    sys.exit(_main())

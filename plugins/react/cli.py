@@ -1,7 +1,7 @@
 """``zagent chat [AGENT_FILE]``: an interactive REPL on a ReAct agent.
 
-Tool calls are printed as they happen (stderr); the answer is printed when
-the run ends. Ctrl-C during a run pauses it and asks whether to resume or
+The model's text is streamed as it arrives; tool calls are printed as they
+happen (stderr). Ctrl-C during a run pauses it and asks whether to resume or
 abort; Ctrl-C or Ctrl-D at the prompt leaves. Tools marked sensitive are
 confirmed with a y/n prompt (the rails plugin's console approver).
 """
@@ -74,12 +74,24 @@ def cmd_chat(args: argparse.Namespace, kernel: Any) -> int:
         if not text:
             continue
         loop = agent.loop()
+        streamed: list[str] = []
+
+        def show(delta: str) -> None:
+            if not streamed:
+                print(f"{agent.name}> ", end="", flush=True)
+            streamed.append(delta)
+            print(delta, end="", flush=True)
+
+        loop.on_text = show
         future = asyncio.run_coroutine_threadsafe(loop.arun(text, history=history), _background_loop())
         result = _wait(future, loop)
+        if streamed:
+            print(flush=True)
         if result is None:
             continue
         answer = result.content or "\n".join(result.questions)
-        print(f"{agent.name}> {answer}", flush=True)
+        if not streamed or answer not in "".join(streamed):
+            print(f"{agent.name}> {answer}", flush=True)
         history += [{"role": "user", "content": text}, {"role": "assistant", "content": answer}]
 
 

@@ -96,6 +96,8 @@ class ReActLoop:
     agent: str = "react"
     agent_config: dict[str, Any] = attrs.field(factory=dict)
     state: Optional[RunState] = None
+    on_text: Optional[Any] = None
+    """Called with each text delta of the model's replies: the loop then streams (``llm.astream``)."""
 
     def __attrs_post_init__(self) -> None:
         if self.on_error not in ("continue", "stop"):
@@ -342,8 +344,8 @@ class ReActLoop:
         if specs and not native:
             prompt_tools = self._prompt_tools_for(tools, specs)
             messages = _with_tools_section(messages, prompt_tools.section)
-        request = self.llm.request(messages, tools=specs if native else None)
-        reply = (await self._abortable(self.llm.asend(request, self._ctx))).message
+        request = self.llm.request(messages, tools=specs if native else None, stream=self.on_text is not None)
+        reply = (await self._abortable(self._ask(request))).message
         if prompt_tools is None:
             calls, errors, text = list(reply.tool_calls), [], reply.content or ""
         else:
@@ -352,6 +354,20 @@ class ReActLoop:
         if errors:
             decision.feedback = prompt_tools.format.feedback(errors)
         return decision, reply
+
+    async def _ask(self, request: Any) -> Any:
+        """One model call; streamed to ``on_text`` when it is set."""
+        if self.on_text is None or (request.tools and not self.llm.profile.streaming_tools):
+            return await self.llm.asend(request, self._ctx)
+        final = None
+        async for chunk in self.llm.astream(request.messages, tools=request.tools or None, ctx=self._ctx):
+            if chunk.type == "text" and chunk.text:
+                self.on_text(chunk.text)
+            elif chunk.type == "done":
+                final = chunk.completion
+        if final is None:
+            raise ProviderError("the stream ended without a final chunk", provider=self.llm.provider)
+        return final
 
     def _prompt_tools_for(self, tools: list[Any], specs: list[ToolSpec]) -> Any:
         from zagent.plugins.actions.toolmode import PromptTools

@@ -135,3 +135,12 @@ def test_long_run_is_compressed_without_orphan_tool_messages(kernel):
     for r in step_requests:
         validate_tool_pairs(r.messages)
         assert r.messages[0].role == "system" and "step by step" in r.messages[0].content
+
+
+def test_on_text_streams_reply_text(kernel):
+    """With on_text set the loop streams: text deltas reach the callback, tools still run."""
+    seen = []
+    loop, _ = loop_for(kernel, [call("add", a=2, b=3), "The sum is 5."], on_text=seen.append)
+    result = loop.run("2+3?")
+    assert result.content == "The sum is 5." and "".join(seen).endswith("The sum is 5.")
+    assert result.steps[0].result == "5"

@@ -1,0 +1,129 @@
+"""Use at run time: injection through zagent_before_llm_call, figures from run_end, third-party skills."""
+
+import pytest
+
+from zagent import NoAnswerError
+from zagent.plugins.react import ReActLoop
+from zagent.plugins.skills import Skill, skills_for
+
+from .conftest import has_skill, price_skill, shopper
+
+REQUEST = "What do 2 pears and 5 apples cost?"
+
+
+def loop(kernel, name, replies, **kw):
+    llm = kernel.llm(f"scripted:{name}", replies=replies)
+    return ReActLoop(kernel=kernel, llm=llm, tools=["lookup_price", "add"], **kw), llm
+
+
+def test_enabled_run_gets_the_skill_as_a_system_message(kernel):
+    """With agent_config skills on, the matched skill's instructions follow the system prompt in every step."""
+    skills_for(kernel).registry.register(price_skill())
+    run, llm = loop(kernel, "on", [shopper] * 5, agent_config={"skills": True})
+    run.run(REQUEST)
+    assert all(r.messages[1].metadata.get("skill") == "price-totals" for r in llm.requests)
+    assert run.state.messages[1].role == "user"  # the run's own history is not changed
+
+
+def test_runs_without_skills_enabled_are_untouched(kernel):
+    """Skills are off unless the run or the kernel config turns them on."""
+    skills_for(kernel).registry.register(price_skill())
+    run, llm = loop(kernel, "off", [shopper] * 5)
+    run.run(REQUEST)
+    assert not any(has_skill(r) for r in llm.requests)
+    assert skills_for(kernel).registry["price-totals"].usage_count == 0
+
+
+def test_kernel_config_enables_skills_per_agent_name(folder, clock):
+    """kernel.config["skills"]["enabled"] may list the agents that use skills."""
+    from .conftest import make_kernel
+
+    k = make_kernel(folder, clock, enabled=["shop"])
+    try:
+        skills_for(k).registry.register(price_skill())
+        other, llm_other = loop(k, "other", [shopper] * 5, agent="other")
+        other.run(REQUEST)
+        shop, llm_shop = loop(k, "shop", [shopper] * 5, agent="shop")
+        shop.run(REQUEST)
+        assert not any(has_skill(r) for r in llm_other.requests) and all(has_skill(r) for r in llm_shop.requests)
+    finally:
+        k.close()
+
+
+def test_completed_run_counts_use_and_success(kernel):
+    """A run using a skill counts one use; its run_end with status completed counts one success."""
+    skills_for(kernel).registry.register(price_skill())
+    run, _ = loop(kernel, "ok", [shopper] * 5, agent_config={"skills": True})
+    run.run(REQUEST)
+    skill = skills_for(kernel).registry["price-totals"]
+    assert (skill.usage_count, skill.success_count, skill.success_rate, skill.state) == (1, 1, 1.0, "active")
+
+
+def test_failed_run_counts_use_without_success(kernel):
+    """A run that fails lowers the skill's success rate."""
+    skills_for(kernel).registry.register(price_skill())
+    call = {"tool_calls": [{"name": "lookup_price", "arguments": {"item": "pear"}}]}
+    run, _ = loop(kernel, "fail", [call] * 2, agent_config={"skills": True}, max_iterations=2)
+    with pytest.raises(NoAnswerError):
+        run.run(REQUEST)
+    skill = skills_for(kernel).registry["price-totals"]
+    assert (skill.usage_count, skill.success_count, skill.success_rate) == (1, 0, 0.0)
+
+
+def test_no_match_leaves_requests_alone(kernel):
+    """When no skill fits, nothing is added and nothing is counted."""
+    skills_for(kernel).registry.register(price_skill())
+    run, llm = loop(kernel, "nomatch", ["Hello there."], agent_config={"skills": True})
+    run.run("Tell me a joke about the weather")
+    assert len(llm.requests[0].messages) == 2
+
+
+def test_router_question_is_not_given_a_skill(kernel):
+    """A one-word routing prompt (no tools, no system prompt, str output) is not eligible."""
+    from zagent.plugins.skills.runtime import eligible
+
+    llm = kernel.llm("scripted:router", replies=["yes"])
+    request = llm.request("Reply yes or no. Request: " + REQUEST, output_spec={"mode": "str", "fields": []})
+    assert not eligible(request)
+
+
+def test_skill_used_event_names_the_skill(kernel):
+    """Observers see a skill_used event with the skill, version and score."""
+    seen = []
+
+    class Observer:
+        def zagent_event(self, event):
+            if event.type == "skill_used":
+                seen.append(event.data)
+
+    kernel.add_plugin(Observer())
+    skills_for(kernel).registry.register(price_skill())
+    run, _ = loop(kernel, "events", [shopper] * 5, agent_config={"skills": True})
+    run.run(REQUEST)
+    assert [(d["skill"], d["version"], d["method"]) for d in seen] == [("price-totals", 1, "keyword")]
+
+
+def test_third_party_skills_come_through_the_hook(kernel):
+    """A plugin implementing zagent_register_skills adds skills that match and are used like folder skills."""
+    class PricePack:
+        def zagent_register_skills(self, register):
+            register(Skill(**price_skill()))
+
+    kernel.add_plugin(PricePack())
+    skills = skills_for(kernel)
+    assert skills.registry["price-totals"].source.startswith("PricePack")
+    run, llm = loop(kernel, "plugin", [shopper] * 5, agent_config={"skills": True})
+    run.run(REQUEST)
+    assert all(has_skill(r) for r in llm.requests)
+
+
+def test_folder_skill_shadows_a_plugin_skill_of_the_same_name(kernel):
+    """A person's file of the same name wins over a plugin's skill."""
+    class PricePack:
+        def zagent_register_skills(self, register):
+            register({**price_skill(), "instructions": "plugin text"})
+
+    kernel.add_plugin(PricePack())
+    skills = skills_for(kernel)
+    skills.registry.register({**price_skill(), "instructions": "my own text"})
+    assert skills.registry["price-totals"].instructions == "my own text"

@@ -36,6 +36,21 @@ def zagent_register_tools(register):
         return f"sunny in {city} for {days} day(s)"
 
     register(forecast, toolset="weather")
+
+
+def zagent_register_providers(register):
+    register("echo", lambda model, **options: EchoLLM(provider="echo", model=model))
+
+
+from zagent import LLM, Completion, Message
+
+
+class EchoLLM(LLM):
+    """A third party's provider: answers with the last message."""
+
+    async def _acomplete(self, request):
+        return Completion(message=Message(role="assistant", content="echo: " + request.messages[-1].content),
+                          model=self.model)
 '''
 
 CHECK = '''
@@ -74,6 +89,24 @@ def test_installed_distribution_adds_its_tool(installed_demo):
     dist, version, toolset, required, content = __import__("json").loads(proc.stdout.strip().splitlines()[-1])
     assert (dist, version, toolset, required) == ("zagent_weather_demo", "0.3.1", "weather", ["city"])
     assert content == "sunny in Oslo for 1 day(s)"
+
+
+PROVIDER_CHECK = '''
+import json, zagent
+k = zagent.Kernel()
+llm = k.llm()
+print(json.dumps([llm.name, llm.complete("hi").text]))
+'''
+
+
+def test_installed_distribution_adds_its_provider_selected_by_env(installed_demo):
+    """A pip-installed provider resolves through entry points, and ZAGENT_MODEL selects it."""
+    env = {**os.environ, "PYTHONPATH": str(installed_demo), "ZAGENT_MODEL": "echo:parrot-1"}
+    env.pop("ZAGENT_PLUGINS", None)
+    proc = subprocess.run([sys.executable, "-c", PROVIDER_CHECK], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    name, text = __import__("json").loads(proc.stdout.strip().splitlines()[-1])
+    assert (name, text) == ("echo:parrot-1", "echo: hi")
 
 
 def test_installed_distribution_can_be_disabled(installed_demo):

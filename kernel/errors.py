@@ -84,6 +84,7 @@ class ParseError(ZagentError, ValueError):
     :ivar raw: the model's raw text, kept whole
     :ivar missing: names of required fields that were absent
     :ivar invalid: ``{field: reason}`` for fields present but of the wrong type
+    :ivar attempts: every raw reply tried (the first one and the repair answer)
     """
 
     def __init__(
@@ -93,11 +94,13 @@ class ParseError(ZagentError, ValueError):
         raw: str = "",
         missing: Sequence[str] = (),
         invalid: Optional[dict[str, str]] = None,
+        attempts: Sequence[str] = (),
     ):
         super().__init__(message)
         self.raw = raw
         self.missing = list(missing)
         self.invalid = dict(invalid or {})
+        self.attempts = list(attempts)
 
 
 class ToolError(ZagentError):

@@ -171,7 +171,12 @@ class HookRunner:
         from .types import Completion
 
         for impl in self.impls("zagent_after_llm_call"):
-            new = await self.acall_one("zagent_after_llm_call", impl, {"request": request, "response": response, "ctx": ctx})
+            try:
+                new = await self.acall_one("zagent_after_llm_call", impl,
+                                           {"request": request, "response": response, "ctx": ctx})
+            except Exception as exc:  # an output rail that fails withholds the reply (fail closed)
+                raise ToolBlocked(f"rail {impl[0]!r} failed ({type(exc).__name__}: {exc}); the model's reply "
+                                  "was withheld", rail=impl[0]) from exc
             if isinstance(new, Completion):
                 response = new
         return response

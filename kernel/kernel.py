@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import os
 import time
+import weakref
 from typing import Any, Iterable, NamedTuple, Optional, Sequence, Union
 
 from . import entrypoints, hookspecs
@@ -82,6 +83,8 @@ class Kernel:
         self.problems: list[Problem] = []
         self._dists: dict[str, tuple[str, str]] = {}
         self._llms: dict[Any, Any] = {}
+        self._embedders: dict[Any, Any] = {}
+        self._stores: "weakref.WeakSet[Any]" = weakref.WeakSet()
         self._executor: Any = None
         self._executor_pid = 0
         self._warned_fallback = False
@@ -311,17 +314,30 @@ class Kernel:
         return self._lookup("parsers", mode)
 
     def memory(self, name: str = "inprocess", **options: Any) -> Any:
-        """A new memory backend instance of ``name``."""
-        return self._lookup("memory", name)(**options)
+        """A new memory backend instance of ``name``; ``Kernel.aclose`` closes it if the caller has not."""
+        store = self._lookup("memory", name)(**options)
+        try:
+            self._stores.add(store)
+        except TypeError:  # not weak-referenceable: the caller closes it
+            pass
+        return store
 
     def embedder(self, name: Optional[str] = None, **options: Any) -> Any:
-        """An embedder by name, the only one installed when ``name`` is None, or ``None`` if there is none."""
+        """An embedder by name, the only one installed when ``name`` is None, or ``None`` if there is none.
+
+        The same name and options return the same instance (its caches and clients are reused)."""
         reg = self.registries["embedders"]
         if name is None:
             if not len(reg):
                 return None
             name = next(iter(reg))
-        return self._lookup("embedders", name)(**options)
+        key = _cache_key(name, options)
+        found = self._embedders.get(key) if key is not None else None
+        if found is None:
+            found = self._lookup("embedders", name)(**options)
+            if key is not None:
+                self._embedders[key] = found
+        return found
 
     def agent(self, spec: Union[dict[str, Any], str, os.PathLike]) -> Any:
         """Build an agent from a plain dict (or a JSON/YAML file) through its registered type."""
@@ -427,6 +443,8 @@ class Kernel:
             except Exception:
                 log.exception("closing %r failed", llm)
         self._llms.clear()
+        for store in list(self._stores):
+            await _close_quietly(store)
         for impl in self.hooks.impls("zagent_kernel_close"):
             try:
                 await self.hooks.acall_one("zagent_kernel_close", impl, {"kernel": self})
@@ -498,6 +516,17 @@ def _plugin_name(plugin: Any) -> str:
     """A module's or class's ``__name__``, else ``ClassName-<id>`` for an instance."""
     name = getattr(plugin, "__name__", None)
     return name if isinstance(name, str) and name else f"{type(plugin).__name__}-{id(plugin):x}"
+
+
+async def _close_quietly(store: Any) -> None:
+    """Close a memory store the kernel handed out (``aclose`` or ``close``); log, never raise."""
+    try:
+        if hasattr(store, "aclose"):
+            await store.aclose()
+        elif hasattr(store, "close"):
+            store.close()
+    except Exception:
+        log.exception("closing %r failed", store)
 
 
 def _names(value: Optional[str]) -> Optional[set[str]]:

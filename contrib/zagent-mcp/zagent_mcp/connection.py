@@ -81,9 +81,11 @@ class ServerConnection:
             return
         except Exception as exc:
             await self._stop_owner(grace=0)
-            closed = _connection_lost(exc)
-            self._fail(("the server closed the connection while starting" if closed else "") +
-                       (f" ({_describe(exc)})" if closed else _describe(exc)))
+            leaf = _leaf(exc)
+            if type(leaf).__name__ == "MCPError" and getattr(leaf, "code", None) == _CONNECTION_CLOSED:
+                self._fail("the server closed the connection while starting (did it exit, or is it not an MCP server?)")
+            else:
+                self._fail(f"could not start: {_describe(exc)}")
             return
         self.state = "ready"
 

@@ -1,0 +1,46 @@
+"""Converting MCP tool results (their wire form) into tool values, by rule."""
+
+import pytest
+
+from zagent_mcp.results import McpToolError, convert
+
+
+def test_text_blocks_are_joined_with_newlines():
+    """Several text blocks become one text, in order."""
+    assert convert({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}) == "a\nb"
+
+
+def test_structured_content_wins_over_text():
+    """When structuredContent is present it is the value."""
+    result = {"content": [{"type": "text", "text": '{"x": 1}'}], "structuredContent": {"x": 1}}
+    assert convert(result) == {"x": 1}
+
+
+def test_binary_content_becomes_short_references():
+    """Images, audio and resources are referenced with type, MIME type and size, never their data."""
+    result = {"content": [
+        {"type": "image", "mimeType": "image/png", "data": "AAAA"},
+        {"type": "audio", "mimeType": "audio/wav", "data": "AAAAAA=="},
+        {"type": "resource_link", "uri": "file:///a.txt", "name": "a.txt", "mimeType": "text/plain"},
+        {"type": "resource", "resource": {"uri": "file:///b.bin", "mimeType": "application/gzip", "blob": "AAAA"}},
+        {"type": "resource", "resource": {"uri": "file:///c.md", "text": "hello"}},
+    ]}
+    assert convert(result).splitlines() == [
+        "[image image/png 3 bytes]",
+        "[audio audio/wav 4 bytes]",
+        "[resource file:///a.txt text/plain a.txt]",
+        "[resource file:///b.bin application/gzip 3 bytes]",
+        "[resource file:///c.md 5 chars]",
+    ]
+
+
+def test_is_error_raises_with_the_servers_text():
+    """An isError result raises McpToolError carrying the server's message."""
+    with pytest.raises(McpToolError, match="quota exceeded"):
+        convert({"content": [{"type": "text", "text": "quota exceeded"}], "isError": True})
+
+
+def test_is_error_without_text_still_says_something():
+    """An isError result without content raises a message saying so."""
+    with pytest.raises(McpToolError, match="without a message"):
+        convert({"content": [], "isError": True})

@@ -47,7 +47,7 @@ from .speakers import Turn, check_inputs, speak
 from .state import ChatState, GroupChatResult, state_decoder
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Kernel, RunContext
+    from zagent import Kernel
 
 DEFAULT_MAX_ROUNDS = 20
 
@@ -351,6 +351,12 @@ class GroupChat:
         await self._emit("resumed", round=state.round)
 
     async def _abortable(self, awaitable: Any) -> Any:
+        """Await ``awaitable`` as a task ``abort()`` can cancel."""
+        if self._abort_requested:
+            close = getattr(awaitable, "close", None)
+            if close is not None:
+                close()
+            raise asyncio.CancelledError
         task = asyncio.ensure_future(awaitable)
         self._inflight.add(task)
         try:

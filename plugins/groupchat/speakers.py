@@ -8,6 +8,9 @@ fits the agent:
 
 1. **native**: the agent has ``aspeak(turn)`` (or sync ``speak(turn)``)
    returning a ``str`` or a ``Reply``. Write this for a custom agent class.
+   Sync methods and functions run in the kernel's tool threads
+   (``Kernel.tool_executor``), so they may block without stalling the chat's
+   event loop; an abort stops waiting for them (the thread finishes alone).
 2. **chat agents** (``achat``, e.g. the react plugin's ``ReActAgent``):
    ``achat(instruction, history=<the history as messages>, use_react=<has tools>)``.
    The agent's own past turns are ``assistant`` messages, everyone else's are
@@ -27,6 +30,7 @@ fits the agent:
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -101,17 +105,28 @@ class Reply:
 
 async def speak(agent: Any, turn: Turn) -> Reply:
     """Ask ``agent`` for its turn, by the first rule of the module docstring that fits."""
-    native = getattr(agent, "aspeak", None) or getattr(agent, "speak", None)
-    if native is not None:
-        return _as_reply(await maybe_await(native(turn)), "native", turn)
+    if callable(getattr(agent, "aspeak", None)):
+        return _as_reply(await maybe_await(agent.aspeak(turn)), "native", turn)
+    if callable(getattr(agent, "speak", None)):
+        return _as_reply(await _call(agent.speak, turn), "native", turn)
     if callable(getattr(agent, "achat", None)):
         return await _chat(agent, turn)
     if callable(getattr(agent, "aexecute", None)):
         return await _execute(agent, turn)
     if callable(agent):
-        return _as_reply(await maybe_await(agent(turn)), "function", turn)
+        return _as_reply(await _call(agent, turn), "function", turn)
     raise ConfigError(f"speaker {turn.speaker!r} ({type(agent).__name__}) has none of aspeak/speak, achat, "
                       "aexecute, and is not callable; see zagent.plugins.groupchat.speakers")
+
+
+async def _call(fn: Any, turn: Turn) -> Any:
+    """Await an async function; run a sync one in the kernel's tool threads, so the event loop never blocks."""
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):
+        return await fn(turn)
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    return await maybe_await(await loop.run_in_executor(turn.ctx.kernel.tool_executor(), fn, turn))
 
 
 async def _chat(agent: Any, turn: Turn) -> Reply:

@@ -73,11 +73,17 @@ def zagent_register_parsers(register: Callable[..., None], kernel: "Kernel") -> 
 
     ``register(mode, parser, *, override=False)``. An *output parser* has
     ``instructions(fields, **options) -> str`` (the output-format section of a
-    prompt) and ``parse(text, fields, **options) -> dict`` (raising
-    ``zagent.ParseError``), both driven by the same ``list[zagent.Field]``.
+    prompt), ``parse(text, fields, **options) -> dict`` and ``parse_typed(...)``
+    (a msgspec Struct; both raise ``zagent.ParseError``), ``render(values,
+    fields, **options) -> str`` (a reply in the format) and the repair path
+    ``repair_prompt(raw, fields, error)`` / ``aparse_with_repair(text, fields,
+    llm, ctx=None)``, all driven by the same ``list[zagent.Field]``.
     A *tool-call format* (for models without native function calling) has
-    ``render_tools(tools) -> str`` and ``parse_tool_calls(text) -> list[ToolCall]``.
-    ``kernel.parser(mode)`` returns what was registered.
+    ``render_tools(tools) -> str``, ``parse_tool_calls(text) -> list[ToolCall]``,
+    ``extract(text) -> (calls, errors, remaining_text)`` and ``feedback(errors)``.
+    ``kernel.parser(mode)`` returns what was registered; ``kernel.parser("templates")``
+    is the prompt-template namespace. Conformance suites:
+    ``zagent.testing.parsers.ParserConformance`` / ``ToolCallFormatConformance``.
 
     :param register: adds one parser.
     :param kernel: the starting kernel.
@@ -118,10 +124,17 @@ def zagent_register_memory(register: Callable[..., None], kernel: "Kernel") -> N
     """Register memory backends by name.
 
     ``register(name, factory, *, override=False)``; ``kernel.memory(name, **options)``
-    calls ``factory(**options)``. A backend implements, per namespace
-    (``agent``/``session``): ``aadd(namespace, messages)``, ``alast(namespace, n)``,
-    ``asearch(namespace, text, limit=..., **filters)``, ``aclear(namespace)`` and
-    the sync twins ``add``/``last``/``search``/``clear``.
+    calls ``factory(**options)`` (the kernel closes what it handed out in
+    ``Kernel.aclose``). A backend implements, per namespace (``"agent"`` or
+    ``"agent/session"``): ``add(namespace, messages)``, ``last(namespace, n)``,
+    ``search(namespace, text, limit=10, *, semantic=False, agent=, session=,
+    role=, since=, until=)``, ``clear(namespace)``, ``namespaces()``,
+    ``count(namespace=None)``, ``close()`` and the async twins ``aadd``,
+    ``alast``, ``asearch``, ``aclear``, ``anamespaces``, ``acount``, ``aclose``.
+    Built-ins: ``inprocess``, ``sqlite``, and ``checkpoints`` (a checkpoint store:
+    ``save(run_id, step, state, kind=, metadata=)``, ``latest(run_id)``, ...).
+    Conformance suites: ``zagent.testing.memory.MemoryBackendTests`` and
+    ``zagent.testing.checkpoints.CheckpointStoreTests``.
 
     :param register: adds one backend.
     :param kernel: the starting kernel.

@@ -3,7 +3,7 @@
 The folder is ``--folder``, else ``kernel.config["skills"]["folder"]``, else
 ``$ZAGENT_SKILLS_DIR``, else ``~/.local/share/zagent/skills``. ``curate`` asks
 ``--model`` (default: ``ZAGENT_MODEL``) to judge each run. Handlers return the
-exit status: 0 ok, 1 not found or failed.
+exit status: 0 ok, 1 not found or failed. Only ``curate`` creates a missing folder.
 """
 
 from __future__ import annotations
@@ -43,10 +43,17 @@ def _folder(parser: Any) -> None:
                                                        "~/.local/share/zagent/skills)")
 
 
-def _skills(args: Any, kernel: Any) -> Any:
-    from .runtime import Skills
+def _skills(args: Any, kernel: Any, *, create: bool = False) -> Any:
+    """The folder's ``Skills``; only ``curate`` creates a missing folder (and its index)."""
+    import os
 
-    return Skills.open(kernel, **({"folder": args.folder} if args.folder else {}))
+    from .runtime import Skills, default_folder
+
+    options: dict[str, Any] = {"folder": args.folder} if args.folder else {}
+    folder = args.folder or (kernel.config.get("skills") or {}).get("folder") or default_folder()
+    if not create and not os.path.isdir(folder):
+        options["index"] = False
+    return Skills.open(kernel, **options)
 
 
 def _get(skills: Any, name: str) -> Any:
@@ -106,7 +113,7 @@ def cmd_match(args: Any, kernel: Any) -> int:
 
 
 def cmd_curate(args: Any, kernel: Any) -> int:
-    skills = _skills(args, kernel)
+    skills = _skills(args, kernel, create=True)
     try:
         results = skills.curator(llm=args.model).curate_folder(args.trajectories)
         for r in results:

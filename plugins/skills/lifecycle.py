@@ -3,9 +3,9 @@
 Rules (``sweep(now)``; ``now`` defaults to the registry's clock, which tests
 replace with a fake one):
 
-* a skill in use is ``active``; a new one is ``idle`` until its first use
-  (``SkillRegistry.record_use`` makes it active, from any state but archived
-  by hand... see below);
+* a new skill is ``idle`` until its first use; a run using it makes it
+  ``active`` (``SkillRegistry.record_use``; archived skills are never matched,
+  so never used);
 * ``idle`` or ``active`` and unused for ``stale_after_days`` (counted from the
   last use, or from creation if never used) → ``stale``;
 * ``stale`` and still unused ``archive_after_days`` after becoming stale →

@@ -6,7 +6,10 @@ Scoring, best first; archived skills are never offered:
   rarity among the N skills, ``w = ln(1 + (N + 1) / (max(df, 1) + 0.5))`` (a
   word no skill has weighs as much as the rarest known one), and a skill
   scores the weighted share of the request's words it contains (0..1): "how
-  much of this request does the skill speak to". The SQLite index (FTS5) narrows the
+  much of this request does the skill speak to". Only the ``query_cap`` (6)
+  heaviest words count in the whole, so a long prompt that embeds the request
+  (a CustomizeAgent's rendered template) is not drowned by its boilerplate:
+  there a skill needs about three strong words in common. The SQLite index (FTS5) narrows the
   candidates and gives document frequencies; without it the registry is
   scored in Python. Threshold: ``threshold`` (default 0.35).
 * **embedding**, when an embedder is given (``kernel.embedder()``): cosine
@@ -64,6 +67,7 @@ class SkillMatcher:
 
     registry: SkillRegistry
     threshold: float = 0.35
+    query_cap: int = 6
     embedder: Any = None
     embedding_threshold: float = 0.5
     rerank_llm: Any = None
@@ -116,11 +120,11 @@ class SkillMatcher:
             total = len(sets)
             df = {t: sum(t in s for s in sets.values()) for t in query}
         weights = {t: math.log(1 + (total + 1) / (max(df.get(t, 0), 1) + 0.5)) for t in query}
-        whole = sum(weights.values())
+        whole = sum(sorted(weights.values(), reverse=True)[: max(1, self.query_cap)])
         out = []
         for name in names:
             own = set(terms.skill_terms(skills[name]))
-            score = sum(w for t, w in weights.items() if t in own) / whole
+            score = min(1.0, sum(w for t, w in weights.items() if t in own) / whole)
             out.append(Match(skills[name], round(score, 6), "keyword"))
         return out
 

@@ -127,3 +127,33 @@ def test_folder_skill_shadows_a_plugin_skill_of_the_same_name(kernel):
     skills = skills_for(kernel)
     skills.registry.register({**price_skill(), "instructions": "my own text"})
     assert skills.registry["price-totals"].instructions == "my own text"
+
+
+def test_customize_agent_uses_skills_when_enabled_for_it(folder, clock):
+    """A CustomizeAgent named in kernel.config["skills"]["enabled"] gets the skill; its run_end counts a success."""
+    from .conftest import make_kernel
+
+    k = make_kernel(folder, clock, enabled=["pricer"])
+    try:
+        skills_for(k).registry.register(price_skill())
+        llm = k.llm("scripted:pricer", replies=['{"total": 4.25}'])
+        agent = k.agent({"name": "pricer", "prompt": "{question}", "inputs": [{"name": "question"}],
+                         "outputs": [{"name": "total", "type": "number"}], "parse_mode": "json"})
+        agent.llm = llm
+        assert agent(question=REQUEST).total == 4.25
+        assert has_skill(llm.requests[0])
+        skill = skills_for(k).registry["price-totals"]
+        assert (skill.usage_count, skill.success_count) == (1, 1)
+    finally:
+        k.close()
+
+
+def test_curator_learns_straight_from_a_finished_run(kernel):
+    """curate() also takes a ReActResult, for learning right after a run."""
+    from .conftest import curator_model
+
+    run, _ = loop(kernel, "direct", [shopper] * 5)
+    result = run.run(REQUEST)
+    cur = skills_for(kernel).curator(llm=kernel.llm("scripted:direct-curator", replies=[curator_model()] * 2))
+    assert cur.curate(result).action == "created"
+    assert skills_for(kernel).registry["price-totals"].provenance == [result.state.run_id]

@@ -130,6 +130,7 @@ class Curator:
         """Curate one trajectory (a JSONL line as dict, a ``RunState`` or a ``ReActResult``)."""
         record = as_record(trajectory)
         run_id = str(record.get("id") or "")
+        self.registry.refresh()  # a person's latest edits are what gets improved
         skip = self._precheck(record, run_id)
         if skip is not None:
             return skip

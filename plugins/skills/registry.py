@@ -236,18 +236,20 @@ class SkillRegistry:
 
     def record_use(self, name: str) -> Skill:
         """A run used the skill: count it, stamp it, make it active."""
-        skill = self.set_state(name, "active", "used by a run")
-        skill.usage_count += 1
-        skill.last_used = self.clock()
-        self._save_stats(skill)
+        with self._lock:
+            skill = self.set_state(name, "active", "used by a run")
+            skill.usage_count += 1
+            skill.last_used = self.clock()
+            self._save_stats(skill)
         return skill
 
     def record_outcome(self, name: str, success: bool) -> Skill:
         """A run that used the skill ended; a completed run counts as a success."""
-        skill = self[name]
-        if success:
-            skill.success_count = min(skill.success_count + 1, skill.usage_count)
-            self._save_stats(skill)
+        with self._lock:
+            skill = self[name]
+            if success:
+                skill.success_count = min(skill.success_count + 1, skill.usage_count)
+                self._save_stats(skill)
         return skill
 
     def history(self, name: Optional[str] = None) -> list[Transition]:

@@ -28,7 +28,9 @@ helper prompts are left alone. The match is kept in
 system message to every eligible request of the run. The use is counted at
 once (usage count, last used, state active); when the run's ``run_end``
 event says ``completed`` (or carries no status), the success is counted too,
-so runs that fail or are abandoned lower the success rate.
+so runs that fail or are abandoned lower the success rate. Matching errors
+(a broken index, a failing re-rank model) are logged and the run goes on
+without a skill: unlike a rail, skills never block a call.
 """
 
 from __future__ import annotations
@@ -195,11 +197,17 @@ async def _start(request: LLMRequest, ctx: Any, options: dict[str, Any], state: 
     query = next((m.content for m in reversed(request.messages) if m.role == "user" and m.content), "")
     if not query:
         return
-    skills = skills_for(ctx.kernel)
-    found = await skills.amatch(query, ctx=ctx, threshold=options.get("threshold"))
-    if found is None:
+    try:
+        skills = skills_for(ctx.kernel)
+        found = await skills.amatch(query, ctx=ctx, threshold=options.get("threshold"))
+        skill = skills.registry.record_use(found.name) if found is not None else None
+    except Exception:  # skills are an aid, not a guard: a broken folder or index must not block the run
+        from zagent.logs import log
+
+        log.exception("skills: matching failed for run %s; continuing without a skill", ctx.run_id)
         return
-    skill = skills.registry.record_use(found.name)
+    if found is None or skill is None:
+        return
     state.update(skill=skill, score=found.score, method=found.method)
     with _lock:
         _pending[ctx.run_id] = (weakref.ref(skills), skill.name)

@@ -157,3 +157,17 @@ def test_curator_learns_straight_from_a_finished_run(kernel):
     cur = skills_for(kernel).curator(llm=kernel.llm("scripted:direct-curator", replies=[curator_model()] * 2))
     assert cur.curate(result).action == "created"
     assert skills_for(kernel).registry["price-totals"].provenance == [result.state.run_id]
+
+
+def test_a_broken_matcher_never_blocks_the_run(kernel, monkeypatch):
+    """Matching errors are logged and the run goes on without a skill (skills are not a guard)."""
+    skills = skills_for(kernel)
+    skills.registry.register(price_skill())
+
+    async def broken(*args, **kwargs):
+        raise RuntimeError("index gone")
+
+    monkeypatch.setattr(type(skills), "amatch", broken)
+    run, llm = loop(kernel, "broken", [shopper] * 5, agent_config={"skills": True})
+    assert run.run(REQUEST).content == "The total is 4.0."
+    assert not any(has_skill(r) for r in llm.requests)

@@ -23,7 +23,7 @@ from .errors import ToolBlocked
 from .hookspecs import PROJECT
 from .logs import log
 from .rails import Deny, Rewrite
-from .sync import maybe_await
+
 
 if TYPE_CHECKING:  # pragma: no cover
     from .context import RunContext
@@ -92,18 +92,22 @@ class HookRunner:
         except Exception as exc:
             self._notify(hook_name, plugin, kwargs, exc)
             raise
-        self._notify(hook_name, plugin, kwargs, result)
+        if self._monitors:
+            self._notify(hook_name, plugin, kwargs, result)
         return result
 
     async def acall_one(self, hook_name: str, impl: Impl, kwargs: dict[str, Any]) -> Any:
         """Call one implementation that may return an awaitable, and await it."""
         plugin, fn, argnames = impl
         try:
-            result = await maybe_await(fn(*[kwargs[a] for a in argnames]))
+            result = fn(*[kwargs[a] for a in argnames])
+            if hasattr(result, "__await__"):  # inline, not maybe_await(): no coroutine per call
+                result = await result
         except Exception as exc:
             self._notify(hook_name, plugin, kwargs, exc)
             raise
-        self._notify(hook_name, plugin, kwargs, result)
+        if self._monitors:
+            self._notify(hook_name, plugin, kwargs, result)
         return result
 
     def _notify(self, hook_name: str, plugin: str, kwargs: dict[str, Any], result: Any) -> None:

@@ -31,7 +31,8 @@ _EXPORTS = {
     "CurationResult": "curator", "SkillWriter": "writer", "Skills": "runtime", "skills_for": "runtime",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = ["CurationResult", "Curator", "LifecycleManager", "Match", "Skill", "SkillIndex", "SkillMatcher",
+           "SkillRegistry", "SkillWriter", "Skills", "Transition", "skills_for"]
 
 
 def __getattr__(name: str) -> Any:

@@ -30,7 +30,6 @@ from typing import Any, Iterable, Optional, Union
 
 import attrs
 import msgspec
-
 from zagent.errors import ConfigError, ZagentError
 from zagent.logs import log
 from zagent.sync import run_sync
@@ -253,8 +252,9 @@ def render_trajectory(record: dict[str, Any]) -> str:
     """A compact transcript for the model: status, steps, then every turn but the system prompt."""
     steps = record.get("steps") or []
     errors = sum(1 for s in steps if s.get("is_error") or s.get("is_blocked"))
-    lines = [f"Run {record.get('id', '?')}: status {record.get('status')}, "
-             f"{sum(1 for s in steps if s.get('tool'))} tool calls, {errors} failed", "Transcript:"]
+    calls = sum(1 for s in steps if s.get("tool"))
+    lines = [f"Run {record.get('id', '?')}: status {record.get('status')}, {calls} tool calls, {errors} failed",
+             "Transcript:"]
     for turn in record.get("conversations") or []:
         if turn.get("from") == "system":
             continue

@@ -29,7 +29,6 @@ import re
 from typing import Any
 
 import msgspec
-
 from zagent.errors import ConfigError
 
 from .skill import Skill

@@ -30,7 +30,6 @@ import math
 from typing import Any, Optional, Sequence
 
 import attrs
-
 from zagent.logs import log
 from zagent.sync import run_sync
 

@@ -27,7 +27,6 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 import attrs
 import msgspec
-
 from zagent.errors import ConfigError
 from zagent.logs import log
 

@@ -44,7 +44,6 @@ from typing import Any, Optional
 
 import attrs
 import msgspec
-
 from zagent.types import LLMRequest, Message
 
 from . import hookspec
@@ -227,8 +226,8 @@ def with_skill(request: LLMRequest, skill: Skill) -> LLMRequest:
 
 def skill_prompt(skill: Skill) -> str:
     """The system text a run gets for ``skill``."""
-    parts = [f'Skill "{skill.name}" (learned from earlier runs) fits this request; follow it unless the request '
-             "clearly needs something else."]
+    parts = [(f'Skill "{skill.name}" (learned from earlier runs) fits this request; follow it unless the request '
+              "clearly needs something else.")]
     if skill.when_to_use:
         parts.append(f"When to use: {skill.when_to_use}")
     if skill.tool_sequence:

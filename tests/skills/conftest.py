@@ -5,7 +5,6 @@ import json
 import re
 
 import pytest
-
 from zagent import Kernel
 
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react",

@@ -1,10 +1,8 @@
 """Skill files: Markdown round trips, a person's edits, backups, registry writes."""
 
 import pytest
-
 from zagent import ConfigError
-from zagent.plugins.skills import Skill, SkillRegistry
-from zagent.plugins.skills import markdown
+from zagent.plugins.skills import Skill, SkillRegistry, markdown
 
 from .conftest import price_skill
 

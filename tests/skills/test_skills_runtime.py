@@ -1,7 +1,6 @@
 """Use at run time: injection through zagent_before_llm_call, figures from run_end, third-party skills."""
 
 import pytest
-
 from zagent import NoAnswerError
 from zagent.plugins.react import ReActLoop
 from zagent.plugins.skills import Skill, skills_for

@@ -47,7 +47,7 @@ from .speakers import Turn, check_inputs, speak
 from .state import ChatState, GroupChatResult, state_decoder
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Kernel
+    from zagent import Kernel, RunContext
 
 DEFAULT_MAX_ROUNDS = 20
 
@@ -65,6 +65,8 @@ class GroupChat:
     :ivar llm: model (or LLM) given to agents, the judge and the LLM selector built from dicts.
     :ivar on_turn: ``on_turn(message)`` (sync or async) after each recorded turn, e.g. to stream it.
     :ivar clock: the time source of the time budget (``time.monotonic``).
+    :ivar output: the name the chat's outcome (last participant message) has in ``result.to_dict()``,
+        e.g. the output a workflow node expects.
     """
 
     kernel: "Kernel"
@@ -80,6 +82,7 @@ class GroupChat:
     checkpoints: Any = None
     on_turn: Optional[Callable[[ChatMessage], Any]] = None
     clock: Callable[[], float] = time.monotonic
+    output: str = "content"
 
     def __attrs_post_init__(self) -> None:
         if self.manager is None:
@@ -219,6 +222,14 @@ class GroupChat:
 
     def __call__(self, **inputs: Any) -> GroupChatResult:
         return run_sync(self.acall(**inputs))
+
+    async def aexecute(self, action_name: Optional[str] = None, *, inputs: Optional[dict[str, Any]] = None,
+                       ctx: Optional["RunContext"] = None, msgs: Any = None) -> GroupChatResult:
+        """Agent-style entry point (what a workflow node calls): the task is ``inputs["task"]``,
+        else the inputs written as ``name: value`` lines. ``ctx`` is not shared: a chat is a run of its own."""
+        inputs = dict(inputs or {})
+        task = inputs.pop("task", None) or "\n".join(f"{k}: {v}" for k, v in inputs.items())
+        return await self.arun(task, **inputs)
 
     async def _prepare(self, task: Optional[str], run_id: Optional[str], inputs: dict[str, Any]) -> None:
         found = await self._store.alatest(run_id) if (run_id and self._store is not None) else None
@@ -372,7 +383,7 @@ class GroupChat:
         await self._checkpoint()
         await self._emit("groupchat_end", status="completed", stopped_by=condition, rounds=state.round)
         return GroupChatResult(run_id=state.run_id, stopped_by=condition, detail=detail, rounds=state.round,
-                               messages=self.history.snapshot(), usage=state.usage)
+                               messages=self.history.snapshot(), usage=state.usage, output_name=self.output)
 
     async def _aborted(self) -> RunAborted:
         state = self.state

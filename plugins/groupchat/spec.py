@@ -44,6 +44,7 @@ class GroupChatSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, om
     max_rounds: int = 20
     max_consecutive: Optional[int] = 3
     llm: Optional[str] = None
+    output: str = "content"
 
 
 def from_dict(data: dict[str, Any], kernel: "Kernel", *, manager: Any = None, llm: Any = None,
@@ -62,7 +63,8 @@ def from_dict(data: dict[str, Any], kernel: "Kernel", *, manager: Any = None, ll
     return GroupChat(kernel=kernel, agents=list(spec.agents), selection=spec.selection,
                      termination=dict(spec.termination), max_rounds=spec.max_rounds,
                      max_consecutive=spec.max_consecutive, name=spec.name, description=spec.description,
-                     manager=manager, llm=llm if llm is not None else spec.llm, checkpoints=checkpoints, **options)
+                     output=spec.output, manager=manager, llm=llm if llm is not None else spec.llm,
+                     checkpoints=checkpoints, **options)
 
 
 def load(path: Union[str, os.PathLike], kernel: "Kernel", **options: Any) -> "GroupChat":

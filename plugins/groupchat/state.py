@@ -55,6 +55,7 @@ class GroupChatResult:
     messages: tuple[ChatMessage, ...]
     usage: Usage
     status: str = "completed"
+    output_name: str = "content"
 
     @property
     def content(self) -> str:
@@ -71,6 +72,11 @@ class GroupChatResult:
 
     def transcript(self) -> str:
         return render_transcript(self.messages)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The outcome as plain data; the last participant's message is under ``output_name``."""
+        return {self.output_name: self.content, "transcript": self.transcript(), "stopped_by": self.stopped_by,
+                "detail": self.detail, "rounds": self.rounds, "run_id": self.run_id}
 
     def __repr__(self) -> str:
         return f"<GroupChatResult {self.run_id} stopped_by={self.stopped_by} rounds={self.rounds}>"

@@ -131,3 +131,21 @@ def test_a_chat_runs_one_run_at_a_time(kernel):
         return holder["r"]
 
     assert asyncio.run(main()).rounds == 1
+
+
+def test_a_group_chat_can_be_the_agent_of_a_workflow_node():
+    """A workflow node whose agent is a groupchat spec gets the chat's outcome under the spec's 'output' name."""
+    from zagent import Kernel
+    from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
+
+    from .conftest import PLUGINS
+
+    with Kernel(plugins=PLUGINS + ["zagent.plugins.workflow"], entry_points=False, strict=True) as k:
+        team = {"type": "groupchat", "name": "team", "output": "brief", "llm": "test:offline",
+                "agents": [_declared("Ann"), _declared("Bob")], "termination": {"max_rounds": 2}}
+        graph = WorkFlowGraph.from_dict({
+            "name": "one", "goal": "write a brief with a team",
+            "nodes": [{"name": "write", "description": "write it", "inputs": [{"name": "goal"}],
+                       "outputs": [{"name": "brief"}], "agents": [team]}], "edges": []})
+        result = WorkFlowExecutor(kernel=k).run(graph, {"goal": "tidal energy"})
+    assert result.outputs["brief"] == "example reply"

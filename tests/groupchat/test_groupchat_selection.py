@@ -151,3 +151,22 @@ def test_an_unknown_policy_is_a_config_error_listing_the_known_ones(kernel):
     """An unknown policy name fails when the chat is built, with the known names."""
     with pytest.raises(ConfigError, match="round_robin"):
         GroupChat(kernel=kernel, agents=echoes("A"), selection="nope")
+
+
+def test_the_plugin_adds_its_selector_hook_spec_to_each_kernel(kernel):
+    """Every kernel with the groupchat plugin knows zagent_register_speaker_selectors."""
+    assert kernel.pm.hook.zagent_register_speaker_selectors.has_spec()
+
+
+def test_a_selector_plugin_given_at_start_up_is_refused_as_documented():
+    """Until the kernel learns plugin-added hooks, a selector plugin must be added after start (docs/groupchat.md)."""
+    from zagent import Kernel
+
+    from .conftest import PLUGINS
+
+    class Early:
+        def zagent_register_speaker_selectors(self, register):
+            register("early", lambda options, kernel: None)
+
+    with Kernel(plugins=PLUGINS + [Early()], entry_points=False) as k:
+        assert any("zagent_register_speaker_selectors" in p.error for p in k.problems)

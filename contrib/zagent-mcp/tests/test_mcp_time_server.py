@@ -12,7 +12,7 @@ CALL = {"tool_calls": [{"name": "time.get_current_time", "arguments": {"timezone
 
 
 def test_declared_agent_file_runs_end_to_end_against_the_time_server(make_kernel):
-    """Acceptance: an agent file listing `time.get_current_time` calls the real server and the result reaches the model."""
+    """Acceptance: an agent file listing `time.get_current_time` calls the real server; the result reaches the model."""
     k = make_kernel({"time": time_stdio()}, *AGENT_PLUGINS)
     llm = k.llm("scripted:m", replies=[CALL, "done"])
     agent = CustomizeAgent.load(AGENT_FILE, k)

@@ -75,6 +75,10 @@ class ServerConnection:
         self._owner = asyncio.create_task(self._own(ready, self._stop), name=f"zagent-mcp:{self.config.name}")
         try:
             self.tools = await asyncio.wait_for(asyncio.shield(ready), self.config.connect_timeout)
+        except asyncio.CancelledError:  # the caller gave up (a tool timeout): do not leave a half-open server
+            await self._stop_owner(grace=0)
+            self._fail("connecting was cancelled")
+            raise
         except asyncio.TimeoutError:
             await self._stop_owner(grace=0)
             self._fail(f"did not answer within {self.config.connect_timeout:g} s (connect_timeout)")
@@ -157,7 +161,7 @@ class ServerConnection:
     def _fail(self, message: str) -> None:
         tail = self.stderr_tail()
         self.state = "failed"
-        self.error = message + (f"\n  server stderr:\n    " + tail.replace("\n", "\n    ") if tail else "")
+        self.error = message + ("\n  server stderr:\n    " + tail.replace("\n", "\n    ") if tail else "")
 
     async def _stop_owner(self, grace: float = 5.0) -> None:
         """Let the owner task leave its session cleanly (at most ``grace`` s), else cancel it."""

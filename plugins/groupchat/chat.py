@@ -42,7 +42,7 @@ from zagent.sync import maybe_await, run_sync
 
 from . import termination as term
 from .history import ChatMessage, SharedHistory
-from .selection import Selection, SpeakerInfo, build_selector, choose
+from .selection import Selection, SpeakerInfo, build_selector, check_names, choose
 from .speakers import Turn, check_inputs, speak
 from .state import ChatState, GroupChatResult, state_decoder
 
@@ -99,6 +99,7 @@ class GroupChat:
         if not self._speakers:
             raise ConfigError(f"group chat {self.name!r} needs at least one agent")
         self._selector = build_selector(self.kernel, self._selection_spec())
+        check_names(self._selector, self.speakers)
         self._conditions = self._build_conditions()
         self.history = SharedHistory()
         self.state: Optional[ChatState] = None
@@ -299,7 +300,7 @@ class GroupChat:
                         ctx=self._ctx)
         choice = await self._abortable(choose(self._selector, sel, max_consecutive=self.max_consecutive))
         await self._emit("speaker_selected", round=number, speaker=choice.speaker, how=choice.how,
-                         proposed=choice.proposed)
+                         proposed=choice.proposed, error=choice.error)
         await self._emit("turn_start", round=number, speaker=choice.speaker)
         started = time.perf_counter()
         agent = self._speakers[choice.speaker]

@@ -15,7 +15,8 @@ callable; any of them may return an awaitable. Built-in policies:
   nobody falls back to round-robin.
 
 ``choose`` applies the chat's two safety nets to any policy: an answer that is
-``None`` or names no speaker falls back to round-robin, and a choice that would
+``None`` or names no speaker (or a zagent error while asking, such as a
+provider failure or a rail's denial) falls back to round-robin, and a choice that would
 give one speaker more than ``max_consecutive`` turns in a row is replaced by
 the next other speaker in round-robin order (a rule or a model that would
 repeat one speaker forever is broken).
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 import attrs
 
-from zagent.errors import ConfigError, PluginError
+from zagent.errors import ConfigError, PluginError, ZagentError
 from zagent.sync import maybe_await
 
 from .history import ChatMessage, render_transcript
@@ -97,6 +98,7 @@ class Choice:
     speaker: str
     how: str
     proposed: Optional[str] = None
+    error: Optional[str] = None
 
 
 # -- built-in policies --------------------------------------------------------------
@@ -196,7 +198,11 @@ def match_name(text: str, names: Sequence[str]) -> Optional[str]:
 
 async def choose(selector: Any, sel: Selection, *, max_consecutive: Optional[int]) -> Choice:
     """Ask ``selector``; fall back to round-robin on no answer; break endless repeats."""
-    proposed = await maybe_await(_call(selector, sel))
+    try:
+        proposed = await maybe_await(_call(selector, sel))
+    except ZagentError as exc:  # a provider failure or a rail's denial: round-robin rather than a dead chat
+        return _break_repeats(Choice(round_robin(sel), "fallback", None, f"{type(exc).__name__}: {exc}"),
+                              sel, max_consecutive)
     if isinstance(proposed, str) and proposed not in sel.names:
         proposed_name = match_name(proposed, sel.names)
     else:
@@ -205,11 +211,14 @@ async def choose(selector: Any, sel: Selection, *, max_consecutive: Optional[int
         choice = Choice(round_robin(sel), "fallback", proposed if isinstance(proposed, str) else None)
     else:
         choice = Choice(proposed_name, "policy", proposed_name)
-    if max_consecutive is not None and len(sel.names) > 1 and sel.consecutive(choice.speaker) >= max_consecutive:
-        names = sel.names
-        nxt = names[(names.index(choice.speaker) + 1) % len(names)]
-        choice = Choice(nxt, "repeat_broken", choice.speaker)
-    return choice
+    return _break_repeats(choice, sel, max_consecutive)
+
+
+def _break_repeats(choice: Choice, sel: Selection, max_consecutive: Optional[int]) -> Choice:
+    if max_consecutive is None or len(sel.names) < 2 or sel.consecutive(choice.speaker) < max_consecutive:
+        return choice
+    names = sel.names
+    return Choice(names[(names.index(choice.speaker) + 1) % len(names)], "repeat_broken", choice.speaker)
 
 
 def _call(selector: Any, sel: Selection) -> Any:
@@ -297,12 +306,7 @@ def build_selector(kernel: "Kernel", spec: Any) -> Any:
     if not isinstance(policy, str):
         return policy
     if ":" in policy:
-        from zagent.kernel import _import
-
-        try:
-            factory = _import(policy)
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(f"cannot import speaker selector {policy!r}: {exc}") from None
+        factory = _import_factory(policy)
     else:
         factories = selector_factories(kernel)
         factory = factories.get(policy)
@@ -310,3 +314,28 @@ def build_selector(kernel: "Kernel", spec: Any) -> Any:
             raise ConfigError(f"unknown speaker selection policy {policy!r}; known: {', '.join(sorted(factories))}, "
                               "or an import path 'package.module:factory'")
     return factory(options, kernel)
+
+
+def _import_factory(path: str) -> Any:
+    import importlib
+
+    module_name, _, attr = path.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name.strip())
+        for part in filter(None, attr.strip().split(".")):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"cannot import speaker selector {path!r}: {exc}") from None
+    return obj
+
+
+def check_names(selector: Any, speakers: Sequence[str]) -> None:
+    """Refuse rules (or a ``first``) naming someone who is not in the chat."""
+    named = set(selector.names()) if callable(getattr(selector, "names", None)) else set()
+    first = getattr(selector, "first", None)
+    if isinstance(first, str):
+        named.add(first)
+    unknown = sorted(named - set(speakers))
+    if unknown:
+        raise ConfigError(f"speaker selection names {', '.join(unknown)}, who {'is' if len(unknown) == 1 else 'are'} "
+                          f"not in the chat; participants: {', '.join(speakers)}")

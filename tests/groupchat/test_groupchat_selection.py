@@ -87,6 +87,26 @@ def test_an_llm_selector_answering_garbage_falls_back_to_round_robin(kernel):
     assert [d["how"] for d in events.of("speaker_selected")] == ["fallback"] * 3
 
 
+def test_an_llm_selector_failing_falls_back_to_round_robin(kernel):
+    """A provider error while choosing does not end the chat: round-robin chooses, and the event says why."""
+    from zagent import ProviderError
+
+    events = Events()
+    kernel.add_plugin(events)
+    llm = kernel.llm("scripted:down", replies=[ProviderError("503 from the server", status=503), "B"])
+    chat = GroupChat(kernel=kernel, agents=echoes("A", "B"), termination={"max_rounds": 2}, max_consecutive=None,
+                     selection={"policy": "llm", "llm": llm})
+    assert chat.run("task").speakers == ["A", "B"]
+    first = events.of("speaker_selected")[0]
+    assert first["how"] == "fallback" and "503" in first["error"]
+
+
+def test_rules_naming_someone_outside_the_chat_are_refused(kernel):
+    """Role rules (or 'first') naming a non-participant are a ConfigError when the chat is built."""
+    with pytest.raises(ConfigError, match="Editor"):
+        GroupChat(kernel=kernel, agents=echoes("A", "B"), selection={"policy": "rules", "rules": {"A": "Editor"}})
+
+
 def test_a_selection_repeating_one_speaker_forever_is_broken(kernel):
     """A rule that would pick the same speaker forever is overruled after max_consecutive turns."""
     events = Events()

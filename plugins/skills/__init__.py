@@ -11,8 +11,9 @@
   writes new skills or improves the closest one (``SkillWriter``: atomic
   files; a person's edits are kept as ``<name>.v<N>.md``);
 * at run time, through the kernel's ``zagent_before_llm_call`` rail, runs with
-  skills enabled get the matched skill's instructions as a system message,
-  and ``zagent_event`` ``run_end`` updates its success figures (``runtime.py``);
+  skills enabled get the matched skill's instructions as a system message;
+  a ``zagent_event`` observer, added to a kernel the first time one of its
+  runs uses a skill, counts successes on ``run_end`` (``runtime.py``);
 * ``zagent skills list|show|match|curate|archive|activate|sweep|history``.
 
 ``skills_for(kernel)`` gives a kernel's registry, matcher and lifecycle. See
@@ -45,27 +46,24 @@ def __getattr__(name: str) -> Any:
 
 
 def zagent_register_tools(register: Any, kernel: Any) -> None:
-    """Registers no tool: this is where the plugin adds its hook spec to the starting kernel."""
+    """Registers no tool: this is where the plugin adds its hook spec to the starting kernel, and its
+    ``run_end`` observer when the kernel config enables skills (otherwise on a run's first use of one)."""
     from . import hookspec
 
     hookspec.install(kernel)
+    if (kernel.config.get("skills") or {}).get("enabled"):
+        from .runtime import observe
+
+        observe(kernel)
 
 
-async def zagent_before_llm_call(request: Any, ctx: Any) -> Any:
-    """Add the matched skill's instructions to requests of runs with skills enabled."""
+def zagent_before_llm_call(request: Any, ctx: Any) -> Any:
+    """Add the matched skill's instructions to requests of runs with skills enabled (an awaitable then)."""
     if not ctx.agent_config.get("skills") and not (ctx.kernel.config.get("skills") or {}).get("enabled"):
-        return None  # the common case costs two dict look-ups
+        return None  # the common case: two dict look-ups, no coroutine
     from .runtime import use_in_request
 
-    return await use_in_request(request, ctx)
-
-
-def zagent_event(event: Any) -> None:
-    """On ``run_end``, count the success of a run that used a skill."""
-    if event.type == "run_end":
-        from .runtime import record_run_end
-
-        record_run_end(event)
+    return use_in_request(request, ctx)
 
 
 def zagent_kernel_close(kernel: Any) -> None:

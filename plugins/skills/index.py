@@ -125,6 +125,16 @@ class SkillIndex:
         self._write(f"INSERT OR REPLACE INTO stats(name, {cols}) VALUES (?, {', '.join('?' * len(STAT_FIELDS))})",
                     [name, *(values[f] for f in STAT_FIELDS)])
 
+    def count_use(self, name: str, at: float) -> None:
+        """One more use, stamped ``at``; an increment in SQL, so concurrent processes never lose one."""
+        self._write("INSERT INTO stats(name, usage_count, last_used, state, state_changed) VALUES (?, 1, ?, 'active', ?) "
+                    "ON CONFLICT(name) DO UPDATE SET usage_count = usage_count + 1, last_used = excluded.last_used",
+                    [name, at, at])
+
+    def count_success(self, name: str) -> None:
+        """One more success (never more than the uses)."""
+        self._write("UPDATE stats SET success_count = min(success_count + 1, usage_count) WHERE name = ?", [name])
+
     def forget(self, name: str) -> None:
         """Drop a deleted skill's figures (its history stays)."""
         self._write("DELETE FROM stats WHERE name = ?", [name])

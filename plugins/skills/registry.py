@@ -234,22 +234,18 @@ class SkillRegistry:
         return skill
 
     def record_use(self, name: str) -> Skill:
-        """A run used the skill: count it, stamp it, make it active."""
+        """A run used the skill: count it, stamp it, make it active (figures need the index)."""
         with self._lock:
-            skill = self.set_state(name, "active", "used by a run")
-            skill.usage_count += 1
-            skill.last_used = self.clock()
-            self._save_stats(skill)
-        return skill
+            self.set_state(name, "active", "used by a run")
+            if self.index is not None:
+                self.index.count_use(name, self.clock())
+            return self[name]
 
     def record_outcome(self, name: str, success: bool) -> Skill:
         """A run that used the skill ended; a completed run counts as a success."""
-        with self._lock:
-            skill = self[name]
-            if success:
-                skill.success_count = min(skill.success_count + 1, skill.usage_count)
-                self._save_stats(skill)
-        return skill
+        if success and self.index is not None:
+            self.index.count_success(name)
+        return self[name]
 
     def history(self, name: Optional[str] = None) -> list[Transition]:
         return self.index.history(name) if self.index is not None else []

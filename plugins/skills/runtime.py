@@ -28,7 +28,13 @@ helper prompts are left alone. The match is kept in
 system message to every eligible request of the run. The use is counted at
 once (usage count, last used, state active); when the run's ``run_end``
 event says ``completed`` (or carries no status), the success is counted too,
-so runs that fail or are abandoned lower the success rate. Matching errors
+so runs that fail or are abandoned lower the success rate. The ``run_end``
+observer (``RunEndObserver``) is added to the kernel with ``add_plugin`` when
+it starts with ``enabled`` set, else the first time one of its runs uses a
+skill: a kernel that never uses skills emits no extra events because of this
+plugin. (Agents that decide at their start whether to emit events, as
+CustomizeAgent does, need the observer there before their first run: with
+``enabled`` in the kernel config it is.) Matching errors
 (a broken index, a failing re-rank model) are logged and the run goes on
 without a skill: unlike a rail, skills never block a call.
 """
@@ -53,8 +59,8 @@ from .registry import SkillRegistry
 from .skill import Skill
 
 STASH = "zagent.skills"
+OBSERVER = "zagent.plugins.skills.observer"
 _runtimes: "weakref.WeakKeyDictionary[Any, Skills]" = weakref.WeakKeyDictionary()
-_pending: "OrderedDict[str, tuple[Any, str]]" = OrderedDict()  # run id -> (weakref to Skills, skill name)
 _MAX_PENDING = 10_000
 _lock = threading.Lock()
 
@@ -76,6 +82,7 @@ class Skills:
     matcher: SkillMatcher
     lifecycle: LifecycleManager
     _plugin_impls: tuple = attrs.field(default=(), init=False)
+    _pending: "OrderedDict[str, str]" = attrs.field(factory=OrderedDict, init=False)  # run id -> skill name
 
     @classmethod
     def open(cls, kernel: Any, **overrides: Any) -> "Skills":
@@ -128,6 +135,21 @@ class Skills:
         from zagent.sync import run_sync
 
         return run_sync(self.amatch(text, **kw))
+
+    def used_in_run(self, run_id: str, name: str) -> None:
+        """Remember that run ``run_id`` uses skill ``name``, to count its success on ``run_end``."""
+        with _lock:
+            self._pending[run_id] = name
+            while len(self._pending) > _MAX_PENDING:  # runs that never ended (failed, aborted)
+                self._pending.popitem(last=False)
+        observe(self.kernel)
+
+    def run_ended(self, event: Any) -> None:
+        """Count a success for the skill a completed run used."""
+        with _lock:
+            name = self._pending.pop(event.run_id, None) if event.run_id else None
+        if name is not None and name in self.registry:
+            self.registry.record_outcome(name, (event.data or {}).get("status", "completed") == "completed")
 
     def close(self) -> None:
         self.registry.close()
@@ -208,10 +230,7 @@ async def _start(request: LLMRequest, ctx: Any, options: dict[str, Any], state: 
     if found is None or skill is None:
         return
     state.update(skill=skill, score=found.score, method=found.method)
-    with _lock:
-        _pending[ctx.run_id] = (weakref.ref(skills), skill.name)
-        while len(_pending) > _MAX_PENDING:
-            _pending.popitem(last=False)
+    skills.used_in_run(ctx.run_id, skill.name)
     await ctx.emit("skill_used", skill=skill.name, version=skill.version, score=found.score, method=found.method)
 
 
@@ -236,14 +255,29 @@ def skill_prompt(skill: Skill) -> str:
     return "\n".join(parts)
 
 
-def record_run_end(event: Any) -> None:
-    """The ``zagent_event`` behaviour: count a completed run that used a skill as a success."""
-    if event.type != "run_end" or not event.run_id:
+def observe(kernel: Any) -> None:
+    """Add the ``run_end`` observer to ``kernel`` unless it has it (see the module docstring)."""
+    if kernel.pm.has_plugin(OBSERVER):
         return
-    with _lock:
-        found = _pending.pop(event.run_id, None)
-    if found is None:
-        return
-    skills = found[0]()
-    if skills is not None and found[1] in skills.registry:
-        skills.registry.record_outcome(found[1], (event.data or {}).get("status", "completed") == "completed")
+    try:
+        kernel.add_plugin(RunEndObserver(kernel), name=OBSERVER)
+    except Exception:  # e.g. a race with another thread adding it: one observer is enough
+        if not kernel.pm.has_plugin(OBSERVER):
+            raise
+
+
+class RunEndObserver:
+    """The ``zagent_event`` observer of one kernel's ``Skills``: successes on ``run_end``."""
+
+    def __init__(self, kernel: Any):
+        self._kernel = weakref.ref(kernel)
+
+    def zagent_event(self, event: Any) -> None:
+        if event.type == "run_end":
+            kernel = self._kernel()
+            skills = _runtimes.get(kernel) if kernel is not None else None
+            if skills is not None:
+                skills.run_ended(event)
+
+    def __repr__(self) -> str:
+        return "<skills run_end observer>"

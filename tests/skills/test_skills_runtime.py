@@ -170,3 +170,14 @@ def test_a_broken_matcher_never_blocks_the_run(kernel, monkeypatch):
     run, llm = loop(kernel, "broken", [shopper] * 5, agent_config={"skills": True})
     assert run.run(REQUEST).content == "The total is 4.0."
     assert not any(has_skill(r) for r in llm.requests)
+
+
+def test_kernels_that_never_use_skills_observe_no_events(kernel):
+    """The run_end observer is added only when a run uses a skill, so other kernels build no events."""
+    skills_for(kernel).registry.register(price_skill())
+    run, _ = loop(kernel, "quiet", [shopper] * 5)
+    run.run(REQUEST)
+    assert not kernel.hooks.active("zagent_event")
+    run, _ = loop(kernel, "loud", [shopper] * 5, agent_config={"skills": True})
+    run.run(REQUEST)
+    assert kernel.hooks.active("zagent_event")

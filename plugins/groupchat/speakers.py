@@ -139,9 +139,10 @@ async def _chat(agent: Any, turn: Turn) -> Reply:
 
 
 async def _execute(agent: Any, turn: Turn) -> Reply:
-    action = agent.action()
     values = turn.values()
-    inputs = {n: values[n] for n in action.input_spec.names if n in values}
+    action_of = getattr(agent, "action", None)
+    names = action_of().input_spec.names if callable(action_of) else tuple(values)
+    inputs = {n: values[n] for n in names if n in values}
     before = turn.ctx.usage
     result = await agent.aexecute(None, inputs=inputs, ctx=turn.ctx)
     output = result.to_dict() if hasattr(result, "to_dict") else {}

@@ -149,3 +149,11 @@ def test_a_group_chat_can_be_the_agent_of_a_workflow_node():
                        "outputs": [{"name": "brief"}], "agents": [team]}], "edges": []})
         result = WorkFlowExecutor(kernel=k).run(graph, {"goal": "tidal energy"})
     assert result.outputs["brief"] == "example reply"
+
+
+def test_a_group_chat_can_speak_in_another_group_chat(kernel):
+    """A nested chat is a speaker like any agent (through aexecute); its outcome is its turn."""
+    inner = GroupChat(kernel=kernel, name="inner", agents=[Echo("X", say="x says hi")], termination={"max_rounds": 1})
+    outer = GroupChat(kernel=kernel, agents=[inner, Echo("Y")], termination={"max_rounds": 2})
+    result = outer.run("talk")
+    assert result.speakers == ["inner", "Y"] and result.messages[1].content == "x says hi"

@@ -232,6 +232,10 @@ class GroupChat:
         task = inputs.pop("task", None) or "\n".join(f"{k}: {v}" for k, v in inputs.items())
         return await self.arun(task, **inputs)
 
+    def execute(self, action_name: Optional[str] = None, **kwargs: Any) -> GroupChatResult:
+        """Sync twin of ``aexecute``."""
+        return run_sync(self.aexecute(action_name, **kwargs))
+
     async def _prepare(self, task: Optional[str], run_id: Optional[str], inputs: dict[str, Any]) -> None:
         found = await self._store.alatest(run_id) if (run_id and self._store is not None) else None
         if found is not None:

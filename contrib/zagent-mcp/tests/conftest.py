@@ -8,16 +8,11 @@ from npm when node is available. Nothing is mocked.
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
-import time
-
 import pytest
 
 from zagent import Kernel
 
-from mcp_helpers import DEMO, free_port
+from mcp_helpers import HttpDemo
 
 
 @pytest.fixture(autouse=True)
@@ -46,23 +41,8 @@ def make_kernel():
 @pytest.fixture
 def http_demo():
     """The demo server over streamable HTTP on a free loopback port; yields its ``/mcp`` URL."""
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, DEMO, "http", str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    server = HttpDemo()
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"the HTTP demo server did not start (exit code {proc.poll()})")
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield server.start()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        server.stop()

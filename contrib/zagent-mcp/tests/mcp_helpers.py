@@ -6,7 +6,9 @@ import os
 import pathlib
 import shutil
 import socket
+import subprocess
 import sys
+import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 PACKAGE = HERE.parent
@@ -48,3 +50,36 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+class HttpDemo:
+    """The demo server over streamable HTTP on a fixed free loopback port; can be stopped and started again."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.proc = None
+
+    def start(self) -> str:
+        self.proc = subprocess.Popen([sys.executable, DEMO, "http", str(self.port)], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return self.url
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the HTTP demo server did not start (exit code {self.proc.poll()})")
+                time.sleep(0.1)
+
+    def stop(self, kill: bool = False) -> None:
+        if self.proc is None:
+            return
+        self.proc.kill() if kill else self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None

@@ -2,7 +2,7 @@
 
 import logging
 
-from mcp_helpers import free_port
+from mcp_helpers import HttpDemo, free_port
 from zagent_mcp.plugin import runtime_of
 
 
@@ -38,3 +38,18 @@ def test_an_unreachable_http_server_is_reported_and_skipped(make_kernel):
     status = runtime_of(k).status()[0]
     assert status["state"] == "failed" and status["error"]
     assert k.tools() == []
+
+
+def test_reconnects_after_the_http_server_restarts(make_kernel):
+    """A call after the HTTP server was killed and started again opens a new session and succeeds."""
+    server = HttpDemo()
+    try:
+        k = make_kernel({"web": {"url": server.start()}})
+        first = k.run_tool({"name": "web.pid", "arguments": {}}).value["result"]
+        server.stop(kill=True)
+        server.start()
+        second = k.run_tool({"name": "web.pid", "arguments": {}})
+        assert second.state == "success", second.content
+        assert second.value["result"] != first
+    finally:
+        server.stop()

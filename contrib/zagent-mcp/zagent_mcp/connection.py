@@ -15,7 +15,9 @@ Reconnection: a call on a session known to be dead reconnects first. A call
 that loses its connection midway reconnects once, then sends the call again
 only when the tool says it is safe (``readOnlyHint`` or ``idempotentHint``);
 otherwise the model is told the server restarted, because the call may have
-run already.
+run already. An HTTP server that answers "session not found" (it restarted)
+refused the call without running it, so that call is always sent again on a
+new session.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10 (anyio depends 
     from exceptiongroup import BaseExceptionGroup
 
 _CONNECTION_CLOSED = -32000
+_INVALID_REQUEST = -32600
 _MAX_PAGES = 100
 
 
@@ -190,12 +193,13 @@ class ServerConnection:
         try:
             return await _call(session, tool, arguments)
         except Exception as exc:
-            if not _connection_lost(exc):
+            expired = _session_expired(exc)
+            if not expired and not _connection_lost(exc):
                 raise _server_error(self.config.name, exc) from None
             lost = exc
         self.state = "disconnected"
         session = await self._live_session(after=session)
-        if not retry_safe:
+        if not retry_safe and not expired:
             raise McpToolError(
                 f"the MCP server {self.config.name!r} lost the connection during this call "
                 f"({_describe(lost)}); it was restarted, but the call may or may not have run. "
@@ -267,6 +271,14 @@ def _connection_lost(exc: BaseException) -> bool:
         return True
     package = type(exc).__module__.split(".")[0]
     return package.startswith(("httpx", "httpcore")) and any(c.__name__ == "TransportError" for c in type(exc).__mro__)
+
+
+def _session_expired(exc: BaseException) -> bool:
+    """An HTTP server that no longer knows our session (it restarted): the request was refused, not run."""
+    exc = _leaf(exc)
+    text = str(exc).lower()
+    return (type(exc).__name__ == "MCPError" and getattr(exc, "code", None) == _INVALID_REQUEST
+            and "session" in text and any(w in text for w in ("not found", "terminated", "expired")))
 
 
 def _server_error(server: str, exc: BaseException) -> McpToolError:

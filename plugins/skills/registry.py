@@ -87,6 +87,23 @@ class SkillRegistry:
             self._reindex()
         return self
 
+    def import_folder(self, path: Union[str, "os.PathLike[str]"], *, replace: bool = False) -> list[str]:
+        """Copy the skills of another folder (a shared pack) into this one; return the names added.
+
+        Names already here are skipped unless ``replace``; figures start afresh.
+        """
+        added = []
+        for entry in sorted(os.scandir(os.fspath(path)), key=lambda e: e.name):
+            if not entry.is_file() or not is_skill_file(entry.name):
+                continue
+            skill = self._read(entry.path)
+            if skill.name in self._folder_skills and not replace:
+                continue
+            skill.edited_by_human = False
+            self.register(skill, replace=True)
+            added.append(skill.name)
+        return added
+
     def refresh(self) -> bool:
         """Re-read the folder if a file was added, removed or changed; ``True`` if it was."""
         try:

@@ -100,3 +100,14 @@ def test_file_added_by_hand_is_picked_up_on_refresh(folder, clock):
     reg.register(price_skill())
     (folder / "greet.md").write_text("---\nname: greet\ndescription: Say hello\n---\nSay hello politely.\n")
     assert reg.refresh() and reg["greet"].instructions == "Say hello politely."
+
+
+def test_import_folder_copies_a_shared_pack(folder, clock, tmp_path):
+    """import_folder() copies another folder's skills in, leaving names already present alone."""
+    pack = registry(tmp_path / "pack", clock)
+    pack.register(price_skill(instructions="pack text"))
+    pack.register({"name": "greet", "description": "Say hello", "instructions": "Hello."})
+    mine = registry(folder, clock)
+    mine.register(price_skill())
+    assert mine.import_folder(tmp_path / "pack") == ["greet"]
+    assert mine["price-totals"].instructions != "pack text" and (folder / "greet.md").exists()

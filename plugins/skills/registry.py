@@ -125,6 +125,8 @@ class SkillRegistry:
         check_name(skill.name)
         if skill.content_hash != content_hash(skill):
             skill.edited_by_human = True
+        if not skill.created:  # a hand-written file: its age counts from when it was written
+            skill.created = os.path.getmtime(path)
         skill.source = "folder"
         return skill
 

@@ -84,3 +84,17 @@ def test_history_survives_a_new_registry(folder, clock, kernel):
     skills.lifecycle.archive("price-totals")
     fresh = SkillRegistry(folder, clock=clock).load()
     assert fresh["price-totals"].state == "archived" and len(fresh.history("price-totals")) == 1
+
+
+def test_hand_written_skill_ages_from_its_file_time(kernel, folder, clock):
+    """A file without 'created' counts its age from its modification time, not from 1970."""
+    import os
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "greet.md"
+    path.write_text("---\nname: greet\ndescription: Say hello\n---\nSay hello.\n")
+    os.utime(path, (clock.now, clock.now))
+    skills = skills_for(kernel)
+    assert skills.lifecycle.sweep() == []
+    clock.advance(30)
+    assert [t.to_state for t in skills.lifecycle.sweep()] == ["stale"]

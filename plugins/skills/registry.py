@@ -224,6 +224,12 @@ class SkillRegistry:
             self._reindex()
         return skill
 
+    def clear_plugin_skills(self) -> None:
+        """Forget every plugin skill (before asking the plugins again)."""
+        with self._lock:
+            self._plugin_skills.clear()
+            self._reindex()
+
     def _store(self, skill: Skill) -> None:
         with self._lock:
             self._folder_skills[skill.name] = msgspec.structs.replace(skill)

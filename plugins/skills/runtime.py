@@ -114,6 +114,7 @@ class Skills:
         if impls == self._plugin_impls:
             return
         self._plugin_impls = impls
+        self.registry.clear_plugin_skills()  # a removed plugin's skills go with it
         for impl in impls:
             def register(skill: Any, *, override: bool = False, _plugin: str = impl[0]) -> Any:
                 return self.registry.add_plugin_skill(skill, _plugin, override=override)

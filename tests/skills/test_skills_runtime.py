@@ -181,3 +181,16 @@ def test_kernels_that_never_use_skills_observe_no_events(kernel):
     run, _ = loop(kernel, "loud", [shopper] * 5, agent_config={"skills": True})
     run.run(REQUEST)
     assert kernel.hooks.active("zagent_event")
+
+
+def test_removing_a_plugin_removes_its_skills(kernel):
+    """Plugin skills are asked for again when the plugins change; a removed plugin's skills are gone."""
+    class PricePack:
+        def zagent_register_skills(self, register):
+            register(price_skill())
+
+    name = kernel.add_plugin(PricePack())
+    skills = skills_for(kernel)
+    assert skills.match(REQUEST) is not None
+    kernel.remove_plugin(name)
+    assert skills.match(REQUEST) is None and "price-totals" not in skills.registry

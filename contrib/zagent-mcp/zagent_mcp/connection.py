@@ -100,6 +100,7 @@ class ServerConnection:
         """The owner task: enter transport and session, publish the tools, wait for ``stop``, exit."""
         from mcp import ClientSession
 
+        session = None
         try:
             async with AsyncExitStack() as stack:
                 streams = await self._open_transport(stack)
@@ -114,10 +115,13 @@ class ServerConnection:
         except BaseException as exc:  # noqa: B036 - report everything, re-raise cancellation
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else ConnectionError("cancelled"))
+            elif self._session is session and self.state == "ready" and isinstance(exc, Exception):
+                self.state, self.error = "disconnected", _describe(exc)  # the transport died under us
             if not isinstance(exc, Exception):
                 raise
         finally:
-            self._session = None
+            if self._session is session:
+                self._session = None
 
     async def _open_transport(self, stack: AsyncExitStack) -> Any:
         """Enter the transport on ``stack``; return its (read, write) streams."""

@@ -35,7 +35,8 @@ from .skill import Skill
 
 HEADER_KEYS = ("name", "version", "description", "when_to_use", "tool_sequence", "examples", "provenance",
                "created", "content_hash", "edited_by_human")
-_PLAIN_UNSAFE = re.compile(r'^[\s\[\]{}"\'#&*!|>%@`-]|^(true|false|null|yes|no|~)$|^-?\d|\s$|: |\n', re.I)
+_PLAIN_UNSAFE = re.compile(r'^[\s\[\]{}"\'#&*!|>%@`?,:-]|^(true|false|null|yes|no|on|off|~)$|^[-+.]?\d|\s$|:$|: | #|\n'
+                           r'|\t', re.I)
 
 
 def render(skill: Skill) -> str:

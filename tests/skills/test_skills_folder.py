@@ -111,3 +111,15 @@ def test_import_folder_copies_a_shared_pack(folder, clock, tmp_path):
     mine.register(price_skill())
     assert mine.import_folder(tmp_path / "pack") == ["greet"]
     assert mine["price-totals"].instructions != "pack text" and (folder / "greet.md").exists()
+
+
+def test_header_reads_the_same_as_yaml():
+    """The header is valid YAML meaning the same values (for people and tools that read it as YAML)."""
+    yaml = pytest.importorskip("yaml")
+    skill = Skill(name="tricky", description="Use #tags: carefully", when_to_use="yes",
+                  instructions="x", tool_sequence=["a"], examples=["- dash", "? q", "1.5 kg", "a: b", "ends:"],
+                  provenance=[], created=1.5, content_hash="0e12")
+    text = markdown.render(skill)
+    header = yaml.safe_load(text.split("---")[1])
+    ours = markdown.parse(text)
+    assert {k: header[k] for k in header} == {k: ours[k] for k in header}

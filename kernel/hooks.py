@@ -42,7 +42,7 @@ class PluginManager(pluggy.PluginManager):
     """
 
     def parse_hookimpl_opts(self, plugin: Any, name: str) -> Optional[pluggy.HookimplOpts]:
-        if not name.startswith("zagent_"):
+        if not name.startswith("zagent_") or name == "zagent_hookspecs":  # the latter declares specs
             return None
         opts = super().parse_hookimpl_opts(plugin, name)
         if opts is None:

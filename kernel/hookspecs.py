@@ -23,6 +23,12 @@ How the kernel calls hooks (pluggy has no async, so zagent settles it):
   awaited; return values are ignored; an exception in an observer is logged
   and never breaks a run.
 
+Plugins may own extension points too: a plugin with an attribute
+``zagent_hookspecs`` (a module, a class or an import path holding
+``@hookspec`` functions) has those specs added before any plugin's hooks are
+checked, so implementations of them load in any order (the groupchat plugin's
+``zagent_register_speaker_selectors`` is one).
+
 Argument types live in ``zagent.types`` (data) and ``zagent.context``
 (``RunContext``); rails answer with ``zagent.Deny`` / ``zagent.Rewrite``.
 """

@@ -96,9 +96,10 @@ class Kernel:
         if entry_points:
             loaded += self._load_entry_points()
         for plugin in plugins:
-            name = self._register_plugin(plugin)
+            name = self._register_plugin(plugin, check=False)
             if name:
                 loaded.append(name)
+        loaded = [n for n in loaded if self._check_hooks(n)]  # after all: specs may come from any plugin
         self._run_registrations(loaded)
 
     # -- loading --------------------------------------------------------------
@@ -126,11 +127,13 @@ class Kernel:
                     f"plugin {ep.name!r} (distribution {ep.dist} {ep.version}) failed to import: "
                     f"{type(exc).__name__}: {exc}", plugin=ep.name, distribution=ep.dist), exc)
                 continue
-            if self._register_plugin(obj, ep.name):
+            if self._register_plugin(obj, ep.name, check=False):
                 names.append(ep.name)
         return names
 
-    def _register_plugin(self, plugin: Any, name: Optional[str] = None) -> Optional[str]:
+    def _register_plugin(self, plugin: Any, name: Optional[str] = None, check: bool = True) -> Optional[str]:
+        """Import (for a path), add the plugin's own hook specs, register it; ``check`` its hooks now
+        or leave that to the caller (start-up checks once every plugin is in, as pytest does)."""
         if isinstance(plugin, str):
             name = name or plugin
             try:
@@ -160,20 +163,42 @@ class Kernel:
                 f"give one of them another name", plugin=name))
             return None
         try:
+            self._add_specs(plugin)
             self.pm.register(plugin, name=name)
         except Exception as exc:
             self._problem(name, self._dist(name), PluginError(
                 f"plugin {name!r} is not a valid zagent plugin: {exc}", plugin=name), exc)
             return None
-        unknown = [h.name for h in self.pm.get_hookcallers(plugin) or [] if not h.has_spec()]
-        if unknown:
-            self.pm.unregister(plugin)
-            self._problem(name, self._dist(name), PluginError(
-                f"plugin {name!r} implements unknown hook(s) {', '.join(sorted(unknown))}; check the "
-                f"spelling against zagent.hookspecs", plugin=name))
-            return None
         self.hooks.invalidate()
+        if check and not self._check_hooks(name):
+            return None
         return name
+
+    def _add_specs(self, plugin: Any) -> None:
+        """Add the hook specs a plugin declares in ``zagent_hookspecs`` (a module, class or import path),
+        so plugins can own extension points (e.g. ``zagent_register_speaker_selectors``)."""
+        specs = getattr(plugin, "zagent_hookspecs", None)
+        if specs is None:
+            return
+        if isinstance(specs, str):
+            specs = _import(specs)
+        self.pm.add_hookspecs(specs)
+
+    def _check_hooks(self, name: str) -> bool:
+        """Unregister and report a plugin implementing hooks no plugin specified (typos); True if fine."""
+        plugin = self.pm.get_plugin(name)
+        if plugin is None:
+            return False
+        unknown = [h.name for h in self.pm.get_hookcallers(plugin) or [] if not h.has_spec()]
+        if not unknown:
+            return True
+        self.pm.unregister(plugin)
+        self.hooks.invalidate()
+        self._problem(name, self._dist(name), PluginError(
+            f"plugin {name!r} implements unknown hook(s) {', '.join(sorted(unknown))}; check the "
+            f"spelling against zagent.hookspecs (or the plugin that declares the hook is not loaded)",
+            plugin=name))
+        return False
 
     def _run_registrations(self, plugin_names: Iterable[str]) -> None:
         wanted = set(plugin_names)

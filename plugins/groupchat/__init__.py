@@ -38,6 +38,10 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
+#: the hook specs this plugin owns; the kernel adds them before registering any plugin's hooks
+zagent_hookspecs = "zagent.plugins.groupchat.hookspecs"
+
+
 def _groupchat(spec: dict, kernel: Any) -> Any:
     from .spec import from_dict
 

@@ -1,13 +1,11 @@
 """The group chat's own hook: ``zagent_register_speaker_selectors``.
 
-The kernel's ``hookspecs`` does not (yet) know this hook, so the groupchat
-plugin adds this module to each kernel's plugin manager when the kernel starts
-(``ensure_hookspecs``, called from the plugin's registration hook). Because
-the kernel refuses a plugin that implements a hook it has no spec for *at the
-moment the plugin is registered*, a plugin implementing this hook must be
-added after the kernel started: ``k.add_plugin(my_selectors)``. Selectors can
-also be named by import path (``"policy": "pkg.mod:factory"``), which needs no
-hook at all. See docs/groupchat.md for the kernel change that lifts this.
+The groupchat plugin declares this module as its ``zagent_hookspecs``, so the
+kernel adds the spec before it registers any plugin's hooks: a selector plugin
+works from an entry point, in ``Kernel(plugins=[...])`` (in any order) or
+added later with ``k.add_plugin(...)``. ``ensure_hookspecs`` stays for kernels
+where the plugin was added after start-up. Selectors can also be named by
+import path (``"policy": "pkg.mod:factory"``), which needs no hook at all.
 """
 
 from __future__ import annotations

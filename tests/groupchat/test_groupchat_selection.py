@@ -131,6 +131,21 @@ def test_a_plugin_registers_a_selector_through_the_hook(kernel):
     assert chat.run("task").speakers == ["C", "C"]
 
 
+def test_a_selector_plugin_given_at_start_before_groupchat_works():
+    """A selector plugin listed in Kernel(plugins=[...]) before the groupchat plugin is accepted."""
+    from zagent import Kernel
+
+    class Loudest:
+        def zagent_register_speaker_selectors(self, register):
+            register("last_first", lambda options, kernel: (lambda sel: sel.names[-1]))
+
+    k = Kernel(plugins=[Loudest(), "zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions",
+                        "zagent.plugins.groupchat"], entry_points=False, strict=True)
+    chat = GroupChat(kernel=k, agents=echoes("A", "B", "C"), termination={"max_rounds": 2},
+                     selection="last_first", max_consecutive=None)
+    assert chat.run("task").speakers == ["C", "C"]
+
+
 def test_two_plugins_registering_one_selector_name_is_an_error_naming_both(kernel):
     """A selector name registered twice without override is refused, naming both plugins."""
 
@@ -178,15 +193,17 @@ def test_the_plugin_adds_its_selector_hook_spec_to_each_kernel(kernel):
     assert kernel.pm.hook.zagent_register_speaker_selectors.has_spec()
 
 
-def test_a_selector_plugin_given_at_start_up_is_refused_as_documented():
-    """Until the kernel learns plugin-added hooks, a selector plugin must be added after start (docs/groupchat.md)."""
+def test_a_selector_plugin_given_at_start_up_after_groupchat_works():
+    """A selector plugin listed after the groupchat plugin at start-up registers its policy."""
     from zagent import Kernel
 
     from .conftest import PLUGINS
 
     class Early:
         def zagent_register_speaker_selectors(self, register):
-            register("early", lambda options, kernel: None)
+            register("early", lambda options, kernel: (lambda sel: sel.names[0]))
 
-    with Kernel(plugins=PLUGINS + [Early()], entry_points=False) as k:
-        assert any("zagent_register_speaker_selectors" in p.error for p in k.problems)
+    with Kernel(plugins=PLUGINS + [Early()], entry_points=False, strict=True) as k:
+        chat = GroupChat(kernel=k, agents=echoes("A", "B"), termination={"max_rounds": 2},
+                         selection="early", max_consecutive=None)
+        assert chat.run("task").speakers == ["A", "A"]

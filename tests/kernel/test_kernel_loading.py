@@ -241,3 +241,45 @@ def test_kernel_never_imports_plugins_package():
         for line in path.read_text().splitlines():
             words = line.split()
             assert not (words[:1] in (["import"], ["from"]) and "plugins" in " ".join(words[1:2])), f"{path}: {line}"
+
+
+def test_plugin_declared_hookspecs_accept_implementations_in_any_order():
+    """A plugin's zagent_hookspecs are added before any hook is checked, so order does not matter."""
+    import types
+
+    from zagent import Kernel
+    from zagent.hookspecs import hookspec
+
+    specs = types.ModuleType("owner_specs")
+
+    @hookspec
+    def zagent_register_widgets(register):
+        """Register widgets."""
+
+    specs.zagent_register_widgets = zagent_register_widgets
+
+    class Owner:
+        zagent_hookspecs = specs
+
+    class User:
+        def zagent_register_widgets(self, register):
+            register("w")
+
+    k = Kernel(plugins=[User(), Owner()], entry_points=False, strict=True)
+    seen = []
+    for impl in k.hooks.impls("zagent_register_widgets"):
+        k.hooks.call_one("zagent_register_widgets", impl, {"register": seen.append})
+    assert seen == ["w"]
+
+
+def test_implementation_of_undeclared_hook_is_still_reported():
+    """Without the plugin that declares a hook, an implementation of it is a reported problem."""
+    from zagent import Kernel
+
+    class User:
+        def zagent_register_widgets(self, register):
+            register("w")
+
+    k = Kernel(plugins=[User()], entry_points=False)
+    assert any("zagent_register_widgets" in p.error for p in k.problems)
+    assert k.plugins() == []

@@ -69,6 +69,7 @@ class ReActSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     max_context_messages: Optional[int] = None
     max_context_tokens: Optional[int] = None
     rails: dict[str, Any] = {}
+    agent_config: dict[str, Any] = {}
     on_error: str = "continue"
     memory_size: Optional[int] = 200
     trajectory_path: Optional[str] = None
@@ -86,9 +87,15 @@ class ReActAgent(Agent):
     max_context_messages: Optional[int] = None
     max_context_tokens: Optional[int] = None
     rails: dict[str, Any] = attrs.field(factory=dict)
+    agent_config: dict[str, Any] = attrs.field(factory=dict)
+    """Per-run settings for plugins (e.g. ``{"skills": True}``); ``rails`` is added as ``"rails"``."""
     on_error: str = "continue"
     trajectory_path: Optional[str] = None
     checkpoints: Any = None
+
+    def run_config(self) -> dict[str, Any]:
+        """The ``agent_config`` each run's context gets: the plugin settings plus the rails."""
+        return {**self.agent_config, "rails": dict(self.rails)}
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -115,14 +122,14 @@ class ReActAgent(Agent):
             tool_limit=self.tool_limit, pinned_tools=list(self.pinned_tools),
             max_context_messages=self.max_context_messages, max_context_tokens=self.max_context_tokens,
             on_error=self.on_error, checkpoints=self.checkpoints, trajectory_path=self.trajectory_path,
-            agent=self.name, agent_config={"rails": dict(self.rails)})
+            agent=self.name, agent_config=self.run_config())
 
     async def achat(self, user_input: str, history: Optional[Sequence[Any]] = None,
                     use_react: Optional[bool] = None) -> AgentResponse:
         """Answer ``user_input`` directly or with the ReAct loop (decided by the model when None)."""
         started = time.perf_counter()
         past = to_messages(history) if history is not None else self.messages_for_chat()
-        ctx = self.kernel.context(agent=self.name, agent_config={"rails": dict(self.rails)})
+        ctx = self.kernel.context(agent=self.name, agent_config=self.run_config())
         if use_react is None:
             use_react = await self._needs_react(user_input, ctx)
         if use_react:
@@ -133,16 +140,30 @@ class ReActAgent(Agent):
                 tool_used=used[-1].tool if used else None, tool_result=used[-1].result if used else None,
                 metadata={"run_id": result.state.run_id, "iterations": result.state.step})
         else:
-            messages = [Message(role="system", content=self.system_prompt or SYSTEM_PROMPT), *past,
-                        Message(role="user", content=user_input)]
-            reply = await self.llm.asend(self.llm.request(messages), ctx)
-            response = AgentResponse(content=reply.text.strip(), mode="direct", metadata={"run_id": ctx.run_id})
+            response = await self._direct(user_input, past, ctx)
         response.execution_time = time.perf_counter() - started
         response.metadata["usage"] = msgspec.to_builtins(ctx.usage)
         await self._remember([Message(role="user", content=user_input),
                               Message(role="assistant", content=response.content, name=self.name,
                                       metadata={"mode": response.mode, **response.metadata})])
         return response
+
+    async def _direct(self, user_input: str, past: list[Message], ctx: Any) -> AgentResponse:
+        """One model call, framed as a run (``run_start``/``run_end`` events) like a loop run."""
+        events = self.kernel.hooks.active("zagent_event")
+        if events:
+            await ctx.emit("run_start", mode="direct")
+        messages = [Message(role="system", content=self.system_prompt or SYSTEM_PROMPT), *past,
+                    Message(role="user", content=user_input)]
+        try:
+            reply = await self.llm.asend(self.llm.request(messages), ctx)
+        except Exception as exc:
+            if events:
+                await ctx.emit("run_end", status="failed", mode="direct", error=str(exc))
+            raise
+        if events:
+            await ctx.emit("run_end", status="completed", mode="direct", steps=1)
+        return AgentResponse(content=reply.text.strip(), mode="direct", metadata={"run_id": ctx.run_id})
 
     def chat(self, user_input: str, history: Optional[Sequence[Any]] = None,
              use_react: Optional[bool] = None) -> AgentResponse:

@@ -464,6 +464,7 @@ class ReActLoop:
         self._write_trajectory()
         if self.checkpoints is not None:
             self._save_sync()
+        self._emit_soon("run_end", status="aborted", steps=len(state.steps))
         return RunAborted(f"run {state.run_id} was aborted at step {state.step}", trajectory=state.steps)
 
     async def _fail(self, error: Exception) -> Exception:
@@ -471,7 +472,14 @@ class ReActLoop:
         self.state.error = str(error)
         await self._checkpoint()
         self._write_trajectory()
+        await self._emit("run_end", status="failed", steps=len(self.state.steps), error=str(error))
         return error
+
+    def _emit_soon(self, type: str, **data: Any) -> None:
+        """Emit from a sync path (an abort): scheduled on the run's loop, never awaited here."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed() and self.kernel.hooks.active("zagent_event"):
+            loop.create_task(self._ctx.emit(type, **data))
 
     async def _abortable(self, awaitable: Any) -> Any:
         """Await ``awaitable`` in the current task, which ``abort()`` cancels while it waits.

@@ -3,7 +3,7 @@
 * ``Skill`` (msgspec) and ``SkillRegistry``: a folder of human-editable
   Markdown files (``<name>.md``), indexed in SQLite (FTS5), plus skills other
   plugins register through the hook ``zagent_register_skills(register)``
-  (``hookspec.py``; added to each kernel's plugin manager by this plugin);
+  (``hookspec.py``, declared as this plugin's ``zagent_hookspecs``);
 * ``SkillMatcher``: keyword (BM25-style weights), embeddings when an embedder
   is installed, optional LLM re-rank; best match above a threshold or none;
 * ``LifecycleManager``: idle → active → stale → archived, every change recorded;
@@ -43,6 +43,10 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+#: the hook specs this plugin owns (``zagent_register_skills``); the kernel adds them first
+zagent_hookspecs = "zagent.plugins.skills.hookspec"
 
 
 def zagent_register_tools(register: Any, kernel: Any) -> None:

@@ -1,12 +1,10 @@
 """The skills plugin's own hook: ``zagent_register_skills``.
 
-Not (yet) part of ``zagent.hookspecs``: the skills plugin adds this spec to
-each kernel's plugin manager when the kernel starts (``install``). A plugin
-implementing it must therefore be registered *after* the skills plugin:
-listed after it in ``Kernel(plugins=[...])`` is not enough (the kernel checks
-hook names when it registers a plugin, before any registration hook runs),
-so add it with ``kernel.add_plugin(...)`` once the kernel is up. Moving this
-spec into ``zagent.hookspecs`` removes the restriction (see docs/skills.md).
+Owned by the skills plugin, which names this module as its ``zagent_hookspecs``:
+the kernel adds the spec before it checks any plugin's hooks, so a plugin
+implementing it loads from an entry point, from ``Kernel(plugins=[...])`` in
+any order, or later with ``kernel.add_plugin(...)``. ``install`` stays for a
+kernel the skills plugin was added to after start-up.
 """
 
 from __future__ import annotations

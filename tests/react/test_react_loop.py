@@ -144,3 +144,35 @@ def test_on_text_streams_reply_text(kernel):
     result = loop.run("2+3?")
     assert result.content == "The sum is 5." and "".join(seen).endswith("The sum is 5.")
     assert result.steps[0].result == "5"
+
+
+def test_run_end_reports_failed_status(kernel):
+    """A run that fails emits run_end with status 'failed' (observers can close what the run opened)."""
+    ends = []
+
+    class Watch:
+        def zagent_event(self, event):
+            if event.type == "run_end":
+                ends.append(event.data["status"])
+
+    kernel.add_plugin(Watch())
+    loop, _ = loop_for(kernel, [call("add", a=1, b=1)], max_iterations=1)
+    with pytest.raises(NoAnswerError):
+        loop.run("go")
+    assert ends == ["failed"]
+
+
+def test_react_spec_agent_config_reaches_the_run_context(kernel):
+    """A react agent's agent_config section is passed to its runs next to its rails."""
+    seen = []
+
+    class Spy:
+        def zagent_before_llm_call(self, request, ctx):
+            seen.append(ctx.agent_config)
+
+    kernel.add_plugin(Spy())
+    agent = kernel.agent({"type": "react", "name": "r", "tools": ["add"], "agent_config": {"skills": True},
+                          "rails": {"max_argument_bytes": 100}})
+    agent.llm = kernel.llm("scripted:m", replies=["fine"])
+    agent.chat("hi", use_react=False)
+    assert seen == [{"skills": True, "rails": {"max_argument_bytes": 100}}]

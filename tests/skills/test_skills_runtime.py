@@ -116,6 +116,22 @@ def test_third_party_skills_come_through_the_hook(kernel):
     assert all(has_skill(r) for r in llm.requests)
 
 
+def test_skills_plugin_given_at_start_in_any_order_is_accepted(tmp_path):
+    """A plugin implementing zagent_register_skills listed before the skills plugin at start-up works."""
+    from zagent import Kernel
+
+    class PricePack:
+        def zagent_register_skills(self, register):
+            register(Skill(**price_skill()))
+
+    k = Kernel(plugins=[PricePack(), "zagent.plugins.skills"], entry_points=False, strict=True,
+               config={"skills": {"folder": str(tmp_path / "skills"), "index": str(tmp_path / "skills.db")}})
+    try:
+        assert "price-totals" in [s.name for s in skills_for(k).registry.list()]
+    finally:
+        k.close()
+
+
 def test_folder_skill_shadows_a_plugin_skill_of_the_same_name(kernel):
     """A person's file of the same name wins over a plugin's skill."""
     class PricePack:

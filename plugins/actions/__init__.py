@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from zagent.lazy import lazy_exports
+
 _EXPORTS = {
     "Action": "action", "CustomizeAction": "action", "ActionOutput": "action",
     "Agent": "agent", "AgentResult": "agent",
@@ -20,13 +22,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 def _customize(spec: dict, kernel: Any) -> Any:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from zagent.lazy import lazy_exports
+
 _EXPORTS = {
     "GroupChat": "chat", "GroupChatResult": "state", "ChatState": "state",
     "SharedHistory": "history", "ChatMessage": "history",
@@ -29,13 +31,7 @@ _EXPORTS = {
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 #: the hook specs this plugin owns; the kernel adds them before registering any plugin's hooks

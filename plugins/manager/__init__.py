@@ -7,17 +7,12 @@ classes load on first use (``from zagent.plugins.manager import AgentManager``).
 
 from __future__ import annotations
 
-from typing import Any
+
+from zagent.lazy import lazy_exports
 
 _EXPORTS = {"AgentManager": "manager", "AgentState": "manager", "AgentTimeout": "manager"}
 
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

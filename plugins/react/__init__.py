@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from zagent.lazy import lazy_exports
+
 _EXPORTS = {
     "ReActLoop": "loop", "ReActResult": "loop", "ReActAgent": "agent", "AgentResponse": "agent",
     "RunState": "state", "StepResult": "state", "Decision": "state",
@@ -16,13 +18,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 def _react(spec: dict, kernel: Any) -> Any:

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from zagent.lazy import lazy_exports
+
 _EXPORTS = {
     "Skill": "skill", "Transition": "skill", "SkillRegistry": "registry", "SkillIndex": "index",
     "SkillMatcher": "matcher", "Match": "matcher", "LifecycleManager": "lifecycle", "Curator": "curator",
@@ -36,13 +38,7 @@ __all__ = ["CurationResult", "Curator", "LifecycleManager", "Match", "Skill", "S
            "SkillRegistry", "SkillWriter", "Skills", "Transition", "skills_for"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 #: the hook specs this plugin owns (``zagent_register_skills``); the kernel adds them first

@@ -12,6 +12,8 @@ The ``cli`` object a plugin receives (the API is fixed by the hookspec):
   returns an exit code (``None`` means 0).
 * ``cli.group(name, help="...")`` returns an object with the same
   ``command``/``group`` methods, for ``zagent memory list``-style commands.
+* ``cli.add_inputs(parser)`` adds the shared ``--input/-i NAME=VALUE`` option;
+  the handler reads ``args.input`` as a dict.
   Plugins asking for the same group share it.
 
 A plugin that fails to import or to add its commands is reported on stderr
@@ -33,6 +35,17 @@ Handler = Callable[[argparse.Namespace, Any], Optional[int]]
 
 class CommandError(Exception):
     """A plugin asked for a command name that is taken or invalid."""
+
+
+class _InputsAction(argparse.Action):
+    """Collects ``--input NAME=VALUE`` pairs into one dict (a later NAME wins)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, value: Any,
+                 option_string: Optional[str] = None) -> None:
+        name, sep, text = str(value).partition("=")
+        if not sep or not name.strip():
+            parser.error(f"{option_string} {value!r} must look like NAME=VALUE")
+        setattr(namespace, self.dest, {**(getattr(namespace, self.dest, None) or {}), name.strip(): text})
 
 
 class CommandGroup:
@@ -58,6 +71,12 @@ class CommandGroup:
         parser.set_defaults(_zagent_handler=handler, _zagent_owner=self.owner)
         self._table[self.path + (name,)] = ("command", self.owner, parser)
         return parser
+
+    @staticmethod
+    def add_inputs(parser: argparse.ArgumentParser, help: str = "an input value (repeatable)") -> None:
+        """Add ``--input/-i NAME=VALUE`` (repeatable); the handler reads ``args.input`` as a dict.
+        A malformed pair is a usage error (exit 2) naming it."""
+        parser.add_argument("--input", "-i", action=_InputsAction, default={}, metavar="NAME=VALUE", help=help)
 
     def group(self, name: str, help: str = "") -> "CommandGroup":
         """A nested level of commands (``zagent NAME ...``), shared with other plugins using the same name."""

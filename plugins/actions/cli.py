@@ -16,30 +16,19 @@ import msgspec
 def add_commands(cli: Any) -> None:
     run = cli.command("run", cmd_run, help="run an agent file (JSON/YAML) once and print its output")
     run.add_argument("agent_file", help="path to the agent's .json/.yaml file")
-    _common(run)
+    _common(cli, run)
     run.add_argument("--json", action="store_true", help="print the output as JSON")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     show = cli.group("agent", help="inspect agent files").command(
         "show", cmd_show, help="print the prompt an agent file renders")
     show.add_argument("agent_file")
-    _common(show)
+    _common(cli, show)
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--input", "-i", action="append", default=[], metavar="NAME=VALUE",
-                        help="an input value (repeatable)")
+def _common(cli: Any, parser: argparse.ArgumentParser) -> None:
+    cli.add_inputs(parser)
     parser.add_argument("--model", "-m", default=None,
                         help="'provider:model' to use instead of the file's (default: ZAGENT_MODEL)")
-
-
-def _inputs(pairs: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise SystemExit(f"zagent: --input {pair!r} must look like name=value")
-        out[name.strip()] = value
-    return out
 
 
 def _load(args: argparse.Namespace, kernel: Any) -> Any:
@@ -83,7 +72,7 @@ class _Progress:
 
 def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     agent = _load(args, kernel)
-    inputs = _typed(agent, _inputs(args.input))
+    inputs = _typed(agent, args.input)
     if not args.quiet:
         kernel.add_plugin(_Progress(), name="zagent-run-progress")
     result = agent(**inputs)
@@ -99,7 +88,7 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
 
 def cmd_show(args: argparse.Namespace, kernel: Any) -> int:
     agent = _load(args, kernel)
-    inputs = _typed(agent, _inputs(args.input))
+    inputs = _typed(agent, args.input)
     if agent.system_prompt:
         print(f"--- system ---\n{agent.system_prompt}\n--- user ---")
     print(agent.prompt_preview(inputs))

@@ -17,8 +17,7 @@ def add_commands(cli: Any) -> None:
     group = cli.group("groupchat", help="run multi-agent group chats")
     run = group.command("run", cmd_run, help="run a group chat file, printing each turn as it happens")
     run.add_argument("chat_file", help="a group chat .json/.yaml")
-    run.add_argument("--input", "-i", action="append", default=[], metavar="NAME=VALUE",
-                     help="an input of the chat (repeatable); 'task' is the task the chat works on")
+    cli.add_inputs(run, help="an input of the chat (repeatable); 'task' is the task the chat works on")
     run.add_argument("--model", "-m", default=None, help="'provider:model' for every agent built from the file")
     run.add_argument("--agents", default=None, help="directory or .db of agents the file names")
     run.add_argument("--max-rounds", type=int, default=None, help="override the file's round limit")
@@ -43,7 +42,7 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     manager = AgentManager(kernel=kernel, storage=args.agents)
     chat = from_dict(data, kernel, manager=manager, llm=args.model, checkpoints=args.checkpoints,
                      on_turn=None if args.json else _print_turn)
-    inputs = _inputs(args.input)
+    inputs = dict(args.input)
     task = inputs.pop("task", None)
     if task is None and not args.run_id:
         raise ConfigError("give the task: --input task=\"...\" (or --run-id of a checkpointed chat)")
@@ -61,13 +60,3 @@ def _print_turn(message: Any) -> None:
     print(f"[{message.round}] {message.speaker}: {message.content}\n", flush=True)
 
 
-def _inputs(pairs: list[str]) -> dict[str, str]:
-    from zagent.errors import ConfigError
-
-    out: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise ConfigError(f"--input {pair!r} is not NAME=VALUE")
-        out[name.strip()] = value
-    return out

@@ -30,8 +30,7 @@ def add_commands(cli: Any) -> None:
     show.add_argument("--mermaid", action="store_true", help="print a Mermaid flowchart instead")
     run = group.command("run", cmd_run, help="run a workflow file and print its outputs")
     run.add_argument("workflow_file")
-    run.add_argument("--input", "-i", action="append", default=[], metavar="NAME=VALUE",
-                     help="a workflow input (repeatable)")
+    cli.add_inputs(run, help="a workflow input (repeatable)")
     run.add_argument("--model", "-m", default=None, help="'provider:model' for the workflow's agents")
     run.add_argument("--agents", default=None, help="directory or .db of agents named by the workflow")
     run.add_argument("--checkpoints", default=None, help="SQLite file to checkpoint to (enables resuming)")
@@ -84,7 +83,7 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     executor = WorkFlowExecutor(kernel=kernel, manager=_manager(kernel, args.agents), llm=args.model,
                                 max_concurrency=args.concurrency, retries=args.retries,
                                 checkpoints=args.checkpoints)
-    result = executor.run(graph, _inputs(args.input), run_id=args.run_id)
+    result = executor.run(graph, args.input, run_id=args.run_id)
     if args.json:
         print(msgspec.json.format(msgspec.json.encode(result.outputs, enc_hook=repr)).decode())
     else:
@@ -98,16 +97,6 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
 def _progress(kernel: Any, quiet: bool) -> None:
     if not quiet and not kernel.pm.has_plugin("workflow-progress"):
         kernel.add_plugin(Progress(), name="workflow-progress")
-
-
-def _inputs(pairs: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise SystemExit(f"zagent: --input {pair!r} must look like name=value")
-        out[name.strip()] = value
-    return out
 
 
 class Progress:

@@ -156,3 +156,21 @@ def test_command_in_strict_mode_with_broken_plugin_exits_1(fake_dist, monkeypatc
     monkeypatch.setenv("ZAGENT_STRICT", "1")
     assert cli.main(["plugins"]) == 1
     assert "zagent: error:" in capsys.readouterr().err
+
+
+def test_add_inputs_collects_pairs_and_rejects_malformed_ones():
+    """cli.add_inputs gives handlers a dict of --input NAME=VALUE pairs; a pair without '=' is a usage error."""
+    import argparse
+
+    import pytest
+
+    from zagent.plugins.cli import CommandGroup
+
+    parser = argparse.ArgumentParser(prog="t")
+    CommandGroup.add_inputs(parser)
+    args = parser.parse_args(["-i", "a=1", "--input", "b=x=y", "-i", "a=2"])
+    assert args.input == {"a": "2", "b": "x=y"}
+    assert parser.parse_args([]).input == {}
+    with pytest.raises(SystemExit) as info:
+        parser.parse_args(["-i", "novalue"])
+    assert info.value.code == 2

@@ -93,7 +93,7 @@ def test_kernels_do_not_share_servers(make_kernel):
     assert b.run_tool({"name": "demo.echo", "arguments": {"text": "b"}}).state == "success"
 
 
-def test_a_kernel_without_mcp_configuration_starts_no_thread(make_kernel):
+def test_a_kernel_without_mcp_configuration_keeps_no_state(make_kernel):
     """With no servers configured the plugin registers nothing and keeps no state."""
     k = make_kernel({})
     assert k.tools() == [] and runtime_of(k) is None

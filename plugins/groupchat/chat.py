@@ -30,13 +30,13 @@ Built on the actions plugin's agents and the manager plugin's ``AgentManager``
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import attrs
 import msgspec
 
+from zagent.control import RunControl
 from zagent.errors import ConfigError, RunAborted
 from zagent.sync import maybe_await, run_sync
 
@@ -103,11 +103,8 @@ class GroupChat:
         self._conditions = self._build_conditions()
         self.history = SharedHistory()
         self.state: Optional[ChatState] = None
-        self._lock = threading.Lock()
-        self._pause_requested = self._abort_requested = self._running = False
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._wake: Optional[asyncio.Event] = None
-        self._inflight: set[asyncio.Future] = set()
+        self._control = RunControl()
+        self._running = False
         self._store = self.kernel.memory("checkpoints", path=self.checkpoints) \
             if isinstance(self.checkpoints, str) else self.checkpoints
 
@@ -165,36 +162,19 @@ class GroupChat:
 
     def pause(self) -> None:
         """Pause at the next turn boundary (the turn in flight finishes and is recorded)."""
-        with self._lock:
-            self._pause_requested = True
+        self._control.request_pause()
 
     def resume(self) -> None:
         """Continue a paused chat."""
-        with self._lock:
-            self._pause_requested = False
-        self._wakeup()
+        self._control.request_resume()
 
     def abort(self) -> None:
         """End the chat now: the turn in flight is cancelled; ``arun`` raises ``RunAborted``."""
-        with self._lock:
-            self._abort_requested = True
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._cancel_inflight)
-        self._wakeup()
+        self._control.request_abort()
 
     def post(self, content: str, *, speaker: str = "user") -> ChatMessage:
         """Add a message from outside (a human interjecting); the next speakers see it. Thread-safe."""
         return self.history.append(speaker, content, round=0)
-
-    def _cancel_inflight(self) -> None:
-        for fut in list(self._inflight):
-            fut.cancel()
-
-    def _wakeup(self) -> None:
-        loop, wake = self._loop, self._wake
-        if loop is not None and wake is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(wake.set)
 
     # -- running ------------------------------------------------------------------------
 
@@ -202,16 +182,17 @@ class GroupChat:
                    **inputs: Any) -> GroupChatResult:
         """Run a chat on ``task`` until a termination condition holds; or, with ``run_id`` of a
         checkpointed chat and no task, continue it from its last checkpoint."""
-        with self._lock:
+        control = self._control
+        with control.lock:
             if self._running:
                 raise ConfigError(f"group chat {self.name!r} is already running; one run at a time per GroupChat")
-            self._running, self._abort_requested = True, False
+            self._running, control.abort_requested = True, False
         try:
             await self._prepare(task, run_id, inputs)
             return await self._drive()
         finally:
             self._running = False
-            self._loop = self._wake = None
+            self._control.unbind()
 
     def run(self, task: Optional[str] = None, **kwargs: Any) -> GroupChatResult:
         """Sync twin of ``arun``."""
@@ -257,8 +238,7 @@ class GroupChat:
             self.history.append("user", task, round=0)
         self._check_inputs(state)
         self.state = state
-        self._loop = asyncio.get_running_loop()
-        self._wake = asyncio.Event()
+        self._control.bind()
         self._ctx = self.kernel.context(run_id=state.run_id, agent=self.name, metadata={"groupchat": self.name})
         self._ctx.usage = state.usage
         await self._emit("groupchat_start", resumed=found is not None, speakers=self.speakers, round=state.round)
@@ -285,7 +265,7 @@ class GroupChat:
                     return await self._complete(*stop)
                 await self._checkpoint()
         except asyncio.CancelledError:
-            if self._abort_requested:
+            if self._control.abort_requested:
                 raise await self._aborted() from None
             raise
         except RunAborted:
@@ -347,38 +327,35 @@ class GroupChat:
 
     async def _boundary(self) -> None:
         """Honour abort and pause requests between turns; a pause waits here for resume or abort."""
-        if self._abort_requested:
+        control = self._control
+        if control.abort_requested:
             raise await self._aborted()
-        if not self._pause_requested:
+        if not control.pause_requested:
             return
         state = self.state
         self._tick()
         state.status = "paused"
         await self._checkpoint()
         await self._emit("paused", round=state.round)
-        while self._pause_requested and not self._abort_requested:
+
+        def mark_paused() -> None:
             state.status = "paused"
-            self._wake.clear()
-            await self._wake.wait()
-        if self._abort_requested:
+
+        await control.wait_while(lambda: control.pause_requested, mark_paused)
+        if control.abort_requested:
             raise await self._aborted()
         state.status = "running"
         self._mark = self.clock()
         await self._emit("resumed", round=state.round)
 
     async def _abortable(self, awaitable: Any) -> Any:
-        """Await ``awaitable`` as a task ``abort()`` can cancel."""
-        if self._abort_requested:
+        """Await ``awaitable`` so that ``abort()`` cancels it; after an abort nothing new starts."""
+        if self._control.abort_requested:
             close = getattr(awaitable, "close", None)
             if close is not None:
                 close()
             raise asyncio.CancelledError
-        task = asyncio.ensure_future(awaitable)
-        self._inflight.add(task)
-        try:
-            return await task
-        finally:
-            self._inflight.discard(task)
+        return await self._control.abortable(awaitable)
 
     # -- ends ---------------------------------------------------------------------------
 

@@ -22,13 +22,13 @@ actions plugin (it reuses ``actions.toolmode.PromptTools``).
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 import attrs
 import msgspec
 
+from zagent.control import RunControl
 from zagent.errors import NoAnswerError, ProviderError, RunAborted, ToolBlocked
 from zagent.llm import to_messages
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
@@ -102,13 +102,7 @@ class ReActLoop:
     def __attrs_post_init__(self) -> None:
         if self.on_error not in ("continue", "stop"):
             raise ValueError(f"on_error must be 'continue' or 'stop', got {self.on_error!r}")
-        self._lock = threading.Lock()
-        self._pause_requested = False
-        self._abort_requested = False
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._wake: Optional[asyncio.Event] = None
-        self._inflight: set[asyncio.Future] = set()
-        self._status_waiters: list[tuple[str, Any]] = []
+        self._control = RunControl()
         self._prompt_tools: Any = None
 
     # -- control (any thread) ---------------------------------------------------------
@@ -119,39 +113,25 @@ class ReActLoop:
 
     def pause(self) -> None:
         """Ask the run to pause at the next boundary (between steps or tool calls)."""
-        with self._lock:
-            self._pause_requested = True
+        self._control.request_pause()
 
     def resume(self, *, approve: Iterable[str] = (), deny: Iterable[str] = ()) -> None:
         """Continue a paused run; ``approve``/``deny`` answer calls awaiting human approval (by call id)."""
-        with self._lock:
-            self._pause_requested = False
-            if self.state is not None and self.state.status == "paused" and not self._blocked_on_approval():
-                self.state.status = "running"
+        control = self._control
+        with control.lock:
+            control.pause_requested = False
             if self.state is not None:
                 self.state.approved = sorted(set(self.state.approved) | set(approve))
                 denied = set(deny)
                 if denied:
                     self._deny_pending(denied)
-        self._wakeup()
+                if self.state.status == "paused" and not self._blocked_on_approval():
+                    self.state.status = "running"
+        control.wakeup()
 
     def abort(self) -> None:
         """End the run: cancel the in-flight call; ``arun`` raises ``RunAborted``."""
-        with self._lock:
-            self._abort_requested = True
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._cancel_inflight)
-        self._wakeup()
-
-    def _cancel_inflight(self) -> None:
-        for fut in list(self._inflight):
-            fut.cancel()
-
-    def _wakeup(self) -> None:
-        loop, wake = self._loop, self._wake
-        if loop is not None and wake is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(wake.set)
+        self._control.request_abort()
 
     async def wait_for_status(self, status: str) -> None:
         """Wait (from the loop's event loop) until the run reaches ``status`` (e.g. ``"paused"``)."""
@@ -204,8 +184,7 @@ class ReActLoop:
             self._start(user_input, history)
         elif self.state is None:
             raise ValueError("nothing to run: give user_input or restore a state")
-        self._loop = asyncio.get_running_loop()
-        self._wake = asyncio.Event()
+        self._control.bind()
         ctx = ctx or self.kernel.context(run_id=self.state.run_id, agent=self.agent, agent_config=self.agent_config)
         self._ctx = ctx
         ctx.stash.setdefault("zagent.approved", set()).update(self.state.approved)
@@ -215,11 +194,11 @@ class ReActLoop:
         try:
             return await self._drive()
         except asyncio.CancelledError:
-            if self._abort_requested:
+            if self._control.abort_requested:
                 raise self._aborted() from None
             raise
         finally:
-            self._loop = self._wake = None
+            self._control.unbind()
 
     def run(self, user_input: Optional[str] = None, **kwargs: Any) -> ReActResult:
         """Sync twin of ``arun``."""
@@ -253,19 +232,24 @@ class ReActLoop:
 
     async def _boundary(self) -> None:
         """Honour abort and pause requests; a pause waits here until resume or abort."""
-        if self._abort_requested:
+        control = self._control
+        if control.abort_requested:
             raise self._aborted()
-        if not self._pause_requested and not self._blocked_on_approval():
+        if not control.pause_requested and not self._blocked_on_approval():
             return
         state = self.state
         state.status = "paused"
         await self._checkpoint()
         await self._emit("paused", step=state.step, awaiting_approval=list(state.awaiting_approval))
-        while (self._pause_requested or self._blocked_on_approval()) and not self._abort_requested:
+
+        def still_paused() -> bool:
+            return control.pause_requested or self._blocked_on_approval()
+
+        def mark_paused() -> None:
             state.status = "paused"  # again: a resume() may have raced with a new pause()
-            self._wake.clear()
-            await self._wake.wait()
-        if self._abort_requested:
+
+        await control.wait_while(still_paused, mark_paused)
+        if control.abort_requested:
             raise self._aborted()
         state.status = "running"
         self._release_approved()
@@ -410,7 +394,7 @@ class ReActLoop:
             await self._run_call(todo[0], gate)
         else:
             await asyncio.gather(*(self._run_call(c, gate) for c in todo))
-        if self._abort_requested:
+        if self._control.abort_requested:
             raise self._aborted()
         if all(c.id in state.finished for c in state.pending):
             self._close_batch()
@@ -418,7 +402,7 @@ class ReActLoop:
 
     async def _run_call(self, call: ToolCall, gate: asyncio.Semaphore) -> None:
         async with gate:
-            if self._pause_requested or self._abort_requested:
+            if self._control.pause_requested or self._control.abort_requested:
                 return  # not started: it runs after resume
             started = time.perf_counter()
             result = await self._abortable(self.kernel.arun_tool(call, self._ctx))
@@ -477,21 +461,13 @@ class ReActLoop:
 
     def _emit_soon(self, type: str, **data: Any) -> None:
         """Emit from a sync path (an abort): scheduled on the run's loop, never awaited here."""
-        loop = self._loop
+        loop = self._control.loop
         if loop is not None and not loop.is_closed() and self.kernel.hooks.active("zagent_event"):
             loop.create_task(self._ctx.emit(type, **data))
 
     async def _abortable(self, awaitable: Any) -> Any:
-        """Await ``awaitable`` in the current task, which ``abort()`` cancels while it waits.
-
-        No task is created per call: the awaiting task itself is cancelled (cheaper, and the
-        CancelledError becomes ``RunAborted`` in ``arun``)."""
-        task = asyncio.current_task()
-        self._inflight.add(task)
-        try:
-            return await awaitable
-        finally:
-            self._inflight.discard(task)
+        """Await ``awaitable`` so that ``abort()`` cancels it (the CancelledError becomes ``RunAborted``)."""
+        return await self._control.abortable(awaitable)
 
     # -- persistence and events -------------------------------------------------------------
 

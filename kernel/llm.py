@@ -17,13 +17,14 @@ plugin is installed.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, AsyncIterator, Iterable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, ClassVar, AsyncIterator, Iterable, Iterator, Optional, Sequence, Union
 
 import attrs
 import msgspec
 
 from .errors import ConfigError
 from .sync import run_sync
+from .toolnames import WireNames
 from .types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolSpec, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,6 +53,10 @@ class LLM:
     kernel: Optional["Kernel"] = None
     price: Optional[tuple[float, float]] = None
     _profile: Optional[ModelProfile] = attrs.field(default=None, init=False)
+
+    #: regex every tool name must match on this provider's wire (``None``: any name); offered
+    #: tools that don't match are renamed for the request and mapped back (``zagent.toolnames``)
+    tool_name_pattern: ClassVar[Optional[str]] = None
 
     # -- to implement -------------------------------------------------------
 
@@ -135,7 +140,7 @@ class LLM:
         """Send a prepared ``LLMRequest`` (rails, events and usage accounting apply)."""
         kernel = self.kernel
         if kernel is None:
-            return await self._acomplete(request)
+            return await self._send(request)
         hooks = kernel.hooks
         if hooks.active("zagent_before_llm_call"):
             ctx = ctx or kernel.context()
@@ -143,8 +148,15 @@ class LLM:
         started = time.perf_counter()
         if hooks.active("zagent_event"):
             await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, messages=len(request.messages))
-        completion = await self._acomplete(request)
+        completion = await self._send(request)
         return await self._finish(request, completion, ctx, started)
+
+    async def _send(self, request: LLMRequest) -> Completion:
+        """``_acomplete``, with tool names the provider refuses renamed on the way and back."""
+        names = WireNames.for_request(request, self.tool_name_pattern) if self.tool_name_pattern else None
+        if names is None:
+            return await self._acomplete(request)
+        return names.completion(await self._acomplete(names.request(request)))
 
     def complete(self, messages: MessagesIn, **kwargs: Any) -> Completion:
         """Sync twin of ``acomplete``."""
@@ -163,9 +175,12 @@ class LLM:
         started = time.perf_counter()
         if kernel is not None and kernel.hooks.active("zagent_event"):
             await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, messages=len(request.messages), stream=True)
-        agen = self._astream(request)
+        names = WireNames.for_request(request, self.tool_name_pattern) if self.tool_name_pattern else None
+        agen = self._astream(names.request(request) if names is not None else request)
         try:
             async for chunk in agen:
+                if names is not None:
+                    chunk = names.chunk(chunk)
                 if chunk.type == "done" and chunk.completion is not None:
                     final = await self._finish(request, chunk.completion, ctx, started)
                     yield Chunk(type="done", completion=final)

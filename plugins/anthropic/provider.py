@@ -29,6 +29,8 @@ API_VERSION = "2023-06-01"
 class AnthropicLLM(LLM):
     """A Claude model behind the Messages API (``POST /v1/messages``)."""
 
+    tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # Anthropic's tool-name rule; other names are mapped (zagent.toolnames)
+
     http: HttpClient
     fields: dict[str, Any] = attrs.field(factory=dict)
 

@@ -74,6 +74,8 @@ def host_url(value: Optional[str]) -> str:
 class OllamaLLM(LLM):
     """A model served by Ollama (``POST /api/chat``)."""
 
+    tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # what Ollama's templates handle reliably; other names are mapped (zagent.toolnames)
+
     http: HttpClient
     fields: dict[str, Any] = attrs.field(factory=dict)
 

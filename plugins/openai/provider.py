@@ -33,6 +33,8 @@ class OpenAILLM(LLM):
     :ivar stream_usage: ask for usage in streams (``stream_options.include_usage``).
     """
 
+    tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # OpenAI's function-name rule; other names are mapped (zagent.toolnames)
+
     http: HttpClient
     fields: dict[str, Any] = attrs.field(factory=dict)
     stream_usage: bool = True

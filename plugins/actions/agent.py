@@ -75,6 +75,8 @@ class Agent:
     :ivar memory_size: short-term memory keeps the last ``memory_size`` messages (``None``: all).
     :ivar use_long_term_memory: also write every message to ``kernel.memory(long_term_memory["name"])``.
     :ivar context_messages: how many recent messages ``ContextExtraction`` reads.
+    :ivar agent_config: per-run settings plugins read from ``ctx.agent_config``
+        (``{"rails": {...}, "skills": True}``).
     """
 
     kernel: "Kernel"
@@ -89,6 +91,7 @@ class Agent:
     long_term_memory: Optional[dict[str, Any]] = None
     context_messages: int = 10
     default_action: Optional[str] = None
+    agent_config: dict[str, Any] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -128,7 +131,7 @@ class Agent:
         """Run one action (see the module docstring) and return its ``AgentResult``."""
         started = time.perf_counter()
         action = self.action(action_name)
-        ctx = ctx or self.kernel.context(agent=self.name)
+        ctx = ctx or self.kernel.context(agent=self.name, agent_config=dict(self.agent_config))
         inputs = dict(inputs or {})
         events = self.kernel.hooks.active("zagent_event")
         if events:

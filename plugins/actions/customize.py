@@ -58,6 +58,7 @@ class AgentSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     memory_size: Optional[int] = 200
     use_long_term_memory: bool = False
     long_term_memory: Optional[dict[str, Any]] = None
+    agent_config: dict[str, Any] = {}
 
 
 @attrs.define(repr=False, eq=False, kw_only=True, slots=False)
@@ -84,7 +85,7 @@ class CustomizeAgent(Agent):
         return cls(kernel=kernel, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
                    actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
                    memory_size=spec.memory_size, use_long_term_memory=spec.use_long_term_memory,
-                   long_term_memory=spec.long_term_memory, spec=spec)
+                   long_term_memory=spec.long_term_memory, agent_config=dict(spec.agent_config), spec=spec)
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike], kernel: "Kernel") -> "CustomizeAgent":

@@ -87,14 +87,13 @@ class ReActAgent(Agent):
     max_context_messages: Optional[int] = None
     max_context_tokens: Optional[int] = None
     rails: dict[str, Any] = attrs.field(factory=dict)
-    agent_config: dict[str, Any] = attrs.field(factory=dict)
-    """Per-run settings for plugins (e.g. ``{"skills": True}``); ``rails`` is added as ``"rails"``."""
     on_error: str = "continue"
     trajectory_path: Optional[str] = None
     checkpoints: Any = None
 
     def run_config(self) -> dict[str, Any]:
-        """The ``agent_config`` each run's context gets: the plugin settings plus the rails."""
+        """The ``agent_config`` each run's context gets: the agent's plugin settings
+        (``Agent.agent_config``, e.g. ``{"skills": True}``) plus ``"rails"``."""
         return {**self.agent_config, "rails": dict(self.rails)}
 
     def __attrs_post_init__(self) -> None:

@@ -125,3 +125,18 @@ def test_unknown_output_field_attribute_error(kernel):
     agent.llm = kernel.llm("scripted:m", replies=["x"])
     with pytest.raises(AttributeError, match="nope"):
         agent(question="q").nope
+
+
+def test_agent_config_reaches_the_run_context(kernel):
+    """A declared agent's agent_config section is what rails and other plugins see in ctx.agent_config."""
+    seen = []
+
+    class Spy:
+        def zagent_before_llm_call(self, request, ctx):
+            seen.append(ctx.agent_config)
+
+    kernel.add_plugin(Spy())
+    agent = kernel.agent(qa_spec(agent_config={"skills": True, "rails": {"deny_tools": ["add"]}}))
+    agent.llm = kernel.llm("scripted:m", replies=["x"])
+    agent(question="q")
+    assert seen == [{"skills": True, "rails": {"deny_tools": ["add"]}}]

@@ -126,6 +126,7 @@ class CustomizeAction(Action):
         self._instructions = self._parser.instructions(self.output_spec, **self._parse_options)
         self._prompt = self._compile_prompt()
         self._tools = [self.kernel.tool(n) for n in self.tools]
+        self._output_hint = {"mode": self.parse_mode, "fields": list(self.output_spec.fields)}
         self._prompt_tools: Optional[PromptTools] = None
 
     def _make_parse_options(self) -> dict[str, Any]:
@@ -203,8 +204,7 @@ class _Run:
     async def loop(self, prompt: str) -> ActionOutput:
         action, kernel = self.action, self.action.kernel
         events = kernel.hooks.active("zagent_event")
-        output_spec = {"mode": action.parse_mode, "fields": list(action.output_spec.fields)}
-        for step in range(1, action.max_steps + 1):
+        output_spec = action._output_hint  # built once per action        for step in range(1, action.max_steps + 1):
             if events:
                 await self.ctx.emit("step_start", step=step, action=action.name)
             completion = await self.llm.asend(self.llm.request(

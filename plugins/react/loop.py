@@ -181,7 +181,7 @@ class ReActLoop:
                    ctx: Optional["RunContext"] = None) -> ReActResult:
         """Run (or continue) until an answer, clarification questions, abort or a bound."""
         if user_input is not None:
-            self._start(user_input, history)
+            self._start(user_input, history, ctx.run_id if ctx is not None else None)
         elif self.state is None:
             raise ValueError("nothing to run: give user_input or restore a state")
         self._control.bind()
@@ -206,13 +206,14 @@ class ReActLoop:
 
         return run_sync(self.arun(user_input, **kwargs))
 
-    def _start(self, user_input: str, history: Optional[Sequence[Any]]) -> None:
+    def _start(self, user_input: str, history: Optional[Sequence[Any]], run_id: Optional[str]) -> None:
+        """A new state; its run id is the caller's context's, so events and checkpoints agree."""
         from zagent.context import new_run_id
 
         messages = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
         messages.extend(to_messages(history or []))
         messages.append(Message(role="user", content=user_input))
-        self.state = RunState(run_id=new_run_id(), agent=self.agent, messages=messages)
+        self.state = RunState(run_id=run_id or new_run_id(), agent=self.agent, messages=messages)
 
     async def _drive(self) -> ReActResult:
         state = self.state

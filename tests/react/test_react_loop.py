@@ -110,7 +110,6 @@ def test_every_step_is_checkpointed(kernel, tmp_path):
     result = loop.run("2+3?")
     steps = store.steps(result.state.run_id)
     assert len(steps) >= 3 and steps == sorted(steps)
-    last = ReActLoop.restore  # noqa: F841 - restore refuses completed runs
     with pytest.raises(ValueError, match="completed"):
         ReActLoop.restore(kernel, result.state.run_id, checkpoints=store, llm=None)
 
@@ -176,3 +175,11 @@ def test_react_spec_agent_config_reaches_the_run_context(kernel):
     agent.llm = kernel.llm("scripted:m", replies=["fine"])
     agent.chat("hi", use_react=False)
     assert seen == [{"skills": True, "rails": {"max_argument_bytes": 100}}]
+
+
+def test_run_id_is_the_callers_context_run_id(kernel):
+    """A loop started with a caller's context uses its run id for state, events and checkpoints."""
+    loop, _ = loop_for(kernel, ["hi"])
+    ctx = kernel.context(agent="x")
+    result = loop.run("hello", ctx=ctx)
+    assert result.state.run_id == ctx.run_id

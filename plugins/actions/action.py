@@ -204,7 +204,8 @@ class _Run:
     async def loop(self, prompt: str) -> ActionOutput:
         action, kernel = self.action, self.action.kernel
         events = kernel.hooks.active("zagent_event")
-        output_spec = action._output_hint  # built once per action        for step in range(1, action.max_steps + 1):
+        output_spec = action._output_hint  # built once per action
+        for step in range(1, action.max_steps + 1):
             if events:
                 await self.ctx.emit("step_start", step=step, action=action.name)
             completion = await self.llm.asend(self.llm.request(

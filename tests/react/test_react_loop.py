@@ -183,3 +183,25 @@ def test_run_id_is_the_callers_context_run_id(kernel):
     ctx = kernel.context(agent="x")
     result = loop.run("hello", ctx=ctx)
     assert result.state.run_id == ctx.run_id
+
+
+def test_many_tools_offer_only_the_relevant_ones_each_step(kernel):
+    """Past tool_limit, a step offers the tools retrieval ranks best for the request, plus pinned ones."""
+    for i in range(30):
+        def filler(x: int) -> int:
+            """Unrelated helper about gardening and soil."""
+            return x
+
+        kernel.add_tool(filler, name=f"garden_{i}")
+
+    def weather(city: str) -> str:
+        """Current weather forecast for a city."""
+        return "sunny"
+
+    kernel.add_tool(weather)
+    names = [f"garden_{i}" for i in range(30)] + ["weather", "add"]
+    loop, llm = loop_for(kernel, ["It is sunny."], tools=names, tool_limit=4, pinned_tools=["add"])
+    loop.run("What is the weather forecast in Oslo?")
+    offered = [t.name for t in llm.requests[0].tools]
+    assert "weather" in offered and "add" in offered
+    assert len(offered) <= 4 + 1 + 1  # the limit, the pinned tool, ask_clarification

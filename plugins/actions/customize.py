@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 import attrs
 import msgspec
-
 from zagent import fields as zfields
 from zagent.errors import ConfigError
+from zagent.files import write_atomic
 from zagent.types import Field
 
 from .action import CustomizeAction
@@ -115,10 +115,7 @@ class CustomizeAgent(Agent):
             text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
         else:
             text = msgspec.json.format(msgspec.json.encode(data)).decode() + "\n"
-        tmp = f"{p}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, p)
+        write_atomic(p, text)
 
     def prompt_preview(self, inputs: Optional[dict[str, Any]] = None) -> str:
         """The prompt as the model would see it; missing inputs shown as ``{name}``."""

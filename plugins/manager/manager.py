@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Iterator, Optional, Union
 import attrs
 import msgspec
 from zagent.errors import ConfigError, ZagentError
+from zagent.files import write_atomic
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -363,10 +364,7 @@ def _save_file(agent: Any, data: dict[str, Any], path: str) -> None:
     if hasattr(agent, "save"):
         agent.save(path)
         return
-    tmp = f"{path}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(msgspec.json.format(msgspec.json.encode(data)) + b"\n")
-    os.replace(tmp, path)
+    write_atomic(path, msgspec.json.format(msgspec.json.encode(data)) + b"\n")
 
 
 def _load_file(kernel: Any, path: str) -> Any:

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 import attrs
 import msgspec
-
 from zagent.control import RunControl
 from zagent.errors import NoAnswerError, ProviderError, RunAborted, ToolBlocked
 from zagent.llm import to_messages
@@ -147,12 +146,9 @@ class ReActLoop:
 
     def save(self, path: str) -> None:
         """Write the state as JSON to ``path`` (atomically)."""
-        import os
+        from zagent.files import write_atomic
 
-        data = msgspec.json.encode(self.snapshot())
-        with open(f"{path}.tmp", "wb") as f:
-            f.write(data)
-        os.replace(f"{path}.tmp", path)
+        write_atomic(path, msgspec.json.encode(self.snapshot()))
 
     @classmethod
     def restore(cls, kernel: "Kernel", state: Any, **config: Any) -> "ReActLoop":

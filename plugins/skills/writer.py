@@ -18,6 +18,7 @@ import re
 from typing import Optional
 
 import attrs
+from zagent.files import write_atomic
 
 from . import markdown
 from .skill import Skill, check_name, content_hash
@@ -83,9 +84,4 @@ def is_skill_file(filename: str) -> bool:
 
 
 def _atomic_write(path: str, text: str) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, text)

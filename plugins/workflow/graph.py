@@ -21,6 +21,7 @@ from typing import Any, Optional, Union
 
 import msgspec
 from zagent.errors import ConfigError
+from zagent.files import write_atomic
 from zagent.types import Field
 
 AgentRef = Union[str, dict[str, Any]]
@@ -172,11 +173,7 @@ class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Write JSON atomically (a temporary file renamed over ``path``)."""
-        p = os.fspath(path)
-        tmp = f"{p}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(self.to_json())
-        os.replace(tmp, p)
+        write_atomic(path, self.to_json())
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike]) -> "WorkFlowGraph":

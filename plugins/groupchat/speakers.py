@@ -12,7 +12,8 @@ fits the agent:
    (``Kernel.tool_executor``), so they may block without stalling the chat's
    event loop; an abort stops waiting for them (the thread finishes alone).
 2. **chat agents** (``achat``, e.g. the react plugin's ``ReActAgent``):
-   ``achat(instruction, history=<the history as messages>, use_react=<has tools>)``.
+   ``achat(instruction, history=<the history as messages>, use_react=<has tools>)``,
+   plus ``ctx=<the turn's context>`` when ``achat`` takes one (the chat's run id).
    The agent's own past turns are ``assistant`` messages, everyone else's are
    ``user`` messages written ``"Name: text"``.
 3. **declared agents** (``aexecute``, e.g. ``CustomizeAgent``): the default
@@ -130,12 +131,23 @@ async def _call(fn: Any, turn: Turn) -> Any:
 
 
 async def _chat(agent: Any, turn: Turn) -> Reply:
-    response = await agent.achat(turn.instruction, history=turn.as_messages(),
-                                 use_react=bool(getattr(agent, "tools", None)))
+    kwargs: dict[str, Any] = {"history": turn.as_messages(), "use_react": bool(getattr(agent, "tools", None))}
+    if _accepts_ctx(agent.achat):  # the react plugin's achat: the turn runs under the chat's run id
+        kwargs["ctx"] = turn.ctx
+    response = await agent.achat(turn.instruction, **kwargs)
     raw = (getattr(response, "metadata", None) or {}).get("usage") or {}
     usage = msgspec.convert(raw, Usage) if isinstance(raw, dict) else Usage()
     turn.ctx.add_usage(usage)
     return Reply(content=str(response.content), usage=usage, adapter="chat")
+
+
+def _accepts_ctx(fn: Any) -> bool:
+    import inspect
+
+    try:
+        return "ctx" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 async def _execute(agent: Any, turn: Turn) -> Reply:

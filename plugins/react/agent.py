@@ -124,11 +124,15 @@ class ReActAgent(Agent):
             agent=self.name, agent_config=self.run_config())
 
     async def achat(self, user_input: str, history: Optional[Sequence[Any]] = None,
-                    use_react: Optional[bool] = None) -> AgentResponse:
-        """Answer ``user_input`` directly or with the ReAct loop (decided by the model when None)."""
+                    use_react: Optional[bool] = None, *, ctx: Optional[Any] = None) -> AgentResponse:
+        """Answer ``user_input`` directly or with the ReAct loop (decided by the model when None).
+
+        ``ctx``: the caller's run (a group chat, a workflow): this chat runs under its run id
+        and metadata, with this agent's own name and ``agent_config`` (its rails stay its own)."""
         started = time.perf_counter()
         past = to_messages(history) if history is not None else self.messages_for_chat()
-        ctx = self.kernel.context(agent=self.name, agent_config=self.run_config())
+        ctx = self.kernel.context(agent=self.name, agent_config=self.run_config(),
+                                  **({"run_id": ctx.run_id, "metadata": dict(ctx.metadata)} if ctx is not None else {}))
         if use_react is None:
             use_react = await self._needs_react(user_input, ctx)
         if use_react:
@@ -165,9 +169,9 @@ class ReActAgent(Agent):
         return AgentResponse(content=reply.text.strip(), mode="direct", metadata={"run_id": ctx.run_id})
 
     def chat(self, user_input: str, history: Optional[Sequence[Any]] = None,
-             use_react: Optional[bool] = None) -> AgentResponse:
+             use_react: Optional[bool] = None, *, ctx: Optional[Any] = None) -> AgentResponse:
         """Sync twin of ``achat``."""
-        return run_sync(self.achat(user_input, history, use_react))
+        return run_sync(self.achat(user_input, history, use_react, ctx=ctx))
 
     def messages_for_chat(self) -> list[Message]:
         """Earlier chat turns from short-term memory (user and assistant text only)."""

@@ -207,3 +207,19 @@ def test_a_selector_plugin_given_at_start_up_after_groupchat_works():
         chat = GroupChat(kernel=k, agents=echoes("A", "B"), termination={"max_rounds": 2},
                          selection="early", max_consecutive=None)
         assert chat.run("task").speakers == ["A", "A"]
+
+
+def test_react_speaker_runs_under_the_chat_run_id(kernel):
+    """A ReActAgent speaker's turn runs under the chat's run id, with its own agent name."""
+    seen = []
+
+    class Spy:
+        def zagent_before_llm_call(self, request, ctx):
+            seen.append((ctx.run_id, ctx.agent))
+
+    kernel.add_plugin(Spy())
+    helper = kernel.agent({"type": "react", "name": "Helper"})
+    helper.llm = kernel.llm("scripted:h", replies=["I can help."])
+    chat = GroupChat(kernel=kernel, agents=[helper], termination={"max_rounds": 1})
+    result = chat.run("task")
+    assert seen == [(result.run_id, "Helper")]

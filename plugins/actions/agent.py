@@ -221,6 +221,13 @@ def _resolve_llm(kernel: "Kernel", llm: Any, llm_config: Optional[dict[str, Any]
             raise ConfigError(f"llm must be a zagent.LLM or a 'provider:model' string, got {type(llm).__name__}")
         if config.get("model") not in (None, llm.name):
             raise ConfigError(f"llm {llm.name!r} and llm_config model {config['model']!r} disagree; give one of them")
+        unused = sorted(k for k in config if k != "model")
+        if unused:  # an existing instance cannot take new options: say so instead of dropping them quietly
+            import logging
+
+            logging.getLogger("zagent").warning(
+                "llm_config option(s) %s are not applied to the given LLM instance %s; pass them to "
+                "kernel.llm(...) when making it", ", ".join(unused), llm.name)
         return llm, {"model": llm.name, **{k: v for k, v in config.items() if k != "model"}}
     options = {k: v for k, v in config.items() if k != "model"}
     resolved = kernel.llm(config.get("model"), **options)

@@ -140,3 +140,13 @@ def test_agent_config_reaches_the_run_context(kernel):
     agent.llm = kernel.llm("scripted:m", replies=["x"])
     agent(question="q")
     assert seen == [{"skills": True, "rails": {"deny_tools": ["add"]}}]
+
+
+def test_llm_config_options_not_applicable_to_an_instance_are_reported(kernel, caplog):
+    """Options in llm_config cannot change a given LLM instance; a warning names them instead of dropping them quietly."""
+    from zagent.plugins.actions import CustomizeAgent
+
+    llm = kernel.llm("scripted:m", replies=["x"])
+    with caplog.at_level("WARNING", logger="zagent"):
+        CustomizeAgent.from_dict(qa_spec(llm_config={"model": "scripted:m", "temperature": 0}), kernel, llm=llm)
+    assert "temperature" in caplog.text and "not applied" in caplog.text

@@ -402,7 +402,12 @@ class ReActLoop:
             if self._control.pause_requested or self._control.abort_requested:
                 return  # not started: it runs after resume
             started = time.perf_counter()
-            result = await self._abortable(self.kernel.arun_tool(call, self._ctx))
+            if call.name == CLARIFY.name:
+                result = ToolResult(call_id=call.id, name=call.name, state="error", error="mixed with tool calls",
+                                    content="Error: ask_clarification must be the only call of a reply; the other "
+                                            "calls ran. Ask again on its own if you still need the user's answer.")
+            else:
+                result = await self._abortable(self.kernel.arun_tool(call, self._ctx))
         state = self.state
         pending = self._ctx.stash.get("zagent.pending_approval")
         if pending and call.id in pending:
@@ -492,8 +497,10 @@ class ReActLoop:
 
 
 def _decision(calls: list[ToolCall], text: str) -> Decision:
+    """Tool calls win over a clarification asked in the same reply (that call is answered with a
+    note, so every call of the assistant message gets its result)."""
     clarify = [c for c in calls if c.name == CLARIFY.name]
-    if clarify:
+    if clarify and len(clarify) == len(calls):
         args = clarify[0].arguments if isinstance(clarify[0].arguments, dict) else {}
         questions = args.get("questions") or []
         if isinstance(questions, str):

@@ -205,3 +205,15 @@ def test_many_tools_offer_only_the_relevant_ones_each_step(kernel):
     offered = [t.name for t in llm.requests[0].tools]
     assert "weather" in offered and "add" in offered
     assert len(offered) <= 4 + 1 + 1  # the limit, the pinned tool, ask_clarification
+
+
+def test_clarification_mixed_with_tool_calls_runs_the_tools(kernel):
+    """A reply with tool calls and ask_clarification runs the tools and answers the clarification call with a note."""
+    mixed = {"tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 2}},
+                            {"name": "ask_clarification", "arguments": {"questions": ["why?"]}}]}
+    loop, llm = loop_for(kernel, [mixed, "3"])
+    result = loop.run("1+2")
+    assert result.content == "3" and not result.questions
+    tool_msgs = [m for m in llm.requests[1].messages if m.role == "tool"]
+    assert [m.content for m in tool_msgs][0] == "3"
+    assert "must be the only call" in tool_msgs[1].content

@@ -1,0 +1,76 @@
+"""`zagent chat`: Ctrl-C during a run pauses it and offers resume or abort (a real process and signal)."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+PLUGIN = '''
+import time
+
+def zagent_register_tools(register):
+    def wait_a_bit(note: str = "") -> str:
+        """Take a moment."""
+        time.sleep(3)  # long enough for the test to interrupt it, even on a loaded machine
+        return "waited"
+    register(wait_a_bit)
+'''
+
+
+@pytest.fixture
+def plugin_path(tmp_path):
+    """A throwaway plugin installed as a dist-info folder on PYTHONPATH (found like any entry point)."""
+    (tmp_path / "chat_slow_tool.py").write_text(textwrap.dedent(PLUGIN))
+    meta = tmp_path / "chat_slow_tool-0.1.dist-info"
+    meta.mkdir()
+    (meta / "entry_points.txt").write_text("[zagent]\nslowtool = chat_slow_tool\n")
+    (meta / "METADATA").write_text("Name: chat-slow-tool\nVersion: 0.1\n")
+    return str(tmp_path)
+
+
+def _run_chat(plugin_path, answer):
+    env = {**os.environ, "PYTHONPATH": plugin_path, "ZAGENT_MODEL": "test:offline",
+           "ZAGENT_PLUGINS": "offline,parsers,actions,react,rails,cli,slowtool"}
+    proc = subprocess.Popen([sys.executable, "-m", "zagent.plugins.cli", "chat", "--tools", "wait_a_bit"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    started = threading.Event()
+    err: list[str] = []
+
+    def read_err():
+        for line in proc.stderr:
+            err.append(line)
+            if "→ wait_a_bit" in line:
+                started.set()
+
+    reader = threading.Thread(target=read_err, daemon=True)
+    reader.start()
+    proc.stdin.write("please wait\n")
+    proc.stdin.flush()
+    assert started.wait(60), "".join(err)
+    proc.send_signal(signal.SIGINT)
+    proc.stdin.write(answer + "\n")
+    proc.stdin.flush()
+    out, _ = proc.communicate(timeout=60)  # end of input after the answer: the REPL quits
+    reader.join(5)
+    return proc.returncode, out, "".join(err)
+
+
+def test_ctrl_c_pauses_and_resume_finishes_the_run(plugin_path):
+    """Ctrl-C mid-tool pauses; answering 'r' resumes and the run ends with the agent's answer."""
+    code, out, err = _run_chat(plugin_path, "r")
+    assert code == 0, err
+    assert "paused: [r]esume or [a]bort?" in out
+    assert "← wait_a_bit: success" in err
+    assert "chat> " in out.split("paused:", 1)[1]
+
+
+def test_ctrl_c_then_abort_ends_the_run(plugin_path):
+    """Ctrl-C mid-tool then 'a' aborts the run and the REPL goes on (and quits at end of input)."""
+    code, out, err = _run_chat(plugin_path, "a")
+    assert code == 0, err
+    assert "(aborted)" in err
+    assert "chat> " not in out.split("paused:", 1)[1]

@@ -43,7 +43,8 @@ from typing import Any
 
 import pytest
 
-__all__ = ["HookCall", "HookRecorder", "make_kernel", "zagent_kernel", "zagent_plugins", "zagent_recorder"]
+__all__ = ["HookCall", "HookRecorder", "make_kernel", "wait_until", "zagent_kernel", "zagent_plugins",
+           "zagent_recorder"]
 
 
 def __getattr__(name: str) -> Any:
@@ -52,6 +53,10 @@ def __getattr__(name: str) -> Any:
         from . import recorder
 
         return getattr(recorder, name)
+    if name == "wait_until":
+        from .waiting import wait_until
+
+        return wait_until
     raise AttributeError(f"module 'zagent.testing' has no attribute {name!r}")
 
 

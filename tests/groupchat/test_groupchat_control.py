@@ -8,17 +8,12 @@ import pytest
 from zagent import ConfigError, Kernel, RunAborted
 from zagent.plugins.groupchat import GroupChat
 
+from zagent.testing import wait_until
+
 from .conftest import PLUGINS, Echo, Events, echoes
 
 
-def _wait(predicate, what):
-    """Spin (without asserting on time) until predicate() holds; give up after a generous bound."""
-    done = threading.Event()
-    for _ in range(20000):
-        if predicate():
-            return
-        done.wait(0.001)
-    raise AssertionError(f"gave up waiting for {what}")
+_wait = wait_until
 
 
 class Gated:

@@ -12,6 +12,7 @@ import threading
 
 from zagent import Kernel
 from zagent.plugins.react import ReActLoop
+from zagent.testing import wait_until
 
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions",
            "zagent.plugins.react", "zagent.plugins.memory", "zagent.plugins.rails"]
@@ -47,12 +48,8 @@ def first(db, log, approval):
                      max_tool_call_concurrency=1, agent_config={"rails": rails})
     if not approval:
         LOOP["loop"] = loop
-    done = threading.Event()
-    threading.Thread(target=lambda: (loop.run("do three things"), done.set()), daemon=True).start()
-    for _ in range(20000):
-        if loop.status == "paused":
-            break
-        done.wait(0.001)
+    threading.Thread(target=lambda: loop.run("do three things"), daemon=True).start()
+    wait_until(lambda: loop.status == "paused", "the run to pause")
     print(loop.state.run_id, flush=True)
     os._exit(0)  # the process ends while the run is paused: no clean-up
 

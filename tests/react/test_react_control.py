@@ -8,17 +8,12 @@ import pytest
 from zagent import RunAborted
 from zagent.plugins.react import ReActLoop
 
+from zagent.testing import wait_until
+
 from .conftest import call
 
 
-def _wait(predicate, what):
-    """Spin (without asserting on time) until predicate() holds; give up after a generous bound."""
-    done = threading.Event()
-    for _ in range(20000):
-        if predicate():
-            return
-        done.wait(0.001)
-    raise AssertionError(f"gave up waiting for {what}")
+_wait = wait_until
 
 
 def test_fifty_steps_paused_ten_times_then_aborted(kernel):

@@ -54,8 +54,11 @@ def _run_chat(plugin_path, answer):
     proc.send_signal(signal.SIGINT)
     proc.stdin.write(answer + "\n")
     proc.stdin.flush()
-    out, _ = proc.communicate(timeout=60)  # end of input after the answer: the REPL quits
-    reader.join(5)
+    proc.stdin.close()  # end of input after the answer: the REPL quits
+    # Only the reader thread reads stderr (communicate() would race it for lines).
+    out = proc.stdout.read()
+    proc.wait(timeout=60)
+    reader.join(10)
     return proc.returncode, out, "".join(err)
 
 

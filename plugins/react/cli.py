@@ -56,6 +56,15 @@ def _agent(args: argparse.Namespace, kernel: Any) -> Any:
     return agent
 
 
+def _interrupt_hint() -> str:
+    """What Ctrl-C does here: a process started with SIGINT ignored (a background job) never sees it."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        return "Ctrl-C is ignored in this process (it was started with SIGINT ignored); Ctrl-D quits."
+    return "Ctrl-C pauses a run; Ctrl-D quits."
+
+
 def cmd_chat(args: argparse.Namespace, kernel: Any) -> int:
     import asyncio
 
@@ -63,7 +72,7 @@ def cmd_chat(args: argparse.Namespace, kernel: Any) -> int:
 
     agent = _agent(args, kernel)
     kernel.add_plugin(_Printer(), name="zagent-chat-printer")
-    print(f"Chatting with {agent.name} ({agent.llm.name}). Ctrl-C pauses a run; Ctrl-D quits.", file=sys.stderr)
+    print(f"Chatting with {agent.name} ({agent.llm.name}). {_interrupt_hint()}", file=sys.stderr)
     history: list[Any] = []
     while True:
         try:

@@ -32,11 +32,21 @@ def plugin_path(tmp_path):
     return str(tmp_path)
 
 
+def _sigint_default():
+    """In the child: SIGINT back to its default, as at a terminal.
+
+    A runner that starts the tests as a background job hands children SIGINT
+    ignored, and Python keeps an inherited ignore, so Ctrl-C would never arrive.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _run_chat(plugin_path, answer):
     env = {**os.environ, "PYTHONPATH": plugin_path, "ZAGENT_MODEL": "test:offline",
            "ZAGENT_PLUGINS": "offline,parsers,actions,react,rails,cli,slowtool"}
     proc = subprocess.Popen([sys.executable, "-m", "zagent.plugins.cli", "chat", "--tools", "wait_a_bit"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=_sigint_default)
     started = threading.Event()
     err: list[str] = []
 
@@ -77,3 +87,15 @@ def test_ctrl_c_then_abort_ends_the_run(plugin_path):
     assert code == 0, err
     assert "(aborted)" in err
     assert "chat> " not in out.split("paused:", 1)[1]
+
+
+def test_banner_says_when_ctrl_c_cannot_arrive(plugin_path):
+    """A chat started with SIGINT ignored says Ctrl-C is ignored instead of promising a pause."""
+    env = {**os.environ, "PYTHONPATH": plugin_path, "ZAGENT_MODEL": "test:offline",
+           "ZAGENT_PLUGINS": "offline,parsers,actions,react,rails,cli,slowtool"}
+    proc = subprocess.run([sys.executable, "-m", "zagent.plugins.cli", "chat", "--tools", "wait_a_bit"],
+                          input="", capture_output=True, text=True, env=env, timeout=60,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert proc.returncode == 0, proc.stderr
+    assert "Ctrl-C is ignored in this process" in proc.stderr
+    assert "Ctrl-C pauses a run" not in proc.stderr

@@ -9,6 +9,7 @@ confirmed with a y/n prompt (the rails plugin's console approver).
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from typing import Any
 
@@ -66,13 +67,29 @@ def _interrupt_hint() -> str:
 
 
 def cmd_chat(args: argparse.Namespace, kernel: Any) -> int:
-    import asyncio
-
-    from zagent.sync import _background_loop
+    import signal
 
     agent = _agent(args, kernel)
     kernel.add_plugin(_Printer(), name="zagent-chat-printer")
     print(f"Chatting with {agent.name} ({agent.llm.name}). {_interrupt_hint()}", file=sys.stderr)
+    interrupts = _Interrupts()
+    previous = interrupts.install()
+    try:
+        return _repl(agent, interrupts)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _show(name: str, streamed: list[str], delta: str) -> None:
+    """Print streamed text as it arrives, the agent's name before the first piece."""
+    if not streamed:
+        print(f"{name}> ", end="", flush=True)
+    streamed.append(delta)
+    print(delta, end="", flush=True)
+
+
+def _repl(agent: Any, interrupts: _Interrupts) -> int:
     history: list[Any] = []
     while True:
         try:
@@ -84,16 +101,8 @@ def cmd_chat(args: argparse.Namespace, kernel: Any) -> int:
             continue
         loop = agent.loop()
         streamed: list[str] = []
-
-        def show(delta: str) -> None:
-            if not streamed:
-                print(f"{agent.name}> ", end="", flush=True)
-            streamed.append(delta)
-            print(delta, end="", flush=True)
-
-        loop.on_text = show
-        future = asyncio.run_coroutine_threadsafe(loop.arun(text, history=history), _background_loop())
-        result = _wait(future, loop)
+        loop.on_text = functools.partial(_show, agent.name, streamed)
+        result = _run(loop, loop.arun(text, history=history), interrupts)
         if streamed:
             print(flush=True)
         if result is None:
@@ -104,13 +113,59 @@ def cmd_chat(args: argparse.Namespace, kernel: Any) -> int:
         history += [{"role": "user", "content": text}, {"role": "assistant", "content": answer}]
 
 
-def _wait(future: Any, loop: Any) -> Any:
-    from zagent.errors import RunAborted, ZagentError
+class _Interrupts:
+    """The chat's SIGINT handler: Ctrl-C raises ``KeyboardInterrupt`` as usual, except while a
+    run is being scheduled, when it is held back and raised once the run's future is known
+    (so a Ctrl-C right after the run starts pauses it instead of escaping the REPL)."""
 
+    def __init__(self) -> None:
+        self.defer = False
+        self.pending = False
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.defer:
+            self.pending = True
+            return
+        raise KeyboardInterrupt
+
+    def install(self) -> Any:
+        """Install unless SIGINT is ignored or this is not the main thread; returns what to restore."""
+        import signal
+
+        try:
+            if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+                return None
+            return signal.signal(signal.SIGINT, self)
+        except ValueError:  # not the main thread: signals are not ours to handle
+            return None
+
+
+def _run(loop: Any, run: Any, interrupts: _Interrupts) -> Any:
+    """Start ``run`` (the loop's coroutine) on the background event loop and wait for it;
+    Ctrl-C while it runs pauses it and asks resume or abort."""
+    import asyncio
+
+    from zagent.errors import RunAborted, ZagentError
+    from zagent.sync import _background_loop
+
+    future = None
     while True:
         try:
+            if future is None:
+                interrupts.defer = True
+                try:
+                    future = asyncio.run_coroutine_threadsafe(run, _background_loop())
+                finally:
+                    interrupts.defer = False
+            if interrupts.pending:
+                interrupts.pending = False
+                raise KeyboardInterrupt
             return future.result()
         except KeyboardInterrupt:
+            if future is None:  # interrupted before anything was scheduled
+                run.close()
+                print("(cancelled)", file=sys.stderr)
+                return None
             loop.pause()
             try:
                 choice = input("\npaused: [r]esume or [a]bort? ").strip().lower()

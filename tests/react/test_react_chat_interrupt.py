@@ -99,3 +99,51 @@ def test_banner_says_when_ctrl_c_cannot_arrive(plugin_path):
     assert proc.returncode == 0, proc.stderr
     assert "Ctrl-C is ignored in this process" in proc.stderr
     assert "Ctrl-C pauses a run" not in proc.stderr
+
+
+class _FakeLoop:
+    """Records what the chat asked of the run."""
+
+    def __init__(self):
+        self.calls = []
+
+    def pause(self):
+        self.calls.append("pause")
+
+    def resume(self):
+        self.calls.append("resume")
+
+    def abort(self):
+        self.calls.append("abort")
+
+
+def test_ctrl_c_while_the_run_is_scheduled_is_held_then_pauses(monkeypatch):
+    """A Ctrl-C landing inside the scheduling of a run is neither lost nor escapes: it pauses the run."""
+    import asyncio
+
+    from zagent.plugins.react import cli
+
+    interrupts, loop = cli._Interrupts(), _FakeLoop()
+    real_submit = asyncio.run_coroutine_threadsafe
+
+    def submit_with_signal(coro, ev_loop):
+        future = real_submit(coro, ev_loop)
+        interrupts(signal.SIGINT, None)  # the signal arrives after the run is scheduled, before its future is known
+        return future
+
+    async def run():
+        return "answer"
+
+    monkeypatch.setattr(asyncio, "run_coroutine_threadsafe", submit_with_signal)
+    monkeypatch.setattr("builtins.input", lambda prompt="": "r")
+    assert cli._run(loop, run(), interrupts) == "answer"
+    assert loop.calls == ["pause", "resume"]
+    assert interrupts.pending is False
+
+
+def test_ctrl_c_outside_scheduling_raises_keyboard_interrupt():
+    """Outside the scheduling window the chat's handler behaves like Python's: KeyboardInterrupt."""
+    from zagent.plugins.react import cli
+
+    with pytest.raises(KeyboardInterrupt):
+        cli._Interrupts()(signal.SIGINT, None)

@@ -10,12 +10,17 @@ import threading
 import pytest
 
 PLUGIN = '''
+import os
 import time
 
 def zagent_register_tools(register):
     def wait_a_bit(note: str = "") -> str:
         """Take a moment."""
-        time.sleep(3)  # long enough for the test to interrupt it, even on a loaded machine
+        release = os.environ.get("CHAT_TEST_RELEASE", "")
+        for _ in range(6000):  # until the test releases it (at most a minute), so load cannot end it early
+            if os.path.exists(release):
+                break
+            time.sleep(0.01)
         return "waited"
     register(wait_a_bit)
 '''
@@ -42,13 +47,16 @@ def _sigint_default():
 
 
 def _run_chat(plugin_path, answer):
-    env = {**os.environ, "PYTHONPATH": plugin_path, "ZAGENT_MODEL": "test:offline",
+    """Start a chat, Ctrl-C it while its tool runs, answer the pause prompt, then let the tool finish."""
+    release = os.path.join(plugin_path, "release")
+    env = {**os.environ, "PYTHONPATH": plugin_path, "ZAGENT_MODEL": "test:offline", "CHAT_TEST_RELEASE": release,
            "ZAGENT_PLUGINS": "offline,parsers,actions,react,rails,cli,slowtool"}
     proc = subprocess.Popen([sys.executable, "-m", "zagent.plugins.cli", "chat", "--tools", "wait_a_bit"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             preexec_fn=_sigint_default)
-    started = threading.Event()
+    started, prompted = threading.Event(), threading.Event()
     err: list[str] = []
+    out: list[str] = []
 
     def read_err():
         for line in proc.stderr:
@@ -56,20 +64,33 @@ def _run_chat(plugin_path, answer):
             if "→ wait_a_bit" in line:
                 started.set()
 
-    reader = threading.Thread(target=read_err, daemon=True)
-    reader.start()
-    proc.stdin.write("please wait\n")
-    proc.stdin.flush()
-    assert started.wait(60), "".join(err)
-    proc.send_signal(signal.SIGINT)
-    proc.stdin.write(answer + "\n")
-    proc.stdin.flush()
-    proc.stdin.close()  # end of input after the answer: the REPL quits
-    # Only the reader thread reads stderr (communicate() would race it for lines).
-    out = proc.stdout.read()
-    proc.wait(timeout=60)
-    reader.join(10)
-    return proc.returncode, out, "".join(err)
+    def read_out():  # char by char: the pause prompt ends without a newline
+        while ch := proc.stdout.read(1):
+            out.append(ch)
+            if ch == "?" and "".join(out).endswith("paused: [r]esume or [a]bort?"):
+                prompted.set()
+
+    readers = [threading.Thread(target=f, daemon=True) for f in (read_err, read_out)]
+    for r in readers:
+        r.start()
+    try:
+        proc.stdin.write("please wait\n")
+        proc.stdin.flush()
+        assert started.wait(60), "".join(err)
+        proc.send_signal(signal.SIGINT)
+        assert prompted.wait(60), "".join(out) + "".join(err)
+        proc.stdin.write(answer + "\n")
+        proc.stdin.close()  # end of input after the answer: the REPL quits
+    finally:
+        open(release, "w").close()  # the tool finishes (a cancelled call's thread too)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    for r in readers:
+        r.join(10)
+    return proc.returncode, "".join(out), "".join(err)
 
 
 def test_ctrl_c_pauses_and_resume_finishes_the_run(plugin_path):

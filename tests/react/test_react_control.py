@@ -19,12 +19,14 @@ _wait = wait_until
 def test_fifty_steps_paused_ten_times_then_aborted(kernel):
     """A 50-step run paused and resumed 10 times and aborted once loses and repeats no step."""
     executed: list[int] = []
+    entered: list[int] = []
     gate = threading.Condition()
     allowed = [0]
     events: list[str] = []
 
     def tick(i: int) -> int:
         """Runs once the controller allows call i (paces the run without timers)."""
+        entered.append(i)
         with gate:
             gate.wait_for(lambda: allowed[0] > i, timeout=60)
         executed.append(i)
@@ -57,6 +59,7 @@ def test_fifty_steps_paused_ten_times_then_aborted(kernel):
         assert mark <= 40
         allow(45)
         _wait(lambda: len(executed) >= 45, "45 calls")
+        _wait(lambda: len(entered) >= 46, "call #45 to be in flight")
         loop.abort()  # call #45 is in flight, blocked at the gate
         _wait(lambda: loop.status == "aborted", "abort")
         allow(50)  # the cancelled call's thread finishes now; its result must not be recorded

@@ -53,6 +53,15 @@ class RunContext:
     def add_usage(self, usage: Usage) -> None:
         self.usage = self.usage + usage
 
+    def for_agent(self, agent: Optional[str], agent_config: dict[str, Any]) -> "RunContext":
+        """This run as seen by an agent called inside it (a workflow node, a group chat turn).
+
+        Same run id, stash, metadata and start time; the agent's own name and
+        ``agent_config``, so its rails and plugin settings apply and not the caller's.
+        Usage starts at zero: the agent adds it back with ``add_usage`` when done.
+        """
+        return attrs.evolve(self, agent=agent, agent_config=dict(agent_config), usage=Usage())
+
     async def emit(self, type: str, **data: Any) -> None:
         """Send a ``zagent_event`` tagged with this run's id and agent."""
         await self.kernel.aemit(type, run_id=self.run_id, agent=self.agent, **data)

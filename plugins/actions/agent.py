@@ -131,8 +131,18 @@ class Agent:
         """Run one action (see the module docstring) and return its ``AgentResult``."""
         started = time.perf_counter()
         action = self.action(action_name)
-        ctx = ctx or self.kernel.context(agent=self.name, agent_config=dict(self.agent_config))
-        inputs = dict(inputs or {})
+        caller = ctx
+        # A caller's run (a workflow, a group chat) keeps its id; this agent's own rails apply.
+        ctx = (caller.for_agent(self.name, self.agent_config) if caller is not None
+               else self.kernel.context(agent=self.name, agent_config=dict(self.agent_config)))
+        try:
+            return await self._aexecute(action, msgs, dict(inputs or {}), ctx, started)
+        finally:
+            if caller is not None:
+                caller.add_usage(ctx.usage)  # what this agent spent counts in the caller's run too
+
+    async def _aexecute(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
+                        ctx: "RunContext", started: float) -> AgentResult:
         events = self.kernel.hooks.active("zagent_event")
         if events:
             await ctx.emit("run_start", action=action.name, inputs=sorted(inputs))

@@ -15,7 +15,8 @@
   transition.
 
 An edited file is recognised by its content hash (``Skill.edited_by_human``);
-``update`` then keeps the file's previous version before writing.
+``update`` and ``register(replace=True)`` (so ``import_folder(replace=True)``)
+then keep the file's previous version before writing.
 """
 
 from __future__ import annotations
@@ -171,14 +172,17 @@ class SkillRegistry:
     # -- writing ---------------------------------------------------------------------
 
     def register(self, skill: SkillIn, *, replace: bool = False) -> Skill:
-        """Add a new skill to the folder (``ConfigError`` if the name is taken, unless ``replace``)."""
+        """Add a new skill to the folder (``ConfigError`` if the name is taken, unless ``replace``).
+
+        Replacing a file a person edited keeps it as ``<name>.v<version>.md`` first, as ``update`` does.
+        """
         skill = _as_skill(skill)
         if skill.name in self._folder_skills and not replace:
             raise ConfigError(f"a skill named {skill.name!r} exists already; use update() or another name")
         if not skill.created:
             skill.created = self.clock()
         skill.source = "folder"
-        self.writer.write(skill)
+        self.writer.write(skill, keep_previous=self._edited_on_disk(skill.name))
         self._store(skill)
         if self.index is not None and self.index.stats(skill.name) is None:
             self.index.save_stats(skill.name, {"usage_count": 0, "success_count": 0, "last_used": None,
@@ -191,13 +195,28 @@ class SkillRegistry:
         current = self._folder_skills.get(skill.name)
         if current is None:
             return self.register(skill)
-        fresh = self._read(self.writer.path(skill.name)) if os.path.exists(self.writer.path(skill.name)) else current
-        skill.edited_by_human = skill.edited_by_human or fresh.edited_by_human
+        on_disk = self._edited_on_disk(skill.name)
+        skill.edited_by_human = skill.edited_by_human or (current.edited_by_human if on_disk is None else on_disk)
         skill.created = skill.created or current.created
         skill.source = "folder"
-        self.writer.write(skill, keep_previous=fresh.edited_by_human)
+        self.writer.write(skill, keep_previous=bool(on_disk))
         self._store(skill)
         return self[skill.name]
+
+    def _edited_on_disk(self, name: str) -> Optional[bool]:
+        """Whether ``<name>.md`` as it is on disk now holds a person's edit (``None``: no file).
+
+        ``register(replace=True)`` and ``update`` both ask this before writing, so a
+        person's file is kept as a backup whichever path overwrites it. A file that
+        no longer parses counts as edited (a person broke it; keep their text).
+        """
+        path = self.writer.path(name)
+        try:
+            return self._read(path).edited_by_human
+        except FileNotFoundError:
+            return None
+        except (OSError, ConfigError):
+            return True
 
     def delete(self, name: str) -> bool:
         """Remove a folder skill's file and figures; ``False`` if there was none."""

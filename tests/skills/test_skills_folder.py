@@ -123,3 +123,36 @@ def test_header_reads_the_same_as_yaml():
     header = yaml.safe_load(text.split("---")[1])
     ours = markdown.parse(text)
     assert {k: header[k] for k in header} == {k: ours[k] for k in header}
+
+
+def test_import_folder_replace_keeps_a_persons_edit_as_backup(folder, clock, tmp_path):
+    """import_folder(replace=True) over a human-edited file keeps that file as <name>.v<version>.md."""
+    pack = registry(tmp_path / "pack", clock)
+    pack.register(price_skill(instructions="pack text"))
+    mine = registry(folder, clock)
+    mine.register(price_skill())
+    path = folder / "price-totals.md"
+    edited = path.read_text().replace("then answer with the total.", "then answer in euros.")
+    path.write_text(edited)
+    mine.refresh()
+    assert mine.import_folder(tmp_path / "pack", replace=True) == ["price-totals"]
+    assert (folder / "price-totals.v1.md").read_text() == edited
+    assert registry(folder, clock)["price-totals"].instructions == "pack text"
+
+
+def test_register_replace_of_an_untouched_skill_keeps_no_backup(folder, clock):
+    """register(replace=True) over a file nobody edited writes no backup (only a person's edits are kept)."""
+    reg = registry(folder, clock)
+    reg.register(price_skill())
+    reg.register(price_skill(instructions="Other text."), replace=True)
+    assert sorted(p.name for p in folder.glob("*.md")) == ["price-totals.md"]
+
+
+def test_update_over_a_broken_file_keeps_it_as_backup(folder, clock):
+    """A file a person left unparsable is kept as a backup (version 0) when update() overwrites it."""
+    reg = registry(folder, clock)
+    reg.register(price_skill())
+    (folder / "price-totals.md").write_text("no header, half-edited\n")
+    reg.update(Skill(**{**price_skill(), "instructions": "New text.", "version": 2}))
+    assert (folder / "price-totals.v0.md").read_text() == "no header, half-edited\n"
+    assert registry(folder, clock)["price-totals"].instructions == "New text."

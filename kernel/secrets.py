@@ -6,7 +6,12 @@ one place that puts it into a request header.
 
 from __future__ import annotations
 
-from typing import Optional
+import re
+from typing import Any, Optional
+
+#: Key names (any case, ``-``/``_`` ignored) whose values are treated as secrets in saved data.
+SECRET_KEY_WORDS = ("key", "secret", "token", "password", "passwd", "authorization", "cookie", "credential")
+_PLACEHOLDER = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 
 
 class Secret:
@@ -43,3 +48,36 @@ class Secret:
 
     def __reduce__(self):  # pickling would leak nothing new, but keep it explicit
         return (Secret, (self._value,))
+
+
+def looks_secret(key: str) -> bool:
+    """Whether a setting named ``key`` holds a secret (``api_key``, ``Authorization``, ``X-Auth-Token``...)."""
+    k = key.lower().replace("-", "").replace("_", "")
+    return any(w in k for w in SECRET_KEY_WORDS)
+
+
+def public_data(value: Any) -> Any:
+    """``value`` (settings as plain data) with every secret removed, at any depth.
+
+    Dropped: values under secret-looking keys (a ``${VAR}`` reference is kept: it
+    names a secret without holding it), ``Secret`` objects, and anything that is
+    not plain JSON data (clients, callables). For declarations that get saved,
+    shown or logged.
+    """
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if looks_secret(str(k)) and not (isinstance(v, str) and _PLACEHOLDER.match(v)):
+                continue
+            v = public_data(v)
+            if v is not _DROP:
+                out[k] = v
+        return out
+    if isinstance(value, (list, tuple)):
+        return [v for v in (public_data(x) for x in value) if v is not _DROP]
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return value
+    return _DROP
+
+
+_DROP = object()

@@ -18,6 +18,7 @@ import msgspec
 
 from zagent.errors import ConfigError
 from zagent.llm import LLM, to_messages
+from zagent.secrets import public_data
 from zagent.sync import run_sync
 from zagent.types import Message, ToolResult, Usage
 
@@ -25,9 +26,6 @@ from .action import Action, ActionOutput
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
-
-_SECRET_WORDS = ("key", "secret", "token", "password", "authorization")
-
 
 @attrs.frozen(repr=False)
 class AgentResult:
@@ -245,9 +243,8 @@ def _resolve_llm(kernel: "Kernel", llm: Any, llm_config: Optional[dict[str, Any]
 
 
 def public_config(config: dict[str, Any]) -> dict[str, Any]:
-    """``llm_config`` without secrets (keys, tokens, passwords, clients)."""
-    return {k: v for k, v in config.items()
-            if not any(w in k.lower() for w in _SECRET_WORDS) and isinstance(v, (str, int, float, bool, type(None), list, dict))}
+    """``llm_config`` without secrets (keys, tokens, passwords, auth headers, clients), at any depth."""
+    return public_data(config)
 
 
 _encoder = msgspec.json.Encoder(enc_hook=repr)

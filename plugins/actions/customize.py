@@ -99,9 +99,9 @@ class CustomizeAgent(Agent):
         """The declaration as plain data, without secrets (no API keys, tokens or clients)."""
         assert self.spec is not None
         data = msgspec.to_builtins(self.spec)
-        data["llm_config"] = public_config(self.llm_config or {})
+        data["llm_config"] = self.llm_config or {}
         data.pop("llm", None)
-        return data
+        return public_config(data)
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Write the declaration as JSON, or YAML when the name ends in .yaml/.yml."""

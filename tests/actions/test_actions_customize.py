@@ -44,6 +44,18 @@ def test_to_dict_never_holds_secrets(kernel):
     assert "sk-SECRET" not in repr(agent) + repr(agent.llm)
 
 
+def test_nested_auth_headers_never_reach_the_saved_file(kernel, tmp_path):
+    """An Authorization header inside llm_config is dropped from to_dict() and save(); ${VAR} references stay."""
+    agent = kernel.agent(qa_spec(llm_config={
+        "model": "openai:gpt-x", "api_key": "${OPENAI_API_KEY}",
+        "headers": {"Authorization": "Bearer sk-NESTED", "X-Trace": "on"}}))
+    agent.save(tmp_path / "a.json")
+    saved = (tmp_path / "a.json").read_text()
+    assert "sk-NESTED" not in saved and "sk-NESTED" not in json.dumps(agent.to_dict())
+    assert agent.to_dict()["llm_config"] == {"model": "openai:gpt-x", "api_key": "${OPENAI_API_KEY}",
+                                             "headers": {"X-Trace": "on"}}
+
+
 def test_json_file_round_trip(kernel, tmp_path):
     """save() as JSON then load() rebuilds the same declaration."""
     agent = kernel.agent(qa_spec())

@@ -7,8 +7,9 @@ Registered backends (``k.memory(name, **options)``):
   ``~/.local/share/zagent/memory.db``), ``embedder=`` (e.g. ``k.embedder()``), ``busy_timeout=10.0``,
   ``retries=5``, ``max_bytes=None``, ``synchronous="full"``, ``common_ratio=0.05``,
   ``common_min=2000`` (query words in more messages than both are left out: ``fts``).
-* ``"checkpoints"`` -- ``CheckpointStore`` for loop/workflow state: ``path=`` (same default) and the
-  same file options. May share a file with ``"sqlite"``.
+* ``"checkpoints"`` -- ``CheckpointStore`` for loop/workflow state: ``path=`` (same default), the
+  same file options, and ``keep_last=10`` (steps kept per run on every save; ``None`` keeps all).
+  May share a file with ``"sqlite"``.
 
 The memory interface every backend implements (third parties: subclass
 ``zagent.testing.memory.MemoryBackendTests`` to check yours). A namespace is a

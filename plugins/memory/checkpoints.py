@@ -2,7 +2,7 @@
 
 Obtained through the kernel, never imported by other plugins::
 
-    store = k.memory("checkpoints", path="runs.db")      # same file options as "sqlite"
+    store = k.memory("checkpoints", path="runs.db")      # same file options as "sqlite", plus keep_last
     store.save(run_id, step, state, kind="react", metadata={"agent": "Answerer"})
     found = store.latest(run_id)        # (step, state_bytes) or None
     if found:
@@ -17,6 +17,7 @@ API (every method has an async twin: ``asave``, ``alatest``, ``aload``, ``alist`
   msgspec-encodable object (stored as ``msgspec.json.encode(state)``). ``step`` is a
   non-negative int; saving the same ``(run_id, step)`` again replaces it. One
   transaction per save: a process killed at any point loses at most the step in flight.
+  The retention policy is applied to that run in the same transaction.
 * ``latest(run_id) -> (step, bytes) | None`` -- the highest step saved.
 * ``load(run_id, step) -> bytes | None``.
 * ``steps(run_id) -> list[int]`` -- saved steps, ascending.
@@ -26,6 +27,17 @@ API (every method has an async twin: ``asave``, ``alatest``, ``aload``, ``alist`
 * ``prune(keep_last=None, older_than=None, kind=None) -> int`` -- keep only the newest
   ``keep_last`` steps of each run (the latest is always kept) and/or delete whole runs
   whose latest checkpoint is older than ``older_than`` seconds.
+
+**Retention** (``keep_last``, an option of ``k.memory("checkpoints", ...)``): every
+save keeps only the newest ``keep_last`` steps of its run (default
+``DEFAULT_KEEP_LAST`` = 10; ``None`` keeps every step). A loop saves its whole
+state after each step, so keeping all of them grows with the square of a run's
+length; a bounded window keeps it linear. Every user in zagent (the ReAct loop,
+workflows, group chats, the AgentManager) resumes from ``latest()`` only, and the
+latest step is always kept; older steps are for looking back a little
+(``load(run_id, step)``). A step saved below a run's window is dropped at once.
+Pruning by age (``older_than``) is never automatic: ``prune()`` or
+``zagent memory prune``.
 """
 
 from __future__ import annotations
@@ -44,6 +56,10 @@ from .database import Database
 from .paths import resolve
 from .records import RunInfo, check_count
 
+DEFAULT_KEEP_LAST = 10
+
+_TRIM = ("DELETE FROM checkpoints WHERE run_id = ? AND step < "
+         "(SELECT step FROM checkpoints WHERE run_id = ? ORDER BY step DESC LIMIT 1 OFFSET ?)")
 _LIST = """
 SELECT run_id, kind, max(step), count(*), min(created), max(created),
        (SELECT metadata FROM checkpoints c2 WHERE c2.run_id = c.run_id ORDER BY step DESC LIMIT 1)
@@ -53,23 +69,35 @@ FROM checkpoints c {where} GROUP BY run_id ORDER BY max(created) DESC, run_id
 
 @attrs.define(repr=False)
 class CheckpointStore:
-    """Per-run, per-step saved state in an SQLite file (see the module docstring)."""
+    """Per-run, per-step saved state in an SQLite file (see the module docstring).
+
+    :param keep_last: steps kept per run on every save (``None``: all).
+    """
 
     db: Database
+    keep_last: Optional[int] = attrs.field(default=DEFAULT_KEEP_LAST,
+                                           validator=lambda _s, _a, value: _check_keep_last(value))
 
     @classmethod
-    def open(cls, path: Any = None, **options: Any) -> "CheckpointStore":
-        """Open (creating if needed) ``path`` (default: ``paths.default_path()``)."""
-        return cls(Database(resolve(path), **options))
+    def open(cls, path: Any = None, *, keep_last: Optional[int] = DEFAULT_KEEP_LAST,
+             **options: Any) -> "CheckpointStore":
+        """Open (creating if needed) ``path`` (default: ``paths.default_path()``); ``options`` go to ``Database``."""
+        keep_last = _check_keep_last(keep_last)  # before the file is opened or created
+        return cls(Database(resolve(path), **options), keep_last)
 
     def save(self, run_id: str, step: int, state: Any, *, kind: str = "react",
              metadata: Optional[dict[str, Any]] = None) -> None:
-        """Save ``state`` as step ``step`` of ``run_id``, in one transaction."""
+        """Save ``state`` as step ``step`` of ``run_id`` and apply ``keep_last`` to the run, in one transaction."""
         row = (_check_run_id(run_id), check_count(step, "step"), _check_kind(kind), time.time(),
                _encode_state(state), _encode_metadata(metadata))
-        self.db.write(lambda c: c.execute(
-            "INSERT OR REPLACE INTO checkpoints (run_id, step, kind, created, state, metadata) "
-            "VALUES (?, ?, ?, ?, ?, ?)", row))
+
+        def write(c: Any) -> None:
+            c.execute("INSERT OR REPLACE INTO checkpoints (run_id, step, kind, created, state, metadata) "
+                      "VALUES (?, ?, ?, ?, ?, ?)", row)
+            if self.keep_last is not None:
+                c.execute(_TRIM, (run_id, run_id, self.keep_last - 1))
+
+        self.db.write(write)
 
     def latest(self, run_id: str) -> Optional[tuple[int, bytes]]:
         """The newest checkpoint of ``run_id`` as ``(step, state bytes)``, or ``None``."""
@@ -107,8 +135,8 @@ class CheckpointStore:
         """Apply a retention policy in one transaction; returns how many checkpoints were removed."""
         if keep_last is None and older_than is None:
             raise ConfigError("prune needs keep_last=N (steps kept per run) and/or older_than=SECONDS")
-        if keep_last is not None and check_count(keep_last, "keep_last") < 1:
-            raise ConfigError("keep_last must be at least 1: the latest checkpoint of a run is always kept")
+        if keep_last is not None:
+            _check_keep_last(keep_last)
         if older_than is not None and (not isinstance(older_than, (int, float)) or older_than < 0):
             raise ConfigError(f"older_than must be a number of seconds >= 0, got {older_than!r}")
         return self.db.write(lambda c: _prune(c, keep_last, older_than, kind))
@@ -152,7 +180,7 @@ class CheckpointStore:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<CheckpointStore {self.db.path!r}>"
+        return f"<CheckpointStore {self.db.path!r} keep_last={self.keep_last}>"
 
 
 def _prune(c: Any, keep_last: Optional[int], older_than: Optional[float], kind: Optional[str]) -> int:
@@ -188,6 +216,13 @@ def _encode_metadata(metadata: Optional[dict[str, Any]]) -> bytes:
         return msgspec.json.encode(metadata or {})
     except (TypeError, msgspec.EncodeError) as exc:
         raise ConfigError(f"checkpoint metadata is not JSON-encodable: {exc}") from None
+
+
+def _check_keep_last(keep_last: Any) -> Optional[int]:
+    if keep_last is not None and check_count(keep_last, "keep_last") < 1:
+        raise ConfigError("keep_last must be at least 1 (the latest checkpoint of a run is always kept), "
+                          "or None to keep every checkpoint")
+    return keep_last
 
 
 def _check_run_id(run_id: Any) -> str:

@@ -1,9 +1,14 @@
-"""``zagent memory list|search|clear``: look into and tidy a long-term memory file.
+"""``zagent memory list|search|clear|prune``: look into and tidy a memory (and checkpoint) file.
 
 The file is ``--db PATH``, else ``kernel.config["memory"]["path"]``, else
 ``$ZAGENT_MEMORY_DB``, else ``$XDG_DATA_HOME/zagent/memory.db``
 (``~/.local/share/zagent/memory.db``). These commands never create a file:
 a missing one is reported. Handlers return the exit status.
+
+``prune`` applies a retention policy to the checkpoints in the file:
+``--keep-last N`` steps per run (the latest is always kept) and/or
+``--older-than 7d`` (whole runs not updated for that long; ``s``/``m``/``h``/``d``
+suffixes, plain numbers are seconds), optionally only runs of ``--kind``.
 """
 
 from __future__ import annotations
@@ -30,6 +35,12 @@ def register_commands(cli: Any, kernel: Any) -> None:
     p = group.command("clear", clear_command, help="delete every message of the given namespace(s)")
     _db_option(p)
     p.add_argument("namespaces", nargs="+", metavar="NAMESPACE", help="namespace(s) to clear, e.g. agent/session")
+    p = group.command("prune", prune_command, help="delete old checkpoints (keep the newest steps of each run)")
+    _db_option(p)
+    p.add_argument("--keep-last", type=int, default=None, metavar="N", help="steps kept per run (at least 1)")
+    p.add_argument("--older-than", type=duration, default=None, metavar="AGE",
+                   help="delete runs not updated for AGE (e.g. 3600, 90m, 12h, 7d)")
+    p.add_argument("--kind", default=None, help="only runs of this kind (react, workflow, groupchat...)")
 
 
 def _db_option(parser: Any) -> None:
@@ -123,3 +134,42 @@ def clear_command(args: Any, kernel: Any) -> int:
     finally:
         mem.close()
     return 0
+
+
+def prune_command(args: Any, kernel: Any) -> int:
+    """Apply ``--keep-last``/``--older-than`` to the file's checkpoints and say how many went."""
+    from zagent import ConfigError
+
+    keep_last, older_than = getattr(args, "keep_last", None), getattr(args, "older_than", None)
+    if keep_last is None and older_than is None:
+        print("zagent memory prune: give --keep-last N and/or --older-than AGE", file=sys.stderr)
+        return 2
+    store = _open(args, kernel, "checkpoints")
+    if store is None:
+        return 1
+    try:
+        removed = store.prune(keep_last=keep_last, older_than=older_than, kind=getattr(args, "kind", None))
+    except ConfigError as exc:
+        print(f"zagent memory prune: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
+    print(f"{removed} checkpoint(s) deleted from {store.db.path}")
+    return 0
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration(text: str) -> float:
+    """Seconds from ``"90"``, ``"90s"``, ``"15m"``, ``"12h"`` or ``"7d"`` (an argparse ``type``)."""
+    import argparse
+
+    number, unit = (text[:-1], text[-1]) if text[-1:].lower() in _UNITS else (text, "s")
+    try:
+        seconds = float(number) * _UNITS[unit.lower()]
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):  # also refuses nan
+        raise argparse.ArgumentTypeError(f"expected an age such as 3600, 90m, 12h or 7d, got {text!r}")
+    return seconds

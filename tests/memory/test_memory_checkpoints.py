@@ -81,3 +81,62 @@ def test_resumed_run_finishes_with_the_same_trajectory(kernel, tmp_path, run_chi
     assert finish.returncode == 0, err
     _, raw = kernel.memory("checkpoints", path=path).latest("job")
     assert msgspec.json.decode(raw, type=LoopState) == run_uninterrupted(step + 25)
+
+
+# -- retention: keep_last, applied on every save --------------------------------------------------
+
+
+def test_default_retention_keeps_the_last_ten_steps_of_each_run(kernel, tmp_path):
+    """By default every save keeps only the newest DEFAULT_KEEP_LAST (10) steps of its own run."""
+    from zagent.plugins.memory.checkpoints import DEFAULT_KEEP_LAST
+
+    store = kernel.memory("checkpoints", path=str(tmp_path / "runs.db"))
+    for step in range(1, 26):
+        store.save("long", step, b"x")
+    store.save("short", 1, b"y")
+    assert DEFAULT_KEEP_LAST == 10
+    assert store.steps("long") == list(range(16, 26)) and store.steps("short") == [1]
+
+
+def test_keep_last_bounds_a_run_and_its_latest_still_resumes(kernel, tmp_path):
+    """With keep_last=3 a run holds its 3 newest steps; latest() gives the last state saved."""
+    store = kernel.memory("checkpoints", path=str(tmp_path / "runs.db"), keep_last=3)
+    for step in range(1, 9):
+        store.save("r", step, LoopState(step=step, trajectory=[str(step)]))
+    assert store.steps("r") == [6, 7, 8]
+    step, raw = store.latest("r")
+    assert step == 8 and msgspec.json.decode(raw, type=LoopState) == LoopState(step=8, trajectory=["8"])
+
+
+def test_keep_last_none_keeps_every_step(kernel, tmp_path):
+    """keep_last=None turns retention off: every saved step stays."""
+    store = kernel.memory("checkpoints", path=str(tmp_path / "runs.db"), keep_last=None)
+    for step in range(1, 31):
+        store.save("r", step, b"x")
+    assert store.steps("r") == list(range(1, 31))
+
+
+@pytest.mark.parametrize("bad", [0, -1, "3", 2.5, True])
+def test_bad_keep_last_is_refused_before_the_file_is_made(kernel, tmp_path, bad):
+    """keep_last must be None or an int >= 1; anything else is a ConfigError and no file is created."""
+    from zagent import ConfigError
+
+    with pytest.raises(ConfigError, match="keep_last"):
+        kernel.memory("checkpoints", path=str(tmp_path / "runs.db"), keep_last=bad)
+    assert not (tmp_path / "runs.db").exists()
+
+
+def test_killed_run_keeps_a_bounded_window_ending_at_its_latest(kernel, tmp_path, run_child):
+    """A child killed mid-run (default retention) leaves at most 10 consecutive steps, the last one intact."""
+    path = str(tmp_path / "runs.db")
+    proc = run_child("checkpoints", path, "job", 100000)
+    assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+    while int(proc.stdout.readline()) < 30:  # well past the window
+        pass
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    store = kernel.memory("checkpoints", path=path)
+    steps = store.steps("job")
+    step, raw = store.latest("job")
+    assert len(steps) == 10 and steps == list(range(step - 9, step + 1))
+    assert msgspec.json.decode(raw, type=LoopState) == run_uninterrupted(step)

@@ -110,3 +110,38 @@ def test_real_cli_runs_memory_commands(filled, capsys):
     code = main(["memory", "list", "--db", filled])
     assert code in (0, None)
     assert "alice/s1\t2" in capsys.readouterr().out
+
+
+@pytest.fixture
+def runs(kernel, db_path):
+    store = kernel.memory("checkpoints", path=db_path, keep_last=None)
+    for step in range(1, 6):
+        store.save("run-1", step, b"s", kind="react")
+    store.save("wf-1", 1, b"w", kind="workflow")
+    store.close()
+    return db_path
+
+
+def test_prune_keeps_the_newest_steps_of_each_run(kernel, runs, capsys):
+    """memory prune --keep-last N keeps each run's newest N checkpoints and says how many went."""
+    assert cli.prune_command(args(db=runs, keep_last=2, older_than=None, kind=None), kernel) == 0
+    assert capsys.readouterr().out == f"3 checkpoint(s) deleted from {runs}\n"
+    assert kernel.memory("checkpoints", path=runs).steps("run-1") == [4, 5]
+
+
+def test_prune_parses_an_age_with_a_unit(kernel, runs, capsys):
+    """memory prune --older-than 7d is parsed to seconds; fresh runs are kept."""
+    fake = FakeCLI()
+    cli.register_commands(fake, kernel)
+    parsed = fake.parser.parse_args(["memory", "prune", "--db", runs, "--older-than", "7d", "--kind", "react"])
+    assert parsed.older_than == 7 * 86400
+    assert parsed.handler(parsed, kernel) == 0
+    assert capsys.readouterr().out.startswith("0 checkpoint(s) deleted")
+
+
+def test_prune_without_a_policy_is_a_usage_error(kernel, runs, capsys):
+    """memory prune with neither --keep-last nor --older-than (or --keep-last 0) exits 2 and deletes nothing."""
+    assert cli.prune_command(args(db=runs, keep_last=None, older_than=None, kind=None), kernel) == 2
+    assert cli.prune_command(args(db=runs, keep_last=0, older_than=None, kind=None), kernel) == 2
+    assert "--keep-last" in capsys.readouterr().err
+    assert kernel.memory("checkpoints", path=runs).steps("run-1") == [1, 2, 3, 4, 5]

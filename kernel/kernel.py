@@ -436,12 +436,12 @@ class Kernel:
         return await run_tools(self, [_as_call(c) for c in calls], ctx or self.context(), max_concurrency)
 
     def tool_executor(self) -> Any:
-        """The thread pool sync tools run in (created on first use, ``config['tool_threads']`` workers)."""
+        """The threads sync tools run in (``ToolThreads``, created on first use, ``config['tool_threads']``
+        of them; a thread stuck in a timed-out call is replaced, see ``zagent.toolthreads``)."""
         if self._executor is None or self._executor_pid != os.getpid():  # a forked child needs its own threads
-            from concurrent.futures import ThreadPoolExecutor
+            from .toolthreads import ToolThreads
 
-            self._executor = ThreadPoolExecutor(
-                max_workers=int(self.config.get("tool_threads", 16)), thread_name_prefix="zagent-tool")
+            self._executor = ToolThreads(int(self.config.get("tool_threads", 16)), thread_name_prefix="zagent-tool")
             self._executor_pid = os.getpid()
         return self._executor
 

@@ -1,6 +1,6 @@
 """The one place that runs a tool call: ``run_tool`` (used as ``Kernel.arun_tool``).
 
-Order: find the tool → validate arguments → ``zagent_before_tool_call`` rails
+Order: find the tool → check it is available → validate arguments → ``zagent_before_tool_call`` rails
 (deny → ``blocked``; rewrite → validate again) → run with the tool's timeout
 → ``zagent_after_tool_call`` rails → result. Events ``tool_start``/``tool_end``
 surround it. Nothing a tool does can crash the caller: bad arguments,
@@ -76,6 +76,9 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext", started: flo
     if tool is None:
         names = ", ".join(kernel.registries["tools"]) or "none"
         return call, _failed(call, "error", f"unknown tool {call.name!r}; available tools: {names}", started)
+    if tool.available is not None and not tool.is_available():
+        return call, _failed(call, "error", f"tool {call.name!r} is not available right now (its availability "
+                                            "check is false); use another tool or answer without it", started)
     try:
         kwargs = tool.validate(call.arguments)
     except ArgumentsError as exc:
@@ -106,6 +109,8 @@ async def _execute(
         kwargs[tool.ctx_param] = ctx
     try:
         value = await _invoke(kernel, tool, kwargs)
+    except ToolStuck as exc:
+        return _failed(call, "timeout", str(exc), started)
     except (TimeoutError, asyncio.TimeoutError):
         return _failed(call, "timeout", f"tool {tool.name!r} did not finish within {tool.timeout:g} s", started)
     except asyncio.CancelledError:
@@ -128,12 +133,29 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
     if tool.inline:
         value = tool.handler(**kwargs)
     else:
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(kernel.tool_executor(), lambda: tool.handler(**kwargs))
-        value = await (asyncio.wait_for(future, timeout) if timeout is not None else future)
+        threads = kernel.tool_executor()
+        call = threads.submit(tool.handler, **kwargs)
+        future = asyncio.wrap_future(call)
+        if timeout is None:
+            value = await future
+        else:
+            try:
+                value = await asyncio.wait_for(future, timeout)
+            except (TimeoutError, asyncio.TimeoutError):
+                if getattr(threads, "abandon", None) is not None and threads.abandon(call):
+                    raise ToolStuck(tool.name, timeout) from None
+                raise
     if hasattr(value, "__await__"):  # a sync callable that returned a coroutine
         value = await (asyncio.wait_for(value, timeout) if timeout is not None else value)
     return value
+
+
+class ToolStuck(TimeoutError):
+    """A sync tool ran past its timeout and its thread was left to finish on its own."""
+
+    def __init__(self, name: str, timeout: float) -> None:
+        super().__init__(f"tool {name!r} did not finish within {timeout:g} s (it keeps running in the background: "
+                         "Python cannot stop a thread; a fresh thread serves the next calls)")
 
 
 def _failed(call: ToolCall, state: str, message: str, started: float, *, error: Optional[str] = None) -> ToolResult:

@@ -197,3 +197,17 @@ def test_register_name_then_function_form():
     mod = types.ModuleType("form")
     mod.zagent_register_tools = lambda register: register("twice", lambda x: 2 * x)
     assert Kernel([mod], entry_points=False, strict=True).tool("twice").handler(2) == 4
+
+
+def test_an_unavailable_tool_is_not_run_even_when_named():
+    """A tool whose availability check is false gives an error result and its handler never runs."""
+    ran = []
+
+    def gated() -> str:
+        """Only sometimes available."""
+        ran.append(1)
+        return "ran"
+    k = kernel_with(tool(gated, available=lambda: False))
+    r = k.run_tool({"name": "gated", "arguments": {}})
+    assert r.state == "error" and "not available right now" in r.content
+    assert ran == []

@@ -1,0 +1,86 @@
+"""Sync tools that hang: a fresh thread takes the stuck one's place, and the process can still exit."""
+
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+from zagent import Kernel, tool
+from zagent.testing import wait_until
+from zagent.toolthreads import ToolThreads
+
+
+def _kernel(*tools, threads=1):
+    k = Kernel(plugins=[], entry_points=False, config={"tool_threads": threads})
+    for t in tools:
+        k.add_tool(t)
+    return k
+
+
+def test_a_hung_tool_does_not_starve_the_next_calls():
+    """With one tool thread, a call after a hung (timed-out) one still runs and succeeds."""
+    release = threading.Event()
+    k = _kernel(tool(lambda: release.wait(), name="block", timeout=0.05), tool(lambda: "ok", name="quick"))
+    try:
+        hung = k.run_tool({"name": "block", "arguments": {}})
+        assert hung.state == "timeout" and "keeps running in the background" in hung.content
+        assert k.run_tool({"name": "quick", "arguments": {}}).content == "ok"
+        assert k.run_tool({"name": "quick", "arguments": {}}).content == "ok"
+    finally:
+        release.set()
+        k.close()
+
+
+def test_an_abandoned_thread_leaves_when_its_call_returns():
+    """Once the stuck call returns, its thread exits: never more than max_workers threads serve calls."""
+    pool = ToolThreads(2, thread_name_prefix="tt-test")
+    release = threading.Event()
+    stuck = pool.submit(release.wait)
+    wait_until(lambda: stuck.running(), "the call to start")
+    assert pool.abandon(stuck) is True and pool.serving == 0
+    assert [pool.submit(lambda i=i: i).result(30) for i in range(4)] == [0, 1, 2, 3]
+    assert 1 <= pool.serving <= 2
+    release.set()
+    wait_until(lambda: not any(t.name == "tt-test_1" for t in threading.enumerate()), "the stuck thread to exit")
+    assert stuck.result(30) is True
+    alive = [t for t in threading.enumerate() if t.name.startswith("tt-test_")]
+    assert len(alive) == pool.serving <= 2
+    pool.shutdown()
+
+
+def test_abandoning_a_queued_call_cancels_it():
+    """A call still waiting for a thread is cancelled, not abandoned, and never runs."""
+    pool = ToolThreads(1)
+    release, ran = threading.Event(), []
+    first = pool.submit(release.wait)
+    queued = pool.submit(ran.append, 1)
+    assert pool.abandon(queued) is False and queued.cancelled()
+    release.set()
+    assert first.result(30) is True
+    assert pool.submit(lambda: "after").result(30) == "after"
+    assert ran == []
+    pool.shutdown()
+
+
+def test_submit_after_shutdown_says_the_kernel_is_closed():
+    """A closed kernel's threads refuse new work with a clear error."""
+    pool = ToolThreads(1)
+    pool.shutdown()
+    with pytest.raises(RuntimeError, match="kernel was closed"):
+        pool.submit(print)
+
+
+def test_a_hung_tool_does_not_keep_the_process_alive():
+    """A script whose sync tool hangs forever gets its timeout result and exits."""
+    script = textwrap.dedent('''
+        import threading
+        from zagent import Kernel, tool
+        k = Kernel(plugins=[], entry_points=False)
+        k.add_tool(tool(lambda: threading.Event().wait(), name="forever", timeout=0.1))
+        print(k.run_tool({"name": "forever", "arguments": {}}).state)
+    ''')
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "timeout"

@@ -70,9 +70,18 @@ class _Progress:
             print(f"[{event.agent}]   {d.get('tool')} -> {d.get('state')}", file=sys.stderr)
 
 
+def _require_all(agent: Any, inputs: dict[str, Any]) -> None:
+    """A one-shot run has no conversation to extract a missing input from: say which ones to pass."""
+    missing = agent.action().missing_inputs(inputs)
+    if missing:
+        flags = " ".join(f"--input {n}=..." for n in missing)
+        raise SystemExit(f"zagent: {agent.name} needs input(s) {', '.join(missing)}; pass {flags}")
+
+
 def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     agent = _load(args, kernel)
     inputs = _typed(agent, args.input)
+    _require_all(agent, inputs)
     if not args.quiet:
         kernel.add_plugin(_Progress(), name="zagent-run-progress")
     result = agent(**inputs)

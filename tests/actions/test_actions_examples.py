@@ -38,6 +38,14 @@ def test_example_runs_offline_with_the_cli(name, inputs):
     assert "step 1" in proc.stderr
 
 
+def test_run_without_a_required_input_says_which_to_pass():
+    """`zagent run` with a required input missing fails with the input's name and the flag, calling no model."""
+    proc = _run("run", str(EXAMPLES / "qa_agent.json"))
+    assert proc.returncode != 0
+    assert "needs input(s) question; pass --input question=..." in proc.stderr
+    assert "step 1" not in proc.stderr
+
+
 def test_agent_show_prints_prompt():
     """`zagent agent show` prints the rendered prompt with the given input."""
     proc = _run("agent", "show", str(EXAMPLES / "qa_agent.json"), "--input", "question=Why?")

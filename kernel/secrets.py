@@ -9,8 +9,11 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-#: Key names (any case, ``-``/``_`` ignored) whose values are treated as secrets in saved data.
-SECRET_KEY_WORDS = ("key", "secret", "token", "password", "passwd", "authorization", "cookie", "credential")
+#: A setting is a secret when the last word of its name is one of these (``api_key``,
+#: ``X-Auth-Token``, ``clientSecret``, ``Authorization``; not ``max_tokens`` or ``api_key_env``).
+SECRET_KEY_WORDS = frozenset({"key", "apikey", "secret", "token", "password", "passwd", "pwd", "authorization",
+                              "auth", "cookie", "credential", "credentials"})
+_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _PLACEHOLDER = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 
 
@@ -52,8 +55,8 @@ class Secret:
 
 def looks_secret(key: str) -> bool:
     """Whether a setting named ``key`` holds a secret (``api_key``, ``Authorization``, ``X-Auth-Token``...)."""
-    k = key.lower().replace("-", "").replace("_", "")
-    return any(w in k for w in SECRET_KEY_WORDS)
+    words = _WORDS.findall(key)
+    return bool(words) and words[-1].lower() in SECRET_KEY_WORDS
 
 
 def public_data(value: Any) -> Any:

@@ -44,3 +44,10 @@ def test_plain_settings_and_var_references_are_kept():
 def test_secret_objects_and_clients_are_dropped():
     """Secret instances and non-data values (clients, functions) never appear in the output."""
     assert public_data({"a": Secret("x"), "b": [print, 1], "c": object()}) == {"b": [1]}
+
+
+def test_settings_that_merely_mention_tokens_are_kept():
+    """max_tokens, api_key_env and password_file are settings, not secrets: they survive a save."""
+    value = {"max_tokens": 256, "max_completion_tokens": 9, "api_key_env": "MY_KEY", "password_file": "/p"}
+    assert public_data(value) == value
+    assert all(looks_secret(k) for k in ("api_key", "X-Auth-Token", "clientSecret", "APIKey", "Authorization"))

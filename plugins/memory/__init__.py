@@ -31,7 +31,8 @@ non-empty string, by convention ``"agent/session"``; the part before the first
 and the async twins ``aadd``, ``alast``, ``asearch``, ``aclear``, ``anamespaces``,
 ``acount``, ``aclose``. Errors: ``zagent.ConfigError`` for bad arguments,
 ``zagent.plugins.memory.StoreError`` (and subclasses ``NotADatabase``,
-``SchemaTooNew``, ``StoreFull``, ``StoreBusy``) for storage failures.
+``ForeignDatabase`` (an SQLite file of another application), ``SchemaTooNew``,
+``StoreFull``, ``StoreBusy``) for storage failures.
 
 The checkpoint store is documented in ``zagent.plugins.memory.checkpoints``
 (conformance suite: ``zagent.testing.checkpoints.CheckpointStoreTests``).
@@ -45,9 +46,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import NotADatabase, SchemaTooNew, StoreBusy, StoreError, StoreFull
+from .errors import ForeignDatabase, NotADatabase, SchemaTooNew, StoreBusy, StoreError, StoreFull
 
-__all__ = ["NotADatabase", "SchemaTooNew", "StoreBusy", "StoreError", "StoreFull",
+__all__ = ["ForeignDatabase", "NotADatabase", "SchemaTooNew", "StoreBusy", "StoreError", "StoreFull",
            "zagent_register_memory", "zagent_register_commands"]
 
 

@@ -10,7 +10,12 @@ What it guarantees, and how:
   rolled back on any error). ``busy_timeout`` waits for other writers and a
   still-busy write is retried with backoff before ``StoreBusy`` is raised.
 * **Schema checked before anything is written**: a file that is not SQLite,
-  or that a newer zagent wrote, is refused and left byte-for-byte intact.
+  that a newer zagent wrote, or that belongs to another application is
+  refused and left byte-for-byte intact. A file is zagent's when its
+  ``user_version`` is set and it holds zagent's tables; an SQLite file with no
+  tables at all is taken as new. Any other (tables of its own and
+  ``user_version`` 0, or a version but none of zagent's tables) is
+  ``ForeignDatabase``: zagent never adds its tables to another program's file.
 * **Size limit** (``max_bytes``): ``PRAGMA max_page_count``; a full disk or
   limit raises ``StoreFull`` and the failed transaction leaves no trace.
 
@@ -30,12 +35,13 @@ import attrs
 
 from zagent import ConfigError
 
-from .errors import NotADatabase, SchemaTooNew, StoreBusy, StoreError, StoreFull
+from .errors import ForeignDatabase, NotADatabase, SchemaTooNew, StoreBusy, StoreError, StoreFull
 from .schema import MIGRATIONS, SCHEMA_VERSION, statements
 
 T = TypeVar("T")
 HEADER = b"SQLite format 3\x00"
 BUSY, LOCKED, FULL, NOTADB, CORRUPT = 5, 6, 13, 26, 11
+ZAGENT_TABLES = frozenset({"messages", "checkpoints"})
 
 
 @attrs.define(repr=False)
@@ -147,7 +153,21 @@ class Database:
                 f"{self.path} has memory schema version {version}, but this zagent understands up to "
                 f"{SCHEMA_VERSION}; it was left untouched. Upgrade zagent to open it",
                 path=self.path, found=version, supported=SCHEMA_VERSION)
+        self._check_owner(conn, version)
         return version
+
+    def _check_owner(self, conn: Any, version: int) -> None:
+        """``ForeignDatabase`` unless the file is empty or zagent's (see the module docstring)."""
+        tables = tuple(r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' "
+            "ESCAPE '\\' ORDER BY name"))
+        if (version == 0 and not tables) or (version > 0 and ZAGENT_TABLES & set(tables)):
+            return
+        found = "tables: " + ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "") if tables else "no tables"
+        raise ForeignDatabase(
+            f"{self.path} is an SQLite database that belongs to something else (user_version {version}, {found}), "
+            "not a zagent memory file; it was left untouched. Pick another path for zagent's memory: a new "
+            "file or an existing zagent memory file", path=self.path, tables=tables)
 
     def _migrate(self, conn: Any) -> None:
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:

@@ -24,6 +24,17 @@ class NotADatabase(StoreError):
     """The file exists but is not an SQLite database; it was left untouched."""
 
 
+class ForeignDatabase(StoreError):
+    """The file is an SQLite database of another application (its tables, no zagent schema); left untouched.
+
+    :ivar tables: the tables found in it
+    """
+
+    def __init__(self, message: str, *, path: str = "", tables: tuple[str, ...] = ()):
+        super().__init__(message, path=path)
+        self.tables = tables
+
+
 class SchemaTooNew(StoreError):
     """The file was written by a newer zagent (a higher schema version); it was left untouched.
 

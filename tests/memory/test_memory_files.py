@@ -1,7 +1,7 @@
 """Bad files and full disks: clear errors, and the data on disk is left intact.
 
 Rules: a non-SQLite file is refused untouched; a database from a newer schema
-is refused untouched; a full disk (simulated with ``max_bytes``) rolls the
+is refused untouched; another application's SQLite file is refused untouched; a full disk (simulated with ``max_bytes``) rolls the
 write back whole and keeps everything committed; the schema version is
 recorded and migrations run in one transaction.
 """
@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 
 from zagent import ConfigError, Message
-from zagent.plugins.memory import NotADatabase, SchemaTooNew, StoreError, StoreFull
+from zagent.plugins.memory import ForeignDatabase, NotADatabase, SchemaTooNew, StoreError, StoreFull
 from zagent.plugins.memory import database
 from zagent.plugins.memory.schema import SCHEMA_VERSION
 
@@ -60,16 +60,56 @@ def test_file_is_in_wal_mode(kernel, db_path):
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-def test_existing_sqlite_file_keeps_its_own_tables(kernel, db_path):
-    """Migrating an existing SQLite file (version 0) adds our tables and keeps the app's own."""
+def app_file(path, version=0):
+    """A real SQLite file of some other application: its own table and rows, user_version ``version``."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    conn.execute("INSERT INTO invoices (total) VALUES (12.5)")
+    conn.execute(f"PRAGMA user_version = {version}")
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize("name", ["sqlite", "checkpoints"])
+def test_another_applications_sqlite_file_is_refused_and_left_intact(kernel, db_path, name):
+    """An SQLite file with tables of its own and user_version 0 raises ForeignDatabase, not a byte changed."""
+    app_file(db_path)
+    before = read_bytes(db_path)
+    with pytest.raises(ForeignDatabase) as info:
+        kernel.memory(name, path=db_path)
+    message = str(info.value)
+    assert db_path in message and "belongs to something else" in message and "Pick another path" in message
+    assert info.value.tables == ("invoices",) and info.value.path == db_path
+    assert read_bytes(db_path) == before
     with sqlite3.connect(db_path) as conn:
-        conn.execute("CREATE TABLE app_data (v)")
-        conn.execute("INSERT INTO app_data VALUES ('keep me')")
+        assert conn.execute("SELECT name FROM sqlite_master").fetchall() == [("invoices",)]
+
+
+def test_foreign_file_with_its_own_user_version_is_refused(kernel, db_path):
+    """A file whose user_version another program set, without zagent's tables, is refused too."""
+    app_file(db_path, version=SCHEMA_VERSION)
+    with pytest.raises(ForeignDatabase, match="user_version"):
+        kernel.memory("sqlite", path=db_path)
+
+
+def test_empty_sqlite_file_is_taken_as_new(kernel, db_path):
+    """An SQLite file with no tables (e.g. made by sqlite3.connect) gets zagent's schema and works."""
+    conn = sqlite3.connect(db_path)
+    conn.execute("PRAGMA user_version = 0")
+    conn.execute("VACUUM")  # writes the header, so the file is a real, empty database
+    conn.close()
+    assert read_bytes(db_path)[:16] == b"SQLite format 3\x00"
     mem = kernel.memory("sqlite", path=db_path)
     mem.add("a/s", Message.user("hi"))
-    mem.close()
+    assert mem.count() == 1
+
+
+def test_zagents_own_file_reopens_after_an_app_added_a_table(kernel, db_path):
+    """A zagent file stays zagent's even if an app later added a table of its own to it."""
+    kernel.memory("sqlite", path=db_path).add("a/s", Message.user("hi"))
     with sqlite3.connect(db_path) as conn:
-        assert conn.execute("SELECT v FROM app_data").fetchall() == [("keep me",)]
+        conn.execute("CREATE TABLE app_data (v)")
+    assert kernel.memory("sqlite", path=db_path).count() == 1
 
 
 def test_migration_to_a_new_version_runs_on_open(kernel, db_path, monkeypatch):

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from zagent.hookspecs import hookimpl
 from zagent.rails import Deny
 
-from .approval import APPROVED_KEY, AWAITING, PENDING_KEY, ask, console_approver, needs_approval
+from .approval import APPROVED_KEY, AWAITING, PENDING_KEY, ask, console_approver, console_approver_now, needs_approval
 from .config import settings
 from .policy import BUDGET_KEY, check_lists, check_size, take_budget
 from .redaction import redact_completion, redact_request, redact_result
@@ -46,7 +46,7 @@ from .redaction import redact_completion, redact_request, redact_result
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Completion, LLMRequest, RunContext, ToolCall, ToolResult
 
-__all__ = ["APPROVED_KEY", "AWAITING", "BUDGET_KEY", "PENDING_KEY", "console_approver"]
+__all__ = ["APPROVED_KEY", "AWAITING", "BUDGET_KEY", "PENDING_KEY", "console_approver", "console_approver_now"]
 
 
 @hookimpl(trylast=True)

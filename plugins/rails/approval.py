@@ -97,10 +97,18 @@ async def console_approver(call: "ToolCall", ctx: "RunContext") -> Optional[bool
     """
     import asyncio
 
-    return await asyncio.get_running_loop().run_in_executor(None, _prompt, call, ctx.agent)
+    return await asyncio.get_running_loop().run_in_executor(None, _prompt, call, ctx.agent, True)
 
 
-def _prompt(call: "ToolCall", agent: Optional[str]) -> Optional[bool]:
+async def console_approver_now(call: "ToolCall", ctx: "RunContext") -> bool:
+    """Like ``console_approver`` without ``[l]ater``: for a console that waits on the run and
+    offers no other way to approve a call afterwards (``zagent chat``)."""
+    import asyncio
+
+    return bool(await asyncio.get_running_loop().run_in_executor(None, _prompt, call, ctx.agent, False))
+
+
+def _prompt(call: "ToolCall", agent: Optional[str], later: bool) -> Optional[bool]:
     import msgspec
 
     args = msgspec.json.encode(call.arguments, enc_hook=repr).decode()
@@ -109,7 +117,8 @@ def _prompt(call: "ToolCall", agent: Optional[str]) -> Optional[bool]:
     who = f"agent {agent!r} wants" if agent else "the agent wants"
     with _console_lock:
         while True:
-            sys.stderr.write(f"\n{who} to run {call.name}({args})\nAllow? [y]es / [n]o / [l]ater: ")
+            choices = "[y]es / [n]o / [l]ater" if later else "[y]es / [n]o"
+            sys.stderr.write(f"\n{who} to run {call.name}({args})\nAllow? {choices}: ")
             sys.stderr.flush()
             line = sys.stdin.readline()
             answer = line.strip().lower()
@@ -117,5 +126,5 @@ def _prompt(call: "ToolCall", agent: Optional[str]) -> Optional[bool]:
                 return False
             if answer in ("y", "yes"):
                 return True
-            if answer in ("l", "later"):
+            if later and answer in ("l", "later"):
                 return None

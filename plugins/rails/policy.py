@@ -88,6 +88,17 @@ class CallCounter:
             if self.counts.get(name, 0) > 0:
                 self.counts[name] -= 1
 
+    def to_state(self) -> dict[str, int]:
+        """The counts as plain data (saved with a run's checkpoint, so a restored run keeps its budget)."""
+        with self.lock:
+            return dict(self.counts)
+
+    @classmethod
+    def from_state(cls, counts: dict[str, int]) -> "CallCounter":
+        counter = cls()
+        counter.counts = {str(k): int(v) for k, v in counts.items()}
+        return counter
+
     def __repr__(self) -> str:
         return f"<CallCounter {self.counts}>"
 
@@ -105,6 +116,8 @@ def take_budget(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> t
     counter = ctx.stash.get(BUDGET_KEY)
     if counter is None:
         counter = ctx.stash.setdefault(BUDGET_KEY, CallCounter())
+    elif isinstance(counter, dict):  # restored from a checkpoint as plain data
+        counter = ctx.stash[BUDGET_KEY] = CallCounter.from_state(counter)
     if counter.take(call.name, limit):
         return None, True
     return (f"tool {call.name!r} has used its budget of {limit} call{'s' if limit != 1 else ''} "

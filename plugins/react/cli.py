@@ -49,9 +49,10 @@ def _agent(args: argparse.Namespace, kernel: Any) -> Any:
     spec.setdefault("type", "react")
     agent = kernel.agent(spec)
     try:
-        from zagent.plugins.rails import console_approver
+        from zagent.plugins.rails import console_approver_now
 
-        agent.rails.setdefault("approver", console_approver)
+        # No "[l]ater": the REPL waits on the run and would offer no way to approve afterwards.
+        agent.rails.setdefault("approver", console_approver_now)
     except ImportError:
         pass
     return agent

@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 import attrs
 import msgspec
 from zagent.control import RunControl
-from zagent.errors import NoAnswerError, ProviderError, RunAborted, ToolBlocked
+from zagent.errors import NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
 from zagent.llm import to_messages
+from zagent.secrets import public_data
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
 
 from .state import Decision, RunState, StepResult, state_decoder
@@ -49,6 +50,10 @@ CLARIFY = ToolSpec(
                 "required": ["questions"]},
 )
 NUDGE = "Your last reply had neither a tool call nor an answer. Call a tool or give the final answer."
+
+
+class CompressionFailed(ZagentError):
+    """Summarising older turns failed; the step is recorded as an error and ``on_error`` decides."""
 
 
 @attrs.define(slots=False, eq=False, repr=False, kw_only=True)
@@ -142,6 +147,7 @@ class ReActLoop:
     def snapshot(self) -> RunState:
         """A copy of the run's state, safe to encode and store."""
         assert self.state is not None, "the run has not started"
+        self._keep_stash()
         return state_decoder.decode(msgspec.json.encode(self.state))
 
     def save(self, path: str) -> None:
@@ -169,6 +175,8 @@ class ReActLoop:
             raise ValueError(f"run {state.run_id} is {state.status}; only running or paused runs resume")
         state.status = "running"
         config.setdefault("agent", state.agent or "react")
+        if not config.get("agent_config"):
+            config["agent_config"] = dict(state.agent_config)
         return cls(kernel=kernel, state=state, **config)
 
     # -- running --------------------------------------------------------------------
@@ -183,6 +191,8 @@ class ReActLoop:
         self._control.bind()
         ctx = ctx or self.kernel.context(run_id=self.state.run_id, agent=self.agent, agent_config=self.agent_config)
         self._ctx = ctx
+        for key, value in self.state.stash.items():
+            ctx.stash.setdefault(key, value)  # plain data: its plugin rebuilds its object on first use
         ctx.stash.setdefault("zagent.approved", set()).update(self.state.approved)
         if self.state.usage.calls and not ctx.usage.calls:
             ctx.usage = self.state.usage
@@ -209,7 +219,8 @@ class ReActLoop:
         messages = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
         messages.extend(to_messages(history or []))
         messages.append(Message(role="user", content=user_input))
-        self.state = RunState(run_id=run_id or new_run_id(), agent=self.agent, messages=messages)
+        self.state = RunState(run_id=run_id or new_run_id(), agent=self.agent, messages=messages, task=user_input,
+                              agent_config=public_data(self.agent_config))
 
     async def _drive(self) -> ReActResult:
         state = self.state
@@ -276,19 +287,22 @@ class ReActLoop:
         state = self.state
         state.step += 1
         await self._emit("step_start", step=state.step)
-        await self._maybe_compress()
-        tools = await self._offered_tools()
+        started = time.perf_counter()
         try:
+            await self._maybe_compress()
+            tools = await self._offered_tools()
             decision, reply = await self._decide(tools)
-        except (ProviderError, ToolBlocked) as exc:
+        except (ProviderError, ToolBlocked, CompressionFailed) as exc:
             state.steps.append(StepResult(step=state.step, action="direct_response", is_error=True,
-                                          is_blocked=isinstance(exc, ToolBlocked), reason=str(exc)))
+                                          is_blocked=isinstance(exc, ToolBlocked), reason=str(exc),
+                                          duration=time.perf_counter() - started))
             await self._emit("step_end", step=state.step, error=str(exc))
             if self.on_error == "stop":
                 raise await self._fail(NoAnswerError(f"step {state.step} failed: {exc}", trajectory=state.steps,
                                                      limit="step_error")) from exc
             await self._checkpoint()
             return
+        took = time.perf_counter() - started
         state.messages.append(reply)
         state.usage = self._ctx.usage
         state.reasoning = decision.reasoning
@@ -300,19 +314,19 @@ class ReActLoop:
             state.messages.append(Message(role="user", content=decision.feedback))
             state.feedback = ""
             state.steps.append(StepResult(step=state.step, action="use_tool", is_error=True,
-                                          reason="malformed tool call", result=decision.feedback))
+                                          reason="malformed tool call", result=decision.feedback, duration=took))
         elif decision.action == "ask_clarification":
             state.questions = decision.questions
             state.steps.append(StepResult(step=state.step, action="ask_clarification", reasoning=decision.reasoning,
-                                          result="\n".join(decision.questions)))
+                                          result="\n".join(decision.questions), duration=took))
         elif decision.content:
             state.final = decision.content
             state.steps.append(StepResult(step=state.step, action="direct_response", result=decision.content,
-                                          reasoning=decision.reasoning))
+                                          reasoning=decision.reasoning, duration=took))
         else:
             state.messages.append(Message(role="user", content=NUDGE))
             state.steps.append(StepResult(step=state.step, action="direct_response", is_error=True,
-                                          reason="empty reply"))
+                                          reason="empty reply", duration=took))
         await self._emit("step_end", step=state.step, action=decision.action,
                          tools=[c.name for c in decision.calls])
         await self._checkpoint()
@@ -364,20 +378,31 @@ class ReActLoop:
             return tools
         from .retrieval import aselect_tools
 
-        query = next((m.content for m in reversed(self.state.messages) if m.role == "user" and m.content), "")
+        # The user's request, not the latest "user" message: in prompt mode tool results and nudges are
+        # user messages too, and ranking tools against a tool's output picks the wrong ones.
+        query = self.state.task or next(
+            (m.content for m in reversed(self.state.messages) if m.role == "user" and m.content), "")
         return await aselect_tools(tools, query, limit=self.tool_limit, pinned=self.pinned_tools,
                                    embedder=self.kernel.embedder())
 
     async def _maybe_compress(self) -> None:
         if self.max_context_messages is None and self.max_context_tokens is None:
             return
-        from .compression import compress, needs_compression
+        from .compression import SUMMARY_KEY, compress, needs_compression
 
-        if needs_compression(self.state.messages, max_messages=self.max_context_messages,
+        state = self.state
+        if needs_compression(state.messages, max_messages=self.max_context_messages,
                              max_tokens=self.max_context_tokens):
-            self.state.messages = await self._abortable(
-                compress(self.state.messages, self.llm, keep_recent=self.keep_recent, ctx=self._ctx))
-            await self._emit("compressed", messages=len(self.state.messages))
+            try:
+                compressed = await self._abortable(
+                    compress(state.messages, self.llm, keep_recent=self.keep_recent, ctx=self._ctx))
+            except (ProviderError, ValueError) as exc:
+                raise CompressionFailed(f"compressing the context failed: {exc}") from exc
+            kept = {id(m) for m in compressed}
+            state.archived.extend(m for m in state.messages
+                                  if id(m) not in kept and not m.metadata.get(SUMMARY_KEY))
+            state.messages = compressed
+            await self._emit("compressed", messages=len(state.messages))
 
     # -- tool batches -------------------------------------------------------------------
 
@@ -477,13 +502,21 @@ class ReActLoop:
         if self.checkpoints is None:
             return
         self.state.checkpoint += 1
+        self._keep_stash()
         await self.checkpoints.asave(self.state.run_id, self.state.checkpoint, msgspec.json.encode(self.state),
                                      kind="react", metadata={"agent": self.agent, "status": self.state.status})
 
     def _save_sync(self) -> None:
         self.state.checkpoint += 1
+        self._keep_stash()
         self.checkpoints.save(self.state.run_id, self.state.checkpoint, msgspec.json.encode(self.state),
                               kind="react", metadata={"agent": self.agent, "status": self.state.status})
+
+    def _keep_stash(self) -> None:
+        """Copy the plugins' per-run state that survives a restore (``to_state()``) into the state."""
+        ctx = getattr(self, "_ctx", None)
+        if ctx is not None:
+            self.state.stash = {k: v.to_state() for k, v in ctx.stash.items() if callable(getattr(v, "to_state", None))}
 
     def _write_trajectory(self) -> None:
         if self.trajectory_path:

@@ -4,7 +4,9 @@
 the conversation, the step results, the tool calls of the batch in flight
 (``pending``), their finished results (``finished``, so a resumed run never
 runs a finished call again) and the calls waiting for a human
-(``awaiting_approval``). It is msgspec-encoded into the checkpoint store after
+(``awaiting_approval``), the agent's settings and the plugins' per-run state
+(``agent_config``, ``stash``), and what compression summarised (``archived``).
+It is msgspec-encoded into the checkpoint store after
 every step and after every finished tool call.
 """
 
@@ -67,6 +69,17 @@ class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
     questions: list[str] = []
     error: Optional[str] = None
     checkpoint: int = 0
+    task: str = ""
+    """The user's request that started the run (tool retrieval ranks against it)."""
+    agent_config: dict[str, Any] = {}
+    """The run's agent settings (rails...) as plain data, secrets and callables left out; a
+    restored run uses them unless it is given its own."""
+    stash: dict[str, Any] = {}
+    """Per-run plugin state that must survive a restore (e.g. the rails' tool-budget counts): the
+    ``to_state()`` of every ``ctx.stash`` value that has one. After a restore the plain data sits
+    in ``ctx.stash`` under the same key, and its plugin rebuilds its object from it."""
+    archived: list[Message] = []
+    """Messages that context compression replaced by a summary, kept for the trajectory."""
 
 
 state_decoder = msgspec.json.Decoder(RunState)

@@ -3,7 +3,8 @@
 Each line is ``{"id", "agent", "status", "conversations": [{"from", "value"}...],
 "steps": [...], "usage"}`` where ``from`` is ``system``, ``human``, ``gpt``,
 ``function_call`` (a tool call: name and arguments as JSON) or ``observation``
-(a tool result). Steps carry timings. Other tools (fine-tuning pipelines,
+(a tool result). Messages that context compression summarised are included,
+before the summary. Steps carry timings. Other tools (fine-tuning pipelines,
 viewers, the skills Curator) read this format; ``read_trajectories`` reads it back.
 Written with one ``write`` of a whole line in append mode, so concurrent runs
 never interleave within a line.
@@ -35,11 +36,20 @@ def conversations(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
+def _whole(state: RunState) -> list[Message]:
+    """Every message of the run in order: what compression summarised comes back in before the summary."""
+    messages = state.messages
+    if not state.archived:
+        return messages
+    head = messages[:1] if messages and messages[0].role == "system" else []
+    return head + list(state.archived) + messages[len(head):]
+
+
 def record(state: RunState) -> dict[str, Any]:
     """The trajectory line of a run."""
     return {
         "id": state.run_id, "agent": state.agent, "status": state.status,
-        "conversations": conversations(state.messages),
+        "conversations": conversations(_whole(state)),
         "steps": msgspec.to_builtins(state.steps),
         "usage": msgspec.to_builtins(state.usage),
         "final": state.final, "questions": state.questions,

@@ -176,6 +176,17 @@ def test_console_approver_later(monkeypatch):
     assert run_sync(console_approver(ToolCall(id="1", name="delete"), k.context())) is None
 
 
+def test_console_approver_now_offers_no_later(monkeypatch, capsys):
+    """The chat's approver does not offer [l]ater: "l" is asked again, and "y" then allows."""
+    from zagent.plugins.rails import console_approver_now
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("l\ny\n"))
+    k = make_kernel()
+    assert run_sync(console_approver_now(ToolCall(id="1", name="delete"), k.context())) is True
+    err = capsys.readouterr().err
+    assert "[l]ater" not in err and err.count("Allow? [y]es / [n]o:") == 2
+
+
 def test_approval_of_sensitive_tools_can_be_switched_off():
     """``approval: {"sensitive": false}`` lets sensitive tools run without a human."""
     k = make_kernel()

@@ -1,6 +1,7 @@
 """Child process for the cross-process resume tests (run with python, not collected by pytest).
 
     python react_child.py first  DB LOG [approval]  -> runs until paused, prints the run id, exits hard
+    python react_child.py killed DB LOG             -> run "killed-run"; its t2 call hangs until SIGKILL
     python react_child.py resume DB LOG RUN_ID      -> restores the run, finishes it, prints the answer
 Every tool execution appends its tag to LOG, so the parent can count runs.
 """
@@ -19,13 +20,15 @@ PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.a
 LOOP = {}
 
 
-def kernel(log_path):
+def kernel(log_path, hang_on=None):
     k = Kernel(plugins=PLUGINS, entry_points=False, strict=True)
 
     def record(tag: str) -> str:
         """Append the tag to the log; pause the run after t2 (first process only)."""
         with open(log_path, "a") as f:
             f.write(tag + "\n")
+        if tag == hang_on:
+            threading.Event().wait()  # until the parent kills this process
         if tag == "t2" and "loop" in LOOP:
             LOOP["loop"].pause()
         return f"ok {tag}"
@@ -54,6 +57,15 @@ def first(db, log, approval):
     os._exit(0)  # the process ends while the run is paused: no clean-up
 
 
+def killed(db, log):
+    k = kernel(log, hang_on="t2")
+    store = k.memory("checkpoints", path=db)
+    batch = {"tool_calls": [{"name": "record", "arguments": {"tag": t}} for t in ("t1", "t2", "t3")]}
+    loop = ReActLoop(kernel=k, llm=k.llm("scripted:first", replies=[batch, "done"]), tools=["record", "danger"],
+                     checkpoints=store, max_tool_call_concurrency=1)
+    loop.run("do three things", ctx=k.context(run_id="killed-run"))
+
+
 def resume(db, log, run_id):
     k = kernel(log)
     store = k.memory("checkpoints", path=db)
@@ -71,5 +83,7 @@ if __name__ == "__main__":
     mode, db, log = sys.argv[1:4]
     if mode == "first":
         first(db, log, len(sys.argv) > 4)
+    elif mode == "killed":
+        killed(db, log)
     else:
         resume(db, log, sys.argv[4])

@@ -1,9 +1,13 @@
 """A run paused mid-batch (or awaiting approval) resumes in a fresh process; every tool runs exactly once."""
 
 import json
+import os
 import pathlib
+import signal
 import subprocess
 import sys
+
+from zagent.testing import wait_until
 
 CHILD = str(pathlib.Path(__file__).with_name("react_child.py"))
 
@@ -34,3 +38,22 @@ def test_call_awaiting_approval_resumes_with_approval_given(tmp_path):
     assert sorted(pathlib.Path(log).read_text().split()) == ["t1", "t2", "t3"]
     assert [t[0] for t in result["tools"]] == ["record", "record", "danger"]
     assert result["tools"][-1][2] == "ok t2"
+
+
+def test_killed_mid_tool_call_resumes_without_rerunning_finished_calls(tmp_path):
+    """SIGKILL while the 2nd of 3 calls runs: the resumed run never reruns the finished call, reruns the
+    interrupted one (it never reported a result) and runs the third once."""
+    db, log = str(tmp_path / "runs.db"), tmp_path / "tools.log"
+    proc = subprocess.Popen([sys.executable, CHILD, "killed", db, str(log)], stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: log.exists() and log.read_text().split() == ["t1", "t2"] or proc.poll() is not None,
+                   "the second call to start", polls=60000)
+        assert proc.poll() is None, proc.stderr.read()
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+        proc.stderr.close()
+    result = json.loads(_child("resume", db, str(log), "killed-run"))
+    assert log.read_text().split() == ["t1", "t2", "t2", "t3"]
+    assert result["content"] == "done"
+    assert [t[1] for t in result["tools"]] == ["t1", "t2", "t3"]

@@ -7,7 +7,10 @@ A provider subclasses ``LLM`` and implements two coroutines:
   chunk is ``Chunk(type="done", completion=...)``. The default falls back to
   ``_acomplete`` and yields the whole text at once.
 
-and may override ``default_profile()`` and ``aclose()``. The public methods
+and may override ``default_profile()`` and ``aclose()``. A provider that wraps
+another one (``record:``) calls the inner model's ``_send``/``_send_stream``,
+not its ``_acomplete``/``_astream``, so tool names are mapped for the wire
+exactly as in a direct call. The public methods
 (``acomplete``/``complete``, ``astream``/``stream``) are defined here once:
 they normalise inputs, run the LLM-call rails, emit events and account usage,
 so every provider behaves the same. They cost nothing when no rail or event
@@ -158,6 +161,13 @@ class LLM:
             return await self._acomplete(request)
         return names.completion(await self._acomplete(names.request(request)))
 
+    def _send_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        """``_astream``, with tool names renamed the same way as ``_send`` (wrapping providers call these two)."""
+        names = WireNames.for_request(request, self.tool_name_pattern) if self.tool_name_pattern else None
+        if names is None:
+            return self._astream(request)
+        return _renamed(self._astream(names.request(request)), names)
+
     def complete(self, messages: MessagesIn, **kwargs: Any) -> Completion:
         """Sync twin of ``acomplete``."""
         return run_sync(self.acomplete(messages, **kwargs))
@@ -175,12 +185,9 @@ class LLM:
         started = time.perf_counter()
         if kernel is not None and kernel.hooks.active("zagent_event"):
             await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, messages=len(request.messages), stream=True)
-        names = WireNames.for_request(request, self.tool_name_pattern) if self.tool_name_pattern else None
-        agen = self._astream(names.request(request) if names is not None else request)
+        agen = self._send_stream(request)
         try:
             async for chunk in agen:
-                if names is not None:
-                    chunk = names.chunk(chunk)
                 if chunk.type == "done" and chunk.completion is not None:
                     final = await self._finish(request, chunk.completion, ctx, started)
                     yield Chunk(type="done", completion=final)
@@ -228,6 +235,14 @@ class LLM:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+async def _renamed(agen: AsyncIterator[Chunk], names: WireNames) -> AsyncIterator[Chunk]:
+    try:
+        async for chunk in agen:
+            yield names.chunk(chunk)
+    finally:
+        await agen.aclose()  # type: ignore[attr-defined]
 
 
 def _ctx_tags(ctx: Optional["RunContext"]) -> dict[str, Any]:

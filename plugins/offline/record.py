@@ -6,13 +6,19 @@ real model (``options`` go to it) and appends one line per call::
     {"model": "openai:gpt-4o-mini", "stream": false, "request": {...}, "completion": {...}}
 
 (or ``"error": {"type": "RateLimitError", "message": ..., "status": 429}``
-for a failed call). The file is truncated when the recorder makes its first
+for a failed call), plus the wrapped model's ``"profile"``. Calls go through
+the wrapped model's ``_send``/``_send_stream``, so tool names it refuses
+(``srv.lookup`` on OpenAI) are mapped on the wire exactly as in a direct
+call; the file holds the request and reply as the agent sees them (the
+registered names). The file is truncated when the recorder makes its first
 call. Secrets are stripped: option keys that look like credentials
 (``api_key``, ``authorization``, ``token``, ``secret``, ``password``) are
 replaced by ``"***"`` and the wrapped model's API key is redacted wherever it
 appears; HTTP headers are never part of a record.
 
-``k.llm("replay:any", path="run.jsonl")`` answers from the file, in order.
+``k.llm("replay:any", path="run.jsonl")`` answers from the file, in order,
+with the recorded profile (``profile={...}`` overrides it as for any model),
+so an agent offers tools and asks for structured output as it did then.
 Each request must match the recorded one (roles, texts, tool calls and
 results, offered tool names, response format); ``match="order"`` skips the
 check. A mismatch or running out of records raises ``ConfigError`` saying
@@ -74,7 +80,7 @@ class RecordLLM(LLM):
 
     async def _acomplete(self, request: LLMRequest) -> Completion:
         try:
-            completion = await self.inner._acomplete(request)
+            completion = await self.inner._send(request)
         except errors.ProviderError as exc:
             self._write(request, False, error=exc)
             raise
@@ -82,7 +88,7 @@ class RecordLLM(LLM):
         return completion
 
     async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
-        agen = self.inner._astream(request)
+        agen = self.inner._send_stream(request)
         try:
             async for chunk in agen:
                 if chunk.type == "done" and chunk.completion is not None:
@@ -97,7 +103,8 @@ class RecordLLM(LLM):
     def _write(self, request: LLMRequest, stream: bool, *, completion: Optional[Completion] = None,
                error: Optional[BaseException] = None) -> None:
         entry: dict[str, Any] = {"model": self.model, "stream": stream,
-                                 "request": strip_secrets(msgspec.to_builtins(request))}
+                                 "request": strip_secrets(msgspec.to_builtins(request)),
+                                 "profile": msgspec.to_builtins(self.profile)}
         if completion is not None:
             entry["completion"] = msgspec.to_builtins(completion)
         else:
@@ -124,6 +131,7 @@ class Record(msgspec.Struct):
     stream: bool = False
     completion: Optional[Completion] = None
     error: Optional[dict[str, Any]] = None
+    profile: Optional[ModelProfile] = None
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -144,6 +152,11 @@ class ReplayLLM(LLM):
         if match not in ("request", "order"):
             raise ConfigError(f"replay match={match!r}: use 'request' (check each request) or 'order'")
         return cls(provider="replay", model=model, path=str(path), records=load(str(path)), match=match)
+
+    def default_profile(self) -> ModelProfile:
+        """The recorded model's profile (so agents choose the same strategies as when recording)."""
+        recorded = next((r.profile for r in self.records if r.profile is not None), None)
+        return recorded or ModelProfile()
 
     async def _acomplete(self, request: LLMRequest) -> Completion:
         return self._answer(request)

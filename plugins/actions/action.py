@@ -12,6 +12,18 @@
    reply that does not parse is re-asked once with the parser's repair prompt;
 4. if it did neither, nudge it for an answer.
 
+**Output strategy.** In ``json`` parse mode, a request that offers no tools
+also asks for structured output (``response_format``: the JSON schema of the
+output fields, titled with the action name) when the model's profile says
+``json_schema_output=True`` (OpenAI's gpt-4o/4.1/5/o-series, Ollama, the
+offline test model); the output instructions stay in the prompt, so the reply
+is parsed the same way. A turn that offers tools (native or as text) stays
+prompt-based: a forced schema would keep constrained-decoding servers from
+calling tools, and text tool calls are not output JSON. Other profiles stay
+prompt-based. Override per model when a server rejects ``response_format``:
+``Kernel(config={"profiles": {"openai:my-model": {"json_schema_output": False}}})``
+(``"openai:*"`` for every model of a provider) or ``k.llm(..., profile={...})``.
+
 Past ``max_steps`` a ``NoAnswerError`` carries the whole trajectory. Work that
 does not depend on the inputs (templates, output instructions, tool specs,
 result types) is done once per action, not per call.
@@ -128,6 +140,17 @@ class CustomizeAction(Action):
         self._tools = [self.kernel.tool(n) for n in self.tools]
         self._output_hint = {"mode": self.parse_mode, "fields": list(self.output_spec.fields)}
         self._prompt_tools: Optional[PromptTools] = None
+        self._schema_format: Optional[dict[str, Any]] = None
+
+    def response_format(self, llm: "LLM", tools_offered: bool) -> Optional[dict[str, Any]]:
+        """The structured-output request for ``llm`` (a JSON schema), or ``None`` to stay prompt-based."""
+        if tools_offered or self.parse_mode != "json" or not self.output_spec.fields:
+            return None
+        if not llm.profile.json_schema_output:
+            return None
+        if self._schema_format is None:
+            self._schema_format = {"title": self.name, **zfields.json_schema(self.output_spec)}
+        return self._schema_format
 
     def _make_parse_options(self) -> dict[str, Any]:
         if self.parse_mode == "title" and self.title_format:
@@ -163,7 +186,8 @@ class CustomizeAction(Action):
         native = bool(tools) and llm.profile.native_tools
         prompt_tools = self._prompt_tools_for(tools) if tools and not native else None
         messages = self._first_messages(prompt, system_prompt, history, prompt_tools)
-        run = _Run(self, llm, ctx, messages, tools if native else None, prompt_tools)
+        run = _Run(self, llm, ctx, messages, tools if native else None, prompt_tools,
+                   self.response_format(llm, bool(tools)))
         return await run.loop(prompt)
 
     def _first_messages(self, prompt: str, system_prompt: Optional[str], history: Sequence[Message],
@@ -198,6 +222,7 @@ class _Run:
     messages: list[Message]
     native_tools: Optional[list[Any]]
     prompt_tools: Optional[PromptTools]
+    response_format: Optional[dict[str, Any]] = None
     tool_results: list[ToolResult] = attrs.field(factory=list)
     usage: Usage = attrs.field(factory=Usage)
 
@@ -209,7 +234,8 @@ class _Run:
             if events:
                 await self.ctx.emit("step_start", step=step, action=action.name)
             completion = await self.llm.asend(self.llm.request(
-                self.messages, tools=self.native_tools, output_spec=output_spec), self.ctx)
+                self.messages, tools=self.native_tools, response_format=self.response_format,
+                output_spec=output_spec), self.ctx)
             self.usage = self.usage + completion.usage
             reply = completion.message
             calls, errors, text = self._tool_calls(reply)

@@ -48,6 +48,8 @@ class AnthropicLLM(LLM):
         return llm
 
     def default_profile(self) -> ModelProfile:
+        # json_schema_output=False: the Messages API has no response_format, so agents stay prompt-based
+        # (a response_format given explicitly still becomes a system instruction, see ``body``)
         return ModelProfile(native_tools=True, parallel_tool_calls=True, json_schema_output=False,
                             streaming_tools=True, max_context_tokens=200_000)
 

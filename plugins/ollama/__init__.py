@@ -6,6 +6,10 @@ load when the first model is made). The server comes from ``base_url``, else
 Sampling settings (``temperature``, ``num_ctx``...) are sent in Ollama's
 ``options`` object; ``format``, ``keep_alive`` and ``think`` at the top level.
 Ollama's OpenAI-compatible ``/v1`` route is served by the ``openai`` provider.
+The profile says ``json_schema_output=True`` (Ollama 0.5+ takes a JSON schema
+as ``format``), so json-mode agents send their output schema on turns without
+tools; for an older server pass ``profile={"json_schema_output": False}`` or set
+``Kernel(config={"profiles": {"ollama:*": {"json_schema_output": False}}})``.
 """
 
 from __future__ import annotations

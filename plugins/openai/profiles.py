@@ -1,15 +1,20 @@
 """What OpenAI-protocol models can do, by model-name prefix (first match wins).
 
-Unknown models (vLLM, llama.cpp, gateways...) get native tool calls and no
-JSON-schema output; users override per model with
-``Kernel(config={"profiles": {"openai:my-model": {...}}})`` or ``profile={...}``.
+``json_schema_output=True`` makes json-mode agents send ``response_format``
+(a ``json_schema``) on turns without tools. Unknown models (vLLM, llama.cpp,
+gateways...) get native tool calls and no JSON-schema output. A profile is
+chosen as: this table (by the model name, router prefixes such as
+``openai/gpt-4o`` ignored), then ``Kernel(config={"profiles": {...}})`` entries
+``"openai:*"`` and ``"openai:<model>"``, then ``k.llm(..., profile={...})``;
+later ones override single fields. So a local server that serves a model
+named ``gpt-4o`` but rejects ``response_format`` takes
+``profile={"json_schema_output": False}``, and a vLLM model that supports it
+takes ``profile={"json_schema_output": True}``.
 """
 
 from __future__ import annotations
 
 from zagent.types import ModelProfile
-
-_FULL = ModelProfile(native_tools=True, parallel_tool_calls=True, json_schema_output=True, streaming_tools=True)
 
 KNOWN: tuple[tuple[str, ModelProfile], ...] = (
     ("o1-mini", ModelProfile(native_tools=False, parallel_tool_calls=False, json_schema_output=False,

@@ -148,8 +148,12 @@ def encode_message(m: Message) -> dict[str, Any]:
 
 
 def response_format(fmt: dict[str, Any]) -> dict[str, Any]:
-    """OpenAI's ``response_format``: given as-is, or a bare JSON schema wrapped as ``json_schema``."""
+    """OpenAI's ``response_format``: given as-is, or a bare JSON schema wrapped as ``json_schema``
+    (named after its ``title``, cut to OpenAI's ``[A-Za-z0-9_-]{1,64}``; not ``strict``, which would
+    require every property and ``additionalProperties: false``)."""
     if fmt.get("type") in ("json_schema", "json_object", "text"):
         return fmt
-    name = str(fmt.get("title") or "output").replace(" ", "_")[:64]
+    import re
+
+    name = re.sub(r"[^A-Za-z0-9_-]+", "_", str(fmt.get("title") or "")).strip("_")[:64] or "output"
     return {"type": "json_schema", "json_schema": {"name": name, "schema": fmt}}

@@ -138,7 +138,10 @@ def _uncalled_tools(request: LLMRequest) -> list[ToolSpec]:
 
 def _arguments(spec: ToolSpec) -> dict[str, Any]:
     schema = spec.parameters or {"type": "object", "properties": {}}
-    value = from_schema(schema)
+    try:
+        value = from_schema(schema)
+    except ConfigError as exc:  # e.g. a pattern it cannot satisfy: name the tool too
+        raise ConfigError(f"test model calling tool {spec.name!r}: {exc}") from None
     return value if isinstance(value, dict) else {}
 
 

@@ -3,14 +3,17 @@
 Deterministic (same schema, same value) and minimal: required properties only,
 defaults and ``const``/``enum`` honoured, ``$ref`` into ``$defs``/``definitions``
 resolved, ``anyOf``/``oneOf`` take their first non-null branch, ``allOf`` is
-merged, string/number/array bounds respected. Unsupported keywords (``pattern``)
-are ignored rather than guessed.
+merged, string/number/array bounds respected, ``examples`` used when given.
+A string ``pattern`` gets a short matching string (``zagent.plugins.offline.patterns``);
+a pattern it cannot satisfy raises ``ConfigError`` naming the parameter and the
+pattern, rather than producing a value the tool would reject.
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
+from zagent.errors import ConfigError
 from zagent.types import Field
 
 _FORMATS = {
@@ -29,41 +32,45 @@ _FORMATS = {
 _MAX_DEPTH = 8
 
 
-def from_schema(schema: Any, root: Optional[dict[str, Any]] = None, depth: int = 0) -> Any:
-    """A value valid for JSON schema ``schema`` (``root`` holds the ``$defs`` refs point into)."""
+def from_schema(schema: Any, root: Optional[dict[str, Any]] = None, depth: int = 0, path: str = "") -> Any:
+    """A value valid for JSON schema ``schema`` (``root`` holds the ``$defs`` refs point into;
+    ``path`` names the value in errors: ``query``, ``filter.code``, ``codes[]``)."""
     if not isinstance(schema, dict):
         return "a"
     root = schema if root is None else root
     if depth > _MAX_DEPTH:
         return None
     if "$ref" in schema:
-        return from_schema(_resolve(schema["$ref"], root), root, depth + 1)
+        return from_schema(_resolve(schema["$ref"], root), root, depth + 1, path)
     if "const" in schema:
         return schema["const"]
     if "default" in schema:
         return schema["default"]
     if schema.get("enum"):
         return schema["enum"][0]
+    if isinstance(schema.get("examples"), list) and schema["examples"]:
+        return schema["examples"][0]
     for key in ("anyOf", "oneOf"):
         if schema.get(key):
             branch = next((b for b in schema[key] if b.get("type") != "null"), schema[key][0])
-            return from_schema(branch, root, depth + 1)
+            return from_schema(branch, root, depth + 1, path)
     if schema.get("allOf"):
         merged: dict[str, Any] = {}
         for part in schema["allOf"]:
             part = _resolve(part["$ref"], root) if "$ref" in part else part
             merged = _merge(merged, part)
-        return from_schema(merged, root, depth + 1)
-    return _by_type(schema, _type_of(schema), root, depth)
+        return from_schema(merged, root, depth + 1, path)
+    return _by_type(schema, _type_of(schema), root, depth, path)
 
 
-def _by_type(schema: dict[str, Any], kind: str, root: dict[str, Any], depth: int) -> Any:
+def _by_type(schema: dict[str, Any], kind: str, root: dict[str, Any], depth: int, path: str) -> Any:
     if kind == "object":
         props = schema.get("properties") or {}
-        return {name: from_schema(props.get(name, {}), root, depth + 1) for name in schema.get("required") or []}
+        return {name: from_schema(props.get(name, {}), root, depth + 1, f"{path}.{name}" if path else name)
+                for name in schema.get("required") or []}
     if kind == "array":
         count = int(schema.get("minItems") or 1)
-        item = from_schema(schema.get("items") or {}, root, depth + 1)
+        item = from_schema(schema.get("items") or {}, root, depth + 1, f"{path or 'value'}[]")
         if schema.get("uniqueItems") and count > 1 and isinstance(item, (int, float)):
             return [item + i for i in range(count)]
         return [item] * count
@@ -75,7 +82,7 @@ def _by_type(schema: dict[str, Any], kind: str, root: dict[str, Any], depth: int
         return True
     if kind == "null":
         return None
-    return _string(schema)
+    return _string(schema, path)
 
 
 def _type_of(schema: dict[str, Any]) -> str:
@@ -104,10 +111,20 @@ def _number(schema: dict[str, Any], value: Any, cast: type) -> Any:
     return cast(value)
 
 
-def _string(schema: dict[str, Any]) -> str:
-    text = _FORMATS.get(schema.get("format", ""), "a")
+def _string(schema: dict[str, Any], path: str = "") -> str:
     low = int(schema.get("minLength") or 0)
     high = schema.get("maxLength")
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        from .patterns import PatternError, matching
+
+        try:
+            return matching(pattern, low, None if high is None else int(high))
+        except PatternError as exc:
+            raise ConfigError(
+                f"parameter {path or 'value'!r} has pattern {pattern!r}: {exc}; give it a default or "
+                "examples in its schema, or script this call with a scripted: model") from None
+    text = _FORMATS.get(schema.get("format", ""), "a")
     if len(text) < low:
         text = text + "a" * (low - len(text))
     if high is not None and len(text) > high:

@@ -71,8 +71,11 @@ class Agent:
     """An agent: named actions, memory, an LLM (``llm`` or ``llm_config``, consistent if both).
 
     :ivar memory_size: short-term memory keeps the last ``memory_size`` messages (``None``: all).
-    :ivar use_long_term_memory: also write every message to ``kernel.memory(long_term_memory["name"])``.
-    :ivar context_messages: how many recent messages ``ContextExtraction`` reads.
+    :ivar use_long_term_memory: also write every message to ``kernel.memory(long_term_memory["name"])``
+        (default ``sqlite``; other keys are the backend's options, plus ``session`` for a
+        ``name/session`` namespace); ``recall``/``arecall`` search it, and missing inputs are
+        extracted from what it recalls as well as from the recent messages.
+    :ivar context_messages: how many recent (and recalled) messages ``ContextExtraction`` reads.
     :ivar agent_config: per-run settings plugins read from ``ctx.agent_config``
         (``{"rails": {...}, "skills": True}``).
     """
@@ -177,8 +180,12 @@ class Agent:
     async def _extract(self, action: Action, ctx: "RunContext") -> dict[str, Any]:
         from .extraction import ContextExtraction
 
-        found = await ContextExtraction(kernel=self.kernel).aextract(
-            self.llm, action, self._memory[-self.context_messages:], ctx=ctx)
+        messages = self._memory[-self.context_messages:]
+        if self.use_long_term_memory:  # earlier runs, maybe in other processes: what matches the missing inputs
+            missing = action.missing_inputs({})
+            recalled = await self.arecall(" ".join(missing), limit=self.context_messages)
+            messages = [m for m in recalled if m not in messages] + messages
+        found = await ContextExtraction(kernel=self.kernel).aextract(self.llm, action, messages, ctx=ctx)
         still = action.missing_inputs(found)
         if still:
             raise ConfigError(
@@ -198,11 +205,30 @@ class Agent:
         if self.memory_size is not None and len(self._memory) > self.memory_size:
             del self._memory[: len(self._memory) - self.memory_size]
         if self.use_long_term_memory:
-            await self._long_term().aadd(self.name, messages)
+            await self._long_term().aadd(self.namespace, messages)
+
+    @property
+    def namespace(self) -> str:
+        """Where long-term memory keeps this agent's messages: its name, or ``name/session`` when
+        ``long_term_memory={"session": ...}`` is set."""
+        session = (self.long_term_memory or {}).get("session")
+        return f"{self.name}/{session}" if session else self.name
+
+    async def arecall(self, text: str, limit: int = 10) -> list[Message]:
+        """Messages from this agent's long-term memory matching ``text``, best first (full-text search;
+        empty ``text``: the newest). Empty without long-term memory."""
+        if not self.use_long_term_memory:
+            return []
+        return list(await self._long_term().asearch(self.namespace, text, limit))
+
+    def recall(self, text: str, limit: int = 10) -> list[Message]:
+        """Sync twin of ``arecall``."""
+        return run_sync(self.arecall(text, limit))
 
     def _long_term(self) -> Any:
         if self._ltm is None:
             opts = dict(self.long_term_memory or {})
+            opts.pop("session", None)
             self._ltm = self.kernel.memory(opts.pop("name", "sqlite"), **opts)
         return self._ltm
 
@@ -210,7 +236,7 @@ class Agent:
         """Forget the short-term memory (and the long-term namespace of this agent if asked)."""
         self._memory.clear()
         if long_term and self.use_long_term_memory:
-            self._long_term().clear(self.name)
+            self._long_term().clear(self.namespace)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} llm={self.llm!r} actions={self.action_names}>"

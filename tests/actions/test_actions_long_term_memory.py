@@ -26,3 +26,33 @@ def test_clear_memory_long_term_clears_the_namespace(kernel, tmp_path):
     agent(question="q")
     agent.clear_memory(long_term=True)
     assert kernel.memory("sqlite", path=path).last("QA", 10) == []
+
+
+def test_a_fresh_agent_extracts_a_missing_input_from_an_earlier_runs_memory(kernel, tmp_path):
+    """A new agent instance (empty short-term memory) on the same file finds a missing input in what an
+    earlier instance stored, through recall."""
+    kernel.add_plugin("zagent.plugins.memory")
+    spec = qa_spec(use_long_term_memory=True, long_term_memory={"name": "sqlite", "path": str(tmp_path / "m.db")})
+    first = kernel.agent(spec)
+    first.llm = kernel.llm("scripted:first", replies=["Gravity of the moon."])
+    first(question="What drives tides?")
+    second = kernel.agent(spec)
+    second.llm = kernel.llm("scripted:second", replies=['{"question": "What drives tides?"}', "The moon."])
+    assert second().answer == "The moon."
+    extraction = "\n".join(m.content or "" for m in second.llm.requests[0].messages)
+    assert "What drives tides?" in extraction
+
+
+def test_sessions_keep_long_term_memories_apart(kernel, tmp_path):
+    """long_term_memory={"session": ...} stores under name/session, and recall sees only its own session."""
+    kernel.add_plugin("zagent.plugins.memory")
+    path = str(tmp_path / "m.db")
+    agents = {}
+    for session in ("alice", "bob"):
+        agents[session] = kernel.agent(qa_spec(use_long_term_memory=True,
+                                               long_term_memory={"path": path, "session": session}))
+        agents[session].llm = kernel.llm(f"scripted:{session}", replies=[f"hello {session}"])
+        agents[session](question=f"who is {session}?")
+    assert agents["alice"].namespace == "QA/alice"
+    assert [m.content for m in agents["alice"].recall("hello")] == ['{"answer":"hello alice"}']
+    assert [m.content for m in agents["bob"].recall("hello")] == ['{"answer":"hello bob"}']

@@ -113,6 +113,11 @@ class WorkFlowExecutor:
 
     async def _load(self, run_id: str) -> Optional[RunState]:
         if self.checkpoints is None:
+            import logging
+
+            logging.getLogger("zagent.workflow").warning(
+                "run_id %r given but this executor has no checkpoints store, so there is nothing to resume: "
+                "starting a new run with that id (pass checkpoints=... to resume runs)", run_id)
             return None
         found = await self.checkpoints.alatest(run_id)
         return msgspec.json.decode(found[1], type=RunState) if found else None

@@ -156,6 +156,13 @@ def test_unknown_run_id_starts_a_new_run(kernel, tmp_path):
     assert result.run_id == "fresh" and result.resumed == []
 
 
+def test_run_id_without_a_checkpoint_store_warns_that_nothing_resumes(kernel, caplog):
+    """A run id given to an executor without checkpoints runs fresh and says there was nothing to resume from."""
+    result = WorkFlowExecutor(kernel=kernel).run(diamond(), {"goal": "g"}, run_id="wanted-resume")
+    assert result.run_id == "wanted-resume" and result.resumed == []
+    assert "no checkpoints store, so there is nothing to resume" in caplog.text
+
+
 def test_missing_workflow_input_is_a_clear_error(kernel):
     """Running without a required workflow input names it."""
     from zagent import ConfigError

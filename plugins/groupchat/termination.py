@@ -20,6 +20,7 @@ this order: keyword, judge, max_tokens, max_time, max_rounds.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import attrs
@@ -35,6 +36,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from zagent import RunContext
 
 DONE_WORDS = ("done", "yes", "true", "terminate", "stop", "finished", "complete")
+HEDGE_WORDS = frozenset({"but", "however", "not", "except", "although", "though", "almost", "yet", "missing",
+                         "unless", "needs", "need"})
 SPEC_KEYS = ("max_rounds", "keywords", "keyword", "case_sensitive", "judge", "judge_every", "max_tokens",
              "max_seconds")
 
@@ -133,14 +136,17 @@ class Judge:
 
 
 def is_done(output: dict[str, Any], content: str) -> bool:
-    """A judge's verdict: boolean ``done`` (or the first boolean output), else the reply's first word."""
+    """A judge's verdict: boolean ``done`` (or the first boolean output), else the reply's first word,
+    unless its first sentence hedges ("Yes, but ...")."""
     if isinstance(output.get("done"), bool):
         return output["done"]
     flags = [v for v in output.values() if isinstance(v, bool)]
     if flags:
         return flags[0]
-    words = content.strip().lower().lstrip("\"'`*#").split()
-    return bool(words) and words[0].strip(".,!:;\"'`*") in DONE_WORDS
+    first_sentence = re.split(r"[.!?\n]", content.strip().lower().lstrip("\"'`*#"), maxsplit=1)[0]
+    words = [w.strip(".,!:;\"'`*()") for w in first_sentence.split()]
+    # "Yes, but the conclusion is missing" is not a verdict of done.
+    return bool(words) and words[0] in DONE_WORDS and not any(w in HEDGE_WORDS for w in words[1:])
 
 
 async def first_met(conditions: Sequence[Any], view: ChatView) -> Optional[tuple[str, str]]:

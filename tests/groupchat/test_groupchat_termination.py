@@ -137,3 +137,18 @@ def test_judge_verdicts_from_text_and_fields():
     assert is_done({"finished": True}, "") and is_done({}, "**Yes**, it is complete")
     assert not is_done({}, "No, the draft lacks sources") and not is_done({}, "")
     assert isinstance(Judge(agent=None).name, str)
+
+
+@pytest.mark.parametrize("reply, done", [
+    ("Yes, but the conclusion is missing.", False),
+    ("Done, except for the references", False),
+    ("yes - not yet", False),
+    ("Yes. The draft is ready; nothing but praise.", True),
+    ("DONE", True),
+    ("Complete: all three sections are there.", True),
+])
+def test_a_hedged_yes_is_not_a_verdict_of_done(reply, done):
+    """The text fallback reads only an unhedged first sentence as done ("Yes, but ..." goes on)."""
+    from zagent.plugins.groupchat.termination import is_done
+
+    assert is_done({}, reply) is done

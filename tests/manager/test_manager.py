@@ -2,6 +2,7 @@
 
 import asyncio
 import threading
+import time
 
 import pytest
 from zagent import ConfigError
@@ -159,6 +160,7 @@ def test_threads_take_turns(manager):
                 with lock:
                     running[0] += 1
                     peak[0] = max(peak[0], running[0])
+                time.sleep(0.0002)  # hold the agent a moment: another thread that got in too would be counted
                 with lock:
                     running[0] -= 1
 

@@ -53,15 +53,19 @@ def alive(pid: int) -> bool:
 
 
 class HttpDemo:
-    """The demo server over streamable HTTP on a fixed free loopback port; can be stopped and started again."""
+    """The demo server over streamable HTTP on a fixed free loopback port; can be stopped and started again.
 
-    def __init__(self):
+    With ``token`` the server requires ``Authorization: Bearer <token>`` (401 otherwise; 403 for ``no-scope``).
+    """
+
+    def __init__(self, token: str = ""):
         self.port = free_port()
+        self.token = token
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.proc = None
 
     def start(self) -> str:
-        self.proc = subprocess.Popen([sys.executable, DEMO, "http", str(self.port)], stdout=subprocess.DEVNULL,
+        self.proc = subprocess.Popen([sys.executable, DEMO, "http", str(self.port), *([self.token] if self.token else [])], stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
         while True:

@@ -55,22 +55,47 @@ def test_environment_variables_are_expanded():
     assert settings.servers["r"].headers["Authorization"].reveal() == "Bearer none"
 
 
-def test_an_unset_variable_is_a_config_error():
-    """A `${VAR}` without value or default is refused with the variable's name."""
+def test_an_unset_variable_makes_the_entry_invalid_naming_server_variable_and_fix():
+    """A `${VAR}` without value or default makes that entry invalid: the error names the server, the
+    variable, the key it is used in and how to fix it; the other entries are kept."""
+    settings = load_settings({"mcpServers": {"r": {"url": "https://h/${MISSING_TOKEN}"}, "ok": {"command": "srv"}}},
+                             environ={})
+    assert list(settings.servers) == ["ok"]
+    bad = settings.invalid["r"]
+    assert "'r'" in bad.error and "MISSING_TOKEN" in bad.error and "'url'" in bad.error
+    assert "export MISSING_TOKEN=" in bad.error and "${MISSING_TOKEN:-" in bad.error
+    assert (bad.transport, bad.target) == ("http", "https://h/${MISSING_TOKEN}")
+
+
+def test_strict_loading_raises_for_an_unset_variable():
+    """`strict=True` is the strict path: the first bad entry raises ConfigError naming the variable."""
     with pytest.raises(ConfigError, match="MISSING_TOKEN"):
-        load_settings({"mcpServers": {"r": {"url": "https://h/${MISSING_TOKEN}"}}}, environ={})
+        load_settings({"mcpServers": {"r": {"url": "https://h/${MISSING_TOKEN}"}}}, environ={}, strict=True)
 
 
 def test_unknown_keys_are_refused_with_the_servers_name():
     """A typo in a server entry is an error naming the server and the key."""
     with pytest.raises(ConfigError, match=r"'a'.*comand"):
-        load_settings({"mcpServers": {"a": {"comand": "srv"}}}, environ={})
+        load_settings({"mcpServers": {"a": {"comand": "srv"}}}, environ={}, strict=True)
+    assert "comand" in load_settings({"mcpServers": {"a": {"comand": "srv"}}}, environ={}).invalid["a"].error
 
 
 def test_sse_transport_is_refused():
     """The deprecated SSE transport is refused with what to use instead."""
     with pytest.raises(ConfigError, match="streamable HTTP"):
-        load_settings({"mcpServers": {"a": {"url": "http://h/sse", "type": "sse"}}}, environ={})
+        load_settings({"mcpServers": {"a": {"url": "http://h/sse", "type": "sse"}}}, environ={}, strict=True)
+
+
+def test_a_missing_or_unparsable_file_is_a_problem_and_the_other_sources_are_used(tmp_path):
+    """An unreadable (missing) or unparsable file is reported in `problems` with its path; inline servers stay."""
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"mcpServers": {"a": ')
+    settings = load_settings({"config_file": str(broken), "mcpServers": {"ok": {"command": "srv"}}},
+                             environ={"ZAGENT_MCP_CONFIG": str(tmp_path / "missing.json")})
+    assert list(settings.servers) == ["ok"]
+    missing, unparsable = settings.problems
+    assert "missing.json" in missing and "ZAGENT_MCP_CONFIG" in missing
+    assert "broken.json" in unparsable and "not valid JSON" in unparsable
 
 
 def test_env_values_do_not_appear_in_reprs():
@@ -91,11 +116,12 @@ def test_disabled_servers_are_listed_but_not_started():
         k.close()
 
 
-def test_a_bad_configuration_is_a_plugin_problem_not_a_crash():
-    """An invalid `mcp` section is reported in `kernel.problems` (non-strict) and the kernel starts."""
+def test_in_strict_mode_a_bad_entry_is_a_plugin_problem():
+    """`config["mcp"]["strict"]` (default: the kernel's `strict`) makes a bad entry a ConfigError: the plugin
+    is reported in `kernel.problems` (non-strict kernel) and the kernel starts."""
     k = Kernel(plugins=["zagent_mcp.plugin"], entry_points=False,
-               config={"mcp": {"mcpServers": {"a": {"url": "ftp://nope"}, "demo": demo_stdio()}}})
+               config={"mcp": {"strict": True, "mcpServers": {"a": {"url": "ftp://nope"}, "demo": demo_stdio()}}})
     try:
-        assert len(k.problems) == 1 and "'a'" in k.problems[0].error
+        assert len(k.problems) == 1 and "'a'" in k.problems[0].error and "ConfigError" in k.problems[0].error
     finally:
         k.close()

@@ -2,13 +2,18 @@
 
 Shows the servers of the CLI's kernel (configured with ``ZAGENT_MCP_CONFIG``),
 or, with ``--config FILE``, connects to the servers of that file just for the
-listing. Exit code 1 when a server is not ready, so scripts can check health.
+listing. Invalid entries are listed with state ``invalid`` and what is wrong;
+a configuration file that cannot be read or parsed is reported as an error
+(on stdout with the listing, on stderr with ``--json``). Exit code 1 when a
+server is not ready or the configuration has a problem, so scripts can check
+health.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 
@@ -20,7 +25,7 @@ def add_commands(cli: Any) -> None:
 
 
 def cmd_list(args: argparse.Namespace, kernel: Any) -> int:
-    """Print each server with state, target and tools; errors of failed servers below them."""
+    """Print configuration problems, then each server with state, target and tools; errors below them."""
     from .plugin import runtime_of
 
     if args.config:
@@ -30,19 +35,25 @@ def cmd_list(args: argparse.Namespace, kernel: Any) -> int:
         runtime = McpRuntime(load_settings({"config_file": args.config}, env_file=False))
         try:
             runtime.start()
-            rows = runtime.status()
+            rows, problems = runtime.status(), list(runtime.settings.problems)
         finally:
             runtime.close()
     else:
         runtime = runtime_of(kernel)
         rows = runtime.status() if runtime is not None else []
+        problems = list(runtime.settings.problems) if runtime is not None else []
     if args.json:
+        for problem in problems:
+            print(f"zagent: error: {problem}", file=sys.stderr)
         print(json.dumps(rows, indent=2))
-    elif not rows:
-        print("no MCP servers configured (set ZAGENT_MCP_CONFIG or pass --config FILE)")
     else:
+        for problem in problems:
+            print(f"error: {problem}")
+        if not rows and not problems:
+            print("no MCP servers configured (set ZAGENT_MCP_CONFIG or pass --config FILE)")
         _print(rows)
-    return 0 if all(r["state"] in ("ready", "disabled") for r in rows) else 1
+    healthy = all(r["state"] in ("ready", "disabled") for r in rows)
+    return 0 if healthy and not problems else 1
 
 
 def _print(rows: list[dict[str, Any]]) -> None:

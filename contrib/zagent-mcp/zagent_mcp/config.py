@@ -13,8 +13,17 @@ is either stdio (``command``, ``args``, ``env``, ``cwd``) or streamable HTTP
 (``url``, ``headers``). ``${VAR}`` and ``${VAR:-default}`` in those values are
 taken from the environment, so secrets can stay out of the file.
 
+One bad entry does not spoil the others: by default an entry that cannot be
+used (an unset ``${VAR}``, a typo in a key) becomes an ``InvalidServer`` in
+``McpSettings.invalid``, and a file that cannot be read or parsed (or a bad
+option of the ``mcp`` section) a message in ``McpSettings.problems``; the
+rest of the configuration is used. ``strict=True`` raises ``ConfigError`` at
+the first problem instead.
+
 This module only reads and validates; it never connects. Header and env
-values are kept as ``zagent.Secret`` and never appear in reprs or logs.
+values are kept as ``zagent.Secret`` and never appear in reprs or logs;
+values taken from ``${VAR}`` are shown as ``${VAR}`` wherever a server's
+target is shown (``zagent_mcp.envvars``).
 """
 
 from __future__ import annotations
@@ -27,11 +36,12 @@ import attrs
 
 from zagent import ConfigError, Secret
 
+from .envvars import UnsetVariable, expand, scrub
+
 ENV_VAR = "ZAGENT_MCP_CONFIG"
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_CALL_TIMEOUT = 60.0
 _SERVER_KEYS = ("mcpServers", "servers", "mcp_servers")
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _KNOWN = {"command", "args", "env", "cwd", "url", "headers", "type", "transport", "disabled", "timeout",
           "connect_timeout", "tools", "stderr", "description"}
 
@@ -49,6 +59,9 @@ class ServerConfig:
     :ivar tools: if given, only these MCP tool names are registered.
     :ivar stderr: a stdio server's stderr: ``"capture"`` (kept for error
         reports), ``"inherit"`` (this process's stderr) or ``"devnull"``.
+    :ivar shown: command and args (stdio) or URL (HTTP) as shown to people:
+        parts taken from the environment stay ``${VAR}``; empty means "as used".
+    :ivar hidden: the values taken from the environment, scrubbed from shown text.
     """
 
     name: str
@@ -63,13 +76,20 @@ class ServerConfig:
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     tools: Optional[tuple[str, ...]] = None
     stderr: str = "capture"
+    shown: tuple[str, ...] = ()
+    hidden: tuple[Secret, ...] = ()
 
     @property
     def target(self) -> str:
-        """What to show a user: the command line, or the URL without its query string."""
+        """What to show a user: the command line, or the URL without its query string; ``${VAR}`` parts masked."""
         if self.transport == "stdio":
-            return " ".join([self.command or "", *self.args])
-        return (self.url or "").split("?", 1)[0]
+            return self.scrub(" ".join(self.shown or (self.command or "", *self.args)))
+        return self.scrub((self.shown[0] if self.shown else self.url or "").split("?", 1)[0])
+
+    def scrub(self, text: str) -> str:
+        """``text`` without this server's secret values (from ``${VAR}``, ``env``, ``headers``)."""
+        values = [s.reveal() for s in (*self.hidden, *self.env.values(), *self.headers.values())]
+        return scrub(text, values) if values else text
 
     def __repr__(self) -> str:
         extra = f" headers={sorted(self.headers)}" if self.headers else ""
@@ -78,49 +98,112 @@ class ServerConfig:
 
 
 @attrs.frozen
+class InvalidServer:
+    """A server entry that cannot be used: ``error`` says what is wrong and how to fix it.
+
+    ``transport`` and ``target`` are read from the entry as written (no
+    ``${VAR}`` expanded), for ``zagent mcp list``.
+    """
+
+    name: str
+    error: str
+    transport: str = "-"
+    target: str = ""
+
+
+@attrs.frozen
 class McpSettings:
-    """The whole ``mcp`` section: servers plus the options that apply to all of them."""
+    """The whole ``mcp`` section: servers plus the options that apply to all of them.
+
+    :ivar invalid: entries that were skipped, by name.
+    :ivar problems: what went wrong outside any one entry (an unreadable file, a bad option).
+    """
 
     servers: dict[str, ServerConfig]
     disabled: tuple[str, ...] = ()
     separator: str = "."
+    invalid: dict[str, InvalidServer] = attrs.field(factory=dict)
+    problems: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.servers or self.disabled or self.invalid or self.problems)
 
 
-def load_settings(section: Any, environ: Optional[Mapping[str, str]] = None, *, env_file: bool = True) -> McpSettings:
+def load_settings(section: Any, environ: Optional[Mapping[str, str]] = None, *, env_file: bool = True,
+                  strict: bool = False) -> McpSettings:
     """Build ``McpSettings`` from ``kernel.config["mcp"]`` (may be ``None``) and ``ZAGENT_MCP_CONFIG``.
 
     ``environ`` (default ``os.environ``) supplies ``${VAR}`` values; ``env_file=False``
-    ignores ``ZAGENT_MCP_CONFIG``.
+    ignores ``ZAGENT_MCP_CONFIG``. Bad entries and unreadable files are
+    collected in ``invalid`` and ``problems``; ``strict=True`` raises
+    ``ConfigError`` for the first one instead.
     """
     environ = os.environ if environ is None else environ
+    problems: list[str] = []
+
+    def problem(message: str) -> None:
+        if strict:
+            raise ConfigError(message)
+        problems.append(message)
+
     if section is None:
         section = {}
     if isinstance(section, (str, os.PathLike)):
         section = {"config_file": os.fspath(section)}
     if not isinstance(section, Mapping):
-        raise ConfigError(f"config['mcp'] must be a mapping, got {type(section).__name__}")
+        problem(f"config['mcp'] must be a mapping, got {type(section).__name__}; no MCP server is started")
+        section = {}
     raw: dict[str, Any] = {}
-    if env_file and environ.get(ENV_VAR):
-        raw.update(_servers_of(read_file(environ[ENV_VAR]), environ[ENV_VAR]))
+    files = [(environ[ENV_VAR], f" (named by {ENV_VAR})")] if env_file and environ.get(ENV_VAR) else []
     if section.get("config_file"):
-        raw.update(_servers_of(read_file(os.fspath(section["config_file"])), section["config_file"]))
-    raw.update(_servers_of(section, "config['mcp']"))
+        files.append((os.fspath(section["config_file"]), ""))
+    for path, origin in files:
+        try:
+            raw.update(_servers_of(read_file(path), path))
+        except ConfigError as exc:
+            problem(f"{exc}{origin}; fix or remove it: none of its servers is started")
+    try:
+        raw.update(_servers_of(section, "config['mcp']"))
+    except ConfigError as exc:
+        problem(str(exc))
     defaults = {
         "timeout": section.get("call_timeout", DEFAULT_CALL_TIMEOUT),
         "connect_timeout": section.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT),
     }
     servers: dict[str, ServerConfig] = {}
     disabled: list[str] = []
+    invalid: dict[str, InvalidServer] = {}
     for name, spec in raw.items():
         if isinstance(spec, Mapping) and spec.get("disabled"):
             disabled.append(name)
             continue
-        servers[name] = parse_server(name, spec, defaults, environ)
+        try:
+            servers[name] = parse_server(name, spec, defaults, environ)
+        except ConfigError as exc:
+            if strict:
+                raise
+            invalid[name] = InvalidServer(name, str(exc), *_as_written(spec))
     separator = section.get("name_separator", ".")
     if not isinstance(separator, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]{1,4}", separator):
-        raise ConfigError(f"config['mcp']['name_separator'] must be 1-4 of letters, digits, '_', '.', '-'; "
-                          f"got {separator!r}")
-    return McpSettings(servers=servers, disabled=tuple(disabled), separator=separator)
+        problem(f"config['mcp']['name_separator'] must be 1-4 of letters, digits, '_', '.', '-'; "
+                f"got {separator!r}; using '.'")
+        separator = "."
+    return McpSettings(servers=servers, disabled=tuple(disabled), separator=separator, invalid=invalid,
+                       problems=tuple(problems))
+
+
+def _as_written(spec: Any) -> tuple[str, str]:
+    """Transport and target of an entry as written in the file (``${VAR}`` not expanded), for listings."""
+    if not isinstance(spec, Mapping):
+        return "-", ""
+    if isinstance(spec.get("url"), str):
+        return "http", spec["url"].split("?", 1)[0]
+    if isinstance(spec.get("command"), str):
+        args = spec.get("args")
+        args = [a for a in args if isinstance(a, str)] if isinstance(args, (list, tuple)) else []
+        return "stdio", " ".join([spec["command"], *args])
+    return "-", ""
 
 
 def read_file(path: str) -> dict[str, Any]:
@@ -186,30 +269,36 @@ def parse_server(name: str, spec: Any, defaults: Mapping[str, Any], environ: Map
         tools=_strings(spec["tools"], where, "tools") if spec.get("tools") is not None else None,
         stderr=_choice(spec.get("stderr", "capture"), where),
     )
+    hidden: list[str] = []  # values taken from the environment
+    shown: list[str] = []  # command + args, or url, as shown to people
+
+    def value(text: str, key: str) -> str:
+        try:
+            done = expand(text, environ)
+        except UnsetVariable as exc:
+            raise ConfigError(f"{where}: environment variable {exc.variable} (used in '{key}') is not set; "
+                              f"set it (export {exc.variable}=...) or give a default in the configuration: "
+                              f"${{{exc.variable}:-value}}") from None
+        hidden.extend(done.secrets)
+        if key in ("command", "args", "url"):
+            shown.append(done.shown)
+        return done.value
+
     if transport == "stdio":
         if not isinstance(spec.get("command"), str) or not spec["command"]:
             raise ConfigError(f"{where}: a stdio server needs 'command' (and optionally args, env, cwd)")
-        return ServerConfig(
-            command=_expand(spec["command"], environ), args=tuple(_expand(a, environ) for a in
-                                                                  _strings(spec.get("args", []), where, "args")),
-            env={k: Secret(_expand(v, environ)) for k, v in _mapping(spec.get("env"), where, "env").items()},
-            cwd=_expand(spec["cwd"], environ) if spec.get("cwd") else None, **common)
+        command = value(spec["command"], "command")
+        args = tuple(value(a, "args") for a in _strings(spec.get("args", []), where, "args"))
+        env = {k: Secret(value(v, "env")) for k, v in _mapping(spec.get("env"), where, "env").items()}
+        cwd = value(spec["cwd"], "cwd") if spec.get("cwd") else None
+        return ServerConfig(command=command, args=args, env=env, cwd=cwd, shown=tuple(shown),
+                            hidden=tuple(Secret(h) for h in hidden), **common)
     if not isinstance(spec.get("url"), str) or not spec["url"].startswith(("http://", "https://")):
         raise ConfigError(f"{where}: an HTTP server needs 'url' starting with http:// or https://")
-    return ServerConfig(url=_expand(spec["url"], environ), **common,
-                        headers={k: Secret(_expand(v, environ))
-                                 for k, v in _mapping(spec.get("headers"), where, "headers").items()})
-
-
-def _expand(value: str, environ: Mapping[str, str]) -> str:
-    def sub(m: "re.Match[str]") -> str:
-        if m.group(1) in environ:
-            return environ[m.group(1)]
-        if m.group(2) is not None:
-            return m.group(2)
-        raise ConfigError(f"environment variable {m.group(1)} is used in the MCP configuration but not set")
-
-    return _VAR.sub(sub, value)
+    url = value(spec["url"], "url")
+    headers = {k: Secret(value(v, "headers")) for k, v in _mapping(spec.get("headers"), where, "headers").items()}
+    return ServerConfig(url=url, headers=headers, shown=tuple(shown), hidden=tuple(Secret(h) for h in hidden),
+                        **common)
 
 
 def _strings(value: Any, where: str, key: str) -> tuple[str, ...]:

@@ -18,12 +18,19 @@ otherwise the model is told the server restarted, because the call may have
 run already. An HTTP server that answers "session not found" (it restarted)
 refused the call without running it, so that call is always sent again on a
 new session.
+
+Errors are shown without secrets: every message is passed through
+``ServerConfig.scrub``. An HTTP server refusing a request (401, 403, any
+4xx/5xx) is reported with its status code, which the SDK's own error
+("Server returned an error response") leaves out; for 401/403 with a hint to
+check the ``headers`` (names only, never values).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import tempfile
 from contextlib import AsyncExitStack
@@ -55,6 +62,7 @@ class ServerConnection:
         self._stop: Optional[asyncio.Event] = None
         self._lock: Optional[asyncio.Lock] = None
         self._stderr: Any = None
+        self._http_refusal: Optional[str] = None  # "HTTP 401 Unauthorized ..." of the last refused request
 
     # -- connecting -----------------------------------------------------------
 
@@ -71,7 +79,7 @@ class ServerConnection:
 
     async def _connect(self) -> None:
         await self._stop_owner()
-        self.state, self.error = "connecting", None
+        self.state, self.error, self._http_refusal = "connecting", None, None
         self.connects += 1
         ready: asyncio.Future = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
@@ -91,6 +99,8 @@ class ServerConnection:
             leaf = _leaf(exc)
             if type(leaf).__name__ == "MCPError" and getattr(leaf, "code", None) == _CONNECTION_CLOSED:
                 self._fail("the server closed the connection while starting (did it exit, or is it not an MCP server?)")
+            elif self._http_refusal and _http_fallback(leaf):
+                self._fail(f"could not start: {self._http_refusal}")
             else:
                 self._fail(f"could not start: {_describe(exc)}")
             return
@@ -116,7 +126,7 @@ class ServerConnection:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else ConnectionError("cancelled"))
             elif self._session is session and self.state == "ready" and isinstance(exc, Exception):
-                self.state, self.error = "disconnected", _describe(exc)  # the transport died under us
+                self.state, self.error = "disconnected", self.config.scrub(_describe(exc))  # the transport died
             if not isinstance(exc, Exception):
                 raise
         finally:
@@ -137,7 +147,14 @@ class ServerConnection:
 
         headers = {k: v.reveal() for k, v in cfg.headers.items()} or None
         client = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+        client.event_hooks["response"].append(self._note_response)
         return await stack.enter_async_context(streamable_http_client(cfg.url, http_client=client))
+
+    async def _note_response(self, response: Any) -> None:
+        """httpx response hook: remember a refused request's status, for the error the SDK reports without it."""
+        if response.status_code >= 400:
+            self._http_refusal = http_refusal(self.config, response.status_code, response.reason_phrase,
+                                              response.headers.get("www-authenticate", ""))
 
     def _errlog(self) -> Any:
         if self._stderr is not None:
@@ -168,7 +185,8 @@ class ServerConnection:
     def _fail(self, message: str) -> None:
         tail = self.stderr_tail()
         self.state = "failed"
-        self.error = message + ("\n  server stderr:\n    " + tail.replace("\n", "\n    ") if tail else "")
+        self.error = self.config.scrub(
+            message + ("\n  server stderr:\n    " + tail.replace("\n", "\n    ") if tail else ""))
 
     async def _stop_owner(self, grace: float = 5.0) -> None:
         """Let the owner task leave its session cleanly (at most ``grace`` s), else cancel it."""
@@ -199,21 +217,30 @@ class ServerConnection:
         except Exception as exc:
             expired = _session_expired(exc)
             if not expired and not _connection_lost(exc):
-                raise _server_error(self.config.name, exc) from None
+                raise self._error(exc) from None
             lost = exc
         self.state = "disconnected"
         session = await self._live_session(after=session)
         if not retry_safe and not expired:
-            raise McpToolError(
+            raise McpToolError(self.config.scrub(
                 f"the MCP server {self.config.name!r} lost the connection during this call "
                 f"({_describe(lost)}); it was restarted, but the call may or may not have run. "
-                "Call the tool again if it is still needed")
+                "Call the tool again if it is still needed"))
         try:
             return await _call(session, tool, arguments)
         except Exception as exc:
             if _connection_lost(exc):
                 self.state = "disconnected"
-            raise _server_error(self.config.name, exc) from None
+            raise self._error(exc) from None
+
+    def _error(self, exc: BaseException) -> McpToolError:
+        """What the model is told about a failed call: the server's error, its HTTP status if any, no secrets."""
+        leaf = _leaf(exc)
+        if self._http_refusal and _http_fallback(leaf):
+            error = McpToolError(f"MCP server {self.config.name!r} refused the call: {self._http_refusal}")
+        else:
+            error = _server_error(self.config.name, exc)
+        return McpToolError(self.config.scrub(str(error)))
 
     async def _live_session(self, after: Any = None) -> Any:
         """The current session, reconnecting (once) if it is dead or is the one that just failed."""
@@ -283,6 +310,29 @@ def _session_expired(exc: BaseException) -> bool:
     text = str(exc).lower()
     return (type(exc).__name__ == "MCPError" and getattr(exc, "code", None) == _INVALID_REQUEST
             and "session" in text and any(w in text for w in ("not found", "terminated", "expired")))
+
+
+def http_refusal(cfg: ServerConfig, status: int, reason: str, challenge: str = "") -> str:
+    """An HTTP refusal as a user reads it: status, the server's auth error if any, and for 401/403 a hint."""
+    text = f"HTTP {status} {reason}".strip()
+    detail = re.findall(r'error(?:_description)?="([^"]*)"', challenge)
+    if detail:
+        text += f" ({': '.join(detail[:2])})"
+    if status not in (401, 403):
+        return text
+    names = ", ".join(sorted(cfg.headers))
+    sent = f"the headers sent were: {names} (values not shown)" if names else "no 'headers' are configured"
+    if status == 401:
+        what, check = "the credentials were refused or missing", "that the token is valid and not expired"
+    else:
+        what, check = "the credentials do not allow this", "that the token has the access (scopes) the server needs"
+    return (f"{text}: {what}. Check the 'headers' (e.g. Authorization: Bearer ${{TOKEN}}) of MCP server "
+            f"{cfg.name!r} in the MCP configuration and {check}; {sent}")
+
+
+def _http_fallback(exc: BaseException) -> bool:
+    """The SDK's stand-in error for an HTTP error status it did not explain."""
+    return type(exc).__name__ == "MCPError" and "returned an error response" in str(exc)
 
 
 def _server_error(server: str, exc: BaseException) -> McpToolError:

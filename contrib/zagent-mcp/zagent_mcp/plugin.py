@@ -6,9 +6,14 @@ Hooks:
   (``kernel.config["mcp"]`` and ``ZAGENT_MCP_CONFIG``; see ``zagent_mcp.config``),
   connects to every server on the kernel's own MCP loop, waiting at most the
   servers' ``connect_timeout`` (10 s by default), and registers each server's
-  tools as ``server.tool`` in toolset ``server``. A server that fails is
-  logged, shown by ``zagent mcp list`` and skipped; the kernel starts anyway.
-  Without configured servers it does nothing and starts no thread.
+  tools as ``server.tool`` in toolset ``server``. A server that fails, an
+  invalid server entry (an unset ``${VAR}``, a typo) and an unreadable
+  configuration file are logged, shown by ``zagent mcp list`` and skipped;
+  the other servers are registered and the kernel starts anyway. Strict
+  mode (``config["mcp"]["strict"]``, default: the kernel's ``strict``) raises
+  ``ConfigError`` for a configuration problem instead, which makes it a
+  plugin problem. Without configured servers it does nothing and starts no
+  thread.
 * ``zagent_kernel_close(kernel)``: stops the kernel's servers.
 * ``zagent_register_commands(cli, kernel)``: ``zagent mcp list``.
 
@@ -20,7 +25,7 @@ configured.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 _runtimes: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 
@@ -34,8 +39,10 @@ def zagent_register_tools(register: Callable[..., Any], kernel: Any) -> None:
     """Connect to the configured MCP servers and register their tools."""
     from .config import load_settings
 
-    settings = load_settings(kernel.config.get("mcp"))
-    if not settings.servers and not settings.disabled:
+    section = kernel.config.get("mcp")
+    strict = section.get("strict", kernel.strict) if isinstance(section, Mapping) else kernel.strict
+    settings = load_settings(section, strict=bool(strict))
+    if settings.empty:
         return
     from .runtime import McpRuntime
 

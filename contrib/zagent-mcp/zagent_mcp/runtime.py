@@ -15,6 +15,11 @@ and its tools are not registered, and the kernel starts anyway. Tools must
 be known when the kernel's registration hook runs, which is why start-up
 connects rather than waiting for the first call.
 
+Tools are ``McpTool``s: the kernel's argument-validation step checks a
+call's arguments against the MCP tool's ``inputSchema`` (``zagent_mcp.schema``)
+before anything is sent. Configuration problems (invalid entries, unreadable
+files) are logged by ``start()`` and listed by ``status()``.
+
 One runtime per kernel, never shared. ``close()`` stops every server and the
 thread; the plugin also closes it when its kernel is garbage collected or the
 process exits without closing the kernel (``weakref.finalize``).
@@ -29,9 +34,16 @@ import threading
 from concurrent.futures import Future
 from typing import Any, Awaitable, Optional
 
+import attrs
+import msgspec
+
+from zagent import Tool
+from zagent.tools import ArgumentsError
+
 from .config import McpSettings
 from .connection import ServerConnection
 from .results import convert
+from .schema import check_arguments
 
 log = logging.getLogger("zagent.mcp")
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_.\-]")
@@ -77,7 +89,14 @@ class McpRuntime:
     # -- lifecycle -------------------------------------------------------------------
 
     def start(self) -> None:
-        """Connect every server in parallel, waiting at most the largest connect timeout; never raises."""
+        """Connect every server in parallel, waiting at most the largest connect timeout; never raises.
+
+        Configuration problems and invalid entries are logged here too (they were skipped).
+        """
+        for problem in self.settings.problems:
+            log.warning("%s", problem)
+        for bad in self.settings.invalid.values():
+            log.warning("%s. Server %r is skipped; the other servers are used", bad.error, bad.name)
         if not self.connections:
             return
         bound = max(c.config.connect_timeout for c in self.connections.values()) + 5.0
@@ -162,8 +181,6 @@ class McpRuntime:
         return tools
 
     def _make_tool(self, conn: ServerConnection, spec: dict[str, Any], seen: set[str]) -> Any:
-        from zagent import Tool
-
         server, original = conn.config.name, str(spec.get("name", ""))
         name = tool_name(server, original, self.settings.separator)
         if name in seen:
@@ -182,7 +199,7 @@ class McpRuntime:
             return convert(result)
 
         try:
-            tool = Tool(name=name, description=_description(spec), handler=call_mcp_tool,
+            tool = McpTool(name=name, description=_description(spec), handler=call_mcp_tool,
                         parameters=_parameters(spec), args_type=None, toolset=server,
                         timeout=conn.config.timeout, is_async=True,
                         available=lambda: not runtime.closed,
@@ -208,6 +225,9 @@ class McpRuntime:
                      if cfg.tools is None or t.get("name") in cfg.tools]
             out.append({"name": cfg.name, "transport": cfg.transport, "target": cfg.target, "state": conn.state,
                         "error": conn.error, "server": conn.server_info, "tools": names})
+        for bad in self.settings.invalid.values():
+            out.append({"name": bad.name, "transport": bad.transport, "target": bad.target, "state": "invalid",
+                        "error": bad.error, "server": "", "tools": []})
         for name in self.settings.disabled:
             out.append({"name": name, "transport": "-", "target": "", "state": "disabled", "error": None,
                         "server": "", "tools": []})
@@ -216,6 +236,26 @@ class McpRuntime:
     def __repr__(self) -> str:
         states = ", ".join(f"{n}={c.state}" for n, c in self.connections.items())
         return f"<McpRuntime {states or 'no servers'}{' closed' if self._closed else ''}>"
+
+
+@attrs.define(repr=False, eq=False)
+class McpTool(Tool):
+    """A zagent ``Tool`` for an MCP tool: arguments are checked against its ``inputSchema`` before the call.
+
+    The check (``zagent_mcp.schema``) runs in ``validate``, the kernel's own
+    argument-validation step, so a failure is the same ``error`` result, with
+    the same kind of message, as bad arguments for any zagent tool, and the
+    server is not called.
+    """
+
+    def validate(self, arguments: Any) -> dict[str, Any]:
+        kwargs = super().validate(arguments)
+        kwargs, problems = check_arguments(self.parameters, kwargs)
+        if problems:
+            raise ArgumentsError(
+                f"invalid arguments for tool {self.name!r}: {'; '.join(problems)}. "
+                f"Call it again with arguments matching this schema: {msgspec.json.encode(self.parameters).decode()}")
+        return kwargs
 
 
 def tool_name(server: str, tool: str, separator: str = ".") -> str:

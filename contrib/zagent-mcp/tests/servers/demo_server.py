@@ -1,7 +1,11 @@
 """A small MCP server for the tests, written with the SDK's MCPServer (FastMCP before mcp 2).
 
 Run it as ``python demo_server.py`` (stdio) or ``python demo_server.py http PORT``
-(streamable HTTP on 127.0.0.1:PORT, path ``/mcp``). Tools:
+(streamable HTTP on 127.0.0.1:PORT, path ``/mcp``). With
+``python demo_server.py http PORT TOKEN`` the HTTP server requires
+``Authorization: Bearer TOKEN`` (the SDK's own bearer-token auth): another
+token is refused with 401, and the token ``no-scope`` with 403 (it lacks the
+``demo`` scope). Tools:
 
 * ``echo(text)``: the text back, as text content;
 * ``add(a, b)``: a structured result ``{"sum": a + b}``;
@@ -10,7 +14,10 @@ Run it as ``python demo_server.py`` (stdio) or ``python demo_server.py http PORT
 * ``pid()``: the server process id (to see a restart; read-only, so safe to retry);
 * ``crash()``: exits the server process in the middle of the call;
 * ``slow(seconds)``: sleeps, to exercise timeouts;
-* ``header(name)``: the value of an HTTP request header (HTTP only).
+* ``header(name)``: the value of an HTTP request header (HTTP only);
+* ``configure(name, level, note)``: its arguments back; its schema forbids
+  unknown arguments (``additionalProperties: false``, as zod-based servers
+  declare), and ``note`` is nullable (``anyOf`` string/null).
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ import sys
 
 from pydantic import BaseModel
 
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
@@ -31,7 +40,31 @@ PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 )
 
-server = MCPServer("demo")
+
+
+class DemoTokens:
+    """Accepts the token given on the command line (scope ``demo``) and ``no-scope`` (no scopes)."""
+
+    def __init__(self, token: str):
+        self.token = token
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if token == self.token:
+            return AccessToken(token=token, client_id="demo", scopes=["demo"])
+        if token == "no-scope":
+            return AccessToken(token=token, client_id="demo", scopes=[])
+        return None
+
+
+def _auth_options(argv: list[str]) -> dict:
+    if len(argv) > 3 and argv[1] == "http":
+        url = f"http://127.0.0.1:{argv[2]}"
+        return {"token_verifier": DemoTokens(argv[3]),
+                "auth": AuthSettings(issuer_url=url, resource_server_url=f"{url}/mcp", required_scopes=["demo"])}
+    return {}
+
+
+server = MCPServer("demo", **_auth_options(sys.argv))
 
 
 class Sum(BaseModel):
@@ -86,6 +119,15 @@ def header(name: str, ctx: Context) -> str:
     """The value of an HTTP request header, or '' when absent."""
     request = getattr(ctx.request_context, "request", None)
     return request.headers.get(name, "") if request is not None else ""
+
+
+@server.tool()
+def configure(name: str, level: int = 1, note: str | None = None) -> dict:
+    """Return the arguments as received."""
+    return {"name": name, "level": level, "note": note}
+
+
+server._tool_manager.get_tool("configure").parameters["additionalProperties"] = False
 
 
 if __name__ == "__main__":

@@ -1,0 +1,62 @@
+"""``${VAR}`` expansion for MCP server entries, with a masked form for display.
+
+A value taken from the environment may be a secret (a token passed in
+``args``, a key in a URL), so every expansion gives two strings: the value
+used to start or reach the server, and the value as shown to people (reprs,
+``zagent mcp list``, warnings, errors), in which each part taken from the
+environment stays written as ``${VAR}``. A default written in the file
+(``${VAR:-default}``, used when ``VAR`` is unset) is not a secret and is shown.
+
+``scrub`` removes known secret values from text a server or the OS wrote
+(an error message may quote a command line) before it is shown anywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Mapping, NamedTuple
+
+from zagent import ConfigError
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+MIN_SCRUB = 4  # shorter values ("1", "on") are not worth hiding and would mangle messages
+
+
+class UnsetVariable(ConfigError):
+    """A ``${VAR}`` without a value in the environment and without a default."""
+
+    def __init__(self, name: str):
+        super().__init__(f"environment variable {name} is not set; set it (export {name}=...) or write a default "
+                         f"in the configuration as ${{{name}:-value}}")
+        self.variable = name
+
+
+class Expanded(NamedTuple):
+    value: str
+    shown: str
+    secrets: tuple[str, ...]
+
+
+def expand(value: str, environ: Mapping[str, str]) -> Expanded:
+    """Expand ``${VAR}`` / ``${VAR:-default}``; raise ``UnsetVariable`` for an unset variable without default."""
+    secrets: list[str] = []
+
+    def real(m: "re.Match[str]") -> str:
+        if m.group(1) in environ:
+            secrets.append(environ[m.group(1)])
+            return environ[m.group(1)]
+        if m.group(2) is not None:
+            return m.group(2)
+        raise UnsetVariable(m.group(1))
+
+    def shown(m: "re.Match[str]") -> str:
+        return f"${{{m.group(1)}}}" if m.group(1) in environ else (m.group(2) or "")
+
+    return Expanded(_VAR.sub(real, value), _VAR.sub(shown, value), tuple(s for s in secrets if s))
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every secret value of at least ``MIN_SCRUB`` characters replaced by ``***``."""
+    for secret in sorted({s for s in secrets if len(s) >= MIN_SCRUB}, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text

@@ -1,6 +1,7 @@
 """A workflow node runs its agent under the agent's own rails and settings, in the workflow's run."""
 
 from zagent import Kernel
+from zagent.testing import HookRecorder
 from zagent.plugins.manager import AgentManager
 from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
 
@@ -14,18 +15,10 @@ def ping(x: str) -> str:
 
 def test_an_agents_own_deny_rail_holds_inside_a_workflow():
     """A tool the agent's file denies is blocked when the agent runs as a workflow node, and the
-    node's usage counts in the workflow's run."""
+    call belongs to the workflow's run."""
     k = Kernel(plugins=[*PLUGINS, "zagent.plugins.rails"], entry_points=False, strict=True)
     try:
-        states, run_ids = [], set()
-
-        class Rec:
-            def zagent_event(self, event):
-                if event.type == "tool_end":
-                    states.append(event.data.get("state"))
-                    run_ids.add(event.run_id)
-
-        k.add_plugin(Rec(), name="rec")
+        recorder = HookRecorder(k)
         k.add_tool(ping)
         agent = k.agent({"type": "customize", "name": "A", "prompt": "Do {goal}", "inputs": [{"name": "goal"}],
                          "outputs": [{"name": "answer"}], "parse_mode": "str", "tools": ["ping"],
@@ -36,8 +29,9 @@ def test_an_agents_own_deny_rail_holds_inside_a_workflow():
         graph = WorkFlowGraph.from_dict({"goal": "g", "nodes": [
             {"name": "n", "inputs": [{"name": "goal"}], "outputs": [{"name": "answer"}], "agents": ["A"]}]})
         result = WorkFlowExecutor(kernel=k, manager=manager).run(graph, {"goal": "x"})
-        assert states == ["blocked"]
+        ends = recorder.events("tool_end")
+        assert [e.data["state"] for e in ends] == ["blocked"]
         assert result.outputs["answer"] == "ok"
-        assert run_ids == {result.run_id}
+        assert {e.run_id for e in ends} == {result.run_id}
     finally:
         k.close()

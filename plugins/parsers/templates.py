@@ -14,6 +14,12 @@ every ``{identifier}`` is a required input. ``{{name}}`` writes a literal
 are split into literal and placeholder parts once, in the constructor; static
 sections are pre-rendered, so ``render`` only joins strings.
 
+Render-time inputs and sections never collide: ``render(inputs, sections)`` takes
+two dicts (``sections``: ``history``, ``context``, ``tools``, ``output_format``).
+With keywords, a name the template declares (an input or a placeholder) is
+always an input, so ``render(context=...)`` fills a ``{context}`` placeholder;
+otherwise those four keywords fill their sections, as before.
+
 Decision: in ``ChatTemplate`` the system turn holds system, instruction,
 context and constraints; each demonstration is a user/assistant pair; history
 follows; the final user turn holds inputs, output format and tools.
@@ -41,6 +47,8 @@ TITLES = {
     "history": "## Conversation so far", "inputs": "## Inputs", "output_format": "## Output format",
     "tools": "## Tools",
 }
+#: sections a caller may fill at render time (``render(inputs, {"context": ...})``)
+RENDER_SECTIONS = ("history", "context", "tools", "output_format")
 _TOKEN = re.compile(r"\{\{([A-Za-z_]\w*)\}\}|\{([A-Za-z_]\w*)\}")
 _MISSING = object()
 
@@ -147,40 +155,50 @@ class PromptTemplate:
         self.output_format = output_format
         self.tools = tools
         self.placeholders = frozenset().union(*(t.names for t in self.texts.values()))
+        #: names that are always inputs at render time, even ``context`` or ``history``
+        self.declared = self.placeholders | (known or frozenset())
         self.demos = [self._demo(d) for d in demonstrations]
 
     # -- inputs -----------------------------------------------------------------------
 
-    def values(self, inputs: Mapping[str, Any]) -> dict[str, str]:
-        """Input values as text, with defaults; ``ConfigError`` names a missing required input."""
+    def values(self, inputs: Mapping[str, Any], *, sections: Sequence[str] = ()) -> dict[str, str]:
+        """Input values as text, with defaults; ``ConfigError`` names a missing required input.
+
+        ``sections``: the sections filled at render time, only to explain a missing input given as one.
+        """
         out: dict[str, str] = {}
         if self.input_spec is not None:
             for f in self.input_spec.fields:
                 value = inputs.get(f.name, _MISSING)
                 if value is _MISSING or value is None:
                     if f.required and f.default is None:
-                        raise self._missing(f.name, inputs)
+                        raise self._missing(f.name, inputs, sections)
                     value = f.default
                 out[f.name] = _fmt(value)
         for name in self.placeholders:
             if name not in out:
                 if name not in inputs:
-                    raise self._missing(name, inputs)
+                    raise self._missing(name, inputs, sections)
                 out[name] = _fmt(inputs[name])
         return out
 
-    def _missing(self, name: str, inputs: Mapping[str, Any]) -> ConfigError:
+    def _missing(self, name: str, inputs: Mapping[str, Any], sections: Sequence[str] = ()) -> ConfigError:
         where = [k for k, t in self.texts.items() if name in t.names] or ["inputs"]
         given = ", ".join(sorted(inputs)) or "none"
-        return ConfigError(f"prompt template needs input {name!r} (used in {', '.join(where)}); "
-                           f"pass {name}=...; inputs given: {given}")
+        hint = (f"; {name!r} was given as a render-time section, which does not fill the input of that name"
+                if name in sections else "")
+        return ConfigError(f"prompt template needs input {name!r} (used in {', '.join(where)}){hint}; "
+                           f"pass it in the inputs: render({{{name!r}: ...}}) or render({name}=...); "
+                           f"inputs given: {given}")
 
     # -- sections -----------------------------------------------------------------------
 
     def sections(self, inputs: Mapping[str, Any], *, history: Any = None, context: Optional[str] = None,
                  tools: Optional[str] = None, output_format: Optional[str] = None) -> dict[str, str]:
         """Every section's text (empty string when absent), in the fixed order."""
-        vals = self.values(inputs)
+        given = [k for k, v in (("history", history), ("context", context), ("tools", tools),
+                                ("output_format", output_format)) if v is not None]
+        vals = self.values(inputs, sections=given)
         s = {k: t.render(vals) for k, t in self.texts.items()}
         if context is not None:
             s["context"] = context
@@ -219,11 +237,36 @@ class PromptTemplate:
                 blocks.append(f"{title}\n{text}" if title else text)
         return "\n\n".join(blocks)
 
-    def render(self, inputs: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> str:
-        """The whole prompt as one string. Keyword inputs; ``history``, ``context``, ``tools`` and
-        ``output_format`` keywords fill those sections instead (pass them in ``inputs`` to use them as inputs)."""
-        inputs, extra = _split(inputs, kwargs)
-        return self._join(self.sections(inputs, **extra), SECTIONS)
+    def render(self, inputs: Optional[Mapping[str, Any]] = None, sections: Optional[Mapping[str, Any]] = None,
+               /, **kwargs: Any) -> str:
+        """The whole prompt as one string: ``render({"q": ...}, {"context": ...})`` or ``render(q=..., context=...)``.
+
+        ``inputs`` and ``sections`` (``history``, ``context``, ``tools``, ``output_format``) are dicts and
+        never mixed up. A keyword is an input when the template declares that name (an input or a
+        placeholder); otherwise the keywords ``history``, ``context``, ``tools``, ``output_format``
+        fill those sections, and ``inputs=``/``sections=`` are the dicts.
+        """
+        vals, extra = self._split(inputs, sections, kwargs)
+        return self._join(self.sections(vals, **extra), SECTIONS)
+
+    def _split(self, inputs: Optional[Mapping[str, Any]], sections: Optional[Mapping[str, Any]],
+               kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(inputs, sections) from render's arguments; declared input names always stay inputs."""
+        declared = self.declared
+        for key in ("inputs", "sections"):  # keyword forms of the two dicts, unless declared as inputs
+            if key in kwargs and key not in declared and isinstance(kwargs[key], Mapping):
+                given = kwargs.pop(key)
+                if key == "inputs":
+                    inputs = {**given, **(inputs or {})}
+                else:
+                    sections = {**given, **(sections or {})}
+        extra = {k: kwargs.pop(k) for k in RENDER_SECTIONS if k in kwargs and k not in declared}
+        unknown = set(sections or {}) - set(RENDER_SECTIONS)
+        if unknown:
+            raise ConfigError(f"unknown render-time section(s) {', '.join(sorted(unknown))}; sections are "
+                              f"{', '.join(RENDER_SECTIONS)}; pass template inputs in the inputs dict or as keywords")
+        extra.update(sections or {})
+        return {**(inputs or {}), **kwargs}, extra
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} placeholders={sorted(self.placeholders)}>"
@@ -235,10 +278,12 @@ class ChatTemplate(PromptTemplate):
     SYSTEM = ("system", "instruction", "context", "constraints")
     FINAL = ("inputs", "output_format", "tools")
 
-    def render(self, inputs: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> list[Message]:  # type: ignore[override]
-        inputs, extra = _split(inputs, kwargs)
+    def render(self, inputs: Optional[Mapping[str, Any]] = None,  # type: ignore[override]
+               sections: Optional[Mapping[str, Any]] = None, /, **kwargs: Any) -> list[Message]:
+        """The prompt as chat turns; arguments as for ``PromptTemplate.render``."""
+        vals, extra = self._split(inputs, sections, kwargs)
         history = extra.pop("history", None)
-        s = self.sections(inputs, **extra)
+        s = self.sections(vals, **extra)
         messages: list[Message] = []
         system = self._join(s, self.SYSTEM)
         if system:
@@ -249,14 +294,6 @@ class ChatTemplate(PromptTemplate):
         messages.extend(_history_messages(history))
         messages.append(Message(role="user", content=self._join(s, self.FINAL) or "Go ahead."))
         return messages
-
-
-_SPECIAL_KWARGS = ("history", "context", "tools", "output_format")
-
-
-def _split(inputs: Optional[Mapping[str, Any]], kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    extra = {k: kwargs.pop(k) for k in _SPECIAL_KWARGS if k in kwargs}
-    return {**(inputs or {}), **kwargs}, extra
 
 
 def _bullets(constraints: Union[str, Sequence[str]]) -> str:

@@ -108,3 +108,55 @@ def test_text_without_placeholders_is_kept_exactly(kernel, text):
     assume("{q}" not in text and "{{q}}" not in text)
     t = kernel.parser("templates").PromptTemplate(text, inputs=[{"name": "q", "required": False}])
     assert t.texts["instruction"].render(t.values({"q": "VALUE"})) == text
+
+
+@pytest.mark.parametrize("name", ["context", "tools", "history", "output_format"])
+def test_keyword_naming_a_declared_input_is_an_input(T, name):
+    """A keyword that names a declared input fills that input, even if it is also a section name."""
+    t = T.PromptTemplate(f"Use {{{name}}}.", inputs=[{"name": name}])
+    assert t.render(**{name: "VALUE"}) == "Use VALUE."
+
+
+@pytest.mark.parametrize("name", ["context", "tools", "history", "output_format"])
+def test_keyword_naming_a_placeholder_is_an_input(T, name):
+    """Without declared inputs, a keyword named like a {placeholder} fills it rather than a section."""
+    t = T.ChatTemplate(f"Use {{{name}}}.")
+    assert t.render(**{name: "VALUE"})[0].content == "Use VALUE."
+
+
+def test_sections_dict_fills_sections_beside_a_same_named_input(T):
+    """render(inputs, sections) keeps the input 'context' and the context section apart."""
+    t = T.PromptTemplate("Use {context}.")
+    assert t.render({"context": "INPUT"}, {"context": "SECTION"}) == "Use INPUT.\n\n## Context\nSECTION"
+
+
+def test_sections_keyword_fills_sections(T):
+    """sections={...} as a keyword fills the sections (the template declares no input 'sections')."""
+    t = T.PromptTemplate("Q {q}")
+    assert t.render(q="x", sections={"tools": "TOOLS"}).endswith("## Tools\nTOOLS")
+
+
+def test_input_given_only_as_a_section_is_explained(T):
+    """A declared input passed only as a section gets an error saying how to pass it as an input."""
+    t = T.PromptTemplate("Use {context}.")
+    with pytest.raises(ConfigError, match=r"given as a render-time section.*render\(\{'context': \.\.\.\}\)"):
+        t.render({}, {"context": "SECTION"})
+
+
+def test_unknown_section_is_an_error_listing_the_sections(T):
+    """A misspelt section name raises ConfigError listing the sections that exist."""
+    t = T.PromptTemplate("Q")
+    with pytest.raises(ConfigError, match="contxt; sections are history, context, tools, output_format"):
+        t.render({}, {"contxt": "x"})
+
+
+def test_inputs_keyword_dict_still_works(T):
+    """render(inputs={...}) keeps working as the inputs dict for templates that declare no input 'inputs'."""
+    t = T.PromptTemplate("Q {q}")
+    assert t.render(inputs={"q": "x"}) == "Q x"
+
+
+def test_an_input_named_inputs_is_an_input(T):
+    """A template input called 'inputs' is filled by the keyword inputs=..., not read as the dict."""
+    t = T.PromptTemplate("List {inputs}")
+    assert t.render(inputs="a, b") == "List a, b"

@@ -16,6 +16,8 @@ Decisions (also in the README):
 - ``title``: the last section runs to the end of the reply, so a string field
   there keeps any closing prose; a typed (non-string) section ends at its JSON
   value, code fence or first blank line, and text after it is not part of it.
+- ``title``: a title is one line (``titles.TitleSyntax``, linear in the reply);
+  CRLF line ends are fine.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from zagent.fields import FieldSpec, compile_fields, describe
 
 from . import jsontext
 from .base import Parser, missing_error
+from .titles import TitleSyntax, loose_name
 
 _encode = msgspec.json.encode
 
@@ -67,13 +70,6 @@ def _present(values: dict[str, Any], spec: FieldSpec):
             yield f, values[f.name]
 
 
-_LOOSE = re.compile(r"[\s_-]+")
-
-
-def _loose_name(name: str) -> str:
-    return _LOOSE.sub(" ", name.strip().lower())
-
-
 def _memo(spec: FieldSpec, key: Any, make: Callable[[], Any]) -> Any:
     """Per-spec memo (regexes, lookup tables): built on first use, then reused."""
     value = spec.cache.get(key)
@@ -94,26 +90,19 @@ class TitleParser(Parser):
     def __init__(self, title_format: str = "## {title}"):
         super().__init__(title_format=title_format)
 
-    def _pattern(self, spec: FieldSpec, fmt: str) -> re.Pattern[str]:
-        key = ("title-re", fmt)
-        pat = spec.cache.get(key)
-        if pat is None:
-            pat = spec.cache[key] = _title_regex(spec, fmt)
-        return pat
+    def _syntax(self, spec: FieldSpec, fmt: str) -> TitleSyntax:
+        return _memo(spec, ("title-syntax", fmt),
+                     lambda: TitleSyntax(fmt, {loose_name(n): n for n in spec.names}))
 
     def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
-        lookup = _memo(spec, "title-names", lambda: {_loose_name(n): n for n in spec.names})
-        matches = list(self._pattern(spec, opts["title_format"]).finditer(text))
+        heads = list(self._syntax(spec, opts["title_format"]).scan(text))
         found: dict[str, Any] = {}
-        for i, m in enumerate(matches):
-            groups = m.groupdict()
-            name = lookup.get(_loose_name(groups["t"] or groups.get("t2") or ""))
-            if name is None or name in found:
+        for i, (_start, end, name, inline) in enumerate(heads):
+            if name in found:
                 continue
-            end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-            content = text[m.end():end]
-            if groups.get("inline"):
-                content = groups["inline"] + "\n" + content
+            content = text[end:heads[i + 1][0] if i + 1 < len(heads) else len(text)]
+            if inline is not None:
+                content = inline + "\n" + content
             found[name] = _section_value(content.strip(), spec.by_name[name])
         if not found:
             raise missing_error(spec, found, text, f"sections titled like {opts['title_format']!r}")
@@ -152,22 +141,6 @@ def _section_value(content: str, field: Any) -> str:
         return content[:close + 3] if close > 0 else content
     para = _PARAGRAPH.search(content)
     return content[:para.start()] if para else content
-
-
-def _title_regex(spec: FieldSpec, fmt: str) -> re.Pattern[str]:
-    if "{title}" not in fmt:
-        raise ConfigError(f"title_format {fmt!r} must contain '{{title}}', e.g. '## {{title}}'")
-    prefix, _, suffix = fmt.partition("{title}")
-    prefix, suffix = prefix.strip(), suffix.strip()
-    pre = r"#{1,6}" if prefix and set(prefix) == {"#"} else re.escape(prefix)
-    names = sorted({_loose_name(n) for n in spec.names}, key=len, reverse=True)
-    alts = "|".join(r"[\s_-]+".join(re.escape(w) for w in n.split(" ")) for n in names)
-    head = rf"^[ \t]*(?:{pre}[ \t]*(?:\*\*|__)?|\*\*|__)[ \t]*"
-    alone = rf"(?P<t>{alts})[ \t]*:?[ \t]*(?:\*\*|__)?[ \t]*:?[ \t]*{re.escape(suffix)}[ \t]*$\n?"
-    # "## Answer: Paris" / "**Answer:** Paris": a colon, then the value on the title line
-    inline = rf"(?P<t2>{alts})[ \t]*(?:\*\*|__)?[ \t]*:[ \t]*(?:\*\*|__)?[ \t]*(?P<inline>\S[^\n]*?)[ \t]*$\n?"
-    body = f"(?:{alone}|{inline})" if suffix in ("", ":") else alone
-    return re.compile(head + body, re.IGNORECASE | re.MULTILINE)
 
 
 # -- json -------------------------------------------------------------------------

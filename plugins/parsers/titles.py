@@ -1,0 +1,144 @@
+"""Title lines of the ``title`` mode, found line by line in linear time.
+
+A title line, for ``title_format="<prefix>{title}<suffix>"`` (prefix and suffix
+stripped), is, with spaces and tabs allowed between every part:
+
+    [prefix [** or __] | ** or __]  NAME  [:] [** or __] [:]  suffix
+
+where a ``prefix`` made only of ``#`` means any heading level ``#`` to ``######``;
+prefix and suffix match in any case; NAME is a declared field name in any case,
+its words separated by any run of whitespace, ``_`` or ``-`` (``Final Answer``
+is ``final_answer``). When the suffix is empty or ``:``, ``NAME: value`` (bold
+markers allowed around the colon) is also a title line whose value starts on
+the same line.
+
+A title never spans lines; a trailing ``\\r`` (CRLF replies) ends a line like
+``\\n``. This replaces a regex whose runs of ``[ \\t]*`` backtracked
+polynomially on long whitespace; each line here costs O(its length).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Optional
+
+from zagent.errors import ConfigError
+
+_SP = " \t"
+_BOLD = ("**", "__")
+_LOOSE = re.compile(r"[\s_-]+")
+
+
+def loose_name(name: str) -> str:
+    """A name as titles match it: lower case, runs of whitespace/``_``/``-`` as one space."""
+    return _LOOSE.sub(" ", name.strip().lower())
+
+
+class TitleSyntax:
+    """Recognises title lines of one ``title_format`` for one set of field names."""
+
+    __slots__ = ("hashes", "inline", "names", "prefix", "starts", "suffix")
+
+    def __init__(self, fmt: str, names: Mapping[str, str]):
+        """``names``: loose name (``loose_name``) -> field name."""
+        if "{title}" not in fmt:
+            raise ConfigError(f"title_format {fmt!r} must contain '{{title}}', e.g. '## {{title}}'")
+        prefix, _, suffix = fmt.partition("{title}")
+        self.prefix, self.suffix = prefix.strip(), suffix.strip()
+        self.hashes = bool(self.prefix) and set(self.prefix) == {"#"}
+        self.inline = self.suffix in ("", ":")
+        self.names = dict(names)
+        # first non-blank characters a title line can have (None: any, when the prefix is empty)
+        self.starts = frozenset({"*", "_", self.prefix[0].lower()}) if self.prefix else None
+
+    def scan(self, text: str) -> Iterator[tuple[int, int, str, Optional[str]]]:
+        """``(start, end, field name, inline value or None)`` for each title line, in order.
+
+        ``end`` is just past the line's newline (or the end of the text).
+        """
+        pos, size, starts = 0, len(text), self.starts
+        for line in text.split("\n"):
+            nxt = pos + len(line) + 1
+            if starts is None or line.lstrip(_SP)[:1].lower() in starts:
+                hit = self.match(line[:-1] if line.endswith("\r") else line)
+                if hit is not None:
+                    yield pos, min(nxt, size), hit[0], hit[1]
+            pos = nxt
+
+    def match(self, line: str) -> Optional[tuple[str, Optional[str]]]:
+        """``(field name, inline value or None)`` if ``line`` (no line break) is a title line."""
+        for rest in self._heads(line.lstrip(_SP)):
+            name = self._name(self._alone(rest))
+            if name is not None:
+                return name, None
+            if self.inline:
+                hit = self._inline(rest)
+                if hit is not None:
+                    return hit
+        return None
+
+    def _heads(self, s: str) -> list[str]:
+        """What may follow the title's opening (prefix and/or bold marker), one entry per reading."""
+        out = []
+        if self.hashes:
+            n = len(s) - len(s.lstrip("#"))
+            if 1 <= n <= 6:
+                out.append(_skip_bold(s[n:]))
+        elif _starts(s, self.prefix):
+            out.append(_skip_bold(s[len(self.prefix):]))
+        if s[:2] in _BOLD:
+            out.append(s[2:].lstrip(_SP))
+        return out
+
+    def _alone(self, rest: str) -> Optional[str]:
+        """The name part of a title alone on its line: ``NAME [:] [**] [:] suffix``."""
+        t = rest.rstrip(_SP)
+        if self.suffix:
+            if len(t) < len(self.suffix) or t[-len(self.suffix):].lower() != self.suffix.lower():
+                return None
+            t = t[:-len(self.suffix)].rstrip(_SP)
+        t = _drop(t, (":",))
+        t = _drop(t, _BOLD)
+        return _drop(t, (":",))
+
+    def _inline(self, rest: str) -> Optional[tuple[str, str]]:
+        """``NAME [**]: [**] value`` -> (field name, value)."""
+        colon = rest.find(":")
+        if colon < 0:
+            return None
+        name = self._name(_drop(rest[:colon].rstrip(_SP), _BOLD))
+        if name is None:
+            return None
+        value = rest[colon + 1:].lstrip(_SP)
+        if value[:2] in _BOLD:
+            after = value[2:].lstrip(_SP)
+            if after and not after[0].isspace():
+                value = after
+        value = value.rstrip(_SP)
+        if not value or value[0].isspace():
+            return None
+        return name, value
+
+    def _name(self, text: Optional[str]) -> Optional[str]:
+        if not text or text[0].isspace() or text[-1].isspace():
+            return None
+        return self.names.get(loose_name(text))
+
+
+def _starts(s: str, prefix: str) -> bool:
+    """``s`` starts with ``prefix``, ignoring case (as titles do)."""
+    return s[:len(prefix)].lower() == prefix.lower()
+
+
+def _skip_bold(s: str) -> str:
+    s = s.lstrip(_SP)
+    return s[2:].lstrip(_SP) if s[:2] in _BOLD else s
+
+
+def _drop(t: str, ends: tuple[str, ...]) -> str:
+    """``t`` without one trailing marker from ``ends`` and the spaces before it."""
+    for end in ends:
+        if t.endswith(end):
+            return t[:-len(end)].rstrip(_SP)
+    return t

@@ -8,8 +8,9 @@ per field spec and option set and kept in ``FieldSpec.cache``.
 Decisions (also in the README):
 - text values are stripped of surrounding whitespace (``xml`` keeps CDATA verbatim);
 - a field given twice: the first occurrence wins;
-- ``xml``: an element whose closing tag is missing (a truncated reply) runs to
-  the next field's opening tag or the end of the reply;
+- ``xml``: an element ends at its matching closing tag (nesting counted), else at
+  the first closing tag of its name, else (a truncated reply) at the next
+  field's opening tag or the end of the reply (``xmltext``, linear in the reply);
 - keys/titles/tags match field names case-insensitively (``Final Answer`` matches
   ``final_answer``); extra keys and sections are ignored;
 - optional fields that are absent get their declared default; nothing is guessed;
@@ -23,8 +24,8 @@ Decisions (also in the README):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from typing import Any, Optional
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 from zagent.errors import ConfigError, ParseError
@@ -33,6 +34,7 @@ from zagent.fields import FieldSpec, compile_fields, describe
 from . import jsontext
 from .base import Parser, missing_error
 from .titles import TitleSyntax, loose_name
+from .xmltext import ElementScanner, tag_name, xml_escape, xml_text
 
 _encode = msgspec.json.encode
 
@@ -184,17 +186,7 @@ def _json_key(name: str) -> str:
 
 # -- xml --------------------------------------------------------------------------
 
-_ENTITIES = re.compile(r"&(lt|gt|amp|quot|apos|#\d+|#x[0-9a-fA-F]+);")
-_ENTITY = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
-_ITEM_OPEN = re.compile(r"<(item)(?:\s[^>]*?)?(/?)>", re.IGNORECASE)
-_CLOSERS: dict = {}
-_TAG_SAFE = re.compile(r"[^\w.-]")
-
-
-def tag_name(name: str) -> str:
-    """The XML tag used for a field name (characters not allowed in tags become ``_``)."""
-    tag = _TAG_SAFE.sub("_", name.strip())
-    return tag if tag and (tag[0].isalpha() or tag[0] == "_") else "_" + tag
+_ITEMS = ElementScanner(["item"])
 
 
 class XmlParser(Parser):
@@ -205,10 +197,9 @@ class XmlParser(Parser):
 
     def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
         by_tag = _memo(spec, "xml-tags", lambda: {tag_name(n).lower(): n for n in spec.names})
-        opens = _memo(spec, "xml-open", lambda: re.compile(
-            rf"<({'|'.join(sorted(map(re.escape, by_tag), key=len, reverse=True))})(?:\s[^>]*?)?(/?)>", re.IGNORECASE))
+        scanner = _memo(spec, "xml-scanner", lambda: ElementScanner(by_tag))
         found: dict[str, Any] = {}
-        for tag, body in _elements(text, opens, spec.cache):
+        for tag, body in scanner.elements(text):
             name = by_tag[tag.lower()]
             if name not in found:
                 found[name] = self._value(body, spec.by_name[name])
@@ -225,7 +216,7 @@ class XmlParser(Parser):
             except ParseError:
                 return xml_text(body)
         if field.type == "array" and lead.lower().startswith("<item"):
-            return [xml_text(b) for _t, b in _elements(body, _ITEM_OPEN, _CLOSERS)]
+            return [xml_text(b) for _t, b in _ITEMS.elements(body)]
         return xml_text(body)
 
     def _instructions(self, spec: FieldSpec, opts: dict[str, Any]) -> str:
@@ -237,91 +228,6 @@ class XmlParser(Parser):
     def _render(self, values: dict[str, Any], spec: FieldSpec, opts: dict[str, Any]) -> str:
         return "\n".join(f"<{tag_name(f.name)}>{xml_escape(value_text(v))}</{tag_name(f.name)}>"
                          for f, v in _present(values, spec))
-
-
-def _elements(text: str, opens: re.Pattern[str], cache: dict) -> Iterator[tuple[str, str]]:
-    """``(tag, body)`` of each top-level element whose tag ``opens`` matches, left to right.
-
-    Linear in the text: CDATA sections are skipped while looking for the closing
-    tag; an element without one (a truncated reply) runs to the next opening tag
-    or the end; elements inside a consumed body are not reported.
-    """
-    pos = 0
-    for m in opens.finditer(text):
-        if m.start() < pos:
-            continue
-        tag = m.group(1)
-        if m.group(2):  # <tag/>
-            pos = m.end()
-            yield tag, ""
-            continue
-        close = _find_close(text, m.end(), tag, cache)
-        if close is None:
-            nxt = opens.search(text, m.end())
-            pos = nxt.start() if nxt else len(text)
-            yield tag, text[m.end():pos]
-        else:
-            pos = close[1]
-            yield tag, text[m.end():close[0]]
-
-
-def _find_close(text: str, pos: int, tag: str, cache: dict) -> Optional[tuple[int, int]]:
-    key = ("xml-close", tag.lower())
-    closer = cache.get(key)
-    if closer is None:
-        closer = cache[key] = re.compile(rf"</{re.escape(tag)}\s*>|<!\[CDATA\[", re.IGNORECASE)
-    cdata = True
-    while (m := closer.search(text, pos)) is not None:
-        if m.group(0)[1] != "!":
-            return m.start(), m.end()
-        pos = m.end()
-        if cdata:
-            end = text.find("]]>", pos)
-            if end >= 0:
-                pos = end + 3
-            else:
-                cdata = False  # no terminator anywhere after: the rest is plain text
-    return None
-
-
-def xml_text(body: str) -> str:
-    """An element's text: CDATA kept verbatim, entities outside it decoded, surrounding space stripped."""
-    if "<![CDATA[" not in body:
-        return _unentity(body.strip())
-    parts: list[str] = []
-    pos = 0
-    while (start := body.find("<![CDATA[", pos)) >= 0:
-        end = body.find("]]>", start + 9)
-        if end < 0:  # unterminated: the rest is plain text
-            break
-        parts.append(_unentity(body[pos:start]))
-        parts.append(body[start + 9:end])
-        pos = end + 3
-    parts.append(_unentity(body[pos:]))
-    parts[0] = parts[0].lstrip()
-    parts[-1] = parts[-1].rstrip()
-    return "".join(parts)
-
-
-def _unentity(text: str) -> str:
-    return _ENTITIES.sub(_entity, text) if "&" in text else text
-
-
-def _entity(m: re.Match[str]) -> str:
-    ref = m.group(1)
-    if ref[0] == "#":
-        try:
-            return chr(int(ref[2:], 16) if ref[1] in "xX" else int(ref[1:]))
-        except (ValueError, OverflowError):
-            return m.group(0)
-    return _ENTITY[ref]
-
-
-def xml_escape(text: str) -> str:
-    """Text safe inside an element: wrapped in CDATA when it holds markup, ``&`` or edge whitespace."""
-    if ("<" not in text and "&" not in text and text == text.strip()) or not text:
-        return text
-    return "<![CDATA[" + text.replace("]]>", "]]]]><![CDATA[>") + "]]>"
 
 
 # -- str --------------------------------------------------------------------------

@@ -4,20 +4,24 @@ Strict ``msgspec.json.decode`` is tried first; only when it fails does one
 string-aware pass fix what models commonly get wrong: trailing commas,
 single-quoted strings and keys, unquoted keys, Python ``True/False/None`` and
 raw newlines inside strings. Nothing here guesses values: text that still does
-not decode is reported as not JSON.
+not decode is reported as not JSON. ``decode_big`` keeps numbers too large for
+a float (``1e400``, which msgspec rejects) as ``BigNumber`` text, so a caller
+can say which field holds one instead of "no JSON found".
 
 Only ``re`` and msgspec are imported; all regexes are compiled at import.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
 import msgspec
 
 _decode = msgspec.json.decode
+Decode = Callable[[str], Any]
 #: what a failed decode raises: bad JSON, or nesting deeper than msgspec's recursion limit
 DECODE_ERRORS = (msgspec.DecodeError, RecursionError)
 _MAX_REPAIRS = 8
@@ -49,10 +53,10 @@ def loads(text: str) -> Any:
     return loads_repaired(text)
 
 
-def loads_repaired(text: str) -> Any:
+def loads_repaired(text: str, decode: Decode = _decode) -> Any:
     """Decode after the lenient repair pass; raise ``ValueError`` if it still is not JSON."""
     try:
-        return _decode(repair(text))
+        return decode(repair(text))
     except DECODE_ERRORS as exc:
         raise ValueError(str(exc) if isinstance(exc, msgspec.DecodeError) else "nested too deeply") from None
 
@@ -122,7 +126,8 @@ def bracket_pairs(text: str, start: int = 0) -> dict[int, int]:
     return pairs
 
 
-def iter_objects(text: str, opener: str = "{", limit: int = 64) -> Iterator[tuple[int, int, Any]]:
+def iter_objects(text: str, opener: str = "{", limit: int = 64,
+                 decode: Decode = _decode) -> Iterator[tuple[int, int, Any]]:
     """Yield ``(start, end, value)`` for each decodable JSON value starting with ``opener``, left to right.
 
     Gives up after ``limit`` candidate starts that do not decode (and tries the
@@ -134,7 +139,7 @@ def iter_objects(text: str, opener: str = "{", limit: int = 64) -> Iterator[tupl
     last = text.rfind(_CLOSER[opener])
     if last > start:  # fast path: prose, one JSON value, prose without brackets
         try:
-            value = _decode(text[start:last + 1])
+            value = decode(text[start:last + 1])
         except DECODE_ERRORS:
             pass
         else:
@@ -146,7 +151,7 @@ def iter_objects(text: str, opener: str = "{", limit: int = 64) -> Iterator[tupl
         tries += 1
         end = pairs.get(start)
         if end is not None:
-            value = _try_decode(text[start:end], tries <= _MAX_REPAIRS)
+            value = _try_decode(text[start:end], tries <= _MAX_REPAIRS, decode)
             if value is not _NOTHING:
                 yield start, end, value
                 start, tries = text.find(opener, end), tries - 1  # only failed candidates count
@@ -157,15 +162,15 @@ def iter_objects(text: str, opener: str = "{", limit: int = 64) -> Iterator[tupl
 _NOTHING = object()
 
 
-def _try_decode(text: str, lenient: bool) -> Any:
+def _try_decode(text: str, lenient: bool, decode: Decode) -> Any:
     try:
-        return _decode(text)
+        return decode(text)
     except DECODE_ERRORS:
         pass
     if not lenient:
         return _NOTHING
     try:
-        return loads_repaired(text)
+        return loads_repaired(text, decode)
     except ValueError:
         return _NOTHING
 
@@ -176,23 +181,24 @@ def fences(text: str) -> Iterator[tuple[int, int, str, str]]:
         yield m.start(), m.end(), m.group(1).lower(), m.group(2)
 
 
-def first_object(text: str, names: Optional[set] = None) -> Optional[dict]:
+def first_object(text: str, names: Optional[set] = None, decode: Decode = _decode) -> Optional[dict]:
     """The first JSON object in ``text`` (whole text, then fences, then prose).
 
     With ``names``, an object holding at least one of those keys is preferred
     over an earlier one holding none (e.g. an example ``{}`` in the prose).
+    ``decode=decode_big`` also accepts numbers too large for a float.
     """
     stripped = text.strip()
     if stripped.startswith("{"):
         try:
-            value = _decode(stripped)
+            value = decode(stripped)
             if isinstance(value, dict):
                 return value
         except DECODE_ERRORS:
             pass
     fallback: Optional[dict] = None
     for source in _sources(text):
-        for _s, _e, value in iter_objects(source):
+        for _s, _e, value in iter_objects(source, decode=decode):
             if not isinstance(value, dict):
                 continue
             if not names or names.intersection(value):
@@ -200,6 +206,35 @@ def first_object(text: str, names: Optional[set] = None) -> Optional[dict]:
             if fallback is None:
                 fallback = value
     return fallback
+
+
+class BigNumber(str):
+    """A number literal too large for a 64-bit float (``1e400``), kept as its text by ``decode_big``."""
+
+    __slots__ = ()
+
+
+def _float_or_big(literal: str) -> Any:
+    value = float(literal)
+    return value if math.isfinite(value) else BigNumber(literal)
+
+
+#: ``msgspec.json.decode`` that turns out-of-range numbers into ``BigNumber`` instead of failing
+decode_big: Decode = msgspec.json.Decoder(float_hook=_float_or_big).decode
+
+
+def has_big(value: Any) -> Optional[BigNumber]:
+    """The first ``BigNumber`` in a decoded value (at any depth), or ``None``."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, BigNumber):
+            return item
+        if isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return None
 
 
 def _sources(text: str) -> Iterator[str]:

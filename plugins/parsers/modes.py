@@ -158,16 +158,20 @@ class JsonParser(Parser):
         super().__init__(fence=fence)
 
     def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
-        obj = jsontext.first_object(text, set(spec.names))
-        if obj is None:
-            raise missing_error(spec, {}, text, "JSON object")
+        names = set(spec.names)
+        obj = jsontext.first_object(text, names)
+        big = obj is None
+        if big:  # perhaps a number too large for a float (1e400): say so rather than "no JSON"
+            obj = jsontext.first_object(text, names, decode=jsontext.decode_big)
+            if obj is None:
+                raise missing_error(spec, {}, text, "JSON object")
         found = {n: obj[n] for n in spec.names if n in obj}
         if len(found) < len(spec.names):
             for key, value in obj.items():
                 name = spec.lookup(key) if isinstance(key, str) else None
                 if name is not None and name not in found:
                     found[name] = value
-        return found
+        return _no_big_numbers(found, spec, text) if big else found
 
     def _instructions(self, spec: FieldSpec, opts: dict[str, Any]) -> str:
         lines = [f'  "{_json_key(f.name)}": <{_label(f)}>' for f in spec.fields]
@@ -178,6 +182,26 @@ class JsonParser(Parser):
     def _render(self, values: dict[str, Any], spec: FieldSpec, opts: dict[str, Any]) -> str:
         body = _encode({f.name: v for f, v in _present(values, spec)}).decode()
         return f"```json\n{body}\n```" if opts.get("fence") else body
+
+
+def _no_big_numbers(found: dict[str, Any], spec: FieldSpec, raw: str) -> dict[str, Any]:
+    """A string field keeps a too-large number as its text; any other field holding one is a ParseError."""
+    bad: dict[str, str] = {}
+    for name, value in found.items():
+        big = jsontext.has_big(value)
+        if big is None:
+            continue
+        if value is big and spec.by_name[name].type == "string":
+            found[name] = str(big)
+            continue
+        literal = big if len(big) <= 40 else big[:37] + "..."
+        bad[name] = f"the number {literal} is out of range (not a finite 64-bit float)"
+    if bad:
+        what = "; ".join(f"{n}: {r}" for n, r in bad.items())
+        raise ParseError(f"output field(s) hold numbers out of range: {what}; ask the model for finite numbers "
+                         f"(e.g. with the parser's repair prompt)", raw=raw, invalid=bad,
+                         missing=[n for n in spec.required if n not in found])
+    return found
 
 
 def _json_key(name: str) -> str:

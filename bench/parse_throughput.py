@@ -1,13 +1,17 @@
 """Parse throughput per output mode and tool-call extraction, on realistic replies.
 
-    python bench/parse_throughput.py [--rounds 7] [--seconds 0.3]
+    python bench/parse_throughput.py [--rounds 7] [--seconds 0.3] [--plugin MODULE]
 
 Each case parses one realistic reply (prose around the answer, four fields of
 mixed types, a nested list) as many times as fits in ``--seconds``, ``--rounds``
 times, and prints the median ops/s and µs/op. Also times ``instructions`` (cached)
 and a cold ``compile_fields``-free re-parse of a fresh-but-equal field list, the way
 an agent that rebuilds its dict spec every step would call it.
-Not a test: prints a table and asserts nothing.
+Then times adversarial replies once per round (median ms per parse): long
+whitespace runs in a title line, thousands of unclosed XML tags, deep same-name
+XML nesting. ``--plugin`` measures another parsers plugin module (e.g. an old
+copy on ``PYTHONPATH``) for before/after numbers.
+Not a test: prints tables and asserts nothing.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from zagent import Kernel
+from zagent import Kernel, ParseError
 
 FIELDS = [
     {"name": "thought", "type": "string", "description": "your reasoning"},
@@ -66,6 +70,35 @@ def replies(k: Kernel) -> dict[str, tuple[Callable[[], Any], int]]:
     return cases
 
 
+def adversarial(k: Kernel) -> dict[str, Callable[[], Any]]:
+    """Replies that used to take super-linear time; each callable parses one (a ParseError is fine)."""
+    title, xml = k.parser("title"), k.parser("xml")
+    one = [{"name": "answer"}]
+    cases = {
+        "title '## '+8k spaces+'x'": (title, "## " + " " * 8000 + "x"),
+        "title '## '+20k spaces+'x'": (title, "## " + " " * 20_000 + "x"),
+        "title '## answer'+100 spaces+'x'": (title, "## answer" + " " * 100 + "x"),
+        "title '## answer'+200k spaces+'x'": (title, "## answer" + " " * 200_000 + "x"),
+        "xml 20k unclosed <answer>": (xml, "<answer>" * 20_000),
+        "xml 5k nested <answer>": (xml, "<answer>" * 5000 + "x" + "</answer>" * 5000),
+    }
+
+    def parse(p: Any, text: str) -> None:
+        try:
+            p.parse(text, one)
+        except ParseError:
+            pass
+
+    return {name: (lambda p=p, text=text: parse(p, text)) for name, (p, text) in cases.items()}
+
+
+def once(fn: Callable[[], Any]) -> float:
+    """Seconds for one call."""
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
 def measure(fn: Callable[[], Any], seconds: float) -> float:
     """Operations per second over about ``seconds``."""
     n, start = 0, time.perf_counter()
@@ -82,8 +115,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--seconds", type=float, default=0.3)
+    ap.add_argument("--plugin", default="zagent.plugins.parsers", help="parsers plugin module to measure")
+    ap.add_argument("--skip", default="", help="skip adversarial cases whose name contains this (e.g. 200k)")
     args = ap.parse_args()
-    k = Kernel(plugins=["zagent.plugins.parsers"], entry_points=False, strict=True)
+    k = Kernel(plugins=[args.plugin], entry_points=False, strict=True)
     cases = replies(k)
     print(f"{'case':40} {'chars':>6} {'ops/s':>10} {'µs/op':>8}")
     for name, (fn, size) in cases.items():
@@ -91,6 +126,13 @@ def main() -> None:
         rates = [measure(fn, args.seconds) for _ in range(args.rounds)]
         rate = statistics.median(rates)
         print(f"{name:40} {size:>6} {rate:>10,.0f} {1e6 / rate:>8.1f}")
+    print(f"\n{'adversarial case':40} {'ms/parse':>10}")
+    for name, fn in adversarial(k).items():
+        if args.skip and args.skip in name:
+            print(f"{name:40} {'skipped':>10}")
+            continue
+        t = statistics.median(once(fn) for _ in range(max(1, min(args.rounds, 3))))
+        print(f"{name:40} {t * 1e3:>10,.1f}")
     k.close()
 
 

@@ -38,7 +38,7 @@ def loose_name(name: str) -> str:
 class TitleSyntax:
     """Recognises title lines of one ``title_format`` for one set of field names."""
 
-    __slots__ = ("hashes", "inline", "names", "prefix", "starts", "suffix")
+    __slots__ = ("hashes", "inline", "lines", "memo", "names", "prefix", "suffix")
 
     def __init__(self, fmt: str, names: Mapping[str, str]):
         """``names``: loose name (``loose_name``) -> field name."""
@@ -49,22 +49,41 @@ class TitleSyntax:
         self.hashes = bool(self.prefix) and set(self.prefix) == {"#"}
         self.inline = self.suffix in ("", ":")
         self.names = dict(names)
-        # first non-blank characters a title line can have (None: any, when the prefix is empty)
-        self.starts = frozenset({"*", "_", self.prefix[0].lower()}) if self.prefix else None
+        # candidate lines: those whose first non-blank character can open a title (every line
+        # when the prefix is empty); linear: only line starts are tried, each reading its indent once
+        first = "" if not self.prefix else re.escape(self.prefix[0])
+        self.lines = re.compile(rf"^[ \t]*[*_{first}]", re.MULTILINE | re.IGNORECASE) if first else None
+        self.memo: dict[str, Optional[tuple[str, Optional[str]]]] = {}  # short line -> match result
 
     def scan(self, text: str) -> Iterator[tuple[int, int, str, Optional[str]]]:
         """``(start, end, field name, inline value or None)`` for each title line, in order.
 
         ``end`` is just past the line's newline (or the end of the text).
         """
-        pos, size, starts = 0, len(text), self.starts
-        for line in text.split("\n"):
-            nxt = pos + len(line) + 1
-            if starts is None or line.lstrip(_SP)[:1].lower() in starts:
-                hit = self.match(line[:-1] if line.endswith("\r") else line)
-                if hit is not None:
-                    yield pos, min(nxt, size), hit[0], hit[1]
-            pos = nxt
+        size = len(text)
+        if self.lines is None:
+            starts: Iterator[int] = _line_starts(text)
+        else:
+            starts = (m.start() for m in self.lines.finditer(text))
+        for start in starts:
+            nl = text.find("\n", start)
+            stop = size if nl < 0 else nl
+            hit = self._cached(text[start:stop - 1] if text.endswith("\r", start, stop) else text[start:stop])
+            if hit is not None:
+                yield start, size if nl < 0 else nl + 1, hit[0], hit[1]
+
+    def _cached(self, line: str) -> Optional[tuple[str, Optional[str]]]:
+        """``match``, remembered for short lines (titles repeat from reply to reply)."""
+        if len(line) > 80:
+            return self.match(line)
+        try:
+            return self.memo[line]
+        except KeyError:
+            pass
+        if len(self.memo) >= 512:
+            self.memo.clear()
+        hit = self.memo[line] = self.match(line)
+        return hit
 
     def match(self, line: str) -> Optional[tuple[str, Optional[str]]]:
         """``(field name, inline value or None)`` if ``line`` (no line break) is a title line."""
@@ -124,6 +143,13 @@ class TitleSyntax:
         if not text or text[0].isspace() or text[-1].isspace():
             return None
         return self.names.get(loose_name(text))
+
+
+def _line_starts(text: str) -> Iterator[int]:
+    pos = 0
+    for line in text.split("\n"):
+        yield pos
+        pos += len(line) + 1
 
 
 def _starts(s: str, prefix: str) -> bool:

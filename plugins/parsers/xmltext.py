@@ -38,7 +38,7 @@ class ElementScanner:
         alts = "|".join(sorted(map(re.escape, set(tags)), key=len, reverse=True))
         # attributes stop at < or > so that every failed attempt scans only up to the next tag
         self.regex = re.compile(
-            rf"<(?:(?P<open>{alts})(?:\s[^<>]*?)?(?P<empty>/?)|/(?P<close>{alts})\s*)>|(?P<cdata><!\[CDATA\[)",
+            rf"<(?:(?P<open>{alts})(?:\s[^<>]*?)?(?P<empty>/?)>|/(?P<close>{alts})\s*>|(?P<cdata>!\[CDATA\[))",
             re.IGNORECASE)
 
     def elements(self, text: str) -> Iterator[tuple[str, str]]:
@@ -63,38 +63,38 @@ class ElementScanner:
     def _pair(self, text: str) -> tuple[list[tuple[int, int, str, bool]], dict[int, tuple[int, int]]]:
         """Every opening tag ``(start, end, tag, empty)`` and, by its index, the span of the tag closing it."""
         opens: list[tuple[int, int, str, bool]] = []
-        matched: dict[int, tuple[int, int]] = {}
-        first: dict[int, tuple[int, int]] = {}  # first closing tag of the same name after an open
-        stacks: dict[str, list[int]] = {}
-        waiting: dict[str, list[int]] = {}  # opens that have not seen a closing tag of their name yet
-        search, pos, cdata = self.regex.search, 0, True
-        while (m := search(text, pos)) is not None:
-            pos = m.end()
-            if m.group("cdata") is not None:
-                if cdata:
-                    stop = text.find("]]>", pos)
-                    if stop >= 0:
-                        pos = stop + 3
-                    else:
-                        cdata = False  # no terminator anywhere after: the rest is plain text
+        ends: dict[int, tuple[int, int]] = {}
+        stacks: dict[str, list[int]] = {}  # per tag: unmatched opens, innermost last
+        fresh: dict[str, int] = {}  # per tag: opens on the stack from here on have seen no closing tag yet
+        skip, cdata = 0, True
+        for m in self.regex.finditer(text):
+            start, end = m.span()
+            if start < skip:  # inside a CDATA section
                 continue
-            tag = m.group("open")
+            tag, empty, close, marker = m.groups()
             if tag is not None:
-                empty = bool(m.group("empty"))
-                opens.append((m.start(), pos, tag, empty))
+                opens.append((start, end, tag, bool(empty)))
                 if not empty:
-                    key = tag.lower()
-                    stacks.setdefault(key, []).append(len(opens) - 1)
-                    waiting.setdefault(key, []).append(len(opens) - 1)
-                continue
-            key = m.group("close").lower()
-            span = (m.start(), pos)
-            for k in waiting.pop(key, ()):
-                first[k] = span
-            stack = stacks.get(key)
-            if stack:
-                matched[stack.pop()] = span
-        return opens, {**first, **matched}
+                    stack = stacks.get(key := tag.lower())
+                    if stack is None:
+                        stack = stacks[key] = []
+                        fresh[key] = 0
+                    stack.append(len(opens) - 1)
+            elif close is not None:
+                stack = stacks.get(key := close.lower())
+                if stack:
+                    span = (start, end)
+                    for k in stack[fresh[key]:]:  # their first closing tag (kept if none matches)
+                        ends[k] = span
+                    ends[stack.pop()] = span  # the matching one
+                    fresh[key] = len(stack)
+            elif cdata and marker is not None:
+                stop = text.find("]]>", end)
+                if stop >= 0:
+                    skip = stop + 3
+                else:
+                    cdata = False  # no terminator anywhere after: the rest is plain text
+        return opens, ends
 
 
 def xml_text(body: str) -> str:

@@ -14,14 +14,13 @@ from bench_common import PROMPT, add  # the task: PROMPT, with `add` as the only
 IMPORT = "import zagent; from zagent import Kernel"
 DIST = "zagent"
 NOTES = ("Kernel() defaults; openai provider (httpx + msgspec), CustomizeAgent with parse_mode='str'; "
-         "the pure `add` tool registered with Kernel.add_tool(add, inline=True) (runs on the event loop; the "
-         "default for sync tools is the kernel's thread pool with a 60 s timeout, ~60 us more per tool call "
-         "here); short-term memory on (default 200 messages).")
+         "the `add` tool registered with Kernel.add_tool(add) as is: a sync tool, so it runs in the kernel's "
+         "tool threads with the default 60 s timeout; short-term memory on (default 200 messages).")
 
 
 async def setup(base_url, api_key, model):
     kernel = zagent.Kernel()
-    kernel.add_tool(add, inline=True)  # a pure function: run on the loop, no thread hop
+    kernel.add_tool(add)  # defaults: a sync tool runs in the kernel's tool threads
     llm = kernel.llm(f"openai:{model}", base_url=base_url, api_key=api_key)
     agent = kernel.agent({
         "type": "customize", "name": "Adder", "prompt": "{question}",

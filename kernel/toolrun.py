@@ -140,7 +140,11 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
             value = await future
         else:
             try:
-                value = await asyncio.wait_for(future, timeout)
+                if _timeout_cm is not None:  # no extra task per call (wait_for makes one before 3.12)
+                    async with _timeout_cm(timeout):
+                        value = await future
+                else:
+                    value = await asyncio.wait_for(future, timeout)
             except (TimeoutError, asyncio.TimeoutError):
                 if getattr(threads, "abandon", None) is not None and threads.abandon(call):
                     raise ToolStuck(tool.name, timeout) from None

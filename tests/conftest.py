@@ -7,6 +7,12 @@ starts from an environment without zagent's variables, so a developer's
 """
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# No per-example deadline and no "too slow" health check: CI shares 2 cores with other
+# jobs, and a slow example there says nothing about the code. (Explicit settings win.)
+settings.register_profile("zagent-ci", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("zagent-ci")
 
 ZAGENT_ENV = ("ZAGENT_MODEL", "ZAGENT_PLUGINS", "ZAGENT_DISABLE_PLUGINS", "ZAGENT_STRICT", "ZAGENT_TRACE_HOOKS")
 

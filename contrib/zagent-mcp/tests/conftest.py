@@ -9,6 +9,12 @@ from npm when node is available. Nothing is mocked.
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# No per-example deadline and no "too slow" health check: CI shares 2 cores with other
+# jobs, and a slow example there says nothing about the code. (Explicit settings win.)
+settings.register_profile("zagent-ci", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("zagent-ci")
 
 from zagent import Kernel
 

@@ -141,6 +141,16 @@ class _Interrupts:
             return None
 
 
+def _result(future: Any) -> Any:
+    """Wait for the run in short slices: the kernel may hand SIGINT to another thread (the event
+    loop's, a tool's), and a main thread blocked in one long wait would notice it only at the end."""
+    while True:
+        try:
+            return future.result(timeout=0.1)
+        except TimeoutError:
+            continue
+
+
 def _run(loop: Any, run: Any, interrupts: _Interrupts) -> Any:
     """Start ``run`` (the loop's coroutine) on the background event loop and wait for it;
     Ctrl-C while it runs pauses it and asks resume or abort."""
@@ -161,7 +171,7 @@ def _run(loop: Any, run: Any, interrupts: _Interrupts) -> Any:
             if interrupts.pending:
                 interrupts.pending = False
                 raise KeyboardInterrupt
-            return future.result()
+            return _result(future)
         except KeyboardInterrupt:
             if future is None:  # interrupted before anything was scheduled
                 run.close()

@@ -423,16 +423,21 @@ class ReActLoop:
             await self._checkpoint()
 
     async def _run_call(self, call: ToolCall, gate: asyncio.Semaphore) -> None:
+        # The slot is held until the result is checkpointed: with one call at a time, the next call
+        # starts only once this one's result is durable, so a crash never reruns a finished call.
         async with gate:
             if self._control.pause_requested or self._control.abort_requested:
                 return  # not started: it runs after resume
-            started = time.perf_counter()
-            if call.name == CLARIFY.name:
-                result = ToolResult(call_id=call.id, name=call.name, state="error", error="mixed with tool calls",
-                                    content="Error: ask_clarification must be the only call of a reply; the other "
-                                            "calls ran. Ask again on its own if you still need the user's answer.")
-            else:
-                result = await self._abortable(self.kernel.arun_tool(call, self._ctx))
+            await self._run_and_record(call)
+
+    async def _run_and_record(self, call: ToolCall) -> None:
+        started = time.perf_counter()
+        if call.name == CLARIFY.name:
+            result = ToolResult(call_id=call.id, name=call.name, state="error", error="mixed with tool calls",
+                                content="Error: ask_clarification must be the only call of a reply; the other "
+                                        "calls ran. Ask again on its own if you still need the user's answer.")
+        else:
+            result = await self._abortable(self.kernel.arun_tool(call, self._ctx))
         state = self.state
         pending = self._ctx.stash.get("zagent.pending_approval")
         if pending and call.id in pending:

@@ -168,3 +168,28 @@ def test_ctrl_c_outside_scheduling_raises_keyboard_interrupt():
 
     with pytest.raises(KeyboardInterrupt):
         cli._Interrupts()(signal.SIGINT, None)
+
+
+def test_a_sigint_landing_on_another_thread_still_interrupts_the_wait():
+    """SIGINT delivered to a non-main thread (the kernel may pick any) reaches the chat's wait promptly."""
+    import concurrent.futures
+    import time
+
+    from zagent.plugins.react import cli
+
+    future = concurrent.futures.Future()
+
+    def interrupt_from_here():
+        time.sleep(0.3)  # let the main thread settle into the wait (not an assertion on time)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+        time.sleep(10)  # a wait that only returned when the run ended would end here, without the interrupt
+        future.set_result("the run ended")
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Thread(target=interrupt_from_here, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            cli._result(future)
+        assert not future.done(), "the interrupt must arrive while the run is still going"
+    finally:
+        signal.signal(signal.SIGINT, previous)

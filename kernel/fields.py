@@ -290,6 +290,8 @@ def _coerce_all(data: Mapping[str, Any], spec: FieldSpec) -> tuple[dict[str, Any
 def _coerce(value: Any, field: Field) -> Any:
     """Lax pre-conversion of one value; msgspec does the final check."""
     t = field.type
+    if t in ("integer", "number") and _not_finite(value):
+        raise ValueError(f"{value!r} is not a finite number; give a plain number")
     if t == "string":
         if isinstance(value, (bool, int, float)):
             return msgspec.json.encode(value).decode()
@@ -310,6 +312,13 @@ def _coerce(value: Any, field: Field) -> Any:
             raise ValueError("; ".join(f"{k}: {v}" for k, v in invalid.items()))
         return {**value, **out}
     return value
+
+
+def _not_finite(value: Any) -> bool:
+    """inf, -inf and nan, as floats or as text: valid Python floats, but no JSON number means them."""
+    if isinstance(value, float):
+        return value != value or value in (float("inf"), float("-inf"))
+    return isinstance(value, str) and value.strip().lower().lstrip("+-") in ("inf", "infinity", "nan")
 
 
 def _bool(text: str) -> Any:

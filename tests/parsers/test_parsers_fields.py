@@ -2,6 +2,8 @@
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from zagent import ConfigError, Field, ParseError
 from zagent import fields as F
 
@@ -117,3 +119,12 @@ def test_shorthands_work_at_any_depth():
     """A bare name is a string field and "items": "int" an array of integers, also inside nested objects."""
     decl = [{"name": "p", "fields": ["x", {"name": "ys", "items": "int"}]}]
     assert F.to_dict(F.convert({"p": {"x": "a", "ys": ["2"]}}, decl)) == {"p": {"x": "a", "ys": [2]}}
+
+
+@given(st.sampled_from([float("inf"), float("-inf"), float("nan"), "inf", "-Infinity", " NaN "]),
+       st.sampled_from(["number", "integer"]))
+def test_non_finite_numbers_are_refused_with_the_field_named(value, type_):
+    """inf/nan (as floats or text) are not numbers a reply can mean: a ParseError names the field."""
+    spec = F.compile_fields([Field(name="n", type=type_)])
+    with pytest.raises(ParseError, match="n: .* is not a finite number"):
+        F.convert({"n": value}, spec)

@@ -144,10 +144,12 @@ class _Interrupts:
 def _result(future: Any) -> Any:
     """Wait for the run in short slices: the kernel may hand SIGINT to another thread (the event
     loop's, a tool's), and a main thread blocked in one long wait would notice it only at the end."""
+    from concurrent.futures import TimeoutError as NotYet  # the builtin TimeoutError only from 3.11
+
     while True:
         try:
             return future.result(timeout=0.1)
-        except TimeoutError:
+        except NotYet:
             continue
 
 

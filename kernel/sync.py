@@ -32,6 +32,15 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_loop_after_fork)
 
 
+def leave_signals_to_main_thread() -> None:
+    """Block SIGINT in the calling thread (one zagent started), so the OS delivers Ctrl-C to the
+    main thread, where Python runs signal handlers and the app's waits get interrupted."""
+    import signal
+
+    if hasattr(signal, "pthread_sigmask"):  # POSIX; elsewhere signals already go to the main thread
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
 def _background_loop() -> Any:
     global _loop, _thread
     with _lock:
@@ -42,6 +51,7 @@ def _background_loop() -> Any:
             ready = threading.Event()
 
             def serve() -> None:
+                leave_signals_to_main_thread()
                 asyncio.set_event_loop(loop)
                 loop.call_soon(ready.set)
                 loop.run_forever()

@@ -14,6 +14,7 @@ exits, so one hung tool keeps the process from ending.
   last, its thread exits instead of rejoining the pool, so no more than
   ``max_workers`` threads ever serve calls.
 * Workers are daemon threads: a stuck tool does not hold the process open.
+* Workers block SIGINT, so Ctrl-C reaches the main thread (see ``zagent.sync``).
 
 Threads start on demand and are reused while idle, like the standard pool.
 """
@@ -24,6 +25,8 @@ import queue
 import threading
 from concurrent.futures import Executor, Future
 from typing import Any, Callable, Optional
+
+from .sync import leave_signals_to_main_thread
 
 
 class _Call(Future):  # type: ignore[type-arg]
@@ -95,6 +98,7 @@ class ToolThreads(Executor):
         # since a stuck tool would make the join wait forever.
 
     def _work(self) -> None:
+        leave_signals_to_main_thread()
         while True:
             item = self._queue.get()
             if item is None:

@@ -84,3 +84,22 @@ def test_a_hung_tool_does_not_keep_the_process_alive():
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "timeout"
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "pthread_sigmask"), reason="POSIX signal masks")
+def test_zagents_threads_leave_ctrl_c_to_the_main_thread():
+    """The background event loop's thread and the tool threads block SIGINT, so Ctrl-C goes to the main thread."""
+    import signal
+
+    from zagent.sync import run_sync
+
+    async def loop_mask():
+        return signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+    pool = ToolThreads(1)
+    try:
+        assert signal.SIGINT in run_sync(loop_mask())
+        assert signal.SIGINT in pool.submit(signal.pthread_sigmask, signal.SIG_BLOCK, []).result(30)
+        assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    finally:
+        pool.shutdown()

@@ -153,7 +153,7 @@ class Agent:
                                       metadata={"kind": "inputs", "action": action.name})])
         missing = action.missing_inputs(inputs)
         if missing:
-            inputs.update(await self._extract(action, ctx))
+            inputs.update(await self._extract(action, ctx, missing))
         out: ActionOutput = await action.aexecute(self.llm, inputs, ctx=ctx, system_prompt=self.system_prompt)
         duration = time.perf_counter() - started
         message = Message(role="assistant", content=_json(out.output), name=self.name, metadata={
@@ -177,12 +177,11 @@ class Agent:
     def __call__(self, **inputs: Any) -> AgentResult:
         return run_sync(self.aexecute(None, inputs=inputs))
 
-    async def _extract(self, action: Action, ctx: "RunContext") -> dict[str, Any]:
+    async def _extract(self, action: Action, ctx: "RunContext", missing: Sequence[str]) -> dict[str, Any]:
         from .extraction import ContextExtraction
 
         messages = self._memory[-self.context_messages:]
         if self.use_long_term_memory:  # earlier runs, maybe in other processes: what matches the missing inputs
-            missing = action.missing_inputs({})
             recalled = await self.arecall(" ".join(missing), limit=self.context_messages)
             messages = [m for m in recalled if m not in messages] + messages
         found = await ContextExtraction(kernel=self.kernel).aextract(self.llm, action, messages, ctx=ctx)

@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 import msgspec
 
+from zagent.encodeonce import encoded_once
 from zagent.llm import parse_arguments
 from zagent.types import Message, ToolCall, ToolSpec, Usage
 
@@ -80,22 +81,15 @@ def to_completion_parts(reply: MessageReply) -> tuple[Message, Usage]:
 
 # -- requests ----------------------------------------------------------------------
 
-_tool_cache: dict[int, tuple[ToolSpec, msgspec.Raw]] = {}
-
-
-def encode_tool(spec: ToolSpec) -> msgspec.Raw:
+def _tool(spec: ToolSpec) -> dict[str, Any]:
     """``{"name", "description", "input_schema"}`` of ``spec``, encoded once per spec object."""
-    hit = _tool_cache.get(id(spec))
-    if hit is not None and hit[0] is spec:
-        return hit[1]
     tool: dict[str, Any] = {"name": spec.name, "input_schema": spec.parameters or {"type": "object", "properties": {}}}
     if spec.description:
         tool["description"] = spec.description
-    raw = msgspec.Raw(encoder.encode(tool))
-    if len(_tool_cache) >= 4096:
-        _tool_cache.clear()
-    _tool_cache[id(spec)] = (spec, raw)
-    return raw
+    return tool
+
+
+encode_tool = encoded_once(_tool)
 
 
 def split_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:

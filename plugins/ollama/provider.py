@@ -14,6 +14,7 @@ from typing import Any, AsyncIterator, Optional
 import attrs
 import msgspec
 
+from zagent.encodeonce import encoded_once
 from zagent.errors import ProviderError
 from zagent.http import HttpClient, iter_ndjson, malformed, network_options, stream_interrupted
 from zagent.llm import LLM, parse_arguments, price_per_million
@@ -52,7 +53,6 @@ class ChatReply(msgspec.Struct):
 
 _decoder = msgspec.json.Decoder(ChatReply)
 _encoder = msgspec.json.Encoder()
-_tool_cache: dict[int, tuple[ToolSpec, msgspec.Raw]] = {}
 
 
 def host_url(value: Optional[str]) -> str:
@@ -191,17 +191,14 @@ def _message(m: Message) -> dict[str, Any]:
     return out
 
 
-def _tool(spec: ToolSpec) -> msgspec.Raw:
-    hit = _tool_cache.get(id(spec))
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    raw = msgspec.Raw(_encoder.encode({"type": "function", "function": {
+def _tool_dict(spec: ToolSpec) -> dict[str, Any]:
+    """Ollama's ``{"type": "function", "function": ...}`` of ``spec``, encoded once per spec object."""
+    return {"type": "function", "function": {
         "name": spec.name, "description": spec.description,
-        "parameters": spec.parameters or {"type": "object", "properties": {}}}}))
-    if len(_tool_cache) >= 4096:
-        _tool_cache.clear()
-    _tool_cache[id(spec)] = (spec, raw)
-    return raw
+        "parameters": spec.parameters or {"type": "object", "properties": {}}}}
+
+
+_tool = encoded_once(_tool_dict)
 
 
 def _format(fmt: dict[str, Any]) -> Any:

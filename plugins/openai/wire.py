@@ -13,6 +13,7 @@ from typing import Any, Optional, Union
 
 import msgspec
 
+from zagent.encodeonce import encoded_once
 from zagent.llm import parse_arguments
 from zagent.types import Message, ToolCall, ToolSpec, Usage
 
@@ -109,23 +110,15 @@ def to_message(wire: WireMessage) -> Message:
 
 # -- requests ----------------------------------------------------------------------
 
-_tool_cache: dict[int, tuple[ToolSpec, msgspec.Raw]] = {}
-_TOOL_CACHE_MAX = 4096
-
-
-def encode_tool(spec: ToolSpec) -> msgspec.Raw:
+def _tool(spec: ToolSpec) -> dict[str, Any]:
     """The encoded ``{"type": "function", "function": ...}`` of ``spec``, computed once per spec object."""
-    hit = _tool_cache.get(id(spec))
-    if hit is not None and hit[0] is spec:
-        return hit[1]
     function: dict[str, Any] = {"name": spec.name, "parameters": spec.parameters or {"type": "object", "properties": {}}}
     if spec.description:
         function["description"] = spec.description
-    raw = msgspec.Raw(encoder.encode({"type": "function", "function": function}))
-    if len(_tool_cache) >= _TOOL_CACHE_MAX:
-        _tool_cache.clear()
-    _tool_cache[id(spec)] = (spec, raw)
-    return raw
+    return {"type": "function", "function": function}
+
+
+encode_tool = encoded_once(_tool)
 
 
 def encode_message(m: Message) -> dict[str, Any]:

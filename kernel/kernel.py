@@ -20,7 +20,7 @@ import importlib
 import os
 import time
 import weakref
-from typing import Any, Iterable, NamedTuple, Optional, Sequence, Union
+from typing import Any, Iterable, NamedTuple, Optional, Sequence, TypeVar, Union
 
 from . import entrypoints, hookspecs
 from .context import RunContext
@@ -597,6 +597,22 @@ def _freeze(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
     return value
+
+
+S = TypeVar("S")
+
+
+def convert_spec(data: Any, struct: "type[S]", what: str) -> S:
+    """``data`` (a mapping, e.g. from ``load_spec_file``) as the Struct ``struct``; anything else, or a
+    field of the wrong type, is a ``ConfigError`` naming ``what`` and the spec's name."""
+    import msgspec
+
+    if not isinstance(data, dict):
+        raise ConfigError(f"a {what} must be a mapping, got {type(data).__name__}")
+    try:
+        return msgspec.convert(data, struct)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"invalid {what} {data.get('name', '?')!r}: {exc}") from None
 
 
 def load_spec_file(path: Union[str, os.PathLike]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import msgspec
 from zagent import fields as zfields
 from zagent.errors import ConfigError
 from zagent.files import write_atomic
+from zagent.kernel import convert_spec
 from zagent.types import Field
 
 from .action import CustomizeAction
@@ -125,12 +126,7 @@ class CustomizeAgent(Agent):
 
 
 def _convert_spec(data: dict[str, Any]) -> AgentSpec:
-    if not isinstance(data, dict):
-        raise ConfigError(f"an agent spec must be a mapping, got {type(data).__name__}")
-    try:
-        return msgspec.convert(data, AgentSpec)
-    except msgspec.ValidationError as exc:
-        raise ConfigError(f"invalid agent spec {data.get('name', '?')!r}: {exc}") from None
+    return convert_spec(data, AgentSpec, "agent spec")
 
 
 def _validate(spec: AgentSpec, kernel: "Kernel") -> None:

@@ -25,8 +25,8 @@ import os
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 import msgspec
-
 from zagent.errors import ConfigError
+from zagent.kernel import convert_spec
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -52,12 +52,7 @@ def from_dict(data: dict[str, Any], kernel: "Kernel", *, manager: Any = None, ll
     """Validate ``data`` and build the ``GroupChat`` (``llm`` overrides the spec's model)."""
     from .chat import GroupChat
 
-    if not isinstance(data, dict):
-        raise ConfigError(f"a group chat spec must be a mapping, got {type(data).__name__}")
-    try:
-        spec = msgspec.convert(data, GroupChatSpec)
-    except msgspec.ValidationError as exc:
-        raise ConfigError(f"invalid group chat spec {data.get('name', '?')!r}: {exc}") from None
+    spec = convert_spec(data, GroupChatSpec, "group chat spec")
     if spec.type != "groupchat":
         raise ConfigError(f"group chat {spec.name!r}: type {spec.type!r} is not 'groupchat'")
     return GroupChat(kernel=kernel, agents=list(spec.agents), selection=spec.selection,

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import attrs
 import msgspec
-
-from zagent.errors import ConfigError
+from zagent.kernel import convert_spec
 from zagent.llm import to_messages
 from zagent.plugins.actions.agent import Agent
 from zagent.sync import run_sync
@@ -105,10 +104,7 @@ class ReActAgent(Agent):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], kernel: "Kernel") -> "ReActAgent":
-        try:
-            spec = msgspec.convert(data, ReActSpec)
-        except msgspec.ValidationError as exc:
-            raise ConfigError(f"invalid react agent spec {data.get('name', '?')!r}: {exc}") from None
+        spec = convert_spec(data, ReActSpec, "react agent spec")
         fields = msgspec.structs.asdict(spec)
         fields.pop("type")
         return cls(kernel=kernel, **fields)

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 import attrs
 import msgspec
 from zagent.errors import ConfigError
+from zagent.kernel import convert_spec
 from zagent.logs import log
 
 from . import markdown, terms
@@ -312,10 +313,7 @@ def _as_skill(skill: SkillIn) -> Skill:
         check_name(skill.name)
         return msgspec.structs.replace(skill)
     if isinstance(skill, dict):
-        try:
-            converted = msgspec.convert(skill, Skill)
-        except msgspec.ValidationError as exc:
-            raise ConfigError(f"invalid skill {skill.get('name', '?')!r}: {exc}") from None
+        converted = convert_spec(skill, Skill, "skill")
         check_name(converted.name)
         return converted
     raise ConfigError(f"a skill must be a Skill or a dict, got {type(skill).__name__}")

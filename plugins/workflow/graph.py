@@ -22,6 +22,7 @@ from typing import Any, Optional, Union
 import msgspec
 from zagent.errors import ConfigError
 from zagent.files import write_atomic
+from zagent.kernel import convert_spec
 from zagent.types import Field
 
 AgentRef = Union[str, dict[str, Any]]
@@ -164,12 +165,7 @@ class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "WorkFlowGraph":
-        if not isinstance(data, dict):
-            raise ConfigError(f"a workflow must be a JSON object, got {type(data).__name__}")
-        try:
-            return msgspec.convert(data, cls)
-        except msgspec.ValidationError as exc:
-            raise ConfigError(f"invalid workflow {data.get('name', '')!r}: {exc}") from None
+        return convert_spec(data, cls, "workflow")
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Write JSON atomically (a temporary file renamed over ``path``)."""

@@ -146,7 +146,7 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
                 else:
                     value = await asyncio.wait_for(future, timeout)
             except (TimeoutError, asyncio.TimeoutError):
-                if getattr(threads, "abandon", None) is not None and threads.abandon(call):
+                if threads.abandon(call):
                     raise ToolStuck(tool.name, timeout) from None
                 raise
     if hasattr(value, "__await__"):  # a sync callable that returned a coroutine

@@ -18,7 +18,6 @@ import msgspec
 
 from zagent.errors import ConfigError
 from zagent.llm import LLM, to_messages
-from zagent.secrets import public_data
 from zagent.sync import run_sync
 from zagent.types import Message, ToolResult, Usage
 
@@ -265,11 +264,6 @@ def _resolve_llm(kernel: "Kernel", llm: Any, llm_config: Optional[dict[str, Any]
     options = {k: v for k, v in config.items() if k != "model"}
     resolved = kernel.llm(config.get("model"), **options)
     return resolved, {"model": resolved.name, **options}
-
-
-def public_config(config: dict[str, Any]) -> dict[str, Any]:
-    """``llm_config`` without secrets (keys, tokens, passwords, auth headers, clients), at any depth."""
-    return public_data(config)
 
 
 _encoder = msgspec.json.Encoder(enc_hook=repr)

@@ -25,10 +25,11 @@ from zagent import fields as zfields
 from zagent.errors import ConfigError
 from zagent.files import write_atomic
 from zagent.kernel import convert_spec
+from zagent.secrets import public_data
 from zagent.types import Field
 
 from .action import CustomizeAction
-from .agent import Agent, public_config
+from .agent import Agent
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -102,7 +103,7 @@ class CustomizeAgent(Agent):
         data = msgspec.to_builtins(self.spec)
         data["llm_config"] = self.llm_config or {}
         data.pop("llm", None)
-        return public_config(data)
+        return public_data(data)  # no secrets at any depth (keys, auth headers, clients)
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Write the declaration as JSON, or YAML when the name ends in .yaml/.yml."""

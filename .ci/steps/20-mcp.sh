@@ -1,0 +1,18 @@
+# contrib/zagent-mcp: installs the contrib with its test extra (the mcp SDK and
+# mcp-server-time), the npm "everything" server when npm is there, then its tests.
+echo "== installing contrib/zagent-mcp[test] (depends on zagent and the mcp SDK; pulls mcp-server-time)"
+python -m pip install -q --disable-pip-version-check -e 'contrib/zagent-mcp[test]'
+if command -v npm >/dev/null; then
+    echo "== installing @modelcontextprotocol/server-everything (npm) into contrib/zagent-mcp"
+    if ! (cd contrib/zagent-mcp && npm install --no-save --no-audit --no-fund --loglevel=error \
+            @modelcontextprotocol/server-everything); then
+        echo "npm install failed: the server-everything tests will be skipped"
+        export ZAGENT_MCP_TEST_NPX=0
+    fi
+fi
+echo "== running the zagent-mcp tests"
+if command -v timeout >/dev/null; then
+    timeout 300 python -m pytest -q contrib/zagent-mcp/tests
+else
+    python -m pytest -q contrib/zagent-mcp/tests
+fi

@@ -16,10 +16,12 @@ callable; any of them may return an awaitable. Built-in policies:
 
 ``choose`` applies the chat's two safety nets to any policy: an answer that is
 ``None`` or names no speaker (or a zagent error while asking, such as a
-provider failure or a rail's denial) falls back to round-robin, and a choice that would
+rail's denial) falls back to round-robin, and a choice that would
 give one speaker more than ``max_consecutive`` turns in a row is replaced by
 the next other speaker in round-robin order (a rule or a model that would
-repeat one speaker forever is broken).
+repeat one speaker forever is broken). A provider's error while asking
+(``ProviderError``) ends the chat with that error: the provider has already
+retried it, and asking again every round would only repeat it.
 
 More policies come from plugins through ``zagent_register_speaker_selectors``
 (``selector_factories``) or from an import path ``"pkg.mod:factory"``.
@@ -33,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 import attrs
 
-from zagent.errors import ConfigError, PluginError, ZagentError
+from zagent.errors import ConfigError, PluginError, ProviderError, ZagentError
 from zagent.sync import maybe_await
 
 from .history import ChatMessage, render_transcript
@@ -200,7 +202,9 @@ async def choose(selector: Any, sel: Selection, *, max_consecutive: Optional[int
     """Ask ``selector``; fall back to round-robin on no answer; break endless repeats."""
     try:
         proposed = await maybe_await(_call(selector, sel))
-    except ZagentError as exc:  # a provider failure or a rail's denial: round-robin rather than a dead chat
+    except ProviderError:
+        raise  # the provider already retried; every later round would fail the same way (and cost requests)
+    except ZagentError as exc:  # a rail's denial, a reply naming no one usable: round-robin rather than a dead chat
         return _break_repeats(Choice(round_robin(sel), "fallback", None, f"{type(exc).__name__}: {exc}"),
                               sel, max_consecutive)
     if isinstance(proposed, str) and proposed not in sel.names:

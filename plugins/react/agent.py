@@ -21,7 +21,7 @@ from zagent.plugins.actions.agent import Agent
 from zagent.sync import run_sync
 from zagent.types import Message
 
-from .loop import SYSTEM_PROMPT, ReActLoop
+from .loop import SYSTEM_PROMPT, ReActLoop, check_on_error
 from .state import StepResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -97,6 +97,7 @@ class ReActAgent(Agent):
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
+        check_on_error(self.on_error, f"react agent {self.name!r}")  # now, not at the first chat
         for name in self.tools:
             self.kernel.tool(name)  # unknown tools fail now, with the list of registered ones
         if self.system_prompt is None:

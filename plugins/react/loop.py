@@ -1,7 +1,8 @@
 """``ReActLoop``: decide → act → observe, step by step, pausable, resumable, abortable.
 
-State machine: RUNNING → PAUSED ⇄ RUNNING → COMPLETED | ABORTED (FAILED when
-the error policy is ``stop``). ``pause()``, ``resume()`` and ``abort()`` are
+State machine: RUNNING → PAUSED ⇄ RUNNING → COMPLETED | ABORTED | FAILED
+(a provider error, or any failed step when the error policy is ``stop``; a
+failed run's last checkpoint can be restored once the cause is fixed). ``pause()``, ``resume()`` and ``abort()`` are
 safe from any thread or task while a step is in flight:
 
 * a pause takes effect at the next boundary: between steps, or inside a batch
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 import attrs
 import msgspec
 from zagent.control import RunControl
-from zagent.errors import NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
+from zagent.errors import ConfigError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
 from zagent.llm import to_messages
 from zagent.secrets import public_data
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
@@ -49,6 +50,7 @@ CLARIFY = ToolSpec(
     parameters={"type": "object", "properties": {"questions": {"type": "array", "items": {"type": "string"}}},
                 "required": ["questions"]},
 )
+ON_ERROR = ("continue", "stop")
 NUDGE = "Your last reply had neither a tool call nor an answer. Call a tool or give the final answer."
 
 
@@ -75,8 +77,10 @@ class ReActResult:
 class ReActLoop:
     """A ReAct run over ``tools`` with ``llm`` (see the module docstring).
 
-    :ivar on_error: ``"continue"`` (a failed LLM step is recorded and the next
-        step tries again) or ``"stop"`` (the run fails with ``NoAnswerError``).
+    :ivar on_error: ``"continue"`` (a step a rail blocked, or whose context compression
+        failed, is recorded and the next step tries again) or ``"stop"`` (the run fails
+        with ``NoAnswerError``). A provider's error (``ProviderError``) ends the run with
+        that error either way: the provider's own retry policy has already run.
     :ivar checkpoints: a checkpoint store (``kernel.memory("checkpoints", path=...)``).
     :ivar tool_limit: offer at most this many tools per step (retrieval picks them).
     """
@@ -104,8 +108,7 @@ class ReActLoop:
     """Called with each text delta of the model's replies: the loop then streams (``llm.astream``)."""
 
     def __attrs_post_init__(self) -> None:
-        if self.on_error not in ("continue", "stop"):
-            raise ValueError(f"on_error must be 'continue' or 'stop', got {self.on_error!r}")
+        check_on_error(self.on_error)
         self._control = RunControl()
         self._prompt_tools: Any = None
 
@@ -297,6 +300,9 @@ class ReActLoop:
                                           is_blocked=isinstance(exc, ToolBlocked), reason=str(exc),
                                           duration=time.perf_counter() - started))
             await self._emit("step_end", step=state.step, error=str(exc))
+            provider_error = _provider_error(exc)
+            if provider_error is not None:  # the provider already retried what was worth retrying
+                raise await self._fail(provider_error) from None
             if self.on_error == "stop":
                 raise await self._fail(NoAnswerError(f"step {state.step} failed: {exc}", trajectory=state.steps,
                                                      limit="step_error")) from exc
@@ -532,6 +538,25 @@ class ReActLoop:
     async def _emit(self, type: str, **data: Any) -> None:
         if self.kernel.hooks.active("zagent_event"):
             await self._ctx.emit(type, **data)
+
+
+def check_on_error(value: Any, where: str = "ReActLoop") -> None:
+    """``ConfigError`` unless ``value`` is a known ``on_error`` policy."""
+    if value not in ON_ERROR:
+        raise ConfigError(f"{where}: on_error must be one of {', '.join(map(repr, ON_ERROR))}, got {value!r}")
+
+
+def _provider_error(exc: BaseException) -> Optional[ProviderError]:
+    """The provider's error behind a failed step (also under a failed compression), if any.
+
+    It ends the run whatever ``on_error`` says: a non-retryable one (auth, bad request, a
+    reply that is not the protocol) fails the same way on every try, and a retryable one
+    has already been retried by the provider's own policy; asking again each step would
+    multiply those requests by ``max_iterations`` and hide the error behind ``NoAnswerError``.
+    """
+    while exc is not None and not isinstance(exc, ProviderError):
+        exc = exc.__cause__
+    return exc
 
 
 def _decision(calls: list[ToolCall], text: str) -> Decision:

@@ -12,7 +12,10 @@ Scheduling rules (decided here, also in the README):
   ``state`` field go through that field's reducer.
 * At most ``max_concurrency`` nodes run at once; an agent shared by nodes runs
   one node at a time (``AgentManager`` states).
-* Each node is tried ``1 + retries`` times. ``on_error="fail_fast"`` cancels
+* Each node is tried ``1 + retries`` times, except after a provider's error
+  (``ProviderError``): that fails the node at once (the provider has already
+  retried what was worth retrying; a 401 or a bad request fails the same way
+  on every try). ``on_error="fail_fast"`` cancels
   the other running nodes at the first failure; ``"continue"`` lets independent
   nodes finish (dependents of the failed node are skipped). Either way a run
   with a failed node raises ``WorkflowFailed`` carrying the ``WorkflowResult``.
@@ -39,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import attrs
 import msgspec
 from zagent.context import new_run_id
-from zagent.errors import ConfigError
+from zagent.errors import ConfigError, ProviderError
 from zagent.sync import run_sync
 
 from .errors import WorkflowError, WorkflowFailed
@@ -165,6 +168,7 @@ class _Run:
         self.led: dict[str, set[str]] = {n: set() for n in topo.names}
         self.settled: set[tuple[str, str]] = set()
         self.errors: dict[str, str] = {}
+        self.causes: dict[str, BaseException] = {}  # this process's failures, chained to WorkflowFailed
         self.tasks: dict[asyncio.Task, str] = {}
         self.sem = asyncio.Semaphore(ex.max_concurrency)
         self.events = self.kernel.hooks.active("zagent_event")
@@ -216,7 +220,9 @@ class _Run:
         await self._emit("workflow_end", status=status, errors=sorted(self.errors))
         if self.errors:
             lines = "; ".join(f"{n}: {e}" for n, e in self.errors.items())
-            raise WorkflowFailed(f"workflow {self.graph.name!r} run {self.run_id} failed: {lines}", result=result)
+            cause = next(iter(self.causes.values()), None)  # e.g. the provider's AuthenticationError
+            raise WorkflowFailed(f"workflow {self.graph.name!r} run {self.run_id} failed: {lines}",
+                                 result=result) from cause
         return result
 
     def _leads_on(self, name: str) -> bool:
@@ -289,8 +295,8 @@ class _Run:
                 try:
                     return await self._call_agents(name), attempt
                 except Exception as exc:
-                    if attempt == tries:
-                        raise
+                    if attempt == tries or isinstance(exc, ProviderError):
+                        raise  # a provider's error was already retried by the provider's own policy
                     await self._emit("node_retry", node=name, attempt=attempt, error=_short(exc))
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -375,6 +381,7 @@ class _Run:
     async def _failed(self, name: str, exc: BaseException, started: float) -> None:
         self.status[name] = "failed"
         self.errors[name] = _short(exc, 500)
+        self.causes[name] = exc
         self.trace.append(TraceEntry(node=name, status="failed", agents=self.agents[name], error=self.errors[name],
                                      started=started, duration=time.time() - started))
         if self.ex.on_error == "fail_fast":

@@ -87,18 +87,17 @@ def test_an_llm_selector_answering_garbage_falls_back_to_round_robin(kernel):
     assert [d["how"] for d in events.of("speaker_selected")] == ["fallback"] * 3
 
 
-def test_an_llm_selector_failing_falls_back_to_round_robin(kernel):
-    """A provider error while choosing does not end the chat: round-robin chooses, and the event says why."""
+def test_an_llm_selector_failing_ends_the_chat_with_the_provider_error(kernel):
+    """A provider error while choosing ends the chat with that error (the provider already retried it);
+    it is not hidden behind round-robin turns that would ask the failing model again every round."""
     from zagent import ProviderError
 
-    events = Events()
-    kernel.add_plugin(events)
     llm = kernel.llm("scripted:down", replies=[ProviderError("503 from the server", status=503), "B"])
     chat = GroupChat(kernel=kernel, agents=echoes("A", "B"), termination={"max_rounds": 2}, max_consecutive=None,
                      selection={"policy": "llm", "llm": llm})
-    assert chat.run("task").speakers == ["A", "B"]
-    first = events.of("speaker_selected")[0]
-    assert first["how"] == "fallback" and "503" in first["error"]
+    with pytest.raises(ProviderError, match="503"):
+        chat.run("task")
+    assert llm.calls == 1 and chat.state.status == "failed"
 
 
 def test_rules_naming_someone_outside_the_chat_are_refused(kernel):

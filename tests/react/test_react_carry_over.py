@@ -20,14 +20,25 @@ def _loop(kernel, replies, **kw):
 
 
 def test_a_failed_compression_is_a_recorded_step_error_and_the_run_goes_on(kernel):
-    """With on_error='continue' a summary call that fails is recorded as an errored step; the next step retries."""
-    loop, _ = _loop(kernel, [call("add", a=1, b=2), ProviderError("summariser down", provider="scripted"),
+    """With on_error='continue' a summary that fails (not a provider error) is recorded as an errored step;
+    the next step retries."""
+    loop, _ = _loop(kernel, [call("add", a=1, b=2), ValueError("summariser confused"),
                              "summary of the start", "3"], max_context_messages=3, keep_recent=1)
     result = loop.run("add 1 and 2")
     assert result.content == "3"
     failed = [s for s in result.steps if s.is_error]
-    assert len(failed) == 1 and "compressing the context failed: summariser down" in failed[0].reason
+    assert len(failed) == 1 and "compressing the context failed: summariser confused" in failed[0].reason
     assert result.state.status == "completed"
+
+
+def test_a_provider_error_while_compressing_ends_the_run_with_it(kernel):
+    """Even with on_error='continue', the summariser's provider error ends the run with that error
+    (the provider already retried; every later step would ask the same failing model)."""
+    loop, _ = _loop(kernel, [call("add", a=1, b=2), ProviderError("summariser down", provider="scripted"),
+                             "summary of the start", "3"], max_context_messages=3, keep_recent=1)
+    with pytest.raises(ProviderError, match="summariser down"):
+        loop.run("add 1 and 2")
+    assert loop.status == "failed"
 
 
 def test_a_failed_compression_stops_the_run_under_on_error_stop(kernel):

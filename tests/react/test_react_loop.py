@@ -49,24 +49,17 @@ def test_max_iterations_is_typed_with_trajectory(kernel):
     assert loop.status == "failed"
 
 
-def test_provider_error_step_continues_by_default(kernel):
-    """A failed LLM step is recorded and the loop continues (on_error='continue')."""
+@pytest.mark.parametrize("on_error", ["continue", "stop"])
+def test_provider_error_ends_the_run_with_that_error(kernel, on_error):
+    """A provider's error ends the run whatever on_error says (the provider already retried it): the
+    caller gets that error, the step is recorded, the state is failed, and the model is not asked again."""
     from zagent import ProviderError
 
-    loop, _ = loop_for(kernel, [ProviderError("boom", provider="scripted"), "recovered"])
-    result = loop.run("hi")
-    assert result.content == "recovered"
-    assert result.steps[0].is_error and "boom" in result.steps[0].reason
-
-
-def test_provider_error_stops_when_policy_says_so(kernel):
-    """With on_error='stop' a failed step ends the run with a typed error, not a bare traceback."""
-    from zagent import ProviderError
-
-    loop, _ = loop_for(kernel, [ProviderError("boom", provider="scripted")], on_error="stop")
-    with pytest.raises(NoAnswerError, match="boom") as info:
+    loop, llm = loop_for(kernel, [ProviderError("boom", provider="scripted"), "recovered"], on_error=on_error)
+    with pytest.raises(ProviderError, match="boom"):
         loop.run("hi")
-    assert info.value.trajectory[0].is_error
+    assert llm.calls == 1 and loop.status == "failed"
+    assert loop.state.steps[0].is_error and "boom" in loop.state.steps[0].reason
 
 
 def test_blocked_tool_is_recorded_as_blocked_step(kernel):

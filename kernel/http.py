@@ -473,7 +473,7 @@ def server_message(body: bytes, limit: int = 500) -> str:
     """The human part of an error body: ``error.message``, ``error``, ``message`` or ``detail``; else the text."""
     try:
         data = msgspec.json.decode(body)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         data = None
     for candidate in _message_candidates(data):
         if isinstance(candidate, str) and candidate:

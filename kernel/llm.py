@@ -26,6 +26,7 @@ import attrs
 import msgspec
 
 from .errors import ConfigError
+from .limits import bound_calls
 from .sync import run_sync
 from .toolnames import WireNames
 from .types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolSpec, Usage
@@ -214,6 +215,8 @@ class LLM:
     async def _finish(
         self, request: LLMRequest, completion: Completion, ctx: Optional["RunContext"], started: float
     ) -> Completion:
+        if completion.message.tool_calls:
+            bound_calls(completion.message.tool_calls)  # arguments nested past zagent.limits stay text
         kernel = self.kernel
         if kernel is None:
             return completion
@@ -294,7 +297,7 @@ def parse_arguments(text: str) -> Union[dict[str, Any], str]:
         return {}
     try:
         value = msgspec.json.decode(text)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # nested past msgspec's limit: the tool runner says so
         return text
     return value if isinstance(value, dict) else text
 

@@ -24,6 +24,7 @@ import msgspec
 
 from .context import RunContext
 from .errors import ToolError
+from .limits import MAX_DEPTH, data_problem, json_depth
 from .types import ToolSpec
 
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
@@ -123,6 +124,10 @@ class Tool:
         message a model can act on.
         """
         if isinstance(arguments, (str, bytes)):
+            if isinstance(arguments, bytes):
+                arguments = arguments.decode("utf-8", "replace")
+            if json_depth(arguments) > MAX_DEPTH:
+                raise self._too_deep(f"nested deeper than {MAX_DEPTH} levels")
             try:
                 arguments = msgspec.json.decode(arguments) if arguments.strip() else {}
             except msgspec.DecodeError as exc:
@@ -134,6 +139,9 @@ class Tool:
             raise ArgumentsError(
                 f"arguments for tool {self.name!r} must be a JSON object, got {type(arguments).__name__}"
             )
+        problem = data_problem(arguments)
+        if problem is not None:
+            raise self._too_deep(problem)
         if self.args_type is None:
             return dict(arguments)
         try:
@@ -144,6 +152,11 @@ class Tool:
                 f"Call it again with arguments matching this schema: {msgspec.json.encode(self.parameters).decode()}"
             ) from None
         return {f: getattr(obj, f) for f in obj.__struct_fields__}
+
+    def _too_deep(self, problem: str) -> ArgumentsError:
+        return ArgumentsError(
+            f"arguments for tool {self.name!r} were refused: {problem}; call it again with arguments "
+            f"matching this schema: {msgspec.json.encode(self.parameters).decode()}")
 
     def __repr__(self) -> str:
         kind = "async" if self.is_async else "sync"

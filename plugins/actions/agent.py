@@ -17,6 +17,7 @@ import attrs
 import msgspec
 
 from zagent.errors import ConfigError
+from zagent.limits import check_inputs
 from zagent.llm import LLM, to_messages
 from zagent.sync import run_sync
 from zagent.types import Message, ToolResult, Usage
@@ -131,6 +132,7 @@ class Agent:
         """Run one action (see the module docstring) and return its ``AgentResult``."""
         started = time.perf_counter()
         action = self.action(action_name)
+        check_inputs(inputs or {})  # a lone surrogate or 50,000-deep value: a ConfigError naming the input
         caller = ctx
         # A caller's run (a workflow, a group chat) keeps its id; this agent's own rails apply.
         ctx = (caller.for_agent(self.name, self.agent_config) if caller is not None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from zagent.limits import bound_calls
 from zagent.types import Message, ToolCall, ToolResult
 
 
@@ -26,7 +27,9 @@ class PromptTools:
     def extract(self, text: str) -> tuple[list[ToolCall], list[Any], str]:
         """``(calls, malformed-call errors, remaining text)`` found in a reply."""
         calls, errors, remaining = self.format.extract(text)
-        return list(calls), list(errors), remaining
+        calls = list(calls)
+        bound_calls(calls)  # arguments nested past zagent.limits stay text; the tool runner tells the model
+        return calls, list(errors), remaining
 
     def results_message(self, results: Sequence[ToolResult], errors: Sequence[Any]) -> Message:
         """One user message carrying every result (and the malformed-call feedback) of a step."""

@@ -76,7 +76,7 @@ class AnthropicLLM(LLM):
         content = response.content
         try:
             reply = wire.reply_decoder.decode(content)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:  # nested past msgspec's limit too
             raise malformed(self.http, "reply", exc, content) from None
         if reply.type == "error" or reply.error is not None:
             raise self._error(reply.error)
@@ -115,7 +115,7 @@ class AnthropicLLM(LLM):
     def _decode(self, data: str) -> wire.StreamEvent:
         try:
             return wire.event_decoder.decode(data)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:  # nested past msgspec's limit too
             raise malformed(self.http, "stream event", exc, data) from None
 
     def _on_event(self, ev: wire.StreamEvent, state: "_StreamState") -> list[Chunk]:

@@ -38,6 +38,7 @@ import msgspec
 
 from zagent.control import RunControl
 from zagent.errors import ConfigError, RunAborted
+from zagent.limits import check_inputs
 from zagent.sync import maybe_await, run_sync
 
 from . import termination as term
@@ -218,6 +219,7 @@ class GroupChat:
         return run_sync(self.aexecute(action_name, **kwargs))
 
     async def _prepare(self, task: Optional[str], run_id: Optional[str], inputs: dict[str, Any]) -> None:
+        check_inputs({"task": task, **inputs}, "group chat input")
         found = await self._store.alatest(run_id) if (run_id and self._store is not None) else None
         if found is not None:
             if task is not None:

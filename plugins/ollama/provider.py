@@ -118,7 +118,7 @@ class OllamaLLM(LLM):
     def _decode(self, data: Any) -> ChatReply:
         try:
             reply = _decoder.decode(data)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:  # nested past msgspec's limit too
             raise malformed(self.http, "reply", exc, data) from None
         if reply.error:
             message = self.http.redact(reply.error)

@@ -82,7 +82,7 @@ class OpenAILLM(LLM):
         content = response.content
         try:
             reply = wire.response_decoder.decode(content)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:  # nested past msgspec's limit too
             raise malformed(self.http, "reply", exc, content) from None
         if reply.error is not None or not reply.choices:
             raise self._reply_error(reply.error, content)
@@ -133,7 +133,7 @@ class OpenAILLM(LLM):
     def _decode_chunk(self, data: str, state: "_StreamState") -> wire.StreamChunk:
         try:
             chunk = wire.chunk_decoder.decode(data)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:  # nested past msgspec's limit too
             raise malformed(self.http, "stream event", exc, data) from None
         if chunk.error is not None:
             message = self.http.redact(str(chunk.error.get("message") if isinstance(chunk.error, dict) else chunk.error))

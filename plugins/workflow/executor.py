@@ -43,6 +43,7 @@ import attrs
 import msgspec
 from zagent.context import new_run_id
 from zagent.errors import ConfigError, ProviderError
+from zagent.limits import check_inputs
 from zagent.sync import run_sync
 
 from .errors import WorkflowError, WorkflowFailed
@@ -98,6 +99,7 @@ class WorkFlowExecutor:
     async def arun(self, graph: WorkFlowGraph, inputs: Optional[dict[str, Any]] = None, *,
                    run_id: Optional[str] = None) -> WorkflowResult:
         """Run ``graph`` with ``inputs`` (resuming ``run_id`` if it was checkpointed); see the module docstring."""
+        check_inputs(inputs or {}, "workflow input")
         topo = Topology(graph)
         if self.validate:
             graph.validate()

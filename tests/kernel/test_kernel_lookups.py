@@ -77,10 +77,10 @@ def test_agent_from_yaml_file(k, tmp_path):
 
 
 def test_bad_spec_file_says_what_is_wrong(k, tmp_path):
-    """A spec file that is not JSON raises ``ConfigError`` naming the file."""
+    """A spec file that is not JSON raises ``ConfigError`` naming the file, line and column."""
     path = tmp_path / "bad.json"
     path.write_text("{nope")
-    with pytest.raises(ConfigError, match="bad.json is not valid JSON"):
+    with pytest.raises(ConfigError, match=r"bad.json:1:\d+: not valid JSON"):
         k.agent(path)
 
 

@@ -1,0 +1,157 @@
+"""Bounds on the nested data users and models feed in: depth, size and valid text.
+
+Spec files, agent inputs and tool-call arguments are hostile input. Python and
+msgspec recurse on nested data, so a value nested 50,000 deep (``[[[...]]]``)
+ends in ``RecursionError`` far from where it came in; a lone surrogate
+(``"\\ud800"``, valid in a Python ``str`` but not in UTF-8) ends in
+``UnicodeEncodeError`` the first time the text is encoded; a YAML file of
+aliases can name a billion values in a few lines. ``data_problem`` finds the
+first such problem with an iterative walk (no recursion, stops at
+``max_items``) and names where it is; callers turn it into their own typed
+error (``check_data``: a ``ConfigError``; the tool runner: an error result the
+model reads). ``json_depth`` measures the nesting of JSON text without decoding it.
+
+Limits: ``MAX_DEPTH`` levels of lists/dicts (far beyond any real schema or
+spec), ``MAX_ITEMS`` values in one piece of data.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from .errors import ConfigError
+
+MAX_DEPTH = 100
+MAX_ITEMS = 1_000_000
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+
+
+def data_problem(value: Any, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS) -> Optional[str]:
+    """The first problem of ``value`` as ``"at <where>: <what>"`` (``where`` like ``a.b[3]``), or ``None``:
+    nested deeper than ``max_depth``, more than ``max_items`` values, a lone surrogate in a text or key."""
+    if isinstance(value, str):
+        return _text_problem(value, None)
+    if not isinstance(value, _CONTAINERS):
+        return None
+    # Only containers go on the stack; a path is a linked (parent, key) pair, built in O(1) per container.
+    stack: list[tuple[Any, int, Any]] = [(value, 1, None)]
+    seen = 0
+    while stack:
+        item, depth, path = stack.pop()
+        if depth > max_depth:
+            return f"{_where(path)}nested deeper than {max_depth} levels"
+        pairs = item.items() if isinstance(item, dict) else enumerate(item)
+        for key, child in pairs:
+            seen += 1
+            if seen > max_items:
+                return f"{_where(path)}more than {max_items:,} values in one piece of data"
+            if isinstance(key, str) and not key.isascii():
+                problem = _text_problem(key, (path, key), "key")
+                if problem:
+                    return problem
+            if isinstance(child, str):
+                if not child.isascii():
+                    problem = _text_problem(child, (path, key))
+                    if problem:
+                        return problem
+            elif isinstance(child, _CONTAINERS):
+                stack.append((child, depth + 1, (path, key)))
+    return None
+
+
+def check_data(value: Any, where: str, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS) -> None:
+    """``ConfigError`` naming ``where`` (e.g. ``"input 'question'"``) and the spot, if ``value`` has a
+    problem (see ``data_problem``)."""
+    problem = data_problem(value, max_depth=max_depth, max_items=max_items)
+    if problem is not None:
+        raise ConfigError(f"{where}: {problem}")
+
+
+def check_inputs(inputs: dict[str, Any], what: str = "input") -> None:
+    """``check_data`` for each named input (``ConfigError`` naming the input and the spot)."""
+    for name, value in inputs.items():
+        if isinstance(value, str) and value.isascii():
+            continue  # the common case: nothing to check
+        check_data(value, f"{what} {name!r}")
+
+
+def json_depth(text: str, stop: int = MAX_DEPTH + 1) -> int:
+    """The deepest nesting of ``[``/``{`` in JSON ``text`` (outside strings), counted up to ``stop``."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest >= stop:
+                    return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _text_problem(text: str, path: Any, what: str = "text") -> Optional[str]:
+    if text.isascii():
+        return None
+    found = _SURROGATE.search(text)
+    if found is None:
+        return None
+    return (f"{_where(path)}{what} holds a lone surrogate {found.group()!r} at index {found.start()}, which is "
+            "not valid Unicode; fix the text where it came from (e.g. decode bytes with errors='replace')")
+
+
+def _where(path: Any, limit: int = 6) -> str:
+    """``at a.b[3]: `` for a linked path ``(parent, key)`` (long ones shortened to their first steps)."""
+    keys: list[Any] = []
+    while path is not None:
+        path, key = path
+        keys.append(key)
+    if not keys:
+        return ""
+    keys.reverse()
+    shown = "".join(_step(k) for k in keys[:limit]).lstrip(".")
+    if len(keys) > limit:
+        shown += f"... ({len(keys)} levels)"
+    return f"at {shown}: "
+
+
+def _step(key: Any) -> str:
+    if isinstance(key, str) and key.isascii() and key.isidentifier():
+        return f".{key}"
+    return f"[{key!r}]" if isinstance(key, str) else f"[{key}]"
+
+
+def bounded_arguments(arguments: Any) -> Any:
+    """Tool-call ``arguments`` as a loop may keep them: a dict nested past ``MAX_DEPTH`` becomes its JSON
+    text (the kernel's convention for arguments that are not a usable object), so encoding the
+    conversation, checkpoints and events never recurses that deep; the tool runner then tells the model."""
+    if not isinstance(arguments, dict) or data_problem(arguments, max_items=MAX_ITEMS) is None:
+        return arguments
+    import msgspec
+
+    try:
+        return msgspec.json.encode(arguments).decode()
+    except (RecursionError, msgspec.EncodeError, UnicodeEncodeError):
+        return "[" * (MAX_DEPTH + 1)  # too deep even to re-encode: still reported as too deep
+
+
+def bound_calls(calls: Any) -> None:
+    """``bounded_arguments`` for each ``ToolCall`` of ``calls``, in place."""
+    for call in calls:
+        if isinstance(call.arguments, dict) and call.arguments:
+            bounded = bounded_arguments(call.arguments)
+            if bounded is not call.arguments:
+                call.arguments = bounded

@@ -607,8 +607,13 @@ def convert_spec(data: Any, struct: "type[S]", what: str) -> S:
     field of the wrong type, is a ``ConfigError`` naming ``what`` and the spec's name."""
     import msgspec
 
+    from .limits import data_problem
+
     if not isinstance(data, dict):
         raise ConfigError(f"a {what} must be a mapping, got {type(data).__name__}")
+    problem = data_problem(data)  # nesting, size, text that is not Unicode: before anything recurses on it
+    if problem is not None:
+        raise ConfigError(f"invalid {what} {_short_repr(data.get('name', '?'))}: {problem}")
     try:
         return msgspec.convert(data, struct)
     except msgspec.ValidationError as exc:

@@ -209,7 +209,7 @@ def _import_path(ref: str, base_dir: Optional[str], what: str) -> Any:
         obj: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
+    except (ImportError, AttributeError, TypeError, ValueError) as exc:  # TypeError: a relative '.module'
         raise ConfigError(f"cannot import {what} {ref!r}: {exc}") from None
     finally:
         if added:

@@ -39,6 +39,7 @@ class RunContext:
     :ivar usage: tokens spent so far (updated after each LLM call).
     :ivar stash: per-run scratch space for plugins, keyed by plugin name.
     :ivar metadata: free-form user data carried along, copied into events.
+    :ivar call_id: in the context a tool receives: the id of the tool call being run (else ``None``).
     """
 
     kernel: "Kernel"
@@ -49,6 +50,19 @@ class RunContext:
     stash: dict[str, Any] = attrs.field(factory=dict)
     metadata: dict[str, Any] = attrs.field(factory=dict)
     started: float = attrs.field(factory=time.monotonic)
+    call_id: Optional[str] = None
+
+    @property
+    def idempotency_key(self) -> Optional[str]:
+        """``"<run id>:<call id>"`` in a tool's context (``None`` elsewhere): the same for a call run
+        again after a restore, so a side-effecting tool can record it and skip a repeat
+        (see "Restoring a run: at-least-once tool calls" in the README)."""
+        return f"{self.run_id}:{self.call_id}" if self.call_id is not None else None
+
+    def for_call(self, call_id: str) -> "RunContext":
+        """This run as one tool call sees it: same run id, agent, stash and metadata, plus ``call_id``.
+        Usage starts at zero: the tool runner adds what the tool spent back to this context."""
+        return attrs.evolve(self, call_id=call_id, usage=Usage())
 
     def add_usage(self, usage: Usage) -> None:
         self.usage = self.usage + usage

@@ -105,8 +105,9 @@ def kwargs_for_rails(kwargs: dict[str, Any]) -> dict[str, Any]:
 async def _execute(
     kernel: "Kernel", tool: Tool, call: ToolCall, kwargs: dict[str, Any], ctx: "RunContext", started: float
 ) -> ToolResult:
+    call_ctx = None
     if tool.ctx_param:
-        kwargs[tool.ctx_param] = ctx
+        call_ctx = kwargs[tool.ctx_param] = ctx.for_call(call.id)  # carries call_id / idempotency_key
     try:
         value = await _invoke(kernel, tool, kwargs)
     except ToolStuck as exc:
@@ -117,6 +118,9 @@ async def _execute(
         raise
     except Exception as exc:
         return _failed(call, "error", f"tool {tool.name!r} raised {type(exc).__name__}: {exc}", started)
+    finally:
+        if call_ctx is not None and (call_ctx.usage.calls or call_ctx.usage.total_tokens):
+            ctx.add_usage(call_ctx.usage)  # e.g. a tool that asked a model with its ctx
     return ToolResult(call_id=call.id, name=call.name, state="success", content=to_text(value),
                       value=value, duration=time.perf_counter() - started)
 

@@ -7,7 +7,8 @@ JSON schema (``msgspec.json.schema``) is what models see and whose
 constraints, defaults, ``Optional``, nested Structs, enums and ``Literal``
 all work. Parameter descriptions come from the docstring (Google ``Args:`` or
 reST ``:param x:``). A parameter annotated ``RunContext`` is injected by the
-kernel and hidden from the model.
+kernel and hidden from the model: the run's context as this call sees it
+(``ctx.call_id``, ``ctx.idempotency_key`` for side-effecting tools).
 
 Running tools is not done here; ``zagent.toolrun`` is the one place that does.
 """

@@ -10,8 +10,11 @@ safe from any thread or task while a step is in flight:
 * ``abort()`` cancels the in-flight LLM or tool call and ends the run with
   ``RunAborted`` carrying the steps so far;
 * every finished tool call and every step is checkpointed (when a checkpoint
-  store is given), so a run resumed in another process never runs a finished
-  call again; calls awaiting human approval resume with the approval given.
+  store is given), so a run resumed in another process never runs a call whose
+  result was checkpointed again; calls awaiting human approval resume with the
+  approval given. Calls are at-least-once: one cut off between its start and
+  its result's checkpoint runs again, with the same ``ctx.idempotency_key``
+  (README, "Restoring a run").
 
 Each step asks the model once. Tool calls (native, or ``<tool_call>`` text
 for models whose profile says ``native_tools=False``) run through

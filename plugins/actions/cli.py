@@ -1,7 +1,13 @@
 """CLI commands of the actions plugin: ``zagent run AGENT_FILE`` and ``zagent agent show AGENT_FILE``.
 
-``run`` prints the typed output (``--json`` for JSON) and a progress line per
-step on stderr; ``agent show`` prints the prompt the model would get.
+``run`` builds the file's agent through the kernel's agent-type registry (any
+``type``). A declared agent (``customize``) gets its inputs from ``--input``
+and prints the typed output (``--json`` for JSON); a chat agent (any type with
+``chat``, e.g. ``react``) gets its message from ``--input task=...`` and prints
+the answer; a type that is neither says which command runs it. A progress
+line per step goes to stderr. ``agent show`` prints the prompt the model would get.
+An ``--input`` value that does not fit its declared type is reported as a bad
+input (``ConfigError``), never as a problem with a model's reply.
 """
 
 from __future__ import annotations
@@ -42,11 +48,16 @@ def _load(args: argparse.Namespace, kernel: Any) -> Any:
     if args.model:
         spec = {**spec, "llm": args.model}
         spec.pop("llm_config", None)
-    return CustomizeAgent.from_dict(spec, kernel, base_dir=os.path.dirname(os.path.abspath(args.agent_file)))
+    if spec.get("type", "customize") == "customize":  # its tool modules may sit next to the file
+        return CustomizeAgent.from_dict(spec, kernel, base_dir=os.path.dirname(os.path.abspath(args.agent_file)))
+    return kernel.agent(spec)  # any other registered type (react, groupchat, a plugin's own...)
 
 
 def _typed(agent: Any, raw: dict[str, str]) -> dict[str, Any]:
+    """``--input`` text converted to the declared input types; a value that does not fit is a
+    ``ConfigError`` about that input (the user's to fix), not a ``ParseError`` about a reply."""
     from zagent import fields as zfields
+    from zagent.errors import ConfigError, ParseError
 
     spec = agent.action().input_spec
     unknown = [n for n in raw if n not in spec.by_name]
@@ -54,7 +65,12 @@ def _typed(agent: Any, raw: dict[str, str]) -> dict[str, Any]:
         raise SystemExit(f"zagent: unknown input(s) {', '.join(unknown)}; "
                          f"{agent.name} takes: {', '.join(spec.names) or 'none'}")
     relaxed = zfields.compile_fields([msgspec.structs.replace(spec.by_name[n], required=False) for n in raw])
-    return zfields.to_dict(zfields.convert(raw, relaxed)) if raw else {}
+    try:
+        return zfields.to_dict(zfields.convert(raw, relaxed)) if raw else {}
+    except ParseError as exc:
+        problems = "; ".join(f"{name}: {why}" for name, why in exc.invalid.items()) or str(exc)
+        raise ConfigError(f"bad --input value for agent {agent.name!r} ({problems}); pass a value of the type "
+                          "its file declares for that input") from None
 
 
 class _Progress:
@@ -80,6 +96,8 @@ def _require_all(agent: Any, inputs: dict[str, Any]) -> None:
 
 def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     agent = _load(args, kernel)
+    if not _is_declared(agent):
+        return _run_chat(args, kernel, agent)
     inputs = _typed(agent, args.input)
     _require_all(agent, inputs)
     if not args.quiet:
@@ -95,8 +113,47 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     return 0
 
 
+def _is_declared(agent: Any) -> bool:
+    """Does ``agent`` take declared inputs (an ``Agent`` with a default action)?"""
+    try:
+        return callable(getattr(agent, "action", None)) and agent.action() is not None
+    except Exception:  # e.g. a ReAct agent has no actions
+        return False
+
+
+def _run_chat(args: argparse.Namespace, kernel: Any, agent: Any) -> int:
+    """A chat agent (``react``...): its message is ``--input task=...``; print the answer."""
+    from zagent.errors import ConfigError
+
+    kind = type(agent).__name__
+    if not callable(getattr(agent, "chat", None)):
+        raise ConfigError(f"{args.agent_file} declares a {kind}, which `zagent run` cannot run (it has neither "
+                          "declared inputs nor chat()); use the command of its plugin (see `zagent --help`, "
+                          "e.g. `zagent groupchat run FILE`)")
+    extra = sorted(set(args.input) - {"task"})
+    if extra or not args.input.get("task"):
+        raise ConfigError(f"{agent.name} is a chat agent ({kind}): give its message as --input task=\"...\""
+                          + (f"; it takes no other inputs (got {', '.join(extra)})" if extra else ""))
+    if not args.quiet:
+        kernel.add_plugin(_Progress(), name="zagent-run-progress")
+    response = agent.chat(args.input["task"])
+    if args.json:
+        print(msgspec.json.format(msgspec.json.encode({"content": response.content, "mode": response.mode,
+                                                       "questions": response.questions})).decode())
+    else:
+        print(response.content)
+        for question in response.questions:
+            print(f"? {question}")
+    return 0
+
+
 def cmd_show(args: argparse.Namespace, kernel: Any) -> int:
     agent = _load(args, kernel)
+    if not _is_declared(agent):
+        from zagent.errors import ConfigError
+
+        raise ConfigError(f"{args.agent_file} declares a {type(agent).__name__}, which has no prompt template "
+                          "to show; `agent show` is for declared (customize) agents")
     inputs = _typed(agent, args.input)
     if agent.system_prompt:
         print(f"--- system ---\n{agent.system_prompt}\n--- user ---")

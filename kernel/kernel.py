@@ -369,7 +369,7 @@ class Kernel:
         if not isinstance(spec, dict):
             spec = load_spec_file(spec)
         type_name = spec.get("type", "customize")
-        factory = self.registries["agent_types"].get(type_name)
+        factory = self.registries["agent_types"].get(type_name) if isinstance(type_name, str) else None
         if factory is None:
             raise ConfigError(
                 f"unknown agent type {type_name!r}; installed agent types: {self._names('agent_types')}"

@@ -73,6 +73,10 @@ def check_data(value: Any, where: str, *, max_depth: int = MAX_DEPTH, max_items:
 def check_inputs(inputs: dict[str, Any], what: str = "input") -> None:
     """``check_data`` for each named input (``ConfigError`` naming the input and the spot)."""
     for name, value in inputs.items():
+        if isinstance(name, str) and not name.isascii():
+            problem = _text_problem(name, None, "the name")
+            if problem:
+                raise ConfigError(f"{what} {name!r}: {problem}")
         if isinstance(value, str) and value.isascii():
             continue  # the common case: nothing to check
         check_data(value, f"{what} {name!r}")

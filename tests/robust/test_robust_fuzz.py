@@ -1,0 +1,154 @@
+"""Fuzz: whatever a spec file or an input holds, zagent answers with a result or a zagent error.
+
+"Never another exception": no ``RecursionError``, ``TypeError``,
+``UnicodeEncodeError``, ``KeyError``... escapes from building an agent from a
+file (JSON, YAML or raw bytes, of any agent type) or from running a declared
+or chat agent on arbitrary input values (issue 15).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from zagent import Kernel
+from zagent.errors import ZagentError
+
+from .conftest import PLUGINS
+
+# Text with some lone surrogates mixed in (hypothesis leaves category Cs out by default).
+CHARS = st.one_of(st.characters(), st.characters(categories=["Cs"]), st.sampled_from("{}[]:\"'\\\n#&*!|>-"))
+TEXT = st.text(CHARS, max_size=30)
+KEYS = st.one_of(TEXT, st.sampled_from(["name", "type", "prompt", "inputs", "outputs", "tools", "llm",
+                                        "llm_config", "parse_mode", "on_error", "agents", "max_iterations",
+                                        "prompt_template", "rails", "agent_config", "description", "model"]))
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), TEXT)
+VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                       st.dictionaries(KEYS, inner, max_size=4)), max_leaves=25)
+BASE = {"name": "fuzzed", "prompt": "Answer {question}", "inputs": [{"name": "question"}],
+        "outputs": [{"name": "answer"}], "llm": "test:offline"}
+TYPES = st.sampled_from(["customize", "react", "groupchat", "nope", None])
+SETTINGS = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    k = Kernel(plugins=PLUGINS, entry_points=False, strict=True)
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    k.add_tool(add)
+    yield k
+    k.close()
+
+
+def deep(levels: int, leaf: object = 0) -> object:
+    for _ in range(levels):
+        leaf = [leaf]
+    return leaf
+
+
+def build(kernel, name: str, content: bytes):
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, name)
+        with open(path, "wb") as f:
+            f.write(content)
+        try:
+            return kernel.agent(path)
+        except ZagentError:
+            return None
+
+
+def json_bytes(value: object) -> bytes:
+    """JSON text of ``value``; lone surrogates written as \\uXXXX escapes, as a JSON file can hold them."""
+    return json.dumps(value, ensure_ascii=True).encode()
+
+
+@SETTINGS
+@given(extra=st.dictionaries(KEYS, VALUES, max_size=5), type_=TYPES, drop=st.sets(st.sampled_from(sorted(BASE))))
+def test_a_json_spec_file_builds_or_is_a_zagent_error(kernel, extra, type_, drop):
+    """A spec mutated by adding, replacing and dropping keys: an agent, or a ZagentError."""
+    spec = {k: v for k, v in {**BASE, **extra}.items() if k not in drop}
+    if type_ is not None:
+        spec["type"] = type_
+    build(kernel, "agent.json", json_bytes(spec))
+
+
+@SETTINGS
+@given(value=VALUES)
+def test_any_json_document_builds_or_is_a_zagent_error(kernel, value):
+    """Any JSON value at all as the file."""
+    build(kernel, "agent.json", json_bytes(value))
+
+
+@SETTINGS
+@given(content=st.one_of(st.binary(max_size=200), TEXT.map(lambda t: t.encode("utf-8", "surrogatepass"))))
+def test_any_bytes_as_a_spec_file_are_a_zagent_error(kernel, content):
+    """Random bytes (and text with raw surrogates) in .json and .yaml files."""
+    build(kernel, "agent.json", content)
+    build(kernel, "agent.yaml", content)
+
+
+@SETTINGS
+@given(extra=st.dictionaries(KEYS, VALUES, max_size=5), type_=TYPES)
+def test_a_yaml_spec_file_builds_or_is_a_zagent_error(kernel, extra, type_):
+    """The same specs written as YAML (with YAML's own syntax chars in the text)."""
+    yaml = pytest.importorskip("yaml")
+    spec = {**BASE, **extra}
+    if type_ is not None:
+        spec["type"] = type_
+    try:
+        text = yaml.safe_dump(spec, allow_unicode=False)
+    except (yaml.YAMLError, UnicodeError):
+        return  # not representable as YAML: nothing to test
+    build(kernel, "agent.yaml", text.encode("utf-8", "surrogatepass"))
+
+
+@pytest.mark.parametrize("levels", [150, 5_000, 100_000])
+def test_deep_spec_files_of_every_format_are_a_zagent_error(kernel, levels):
+    """Nesting at, past and far past what Python recursion allows."""
+    text = '{"name": "a", "agent_config": {"x": ' + "[" * levels + "]" * levels + "}}"
+    assert build(kernel, "deep.json", text.encode()) is None
+    assert build(kernel, "deep.yaml", text.encode()) is None
+
+
+INPUT_TYPES = ["string", "integer", "number", "boolean", "array", "object"]
+
+
+@pytest.fixture(scope="module")
+def declared(kernel):
+    fields = [{"name": f"in_{t}", "type": t, "required": False} for t in INPUT_TYPES]
+    return kernel.agent({"name": "typed", "prompt": " ".join("{" + f["name"] + "}" for f in fields),
+                         "inputs": fields, "outputs": [{"name": "answer"}], "llm": "test:offline"})
+
+
+@SETTINGS
+@given(inputs=st.dictionaries(st.sampled_from([f"in_{t}" for t in INPUT_TYPES] + ["other", "\ud800"]),
+                              st.one_of(VALUES, st.integers(min_value=0, max_value=3).map(lambda n: deep(10 ** n))),
+                              max_size=4))
+def test_any_input_values_give_a_result_or_a_zagent_error(declared, inputs):
+    """Values of any type, text with lone surrogates, nesting up to 1,000 deep, unknown names."""
+    try:
+        result = declared(**inputs)
+    except ZagentError:
+        return
+    assert isinstance(result.answer, str)
+
+
+@SETTINGS
+@given(message=TEXT)
+def test_any_chat_message_gives_an_answer_or_a_zagent_error(kernel, message):
+    """A ReAct agent's chat on any text."""
+    agent = kernel.agent({"type": "react", "name": "r", "tools": ["add"], "llm": "test:offline"})
+    try:
+        response = agent.chat(message)
+    except ZagentError:
+        return
+    assert isinstance(response.content, str)

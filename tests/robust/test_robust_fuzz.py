@@ -152,3 +152,24 @@ def test_any_chat_message_gives_an_answer_or_a_zagent_error(kernel, message):
     except ZagentError:
         return
     assert isinstance(response.content, str)
+
+
+WORKFLOW = {"goal": "g", "inputs": [{"name": "topic"}], "nodes": [
+    {"name": "a", "description": "d", "inputs": [{"name": "topic"}], "outputs": [{"name": "x"}], "agents": ["w"]}]}
+
+
+@SETTINGS
+@given(extra=st.dictionaries(KEYS | st.sampled_from(["nodes", "edges", "conditional_edges", "state", "goal"]),
+                             VALUES, max_size=4))
+def test_a_workflow_file_loads_and_validates_or_is_a_zagent_error(extra):
+    """A workflow file mutated the same way: WorkFlowGraph.load and validate() give a graph or a ZagentError."""
+    from zagent.plugins.workflow import WorkFlowGraph
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "wf.json")
+        with open(path, "wb") as f:
+            f.write(json_bytes({**WORKFLOW, **extra}))
+        try:
+            WorkFlowGraph.load(path).validate()
+        except ZagentError:
+            pass

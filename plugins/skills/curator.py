@@ -30,7 +30,7 @@ from typing import Any, Iterable, Optional, Union
 
 import attrs
 import msgspec
-from zagent.errors import ConfigError, ZagentError
+from zagent.errors import ConfigError, ProviderError, ZagentError
 from zagent.logs import log
 from zagent.sync import run_sync
 
@@ -168,6 +168,8 @@ class Curator:
             for record in read_trajectories(file):
                 try:
                     results.append(await self.acurate(record))
+                except ProviderError:
+                    raise  # already retried by the provider; every later run would fail (and cost requests) alike
                 except ZagentError as exc:  # one bad analysis must not stop a batch
                     log.warning("skills: curating run %s of %s failed: %s", record.get("id"), file, exc)
                     results.append(CurationResult(trajectory=str(record.get("id") or ""), action="skipped",

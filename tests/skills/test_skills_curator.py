@@ -95,3 +95,19 @@ def test_batch_curation_reads_a_trajectory_folder(kernel, tmp_path):
     (runs / "a.jsonl").write_text("".join(json.dumps(t) + "\n" for t in lines))
     cur, _ = curator(kernel)
     assert [r.action for r in cur.curate_folder(runs)] == ["created", "skipped"]
+
+
+def test_batch_curation_stops_at_a_provider_error(kernel, tmp_path):
+    """A provider's error (here a 401) ends the batch with that error after one request: it is not logged
+    and repeated for every trajectory of the folder."""
+    import pytest
+    from zagent import AuthenticationError
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    lines = [trajectory(run_id=f"run-{i}", request=f"What do {i} apples cost?") for i in range(3)]
+    (runs / "a.jsonl").write_text("".join(json.dumps(t) + "\n" for t in lines))
+    llm = kernel.llm("scripted:down", replies=[AuthenticationError("401 bad key", status=401)] * 3)
+    with pytest.raises(AuthenticationError):
+        skills_for(kernel).curator(llm=llm).curate_folder(runs)
+    assert llm.calls == 1

@@ -24,7 +24,7 @@ from typing import Any, Iterable, NamedTuple, Optional, Sequence, TypeVar, Union
 
 from . import entrypoints, hookspecs
 from .context import RunContext
-from .errors import ConfigError, PluginError, ToolError
+from .errors import ConfigError, PluginError, ToolError, ZagentError
 from .hooks import HookRunner, PluginManager, trace_to_stderr
 from .logs import log
 from .registry import KINDS, Entry, Registry
@@ -309,8 +309,19 @@ class Kernel:
                 f"Install a plugin that provides it (e.g. pip install zagent-{provider}) or fix the name"
             )
         overrides = dict(self._profile_config(provider, model))
-        overrides.update(options.pop("profile", None) or {})
-        llm = factory(model, **options)
+        profile = options.pop("profile", None) or {}
+        if not isinstance(profile, dict):
+            raise ConfigError(f"model {spec!r}: profile must be a mapping of capability fields, "
+                              f"got {type(profile).__name__}")
+        overrides.update(profile)
+        try:
+            llm = factory(model, **options)
+        except ZagentError:
+            raise
+        except (TypeError, ValueError, AttributeError) as exc:  # options often come from spec files: say which
+            raise ConfigError(f"model {spec!r} does not accept these options ({', '.join(sorted(options))}): "
+                              f"{type(exc).__name__}: {exc}; check their types against the provider's "
+                              "documentation") from exc
         llm.kernel = self
         if overrides:
             llm.profile_overrides = {**llm.profile_overrides, **overrides}

@@ -173,3 +173,19 @@ def test_a_workflow_file_loads_and_validates_or_is_a_zagent_error(extra):
             WorkFlowGraph.load(path).validate()
         except ZagentError:
             pass
+
+
+LLM_OPTIONS = ["timeout", "connect_timeout", "max_retries", "retry_backoff", "retry_max_wait", "rpm", "api_key",
+               "base_url", "headers", "extra_body", "profile", "temperature", "max_tokens", "price", "model"]
+
+
+@SETTINGS
+@given(config=st.dictionaries(st.sampled_from(LLM_OPTIONS), VALUES, max_size=3),
+       model=st.sampled_from(["openai:m", "anthropic:m", "ollama:m", "test:offline"]))
+def test_llm_config_of_any_shape_builds_or_is_a_zagent_error(kernel, config, model):
+    """A spec's llm_config with provider options of the wrong type (a list as base_url, a string as
+    headers...) is a ConfigError naming the model, never AttributeError/TypeError from inside a provider."""
+    try:
+        kernel.agent({**BASE, "llm": model, "llm_config": config})
+    except ZagentError:
+        pass

@@ -144,11 +144,17 @@ def bounded_arguments(arguments: Any) -> Any:
     conversation, checkpoints and events never recurses that deep; the tool runner then tells the model."""
     if not isinstance(arguments, dict) or data_problem(arguments, max_items=MAX_ITEMS) is None:
         return arguments
+    import json
+
     import msgspec
 
     try:
         return msgspec.json.encode(arguments).decode()
     except (RecursionError, msgspec.EncodeError, UnicodeEncodeError):
+        pass
+    try:  # lone surrogates: the standard library writes them as \uXXXX escapes
+        return json.dumps(arguments, ensure_ascii=True, default=repr)
+    except (RecursionError, ValueError):
         return "[" * (MAX_DEPTH + 1)  # too deep even to re-encode: still reported as too deep
 
 

@@ -8,6 +8,7 @@ or chat agent on arbitrary input values (issue 15).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import tempfile
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from zagent import Kernel
 from zagent.errors import ZagentError
+from zagent.limits import data_problem
 
 from .conftest import PLUGINS
 
@@ -33,6 +35,7 @@ VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=
 BASE = {"name": "fuzzed", "prompt": "Answer {question}", "inputs": [{"name": "question"}],
         "outputs": [{"name": "answer"}], "llm": "test:offline"}
 TYPES = st.sampled_from(["customize", "react", "groupchat", "nope", None])
+FRESH = itertools.count()  # a new model name per example: the kernel reuses an LLM made with the same options
 SETTINGS = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -189,3 +192,23 @@ def test_llm_config_of_any_shape_builds_or_is_a_zagent_error(kernel, config, mod
         kernel.agent({**BASE, "llm": model, "llm_config": config})
     except ZagentError:
         pass
+
+
+@SETTINGS
+@given(arguments=st.one_of(VALUES, TEXT, st.sampled_from([1, 150, 600]).map(lambda n: {"a": deep(n)})),
+       native=st.booleans())
+def test_a_models_tool_arguments_of_any_shape_never_end_the_run(kernel, arguments, native):
+    """Whatever a model sends as arguments (any JSON, text, 600-deep nesting, lone surrogates), natively
+    or as a text tool call, the call becomes a result the model reads and the ReAct run completes."""
+    from zagent.plugins.react import ReActLoop
+
+    if native:  # a provider hands a dict, or the raw text when the model's arguments are not an object
+        # (JSON text with lone surrogates is never decoded into a dict: msgspec refuses \ud800 escapes)
+        as_text = not isinstance(arguments, (dict, str)) or "surrogate" in (data_problem(arguments) or "")
+        sent = json.dumps(arguments, ensure_ascii=True) if as_text else arguments
+        first = {"tool_calls": [{"name": "add", "arguments": sent}]}
+    else:
+        first = '<tool_call>{"name": "add", "arguments": ' + json.dumps(arguments, ensure_ascii=True) + "}</tool_call>"
+    llm = kernel.llm(f"scripted:m{next(FRESH)}", replies=[first, "done"], profile={"native_tools": native})
+    result = ReActLoop(kernel=kernel, llm=llm, tools=["add"]).run("add")
+    assert result.status == "completed" and result.content == "done"

@@ -72,6 +72,8 @@ def check_data(value: Any, where: str, *, max_depth: int = MAX_DEPTH, max_items:
 
 def check_inputs(inputs: dict[str, Any], what: str = "input") -> None:
     """``check_data`` for each named input (``ConfigError`` naming the input and the spot)."""
+    if not isinstance(inputs, dict):
+        raise ConfigError(f"{what}s must be a mapping of names to values, got {type(inputs).__name__}")
     for name, value in inputs.items():
         if isinstance(name, str) and not name.isascii():
             problem = _text_problem(name, None, "the name")
@@ -80,6 +82,15 @@ def check_inputs(inputs: dict[str, Any], what: str = "input") -> None:
         if isinstance(value, str) and value.isascii():
             continue  # the common case: nothing to check
         check_data(value, f"{what} {name!r}")
+
+
+def check_text(value: Any, what: str) -> None:
+    """``ConfigError`` unless ``value`` is a ``str`` of valid Unicode (a chat message, a task)."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{what} must be text (str), got {type(value).__name__}")
+    problem = _text_problem(value, None)
+    if problem:
+        raise ConfigError(f"{what}: {problem}")
 
 
 def json_depth(text: str, stop: int = MAX_DEPTH + 1) -> int:

@@ -38,7 +38,7 @@ import msgspec
 
 from zagent.control import RunControl
 from zagent.errors import ConfigError, RunAborted
-from zagent.limits import check_inputs
+from zagent.limits import check_inputs, check_text
 from zagent.sync import maybe_await, run_sync
 
 from . import termination as term
@@ -219,7 +219,9 @@ class GroupChat:
         return run_sync(self.aexecute(action_name, **kwargs))
 
     async def _prepare(self, task: Optional[str], run_id: Optional[str], inputs: dict[str, Any]) -> None:
-        check_inputs({"task": task, **inputs}, "group chat input")
+        if task is not None:
+            check_text(task, "the group chat's task")
+        check_inputs(inputs, "group chat input")
         found = await self._store.alatest(run_id) if (run_id and self._store is not None) else None
         if found is not None:
             if task is not None:

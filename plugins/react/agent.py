@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import attrs
 import msgspec
 from zagent.kernel import convert_spec
-from zagent.limits import check_inputs
+from zagent.limits import check_text
 from zagent.llm import to_messages
 from zagent.plugins.actions.agent import Agent
 from zagent.sync import run_sync
@@ -128,7 +128,7 @@ class ReActAgent(Agent):
         ``ctx``: the caller's run (a group chat, a workflow): this chat runs under its run id
         and metadata, with this agent's own name and ``agent_config`` (its rails stay its own)."""
         started = time.perf_counter()
-        check_inputs({"user_input": user_input}, f"chat with {self.name!r}")
+        check_text(user_input, f"the user_input of a chat with {self.name!r}")
         past = to_messages(history) if history is not None else self.messages_for_chat()
         ctx = self.kernel.context(agent=self.name, agent_config=self.run_config(),
                                   **({"run_id": ctx.run_id, "metadata": dict(ctx.metadata)} if ctx is not None else {}))

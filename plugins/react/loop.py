@@ -33,7 +33,7 @@ import attrs
 import msgspec
 from zagent.control import RunControl
 from zagent.errors import ConfigError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
-from zagent.limits import check_inputs
+from zagent.limits import check_text
 from zagent.llm import to_messages
 from zagent.secrets import public_data
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
@@ -192,7 +192,7 @@ class ReActLoop:
                    ctx: Optional["RunContext"] = None) -> ReActResult:
         """Run (or continue) until an answer, clarification questions, abort or a bound."""
         if user_input is not None:
-            check_inputs({"user_input": user_input}, "ReAct run")
+            check_text(user_input, "the ReAct run's user_input")
             self._start(user_input, history, ctx.run_id if ctx is not None else None)
         elif self.state is None:
             raise ValueError("nothing to run: give user_input or restore a state")

@@ -184,3 +184,23 @@ def test_a_dict_spec_nested_past_the_limit_is_a_config_error(kernel):
     """k.agent(dict) checks the data the same way a file is checked (every spec kind converts through it)."""
     with pytest.raises(ConfigError, match=r"invalid agent spec 'asker': at llm_config\.replies.*nested deeper"):
         kernel.agent({**DECLARED, "llm": "scripted:m", "llm_config": {"replies": [deep_list(5_000)]}})
+
+
+def test_a_chat_message_that_is_not_text_is_a_config_error(kernel):
+    """agent.chat(5) says the message must be text."""
+    agent = kernel.agent({"type": "react", "name": "r", "llm": "scripted:m", "llm_config": {"replies": ["hi"]}})
+    with pytest.raises(ConfigError, match="must be text"):
+        agent.chat(5)
+
+
+def test_workflow_inputs_that_are_not_a_mapping_are_a_config_error(kernel):
+    """WorkFlowExecutor.run(graph, ["x"]) names what inputs must be."""
+    from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
+
+    graph = WorkFlowGraph.from_dict({"goal": "g", "inputs": [{"name": "topic"}], "nodes": [
+        {"name": "a", "description": "d", "inputs": [{"name": "topic"}], "outputs": [{"name": "x"}],
+         "agents": [lambda topic: {"x": topic}]}]})
+    with pytest.raises(ConfigError, match="workflow inputs must be a mapping"):
+        WorkFlowExecutor(kernel=kernel).run(graph, ["topic"])
+    with pytest.raises(ConfigError, match="workflow input 'topic'.*lone surrogate"):
+        WorkFlowExecutor(kernel=kernel).run(graph, {"topic": "\udc80"})

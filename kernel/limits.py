@@ -25,7 +25,7 @@ from .errors import ConfigError
 MAX_DEPTH = 100
 MAX_ITEMS = 1_000_000
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_surrogate: Optional["re.Pattern[str]"] = None  # compiled on first use (about 1 ms: keep import light)
 _CONTAINERS = (dict, list, tuple, set, frozenset)
 
 
@@ -119,9 +119,12 @@ def json_depth(text: str, stop: int = MAX_DEPTH + 1) -> int:
 
 
 def _text_problem(text: str, path: Any, what: str = "text") -> Optional[str]:
+    global _surrogate
     if text.isascii():
         return None
-    found = _SURROGATE.search(text)
+    if _surrogate is None:
+        _surrogate = re.compile("[\ud800-\udfff]")
+    found = _surrogate.search(text)
     if found is None:
         return None
     return (f"{_where(path)}{what} holds a lone surrogate {found.group()!r} at index {found.start()}, which is "

@@ -125,10 +125,9 @@ class Tool:
         message a model can act on.
         """
         if isinstance(arguments, (str, bytes)):
-            if isinstance(arguments, bytes):
-                arguments = arguments.decode("utf-8", "replace")
-            if json_depth(arguments) > MAX_DEPTH:
-                raise self._too_deep(f"nested deeper than {MAX_DEPTH} levels")
+            text = arguments.decode("utf-8", "replace") if isinstance(arguments, bytes) else arguments
+            if json_depth(text) > MAX_DEPTH:  # decoding it would recurse that deep
+                raise self._refused(f"nested deeper than {MAX_DEPTH} levels")
             try:
                 arguments = msgspec.json.decode(arguments) if arguments.strip() else {}
             except msgspec.DecodeError as exc:
@@ -142,7 +141,7 @@ class Tool:
             )
         problem = data_problem(arguments)
         if problem is not None:
-            raise self._too_deep(problem)
+            raise self._refused(problem)
         if self.args_type is None:
             return dict(arguments)
         try:
@@ -154,7 +153,7 @@ class Tool:
             ) from None
         return {f: getattr(obj, f) for f in obj.__struct_fields__}
 
-    def _too_deep(self, problem: str) -> ArgumentsError:
+    def _refused(self, problem: str) -> ArgumentsError:
         return ArgumentsError(
             f"arguments for tool {self.name!r} were refused: {problem}; call it again with arguments "
             f"matching this schema: {msgspec.json.encode(self.parameters).decode()}")

@@ -2,8 +2,9 @@
 
 State machine: RUNNING → PAUSED ⇄ RUNNING → COMPLETED | ABORTED | FAILED
 (a provider error, or any failed step when the error policy is ``stop``; a
-failed run's last checkpoint can be restored once the cause is fixed). ``pause()``, ``resume()`` and ``abort()`` are
-safe from any thread or task while a step is in flight:
+failed run's last checkpoint can be restored once the cause is fixed).
+``pause()``, ``resume()`` and ``abort()`` are safe from any thread or task
+while a step is in flight:
 
 * a pause takes effect at the next boundary: between steps, or inside a batch
   of tool calls before the next call starts (calls already running finish);

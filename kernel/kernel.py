@@ -292,6 +292,9 @@ class Kernel:
         The same spec and options return the same instance, so its HTTP client is reused.
         ``profile={...}`` overrides capability fields of the model's profile.
         """
+        if spec is not None and not isinstance(spec, str):
+            raise ConfigError(f"a model is named by a 'provider:model' string, got {type(spec).__name__} "
+                              f"{_short_repr(spec)}")
         spec = spec or self.config.get("model") or os.environ.get("ZAGENT_MODEL") or self._fallback_model()
         key = _cache_key(spec, options)
         if key is not None and key in self._llms:
@@ -314,14 +317,7 @@ class Kernel:
             raise ConfigError(f"model {spec!r}: profile must be a mapping of capability fields, "
                               f"got {type(profile).__name__}")
         overrides.update(profile)
-        try:
-            llm = factory(model, **options)
-        except ZagentError:
-            raise
-        except (TypeError, ValueError, AttributeError) as exc:  # options often come from spec files: say which
-            raise ConfigError(f"model {spec!r} does not accept these options ({', '.join(sorted(options))}): "
-                              f"{type(exc).__name__}: {exc}; check their types against the provider's "
-                              "documentation") from exc
+        llm = _build(factory, f"model {spec!r}", model, **options)
         llm.kernel = self
         if overrides:
             llm.profile_overrides = {**llm.profile_overrides, **overrides}
@@ -351,7 +347,7 @@ class Kernel:
 
     def memory(self, name: str = "inprocess", **options: Any) -> Any:
         """A new memory backend instance of ``name``; ``Kernel.aclose`` closes it if the caller has not."""
-        store = self._lookup("memory", name)(**options)
+        store = _build(self._lookup("memory", name), f"memory backend {name!r}", **options)
         try:
             self._stores.add(store)
         except TypeError:  # not weak-referenceable: the caller closes it
@@ -398,6 +394,8 @@ class Kernel:
     ) -> list[Tool]:
         """Registered tools, selected by name and/or toolset; unavailable ones left out unless asked."""
         reg = self.registries["tools"]
+        if isinstance(names, str):  # one name given on its own
+            names = [names]
         chosen = [self.tool(n) for n in names] if names is not None else reg.values()
         return [t for t in chosen
                 if (toolset is None or t.toolset == toolset) and (not available_only or t.is_available())]
@@ -546,6 +544,18 @@ class _Register:
             tool = Tool.from_function(tool, name=name, **{k: v for k, v in options.items() if v is not None})
         self.sink.append(("tools", Entry(tool.name, tool, self.plugin, override)))
         return tool
+
+
+def _build(factory: Any, what: str, *args: Any, **options: Any) -> Any:
+    """``factory(*args, **options)``; options of the wrong type (they often come from spec files) are a
+    ``ConfigError`` naming ``what`` and the options, not a ``TypeError`` from inside a plugin."""
+    try:
+        return factory(*args, **options)
+    except ZagentError:
+        raise
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"{what} does not accept these options ({', '.join(sorted(options)) or 'none'}): "
+                          f"{type(exc).__name__}: {exc}; check their types against its documentation") from exc
 
 
 def _plugin_name(plugin: Any) -> str:

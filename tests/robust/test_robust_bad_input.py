@@ -204,3 +204,21 @@ def test_workflow_inputs_that_are_not_a_mapping_are_a_config_error(kernel):
         WorkFlowExecutor(kernel=kernel).run(graph, ["topic"])
     with pytest.raises(ConfigError, match="workflow input 'topic'.*lone surrogate"):
         WorkFlowExecutor(kernel=kernel).run(graph, {"topic": "\udc80"})
+
+
+@pytest.mark.parametrize("spec", [5, ["openai:x"], {"model": "x"}])
+def test_a_model_that_is_not_a_string_is_a_config_error(kernel, spec):
+    """k.llm(5) names what a model spec looks like (was AttributeError: 'int' object has no attribute 'partition')."""
+    with pytest.raises(ConfigError, match="'provider:model' string"):
+        kernel.llm(spec)
+
+
+def test_backend_options_of_the_wrong_type_are_a_config_error(kernel):
+    """k.memory('sqlite', path=5) names the backend and its options, not a TypeError from the plugin."""
+    with pytest.raises(ConfigError, match=r"memory backend 'sqlite' does not accept these options \(path\)"):
+        kernel.memory("sqlite", path=5)
+
+
+def test_one_tool_name_given_as_a_string_is_that_tool(kernel):
+    """k.tools('add') is the add tool, not the tools named 'a' and 'd'."""
+    assert [t.name for t in kernel.tools("add")] == ["add"]

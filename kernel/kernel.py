@@ -22,7 +22,9 @@ import time
 import weakref
 from typing import Any, Iterable, NamedTuple, Optional, Sequence, TypeVar, Union
 
-from . import entrypoints, hookspecs
+import pluggy
+
+from . import entrypoints, hookcheck, hookspecs
 from .context import RunContext
 from .errors import ConfigError, PluginError, ToolError
 from .hooks import HookRunner, PluginManager, trace_to_stderr
@@ -165,6 +167,10 @@ class Kernel:
         try:
             self._add_specs(plugin)
             self.pm.register(plugin, name=name)
+        except pluggy.PluginValidationError as exc:
+            self._problem(name, self._dist(name), PluginError(
+                hookcheck.validation_message(self.pm, name, exc), plugin=name), exc)
+            return None
         except Exception as exc:
             self._problem(name, self._dist(name), PluginError(
                 f"plugin {name!r} is not a valid zagent plugin: {exc}", plugin=name), exc)
@@ -190,6 +196,12 @@ class Kernel:
         if plugin is None:
             return False
         unknown = [h.name for h in self.pm.get_hookcallers(plugin) or [] if not h.has_spec()]
+        wrapper = hookcheck.wrapper_problem(self.pm, plugin, name)
+        if wrapper:
+            self.pm.unregister(plugin)
+            self.hooks.invalidate()
+            self._problem(name, self._dist(name), PluginError(wrapper, plugin=name))
+            return False
         if not unknown:
             return True
         self.pm.unregister(plugin)

@@ -412,6 +412,23 @@ class Kernel:
             raise errors[0]
         return entries[0][1].obj
 
+    def remove_tool(self, name: str) -> Tool:
+        """Unregister one tool by name and return it; agents offered it can no longer run it.
+
+        Raises ``ToolError`` naming the registered tools if there is none by that name.
+        """
+        if name not in self.registries["tools"]:
+            raise ToolError(f"cannot remove tool {name!r}: no such tool; registered tools: {self._names('tools')}")
+        return self.registries["tools"].drop(name).obj
+
+    def remove_toolset(self, toolset: str) -> list[Tool]:
+        """Unregister every tool of ``toolset`` and return them; ``ToolError`` if the toolset has none."""
+        names = [t.name for t in self.registries["tools"].values() if t.toolset == toolset]
+        if not names:
+            sets = sorted({t.toolset for t in self.registries["tools"].values() if t.toolset})
+            raise ToolError(f"cannot remove toolset {toolset!r}: no tool is in it; toolsets: {', '.join(sets) or 'none'}")
+        return [self.registries["tools"].drop(n).obj for n in names]
+
     def _lookup(self, kind: str, name: str) -> Any:
         obj = self.registries[kind].get(name)
         if obj is None:

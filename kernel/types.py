@@ -199,5 +199,5 @@ class Field(msgspec.Struct, kw_only=True, omit_defaults=True):
     description: str = ""
     required: bool = True
     default: Any = None
-    items: Optional["Field"] = None
-    fields: list["Field"] = []
+    items: Optional[Field] = None
+    fields: list[Field] = []

@@ -63,3 +63,15 @@ def test_an_unknown_agent_type_lists_the_installed_ones(kernel, tmp_path, capsys
     assert main(["run", path], kernel=kernel) == 1
     err = capsys.readouterr().err
     assert "unknown agent type 'nope'" in err and "react" in err and "customize" in err
+
+
+def test_zagent_run_of_a_react_file_reports_a_401_after_one_request(kernel, server, tmp_path, capsys):
+    """End to end through the CLI: the auth error is what the user reads, after exactly one request."""
+    from .conftest import llm_config
+
+    path = write(tmp_path, "r.json", {"type": "react", "name": "helper", "tools": ["add"], "llm": "openai:gpt-test",
+                                      "llm_config": llm_config(server)})
+    assert main(["run", path, "--input", "task=what is 2 + 3?", "--quiet"], kernel=kernel) == 1
+    err = capsys.readouterr().err
+    assert "rejected the API key" in err and "max_iterations" not in err
+    assert len(server.requests) == 1

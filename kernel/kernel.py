@@ -677,7 +677,7 @@ def load_spec_file(path: Union[str, os.PathLike]) -> dict[str, Any]:
     line and column), nesting or size past ``zagent.limits``, text that is not valid Unicode."""
     import msgspec
 
-    from .limits import MAX_DEPTH, data_problem
+    from .limits import MAX_DEPTH, MAX_SPEC_BYTES, data_problem
 
     if not isinstance(path, (str, os.PathLike)):
         raise ConfigError(f"expected a spec (a dict) or the path of a .json/.yaml spec file, got "
@@ -687,9 +687,12 @@ def load_spec_file(path: Union[str, os.PathLike]) -> dict[str, Any]:
         raise ConfigError(f"spec file path {_short_repr(p)} is not a usable path (bytes or a NUL character)")
     try:
         with open(p, "rb") as f:
-            raw = f.read()
+            raw = f.read(MAX_SPEC_BYTES + 1)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read spec file {p!r}: {exc}") from None
+    if len(raw) > MAX_SPEC_BYTES:
+        raise ConfigError(f"{p} is larger than {MAX_SPEC_BYTES // 2**20} MiB; a spec file that big is not a "
+                          "spec (keep data in files the agent's tools read)")
     try:
         data = _load_yaml(p, raw) if p.endswith((".yaml", ".yml")) else _load_json(p, raw)
     except RecursionError:

@@ -12,7 +12,8 @@ error (``check_data``: a ``ConfigError``; the tool runner: an error result the
 model reads). ``json_depth`` measures the nesting of JSON text without decoding it.
 
 Limits: ``MAX_DEPTH`` levels of lists/dicts (far beyond any real schema or
-spec), ``MAX_ITEMS`` values in one piece of data.
+spec), ``MAX_ITEMS`` values in one piece of data, ``MAX_SPEC_BYTES`` (16 MiB)
+per spec file (read no further than that).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .errors import ConfigError
 
 MAX_DEPTH = 100
 MAX_ITEMS = 1_000_000
+MAX_SPEC_BYTES = 16 * 2**20
 
 _surrogate: Optional["re.Pattern[str]"] = None  # compiled on first use (about 1 ms: keep import light)
 _CONTAINERS = (dict, list, tuple, set, frozenset)

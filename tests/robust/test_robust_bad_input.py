@@ -222,3 +222,13 @@ def test_backend_options_of_the_wrong_type_are_a_config_error(kernel):
 def test_one_tool_name_given_as_a_string_is_that_tool(kernel):
     """k.tools('add') is the add tool, not the tools named 'a' and 'd'."""
     assert [t.name for t in kernel.tools("add")] == ["add"]
+
+
+def test_a_spec_file_past_16_mib_is_refused_unread(kernel, tmp_path):
+    """A huge file is not read whole into memory: ConfigError naming the file and the limit."""
+    path = tmp_path / "huge.json"
+    with open(path, "wb") as f:
+        f.write(b'{"name": "a", "description": "')
+        f.truncate(17 * 2**20)
+    with pytest.raises(ConfigError, match="huge.json is larger than 16 MiB"):
+        kernel.agent(path)

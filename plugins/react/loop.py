@@ -167,20 +167,31 @@ class ReActLoop:
     @classmethod
     def restore(cls, kernel: "Kernel", state: Any, **config: Any) -> "ReActLoop":
         """A loop continuing ``state``: a ``RunState``, JSON bytes, a file path, or a run id with
-        ``checkpoints=store`` (its latest checkpoint). A paused run resumes running."""
+        ``checkpoints=store`` (its latest checkpoint). A paused or failed run resumes running.
+        A missing run or file, or a state that does not decode, is a ``ConfigError`` saying which."""
         store = config.get("checkpoints")
+        where = "the state given"
         if isinstance(state, str) and store is not None and not state.endswith(".json"):
             found = store.latest(state)
             if found is None:
-                raise ValueError(f"no checkpoint for run {state!r} in {store!r}")
-            state = found[1]
+                raise ConfigError(f"no checkpoint for run {state!r} in {store!r}")
+            where, state = f"the last checkpoint of run {state!r}", found[1]
         elif isinstance(state, str):
-            with open(state, "rb") as f:
-                state = f.read()
+            try:
+                with open(state, "rb") as f:
+                    where, state = f"state file {state!r}", f.read()
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"cannot read the run state file {state!r}: {exc}") from None
         if isinstance(state, (bytes, bytearray)):
-            state = state_decoder.decode(state)
+            try:
+                state = state_decoder.decode(state)
+            except (msgspec.DecodeError, RecursionError) as exc:
+                raise ConfigError(f"{where} is not a ReAct run state ({exc}); it is damaged or of another kind")
+        if not isinstance(state, RunState):
+            raise ConfigError("restore a RunState, its JSON bytes, a file path or a run id, "
+                              f"got {type(state).__name__}")
         if state.status in ("completed", "aborted"):
-            raise ValueError(f"run {state.run_id} is {state.status}; only running or paused runs resume")
+            raise ConfigError(f"run {state.run_id} is {state.status}; only running, paused or failed runs resume")
         state.status = "running"
         config.setdefault("agent", state.agent or "react")
         if not config.get("agent_config"):
@@ -196,7 +207,7 @@ class ReActLoop:
             check_text(user_input, "the ReAct run's user_input")
             self._start(user_input, history, ctx.run_id if ctx is not None else None)
         elif self.state is None:
-            raise ValueError("nothing to run: give user_input or restore a state")
+            raise ConfigError("nothing to run: give user_input or restore a state")
         self._control.bind()
         ctx = ctx or self.kernel.context(run_id=self.state.run_id, agent=self.agent, agent_config=self.agent_config)
         self._ctx = ctx

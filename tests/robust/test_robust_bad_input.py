@@ -232,3 +232,21 @@ def test_a_spec_file_past_16_mib_is_refused_unread(kernel, tmp_path):
         f.truncate(17 * 2**20)
     with pytest.raises(ConfigError, match="huge.json is larger than 16 MiB"):
         kernel.agent(path)
+
+
+def test_restoring_from_a_damaged_or_missing_state_is_a_config_error(kernel, tmp_path):
+    """ReActLoop.restore names the missing run, the unreadable file or the damaged state."""
+    from zagent.plugins.react import ReActLoop
+
+    store = kernel.memory("checkpoints", path=str(tmp_path / "c.db"))
+    llm = kernel.llm("scripted:m", replies=[])
+    with pytest.raises(ConfigError, match="no checkpoint for run 'nope'"):
+        ReActLoop.restore(kernel, "nope", checkpoints=store, llm=llm)
+    with pytest.raises(ConfigError, match="cannot read the run state file"):
+        ReActLoop.restore(kernel, str(tmp_path / "missing.json"), llm=llm)
+    damaged = tmp_path / "damaged.json"
+    damaged.write_text('{"run_id": 5, "status": "running"}')
+    with pytest.raises(ConfigError, match="damaged.json' is not a ReAct run state"):
+        ReActLoop.restore(kernel, str(damaged), llm=llm)
+    with pytest.raises(ConfigError, match="got int"):
+        ReActLoop.restore(kernel, 5, llm=llm)

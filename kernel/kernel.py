@@ -29,6 +29,7 @@ from .context import RunContext
 from .errors import ConfigError, PluginError, ToolError
 from .hooks import HookRunner, PluginManager, trace_to_stderr
 from .logs import log
+from .pendingtools import PendingTools
 from .registry import KINDS, Entry, Registry
 from .sync import run_sync
 from .tools import Tool
@@ -82,6 +83,8 @@ class Kernel:
         self.pm.add_hookspecs(hookspecs)
         self.hooks = HookRunner(self.pm)
         self.registries = {kind: Registry(kind) for kind in KINDS}
+        #: tool sources still discovering tools (``zagent.pendingtools``); waited for only on a miss
+        self.pending_tools = PendingTools()
         self.problems: list[Problem] = []
         self._dists: dict[str, tuple[str, str]] = {}
         self._llms: dict[Any, Any] = {}
@@ -390,6 +393,8 @@ class Kernel:
 
     def tool(self, name: str) -> Tool:
         tool = self.registries["tools"].get(name)
+        if tool is None and self.pending_tools.wait(name):  # e.g. an MCP server still connecting
+            tool = self.registries["tools"].get(name)
         if tool is None:
             raise ToolError(f"unknown tool {name!r}; registered tools: {self._names('tools')}")
         return tool
@@ -399,14 +404,20 @@ class Kernel:
     ) -> list[Tool]:
         """Registered tools, selected by name and/or toolset; unavailable ones left out unless asked."""
         reg = self.registries["tools"]
+        if names is None:
+            self.pending_tools.wait(None)
         chosen = [self.tool(n) for n in names] if names is not None else reg.values()
         return [t for t in chosen
                 if (toolset is None or t.toolset == toolset) and (not available_only or t.is_available())]
 
-    def add_tool(self, tool: Any, **options: Any) -> Tool:
-        """Register a tool (a ``Tool`` or a function) directly on this kernel, e.g. in an embedding app."""
+    def add_tool(self, tool: Any, *, plugin: str = "<kernel.add_tool>", **options: Any) -> Tool:
+        """Register a tool (a ``Tool`` or a function) directly on this kernel, e.g. in an embedding app.
+
+        ``plugin`` attributes it to a plugin (``remove_plugin`` then drops it too), for plugins
+        registering tools after start-up (see ``zagent.pendingtools``).
+        """
         entries: list[tuple[str, Entry]] = []
-        _Register("tools", "<kernel.add_tool>", entries)(tool, **options)
+        _Register("tools", plugin, entries)(tool, **options)
         errors = self.registries["tools"].merge([e for _, e in entries], self._describe)
         if errors:
             raise errors[0]

@@ -12,6 +12,7 @@ asyncio is imported on first use only: ``import zagent`` stays light.
 from __future__ import annotations
 
 import os
+import contextvars
 import threading
 from typing import Any, Awaitable, Optional, TypeVar
 
@@ -110,7 +111,8 @@ def run_sync(awaitable: Awaitable[T]) -> T:
             "a zagent sync method was called from inside zagent's own event loop; "
             "use the async twin (acall/arun/...) there"
         )
-    future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable), loop)
+    # The caller's context variables go along (as with asyncio.to_thread): e.g. the spec trust in force.
+    future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable, contextvars.copy_context()), loop)
     try:
         return future.result()
     except KeyboardInterrupt:
@@ -118,7 +120,10 @@ def run_sync(awaitable: Awaitable[T]) -> T:
         raise
 
 
-async def _as_coroutine(awaitable: Awaitable[T]) -> T:
+async def _as_coroutine(awaitable: Awaitable[T], context: Optional[contextvars.Context] = None) -> T:
+    if context is not None:
+        for var, value in context.items():
+            var.set(value)
     return await awaitable
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import attrs
 import msgspec
+from zagent.imports import resolve_approver
 from zagent.kernel import convert_spec
 from zagent.llm import to_messages
 from zagent.plugins.actions.agent import Agent
@@ -107,6 +108,7 @@ class ReActAgent(Agent):
         spec = convert_spec(data, ReActSpec, "react agent spec")
         fields = msgspec.structs.asdict(spec)
         fields.pop("type")
+        fields["rails"] = resolve_approver(fields["rails"], kernel)
         return cls(kernel=kernel, **fields)
 
     def loop(self) -> ReActLoop:

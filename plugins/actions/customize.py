@@ -24,6 +24,7 @@ import attrs
 import msgspec
 from zagent import fields as zfields
 from zagent.errors import ConfigError
+from zagent.credentials import spec_options
 from zagent.files import write_atomic
 from zagent.imports import NotImported, as_trust, resolve, trusting
 from zagent.kernel import convert_spec
@@ -87,10 +88,11 @@ class CustomizeAgent(Agent):
             parse_mode=parse_mode, title_format=spec.title_format, parse_func=parse_func,
             max_steps=spec.max_steps, max_tool_call_concurrency=spec.max_tool_call_concurrency,
             tool_format=spec.tool_format)
-        return cls(kernel=kernel, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
-                   actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
-                   memory_size=spec.memory_size, use_long_term_memory=spec.use_long_term_memory,
-                   long_term_memory=spec.long_term_memory, agent_config=dict(spec.agent_config), spec=spec)
+        with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
+            return cls(kernel=kernel, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
+                       actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
+                       memory_size=spec.memory_size, use_long_term_memory=spec.use_long_term_memory,
+                       long_term_memory=spec.long_term_memory, agent_config=dict(spec.agent_config), spec=spec)
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike], kernel: "Kernel", *, trust: Any = None) -> "CustomizeAgent":

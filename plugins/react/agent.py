@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import attrs
 import msgspec
+from zagent.credentials import spec_options
 from zagent.imports import resolve_approver
 from zagent.kernel import convert_spec
 from zagent.llm import to_messages
@@ -109,7 +110,8 @@ class ReActAgent(Agent):
         fields = msgspec.structs.asdict(spec)
         fields.pop("type")
         fields["rails"] = resolve_approver(fields["rails"], kernel)
-        return cls(kernel=kernel, **fields)
+        with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
+            return cls(kernel=kernel, **fields)
 
     def loop(self) -> ReActLoop:
         """A new ``ReActLoop`` configured like this agent."""

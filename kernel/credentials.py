@@ -71,5 +71,21 @@ def check_destination(provider: str, base_url: Optional[str], configured: str, *
         f"trust the spec (k.agent(spec, trust=True); zagent ... --trust)")
 
 
+#: LLM options that name code to import or objects to call: never taken from an untrusted spec.
+CODE_OPTIONS = ("http_module", "client", "client_factory")
+
+
+def check_options(options: dict[str, Any]) -> None:
+    """Refuse options an untrusted spec must not set (``http_module`` imports a module by name)."""
+    origin = _origin.get()
+    if origin is None:
+        return
+    for key in CODE_OPTIONS:
+        if options.get(key) is not None:
+            raise ConfigError(f"{origin.what} sets llm_config {key!r}, which names code to import or run; a spec "
+                              "file is data, so it was refused. Pass it to k.llm(...) in Python, or trust the spec "
+                              "(k.agent(spec, trust=True); zagent ... --trust)")
+
+
 def _norm(url: Any) -> str:
     return str(url).strip().rstrip("/").lower()

@@ -545,9 +545,10 @@ def network_options(
     """
     import os
 
-    from .credentials import check_destination
+    from .credentials import check_destination, check_options
 
     options = dict(options)
+    check_options(options)
     own_key = options.pop("api_key", None)
     key = Secret.of(own_key or os.environ.get(key_env) or None)
     configured = os.environ.get(base_env) or default_base_url

@@ -95,7 +95,7 @@ def test_agent_cannot_switch_redaction_off():
     """The kernel's redact patterns apply whatever the agent says; the agent's are added."""
     k = make_kernel(config={"rails": {"redact": [r"sk-\w+"]}})
     k.add_tool(lambda: "key sk-abc and pin 1234", name="leak", description="leaks")
-    r = run(k, {"redact": [r"\d{4}"], "redact_with": ""}, "leak")
+    r = run(k, {"redact": [r"\d{4}"], "redact_llm": False}, "leak")
     assert r.content == "key [REDACTED] and pin [REDACTED]"
 
 

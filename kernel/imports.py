@@ -253,3 +253,18 @@ def resolve_approver(rails: dict[str, Any], kernel: Optional["Kernel"] = None) -
     if not isinstance(approver, str) or ":" not in approver:
         return rails
     return {**rails, "approver": resolve(approver, key="rails.approver", kernel=kernel)}
+
+
+def check_spec_path(value: Any, key: str, suffixes: tuple[str, ...]) -> None:
+    """Refuse a file path an untrusted spec names for zagent to *write* (a trajectory, a memory database)
+    unless it ends in one of ``suffixes``: a hostile file must not append to ``~/.bashrc`` or
+    ``~/.ssh/authorized_keys``. Trusted specs (``trust=True``, ``--trust``) may name any path."""
+    if value is None or value == ":memory:" or current_trust().everything:
+        return
+    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if text is None:
+        raise ConfigError(f"{key} must be a path, got {type(value).__name__}")
+    if not text.lower().endswith(suffixes) or "\x00" in text:
+        raise ConfigError(f"{key} {text!r} in the spec is refused: a spec file may only name a file ending in "
+                          f"{' or '.join(suffixes)} for zagent to write. Rename it, set the path in code or on the "
+                          "command line, or trust the spec (k.agent(spec, trust=True); zagent ... --trust)")

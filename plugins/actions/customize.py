@@ -26,7 +26,7 @@ from zagent import fields as zfields
 from zagent.errors import ConfigError
 from zagent.credentials import spec_options
 from zagent.files import write_atomic
-from zagent.imports import NotImported, as_trust, resolve, trusting
+from zagent.imports import NotImported, as_trust, check_spec_path, resolve, trusting
 from zagent.kernel import convert_spec
 from zagent.secrets import public_data
 from zagent.types import Field
@@ -78,6 +78,8 @@ class CustomizeAgent(Agent):
         """Validate ``data`` and build the agent (``llm`` overrides the spec's model with an instance)."""
         spec = data if isinstance(data, AgentSpec) else _convert_spec(data)
         _validate(spec, kernel)
+        check_spec_path((spec.long_term_memory or {}).get("path"), "long_term_memory.path",
+                        (".db", ".sqlite", ".sqlite3"))
         tools = [n for n in (_resolve_tool(kernel, t, base_dir) for t in spec.tools) if n is not None]
         parse_mode = spec.parse_mode or _default_mode(spec)
         parse_func = (resolve(spec.parse_func, key="parse_func", kernel=kernel, base_dir=base_dir)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import attrs
 import msgspec
 from zagent.credentials import spec_options
-from zagent.imports import resolve_approver
+from zagent.imports import check_spec_path, resolve_approver
 from zagent.kernel import convert_spec
 from zagent.llm import to_messages
 from zagent.plugins.actions.agent import Agent
@@ -110,6 +110,7 @@ class ReActAgent(Agent):
         fields = msgspec.structs.asdict(spec)
         fields.pop("type")
         fields["rails"] = resolve_approver(fields["rails"], kernel)
+        check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",))
         with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
             return cls(kernel=kernel, **fields)
 

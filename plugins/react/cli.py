@@ -46,14 +46,14 @@ def _agent(args: argparse.Namespace, kernel: Any) -> Any:
     if args.model:
         spec = {**spec, "llm": args.model}
         spec.pop("llm_config", None)
-    if args.trajectory:
-        spec["trajectory_path"] = args.trajectory
     spec.setdefault("type", "react")
     from zagent.imports import Trust
 
     trust = (Trust.for_file(args.agent_file, everything=bool(args.trust)) if args.agent_file
              else Trust(everything=bool(args.trust)))
     agent = kernel.agent(spec, trust=trust)
+    if args.trajectory:  # the user's own flag: any path
+        agent.trajectory_path = args.trajectory
     try:
         from zagent.plugins.rails import console_approver_now
 

@@ -198,3 +198,15 @@ def test_cli_run_reports_a_syntax_error_with_file_and_line(tmp_path):
     (tmp_path / "agent.json").write_text(json.dumps(agent_spec(tools=["broken_mod_c:f"])))
     proc = cli("run", str(tmp_path / "agent.json"), "--input", "question=q", "-q")
     assert proc.returncode != 0 and "broken_mod_c.py:1" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("spec", [
+    {"type": "react", "name": "r", "trajectory_path": "/tmp/x/.bashrc"},
+    agent_spec(use_long_term_memory=True, long_term_memory={"name": "sqlite", "path": "/tmp/x/authorized_keys"}),
+])
+def test_spec_cannot_make_zagent_write_to_any_file(spec):
+    """A spec naming a trajectory or memory file that is not *.jsonl / *.db is refused (no append to ~/.bashrc)."""
+    k = make_kernel()
+    with pytest.raises(ConfigError, match="refused"):
+        k.agent(spec)
+    assert k.agent(spec, trust=True) is not None  # the app may vouch for it

@@ -12,7 +12,6 @@ asyncio is imported on first use only: ``import zagent`` stays light.
 from __future__ import annotations
 
 import os
-import contextvars
 import threading
 from typing import Any, Awaitable, Optional, TypeVar
 
@@ -111,8 +110,7 @@ def run_sync(awaitable: Awaitable[T]) -> T:
             "a zagent sync method was called from inside zagent's own event loop; "
             "use the async twin (acall/arun/...) there"
         )
-    # The caller's context variables go along (as with asyncio.to_thread): e.g. the spec trust in force.
-    future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable, contextvars.copy_context()), loop)
+    future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable), loop)
     try:
         return future.result()
     except KeyboardInterrupt:
@@ -120,10 +118,7 @@ def run_sync(awaitable: Awaitable[T]) -> T:
         raise
 
 
-async def _as_coroutine(awaitable: Awaitable[T], context: Optional[contextvars.Context] = None) -> T:
-    if context is not None:
-        for var, value in context.items():
-            var.set(value)
+async def _as_coroutine(awaitable: Awaitable[T]) -> T:
     return await awaitable
 
 

@@ -210,3 +210,21 @@ def test_spec_cannot_make_zagent_write_to_any_file(spec):
     with pytest.raises(ConfigError, match="refused"):
         k.agent(spec)
     assert k.agent(spec, trust=True) is not None  # the app may vouch for it
+
+
+def test_cli_workflow_run_trusts_a_router_in_the_files_folder_only(tmp_path):
+    """`zagent workflow run` imports a router module next to the file (the trust reaches the run's event loop),
+    and refuses one that is not there, before any node runs."""
+    (tmp_path / "wf_router_mod.py").write_text("def pick(values):\n    return 'B'\n")
+    a = {"name": "A", "description": "a", "inputs": [{"name": "goal"}], "outputs": [{"name": "x"}],
+         "agents": [agent_spec(name="W", prompt="{goal}", inputs=[{"name": "goal"}], outputs=[{"name": "x"}])]}
+    b = {"name": "B", "description": "b", "inputs": [{"name": "x"}], "outputs": [{"name": "y"}],
+         "agents": [agent_spec(name="V", prompt="{x}", inputs=[{"name": "x"}], outputs=[{"name": "y"}])]}
+    for name, router in (("ok.json", "wf_router_mod:pick"), ("bad.json", "os:getcwd")):
+        (tmp_path / name).write_text(json.dumps({"name": "w", "goal": "route by a router", "nodes": [a, b],
+                                                 "conditional_edges": [{"source": "A", "router": router,
+                                                                        "targets": ["B"]}]}))
+    ok = cli("workflow", "run", str(tmp_path / "ok.json"), "--input", "goal=g", "-q")
+    assert ok.returncode == 0, ok.stderr
+    bad = cli("workflow", "run", str(tmp_path / "bad.json"), "--input", "goal=g", "-q")
+    assert bad.returncode != 0 and "os:getcwd" in bad.stderr and "--trust" in bad.stderr

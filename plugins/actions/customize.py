@@ -26,7 +26,7 @@ from zagent import fields as zfields
 from zagent.errors import ConfigError
 from zagent.credentials import spec_options
 from zagent.files import write_atomic
-from zagent.imports import NotImported, as_trust, check_spec_path, resolve, trusting
+from zagent.imports import NotImported, as_trust, check_spec_path, resolve, resolve_approver, trusting
 from zagent.kernel import convert_spec
 from zagent.secrets import public_data
 from zagent.types import Field
@@ -80,6 +80,9 @@ class CustomizeAgent(Agent):
         _validate(spec, kernel)
         check_spec_path((spec.long_term_memory or {}).get("path"), "long_term_memory.path",
                         (".db", ".sqlite", ".sqlite3"))
+        agent_config = dict(spec.agent_config)
+        if isinstance(agent_config.get("rails"), dict):  # an approver import path: resolved now, under the trust
+            agent_config["rails"] = resolve_approver(agent_config["rails"], kernel)
         tools = [n for n in (_resolve_tool(kernel, t, base_dir) for t in spec.tools) if n is not None]
         parse_mode = spec.parse_mode or _default_mode(spec)
         parse_func = (resolve(spec.parse_func, key="parse_func", kernel=kernel, base_dir=base_dir)
@@ -94,7 +97,7 @@ class CustomizeAgent(Agent):
             return cls(kernel=kernel, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
                        actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
                        memory_size=spec.memory_size, use_long_term_memory=spec.use_long_term_memory,
-                       long_term_memory=spec.long_term_memory, agent_config=dict(spec.agent_config), spec=spec)
+                       long_term_memory=spec.long_term_memory, agent_config=agent_config, spec=spec)
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike], kernel: "Kernel", *, trust: Any = None) -> "CustomizeAgent":

@@ -228,3 +228,15 @@ def test_cli_workflow_run_trusts_a_router_in_the_files_folder_only(tmp_path):
     assert ok.returncode == 0, ok.stderr
     bad = cli("workflow", "run", str(tmp_path / "bad.json"), "--input", "goal=g", "-q")
     assert bad.returncode != 0 and "os:getcwd" in bad.stderr and "--trust" in bad.stderr
+
+
+def test_hostile_approver_in_a_declared_agents_config_is_refused():
+    """agent_config.rails.approver 'operator:is_not' in a declared agent spec is refused when it is built;
+    with trust=True it is resolved then."""
+    k = make_kernel()
+    spec = agent_spec(agent_config={"rails": {"approver": "operator:is_not"}})
+    with pytest.raises(ConfigError, match="rails.approver 'operator:is_not'.*not trusted"):
+        k.agent(spec)
+    import operator
+
+    assert k.agent(spec, trust=True).agent_config["rails"]["approver"] is operator.is_not

@@ -6,6 +6,7 @@ one place that puts it into a request header.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Optional
 
@@ -131,8 +132,6 @@ class Masker:
             if not isinstance(v, str) or len(v) < MIN_MASK_LENGTH:
                 continue
             forms.add(v)
-            import json
-
             forms.add(json.dumps(v)[1:-1])  # as it appears inside a JSON string
         self.values = tuple(sorted(forms, key=len, reverse=True))
 

@@ -6,7 +6,6 @@ one place that puts it into a request header.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Optional
 
@@ -125,6 +124,8 @@ class Masker:
     __slots__ = ("values",)
 
     def __init__(self, values: Any = ()):
+        import json  # here, not at module level: ``import zagent`` stays light
+
         forms: set[str] = set()
         for v in values:
             if isinstance(v, Secret):

@@ -15,6 +15,7 @@ import sys
 import time
 
 from zagent import RunContext
+from zagent.sync import run_sync
 
 CHILD = os.path.join(os.path.dirname(__file__), "idempotent_child.py")
 
@@ -30,8 +31,6 @@ def test_a_tool_context_carries_the_call_id_and_idempotency_key(kernel):
 
     kernel.add_tool(stamp)
     ctx = kernel.context(run_id="run-7")
-    from zagent.sync import run_sync
-
     run_sync(kernel.arun_tools([{"id": "c1", "name": "stamp", "arguments": {"text": "a"}},
                                 {"id": "c2", "name": "stamp", "arguments": {"text": "b"}}], ctx))
     assert seen == {"a": ("c1", "run-7:c1"), "b": ("c2", "run-7:c2")}

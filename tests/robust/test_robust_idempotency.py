@@ -76,3 +76,23 @@ def test_a_call_repeated_after_sigkill_and_restore_has_the_same_key(tmp_path):
     assert invocations[0]["key"] == invocations[1]["key"] == "pay-run:call_pay"
     assert len(ledger.read_text().splitlines()) == 1  # the side effect happened once
     assert out == {"content": "paid", "results": ["already charged for pay-run:call_pay"]}
+
+
+def test_the_readme_idempotent_tool_charges_once_per_key(kernel, tmp_path, monkeypatch):
+    """The README's example tool, run as written: the same call id twice charges once; another id charges."""
+    import pathlib
+    import re
+
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("### Restoring a run: at-least-once tool calls"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    kernel.add_tool(namespace["charge"])
+    ctx = kernel.context(run_id="run-9")
+    call = {"id": "call_1", "name": "charge", "arguments": {"amount": 5}}
+    assert kernel.run_tool(call, ctx).content == "charged 5"
+    assert kernel.run_tool(call, ctx).content == "already charged (run-9:call_1)"
+    assert kernel.run_tool({**call, "id": "call_2"}, ctx).content == "charged 5"
+    namespace["db"].close()

@@ -135,6 +135,10 @@ class ReActAgent(Agent):
         started = time.perf_counter()
         check_text(user_input, f"the user_input of a chat with {self.name!r}")
         past = to_messages(history) if history is not None else self.messages_for_chat()
+        if history is not None:
+            for i, message in enumerate(past):
+                if message.content is not None:
+                    check_text(message.content, f"history message #{i} of a chat with {self.name!r}")
         ctx = self.kernel.context(agent=self.name, agent_config=self.run_config(),
                                   **({"run_id": ctx.run_id, "metadata": dict(ctx.metadata)} if ctx is not None else {}))
         if use_react is None:

@@ -206,6 +206,9 @@ class ReActLoop:
         """Run (or continue) until an answer, clarification questions, abort or a bound."""
         if user_input is not None:
             check_text(user_input, "the ReAct run's user_input")
+            for i, message in enumerate(to_messages(history or [])):
+                if message.content is not None:
+                    check_text(message.content, f"the ReAct run's history message #{i}")
             self._start(user_input, history, ctx.run_id if ctx is not None else None)
         elif self.state is None:
             raise ConfigError("nothing to run: give user_input or restore a state")

@@ -250,3 +250,13 @@ def test_restoring_from_a_damaged_or_missing_state_is_a_config_error(kernel, tmp
         ReActLoop.restore(kernel, str(damaged), llm=llm)
     with pytest.raises(ConfigError, match="got int"):
         ReActLoop.restore(kernel, 5, llm=llm)
+
+
+def test_chat_history_with_a_lone_surrogate_names_the_message(kernel):
+    """A history passed to chat is checked like the message: ConfigError naming which history message."""
+    agent = kernel.agent({"type": "react", "name": "r", "llm": "scripted:m", "llm_config": {"replies": ["hi"]}})
+    history = [{"role": "user", "content": "fine"}, {"role": "assistant", "content": "bad \udc00"}]
+    with pytest.raises(ConfigError, match="history message #1 .*lone surrogate"):
+        agent.chat("hello", history=history, use_react=False)
+    with pytest.raises(ConfigError, match="bad message .*content"):
+        agent.chat("hello", history=[{"role": "user", "content": 5}], use_react=False)

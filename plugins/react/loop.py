@@ -529,7 +529,8 @@ class ReActLoop:
         """Copy the plugins' per-run state that survives a restore (``to_state()``) into the state."""
         ctx = getattr(self, "_ctx", None)
         if ctx is not None:
-            self.state.stash = {k: v.to_state() for k, v in ctx.stash.items() if callable(getattr(v, "to_state", None))}
+            self.state.stash = {k: v.to_state() for k, v in ctx.stash.items()
+                                if isinstance(k, str) and callable(getattr(v, "to_state", None))}
 
     def _write_trajectory(self) -> None:
         if self.trajectory_path:

@@ -479,8 +479,11 @@ class ReActLoop:
         await self._checkpoint()
         self._write_trajectory()
         await self._emit("run_end", status="completed", steps=len(state.steps))
-        return ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
-                           questions=list(state.questions))
+        result = ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
+                             questions=list(state.questions))
+        if self.kernel.hooks.active("zagent_run_end"):
+            await self.kernel.hooks.run_end(result, self._ctx)
+        return result
 
     def _aborted(self) -> RunAborted:
         state = self.state

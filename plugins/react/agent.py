@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import attrs
 import msgspec
 from zagent.credentials import spec_options
+from zagent.errors import ConfigError
 from zagent.imports import check_spec_path, resolve_approver
 from zagent.kernel import convert_spec
 from zagent.llm import to_messages
@@ -75,6 +76,10 @@ class ReActSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     on_error: str = "continue"
     memory_size: Optional[int] = 200
     trajectory_path: Optional[str] = None
+    tool_format: str = "tool_call"
+    """The text tool-call format (a registered parser) for models whose profile says native_tools=False."""
+    checkpoints: Optional[str] = None
+    """An SQLite file to checkpoint every run to (``*.db``/``*.sqlite`` unless the spec is trusted)."""
 
 
 @attrs.define(slots=False, eq=False, repr=False, kw_only=True)
@@ -92,6 +97,7 @@ class ReActAgent(Agent):
     on_error: str = "continue"
     trajectory_path: Optional[str] = None
     checkpoints: Any = None
+    tool_format: str = "tool_call"
 
     def run_config(self) -> dict[str, Any]:
         """The ``agent_config`` each run's context gets: the agent's plugin settings
@@ -114,6 +120,12 @@ class ReActAgent(Agent):
         fields["tools"] = resolve_tool_refs(kernel, fields["tools"], key="tool")  # names, toolset:, import paths
         fields["pinned_tools"] = resolve_tool_refs(kernel, fields["pinned_tools"], key="pinned tool")
         check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",))
+        check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"))
+        if spec.tool_format not in kernel.registries["parsers"]:
+            raise ConfigError(f"agent {spec.name!r}: tool_format {spec.tool_format!r} is not a registered parser; "
+                              f"installed: {', '.join(kernel.registries['parsers'])}")
+        if spec.checkpoints is not None:
+            fields["checkpoints"] = kernel.memory("checkpoints", path=spec.checkpoints)
         with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
             return cls(kernel=kernel, **fields)
 
@@ -125,7 +137,7 @@ class ReActAgent(Agent):
             tool_limit=self.tool_limit, pinned_tools=list(self.pinned_tools),
             max_context_messages=self.max_context_messages, max_context_tokens=self.max_context_tokens,
             on_error=self.on_error, checkpoints=self.checkpoints, trajectory_path=self.trajectory_path,
-            agent=self.name, agent_config=self.run_config())
+            tool_format=self.tool_format, agent=self.name, agent_config=self.run_config())
 
     async def achat(self, user_input: str, history: Optional[Sequence[Any]] = None,
                     use_react: Optional[bool] = None, *, ctx: Optional[Any] = None) -> AgentResponse:

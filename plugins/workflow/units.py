@@ -1,0 +1,66 @@
+"""Workflow units that run on a remote executor's workers (``zagent.executors``), and batch jobs of graphs.
+
+* ``run_node(kernel, payload)``: one node run shipped by the workflow
+  executor (``executor.node_payload``): its agents are rebuilt from their specs
+  on the worker's kernel (once per spec and kernel) and called as the driver
+  would, without locks (the driver holds them) or checkpoints (the driver
+  writes them). Returns the node's outputs.
+* ``batch_job(graph, kernel, llm=None)``: the ``zagent.batch.Job`` running the
+  whole graph once per batch item, here (``local``) or on a worker
+  (``run_workflow_item``); either way on a fresh ``WorkFlowExecutor`` per item.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Optional
+
+import msgspec
+
+from .executor import call_step, node_outputs
+from .graph import WorkFlowGraph, WorkFlowNode
+
+WORKFLOW_RUNNER = "zagent.plugins.workflow.units:run_workflow_item"
+
+_built: "weakref.WeakKeyDictionary[Any, dict[bytes, Any]]" = weakref.WeakKeyDictionary()
+
+
+def _agent(kernel: Any, spec: dict[str, Any]) -> Any:
+    cache = _built.setdefault(kernel, {})
+    key = msgspec.json.encode(spec)
+    agent = cache.get(key)
+    if agent is None:
+        agent = cache[key] = kernel.agent(spec)
+    return agent
+
+
+async def run_node(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
+    """Run one shipped node (see the module docstring)."""
+    node = msgspec.convert(payload["node"], WorkFlowNode)
+    values = dict(payload.get("values") or {})
+    produced: dict[str, Any] = {}
+    for agent_name, spec in payload["agents"]:
+        await call_step(_agent(kernel, spec), agent_name, node, values, produced, kernel, payload["run_id"])
+    return node_outputs(node, produced)
+
+
+async def _run_graph(kernel: Any, graph: WorkFlowGraph, llm: Optional[str], inputs: dict[str, Any]) -> dict[str, Any]:
+    from .executor import WorkFlowExecutor
+
+    result = await WorkFlowExecutor(kernel=kernel, llm=llm, executor="local").arun(graph, inputs)
+    return {"output": result.outputs, "usage": {}}
+
+
+async def run_workflow_item(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
+    """One batch item of a workflow on a worker: the graph from ``payload['graph']``, run with the item's inputs."""
+    graph = WorkFlowGraph.from_dict(payload["graph"])
+    return await _run_graph(kernel, graph, payload.get("llm"), dict(payload.get("inputs") or {}))
+
+
+def batch_job(graph: WorkFlowGraph, kernel: Any, llm: Optional[str] = None) -> Any:
+    """The batch ``Job`` for ``graph`` (validated now, so a broken graph fails before any item)."""
+    from zagent.batch import Job
+
+    graph.validate()
+    return Job(name=graph.name, local=lambda inputs: _run_graph(kernel, graph, llm, inputs),
+               runner=WORKFLOW_RUNNER, payload={"graph": graph.to_dict(), "llm": llm})

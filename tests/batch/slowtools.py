@@ -1,0 +1,9 @@
+"""A tool that takes a few milliseconds, so a CLI batch runs long enough to be interrupted (used by path)."""
+
+import asyncio
+
+
+async def lookup(topic: str) -> str:
+    """Look a topic up (sleeps 5 ms)."""
+    await asyncio.sleep(0.005)
+    return f"notes on {topic}"

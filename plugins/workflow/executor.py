@@ -27,7 +27,7 @@ Scheduling rules (decided here, also in the README):
   always). A remote executor (e.g. ``ray``) gets the node, its agents' specs
   and the values it reads, while the node's agents stay locked here; values,
   routing, retries and checkpoints stay with this driver, so a lost worker
-  costs a retried node, never the run. Agents given as Python objects
+  costs a retried node (up to ``LOST_RETRIES`` times), never the run. Agents given as Python objects
   (functions, instances without a spec) can only run on ``local``.
 * Events (``kernel.aemit``, tagged with the run id): ``workflow_start``,
   ``node_start``, ``node_retry``, ``node_end`` (status done/failed/skipped),
@@ -48,7 +48,7 @@ import attrs
 import msgspec
 from zagent.context import new_run_id
 from zagent.errors import ConfigError
-from zagent.executors import Unit
+from zagent.executors import Unit, UnitLost
 from zagent.sync import run_sync
 
 from .errors import WorkflowError, WorkflowFailed
@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 POLICIES = ("fail_fast", "continue")
 NODE_RUNNER = "zagent.plugins.workflow.units:run_node"
+LOST_RETRIES = 2  # extra runs of a node whose remote worker was lost (on top of the node's own retries)
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -321,9 +322,17 @@ class _Run:
         async with contextlib.AsyncExitStack() as held:
             agents = {n: await held.enter_async_context(self.ex.manager.ausing(n, timeout=self.ex.agent_timeout))
                       for n in sorted(set(self.agents[name]))}  # one order everywhere: no lock cycles
-            result = await self.units.submit(Unit(
-                key=key, local=lambda: _unreachable(key), runner=NODE_RUNNER,
-                payload=lambda: node_payload(self.nodes[name], self.agents[name], agents, self.values, self.run_id)))
+            unit = Unit(key=key, local=lambda: _unreachable(key), runner=NODE_RUNNER,
+                        payload=lambda: node_payload(self.nodes[name], self.agents[name], agents, self.values,
+                                                     self.run_id))
+            for lost in range(LOST_RETRIES + 1):  # a lost worker is not the node's failure: run it again
+                try:
+                    result = await self.units.submit(unit)
+                    break
+                except UnitLost as exc:
+                    if lost == LOST_RETRIES:
+                        raise
+                    await self._emit("node_retry", node=name, attempt=lost + 1, error=_short(exc))
         return _as_dict(result, f"node {name!r}")
 
     async def _call_agents(self, name: str) -> dict[str, Any]:

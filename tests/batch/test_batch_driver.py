@@ -106,7 +106,7 @@ def test_lost_unit_past_retries_is_a_failed_item(kernel):
 
 def test_shipped_agent_items_equal_local_ones(kernel):
     """An agent spec's items run from their shipped payload (a fresh worker kernel) give the local results."""
-    inputs = [{"id": str(i), "question": f"q{i}"} for i in range(6)]
+    inputs = [{"id": str(i), "question": "word " * i} for i in range(6)]  # usage differs per item
     local = kernel.batch(QA, inputs).results
     shipped = kernel.batch(QA, inputs, executor=ShippingExecutor()).results
     strip = lambda rows: [{k: v for k, v in r.items() if k != "duration"} for r in rows]  # noqa: E731

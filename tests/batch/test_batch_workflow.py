@@ -1,0 +1,53 @@
+"""Workflows on executors: node runs handed over as units, and batches of whole workflow runs."""
+
+import pathlib
+
+import pytest
+from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph, WorkflowFailed
+
+from .shipping import ShippingExecutor
+
+EXAMPLE = pathlib.Path(__file__).parents[2] / "examples" / "workflow_report.json"
+
+
+def test_node_runs_go_to_the_executor_and_match_local(kernel):
+    """Each node run is one unit (key run_id/node) shipped with its agents' specs; outputs equal the local run."""
+    graph = WorkFlowGraph.load(EXAMPLE)
+    local = WorkFlowExecutor(kernel=kernel).run(graph, {"topic": "tides"})
+    ex = ShippingExecutor()
+    shipped = WorkFlowExecutor(kernel=kernel, executor=ex).run(graph, {"topic": "tides"})
+    assert shipped.outputs == local.outputs and shipped.values == local.values
+    assert sorted(k.split("/", 1)[1] for k in ex.keys) == sorted(graph.node_names)
+
+
+def test_lost_node_run_is_retried(kernel):
+    """A node whose remote worker was lost runs again (even with retries=0); the run finishes."""
+    graph = WorkFlowGraph.load(EXAMPLE)
+    ex = ShippingExecutor()
+    result = WorkFlowExecutor(kernel=kernel, executor=ex, retries=0)
+    ex.lose = {"run-x/outline"}
+    done = result.run(graph, {"topic": "tides"}, run_id="run-x")
+    assert done.ok and ex.keys.count("run-x/outline") == 2
+
+
+def test_callable_agents_cannot_run_remotely(kernel):
+    """A node whose agent is a Python function fails on a remote executor with an error naming the agent."""
+    def shout(text):
+        return {"loud": text.upper()}
+
+    graph = WorkFlowGraph.from_dict({"name": "fn", "goal": "shout a text", "inputs": [{"name": "text"}],
+                                     "nodes": [{"name": "n", "inputs": [{"name": "text"}],
+                                                "outputs": [{"name": "loud"}], "agents": [shout]}]})
+    assert WorkFlowExecutor(kernel=kernel).run(graph, {"text": "hi"}).outputs == {"loud": "HI"}
+    with pytest.raises(WorkflowFailed, match="agent 'shout' of node 'n' is a Python object"):
+        WorkFlowExecutor(kernel=kernel, executor=ShippingExecutor()).run(graph, {"text": "hi"})
+
+
+def test_batch_of_workflow_runs_local_equals_shipped(kernel):
+    """Kernel.batch(graph, inputs) runs the whole graph per item; shipped items give the local results."""
+    graph = WorkFlowGraph.load(EXAMPLE)
+    inputs = [{"id": t, "topic": t} for t in ("tides", "bees", "glass")]
+    local = kernel.batch(graph, inputs).results
+    shipped = kernel.batch(graph, inputs, executor=ShippingExecutor()).results
+    assert [r["output"] for r in local] == [r["output"] for r in shipped]
+    assert all(r["ok"] and r["output"]["report"] for r in local)

@@ -33,6 +33,7 @@ import msgspec
 from .batchfiles import Item, ResultsFile, iter_items, read_items
 from .errors import ConfigError
 from .executors import Unit, UnitFailed, UnitLost, pick
+from .secrets import public_data
 
 AGENT_RUNNER = "zagent.batch:run_agent_item"
 
@@ -245,8 +246,9 @@ def _spec_job(kernel: Any, target: Any) -> Job:
         raise ConfigError("this spec is a workflow: load it with zagent.plugins.workflow.WorkFlowGraph.load(path) "
                           "and batch the graph (or use 'zagent batch', which does)")
     agent = kernel.agent(spec)
+    # Workers get the spec without secrets (API keys come from their own environment).
     return Job(name=str(spec.get("name", "agent")), local=lambda inputs: agent_item(kernel, agent, inputs),
-               runner=AGENT_RUNNER, payload={"spec": spec})
+               runner=AGENT_RUNNER, payload={"spec": public_data(spec)})
 
 
 async def agent_item(kernel: Any, agent: Any, inputs: dict[str, Any]) -> dict[str, Any]:

@@ -145,3 +145,30 @@ def test_bad_spec_fails_before_any_item(kernel, tmp_path):
     with pytest.raises(ConfigError):
         kernel.batch({"name": "x", "type": "nope"}, [{"q": 1}], out=out)
     assert not out.exists()
+
+
+
+class _AnySpec:
+    """An agent type accepting any spec (one with an API key in its llm settings included)."""
+
+    def zagent_register_agent_types(self, register):
+        register("any", lambda spec, kernel: _Echo())
+
+
+class _Echo:
+    name = "echo"
+
+    async def aexecute(self, inputs):
+        return dict(inputs)
+
+
+def test_shipped_spec_carries_no_secret():
+    """A spec's API key never goes into the payload a remote worker gets (workers read their own environment)."""
+    from zagent import Kernel
+    from zagent.batch import make_job
+
+    k = Kernel(plugins=[_AnySpec()], entry_points=False)
+    job = make_job(k, {"type": "any", "name": "x", "llm_config": {"model": "m:x", "api_key": "sk-very-secret"}})
+    runner, payload = job.unit("k1", {"q": 1}).remote_parts("ray")
+    assert "sk-very-secret" not in repr(payload) and payload["spec"]["llm_config"] == {"model": "m:x"}
+    assert payload["inputs"] == {"q": 1} and runner == "zagent.batch:run_agent_item"

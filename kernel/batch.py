@@ -102,6 +102,8 @@ async def abatch(kernel: Any, target: Any, inputs: Union[Iterable[Any], str, Any
     if retries < 0:
         raise ConfigError(f"retries must be 0 or more, got {retries}")
     job = make_job(kernel, target)
+    if hasattr(executor, "submit") and executor_options:
+        raise ConfigError("executor_options apply to an executor named by 'executor'; this one is already built")
     ex = executor if hasattr(executor, "submit") else pick(kernel, executor, dict(executor_options or {}))
     width = concurrency or getattr(ex, "concurrency", None) or 16
     if width < 1:

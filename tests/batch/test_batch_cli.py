@@ -92,3 +92,40 @@ def test_summary_reports_counts_tokens_time_and_rate(tmp_path):
     assert line.startswith("finished: done 30, failed 1, skipped 0")
     assert "tokens " in line and " in / " in line and " items/s" in line
     assert "batch: 31/31 items" in stderr  # not a terminal: plain progress lines
+
+
+def test_qa_example_on_a_terminal_shows_a_bar_and_a_summary(tmp_path):
+    """The README's command on 1,000 lines, stderr a terminal (a pty): a redrawn bar, then the summary, offline."""
+    import pty
+
+    inputs = write_jsonl(tmp_path / "in.jsonl", [{"question": f"question {i}"} for i in range(1000)])
+    out = tmp_path / "out.jsonl"
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("ZAGENT_MODEL", "RAY_ADDRESS")}
+    proc = subprocess.Popen([sys.executable, "-m", "zagent.plugins.cli", "batch", "examples/qa_agent.json",
+                             str(inputs), "--out", str(out)], stdout=subprocess.PIPE, stderr=follower, text=True,
+                            env=env, cwd=ROOT)
+    os.close(follower)
+    seen = bytearray()
+
+    def drain():  # read the terminal while the batch runs, so a full pty buffer never blocks it
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            seen.extend(chunk)
+
+    import threading
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    stdout, _ = proc.communicate(timeout=120)
+    reader.join(10)
+    os.close(leader)
+    assert proc.returncode == 0
+    assert b"\r[##############################] 1000/1000" in seen
+    assert stdout.startswith("finished: done 1000, failed 0, skipped 0")
+    assert len(read_jsonl(out)) == 1000

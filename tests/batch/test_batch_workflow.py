@@ -51,3 +51,13 @@ def test_batch_of_workflow_runs_local_equals_shipped(kernel):
     shipped = kernel.batch(graph, inputs, executor=ShippingExecutor()).results
     assert [r["output"] for r in local] == [r["output"] for r in shipped]
     assert all(r["ok"] and r["output"]["report"] for r in local)
+
+
+def test_workflow_run_command_takes_an_executor(kernel, capsys):
+    """``zagent workflow run --executor NAME`` hands the nodes to that executor; an unknown name is an error."""
+    from zagent.plugins.cli import main
+
+    assert main(["workflow", "run", str(EXAMPLE), "-i", "topic=tides", "-q", "--executor", "local"], kernel=kernel) == 0
+    assert "## report" in capsys.readouterr().out
+    assert main(["workflow", "run", str(EXAMPLE), "-i", "topic=tides", "-q", "--executor", "nope"], kernel=kernel) == 1
+    assert "unknown executor 'nope'" in capsys.readouterr().err

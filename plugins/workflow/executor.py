@@ -50,6 +50,7 @@ from zagent.context import new_run_id
 from zagent.errors import ConfigError
 from zagent.executors import Unit, UnitLost
 from zagent.sync import run_sync
+from zagent.types import Usage
 
 from .errors import WorkflowError, WorkflowFailed
 from .graph import WorkFlowGraph, resolve_callable
@@ -177,6 +178,7 @@ class _Run:
         self.routes: dict[str, list[str]] = {}
         self.loops: dict[str, int] = {}
         self.trace: list[TraceEntry] = []
+        self.usage = Usage()  # tokens spent by this process's run (not by runs it resumes)
         self.resumed: list[str] = []
         if saved is not None:
             self._restore(saved, inputs)
@@ -229,7 +231,8 @@ class _Run:
         outputs = {k: v for n in self.topo.names if n in self.done and not self._leads_on(n)
                    for k, v in self.done[n].items()}
         result = WorkflowResult(run_id=self.run_id, status=status, outputs=outputs, values=dict(self.values),
-                                trace=list(self.trace), errors=dict(self.errors), resumed=self.resumed)
+                                trace=list(self.trace), errors=dict(self.errors), resumed=self.resumed,
+                                usage=self.usage)
         if self.background:
             await asyncio.gather(*self.background)
         await self._checkpoint(status)
@@ -333,14 +336,19 @@ class _Run:
                     if lost == LOST_RETRIES:
                         raise
                     await self._emit("node_retry", node=name, attempt=lost + 1, error=_short(exc))
-        return _as_dict(result, f"node {name!r}")
+        if not isinstance(result, dict) or not isinstance(result.get("outputs"), dict):
+            raise WorkflowError(f"node {name!r}: the executor returned {type(result).__name__}, not "
+                                "{'outputs': {...}, 'usage': {...}}")
+        self.usage = self.usage + msgspec.convert(result.get("usage") or {}, Usage)
+        return result["outputs"]
 
     async def _call_agents(self, name: str) -> dict[str, Any]:
         node = self.nodes[name]
         produced: dict[str, Any] = {}
         for agent_name in self.agents[name]:
             async with self.ex.manager.ausing(agent_name, timeout=self.ex.agent_timeout) as agent:
-                await call_step(agent, agent_name, node, self.values, produced, self.kernel, self.run_id)
+                self.usage = self.usage + await call_step(agent, agent_name, node, self.values, produced,
+                                                          self.kernel, self.run_id)
         return node_outputs(node, produced)
 
     def _route(self, name: str, outputs: dict[str, Any]) -> tuple[Optional[list[str]], Optional[str]]:
@@ -440,12 +448,15 @@ class _Run:
 
 
 async def call_step(agent: Any, agent_name: str, node: Any, values: dict[str, Any], produced: dict[str, Any],
-                    kernel: Any, run_id: str) -> None:
-    """Run one of a node's agents on the values it reads (earlier agents' outputs first); add what it gives."""
+                    kernel: Any, run_id: str) -> Usage:
+    """Run one of a node's agents on the values it reads (earlier agents' outputs first); add what it gives
+    to ``produced``; return the tokens it spent."""
     wanted = node.input_names + _agent_inputs(agent)
     inputs = {k: produced[k] if k in produced else values[k] for k in wanted
               if k in produced or values.get(k) is not None}
-    produced.update(await _call(agent, inputs, kernel, run_id, agent_name, node.name))
+    outputs, usage = await _call(agent, inputs, kernel, run_id, agent_name, node.name)
+    produced.update(outputs)
+    return usage
 
 
 def node_outputs(node: Any, produced: dict[str, Any]) -> dict[str, Any]:
@@ -483,9 +494,11 @@ def _unreachable(key: str) -> Any:
 
 
 async def _call(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, agent_name: str,
-                node: str) -> dict[str, Any]:
-    """Run one agent: an ``Agent`` (``aexecute``), or a plain (async) callable taking the inputs as keywords."""
+                node: str) -> tuple[dict[str, Any], Usage]:
+    """Run one agent: an ``Agent`` (``aexecute``), or a plain (async) callable taking the inputs as keywords;
+    return its outputs and the tokens it spent."""
     execute = getattr(agent, "aexecute", None)
+    ctx = None
     if execute is not None:
         ctx = kernel.context(run_id=run_id, agent=agent_name, metadata={"node": node})
         result = await execute(inputs=inputs, ctx=ctx)
@@ -495,7 +508,7 @@ async def _call(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, ag
             result = await result
     else:
         raise WorkflowError(f"agent {agent_name!r} of node {node!r} is neither an Agent nor callable")
-    return _as_dict(result, agent_name)
+    return _as_dict(result, agent_name), (ctx.usage if ctx is not None else Usage())
 
 
 def _as_dict(result: Any, agent_name: str) -> dict[str, Any]:

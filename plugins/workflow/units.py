@@ -4,7 +4,7 @@
   executor (``executor.node_payload``): its agents are rebuilt from their specs
   on the worker's kernel (once per spec and kernel) and called as the driver
   would, without locks (the driver holds them) or checkpoints (the driver
-  writes them). Returns the node's outputs.
+  writes them). Returns ``{"outputs": ..., "usage": ...}`` (tokens spent).
 * ``batch_job(graph, kernel, llm=None)``: the ``zagent.batch.Job`` running the
   whole graph once per batch item, here (``local``) or on a worker
   (``run_workflow_item``); either way on a fresh ``WorkFlowExecutor`` per item.
@@ -16,6 +16,7 @@ import weakref
 from typing import Any, Optional
 
 import msgspec
+from zagent.types import Usage
 
 from .executor import call_step, node_outputs
 from .graph import WorkFlowGraph, WorkFlowNode
@@ -39,16 +40,18 @@ async def run_node(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
     node = msgspec.convert(payload["node"], WorkFlowNode)
     values = dict(payload.get("values") or {})
     produced: dict[str, Any] = {}
+    usage = Usage()
     for agent_name, spec in payload["agents"]:
-        await call_step(_agent(kernel, spec), agent_name, node, values, produced, kernel, payload["run_id"])
-    return node_outputs(node, produced)
+        usage = usage + await call_step(_agent(kernel, spec), agent_name, node, values, produced, kernel,
+                                        payload["run_id"])
+    return {"outputs": node_outputs(node, produced), "usage": msgspec.to_builtins(usage)}
 
 
 async def _run_graph(kernel: Any, graph: WorkFlowGraph, llm: Optional[str], inputs: dict[str, Any]) -> dict[str, Any]:
     from .executor import WorkFlowExecutor
 
     result = await WorkFlowExecutor(kernel=kernel, llm=llm, executor="local").arun(graph, inputs)
-    return {"output": result.outputs, "usage": {}}
+    return {"output": result.outputs, "usage": msgspec.to_builtins(result.usage)}
 
 
 async def run_workflow_item(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:

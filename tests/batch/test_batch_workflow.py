@@ -17,6 +17,7 @@ def test_node_runs_go_to_the_executor_and_match_local(kernel):
     ex = ShippingExecutor()
     shipped = WorkFlowExecutor(kernel=kernel, executor=ex).run(graph, {"topic": "tides"})
     assert shipped.outputs == local.outputs and shipped.values == local.values
+    assert shipped.usage == local.usage and local.usage.calls == len(graph.nodes)
     assert sorted(k.split("/", 1)[1] for k in ex.keys) == sorted(graph.node_names)
 
 
@@ -49,8 +50,8 @@ def test_batch_of_workflow_runs_local_equals_shipped(kernel):
     inputs = [{"id": t, "topic": t} for t in ("tides", "bees", "glass")]
     local = kernel.batch(graph, inputs).results
     shipped = kernel.batch(graph, inputs, executor=ShippingExecutor()).results
-    assert [r["output"] for r in local] == [r["output"] for r in shipped]
-    assert all(r["ok"] and r["output"]["report"] for r in local)
+    assert [(r["output"], r["usage"]) for r in local] == [(r["output"], r["usage"]) for r in shipped]
+    assert all(r["ok"] and r["output"]["report"] and r["usage"]["calls"] == 4 for r in local)
 
 
 def test_workflow_run_command_takes_an_executor(kernel, capsys):

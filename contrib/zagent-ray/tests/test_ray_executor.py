@@ -38,7 +38,7 @@ def test_workflow_on_ray_equals_local(kernel):
     graph = WorkFlowGraph.load(REPORT)
     local = WorkFlowExecutor(kernel=kernel).run(graph, {"topic": "tides"})
     on_ray = WorkFlowExecutor(kernel=kernel, executor=_ray(kernel)).run(graph, {"topic": "tides"})
-    assert on_ray.outputs == local.outputs and on_ray.values == local.values
+    assert on_ray.outputs == local.outputs and on_ray.values == local.values and on_ray.usage == local.usage
 
 
 def test_workflow_batch_on_ray_equals_local(kernel):
@@ -49,7 +49,7 @@ def test_workflow_batch_on_ray_equals_local(kernel):
     inputs = [{"topic": t} for t in ("tides", "bees", "glass", "salt")]
     local = kernel.batch(graph, inputs).results
     on_ray = kernel.batch(graph, inputs, executor=_ray(kernel)).results
-    assert [r["output"] for r in on_ray] == [r["output"] for r in local]
+    assert [(r["output"], r["usage"]) for r in on_ray] == [(r["output"], r["usage"]) for r in local]
 
 
 def _die_batch(kernel, tmp_path, **options):

@@ -65,5 +65,8 @@ def batch_job(graph: WorkFlowGraph, kernel: Any, llm: Optional[str] = None) -> A
     from zagent.batch import Job
 
     graph.validate()
+    from zagent.secrets import public_data
+
+    # Workers get the graph without secrets (inline agents' API keys come from their own environment).
     return Job(name=graph.name, local=lambda inputs: _run_graph(kernel, graph, llm, inputs),
-               runner=WORKFLOW_RUNNER, payload={"graph": graph.to_dict(), "llm": llm})
+               runner=WORKFLOW_RUNNER, payload={"graph": public_data(graph.to_dict()), "llm": llm})

@@ -62,3 +62,13 @@ def test_workflow_run_command_takes_an_executor(kernel, capsys):
     assert "## report" in capsys.readouterr().out
     assert main(["workflow", "run", str(EXAMPLE), "-i", "topic=tides", "-q", "--executor", "nope"], kernel=kernel) == 1
     assert "unknown executor 'nope'" in capsys.readouterr().err
+
+
+def test_shipped_workflow_carries_no_secret(kernel):
+    """An inline agent's API key in a workflow never goes into the payload a remote worker gets."""
+    data = WorkFlowGraph.load(EXAMPLE).to_dict()
+    data["nodes"][0]["agents"][0]["llm_config"] = {"model": "openai:gpt-x", "api_key": "sk-very-secret"}
+    job = WorkFlowGraph.from_dict(data).batch_job(kernel)
+    _, payload = job.unit("k1", {"topic": "x"}).remote_parts("ray")
+    assert "sk-very-secret" not in repr(payload)
+    assert payload["graph"]["nodes"][0]["agents"][0]["llm_config"] == {"model": "openai:gpt-x"}

@@ -3,7 +3,8 @@
 Each unit's ``runner`` and ``payload`` go through JSON (as they would over the
 wire) and run with ``zagent.executors.run_unit`` on a separate "worker"
 kernel: anything a unit needs and does not carry fails here as it would on
-Ray. ``lose`` makes the first try of the named keys raise ``UnitLost``.
+Ray. ``lose`` makes the first tries of the named keys raise ``UnitLost``
+(a set: once each; a dict: that many times).
 """
 
 import msgspec
@@ -20,14 +21,14 @@ class ShippingExecutor:
 
     def __init__(self, lose=()):
         self.worker = Kernel(plugins=PLUGINS, entry_points=False, strict=True)
-        self.lose = set(lose)
+        self.lose = dict(lose) if isinstance(lose, dict) else {key: 1 for key in lose}
         self.keys = []
 
     async def submit(self, unit):
         runner, payload = unit.remote_parts(self.name)
         self.keys.append(unit.key)
-        if unit.key in self.lose:
-            self.lose.discard(unit.key)
+        if self.lose.get(unit.key, 0) > 0:
+            self.lose[unit.key] -= 1
             raise UnitLost(f"worker running {unit.key!r} died")
         wire = msgspec.json.decode(msgspec.json.encode(payload))
         result = await run_unit(self.worker, runner, wire)

@@ -172,3 +172,22 @@ def test_shipped_spec_carries_no_secret():
     runner, payload = job.unit("k1", {"q": 1}).remote_parts("ray")
     assert "sk-very-secret" not in repr(payload) and payload["spec"]["llm_config"] == {"model": "m:x"}
     assert payload["inputs"] == {"q": 1} and runner == "zagent.batch:run_agent_item"
+
+
+def test_cli_picks_ray_only_when_installed(kernel, monkeypatch):
+    """RAY_ADDRESS picks the ray executor only if one is registered; --executor always wins."""
+    from zagent.plugins.batch.cli import choose_executor
+
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:6379")
+    assert choose_executor(kernel, None) is None  # not installed here: the kernel's default (local)
+    assert choose_executor(kernel, "local") == "local"
+
+
+def test_executor_options_are_json_when_they_parse():
+    """--executor-option values are JSON when they parse (numbers, objects), else text; a bad pair is refused."""
+    from zagent.plugins.batch.cli import _options
+
+    assert _options(["num_cpus=2", "address=auto", 'runtime_env={"env_vars": {"A": "1"}}']) == {
+        "num_cpus": 2, "address": "auto", "runtime_env": {"env_vars": {"A": "1"}}}
+    with pytest.raises(SystemExit, match="KEY=VALUE"):
+        _options(["oops"])

@@ -26,7 +26,7 @@ def test_lost_node_run_is_retried(kernel):
     graph = WorkFlowGraph.load(EXAMPLE)
     ex = ShippingExecutor()
     result = WorkFlowExecutor(kernel=kernel, executor=ex, retries=0)
-    ex.lose = {"run-x/outline"}
+    ex.lose = {"run-x/outline": 1}
     done = result.run(graph, {"topic": "tides"}, run_id="run-x")
     assert done.ok and ex.keys.count("run-x/outline") == 2
 
@@ -72,3 +72,18 @@ def test_shipped_workflow_carries_no_secret(kernel):
     _, payload = job.unit("k1", {"topic": "x"}).remote_parts("ray")
     assert "sk-very-secret" not in repr(payload)
     assert payload["graph"]["nodes"][0]["agents"][0]["llm_config"] == {"model": "openai:gpt-x"}
+
+
+def test_checkpoints_stay_with_the_driver_and_resume_after_lost_workers(kernel, tmp_path):
+    """Nodes lost past their retries fail the run; the driver's checkpoints resume it without re-running done nodes."""
+    graph = WorkFlowGraph.load(EXAMPLE)
+    db = tmp_path / "runs.db"
+    lost = ShippingExecutor(lose={"run-z/background": 3})
+    with pytest.raises(WorkflowFailed, match="UnitLost"):
+        WorkFlowExecutor(kernel=kernel, executor=lost, checkpoints=str(db), on_error="continue").run(
+            graph, {"topic": "tides"}, run_id="run-z")
+    again = ShippingExecutor()
+    result = WorkFlowExecutor(kernel=kernel, executor=again, checkpoints=str(db)).run(
+        graph, {"topic": "tides"}, run_id="run-z")
+    assert result.ok and "outline" in result.resumed and "run-z/outline" not in again.keys
+    assert "run-z/background" in again.keys

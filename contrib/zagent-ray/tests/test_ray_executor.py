@@ -104,3 +104,15 @@ def test_bad_options_are_refused(kernel):
     """Nonsense options fail when the executor is made, naming the option."""
     with pytest.raises(Exception, match="task_cpus must be more than 0"):
         kernel.executor("ray", task_cpus=0)
+
+
+def test_cli_starts_its_own_local_ray(tmp_path):
+    """``--executor ray`` without RAY_ADDRESS starts a local Ray for the command (ray.init()) and finishes."""
+    inputs = write_jsonl(tmp_path / "in.jsonl", [{"question": f"q{i}"} for i in range(5)])
+    out = tmp_path / "out.jsonl"
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "ZAGENT_MODEL")}
+    proc = subprocess.run([sys.executable, "-m", "zagent.plugins.cli", "batch", str(QA), str(inputs), "--out",
+                           str(out), "--executor", "ray", "--executor-option", "num_cpus=1"],
+                          capture_output=True, text=True, env=env, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    assert "done 5, failed 0" in proc.stdout and "(executor ray)" in proc.stdout

@@ -104,12 +104,17 @@ async def abatch(kernel: Any, target: Any, inputs: Union[Iterable[Any], str, Any
     job = make_job(kernel, target)
     if hasattr(executor, "submit") and executor_options:
         raise ConfigError("executor_options apply to an executor named by 'executor'; this one is already built")
-    ex = executor if hasattr(executor, "submit") else pick(kernel, executor, dict(executor_options or {}))
-    width = concurrency or getattr(ex, "concurrency", None) or 16
-    if width < 1:
-        raise ConfigError(f"concurrency must be at least 1, got {width}")
+    if concurrency is not None and concurrency < 1:
+        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     items = read_items(inputs) if isinstance(inputs, (str, bytes)) or hasattr(inputs, "__fspath__") else iter_items(inputs)
     sink = ResultsFile(out, retry_failed=retry_failed) if out is not None else None
+    try:
+        ex = executor if hasattr(executor, "submit") else pick(kernel, executor, dict(executor_options or {}))
+        width = concurrency or getattr(ex, "concurrency", None) or 16  # may connect (ray): before the clock
+    except BaseException:
+        if sink is not None:
+            sink.close()
+        raise
     run = _Batch(job, ex, sink, retries, on_result, Summary(executor=getattr(ex, "name", type(ex).__name__)))
     try:
         await run.go(items, width)

@@ -191,3 +191,11 @@ def test_executor_options_are_json_when_they_parse():
         "num_cpus": 2, "address": "auto", "runtime_env": {"env_vars": {"A": "1"}}}
     with pytest.raises(SystemExit, match="KEY=VALUE"):
         _options(["oops"])
+
+
+def test_bad_concurrency_and_retries_are_refused(kernel):
+    """concurrency below 1 and negative retries are ConfigErrors naming the value (never silently replaced)."""
+    with pytest.raises(ConfigError, match="concurrency must be at least 1, got 0"):
+        kernel.batch(QA, [{"question": "x"}], concurrency=0)
+    with pytest.raises(ConfigError, match="retries must be 0 or more"):
+        kernel.batch(QA, [{"question": "x"}], retries=-1)

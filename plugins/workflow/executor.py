@@ -27,8 +27,9 @@ Scheduling rules (decided here, also in the README):
   always). A remote executor (e.g. ``ray``) gets the node, its agents' specs
   and the values it reads, while the node's agents stay locked here; values,
   routing, retries and checkpoints stay with this driver, so a lost worker
-  costs a retried node (up to ``LOST_RETRIES`` times), never the run. Agents given as Python objects
-  (functions, instances without a spec) can only run on ``local``.
+  costs a retried node (up to ``LOST_RETRIES`` times), never the run.
+  Agents given as Python objects (functions, instances without a spec) can
+  only run on ``local``.
 * Events (``kernel.aemit``, tagged with the run id): ``workflow_start``,
   ``node_start``, ``node_retry``, ``node_end`` (status done/failed/skipped),
   ``workflow_loop``, ``workflow_end``.

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import PLUGINS, RUNTIME_ENV, read_jsonl, write_jsonl
+from conftest import RUNTIME_ENV, read_jsonl, write_jsonl
 
 ROOT = pathlib.Path(__file__).parents[3]
 QA = ROOT / "examples" / "qa_agent.json"

@@ -51,7 +51,8 @@ class Job:
     payload: Optional[dict[str, Any]] = None
 
     def unit(self, key: str, inputs: dict[str, Any]) -> Unit:
-        payload = None if self.payload is None else (lambda: {**self.payload, "inputs": inputs})  # type: ignore[dict-item]
+        base = self.payload
+        payload = None if base is None else (lambda: {**base, "inputs": inputs})
         return Unit(key=key, local=lambda: self.local(inputs), runner=self.runner, payload=payload)
 
     def __repr__(self) -> str:
@@ -106,7 +107,8 @@ async def abatch(kernel: Any, target: Any, inputs: Union[Iterable[Any], str, Any
         raise ConfigError("executor_options apply to an executor named by 'executor'; this one is already built")
     if concurrency is not None and concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
-    items = read_items(inputs) if isinstance(inputs, (str, bytes)) or hasattr(inputs, "__fspath__") else iter_items(inputs)
+    from_file = isinstance(inputs, (str, bytes)) or hasattr(inputs, "__fspath__")
+    items = read_items(inputs) if from_file else iter_items(inputs)
     sink = ResultsFile(out, retry_failed=retry_failed) if out is not None else None
     try:
         ex = executor if hasattr(executor, "submit") else pick(kernel, executor, dict(executor_options or {}))

@@ -2,8 +2,9 @@
 argument-size limits, human approval and output redaction.
 
 Loaded through the ``zagent`` entry point ``rails``; every setting is read
-per call from ``ctx.agent_config["rails"]`` merged (shallowly, agent wins)
-over ``kernel.config["rails"]``::
+per call from ``ctx.agent_config["rails"]`` merged over
+``kernel.config["rails"]``, the kernel's settings being a floor the agent can
+only tighten (``config.merge``; docs/rails.md has the table)::
 
     k = Kernel(config={"rails": {"redact": [r"sk-[A-Za-z0-9]+"]}})
     ctx = k.context(agent="researcher", agent_config={"rails": {

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import attrs
 import msgspec
+from zagent.credentials import spec_options
+from zagent.imports import check_spec_path, resolve_approver
 from zagent.kernel import convert_spec
 from zagent.llm import to_messages
 from zagent.plugins.actions.agent import Agent
@@ -107,7 +109,10 @@ class ReActAgent(Agent):
         spec = convert_spec(data, ReActSpec, "react agent spec")
         fields = msgspec.structs.asdict(spec)
         fields.pop("type")
-        return cls(kernel=kernel, **fields)
+        fields["rails"] = resolve_approver(fields["rails"], kernel)
+        check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",))
+        with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
+            return cls(kernel=kernel, **fields)
 
     def loop(self) -> ReActLoop:
         """A new ``ReActLoop`` configured like this agent."""

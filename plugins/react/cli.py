@@ -20,6 +20,8 @@ def add_commands(cli: Any) -> None:
     chat.add_argument("--model", "-m", default=None, help="'provider:model' to use")
     chat.add_argument("--tools", default=None, help="comma-separated tool names (default: all registered)")
     chat.add_argument("--trajectory", default=None, help="append each run to this JSONL file")
+    chat.add_argument("--trust", action="store_true", help="trust every import path in the agent file "
+                                                         "(default: only modules in the file's own folder)")
 
 
 class _Printer:
@@ -44,10 +46,14 @@ def _agent(args: argparse.Namespace, kernel: Any) -> Any:
     if args.model:
         spec = {**spec, "llm": args.model}
         spec.pop("llm_config", None)
-    if args.trajectory:
-        spec["trajectory_path"] = args.trajectory
     spec.setdefault("type", "react")
-    agent = kernel.agent(spec)
+    from zagent.imports import Trust
+
+    trust = (Trust.for_file(args.agent_file, everything=bool(args.trust)) if args.agent_file
+             else Trust(everything=bool(args.trust)))
+    agent = kernel.agent(spec, trust=trust)
+    if args.trajectory:  # the user's own flag: any path
+        agent.trajectory_path = args.trajectory
     try:
         from zagent.plugins.rails import console_approver_now
 

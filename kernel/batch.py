@@ -32,7 +32,7 @@ import msgspec
 
 from .batchfiles import Item, ResultsFile, iter_items, read_items
 from .errors import ConfigError
-from .executors import Unit, UnitFailed, UnitLost, pick
+from .executors import Unit, UnitFailed, UnitLost, pick, shipped_trust, trust_from
 from .secrets import public_data
 
 AGENT_RUNNER = "zagent.batch:run_agent_item"
@@ -255,9 +255,9 @@ def _spec_job(kernel: Any, target: Any) -> Job:
         raise ConfigError("this spec is a workflow: load it with zagent.plugins.workflow.WorkFlowGraph.load(path) "
                           "and batch the graph (or use 'zagent batch', which does)")
     agent = kernel.agent(spec)
-    # Workers get the spec without secrets (API keys come from their own environment).
+    # Workers get the spec without secrets (API keys come from their own environment) and the driver's trust.
     return Job(name=str(spec.get("name", "agent")), local=lambda inputs: agent_item(kernel, agent, inputs),
-               runner=AGENT_RUNNER, payload={"spec": public_data(spec)})
+               runner=AGENT_RUNNER, payload={"spec": public_data(spec), "trust": shipped_trust()})
 
 
 async def agent_item(kernel: Any, agent: Any, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -277,11 +277,12 @@ _worker_agents: "weakref.WeakKeyDictionary[Any, dict[bytes, Any]]" = weakref.Wea
 
 
 async def run_agent_item(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
-    """The unit runner on a worker: build the agent from ``payload['spec']`` (once per kernel), run one item."""
+    """The unit runner on a worker: build the agent from ``payload['spec']`` under the driver's trust (once per
+    kernel), run one item."""
     spec = payload["spec"]
     built = _worker_agents.setdefault(kernel, {})
-    key = msgspec.json.encode(spec)
+    key = msgspec.json.encode([spec, payload.get("trust")])
     agent = built.get(key)
     if agent is None:
-        agent = built[key] = kernel.agent(spec)
+        agent = built[key] = kernel.agent(spec, trust=trust_from(payload))
     return await agent_item(kernel, agent, dict(payload.get("inputs") or {}))

@@ -101,6 +101,25 @@ async def run_unit(kernel: Any, runner: str, payload: dict[str, Any]) -> Any:
     return result
 
 
+def shipped_trust() -> dict[str, Any]:
+    """The trust in force here (``zagent.imports``) as plain data for a payload: a worker rebuilding a spec
+    imports exactly what the driver was allowed to (the driver chose it; workers trust the driver)."""
+    from .imports import current_trust
+
+    trust = current_trust()
+    return {"everything": trust.everything, "folders": list(trust.folders)}
+
+
+def trust_from(payload: dict[str, Any]) -> Any:
+    """The ``Trust`` a payload's ``trust`` entry names (none when absent)."""
+    from .imports import NO_TRUST, Trust
+
+    data = payload.get("trust")
+    if not isinstance(data, dict):
+        return NO_TRUST
+    return Trust(everything=data.get("everything") is True, folders=tuple(str(f) for f in data.get("folders") or ()))
+
+
 def pick(kernel: Any, name: Optional[str], options: dict[str, Any]) -> Any:
     """The executor named ``name`` (default: ``kernel.config['executor']``, else ``ZAGENT_EXECUTOR``, else
     ``local``); a registered factory is called with ``options``."""

@@ -1,7 +1,10 @@
 """``zagent batch FILE INPUTS.jsonl --out RESULTS.jsonl``: run an agent or a workflow once per input line.
 
 Progress goes to stderr (a bar on a terminal, a line every few seconds
-otherwise); the summary line goes to stdout at the end. Ctrl-C stops the
+otherwise); the summary line goes to stdout at the end. Import paths in the
+file (tools, parse functions, routers) are trusted as ``zagent run`` trusts
+them: modules in the file's own folder, everything with ``--trust``
+(``zagent.imports``); remote workers get the same trust. Ctrl-C stops the
 batch, keeps every finished result in ``--out`` and says how to resume (run
 the same command again). Exit codes: 0 finished (failed items are in the
 output, counted in the summary), 1 an error before the batch ran, 130 interrupted.
@@ -33,6 +36,8 @@ def add_commands(cli: Any) -> None:
     p.add_argument("--retries", type=int, default=2, help="extra tries of an item whose worker was lost (default 2)")
     p.add_argument("--retry-failed", action="store_true", help="run the items recorded as failed in --out again")
     p.add_argument("--model", "-m", default=None, help="'provider:model' instead of the file's")
+    p.add_argument("--trust", action="store_true",
+                   help="trust every import path in the file (default: only modules in the file's own folder)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 
 
@@ -94,6 +99,8 @@ def _count_lines(path: str) -> Optional[int]:
 
 
 def cmd_batch(args: argparse.Namespace, kernel: Any) -> int:
+    from zagent.imports import Trust, trusting
+
     if args.concurrency is not None and args.concurrency < 1:
         raise SystemExit(f"zagent: --concurrency must be at least 1, got {args.concurrency}")
     target = _target(kernel, args.file, args.model)
@@ -108,9 +115,10 @@ def cmd_batch(args: argparse.Namespace, kernel: Any) -> int:
             progress(record, summary)
 
     try:
-        report = kernel.batch(target, args.inputs, out=args.out, executor=executor,
-                              executor_options=_options(args.executor_option), concurrency=args.concurrency,
-                              retries=args.retries, retry_failed=args.retry_failed, on_result=on_result)
+        with trusting(Trust.for_file(args.file, everything=args.trust)):  # also shipped to remote workers
+            report = kernel.batch(target, args.inputs, out=args.out, executor=executor,
+                                  executor_options=_options(args.executor_option), concurrency=args.concurrency,
+                                  retries=args.retries, retry_failed=args.retry_failed, on_result=on_result)
     except KeyboardInterrupt:
         if seen:
             seen[0].interrupted = True

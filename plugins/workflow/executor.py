@@ -49,7 +49,7 @@ import attrs
 import msgspec
 from zagent.context import new_run_id
 from zagent.errors import ConfigError
-from zagent.executors import Unit, UnitLost
+from zagent.executors import Unit, UnitLost, shipped_trust
 from zagent.sync import run_sync
 from zagent.types import Usage
 
@@ -486,6 +486,7 @@ def node_payload(node: Any, order: list[str], agents: dict[str, Any], values: di
         specs.append([agent_name, agent.to_dict()])
         wanted.update(_agent_inputs(agent))
     return {"node": msgspec.to_builtins(msgspec.structs.replace(node, agents=[])), "agents": specs, "run_id": run_id,
+            "trust": shipped_trust(),
             "values": {k: values[k] for k in wanted if values.get(k) is not None}}
 
 

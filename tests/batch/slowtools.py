@@ -1,4 +1,5 @@
-"""A tool that takes a few milliseconds, so a CLI batch runs long enough to be interrupted (used by path)."""
+"""A tool that takes a few milliseconds, so a CLI batch runs long enough to be interrupted (tests copy it next
+to their agent file, where the CLI trusts it)."""
 
 import asyncio
 

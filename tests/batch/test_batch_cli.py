@@ -17,6 +17,9 @@ ROOT = HERE.parents[1]
 
 
 def _files(tmp_path, n=1000):
+    import shutil
+
+    shutil.copy(HERE / "slowtools.py", tmp_path / "slowtools.py")  # next to the spec: trusted as `zagent run` does
     agent = tmp_path / "slow_qa.json"
     agent.write_text(json.dumps({**QA, "tools": ["slowtools:lookup"]}))
     inputs = write_jsonl(tmp_path / "in.jsonl", [{"id": f"q{i}", "question": f"question {i}"} for i in range(n)])
@@ -24,7 +27,7 @@ def _files(tmp_path, n=1000):
 
 
 def _start(agent, inputs, out, *extra):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    env = dict(os.environ)
     env.pop("ZAGENT_MODEL", None)
     env.pop("RAY_ADDRESS", None)
     return subprocess.Popen([sys.executable, "-m", "zagent.plugins.cli", "batch", str(agent), str(inputs),
@@ -129,3 +132,17 @@ def test_qa_example_on_a_terminal_shows_a_bar_and_a_summary(tmp_path):
     assert b"\r[##############################] 1000/1000" in seen
     assert stdout.startswith("finished: done 1000, failed 0, skipped 0")
     assert len(read_jsonl(out)) == 1000
+
+
+def test_cli_trusts_the_spec_folder_and_trust_flag_only(tmp_path):
+    """A tool module elsewhere on the path is refused (exit 1, naming --trust); ``--trust`` runs it."""
+    agent = tmp_path / "qa.json"
+    agent.write_text(json.dumps({**QA, "tools": ["slowtools:lookup"]}))
+    inputs = write_jsonl(tmp_path / "in.jsonl", [{"question": "x"}])
+    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    env.pop("ZAGENT_MODEL", None)
+    cmd = [sys.executable, "-m", "zagent.plugins.cli", "batch", str(agent), str(inputs), "--out", str(tmp_path / "o.jsonl")]
+    refused = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    assert refused.returncode == 1 and "not trusted" in refused.stderr and "--trust" in refused.stderr
+    trusted = subprocess.run(cmd + ["--trust"], capture_output=True, text=True, env=env, timeout=60)
+    assert trusted.returncode == 0 and "done 1, failed 0" in trusted.stdout

@@ -199,3 +199,19 @@ def test_bad_concurrency_and_retries_are_refused(kernel):
         kernel.batch(QA, [{"question": "x"}], concurrency=0)
     with pytest.raises(ConfigError, match="retries must be 0 or more"):
         kernel.batch(QA, [{"question": "x"}], retries=-1)
+
+
+def test_import_paths_need_trust_and_the_trust_travels(kernel, monkeypatch):
+    """A spec naming a tool by import path is refused untrusted (before any item); trusted, shipped items get the
+    driver's trust on the worker's kernel and run."""
+    import pathlib
+
+    from zagent.imports import Trust, trusting
+
+    monkeypatch.syspath_prepend(str(pathlib.Path(__file__).parent))
+    spec = {**QA, "tools": ["slowtools:lookup"]}
+    with pytest.raises(ConfigError, match="not trusted"):
+        kernel.batch(spec, [{"question": "x"}])
+    with trusting(Trust(everything=True)):
+        shipped = kernel.batch(spec, [{"question": "x"}], executor=ShippingExecutor()).results
+    assert shipped[0]["ok"] and shipped[0]["usage"]["calls"] == 2  # the tool call, then the answer

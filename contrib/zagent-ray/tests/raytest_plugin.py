@@ -26,3 +26,8 @@ class DieOnce:
 
 def zagent_register_agent_types(register):
     register("die-once", DieOnce)
+
+
+def shout(text: str) -> str:
+    """Say a text loudly (a tool named by import path in a spec)."""
+    return text.upper()

@@ -116,3 +116,18 @@ def test_cli_starts_its_own_local_ray(tmp_path):
                           capture_output=True, text=True, env=env, timeout=240)
     assert proc.returncode == 0, proc.stderr
     assert "done 5, failed 0" in proc.stdout and "(executor ray)" in proc.stdout
+
+
+def test_driver_trust_travels_to_workers(kernel):
+    """A spec naming a tool by import path runs on Ray under the driver's trust (refused without it)."""
+    import json
+
+    from zagent import ConfigError
+    from zagent.imports import Trust, trusting
+
+    spec = {**json.loads(QA.read_text()), "tools": ["raytest_plugin:shout"]}
+    with pytest.raises(ConfigError, match="not trusted"):
+        kernel.batch(spec, [{"question": "x"}], executor=_ray(kernel))
+    with trusting(Trust(everything=True)):
+        rows = kernel.batch(spec, [{"question": f"q{i}"} for i in range(4)], executor=_ray(kernel)).results
+    assert all(r["ok"] and r["usage"]["calls"] == 2 for r in rows)

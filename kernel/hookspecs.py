@@ -351,6 +351,28 @@ def zagent_event(event: "Event") -> Any:
 
 
 @hookspec
+def zagent_run_end(result: Any, ctx: "RunContext") -> Any:
+    """An agent's run ended with a result (it was not aborted and did not raise).
+
+    Called by the ReAct loop with its ``ReActResult`` (``status``, ``content``,
+    ``state``: the whole run, as the trajectory records it) and by declared
+    agents with their ``AgentResult``. Every implementation runs, in order;
+    awaitables are awaited (start a task for slow work, e.g. the skills
+    plugin's automatic curation); an exception is logged and never changes
+    the run's result. Not called when no plugin implements it.
+
+    :param result: what the run returns to its caller.
+    :param ctx: the run's context (run id, agent, ``agent_config``, usage).
+
+    Example::
+
+        def zagent_run_end(result, ctx):
+            if getattr(result, "status", "") == "completed":
+                finished.append(ctx.run_id)
+    """
+
+
+@hookspec
 def zagent_kernel_close(kernel: "Kernel") -> Any:
     """The kernel is closing: release connections, stop servers, flush files.
 

@@ -29,6 +29,7 @@ from .errors import ConfigError, PluginError, ToolError
 from .hooks import HookRunner, PluginManager, trace_to_stderr
 from .logs import log
 from .pendingtools import PendingTools
+from .stash import Stash
 from .registry import KINDS, Entry, Registry
 from .sync import run_sync
 from .tools import Tool
@@ -84,6 +85,8 @@ class Kernel:
         self.registries = {kind: Registry(kind) for kind in KINDS}
         #: tool sources still discovering tools (``zagent.pendingtools``); waited for only on a miss
         self.pending_tools = PendingTools()
+        #: per-kernel plugin state under typed keys (``zagent.stash``), instead of module globals
+        self.stash = Stash()
         self.problems: list[Problem] = []
         self._dists: dict[str, tuple[str, str]] = {}
         self._llms: dict[Any, Any] = {}

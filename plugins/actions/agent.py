@@ -161,9 +161,12 @@ class Agent:
         await self._remember([message])
         if events:
             await ctx.emit("run_end", action=action.name, steps=out.steps, duration=duration)
-        return AgentResult(output=out.output, message=message, agent=self.name, action=action.name,
-                           usage=out.usage, duration=duration, steps=out.steps,
-                           trajectory=out.messages, tool_results=out.tool_results)
+        result = AgentResult(output=out.output, message=message, agent=self.name, action=action.name,
+                             usage=out.usage, duration=duration, steps=out.steps,
+                             trajectory=out.messages, tool_results=out.tool_results)
+        if self.kernel.hooks.active("zagent_run_end"):
+            await self.kernel.hooks.run_end(result, ctx)
+        return result
 
     def execute(self, action_name: Optional[str] = None, **kwargs: Any) -> AgentResult:
         """Sync twin of ``aexecute`` (works in scripts, inside a running loop and from threads)."""

@@ -21,6 +21,7 @@ from zagent.kernel import convert_spec
 from zagent.llm import to_messages
 from zagent.plugins.actions.agent import Agent
 from zagent.sync import run_sync
+from zagent.toolrefs import resolve_tool_refs
 from zagent.types import Message
 
 from .loop import SYSTEM_PROMPT, ReActLoop
@@ -110,6 +111,8 @@ class ReActAgent(Agent):
         fields = msgspec.structs.asdict(spec)
         fields.pop("type")
         fields["rails"] = resolve_approver(fields["rails"], kernel)
+        fields["tools"] = resolve_tool_refs(kernel, fields["tools"], key="tool")  # names, toolset:, import paths
+        fields["pinned_tools"] = resolve_tool_refs(kernel, fields["pinned_tools"], key="pinned tool")
         check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",))
         with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
             return cls(kernel=kernel, **fields)

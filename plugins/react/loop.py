@@ -479,8 +479,11 @@ class ReActLoop:
         await self._checkpoint()
         self._write_trajectory()
         await self._emit("run_end", status="completed", steps=len(state.steps))
-        return ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
-                           questions=list(state.questions))
+        result = ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
+                             questions=list(state.questions))
+        if self.kernel.hooks.active("zagent_run_end"):
+            await self.kernel.hooks.run_end(result, self._ctx)
+        return result
 
     def _aborted(self) -> RunAborted:
         state = self.state
@@ -529,7 +532,8 @@ class ReActLoop:
         """Copy the plugins' per-run state that survives a restore (``to_state()``) into the state."""
         ctx = getattr(self, "_ctx", None)
         if ctx is not None:
-            self.state.stash = {k: v.to_state() for k, v in ctx.stash.items() if callable(getattr(v, "to_state", None))}
+            self.state.stash = {k: v.to_state() for k, v in ctx.stash.items()
+                                if isinstance(k, str) and callable(getattr(v, "to_state", None))}
 
     def _write_trajectory(self) -> None:
         if self.trajectory_path:

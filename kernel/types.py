@@ -195,6 +195,9 @@ class ModelProfile(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True
     """The server reports usage in streams when asked (OpenAI ``stream_options.include_usage``)."""
     max_tokens: Optional[int] = None
     """Default bound on generated tokens, sent when a call gives none (``max_tokens=`` overrides)."""
+    api: str = "chat"
+    """The OpenAI protocol an ``openai:`` model speaks: ``chat`` (Chat Completions) or ``responses``
+    (the Responses API); read from ``Kernel(config={"profiles": {...}})`` when the model is made."""
 
 
 class Event(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -20,6 +20,8 @@ def add_commands(cli: Any) -> None:
     chat.add_argument("--model", "-m", default=None, help="'provider:model' to use")
     chat.add_argument("--tools", default=None, help="comma-separated tool names (default: all registered)")
     chat.add_argument("--trajectory", default=None, help="append each run to this JSONL file")
+    chat.add_argument("--hide-reasoning", action="store_true",
+                      help="do not show the model's reasoning (shown dimmed on stderr by default)")
 
 
 class _Printer:
@@ -76,7 +78,7 @@ def cmd_chat(args: argparse.Namespace, kernel: Any) -> int:
     interrupts = _Interrupts()
     previous = interrupts.install()
     try:
-        return _repl(agent, interrupts)
+        return _repl(agent, interrupts, show_reasoning=not getattr(args, "hide_reasoning", False))
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
@@ -90,7 +92,14 @@ def _show(name: str, streamed: list[str], delta: str) -> None:
     print(delta, end="", flush=True)
 
 
-def _repl(agent: Any, interrupts: _Interrupts) -> int:
+def _show_reasoning(delta: str) -> None:
+    """Reasoning goes to stderr, dimmed on a terminal, so it never mixes with the answer on stdout."""
+    if sys.stderr.isatty():
+        delta = f"\x1b[2m{delta}\x1b[0m"
+    print(delta, end="", file=sys.stderr, flush=True)
+
+
+def _repl(agent: Any, interrupts: _Interrupts, show_reasoning: bool = True) -> int:
     history: list[Any] = []
     while True:
         try:
@@ -103,6 +112,8 @@ def _repl(agent: Any, interrupts: _Interrupts) -> int:
         loop = agent.loop()
         streamed: list[str] = []
         loop.on_text = functools.partial(_show, agent.name, streamed)
+        if show_reasoning:
+            loop.on_reasoning = _show_reasoning
         result = _run(loop, loop.arun(text, history=history), interrupts)
         if streamed:
             print(flush=True)

@@ -60,3 +60,20 @@ def test_trajectory_keeps_reasoning_beside_the_answer(kernel, tmp_path, wiped):
     turns = next(read_trajectories(str(path)))["conversations"]
     last = [t for t in turns if t["from"] == "gpt"][-1]
     assert last["value"] == "2" and last["reasoning"] == "1+1 is 2"
+
+
+def test_streaming_loop_gives_reasoning_to_its_own_callback(kernel, wiped):
+    """With on_text and on_reasoning set, think spans reach on_reasoning and never on_text."""
+    text, thought = [], []
+    loop, _ = loop_for(kernel, [f"<think>{DECOY_CALL}</think>Fine."], on_text=text.append, on_reasoning=thought.append)
+    result = loop.run("q")
+    assert "".join(text) == "Fine." == result.content and "wipe" in "".join(thought) and wiped == []
+
+
+def test_chat_cli_prints_reasoning_to_stderr_not_the_answer(capsys):
+    """zagent chat's reasoning printer writes to stderr (dimmed only on a terminal), never stdout."""
+    from zagent.plugins.react.cli import _show_reasoning
+
+    _show_reasoning("pondering")
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == "pondering"

@@ -77,3 +77,22 @@ def test_chat_cli_prints_reasoning_to_stderr_not_the_answer(capsys):
     _show_reasoning("pondering")
     out = capsys.readouterr()
     assert out.out == "" and out.err == "pondering"
+
+
+def test_checkpoint_keeps_reasoning_and_signed_blocks(kernel, tmp_path, wiped):
+    """A checkpointed run (SQLite file) keeps the assistant turn's reasoning and its signed thinking block."""
+    import msgspec
+
+    from zagent import Completion, Message, ToolCall
+    from zagent.plugins.react.state import RunState
+
+    block = {"type": "thinking", "thinking": "add them", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h"}
+    turn = Completion(message=Message(role="assistant", tool_calls=[ToolCall(id="t1", name="add", arguments={"a": 1, "b": 2})],
+                                      reasoning="add them", reasoning_blocks=[block]), finish_reason="tool_calls")
+    store = kernel.memory("checkpoints", path=str(tmp_path / "c.db"))
+    loop, _ = loop_for(kernel, [turn, "3"], checkpoints=store)
+    result = loop.run("1+2?")
+    _, data = store.latest(result.state.run_id)
+    state = msgspec.json.decode(data, type=RunState)
+    kept = [m for m in state.messages if m.role == "assistant" and m.tool_calls][0]
+    assert kept.reasoning == "add them" and kept.reasoning_blocks == [block]

@@ -10,7 +10,10 @@ A provider subclasses ``LLM`` and implements two coroutines:
 and may override ``default_profile()`` and ``aclose()``. A provider that wraps
 another one (``record:``) calls the inner model's ``_send``/``_send_stream``,
 not its ``_acomplete``/``_astream``, so tool names are mapped for the wire
-exactly as in a direct call. The public methods
+exactly as in a direct call, and gets the reply settled the same way
+(``settle``: inline ``<think>`` spans moved to ``Message.reasoning``, each
+tool call with a unique id, a refusal to a structured-output request raised
+as ``Refusal``; streamed think spans become ``reasoning`` chunks). The public methods
 (``acomplete``/``complete``, ``astream``/``stream``) are defined here once:
 they normalise inputs, run the LLM-call rails, emit events and account usage,
 so every provider behaves the same. They cost nothing when no rail or event

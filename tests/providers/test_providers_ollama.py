@@ -118,7 +118,9 @@ def test_thinking_field_is_reasoning_not_text():
 
 
 def test_streamed_thinking_arrives_as_reasoning_chunks():
-    """Streamed thinking deltas (as gpt-oss/qwen3 send them) are reasoning chunks, never text."""
+    """Streamed thinking deltas are reasoning chunks, never text. The deltas ("Need", " to", " comply") are
+    gpt-oss:20b's first ones as recorded in attogram/ollama-bash-lib demos/ollama_generate_stream_json.md
+    (an /api/generate stream, top-level "thinking"); /api/chat carries the same deltas in message.thinking."""
     import json as _json
 
     lines = [{"model": "qwen3", "message": {"role": "assistant", "content": "", "thinking": t}, "done": False}

@@ -33,8 +33,10 @@ KNOWN: tuple[tuple[str, ModelProfile], ...] = (
 
 
 #: Unknown models (local servers, gateways) get bounded generations: a server without a limit may
-#: generate until its context is full, minutes on a laptop (``profile={"max_tokens": None}`` lifts it).
-UNKNOWN = ModelProfile(max_tokens=4096)
+#: generate until its context is full, minutes on a laptop. 2048 tokens at ~20 tokens/s (a small model
+#: on a laptop CPU) is about 100 s, inside the default 120 s read timeout; ``max_tokens=`` per call or
+#: ``profile={"max_tokens": None}`` lifts it.
+UNKNOWN = ModelProfile(max_tokens=2048)
 
 
 def profile_for(model: str) -> ModelProfile:

@@ -113,4 +113,4 @@ def test_decoy_json_over_real_http(kernel):
         agent.llm = kernel.llm("openai:qwq", base_url=server.url, api_key="sk-t")
         result = agent(question="q")
         assert (result.title, result.score) == ("Hello", 7)
-        assert json.loads(server.requests[0].body)["max_tokens"] == 4096
+        assert json.loads(server.requests[0].body)["max_tokens"] == 2048

@@ -174,7 +174,7 @@ def test_default_max_tokens_from_profile(k, server):
     llm(k, server, "gpt-4o").complete("q")
     llm(k, server, "qwen2.5-coder", max_tokens=50).complete("q")
     llm(k, server, "gpt-4o", profile={"max_tokens": 99}).complete("q")
-    assert [r.json.get("max_tokens") for r in server.requests] == [4096, None, 50, 99]
+    assert [r.json.get("max_tokens") for r in server.requests] == [2048, None, 50, 99]
 
 
 def test_record_sends_the_bare_model_name_and_keeps_max_tokens(k, server, tmp_path):

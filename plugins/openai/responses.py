@@ -211,7 +211,19 @@ class ResponsesLLM(LLM):
         if final is None:
             raise stream_interrupted(self.http, EOFError("the stream ended before response.completed"),
                                      "".join(state.text), state.calls)
+        for chunk in self._unstreamed(final, state):
+            yield chunk
         yield Chunk(type="done", completion=state.completion(final, self.model))
+
+    def _unstreamed(self, final: Response, state: "_State") -> list[Chunk]:
+        """Output the terminal response holds but no delta event carried (servers that send only
+        ``output_item.done``, or only the final object): taken from ``final.output`` so nothing is lost."""
+        if state.text or state.calls or state.items or not final.output:
+            return []
+        for raw in final.output:
+            state.take(*self._item(raw))
+        chunks = [Chunk(type="text", text="".join(state.text))] if state.text else []
+        return chunks + [Chunk(type="tool_call", tool_call=c) for c in state.calls]
 
     async def aclose(self) -> None:
         await self.http.aclose()

@@ -138,3 +138,13 @@ def test_openai_provider_selects_responses_by_option_or_profile(server):
         assert [r.path for r in server.requests] == ["/v1/responses", "/v1/responses"]
     finally:
         k.close()
+
+
+def test_stream_with_only_the_final_object_loses_nothing(k, server):
+    """A server that streams no deltas, only response.completed with the output, still gives text and calls."""
+    final = response([message_item("all at once"), call_item("call_2", "add", '{"a": 2}')])
+    body = f"event: response.completed\ndata: {json.dumps({'type': 'response.completed', 'response': final})}\n\n"
+    server.then(Reply(chunks=[body.encode()], content_type="text/event-stream"))
+    chunks = list(llm(k, server).stream("q", tools=[ADD]))
+    assert "".join(c.text for c in chunks if c.type == "text") == "all at once" == chunks[-1].completion.text
+    assert [c.tool_call.id for c in chunks if c.type == "tool_call"] == ["call_2"]

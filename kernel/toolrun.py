@@ -73,6 +73,8 @@ async def run_tools(
 async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext", started: float) -> tuple[ToolCall, ToolResult]:
     """Validate, vet and execute; return the call as it finally ran (after any rewrite) and its result."""
     tool = kernel.registries["tools"].get(call.name)
+    if tool is None and kernel.pending_tools and await kernel.pending_tools.await_(call.name):
+        tool = kernel.registries["tools"].get(call.name)  # a source (an MCP server) finished connecting
     if tool is None:
         names = ", ".join(kernel.registries["tools"]) or "none"
         return call, _failed(call, "error", f"unknown tool {call.name!r}; available tools: {names}", started)

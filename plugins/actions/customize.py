@@ -184,7 +184,8 @@ def _default_mode(spec: AgentSpec) -> str:
 def _resolve_tool(kernel: "Kernel", ref: str, base_dir: Optional[str]) -> str:
     """A registered tool name as is; ``module:function`` imported and registered on the kernel."""
     if ":" not in ref:
-        if ref not in kernel.registries["tools"]:
+        if ref not in kernel.registries["tools"] and not (kernel.pending_tools.wait(ref)
+                                                            and ref in kernel.registries["tools"]):
             raise ConfigError(f"unknown tool {ref!r}; registered tools: {', '.join(kernel.registries['tools']) or 'none'}. "
                               "Use a registered name or an import path 'package.module:function'")
         return ref

@@ -16,7 +16,6 @@ A plugin that fails to import, validate or register is reported in
 
 from __future__ import annotations
 
-import importlib
 import os
 import time
 import weakref
@@ -30,6 +29,7 @@ from .errors import ConfigError, PluginError, ToolError
 from .hooks import HookRunner, PluginManager, trace_to_stderr
 from .logs import log
 from .pendingtools import PendingTools
+from .stash import Stash
 from .registry import KINDS, Entry, Registry
 from .sync import run_sync
 from .tools import Tool
@@ -85,6 +85,8 @@ class Kernel:
         self.registries = {kind: Registry(kind) for kind in KINDS}
         #: tool sources still discovering tools (``zagent.pendingtools``); waited for only on a miss
         self.pending_tools = PendingTools()
+        #: per-kernel plugin state under typed keys (``zagent.stash``), instead of module globals
+        self.stash = Stash()
         self.problems: list[Problem] = []
         self._dists: dict[str, tuple[str, str]] = {}
         self._llms: dict[Any, Any] = {}
@@ -379,8 +381,15 @@ class Kernel:
                 self._embedders[key] = found
         return found
 
-    def agent(self, spec: Union[dict[str, Any], str, os.PathLike]) -> Any:
-        """Build an agent from a plain dict (or a JSON/YAML file) through its registered type."""
+    def agent(self, spec: Union[dict[str, Any], str, os.PathLike], *, trust: Any = None) -> Any:
+        """Build an agent from a plain dict (or a JSON/YAML file) through its registered type.
+
+        The spec is data: an import path in it (a tool ``"pkg.mod:fn"``, a ``parse_func``, an
+        approver...) is refused unless trusted (``config["trusted_imports"]`` globs, or
+        ``trust=True`` for this spec; a ``zagent.imports.Trust`` gives finer control). See docs/security.md.
+        """
+        from .imports import as_trust, trusting
+
         if not isinstance(spec, dict):
             spec = load_spec_file(spec)
         type_name = spec.get("type", "customize")
@@ -389,7 +398,8 @@ class Kernel:
             raise ConfigError(
                 f"unknown agent type {type_name!r}; installed agent types: {self._names('agent_types')}"
             )
-        return factory(spec, self)
+        with trusting(as_trust(trust)):
+            return factory(spec, self)
 
     def tool(self, name: str) -> Tool:
         tool = self.registries["tools"].get(name)
@@ -601,11 +611,9 @@ def _names(value: Optional[str]) -> Optional[set[str]]:
 
 
 def _import(path: str) -> Any:
-    module_name, _, attr = path.partition(":")
-    obj = importlib.import_module(module_name.strip())
-    for part in filter(None, attr.strip().split(".")):
-        obj = getattr(obj, part)
-    return obj
+    from .imports import import_path
+
+    return import_path(path, "plugin")
 
 
 def _as_call(call: Union[ToolCall, dict[str, Any]]) -> ToolCall:

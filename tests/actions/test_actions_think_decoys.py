@@ -61,7 +61,7 @@ def test_custom_mode_function_never_sees_reasoning(kernel, tmp_path, monkeypatch
     """parse_mode 'custom' gets the answer text without the think span."""
     (tmp_path / "thinkparse.py").write_text("def parse(text):\n    return {'answer': text}\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    agent = kernel.agent(qa_spec(parse_mode="custom", parse_func="thinkparse:parse"))
+    agent = kernel.agent(qa_spec(parse_mode="custom", parse_func="thinkparse:parse"), trust=True)
     agent.llm = kernel.llm("scripted:m", replies=["<think>EVIL</think>fine"])
     assert agent(question="x").answer == "fine"
 

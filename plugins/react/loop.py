@@ -103,6 +103,8 @@ class ReActLoop:
     state: Optional[RunState] = None
     on_text: Optional[Any] = None
     """Called with each text delta of the model's replies: the loop then streams (``llm.astream``)."""
+    on_reasoning: Optional[Any] = None
+    """Called with each reasoning delta while streaming (never part of the answer text)."""
 
     def __attrs_post_init__(self) -> None:
         if self.on_error not in ("continue", "stop"):
@@ -364,6 +366,8 @@ class ReActLoop:
         async for chunk in self.llm.astream(request.messages, tools=request.tools or None, ctx=self._ctx):
             if chunk.type == "text" and chunk.text:
                 self.on_text(chunk.text)
+            elif chunk.type == "reasoning" and self.on_reasoning is not None:
+                self.on_reasoning(chunk.text)
             elif chunk.type == "done":
                 final = chunk.completion
         if final is None:

@@ -26,14 +26,20 @@ _ROLE = {"system": "system", "user": "human", "assistant": "gpt", "tool": "obser
 
 
 def conversations(messages: list[Message]) -> list[dict[str, Any]]:
-    """Messages as ShareGPT turns; an assistant's tool calls become ``function_call`` turns."""
+    """Messages as ShareGPT turns; an assistant's tool calls become ``function_call`` turns; a model's
+    reasoning rides on its first turn as ``"reasoning"`` (never inside ``value``)."""
     out: list[dict[str, Any]] = []
     for m in messages:
+        first = len(out)
         if m.content:
             out.append({"from": _ROLE[m.role], "value": m.content})
         for call in m.tool_calls:
             out.append({"from": "function_call",
                         "value": msgspec.json.encode({"name": call.name, "arguments": call.arguments, "id": call.id}).decode()})
+        if m.reasoning:
+            if len(out) == first:
+                out.append({"from": _ROLE[m.role], "value": ""})
+            out[first]["reasoning"] = m.reasoning
     return out
 
 

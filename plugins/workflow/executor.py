@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import inspect
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -505,7 +507,11 @@ async def _call(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, ag
         ctx = kernel.context(run_id=run_id, agent=agent_name, metadata={"node": node})
         result = await execute(inputs=inputs, ctx=ctx)
     elif callable(agent):
-        result = agent(**inputs)
+        if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(getattr(agent, "__call__", None)):
+            result = await agent(**inputs)
+        else:  # a plain function may block: it runs in the kernel's tool threads, so independent nodes overlap
+            loop = asyncio.get_running_loop()
+            result = await loop.run_in_executor(kernel.tool_executor(), functools.partial(agent, **inputs))
         if hasattr(result, "__await__"):
             result = await result
     else:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 
+from .stash import Stash
 from .types import Usage
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,7 +38,8 @@ class RunContext:
     :ivar agent: name of the agent running, if any.
     :ivar agent_config: the agent's settings rails may read (allow-lists...).
     :ivar usage: tokens spent so far (updated after each LLM call).
-    :ivar stash: per-run scratch space for plugins, keyed by plugin name.
+    :ivar stash: per-run scratch space for plugins: a ``zagent.stash.Stash`` (typed ``StashKey`` keys, or
+        strings named after the plugin).
     :ivar metadata: free-form user data carried along, copied into events.
     :ivar offered_tools: names of the tools offered to the agent for the current turn; ``Kernel.arun_tool``
         blocks any other name ("tool X was not offered to this agent"). Every agent loop sets it before
@@ -50,7 +52,7 @@ class RunContext:
     agent: Optional[str] = None
     agent_config: dict[str, Any] = attrs.field(factory=dict)
     usage: Usage = attrs.field(factory=Usage)
-    stash: dict[str, Any] = attrs.field(factory=dict)
+    stash: Stash = attrs.field(factory=Stash)
     metadata: dict[str, Any] = attrs.field(factory=dict)
     started: float = attrs.field(factory=time.monotonic)
     offered_tools: Optional[frozenset[str]] = None

@@ -123,6 +123,15 @@ class HookRunner:
             except Exception:  # an observer's bug must not stop the run
                 log.exception("zagent_event observer in plugin %r failed", impl[0])
 
+    async def run_end(self, result: Any, ctx: "RunContext") -> None:
+        """Run every ``zagent_run_end`` implementation; one that fails is logged, the run keeps its result."""
+        kwargs = {"result": result, "ctx": ctx}
+        for impl in self.impls("zagent_run_end"):
+            try:
+                await self.acall_one("zagent_run_end", impl, kwargs)
+            except Exception:
+                log.exception("zagent_run_end in plugin %r failed", impl[0])
+
     async def before_tool(self, call: "ToolCall", ctx: "RunContext") -> tuple["ToolCall", Optional[str]]:
         """Run ``zagent_before_tool_call`` rails; return the (maybe rewritten) call and a deny reason."""
         from .types import ToolCall

@@ -188,6 +188,34 @@ def zagent_register_agent_types(register: Callable[..., None], kernel: "Kernel")
 
 
 @hookspec
+def zagent_register_executors(register: Callable[..., None], kernel: "Kernel") -> None:
+    """Register executors by name: where units of work (a batch item, a workflow node run) run.
+
+    ``register(name, factory, *, override=False)``; ``kernel.executor(name, **options)``
+    calls ``factory(**options)``. An executor has ``async submit(unit) -> result``,
+    ``name``, ``in_process`` (units run on the caller's kernel and loop),
+    ``concurrency`` (units worth running at once, or ``None``) and ``async aclose()``.
+    A ``zagent.executors.Unit`` carries ``local`` (a coroutine function for this
+    process) and, when it can travel, ``runner`` (an import path) and ``payload()``
+    (plain data): a remote executor ships those to a worker, which awaits
+    ``zagent.executors.run_unit(its_kernel, runner, payload)``. Raise
+    ``zagent.executors.UnitLost`` when a worker died (the driver retries the unit)
+    and ``UnitFailed`` for a remote exception. Drivers keep all state (results,
+    checkpoints): an executor never writes them. ``local`` (built in: awaits
+    ``unit.local()``) is the default; ``kernel.config["executor"]`` or
+    ``ZAGENT_EXECUTOR`` name another. Import heavy dependencies inside the factory.
+
+    :param register: adds one executor factory.
+    :param kernel: the starting kernel.
+
+    Example::
+
+        def zagent_register_executors(register):
+            register("threads", lambda **options: ThreadExecutor(**options))
+    """
+
+
+@hookspec
 def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
     """Add sub-commands to the ``zagent`` command line.
 
@@ -319,6 +347,28 @@ def zagent_event(event: "Event") -> Any:
         async def zagent_event(event):
             if event.type == "tool_end":
                 print(event.data["tool"], event.data["state"])
+    """
+
+
+@hookspec
+def zagent_run_end(result: Any, ctx: "RunContext") -> Any:
+    """An agent's run ended with a result (it was not aborted and did not raise).
+
+    Called by the ReAct loop with its ``ReActResult`` (``status``, ``content``,
+    ``state``: the whole run, as the trajectory records it) and by declared
+    agents with their ``AgentResult``. Every implementation runs, in order;
+    awaitables are awaited (start a task for slow work, e.g. the skills
+    plugin's automatic curation); an exception is logged and never changes
+    the run's result. Not called when no plugin implements it.
+
+    :param result: what the run returns to its caller.
+    :param ctx: the run's context (run id, agent, ``agent_config``, usage).
+
+    Example::
+
+        def zagent_run_end(result, ctx):
+            if getattr(result, "status", "") == "completed":
+                finished.append(ctx.run_id)
     """
 
 

@@ -29,6 +29,7 @@ from .errors import ConfigError, PluginError, ToolError, ZagentError
 from .hooks import HookRunner, PluginManager, trace_to_stderr
 from .logs import log
 from .pendingtools import PendingTools
+from .stash import Stash
 from .registry import KINDS, Entry, Registry
 from .sync import run_sync
 from .tools import Tool
@@ -84,6 +85,8 @@ class Kernel:
         self.registries = {kind: Registry(kind) for kind in KINDS}
         #: tool sources still discovering tools (``zagent.pendingtools``); waited for only on a miss
         self.pending_tools = PendingTools()
+        #: per-kernel plugin state under typed keys (``zagent.stash``), instead of module globals
+        self.stash = Stash()
         self.problems: list[Problem] = []
         self._dists: dict[str, tuple[str, str]] = {}
         self._llms: dict[Any, Any] = {}
@@ -405,6 +408,13 @@ class Kernel:
         with trusting(as_trust(trust)):
             return factory(spec, self)
 
+    def executor(self, name: Optional[str] = None, **options: Any) -> Any:
+        """A new executor (``zagent.executors``): ``name`` registered through ``zagent_register_executors``,
+        default ``config['executor']``, else ``ZAGENT_EXECUTOR``, else the built-in ``local``."""
+        from .executors import pick
+
+        return pick(self, name, options)
+
     def tool(self, name: str) -> Tool:
         tool = self.registries["tools"].get(name)
         if tool is None and self.pending_tools.wait(name):  # e.g. an MCP server still connecting
@@ -490,6 +500,23 @@ class Kernel:
         from .toolrun import run_tools
 
         return await run_tools(self, [_as_call(c) for c in calls], ctx or self.context(), max_concurrency)
+
+    async def abatch(self, target: Any, inputs: Any, **options: Any) -> Any:
+        """Run ``target`` (an agent spec dict or file, an agent, a workflow graph) once per input.
+
+        ``inputs`` is an iterable of dicts or a JSONL path. Options: ``out`` (a JSONL results file:
+        resumable, items already there are skipped), ``executor`` (a name or an executor),
+        ``executor_options``, ``concurrency``, ``retries`` (of a unit whose worker was lost),
+        ``retry_failed``, ``on_result(record, summary)``. Returns a ``BatchReport`` (``summary``,
+        and ``results`` in input order when there is no ``out``). See ``zagent.batch``.
+        """
+        from .batch import abatch
+
+        return await abatch(self, target, inputs, **options)
+
+    def batch(self, target: Any, inputs: Any, **options: Any) -> Any:
+        """Sync twin of ``abatch``."""
+        return run_sync(self.abatch(target, inputs, **options))
 
     def tool_executor(self) -> Any:
         """The threads sync tools run in (``ToolThreads``, created on first use, ``config['tool_threads']``

@@ -10,7 +10,10 @@ A provider subclasses ``LLM`` and implements two coroutines:
 and may override ``default_profile()`` and ``aclose()``. A provider that wraps
 another one (``record:``) calls the inner model's ``_send``/``_send_stream``,
 not its ``_acomplete``/``_astream``, so tool names are mapped for the wire
-exactly as in a direct call. The public methods
+exactly as in a direct call, and gets the reply settled the same way
+(``settle``: inline ``<think>`` spans moved to ``Message.reasoning``, each
+tool call with a unique id, a refusal to a structured-output request raised
+as ``Refusal``; streamed think spans become ``reasoning`` chunks). The public methods
 (``acomplete``/``complete``, ``astream``/``stream``) are defined here once:
 they normalise inputs, run the LLM-call rails, emit events and account usage,
 so every provider behaves the same. They cost nothing when no rail or event
@@ -25,11 +28,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, AsyncIterator, Iterable, Iterat
 import attrs
 import msgspec
 
-from .errors import ConfigError
+from .errors import ConfigError, Refusal
 from .limits import bound_calls
+from .reasoning import ThinkStream, join_reasoning, split_think
 from .sync import run_sync
 from .toolnames import WireNames
-from .types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolSpec, Usage
+from .types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from .context import RunContext
@@ -156,18 +160,23 @@ class LLM:
         return await self._finish(request, completion, ctx, started)
 
     async def _send(self, request: LLMRequest) -> Completion:
-        """``_acomplete``, with tool names the provider refuses renamed on the way and back."""
+        """``_acomplete``, with tool names the provider refuses renamed on the way and back, and the
+        reply settled (``settle``: reasoning out of the answer, unique call ids, refusals raised)."""
         names = WireNames.for_request(request, self.tool_name_pattern) if self.tool_name_pattern else None
         if names is None:
-            return counted(await self._acomplete(request))
-        return counted(names.completion(await self._acomplete(names.request(request))))
+            return settle(request, counted(await self._acomplete(request)), self.profile.think_tags)
+        return settle(request, counted(names.completion(await self._acomplete(names.request(request)))),
+                      self.profile.think_tags)
 
     def _send_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
-        """``_astream``, with tool names renamed the same way as ``_send`` (wrapping providers call these two)."""
+        """``_astream``, with tool names renamed the same way as ``_send`` (wrapping providers call these two),
+        inline think spans streamed as ``reasoning`` chunks and the ``done`` completion settled."""
         names = WireNames.for_request(request, self.tool_name_pattern) if self.tool_name_pattern else None
         if names is None:
-            return self._astream(request)
-        return _renamed(self._astream(names.request(request)), names)
+            agen = self._astream(request)
+        else:
+            agen = _renamed(self._astream(names.request(request)), names)
+        return _settled(request, agen, self.profile.think_tags)
 
     def complete(self, messages: MessagesIn, **kwargs: Any) -> Completion:
         """Sync twin of ``acomplete``."""
@@ -238,6 +247,78 @@ class LLM:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+def settle(request: LLMRequest, completion: Completion, think_tags: bool = True) -> Completion:
+    """A provider's reply as every caller sees it: inline ``<think>`` spans moved from the text to
+    ``message.reasoning`` (``zagent.reasoning``), each tool call with its own id, and a refusal to a
+    structured-output request raised as ``Refusal``. Costs a substring test when there is nothing to do."""
+    message = completion.message
+    text = message.content
+    if think_tags and text and ("<think" in text or "</think" in text):
+        answer, reasoning = split_think(text)
+        if reasoning or answer != text:
+            message = msgspec.structs.replace(message, content=answer or None,
+                                              reasoning=join_reasoning(message.reasoning, reasoning))
+    calls = message.tool_calls
+    if calls:
+        fixed = unique_call_ids(calls)
+        if fixed is not calls:
+            message = msgspec.structs.replace(message, tool_calls=fixed)
+    if message is not completion.message:
+        completion = msgspec.structs.replace(completion, message=message)
+    if completion.refusal and request.response_format:
+        raise Refusal(f"the model refused to give the structured output asked for: {completion.refusal}",
+                      refusal=completion.refusal, completion=completion)
+    return completion
+
+
+def new_call_id() -> str:
+    """A fresh tool-call id (``call_`` + 24 hex digits) for a call the server sent without a usable one."""
+    import os
+
+    return "call_" + os.urandom(12).hex()
+
+
+def unique_call_ids(calls: list[ToolCall]) -> list[ToolCall]:
+    """``calls`` with an id of its own for each (missing, empty or repeated ids replaced); the same
+    list object when every id was already there and unique, so results pair with their own call."""
+    seen: set[str] = set()
+    for c in calls:
+        if not c.id or c.id in seen:
+            break
+        seen.add(c.id)
+    else:
+        return calls
+    out: list[ToolCall] = []
+    seen = set()
+    for c in calls:
+        if not c.id or c.id in seen:
+            c = msgspec.structs.replace(c, id=new_call_id())
+        seen.add(c.id)
+        out.append(c)
+    return out
+
+
+async def _settled(request: LLMRequest, agen: AsyncIterator[Chunk], think_tags: bool) -> AsyncIterator[Chunk]:
+    """Stream text with think spans turned into ``reasoning`` chunks; the ``done`` completion settled."""
+    splitter = ThinkStream() if think_tags else None
+    try:
+        async for chunk in agen:
+            kind = chunk.type
+            if kind == "text" and splitter is not None:
+                for piece_kind, piece in splitter.feed(chunk.text):
+                    yield chunk if piece is chunk.text and piece_kind == "text" else Chunk(type=piece_kind, text=piece)
+                continue
+            if kind == "done" and chunk.completion is not None:
+                if splitter is not None:
+                    for piece_kind, piece in splitter.flush():
+                        yield Chunk(type=piece_kind, text=piece)
+                yield Chunk(type="done", completion=settle(request, chunk.completion, think_tags))
+                continue
+            yield chunk
+    finally:
+        await agen.aclose()  # type: ignore[attr-defined]
 
 
 def counted(completion: Completion) -> Completion:

@@ -175,7 +175,8 @@ def cmd_show(args: argparse.Namespace, kernel: Any) -> int:
         raise ConfigError(f"{args.agent_file} declares a {type(agent).__name__}, which has no prompt template "
                           "to show; `agent show` is for declared (customize) agents")
     inputs = _typed(agent, args.input)
-    if agent.system_prompt:
-        print(f"--- system ---\n{agent.system_prompt}\n--- user ---")
+    system = agent.system_preview(inputs) if hasattr(agent, "system_preview") else agent.system_prompt
+    if system:
+        print(f"--- system ---\n{system}\n--- user ---")
     print(agent.prompt_preview(inputs))
     return 0

@@ -26,9 +26,10 @@ from zagent import fields as zfields
 from zagent.errors import ConfigError
 from zagent.credentials import spec_options
 from zagent.files import write_atomic
-from zagent.imports import NotImported, as_trust, check_spec_path, resolve, resolve_approver, trusting
+from zagent.imports import as_trust, check_spec_path, resolve, resolve_approver, trusting
 from zagent.kernel import convert_spec
 from zagent.secrets import public_data
+from zagent.toolrefs import resolve_tool_refs
 from zagent.types import Field
 
 from .action import CustomizeAction
@@ -83,7 +84,7 @@ class CustomizeAgent(Agent):
         agent_config = dict(spec.agent_config)
         if isinstance(agent_config.get("rails"), dict):  # an approver import path: resolved now, under the trust
             agent_config["rails"] = resolve_approver(agent_config["rails"], kernel)
-        tools = [n for n in (_resolve_tool(kernel, t, base_dir) for t in spec.tools) if n is not None]
+        tools = resolve_tool_refs(kernel, spec.tools, base_dir=base_dir)
         parse_mode = spec.parse_mode or _default_mode(spec)
         parse_func = (resolve(spec.parse_func, key="parse_func", kernel=kernel, base_dir=base_dir)
                       if spec.parse_func else None)
@@ -133,10 +134,17 @@ class CustomizeAgent(Agent):
         write_atomic(p, text)
 
     def prompt_preview(self, inputs: Optional[dict[str, Any]] = None) -> str:
-        """The prompt as the model would see it; missing inputs shown as ``{name}``."""
+        """The user prompt as the model would see it; missing inputs shown as ``{name}``."""
         action = self.action()
         values = {n: (inputs or {}).get(n, "{" + n + "}") for n in action.input_spec.names}
         return action.render_prompt(values)
+
+    def system_preview(self, inputs: Optional[dict[str, Any]] = None) -> str:
+        """The system message: the agent's system prompt and the template's system section."""
+        action = self.action()
+        values = {n: (inputs or {}).get(n, "{" + n + "}") for n in action.input_spec.names}
+        section = action.render_turns(values)[0]
+        return "\n\n".join(p for p in (self.system_prompt or "", section) if p)
 
 
 def _convert_spec(data: dict[str, Any]) -> AgentSpec:
@@ -158,7 +166,8 @@ def _validate(spec: AgentSpec, kernel: "Kernel") -> None:
         raise ConfigError(f"{where}: {', '.join(sorted(clash))} declared both as input and output")
     used = _placeholders(spec)
     unused = [n for n in inputs.names if n not in used]
-    if unused:
+    chat_style = bool(spec.prompt_template) and spec.prompt_template.get("style") == "chat"
+    if unused and not chat_style:  # a chat template lists every input left out in the request turn
         raise ConfigError(f"{where}: input(s) {', '.join(unused)} never appear in the prompt; "
                           f"add {' '.join('{' + n + '}' for n in unused)} to it or remove them")
     mode = spec.parse_mode or _default_mode(spec)
@@ -192,26 +201,6 @@ def _default_mode(spec: AgentSpec) -> str:
     if spec.prompt_template and any(f.type in ("object", "array", "dict", "list", "json") for f in spec.outputs):
         return "json"
     return "title"
-
-
-def _resolve_tool(kernel: "Kernel", ref: str, base_dir: Optional[str]) -> Optional[str]:
-    """A registered tool name as is; ``module:function`` imported and registered on the kernel."""
-    if ":" not in ref:
-        if ref not in kernel.registries["tools"] and not (kernel.pending_tools.wait(ref)
-                                                            and ref in kernel.registries["tools"]):
-            raise ConfigError(f"unknown tool {ref!r}; registered tools: {', '.join(kernel.registries['tools']) or 'none'}. "
-                              "Use a registered name or an import path 'package.module:function'")
-        return ref
-    fn = resolve(ref, key="tool", kernel=kernel, base_dir=base_dir)
-    if isinstance(fn, NotImported):  # a read-only command (agent show): nothing imported or registered
-        return None
-    name = getattr(fn, "name", None) or getattr(fn, "__name__", ref.rsplit(":", 1)[-1])
-    existing = kernel.registries["tools"].get(name)
-    if existing is not None:
-        if existing.handler is fn or existing is fn or getattr(fn, "handler", None) is existing.handler:
-            return name
-        raise ConfigError(f"tool {ref!r} is named {name!r}, which another tool already uses")
-    return kernel.add_tool(fn).name
 
 
 def build_customize(spec: dict[str, Any], kernel: "Kernel") -> CustomizeAgent:

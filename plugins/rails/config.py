@@ -4,8 +4,9 @@ The kernel's settings are a floor: an agent's settings may only tighten them
 (docs/rails.md has the table). Key by key:
 
 * ``deny_tools``, ``redact``: the agent's entries are added to the kernel's;
-* ``allow_tools``, ``tool_budget``: both apply (a tool must be allowed by
-  both lists; its budget is the lower of the two limits) -- ``Layers``;
+* ``allow_tools``, ``tool_budget``, ``tool_rpm``: both apply (a tool must be
+  allowed by both lists; its budget is the lower of the two limits; both rate
+  windows count it) -- ``Layers``;
 * ``max_argument_bytes``: the lower limit;
 * ``approval``: a call needs a human if either the kernel's setting (absent
   means the default: sensitive tools) or the agent's says so -- ``Layers``;
@@ -60,7 +61,7 @@ def merge(base: dict[str, Any], agent: dict[str, Any]) -> dict[str, Any]:
             merged[key] = value
         elif key in ("deny_tools", "redact"):
             merged[key] = as_list(old, key) + as_list(value, key)
-        elif key in ("allow_tools", "tool_budget"):
+        elif key in ("allow_tools", "tool_budget", "tool_rpm"):
             merged[key] = Layers((old, value))
         elif key == "max_argument_bytes":
             merged[key] = value if value is not None and int(value) < int(old) else old

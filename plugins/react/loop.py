@@ -112,6 +112,8 @@ class ReActLoop:
     state: Optional[RunState] = None
     on_text: Optional[Any] = None
     """Called with each text delta of the model's replies: the loop then streams (``llm.astream``)."""
+    on_reasoning: Optional[Any] = None
+    """Called with each reasoning delta while streaming (never part of the answer text)."""
 
     def __attrs_post_init__(self) -> None:
         check_on_error(self.on_error)
@@ -390,6 +392,8 @@ class ReActLoop:
         async for chunk in self.llm.astream(request.messages, tools=request.tools or None, ctx=self._ctx):
             if chunk.type == "text" and chunk.text:
                 self.on_text(chunk.text)
+            elif chunk.type == "reasoning" and self.on_reasoning is not None:
+                self.on_reasoning(chunk.text)
             elif chunk.type == "done":
                 final = chunk.completion
         if final is None:
@@ -505,8 +509,11 @@ class ReActLoop:
         await self._checkpoint()
         self._write_trajectory()
         await self._emit("run_end", status="completed", steps=len(state.steps))
-        return ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
-                           questions=list(state.questions))
+        result = ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
+                             questions=list(state.questions))
+        if self.kernel.hooks.active("zagent_run_end"):
+            await self.kernel.hooks.run_end(result, self._ctx)
+        return result
 
     def _aborted(self) -> RunAborted:
         state = self.state
@@ -555,7 +562,8 @@ class ReActLoop:
         """Copy the plugins' per-run state that survives a restore (``to_state()``) into the state."""
         ctx = getattr(self, "_ctx", None)
         if ctx is not None:
-            self.state.stash = {k: v.to_state() for k, v in ctx.stash.items() if callable(getattr(v, "to_state", None))}
+            self.state.stash = {k: v.to_state() for k, v in ctx.stash.items()
+                                if isinstance(k, str) and callable(getattr(v, "to_state", None))}
 
     def _write_trajectory(self) -> None:
         if self.trajectory_path:

@@ -52,6 +52,8 @@ import attrs
 import msgspec
 from zagent.types import LLMRequest, Message
 
+from zagent.stash import StashKey
+
 from . import hookspec
 from .lifecycle import LifecycleManager
 from .matcher import Match, SkillMatcher
@@ -60,7 +62,8 @@ from .skill import Skill
 
 STASH = "zagent.skills"
 OBSERVER = "zagent.plugins.skills.observer"
-_runtimes: "weakref.WeakKeyDictionary[Any, Skills]" = weakref.WeakKeyDictionary()
+#: a kernel's ``Skills``, in ``kernel.stash`` (per kernel, gone with it)
+SKILLS: "StashKey[Skills]" = StashKey("zagent.skills.runtime")
 _MAX_PENDING = 10_000
 _lock = threading.Lock()
 
@@ -83,6 +86,7 @@ class Skills:
     lifecycle: LifecycleManager
     _plugin_impls: tuple = attrs.field(default=(), init=False)
     _pending: "OrderedDict[str, str]" = attrs.field(factory=OrderedDict, init=False)  # run id -> skill name
+    _curations: set = attrs.field(factory=set, init=False)  # automatic curations still running
 
     @classmethod
     def open(cls, kernel: Any, **overrides: Any) -> "Skills":
@@ -100,6 +104,35 @@ class Skills:
         skills = cls(kernel=kernel, registry=registry, matcher=matcher, lifecycle=lifecycle)
         skills.collect_plugin_skills()
         return skills
+
+    def curate_soon(self, result: Any, llm: Any = None) -> None:
+        """Curate a finished run in the background (automatic curation, ``curate_after_run``).
+
+        A task on the running loop; ``acurations()`` waits for the ones started. A failure is
+        logged, never raised into the run that ended.
+        """
+        import asyncio
+
+        from zagent.logs import log
+
+        async def curate() -> None:
+            try:
+                outcome = await self.curator(llm).acurate(result)
+                log.info("skills: curated run %s after it ended: %s", getattr(outcome, "trajectory", "?"),
+                         getattr(outcome, "action", "?"))
+            except Exception:
+                log.exception("skills: curating a run after it ended failed")
+
+        task = asyncio.get_running_loop().create_task(curate(), name="zagent-skills-curate")
+        self._curations.add(task)
+        task.add_done_callback(self._curations.discard)
+
+    async def acurations(self) -> None:
+        """Wait for the automatic curations started so far (tests, orderly shutdown)."""
+        import asyncio
+
+        while self._curations:
+            await asyncio.gather(*list(self._curations), return_exceptions=True)
 
     def curator(self, llm: Any = None, **options: Any) -> Any:
         """A ``Curator`` writing into this registry (``llm``: model or spec; default the kernel's model)."""
@@ -162,18 +195,18 @@ class Skills:
 def skills_for(kernel: Any) -> Skills:
     """The ``Skills`` of ``kernel`` (made on first use from ``kernel.config["skills"]``)."""
     with _lock:
-        skills = _runtimes.get(kernel)
+        skills = kernel.stash.get(SKILLS)
     if skills is None:
         skills = Skills.open(kernel)
         with _lock:
-            skills = _runtimes.setdefault(kernel, skills)
+            skills = kernel.stash.setdefault(SKILLS, skills)
     return skills
 
 
 def forget(kernel: Any) -> None:
     """Close and drop the kernel's ``Skills`` (on kernel close)."""
     with _lock:
-        skills = _runtimes.pop(kernel, None)
+        skills = kernel.stash.pop(SKILLS, None)
     if skills is not None:
         skills.close()
 
@@ -276,7 +309,7 @@ class RunEndObserver:
     def zagent_event(self, event: Any) -> None:
         if event.type == "run_end":
             kernel = self._kernel()
-            skills = _runtimes.get(kernel) if kernel is not None else None
+            skills = kernel.stash.get(SKILLS) if kernel is not None else None
             if skills is not None:
                 skills.run_ended(event)
 

@@ -51,6 +51,11 @@ def test_usage_a_tool_spends_with_its_context_counts_in_the_run(kernel):
     assert ctx.usage.calls == 1
 
 
+def _has_line(path) -> bool:
+    """The tool's work is done: its ledger line is written whole (the child fsyncs it, then hangs)."""
+    return path.exists() and path.read_text().endswith("\n")
+
+
 def test_a_call_repeated_after_sigkill_and_restore_has_the_same_key(tmp_path):
     """Process 1 runs a side-effecting call that finishes its work and is SIGKILLed before the result is
     checkpointed; process 2 restores the run: the call runs again (at-least-once) with the same key,
@@ -60,9 +65,9 @@ def test_a_call_repeated_after_sigkill_and_restore_has_the_same_key(tmp_path):
     proc = subprocess.Popen([sys.executable, CHILD, "first", db, folder], stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60  # a bound on the wait, not an assertion about speed
-        while not ledger.exists() and proc.poll() is None and time.monotonic() < deadline:
+        while not _has_line(ledger) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert ledger.exists(), proc.stderr.read() if proc.poll() is not None else "the tool never ran"
+        assert _has_line(ledger), proc.stderr.read() if proc.poll() is not None else "the tool never ran"
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(30)

@@ -212,3 +212,42 @@ def test_a_models_tool_arguments_of_any_shape_never_end_the_run(kernel, argument
     llm = kernel.llm(f"scripted:m{next(FRESH)}", replies=[first, "done"], profile={"native_tools": native})
     result = ReActLoop(kernel=kernel, llm=llm, tools=["add"]).run("add")
     assert result.status == "completed" and result.content == "done"
+
+
+FIELD = st.fixed_dictionaries(
+    {"name": st.sampled_from(["answer", "items", "n", "ok", "obj"])},
+    optional={"type": st.sampled_from(["string", "integer", "number", "boolean", "array", "object", "list", "nope"]),
+              "required": st.booleans(), "default": VALUES, "description": TEXT})
+
+
+@SETTINGS
+@given(outputs=st.lists(FIELD, max_size=3), mode=st.sampled_from([None, "title", "json", "xml", "str", "custom", "x"]),
+       extra=st.dictionaries(st.sampled_from(["prompt_template", "system_prompt", "title_format", "tools", "max_steps",
+                                              "tool_format"]), VALUES, max_size=2),
+       value=VALUES)
+def test_a_fuzzed_declared_agent_runs_or_is_a_zagent_error(kernel, outputs, mode, extra, value):
+    """Built from a fuzzed spec (outputs, parse mode, template...) and run on a fuzzed input with the offline
+    model: a result or a ZagentError, both when building and when running."""
+    spec = {**BASE, "outputs": outputs, **extra, **({"parse_mode": mode} if mode else {})}
+    try:
+        agent = kernel.agent(spec)
+        agent(question=value)
+    except ZagentError:
+        pass
+
+
+REACT_KEYS = ["max_iterations", "max_tool_call_concurrency", "tool_limit", "max_context_messages",
+              "max_context_tokens", "rails", "agent_config", "on_error", "memory_size", "pinned_tools", "tools",
+              "system_prompt", "tool_format"]
+
+
+@SETTINGS
+@given(extra=st.dictionaries(st.sampled_from(REACT_KEYS), st.one_of(st.integers(-3, 5), VALUES), max_size=3),
+       message=TEXT, use_react=st.sampled_from([None, True, False]))
+def test_a_fuzzed_react_agent_chats_or_is_a_zagent_error(kernel, extra, message, use_react):
+    """A ReAct spec with fuzzed settings (bounds, rails, tools...) chatting on fuzzed text."""
+    try:
+        agent = kernel.agent({"type": "react", "name": "r", "tools": ["add"], "llm": "test:offline", **extra})
+        agent.chat(message, use_react=use_react)
+    except ZagentError:
+        pass

@@ -323,6 +323,27 @@ def zagent_event(event: "Event") -> Any:
 
 
 @hookspec
+def zagent_kernel_start(kernel: "Kernel") -> None:
+    """The kernel has started: every plugin's registration hooks ran (or this plugin was just added).
+
+    Called once per kernel and plugin, like the registration hooks, right after
+    them. The place to decide from ``kernel.config`` whether to observe at all:
+    a plugin that only sometimes listens (a run log, tracing) adds its observer
+    here with ``kernel.add_plugin(...)``, so kernels that do not want it pay
+    nothing. An implementation that raises is reported in ``kernel.problems``
+    (raised in strict mode), like a failed registration.
+
+    :param kernel: the kernel that started.
+
+    Example::
+
+        def zagent_kernel_start(kernel):
+            if kernel.config.get("audit"):
+                kernel.add_plugin(AuditObserver(), name="audit.observer")
+    """
+
+
+@hookspec
 def zagent_kernel_close(kernel: "Kernel") -> Any:
     """The kernel is closing: release connections, stop servers, flush files.
 

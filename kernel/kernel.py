@@ -226,6 +226,14 @@ class Kernel:
             new = [e for entries in collected.values() for k, e in entries if k == kind]
             for error in self.registries[kind].merge(new, self._describe):
                 self._problem(error.plugin or "?", self._dist(error.plugin or ""), error)
+        for impl in self.hooks.impls("zagent_kernel_start"):
+            if impl[0] in wanted and impl[0] not in failed:
+                try:
+                    self.hooks.call_one("zagent_kernel_start", impl, {"kernel": self})
+                except Exception as exc:
+                    self._problem(impl[0], self._dist(impl[0]), PluginError(
+                        f"plugin {impl[0]!r} failed in zagent_kernel_start: {type(exc).__name__}: {exc}",
+                        plugin=impl[0]), exc)
 
     def add_plugin(self, plugin: Any, name: Optional[str] = None) -> str:
         """Register one more plugin now and run its registration hooks; return its name.

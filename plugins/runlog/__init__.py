@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any, Optional
 
-__all__ = ["enabled_path", "zagent_register_memory", "zagent_register_commands"]
+__all__ = ["enabled_path", "zagent_register_memory", "zagent_kernel_start", "zagent_register_commands"]
 
 OBSERVER = "runlog.observer"
 _OFF = ("", "0", "false", "no", "off")
@@ -53,8 +53,11 @@ def make_store(**options: Any) -> Any:
     return RunLogStore.open(**options)
 
 
-def zagent_register_memory(register: Any, kernel: Any) -> None:
+def zagent_register_memory(register: Any) -> None:
     register("runlog", make_store)
+
+
+def zagent_kernel_start(kernel: Any) -> None:
     path = enabled_path(kernel.config)
     if path is not None and not kernel.pm.has_plugin(OBSERVER):
         from .observer import RunLogger

@@ -29,7 +29,7 @@ h1 { font-size: 20px; margin: 0 0 4px; } .meta { color: #555; margin-bottom: 12p
   height: 12px; margin-right: 4px; vertical-align: -1px; border-radius: 2px; }
 .timeline { border-top: 1px solid #ccc; }
 .row { display: flex; align-items: center; height: 24px; border-bottom: 1px solid #eee; }
-.label { width: 320px; flex: none; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; font-size: 13px; }
+.label { width: 320px; box-sizing: border-box; flex: none; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; font-size: 13px; }
 .track { position: relative; flex: 1; height: 18px; background: #fafafa; }
 .bar { position: absolute; top: 2px; height: 14px; min-width: 3px; border-radius: 3px; opacity: .9; }
 .bar.error { outline: 2px solid #c00; background-image: repeating-linear-gradient(45deg, transparent 0 4px,

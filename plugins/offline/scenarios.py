@@ -8,7 +8,7 @@ with the offline ``test:`` model, so the events and spans they produce are known
 * ``three_node_workflow``: ``outline`` then ``left`` and ``right`` in parallel, each one agent call.
 * ``group_chat``: speakers A and B, two rounds, each turn one LLM call.
 
-Used by zagent's own tests and by contrib observers (zagent-otel); not imported by the kernel.
+Used by zagent's own tests and by contrib observers (zagent-otel).
 """
 
 from __future__ import annotations

@@ -308,6 +308,10 @@ def zagent_event(event: "Event") -> Any:
     """Observe what happens: ``run_start``/``run_end``, ``step_start``/``step_end``,
     ``tool_start``/``tool_end``, ``llm_start``/``llm_end`` and plugin-defined types.
 
+    Start and end events of one piece of work share ``event.span_id``; ``event.parent_id``
+    is the span they run in; end events carry ``duration``, ``outcome`` and ``usage``
+    (``zagent.spans``, docs/hooks.md).
+
     Every implementation runs; return values are ignored; an awaitable is
     awaited; an exception is logged and swallowed (observers never break runs).
     Events carry summaries, never secrets or whole payloads.

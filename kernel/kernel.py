@@ -461,7 +461,7 @@ class Kernel:
         ``parent_id`` of the span open around them; the end event gets ``duration``, ``outcome``
         and ``usage`` (see ``zagent.spans``)."""
         if self.hooks.active("zagent_event"):
-            span_id, parent_id, orphans = _ids if _ids is not None else spans.tag(type, data)
+            span_id, parent_id, orphans = _ids if _ids is not None else spans.tag(type, data, id(self))
             for orphan_type, orphan, orphan_id, orphan_parent in orphans:
                 await self.hooks.emit(Event(type=orphan_type, time=time.time(), run_id=run_id, agent=agent,
                                             span_id=orphan_id, parent_id=orphan_parent, data=orphan))
@@ -471,7 +471,7 @@ class Kernel:
     def emit(self, type: str, **data: Any) -> None:
         """Sync twin of ``aemit`` (spans pair in the calling thread's context)."""
         if self.hooks.active("zagent_event"):
-            ids = spans.tag(type, data)
+            ids = spans.tag(type, data, id(self))
             run_sync(self.aemit(type, _ids=ids, **data))
 
     # -- lifecycle --------------------------------------------------------------

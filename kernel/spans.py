@@ -43,10 +43,10 @@ _CANCEL_STATES = frozenset({"aborted", "cancelled"})
 class OpenSpan:
     """A span between its start and end event (shared by the tasks it started)."""
 
-    __slots__ = ("kind", "span_id", "parent_id", "key", "started", "usage")
+    __slots__ = ("kind", "span_id", "parent_id", "key", "owner", "started", "usage")
 
-    def __init__(self, kind: str, span_id: str, parent_id: Optional[str], key: Any = None):
-        self.kind, self.span_id, self.parent_id, self.key = kind, span_id, parent_id, key
+    def __init__(self, kind: str, span_id: str, parent_id: Optional[str], key: Any = None, owner: int = 0):
+        self.kind, self.span_id, self.parent_id, self.key, self.owner = kind, span_id, parent_id, key, owner
         self.started = time.perf_counter()
         self.usage = [0, 0, 0]  # input tokens, output tokens, LLM calls made inside
 
@@ -62,31 +62,37 @@ def new_span_id() -> str:
     return f"span-{_prefix}-{next(_ids)}"
 
 
-def current_span_id() -> Optional[str]:
-    """The id of the innermost span open in this task, or ``None``."""
+def current_span_id(owner: Optional[int] = None) -> Optional[str]:
+    """The id of the innermost span open in this task (of kernel ``id(kernel)`` when given), or ``None``."""
     stack = _open.get()
-    return stack[-1].span_id if stack else None
+    for span in reversed(stack):
+        if owner is None or span.owner == owner:
+            return span.span_id
+    return None
 
 
-def tag(type: str, data: dict[str, Any]) -> tuple[Optional[str], Optional[str], list[tuple[str, dict[str, Any], str, Optional[str]]]]:
+def tag(type: str, data: dict[str, Any], owner: int = 0) -> tuple[Optional[str], Optional[str], list[Any]]:
     """``(span_id, parent_id, orphans)`` for an event about to be sent; fills end-event fields in ``data``.
 
+    ``owner`` is the emitting kernel's ``id``: spans nest and pair only within one kernel, so a
+    span some other kernel left open in this thread never adopts this kernel's runs.
     ``orphans`` are end events (type, data, span id, parent id) to send first for
     spans left open inside the one ending.
     """
     stack = _open.get()
     if type.endswith("_start"):
-        parent = stack[-1].span_id if stack else None
-        span = OpenSpan(type[:-6], new_span_id(), parent, _key(data))
+        parent = current_span_id(owner) if stack else None
+        span = OpenSpan(type[:-6], new_span_id(), parent, _key(data), owner)
         _open.set(stack + (span,))
         return span.span_id, parent, []
     kind = END_ALIASES.get(type) or (type[:-4] if type.endswith("_end") else None)
-    if kind is not None:
+    if kind is not None and stack:
         key = _key(data)
         for i in range(len(stack) - 1, -1, -1):
-            if stack[i].kind == kind and (key is None or stack[i].key is None or stack[i].key == key):
+            found = stack[i]
+            if found.owner == owner and found.kind == kind and (key is None or found.key is None or found.key == key):
                 return _close(stack, i, type, data)
-    return None, (stack[-1].span_id if stack else None), []
+    return None, (current_span_id(owner) if stack else None), []
 
 
 def _key(data: dict[str, Any]) -> Any:
@@ -102,14 +108,18 @@ def _close(stack: tuple[OpenSpan, ...], i: int, type: str, data: dict[str, Any])
     now = time.perf_counter()
     orphans = []
     for inner in reversed(stack[i + 1:]):
+        if inner.owner != span.owner:
+            continue
         orphan = {"error": f"{inner.kind} did not finish before its {span.kind} ended"}
         _fill(inner, orphan, now)
         orphans.append((f"{inner.kind}_end", orphan, inner.span_id, inner.parent_id))
-    _open.set(stack[:i])
+    _open.set(stack[:i] + tuple(s for s in stack[i + 1:] if s.owner != span.owner))
     if "input_tokens" in data and "usage" not in data:  # an LLM call: its own tokens count for its ancestors
         tokens = (int(data.get("input_tokens") or 0), int(data.get("output_tokens") or 0))
         span.usage = [tokens[0], tokens[1], 1]
         for outer in stack[:i]:
+            if outer.owner != span.owner:
+                continue
             outer.usage[0] += tokens[0]
             outer.usage[1] += tokens[1]
             outer.usage[2] += 1

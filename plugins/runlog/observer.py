@@ -28,6 +28,7 @@ class RunLogger:
 
     def __init__(self, kernel: Any, path: str):
         self.path = path
+        self._owner = id(kernel)  # spans pair per kernel (zagent.spans)
         self._store: Any = None
         self._lock = threading.Lock()
         self._open: dict[str, dict[str, Any]] = {}      # span id -> row of a span not ended yet
@@ -38,7 +39,7 @@ class RunLogger:
 
     @zagent.hookimpl(trylast=True)
     def zagent_after_llm_call(self, request: Any, response: Any) -> None:
-        span = current_span_id()
+        span = current_span_id(self._owner)
         if span is not None:
             try:
                 self._content[span] = {
@@ -51,7 +52,7 @@ class RunLogger:
 
     @zagent.hookimpl(trylast=True)
     def zagent_after_tool_call(self, call: Any, result: Any) -> None:
-        span = current_span_id()
+        span = current_span_id(self._owner)
         if span is not None:
             try:
                 self._content[span] = {"arguments": scrub(call.arguments), "result": result.content,

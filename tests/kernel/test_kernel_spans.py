@@ -194,3 +194,17 @@ def test_kernel_start_that_raises_is_a_plugin_problem():
     with pytest.raises(PluginError, match="zagent_kernel_start"):
         k.add_plugin(Broken())
     k.close()
+
+
+def test_a_span_another_kernel_left_open_does_not_adopt_this_kernel_s_events(kernel):
+    """Kernel A leaves run_start open in this thread; kernel B's events still start at the top."""
+    other = Kernel(entry_points=False)
+    other.add_plugin(Seen())
+    other.emit("run_start")  # never ended
+    seen = Seen()
+    kernel.add_plugin(seen)
+    kernel.emit("run_start")
+    kernel.emit("run_end")
+    assert seen.events[0].parent_id is None and seen.events[1].span_id == seen.events[0].span_id
+    other.emit("run_end")
+    other.close()

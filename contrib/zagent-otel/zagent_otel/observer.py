@@ -9,6 +9,9 @@ outcome ``error`` or ``cancelled``) and ends it at the event's time. Point event
 spans also feed ``gen_ai.client.token.usage`` and ``gen_ai.client.operation.duration``.
 Spans are never made current (start and end come from separate hook calls).
 
+Spans are built in the emitting task, synchronously: a worker thread was tried and
+made runs slower (it competes for the GIL; bench/otel_overhead.py).
+
 ``ContentCapture`` (only when content capture is on) adds the opt-in
 ``gen_ai.input.messages`` / ``gen_ai.output.messages`` and
 ``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result``, masked.
@@ -19,6 +22,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import zagent
+from zagent.logs import log
 from zagent.spans import current_span_id
 
 from . import semconv
@@ -28,13 +32,56 @@ TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4
 DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
 
 
+class Open:
+    """An OTel span between its zagent start and end events."""
+
+    __slots__ = ("span", "kind", "parent_id", "context", "labels", "provider")
+
+    def __init__(self, span: Any, kind: str, parent_id: Optional[str]):
+        self.span, self.kind, self.parent_id = span, kind, parent_id
+        self.context: Any = None  # the OTel context with this span, made when a child needs it
+        self.labels: Optional[dict[str, Any]] = None  # metric attributes, for chat spans
+        self.provider = False  # gen_ai.provider.name set (agent and workflow spans)
+
+
 class SpanObserver:
     """The ``zagent_event`` observer of one kernel."""
 
     def __init__(self, tracer_provider: Any = None, meter_provider: Any = None):
         self._providers = (tracer_provider, meter_provider)
         self._tracer: Any = None
-        self.spans: dict[str, Any] = {}  # zagent span id -> (otel span, kind, metric labels, parent id)
+        self.spans: dict[str, Open] = {}  # zagent span id -> its open OTel span
+        self._current: Any = None
+
+    def zagent_event(self, event: Any) -> None:
+        if event.span_id is None and event.parent_id is None:
+            return  # a point event outside any span: nothing to attach it to
+        outer = None
+        if event.parent_id is None and event.type.endswith("_start"):
+            if self._current is None:
+                from opentelemetry.context import get_current
+
+                self._current = get_current
+            outer = self._current()  # the app's current OTel context: a top span nests under its span
+        self._handle("event", event, outer)
+
+    def annotate(self, span_id: Optional[str], attributes: dict[str, Any]) -> None:
+        """Set ``attributes`` on the OTel span of zagent span ``span_id`` (if it is open)."""
+        if span_id is not None:
+            self._handle("attributes", span_id, attributes)
+
+    def _handle(self, what: str, first: Any, second: Any) -> None:
+        try:
+            if self._tracer is None:
+                self._setup()
+            if what == "event":
+                self._event(first, second)
+            else:
+                record = self.spans.get(first)
+                if record is not None:
+                    record.span.set_attributes(second)
+        except Exception:  # a tracing bug must never reach a run
+            log.exception("zagent-otel: could not turn an event into a span")
 
     def _setup(self) -> None:
         from opentelemetry import metrics, trace
@@ -55,67 +102,66 @@ class SpanObserver:
         self._error = lambda text: Status(StatusCode.ERROR, text)
         self._in_context = set_span_in_context
 
-    def zagent_event(self, event: Any) -> None:
-        if self._tracer is None:
-            self._setup()
+    def _event(self, event: Any, outer: Any) -> None:
         span_id, type = event.span_id, event.type
         if span_id is None:
             parent = self.spans.get(event.parent_id) if event.parent_id else None
             if parent is not None:
-                parent[0].add_event(type, _event_attributes(event.data), timestamp=_ns(event.time))
+                parent.span.add_event(type, _event_attributes(event.data), timestamp=_ns(event.time))
             return
         if type.endswith("_start"):
-            self._start(event, type[:-6])
+            self._start(event, type[:-6], outer)
         else:
             self._end(event)
 
-    def _start(self, event: Any, kind: str) -> None:
-        name, span_kind, attrs = semconv.start(kind, event.data, event.agent, event.run_id)
+    def _start(self, event: Any, kind: str, outer: Any) -> None:
         parent = self.spans.get(event.parent_id) if event.parent_id else None
-        context = self._in_context(parent[0]) if parent is not None else None
-        span = self._tracer.start_span(name, context=context, kind=self._kinds[span_kind], attributes=attrs,
-                                       start_time=_ns(event.time))
-        metric = None
+        name, span_kind, attrs = semconv.start(kind, event.data, event.agent, event.run_id, top=parent is None)
+        if parent is not None and parent.context is None:
+            parent.context = self._in_context(parent.span)  # once per parent, shared by its children
+        span = self._tracer.start_span(name, context=parent.context if parent is not None else outer,
+                                       kind=self._kinds[span_kind], attributes=attrs, start_time=_ns(event.time))
+        record = Open(span, kind, event.parent_id)
         if kind == "llm":
-            metric = {k: attrs[k] for k in ("gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model")}
-            self._provider_up(event.parent_id, attrs["gen_ai.provider.name"])
-        self.spans[event.span_id] = (span, kind, metric, event.parent_id)
+            record.labels = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": attrs["gen_ai.provider.name"],
+                             "gen_ai.request.model": attrs["gen_ai.request.model"]}
+            self._provider_up(parent, attrs["gen_ai.provider.name"])
+        self.spans[event.span_id] = record
 
-    def _provider_up(self, parent_id: Optional[str], provider: str) -> None:
+    def _provider_up(self, parent: Optional["Open"], provider: str) -> None:
         """Agent and workflow spans get ``gen_ai.provider.name`` from the first model call inside them."""
-        while parent_id is not None and parent_id in self.spans:
-            span, kind, metric, parent_id_up = self.spans[parent_id]
-            if kind in ("run", "workflow", "groupchat") and metric is None:
-                span.set_attribute("gen_ai.provider.name", provider)
-                self.spans[parent_id] = (span, kind, {}, parent_id_up)  # {}: provider set, no metric
-            parent_id = parent_id_up
+        while parent is not None:
+            if parent.kind in ("run", "workflow", "groupchat") and not parent.provider:
+                parent.span.set_attribute("gen_ai.provider.name", provider)
+                parent.provider = True
+            parent = self.spans.get(parent.parent_id) if parent.parent_id else None
 
     def _end(self, event: Any) -> None:
-        found = self.spans.pop(event.span_id, None)
-        if found is None:
+        record = self.spans.pop(event.span_id, None)
+        if record is None:
             return
-        span, kind, metric, _parent = found
-        data = event.data
+        span, kind, data = record.span, record.kind, event.data
         span.set_attributes(semconv.end(kind, data))
         failed = data.get("outcome") in ("error", "cancelled")
         if failed:
             error = semconv.error_type(data)
             span.set_attribute("error.type", error)
             span.set_status(self._error(str(data.get("error") or data.get("outcome"))[:500]))
-        if kind == "llm" and metric:
-            labels = dict(metric, **({"error.type": error} if failed else {}))
-            self._duration.record(float(data.get("duration") or 0.0), labels)
+        labels = record.labels
+        if labels is not None:
+            self._duration.record(float(data.get("duration") or 0.0), dict(labels, **{"error.type": error})
+                                  if failed else labels)
             if not failed:
-                self._tokens.record(int(data.get("input_tokens") or 0), dict(metric, **{"gen_ai.token.type": "input"}))
-                self._tokens.record(int(data.get("output_tokens") or 0), dict(metric, **{"gen_ai.token.type": "output"}))
+                self._tokens.record(int(data.get("input_tokens") or 0), dict(labels, **{"gen_ai.token.type": "input"}))
+                self._tokens.record(int(data.get("output_tokens") or 0), dict(labels, **{"gen_ai.token.type": "output"}))
         span.end(end_time=_ns(event.time))
 
     def zagent_kernel_close(self) -> None:
         """Spans still open (a run the process gave up on) end now, marked unfinished."""
-        for span, *_rest in list(self.spans.values()):
-            span.set_attribute("error.type", "unfinished")
-            span.set_status(self._error("unfinished when the kernel closed"))
-            span.end()
+        for record in list(self.spans.values()):
+            record.span.set_attribute("error.type", "unfinished")
+            record.span.set_status(self._error("unfinished when the kernel closed"))
+            record.span.end()
         self.spans.clear()
 
     def __repr__(self) -> str:
@@ -131,27 +177,21 @@ class ContentCapture:
         self.observer = observer
         self.secrets = env_secrets()
 
-    def _span(self) -> Any:
-        found = self.observer.spans.get(current_span_id() or "")
-        return found[0] if found is not None else None
+    @zagent.hookimpl(trylast=True)
+    def zagent_after_llm_call(self, request: Any, response: Any, ctx: Any) -> None:
+        from .content import messages_json
+
+        self.observer.annotate(current_span_id(id(ctx.kernel)), {
+            "gen_ai.input.messages": messages_json(request.messages, self.secrets),
+            "gen_ai.output.messages": messages_json([response.message], self.secrets)})
 
     @zagent.hookimpl(trylast=True)
-    def zagent_after_llm_call(self, request: Any, response: Any) -> None:
-        span = self._span()
-        if span is not None:
-            from .content import messages_json
+    def zagent_after_tool_call(self, call: Any, result: Any, ctx: Any) -> None:
+        from .content import masked, to_json
 
-            span.set_attribute("gen_ai.input.messages", messages_json(request.messages, self.secrets))
-            span.set_attribute("gen_ai.output.messages", messages_json([response.message], self.secrets))
-
-    @zagent.hookimpl(trylast=True)
-    def zagent_after_tool_call(self, call: Any, result: Any) -> None:
-        span = self._span()
-        if span is not None:
-            from .content import masked, to_json
-
-            span.set_attribute("gen_ai.tool.call.arguments", to_json(call.arguments, self.secrets))
-            span.set_attribute("gen_ai.tool.call.result", masked(result.content or "", self.secrets))
+        self.observer.annotate(current_span_id(id(ctx.kernel)), {
+            "gen_ai.tool.call.arguments": to_json(call.arguments, self.secrets),
+            "gen_ai.tool.call.result": masked(result.content or "", self.secrets)})
 
 
 def _ns(seconds: float) -> int:

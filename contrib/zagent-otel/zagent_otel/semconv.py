@@ -8,7 +8,7 @@
 | workflow, groupchat | ``invoke_workflow {name}`` | INTERNAL | ``invoke_workflow`` |
 | step, node, turn, skill | ``step 1``, ``node outline``, ``turn Writer``, ``skill match`` | INTERNAL | (none) |
 
-zagent's own attributes are under ``zagent.*``. Pure functions of event data: no OpenTelemetry import.
+zagent's own attributes are under ``zagent.*``; the run id is ``gen_ai.conversation.id`` on the top span. Pure functions of event data: no OpenTelemetry import.
 """
 
 from __future__ import annotations
@@ -18,11 +18,15 @@ from typing import Any, Optional
 CLIENT, INTERNAL = "client", "internal"
 
 
-def start(kind: str, data: dict[str, Any], agent: Optional[str], run_id: Optional[str]) -> tuple[str, str, dict[str, Any]]:
-    """``(span name, span kind, attributes)`` known when the span starts."""
-    attrs: dict[str, Any] = {"zagent.span.kind": kind}
-    if run_id:
-        attrs["zagent.run_id"] = run_id
+def start(kind: str, data: dict[str, Any], agent: Optional[str], run_id: Optional[str],
+          top: bool = True) -> tuple[str, str, dict[str, Any]]:
+    """``(span name, span kind, attributes)`` known when the span starts.
+
+    The run id (``gen_ai.conversation.id``) goes on the top span of a trace only: the
+    spans inside it share its trace. Fewer attributes, less to validate per span.
+    """
+    attrs: dict[str, Any] = {}
+    if run_id and top:
         attrs["gen_ai.conversation.id"] = run_id
     if kind == "llm":
         provider, model = split_model(str(data.get("model") or ""), data.get("provider"))

@@ -81,18 +81,28 @@ def tag(type: str, data: dict[str, Any], owner: int = 0) -> tuple[Optional[str],
     """
     stack = _open.get()
     if type.endswith("_start"):
-        parent = current_span_id(owner) if stack else None
+        if not stack:
+            parent = None
+        elif stack[-1].owner == owner:  # the usual case: the innermost span is this kernel's
+            parent = stack[-1].span_id
+        else:
+            parent = current_span_id(owner)
         span = OpenSpan(type[:-6], new_span_id(), parent, _key(data), owner)
         _open.set(stack + (span,))
         return span.span_id, parent, []
+    if not stack:
+        return None, None, []
     kind = END_ALIASES.get(type) or (type[:-4] if type.endswith("_end") else None)
-    if kind is not None and stack:
+    if kind is not None:
+        top = stack[-1]  # the usual case: the span ending is the innermost one
+        if top.owner == owner and top.kind == kind and (top.key is None or data.get(top.key[0], top.key[1]) == top.key[1]):
+            return _close(stack, len(stack) - 1, type, data)
         key = _key(data)
-        for i in range(len(stack) - 1, -1, -1):
+        for i in range(len(stack) - 2, -1, -1):
             found = stack[i]
             if found.owner == owner and found.kind == kind and (key is None or found.key is None or found.key == key):
                 return _close(stack, i, type, data)
-    return None, (current_span_id(owner) if stack else None), []
+    return None, current_span_id(owner), []
 
 
 def _key(data: dict[str, Any]) -> Any:
@@ -107,13 +117,16 @@ def _close(stack: tuple[OpenSpan, ...], i: int, type: str, data: dict[str, Any])
     span = stack[i]
     now = time.perf_counter()
     orphans = []
-    for inner in reversed(stack[i + 1:]):
-        if inner.owner != span.owner:
-            continue
-        orphan = {"error": f"{inner.kind} did not finish before its {span.kind} ended"}
-        _fill(inner, orphan, now)
-        orphans.append((f"{inner.kind}_end", orphan, inner.span_id, inner.parent_id))
-    _open.set(stack[:i] + tuple(s for s in stack[i + 1:] if s.owner != span.owner))
+    if i == len(stack) - 1:
+        _open.set(stack[:i])
+    else:
+        for inner in reversed(stack[i + 1:]):
+            if inner.owner != span.owner:
+                continue
+            orphan = {"error": f"{inner.kind} did not finish before its {span.kind} ended"}
+            _fill(inner, orphan, now)
+            orphans.append((f"{inner.kind}_end", orphan, inner.span_id, inner.parent_id))
+        _open.set(stack[:i] + tuple(s for s in stack[i + 1:] if s.owner != span.owner))
     if "input_tokens" in data and "usage" not in data:  # an LLM call: its own tokens count for its ancestors
         tokens = (int(data.get("input_tokens") or 0), int(data.get("output_tokens") or 0))
         span.usage = [tokens[0], tokens[1], 1]
@@ -128,8 +141,10 @@ def _close(stack: tuple[OpenSpan, ...], i: int, type: str, data: dict[str, Any])
 
 
 def _fill(span: OpenSpan, data: dict[str, Any], now: float) -> None:
-    data.setdefault("duration", now - span.started)
-    data.setdefault("outcome", outcome_of(data))
+    if "duration" not in data:
+        data["duration"] = now - span.started
+    if "outcome" not in data:
+        data["outcome"] = outcome_of(data)
     if "usage" not in data:
         data["usage"] = {"input_tokens": span.usage[0], "output_tokens": span.usage[1], "llm_calls": span.usage[2]}
 

@@ -19,8 +19,8 @@ from typing import Any
 from .tree import children_of
 
 COLOURS = {"run": "#6c8ebf", "step": "#9fb4d8", "llm": "#e69138", "tool": "#6aa84f", "node": "#8e7cc3",
-           "workflow": "#674ea7", "groupchat": "#3d85c6", "turn": "#3d85c6", "skill": "#c27ba0"}
-SPEAKERS = ("#3d85c6", "#cc4125", "#38761d", "#b45f06", "#741b47", "#134f5c")
+           "workflow": "#674ea7", "groupchat": "#1c4587", "turn": "#3d85c6", "skill": "#c27ba0"}
+SPEAKERS = ("#cc4125", "#3c78d8", "#38761d", "#b45f06", "#741b47", "#134f5c")  # none is a kind colour above
 
 STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; background: #fff; }

@@ -97,3 +97,18 @@ def test_a_missing_log_or_run_is_a_clear_error(make_logged, cli, capsys, log_pat
     run_scenario(make_logged, "group_chat")
     assert cli("show", "run-nope") == 1
     assert "no run 'run-nope'" in capsys.readouterr().err
+
+
+def test_show_names_the_error_of_a_failed_call(make_logged, cli, capsys):
+    """A tool that raised: its line says outcome error and the error text."""
+    k = make_logged()
+
+    def boom() -> str:
+        """Fail."""
+        raise RuntimeError("disk on fire")
+
+    k.add_tool(boom)
+    k.run_tool({"name": "boom", "arguments": {}})
+    k.close()
+    [line] = shown(cli, capsys)
+    assert line.startswith("tool  boom") and "  error  " in line and "disk on fire" in line

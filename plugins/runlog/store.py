@@ -9,7 +9,7 @@ return plain dicts; nothing here formats output.
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any
 
 import attrs
 import msgspec

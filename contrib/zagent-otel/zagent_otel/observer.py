@@ -51,37 +51,22 @@ class SpanObserver:
         self._providers = (tracer_provider, meter_provider)
         self._tracer: Any = None
         self.spans: dict[str, Open] = {}  # zagent span id -> its open OTel span
-        self._current: Any = None
 
     def zagent_event(self, event: Any) -> None:
         if event.span_id is None and event.parent_id is None:
             return  # a point event outside any span: nothing to attach it to
-        outer = None
-        if event.parent_id is None and event.type.endswith("_start"):
-            if self._current is None:
-                from opentelemetry.context import get_current
-
-                self._current = get_current
-            outer = self._current()  # the app's current OTel context: a top span nests under its span
-        self._handle("event", event, outer)
-
-    def annotate(self, span_id: Optional[str], attributes: dict[str, Any]) -> None:
-        """Set ``attributes`` on the OTel span of zagent span ``span_id`` (if it is open)."""
-        if span_id is not None:
-            self._handle("attributes", span_id, attributes)
-
-    def _handle(self, what: str, first: Any, second: Any) -> None:
         try:
             if self._tracer is None:
                 self._setup()
-            if what == "event":
-                self._event(first, second)
-            else:
-                record = self.spans.get(first)
-                if record is not None:
-                    record.span.set_attributes(second)
-        except Exception:  # a tracing bug must never reach a run
-            log.exception("zagent-otel: could not turn an event into a span")
+            self._event(event)
+        except Exception:  # a tracing bug must never reach a run (the kernel would log it too)
+            log.exception("zagent-otel: could not turn event %s into a span", event.type)
+
+    def annotate(self, span_id: Optional[str], attributes: dict[str, Any]) -> None:
+        """Set ``attributes`` on the OTel span of zagent span ``span_id`` (if it is open)."""
+        record = self.spans.get(span_id) if span_id is not None else None
+        if record is not None:
+            record.span.set_attributes(attributes)
 
     def _setup(self) -> None:
         from opentelemetry import metrics, trace
@@ -96,13 +81,16 @@ class SpanObserver:
         self._duration = meter.create_histogram("gen_ai.client.operation.duration", unit="s",
                                                 description="GenAI operation duration",
                                                 explicit_bucket_boundaries_advisory=DURATION_BUCKETS)
+        from opentelemetry.context import get_current
         from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
+
+        self._current = get_current
 
         self._kinds = {semconv.CLIENT: SpanKind.CLIENT, semconv.INTERNAL: SpanKind.INTERNAL}
         self._error = lambda text: Status(StatusCode.ERROR, text)
         self._in_context = set_span_in_context
 
-    def _event(self, event: Any, outer: Any) -> None:
+    def _event(self, event: Any) -> None:
         span_id, type = event.span_id, event.type
         if span_id is None:
             parent = self.spans.get(event.parent_id) if event.parent_id else None
@@ -110,12 +98,14 @@ class SpanObserver:
                 parent.span.add_event(type, _event_attributes(event.data), timestamp=_ns(event.time))
             return
         if type.endswith("_start"):
-            self._start(event, type[:-6], outer)
+            self._start(event, type[:-6])
         else:
             self._end(event)
 
-    def _start(self, event: Any, kind: str, outer: Any) -> None:
+    def _start(self, event: Any, kind: str) -> None:
         parent = self.spans.get(event.parent_id) if event.parent_id else None
+        # a top span starts in the app's current OTel context (it nests under the app's span, if any)
+        outer = self._current() if parent is None else None
         name, span_kind, attrs = semconv.start(kind, event.data, event.agent, event.run_id, top=parent is None)
         if parent is not None and parent.context is None:
             parent.context = self._in_context(parent.span)  # once per parent, shared by its children
@@ -181,17 +171,23 @@ class ContentCapture:
     def zagent_after_llm_call(self, request: Any, response: Any, ctx: Any) -> None:
         from .content import messages_json
 
-        self.observer.annotate(current_span_id(id(ctx.kernel)), {
-            "gen_ai.input.messages": messages_json(request.messages, self.secrets),
-            "gen_ai.output.messages": messages_json([response.message], self.secrets)})
+        try:  # a rail that raises would block the reply: tracing must never do that
+            self.observer.annotate(current_span_id(id(ctx.kernel)), {
+                "gen_ai.input.messages": messages_json(request.messages, self.secrets),
+                "gen_ai.output.messages": messages_json([response.message], self.secrets)})
+        except Exception:
+            log.exception("zagent-otel: could not record the messages of an LLM call")
 
     @zagent.hookimpl(trylast=True)
     def zagent_after_tool_call(self, call: Any, result: Any, ctx: Any) -> None:
         from .content import masked, to_json
 
-        self.observer.annotate(current_span_id(id(ctx.kernel)), {
-            "gen_ai.tool.call.arguments": to_json(call.arguments, self.secrets),
-            "gen_ai.tool.call.result": masked(result.content or "", self.secrets)})
+        try:
+            self.observer.annotate(current_span_id(id(ctx.kernel)), {
+                "gen_ai.tool.call.arguments": to_json(call.arguments, self.secrets),
+                "gen_ai.tool.call.result": masked(result.content or "", self.secrets)})
+        except Exception:
+            log.exception("zagent-otel: could not record a tool call's arguments and result")
 
 
 def _ns(seconds: float) -> int:

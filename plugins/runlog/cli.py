@@ -52,8 +52,10 @@ def list_command(args: Any, kernel: Any) -> int:
         return 0
     from zagent.plugins.cli import _print_table
 
+    from .tree import _printable
+
     _print_table(("RUN", "STARTED", "KIND", "NAME", "TIME", "OUTCOME", "LLM", "TOOLS", "TOKENS IN/OUT"), [
-        (r["run_id"], _when(r["started"]), r["kind"], r["name"], f"{r['duration'] or 0:.2f}s", r["outcome"] or "",
+        (_printable(str(r["run_id"])), _when(r["started"]), r["kind"], _printable(str(r["name"])), f"{r['duration'] or 0:.2f}s", r["outcome"] or "",
          r["llm_calls"], r["tool_calls"], f"{r['input_tokens'] or 0}/{r['output_tokens'] or 0}") for r in runs])
     return 0
 
@@ -93,10 +95,10 @@ def search_command(args: Any, kernel: Any) -> int:
     if args.json:
         _print_json(rows)
         return 0
-    from .tree import describe
+    from .tree import _printable, describe
 
     for r in rows:
-        print(f"{r['run_id']}  {_when(r['started'])}  {describe(r)}")
+        print(f"{_printable(str(r['run_id']))}  {_when(r['started'])}  {describe(r)}")
     return 0
 
 

@@ -1,7 +1,8 @@
 """``render_tree``: a run's spans as an indented text tree (what ``zagent logs show`` prints).
 
 Each line: kind, name, duration, outcome, tokens, and a short preview of the
-reply or tool result. Children are ordered by start time; point events are left
+reply or tool result (control characters escaped: output must not drive the terminal).
+Children are ordered by start time; point events are left
 out unless ``events=True``. Pure function over store rows.
 """
 
@@ -41,9 +42,9 @@ def render_tree(rows: list[dict[str, Any]], events: bool = False, width: int = 6
 
 
 def describe(row: dict[str, Any], width: int = 60) -> str:
-    parts = [row["kind"], row["name"]]
+    parts = [row["kind"], _printable(str(row["name"]))]
     if row.get("agent") and row["kind"] in ("run", "llm") and row["agent"] != row["name"]:
-        parts.append(f"[{row['agent']}]")
+        parts.append(f"[{_printable(str(row['agent']))}]")
     if row.get("duration") is not None:
         parts.append(_seconds(row["duration"]))
     if row.get("outcome"):
@@ -71,8 +72,16 @@ def _preview(row: dict[str, Any]) -> str:
 
 
 def _clip(text: str, width: int) -> str:
-    text = " ".join(text.split())
+    text = _printable(" ".join(text.split()))
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
+
+
+def _printable(text: str) -> str:
+    """Control characters shown as ``\\xNN``: model or tool output must not drive the terminal (ANSI escapes)."""
+    return text.translate(_CONTROL)
 
 
 def _seconds(value: float) -> str:

@@ -112,3 +112,27 @@ def test_show_names_the_error_of_a_failed_call(make_logged, cli, capsys):
     k.close()
     [line] = shown(cli, capsys)
     assert line.startswith("tool  boom") and "  error  " in line and "disk on fire" in line
+
+
+def test_terminal_escapes_in_tool_output_are_shown_not_obeyed(make_logged, cli, capsys):
+    """A tool result and error holding ANSI/OSC escapes print as \\x1b..., never as raw control characters."""
+    k = make_logged()
+
+    def evil() -> str:
+        """Misbehave."""
+        raise RuntimeError("\x1b]0;pwned\x07\x1b[2J gone")
+
+    def loud() -> str:
+        """Shout."""
+        return "\x1b[31mred\x1b[0m"
+
+    k.add_tool(evil)
+    k.add_tool(loud)
+    k.run_tool({"name": "evil", "arguments": {}})
+    k.run_tool({"name": "loud", "arguments": {}})
+    k.close()
+    out = "\n".join(shown(cli, capsys))
+    assert cli("list") == 0 and cli("search", "pwned") == 0
+    out += capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "\\x1b[31mred" in out and "\\x1b]0;pwned\\x07" in out

@@ -40,6 +40,7 @@ import attrs
 
 from zagent import fields as zfields
 from zagent.errors import ConfigError, NoAnswerError, ParseError
+from zagent.toolrun import with_unique_ids
 from zagent.types import Message, ToolCall, ToolResult, Usage
 
 from .toolmode import PromptTools
@@ -205,7 +206,12 @@ class CustomizeAction(Action):
         messages = self._first_messages(prompt, system_prompt, history, prompt_tools)
         run = _Run(self, llm, ctx, messages, tools if native else None, prompt_tools,
                    self.response_format(llm, bool(tools)))
-        return await run.loop(prompt)
+        scope = ctx.offered_tools
+        ctx.offered_tools = frozenset(t.name for t in tools)  # the kernel blocks any other name
+        try:
+            return await run.loop(prompt)
+        finally:
+            ctx.offered_tools = scope
 
     def _first_messages(self, prompt: str, system_prompt: Optional[str], history: Sequence[Message],
                         prompt_tools: Optional[PromptTools]) -> list[Message]:
@@ -254,7 +260,7 @@ class _Run:
                 self.messages, tools=self.native_tools, response_format=self.response_format,
                 output_spec=output_spec), self.ctx)
             self.usage = self.usage + completion.usage
-            reply = completion.message
+            reply = _unique_ids(completion.message)  # each result must find its own call
             calls, errors, text = self._tool_calls(reply)
             if calls or errors:
                 self.messages.append(reply)
@@ -279,7 +285,8 @@ class _Run:
     def _tool_calls(self, reply: Message) -> tuple[list[ToolCall], list[str], str]:
         if self.prompt_tools is None:
             return list(reply.tool_calls), [], reply.content or ""
-        return self.prompt_tools.extract(reply.content or "")
+        calls, errors, text = self.prompt_tools.extract(reply.content or "")
+        return with_unique_ids(calls), errors, text
 
     async def _run_tools(self, calls: list[ToolCall], errors: list[str]) -> None:
         results = await self.action.kernel.arun_tools(
@@ -301,3 +308,14 @@ class _Run:
             text, action.output_spec, self.llm, self.ctx, **action._parse_options)
         return zfields.convert(values, action.output_spec, raw=text)
 
+
+def _unique_ids(reply: Message) -> Message:
+    """The reply with a unique id on each native tool call (a server may send none, empty or repeated ones)."""
+    if not reply.tool_calls:
+        return reply
+    calls = with_unique_ids(list(reply.tool_calls))
+    if all(a is b for a, b in zip(calls, reply.tool_calls)):
+        return reply
+    import msgspec
+
+    return msgspec.structs.replace(reply, tool_calls=calls)

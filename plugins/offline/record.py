@@ -1,7 +1,8 @@
 """Record real exchanges to JSONL, and replay them offline: turn any real run into a deterministic test.
 
 ``k.llm("record:openai:gpt-4o-mini", path="run.jsonl", **options)`` wraps the
-real model (``options`` go to it) and appends one line per call::
+real model (``options`` go to it) and appends one line per call (its API key and
+secret header values -- ``X-Api-Key``, ``Authorization``... -- masked wherever they appear)::
 
     {"model": "openai:gpt-4o-mini", "stream": false, "request": {...}, "completion": {...}}
 
@@ -53,9 +54,14 @@ def strip_secrets(value: Any) -> Any:
     return value
 
 
-def _key_of(llm: Any) -> Optional[str]:
-    key = getattr(getattr(llm, "http", None), "api_key", None)
-    return key.reveal() if key else None
+def _masker_of(llm: Any) -> Any:
+    """The wrapped model's secrets masker (API key and secret headers, even when a server echoes them)."""
+    http = getattr(llm, "http", None)
+    if http is not None and hasattr(http, "masker"):
+        return http.masker()
+    from zagent.secrets import Masker
+
+    return Masker()
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -110,10 +116,7 @@ class RecordLLM(LLM):
         else:
             entry["error"] = {"type": type(error).__name__, "message": str(error),
                               "status": getattr(error, "status", None)}
-        line = _encoder.encode(entry).decode()
-        key = _key_of(self.inner)
-        if key:
-            line = line.replace(key, "***")
+        line = _masker_of(self.inner)(_encoder.encode(entry).decode())
         with open(self.path, "w" if not self._started else "a", encoding="utf-8") as f:
             f.write(line + "\n")
         self._started = True

@@ -23,7 +23,7 @@ from typing import Any, Iterable, NamedTuple, Optional, Sequence, TypeVar, Union
 
 import pluggy
 
-from . import entrypoints, hookcheck, hookspecs
+from . import entrypoints, hookcheck, hookspecs, spans
 from .context import RunContext
 from .errors import ConfigError, PluginError, ToolError
 from .hooks import HookRunner, PluginManager, trace_to_stderr
@@ -243,6 +243,14 @@ class Kernel:
             new = [e for entries in collected.values() for k, e in entries if k == kind]
             for error in self.registries[kind].merge(new, self._describe):
                 self._problem(error.plugin or "?", self._dist(error.plugin or ""), error)
+        for impl in self.hooks.impls("zagent_kernel_start"):
+            if impl[0] in wanted and impl[0] not in failed:
+                try:
+                    self.hooks.call_one("zagent_kernel_start", impl, {"kernel": self})
+                except Exception as exc:
+                    self._problem(impl[0], self._dist(impl[0]), PluginError(
+                        f"plugin {impl[0]!r} failed in zagent_kernel_start: {type(exc).__name__}: {exc}",
+                        plugin=impl[0]), exc)
 
     def add_plugin(self, plugin: Any, name: Optional[str] = None) -> str:
         """Register one more plugin now and run its registration hooks; return its name.
@@ -519,15 +527,26 @@ class Kernel:
             self._executor_pid = os.getpid()
         return self._executor
 
-    async def aemit(self, type: str, *, run_id: Optional[str] = None, agent: Optional[str] = None, **data: Any) -> None:
-        """Send a ``zagent_event`` to observers (no-op when there are none)."""
+    async def aemit(self, type: str, *, run_id: Optional[str] = None, agent: Optional[str] = None,
+                    _ids: Any = None, **data: Any) -> None:
+        """Send a ``zagent_event`` to observers (no-op when there are none).
+
+        ``<kind>_start``/``<kind>_end`` events are paired: both carry one ``span_id`` and the
+        ``parent_id`` of the span open around them; the end event gets ``duration``, ``outcome``
+        and ``usage`` (see ``zagent.spans``)."""
         if self.hooks.active("zagent_event"):
-            await self.hooks.emit(Event(type=type, time=time.time(), run_id=run_id, agent=agent, data=data))
+            span_id, parent_id, orphans = _ids if _ids is not None else spans.tag(type, data, id(self))
+            for orphan_type, orphan, orphan_id, orphan_parent in orphans:
+                await self.hooks.emit(Event(type=orphan_type, time=time.time(), run_id=run_id, agent=agent,
+                                            span_id=orphan_id, parent_id=orphan_parent, data=orphan))
+            await self.hooks.emit(Event(type=type, time=time.time(), run_id=run_id, agent=agent,
+                                        span_id=span_id, parent_id=parent_id, data=data))
 
     def emit(self, type: str, **data: Any) -> None:
-        """Sync twin of ``aemit``."""
+        """Sync twin of ``aemit`` (spans pair in the calling thread's context)."""
         if self.hooks.active("zagent_event"):
-            run_sync(self.aemit(type, **data))
+            ids = spans.tag(type, data, id(self))
+            run_sync(self.aemit(type, _ids=ids, **data))
 
     # -- lifecycle --------------------------------------------------------------
 

@@ -336,6 +336,10 @@ def zagent_event(event: "Event") -> Any:
     """Observe what happens: ``run_start``/``run_end``, ``step_start``/``step_end``,
     ``tool_start``/``tool_end``, ``llm_start``/``llm_end`` and plugin-defined types.
 
+    Start and end events of one piece of work share ``event.span_id``; ``event.parent_id``
+    is the span they run in; end events carry ``duration``, ``outcome`` and ``usage``
+    (``zagent.spans``, docs/hooks.md).
+
     Every implementation runs; return values are ignored; an awaitable is
     awaited; an exception is logged and swallowed (observers never break runs).
     Events carry summaries, never secrets or whole payloads.
@@ -369,6 +373,27 @@ def zagent_run_end(result: Any, ctx: "RunContext") -> Any:
         def zagent_run_end(result, ctx):
             if getattr(result, "status", "") == "completed":
                 finished.append(ctx.run_id)
+    """
+
+
+@hookspec
+def zagent_kernel_start(kernel: "Kernel") -> None:
+    """The kernel has started: every plugin's registration hooks ran (or this plugin was just added).
+
+    Called once per kernel and plugin, like the registration hooks, right after
+    them. The place to decide from ``kernel.config`` whether to observe at all:
+    a plugin that only sometimes listens (a run log, tracing) adds its observer
+    here with ``kernel.add_plugin(...)``, so kernels that do not want it pay
+    nothing. An implementation that raises is reported in ``kernel.problems``
+    (raised in strict mode), like a failed registration.
+
+    :param kernel: the kernel that started.
+
+    Example::
+
+        def zagent_kernel_start(kernel):
+            if kernel.config.get("audit"):
+                kernel.add_plugin(AuditObserver(), name="audit.observer")
     """
 
 

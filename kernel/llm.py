@@ -154,9 +154,15 @@ class LLM:
             ctx = ctx or kernel.context()
             request = await hooks.before_llm(request, ctx)
         started = time.perf_counter()
-        if hooks.active("zagent_event"):
-            await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, messages=len(request.messages))
-        completion = await self._send(request)
+        if not hooks.active("zagent_event"):
+            return await self._finish(request, await self._send(request), ctx, started)
+        await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, provider=self.provider,
+                           messages=len(request.messages))
+        try:
+            completion = await self._send(request)
+        except BaseException as exc:
+            await _failed_call(kernel, ctx, self.name, exc)
+            raise
         return await self._finish(request, completion, ctx, started)
 
     async def _send(self, request: LLMRequest) -> Completion:
@@ -193,16 +199,26 @@ class LLM:
             ctx = ctx or kernel.context()
             request = await kernel.hooks.before_llm(request, ctx)
         started = time.perf_counter()
-        if kernel is not None and kernel.hooks.active("zagent_event"):
-            await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, messages=len(request.messages), stream=True)
+        events = kernel is not None and kernel.hooks.active("zagent_event")
+        if events:
+            await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, provider=self.provider,
+                               messages=len(request.messages), stream=True)
         agen = self._send_stream(request)
+        finished = False
         try:
             async for chunk in agen:
                 if chunk.type == "done" and chunk.completion is not None:
+                    finished = True
                     final = await self._finish(request, counted(chunk.completion), ctx, started)
                     yield Chunk(type="done", completion=final)
                 else:
                     yield chunk
+        except GeneratorExit:  # the consumer stopped early: nothing may be awaited here
+            raise
+        except BaseException as exc:
+            if events and not finished:
+                await _failed_call(kernel, ctx, self.name, exc)
+            raise
         finally:
             await agen.aclose()
 
@@ -341,6 +357,15 @@ async def _renamed(agen: AsyncIterator[Chunk], names: WireNames) -> AsyncIterato
             yield names.chunk(chunk)
     finally:
         await agen.aclose()  # type: ignore[attr-defined]
+
+
+async def _failed_call(kernel: Any, ctx: Optional["RunContext"], model: str, exc: BaseException) -> None:
+    """The ``llm_end`` of a call that raised (``outcome`` error, or cancelled for an abort)."""
+    import asyncio
+
+    cancelled = isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))
+    await kernel.aemit("llm_end", **_ctx_tags(ctx), model=model, input_tokens=0, output_tokens=0,
+                       outcome="cancelled" if cancelled else "error", error=f"{type(exc).__name__}: {exc}"[:300])
 
 
 def _ctx_tags(ctx: Optional["RunContext"]) -> dict[str, Any]:

@@ -203,6 +203,8 @@ class ModelProfile(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True
 class Event(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Something observable happened: ``run_start``, ``step_end``, ``tool_start``, ``llm_end``...
 
+    Start and end events of one piece of work share ``span_id``; ``parent_id`` nests them.
+
     ``data`` never holds secrets; payloads are summarised, not copied whole.
     """
 
@@ -210,6 +212,8 @@ class Event(msgspec.Struct, kw_only=True, omit_defaults=True):
     time: float
     run_id: Optional[str] = None
     agent: Optional[str] = None
+    span_id: Optional[str] = None  # the same on a ``<kind>_start`` and its ``<kind>_end`` (zagent.spans)
+    parent_id: Optional[str] = None  # the span open around this event (None at the top)
     data: dict[str, Any] = {}
 
 

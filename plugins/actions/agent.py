@@ -146,8 +146,20 @@ class Agent:
     async def _aexecute(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
                         ctx: "RunContext", started: float) -> AgentResult:
         events = self.kernel.hooks.active("zagent_event")
-        if events:
-            await ctx.emit("run_start", action=action.name, inputs=sorted(inputs))
+        if not events:
+            return await self._arun(action, msgs, inputs, ctx, started, events)
+        await ctx.emit("run_start", action=action.name, inputs=sorted(inputs))
+        try:
+            return await self._arun(action, msgs, inputs, ctx, started, events)
+        except BaseException as exc:  # the run's span still ends, with the error
+            import asyncio
+
+            status = "cancelled" if isinstance(exc, asyncio.CancelledError) else "failed"
+            await ctx.emit("run_end", action=action.name, status=status, error=f"{type(exc).__name__}: {exc}"[:300])
+            raise
+
+    async def _arun(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
+                    ctx: "RunContext", started: float, events: bool) -> AgentResult:
         if msgs:
             await self._remember(to_messages(msgs))
         await self._remember([Message(role="user", content=_json(inputs), name=self.name,

@@ -357,8 +357,11 @@ class ReActLoop:
             state.messages.append(Message(role="user", content=NUDGE))
             state.steps.append(StepResult(step=state.step, action="direct_response", is_error=True,
                                           reason="empty reply", duration=took))
-        await self._emit("step_end", step=state.step, action=decision.action,
-                         tools=[c.name for c in decision.calls])
+        end = {"step": state.step, "action": decision.action, "tools": [c.name for c in decision.calls]}
+        if state.pending:  # the step's span stays open over its tool calls (ended in _run_batch)
+            self._step_end = end
+        else:
+            await self._emit("step_end", **end)
         await self._checkpoint()
 
     async def _decide(self, tools: list[Any]) -> tuple[Decision, Message]:
@@ -459,6 +462,9 @@ class ReActLoop:
         if all(c.id in state.finished for c in state.pending):
             self._close_batch()
             await self._checkpoint()
+            end, self._step_end = getattr(self, "_step_end", None), None
+            if end is not None:
+                await self._emit("step_end", **end)
 
     async def _run_call(self, call: ToolCall, gate: asyncio.Semaphore) -> None:
         # The slot is held until the result is checkpointed: with one call at a time, the next call

@@ -252,15 +252,23 @@ async def _start(request: LLMRequest, ctx: Any, options: dict[str, Any], state: 
     query = next((m.content for m in reversed(request.messages) if m.role == "user" and m.content), "")
     if not query:
         return
+    events = ctx.kernel.hooks.active("zagent_event")
+    if events:  # the match is a span: skill_start ... skill_end (skill None when nothing fitted)
+        await ctx.emit("skill_start", query_chars=len(query))
     try:
         skills = skills_for(ctx.kernel)
         found = await skills.amatch(query, ctx=ctx, threshold=options.get("threshold"))
         skill = skills.registry.record_use(found.name) if found is not None else None
-    except Exception:  # skills are an aid, not a guard: a broken folder or index must not block the run
+    except Exception as exc:  # skills are an aid, not a guard: a broken folder or index must not block the run
         from zagent.logs import log
 
         log.exception("skills: matching failed for run %s; continuing without a skill", ctx.run_id)
+        if events:
+            await ctx.emit("skill_end", skill=None, error=f"{type(exc).__name__}: {exc}"[:300])
         return
+    if events:
+        await ctx.emit("skill_end", skill=skill.name if skill is not None else None,
+                       score=found.score if found is not None else None)
     if found is None or skill is None:
         return
     state.update(skill=skill, score=found.score, method=found.method)

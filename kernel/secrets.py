@@ -7,7 +7,7 @@ one place that puts it into a request header.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 #: A setting is a secret when the last word of its name is one of these (``api_key``,
 #: ``X-Auth-Token``, ``clientSecret``, ``Authorization``; not ``max_tokens`` or ``api_key_env``).
@@ -84,3 +84,55 @@ def public_data(value: Any) -> Any:
 
 
 _DROP = object()
+
+
+# -- masking secret values in text ----------------------------------------------------
+
+#: Values shorter than this are never masked: a dummy key such as ``x`` or ``none``
+#: (common for local servers) would otherwise mangle every message it occurs in.
+MIN_SECRET_LENGTH = 8
+#: Values at least this long are masked wherever they occur, even glued to other text;
+#: shorter ones only where they stand alone (not inside a longer word or token).
+ANYWHERE_SECRET_LENGTH = 20
+_TOKEN_CHARS = r"A-Za-z0-9_\-"
+_HEADER_PARTS = re.compile(r"[;,\s]+")
+
+
+def mask_secrets(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every occurrence of a secret value replaced by ``***``.
+
+    Only whole values are masked, never fragments of words: a value shorter than
+    ``MIN_SECRET_LENGTH`` is left alone (it cannot be a real credential, and
+    masking it would mangle the text), one shorter than ``ANYWHERE_SECRET_LENGTH``
+    is masked where it stands as a token of its own (not preceded or followed by a
+    letter, digit, ``_`` or ``-``), and a longer one wherever it occurs.
+    """
+    for secret in secrets:
+        if len(secret) < MIN_SECRET_LENGTH or secret not in text:
+            continue
+        if len(secret) >= ANYWHERE_SECRET_LENGTH:
+            text = text.replace(secret, "***")
+        else:
+            pattern = f"(?<![{_TOKEN_CHARS}]){re.escape(secret)}(?![{_TOKEN_CHARS}])"
+            text = re.sub(pattern, "***", text)
+    return text
+
+
+def secret_header_values(headers: Any) -> list[str]:
+    """The values to mask of the headers whose name says they hold a secret.
+
+    For ``Authorization: Bearer abc...`` that is the whole value and the credential
+    after the scheme; for ``Cookie: a=1; session=xyz`` also each cookie's value.
+    Longest first, so a value is masked before a part of it.
+    """
+    found: set[str] = set()
+    for name, value in dict(headers or {}).items():
+        if not isinstance(value, str) or not looks_secret(str(name)):
+            continue
+        value = value.strip()
+        found.add(value)
+        for part in _HEADER_PARTS.split(value):
+            found.add(part)
+            if "=" in part:
+                found.add(part.split("=", 1)[1])
+    return sorted((v for v in found if len(v) >= MIN_SECRET_LENGTH), key=len, reverse=True)

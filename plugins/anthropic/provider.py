@@ -92,7 +92,8 @@ class AnthropicLLM(LLM):
                              provider="anthropic", status=200, body=message, retryable=kind == "overloaded_error")
 
     async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
-        response = await self.http.post("/v1/messages", self.body(request, stream=True), stream=True)
+        response = await self.http.post("/v1/messages", self.body(request, stream=True), stream=True,
+                                        expect="text/event-stream")
         state = _StreamState()
         mod = self.http.module()
         try:

@@ -101,7 +101,8 @@ class OpenAILLM(LLM):
     # -- streaming --------------------------------------------------------------
 
     async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
-        response = await self.http.post("/chat/completions", self.body(request, stream=True), stream=True)
+        response = await self.http.post("/chat/completions", self.body(request, stream=True), stream=True,
+                                        expect="text/event-stream")
         state = _StreamState()
         try:
             async for chunk in self._events(response, state):

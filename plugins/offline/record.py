@@ -13,8 +13,11 @@ call; the file holds the request and reply as the agent sees them (the
 registered names). The file is truncated when the recorder makes its first
 call. Secrets are stripped: option keys that look like credentials
 (``api_key``, ``authorization``, ``token``, ``secret``, ``password``) are
-replaced by ``"***"`` and the wrapped model's API key is redacted wherever it
-appears; HTTP headers are never part of a record.
+replaced by ``"***"``, and the wrapped model's API key and the values of its
+secret-looking headers (``X-Api-Key``...) are masked wherever they appear as
+whole values, even when a server echoes them (``zagent.secrets.mask_secrets``:
+a dummy key such as ``x`` masks nothing, so records stay replayable); HTTP
+headers are never part of a record.
 
 ``k.llm("replay:any", path="run.jsonl")`` answers from the file, in order,
 with the recorded profile (``profile={...}`` overrides it as for any model),
@@ -53,9 +56,9 @@ def strip_secrets(value: Any) -> Any:
     return value
 
 
-def _key_of(llm: Any) -> Optional[str]:
-    key = getattr(getattr(llm, "http", None), "api_key", None)
-    return key.reveal() if key else None
+def _masker_of(llm: Any) -> Any:
+    """The wrapped model's HTTP masking (its API key and secret header values, whole values only), if any."""
+    return getattr(getattr(llm, "http", None), "redact", None)
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -111,9 +114,9 @@ class RecordLLM(LLM):
             entry["error"] = {"type": type(error).__name__, "message": str(error),
                               "status": getattr(error, "status", None)}
         line = _encoder.encode(entry).decode()
-        key = _key_of(self.inner)
-        if key:
-            line = line.replace(key, "***")
+        mask = _masker_of(self.inner)
+        if mask is not None:
+            line = mask(line)
         with open(self.path, "w" if not self._started else "a", encoding="utf-8") as f:
             f.write(line + "\n")
         self._started = True

@@ -391,6 +391,10 @@ class HttpClient:
                     response._content = await self._read_head(response, ERROR_BODY_BYTES)
                     error: ProviderError = self.status_error(response, attempt + 1)
                     delay = self._retry_delay(error, response, attempt)
+                except asyncio.CancelledError:  # the deadline or the caller: give the connection back first
+                    if response is not None:
+                        await _close_quietly(response)
+                    raise
                 except Exception as exc:
                     if response is not None:
                         await _close_quietly(response)

@@ -172,3 +172,30 @@ def test_the_limits_have_sensible_defaults_and_can_be_turned_off():
         HttpConfig.from_options({"deadline": 0})
     with pytest.raises(ConfigError, match="max_response_bytes"):
         HttpConfig.from_options({"max_response_bytes": -1})
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_call_cut_by_the_deadline_gives_its_connection_back(kernel, stream):
+    """After a trickle is cut by the deadline, a 1-connection pool serves the next call (nothing leaked)."""
+    trickling = hostile.trickle(every=0.05) if not stream else hostile.endless_sse(every=0.05)
+    ok = hostile.reply(200, OK)
+
+    async def behave(request, writer):
+        return await (trickling if len(server.requests) == 1 else ok)(request, writer)
+
+    with HostileServer(behave) as server:
+        llm = _llm(kernel, server, deadline=0.5, max_connections=1, max_keepalive_connections=1,
+                   timeout={"pool": 2, "read": 30})
+
+        async def twice():
+            with pytest.raises(DeadlineExceeded):
+                if stream:
+                    async for _ in llm.astream("hi"):
+                        pass
+                else:
+                    await llm.acomplete("hi")
+            llm.http.config = HttpConfig.from_options({"deadline": 10, "max_connections": 1})
+            return (await llm.acomplete("again")).text
+
+        assert asyncio.run(twice()) == "fine"

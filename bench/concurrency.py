@@ -14,9 +14,11 @@ this repository's test server) in a child process, then for each N (default
   32, 64, 100 or 200 in front, and pool 1000/200 with no semaphore up to
   ``--nogate-max``. The best of them (lowest wall time at that N) is the floor.
 
-Each side runs ``--rounds`` bursts after one warm-up burst (which opens the
-connections); prints per side the median wall time of a burst, CPU time of this
-process per call, and the ratio to the best raw floor.
+Each side runs one warm-up burst (which opens the connections), then
+``--rounds`` bursts, the rounds interleaving the sides (order alternating, so
+drift in the machine's load hits every side alike); prints per side the median
+wall time of a burst, CPU time of this process per call, and the ratio to the
+best raw floor.
 
     python bench/concurrency.py [--n 1000 5000] [--rounds 3] [--nogate-max 1000]
 """
@@ -45,19 +47,27 @@ async def burst(side, n: int) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-async def measure(make, n: int, rounds: int) -> tuple[float, float]:
-    side = make()
+async def measure_all(sides: dict, n: int, rounds: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, cpu) of ``rounds`` bursts per side; rounds interleave the sides, order alternating."""
+    built = {name: make() for name, make in sides.items()}
+    walls: dict[str, list[float]] = {name: [] for name in sides}
+    cpus: dict[str, list[float]] = {name: [] for name in sides}
     try:
-        await burst(side, min(n, 200))  # open the connections
-        walls, cpus = [], []
-        for _ in range(rounds):
-            gc.collect()
-            wall, cpu = await burst(side, n)
-            walls.append(wall)
-            cpus.append(cpu)
-        return statistics.median(walls), statistics.median(cpus)
+        for side in built.values():
+            await burst(side, min(n, 200))  # open the connections
+        for r in range(rounds):
+            order = list(built) if r % 2 == 0 else list(reversed(built))
+            for name in order:
+                gc.collect()
+                wall, cpu = await burst(built[name], n)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+                print(f"  round {r + 1} N={n:<6} {name:<15} wall {wall:7.3f} s   cpu {cpu / n * 1e6:7.0f} us/call",
+                      flush=True)
     finally:
-        await side.aclose()
+        for side in built.values():
+            await side.aclose()
+    return {name: (statistics.median(walls[name]), statistics.median(cpus[name])) for name in sides}
 
 
 def sides_for(base_url: str, n: int, args) -> dict:
@@ -84,11 +94,7 @@ def sides_for(base_url: str, n: int, args) -> dict:
 async def main_async(args, base_url: str) -> None:
     for n in args.n:
         sides = sides_for(base_url, n, args)
-        results = {}
-        for name, make in sides.items():
-            results[name] = await measure(make, n, args.rounds)
-            wall, cpu = results[name]
-            print(f"  N={n:<6} {name:<15} wall {wall:7.3f} s   cpu {cpu / n * 1e6:7.0f} us/call", flush=True)
+        results = await measure_all(sides, n, args.rounds)
         raw = {k: v for k, v in results.items() if k.startswith("raw_")}
         best = min(raw, key=lambda k: raw[k][0])
         print(f"N={n}: best raw floor {best} wall {raw[best][0]:.3f} s")

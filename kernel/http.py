@@ -40,7 +40,7 @@ client such as httpx2) for one provider instance:
 API keys live in a ``Secret`` and go into the client's default headers only;
 they never appear in reprs or errors: a server message echoing the key, or
 the value of a header whose name says it is a secret (``X-Api-Key``,
-``Authorization``, ``Cookie``...), is masked (``zagent.secrets.mask_secrets``:
+``Authorization``, ``Cookie``...), is masked (``zagent.secrets.Masker``:
 whole values only, so a dummy key such as ``x`` leaves messages intact).
 httpx is imported when the first client is built, never at import; with
 ``pip install 'zagent[httpx2]'`` the client is httpx2 (``ZAGENT_HTTP_MODULE=httpx``
@@ -73,7 +73,7 @@ from .errors import (
     RateLimitError,
     ResponseTooLarge,
 )
-from .secrets import Secret, mask_secrets, secret_header_values
+from .secrets import Secret
 
 USER_AGENT = "zagent/0.1"
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})
@@ -219,7 +219,7 @@ class HttpClient:
     _limiter: Any = attrs.field(default=False, init=False)
     _mod: Any = attrs.field(default=None, init=False)
     _prefix: str = attrs.field(default="", init=False)
-    _secrets: Optional[tuple[str, ...]] = attrs.field(default=None, init=False)
+    _masker: Any = attrs.field(default=None, init=False)
 
     @classmethod
     def build(cls, provider: str, base_url: str, options: dict[str, Any], **fields: Any) -> "HttpClient":
@@ -308,7 +308,7 @@ class HttpClient:
 
     def _default_headers(self) -> dict[str, str]:
         headers = {"user-agent": USER_AGENT, "content-type": "application/json", "accept": "application/json"}
-        headers.update(self.headers)
+        headers.update({k: v.reveal() if isinstance(v, Secret) else v for k, v in self.headers.items()})
         if self.api_key:
             headers[self.auth_header] = self.auth_prefix + self.api_key.reveal()
         return headers
@@ -592,19 +592,21 @@ class HttpClient:
         verb = "rejected the API key" if status == 401 else "refused access with this API key"
         return f"{where} {verb} (HTTP {status}: {message}); check {env} (or api_key=...)"
 
-    def secret_values(self) -> tuple[str, ...]:
-        """The values masked in messages: the API key and the values of secret-looking headers."""
-        if self._secrets is None:
-            values = set(secret_header_values(self.headers))
-            if self.api_key:
-                values.add(self.api_key.reveal())
-            self._secrets = tuple(sorted(values, key=len, reverse=True))
-        return self._secrets
-
     def redact(self, text: str) -> str:
-        """``text`` with the API key and secret header values masked as ``***`` (whole values only)."""
-        secrets = self._secrets if self._secrets is not None else self.secret_values()
-        return mask_secrets(text, secrets) if secrets else text
+        """``text`` with the API key and every secret header value (``X-Api-Key``, ``Authorization``,
+        ``Cookie``..., see ``zagent.secrets.header_secrets``) replaced by ``***``, e.g. when a server echoes them.
+        Whole values only: a dummy key such as ``x`` leaves the text intact."""
+        return self.masker()(text)
+
+    def masker(self) -> Any:
+        """The ``zagent.secrets.Masker`` of this client's secrets (made once)."""
+        found = self._masker
+        if found is None:
+            from .secrets import Masker, header_secrets
+
+            found = self._masker = Masker([self.api_key, *header_secrets(self.headers)] if self.api_key
+                                          else header_secrets(self.headers))
+        return found
 
     def __repr__(self) -> str:
         return f"<HttpClient {self.provider} {self.base_url} clients={len(self._clients)}>"
@@ -961,7 +963,7 @@ def stream_interrupted(http: HttpClient, exc: BaseException, partial: str, calls
     """The ``StreamInterrupted`` for a stream cut by ``exc`` (a transport error or a premature end)."""
     from .errors import StreamInterrupted
 
-    reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    reason = f"{type(exc).__name__}: {http.redact(str(exc))}" if str(exc) else type(exc).__name__
     return StreamInterrupted(
         f"the {http.provider} stream ({http.base_url}) was cut after {len(partial)} characters ({reason}); "
         "the text received so far is on the error's .partial; retry the call",

@@ -86,53 +86,87 @@ def public_data(value: Any) -> Any:
 _DROP = object()
 
 
-# -- masking secret values in text ----------------------------------------------------
+# -- masking secret values in text (one implementation, shared with helper SEC's API) ----------
 
-#: Values shorter than this are never masked: a dummy key such as ``x`` or ``none``
-#: (common for local servers) would otherwise mangle every message it occurs in.
-MIN_SECRET_LENGTH = 8
+MASK = "***"
+#: Values shorter than this are never masked: a dummy key such as ``x``, ``EMPTY`` or
+#: ``ollama`` (common for local servers) would otherwise mangle every message it occurs in
+#: (``OPENAI_API_KEY=x`` masked each ``x``) while hiding nothing worth hiding.
+MIN_MASK_LENGTH = 8
 #: Values at least this long are masked wherever they occur, even glued to other text;
 #: shorter ones only where they stand alone (not inside a longer word or token).
-ANYWHERE_SECRET_LENGTH = 20
+ANYWHERE_MASK_LENGTH = 20
 _TOKEN_CHARS = r"A-Za-z0-9_\-"
 _HEADER_PARTS = re.compile(r"[;,\s]+")
 
 
-def mask_secrets(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every occurrence of a secret value replaced by ``***``.
-
-    Only whole values are masked, never fragments of words: a value shorter than
-    ``MIN_SECRET_LENGTH`` is left alone (it cannot be a real credential, and
-    masking it would mangle the text), one shorter than ``ANYWHERE_SECRET_LENGTH``
-    is masked where it stands as a token of its own (not preceded or followed by a
-    letter, digit, ``_`` or ``-``), and a longer one wherever it occurs.
-    """
-    for secret in secrets:
-        if len(secret) < MIN_SECRET_LENGTH or secret not in text:
-            continue
-        if len(secret) >= ANYWHERE_SECRET_LENGTH:
-            text = text.replace(secret, "***")
-        else:
-            pattern = f"(?<![{_TOKEN_CHARS}]){re.escape(secret)}(?![{_TOKEN_CHARS}])"
-            text = re.sub(pattern, "***", text)
-    return text
-
-
-def secret_header_values(headers: Any) -> list[str]:
-    """The values to mask of the headers whose name says they hold a secret.
-
-    For ``Authorization: Bearer abc...`` that is the whole value and the credential
-    after the scheme; for ``Cookie: a=1; session=xyz`` also each cookie's value.
-    Longest first, so a value is masked before a part of it.
-    """
-    found: set[str] = set()
+def header_secrets(headers: Any) -> list[str]:
+    """The secret values among HTTP ``headers``: every ``Secret``, and the value of every header whose
+    name says key, token, secret, auth, cookie or password (``X-Api-Key``, ``Authorization``, ``Cookie``);
+    for ``Authorization: Bearer abc`` both the whole value and ``abc``, for ``Cookie: a=1; sid=xyz`` also
+    each cookie's value."""
+    out: list[str] = []
     for name, value in dict(headers or {}).items():
-        if not isinstance(value, str) or not looks_secret(str(name)):
+        if isinstance(value, Secret):
+            value = value.reveal()
+        elif not (isinstance(value, str) and _secret_header(str(name))):
             continue
         value = value.strip()
-        found.add(value)
+        out.append(value)
         for part in _HEADER_PARTS.split(value):
-            found.add(part)
+            out.append(part)
             if "=" in part:
-                found.add(part.split("=", 1)[1])
-    return sorted((v for v in found if len(v) >= MIN_SECRET_LENGTH), key=len, reverse=True)
+                out.append(part.split("=", 1)[1])
+    return out
+
+
+def _secret_header(name: str) -> bool:
+    lowered = name.lower()
+    return looks_secret(name) or any(w in lowered for w in ("key", "token", "secret", "auth", "cookie", "passw"))
+
+
+class Masker:
+    """Replaces known secret values (and their JSON-escaped forms) by ``***`` in any text.
+
+    Whole values only, never fragments of words: a value shorter than
+    ``MIN_MASK_LENGTH`` is ignored, one shorter than ``ANYWHERE_MASK_LENGTH`` is
+    masked where it stands as a token of its own (not preceded or followed by
+    a letter, digit, ``_`` or ``-``), a longer one wherever it occurs. Longest
+    first. ``Masker(values)(text)``; an empty masker returns text unchanged.
+    """
+
+    __slots__ = ("values", "_patterns")
+
+    def __init__(self, values: Any = ()):
+        import json
+
+        forms: set[str] = set()
+        for v in values:
+            if isinstance(v, Secret):
+                v = v.reveal()
+            if not isinstance(v, str) or len(v) < MIN_MASK_LENGTH:
+                continue
+            forms.add(v)
+            forms.add(json.dumps(v)[1:-1])  # as it appears inside a JSON string
+        self.values = tuple(sorted(forms, key=len, reverse=True))
+        self._patterns = tuple(
+            None if len(v) >= ANYWHERE_MASK_LENGTH
+            else re.compile(f"(?<![{_TOKEN_CHARS}]){re.escape(v)}(?![{_TOKEN_CHARS}])")
+            for v in self.values)
+
+    def __call__(self, text: str) -> str:
+        for v, pattern in zip(self.values, self._patterns):
+            if v in text:
+                text = text.replace(v, MASK) if pattern is None else pattern.sub(MASK, text)
+        return text
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def __repr__(self) -> str:
+        return f"<Masker {len(self.values)} value(s)>"
+
+
+def mask(text: str, values: Any) -> str:
+    """``text`` with each secret in ``values`` (strings or ``Secret``s) replaced by ``***`` (see ``Masker``)."""
+    return Masker(values)(text)

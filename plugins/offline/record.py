@@ -1,7 +1,8 @@
 """Record real exchanges to JSONL, and replay them offline: turn any real run into a deterministic test.
 
 ``k.llm("record:openai:gpt-4o-mini", path="run.jsonl", **options)`` wraps the
-real model (``options`` go to it) and appends one line per call::
+real model (``options`` go to it) and appends one line per call (its API key and
+secret header values -- ``X-Api-Key``, ``Authorization``... -- masked wherever they appear)::
 
     {"model": "openai:gpt-4o-mini", "stream": false, "request": {...}, "completion": {...}}
 
@@ -13,11 +14,8 @@ call; the file holds the request and reply as the agent sees them (the
 registered names). The file is truncated when the recorder makes its first
 call. Secrets are stripped: option keys that look like credentials
 (``api_key``, ``authorization``, ``token``, ``secret``, ``password``) are
-replaced by ``"***"``, and the wrapped model's API key and the values of its
-secret-looking headers (``X-Api-Key``...) are masked wherever they appear as
-whole values, even when a server echoes them (``zagent.secrets.mask_secrets``:
-a dummy key such as ``x`` masks nothing, so records stay replayable); HTTP
-headers are never part of a record.
+replaced by ``"***"`` and the wrapped model's API key is redacted wherever it
+appears; HTTP headers are never part of a record.
 
 ``k.llm("replay:any", path="run.jsonl")`` answers from the file, in order,
 with the recorded profile (``profile={...}`` overrides it as for any model),
@@ -57,8 +55,13 @@ def strip_secrets(value: Any) -> Any:
 
 
 def _masker_of(llm: Any) -> Any:
-    """The wrapped model's HTTP masking (its API key and secret header values, whole values only), if any."""
-    return getattr(getattr(llm, "http", None), "redact", None)
+    """The wrapped model's secrets masker (API key and secret headers, even when a server echoes them)."""
+    http = getattr(llm, "http", None)
+    if http is not None and hasattr(http, "masker"):
+        return http.masker()
+    from zagent.secrets import Masker
+
+    return Masker()
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -113,10 +116,7 @@ class RecordLLM(LLM):
         else:
             entry["error"] = {"type": type(error).__name__, "message": str(error),
                               "status": getattr(error, "status", None)}
-        line = _encoder.encode(entry).decode()
-        mask = _masker_of(self.inner)
-        if mask is not None:
-            line = mask(line)
+        line = _masker_of(self.inner)(_encoder.encode(entry).decode())
         with open(self.path, "w" if not self._started else "a", encoding="utf-8") as f:
             f.write(line + "\n")
         self._started = True

@@ -13,7 +13,7 @@ from tests.servers import hostile
 from tests.servers.hostile import HostileServer
 from tests.servers.openai_server import OpenAIServer
 from zagent import BadRequestError, ProviderError
-from zagent.secrets import MIN_SECRET_LENGTH, mask_secrets, secret_header_values
+from zagent.secrets import MIN_MASK_LENGTH, header_secrets, mask
 
 
 def _error_body(message: str) -> bytes:
@@ -79,32 +79,46 @@ def test_a_record_made_with_a_short_key_replays(kernel, tmp_path):
 
 def test_mask_secrets_keeps_words_that_contain_a_mid_length_secret():
     """A secret of 8-19 characters is masked where it stands alone, not inside a longer token."""
-    assert mask_secrets("key abcdefgh, abcdefghij", ["abcdefgh"]) == "key ***, abcdefghij"
-    assert mask_secrets('{"k": "abcdefgh"}', ["abcdefgh"]) == '{"k": "***"}'
+    assert mask("key abcdefgh, abcdefghij", ["abcdefgh"]) == "key ***, abcdefghij"
+    assert mask('{"k": "abcdefgh"}', ["abcdefgh"]) == '{"k": "***"}'
 
 
 def test_mask_secrets_masks_long_secrets_anywhere():
     """A secret of 20+ characters is masked even glued to other text."""
     secret = "s" * 10 + "0123456789"
-    assert mask_secrets(f"Bearer{secret}x", [secret]) == "Bearer***x"
+    assert mask(f"Bearer{secret}x", [secret]) == "Bearer***x"
 
 
-@given(st.text(), st.text(min_size=1, max_size=MIN_SECRET_LENGTH - 1))
+@given(st.text(), st.text(min_size=1, max_size=MIN_MASK_LENGTH - 1))
 def test_short_values_are_never_masked(text, secret):
-    """Values shorter than MIN_SECRET_LENGTH leave any text unchanged."""
-    assert mask_secrets(text, [secret]) == text
+    """Values shorter than MIN_MASK_LENGTH leave any text unchanged."""
+    assert mask(text, [secret]) == text
 
 
 @given(st.text(), st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126), min_size=20, max_size=40),
        st.text())
 def test_long_secrets_never_survive(before, secret, after):
     """A value of 20+ characters never appears in the masked text, wherever it was put."""
-    assert secret not in mask_secrets(before + secret + after, [secret]) or secret in "***"
+    assert secret not in mask(before + secret + after, [secret]) or secret in "***"
 
 
-def test_secret_header_values_takes_credentials_out_of_schemes_and_cookies():
+def test_header_secrets_takes_credentials_out_of_schemes_and_cookies():
     """Authorization yields the token after the scheme; Cookie each cookie's value; other headers nothing."""
-    values = secret_header_values({"Authorization": "Bearer tok-123456789", "Cookie": "a=1; sid=cookie-98765",
-                                   "X-Request-Id": "req-0123456789", "max_tokens": "123456789"})
+    values = header_secrets({"Authorization": "Bearer tok-123456789", "Cookie": "a=1; sid=cookie-98765",
+                                   "X-Request-Id": "req-0123456789"})
     assert "tok-123456789" in values and "cookie-98765" in values
-    assert "req-0123456789" not in values and "123456789" not in values
+    assert "req-0123456789" not in values
+
+
+def test_a_dummy_key_named_like_a_provider_does_not_mask_the_provider_name(kernel):
+    """api_key='ollama' (Ollama's documented dummy key) leaves 'ollama' in messages alone."""
+    assert mask("ollama (http://127.0.0.1:11434) reported an error", ["ollama"]).startswith("ollama (")
+
+
+def test_json_escaped_forms_of_a_secret_are_masked():
+    """A secret with characters JSON escapes is masked in a JSON record line too."""
+    import json
+
+    secret = 'pa"ss\\word-0123456789'
+    assert secret not in mask(json.dumps({"m": f"echo {secret}"}), [secret]).replace("***", "")
+    assert "***" in mask(json.dumps({"m": f"echo {secret}"}), [secret])

@@ -76,19 +76,41 @@ def sides_for(base_url: str, n: int, args) -> dict:
     same = httpx.Limits(max_connections=100, max_keepalive_connections=20)
     wide = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
     sides = {"zagent": lambda: Zagent(base_url, http_module="httpx")}
+    for gate in args.zagent_gates:
+        sides[f"zagent_gate{gate}"] = (lambda g: lambda: Zagent(base_url, http_module="httpx", max_in_flight=g))(gate)
+    for spec in args.zagent_side:  # NAME:key=int,key=int
+        label, _, opts = spec.partition(":")
+        kw = {k: int(v) for k, v in (o.split("=", 1) for o in opts.split(",") if o)}
+        sides[label] = (lambda o: lambda: Zagent(base_url, http_module="httpx", **o))(kw)
+    for spec in args.raw_side:  # NAME:connections,keepalive,gate
+        label, _, opts = spec.partition(":")
+        conns, keep, gate = (int(x) for x in opts.split(","))
+        sides[label] = (lambda c, k, g: lambda: Bare(
+            base_url, httpx.Limits(max_connections=c, max_keepalive_connections=k), gate=g))(conns, keep, gate)
     if n <= args.nogate_max:
         sides["zagent_nogate"] = lambda: Zagent(base_url, http_module="httpx", max_in_flight=0)
-    try:
-        import httpx2  # noqa: F401
+    if not args.no_httpx2:
+        try:
+            import httpx2  # noqa: F401
 
-        sides["zagent_httpx2"] = lambda: Zagent(base_url, http_module="httpx2")
-    except ImportError:
-        pass
-    for gate in (32, 64, 100, 200):
+            sides["zagent_httpx2"] = lambda: Zagent(base_url, http_module="httpx2")
+        except ImportError:
+            pass
+    for gate in args.raw_gates:
         sides[f"raw_gate{gate}"] = (lambda g: lambda: Bare(base_url, same, gate=g))(gate)
     if n <= args.nogate_max:
         sides["raw_pool1000"] = lambda: Bare(base_url, wide)
     return sides
+
+
+def raise_fd_limit() -> None:
+    """Every side keeps its pool open through the interleaved rounds: allow the sockets (here and in the server)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
 async def main_async(args, base_url: str) -> None:
@@ -111,8 +133,18 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--nogate-max", type=int, default=1000,
                     help="largest N for the sides without an in-flight gate (they slow down quadratically)")
+    ap.add_argument("--raw-gates", type=int, nargs="*", default=[32, 64, 100, 200],
+                    help="raw floors: pool 100/20 with a semaphore of this size in front")
+    ap.add_argument("--zagent-gates", type=int, nargs="*", default=[],
+                    help="extra zagent sides with max_in_flight set to these values")
+    ap.add_argument("--zagent-side", action="append", default=[], metavar="NAME:KEY=INT,...",
+                    help="an extra zagent side with these k.llm options, e.g. ka100:max_keepalive_connections=100")
+    ap.add_argument("--raw-side", action="append", default=[], metavar="NAME:CONNS,KEEPALIVE,GATE",
+                    help="an extra raw floor with these pool limits and semaphore size")
+    ap.add_argument("--no-httpx2", action="store_true")
     args = ap.parse_args()
     assert MESSAGES
+    raise_fd_limit()
     proc, base_url = start_server()
     try:
         print(f"server {base_url}, N {args.n}, rounds {args.rounds}", flush=True)

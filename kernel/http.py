@@ -633,6 +633,8 @@ class StreamReply:
             guard.armed = False
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
         return getattr(self._response, name)
 
     @property

@@ -98,7 +98,8 @@ class HttpConfig(msgspec.Struct, kw_only=True, frozen=True):
 
     Defaults: connect 10 s, read 120 s (time between bytes; a streamed reply
     may take longer in total), write 30 s, pool 60 s (waiting for a free
-    connection when many agents share the pool); httpx's own pool defaults: up
+    connection inside httpx's pool; calls past ``max_in_flight`` wait before
+    it, within the deadline); httpx's own pool defaults: up
     to 100 connections, 20 of which stay alive for 30 s idle. Measured with the
     peers' harness (500 concurrent two-call agent tasks on loopback): 100/20
     ran at 1.0-1.2x the bare-httpx loop; 100/100 at 1.6-1.8x and 200-1000

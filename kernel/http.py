@@ -954,9 +954,16 @@ def network_options(
     """
     import os
 
+    from .credentials import check_destination, check_options
+
     options = dict(options)
-    key = Secret.of(options.pop("api_key", None) or os.environ.get(key_env) or None)
-    base_url = options.pop("base_url", None) or os.environ.get(base_env) or default_base_url
+    check_options(options)
+    own_key = options.pop("api_key", None)
+    key = Secret.of(own_key or os.environ.get(key_env) or None)
+    configured = os.environ.get(base_env) or default_base_url
+    base_url = options.pop("base_url", None) or configured
+    # A key from the environment goes only where the user configured (not to a spec's base_url).
+    check_destination(provider, base_url, configured, key_env=key_env, env_key=key is not None, own_key=bool(own_key))
     http = HttpClient.build(provider, base_url, options, api_key=key, key_env=key_env,
                             auth_header=auth_header, auth_prefix=auth_prefix)
     return http, options

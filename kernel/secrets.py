@@ -97,7 +97,7 @@ MIN_MASK_LENGTH = 8
 #: shorter ones only where they stand alone (not inside a longer word or token).
 ANYWHERE_MASK_LENGTH = 20
 _TOKEN_CHARS = r"A-Za-z0-9_\-"
-_HEADER_PARTS = re.compile(r"[;,\s]+")
+_COOKIE_PARTS = re.compile(r";\s*")
 
 
 def header_secrets(headers: Any) -> list[str]:
@@ -111,12 +111,12 @@ def header_secrets(headers: Any) -> list[str]:
             value = value.reveal()
         elif not (isinstance(value, str) and _secret_header(str(name))):
             continue
-        value = value.strip()
         out.append(value)
-        for part in _HEADER_PARTS.split(value):
-            out.append(part)
-            if "=" in part:
-                out.append(part.split("=", 1)[1])
+        scheme, _, credential = value.partition(" ")
+        if credential.strip():
+            out.append(credential.strip())
+        if "cookie" in str(name).lower():
+            out.extend(part.split("=", 1)[1] for part in _COOKIE_PARTS.split(value) if "=" in part)
     return out
 
 
@@ -138,7 +138,7 @@ class Masker:
     __slots__ = ("values", "_patterns")
 
     def __init__(self, values: Any = ()):
-        import json
+        import json  # here, not at module level: ``import zagent`` stays light
 
         forms: set[str] = set()
         for v in values:

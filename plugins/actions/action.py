@@ -40,6 +40,7 @@ import attrs
 
 from zagent import fields as zfields
 from zagent.errors import ConfigError, NoAnswerError, ParseError
+from zagent.toolrun import with_unique_ids
 from zagent.types import Message, ToolCall, ToolResult, Usage
 
 from .toolmode import PromptTools
@@ -94,9 +95,26 @@ class Action:
 
     async def aexecute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext",
                        system_prompt: Optional[str] = None) -> ActionOutput:
-        raise NotImplementedError
+        """Run the action. Subclasses override this, or only the sync ``execute``.
+
+        A subclass that overrides only ``execute`` has it run in a worker thread
+        (it may block); what it returns is the output (an ``ActionOutput`` is
+        passed through as it is).
+        """
+        if type(self).execute is Action.execute:
+            raise TypeError(f"{type(self).__name__} (action {self.name!r}) implements neither aexecute nor execute; "
+                            "override one of them (async def aexecute(self, llm, inputs, *, ctx, system_prompt=None) "
+                            "or def execute(self, llm, inputs, *, ctx, **kw))")
+        import asyncio
+
+        out = await asyncio.to_thread(self.execute, llm, inputs, ctx=ctx, system_prompt=system_prompt)
+        if isinstance(out, ActionOutput):
+            return out
+        return ActionOutput(output=out, raw="" if out is None else str(out), messages=[], tool_results=[],
+                            usage=Usage(), steps=0, prompt="")
 
     def execute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext", **kw: Any) -> ActionOutput:
+        """Sync twin of ``aexecute`` (a subclass may override this instead of ``aexecute``)."""
         from zagent.sync import run_sync
 
         return run_sync(self.aexecute(llm, inputs, ctx=ctx, **kw))
@@ -188,7 +206,12 @@ class CustomizeAction(Action):
         messages = self._first_messages(prompt, system_prompt, history, prompt_tools)
         run = _Run(self, llm, ctx, messages, tools if native else None, prompt_tools,
                    self.response_format(llm, bool(tools)))
-        return await run.loop(prompt)
+        scope = ctx.offered_tools
+        ctx.offered_tools = frozenset(t.name for t in tools)  # the kernel blocks any other name
+        try:
+            return await run.loop(prompt)
+        finally:
+            ctx.offered_tools = scope
 
     def _first_messages(self, prompt: str, system_prompt: Optional[str], history: Sequence[Message],
                         prompt_tools: Optional[PromptTools]) -> list[Message]:
@@ -237,7 +260,7 @@ class _Run:
                 self.messages, tools=self.native_tools, response_format=self.response_format,
                 output_spec=output_spec), self.ctx)
             self.usage = self.usage + completion.usage
-            reply = completion.message
+            reply = _unique_ids(completion.message)  # each result must find its own call
             calls, errors, text = self._tool_calls(reply)
             if calls or errors:
                 self.messages.append(reply)
@@ -262,7 +285,8 @@ class _Run:
     def _tool_calls(self, reply: Message) -> tuple[list[ToolCall], list[str], str]:
         if self.prompt_tools is None:
             return list(reply.tool_calls), [], reply.content or ""
-        return self.prompt_tools.extract(reply.content or "")
+        calls, errors, text = self.prompt_tools.extract(reply.content or "")
+        return with_unique_ids(calls), errors, text
 
     async def _run_tools(self, calls: list[ToolCall], errors: list[str]) -> None:
         results = await self.action.kernel.arun_tools(
@@ -284,3 +308,14 @@ class _Run:
             text, action.output_spec, self.llm, self.ctx, **action._parse_options)
         return zfields.convert(values, action.output_spec, raw=text)
 
+
+def _unique_ids(reply: Message) -> Message:
+    """The reply with a unique id on each native tool call (a server may send none, empty or repeated ones)."""
+    if not reply.tool_calls:
+        return reply
+    calls = with_unique_ids(list(reply.tool_calls))
+    if all(a is b for a, b in zip(calls, reply.tool_calls)):
+        return reply
+    import msgspec
+
+    return msgspec.structs.replace(reply, tool_calls=calls)

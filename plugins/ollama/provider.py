@@ -81,9 +81,8 @@ class OllamaLLM(LLM):
 
     @classmethod
     def build(cls, model: str, **options: Any) -> "OllamaLLM":
-        options = {**options, "base_url": options.get("base_url") or host_url(os.environ.get("OLLAMA_HOST"))}
         http, rest = network_options("ollama", options, key_env="OLLAMA_API_KEY", base_env="OLLAMA_BASE_URL",
-                                     default_base_url=DEFAULT_HOST)
+                                     default_base_url=host_url(os.environ.get("OLLAMA_HOST")))
         price = price_per_million(rest.pop("prices", None), model)
         fields = split_fields({**(rest.pop("extra_body", None) or {}), **rest})
         llm = cls(provider="ollama", model=model, http=http, fields=fields, price=price)

@@ -15,10 +15,13 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import attrs
 import msgspec
+from zagent.credentials import spec_options
+from zagent.imports import check_spec_path, resolve_approver
 from zagent.kernel import convert_spec
 from zagent.llm import to_messages
 from zagent.plugins.actions.agent import Agent
 from zagent.sync import run_sync
+from zagent.toolrefs import resolve_tool_refs
 from zagent.types import Message
 
 from .loop import SYSTEM_PROMPT, ReActLoop
@@ -107,7 +110,12 @@ class ReActAgent(Agent):
         spec = convert_spec(data, ReActSpec, "react agent spec")
         fields = msgspec.structs.asdict(spec)
         fields.pop("type")
-        return cls(kernel=kernel, **fields)
+        fields["rails"] = resolve_approver(fields["rails"], kernel)
+        fields["tools"] = resolve_tool_refs(kernel, fields["tools"], key="tool")  # names, toolset:, import paths
+        fields["pinned_tools"] = resolve_tool_refs(kernel, fields["pinned_tools"], key="pinned tool")
+        check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",))
+        with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
+            return cls(kernel=kernel, **fields)
 
     def loop(self) -> ReActLoop:
         """A new ``ReActLoop`` configured like this agent."""

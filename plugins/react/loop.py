@@ -31,6 +31,7 @@ from zagent.control import RunControl
 from zagent.errors import NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
 from zagent.llm import to_messages
 from zagent.secrets import public_data
+from zagent.toolrun import with_unique_ids
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
 
 from .state import Decision, RunState, StepResult, state_decoder
@@ -291,6 +292,7 @@ class ReActLoop:
         try:
             await self._maybe_compress()
             tools = await self._offered_tools()
+            self._ctx.offered_tools = frozenset(t.name for t in tools)  # the kernel blocks any other name
             decision, reply = await self._decide(tools)
         except (ProviderError, ToolBlocked, CompressionFailed) as exc:
             state.steps.append(StepResult(step=state.step, action="direct_response", is_error=True,
@@ -342,9 +344,13 @@ class ReActLoop:
         request = self.llm.request(messages, tools=specs if native else None, stream=self.on_text is not None)
         reply = (await self._abortable(self._ask(request))).message
         if prompt_tools is None:
-            calls, errors, text = list(reply.tool_calls), [], reply.content or ""
+            calls = with_unique_ids(list(reply.tool_calls))  # each result must find its own call
+            if reply.tool_calls and any(a is not b for a, b in zip(calls, reply.tool_calls)):
+                reply = msgspec.structs.replace(reply, tool_calls=calls)
+            errors, text = [], reply.content or ""
         else:
             calls, errors, text = prompt_tools.extract(reply.content or "")
+            calls = with_unique_ids(calls)
         decision = _decision(calls, text)
         if errors:
             decision.feedback = prompt_tools.format.feedback(errors)
@@ -408,6 +414,8 @@ class ReActLoop:
 
     async def _run_batch(self) -> None:
         state = self.state
+        if self._ctx.offered_tools is None:  # restored mid-batch: the turn's selection is gone; the agent's tools
+            self._ctx.offered_tools = frozenset(self.tools)
         self._release_approved()
         gate = asyncio.Semaphore(max(1, self.max_tool_call_concurrency))
         waiting = set(state.awaiting_approval)
@@ -521,7 +529,8 @@ class ReActLoop:
         """Copy the plugins' per-run state that survives a restore (``to_state()``) into the state."""
         ctx = getattr(self, "_ctx", None)
         if ctx is not None:
-            self.state.stash = {k: v.to_state() for k, v in ctx.stash.items() if callable(getattr(v, "to_state", None))}
+            self.state.stash = {k: v.to_state() for k, v in ctx.stash.items()
+                                if isinstance(k, str) and callable(getattr(v, "to_state", None))}
 
     def _write_trajectory(self) -> None:
         if self.trajectory_path:

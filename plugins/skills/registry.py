@@ -34,6 +34,7 @@ from zagent.logs import log
 
 from . import markdown, terms
 from .index import SkillIndex
+from .paths import inside
 from .skill import STATES, Skill, Transition, check_name, content_hash
 from .writer import SkillWriter, is_skill_file
 
@@ -79,7 +80,7 @@ class SkillRegistry:
                     continue
                 seen[entry.name] = entry.stat().st_mtime_ns
                 try:
-                    skill = self._read(entry.path)
+                    skill = self._read(entry.path, self.folder)
                 except (OSError, ConfigError) as exc:
                     log.warning("skills: skipping %s: %s", entry.path, exc)
                     continue
@@ -98,7 +99,7 @@ class SkillRegistry:
         for entry in sorted(os.scandir(os.fspath(path)), key=lambda e: e.name):
             if not entry.is_file() or not is_skill_file(entry.name):
                 continue
-            skill = self._read(entry.path)
+            skill = self._read(entry.path, os.fspath(path))
             if skill.name in self._folder_skills and not replace:
                 continue
             skill.edited_by_human = False
@@ -118,8 +119,9 @@ class SkillRegistry:
         self.load()
         return True
 
-    def _read(self, path: str) -> Skill:
-        with open(path, encoding="utf-8") as f:
+    def _read(self, path: str, folder: str) -> Skill:
+        real = inside(path, folder)
+        with open(real, encoding="utf-8") as f:
             skill = markdown.load(f.read(), path)
         stem = os.path.basename(path)[:-3]
         if skill.name != stem:
@@ -213,7 +215,7 @@ class SkillRegistry:
         """
         path = self.writer.path(name)
         try:
-            return self._read(path).edited_by_human
+            return self._read(path, self.writer.folder).edited_by_human
         except FileNotFoundError:
             return None
         except (OSError, ConfigError):
@@ -317,3 +319,4 @@ def _as_skill(skill: SkillIn) -> Skill:
         check_name(converted.name)
         return converted
     raise ConfigError(f"a skill must be a Skill or a dict, got {type(skill).__name__}")
+

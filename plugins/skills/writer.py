@@ -21,6 +21,7 @@ import attrs
 from zagent.files import write_atomic
 
 from . import markdown
+from .paths import inside
 from .skill import Skill, check_name, content_hash
 
 BACKUP = re.compile(r"\.v\d+(-\d+)?\.md$")
@@ -53,7 +54,7 @@ class SkillWriter:
     def backup(self, name: str) -> str:
         """Copy ``<name>.md`` to ``<name>.v<version>.md`` (a free name) and return that path."""
         path = self.path(name)
-        with open(path, encoding="utf-8") as f:
+        with open(inside(path, self.folder), encoding="utf-8") as f:
             text = f.read()
         try:
             version = int(markdown.parse(text, path).get("version", 1))

@@ -39,6 +39,8 @@ def add_commands(cli: Any) -> None:
     run.add_argument("--retries", type=int, default=0, help="extra tries of a failing node")
     run.add_argument("--json", action="store_true", help="print the outputs as JSON")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    run.add_argument("--trust", action="store_true", help="trust every import path in the workflow and its agents "
+                                                          "(default: only modules in the file's own folder)")
 
 
 def _manager(kernel: Any, storage: Any) -> Any:
@@ -74,7 +76,21 @@ def cmd_show(args: argparse.Namespace, kernel: Any) -> int:
     return 1 if problems else 0
 
 
+def _trust(args: argparse.Namespace) -> Any:
+    """Modules in the workflow file's folder (and the ``--agents`` folder), everything with ``--trust``."""
+    import os
+
+    from zagent.imports import Trust
+
+    folders = Trust.for_file(args.workflow_file).folders
+    if args.agents and os.path.isdir(args.agents):
+        folders += (os.path.realpath(args.agents),)
+    return Trust(everything=bool(args.trust), folders=folders)
+
+
 def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
+    from zagent.imports import trusting
+
     from .executor import WorkFlowExecutor
     from .graph import WorkFlowGraph
 
@@ -83,7 +99,8 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     executor = WorkFlowExecutor(kernel=kernel, manager=_manager(kernel, args.agents), llm=args.model,
                                 max_concurrency=args.concurrency, retries=args.retries,
                                 checkpoints=args.checkpoints)
-    result = executor.run(graph, args.input, run_id=args.run_id)
+    with trusting(_trust(args)):
+        result = executor.run(graph, args.input, run_id=args.run_id)
     if args.json:
         print(msgspec.json.format(msgspec.json.encode(result.outputs, enc_hook=repr)).decode())
     else:

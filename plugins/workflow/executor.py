@@ -149,8 +149,8 @@ class _Run:
         self.ex, self.graph, self.topo, self.agents, self.run_id = ex, graph, topo, agents, run_id
         self.kernel = ex.kernel
         self.nodes = {n.name: n for n in graph.nodes}
-        self.reducers = {s.name: reducer_for(s) for s in graph.state}
-        self.routers = {c.source: (c, resolve_callable(c.router, f"router of {c.source!r}"))
+        self.reducers = {s.name: reducer_for(s, self.kernel) for s in graph.state}
+        self.routers = {c.source: (c, resolve_callable(c.router, f"router of {c.source!r}", self.kernel))
                         for c in graph.conditional_edges}
         self.values: dict[str, Any] = {**initial_state(graph.state), **inputs}
         self.done: dict[str, dict[str, Any]] = {}

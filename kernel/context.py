@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Optional
 
 import attrs
 
@@ -69,9 +69,11 @@ class RunContext:
         """
         return attrs.evolve(self, agent=agent, agent_config=dict(agent_config), usage=Usage(), offered_tools=None)
 
-    async def emit(self, type: str, **data: Any) -> None:
-        """Send a ``zagent_event`` tagged with this run's id and agent."""
-        await self.kernel.aemit(type, run_id=self.run_id, agent=self.agent, **data)
+    def emit(self, type: str, **data: Any) -> Awaitable[None]:
+        """Send a ``zagent_event`` tagged with this run's id and agent (await it).
+
+        A plain function returning ``Kernel.aemit``'s coroutine: one coroutine less per event."""
+        return self.kernel.aemit(type, run_id=self.run_id, agent=self.agent, **data)
 
     def __repr__(self) -> str:
         return f"<RunContext {self.run_id} agent={self.agent!r} tokens={self.usage.total_tokens}>"

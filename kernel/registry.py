@@ -1,4 +1,4 @@
-"""Named things plugins register (providers, parsers, tools, memory, embedders, agent types).
+"""Named things plugins register (providers, parsers, tools, memory, embedders, agent types, executors).
 
 Registrations are collected per plugin first and resolved afterwards, so a
 plugin whose registration hook fails can be dropped whole, and a clash can
@@ -21,6 +21,7 @@ KINDS = {
     "memory": ("zagent_register_memory", "memory backend"),
     "embedders": ("zagent_register_embedders", "embedder"),
     "agent_types": ("zagent_register_agent_types", "agent type"),
+    "executors": ("zagent_register_executors", "executor"),
 }
 
 

@@ -117,7 +117,8 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
 def cmd_show(args: argparse.Namespace, kernel: Any) -> int:
     agent = _load(args, kernel, dry=True)
     inputs = _typed(agent, args.input)
-    if agent.system_prompt:
-        print(f"--- system ---\n{agent.system_prompt}\n--- user ---")
+    system = agent.system_preview(inputs) if hasattr(agent, "system_preview") else agent.system_prompt
+    if system:
+        print(f"--- system ---\n{system}\n--- user ---")
     print(agent.prompt_preview(inputs))
     return 0

@@ -134,10 +134,17 @@ class CustomizeAgent(Agent):
         write_atomic(p, text)
 
     def prompt_preview(self, inputs: Optional[dict[str, Any]] = None) -> str:
-        """The prompt as the model would see it; missing inputs shown as ``{name}``."""
+        """The user prompt as the model would see it; missing inputs shown as ``{name}``."""
         action = self.action()
         values = {n: (inputs or {}).get(n, "{" + n + "}") for n in action.input_spec.names}
         return action.render_prompt(values)
+
+    def system_preview(self, inputs: Optional[dict[str, Any]] = None) -> str:
+        """The system message: the agent's system prompt and the template's system section."""
+        action = self.action()
+        values = {n: (inputs or {}).get(n, "{" + n + "}") for n in action.input_spec.names}
+        section = action.render_turns(values)[0]
+        return "\n\n".join(p for p in (self.system_prompt or "", section) if p)
 
 
 def _convert_spec(data: dict[str, Any]) -> AgentSpec:
@@ -159,7 +166,8 @@ def _validate(spec: AgentSpec, kernel: "Kernel") -> None:
         raise ConfigError(f"{where}: {', '.join(sorted(clash))} declared both as input and output")
     used = _placeholders(spec)
     unused = [n for n in inputs.names if n not in used]
-    if unused:
+    chat_style = bool(spec.prompt_template) and spec.prompt_template.get("style") == "chat"
+    if unused and not chat_style:  # a chat template lists every input left out in the request turn
         raise ConfigError(f"{where}: input(s) {', '.join(unused)} never appear in the prompt; "
                           f"add {' '.join('{' + n + '}' for n in unused)} to it or remove them")
     mode = spec.parse_mode or _default_mode(spec)

@@ -22,6 +22,8 @@ def add_commands(cli: Any) -> None:
     chat.add_argument("--tools", default=None, help="comma-separated tools: registered names, toolset:NAME or "
                       "module:function import paths (default: all registered)")
     chat.add_argument("--trajectory", default=None, help="append each run to this JSONL file")
+    chat.add_argument("--hide-reasoning", action="store_true",
+                      help="do not show the model's reasoning (shown dimmed on stderr by default)")
     chat.add_argument("--trust", action="store_true", help="trust every import path in the agent file "
                                                          "(default: only modules in the file's own folder)")
 
@@ -85,7 +87,7 @@ def cmd_chat(args: argparse.Namespace, kernel: Any) -> int:
     interrupts = _Interrupts()
     previous = interrupts.install()
     try:
-        return _repl(agent, interrupts)
+        return _repl(agent, interrupts, show_reasoning=not getattr(args, "hide_reasoning", False))
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
@@ -99,7 +101,14 @@ def _show(name: str, streamed: list[str], delta: str) -> None:
     print(delta, end="", flush=True)
 
 
-def _repl(agent: Any, interrupts: _Interrupts) -> int:
+def _show_reasoning(delta: str) -> None:
+    """Reasoning goes to stderr, dimmed on a terminal, so it never mixes with the answer on stdout."""
+    if sys.stderr.isatty():
+        delta = f"\x1b[2m{delta}\x1b[0m"
+    print(delta, end="", file=sys.stderr, flush=True)
+
+
+def _repl(agent: Any, interrupts: _Interrupts, show_reasoning: bool = True) -> int:
     history: list[Any] = []
     while True:
         try:
@@ -112,6 +121,8 @@ def _repl(agent: Any, interrupts: _Interrupts) -> int:
         loop = agent.loop()
         streamed: list[str] = []
         loop.on_text = functools.partial(_show, agent.name, streamed)
+        if show_reasoning:
+            loop.on_reasoning = _show_reasoning
         result = _run(loop, loop.arun(text, history=history), interrupts)
         if streamed:
             print(flush=True)

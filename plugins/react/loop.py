@@ -103,6 +103,8 @@ class ReActLoop:
     state: Optional[RunState] = None
     on_text: Optional[Any] = None
     """Called with each text delta of the model's replies: the loop then streams (``llm.astream``)."""
+    on_reasoning: Optional[Any] = None
+    """Called with each reasoning delta while streaming (never part of the answer text)."""
 
     def __attrs_post_init__(self) -> None:
         if self.on_error not in ("continue", "stop"):
@@ -329,8 +331,11 @@ class ReActLoop:
             state.messages.append(Message(role="user", content=NUDGE))
             state.steps.append(StepResult(step=state.step, action="direct_response", is_error=True,
                                           reason="empty reply", duration=took))
-        await self._emit("step_end", step=state.step, action=decision.action,
-                         tools=[c.name for c in decision.calls])
+        end = {"step": state.step, "action": decision.action, "tools": [c.name for c in decision.calls]}
+        if state.pending:  # the step's span stays open over its tool calls (ended in _run_batch)
+            self._step_end = end
+        else:
+            await self._emit("step_end", **end)
         await self._checkpoint()
 
     async def _decide(self, tools: list[Any]) -> tuple[Decision, Message]:
@@ -364,6 +369,8 @@ class ReActLoop:
         async for chunk in self.llm.astream(request.messages, tools=request.tools or None, ctx=self._ctx):
             if chunk.type == "text" and chunk.text:
                 self.on_text(chunk.text)
+            elif chunk.type == "reasoning" and self.on_reasoning is not None:
+                self.on_reasoning(chunk.text)
             elif chunk.type == "done":
                 final = chunk.completion
         if final is None:
@@ -429,6 +436,9 @@ class ReActLoop:
         if all(c.id in state.finished for c in state.pending):
             self._close_batch()
             await self._checkpoint()
+            end, self._step_end = getattr(self, "_step_end", None), None
+            if end is not None:
+                await self._emit("step_end", **end)
 
     async def _run_call(self, call: ToolCall, gate: asyncio.Semaphore) -> None:
         # The slot is held until the result is checkpointed: with one call at a time, the next call
@@ -479,8 +489,11 @@ class ReActLoop:
         await self._checkpoint()
         self._write_trajectory()
         await self._emit("run_end", status="completed", steps=len(state.steps))
-        return ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
-                           questions=list(state.questions))
+        result = ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
+                             questions=list(state.questions))
+        if self.kernel.hooks.active("zagent_run_end"):
+            await self.kernel.hooks.run_end(result, self._ctx)
+        return result
 
     def _aborted(self) -> RunAborted:
         state = self.state

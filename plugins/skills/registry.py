@@ -185,7 +185,9 @@ class SkillRegistry:
         if not skill.created:
             skill.created = self.clock()
         skill.source = "folder"
-        self.writer.write(skill, keep_previous=self._edited_on_disk(skill.name))
+        keep = bool(self._edited_on_disk(skill.name))
+        skill.edited_by_human = False  # the file written now is zagent's; a person's version is the backup
+        self.writer.write(skill, keep_previous=keep)
         self._store(skill)
         if self.index is not None and self.index.stats(skill.name) is None:
             self.index.save_stats(skill.name, {"usage_count": 0, "success_count": 0, "last_used": None,
@@ -199,7 +201,9 @@ class SkillRegistry:
         if current is None:
             return self.register(skill)
         on_disk = self._edited_on_disk(skill.name)
-        skill.edited_by_human = skill.edited_by_human or (current.edited_by_human if on_disk is None else on_disk)
+        # The file written now is zagent's: a person's edit on disk is kept as the backup, and the flag
+        # (which says "the file holds an edit zagent has not written over") clears.
+        skill.edited_by_human = False
         skill.created = skill.created or current.created
         skill.source = "folder"
         self.writer.write(skill, keep_previous=bool(on_disk))

@@ -39,13 +39,13 @@ class SkillWriter:
     def write(self, skill: Skill, *, keep_previous: bool = False) -> Optional[str]:
         """Write ``skill`` (its ``content_hash`` refreshed); return the backup path if one was kept.
 
-        ``keep_previous=True`` (or a human-edited skill whose file exists) keeps the
-        current file as ``<name>.v<old version>.md`` first.
+        ``keep_previous=True`` (the registry passes it when the file on disk holds a
+        person's edit) keeps the current file as ``<name>.v<old version>.md`` first.
         """
         os.makedirs(self.folder, exist_ok=True)
         path = self.path(skill.name)
         backup = None
-        if (keep_previous or skill.edited_by_human) and os.path.exists(path):
+        if keep_previous and os.path.exists(path):
             backup = self.backup(skill.name)
         skill.content_hash = content_hash(skill)
         _atomic_write(path, markdown.render(skill))

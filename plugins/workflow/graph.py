@@ -177,6 +177,12 @@ class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
 
         return cls.from_dict(load_spec_file(path))
 
+    def batch_job(self, kernel: Any, llm: Optional[str] = None) -> Any:
+        """What ``Kernel.batch(graph, inputs)`` runs: the whole graph once per item (``units.batch_job``)."""
+        from .units import batch_job
+
+        return batch_job(self, kernel, llm)
+
     def __repr__(self) -> str:
         return f"<WorkFlowGraph {self.name!r} nodes={len(self.nodes)} edges={len(self.edges)}>"
 

@@ -119,3 +119,21 @@ def test_workflow_file_inline_agents_resolve_tools_next_to_it(tmp_path, tools_di
     path.write_text(json.dumps(wf))
     proc = cli("workflow", "run", str(path), "--input", "n=4", cwd=tmp_path.parent)
     assert proc.returncode == 0, proc.stderr
+
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
+
+
+def test_readme_workflow_example_with_an_import_path_runs_offline(tmp_path):
+    """The README's `zagent workflow run examples/workflow_sum.json` runs offline: its inline agent's tool resolves."""
+    proc = cli("workflow", "run", os.path.join(EXAMPLES, "workflow_sum.json"), "--input", "question=What is 2+3?",
+               "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "explanation" in proc.stdout
+
+
+def test_readme_chat_tools_example_runs_offline():
+    """The README's `cd examples && zagent chat --tools example_tools:add` calls the add tool offline."""
+    proc = cli("chat", "--tools", "example_tools:add", cwd=EXAMPLES, stdin="What is 2+3?\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "→ add" in proc.stderr

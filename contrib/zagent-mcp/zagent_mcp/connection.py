@@ -81,6 +81,8 @@ class ServerConnection:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
+            if self.state == "ready" and self._session is not None:  # a first call connected it meanwhile
+                return
             await self._connect()
 
     async def _connect(self) -> None:

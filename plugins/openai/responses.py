@@ -171,7 +171,8 @@ class ResponsesLLM(LLM):
     # -- streaming ----------------------------------------------------------------------
 
     async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
-        response = await self.http.post("/responses", self.body(request, stream=True), stream=True)
+        response = await self.http.post("/responses", self.body(request, stream=True), stream=True,
+                                        expect="text/event-stream")
         state = _State()
         final: Optional[Response] = None
         mod = self.http.module()

@@ -160,6 +160,17 @@ def test_a_200_that_is_not_an_event_stream_is_a_protocol_error(kernel, content_t
     assert len(server.requests) == 1
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "openai-responses"])
+def test_other_event_stream_providers_refuse_an_html_200_too(kernel, provider):
+    """The Anthropic and Responses providers also name the content type of a non-event-stream 200."""
+    page = b"<html><body>Please log in</body></html>"
+    with HostileServer(hostile.reply(200, page, content_type="text/html")) as server:
+        llm = kernel.llm(f"{provider}:m", base_url=server.url, api_key=KEY)
+        with pytest.raises(ProtocolError, match="content type 'text/html'"):
+            list(llm.stream("hi"))
+    assert len(server.requests) == 1
+
+
 def test_the_limits_have_sensible_defaults_and_can_be_turned_off():
     """Defaults: 32 MiB and 600 s (or the read timeout when longer); None turns either off; bad values refused."""
     assert HttpConfig.from_options({}).max_response_bytes == DEFAULT_MAX_RESPONSE_BYTES == 32 * 2**20

@@ -18,7 +18,7 @@ import attrs
 import msgspec
 
 from zagent.errors import ProviderError
-from zagent.http import HttpClient, iter_sse, malformed, network_options, stream_interrupted
+from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, stream_interrupted
 from zagent.llm import LLM, parse_arguments, new_call_id, price_per_million, unique_call_ids
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
 

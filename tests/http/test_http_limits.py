@@ -16,7 +16,7 @@ import pytest
 from tests.servers import hostile
 from tests.servers.hostile import HostileServer
 from zagent import DeadlineExceeded, ProtocolError, ProviderError, ResponseTooLarge
-from zagent.http import DEFAULT_MAX_RESPONSE_BYTES, HttpConfig
+from zagent.providerkit import DEFAULT_MAX_RESPONSE_BYTES, HttpConfig
 
 KEY = "sk-limits-test-key-0123456789"
 OK = json.dumps({"id": "c", "object": "chat.completion", "model": "m", "choices": [

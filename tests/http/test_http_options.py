@@ -10,7 +10,7 @@ import pytest
 from tests.servers import hostile
 from tests.servers.hostile import HostileServer
 from zagent import ConfigError, ProviderConfigError
-from zagent.http import HttpConfig, default_http_module
+from zagent.providerkit import HttpConfig, default_http_module
 
 OK = json.dumps({"id": "c", "object": "chat.completion", "model": "m", "choices": [
     {"index": 0, "message": {"role": "assistant", "content": "fine"}, "finish_reason": "stop"}]}).encode()

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests.servers import anthropic_server, openai_server
 from tests.servers.loopback import Reply
-from zagent.http import HttpConfig, StreamReply, iter_sse
+from zagent.providerkit import HttpConfig, StreamReply, iter_sse
 
 
 def _unterminated(events: list[bytes]) -> list[bytes]:

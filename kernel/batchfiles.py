@@ -62,7 +62,7 @@ def read_items(path: Union[str, os.PathLike]) -> Iterator[Item]:
                 continue
             try:
                 data = _decode.decode(raw)
-            except msgspec.DecodeError as exc:
+            except (msgspec.DecodeError, RecursionError) as exc:  # nested past msgspec's limit too
                 yield Item(number, None, {}, f"line {number} is not valid JSON: {exc}")
                 continue
             yield item_of(number, data)
@@ -118,7 +118,7 @@ class ResultsFile:
                 continue
             try:
                 record = _decode.decode(raw)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):
                 raise ConfigError(f"{self.path} line {number} is not a batch result (not JSON); "
                                   "use another --out file or remove that line") from None
             if not isinstance(record, dict) or not isinstance(record.get("line"), int):

@@ -60,7 +60,7 @@ def _options(pairs: list[str]) -> dict[str, Any]:
             raise SystemExit(f"zagent: --executor-option {pair!r} must look like KEY=VALUE")
         try:
             out[key.strip()] = msgspec.json.decode(text)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             out[key.strip()] = text
     return out
 

@@ -142,7 +142,7 @@ class ResponsesLLM(LLM):
         content = response.content
         try:
             reply = _response_decoder.decode(content)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:  # nested past msgspec's limit too
             raise malformed(self.http, "reply", exc, content) from None
         if reply.error or reply.status == "failed":
             raise self._error(reply.error, content)
@@ -155,7 +155,7 @@ class ResponsesLLM(LLM):
         """The decoded item, and for a reasoning item its whole JSON object (sent back unchanged)."""
         try:
             item = _item_decoder.decode(raw)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:  # nested past msgspec's limit too
             raise malformed(self.http, "output item", exc, bytes(raw)) from None
         return item, (_dict_decoder.decode(raw) if item.type == "reasoning" else None)
 
@@ -182,7 +182,7 @@ class ResponsesLLM(LLM):
                     continue
                 try:
                     ev = _event_decoder.decode(data)
-                except msgspec.DecodeError as exc:
+                except (msgspec.DecodeError, RecursionError) as exc:  # nested past msgspec's limit too
                     raise malformed(self.http, "stream event", exc, data) from None
                 kind = ev.type
                 if kind == "response.output_text.delta":

@@ -260,3 +260,21 @@ def test_chat_history_with_a_lone_surrogate_names_the_message(kernel):
         agent.chat("hello", history=history, use_react=False)
     with pytest.raises(ConfigError, match="bad message .*content"):
         agent.chat("hello", history=[{"role": "user", "content": 5}], use_react=False)
+
+
+def test_hostile_batch_lines_fail_alone_and_the_batch_goes_on(kernel, tmp_path):
+    """A batch input file with a 100,000-deep line, a 150-deep value and a lone surrogate: each is a failed
+    item naming its problem; the good lines run."""
+    path = tmp_path / "in.jsonl"
+    lines = ['{"question": "fine"}',
+             '{"question": ' + "[" * 100_000 + "]" * 100_000 + "}",
+             json.dumps({"question": deep_list(150)}),
+             json.dumps({"question": "bad \udc80"}),
+             '{"question": "also fine"}']
+    path.write_text("\n".join(lines) + "\n")
+    report = kernel.batch({**DECLARED, "llm": "test:offline"}, str(path))
+    by_line = {r["line"]: r for r in report.results}
+    assert by_line[1]["ok"] and by_line[5]["ok"]
+    assert "not valid JSON" in by_line[2]["error"]["message"]
+    assert "nested deeper than 100" in by_line[3]["error"]["message"]
+    assert "surrogate" in by_line[4]["error"]["message"]

@@ -262,7 +262,7 @@ class Kernel:
     def _lookup(self, kind: str, name: str) -> Any:
         obj = self.registries[kind].get(name)
         if obj is None:
-            noun = KINDS[kind][1]
+            noun = self.registries[kind].noun
             raise ConfigError(f"unknown {noun} {name!r}; installed: {self._names(kind)}")
         return obj
 

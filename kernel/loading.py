@@ -223,15 +223,14 @@ class PluginLoader:
                     self.hooks.call_one(hook_name, impl, {"register": register, "kernel": self.kernel})
                 except Exception as exc:
                     failed.add(impl[0])
+                    collected.pop(impl[0], None)
+                    plugin = self.pm.get_plugin(impl[0])
+                    if plugin is not None:  # dropped before reporting: strict raises in _problem
+                        self.pm.unregister(plugin)
+                    self.hooks.invalidate()
                     self._problem(impl[0], self._dist(impl[0]), PluginError(
                         f"plugin {impl[0]!r} failed in {hook_name}: {type(exc).__name__}: {exc}",
                         plugin=impl[0]), exc)
-        for name in failed:
-            collected.pop(name, None)
-            plugin = self.pm.get_plugin(name)
-            if plugin is not None:
-                self.pm.unregister(plugin)
-        self.hooks.invalidate()
         for kind in list(self.registries):
             new = [e for entries in collected.values() for k, e in entries if k == kind]
             for error in self.registries[kind].merge(new, self._describe):

@@ -24,7 +24,6 @@ Each result is ``{"id"?, "line", "ok", "output" | "error", "usage", "duration", 
 from __future__ import annotations
 
 import time
-import weakref
 from typing import Any, Awaitable, Callable, Iterable, Optional, Union
 
 import attrs
@@ -34,6 +33,7 @@ from .batchfiles import Item, ResultsFile, iter_items, read_items
 from .errors import ConfigError
 from .executors import Unit, UnitFailed, UnitLost, pick, shipped_trust, trust_from
 from .secrets import public_data
+from .stash import StashKey
 
 AGENT_RUNNER = "zagent.batch:run_agent_item"
 
@@ -273,14 +273,15 @@ async def agent_item(kernel: Any, agent: Any, inputs: dict[str, Any]) -> dict[st
     return {"output": output, "usage": msgspec.to_builtins(usage) if usage is not None else {}}
 
 
-_worker_agents: "weakref.WeakKeyDictionary[Any, dict[bytes, Any]]" = weakref.WeakKeyDictionary()
+#: a worker kernel's agents built from shipped specs, by encoded (spec, trust), in ``kernel.stash``
+WORKER_AGENTS: "StashKey[dict[bytes, Any]]" = StashKey("zagent.batch.worker_agents")
 
 
 async def run_agent_item(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
     """The unit runner on a worker: build the agent from ``payload['spec']`` under the driver's trust (once per
     kernel), run one item."""
     spec = payload["spec"]
-    built = _worker_agents.setdefault(kernel, {})
+    built = kernel.stash.get_or_create(WORKER_AGENTS, dict)
     key = msgspec.json.encode([spec, payload.get("trust")])
     agent = built.get(key)
     if agent is None:

@@ -187,6 +187,10 @@ class LLM:
         """Sync twin of ``acomplete``."""
         return run_sync(self.acomplete(messages, **kwargs))
 
+    def send(self, request: LLMRequest, ctx: Optional["RunContext"] = None) -> Completion:
+        """Sync twin of ``asend``."""
+        return run_sync(self.asend(request, ctx))
+
     async def astream(
         self, messages: MessagesIn, *, tools: Optional[Iterable[Any]] = None,
         response_format: Optional[dict[str, Any]] = None, ctx: Optional["RunContext"] = None, **options: Any,

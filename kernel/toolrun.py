@@ -35,12 +35,12 @@ async def run_tool(kernel: "Kernel", call: ToolCall, ctx: "RunContext") -> ToolR
     hooks = kernel.hooks
     events = hooks.active("zagent_event")
     if events:
-        await ctx.emit("tool_start", tool=call.name, call_id=call.id)
+        await ctx.aemit("tool_start", tool=call.name, call_id=call.id)
     call, result = await _run(kernel, call, ctx, started)
     if hooks.active("zagent_after_tool_call"):
         result = await hooks.after_tool(call, result, ctx)
     if events:
-        await ctx.emit("tool_end", tool=call.name, call_id=call.id, state=result.state,
+        await ctx.aemit("tool_end", tool=call.name, call_id=call.id, state=result.state,
                        error=result.error, duration=result.duration)
     return result
 

@@ -516,7 +516,7 @@ class ReActLoop:
         """Emit from a sync path (an abort): scheduled on the run's loop, never awaited here."""
         loop = self._control.loop
         if loop is not None and not loop.is_closed() and self.kernel.hooks.active("zagent_event"):
-            loop.create_task(self._ctx.emit(type, **data))
+            loop.create_task(self._ctx.aemit(type, **data))
 
     async def _abortable(self, awaitable: Any) -> Any:
         """Await ``awaitable`` so that ``abort()`` cancels it (the CancelledError becomes ``RunAborted``)."""
@@ -552,7 +552,7 @@ class ReActLoop:
 
     async def _emit(self, type: str, **data: Any) -> None:
         if self.kernel.hooks.active("zagent_event"):
-            await self._ctx.emit(type, **data)
+            await self._ctx.aemit(type, **data)
 
 
 def _decision(calls: list[ToolCall], text: str) -> Decision:

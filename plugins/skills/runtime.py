@@ -245,7 +245,7 @@ async def _start(request: LLMRequest, ctx: Any, options: dict[str, Any], state: 
         return
     events = ctx.kernel.hooks.active("zagent_event")
     if events:  # the match is a span: skill_start ... skill_end (skill None when nothing fitted)
-        await ctx.emit("skill_start", query_chars=len(query))
+        await ctx.aemit("skill_start", query_chars=len(query))
     try:
         skills = skills_for(ctx.kernel)
         found = await skills.amatch(query, ctx=ctx, threshold=options.get("threshold"))
@@ -255,16 +255,16 @@ async def _start(request: LLMRequest, ctx: Any, options: dict[str, Any], state: 
 
         log.exception("skills: matching failed for run %s; continuing without a skill", ctx.run_id)
         if events:
-            await ctx.emit("skill_end", skill=None, error=f"{type(exc).__name__}: {exc}"[:300])
+            await ctx.aemit("skill_end", skill=None, error=f"{type(exc).__name__}: {exc}"[:300])
         return
     if events:
-        await ctx.emit("skill_end", skill=skill.name if skill is not None else None,
+        await ctx.aemit("skill_end", skill=skill.name if skill is not None else None,
                        score=found.score if found is not None else None)
     if found is None or skill is None:
         return
     state.update(skill=skill, score=found.score, method=found.method)
     skills.used_in_run(ctx.run_id, skill.name)
-    await ctx.emit("skill_used", skill=skill.name, version=skill.version, score=found.score, method=found.method)
+    await ctx.aemit("skill_used", skill=skill.name, version=skill.version, score=found.score, method=found.method)
 
 
 def with_skill(request: LLMRequest, skill: Skill) -> LLMRequest:

@@ -266,7 +266,7 @@ class PluginLoader:
         """Unregister a plugin (by name or object) and drop everything it registered."""
         name = plugin if isinstance(plugin, str) else self.pm.get_name(plugin)
         obj = self.pm.get_plugin(name) if name is not None else None
-        if obj is None:
+        if obj is None or name is None:
             raise PluginError(f"plugin {plugin!r} is not registered on this kernel", plugin=str(plugin))
         self.pm.unregister(obj)
         for registry in self.registries.values():

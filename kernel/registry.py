@@ -58,7 +58,7 @@ def registry_hookspec(kind: str, *, noun: str,
 
     def mark(fn: F) -> F:
         fn.zagent_registry = (kind, noun, convert)  # type: ignore[attr-defined]
-        return hookspec(fn)  # type: ignore[no-any-return]
+        return hookspec(fn)
 
     return mark
 

@@ -249,7 +249,8 @@ class PluginLoader:
 
         Raises ``PluginError`` if the plugin cannot be added (import error,
         invalid or unknown hooks, blocked, already registered, a registration
-        hook raising, a name clash); the problem is also kept in ``problems``.
+        hook raising, a name clash); the problem is also kept in ``problems``,
+        and the plugin is not left registered (nothing it registered stays).
         """
         before = len(self.problems)
         self._skipped = ""
@@ -257,10 +258,20 @@ class PluginLoader:
         if registered is None:
             raise PluginError(self.problems[-1].error if len(self.problems) > before else self._skipped,
                               plugin=name)
-        self._run_registrations([registered])
+        try:
+            self._run_registrations([registered])
+        except PluginError:  # strict: raised at the first problem
+            self._discard(registered)
+            raise
         if len(self.problems) > before:
+            self._discard(registered)
             raise PluginError(self.problems[-1].error, plugin=registered)
         return registered
+
+    def _discard(self, name: str) -> None:
+        """Drop a plugin that failed in ``add_plugin`` (if a failed registration hook did not already)."""
+        if self.pm.get_plugin(name) is not None:
+            self.remove_plugin(name)
 
     def remove_plugin(self, plugin: Any) -> None:
         """Unregister a plugin (by name or object) and drop everything it registered."""

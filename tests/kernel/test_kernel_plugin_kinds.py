@@ -50,6 +50,21 @@ def test_a_clash_in_a_plugin_kind_names_both_plugins(kernel):
     assert kernel.registries["forecasters"].entry("sunny").plugin == "one"
 
 
+def test_a_plugin_refused_by_add_plugin_is_not_left_registered(kernel):
+    """add_plugin raising for a clash leaves neither the plugin nor any of its other entries behind."""
+
+    class Both:
+        def zagent_register_forecasters(self, register):
+            register("cloudy", lambda: "clouds")
+            register("sunny", lambda: "other sun")
+
+    kernel.add_plugin(Sunny(), name="one")
+    with pytest.raises(PluginError, match="'sunny' is registered by both"):
+        kernel.add_plugin(Both(), name="both")
+    assert "both" not in [p.name for p in kernel.plugins()]
+    assert "cloudy" not in kernel.registries["forecasters"]
+
+
 def test_override_wins_in_a_plugin_kind_whatever_the_order(kernel):
     """override=True replaces another plugin's entry of the same name even when registered first."""
 

@@ -24,7 +24,7 @@ Each result is ``{"id"?, "line", "ok", "output" | "error", "usage", "duration", 
 from __future__ import annotations
 
 import time
-from typing import Any, Awaitable, Callable, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Optional, Union, cast
 
 import attrs
 import msgspec
@@ -34,6 +34,9 @@ from .errors import ConfigError
 from .executors import Unit, UnitFailed, UnitLost, pick, shipped_trust, trust_from
 from .secrets import public_data
 from .stash import StashKey
+
+if TYPE_CHECKING:  # pragma: no cover
+    import os
 
 AGENT_RUNNER = "zagent.batch:run_agent_item"
 
@@ -108,7 +111,7 @@ async def abatch(kernel: Any, target: Any, inputs: Union[Iterable[Any], str, Any
     if concurrency is not None and concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     from_file = isinstance(inputs, (str, bytes)) or hasattr(inputs, "__fspath__")
-    items = read_items(inputs) if from_file else iter_items(inputs)
+    items = read_items(cast("Union[str, os.PathLike[str]]", inputs)) if from_file else iter_items(inputs)
     sink = ResultsFile(out, retry_failed=retry_failed) if out is not None else None
     try:
         ex = executor if hasattr(executor, "submit") else pick(kernel, executor, dict(executor_options or {}))
@@ -238,7 +241,8 @@ def make_job(kernel: Any, target: Any) -> Job:
     """The ``Job`` for ``target`` (see the module docstring); a bad target is a ``ConfigError`` now."""
     builder = getattr(target, "batch_job", None)
     if builder is not None and not isinstance(target, type):
-        return builder(kernel)
+        job: Job = builder(kernel)
+        return job
     if isinstance(target, (dict, str)) or hasattr(target, "__fspath__"):
         return _spec_job(kernel, target)
     if hasattr(target, "aexecute"):

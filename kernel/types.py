@@ -170,6 +170,9 @@ class ModelProfile(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True
     json_schema_output: bool = False
     streaming_tools: bool = True
     max_context_tokens: Optional[int] = None
+    #: native mode: a reply with no native tool calls but a well-formed text call (``<tool_call>``, bare
+    #: ``{"name": ..., "arguments": ...}``) of an offered tool runs that call (local servers often send calls as text)
+    text_tool_fallback: bool = True
 
 
 class Event(msgspec.Struct, kw_only=True, omit_defaults=True):

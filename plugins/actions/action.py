@@ -42,7 +42,7 @@ from zagent import fields as zfields
 from zagent.errors import ConfigError, NoAnswerError, ParseError
 from zagent.types import Message, ToolCall, ToolResult, Usage
 
-from .toolmode import PromptTools
+from .toolmode import PromptTools, text_call_fallback
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
@@ -238,6 +238,8 @@ class _Run:
                 output_spec=output_spec), self.ctx)
             self.usage = self.usage + completion.usage
             reply = completion.message
+            if self.native_tools and not reply.tool_calls and self.llm.profile.text_tool_fallback:
+                reply = text_call_fallback(action.kernel.parser(action.tool_format), reply, self.native_tools)
             calls, errors, text = self._tool_calls(reply)
             if calls or errors:
                 self.messages.append(reply)

@@ -7,6 +7,7 @@ step on stderr; ``agent show`` prints the prompt the model would get.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -19,6 +20,7 @@ def add_commands(cli: Any) -> None:
     _common(cli, run)
     run.add_argument("--json", action="store_true", help="print the output as JSON")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    cli.add_model_options(run)
     show = cli.group("agent", help="inspect agent files").command(
         "show", cmd_show, help="print the prompt an agent file renders")
     show.add_argument("agent_file")
@@ -32,16 +34,13 @@ def _common(cli: Any, parser: argparse.ArgumentParser) -> None:
 
 
 def _load(args: argparse.Namespace, kernel: Any) -> Any:
-    import os
-
     from zagent.kernel import load_spec_file
 
     from .customize import CustomizeAgent
 
-    spec = load_spec_file(args.agent_file)
-    if args.model:
-        spec = {**spec, "llm": args.model}
-        spec.pop("llm_config", None)
+    from zagent.plugins.climodel import replace_model
+
+    spec = replace_model(load_spec_file(args.agent_file), args.model)
     return CustomizeAgent.from_dict(spec, kernel, base_dir=os.path.dirname(os.path.abspath(args.agent_file)))
 
 

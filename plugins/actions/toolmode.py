@@ -5,11 +5,18 @@
 the system prompt once, extracts calls from a reply, and writes the results
 back as one user message the model can read. Malformed calls are told to the
 model, never dropped.
+
+``text_call_fallback`` is for native mode: many local servers (llama.cpp with
+a model's own template, for one) send a call as message text, never as
+``tool_calls``; a reply holding only well-formed text calls of offered tools
+gets them as native calls (profile flag ``text_tool_fallback``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
+
+import msgspec
 
 from zagent.types import Message, ToolCall, ToolResult
 
@@ -37,3 +44,16 @@ class PromptTools:
         if errors:
             parts.append(self.format.feedback(errors))
         return Message(role="user", content="\n".join(parts))
+
+
+def text_call_fallback(fmt: Any, reply: Message, tools: Sequence[Any]) -> Message:
+    """Native mode, a reply without native calls: if its text holds only well-formed calls of offered tools
+    (read by the text tool-call format ``fmt``), the reply with those calls as native ones; else ``reply``."""
+    content = reply.content or ""
+    if "{" not in content and "<" not in content and "[" not in content:
+        return reply
+    calls, errors, text = fmt.extract(content)
+    names = {t.name for t in tools}
+    if not calls or errors or any(c.name not in names for c in calls):
+        return reply
+    return msgspec.structs.replace(reply, content=text.strip() or None, tool_calls=list(calls))

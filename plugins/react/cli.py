@@ -20,6 +20,7 @@ def add_commands(cli: Any) -> None:
     chat.add_argument("--model", "-m", default=None, help="'provider:model' to use")
     chat.add_argument("--tools", default=None, help="comma-separated tool names (default: all registered)")
     chat.add_argument("--trajectory", default=None, help="append each run to this JSONL file")
+    cli.add_model_options(chat, ticker=False)  # the reply streams as it comes
 
 
 class _Printer:
@@ -42,8 +43,9 @@ def _agent(args: argparse.Namespace, kernel: Any) -> Any:
         names = args.tools.split(",") if args.tools else [t.name for t in kernel.tools()]
         spec = {"type": "react", "name": "chat", "tools": names}
     if args.model:
-        spec = {**spec, "llm": args.model}
-        spec.pop("llm_config", None)
+        from zagent.plugins.climodel import replace_model
+
+        spec = replace_model(spec, args.model)
     if args.trajectory:
         spec["trajectory_path"] = args.trajectory
     spec.setdefault("type", "react")

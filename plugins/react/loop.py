@@ -341,6 +341,10 @@ class ReActLoop:
             messages = _with_tools_section(messages, prompt_tools.section)
         request = self.llm.request(messages, tools=specs if native else None, stream=self.on_text is not None)
         reply = (await self._abortable(self._ask(request))).message
+        if prompt_tools is None and specs and not reply.tool_calls and self.llm.profile.text_tool_fallback:
+            from zagent.plugins.actions.toolmode import text_call_fallback
+
+            reply = text_call_fallback(self.kernel.parser(self.tool_format), reply, specs)
         if prompt_tools is None:
             calls, errors, text = list(reply.tool_calls), [], reply.content or ""
         else:

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, settings
 settings.register_profile("zagent-ci", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("zagent-ci")
 
-ZAGENT_ENV = ("ZAGENT_MODEL", "ZAGENT_PLUGINS", "ZAGENT_DISABLE_PLUGINS", "ZAGENT_STRICT", "ZAGENT_TRACE_HOOKS")
+ZAGENT_ENV = ("ZAGENT_MODEL", "ZAGENT_PLUGINS", "ZAGENT_DISABLE_PLUGINS", "ZAGENT_STRICT", "ZAGENT_TRACE_HOOKS",
+              "ZAGENT_PROGRESS_INTERVAL")
 
 
 @pytest.fixture(autouse=True)

@@ -4,8 +4,9 @@ A program gets a ``ParseError`` with ``.raw``/``.attempts``; a CLI user cannot
 reach those, so ``describe(exc)`` puts what matters in the message: which
 fields were missing or invalid, the start of the model's reply (and of the
 repair answer when a repair was tried), and what to try next given what has
-already happened (no "use the repair prompt" once the repair ran). Other
-errors print as they are.
+already happened (no "use the repair prompt" once the repair ran). A
+``ProviderTimeout`` gets the CLI's way to raise the timeout. Other errors
+print as they are.
 """
 
 from __future__ import annotations
@@ -19,8 +20,13 @@ def describe(exc: BaseException) -> str:
     """The text after ``zagent: error: `` for ``exc``."""
     from zagent.errors import ParseError
 
+    from zagent.errors import ProviderTimeout
+
     if isinstance(exc, ParseError):
         return _parse_error(exc)
+    if isinstance(exc, ProviderTimeout):
+        return (f"{exc}\n  on the command line: --timeout SECONDS (or ZAGENT_TIMEOUT=SECONDS); a small local "
+                "model may need minutes per reply, and a max_tokens in the agent's llm_config bounds it")
     return str(exc)
 
 

@@ -7,6 +7,8 @@ import io
 import time
 from types import SimpleNamespace
 
+import pytest
+
 from tests.servers.openai_server import completion
 
 from .conftest import EXAMPLES
@@ -63,3 +65,16 @@ def test_tty_ticker_rewrites_one_line_and_erases_it_when_the_reply_comes():
     ticker.zagent_event(_event("llm_end"))
     assert stream.getvalue() == "\r\x1b[K" + text + "\r\x1b[K"
     assert ticker.tick(started + 13) is None
+
+
+@pytest.mark.timeout(60)
+def test_timeout_error_names_the_cli_flag(server, zagent, monkeypatch):
+    """A model call that outlasts the read timeout ends in exit 1 naming --timeout and ZAGENT_TIMEOUT."""
+    from tests.servers.loopback import Reply
+
+    monkeypatch.setenv("ZAGENT_TIMEOUT", "0.5")
+    server.then(*[Reply(hang=True)] * 4)
+    code, out, err = zagent("run", str(EXAMPLES / "qa_agent.json"), "--input", "question=q",
+                            "--quiet", "--timeout", "0.5")
+    assert code == 1 and out == ""
+    assert "--timeout SECONDS" in err and "ZAGENT_TIMEOUT" in err

@@ -12,7 +12,8 @@ mode's own reading (``Parser.parse_typed``):
   as a whole ``str``-mode reply) is unwrapped;
 - **placeholder echoes are refused**: a string value that repeats the format's
   placeholder (``<string, required: the answer>``, or the same text without
-  brackets as the xml mode shows it) or the repair prompt's example value is a
+  brackets as the xml mode shows it, or with its parts filled in:
+  ``<France, required: Paris>``) or the repair prompt's example value is a
   ``ParseError`` naming the field, never an answer.
 
 ``example_values(spec)`` gives the concrete values the repair prompt fills its
@@ -38,6 +39,9 @@ _TYPES = r"(?:string|integer|number|boolean|object|array|str|int|float|bool|dict
 _PLACEHOLDER = re.compile(
     rf"^\s*[<(]?\s*(?:array of\s+)*{_TYPES}\b[^\n<>]{{0,200}}?,\s*(?:required|optional)\b[^\n]{{0,400}}?[>)]?\s*$",
     re.IGNORECASE)
+# the label with the type filled in by the model: "<France, required: Paris>", "Paris, optional"
+_FILLED = re.compile(r"^\s*[<(]?\s*[^,\n<>()]{1,60},\s*(?:required|optional)\s*(?::|,\s*default\b|[>)]|$)",
+                     re.IGNORECASE)
 _MAX_CHECK = 800  # placeholders are short: longer values are not checked
 
 
@@ -183,7 +187,7 @@ def _is_placeholder(text: str, field: Any, example: Any, hints: tuple[str, ...])
         return True
     if isinstance(example, list) and any(isinstance(e, str) and low == e.lower() for e in example):
         return True
-    return bool(_PLACEHOLDER.match(s))
+    return bool(_PLACEHOLDER.match(s) or _FILLED.match(s))
 
 
 # -- the repair prompt's example ---------------------------------------------------------

@@ -77,7 +77,8 @@ def test_placeholder_echo_is_a_parse_error(kernel, case, mode):
 
 @pytest.mark.parametrize("reply", ["## answer\n<string, required: the answer>",
                                    "## answer\nstring, required: the answer",
-                                   "## Answer\n< string , required : the answer >"])
+                                   "## Answer\n< string , required : the answer >",
+                                   "## answer\n<France, required: Paris>", "## answer\nParis, required"])
 def test_title_placeholder_variants_refused(kernel, reply):
     """The placeholder is refused with or without brackets and with odd spacing."""
     with pytest.raises(ParseError, match="placeholder"):
@@ -97,10 +98,16 @@ def test_str_placeholder_refused(kernel):
         kernel.parser("str").parse("(string, required: the answer)", QA)
 
 
-def test_answer_mentioning_types_is_not_a_placeholder(kernel):
+@pytest.mark.parametrize("text", ["A string is required here, and an integer is optional.",
+                                  "Paris, France. A passport is required: bring one.", "Required: yes"])
+def test_answer_mentioning_types_is_not_a_placeholder(kernel, text):
     """A real answer that talks about strings and required fields still parses."""
-    text = "A string is required here, and an integer is optional."
     assert kernel.parser("title").parse(f"## answer\n{text}", QA) == {"answer": text}
+
+
+def test_bulleted_bold_title_is_a_title(kernel):
+    """'- **answer**: Paris' (a small model's favourite) is the answer section."""
+    assert kernel.parser("title").parse("- **answer**: Paris", QA) == {"answer": "Paris"}
 
 
 @PROPS

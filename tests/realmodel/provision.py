@@ -26,6 +26,7 @@ import argparse
 import glob
 import hashlib
 import os
+import platform
 import struct
 import subprocess
 import sys
@@ -108,10 +109,10 @@ def _has_server() -> bool:
 
 
 def _cached_wheel(wheels: str) -> str | None:
-    """A cached wheel built for this Python (``cp311`` in its name), else ``None``."""
-    py = f"-cp{sys.version_info[0]}{sys.version_info[1]}-"
+    """A cached wheel for this platform (it is ``py3-none-<platform>``: ctypes, no CPython ABI), else ``None``."""
+    plat = f"{sys.platform}_{platform.machine()}" if sys.platform.startswith("linux") else platform.machine()
     for path in sorted(glob.glob(os.path.join(wheels, "llama_cpp_python-0.3.36-*.whl"))):
-        if py in os.path.basename(path):
+        if os.path.basename(path).endswith(f"{plat}.whl"):
             return path
     return None
 

@@ -78,11 +78,13 @@ class Parser:
         from .repair import repair_prompt
 
         spec = compile_fields(fields)
-        try:
-            example = self.render(lenient.example_values(spec), spec, **options) if self.lenient else None
-        except Exception:  # a user's render_func, say: fall back to the instructions
-            example = None
-        return repair_prompt(raw, spec, error, instructions=self.instructions(fields, **options), example=example)
+        example, own = None, False
+        if self.lenient:
+            values = lenient.reply_as_example(raw, spec) if isinstance(raw, str) else None
+            own = values is not None
+            example = self.render(values if own else lenient.example_values(spec), spec, **options)
+        return repair_prompt(raw, spec, error, instructions=self.instructions(fields, **options), example=example,
+                             example_is_reply=own)
 
     async def aparse_with_repair(self, text: str, fields: FieldsIn, llm: Any, ctx: Any = None, **options: Any) -> dict:
         """Parse; on ``ParseError`` ask ``llm`` once with the repair prompt and parse its reply."""

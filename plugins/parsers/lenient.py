@@ -193,6 +193,18 @@ def _is_placeholder(text: str, field: Any, example: Any, hints: tuple[str, ...])
 # -- the repair prompt's example ---------------------------------------------------------
 
 
+def reply_as_example(raw: str, spec: FieldSpec, limit: int = 4000) -> Optional[dict[str, Any]]:
+    """For a single string field, the previous reply itself as its value (the repair prompt then shows the
+    model its own words in the required layout), else ``None``. Not when the reply is empty, too long, or
+    itself a placeholder echo."""
+    if len(spec.fields) != 1 or spec.fields[0].type != "string":
+        return None
+    text = raw.strip()
+    if not text or len(text) > limit or _is_placeholder(text, spec.fields[0], None, ()):
+        return None
+    return {spec.fields[0].name: text}
+
+
 def example_values(spec: FieldSpec) -> dict[str, Any]:
     """Concrete example values for every field (strings say they are examples; the parser refuses them)."""
     return dict(_memo_examples(spec))

@@ -22,8 +22,8 @@ _MAX_RAW = 12000
 
 
 def repair_prompt(raw: str, fields: FieldsIn, error: Any, *, instructions: Optional[str] = None,
-                  example: Optional[str] = None) -> str:
-    """The extraction prompt: the raw reply, the field spec, what was wrong, and the format to use.
+                  example: Optional[str] = None, example_is_reply: bool = False) -> str:
+    """The extraction prompt: what was wrong, the raw reply, the field spec, and the format to use.
 
     :param raw: the model's reply that failed to parse.
     :param fields: the output field declaration.
@@ -31,12 +31,18 @@ def repair_prompt(raw: str, fields: FieldsIn, error: Any, *, instructions: Optio
     :param instructions: the output-format section to answer in (the parser's
         ``instructions(fields)``); used only when no ``example`` is given.
     :param example: the format shown by a concrete filled-in reply (the
-        parser's ``render`` of ``lenient.example_values``), not by placeholders
-        a small model would copy; the parser refuses the example's own values.
+        parser's ``render`` of example values), not by placeholders a small
+        model would copy; the parser refuses the made-up example values.
+    :param example_is_reply: the example holds the previous reply itself (one
+        string field): the model is asked to send it back in that layout.
     """
     spec = compile_fields(fields)
     shown = raw if len(raw) <= _MAX_RAW else raw[:_MAX_RAW] + "\n[... reply truncated ...]"
-    if example is not None:
+    if example is not None and example_is_reply:
+        fmt = ("Here is your previous reply put in the required layout. Send it back in exactly this layout, "
+               "correcting it if needed (drop anything that is not the answer), and nothing else:\n\n"
+               f"<example>\n{example}\n</example>")
+    elif example is not None:
         fmt = ("Answer in exactly the layout of this example. Its values are made up: put the real values "
                "from your previous reply in their place, and do not copy the example's values.\n\n"
                f"<example>\n{example}\n</example>")
@@ -46,8 +52,8 @@ def repair_prompt(raw: str, fields: FieldsIn, error: Any, *, instructions: Optio
         "Your previous reply could not be read. Extract the requested fields from it and answer again in "
         "the required format. Use only information in the reply; if a required field is not there, "
         "leave it out rather than inventing it.\n\n"
-        f"## Previous reply\n<reply>\n{shown}\n</reply>\n\n"
         f"## What was wrong\n{_problem(error)}\n\n"
+        f"## Previous reply\n<reply>\n{shown}\n</reply>\n\n"
         f"## Fields\n{describe(spec)}\n\n"
         f"## Output format\n{fmt}"
     )

@@ -120,16 +120,37 @@ def test_xml_list_items_under_any_child_tag(kernel, items, tag):
     assert kernel.parser("xml").parse(f"<tags>{body}</tags>", fields) == {"tags": items}
 
 
-@pytest.mark.parametrize("mode", ["title", "xml", "json", "str"])
+TWO = QA + [{"name": "count", "type": "integer"}]
+
+
+@pytest.mark.parametrize("mode", LENIENT_MODES)
 def test_repair_prompt_shows_a_filled_in_example_not_placeholders(kernel, mode):
     """The repair prompt renders a concrete example in the mode's own layout and no '<type, required' text."""
     p = kernel.parser(mode)
     with pytest.raises(ParseError) as info:
-        p.parse("## answer\n<string, required: the answer>" if mode != "str" else "<string, required: x>", QA)
-    prompt = p.repair_prompt("bad", QA, info.value)
+        p.parse(p.render({"answer": "<string, required: the answer>", "count": 1}, TWO), TWO)
+    prompt = p.repair_prompt("bad", TWO, info.value)
     assert "required: the answer" not in prompt.split("## Output format")[1]
-    assert "<example>" in prompt and "An example answer" in prompt
-    assert "## What was wrong" in prompt and ("placeholder" in prompt or "missing" in prompt)
+    assert "<example>" in prompt and "An example answer" in prompt and p.render(
+        {"answer": "An example answer, written in full.", "count": 3}, TWO) in prompt
+    assert "## What was wrong" in prompt and "placeholder" in prompt
+
+
+@pytest.mark.parametrize("mode", ["title", "xml", "json", "str"])
+def test_single_text_field_repair_shows_the_reply_in_the_layout(kernel, mode):
+    """One string field: the repair example is the model's own reply put in the required layout."""
+    p = kernel.parser(mode)
+    reply = "- The sky is blue because air scatters blue light."
+    prompt = p.repair_prompt(reply, QA, ParseError("no sections", missing=["answer"]))
+    assert p.render({"answer": reply}, QA) in prompt.split("## Output format")[1]
+    assert "An example answer" not in prompt
+
+
+def test_placeholder_reply_is_never_the_repair_example(kernel):
+    """A placeholder echo is not offered back as the example: the made-up example is shown instead."""
+    p = kernel.parser("title")
+    prompt = p.repair_prompt("<string, required: the answer>", QA, ParseError("x", missing=["answer"]))
+    assert "An example answer" in prompt and "required: the answer" not in prompt.split("## Output format")[1]
 
 
 @pytest.mark.parametrize("mode", LENIENT_MODES)

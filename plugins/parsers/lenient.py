@@ -9,7 +9,8 @@ mode's own reading (``Parser.parse_typed``):
   required field is read instead (keys matched like the mode's names);
 - **self-wrapped values**: a value that is itself a JSON object keyed by its own
   field name (``## answer`` then ``{"answer": "Paris"}``, or ``{"answer": ...}``
-  as a whole ``str``-mode reply) is unwrapped;
+  as a whole ``str``-mode reply) is unwrapped, and the repair prompt's
+  ``<example>`` markers copied around a value are dropped;
 - **placeholder echoes are refused**: a string value that repeats the format's
   placeholder (``<string, required: the answer>``, or the same text without
   brackets as the xml mode shows it, or with its parts filled in:
@@ -103,10 +104,20 @@ def lacks_required(values: Mapping[str, Any], spec: FieldSpec) -> bool:
 # -- self-wrapped values --------------------------------------------------------------
 
 
+_ECHOED_TAGS = re.compile(r"^\s*<example>\s*|\s*</example>\s*$", re.IGNORECASE)
+
+
 def unwrap(values: dict[str, Any], spec: FieldSpec) -> dict[str, Any]:
-    """Replace each text value that is a JSON object keyed by its own field name with that key's value."""
+    """Replace each text value that is a JSON object keyed by its own field name with that key's value, and
+    drop the repair prompt's ``<example>``/``</example>`` markers a model copied around a value."""
     out = values
     for name, value in values.items():
+        if isinstance(value, str) and "example>" in value:
+            bare = _ECHOED_TAGS.sub("", value)
+            if bare != value:
+                if out is values:
+                    out = dict(values)
+                out[name] = value = bare
         if not isinstance(value, str) or "{" not in value:
             continue
         field = spec.by_name.get(name)

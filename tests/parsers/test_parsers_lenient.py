@@ -51,6 +51,11 @@ def test_section_holding_its_own_json_object_is_unwrapped(kernel):
     assert kernel.parser("title").parse('## answer\n{"answer": "Paris"}', QA) == {"answer": "Paris"}
 
 
+def test_copied_example_markers_are_dropped(kernel):
+    """A repair answer that copied the prompt's <example> markers around its section keeps only the value."""
+    assert kernel.parser("title").parse("<example>\n## answer\nParis\n</example>", QA) == {"answer": "Paris"}
+
+
 def test_json_without_every_required_field_is_not_used(kernel):
     """A JSON object lacking a required field is no fallback: the mode's ParseError stands."""
     fields = QA + [{"name": "count", "type": "integer"}]

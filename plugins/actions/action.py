@@ -239,7 +239,8 @@ class _Run:
             self.usage = self.usage + completion.usage
             reply = completion.message
             if self.native_tools and not reply.tool_calls and self.llm.profile.text_tool_fallback:
-                reply = text_call_fallback(action.kernel.parser(action.tool_format), reply, self.native_tools)
+                reply = text_call_fallback(action.kernel.parser(action.tool_format), reply, self.native_tools,
+                                           self.messages)
             calls, errors, text = self._tool_calls(reply)
             if calls or errors:
                 self.messages.append(reply)

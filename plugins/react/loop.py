@@ -344,7 +344,7 @@ class ReActLoop:
         if prompt_tools is None and specs and not reply.tool_calls and self.llm.profile.text_tool_fallback:
             from zagent.plugins.actions.toolmode import text_call_fallback
 
-            reply = text_call_fallback(self.kernel.parser(self.tool_format), reply, specs)
+            reply = text_call_fallback(self.kernel.parser(self.tool_format), reply, specs, self.state.messages)
         if prompt_tools is None:
             calls, errors, text = list(reply.tool_calls), [], reply.content or ""
         else:

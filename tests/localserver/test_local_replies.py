@@ -84,6 +84,28 @@ def test_react_native_mode_runs_a_call_sent_as_text(server, kernel):
     assert second[-1]["role"] == "tool" and second[-1]["content"].strip() == "3"
 
 
+def test_fallback_call_is_sent_back_with_string_content(server, kernel):
+    """The rewritten assistant turn carries content "" (not null, which llama-cpp-python's server refuses)."""
+    kernel.add_tool(_word_count, name="word_count")
+    agent = kernel.agent({"type": "react", "name": "counter", "tools": ["word_count"], "max_iterations": 4})
+    server.then(completion('<tool_call>{"name": "word_count", "arguments": {"text": "a b"}}</tool_call>'),
+                completion("2 words."))
+    agent.chat("How many words in 'a b'?", use_react=True)
+    assert bodies(server)[1]["messages"][-2]["content"] == ""
+
+
+def test_restated_call_after_its_result_is_not_run_again(server, kernel):
+    """A reply that restates the call already answered (next to its result) is the answer, not a new call."""
+    _word_count.calls.clear()
+    kernel.add_tool(_word_count, name="word_count")
+    agent = kernel.agent({"type": "react", "name": "counter", "tools": ["word_count"], "max_iterations": 4})
+    call = '{"name": "word_count", "arguments": {"text": "a b"}}'
+    server.then(completion(call), completion(call + '\n{"response": 2}'))
+    reply = agent.chat("How many words in 'a b'?", use_react=True)
+    assert _word_count.calls == ["a b"] and len(bodies(server)) == 2
+    assert '"response": 2' in reply.content
+
+
 def test_react_text_call_fallback_off_by_profile(server, kernel):
     """Profile text_tool_fallback=false: the text stays the answer and the tool does not run."""
     _word_count.calls.clear()

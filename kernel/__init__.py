@@ -19,6 +19,7 @@ from .errors import (
     ProviderError,
     ProviderTimeout,
     RateLimitError,
+    Refusal,
     RunAborted,
     StreamInterrupted,
     ToolBlocked,
@@ -51,7 +52,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AuthenticationError", "Chunk", "Completion", "ConfigError", "Deny", "Event", "Field", "Kernel", "LLM",
     "LLMRequest", "Message", "ModelProfile", "NoAnswerError", "ParseError", "PluginError", "PluginInfo",
-    "Problem", "ProviderError", "ProviderTimeout", "RateLimitError", "Rewrite", "RunAborted", "RunContext",
+    "Problem", "ProviderError", "ProviderTimeout", "RateLimitError", "Refusal", "Rewrite", "RunAborted", "RunContext",
     "Secret", "StreamInterrupted", "Tool", "ToolBlocked", "ToolCall", "ToolError", "ToolResult", "ToolSpec",
     "Usage", "ZagentError", "hookimpl", "run_sync", "tool",
 ]

@@ -78,6 +78,19 @@ class StreamInterrupted(ProviderError):
         self.partial_tool_calls = list(partial_tool_calls)
 
 
+class Refusal(ZagentError):
+    """The model refused to answer (OpenAI ``refusal``) a call that asked for structured output.
+
+    :ivar refusal: the model's refusal text
+    :ivar completion: the whole reply (its ``text`` is empty or partial)
+    """
+
+    def __init__(self, message: str, *, refusal: str = "", completion: Any = None):
+        super().__init__(message)
+        self.refusal = refusal
+        self.completion = completion
+
+
 class ParseError(ZagentError, ValueError):
     """A reply could not be parsed into the requested fields.
 

@@ -136,6 +136,7 @@ class HttpClient:
     _limiter: Any = attrs.field(default=False, init=False)
     _mod: Any = attrs.field(default=None, init=False)
     _prefix: str = attrs.field(default="", init=False)
+    _masker: Any = attrs.field(default=None, init=False)
 
     @classmethod
     def build(cls, provider: str, base_url: str, options: dict[str, Any], **fields: Any) -> "HttpClient":
@@ -205,7 +206,7 @@ class HttpClient:
 
     def _default_headers(self) -> dict[str, str]:
         headers = {"user-agent": USER_AGENT, "content-type": "application/json", "accept": "application/json"}
-        headers.update(self.headers)
+        headers.update({k: v.reveal() if isinstance(v, Secret) else v for k, v in self.headers.items()})
         if self.api_key:
             headers[self.auth_header] = self.auth_prefix + self.api_key.reveal()
         return headers
@@ -329,7 +330,7 @@ class HttpClient:
         if isinstance(exc, mod.TransportError):
             return ProviderError(
                 f"could not reach {self.provider} at {self.base_url}: {type(exc).__name__}: "
-                f"{exc or 'connection failed'}{tries}; check the base URL and that the server is running",
+                f"{self.redact(str(exc)) or 'connection failed'}{tries}; check the base URL and that the server is running",
                 provider=self.provider, retryable=True)
         return None
 
@@ -376,10 +377,19 @@ class HttpClient:
         return f"{where} {verb} (HTTP {status}: {message}); check {env} (or api_key=...)"
 
     def redact(self, text: str) -> str:
-        """``text`` with the API key (if it appears) replaced by ``***``."""
-        if self.api_key and self.api_key.reveal() and self.api_key.reveal() in text:
-            return text.replace(self.api_key.reveal(), "***")
-        return text
+        """``text`` with the API key and every secret header value (``X-Api-Key``, ``Authorization``,
+        ``Cookie``..., see ``zagent.secrets.header_secrets``) replaced by ``***``, e.g. when a server echoes them."""
+        return self.masker()(text)
+
+    def masker(self) -> Any:
+        """The ``zagent.secrets.Masker`` of this client's secrets (made once)."""
+        found = self._masker
+        if found is None:
+            from .secrets import Masker, header_secrets
+
+            found = self._masker = Masker([self.api_key, *header_secrets(self.headers)] if self.api_key
+                                          else header_secrets(self.headers))
+        return found
 
     def __repr__(self) -> str:
         return f"<HttpClient {self.provider} {self.base_url} clients={len(self._clients)}>"
@@ -535,9 +545,16 @@ def network_options(
     """
     import os
 
+    from .credentials import check_destination, check_options
+
     options = dict(options)
-    key = Secret.of(options.pop("api_key", None) or os.environ.get(key_env) or None)
-    base_url = options.pop("base_url", None) or os.environ.get(base_env) or default_base_url
+    check_options(options)
+    own_key = options.pop("api_key", None)
+    key = Secret.of(own_key or os.environ.get(key_env) or None)
+    configured = os.environ.get(base_env) or default_base_url
+    base_url = options.pop("base_url", None) or configured
+    # A key from the environment goes only where the user configured (not to a spec's base_url).
+    check_destination(provider, base_url, configured, key_env=key_env, env_key=key is not None, own_key=bool(own_key))
     http = HttpClient.build(provider, base_url, options, api_key=key, key_env=key_env,
                             auth_header=auth_header, auth_prefix=auth_prefix)
     return http, options
@@ -547,7 +564,7 @@ def stream_interrupted(http: HttpClient, exc: BaseException, partial: str, calls
     """The ``StreamInterrupted`` for a stream cut by ``exc`` (a transport error or a premature end)."""
     from .errors import StreamInterrupted
 
-    reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    reason = f"{type(exc).__name__}: {http.redact(str(exc))}" if str(exc) else type(exc).__name__
     return StreamInterrupted(
         f"the {http.provider} stream ({http.base_url}) was cut after {len(partial)} characters ({reason}); "
         "the text received so far is on the error's .partial; retry the call",

@@ -16,17 +16,20 @@ A plugin that fails to import, validate or register is reported in
 
 from __future__ import annotations
 
-import importlib
 import os
 import time
 import weakref
 from typing import Any, Iterable, NamedTuple, Optional, Sequence, TypeVar, Union
 
-from . import entrypoints, hookspecs
+import pluggy
+
+from . import entrypoints, hookcheck, hookspecs, spans
 from .context import RunContext
 from .errors import ConfigError, PluginError, ToolError
 from .hooks import HookRunner, PluginManager, trace_to_stderr
 from .logs import log
+from .pendingtools import PendingTools
+from .stash import Stash
 from .registry import KINDS, Entry, Registry
 from .sync import run_sync
 from .tools import Tool
@@ -81,6 +84,10 @@ class Kernel:
         self.pm.add_hookspecs(hookspecs)
         self.hooks = HookRunner(self.pm)
         self.registries = {kind: Registry(kind) for kind in KINDS}
+        #: tool sources still discovering tools (``zagent.pendingtools``); waited for only on a miss
+        self.pending_tools = PendingTools()
+        #: per-kernel plugin state under typed keys (``zagent.stash``), instead of module globals
+        self.stash = Stash()
         self.problems: list[Problem] = []
         self._dists: dict[str, tuple[str, str]] = {}
         self._llms: dict[Any, Any] = {}
@@ -166,6 +173,10 @@ class Kernel:
         try:
             self._add_specs(plugin)
             self.pm.register(plugin, name=name)
+        except pluggy.PluginValidationError as exc:
+            self._problem(name, self._dist(name), PluginError(
+                hookcheck.validation_message(self.pm, name, exc), plugin=name), exc)
+            return None
         except Exception as exc:
             self._problem(name, self._dist(name), PluginError(
                 f"plugin {name!r} is not a valid zagent plugin: {exc}", plugin=name), exc)
@@ -191,6 +202,12 @@ class Kernel:
         if plugin is None:
             return False
         unknown = [h.name for h in self.pm.get_hookcallers(plugin) or [] if not h.has_spec()]
+        wrapper = hookcheck.wrapper_problem(self.pm, plugin, name)
+        if wrapper:
+            self.pm.unregister(plugin)
+            self.hooks.invalidate()
+            self._problem(name, self._dist(name), PluginError(wrapper, plugin=name))
+            return False
         if not unknown:
             return True
         self.pm.unregister(plugin)
@@ -227,6 +244,14 @@ class Kernel:
             new = [e for entries in collected.values() for k, e in entries if k == kind]
             for error in self.registries[kind].merge(new, self._describe):
                 self._problem(error.plugin or "?", self._dist(error.plugin or ""), error)
+        for impl in self.hooks.impls("zagent_kernel_start"):
+            if impl[0] in wanted and impl[0] not in failed:
+                try:
+                    self.hooks.call_one("zagent_kernel_start", impl, {"kernel": self})
+                except Exception as exc:
+                    self._problem(impl[0], self._dist(impl[0]), PluginError(
+                        f"plugin {impl[0]!r} failed in zagent_kernel_start: {type(exc).__name__}: {exc}",
+                        plugin=impl[0]), exc)
 
     def add_plugin(self, plugin: Any, name: Optional[str] = None) -> str:
         """Register one more plugin now and run its registration hooks; return its name.
@@ -366,8 +391,15 @@ class Kernel:
                 self._embedders[key] = found
         return found
 
-    def agent(self, spec: Union[dict[str, Any], str, os.PathLike]) -> Any:
-        """Build an agent from a plain dict (or a JSON/YAML file) through its registered type."""
+    def agent(self, spec: Union[dict[str, Any], str, os.PathLike], *, trust: Any = None) -> Any:
+        """Build an agent from a plain dict (or a JSON/YAML file) through its registered type.
+
+        The spec is data: an import path in it (a tool ``"pkg.mod:fn"``, a ``parse_func``, an
+        approver...) is refused unless trusted (``config["trusted_imports"]`` globs, or
+        ``trust=True`` for this spec; a ``zagent.imports.Trust`` gives finer control). See docs/security.md.
+        """
+        from .imports import as_trust, trusting
+
         if not isinstance(spec, dict):
             spec = load_spec_file(spec)
         type_name = spec.get("type", "customize")
@@ -376,10 +408,20 @@ class Kernel:
             raise ConfigError(
                 f"unknown agent type {type_name!r}; installed agent types: {self._names('agent_types')}"
             )
-        return factory(spec, self)
+        with trusting(as_trust(trust)):
+            return factory(spec, self)
+
+    def executor(self, name: Optional[str] = None, **options: Any) -> Any:
+        """A new executor (``zagent.executors``): ``name`` registered through ``zagent_register_executors``,
+        default ``config['executor']``, else ``ZAGENT_EXECUTOR``, else the built-in ``local``."""
+        from .executors import pick
+
+        return pick(self, name, options)
 
     def tool(self, name: str) -> Tool:
         tool = self.registries["tools"].get(name)
+        if tool is None and self.pending_tools.wait(name):  # e.g. an MCP server still connecting
+            tool = self.registries["tools"].get(name)
         if tool is None:
             raise ToolError(f"unknown tool {name!r}; registered tools: {self._names('tools')}")
         return tool
@@ -389,18 +431,41 @@ class Kernel:
     ) -> list[Tool]:
         """Registered tools, selected by name and/or toolset; unavailable ones left out unless asked."""
         reg = self.registries["tools"]
+        if names is None:
+            self.pending_tools.wait(None)
         chosen = [self.tool(n) for n in names] if names is not None else reg.values()
         return [t for t in chosen
                 if (toolset is None or t.toolset == toolset) and (not available_only or t.is_available())]
 
-    def add_tool(self, tool: Any, **options: Any) -> Tool:
-        """Register a tool (a ``Tool`` or a function) directly on this kernel, e.g. in an embedding app."""
+    def add_tool(self, tool: Any, *, plugin: str = "<kernel.add_tool>", **options: Any) -> Tool:
+        """Register a tool (a ``Tool`` or a function) directly on this kernel, e.g. in an embedding app.
+
+        ``plugin`` attributes it to a plugin (``remove_plugin`` then drops it too), for plugins
+        registering tools after start-up (see ``zagent.pendingtools``).
+        """
         entries: list[tuple[str, Entry]] = []
-        _Register("tools", "<kernel.add_tool>", entries)(tool, **options)
+        _Register("tools", plugin, entries)(tool, **options)
         errors = self.registries["tools"].merge([e for _, e in entries], self._describe)
         if errors:
             raise errors[0]
         return entries[0][1].obj
+
+    def remove_tool(self, name: str) -> Tool:
+        """Unregister one tool by name and return it; agents offered it can no longer run it.
+
+        Raises ``ToolError`` naming the registered tools if there is none by that name.
+        """
+        if name not in self.registries["tools"]:
+            raise ToolError(f"cannot remove tool {name!r}: no such tool; registered tools: {self._names('tools')}")
+        return self.registries["tools"].drop(name).obj
+
+    def remove_toolset(self, toolset: str) -> list[Tool]:
+        """Unregister every tool of ``toolset`` and return them; ``ToolError`` if the toolset has none."""
+        names = [t.name for t in self.registries["tools"].values() if t.toolset == toolset]
+        if not names:
+            sets = sorted({t.toolset for t in self.registries["tools"].values() if t.toolset})
+            raise ToolError(f"cannot remove toolset {toolset!r}: no tool is in it; toolsets: {', '.join(sets) or 'none'}")
+        return [self.registries["tools"].drop(n).obj for n in names]
 
     def _lookup(self, kind: str, name: str) -> Any:
         obj = self.registries[kind].get(name)
@@ -437,6 +502,23 @@ class Kernel:
 
         return await run_tools(self, [_as_call(c) for c in calls], ctx or self.context(), max_concurrency)
 
+    async def abatch(self, target: Any, inputs: Any, **options: Any) -> Any:
+        """Run ``target`` (an agent spec dict or file, an agent, a workflow graph) once per input.
+
+        ``inputs`` is an iterable of dicts or a JSONL path. Options: ``out`` (a JSONL results file:
+        resumable, items already there are skipped), ``executor`` (a name or an executor),
+        ``executor_options``, ``concurrency``, ``retries`` (of a unit whose worker was lost),
+        ``retry_failed``, ``on_result(record, summary)``. Returns a ``BatchReport`` (``summary``,
+        and ``results`` in input order when there is no ``out``). See ``zagent.batch``.
+        """
+        from .batch import abatch
+
+        return await abatch(self, target, inputs, **options)
+
+    def batch(self, target: Any, inputs: Any, **options: Any) -> Any:
+        """Sync twin of ``abatch``."""
+        return run_sync(self.abatch(target, inputs, **options))
+
     def tool_executor(self) -> Any:
         """The threads sync tools run in (``ToolThreads``, created on first use, ``config['tool_threads']``
         of them; a thread stuck in a timed-out call is replaced, see ``zagent.toolthreads``)."""
@@ -447,15 +529,26 @@ class Kernel:
             self._executor_pid = os.getpid()
         return self._executor
 
-    async def aemit(self, type: str, *, run_id: Optional[str] = None, agent: Optional[str] = None, **data: Any) -> None:
-        """Send a ``zagent_event`` to observers (no-op when there are none)."""
+    async def aemit(self, type: str, *, run_id: Optional[str] = None, agent: Optional[str] = None,
+                    _ids: Any = None, **data: Any) -> None:
+        """Send a ``zagent_event`` to observers (no-op when there are none).
+
+        ``<kind>_start``/``<kind>_end`` events are paired: both carry one ``span_id`` and the
+        ``parent_id`` of the span open around them; the end event gets ``duration``, ``outcome``
+        and ``usage`` (see ``zagent.spans``)."""
         if self.hooks.active("zagent_event"):
-            await self.hooks.emit(Event(type=type, time=time.time(), run_id=run_id, agent=agent, data=data))
+            span_id, parent_id, orphans = _ids if _ids is not None else spans.tag(type, data, id(self))
+            for orphan_type, orphan, orphan_id, orphan_parent in orphans:
+                await self.hooks.emit(Event(type=orphan_type, time=time.time(), run_id=run_id, agent=agent,
+                                            span_id=orphan_id, parent_id=orphan_parent, data=orphan))
+            await self.hooks.emit(Event(type=type, time=time.time(), run_id=run_id, agent=agent,
+                                        span_id=span_id, parent_id=parent_id, data=data))
 
     def emit(self, type: str, **data: Any) -> None:
-        """Sync twin of ``aemit``."""
+        """Sync twin of ``aemit`` (spans pair in the calling thread's context)."""
         if self.hooks.active("zagent_event"):
-            run_sync(self.aemit(type, **data))
+            ids = spans.tag(type, data, id(self))
+            run_sync(self.aemit(type, _ids=ids, **data))
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -563,11 +656,9 @@ def _names(value: Optional[str]) -> Optional[set[str]]:
 
 
 def _import(path: str) -> Any:
-    module_name, _, attr = path.partition(":")
-    obj = importlib.import_module(module_name.strip())
-    for part in filter(None, attr.strip().split(".")):
-        obj = getattr(obj, part)
-    return obj
+    from .imports import import_path
+
+    return import_path(path, "plugin")
 
 
 def _as_call(call: Union[ToolCall, dict[str, Any]]) -> ToolCall:

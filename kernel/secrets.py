@@ -84,3 +84,71 @@ def public_data(value: Any) -> Any:
 
 
 _DROP = object()
+
+
+#: Values shorter than this are not masked inside text: replacing a 1-3 character "key" everywhere would
+#: mangle every message (``OPENAI_API_KEY=x`` would mask each ``x``) while hiding nothing worth hiding.
+MIN_MASK_LENGTH = 6
+MASK = "***"
+
+
+def header_secrets(headers: Any) -> list[str]:
+    """The secret values among HTTP ``headers``: every ``Secret``, and the value of every header whose
+    name says key, token, secret, auth, cookie or password (``X-Api-Key``, ``Authorization``, ``Cookie``);
+    for ``Authorization: Bearer abc`` both the whole value and ``abc``."""
+    out: list[str] = []
+    for name, value in (dict(headers or {})).items():
+        if isinstance(value, Secret):
+            value = value.reveal()
+        elif not (isinstance(value, str) and _secret_header(str(name))):
+            continue
+        out.append(value)
+        scheme, _, credential = value.partition(" ")
+        if credential.strip():
+            out.append(credential.strip())
+    return out
+
+
+def _secret_header(name: str) -> bool:
+    lowered = name.lower()
+    return looks_secret(name) or any(w in lowered for w in ("key", "token", "secret", "auth", "cookie", "passw"))
+
+
+class Masker:
+    """Replaces known secret values (and their JSON-escaped forms) by ``***`` in any text.
+
+    Keyed on the actual values, longest first; values shorter than ``MIN_MASK_LENGTH`` are ignored.
+    ``Masker(values)(text)``; an empty masker returns text unchanged at the cost of one check.
+    """
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Any = ()):
+        import json  # here, not at module level: ``import zagent`` stays light
+
+        forms: set[str] = set()
+        for v in values:
+            if isinstance(v, Secret):
+                v = v.reveal()
+            if not isinstance(v, str) or len(v) < MIN_MASK_LENGTH:
+                continue
+            forms.add(v)
+            forms.add(json.dumps(v)[1:-1])  # as it appears inside a JSON string
+        self.values = tuple(sorted(forms, key=len, reverse=True))
+
+    def __call__(self, text: str) -> str:
+        for v in self.values:
+            if v in text:
+                text = text.replace(v, MASK)
+        return text
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def __repr__(self) -> str:
+        return f"<Masker {len(self.values)} value(s)>"
+
+
+def mask(text: str, values: Any) -> str:
+    """``text`` with each secret in ``values`` (strings or ``Secret``s) replaced by ``***``."""
+    return Masker(values)(text)

@@ -46,8 +46,29 @@ CREATE TABLE checkpoints (
 CREATE INDEX checkpoints_by_kind ON checkpoints(kind, created);
 """
 
+RUN_SPANS = """
+CREATE TABLE run_spans (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    span_id TEXT,
+    parent_id TEXT,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    agent TEXT,
+    started REAL NOT NULL,
+    duration REAL,
+    outcome TEXT,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    data BLOB NOT NULL
+);
+CREATE INDEX run_spans_by_run ON run_spans(run_id, started);
+CREATE INDEX run_spans_by_time ON run_spans(started);
+"""
+
 MIGRATIONS: dict[int, str] = {
     1: MESSAGES + CHECKPOINTS,
+    2: RUN_SPANS,  # the run log (zagent.plugins.runlog)
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -5,8 +5,9 @@ reach those, so ``describe(exc)`` puts what matters in the message: which
 fields were missing or invalid, the start of the model's reply (and of the
 repair answer when a repair was tried), and what to try next given what has
 already happened (no "use the repair prompt" once the repair ran). A
-``ProviderTimeout`` gets the CLI's way to raise the timeout. Other errors
-print as they are.
+``ProviderTimeout`` gets the CLI's way to raise the timeout; a failed
+workflow's node ``ParseError`` (``WorkflowFailed.causes``) is shown the same
+way. Other errors print as they are.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ def describe(exc: BaseException) -> str:
 
     if isinstance(exc, ParseError):
         return _parse_error(exc)
+    causes = getattr(exc, "causes", None)  # a workflow's failed nodes
+    if isinstance(causes, dict) and any(isinstance(c, ParseError) for c in causes.values()):
+        head = str(exc).split(" failed: ", 1)[0] + " failed"
+        parts = [f"{node}: {describe(c) if isinstance(c, ParseError) else c}" for node, c in causes.items()]
+        return head + ":\n" + "\n".join(parts)
     if isinstance(exc, ProviderTimeout):
         return (f"{exc}\n  on the command line: --timeout SECONDS (or ZAGENT_TIMEOUT=SECONDS); a small local "
                 "model may need minutes per reply, and a max_tokens in the agent's llm_config bounds it")

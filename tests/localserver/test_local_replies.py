@@ -202,3 +202,22 @@ def test_parse_error_shows_reply_excerpts_and_fitting_advice(server, zagent):
     assert ".raw" not in err and ".attempts" not in err
     assert "already asked the model once more" in err
     assert "use the repair prompt" not in err and "with the parser's repair prompt" not in err
+
+
+def test_workflow_node_parse_error_shows_the_reply_not_raw_attributes(server, zagent, tmp_path):
+    """`zagent workflow run`: a node whose model never gives its output exits 1 showing that node's replies."""
+    flow = {"name": "one", "goal": "Outline a topic in one step", "inputs": [{"name": "topic"}],
+            "nodes": [{"name": "outline", "description": "Outline", "inputs": [{"name": "topic"}],
+                       "outputs": [{"name": "outline"}],
+                       "agents": [{"type": "customize", "name": "Outliner", "description": "Outlines",
+                                   "prompt": "Outline {topic}.", "inputs": [{"name": "topic"}],
+                                   "outputs": [{"name": "outline"}, {"name": "points", "type": "integer"}]}]}],
+            "edges": []}
+    path = tmp_path / "wf.json"
+    path.write_text(json.dumps(flow))
+    server.then(completion("Intro, body, end."), completion("still just prose"))
+    code, _out, err = zagent("workflow", "run", str(path), "--input", "topic=tea", "--quiet")
+    assert code == 1
+    error = err[err.index("zagent: error:"):]
+    assert "outline:" in error and "Intro, body, end." in error and "still just prose" in error
+    assert ".raw" not in error and ".attempts" not in error and "parser's repair prompt" not in error

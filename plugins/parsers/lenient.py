@@ -9,8 +9,9 @@ mode's own reading (``Parser.parse_typed``):
   required field is read instead (keys matched like the mode's names);
 - **self-wrapped values**: a value that is itself a JSON object keyed by its own
   field name (``## answer`` then ``{"answer": "Paris"}``, or ``{"answer": ...}``
-  as a whole ``str``-mode reply) is unwrapped, and the repair prompt's
-  ``<example>`` markers copied around a value are dropped;
+  as a whole ``str``-mode reply) is unwrapped, the repair prompt's
+  ``<example>`` markers copied around a value are dropped, and a text field
+  given a JSON array or object (``{"outline": [...]}``) gets its JSON text;
 - **placeholder echoes are refused**: a string value that repeats the format's
   placeholder (``<string, required: the answer>``, or the same text without
   brackets as the xml mode shows it, or with its parts filled in:
@@ -112,6 +113,12 @@ def unwrap(values: dict[str, Any], spec: FieldSpec) -> dict[str, Any]:
     drop the repair prompt's ``<example>``/``</example>`` markers a model copied around a value."""
     out = values
     for name, value in values.items():
+        field = spec.by_name.get(name)
+        if isinstance(value, (list, dict)) and field is not None and field.type == "string":
+            if out is values:  # a text field answered with JSON structure: its JSON text, as written
+                out = dict(values)
+            out[name] = value = _encode(value).decode()
+            continue
         if isinstance(value, str) and "example>" in value:
             bare = _ECHOED_TAGS.sub("", value)
             if bare != value:

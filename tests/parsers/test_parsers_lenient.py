@@ -51,6 +51,12 @@ def test_section_holding_its_own_json_object_is_unwrapped(kernel):
     assert kernel.parser("title").parse('## answer\n{"answer": "Paris"}', QA) == {"answer": "Paris"}
 
 
+@pytest.mark.parametrize("mode", ["json", "title", "xml"])
+def test_text_field_given_json_structure_keeps_it_as_json_text(kernel, mode):
+    """{"answer": ["a", "b"]} for a text field is the text '["a","b"]', not a type error."""
+    assert kernel.parser(mode).parse('{"answer": ["a", {"b": 1}]}', QA) == {"answer": '["a",{"b":1}]'}
+
+
 def test_copied_example_markers_are_dropped(kernel):
     """A repair answer that copied the prompt's <example> markers around its section keeps only the value."""
     assert kernel.parser("title").parse("<example>\n## answer\nParis\n</example>", QA) == {"answer": "Paris"}

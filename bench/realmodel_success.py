@@ -31,7 +31,9 @@ QUESTIONS = [
     "What is a prime number?", "Why do we have seasons?", "What is HTTP?", "What is the largest planet?",
     "What is an API?", "How does a vaccine work?",
 ]
-PLACEHOLDER = re.compile(r"(string|integer|number|boolean|array|object)\b[^\n]*,\s*(required|optional)\b", re.I)
+# the format's placeholder, verbatim or with its parts filled in ("Paris, required: the capital")
+PLACEHOLDER = re.compile(r"(string|integer|number|boolean|array|object)\b[^\n]*,\s*(required|optional)\b"
+                         r"|^\s*<?[^,\n<>]{1,60},\s*(required|optional)\b", re.I)
 
 
 def main() -> int:

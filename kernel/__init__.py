@@ -26,6 +26,7 @@ from .errors import (
     ToolError,
     ZagentError,
 )
+from .errors import BadRequestError, DeadlineExceeded, NotFoundError, ProtocolError, ProviderConfigError, ResponseTooLarge
 from .hookspecs import hookimpl
 from .kernel import Kernel, PluginInfo, Problem
 from .llm import LLM
@@ -56,3 +57,5 @@ __all__ = [
     "Secret", "StreamInterrupted", "Tool", "ToolBlocked", "ToolCall", "ToolError", "ToolResult", "ToolSpec",
     "Usage", "ZagentError", "hookimpl", "run_sync", "tool",
 ]
+__all__ += ["BadRequestError", "DeadlineExceeded", "NotFoundError", "ProtocolError", "ProviderConfigError",
+            "ResponseTooLarge"]

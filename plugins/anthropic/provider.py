@@ -18,7 +18,7 @@ import attrs
 import msgspec
 
 from zagent.errors import ProviderError
-from zagent.http import HttpClient, iter_sse, malformed, network_options, stream_interrupted
+from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, stream_interrupted
 from zagent.llm import LLM, parse_arguments, new_call_id, price_per_million, unique_call_ids
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
 
@@ -97,7 +97,8 @@ class AnthropicLLM(LLM):
                              provider="anthropic", status=200, body=message, retryable=kind == "overloaded_error")
 
     async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
-        response = await self.http.post("/v1/messages", self.body(request, stream=True), stream=True)
+        response = await self.http.post("/v1/messages", self.body(request, stream=True), stream=True,
+                                        expect="text/event-stream")
         state = _StreamState()
         mod = self.http.module()
         try:

@@ -15,9 +15,9 @@ from typing import Any, AsyncIterator, Optional
 import attrs
 import msgspec
 
-from zagent.encodeonce import encoded_once
+from zagent.providerkit import encoded_once
 from zagent.errors import ProviderError
-from zagent.http import HttpClient, iter_ndjson, malformed, network_options, stream_interrupted
+from zagent.providerkit import HttpClient, iter_ndjson, malformed, network_options, stream_interrupted
 from zagent.llm import LLM, parse_arguments, price_per_million
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec, Usage
 

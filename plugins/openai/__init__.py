@@ -4,7 +4,7 @@ Registers the ``openai`` provider. This module is cheap to import: the
 provider (``.provider``), its wire types (``.wire``) and httpx load when the
 first model is made. Options: ``api_key`` (else ``OPENAI_API_KEY``),
 ``base_url`` (else ``OPENAI_BASE_URL``, else api.openai.com), ``extra_body``,
-``prices``, ``stream_usage``, the HTTP options of ``zagent.http`` (``timeout``,
+``prices``, ``stream_usage``, the HTTP options of ``zagent.providerkit`` (``timeout``,
 ``max_retries``, ``rpm``, ``client``...), and any other keyword, which is sent
 as a request field (``temperature=0``, ``max_tokens=...``). Defaults for all
 models come from ``Kernel(config={"openai": {...}})``.

@@ -1,7 +1,7 @@
 """The OpenAI Chat Completions provider over httpx + msgspec (not the openai SDK).
 
 Per call: one dict for the body (tool specs spliced in pre-encoded), one
-msgspec encode, one POST through ``zagent.http.HttpClient`` (retries, typed
+msgspec encode, one POST through ``zagent.providerkit.HttpClient`` (retries, typed
 errors), one typed msgspec decode. Streaming reads SSE, yields text deltas as
 they come and whole tool calls once their argument deltas are complete.
 """
@@ -14,7 +14,7 @@ import attrs
 import msgspec
 
 from zagent.errors import ProviderError
-from zagent.http import HttpClient, iter_sse, malformed, network_options, stream_interrupted
+from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, stream_interrupted
 from zagent.llm import LLM, parse_arguments, price_per_million, unique_call_ids
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
 
@@ -97,7 +97,7 @@ class OpenAILLM(LLM):
                           refusal=choice.message.refusal or None)
 
     def _reply_error(self, error: Any, content: bytes) -> ProviderError:
-        from zagent.http import server_message
+        from zagent.providerkit import server_message
 
         message = self.http.redact(server_message(content))
         return ProviderError(f"openai ({self.http.base_url}) answered without a choice: {message}; "
@@ -106,7 +106,8 @@ class OpenAILLM(LLM):
     # -- streaming --------------------------------------------------------------
 
     async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
-        response = await self.http.post("/chat/completions", self.body(request, stream=True), stream=True)
+        response = await self.http.post("/chat/completions", self.body(request, stream=True), stream=True,
+                                        expect="text/event-stream")
         state = _StreamState()
         try:
             async for chunk in self._events(response, state):

@@ -27,9 +27,9 @@ from typing import Any, AsyncIterator, Optional
 import attrs
 import msgspec
 
-from zagent.encodeonce import encoded_once
+from zagent.providerkit import encoded_once
 from zagent.errors import ProviderError
-from zagent.http import HttpClient, iter_sse, malformed, network_options, server_message, stream_interrupted
+from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, server_message, stream_interrupted
 from zagent.llm import LLM, new_call_id, parse_arguments, price_per_million
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec, Usage
 
@@ -171,7 +171,8 @@ class ResponsesLLM(LLM):
     # -- streaming ----------------------------------------------------------------------
 
     async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
-        response = await self.http.post("/responses", self.body(request, stream=True), stream=True)
+        response = await self.http.post("/responses", self.body(request, stream=True), stream=True,
+                                        expect="text/event-stream")
         state = _State()
         final: Optional[Response] = None
         mod = self.http.module()

@@ -13,7 +13,7 @@ from typing import Any, Optional, Union
 
 import msgspec
 
-from zagent.encodeonce import encoded_once
+from zagent.providerkit import encoded_once
 from zagent.llm import parse_arguments
 from zagent.types import Message, ToolCall, ToolSpec, Usage
 

@@ -31,6 +31,10 @@ class RunLogger:
         self._owner = id(kernel)  # spans pair per kernel (zagent.spans)
         self._store: Any = None
         self._lock = threading.Lock()
+        # One writer at a time, and never a write racing the close: SQLite connections closed under a
+        # write in another thread crash the process (a batch interrupted by Ctrl-C did, with SIGSEGV).
+        self._io = threading.Lock()
+        self._closed = False
         self._open: dict[str, dict[str, Any]] = {}      # span id -> row of a span not ended yet
         self._runs: dict[str, list[dict[str, Any]]] = {}  # run key -> finished rows
         self._content: dict[str, dict[str, Any]] = {}   # span id -> request/reply or arguments/result
@@ -77,10 +81,12 @@ class RunLogger:
             self._open.clear()
             rows = [r for run in self._runs.values() for r in run]
             self._runs.clear()
-        if rows:
-            self._write(rows)
-        if self._store is not None:
-            self._store.close()
+        with self._io:
+            if rows and not self._closed:
+                self._write_now(rows)
+            if self._store is not None:
+                self._store.close()
+            self._closed = True
 
     def _take(self, event: Any) -> Optional[list[dict[str, Any]]]:
         """Record ``event``; the rows of its run when it ended a top span, else ``None``."""
@@ -122,6 +128,13 @@ class RunLogger:
             row["data"].update(content)
 
     def _write(self, rows: list[dict[str, Any]]) -> None:
+        with self._io:
+            if self._closed:  # the kernel closed while this run's rows were on their way
+                log.warning("runlog: %d rows arrived after the kernel closed and were not written", len(rows))
+                return
+            self._write_now(rows)
+
+    def _write_now(self, rows: list[dict[str, Any]]) -> None:
         try:
             if self._store is None:
                 from .store import RunLogStore

@@ -47,7 +47,8 @@ class Kernel:
         (built-ins included). ``False`` gives an isolated kernel.
     :param strict: raise on any plugin problem instead of reporting it.
     :param config: settings plugins may read: ``model`` (default model),
-        ``profiles`` (per-model capability overrides), ``tool_threads``, and
+        ``profiles`` (per-model capability overrides), ``profile`` (overrides for
+        every model, applied last), ``tool_threads``, and
         per-plugin sections.
     """
 
@@ -129,6 +130,7 @@ class Kernel:
             )
         overrides = dict(self._profile_config(provider, model))
         overrides.update(options.pop("profile", None) or {})
+        overrides.update(self.config.get("profile") or {})  # for every model, over the rest (the CLI's --profile)
         llm = factory(model, **options)
         llm.kernel = self
         if overrides:

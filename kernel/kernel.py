@@ -47,7 +47,8 @@ class Kernel:
         (built-ins included). ``False`` gives an isolated kernel.
     :param strict: raise on any plugin problem instead of reporting it.
     :param config: settings plugins may read: ``model`` (default model),
-        ``profiles`` (per-model capability overrides), ``tool_threads``, and
+        ``profiles`` (per-model capability overrides), ``profile`` (overrides for
+        every model, applied last), ``tool_threads``, and
         per-plugin sections.
     """
 
@@ -136,6 +137,7 @@ class Kernel:
             raise ConfigError(f"model {spec!r}: profile must be a mapping of capability fields, "
                               f"got {type(profile).__name__}")
         overrides.update(profile)
+        overrides.update(self.config.get("profile") or {})  # for every model, over the rest (the CLI's --profile)
         llm = _build(factory, f"model {spec!r}", model, **options)
         llm.kernel = self
         if overrides:
@@ -271,7 +273,7 @@ class Kernel:
     def _lookup(self, kind: str, name: str) -> Any:
         obj = self.registries[kind].get(name)
         if obj is None:
-            noun = KINDS[kind][1]
+            noun = self.registries[kind].noun
             raise ConfigError(f"unknown {noun} {name!r}; installed: {self._names(kind)}")
         return obj
 
@@ -302,6 +304,13 @@ class Kernel:
         from .toolrun import run_tools
 
         return await run_tools(self, [_as_call(c) for c in calls], ctx or self.context(), max_concurrency)
+
+    def run_tools(
+        self, calls: Iterable[Union[ToolCall, dict[str, Any]]], ctx: Optional[RunContext] = None,
+        *, max_concurrency: Optional[int] = None,
+    ) -> list[ToolResult]:
+        """Sync twin of ``arun_tools``."""
+        return run_sync(self.arun_tools(calls, ctx, max_concurrency=max_concurrency))
 
     async def abatch(self, target: Any, inputs: Any, **options: Any) -> Any:
         """Run ``target`` (an agent spec dict or file, an agent, a workflow graph) once per input.
@@ -345,11 +354,11 @@ class Kernel:
             await self.hooks.emit(Event(type=type, time=time.time(), run_id=run_id, agent=agent,
                                         span_id=span_id, parent_id=parent_id, data=data))
 
-    def emit(self, type: str, **data: Any) -> None:
-        """Sync twin of ``aemit`` (spans pair in the calling thread's context)."""
+    def emit(self, type: str, *, run_id: Optional[str] = None, agent: Optional[str] = None, **data: Any) -> None:
+        """Sync twin of ``aemit`` (spans pair in the calling thread's context); ``RunContext.emit`` tags it."""
         if self.hooks.active("zagent_event"):
             ids = spans.tag(type, data, id(self))
-            run_sync(self.aemit(type, _ids=ids, **data))
+            run_sync(self.aemit(type, run_id=run_id, agent=agent, _ids=ids, **data))
 
     # -- lifecycle --------------------------------------------------------------
 

@@ -43,7 +43,7 @@ from zagent.errors import ConfigError, NoAnswerError, ParseError
 from zagent.toolrun import with_unique_ids
 from zagent.types import Message, ToolCall, ToolResult, Usage
 
-from .toolmode import PromptTools
+from .toolmode import PromptTools, text_call_fallback
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
@@ -279,22 +279,26 @@ class _Run:
         output_spec = action._output_hint  # built once per action
         for step in range(1, action.max_steps + 1):
             if events:
-                await self.ctx.emit("step_start", step=step, action=action.name)
+                await self.ctx.aemit("step_start", step=step, action=action.name)
             completion = await self.llm.asend(self.llm.request(
                 self.messages, tools=self.native_tools, response_format=self.response_format,
                 output_spec=output_spec), self.ctx)
             self.usage = self.usage + completion.usage
-            reply = _unique_ids(completion.message)  # each result must find its own call
+            reply = completion.message
+            if self.native_tools and not reply.tool_calls and self.llm.profile.text_tool_fallback:
+                reply = text_call_fallback(action.kernel.parser(action.tool_format), reply, self.native_tools,
+                                           self.messages)
+            reply = _unique_ids(reply)  # each result must find its own call
             calls, errors, text = self._tool_calls(reply)
             if calls or errors:
                 self.messages.append(reply)
                 await self._run_tools(calls, errors)
                 if events:
-                    await self.ctx.emit("step_end", step=step, action=action.name, tools=[c.name for c in calls])
+                    await self.ctx.aemit("step_end", step=step, action=action.name, tools=[c.name for c in calls])
                 continue
             self.messages.append(reply)
             if events:
-                await self.ctx.emit("step_end", step=step, action=action.name, answered=bool(text.strip()))
+                await self.ctx.aemit("step_end", step=step, action=action.name, answered=bool(text.strip()))
             if not text.strip():
                 self.messages.append(Message(role="user", content=NUDGE))
                 continue

@@ -195,7 +195,7 @@ class _Run:
         self.led: dict[str, set[str]] = {n: set() for n in topo.names}
         self.settled: set[tuple[str, str]] = set()
         self.errors: dict[str, str] = {}
-        self.causes: dict[str, BaseException] = {}  # this process's failures, chained to WorkflowFailed
+        self.failures: dict[str, BaseException] = {}
         self.tasks: dict[asyncio.Task, str] = {}
         self.sem = asyncio.Semaphore(ex.max_concurrency)
         self.events = self.kernel.hooks.active("zagent_event")
@@ -248,9 +248,9 @@ class _Run:
         await self._emit("workflow_end", status=status, errors=sorted(self.errors))
         if self.errors:
             lines = "; ".join(f"{n}: {e}" for n, e in self.errors.items())
-            cause = next(iter(self.causes.values()), None)  # e.g. the provider's AuthenticationError
-            raise WorkflowFailed(f"workflow {self.graph.name!r} run {self.run_id} failed: {lines}",
-                                 result=result) from cause
+            cause = next(iter(self.failures.values()), None)  # e.g. the provider's AuthenticationError
+            raise WorkflowFailed(f"workflow {self.graph.name!r} run {self.run_id} failed: {lines}", result=result,
+                                 causes=self.failures) from cause
         return result
 
     def _leads_on(self, name: str) -> bool:
@@ -424,7 +424,7 @@ class _Run:
     async def _failed(self, name: str, exc: BaseException, started: float) -> None:
         self.status[name] = "failed"
         self.errors[name] = _short(exc, 500)
-        self.causes[name] = exc
+        self.failures[name] = exc
         self.trace.append(TraceEntry(node=name, status="failed", agents=self.agents[name], error=self.errors[name],
                                      started=started, duration=time.time() - started))
         if self.ex.on_error == "fail_fast":

@@ -46,8 +46,16 @@ CREATE TABLE checkpoints (
 CREATE INDEX checkpoints_by_kind ON checkpoints(kind, created);
 """
 
+PATCHES = """
+ALTER TABLE checkpoints ADD COLUMN patch INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX checkpoints_full ON checkpoints(run_id, step) WHERE patch = 0;
+"""
+"""Version 2: a checkpoint is a full state (``patch = 0``, every row of a version-1 file) or a patch
+on the one before it (``CheckpointStore.save_patch``); the partial index finds a patch's base at once."""
+
 MIGRATIONS: dict[int, str] = {
     1: MESSAGES + CHECKPOINTS,
+    2: PATCHES,
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

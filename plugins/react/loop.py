@@ -33,7 +33,7 @@ from zagent.llm import to_messages
 from zagent.secrets import public_data
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
 
-from .state import Decision, RunState, StepResult, state_decoder
+from .state import Decision, RunState, StepLog, StepResult, state_decoder
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
@@ -108,6 +108,8 @@ class ReActLoop:
             raise ValueError(f"on_error must be 'continue' or 'stop', got {self.on_error!r}")
         self._control = RunControl()
         self._prompt_tools: Any = None
+        self._checkpoint_lock = asyncio.Lock()
+        self._log = StepLog()
 
     # -- control (any thread) ---------------------------------------------------------
 
@@ -221,6 +223,7 @@ class ReActLoop:
         messages.append(Message(role="user", content=user_input))
         self.state = RunState(run_id=run_id or new_run_id(), agent=self.agent, messages=messages, task=user_input,
                               agent_config=public_data(self.agent_config))
+        self._log = StepLog()
 
     async def _drive(self) -> ReActResult:
         state = self.state
@@ -504,18 +507,36 @@ class ReActLoop:
     # -- persistence and events -------------------------------------------------------------
 
     async def _checkpoint(self) -> None:
+        """Save the state: the change since the last checkpoint when the store takes patches, else all of it.
+
+        One at a time (a batch's calls finish concurrently), so each patch lands on the step before it."""
         if self.checkpoints is None:
             return
-        self.state.checkpoint += 1
-        self._keep_stash()
-        await self.checkpoints.asave(self.state.run_id, self.state.checkpoint, msgspec.json.encode(self.state),
-                                     kind="react", metadata={"agent": self.agent, "status": self.state.status})
+        async with self._checkpoint_lock:
+            state = self.state
+            state.checkpoint += 1
+            self._keep_stash()
+            metadata = {"agent": self.agent, "status": state.status}
+            captured = self._log.capture(state)  # other calls of the batch may add to the state while this saves
+            patch = self._log.patch(state) if hasattr(self.checkpoints, "asave_patch") else None
+            if patch is not None:
+                await self.checkpoints.asave_patch(state.run_id, state.checkpoint, patch, kind="react",
+                                                   metadata=metadata)
+                self._log.saved_patch(captured, len(patch))
+            else:
+                data = msgspec.json.encode(state)
+                await self.checkpoints.asave(state.run_id, state.checkpoint, data, kind="react", metadata=metadata)
+                self._log.saved_full(captured, len(data))
 
     def _save_sync(self) -> None:
-        self.state.checkpoint += 1
+        state = self.state
+        state.checkpoint += 1
         self._keep_stash()
-        self.checkpoints.save(self.state.run_id, self.state.checkpoint, msgspec.json.encode(self.state),
-                              kind="react", metadata={"agent": self.agent, "status": self.state.status})
+        captured = self._log.capture(state)
+        data = msgspec.json.encode(state)
+        self.checkpoints.save(state.run_id, state.checkpoint, data, kind="react",
+                              metadata={"agent": self.agent, "status": state.status})
+        self._log.saved_full(captured, len(data))
 
     def _keep_stash(self) -> None:
         """Copy the plugins' per-run state that survives a restore (``to_state()``) into the state."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 import msgspec
 
 from .tools import ArgumentsError, Tool
+from .toolthreads import ToolThreadsExhausted
 from .types import ToolCall, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -111,6 +112,8 @@ async def _execute(
         value = await _invoke(kernel, tool, kwargs)
     except ToolStuck as exc:
         return _failed(call, "timeout", str(exc), started)
+    except ToolThreadsExhausted as exc:
+        return _failed(call, "error", str(exc), started)
     except (TimeoutError, asyncio.TimeoutError):
         return _failed(call, "timeout", f"tool {tool.name!r} did not finish within {tool.timeout:g} s", started)
     except asyncio.CancelledError:
@@ -134,19 +137,18 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
         value = tool.handler(**kwargs)
     else:
         threads = kernel.tool_executor()
-        call = threads.submit(tool.handler, **kwargs)
-        future = asyncio.wrap_future(call)
+        job = threads.start(tool.name, tool.handler, kwargs)  # ToolThreadsExhausted: an error result
         if timeout is None:
-            value = await future
+            value = await job.future
         else:
             try:
                 if _timeout_cm is not None:  # no extra task per call (wait_for makes one before 3.12)
                     async with _timeout_cm(timeout):
-                        value = await future
+                        value = await job.future
                 else:
-                    value = await asyncio.wait_for(future, timeout)
+                    value = await asyncio.wait_for(job.future, timeout)
             except (TimeoutError, asyncio.TimeoutError):
-                if threads.abandon(call):
+                if threads.abandon(job):
                     raise ToolStuck(tool.name, timeout) from None
                 raise
     if hasattr(value, "__await__"):  # a sync callable that returned a coroutine

@@ -9,18 +9,27 @@ exits, so one hung tool keeps the process from ending.
 
 ``ToolThreads`` fixes both:
 
-* ``abandon(future)`` (called on timeout) stops counting that worker: the next
+* ``abandon(job)`` (called on timeout) stops counting that worker: the next
   call may start a fresh thread in its place. When the stuck call returns at
   last, its thread exits instead of rejoining the pool, so no more than
   ``max_workers`` threads ever serve calls.
+* Abandoned threads are capped, per tool (``max_abandoned_per_tool``) and in
+  all (``max_abandoned``): a tool with that many calls still stuck, or any tool
+  once the pool holds that many, is refused (``ToolThreadsExhausted``) until some
+  come back, so a tool that always hangs cannot pile up threads and memory.
 * Workers are daemon threads: a stuck tool does not hold the process open.
 * Workers block SIGINT, so Ctrl-C reaches the main thread (see ``zagent.sync``).
 
-Threads start on demand and are reused while idle, like the standard pool.
+``start(key, fn, kwargs)`` is the kernel's path: it returns a job whose
+``future`` is an asyncio future, resolved by one ``call_soon_threadsafe`` from
+the worker (no ``concurrent.futures.Future`` and ``wrap_future`` callback chain:
+about half the CPU per call). ``submit`` keeps the ``Executor`` interface
+(``loop.run_in_executor``). Threads start on demand and are reused while idle.
 """
 
 from __future__ import annotations
 
+import asyncio
 import queue
 import threading
 from concurrent.futures import Executor, Future
@@ -28,26 +37,91 @@ from typing import Any, Callable, Optional
 
 from .sync import leave_signals_to_main_thread
 
+_PENDING, _RUNNING, _DONE, _CANCELLED = 0, 1, 2, 3
+
+
+class ToolThreadsExhausted(RuntimeError):
+    """Too many calls of a tool (or of all tools) are still running after their timeout: refused for now."""
+
 
 class _Call(Future):  # type: ignore[type-arg]
-    """A submitted call; ``abandoned`` is set (under the pool's lock) when the caller gave up on it."""
+    """A call made through ``submit``: a concurrent future."""
 
+    key: Any = None
     abandoned = False
+
+    def begin(self) -> bool:
+        return self.set_running_or_notify_cancel()
+
+    def run(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+            self.set_exception(exc)
+        else:
+            self.set_result(result)
+
+
+class Job:
+    """A call made through ``start``: ``future`` is an asyncio future of the loop that started it."""
+
+    __slots__ = ("future", "key", "abandoned", "state", "_loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, key: Any) -> None:
+        self._loop = loop
+        self.future: "asyncio.Future[Any]" = loop.create_future()
+        self.key = key
+        self.abandoned = False
+        self.state = _PENDING  # changed under the pool's lock
+
+    def begin(self) -> bool:
+        return self.state == _RUNNING
+
+    def run(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+            self._deliver(_set_exception, exc)
+        else:
+            self._deliver(_set_result, result)
+
+    def _deliver(self, how: Callable[..., None], value: Any) -> None:
+        try:
+            self._loop.call_soon_threadsafe(how, self.future, value)
+        except RuntimeError:  # the loop was closed meanwhile: nobody is waiting
+            pass
+
+
+def _set_result(future: "asyncio.Future[Any]", value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _set_exception(future: "asyncio.Future[Any]", exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)
 
 
 class ToolThreads(Executor):
-    """A thread pool whose stuck calls can be abandoned (see the module docstring)."""
+    """A thread pool whose stuck calls can be abandoned, up to a cap (see the module docstring)."""
 
-    def __init__(self, max_workers: int = 16, thread_name_prefix: str = "zagent-tool") -> None:
-        if max_workers < 1:
-            raise ValueError(f"max_workers must be at least 1, got {max_workers}")
+    def __init__(self, max_workers: int = 16, thread_name_prefix: str = "zagent-tool", *,
+                 max_abandoned: int = 64, max_abandoned_per_tool: int = 8) -> None:
+        for name, value in (("max_workers", max_workers), ("max_abandoned", max_abandoned),
+                            ("max_abandoned_per_tool", max_abandoned_per_tool)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer of at least 1, got {value!r}")
         self.max_workers = max_workers
+        self.max_abandoned = max_abandoned
+        self.max_abandoned_per_tool = max_abandoned_per_tool
         self._prefix = thread_name_prefix
-        self._queue: "queue.SimpleQueue[Optional[tuple[_Call, Callable[..., Any], tuple, dict]]]" = queue.SimpleQueue()
+        self._queue: "queue.SimpleQueue[Optional[tuple[Any, Callable[..., Any], tuple, dict]]]" = queue.SimpleQueue()
         self._idle = threading.Semaphore(0)
         self._lock = threading.Lock()
         self._serving = 0  # threads counted against max_workers (abandoned ones are not)
         self._started = 0
+        self._abandoned: dict[Any, int] = {}  # key -> calls abandoned and still running
+        self._abandoned_total = 0
         self._shutdown = False
 
     @property
@@ -55,29 +129,67 @@ class ToolThreads(Executor):
         """Threads currently counted against ``max_workers`` (idle or busy, not abandoned)."""
         return self._serving
 
+    @property
+    def abandoned(self) -> int:
+        """Calls given up on that are still running (each holds a thread)."""
+        return self._abandoned_total
+
+    def start(self, key: Any, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Job:
+        """Run ``fn(**kwargs)`` in a worker for the running event loop; ``key`` names the tool for the caps.
+
+        Raises ``ToolThreadsExhausted`` when ``key`` (or the pool) is at its cap of abandoned calls."""
+        job = Job(asyncio.get_running_loop(), key)
+        self._put(job, fn, (), kwargs)
+        return job
+
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:  # type: ignore[type-arg]
         call = _Call()
+        self._put(call, fn, args, kwargs)
+        return call
+
+    def _put(self, job: Any, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
         with self._lock:
             if self._shutdown:
                 raise RuntimeError("the kernel's tool threads are shut down (the kernel was closed)")
-            self._queue.put((call, fn, args, kwargs))
+            if job.key is not None:
+                self._check_cap(job.key)
+            self._queue.put((job, fn, args, kwargs))
             if not self._idle.acquire(blocking=False) and self._serving < self.max_workers:
                 self._serving += 1
                 self._started += 1
                 threading.Thread(target=self._work, name=f"{self._prefix}_{self._started}", daemon=True).start()
-        return call
 
-    def abandon(self, future: Future) -> bool:  # type: ignore[type-arg]
+    def _check_cap(self, key: Any) -> None:
+        stuck = self._abandoned.get(key, 0)
+        if stuck >= self.max_abandoned_per_tool:
+            raise ToolThreadsExhausted(
+                f"tool {key!r} is refused: {stuck} of its calls ran past their timeout and are still running "
+                f"(at most {self.max_abandoned_per_tool} per tool); it runs again once they return. Fix the tool "
+                "so it returns, give it a longer timeout, or raise Kernel config 'tool_threads_abandoned_per_tool'")
+        if self._abandoned_total >= self.max_abandoned:
+            raise ToolThreadsExhausted(
+                f"tool {key!r} is refused: {self._abandoned_total} sync tool calls ran past their timeout and are "
+                f"still running (at most {self.max_abandoned} in all); sync tools run again once some return. "
+                "Fix the hanging tools or raise Kernel config 'tool_threads_abandoned'")
+
+    def abandon(self, job: Any) -> bool:
         """Give up on a call that is still running: its thread stops counting and leaves when the call returns.
 
         A call still queued is cancelled instead. Returns whether a thread was abandoned."""
-        if future.cancel():
-            return False
         with self._lock:
-            if future.done() or not isinstance(future, _Call) or future.abandoned:
+            if isinstance(job, Job):
+                if job.state == _PENDING:
+                    job.state = _CANCELLED
+                    return False
+                if job.state != _RUNNING or job.abandoned:
+                    return False
+            elif not isinstance(job, _Call) or job.cancel() or job.done() or job.abandoned:
                 return False
-            future.abandoned = True
+            job.abandoned = True
             self._serving -= 1
+            self._abandoned_total += 1
+            if job.key is not None:
+                self._abandoned[job.key] = self._abandoned.get(job.key, 0) + 1
             return True
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
@@ -91,30 +203,50 @@ class ToolThreads(Executor):
                 except queue.Empty:
                     break
                 if item is not None:
-                    item[0].cancel()
+                    self._cancel(item[0])
         for _ in range(serving):
             self._queue.put(None)  # one stop signal per serving thread; they exit after the work before it
         # ``wait`` is accepted for the Executor interface; the threads are daemons and are not joined,
         # since a stuck tool would make the join wait forever.
 
+    def _cancel(self, job: Any) -> None:
+        if isinstance(job, Job):
+            with self._lock:
+                if job.state == _PENDING:
+                    job.state = _CANCELLED
+            job.future.get_loop().call_soon_threadsafe(job.future.cancel)
+        else:
+            job.cancel()
+
     def _work(self) -> None:
         leave_signals_to_main_thread()
+        lock = self._lock
         while True:
             item = self._queue.get()
             if item is None:
                 return
-            call, fn, args, kwargs = item
+            job, fn, args, kwargs = item
             del item
-            if call.set_running_or_notify_cancel():
-                try:
-                    result = fn(*args, **kwargs)
-                except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-                    call.set_exception(exc)
-                else:
-                    call.set_result(result)
-                    del result
-            with self._lock:
-                if call.abandoned:  # a fresh thread took this one's place meanwhile
+            if type(job) is Job:
+                with lock:
+                    runs = job.state == _PENDING
+                    if runs:
+                        job.state = _RUNNING
+            else:
+                runs = job.begin()
+            if runs:
+                job.run(fn, args, kwargs)
+            with lock:
+                if type(job) is Job:
+                    job.state = _DONE
+                if job.abandoned:  # a fresh thread took this one's place meanwhile
+                    self._abandoned_total -= 1
+                    if job.key is not None:
+                        left = self._abandoned[job.key] - 1
+                        if left:
+                            self._abandoned[job.key] = left
+                        else:
+                            del self._abandoned[job.key]
                     return
-            del call, fn, args, kwargs
+            del job, fn, args, kwargs
             self._idle.release()

@@ -103,3 +103,56 @@ def test_zagents_threads_leave_ctrl_c_to_the_main_thread():
         assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
     finally:
         pool.shutdown()
+
+
+def _zagent_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("zagent-tool")]
+
+
+def test_300_calls_of_a_hanging_tool_keep_the_thread_count_bounded():
+    """A sync tool that always hangs, called 300 times, holds at most its cap of threads; the rest are refused."""
+    release = threading.Event()
+    k = Kernel(plugins=[], entry_points=False, config={"tool_threads": 2, "tool_threads_abandoned_per_tool": 5})
+    k.add_tool(tool(lambda: release.wait(), name="hang", timeout=0.01))
+    k.add_tool(tool(lambda: "ok", name="quick"))
+    before = set(_zagent_threads())  # other tests' stuck threads may still be around
+    try:
+        results = [k.run_tool({"name": "hang", "arguments": {}}) for _ in range(300)]
+        assert [r.state for r in results[:5]] == ["timeout"] * 5
+        refused = results[5:]
+        assert {r.state for r in refused} == {"error"}
+        assert "'hang' is refused: 5 of its calls ran past their timeout" in refused[0].content
+        assert "tool_threads_abandoned_per_tool" in refused[0].content
+        assert len(set(_zagent_threads()) - before) <= 5 + 2
+        assert k.run_tool({"name": "quick", "arguments": {}}).content == "ok"  # other tools still run
+    finally:
+        release.set()
+    wait_until(lambda: k.tool_executor().abandoned == 0, "the stuck calls to return")
+    release.clear()
+    assert k.run_tool({"name": "hang", "arguments": {}}).state == "timeout"  # accepted again once they returned
+    release.set()
+    k.close()
+
+
+def test_the_kernel_wide_cap_refuses_every_sync_tool():
+    """Past the kernel's cap of abandoned calls (over several tools), any sync tool is refused until some return."""
+    release = threading.Event()
+    k = Kernel(plugins=[], entry_points=False, config={"tool_threads_abandoned": 3})
+    for name in ("a", "b", "c", "d"):
+        k.add_tool(tool(lambda: release.wait(), name=name, timeout=0.01))
+    try:
+        assert [k.run_tool({"name": n, "arguments": {}}).state for n in "abc"] == ["timeout"] * 3
+        refused = k.run_tool({"name": "d", "arguments": {}})
+        assert refused.state == "error" and "3 sync tool calls ran past their timeout" in refused.content
+        assert "tool_threads_abandoned'" in refused.content
+    finally:
+        release.set()
+        k.close()
+
+
+def test_bad_caps_are_refused():
+    """Caps must be integers of at least 1."""
+    with pytest.raises(ValueError, match="max_abandoned_per_tool"):
+        ToolThreads(1, max_abandoned_per_tool=0)
+    with pytest.raises(ValueError, match="max_abandoned"):
+        ToolThreads(1, max_abandoned=True)

@@ -73,6 +73,8 @@ DEFAULT_KEEP_LAST = 10
 
 _INSERT = ("INSERT OR REPLACE INTO checkpoints (run_id, step, kind, created, state, metadata, patch) "
            "VALUES (?, ?, ?, ?, ?, ?, ?)")
+_BASE = ("SELECT max(step) FROM checkpoints INDEXED BY checkpoints_full "
+         "WHERE run_id = ? AND step <= ? AND patch = 0")  # the newest full save at or below a step
 _PATCH_KEYS = frozenset({"after", "set", "extend", "update", "lengths"})
 
 
@@ -270,23 +272,21 @@ def _prune(c: Any, keep_last: Optional[int], older_than: Optional[float], kind: 
 
 
 def _trim(c: Any, run_id: str, keep_last: int) -> int:
-    """Keep the newest ``keep_last`` steps of ``run_id`` and the full save the oldest of them builds on."""
-    row = c.execute("SELECT step, patch FROM checkpoints WHERE run_id = ? ORDER BY step DESC LIMIT 1 OFFSET ?",
-                    (run_id, keep_last - 1)).fetchone()
+    """Keep the newest ``keep_last`` steps of ``run_id`` and the full save the oldest of them builds on.
+
+    Only covering indexes are read (see ``schema.PATCHES``)."""
+    row = c.execute("SELECT step FROM checkpoints INDEXED BY checkpoints_steps WHERE run_id = ? "
+                    "ORDER BY step DESC LIMIT 1 OFFSET ?", (run_id, keep_last - 1)).fetchone()
     if row is None:
         return 0
-    cutoff = row[0]
-    if row[1]:
-        base = c.execute("SELECT max(step) FROM checkpoints WHERE run_id = ? AND step <= ? AND patch = 0",
-                         (run_id, cutoff)).fetchone()[0]
-        cutoff = cutoff if base is None else base
-    return c.execute("DELETE FROM checkpoints WHERE run_id = ? AND step < ?", (run_id, cutoff)).rowcount
+    base = c.execute(_BASE, (run_id, row[0])).fetchone()[0]
+    return c.execute("DELETE FROM checkpoints WHERE run_id = ? AND step < ?",
+                     (run_id, row[0] if base is None else base)).rowcount
 
 
 def _rebuild(c: Any, run_id: str, step: int) -> bytes:
     """The full state of patch step ``step``: the last full save before it with the patches since applied."""
-    base = c.execute("SELECT max(step) FROM checkpoints WHERE run_id = ? AND step <= ? AND patch = 0",
-                     (run_id, step)).fetchone()[0]
+    base = c.execute(_BASE, (run_id, step)).fetchone()[0]
     if base is None:
         raise StoreError(f"checkpoint {step} of run {run_id!r} is a patch and the full checkpoint it builds on "
                          "is gone (deleted by hand?); the run cannot be restored from this file")

@@ -48,10 +48,13 @@ CREATE INDEX checkpoints_by_kind ON checkpoints(kind, created);
 
 PATCHES = """
 ALTER TABLE checkpoints ADD COLUMN patch INTEGER NOT NULL DEFAULT 0;
-CREATE INDEX checkpoints_full ON checkpoints(run_id, step) WHERE patch = 0;
+CREATE INDEX checkpoints_steps ON checkpoints(run_id, step);
+CREATE INDEX checkpoints_full ON checkpoints(run_id, step, patch) WHERE patch = 0;
 """
 """Version 2: a checkpoint is a full state (``patch = 0``, every row of a version-1 file) or a patch
-on the one before it (``CheckpointStore.save_patch``); the partial index finds a patch's base at once."""
+on the one before it (``CheckpointStore.save_patch``). Both indexes are covering, so retention and
+finding a patch's base never read a row: in this WITHOUT ROWID table a large state's row spans
+overflow pages, and reading any column after the key walks them."""
 
 MIGRATIONS: dict[int, str] = {
     1: MESSAGES + CHECKPOINTS,

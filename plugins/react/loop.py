@@ -421,8 +421,8 @@ class ReActLoop:
             await asyncio.gather(*(self._run_call(c, gate) for c in todo))
         if self._control.abort_requested:
             raise self._aborted()
-        if all(c.id in state.finished for c in state.pending):
-            self._close_batch()
+        if state.pending and all(c.id in state.finished for c in state.pending):
+            self._close_batch()  # only when no call ran here (a restored batch whose calls had all finished)
             await self._checkpoint()
 
     async def _run_call(self, call: ToolCall, gate: asyncio.Semaphore) -> None:
@@ -452,6 +452,8 @@ class ReActLoop:
             return
         state.finished[call.id] = result
         state.steps.append(_step_result(state.step, call, result, state.reasoning, time.perf_counter() - started))
+        if all(c.id in state.finished for c in state.pending):
+            self._close_batch()  # the batch's last result: one checkpoint holds it and the closed batch
         await self._checkpoint()
 
     def _close_batch(self) -> None:

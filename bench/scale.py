@@ -37,7 +37,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from provider_overhead import start_server  # noqa: E402
+import provider_overhead  # noqa: E402
 
 import httpx  # noqa: E402
 
@@ -50,6 +50,21 @@ ADD = {"type": "function", "function": {
                    "required": ["a", "b"]}}}
 PLUGINS = ["zagent.plugins.openai", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react",
            "zagent.plugins.memory"]
+
+
+def peer_mock() -> Path:
+    """The peers' mock server: ``$ZAGENT_PEERS`` or ``shared/bench/peers`` beside the checkout or its parent."""
+    root = HERE.parent
+    for folder in (os.environ.get("ZAGENT_PEERS"), root.parent / "shared/bench/peers",
+                   root.parent.parent / "shared/bench/peers"):
+        if folder and (Path(folder) / "mock_server.py").exists():
+            return Path(folder) / "mock_server.py"
+    raise SystemExit("the peers' mock_server.py was not found: set ZAGENT_PEERS to ../shared/bench/peers")
+
+
+def start_server() -> tuple[subprocess.Popen, str]:
+    provider_overhead.PEER_MOCK = peer_mock()
+    return provider_overhead.start_server()
 
 
 def add(a: int, b: int) -> int:

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import msgspec
 
 from .tools import ArgumentsError, Tool
-from .toolthreads import ToolThreadsExhausted
+from .toolthreads import InlineProbe, ToolThreadsExhausted
 from .types import ToolCall, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,6 +29,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .kernel import Kernel
 
 _timeout_cm = getattr(asyncio, "timeout", None)  # Python 3.11+: no extra task per call
+_probes: "weakref.WeakKeyDictionary[Tool, InlineProbe]" = weakref.WeakKeyDictionary()
+"""Where each measured sync tool runs (``inline=None``), kept for as long as the tool exists."""
 
 
 async def run_tool(kernel: "Kernel", call: ToolCall, ctx: "RunContext") -> ToolResult:
@@ -133,11 +136,23 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
             async with _timeout_cm(timeout):
                 return await tool.handler(**kwargs)
         return await asyncio.wait_for(tool.handler(**kwargs), timeout)
-    if tool.inline:
-        value = tool.handler(**kwargs)
+    probe = None
+    if tool.inline is None:  # measured: see zagent.toolthreads.InlineProbe
+        probe = _probes.get(tool)
+        if probe is None:
+            probe = _probes[tool] = InlineProbe(tool.name)
+    if tool.inline or (probe is not None and probe.inline):
+        if probe is None:
+            value = tool.handler(**kwargs)
+        else:
+            begun = time.perf_counter()
+            try:
+                value = tool.handler(**kwargs)
+            finally:
+                probe.ran_inline(time.perf_counter() - begun)
     else:
         threads = kernel.tool_executor()
-        job = threads.start(tool.name, tool.handler, kwargs)  # ToolThreadsExhausted: an error result
+        job = threads.start(tool.name, tool.handler, kwargs, probe)  # ToolThreadsExhausted: an error result
         if timeout is None:
             value = await job.future
         else:

@@ -20,6 +20,16 @@ exits, so one hung tool keeps the process from ending.
 * Workers are daemon threads: a stuck tool does not hold the process open.
 * Workers block SIGINT, so Ctrl-C reaches the main thread (see ``zagent.sync``).
 
+Sync tools registered without ``inline=`` are measured (``InlineProbe``): a thread
+hop costs 40-100 us of CPU (two thread wake-ups and a loop wake-up), as much as
+the rest of zagent's work for a tool call, and most tools models call are tiny
+pure functions. Their first ``PROBES`` calls run in threads, timed there; if
+every one returned within ``FAST`` seconds, later calls run on the event loop.
+A call on the loop that takes longer than ``SLOW`` sends the tool back to the
+threads for good (with a warning naming it), so a tool that blocks stalls the
+loop at most once. ``inline=False`` keeps a tool in threads always (a tool that
+may block on I/O, or must have its timeout enforced on every call).
+
 ``start(key, fn, kwargs)`` is the kernel's path: it returns a job whose
 ``future`` is an asyncio future, resolved by one ``call_soon_threadsafe`` from
 the worker (no ``concurrent.futures.Future`` and ``wrap_future`` callback chain:
@@ -30,14 +40,54 @@ about half the CPU per call). ``submit`` keeps the ``Executor`` interface
 from __future__ import annotations
 
 import asyncio
+import logging
 import queue
 import threading
+import time
 from concurrent.futures import Executor, Future
 from typing import Any, Callable, Optional
 
 from .sync import leave_signals_to_main_thread
 
 _PENDING, _RUNNING, _DONE, _CANCELLED = 0, 1, 2, 3
+PROBES = 8
+"""Calls of a measured tool timed in a thread before it may run on the loop."""
+FAST = 100e-6
+"""A measured tool runs on the loop once each of its first ``PROBES`` calls took at most this (seconds)."""
+SLOW = 2e-3
+"""A call on the loop taking longer than this sends the tool back to the threads for good (seconds)."""
+_log = logging.getLogger("zagent.tools")
+
+
+class InlineProbe:
+    """Where a measured tool (``inline=None``) runs: threads while probed, then the loop, or threads for good."""
+
+    __slots__ = ("name", "fast", "inline", "settled")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.fast = 0  # probe calls in a row that returned within FAST
+        self.inline = False
+        self.settled = False  # True once in threads for good
+
+    def timed(self, seconds: float) -> None:
+        """A probe call (in a thread) took ``seconds``. Called from worker threads: the worst a race does
+        is count one call more or less."""
+        if self.settled or self.inline:
+            return
+        if seconds > FAST:
+            self.settled = True
+        else:
+            self.fast += 1
+            self.inline = self.fast >= PROBES
+
+    def ran_inline(self, seconds: float) -> None:
+        """A call on the loop took ``seconds``; past ``SLOW`` the tool goes back to threads for good."""
+        if seconds > SLOW and self.inline:
+            self.inline, self.settled = False, True
+            _log.warning("tool %r took %.1f ms on the event loop (its first %d calls were quick), so it runs in "
+                         "the kernel's tool threads from now on; register it with inline=False if it can block",
+                         self.name, seconds * 1e3, PROBES)
 
 
 class ToolThreadsExhausted(RuntimeError):
@@ -65,25 +115,29 @@ class _Call(Future):  # type: ignore[type-arg]
 class Job:
     """A call made through ``start``: ``future`` is an asyncio future of the loop that started it."""
 
-    __slots__ = ("future", "key", "abandoned", "state", "_loop")
+    __slots__ = ("future", "key", "abandoned", "state", "probe", "_loop")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, key: Any) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, key: Any, probe: Optional[InlineProbe] = None) -> None:
         self._loop = loop
         self.future: "asyncio.Future[Any]" = loop.create_future()
         self.key = key
         self.abandoned = False
         self.state = _PENDING  # changed under the pool's lock
+        self.probe = probe
 
     def begin(self) -> bool:
         return self.state == _RUNNING
 
     def run(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+        started = time.perf_counter()
         try:
             result = fn(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
             self._deliver(_set_exception, exc)
         else:
             self._deliver(_set_result, result)
+        if self.probe is not None:
+            self.probe.timed(time.perf_counter() - started)
 
     def _deliver(self, how: Callable[..., None], value: Any) -> None:
         try:
@@ -134,11 +188,13 @@ class ToolThreads(Executor):
         """Calls given up on that are still running (each holds a thread)."""
         return self._abandoned_total
 
-    def start(self, key: Any, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Job:
-        """Run ``fn(**kwargs)`` in a worker for the running event loop; ``key`` names the tool for the caps.
+    def start(self, key: Any, fn: Callable[..., Any], kwargs: dict[str, Any],
+              probe: Optional[InlineProbe] = None) -> Job:
+        """Run ``fn(**kwargs)`` in a worker for the running event loop; ``key`` names the tool for the caps,
+        ``probe`` (if given) is told how long the call took.
 
         Raises ``ToolThreadsExhausted`` when ``key`` (or the pool) is at its cap of abandoned calls."""
-        job = Job(asyncio.get_running_loop(), key)
+        job = Job(asyncio.get_running_loop(), key, probe)
         self._put(job, fn, (), kwargs)
         return job
 

@@ -156,3 +156,72 @@ def test_bad_caps_are_refused():
         ToolThreads(1, max_abandoned_per_tool=0)
     with pytest.raises(ValueError, match="max_abandoned"):
         ToolThreads(1, max_abandoned=True)
+
+
+def _where_kernel(fn, **options):
+    k = Kernel(plugins=[], entry_points=False)
+    k.add_tool(tool(fn, name="where", **options))
+    return k
+
+
+def _thread_names(k, calls):
+    return [k.run_tool({"name": "where", "arguments": {}}).value for _ in range(calls)]
+
+
+def test_a_quick_sync_tool_moves_to_the_event_loop_after_its_probes():
+    """A sync tool with default options runs its first PROBES calls in tool threads, then on the loop's thread."""
+    from zagent.toolthreads import PROBES
+
+    k = _where_kernel(lambda: threading.current_thread().name)
+    names = _thread_names(k, PROBES + 3)
+    assert all(n.startswith("zagent-tool") for n in names[:PROBES])
+    assert not any(n.startswith("zagent-tool") for n in names[PROBES:])
+    k.close()
+
+
+def test_a_slow_sync_tool_stays_in_threads():
+    """A tool whose probe call takes longer than FAST never runs on the loop."""
+    import time
+
+    from zagent.toolthreads import FAST, PROBES
+
+    def slow():
+        time.sleep(FAST * 20)
+        return threading.current_thread().name
+
+    k = _where_kernel(slow)
+    assert all(n.startswith("zagent-tool") for n in _thread_names(k, PROBES + 3))
+    k.close()
+
+
+def test_inline_false_keeps_a_quick_tool_in_threads():
+    """inline=False opts out of the measurement: every call runs in a tool thread."""
+    from zagent.toolthreads import PROBES
+
+    k = _where_kernel(lambda: threading.current_thread().name, inline=False)
+    assert all(n.startswith("zagent-tool") for n in _thread_names(k, PROBES + 3))
+    k.close()
+
+
+def test_a_promoted_tool_that_turns_slow_goes_back_to_threads_with_a_warning(caplog):
+    """A call on the loop slower than SLOW sends the tool back to threads for good, and a warning names it."""
+    import time
+
+    from zagent.toolthreads import PROBES, SLOW
+
+    slow = threading.Event()
+
+    def sometimes_slow():
+        if slow.is_set():
+            time.sleep(SLOW * 3)
+        return threading.current_thread().name
+
+    k = _where_kernel(sometimes_slow)
+    _thread_names(k, PROBES + 1)
+    slow.set()
+    with caplog.at_level("WARNING", logger="zagent.tools"):
+        assert not _thread_names(k, 1)[0].startswith("zagent-tool")  # this one stalled the loop
+    assert "'where' took" in caplog.text and "inline=False" in caplog.text
+    slow.clear()
+    assert all(n.startswith("zagent-tool") for n in _thread_names(k, PROBES + 3))
+    k.close()

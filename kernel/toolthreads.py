@@ -23,8 +23,10 @@ exits, so one hung tool keeps the process from ending.
 Sync tools registered without ``inline=`` are measured (``InlineProbe``): a thread
 hop costs 40-100 us of CPU (two thread wake-ups and a loop wake-up), as much as
 the rest of zagent's work for a tool call, and most tools models call are tiny
-pure functions. Their first ``PROBES`` calls run in threads, timed there; if
-every one returned within ``FAST`` seconds, later calls run on the event loop.
+pure functions. They run in threads, timed there, until ``PROBES`` calls have
+returned within ``FAST`` seconds (wall and CPU); later calls run on the event
+loop. A call using more CPU than that keeps the tool in threads for good (the
+hop is cheap next to it); a call that waited (I/O) just does not count.
 A call on the loop that takes longer than ``SLOW`` sends the tool back to the
 threads for good (with a warning naming it), so a tool that blocks stalls the
 loop at most once. ``inline=False`` keeps a tool in threads always (a tool that
@@ -53,7 +55,7 @@ _PENDING, _RUNNING, _DONE, _CANCELLED = 0, 1, 2, 3
 PROBES = 8
 """Calls of a measured tool timed in a thread before it may run on the loop."""
 FAST = 100e-6
-"""A measured tool runs on the loop once each of its first ``PROBES`` calls took at most this (seconds)."""
+"""A measured tool runs on the loop once ``PROBES`` of its calls took at most this, wall and CPU (seconds)."""
 SLOW = 2e-3
 """A call on the loop taking longer than this sends the tool back to the threads for good (seconds)."""
 _log = logging.getLogger("zagent.tools")
@@ -66,18 +68,22 @@ class InlineProbe:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.fast = 0  # probe calls in a row that returned within FAST
+        self.fast = 0  # probe calls that returned within FAST
         self.inline = False
         self.settled = False  # True once in threads for good
 
-    def timed(self, seconds: float) -> None:
-        """A probe call (in a thread) took ``seconds``. Called from worker threads: the worst a race does
-        is count one call more or less."""
+    def timed(self, wall: float, cpu: float) -> None:
+        """A probe call (in a thread) took ``wall`` seconds, ``cpu`` of them on the CPU. Called from worker
+        threads: the worst a race does is count one call more or less.
+
+        A call that used more than ``FAST`` of CPU settles the tool in threads (the hop is cheap next to
+        it). A quick call counts only when its wall time was quick too: one that waited (on I/O, or on
+        the GIL on a busy machine) neither counts nor settles, so a tool that blocks is never promoted."""
         if self.settled or self.inline:
             return
-        if seconds > FAST:
+        if cpu > FAST:
             self.settled = True
-        else:
+        elif wall <= FAST:
             self.fast += 1
             self.inline = self.fast >= PROBES
 
@@ -129,7 +135,7 @@ class Job:
         return self.state == _RUNNING
 
     def run(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         try:
             result = fn(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
@@ -137,7 +143,7 @@ class Job:
         else:
             self._deliver(_set_result, result)
         if self.probe is not None:
-            self.probe.timed(time.perf_counter() - started)
+            self.probe.timed(time.perf_counter() - started, time.thread_time() - cpu)
 
     def _deliver(self, how: Callable[..., None], value: Any) -> None:
         try:

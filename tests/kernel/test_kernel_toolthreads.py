@@ -179,8 +179,8 @@ def test_a_quick_sync_tool_moves_to_the_event_loop_after_its_probes():
     k.close()
 
 
-def test_a_slow_sync_tool_stays_in_threads():
-    """A tool whose probe call takes longer than FAST never runs on the loop."""
+def test_a_sync_tool_that_waits_stays_in_threads():
+    """A tool whose calls wait (sleep, I/O) longer than FAST never runs on the loop."""
     import time
 
     from zagent.toolthreads import FAST, PROBES
@@ -191,6 +191,30 @@ def test_a_slow_sync_tool_stays_in_threads():
 
     k = _where_kernel(slow)
     assert all(n.startswith("zagent-tool") for n in _thread_names(k, PROBES + 3))
+    k.close()
+
+
+def test_a_cpu_heavy_sync_tool_settles_in_threads():
+    """A tool whose call uses more than FAST of CPU stays in threads for good, even if later calls are quick."""
+    import time
+
+    from zagent.toolrun import _probes
+    from zagent.toolthreads import FAST, PROBES
+
+    heavy = threading.Event()
+    heavy.set()
+
+    def busy():
+        end = time.thread_time() + FAST * 5
+        while heavy.is_set() and time.thread_time() < end:
+            pass
+        return threading.current_thread().name
+
+    k = _where_kernel(busy)
+    _thread_names(k, 1)
+    heavy.clear()
+    assert all(n.startswith("zagent-tool") for n in _thread_names(k, PROBES + 3))
+    assert _probes[k.tools(["where"])[0]].settled
     k.close()
 
 

@@ -57,12 +57,15 @@ class SqliteMemory:
 
     @classmethod
     def open(cls, path: Any = None, *, embedder: Any = None, common_ratio: float = 0.05,
-             common_min: int = 2000, **options: Any) -> "SqliteMemory":
+             common_min: int = 2000, max_postings: Optional[int] = 50_000, **options: Any) -> "SqliteMemory":
         """Open (creating if needed) ``path``, by default ``paths.default_path()``.
 
-        ``common_ratio``/``common_min``: see ``fts.CommonWords``; other options go to ``Database``.
+        ``common_ratio``/``common_min``/``max_postings``: see ``fts.CommonWords``; other options go to ``Database``.
         """
-        return cls(Database(resolve(path), **options), embedder, CommonWords(common_ratio, common_min))
+        if max_postings is not None and (isinstance(max_postings, bool) or not isinstance(max_postings, int)
+                                         or max_postings < 1):
+            raise ConfigError(f"max_postings must be an integer >= 1 or None, got {max_postings!r}")
+        return cls(Database(resolve(path), **options), embedder, CommonWords(common_ratio, common_min, max_postings))
 
     # -- writing ----------------------------------------------------------------
 

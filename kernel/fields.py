@@ -146,7 +146,7 @@ def _normalize_one(item: Any, where: str) -> Field:
             item = msgspec.convert(_shorthand(item), Field)
         except msgspec.ValidationError as exc:
             raise ConfigError(f"bad field declaration {dict(item)!r}: {exc}; expected keys "
-                              f"name, type, description, required, default, items, fields") from None
+                              f"name, type, description, required, default, items, fields, examples") from None
     elif not isinstance(item, Field):
         raise ConfigError(f"a field must be a zagent.Field, a dict or a name, got {type(item).__name__}")
     if not isinstance(item.name, str) or not item.name.strip():
@@ -403,6 +403,8 @@ def _field_schema(field: Field) -> dict[str, Any]:
         s["description"] = field.description
     if field.default is not None:
         s["default"] = field.default
+    if field.examples:
+        s["examples"] = list(field.examples)
     if field.type == "array" and field.items is not None:
         s["items"] = _field_schema(field.items)
     if field.type == "object" and field.fields:
@@ -434,6 +436,8 @@ def _describe_field(field: Field) -> dict[str, Any]:
     d["required"] = _is_required(field)
     if field.default is not None:
         d["default"] = field.default
+    if field.examples:
+        d["example"] = field.examples[0]
     if field.type == "object" and field.fields:
         d["fields"] = [_describe_field(f) for f in field.fields]
     elif field.type == "array" and field.items is not None and field.items.fields:

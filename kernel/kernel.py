@@ -22,7 +22,9 @@ import time
 import weakref
 from typing import Any, Iterable, NamedTuple, Optional, Sequence, TypeVar, Union
 
-from . import entrypoints, hookspecs
+import pluggy
+
+from . import entrypoints, hookcheck, hookspecs
 from .context import RunContext
 from .errors import ConfigError, PluginError, ToolError
 from .hooks import HookRunner, PluginManager, trace_to_stderr
@@ -167,6 +169,10 @@ class Kernel:
         try:
             self._add_specs(plugin)
             self.pm.register(plugin, name=name)
+        except pluggy.PluginValidationError as exc:
+            self._problem(name, self._dist(name), PluginError(
+                hookcheck.validation_message(self.pm, name, exc), plugin=name), exc)
+            return None
         except Exception as exc:
             self._problem(name, self._dist(name), PluginError(
                 f"plugin {name!r} is not a valid zagent plugin: {exc}", plugin=name), exc)
@@ -192,6 +198,12 @@ class Kernel:
         if plugin is None:
             return False
         unknown = [h.name for h in self.pm.get_hookcallers(plugin) or [] if not h.has_spec()]
+        wrapper = hookcheck.wrapper_problem(self.pm, plugin, name)
+        if wrapper:
+            self.pm.unregister(plugin)
+            self.hooks.invalidate()
+            self._problem(name, self._dist(name), PluginError(wrapper, plugin=name))
+            return False
         if not unknown:
             return True
         self.pm.unregister(plugin)
@@ -401,6 +413,23 @@ class Kernel:
         if errors:
             raise errors[0]
         return entries[0][1].obj
+
+    def remove_tool(self, name: str) -> Tool:
+        """Unregister one tool by name and return it; agents offered it can no longer run it.
+
+        Raises ``ToolError`` naming the registered tools if there is none by that name.
+        """
+        if name not in self.registries["tools"]:
+            raise ToolError(f"cannot remove tool {name!r}: no such tool; registered tools: {self._names('tools')}")
+        return self.registries["tools"].drop(name).obj
+
+    def remove_toolset(self, toolset: str) -> list[Tool]:
+        """Unregister every tool of ``toolset`` and return them; ``ToolError`` if the toolset has none."""
+        names = [t.name for t in self.registries["tools"].values() if t.toolset == toolset]
+        if not names:
+            sets = sorted({t.toolset for t in self.registries["tools"].values() if t.toolset})
+            raise ToolError(f"cannot remove toolset {toolset!r}: no tool is in it; toolsets: {', '.join(sets) or 'none'}")
+        return [self.registries["tools"].drop(n).obj for n in names]
 
     def _lookup(self, kind: str, name: str) -> Any:
         obj = self.registries[kind].get(name)

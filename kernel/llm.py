@@ -158,8 +158,8 @@ class LLM:
         """``_acomplete``, with tool names the provider refuses renamed on the way and back."""
         names = WireNames.for_request(request, self.tool_name_pattern) if self.tool_name_pattern else None
         if names is None:
-            return await self._acomplete(request)
-        return names.completion(await self._acomplete(names.request(request)))
+            return counted(await self._acomplete(request))
+        return counted(names.completion(await self._acomplete(names.request(request))))
 
     def _send_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
         """``_astream``, with tool names renamed the same way as ``_send`` (wrapping providers call these two)."""
@@ -189,7 +189,7 @@ class LLM:
         try:
             async for chunk in agen:
                 if chunk.type == "done" and chunk.completion is not None:
-                    final = await self._finish(request, chunk.completion, ctx, started)
+                    final = await self._finish(request, counted(chunk.completion), ctx, started)
                     yield Chunk(type="done", completion=final)
                 else:
                     yield chunk
@@ -235,6 +235,20 @@ class LLM:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+def counted(completion: Completion) -> Completion:
+    """``completion`` with the provider-independent bookkeeping filled in where a provider left it out.
+
+    Every model call counts as one call in ``usage.calls``, and a reply without a
+    finish reason finished with ``tool_calls`` (if it has any) or ``stop``. A
+    provider that sets both itself gets its completion back unchanged.
+    """
+    if completion.usage.calls and completion.finish_reason:
+        return completion
+    usage = completion.usage if completion.usage.calls else msgspec.structs.replace(completion.usage, calls=1)
+    reason = completion.finish_reason or ("tool_calls" if completion.tool_calls else "stop")
+    return msgspec.structs.replace(completion, usage=usage, finish_reason=reason)
 
 
 async def _renamed(agen: AsyncIterator[Chunk], names: WireNames) -> AsyncIterator[Chunk]:

@@ -75,6 +75,10 @@ class Registry:
                 ))
         return errors
 
+    def drop(self, name: str) -> Entry:
+        """Remove one entry and return it; ``KeyError`` if there is none."""
+        return self._entries.pop(name)
+
     def drop_plugin(self, plugin: str) -> None:
         for name in [n for n, e in self._entries.items() if e.plugin == plugin]:
             del self._entries[name]

@@ -5,8 +5,8 @@ function's signature becomes a msgspec Struct (``msgspec.defstruct``), whose
 JSON schema (``msgspec.json.schema``) is what models see and whose
 ``msgspec.convert`` validates what they send. ``Annotated[int, msgspec.Meta(ge=0)]``
 constraints, defaults, ``Optional``, nested Structs, enums and ``Literal``
-all work. Parameter descriptions come from the docstring (Google ``Args:`` or
-reST ``:param x:``). A parameter annotated ``RunContext`` is injected by the
+all work. Parameter descriptions come from the docstring (Google ``Args:``,
+NumPy ``Parameters`` sections or reST ``:param x:``). A parameter annotated ``RunContext`` is injected by the
 kernel and hidden from the model.
 
 Running tools is not done here; ``zagent.toolrun`` is the one place that does.
@@ -168,15 +168,34 @@ def tool(fn: Optional[Callable[..., Any]] = None, /, **options: Any) -> Any:
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     """Split a docstring into (summary, {parameter: description}).
 
-    Understands Google style (``Args:`` then ``name: text`` / ``name (type): text``)
-    and reST (``:param name: text``). The summary is everything before the
+    Understands Google style (``Args:`` then ``name: text`` / ``name (type): text``),
+    NumPy style (``Parameters`` over a row of dashes, then ``name : type`` with the
+    description indented below) and reST (``:param name: text``). The summary is everything before the
     first section or ``:param``.
     """
     params: dict[str, str] = {}
     summary_lines: list[str] = []
     section: Optional[str] = None
     current: Optional[str] = None
-    for line in doc.splitlines():
+    lines = doc.splitlines()
+    numpy_base = 0
+    for i, line in enumerate(lines):
+        if _is_numpy_underline(lines, i):
+            continue
+        if _is_numpy_underline(lines, i + 1):  # NumPy style: a section name over a row of dashes
+            name = line.strip().lower()
+            section, current, numpy_base = ("numpy" if name in _NUMPY_PARAMS else "other"), None, _indent(line)
+            continue
+        if section == "numpy":
+            item = re.match(r"^(\s*)(\*{0,2}\w+)\s*(?::\s*(.*))?$", line)
+            if item and len(item.group(1)) <= numpy_base and line.strip():
+                current = item.group(2).lstrip("*")
+                params[current] = ""
+            elif current and line.strip():
+                params[current] = (params[current] + " " + line.strip()).strip()
+            continue
+        if section == "other":
+            continue
         rest = re.match(r"^\s*:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$", line)
         if rest:
             current, section = rest.group(1), "rest"
@@ -201,6 +220,17 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
         if section is None:
             summary_lines.append(line)
     return "\n".join(summary_lines).strip(), params
+
+
+_NUMPY_PARAMS = ("parameters", "params", "arguments", "args", "other parameters", "keyword arguments")
+
+
+def _is_numpy_underline(lines: list[str], i: int) -> bool:
+    """True if line ``i`` is a NumPy section underline (dashes under a non-empty section name)."""
+    if i <= 0 or i >= len(lines):
+        return False
+    under, title = lines[i].strip(), lines[i - 1].strip()
+    return len(under) >= 3 and set(under) == {"-"} and bool(title) and not set(title) <= {"-"}
 
 
 def _indent(line: str) -> int:

@@ -191,7 +191,9 @@ class Field(msgspec.Struct, kw_only=True, omit_defaults=True):
     ``type`` is one of ``string``, ``integer``, ``number``, ``boolean``,
     ``object``, ``array`` (``items`` gives the element Field) or a nested
     object (``fields`` lists its members). A field without ``default`` and
-    with ``required=True`` must be present.
+    with ``required=True`` must be present. ``examples`` are example values,
+    shown to models in the field's JSON schema and prompt description (and
+    the first one is what the offline test model answers with).
     """
 
     name: str
@@ -199,5 +201,6 @@ class Field(msgspec.Struct, kw_only=True, omit_defaults=True):
     description: str = ""
     required: bool = True
     default: Any = None
-    items: Optional["Field"] = None
-    fields: list["Field"] = []
+    items: Optional[Field] = None
+    fields: list[Field] = []
+    examples: list[Any] = []

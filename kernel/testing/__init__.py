@@ -17,7 +17,7 @@ Fixtures:
 Helpers (import them from ``zagent.testing``): ``HookRecorder``,
 ``HookCall``. Conformance suites for third-party plugins live in
 submodules (``zagent.testing.providers``, ``.parsers``, ``.memory``,
-``.checkpoints``) and are
+``.checkpoints``, ``.tools``) and are
 imported explicitly by the tests that use them.
 
 Example::

@@ -1,7 +1,7 @@
 """The actions plugin: Action, CustomizeAction, Agent, CustomizeAgent, ContextExtraction.
 
-Registers the agent type ``customize`` (so ``kernel.agent({...})`` builds a
-declared agent) and the CLI commands ``zagent run`` and ``zagent agent show``.
+Registers the agent types ``customize`` (so ``kernel.agent({...})`` builds a
+declared agent) and ``human`` (a person answers; ``human.py``) and the CLI commands ``zagent run`` and ``zagent agent show``.
 Importing this module is cheap: the classes load on first use.
 
 Public names (``from zagent.plugins.actions import CustomizeAgent``) are
@@ -19,6 +19,7 @@ _EXPORTS = {
     "Agent": "agent", "AgentResult": "agent",
     "CustomizeAgent": "customize", "AgentSpec": "customize",
     "ContextExtraction": "extraction",
+    "HumanAgent": "human", "HumanAction": "human", "HumanRequest": "human",
 }
 
 
@@ -31,11 +32,27 @@ def _customize(spec: dict, kernel: Any) -> Any:
     return build_customize(spec, kernel)
 
 
+def _terminal_responder(request: Any) -> Any:
+    from .human import terminal_responder
+
+    return terminal_responder(request)
+
+
+def _human(spec: dict, kernel: Any) -> Any:
+    from .human import build_human
+
+    return build_human(spec, kernel)
+
+
 def zagent_register_agent_types(register: Callable[..., None]) -> None:
     register("customize", _customize)
+    register("human", _human)
 
 
 def zagent_register_commands(cli: Any, kernel: Any) -> None:
     from .cli import add_commands
+
+    # only the command line registers commands: there a person at the terminal answers human agents
+    kernel.config.setdefault("human_responder", _terminal_responder)
 
     add_commands(cli)

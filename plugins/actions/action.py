@@ -94,9 +94,26 @@ class Action:
 
     async def aexecute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext",
                        system_prompt: Optional[str] = None) -> ActionOutput:
-        raise NotImplementedError
+        """Run the action. Subclasses override this, or only the sync ``execute``.
+
+        A subclass that overrides only ``execute`` has it run in a worker thread
+        (it may block); what it returns is the output (an ``ActionOutput`` is
+        passed through as it is).
+        """
+        if type(self).execute is Action.execute:
+            raise TypeError(f"{type(self).__name__} (action {self.name!r}) implements neither aexecute nor execute; "
+                            "override one of them (async def aexecute(self, llm, inputs, *, ctx, system_prompt=None) "
+                            "or def execute(self, llm, inputs, *, ctx, **kw))")
+        import asyncio
+
+        out = await asyncio.to_thread(self.execute, llm, inputs, ctx=ctx, system_prompt=system_prompt)
+        if isinstance(out, ActionOutput):
+            return out
+        return ActionOutput(output=out, raw="" if out is None else str(out), messages=[], tool_results=[],
+                            usage=Usage(), steps=0, prompt="")
 
     def execute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext", **kw: Any) -> ActionOutput:
+        """Sync twin of ``aexecute`` (a subclass may override this instead of ``aexecute``)."""
         from zagent.sync import run_sync
 
         return run_sync(self.aexecute(llm, inputs, ctx=ctx, **kw))

@@ -39,6 +39,8 @@ def _load(args: argparse.Namespace, kernel: Any) -> Any:
     from .customize import CustomizeAgent
 
     spec = load_spec_file(args.agent_file)
+    if spec.get("type", "customize") == "human":  # a person answers: no model, no file-relative imports
+        return kernel.agent(spec)
     if args.model:
         spec = {**spec, "llm": args.model}
         spec.pop("llm_config", None)

@@ -153,7 +153,9 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 
 def from_field(field: Field, depth: int = 0) -> Any:
-    """A value of ``field``'s type: its default if it has one, else a short example."""
+    """A value of ``field``'s type: its first example, else its default, else a short made-up value."""
+    if field.examples:  # an example says more than a default (often empty) would
+        return field.examples[0]
     if field.default is not None:
         return field.default
     kind = field.type

@@ -36,6 +36,27 @@ from .planner import agent_spec, build_agent
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
+_NAMED = {"name": "value", "type": "object", "fields": [{"name": "name"}, {"name": "description", "default": ""}]}
+
+#: one generated agent, item schema of ``generated_agents`` (structured output is constrained by it)
+GENERATED_AGENT = {"name": "agent", "type": "object", "fields": [
+    {"name": "name", "default": "", "description": "CamelCase, ending in Agent"},
+    {"name": "description", "default": ""},
+    {"name": "inputs", "type": "array", "items": _NAMED, "default": []},
+    {"name": "outputs", "type": "array", "items": _NAMED, "default": []},
+    {"name": "prompt", "description": "how to do the sub-task, using every input as a {placeholder}"},
+    {"name": "tool_names", "type": "array", "items": {"name": "item", "type": "string"}, "default": []},
+]}
+
+#: an example generated agent, shown to the model in the schema (inputs/outputs are replaced by the node's)
+EXAMPLE_AGENT = {
+    "name": "SummaryAgent", "description": "Summarises a text for the goal.",
+    "inputs": [{"name": "text", "description": "the text to summarise"}],
+    "outputs": [{"name": "summary", "description": "the summary"}],
+    "prompt": "Summarise the following text in three sentences, keeping what matters for the goal.\n\n{text}",
+    "tool_names": [],
+}
+
 _PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 _HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]*(?P<title>[^\n#]+?)[ \t]*:?[ \t]*$", re.M)
 _NOT_ID = re.compile(r"\W+")
@@ -64,10 +85,12 @@ class AgentGenerator:
             spec = agent_spec(
                 "AgentGenerator", prompts.GENERATOR_SYSTEM, prompts.GENERATOR_INSTRUCTION,
                 prompts.GENERATOR_CONSTRAINTS,
-                inputs=[{"name": "goal"}, {"name": "sub_task"}, {"name": "existing_agents"}, {"name": "tools"}],
-                outputs=[{"name": "selected_agents", "type": "array", "default": [],
+                inputs=[{"name": "goal"}, {"name": "workflow", "default": ""}, {"name": "sub_task"},
+                        {"name": "existing_agents"}, {"name": "tools"}],
+                outputs=[{"name": "selected_agents", "type": "array", "default": [], "items": {"name": "item", "type": "string"},
                           "description": "names of existing agents to use"},
-                         {"name": "generated_agents", "type": "array", "default": [], "description": (
+                         {"name": "generated_agents", "type": "array", "default": [], "examples": [[EXAMPLE_AGENT]],
+                          "items": GENERATED_AGENT, "description": (
                              'new agents, each an object {"name", "description", "inputs": [{"name"}], '
                              '"outputs": [{"name"}], "prompt", "tool_names": []}')}],
                 llm=self.llm)
@@ -76,22 +99,26 @@ class AgentGenerator:
     def tool_names(self) -> list[str]:
         return list(self.tools) if self.tools is not None else list(self.kernel.registries["tools"])
 
-    async def agenerate(self, goal: str, node: WorkFlowNode) -> list[Any]:
-        """The agents for ``node``: names of selected agents and repaired specs of generated ones."""
+    async def agenerate(self, goal: str, node: WorkFlowNode, graph: Optional[WorkFlowGraph] = None) -> list[Any]:
+        """The agents for ``node``: names of selected agents and repaired specs of generated ones.
+
+        ``graph`` is the whole workflow; the generator is shown every sub-task (with
+        what flows between them) so an agent fits its place, not only its own step.
+        """
         result = await self.agent.aexecute(inputs={
-            "goal": goal, "sub_task": _node_text(node), "existing_agents": self._existing_text(),
-            "tools": self._tools_text()})
+            "goal": goal, "workflow": _workflow_text(graph, node) if graph is not None else "(not given)",
+            "sub_task": _node_text(node), "existing_agents": self._existing_text(), "tools": self._tools_text()})
         out = result.output
         refs = [self._selected(node, s, result.content) for s in (out.selected_agents or [])]
         for raw in out.generated_agents or []:
-            refs.append(self._generated(node, raw, result.content))
+            refs.append(self._generated(node, msgspec.to_builtins(raw), result.content))
         if not refs:
             raise GenerationError(f"no agent was selected or generated for sub-task {node.name!r}", raw=result.content)
         return refs
 
-    def generate(self, goal: str, node: WorkFlowNode) -> list[Any]:
+    def generate(self, goal: str, node: WorkFlowNode, graph: Optional[WorkFlowGraph] = None) -> list[Any]:
         """Sync twin of ``agenerate``."""
-        return run_sync(self.agenerate(goal, node))
+        return run_sync(self.agenerate(goal, node, graph))
 
     def _selected(self, node: WorkFlowNode, ref: Any, raw: str) -> str:
         name = ref.get("name") if isinstance(ref, dict) else ref
@@ -139,12 +166,22 @@ class AgentGenerator:
         """Fill ``agents`` of every node that has none (no retries here; ``WorkFlowGenerator`` retries)."""
         for node in graph.nodes:
             if not node.agents:
-                node.agents = await self.agenerate(graph.goal, node)
+                node.agents = await self.agenerate(graph.goal, node, graph)
         return graph
 
     def generate_all(self, graph: WorkFlowGraph) -> WorkFlowGraph:
         """Sync twin of ``agenerate_all``."""
         return run_sync(self.agenerate_all(graph))
+
+
+def _workflow_text(graph: WorkFlowGraph, current: WorkFlowNode) -> str:
+    """One line per sub-task, ``name: description (inputs -> outputs)``, the current one marked ``>>``."""
+    lines = []
+    for node in graph.nodes:
+        mark = ">> " if node.name == current.name else "   "
+        lines.append(f"{mark}{node.name}: {node.description or '(no description)'} "
+                     f"({', '.join(node.input_names) or '-'} -> {', '.join(node.output_names) or '-'})")
+    return "\n".join(lines)
 
 
 def _node_text(node: WorkFlowNode) -> str:

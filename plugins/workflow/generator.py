@@ -84,7 +84,7 @@ class WorkFlowGenerator:
             used: set[str] = set()
             for node in graph.nodes:
                 refs = await self._retry(
-                    f"agents for {node.name}", lambda _e, n=node: self.agent_generator.agenerate(goal, n))
+                    f"agents for {node.name}", lambda _e, n=node: self.agent_generator.agenerate(goal, n, graph))
                 node.agents = _unique_names(refs, used)
             await self.kernel.aemit("generation_step", step="agents", nodes=len(graph.nodes))
         return graph

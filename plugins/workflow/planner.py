@@ -27,6 +27,38 @@ if TYPE_CHECKING:  # pragma: no cover
 SUB_TASKS = ('the sub-tasks in order, each an object {"name", "description", "reason", '
              '"inputs": [{"name", "type", "description"}], "outputs": [{"name", "type", "description"}]}')
 
+# values stay an untyped array: a model may list plain names as well as {"name", "type", "description"} objects
+_VALUES = 'values, each {"name": snake_case, "type": "string", "description": ...} (or just the name)'
+
+#: an example plan that follows every planning rule; shown to the model as the schema's example
+EXAMPLE_PLAN = [
+    {"name": "collect_facts", "description": "List the key facts the goal needs.",
+     "reason": "Everything later builds on the facts.",
+     "inputs": [{"name": "goal", "type": "string", "description": "the goal"}],
+     "outputs": [{"name": "facts", "type": "string", "description": "the key facts, one per line"}]},
+    {"name": "write_draft", "description": "Write a first draft from the facts.",
+     "reason": "Turn the facts into prose.",
+     "inputs": [{"name": "goal", "type": "string", "description": "the goal"},
+                {"name": "facts", "type": "string", "description": "the key facts"}],
+     "outputs": [{"name": "draft", "type": "string", "description": "the draft"}]},
+    {"name": "polish", "description": "Check the draft against the goal and give the final text.",
+     "reason": "A last pass catches mistakes.",
+     "inputs": [{"name": "draft", "type": "string", "description": "the draft"}],
+     "outputs": [{"name": "final_text", "type": "string", "description": "the finished text"}]},
+]
+
+#: the planner's output field: an array of sub-task objects, so structured output is constrained item by item
+SUB_TASKS_FIELD = {
+    "name": "sub_tasks", "type": "array", "description": SUB_TASKS, "examples": [EXAMPLE_PLAN],
+    "items": {"name": "sub_task", "type": "object", "fields": [
+        {"name": "name", "description": "a unique snake_case name"},
+        {"name": "description", "default": "", "description": "what the sub-task does"},
+        {"name": "reason", "default": "", "description": "why it is needed"},
+        {"name": "inputs", "type": "array", "default": [], "description": _VALUES},
+        {"name": "outputs", "type": "array", "default": [], "description": _VALUES},
+    ]},
+}
+
 
 class SubTask(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One planned step: becomes one workflow node."""
@@ -84,7 +116,7 @@ class TaskPlanner:
             spec = agent_spec(
                 "TaskPlanner", prompts.PLANNER_SYSTEM, prompts.PLANNER_INSTRUCTION, prompts.PLANNER_CONSTRAINTS,
                 inputs=[{"name": "goal"}, {"name": "history", "default": ""}, {"name": "suggestion", "default": ""}],
-                outputs=[{"name": "sub_tasks", "type": "array", "description": SUB_TASKS}],
+                outputs=[SUB_TASKS_FIELD],
                 llm=self.llm)
             self.agent = build_agent(self.kernel, spec, self.llm)
 
@@ -112,7 +144,7 @@ def _suggestion_text(suggestion: Optional[str]) -> str:
 
 def parse_plan(goal: str, sub_tasks: Any, raw: str = "") -> Plan:
     """Convert the reply's ``sub_tasks`` into a ``Plan`` and check the planning rules."""
-    items = [_normalise(t) for t in (sub_tasks or [])]
+    items = [_normalise(msgspec.to_builtins(t)) for t in (sub_tasks or [])]
     try:
         plan = msgspec.convert({"goal": goal, "sub_tasks": items}, Plan, strict=False)
     except msgspec.ValidationError as exc:

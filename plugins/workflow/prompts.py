@@ -35,6 +35,9 @@ GENERATOR_SYSTEM = ("You are an agent designer. For one sub-task of a workflow y
 
 GENERATOR_INSTRUCTION = """Overall goal: {goal}
 
+The whole workflow (the sub-task to design for is marked with >>):
+{workflow}
+
 The sub-task:
 {sub_task}
 

@@ -6,7 +6,8 @@ write the same name that is not a ``state`` field), ``unproduced_input``,
 ``no_path`` (a value's producer has no path of edges to its consumer),
 ``loop_input_required`` (a value fed back by a loop must be optional for the
 first pass), ``cycle``, ``isolated_node``, ``no_initial_node``, ``bad_router``,
-``bad_reducer``, ``bad_loop``.
+``bad_reducer``, ``bad_loop``, ``self_loop`` (a plain edge from a node to itself, or a
+conditional one without ``max_loops``).
 """
 
 from __future__ import annotations
@@ -55,8 +56,15 @@ def _edges(graph: WorkFlowGraph) -> list[Problem]:
         for end, name in (("source", e.source), ("target", e.target)):
             if name not in known:
                 out.append(Problem("unknown_node", f"edge {e.source} -> {e.target}: {end} {name!r} is not a node"))
+        if e.source == e.target and e.source in known:
+            out.append(Problem("self_loop", f"edge {e.source} -> {e.target} is a self-loop: a plain edge cannot run a "
+                                            "node again; to repeat it, use a conditional edge back to it with "
+                                            "max_loops > 0"))
     for c in graph.conditional_edges:
         where = f"conditional edge from {c.source!r}"
+        if c.source in c.targets and c.max_loops <= 0 and c.source in known:
+            out.append(Problem("self_loop", f"{where} routes back to {c.source!r} itself without max_loops; set "
+                                            "max_loops > 0 to bound the repeats"))
         for name in [c.source, *c.targets] + ([c.on_max_loops] if c.on_max_loops else []):
             if name not in known:
                 out.append(Problem("unknown_node", f"{where}: {name!r} is not a node"))

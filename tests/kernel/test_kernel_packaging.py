@@ -55,3 +55,8 @@ def test_wheel_install_console_entry_runs(wheel_site):
     proc = subprocess.run([sys.executable, "-m", "zagent.plugins.cli", "--help"], capture_output=True,
                           text=True, env=env, cwd=wheel_site)
     assert proc.returncode == 0 and "plugins" in proc.stdout, proc.stderr
+
+
+def test_wheel_ships_py_typed(wheel_site):
+    """The wheel carries ``zagent/py.typed`` (PEP 561), so users' type checkers read zagent's annotations."""
+    assert (wheel_site / "zagent" / "py.typed").is_file()

@@ -216,3 +216,20 @@ def test_mermaid_has_every_edge():
     chart = to_mermaid(WorkFlowGraph.from_dict(data))
     assert chart.startswith("flowchart TD")
     assert chart.count("-->") == 4 and chart.count(".->") == 1
+
+
+def test_plain_self_loop_edge_is_refused():
+    """An edge from a node to itself is a named 'self_loop' problem, not silently dropped (issue 17, item 13)."""
+    data = diamond_dict(edges=edges(("A", "B"), ("A", "C"), ("B", "D"), ("C", "D"), ("B", "B")))
+    graph = WorkFlowGraph.from_dict(data)
+    [p] = [p for p in graph.problems() if p.code == "self_loop"]
+    assert "B -> B" in p.message and "max_loops" in p.message
+    with pytest.raises(WorkflowValidationError):
+        graph.validate()
+
+
+def test_conditional_self_loop_needs_max_loops():
+    """A conditional edge routing a node back to itself is a self_loop problem without max_loops."""
+    loop = {"source": "B", "router": HERE + ":route_to_b", "targets": ["B", "D"]}
+    data = diamond_dict(conditional_edges=[loop])
+    assert "self_loop" in codes(data)

@@ -1,0 +1,188 @@
+"""Human agents (agent type ``human``): a person answers instead of a model.
+
+A human agent is declared like a ``customize`` agent, minus the model::
+
+    {"type": "human", "name": "Editor", "prompt": "Review this draft:\\n{draft}",
+     "inputs": [{"name": "draft"}], "outputs": [{"name": "verdict"}, {"name": "notes", "required": false}]}
+
+It is an ``Agent`` with one ``HumanAction``, so it runs wherever a declared
+agent runs: ``agent(**inputs)``, a workflow node, a group-chat speaker. The
+action renders the prompt with the inputs and hands a ``HumanRequest`` to a
+*responder*, which returns the outputs (a dict by output name, or a string
+when there is one output); the answer is checked against the declared output
+fields like a model's reply.
+
+Where the responder comes from, first found wins:
+
+1. ``agent.responder`` (set in Python: ``agent.responder = fn``);
+2. ``Kernel(config={"human_responder": fn})`` (the embedding app's code);
+3. the ``zagent`` command line installs ``terminal_responder``, which shows
+   the request on stderr and reads one line per output from stdin.
+
+A responder may be sync (run in a worker thread, so it may block) or async.
+With none, the run fails with a ``ConfigError`` saying how to give one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+import attrs
+
+from zagent import fields as zfields
+from zagent.errors import ConfigError, ParseError
+from zagent.llm import LLM
+from zagent.types import Message, Usage
+
+from .action import Action, ActionOutput
+from .agent import Agent
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel, RunContext
+
+CONFIG_KEY = "human_responder"
+
+
+@attrs.frozen
+class HumanRequest:
+    """What a person is asked: the agent, the rendered prompt, the inputs and the outputs wanted."""
+
+    agent: str
+    prompt: str
+    inputs: dict[str, Any]
+    outputs: tuple[Any, ...]
+    run_id: str
+
+
+@attrs.define(repr=False, eq=False, kw_only=True, slots=False)
+class HumanAction(Action):
+    """Renders the prompt and asks the agent's responder for the outputs."""
+
+    owner: Any = None
+
+    def render_prompt(self, inputs: dict[str, Any]) -> str:
+        values = {n: inputs.get(n, "") for n in self.input_spec.names}
+        try:
+            return self.prompt.format(**values) if self.prompt else ""
+        except (KeyError, IndexError, ValueError):
+            return self.prompt
+
+    async def aexecute(self, llm: Any, inputs: dict[str, Any], *, ctx: "RunContext",
+                       system_prompt: Optional[str] = None) -> ActionOutput:
+        prompt = self.render_prompt(inputs)
+        request = HumanRequest(agent=getattr(self.owner, "name", self.name), prompt=prompt, inputs=dict(inputs),
+                               outputs=tuple(self.output_spec.fields), run_id=ctx.run_id)
+        responder = _responder(self.owner, ctx.kernel)
+        answer = responder(request) if asyncio.iscoroutinefunction(responder) else \
+            await asyncio.to_thread(responder, request)
+        if hasattr(answer, "__await__"):
+            answer = await answer
+        values = self._values(answer)
+        try:
+            output = zfields.convert(values, self.output_spec, raw=str(answer))
+        except ParseError as exc:
+            raise ParseError(f"the answer of human agent {request.agent!r} does not fit its outputs: {exc}",
+                             raw=str(answer)) from None
+        raw = str(answer)
+        return ActionOutput(output=output, raw=raw, steps=0, prompt=prompt, usage=Usage(), tool_results=[],
+                            messages=[Message(role="user", content=prompt), Message(role="assistant", content=raw)])
+
+    def _values(self, answer: Any) -> dict[str, Any]:
+        names = self.output_spec.names
+        if isinstance(answer, dict):
+            return answer
+        if isinstance(answer, str) and len(names) == 1:
+            return {names[0]: answer}
+        raise ConfigError(f"a responder for human agent {getattr(self.owner, 'name', self.name)!r} returned "
+                          f"{type(answer).__name__}; return a dict keyed by output name ({', '.join(names)})"
+                          + (" or a string" if len(names) == 1 else ""))
+
+
+@attrs.define(repr=False, eq=False, kw_only=True, slots=False)
+class HumanAgent(Agent):
+    """An ``Agent`` whose one action is answered by a person (see the module docstring)."""
+
+    responder: Optional[Callable[[HumanRequest], Any]] = None
+
+    def __attrs_post_init__(self) -> None:
+        super().__attrs_post_init__()
+        for action in self._actions.values():
+            if isinstance(action, HumanAction):
+                action.owner = self
+
+    async def _extract(self, action: Action, ctx: "RunContext", missing: Any) -> dict[str, Any]:
+        raise ConfigError(f"human agent {self.name!r} needs input(s) {', '.join(missing)}, which were not given; "
+                          "pass them as inputs (a person's agent does not guess them from earlier messages)")
+
+
+def _responder(agent: Any, kernel: "Kernel") -> Callable[[HumanRequest], Any]:
+    found = getattr(agent, "responder", None) or kernel.config.get(CONFIG_KEY)
+    if found is None:
+        raise ConfigError(
+            f"human agent {getattr(agent, 'name', '?')!r} has no responder: set agent.responder = fn, or "
+            f"Kernel(config={{{CONFIG_KEY!r}: fn}}) where fn(request) returns the outputs; the zagent command "
+            "line asks on the terminal")
+    if not callable(found):
+        raise ConfigError(f"{CONFIG_KEY} must be callable, got {type(found).__name__}")
+    return found
+
+
+def terminal_responder(request: HumanRequest) -> dict[str, Any]:
+    """Show the request on stderr and read one line per output from stdin (an empty line skips an optional one)."""
+    err = sys.stderr
+    print(f"\n== {request.agent} asks you ({request.run_id}) ==", file=err)
+    if request.prompt:
+        print(request.prompt, file=err)
+    answers: dict[str, Any] = {}
+    for field in request.outputs:
+        label = f"{field.name} ({field.type}{'' if zfields_required(field) else ', optional'})"
+        if field.description:
+            label += f" - {field.description}"
+        print(f"{label}: ", end="", file=err, flush=True)
+        line = sys.stdin.readline()
+        if not line:
+            raise ConfigError(f"human agent {request.agent!r}: stdin closed before {field.name!r} was answered")
+        text = line.rstrip("\n")
+        if text or zfields_required(field):
+            answers[field.name] = text
+    return answers
+
+
+def zfields_required(field: Any) -> bool:
+    return bool(field.required) and field.default is None
+
+
+_SPEC_KEYS = {"type", "name", "description", "prompt", "inputs", "outputs", "memory_size"}
+
+
+def build_human(spec: dict[str, Any], kernel: "Kernel") -> HumanAgent:
+    """The ``human`` agent-type factory used by ``kernel.agent(dict)``."""
+    if not isinstance(spec, dict):
+        raise ConfigError(f"a human agent spec must be a mapping, got {type(spec).__name__}")
+    unknown = sorted(set(spec) - _SPEC_KEYS)
+    if unknown:
+        raise ConfigError(f"human agent {spec.get('name')!r}: unknown key(s) {', '.join(unknown)}; "
+                          f"use {', '.join(sorted(_SPEC_KEYS))}")
+    name = spec.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError("a human agent needs a non-empty 'name'")
+    if not spec.get("outputs"):
+        raise ConfigError(f"human agent {name!r}: declare at least one output (what the person answers)")
+    action = HumanAction(name=name, description=str(spec.get("description", "")), prompt=str(spec.get("prompt", "")),
+                         inputs=list(spec.get("inputs") or []), outputs=list(spec["outputs"]))
+    agent = HumanAgent(kernel=kernel, name=name, description=str(spec.get("description", "")), actions=[action],
+                       llm=_no_model(), memory_size=spec.get("memory_size", 200))
+    return agent
+
+
+class _NoModel(LLM):
+    """Stands in for the model a human agent never calls; calling it is a ``ConfigError``."""
+
+    async def _acomplete(self, request: Any) -> Any:
+        raise ConfigError("a human agent has no model: a person answers through its responder")
+
+
+def _no_model() -> LLM:
+    return _NoModel(provider="human", model="person")

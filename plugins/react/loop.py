@@ -191,6 +191,7 @@ class ReActLoop:
         elif self.state is None:
             raise ValueError("nothing to run: give user_input or restore a state")
         self._control.bind()
+        self._checkpoint_lock = asyncio.Lock()  # per run: a lock stays bound to the event loop it first waited on
         ctx = ctx or self.kernel.context(run_id=self.state.run_id, agent=self.agent, agent_config=self.agent_config)
         self._ctx = ctx
         for key, value in self.state.stash.items():

@@ -96,8 +96,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200, help="searches per measurement")
     ap.add_argument("--path", default=None, help="database file (default: a temporary file, deleted after)")
     ap.add_argument("--synchronous", default="full", choices=["full", "normal"])
-    ap.add_argument("--slow-scoped", action="store_true",
-                    help="before/after: scoped searches always filter before ranking (no FTS5-first shortcut)")
+    ap.add_argument("--before", action="store_true",
+                    help="before/after: recall as before the FTS5-first shortcut for big namespaces and the "
+                         "postings budget (max_postings=None)")
     ap.add_argument("--namespaces", type=int, default=len(NAMESPACES),
                     help=f"how many namespaces the messages are spread over (default {len(NAMESPACES)}; 1: one)")
     args = ap.parse_args()
@@ -109,14 +110,14 @@ def main() -> None:
         path = args.path or os.path.join(tmp, "bench.db")
         k = Kernel(plugins=["zagent.plugins.memory"], entry_points=False)
         mem = k.memory("sqlite", path=path, synchronous=args.synchronous)
-        if args.slow_scoped:
+        if args.before:
             from zagent.plugins.memory.fts import CommonWords
 
             class NoShortcut(CommonWords):
                 def share(self, conn, namespace):
                     return 0.0
 
-            mem.common = NoShortcut(mem.common.common_ratio, mem.common.common_min)
+            mem.common = NoShortcut(mem.common.common_ratio, mem.common.common_min, None)
         print(f"sqlite memory bench: batch={args.batch} synchronous={args.synchronous} queries={args.queries} "
               f"namespaces={len(namespaces)}")
         print(f"{'stored':>10} {'insert msg/s':>13} {'recall all ms (p50/p90)':>24} "

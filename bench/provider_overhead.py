@@ -11,9 +11,11 @@ which side goes first:
   median of three bursts after one that opens the connections.
 
 Both sides send the same request (one user message and one ``add`` tool) and
-read the reply (text or tool calls). The bare client uses httpx's default pool
-(100 connections, as the peers' floor does) and, as a second floor, the same
-pool limits as zagent. When httpx2 is installed, zagent is also measured with
+read the reply (text or tool calls). Both floors use the same pool limits as
+zagent's defaults (httpx's own: 100 connections, 20 kept alive; the peers'
+floor uses them too): ``bare`` sends everything at the pool, ``bare_gated``
+puts a FIFO semaphore of the pool's size in front of it, as zagent's
+``max_in_flight`` does. When httpx2 is installed, zagent is also measured with
 ``client_factory=httpx2.AsyncClient``. Prints medians and ratios (median of per-round ratios).
 
     python bench/provider_overhead.py [--rounds 5] [--seq 300] [--conc 500]
@@ -68,15 +70,22 @@ with OpenAIServer(key=None) as s:
 class Bare:
     """The floor: a hand-written post with httpx and stdlib json."""
 
-    def __init__(self, base_url: str, limits=None):
+    def __init__(self, base_url: str, limits=None, gate: int = 0):
         import httpx
 
         kw = {"limits": limits} if limits is not None else {}
         self.client = httpx.AsyncClient(base_url=base_url, headers={"Authorization": "Bearer x"},
                                         timeout=httpx.Timeout(120.0), **kw)
         self.payload = {"model": "mock-model", "messages": MESSAGES, "tools": [{"type": "function", "function": ADD}]}
+        self.gate = asyncio.Semaphore(gate) if gate else None
 
     async def call(self):
+        if self.gate is None:
+            return await self._call()
+        async with self.gate:
+            return await self._call()
+
+    async def _call(self):
         r = await self.client.post("/chat/completions", json=self.payload)
         r.raise_for_status()
         msg = r.json()["choices"][0]["message"]
@@ -165,9 +174,9 @@ async def measure(make, n_seq: int, n_conc: int) -> tuple[float, float, float]:
 async def main_async(args, base_url: str) -> None:
     import httpx
 
-    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
-    sides = {"bare": lambda: Bare(base_url), "bare_tuned": lambda: Bare(base_url, limits),
-             "zagent": lambda: Zagent(base_url, **args.zagent_opt)}
+    limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)  # zagent's defaults (HttpConfig)
+    sides = {"bare": lambda: Bare(base_url, limits), "bare_gated": lambda: Bare(base_url, limits, gate=100),
+             "zagent": lambda: Zagent(base_url, **{"http_module": "httpx", **args.zagent_opt})}
     try:
         if args.no_httpx2:
             raise ImportError
@@ -189,7 +198,7 @@ async def main_async(args, base_url: str) -> None:
     for i, kind in enumerate(("sequential", f"{args.conc} concurrent", "seq. streamed")):
         med = {n: statistics.median(v[i] for v in results[n]) for n in sides}
         for ours in [n for n in sides if n.startswith("zagent")]:
-            for floor in ("bare", "bare_tuned"):
+            for floor in ("bare", "bare_gated"):
                 ratio = statistics.median(z[i] / b[i] for z, b in zip(results[ours], results[floor]))
                 print(f"{kind:>16}: {ours:<13} {med[ours] * 1e6:7.0f} us/call  {floor:<10} "
                       f"{med[floor] * 1e6:7.0f} us/call  ratio {ratio:.3f}")

@@ -19,12 +19,14 @@ from .errors import (
     ProviderError,
     ProviderTimeout,
     RateLimitError,
+    Refusal,
     RunAborted,
     StreamInterrupted,
     ToolBlocked,
     ToolError,
     ZagentError,
 )
+from .errors import BadRequestError, DeadlineExceeded, NotFoundError, ProtocolError, ProviderConfigError, ResponseTooLarge
 from .hookspecs import hookimpl
 from .kernel import Kernel, PluginInfo, Problem
 from .llm import LLM
@@ -51,7 +53,9 @@ __version__ = "0.1.0"
 __all__ = [
     "AuthenticationError", "Chunk", "Completion", "ConfigError", "Deny", "Event", "Field", "Kernel", "LLM",
     "LLMRequest", "Message", "ModelProfile", "NoAnswerError", "ParseError", "PluginError", "PluginInfo",
-    "Problem", "ProviderError", "ProviderTimeout", "RateLimitError", "Rewrite", "RunAborted", "RunContext",
+    "Problem", "ProviderError", "ProviderTimeout", "RateLimitError", "Refusal", "Rewrite", "RunAborted", "RunContext",
     "Secret", "StreamInterrupted", "Tool", "ToolBlocked", "ToolCall", "ToolError", "ToolResult", "ToolSpec",
     "Usage", "ZagentError", "hookimpl", "run_sync", "tool",
 ]
+__all__ += ["BadRequestError", "DeadlineExceeded", "NotFoundError", "ProtocolError", "ProviderConfigError",
+            "ResponseTooLarge"]

@@ -10,10 +10,11 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Optional
 
 import attrs
 
+from .stash import Stash
 from .types import Usage
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,8 +38,12 @@ class RunContext:
     :ivar agent: name of the agent running, if any.
     :ivar agent_config: the agent's settings rails may read (allow-lists...).
     :ivar usage: tokens spent so far (updated after each LLM call).
-    :ivar stash: per-run scratch space for plugins, keyed by plugin name.
+    :ivar stash: per-run scratch space for plugins: a ``zagent.stash.Stash`` (typed ``StashKey`` keys, or
+        strings named after the plugin).
     :ivar metadata: free-form user data carried along, copied into events.
+    :ivar offered_tools: names of the tools offered to the agent for the current turn; ``Kernel.arun_tool``
+        blocks any other name ("tool X was not offered to this agent"). Every agent loop sets it before
+        running tools; ``None`` (the default) means unscoped: the embedding app running a tool directly.
     """
 
     kernel: "Kernel"
@@ -46,9 +51,10 @@ class RunContext:
     agent: Optional[str] = None
     agent_config: dict[str, Any] = attrs.field(factory=dict)
     usage: Usage = attrs.field(factory=Usage)
-    stash: dict[str, Any] = attrs.field(factory=dict)
+    stash: Stash = attrs.field(factory=Stash)
     metadata: dict[str, Any] = attrs.field(factory=dict)
     started: float = attrs.field(factory=time.monotonic)
+    offered_tools: Optional[frozenset[str]] = None
 
     def add_usage(self, usage: Usage) -> None:
         self.usage = self.usage + usage
@@ -58,13 +64,16 @@ class RunContext:
 
         Same run id, stash, metadata and start time; the agent's own name and
         ``agent_config``, so its rails and plugin settings apply and not the caller's.
-        Usage starts at zero: the agent adds it back with ``add_usage`` when done.
+        Usage starts at zero: the agent adds it back with ``add_usage`` when done. ``offered_tools`` starts
+        unset: the agent's own loop offers its own tools (the caller's set neither widens nor narrows it).
         """
-        return attrs.evolve(self, agent=agent, agent_config=dict(agent_config), usage=Usage())
+        return attrs.evolve(self, agent=agent, agent_config=dict(agent_config), usage=Usage(), offered_tools=None)
 
-    async def emit(self, type: str, **data: Any) -> None:
-        """Send a ``zagent_event`` tagged with this run's id and agent."""
-        await self.kernel.aemit(type, run_id=self.run_id, agent=self.agent, **data)
+    def emit(self, type: str, **data: Any) -> Awaitable[None]:
+        """Send a ``zagent_event`` tagged with this run's id and agent (await it).
+
+        A plain function returning ``Kernel.aemit``'s coroutine: one coroutine less per event."""
+        return self.kernel.aemit(type, run_id=self.run_id, agent=self.agent, **data)
 
     def __repr__(self) -> str:
         return f"<RunContext {self.run_id} agent={self.agent!r} tokens={self.usage.total_tokens}>"

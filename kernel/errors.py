@@ -12,7 +12,15 @@ from typing import Any, Optional, Sequence
 
 
 class ZagentError(Exception):
-    """Base class of every error zagent raises on purpose."""
+    """Base class of every error zagent raises on purpose.
+
+    ``retryable`` says whether the same call may succeed if made again later.
+    It is decided once, where the error is made (see ``ProviderError``); loops
+    read it and never retry on their own: a retryable provider error has
+    already been retried by the provider's policy (``max_retries``).
+    """
+
+    retryable: bool = False
 
 
 class ConfigError(ZagentError, ValueError):
@@ -31,6 +39,11 @@ class PluginError(ZagentError):
 class ProviderError(ZagentError):
     """An LLM provider call failed.
 
+    Each subclass has its class-level ``retryable`` default (a plain
+    ``ProviderError`` is not retryable unless made so: 5xx, 408, 409, connection
+    failures); ``retryable=`` overrides it for one error (a server's
+    ``x-should-retry`` header, Anthropic's ``overloaded_error``).
+
     :ivar provider: provider name (``openai``...)
     :ivar status: HTTP status, or ``None`` for connection-level failures
     :ivar body: the server's message (trimmed), never the request's headers
@@ -44,21 +57,36 @@ class ProviderError(ZagentError):
         provider: str = "",
         status: Optional[int] = None,
         body: str = "",
-        retryable: bool = False,
+        retryable: Optional[bool] = None,
     ):
         super().__init__(message)
         self.provider = provider
         self.status = status
         self.body = body
-        self.retryable = retryable
+        if retryable is not None:
+            self.retryable = retryable
 
 
 class AuthenticationError(ProviderError):
-    """401/403: the key is missing, wrong or lacks access; the message names the variable to set."""
+    """401/403: the key is missing, wrong or lacks access; the message names the variable to set. Not retryable."""
+
+
+class BadRequestError(ProviderError):
+    """The server refused the request itself (400, 413, 422 and other 4xx): model options, messages, size. Not retryable."""
+
+
+class NotFoundError(BadRequestError):
+    """404: the model or the endpoint does not exist at that base URL. Not retryable."""
+
+
+class ProviderConfigError(ProviderError, ConfigError):
+    """The provider cannot be used as configured (a base URL that is not http/https...). Not retryable."""
 
 
 class RateLimitError(ProviderError):
-    """429 after all retries were spent. ``retry_after`` is the server's last hint, in seconds."""
+    """429 after all retries were spent. ``retry_after`` is the server's last hint, in seconds. Retryable later."""
+
+    retryable = True
 
     def __init__(self, message: str, *, retry_after: Optional[float] = None, **kw: Any):
         super().__init__(message, **kw)
@@ -66,16 +94,64 @@ class RateLimitError(ProviderError):
 
 
 class ProviderTimeout(ProviderError):
-    """The server did not answer within the configured timeout."""
+    """The server did not answer within the configured timeout (connect, read, write or pool). Retryable later."""
+
+    retryable = True
+
+
+class DeadlineExceeded(ProviderTimeout):
+    """The whole call (connect, every read, the stream, retries) ran past ``deadline``. Not retryable.
+
+    :ivar deadline: the limit in seconds.
+    :ivar partial: text a stream delivered before the deadline ("" otherwise).
+    """
+
+    retryable = False
+
+    def __init__(self, message: str, *, deadline: float = 0.0, partial: str = "", **kw: Any):
+        super().__init__(message, **kw)
+        self.deadline = deadline
+        self.partial = partial
+
+
+class ResponseTooLarge(ProviderError):
+    """A reply (or a stream, counted whole) was longer than ``max_response_bytes``. Not retryable.
+
+    :ivar limit: the limit in bytes.
+    """
+
+    def __init__(self, message: str, *, limit: int = 0, **kw: Any):
+        super().__init__(message, **kw)
+        self.limit = limit
+
+
+class ProtocolError(ProviderError):
+    """A 200 reply that is not what the protocol promises (not JSON, not an event stream). Not retryable:
+    the base URL most likely points at something else (a web page, a proxy's login form, another API)."""
 
 
 class StreamInterrupted(ProviderError):
-    """A stream ended before its end marker; ``partial`` holds the text received so far."""
+    """A stream ended before its end marker; ``partial`` holds the text received so far. Retryable."""
+
+    retryable = True
 
     def __init__(self, message: str, *, partial: str = "", partial_tool_calls: Sequence[Any] = (), **kw: Any):
         super().__init__(message, **kw)
         self.partial = partial
         self.partial_tool_calls = list(partial_tool_calls)
+
+
+class Refusal(ZagentError):
+    """The model refused to answer (OpenAI ``refusal``) a call that asked for structured output.
+
+    :ivar refusal: the model's refusal text
+    :ivar completion: the whole reply (its ``text`` is empty or partial)
+    """
+
+    def __init__(self, message: str, *, refusal: str = "", completion: Any = None):
+        super().__init__(message)
+        self.refusal = refusal
+        self.completion = completion
 
 
 class ParseError(ZagentError, ValueError):

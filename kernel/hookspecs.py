@@ -189,6 +189,34 @@ def zagent_register_agent_types(register: Callable[..., None], kernel: "Kernel")
 
 
 @hookspec
+def zagent_register_executors(register: Callable[..., None], kernel: "Kernel") -> None:
+    """Register executors by name: where units of work (a batch item, a workflow node run) run.
+
+    ``register(name, factory, *, override=False)``; ``kernel.executor(name, **options)``
+    calls ``factory(**options)``. An executor has ``async submit(unit) -> result``,
+    ``name``, ``in_process`` (units run on the caller's kernel and loop),
+    ``concurrency`` (units worth running at once, or ``None``) and ``async aclose()``.
+    A ``zagent.executors.Unit`` carries ``local`` (a coroutine function for this
+    process) and, when it can travel, ``runner`` (an import path) and ``payload()``
+    (plain data): a remote executor ships those to a worker, which awaits
+    ``zagent.executors.run_unit(its_kernel, runner, payload)``. Raise
+    ``zagent.executors.UnitLost`` when a worker died (the driver retries the unit)
+    and ``UnitFailed`` for a remote exception. Drivers keep all state (results,
+    checkpoints): an executor never writes them. ``local`` (built in: awaits
+    ``unit.local()``) is the default; ``kernel.config["executor"]`` or
+    ``ZAGENT_EXECUTOR`` name another. Import heavy dependencies inside the factory.
+
+    :param register: adds one executor factory.
+    :param kernel: the starting kernel.
+
+    Example::
+
+        def zagent_register_executors(register):
+            register("threads", lambda **options: ThreadExecutor(**options))
+    """
+
+
+@hookspec
 def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
     """Add sub-commands to the ``zagent`` command line.
 
@@ -309,6 +337,10 @@ def zagent_event(event: "Event") -> Any:
     """Observe what happens: ``run_start``/``run_end``, ``step_start``/``step_end``,
     ``tool_start``/``tool_end``, ``llm_start``/``llm_end`` and plugin-defined types.
 
+    Start and end events of one piece of work share ``event.span_id``; ``event.parent_id``
+    is the span they run in; end events carry ``duration``, ``outcome`` and ``usage``
+    (``zagent.spans``, docs/hooks.md).
+
     Every implementation runs; return values are ignored; an awaitable is
     awaited; an exception is logged and swallowed (observers never break runs).
     Events carry summaries, never secrets or whole payloads.
@@ -320,6 +352,49 @@ def zagent_event(event: "Event") -> Any:
         async def zagent_event(event):
             if event.type == "tool_end":
                 print(event.data["tool"], event.data["state"])
+    """
+
+
+@hookspec
+def zagent_run_end(result: Any, ctx: "RunContext") -> Any:
+    """An agent's run ended with a result (it was not aborted and did not raise).
+
+    Called by the ReAct loop with its ``ReActResult`` (``status``, ``content``,
+    ``state``: the whole run, as the trajectory records it) and by declared
+    agents with their ``AgentResult``. Every implementation runs, in order;
+    awaitables are awaited (start a task for slow work, e.g. the skills
+    plugin's automatic curation); an exception is logged and never changes
+    the run's result. Not called when no plugin implements it.
+
+    :param result: what the run returns to its caller.
+    :param ctx: the run's context (run id, agent, ``agent_config``, usage).
+
+    Example::
+
+        def zagent_run_end(result, ctx):
+            if getattr(result, "status", "") == "completed":
+                finished.append(ctx.run_id)
+    """
+
+
+@hookspec
+def zagent_kernel_start(kernel: "Kernel") -> None:
+    """The kernel has started: every plugin's registration hooks ran (or this plugin was just added).
+
+    Called once per kernel and plugin, like the registration hooks, right after
+    them. The place to decide from ``kernel.config`` whether to observe at all:
+    a plugin that only sometimes listens (a run log, tracing) adds its observer
+    here with ``kernel.add_plugin(...)``, so kernels that do not want it pay
+    nothing. An implementation that raises is reported in ``kernel.problems``
+    (raised in strict mode), like a failed registration.
+
+    :param kernel: the kernel that started.
+
+    Example::
+
+        def zagent_kernel_start(kernel):
+            if kernel.config.get("audit"):
+                kernel.add_plugin(AuditObserver(), name="audit.observer")
     """
 
 

@@ -1,13 +1,13 @@
-"""``Kernel``: loads plugins into its own pluggy manager and answers look-ups.
+"""``Kernel``: the facade an app holds: plugins, registries, look-ups, the tool path, events, lifecycle.
 
 One ``PluginManager`` per Kernel, no module-level state: several kernels live
-side by side in one process. Start-up order:
-
-1. entry points of group ``zagent`` (unless ``entry_points=False``), filtered
-   by ``ZAGENT_PLUGINS`` (allow-list) and ``ZAGENT_DISABLE_PLUGINS``
-   (deny-list) *before* anything is imported;
-2. the ``plugins=[...]`` given by the caller (modules, objects or import paths);
-3. every registration hook, once, per plugin; clashes resolved (``registry``).
+side by side in one process. Loading is ``loading.PluginLoader``'s job
+(handed the plugin manager and registries): entry points of group ``zagent``
+(unless ``entry_points=False``), filtered by ``ZAGENT_PLUGINS`` (allow-list)
+and ``ZAGENT_DISABLE_PLUGINS`` (deny-list) *before* anything is imported; the
+``plugins=[...]`` given by the caller; every registration hook, once, per
+plugin, clashes resolved (``registry``). Tool runs are ``toolrun``'s, spans
+``spans``', sync twins ``sync``'s.
 
 A plugin that fails to import, validate or register is reported in
 ``Kernel.problems`` (and logged) and skipped; ``strict=True`` (or
@@ -16,19 +16,19 @@ A plugin that fails to import, validate or register is reported in
 
 from __future__ import annotations
 
-import importlib
 import os
 import time
 import weakref
-from typing import Any, Iterable, NamedTuple, Optional, Sequence, TypeVar, Union
+from typing import Any, Iterable, Optional, Sequence, TypeVar, Union
 
-import pluggy
-
-from . import entrypoints, hookcheck, hookspecs
+from . import hookspecs, spans
 from .context import RunContext
 from .errors import ConfigError, PluginError, ToolError
 from .hooks import HookRunner, PluginManager, trace_to_stderr
 from .logs import log
+from .pendingtools import PendingTools
+from .stash import Stash
+from .loading import PluginInfo, PluginLoader, Problem
 from .registry import KINDS, Entry, Registry
 from .sync import run_sync
 from .tools import Tool
@@ -36,23 +36,6 @@ from .types import Event, ToolCall, ToolResult
 
 
 FALLBACK_MODEL = "test:offline"
-
-
-class PluginInfo(NamedTuple):
-    """A loaded plugin as ``Kernel.plugins()`` reports it."""
-
-    name: str
-    distribution: Optional[str]
-    version: Optional[str]
-    hooks: tuple[str, ...]
-
-
-class Problem(NamedTuple):
-    """A plugin that could not be loaded or registered, and why."""
-
-    plugin: str
-    distribution: Optional[str]
-    error: str
 
 
 class Kernel:
@@ -84,8 +67,10 @@ class Kernel:
         self.pm.add_hookspecs(hookspecs)
         self.hooks = HookRunner(self.pm)
         self.registries = {kind: Registry(kind) for kind in KINDS}
-        self.problems: list[Problem] = []
-        self._dists: dict[str, tuple[str, str]] = {}
+        #: tool sources still discovering tools (``zagent.pendingtools``); waited for only on a miss
+        self.pending_tools = PendingTools()
+        #: per-kernel plugin state under typed keys (``zagent.stash``), instead of module globals
+        self.stash = Stash()
         self._llms: dict[Any, Any] = {}
         self._embedders: dict[Any, Any] = {}
         self._stores: "weakref.WeakSet[Any]" = weakref.WeakSet()
@@ -93,153 +78,15 @@ class Kernel:
         self._executor_pid = 0
         self._warned_fallback = False
         self._closed = False
-        self._skipped = ""
         if os.environ.get("ZAGENT_TRACE_HOOKS", "") not in ("", "0"):
             self.hooks.add_monitor(trace_to_stderr)
-        loaded: list[str] = []
-        if entry_points:
-            loaded += self._load_entry_points()
-        for plugin in plugins:
-            name = self._register_plugin(plugin, check=False)
-            if name:
-                loaded.append(name)
-        loaded = [n for n in loaded if self._check_hooks(n)]  # after all: specs may come from any plugin
-        self._run_registrations(loaded)
+        self._loader = PluginLoader(self.pm, self.hooks, self.registries, strict=self.strict,
+                                    register=_Register, kernel=self)
+        #: plugins that could not be loaded or registered, and why
+        self.problems: list[Problem] = self._loader.problems
+        self._loader.load(plugins, entry_points)
 
-    # -- loading --------------------------------------------------------------
-
-    def _load_entry_points(self) -> list[str]:
-        allow = _names(os.environ.get("ZAGENT_PLUGINS"))
-        deny = _names(os.environ.get("ZAGENT_DISABLE_PLUGINS")) or set()
-        for name in deny:
-            self.pm.set_blocked(name)
-        names: list[str] = []
-        for ep in entrypoints.scan("zagent"):
-            if ep.name in deny or (allow is not None and ep.name not in allow):
-                continue
-            if self.pm.has_plugin(ep.name) or ep.name in self._dists:
-                self._problem(ep.name, ep.dist, PluginError(
-                    f"plugin name {ep.name!r} of distribution {ep.dist} is already used by "
-                    f"distribution {self._dists.get(ep.name, ('?',))[0]}; uninstall one of them",
-                    plugin=ep.name, distribution=ep.dist))
-                continue
-            self._dists[ep.name] = (ep.dist, ep.version)
-            try:
-                obj = _import(ep.value)
-            except Exception as exc:
-                self._problem(ep.name, ep.dist, PluginError(
-                    f"plugin {ep.name!r} (distribution {ep.dist} {ep.version}) failed to import: "
-                    f"{type(exc).__name__}: {exc}", plugin=ep.name, distribution=ep.dist), exc)
-                continue
-            if self._register_plugin(obj, ep.name, check=False):
-                names.append(ep.name)
-        return names
-
-    def _register_plugin(self, plugin: Any, name: Optional[str] = None, check: bool = True) -> Optional[str]:
-        """Import (for a path), add the plugin's own hook specs, register it; ``check`` its hooks now
-        or leave that to the caller (start-up checks once every plugin is in, as pytest does)."""
-        if isinstance(plugin, str):
-            name = name or plugin
-            try:
-                plugin = _import(plugin)
-            except Exception as exc:
-                self._problem(name, None, PluginError(
-                    f"plugin {name!r} failed to import: {type(exc).__name__}: {exc}", plugin=name), exc)
-                return None
-        if self.pm.is_registered(plugin):  # e.g. given explicitly and found as an entry point
-            self._skipped = f"plugin {name or _plugin_name(plugin)!r} is already registered on this kernel"
-            return None
-        name = name or _plugin_name(plugin)
-        if self.pm.is_blocked(name):
-            self._skipped = f"plugin {name!r} is blocked (ZAGENT_DISABLE_PLUGINS)"
-            return None
-        if isinstance(plugin, type):  # a plugin class: hooks are methods, so register an instance
-            try:
-                plugin = plugin()
-            except Exception as exc:
-                self._problem(name, self._dist(name), PluginError(
-                    f"plugin class {name!r} could not be instantiated without arguments: "
-                    f"{type(exc).__name__}: {exc}; register an instance instead", plugin=name), exc)
-                return None
-        if self.pm.has_plugin(name):
-            self._problem(name, self._dist(name), PluginError(
-                f"plugin name {name!r} is already used by another plugin on this kernel; "
-                f"give one of them another name", plugin=name))
-            return None
-        try:
-            self._add_specs(plugin)
-            self.pm.register(plugin, name=name)
-        except pluggy.PluginValidationError as exc:
-            self._problem(name, self._dist(name), PluginError(
-                hookcheck.validation_message(self.pm, name, exc), plugin=name), exc)
-            return None
-        except Exception as exc:
-            self._problem(name, self._dist(name), PluginError(
-                f"plugin {name!r} is not a valid zagent plugin: {exc}", plugin=name), exc)
-            return None
-        self.hooks.invalidate()
-        if check and not self._check_hooks(name):
-            return None
-        return name
-
-    def _add_specs(self, plugin: Any) -> None:
-        """Add the hook specs a plugin declares in ``zagent_hookspecs`` (a module, class or import path),
-        so plugins can own extension points (e.g. ``zagent_register_speaker_selectors``)."""
-        specs = getattr(plugin, "zagent_hookspecs", None)
-        if specs is None:
-            return
-        if isinstance(specs, str):
-            specs = _import(specs)
-        self.pm.add_hookspecs(specs)
-
-    def _check_hooks(self, name: str) -> bool:
-        """Unregister and report a plugin implementing hooks no plugin specified (typos); True if fine."""
-        plugin = self.pm.get_plugin(name)
-        if plugin is None:
-            return False
-        unknown = [h.name for h in self.pm.get_hookcallers(plugin) or [] if not h.has_spec()]
-        wrapper = hookcheck.wrapper_problem(self.pm, plugin, name)
-        if wrapper:
-            self.pm.unregister(plugin)
-            self.hooks.invalidate()
-            self._problem(name, self._dist(name), PluginError(wrapper, plugin=name))
-            return False
-        if not unknown:
-            return True
-        self.pm.unregister(plugin)
-        self.hooks.invalidate()
-        self._problem(name, self._dist(name), PluginError(
-            f"plugin {name!r} implements unknown hook(s) {', '.join(sorted(unknown))}; check the "
-            f"spelling against zagent.hookspecs (or the plugin that declares the hook is not loaded)",
-            plugin=name))
-        return False
-
-    def _run_registrations(self, plugin_names: Iterable[str]) -> None:
-        wanted = set(plugin_names)
-        collected: dict[str, list[tuple[str, Entry]]] = {}
-        failed: set[str] = set()
-        for kind, (hook_name, _noun) in KINDS.items():
-            for impl in self.hooks.impls(hook_name):
-                if impl[0] not in wanted or impl[0] in failed:
-                    continue
-                entries = collected.setdefault(impl[0], [])
-                try:
-                    self.hooks.call_one(hook_name, impl, {"register": _Register(kind, impl[0], entries), "kernel": self})
-                except Exception as exc:
-                    failed.add(impl[0])
-                    self._problem(impl[0], self._dist(impl[0]), PluginError(
-                        f"plugin {impl[0]!r} failed in {hook_name}: {type(exc).__name__}: {exc}",
-                        plugin=impl[0]), exc)
-        for name in failed:
-            collected.pop(name, None)
-            plugin = self.pm.get_plugin(name)
-            if plugin is not None:
-                self.pm.unregister(plugin)
-        self.hooks.invalidate()
-        for kind in KINDS:
-            new = [e for entries in collected.values() for k, e in entries if k == kind]
-            for error in self.registries[kind].merge(new, self._describe):
-                self._problem(error.plugin or "?", self._dist(error.plugin or ""), error)
+    # -- plugins ----------------------------------------------------------------
 
     def add_plugin(self, plugin: Any, name: Optional[str] = None) -> str:
         """Register one more plugin now and run its registration hooks; return its name.
@@ -248,55 +95,15 @@ class Kernel:
         invalid or unknown hooks, blocked, already registered, a registration
         hook raising, a name clash); the problem is also kept in ``problems``.
         """
-        before = len(self.problems)
-        self._skipped = ""
-        registered = self._register_plugin(plugin, name)
-        if registered is None:
-            raise PluginError(self.problems[-1].error if len(self.problems) > before else self._skipped,
-                              plugin=name)
-        self._run_registrations([registered])
-        if len(self.problems) > before:
-            raise PluginError(self.problems[-1].error, plugin=registered)
-        return registered
+        return self._loader.add_plugin(plugin, name)
 
     def remove_plugin(self, plugin: Any) -> None:
         """Unregister a plugin (by name or object) and drop everything it registered."""
-        name = plugin if isinstance(plugin, str) else self.pm.get_name(plugin)
-        obj = self.pm.get_plugin(name) if name is not None else None
-        if obj is None:
-            raise PluginError(f"plugin {plugin!r} is not registered on this kernel", plugin=str(plugin))
-        self.pm.unregister(obj)
-        for registry in self.registries.values():
-            registry.drop_plugin(name)
-        self.hooks.invalidate()
-
-    def _problem(self, plugin: str, dist: Optional[str], error: PluginError, cause: Optional[BaseException] = None) -> None:
-        error.plugin = error.plugin or plugin
-        error.distribution = error.distribution or dist
-        if self.strict:
-            raise error from cause
-        self.problems.append(Problem(plugin, dist, str(error)))
-        log.warning("%s", error)
-
-    def _dist(self, plugin: str) -> Optional[str]:
-        return self._dists.get(plugin, (None,))[0]
-
-    def _describe(self, plugin: str) -> str:
-        dist = self._dists.get(plugin)
-        return f"plugin {plugin!r} ({dist[0]} {dist[1]})" if dist else f"plugin {plugin!r}"
-
-    # -- introspection ----------------------------------------------------------
+        self._loader.remove_plugin(plugin)
 
     def plugins(self) -> list[PluginInfo]:
         """Loaded plugins: name, distribution, version and the hooks each implements."""
-        out = []
-        for name, plugin in sorted(self.pm.list_name_plugin(), key=lambda p: p[0]):
-            if plugin is None:  # a blocked name (ZAGENT_DISABLE_PLUGINS)
-                continue
-            hooks = tuple(sorted(h.name for h in self.pm.get_hookcallers(plugin) or []))
-            dist, version = self._dists.get(name, (None, None))
-            out.append(PluginInfo(name, dist, version, hooks))
-        return out
+        return self._loader.plugins()
 
     # -- look-ups ---------------------------------------------------------------
 
@@ -378,8 +185,15 @@ class Kernel:
                 self._embedders[key] = found
         return found
 
-    def agent(self, spec: Union[dict[str, Any], str, os.PathLike]) -> Any:
-        """Build an agent from a plain dict (or a JSON/YAML file) through its registered type."""
+    def agent(self, spec: Union[dict[str, Any], str, os.PathLike], *, trust: Any = None) -> Any:
+        """Build an agent from a plain dict (or a JSON/YAML file) through its registered type.
+
+        The spec is data: an import path in it (a tool ``"pkg.mod:fn"``, a ``parse_func``, an
+        approver...) is refused unless trusted (``config["trusted_imports"]`` globs, or
+        ``trust=True`` for this spec; a ``zagent.imports.Trust`` gives finer control). See docs/security.md.
+        """
+        from .imports import as_trust, trusting
+
         if not isinstance(spec, dict):
             spec = load_spec_file(spec)
         type_name = spec.get("type", "customize")
@@ -388,10 +202,20 @@ class Kernel:
             raise ConfigError(
                 f"unknown agent type {type_name!r}; installed agent types: {self._names('agent_types')}"
             )
-        return factory(spec, self)
+        with trusting(as_trust(trust)):
+            return factory(spec, self)
+
+    def executor(self, name: Optional[str] = None, **options: Any) -> Any:
+        """A new executor (``zagent.executors``): ``name`` registered through ``zagent_register_executors``,
+        default ``config['executor']``, else ``ZAGENT_EXECUTOR``, else the built-in ``local``."""
+        from .executors import pick
+
+        return pick(self, name, options)
 
     def tool(self, name: str) -> Tool:
         tool = self.registries["tools"].get(name)
+        if tool is None and self.pending_tools.wait(name):  # e.g. an MCP server still connecting
+            tool = self.registries["tools"].get(name)
         if tool is None:
             raise ToolError(f"unknown tool {name!r}; registered tools: {self._names('tools')}")
         return tool
@@ -401,15 +225,21 @@ class Kernel:
     ) -> list[Tool]:
         """Registered tools, selected by name and/or toolset; unavailable ones left out unless asked."""
         reg = self.registries["tools"]
+        if names is None:
+            self.pending_tools.wait(None)
         chosen = [self.tool(n) for n in names] if names is not None else reg.values()
         return [t for t in chosen
                 if (toolset is None or t.toolset == toolset) and (not available_only or t.is_available())]
 
-    def add_tool(self, tool: Any, **options: Any) -> Tool:
-        """Register a tool (a ``Tool`` or a function) directly on this kernel, e.g. in an embedding app."""
+    def add_tool(self, tool: Any, *, plugin: str = "<kernel.add_tool>", **options: Any) -> Tool:
+        """Register a tool (a ``Tool`` or a function) directly on this kernel, e.g. in an embedding app.
+
+        ``plugin`` attributes it to a plugin (``remove_plugin`` then drops it too), for plugins
+        registering tools after start-up (see ``zagent.pendingtools``).
+        """
         entries: list[tuple[str, Entry]] = []
-        _Register("tools", "<kernel.add_tool>", entries)(tool, **options)
-        errors = self.registries["tools"].merge([e for _, e in entries], self._describe)
+        _Register("tools", plugin, entries)(tool, **options)
+        errors = self.registries["tools"].merge([e for _, e in entries], self._loader._describe)
         if errors:
             raise errors[0]
         return entries[0][1].obj
@@ -466,6 +296,23 @@ class Kernel:
 
         return await run_tools(self, [_as_call(c) for c in calls], ctx or self.context(), max_concurrency)
 
+    async def abatch(self, target: Any, inputs: Any, **options: Any) -> Any:
+        """Run ``target`` (an agent spec dict or file, an agent, a workflow graph) once per input.
+
+        ``inputs`` is an iterable of dicts or a JSONL path. Options: ``out`` (a JSONL results file:
+        resumable, items already there are skipped), ``executor`` (a name or an executor),
+        ``executor_options``, ``concurrency``, ``retries`` (of a unit whose worker was lost),
+        ``retry_failed``, ``on_result(record, summary)``. Returns a ``BatchReport`` (``summary``,
+        and ``results`` in input order when there is no ``out``). See ``zagent.batch``.
+        """
+        from .batch import abatch
+
+        return await abatch(self, target, inputs, **options)
+
+    def batch(self, target: Any, inputs: Any, **options: Any) -> Any:
+        """Sync twin of ``abatch``."""
+        return run_sync(self.abatch(target, inputs, **options))
+
     def tool_executor(self) -> Any:
         """The threads sync tools run in (``ToolThreads``, created on first use, ``config['tool_threads']``
         of them; a thread stuck in a timed-out call is replaced, see ``zagent.toolthreads``)."""
@@ -479,15 +326,26 @@ class Kernel:
             self._executor_pid = os.getpid()
         return self._executor
 
-    async def aemit(self, type: str, *, run_id: Optional[str] = None, agent: Optional[str] = None, **data: Any) -> None:
-        """Send a ``zagent_event`` to observers (no-op when there are none)."""
+    async def aemit(self, type: str, *, run_id: Optional[str] = None, agent: Optional[str] = None,
+                    _ids: Any = None, **data: Any) -> None:
+        """Send a ``zagent_event`` to observers (no-op when there are none).
+
+        ``<kind>_start``/``<kind>_end`` events are paired: both carry one ``span_id`` and the
+        ``parent_id`` of the span open around them; the end event gets ``duration``, ``outcome``
+        and ``usage`` (see ``zagent.spans``)."""
         if self.hooks.active("zagent_event"):
-            await self.hooks.emit(Event(type=type, time=time.time(), run_id=run_id, agent=agent, data=data))
+            span_id, parent_id, orphans = _ids if _ids is not None else spans.tag(type, data, id(self))
+            for orphan_type, orphan, orphan_id, orphan_parent in orphans:
+                await self.hooks.emit(Event(type=orphan_type, time=time.time(), run_id=run_id, agent=agent,
+                                            span_id=orphan_id, parent_id=orphan_parent, data=orphan))
+            await self.hooks.emit(Event(type=type, time=time.time(), run_id=run_id, agent=agent,
+                                        span_id=span_id, parent_id=parent_id, data=data))
 
     def emit(self, type: str, **data: Any) -> None:
-        """Sync twin of ``aemit``."""
+        """Sync twin of ``aemit`` (spans pair in the calling thread's context)."""
         if self.hooks.active("zagent_event"):
-            run_sync(self.aemit(type, **data))
+            ids = spans.tag(type, data, id(self))
+            run_sync(self.aemit(type, _ids=ids, **data))
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -571,12 +429,6 @@ class _Register:
         return tool
 
 
-def _plugin_name(plugin: Any) -> str:
-    """A module's or class's ``__name__``, else ``ClassName-<id>`` for an instance."""
-    name = getattr(plugin, "__name__", None)
-    return name if isinstance(name, str) and name else f"{type(plugin).__name__}-{id(plugin):x}"
-
-
 async def _close_quietly(store: Any) -> None:
     """Close a memory store the kernel handed out (``aclose`` or ``close``); log, never raise."""
     try:
@@ -586,20 +438,6 @@ async def _close_quietly(store: Any) -> None:
             store.close()
     except Exception:
         log.exception("closing %r failed", store)
-
-
-def _names(value: Optional[str]) -> Optional[set[str]]:
-    if value is None:
-        return None
-    return {n.strip() for n in value.split(",") if n.strip()}
-
-
-def _import(path: str) -> Any:
-    module_name, _, attr = path.partition(":")
-    obj = importlib.import_module(module_name.strip())
-    for part in filter(None, attr.strip().split(".")):
-        obj = getattr(obj, part)
-    return obj
 
 
 def _as_call(call: Union[ToolCall, dict[str, Any]]) -> ToolCall:

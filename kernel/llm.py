@@ -10,7 +10,10 @@ A provider subclasses ``LLM`` and implements two coroutines:
 and may override ``default_profile()`` and ``aclose()``. A provider that wraps
 another one (``record:``) calls the inner model's ``_send``/``_send_stream``,
 not its ``_acomplete``/``_astream``, so tool names are mapped for the wire
-exactly as in a direct call. The public methods
+exactly as in a direct call, and gets the reply settled the same way
+(``settle``: inline ``<think>`` spans moved to ``Message.reasoning``, each
+tool call with a unique id, a refusal to a structured-output request raised
+as ``Refusal``; streamed think spans become ``reasoning`` chunks). The public methods
 (``acomplete``/``complete``, ``astream``/``stream``) are defined here once:
 they normalise inputs, run the LLM-call rails, emit events and account usage,
 so every provider behaves the same. They cost nothing when no rail or event
@@ -25,10 +28,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, AsyncIterator, Iterable, Iterat
 import attrs
 import msgspec
 
-from .errors import ConfigError
+from .errors import ConfigError, Refusal
+from .reasoning import ThinkStream, join_reasoning, split_think
 from .sync import run_sync
 from .toolnames import WireNames
-from .types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolSpec, Usage
+from .types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from .context import RunContext
@@ -149,24 +153,35 @@ class LLM:
             ctx = ctx or kernel.context()
             request = await hooks.before_llm(request, ctx)
         started = time.perf_counter()
-        if hooks.active("zagent_event"):
-            await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, messages=len(request.messages))
-        completion = await self._send(request)
+        if not hooks.active("zagent_event"):
+            return await self._finish(request, await self._send(request), ctx, started)
+        await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, provider=self.provider,
+                           messages=len(request.messages))
+        try:
+            completion = await self._send(request)
+        except BaseException as exc:
+            await _failed_call(kernel, ctx, self.name, exc)
+            raise
         return await self._finish(request, completion, ctx, started)
 
     async def _send(self, request: LLMRequest) -> Completion:
-        """``_acomplete``, with tool names the provider refuses renamed on the way and back."""
+        """``_acomplete``, with tool names the provider refuses renamed on the way and back, and the
+        reply settled (``settle``: reasoning out of the answer, unique call ids, refusals raised)."""
         names = WireNames.for_request(request, self.tool_name_pattern) if self.tool_name_pattern else None
         if names is None:
-            return counted(await self._acomplete(request))
-        return counted(names.completion(await self._acomplete(names.request(request))))
+            return settle(request, counted(await self._acomplete(request)), self.profile.think_tags)
+        return settle(request, counted(names.completion(await self._acomplete(names.request(request)))),
+                      self.profile.think_tags)
 
     def _send_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
-        """``_astream``, with tool names renamed the same way as ``_send`` (wrapping providers call these two)."""
+        """``_astream``, with tool names renamed the same way as ``_send`` (wrapping providers call these two),
+        inline think spans streamed as ``reasoning`` chunks and the ``done`` completion settled."""
         names = WireNames.for_request(request, self.tool_name_pattern) if self.tool_name_pattern else None
         if names is None:
-            return self._astream(request)
-        return _renamed(self._astream(names.request(request)), names)
+            agen = self._astream(request)
+        else:
+            agen = _renamed(self._astream(names.request(request)), names)
+        return _settled(request, agen, self.profile.think_tags)
 
     def complete(self, messages: MessagesIn, **kwargs: Any) -> Completion:
         """Sync twin of ``acomplete``."""
@@ -183,16 +198,26 @@ class LLM:
             ctx = ctx or kernel.context()
             request = await kernel.hooks.before_llm(request, ctx)
         started = time.perf_counter()
-        if kernel is not None and kernel.hooks.active("zagent_event"):
-            await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, messages=len(request.messages), stream=True)
+        events = kernel is not None and kernel.hooks.active("zagent_event")
+        if events:
+            await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, provider=self.provider,
+                               messages=len(request.messages), stream=True)
         agen = self._send_stream(request)
+        finished = False
         try:
             async for chunk in agen:
                 if chunk.type == "done" and chunk.completion is not None:
+                    finished = True
                     final = await self._finish(request, counted(chunk.completion), ctx, started)
                     yield Chunk(type="done", completion=final)
                 else:
                     yield chunk
+        except GeneratorExit:  # the consumer stopped early: nothing may be awaited here
+            raise
+        except BaseException as exc:
+            if events and not finished:
+                await _failed_call(kernel, ctx, self.name, exc)
+            raise
         finally:
             await agen.aclose()
 
@@ -237,6 +262,78 @@ class LLM:
         return f"<{type(self).__name__} {self.name}>"
 
 
+def settle(request: LLMRequest, completion: Completion, think_tags: bool = True) -> Completion:
+    """A provider's reply as every caller sees it: inline ``<think>`` spans moved from the text to
+    ``message.reasoning`` (``zagent.reasoning``), each tool call with its own id, and a refusal to a
+    structured-output request raised as ``Refusal``. Costs a substring test when there is nothing to do."""
+    message = completion.message
+    text = message.content
+    if think_tags and text and ("<think" in text or "</think" in text):
+        answer, reasoning = split_think(text)
+        if reasoning or answer != text:
+            message = msgspec.structs.replace(message, content=answer or None,
+                                              reasoning=join_reasoning(message.reasoning, reasoning))
+    calls = message.tool_calls
+    if calls:
+        fixed = unique_call_ids(calls)
+        if fixed is not calls:
+            message = msgspec.structs.replace(message, tool_calls=fixed)
+    if message is not completion.message:
+        completion = msgspec.structs.replace(completion, message=message)
+    if completion.refusal and request.response_format:
+        raise Refusal(f"the model refused to give the structured output asked for: {completion.refusal}",
+                      refusal=completion.refusal, completion=completion)
+    return completion
+
+
+def new_call_id() -> str:
+    """A fresh tool-call id (``call_`` + 24 hex digits) for a call the server sent without a usable one."""
+    import os
+
+    return "call_" + os.urandom(12).hex()
+
+
+def unique_call_ids(calls: list[ToolCall]) -> list[ToolCall]:
+    """``calls`` with an id of its own for each (missing, empty or repeated ids replaced); the same
+    list object when every id was already there and unique, so results pair with their own call."""
+    seen: set[str] = set()
+    for c in calls:
+        if not c.id or c.id in seen:
+            break
+        seen.add(c.id)
+    else:
+        return calls
+    out: list[ToolCall] = []
+    seen = set()
+    for c in calls:
+        if not c.id or c.id in seen:
+            c = msgspec.structs.replace(c, id=new_call_id())
+        seen.add(c.id)
+        out.append(c)
+    return out
+
+
+async def _settled(request: LLMRequest, agen: AsyncIterator[Chunk], think_tags: bool) -> AsyncIterator[Chunk]:
+    """Stream text with think spans turned into ``reasoning`` chunks; the ``done`` completion settled."""
+    splitter = ThinkStream() if think_tags else None
+    try:
+        async for chunk in agen:
+            kind = chunk.type
+            if kind == "text" and splitter is not None:
+                for piece_kind, piece in splitter.feed(chunk.text):
+                    yield chunk if piece is chunk.text and piece_kind == "text" else Chunk(type=piece_kind, text=piece)
+                continue
+            if kind == "done" and chunk.completion is not None:
+                if splitter is not None:
+                    for piece_kind, piece in splitter.flush():
+                        yield Chunk(type=piece_kind, text=piece)
+                yield Chunk(type="done", completion=settle(request, chunk.completion, think_tags))
+                continue
+            yield chunk
+    finally:
+        await agen.aclose()  # type: ignore[attr-defined]
+
+
 def counted(completion: Completion) -> Completion:
     """``completion`` with the provider-independent bookkeeping filled in where a provider left it out.
 
@@ -257,6 +354,15 @@ async def _renamed(agen: AsyncIterator[Chunk], names: WireNames) -> AsyncIterato
             yield names.chunk(chunk)
     finally:
         await agen.aclose()  # type: ignore[attr-defined]
+
+
+async def _failed_call(kernel: Any, ctx: Optional["RunContext"], model: str, exc: BaseException) -> None:
+    """The ``llm_end`` of a call that raised (``outcome`` error, or cancelled for an abort)."""
+    import asyncio
+
+    cancelled = isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))
+    await kernel.aemit("llm_end", **_ctx_tags(ctx), model=model, input_tokens=0, output_tokens=0,
+                       outcome="cancelled" if cancelled else "error", error=f"{type(exc).__name__}: {exc}"[:300])
 
 
 def _ctx_tags(ctx: Optional["RunContext"]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Named things plugins register (providers, parsers, tools, memory, embedders, agent types).
+"""Named things plugins register (providers, parsers, tools, memory, embedders, agent types, executors).
 
 Registrations are collected per plugin first and resolved afterwards, so a
 plugin whose registration hook fails can be dropped whole, and a clash can
@@ -9,6 +9,7 @@ which then wins whatever the load order.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Iterator, NamedTuple, Optional
 
 from .errors import PluginError
@@ -20,6 +21,7 @@ KINDS = {
     "memory": ("zagent_register_memory", "memory backend"),
     "embedders": ("zagent_register_embedders", "embedder"),
     "agent_types": ("zagent_register_agent_types", "agent type"),
+    "executors": ("zagent_register_executors", "executor"),
 }
 
 
@@ -37,6 +39,7 @@ class Registry:
         self.kind = kind
         self.noun = KINDS[kind][1]
         self._entries: dict[str, Entry] = {}
+        self._lock = threading.Lock()
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
@@ -58,7 +61,14 @@ class Registry:
         return [self._entries[n].obj for n in sorted(self._entries)]
 
     def merge(self, new: list[Entry], describe: Callable[[str], str]) -> list[PluginError]:
-        """Add ``new`` entries; return one ``PluginError`` per clash (the clashing entry is not added)."""
+        """Add ``new`` entries; return one ``PluginError`` per clash (the clashing entry is not added).
+
+        Serialised by a lock: a plugin may add entries from its own thread after start-up.
+        """
+        with self._lock:
+            return self._merge(new, describe)
+
+    def _merge(self, new: list[Entry], describe: Callable[[str], str]) -> list[PluginError]:
         errors: list[PluginError] = []
         for e in new:
             old = self._entries.get(e.name)
@@ -77,11 +87,13 @@ class Registry:
 
     def drop(self, name: str) -> Entry:
         """Remove one entry and return it; ``KeyError`` if there is none."""
-        return self._entries.pop(name)
+        with self._lock:
+            return self._entries.pop(name)
 
     def drop_plugin(self, plugin: str) -> None:
-        for name in [n for n, e in self._entries.items() if e.plugin == plugin]:
-            del self._entries[name]
+        with self._lock:
+            for name in [n for n, e in self._entries.items() if e.plugin == plugin]:
+                del self._entries[name]
 
     def __repr__(self) -> str:
         return f"<Registry {self.kind} ({len(self)})>"

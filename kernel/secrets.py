@@ -7,7 +7,7 @@ one place that puts it into a request header.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 #: A setting is a secret when the last word of its name is one of these (``api_key``,
 #: ``X-Auth-Token``, ``clientSecret``, ``Authorization``; not ``max_tokens`` or ``api_key_env``).
@@ -84,3 +84,89 @@ def public_data(value: Any) -> Any:
 
 
 _DROP = object()
+
+
+# -- masking secret values in text (one implementation, shared with helper SEC's API) ----------
+
+MASK = "***"
+#: Values shorter than this are never masked: a dummy key such as ``x``, ``EMPTY`` or
+#: ``ollama`` (common for local servers) would otherwise mangle every message it occurs in
+#: (``OPENAI_API_KEY=x`` masked each ``x``) while hiding nothing worth hiding.
+MIN_MASK_LENGTH = 8
+#: Values at least this long are masked wherever they occur, even glued to other text;
+#: shorter ones only where they stand alone (not inside a longer word or token).
+ANYWHERE_MASK_LENGTH = 20
+_TOKEN_CHARS = r"A-Za-z0-9_\-"
+_COOKIE_PARTS = re.compile(r";\s*")
+
+
+def header_secrets(headers: Any) -> list[str]:
+    """The secret values among HTTP ``headers``: every ``Secret``, and the value of every header whose
+    name says key, token, secret, auth, cookie or password (``X-Api-Key``, ``Authorization``, ``Cookie``);
+    for ``Authorization: Bearer abc`` both the whole value and ``abc``, for ``Cookie: a=1; sid=xyz`` also
+    each cookie's value."""
+    out: list[str] = []
+    for name, value in dict(headers or {}).items():
+        if isinstance(value, Secret):
+            value = value.reveal()
+        elif not (isinstance(value, str) and _secret_header(str(name))):
+            continue
+        out.append(value)
+        scheme, _, credential = value.partition(" ")
+        if credential.strip():
+            out.append(credential.strip())
+        if "cookie" in str(name).lower():
+            out.extend(part.split("=", 1)[1] for part in _COOKIE_PARTS.split(value) if "=" in part)
+    return out
+
+
+def _secret_header(name: str) -> bool:
+    lowered = name.lower()
+    return looks_secret(name) or any(w in lowered for w in ("key", "token", "secret", "auth", "cookie", "passw"))
+
+
+class Masker:
+    """Replaces known secret values (and their JSON-escaped forms) by ``***`` in any text.
+
+    Whole values only, never fragments of words: a value shorter than
+    ``MIN_MASK_LENGTH`` is ignored, one shorter than ``ANYWHERE_MASK_LENGTH`` is
+    masked where it stands as a token of its own (not preceded or followed by
+    a letter, digit, ``_`` or ``-``), a longer one wherever it occurs. Longest
+    first. ``Masker(values)(text)``; an empty masker returns text unchanged.
+    """
+
+    __slots__ = ("values", "_patterns")
+
+    def __init__(self, values: Any = ()):
+        import json  # here, not at module level: ``import zagent`` stays light
+
+        forms: set[str] = set()
+        for v in values:
+            if isinstance(v, Secret):
+                v = v.reveal()
+            if not isinstance(v, str) or len(v) < MIN_MASK_LENGTH:
+                continue
+            forms.add(v)
+            forms.add(json.dumps(v)[1:-1])  # as it appears inside a JSON string
+        self.values = tuple(sorted(forms, key=len, reverse=True))
+        self._patterns = tuple(
+            None if len(v) >= ANYWHERE_MASK_LENGTH
+            else re.compile(f"(?<![{_TOKEN_CHARS}]){re.escape(v)}(?![{_TOKEN_CHARS}])")
+            for v in self.values)
+
+    def __call__(self, text: str) -> str:
+        for v, pattern in zip(self.values, self._patterns):
+            if v in text:
+                text = text.replace(v, MASK) if pattern is None else pattern.sub(MASK, text)
+        return text
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def __repr__(self) -> str:
+        return f"<Masker {len(self.values)} value(s)>"
+
+
+def mask(text: str, values: Any) -> str:
+    """``text`` with each secret in ``values`` (strings or ``Secret``s) replaced by ``***`` (see ``Masker``)."""
+    return Masker(values)(text)

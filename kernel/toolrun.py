@@ -1,6 +1,7 @@
 """The one place that runs a tool call: ``run_tool`` (used as ``Kernel.arun_tool``).
 
-Order: find the tool → check it is available → validate arguments → ``zagent_before_tool_call`` rails
+Order: check the tool was offered to the agent (``ctx.offered_tools``, a set
+look-up; else ``blocked``) → find the tool → check it is available → validate arguments → ``zagent_before_tool_call`` rails
 (deny → ``blocked``; rewrite → validate again) → run with the tool's timeout
 → ``zagent_after_tool_call`` rails → result. Events ``tool_start``/``tool_end``
 surround it. Nothing a tool does can crash the caller: bad arguments,
@@ -76,7 +77,13 @@ async def run_tools(
 
 async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext", started: float) -> tuple[ToolCall, ToolResult]:
     """Validate, vet and execute; return the call as it finally ran (after any rewrite) and its result."""
+    offered = ctx.offered_tools
+    if offered is not None and call.name not in offered:
+        reason = not_offered(call.name, offered)
+        return call, _failed(call, "blocked", f"the call was blocked: {reason}", started, error=reason)
     tool = kernel.registries["tools"].get(call.name)
+    if tool is None and kernel.pending_tools and await kernel.pending_tools.await_(call.name):
+        tool = kernel.registries["tools"].get(call.name)  # a source (an MCP server) finished connecting
     if tool is None:
         names = ", ".join(kernel.registries["tools"]) or "none"
         return call, _failed(call, "error", f"unknown tool {call.name!r}; available tools: {names}", started)
@@ -99,6 +106,41 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext", started: flo
             except ArgumentsError as exc:
                 return call, _failed(call, "error", f"a rail rewrote the arguments into invalid ones: {exc}", started)
     return call, await _execute(kernel, tool, call, kwargs, ctx, started)
+
+
+def with_unique_ids(calls: list[ToolCall]) -> list[ToolCall]:
+    """``calls`` where each call has its own id: a missing, empty or repeated id is replaced by a fresh one
+    (``call_<n>_<random>``), so every result is paired with its own call. The same list when all ids are fine."""
+    seen: set[str] = set()
+    out: Optional[list[ToolCall]] = None
+    for i, call in enumerate(calls):
+        if call.id and call.id not in seen:
+            seen.add(call.id)
+            if out is not None:
+                out.append(call)
+            continue
+        if out is None:
+            out = list(calls[:i])
+        fresh = _fresh_id(i, seen)
+        seen.add(fresh)
+        out.append(msgspec.structs.replace(call, id=fresh))
+    return calls if out is None else out
+
+
+def _fresh_id(index: int, taken: set[str]) -> str:
+    import secrets
+
+    while True:
+        fresh = f"call_{index}_{secrets.token_hex(4)}"
+        if fresh not in taken:
+            return fresh
+
+
+def not_offered(name: str, offered: "frozenset[str]") -> str:
+    """The reason a call of a tool the agent was not offered is blocked (the model reads it)."""
+    names = ", ".join(sorted(offered)) or "none"
+    return (f"tool {name[:200]!r} was not offered to this agent; call only the tools offered this turn "
+            f"(offered: {names})")
 
 
 def kwargs_for_rails(kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -39,6 +39,13 @@ class Message(msgspec.Struct, kw_only=True, omit_defaults=True):
     tool_call_id: Optional[str] = None
     name: Optional[str] = None
     metadata: dict[str, Any] = {}
+    reasoning: Optional[str] = None
+    """The model's reasoning (``<think>`` spans, ``reasoning_content``, thinking blocks), never answer text.
+    Kept in histories, checkpoints and trajectories; providers do not send it back as text."""
+    reasoning_blocks: list[dict[str, Any]] = []
+    """Opaque reasoning items a provider must get back unchanged on the next turn of a tool loop:
+    Anthropic ``thinking``/``redacted_thinking`` blocks (with ``signature``), OpenAI Responses
+    ``reasoning`` items. Each is the provider's own JSON object, with its ``type``."""
 
     @classmethod
     def system(cls, content: str) -> "Message":
@@ -83,10 +90,18 @@ class Completion(msgspec.Struct, kw_only=True, omit_defaults=True):
     finish_reason: Optional[str] = None
     usage: Usage = Usage()
     model: str = ""
+    refusal: Optional[str] = None
+    """The model's refusal text (OpenAI ``refusal``); with structured output asked for, the kernel
+    raises ``zagent.Refusal`` instead of returning the completion."""
 
     @property
     def text(self) -> str:
         return self.message.content or ""
+
+    @property
+    def reasoning(self) -> str:
+        """The model's reasoning (``message.reasoning``), ``""`` when it gave none; never part of ``text``."""
+        return self.message.reasoning or ""
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -96,12 +111,14 @@ class Completion(msgspec.Struct, kw_only=True, omit_defaults=True):
 class Chunk(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One streaming event.
 
-    ``type`` is ``"text"`` (``text`` holds a delta of the answer), ``"tool_call"``
-    (``tool_call`` holds one *whole* call, assembled from the provider's deltas),
-    or ``"done"`` (the last chunk; ``completion`` holds the assembled reply).
+    ``type`` is ``"text"`` (``text`` holds a delta of the answer), ``"reasoning"``
+    (``text`` holds a delta of the model's reasoning, never part of the answer),
+    ``"tool_call"`` (``tool_call`` holds one *whole* call, assembled from the
+    provider's deltas), or ``"done"`` (the last chunk; ``completion`` holds the
+    assembled reply).
     """
 
-    type: Literal["text", "tool_call", "done"]
+    type: Literal["text", "reasoning", "tool_call", "done"]
     text: str = ""
     tool_call: Optional[ToolCall] = None
     completion: Optional[Completion] = None
@@ -170,10 +187,23 @@ class ModelProfile(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True
     json_schema_output: bool = False
     streaming_tools: bool = True
     max_context_tokens: Optional[int] = None
+    think_tags: bool = True
+    """The model may write reasoning inline as ``<think>``/``<thinking>`` spans; the kernel moves them
+    from the answer text to ``reasoning`` (a substring test when absent). ``False`` for a model whose
+    answers legitimately hold such tags (parsers and text tool-call readers still skip think spans)."""
+    stream_usage: bool = True
+    """The server reports usage in streams when asked (OpenAI ``stream_options.include_usage``)."""
+    max_tokens: Optional[int] = None
+    """Default bound on generated tokens, sent when a call gives none (``max_tokens=`` overrides)."""
+    api: str = "chat"
+    """The OpenAI protocol an ``openai:`` model speaks: ``chat`` (Chat Completions) or ``responses``
+    (the Responses API); read from ``Kernel(config={"profiles": {...}})`` when the model is made."""
 
 
 class Event(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Something observable happened: ``run_start``, ``step_end``, ``tool_start``, ``llm_end``...
+
+    Start and end events of one piece of work share ``span_id``; ``parent_id`` nests them.
 
     ``data`` never holds secrets; payloads are summarised, not copied whole.
     """
@@ -182,6 +212,8 @@ class Event(msgspec.Struct, kw_only=True, omit_defaults=True):
     time: float
     run_id: Optional[str] = None
     agent: Optional[str] = None
+    span_id: Optional[str] = None  # the same on a ``<kind>_start`` and its ``<kind>_end`` (zagent.spans)
+    parent_id: Optional[str] = None  # the span open around this event (None at the top)
     data: dict[str, Any] = {}
 
 

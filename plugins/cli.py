@@ -25,6 +25,7 @@ Uses only the standard library's argparse, never click.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, Callable, Optional, Sequence
 
@@ -171,12 +172,14 @@ def build_parser(kernel: Any) -> tuple[argparse.ArgumentParser, list[str]]:
 
 def start_kernel(argv: Sequence[str]) -> Any:
     """``Kernel()`` with installed plugins; if strict mode fails, fall back for ``--help``."""
+    # The CLI keeps a run log (zagent logs) unless ZAGENT_LOG says otherwise, as ``llm`` logs every prompt.
+    config = {} if os.environ.get("ZAGENT_LOG") is not None else {"log": True}
     try:
-        return zagent.Kernel()
+        return zagent.Kernel(config=config)
     except zagent.PluginError as exc:
         if any(a in ("-h", "--help") for a in argv) or not argv:
             print(f"zagent: warning: {exc}", file=sys.stderr)
-            return zagent.Kernel(strict=False)
+            return zagent.Kernel(strict=False, config=config)
         raise
 
 

@@ -14,10 +14,18 @@ from hypothesis import HealthCheck, settings
 settings.register_profile("zagent-ci", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("zagent-ci")
 
-ZAGENT_ENV = ("ZAGENT_MODEL", "ZAGENT_PLUGINS", "ZAGENT_DISABLE_PLUGINS", "ZAGENT_STRICT", "ZAGENT_TRACE_HOOKS")
+ZAGENT_ENV = ("ZAGENT_MODEL", "ZAGENT_PLUGINS", "ZAGENT_DISABLE_PLUGINS", "ZAGENT_STRICT", "ZAGENT_TRACE_HOOKS",
+              "ZAGENT_LOG")
+
+
+@pytest.fixture(scope="session")
+def _run_log_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("runlog")
 
 
 @pytest.fixture(autouse=True)
-def _clean_zagent_env(monkeypatch):
+def _clean_zagent_env(monkeypatch, _run_log_dir):
     for name in ZAGENT_ENV:
         monkeypatch.delenv(name, raising=False)
+    # the CLI keeps a run log by default: tests that start it write here, not in the home directory
+    monkeypatch.setenv("ZAGENT_LOG_DB", str(_run_log_dir / "logs.db"))

@@ -141,6 +141,13 @@ class ProviderTests:
         text = "".join(c.text for c in chunks if c.type == "text")
         assert text and text == chunks[-1].completion.text
 
+    def test_stream_chunk_kinds_are_known(self, llm: Any) -> None:
+        """Every chunk is text, reasoning, tool_call or done; reasoning never shows up in the done text."""
+        chunks = list(llm.stream(self.prompt))
+        assert {c.type for c in chunks} <= {"text", "reasoning", "tool_call", "done"}
+        thought = "".join(c.text for c in chunks if c.type == "reasoning")
+        assert not thought or thought not in chunks[-1].completion.text
+
     def test_leaving_a_stream_early_is_clean(self, llm: Any) -> None:
         """Stopping after the first chunk closes the stream without an error, and the model stays usable."""
 
@@ -167,6 +174,7 @@ class ProviderTests:
         c, call = self._tool_call(llm)
         assert isinstance(call, ToolCall) and call.id and call.name == "echo"
         assert isinstance(call.arguments, dict)
+        assert len({x.id for x in c.tool_calls}) == len(c.tool_calls), "each call needs an id of its own"
 
     def test_tool_result_round_trip(self, llm: Any) -> None:
         """A tool result sent back with its call's id is accepted and answered."""

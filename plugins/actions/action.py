@@ -40,6 +40,7 @@ import attrs
 
 from zagent import fields as zfields
 from zagent.errors import ConfigError, NoAnswerError, ParseError
+from zagent.toolrun import with_unique_ids
 from zagent.types import Message, ToolCall, ToolResult, Usage
 
 from .toolmode import PromptTools
@@ -179,33 +180,62 @@ class CustomizeAction(Action):
         return {}
 
     def _compile_prompt(self) -> Any:
-        """The prompt template, compiled once (through the kernel's ``templates`` namespace)."""
+        """The prompt template, compiled once (through the kernel's ``templates`` namespace).
+
+        ``style`` in the template picks the kind: ``string`` (default: one user turn) or ``chat``
+        (a ``ChatTemplate``: demonstrations become real user/assistant turns before the request).
+        Either way the ``system`` section is sent as a system message, after the agent's own."""
         templates = self.kernel.parser("templates")
         sections = dict(self.template or {"instruction": self.prompt})
+        style = sections.pop("style", "string")
+        if style not in ("string", "chat"):
+            raise ConfigError(f"action {self.name!r}: prompt_template style {style!r} is not 'string' or 'chat'")
         unknown = set(sections) - {"system", "instruction", "context", "constraints", "demonstrations", "titles"}
         if unknown:
             raise ConfigError(f"action {self.name!r}: unknown prompt_template section(s) {', '.join(sorted(unknown))}; "
-                              "use system, instruction, context, constraints, demonstrations")
-        return templates.PromptTemplate(**sections, inputs=self.input_spec, outputs=self.output_spec,
-                                        parser=self._parser, output_format=self._instructions)
+                              "use system, instruction, context, constraints, demonstrations, titles, style")
+        kind = templates.ChatTemplate if style == "chat" else templates.PromptTemplate
+        return kind(**sections, inputs=self.input_spec, outputs=self.output_spec,
+                    parser=self._parser, output_format=self._instructions)
+
+    @property
+    def chat_style(self) -> bool:
+        return bool(self.template) and self.template.get("style") == "chat"
 
     def render_prompt(self, inputs: dict[str, Any]) -> str:
-        """The user prompt for ``inputs``: the template's sections with the output format."""
-        return self._prompt.render(inputs)
+        """The user prompt for ``inputs``: the template's sections with the output format (the
+        ``system`` section goes to the system message: ``render_turns``)."""
+        return self.render_turns(inputs)[2]
+
+    def render_turns(self, inputs: dict[str, Any]) -> tuple[str, list[Message], str]:
+        """``(system section, demonstration turns, user prompt)`` for ``inputs``."""
+        if self.chat_style:
+            messages = self._prompt.render(inputs)
+            system = messages[0].content if messages and messages[0].role == "system" else ""
+            turns = messages[1:-1] if system else messages[:-1]
+            return system, list(turns), messages[-1].content
+        system, user = self._prompt.render_parts(inputs)
+        return system, [], user
 
     def offered_tools(self) -> list[Any]:
         return [t for t in self._tools if t.is_available()]
 
     async def aexecute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext",
                        system_prompt: Optional[str] = None, history: Sequence[Message] = ()) -> ActionOutput:
-        prompt = self.render_prompt(inputs)
+        section, demos, prompt = self.render_turns(inputs)
         tools = self.offered_tools()
         native = bool(tools) and llm.profile.native_tools
         prompt_tools = self._prompt_tools_for(tools) if tools and not native else None
-        messages = self._first_messages(prompt, system_prompt, history, prompt_tools)
+        system = "\n\n".join(p for p in (system_prompt or "", section) if p)
+        messages = self._first_messages(prompt, system, [*demos, *history], prompt_tools)
         run = _Run(self, llm, ctx, messages, tools if native else None, prompt_tools,
                    self.response_format(llm, bool(tools)))
-        return await run.loop(prompt)
+        scope = ctx.offered_tools
+        ctx.offered_tools = frozenset(t.name for t in tools)  # the kernel blocks any other name
+        try:
+            return await run.loop(prompt)
+        finally:
+            ctx.offered_tools = scope
 
     def _first_messages(self, prompt: str, system_prompt: Optional[str], history: Sequence[Message],
                         prompt_tools: Optional[PromptTools]) -> list[Message]:
@@ -254,7 +284,7 @@ class _Run:
                 self.messages, tools=self.native_tools, response_format=self.response_format,
                 output_spec=output_spec), self.ctx)
             self.usage = self.usage + completion.usage
-            reply = completion.message
+            reply = _unique_ids(completion.message)  # each result must find its own call
             calls, errors, text = self._tool_calls(reply)
             if calls or errors:
                 self.messages.append(reply)
@@ -279,7 +309,8 @@ class _Run:
     def _tool_calls(self, reply: Message) -> tuple[list[ToolCall], list[str], str]:
         if self.prompt_tools is None:
             return list(reply.tool_calls), [], reply.content or ""
-        return self.prompt_tools.extract(reply.content or "")
+        calls, errors, text = self.prompt_tools.extract(reply.content or "")
+        return with_unique_ids(calls), errors, text
 
     async def _run_tools(self, calls: list[ToolCall], errors: list[str]) -> None:
         results = await self.action.kernel.arun_tools(
@@ -301,3 +332,14 @@ class _Run:
             text, action.output_spec, self.llm, self.ctx, **action._parse_options)
         return zfields.convert(values, action.output_spec, raw=text)
 
+
+def _unique_ids(reply: Message) -> Message:
+    """The reply with a unique id on each native tool call (a server may send none, empty or repeated ones)."""
+    if not reply.tool_calls:
+        return reply
+    calls = with_unique_ids(list(reply.tool_calls))
+    if all(a is b for a, b in zip(calls, reply.tool_calls)):
+        return reply
+    import msgspec
+
+    return msgspec.structs.replace(reply, tool_calls=calls)

@@ -11,7 +11,7 @@ the call; the agent itself may be called concurrently.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence, Union
 
 import attrs
 import msgspec
@@ -144,8 +144,20 @@ class Agent:
     async def _aexecute(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
                         ctx: "RunContext", started: float) -> AgentResult:
         events = self.kernel.hooks.active("zagent_event")
-        if events:
-            await ctx.emit("run_start", action=action.name, inputs=sorted(inputs))
+        if not events:
+            return await self._arun(action, msgs, inputs, ctx, started, events)
+        await ctx.emit("run_start", action=action.name, inputs=sorted(inputs))
+        try:
+            return await self._arun(action, msgs, inputs, ctx, started, events)
+        except BaseException as exc:  # the run's span still ends, with the error
+            import asyncio
+
+            status = "cancelled" if isinstance(exc, asyncio.CancelledError) else "failed"
+            await ctx.emit("run_end", action=action.name, status=status, error=f"{type(exc).__name__}: {exc}"[:300])
+            raise
+
+    async def _arun(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
+                    ctx: "RunContext", started: float, events: bool) -> AgentResult:
         if msgs:
             await self._remember(to_messages(msgs))
         await self._remember([Message(role="user", content=_json(inputs), name=self.name,
@@ -161,9 +173,12 @@ class Agent:
         await self._remember([message])
         if events:
             await ctx.emit("run_end", action=action.name, steps=out.steps, duration=duration)
-        return AgentResult(output=out.output, message=message, agent=self.name, action=action.name,
-                           usage=out.usage, duration=duration, steps=out.steps,
-                           trajectory=out.messages, tool_results=out.tool_results)
+        result = AgentResult(output=out.output, message=message, agent=self.name, action=action.name,
+                             usage=out.usage, duration=duration, steps=out.steps,
+                             trajectory=out.messages, tool_results=out.tool_results)
+        if self.kernel.hooks.active("zagent_run_end"):
+            await self.kernel.hooks.run_end(result, ctx)
+        return result
 
     def execute(self, action_name: Optional[str] = None, **kwargs: Any) -> AgentResult:
         """Sync twin of ``aexecute`` (works in scripts, inside a running loop and from threads)."""
@@ -172,6 +187,53 @@ class Agent:
     async def acall(self, **inputs: Any) -> AgentResult:
         """Run the default action with ``inputs``."""
         return await self.aexecute(None, inputs=inputs)
+
+    # -- chat -------------------------------------------------------------------
+
+    #: group chats call ``achat`` on agents that set this (chat agents); declared agents speak
+    #: through ``aexecute`` with the transcript as an input
+    speaks_by_chat: ClassVar[bool] = False
+
+    def run_config(self) -> dict[str, Any]:
+        """The ``agent_config`` each of this agent's runs gets."""
+        return dict(self.agent_config)
+
+    def chat_tools(self) -> list[str]:
+        """The tools a chat may use: those of this agent's actions."""
+        names: list[str] = []
+        for action in self._actions.values():
+            names += [t for t in getattr(action, "tools", ()) or () if t not in names]
+        return names
+
+    def chat_system_prompt(self) -> str:
+        from .chat import DIRECT_SYSTEM
+
+        return self.system_prompt or DIRECT_SYSTEM
+
+    async def achat(self, user_input: str, history: Optional[Sequence[Any]] = None,
+                    use_react: Optional[bool] = None, *, ctx: Optional["RunContext"] = None) -> Any:
+        """Answer a chat turn directly, or with the ReAct loop over this agent's tools; an ``AgentResponse``.
+
+        ``use_react=None`` lets the model decide when the agent has tools (see ``zagent.plugins.actions.chat``);
+        ``history`` replaces the short-term memory as the conversation so far; ``ctx`` is the caller's run."""
+        from .chat import achat
+
+        return await achat(self, user_input, history, use_react, ctx=ctx)
+
+    def chat(self, user_input: str, history: Optional[Sequence[Any]] = None,
+             use_react: Optional[bool] = None, *, ctx: Optional["RunContext"] = None) -> Any:
+        """Sync twin of ``achat``."""
+        return run_sync(self.achat(user_input, history, use_react, ctx=ctx))
+
+    def messages_for_chat(self) -> list[Message]:
+        """Earlier chat turns from short-term memory (user and assistant text only)."""
+        return [Message(role=m.role, content=m.content) for m in self.messages
+                if m.role in ("user", "assistant") and m.content and m.metadata.get("kind") != "inputs"]
+
+    async def _react(self, user_input: str, past: list[Message], ctx: "RunContext") -> Any:
+        from .chat import react_through_kernel
+
+        return await react_through_kernel(self, user_input, past, ctx)
 
     def __call__(self, **inputs: Any) -> AgentResult:
         return run_sync(self.aexecute(None, inputs=inputs))

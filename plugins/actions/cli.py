@@ -19,10 +19,24 @@ def add_commands(cli: Any) -> None:
     _common(cli, run)
     run.add_argument("--json", action="store_true", help="print the output as JSON")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    add_trust_flag(run)
     show = cli.group("agent", help="inspect agent files").command(
         "show", cmd_show, help="print the prompt an agent file renders")
     show.add_argument("agent_file")
     _common(cli, show)
+
+
+def add_trust_flag(parser: argparse.ArgumentParser) -> None:
+    """``--trust``: import any ``module:attr`` the spec names (default: only modules in the spec's folder)."""
+    parser.add_argument("--trust", action="store_true",
+                        help="trust every import path in the file (default: only modules in the file's own folder)")
+
+
+def cli_trust(args: argparse.Namespace, path: str, *, dry: bool = False) -> Any:
+    """The trust a command gives a spec file: its folder, everything with ``--trust``, nothing with ``dry``."""
+    from zagent.imports import Trust
+
+    return Trust.for_file(path, everything=bool(getattr(args, "trust", False)), dry=dry)
 
 
 def _common(cli: Any, parser: argparse.ArgumentParser) -> None:
@@ -31,9 +45,11 @@ def _common(cli: Any, parser: argparse.ArgumentParser) -> None:
                         help="'provider:model' to use instead of the file's (default: ZAGENT_MODEL)")
 
 
-def _load(args: argparse.Namespace, kernel: Any) -> Any:
+def _load(args: argparse.Namespace, kernel: Any, *, dry: bool = False) -> Any:
+    """The agent of ``args.agent_file``; ``dry`` (``agent show``) imports nothing the file names."""
     import os
 
+    from zagent.imports import trusting
     from zagent.kernel import load_spec_file
 
     from .customize import CustomizeAgent
@@ -44,7 +60,8 @@ def _load(args: argparse.Namespace, kernel: Any) -> Any:
     if args.model:
         spec = {**spec, "llm": args.model}
         spec.pop("llm_config", None)
-    return CustomizeAgent.from_dict(spec, kernel, base_dir=os.path.dirname(os.path.abspath(args.agent_file)))
+    with trusting(cli_trust(args, args.agent_file, dry=dry)):
+        return CustomizeAgent.from_dict(spec, kernel, base_dir=os.path.dirname(os.path.abspath(args.agent_file)))
 
 
 def _typed(agent: Any, raw: dict[str, str]) -> dict[str, Any]:
@@ -98,9 +115,10 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
 
 
 def cmd_show(args: argparse.Namespace, kernel: Any) -> int:
-    agent = _load(args, kernel)
+    agent = _load(args, kernel, dry=True)
     inputs = _typed(agent, args.input)
-    if agent.system_prompt:
-        print(f"--- system ---\n{agent.system_prompt}\n--- user ---")
+    system = agent.system_preview(inputs) if hasattr(agent, "system_preview") else agent.system_prompt
+    if system:
+        print(f"--- system ---\n{system}\n--- user ---")
     print(agent.prompt_preview(inputs))
     return 0

@@ -8,24 +8,28 @@ unknown parse modes) and becomes an ``Agent`` with one ``CustomizeAction``.
 read and write JSON, or YAML with ``zagent[yaml]``.
 
 Tools are named by registered name, or by import path ``package.module:function``
-for a plain function (resolved relative to the spec file's folder first).
+for a plain function. An import path (in ``tools`` or ``parse_func``) is data
+until trusted: ``zagent.imports.resolve`` imports it only under the trust in
+force (``k.agent(spec, trust=True)``, ``Kernel(config={"trusted_imports": [...]})``,
+or the CLI's spec-folder rule); see docs/security.md.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
-import sys
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 import attrs
 import msgspec
 from zagent import fields as zfields
 from zagent.errors import ConfigError
+from zagent.credentials import spec_options
 from zagent.files import write_atomic
+from zagent.imports import as_trust, check_spec_path, resolve, resolve_approver, trusting
 from zagent.kernel import convert_spec
 from zagent.secrets import public_data
+from zagent.toolrefs import resolve_tool_refs
 from zagent.types import Field
 
 from .action import CustomizeAction
@@ -75,27 +79,37 @@ class CustomizeAgent(Agent):
         """Validate ``data`` and build the agent (``llm`` overrides the spec's model with an instance)."""
         spec = data if isinstance(data, AgentSpec) else _convert_spec(data)
         _validate(spec, kernel)
-        tools = [_resolve_tool(kernel, t, base_dir) for t in spec.tools]
+        check_spec_path((spec.long_term_memory or {}).get("path"), "long_term_memory.path",
+                        (".db", ".sqlite", ".sqlite3"))
+        agent_config = dict(spec.agent_config)
+        if isinstance(agent_config.get("rails"), dict):  # an approver import path: resolved now, under the trust
+            agent_config["rails"] = resolve_approver(agent_config["rails"], kernel)
+        tools = resolve_tool_refs(kernel, spec.tools, base_dir=base_dir)
         parse_mode = spec.parse_mode or _default_mode(spec)
-        parse_func = _import_path(spec.parse_func, base_dir, "parse_func") if spec.parse_func else None
+        parse_func = (resolve(spec.parse_func, key="parse_func", kernel=kernel, base_dir=base_dir)
+                      if spec.parse_func else None)
         action = CustomizeAction(
             kernel=kernel, name=spec.name, description=spec.description, prompt=spec.prompt or "",
             template=spec.prompt_template, tools=tools, inputs=list(spec.inputs), outputs=list(spec.outputs),
             parse_mode=parse_mode, title_format=spec.title_format, parse_func=parse_func,
             max_steps=spec.max_steps, max_tool_call_concurrency=spec.max_tool_call_concurrency,
             tool_format=spec.tool_format)
-        return cls(kernel=kernel, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
-                   actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
-                   memory_size=spec.memory_size, use_long_term_memory=spec.use_long_term_memory,
-                   long_term_memory=spec.long_term_memory, agent_config=dict(spec.agent_config), spec=spec)
+        with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
+            return cls(kernel=kernel, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
+                       actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
+                       memory_size=spec.memory_size, use_long_term_memory=spec.use_long_term_memory,
+                       long_term_memory=spec.long_term_memory, agent_config=agent_config, spec=spec)
 
     @classmethod
-    def load(cls, path: Union[str, os.PathLike], kernel: "Kernel") -> "CustomizeAgent":
-        """Read a JSON or YAML agent file."""
+    def load(cls, path: Union[str, os.PathLike], kernel: "Kernel", *, trust: Any = None) -> "CustomizeAgent":
+        """Read a JSON or YAML agent file. Import paths in it are refused unless trusted: ``trust=True``,
+        ``Kernel(config={"trusted_imports": [...]})`` or a ``zagent.imports.Trust`` (e.g. ``Trust.for_file(path)``
+        for modules next to the file)."""
         from zagent.kernel import load_spec_file
 
         p = os.fspath(path)
-        return cls.from_dict(load_spec_file(p), kernel, base_dir=os.path.dirname(os.path.abspath(p)))
+        with trusting(as_trust(trust)):
+            return cls.from_dict(load_spec_file(p), kernel, base_dir=os.path.dirname(os.path.abspath(p)))
 
     def to_dict(self) -> dict[str, Any]:
         """The declaration as plain data, without secrets (no API keys, tokens or clients)."""
@@ -120,10 +134,17 @@ class CustomizeAgent(Agent):
         write_atomic(p, text)
 
     def prompt_preview(self, inputs: Optional[dict[str, Any]] = None) -> str:
-        """The prompt as the model would see it; missing inputs shown as ``{name}``."""
+        """The user prompt as the model would see it; missing inputs shown as ``{name}``."""
         action = self.action()
         values = {n: (inputs or {}).get(n, "{" + n + "}") for n in action.input_spec.names}
         return action.render_prompt(values)
+
+    def system_preview(self, inputs: Optional[dict[str, Any]] = None) -> str:
+        """The system message: the agent's system prompt and the template's system section."""
+        action = self.action()
+        values = {n: (inputs or {}).get(n, "{" + n + "}") for n in action.input_spec.names}
+        section = action.render_turns(values)[0]
+        return "\n\n".join(p for p in (self.system_prompt or "", section) if p)
 
 
 def _convert_spec(data: dict[str, Any]) -> AgentSpec:
@@ -145,7 +166,8 @@ def _validate(spec: AgentSpec, kernel: "Kernel") -> None:
         raise ConfigError(f"{where}: {', '.join(sorted(clash))} declared both as input and output")
     used = _placeholders(spec)
     unused = [n for n in inputs.names if n not in used]
-    if unused:
+    chat_style = bool(spec.prompt_template) and spec.prompt_template.get("style") == "chat"
+    if unused and not chat_style:  # a chat template lists every input left out in the request turn
         raise ConfigError(f"{where}: input(s) {', '.join(unused)} never appear in the prompt; "
                           f"add {' '.join('{' + n + '}' for n in unused)} to it or remove them")
     mode = spec.parse_mode or _default_mode(spec)
@@ -179,42 +201,6 @@ def _default_mode(spec: AgentSpec) -> str:
     if spec.prompt_template and any(f.type in ("object", "array", "dict", "list", "json") for f in spec.outputs):
         return "json"
     return "title"
-
-
-def _resolve_tool(kernel: "Kernel", ref: str, base_dir: Optional[str]) -> str:
-    """A registered tool name as is; ``module:function`` imported and registered on the kernel."""
-    if ":" not in ref:
-        if ref not in kernel.registries["tools"]:
-            raise ConfigError(f"unknown tool {ref!r}; registered tools: {', '.join(kernel.registries['tools']) or 'none'}. "
-                              "Use a registered name or an import path 'package.module:function'")
-        return ref
-    fn = _import_path(ref, base_dir, "tool")
-    name = getattr(fn, "name", None) or getattr(fn, "__name__", ref.rsplit(":", 1)[-1])
-    existing = kernel.registries["tools"].get(name)
-    if existing is not None:
-        if existing.handler is fn or existing is fn or getattr(fn, "handler", None) is existing.handler:
-            return name
-        raise ConfigError(f"tool {ref!r} is named {name!r}, which another tool already uses")
-    return kernel.add_tool(fn).name
-
-
-def _import_path(ref: str, base_dir: Optional[str], what: str) -> Any:
-    module_name, sep, attr = ref.partition(":")
-    if not sep or not module_name or not attr:
-        raise ConfigError(f"{what} {ref!r} is not an import path; write it as 'package.module:function'")
-    added = bool(base_dir) and base_dir not in sys.path
-    if added:
-        sys.path.insert(0, base_dir)  # type: ignore[arg-type]
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"cannot import {what} {ref!r}: {exc}") from None
-    finally:
-        if added:
-            sys.path.remove(base_dir)  # type: ignore[arg-type]
-    return obj
 
 
 def build_customize(spec: dict[str, Any], kernel: "Kernel") -> CustomizeAgent:

@@ -5,7 +5,7 @@ load when the first model is made). Options: ``api_key`` (else
 ``ANTHROPIC_API_KEY``), ``base_url`` (else ``ANTHROPIC_BASE_URL``, else
 api.anthropic.com), ``max_tokens`` (default 4096: the API requires it),
 ``anthropic_version``, ``extra_body``, ``prices``, the HTTP options of
-``zagent.http``, and any other keyword as a request field. Defaults for every
+``zagent.providerkit``, and any other keyword as a request field. Defaults for every
 model come from ``Kernel(config={"anthropic": {...}})``.
 """
 

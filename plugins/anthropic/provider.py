@@ -1,10 +1,13 @@
 """The Anthropic Messages API provider over httpx + msgspec.
 
 Streaming handles ``message_start`` (input usage), ``content_block_start``
-(text or tool_use), ``content_block_delta`` (``text_delta``,
-``input_json_delta``), ``content_block_stop`` (a tool call is whole: yielded
-now), ``message_delta`` (stop reason, output usage), ``message_stop``,
-``ping`` and ``error`` events.
+(text, tool_use, thinking or redacted_thinking), ``content_block_delta``
+(``text_delta``, ``input_json_delta``, ``thinking_delta`` streamed as
+``reasoning`` chunks, ``signature_delta``), ``content_block_stop`` (a tool
+call or thinking block is whole), ``message_delta`` (stop reason, output
+usage), ``message_stop``, ``ping`` and ``error`` events. A stream that closes
+after a ``message_delta`` with a stop reason (no tool call left open) is
+complete, as the official SDK treats it; one that closes earlier is cut.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ import attrs
 import msgspec
 
 from zagent.errors import ProviderError
-from zagent.http import HttpClient, iter_sse, malformed, network_options, stream_interrupted
-from zagent.llm import LLM, parse_arguments, price_per_million
+from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, stream_interrupted
+from zagent.llm import LLM, parse_arguments, new_call_id, price_per_million, unique_call_ids
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
 
 from . import wire
@@ -81,6 +84,8 @@ class AnthropicLLM(LLM):
         if reply.type == "error" or reply.error is not None:
             raise self._error(reply.error)
         message, usage = wire.to_completion_parts(reply)
+        if message.tool_calls:
+            message = msgspec.structs.replace(message, tool_calls=unique_call_ids(message.tool_calls))
         return Completion(message=message, finish_reason=wire.STOP_REASONS.get(reply.stop_reason or "", reply.stop_reason),
                           usage=usage, model=reply.model or self.model)
 
@@ -92,7 +97,8 @@ class AnthropicLLM(LLM):
                              provider="anthropic", status=200, body=message, retryable=kind == "overloaded_error")
 
     async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
-        response = await self.http.post("/v1/messages", self.body(request, stream=True), stream=True)
+        response = await self.http.post("/v1/messages", self.body(request, stream=True), stream=True,
+                                        expect="text/event-stream")
         state = _StreamState()
         mod = self.http.module()
         try:
@@ -105,10 +111,11 @@ class AnthropicLLM(LLM):
             raise stream_interrupted(self.http, exc, state.text(), state.all_calls()) from None
         finally:
             await response.aclose()
-        if not state.stopped:
+        if not state.stopped and (state.finish_reason is None or state.open_calls):
             raise stream_interrupted(self.http, EOFError("the stream ended before message_stop"),
                                      state.text(), state.all_calls())
-        message = Message(role="assistant", content=state.text() or None, tool_calls=state.calls)
+        message = Message(role="assistant", content=state.text() or None, tool_calls=state.calls,
+                          reasoning="".join(state.thinking_parts) or None, reasoning_blocks=state.thinking_blocks)
         yield Chunk(type="done", completion=Completion(
             message=message, finish_reason=state.finish_reason, usage=state.usage(), model=state.model or self.model))
 
@@ -126,14 +133,33 @@ class AnthropicLLM(LLM):
                 return [Chunk(type="text", text=ev.delta.text)]
             if ev.delta.type == "input_json_delta":
                 state.json_parts.setdefault(ev.index, []).append(ev.delta.partial_json)
+            elif ev.delta.type == "thinking_delta" and ev.delta.thinking:
+                block = state.open_thinking.get(ev.index)
+                if block is not None:
+                    block.thinking = (block.thinking or "") + ev.delta.thinking
+                state.thinking_parts.append(ev.delta.thinking)
+                return [Chunk(type="reasoning", text=ev.delta.thinking)]
+            elif ev.delta.type == "signature_delta":
+                block = state.open_thinking.get(ev.index)
+                if block is not None:
+                    block.signature = (block.signature or "") + ev.delta.signature
         elif kind == "content_block_start" and ev.content_block is not None:
             block = ev.content_block
             if block.type == "tool_use":
                 state.open_calls[ev.index] = (block.id, block.name)
+            elif block.type in wire.THINKING_TYPES:
+                state.open_thinking[ev.index] = block
+                if block.thinking:
+                    state.thinking_parts.append(block.thinking)
+                    return [Chunk(type="reasoning", text=block.thinking)]
             elif block.type == "text" and block.text:
                 state.parts.append(block.text)
                 return [Chunk(type="text", text=block.text)]
         elif kind == "content_block_stop":
+            thinking = state.open_thinking.pop(ev.index, None)
+            if thinking is not None:
+                state.thinking_blocks.append(wire.thinking_block(thinking))
+                return []
             call = state.close_call(ev.index)
             if call is not None:
                 return [Chunk(type="tool_call", tool_call=call)]
@@ -162,6 +188,9 @@ class _StreamState:
         self.open_calls: dict[int, tuple[str, str]] = {}
         self.json_parts: dict[int, list[str]] = {}
         self.calls: list[ToolCall] = []
+        self.open_thinking: dict[int, wire.Block] = {}
+        self.thinking_blocks: list[dict[str, Any]] = []
+        self.thinking_parts: list[str] = []
         self.finish_reason: Optional[str] = None
         self.input_tokens = 0
         self.output_tokens = 0
@@ -184,7 +213,10 @@ class _StreamState:
         opened = self.open_calls.pop(index, None)
         if opened is None:
             return None
-        call = ToolCall(id=opened[0], name=opened[1], arguments=parse_arguments("".join(self.json_parts.pop(index, []))))
+        call_id = opened[0]
+        if not call_id or any(c.id == call_id for c in self.calls):
+            call_id = new_call_id()
+        call = ToolCall(id=call_id, name=opened[1], arguments=parse_arguments("".join(self.json_parts.pop(index, []))))
         self.calls.append(call)
         return call
 

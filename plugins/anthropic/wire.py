@@ -1,7 +1,10 @@
 """Messages API wire format: typed msgspec Structs for replies and stream events, request encoding.
 
 Content blocks and events are decoded into one loose Struct each (unknown
-block and event types, e.g. ``thinking``, are skipped, never an error).
+block and event types are skipped, never an error). ``thinking`` and
+``redacted_thinking`` blocks are kept whole (with their ``signature``) in
+``Message.reasoning_blocks`` and sent back first in the assistant turn, as the
+API requires in a tool loop with extended thinking on.
 Consecutive messages of one role are merged, as the API requires
 alternating turns; tool results travel as ``tool_result`` blocks of a user turn.
 """
@@ -12,7 +15,7 @@ from typing import Any, Optional
 
 import msgspec
 
-from zagent.encodeonce import encoded_once
+from zagent.providerkit import encoded_once
 from zagent.llm import parse_arguments
 from zagent.types import Message, ToolCall, ToolSpec, Usage
 
@@ -26,6 +29,19 @@ class Block(msgspec.Struct):
     id: str = ""
     name: str = ""
     input: Any = None
+    thinking: Optional[str] = None
+    signature: Optional[str] = None
+    data: Optional[str] = None
+
+
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+
+
+def thinking_block(b: Block) -> dict[str, Any]:
+    """A ``thinking``/``redacted_thinking`` block as the API sent it, to be sent back unchanged."""
+    if b.type == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": b.data or ""}
+    return {"type": "thinking", "thinking": b.thinking or "", "signature": b.signature or ""}
 
 
 class WireUsage(msgspec.Struct):
@@ -49,6 +65,8 @@ class EventDelta(msgspec.Struct):
     text: str = ""
     partial_json: str = ""
     stop_reason: Optional[str] = None
+    thinking: str = ""
+    signature: str = ""
 
 
 class StreamEvent(msgspec.Struct):
@@ -74,9 +92,12 @@ def to_completion_parts(reply: MessageReply) -> tuple[Message, Usage]:
     texts = [b.text for b in reply.content if b.type == "text"]
     calls = [ToolCall(id=b.id, name=b.name, arguments=b.input if isinstance(b.input, dict) else {})
              for b in reply.content if b.type == "tool_use"]
+    thinking = [thinking_block(b) for b in reply.content if b.type in THINKING_TYPES]
+    reasoning = "\n\n".join(b.thinking for b in reply.content if b.type == "thinking" and b.thinking) or None
     u = reply.usage
     usage = Usage(input_tokens=input_tokens(u), output_tokens=u.output_tokens, calls=1) if u else Usage(calls=1)
-    return Message(role="assistant", content="".join(texts) or None, tool_calls=calls), usage
+    return Message(role="assistant", content="".join(texts) or None, tool_calls=calls, reasoning=reasoning,
+                   reasoning_blocks=thinking), usage
 
 
 # -- requests ----------------------------------------------------------------------
@@ -114,7 +135,7 @@ def split_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
 def _blocks(m: Message) -> list[dict[str, Any]]:
     if m.role == "tool":
         return [{"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content or ""}]
-    blocks: list[dict[str, Any]] = []
+    blocks: list[dict[str, Any]] = [b for b in m.reasoning_blocks if b.get("type") in THINKING_TYPES]
     if m.content:
         blocks.append({"type": "text", "text": m.content})
     for c in m.tool_calls:

@@ -24,6 +24,8 @@ def add_commands(cli: Any) -> None:
     run.add_argument("--checkpoints", default=None, help="SQLite file to checkpoint to (enables resuming)")
     run.add_argument("--run-id", default=None, help="name this run, or continue it (give no task then)")
     run.add_argument("--json", action="store_true", help="print the result as JSON at the end instead of turns")
+    run.add_argument("--trust", action="store_true", help="trust every import path in the file and its agents "
+                                                          "(default: only modules in the file's own folder)")
 
 
 def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
@@ -39,14 +41,22 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     if args.max_rounds is not None:
         data = {**data, "max_rounds": args.max_rounds,
                 "termination": {**(data.get("termination") or {}), "max_rounds": args.max_rounds}}
-    manager = AgentManager(kernel=kernel, storage=args.agents)
-    chat = from_dict(data, kernel, manager=manager, llm=args.model, checkpoints=args.checkpoints,
-                     on_turn=None if args.json else _print_turn)
-    inputs = dict(args.input)
-    task = inputs.pop("task", None)
-    if task is None and not args.run_id:
-        raise ConfigError("give the task: --input task=\"...\" (or --run-id of a checkpointed chat)")
-    result = chat.run(task, run_id=args.run_id, **inputs)
+    import os
+
+    from zagent.imports import Trust, trusting
+
+    folders = Trust.for_file(args.chat_file).folders
+    if args.agents and os.path.isdir(args.agents):
+        folders += (os.path.realpath(args.agents),)
+    with trusting(Trust(everything=bool(args.trust), folders=folders)):
+        manager = AgentManager(kernel=kernel, storage=args.agents)
+        chat = from_dict(data, kernel, manager=manager, llm=args.model, checkpoints=args.checkpoints,
+                         on_turn=None if args.json else _print_turn)
+        inputs = dict(args.input)
+        task = inputs.pop("task", None)
+        if task is None and not args.run_id:
+            raise ConfigError("give the task: --input task=\"...\" (or --run-id of a checkpointed chat)")
+        result = chat.run(task, run_id=args.run_id, **inputs)
     if args.json:
         print(msgspec.json.format(msgspec.json.encode({
             "run_id": result.run_id, "stopped_by": result.stopped_by, "detail": result.detail,

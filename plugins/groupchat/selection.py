@@ -306,7 +306,9 @@ def build_selector(kernel: "Kernel", spec: Any) -> Any:
     if not isinstance(policy, str):
         return policy
     if ":" in policy:
-        factory = _import_factory(policy)
+        from zagent.imports import resolve
+
+        factory = resolve(policy, key="speaker selection policy", kernel=kernel)
     else:
         factories = selector_factories(kernel)
         factory = factories.get(policy)
@@ -314,19 +316,6 @@ def build_selector(kernel: "Kernel", spec: Any) -> Any:
             raise ConfigError(f"unknown speaker selection policy {policy!r}; known: {', '.join(sorted(factories))}, "
                               "or an import path 'package.module:factory'")
     return factory(options, kernel)
-
-
-def _import_factory(path: str) -> Any:
-    import importlib
-
-    module_name, _, attr = path.partition(":")
-    try:
-        obj: Any = importlib.import_module(module_name.strip())
-        for part in filter(None, attr.strip().split(".")):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"cannot import speaker selector {path!r}: {exc}") from None
-    return obj
 
 
 def check_names(selector: Any, speakers: Sequence[str]) -> None:

@@ -110,7 +110,7 @@ async def speak(agent: Any, turn: Turn) -> Reply:
         return _as_reply(await maybe_await(agent.aspeak(turn)), "native", turn)
     if callable(getattr(agent, "speak", None)):
         return _as_reply(await _call(agent.speak, turn), "native", turn)
-    if callable(getattr(agent, "achat", None)):
+    if _chats(agent):
         return await _chat(agent, turn)
     if callable(getattr(agent, "aexecute", None)):
         return await _execute(agent, turn)
@@ -118,6 +118,12 @@ async def speak(agent: Any, turn: Turn) -> Reply:
         return _as_reply(await _call(agent, turn), "function", turn)
     raise ConfigError(f"speaker {turn.speaker!r} ({type(agent).__name__}) has none of aspeak/speak, achat, "
                       "aexecute, and is not callable; see zagent.plugins.groupchat.speakers")
+
+
+def _chats(agent: Any) -> bool:
+    """Speaks through ``achat``: a chat agent. Declared agents have ``achat`` too, but say
+    ``speaks_by_chat = False`` and speak through ``aexecute`` (the transcript as an input)."""
+    return callable(getattr(agent, "achat", None)) and getattr(agent, "speaks_by_chat", True)
 
 
 async def _call(fn: Any, turn: Turn) -> Any:
@@ -164,7 +170,7 @@ async def _execute(agent: Any, turn: Turn) -> Reply:
 
 def check_inputs(agent: Any, available: set[str]) -> list[str]:
     """Required inputs of a declared agent's default action that neither a turn nor the chat fills."""
-    if getattr(agent, "aspeak", None) or getattr(agent, "speak", None) or getattr(agent, "achat", None):
+    if getattr(agent, "aspeak", None) or getattr(agent, "speak", None) or _chats(agent):
         return []
     action_of = getattr(agent, "action", None)
     if not callable(action_of) or not callable(getattr(agent, "aexecute", None)):

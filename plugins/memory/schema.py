@@ -46,19 +46,40 @@ CREATE TABLE checkpoints (
 CREATE INDEX checkpoints_by_kind ON checkpoints(kind, created);
 """
 
+RUN_SPANS = """
+CREATE TABLE run_spans (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    span_id TEXT,
+    parent_id TEXT,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    agent TEXT,
+    started REAL NOT NULL,
+    duration REAL,
+    outcome TEXT,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    data BLOB NOT NULL
+);
+CREATE INDEX run_spans_by_run ON run_spans(run_id, started);
+CREATE INDEX run_spans_by_time ON run_spans(started);
+"""
+
 PATCHES = """
 ALTER TABLE checkpoints ADD COLUMN patch INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX checkpoints_steps ON checkpoints(run_id, step);
 CREATE INDEX checkpoints_full ON checkpoints(run_id, step, patch) WHERE patch = 0;
 """
-"""Version 2: a checkpoint is a full state (``patch = 0``, every row of a version-1 file) or a patch
+"""Version 3: a checkpoint is a full state (``patch = 0``, every row written before version 3) or a patch
 on the one before it (``CheckpointStore.save_patch``). Both indexes are covering, so retention and
 finding a patch's base never read a row: in this WITHOUT ROWID table a large state's row spans
 overflow pages, and reading any column after the key walks them."""
 
 MIGRATIONS: dict[int, str] = {
     1: MESSAGES + CHECKPOINTS,
-    2: PATCHES,
+    2: RUN_SPANS,  # the run log (zagent.plugins.runlog)
+    3: PATCHES,
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -1,7 +1,8 @@
 """Record real exchanges to JSONL, and replay them offline: turn any real run into a deterministic test.
 
 ``k.llm("record:openai:gpt-4o-mini", path="run.jsonl", **options)`` wraps the
-real model (``options`` go to it) and appends one line per call::
+real model (``options`` go to it) and appends one line per call (its API key and
+secret header values -- ``X-Api-Key``, ``Authorization``... -- masked wherever they appear)::
 
     {"model": "openai:gpt-4o-mini", "stream": false, "request": {...}, "completion": {...}}
 
@@ -12,7 +13,7 @@ the wrapped model's ``_send``/``_send_stream``, so tool names it refuses
 call; the file holds the request and reply as the agent sees them (the
 registered names). The file is truncated when the recorder makes its first
 call. Secrets are stripped: option keys that look like credentials
-(``api_key``, ``authorization``, ``token``, ``secret``, ``password``) are
+(``api_key``, ``authorization``, ``access_token``, ``secret``, ``password``; not ``max_tokens``) are
 replaced by ``"***"`` and the wrapped model's API key is redacted wherever it
 appears; HTTP headers are never part of a record.
 
@@ -40,7 +41,9 @@ from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile
 
 from .common import completion_chunks, ordinal
 
-_SECRET_KEY = re.compile(r"(api[_-]?key|authorization|token|secret|password)", re.I)
+# credential-like option keys; ``token`` only as a whole word or suffix (``access_token``), so
+# ``max_tokens``/``max_completion_tokens`` stay readable
+_SECRET_KEY = re.compile(r"(api[_-]?key|authorization|secret|password|cookie|(?:^|[_-])token$)", re.I)
 _encoder = msgspec.json.Encoder()
 
 
@@ -53,9 +56,14 @@ def strip_secrets(value: Any) -> Any:
     return value
 
 
-def _key_of(llm: Any) -> Optional[str]:
-    key = getattr(getattr(llm, "http", None), "api_key", None)
-    return key.reveal() if key else None
+def _masker_of(llm: Any) -> Any:
+    """The wrapped model's secrets masker (API key and secret headers, even when a server echoes them)."""
+    http = getattr(llm, "http", None)
+    if http is not None and hasattr(http, "masker"):
+        return http.masker()
+    from zagent.secrets import Masker
+
+    return Masker()
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -78,7 +86,15 @@ class RecordLLM(LLM):
     def default_profile(self) -> ModelProfile:
         return self.inner.profile
 
+    def _inner_request(self, request: LLMRequest) -> LLMRequest:
+        """``request`` as the wrapped model sends it: its own model name (``gpt-4o-mini``, never
+        ``openai:gpt-4o-mini``) on the wire."""
+        if request.model == self.model:
+            return msgspec.structs.replace(request, model=self.inner.model)
+        return request
+
     async def _acomplete(self, request: LLMRequest) -> Completion:
+        request = self._inner_request(request)
         try:
             completion = await self.inner._send(request)
         except errors.ProviderError as exc:
@@ -88,6 +104,7 @@ class RecordLLM(LLM):
         return completion
 
     async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        request = self._inner_request(request)
         agen = self.inner._send_stream(request)
         try:
             async for chunk in agen:
@@ -110,10 +127,7 @@ class RecordLLM(LLM):
         else:
             entry["error"] = {"type": type(error).__name__, "message": str(error),
                               "status": getattr(error, "status", None)}
-        line = _encoder.encode(entry).decode()
-        key = _key_of(self.inner)
-        if key:
-            line = line.replace(key, "***")
+        line = _masker_of(self.inner)(_encoder.encode(entry).decode())
         with open(self.path, "w" if not self._started else "a", encoding="utf-8") as f:
             f.write(line + "\n")
         self._started = True

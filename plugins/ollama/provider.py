@@ -1,7 +1,8 @@
 """The Ollama provider over its native ``/api/chat``: JSON replies and NDJSON streams.
 
 Ollama sends tool calls whole (arguments already an object) and without ids,
-so ids are generated. Token usage comes from ``prompt_eval_count`` and
+so ids are generated. A thinking model's ``message.thinking`` becomes
+``reasoning`` (streamed as ``reasoning`` chunks). Token usage comes from ``prompt_eval_count`` and
 ``eval_count`` of the final (``done: true``) object.
 """
 
@@ -14,9 +15,9 @@ from typing import Any, AsyncIterator, Optional
 import attrs
 import msgspec
 
-from zagent.encodeonce import encoded_once
+from zagent.providerkit import encoded_once
 from zagent.errors import ProviderError
-from zagent.http import HttpClient, iter_ndjson, malformed, network_options, stream_interrupted
+from zagent.providerkit import HttpClient, iter_ndjson, malformed, network_options, stream_interrupted
 from zagent.llm import LLM, parse_arguments, price_per_million
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec, Usage
 
@@ -39,6 +40,7 @@ class WireMessage(msgspec.Struct):
     role: str = "assistant"
     content: str = ""
     tool_calls: Optional[list[WireToolCall]] = None
+    thinking: str = ""  # reasoning of thinking models (``think: true``, or by default for some)
 
 
 class ChatReply(msgspec.Struct):
@@ -81,9 +83,8 @@ class OllamaLLM(LLM):
 
     @classmethod
     def build(cls, model: str, **options: Any) -> "OllamaLLM":
-        options = {**options, "base_url": options.get("base_url") or host_url(os.environ.get("OLLAMA_HOST"))}
         http, rest = network_options("ollama", options, key_env="OLLAMA_API_KEY", base_env="OLLAMA_BASE_URL",
-                                     default_base_url=DEFAULT_HOST)
+                                     default_base_url=host_url(os.environ.get("OLLAMA_HOST")))
         price = price_per_million(rest.pop("prices", None), model)
         fields = split_fields({**(rest.pop("extra_body", None) or {}), **rest})
         llm = cls(provider="ollama", model=model, http=http, fields=fields, price=price)
@@ -129,6 +130,7 @@ class OllamaLLM(LLM):
     async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
         response = await self.http.post("/api/chat", self.body(request, True), stream=True)
         parts: list[str] = []
+        thoughts: list[str] = []
         calls: list[ToolCall] = []
         final: Optional[ChatReply] = None
         mod = self.http.module()
@@ -138,10 +140,15 @@ class OllamaLLM(LLM):
                     continue
                 reply = self._decode(line)
                 if reply.message is not None:
+                    if reply.message.thinking:
+                        thoughts.append(reply.message.thinking)
+                        yield Chunk(type="reasoning", text=reply.message.thinking)
                     if reply.message.content:
                         parts.append(reply.message.content)
                         yield Chunk(type="text", text=reply.message.content)
                     for call in _to_message(reply.message).tool_calls:
+                        if any(c.id == call.id for c in calls):
+                            call = msgspec.structs.replace(call, id=f"call_ollama_{next(_ids)}")
                         calls.append(call)
                         yield Chunk(type="tool_call", tool_call=call)
                 if reply.done:
@@ -152,7 +159,8 @@ class OllamaLLM(LLM):
             await response.aclose()
         if final is None:
             raise stream_interrupted(self.http, EOFError("the stream ended before its done object"), "".join(parts), calls)
-        message = Message(role="assistant", content="".join(parts) or None, tool_calls=calls)
+        message = Message(role="assistant", content="".join(parts) or None, tool_calls=calls,
+                          reasoning="".join(thoughts) or None)
         yield Chunk(type="done", completion=Completion(
             message=message, finish_reason=_finish(final, message),
             usage=Usage(input_tokens=final.prompt_eval_count, output_tokens=final.eval_count, calls=1),
@@ -217,7 +225,7 @@ def _to_message(wire: Optional[WireMessage]) -> Message:
         args = c.function.arguments
         args = parse_arguments(args) if isinstance(args, str) else (args if isinstance(args, dict) else {})
         calls.append(ToolCall(id=c.id or f"call_ollama_{next(_ids)}", name=c.function.name, arguments=args))
-    return Message(role="assistant", content=wire.content or None, tool_calls=calls)
+    return Message(role="assistant", content=wire.content or None, tool_calls=calls, reasoning=wire.thinking or None)
 
 
 def _finish(reply: ChatReply, message: Message) -> Optional[str]:

@@ -4,10 +4,15 @@ Registers the ``openai`` provider. This module is cheap to import: the
 provider (``.provider``), its wire types (``.wire``) and httpx load when the
 first model is made. Options: ``api_key`` (else ``OPENAI_API_KEY``),
 ``base_url`` (else ``OPENAI_BASE_URL``, else api.openai.com), ``extra_body``,
-``prices``, ``stream_usage``, the HTTP options of ``zagent.http`` (``timeout``,
+``prices``, ``stream_usage``, the HTTP options of ``zagent.providerkit`` (``timeout``,
 ``max_retries``, ``rpm``, ``client``...), and any other keyword, which is sent
 as a request field (``temperature=0``, ``max_tokens=...``). Defaults for all
 models come from ``Kernel(config={"openai": {...}})``.
+
+Also registers ``openai-responses``: the Responses API (``/responses``) with
+the same options (``.responses``). ``openai:<model>`` uses it too when given
+``api="responses"`` or when the kernel's profile entry for the model says
+``{"api": "responses"}``.
 """
 
 from __future__ import annotations
@@ -17,10 +22,34 @@ from typing import Any, Callable
 
 def zagent_register_providers(register: Callable[..., None], kernel: Any) -> None:
     defaults = dict((kernel.config.get("openai") or {}) if kernel is not None else {})
+    profiles = (kernel.config.get("profiles") or {}) if kernel is not None else {}
 
     def openai(model: str, **options: Any) -> Any:
+        options = {**defaults, **options}
+        api = options.pop("api", None) or _profile_api(profiles, model)
+        if api == "responses":
+            return responses(model, **options)
+        if api not in (None, "chat"):
+            from zagent.errors import ConfigError
+
+            raise ConfigError(f"openai:{model}: api={api!r} is not known; use 'chat' (Chat Completions) or 'responses'")
         from .provider import OpenAILLM
 
-        return OpenAILLM.build(model, **{**defaults, **options})
+        return OpenAILLM.build(model, **options)
+
+    def responses(model: str, **options: Any) -> Any:
+        from .responses import ResponsesLLM
+
+        return ResponsesLLM.build(model, **{**defaults, **options})
 
     register("openai", openai)
+    register("openai-responses", responses)
+
+
+def _profile_api(profiles: dict[str, Any], model: str) -> Any:
+    """``api`` from ``Kernel(config={"profiles": {"openai:<model>": {"api": "responses"}}})`` (or ``openai:*``)."""
+    for key in (f"openai:{model}", "openai:*"):
+        entry = profiles.get(key) or {}
+        if "api" in entry:
+            return entry["api"]
+    return None

@@ -32,10 +32,17 @@ KNOWN: tuple[tuple[str, ModelProfile], ...] = (
 )
 
 
+#: Unknown models (local servers, gateways) get bounded generations: a server without a limit may
+#: generate until its context is full, minutes on a laptop. 2048 tokens at ~20 tokens/s (a small model
+#: on a laptop CPU) is about 100 s, inside the default 120 s read timeout; ``max_tokens=`` per call or
+#: ``profile={"max_tokens": None}`` lifts it.
+UNKNOWN = ModelProfile(max_tokens=2048)
+
+
 def profile_for(model: str) -> ModelProfile:
     """The profile of ``model`` (``openai/gpt-4o`` style router prefixes are ignored)."""
     name = model.rsplit("/", 1)[-1].lower()
     for prefix, profile in KNOWN:
         if name.startswith(prefix):
             return profile
-    return ModelProfile()
+    return UNKNOWN

@@ -1,7 +1,7 @@
 """The OpenAI Chat Completions provider over httpx + msgspec (not the openai SDK).
 
 Per call: one dict for the body (tool specs spliced in pre-encoded), one
-msgspec encode, one POST through ``zagent.http.HttpClient`` (retries, typed
+msgspec encode, one POST through ``zagent.providerkit.HttpClient`` (retries, typed
 errors), one typed msgspec decode. Streaming reads SSE, yields text deltas as
 they come and whole tool calls once their argument deltas are complete.
 """
@@ -14,8 +14,8 @@ import attrs
 import msgspec
 
 from zagent.errors import ProviderError
-from zagent.http import HttpClient, iter_sse, malformed, network_options, stream_interrupted
-from zagent.llm import LLM, parse_arguments, price_per_million
+from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, stream_interrupted
+from zagent.llm import LLM, parse_arguments, price_per_million, unique_call_ids
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
 
 from . import wire
@@ -69,11 +69,16 @@ class OpenAILLM(LLM):
             payload.update(options)
         if request.tools:
             payload["tools"] = [wire.encode_tool(t) for t in request.tools]
+            if "tool_choice" not in payload:
+                payload["tool_choice"] = "auto"  # some local servers (llama-cpp-python) ignore tools without it
         if request.response_format:
             payload["response_format"] = wire.response_format(request.response_format)
+        profile = self.profile
+        if profile.max_tokens is not None and "max_tokens" not in payload and "max_completion_tokens" not in payload:
+            payload["max_tokens"] = profile.max_tokens
         if stream:
             payload["stream"] = True
-            if self.stream_usage:
+            if self.stream_usage and profile.stream_usage and "stream_options" not in payload:
                 payload["stream_options"] = {"include_usage": True}
         return wire.encoder.encode(payload)
 
@@ -87,12 +92,12 @@ class OpenAILLM(LLM):
         if reply.error is not None or not reply.choices:
             raise self._reply_error(reply.error, content)
         choice = reply.choices[0]
-        completion = Completion(message=wire.to_message(choice.message), finish_reason=choice.finish_reason,
-                                usage=wire.to_usage(reply.usage), model=reply.model or self.model)
-        return completion
+        return Completion(message=wire.to_message(choice.message), finish_reason=choice.finish_reason,
+                          usage=wire.to_usage(reply.usage, reply.timings), model=reply.model or self.model,
+                          refusal=choice.message.refusal or None)
 
     def _reply_error(self, error: Any, content: bytes) -> ProviderError:
-        from zagent.http import server_message
+        from zagent.providerkit import server_message
 
         message = self.http.redact(server_message(content))
         return ProviderError(f"openai ({self.http.base_url}) answered without a choice: {message}; "
@@ -101,7 +106,8 @@ class OpenAILLM(LLM):
     # -- streaming --------------------------------------------------------------
 
     async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
-        response = await self.http.post("/chat/completions", self.body(request, stream=True), stream=True)
+        response = await self.http.post("/chat/completions", self.body(request, stream=True), stream=True,
+                                        expect="text/event-stream")
         state = _StreamState()
         try:
             async for chunk in self._events(response, state):
@@ -113,9 +119,11 @@ class OpenAILLM(LLM):
                                      state.text(), state.calls())
         for call in state.calls():
             yield Chunk(type="tool_call", tool_call=call)
-        message = Message(role="assistant", content=state.text() or None, tool_calls=state.calls())
+        message = Message(role="assistant", content=state.text() or None, tool_calls=state.calls(),
+                          reasoning="".join(state.reasoning) or None)
         yield Chunk(type="done", completion=Completion(
-            message=message, finish_reason=state.finish_reason, usage=state.usage, model=state.model or self.model))
+            message=message, finish_reason=state.finish_reason, usage=state.final_usage(),
+            model=state.model or self.model, refusal="".join(state.refusal) or None))
 
     async def _events(self, response: Any, state: "_StreamState") -> AsyncIterator[Chunk]:
         mod = self.http.module()
@@ -125,6 +133,8 @@ class OpenAILLM(LLM):
                     state.done = True
                     continue
                 text = state.feed(self._decode_chunk(data, state))
+                if state.thought:
+                    yield Chunk(type="reasoning", text=state.thought)
                 if text:
                     yield Chunk(type="text", text=text)
         except (mod.TransportError, mod.TimeoutException) as exc:
@@ -151,16 +161,27 @@ class OpenAILLM(LLM):
 class _StreamState:
     """What a stream has delivered so far: text parts, tool-call deltas by index, finish, usage."""
 
-    __slots__ = ("parts", "pending", "finish_reason", "usage", "model", "done", "_calls")
+    __slots__ = ("parts", "pending", "finish_reason", "usage", "model", "done", "_calls", "reasoning", "refusal",
+                 "thought", "timings")
 
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.pending: dict[int, list[Any]] = {}
         self.finish_reason: Optional[str] = None
-        self.usage = Usage(calls=1)
+        self.usage: Optional[Usage] = None
         self.model = ""
         self.done = False
         self._calls: Optional[list[ToolCall]] = None
+        self.reasoning: list[str] = []
+        self.refusal: list[str] = []
+        self.thought = ""  # the reasoning delta of the last event fed
+        self.timings: Optional[wire.Timings] = None
+
+    def final_usage(self) -> Usage:
+        """The stream's usage: its ``usage`` event, else llama.cpp's ``timings``, else zeros (one call)."""
+        if self.usage is not None:
+            return self.usage
+        return wire.to_usage(None, self.timings)
 
     @property
     def finished(self) -> bool:
@@ -170,9 +191,12 @@ class _StreamState:
         """Take one event in; return its text delta."""
         if chunk.usage is not None:
             self.usage = wire.to_usage(chunk.usage)
+        if chunk.timings is not None:
+            self.timings = chunk.timings
         if chunk.model:
             self.model = chunk.model
         text = ""
+        self.thought = ""
         for choice in chunk.choices:
             if choice.index != 0:
                 continue
@@ -180,6 +204,12 @@ class _StreamState:
             if delta is not None:
                 if delta.content:
                     text += delta.content
+                if delta.reasoning_content or delta.reasoning:
+                    thought = wire.reasoning_of(delta) or ""
+                    self.thought += thought
+                    self.reasoning.append(thought)
+                if delta.refusal:
+                    self.refusal.append(delta.refusal)
                 for tc in delta.tool_calls or ():
                     self._add_call_delta(tc)
             if choice.finish_reason:
@@ -206,6 +236,6 @@ class _StreamState:
 
     def calls(self) -> list[ToolCall]:
         if self._calls is None:
-            self._calls = [ToolCall(id=i or f"call_{n}", name=name, arguments=parse_arguments("".join(args)))
-                           for n, (i, name, args) in sorted(self.pending.items())]
+            self._calls = unique_call_ids([ToolCall(id=i, name=name, arguments=parse_arguments("".join(args)))
+                                           for (i, name, args) in (v for _, v in sorted(self.pending.items()))])
         return self._calls

@@ -13,7 +13,7 @@ from typing import Any, Optional, Union
 
 import msgspec
 
-from zagent.encodeonce import encoded_once
+from zagent.providerkit import encoded_once
 from zagent.llm import parse_arguments
 from zagent.types import Message, ToolCall, ToolSpec, Usage
 
@@ -35,6 +35,9 @@ class WireMessage(msgspec.Struct):
     role: str = "assistant"
     content: Union[str, list[Any], None] = None
     tool_calls: Optional[list[WireToolCall]] = None
+    refusal: Optional[str] = None
+    reasoning_content: Optional[str] = None  # DeepSeek, vLLM, llama.cpp (--reasoning-format)
+    reasoning: Optional[str] = None  # OpenRouter, vLLM >= 0.10
 
 
 class Choice(msgspec.Struct):
@@ -48,11 +51,20 @@ class WireUsage(msgspec.Struct):
     completion_tokens: int = 0
 
 
+class Timings(msgspec.Struct):
+    """llama.cpp's server statistics; token counts when a reply carries no ``usage``."""
+
+    prompt_n: int = 0
+    predicted_n: int = 0
+    cache_n: int = 0
+
+
 class ChatResponse(msgspec.Struct):
     choices: list[Choice] = []
     model: str = ""
     usage: Optional[WireUsage] = None
     error: Any = None
+    timings: Optional[Timings] = None
 
 
 class DeltaFunction(msgspec.Struct):
@@ -69,6 +81,9 @@ class DeltaToolCall(msgspec.Struct):
 class Delta(msgspec.Struct):
     content: Optional[str] = None
     tool_calls: Optional[list[DeltaToolCall]] = None
+    refusal: Optional[str] = None
+    reasoning_content: Optional[str] = None
+    reasoning: Optional[str] = None
 
 
 class StreamChoice(msgspec.Struct):
@@ -82,6 +97,7 @@ class StreamChunk(msgspec.Struct):
     model: str = ""
     usage: Optional[WireUsage] = None
     error: Any = None
+    timings: Optional[Timings] = None
 
 
 response_decoder = msgspec.json.Decoder(ChatResponse)
@@ -96,16 +112,25 @@ def text_of(content: Union[str, list[Any], None]) -> Optional[str]:
     return "".join(p.get("text", "") for p in content if isinstance(p, dict))
 
 
-def to_usage(usage: Optional[WireUsage]) -> Usage:
+def to_usage(usage: Optional[WireUsage], timings: Optional[Timings] = None) -> Usage:
+    """Token usage; llama.cpp's ``timings`` stand in when ``usage`` is absent (prompt tokens counted
+    with those served from its cache)."""
     if usage is None:
+        if timings is not None:
+            return Usage(input_tokens=timings.prompt_n + timings.cache_n, output_tokens=timings.predicted_n, calls=1)
         return Usage(calls=1)
     return Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens, calls=1)
+
+
+def reasoning_of(wire: Union[WireMessage, "Delta"]) -> Optional[str]:
+    """The reasoning a server sent beside the content (``reasoning_content`` or ``reasoning``)."""
+    return wire.reasoning_content or wire.reasoning or None
 
 
 def to_message(wire: WireMessage) -> Message:
     calls = [ToolCall(id=c.id, name=c.function.name, arguments=parse_arguments(c.function.arguments))
              for c in wire.tool_calls or ()]
-    return Message(role="assistant", content=text_of(wire.content), tool_calls=calls)
+    return Message(role="assistant", content=text_of(wire.content), tool_calls=calls, reasoning=reasoning_of(wire))
 
 
 # -- requests ----------------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 from zagent.errors import ParseError
 from zagent.fields import FieldsIn, FieldSpec, compile_fields, convert, to_dict
+from zagent.reasoning import strip_think
 
 
 class Parser:
@@ -57,6 +58,7 @@ class Parser:
         if not isinstance(text, str):
             raise ParseError(f"{self.name} parser expects the reply as str, got {type(text).__name__}; "
                              "pass completion.text", raw=repr(text))
+        text = strip_think(text)  # reasoning is never output, even when a caller passes raw model text
         spec = compile_fields(fields)
         if not spec.required and not text.strip():  # nothing asked for, nothing given: all defaults
             return convert({}, spec, raw=text)

@@ -249,6 +249,14 @@ class PromptTemplate:
         vals, extra = self._split(inputs, sections, kwargs)
         return self._join(self.sections(vals, **extra), SECTIONS)
 
+    def render_parts(self, inputs: Optional[Mapping[str, Any]] = None,
+                     sections: Optional[Mapping[str, Any]] = None, /, **kwargs: Any) -> tuple[str, str]:
+        """``(system, user)``: the ``system`` section alone, and every other section as one string
+        (what an agent sends as a system message and a user turn). Arguments as for ``render``."""
+        vals, extra = self._split(inputs, sections, kwargs)
+        s = self.sections(vals, **extra)
+        return s["system"].strip(), self._join(s, tuple(k for k in SECTIONS if k != "system"))
+
     def _split(self, inputs: Optional[Mapping[str, Any]], sections: Optional[Mapping[str, Any]],
                kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """(inputs, sections) from render's arguments; declared input names always stay inputs."""

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple, Optional
 
 import msgspec
+from zagent.reasoning import strip_think
 from zagent.types import ToolCall
 
 from . import jsontext
@@ -75,6 +76,7 @@ def extract(text: str) -> Extraction:
     """All tool calls in ``text``, malformed-call errors, and the text with the calls removed."""
     if not isinstance(text, str):
         return Extraction([], [ToolCallError(raw=repr(text), message="reply is not text")], "")
+    text = strip_think(text)  # a call the model considered inside <think> is never run
     found: list[tuple[int, int, list[Any], Optional[ToolCallError]]] = []
     taken = _Spans()
     for finder in (_tagged, _mistral, _fenced, _bare):

@@ -2,14 +2,16 @@
 argument-size limits, human approval and output redaction.
 
 Loaded through the ``zagent`` entry point ``rails``; every setting is read
-per call from ``ctx.agent_config["rails"]`` merged (shallowly, agent wins)
-over ``kernel.config["rails"]``::
+per call from ``ctx.agent_config["rails"]`` merged over
+``kernel.config["rails"]``, the kernel's settings being a floor the agent can
+only tighten (``config.merge``; docs/rails.md has the table)::
 
     k = Kernel(config={"rails": {"redact": [r"sk-[A-Za-z0-9]+"]}})
     ctx = k.context(agent="researcher", agent_config={"rails": {
         "allow_tools": ["search", "toolset:files", "web.*"],   # names, toolset:NAME, fnmatch globs
         "deny_tools": ["files.delete"],                        # wins over allow_tools
         "tool_budget": {"search": 3, "*": 50},                 # calls per tool per run
+        "tool_rpm": {"search": 10},                            # calls per minute, all runs of the kernel
         "max_argument_bytes": 20000,                           # JSON-encoded size
         "approval": {"tools": ["shell.*"]},                    # plus every Tool(sensitive=True)
         "approver": "console",                                 # or approver(call, ctx) -> True/False/None
@@ -20,7 +22,7 @@ over ``kernel.config["rails"]``::
 ``zagent_before_tool_call`` is ``trylast``: other rails (rewrites included)
 run first, so these checks see the final arguments and a human is only asked
 about a call nothing else denied. Order inside: deny/allow lists → argument
-size → budget → approval. A call counted against the budget and then not
+size → budget → rate (``tool_rpm``, waits for a slot) → approval. A call counted against the budget and then not
 approved is given back. With no settings every hook returns ``None`` after
 a few dict look-ups (the before-tool rail still looks up whether the tool is
 ``sensitive``: sensitive tools are never run without approval, unless
@@ -41,6 +43,7 @@ from zagent.rails import Deny
 from .approval import APPROVED_KEY, AWAITING, PENDING_KEY, ask, console_approver, console_approver_now, needs_approval
 from .config import settings
 from .policy import BUDGET_KEY, check_lists, check_size, take_budget
+from .ratelimit import check_rate, wait_for_slot
 from .redaction import redact_completion, redact_request, redact_result
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -65,9 +68,26 @@ def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext") -> Any:
     if reason is not None:
         return Deny(reason)
     why = needs_approval(rails, call, ctx)
+    if "tool_rpm" in rails:  # counted last: a call denied above does not use a rate slot
+        reason, wait = check_rate(rails, call, ctx)
+        if reason is not None or wait:
+            return _rate_then_approve(rails, call, ctx, reason, wait, why, counted)
     if why is None:
         return None
     return _approve(rails, call, ctx, why, counted)
+
+
+async def _rate_then_approve(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext", reason: Optional[str],
+                             wait: float, why: Optional[str], counted: bool) -> Optional[Deny]:
+    if reason is None:
+        reason = await wait_for_slot(rails, call, ctx, wait)
+    if reason is not None:
+        if counted:
+            ctx.stash[BUDGET_KEY].give_back(call.name)
+        return Deny(reason)
+    if why is None:
+        return None
+    return await _approve(rails, call, ctx, why, counted)
 
 
 async def _approve(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext", why: str, counted: bool) -> Optional[Deny]:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from zagent.sync import maybe_await
 
-from .config import as_list, first_match, tool_of
+from .config import Layers, as_list, first_match, tool_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import RunContext, ToolCall
@@ -37,8 +37,20 @@ _console_lock = threading.Lock()
 
 
 def needs_approval(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> Optional[str]:
-    """Why this call needs a human (``"sensitive"`` or the matching rule), or None."""
+    """Why this call needs a human (``"sensitive"`` or the matching rule), or None.
+
+    With the kernel's and an agent's ``approval`` (``Layers``), either one asking is enough."""
     approval = rails.get("approval")
+    if isinstance(approval, Layers):
+        for layer in approval:
+            why = _needs(layer, call, ctx)
+            if why is not None:
+                return why
+        return None
+    return _needs(approval, call, ctx)
+
+
+def _needs(approval: Any, call: "ToolCall", ctx: "RunContext") -> Optional[str]:
     if approval is False:
         return None
     approval = approval if isinstance(approval, dict) else {}
@@ -58,7 +70,9 @@ async def ask(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext", why: s
     approved = ctx.stash.get(APPROVED_KEY)
     if approved and call.id in approved:
         return None
-    approver = resolve(rails.get("approver"))
+    approver = rails.get("approver")
+    kernel_rails = ctx.kernel.config.get("rails") or {}
+    approver = resolve(approver, trusted=approver is kernel_rails.get("approver"), kernel=ctx.kernel)
     if approver is None:
         return (f"tool {call.name!r} needs human approval ({why}) and no approver is configured; set "
                 "rails['approver'] in the agent's config or kernel.config to a callable approver(call, ctx) "
@@ -74,17 +88,21 @@ async def ask(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext", why: s
     return f"the approver returned {type(answer).__name__}; expected True, False or None, so the call was blocked"
 
 
-def resolve(approver: Any) -> Optional[Callable[..., Any]]:
-    """The approver callable named by the config value (callable, ``"console"`` or ``"module:function"``)."""
+def resolve(approver: Any, *, trusted: bool = True, kernel: Any = None) -> Optional[Callable[..., Any]]:
+    """The approver callable named by the config value (callable, ``"console"`` or ``"module:function"``).
+
+    An import path is imported as is when ``trusted`` (it came from ``kernel.config``); from an agent's
+    settings, only under the trust rules of ``zagent.imports`` (``trusted_imports`` or a trusted spec)."""
     if approver is None or callable(approver):
         return approver
     if approver == "console":
         return console_approver
     if isinstance(approver, str) and ":" in approver:
-        import importlib
+        from zagent.imports import import_path, resolve as resolve_import
 
-        module, _, attr = approver.partition(":")
-        return getattr(importlib.import_module(module), attr)
+        if trusted:
+            return import_path(approver, "rails.approver")
+        return resolve_import(approver, key="rails.approver", kernel=kernel)
     raise TypeError(f"rails setting 'approver' must be a callable, 'console' or 'module:function', got {approver!r}")
 
 

@@ -1,10 +1,22 @@
-"""Where rails read their settings: ``ctx.agent_config["rails"]`` over ``kernel.config["rails"]``.
+"""Where rails read their settings: ``ctx.agent_config["rails"]`` on top of ``kernel.config["rails"]``.
 
-The merge is shallow: a key the agent sets replaces the kernel-wide value
-for that key as a whole (an agent's ``deny_tools`` list replaces the
-kernel's, it is not appended to it). Also the tool-name patterns every rail
-shares live here: an exact name, ``toolset:NAME`` (fnmatch on the tool's
-toolset) or an fnmatch glob on the name (``web.*``).
+The kernel's settings are a floor: an agent's settings may only tighten them
+(docs/rails.md has the table). Key by key:
+
+* ``deny_tools``, ``redact``: the agent's entries are added to the kernel's;
+* ``allow_tools``, ``tool_budget``, ``tool_rpm``: both apply (a tool must be
+  allowed by both lists; its budget is the lower of the two limits; both rate
+  windows count it) -- ``Layers``;
+* ``max_argument_bytes``: the lower limit;
+* ``approval``: a call needs a human if either the kernel's setting (absent
+  means the default: sensitive tools) or the agent's says so -- ``Layers``;
+* ``approver``, ``redact_with``: the kernel's, when it sets one;
+* ``redact_llm``, ``redact_llm_input``: on if either turns it on;
+* any other key (another plugin's setting): the agent's value wins.
+
+Also the tool-name patterns every rail shares live here: an exact name,
+``toolset:NAME`` (fnmatch on the tool's toolset) or an fnmatch glob on the
+name (``web.*``).
 
 This module must stay cheap: ``settings`` runs on every tool and LLM call.
 """
@@ -20,15 +32,46 @@ if TYPE_CHECKING:  # pragma: no cover
 _EMPTY: dict[str, Any] = {}
 
 
+_ABSENT = object()
+
+
+class Layers(tuple):  # type: ignore[type-arg]
+    """The kernel's and the agent's values of one setting, every one of which applies."""
+
+    __slots__ = ()
+
+
 def settings(ctx: "RunContext") -> dict[str, Any]:
     """The rails settings of this run; an empty dict (shared, never mutate it) when none are set."""
     agent = ctx.agent_config.get("rails") if ctx.agent_config else None
     base = ctx.kernel.config.get("rails")
-    if not base:
-        return agent or _EMPTY
     if not agent:
-        return base
-    return {**base, **agent}
+        return base or _EMPTY
+    return merge(base or _EMPTY, agent)
+
+
+def merge(base: dict[str, Any], agent: dict[str, Any]) -> dict[str, Any]:
+    """The agent's rails over the kernel's, tightening only (see the module docstring)."""
+    merged = dict(base)
+    for key, value in agent.items():
+        old = base.get(key, _ABSENT)
+        if key == "approval":
+            merged[key] = Layers((base.get(key), value))  # the kernel's absent approval is the default
+        elif old is _ABSENT or old is None:
+            merged[key] = value
+        elif key in ("deny_tools", "redact"):
+            merged[key] = as_list(old, key) + as_list(value, key)
+        elif key in ("allow_tools", "tool_budget", "tool_rpm"):
+            merged[key] = Layers((old, value))
+        elif key == "max_argument_bytes":
+            merged[key] = value if value is not None and int(value) < int(old) else old
+        elif key in ("redact_llm", "redact_llm_input"):
+            merged[key] = bool(old) or bool(value)
+        elif key in ("approver", "redact_with"):
+            pass  # the kernel's wins
+        else:
+            merged[key] = value
+    return merged
 
 
 def tool_of(ctx: "RunContext", name: str) -> Optional["Tool"]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 
-from .config import as_list, first_match, toolset_of
+from .config import Layers, as_list, first_match, toolset_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import RunContext, ToolCall
@@ -34,9 +34,10 @@ def check_lists(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> O
         rule = first_match(as_list(deny, "deny_tools"), call.name, toolset)
         if rule is not None:
             return f"tool {call.name!r} is not allowed{who}: it matches deny_tools rule {rule!r}"
-    if allow is not None and first_match(as_list(allow, "allow_tools"), call.name, toolset) is None:
-        allowed = ", ".join(as_list(allow, "allow_tools")) or "none"
-        return f"tool {call.name!r} is not allowed{who}: it matches no allow_tools rule (allowed: {allowed})"
+    for layer in (allow if isinstance(allow, Layers) else (allow,)):
+        if layer is not None and first_match(as_list(layer, "allow_tools"), call.name, toolset) is None:
+            allowed = ", ".join(as_list(layer, "allow_tools")) or "none"
+            return f"tool {call.name!r} is not allowed{who}: it matches no allow_tools rule (allowed: {allowed})"
     return None
 
 
@@ -108,9 +109,16 @@ def take_budget(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> t
     budget = rails.get("tool_budget")
     if not budget:
         return None, False
-    if not isinstance(budget, dict):
-        raise TypeError(f"rails setting 'tool_budget' must be a dict of tool pattern -> calls, got {type(budget).__name__}")
-    rule, limit = budget_limit(budget, call.name, toolset_of(ctx, call.name))
+    rule, limit = None, None
+    for layer in (budget if isinstance(budget, Layers) else (budget,)):  # the lowest limit of the layers wins
+        if not layer:
+            continue
+        if not isinstance(layer, dict):
+            raise TypeError(f"rails setting 'tool_budget' must be a dict of tool pattern -> calls, "
+                            f"got {type(layer).__name__}")
+        r, n = budget_limit(layer, call.name, toolset_of(ctx, call.name))
+        if n is not None and (limit is None or n < limit):
+            rule, limit = r, n
     if limit is None:
         return None, False
     counter = ctx.stash.get(BUDGET_KEY)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 from typing import Any
 
@@ -18,8 +19,13 @@ def add_commands(cli: Any) -> None:
     chat = cli.command("chat", cmd_chat, help="chat with a ReAct agent (Ctrl-C pauses a run)")
     chat.add_argument("agent_file", nargs="?", help="a react agent .json/.yaml (default: all tools, ZAGENT_MODEL)")
     chat.add_argument("--model", "-m", default=None, help="'provider:model' to use")
-    chat.add_argument("--tools", default=None, help="comma-separated tool names (default: all registered)")
+    chat.add_argument("--tools", default=None, help="comma-separated tools: registered names, toolset:NAME or "
+                      "module:function import paths (default: all registered)")
     chat.add_argument("--trajectory", default=None, help="append each run to this JSONL file")
+    chat.add_argument("--hide-reasoning", action="store_true",
+                      help="do not show the model's reasoning (shown dimmed on stderr by default)")
+    chat.add_argument("--trust", action="store_true", help="trust every import path in the agent file "
+                                                         "(default: only modules in the file's own folder)")
 
 
 class _Printer:
@@ -39,15 +45,20 @@ def _agent(args: argparse.Namespace, kernel: Any) -> Any:
     if args.agent_file:
         spec = load_spec_file(args.agent_file)
     else:
-        names = args.tools.split(",") if args.tools else [t.name for t in kernel.tools()]
+        names = [n.strip() for n in args.tools.split(",") if n.strip()] if args.tools else [t.name for t in kernel.tools()]
         spec = {"type": "react", "name": "chat", "tools": names}
     if args.model:
         spec = {**spec, "llm": args.model}
         spec.pop("llm_config", None)
-    if args.trajectory:
-        spec["trajectory_path"] = args.trajectory
     spec.setdefault("type", "react")
-    agent = kernel.agent(spec)
+    from zagent.imports import Trust
+
+    # --tools is the user's own flag: its import paths are trusted (searched in the working directory too)
+    trust = (Trust.for_file(args.agent_file, everything=bool(args.trust)) if args.agent_file
+             else Trust(everything=bool(args.trust) or bool(args.tools), folders=(os.getcwd(),)))
+    agent = kernel.agent(spec, trust=trust)
+    if args.trajectory:  # the user's own flag: any path
+        agent.trajectory_path = args.trajectory
     try:
         from zagent.plugins.rails import console_approver_now
 
@@ -76,7 +87,7 @@ def cmd_chat(args: argparse.Namespace, kernel: Any) -> int:
     interrupts = _Interrupts()
     previous = interrupts.install()
     try:
-        return _repl(agent, interrupts)
+        return _repl(agent, interrupts, show_reasoning=not getattr(args, "hide_reasoning", False))
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
@@ -90,7 +101,14 @@ def _show(name: str, streamed: list[str], delta: str) -> None:
     print(delta, end="", flush=True)
 
 
-def _repl(agent: Any, interrupts: _Interrupts) -> int:
+def _show_reasoning(delta: str) -> None:
+    """Reasoning goes to stderr, dimmed on a terminal, so it never mixes with the answer on stdout."""
+    if sys.stderr.isatty():
+        delta = f"\x1b[2m{delta}\x1b[0m"
+    print(delta, end="", file=sys.stderr, flush=True)
+
+
+def _repl(agent: Any, interrupts: _Interrupts, show_reasoning: bool = True) -> int:
     history: list[Any] = []
     while True:
         try:
@@ -103,6 +121,8 @@ def _repl(agent: Any, interrupts: _Interrupts) -> int:
         loop = agent.loop()
         streamed: list[str] = []
         loop.on_text = functools.partial(_show, agent.name, streamed)
+        if show_reasoning:
+            loop.on_reasoning = _show_reasoning
         result = _run(loop, loop.arun(text, history=history), interrupts)
         if streamed:
             print(flush=True)

@@ -31,6 +31,7 @@ from zagent.control import RunControl
 from zagent.errors import NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
 from zagent.llm import to_messages
 from zagent.secrets import public_data
+from zagent.toolrun import with_unique_ids
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
 
 from .state import Decision, RunState, StepLog, StepResult, state_decoder
@@ -102,6 +103,8 @@ class ReActLoop:
     state: Optional[RunState] = None
     on_text: Optional[Any] = None
     """Called with each text delta of the model's replies: the loop then streams (``llm.astream``)."""
+    on_reasoning: Optional[Any] = None
+    """Called with each reasoning delta while streaming (never part of the answer text)."""
 
     def __attrs_post_init__(self) -> None:
         if self.on_error not in ("continue", "stop"):
@@ -295,6 +298,7 @@ class ReActLoop:
         try:
             await self._maybe_compress()
             tools = await self._offered_tools()
+            self._ctx.offered_tools = frozenset(t.name for t in tools)  # the kernel blocks any other name
             decision, reply = await self._decide(tools)
         except (ProviderError, ToolBlocked, CompressionFailed) as exc:
             state.steps.append(StepResult(step=state.step, action="direct_response", is_error=True,
@@ -331,8 +335,11 @@ class ReActLoop:
             state.messages.append(Message(role="user", content=NUDGE))
             state.steps.append(StepResult(step=state.step, action="direct_response", is_error=True,
                                           reason="empty reply", duration=took))
-        await self._emit("step_end", step=state.step, action=decision.action,
-                         tools=[c.name for c in decision.calls])
+        end = {"step": state.step, "action": decision.action, "tools": [c.name for c in decision.calls]}
+        if state.pending:  # the step's span stays open over its tool calls (ended in _run_batch)
+            self._step_end = end
+        else:
+            await self._emit("step_end", **end)
         await self._checkpoint()
 
     async def _decide(self, tools: list[Any]) -> tuple[Decision, Message]:
@@ -346,9 +353,13 @@ class ReActLoop:
         request = self.llm.request(messages, tools=specs if native else None, stream=self.on_text is not None)
         reply = (await self._abortable(self._ask(request))).message
         if prompt_tools is None:
-            calls, errors, text = list(reply.tool_calls), [], reply.content or ""
+            calls = with_unique_ids(list(reply.tool_calls))  # each result must find its own call
+            if reply.tool_calls and any(a is not b for a, b in zip(calls, reply.tool_calls)):
+                reply = msgspec.structs.replace(reply, tool_calls=calls)
+            errors, text = [], reply.content or ""
         else:
             calls, errors, text = prompt_tools.extract(reply.content or "")
+            calls = with_unique_ids(calls)
         decision = _decision(calls, text)
         if errors:
             decision.feedback = prompt_tools.format.feedback(errors)
@@ -362,6 +373,8 @@ class ReActLoop:
         async for chunk in self.llm.astream(request.messages, tools=request.tools or None, ctx=self._ctx):
             if chunk.type == "text" and chunk.text:
                 self.on_text(chunk.text)
+            elif chunk.type == "reasoning" and self.on_reasoning is not None:
+                self.on_reasoning(chunk.text)
             elif chunk.type == "done":
                 final = chunk.completion
         if final is None:
@@ -412,6 +425,8 @@ class ReActLoop:
 
     async def _run_batch(self) -> None:
         state = self.state
+        if self._ctx.offered_tools is None:  # restored mid-batch: the turn's selection is gone; the agent's tools
+            self._ctx.offered_tools = frozenset(self.tools)
         self._release_approved()
         gate = asyncio.Semaphore(max(1, self.max_tool_call_concurrency))
         waiting = set(state.awaiting_approval)
@@ -425,6 +440,9 @@ class ReActLoop:
         if state.pending and all(c.id in state.finished for c in state.pending):
             self._close_batch()  # only when no call ran here (a restored batch whose calls had all finished)
             await self._checkpoint()
+            end, self._step_end = getattr(self, "_step_end", None), None
+            if end is not None:
+                await self._emit("step_end", **end)
 
     async def _run_call(self, call: ToolCall, gate: asyncio.Semaphore) -> None:
         # The slot is held until the result is checkpointed: with one call at a time, the next call
@@ -477,8 +495,11 @@ class ReActLoop:
         await self._checkpoint()
         self._write_trajectory()
         await self._emit("run_end", status="completed", steps=len(state.steps))
-        return ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
-                           questions=list(state.questions))
+        result = ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
+                             questions=list(state.questions))
+        if self.kernel.hooks.active("zagent_run_end"):
+            await self.kernel.hooks.run_end(result, self._ctx)
+        return result
 
     def _aborted(self) -> RunAborted:
         state = self.state
@@ -545,7 +566,8 @@ class ReActLoop:
         """Copy the plugins' per-run state that survives a restore (``to_state()``) into the state."""
         ctx = getattr(self, "_ctx", None)
         if ctx is not None:
-            self.state.stash = {k: v.to_state() for k, v in ctx.stash.items() if callable(getattr(v, "to_state", None))}
+            self.state.stash = {k: v.to_state() for k, v in ctx.stash.items()
+                                if isinstance(k, str) and callable(getattr(v, "to_state", None))}
 
     def _write_trajectory(self) -> None:
         if self.trajectory_path:

@@ -1,9 +1,10 @@
 """Trajectory recording: one JSON line per run, in a ShareGPT-style ``conversations`` form.
 
-Each line is ``{"id", "agent", "status", "conversations": [{"from", "value"}...],
+Each line is ``{"id", "agent", "status", "task", "conversations": [{"from", "value"}...],
 "steps": [...], "usage"}`` where ``from`` is ``system``, ``human``, ``gpt``,
 ``function_call`` (a tool call: name and arguments as JSON) or ``observation``
-(a tool result). Messages that context compression summarised are included,
+(a tool result); ``task`` is the request that started the run (in a chat, the
+first ``human`` turn may be an earlier question). Messages that context compression summarised are included,
 before the summary. Steps carry timings. Other tools (fine-tuning pipelines,
 viewers, the skills Curator) read this format; ``read_trajectories`` reads it back.
 Written with one ``write`` of a whole line in append mode, so concurrent runs
@@ -25,14 +26,20 @@ _ROLE = {"system": "system", "user": "human", "assistant": "gpt", "tool": "obser
 
 
 def conversations(messages: list[Message]) -> list[dict[str, Any]]:
-    """Messages as ShareGPT turns; an assistant's tool calls become ``function_call`` turns."""
+    """Messages as ShareGPT turns; an assistant's tool calls become ``function_call`` turns; a model's
+    reasoning rides on its first turn as ``"reasoning"`` (never inside ``value``)."""
     out: list[dict[str, Any]] = []
     for m in messages:
+        first = len(out)
         if m.content:
             out.append({"from": _ROLE[m.role], "value": m.content})
         for call in m.tool_calls:
             out.append({"from": "function_call",
                         "value": msgspec.json.encode({"name": call.name, "arguments": call.arguments, "id": call.id}).decode()})
+        if m.reasoning:
+            if len(out) == first:
+                out.append({"from": _ROLE[m.role], "value": ""})
+            out[first]["reasoning"] = m.reasoning
     return out
 
 
@@ -48,7 +55,7 @@ def _whole(state: RunState) -> list[Message]:
 def record(state: RunState) -> dict[str, Any]:
     """The trajectory line of a run."""
     return {
-        "id": state.run_id, "agent": state.agent, "status": state.status,
+        "id": state.run_id, "agent": state.agent, "status": state.status, "task": state.task,
         "conversations": conversations(_whole(state)),
         "steps": msgspec.to_builtins(state.steps),
         "usage": msgspec.to_builtins(state.usage),

@@ -14,6 +14,10 @@
   skills enabled get the matched skill's instructions as a system message;
   a ``zagent_event`` observer, added to a kernel the first time one of its
   runs uses a skill, counts successes on ``run_end`` (``runtime.py``);
+* automatic curation (``zagent_run_end``): with ``curate_after_run`` in the
+  kernel's ``skills`` config (or ``{"skills": {"curate": true}}`` in an agent's
+  config), every completed ReAct run is curated in the background by
+  ``curator_model`` (default: the kernel's model);
 * ``zagent skills list|show|match|curate|archive|activate|sweep|history``.
 
 ``skills_for(kernel)`` gives a kernel's registry, matcher and lifecycle. See
@@ -64,6 +68,23 @@ def zagent_before_llm_call(request: Any, ctx: Any) -> Any:
     from .runtime import use_in_request
 
     return use_in_request(request, ctx)
+
+
+def zagent_run_end(result: Any, ctx: Any) -> None:
+    """Automatic curation (Agent-Z's ``enable_curator``): a completed ReAct run is curated in the background
+    when ``kernel.config["skills"]["curate_after_run"]`` or the agent's ``agent_config["skills"]["curate"]`` is on."""
+    conf = ctx.kernel.config.get("skills") or {}
+    agent = ctx.agent_config.get("skills") if ctx.agent_config else None
+    wanted = (agent.get("curate") if isinstance(agent, dict) else None)
+    if wanted is None:
+        wanted = conf.get("curate_after_run")
+    if not wanted or getattr(result, "status", None) != "completed" or getattr(result, "state", None) is None:
+        return
+    if getattr(result, "questions", None):  # it ended asking the user something: nothing learnt yet
+        return
+    from .runtime import skills_for
+
+    skills_for(ctx.kernel).curate_soon(result, conf.get("curator_model"))
 
 
 def zagent_kernel_close(kernel: Any) -> None:

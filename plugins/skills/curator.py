@@ -238,7 +238,11 @@ def as_record(trajectory: Any) -> dict[str, Any]:
 
 
 def first_request(record: dict[str, Any]) -> str:
-    """The user's first message of the run."""
+    """The request that started the run: the trajectory's ``task`` (in a chat, the first user turn is
+    an earlier question), else, for older files, the first user message."""
+    task = record.get("task")
+    if isinstance(task, str) and task.strip():
+        return task
     return next((str(t.get("value") or "") for t in record.get("conversations") or [] if t.get("from") == "human"), "")
 
 

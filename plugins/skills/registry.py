@@ -34,6 +34,7 @@ from zagent.logs import log
 
 from . import markdown, terms
 from .index import SkillIndex
+from .paths import inside
 from .skill import STATES, Skill, Transition, check_name, content_hash
 from .writer import SkillWriter, is_skill_file
 
@@ -79,7 +80,7 @@ class SkillRegistry:
                     continue
                 seen[entry.name] = entry.stat().st_mtime_ns
                 try:
-                    skill = self._read(entry.path)
+                    skill = self._read(entry.path, self.folder)
                 except (OSError, ConfigError) as exc:
                     log.warning("skills: skipping %s: %s", entry.path, exc)
                     continue
@@ -98,7 +99,7 @@ class SkillRegistry:
         for entry in sorted(os.scandir(os.fspath(path)), key=lambda e: e.name):
             if not entry.is_file() or not is_skill_file(entry.name):
                 continue
-            skill = self._read(entry.path)
+            skill = self._read(entry.path, os.fspath(path))
             if skill.name in self._folder_skills and not replace:
                 continue
             skill.edited_by_human = False
@@ -118,8 +119,9 @@ class SkillRegistry:
         self.load()
         return True
 
-    def _read(self, path: str) -> Skill:
-        with open(path, encoding="utf-8") as f:
+    def _read(self, path: str, folder: str) -> Skill:
+        real = inside(path, folder)
+        with open(real, encoding="utf-8") as f:
             skill = markdown.load(f.read(), path)
         stem = os.path.basename(path)[:-3]
         if skill.name != stem:
@@ -183,7 +185,9 @@ class SkillRegistry:
         if not skill.created:
             skill.created = self.clock()
         skill.source = "folder"
-        self.writer.write(skill, keep_previous=self._edited_on_disk(skill.name))
+        keep = bool(self._edited_on_disk(skill.name))
+        skill.edited_by_human = False  # the file written now is zagent's; a person's version is the backup
+        self.writer.write(skill, keep_previous=keep)
         self._store(skill)
         if self.index is not None and self.index.stats(skill.name) is None:
             self.index.save_stats(skill.name, {"usage_count": 0, "success_count": 0, "last_used": None,
@@ -197,7 +201,9 @@ class SkillRegistry:
         if current is None:
             return self.register(skill)
         on_disk = self._edited_on_disk(skill.name)
-        skill.edited_by_human = skill.edited_by_human or (current.edited_by_human if on_disk is None else on_disk)
+        # The file written now is zagent's: a person's edit on disk is kept as the backup, and the flag
+        # (which says "the file holds an edit zagent has not written over") clears.
+        skill.edited_by_human = False
         skill.created = skill.created or current.created
         skill.source = "folder"
         self.writer.write(skill, keep_previous=bool(on_disk))
@@ -213,7 +219,7 @@ class SkillRegistry:
         """
         path = self.writer.path(name)
         try:
-            return self._read(path).edited_by_human
+            return self._read(path, self.writer.folder).edited_by_human
         except FileNotFoundError:
             return None
         except (OSError, ConfigError):
@@ -317,3 +323,4 @@ def _as_skill(skill: SkillIn) -> Skill:
         check_name(converted.name)
         return converted
     raise ConfigError(f"a skill must be a Skill or a dict, got {type(skill).__name__}")
+

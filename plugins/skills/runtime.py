@@ -52,6 +52,8 @@ import attrs
 import msgspec
 from zagent.types import LLMRequest, Message
 
+from zagent.stash import StashKey
+
 from . import hookspec
 from .lifecycle import LifecycleManager
 from .matcher import Match, SkillMatcher
@@ -60,7 +62,8 @@ from .skill import Skill
 
 STASH = "zagent.skills"
 OBSERVER = "zagent.plugins.skills.observer"
-_runtimes: "weakref.WeakKeyDictionary[Any, Skills]" = weakref.WeakKeyDictionary()
+#: a kernel's ``Skills``, in ``kernel.stash`` (per kernel, gone with it)
+SKILLS: "StashKey[Skills]" = StashKey("zagent.skills.runtime")
 _MAX_PENDING = 10_000
 _lock = threading.Lock()
 
@@ -83,6 +86,7 @@ class Skills:
     lifecycle: LifecycleManager
     _plugin_impls: tuple = attrs.field(default=(), init=False)
     _pending: "OrderedDict[str, str]" = attrs.field(factory=OrderedDict, init=False)  # run id -> skill name
+    _curations: set = attrs.field(factory=set, init=False)  # automatic curations still running
 
     @classmethod
     def open(cls, kernel: Any, **overrides: Any) -> "Skills":
@@ -100,6 +104,35 @@ class Skills:
         skills = cls(kernel=kernel, registry=registry, matcher=matcher, lifecycle=lifecycle)
         skills.collect_plugin_skills()
         return skills
+
+    def curate_soon(self, result: Any, llm: Any = None) -> None:
+        """Curate a finished run in the background (automatic curation, ``curate_after_run``).
+
+        A task on the running loop; ``acurations()`` waits for the ones started. A failure is
+        logged, never raised into the run that ended.
+        """
+        import asyncio
+
+        from zagent.logs import log
+
+        async def curate() -> None:
+            try:
+                outcome = await self.curator(llm).acurate(result)
+                log.info("skills: curated run %s after it ended: %s", getattr(outcome, "trajectory", "?"),
+                         getattr(outcome, "action", "?"))
+            except Exception:
+                log.exception("skills: curating a run after it ended failed")
+
+        task = asyncio.get_running_loop().create_task(curate(), name="zagent-skills-curate")
+        self._curations.add(task)
+        task.add_done_callback(self._curations.discard)
+
+    async def acurations(self) -> None:
+        """Wait for the automatic curations started so far (tests, orderly shutdown)."""
+        import asyncio
+
+        while self._curations:
+            await asyncio.gather(*list(self._curations), return_exceptions=True)
 
     def curator(self, llm: Any = None, **options: Any) -> Any:
         """A ``Curator`` writing into this registry (``llm``: model or spec; default the kernel's model)."""
@@ -162,18 +195,18 @@ class Skills:
 def skills_for(kernel: Any) -> Skills:
     """The ``Skills`` of ``kernel`` (made on first use from ``kernel.config["skills"]``)."""
     with _lock:
-        skills = _runtimes.get(kernel)
+        skills = kernel.stash.get(SKILLS)
     if skills is None:
         skills = Skills.open(kernel)
         with _lock:
-            skills = _runtimes.setdefault(kernel, skills)
+            skills = kernel.stash.setdefault(SKILLS, skills)
     return skills
 
 
 def forget(kernel: Any) -> None:
     """Close and drop the kernel's ``Skills`` (on kernel close)."""
     with _lock:
-        skills = _runtimes.pop(kernel, None)
+        skills = kernel.stash.pop(SKILLS, None)
     if skills is not None:
         skills.close()
 
@@ -219,15 +252,23 @@ async def _start(request: LLMRequest, ctx: Any, options: dict[str, Any], state: 
     query = next((m.content for m in reversed(request.messages) if m.role == "user" and m.content), "")
     if not query:
         return
+    events = ctx.kernel.hooks.active("zagent_event")
+    if events:  # the match is a span: skill_start ... skill_end (skill None when nothing fitted)
+        await ctx.emit("skill_start", query_chars=len(query))
     try:
         skills = skills_for(ctx.kernel)
         found = await skills.amatch(query, ctx=ctx, threshold=options.get("threshold"))
         skill = skills.registry.record_use(found.name) if found is not None else None
-    except Exception:  # skills are an aid, not a guard: a broken folder or index must not block the run
+    except Exception as exc:  # skills are an aid, not a guard: a broken folder or index must not block the run
         from zagent.logs import log
 
         log.exception("skills: matching failed for run %s; continuing without a skill", ctx.run_id)
+        if events:
+            await ctx.emit("skill_end", skill=None, error=f"{type(exc).__name__}: {exc}"[:300])
         return
+    if events:
+        await ctx.emit("skill_end", skill=skill.name if skill is not None else None,
+                       score=found.score if found is not None else None)
     if found is None or skill is None:
         return
     state.update(skill=skill, score=found.score, method=found.method)
@@ -276,7 +317,7 @@ class RunEndObserver:
     def zagent_event(self, event: Any) -> None:
         if event.type == "run_end":
             kernel = self._kernel()
-            skills = _runtimes.get(kernel) if kernel is not None else None
+            skills = kernel.stash.get(SKILLS) if kernel is not None else None
             if skills is not None:
                 skills.run_ended(event)
 

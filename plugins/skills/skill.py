@@ -35,8 +35,9 @@ class Skill(msgspec.Struct, kw_only=True, omit_defaults=True):
     :ivar provenance: ids of the trajectories it was learned from.
     :ivar usage_count / success_count / last_used: figures from runs that used it.
     :ivar state: ``idle`` (never used), ``active``, ``stale`` or ``archived``.
-    :ivar edited_by_human: a person changed the file since zagent last wrote it
-        (the stored ``content_hash`` no longer matches), or ever did.
+    :ivar edited_by_human: a person changed the file since zagent last wrote it (the
+        stored ``content_hash`` no longer matches). When zagent next writes the skill,
+        the person's file is kept as ``<name>.v<version>.md`` and the flag clears.
     :ivar source: ``folder`` or the name of the plugin that registered it.
     """
 

@@ -21,6 +21,7 @@ import attrs
 from zagent.files import write_atomic
 
 from . import markdown
+from .paths import inside
 from .skill import Skill, check_name, content_hash
 
 BACKUP = re.compile(r"\.v\d+(-\d+)?\.md$")
@@ -38,13 +39,13 @@ class SkillWriter:
     def write(self, skill: Skill, *, keep_previous: bool = False) -> Optional[str]:
         """Write ``skill`` (its ``content_hash`` refreshed); return the backup path if one was kept.
 
-        ``keep_previous=True`` (or a human-edited skill whose file exists) keeps the
-        current file as ``<name>.v<old version>.md`` first.
+        ``keep_previous=True`` (the registry passes it when the file on disk holds a
+        person's edit) keeps the current file as ``<name>.v<old version>.md`` first.
         """
         os.makedirs(self.folder, exist_ok=True)
         path = self.path(skill.name)
         backup = None
-        if (keep_previous or skill.edited_by_human) and os.path.exists(path):
+        if keep_previous and os.path.exists(path):
             backup = self.backup(skill.name)
         skill.content_hash = content_hash(skill)
         _atomic_write(path, markdown.render(skill))
@@ -53,7 +54,7 @@ class SkillWriter:
     def backup(self, name: str) -> str:
         """Copy ``<name>.md`` to ``<name>.v<version>.md`` (a free name) and return that path."""
         path = self.path(name)
-        with open(path, encoding="utf-8") as f:
+        with open(inside(path, self.folder), encoding="utf-8") as f:
             text = f.read()
         try:
             version = int(markdown.parse(text, path).get("version", 1))

@@ -4,7 +4,7 @@
 * ``show wf.json [--mermaid]`` -- a text diagram, or a Mermaid flowchart;
 * ``run wf.json --input name=value`` -- run it, one progress line per node on
   stderr, the final outputs on stdout (``--json`` for JSON). ``--checkpoints``
-  and ``--run-id`` resume an interrupted run.
+  and ``--run-id`` resume an interrupted run; ``--executor ray`` runs the nodes on Ray (zagent-ray).
 """
 
 from __future__ import annotations
@@ -37,8 +37,12 @@ def add_commands(cli: Any) -> None:
     run.add_argument("--run-id", default=None, help="resume (or name) this run")
     run.add_argument("--concurrency", type=int, default=8, help="nodes running at once (default 8)")
     run.add_argument("--retries", type=int, default=0, help="extra tries of a failing node")
+    run.add_argument("--executor", "-x", default=None,
+                     help="where node runs go: 'local' (default) or an installed executor such as 'ray'")
     run.add_argument("--json", action="store_true", help="print the outputs as JSON")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    run.add_argument("--trust", action="store_true", help="trust every import path in the workflow and its agents "
+                                                          "(default: only modules in the file's own folder)")
 
 
 def _manager(kernel: Any, storage: Any) -> Any:
@@ -74,7 +78,21 @@ def cmd_show(args: argparse.Namespace, kernel: Any) -> int:
     return 1 if problems else 0
 
 
+def _trust(args: argparse.Namespace) -> Any:
+    """Modules in the workflow file's folder (and the ``--agents`` folder), everything with ``--trust``."""
+    import os
+
+    from zagent.imports import Trust
+
+    folders = Trust.for_file(args.workflow_file).folders
+    if args.agents and os.path.isdir(args.agents):
+        folders += (os.path.realpath(args.agents),)
+    return Trust(everything=bool(args.trust), folders=folders)
+
+
 def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
+    from zagent.imports import trusting
+
     from .executor import WorkFlowExecutor
     from .graph import WorkFlowGraph
 
@@ -82,8 +100,9 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     _progress(kernel, args.quiet)
     executor = WorkFlowExecutor(kernel=kernel, manager=_manager(kernel, args.agents), llm=args.model,
                                 max_concurrency=args.concurrency, retries=args.retries,
-                                checkpoints=args.checkpoints)
-    result = executor.run(graph, args.input, run_id=args.run_id)
+                                checkpoints=args.checkpoints, executor=args.executor)
+    with trusting(_trust(args)):
+        result = executor.run(graph, args.input, run_id=args.run_id)
     if args.json:
         print(msgspec.json.format(msgspec.json.encode(result.outputs, enc_hook=repr)).decode())
     else:

@@ -22,6 +22,14 @@ Scheduling rules (decided here, also in the README):
 * Loops: when a router picks a loop target, the nodes on the loop are reset and
   run again (at most ``max_loops`` times). Nodes *outside* a loop that read
   values of nodes inside it run after its first pass.
+* Where nodes run: each node run is a ``zagent.executors.Unit`` handed to
+  ``executor`` (a name or an executor; default ``local``: this loop, as
+  always). A remote executor (e.g. ``ray``) gets the node, its agents' specs
+  and the values it reads, while the node's agents stay locked here; values,
+  routing, retries and checkpoints stay with this driver, so a lost worker
+  costs a retried node (up to ``LOST_RETRIES`` times), never the run.
+  Agents given as Python objects (functions, instances without a spec) can
+  only run on ``local``.
 * Events (``kernel.aemit``, tagged with the run id): ``workflow_start``,
   ``node_start``, ``node_retry``, ``node_end`` (status done/failed/skipped),
   ``workflow_loop``, ``workflow_end``.
@@ -33,6 +41,9 @@ Built on the manager plugin (agents are looked up and locked through an
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
+import inspect
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -40,7 +51,9 @@ import attrs
 import msgspec
 from zagent.context import new_run_id
 from zagent.errors import ConfigError
+from zagent.executors import Unit, UnitLost, shipped_trust
 from zagent.sync import run_sync
+from zagent.types import Usage
 
 from .errors import WorkflowError, WorkflowFailed
 from .graph import WorkFlowGraph, resolve_callable
@@ -52,6 +65,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
 POLICIES = ("fail_fast", "continue")
+NODE_RUNNER = "zagent.plugins.workflow.units:run_node"
+LOST_RETRIES = 2  # extra runs of a node whose remote worker was lost (on top of the node's own retries)
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -66,6 +81,7 @@ class WorkFlowExecutor:
     :param checkpoints: a checkpoint store or a path for ``kernel.memory("checkpoints", path=...)``.
     :param agent_timeout: seconds to wait for a busy agent (``None``: no limit).
     :param validate: check the graph before running it.
+    :param executor: where node runs go: an executor name (``kernel.executor(name)``) or an executor object.
     """
 
     kernel: "Kernel"
@@ -77,6 +93,7 @@ class WorkFlowExecutor:
     checkpoints: Any = None
     agent_timeout: Optional[float] = None
     validate: bool = True
+    executor: Any = None
 
     def __attrs_post_init__(self) -> None:
         if self.on_error not in POLICIES:
@@ -103,8 +120,14 @@ class WorkFlowExecutor:
         if missing and saved is None:
             raise ConfigError(f"workflow {graph.name!r} needs input(s) {', '.join(missing)}; pass them as inputs")
         agents = self._agents(graph)
-        run = _Run(self, graph, topo, agents, run_id or new_run_id(), dict(inputs or {}), saved)
-        return await run.go()
+        own = not hasattr(self.executor, "submit")
+        units = self.kernel.executor(self.executor) if own else self.executor
+        run = _Run(self, graph, topo, agents, run_id or new_run_id(), dict(inputs or {}), saved, units)
+        try:
+            return await run.go()
+        finally:
+            if own:
+                await units.aclose()
 
     def run(self, graph: WorkFlowGraph, inputs: Optional[dict[str, Any]] = None, *,
             run_id: Optional[str] = None) -> WorkflowResult:
@@ -145,18 +168,20 @@ class _Run:
     """The state of one run (never shared between runs)."""
 
     def __init__(self, ex: WorkFlowExecutor, graph: WorkFlowGraph, topo: Topology, agents: dict[str, list[str]],
-                 run_id: str, inputs: dict[str, Any], saved: Optional[RunState]):
+                 run_id: str, inputs: dict[str, Any], saved: Optional[RunState], units: Any):
+        self.units = units
         self.ex, self.graph, self.topo, self.agents, self.run_id = ex, graph, topo, agents, run_id
         self.kernel = ex.kernel
         self.nodes = {n.name: n for n in graph.nodes}
-        self.reducers = {s.name: reducer_for(s) for s in graph.state}
-        self.routers = {c.source: (c, resolve_callable(c.router, f"router of {c.source!r}"))
+        self.reducers = {s.name: reducer_for(s, self.kernel) for s in graph.state}
+        self.routers = {c.source: (c, resolve_callable(c.router, f"router of {c.source!r}", self.kernel))
                         for c in graph.conditional_edges}
         self.values: dict[str, Any] = {**initial_state(graph.state), **inputs}
         self.done: dict[str, dict[str, Any]] = {}
         self.routes: dict[str, list[str]] = {}
         self.loops: dict[str, int] = {}
         self.trace: list[TraceEntry] = []
+        self.usage = Usage()  # tokens spent by this process's run (not by runs it resumes)
         self.resumed: list[str] = []
         if saved is not None:
             self._restore(saved, inputs)
@@ -209,7 +234,8 @@ class _Run:
         outputs = {k: v for n in self.topo.names if n in self.done and not self._leads_on(n)
                    for k, v in self.done[n].items()}
         result = WorkflowResult(run_id=self.run_id, status=status, outputs=outputs, values=dict(self.values),
-                                trace=list(self.trace), errors=dict(self.errors), resumed=self.resumed)
+                                trace=list(self.trace), errors=dict(self.errors), resumed=self.resumed,
+                                usage=self.usage)
         if self.background:
             await asyncio.gather(*self.background)
         await self._checkpoint(status)
@@ -287,31 +313,46 @@ class _Run:
             for attempt in range(1, tries + 1):
                 await self._emit("node_start", node=name, attempt=attempt)
                 try:
-                    return await self._call_agents(name), attempt
+                    return await self._run_node(name), attempt
                 except Exception as exc:
                     if attempt == tries:
                         raise
                     await self._emit("node_retry", node=name, attempt=attempt, error=_short(exc))
         raise AssertionError("unreachable")  # pragma: no cover
 
+    async def _run_node(self, name: str) -> dict[str, Any]:
+        """Hand one node run to the executor: in process as is, elsewhere with the node's agents locked here."""
+        key = f"{self.run_id}/{name}"
+        if self.units.in_process:
+            return await self.units.submit(Unit(key=key, local=lambda: self._call_agents(name)))
+        async with contextlib.AsyncExitStack() as held:
+            agents = {n: await held.enter_async_context(self.ex.manager.ausing(n, timeout=self.ex.agent_timeout))
+                      for n in sorted(set(self.agents[name]))}  # one order everywhere: no lock cycles
+            unit = Unit(key=key, local=lambda: _unreachable(key), runner=NODE_RUNNER,
+                        payload=lambda: node_payload(self.nodes[name], self.agents[name], agents, self.values,
+                                                     self.run_id))
+            for lost in range(LOST_RETRIES + 1):  # a lost worker is not the node's failure: run it again
+                try:
+                    result = await self.units.submit(unit)
+                    break
+                except UnitLost as exc:
+                    if lost == LOST_RETRIES:
+                        raise
+                    await self._emit("node_retry", node=name, attempt=lost + 1, error=_short(exc))
+        if not isinstance(result, dict) or not isinstance(result.get("outputs"), dict):
+            raise WorkflowError(f"node {name!r}: the executor returned {type(result).__name__}, not "
+                                "{'outputs': {...}, 'usage': {...}}")
+        self.usage = self.usage + msgspec.convert(result.get("usage") or {}, Usage)
+        return result["outputs"]
+
     async def _call_agents(self, name: str) -> dict[str, Any]:
         node = self.nodes[name]
-        values = self.values
         produced: dict[str, Any] = {}
         for agent_name in self.agents[name]:
             async with self.ex.manager.ausing(agent_name, timeout=self.ex.agent_timeout) as agent:
-                wanted = node.input_names + _agent_inputs(agent)
-                inputs = {k: produced[k] if k in produced else values[k] for k in wanted
-                          if k in produced or values.get(k) is not None}
-                produced.update(await _call(agent, inputs, self.kernel, self.run_id, agent_name, name))
-        declared = node.output_names
-        if not declared:
-            return produced
-        missing = [o for o in declared if produced.get(o) is None and _is_required(node, o)]
-        if missing:
-            raise WorkflowError(f"node {name!r}: its agents gave no value for output(s) {', '.join(missing)} "
-                                f"(they gave: {', '.join(produced) or 'nothing'})")
-        return {o: produced[o] for o in declared if o in produced}
+                self.usage = self.usage + await call_step(agent, agent_name, node, self.values, produced,
+                                                          self.kernel, self.run_id)
+        return node_outputs(node, produced)
 
     def _route(self, name: str, outputs: dict[str, Any]) -> tuple[Optional[list[str]], Optional[str]]:
         """The router's choice after ``name`` ran: ``(forward targets, loop target or None)``."""
@@ -409,20 +450,73 @@ class _Run:
             await self.kernel.aemit(type, run_id=self.run_id, agent=None, **data)
 
 
+async def call_step(agent: Any, agent_name: str, node: Any, values: dict[str, Any], produced: dict[str, Any],
+                    kernel: Any, run_id: str) -> Usage:
+    """Run one of a node's agents on the values it reads (earlier agents' outputs first); add what it gives
+    to ``produced``; return the tokens it spent."""
+    wanted = node.input_names + _agent_inputs(agent)
+    inputs = {k: produced[k] if k in produced else values[k] for k in wanted
+              if k in produced or values.get(k) is not None}
+    outputs, usage = await _call(agent, inputs, kernel, run_id, agent_name, node.name)
+    produced.update(outputs)
+    return usage
+
+
+def node_outputs(node: Any, produced: dict[str, Any]) -> dict[str, Any]:
+    """The node's declared outputs from what its agents produced (all of it when it declares none)."""
+    declared = node.output_names
+    if not declared:
+        return produced
+    missing = [o for o in declared if produced.get(o) is None and _is_required(node, o)]
+    if missing:
+        raise WorkflowError(f"node {node.name!r}: its agents gave no value for output(s) {', '.join(missing)} "
+                            f"(they gave: {', '.join(produced) or 'nothing'})")
+    return {o: produced[o] for o in declared if o in produced}
+
+
+def node_payload(node: Any, order: list[str], agents: dict[str, Any], values: dict[str, Any],
+                 run_id: str) -> dict[str, Any]:
+    """What a remote worker needs to run ``node``: the node, its agents' specs (in call order) and the values
+    they read; an agent without a spec cannot travel (``ConfigError`` naming it)."""
+    specs = []
+    wanted = set(node.input_names)
+    for agent_name in order:
+        agent = agents[agent_name]
+        if getattr(agent, "spec", None) is None or not callable(getattr(agent, "to_dict", None)):
+            raise ConfigError(f"agent {agent_name!r} of node {node.name!r} is a Python object without a spec, so it "
+                              "cannot run on a remote executor; declare it as a spec or use executor 'local'")
+        specs.append([agent_name, agent.to_dict()])
+        wanted.update(_agent_inputs(agent))
+    return {"node": msgspec.to_builtins(msgspec.structs.replace(node, agents=[])), "agents": specs, "run_id": run_id,
+            "trust": shipped_trust(),
+            "values": {k: values[k] for k in wanted if values.get(k) is not None}}
+
+
+def _unreachable(key: str) -> Any:
+    raise WorkflowError(f"node run {key!r} was sent back to this process by a remote executor; "
+                        "its agents are locked here for the remote run")
+
+
 async def _call(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, agent_name: str,
-                node: str) -> dict[str, Any]:
-    """Run one agent: an ``Agent`` (``aexecute``), or a plain (async) callable taking the inputs as keywords."""
+                node: str) -> tuple[dict[str, Any], Usage]:
+    """Run one agent: an ``Agent`` (``aexecute``), or a plain (async) callable taking the inputs as keywords;
+    return its outputs and the tokens it spent."""
     execute = getattr(agent, "aexecute", None)
+    ctx = None
     if execute is not None:
         ctx = kernel.context(run_id=run_id, agent=agent_name, metadata={"node": node})
         result = await execute(inputs=inputs, ctx=ctx)
     elif callable(agent):
-        result = agent(**inputs)
+        if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(getattr(agent, "__call__", None)):
+            result = await agent(**inputs)
+        else:  # a plain function may block: it runs in the kernel's tool threads, so independent nodes overlap
+            loop = asyncio.get_running_loop()
+            result = await loop.run_in_executor(kernel.tool_executor(), functools.partial(agent, **inputs))
         if hasattr(result, "__await__"):
             result = await result
     else:
         raise WorkflowError(f"agent {agent_name!r} of node {node!r} is neither an Agent nor callable")
-    return _as_dict(result, agent_name)
+    return _as_dict(result, agent_name), (ctx.usage if ctx is not None else Usage())
 
 
 def _as_dict(result: Any, agent_name: str) -> dict[str, Any]:

@@ -177,6 +177,12 @@ class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
 
         return cls.from_dict(load_spec_file(path))
 
+    def batch_job(self, kernel: Any, llm: Optional[str] = None) -> Any:
+        """What ``Kernel.batch(graph, inputs)`` runs: the whole graph once per item (``units.batch_job``)."""
+        from .units import batch_job
+
+        return batch_job(self, kernel, llm)
+
     def __repr__(self) -> str:
         return f"<WorkFlowGraph {self.name!r} nodes={len(self.nodes)} edges={len(self.edges)}>"
 
@@ -190,21 +196,18 @@ def callable_path(obj: Any) -> str:
                       "'package.module:function' (a lambda or nested function has none)")
 
 
-def resolve_callable(ref: Any, what: str) -> Any:
-    """A callable from a callable or an import path ``pkg.mod:attr``; ``ConfigError`` otherwise."""
+def resolve_callable(ref: Any, what: str, kernel: Any = None) -> Any:
+    """A callable from a callable or an import path ``pkg.mod:attr``; ``ConfigError`` otherwise.
+
+    A path is imported only under the trust rules of ``zagent.imports`` (a workflow file is data):
+    ``kernel.config["trusted_imports"]``, or the trust the caller set (the CLI: the file's folder)."""
     if callable(ref):
         return ref
     if not isinstance(ref, str) or ":" not in ref:
         raise ConfigError(f"{what} {ref!r} is neither a callable nor an import path 'package.module:function'")
-    import importlib
+    from zagent.imports import resolve
 
-    module_name, _, attr = ref.partition(":")
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"cannot import {what} {ref!r}: {exc}") from None
+    obj = resolve(ref, key=what, kernel=kernel)
     if not callable(obj):
         raise ConfigError(f"{what} {ref!r} is not callable")
     return obj

@@ -6,6 +6,7 @@ from typing import Any, Optional
 
 import attrs
 import msgspec
+from zagent.types import Usage
 
 
 class TraceEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -50,6 +51,7 @@ class WorkflowResult:
     :ivar trace: one ``TraceEntry`` per settled node (and per loop pass), in settling order.
     :ivar errors: ``{node: message}`` of failed nodes.
     :ivar resumed: nodes restored from a checkpoint instead of being run.
+    :ivar usage: tokens the run's agents spent (in this process's run; a resumed run counts only its own).
     """
 
     run_id: str
@@ -59,6 +61,7 @@ class WorkflowResult:
     trace: list[TraceEntry]
     errors: dict[str, str] = attrs.field(factory=dict)
     resumed: list[str] = attrs.field(factory=list)
+    usage: Usage = attrs.field(factory=Usage)
 
     @property
     def ok(self) -> bool:

@@ -44,10 +44,10 @@ def merge(old: Any, new: Any) -> dict:
 BUILTIN: dict[str, Reducer] = {"replace": replace, "append": append, "merge": merge}
 
 
-def reducer_for(field: StateField) -> Reducer:
+def reducer_for(field: StateField, kernel: Any = None) -> Reducer:
     if isinstance(field.reducer, str) and field.reducer in BUILTIN:
         return BUILTIN[field.reducer]
-    return resolve_callable(field.reducer, f"reducer of state field {field.name!r}")
+    return resolve_callable(field.reducer, f"reducer of state field {field.name!r}", kernel)
 
 
 def initial_state(fields: list[StateField]) -> dict[str, Any]:

@@ -8,6 +8,10 @@ write the same name that is not a ``state`` field), ``unproduced_input``,
 first pass), ``cycle``, ``isolated_node``, ``no_initial_node``, ``bad_router``,
 ``bad_reducer``, ``bad_loop``, ``self_loop`` (a plain edge from a node to itself, or a
 conditional one without ``max_loops``).
+
+Checking imports nothing: routers and reducers given as import paths are
+checked for their form only (``Trust(dry=True)``), so ``zagent workflow
+show`` never runs code a workflow file names.
 """
 
 from __future__ import annotations
@@ -24,6 +28,13 @@ REDUCERS = ("replace", "append", "merge")
 
 def find_problems(graph: WorkFlowGraph, topology: Any = None) -> list[Problem]:
     """All problems of ``graph`` (see the module docstring), in a stable order."""
+    from zagent.imports import Trust, trusting
+
+    with trusting(Trust(dry=True)):
+        return _find_problems(graph, topology)
+
+
+def _find_problems(graph: WorkFlowGraph, topology: Any) -> list[Problem]:
     if not graph.nodes:
         return [Problem("no_nodes", "the workflow has no nodes; add at least one")]
     problems: list[Problem] = []

@@ -19,7 +19,7 @@ from .conftest import qa_spec
     ({"prompt_template": {"instruction": "{question}"}}, "exactly one"),
     ({"parse_mode": "yaml"}, "unknown parse_mode"),
     ({"outputs": []}, "at least one output"),
-    ({"tools": ["nomodule_xyz:fn"]}, "cannot import"),
+    ({"tools": ["nomodule_xyz:fn"]}, "not trusted"),
 ])
 def test_bad_declarations_get_precise_errors(kernel, change, message):
     """Each kind of bad declaration is a ConfigError naming the problem."""
@@ -81,10 +81,10 @@ def test_template_with_structured_output_defaults_to_json(kernel):
 
 
 def test_tool_by_import_path_resolves_next_to_agent_file(kernel, tmp_path):
-    """A tool named 'module:function' is imported relative to the agent file's folder."""
+    """A tool named 'module:function' in a trusted agent file is imported relative to the file's folder."""
     (tmp_path / "mytools_abc.py").write_text("def shout(text: str) -> str:\n    'Shout.'\n    return text.upper()\n")
     (tmp_path / "agent.json").write_text(json.dumps(qa_spec(tools=["mytools_abc:shout"])))
-    agent = CustomizeAgent.load(tmp_path / "agent.json", kernel)
+    agent = CustomizeAgent.load(tmp_path / "agent.json", kernel, trust=True)
     agent.llm = kernel.llm("scripted:m", replies=[{"tool_calls": [{"name": "shout", "arguments": {"text": "hi"}}]}, "ok"])
     assert agent(question="q").tool_results[0].content == "HI"
 

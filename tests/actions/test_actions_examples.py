@@ -33,7 +33,8 @@ def test_example_runs_offline_with_the_cli(name, inputs):
     proc = _run(*args)
     assert proc.returncode == 0, proc.stderr
     spec = CustomizeAgent.load(EXAMPLES / name, Kernel(plugins=["zagent.plugins.offline", "zagent.plugins.parsers",
-                                                                  "zagent.plugins.actions"], entry_points=False)).spec
+                                                                  "zagent.plugins.actions"], entry_points=False),
+                               trust=True).spec
     assert set(json.loads(proc.stdout)) == {f.name for f in spec.outputs}
     assert "step 1" in proc.stderr
 

@@ -31,10 +31,10 @@ def test_str_mode_assigns_whole_reply(kernel):
 
 
 def test_custom_mode_uses_user_function(kernel, tmp_path, monkeypatch):
-    """parse_mode 'custom' calls the function named by import path."""
+    """parse_mode 'custom' calls the function named by import path (in a trusted spec)."""
     (tmp_path / "myparse.py").write_text("def parse(text):\n    return {'answer': text.upper()}\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    agent = kernel.agent(qa_spec(parse_mode="custom", parse_func="myparse:parse"))
+    agent = kernel.agent(qa_spec(parse_mode="custom", parse_func="myparse:parse"), trust=True)
     agent.llm = kernel.llm("scripted:a", replies=["hi"])
     assert agent(question="x").answer == "HI"
 

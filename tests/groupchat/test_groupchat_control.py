@@ -199,3 +199,25 @@ def test_a_speaker_s_tool_calls_go_through_the_rails(kernel):
     result = chat.run("1+2")
     assert seen == [("add", result.run_id, "Calc")]
     assert "not in this chat" in result.content
+
+
+def test_a_turn_whose_speaker_raises_still_ends_its_span_before_the_chat_s(kernel):
+    """The failing turn's span gets its turn_end (outcome error) before groupchat_end, both paired by span id."""
+    seen = []
+
+    class Spans:
+        def zagent_event(self, event):
+            seen.append(event)
+
+    def fail(turn):
+        raise RuntimeError("speaker broke")
+
+    kernel.add_plugin(Spans())
+    chat = GroupChat(kernel=kernel, agents=[Echo("A", say=fail)], termination={"max_rounds": 2})
+    with pytest.raises(RuntimeError):
+        chat.run("task")
+    types = [e.type for e in seen if e.type in ("groupchat_start", "turn_start", "turn_end", "groupchat_end")]
+    assert types == ["groupchat_start", "turn_start", "turn_end", "groupchat_end"]
+    start, end = (next(e for e in seen if e.type == t) for t in ("turn_start", "turn_end"))
+    assert end.span_id == start.span_id and end.data["outcome"] == "error"
+    assert next(e for e in seen if e.type == "groupchat_end").data["outcome"] == "error"

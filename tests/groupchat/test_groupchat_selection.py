@@ -172,7 +172,8 @@ def test_a_plugin_may_override_a_builtin_policy(kernel):
 
 
 def test_a_selector_named_by_import_path_is_used(kernel):
-    """'policy': 'package.module:factory' needs no hook."""
+    """'policy': 'package.module:factory' needs no hook (once the module is in trusted_imports)."""
+    kernel.config["trusted_imports"] = ["tests.groupchat.*"]
     chat = GroupChat(kernel=kernel, agents=echoes("A", "B"), termination={"max_rounds": 2}, max_consecutive=None,
                      selection={"policy": "tests.groupchat.test_groupchat_selection:always_b"})
     assert chat.run("task").speakers == ["B", "B"]

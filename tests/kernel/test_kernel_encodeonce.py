@@ -2,7 +2,7 @@
 
 import json
 
-from zagent.encodeonce import encoded_once
+from zagent.providerkit import encoded_once
 from zagent.types import ToolSpec
 
 

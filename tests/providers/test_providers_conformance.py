@@ -8,6 +8,7 @@ from zagent.testing.providers import ProviderTests
 from tests.servers.anthropic_server import AnthropicServer
 from tests.servers.ollama_server import OllamaServer
 from tests.servers.openai_server import OpenAIServer
+from tests.servers.responses_server import ResponsesServer
 
 
 class TestTestModel(ProviderTests):
@@ -57,3 +58,18 @@ class TestOllama(ProviderTests):
 
     def make_failing_llm(self, kernel):
         return kernel.llm("ollama:missing", **self.options)
+
+
+class TestOpenAIResponses(ProviderTests):
+    plugins = ["zagent.plugins.openai"]
+    model = "openai-responses:gpt-4o-mini"
+    secret = "sk-responses-conformance"
+
+    @pytest.fixture(autouse=True)
+    def _server(self):
+        with ResponsesServer(key=self.secret) as server:
+            self.options = {"base_url": server.url, "api_key": self.secret, "retry_backoff": 0.001}
+            yield
+
+    def make_failing_llm(self, kernel):
+        return kernel.llm(self.model, **{**self.options, "api_key": "sk-wrong"})

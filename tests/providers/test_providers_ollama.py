@@ -99,3 +99,56 @@ def test_ollama_host_from_environment(k, server, monkeypatch):
     """Without base_url the server comes from OLLAMA_HOST."""
     monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{server.port}")
     assert k.llm("ollama:llama3.2").complete("env").text == "echo: env"
+
+
+# -- thinking models (issue 16) -------------------------------------------------------------
+
+def test_thinking_field_is_reasoning_not_text():
+    """/api/chat's message.thinking fills reasoning; the answer text is only content."""
+    from tests.servers.ollama_server import final
+
+    with OllamaServer() as server:
+        body = final("Hello! How can I assist you today?")
+        body["message"]["thinking"] = 'Okay, the user said "hello". I should greet them.'
+        server.then(Reply.json(body))
+        k = Kernel(plugins=["zagent.plugins.ollama"], entry_points=False)
+        c = k.llm("ollama:qwen3", base_url=server.url).complete("hello")
+        assert c.text == "Hello! How can I assist you today?" and c.reasoning.startswith("Okay, the user")
+        k.close()
+
+
+def test_streamed_thinking_arrives_as_reasoning_chunks():
+    """Streamed thinking deltas are reasoning chunks, never text. The deltas ("Need", " to", " comply") are
+    gpt-oss:20b's first ones as recorded in attogram/ollama-bash-lib demos/ollama_generate_stream_json.md
+    (an /api/generate stream, top-level "thinking"); /api/chat carries the same deltas in message.thinking."""
+    import json as _json
+
+    lines = [{"model": "qwen3", "message": {"role": "assistant", "content": "", "thinking": t}, "done": False}
+             for t in ("Need", " to", " comply")]
+    lines += [{"model": "qwen3", "message": {"role": "assistant", "content": "Fluffy"}, "done": False},
+              {"model": "qwen3", "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop",
+               "prompt_eval_count": 3, "eval_count": 9}]
+    with OllamaServer() as server:
+        server.then(Reply(chunks=[_json.dumps(x).encode() + b"\n" for x in lines], content_type="application/x-ndjson"))
+        k = Kernel(plugins=["zagent.plugins.ollama"], entry_points=False)
+        chunks = list(k.llm("ollama:qwen3", base_url=server.url).stream("rabbit"))
+        assert "".join(c.text for c in chunks if c.type == "reasoning") == "Need to comply"
+        assert "".join(c.text for c in chunks if c.type == "text") == "Fluffy" == chunks[-1].completion.text
+        assert chunks[-1].completion.reasoning == "Need to comply"
+        k.close()
+
+
+def test_repeated_streamed_ids_become_unique():
+    """Two streamed calls carrying one id get distinct ids."""
+    import json as _json
+
+    call = {"id": "call_x", "function": {"name": "add", "arguments": {"a": 1}}}
+    lines = [{"model": "m", "message": {"role": "assistant", "content": "", "tool_calls": [call]}, "done": False},
+             {"model": "m", "message": {"role": "assistant", "content": "", "tool_calls": [call]}, "done": False},
+             {"model": "m", "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"}]
+    with OllamaServer() as server:
+        server.then(Reply(chunks=[_json.dumps(x).encode() + b"\n" for x in lines], content_type="application/x-ndjson"))
+        k = Kernel(plugins=["zagent.plugins.ollama"], entry_points=False)
+        done = list(k.llm("ollama:m", base_url=server.url).stream("q", tools=[ADD]))[-1].completion
+        assert len({c.id for c in done.tool_calls}) == 2
+        k.close()

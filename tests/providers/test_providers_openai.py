@@ -9,7 +9,7 @@ import pytest
 
 from zagent import (AuthenticationError, Kernel, Message, ProviderError, ProviderTimeout, RateLimitError,
                     StreamInterrupted, ToolSpec)
-from zagent.http import RateLimiter, retry_after, shared_limiter
+from zagent.providerkit import RateLimiter, retry_after, shared_limiter
 from tests.servers.loopback import Reply
 from tests.servers.openai_server import OpenAIServer, chunk, completion, error, stream_events, stream_reply
 
@@ -495,7 +495,7 @@ def test_timeout_forms():
     import httpx
 
     from zagent import ConfigError
-    from zagent.http import HttpConfig
+    from zagent.providerkit import HttpConfig
 
     assert HttpConfig.from_options({"timeout": 30}).read_timeout == 30
     assert HttpConfig.from_options({"timeout": {"connect": 2, "read": 9}}).connect_timeout == 2

@@ -90,7 +90,7 @@ def test_unknown_provider_lists_installed_ones():
     from zagent import ConfigError
 
     with Kernel(plugins=["zagent.plugins.offline", "zagent.plugins.openai"], entry_points=False) as k:
-        with pytest.raises(ConfigError, match="openai, record, replay, scripted, test"):
+        with pytest.raises(ConfigError, match="openai, openai-responses, record, replay, scripted, test"):
             k.llm("nope:model")
 
 

@@ -12,9 +12,9 @@ from email.utils import formatdate
 
 import pytest
 
-import zagent.http
+import zagent.providerkit.wire
 from zagent import Kernel, RateLimitError
-from zagent.http import HttpClient, HttpConfig
+from zagent.providerkit import HttpClient, HttpConfig
 from tests.servers import anthropic_server, openai_server
 from tests.servers.anthropic_server import AnthropicServer
 from tests.servers.openai_server import OpenAIServer
@@ -44,8 +44,8 @@ def delays(monkeypatch):
 
 @pytest.fixture
 def fixed_clock(monkeypatch):
-    """``zagent.http`` reads the wall clock as NOW (for HTTP-date Retry-After values)."""
-    monkeypatch.setattr(zagent.http, "time", types.SimpleNamespace(time=lambda: NOW, monotonic=time.monotonic))
+    """``zagent.providerkit.wire`` reads the wall clock as NOW (for HTTP-date Retry-After values)."""
+    monkeypatch.setattr(zagent.providerkit.wire, "time", types.SimpleNamespace(time=lambda: NOW, monotonic=time.monotonic))
 
 
 def openai_429(retry_after: str):

@@ -188,19 +188,26 @@ def test_console_approver_now_offers_no_later(monkeypatch, capsys):
 
 
 def test_approval_of_sensitive_tools_can_be_switched_off():
-    """``approval: {"sensitive": false}`` lets sensitive tools run without a human."""
-    k = make_kernel()
-    assert run(k, ctx_with(k, approval={"sensitive": False})).state == "success"
+    """``approval: {"sensitive": false}`` in the kernel's config lets sensitive tools run without a human."""
+    k = make_kernel(config={"rails": {"approval": {"sensitive": False}}})
+    assert run(k, k.context(agent="a")).state == "success"
 
 
 def test_approval_false_switches_the_rail_off():
-    """``approval: false`` means no call needs a human."""
+    """``approval: false`` in the kernel's config means no call needs a human."""
+    k = make_kernel(config={"rails": {"approval": False}})
+    assert run(k, k.context(agent="a")).state == "success"
+
+
+def test_agent_approval_false_cannot_switch_the_kernel_default_off():
+    """An agent's ``approval: false`` does not lift the kernel's default (sensitive tools ask a human)."""
     k = make_kernel()
-    assert run(k, ctx_with(k, approval=False)).state == "success"
+    r = run(k, ctx_with(k, approval=False))
+    assert r.state == "blocked" and "approver" in r.error
 
 
 def test_approver_by_import_path(monkeypatch):
-    """``approver`` may name a function as ``"package.module:function"``."""
+    """The kernel's ``approver`` may name a function as ``"package.module:function"``."""
     monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
-    k = make_kernel()
-    assert run(k, ctx_with(k, approver="zagent.plugins.rails.approval:console_approver")).state == "success"
+    k = make_kernel(config={"rails": {"approver": "zagent.plugins.rails.approval:console_approver"}})
+    assert run(k, k.context(agent="a")).state == "success"

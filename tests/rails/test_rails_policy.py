@@ -79,11 +79,11 @@ def test_deny_wins_over_allow():
     assert r.state == "blocked" and "deny_tools rule 'search'" in r.error
 
 
-def test_agent_settings_override_kernel_defaults():
-    """``agent_config["rails"]`` keys replace the same keys of ``kernel.config["rails"]``."""
+def test_agent_settings_cannot_remove_a_kernel_deny():
+    """An agent's ``deny_tools: []`` adds nothing and removes nothing: the kernel's deny still blocks."""
     k = make_kernel(config={"rails": {"deny_tools": ["search"]}})
     assert run(k, "search", k.context()).state == "blocked"
-    assert run(k, "search", ctx_with(k, deny_tools=[])).state == "success"
+    assert run(k, "search", ctx_with(k, deny_tools=[])).state == "blocked"
 
 
 def test_argument_size_limit_blocks_large_arguments():

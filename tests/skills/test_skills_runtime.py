@@ -102,6 +102,25 @@ def test_skill_used_event_names_the_skill(kernel):
     assert [(d["skill"], d["version"], d["method"]) for d in seen] == [("price-totals", 1, "keyword")]
 
 
+def test_skill_matching_is_a_span_inside_the_step(kernel):
+    """skill_start/skill_end pair (one span id) inside the first step, the end naming the skill chosen."""
+    seen = []
+
+    class Observer:
+        def zagent_event(self, event):
+            seen.append(event)
+
+    kernel.add_plugin(Observer())
+    skills_for(kernel).registry.register(price_skill())
+    run, _ = loop(kernel, "span", [shopper] * 5, agent_config={"skills": True})
+    run.run(REQUEST)
+    start = next(e for e in seen if e.type == "skill_start")
+    end = next(e for e in seen if e.type == "skill_end")
+    step = next(e for e in seen if e.type == "step_start")
+    assert end.span_id == start.span_id and start.parent_id == step.span_id
+    assert end.data["skill"] == "price-totals" and end.data["outcome"] == "ok"
+
+
 def test_third_party_skills_come_through_the_hook(kernel):
     """A plugin implementing zagent_register_skills adds skills that match and are used like folder skills."""
     class PricePack:

@@ -10,7 +10,8 @@ PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.a
 @pytest.fixture
 def kernel():
     """A fresh isolated kernel with offline providers, parsers, actions, memory, manager and workflow."""
-    k = Kernel(plugins=PLUGINS, entry_points=False, strict=True)
+    k = Kernel(plugins=PLUGINS, entry_points=False, strict=True,
+               config={"trusted_imports": ["workflow.*", "tests.workflow.*"]})  # routers/reducers in test modules
     yield k
     k.close()
 

@@ -62,11 +62,12 @@ def router(review=APPROVED):
     """A ``reply(request)`` answering each role by what its prompt says."""
     def reply(request):
         prompt = request.messages[-1].content
-        if "You are a task planner" in prompt:
+        role = "\n".join(m.content or "" for m in request.messages)  # a template's system section is the system message
+        if "You are a task planner" in role:
             return plan_reply()
-        if "You are an agent designer" in prompt:
+        if "You are an agent designer" in role:
             return generator_reply(prompt)
-        if "You are a workflow reviewer" in prompt:
+        if "You are a workflow reviewer" in role:
             return review
         if "TASK " in prompt:
             return agent_reply(prompt)

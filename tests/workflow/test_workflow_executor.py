@@ -91,6 +91,32 @@ def test_failed_node_is_retried(kernel, events):
     assert events.of("node_retry")[0]["node"] == "C"
 
 
+def test_each_attempt_of_a_node_is_a_span_under_the_workflow(kernel):
+    """node_start/node_retry pair for the failed attempt, node_start/node_end for the retry: two spans, one parent."""
+    seen = []
+
+    class Spans:
+        def zagent_event(self, event):
+            seen.append(event)
+
+    kernel.add_plugin(Spans())
+    calls = []
+
+    def c(x):
+        calls.append(x)
+        if len(calls) == 1:
+            raise RuntimeError("flaky")
+        return {"z": "z"}
+
+    WorkFlowExecutor(kernel=kernel, retries=1).run(diamond(C=c), {"goal": "g"})
+    of_c = [e for e in seen if e.type.startswith("node_") and e.data.get("node") == "C"]
+    assert [e.type for e in of_c] == ["node_start", "node_retry", "node_start", "node_end"]
+    assert of_c[0].span_id == of_c[1].span_id != of_c[2].span_id == of_c[3].span_id
+    assert of_c[1].data["outcome"] == "error" and of_c[3].data["outcome"] == "ok"
+    workflow = next(e for e in seen if e.type == "workflow_start").span_id
+    assert {e.parent_id for e in of_c} == {workflow}
+
+
 def test_fail_fast_cancels_running_nodes(kernel):
     """With fail_fast the first failure cancels the other running nodes and the run raises with the partial result."""
     async def b(x):

@@ -250,7 +250,8 @@ def test_existing_agent_is_reused_when_selected(kernel):
 
     def reply(request):
         prompt = request.messages[-1].content
-        if "You are an agent designer" in prompt and '"name": "research"' in prompt:
+        role = "\n".join(m.content or "" for m in request.messages)  # the system section is the system message
+        if "You are an agent designer" in role and '"name": "research"' in prompt:
             return fenced({"selected_agents": ["Researcher"]})
         return base(request)
 

@@ -162,8 +162,8 @@ def test_unknown_node_in_edge():
 
 
 def test_bad_router_import_path():
-    """A router that cannot be imported is reported when validating, not in the middle of a run."""
-    data = diamond_dict(conditional_edges=[{"source": "A", "router": "no.such.module:f", "targets": ["B"]}])
+    """A router that is not an import path is reported when validating (which imports nothing)."""
+    data = diamond_dict(conditional_edges=[{"source": "A", "router": "no such module:f", "targets": ["B"]}])
     assert codes(data) == ["bad_router"]
 
 

@@ -77,6 +77,7 @@ def test_closing_the_kernel_stops_the_server(make_kernel):
 def test_calling_after_close_is_an_error_result_not_a_hang(make_kernel):
     """A tool of a closed kernel answers with an error result (the kernel refuses it: it is no longer available)."""
     k = make_kernel({"demo": demo_stdio()})
+    k.tool("demo.echo")  # connected (servers connect in the background)
     k.close()
     result = k.run_tool({"name": "demo.echo", "arguments": {"text": "late"}})
     assert result.state == "error"

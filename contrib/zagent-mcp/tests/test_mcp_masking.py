@@ -44,6 +44,7 @@ def test_a_token_passed_in_args_never_appears_in_list_output_warnings_reprs_or_e
                config={"mcp": {"mcpServers": servers}})
     try:
         runtime = runtime_of(k)
+        runtime.wait(None)  # servers connect in the background
         assert runtime.connections["demo"].state == "ready"
         assert runtime.connections["demo"].config.args[-1] == f"--token={TOKEN}"  # the server got the value
         assert runtime.connections["teller"].state == "failed"

@@ -17,7 +17,8 @@ def test_structured_content_wins_over_text():
 
 
 def test_binary_content_becomes_short_references():
-    """Images, audio and resources are referenced with type, MIME type and size, never their data."""
+    """Images, audio and binary resources are referenced with type, MIME type and size, never their data;
+    an embedded text resource is its reference line followed by its text."""
     result = {"content": [
         {"type": "image", "mimeType": "image/png", "data": "AAAA"},
         {"type": "audio", "mimeType": "audio/wav", "data": "AAAAAA=="},
@@ -30,8 +31,18 @@ def test_binary_content_becomes_short_references():
         "[audio audio/wav 4 bytes]",
         "[resource file:///a.txt text/plain a.txt]",
         "[resource file:///b.bin application/gzip 3 bytes]",
-        "[resource file:///c.md 5 chars]",
+        "[resource file:///c.md]",
+        "hello",
     ]
+
+
+def test_long_text_resource_is_cut_saying_how_much():
+    """An embedded text resource over MAX_RESOURCE_TEXT characters is cut, and the cut is stated."""
+    from zagent_mcp.results import MAX_RESOURCE_TEXT
+
+    text = "x" * (MAX_RESOURCE_TEXT + 10)
+    out = convert({"content": [{"type": "resource", "resource": {"uri": "file:///big", "text": text}}]})
+    assert out.endswith("[... 10 more characters]") and len(out) < MAX_RESOURCE_TEXT + 100
 
 
 def test_is_error_raises_with_the_servers_text():

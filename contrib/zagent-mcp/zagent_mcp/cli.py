@@ -40,6 +40,8 @@ def cmd_list(args: argparse.Namespace, kernel: Any) -> int:
             runtime.close()
     else:
         runtime = runtime_of(kernel)
+        if runtime is not None:
+            runtime.wait(None)  # servers connect in the background: list them once they are settled
         rows = runtime.status() if runtime is not None else []
         problems = list(runtime.settings.problems) if runtime is not None else []
     if args.json:

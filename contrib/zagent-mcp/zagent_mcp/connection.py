@@ -34,13 +34,16 @@ import re
 import sys
 import tempfile
 from contextlib import AsyncExitStack
-from typing import Any, Optional
+import logging
+from typing import Any, Callable, Optional
 
 from .config import ServerConfig
 from .results import McpToolError
 
 if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10 (anyio depends on the backport there)
     from exceptiongroup import BaseExceptionGroup
+
+log = logging.getLogger("zagent.mcp")
 
 _CONNECTION_CLOSED = -32000
 _INVALID_REQUEST = -32600
@@ -63,6 +66,9 @@ class ServerConnection:
         self._lock: Optional[asyncio.Lock] = None
         self._stderr: Any = None
         self._http_refusal: Optional[str] = None  # "HTTP 401 Unauthorized ..." of the last refused request
+        self._ready: Optional[asyncio.Future] = None  # the connect in progress, failed early by junk on stdout
+        #: called (on the runtime's loop) after the server said its tool list changed and it was read again
+        self.on_tools_changed: Optional[Callable[["ServerConnection"], None]] = None
 
     # -- connecting -----------------------------------------------------------
 
@@ -75,6 +81,8 @@ class ServerConnection:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
+            if self.state == "ready" and self._session is not None:  # a first call connected it meanwhile
+                return
             await self._connect()
 
     async def _connect(self) -> None:
@@ -82,6 +90,8 @@ class ServerConnection:
         self.state, self.error, self._http_refusal = "connecting", None, None
         self.connects += 1
         ready: asyncio.Future = asyncio.get_running_loop().create_future()
+        ready.add_done_callback(_retrieved)  # a failure after we stopped waiting is not "never retrieved"
+        self._ready = ready
         self._stop = asyncio.Event()
         self._owner = asyncio.create_task(self._own(ready, self._stop), name=f"zagent-mcp:{self.config.name}")
         try:
@@ -97,7 +107,9 @@ class ServerConnection:
         except Exception as exc:
             await self._stop_owner(grace=0)
             leaf = _leaf(exc)
-            if type(leaf).__name__ == "MCPError" and getattr(leaf, "code", None) == _CONNECTION_CLOSED:
+            if isinstance(leaf, NotAnMcpServer):
+                self._fail(str(leaf))
+            elif type(leaf).__name__ == "MCPError" and getattr(leaf, "code", None) == _CONNECTION_CLOSED:
                 self._fail("the server closed the connection while starting (did it exit, or is it not an MCP server?)")
             elif self._http_refusal and _http_fallback(leaf):
                 self._fail(f"could not start: {self._http_refusal}")
@@ -114,7 +126,8 @@ class ServerConnection:
         try:
             async with AsyncExitStack() as stack:
                 streams = await self._open_transport(stack)
-                session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+                session = await stack.enter_async_context(
+                    ClientSession(streams[0], streams[1], message_handler=self._on_message))
                 init = await session.initialize()
                 info = getattr(init, "server_info", None) or getattr(init, "serverInfo", None)
                 self.server_info = f"{info.name} {info.version}".strip() if info else ""
@@ -132,6 +145,40 @@ class ServerConnection:
         finally:
             if self._session is session:
                 self._session = None
+
+    async def _on_message(self, message: Any) -> None:
+        """Server notifications and transport faults the session surfaces.
+
+        Text on a stdio server's stdout that is not JSON-RPC, before it has
+        answered ``initialize``, means it is not an MCP server (or it prints to
+        stdout): the connect fails at once saying so, instead of waiting for
+        the connect timeout. Later junk is logged. ``notifications/tools/list_changed``
+        makes the tool list be read again.
+        """
+        if isinstance(message, Exception):
+            ready = self._ready
+            text = self.config.scrub(_junk_excerpt(message))
+            if ready is not None and not ready.done():
+                ready.set_exception(NotAnMcpServer(
+                    f"is not an MCP server (or writes to stdout): it wrote text that is not JSON-RPC: {text}"))
+            else:
+                log.warning("MCP server %r wrote something that is not JSON-RPC: %s", self.config.name, text)
+            return
+        if _method_of(message) == "notifications/tools/list_changed":
+            asyncio.get_running_loop().create_task(self._refresh_tools(), name=f"zagent-mcp-refresh:{self.config.name}")
+
+    async def _refresh_tools(self) -> None:
+        session = self._session
+        if session is None or self.state != "ready":
+            return
+        try:
+            self.tools = await _list_tools(session)
+        except Exception as exc:
+            log.warning("MCP server %r changed its tools but listing them failed: %s", self.config.name,
+                        self.config.scrub(_describe(exc)))
+            return
+        if self.on_tools_changed is not None:
+            self.on_tools_changed(self)
 
     async def _open_transport(self, stack: AsyncExitStack) -> Any:
         """Enter the transport on ``stack``; return its (read, write) streams."""
@@ -284,6 +331,31 @@ async def _list_tools(session: Any) -> list[dict[str, Any]]:
 async def _call(session: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     result = await session.call_tool(tool, arguments)
     return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+class NotAnMcpServer(ConnectionError):
+    """The process answered, but not in JSON-RPC: not an MCP server (or one that prints to stdout)."""
+
+
+def _retrieved(future: "asyncio.Future[Any]") -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+def _junk_excerpt(exc: BaseException) -> str:
+    """What the server wrote, from the parse error (pydantic quotes the input), at most 200 characters."""
+    text = str(exc)
+    m = re.search(r"input_value=(.{1,200}?)(?:, input_type=|\]$|$)", text, re.S)
+    found = m.group(1) if m else text.splitlines()[0] if text else type(exc).__name__
+    return found[:200]
+
+
+def _method_of(message: Any) -> str:
+    for obj in (message, getattr(message, "root", None)):
+        method = getattr(obj, "method", None)
+        if isinstance(method, str):
+            return method
+    return ""
 
 
 def _known_dead(session: Any) -> bool:

@@ -3,10 +3,13 @@
 Hooks:
 
 * ``zagent_register_tools(register, kernel)``: reads the configuration
-  (``kernel.config["mcp"]`` and ``ZAGENT_MCP_CONFIG``; see ``zagent_mcp.config``),
-  connects to every server on the kernel's own MCP loop, waiting at most the
-  servers' ``connect_timeout`` (10 s by default), and registers each server's
-  tools as ``server.tool`` in toolset ``server``. A server that fails, an
+  (``kernel.config["mcp"]`` and ``ZAGENT_MCP_CONFIG``; see ``zagent_mcp.config``)
+  and starts connecting to every server on the kernel's own MCP loop, in the
+  background: ``Kernel()`` does not wait. Each server's tools are registered
+  as ``server.tool`` in toolset ``server`` when it is ready (and registered
+  anew when it sends ``notifications/tools/list_changed``). The first use of
+  a tool name of a server still connecting waits for it, at most its
+  ``connect_timeout`` (10 s by default; ``zagent.pendingtools``). A server that fails, an
   invalid server entry (an unset ``${VAR}``, a typo) and an unreadable
   configuration file are logged, shown by ``zagent mcp list`` and skipped;
   the other servers are registered and the kernel starts anyway. Strict
@@ -24,8 +27,11 @@ configured.
 
 from __future__ import annotations
 
+import logging
 import weakref
 from typing import Any, Callable, Mapping, Optional
+
+log = logging.getLogger("zagent.mcp")
 
 _runtimes: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 
@@ -52,10 +58,26 @@ def zagent_register_tools(register: Callable[..., Any], kernel: Any) -> None:
     runtime = McpRuntime(settings)
     _runtimes[kernel] = runtime
     weakref.finalize(kernel, runtime.close)
+    owner = getattr(register, "plugin", "mcp")
+    kernel_ref = weakref.ref(kernel)
+
+    def publish(server: str, tools: list[Any]) -> None:
+        k = kernel_ref()
+        if k is None:
+            return
+        for name in [t.name for t in k.registries["tools"].values() if t.toolset == server
+                     and getattr(t, "metadata", {}).get("mcp_server") == server]:
+            k.remove_tool(name)  # a changed list replaces the old one
+        for tool in tools:
+            try:
+                k.add_tool(tool, plugin=owner)
+            except Exception as exc:  # a clash with another plugin's tool: that one stays
+                runtime.skipped.append(f"{server}: tool {tool.name!r} is skipped: {exc}")
+                log.warning("%s", runtime.skipped[-1])
+
     try:
-        runtime.start()
-        for tool in runtime.make_tools():
-            register(tool)
+        kernel.pending_tools.add(runtime.wait)
+        runtime.start_background(publish)
     except BaseException:  # the kernel drops this plugin: do not leave its servers running
         _runtimes.pop(kernel, None)
         runtime.close()

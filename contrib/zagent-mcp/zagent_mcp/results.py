@@ -7,14 +7,20 @@ SDK's Python field names. The rules:
 * ``isError`` → ``McpToolError`` with the server's text: the kernel's tool-run
   path turns it into an ``error`` result the model reads;
 * ``structuredContent`` present → it is the value (the model reads its JSON);
-* otherwise the content blocks joined with newlines: text as is, images,
-  audio and resources as short references such as ``[image image/png 67 bytes]``,
+* otherwise the content blocks joined with newlines: text as is, an embedded
+  text resource as a ``[resource uri mime]`` line followed by its text (at
+  most ``MAX_RESOURCE_TEXT`` characters), images, audio, binary resources and
+  resource links as short references such as ``[image image/png 67 bytes]``,
   never their bytes.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+
+#: characters of an embedded text resource passed on (the rest is cut, saying how much)
+MAX_RESOURCE_TEXT = 100_000
 
 
 class McpToolError(Exception):
@@ -43,8 +49,12 @@ def describe(block: dict[str, Any]) -> str:
         return _reference(block.get("uri", "?"), block.get("mimeType"), block.get("name"))
     if kind == "resource":
         res = block.get("resource") or {}
-        size = f"{len(res['text'])} chars" if "text" in res else f"{_b64_size(res.get('blob', ''))} bytes"
-        return _reference(res.get("uri", "?"), res.get("mimeType"), size)
+        if isinstance(res.get("text"), str):  # a text resource: the model needs what it says, headed by where from
+            text = res["text"]
+            if len(text) > MAX_RESOURCE_TEXT:
+                text = text[:MAX_RESOURCE_TEXT] + f"\n[... {len(res['text']) - MAX_RESOURCE_TEXT} more characters]"
+            return _reference(res.get("uri", "?"), res.get("mimeType"), None) + "\n" + text
+        return _reference(res.get("uri", "?"), res.get("mimeType"), f"{_b64_size(res.get('blob', ''))} bytes")
     return f"[{kind or 'unknown'} content]"
 
 

@@ -8,12 +8,17 @@ call made on any other loop is bridged with ``asyncio.run_coroutine_threadsafe``
 and awaited with ``asyncio.wrap_future``. Cancelling the caller (a zagent tool
 timeout, an abort) cancels the call on the MCP loop too.
 
-Start-up is *eager with a bound*: ``start()`` connects every server in
-parallel and waits at most the largest ``connect_timeout`` (10 s by default);
-a server that fails or is too slow is reported (log + ``zagent mcp list``)
-and its tools are not registered, and the kernel starts anyway. Tools must
-be known when the kernel's registration hook runs, which is why start-up
-connects rather than waiting for the first call.
+Start-up is *in the background*: ``start_background(publish)`` begins
+connecting every server in parallel and returns at once, so ``Kernel()`` never
+waits for a slow server. As each server becomes ready, ``publish(server,
+tools)`` hands its tools to the plugin, which registers them on the kernel; a
+server that fails or is too slow is reported (log + ``zagent mcp list``) and
+registers nothing. ``wait(name)`` blocks until the server a tool name belongs
+to (or, for ``None``, every server) has finished connecting, at most its
+``connect_timeout``: the kernel calls it on first use of an unknown tool name
+(``zagent.pendingtools``). When a server sends
+``notifications/tools/list_changed``, its tools are listed again and
+published anew. ``start()`` is the blocking form.
 
 Tools are ``McpTool``s: the kernel's argument-validation step checks a
 call's arguments against the MCP tool's ``inputSchema`` (``zagent_mcp.schema``)
@@ -56,6 +61,8 @@ class McpRuntime:
         self.settings = settings
         self.connections = {name: ServerConnection(cfg) for name, cfg in settings.servers.items()}
         self.skipped: list[str] = []  # tools that could not be registered, and why
+        self._settled = {name: threading.Event() for name in self.connections}  # first connect attempt over
+        self._publish: Optional[Any] = None
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._thread: Optional[threading.Thread] = None
         self._closed = False
@@ -88,33 +95,65 @@ class McpRuntime:
 
     # -- lifecycle -------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Connect every server in parallel, waiting at most the largest connect timeout; never raises.
+    def start_background(self, publish: Optional[Any] = None) -> None:
+        """Begin connecting every server in parallel and return at once; never raises.
 
-        Configuration problems and invalid entries are logged here too (they were skipped).
+        ``publish(server_name, tools)`` is called (on the MCP loop's thread) with a
+        server's ``Tool``s when it becomes ready, and again whenever it changes its
+        tool list. Configuration problems and invalid entries are logged here (they
+        were skipped).
         """
+        self._publish = publish
         for problem in self.settings.problems:
             log.warning("%s", problem)
         for bad in self.settings.invalid.values():
             log.warning("%s. Server %r is skipped; the other servers are used", bad.error, bad.name)
-        if not self.connections:
-            return
-        bound = max(c.config.connect_timeout for c in self.connections.values()) + 5.0
-        future = self.submit(self._connect_all())
-        try:
-            future.result(timeout=bound)
-        except Exception as exc:  # the per-server timeouts should have fired first
-            future.cancel()
-            log.warning("MCP start-up did not finish within %.0f s: %s", bound, exc)
         for conn in self.connections.values():
+            conn.on_tools_changed = self._tools_changed
+        if self.connections:
+            self.submit(self._connect_all())
+
+    def start(self, publish: Optional[Any] = None) -> None:
+        """``start_background``, then wait until every server has finished connecting (bounded)."""
+        self.start_background(publish)
+        self.wait(None)
+
+    def wait(self, name: Optional[str] = None) -> None:
+        """Block until the server tool ``name`` belongs to (``None``: every server) finished its first
+        connect attempt, at most its ``connect_timeout`` (+5 s); returns at once for other names."""
+        if threading.current_thread() is self._thread:  # on the MCP loop itself: never block it
+            return
+        for server, done in self._settled.items():
+            if done.is_set():
+                continue
+            if name is not None and not name.startswith(server + self.settings.separator):
+                continue
+            bound = self.connections[server].config.connect_timeout + 5.0
+            if not done.wait(bound):
+                log.warning("MCP server %r did not finish connecting within %.0f s", server, bound)
+
+    async def _connect_all(self) -> None:
+        await asyncio.gather(*(self._connect_one(name, c) for name, c in self.connections.items()))
+
+    async def _connect_one(self, name: str, conn: ServerConnection) -> None:
+        try:
+            await conn.connect()
             if conn.state == "ready":
                 log.info("MCP server %r ready: %d tool(s)", conn.config.name, len(conn.tools))
+                self._tools_changed(conn)
             else:
                 log.warning("MCP server %r (%s) is skipped: %s", conn.config.name, conn.config.target,
                             conn.error or conn.state)
+        finally:
+            self._settled[name].set()
 
-    async def _connect_all(self) -> None:
-        await asyncio.gather(*(c.connect() for c in self.connections.values()))
+    def _tools_changed(self, conn: ServerConnection) -> None:
+        if self._publish is None or self._closed:
+            return
+        try:
+            self._publish(conn.config.name, self.make_tools(conn))
+        except Exception:  # a clash or a plugin bug must not kill the MCP loop
+            log.exception("registering the tools of MCP server %r failed", conn.config.name)
 
     async def aclose(self) -> None:
         """Close every server, then stop the loop and its thread (from any loop)."""
@@ -164,11 +203,13 @@ class McpRuntime:
 
     # -- tools -------------------------------------------------------------------------
 
-    def make_tools(self) -> list[Any]:
-        """A zagent ``Tool`` for each tool of each ready server; bad or clashing names are skipped."""
+    def make_tools(self, only: Optional[ServerConnection] = None) -> list[Any]:
+        """A zagent ``Tool`` for each tool of each ready server (or of ``only``); bad or clashing names are skipped."""
         tools: list[Any] = []
         seen: set[str] = set()
         for conn in self.connections.values():
+            if only is not None and conn is not only:
+                continue
             if conn.state != "ready":
                 continue
             allowed = conn.config.tools
@@ -216,8 +257,14 @@ class McpRuntime:
 
     # -- reporting -----------------------------------------------------------------------
 
-    def status(self) -> list[dict[str, Any]]:
-        """Per server: name, transport, target, state, error, server info and tool names (zagent's)."""
+    def status(self, wait: bool = True) -> list[dict[str, Any]]:
+        """Per server: name, transport, target, state, error, server info and tool names (zagent's).
+
+        Waits (bounded) for servers still connecting unless ``wait=False``, which gives a snapshot
+        (a server still connecting shows ``connecting`` or ``configured``).
+        """
+        if wait:
+            self.wait(None)
         out = []
         for conn in self.connections.values():
             cfg = conn.config

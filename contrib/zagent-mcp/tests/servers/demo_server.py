@@ -15,6 +15,9 @@ token is refused with 401, and the token ``no-scope`` with 403 (it lacks the
 * ``crash()``: exits the server process in the middle of the call;
 * ``slow(seconds)``: sleeps, to exercise timeouts;
 * ``header(name)``: the value of an HTTP request header (HTTP only);
+* ``readme()``: a text resource embedded in the result;
+* ``grow()``: adds the tool ``shout(text)``, removes ``pixel`` and sends
+  ``notifications/tools/list_changed``;
 * ``configure(name, level, note)``: its arguments back; its schema forbids
   unknown arguments (``additionalProperties: false``, as zod-based servers
   declare), and ``note`` is nullable (``anyOf`` string/null).
@@ -34,7 +37,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
-from mcp.types import ToolAnnotations
+from mcp.types import EmbeddedResource, TextResourceContents, ToolAnnotations
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -128,6 +131,27 @@ def configure(name: str, level: int = 1, note: str | None = None) -> dict:
 
 
 server._tool_manager.get_tool("configure").parameters["additionalProperties"] = False
+
+
+@server.tool()
+def readme() -> EmbeddedResource:
+    """A text resource embedded in the result."""
+    return EmbeddedResource(type="resource", resource=TextResourceContents(
+        uri="file:///demo/README.txt", mimeType="text/plain", text="Demo README: the answer is 42."))
+
+
+def shout(text: str) -> str:
+    """Upper-case the text (added at run time by grow)."""
+    return text.upper()
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool shout, remove pixel, and tell the client the tool list changed."""
+    server.add_tool(shout)
+    server.remove_tool("pixel")
+    await ctx.session.send_tool_list_changed()
+    return "grown"
 
 
 if __name__ == "__main__":

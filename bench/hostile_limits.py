@@ -1,0 +1,78 @@
+"""How the HTTP limits hold against hostile servers: time to the typed error and peak memory.
+
+For each case a fresh child process builds ``openai:m`` against a loopback
+hostile server (``tests/servers/hostile.py``) and calls it once:
+
+* ``endless_body``: a 200 whose chunked body never ends (default 32 MiB limit);
+* ``trickle``: one byte every 50 ms, forever (deadline 5 s, read timeout 120 s);
+* ``endless_stream``: an event stream that never finishes (deadline 5 s);
+* ``endless_stream_fast``: the same with no pause between events (32 MiB limit, no deadline).
+
+Prints the error type, seconds to the error, and the child's peak RSS
+(``ru_maxrss``) before and after the call.
+
+    python bench/hostile_limits.py
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CASES = {
+    "endless_body": ("endless_body()", {}),
+    "trickle": ("trickle(every=0.05)", {"deadline": 5}),
+    "endless_stream": ("endless_sse(every=0.01)", {"deadline": 5}),
+    "endless_stream_fast": ("endless_sse(every=0, text='z' * 1000)", {"deadline": None}),
+}
+
+
+def child(case: str) -> None:
+    sys.path.insert(0, str(ROOT))
+    from tests.servers import hostile
+    from tests.servers.hostile import HostileServer
+    from zagent import Kernel, ZagentError
+
+    behaviour, options = CASES[case]
+    with HostileServer(eval(behaviour, {**vars(hostile)})) as server, \
+            Kernel(plugins=["zagent.plugins.openai"], entry_points=False) as k:
+        llm = k.llm("openai:m", base_url=server.url, api_key="x", **options)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        start = time.perf_counter()
+        try:
+            if "stream" in case:
+                for _ in llm.stream("hi"):
+                    pass
+            else:
+                llm.complete("hi")
+            error = "no error"
+        except ZagentError as exc:
+            error = type(exc).__name__
+        seconds = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"case": case, "error": error, "seconds": seconds, "rss_before_mb": before / 1024,
+                      "rss_peak_mb": after / 1024}))
+
+
+def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        return child(sys.argv[2])
+    print(f"{'case':<22} {'error':<18} {'seconds':>8} {'RSS before':>11} {'RSS peak':>9}")
+    for case in CASES:
+        out = subprocess.run([sys.executable, __file__, "--child", case], capture_output=True, text=True,
+                             timeout=300)
+        if out.returncode:
+            print(f"{case:<22} failed: {out.stderr.strip().splitlines()[-1:]}")
+            continue
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"{case:<22} {r['error']:<18} {r['seconds']:8.2f} {r['rss_before_mb']:9.1f}MB {r['rss_peak_mb']:7.1f}MB")
+
+
+if __name__ == "__main__":
+    main()

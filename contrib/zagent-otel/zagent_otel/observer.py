@@ -1,0 +1,209 @@
+"""``SpanObserver``: zagent's paired events as OpenTelemetry spans and GenAI metrics.
+
+A ``*_start`` event starts an OTel span whose parent is the OTel span of the
+event's ``parent_id`` (for a top span: whatever OTel span is current in the
+emitting task, so a run inside a web request nests under it); the matching end
+event sets the end attributes, the status (``ERROR`` with ``error.type`` for an
+outcome ``error`` or ``cancelled``) and ends it at the event's time. Point events
+(``speaker_selected``, ``paused``...) become span events of their parent. Chat
+spans also feed ``gen_ai.client.token.usage`` and ``gen_ai.client.operation.duration``.
+Spans are never made current (start and end come from separate hook calls).
+
+Spans are built in the emitting task, synchronously: a worker thread was tried and
+made runs slower (it competes for the GIL; bench/otel_overhead.py).
+
+``ContentCapture`` (only when content capture is on) adds the opt-in
+``gen_ai.input.messages`` / ``gen_ai.output.messages`` and
+``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result``, masked.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import zagent
+from zagent.logs import log
+from zagent.spans import current_span_id
+
+from . import semconv
+
+SCOPE = "zagent"
+TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
+DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
+
+
+class Open:
+    """An OTel span between its zagent start and end events."""
+
+    __slots__ = ("span", "kind", "parent_id", "context", "labels", "provider")
+
+    def __init__(self, span: Any, kind: str, parent_id: Optional[str]):
+        self.span, self.kind, self.parent_id = span, kind, parent_id
+        self.context: Any = None  # the OTel context with this span, made when a child needs it
+        self.labels: Optional[dict[str, Any]] = None  # metric attributes, for chat spans
+        self.provider = False  # gen_ai.provider.name set (agent and workflow spans)
+
+
+class SpanObserver:
+    """The ``zagent_event`` observer of one kernel."""
+
+    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None):
+        self._providers = (tracer_provider, meter_provider)
+        self._tracer: Any = None
+        self.spans: dict[str, Open] = {}  # zagent span id -> its open OTel span
+
+    def zagent_event(self, event: Any) -> None:
+        if event.span_id is None and event.parent_id is None:
+            return  # a point event outside any span: nothing to attach it to
+        try:
+            if self._tracer is None:
+                self._setup()
+            self._event(event)
+        except Exception:  # a tracing bug must never reach a run (the kernel would log it too)
+            log.exception("zagent-otel: could not turn event %s into a span", event.type)
+
+    def annotate(self, span_id: Optional[str], attributes: dict[str, Any]) -> None:
+        """Set ``attributes`` on the OTel span of zagent span ``span_id`` (if it is open)."""
+        record = self.spans.get(span_id) if span_id is not None else None
+        if record is not None:
+            record.span.set_attributes(attributes)
+
+    def _setup(self) -> None:
+        from opentelemetry import metrics, trace
+
+        tracer_provider, meter_provider = self._providers
+        version = getattr(zagent, "__version__", None)
+        self._tracer = trace.get_tracer(SCOPE, version, tracer_provider=tracer_provider)
+        meter = metrics.get_meter(SCOPE, version, meter_provider=meter_provider)
+        self._tokens = meter.create_histogram("gen_ai.client.token.usage", unit="{token}",
+                                              description="Number of input and output tokens used",
+                                              explicit_bucket_boundaries_advisory=TOKEN_BUCKETS)
+        self._duration = meter.create_histogram("gen_ai.client.operation.duration", unit="s",
+                                                description="GenAI operation duration",
+                                                explicit_bucket_boundaries_advisory=DURATION_BUCKETS)
+        from opentelemetry.context import get_current
+        from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
+
+        self._current = get_current
+
+        self._kinds = {semconv.CLIENT: SpanKind.CLIENT, semconv.INTERNAL: SpanKind.INTERNAL}
+        self._error = lambda text: Status(StatusCode.ERROR, text)
+        self._in_context = set_span_in_context
+
+    def _event(self, event: Any) -> None:
+        span_id, type = event.span_id, event.type
+        if span_id is None:
+            parent = self.spans.get(event.parent_id) if event.parent_id else None
+            if parent is not None:
+                parent.span.add_event(type, _event_attributes(event.data), timestamp=_ns(event.time))
+            return
+        if type.endswith("_start"):
+            self._start(event, type[:-6])
+        else:
+            self._end(event)
+
+    def _start(self, event: Any, kind: str) -> None:
+        parent = self.spans.get(event.parent_id) if event.parent_id else None
+        # a top span starts in the app's current OTel context (it nests under the app's span, if any)
+        outer = self._current() if parent is None else None
+        name, span_kind, attrs = semconv.start(kind, event.data, event.agent, event.run_id, top=parent is None)
+        if parent is not None and parent.context is None:
+            parent.context = self._in_context(parent.span)  # once per parent, shared by its children
+        span = self._tracer.start_span(name, context=parent.context if parent is not None else outer,
+                                       kind=self._kinds[span_kind], attributes=attrs, start_time=_ns(event.time))
+        record = Open(span, kind, event.parent_id)
+        if kind == "llm":
+            record.labels = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": attrs["gen_ai.provider.name"],
+                             "gen_ai.request.model": attrs["gen_ai.request.model"]}
+            self._provider_up(parent, attrs["gen_ai.provider.name"])
+        self.spans[event.span_id] = record
+
+    def _provider_up(self, parent: Optional["Open"], provider: str) -> None:
+        """Agent and workflow spans get ``gen_ai.provider.name`` from the first model call inside them."""
+        while parent is not None:
+            if parent.kind in ("run", "workflow", "groupchat") and not parent.provider:
+                parent.span.set_attribute("gen_ai.provider.name", provider)
+                parent.provider = True
+            parent = self.spans.get(parent.parent_id) if parent.parent_id else None
+
+    def _end(self, event: Any) -> None:
+        record = self.spans.pop(event.span_id, None)
+        if record is None:
+            return
+        span, kind, data = record.span, record.kind, event.data
+        span.set_attributes(semconv.end(kind, data))
+        failed = data.get("outcome") in ("error", "cancelled")
+        if failed:
+            error = semconv.error_type(data)
+            span.set_attribute("error.type", error)
+            span.set_status(self._error(str(data.get("error") or data.get("outcome"))[:500]))
+        labels = record.labels
+        if labels is not None:
+            self._duration.record(float(data.get("duration") or 0.0), dict(labels, **{"error.type": error})
+                                  if failed else labels)
+            if not failed:
+                self._tokens.record(int(data.get("input_tokens") or 0), dict(labels, **{"gen_ai.token.type": "input"}))
+                self._tokens.record(int(data.get("output_tokens") or 0), dict(labels, **{"gen_ai.token.type": "output"}))
+        span.end(end_time=_ns(event.time))
+
+    def zagent_kernel_close(self) -> None:
+        """Spans still open (a run the process gave up on) end now, marked unfinished."""
+        for record in list(self.spans.values()):
+            record.span.set_attribute("error.type", "unfinished")
+            record.span.set_status(self._error("unfinished when the kernel closed"))
+            record.span.end()
+        self.spans.clear()
+
+    def __repr__(self) -> str:
+        return f"<zagent-otel observer: {len(self.spans)} open spans>"
+
+
+class ContentCapture:
+    """Opt-in: prompts, replies, tool arguments and results on the spans (masked). Runs last of the rails."""
+
+    def __init__(self, observer: SpanObserver):
+        from .content import env_secrets
+
+        self.observer = observer
+        self.secrets = env_secrets()
+
+    @zagent.hookimpl(trylast=True)
+    def zagent_after_llm_call(self, request: Any, response: Any, ctx: Any) -> None:
+        from .content import messages_json
+
+        try:  # a rail that raises would block the reply: tracing must never do that
+            self.observer.annotate(current_span_id(id(ctx.kernel)), {
+                "gen_ai.input.messages": messages_json(request.messages, self.secrets),
+                "gen_ai.output.messages": messages_json([response.message], self.secrets)})
+        except Exception:
+            log.exception("zagent-otel: could not record the messages of an LLM call")
+
+    @zagent.hookimpl(trylast=True)
+    def zagent_after_tool_call(self, call: Any, result: Any, ctx: Any) -> None:
+        from .content import masked, to_json
+
+        try:
+            self.observer.annotate(current_span_id(id(ctx.kernel)), {
+                "gen_ai.tool.call.arguments": to_json(call.arguments, self.secrets),
+                "gen_ai.tool.call.result": masked(result.content or "", self.secrets)})
+        except Exception:
+            log.exception("zagent-otel: could not record a tool call's arguments and result")
+
+
+def _ns(seconds: float) -> int:
+    return int(seconds * 1e9)
+
+
+def _event_attributes(data: dict[str, Any]) -> dict[str, Any]:
+    """Scalar event data as span-event attributes (lists of scalars kept; nothing else, nothing secret)."""
+    from zagent.secrets import looks_secret
+
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if looks_secret(key):
+            continue
+        if isinstance(value, (str, bool, int, float)):
+            out[f"zagent.{key}"] = value
+        elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            out[f"zagent.{key}"] = list(value)
+    return out

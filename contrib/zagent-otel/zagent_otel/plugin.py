@@ -1,0 +1,49 @@
+"""The entry-point module: adds the tracing observer to each kernel that wants it.
+
+On by default when installed; ``Kernel(config={"otel": False})``,
+``{"otel": {"enabled": False}}`` or ``ZAGENT_OTEL=0`` turn it off. Settings
+(``config["otel"]``): ``capture_content`` (record prompts, replies, tool
+arguments and results; default ``$OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``,
+off), ``tracer_provider`` / ``meter_provider`` (default: the global ones).
+``ZAGENT_OTEL=1`` also installs an OTLP/HTTP pipeline as the global providers
+(``zagent_otel.setup``). OpenTelemetry itself is imported when the first event
+arrives, not here, so ``Kernel()`` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+OBSERVER = "otel.observer"
+CONTENT = "otel.content"
+_OFF = ("0", "false", "no", "off")
+_ON = ("1", "true", "yes", "on")
+
+
+def settings(kernel: Any) -> dict[str, Any]:
+    """The plugin's settings for ``kernel`` (``config["otel"]`` and the environment)."""
+    value = kernel.config.get("otel", {})
+    found = dict(value) if isinstance(value, dict) else {"enabled": bool(value)}
+    env = os.environ.get("ZAGENT_OTEL", "").strip().lower()
+    found.setdefault("enabled", env not in _OFF)
+    capture = os.environ.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "").strip().lower()
+    found.setdefault("capture_content", capture in _ON)
+    found["setup"] = env in _ON
+    return found
+
+
+def zagent_kernel_start(kernel: Any) -> None:
+    found = settings(kernel)
+    if not found["enabled"] or kernel.pm.has_plugin(OBSERVER):
+        return
+    if found["setup"]:
+        from .setup import configure_from_env
+
+        configure_from_env()
+    from .observer import ContentCapture, SpanObserver
+
+    observer = SpanObserver(tracer_provider=found.get("tracer_provider"), meter_provider=found.get("meter_provider"))
+    kernel.add_plugin(observer, name=OBSERVER)
+    if found["capture_content"]:
+        kernel.add_plugin(ContentCapture(observer), name=CONTENT)

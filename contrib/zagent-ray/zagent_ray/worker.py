@@ -1,0 +1,40 @@
+"""What runs inside a Ray worker process: one kernel per process, one unit per task.
+
+The worker rebuilds a ``Kernel`` from the plugins installed on its machine
+(entry points, plus ``plugins`` import paths the driver named) and the
+driver's public config, once per process and reused by later tasks (its LLM
+clients and agents built from specs are reused too). A unit's own exception
+is returned as data (type name and message), so Ray retries only what Ray is
+for: a worker or node that died.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+_kernels: dict[bytes, Any] = {}
+_encode = msgspec.json.Encoder(enc_hook=str)
+
+
+def _kernel(setup: bytes) -> Any:
+    kernel = _kernels.get(setup)
+    if kernel is None:
+        from zagent import Kernel
+
+        data = msgspec.json.decode(setup)
+        kernel = _kernels[setup] = Kernel(plugins=list(data.get("plugins") or ()), config=data.get("config") or {})
+    return kernel
+
+
+def run_task(runner: str, payload: bytes, setup: bytes) -> bytes:
+    """Run one shipped unit; return ``{"ok": true, "result": ...}`` or ``{"ok": false, "type", "message"}``."""
+    from zagent.executors import run_unit
+    from zagent.sync import run_sync
+
+    try:
+        result = run_sync(run_unit(_kernel(setup), runner, msgspec.json.decode(payload)))
+    except Exception as exc:
+        return _encode.encode({"ok": False, "type": type(exc).__name__, "message": str(exc)[:4000]})
+    return _encode.encode({"ok": True, "result": result})

@@ -1,0 +1,288 @@
+"""The batch driver behind ``Kernel.batch`` / ``Kernel.abatch``: one run per input, bounded, resumable.
+
+* **What runs**: a ``Job`` made from the target: an agent spec (a dict or a
+  file, built once here so a bad spec fails before any item runs), an agent
+  object (anything with ``aexecute``; runs in this process only), or an object
+  with ``batch_job(kernel) -> Job`` (the workflow plugin's graphs have one).
+* **Where**: each item is a ``zagent.executors.Unit`` handed to the executor
+  (``local`` by default); the driver alone decides what is done and writes the
+  results, so a lost worker means a retried item (``UnitLost``, at most
+  ``retries`` more tries), never a lost or doubled line.
+* **How many at once**: ``concurrency`` workers pull items from the (lazy)
+  input iterator; the provider's own options (``max_retries``, ``rpm``,
+  ``Retry-After``) apply to every LLM call made, as in any run.
+* **Errors**: an item that fails (bad line, missing inputs, a provider error
+  after its retries, a parse error) is a result with ``ok: false`` and the
+  error's type and message; the batch goes on.
+* **Resume**: with ``out`` (see ``zagent.batchfiles``) items already there are
+  skipped; results are appended as they finish (in finishing order, each
+  naming its ``id``/``line``).
+
+Each result is ``{"id"?, "line", "ok", "output" | "error", "usage", "duration", "attempts"}``.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from typing import Any, Awaitable, Callable, Iterable, Optional, Union
+
+import attrs
+import msgspec
+
+from .batchfiles import Item, ResultsFile, iter_items, read_items
+from .errors import ConfigError
+from .executors import Unit, UnitFailed, UnitLost, pick, shipped_trust, trust_from
+from .secrets import public_data
+
+AGENT_RUNNER = "zagent.batch:run_agent_item"
+
+
+@attrs.frozen(repr=False)
+class Job:
+    """What each item runs: ``local(inputs)`` here, or ``runner`` with ``{**payload, "inputs": ...}`` elsewhere.
+
+    Both return ``{"output": {...}, "usage": {"input_tokens": .., "output_tokens": .., "calls": ..}}``.
+    """
+
+    name: str
+    local: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+    runner: Optional[str] = None
+    payload: Optional[dict[str, Any]] = None
+
+    def unit(self, key: str, inputs: dict[str, Any]) -> Unit:
+        base = self.payload
+        payload = None if base is None else (lambda: {**base, "inputs": inputs})
+        return Unit(key=key, local=lambda: self.local(inputs), runner=self.runner, payload=payload)
+
+    def __repr__(self) -> str:
+        return f"<Job {self.name!r} runner={self.runner!r}>"
+
+
+class Summary(msgspec.Struct, kw_only=True):
+    """Counts of one ``abatch`` call (``skipped``: already in ``out``; ``seconds``: wall time)."""
+
+    total: int = 0
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    retried: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+    executor: str = "local"
+    interrupted: bool = False
+
+    @property
+    def items_per_second(self) -> float:
+        ran = self.done + self.failed
+        return ran / self.seconds if self.seconds > 0 else 0.0
+
+    def line(self) -> str:
+        """One human line: ``done 998, failed 2, skipped 0; tokens 1234 in / 567 out; 3.2 s, 311.9 items/s``."""
+        head = "interrupted" if self.interrupted else "finished"
+        return (f"{head}: done {self.done}, failed {self.failed}, skipped {self.skipped} (already in the output)"
+                f"{f', retried {self.retried}' if self.retried else ''}; tokens {self.input_tokens} in / "
+                f"{self.output_tokens} out; {self.seconds:.1f} s, {self.items_per_second:.1f} items/s "
+                f"(executor {self.executor})")
+
+
+@attrs.define(repr=False)
+class BatchReport:
+    """What ``abatch`` returns: the ``summary`` and, without ``out``, the ``results`` in input order."""
+
+    summary: Summary
+    results: list[dict[str, Any]]
+
+
+async def abatch(kernel: Any, target: Any, inputs: Union[Iterable[Any], str, Any], *,
+                 out: Any = None, executor: Any = None, executor_options: Optional[dict[str, Any]] = None,
+                 concurrency: Optional[int] = None, retries: int = 2, retry_failed: bool = False,
+                 on_result: Optional[Callable[[dict[str, Any], Summary], None]] = None) -> BatchReport:
+    """Run ``target`` once per input; see the module docstring and ``Kernel.abatch``."""
+    if retries < 0:
+        raise ConfigError(f"retries must be 0 or more, got {retries}")
+    job = make_job(kernel, target)
+    if hasattr(executor, "submit") and executor_options:
+        raise ConfigError("executor_options apply to an executor named by 'executor'; this one is already built")
+    if concurrency is not None and concurrency < 1:
+        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+    from_file = isinstance(inputs, (str, bytes)) or hasattr(inputs, "__fspath__")
+    items = read_items(inputs) if from_file else iter_items(inputs)
+    sink = ResultsFile(out, retry_failed=retry_failed) if out is not None else None
+    try:
+        ex = executor if hasattr(executor, "submit") else pick(kernel, executor, dict(executor_options or {}))
+        width = concurrency or getattr(ex, "concurrency", None) or 16  # may connect (ray): before the clock
+    except BaseException:
+        if sink is not None:
+            sink.close()
+        raise
+    run = _Batch(job, ex, sink, retries, on_result, Summary(executor=getattr(ex, "name", type(ex).__name__)))
+    try:
+        await run.go(items, width)
+    except BaseException:
+        run.summary.interrupted = True
+        raise
+    finally:
+        run.summary.seconds = time.perf_counter() - run.started
+        if sink is not None:
+            sink.close()
+        if ex is not executor:
+            await ex.aclose()
+    results = [] if sink is not None else [r for _, r in sorted(run.kept, key=lambda p: p[0])]
+    return BatchReport(run.summary, results)
+
+
+class _Batch:
+    """The state of one batch (never shared)."""
+
+    def __init__(self, job: Job, ex: Any, sink: Optional[ResultsFile], retries: int,
+                 on_result: Optional[Callable[[dict[str, Any], Summary], None]], summary: Summary):
+        self.job, self.ex, self.sink, self.retries, self.on_result = job, ex, sink, retries, on_result
+        self.summary = summary
+        self.seen: dict[str, int] = {}
+        self.kept: list[tuple[int, dict[str, Any]]] = []
+        self.started = time.perf_counter()
+
+    async def go(self, items: Iterable[Item], width: int) -> None:
+        import asyncio
+
+        it = iter(items)
+        workers = [asyncio.ensure_future(self._worker(it)) for _ in range(width)]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    async def _worker(self, it: Any) -> None:
+        for item in it:  # workers share one iterator: each item is taken once
+            self.summary.total += 1
+            if self.sink is not None and self.sink.done.has(item):
+                self.summary.skipped += 1
+                continue
+            problem = item.problem
+            duplicate = self._duplicate(item)
+            if duplicate:  # keyed by its line, so it never shadows the first item with that id
+                problem, item = duplicate, item._replace(id=None)
+            record = _failed(item, ConfigError(problem), 0, 0.0) if problem else await self._run(item)
+            self._record(item, record)
+
+    def _duplicate(self, item: Item) -> Optional[str]:
+        if item.id is None:
+            return None
+        first = self.seen.setdefault(item.id, item.line)
+        if first == item.line:
+            return None
+        return f"line {item.line}: id {item.id!r} was already used on line {first}; ids must be unique"
+
+    async def _run(self, item: Item) -> dict[str, Any]:
+        key = item.id if item.id is not None else f"line {item.line}"
+        started = time.perf_counter()
+        for attempt in range(1, self.retries + 2):
+            try:
+                result = await self.ex.submit(self.job.unit(key, item.inputs))
+            except UnitLost as exc:
+                if attempt > self.retries:
+                    return _failed(item, exc, attempt, time.perf_counter() - started)
+                self.summary.retried += 1
+                continue
+            except Exception as exc:
+                return _failed(item, exc, attempt, time.perf_counter() - started)
+            return _ok(item, result, attempt, time.perf_counter() - started)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _record(self, item: Item, record: dict[str, Any]) -> None:
+        s = self.summary
+        if record["ok"]:
+            s.done += 1
+        else:
+            s.failed += 1
+        usage = record.get("usage") or {}
+        s.input_tokens += int(usage.get("input_tokens", 0) or 0)
+        s.output_tokens += int(usage.get("output_tokens", 0) or 0)
+        if self.sink is not None:
+            self.sink.write(record)
+        else:
+            self.kept.append((item.line, record))
+        if self.on_result is not None:
+            self.on_result(record, s)
+
+
+def _head(item: Item, ok: bool, attempts: int, duration: float) -> dict[str, Any]:
+    head: dict[str, Any] = {} if item.id is None else {"id": item.id}
+    head.update(line=item.line, ok=ok, attempts=attempts, duration=round(duration, 6))
+    return head
+
+
+def _ok(item: Item, result: Any, attempts: int, duration: float) -> dict[str, Any]:
+    if not isinstance(result, dict) or "output" not in result:
+        return _failed(item, ConfigError(f"the unit returned {type(result).__name__}, not {{'output': ...}}"),
+                       attempts, duration)
+    return {**_head(item, True, attempts, duration), "output": result["output"], "usage": result.get("usage") or {}}
+
+
+def _failed(item: Item, exc: BaseException, attempts: int, duration: float) -> dict[str, Any]:
+    type_name = exc.type_name if isinstance(exc, UnitFailed) else type(exc).__name__
+    message = str(exc)
+    if len(message) > 2000:
+        message = message[:1997] + "..."
+    return {**_head(item, False, attempts, duration), "error": {"type": type_name, "message": message}}
+
+
+# -- jobs -----------------------------------------------------------------------------
+
+
+def make_job(kernel: Any, target: Any) -> Job:
+    """The ``Job`` for ``target`` (see the module docstring); a bad target is a ``ConfigError`` now."""
+    builder = getattr(target, "batch_job", None)
+    if builder is not None and not isinstance(target, type):
+        return builder(kernel)
+    if isinstance(target, (dict, str)) or hasattr(target, "__fspath__"):
+        return _spec_job(kernel, target)
+    if hasattr(target, "aexecute"):
+        return Job(name=getattr(target, "name", "agent"), local=lambda inputs: agent_item(kernel, target, inputs))
+    raise ConfigError(f"cannot batch a {type(target).__name__}: give an agent spec (dict or file), an agent, "
+                      "or a workflow graph")
+
+
+def _spec_job(kernel: Any, target: Any) -> Job:
+    from .kernel import load_spec_file
+
+    spec = target if isinstance(target, dict) else load_spec_file(target)
+    if "nodes" in spec:
+        raise ConfigError("this spec is a workflow: load it with zagent.plugins.workflow.WorkFlowGraph.load(path) "
+                          "and batch the graph (or use 'zagent batch', which does)")
+    agent = kernel.agent(spec)
+    # Workers get the spec without secrets (API keys come from their own environment) and the driver's trust.
+    return Job(name=str(spec.get("name", "agent")), local=lambda inputs: agent_item(kernel, agent, inputs),
+               runner=AGENT_RUNNER, payload={"spec": public_data(spec), "trust": shipped_trust()})
+
+
+async def agent_item(kernel: Any, agent: Any, inputs: dict[str, Any]) -> dict[str, Any]:
+    """Run one item on ``agent``: every required input must be in the item (never taken from another item)."""
+    action = getattr(agent, "action", None)
+    if callable(action):
+        missing = action().missing_inputs(inputs)
+        if missing:
+            raise ConfigError(f"the item lacks input(s) {', '.join(missing)} that {agent.name!r} needs")
+    result = await agent.aexecute(inputs=inputs)
+    usage = getattr(result, "usage", None)
+    output = result.to_dict() if hasattr(result, "to_dict") else result
+    return {"output": output, "usage": msgspec.to_builtins(usage) if usage is not None else {}}
+
+
+_worker_agents: "weakref.WeakKeyDictionary[Any, dict[bytes, Any]]" = weakref.WeakKeyDictionary()
+
+
+async def run_agent_item(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
+    """The unit runner on a worker: build the agent from ``payload['spec']`` under the driver's trust (once per
+    kernel), run one item."""
+    spec = payload["spec"]
+    built = _worker_agents.setdefault(kernel, {})
+    key = msgspec.json.encode([spec, payload.get("trust")])
+    agent = built.get(key)
+    if agent is None:
+        agent = built[key] = kernel.agent(spec, trust=trust_from(payload))
+    return await agent_item(kernel, agent, dict(payload.get("inputs") or {}))

@@ -1,0 +1,152 @@
+"""The files of a batch: JSONL inputs read lazily, and the append-only JSONL results file.
+
+Inputs: one JSON object per line; its ``id`` field (a string or an integer), if
+any, names the item, otherwise its line number does. Blank lines are skipped
+(they still count for line numbers). A line that is not a JSON object becomes a
+failed item naming the line, never a crash.
+
+Results (``--out``): one JSON object per finished item, written with a single
+``os.write`` on an ``O_APPEND`` descriptor as soon as the item finishes, so a
+reader (or a process killed at any moment) sees whole lines, except at most a
+partial *last* line after a SIGKILL mid-write. Opening the file for a resumed
+run cuts such a tail off, then reads which items are already there (by ``id``,
+or by ``line`` for items without one), so re-running skips them and nothing is
+written twice. Only this module writes the results file, in the driver's
+process: workers never touch it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Iterator, NamedTuple, Optional, Union
+
+import msgspec
+
+from .errors import ConfigError
+
+_decode = msgspec.json.Decoder()
+_encode = msgspec.json.Encoder(enc_hook=str)
+
+
+class Item(NamedTuple):
+    """One input: ``line`` (1-based), ``id`` (``None`` when the input has none), its inputs or a problem."""
+
+    line: int
+    id: Optional[str]
+    inputs: dict[str, Any]
+    problem: Optional[str] = None
+
+
+def item_of(line: int, data: Any) -> Item:
+    """An ``Item`` from one decoded input (``id`` split off the inputs)."""
+    if not isinstance(data, dict):
+        return Item(line, None, {}, f"line {line} is a JSON {type(data).__name__}, not an object of inputs")
+    inputs = dict(data)
+    raw_id = inputs.pop("id", None)
+    if raw_id is None:
+        return Item(line, None, inputs)
+    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or raw_id == "":
+        return Item(line, None, inputs, f"line {line}: 'id' must be a non-empty string or an integer, got {raw_id!r}")
+    return Item(line, str(raw_id), inputs)
+
+
+def read_items(path: Union[str, os.PathLike]) -> Iterator[Item]:
+    """Items of a JSONL file, one line at a time (the file is never loaded whole)."""
+    try:
+        f = open(os.fspath(path), "rb")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the inputs file {os.fspath(path)!r}: {exc}") from None
+    with f:
+        for number, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            try:
+                data = _decode.decode(raw)
+            except msgspec.DecodeError as exc:
+                yield Item(number, None, {}, f"line {number} is not valid JSON: {exc}")
+                continue
+            yield item_of(number, data)
+
+
+def iter_items(inputs: Iterable[Any]) -> Iterator[Item]:
+    """Items of an in-memory iterable of dicts (numbered from 1 like lines)."""
+    for number, data in enumerate(inputs, 1):
+        yield item_of(number, data)
+
+
+class Done(NamedTuple):
+    """What a results file already holds: ids, line numbers of items without an id, and how many failed."""
+
+    ids: set[str]
+    lines: set[int]
+    failed: int
+
+    def has(self, item: Item) -> bool:
+        return item.id in self.ids if item.id is not None else item.line in self.lines
+
+
+class ResultsFile:
+    """The ``--out`` file of a batch, opened for appending after repairing and reading it.
+
+    :param path: the JSONL file (created if missing).
+    :param retry_failed: drop the lines of failed items (rewritten atomically) so they run again.
+    """
+
+    def __init__(self, path: Union[str, os.PathLike], *, retry_failed: bool = False):
+        self.path = os.fspath(path)
+        self.done = self._prepare(retry_failed)
+        try:
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise ConfigError(f"cannot write the results file {self.path!r}: {exc}") from None
+
+    def _prepare(self, retry_failed: bool) -> Done:
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return Done(set(), set(), 0)
+        except OSError as exc:
+            raise ConfigError(f"cannot read the results file {self.path!r}: {exc}") from None
+        end = data.rfind(b"\n") + 1
+        if end < len(data):  # a line cut by a kill mid-write: that item runs again
+            os.truncate(self.path, end)
+            data = data[:end]
+        kept, done = [], Done(set(), set(), 0)
+        for number, raw in enumerate(data.splitlines(keepends=True), 1):
+            if not raw.strip():
+                continue
+            try:
+                record = _decode.decode(raw)
+            except msgspec.DecodeError:
+                raise ConfigError(f"{self.path} line {number} is not a batch result (not JSON); "
+                                  "use another --out file or remove that line") from None
+            if not isinstance(record, dict) or not isinstance(record.get("line"), int):
+                raise ConfigError(f"{self.path} line {number} is not a batch result (no 'line' field); "
+                                  "use another --out file")
+            if retry_failed and not record.get("ok"):
+                continue
+            kept.append(raw)
+            if record.get("id") is not None:
+                done.ids.add(str(record["id"]))
+            else:
+                done.lines.add(record["line"])
+            if not record.get("ok"):
+                done = done._replace(failed=done.failed + 1)
+        if retry_failed and len(kept) != sum(1 for r in data.splitlines() if r.strip()):
+            from .files import write_atomic
+
+            write_atomic(self.path, b"".join(kept))
+        return done
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append one result as one line, in one write."""
+        line = _encode.encode(record) + b"\n"
+        view = memoryview(line)
+        while view:
+            view = view[os.write(self.fd, view):]
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1

@@ -1,0 +1,44 @@
+"""``zagent.providerkit``: what network LLM providers share, kept out of the kernel core.
+
+The kernel core never imports this package; the HTTP providers (openai,
+openai-responses, anthropic, ollama) and third-party ones do:
+
+* ``client.HttpClient``: one HTTP client per provider instance and event loop,
+  timeouts, a whole-call deadline, a size limit, a fair in-flight limit,
+  retries (``errors.HttpErrors`` makes the typed errors);
+* ``config.HttpConfig``: the shared HTTP options (docs/http.md) and
+  ``default_http_module`` (httpx, or httpx2 when installed);
+* ``stream.StreamReply``: a streamed reply read within the deadline and limit;
+* ``ratelimit``: ``rpm`` shared by a kernel's models of one provider and URL;
+* ``wire``: SSE and NDJSON streams, ``Retry-After``, server messages,
+  ``network_options``, ``stream_interrupted``, ``malformed``;
+* ``encodeonce.encoded_once``: a per-``ToolSpec`` cache of wire bytes.
+
+``zagent.http`` and ``zagent.encodeonce`` re-export these names for one release.
+"""
+
+from __future__ import annotations
+
+from .client import HttpClient
+from .config import (
+    DEFAULT_DEADLINE,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    ERROR_BODY_BYTES,
+    HTTP_OPTIONS,
+    RETRY_STATUSES,
+    USER_AGENT,
+    HttpConfig,
+    default_http_module,
+)
+from .encodeonce import encoded_once
+from .errors import HttpErrors
+from .ratelimit import RateLimiter, shared_limiter
+from .stream import StreamReply
+from .wire import iter_ndjson, iter_sse, malformed, network_options, retry_after, server_message, stream_interrupted
+
+__all__ = [
+    "DEFAULT_DEADLINE", "DEFAULT_MAX_RESPONSE_BYTES", "ERROR_BODY_BYTES", "HTTP_OPTIONS", "RETRY_STATUSES",
+    "USER_AGENT", "HttpClient", "HttpConfig", "HttpErrors", "RateLimiter", "StreamReply", "default_http_module",
+    "encoded_once", "iter_ndjson", "iter_sse", "malformed", "network_options", "retry_after", "server_message",
+    "shared_limiter", "stream_interrupted",
+]

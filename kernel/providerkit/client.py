@@ -1,0 +1,375 @@
+"""The one place that builds HTTP clients for network providers, and what every request shares.
+
+``HttpClient`` wraps an ``httpx.AsyncClient`` (or an httpx-API-compatible
+client such as httpx2) for one provider instance:
+
+* **one client per event loop**, created on first use and reused: an httpx
+  client must not cross event loops, and zagent's sync twins run on a
+  background loop (``zagent.sync``), so a script mixing ``complete()`` and
+  ``await acomplete()`` gets one client on each loop, never one per call;
+* explicit **timeouts** (connect/read/write/pool; ``timeout=`` or the
+  ``ZAGENT_TIMEOUT`` environment variable) and **pool limits** sized for many
+  concurrent agents; default headers (user agent, JSON, the API key);
+* a whole-call **deadline** (connect, every read, the stream, retries and their
+  waits: a server that trickles a byte at a time or streams forever is cut
+  there) and a **size limit** on every reply, streamed ones counted whole
+  (``max_response_bytes``): ``DeadlineExceeded`` and ``ResponseTooLarge``
+  name the limit and how to raise it;
+* a fair **in-flight limit** per client and event loop (``max_in_flight``,
+  by default the pool's ``max_connections``): calls past it wait their turn in
+  FIFO order instead of crowding httpx's pool, which slows down sharply when
+  thousands of requests wait inside it;
+* **retries** with exponential backoff and jitter for connection errors,
+  connect/pool timeouts, 408, 409, 429 and 5xx, honouring ``Retry-After``
+  (seconds or an HTTP date), ``retry-after-ms`` and ``x-should-retry``, bounded
+  by ``max_retries`` and the deadline. A *read* timeout is not retried (unless
+  ``retry_read_timeouts=True``): the server may still be generating the
+  abandoned reply, and a retry would stack a second generation on it. Then a
+  typed error from ``zagent.errors`` carrying provider, status and the
+  server's message (401/403 name the environment variable to set); see
+  docs/errors.md for which errors are retryable;
+* an optional **rate limit** (``rpm``: requests per minute) shared by every
+  LLM of one kernel that talks to the same provider and base URL;
+* a user's own client (``client=``, never closed by zagent) or a factory
+  (``client_factory=``, called once per event loop with ``base_url``,
+  ``headers``, ``timeout`` and ``limits`` built from the factory's own module,
+  so ``client_factory=httpx2.AsyncClient`` just works). A user's client keeps
+  its own ``base_url`` (it wins over ``base_url=``); without one, requests go
+  to absolute URLs under ``base_url``.
+
+API keys live in a ``Secret`` and go into the client's default headers only;
+they never appear in reprs or errors: a server message echoing the key, or
+the value of a header whose name says it is a secret (``X-Api-Key``,
+``Authorization``, ``Cookie``...), is masked (``zagent.secrets.Masker``:
+whole values only, so a dummy key such as ``x`` leaves messages intact).
+httpx is imported when the first client is built, never at import; with
+``pip install 'zagent[httpx2]'`` the client is httpx2 (``ZAGENT_HTTP_MODULE=httpx``
+switches back).
+
+The other modules of ``zagent.providerkit``: ``config`` (the options), ``errors`` (typed errors, a
+mixin), ``stream`` (streamed replies, the deadline), ``ratelimit`` (``rpm``), ``wire`` (SSE/NDJSON,
+``Retry-After``, the helpers providers share).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import attrs
+
+from ..errors import (
+    ProtocolError,
+    ProviderConfigError,
+    ProviderError,
+)
+from ..secrets import Secret
+from .config import ERROR_BODY_BYTES, USER_AGENT, HttpConfig, default_http_module
+from .errors import HttpErrors
+from .ratelimit import RateLimiter, shared_limiter
+from .stream import StreamReply, _close_quietly, _Deadline
+from .wire import retry_after, server_message
+
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class HttpClient(HttpErrors):
+    """HTTP access for one provider instance. Create with ``HttpClient.build(...)``.
+
+    :ivar provider: provider name, used in errors (``openai``).
+    :ivar base_url: root URL requests are relative to.
+    :ivar key_env: environment variable that holds the key (named in 401 errors).
+    :ivar owner: the LLM using this client; its kernel scopes the shared rate limiter.
+    """
+
+    provider: str
+    base_url: str
+    config: HttpConfig = HttpConfig()
+    api_key: Optional[Secret] = None
+    key_env: str = ""
+    auth_header: str = "Authorization"
+    auth_prefix: str = "Bearer "
+    headers: dict[str, str] = attrs.field(factory=dict)
+    user_client: Any = None
+    client_factory: Optional[Callable[..., Any]] = None
+    http_module: Optional[str] = None
+    owner: Any = None
+    _clients: dict[Any, tuple[Any, Any]] = attrs.field(factory=dict, init=False)
+    _last: tuple[Any, Any, Any] = attrs.field(default=(None, None, None), init=False)
+    _request_headers: Optional[dict[str, str]] = attrs.field(default=None, init=False)
+    _limiter: Any = attrs.field(default=False, init=False)
+    _mod: Any = attrs.field(default=None, init=False)
+    _prefix: str = attrs.field(default="", init=False)
+    _masker: Any = attrs.field(default=None, init=False)
+
+    @classmethod
+    def build(cls, provider: str, base_url: str, options: dict[str, Any], **fields: Any) -> "HttpClient":
+        """Make the client of one provider instance, taking ``HTTP_OPTIONS`` out of ``options``."""
+        client = options.pop("client", None)
+        factory = options.pop("client_factory", None)
+        module = options.pop("http_module", None)
+        headers = dict(options.pop("headers", None) or {})
+        config = HttpConfig.from_options(options)
+        own_base = str(getattr(client, "base_url", "") or "") if client is not None else ""
+        http = cls(provider=provider, base_url=(own_base or base_url).rstrip("/"), config=config, headers=headers,
+                   user_client=client, client_factory=factory, http_module=module, **fields)
+        http._prefix = "" if client is None or own_base else http.base_url
+        return http
+
+    # -- clients ----------------------------------------------------------------
+
+    def client(self) -> Any:
+        """The client for the running event loop (created on first use)."""
+        return self._slot()[0]
+
+    def _slot(self) -> tuple[Any, Any]:
+        """The client and the in-flight gate (an ``asyncio.Semaphore`` or ``None``) of the running loop."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        last = self._last
+        if last[0] is loop:
+            return last[1], last[2]
+        entry = self._clients.get(loop)
+        if entry is None:
+            client = self.user_client if self.user_client is not None else self._new_client()
+            size = self.config.in_flight
+            entry = (client, asyncio.Semaphore(size) if size else None)
+            self._forget_closed_loops()
+            self._clients[loop] = entry
+        self._last = (loop, entry[0], entry[1])
+        return entry
+
+    def module(self) -> Any:
+        """The httpx-compatible module whose exceptions and types apply.
+
+        ``http_module=`` if given; else that of a user's ``client=`` or
+        ``client_factory=``; else ``ZAGENT_HTTP_MODULE``; else httpx2 when it is
+        installed (``pip install 'zagent[httpx2]'``), else httpx.
+        """
+        if self._mod is None:
+            import importlib
+
+            name = self.http_module
+            chosen_by = "http_module"
+            if name is None and (self.user_client is not None or self.client_factory is not None):
+                source = self.user_client if self.user_client is not None else self.client_factory
+                owner = type(source).__module__ if self.user_client is not None else getattr(source, "__module__", "")
+                name = (owner or "httpx").split(".")[0]
+                chosen_by = ""
+            if name is None:
+                name, chosen_by = default_http_module()
+            try:
+                mod = importlib.import_module(name)
+            except ImportError:
+                mod = None
+            if mod is None or not hasattr(mod, "TransportError"):
+                if chosen_by:
+                    raise ProviderConfigError(
+                        f"{chosen_by}={name!r} is not an installed httpx-compatible module; install it "
+                        "(pip install 'zagent[httpx2]' for httpx2) or use 'httpx'", provider=self.provider)
+                import httpx as mod  # type: ignore[no-redef]
+            self._mod = mod
+        return self._mod
+
+    def _new_client(self) -> Any:
+        mod = self.module()
+        c = self.config
+        kwargs = dict(
+            base_url=self.base_url,
+            headers=self._default_headers(),
+            timeout=mod.Timeout(connect=c.connect_timeout, read=c.read_timeout,
+                                write=c.write_timeout, pool=c.pool_timeout),
+            limits=mod.Limits(max_connections=c.max_connections,
+                              max_keepalive_connections=c.max_keepalive_connections,
+                              keepalive_expiry=c.keepalive_expiry),
+        )
+        factory = self.client_factory or mod.AsyncClient
+        return factory(**kwargs)
+
+    def _default_headers(self) -> dict[str, str]:
+        headers = {"user-agent": USER_AGENT, "content-type": "application/json", "accept": "application/json"}
+        headers.update({k: v.reveal() if isinstance(v, Secret) else v for k, v in self.headers.items()})
+        if self.api_key:
+            headers[self.auth_header] = self.auth_prefix + self.api_key.reveal()
+        return headers
+
+    def request_headers(self) -> Optional[dict[str, str]]:
+        """Per-request headers: only needed for a user's own client, which lacks our defaults."""
+        if self.user_client is None:
+            return None
+        if self._request_headers is None:
+            self._request_headers = self._default_headers()
+        return self._request_headers
+
+    def _forget_closed_loops(self) -> None:
+        for loop in [lp for lp in self._clients if lp.is_closed()]:
+            del self._clients[loop]
+
+    async def aclose(self) -> None:
+        """Close the clients this object made (a user's ``client=`` is left open: it is theirs)."""
+        import asyncio
+
+        clients, self._clients, self._last = self._clients, {}, (None, None, None)
+        current = asyncio.get_running_loop()
+        for loop, (client, _gate) in clients.items():
+            if client is self.user_client:
+                continue
+            if loop is current:
+                await client.aclose()
+            elif loop.is_running():
+                future = asyncio.run_coroutine_threadsafe(client.aclose(), loop)
+                try:
+                    await asyncio.wait_for(asyncio.wrap_future(future), 5)
+                except Exception:  # a busy or dying loop: its connections go with it
+                    pass
+
+    # -- sending ----------------------------------------------------------------
+
+    async def post(self, path: str, body: bytes, *, stream: bool = False, expect: Optional[str] = None) -> Any:
+        """POST ``body`` (JSON bytes) to ``path``; retry what is retryable; raise typed errors.
+
+        Returns the response with status < 400, its body read (within
+        ``max_response_bytes``). With ``stream=True`` it returns a
+        ``StreamReply`` whose body is not read yet: iterate ``aiter_lines()``,
+        then ``await reply.aclose()``; the deadline and the size limit go on
+        applying while it is read. ``expect`` is the media type a streamed
+        reply must have (``text/event-stream``); another one (an HTML page, a
+        JSON body) raises ``ProtocolError`` naming it.
+        """
+        import asyncio
+
+        client, gate = self._slot()
+        headers = self.request_headers()
+        if self._prefix:  # a user's client without base_url: send absolute URLs
+            path = self._prefix + path
+        limiter = self._limiter if self._limiter is not False else self._resolve_limiter()
+        seconds = self.config.deadline
+        guard = _Deadline(seconds) if seconds else None
+        handed_over = False
+        attempt = 0
+        try:
+            while True:
+                if limiter is not None:
+                    await limiter.acquire()
+                if gate is not None:
+                    await gate.acquire()
+                held = gate is not None
+                response = None
+                try:
+                    request = client.build_request("POST", path, content=body, headers=headers)
+                    response = await client.send(request, stream=True)
+                    status = response.status_code
+                    if status < 400:
+                        if not stream:
+                            response._content = await self._read_body(response)
+                            return response
+                        if expect:
+                            await self._check_media_type(response, expect)
+                        reply = StreamReply(self, response, gate if held else None, guard)
+                        held, handed_over = False, True
+                        return reply
+                    response._content = await self._read_head(response, ERROR_BODY_BYTES)
+                    error: ProviderError = self.status_error(response, attempt + 1)
+                    delay = self._retry_delay(error, response, attempt)
+                except asyncio.CancelledError:  # the deadline or the caller: give the connection back first
+                    if response is not None:
+                        await _close_quietly(response)
+                    raise
+                except Exception as exc:
+                    if response is not None:
+                        await _close_quietly(response)
+                    transport = self.transport_error(exc, attempt + 1)
+                    if transport is None:
+                        raise
+                    error = transport
+                    delay = self.backoff(attempt) if error.retryable and attempt < self.config.max_retries else None
+                finally:
+                    if held:
+                        gate.release()
+                if delay is None or (guard is not None and delay >= guard.remaining()):
+                    raise error from None
+                await self._sleep(delay)
+                attempt += 1
+        except asyncio.CancelledError:
+            if guard is not None and guard.expired_here():
+                raise self.deadline_error(guard, attempt + 1) from None
+            raise
+        finally:
+            if guard is not None and not handed_over:
+                guard.cancel()
+
+    async def _read_body(self, response: Any) -> bytes:
+        """The whole body of ``response``, within ``max_response_bytes`` (else ``ResponseTooLarge``)."""
+        limit = self.config.max_response_bytes
+        if limit is not None:
+            length = response.headers.get("content-length")
+            if length is not None and length.isdigit() and int(length) > limit:
+                await _close_quietly(response)
+                raise self.too_large(limit, f"it announced {int(length)} bytes")
+        parts = []
+        size = 0
+        async for part in response.aiter_bytes():
+            size += len(part)
+            if limit is not None and size > limit:
+                await _close_quietly(response)
+                raise self.too_large(limit, "")
+            parts.append(part)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    async def _read_head(self, response: Any, limit: int) -> bytes:
+        """Up to ``limit`` bytes of the body (for error messages); the connection is then closed."""
+        parts = []
+        size = 0
+        chunks = response.aiter_bytes()
+        try:
+            async for part in chunks:
+                parts.append(part)
+                size += len(part)
+                if size >= limit:
+                    break
+        finally:
+            await chunks.aclose()
+            await response.aclose()
+        return b"".join(parts)[:limit]
+
+    async def _check_media_type(self, response: Any, expect: str) -> None:
+        ctype = response.headers.get("content-type", "")
+        media = ctype.split(";", 1)[0].strip().lower()
+        if not media or media == expect:
+            return
+        head = await self._read_head(response, 2048)
+        excerpt = self.redact(server_message(head, 200))
+        raise ProtocolError(
+            f"{self.provider} ({self.base_url}) answered a streaming request with content type {media!r}, "
+            f"not {expect!r}: {excerpt!r}. Check that base_url points at a compatible API "
+            "(a web page or a proxy's login form looks like this)",
+            provider=self.provider, status=response.status_code, body=excerpt)
+
+    def _retry_delay(self, error: ProviderError, response: Any, attempt: int) -> Optional[float]:
+        if not error.retryable or attempt >= self.config.max_retries:
+            return None
+        hinted = retry_after(response.headers)
+        if hinted is not None:
+            return hinted if hinted <= self.config.retry_max_wait else None
+        return self.backoff(attempt)
+
+    def backoff(self, attempt: int) -> float:
+        """Exponential backoff with jitter: ``retry_backoff * 2**attempt`` capped, times 0.5-1.0."""
+        import random
+
+        c = self.config
+        return min(c.retry_max_backoff, c.retry_backoff * (2 ** attempt)) * (0.5 + random.random() / 2)
+
+    async def _sleep(self, seconds: float) -> None:
+        import asyncio
+
+        await asyncio.sleep(seconds)
+
+    def _resolve_limiter(self) -> Optional["RateLimiter"]:
+        rpm = self.config.rpm
+        kernel = getattr(self.owner, "kernel", None)
+        self._limiter = shared_limiter(kernel, f"{self.provider} {self.base_url}", rpm) if rpm else None
+        return self._limiter
+
+    def __repr__(self) -> str:
+        return f"<HttpClient {self.provider} {self.base_url} clients={len(self._clients)}>"

@@ -1,0 +1,36 @@
+"""``encoded_once``: a provider's wire form of a ``ToolSpec``, encoded once per spec object.
+
+Agents offer the same tools on every request. Providers turn each ``ToolSpec``
+into their protocol's JSON once and splice the bytes into later request bodies
+as ``msgspec.Raw``. The cache is keyed by the spec object (its id, checked by
+identity, holding a reference so the id cannot be reused while cached) and
+cleared when it reaches ``limit`` entries, so specs made per request cannot
+grow it without bound.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import msgspec
+
+from ..types import ToolSpec
+
+
+def encoded_once(build: Callable[[ToolSpec], Any], *, limit: int = 4096) -> Callable[[ToolSpec], msgspec.Raw]:
+    """A function returning ``msgspec.Raw(json(build(spec)))``, computed once per spec object."""
+    cache: dict[int, tuple[ToolSpec, msgspec.Raw]] = {}
+    encode = msgspec.json.encode
+
+    def encode_tool(spec: ToolSpec) -> msgspec.Raw:
+        hit = cache.get(id(spec))
+        if hit is not None and hit[0] is spec:
+            return hit[1]
+        raw = msgspec.Raw(encode(build(spec)))
+        if len(cache) >= limit:
+            cache.clear()
+        cache[id(spec)] = (spec, raw)
+        return raw
+
+    encode_tool.__doc__ = build.__doc__
+    return encode_tool

@@ -1,0 +1,150 @@
+"""``HttpErrors``: how ``HttpClient`` turns transport failures, HTTP statuses and limits into typed errors.
+
+A mixin of ``HttpClient``: every message names the provider, the status and the
+server's own words (secrets masked, ``zagent.secrets.Masker``), and 401/403 say
+which key to set; ``retryable`` follows docs/http.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+
+from ..errors import (
+    AuthenticationError,
+    BadRequestError,
+    DeadlineExceeded,
+    NotFoundError,
+    ProviderConfigError,
+    ProviderError,
+    ProviderTimeout,
+    RateLimitError,
+    ResponseTooLarge,
+)
+from .config import RETRY_STATUSES
+from .stream import _Deadline, _should_retry
+from .wire import retry_after, server_message
+
+
+
+class HttpErrors:
+    """The error side of ``HttpClient`` (a mixin; see the module docstring)."""
+
+    def transport_error(self, exc: BaseException, attempts: int = 1) -> Optional[ProviderError]:
+        """The ``ProviderError`` for a connection-level failure, or ``None`` if ``exc`` is not one.
+
+        Connection failures and connect/write/pool timeouts are retryable; a read
+        timeout is not unless ``retry_read_timeouts`` (the server may still be
+        generating the reply, and a retry would start a second generation).
+        """
+        mod = self.module()
+        tries = f" ({_attempts(attempts)})" if attempts > 1 else ""
+        if isinstance(exc, mod.TimeoutException):
+            kind = type(exc).__name__
+            phase, seconds = self._timeout_of(kind)
+            reading = phase == "reply data"
+            retryable = self.config.retry_read_timeouts or not reading
+            after = ("; not retried: the server may still be generating the abandoned reply "
+                     "(retry_read_timeouts=True retries it)") if reading and not retryable else ""
+            return ProviderTimeout(
+                f"{self.provider} ({self.base_url}) did not answer in time: no {phase} within {seconds}{tries}{after}; "
+                "raise timeout=... (seconds, or ZAGENT_TIMEOUT) or check that the server is up",
+                provider=self.provider, retryable=retryable)
+        if isinstance(exc, getattr(mod, "UnsupportedProtocol", ())):
+            return ProviderConfigError(
+                f"{self.provider}: cannot use base URL {self.base_url!r} ({exc}); give an http:// or https:// URL",
+                provider=self.provider)
+        if isinstance(exc, mod.TransportError):
+            return ProviderError(
+                f"could not reach {self.provider} at {self.base_url}: {type(exc).__name__}: "
+                f"{self.redact(str(exc)) or 'connection failed'}{tries}; check the base URL and that the server is running",
+                provider=self.provider, retryable=True)
+        return None
+
+    def _timeout_of(self, kind: str) -> tuple[str, str]:
+        c = self.config
+        phase, value = {
+            "ConnectTimeout": ("connection", c.connect_timeout), "WriteTimeout": ("request upload", c.write_timeout),
+            "PoolTimeout": ("free connection in the pool", c.pool_timeout),
+        }.get(kind, ("reply data", c.read_timeout))
+        return phase, f"{value:g} s" if value is not None else "the timeout"
+
+    def deadline_error(self, guard: "_Deadline", attempts: int = 1) -> DeadlineExceeded:
+        """The error for a call that ran past its whole-call deadline."""
+        tries = f", {_attempts(attempts)}" if attempts > 1 else ""
+        return DeadlineExceeded(
+            f"{self.provider} ({self.base_url}): the call did not finish within deadline={guard.seconds:g} s "
+            f"(connection, reply and stream together{tries}); raise deadline=... (seconds; None for no limit) "
+            "on the model if such long calls are expected, or check the server",
+            provider=self.provider, deadline=guard.seconds)
+
+    def too_large(self, limit: int, detail: str) -> ResponseTooLarge:
+        """The error for a reply longer than ``max_response_bytes``."""
+        detail = f" ({detail})" if detail else ""
+        return ResponseTooLarge(
+            f"{self.provider} ({self.base_url}) sent a reply longer than max_response_bytes={limit}{detail}; "
+            "a streamed reply counts whole. Raise max_response_bytes=... (bytes; None for no limit) on the model "
+            "if such replies are expected", provider=self.provider, status=200, limit=limit)
+
+    def status_error(self, response: Any, attempts: int = 1) -> ProviderError:
+        """The typed error for an HTTP error response (its body already read).
+
+        401/403 ``AuthenticationError``, 404 ``NotFoundError``, 429
+        ``RateLimitError``, 408/409/5xx a retryable ``ProviderError``, any other
+        4xx ``BadRequestError``; a server's ``x-should-retry: true|false``
+        header overrides whether it is retryable.
+        """
+        status = response.status_code
+        message = self.redact(server_message(response.content))
+        where = f"{self.provider} ({self.base_url})"
+        retryable = status in RETRY_STATUSES or status >= 500
+        hinted = _should_retry(response.headers)
+        if hinted is not None:
+            retryable = hinted
+        common = dict(provider=self.provider, status=status, body=message, retryable=retryable)
+        if status in (401, 403):
+            return AuthenticationError(self._auth_hint(status, message, where), **common)
+        spent = f"gave up after {_attempts(attempts)}"
+        if status == 429:
+            wait = retry_after(response.headers)
+            if wait is not None and wait > self.config.retry_max_wait:
+                spent = f"the server asks to wait {wait:g} s, longer than retry_max_wait={self.config.retry_max_wait:g} s"
+            return RateLimitError(
+                f"{where} rate-limited the request (HTTP 429: {message}); {spent}. Slow down "
+                "(rpm=... on the model), raise max_retries, or check your plan's limits",
+                retry_after=wait, **common)
+        if status == 404:
+            return NotFoundError(f"{where} returned HTTP 404: {message}; check the model name and the base URL",
+                                 **common)
+        if status in RETRY_STATUSES or status >= 500:
+            return ProviderError(f"{where} returned HTTP {status}: {message}; {spent}; try again later", **common)
+        return BadRequestError(f"{where} returned HTTP {status}: {message}; "
+                               "the request was rejected; check the model options and messages", **common)
+
+    def _auth_hint(self, status: int, message: str, where: str) -> str:
+        env = self.key_env or "the provider's API key variable"
+        if not self.api_key:
+            return (f"{where} needs an API key (HTTP {status}: {message}); set {env} "
+                    "or pass api_key=... to k.llm(...)")
+        verb = "rejected the API key" if status == 401 else "refused access with this API key"
+        return f"{where} {verb} (HTTP {status}: {message}); check {env} (or api_key=...)"
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key and every secret header value (``X-Api-Key``, ``Authorization``,
+        ``Cookie``..., see ``zagent.secrets.header_secrets``) replaced by ``***``, e.g. when a server echoes them.
+        Whole values only: a dummy key such as ``x`` leaves the text intact."""
+        return self.masker()(text)
+
+    def masker(self) -> Any:
+        """The ``zagent.secrets.Masker`` of this client's secrets (made once)."""
+        found = self._masker
+        if found is None:
+            from ..secrets import Masker, header_secrets
+
+            found = self._masker = Masker([self.api_key, *header_secrets(self.headers)] if self.api_key
+                                          else header_secrets(self.headers))
+        return found
+
+
+def _attempts(n: int) -> str:
+    return f"{n} attempt{'s' if n != 1 else ''}"

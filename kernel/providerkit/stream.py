@@ -1,0 +1,184 @@
+"""``StreamReply`` (a streamed reply read within the deadline and the size limit) and the deadline timer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, AsyncIterator, Optional
+
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import HttpClient
+
+
+
+class StreamReply:
+    """A streamed reply being read: its lines, within the call's deadline and ``max_response_bytes``.
+
+    Made by ``HttpClient.post(..., stream=True)``. It holds the call's slot of the
+    in-flight limit until ``aclose()``. Other attributes come from the
+    underlying response (``status_code``, ``headers``...).
+    """
+
+    __slots__ = ("_response", "_http", "_gate", "_guard", "_size", "_closed")
+
+    def __init__(self, http: HttpClient, response: Any, gate: Any, guard: Optional["_Deadline"]):
+        self._response = response
+        self._http = http
+        self._gate = gate
+        self._guard = guard
+        self._size = 0
+        self._closed = False
+        if guard is not None:
+            guard.armed = False
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._response, name)
+
+    @property
+    def bytes_read(self) -> int:
+        return self._size
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body's (decoded) bytes as they come; ``DeadlineExceeded``/``ResponseTooLarge`` past a limit."""
+        import asyncio
+
+        http, guard = self._http, self._guard
+        limit = http.config.max_response_bytes
+        chunks = self._response.aiter_bytes()
+        try:
+            while True:
+                if guard is not None:
+                    if guard.fired:
+                        raise http.deadline_error(guard)
+                    guard.arm()
+                try:
+                    chunk = await chunks.__anext__()
+                except StopAsyncIteration:
+                    return
+                except asyncio.CancelledError:
+                    if guard is not None and guard.expired_here():
+                        raise http.deadline_error(guard) from None
+                    raise
+                finally:
+                    if guard is not None:
+                        guard.armed = False
+                self._size += len(chunk)
+                if limit is not None and self._size > limit:
+                    raise http.too_large(limit, f"streamed, {self._size} bytes so far")
+                yield chunk
+        finally:
+            await chunks.aclose()
+
+    async def aiter_lines(self) -> AsyncIterator[str]:
+        """The body's lines (UTF-8; ends ``\\n``, ``\\r\\n`` or ``\\r`` removed); an unterminated last line too."""
+        import codecs
+
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        pending = ""
+        skip_lf = False
+        async for chunk in self.aiter_bytes():
+            text = decoder.decode(chunk)
+            if not text:
+                continue
+            if skip_lf and not pending and text[0] == "\n":
+                text = text[1:]
+            skip_lf = text.endswith("\r")
+            text = pending + text if pending else text
+            lines = _NEWLINES.split(text)
+            pending = lines.pop()
+            for line in lines:
+                yield line
+        tail = pending + decoder.decode(b"", True)
+        if tail:
+            yield tail  # the unterminated last line
+
+    async def aclose(self) -> None:
+        """Close the response and give back its in-flight slot (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self._response.aclose()
+        finally:
+            if self._gate is not None:
+                self._gate.release()
+            if self._guard is not None:
+                self._guard.cancel()
+
+    def __repr__(self) -> str:
+        return f"<StreamReply {getattr(self._response, 'status_code', '?')} read={self._size}>"
+
+
+_NEWLINES = re.compile(r"\r\n|\r|\n")
+
+
+class _Deadline:
+    """The whole-call deadline of one request: a timer that cancels the waiting task when armed.
+
+    ``armed`` is true while the call awaits the network (send, retry waits, each
+    stream read); between stream reads (the caller's own code runs) the timer
+    only marks the deadline passed, and the next read raises. Like
+    ``asyncio.timeout``, it tells its own cancellation from another one.
+    """
+
+    __slots__ = ("seconds", "task", "handle", "armed", "fired", "_cancelled", "_base", "_loop")
+
+    def __init__(self, seconds: float):
+        import asyncio
+
+        self._loop = asyncio.get_running_loop()
+        self.seconds = seconds
+        self.fired = False
+        self._cancelled = False
+        self.task: Any = None
+        self._base = 0
+        self.arm()
+        self.handle = self._loop.call_later(seconds, self._fire)
+
+    def arm(self) -> None:
+        import asyncio
+
+        task = self.task = asyncio.current_task()
+        cancelling = getattr(task, "cancelling", None)
+        self._base = cancelling() if cancelling is not None else 0
+        self.armed = True
+
+    def _fire(self) -> None:
+        self.fired = True
+        if self.armed and self.task is not None and not self.task.done():
+            self._cancelled = True
+            self.task.cancel()
+
+    def remaining(self) -> float:
+        return self.handle.when() - self._loop.time()
+
+    def expired_here(self) -> bool:
+        """Whether the ``CancelledError`` being handled is this deadline's own (then it is absorbed)."""
+        if not self._cancelled:
+            return False
+        self._cancelled = False
+        uncancel = getattr(self.task, "uncancel", None)
+        return uncancel is None or uncancel() <= self._base
+
+    def cancel(self) -> None:
+        self.handle.cancel()
+
+
+async def _close_quietly(response: Any) -> None:
+    try:
+        await response.aclose()
+    except Exception:  # closing a broken connection: nothing more to learn
+        pass
+
+
+def _should_retry(headers: Any) -> Optional[bool]:
+    """A server's ``x-should-retry: true|false`` (the OpenAI and Anthropic APIs send it), else ``None``."""
+    value = headers.get("x-should-retry")
+    if value is None:
+        return None
+    value = value.strip().lower()
+    return True if value == "true" else False if value == "false" else None

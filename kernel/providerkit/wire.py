@@ -1,0 +1,151 @@
+"""Reading provider replies: SSE and NDJSON streams, ``Retry-After``, server messages, and the
+helpers network providers share (``network_options``, ``stream_interrupted``, ``malformed``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, AsyncIterator, Optional
+
+import msgspec
+
+from ..errors import (
+    ProtocolError,
+    ProviderError,
+)
+from ..secrets import Secret
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import HttpClient
+
+
+
+def retry_after(headers: Any) -> Optional[float]:
+    """Seconds the server asks to wait: ``retry-after-ms``, ``Retry-After`` seconds or HTTP date."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def server_message(body: bytes, limit: int = 500) -> str:
+    """The human part of an error body: ``error.message``, ``error``, ``message`` or ``detail``; else the text."""
+    try:
+        data = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        data = None
+    for candidate in _message_candidates(data):
+        if isinstance(candidate, str) and candidate:
+            return candidate[:limit]
+    text = body.decode("utf-8", "replace").strip()
+    return (text[:limit] or "(empty body)")
+
+
+def _message_candidates(data: Any) -> list[Any]:
+    if not isinstance(data, dict):
+        return []
+    err = data.get("error")
+    out = [err.get("message") if isinstance(err, dict) else err, data.get("message"), data.get("detail")]
+    return out
+
+
+async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
+    """Parse Server-Sent Events from a line iterator: yields ``(event, data)``; ``event`` is "" when unnamed.
+
+    A last event not followed by a blank line is still dispatched when the body
+    ends cleanly (a cut connection raises from ``lines`` before that).
+    """
+    event = ""
+    data: list[str] = []
+    async for line in lines:
+        if not line:
+            if data:
+                yield event, "\n".join(data)
+            event, data = "", []
+            continue
+        if line.startswith("data:"):
+            data.append(line[6:] if line[5:6] == " " else line[5:])
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+    if data:  # the body ended cleanly without the closing blank line: dispatched, as the official SDKs do
+        yield event, "\n".join(data)
+
+
+async def iter_ndjson(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """The non-empty lines of a newline-delimited JSON stream."""
+    async for line in lines:
+        if line.strip():
+            yield line
+
+
+# -- a base for network providers ------------------------------------------------------
+
+
+def _llm_base() -> Any:
+    from ..llm import LLM
+
+    return LLM
+
+
+def network_options(
+    provider: str, options: dict[str, Any], *, key_env: str, base_env: str, default_base_url: str,
+    auth_header: str = "Authorization", auth_prefix: str = "Bearer ",
+) -> tuple["HttpClient", dict[str, Any]]:
+    """Split a network provider's options: an ``HttpClient`` (key, base URL, HTTP settings) and the rest.
+
+    ``api_key`` comes from the options or ``key_env``; ``base_url`` from the
+    options, ``base_env`` or ``default_base_url``. What is left (request
+    fields such as ``temperature``) is returned for the provider to send.
+    """
+    import os
+
+    from ..credentials import check_destination, check_options
+    from .client import HttpClient
+
+    options = dict(options)
+    check_options(options)
+    own_key = options.pop("api_key", None)
+    key = Secret.of(own_key or os.environ.get(key_env) or None)
+    configured = os.environ.get(base_env) or default_base_url
+    base_url = options.pop("base_url", None) or configured
+    # A key from the environment goes only where the user configured (not to a spec's base_url).
+    check_destination(provider, base_url, configured, key_env=key_env, env_key=key is not None, own_key=bool(own_key))
+    http = HttpClient.build(provider, base_url, options, api_key=key, key_env=key_env,
+                            auth_header=auth_header, auth_prefix=auth_prefix)
+    return http, options
+
+
+def stream_interrupted(http: HttpClient, exc: BaseException, partial: str, calls: Any = ()) -> Any:
+    """The ``StreamInterrupted`` for a stream cut by ``exc`` (a transport error or a premature end)."""
+    from ..errors import StreamInterrupted
+
+    reason = f"{type(exc).__name__}: {http.redact(str(exc))}" if str(exc) else type(exc).__name__
+    return StreamInterrupted(
+        f"the {http.provider} stream ({http.base_url}) was cut after {len(partial)} characters ({reason}); "
+        "the text received so far is on the error's .partial; retry the call",
+        provider=http.provider, partial=partial, partial_tool_calls=list(calls), retryable=True)
+
+
+def malformed(http: HttpClient, what: str, exc: BaseException, body: bytes | str) -> ProviderError:
+    """The ``ProtocolError`` (not retryable) for a reply that is not the JSON the protocol promises."""
+    head = body[:200] if isinstance(body, str) else body[:200].decode("utf-8", "replace")
+    return ProtocolError(
+        f"{http.provider} ({http.base_url}) sent a {what} that is not valid JSON for its protocol ({exc}); "
+        f"it starts with {http.redact(head)!r}. Check that base_url points at a compatible server",
+        provider=http.provider, status=200, body=http.redact(head))

@@ -1,0 +1,159 @@
+"""Paired events: the kernel gives every ``<kind>_start`` / ``<kind>_end`` pair one span id.
+
+A *span* is one timed piece of work: a run, a step, an LLM call, a tool call, a
+workflow, a workflow node, a group chat, a turn, a skill match. Emitters only say
+``<kind>_start`` and later ``<kind>_end`` (or ``node_retry``/``workflow_loop``, which
+end one attempt or pass of a node); ``Kernel.aemit`` calls ``tag`` here, which
+
+* on a start event makes a fresh ``span_id`` whose ``parent_id`` is the innermost
+  span still open in the current asyncio task (a ``ContextVar``, so tasks a span
+  starts inherit it and parallel tool calls or workflow nodes nest correctly);
+* on an end event finds the innermost open span of that kind (and the same
+  ``call_id``/``node``/``round``/``step`` when both carry one), gives the event the
+  same ids, and fills ``duration`` (seconds), ``outcome`` (``ok``, ``error`` or
+  ``cancelled``) and ``usage`` (tokens of the LLM calls made inside the span)
+  unless the emitter set them;
+* on any other event sets ``parent_id`` to the innermost open span.
+
+Spans still open above the one ending (their owner raised before its end event)
+get an end event first, with outcome ``error``, so every start has its end.
+
+Nothing here runs when no plugin listens to ``zagent_event``: the kernel checks that
+first (one dict lookup), so unobserved runs pay nothing. This module must not
+import asyncio or anything heavy.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from contextvars import ContextVar
+from typing import Any, Optional
+
+from .context import _prefix
+
+_ids = itertools.count(1)
+# events that end a span of another kind's name: one failed attempt of a node; a node that loops back
+END_ALIASES = {"node_retry": "node", "workflow_loop": "node"}
+KEYS = ("call_id", "node", "round", "step")  # a start and its end agree on the first of these they carry
+_ERROR_STATES = frozenset({"error", "failed", "timeout", "blocked"})
+_CANCEL_STATES = frozenset({"aborted", "cancelled"})
+
+
+class OpenSpan:
+    """A span between its start and end event (shared by the tasks it started)."""
+
+    __slots__ = ("kind", "span_id", "parent_id", "key", "owner", "started", "usage")
+
+    def __init__(self, kind: str, span_id: str, parent_id: Optional[str], key: Any = None, owner: int = 0):
+        self.kind, self.span_id, self.parent_id, self.key, self.owner = kind, span_id, parent_id, key, owner
+        self.started = time.perf_counter()
+        self.usage = [0, 0, 0]  # input tokens, output tokens, LLM calls made inside
+
+    def __repr__(self) -> str:
+        return f"<OpenSpan {self.kind} {self.span_id}>"
+
+
+_open: ContextVar[tuple[OpenSpan, ...]] = ContextVar("zagent_open_spans", default=())
+
+
+def new_span_id() -> str:
+    """A short id, unique within this process (same scheme as run ids)."""
+    return f"span-{_prefix}-{next(_ids)}"
+
+
+def current_span_id(owner: Optional[int] = None) -> Optional[str]:
+    """The id of the innermost span open in this task (of kernel ``id(kernel)`` when given), or ``None``."""
+    stack = _open.get()
+    for span in reversed(stack):
+        if owner is None or span.owner == owner:
+            return span.span_id
+    return None
+
+
+def tag(type: str, data: dict[str, Any], owner: int = 0) -> tuple[Optional[str], Optional[str], list[Any]]:
+    """``(span_id, parent_id, orphans)`` for an event about to be sent; fills end-event fields in ``data``.
+
+    ``owner`` is the emitting kernel's ``id``: spans nest and pair only within one kernel, so a
+    span some other kernel left open in this thread never adopts this kernel's runs.
+    ``orphans`` are end events (type, data, span id, parent id) to send first for
+    spans left open inside the one ending.
+    """
+    stack = _open.get()
+    if type.endswith("_start"):
+        if not stack:
+            parent = None
+        elif stack[-1].owner == owner:  # the usual case: the innermost span is this kernel's
+            parent = stack[-1].span_id
+        else:
+            parent = current_span_id(owner)
+        span = OpenSpan(type[:-6], new_span_id(), parent, _key(data), owner)
+        _open.set(stack + (span,))
+        return span.span_id, parent, []
+    if not stack:
+        return None, None, []
+    kind = END_ALIASES.get(type) or (type[:-4] if type.endswith("_end") else None)
+    if kind is not None:
+        top = stack[-1]  # the usual case: the span ending is the innermost one
+        if top.owner == owner and top.kind == kind and (top.key is None or data.get(top.key[0], top.key[1]) == top.key[1]):
+            return _close(stack, len(stack) - 1, type, data)
+        key = _key(data)
+        for i in range(len(stack) - 2, -1, -1):
+            found = stack[i]
+            if found.owner == owner and found.kind == kind and (key is None or found.key is None or found.key == key):
+                return _close(stack, i, type, data)
+    return None, current_span_id(owner), []
+
+
+def _key(data: dict[str, Any]) -> Any:
+    for name in KEYS:
+        value = data.get(name)
+        if value is not None:
+            return (name, value)
+    return None
+
+
+def _close(stack: tuple[OpenSpan, ...], i: int, type: str, data: dict[str, Any]) -> Any:
+    span = stack[i]
+    now = time.perf_counter()
+    orphans = []
+    if i == len(stack) - 1:
+        _open.set(stack[:i])
+    else:
+        for inner in reversed(stack[i + 1:]):
+            if inner.owner != span.owner:
+                continue
+            orphan = {"error": f"{inner.kind} did not finish before its {span.kind} ended"}
+            _fill(inner, orphan, now)
+            orphans.append((f"{inner.kind}_end", orphan, inner.span_id, inner.parent_id))
+        _open.set(stack[:i] + tuple(s for s in stack[i + 1:] if s.owner != span.owner))
+    if "input_tokens" in data and "usage" not in data:  # an LLM call: its own tokens count for its ancestors
+        tokens = (int(data.get("input_tokens") or 0), int(data.get("output_tokens") or 0))
+        span.usage = [tokens[0], tokens[1], 1]
+        for outer in stack[:i]:
+            if outer.owner != span.owner:
+                continue
+            outer.usage[0] += tokens[0]
+            outer.usage[1] += tokens[1]
+            outer.usage[2] += 1
+    _fill(span, data, now)
+    return span.span_id, span.parent_id, orphans
+
+
+def _fill(span: OpenSpan, data: dict[str, Any], now: float) -> None:
+    if "duration" not in data:
+        data["duration"] = now - span.started
+    if "outcome" not in data:
+        data["outcome"] = outcome_of(data)
+    if "usage" not in data:
+        data["usage"] = {"input_tokens": span.usage[0], "output_tokens": span.usage[1], "llm_calls": span.usage[2]}
+
+
+def outcome_of(data: dict[str, Any]) -> str:
+    """``cancelled`` for an aborted/cancelled status, ``error`` for an error or failed state, else ``ok``."""
+    status = data.get("status") or data.get("state")
+    if status in _CANCEL_STATES:
+        return "cancelled"
+    if data.get("error") or status in _ERROR_STATES:
+        return "error"
+    return "ok"

@@ -1,0 +1,131 @@
+"""``Agent.chat``: any agent answers a chat turn directly, or with the ReAct loop when it has tools.
+
+``chat(user_input, history=None, use_react=None)`` returns an ``AgentResponse``.
+With ``use_react=None`` an agent that has tools first asks the model (one
+short call) whether the request needs tools or several steps; "no" (or no
+tools at all) gives one direct answer (the agent's system prompt, the
+history, the request), "yes" runs a ReAct loop over the agent's tools. Turns
+are kept in the agent's short-term memory, so later chats see earlier ones.
+
+The ReAct loop belongs to the react plugin, which this plugin does not
+import: a declared agent reaches it through the kernel's agent-type registry
+(type ``react``), with its own name, model, system prompt, tools and
+``agent_config``; ``ReActAgent`` runs its own loop. Without the react
+plugin, a chat that needs tools says so.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+import attrs
+import msgspec
+from zagent.errors import ConfigError
+from zagent.llm import to_messages
+from zagent.types import Message
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .agent import Agent
+
+ROUTER = """Decide how to handle the user's request below.
+Answer "yes" if it needs tools ({tools}) or several steps of work, "no" if you can answer it directly.
+Reply with the single word yes or no.
+
+Request: {request}"""
+
+DIRECT_SYSTEM = "You are a helpful assistant. Answer the user's request directly and concisely."
+
+
+@attrs.define(slots=False, eq=False, repr=False, kw_only=True)
+class AgentResponse:
+    """The reply of ``chat``: content, the mode used, the tools used and their results, steps and timing."""
+
+    content: str
+    mode: str
+    tool_used: Optional[str] = None
+    tool_result: Optional[str] = None
+    steps: list[Any] = attrs.field(factory=list)
+    questions: list[str] = attrs.field(factory=list)
+    execution_time: float = 0.0
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+
+    def __repr__(self) -> str:
+        return f"<AgentResponse {self.mode} steps={len(self.steps)} content={self.content[:60]!r}>"
+
+
+async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]] = None,
+                use_react: Optional[bool] = None, *, ctx: Optional[Any] = None) -> AgentResponse:
+    """The body of ``Agent.achat`` (see the module docstring)."""
+    if not isinstance(user_input, str):
+        raise ConfigError(f"chat input must be text, got {type(user_input).__name__}")
+    started = time.perf_counter()
+    past = to_messages(history) if history is not None else agent.messages_for_chat()
+    ctx = agent.kernel.context(agent=agent.name, agent_config=agent.run_config(),
+                               **({"run_id": ctx.run_id, "metadata": dict(ctx.metadata)} if ctx is not None else {}))
+    if use_react is None:
+        use_react = await needs_react(agent, user_input, ctx)
+    if use_react:
+        response = await agent._react(user_input, past, ctx)
+    else:
+        response = await direct(agent, user_input, past, ctx)
+    response.execution_time = time.perf_counter() - started
+    response.metadata["usage"] = msgspec.to_builtins(ctx.usage)
+    await agent._remember([Message(role="user", content=user_input),
+                           Message(role="assistant", content=response.content, name=agent.name,
+                                   metadata={"mode": response.mode, **response.metadata})])
+    return response
+
+
+async def direct(agent: "Agent", user_input: str, past: list[Message], ctx: Any) -> AgentResponse:
+    """One model call, framed as a run (``run_start``/``run_end`` events) like a loop run."""
+    events = agent.kernel.hooks.active("zagent_event")
+    if events:
+        await ctx.emit("run_start", mode="direct")
+    messages = [Message(role="system", content=agent.chat_system_prompt()), *past,
+                Message(role="user", content=user_input)]
+    try:
+        reply = await agent.llm.asend(agent.llm.request(messages), ctx)
+    except Exception as exc:
+        if events:
+            await ctx.emit("run_end", status="failed", mode="direct", error=str(exc))
+        raise
+    if events:
+        await ctx.emit("run_end", status="completed", mode="direct", steps=1)
+    return AgentResponse(content=reply.text.strip(), mode="direct", metadata={"run_id": ctx.run_id})
+
+
+async def needs_react(agent: "Agent", user_input: str, ctx: Any) -> bool:
+    """Ask the model whether the request needs the agent's tools (False without tools, no call made)."""
+    tools = agent.chat_tools()
+    if not tools:
+        return False
+    prompt = ROUTER.format(tools=", ".join(tools), request=user_input)
+    reply = await agent.llm.asend(agent.llm.request(prompt, output_spec={
+        "mode": "str", "fields": [{"name": "decision", "type": "string"}]}), ctx)
+    return not reply.text.strip().lower().startswith("no")
+
+
+def response_of(result: Any) -> AgentResponse:
+    """An ``AgentResponse`` from a ReAct loop's result."""
+    used = [s for s in result.steps if s.tool]
+    return AgentResponse(
+        content=result.content, mode="react", steps=result.steps, questions=result.questions,
+        tool_used=used[-1].tool if used else None, tool_result=used[-1].result if used else None,
+        metadata={"run_id": result.state.run_id, "iterations": result.state.step})
+
+
+async def react_through_kernel(agent: "Agent", user_input: str, past: list[Message], ctx: Any) -> AgentResponse:
+    """Run a ReAct loop for a declared agent, through the kernel's ``react`` agent type."""
+    factory = agent.kernel.registries["agent_types"].get("react")
+    if factory is None:
+        raise ConfigError(f"agent {agent.name!r} needs the ReAct loop for this chat (it has tools), but no 'react' "
+                          "agent type is installed; install the react plugin or chat with use_react=False")
+    spec = {"type": "react", "name": agent.name, "tools": agent.chat_tools(),
+            "system_prompt": agent.system_prompt} if agent.system_prompt else \
+        {"type": "react", "name": agent.name, "tools": agent.chat_tools()}
+    react = factory(spec, agent.kernel)
+    react.llm = agent.llm
+    react.agent_config = dict(agent.agent_config)
+    loop = react.loop()
+    return response_of(await loop.arun(user_input, history=past, ctx=ctx))

@@ -1,0 +1,19 @@
+"""The batch plugin: ``zagent batch AGENT_OR_WORKFLOW_FILE inputs.jsonl --out results.jsonl``.
+
+The driver is the kernel's (``Kernel.abatch``, ``zagent.batch``); this plugin
+adds the command: it loads the file (a workflow file, one with ``nodes``, is
+loaded through the workflow plugin, which this command is built on), picks
+the executor (``--executor``, else ``ray`` when ``RAY_ADDRESS`` is set and a
+``ray`` executor is installed, else ``local``), shows progress on stderr and
+prints the summary. Cheap to import: everything loads when the command runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def zagent_register_commands(cli: Any, kernel: Any) -> None:
+    from .cli import add_commands
+
+    add_commands(cli)

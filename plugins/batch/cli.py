@@ -1,0 +1,133 @@
+"""``zagent batch FILE INPUTS.jsonl --out RESULTS.jsonl``: run an agent or a workflow once per input line.
+
+Progress goes to stderr (a bar on a terminal, a line every few seconds
+otherwise); the summary line goes to stdout at the end. Import paths in the
+file (tools, parse functions, routers) are trusted as ``zagent run`` trusts
+them: modules in the file's own folder, everything with ``--trust``
+(``zagent.imports``); remote workers get the same trust. Ctrl-C stops the
+batch, keeps every finished result in ``--out`` and says how to resume (run
+the same command again). Exit codes: 0 finished (failed items are in the
+output, counted in the summary), 1 an error before the batch ran, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, Optional
+
+from .progress import Progress
+
+
+def add_commands(cli: Any) -> None:
+    p = cli.command("batch", cmd_batch, help="run an agent or workflow file once per line of a JSONL file")
+    p.add_argument("file", help="agent (.json/.yaml) or workflow (.json with 'nodes') file")
+    p.add_argument("inputs", help="JSONL file: one JSON object of inputs per line ('id' names an item)")
+    p.add_argument("--out", "-o", required=True,
+                   help="JSONL results file; items already in it are skipped, so re-running resumes")
+    p.add_argument("--executor", "-x", default=None,
+                   help="where items run: 'local' (default) or an installed executor such as 'ray' "
+                        "(chosen by default when RAY_ADDRESS is set and zagent-ray is installed)")
+    p.add_argument("--executor-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option for the executor (repeatable; values are JSON when they parse as JSON)")
+    p.add_argument("--concurrency", "-c", type=int, default=None,
+                   help="items in flight at once (default: the executor's suggestion, else 16)")
+    p.add_argument("--retries", type=int, default=2, help="extra tries of an item whose worker was lost (default 2)")
+    p.add_argument("--retry-failed", action="store_true", help="run the items recorded as failed in --out again")
+    p.add_argument("--model", "-m", default=None, help="'provider:model' instead of the file's")
+    p.add_argument("--trust", action="store_true",
+                   help="trust every import path in the file (default: only modules in the file's own folder)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+
+
+def choose_executor(kernel: Any, asked: Optional[str]) -> Optional[str]:
+    """``--executor``, else ``ray`` when ``RAY_ADDRESS`` is set and installed, else the kernel's default."""
+    if asked:
+        return asked
+    if os.environ.get("RAY_ADDRESS") and "ray" in kernel.registries["executors"]:
+        return "ray"
+    return None
+
+
+def _options(pairs: list[str]) -> dict[str, Any]:
+    import msgspec
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"zagent: --executor-option {pair!r} must look like KEY=VALUE")
+        try:
+            out[key.strip()] = msgspec.json.decode(text)
+        except msgspec.DecodeError:
+            out[key.strip()] = text
+    return out
+
+
+def _target(kernel: Any, path: str, model: Optional[str]) -> Any:
+    from zagent.kernel import load_spec_file
+
+    spec = load_spec_file(path)
+    if "nodes" in spec:  # a workflow file: built on the workflow plugin
+        from zagent.plugins.workflow import WorkFlowGraph
+
+        graph = WorkFlowGraph.from_dict(spec)
+        return _GraphTarget(graph, model)
+    if model:
+        spec = {**spec, "llm": model}
+        spec.pop("llm_config", None)
+    return spec
+
+
+class _GraphTarget:
+    """A workflow graph with the ``--model`` its agents get."""
+
+    def __init__(self, graph: Any, model: Optional[str]):
+        self.graph, self.model = graph, model
+
+    def batch_job(self, kernel: Any) -> Any:
+        return self.graph.batch_job(kernel, self.model)
+
+
+def _count_lines(path: str) -> Optional[int]:
+    try:
+        with open(path, "rb") as f:
+            return sum(1 for line in f if line.strip())
+    except OSError:
+        return None
+
+
+def cmd_batch(args: argparse.Namespace, kernel: Any) -> int:
+    from zagent.imports import Trust, trusting
+
+    if args.concurrency is not None and args.concurrency < 1:
+        raise SystemExit(f"zagent: --concurrency must be at least 1, got {args.concurrency}")
+    target = _target(kernel, args.file, args.model)
+    executor = choose_executor(kernel, args.executor)
+    progress = Progress(_count_lines(args.inputs), every=5.0)
+    seen: list[Any] = []
+
+    def on_result(record: dict[str, Any], summary: Any) -> None:
+        if not seen:
+            seen.append(summary)
+        if not args.quiet:
+            progress(record, summary)
+
+    try:
+        with trusting(Trust.for_file(args.file, everything=args.trust)):  # also shipped to remote workers
+            report = kernel.batch(target, args.inputs, out=args.out, executor=executor,
+                                  executor_options=_options(args.executor_option), concurrency=args.concurrency,
+                                  retries=args.retries, retry_failed=args.retry_failed, on_result=on_result)
+    except KeyboardInterrupt:
+        if seen:
+            seen[0].interrupted = True
+            if not args.quiet:
+                progress.finish(seen[0])
+        print(f"zagent: interrupted; finished items are in {args.out}: run the same command again to resume",
+              file=sys.stderr)
+        return 130
+    if not args.quiet:
+        progress.finish(report.summary)
+    print(report.summary.line())
+    return 0

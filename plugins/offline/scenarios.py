@@ -1,0 +1,91 @@
+"""Three small offline runs for testing observers (tracing, run logs): a ReAct run, a workflow, a group chat.
+
+Each builds its agents on the kernel it is given (which must have the offline,
+parsers, actions, react, manager, workflow and groupchat plugins) and runs once
+with the offline ``test:`` model, so the events and spans they produce are known:
+
+* ``react_two_tools``: step 1 calls ``word_count`` and ``shout`` in parallel, step 2 answers.
+* ``three_node_workflow``: ``outline`` then ``left`` and ``right`` in parallel, each one agent call.
+* ``group_chat``: speakers A and B, two rounds, each turn one LLM call.
+
+Used by zagent's own tests and by contrib observers (zagent-otel).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react",
+           "zagent.plugins.memory", "zagent.plugins.manager", "zagent.plugins.workflow",
+           "zagent.plugins.groupchat"]
+
+
+def word_count(text: str) -> int:
+    """Count the words of a text.
+
+    Args:
+        text: the text.
+    """
+    return len(text.split())
+
+
+def shout(text: str) -> str:
+    """Upper-case a text.
+
+    Args:
+        text: the text.
+    """
+    return text.upper()
+
+
+def react_two_tools(kernel: Any, model: str = "test:offline") -> Any:
+    """One ReAct run whose first step calls two tools at once; returns the ``ReActResult``."""
+    from zagent.plugins.react.loop import ReActLoop
+
+    for fn in (word_count, shout):
+        if fn.__name__ not in kernel.registries["tools"]:
+            kernel.add_tool(fn)
+    loop = ReActLoop(kernel=kernel, llm=kernel.llm(model), tools=["word_count", "shout"], agent="helper",
+                     allow_clarification=False)
+    return loop.run("How many words are in 'the quick brown fox'?")
+
+
+def _agent(name: str, prompt: str, inputs: list[str], output: str) -> dict[str, Any]:
+    return {"type": "customize", "name": name, "description": f"the {name}", "prompt": prompt,
+            "inputs": [{"name": i} for i in inputs], "outputs": [{"name": output}], "parse_mode": "str"}
+
+
+def three_node_workflow(kernel: Any, model: str = "test:offline") -> Any:
+    """``outline`` → (``left`` ∥ ``right``); returns the ``WorkflowResult``."""
+    from zagent.plugins.manager import AgentManager
+    from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
+
+    graph = WorkFlowGraph.from_dict({
+        "name": "report", "goal": "outline a topic, then write two parts in parallel",
+        "inputs": [{"name": "topic"}],
+        "nodes": [
+            {"name": "outline", "inputs": [{"name": "topic"}], "outputs": [{"name": "outline"}],
+             "agents": [_agent("Outliner", "Outline {topic}.", ["topic"], "outline")]},
+            {"name": "left", "inputs": [{"name": "outline"}], "outputs": [{"name": "part_a"}],
+             "agents": [_agent("LeftWriter", "Write part A of {outline}.", ["outline"], "part_a")]},
+            {"name": "right", "inputs": [{"name": "outline"}], "outputs": [{"name": "part_b"}],
+             "agents": [_agent("RightWriter", "Write part B of {outline}.", ["outline"], "part_b")]},
+        ],
+        "edges": [{"source": "outline", "target": "left"}, {"source": "outline", "target": "right"}],
+    })
+    manager = AgentManager(kernel=kernel)
+    for node in graph.nodes:  # built here so they get ``model``, not the kernel's default
+        for spec in node.agents:
+            manager.add_agent(dict(spec), llm=model)
+    return WorkFlowExecutor(kernel=kernel, manager=manager).run(graph, {"topic": "tides"})
+
+
+def group_chat(kernel: Any, model: str = "test:offline") -> Any:
+    """Speakers A and B (one LLM call per turn), round robin, two rounds; returns the ``GroupChatResult``."""
+    from zagent.plugins.groupchat import GroupChat
+
+    agents = [_agent(n, f"You are {n}. Task: {{task}}\n{{transcript}}", ["task", "transcript"], "reply")
+              for n in ("A", "B")]
+    chat = GroupChat(kernel=kernel, agents=agents, llm=kernel.llm(model), selection={"policy": "round_robin"},
+                     termination={"max_rounds": 2})
+    return chat.run("Say hello")

@@ -1,0 +1,119 @@
+"""``tool_rpm``: calls per minute per tool, shared by every run of a kernel (crewai's ``max_rpm``).
+
+Settings (``rails`` of the kernel or an agent)::
+
+    "tool_rpm": {"search": 10, "toolset:web": 30, "*": 120},   # calls per rolling 60 s
+    "tool_rpm_wait": true,                                      # wait for a slot (default) or deny
+
+Rules match like ``tool_budget`` (exact name, then ``toolset:``/globs in
+order, then ``*``). A kernel's limit counts every call of the kernel; an
+agent's own limit counts that agent's calls (per agent name). Both apply, as
+the kernel's rails are a floor. Over a limit, the call waits until the oldest
+call in the window is 60 s old (at most one window), or, with
+``tool_rpm_wait: false``, is denied with a reason the model reads.
+
+Windows live in ``kernel.stash`` (one ``RateWindows`` per kernel) and are
+thread-safe: tools of one kernel may be called from several event loops and
+threads.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Optional
+
+from zagent.stash import StashKey
+
+from .config import Layers, toolset_of
+from .policy import budget_limit
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import RunContext, ToolCall
+
+WINDOW = 60.0
+
+
+class RateWindows:
+    """Call times in the last ``WINDOW`` seconds, per (scope, rule)."""
+
+    def __init__(self, clock: Any = time.monotonic, sleep: Any = None) -> None:
+        self.clock = clock
+        self.sleep = sleep  # an async sleep(seconds); asyncio.sleep when None (tests pass a fake clock's)
+        self.lock = threading.Lock()
+        self.calls: dict[tuple[str, str], collections.deque[float]] = {}
+
+    def take_all(self, rules: list[tuple[tuple[str, str], int]]) -> float:
+        """If every window has room, count a call now in each and return 0; else count nothing and
+        return the seconds until all of them have room."""
+        now = self.clock()
+        wait = 0.0
+        with self.lock:
+            for key, limit in rules:
+                times = self.calls.setdefault(key, collections.deque())
+                while times and now - times[0] >= WINDOW:
+                    times.popleft()
+                if len(times) >= limit:
+                    wait = max(wait, WINDOW - (now - times[len(times) - limit]))
+            if wait:
+                return wait
+            for key, _limit in rules:
+                self.calls[key].append(now)
+        return 0.0
+
+
+WINDOWS: "StashKey[RateWindows]" = StashKey("zagent.rails.rpm")
+
+
+def rpm_rules(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> list[tuple[tuple[str, str], int]]:
+    """The (window key, limit) pairs that apply to this call: the kernel's and the agent's."""
+    setting = rails.get("tool_rpm")
+    if not setting:
+        return []
+    kernel_rpm = ctx.kernel.config.get("rails", {}).get("tool_rpm") if ctx.kernel.config.get("rails") else None
+    layers = setting if isinstance(setting, Layers) else (setting,)
+    rules = []
+    toolset = toolset_of(ctx, call.name)
+    for layer in layers:
+        if not layer:
+            continue
+        if not isinstance(layer, dict):
+            raise TypeError(f"rails setting 'tool_rpm' must be a dict of tool pattern -> calls per minute, "
+                            f"got {type(layer).__name__}")
+        rule, limit = budget_limit(layer, call.name, toolset)
+        if limit is None:
+            continue
+        scope = "kernel" if layer is kernel_rpm else f"agent:{ctx.agent or '?'}"
+        rules.append(((scope, rule if rule != "*" else f"*:{call.name}"), max(0, limit)))
+    return rules
+
+
+def check_rate(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> tuple[Optional[str], float]:
+    """(deny reason, seconds to wait): both empty when the call may run now (and it was counted)."""
+    rules = rpm_rules(rails, call, ctx)
+    if not rules:
+        return None, 0.0
+    for key, limit in rules:
+        if limit == 0:
+            return f"tool {call.name!r} may not be called at all (tool_rpm rule {key[1]!r} is 0)", 0.0
+    wait = ctx.kernel.stash.get_or_create(WINDOWS, RateWindows).take_all(rules)
+    if wait and rails.get("tool_rpm_wait", True) is False:
+        limits = ", ".join(f"{limit} per minute (rule {key[1]!r})" for key, limit in rules)
+        return (f"tool {call.name!r} reached its rate limit of {limits}; try again in {wait:.0f} s "
+                "or do without it"), 0.0
+    return None, wait
+
+
+async def wait_for_slot(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext", wait: float) -> Optional[str]:
+    """Sleep until the call fits every window (at most a few windows); a deny reason if it never did."""
+    import asyncio
+
+    windows = ctx.kernel.stash.get_or_create(WINDOWS, RateWindows)
+    sleep = windows.sleep or asyncio.sleep
+    for _ in range(4):
+        await sleep(wait)
+        reason, wait = check_rate(rails, call, ctx)
+        if reason is not None or not wait:
+            return reason
+    return f"tool {call.name!r} found no free slot under its tool_rpm limit after waiting; try again later"

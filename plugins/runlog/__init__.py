@@ -1,0 +1,71 @@
+"""Run log plugin: every run's requests, replies, tool calls, usage and timings in a local SQLite file.
+
+The ``llm logs`` habit for zagent. On when ``Kernel(config={"log": True})`` (or
+``{"log": {"path": ...}}``, or ``{"log": "path.db"}``) or ``ZAGENT_LOG=1``; off
+by default for an embedded ``Kernel()``; the ``zagent`` command line turns it on
+unless ``ZAGENT_LOG=0`` (as ``llm`` logs every prompt unless ``llm logs off``).
+The file is ``$ZAGENT_LOG_DB``, else ``$XDG_DATA_HOME/zagent/logs.db``
+(``~/.local/share/zagent/logs.db``), a memory-plugin database (table ``run_spans``).
+
+When off, the plugin adds no observer, so runs pay nothing. When on, a
+``RunLogger`` listens to the paired events (``zagent.spans``) and the
+``after`` rails (last, so it keeps what redaction rails left), and writes each
+run in one transaction when its top span ends. ``zagent logs list|show|search``
+read it (``--json``; ``show RUN --html out.html`` draws a timeline).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+__all__ = ["enabled_path", "zagent_register_memory", "zagent_kernel_start", "zagent_register_commands"]
+
+OBSERVER = "runlog.observer"
+_OFF = ("", "0", "false", "no", "off")
+
+
+def default_path() -> str:
+    """``$ZAGENT_LOG_DB``, else ``$XDG_DATA_HOME/zagent/logs.db``."""
+    if os.environ.get("ZAGENT_LOG_DB"):
+        return os.environ["ZAGENT_LOG_DB"]
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(data, "zagent", "logs.db")
+
+
+def enabled_path(config: dict[str, Any]) -> Optional[str]:
+    """The log file to write for a kernel with ``config``, or ``None`` when logging is off."""
+    setting = config.get("log")
+    if setting is None:
+        setting = os.environ.get("ZAGENT_LOG", "").strip().lower() not in _OFF
+    if isinstance(setting, dict):
+        return os.fspath(setting.get("path") or default_path()) if setting.get("enabled", True) else None
+    if isinstance(setting, (str, os.PathLike)) and not isinstance(setting, bool):
+        text = os.fspath(setting)
+        return None if text.strip().lower() in _OFF else (default_path() if text.strip().lower() in ("1", "true", "on", "yes") else text)
+    return default_path() if setting else None
+
+
+def make_store(**options: Any) -> Any:
+    """Factory of memory backend ``"runlog"``: the run log file (``path=`` defaults as above)."""
+    from .store import RunLogStore
+
+    return RunLogStore.open(**options)
+
+
+def zagent_register_memory(register: Any) -> None:
+    register("runlog", make_store)
+
+
+def zagent_kernel_start(kernel: Any) -> None:
+    path = enabled_path(kernel.config)
+    if path is not None and not kernel.pm.has_plugin(OBSERVER):
+        from .observer import RunLogger
+
+        kernel.add_plugin(RunLogger(kernel, path), name=OBSERVER)
+
+
+def zagent_register_commands(cli: Any, kernel: Any) -> None:
+    from .cli import register_commands
+
+    register_commands(cli, kernel)

@@ -1,0 +1,119 @@
+"""``zagent logs list|show|search``: read the run log (see the plugin docstring for where it is).
+
+``show RUN`` prints the run's span tree (``latest`` for the newest run); ``--json``
+prints rows as JSON; ``--html out.html`` writes a self-contained timeline page.
+These commands never create a log file: a missing one is reported.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+
+def register_commands(cli: Any, kernel: Any) -> None:
+    group = cli.group("logs", help="the local run log: requests, replies, tool calls, usage, timings")
+    p = group.command("list", list_command, help="the newest runs")
+    _common(p)
+    p.add_argument("--limit", "-n", type=int, default=20, help="how many runs (default 20)")
+    p = group.command("show", show_command, help="one run as a tree (or --json, or --html FILE)")
+    _common(p)
+    p.add_argument("run", help="a run id from 'zagent logs list', or 'latest'")
+    p.add_argument("--html", metavar="FILE", default=None, help="write a self-contained timeline page")
+    p.add_argument("--events", action="store_true", help="also show point events (speaker_selected...)")
+    p = group.command("search", search_command, help="find text in prompts, replies, tool arguments and results")
+    _common(p)
+    p.add_argument("text", help="the text to look for")
+    p.add_argument("--limit", "-n", type=int, default=20, help="most rows (default 20)")
+    group.command("path", path_command, help="print where the run log is")
+
+
+def _common(p: Any) -> None:
+    p.add_argument("--db", default=None, help="the log file (default $ZAGENT_LOG_DB or ~/.local/share/zagent/logs.db)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _store(args: Any, kernel: Any) -> Any:
+    from . import enabled_path
+    from .store import RunLogStore
+
+    path = args.db or (enabled_path(kernel.config) if isinstance(kernel.config.get("log"), (dict, str)) else None)
+    return RunLogStore.open(path, create=False)
+
+
+def list_command(args: Any, kernel: Any) -> int:
+    store = _store(args, kernel)
+    try:
+        runs = store.runs(args.limit)
+    finally:
+        store.close()
+    if args.json:
+        _print_json(runs)
+        return 0
+    from zagent.plugins.cli import _print_table
+
+    from .tree import _printable
+
+    _print_table(("RUN", "STARTED", "KIND", "NAME", "TIME", "OUTCOME", "LLM", "TOOLS", "TOKENS IN/OUT"), [
+        (_printable(str(r["run_id"])), _when(r["started"]), r["kind"], _printable(str(r["name"])), f"{r['duration'] or 0:.2f}s", r["outcome"] or "",
+         r["llm_calls"], r["tool_calls"], f"{r['input_tokens'] or 0}/{r['output_tokens'] or 0}") for r in runs])
+    return 0
+
+
+def show_command(args: Any, kernel: Any) -> int:
+    from zagent import ConfigError
+
+    store = _store(args, kernel)
+    try:
+        rows = store.spans(args.run)
+    finally:
+        store.close()
+    if not rows:
+        raise ConfigError(f"no run {args.run!r} in the log; 'zagent logs list' shows the runs it has")
+    if args.html:
+        from .html import render_html
+
+        with open(args.html, "w", encoding="utf-8") as f:
+            f.write(render_html(rows))
+        print(f"wrote {args.html}")
+        return 0
+    if args.json:
+        _print_json(rows)
+        return 0
+    from .tree import render_tree
+
+    print(render_tree(rows, events=args.events))
+    return 0
+
+
+def search_command(args: Any, kernel: Any) -> int:
+    store = _store(args, kernel)
+    try:
+        rows = store.search(args.text, args.limit)
+    finally:
+        store.close()
+    if args.json:
+        _print_json(rows)
+        return 0
+    from .tree import _printable, describe
+
+    for r in rows:
+        print(f"{_printable(str(r['run_id']))}  {_when(r['started'])}  {describe(r)}")
+    return 0
+
+
+def path_command(args: Any, kernel: Any) -> int:
+    from . import default_path, enabled_path
+
+    print(enabled_path(kernel.config) or default_path())
+    return 0
+
+
+def _when(ts: float) -> str:
+    return datetime.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _print_json(data: Any) -> None:
+    from zagent.plugins.cli import _print_json as emit
+
+    emit(data)

@@ -1,0 +1,117 @@
+"""``render_html``: one self-contained HTML page drawing a run as a timeline (``zagent logs show --html``).
+
+Every span is a row: its name on the left, indented by depth, and a bar on a
+shared time axis. LLM calls, tool calls, steps, nodes and turns each have a
+colour; parallel workflow nodes and tool calls appear as overlapping bars on
+adjacent rows; group-chat turns are coloured by speaker (legend on top).
+Hovering a bar shows its duration, outcome, tokens and error (a ``title``).
+
+No script, no stylesheet or font from the network: inline CSS only. All text
+from the run (model output, tool results) is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import datetime
+from html import escape
+from typing import Any
+
+from .tree import children_of
+
+COLOURS = {"run": "#6c8ebf", "step": "#9fb4d8", "llm": "#e69138", "tool": "#6aa84f", "node": "#8e7cc3",
+           "workflow": "#674ea7", "groupchat": "#1c4587", "turn": "#3d85c6", "skill": "#c27ba0"}
+SPEAKERS = ("#cc4125", "#3c78d8", "#38761d", "#b45f06", "#741b47", "#134f5c")  # none is a kind colour above
+
+STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; background: #fff; }
+h1 { font-size: 20px; margin: 0 0 4px; } .meta { color: #555; margin-bottom: 12px; }
+.legend span { display: inline-block; margin-right: 14px; } .legend i { display: inline-block; width: 12px;
+  height: 12px; margin-right: 4px; vertical-align: -1px; border-radius: 2px; }
+.timeline { border-top: 1px solid #ccc; }
+.row { display: flex; align-items: center; height: 24px; border-bottom: 1px solid #eee; }
+.label { width: 320px; box-sizing: border-box; flex: none; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; font-size: 13px; }
+.track { position: relative; flex: 1; height: 18px; background: #fafafa; }
+.bar { position: absolute; top: 2px; height: 14px; min-width: 3px; border-radius: 3px; opacity: .9; }
+.bar.error { outline: 2px solid #c00; background-image: repeating-linear-gradient(45deg, transparent 0 4px,
+  rgba(255,255,255,.5) 4px 8px); }
+.axis { display: flex; margin-left: 320px; color: #666; font-size: 12px; justify-content: space-between; }
+.kind { color: #777; margin-right: 6px; }
+"""
+
+
+def render_html(rows: list[dict[str, Any]]) -> str:
+    """The page for one run's rows (as ``RunLogStore.spans`` returns them)."""
+    roots, kids = children_of(rows)
+    ordered: list[tuple[dict[str, Any], int]] = []
+
+    def walk(row: dict[str, Any], depth: int) -> None:
+        ordered.append((row, depth))
+        for child in kids.get(row["span_id"] or "", []):
+            walk(child, depth + 1)
+
+    for root in roots:
+        walk(root, 0)
+    t0 = min((r["started"] for r, _ in ordered), default=0.0)
+    end = max((r["started"] + (r.get("duration") or 0) for r, _ in ordered), default=t0)
+    total = max(end - t0, 1e-6)
+    speakers = _speakers(ordered)
+    body = [_row(r, depth, t0, total, speakers) for r, depth in ordered]
+    top = roots[0] if roots else {"kind": "run", "name": "?", "run_id": "?", "started": 0}
+    legend = "".join(f'<span><i style="background:{c}"></i>{escape(k)}</span>'
+                     for k, c in COLOURS.items() if any(r["kind"] == k for r, _ in ordered) and k != "turn")
+    legend += "".join(f'<span><i style="background:{c}"></i>speaker {escape(s)}</span>' for s, c in speakers.items())
+    llm = [r for r, _ in ordered if r["kind"] == "llm"]
+    tokens = sum(r.get("input_tokens") or 0 for r in llm), sum(r.get("output_tokens") or 0 for r in llm)
+    when = datetime.datetime.fromtimestamp(top["started"]).strftime("%Y-%m-%d %H:%M:%S")
+    return "".join([
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>",
+        f"<title>zagent run {escape(str(top['run_id']))}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{escape(top['kind'])} {escape(str(top['name']))}</h1>",
+        f"<div class='meta'>run {escape(str(top['run_id']))} · {when} · {_seconds(total)} · {len(llm)} LLM calls · "
+        f"{sum(1 for r, _ in ordered if r['kind'] == 'tool')} tool calls · {tokens[0]}→{tokens[1]} tokens</div>",
+        f"<div class='legend'>{legend}</div>",
+        f"<div class='axis'>{''.join(f'<span>{_seconds(total * i / 4)}</span>' for i in range(5))}</div>",
+        "<div class='timeline'>", *body, "</div></body></html>\n",
+    ])
+
+
+def _speakers(ordered: list[tuple[dict[str, Any], int]]) -> dict[str, str]:
+    names = []
+    for r, _ in ordered:
+        if r["kind"] == "turn" and r["name"] not in names:
+            names.append(r["name"])
+    return {n: SPEAKERS[i % len(SPEAKERS)] for i, n in enumerate(names)}
+
+
+def _row(row: dict[str, Any], depth: int, t0: float, total: float, speakers: dict[str, str]) -> str:
+    left = (row["started"] - t0) / total * 100
+    width = (row.get("duration") or 0) / total * 100
+    colour = speakers.get(row["name"]) if row["kind"] == "turn" else COLOURS.get(row["kind"], "#999")
+    error = row.get("outcome") in ("error", "unfinished")
+    label = (f"<span class='kind'>{escape(row['kind'])}</span>{escape(str(row['name']))}")
+    attrs = (f"class='bar bar-{escape(row['kind'])}{' error' if error else ''}' "
+             f"data-kind='{escape(row['kind'])}' data-name='{escape(str(row['name']), quote=True)}' "
+             f"data-span='{escape(str(row['span_id'] or ''))}' data-outcome='{escape(str(row.get('outcome') or ''))}' "
+             f"title='{escape(_hover(row), quote=True)}' "
+             f"style='left:{left:.3f}%;width:{min(width, 100 - left):.3f}%;background:{colour or '#999'}'")
+    return (f"<div class='row'><div class='label' style='padding-left:{depth * 14}px'>{label}</div>"
+            f"<div class='track'><div {attrs}></div></div></div>")
+
+
+def _hover(row: dict[str, Any]) -> str:
+    lines = [f"{row['kind']} {row['name']}", f"duration {_seconds(row.get('duration') or 0)}",
+             f"outcome {row.get('outcome') or '?'}"]
+    if row["kind"] == "llm" or row.get("input_tokens"):
+        lines.append(f"tokens {row.get('input_tokens') or 0} in, {row.get('output_tokens') or 0} out")
+    end = row["data"].get("end") or {}
+    usage = end.get("usage") or {}
+    if row["kind"] != "llm" and usage.get("llm_calls"):
+        lines.append(f"inside: {usage['llm_calls']} LLM calls, {usage.get('input_tokens', 0)}→"
+                     f"{usage.get('output_tokens', 0)} tokens")
+    if end.get("error"):
+        lines.append(f"error: {str(end['error'])[:300]}")
+    return "\n".join(lines)
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"

@@ -1,0 +1,157 @@
+"""``RunLogger``: turns one kernel's paired events into run log rows and writes each finished run.
+
+Listens to ``zagent_event`` (spans: start and end events sharing ``span_id``) and,
+last of all rails, ``zagent_after_llm_call`` / ``zagent_after_tool_call`` for the
+request, reply, tool arguments and result of the span open at that moment. Rows
+of a run are kept in memory until its top span ends, then written in one
+transaction off the event loop; runs still open when the kernel closes are written
+then, their open spans marked ``unfinished``. Never raises into a run.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Optional
+
+import zagent
+from zagent.logs import log
+from zagent.spans import current_span_id
+
+from .scrub import scrub
+
+NAME_KEYS = {"llm": "model", "tool": "tool", "node": "node", "turn": "speaker", "workflow": "workflow",
+             "skill": "skill"}
+
+
+class RunLogger:
+    """The run log observer of one kernel (added by the plugin when logging is on)."""
+
+    def __init__(self, kernel: Any, path: str):
+        self.path = path
+        self._owner = id(kernel)  # spans pair per kernel (zagent.spans)
+        self._store: Any = None
+        self._lock = threading.Lock()
+        # One writer at a time, and never a write racing the close: SQLite connections closed under a
+        # write in another thread crash the process (a batch interrupted by Ctrl-C did, with SIGSEGV).
+        self._io = threading.Lock()
+        self._closed = False
+        self._open: dict[str, dict[str, Any]] = {}      # span id -> row of a span not ended yet
+        self._runs: dict[str, list[dict[str, Any]]] = {}  # run key -> finished rows
+        self._content: dict[str, dict[str, Any]] = {}   # span id -> request/reply or arguments/result
+
+    # -- rails (last: they see what redaction rails left) ---------------------------------
+
+    @zagent.hookimpl(trylast=True)
+    def zagent_after_llm_call(self, request: Any, response: Any) -> None:
+        span = current_span_id(self._owner)
+        if span is not None:
+            try:
+                self._content[span] = {
+                    "request": {"messages": scrub(request.messages), "tools": [t.name for t in request.tools],
+                                "options": scrub(request.options)},
+                    "reply": {"content": response.message.content, "tool_calls": scrub(response.message.tool_calls),
+                              "finish_reason": response.finish_reason}}
+            except Exception:  # an observer never breaks a run
+                log.exception("runlog: could not record an LLM reply")
+
+    @zagent.hookimpl(trylast=True)
+    def zagent_after_tool_call(self, call: Any, result: Any) -> None:
+        span = current_span_id(self._owner)
+        if span is not None:
+            try:
+                self._content[span] = {"arguments": scrub(call.arguments), "result": result.content,
+                                       "state": result.state}
+            except Exception:
+                log.exception("runlog: could not record a tool result")
+
+    # -- events -------------------------------------------------------------------------------
+
+    async def zagent_event(self, event: Any) -> None:
+        done = self._take(event)
+        if done:
+            import asyncio
+
+            await asyncio.get_running_loop().run_in_executor(None, self._write, done)
+
+    def zagent_kernel_close(self) -> None:
+        with self._lock:
+            for row in self._open.values():
+                row.update(outcome="unfinished")
+                self._runs.setdefault(row["run_id"], []).append(row)
+            self._open.clear()
+            rows = [r for run in self._runs.values() for r in run]
+            self._runs.clear()
+        with self._io:
+            if rows and not self._closed:
+                self._write_now(rows)
+            if self._store is not None:
+                self._store.close()
+            self._closed = True
+
+    def _take(self, event: Any) -> Optional[list[dict[str, Any]]]:
+        """Record ``event``; the rows of its run when it ended a top span, else ``None``."""
+        type, data = event.type, event.data
+        with self._lock:
+            if event.span_id is not None and type.endswith("_start"):
+                kind = type[:-6]
+                self._open[event.span_id] = {
+                    "run_id": event.run_id or event.parent_id or event.span_id, "span_id": event.span_id,
+                    "parent_id": event.parent_id, "kind": kind, "name": _name(kind, data, event),
+                    "agent": event.agent, "started": event.time, "data": {"start": scrub(data)}}
+                return None
+            row = self._open.pop(event.span_id, None) if event.span_id is not None else None
+            if row is None:  # a point event, or an end whose start came before logging began
+                row = {"run_id": event.run_id or event.parent_id or event.span_id or "-", "span_id": event.span_id,
+                       "parent_id": event.parent_id, "kind": "event" if event.span_id is None else type[:-4],
+                       "name": type, "agent": event.agent, "started": event.time, "data": {}}
+            if event.span_id is not None:
+                self._end(row, type, data)
+            else:
+                row["data"] = scrub(data)
+            self._runs.setdefault(row["run_id"], []).append(row)
+            if event.span_id is not None and event.parent_id is None:
+                return self._runs.pop(row["run_id"], [])
+        return None
+
+    def _end(self, row: dict[str, Any], type: str, data: dict[str, Any]) -> None:
+        usage = data.get("usage") or {}
+        row["duration"] = data.get("duration")
+        row["outcome"] = data.get("outcome")
+        if row["kind"] == "llm":
+            row["input_tokens"], row["output_tokens"] = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+        if row["kind"] == "skill" and data.get("skill"):
+            row["name"] = str(data["skill"])
+        row["data"]["end"] = scrub(data)
+        row["data"]["end_type"] = type
+        content = self._content.pop(row["span_id"], None)
+        if content is not None:
+            row["data"].update(content)
+
+    def _write(self, rows: list[dict[str, Any]]) -> None:
+        with self._io:
+            if self._closed:  # the kernel closed while this run's rows were on their way
+                log.warning("runlog: %d rows arrived after the kernel closed and were not written", len(rows))
+                return
+            self._write_now(rows)
+
+    def _write_now(self, rows: list[dict[str, Any]]) -> None:
+        try:
+            if self._store is None:
+                from .store import RunLogStore
+
+                self._store = RunLogStore.open(self.path)
+            self._store.write(rows)
+        except Exception:  # a full disk or a locked file must not break the run
+            log.exception("runlog: could not write %d rows to %s", len(rows), self.path)
+
+    def __repr__(self) -> str:
+        return f"<RunLogger {self.path}>"
+
+
+def _name(kind: str, data: dict[str, Any], event: Any) -> str:
+    key = NAME_KEYS.get(kind)
+    if key and data.get(key) is not None:
+        return str(data[key])
+    if kind == "step":
+        return f"step {data.get('step', '?')}"
+    return str(data.get("action") or event.agent or kind)

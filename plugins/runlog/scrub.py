@@ -1,0 +1,35 @@
+"""``scrub``: plain JSON data with secrets masked, for what the run log (and tracing) keeps.
+
+Values under secret-looking keys (``api_key``, ``Authorization``, ``token``...,
+``zagent.secrets.looks_secret``) and ``zagent.Secret`` objects become ``"***"``;
+Structs become plain data first. Message text is kept as written (as in recordings).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from zagent.secrets import Secret, looks_secret
+
+MASK = "***"
+
+
+def scrub(value: Any) -> Any:
+    """``value`` as plain data, secrets masked at any depth."""
+    if isinstance(value, Secret):
+        return MASK
+    if isinstance(value, msgspec.Struct):
+        value = msgspec.to_builtins(value, enc_hook=_opaque)
+    if isinstance(value, dict):
+        return {str(k): MASK if looks_secret(str(k)) and v not in (None, "") else scrub(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub(v) for v in value]
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return value
+    return _opaque(value)
+
+
+def _opaque(value: Any) -> Any:
+    return MASK if isinstance(value, Secret) else f"<{type(value).__name__}>"

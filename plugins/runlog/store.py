@@ -1,0 +1,98 @@
+"""``RunLogStore``: the run log table (``run_spans``) of a memory-plugin database file.
+
+One row per span (a run, step, LLM call, tool call, node, turn...) or point
+event; ``data`` is JSON (start and end event data, request and reply, secrets
+stripped before they get here). A run is written in one transaction. Reads
+return plain dicts; nothing here formats output.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import attrs
+import msgspec
+
+from zagent.plugins.memory.database import Database
+
+COLUMNS = ("run_id", "span_id", "parent_id", "kind", "name", "agent", "started", "duration", "outcome",
+           "input_tokens", "output_tokens", "data")
+_encode = msgspec.json.Encoder(enc_hook=repr).encode
+
+
+@attrs.define(repr=False)
+class RunLogStore:
+    db: Database
+
+    @classmethod
+    def open(cls, path: Any = None, *, create: bool = True, **options: Any) -> "RunLogStore":
+        from zagent import ConfigError
+
+        from . import default_path
+
+        path = os.fspath(path) if path is not None else default_path()
+        if not create and not os.path.exists(path):
+            raise ConfigError(f"no run log at {path}: run something with ZAGENT_LOG=1 (or "
+                              "Kernel(config={'log': True})) first, or pass --db PATH")
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        options.setdefault("synchronous", "normal")
+        return cls(Database(path, **options))
+
+    def write(self, rows: list[dict[str, Any]]) -> None:
+        """Add rows (dicts with ``COLUMNS``; ``data`` any JSON-able value) in one transaction."""
+        values = [tuple(_encode(r.get("data") or {}) if c == "data" else r.get(c, 0 if c.endswith("_tokens") else None)
+                        for c in COLUMNS) for r in rows]
+        marks = ", ".join("?" for _ in COLUMNS)
+        self.db.write(lambda c: c.executemany(
+            f"INSERT INTO run_spans ({', '.join(COLUMNS)}) VALUES ({marks})", values))
+
+    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest runs first: id, kind and name of the top span, start, duration, outcome, tokens, spans."""
+        sql = """
+            SELECT r.run_id, r.kind, r.name, r.agent, r.started, r.duration, r.outcome,
+                   (SELECT SUM(input_tokens) FROM run_spans WHERE run_id = r.run_id AND kind = 'llm'),
+                   (SELECT SUM(output_tokens) FROM run_spans WHERE run_id = r.run_id AND kind = 'llm'),
+                   (SELECT COUNT(*) FROM run_spans WHERE run_id = r.run_id AND kind = 'llm'),
+                   (SELECT COUNT(*) FROM run_spans WHERE run_id = r.run_id AND kind = 'tool')
+            FROM run_spans r WHERE r.parent_id IS NULL AND r.span_id IS NOT NULL
+            ORDER BY r.started DESC, r.id DESC LIMIT ?"""
+        names = ("run_id", "kind", "name", "agent", "started", "duration", "outcome", "input_tokens",
+                 "output_tokens", "llm_calls", "tool_calls")
+        rows = self.db.read(lambda c: c.execute(sql, (int(limit),)).fetchall())
+        return [dict(zip(names, r)) for r in rows]
+
+    def spans(self, run_id: str) -> list[dict[str, Any]]:
+        """Every row of one run (``latest`` for the newest), oldest first; [] for an unknown run."""
+        if run_id == "latest":
+            found = self.runs(1)
+            if not found:
+                return []
+            run_id = found[0]["run_id"]
+        rows = self.db.read(lambda c: c.execute(
+            f"SELECT {', '.join(COLUMNS)} FROM run_spans WHERE run_id = ? ORDER BY started, id", (run_id,)).fetchall())
+        return [_row(r) for r in rows]
+
+    def search(self, text: str, limit: int = 20) -> list[dict[str, Any]]:
+        """Rows whose name or data (prompts, replies, tool arguments and results) contain ``text``, newest first."""
+        like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self.db.read(lambda c: c.execute(
+            f"SELECT {', '.join(COLUMNS)} FROM run_spans WHERE name LIKE ? ESCAPE '\\' "
+            "OR CAST(data AS TEXT) LIKE ? ESCAPE '\\' ORDER BY started DESC, id DESC LIMIT ?",
+            (like, like, int(limit))).fetchall())
+        return [_row(r) for r in rows]
+
+    def close(self) -> None:
+        self.db.close()
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<RunLogStore {self.db.path}>"
+
+
+def _row(values: Any) -> dict[str, Any]:
+    row = dict(zip(COLUMNS, values))
+    row["data"] = msgspec.json.decode(row["data"]) if row["data"] else {}
+    return row

@@ -1,0 +1,77 @@
+"""Workflow units that run on a remote executor's workers (``zagent.executors``), and batch jobs of graphs.
+
+* ``run_node(kernel, payload)``: one node run shipped by the workflow
+  executor (``executor.node_payload``): its agents are rebuilt from their specs
+  on the worker's kernel (once per spec and kernel, under the trust the
+  driver shipped: ``zagent.imports``) and called as the driver would, without locks (the driver holds them) or checkpoints (the driver
+  writes them). Returns ``{"outputs": ..., "usage": ...}`` (tokens spent).
+* ``batch_job(graph, kernel, llm=None)``: the ``zagent.batch.Job`` running the
+  whole graph once per batch item, here (``local``) or on a worker
+  (``run_workflow_item``); either way on a fresh ``WorkFlowExecutor`` per item.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Optional
+
+import msgspec
+from zagent.executors import shipped_trust, trust_from
+from zagent.imports import trusting
+from zagent.types import Usage
+
+from .executor import call_step, node_outputs
+from .graph import WorkFlowGraph, WorkFlowNode
+
+WORKFLOW_RUNNER = "zagent.plugins.workflow.units:run_workflow_item"
+
+_built: "weakref.WeakKeyDictionary[Any, dict[bytes, Any]]" = weakref.WeakKeyDictionary()
+
+
+def _agent(kernel: Any, spec: dict[str, Any], payload: dict[str, Any]) -> Any:
+    cache = _built.setdefault(kernel, {})
+    key = msgspec.json.encode([spec, payload.get("trust")])
+    agent = cache.get(key)
+    if agent is None:
+        agent = cache[key] = kernel.agent(spec, trust=trust_from(payload))
+    return agent
+
+
+async def run_node(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
+    """Run one shipped node (see the module docstring)."""
+    node = msgspec.convert(payload["node"], WorkFlowNode)
+    values = dict(payload.get("values") or {})
+    produced: dict[str, Any] = {}
+    usage = Usage()
+    for agent_name, spec in payload["agents"]:
+        usage = usage + await call_step(_agent(kernel, spec, payload), agent_name, node, values, produced, kernel,
+                                        payload["run_id"])
+    return {"outputs": node_outputs(node, produced), "usage": msgspec.to_builtins(usage)}
+
+
+async def _run_graph(kernel: Any, graph: WorkFlowGraph, llm: Optional[str], inputs: dict[str, Any]) -> dict[str, Any]:
+    from .executor import WorkFlowExecutor
+
+    result = await WorkFlowExecutor(kernel=kernel, llm=llm, executor="local").arun(graph, inputs)
+    return {"output": result.outputs, "usage": msgspec.to_builtins(result.usage)}
+
+
+async def run_workflow_item(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
+    """One batch item of a workflow on a worker: the graph from ``payload['graph']``, run with the item's inputs."""
+    graph = WorkFlowGraph.from_dict(payload["graph"])
+    with trusting(trust_from(payload)):
+        return await _run_graph(kernel, graph, payload.get("llm"), dict(payload.get("inputs") or {}))
+
+
+def batch_job(graph: WorkFlowGraph, kernel: Any, llm: Optional[str] = None) -> Any:
+    """The batch ``Job`` for ``graph`` (validated now, so a broken graph fails before any item)."""
+    from zagent.batch import Job
+
+    graph.validate()
+    from zagent.secrets import public_data
+
+    # Workers get the graph without secrets (inline agents' API keys come from their own environment)
+    # and the driver's trust for the import paths it names.
+    return Job(name=graph.name, local=lambda inputs: _run_graph(kernel, graph, llm, inputs),
+               runner=WORKFLOW_RUNNER,
+               payload={"graph": public_data(graph.to_dict()), "llm": llm, "trust": shipped_trust()})

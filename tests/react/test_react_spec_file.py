@@ -1,0 +1,49 @@
+"""React agent files choose the text tool format and a checkpoints file (issue 17, item 10)."""
+
+import json
+
+import pytest
+
+from zagent import ConfigError
+
+
+def test_file_chooses_the_text_tool_format(kernel):
+    """tool_format in a react spec is the format offered to a model without native tool calls."""
+    seen = []
+
+    def model(request):
+        seen.append(request.messages[0].content)
+        return "done"
+
+    kernel.add_tool(lambda text: text, name="echo")
+    llm = kernel.llm("scripted:text", replies=[model], profile={"native_tools": False})
+    agent = kernel.agent({"type": "react", "name": "t", "tools": ["echo"], "tool_format": "hermes"})
+    agent.llm = llm
+    agent.chat("say hi", use_react=True)
+    assert any("You are a function calling AI model" in s for s in seen)  # the hermes format's own section
+    assert agent.loop().tool_format == "hermes"
+
+
+def test_unknown_tool_format_is_refused(kernel):
+    """A tool_format that no parser provides is a ConfigError listing the installed ones."""
+    with pytest.raises(ConfigError) as info:
+        kernel.agent({"type": "react", "name": "t", "tool_format": "smoke-signals"})
+    assert "smoke-signals" in str(info.value) and "tool_call" in str(info.value)
+
+
+def test_file_saves_its_runs_to_a_checkpoints_file(kernel, tmp_path):
+    """checkpoints: PATH in a react spec checkpoints every chat run into that SQLite file."""
+    db = tmp_path / "runs.db"
+    kernel.add_tool(lambda text: text, name="echo")
+    agent = kernel.agent({"type": "react", "name": "t", "tools": ["echo"], "checkpoints": str(db)})
+    agent.llm = kernel.llm("scripted:c", replies=[{"tool_calls": [{"name": "echo", "arguments": {"text": "a"}}]},
+                                                   "the end"])
+    agent.chat("echo a", use_react=True)
+    runs = agent.checkpoints.list()
+    assert db.exists() and len(runs) == 1
+
+
+def test_untrusted_file_may_not_checkpoint_to_any_path(kernel, tmp_path):
+    """An untrusted spec naming a checkpoints file that is not *.db/*.sqlite is refused."""
+    with pytest.raises(ConfigError, match="checkpoints"):
+        kernel.agent({"type": "react", "name": "t", "checkpoints": str(tmp_path / ".bashrc")})

@@ -1,0 +1,211 @@
+"""A hostile HTTP/1.1 server on 127.0.0.1 (stdlib asyncio, own thread): bodies that never end, trickles, streams forever.
+
+Each test gives it one *behaviour*: an ``async def behave(request, writer)``
+that writes whatever it likes (the ``endless_body``, ``trickle``,
+``endless_sse``, ``hang``, ``reply``, ``echo_headers`` and ``slow`` factories
+make the common ones). Requests are counted in ``server.requests``; the most
+requests open at one time is ``server.peak_open`` (to check client-side
+concurrency limits). The server stops writing when the client goes away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from typing import Any, Awaitable, Callable, Optional
+
+from .loopback import Request
+
+Behaviour = Callable[[Request, asyncio.StreamWriter], Awaitable[bool]]
+
+
+class HostileServer:
+    """``with HostileServer(behave) as server:``; ``server.url`` is its root URL (``/v1`` under it is fine)."""
+
+    def __init__(self, behave: Behaviour):
+        self.behave = behave
+        self.requests: list[Request] = []
+        self.open = 0
+        self.peak_open = 0
+        self.port = 0
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._server: Any = None
+        self._tasks: set[asyncio.Task] = set()
+        self._thread: Optional[threading.Thread] = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> "HostileServer":
+        ready = threading.Event()
+
+        def run() -> None:
+            loop = self._loop = asyncio.new_event_loop()
+            self._server = loop.run_until_complete(
+                asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=1024))
+            self.port = self._server.sockets[0].getsockname()[1]
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self._shutdown())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="hostile-server", daemon=True)
+        self._thread.start()
+        ready.wait(5)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(5)
+
+    async def _shutdown(self) -> None:
+        self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._tasks.add(task)
+        try:
+            while True:
+                request = await _read(reader)
+                if request is None:
+                    break
+                self.requests.append(request)
+                self.open += 1
+                self.peak_open = max(self.peak_open, self.open)
+                try:
+                    keep = await self.behave(request, writer)
+                finally:
+                    self.open -= 1
+                if not keep:
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass
+        finally:
+            self._tasks.discard(task)
+            if not writer.is_closing():
+                writer.close()
+
+
+async def _read(reader: asyncio.StreamReader) -> Optional[Request]:
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return None
+    lines = head.decode("latin-1").split("\r\n")
+    method, target, _ = lines[0].split(" ", 2)
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            k, v = line.split(":", 1)
+            headers[k.strip().lower()] = v.strip()
+    body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
+    return Request(method=method, path=target, headers=headers, body=body)
+
+
+def _head(status: int, content_type: str, extra: Optional[dict[str, str]] = None, length: Optional[int] = None) -> bytes:
+    lines = [f"HTTP/1.1 {status} X", f"content-type: {content_type}"]
+    lines += [f"{k}: {v}" for k, v in (extra or {}).items()]
+    lines.append(f"content-length: {length}" if length is not None else "transfer-encoding: chunked")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def _chunk(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+# -- behaviours -------------------------------------------------------------------------
+
+
+def endless_body(size: int = 64 * 1024, content_type: str = "application/json") -> Behaviour:
+    """200, then a chunked body of ``size``-byte chunks that never ends."""
+    block = _chunk(b"[" * size)
+
+    async def behave(request: Request, writer: asyncio.StreamWriter) -> bool:
+        writer.write(_head(200, content_type))
+        while True:
+            writer.write(block)
+            await writer.drain()
+
+    return behave
+
+
+def trickle(every: float = 0.05, content_type: str = "application/json", length: Optional[int] = None) -> Behaviour:
+    """200 (announcing ``length`` bytes, else chunked), then one byte every ``every`` seconds, forever."""
+    piece = b" " if length is not None else _chunk(b" ")
+
+    async def behave(request: Request, writer: asyncio.StreamWriter) -> bool:
+        writer.write(_head(200, content_type, length=length))
+        while True:
+            writer.write(piece)
+            await writer.drain()
+            await asyncio.sleep(every)
+
+    return behave
+
+
+def endless_sse(every: float = 0.01, text: str = "la ") -> Behaviour:
+    """A well-formed OpenAI chat-completions event stream that never finishes."""
+    event = b"data: " + json.dumps({"object": "chat.completion.chunk", "model": "m", "choices": [
+        {"index": 0, "delta": {"content": text}, "finish_reason": None}]}).encode() + b"\n\n"
+
+    async def behave(request: Request, writer: asyncio.StreamWriter) -> bool:
+        writer.write(_head(200, "text/event-stream"))
+        while True:
+            writer.write(_chunk(event))
+            await writer.drain()
+            if every:
+                await asyncio.sleep(every)
+
+    return behave
+
+
+def hang() -> Behaviour:
+    """Read the request and never answer."""
+
+    async def behave(request: Request, writer: asyncio.StreamWriter) -> bool:
+        await asyncio.sleep(3600)
+        return False
+
+    return behave
+
+
+def reply(status: int = 200, body: bytes = b"", content_type: str = "application/json",
+          headers: Optional[dict[str, str]] = None) -> Behaviour:
+    """One ordinary reply (connection kept alive)."""
+
+    async def behave(request: Request, writer: asyncio.StreamWriter) -> bool:
+        writer.write(_head(status, content_type, headers, len(body)) + body)
+        await writer.drain()
+        return True
+
+    return behave
+
+
+def echo_headers(status: int = 400) -> Behaviour:
+    """An error reply whose message repeats every request header (as some proxies and debug servers do)."""
+
+    async def behave(request: Request, writer: asyncio.StreamWriter) -> bool:
+        seen = "; ".join(f"{k}: {v}" for k, v in request.headers.items())
+        body = json.dumps({"error": {"message": f"bad request; you sent {seen}"}}).encode()
+        writer.write(_head(status, "application/json", None, len(body)) + body)
+        await writer.drain()
+        return True
+
+    return behave
+
+
+def slow(seconds: float, then: Behaviour) -> Behaviour:
+    """Wait ``seconds``, then behave as ``then``."""
+
+    async def behave(request: Request, writer: asyncio.StreamWriter) -> bool:
+        await asyncio.sleep(seconds)
+        return await then(request, writer)
+
+    return behave

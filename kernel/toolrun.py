@@ -182,7 +182,7 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
     if tool.inline is None:  # measured: see zagent.toolthreads.InlineProbe
         probe = _probes.get(tool)
         if probe is None:
-            probe = _probes[tool] = InlineProbe(tool.name)
+            probe = _probes[tool] = InlineProbe(tool.name, None if tool.ctx_param else tool.handler)
     if tool.inline or (probe is not None and probe.inline):
         if probe is None:
             value = tool.handler(**kwargs)

@@ -23,7 +23,12 @@ exits, so one hung tool keeps the process from ending.
 Sync tools registered without ``inline=`` are measured (``InlineProbe``): a thread
 hop costs 40-100 us of CPU (two thread wake-ups and a loop wake-up), as much as
 the rest of zagent's work for a tool call, and most tools models call are tiny
-pure functions. They run in threads, timed there, until ``PROBES`` calls have
+pure functions. Only a plain function that can call nothing but a few builtins
+and the methods of builtin values (``may_run_inline``: no globals, no closures,
+no other attributes; e.g. ``return a + b``, ``return len(text.split())``) is
+measured at all: one that reaches anything else (a lock, a socket, a helper of
+its module) may block on some call however quick the others were, so it always
+runs in threads. A measured tool runs in threads, timed there, until ``PROBES`` calls have
 returned within ``FAST`` seconds (wall and CPU); later calls run on the event
 loop. A call using more CPU than that keeps the tool in threads for good (the
 hop is cheap next to it); a call that waited (I/O) just does not count.
@@ -42,6 +47,8 @@ about half the CPU per call). ``submit`` keeps the ``Executor`` interface
 from __future__ import annotations
 
 import asyncio
+import builtins
+import inspect
 import logging
 import queue
 import threading
@@ -61,16 +68,50 @@ SLOW = 2e-3
 _log = logging.getLogger("zagent.tools")
 
 
+_SAFE_CALLS = frozenset({
+    "abs", "all", "any", "bin", "bool", "chr", "dict", "divmod", "enumerate", "filter", "float", "format",
+    "frozenset", "hash", "hex", "int", "isinstance", "issubclass", "len", "list", "map", "max", "min", "oct",
+    "ord", "pow", "range", "repr", "reversed", "round", "set", "slice", "sorted", "str", "sum", "tuple", "zip"})
+_SAFE_ATTRIBUTES = frozenset(name for kind in (str, bytes, list, dict, set, frozenset, tuple, int, float, bool)
+                             for name in dir(kind) if not name.startswith("_"))
+
+
+def may_run_inline(fn: object) -> bool:
+    """Whether ``fn`` is a plain function that can only call safe builtins and builtin values' methods.
+
+    Its code (and that of functions defined inside it) may name only those builtins (not shadowed by
+    its module), builtin exceptions and attributes of builtin types; it has no closure variables, so
+    everything else it touches came in as a (validated, JSON-like) argument."""
+    if not inspect.isfunction(fn) or fn.__closure__:
+        return False
+    module_globals = fn.__globals__
+    codes = [fn.__code__]
+    while codes:
+        code = codes.pop()
+        if code.co_freevars:
+            return False
+        for name in code.co_names:
+            if name in _SAFE_ATTRIBUTES and name not in module_globals:
+                continue
+            if name in module_globals or not hasattr(builtins, name):
+                return False
+            value = getattr(builtins, name)
+            if name not in _SAFE_CALLS and not (isinstance(value, type) and issubclass(value, BaseException)):
+                return False
+        codes.extend(c for c in code.co_consts if inspect.iscode(c))
+    return True
+
+
 class InlineProbe:
     """Where a measured tool (``inline=None``) runs: threads while probed, then the loop, or threads for good."""
 
     __slots__ = ("name", "fast", "inline", "settled")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, fn: object = None) -> None:
         self.name = name
         self.fast = 0  # probe calls that returned within FAST
         self.inline = False
-        self.settled = False  # True once in threads for good
+        self.settled = not may_run_inline(fn)  # True once (or from the start) in threads for good
 
     def timed(self, wall: float, cpu: float) -> None:
         """A probe call (in a thread) took ``wall`` seconds, ``cpu`` of them on the CPU. Called from worker

@@ -158,94 +158,137 @@ def test_bad_caps_are_refused():
         ToolThreads(1, max_abandoned=True)
 
 
-def _where_kernel(fn, **options):
+def _counting_kernel(fn, **options):
+    """A kernel with ``fn`` as tool "t", and a list counting the calls handed to its tool threads."""
     k = Kernel(plugins=[], entry_points=False)
-    k.add_tool(tool(fn, name="where", **options))
-    return k
+    k.add_tool(tool(fn, name="t", **options))
+    threads, started = k.tool_executor(), []
+    original = threads.start
+
+    def start(*args, **kwargs):
+        started.append(1)
+        return original(*args, **kwargs)
+
+    threads.start = start
+    return k, started
 
 
-def _thread_names(k, calls):
-    return [k.run_tool({"name": "where", "arguments": {}}).value for _ in range(calls)]
+def _calls(k, times, **arguments):
+    results = [k.run_tool({"name": "t", "arguments": arguments}) for _ in range(times)]
+    assert {r.state for r in results} == {"success"}, results[0].content
+    return results
 
 
-def test_a_quick_sync_tool_moves_to_the_event_loop_after_its_probes():
-    """A sync tool with default options runs its first PROBES calls in tool threads, then on the loop's thread."""
+def _probe(k):
+    from zagent.toolrun import _probes
+
+    return _probes[k.tools(["t"])[0]]
+
+
+def _promote(k, **arguments):
+    """Call "t" until it runs on the loop (a probe whose wall time a busy machine stretched does not count)."""
+    for calls in range(1, 500):
+        _calls(k, 1, **arguments)
+        if _probe(k).inline:
+            return calls
+    raise AssertionError("the tool was never moved to the event loop")
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers (pure: only its arguments)."""
+    return a + b
+
+
+def work(n: int) -> int:
+    """Sum the first n integers (pure; its CPU time grows with n)."""
+    return sum(range(n))
+
+
+def test_a_quick_pure_sync_tool_moves_to_the_event_loop_after_its_probes():
+    """A pure sync tool with default options runs its first PROBES calls in tool threads, then on the loop."""
     from zagent.toolthreads import PROBES
 
-    k = _where_kernel(lambda: threading.current_thread().name)
-    names = _thread_names(k, PROBES + 3)
-    assert all(n.startswith("zagent-tool") for n in names[:PROBES])
-    assert not any(n.startswith("zagent-tool") for n in names[PROBES:])
+    k, started = _counting_kernel(add)
+    assert _promote(k, a=1, b=2) >= PROBES and len(started) >= PROBES
+    before = len(started)
+    _calls(k, 5, a=1, b=2)
+    assert len(started) == before
     k.close()
 
 
-def test_a_sync_tool_that_waits_stays_in_threads():
-    """A tool whose calls wait (sleep, I/O) longer than FAST never runs on the loop."""
-    import time
+def test_a_tool_that_reaches_beyond_its_arguments_always_runs_in_threads():
+    """A tool naming a module global or a closure variable (it could block on it) is never measured or moved."""
+    from zagent.toolthreads import PROBES
 
-    from zagent.toolthreads import FAST, PROBES
+    lock = threading.Lock()
 
-    def slow():
-        time.sleep(FAST * 20)
-        return threading.current_thread().name
+    def guarded(a: int) -> int:
+        """Quick, but it takes a lock."""
+        with lock:
+            return a
 
-    k = _where_kernel(slow)
-    assert all(n.startswith("zagent-tool") for n in _thread_names(k, PROBES + 3))
+    k, started = _counting_kernel(guarded)
+    _calls(k, PROBES + 5, a=1)
+    assert len(started) == PROBES + 5 and _probe(k).settled
     k.close()
 
 
-def test_a_cpu_heavy_sync_tool_settles_in_threads():
-    """A tool whose call uses more than FAST of CPU stays in threads for good, even if later calls are quick."""
-    import time
+def test_a_cpu_heavy_pure_tool_settles_in_threads():
+    """A pure tool whose call uses more than FAST of CPU stays in threads for good, even if later calls are quick."""
+    from zagent.toolthreads import PROBES
 
-    from zagent.toolrun import _probes
-    from zagent.toolthreads import FAST, PROBES
-
-    heavy = threading.Event()
-    heavy.set()
-
-    def busy():
-        end = time.thread_time() + FAST * 5
-        while heavy.is_set() and time.thread_time() < end:
-            pass
-        return threading.current_thread().name
-
-    k = _where_kernel(busy)
-    _thread_names(k, 1)
-    heavy.clear()
-    assert all(n.startswith("zagent-tool") for n in _thread_names(k, PROBES + 3))
-    assert _probes[k.tools(["where"])[0]].settled
+    k, started = _counting_kernel(work)
+    _calls(k, 1, n=2_000_000)
+    _calls(k, PROBES + 3, n=3)
+    assert len(started) == PROBES + 4 and _probe(k).settled
     k.close()
 
 
-def test_inline_false_keeps_a_quick_tool_in_threads():
+def test_inline_false_keeps_a_quick_pure_tool_in_threads():
     """inline=False opts out of the measurement: every call runs in a tool thread."""
     from zagent.toolthreads import PROBES
 
-    k = _where_kernel(lambda: threading.current_thread().name, inline=False)
-    assert all(n.startswith("zagent-tool") for n in _thread_names(k, PROBES + 3))
+    k, started = _counting_kernel(add, inline=False)
+    _calls(k, PROBES + 3, a=1, b=2)
+    assert len(started) == PROBES + 3
     k.close()
 
 
 def test_a_promoted_tool_that_turns_slow_goes_back_to_threads_with_a_warning(caplog):
     """A call on the loop slower than SLOW sends the tool back to threads for good, and a warning names it."""
-    import time
-
-    from zagent.toolthreads import PROBES, SLOW
-
-    slow = threading.Event()
-
-    def sometimes_slow():
-        if slow.is_set():
-            time.sleep(SLOW * 3)
-        return threading.current_thread().name
-
-    k = _where_kernel(sometimes_slow)
-    _thread_names(k, PROBES + 1)
-    slow.set()
+    k, started = _counting_kernel(work)
+    _promote(k, n=3)
+    before = len(started)
     with caplog.at_level("WARNING", logger="zagent.tools"):
-        assert not _thread_names(k, 1)[0].startswith("zagent-tool")  # this one stalled the loop
-    assert "'where' took" in caplog.text and "inline=False" in caplog.text
-    slow.clear()
-    assert all(n.startswith("zagent-tool") for n in _thread_names(k, PROBES + 3))
+        _calls(k, 1, n=5_000_000)  # on the loop: it stalls it once
+    assert len(started) == before
+    assert "'t' took" in caplog.text and "inline=False" in caplog.text
+    _calls(k, 3, n=3)
+    assert len(started) == before + 3 and _probe(k).settled
     k.close()
+
+
+def test_may_run_inline_accepts_only_self_contained_functions():
+    """Pure code on its arguments qualifies; globals, closures, shadowed builtins and non-functions do not."""
+    from zagent.toolthreads import may_run_inline
+
+    def words(text: str) -> int:
+        return len([w for w in text.split() if w.isalpha()])
+
+    def checked(x: int) -> int:
+        if x < 0:
+            raise ValueError("negative")
+        return abs(x)
+
+    n = 3
+
+    def closure(x: int) -> int:
+        return x + n
+
+    assert may_run_inline(add) and may_run_inline(words) and may_run_inline(checked)
+    assert may_run_inline(lambda a, b: a * b)
+    assert not may_run_inline(closure)
+    assert not may_run_inline(_calls)  # names module globals
+    assert not may_run_inline(lambda: open("/dev/null"))  # a builtin that does I/O
+    assert not may_run_inline(lambda: threading.Event().wait())
+    assert not may_run_inline(print) and not may_run_inline(len) and not may_run_inline(None)

@@ -440,6 +440,7 @@ class ReActLoop:
         if state.pending and all(c.id in state.finished for c in state.pending):
             self._close_batch()  # only when no call ran here (a restored batch whose calls had all finished)
             await self._checkpoint()
+        if not state.pending:  # the batch is closed (by its last result's record, or just above)
             end, self._step_end = getattr(self, "_step_end", None), None
             if end is not None:
                 await self._emit("step_end", **end)

@@ -47,7 +47,8 @@ class Kernel:
         (built-ins included). ``False`` gives an isolated kernel.
     :param strict: raise on any plugin problem instead of reporting it.
     :param config: settings plugins may read: ``model`` (default model),
-        ``profiles`` (per-model capability overrides), ``tool_threads``,
+        ``profiles`` (per-model capability overrides), ``profile`` (overrides for
+        every model, applied last), ``tool_threads``,
         ``tool_threads_abandoned`` and ``tool_threads_abandoned_per_tool`` (caps on
         timed-out sync tool calls still running, see ``zagent.toolthreads``), and
         per-plugin sections.
@@ -131,6 +132,7 @@ class Kernel:
             )
         overrides = dict(self._profile_config(provider, model))
         overrides.update(options.pop("profile", None) or {})
+        overrides.update(self.config.get("profile") or {})  # for every model, over the rest (the CLI's --profile)
         llm = factory(model, **options)
         llm.kernel = self
         if overrides:

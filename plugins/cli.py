@@ -14,6 +14,10 @@ The ``cli`` object a plugin receives (the API is fixed by the hookspec):
   ``command``/``group`` methods, for ``zagent memory list``-style commands.
 * ``cli.add_inputs(parser)`` adds the shared ``--input/-i NAME=VALUE`` option;
   the handler reads ``args.input`` as a dict.
+* ``cli.add_model_options(parser)`` adds ``--profile KEY=VALUE`` and
+  ``--timeout SECONDS`` (``climodel``), in force while the handler runs, and a
+  stderr ticker showing elapsed time while a model call runs (``cliticker``).
+  A ``ParseError`` prints with an excerpt of the model's reply (``clierrors``).
   Plugins asking for the same group share it.
 
 A plugin that fails to import or to add its commands is reported on stderr
@@ -78,6 +82,16 @@ class CommandGroup:
         """Add ``--input/-i NAME=VALUE`` (repeatable); the handler reads ``args.input`` as a dict.
         A malformed pair is a usage error (exit 2) naming it."""
         parser.add_argument("--input", "-i", action=_InputsAction, default={}, metavar="NAME=VALUE", help=help)
+
+    @staticmethod
+    def add_model_options(parser: argparse.ArgumentParser, ticker: bool = True) -> None:
+        """Add ``--profile KEY=VALUE`` (repeatable) and ``--timeout SECONDS`` (``climodel``); they apply to
+        every model the command uses. ``ticker``: show elapsed time on stderr while a model call runs
+        (off for commands that stream the reply themselves; ``--quiet`` turns it off too)."""
+        from .climodel import add_model_options
+
+        add_model_options(parser)
+        parser.set_defaults(_zagent_ticker=ticker)
 
     def group(self, name: str, help: str = "") -> "CommandGroup":
         """A nested level of commands (``zagent NAME ...``), shared with other plugins using the same name."""
@@ -193,7 +207,9 @@ def main(argv: Optional[Sequence[str]] = None, kernel: Any = None) -> int:
             kernel = start_kernel(argv)
         return _run(argv, kernel)
     except zagent.ZagentError as exc:
-        print(f"zagent: error: {exc}", file=sys.stderr)
+        from .clierrors import describe
+
+        print(f"zagent: error: {describe(exc)}", file=sys.stderr)
         return 1
     finally:
         if own and kernel is not None:
@@ -227,15 +243,38 @@ def _run(argv: list[str], kernel: Any) -> int:
     if handler is None:
         (getattr(args, "_zagent_group", None) or parser).print_help(sys.stderr)
         return 2
+    from . import climodel
+    from .clierrors import describe
+
+    undo = climodel.apply(args, kernel)
+    ticker = _start_ticker(args, kernel)
     try:
         code = handler(args, kernel)
     except KeyboardInterrupt:
         print("zagent: interrupted", file=sys.stderr)
         return 130
     except zagent.ZagentError as exc:
-        print(f"zagent: error: {exc}", file=sys.stderr)
+        if ticker is not None:
+            ticker.stop()  # erase a ticker line before the error
+        print(f"zagent: error: {describe(exc)}", file=sys.stderr)
         return 1
+    finally:
+        if ticker is not None:
+            ticker.stop()
+            kernel.remove_plugin("zagent-cli-ticker")
+        undo()
     return int(code or 0)
+
+
+def _start_ticker(args: argparse.Namespace, kernel: Any) -> Any:
+    """The waiting-for-the-model ticker (``cliticker``) for commands that asked for it, unless ``--quiet``."""
+    if not getattr(args, "_zagent_ticker", False) or getattr(args, "quiet", False):
+        return None
+    from .cliticker import WaitTicker
+
+    ticker = WaitTicker()
+    kernel.add_plugin(ticker, name="zagent-cli-ticker")
+    return ticker.start()
 
 
 # -- output helpers ----------------------------------------------------------------

@@ -15,7 +15,7 @@ settings.register_profile("zagent-ci", deadline=None, suppress_health_check=[Hea
 settings.load_profile("zagent-ci")
 
 ZAGENT_ENV = ("ZAGENT_MODEL", "ZAGENT_PLUGINS", "ZAGENT_DISABLE_PLUGINS", "ZAGENT_STRICT", "ZAGENT_TRACE_HOOKS",
-              "ZAGENT_LOG")
+              "ZAGENT_LOG", "ZAGENT_PROGRESS_INTERVAL")
 
 
 @pytest.fixture(scope="session")

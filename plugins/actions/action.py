@@ -43,7 +43,7 @@ from zagent.errors import ConfigError, NoAnswerError, ParseError
 from zagent.toolrun import with_unique_ids
 from zagent.types import Message, ToolCall, ToolResult, Usage
 
-from .toolmode import PromptTools
+from .toolmode import PromptTools, text_call_fallback
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
@@ -284,7 +284,11 @@ class _Run:
                 self.messages, tools=self.native_tools, response_format=self.response_format,
                 output_spec=output_spec), self.ctx)
             self.usage = self.usage + completion.usage
-            reply = _unique_ids(completion.message)  # each result must find its own call
+            reply = completion.message
+            if self.native_tools and not reply.tool_calls and self.llm.profile.text_tool_fallback:
+                reply = text_call_fallback(action.kernel.parser(action.tool_format), reply, self.native_tools,
+                                           self.messages)
+            reply = _unique_ids(reply)  # each result must find its own call
             calls, errors, text = self._tool_calls(reply)
             if calls or errors:
                 self.messages.append(reply)

@@ -7,6 +7,7 @@ step on stderr; ``agent show`` prints the prompt the model would get.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -19,6 +20,7 @@ def add_commands(cli: Any) -> None:
     _common(cli, run)
     run.add_argument("--json", action="store_true", help="print the output as JSON")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    cli.add_model_options(run)
     add_trust_flag(run)
     show = cli.group("agent", help="inspect agent files").command(
         "show", cmd_show, help="print the prompt an agent file renders")
@@ -57,9 +59,9 @@ def _load(args: argparse.Namespace, kernel: Any, *, dry: bool = False) -> Any:
     spec = load_spec_file(args.agent_file)
     if spec.get("type", "customize") == "human":  # a person answers: no model, no file-relative imports
         return kernel.agent(spec)
-    if args.model:
-        spec = {**spec, "llm": args.model}
-        spec.pop("llm_config", None)
+    from zagent.plugins.climodel import replace_model
+
+    spec = replace_model(spec, args.model)
     with trusting(cli_trust(args, args.agent_file, dry=dry)):
         return CustomizeAgent.from_dict(spec, kernel, base_dir=os.path.dirname(os.path.abspath(args.agent_file)))
 

@@ -24,6 +24,8 @@ def add_commands(cli: Any) -> None:
     run.add_argument("--checkpoints", default=None, help="SQLite file to checkpoint to (enables resuming)")
     run.add_argument("--run-id", default=None, help="name this run, or continue it (give no task then)")
     run.add_argument("--json", action="store_true", help="print the result as JSON at the end instead of turns")
+    run.add_argument("--quiet", "-q", action="store_true", help="no waiting-for-the-model ticker on stderr")
+    cli.add_model_options(run)
     run.add_argument("--trust", action="store_true", help="trust every import path in the file and its agents "
                                                           "(default: only modules in the file's own folder)")
 

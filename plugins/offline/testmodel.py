@@ -30,6 +30,13 @@ from .values import from_field, from_schema
 
 _json = msgspec.json.Encoder()
 
+#: settings meant for a real model (sampling, HTTP): accepted by the offline test model, without effect
+IGNORED_OPTIONS = frozenset({
+    "temperature", "top_p", "top_k", "max_tokens", "max_completion_tokens", "seed", "stop", "presence_penalty",
+    "frequency_penalty", "n", "timeout", "deadline", "max_retries", "max_response_bytes", "base_url", "api_key",
+    "headers", "rpm", "reasoning_effort", "stream_options", "tool_choice", "parallel_tool_calls",
+})
+
 
 @attrs.define(repr=False, eq=False, kw_only=True)
 class TestLLM(LLM):
@@ -41,10 +48,13 @@ class TestLLM(LLM):
 
     @classmethod
     def build(cls, model: str, *, text: Optional[str] = None, **options: Any) -> "TestLLM":
-        if options:
+        # An agent file written for a real model runs offline too: sampling and HTTP settings are accepted
+        # and have no effect here (the answers are deterministic); anything else is likely a typo.
+        unknown = sorted(k for k in options if k not in IGNORED_OPTIONS)
+        if unknown:
             raise ConfigError(
-                f"test:{model} got unknown options {sorted(options)}; it accepts text='fixed answer' "
-                "(and profile={...})"
+                f"test:{model} got unknown options {unknown}; it accepts text='fixed answer' "
+                f"(and profile={{...}}), and ignores model settings ({', '.join(sorted(IGNORED_OPTIONS))})"
             )
         return cls(provider="test", model=model, text=text)
 

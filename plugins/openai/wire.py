@@ -150,7 +150,9 @@ def encode_message(m: Message) -> dict[str, Any]:
     role = m.role
     if role == "tool":
         return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content or ""}
-    out: dict[str, Any] = {"role": role, "content": m.content}
+    # Never null: llama-cpp-python's server answers 500 to an assistant turn with "content": null
+    # (the OpenAI API and other servers take "" with tool calls just as well).
+    out: dict[str, Any] = {"role": role, "content": m.content if m.content is not None else ""}
     if m.tool_calls:
         out["tool_calls"] = [
             {"id": c.id, "type": "function",
@@ -158,8 +160,6 @@ def encode_message(m: Message) -> dict[str, Any]:
                           else encoder.encode(c.arguments).decode()}}
             for c in m.tool_calls
         ]
-    elif out["content"] is None:
-        out["content"] = ""
     if m.name and role != "assistant":
         out["name"] = m.name
     return out

@@ -22,6 +22,8 @@ from zagent.errors import ParseError
 from zagent.fields import FieldsIn, FieldSpec, compile_fields, convert, to_dict
 from zagent.reasoning import strip_think
 
+from . import lenient
+
 
 class Parser:
     """Base output parser. ``name`` is the mode it is registered under; ``options`` are its defaults."""
@@ -29,6 +31,10 @@ class Parser:
     name = "base"
     #: option names this mode understands (others raise ``ConfigError``-style ``TypeError``)
     option_names: frozenset = frozenset()
+    #: also read a JSON object holding the declared fields when the mode's own format is not there
+    json_fallback = True
+    #: apply ``lenient`` (JSON fallback, unwrapping, placeholder refusal); ``custom`` leaves it to its function
+    lenient = True
 
     def __init__(self, **options: Any):
         self._check_options(options)
@@ -62,8 +68,7 @@ class Parser:
         spec = compile_fields(fields)
         if not spec.required and not text.strip():  # nothing asked for, nothing given: all defaults
             return convert({}, spec, raw=text)
-        values = self._extract(text, spec, self._opts(options))
-        return convert(values, spec, raw=text)
+        return convert(self._read(text, spec, self._opts(options)), spec, raw=text)
 
     def render(self, values: Mapping[str, Any], fields: FieldsIn, **options: Any) -> str:
         """Write ``values`` as a reply in this format (what a well-behaved model would answer)."""
@@ -74,7 +79,14 @@ class Parser:
         """The extraction prompt to send once when ``raw`` did not parse (see ``repair.repair_prompt``)."""
         from .repair import repair_prompt
 
-        return repair_prompt(raw, fields, error, instructions=self.instructions(fields, **options))
+        spec = compile_fields(fields)
+        example, own = None, False
+        if self.lenient:
+            values = lenient.reply_as_example(raw, spec) if isinstance(raw, str) else None
+            own = values is not None
+            example = self.render(values if own else lenient.example_values(spec), spec, **options)
+        return repair_prompt(raw, spec, error, instructions=self.instructions(fields, **options), example=example,
+                             example_is_reply=own)
 
     async def aparse_with_repair(self, text: str, fields: FieldsIn, llm: Any, ctx: Any = None, **options: Any) -> dict:
         """Parse; on ``ParseError`` ask ``llm`` once with the repair prompt and parse its reply."""
@@ -87,6 +99,25 @@ class Parser:
         from zagent.sync import run_sync
 
         return run_sync(self.aparse_with_repair(text, fields, llm, ctx, **options))
+
+    def _read(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
+        """The mode's reading, made lenient and honest (``lenient``): a JSON object holding every
+        required field is read when the mode's own reading fails or lacks one; self-keyed JSON values
+        are unwrapped; a value echoing the format's placeholder is a ``ParseError``."""
+        if not self.lenient:
+            return self._extract(text, spec, opts)
+        try:
+            values = self._extract(text, spec, opts)
+        except ParseError:
+            values = lenient.json_values(text, spec) if self.json_fallback else None
+            if values is None:
+                raise
+        else:
+            if self.json_fallback and lenient.lacks_required(values, spec):
+                values = lenient.json_values(text, spec) or values
+        values = lenient.unwrap(values, spec)
+        lenient.check_placeholders(values, spec, text)
+        return values
 
     # -- for subclasses -------------------------------------------------------------
 

@@ -33,37 +33,12 @@ from zagent.fields import FieldSpec, compile_fields, describe
 
 from . import jsontext
 from .base import Parser, missing_error
+from .lenient import label as _label
+from .lenient import value_text
 from .titles import TitleSyntax, loose_name
 from .xmltext import ElementScanner, tag_name, xml_escape, xml_text
 
 _encode = msgspec.json.encode
-
-
-def value_text(value: Any) -> str:
-    """A value as reply text: strings as they are, everything else as JSON."""
-    if isinstance(value, str):
-        return value
-    return _encode(value).decode()
-
-
-def _kind(field: Any) -> str:
-    """The type as prompt text, nested members included: ``array of object {a: string, b: integer}``."""
-    if field.type == "array" and field.items is not None:
-        return f"array of {_kind(field.items)}"
-    if field.type == "object" and field.fields:
-        return "object {" + ", ".join(f"{_json_name(f.name)}: {_kind(f)}" for f in field.fields) + "}"
-    return field.type
-
-
-def _json_name(name: str) -> str:
-    return name if name.isidentifier() else _encode(name).decode()
-
-
-def _label(field: Any) -> str:
-    req = "required" if field.required and field.default is None else (
-        "optional" if field.default is None else f"optional, default {value_text(field.default)}")
-    text = f"{_kind(field)}, {req}"
-    return f"{text}: {field.description}" if field.description else text
 
 
 def _present(values: dict[str, Any], spec: FieldSpec):
@@ -153,6 +128,7 @@ class JsonParser(Parser):
 
     name = "json"
     option_names = frozenset({"fence"})
+    json_fallback = False  # it reads JSON objects already
 
     def __init__(self, fence: bool = False):
         super().__init__(fence=fence)
@@ -210,7 +186,29 @@ def _json_key(name: str) -> str:
 
 # -- xml --------------------------------------------------------------------------
 
-_ITEMS = ElementScanner(["item"])
+_CHILD = re.compile(r"<([A-Za-z_][\w.-]{0,63})(?:\s[^<>]*)?>")
+_ITEM_SCANNERS: dict[str, ElementScanner] = {}
+
+
+def _child_items(body: str) -> Any:
+    """A list body written as child elements of any one name (``<item>``, ``<string>``, ``<li>``...).
+
+    The first child's tag names the items; ``None`` when the body does not start
+    with an element (then it is read as text).
+    """
+    m = _CHILD.match(body)
+    if m is None:
+        return None
+    tag = m.group(1).lower()
+    scanner = _ITEM_SCANNERS.get(tag)
+    if scanner is None:
+        if len(_ITEM_SCANNERS) > 64:
+            _ITEM_SCANNERS.clear()
+        scanner = _ITEM_SCANNERS[tag] = ElementScanner([tag])
+    items = []
+    for _t, b in scanner.elements(body):
+        items.append(xml_text(b))
+    return items if items else None
 
 
 class XmlParser(Parser):
@@ -239,8 +237,10 @@ class XmlParser(Parser):
                 return self._extract(body, inner, {})
             except ParseError:
                 return xml_text(body)
-        if field.type == "array" and lead.lower().startswith("<item"):
-            return [xml_text(b) for _t, b in _ITEMS.elements(body)]
+        if field.type == "array" and lead.startswith("<") and not lead.startswith("<![CDATA["):
+            items = _child_items(lead)
+            if items is not None:
+                return items
         return xml_text(body)
 
     def _instructions(self, spec: FieldSpec, opts: dict[str, Any]) -> str:
@@ -303,6 +303,7 @@ class CustomParser(Parser):
 
     name = "custom"
     option_names = frozenset({"parse_func", "render_func", "instructions"})
+    lenient = False  # the user's function decides what it accepts
 
     def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
         func = opts.get("parse_func")

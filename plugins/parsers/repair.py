@@ -21,24 +21,39 @@ from zagent.fields import FieldsIn, compile_fields, describe
 _MAX_RAW = 12000
 
 
-def repair_prompt(raw: str, fields: FieldsIn, error: Any, *, instructions: Optional[str] = None) -> str:
-    """The extraction prompt: the raw reply, the field spec, what was wrong, and the format to use.
+def repair_prompt(raw: str, fields: FieldsIn, error: Any, *, instructions: Optional[str] = None,
+                  example: Optional[str] = None, example_is_reply: bool = False) -> str:
+    """The extraction prompt: what was wrong, the raw reply, the field spec, and the format to use.
 
     :param raw: the model's reply that failed to parse.
     :param fields: the output field declaration.
     :param error: the ``ParseError`` (or any message) saying what was wrong.
     :param instructions: the output-format section to answer in (the parser's
-        ``instructions(fields)``); defaults to a JSON object of the fields.
+        ``instructions(fields)``); used only when no ``example`` is given.
+    :param example: the format shown by a concrete filled-in reply (the
+        parser's ``render`` of example values), not by placeholders a small
+        model would copy; the parser refuses the made-up example values.
+    :param example_is_reply: the example holds the previous reply itself (one
+        string field): the model is asked to send it back in that layout.
     """
     spec = compile_fields(fields)
     shown = raw if len(raw) <= _MAX_RAW else raw[:_MAX_RAW] + "\n[... reply truncated ...]"
-    fmt = instructions or ("Reply with a single JSON object whose keys are the field names.")
+    if example is not None and example_is_reply:
+        fmt = ("Here is your previous reply put in the required layout. Send it back in exactly this layout, "
+               "correcting it if needed (drop anything that is not the answer), and nothing else:\n\n"
+               f"<example>\n{example}\n</example>")
+    elif example is not None:
+        fmt = ("Answer in exactly the layout of this example. Its values are made up: put the real values "
+               "from your previous reply in their place, and do not copy the example's values.\n\n"
+               f"<example>\n{example}\n</example>")
+    else:
+        fmt = instructions or "Reply with a single JSON object whose keys are the field names."
     return (
         "Your previous reply could not be read. Extract the requested fields from it and answer again in "
         "the required format. Use only information in the reply; if a required field is not there, "
         "leave it out rather than inventing it.\n\n"
-        f"## Previous reply\n<reply>\n{shown}\n</reply>\n\n"
         f"## What was wrong\n{_problem(error)}\n\n"
+        f"## Previous reply\n<reply>\n{shown}\n</reply>\n\n"
         f"## Fields\n{describe(spec)}\n\n"
         f"## Output format\n{fmt}"
     )
@@ -47,10 +62,12 @@ def repair_prompt(raw: str, fields: FieldsIn, error: Any, *, instructions: Optio
 def _problem(error: Any) -> str:
     if isinstance(error, ParseError):
         parts = []
-        if error.missing:
-            parts.append("missing required field(s): " + ", ".join(error.missing))
         for name, reason in error.invalid.items():
             parts.append(f"field {name!r} is invalid: {reason}")
+        missing = [n for n in error.missing if n not in error.invalid]
+        if missing:
+            head = str(error).split(";", 1)[0]
+            parts.append(f"missing required field(s): {', '.join(missing)} ({head})")
         if parts:
             return "\n".join(f"- {p}" for p in parts)
     return f"- {error}"

@@ -3,7 +3,7 @@
 A title line, for ``title_format="<prefix>{title}<suffix>"`` (prefix and suffix
 stripped), is, with spaces and tabs allowed between every part:
 
-    [prefix [** or __] | ** or __]  NAME  [:] [** or __] [:]  suffix
+    [prefix [** or __] | [- or + or * bullet] ** or __]  NAME  [:] [** or __] [:]  suffix
 
 where a ``prefix`` made only of ``#`` means any heading level ``#`` to ``######``;
 prefix and suffix match in any case; NAME is a declared field name in any case,
@@ -52,7 +52,7 @@ class TitleSyntax:
         # candidate lines: those whose first non-blank character can open a title (every line
         # when the prefix is empty); linear: only line starts are tried, each reading its indent once
         first = "" if not self.prefix else re.escape(self.prefix[0])
-        self.lines = re.compile(rf"^[ \t]*[*_{first}]", re.MULTILINE | re.IGNORECASE) if first else None
+        self.lines = re.compile(rf"^[ \t]*[-+*_{first}]", re.MULTILINE | re.IGNORECASE) if first else None
         self.memo: dict[str, Optional[tuple[str, Optional[str]]]] = {}  # short line -> match result
 
     def scan(self, text: str) -> Iterator[tuple[int, int, str, Optional[str]]]:
@@ -108,6 +108,10 @@ class TitleSyntax:
             out.append(_skip_bold(s[len(self.prefix):]))
         if s[:2] in _BOLD:
             out.append(s[2:].lstrip(_SP))
+        elif s[:1] in "-+*" and s[1:2] in (" ", "\t"):  # a list bullet, then a bold title: "- **answer**: Paris"
+            rest = s[1:].lstrip(_SP)
+            if rest[:2] in _BOLD:
+                out.append(rest[2:].lstrip(_SP))
         return out
 
     def _alone(self, rest: str) -> Optional[str]:

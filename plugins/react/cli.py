@@ -22,6 +22,7 @@ def add_commands(cli: Any) -> None:
     chat.add_argument("--tools", default=None, help="comma-separated tools: registered names, toolset:NAME or "
                       "module:function import paths (default: all registered)")
     chat.add_argument("--trajectory", default=None, help="append each run to this JSONL file")
+    cli.add_model_options(chat, ticker=False)  # the reply streams as it comes
     chat.add_argument("--hide-reasoning", action="store_true",
                       help="do not show the model's reasoning (shown dimmed on stderr by default)")
     chat.add_argument("--trust", action="store_true", help="trust every import path in the agent file "
@@ -48,8 +49,9 @@ def _agent(args: argparse.Namespace, kernel: Any) -> Any:
         names = [n.strip() for n in args.tools.split(",") if n.strip()] if args.tools else [t.name for t in kernel.tools()]
         spec = {"type": "react", "name": "chat", "tools": names}
     if args.model:
-        spec = {**spec, "llm": args.model}
-        spec.pop("llm_config", None)
+        from zagent.plugins.climodel import replace_model
+
+        spec = replace_model(spec, args.model)
     spec.setdefault("type", "react")
     from zagent.imports import Trust
 

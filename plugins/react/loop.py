@@ -352,6 +352,10 @@ class ReActLoop:
             messages = _with_tools_section(messages, prompt_tools.section)
         request = self.llm.request(messages, tools=specs if native else None, stream=self.on_text is not None)
         reply = (await self._abortable(self._ask(request))).message
+        if prompt_tools is None and specs and not reply.tool_calls and self.llm.profile.text_tool_fallback:
+            from zagent.plugins.actions.toolmode import text_call_fallback
+
+            reply = text_call_fallback(self.kernel.parser(self.tool_format), reply, specs, self.state.messages)
         if prompt_tools is None:
             calls = with_unique_ids(list(reply.tool_calls))  # each result must find its own call
             if reply.tool_calls and any(a is not b for a, b in zip(calls, reply.tool_calls)):

@@ -25,6 +25,7 @@ def add_commands(cli: Any) -> None:
     gen.add_argument("--turns", type=int, default=1, help="review-and-refine rounds (default 1)")
     gen.add_argument("--agents", default=None, help="directory or .db of existing agents to reuse")
     gen.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    cli.add_model_options(gen)
     show = group.command("show", cmd_show, help="print a workflow as a text diagram (or Mermaid)")
     show.add_argument("workflow_file")
     show.add_argument("--mermaid", action="store_true", help="print a Mermaid flowchart instead")
@@ -41,6 +42,7 @@ def add_commands(cli: Any) -> None:
                      help="where node runs go: 'local' (default) or an installed executor such as 'ray'")
     run.add_argument("--json", action="store_true", help="print the outputs as JSON")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    cli.add_model_options(run)
     run.add_argument("--trust", action="store_true", help="trust every import path in the workflow and its agents "
                                                           "(default: only modules in the file's own folder)")
 

@@ -56,6 +56,8 @@ class WorkflowError(ZagentError):
 class WorkflowFailed(WorkflowError):
     """A run ended with failed nodes; ``result`` holds what was done (outputs, trace, errors)."""
 
-    def __init__(self, message: str, *, result: Any):
+    def __init__(self, message: str, *, result: Any, causes: Any = None):
         super().__init__(message)
+        #: ``{node: exception}`` of the failed nodes (the CLI shows a ParseError's reply from it)
+        self.causes = dict(causes or {})
         self.result = result

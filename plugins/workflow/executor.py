@@ -190,6 +190,7 @@ class _Run:
         self.led: dict[str, set[str]] = {n: set() for n in topo.names}
         self.settled: set[tuple[str, str]] = set()
         self.errors: dict[str, str] = {}
+        self.failures: dict[str, BaseException] = {}
         self.tasks: dict[asyncio.Task, str] = {}
         self.sem = asyncio.Semaphore(ex.max_concurrency)
         self.events = self.kernel.hooks.active("zagent_event")
@@ -242,7 +243,8 @@ class _Run:
         await self._emit("workflow_end", status=status, errors=sorted(self.errors))
         if self.errors:
             lines = "; ".join(f"{n}: {e}" for n, e in self.errors.items())
-            raise WorkflowFailed(f"workflow {self.graph.name!r} run {self.run_id} failed: {lines}", result=result)
+            raise WorkflowFailed(f"workflow {self.graph.name!r} run {self.run_id} failed: {lines}", result=result,
+                                 causes=self.failures)
         return result
 
     def _leads_on(self, name: str) -> bool:
@@ -416,6 +418,7 @@ class _Run:
     async def _failed(self, name: str, exc: BaseException, started: float) -> None:
         self.status[name] = "failed"
         self.errors[name] = _short(exc, 500)
+        self.failures[name] = exc
         self.trace.append(TraceEntry(node=name, status="failed", agents=self.agents[name], error=self.errors[name],
                                      started=started, duration=time.time() - started))
         if self.ex.on_error == "fail_fast":

@@ -23,13 +23,13 @@ class ScriptedLLM:
 
 
 def test_repair_prompt_holds_raw_reply_spec_and_problem(kernel):
-    """The repair prompt contains the raw reply, the field spec, what was wrong, and the output format."""
+    """The repair prompt contains the raw reply, the field spec, what was wrong, and a filled-in example."""
     p = kernel.parser("json")
     with pytest.raises(ParseError) as info:
         p.parse('{"answer": "x", "count": "lots"}', FIELDS)
     prompt = p.repair_prompt('{"answer": "x", "count": "lots"}', FIELDS, info.value)
     for part in ['{"answer": "x", "count": "lots"}', '"name": "count"', "field 'count' is invalid",
-                 "Reply with a single JSON object"]:
+                 '<example>\n{"answer":"An example answer, written in full.","count":3}\n</example>']:
         assert part in prompt
 
 

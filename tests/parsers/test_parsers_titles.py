@@ -12,7 +12,8 @@ NAMES = ["answer", "final answer", "count", "title_text", "Größe"]
 FORMATS = ["## {title}", "{title}:", "### {title}:", "[{title}]", "**{title}**", "{title}", "* {title}",
            "Field {title} end"]
 WS = st.sampled_from(["", "", " ", "  ", "\t", " \t "])
-OPENERS = ["", "#", "##", "######", "#######", "**", "__", "## **", "[", "* ", "*", "Field", "FIELD ", "x"]
+OPENERS = ["", "#", "##", "######", "#######", "**", "__", "## **", "[", "* ", "*", "Field", "FIELD ", "x",
+           "- **", "* **", "+\t__", "-**", "- "]
 CLOSERS = ["", ":", "**", ":**", "**:", "]", ":]", "end", " END", ": Paris", ":** Paris **", ": **", "x", ":"]
 SPELLINGS = ["answer", "ANSWER", "Final Answer", "final_answer", "final - answer", "final\tanswer", "count",
              "Count", "title text", "title-text", "GRÖSSE", "größe", "answers", "ans wer", ""]
@@ -50,7 +51,7 @@ def reference_regex(names, fmt):
     pre = r"#{1,6}" if prefix and set(prefix) == {"#"} else re.escape(prefix)
     loose = sorted({loose_name(n) for n in names}, key=len, reverse=True)
     alts = "|".join(r"[\s_-]+".join(re.escape(w) for w in n.split(" ")) for n in loose)
-    head = rf"^[ \t]*(?:{pre}[ \t]*(?:\*\*|__)?|\*\*|__)[ \t]*"
+    head = rf"^[ \t]*(?:{pre}[ \t]*(?:\*\*|__)?|(?:[-+*][ \t]+)?(?:\*\*|__))[ \t]*"
     alone = rf"(?P<t>{alts})[ \t]*:?[ \t]*(?:\*\*|__)?[ \t]*:?[ \t]*{re.escape(suffix)}[ \t]*$\n?"
     inline = rf"(?P<t2>{alts})[ \t]*(?:\*\*|__)?[ \t]*:[ \t]*(?:\*\*|__)?[ \t]*(?P<inline>\S[^\n]*?)[ \t]*$\n?"
     body = f"(?:{alone}|{inline})" if suffix in ("", ":") else alone

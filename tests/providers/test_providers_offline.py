@@ -260,3 +260,14 @@ def test_test_model_output_parses_with_the_real_parsers(mode):
     with Kernel(plugins=["zagent.plugins.offline", "zagent.plugins.parsers"], entry_points=False) as k:
         text = k.llm("test:offline").complete("q", output_spec={"mode": mode, "fields": fields}).text
         assert k.parser(mode).parse(text, fields) == {"answer": "example answer", "score": 1, "tags": ["example tag"]}
+
+
+def test_offline_test_model_ignores_real_model_settings():
+    """An agent file's temperature/max_tokens/timeout do not stop it running offline; a typo still fails."""
+    import pytest
+    from zagent import ConfigError, Kernel
+
+    k = Kernel(plugins=["zagent.plugins.offline"], entry_points=False)
+    assert k.llm("test:offline", temperature=0, max_tokens=100, timeout=5).complete("hi").text
+    with pytest.raises(ConfigError, match="temprature"):
+        k.llm("test:offline", temprature=0)

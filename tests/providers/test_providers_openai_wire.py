@@ -186,3 +186,14 @@ def test_record_sends_the_bare_model_name_and_keeps_max_tokens(k, server, tmp_pa
     assert [r.json["model"] for r in server.requests] == ["gpt-4o-mini", "gpt-4o-mini"]
     line = json.loads(path.read_text().splitlines()[0])
     assert line["request"]["options"]["max_tokens"] == 64 and KEY not in path.read_text()
+
+
+def test_assistant_turn_with_tool_calls_never_sends_null_content():
+    """An assistant message holding only tool calls is sent with content "" (llama-cpp-python's server
+    answers 500 to null)."""
+    from zagent import Message, ToolCall
+    from zagent.plugins.openai.wire import encode_message
+
+    out = encode_message(Message(role="assistant", content=None,
+                                 tool_calls=[ToolCall(id="c1", name="add", arguments={"a": 1})]))
+    assert out["content"] == "" and out["tool_calls"][0]["id"] == "c1"

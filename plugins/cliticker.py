@@ -1,0 +1,119 @@
+"""The CLI's "waiting for the model" ticker: elapsed time and who is waiting, while a model call runs.
+
+Small local models can take minutes per reply; per-step progress lines alone
+leave the terminal silent that long. ``WaitTicker`` observes ``llm_start`` /
+``llm_end`` (and ``step_start``, ``node_start``/``node_end`` for the label)
+and a daemon thread writes to stderr:
+
+- on a terminal, one line rewritten in place every second
+  (``… waiting for the model: Answerer, step 1: 12 s``), erased when the reply comes;
+- otherwise (a log file, CI), one line per waiting call every ``interval``
+  seconds (``ZAGENT_PROGRESS_INTERVAL``, default 30).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from typing import Any, Optional, TextIO
+
+
+class WaitTicker:
+    """A ``zagent_event`` observer with a ticker thread; ``start()`` then ``stop()``."""
+
+    def __init__(self, stream: Optional[TextIO] = None, interval: Optional[float] = None):
+        self.stream = stream or sys.stderr
+        try:
+            self.tty = bool(self.stream.isatty())
+        except (AttributeError, ValueError):
+            self.tty = False
+        if interval is None:
+            interval = 1.0 if self.tty else _env_interval()
+        self.interval = interval
+        self._calls: dict[tuple, float] = {}  # (run_id, agent) -> start time
+        self._steps: dict[Optional[str], Any] = {}
+        self._nodes: dict[str, None] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._shown = False  # a tty line is on screen
+
+    # -- the observer -----------------------------------------------------------------
+
+    def zagent_event(self, event: Any) -> None:
+        kind, data = event.type, event.data or {}
+        with self._lock:
+            if kind == "llm_start":
+                self._calls[(event.run_id, event.agent)] = time.monotonic()
+            elif kind == "llm_end":
+                self._calls.pop((event.run_id, event.agent), None)
+                if not self._calls:
+                    self._erase()
+            elif kind == "step_start":
+                self._steps[event.agent] = data.get("step")
+            elif kind == "node_start" and data.get("node") is not None:
+                self._nodes[str(data["node"])] = None
+            elif kind == "node_end":
+                self._nodes.pop(str(data.get("node")), None)
+
+    # -- the thread ---------------------------------------------------------------------
+
+    def start(self) -> "WaitTicker":
+        self._thread = threading.Thread(target=self._run, name="zagent-cli-ticker", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(2)
+        with self._lock:
+            self._erase()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            with self._lock:
+                self.tick(time.monotonic())
+
+    def tick(self, now: float) -> Optional[str]:
+        """Write the waiting line(s) for ``now``; return the text written (for tests)."""
+        if not self._calls:
+            return None
+        parts = [f"{self._label(agent)}: {now - started:.0f} s" for (_r, agent), started in self._calls.items()]
+        text = "… waiting for the model: " + "; ".join(parts)
+        if self._nodes:
+            text += f" (running: {', '.join(self._nodes)})"
+        try:
+            if self.tty:
+                self.stream.write("\r\x1b[K" + text)
+                self._shown = True
+            else:
+                self.stream.write(text + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # stderr closed: nothing to show
+            self._stop.set()
+        return text
+
+    def _label(self, agent: Optional[str]) -> str:
+        step = self._steps.get(agent)
+        name = agent or "model call"
+        return f"{name}, step {step}" if step is not None else name
+
+    def _erase(self) -> None:
+        if self._shown:
+            try:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
+            self._shown = False
+
+
+def _env_interval() -> float:
+    try:
+        value = float(os.environ.get("ZAGENT_PROGRESS_INTERVAL", "30"))
+    except ValueError:
+        return 30.0
+    return value if value > 0 else 30.0

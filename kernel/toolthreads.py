@@ -180,11 +180,12 @@ class Job:
         try:
             result = fn(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-            self._deliver(_set_exception, exc)
+            how, value = _set_exception, exc
         else:
-            self._deliver(_set_result, result)
-        if self.probe is not None:
+            how, value = _set_result, result
+        if self.probe is not None:  # before the caller hears back, so its next call sees this timing
             self.probe.timed(time.perf_counter() - started, time.thread_time() - cpu)
+        self._deliver(how, value)
 
     def _deliver(self, how: Callable[..., None], value: Any) -> None:
         try:

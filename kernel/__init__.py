@@ -28,7 +28,8 @@ from .errors import (
 )
 from .errors import BadRequestError, DeadlineExceeded, NotFoundError, ProtocolError, ProviderConfigError, ResponseTooLarge
 from .hookspecs import hookimpl
-from .kernel import Kernel, PluginInfo, Problem
+from .kernel import Kernel
+from .loading import PluginInfo, Problem
 from .llm import LLM
 from .rails import Deny, Rewrite
 from .secrets import Secret

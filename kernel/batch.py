@@ -24,8 +24,7 @@ Each result is ``{"id"?, "line", "ok", "output" | "error", "usage", "duration", 
 from __future__ import annotations
 
 import time
-import weakref
-from typing import Any, Awaitable, Callable, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Optional, Union, cast
 
 import attrs
 import msgspec
@@ -34,6 +33,10 @@ from .batchfiles import Item, ResultsFile, iter_items, read_items
 from .errors import ConfigError
 from .executors import Unit, UnitFailed, UnitLost, pick, shipped_trust, trust_from
 from .secrets import public_data
+from .stash import StashKey
+
+if TYPE_CHECKING:  # pragma: no cover
+    import os
 
 AGENT_RUNNER = "zagent.batch:run_agent_item"
 
@@ -108,7 +111,7 @@ async def abatch(kernel: Any, target: Any, inputs: Union[Iterable[Any], str, Any
     if concurrency is not None and concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     from_file = isinstance(inputs, (str, bytes)) or hasattr(inputs, "__fspath__")
-    items = read_items(inputs) if from_file else iter_items(inputs)
+    items = read_items(cast("Union[str, os.PathLike[str]]", inputs)) if from_file else iter_items(inputs)
     sink = ResultsFile(out, retry_failed=retry_failed) if out is not None else None
     try:
         ex = executor if hasattr(executor, "submit") else pick(kernel, executor, dict(executor_options or {}))
@@ -238,7 +241,8 @@ def make_job(kernel: Any, target: Any) -> Job:
     """The ``Job`` for ``target`` (see the module docstring); a bad target is a ``ConfigError`` now."""
     builder = getattr(target, "batch_job", None)
     if builder is not None and not isinstance(target, type):
-        return builder(kernel)
+        job: Job = builder(kernel)
+        return job
     if isinstance(target, (dict, str)) or hasattr(target, "__fspath__"):
         return _spec_job(kernel, target)
     if hasattr(target, "aexecute"):
@@ -273,14 +277,15 @@ async def agent_item(kernel: Any, agent: Any, inputs: dict[str, Any]) -> dict[st
     return {"output": output, "usage": msgspec.to_builtins(usage) if usage is not None else {}}
 
 
-_worker_agents: "weakref.WeakKeyDictionary[Any, dict[bytes, Any]]" = weakref.WeakKeyDictionary()
+#: a worker kernel's agents built from shipped specs, by encoded (spec, trust), in ``kernel.stash``
+WORKER_AGENTS: "StashKey[dict[bytes, Any]]" = StashKey("zagent.batch.worker_agents")
 
 
 async def run_agent_item(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
     """The unit runner on a worker: build the agent from ``payload['spec']`` under the driver's trust (once per
     kernel), run one item."""
     spec = payload["spec"]
-    built = _worker_agents.setdefault(kernel, {})
+    built = kernel.stash.get_or_create(WORKER_AGENTS, dict)
     key = msgspec.json.encode([spec, payload.get("trust")])
     agent = built.get(key)
     if agent is None:

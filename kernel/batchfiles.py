@@ -50,7 +50,7 @@ def item_of(line: int, data: Any) -> Item:
     return Item(line, str(raw_id), inputs)
 
 
-def read_items(path: Union[str, os.PathLike]) -> Iterator[Item]:
+def read_items(path: Union[str, "os.PathLike[str]"]) -> Iterator[Item]:
     """Items of a JSONL file, one line at a time (the file is never loaded whole)."""
     try:
         f = open(os.fspath(path), "rb")
@@ -92,7 +92,7 @@ class ResultsFile:
     :param retry_failed: drop the lines of failed items (rewritten atomically) so they run again.
     """
 
-    def __init__(self, path: Union[str, os.PathLike], *, retry_failed: bool = False):
+    def __init__(self, path: Union[str, "os.PathLike[str]"], *, retry_failed: bool = False) -> None:
         self.path = os.fspath(path)
         self.done = self._prepare(retry_failed)
         try:

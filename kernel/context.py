@@ -69,11 +69,29 @@ class RunContext:
         """
         return attrs.evolve(self, agent=agent, agent_config=dict(agent_config), usage=Usage(), offered_tools=None)
 
-    def emit(self, type: str, **data: Any) -> Awaitable[None]:
+    def aemit(self, type: str, **data: Any) -> Awaitable[None]:
         """Send a ``zagent_event`` tagged with this run's id and agent (await it).
 
         A plain function returning ``Kernel.aemit``'s coroutine: one coroutine less per event."""
         return self.kernel.aemit(type, run_id=self.run_id, agent=self.agent, **data)
+
+    def emit(self, type: str, **data: Any) -> Optional[Awaitable[None]]:
+        """Sync twin of ``aemit``, as ``Kernel.emit`` is of ``Kernel.aemit``: sends the event and returns ``None``.
+
+        Called inside a running event loop it keeps its old, async meaning for one release: it returns
+        ``aemit``'s awaitable (so ``await ctx.emit(...)`` still works) with a ``DeprecationWarning``;
+        write ``await ctx.aemit(...)`` there."""
+        import asyncio
+        import warnings
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self.kernel.emit(type, run_id=self.run_id, agent=self.agent, **data)
+            return None
+        warnings.warn("RunContext.emit inside an event loop is deprecated: use 'await ctx.aemit(...)'",
+                      DeprecationWarning, stacklevel=2)
+        return self.aemit(type, **data)
 
     def __repr__(self) -> str:
         return f"<RunContext {self.run_id} agent={self.agent!r} tokens={self.usage.total_tokens}>"

@@ -76,8 +76,10 @@ class RunControl:
         while paused() and not self.abort_requested:
             if on_wait is not None:
                 on_wait()
-            self._wake.clear()
-            await self._wake.wait()
+            wake = self._wake
+            assert wake is not None, "RunControl.wait_while before bind()"
+            wake.clear()
+            await wake.wait()
 
     async def abortable(self, awaitable: Any) -> Any:
         """Await ``awaitable`` in the current task, which ``request_abort`` cancels while it waits."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 import keyword
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Union
 
 import msgspec
 
@@ -76,7 +76,7 @@ class FieldSpec:
             return name
         return self._lower.get(name.strip().lower())
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Field]:
         return iter(self.fields)
 
     def __len__(self) -> int:
@@ -167,7 +167,8 @@ def _normalize_one(item: Any, where: str) -> Field:
     if items is not None and ftype != "array":
         raise ConfigError(f"field {where + item.name!r} has 'items' but type {ftype!r}; use type 'array'")
     # always a copy: a caller mutating its Field later must not change a cached spec
-    return msgspec.structs.replace(item, type=ftype, items=items, fields=members)
+    copy: Field = msgspec.structs.replace(item, type=ftype, items=items, fields=members)
+    return copy
 
 
 def _shorthand(decl: Any) -> Any:
@@ -198,14 +199,14 @@ def _py_type(field: Field, owner: str) -> Any:
     if field.type in _PY_TYPES:
         return _PY_TYPES[field.type]
     if field.type == "array":
-        return list[_py_type(field.items, owner + "Item")] if field.items is not None else list
+        return list[_py_type(field.items, owner + "Item")] if field.items is not None else list  # type: ignore[misc]
     if field.fields:
         return _struct_for(tuple(field.fields), owner + _camel(field.name))
     return dict[str, Any]
 
 
 def _struct_for(fields: tuple[Field, ...], name: str) -> type:
-    spec: list[tuple] = []
+    spec: list[tuple[Any, ...]] = []
     rename: dict[str, str] = {}
     for f in fields:
         attr = _attr_name(f.name, rename)
@@ -223,7 +224,7 @@ def _struct_for(fields: tuple[Field, ...], name: str) -> type:
     return msgspec.defstruct(name, spec, kw_only=True, rename=rename or None)
 
 
-def _copier(value: Any):
+def _copier(value: Any) -> Callable[[], Any]:
     return lambda: msgspec.convert(value, type(value))
 
 
@@ -271,7 +272,8 @@ def convert(data: Mapping[str, Any], fields: FieldsIn, *, raw: str = "") -> Any:
 
 def to_dict(value: Any) -> dict[str, Any]:
     """A converted Struct as a plain dict (nested Structs too), keyed by declared field names."""
-    return msgspec.to_builtins(value)
+    plain: dict[str, Any] = msgspec.to_builtins(value)
+    return plain
 
 
 def _coerce_all(data: Mapping[str, Any], spec: FieldSpec) -> tuple[dict[str, Any], dict[str, str]]:
@@ -350,7 +352,7 @@ def coerce_text(text: str, field: Field) -> Any:
         lines = [ln for ln in body.splitlines() if ln.strip()]
         items = [_BULLET.match(ln) for ln in lines]
         if lines and all(items):
-            return [i.group(1).strip() for i in items]
+            return [i.group(1).strip() for i in items if i is not None]
         raise ValueError("expected a JSON array or a bullet list")
     raise ValueError("expected a JSON object")
 

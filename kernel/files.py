@@ -13,7 +13,7 @@ import threading
 from typing import Union
 
 
-def write_atomic(path: Union[str, os.PathLike], data: Union[str, bytes]) -> None:
+def write_atomic(path: Union[str, "os.PathLike[str]"], data: Union[str, bytes]) -> None:
     """Write ``data`` (text as UTF-8) to ``path`` atomically."""
     target = os.fspath(path)
     tmp = f"{target}.{os.getpid()}.{threading.get_ident()}.tmp"

@@ -26,8 +26,10 @@ How the kernel calls hooks (pluggy has no async, so zagent settles it):
 Plugins may own extension points too: a plugin with an attribute
 ``zagent_hookspecs`` (a module, a class or an import path holding
 ``@hookspec`` functions) has those specs added before any plugin's hooks are
-checked, so implementations of them load in any order (the groupchat plugin's
-``zagent_register_speaker_selectors`` is one).
+checked, so implementations of them load in any order. A spec marked
+``@zagent.registry.registry_hookspec(kind, noun=...)`` also declares a
+registry kind, ``kernel.registries[kind]``, filled with the kernel's clash
+checks (the groupchat plugin's ``zagent_register_speaker_selectors`` is one).
 
 Argument types live in ``zagent.types`` (data) and ``zagent.context``
 (``RunContext``); rails answer with ``zagent.Deny`` / ``zagent.Rewrite``.

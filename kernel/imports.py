@@ -241,8 +241,8 @@ def _where(exc: BaseException) -> str:
     """``file:line: Type: message`` of the innermost frame of an import failure."""
     frames = traceback.extract_tb(exc.__traceback__)
     inner = [f for f in frames if "importlib" not in f.filename and "<frozen" not in f.filename]
-    frame = (inner or frames or [None])[-1]
-    at = f"{frame.filename}:{frame.lineno}: " if frame is not None else ""
+    last = inner or list(frames)
+    at = f"{last[-1].filename}:{last[-1].lineno}: " if last else ""
     return f"{at}{type(exc).__name__}: {exc}"
 
 

@@ -266,7 +266,7 @@ class Kernel:
     def _lookup(self, kind: str, name: str) -> Any:
         obj = self.registries[kind].get(name)
         if obj is None:
-            noun = KINDS[kind][1]
+            noun = self.registries[kind].noun
             raise ConfigError(f"unknown {noun} {name!r}; installed: {self._names(kind)}")
         return obj
 
@@ -297,6 +297,13 @@ class Kernel:
         from .toolrun import run_tools
 
         return await run_tools(self, [_as_call(c) for c in calls], ctx or self.context(), max_concurrency)
+
+    def run_tools(
+        self, calls: Iterable[Union[ToolCall, dict[str, Any]]], ctx: Optional[RunContext] = None,
+        *, max_concurrency: Optional[int] = None,
+    ) -> list[ToolResult]:
+        """Sync twin of ``arun_tools``."""
+        return run_sync(self.arun_tools(calls, ctx, max_concurrency=max_concurrency))
 
     async def abatch(self, target: Any, inputs: Any, **options: Any) -> Any:
         """Run ``target`` (an agent spec dict or file, an agent, a workflow graph) once per input.
@@ -343,11 +350,11 @@ class Kernel:
             await self.hooks.emit(Event(type=type, time=time.time(), run_id=run_id, agent=agent,
                                         span_id=span_id, parent_id=parent_id, data=data))
 
-    def emit(self, type: str, **data: Any) -> None:
-        """Sync twin of ``aemit`` (spans pair in the calling thread's context)."""
+    def emit(self, type: str, *, run_id: Optional[str] = None, agent: Optional[str] = None, **data: Any) -> None:
+        """Sync twin of ``aemit`` (spans pair in the calling thread's context); ``RunContext.emit`` tags it."""
         if self.hooks.active("zagent_event"):
             ids = spans.tag(type, data, id(self))
-            run_sync(self.aemit(type, _ids=ids, **data))
+            run_sync(self.aemit(type, run_id=run_id, agent=agent, _ids=ids, **data))
 
     # -- lifecycle --------------------------------------------------------------
 

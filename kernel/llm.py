@@ -23,7 +23,7 @@ plugin is installed.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, ClassVar, AsyncIterator, Iterable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, ClassVar, Iterable, Iterator, Literal, Optional, Sequence, Union, cast
 
 import attrs
 import msgspec
@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 COST_KEY = "zagent.cost_usd"
 
-MessagesIn = Union[str, Message, Sequence[Union[Message, dict]]]
+MessagesIn = Union[str, Message, Sequence[Union[Message, dict[str, Any]]]]
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -187,10 +187,14 @@ class LLM:
         """Sync twin of ``acomplete``."""
         return run_sync(self.acomplete(messages, **kwargs))
 
+    def send(self, request: LLMRequest, ctx: Optional["RunContext"] = None) -> Completion:
+        """Sync twin of ``asend``."""
+        return run_sync(self.asend(request, ctx))
+
     async def astream(
         self, messages: MessagesIn, *, tools: Optional[Iterable[Any]] = None,
         response_format: Optional[dict[str, Any]] = None, ctx: Optional["RunContext"] = None, **options: Any,
-    ) -> AsyncIterator[Chunk]:
+    ) -> AsyncGenerator[Chunk, None]:
         """Stream the reply: text deltas, whole tool calls, then a ``done`` chunk."""
         request = self.request(messages, tools=tools, response_format=response_format, stream=True, **options)
         kernel = self.kernel
@@ -200,6 +204,7 @@ class LLM:
         started = time.perf_counter()
         events = kernel is not None and kernel.hooks.active("zagent_event")
         if events:
+            assert kernel is not None
             await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, provider=self.provider,
                                messages=len(request.messages), stream=True)
         agen = self._send_stream(request)
@@ -219,7 +224,7 @@ class LLM:
                 await _failed_call(kernel, ctx, self.name, exc)
             raise
         finally:
-            await agen.aclose()
+            await _aclose(agen)
 
     def stream(self, messages: MessagesIn, **kwargs: Any) -> Iterator[Chunk]:
         """Sync twin of ``astream`` (the stream runs on zagent's background loop)."""
@@ -313,6 +318,18 @@ def unique_call_ids(calls: list[ToolCall]) -> list[ToolCall]:
     return out
 
 
+def _kind(kind: str) -> Literal["text", "reasoning"]:
+    """A ``ThinkStream`` piece kind as a chunk type (it yields only these two)."""
+    return cast('Literal["text", "reasoning"]', kind)
+
+
+async def _aclose(agen: AsyncIterator[Chunk]) -> None:
+    """Close a provider's stream (an async generator has ``aclose``; a plain async iterator may not)."""
+    aclose = getattr(agen, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
 async def _settled(request: LLMRequest, agen: AsyncIterator[Chunk], think_tags: bool) -> AsyncIterator[Chunk]:
     """Stream text with think spans turned into ``reasoning`` chunks; the ``done`` completion settled."""
     splitter = ThinkStream() if think_tags else None
@@ -321,12 +338,12 @@ async def _settled(request: LLMRequest, agen: AsyncIterator[Chunk], think_tags: 
             kind = chunk.type
             if kind == "text" and splitter is not None:
                 for piece_kind, piece in splitter.feed(chunk.text):
-                    yield chunk if piece is chunk.text and piece_kind == "text" else Chunk(type=piece_kind, text=piece)
+                    yield chunk if piece is chunk.text and piece_kind == "text" else Chunk(type=_kind(piece_kind), text=piece)
                 continue
             if kind == "done" and chunk.completion is not None:
                 if splitter is not None:
                     for piece_kind, piece in splitter.flush():
-                        yield Chunk(type=piece_kind, text=piece)
+                        yield Chunk(type=_kind(piece_kind), text=piece)
                 yield Chunk(type="done", completion=settle(request, chunk.completion, think_tags))
                 continue
             yield chunk

@@ -21,7 +21,7 @@ from . import entrypoints, hookcheck
 from .errors import PluginError
 from .hooks import HookRunner, PluginManager
 from .logs import log
-from .registry import KINDS, Entry, Registry
+from .registry import KINDS, Entry, Register, Registry, declared_kinds
 
 
 class PluginInfo(NamedTuple):
@@ -128,11 +128,14 @@ class PluginLoader:
                 f"give one of them another name", plugin=name))
             return None
         try:
-            self._add_specs(plugin)
+            self._add_specs(plugin, name)
             self.pm.register(plugin, name=name)
         except pluggy.PluginValidationError as exc:
             self._problem(name, self._dist(name), PluginError(
                 hookcheck.validation_message(self.pm, name, exc), plugin=name), exc)
+            return None
+        except PluginError as exc:
+            self._problem(name, self._dist(name), exc)
             return None
         except Exception as exc:
             self._problem(name, self._dist(name), PluginError(
@@ -143,15 +146,44 @@ class PluginLoader:
             return None
         return name
 
-    def _add_specs(self, plugin: Any) -> None:
+    def _add_specs(self, plugin: Any, name: str) -> None:
         """Add the hook specs a plugin declares in ``zagent_hookspecs`` (a module, class or import path),
-        so plugins can own extension points (e.g. ``zagent_register_speaker_selectors``)."""
+        and the registry kinds among them (``registry_hookspec``): the one way a plugin owns extension
+        points (e.g. ``zagent_register_speaker_selectors`` and ``kernel.registries["speaker_selectors"]``).
+
+        Adding the same namespace again (the plugin removed and added back) is a no-op; a hook or
+        kind another namespace already specifies is a ``PluginError`` naming both.
+        """
         specs = getattr(plugin, "zagent_hookspecs", None)
         if specs is None:
             return
         if isinstance(specs, str):
             specs = _import(specs)
-        self.pm.add_hookspecs(specs)
+        fresh = []
+        for hook in dir(specs):
+            if self.pm.parse_hookspec_opts(specs, hook) is None:
+                continue
+            caller = getattr(self.pm.hook, hook, None)
+            spec = getattr(caller, "spec", None)
+            if spec is None:
+                fresh.append(hook)
+            elif getattr(spec.namespace, "_namespace", spec.namespace) is not specs:
+                raise PluginError(f"plugin {name!r} declares hook {hook!r}, which {_label(spec.namespace)} "
+                                  "already specifies; rename one of them", plugin=name)
+        kinds = declared_kinds(specs)
+        for kind in kinds:
+            old = self.registries.get(kind.name)
+            if old is not None and old.hook != kind.hook:
+                raise PluginError(f"plugin {name!r} declares registry kind {kind.name!r}, which "
+                                  f"{'zagent' if old.owner == 'zagent' else repr(old.owner)} already declares "
+                                  f"(hook {old.hook}); rename one of them", plugin=name)
+        if fresh:
+            self.pm.add_hookspecs(_only(specs, fresh))
+            self.hooks.invalidate()
+        for kind in kinds:
+            if kind.name not in self.registries:
+                self.registries[kind.name] = Registry(kind.name, hook=kind.hook, noun=kind.noun,
+                                                      owner=name, convert=kind.convert)
 
     def _check_hooks(self, name: str) -> bool:
         """Unregister and report a plugin implementing hooks no plugin specified (typos); True if fine."""
@@ -179,25 +211,27 @@ class PluginLoader:
         wanted = set(plugin_names)
         collected: dict[str, list[tuple[str, Entry]]] = {}
         failed: set[str] = set()
-        for kind, (hook_name, _noun) in KINDS.items():
+        for kind, registry in list(self.registries.items()):
+            hook_name = registry.hook
             for impl in self.hooks.impls(hook_name):
                 if impl[0] not in wanted or impl[0] in failed:
                     continue
                 entries = collected.setdefault(impl[0], [])
+                register = (self.register(kind, impl[0], entries) if kind in KINDS
+                            else Register(registry, impl[0], entries))
                 try:
-                    self.hooks.call_one(hook_name, impl, {"register": self.register(kind, impl[0], entries), "kernel": self.kernel})
+                    self.hooks.call_one(hook_name, impl, {"register": register, "kernel": self.kernel})
                 except Exception as exc:
                     failed.add(impl[0])
+                    collected.pop(impl[0], None)
+                    plugin = self.pm.get_plugin(impl[0])
+                    if plugin is not None:  # dropped before reporting: strict raises in _problem
+                        self.pm.unregister(plugin)
+                    self.hooks.invalidate()
                     self._problem(impl[0], self._dist(impl[0]), PluginError(
                         f"plugin {impl[0]!r} failed in {hook_name}: {type(exc).__name__}: {exc}",
                         plugin=impl[0]), exc)
-        for name in failed:
-            collected.pop(name, None)
-            plugin = self.pm.get_plugin(name)
-            if plugin is not None:
-                self.pm.unregister(plugin)
-        self.hooks.invalidate()
-        for kind in KINDS:
+        for kind in list(self.registries):
             new = [e for entries in collected.values() for k, e in entries if k == kind]
             for error in self.registries[kind].merge(new, self._describe):
                 self._problem(error.plugin or "?", self._dist(error.plugin or ""), error)
@@ -215,7 +249,8 @@ class PluginLoader:
 
         Raises ``PluginError`` if the plugin cannot be added (import error,
         invalid or unknown hooks, blocked, already registered, a registration
-        hook raising, a name clash); the problem is also kept in ``problems``.
+        hook raising, a name clash); the problem is also kept in ``problems``,
+        and the plugin is not left registered (nothing it registered stays).
         """
         before = len(self.problems)
         self._skipped = ""
@@ -223,16 +258,26 @@ class PluginLoader:
         if registered is None:
             raise PluginError(self.problems[-1].error if len(self.problems) > before else self._skipped,
                               plugin=name)
-        self._run_registrations([registered])
+        try:
+            self._run_registrations([registered])
+        except PluginError:  # strict: raised at the first problem
+            self._discard(registered)
+            raise
         if len(self.problems) > before:
+            self._discard(registered)
             raise PluginError(self.problems[-1].error, plugin=registered)
         return registered
+
+    def _discard(self, name: str) -> None:
+        """Drop a plugin that failed in ``add_plugin`` (if a failed registration hook did not already)."""
+        if self.pm.get_plugin(name) is not None:
+            self.remove_plugin(name)
 
     def remove_plugin(self, plugin: Any) -> None:
         """Unregister a plugin (by name or object) and drop everything it registered."""
         name = plugin if isinstance(plugin, str) else self.pm.get_name(plugin)
         obj = self.pm.get_plugin(name) if name is not None else None
-        if obj is None:
+        if obj is None or name is None:
             raise PluginError(f"plugin {plugin!r} is not registered on this kernel", plugin=str(plugin))
         self.pm.unregister(obj)
         for registry in self.registries.values():
@@ -264,6 +309,22 @@ class PluginLoader:
             dist, version = self._dists.get(name, (None, None))
             out.append(PluginInfo(name, dist, version, hooks))
         return out
+
+
+def _only(namespace: Any, names: list[str]) -> Any:
+    """A module holding just the ``names`` of a hook-spec namespace (those not yet specified), for pluggy;
+    ``_namespace`` points back to the original."""
+    import types
+
+    view = types.ModuleType(getattr(namespace, "__name__", repr(namespace)))
+    for attr in names:
+        setattr(view, attr, getattr(namespace, attr))
+    view._namespace = namespace  # type: ignore[attr-defined]
+    return view
+
+
+def _label(namespace: Any) -> str:
+    return repr(getattr(namespace, "__name__", None) or namespace)
 
 
 def _plugin_name(plugin: Any) -> str:

@@ -113,10 +113,10 @@ def _key(data: dict[str, Any]) -> Any:
     return None
 
 
-def _close(stack: tuple[OpenSpan, ...], i: int, type: str, data: dict[str, Any]) -> Any:
+def _close(stack: tuple[OpenSpan, ...], i: int, type: str, data: dict[str, Any]) -> tuple[Optional[str], Optional[str], list[Any]]:
     span = stack[i]
     now = time.perf_counter()
-    orphans = []
+    orphans: list[Any] = []
     if i == len(stack) - 1:
         _open.set(stack[:i])
     else:

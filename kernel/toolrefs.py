@@ -58,7 +58,7 @@ def _resolve_one(kernel: "Kernel", ref: str, base_dir: Optional[str], key: str) 
     fn = resolve(ref, key=key, kernel=kernel, base_dir=base_dir)
     if isinstance(fn, NotImported):  # a read-only command (agent show): nothing imported or registered
         return []
-    name = getattr(fn, "name", None) or getattr(fn, "__name__", ref.rsplit(":", 1)[-1])
+    name = str(getattr(fn, "name", None) or getattr(fn, "__name__", ref.rsplit(":", 1)[-1]))
     existing = reg.get(name)
     if existing is not None:
         if existing.handler is fn or existing is fn or getattr(fn, "handler", None) is existing.handler:

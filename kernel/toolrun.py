@@ -39,12 +39,12 @@ async def run_tool(kernel: "Kernel", call: ToolCall, ctx: "RunContext") -> ToolR
     hooks = kernel.hooks
     events = hooks.active("zagent_event")
     if events:
-        await ctx.emit("tool_start", tool=call.name, call_id=call.id)
+        await ctx.aemit("tool_start", tool=call.name, call_id=call.id)
     call, result = await _run(kernel, call, ctx, started)
     if hooks.active("zagent_after_tool_call"):
         result = await hooks.after_tool(call, result, ctx)
     if events:
-        await ctx.emit("tool_end", tool=call.name, call_id=call.id, state=result.state,
+        await ctx.aemit("tool_end", tool=call.name, call_id=call.id, state=result.state,
                        error=result.error, duration=result.duration)
     return result
 
@@ -79,8 +79,8 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext", started: flo
     """Validate, vet and execute; return the call as it finally ran (after any rewrite) and its result."""
     offered = ctx.offered_tools
     if offered is not None and call.name not in offered:
-        reason = not_offered(call.name, offered)
-        return call, _failed(call, "blocked", f"the call was blocked: {reason}", started, error=reason)
+        why = not_offered(call.name, offered)
+        return call, _failed(call, "blocked", f"the call was blocked: {why}", started, error=why)
     tool = kernel.registries["tools"].get(call.name)
     if tool is None and kernel.pending_tools and await kernel.pending_tools.await_(call.name):
         tool = kernel.registries["tools"].get(call.name)  # a source (an MCP server) finished connecting
@@ -145,7 +145,8 @@ def not_offered(name: str, offered: "frozenset[str]") -> str:
 
 def kwargs_for_rails(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Validated arguments as plain JSON-like data, the form rails read and rewrite."""
-    return msgspec.to_builtins(kwargs, enc_hook=repr)
+    plain: dict[str, Any] = msgspec.to_builtins(kwargs, enc_hook=repr)
+    return plain
 
 
 async def _execute(

@@ -141,7 +141,7 @@ class Tool:
         if self.args_type is None:
             return dict(arguments)
         try:
-            obj = msgspec.convert(arguments, self.args_type, strict=False)
+            obj: Any = msgspec.convert(arguments, self.args_type, strict=False)
         except msgspec.ValidationError as exc:
             raise ArgumentsError(
                 f"invalid arguments for tool {self.name!r}: {exc}. "

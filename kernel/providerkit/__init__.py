@@ -34,7 +34,15 @@ from .encodeonce import encoded_once
 from .errors import HttpErrors
 from .ratelimit import RateLimiter, shared_limiter
 from .stream import StreamReply
-from .wire import iter_ndjson, iter_sse, malformed, network_options, retry_after, server_message, stream_interrupted
+from .wire import (
+    iter_ndjson,
+    iter_sse,
+    malformed,
+    network_options,
+    retry_after,
+    server_message,
+    stream_interrupted,
+)
 
 __all__ = [
     "DEFAULT_DEADLINE", "DEFAULT_MAX_RESPONSE_BYTES", "ERROR_BODY_BYTES", "HTTP_OPTIONS", "RETRY_STATUSES",

@@ -70,7 +70,6 @@ from .stream import StreamReply, _close_quietly, _Deadline
 from .wire import retry_after, server_message
 
 
-
 @attrs.define(repr=False, eq=False, kw_only=True)
 class HttpClient(HttpErrors):
     """HTTP access for one provider instance. Create with ``HttpClient.build(...)``.

@@ -15,8 +15,6 @@ from ..errors import (
     ConfigError,
 )
 
-
-
 USER_AGENT = "zagent/0.1"
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})
 

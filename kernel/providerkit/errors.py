@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-
 from ..errors import (
     AuthenticationError,
     BadRequestError,
@@ -24,7 +23,6 @@ from ..errors import (
 from .config import RETRY_STATUSES
 from .stream import _Deadline, _should_retry
 from .wire import retry_after, server_message
-
 
 
 class HttpErrors:

@@ -1,18 +1,15 @@
-"""``RateLimiter``: ``rpm`` requests per minute, shared by every LLM of a kernel for one provider and URL.
-"""
+"""``RateLimiter``: ``rpm`` requests per minute, shared by every LLM of a kernel for one provider and URL."""
 
 from __future__ import annotations
 
 import time
-import weakref
 from collections import deque
 from typing import Any
-
 
 from ..errors import (
     ConfigError,
 )
-
+from ..stash import StashKey
 
 
 class RateLimiter:
@@ -51,14 +48,18 @@ class RateLimiter:
         return f"<RateLimiter {self.rpm:g}/min>"
 
 
-_limiters: "weakref.WeakKeyDictionary[Any, dict[str, RateLimiter]]" = weakref.WeakKeyDictionary()
+#: a kernel's limiters by provider and URL, in ``kernel.stash`` (per kernel, gone with it)
+LIMITERS: "StashKey[dict[str, RateLimiter]]" = StashKey("zagent.providerkit.rpm")
 
 
 def shared_limiter(kernel: Any, key: str, rpm: float) -> RateLimiter:
     """The limiter of ``key`` in ``kernel`` (all agents of a kernel share it); a private one without a kernel."""
     if kernel is None:
         return RateLimiter(rpm)
-    per_kernel = _limiters.setdefault(kernel, {})
+    stash = getattr(kernel, "stash", None)
+    if stash is None:  # not a zagent Kernel: no sharing
+        return RateLimiter(rpm)
+    per_kernel = stash.get_or_create(LIMITERS, dict)
     limiter = per_kernel.get(key)
     if limiter is None or limiter.rpm != rpm:
         limiter = per_kernel[key] = RateLimiter(rpm)

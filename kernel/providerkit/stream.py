@@ -1,16 +1,12 @@
-"""``StreamReply`` (a streamed reply read within the deadline and the size limit) and the deadline timer.
-"""
+"""``StreamReply`` (a streamed reply read within the deadline and the size limit) and the deadline timer."""
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any, AsyncIterator, Optional
 
-
-
 if TYPE_CHECKING:  # pragma: no cover
     from .client import HttpClient
-
 
 
 class StreamReply:

@@ -19,7 +19,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .client import HttpClient
 
 
-
 def retry_after(headers: Any) -> Optional[float]:
     """Seconds the server asks to wait: ``retry-after-ms``, ``Retry-After`` seconds or HTTP date."""
     ms = headers.get("retry-after-ms")

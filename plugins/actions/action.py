@@ -279,7 +279,7 @@ class _Run:
         output_spec = action._output_hint  # built once per action
         for step in range(1, action.max_steps + 1):
             if events:
-                await self.ctx.emit("step_start", step=step, action=action.name)
+                await self.ctx.aemit("step_start", step=step, action=action.name)
             completion = await self.llm.asend(self.llm.request(
                 self.messages, tools=self.native_tools, response_format=self.response_format,
                 output_spec=output_spec), self.ctx)
@@ -294,11 +294,11 @@ class _Run:
                 self.messages.append(reply)
                 await self._run_tools(calls, errors)
                 if events:
-                    await self.ctx.emit("step_end", step=step, action=action.name, tools=[c.name for c in calls])
+                    await self.ctx.aemit("step_end", step=step, action=action.name, tools=[c.name for c in calls])
                 continue
             self.messages.append(reply)
             if events:
-                await self.ctx.emit("step_end", step=step, action=action.name, answered=bool(text.strip()))
+                await self.ctx.aemit("step_end", step=step, action=action.name, answered=bool(text.strip()))
             if not text.strip():
                 self.messages.append(Message(role="user", content=NUDGE))
                 continue

@@ -146,14 +146,14 @@ class Agent:
         events = self.kernel.hooks.active("zagent_event")
         if not events:
             return await self._arun(action, msgs, inputs, ctx, started, events)
-        await ctx.emit("run_start", action=action.name, inputs=sorted(inputs))
+        await ctx.aemit("run_start", action=action.name, inputs=sorted(inputs))
         try:
             return await self._arun(action, msgs, inputs, ctx, started, events)
         except BaseException as exc:  # the run's span still ends, with the error
             import asyncio
 
             status = "cancelled" if isinstance(exc, asyncio.CancelledError) else "failed"
-            await ctx.emit("run_end", action=action.name, status=status, error=f"{type(exc).__name__}: {exc}"[:300])
+            await ctx.aemit("run_end", action=action.name, status=status, error=f"{type(exc).__name__}: {exc}"[:300])
             raise
 
     async def _arun(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
@@ -172,7 +172,7 @@ class Agent:
             "usage": msgspec.to_builtins(out.usage), "run_id": ctx.run_id, "steps": out.steps})
         await self._remember([message])
         if events:
-            await ctx.emit("run_end", action=action.name, steps=out.steps, duration=duration)
+            await ctx.aemit("run_end", action=action.name, steps=out.steps, duration=duration)
         result = AgentResult(output=out.output, message=message, agent=self.name, action=action.name,
                              usage=out.usage, duration=duration, steps=out.steps,
                              trajectory=out.messages, tool_results=out.tool_results)

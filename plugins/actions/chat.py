@@ -81,17 +81,17 @@ async def direct(agent: "Agent", user_input: str, past: list[Message], ctx: Any)
     """One model call, framed as a run (``run_start``/``run_end`` events) like a loop run."""
     events = agent.kernel.hooks.active("zagent_event")
     if events:
-        await ctx.emit("run_start", mode="direct")
+        await ctx.aemit("run_start", mode="direct")
     messages = [Message(role="system", content=agent.chat_system_prompt()), *past,
                 Message(role="user", content=user_input)]
     try:
         reply = await agent.llm.asend(agent.llm.request(messages), ctx)
     except Exception as exc:
         if events:
-            await ctx.emit("run_end", status="failed", mode="direct", error=str(exc))
+            await ctx.aemit("run_end", status="failed", mode="direct", error=str(exc))
         raise
     if events:
-        await ctx.emit("run_end", status="completed", mode="direct", steps=1)
+        await ctx.aemit("run_end", status="completed", mode="direct", steps=1)
     return AgentResponse(content=reply.text.strip(), mode="direct", metadata={"run_id": ctx.run_id})
 
 

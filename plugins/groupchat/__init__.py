@@ -3,9 +3,10 @@
 ``GroupChat`` (agents, shared history, speaker selection, termination,
 pause/resume/abort, checkpoints), the ``groupchat`` agent type (so
 ``kernel.agent({"type": "groupchat", ...})`` or a chat file builds one) and the
-CLI command ``zagent groupchat run FILE --input task="..."``. It also adds its
-own hook, ``zagent_register_speaker_selectors`` (``hookspecs``), to each
-kernel it starts on. Cheap to import: classes load on first use
+CLI command ``zagent groupchat run FILE --input task="..."``. It also owns a
+registry kind, ``kernel.registries["speaker_selectors"]``, filled through its
+hook ``zagent_register_speaker_selectors`` (``hookspecs``), and registers the
+built-in policies there. Cheap to import: classes load on first use
 (``from zagent.plugins.groupchat import GroupChat`` resolves lazily).
 
 Built on the actions plugin (agents) and the manager plugin (``AgentManager``).
@@ -34,8 +35,10 @@ __all__ = list(_EXPORTS)
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
-#: the hook specs this plugin owns; the kernel adds them before registering any plugin's hooks
+#: the hook specs (and registry kind) this plugin owns; the kernel adds them before registering any plugin's hooks
 zagent_hookspecs = "zagent.plugins.groupchat.hookspecs"
+
+_BUILTIN_POLICIES = ("round_robin", "rules", "llm")
 
 
 def _groupchat(spec: dict, kernel: Any) -> Any:
@@ -45,11 +48,24 @@ def _groupchat(spec: dict, kernel: Any) -> Any:
 
 
 def zagent_register_agent_types(register: Callable[..., None], kernel: Any) -> None:
-    """Register the ``groupchat`` agent type, and add the speaker-selector hook spec to this kernel."""
-    from .hookspecs import ensure_hookspecs
-
-    ensure_hookspecs(kernel)
+    """Register the ``groupchat`` agent type."""
     register("groupchat", _groupchat)
+
+
+def zagent_register_speaker_selectors(register: Callable[..., None], kernel: Any) -> None:
+    """Register the built-in speaker-selection policies (each imports ``selection`` on first use)."""
+    for name in _BUILTIN_POLICIES:
+        register(name, _builtin_policy(name))
+
+
+def _builtin_policy(name: str) -> Callable[[dict, Any], Any]:
+    def factory(options: dict, kernel: Any) -> Any:
+        from .selection import BUILTIN
+
+        return BUILTIN[name](options, kernel)
+
+    factory.__qualname__ = factory.__name__ = f"builtin_{name}"
+    return factory
 
 
 def zagent_register_commands(cli: Any, kernel: Any) -> None:

@@ -392,7 +392,7 @@ class GroupChat:
 
     async def _emit(self, type: str, **data: Any) -> None:
         if self.kernel.hooks.active("zagent_event"):
-            await self._ctx.emit(type, **data)
+            await self._ctx.aemit(type, **data)
 
     def __repr__(self) -> str:
         return f"<GroupChat {self.name!r} speakers={self.speakers} status={self.status}>"

@@ -22,18 +22,18 @@ the next other speaker in round-robin order (a rule or a model that would
 repeat one speaker forever is broken).
 
 More policies come from plugins through ``zagent_register_speaker_selectors``
-(``selector_factories``) or from an import path ``"pkg.mod:factory"``.
+into ``kernel.registries["speaker_selectors"]`` (``selector_factories``), or
+from an import path ``"pkg.mod:factory"``.
 """
 
 from __future__ import annotations
 
 import re
-import weakref
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 import attrs
 
-from zagent.errors import ConfigError, PluginError, ZagentError
+from zagent.errors import ConfigError, ZagentError
 from zagent.sync import maybe_await
 
 from .history import ChatMessage, render_transcript
@@ -255,42 +255,17 @@ def _llm_factory(options: dict[str, Any], kernel: "Kernel") -> LLMSelector:
 BUILTIN: dict[str, Callable[[dict[str, Any], "Kernel"], Any]] = {
     "round_robin": _round_robin_factory, "rules": _rules_factory, "llm": _llm_factory,
 }
-_cache: "weakref.WeakKeyDictionary[Any, tuple[Any, dict[str, Any]]]" = weakref.WeakKeyDictionary()
 
 
 def selector_factories(kernel: "Kernel") -> dict[str, Callable[[dict[str, Any], "Kernel"], Any]]:
-    """Built-in policies plus those registered through ``zagent_register_speaker_selectors`` on ``kernel``."""
-    from .hookspecs import HOOK, specs_added
+    """The policies of ``kernel.registries["speaker_selectors"]`` (the built-ins and those plugins register);
+    only the built-ins on a kernel without the groupchat plugin."""
+    from .hookspecs import KIND
 
-    impls = kernel.hooks.impls(HOOK) if specs_added(kernel) else ()
-    cached = _cache.get(kernel)
-    if cached is not None and cached[0] == impls:
-        return cached[1]
-    entries: dict[str, tuple[Any, str, bool]] = {n: (f, "groupchat", False) for n, f in BUILTIN.items()}
-    for impl in impls:
-        kernel.hooks.call_one(HOOK, impl, {"register": _Register(impl[0], entries), "kernel": kernel})
-    found = {name: entry[0] for name, entry in entries.items()}
-    _cache[kernel] = (impls, found)
-    return found
-
-
-class _Register:
-    """``register(name, factory, *, override=False)`` for one plugin; clashes as in the kernel's registries."""
-
-    def __init__(self, plugin: str, entries: dict[str, tuple[Any, str, bool]]):
-        self.plugin, self.entries = plugin, entries
-
-    def __call__(self, name: str, factory: Any, *, override: bool = False) -> Any:
-        if not isinstance(name, str) or not name or ":" in name or not callable(factory):
-            raise PluginError(f"plugin {self.plugin!r} registered speaker selector {name!r} badly; use "
-                              "register('name', factory) with a name without ':'", plugin=self.plugin)
-        old = self.entries.get(name)
-        if old is None or (override and not old[2]):
-            self.entries[name] = (factory, self.plugin, override)
-        elif not (old[2] and not override):
-            raise PluginError(f"speaker selector {name!r} is registered by both plugin {old[1]!r} and plugin "
-                              f"{self.plugin!r}; pass override=True in the one that should win", plugin=self.plugin)
-        return factory
+    registry = kernel.registries.get(KIND)
+    if registry is None:
+        return dict(BUILTIN)
+    return {name: registry.get(name) for name in registry}
 
 
 def build_selector(kernel: "Kernel", spec: Any) -> Any:

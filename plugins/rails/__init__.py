@@ -28,9 +28,11 @@ a few dict look-ups (the before-tool rail still looks up whether the tool is
 ``sensitive``: sensitive tools are never run without approval, unless
 ``approval`` is ``false`` or ``{"sensitive": false}``). See docs/rails.md.
 
-Per-run state lives in ``ctx.stash``: ``"zagent.rails.budget"`` (call
-counts), ``"zagent.pending_approval"`` (ids awaiting a human, a set) and
-``"zagent.approved"`` (ids a human approved, a set the loop fills on resume).
+Per-run state lives in ``ctx.stash`` under ``StashKey``s: ``BUDGET_KEY``
+(call counts, persistent: saved with checkpoints), and, from
+``zagent.runkeys`` (shared with the ReAct loop), ``PENDING_APPROVAL`` (ids
+awaiting a human, a set) and ``APPROVED`` (ids a human approved, a set the
+loop fills on resume); exported here as ``PENDING_KEY`` and ``APPROVED_KEY``.
 """
 
 from __future__ import annotations

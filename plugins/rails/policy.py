@@ -13,14 +13,13 @@ import threading
 from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
+from zagent.stash import StashKey
 
 from .config import Layers, as_list, first_match, toolset_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import RunContext, ToolCall
 
-BUDGET_KEY = "zagent.rails.budget"
-"""``ctx.stash`` key of the per-run ``CallCounter``."""
 
 
 def check_lists(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> Optional[str]:
@@ -104,6 +103,10 @@ class CallCounter:
         return f"<CallCounter {self.counts}>"
 
 
+BUDGET_KEY: "StashKey[CallCounter]" = StashKey("zagent.rails.budget", restore=CallCounter.from_state)
+"""``ctx.stash`` key of the per-run ``CallCounter``; persistent, so a restored run keeps its budget."""
+
+
 def take_budget(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> tuple[Optional[str], bool]:
     """``tool_budget``: count this call; return (deny reason, whether a call was counted)."""
     budget = rails.get("tool_budget")
@@ -121,11 +124,7 @@ def take_budget(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> t
             rule, limit = r, n
     if limit is None:
         return None, False
-    counter = ctx.stash.get(BUDGET_KEY)
-    if counter is None:
-        counter = ctx.stash.setdefault(BUDGET_KEY, CallCounter())
-    elif isinstance(counter, dict):  # restored from a checkpoint as plain data
-        counter = ctx.stash[BUDGET_KEY] = CallCounter.from_state(counter)
+    counter = ctx.stash.get_or_create(BUDGET_KEY, CallCounter)  # a restored run's counts come back here
     if counter.take(call.name, limit):
         return None, True
     return (f"tool {call.name!r} has used its budget of {limit} call{'s' if limit != 1 else ''} "

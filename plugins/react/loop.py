@@ -30,6 +30,7 @@ import msgspec
 from zagent.control import RunControl
 from zagent.errors import NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
 from zagent.llm import to_messages
+from zagent.runkeys import APPROVED, PENDING_APPROVAL
 from zagent.secrets import public_data
 from zagent.toolrun import with_unique_ids
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
@@ -197,9 +198,8 @@ class ReActLoop:
         self._checkpoint_lock = asyncio.Lock()  # per run: a lock stays bound to the event loop it first waited on
         ctx = ctx or self.kernel.context(run_id=self.state.run_id, agent=self.agent, agent_config=self.agent_config)
         self._ctx = ctx
-        for key, value in self.state.stash.items():
-            ctx.stash.setdefault(key, value)  # plain data: its plugin rebuilds its object on first use
-        ctx.stash.setdefault("zagent.approved", set()).update(self.state.approved)
+        ctx.stash.restore(self.state.stash)  # plain data: its plugin rebuilds its object on first use
+        ctx.stash.setdefault(APPROVED, set()).update(self.state.approved)
         if self.state.usage.calls and not ctx.usage.calls:
             ctx.usage = self.state.usage
         await self._emit("run_start", resumed=user_input is None)
@@ -278,7 +278,7 @@ class ReActLoop:
         state = self.state
         approved = set(state.approved)
         state.awaiting_approval = [c for c in state.awaiting_approval if c not in approved]
-        self._ctx.stash.setdefault("zagent.approved", set()).update(approved)
+        self._ctx.stash.setdefault(APPROVED, set()).update(approved)
 
     def _deny_pending(self, denied: set[str]) -> None:
         for call in self.state.pending:
@@ -466,7 +466,7 @@ class ReActLoop:
         else:
             result = await self._abortable(self.kernel.arun_tool(call, self._ctx))
         state = self.state
-        pending = self._ctx.stash.get("zagent.pending_approval")
+        pending = self._ctx.stash.get(PENDING_APPROVAL)
         if pending and call.id in pending:
             pending.discard(call.id)
             if call.id not in state.awaiting_approval:
@@ -527,7 +527,7 @@ class ReActLoop:
         """Emit from a sync path (an abort): scheduled on the run's loop, never awaited here."""
         loop = self._control.loop
         if loop is not None and not loop.is_closed() and self.kernel.hooks.active("zagent_event"):
-            loop.create_task(self._ctx.emit(type, **data))
+            loop.create_task(self._ctx.aemit(type, **data))
 
     async def _abortable(self, awaitable: Any) -> Any:
         """Await ``awaitable`` so that ``abort()`` cancels it (the CancelledError becomes ``RunAborted``)."""
@@ -571,8 +571,7 @@ class ReActLoop:
         """Copy the plugins' per-run state that survives a restore (``to_state()``) into the state."""
         ctx = getattr(self, "_ctx", None)
         if ctx is not None:
-            self.state.stash = {k: v.to_state() for k, v in ctx.stash.items()
-                                if isinstance(k, str) and callable(getattr(v, "to_state", None))}
+            self.state.stash = ctx.stash.to_state()
 
     def _write_trajectory(self) -> None:
         if self.trajectory_path:
@@ -582,7 +581,7 @@ class ReActLoop:
 
     async def _emit(self, type: str, **data: Any) -> None:
         if self.kernel.hooks.active("zagent_event"):
-            await self._ctx.emit(type, **data)
+            await self._ctx.aemit(type, **data)
 
 
 def _decision(calls: list[ToolCall], text: str) -> Decision:

@@ -3,7 +3,8 @@
 * ``Skill`` (msgspec) and ``SkillRegistry``: a folder of human-editable
   Markdown files (``<name>.md``), indexed in SQLite (FTS5), plus skills other
   plugins register through the hook ``zagent_register_skills(register)``
-  (``hookspec.py``, declared as this plugin's ``zagent_hookspecs``);
+  into ``kernel.registries["skills"]`` (``hookspec.py``, declared as this
+  plugin's ``zagent_hookspecs``: a ``registry_hookspec``);
 * ``SkillMatcher``: keyword (BM25-style weights), embeddings when an embedder
   is installed, optional LLM re-rank; best match above a threshold or none;
 * ``LifecycleManager``: idle → active → stale → archived, every change recorded;
@@ -49,12 +50,8 @@ __getattr__ = lazy_exports(__name__, _EXPORTS)
 zagent_hookspecs = "zagent.plugins.skills.hookspec"
 
 
-def zagent_register_tools(register: Any, kernel: Any) -> None:
-    """Registers no tool: this is where the plugin adds its hook spec to the starting kernel, and its
-    ``run_end`` observer when the kernel config enables skills (otherwise on a run's first use of one)."""
-    from . import hookspec
-
-    hookspec.install(kernel)
+def zagent_kernel_start(kernel: Any) -> None:
+    """Add the ``run_end`` observer when the kernel config enables skills (otherwise on a run's first use of one)."""
     if (kernel.config.get("skills") or {}).get("enabled"):
         from .runtime import observe
 

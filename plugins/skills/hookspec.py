@@ -1,28 +1,40 @@
-"""The skills plugin's own hook: ``zagent_register_skills``.
+"""The skills plugin's own hook and registry kind: ``zagent_register_skills`` -> ``kernel.registries["skills"]``.
 
-Owned by the skills plugin, which names this module as its ``zagent_hookspecs``:
-the kernel adds the spec before it checks any plugin's hooks, so a plugin
-implementing it loads from an entry point, from ``Kernel(plugins=[...])`` in
-any order, or later with ``kernel.add_plugin(...)``. ``install`` stays for a
-kernel the skills plugin was added to after start-up.
+Owned by the skills plugin, which names this module as its ``zagent_hookspecs``.
+The spec is a ``registry_hookspec``: the kernel adds the hook and the registry
+before it checks any plugin's hooks, so a plugin implementing it loads from an
+entry point, from ``Kernel(plugins=[...])`` in any order, or later with
+``kernel.add_plugin(...)``, and two plugins registering one skill name get the
+kernel's clash check (a problem naming both, unless one passes ``override=True``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from zagent.hookspecs import hookspec
+from zagent.registry import registry_hookspec
 
 
-@hookspec
+def skill_entry(skill: Any) -> tuple[str, Any]:
+    """``register(skill)``'s argument (a ``Skill`` or a dict of its fields) as ``(name, Skill)``;
+    ``ConfigError`` naming the problem for anything else."""
+    from .registry import as_skill
+
+    converted = as_skill(skill)
+    return converted.name, converted
+
+
+@registry_hookspec("skills", noun="skill", convert=skill_entry)
 def zagent_register_skills(register: Callable[..., Any], kernel: Any) -> None:
     """Register ready-made skills (kept in memory; a same-named file in the skills folder wins).
 
     ``register(skill, *, override=False)`` with a ``zagent.plugins.skills.Skill``
-    or a plain dict of its fields. Called when the skills of a kernel are first
-    used, and again whenever the set of implementations changes.
+    or a plain dict of its fields, into ``kernel.registries["skills"]``. Called
+    once per kernel when it starts (or when the plugin is added), like the
+    kernel's own registration hooks; a bad skill drops the plugin with an error.
 
-    :param register: adds one skill.
+    :param register: adds one skill; a name two plugins register is a problem naming
+        both unless one of them passes ``override=True``.
     :param kernel: the kernel.
 
     Example::
@@ -32,13 +44,3 @@ def zagent_register_skills(register: Callable[..., Any], kernel: Any) -> None:
                       "when_to_use": "the user asks to convert between units",
                       "instructions": "Call convert once with value, from and to."})
     """
-
-
-def install(kernel: Any) -> None:
-    """Add the spec to ``kernel``'s plugin manager (idempotent)."""
-    import sys
-
-    caller = getattr(kernel.pm.hook, "zagent_register_skills", None)
-    if caller is None or not caller.has_spec():
-        kernel.pm.add_hookspecs(sys.modules[__name__])
-        kernel.hooks.invalidate()

@@ -6,9 +6,9 @@
   when a file changed), so a person may edit, add or remove files at any time.
 * **Plugin skills** come from implementations of the hook
   ``zagent_register_skills(register)`` (``hookspec.py``) and are kept in memory
-  only. A folder skill of the same name wins (a person's copy shadows the
-  plugin's); between plugins the first keeps the name unless the later one
-  passes ``override=True``; a clash is logged, naming both.
+  only (the kernel keeps them in ``kernel.registries["skills"]``, with its
+  clash checks between plugins; ``set_plugin_skills`` hands them over). A
+  folder skill of the same name wins (a person's copy shadows the plugin's).
 * **Figures and state** (usage, successes, last use, lifecycle state) live in
   the ``SkillIndex`` and are attached to the ``Skill`` objects handed out.
   ``set_state`` is the one place a state changes, and it records the
@@ -179,7 +179,7 @@ class SkillRegistry:
 
         Replacing a file a person edited keeps it as ``<name>.v<version>.md`` first, as ``update`` does.
         """
-        skill = _as_skill(skill)
+        skill = as_skill(skill)
         if skill.name in self._folder_skills and not replace:
             raise ConfigError(f"a skill named {skill.name!r} exists already; use update() or another name")
         if not skill.created:
@@ -196,7 +196,7 @@ class SkillRegistry:
 
     def update(self, skill: SkillIn) -> Skill:
         """Write a changed skill; a human-edited file is kept as ``<name>.v<version>.md`` first."""
-        skill = _as_skill(skill)
+        skill = as_skill(skill)
         current = self._folder_skills.get(skill.name)
         if current is None:
             return self.register(skill)
@@ -236,24 +236,15 @@ class SkillRegistry:
             self._reindex()
         return removed
 
-    def add_plugin_skill(self, skill: SkillIn, plugin: str, *, override: bool = False) -> Optional[Skill]:
-        """Keep a plugin's skill in memory (see the module docstring for clashes)."""
-        skill = _as_skill(skill)
-        skill.source = plugin
+    def set_plugin_skills(self, skills: Iterable[tuple[Skill, str]]) -> None:
+        """Replace the plugin skills with copies of ``skills`` (each with the plugin that registered it)."""
+        fresh = {}
+        for skill, plugin in skills:
+            copy = msgspec.structs.replace(skill)
+            copy.source = plugin
+            fresh[copy.name] = copy
         with self._lock:
-            other = self._plugin_skills.get(skill.name)
-            if other is not None and other.source != plugin and not override:
-                log.warning("skills: plugin %r registered skill %r, which plugin %r registered already; "
-                            "pass override=True to replace it", plugin, skill.name, other.source)
-                return None
-            self._plugin_skills[skill.name] = skill
-            self._reindex()
-        return skill
-
-    def clear_plugin_skills(self) -> None:
-        """Forget every plugin skill (before asking the plugins again)."""
-        with self._lock:
-            self._plugin_skills.clear()
+            self._plugin_skills = fresh
             self._reindex()
 
     def _store(self, skill: Skill) -> None:
@@ -314,7 +305,8 @@ class SkillRegistry:
         return f"<SkillRegistry {self.folder} skills={len(self)}>"
 
 
-def _as_skill(skill: SkillIn) -> Skill:
+def as_skill(skill: SkillIn) -> Skill:
+    """A checked copy of ``skill`` (a ``Skill`` or a dict of its fields); ``ConfigError`` otherwise."""
     if isinstance(skill, Skill):
         check_name(skill.name)
         return msgspec.structs.replace(skill)

@@ -54,7 +54,6 @@ from zagent.types import LLMRequest, Message
 
 from zagent.stash import StashKey
 
-from . import hookspec
 from .lifecycle import LifecycleManager
 from .matcher import Match, SkillMatcher
 from .registry import SkillRegistry
@@ -84,7 +83,7 @@ class Skills:
     registry: SkillRegistry
     matcher: SkillMatcher
     lifecycle: LifecycleManager
-    _plugin_impls: tuple = attrs.field(default=(), init=False)
+    _plugin_version: Optional[int] = attrs.field(default=None, init=False)
     _pending: "OrderedDict[str, str]" = attrs.field(factory=OrderedDict, init=False)  # run id -> skill name
     _curations: set = attrs.field(factory=set, init=False)  # automatic curations still running
 
@@ -141,22 +140,14 @@ class Skills:
         return Curator(kernel=self.kernel, registry=self.registry, llm=llm, **options)
 
     def collect_plugin_skills(self) -> None:
-        """Ask ``zagent_register_skills`` implementations for their skills if they changed."""
-        hookspec.install(self.kernel)
-        impls = self.kernel.hooks.impls("zagent_register_skills")
-        if impls == self._plugin_impls:
+        """Take the skills of ``kernel.registries["skills"]`` (what plugins registered) if it changed."""
+        reg = self.kernel.registries.get("skills")  # None: a kernel without the skills plugin
+        version = reg.version if reg is not None else -1
+        if version == self._plugin_version:
             return
-        self._plugin_impls = impls
-        self.registry.clear_plugin_skills()  # a removed plugin's skills go with it
-        for impl in impls:
-            def register(skill: Any, *, override: bool = False, _plugin: str = impl[0]) -> Any:
-                return self.registry.add_plugin_skill(skill, _plugin, override=override)
-            try:
-                self.kernel.hooks.call_one("zagent_register_skills", impl, {"register": register, "kernel": self.kernel})
-            except Exception:
-                from zagent.logs import log
-
-                log.exception("skills: plugin %r failed in zagent_register_skills", impl[0])
+        self._plugin_version = version
+        entries = [reg.entry(name) for name in reg] if reg is not None else []
+        self.registry.set_plugin_skills((e.obj, e.plugin) for e in entries if e is not None)
 
     async def amatch(self, text: str, *, ctx: Any = None, threshold: Optional[float] = None) -> Optional[Match]:
         """The skill fitting ``text`` (folder re-read first if it changed), or ``None``."""
@@ -254,7 +245,7 @@ async def _start(request: LLMRequest, ctx: Any, options: dict[str, Any], state: 
         return
     events = ctx.kernel.hooks.active("zagent_event")
     if events:  # the match is a span: skill_start ... skill_end (skill None when nothing fitted)
-        await ctx.emit("skill_start", query_chars=len(query))
+        await ctx.aemit("skill_start", query_chars=len(query))
     try:
         skills = skills_for(ctx.kernel)
         found = await skills.amatch(query, ctx=ctx, threshold=options.get("threshold"))
@@ -264,16 +255,16 @@ async def _start(request: LLMRequest, ctx: Any, options: dict[str, Any], state: 
 
         log.exception("skills: matching failed for run %s; continuing without a skill", ctx.run_id)
         if events:
-            await ctx.emit("skill_end", skill=None, error=f"{type(exc).__name__}: {exc}"[:300])
+            await ctx.aemit("skill_end", skill=None, error=f"{type(exc).__name__}: {exc}"[:300])
         return
     if events:
-        await ctx.emit("skill_end", skill=skill.name if skill is not None else None,
+        await ctx.aemit("skill_end", skill=skill.name if skill is not None else None,
                        score=found.score if found is not None else None)
     if found is None or skill is None:
         return
     state.update(skill=skill, score=found.score, method=found.method)
     skills.used_in_run(ctx.run_id, skill.name)
-    await ctx.emit("skill_used", skill=skill.name, version=skill.version, score=found.score, method=found.method)
+    await ctx.aemit("skill_used", skill=skill.name, version=skill.version, score=found.score, method=found.method)
 
 
 def with_skill(request: LLMRequest, skill: Skill) -> LLMRequest:

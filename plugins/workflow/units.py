@@ -12,12 +12,12 @@
 
 from __future__ import annotations
 
-import weakref
 from typing import Any, Optional
 
 import msgspec
 from zagent.executors import shipped_trust, trust_from
 from zagent.imports import trusting
+from zagent.stash import StashKey
 from zagent.types import Usage
 
 from .executor import call_step, node_outputs
@@ -25,11 +25,12 @@ from .graph import WorkFlowGraph, WorkFlowNode
 
 WORKFLOW_RUNNER = "zagent.plugins.workflow.units:run_workflow_item"
 
-_built: "weakref.WeakKeyDictionary[Any, dict[bytes, Any]]" = weakref.WeakKeyDictionary()
+#: a worker kernel's agents built from shipped node specs, by encoded (spec, trust), in ``kernel.stash``
+BUILT: "StashKey[dict[bytes, Any]]" = StashKey("zagent.workflow.built_agents")
 
 
 def _agent(kernel: Any, spec: dict[str, Any], payload: dict[str, Any]) -> Any:
-    cache = _built.setdefault(kernel, {})
+    cache = kernel.stash.get_or_create(BUILT, dict)
     key = msgspec.json.encode([spec, payload.get("trust")])
     agent = cache.get(key)
     if agent is None:

@@ -215,3 +215,20 @@ def test_import_paths_need_trust_and_the_trust_travels(kernel, monkeypatch):
     with trusting(Trust(everything=True)):
         shipped = kernel.batch(spec, [{"question": "x"}], executor=ShippingExecutor()).results
     assert shipped[0]["ok"] and shipped[0]["usage"]["calls"] == 2  # the tool call, then the answer
+
+
+def test_a_worker_kernel_builds_each_shipped_agent_once_in_its_stash():
+    """run_agent_item keeps agents built from shipped specs in the worker kernel's stash, one per spec and
+    trust; another kernel builds its own."""
+    from zagent import Kernel
+    from zagent.batch import WORKER_AGENTS, make_job, run_agent_item
+    from zagent.sync import run_sync
+
+    k = Kernel(plugins=[_AnySpec()], entry_points=False)
+    _, payload = make_job(k, {"type": "any", "name": "x"}).unit("k1", {"q": 1}).remote_parts("ray")
+    for _ in range(2):
+        assert run_sync(run_agent_item(k, payload))["output"] == {"q": 1}
+    assert len(k.stash[WORKER_AGENTS]) == 1
+    other = Kernel(plugins=[_AnySpec()], entry_points=False)
+    run_sync(run_agent_item(other, payload))
+    assert next(iter(other.stash[WORKER_AGENTS].values())) is not next(iter(k.stash[WORKER_AGENTS].values()))

@@ -147,16 +147,52 @@ def test_a_selector_plugin_given_at_start_before_groupchat_works():
 
 
 def test_two_plugins_registering_one_selector_name_is_an_error_naming_both(kernel):
-    """A selector name registered twice without override is refused, naming both plugins."""
+    """A selector name registered twice without override is refused by the kernel's clash check, naming both."""
 
     class One:
         def zagent_register_speaker_selectors(self, register):
             register("dup", lambda options, kernel: None)
 
     kernel.add_plugin(One(), name="one")
-    kernel.add_plugin(One(), name="two")
-    with pytest.raises(PluginError, match="'one'.*'two'|'two'.*'one'"):
-        GroupChat(kernel=kernel, agents=echoes("A"), selection="dup")
+    with pytest.raises(PluginError, match="speaker selector 'dup' is registered by both plugin 'one' and plugin 'two'"):
+        kernel.add_plugin(One(), name="two")
+    assert kernel.registries["speaker_selectors"].entry("dup").plugin == "one"
+
+
+def test_selectors_live_in_the_kernel_registry_and_go_with_their_plugin(kernel):
+    """kernel.registries['speaker_selectors'] holds built-ins and plugin policies; remove_plugin drops the latter."""
+
+    class Loudest:
+        def zagent_register_speaker_selectors(self, register):
+            register("last_first", lambda options, kernel: (lambda sel: sel.names[-1]))
+
+    registry = kernel.registries["speaker_selectors"]
+    assert list(registry) == ["llm", "round_robin", "rules"]
+    kernel.add_plugin(Loudest(), name="loud")
+    assert registry.entry("last_first").plugin == "loud"
+    kernel.remove_plugin("loud")
+    with pytest.raises(ConfigError, match="unknown speaker selection policy 'last_first'"):
+        GroupChat(kernel=kernel, agents=echoes("A"), selection="last_first")
+
+
+def test_a_badly_registered_selector_drops_the_plugin_with_a_clear_error(kernel):
+    """register() with a name containing ':' is refused naming the plugin; the plugin is not added."""
+
+    class Bad:
+        def zagent_register_speaker_selectors(self, register):
+            register("a:b", lambda options, kernel: None)
+
+    with pytest.raises(PluginError, match="plugin 'bad' registered a speaker selector with invalid name 'a:b'"):
+        kernel.add_plugin(Bad(), name="bad")
+    assert "a:b" not in kernel.registries["speaker_selectors"]
+
+
+def test_groupchat_removed_and_added_back_keeps_its_registry(kernel):
+    """Re-adding the groupchat plugin finds its hook spec and kind already there and registers the built-ins again."""
+    kernel.remove_plugin("zagent.plugins.groupchat")
+    assert "round_robin" not in kernel.registries["speaker_selectors"]
+    kernel.add_plugin("zagent.plugins.groupchat")
+    assert "round_robin" in kernel.registries["speaker_selectors"]
 
 
 def test_a_plugin_may_override_a_builtin_policy(kernel):

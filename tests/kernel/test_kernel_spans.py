@@ -53,11 +53,11 @@ def test_spans_nest_and_an_llm_call_s_tokens_count_for_its_ancestors(kernel):
     ctx = kernel.context()
 
     async def run():
-        await ctx.emit("run_start")
-        await ctx.emit("step_start", step=1)
+        await ctx.aemit("run_start")
+        await ctx.aemit("step_start", step=1)
         await llm.acomplete("hello", ctx=ctx)
-        await ctx.emit("step_end", step=1)
-        await ctx.emit("run_end", status="completed")
+        await ctx.aemit("step_end", step=1)
+        await ctx.aemit("run_end", status="completed")
 
     asyncio.run(run())
     run_start, step_start, llm_start = seen.of("run_start")[0], seen.of("step_start")[0], seen.of("llm_start")[0]
@@ -77,9 +77,9 @@ def test_parallel_tool_calls_are_siblings_under_the_span_that_started_them(kerne
     ctx = kernel.context()
 
     async def run():
-        await ctx.emit("step_start", step=1)
+        await ctx.aemit("step_start", step=1)
         await kernel.arun_tools([{"name": "add", "arguments": {"a": i, "b": 1}} for i in range(3)], ctx)
-        await ctx.emit("step_end", step=1)
+        await ctx.aemit("step_end", step=1)
 
     asyncio.run(run())
     step = seen.of("step_start")[0].span_id
@@ -121,9 +121,9 @@ def test_a_span_left_open_is_ended_before_its_parent(kernel):
     ctx = kernel.context()
 
     async def run():
-        await ctx.emit("run_start")
-        await ctx.emit("step_start", step=1)
-        await ctx.emit("run_end", status="failed", error="boom")
+        await ctx.aemit("run_start")
+        await ctx.aemit("step_start", step=1)
+        await ctx.aemit("run_end", status="failed", error="boom")
 
     asyncio.run(run())
     types = [e.type for e in seen.events]

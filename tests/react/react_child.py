@@ -2,6 +2,7 @@
 
     python react_child.py first  DB LOG [approval]  -> runs until paused, prints the run id, exits hard
     python react_child.py killed DB LOG             -> run "killed-run"; its t2 call hangs until SIGKILL
+    python react_child.py budget DB LOG             -> as killed, with a tool budget of 2 record calls
     python react_child.py resume DB LOG RUN_ID      -> restores the run, finishes it, prints the answer
 Every tool execution appends its tag to LOG, so the parent can count runs.
 """
@@ -57,13 +58,14 @@ def first(db, log, approval):
     os._exit(0)  # the process ends while the run is paused: no clean-up
 
 
-def killed(db, log):
+def killed(db, log, budget=False):
     k = kernel(log, hang_on="t2")
     store = k.memory("checkpoints", path=db)
     batch = {"tool_calls": [{"name": "record", "arguments": {"tag": t}} for t in ("t1", "t2", "t3")]}
+    config = {"rails": {"tool_budget": {"record": 2}}} if budget else {}
     loop = ReActLoop(kernel=k, llm=k.llm("scripted:first", replies=[batch, "done"]), tools=["record", "danger"],
-                     checkpoints=store, max_tool_call_concurrency=1)
-    loop.run("do three things", ctx=k.context(run_id="killed-run"))
+                     checkpoints=store, max_tool_call_concurrency=1, agent_config=config)
+    loop.run("do three things", ctx=k.context(run_id="killed-run", agent_config=config))
 
 
 def resume(db, log, run_id):
@@ -76,14 +78,15 @@ def resume(db, log, run_id):
         loop.resume(approve=loop.state.awaiting_approval)
     result = loop.run()
     print(json.dumps({"content": result.content,
-                      "tools": [[s.tool, s.parameters.get("tag"), s.result] for s in result.steps if s.tool]}))
+                      "tools": [[s.tool, s.parameters.get("tag"), s.result] for s in result.steps if s.tool],
+                      "blocked": [s.parameters.get("tag") for s in result.steps if s.tool and s.is_blocked]}))
 
 
 if __name__ == "__main__":
     mode, db, log = sys.argv[1:4]
     if mode == "first":
         first(db, log, len(sys.argv) > 4)
-    elif mode == "killed":
-        killed(db, log)
+    elif mode in ("killed", "budget"):
+        killed(db, log, budget=mode == "budget")
     else:
         resume(db, log, sys.argv[4])

@@ -57,3 +57,21 @@ def test_killed_mid_tool_call_resumes_without_rerunning_finished_calls(tmp_path)
     assert log.read_text().split() == ["t1", "t2", "t2", "t3"]
     assert result["content"] == "done"
     assert [t[1] for t in result["tools"]] == ["t1", "t2", "t3"]
+
+
+def test_killed_run_resumed_in_a_fresh_process_keeps_its_tool_budget(tmp_path):
+    """SIGKILL mid-batch under a budget of 2 calls: the resumed run (a new process, rails state from the
+    checkpoint's stash) still counts the calls made before the kill, so the third call is blocked."""
+    db, log = str(tmp_path / "runs.db"), tmp_path / "tools.log"
+    proc = subprocess.Popen([sys.executable, CHILD, "budget", db, str(log)], stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: log.exists() and log.read_text().split() == ["t1", "t2"] or proc.poll() is not None,
+                   "the second call to start", polls=60000)
+        assert proc.poll() is None, proc.stderr.read()
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+        proc.stderr.close()
+    result = json.loads(_child("resume", db, str(log), "killed-run"))
+    assert "t3" in result["blocked"] and "t3" not in log.read_text().split()
+    assert result["content"] == "done"

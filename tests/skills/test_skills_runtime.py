@@ -229,3 +229,47 @@ def test_removing_a_plugin_removes_its_skills(kernel):
     assert skills.match(REQUEST) is not None
     kernel.remove_plugin(name)
     assert skills.match(REQUEST) is None and "price-totals" not in skills.registry
+
+
+def test_two_plugins_registering_one_skill_name_is_refused_naming_both(kernel):
+    """The kernel's clash check covers skills: the second plugin is refused with both names; the first keeps it."""
+    from zagent import PluginError
+
+    class PricePack:
+        def zagent_register_skills(self, register):
+            register(price_skill())
+
+    kernel.add_plugin(PricePack(), name="first")
+    with pytest.raises(PluginError, match="skill 'price-totals' is registered by both plugin 'first' and plugin 'second'"):
+        kernel.add_plugin(PricePack(), name="second")
+    assert skills_for(kernel).registry["price-totals"].source == "first"
+
+
+def test_a_plugin_skill_with_override_replaces_another_plugins(kernel):
+    """override=True wins over another plugin's skill of the same name, whatever the order."""
+
+    class PricePack:
+        def zagent_register_skills(self, register):
+            register({**price_skill(), "instructions": "first text"})
+
+    class Better:
+        def zagent_register_skills(self, register):
+            register({**price_skill(), "instructions": "better text"}, override=True)
+
+    kernel.add_plugin(PricePack(), name="first")
+    kernel.add_plugin(Better(), name="better")
+    skill = skills_for(kernel).registry["price-totals"]
+    assert (skill.source, skill.instructions) == ("better", "better text")
+
+
+def test_a_plugin_registering_a_malformed_skill_is_refused(kernel):
+    """A skill that is neither a Skill nor a dict of its fields drops the plugin with an error naming it."""
+    from zagent import PluginError
+
+    class Broken:
+        def zagent_register_skills(self, register):
+            register(42)
+
+    with pytest.raises(PluginError, match="plugin 'broken' failed in zagent_register_skills: .*Skill or a dict"):
+        kernel.add_plugin(Broken(), name="broken")
+    assert "broken" not in [p.name for p in kernel.plugins()]

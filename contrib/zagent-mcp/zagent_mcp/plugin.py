@@ -20,7 +20,7 @@ Hooks:
 * ``zagent_kernel_close(kernel)``: stops the kernel's servers.
 * ``zagent_register_commands(cli, kernel)``: ``zagent mcp list``.
 
-State lives per kernel (``runtime_of(kernel)``), never shared between kernels.
+State lives per kernel (``runtime_of(kernel)``, under ``RUNTIME`` in ``kernel.stash``), never shared between kernels.
 Importing this module is cheap: the MCP SDK is imported only when a server is
 configured.
 """
@@ -31,14 +31,17 @@ import logging
 import weakref
 from typing import Any, Callable, Mapping, Optional
 
+from zagent.stash import StashKey
+
 log = logging.getLogger("zagent.mcp")
 
-_runtimes: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+#: a kernel's ``McpRuntime``, in ``kernel.stash`` (per kernel, gone with it)
+RUNTIME: "StashKey[Any]" = StashKey("zagent_mcp.runtime")
 
 
 def runtime_of(kernel: Any) -> Optional[Any]:
     """The ``McpRuntime`` of ``kernel``, or ``None`` if it has no MCP servers configured."""
-    return _runtimes.get(kernel)
+    return kernel.stash.get(RUNTIME)
 
 
 def zagent_register_tools(register: Callable[..., Any], kernel: Any) -> None:
@@ -52,11 +55,11 @@ def zagent_register_tools(register: Callable[..., Any], kernel: Any) -> None:
         return
     from .runtime import McpRuntime
 
-    old = _runtimes.pop(kernel, None)
+    old = kernel.stash.pop(RUNTIME, None)
     if old is not None:  # registration ran again (Kernel.add_plugin): replace, do not leak servers
         old.close()
     runtime = McpRuntime(settings)
-    _runtimes[kernel] = runtime
+    kernel.stash[RUNTIME] = runtime
     weakref.finalize(kernel, runtime.close)
     owner = getattr(register, "plugin", "mcp")
     kernel_ref = weakref.ref(kernel)
@@ -79,14 +82,14 @@ def zagent_register_tools(register: Callable[..., Any], kernel: Any) -> None:
         kernel.pending_tools.add(runtime.wait)
         runtime.start_background(publish)
     except BaseException:  # the kernel drops this plugin: do not leave its servers running
-        _runtimes.pop(kernel, None)
+        kernel.stash.pop(RUNTIME, None)
         runtime.close()
         raise
 
 
 async def zagent_kernel_close(kernel: Any) -> None:
     """Stop the kernel's MCP servers and their loop."""
-    runtime = _runtimes.pop(kernel, None)
+    runtime = kernel.stash.pop(RUNTIME, None)
     if runtime is not None:
         await runtime.aclose()
 

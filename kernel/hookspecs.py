@@ -140,7 +140,8 @@ def zagent_register_memory(register: Callable[..., None], kernel: "Kernel") -> N
     ``count(namespace=None)``, ``close()`` and the async twins ``aadd``,
     ``alast``, ``asearch``, ``aclear``, ``anamespaces``, ``acount``, ``aclose``.
     Built-ins: ``inprocess``, ``sqlite``, and ``checkpoints`` (a checkpoint store:
-    ``save(run_id, step, state, kind=, metadata=)``, ``latest(run_id)``, ...).
+    ``save(run_id, step, state, kind=, metadata=)``, ``latest(run_id)``, ...;
+    optionally ``asave_patch``, which the ReAct loop then uses to save each step's change).
     Conformance suites: ``zagent.testing.memory.MemoryBackendTests`` and
     ``zagent.testing.checkpoints.CheckpointStoreTests``.
 

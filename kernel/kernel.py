@@ -48,7 +48,9 @@ class Kernel:
     :param strict: raise on any plugin problem instead of reporting it.
     :param config: settings plugins may read: ``model`` (default model),
         ``profiles`` (per-model capability overrides), ``profile`` (overrides for
-        every model, applied last), ``tool_threads``, and
+        every model, applied last), ``tool_threads``,
+        ``tool_threads_abandoned`` and ``tool_threads_abandoned_per_tool`` (caps on
+        timed-out sync tool calls still running, see ``zagent.toolthreads``), and
         per-plugin sections.
     """
 
@@ -335,7 +337,10 @@ class Kernel:
         if self._executor is None or self._executor_pid != os.getpid():  # a forked child needs its own threads
             from .toolthreads import ToolThreads
 
-            self._executor = ToolThreads(int(self.config.get("tool_threads", 16)), thread_name_prefix="zagent-tool")
+            config = self.config
+            self._executor = ToolThreads(int(config.get("tool_threads", 16)), thread_name_prefix="zagent-tool",
+                                         max_abandoned=int(config.get("tool_threads_abandoned", 64)),
+                                         max_abandoned_per_tool=int(config.get("tool_threads_abandoned_per_tool", 8)))
             self._executor_pid = os.getpid()
         return self._executor
 

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import msgspec
 
 from .tools import ArgumentsError, Tool
+from .toolthreads import InlineProbe, ToolThreadsExhausted
 from .types import ToolCall, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,6 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .kernel import Kernel
 
 _timeout_cm = getattr(asyncio, "timeout", None)  # Python 3.11+: no extra task per call
+_probes: "weakref.WeakKeyDictionary[Tool, InlineProbe]" = weakref.WeakKeyDictionary()
+"""Where each measured sync tool runs (``inline=None``), kept for as long as the tool exists."""
 
 
 async def run_tool(kernel: "Kernel", call: ToolCall, ctx: "RunContext") -> ToolResult:
@@ -155,6 +159,8 @@ async def _execute(
         value = await _invoke(kernel, tool, kwargs)
     except ToolStuck as exc:
         return _failed(call, "timeout", str(exc), started)
+    except ToolThreadsExhausted as exc:
+        return _failed(call, "error", str(exc), started)
     except (TimeoutError, asyncio.TimeoutError):
         return _failed(call, "timeout", f"tool {tool.name!r} did not finish within {tool.timeout:g} s", started)
     except asyncio.CancelledError:
@@ -177,23 +183,34 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
             async with _timeout_cm(timeout):
                 return await tool.handler(**kwargs)
         return await asyncio.wait_for(tool.handler(**kwargs), timeout)
-    if tool.inline:
-        value = tool.handler(**kwargs)
+    probe = None
+    if tool.inline is None:  # measured: see zagent.toolthreads.InlineProbe
+        probe = _probes.get(tool)
+        if probe is None:
+            probe = _probes[tool] = InlineProbe(tool.name, None if tool.ctx_param else tool.handler)
+    if tool.inline or (probe is not None and probe.inline):
+        if probe is None:
+            value = tool.handler(**kwargs)
+        else:
+            begun = time.perf_counter()
+            try:
+                value = tool.handler(**kwargs)
+            finally:
+                probe.ran_inline(time.perf_counter() - begun)
     else:
         threads = kernel.tool_executor()
-        call = threads.submit(tool.handler, **kwargs)
-        future = asyncio.wrap_future(call)
+        job = threads.start(tool.name, tool.handler, kwargs, probe)  # ToolThreadsExhausted: an error result
         if timeout is None:
-            value = await future
+            value = await job.future
         else:
             try:
                 if _timeout_cm is not None:  # no extra task per call (wait_for makes one before 3.12)
                     async with _timeout_cm(timeout):
-                        value = await future
+                        value = await job.future
                 else:
-                    value = await asyncio.wait_for(future, timeout)
+                    value = await asyncio.wait_for(job.future, timeout)
             except (TimeoutError, asyncio.TimeoutError):
-                if threads.abandon(call):
+                if threads.abandon(job):
                     raise ToolStuck(tool.name, timeout) from None
                 raise
     if hasattr(value, "__await__"):  # a sync callable that returned a coroutine

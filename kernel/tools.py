@@ -49,8 +49,12 @@ class Tool:
     :ivar timeout: seconds before a call becomes a ``timeout`` result (``None``: no limit).
     :ivar available: zero-argument check; a tool whose check is false is not offered.
     :ivar sensitive: rails may ask a human before running it.
-    :ivar inline: run a sync handler on the event loop instead of a worker
-        thread (for cheap, pure functions; no timeout can interrupt it).
+    :ivar inline: ``True``: run a sync handler on the event loop (for cheap, pure
+        functions; no timeout can interrupt it); ``False``: always in the kernel's
+        tool threads (for anything that may block); ``None`` (default): measured,
+        see ``zagent.toolthreads.InlineProbe`` -- threads until the handler has
+        returned quickly every time, then on the loop, back to threads for good if
+        a call there is ever slow.
     """
 
     name: str
@@ -62,7 +66,7 @@ class Tool:
     timeout: Optional[float] = 60.0
     available: Optional[Callable[[], bool]] = None
     sensitive: bool = False
-    inline: bool = False
+    inline: Optional[bool] = None
     ctx_param: Optional[str] = None
     is_async: bool = False
     metadata: dict[str, Any] = attrs.field(factory=dict)

@@ -1,9 +1,11 @@
-"""Diagnostic variant of the zagent adapter: the `add` tool with the kernel's defaults.
+"""Diagnostic variant of the zagent adapter: the `add` tool always in the kernel's tool threads.
 
-Same as ``zagent.py`` except that ``add`` is registered as a plain sync tool, so
-each call hops to the kernel's tool threads (the default: its timeout can fire
-and a blocking tool never stalls the event loop). Run it next to ``zagent`` to
-see the price of that hop. It uses the zagent venv under another name::
+Same as ``zagent.py`` except that ``add`` is registered with ``inline=False``, so
+every call hops to the kernel's tool threads (what a tool that may block should
+use: its timeout can fire and it never stalls the event loop). Run it next to
+``zagent`` (the default registration, measured and moved onto the loop once its
+calls proved quick) to see the price of that hop. It uses the zagent venv under
+another name::
 
     ln -sfn "$VENV_ROOT/zagent" "$VENV_ROOT/zagent_threads"
     python3 ../shared/bench/peers/run_all.py --adapter-dir bench/peers --systems raw_httpx,zagent,zagent_threads
@@ -12,10 +14,13 @@ see the price of that hop. It uses the zagent venv under another name::
 import importlib.util
 import os
 
-IMPORT = "import zagent; from zagent import Kernel"
+# Read by the harness as a literal (it parses adapters, never imports them): the same as zagent.py.
+IMPORT = ("import zagent; from zagent import Kernel; Kernel(); import httpx, zagent.http, zagent.toolrun, "
+          "zagent.plugins.openai.provider, zagent.plugins.openai.wire, zagent.plugins.actions.customize, "
+          "zagent.plugins.actions.toolmode, zagent.plugins.parsers.modes")
 DIST = "zagent"
-NOTES = ("as the zagent adapter, but `add` registered with Kernel.add_tool(add): the default for sync tools "
-         "(the kernel's tool threads, 60 s timeout)")
+NOTES = ("as the zagent adapter, but `add` registered with Kernel.add_tool(add, inline=False): every call in "
+         "the kernel's tool threads (60 s timeout)")
 DEFAULT = False
 
 _path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zagent.py")

@@ -6,7 +6,8 @@ Registered backends (``k.memory(name, **options)``):
 * ``"sqlite"`` -- ``SqliteMemory``: ``path=`` (default ``$ZAGENT_MEMORY_DB``, else
   ``~/.local/share/zagent/memory.db``), ``embedder=`` (e.g. ``k.embedder()``), ``busy_timeout=10.0``,
   ``retries=5``, ``max_bytes=None``, ``synchronous="full"``, ``common_ratio=0.05``,
-  ``common_min=2000`` (query words in more messages than both are left out: ``fts``).
+  ``common_min=2000`` (query words in more messages than both are left out: ``fts``),
+  ``max_postings=50000`` (the kept words' messages to rank, rarest words first: ``fts``).
 * ``"checkpoints"`` -- ``CheckpointStore`` for loop/workflow state: ``path=`` (same default), the
   same file options, and ``keep_last=10`` (steps kept per run on every save; ``None`` keeps all).
   May share a file with ``"sqlite"``.

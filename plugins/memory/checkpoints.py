@@ -9,7 +9,7 @@ Obtained through the kernel, never imported by other plugins::
         step, raw = found
         state = msgspec.json.decode(raw, type=MyState)   # if you saved an object
 
-API (every method has an async twin: ``asave``, ``alatest``, ``aload``, ``alist``,
+API (every method has an async twin: ``asave``, ``asave_patch``, ``alatest``, ``aload``, ``alist``,
 ``adelete``, ``aprune``, ``aclose``):
 
 * ``save(run_id, step, state, *, kind="react", metadata=None) -> None`` -- ``state``
@@ -18,7 +18,17 @@ API (every method has an async twin: ``asave``, ``alatest``, ``aload``, ``alist`
   non-negative int; saving the same ``(run_id, step)`` again replaces it. One
   transaction per save: a process killed at any point loses at most the step in flight.
   The retention policy is applied to that run in the same transaction.
-* ``latest(run_id) -> (step, bytes) | None`` -- the highest step saved.
+* ``save_patch(run_id, step, patch, *, kind="react", metadata=None) -> None`` -- save
+  step ``step`` as the changes since step ``patch["after"]`` of the same run (a
+  state saved as a JSON object): ``{"after": n, "set": {key: value}, "extend": {key:
+  [items]}, "update": {key: {k: v}}, "lengths": {key: n}}`` -- top-level keys
+  replaced, items appended to top-level lists (``lengths`` says how long each list
+  must be before, a guard against replaying on the wrong base) and entries merged into
+  top-level objects. A loop whose state grows step by step writes each step's change
+  instead of the whole state, so a step costs the same at step 1,000 as at step 1.
+  ``latest``/``load`` give back the full state either way (the last full save with the
+  patches after it applied). A patch is refused unless ``after`` is the run's latest step.
+* ``latest(run_id) -> (step, bytes) | None`` -- the highest step saved, as full state bytes.
 * ``load(run_id, step) -> bytes | None``.
 * ``steps(run_id) -> list[int]`` -- saved steps, ascending.
 * ``list(kind=None) -> list[RunInfo]`` -- one entry per run, newest first
@@ -36,6 +46,8 @@ length; a bounded window keeps it linear. Every user in zagent (the ReAct loop,
 workflows, group chats, the AgentManager) resumes from ``latest()`` only, and the
 latest step is always kept; older steps are for looking back a little
 (``load(run_id, step)``). A step saved below a run's window is dropped at once.
+When the window starts on a patch, the full save it builds on and the patches between
+are kept too, so every kept step still loads.
 Pruning by age (``older_than``) is never automatic: ``prune()`` or
 ``zagent memory prune``.
 """
@@ -54,12 +66,29 @@ from zagent import ConfigError
 
 from .database import Database
 from .paths import resolve
+from .errors import StoreError
 from .records import RunInfo, check_count
 
 DEFAULT_KEEP_LAST = 10
 
-_TRIM = ("DELETE FROM checkpoints WHERE run_id = ? AND step < "
-         "(SELECT step FROM checkpoints WHERE run_id = ? ORDER BY step DESC LIMIT 1 OFFSET ?)")
+_INSERT = ("INSERT OR REPLACE INTO checkpoints (run_id, step, kind, created, state, metadata, patch) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?)")
+_BASE = ("SELECT max(step) FROM checkpoints INDEXED BY checkpoints_full "
+         "WHERE run_id = ? AND step <= ? AND patch = 0")  # the newest full save at or below a step
+_PATCH_KEYS = frozenset({"after", "set", "extend", "update", "lengths"})
+
+
+class _Patch(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """A saved patch (see ``CheckpointStore.save_patch``)."""
+
+    after: int
+    set: dict[str, Any] = {}
+    extend: dict[str, list[Any]] = {}
+    update: dict[str, dict[str, Any]] = {}
+    lengths: dict[str, int] = {}
+
+
+_patch_decoder = msgspec.json.Decoder(_Patch)
 _LIST = """
 SELECT run_id, kind, max(step), count(*), min(created), max(created),
        (SELECT metadata FROM checkpoints c2 WHERE c2.run_id = c.run_id ORDER BY step DESC LIMIT 1)
@@ -92,26 +121,66 @@ class CheckpointStore:
                _encode_state(state), _encode_metadata(metadata))
 
         def write(c: Any) -> None:
-            c.execute("INSERT OR REPLACE INTO checkpoints (run_id, step, kind, created, state, metadata) "
-                      "VALUES (?, ?, ?, ?, ?, ?)", row)
+            c.execute(_INSERT, (*row, 0))
             if self.keep_last is not None:
-                c.execute(_TRIM, (run_id, run_id, self.keep_last - 1))
+                _trim(c, run_id, self.keep_last)
+
+        self.db.write(write)
+
+    def save_patch(self, run_id: str, step: int, patch: Any, *, kind: str = "react",
+                   metadata: Optional[dict[str, Any]] = None) -> None:
+        """Save step ``step`` of ``run_id`` as ``patch`` on step ``patch["after"]`` (see the module docstring).
+
+        ``patch`` is a dict, or the same already encoded as JSON bytes."""
+        _check_run_id(run_id)
+        check_count(step, "step")
+        if isinstance(patch, (bytes, bytearray, memoryview)):
+            try:
+                after = _patch_decoder.decode(patch).after
+            except msgspec.DecodeError as exc:
+                raise ConfigError(f"checkpoint patch bytes are not a patch object: {exc}") from None
+            if not 0 <= after < step:
+                raise ConfigError(f"a checkpoint patch's 'after' must be a step below {step}, got {after}")
+        else:
+            after = _check_patch(patch, step)
+        row = (run_id, step, _check_kind(kind), time.time(), _encode_state(patch), _encode_metadata(metadata), 1)
+
+        def write(c: Any) -> None:
+            last = c.execute("SELECT step FROM checkpoints WHERE run_id = ? ORDER BY step DESC LIMIT 1",
+                             (run_id,)).fetchone()
+            if last is None or last[0] != after:
+                raise ConfigError(f"cannot save step {step} of run {run_id!r} as a patch on step {after}: the run's "
+                                  f"latest step is {None if last is None else last[0]}; save a full state instead")
+            c.execute(_INSERT, row)
+            if self.keep_last is not None:
+                _trim(c, run_id, self.keep_last)
 
         self.db.write(write)
 
     def latest(self, run_id: str) -> Optional[tuple[int, bytes]]:
         """The newest checkpoint of ``run_id`` as ``(step, state bytes)``, or ``None``."""
-        row = self.db.read(lambda c: c.execute(
-            "SELECT step, state FROM checkpoints WHERE run_id = ? ORDER BY step DESC LIMIT 1",
-            (_check_run_id(run_id),)).fetchone())
-        return (row[0], bytes(row[1])) if row else None
+        _check_run_id(run_id)
+
+        def read(c: Any) -> Optional[tuple[int, bytes]]:
+            row = c.execute("SELECT step, state, patch FROM checkpoints WHERE run_id = ? ORDER BY step DESC LIMIT 1",
+                            (run_id,)).fetchone()
+            if row is None:
+                return None
+            return row[0], (_rebuild(c, run_id, row[0]) if row[2] else bytes(row[1]))
+
+        return self.db.read(read)
 
     def load(self, run_id: str, step: int) -> Optional[bytes]:
         """The state saved as ``step`` of ``run_id``, or ``None``."""
-        row = self.db.read(lambda c: c.execute(
-            "SELECT state FROM checkpoints WHERE run_id = ? AND step = ?",
-            (_check_run_id(run_id), check_count(step, "step"))).fetchone())
-        return bytes(row[0]) if row else None
+        args = (_check_run_id(run_id), check_count(step, "step"))
+
+        def read(c: Any) -> Optional[bytes]:
+            row = c.execute("SELECT state, patch FROM checkpoints WHERE run_id = ? AND step = ?", args).fetchone()
+            if row is None:
+                return None
+            return _rebuild(c, run_id, step) if row[1] else bytes(row[0])
+
+        return self.db.read(read)
 
     def steps(self, run_id: str) -> builtins.list[int]:
         """Saved steps of ``run_id``, ascending."""
@@ -150,6 +219,10 @@ class CheckpointStore:
     async def asave(self, run_id: str, step: int, state: Any, *, kind: str = "react",
                     metadata: Optional[dict[str, Any]] = None) -> None:
         await asyncio.to_thread(lambda: self.save(run_id, step, state, kind=kind, metadata=metadata))
+
+    async def asave_patch(self, run_id: str, step: int, patch: Any, *, kind: str = "react",
+                          metadata: Optional[dict[str, Any]] = None) -> None:
+        await asyncio.to_thread(lambda: self.save_patch(run_id, step, patch, kind=kind, metadata=metadata))
 
     async def alatest(self, run_id: str) -> Optional[tuple[int, bytes]]:
         return await asyncio.to_thread(self.latest, run_id)
@@ -192,11 +265,84 @@ def _prune(c: Any, keep_last: Optional[int], older_than: Optional[float], kind: 
             f"{kind_clause} GROUP BY run_id HAVING max(created) < ?)",
             [*kind_params, time.time() - older_than]).rowcount
     if keep_last is not None:
-        removed += c.execute(
-            "DELETE FROM checkpoints WHERE (run_id, step) IN (SELECT run_id, step FROM (SELECT run_id, step, "
-            "row_number() OVER (PARTITION BY run_id ORDER BY step DESC) AS age FROM checkpoints "
-            f"WHERE 1 {kind_clause}) WHERE age > ?)", [*kind_params, keep_last]).rowcount
+        runs = c.execute(f"SELECT DISTINCT run_id FROM checkpoints WHERE 1 {kind_clause}", kind_params).fetchall()
+        for (run_id,) in runs:
+            removed += _trim(c, run_id, keep_last)
     return removed
+
+
+def _trim(c: Any, run_id: str, keep_last: int) -> int:
+    """Keep the newest ``keep_last`` steps of ``run_id`` and the full save the oldest of them builds on.
+
+    Only covering indexes are read (see ``schema.PATCHES``)."""
+    row = c.execute("SELECT step FROM checkpoints INDEXED BY checkpoints_steps WHERE run_id = ? "
+                    "ORDER BY step DESC LIMIT 1 OFFSET ?", (run_id, keep_last - 1)).fetchone()
+    if row is None:
+        return 0
+    base = c.execute(_BASE, (run_id, row[0])).fetchone()[0]
+    return c.execute("DELETE FROM checkpoints WHERE run_id = ? AND step < ?",
+                     (run_id, row[0] if base is None else base)).rowcount
+
+
+def _rebuild(c: Any, run_id: str, step: int) -> bytes:
+    """The full state of patch step ``step``: the last full save before it with the patches since applied."""
+    base = c.execute(_BASE, (run_id, step)).fetchone()[0]
+    if base is None:
+        raise StoreError(f"checkpoint {step} of run {run_id!r} is a patch and the full checkpoint it builds on "
+                         "is gone (deleted by hand?); the run cannot be restored from this file")
+    rows = c.execute("SELECT step, state, patch FROM checkpoints WHERE run_id = ? AND step >= ? AND step <= ? "
+                     "ORDER BY step", (run_id, base, step)).fetchall()
+    try:
+        state = msgspec.json.decode(rows[0][1])
+    except msgspec.DecodeError:
+        state = None
+    if not isinstance(state, dict):
+        raise StoreError(f"checkpoint {base} of run {run_id!r} is not a JSON object, so the patches after it "
+                         "cannot be applied; the run cannot be restored from this file")
+    previous = base
+    for at, raw, _ in rows[1:]:
+        try:
+            patch = _patch_decoder.decode(raw)
+        except msgspec.DecodeError as exc:
+            raise StoreError(f"checkpoint {at} of run {run_id!r} is a damaged patch ({exc})") from None
+        if patch.after != previous:
+            raise StoreError(f"checkpoint {at} of run {run_id!r} patches step {patch.after}, but the step before "
+                             f"it is {previous}; the run cannot be restored from this file")
+        _apply(state, patch, run_id, at)
+        previous = at
+    return msgspec.json.encode(state)
+
+
+def _apply(state: dict[str, Any], patch: _Patch, run_id: str, step: int) -> None:
+    state.update(patch.set)
+    for key, items in patch.extend.items():
+        current = state.get(key, [])
+        if not isinstance(current, list) or (key in patch.lengths and len(current) != patch.lengths[key]):
+            raise StoreError(f"checkpoint {step} of run {run_id!r} extends {key!r} from length "
+                             f"{patch.lengths.get(key)} but the state before it does not match; the run cannot be "
+                             "restored from this file")
+        current.extend(items)  # decoded afresh from the file: safe to grow in place
+        state[key] = current
+    for key, entries in patch.update.items():
+        current = state.get(key, {})
+        if not isinstance(current, dict):
+            raise StoreError(f"checkpoint {step} of run {run_id!r} updates {key!r}, which is not an object")
+        current.update(entries)
+        state[key] = current
+
+
+def _check_patch(patch: Any, step: int) -> int:
+    if not isinstance(patch, dict) or not set(patch) <= _PATCH_KEYS:
+        extra = sorted(set(patch) - _PATCH_KEYS) if isinstance(patch, dict) else type(patch).__name__
+        raise ConfigError(f"a checkpoint patch is a dict with keys {sorted(_PATCH_KEYS)}, got {extra!r}")
+    after = patch.get("after")
+    if isinstance(after, bool) or not isinstance(after, int) or not 0 <= after < step:
+        raise ConfigError(f"a checkpoint patch needs 'after': the step it builds on (an int below {step}), "
+                          f"got {after!r}")
+    for key in ("set", "extend", "update", "lengths"):
+        if not isinstance(patch.get(key, {}), dict):
+            raise ConfigError(f"checkpoint patch {key!r} must be a dict keyed by state field")
+    return after
 
 
 def _encode_state(state: Any) -> bytes:

@@ -11,6 +11,17 @@ FTS5 vocabulary table and are cached per store; the cache is rebuilt when the
 store has grown by 10% and whenever this store clears a namespace. Pruning is
 a speed measure: a pruned word still appears in most of what the other
 words find.
+
+The words kept are then held to a budget: their document frequencies may add up
+to at most ``max_postings`` (default 50,000 messages to rank), the rarest kept
+first and the rarest always, so recall costs the same in a store of ten
+million messages as in one of a million. A word left out by the budget is one
+of the commonest of the query, the one bm25 weighs least.
+
+``share(conn, namespace)`` is the fraction of the store a namespace holds
+(cached the same way). A search scoped to a namespace that holds most of the
+store ranks inside FTS5 first and filters the winners, instead of joining
+every match to its message to filter before ranking (see ``SqliteMemory``).
 """
 
 from __future__ import annotations
@@ -35,8 +46,10 @@ class CommonWords:
 
     common_ratio: float = 0.05
     common_min: int = 2000
+    max_postings: Optional[int] = 50_000
     max_cached: int = 100_000
     _freqs: dict[str, int] = attrs.field(factory=dict, init=False)
+    _shares: dict[str, float] = attrs.field(factory=dict, init=False)
     _total: int = attrs.field(default=0, init=False)
     _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
 
@@ -50,19 +63,39 @@ class CommonWords:
             return unique
         freqs = {w: self._freq(conn, w) for w in unique}
         limit = max(self.common_ratio * total, self.common_min)
-        kept = [w for w in unique if freqs[w] <= limit]
-        return kept or [min(unique, key=freqs.__getitem__)]
+        kept = [w for w in unique if freqs[w] <= limit] or [min(unique, key=freqs.__getitem__)]
+        if self.max_postings is None or sum(freqs[w] for w in kept) <= self.max_postings:
+            return kept
+        budget, chosen = self.max_postings, set()
+        for w in sorted(kept, key=freqs.__getitem__):
+            if chosen and freqs[w] > budget:
+                break
+            chosen.add(w)
+            budget -= freqs[w]
+        return [w for w in kept if w in chosen]
 
     def reset(self) -> None:
         """Forget cached frequencies (after deletions they may be too high)."""
         with self._lock:
             self._freqs.clear()
+            self._shares.clear()
+
+    def share(self, conn: Any, namespace: str) -> float:
+        """The fraction of all messages that ``namespace`` holds (cached until the store grows by 10%)."""
+        total = self._refresh(conn)
+        share = self._shares.get(namespace)
+        if share is None:
+            count = conn.execute("SELECT count(*) FROM messages WHERE namespace = ?", (namespace,)).fetchone()[0]
+            share = self._shares[namespace] = count / total if total else 0.0
+        return share
 
     def _refresh(self, conn: Any) -> int:
         total = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
         with self._lock:
-            if total > self._total * 1.1 or total < self._total or len(self._freqs) > self.max_cached:
+            if (total > self._total * 1.1 or total < self._total or len(self._freqs) > self.max_cached
+                    or len(self._shares) > self.max_cached):
                 self._freqs.clear()
+                self._shares.clear()
                 self._total = total
         return total
 

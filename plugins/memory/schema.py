@@ -66,9 +66,20 @@ CREATE INDEX run_spans_by_run ON run_spans(run_id, started);
 CREATE INDEX run_spans_by_time ON run_spans(started);
 """
 
+PATCHES = """
+ALTER TABLE checkpoints ADD COLUMN patch INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX checkpoints_steps ON checkpoints(run_id, step);
+CREATE INDEX checkpoints_full ON checkpoints(run_id, step, patch) WHERE patch = 0;
+"""
+"""Version 3: a checkpoint is a full state (``patch = 0``, every row written before version 3) or a patch
+on the one before it (``CheckpointStore.save_patch``). Both indexes are covering, so retention and
+finding a patch's base never read a row: in this WITHOUT ROWID table a large state's row spans
+overflow pages, and reading any column after the key walks them."""
+
 MIGRATIONS: dict[int, str] = {
     1: MESSAGES + CHECKPOINTS,
     2: RUN_SPANS,  # the run log (zagent.plugins.runlog)
+    3: PATCHES,
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

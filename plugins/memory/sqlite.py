@@ -38,6 +38,11 @@ _INSERT = ("INSERT INTO messages (namespace, agent, session, role, created, cont
            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
 
 
+_RANKED = ("SELECT m.data FROM (SELECT rowid AS id, bm25(messages_fts) AS score FROM messages_fts "
+           "WHERE messages_fts MATCH ? ORDER BY score, rowid DESC LIMIT ?) s "
+           "JOIN messages m ON m.id = s.id WHERE {where} ORDER BY s.score, s.id DESC LIMIT ?")
+
+
 @attrs.define(repr=False)
 class SqliteMemory:
     """Long-term memory: per-namespace messages in an SQLite file.
@@ -52,12 +57,15 @@ class SqliteMemory:
 
     @classmethod
     def open(cls, path: Any = None, *, embedder: Any = None, common_ratio: float = 0.05,
-             common_min: int = 2000, **options: Any) -> "SqliteMemory":
+             common_min: int = 2000, max_postings: Optional[int] = 50_000, **options: Any) -> "SqliteMemory":
         """Open (creating if needed) ``path``, by default ``paths.default_path()``.
 
-        ``common_ratio``/``common_min``: see ``fts.CommonWords``; other options go to ``Database``.
+        ``common_ratio``/``common_min``/``max_postings``: see ``fts.CommonWords``; other options go to ``Database``.
         """
-        return cls(Database(resolve(path), **options), embedder, CommonWords(common_ratio, common_min))
+        if max_postings is not None and (isinstance(max_postings, bool) or not isinstance(max_postings, int)
+                                         or max_postings < 1):
+            raise ConfigError(f"max_postings must be an integer >= 1 or None, got {max_postings!r}")
+        return cls(Database(resolve(path), **options), embedder, CommonWords(common_ratio, common_min, max_postings))
 
     # -- writing ----------------------------------------------------------------
 
@@ -152,19 +160,29 @@ class SqliteMemory:
         if vector is not None:
             return self._semantic(vector, where, params, limit)
         words = words_of(text or "")
-        rows = self.db.read(lambda c: self._full_text(c, words, where, params, limit))
+        only_namespace = namespace if len(params) == 1 and namespace is not None else None
+        rows = self.db.read(lambda c: self._full_text(c, words, where, params, limit, only_namespace))
         return [_decode(r[0]) for r in rows]
 
-    def _full_text(self, c: Any, words: list[str], where: str, params: list, limit: int) -> list:
+    def _full_text(self, c: Any, words: list[str], where: str, params: list, limit: int,
+                   only_namespace: Optional[str] = None) -> list:
         match = fts_query(self.common.prune(c, words))
         if match is None:
             sql = f"SELECT data FROM messages m WHERE {where} ORDER BY id DESC LIMIT ?"
             return c.execute(sql, (*params, limit)).fetchall()
         if not params:  # no filter: rank inside FTS5 and join only the winners (about 2x faster)
-            sql = ("SELECT m.data FROM (SELECT rowid AS id, bm25(messages_fts) AS score FROM messages_fts "
-                   "WHERE messages_fts MATCH ? ORDER BY score, rowid DESC LIMIT ?) s "
-                   "JOIN messages m ON m.id = s.id ORDER BY s.score, s.id DESC")
-            return c.execute(sql, (match, limit)).fetchall()
+            return c.execute(_RANKED.format(where="1"), (match, limit, limit)).fetchall()
+        if only_namespace is not None:
+            share = self.common.share(c, only_namespace)
+            if share >= 0.5:
+                # The namespace holds most messages: rank the top matches of the whole store in FTS5 and keep
+                # the namespace's. When at least `limit` survive they are exactly its best `limit` (any better
+                # one of the namespace would rank among the top matches too); otherwise search the slow way.
+                fetch = min(max(limit, int(limit * 4 / share)), limit * 8)
+                rows = c.execute(_RANKED.format(where="m.namespace = ?"), (match, fetch, only_namespace, limit)
+                                 ).fetchall()
+                if len(rows) >= limit:
+                    return rows
         sql = ("SELECT m.data FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
                f"WHERE messages_fts MATCH ? AND {where} ORDER BY bm25(messages_fts), m.id DESC LIMIT ?")
         return c.execute(sql, (match, *params, limit)).fetchall()

@@ -41,7 +41,7 @@ from zagent.secrets import public_data
 from zagent.toolrun import with_unique_ids
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
 
-from .state import Decision, RunState, StepResult, state_decoder
+from .state import Decision, RunState, StepLog, StepResult, state_decoder
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
@@ -120,6 +120,8 @@ class ReActLoop:
         check_on_error(self.on_error)
         self._control = RunControl()
         self._prompt_tools: Any = None
+        self._checkpoint_lock = asyncio.Lock()
+        self._log = StepLog()
 
     # -- control (any thread) ---------------------------------------------------------
 
@@ -216,6 +218,7 @@ class ReActLoop:
         elif self.state is None:
             raise ConfigError("nothing to run: give user_input or restore a state")
         self._control.bind()
+        self._checkpoint_lock = asyncio.Lock()  # per run: a lock stays bound to the event loop it first waited on
         ctx = ctx or self.kernel.context(run_id=self.state.run_id, agent=self.agent, agent_config=self.agent_config)
         self._ctx = ctx
         ctx.stash.restore(self.state.stash)  # plain data: its plugin rebuilds its object on first use
@@ -247,6 +250,7 @@ class ReActLoop:
         messages.append(Message(role="user", content=user_input))
         self.state = RunState(run_id=run_id or new_run_id(), agent=self.agent, messages=messages, task=user_input,
                               agent_config=public_data(self.agent_config))
+        self._log = StepLog()
 
     async def _drive(self) -> ReActResult:
         state = self.state
@@ -463,9 +467,10 @@ class ReActLoop:
             await asyncio.gather(*(self._run_call(c, gate) for c in todo))
         if self._control.abort_requested:
             raise self._aborted()
-        if all(c.id in state.finished for c in state.pending):
-            self._close_batch()
+        if state.pending and all(c.id in state.finished for c in state.pending):
+            self._close_batch()  # only when no call ran here (a restored batch whose calls had all finished)
             await self._checkpoint()
+        if not state.pending:  # the batch is closed (by its last result's record, or just above)
             end, self._step_end = getattr(self, "_step_end", None), None
             if end is not None:
                 await self._emit("step_end", **end)
@@ -497,6 +502,8 @@ class ReActLoop:
             return
         state.finished[call.id] = result
         state.steps.append(_step_result(state.step, call, result, state.reasoning, time.perf_counter() - started))
+        if all(c.id in state.finished for c in state.pending):
+            self._close_batch()  # the batch's last result: one checkpoint holds it and the closed batch
         await self._checkpoint()
 
     def _close_batch(self) -> None:
@@ -555,18 +562,36 @@ class ReActLoop:
     # -- persistence and events -------------------------------------------------------------
 
     async def _checkpoint(self) -> None:
+        """Save the state: the change since the last checkpoint when the store takes patches, else all of it.
+
+        One at a time (a batch's calls finish concurrently), so each patch lands on the step before it."""
         if self.checkpoints is None:
             return
-        self.state.checkpoint += 1
-        self._keep_stash()
-        await self.checkpoints.asave(self.state.run_id, self.state.checkpoint, msgspec.json.encode(self.state),
-                                     kind="react", metadata={"agent": self.agent, "status": self.state.status})
+        async with self._checkpoint_lock:
+            state = self.state
+            state.checkpoint += 1
+            self._keep_stash()
+            metadata = {"agent": self.agent, "status": state.status}
+            captured = self._log.capture(state)  # other calls of the batch may add to the state while this saves
+            patch = self._log.patch(state) if hasattr(self.checkpoints, "asave_patch") else None
+            if patch is not None:
+                await self.checkpoints.asave_patch(state.run_id, state.checkpoint, patch, kind="react",
+                                                   metadata=metadata)
+                self._log.saved_patch(captured, len(patch))
+            else:
+                data = msgspec.json.encode(state)
+                await self.checkpoints.asave(state.run_id, state.checkpoint, data, kind="react", metadata=metadata)
+                self._log.saved_full(captured, len(data))
 
     def _save_sync(self) -> None:
-        self.state.checkpoint += 1
+        state = self.state
+        state.checkpoint += 1
         self._keep_stash()
-        self.checkpoints.save(self.state.run_id, self.state.checkpoint, msgspec.json.encode(self.state),
-                              kind="react", metadata={"agent": self.agent, "status": self.state.status})
+        captured = self._log.capture(state)
+        data = msgspec.json.encode(state)
+        self.checkpoints.save(state.run_id, state.checkpoint, data, kind="react",
+                              metadata={"agent": self.agent, "status": state.status})
+        self._log.saved_full(captured, len(data))
 
     def _keep_stash(self) -> None:
         """Copy the plugins' per-run state that survives a restore (``to_state()``) into the state."""

@@ -103,3 +103,192 @@ def test_zagents_threads_leave_ctrl_c_to_the_main_thread():
         assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
     finally:
         pool.shutdown()
+
+
+def _zagent_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("zagent-tool")]
+
+
+def test_300_calls_of_a_hanging_tool_keep_the_thread_count_bounded():
+    """A sync tool that always hangs, called 300 times, holds at most its cap of threads; the rest are refused."""
+    release = threading.Event()
+    k = Kernel(plugins=[], entry_points=False, config={"tool_threads": 2, "tool_threads_abandoned_per_tool": 5})
+    k.add_tool(tool(lambda: release.wait(), name="hang", timeout=0.01))
+    k.add_tool(tool(lambda: "ok", name="quick"))
+    before = set(_zagent_threads())  # other tests' stuck threads may still be around
+    try:
+        results = [k.run_tool({"name": "hang", "arguments": {}}) for _ in range(300)]
+        assert [r.state for r in results[:5]] == ["timeout"] * 5
+        refused = results[5:]
+        assert {r.state for r in refused} == {"error"}
+        assert "'hang' is refused: 5 of its calls ran past their timeout" in refused[0].content
+        assert "tool_threads_abandoned_per_tool" in refused[0].content
+        assert len(set(_zagent_threads()) - before) <= 5 + 2
+        assert k.run_tool({"name": "quick", "arguments": {}}).content == "ok"  # other tools still run
+    finally:
+        release.set()
+    wait_until(lambda: k.tool_executor().abandoned == 0, "the stuck calls to return")
+    release.clear()
+    assert k.run_tool({"name": "hang", "arguments": {}}).state == "timeout"  # accepted again once they returned
+    release.set()
+    k.close()
+
+
+def test_the_kernel_wide_cap_refuses_every_sync_tool():
+    """Past the kernel's cap of abandoned calls (over several tools), any sync tool is refused until some return."""
+    release = threading.Event()
+    k = Kernel(plugins=[], entry_points=False, config={"tool_threads_abandoned": 3})
+    for name in ("a", "b", "c", "d"):
+        k.add_tool(tool(lambda: release.wait(), name=name, timeout=0.01))
+    try:
+        assert [k.run_tool({"name": n, "arguments": {}}).state for n in "abc"] == ["timeout"] * 3
+        refused = k.run_tool({"name": "d", "arguments": {}})
+        assert refused.state == "error" and "3 sync tool calls ran past their timeout" in refused.content
+        assert "tool_threads_abandoned'" in refused.content
+    finally:
+        release.set()
+        k.close()
+
+
+def test_bad_caps_are_refused():
+    """Caps must be integers of at least 1."""
+    with pytest.raises(ValueError, match="max_abandoned_per_tool"):
+        ToolThreads(1, max_abandoned_per_tool=0)
+    with pytest.raises(ValueError, match="max_abandoned"):
+        ToolThreads(1, max_abandoned=True)
+
+
+def _counting_kernel(fn, **options):
+    """A kernel with ``fn`` as tool "t", and a list counting the calls handed to its tool threads."""
+    k = Kernel(plugins=[], entry_points=False)
+    k.add_tool(tool(fn, name="t", **options))
+    threads, started = k.tool_executor(), []
+    original = threads.start
+
+    def start(*args, **kwargs):
+        started.append(1)
+        return original(*args, **kwargs)
+
+    threads.start = start
+    return k, started
+
+
+def _calls(k, times, **arguments):
+    results = [k.run_tool({"name": "t", "arguments": arguments}) for _ in range(times)]
+    assert {r.state for r in results} == {"success"}, results[0].content
+    return results
+
+
+def _probe(k):
+    from zagent.toolrun import _probes
+
+    return _probes[k.tools(["t"])[0]]
+
+
+def _promote(k, **arguments):
+    """Call "t" until it runs on the loop (a probe whose wall time a busy machine stretched does not count)."""
+    for calls in range(1, 500):
+        _calls(k, 1, **arguments)
+        if _probe(k).inline:
+            return calls
+    raise AssertionError("the tool was never moved to the event loop")
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers (pure: only its arguments)."""
+    return a + b
+
+
+def work(n: int) -> int:
+    """Sum the first n integers (pure; its CPU time grows with n)."""
+    return sum(range(n))
+
+
+def test_a_quick_pure_sync_tool_moves_to_the_event_loop_after_its_probes():
+    """A pure sync tool with default options runs its first PROBES calls in tool threads, then on the loop."""
+    from zagent.toolthreads import PROBES
+
+    k, started = _counting_kernel(add)
+    assert _promote(k, a=1, b=2) >= PROBES and len(started) >= PROBES
+    before = len(started)
+    _calls(k, 5, a=1, b=2)
+    assert len(started) == before
+    k.close()
+
+
+def test_a_tool_that_reaches_beyond_its_arguments_always_runs_in_threads():
+    """A tool naming a module global or a closure variable (it could block on it) is never measured or moved."""
+    from zagent.toolthreads import PROBES
+
+    lock = threading.Lock()
+
+    def guarded(a: int) -> int:
+        """Quick, but it takes a lock."""
+        with lock:
+            return a
+
+    k, started = _counting_kernel(guarded)
+    _calls(k, PROBES + 5, a=1)
+    assert len(started) == PROBES + 5 and _probe(k).settled
+    k.close()
+
+
+def test_a_cpu_heavy_pure_tool_settles_in_threads():
+    """A pure tool whose call uses more than FAST of CPU stays in threads for good, even if later calls are quick."""
+    from zagent.toolthreads import PROBES
+
+    k, started = _counting_kernel(work)
+    _calls(k, 1, n=2_000_000)
+    _calls(k, PROBES + 3, n=3)
+    assert len(started) == PROBES + 4 and _probe(k).settled
+    k.close()
+
+
+def test_inline_false_keeps_a_quick_pure_tool_in_threads():
+    """inline=False opts out of the measurement: every call runs in a tool thread."""
+    from zagent.toolthreads import PROBES
+
+    k, started = _counting_kernel(add, inline=False)
+    _calls(k, PROBES + 3, a=1, b=2)
+    assert len(started) == PROBES + 3
+    k.close()
+
+
+def test_a_promoted_tool_that_turns_slow_goes_back_to_threads_with_a_warning(caplog):
+    """A call on the loop slower than SLOW sends the tool back to threads for good, and a warning names it."""
+    k, started = _counting_kernel(work)
+    _promote(k, n=3)
+    before = len(started)
+    with caplog.at_level("WARNING", logger="zagent.tools"):
+        _calls(k, 1, n=5_000_000)  # on the loop: it stalls it once
+    assert len(started) == before
+    assert "'t' took" in caplog.text and "inline=False" in caplog.text
+    _calls(k, 3, n=3)
+    assert len(started) == before + 3 and _probe(k).settled
+    k.close()
+
+
+def test_may_run_inline_accepts_only_self_contained_functions():
+    """Pure code on its arguments qualifies; globals, closures, shadowed builtins and non-functions do not."""
+    from zagent.toolthreads import may_run_inline
+
+    def words(text: str) -> int:
+        return len([w for w in text.split() if w.isalpha()])
+
+    def checked(x: int) -> int:
+        if x < 0:
+            raise ValueError("negative")
+        return abs(x)
+
+    n = 3
+
+    def closure(x: int) -> int:
+        return x + n
+
+    assert may_run_inline(add) and may_run_inline(words) and may_run_inline(checked)
+    assert may_run_inline(lambda a, b: a * b)
+    assert not may_run_inline(closure)
+    assert not may_run_inline(_calls)  # names module globals
+    assert not may_run_inline(lambda: open("/dev/null"))  # a builtin that does I/O
+    assert not may_run_inline(lambda: threading.Event().wait())
+    assert not may_run_inline(print) and not may_run_inline(len) and not may_run_inline(None)

@@ -50,3 +50,28 @@ def test_tool_call_names_are_searchable(kernel, db_path):
     mem = kernel.memory("sqlite", path=db_path)
     mem.add("a/s", Message.assistant(None, [ToolCall(id="1", name="get_weather", arguments={})]))
     assert len(mem.search("a/s", "get_weather")) == 1
+
+
+def test_query_words_are_held_to_the_postings_budget_rarest_first(kernel, db_path):
+    """Past max_postings, the commonest kept words are left out, the rarest first kept; the rarest always stays."""
+    mem = kernel.memory("sqlite", path=db_path, common_min=10, common_ratio=0.9, max_postings=30)
+    mem.add("a/s", [Message.user(f"alpha filler {i}") for i in range(40)])
+    mem.add("a/s", [Message.user(f"beta filler {i}") for i in range(20)])
+    mem.add("a/s", [Message.user(f"other filler {i}") for i in range(40)])
+    mem.add("a/s", Message.user("gamma"))
+    conn = mem.db.connection()
+    assert mem.common.prune(conn, ["alpha", "beta", "gamma"]) == ["beta", "gamma"]
+    assert mem.common.prune(conn, ["alpha", "other"]) == ["alpha"]  # over budget alone: the rarest stays
+    assert [m.content for m in mem.search("a/s", "alpha beta gamma", limit=1)] == ["gamma"]
+    mem.close()
+
+
+def test_bad_max_postings_is_refused(kernel, db_path):
+    """max_postings must be an integer >= 1 or None."""
+    import pytest
+
+    from zagent import ConfigError
+
+    for bad in (0, -5, 2.5, True, "10"):
+        with pytest.raises(ConfigError, match="max_postings"):
+            kernel.memory("sqlite", path=db_path, max_postings=bad)

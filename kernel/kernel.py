@@ -72,6 +72,8 @@ class Kernel:
         self.pending_tools = PendingTools()
         #: per-kernel plugin state under typed keys (``zagent.stash``), instead of module globals
         self.stash = Stash()
+        #: this kernel's token in ``zagent.spans`` (spans pair per kernel); unlike ``id(self)``, never reused
+        self.span_owner = spans.new_owner()
         self._llms: dict[Any, Any] = {}
         self._embedders: dict[Any, Any] = {}
         self._stores: "weakref.WeakSet[Any]" = weakref.WeakSet()
@@ -352,7 +354,7 @@ class Kernel:
         ``parent_id`` of the span open around them; the end event gets ``duration``, ``outcome``
         and ``usage`` (see ``zagent.spans``)."""
         if self.hooks.active("zagent_event"):
-            span_id, parent_id, orphans = _ids if _ids is not None else spans.tag(type, data, id(self))
+            span_id, parent_id, orphans = _ids if _ids is not None else spans.tag(type, data, self.span_owner)
             for orphan_type, orphan, orphan_id, orphan_parent in orphans:
                 await self.hooks.emit(Event(type=orphan_type, time=time.time(), run_id=run_id, agent=agent,
                                             span_id=orphan_id, parent_id=orphan_parent, data=orphan))
@@ -362,7 +364,7 @@ class Kernel:
     def emit(self, type: str, *, run_id: Optional[str] = None, agent: Optional[str] = None, **data: Any) -> None:
         """Sync twin of ``aemit`` (spans pair in the calling thread's context); ``RunContext.emit`` tags it."""
         if self.hooks.active("zagent_event"):
-            ids = spans.tag(type, data, id(self))
+            ids = spans.tag(type, data, self.span_owner)
             run_sync(self.aemit(type, run_id=run_id, agent=agent, _ids=ids, **data))
 
     # -- lifecycle --------------------------------------------------------------

@@ -57,13 +57,22 @@ class OpenSpan:
 _open: ContextVar[tuple[OpenSpan, ...]] = ContextVar("zagent_open_spans", default=())
 
 
+_owners = itertools.count(1)
+
+
+def new_owner() -> int:
+    """A token for one kernel's spans, unique in this process (``id(kernel)`` can be reused after a kernel
+    is gone, and a new kernel must not adopt the spans an old one left open in this thread)."""
+    return next(_owners)
+
+
 def new_span_id() -> str:
     """A short id, unique within this process (same scheme as run ids)."""
     return f"span-{_prefix}-{next(_ids)}"
 
 
 def current_span_id(owner: Optional[int] = None) -> Optional[str]:
-    """The id of the innermost span open in this task (of kernel ``id(kernel)`` when given), or ``None``."""
+    """The id of the innermost span open in this task (of the kernel whose ``span_owner`` is given), or ``None``."""
     stack = _open.get()
     for span in reversed(stack):
         if owner is None or span.owner == owner:
@@ -74,7 +83,7 @@ def current_span_id(owner: Optional[int] = None) -> Optional[str]:
 def tag(type: str, data: dict[str, Any], owner: int = 0) -> tuple[Optional[str], Optional[str], list[Any]]:
     """``(span_id, parent_id, orphans)`` for an event about to be sent; fills end-event fields in ``data``.
 
-    ``owner`` is the emitting kernel's ``id``: spans nest and pair only within one kernel, so a
+    ``owner`` is the emitting kernel's ``span_owner``: spans nest and pair only within one kernel, so a
     span some other kernel left open in this thread never adopts this kernel's runs.
     ``orphans`` are end events (type, data, span id, parent id) to send first for
     spans left open inside the one ending.

@@ -28,7 +28,7 @@ class RunLogger:
 
     def __init__(self, kernel: Any, path: str):
         self.path = path
-        self._owner = id(kernel)  # spans pair per kernel (zagent.spans)
+        self._owner = kernel.span_owner  # spans pair per kernel (zagent.spans)
         self._store: Any = None
         self._lock = threading.Lock()
         # One writer at a time, and never a write racing the close: SQLite connections closed under a

@@ -208,3 +208,28 @@ def test_a_span_another_kernel_left_open_does_not_adopt_this_kernel_s_events(ker
     assert seen.events[0].parent_id is None and seen.events[1].span_id == seen.events[0].span_id
     other.emit("run_end")
     other.close()
+
+
+def test_a_new_kernel_at_a_dead_kernels_address_does_not_adopt_its_open_spans():
+    """Spans pair by a per-kernel token that is never reused, not by id(): a kernel created where a
+    closed one lived starts its events at the top even if the old one left a span open in this thread."""
+    import gc
+
+    seen_old = Seen()
+    old = Kernel(entry_points=False)
+    old.add_plugin(seen_old)
+    old.emit("run_start")  # never ended
+    old_token, old_id = old.span_owner, id(old)
+    old.close()
+    del old
+    gc.collect()
+    for _ in range(200):  # try to land on the same address
+        k = Kernel(entry_points=False)
+        if id(k) == old_id:
+            break
+    assert k.span_owner != old_token
+    seen = Seen()
+    k.add_plugin(seen)
+    k.emit("run_start")
+    k.emit("run_end")
+    assert seen.events[0].parent_id is None

@@ -172,7 +172,7 @@ class ContentCapture:
         from .content import messages_json
 
         try:  # a rail that raises would block the reply: tracing must never do that
-            self.observer.annotate(current_span_id(id(ctx.kernel)), {
+            self.observer.annotate(current_span_id(ctx.kernel.span_owner), {
                 "gen_ai.input.messages": messages_json(request.messages, self.secrets),
                 "gen_ai.output.messages": messages_json([response.message], self.secrets)})
         except Exception:
@@ -183,7 +183,7 @@ class ContentCapture:
         from .content import masked, to_json
 
         try:
-            self.observer.annotate(current_span_id(id(ctx.kernel)), {
+            self.observer.annotate(current_span_id(ctx.kernel.span_owner), {
                 "gen_ai.tool.call.arguments": to_json(call.arguments, self.secrets),
                 "gen_ai.tool.call.result": masked(result.content or "", self.secrets)})
         except Exception:

@@ -19,17 +19,19 @@ from __future__ import annotations
 import os
 import time
 import weakref
-from typing import Any, Iterable, Optional, Sequence, TypeVar, Union
+from typing import Any, Iterable, Optional, Sequence, Union
 
 from . import hookspecs, spans
 from .context import RunContext
-from .errors import ConfigError, PluginError, ToolError, ZagentError
+from .errors import ConfigError, ToolError, ZagentError
 from .hooks import HookRunner, PluginManager, trace_to_stderr
 from .logs import log
 from .pendingtools import PendingTools
 from .stash import Stash
 from .loading import PluginInfo, PluginLoader, Problem
+from .register import Register as _Register
 from .registry import KINDS, Entry, Registry
+from .specfiles import _short_repr, convert_spec, load_spec_file  # noqa: F401 (their old import path)
 from .sync import run_sync
 from .tools import Tool
 from .types import Event, ToolCall, ToolResult
@@ -410,45 +412,6 @@ class Kernel:
         return f"<zagent.Kernel plugins={len(self.pm.get_plugins())} {counts}>".replace("  ", " ")
 
 
-class _Register:
-    """The ``register`` callable handed to one plugin's registration hook."""
-
-    def __init__(self, kind: str, plugin: str, sink: list[tuple[str, Entry]]):
-        self.kind, self.plugin, self.sink = kind, plugin, sink
-
-    def __call__(self, name_or_obj: Any, obj: Any = None, *, override: bool = False, **options: Any) -> Any:
-        if self.kind == "tools":  # register(fn, name=..., ...) or register("name", fn, ...)
-            name = options.pop("name", None)
-            if obj is not None and name is None:
-                name, obj = (name_or_obj, obj) if isinstance(name_or_obj, str) else (obj, name_or_obj)
-                return self._tool(obj, name, override=override, **options)
-            return self._tool(name_or_obj, name, override=override, **options)
-        if options:
-            raise PluginError(f"unexpected options {sorted(options)} when registering {self.kind}", plugin=self.plugin)
-        if not isinstance(name_or_obj, str) or not name_or_obj or ":" in name_or_obj:
-            raise PluginError(
-                f"plugin {self.plugin!r} registered a {KINDS[self.kind][1]} with invalid name {name_or_obj!r}; "
-                "use a non-empty string without ':'", plugin=self.plugin)
-        if obj is None:
-            raise PluginError(f"plugin {self.plugin!r} registered {name_or_obj!r} without an object", plugin=self.plugin)
-        self.sink.append((self.kind, Entry(name_or_obj, obj, self.plugin, override)))
-        return obj
-
-    def _tool(self, tool: Any, name: Any = None, *, override: bool = False, **options: Any) -> Tool:
-        if isinstance(tool, Tool):
-            if name or options:
-                import attrs
-
-                changes = {k: v for k, v in options.items() if v is not None}
-                if name:
-                    changes["name"] = name
-                tool = attrs.evolve(tool, **changes)
-        else:
-            tool = Tool.from_function(tool, name=name, **{k: v for k, v in options.items() if v is not None})
-        self.sink.append(("tools", Entry(tool.name, tool, self.plugin, override)))
-        return tool
-
-
 def _build(factory: Any, what: str, *args: Any, **options: Any) -> Any:
     """``factory(*args, **options)``; options of the wrong type (they often come from spec files) are a
     ``ConfigError`` naming ``what`` and the options, not a ``TypeError`` from inside a plugin."""
@@ -501,102 +464,3 @@ def _freeze(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
     return value
-
-
-S = TypeVar("S")
-
-
-def convert_spec(data: Any, struct: "type[S]", what: str) -> S:
-    """``data`` (a mapping, e.g. from ``load_spec_file``) as the Struct ``struct``; anything else, or a
-    field of the wrong type, is a ``ConfigError`` naming ``what`` and the spec's name."""
-    import msgspec
-
-    from .limits import data_problem
-
-    if not isinstance(data, dict):
-        raise ConfigError(f"a {what} must be a mapping, got {type(data).__name__}")
-    problem = data_problem(data)  # nesting, size, text that is not Unicode: before anything recurses on it
-    if problem is not None:
-        raise ConfigError(f"invalid {what} {_short_repr(data.get('name', '?'))}: {problem}")
-    try:
-        return msgspec.convert(data, struct)
-    except msgspec.ValidationError as exc:
-        raise ConfigError(f"invalid {what} {data.get('name', '?')!r}: {exc}") from None
-
-
-def load_spec_file(path: Union[str, os.PathLike]) -> dict[str, Any]:
-    """Read an agent/workflow spec from ``.json`` or ``.yaml``/``.yml`` (YAML needs ``zagent[yaml]``).
-
-    Every problem is a ``ConfigError`` naming the file: not a path, unreadable, a syntax error (with
-    line and column), nesting or size past ``zagent.limits``, text that is not valid Unicode."""
-    import msgspec
-
-    from .limits import MAX_DEPTH, MAX_SPEC_BYTES, data_problem
-
-    if not isinstance(path, (str, os.PathLike)):
-        raise ConfigError(f"expected a spec (a dict) or the path of a .json/.yaml spec file, got "
-                          f"{type(path).__name__} {_short_repr(path)}")
-    p = os.fspath(path)
-    if isinstance(p, bytes) or "\x00" in p:
-        raise ConfigError(f"spec file path {_short_repr(p)} is not a usable path (bytes or a NUL character)")
-    try:
-        with open(p, "rb") as f:
-            raw = f.read(MAX_SPEC_BYTES + 1)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read spec file {p!r}: {exc}") from None
-    if len(raw) > MAX_SPEC_BYTES:
-        raise ConfigError(f"{p} is larger than {MAX_SPEC_BYTES // 2**20} MiB; a spec file that big is not a "
-                          "spec (keep data in files the agent's tools read)")
-    try:
-        data = _load_yaml(p, raw) if p.endswith((".yaml", ".yml")) else _load_json(p, raw)
-    except RecursionError:
-        raise ConfigError(f"{p}: nested deeper than Python can read (a spec needs at most {MAX_DEPTH} "
-                          "levels of lists and mappings)") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{p} must hold an object (a mapping), got {type(data).__name__}")
-    problem = data_problem(data)
-    if problem is not None:
-        raise ConfigError(f"{p}: {problem}")
-    return data
-
-
-def _load_json(p: str, raw: bytes) -> Any:
-    import msgspec
-
-    try:
-        return msgspec.json.decode(raw)
-    except msgspec.DecodeError as exc:
-        raise ConfigError(f"{p}{_json_position(raw, str(exc))}: not valid JSON: {exc}") from None
-
-
-def _load_yaml(p: str, raw: bytes) -> Any:
-    try:
-        import yaml  # type: ignore[import-untyped]
-    except ImportError:
-        raise ConfigError(f"{p} is YAML; install the extra: pip install 'zagent[yaml]'") from None
-    try:
-        return yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        context = getattr(exc, "context", None)
-        raise ConfigError(f"{p}{where}: not valid YAML: {problem}" + (f" ({context})" if context else "")) from None
-
-
-def _json_position(raw: bytes, message: str) -> str:
-    """``:line:column`` of msgspec's ``(byte N)`` in a decode error, or ``""``."""
-    import re
-
-    found = re.search(r"\(byte (\d+)\)", message)
-    if found is None:
-        return ""
-    offset = min(int(found.group(1)), len(raw))
-    line = raw.count(b"\n", 0, offset) + 1
-    column = offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
-    return f":{line}:{column}"
-
-
-def _short_repr(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

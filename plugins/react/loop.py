@@ -220,6 +220,8 @@ class ReActLoop:
         self._control.bind()
         self._checkpoint_lock = asyncio.Lock()  # per run: a lock stays bound to the event loop it first waited on
         ctx = ctx or self.kernel.context(run_id=self.state.run_id, agent=self.agent, agent_config=self.agent_config)
+        for key, value in (self.agent_config or {}).items():  # a caller's context keeps its own settings,
+            ctx.agent_config.setdefault(key, value)           # and gets the loop's rails for what it leaves out
         self._ctx = ctx
         ctx.stash.restore(self.state.stash)  # plain data: its plugin rebuilds its object on first use
         ctx.stash.setdefault(APPROVED, set()).update(self.state.approved)

@@ -47,3 +47,15 @@ def test_untrusted_file_may_not_checkpoint_to_any_path(kernel, tmp_path):
     """An untrusted spec naming a checkpoints file that is not *.db/*.sqlite is refused."""
     with pytest.raises(ConfigError, match="checkpoints"):
         kernel.agent({"type": "react", "name": "t", "checkpoints": str(tmp_path / ".bashrc")})
+
+
+def test_loop_rails_apply_when_the_caller_gives_its_own_context(kernel):
+    """ReActLoop(agent_config={"rails": ...}).run(ctx=k.context()) still applies the loop's rails."""
+    from zagent.plugins.react import ReActLoop
+
+    kernel.add_plugin("zagent.plugins.rails")
+    kernel.add_tool(lambda text: text, name="echo")
+    llm = kernel.llm("scripted:r", replies=[{"tool_calls": [{"name": "echo", "arguments": {"text": "a"}}]}, "done"])
+    loop = ReActLoop(kernel=kernel, llm=llm, tools=["echo"], agent_config={"rails": {"deny_tools": ["echo"]}})
+    result = loop.run("echo a", ctx=kernel.context())
+    assert [s.is_blocked for s in result.steps if s.tool] == [True]

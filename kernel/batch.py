@@ -252,7 +252,7 @@ def make_job(kernel: Any, target: Any) -> Job:
 
 
 def _spec_job(kernel: Any, target: Any) -> Job:
-    from .kernel import load_spec_file
+    from .specfiles import load_spec_file
 
     spec = target if isinstance(target, dict) else load_spec_file(target)
     if "nodes" in spec:

@@ -31,7 +31,9 @@ from .stash import Stash
 from .loading import PluginInfo, PluginLoader, Problem
 from .register import Register as _Register
 from .registry import KINDS, Entry, Registry
-from .specfiles import _short_repr, convert_spec, load_spec_file  # noqa: F401 (their old import path)
+from .specfiles import _short_repr
+from .specfiles import convert_spec as convert_spec  # their old import path (zagent.kernel)
+from .specfiles import load_spec_file as load_spec_file
 from .sync import run_sync
 from .tools import Tool
 from .types import Event, ToolCall, ToolResult

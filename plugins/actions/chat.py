@@ -125,9 +125,9 @@ async def react_through_kernel(agent: "Agent", user_input: str, past: list[Messa
     if factory is None:
         raise ConfigError(f"agent {agent.name!r} needs the ReAct loop for this chat (it has tools), but no 'react' "
                           "agent type is installed; install the react plugin or chat with use_react=False")
-    spec = {"type": "react", "name": agent.name, "tools": agent.chat_tools(),
-            "system_prompt": agent.system_prompt} if agent.system_prompt else \
-        {"type": "react", "name": agent.name, "tools": agent.chat_tools()}
+    spec: dict[str, Any] = {"type": "react", "name": agent.name, "tools": agent.chat_tools()}
+    if agent.system_prompt:
+        spec["system_prompt"] = agent.system_prompt
     react = factory(spec, agent.kernel)
     react.llm = agent.llm
     react.agent_config = dict(agent.agent_config)

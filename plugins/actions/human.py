@@ -54,6 +54,7 @@ class HumanRequest:
     inputs: dict[str, Any]
     outputs: tuple[Any, ...]
     run_id: str
+    required: tuple[str, ...] = ()
 
 
 @attrs.define(repr=False, eq=False, kw_only=True, slots=False)
@@ -73,7 +74,8 @@ class HumanAction(Action):
                        system_prompt: Optional[str] = None) -> ActionOutput:
         prompt = self.render_prompt(inputs)
         request = HumanRequest(agent=getattr(self.owner, "name", self.name), prompt=prompt, inputs=dict(inputs),
-                               outputs=tuple(self.output_spec.fields), run_id=ctx.run_id)
+                               outputs=tuple(self.output_spec.fields), run_id=ctx.run_id,
+                               required=self.output_spec.required)
         responder = _responder(self.owner, ctx.kernel)
         answer = responder(request) if asyncio.iscoroutinefunction(responder) else \
             await asyncio.to_thread(responder, request)
@@ -137,7 +139,8 @@ def terminal_responder(request: HumanRequest) -> dict[str, Any]:
         print(request.prompt, file=err)
     answers: dict[str, Any] = {}
     for field in request.outputs:
-        label = f"{field.name} ({field.type}{'' if zfields_required(field) else ', optional'})"
+        required = field.name in request.required
+        label = f"{field.name} ({field.type}{'' if required else ', optional'})"
         if field.description:
             label += f" - {field.description}"
         print(f"{label}: ", end="", file=err, flush=True)
@@ -145,13 +148,9 @@ def terminal_responder(request: HumanRequest) -> dict[str, Any]:
         if not line:
             raise ConfigError(f"human agent {request.agent!r}: stdin closed before {field.name!r} was answered")
         text = line.rstrip("\n")
-        if text or zfields_required(field):
+        if text or required:
             answers[field.name] = text
     return answers
-
-
-def zfields_required(field: Any) -> bool:
-    return bool(field.required) and field.default is None
 
 
 _SPEC_KEYS = {"type", "name", "description", "prompt", "inputs", "outputs", "memory_size"}

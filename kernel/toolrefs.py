@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Optional
 
-from .errors import ConfigError
+from .errors import ConfigError, ToolError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .kernel import Kernel
@@ -49,9 +49,11 @@ def _resolve_one(kernel: "Kernel", ref: str, base_dir: Optional[str], key: str) 
             raise ConfigError(f"{key} {ref!r}: toolset {toolset!r} has no tools; toolsets: {', '.join(sets) or 'none'}")
         return found
     if ":" not in ref:
-        if ref not in reg and not (kernel.pending_tools.wait(ref) and ref in reg):
+        try:
+            kernel.tool(ref)  # the kernel's look-up: waits for a tool source still connecting (MCP) on a miss
+        except ToolError:
             raise ConfigError(f"unknown tool {ref!r}; registered tools: {', '.join(reg) or 'none'}. Use a registered "
-                              "name, 'toolset:NAME' or an import path 'package.module:function'")
+                              "name, 'toolset:NAME' or an import path 'package.module:function'") from None
         return [ref]
     from .imports import NotImported, resolve
 

@@ -19,6 +19,7 @@ import threading
 from typing import Any, Callable, Iterator, NamedTuple, Optional, TypeVar
 
 from .errors import PluginError
+from .markers import hookspec
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,8 +52,6 @@ def registry_hookspec(kind: str, *, noun: str,
     override=False)``; ``convert(*args, **options)``, when given, turns other ``register``
     arguments into ``(name, obj)`` (e.g. ``register(skill)``). ``noun`` names one entry in errors.
     """
-    from .hookspecs import hookspec
-
     if not kind.isidentifier():
         raise ValueError(f"registry kind {kind!r} must be an identifier")
 

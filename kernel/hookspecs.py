@@ -49,6 +49,7 @@ from .specs_rails import zagent_after_tool_call as zagent_after_tool_call
 from .specs_rails import zagent_before_llm_call as zagent_before_llm_call
 from .specs_rails import zagent_before_tool_call as zagent_before_tool_call
 from .specs_registration import zagent_register_agent_types as zagent_register_agent_types
+from .specs_registration import zagent_register_batch_drivers as zagent_register_batch_drivers
 from .specs_registration import zagent_register_commands as zagent_register_commands
 from .specs_registration import zagent_register_embedders as zagent_register_embedders
 from .specs_registration import zagent_register_executors as zagent_register_executors

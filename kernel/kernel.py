@@ -327,11 +327,14 @@ class Kernel:
         resumable, items already there are skipped), ``executor`` (a name or an executor),
         ``executor_options``, ``concurrency``, ``retries`` (of a unit whose worker was lost),
         ``retry_failed``, ``on_result(record, summary)``. Returns a ``BatchReport`` (``summary``,
-        and ``results`` in input order when there is no ``out``). See ``zagent.batch``.
+        and ``results`` in input order when there is no ``out``). The driver is the batch plugin's
+        (``zagent.plugins.batch``, registered through ``zagent_register_batch_drivers``).
         """
-        from .batch import abatch
-
-        return await abatch(self, target, inputs, **options)
+        driver = self.registries["batch_drivers"].get("default")
+        if driver is None:
+            raise ConfigError("Kernel.batch needs a batch driver and none is registered: add the batch plugin, "
+                              "Kernel(plugins=['zagent.plugins.batch']), or load installed plugins (entry_points=True)")
+        return await driver(self, target, inputs, **options)
 
     def batch(self, target: Any, inputs: Any, **options: Any) -> Any:
         """Sync twin of ``abatch``."""

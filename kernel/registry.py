@@ -31,6 +31,7 @@ KINDS = {
     "embedders": ("zagent_register_embedders", "embedder"),
     "agent_types": ("zagent_register_agent_types", "agent type"),
     "executors": ("zagent_register_executors", "executor"),
+    "batch_drivers": ("zagent_register_batch_drivers", "batch driver"),
 }
 
 

@@ -182,6 +182,29 @@ def zagent_register_executors(register: Callable[..., None], kernel: "Kernel") -
 
 
 @hookspec
+def zagent_register_batch_drivers(register: Callable[..., None], kernel: "Kernel") -> None:
+    """Register the batch driver that ``Kernel.batch`` / ``Kernel.abatch`` hand their work to.
+
+    ``register(name, driver, *, override=False)``; ``kernel.abatch(target, inputs, **options)``
+    returns ``await driver(kernel, target, inputs, **options)`` of the driver named ``"default"``.
+    The built-in batch plugin (``zagent.plugins.batch``) registers it; a kernel without one
+    answers ``Kernel.batch`` with a ``ConfigError`` naming that plugin. Keep the registration
+    cheap: import the driver's module when it is first called.
+
+    :param register: adds one batch driver.
+    :param kernel: the starting kernel.
+
+    Example::
+
+        def zagent_register_batch_drivers(register):
+            async def driver(kernel, target, inputs, **options):
+                from mypkg.batch import run
+                return await run(kernel, target, inputs, **options)
+            register("default", driver, override=True)
+    """
+
+
+@hookspec
 def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
     """Add sub-commands to the ``zagent`` command line.
 

@@ -66,7 +66,7 @@ async def run_workflow_item(kernel: Any, payload: dict[str, Any]) -> dict[str, A
 
 def batch_job(graph: WorkFlowGraph, kernel: Any, llm: Optional[str] = None) -> Any:
     """The batch ``Job`` for ``graph`` (validated now, so a broken graph fails before any item)."""
-    from zagent.batch import Job
+    from zagent.executors import Job
 
     graph.validate()
     from zagent.secrets import public_data

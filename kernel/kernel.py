@@ -35,6 +35,9 @@ from .specfiles import _short_repr
 from .specfiles import convert_spec as convert_spec  # their old import path (zagent.kernel)
 from .specfiles import load_spec_file as load_spec_file
 from .sync import run_sync
+from .closing import _close_quietly
+from .lookups import _build, _cache_key
+from .toolcalls import _as_call
 from .tools import Tool
 from .types import Event, ToolCall, ToolResult
 
@@ -415,57 +418,3 @@ class Kernel:
     def __repr__(self) -> str:
         counts = " ".join(f"{k}={len(r)}" for k, r in self.registries.items() if len(r))
         return f"<zagent.Kernel plugins={len(self.pm.get_plugins())} {counts}>".replace("  ", " ")
-
-
-def _build(factory: Any, what: str, *args: Any, **options: Any) -> Any:
-    """``factory(*args, **options)``; options of the wrong type (they often come from spec files) are a
-    ``ConfigError`` naming ``what`` and the options, not a ``TypeError`` from inside a plugin."""
-    try:
-        return factory(*args, **options)
-    except ZagentError:
-        raise
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise ConfigError(f"{what} does not accept these options ({', '.join(sorted(options)) or 'none'}): "
-                          f"{type(exc).__name__}: {exc}; check their types against its documentation") from exc
-
-
-async def _close_quietly(store: Any) -> None:
-    """Close a memory store the kernel handed out (``aclose`` or ``close``); log, never raise."""
-    try:
-        if hasattr(store, "aclose"):
-            await store.aclose()
-        elif hasattr(store, "close"):
-            store.close()
-    except Exception:
-        log.exception("closing %r failed", store)
-
-
-def _as_call(call: Union[ToolCall, dict[str, Any]]) -> ToolCall:
-    if isinstance(call, ToolCall):
-        return call
-    if isinstance(call, dict):
-        import msgspec
-
-        data = {"id": f"call_{id(call):x}", **call}
-        try:
-            return msgspec.convert(data, ToolCall)
-        except msgspec.ValidationError as exc:
-            raise ToolError(f"bad tool call {call!r}: {exc}; give at least 'name' and 'arguments'") from None
-    raise ToolError(f"expected a zagent.ToolCall or dict, got {type(call).__name__}")
-
-
-def _cache_key(spec: str, options: dict[str, Any]) -> Any:
-    try:
-        key = (spec, tuple(sorted((k, _freeze(v)) for k, v in options.items())))
-        hash(key)
-        return key
-    except TypeError:
-        return None
-
-
-def _freeze(value: Any) -> Any:
-    if isinstance(value, dict):
-        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v) for v in value)
-    return value

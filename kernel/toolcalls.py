@@ -8,7 +8,7 @@ from .errors import ToolError
 from .types import ToolCall
 
 
-def _as_call(call: Union[ToolCall, dict[str, Any]]) -> ToolCall:
+def as_call(call: Union[ToolCall, dict[str, Any]]) -> ToolCall:
     if isinstance(call, ToolCall):
         return call
     if isinstance(call, dict):

@@ -44,9 +44,15 @@ def module_name(rel: str) -> str:
 
 
 def is_shim(tree: ast.Module) -> bool:
-    """Only a docstring, ``from __future__`` and imports (a re-export of an old import path)."""
+    """Only a docstring, imports and ``__all__`` (a re-export, e.g. of an old import path)."""
     body = [n for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
-    return bool(body) and all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in body)
+    return bool(body) and all(isinstance(n, (ast.Import, ast.ImportFrom)) or _is_all(n) for n in body)
+
+
+def _is_all(node: ast.stmt) -> bool:
+    return (isinstance(node, (ast.Assign, ast.AugAssign)) and
+            all(isinstance(t, ast.Name) and t.id == "__all__"
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])))
 
 
 def _runtime_nodes(node: ast.AST) -> Iterator[ast.AST]:
@@ -138,7 +144,7 @@ def report(rev: Optional[str]) -> str:
     rows = sorted(info.items(), key=lambda kv: (not kv[1]["core"], -int(kv[1]["lines"]), kv[0]))  # type: ignore[call-overload]
     lines = [f"kernel modules at {rev or 'working tree'}", f"{'module':<34} {'lines':>6}  part"]
     for rel, v in rows:
-        part = "core" if v["core"] else ("shim" if not rel.startswith(NOT_CORE) else rel.split("/")[0])
+        part = "core" if v["core"] else ("re-export" if not rel.startswith(NOT_CORE) else rel.split("/")[0])
         lines.append(f"{rel:<34} {v['lines']:>6}  {part}")
     core_total = sum(int(v["lines"]) for v in info.values() if v["core"])  # type: ignore[call-overload]
     lines.append(f"{'core total':<34} {core_total:>6}  ({sum(1 for v in info.values() if v['core'])} modules)")

@@ -6,8 +6,12 @@ side by side in one process. Loading is ``loading.PluginLoader``'s job
 (unless ``entry_points=False``), filtered by ``ZAGENT_PLUGINS`` (allow-list)
 and ``ZAGENT_DISABLE_PLUGINS`` (deny-list) *before* anything is imported; the
 ``plugins=[...]`` given by the caller; every registration hook, once, per
-plugin, clashes resolved (``registry``). Tool runs are ``toolrun``'s, spans
-``spans``', sync twins ``sync``'s.
+plugin, clashes resolved (``registry``). Each other job is a small module the
+facade hands what it needs (never the Kernel, except as the ``kernel`` hooks
+receive): LLM resolution ``models``, look-ups ``lookups``, tool registry edits
+``tooltable``, tool runs ``toolrun``, events ``emitting`` and ``spans``,
+closing ``closing`` and ``toolpool``, sync twins ``sync``. ``Kernel.batch``
+hands its work to the driver a plugin registers (``zagent_register_batch_drivers``).
 
 A plugin that fails to import, validate or register is reported in
 ``Kernel.problems`` (and logged) and skipped; ``strict=True`` (or

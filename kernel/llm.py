@@ -31,7 +31,9 @@ import msgspec
 from .errors import ConfigError
 from .limits import bound_calls
 from .llminputs import MessagesIn, price_per_million, to_messages, to_tool_specs
-from .replies import _aclose, _renamed, _settled, counted, new_call_id, parse_arguments, settle, unique_call_ids
+from .replies import (
+    aclose_stream, counted, new_call_id, parse_arguments, renamed_stream, settle, settled_stream, unique_call_ids,
+)
 from .sync import run_sync
 from .toolnames import WireNames
 from .types import Chunk, Completion, LLMRequest, ModelProfile, Usage
@@ -186,8 +188,8 @@ class LLM:
         if names is None:
             agen = self._astream(request)
         else:
-            agen = _renamed(self._astream(names.request(request)), names)
-        return _settled(request, agen, self.profile.think_tags)
+            agen = renamed_stream(self._astream(names.request(request)), names)
+        return settled_stream(request, agen, self.profile.think_tags)
 
     def complete(self, messages: MessagesIn, **kwargs: Any) -> Completion:
         """Sync twin of ``acomplete``."""
@@ -230,7 +232,7 @@ class LLM:
                 await _failed_call(kernel, ctx, self.name, exc)
             raise
         finally:
-            await _aclose(agen)
+            await aclose_stream(agen)
 
     def stream(self, messages: MessagesIn, **kwargs: Any) -> Iterator[Chunk]:
         """Sync twin of ``astream`` (the stream runs on zagent's background loop)."""

@@ -3,8 +3,8 @@
 ``settle`` moves inline ``<think>`` spans to ``Message.reasoning``, gives each
 tool call an id of its own and raises ``Refusal`` for a refused structured
 output; ``counted`` fills the provider-independent bookkeeping (one call, a
-finish reason). For streams, ``_settled`` turns think spans into
-``reasoning`` chunks and settles the ``done`` completion, and ``_renamed``
+finish reason). For streams, ``settled_stream`` turns think spans into
+``reasoning`` chunks and settles the ``done`` completion, and ``renamed_stream``
 maps wire tool names back. ``parse_arguments`` and ``new_call_id`` are for
 providers decoding a reply. ``LLM`` (``zagent.llm``) calls these on every call.
 """
@@ -20,7 +20,10 @@ from .reasoning import ThinkStream, join_reasoning, split_think
 from .toolnames import WireNames
 from .types import Chunk, Completion, LLMRequest, ToolCall
 
-__all__ = ["counted", "new_call_id", "parse_arguments", "settle", "unique_call_ids"]
+__all__ = [
+    "aclose_stream", "counted", "new_call_id", "parse_arguments", "renamed_stream", "settle", "settled_stream",
+    "unique_call_ids",
+]
 
 
 def settle(request: LLMRequest, completion: Completion, think_tags: bool = True) -> Completion:
@@ -79,14 +82,14 @@ def _kind(kind: str) -> Literal["text", "reasoning"]:
     return cast('Literal["text", "reasoning"]', kind)
 
 
-async def _aclose(agen: AsyncIterator[Chunk]) -> None:
+async def aclose_stream(agen: AsyncIterator[Chunk]) -> None:
     """Close a provider's stream (an async generator has ``aclose``; a plain async iterator may not)."""
     aclose = getattr(agen, "aclose", None)
     if aclose is not None:
         await aclose()
 
 
-async def _settled(request: LLMRequest, agen: AsyncIterator[Chunk], think_tags: bool) -> AsyncIterator[Chunk]:
+async def settled_stream(request: LLMRequest, agen: AsyncIterator[Chunk], think_tags: bool) -> AsyncIterator[Chunk]:
     """Stream text with think spans turned into ``reasoning`` chunks; the ``done`` completion settled."""
     splitter = ThinkStream() if think_tags else None
     try:
@@ -104,7 +107,7 @@ async def _settled(request: LLMRequest, agen: AsyncIterator[Chunk], think_tags: 
                 continue
             yield chunk
     finally:
-        await agen.aclose()  # type: ignore[attr-defined]
+        await aclose_stream(agen)
 
 
 def counted(completion: Completion) -> Completion:
@@ -121,12 +124,13 @@ def counted(completion: Completion) -> Completion:
     return msgspec.structs.replace(completion, usage=usage, finish_reason=reason)
 
 
-async def _renamed(agen: AsyncIterator[Chunk], names: WireNames) -> AsyncIterator[Chunk]:
+async def renamed_stream(agen: AsyncIterator[Chunk], names: WireNames) -> AsyncIterator[Chunk]:
+    """A provider's stream with the wire tool names in its chunks mapped back to the offered ones."""
     try:
         async for chunk in agen:
             yield names.chunk(chunk)
     finally:
-        await agen.aclose()  # type: ignore[attr-defined]
+        await aclose_stream(agen)
 
 
 def parse_arguments(text: str) -> Union[dict[str, Any], str]:

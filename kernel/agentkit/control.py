@@ -18,6 +18,8 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Optional
 
+__all__ = ["RunControl"]
+
 
 class RunControl:
     """Thread-safe pause/resume/abort flags plus the wake-up and cancel plumbing of one run."""

@@ -22,6 +22,8 @@ from ..errors import ConfigError, ToolError
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
+__all__ = ["TOOLSET_PREFIX", "resolve_tool_refs"]
+
 TOOLSET_PREFIX = "toolset:"
 
 

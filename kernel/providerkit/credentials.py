@@ -25,6 +25,8 @@ from ..errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
+__all__ = ["CODE_OPTIONS", "SpecOrigin", "check_destination", "check_options", "spec_options"]
+
 
 @attrs.frozen
 class SpecOrigin:

@@ -16,9 +16,6 @@ _spec.loader.exec_module(kernel_lines)
 
 INFO = kernel_lines.analyse(kernel_lines.kernel_files())
 CORE = {rel: v for rel, v in INFO.items() if v["core"]}
-#: over 400 lines until issue 18's split of llm.py and fields.py lands (strict: the test fails once they are split,
-#: so this list must then shrink)
-BEING_SPLIT = {"llm.py", "fields.py"}
 
 
 def test_the_core_is_found():
@@ -27,9 +24,7 @@ def test_the_core_is_found():
     assert not any(rel.startswith(("testing/", "providerkit/", "agentkit/")) for rel in CORE)
 
 
-@pytest.mark.parametrize("rel", [pytest.param(rel, marks=pytest.mark.xfail(rel in BEING_SPLIT, strict=True,
-                                                                          reason="being split (issue 18)"))
-                                 for rel in sorted(CORE)])
+@pytest.mark.parametrize("rel", sorted(CORE))
 def test_no_core_file_is_over_400_lines(rel):
     """Every core module is at most 400 lines."""
     assert CORE[rel]["lines"] <= 400, f"kernel/{rel} has {CORE[rel]['lines']} lines; split it by job"

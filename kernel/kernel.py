@@ -27,12 +27,9 @@ from typing import Any, Iterable, Optional, Sequence, Union
 from . import emitting, hookspecs, spans, tooltable
 from .closing import close_belongings
 from .context import RunContext
-from .errors import ConfigError
-from .executors import pick
 from .hooks import HookRunner, PluginManager, trace_to_stderr
-from .imports import as_trust, trusting
 from .loading import PluginInfo, PluginLoader, Problem
-from .lookups import batch_driver, build, embedder, lookup, names
+from .lookups import batch_driver, build, build_agent, embedder, lookup
 from .models import FALLBACK_MODEL as FALLBACK_MODEL
 from .models import Models
 from .pendingtools import PendingTools
@@ -152,20 +149,13 @@ class Kernel:
         approver...) is refused unless trusted (``config["trusted_imports"]`` globs, or
         ``trust=True`` for this spec; a ``zagent.imports.Trust`` gives finer control). See docs/security.md.
         """
-        if not isinstance(spec, dict):
-            spec = load_spec_file(spec)
-        type_name = spec.get("type", "customize")
-        factory = self.registries["agent_types"].get(type_name) if isinstance(type_name, str) else None
-        if factory is None:
-            raise ConfigError(
-                f"unknown agent type {type_name!r}; installed agent types: {names(self.registries, 'agent_types')}"
-            )
-        with trusting(as_trust(trust)):
-            return factory(spec, self)
+        return build_agent(self, self.registries, spec, trust)
 
     def executor(self, name: Optional[str] = None, **options: Any) -> Any:
         """A new executor (``zagent.executors``): ``name`` registered through ``zagent_register_executors``,
         default ``config['executor']``, else ``ZAGENT_EXECUTOR``, else the built-in ``local``."""
+        from .executors import pick  # on first use: keeps ``import zagent`` light
+
         return pick(self, name, options)
 
     def tool(self, name: str) -> Tool:

@@ -40,6 +40,24 @@ def embedder(registries: dict[str, Registry], cache: dict[Any, Any], name: Optio
     return found
 
 
+def build_agent(owner: Any, registries: dict[str, Registry], spec: Any, trust: Any) -> Any:
+    """See ``Kernel.agent``: ``spec`` (a dict or a file) built by its agent type's factory with ``owner``
+    (the kernel), under ``trust`` for the import paths it names."""
+    from .imports import as_trust, trusting  # on first use: keeps ``import zagent`` light
+    from .specfiles import load_spec_file
+
+    if not isinstance(spec, dict):
+        spec = load_spec_file(spec)
+    type_name = spec.get("type", "customize")
+    factory = registries["agent_types"].get(type_name) if isinstance(type_name, str) else None
+    if factory is None:
+        raise ConfigError(
+            f"unknown agent type {type_name!r}; installed agent types: {names(registries, 'agent_types')}"
+        )
+    with trusting(as_trust(trust)):
+        return factory(spec, owner)
+
+
 def batch_driver(registries: dict[str, Registry]) -> Any:
     """The batch driver ``Kernel.abatch`` hands its work to, or a ``ConfigError`` naming the plugin to add."""
     driver = registries["batch_drivers"].get("default")

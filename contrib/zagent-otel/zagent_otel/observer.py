@@ -46,7 +46,7 @@ class Open:
         self.span, self.kind, self.parent_id, self.own = span, kind, parent_id, own
         self.context: Any = context  # the OTel context with this span, made when a child needs it
         self.labels: Optional[tuple[dict[str, Any], ...]] = None  # metric attributes (all, input, output): chat spans
-        self.provider = False  # gen_ai.provider.name set (agent and workflow spans)
+        self.provider: Optional[str] = None  # gen_ai.provider.name of the first call inside (agent and workflow spans)
 
 
 class SpanObserver:
@@ -184,11 +184,12 @@ class SpanObserver:
         return name, span_kind, attrs, labels
 
     def _provider_up(self, parent: Optional["Open"], provider: str) -> None:
-        """Agent and workflow spans get ``gen_ai.provider.name`` from the first model call inside them."""
+        """Agent and workflow spans get ``gen_ai.provider.name`` of the first model call inside them (set at their end)."""
         while parent is not None:
-            if parent.kind in ("run", "workflow", "groupchat") and not parent.provider and parent.own:
-                parent.span.set_attribute("gen_ai.provider.name", provider)
-                parent.provider = True
+            if parent.kind in ("run", "workflow", "groupchat") and parent.own:
+                if parent.provider is not None:
+                    return  # set by an earlier call, and so were the spans around it
+                parent.provider = provider
             parent = self.spans.get(parent.parent_id) if parent.parent_id else None
 
     def _end(self, event: Any) -> None:
@@ -207,6 +208,8 @@ class SpanObserver:
             span.end()
             return
         attrs = semconv.end(record.kind, data)
+        if record.provider is not None:
+            attrs["gen_ai.provider.name"] = record.provider
         if failed:
             attrs["error.type"] = semconv.error_type(data)
             span.set_status(self._error(str(data.get("error") or data.get("outcome"))[:500]))

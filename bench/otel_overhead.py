@@ -12,6 +12,7 @@ server, sequentially, in one process. Variants:
 * otel: zagent-otel on an SDK ``TracerProvider`` with a ``BatchSpanProcessor`` whose exporter
   drops everything (spans are built, sampled and handed to the processor; nothing leaves the
   process), metrics on the API's no-op meter: **the 3 % goal**;
+* otel_nosteps: as otel with ``steps`` off (no step spans: 4 spans per task instead of 6);
 * otel_metrics: as otel plus an SDK ``MeterProvider`` with an in-memory reader (histograms aggregated);
 * otel_unsampled: as otel with ``ParentBased(TraceIdRatioBased(0))`` (what an unsampled run costs);
 * sdk_floor: the zagent task, then the same six spans (run, 2 steps, 2 chats, 1 tool) made directly
@@ -42,7 +43,7 @@ from provider_overhead import PEER_MOCK  # noqa: E402
 PEERS = Path(os.environ.get("ZAGENT_PEERS", PEER_MOCK.parent))
 PROMPT = "What is 2 + 3? Use the add tool."
 BASE = ("raw", "zagent")
-VARIANTS = ("events", "otel_api", "otel", "otel_metrics", "otel_unsampled", "sdk_floor")
+VARIANTS = ("events", "otel_api", "otel", "otel_nosteps", "otel_metrics", "otel_unsampled", "sdk_floor")
 
 
 def add(a: int, b: int) -> int:
@@ -103,7 +104,8 @@ def zagent_agent(url: str, variant: str = "zagent"):
     if otel:
         tracer_provider, meter_provider = providers(variant)
         plugins.append("zagent_otel.plugin")
-        config["otel"] = {"tracer_provider": tracer_provider, "meter_provider": meter_provider}
+        config["otel"] = {"tracer_provider": tracer_provider, "meter_provider": meter_provider,
+                          "steps": variant != "otel_nosteps"}
     kernel = zagent.Kernel(plugins, entry_points=False, config=config)
     if variant == "events":
         kernel.add_plugin(NullObserver(), name="null-observer")

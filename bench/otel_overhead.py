@@ -1,4 +1,4 @@
-"""What zagent-otel costs per task, peers-style: the same run with and without tracing, the SDK's own floor, and the httpx floor.
+"""What zagent-otel costs per task, peers-style: with and without tracing, the SDK's own floor, the httpx floor.
 
 The task of ``../shared/bench/peers`` (prompt "What is 2 + 3? Use the add tool.":
 LLM call → ``add`` tool call → LLM call → "5") against the peers' loopback mock
@@ -229,8 +229,8 @@ async def main(rounds: int, tasks: int, peers: Path, only: tuple) -> None:
         for r in range(rounds):
             walls.append(await interleaved(sides, tasks, r))
             cpus.append(await cpu_blocks(sides, tasks, r))
-        print(f"{'variant':<15} {'wall µs':>8} {'x raw':>6} {'x zagent':>8} {'cpu µs':>8} {'x raw':>6} {'x zagent':>8}"
-              f" {'cpu µs over zagent':>18}")
+        print(f"{'variant':<15} {'wall µs':>8} {'x raw':>6} {'x zagent':>8} {'cpu µs':>8} {'x raw':>6} "
+              f"{'x zagent':>8} {'cpu µs over zagent':>18}")
         for name in sides:
             med = [statistics.median(r[name] for r in rows) for rows in (walls, cpus)]
             raw = [statistics.median(r[name] / r["raw"] for r in rows) for rows in (walls, cpus)]
@@ -252,6 +252,7 @@ if __name__ == "__main__":
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--tasks", type=int, default=300)
     ap.add_argument("--peers", type=Path, default=PEERS, help="the peers harness folder (bench_common.py)")
-    ap.add_argument("--only", default=",".join(VARIANTS), help=f"variants besides raw and zagent: {', '.join(VARIANTS)}")
+    ap.add_argument("--only", default=",".join(VARIANTS),
+                    help=f"variants besides raw and zagent: {', '.join(VARIANTS)}")
     a = ap.parse_args()
     asyncio.run(main(a.rounds, a.tasks, a.peers, tuple(a.only.split(","))))

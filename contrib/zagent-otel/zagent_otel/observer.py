@@ -184,7 +184,7 @@ class SpanObserver:
         return name, span_kind, attrs, labels
 
     def _provider_up(self, parent: Optional["Open"], provider: str) -> None:
-        """Agent and workflow spans get ``gen_ai.provider.name`` of the first model call inside them (set at their end)."""
+        """Agent and workflow spans get ``gen_ai.provider.name`` of the first model call inside them (at their end)."""
         while parent is not None:
             if parent.kind in ("run", "workflow", "groupchat") and parent.own:
                 if parent.provider is not None:

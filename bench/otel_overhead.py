@@ -15,6 +15,9 @@ server, sequentially, in one process. Variants:
 * otel_nosteps: as otel with ``steps`` off (no step spans: 4 spans per task instead of 6);
 * otel_metrics: as otel plus an SDK ``MeterProvider`` with an in-memory reader (histograms aggregated);
 * otel_unsampled: as otel with ``ParentBased(TraceIdRatioBased(0))`` (what an unsampled run costs);
+* replay (printed first): no network, one task's events fed straight to the observer in a loop,
+  against the same six spans made directly on the SDK: the steadiest view of what zagent-otel
+  adds beyond the SDK;
 * sdk_floor: the zagent task, then the same six spans (run, 2 steps, 2 chats, 1 tool) made directly
   on the same SDK set-up with their attributes, without zagent-otel: what the SDK itself costs.
 
@@ -43,7 +46,7 @@ from provider_overhead import PEER_MOCK  # noqa: E402
 PEERS = Path(os.environ.get("ZAGENT_PEERS", PEER_MOCK.parent))
 PROMPT = "What is 2 + 3? Use the add tool."
 BASE = ("raw", "zagent")
-VARIANTS = ("events", "otel_api", "otel", "otel_nosteps", "otel_metrics", "otel_unsampled", "sdk_floor")
+VARIANTS = ("events", "otel_api", "otel", "otel_nosteps", "otel_metrics", "otel_unsampled", "sdk_floor", "replay")
 
 
 def add(a: int, b: int) -> int:
@@ -56,17 +59,18 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def sdk_tracing(sampler=None):
-    """An SDK tracer provider whose batch processor hands spans to an exporter that drops them."""
+def sdk_tracing(sampler=None, batch: bool = True):
+    """An SDK tracer provider whose batch processor (``batch=False``: a simple, synchronous one: the replay
+    loop would overrun the batch queue) hands spans to an exporter that drops them."""
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter, SpanExportResult
 
     class Dropping(SpanExporter):
         def export(self, spans):
             return SpanExportResult.SUCCESS
 
     provider = TracerProvider(sampler=sampler) if sampler is not None else TracerProvider()
-    provider.add_span_processor(BatchSpanProcessor(Dropping()))
+    provider.add_span_processor(BatchSpanProcessor(Dropping()) if batch else SimpleSpanProcessor(Dropping()))
     return provider
 
 
@@ -190,6 +194,54 @@ async def cpu_blocks(sides: dict, n: int, shift: int) -> dict:
     return out
 
 
+async def replay(url: str, rounds: int, n: int) -> None:
+    """In-process, no network: one task's 12 events fed straight to zagent-otel's observer, against the
+    same six spans made directly on the SDK (``sdk_spans``); CPU µs per task, medians of ``rounds``."""
+    from opentelemetry import metrics, trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+    from zagent_otel.observer import SpanObserver
+
+    events: list = []
+
+    class Recorder:
+        def zagent_event(self, event):
+            events.append(event)
+
+    kernel, task = zagent_agent(url, "zagent")
+    kernel.add_plugin(Recorder(), name="recorder")
+    await task()
+    await kernel.aclose()
+
+    def feed(observer):
+        def go() -> None:
+            for event in events:
+                observer.zagent_event(event)
+        return go
+
+    noop_meter = metrics.NoOpMeterProvider()
+    sides = {
+        "sdk_floor": sdk_spans(sdk_tracing(batch=False)),
+        "otel_api": feed(SpanObserver(trace.NoOpTracerProvider(), noop_meter)),
+        "otel": feed(SpanObserver(sdk_tracing(batch=False), noop_meter)),
+        "otel_nosteps": feed(SpanObserver(sdk_tracing(batch=False), noop_meter, steps=False)),
+        "otel_metrics": feed(SpanObserver(sdk_tracing(batch=False), MeterProvider(metric_readers=[InMemoryMetricReader()]))),
+        "otel_unsampled": feed(SpanObserver(sdk_tracing(ParentBased(TraceIdRatioBased(0.0)), batch=False), noop_meter)),
+    }
+    cpu: dict = {name: [] for name in sides}
+    for _ in range(rounds):
+        for name, fn in sides.items():
+            c = time.process_time()
+            for _ in range(n):
+                fn()
+            cpu[name].append((time.process_time() - c) / n * 1e6)
+    print(f"replay of one task's {len(events)} events, CPU µs per task (medians of {rounds} blocks of {n}):")
+    floor = statistics.median(cpu["sdk_floor"])
+    for name, values in cpu.items():
+        print(f"  {name:<15} {statistics.median(values):7.1f}  x sdk_floor {statistics.median(values) / floor:5.2f}")
+
+
 async def main(rounds: int, tasks: int, peers: Path, only: tuple) -> None:
     if not (peers / "bench_common.py").exists():
         print(f"the peers harness is not at {peers} (pass --peers DIR or set ZAGENT_PEERS): nothing measured")
@@ -211,7 +263,7 @@ async def main(rounds: int, tasks: int, peers: Path, only: tuple) -> None:
     try:
         client = httpx.AsyncClient(base_url=url, headers={"Authorization": "Bearer x"}, timeout=120)
         sides = {"raw": lambda: raw_tool_loop(client, "mock-model")}
-        for name in BASE[1:] + tuple(v for v in VARIANTS if v in only and v != "sdk_floor"):
+        for name in BASE[1:] + tuple(v for v in VARIANTS if v in only and v not in ("sdk_floor", "replay")):
             kernel, sides[name] = zagent_agent(url, name)
             kernels.append(kernel)
         if "sdk_floor" in only:
@@ -225,6 +277,8 @@ async def main(rounds: int, tasks: int, peers: Path, only: tuple) -> None:
                 return answer
 
             sides["sdk_floor"] = floor
+        if "replay" in only:
+            await replay(url, rounds, tasks * 5)
         walls, cpus = [], []
         for r in range(rounds):
             walls.append(await interleaved(sides, tasks, r))

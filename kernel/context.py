@@ -86,8 +86,9 @@ class RunContext:
     def aemit(self, type: str, **data: Any) -> Awaitable[None]:
         """Send a ``zagent_event`` tagged with this run's id and agent (await it).
 
-        A plain function returning ``Kernel.aemit``'s coroutine: one coroutine less per event."""
-        return self.kernel.aemit(type, run_id=self.run_id, agent=self.agent, **data)
+        A plain function returning one coroutine (``zagent.emitting.emit``'s), ``data`` passed on as is."""
+        kernel = self.kernel
+        return _emitting.emit(kernel.hooks, kernel.span_owner, type, self.run_id, self.agent, None, data)
 
     def emit(self, type: str, **data: Any) -> Optional[Awaitable[None]]:
         """Sync twin of ``aemit``, as ``Kernel.emit`` is of ``Kernel.aemit``: sends the event and returns ``None``.
@@ -109,3 +110,6 @@ class RunContext:
 
     def __repr__(self) -> str:
         return f"<RunContext {self.run_id} agent={self.agent!r} tokens={self.usage.total_tokens}>"
+
+
+from . import emitting as _emitting  # noqa: E402  (down here: it imports spans, which imports _prefix from here)

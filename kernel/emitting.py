@@ -1,22 +1,39 @@
 """Event emission behind ``Kernel.aemit``: span ids paired per kernel (``zagent.spans``), spans left open by a
-failed run closed first, then the event handed to every ``zagent_event`` observer."""
+failed run closed first, then the events handed to every ``zagent_event`` observer.
+
+The hot path once anything observes: one coroutine per event (the caller's ``aemit``), the observers
+called inline (``HookRunner.dispatch``) and awaited only when one returns an awaitable."""
 
 from __future__ import annotations
 
 import time
-from typing import Any, Optional
+from typing import Any, Awaitable, Optional
 
 from . import spans
-from .hooks import HookRunner
+from .hooks import HookRunner, Impl
 from .types import Event
+
+
+def send(hooks: HookRunner, observers: tuple[Impl, ...], owner: int, type: str, run_id: Optional[str],
+         agent: Optional[str], ids: Any, data: dict[str, Any]) -> Optional[Awaitable[None]]:
+    """Send one event to ``observers`` (``hooks.impls("zagent_event")``, not empty); an awaitable to await when
+    an observer is async, else ``None``. ``ids``: ``spans.tag``'s answer when the caller tagged it already."""
+    span_id, parent_id, orphans = ids if ids is not None else spans.tag(type, data, owner)
+    event = Event(type=type, time=time.time(), run_id=run_id, agent=agent, span_id=span_id, parent_id=parent_id,
+                  data=data)
+    if not orphans:
+        return hooks.dispatch(observers, (event,))
+    events = tuple(Event(type=orphan_type, time=event.time, run_id=run_id, agent=agent, span_id=orphan_id,
+                         parent_id=orphan_parent, data=orphan)
+                   for orphan_type, orphan, orphan_id, orphan_parent in orphans)
+    return hooks.dispatch(observers, events + (event,))
 
 
 async def emit(hooks: HookRunner, owner: int, type: str, run_id: Optional[str], agent: Optional[str],
                ids: Any, data: dict[str, Any]) -> None:
-    """Send one event (``ids``: ``spans.tag``'s answer when the caller tagged it already, else ``None``)."""
-    span_id, parent_id, orphans = ids if ids is not None else spans.tag(type, data, owner)
-    for orphan_type, orphan, orphan_id, orphan_parent in orphans:
-        await hooks.emit(Event(type=orphan_type, time=time.time(), run_id=run_id, agent=agent,
-                               span_id=orphan_id, parent_id=orphan_parent, data=orphan))
-    await hooks.emit(Event(type=type, time=time.time(), run_id=run_id, agent=agent,
-                           span_id=span_id, parent_id=parent_id, data=data))
+    """``send`` as a coroutine, to every ``zagent_event`` observer there is (none: nothing happens)."""
+    observers = hooks.impls("zagent_event")
+    if observers:
+        pending = send(hooks, observers, owner, type, run_id, agent, ids, data)
+        if pending is not None:
+            await pending

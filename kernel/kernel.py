@@ -247,8 +247,11 @@ class Kernel:
         ``<kind>_start``/``<kind>_end`` events are paired: both carry one ``span_id`` and the
         ``parent_id`` of the span open around them; the end event gets ``duration``, ``outcome``
         and ``usage`` (see ``zagent.spans``)."""
-        if self.hooks.active("zagent_event"):
-            await emitting.emit(self.hooks, self.span_owner, type, run_id, agent, _ids, data)
+        observers = self.hooks.impls("zagent_event")
+        if observers:  # inline, not emitting.emit(): one coroutine per event
+            pending = emitting.send(self.hooks, observers, self.span_owner, type, run_id, agent, _ids, data)
+            if pending is not None:
+                await pending
 
     def emit(self, type: str, *, run_id: Optional[str] = None, agent: Optional[str] = None, **data: Any) -> None:
         """Sync twin of ``aemit`` (spans pair in the calling thread's context); ``RunContext.emit`` tags it."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 import itertools
 import time
 from contextvars import ContextVar
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from .context import _prefix
 
@@ -38,6 +38,10 @@ END_ALIASES = {"node_retry": "node", "workflow_loop": "node"}
 KEYS = ("call_id", "node", "round", "step")  # a start and its end agree on the first of these they carry
 _ERROR_STATES = frozenset({"error", "failed", "timeout", "blocked"})
 _CANCEL_STATES = frozenset({"aborted", "cancelled"})
+_NO_ORPHANS: tuple[Any, ...] = ()
+_KINDS_KEPT = 1024
+_kinds: dict[str, tuple[bool, Optional[str]]] = {}  # event type -> (starts a span, kind): see _classify
+_clock = time.perf_counter
 
 
 class OpenSpan:
@@ -46,8 +50,12 @@ class OpenSpan:
     __slots__ = ("kind", "span_id", "parent_id", "key", "owner", "started", "usage")
 
     def __init__(self, kind: str, span_id: str, parent_id: Optional[str], key: Any = None, owner: int = 0):
-        self.kind, self.span_id, self.parent_id, self.key, self.owner = kind, span_id, parent_id, key, owner
-        self.started = time.perf_counter()
+        self.kind = kind
+        self.span_id = span_id
+        self.parent_id = parent_id
+        self.key = key
+        self.owner = owner
+        self.started = _clock()
         self.usage = [0, 0, 0]  # input tokens, output tokens, LLM calls made inside
 
     def __repr__(self) -> str:
@@ -66,9 +74,12 @@ def new_owner() -> int:
     return next(_owners)
 
 
+_SPAN_PREFIX = f"span-{_prefix}-"
+
+
 def new_span_id() -> str:
     """A short id, unique within this process (same scheme as run ids)."""
-    return f"span-{_prefix}-{next(_ids)}"
+    return _SPAN_PREFIX + str(next(_ids))
 
 
 def current_span_id(owner: Optional[int] = None) -> Optional[str]:
@@ -80,7 +91,7 @@ def current_span_id(owner: Optional[int] = None) -> Optional[str]:
     return None
 
 
-def tag(type: str, data: dict[str, Any], owner: int = 0) -> tuple[Optional[str], Optional[str], list[Any]]:
+def tag(type: str, data: dict[str, Any], owner: int = 0) -> tuple[Optional[str], Optional[str], Sequence[Any]]:
     """``(span_id, parent_id, orphans)`` for an event about to be sent; fills end-event fields in ``data``.
 
     ``owner`` is the emitting kernel's ``span_owner``: spans nest and pair only within one kernel, so a
@@ -88,30 +99,58 @@ def tag(type: str, data: dict[str, Any], owner: int = 0) -> tuple[Optional[str],
     ``orphans`` are end events (type, data, span id, parent id) to send first for
     spans left open inside the one ending.
     """
+    starts, kind = _kinds.get(type) or _classify(type)
     stack = _open.get()
-    if type.endswith("_start"):
+    if starts:
         if not stack:
             parent = None
         elif stack[-1].owner == owner:  # the usual case: the innermost span is this kernel's
             parent = stack[-1].span_id
         else:
             parent = current_span_id(owner)
-        span = OpenSpan(type[:-6], new_span_id(), parent, _key(data), owner)
-        _open.set(stack + (span,))
-        return span.span_id, parent, []
+        key = None
+        for name in KEYS:
+            value = data.get(name)
+            if value is not None:
+                key = (name, value)
+                break
+        span_id = _SPAN_PREFIX + str(next(_ids))
+        _open.set(stack + (OpenSpan(kind, span_id, parent, key, owner),))  # type: ignore[arg-type]
+        return span_id, parent, _NO_ORPHANS
     if not stack:
-        return None, None, []
-    kind = END_ALIASES.get(type) or (type[:-4] if type.endswith("_end") else None)
+        return None, None, _NO_ORPHANS
     if kind is not None:
         top = stack[-1]  # the usual case: the span ending is the innermost one
         if top.owner == owner and top.kind == kind and (top.key is None or data.get(top.key[0], top.key[1]) == top.key[1]):
-            return _close(stack, len(stack) - 1, type, data)
+            now = _clock()  # _close inlined for this case (no orphans, no scan)
+            _open.set(stack[:-1])
+            if "input_tokens" in data and "usage" not in data:
+                _count_llm_call(stack, len(stack) - 1, data)
+            if "duration" not in data:
+                data["duration"] = now - top.started
+            if "outcome" not in data:
+                data["outcome"] = outcome_of(data)
+            if "usage" not in data:
+                usage = top.usage
+                data["usage"] = {"input_tokens": usage[0], "output_tokens": usage[1], "llm_calls": usage[2]}
+            return top.span_id, top.parent_id, _NO_ORPHANS
         key = _key(data)
         for i in range(len(stack) - 2, -1, -1):
             found = stack[i]
             if found.owner == owner and found.kind == kind and (key is None or found.key is None or found.key == key):
                 return _close(stack, i, type, data)
-    return None, current_span_id(owner), []
+    return None, current_span_id(owner), _NO_ORPHANS
+
+
+def _classify(type: str) -> tuple[bool, Optional[str]]:
+    """``(starts a span, kind)`` of an event type (kind ``None``: neither starts nor ends one); remembered."""
+    if type.endswith("_start"):
+        found: tuple[bool, Optional[str]] = (True, type[:-6])
+    else:
+        found = (False, END_ALIASES.get(type) or (type[:-4] if type.endswith("_end") else None))
+    if len(_kinds) < _KINDS_KEPT:  # event types are a small set; a flood of made-up ones is not kept
+        _kinds[type] = found
+    return found
 
 
 def _key(data: dict[str, Any]) -> Any:
@@ -122,9 +161,9 @@ def _key(data: dict[str, Any]) -> Any:
     return None
 
 
-def _close(stack: tuple[OpenSpan, ...], i: int, type: str, data: dict[str, Any]) -> tuple[Optional[str], Optional[str], list[Any]]:
+def _close(stack: tuple[OpenSpan, ...], i: int, type: str, data: dict[str, Any]) -> tuple[Optional[str], Optional[str], Sequence[Any]]:
     span = stack[i]
-    now = time.perf_counter()
+    now = _clock()
     orphans: list[Any] = []
     if i == len(stack) - 1:
         _open.set(stack[:i])
@@ -136,17 +175,23 @@ def _close(stack: tuple[OpenSpan, ...], i: int, type: str, data: dict[str, Any])
             _fill(inner, orphan, now)
             orphans.append((f"{inner.kind}_end", orphan, inner.span_id, inner.parent_id))
         _open.set(stack[:i] + tuple(s for s in stack[i + 1:] if s.owner != span.owner))
-    if "input_tokens" in data and "usage" not in data:  # an LLM call: its own tokens count for its ancestors
-        tokens = (int(data.get("input_tokens") or 0), int(data.get("output_tokens") or 0))
-        span.usage = [tokens[0], tokens[1], 1]
-        for outer in stack[:i]:
-            if outer.owner != span.owner:
-                continue
-            outer.usage[0] += tokens[0]
-            outer.usage[1] += tokens[1]
-            outer.usage[2] += 1
+    if "input_tokens" in data and "usage" not in data:
+        _count_llm_call(stack, i, data)
     _fill(span, data, now)
-    return span.span_id, span.parent_id, orphans
+    return span.span_id, span.parent_id, orphans or _NO_ORPHANS
+
+
+def _count_llm_call(stack: tuple[OpenSpan, ...], i: int, data: dict[str, Any]) -> None:
+    """An LLM call's end (``stack[i]``): its own tokens count for it and for its ancestors."""
+    span = stack[i]
+    tokens = (int(data.get("input_tokens") or 0), int(data.get("output_tokens") or 0))
+    span.usage = [tokens[0], tokens[1], 1]
+    for outer in stack[:i]:
+        if outer.owner != span.owner:
+            continue
+        outer.usage[0] += tokens[0]
+        outer.usage[1] += tokens[1]
+        outer.usage[2] += 1
 
 
 def _fill(span: OpenSpan, data: dict[str, Any], now: float) -> None:
@@ -155,7 +200,8 @@ def _fill(span: OpenSpan, data: dict[str, Any], now: float) -> None:
     if "outcome" not in data:
         data["outcome"] = outcome_of(data)
     if "usage" not in data:
-        data["usage"] = {"input_tokens": span.usage[0], "output_tokens": span.usage[1], "llm_calls": span.usage[2]}
+        usage = span.usage
+        data["usage"] = {"input_tokens": usage[0], "output_tokens": usage[1], "llm_calls": usage[2]}
 
 
 def outcome_of(data: dict[str, Any]) -> str:

@@ -5,6 +5,8 @@ way the plugins emit them (``ctx.aemit`` for run/step/tool, ``kernel.aemit(..., 
 LLM calls), with:
 
 * ``none``: no ``zagent_event`` observer (the emitters' own ``hooks.active`` check, then nothing);
+* ``unchecked``: no observer, and ``ctx.aemit``/``kernel.aemit`` awaited without that check (what an
+  emitter that does not check pays when nobody listens);
 * ``sync``: one observer whose ``zagent_event`` is a plain function doing nothing;
 * ``async``: one observer whose ``zagent_event`` is a coroutine function doing nothing;
 * ``sync3``: three sync no-op observers;
@@ -42,12 +44,17 @@ def make(variant: str) -> Any:
     import zagent
 
     kernel = zagent.Kernel(entry_points=False)
-    observers = {"none": [], "sync": [SyncObserver()], "async": [AsyncObserver()],
+    observers = {"none": [], "unchecked": [], "sync": [SyncObserver()], "async": [AsyncObserver()],
                  "sync3": [SyncObserver(), SyncObserver(), SyncObserver()], "floor": []}[variant]
     for i, observer in enumerate(observers):
         kernel.add_plugin(observer, name=f"observer-{i}")
     ctx = kernel.context(agent="Adder")
     hooks = kernel.hooks
+    if variant == "unchecked":
+        class Always:
+            def active(self, name: str) -> bool:
+                return True
+        hooks = Always()  # the emitters below skip their own check; aemit still checks
 
     if variant == "floor":
         async def nothing(type: str, **data: Any) -> None:
@@ -110,7 +117,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--tasks", type=int, default=2000)
-    ap.add_argument("--variants", default="floor,none,sync,async,sync3")
+    ap.add_argument("--variants", default="floor,none,unchecked,sync,async,sync3")
     ap.add_argument("--profile", default=None, help="cProfile this variant instead of timing")
     a = ap.parse_args()
     if a.profile:

@@ -22,11 +22,19 @@ def send(hooks: HookRunner, observers: tuple[Impl, ...], owner: int, type: str, 
     event = Event(type=type, time=time.time(), run_id=run_id, agent=agent, span_id=span_id, parent_id=parent_id,
                   data=data)
     if not orphans:
-        return hooks.dispatch(observers, (event,))
-    events = tuple(Event(type=orphan_type, time=event.time, run_id=run_id, agent=agent, span_id=orphan_id,
-                         parent_id=orphan_parent, data=orphan)
-                   for orphan_type, orphan, orphan_id, orphan_parent in orphans)
-    return hooks.dispatch(observers, events + (event,))
+        return hooks.dispatch(observers, event)
+    return _send_all(hooks, observers, [
+        Event(type=orphan_type, time=event.time, run_id=run_id, agent=agent, span_id=orphan_id,
+              parent_id=orphan_parent, data=orphan)
+        for orphan_type, orphan, orphan_id, orphan_parent in orphans] + [event])
+
+
+async def _send_all(hooks: HookRunner, observers: tuple[Impl, ...], events: list[Event]) -> None:
+    """The end events of spans left open (then the event that ended their parent), in order."""
+    for event in events:
+        pending = hooks.dispatch(observers, event)
+        if pending is not None:
+            await pending
 
 
 async def emit(hooks: HookRunner, owner: int, type: str, run_id: Optional[str], agent: Optional[str],

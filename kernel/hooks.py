@@ -119,52 +119,47 @@ class HookRunner:
 
     async def emit(self, event: Any) -> None:
         """Run every ``zagent_event`` implementation; observers never break a run."""
-        pending = self.dispatch(self.impls("zagent_event"), (event,))
+        pending = self.dispatch(self.impls("zagent_event"), event)
         if pending is not None:
             await pending
 
-    def dispatch(self, observers: tuple[Impl, ...], events: tuple[Any, ...]) -> Optional[Awaitable[None]]:
-        """Hand ``events`` in order to ``observers`` (``impls("zagent_event")``), each event to every observer in
-        turn; an observer's failure is logged, never raised (observers never break a run).
+    def dispatch(self, observers: tuple[Impl, ...], event: Any) -> Optional[Awaitable[None]]:
+        """Hand ``event`` to ``observers`` (``impls("zagent_event")``) in turn; an observer's failure is logged,
+        never raised (observers never break a run).
 
-        Plain function: sync observers cost a call each, no coroutine. When one returns an awaitable,
-        the rest (that awaitable first) is returned as one coroutine for the caller to await, so an
-        async observer still finishes before the next observer or event sees anything."""
-        for e, event in enumerate(events):
-            for o, (plugin, fn, argnames) in enumerate(observers):
-                try:
-                    result = fn(event) if argnames == _EVENT_ARGS else fn(*[{"event": event}[a] for a in argnames])
-                except Exception as exc:  # an observer's bug must not stop the run
-                    self._observer_failed(plugin, event, exc)
-                    continue
-                if result is not None and hasattr(result, "__await__"):
-                    return self._dispatch_rest(observers, events, e, o, result)
-                if self._monitors:
-                    self._notify("zagent_event", plugin, {"event": event}, result)
+        Plain function: a sync observer costs a call, no coroutine. When one returns an awaitable, the
+        rest (that awaitable first) comes back as one coroutine for the caller to await, so an async
+        observer still finishes before the next observer sees the event."""
+        for impl in observers:
+            plugin, fn, argnames = impl
+            try:
+                result = fn(event) if argnames == _EVENT_ARGS else fn(*[{"event": event}[a] for a in argnames])
+            except Exception as exc:  # an observer's bug must not stop the run
+                self._observer_failed(plugin, event, exc)
+                continue
+            if result is not None and hasattr(result, "__await__"):
+                return self._dispatch_rest(observers, event, impl, result)
+            if self._monitors:
+                self._notify("zagent_event", plugin, {"event": event}, result)
         return None
 
-    async def _dispatch_rest(self, observers: tuple[Impl, ...], events: tuple[Any, ...], e: int, o: int,
-                             awaiting: Awaitable[Any]) -> None:
-        """``dispatch`` on from observer ``o`` of event ``e``, whose answer ``awaiting`` is awaited first."""
-        try:
-            result = await awaiting
-        except Exception as exc:
-            self._observer_failed(observers[o][0], events[e], exc)
-        else:
-            if self._monitors:
-                self._notify("zagent_event", observers[o][0], {"event": events[e]}, result)
-        for i in range(e, len(events)):
-            event = events[i]
-            for plugin, fn, argnames in observers[o + 1 if i == e else 0:]:
-                try:
+    async def _dispatch_rest(self, observers: tuple[Impl, ...], event: Any, impl: Impl,
+                             awaiting: Optional[Awaitable[Any]]) -> None:
+        """``dispatch`` on from observer ``impl``, whose answer ``awaiting`` is awaited first."""
+        for plugin, fn, argnames in observers[observers.index(impl):]:
+            try:
+                if awaiting is not None:
+                    first, awaiting = awaiting, None
+                    result = await first
+                else:
                     result = fn(event) if argnames == _EVENT_ARGS else fn(*[{"event": event}[a] for a in argnames])
                     if result is not None and hasattr(result, "__await__"):
                         result = await result
-                except Exception as exc:
-                    self._observer_failed(plugin, event, exc)
-                    continue
-                if self._monitors:
-                    self._notify("zagent_event", plugin, {"event": event}, result)
+            except Exception as exc:
+                self._observer_failed(plugin, event, exc)
+                continue
+            if self._monitors:
+                self._notify("zagent_event", plugin, {"event": event}, result)
 
     def _observer_failed(self, plugin: str, event: Any, exc: Exception) -> None:
         if self._monitors:

@@ -87,8 +87,7 @@ class RunContext:
         """Send a ``zagent_event`` tagged with this run's id and agent (await it).
 
         A plain function returning one coroutine (``zagent.emitting.emit``'s), ``data`` passed on as is."""
-        kernel = self.kernel
-        return _emitting.emit(kernel.hooks, kernel.span_owner, type, self.run_id, self.agent, None, data)
+        return self.kernel._aemit_data(type, self.run_id, self.agent, None, data)
 
     def emit(self, type: str, **data: Any) -> Optional[Awaitable[None]]:
         """Sync twin of ``aemit``, as ``Kernel.emit`` is of ``Kernel.aemit``: sends the event and returns ``None``.
@@ -110,6 +109,3 @@ class RunContext:
 
     def __repr__(self) -> str:
         return f"<RunContext {self.run_id} agent={self.agent!r} tokens={self.usage.total_tokens}>"
-
-
-from . import emitting as _emitting  # noqa: E402  (down here: it imports spans, which imports _prefix from here)

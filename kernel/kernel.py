@@ -20,6 +20,7 @@ A plugin that fails to import, validate or register is reported in
 
 from __future__ import annotations
 
+import functools
 import os
 import weakref
 from typing import Any, Iterable, Optional, Sequence, Union
@@ -81,6 +82,8 @@ class Kernel:
         self.stash = Stash()
         #: this kernel's token in ``zagent.spans`` (spans pair per kernel); unlike ``id(self)``, never reused
         self.span_owner = spans.new_owner()
+        #: ``emitting.emit`` bound to this kernel: ``RunContext.aemit`` hands it its data dict as is
+        self._aemit_data = functools.partial(emitting.emit, self.hooks, self.span_owner)
         self._models = Models(self.config, self.registries)
         self._embedders: dict[Any, Any] = {}
         self._stores: "weakref.WeakSet[Any]" = weakref.WeakSet()

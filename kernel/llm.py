@@ -163,7 +163,7 @@ class LLM:
         started = time.perf_counter()
         if not hooks.active("zagent_event"):
             return await self._finish(request, await self._send(request), ctx, started)
-        await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, provider=self.provider,
+        await _emitter(kernel, ctx).aemit("llm_start", model=self.name, provider=self.provider,
                            messages=len(request.messages))
         try:
             completion = await self._send(request)
@@ -213,7 +213,7 @@ class LLM:
         events = kernel is not None and kernel.hooks.active("zagent_event")
         if events:
             assert kernel is not None
-            await kernel.aemit("llm_start", **_ctx_tags(ctx), model=self.name, provider=self.provider,
+            await _emitter(kernel, ctx).aemit("llm_start", model=self.name, provider=self.provider,
                                messages=len(request.messages), stream=True)
         agen = self._send_stream(request)
         finished = False
@@ -266,8 +266,8 @@ class LLM:
             if self.price is not None:
                 ctx.stash[COST_KEY] = ctx.stash.get(COST_KEY, 0.0) + (self.cost(completion.usage) or 0.0)
         if hooks.active("zagent_event"):
-            await kernel.aemit(
-                "llm_end", **_ctx_tags(ctx), model=self.name, finish_reason=completion.finish_reason,
+            await _emitter(kernel, ctx).aemit(
+                "llm_end", model=self.name, finish_reason=completion.finish_reason,
                 input_tokens=completion.usage.input_tokens, output_tokens=completion.usage.output_tokens,
                 tool_calls=len(completion.tool_calls), duration=time.perf_counter() - started,
             )
@@ -282,9 +282,13 @@ async def _failed_call(kernel: Any, ctx: Optional["RunContext"], model: str, exc
     import asyncio
 
     cancelled = isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))
-    await kernel.aemit("llm_end", **_ctx_tags(ctx), model=model, input_tokens=0, output_tokens=0,
+    await _emitter(kernel, ctx).aemit("llm_end", model=model, input_tokens=0, output_tokens=0,
                        outcome="cancelled" if cancelled else "error", error=f"{type(exc).__name__}: {exc}"[:300])
 
 
-def _ctx_tags(ctx: Optional["RunContext"]) -> dict[str, Any]:
-    return {"run_id": ctx.run_id, "agent": ctx.agent} if ctx is not None else {}
+def _emitter(kernel: Any, ctx: Optional["RunContext"]) -> Any:
+    """What sends a call's events: the kernel, through the run context when there is one (which tags them with
+    the run id and agent; one dict of keywords less than ``kernel.aemit(run_id=..., agent=..., **data)``)."""
+    if ctx is None:
+        return kernel
+    return ctx if ctx.kernel is kernel else attrs.evolve(ctx, kernel=kernel)  # a context of another kernel

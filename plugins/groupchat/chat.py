@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional
 
 import attrs
 import msgspec
@@ -394,9 +394,9 @@ class GroupChat:
                                 kind="groupchat", metadata={"name": self.name, "status": self.state.status,
                                                             "round": self.state.round})
 
-    async def _emit(self, type: str, **data: Any) -> None:
-        if self.kernel.hooks.active("zagent_event"):
-            await self._ctx.aemit(type, **data)
+    def _emit(self, type: str, **data: Any) -> Awaitable[None]:
+        """``ctx.aemit``'s coroutine (await it): no coroutine of its own, the data passed on as is."""
+        return self._ctx.aemit(type, **data)
 
     def __repr__(self) -> str:
         return f"<GroupChat {self.name!r} speakers={self.speakers} status={self.status}>"

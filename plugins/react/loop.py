@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Iterable, Optional, Sequence
 
 import attrs
 import msgspec
@@ -607,9 +607,9 @@ class ReActLoop:
 
             append_trajectory(self.trajectory_path, self.state)
 
-    async def _emit(self, type: str, **data: Any) -> None:
-        if self.kernel.hooks.active("zagent_event"):
-            await self._ctx.aemit(type, **data)
+    def _emit(self, type: str, **data: Any) -> Awaitable[None]:
+        """``ctx.aemit``'s coroutine (await it): no coroutine of its own, the data passed on as is."""
+        return self._ctx.aemit(type, **data)
 
 
 def check_on_error(value: Any, where: str = "ReActLoop") -> None:

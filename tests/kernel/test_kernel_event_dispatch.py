@@ -164,3 +164,33 @@ def test_aemit_without_observers_does_nothing_and_is_a_coroutine(kernel):
 
     asyncio.run(again())
     assert log == [("A", "heard")]
+
+
+def test_llm_events_carry_the_context_run_id_and_go_to_the_llms_kernel():
+    """An LLM call's ``llm_start``/``llm_end`` carry the run context's run id and agent, and reach the observers
+    of the kernel the LLM belongs to, also when the context is another kernel's."""
+    mine = Kernel(["zagent.plugins.offline"], entry_points=False)
+    other = Kernel(["zagent.plugins.offline"], entry_points=False)
+    seen, elsewhere = [], []
+
+    class Keep:
+        def __init__(self, into):
+            self.into = into
+
+        def zagent_event(self, event):
+            self.into.append(event)
+
+    mine.add_plugin(Keep(seen), name="keep")
+    other.add_plugin(Keep(elsewhere), name="keep")
+    llm = mine.llm("test:offline")
+    try:
+        for ctx in (mine.context(agent="me"), other.context(agent="them")):
+            asyncio.run(llm.acomplete("hi", ctx=ctx))
+            start, end = seen[-2:]
+            assert (start.type, end.type) == ("llm_start", "llm_end")
+            assert start.run_id == end.run_id == ctx.run_id and start.agent == end.agent == ctx.agent
+            assert end.span_id == start.span_id and end.data["outcome"] == "ok"
+        assert elsewhere == []
+    finally:
+        mine.close()
+        other.close()

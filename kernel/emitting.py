@@ -39,9 +39,17 @@ async def _send_all(hooks: HookRunner, observers: tuple[Impl, ...], events: list
 
 async def emit(hooks: HookRunner, owner: int, type: str, run_id: Optional[str], agent: Optional[str],
                ids: Any, data: dict[str, Any]) -> None:
-    """``send`` as a coroutine, to every ``zagent_event`` observer there is (none: nothing happens)."""
+    """``send`` as a coroutine, to every ``zagent_event`` observer there is (none: nothing happens).
+
+    ``send``'s usual case inlined: this is ``RunContext.aemit``'s coroutine, the commonest way events go."""
     observers = hooks.impls("zagent_event")
-    if observers:
-        pending = send(hooks, observers, owner, type, run_id, agent, ids, data)
-        if pending is not None:
-            await pending
+    if not observers:
+        return
+    span_id, parent_id, orphans = ids if ids is not None else spans.tag(type, data, owner)
+    if orphans:
+        pending = send(hooks, observers, owner, type, run_id, agent, (span_id, parent_id, orphans), data)
+    else:
+        pending = hooks.dispatch(observers, Event(type=type, time=time.time(), run_id=run_id, agent=agent,
+                                                  span_id=span_id, parent_id=parent_id, data=data))
+    if pending is not None:
+        await pending

@@ -66,12 +66,15 @@ class RunLogger:
 
     # -- events -------------------------------------------------------------------------------
 
-    async def zagent_event(self, event: Any) -> None:
+    def zagent_event(self, event: Any) -> Any:
+        """Sync (no coroutine per event); a run's rows, once it ended, are written in a thread: the future of
+        that write is returned, and the kernel awaits it."""
         done = self._take(event)
         if done:
             import asyncio
 
-            await asyncio.get_running_loop().run_in_executor(None, self._write, done)
+            return asyncio.get_running_loop().run_in_executor(None, self._write, done)
+        return None
 
     def zagent_kernel_close(self) -> None:
         with self._lock:

@@ -39,18 +39,13 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 import attrs
 
 from zagent import fields as zfields
+from zagent.agentkit.toolloop import NUDGE, Offer, ToolLoop, scoped
 from zagent.errors import ConfigError, NoAnswerError, ParseError
-from zagent.toolrun import with_unique_ids
-from zagent.types import Message, ToolCall, ToolResult, Usage
-
-from .toolmode import PromptTools, text_call_fallback
+from zagent.types import Message, ToolResult, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
     from zagent.llm import LLM
-
-NUDGE = ("You have not given a final answer yet. Stop calling tools unless you really need one more, "
-         "and answer now in the requested output format.")
 
 
 @attrs.define(repr=False, eq=False, slots=False)
@@ -157,7 +152,7 @@ class CustomizeAction(Action):
         self._prompt = self._compile_prompt()
         self._tools = [self.kernel.tool(n) for n in self.tools]
         self._output_hint = {"mode": self.parse_mode, "fields": list(self.output_spec.fields)}
-        self._prompt_tools: Optional[PromptTools] = None
+        self._tool_loop = ToolLoop(self.kernel, self.tool_format)
         self._schema_format: Optional[dict[str, Any]] = None
 
     def response_format(self, llm: "LLM", tools_offered: bool) -> Optional[dict[str, Any]]:
@@ -224,35 +219,22 @@ class CustomizeAction(Action):
                        system_prompt: Optional[str] = None, history: Sequence[Message] = ()) -> ActionOutput:
         section, demos, prompt = self.render_turns(inputs)
         tools = self.offered_tools()
-        native = bool(tools) and llm.profile.native_tools
-        prompt_tools = self._prompt_tools_for(tools) if tools and not native else None
+        offer = self._tool_loop.offer(llm, tools)
         system = "\n\n".join(p for p in (system_prompt or "", section) if p)
-        messages = self._first_messages(prompt, system, [*demos, *history], prompt_tools)
-        run = _Run(self, llm, ctx, messages, tools if native else None, prompt_tools,
-                   self.response_format(llm, bool(tools)))
-        scope = ctx.offered_tools
-        ctx.offered_tools = frozenset(t.name for t in tools)  # the kernel blocks any other name
-        try:
+        messages = self._first_messages(prompt, system, [*demos, *history], offer)
+        run = _Run(self, llm, ctx, messages, offer, self.response_format(llm, bool(tools)))
+        with scoped(ctx, offer):  # the kernel blocks any other name
             return await run.loop(prompt)
-        finally:
-            ctx.offered_tools = scope
 
     def _first_messages(self, prompt: str, system_prompt: Optional[str], history: Sequence[Message],
-                        prompt_tools: Optional[PromptTools]) -> list[Message]:
+                        offer: Offer) -> list[Message]:
         messages: list[Message] = []
-        system = system_prompt or ""
-        if prompt_tools is not None:
-            system = f"{system}\n\n{prompt_tools.section}".strip()
+        system = offer.system_with_section(system_prompt or "")
         if system:
             messages.append(Message(role="system", content=system))
         messages.extend(history)
         messages.append(Message(role="user", content=prompt))
         return messages
-
-    def _prompt_tools_for(self, tools: list[Any]) -> PromptTools:
-        if self._prompt_tools is None or self._prompt_tools.names != tuple(t.name for t in tools):
-            self._prompt_tools = PromptTools(self.kernel.parser(self.tool_format), tools)
-        return self._prompt_tools
 
     def parse(self, text: str) -> Any:
         """Parse a final reply into the output Struct (no repair)."""
@@ -267,36 +249,32 @@ class _Run:
     llm: "LLM"
     ctx: "RunContext"
     messages: list[Message]
-    native_tools: Optional[list[Any]]
-    prompt_tools: Optional[PromptTools]
+    offer: Offer
     response_format: Optional[dict[str, Any]] = None
     tool_results: list[ToolResult] = attrs.field(factory=list)
     usage: Usage = attrs.field(factory=Usage)
 
     async def loop(self, prompt: str) -> ActionOutput:
-        action, kernel = self.action, self.action.kernel
-        events = kernel.hooks.active("zagent_event")
+        action, core = self.action, self.action._tool_loop
+        events = action.kernel.hooks.active("zagent_event")
         output_spec = action._output_hint  # built once per action
         for step in range(1, action.max_steps + 1):
             if events:
                 await self.ctx.aemit("step_start", step=step, action=action.name)
-            completion = await self.llm.asend(self.llm.request(
-                self.messages, tools=self.native_tools, response_format=self.response_format,
-                output_spec=output_spec), self.ctx)
-            self.usage = self.usage + completion.usage
-            reply = completion.message
-            if self.native_tools and not reply.tool_calls and self.llm.profile.text_tool_fallback:
-                reply = text_call_fallback(action.kernel.parser(action.tool_format), reply, self.native_tools,
-                                           self.messages)
-            reply = _unique_ids(reply)  # each result must find its own call
-            calls, errors, text = self._tool_calls(reply)
-            if calls or errors:
-                self.messages.append(reply)
-                await self._run_tools(calls, errors)
+            turn = await core.turn(self.llm, self.offer, self.messages, self.ctx, add_section=False,
+                                   response_format=self.response_format, output_spec=output_spec)
+            assert turn.completion is not None
+            self.usage = self.usage + turn.completion.usage
+            self.messages.append(turn.reply)
+            if turn.wants_tools:
+                results = await core.run_tools(turn.calls, self.ctx, action.max_tool_call_concurrency)
+                self.tool_results.extend(results)
+                self.messages.extend(self.offer.results_messages(results, turn.errors))
                 if events:
-                    await self.ctx.aemit("step_end", step=step, action=action.name, tools=[c.name for c in calls])
+                    await self.ctx.aemit("step_end", step=step, action=action.name,
+                                         tools=[c.name for c in turn.calls])
                 continue
-            self.messages.append(reply)
+            text = turn.text
             if events:
                 await self.ctx.aemit("step_end", step=step, action=action.name, answered=bool(text.strip()))
             if not text.strip():
@@ -310,21 +288,6 @@ class _Run:
             "or check the trajectory (error.trajectory) for a tool that keeps failing",
             trajectory=self.messages, limit="max_steps")
 
-    def _tool_calls(self, reply: Message) -> tuple[list[ToolCall], list[str], str]:
-        if self.prompt_tools is None:
-            return list(reply.tool_calls), [], reply.content or ""
-        calls, errors, text = self.prompt_tools.extract(reply.content or "")
-        return with_unique_ids(calls), errors, text
-
-    async def _run_tools(self, calls: list[ToolCall], errors: list[str]) -> None:
-        results = await self.action.kernel.arun_tools(
-            calls, self.ctx, max_concurrency=self.action.max_tool_call_concurrency) if calls else []
-        self.tool_results.extend(results)
-        if self.prompt_tools is None:
-            self.messages.extend(r.to_message() for r in results)
-        else:
-            self.messages.append(self.prompt_tools.results_message(results, errors))
-
     async def _parse(self, text: str) -> Any:
         action = self.action
         try:
@@ -335,15 +298,3 @@ class _Run:
         values = await action._parser.aparse_with_repair(
             text, action.output_spec, self.llm, self.ctx, **action._parse_options)
         return zfields.convert(values, action.output_spec, raw=text)
-
-
-def _unique_ids(reply: Message) -> Message:
-    """The reply with a unique id on each native tool call (a server may send none, empty or repeated ones)."""
-    if not reply.tool_calls:
-        return reply
-    calls = with_unique_ids(list(reply.tool_calls))
-    if all(a is b for a, b in zip(calls, reply.tool_calls)):
-        return reply
-    import msgspec
-
-    return msgspec.structs.replace(reply, tool_calls=calls)

@@ -381,8 +381,9 @@ class ReActLoop:
             decision.feedback = offer.feedback(turn.errors)
         return decision, turn.reply
 
-    async def _ask_abortable(self, request: Any, ctx: Any) -> Any:
-        return await self._abortable(self._ask(request))
+    def _ask_abortable(self, request: Any, ctx: Any) -> Any:
+        """The model call for ``request`` as an awaitable that ``abort()`` cancels (``ctx`` is the loop's own)."""
+        return self._abortable(self._ask(request))
 
     async def _ask(self, request: Any) -> Any:
         """One model call; streamed to ``on_text`` when it is set."""

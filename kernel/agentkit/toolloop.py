@@ -51,7 +51,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..llm import LLM
     from ..types import LLMRequest
 
-__all__ = ["NUDGE", "Offer", "PromptTools", "ToolLoop", "ToolTurn", "results_messages", "text_call_fallback"]
+__all__ = ["NUDGE", "Offer", "PromptTools", "ToolLoop", "ToolTurn", "call_key", "results_messages", "scoped",
+           "text_call_fallback"]
 
 NUDGE = ("Your last reply had neither a tool call nor an answer. "
          "Call a tool if you still need one, or give the final answer now.")
@@ -128,13 +129,14 @@ def text_call_fallback(fmt: Any, reply: Message, tools: Sequence[_Named],
     names = {t.name for t in tools}
     if not calls or errors or any(c.name not in names for c in calls):
         return reply
-    made = {_call_key(c) for m in history if m.role == "assistant" for c in m.tool_calls}
-    if made and all(_call_key(c) in made for c in calls):
+    made = {call_key(c) for m in history if m.role == "assistant" for c in m.tool_calls}
+    if made and all(call_key(c) in made for c in calls):
         return reply
     return msgspec.structs.replace(reply, content=text.strip(), tool_calls=list(calls))
 
 
-def _call_key(call: ToolCall) -> tuple[str, str]:
+def call_key(call: ToolCall) -> tuple[str, str]:
+    """What makes two calls the same request: the tool's name and its arguments (key order ignored)."""
     args = call.arguments
     if isinstance(args, dict):
         return call.name, msgspec.json.encode(args, order="sorted").decode()

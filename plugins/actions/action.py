@@ -12,6 +12,19 @@
    reply that does not parse is re-asked once with the parser's repair prompt;
 4. if it did neither, nudge it for an answer.
 
+Offering tools, reading calls and feeding results back go through the
+tool-loop core (``zagent.agentkit.toolloop``), shared with the ReAct loop.
+
+**Output format after the tool phase.** When tools are offered and the parse
+mode is structured (``json``, ``xml``, ``title``: a free answer does not
+parse), the first prompt holds the task and the tools but not the output
+format: small models shown a JSON format next to the tools answer in it at
+once and never call a tool. Once the model answers without calling tools, an
+answer that already parses is the output; otherwise the next turn asks for
+the final answer in the output format (``FORMAT_TURN``; one step), and that
+reply is parsed as in 3. Without tools, or in ``str``/``custom`` mode, the
+format is in the first prompt.
+
 **Output strategy.** In ``json`` parse mode, a request that offers no tools
 also asks for structured output (``response_format``: the JSON schema of the
 output fields, titled with the action name) when the model's profile says
@@ -39,13 +52,16 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 import attrs
 
 from zagent import fields as zfields
-from zagent.agentkit.toolloop import NUDGE, Offer, ToolLoop, scoped
+from zagent.agentkit.toolloop import NUDGE, Offer, ToolLoop, call_key, scoped
 from zagent.errors import ConfigError, NoAnswerError, ParseError
 from zagent.types import Message, ToolResult, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
     from zagent.llm import LLM
+
+FORMAT_TURN = "Now give your final answer, formatted as follows.\n\n## Output format\n{instructions}"
+"""The user turn that asks for the output format once a tool phase ends (see the module docstring)."""
 
 
 @attrs.define(repr=False, eq=False, slots=False)
@@ -153,6 +169,8 @@ class CustomizeAction(Action):
         self._tools = [self.kernel.tool(n) for n in self.tools]
         self._output_hint = {"mode": self.parse_mode, "fields": list(self.output_spec.fields)}
         self._tool_loop = ToolLoop(self.kernel, self.tool_format)
+        self._format_later = bool(self._instructions.strip()) and getattr(self._parser, "structured", False)
+        self._format_turn = FORMAT_TURN.format(instructions=self._instructions)
         self._schema_format: Optional[dict[str, Any]] = None
 
     def response_format(self, llm: "LLM", tools_offered: bool) -> Optional[dict[str, Any]]:
@@ -202,14 +220,16 @@ class CustomizeAction(Action):
         ``system`` section goes to the system message: ``render_turns``)."""
         return self.render_turns(inputs)[2]
 
-    def render_turns(self, inputs: dict[str, Any]) -> tuple[str, list[Message], str]:
-        """``(system section, demonstration turns, user prompt)`` for ``inputs``."""
+    def render_turns(self, inputs: dict[str, Any], *, output_format: bool = True) -> tuple[str, list[Message], str]:
+        """``(system section, demonstration turns, user prompt)`` for ``inputs``; ``output_format=False``
+        leaves the output-format section out (the first prompt of a tool phase)."""
+        sections = None if output_format else {"output_format": ""}
         if self.chat_style:
-            messages = self._prompt.render(inputs)
+            messages = self._prompt.render(inputs, sections)
             system = messages[0].content if messages and messages[0].role == "system" else ""
             turns = messages[1:-1] if system else messages[:-1]
             return system, list(turns), messages[-1].content
-        system, user = self._prompt.render_parts(inputs)
+        system, user = self._prompt.render_parts(inputs, sections)
         return system, [], user
 
     def offered_tools(self) -> list[Any]:
@@ -217,12 +237,13 @@ class CustomizeAction(Action):
 
     async def aexecute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext",
                        system_prompt: Optional[str] = None, history: Sequence[Message] = ()) -> ActionOutput:
-        section, demos, prompt = self.render_turns(inputs)
         tools = self.offered_tools()
+        format_later = self._format_later and bool(tools)
+        section, demos, prompt = self.render_turns(inputs, output_format=not format_later)
         offer = self._tool_loop.offer(llm, tools)
         system = "\n\n".join(p for p in (system_prompt or "", section) if p)
         messages = self._first_messages(prompt, system, [*demos, *history], offer)
-        run = _Run(self, llm, ctx, messages, offer, self.response_format(llm, bool(tools)))
+        run = _Run(self, llm, ctx, messages, offer, self.response_format(llm, bool(tools)), format_due=format_later)
         with scoped(ctx, offer):  # the kernel blocks any other name
             return await run.loop(prompt)
 
@@ -251,7 +272,11 @@ class _Run:
     messages: list[Message]
     offer: Offer
     response_format: Optional[dict[str, Any]] = None
+    format_due: bool = False
+    """The output format has not been shown yet (it comes after the tool phase)."""
     tool_results: list[ToolResult] = attrs.field(factory=list)
+    succeeded: set[tuple[str, str]] = attrs.field(factory=set)
+    """Calls (``call_key``) that ran successfully in this run."""
     usage: Usage = attrs.field(factory=Usage)
 
     async def loop(self, prompt: str) -> ActionOutput:
@@ -267,9 +292,16 @@ class _Run:
             self.usage = self.usage + turn.completion.usage
             self.messages.append(turn.reply)
             if turn.wants_tools:
+                # A reply that only restates calls which already succeeded ends the tool phase (small
+                # models echo their last call instead of answering): they run again, then the format turn.
+                phase_over = self.format_due and self._restated(turn)
                 results = await core.run_tools(turn.calls, self.ctx, action.max_tool_call_concurrency)
                 self.tool_results.extend(results)
+                self.succeeded.update(call_key(c) for c, r in zip(turn.calls, results) if r.state == "success")
                 self.messages.extend(self.offer.results_messages(results, turn.errors))
+                if phase_over and step < action.max_steps:
+                    self.format_due = False
+                    self.messages.append(Message(role="user", content=action._format_turn))
                 if events:
                     await self.ctx.aemit("step_end", step=step, action=action.name,
                                          tools=[c.name for c in turn.calls])
@@ -280,6 +312,17 @@ class _Run:
             if not text.strip():
                 self.messages.append(Message(role="user", content=NUDGE))
                 continue
+            if self.format_due:  # the tool phase is over: an answer already in the format stands
+                self.format_due = False
+                try:
+                    output = action.parse(text)
+                except ParseError:
+                    if step < action.max_steps:  # else the repair prompt shows the format
+                        self.messages.append(Message(role="user", content=action._format_turn))
+                        continue
+                    output = await self._parse(text)
+                return ActionOutput(output=output, raw=text, messages=self.messages, tool_results=self.tool_results,
+                                    usage=self.usage, steps=step, prompt=prompt)
             output = await self._parse(text)
             return ActionOutput(output=output, raw=text, messages=self.messages, tool_results=self.tool_results,
                                 usage=self.usage, steps=step, prompt=prompt)
@@ -287,6 +330,10 @@ class _Run:
             f"action {action.name!r} gave no final answer within max_steps={action.max_steps}; raise max_steps, "
             "or check the trajectory (error.trajectory) for a tool that keeps failing",
             trajectory=self.messages, limit="max_steps")
+
+    def _restated(self, turn: Any) -> bool:
+        """Every call of ``turn`` repeats one that already succeeded (and none is malformed)."""
+        return bool(turn.calls) and not turn.errors and all(call_key(c) in self.succeeded for c in turn.calls)
 
     async def _parse(self, text: str) -> Any:
         action = self.action

@@ -21,8 +21,11 @@ parse), the first prompt holds the task and the tools but not the output
 format: small models shown a JSON format next to the tools answer in it at
 once and never call a tool. Once the model answers without calling tools, an
 answer that already parses is the output; otherwise the next turn asks for
-the final answer in the output format (``FORMAT_TURN``; one step), and that
-reply is parsed as in 3. Without tools, or in ``str``/``custom`` mode, the
+the final answer in the output format (one step), and that reply is parsed
+as in 3. That turn recaps the request and what the tools returned (the last
+``RECAP_RESULTS``, each cut to ``RECAP_CHARS``) before the format: measured on
+a 0.5B model, the format alone after the tool results gave 3 of 10 right
+sums, the recap 9 of 10. Without tools, or in ``str``/``custom`` mode, the
 format is in the first prompt.
 
 **Output strategy.** In ``json`` parse mode, a request that offers no tools
@@ -54,14 +57,17 @@ import attrs
 from zagent import fields as zfields
 from zagent.agentkit.toolloop import NUDGE, Offer, ToolLoop, call_key, scoped
 from zagent.errors import ConfigError, NoAnswerError, ParseError
-from zagent.types import Message, ToolResult, Usage
+from zagent.types import Message, ToolCall, ToolResult, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
     from zagent.llm import LLM
 
-FORMAT_TURN = "Now give your final answer, formatted as follows.\n\n## Output format\n{instructions}"
-"""The user turn that asks for the output format once a tool phase ends (see the module docstring)."""
+FORMAT_TURN = "Now give the final answer, formatted as follows.\n\n## Output format\n{instructions}"
+"""The end of the user turn that asks for the output format once a tool phase ends (see ``format_turn``)."""
+#: the format turn recaps at most this many of the last tool results, each cut to this many characters
+RECAP_RESULTS = 10
+RECAP_CHARS = 400
 
 
 @attrs.define(repr=False, eq=False, slots=False)
@@ -243,7 +249,8 @@ class CustomizeAction(Action):
         offer = self._tool_loop.offer(llm, tools)
         system = "\n\n".join(p for p in (system_prompt or "", section) if p)
         messages = self._first_messages(prompt, system, [*demos, *history], offer)
-        run = _Run(self, llm, ctx, messages, offer, self.response_format(llm, bool(tools)), format_due=format_later)
+        run = _Run(self, llm, ctx, messages, offer, self.response_format(llm, bool(tools)), format_due=format_later,
+                   prompt=prompt)
         with scoped(ctx, offer):  # the kernel blocks any other name
             return await run.loop(prompt)
 
@@ -274,9 +281,12 @@ class _Run:
     response_format: Optional[dict[str, Any]] = None
     format_due: bool = False
     """The output format has not been shown yet (it comes after the tool phase)."""
+    prompt: str = ""
     tool_results: list[ToolResult] = attrs.field(factory=list)
     succeeded: set[tuple[str, str]] = attrs.field(factory=set)
     """Calls (``call_key``) that ran successfully in this run."""
+    calls: dict[str, ToolCall] = attrs.field(factory=dict)
+    """The calls run, by id (the format turn's recap names them)."""
     usage: Usage = attrs.field(factory=Usage)
 
     async def loop(self, prompt: str) -> ActionOutput:
@@ -297,11 +307,12 @@ class _Run:
                 phase_over = self.format_due and self._restated(turn)
                 results = await core.run_tools(turn.calls, self.ctx, action.max_tool_call_concurrency)
                 self.tool_results.extend(results)
+                self.calls.update((c.id, c) for c in turn.calls)
                 self.succeeded.update(call_key(c) for c, r in zip(turn.calls, results) if r.state == "success")
                 self.messages.extend(self.offer.results_messages(results, turn.errors))
                 if phase_over and step < action.max_steps:
                     self.format_due = False
-                    self.messages.append(Message(role="user", content=action._format_turn))
+                    self.messages.append(self.format_turn())
                 if events:
                     await self.ctx.aemit("step_end", step=step, action=action.name,
                                          tools=[c.name for c in turn.calls])
@@ -318,7 +329,7 @@ class _Run:
                     output = action.parse(text)
                 except ParseError:
                     if step < action.max_steps:  # else the repair prompt shows the format
-                        self.messages.append(Message(role="user", content=action._format_turn))
+                        self.messages.append(self.format_turn())
                         continue
                     output = await self._parse(text)
                 return ActionOutput(output=output, raw=text, messages=self.messages, tool_results=self.tool_results,
@@ -330,6 +341,16 @@ class _Run:
             f"action {action.name!r} gave no final answer within max_steps={action.max_steps}; raise max_steps, "
             "or check the trajectory (error.trajectory) for a tool that keeps failing",
             trajectory=self.messages, limit="max_steps")
+
+    def format_turn(self) -> Message:
+        """The user turn asking for the final answer in the output format once the tool phase is over:
+        the request, what the tools returned (bounded), then ``FORMAT_TURN``."""
+        parts = [f"The request:\n{self.prompt}"]
+        recap = _recap(self.calls, self.tool_results[-RECAP_RESULTS:])
+        if recap:
+            parts.append(f"What the tools returned:\n{recap}")
+        parts.append(self.action._format_turn)
+        return Message(role="user", content="\n\n".join(parts))
 
     def _restated(self, turn: Any) -> bool:
         """Every call of ``turn`` repeats one that already succeeded (and none is malformed)."""
@@ -345,3 +366,22 @@ class _Run:
         values = await action._parser.aparse_with_repair(
             text, action.output_spec, self.llm, self.ctx, **action._parse_options)
         return zfields.convert(values, action.output_spec, raw=text)
+
+
+def _recap(calls: dict[str, ToolCall], results: Sequence[ToolResult]) -> str:
+    """One line per tool result: its call (name and arguments) and what it returned."""
+    if not results:
+        return ""
+    import msgspec
+
+    lines = []
+    for r in results:
+        call = calls.get(r.call_id)
+        args = "" if call is None else _clip(msgspec.json.encode(call.arguments).decode())
+        outcome = "returned" if r.state == "success" else f"failed ({r.state}):"
+        lines.append(f"- {r.name}({args}) {outcome} {_clip(r.content or '')}")
+    return "\n".join(lines)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= RECAP_CHARS else text[:RECAP_CHARS] + " [...]"

@@ -48,9 +48,29 @@ def test_a_free_answer_gets_the_format_turn(kernel):
     agent.llm = kernel.llm("scripted:c", replies=[CALL, "The sum is 5.", JSON_ANSWER])
     out = agent(question="2+3?")
     third = agent.llm.requests[2]
-    assert third.messages[-1].content == FORMAT_TURN.format(instructions=agent.action()._instructions)
+    turn = third.messages[-1].content
+    assert turn.endswith(FORMAT_TURN.format(instructions=agent.action()._instructions))
+    assert turn.startswith("The request:\n2+3?\nUse the add tool.")
+    assert '- add({"a":2,"b":3}) returned 5' in turn  # the recap: what the tools returned
     assert third.messages[-2].content == "The sum is 5." and [t.name for t in third.tools] == ["add"]
     assert (out.output.result, out.output.explanation) == (5, "2 + 3")
+
+
+def test_format_turn_recap_is_bounded(kernel):
+    """The recap lists at most RECAP_RESULTS results, each cut to RECAP_CHARS, and says which failed."""
+    from zagent.plugins.actions import action as A
+
+    kernel.add_tool(lambda text: text * 1000, name="echo", description="Echo a text.")
+    calls = [{"tool_calls": [{"name": "echo", "arguments": {"text": f"t{i}"}}]} for i in range(A.RECAP_RESULTS + 2)]
+    broken = {"tool_calls": [{"name": "add", "arguments": {"a": "x", "b": 1}}]}
+    agent = kernel.agent(calculator(tools=["add", "echo"], max_steps=20))
+    agent.llm = kernel.llm("scripted:r", replies=[*calls, broken, "done", JSON_ANSWER])
+    agent(question="2+3?")
+    turn = agent.llm.requests[-1].messages[-1].content
+    recap = turn.split("What the tools returned:\n")[1].split("\n\nNow give")[0].splitlines()
+    assert len(recap) == A.RECAP_RESULTS and recap[-1].startswith("- add(") and "failed (error):" in recap[-1]
+    assert all(len(line) < 2 * A.RECAP_CHARS + 40 for line in recap) and recap[0].endswith(" [...]")
+    assert '"t0"' not in turn and '"t3"' in turn  # the oldest results are left out
 
 
 @pytest.mark.parametrize("native", [True, False])

@@ -307,8 +307,9 @@ class _Run:
                 phase_over = self.format_due and self._restated(turn)
                 results = await core.run_tools(turn.calls, self.ctx, action.max_tool_call_concurrency)
                 self.tool_results.extend(results)
-                self.calls.update((c.id, c) for c in turn.calls)
-                self.succeeded.update(call_key(c) for c, r in zip(turn.calls, results) if r.state == "success")
+                if self.format_due:  # what the format turn needs (the recap, restated calls)
+                    self.calls.update((c.id, c) for c in turn.calls)
+                    self.succeeded.update(call_key(c) for c, r in zip(turn.calls, results) if r.state == "success")
                 self.messages.extend(self.offer.results_messages(results, turn.errors))
                 if phase_over and step < action.max_steps:
                     self.format_due = False

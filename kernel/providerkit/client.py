@@ -62,7 +62,7 @@ from ..errors import (
     ProviderConfigError,
     ProviderError,
 )
-from ..secrets import Secret
+from ..secrets import Masker, Secret
 from .config import ERROR_BODY_BYTES, USER_AGENT, HttpConfig, default_http_module
 from .errors import HttpErrors
 from .ratelimit import RateLimiter, shared_limiter
@@ -98,7 +98,7 @@ class HttpClient(HttpErrors):
     _limiter: Any = attrs.field(default=False, init=False)
     _mod: Any = attrs.field(default=None, init=False)
     _prefix: str = attrs.field(default="", init=False)
-    _masker: Any = attrs.field(default=None, init=False)
+    _masker: Optional["Masker"] = attrs.field(default=None, init=False)
 
     @classmethod
     def build(cls, provider: str, base_url: str, options: dict[str, Any], **fields: Any) -> "HttpClient":
@@ -166,7 +166,7 @@ class HttpClient(HttpErrors):
                     raise ProviderConfigError(
                         f"{chosen_by}={name!r} is not an installed httpx-compatible module; install it "
                         "(pip install 'zagent[httpx2]' for httpx2) or use 'httpx'", provider=self.provider)
-                import httpx as mod  # type: ignore[no-redef]
+                import httpx as mod
             self._mod = mod
         return self._mod
 
@@ -357,7 +357,7 @@ class HttpClient(HttpErrors):
         import random
 
         c = self.config
-        return min(c.retry_max_backoff, c.retry_backoff * (2 ** attempt)) * (0.5 + random.random() / 2)
+        return min(c.retry_max_backoff, c.retry_backoff * (2.0 ** attempt)) * (0.5 + random.random() / 2)
 
     async def _sleep(self, seconds: float) -> None:
         import asyncio
@@ -367,8 +367,9 @@ class HttpClient(HttpErrors):
     def _resolve_limiter(self) -> Optional["RateLimiter"]:
         rpm = self.config.rpm
         kernel = getattr(self.owner, "kernel", None)
-        self._limiter = shared_limiter(kernel, f"{self.provider} {self.base_url}", rpm) if rpm else None
-        return self._limiter
+        limiter = shared_limiter(kernel, f"{self.provider} {self.base_url}", rpm) if rpm else None
+        self._limiter = limiter
+        return limiter
 
     def __repr__(self) -> str:
         return f"<HttpClient {self.provider} {self.base_url} clients={len(self._clients)}>"

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import attrs
 
-from zagent import fields as zfields
+from zagent.agentkit import fields as zfields
 from zagent.agentkit.toolloop import NUDGE, Offer, ToolLoop, call_key, scoped
 from zagent.errors import ConfigError, NoAnswerError, ParseError
 from zagent.types import Message, ToolCall, ToolResult, Usage

@@ -146,7 +146,7 @@ def call_key(call: ToolCall) -> tuple[str, str]:
 class Offer:
     """What one model turn offers: ``names`` may run, ``specs`` are shown (natively or as ``prompt_tools``)."""
 
-    __slots__ = ("names", "specs", "native", "prompt_tools")
+    __slots__ = ("names", "specs", "native", "prompt_tools", "request_tools")
 
     def __init__(self, names: frozenset[str], specs: list[ToolSpec], native: bool,
                  prompt_tools: Optional[PromptTools]):
@@ -154,11 +154,8 @@ class Offer:
         self.specs = specs
         self.native = native
         self.prompt_tools = prompt_tools
-
-    @property
-    def request_tools(self) -> Optional[list[ToolSpec]]:
-        """The specs to send as native tools, ``None`` in prompt mode or when nothing is offered."""
-        return self.specs if self.native and self.specs else None
+        #: the specs to send as native tools, ``None`` in prompt mode or when nothing is offered
+        self.request_tools: Optional[list[ToolSpec]] = specs if native and specs else None
 
     def with_section(self, messages: list[Message]) -> list[Message]:
         """``messages`` with the prompt-mode tools section added to the system message (a new list; the
@@ -247,7 +244,7 @@ class ToolLoop:
         message unless ``add_section=False`` (the loop keeps it in its own messages). ``ask(request, ctx)``
         sends the request (default ``llm.asend``; a loop passes its own to stream or to make the call
         abortable). ``request_options`` go to ``llm.request`` (``response_format``, ``stream``, ...)."""
-        sent = offer.with_section(messages) if add_section else messages
+        sent = offer.with_section(messages) if add_section and offer.prompt_tools is not None else messages
         request = llm.request(sent, tools=offer.request_tools, **request_options)
         completion = await (ask or llm.asend)(request, ctx)
         turn = self.read(llm, offer, completion.message, messages)

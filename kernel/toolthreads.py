@@ -150,7 +150,7 @@ class _Call(Future):  # type: ignore[type-arg]
     def begin(self) -> bool:
         return self.set_running_or_notify_cancel()
 
-    def run(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         try:
             result = fn(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
@@ -175,8 +175,9 @@ class Job:
     def begin(self) -> bool:
         return self.state == _RUNNING
 
-    def run(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         started, cpu = time.perf_counter(), time.thread_time()
+        how: Callable[["asyncio.Future[Any]", Any], None]
         try:
             result = fn(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
@@ -199,7 +200,7 @@ def _set_result(future: "asyncio.Future[Any]", value: Any) -> None:
         future.set_result(value)
 
 
-def _set_exception(future: "asyncio.Future[Any]", exc: BaseException) -> None:
+def _set_exception(future: "asyncio.Future[Any]", exc: Any) -> None:
     if not future.done():
         future.set_exception(exc)
 
@@ -217,7 +218,7 @@ class ToolThreads(Executor):
         self.max_abandoned = max_abandoned
         self.max_abandoned_per_tool = max_abandoned_per_tool
         self._prefix = thread_name_prefix
-        self._queue: "queue.SimpleQueue[Optional[tuple[Any, Callable[..., Any], tuple, dict]]]" = queue.SimpleQueue()
+        self._queue: "queue.SimpleQueue[Optional[tuple[Any, Callable[..., Any], tuple[Any, ...], dict[str, Any]]]]" = queue.SimpleQueue()
         self._idle = threading.Semaphore(0)
         self._lock = threading.Lock()
         self._serving = 0  # threads counted against max_workers (abandoned ones are not)
@@ -251,7 +252,7 @@ class ToolThreads(Executor):
         self._put(call, fn, args, kwargs)
         return call
 
-    def _put(self, job: Any, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    def _put(self, job: Any, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         with self._lock:
             if self._shutdown:
                 raise RuntimeError("the kernel's tool threads are shut down (the kernel was closed)")

@@ -66,7 +66,7 @@ from ..secrets import Secret
 from .config import ERROR_BODY_BYTES, USER_AGENT, HttpConfig, default_http_module
 from .errors import HttpErrors
 from .ratelimit import RateLimiter, shared_limiter
-from .stream import StreamReply, _close_quietly, _Deadline
+from .stream import Deadlines, StreamReply, _close_quietly, _Deadline
 from .wire import retry_after, server_message
 
 
@@ -99,6 +99,7 @@ class HttpClient(HttpErrors):
     _mod: Any = attrs.field(default=None, init=False)
     _prefix: str = attrs.field(default="", init=False)
     _masker: Any = attrs.field(default=None, init=False)
+    _timers: dict[Any, Deadlines] = attrs.field(factory=dict, init=False)
 
     @classmethod
     def build(cls, provider: str, base_url: str, options: dict[str, Any], **fields: Any) -> "HttpClient":
@@ -166,7 +167,7 @@ class HttpClient(HttpErrors):
                     raise ProviderConfigError(
                         f"{chosen_by}={name!r} is not an installed httpx-compatible module; install it "
                         "(pip install 'zagent[httpx2]' for httpx2) or use 'httpx'", provider=self.provider)
-                import httpx as mod  # type: ignore[no-redef]
+                import httpx as mod
             self._mod = mod
         return self._mod
 
@@ -203,6 +204,18 @@ class HttpClient(HttpErrors):
     def _forget_closed_loops(self) -> None:
         for loop in [lp for lp in self._clients if lp.is_closed()]:
             del self._clients[loop]
+        for loop in [lp for lp in self._timers if lp.is_closed()]:
+            del self._timers[loop]
+
+    def _deadlines(self, seconds: float) -> Deadlines:
+        """The running loop's ``Deadlines`` of this client (one timer for all its pending calls)."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        timers = self._timers.get(loop)
+        if timers is None or timers.seconds != seconds:
+            timers = self._timers[loop] = Deadlines(loop, seconds)
+        return timers
 
     async def aclose(self) -> None:
         """Close the clients this object made (a user's ``client=`` is left open: it is theirs)."""
@@ -243,7 +256,7 @@ class HttpClient(HttpErrors):
             path = self._prefix + path
         limiter = self._limiter if self._limiter is not False else self._resolve_limiter()
         seconds = self.config.deadline
-        guard = _Deadline(seconds) if seconds else None
+        guard = _Deadline(seconds, self._deadlines(seconds)) if seconds else None
         handed_over = False
         attempt = 0
         try:
@@ -357,7 +370,7 @@ class HttpClient(HttpErrors):
         import random
 
         c = self.config
-        return min(c.retry_max_backoff, c.retry_backoff * (2 ** attempt)) * (0.5 + random.random() / 2)
+        return min(c.retry_max_backoff, c.retry_backoff * (2.0 ** attempt)) * (0.5 + random.random() / 2)
 
     async def _sleep(self, seconds: float) -> None:
         import asyncio
@@ -367,8 +380,9 @@ class HttpClient(HttpErrors):
     def _resolve_limiter(self) -> Optional["RateLimiter"]:
         rpm = self.config.rpm
         kernel = getattr(self.owner, "kernel", None)
-        self._limiter = shared_limiter(kernel, f"{self.provider} {self.base_url}", rpm) if rpm else None
-        return self._limiter
+        limiter = shared_limiter(kernel, f"{self.provider} {self.base_url}", rpm) if rpm else None
+        self._limiter = limiter
+        return limiter
 
     def __repr__(self) -> str:
         return f"<HttpClient {self.provider} {self.base_url} clients={len(self._clients)}>"

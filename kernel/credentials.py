@@ -1,91 +1,11 @@
-"""Credentials follow the user: a key from the environment goes only to the base URL the user configured.
+"""Old import path of ``zagent.providerkit.credentials``: it moved out of the kernel core (one release).
 
-A provider takes its API key from ``api_key=`` or from its environment variable
-(``OPENAI_API_KEY``...), and its base URL from ``base_url=``, its environment
-variable (``OPENAI_BASE_URL``...) or its default. When the options come from a
-spec file that is not trusted (``spec_options(...)`` around building the
-agent), a ``base_url`` of the spec's own may receive the user's key only if it
-is one the user configured: the provider's configured URL, or one listed in
-``Kernel(config={"trusted_base_urls": [...]})``. Otherwise the LLM is refused
-before any request (``ConfigError`` saying why and what to do): a hostile file
-cannot send the user's key to its own server. A spec that carries its own
-``api_key`` is not affected (that key is its own to send).
+``from zagent.credentials import ...`` keeps working; new code imports from ``zagent.providerkit.credentials``.
+The kernel core imports neither.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-from typing import TYPE_CHECKING, Any, Iterator, Optional
+from .providerkit.credentials import CODE_OPTIONS, SpecOrigin, check_destination, check_options, spec_options
 
-import attrs
-
-from .errors import ConfigError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .kernel import Kernel
-
-
-@attrs.frozen
-class SpecOrigin:
-    """Where the LLM options being built come from: ``what`` (e.g. ``agent 'x'``) and the URLs the kernel trusts."""
-
-    what: str
-    trusted_urls: tuple[str, ...] = ()
-
-
-_origin: "contextvars.ContextVar[Optional[SpecOrigin]]" = contextvars.ContextVar("zagent_spec_llm", default=None)
-
-
-@contextlib.contextmanager
-def spec_options(what: str, kernel: Optional["Kernel"] = None) -> Iterator[None]:
-    """LLMs made inside the block take their options from an untrusted spec (``what`` names it),
-    unless the spec is trusted (``zagent.imports.current_trust().everything``)."""
-    from .imports import current_trust
-
-    if current_trust().everything:
-        yield
-        return
-    urls = (kernel.config.get("trusted_base_urls") or ()) if kernel is not None else ()
-    token = _origin.set(SpecOrigin(what, tuple(_norm(u) for u in ([urls] if isinstance(urls, str) else urls))))
-    try:
-        yield
-    finally:
-        _origin.reset(token)
-
-
-def check_destination(provider: str, base_url: Optional[str], configured: str, *, key_env: str,
-                      env_key: bool, own_key: bool) -> None:
-    """Refuse to build an LLM that would send the user's key (``env_key``: one is set in ``key_env``) to a
-    ``base_url`` an untrusted spec chose; no-op outside ``spec_options`` or when there is nothing to leak."""
-    origin = _origin.get()
-    if origin is None or not base_url or own_key or not env_key:
-        return
-    wanted = _norm(base_url)
-    if wanted == _norm(configured) or wanted in origin.trusted_urls:
-        return
-    raise ConfigError(
-        f"{origin.what} sets llm_config base_url {base_url!r}, which is not the {provider} base URL you configured "
-        f"({configured}); your key from {key_env} is sent only there, so this LLM was not made and nothing was "
-        f"sent. Give the spec its own api_key, list the URL in Kernel(config={{'trusted_base_urls': [...]}}), or "
-        f"trust the spec (k.agent(spec, trust=True); zagent ... --trust)")
-
-
-#: LLM options that name code to import or objects to call: never taken from an untrusted spec.
-CODE_OPTIONS = ("http_module", "client", "client_factory")
-
-
-def check_options(options: dict[str, Any]) -> None:
-    """Refuse options an untrusted spec must not set (``http_module`` imports a module by name)."""
-    origin = _origin.get()
-    if origin is None:
-        return
-    for key in CODE_OPTIONS:
-        if options.get(key) is not None:
-            raise ConfigError(f"{origin.what} sets llm_config {key!r}, which names code to import or run; a spec "
-                              "file is data, so it was refused. Pass it to k.llm(...) in Python, or trust the spec "
-                              "(k.agent(spec, trust=True); zagent ... --trust)")
-
-
-def _norm(url: Any) -> str:
-    return str(url).strip().rstrip("/").lower()
+__all__ = ["CODE_OPTIONS", "SpecOrigin", "check_destination", "check_options", "spec_options"]

@@ -23,17 +23,20 @@ plugin is installed.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, ClassVar, Iterable, Iterator, Literal, Optional, Sequence, Union, cast
+from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, ClassVar, Iterable, Iterator, Optional
 
 import attrs
 import msgspec
 
-from .errors import ConfigError, Refusal
+from .errors import ConfigError
 from .limits import bound_calls
-from .reasoning import ThinkStream, join_reasoning, split_think
+from .llminputs import MessagesIn, price_per_million, to_messages, to_tool_specs
+from .replies import (
+    aclose_stream, counted, new_call_id, parse_arguments, renamed_stream, settle, settled_stream, unique_call_ids,
+)
 from .sync import run_sync
 from .toolnames import WireNames
-from .types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec, Usage
+from .types import Chunk, Completion, LLMRequest, ModelProfile, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from .context import RunContext
@@ -41,7 +44,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 COST_KEY = "zagent.cost_usd"
 
-MessagesIn = Union[str, Message, Sequence[Union[Message, dict[str, Any]]]]
+# moved to replies.py / llminputs.py; importable from here as before
+__all__ = [
+    "COST_KEY", "LLM", "MessagesIn", "counted", "new_call_id", "parse_arguments", "price_per_million", "settle",
+    "to_messages", "to_tool_specs", "unique_call_ids",
+]
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -181,8 +188,8 @@ class LLM:
         if names is None:
             agen = self._astream(request)
         else:
-            agen = _renamed(self._astream(names.request(request)), names)
-        return _settled(request, agen, self.profile.think_tags)
+            agen = renamed_stream(self._astream(names.request(request)), names)
+        return settled_stream(request, agen, self.profile.think_tags)
 
     def complete(self, messages: MessagesIn, **kwargs: Any) -> Completion:
         """Sync twin of ``acomplete``."""
@@ -225,7 +232,7 @@ class LLM:
                 await _failed_call(kernel, ctx, self.name, exc)
             raise
         finally:
-            await _aclose(agen)
+            await aclose_stream(agen)
 
     def stream(self, messages: MessagesIn, **kwargs: Any) -> Iterator[Chunk]:
         """Sync twin of ``astream`` (the stream runs on zagent's background loop)."""
@@ -270,112 +277,6 @@ class LLM:
         return f"<{type(self).__name__} {self.name}>"
 
 
-def settle(request: LLMRequest, completion: Completion, think_tags: bool = True) -> Completion:
-    """A provider's reply as every caller sees it: inline ``<think>`` spans moved from the text to
-    ``message.reasoning`` (``zagent.reasoning``), each tool call with its own id, and a refusal to a
-    structured-output request raised as ``Refusal``. Costs a substring test when there is nothing to do."""
-    message = completion.message
-    text = message.content
-    if think_tags and text and ("<think" in text or "</think" in text):
-        answer, reasoning = split_think(text)
-        if reasoning or answer != text:
-            message = msgspec.structs.replace(message, content=answer or None,
-                                              reasoning=join_reasoning(message.reasoning, reasoning))
-    calls = message.tool_calls
-    if calls:
-        fixed = unique_call_ids(calls)
-        if fixed is not calls:
-            message = msgspec.structs.replace(message, tool_calls=fixed)
-    if message is not completion.message:
-        completion = msgspec.structs.replace(completion, message=message)
-    if completion.refusal and request.response_format:
-        raise Refusal(f"the model refused to give the structured output asked for: {completion.refusal}",
-                      refusal=completion.refusal, completion=completion)
-    return completion
-
-
-def new_call_id() -> str:
-    """A fresh tool-call id (``call_`` + 24 hex digits) for a call the server sent without a usable one."""
-    import os
-
-    return "call_" + os.urandom(12).hex()
-
-
-def unique_call_ids(calls: list[ToolCall]) -> list[ToolCall]:
-    """``calls`` with an id of its own for each (missing, empty or repeated ids replaced); the same
-    list object when every id was already there and unique, so results pair with their own call."""
-    seen: set[str] = set()
-    for c in calls:
-        if not c.id or c.id in seen:
-            break
-        seen.add(c.id)
-    else:
-        return calls
-    out: list[ToolCall] = []
-    seen = set()
-    for c in calls:
-        if not c.id or c.id in seen:
-            c = msgspec.structs.replace(c, id=new_call_id())
-        seen.add(c.id)
-        out.append(c)
-    return out
-
-
-def _kind(kind: str) -> Literal["text", "reasoning"]:
-    """A ``ThinkStream`` piece kind as a chunk type (it yields only these two)."""
-    return cast('Literal["text", "reasoning"]', kind)
-
-
-async def _aclose(agen: AsyncIterator[Chunk]) -> None:
-    """Close a provider's stream (an async generator has ``aclose``; a plain async iterator may not)."""
-    aclose = getattr(agen, "aclose", None)
-    if aclose is not None:
-        await aclose()
-
-
-async def _settled(request: LLMRequest, agen: AsyncIterator[Chunk], think_tags: bool) -> AsyncIterator[Chunk]:
-    """Stream text with think spans turned into ``reasoning`` chunks; the ``done`` completion settled."""
-    splitter = ThinkStream() if think_tags else None
-    try:
-        async for chunk in agen:
-            kind = chunk.type
-            if kind == "text" and splitter is not None:
-                for piece_kind, piece in splitter.feed(chunk.text):
-                    yield chunk if piece is chunk.text and piece_kind == "text" else Chunk(type=_kind(piece_kind), text=piece)
-                continue
-            if kind == "done" and chunk.completion is not None:
-                if splitter is not None:
-                    for piece_kind, piece in splitter.flush():
-                        yield Chunk(type=_kind(piece_kind), text=piece)
-                yield Chunk(type="done", completion=settle(request, chunk.completion, think_tags))
-                continue
-            yield chunk
-    finally:
-        await agen.aclose()  # type: ignore[attr-defined]
-
-
-def counted(completion: Completion) -> Completion:
-    """``completion`` with the provider-independent bookkeeping filled in where a provider left it out.
-
-    Every model call counts as one call in ``usage.calls``, and a reply without a
-    finish reason finished with ``tool_calls`` (if it has any) or ``stop``. A
-    provider that sets both itself gets its completion back unchanged.
-    """
-    if completion.usage.calls and completion.finish_reason:
-        return completion
-    usage = completion.usage if completion.usage.calls else msgspec.structs.replace(completion.usage, calls=1)
-    reason = completion.finish_reason or ("tool_calls" if completion.tool_calls else "stop")
-    return msgspec.structs.replace(completion, usage=usage, finish_reason=reason)
-
-
-async def _renamed(agen: AsyncIterator[Chunk], names: WireNames) -> AsyncIterator[Chunk]:
-    try:
-        async for chunk in agen:
-            yield names.chunk(chunk)
-    finally:
-        await agen.aclose()  # type: ignore[attr-defined]
-
-
 async def _failed_call(kernel: Any, ctx: Optional["RunContext"], model: str, exc: BaseException) -> None:
     """The ``llm_end`` of a call that raised (``outcome`` error, or cancelled for an abort)."""
     import asyncio
@@ -387,73 +288,3 @@ async def _failed_call(kernel: Any, ctx: Optional["RunContext"], model: str, exc
 
 def _ctx_tags(ctx: Optional["RunContext"]) -> dict[str, Any]:
     return {"run_id": ctx.run_id, "agent": ctx.agent} if ctx is not None else {}
-
-
-_message_decoder = None
-
-
-def to_messages(messages: MessagesIn) -> list[Message]:
-    """Accept a string (one user turn), a ``Message``, or a list of Messages/dicts."""
-    if isinstance(messages, str):
-        return [Message(role="user", content=messages)]
-    if isinstance(messages, Message):
-        return [messages]
-    out: list[Message] = []
-    for m in messages:
-        if isinstance(m, Message):
-            out.append(m)
-        elif isinstance(m, dict):
-            try:
-                out.append(msgspec.convert(m, Message))
-            except msgspec.ValidationError as exc:
-                raise ConfigError(f"bad message {m!r}: {exc}") from None
-        else:
-            raise ConfigError(f"a message must be a zagent.Message or a dict, got {type(m).__name__}")
-    return out
-
-
-def to_tool_specs(tools: Iterable[Any]) -> list[ToolSpec]:
-    """Accept ``Tool`` objects, ``ToolSpec``s or ``{"name", "description", "parameters"}`` dicts."""
-    specs: list[ToolSpec] = []
-    for t in tools:
-        if isinstance(t, ToolSpec):
-            specs.append(t)
-        elif hasattr(t, "spec") and isinstance(t.spec, ToolSpec):
-            specs.append(t.spec)
-        elif isinstance(t, dict):
-            specs.append(msgspec.convert(t, ToolSpec))
-        else:
-            raise ConfigError(f"cannot offer {t!r} as a tool; pass zagent.Tool, ToolSpec or a dict")
-    return specs
-
-
-def parse_arguments(text: str) -> Union[dict[str, Any], str]:
-    """Tool-call arguments as a provider sent them: the decoded JSON object, ``{}`` for empty text,
-    or the raw text unchanged when it is not a JSON object (the tool runner tells the model why)."""
-    if not text or text.isspace():
-        return {}
-    try:
-        value = msgspec.json.decode(text)
-    except (msgspec.DecodeError, RecursionError):  # nested past msgspec's limit: the tool runner says so
-        return text
-    return value if isinstance(value, dict) else text
-
-
-def price_per_million(prices: Any, model: str) -> Optional[tuple[float, float]]:
-    """Resolve a price table once per model: ``(input, output)`` USD per million tokens.
-
-    ``prices`` is ``(in, out)``, ``{"input": .., "output": ..}``, or a table
-    ``{model_or_prefix: (in, out) | {...}}`` (longest matching prefix wins).
-    """
-    if prices is None:
-        return None
-    if isinstance(prices, (tuple, list)) and len(prices) == 2:
-        return (float(prices[0]), float(prices[1]))
-    if isinstance(prices, dict) and "input" in prices:
-        return (float(prices["input"]), float(prices.get("output", 0.0)))
-    if isinstance(prices, dict):
-        matches = [k for k in prices if model == k or model.startswith(k)]
-        if not matches:
-            return None
-        return price_per_million(prices[max(matches, key=len)], model)
-    raise ConfigError(f"prices must be (input, output) USD per million tokens or a table by model, got {prices!r}")

@@ -49,7 +49,7 @@ class Secret:
     def __bool__(self) -> bool:
         return bool(self._value)
 
-    def __reduce__(self):  # pickling would leak nothing new, but keep it explicit
+    def __reduce__(self) -> tuple[type["Secret"], tuple[str]]:  # pickling would leak nothing new, but keep it explicit
         return (Secret, (self._value,))
 
 

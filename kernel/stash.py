@@ -11,7 +11,7 @@ keyed by kernel or a string shared by convention::
 Keys compare by identity, so two plugins cannot collide by accident, and a
 type checker knows what each key holds. A ``Stash`` is a ``dict``: string
 keys (the older convention of ``ctx.stash``) keep working beside typed ones.
-Keys two plugins share (the ReAct loop and the rails) live in ``zagent.runkeys``.
+Keys two plugins share (the ReAct loop and the rails) live in ``zagent.agentkit.runkeys``.
 
 Per-run state that must survive a checkpoint: a key made with
 ``restore=`` is *persistent*. ``to_state()`` gives, by key name, the

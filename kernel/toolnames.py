@@ -12,7 +12,7 @@ sent untouched (one cached check per name).
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from .types import Chunk, Completion, LLMRequest, Message, ToolCall
 
@@ -72,7 +72,7 @@ class WireNames:
     def _message(self, message: Message, names: dict[str, str]) -> Message:
         import msgspec
 
-        changes = {}
+        changes: dict[str, Any] = {}
         if message.tool_calls:
             changes["tool_calls"] = [self._call(c, names) for c in message.tool_calls]
         if message.role == "tool" and message.name in names:

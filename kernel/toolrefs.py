@@ -1,69 +1,11 @@
-"""Tool references in specs: one rule for every agent kind (declared, ReAct, workflow nodes, group chats).
+"""Old import path of ``zagent.agentkit.toolrefs``: it moved out of the kernel core (one release).
 
-A spec's ``tools`` list may hold:
-
-* a registered tool name (``"word_count"``, ``"time.get_current_time"``);
-* ``"toolset:NAME"``: every tool of toolset ``NAME`` (at least one must exist);
-* an import path ``"package.module:function"``: imported under the trust rules
-  of ``zagent.imports`` (refused unless trusted) and registered on the kernel,
-  named after the function (an already registered identical tool is reused).
-
-``toolset:`` is reserved: a module named ``toolset`` cannot be given by import
-path. Under a read-only (dry) trust, import paths are checked for their form
-and left out (nothing is imported or registered).
+``from zagent.toolrefs import ...`` keeps working; new code imports from ``zagent.agentkit.toolrefs``.
+The kernel core imports neither.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Optional
+from .agentkit.toolrefs import TOOLSET_PREFIX, resolve_tool_refs
 
-from .errors import ConfigError, ToolError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .kernel import Kernel
-
-TOOLSET_PREFIX = "toolset:"
-
-
-def resolve_tool_refs(kernel: "Kernel", refs: Iterable[str], *, base_dir: Optional[str] = None,
-                      key: str = "tool") -> list[str]:
-    """The registered tool names ``refs`` stand for, in order and without duplicates (see the module docstring)."""
-    names: list[str] = []
-    for ref in refs:
-        for name in _resolve_one(kernel, ref, base_dir, key):
-            if name not in names:
-                names.append(name)
-    return names
-
-
-def _resolve_one(kernel: "Kernel", ref: str, base_dir: Optional[str], key: str) -> list[str]:
-    if not isinstance(ref, str) or not ref.strip():
-        raise ConfigError(f"{key} {ref!r} is not a tool reference; give a registered name, 'toolset:NAME' or "
-                          "'package.module:function'")
-    reg = kernel.registries["tools"]
-    if ref.startswith(TOOLSET_PREFIX):
-        toolset = ref[len(TOOLSET_PREFIX):].strip()
-        found = [t.name for t in kernel.tools(toolset=toolset, available_only=False)]
-        if not found:
-            sets = sorted({t.toolset for t in reg.values() if t.toolset})
-            raise ConfigError(f"{key} {ref!r}: toolset {toolset!r} has no tools; toolsets: {', '.join(sets) or 'none'}")
-        return found
-    if ":" not in ref:
-        try:
-            kernel.tool(ref)  # the kernel's look-up: waits for a tool source still connecting (MCP) on a miss
-        except ToolError:
-            raise ConfigError(f"unknown tool {ref!r}; registered tools: {', '.join(reg) or 'none'}. Use a registered "
-                              "name, 'toolset:NAME' or an import path 'package.module:function'") from None
-        return [ref]
-    from .imports import NotImported, resolve
-
-    fn = resolve(ref, key=key, kernel=kernel, base_dir=base_dir)
-    if isinstance(fn, NotImported):  # a read-only command (agent show): nothing imported or registered
-        return []
-    name = str(getattr(fn, "name", None) or getattr(fn, "__name__", ref.rsplit(":", 1)[-1]))
-    existing = reg.get(name)
-    if existing is not None:
-        if existing.handler is fn or existing is fn or getattr(fn, "handler", None) is existing.handler:
-            return [name]
-        raise ConfigError(f"{key} {ref!r} is named {name!r}, which another tool already uses")
-    return [kernel.add_tool(fn).name]
+__all__ = ["TOOLSET_PREFIX", "resolve_tool_refs"]

@@ -62,7 +62,7 @@ from ..errors import (
     ProviderConfigError,
     ProviderError,
 )
-from ..secrets import Secret
+from ..secrets import Masker, Secret
 from .config import ERROR_BODY_BYTES, USER_AGENT, HttpConfig, default_http_module
 from .errors import HttpErrors
 from .ratelimit import RateLimiter, shared_limiter
@@ -98,7 +98,7 @@ class HttpClient(HttpErrors):
     _limiter: Any = attrs.field(default=False, init=False)
     _mod: Any = attrs.field(default=None, init=False)
     _prefix: str = attrs.field(default="", init=False)
-    _masker: Any = attrs.field(default=None, init=False)
+    _masker: Optional["Masker"] = attrs.field(default=None, init=False)
     _timers: dict[Any, Deadlines] = attrs.field(factory=dict, init=False)
 
     @classmethod

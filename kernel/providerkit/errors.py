@@ -7,7 +7,7 @@ which key to set; ``retryable`` follows docs/http.md.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import (
     AuthenticationError,
@@ -24,9 +24,26 @@ from .config import RETRY_STATUSES
 from .stream import _Deadline, _should_retry
 from .wire import retry_after, server_message
 
+if TYPE_CHECKING:  # pragma: no cover
+    from types import ModuleType
+
+    from ..secrets import Masker, Secret
+    from .config import HttpConfig
+
 
 class HttpErrors:
     """The error side of ``HttpClient`` (a mixin; see the module docstring)."""
+
+    if TYPE_CHECKING:  # what the mixin reads of ``HttpClient`` (its attrs fields and ``module``)
+        provider: str
+        base_url: str
+        config: HttpConfig
+        api_key: Optional[Secret]
+        key_env: str
+        headers: dict[str, str]
+        _masker: Optional[Masker]
+
+        def module(self) -> ModuleType: ...
 
     def transport_error(self, exc: BaseException, attempts: int = 1) -> Optional[ProviderError]:
         """The ``ProviderError`` for a connection-level failure, or ``None`` if ``exc`` is not one.
@@ -133,7 +150,7 @@ class HttpErrors:
         Whole values only: a dummy key such as ``x`` leaves the text intact."""
         return self.masker()(text)
 
-    def masker(self) -> Any:
+    def masker(self) -> "Masker":
         """The ``zagent.secrets.Masker`` of this client's secrets (made once)."""
         found = self._masker
         if found is None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Any
+from typing import Any, Optional
 
 from ..errors import (
     ConfigError,
 )
-from ..stash import StashKey
+from ..stash import Stash, StashKey
 
 
 class RateLimiter:
@@ -56,7 +56,7 @@ def shared_limiter(kernel: Any, key: str, rpm: float) -> RateLimiter:
     """The limiter of ``key`` in ``kernel`` (all agents of a kernel share it); a private one without a kernel."""
     if kernel is None:
         return RateLimiter(rpm)
-    stash = getattr(kernel, "stash", None)
+    stash: Optional[Stash] = getattr(kernel, "stash", None)
     if stash is None:  # not a zagent Kernel: no sharing
         return RateLimiter(rpm)
     per_kernel = stash.get_or_create(LIMITERS, dict)

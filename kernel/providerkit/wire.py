@@ -114,7 +114,7 @@ def network_options(
     """
     import os
 
-    from ..credentials import check_destination, check_options
+    from .credentials import check_destination, check_options
     from .client import HttpClient
 
     options = dict(options)

@@ -39,9 +39,13 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kernel import Kernel
+    from .recorder import HookRecorder
 
 __all__ = ["HookCall", "HookRecorder", "make_kernel", "wait_until", "zagent_kernel", "zagent_plugins",
            "zagent_recorder"]
@@ -61,17 +65,17 @@ def __getattr__(name: str) -> Any:
 
 
 @pytest.fixture
-def make_kernel():
+def make_kernel() -> Iterator[Callable[..., "Kernel"]]:
     """Factory of fresh kernels: ``make_kernel(*plugins, entry_points=False, strict=True, config=None)``.
 
     Kernels are isolated (no installed plugins) and strict (a broken plugin
     raises) unless asked otherwise; every kernel made is closed after the test.
     """
-    from zagent import Kernel
+    from .. import Kernel
 
-    made: list[Any] = []
+    made: list[Kernel] = []
 
-    def factory(*plugins: Any, entry_points: bool = False, strict: bool = True, config: Any = None) -> Any:
+    def factory(*plugins: Any, entry_points: bool = False, strict: bool = True, config: Any = None) -> Kernel:
         kernel = Kernel(list(plugins), entry_points=entry_points, strict=strict, config=config)
         made.append(kernel)
         return kernel
@@ -88,13 +92,13 @@ def zagent_plugins() -> list[Any]:
 
 
 @pytest.fixture
-def zagent_kernel(make_kernel, zagent_plugins):
+def zagent_kernel(make_kernel: Callable[..., "Kernel"], zagent_plugins: list[Any]) -> "Kernel":
     """A fresh, isolated, strict ``Kernel`` with ``zagent_plugins`` loaded."""
     return make_kernel(*zagent_plugins)
 
 
 @pytest.fixture
-def zagent_recorder(zagent_kernel):
+def zagent_recorder(zagent_kernel: "Kernel") -> Iterator["HookRecorder"]:
     """A ``HookRecorder`` on ``zagent_kernel``, detached after the test."""
     from .recorder import HookRecorder
 

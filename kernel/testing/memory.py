@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from zagent import ConfigError, Message, ToolCall
+from .. import ConfigError, Message, ToolCall
 
 
 def _texts(messages: list[Message]) -> list[str]:
@@ -197,7 +197,7 @@ class MemoryBackendTests:
     def test_async_twins_agree_with_sync(self, memory: Any) -> None:
         """aadd/alast/asearch/anamespaces/aclear behave like their sync twins."""
 
-        async def scenario() -> tuple:
+        async def scenario() -> tuple[list[Message], list[Message], list[str], int]:
             await memory.aadd("a/s", [Message.user("async hello"), Message.assistant("async world")])
             last = await memory.alast("a/s", 1)
             found = await memory.asearch("a/s", "hello")

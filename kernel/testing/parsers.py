@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Optional
 
 import pytest
-from zagent import Kernel, ParseError, ToolCall, ToolSpec
+from .. import Kernel, ParseError, ToolCall, ToolSpec
 
 GARBAGE = [
     "", " ", "\n\n", "null", "[]", "{}", "{", "}", "{{{{", "]]]]", '{"a":', "```", "```json\n{", "<", "</a>",
@@ -62,17 +62,17 @@ class ParserConformance:
         """The parser under test (default: ``kernel.parser(self.mode)``)."""
         return kernel.parser(self.mode)
 
-    def test_instructions_are_text(self, parser):
+    def test_instructions_are_text(self, parser: Any) -> None:
         """instructions(fields) returns non-empty prompt text."""
         text = parser.instructions(self.fields, **self.options)
         assert isinstance(text, str) and text.strip()
 
-    def test_render_then_parse_gives_the_values_back(self, parser):
+    def test_render_then_parse_gives_the_values_back(self, parser: Any) -> None:
         """parse(render(values)) == values, converted to the declared types."""
         text = parser.render(self.values, self.fields, **self.options)
         assert parser.parse(text, self.fields, **self.options) == {**self._defaults(), **self.values}
 
-    def test_parse_returns_a_plain_dict(self, parser):
+    def test_parse_returns_a_plain_dict(self, parser: Any) -> None:
         """parse returns a dict (not a Struct); parse_typed returns an object with the fields as attributes."""
         text = parser.render(self.values, self.fields, **self.options)
         assert type(parser.parse(text, self.fields, **self.options)) is dict
@@ -80,7 +80,7 @@ class ParserConformance:
         first = self.fields[0]["name"]
         assert getattr(typed, first) == self.values[first]
 
-    def test_missing_required_field_is_named(self, parser):
+    def test_missing_required_field_is_named(self, parser: Any) -> None:
         """A reply without a required field raises ParseError naming it in .missing."""
         required = self.fields[0]["name"]
         partial = {k: v for k, v in self.values.items() if k != required}
@@ -89,7 +89,7 @@ class ParserConformance:
             parser.parse(text, self.fields, **self.options)
         assert required in info.value.missing
 
-    def test_parse_error_keeps_the_raw_reply(self, parser):
+    def test_parse_error_keeps_the_raw_reply(self, parser: Any) -> None:
         """The ParseError for an unusable reply holds the raw text."""
         text = self.unusable_reply
         if text is None:
@@ -99,7 +99,7 @@ class ParserConformance:
         assert info.value.raw == text
 
     @pytest.mark.parametrize("index", range(len(GARBAGE)))
-    def test_garbage_raises_only_parse_error(self, parser, index):
+    def test_garbage_raises_only_parse_error(self, parser: Any, index: int) -> None:
         """No input makes parse raise anything but ParseError."""
         text = self.garbage[index] if index < len(self.garbage) else ""
         try:
@@ -140,29 +140,29 @@ class ToolCallFormatConformance:
     def make_format(self, kernel: Kernel) -> Any:
         return kernel.parser(self.mode)
 
-    def test_render_tools_names_every_tool(self, fmt):
+    def test_render_tools_names_every_tool(self, fmt: Any) -> None:
         """render_tools(tools) is prompt text that names each tool."""
         text = fmt.render_tools(self.tools)
         assert all(t.name in text for t in self.tools)
 
-    def test_rendered_calls_are_read_back(self, fmt):
+    def test_rendered_calls_are_read_back(self, fmt: Any) -> None:
         """parse_tool_calls(render_calls(calls)) gives the same names and arguments, in order."""
         got = fmt.parse_tool_calls(fmt.render_calls(self.calls))
         assert [(c.name, c.arguments) for c in got] == [(c.name, c.arguments) for c in self.calls]
 
-    def test_every_call_has_a_unique_id(self, fmt):
+    def test_every_call_has_a_unique_id(self, fmt: Any) -> None:
         """Every extracted call has a non-empty id, unique within the reply."""
         got = fmt.parse_tool_calls(fmt.render_calls(self.calls))
         ids = [c.id for c in got]
         assert all(ids) and len(set(ids)) == len(ids)
 
-    def test_plain_text_has_no_calls(self, fmt):
+    def test_plain_text_has_no_calls(self, fmt: Any) -> None:
         """A reply without calls gives no calls, no errors, and the text back."""
         calls, errors, text = fmt.extract("The answer is 42.")
         assert (calls, errors, text) == ([], [], "The answer is 42.")
 
     @pytest.mark.parametrize("index", range(len(GARBAGE)))
-    def test_garbage_never_raises(self, fmt, index):
+    def test_garbage_never_raises(self, fmt: Any, index: int) -> None:
         """extract never raises, whatever the text."""
         calls, errors, text = fmt.extract(GARBAGE[index])
         assert isinstance(calls, list) and isinstance(errors, list) and isinstance(text, str)

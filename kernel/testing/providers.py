@@ -25,11 +25,11 @@ and pytest are imported.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 import pytest
 
-from zagent import Chunk, Completion, Kernel, Message, ModelProfile, ProviderError, ToolCall, ToolSpec, Usage
+from .. import LLM, Chunk, Completion, Kernel, Message, ModelProfile, ProviderError, ToolCall, ToolSpec, Usage
 
 ECHO_TOOL = ToolSpec(
     name="echo",
@@ -54,27 +54,28 @@ class ProviderTests:
     def make_kernel(self) -> Kernel:
         return Kernel(plugins=list(self.plugins), entry_points=False)
 
-    def make_llm(self, kernel: Kernel) -> Any:
+    def make_llm(self, kernel: Kernel) -> LLM:
         if not self.model:
             raise NotImplementedError("set model = 'provider:model' on the test class, or override make_llm(kernel)")
-        return kernel.llm(self.model, **self.options)
+        llm: LLM = kernel.llm(self.model, **self.options)
+        return llm
 
-    def make_failing_llm(self, kernel: Kernel) -> Any:
+    def make_failing_llm(self, kernel: Kernel) -> Optional[LLM]:
         """A model whose calls fail (bad key, unreachable URL...); ``None`` skips the error tests."""
         return None
 
     @pytest.fixture
-    def kernel(self) -> Any:
+    def kernel(self) -> Iterator[Kernel]:
         k = self.make_kernel()
         yield k
         k.close()
 
     @pytest.fixture
-    def llm(self, kernel: Kernel) -> Any:
+    def llm(self, kernel: Kernel) -> LLM:
         return self.make_llm(kernel)
 
     @pytest.fixture
-    def failing_llm(self, kernel: Kernel) -> Any:
+    def failing_llm(self, kernel: Kernel) -> LLM:
         llm = self.make_failing_llm(kernel)
         if llm is None:
             pytest.skip("make_failing_llm() not provided")
@@ -82,14 +83,12 @@ class ProviderTests:
 
     # -- resolution and profile -----------------------------------------------------------
 
-    def test_resolves_through_the_kernel(self, kernel: Kernel, llm: Any) -> None:
+    def test_resolves_through_the_kernel(self, kernel: Kernel, llm: LLM) -> None:
         """k.llm('provider:model') returns a zagent.LLM naming its provider and model."""
-        from zagent import LLM
-
         assert isinstance(llm, LLM)
         assert llm.name == f"{llm.provider}:{llm.model}" and llm.provider and llm.model
 
-    def test_profile_is_a_model_profile(self, llm: Any) -> None:
+    def test_profile_is_a_model_profile(self, llm: LLM) -> None:
         """The profile is a ModelProfile (what agents consult to pick strategies)."""
         assert isinstance(llm.profile, ModelProfile)
 
@@ -102,25 +101,25 @@ class ProviderTests:
 
     # -- completion -------------------------------------------------------------------------
 
-    def test_complete_returns_assistant_text(self, llm: Any) -> None:
+    def test_complete_returns_assistant_text(self, llm: LLM) -> None:
         """complete() returns a Completion whose message is the assistant's, with text."""
         c = llm.complete(self.prompt)
         assert isinstance(c, Completion)
         assert c.message.role == "assistant" and isinstance(c.text, str) and c.text
 
-    def test_complete_reports_usage_and_finish(self, llm: Any) -> None:
+    def test_complete_reports_usage_and_finish(self, llm: LLM) -> None:
         """Usage counts one call with non-negative tokens; a finish reason is given."""
         c = llm.complete(self.prompt)
         assert isinstance(c.usage, Usage) and c.usage.calls == 1
         assert c.usage.input_tokens >= 0 and c.usage.output_tokens >= 0
         assert c.finish_reason
 
-    def test_async_twin_matches(self, llm: Any) -> None:
+    def test_async_twin_matches(self, llm: LLM) -> None:
         """acomplete() works from a plain asyncio program."""
         c = asyncio.run(llm.acomplete(self.prompt))
         assert c.message.role == "assistant" and c.text
 
-    def test_usage_is_added_to_the_run(self, kernel: Kernel, llm: Any) -> None:
+    def test_usage_is_added_to_the_run(self, kernel: Kernel, llm: LLM) -> None:
         """A call made with a run context adds its usage to ctx.usage."""
         ctx = kernel.context()
         c = asyncio.run(llm.acomplete(self.prompt, ctx=ctx))
@@ -128,27 +127,29 @@ class ProviderTests:
 
     # -- streaming --------------------------------------------------------------------------
 
-    def test_stream_ends_with_one_done_chunk(self, llm: Any) -> None:
+    def test_stream_ends_with_one_done_chunk(self, llm: LLM) -> None:
         """A stream yields text/tool_call chunks and ends with exactly one done chunk holding the completion."""
         chunks = list(llm.stream(self.prompt))
         assert all(isinstance(c, Chunk) for c in chunks)
         assert [c.type for c in chunks].count("done") == 1 and chunks[-1].type == "done"
         assert isinstance(chunks[-1].completion, Completion)
 
-    def test_stream_text_adds_up(self, llm: Any) -> None:
+    def test_stream_text_adds_up(self, llm: LLM) -> None:
         """The text deltas of a stream add up to the done chunk's text."""
         chunks = list(llm.stream(self.prompt))
         text = "".join(c.text for c in chunks if c.type == "text")
-        assert text and text == chunks[-1].completion.text
+        done = chunks[-1].completion
+        assert done is not None and text and text == done.text
 
-    def test_stream_chunk_kinds_are_known(self, llm: Any) -> None:
+    def test_stream_chunk_kinds_are_known(self, llm: LLM) -> None:
         """Every chunk is text, reasoning, tool_call or done; reasoning never shows up in the done text."""
         chunks = list(llm.stream(self.prompt))
         assert {c.type for c in chunks} <= {"text", "reasoning", "tool_call", "done"}
         thought = "".join(c.text for c in chunks if c.type == "reasoning")
-        assert not thought or thought not in chunks[-1].completion.text
+        done = chunks[-1].completion
+        assert done is not None and (not thought or thought not in done.text)
 
-    def test_leaving_a_stream_early_is_clean(self, llm: Any) -> None:
+    def test_leaving_a_stream_early_is_clean(self, llm: LLM) -> None:
         """Stopping after the first chunk closes the stream without an error, and the model stays usable."""
 
         async def first_then_more() -> Completion:
@@ -162,51 +163,52 @@ class ProviderTests:
 
     # -- tools ------------------------------------------------------------------------------
 
-    def _tool_call(self, llm: Any) -> tuple[Completion, ToolCall]:
+    def _tool_call(self, llm: LLM) -> tuple[Completion, ToolCall]:
         if not self.supports_tools or not llm.profile.native_tools:
             pytest.skip("the provider (or this model's profile) has no native tool calls")
         c = llm.complete(self.tool_prompt, tools=[ECHO_TOOL])
         assert c.tool_calls, f"expected a call of the offered tool, got text {c.text!r}"
         return c, c.tool_calls[0]
 
-    def test_tool_call_names_an_offered_tool(self, llm: Any) -> None:
+    def test_tool_call_names_an_offered_tool(self, llm: LLM) -> None:
         """Offered a tool and asked to use it, the model calls it: an id, the tool's name, object arguments."""
         c, call = self._tool_call(llm)
         assert isinstance(call, ToolCall) and call.id and call.name == "echo"
         assert isinstance(call.arguments, dict)
         assert len({x.id for x in c.tool_calls}) == len(c.tool_calls), "each call needs an id of its own"
 
-    def test_tool_result_round_trip(self, llm: Any) -> None:
+    def test_tool_result_round_trip(self, llm: LLM) -> None:
         """A tool result sent back with its call's id is accepted and answered."""
         c, call = self._tool_call(llm)
         history = [Message.user(self.tool_prompt), c.message, Message.tool("hi", call.id, call.name)]
         answer = llm.complete(history, tools=[ECHO_TOOL])
         assert answer.message.role == "assistant"
 
-    def test_streamed_tool_calls_are_whole(self, llm: Any) -> None:
+    def test_streamed_tool_calls_are_whole(self, llm: LLM) -> None:
         """Streamed tool calls arrive as whole ToolCalls, the same ones the done chunk holds."""
         if not self.supports_tools or not llm.profile.native_tools or not llm.profile.streaming_tools:
             pytest.skip("no native streamed tool calls")
         chunks = list(llm.stream(self.tool_prompt, tools=[ECHO_TOOL]))
         calls = [c.tool_call for c in chunks if c.type == "tool_call"]
         assert calls and all(isinstance(c, ToolCall) and c.name == "echo" for c in calls)
-        assert [c.id for c in calls] == [c.id for c in chunks[-1].completion.tool_calls]
+        done = chunks[-1].completion
+        assert done is not None and [c.id for c in calls if c is not None] == [c.id for c in done.tool_calls]
 
     # -- errors and secrets --------------------------------------------------------------------
 
-    def test_failure_is_a_provider_error(self, failing_llm: Any) -> None:
+    def test_failure_is_a_provider_error(self, failing_llm: LLM) -> None:
         """A failing call raises a zagent.ProviderError (or subclass) naming the provider."""
         with pytest.raises(ProviderError) as info:
             failing_llm.complete(self.prompt)
         assert info.value.provider == failing_llm.provider
         assert str(info.value)
 
-    def test_failure_in_a_stream_is_a_provider_error(self, failing_llm: Any) -> None:
+    def test_failure_in_a_stream_is_a_provider_error(self, failing_llm: LLM) -> None:
         """A failing streamed call raises ProviderError too, never a raw transport exception."""
         with pytest.raises(ProviderError):
             list(failing_llm.stream(self.prompt))
 
-    def test_secret_never_in_repr_or_errors(self, llm: Any, kernel: Kernel) -> None:
+    def test_secret_never_in_repr_or_errors(self, llm: LLM, kernel: Kernel) -> None:
         """The API key appears in no repr and in no error message."""
         if not self.secret:
             pytest.skip("secret not set")
@@ -219,7 +221,7 @@ class ProviderTests:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def test_close_then_close_again(self, llm: Any) -> None:
+    def test_close_then_close_again(self, llm: LLM) -> None:
         """aclose() releases connections and may be called twice."""
         llm.complete(self.prompt)
         llm.close()

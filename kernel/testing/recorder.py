@@ -16,9 +16,14 @@ pass ``plugin=`` to see what a given plugin was called with and returned.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, NamedTuple, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Optional, Union
 
-from zagent.hookspecs import hookimpl
+from ..hookspecs import hookimpl
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..context import RunContext
+    from ..kernel import Kernel
+    from ..types import Completion, Event, LLMRequest, ToolCall, ToolResult
 
 SPY_NAME = "zagent-testing-recorder"
 
@@ -44,27 +49,27 @@ class _Spy:
     __name__ = SPY_NAME
 
     @hookimpl(tryfirst=True)
-    def zagent_before_tool_call(self, call, ctx):  # noqa: ARG002
+    def zagent_before_tool_call(self, call: "ToolCall", ctx: "RunContext") -> None:  # noqa: ARG002
         return None
 
     @hookimpl(tryfirst=True)
-    def zagent_after_tool_call(self, call, result, ctx):  # noqa: ARG002
+    def zagent_after_tool_call(self, call: "ToolCall", result: "ToolResult", ctx: "RunContext") -> None:  # noqa: ARG002
         return None
 
     @hookimpl(tryfirst=True)
-    def zagent_before_llm_call(self, request, ctx):  # noqa: ARG002
+    def zagent_before_llm_call(self, request: "LLMRequest", ctx: "RunContext") -> None:  # noqa: ARG002
         return None
 
     @hookimpl(tryfirst=True)
-    def zagent_after_llm_call(self, request, response, ctx):  # noqa: ARG002
+    def zagent_after_llm_call(self, request: "LLMRequest", response: "Completion", ctx: "RunContext") -> None:  # noqa: ARG002
         return None
 
     @hookimpl(tryfirst=True)
-    def zagent_event(self, event):  # noqa: ARG002
+    def zagent_event(self, event: "Event") -> None:  # noqa: ARG002
         return None
 
     @hookimpl(tryfirst=True)
-    def zagent_kernel_close(self, kernel):  # noqa: ARG002
+    def zagent_kernel_close(self, kernel: "Kernel") -> None:  # noqa: ARG002
         return None
 
 
@@ -161,4 +166,4 @@ def _matches(actual: Any, expected: Matcher) -> bool:
             return bool(expected(actual))
         except Exception:
             return False
-    return actual == expected
+    return bool(actual == expected)

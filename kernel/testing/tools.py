@@ -40,7 +40,7 @@ from typing import Any, Sequence
 
 import pytest
 
-from zagent import Deny, Kernel, hookimpl
+from .. import Deny, Kernel, hookimpl
 
 
 class _DenyAll:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from zagent.lazy import lazy_exports
+from zagent.agentkit.lazy import lazy_exports
 
 _EXPORTS = {
     "Action": "action", "CustomizeAction": "action", "ActionOutput": "action",

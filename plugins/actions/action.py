@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import attrs
 
-from zagent import fields as zfields
+from zagent.agentkit import fields as zfields
 from zagent.errors import ConfigError, NoAnswerError, ParseError
 from zagent.toolrun import with_unique_ids
 from zagent.types import Message, ToolCall, ToolResult, Usage

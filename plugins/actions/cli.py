@@ -78,7 +78,7 @@ def _load(args: argparse.Namespace, kernel: Any, *, dry: bool = False) -> Any:
 def _typed(agent: Any, raw: dict[str, str]) -> dict[str, Any]:
     """``--input`` text converted to the declared input types; a value that does not fit is a
     ``ConfigError`` about that input (the user's to fix), not a ``ParseError`` about a reply."""
-    from zagent import fields as zfields
+    from zagent.agentkit import fields as zfields
     from zagent.errors import ConfigError, ParseError
 
     spec = agent.action().input_spec

@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 import attrs
 import msgspec
-from zagent import fields as zfields
+from zagent.agentkit import fields as zfields
 from zagent.errors import ConfigError
-from zagent.credentials import spec_options
+from zagent.providerkit.credentials import spec_options
 from zagent.files import write_atomic
 from zagent.imports import as_trust, check_spec_path, resolve, resolve_approver, trusting
 from zagent.kernel import convert_spec
 from zagent.secrets import public_data
-from zagent.toolrefs import resolve_tool_refs
+from zagent.agentkit.toolrefs import resolve_tool_refs
 from zagent.types import Field
 
 from .action import CustomizeAction

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import attrs
 
-from zagent import fields as zfields
+from zagent.agentkit import fields as zfields
 from zagent.types import Message
 
 if TYPE_CHECKING:  # pragma: no cover

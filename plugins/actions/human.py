@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import attrs
 
-from zagent import fields as zfields
+from zagent.agentkit import fields as zfields
 from zagent.errors import ConfigError, ParseError
 from zagent.llm import LLM
 from zagent.types import Message, Usage

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import attrs
 import msgspec
 
-from zagent.control import RunControl
+from zagent.agentkit.control import RunControl
 from zagent.errors import ConfigError, RunAborted
 from zagent.limits import check_inputs, check_text
 from zagent.sync import maybe_await, run_sync

@@ -8,7 +8,7 @@ classes load on first use (``from zagent.plugins.manager import AgentManager``).
 from __future__ import annotations
 
 
-from zagent.lazy import lazy_exports
+from zagent.agentkit.lazy import lazy_exports
 
 _EXPORTS = {"AgentManager": "manager", "AgentState": "manager", "AgentTimeout": "manager"}
 

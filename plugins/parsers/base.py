@@ -9,7 +9,7 @@ plugins reach it through ``kernel.parser(mode)`` without importing this package.
 
 Subclasses implement ``_extract(text, spec, opts) -> dict`` (raw values by
 declared field name, ``ParseError`` for unusable text), ``_instructions`` and
-``_render``; conversion to the declared types is shared (``zagent.fields``).
+``_render``; conversion to the declared types is shared (``zagent.agentkit.fields``).
 Rendered instructions are cached per (field spec, options).
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from zagent.errors import ParseError
-from zagent.fields import FieldsIn, FieldSpec, compile_fields, convert, to_dict
+from zagent.agentkit.fields import FieldsIn, FieldSpec, compile_fields, convert, to_dict
 from zagent.reasoning import strip_think
 
 from . import lenient

@@ -31,7 +31,7 @@ from typing import Any, Optional
 
 import msgspec
 from zagent.errors import ParseError
-from zagent.fields import FieldSpec
+from zagent.agentkit.fields import FieldSpec
 
 from . import jsontext
 

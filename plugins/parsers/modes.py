@@ -2,7 +2,7 @@
 
 Each finds the raw value of every declared field in the reply; conversion to
 the declared types (``"42"`` -> 42, ``"yes"`` -> True, JSON text for arrays and
-objects) is shared and lives in ``zagent.fields``. Regexes are compiled once
+objects) is shared and lives in ``zagent.agentkit.fields``. Regexes are compiled once
 per field spec and option set and kept in ``FieldSpec.cache``.
 
 Decisions (also in the README):
@@ -29,7 +29,7 @@ from typing import Any
 
 import msgspec
 from zagent.errors import ConfigError, ParseError
-from zagent.fields import FieldSpec, compile_fields, describe
+from zagent.agentkit.fields import FieldSpec, compile_fields, describe
 
 from . import jsontext
 from .base import Parser, missing_error

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from zagent.errors import ParseError
-from zagent.fields import FieldsIn, compile_fields, describe
+from zagent.agentkit.fields import FieldsIn, compile_fields, describe
 
 _MAX_RAW = 12000
 

@@ -37,7 +37,7 @@ from typing import Any, Optional, Union
 
 import msgspec
 from zagent.errors import ConfigError
-from zagent.fields import FieldsIn, compile_fields
+from zagent.agentkit.fields import FieldsIn, compile_fields
 from zagent.types import Message
 
 SECTIONS = ("system", "instruction", "context", "constraints", "demonstrations", "history",

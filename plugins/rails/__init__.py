@@ -30,7 +30,7 @@ a few dict look-ups (the before-tool rail still looks up whether the tool is
 
 Per-run state lives in ``ctx.stash`` under ``StashKey``s: ``BUDGET_KEY``
 (call counts, persistent: saved with checkpoints), and, from
-``zagent.runkeys`` (shared with the ReAct loop), ``PENDING_APPROVAL`` (ids
+``zagent.agentkit.runkeys`` (shared with the ReAct loop), ``PENDING_APPROVAL`` (ids
 awaiting a human, a set) and ``APPROVED`` (ids a human approved, a set the
 loop fills on resume); exported here as ``PENDING_KEY`` and ``APPROVED_KEY``.
 """

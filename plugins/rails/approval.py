@@ -3,13 +3,13 @@
 A call needs approval when its tool is marked ``sensitive=True`` (unless
 ``approval.sensitive`` is false) or matches ``approval.tools``. Then:
 
-* its id is in ``ctx.stash[zagent.runkeys.APPROVED]`` (filled by the loop on
+* its id is in ``ctx.stash[zagent.agentkit.runkeys.APPROVED]`` (filled by the loop on
   resume) → allowed without asking;
 * no ``approver`` is configured → denied, saying how to configure one;
 * ``approver(call, ctx)`` (sync or async) answers ``True`` → allowed,
   ``False`` → denied ("a human declined ..."), ``None`` → denied with the
   reason ``awaiting human approval`` and the id added to
-  ``ctx.stash[zagent.runkeys.PENDING_APPROVAL]`` so the loop can pause the run.
+  ``ctx.stash[zagent.agentkit.runkeys.PENDING_APPROVAL]`` so the loop can pause the run.
   Anything else, or an exception, denies (fail closed).
 
 ``approver`` may be a callable, ``"console"`` (``console_approver``) or a
@@ -22,7 +22,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from zagent.runkeys import APPROVED, PENDING_APPROVAL
+from zagent.agentkit.runkeys import APPROVED, PENDING_APPROVAL
 from zagent.sync import maybe_await
 
 from .config import Layers, as_list, first_match, tool_of
@@ -30,7 +30,7 @@ from .config import Layers, as_list, first_match, tool_of
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import RunContext, ToolCall
 
-APPROVED_KEY = APPROVED  # ``zagent.runkeys``: shared with the ReAct loop
+APPROVED_KEY = APPROVED  # ``zagent.agentkit.runkeys``: shared with the ReAct loop
 PENDING_KEY = PENDING_APPROVAL
 AWAITING = "awaiting human approval"
 

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence
 
 import attrs
 import msgspec
-from zagent.credentials import spec_options
+from zagent.providerkit.credentials import spec_options
 from zagent.errors import ConfigError
 from zagent.imports import check_spec_path, resolve_approver
 from zagent.kernel import convert_spec
 from zagent.plugins.actions.agent import Agent
 from zagent.plugins.actions.chat import ROUTER, AgentResponse, response_of  # noqa: F401 (re-exported)
-from zagent.toolrefs import resolve_tool_refs
+from zagent.agentkit.toolrefs import resolve_tool_refs
 from zagent.types import Message
 
 from .loop import SYSTEM_PROMPT, ReActLoop, check_on_error

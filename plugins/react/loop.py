@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 import attrs
 import msgspec
-from zagent.control import RunControl
+from zagent.agentkit.control import RunControl
 from zagent.errors import ConfigError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
 from zagent.limits import check_text
 from zagent.llm import to_messages
-from zagent.runkeys import APPROVED, PENDING_APPROVAL
+from zagent.agentkit.runkeys import APPROVED, PENDING_APPROVAL
 from zagent.secrets import public_data
 from zagent.toolrun import with_unique_ids
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec

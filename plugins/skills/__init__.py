@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zagent.lazy import lazy_exports
+from zagent.agentkit.lazy import lazy_exports
 
 _EXPORTS = {
     "Skill": "skill", "Transition": "skill", "SkillRegistry": "registry", "SkillIndex": "index",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zagent.lazy import lazy_exports
+from zagent.agentkit.lazy import lazy_exports
 
 _EXPORTS = {
     "WorkFlowGraph": "graph", "WorkFlowNode": "graph", "WorkFlowEdge": "graph", "ConditionalEdge": "graph",

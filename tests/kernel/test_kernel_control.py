@@ -3,7 +3,7 @@
 import asyncio
 import threading
 
-from zagent.control import RunControl
+from zagent.agentkit.control import RunControl
 
 
 def test_resume_from_another_thread_ends_the_wait():

@@ -1,7 +1,7 @@
 """``Field.examples``: shown in the JSON schema and the prompt description, used by the offline test model."""
 
 import zagent
-from zagent import fields as zfields
+from zagent.agentkit import fields as zfields
 
 FIELDS = [{"name": "city", "description": "a city", "examples": ["Oslo", "Lima"]}]
 

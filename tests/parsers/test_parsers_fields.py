@@ -1,11 +1,11 @@
-"""zagent.fields: declarations, result Structs, lax conversion, schema and description."""
+"""zagent.agentkit.fields: declarations, result Structs, lax conversion, schema and description."""
 
 import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from zagent import ConfigError, Field, ParseError
-from zagent import fields as F
+from zagent.agentkit import fields as F
 
 
 def test_dict_and_field_declarations_are_equivalent():

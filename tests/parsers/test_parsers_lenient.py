@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from zagent import Completion, Message, ParseError
-from zagent.fields import compile_fields
+from zagent.agentkit.fields import compile_fields
 
 from parsers_strategies import PLAIN, specs_and_values
 

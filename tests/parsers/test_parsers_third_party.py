@@ -1,7 +1,7 @@
-"""A third party adds an output mode through the hook, builds it on zagent.fields, and passes the suite."""
+"""A third party adds an output mode through the hook, builds it on zagent.agentkit.fields, and passes the suite."""
 
 from zagent import ParseError
-from zagent import fields as zfields
+from zagent.agentkit import fields as zfields
 from zagent.testing.parsers import ParserConformance
 
 

@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from zagent import fields as zfields
+from zagent.agentkit import fields as zfields
 from zagent.plugins.workflow import AgentGenerator, TaskPlanner, build_from_plan
 from zagent.plugins.workflow.planner import EXAMPLE_PLAN, check_plan, parse_plan
 

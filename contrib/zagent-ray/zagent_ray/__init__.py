@@ -5,7 +5,7 @@
 Importing this package does not import Ray: that happens on the first unit.
 """
 
-from zagent.lazy import lazy_exports
+from zagent.agentkit.lazy import lazy_exports
 
 __all__ = ["RayExecutor"]
 __getattr__ = lazy_exports(__name__, {"RayExecutor": "executor"})

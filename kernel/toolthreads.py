@@ -32,9 +32,11 @@ runs in threads. A measured tool runs in threads, timed there, until ``PROBES`` 
 returned within ``FAST`` seconds (wall and CPU); later calls run on the event
 loop. A call using more CPU than that keeps the tool in threads for good (the
 hop is cheap next to it); a call that waited (I/O) just does not count.
-A call on the loop that takes longer than ``SLOW`` sends the tool back to the
-threads for good (with a warning naming it), so a tool that blocks stalls the
-loop at most once. ``inline=False`` keeps a tool in threads always (a tool that
+A call on the loop that uses more than ``SLOW`` of CPU sends the tool back to the
+threads for good (with a warning naming it), so a tool that turns heavy stalls the
+loop at most once. (CPU, not wall time: only pure functions run there, so they
+cannot block on I/O, and on a machine with more runnable threads than cores a
+quick call can wait milliseconds for a core, which must not demote it.) ``inline=False`` keeps a tool in threads always (a tool that
 may block on I/O, or must have its timeout enforced on every call).
 
 ``start(key, fn, kwargs)`` is the kernel's path: it returns a job whose
@@ -64,7 +66,7 @@ PROBES = 8
 FAST = 100e-6
 """A measured tool runs on the loop once ``PROBES`` of its calls took at most this, wall and CPU (seconds)."""
 SLOW = 2e-3
-"""A call on the loop taking longer than this sends the tool back to the threads for good (seconds)."""
+"""A call on the loop using more CPU than this sends the tool back to the threads for good (seconds)."""
 _log = logging.getLogger("zagent.tools")
 
 
@@ -129,10 +131,10 @@ class InlineProbe:
             self.inline = self.fast >= PROBES
 
     def ran_inline(self, seconds: float) -> None:
-        """A call on the loop took ``seconds``; past ``SLOW`` the tool goes back to threads for good."""
+        """A call on the loop used ``seconds`` of CPU; past ``SLOW`` the tool goes back to threads for good."""
         if seconds > SLOW and self.inline:
             self.inline, self.settled = False, True
-            _log.warning("tool %r took %.1f ms on the event loop (its first %d calls were quick), so it runs in "
+            _log.warning("tool %r took %.1f ms of CPU on the event loop (its first %d calls were quick), so it runs in "
                          "the kernel's tool threads from now on; register it with inline=False if it can block",
                          self.name, seconds * 1e3, PROBES)
 

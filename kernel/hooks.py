@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import pluggy
 
 from .errors import ToolBlocked
-from .hookspecs import PROJECT
+from .markers import PROJECT
 from .logs import log
 from .rails import Deny, Rewrite
 

@@ -3,7 +3,9 @@
 What it guarantees, and how:
 
 * **Connection per thread** (``threading.local``); those of ended threads are closed when
-  another opens, all the rest by ``close()``.
+  another opens, all the rest by ``close()``. ``close()`` never closes a connection in the
+  middle of a read or write of another thread: that work finishes (a write commits) and its
+  thread closes the connection as the work ends; work started after ``close()`` gets ``StoreError``.
 * **WAL mode**, ``synchronous=FULL`` by default: a committed write survives a
   killed process and a power cut; readers never block the writer.
 * **Every write is one transaction** (``BEGIN IMMEDIATE`` ... ``COMMIT``,
@@ -66,6 +68,7 @@ class Database:
     _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
     _ready: bool = attrs.field(default=False, init=False)
     _closed: bool = attrs.field(default=False, init=False)
+    _busy: dict = attrs.field(factory=dict, init=False)  # id(connection) -> reads/writes running on it
 
     def __attrs_post_init__(self) -> None:
         if self.synchronous not in ("full", "normal"):
@@ -90,13 +93,41 @@ class Database:
                              path=self.path)
         conn = self._open()
         with self._lock:
-            dead = [c for t, c in self._conns if t() is None or not t().is_alive()]
-            self._conns = [(t, c) for t, c in self._conns if c not in dead] + [
-                (weakref.ref(threading.current_thread()), conn)]
+            closed = self._closed  # close() ran while this connection was opening: it never saw it
+            dead = [c for t, c in self._conns if (t() is None or not t().is_alive()) and id(c) not in self._busy]
+            self._conns = [(t, c) for t, c in self._conns if c not in dead]
+            if not closed:
+                self._conns.append((weakref.ref(threading.current_thread()), conn))
         for c in dead:  # connections of threads that have ended
             c.close()
+        if closed:
+            conn.close()
+            raise StoreError(f"the memory store {self.path} is closed; open a new one with k.memory(...)",
+                             path=self.path)
         self._local.conn = conn
         return conn
+
+    def _use(self) -> Any:
+        """This thread's connection, marked busy so ``close()`` leaves it to this thread (``_done`` unmarks it)."""
+        conn = self.connection()
+        with self._lock:
+            if self._closed:  # checked with the mark, under the lock: close() either sees the mark or we see it
+                raise StoreError(f"the memory store {self.path} is closed; open a new one with k.memory(...)",
+                                 path=self.path)
+            self._busy[id(conn)] = self._busy.get(id(conn), 0) + 1
+        return conn
+
+    def _done(self, conn: Any) -> None:
+        """End one piece of work on ``conn``; after ``close()`` the last one closes the connection."""
+        with self._lock:
+            left = self._busy.pop(id(conn)) - 1
+            if left:
+                self._busy[id(conn)] = left
+                return
+            if not self._closed:
+                return
+            self._conns = [(t, c) for t, c in self._conns if c is not conn]
+        conn.close()
 
     def _open(self) -> Any:
         import sqlite3
@@ -188,21 +219,25 @@ class Database:
         """Run ``fn(connection)`` for reading (one consistent snapshot)."""
         import sqlite3
 
-        conn = self.connection()
+        conn = self._use()
         try:
             return self._retry(lambda: fn(conn))
         except sqlite3.Error as exc:
             raise self._error(exc, "read") from None
+        finally:
+            self._done(conn)
 
     def write(self, fn: Callable[[Any], T]) -> T:
         """Run ``fn(connection)`` inside one write transaction; committed whole or not at all."""
         import sqlite3
 
-        conn = self.connection()
+        conn = self._use()
         try:
             return self._transaction(conn, fn)
         except sqlite3.Error as exc:
             raise self._error(exc, "write") from None
+        finally:
+            self._done(conn)
 
     def _transaction(self, conn: Any, fn: Callable[[Any], T]) -> T:
         def attempt() -> T:
@@ -255,15 +290,14 @@ class Database:
     # -- lifecycle ----------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close every thread's connection; later use raises ``StoreError``."""
+        """Close every idle connection now and each busy one when its thread's read or write ends
+        (that work finishes; nothing is pulled from under it); later use raises ``StoreError``."""
         with self._lock:
             self._closed = True
-            conns, self._conns = self._conns, []
-        for _, conn in conns:
-            try:
-                conn.close()
-            except Exception:  # pragma: no cover - closing a connection another thread is using
-                pass
+            idle = [c for _, c in self._conns if id(c) not in self._busy]
+            self._conns = [(t, c) for t, c in self._conns if id(c) in self._busy]
+        for conn in idle:
+            conn.close()
         self._local = threading.local()
 
     def __repr__(self) -> str:

@@ -33,24 +33,38 @@ DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 
 
 
 class Open:
-    """An OTel span between its zagent start and end events."""
+    """An OTel span between its zagent start and end events.
 
-    __slots__ = ("span", "kind", "parent_id", "context", "labels", "provider")
+    ``own`` is false for a zagent span that got no OTel span of its own (a step span with
+    ``steps`` off, anything inside an unsampled span): ``span`` and ``context`` are then its
+    parent's, so its children attach there, and its end only records the chat metrics.
+    """
 
-    def __init__(self, span: Any, kind: str, parent_id: Optional[str]):
-        self.span, self.kind, self.parent_id = span, kind, parent_id
-        self.context: Any = None  # the OTel context with this span, made when a child needs it
-        self.labels: Optional[dict[str, Any]] = None  # metric attributes, for chat spans
-        self.provider = False  # gen_ai.provider.name set (agent and workflow spans)
+    __slots__ = ("span", "kind", "parent_id", "context", "labels", "provider", "own")
+
+    def __init__(self, span: Any, kind: str, parent_id: Optional[str], own: bool = True, context: Any = None):
+        self.span, self.kind, self.parent_id, self.own = span, kind, parent_id, own
+        self.context: Any = context  # the OTel context with this span, made when a child needs it
+        self.labels: Optional[tuple[dict[str, Any], ...]] = None  # metric attributes (all, input, output): chat spans
+        self.provider: Optional[str] = None  # gen_ai.provider.name of the first call inside (agent and workflow spans)
 
 
 class SpanObserver:
-    """The ``zagent_event`` observer of one kernel."""
+    """The ``zagent_event`` observer of one kernel.
 
-    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None):
+    Cost (bench/otel_overhead.py): beyond what the SDK itself takes per span, one dict
+    lookup per event and attribute mappings cached per model and per tool. Unsampled
+    spans get no children (nothing inside them is built: what ``ParentBased`` samplers,
+    the SDK default, would decide anyway), and metrics are skipped on a no-op meter.
+    """
+
+    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None, steps: bool = True):
         self._providers = (tracer_provider, meter_provider)
+        self._steps = steps
         self._tracer: Any = None
+        self._metrics = True
         self.spans: dict[str, Open] = {}  # zagent span id -> its open OTel span
+        self._starts: dict[Any, tuple[str, Any, dict[str, Any], Any]] = {}  # cached (name, kind, attributes, labels)
 
     def zagent_event(self, event: Any) -> None:
         if event.span_id is None and event.parent_id is None:
@@ -63,9 +77,9 @@ class SpanObserver:
             log.exception("zagent-otel: could not turn event %s into a span", event.type)
 
     def annotate(self, span_id: Optional[str], attributes: dict[str, Any]) -> None:
-        """Set ``attributes`` on the OTel span of zagent span ``span_id`` (if it is open)."""
+        """Set ``attributes`` on the OTel span of zagent span ``span_id`` (if it is open and its own)."""
         record = self.spans.get(span_id) if span_id is not None else None
-        if record is not None:
+        if record is not None and record.own:
             record.span.set_attributes(attributes)
 
     def _setup(self) -> None:
@@ -81,6 +95,9 @@ class SpanObserver:
         self._duration = meter.create_histogram("gen_ai.client.operation.duration", unit="s",
                                                 description="GenAI operation duration",
                                                 explicit_bucket_boundaries_advisory=DURATION_BUCKETS)
+        # a no-op meter (an explicit NoOpMeterProvider) records nothing: skip building its attributes.
+        # The global proxy meter is not skipped: an app may install a provider later.
+        self._metrics = not isinstance(self._duration, metrics.NoOpHistogram)
         from opentelemetry.context import get_current
         from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
 
@@ -94,61 +111,127 @@ class SpanObserver:
         span_id, type = event.span_id, event.type
         if span_id is None:
             parent = self.spans.get(event.parent_id) if event.parent_id else None
-            if parent is not None:
+            if parent is not None and parent.span.is_recording():
                 parent.span.add_event(type, _event_attributes(event.data), timestamp=_ns(event.time))
             return
-        if type.endswith("_start"):
+        if type[-6:] == "_start":
             self._start(event, type[:-6])
         else:
             self._end(event)
 
     def _start(self, event: Any, kind: str) -> None:
         parent = self.spans.get(event.parent_id) if event.parent_id else None
-        # a top span starts in the app's current OTel context (it nests under the app's span, if any)
-        outer = self._current() if parent is None else None
-        name, span_kind, attrs = semconv.start(kind, event.data, event.agent, event.run_id, top=parent is None)
-        if parent is not None and parent.context is None:
-            parent.context = self._in_context(parent.span)  # once per parent, shared by its children
-        span = self._tracer.start_span(name, context=parent.context if parent is not None else outer,
-                                       kind=self._kinds[span_kind], attributes=attrs, start_time=_ns(event.time))
+        if parent is not None and (not parent.span.is_recording() or kind == "step" and not self._steps):
+            self._alias(event, kind, parent)
+            return
+        name, span_kind, attrs, labels = self._describe(kind, event, parent is None)
+        if parent is None:  # a top span starts in the app's current OTel context (nests under the app's span)
+            context = self._current()
+        else:
+            context = parent.context
+            if context is None:
+                context = parent.context = self._in_context(parent.span)  # once per parent, shared by its children
+        span = self._tracer.start_span(name, context=context, kind=span_kind, attributes=attrs,
+                                       start_time=int(event.time * 1e9))
         record = Open(span, kind, event.parent_id)
-        if kind == "llm":
-            record.labels = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": attrs["gen_ai.provider.name"],
-                             "gen_ai.request.model": attrs["gen_ai.request.model"]}
-            self._provider_up(parent, attrs["gen_ai.provider.name"])
+        if labels is not None:
+            record.labels = labels
+            if parent is not None:
+                self._provider_up(parent, attrs["gen_ai.provider.name"])
         self.spans[event.span_id] = record
 
+    def _alias(self, event: Any, kind: str, parent: Open) -> None:
+        """A zagent span without an OTel span of its own: its children attach to ``parent``'s OTel span."""
+        if parent.context is None and parent.span.is_recording():
+            parent.context = self._in_context(parent.span)
+        record = Open(parent.span, kind, event.parent_id, own=False, context=parent.context)
+        if kind == "llm" and self._metrics:
+            record.labels = self._describe(kind, event, False)[3]
+        self.spans[event.span_id] = record
+
+    def _describe(self, kind: str, event: Any, top: bool) -> tuple[str, Any, dict[str, Any], Any]:
+        """Span name, kind, start attributes and (chat spans) metric attribute sets; cached per model and per tool."""
+        data = event.data
+        if kind == "llm":
+            key: Any = (kind, data.get("model"), data.get("provider"), event.agent)
+        elif kind == "tool":
+            key = (kind, data.get("tool"))
+        else:
+            key = None
+        found = self._starts.get(key) if key is not None else None
+        if found is None:
+            name, span_kind, attrs = semconv.start(kind, data, event.agent, None)
+            labels = None
+            if kind == "llm":
+                base = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": attrs["gen_ai.provider.name"],
+                        "gen_ai.request.model": attrs["gen_ai.request.model"]}
+                labels = (base, dict(base, **{"gen_ai.token.type": "input"}),
+                          dict(base, **{"gen_ai.token.type": "output"}))
+            found = (name, self._kinds[span_kind], attrs, labels)
+            if key is not None and len(self._starts) < 256:  # bounded: model and tool names are few
+                self._starts[key] = found
+        name, span_kind, attrs, labels = found
+        if key is not None:  # the cached mapping is shared: per-call attributes go on a copy
+            call_id = data.get("call_id") if kind == "tool" else None
+            if call_id or (top and event.run_id):
+                attrs = dict(attrs)
+                if call_id:
+                    attrs["gen_ai.tool.call.id"] = str(call_id)
+                if top and event.run_id:
+                    attrs["gen_ai.conversation.id"] = event.run_id
+        elif top and event.run_id:
+            attrs["gen_ai.conversation.id"] = event.run_id
+        return name, span_kind, attrs, labels
+
     def _provider_up(self, parent: Optional["Open"], provider: str) -> None:
-        """Agent and workflow spans get ``gen_ai.provider.name`` from the first model call inside them."""
+        """Agent and workflow spans get ``gen_ai.provider.name`` of the first model call inside them (at their end)."""
         while parent is not None:
-            if parent.kind in ("run", "workflow", "groupchat") and not parent.provider:
-                parent.span.set_attribute("gen_ai.provider.name", provider)
-                parent.provider = True
+            if parent.kind in ("run", "workflow", "groupchat") and parent.own:
+                if parent.provider is not None:
+                    return  # set by an earlier call, and so were the spans around it
+                parent.provider = provider
             parent = self.spans.get(parent.parent_id) if parent.parent_id else None
 
     def _end(self, event: Any) -> None:
         record = self.spans.pop(event.span_id, None)
         if record is None:
             return
-        span, kind, data = record.span, record.kind, event.data
-        span.set_attributes(semconv.end(kind, data))
+        data = event.data
         failed = data.get("outcome") in ("error", "cancelled")
-        if failed:
-            error = semconv.error_type(data)
-            span.set_attribute("error.type", error)
-            span.set_status(self._error(str(data.get("error") or data.get("outcome"))[:500]))
         labels = record.labels
-        if labels is not None:
-            self._duration.record(float(data.get("duration") or 0.0), dict(labels, **{"error.type": error})
-                                  if failed else labels)
-            if not failed:
-                self._tokens.record(int(data.get("input_tokens") or 0), dict(labels, **{"gen_ai.token.type": "input"}))
-                self._tokens.record(int(data.get("output_tokens") or 0), dict(labels, **{"gen_ai.token.type": "output"}))
-        span.end(end_time=_ns(event.time))
+        if labels is not None and self._metrics:
+            self._record(data, labels, failed)
+        if not record.own:
+            return
+        span = record.span
+        if not span.is_recording():
+            span.end()
+            return
+        attrs = semconv.end(record.kind, data)
+        if record.provider is not None:
+            attrs["gen_ai.provider.name"] = record.provider
+        if failed:
+            attrs["error.type"] = semconv.error_type(data)
+            span.set_status(self._error(str(data.get("error") or data.get("outcome"))[:500]))
+        if attrs:
+            span.set_attributes(attrs)
+        span.end(end_time=int(event.time * 1e9))
+
+    def _record(self, data: dict[str, Any], labels: tuple[dict[str, Any], ...], failed: bool) -> None:
+        """The GenAI client metrics of one chat call."""
+        if failed:
+            self._duration.record(float(data.get("duration") or 0.0),
+                                  dict(labels[0], **{"error.type": semconv.error_type(data)}))
+            return
+        self._duration.record(float(data.get("duration") or 0.0), labels[0])
+        self._tokens.record(int(data.get("input_tokens") or 0), labels[1])
+        self._tokens.record(int(data.get("output_tokens") or 0), labels[2])
 
     def zagent_kernel_close(self) -> None:
         """Spans still open (a run the process gave up on) end now, marked unfinished."""
         for record in list(self.spans.values()):
+            if not record.own:
+                continue
             record.span.set_attribute("error.type", "unfinished")
             record.span.set_status(self._error("unfinished when the kernel closed"))
             record.span.end()

@@ -4,7 +4,9 @@ On by default when installed; ``Kernel(config={"otel": False})``,
 ``{"otel": {"enabled": False}}`` or ``ZAGENT_OTEL=0`` turn it off. Settings
 (``config["otel"]``): ``capture_content`` (record prompts, replies, tool
 arguments and results; default ``$OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``,
-off), ``tracer_provider`` / ``meter_provider`` (default: the global ones).
+off), ``tracer_provider`` / ``meter_provider`` (default: the global ones), ``steps``
+(default on: a span per agent step between the agent span and its calls; off: the
+calls hang directly under the agent span, a third fewer spans on a tool loop).
 ``ZAGENT_OTEL=1`` also installs an OTLP/HTTP pipeline as the global providers
 (``zagent_otel.setup``). OpenTelemetry itself is imported when the first event
 arrives, not here, so ``Kernel()`` stays fast.
@@ -43,7 +45,8 @@ def zagent_kernel_start(kernel: Any) -> None:
         configure_from_env()
     from .observer import ContentCapture, SpanObserver
 
-    observer = SpanObserver(tracer_provider=found.get("tracer_provider"), meter_provider=found.get("meter_provider"))
+    observer = SpanObserver(tracer_provider=found.get("tracer_provider"), meter_provider=found.get("meter_provider"),
+                            steps=bool(found.get("steps", True)))
     kernel.add_plugin(observer, name=OBSERVER)
     if found["capture_content"]:
         kernel.add_plugin(ContentCapture(observer), name=CONTENT)

@@ -44,7 +44,7 @@ def start(kind: str, data: dict[str, Any], agent: Optional[str], run_id: Optiona
     if kind == "run":
         name = str(agent or data.get("action") or "agent")
         attrs.update({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name})
-        if data.get("action"):
+        if data.get("action") and data["action"] != name:  # the action run, when the agent is named otherwise
             attrs["zagent.action"] = str(data["action"])
         return f"invoke_agent {name}", INTERNAL, attrs
     if kind in ("workflow", "groupchat"):
@@ -76,7 +76,7 @@ def end(kind: str, data: dict[str, Any]) -> dict[str, Any]:
         attrs["gen_ai.usage.output_tokens"] = int(data.get("output_tokens") or usage.get("output_tokens") or 0)
         if data.get("finish_reason"):
             attrs["gen_ai.response.finish_reasons"] = [str(data["finish_reason"])]
-    elif usage.get("llm_calls"):
+    elif usage.get("llm_calls") and kind != "step":  # a step's tokens are its chat span's: not repeated
         attrs["gen_ai.usage.input_tokens"] = int(usage.get("input_tokens") or 0)
         attrs["gen_ai.usage.output_tokens"] = int(usage.get("output_tokens") or 0)
     if kind == "tool" and data.get("state"):

@@ -22,6 +22,9 @@ An executor is any object with ``async submit(unit) -> result``, ``in_process``
 ``async aclose()``. When a worker is lost for good it raises ``UnitLost``
 (the driver retries the unit a bounded number of times); a unit that ran and
 failed raises ``UnitFailed`` carrying the remote error's type name.
+
+A ``Job`` is what a batch driver runs per item; it makes the item's ``Unit``
+(the workflow plugin's graphs build one; the batch plugin's driver runs them).
 """
 
 from __future__ import annotations
@@ -66,6 +69,27 @@ class Unit:
 
     def __repr__(self) -> str:
         return f"<Unit {self.key!r} runner={self.runner!r}>"
+
+
+@attrs.frozen(repr=False)
+class Job:
+    """What each item runs: ``local(inputs)`` here, or ``runner`` with ``{**payload, "inputs": ...}`` elsewhere.
+
+    Both return ``{"output": {...}, "usage": {"input_tokens": .., "output_tokens": .., "calls": ..}}``.
+    """
+
+    name: str
+    local: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+    runner: Optional[str] = None
+    payload: Optional[dict[str, Any]] = None
+
+    def unit(self, key: str, inputs: dict[str, Any]) -> Unit:
+        base = self.payload
+        payload = None if base is None else (lambda: {**base, "inputs": inputs})
+        return Unit(key=key, local=lambda: self.local(inputs), runner=self.runner, payload=payload)
+
+    def __repr__(self) -> str:
+        return f"<Job {self.name!r} runner={self.runner!r}>"
 
 
 class LocalExecutor:

@@ -6,8 +6,12 @@ side by side in one process. Loading is ``loading.PluginLoader``'s job
 (unless ``entry_points=False``), filtered by ``ZAGENT_PLUGINS`` (allow-list)
 and ``ZAGENT_DISABLE_PLUGINS`` (deny-list) *before* anything is imported; the
 ``plugins=[...]`` given by the caller; every registration hook, once, per
-plugin, clashes resolved (``registry``). Tool runs are ``toolrun``'s, spans
-``spans``', sync twins ``sync``'s.
+plugin, clashes resolved (``registry``). Each other job is a small module the
+facade hands what it needs (never the Kernel, except as the ``kernel`` hooks
+receive): LLM resolution ``models``, look-ups ``lookups``, tool registry edits
+``tooltable``, tool runs ``toolrun``, events ``emitting`` and ``spans``,
+closing ``closing`` and ``toolpool``, sync twins ``sync``. ``Kernel.batch``
+hands its work to the driver a plugin registers (``zagent_register_batch_drivers``).
 
 A plugin that fails to import, validate or register is reported in
 ``Kernel.problems`` (and logged) and skipped; ``strict=True`` (or
@@ -17,29 +21,28 @@ A plugin that fails to import, validate or register is reported in
 from __future__ import annotations
 
 import os
-import time
 import weakref
 from typing import Any, Iterable, Optional, Sequence, Union
 
-from . import hookspecs, spans
+from . import emitting, hookspecs, spans, tooltable
+from .closing import close_belongings
 from .context import RunContext
-from .errors import ConfigError, ToolError, ZagentError
 from .hooks import HookRunner, PluginManager, trace_to_stderr
-from .logs import log
-from .pendingtools import PendingTools
-from .stash import Stash
 from .loading import PluginInfo, PluginLoader, Problem
+from .lookups import batch_driver, build, build_agent, embedder, lookup
+from .models import FALLBACK_MODEL as FALLBACK_MODEL
+from .models import Models
+from .pendingtools import PendingTools
 from .register import Register as _Register
-from .registry import KINDS, Entry, Registry
-from .specfiles import _short_repr
+from .registry import KINDS, Registry
 from .specfiles import convert_spec as convert_spec  # their old import path (zagent.kernel)
 from .specfiles import load_spec_file as load_spec_file
+from .stash import Stash
 from .sync import run_sync
+from .toolcalls import as_call
+from .toolpool import ToolPool
 from .tools import Tool
-from .types import Event, ToolCall, ToolResult
-
-
-FALLBACK_MODEL = "test:offline"
+from .types import ToolCall, ToolResult
 
 
 class Kernel:
@@ -78,12 +81,10 @@ class Kernel:
         self.stash = Stash()
         #: this kernel's token in ``zagent.spans`` (spans pair per kernel); unlike ``id(self)``, never reused
         self.span_owner = spans.new_owner()
-        self._llms: dict[Any, Any] = {}
+        self._models = Models(self.config, self.registries)
         self._embedders: dict[Any, Any] = {}
         self._stores: "weakref.WeakSet[Any]" = weakref.WeakSet()
-        self._executor: Any = None
-        self._executor_pid = 0
-        self._warned_fallback = False
+        self._tool_pool = ToolPool(self.config)
         self._closed = False
         if os.environ.get("ZAGENT_TRACE_HOOKS", "") not in ("", "0"):
             self.hooks.add_monitor(trace_to_stderr)
@@ -120,63 +121,15 @@ class Kernel:
         The same spec and options return the same instance, so its HTTP client is reused.
         ``profile={...}`` overrides capability fields of the model's profile.
         """
-        if spec is not None and not isinstance(spec, str):
-            raise ConfigError(f"a model is named by a 'provider:model' string, got {type(spec).__name__} "
-                              f"{_short_repr(spec)}")
-        spec = spec or self.config.get("model") or os.environ.get("ZAGENT_MODEL") or self._fallback_model()
-        key = _cache_key(spec, options)
-        if key is not None and key in self._llms:
-            return self._llms[key]
-        provider, sep, model = spec.partition(":")
-        if not sep or not provider:
-            raise ConfigError(
-                f"model {spec!r} has no provider prefix; write it as 'provider:model', e.g. 'openai:{spec}'. "
-                f"Installed providers: {self._names('providers')}"
-            )
-        factory = self.registries["providers"].get(provider)
-        if factory is None:
-            raise ConfigError(
-                f"unknown LLM provider {provider!r} in {spec!r}. Installed providers: {self._names('providers')}. "
-                f"Install a plugin that provides it (e.g. pip install zagent-{provider}) or fix the name"
-            )
-        overrides = dict(self._profile_config(provider, model))
-        profile = options.pop("profile", None) or {}
-        if not isinstance(profile, dict):
-            raise ConfigError(f"model {spec!r}: profile must be a mapping of capability fields, "
-                              f"got {type(profile).__name__}")
-        overrides.update(profile)
-        overrides.update(self.config.get("profile") or {})  # for every model, over the rest (the CLI's --profile)
-        llm = _build(factory, f"model {spec!r}", model, **options)
-        llm.kernel = self
-        if overrides:
-            llm.profile_overrides = {**llm.profile_overrides, **overrides}
-        if key is not None:
-            self._llms[key] = llm
-        else:
-            self._llms[id(llm)] = llm
-        return llm
-
-    def _fallback_model(self) -> str:
-        if not self._warned_fallback:
-            self._warned_fallback = True
-            log.warning("ZAGENT_MODEL is not set: using the offline test model %r (no network). "
-                        "Set ZAGENT_MODEL=provider:model to use a real LLM.", FALLBACK_MODEL)
-        return FALLBACK_MODEL
-
-    def _profile_config(self, provider: str, model: str) -> dict[str, Any]:
-        profiles = self.config.get("profiles") or {}
-        merged: dict[str, Any] = {}
-        merged.update(profiles.get(f"{provider}:*", {}))
-        merged.update(profiles.get(f"{provider}:{model}", {}))
-        return merged
+        return self._models.get(self, spec, options)
 
     def parser(self, mode: str) -> Any:
         """The parser registered for ``mode`` (``json``, ``xml``, ``title``...)."""
-        return self._lookup("parsers", mode)
+        return lookup(self.registries, "parsers", mode)
 
     def memory(self, name: str = "inprocess", **options: Any) -> Any:
         """A new memory backend instance of ``name``; ``Kernel.aclose`` closes it if the caller has not."""
-        store = _build(self._lookup("memory", name), f"memory backend {name!r}", **options)
+        store = build(lookup(self.registries, "memory", name), f"memory backend {name!r}", **options)
         try:
             self._stores.add(store)
         except TypeError:  # not weak-referenceable: the caller closes it
@@ -187,66 +140,33 @@ class Kernel:
         """An embedder by name, the only one installed when ``name`` is None, or ``None`` if there is none.
 
         The same name and options return the same instance (its caches and clients are reused)."""
-        reg = self.registries["embedders"]
-        if name is None:
-            if not len(reg):
-                return None
-            name = next(iter(reg))
-        key = _cache_key(name, options)
-        found = self._embedders.get(key) if key is not None else None
-        if found is None:
-            found = self._lookup("embedders", name)(**options)
-            if key is not None:
-                self._embedders[key] = found
-        return found
+        return embedder(self.registries, self._embedders, name, options)
 
-    def agent(self, spec: Union[dict[str, Any], str, os.PathLike], *, trust: Any = None) -> Any:
+    def agent(self, spec: Union[dict[str, Any], str, "os.PathLike[str]"], *, trust: Any = None) -> Any:
         """Build an agent from a plain dict (or a JSON/YAML file) through its registered type.
 
         The spec is data: an import path in it (a tool ``"pkg.mod:fn"``, a ``parse_func``, an
         approver...) is refused unless trusted (``config["trusted_imports"]`` globs, or
         ``trust=True`` for this spec; a ``zagent.imports.Trust`` gives finer control). See docs/security.md.
         """
-        from .imports import as_trust, trusting
-
-        if not isinstance(spec, dict):
-            spec = load_spec_file(spec)
-        type_name = spec.get("type", "customize")
-        factory = self.registries["agent_types"].get(type_name) if isinstance(type_name, str) else None
-        if factory is None:
-            raise ConfigError(
-                f"unknown agent type {type_name!r}; installed agent types: {self._names('agent_types')}"
-            )
-        with trusting(as_trust(trust)):
-            return factory(spec, self)
+        return build_agent(self, self.registries, spec, trust)
 
     def executor(self, name: Optional[str] = None, **options: Any) -> Any:
         """A new executor (``zagent.executors``): ``name`` registered through ``zagent_register_executors``,
         default ``config['executor']``, else ``ZAGENT_EXECUTOR``, else the built-in ``local``."""
-        from .executors import pick
+        from .executors import pick  # on first use: keeps ``import zagent`` light
 
         return pick(self, name, options)
 
     def tool(self, name: str) -> Tool:
-        tool = self.registries["tools"].get(name)
-        if tool is None and self.pending_tools.wait(name):  # e.g. an MCP server still connecting
-            tool = self.registries["tools"].get(name)
-        if tool is None:
-            raise ToolError(f"unknown tool {name!r}; registered tools: {self._names('tools')}")
-        return tool
+        """The tool ``name`` (waiting for tool sources still connecting); ``ToolError`` naming the registered ones."""
+        return tooltable.find(self.registries, self.pending_tools, name)
 
     def tools(
         self, names: Optional[Iterable[str]] = None, *, toolset: Optional[str] = None, available_only: bool = True
     ) -> list[Tool]:
         """Registered tools, selected by name and/or toolset; unavailable ones left out unless asked."""
-        reg = self.registries["tools"]
-        if isinstance(names, str):  # one name given on its own
-            names = [names]
-        if names is None:
-            self.pending_tools.wait(None)
-        chosen = [self.tool(n) for n in names] if names is not None else reg.values()
-        return [t for t in chosen
-                if (toolset is None or t.toolset == toolset) and (not available_only or t.is_available())]
+        return tooltable.select(self.registries, self.pending_tools, names, toolset, available_only)
 
     def add_tool(self, tool: Any, *, plugin: str = "<kernel.add_tool>", **options: Any) -> Tool:
         """Register a tool (a ``Tool`` or a function) directly on this kernel, e.g. in an embedding app.
@@ -254,39 +174,18 @@ class Kernel:
         ``plugin`` attributes it to a plugin (``remove_plugin`` then drops it too), for plugins
         registering tools after start-up (see ``zagent.pendingtools``).
         """
-        entries: list[tuple[str, Entry]] = []
-        _Register("tools", plugin, entries)(tool, **options)
-        errors = self.registries["tools"].merge([e for _, e in entries], self._loader._describe)
-        if errors:
-            raise errors[0]
-        return entries[0][1].obj
+        return tooltable.add(self.registries, self._loader._describe, tool, plugin, options)
 
     def remove_tool(self, name: str) -> Tool:
         """Unregister one tool by name and return it; agents offered it can no longer run it.
 
         Raises ``ToolError`` naming the registered tools if there is none by that name.
         """
-        if name not in self.registries["tools"]:
-            raise ToolError(f"cannot remove tool {name!r}: no such tool; registered tools: {self._names('tools')}")
-        return self.registries["tools"].drop(name).obj
+        return tooltable.remove(self.registries, name)
 
     def remove_toolset(self, toolset: str) -> list[Tool]:
         """Unregister every tool of ``toolset`` and return them; ``ToolError`` if the toolset has none."""
-        names = [t.name for t in self.registries["tools"].values() if t.toolset == toolset]
-        if not names:
-            sets = sorted({t.toolset for t in self.registries["tools"].values() if t.toolset})
-            raise ToolError(f"cannot remove toolset {toolset!r}: no tool is in it; toolsets: {', '.join(sets) or 'none'}")
-        return [self.registries["tools"].drop(n).obj for n in names]
-
-    def _lookup(self, kind: str, name: str) -> Any:
-        obj = self.registries[kind].get(name)
-        if obj is None:
-            noun = self.registries[kind].noun
-            raise ConfigError(f"unknown {noun} {name!r}; installed: {self._names(kind)}")
-        return obj
-
-    def _names(self, kind: str) -> str:
-        return ", ".join(self.registries[kind]) or "none (is the plugin installed and enabled?)"
+        return tooltable.remove_set(self.registries, toolset)
 
     # -- running ----------------------------------------------------------------
 
@@ -296,9 +195,9 @@ class Kernel:
 
     async def arun_tool(self, call: Union[ToolCall, dict[str, Any]], ctx: Optional[RunContext] = None) -> ToolResult:
         """Run one tool call through rails, validation and timeout; never raises for tool failures."""
-        from .toolrun import run_tool
+        from .toolrun import run_tool  # imports asyncio: on first use
 
-        return await run_tool(self, _as_call(call), ctx or self.context())
+        return await run_tool(self, as_call(call), ctx or self.context())
 
     def run_tool(self, call: Union[ToolCall, dict[str, Any]], ctx: Optional[RunContext] = None) -> ToolResult:
         """Sync twin of ``arun_tool``."""
@@ -311,7 +210,7 @@ class Kernel:
         """Run several calls concurrently (bounded); results in the calls' order."""
         from .toolrun import run_tools
 
-        return await run_tools(self, [_as_call(c) for c in calls], ctx or self.context(), max_concurrency)
+        return await run_tools(self, [as_call(c) for c in calls], ctx or self.context(), max_concurrency)
 
     def run_tools(
         self, calls: Iterable[Union[ToolCall, dict[str, Any]]], ctx: Optional[RunContext] = None,
@@ -327,11 +226,10 @@ class Kernel:
         resumable, items already there are skipped), ``executor`` (a name or an executor),
         ``executor_options``, ``concurrency``, ``retries`` (of a unit whose worker was lost),
         ``retry_failed``, ``on_result(record, summary)``. Returns a ``BatchReport`` (``summary``,
-        and ``results`` in input order when there is no ``out``). See ``zagent.batch``.
+        and ``results`` in input order when there is no ``out``). The driver is the batch plugin's
+        (``zagent.plugins.batch``, registered through ``zagent_register_batch_drivers``).
         """
-        from .batch import abatch
-
-        return await abatch(self, target, inputs, **options)
+        return await batch_driver(self.registries)(self, target, inputs, **options)
 
     def batch(self, target: Any, inputs: Any, **options: Any) -> Any:
         """Sync twin of ``abatch``."""
@@ -340,15 +238,7 @@ class Kernel:
     def tool_executor(self) -> Any:
         """The threads sync tools run in (``ToolThreads``, created on first use, ``config['tool_threads']``
         of them; a thread stuck in a timed-out call is replaced, see ``zagent.toolthreads``)."""
-        if self._executor is None or self._executor_pid != os.getpid():  # a forked child needs its own threads
-            from .toolthreads import ToolThreads
-
-            config = self.config
-            self._executor = ToolThreads(int(config.get("tool_threads", 16)), thread_name_prefix="zagent-tool",
-                                         max_abandoned=int(config.get("tool_threads_abandoned", 64)),
-                                         max_abandoned_per_tool=int(config.get("tool_threads_abandoned_per_tool", 8)))
-            self._executor_pid = os.getpid()
-        return self._executor
+        return self._tool_pool.get()
 
     async def aemit(self, type: str, *, run_id: Optional[str] = None, agent: Optional[str] = None,
                     _ids: Any = None, **data: Any) -> None:
@@ -358,12 +248,7 @@ class Kernel:
         ``parent_id`` of the span open around them; the end event gets ``duration``, ``outcome``
         and ``usage`` (see ``zagent.spans``)."""
         if self.hooks.active("zagent_event"):
-            span_id, parent_id, orphans = _ids if _ids is not None else spans.tag(type, data, self.span_owner)
-            for orphan_type, orphan, orphan_id, orphan_parent in orphans:
-                await self.hooks.emit(Event(type=orphan_type, time=time.time(), run_id=run_id, agent=agent,
-                                            span_id=orphan_id, parent_id=orphan_parent, data=orphan))
-            await self.hooks.emit(Event(type=type, time=time.time(), run_id=run_id, agent=agent,
-                                        span_id=span_id, parent_id=parent_id, data=data))
+            await emitting.emit(self.hooks, self.span_owner, type, run_id, agent, _ids, data)
 
     def emit(self, type: str, *, run_id: Optional[str] = None, agent: Optional[str] = None, **data: Any) -> None:
         """Sync twin of ``aemit`` (spans pair in the calling thread's context); ``RunContext.emit`` tags it."""
@@ -378,23 +263,11 @@ class Kernel:
         if self._closed:
             return
         self._closed = True
-        for llm in list(self._llms.values()):
-            try:
-                await llm.aclose()
-            except Exception:
-                log.exception("closing %r failed", llm)
-        self._llms.clear()
-        for store in list(self._stores):
-            await _close_quietly(store)
-        for impl in self.hooks.impls("zagent_kernel_close"):
-            try:
-                await self.hooks.acall_one("zagent_kernel_close", impl, {"kernel": self})
-            except Exception:
-                log.exception("plugin %r failed while closing", impl[0])
-        if self._executor is not None:
-            self._executor.shutdown(wait=False)
+        await self._models.aclose()
+        await close_belongings(self, self._stores, self.hooks, self._tool_pool)
 
     def close(self) -> None:
+        """Sync twin of ``aclose``."""
         run_sync(self.aclose())
 
     def __enter__(self) -> "Kernel":
@@ -412,57 +285,3 @@ class Kernel:
     def __repr__(self) -> str:
         counts = " ".join(f"{k}={len(r)}" for k, r in self.registries.items() if len(r))
         return f"<zagent.Kernel plugins={len(self.pm.get_plugins())} {counts}>".replace("  ", " ")
-
-
-def _build(factory: Any, what: str, *args: Any, **options: Any) -> Any:
-    """``factory(*args, **options)``; options of the wrong type (they often come from spec files) are a
-    ``ConfigError`` naming ``what`` and the options, not a ``TypeError`` from inside a plugin."""
-    try:
-        return factory(*args, **options)
-    except ZagentError:
-        raise
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise ConfigError(f"{what} does not accept these options ({', '.join(sorted(options)) or 'none'}): "
-                          f"{type(exc).__name__}: {exc}; check their types against its documentation") from exc
-
-
-async def _close_quietly(store: Any) -> None:
-    """Close a memory store the kernel handed out (``aclose`` or ``close``); log, never raise."""
-    try:
-        if hasattr(store, "aclose"):
-            await store.aclose()
-        elif hasattr(store, "close"):
-            store.close()
-    except Exception:
-        log.exception("closing %r failed", store)
-
-
-def _as_call(call: Union[ToolCall, dict[str, Any]]) -> ToolCall:
-    if isinstance(call, ToolCall):
-        return call
-    if isinstance(call, dict):
-        import msgspec
-
-        data = {"id": f"call_{id(call):x}", **call}
-        try:
-            return msgspec.convert(data, ToolCall)
-        except msgspec.ValidationError as exc:
-            raise ToolError(f"bad tool call {call!r}: {exc}; give at least 'name' and 'arguments'") from None
-    raise ToolError(f"expected a zagent.ToolCall or dict, got {type(call).__name__}")
-
-
-def _cache_key(spec: str, options: dict[str, Any]) -> Any:
-    try:
-        key = (spec, tuple(sorted((k, _freeze(v)) for k, v in options.items())))
-        hash(key)
-        return key
-    except TypeError:
-        return None
-
-
-def _freeze(value: Any) -> Any:
-    if isinstance(value, dict):
-        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v) for v in value)
-    return value

@@ -19,6 +19,7 @@ import threading
 from typing import Any, Callable, Iterator, NamedTuple, Optional, TypeVar
 
 from .errors import PluginError
+from .markers import hookspec
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,6 +31,7 @@ KINDS = {
     "embedders": ("zagent_register_embedders", "embedder"),
     "agent_types": ("zagent_register_agent_types", "agent type"),
     "executors": ("zagent_register_executors", "executor"),
+    "batch_drivers": ("zagent_register_batch_drivers", "batch driver"),
 }
 
 
@@ -51,8 +53,6 @@ def registry_hookspec(kind: str, *, noun: str,
     override=False)``; ``convert(*args, **options)``, when given, turns other ``register``
     arguments into ``(name, obj)`` (e.g. ``register(skill)``). ``noun`` names one entry in errors.
     """
-    from .hookspecs import hookspec
-
     if not kind.isidentifier():
         raise ValueError(f"registry kind {kind!r} must be an identifier")
 

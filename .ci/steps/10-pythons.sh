@@ -1,4 +1,4 @@
-# The suite on the other supported Pythons (3.10, the oldest we claim, and 3.13, the newest): a fresh venv for
+# The suite on the other supported Pythons (3.10, the oldest we claim, 3.12, and 3.13, the newest): a fresh venv for
 # each with zagent[test], then the same test command. A failure on any of them fails CI. An interpreter that is
 # not installed on this machine is reported in one line and skipped (pyenv versions lists what is there).
 find_python() {
@@ -12,7 +12,7 @@ find_python() {
     [ -n "$found" ] && [ -x "$found" ] && echo "$found"
 }
 
-for want in 3.10 3.13; do
+for want in 3.10 3.12 3.13; do
     py="$(find_python "$want" || true)"
     if [ -z "$py" ]; then
         echo "== Python $want is not installed here: skipping its run of the suite"

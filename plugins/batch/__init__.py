@@ -1,7 +1,9 @@
 """The batch plugin: ``zagent batch AGENT_OR_WORKFLOW_FILE inputs.jsonl --out results.jsonl``.
 
-The driver is the kernel's (``Kernel.abatch``, ``zagent.batch``); this plugin
-adds the command: it loads the file (a workflow file, one with ``nodes``, is
+It holds the batch driver behind ``Kernel.batch`` / ``Kernel.abatch``
+(``driver.py``, with the JSONL files in ``files.py``), registered through
+``zagent_register_batch_drivers`` (the kernel never imports it), and the
+command: it loads the file (a workflow file, one with ``nodes``, is
 loaded through the workflow plugin, which this command is built on), picks
 the executor (``--executor``, else ``ray`` when ``RAY_ADDRESS`` is set and a
 ``ray`` executor is installed, else ``local``), shows progress on stderr and
@@ -17,3 +19,14 @@ def zagent_register_commands(cli: Any, kernel: Any) -> None:
     from .cli import add_commands
 
     add_commands(cli)
+
+
+def zagent_register_batch_drivers(register: Any) -> None:
+    register("default", abatch)
+
+
+async def abatch(kernel: Any, target: Any, inputs: Any, **options: Any) -> Any:
+    """``Kernel.abatch``'s driver (``driver.abatch``), imported on first use."""
+    from .driver import abatch as run
+
+    return await run(kernel, target, inputs, **options)

@@ -5,7 +5,7 @@
   on the worker's kernel (once per spec and kernel, under the trust the
   driver shipped: ``zagent.imports``) and called as the driver would, without locks (the driver holds them) or checkpoints (the driver
   writes them). Returns ``{"outputs": ..., "usage": ...}`` (tokens spent).
-* ``batch_job(graph, kernel, llm=None)``: the ``zagent.batch.Job`` running the
+* ``batch_job(graph, kernel, llm=None)``: the ``zagent.executors.Job`` running the
   whole graph once per batch item, here (``local``) or on a worker
   (``run_workflow_item``); either way on a fresh ``WorkFlowExecutor`` per item.
 """
@@ -66,7 +66,7 @@ async def run_workflow_item(kernel: Any, payload: dict[str, Any]) -> dict[str, A
 
 def batch_job(graph: WorkFlowGraph, kernel: Any, llm: Optional[str] = None) -> Any:
     """The batch ``Job`` for ``graph`` (validated now, so a broken graph fails before any item)."""
-    from zagent.batch import Job
+    from zagent.executors import Job
 
     graph.validate()
     from zagent.secrets import public_data

@@ -6,7 +6,7 @@ import pytest
 from zagent import Kernel
 
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.memory",
-           "zagent.plugins.manager", "zagent.plugins.workflow"]
+           "zagent.plugins.manager", "zagent.plugins.workflow", "zagent.plugins.batch"]
 
 QA = {"name": "Answerer", "prompt": "Answer: {question}",
       "inputs": [{"name": "question", "type": "string"}], "outputs": [{"name": "answer", "type": "string"}],

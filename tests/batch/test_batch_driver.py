@@ -165,13 +165,13 @@ class _Echo:
 def test_shipped_spec_carries_no_secret():
     """A spec's API key never goes into the payload a remote worker gets (workers read their own environment)."""
     from zagent import Kernel
-    from zagent.batch import make_job
+    from zagent.plugins.batch.driver import make_job
 
     k = Kernel(plugins=[_AnySpec()], entry_points=False)
     job = make_job(k, {"type": "any", "name": "x", "llm_config": {"model": "m:x", "api_key": "sk-very-secret"}})
     runner, payload = job.unit("k1", {"q": 1}).remote_parts("ray")
     assert "sk-very-secret" not in repr(payload) and payload["spec"]["llm_config"] == {"model": "m:x"}
-    assert payload["inputs"] == {"q": 1} and runner == "zagent.batch:run_agent_item"
+    assert payload["inputs"] == {"q": 1} and runner == "zagent.plugins.batch.driver:run_agent_item"
 
 
 def test_cli_picks_ray_only_when_installed(kernel, monkeypatch):
@@ -221,7 +221,7 @@ def test_a_worker_kernel_builds_each_shipped_agent_once_in_its_stash():
     """run_agent_item keeps agents built from shipped specs in the worker kernel's stash, one per spec and
     trust; another kernel builds its own."""
     from zagent import Kernel
-    from zagent.batch import WORKER_AGENTS, make_job, run_agent_item
+    from zagent.plugins.batch.driver import WORKER_AGENTS, make_job, run_agent_item
     from zagent.sync import run_sync
 
     k = Kernel(plugins=[_AnySpec()], entry_points=False)

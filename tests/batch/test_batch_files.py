@@ -6,7 +6,7 @@ import json
 import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
-from zagent.batchfiles import ResultsFile, read_items
+from zagent.plugins.batch.files import ResultsFile, read_items
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=8),

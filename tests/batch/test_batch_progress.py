@@ -2,7 +2,7 @@
 
 import io
 
-from zagent.batch import Summary
+from zagent.plugins.batch.driver import Summary
 from zagent.plugins.batch.progress import Progress
 
 

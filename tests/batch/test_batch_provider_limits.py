@@ -27,7 +27,8 @@ def _spec(server, **llm):
 
 def test_429_with_retry_after_is_waited_out_per_item(server):
     """429s with Retry-After are retried by the provider (max_retries); every item still succeeds."""
-    k = Kernel(plugins=["zagent.plugins.openai", "zagent.plugins.parsers", "zagent.plugins.actions"],
+    k = Kernel(plugins=["zagent.plugins.openai", "zagent.plugins.parsers", "zagent.plugins.actions",
+                        "zagent.plugins.batch"],
                entry_points=False)
     server.then(*[_error(429, "slow down", headers={"retry-after": "0"})] * 2)
     report = k.batch(_spec(server, max_retries=2), [{"text": f"t{i}"} for i in range(3)], concurrency=1)
@@ -40,7 +41,8 @@ def test_429_with_retry_after_is_waited_out_per_item(server):
 
 def test_rate_limit_past_max_retries_fails_that_item_only(server):
     """A 429 the provider gives up on is that item's RateLimitError result; the other items run."""
-    k = Kernel(plugins=["zagent.plugins.openai", "zagent.plugins.parsers", "zagent.plugins.actions"],
+    k = Kernel(plugins=["zagent.plugins.openai", "zagent.plugins.parsers", "zagent.plugins.actions",
+                        "zagent.plugins.batch"],
                entry_points=False)
     server.then(_error(429, "slow down", headers={"retry-after": "0"}))
     report = k.batch(_spec(server, max_retries=0), [{"text": "a"}, {"text": "b"}], concurrency=1)

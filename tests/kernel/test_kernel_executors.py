@@ -71,7 +71,7 @@ def test_unknown_executor_names_the_installed_ones():
 def test_batch_hands_each_item_to_the_named_executor():
     """Kernel.batch gives every item to the executor named by ``executor`` as one unit keyed by id or line."""
     plugin = CountingPlugin()
-    k = Kernel(plugins=[plugin], entry_points=False)
+    k = Kernel(plugins=[plugin, "zagent.plugins.batch"], entry_points=False)
     report = k.batch(Echo(), [{"id": "a", "x": 1}, {"x": 2}], executor="counting")
     assert sorted(plugin.made[0].keys) == ["a", "line 2"]
     assert [r["output"] for r in report.results] == [{"echo": {"x": 1}}, {"echo": {"x": 2}}]
@@ -82,3 +82,27 @@ def test_object_units_cannot_travel():
     unit = Unit(key="k1", local=lambda: None)
     with pytest.raises(ConfigError, match="cannot be sent to executor 'ray'.*spec"):
         unit.remote_parts("ray")
+
+
+def test_batch_without_a_driver_names_the_plugin_to_add():
+    """Kernel.batch on a kernel with no batch driver (no batch plugin) is a ConfigError naming zagent.plugins.batch."""
+    k = Kernel(entry_points=False)
+    with pytest.raises(ConfigError, match=r"zagent\.plugins\.batch"):
+        k.batch(Echo(), [{"x": 1}])
+
+
+def test_batch_goes_to_the_registered_batch_driver():
+    """Kernel.abatch hands target, inputs and options to the driver registered by zagent_register_batch_drivers."""
+    seen = []
+
+    class Driver:
+        def zagent_register_batch_drivers(self, register):
+            async def driver(kernel, target, inputs, **options):
+                seen.append((kernel, target, inputs, options))
+                return "report"
+
+            register("default", driver)
+
+    k = Kernel(plugins=[Driver()], entry_points=False)
+    assert k.batch("t", [1], concurrency=2) == "report"
+    assert seen == [(k, "t", [1], {"concurrency": 2})]

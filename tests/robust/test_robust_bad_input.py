@@ -272,6 +272,7 @@ def test_hostile_batch_lines_fail_alone_and_the_batch_goes_on(kernel, tmp_path):
              json.dumps({"question": "bad \udc80"}),
              '{"question": "also fine"}']
     path.write_text("\n".join(lines) + "\n")
+    kernel.add_plugin("zagent.plugins.batch")
     report = kernel.batch({**DECLARED, "llm": "test:offline"}, str(path))
     by_line = {r["line"]: r for r in report.results}
     assert by_line[1]["ok"] and by_line[5]["ok"]

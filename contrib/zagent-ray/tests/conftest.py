@@ -13,7 +13,7 @@ import pytest
 
 HERE = pathlib.Path(__file__).parent
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.memory",
-           "zagent.plugins.manager", "zagent.plugins.workflow", "zagent_ray.plugin", "raytest_plugin"]
+           "zagent.plugins.manager", "zagent.plugins.workflow", "zagent.plugins.batch", "zagent_ray.plugin", "raytest_plugin"]
 RUNTIME_ENV = {"env_vars": {"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}}
 
 

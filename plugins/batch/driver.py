@@ -14,7 +14,7 @@
 * **Errors**: an item that fails (bad line, missing inputs, a provider error
   after its retries, a parse error) is a result with ``ok: false`` and the
   error's type and message; the batch goes on.
-* **Resume**: with ``out`` (see ``zagent.batchfiles``) items already there are
+* **Resume**: with ``out`` (see ``zagent.plugins.batch.files``) items already there are
   skipped; results are appended as they finish (in finishing order, each
   naming its ``id``/``line``).
 
@@ -29,37 +29,17 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Optional, 
 import attrs
 import msgspec
 
-from .batchfiles import Item, ResultsFile, iter_items, read_items
-from .errors import ConfigError
-from .executors import Unit, UnitFailed, UnitLost, pick, shipped_trust, trust_from
-from .secrets import public_data
-from .stash import StashKey
+from .files import Item, ResultsFile, iter_items, read_items
+from zagent.errors import ConfigError
+from zagent.executors import Job as Job  # the job builders' API (workflow graphs make them)
+from zagent.executors import UnitFailed, UnitLost, pick, shipped_trust, trust_from
+from zagent.secrets import public_data
+from zagent.stash import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
     import os
 
-AGENT_RUNNER = "zagent.batch:run_agent_item"
-
-
-@attrs.frozen(repr=False)
-class Job:
-    """What each item runs: ``local(inputs)`` here, or ``runner`` with ``{**payload, "inputs": ...}`` elsewhere.
-
-    Both return ``{"output": {...}, "usage": {"input_tokens": .., "output_tokens": .., "calls": ..}}``.
-    """
-
-    name: str
-    local: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-    runner: Optional[str] = None
-    payload: Optional[dict[str, Any]] = None
-
-    def unit(self, key: str, inputs: dict[str, Any]) -> Unit:
-        base = self.payload
-        payload = None if base is None else (lambda: {**base, "inputs": inputs})
-        return Unit(key=key, local=lambda: self.local(inputs), runner=self.runner, payload=payload)
-
-    def __repr__(self) -> str:
-        return f"<Job {self.name!r} runner={self.runner!r}>"
+AGENT_RUNNER = "zagent.plugins.batch.driver:run_agent_item"
 
 
 class Summary(msgspec.Struct, kw_only=True):
@@ -252,7 +232,7 @@ def make_job(kernel: Any, target: Any) -> Job:
 
 
 def _spec_job(kernel: Any, target: Any) -> Job:
-    from .specfiles import load_spec_file
+    from zagent.specfiles import load_spec_file
 
     spec = target if isinstance(target, dict) else load_spec_file(target)
     if "nodes" in spec:
@@ -278,7 +258,7 @@ async def agent_item(kernel: Any, agent: Any, inputs: dict[str, Any]) -> dict[st
 
 
 #: a worker kernel's agents built from shipped specs, by encoded (spec, trust), in ``kernel.stash``
-WORKER_AGENTS: "StashKey[dict[bytes, Any]]" = StashKey("zagent.batch.worker_agents")
+WORKER_AGENTS: "StashKey[dict[bytes, Any]]" = StashKey("zagent.plugins.batch.worker_agents")
 
 
 async def run_agent_item(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Iterator, NamedTuple, Optional, Union
 
 import msgspec
 
-from .errors import ConfigError
+from zagent.errors import ConfigError
 
 _decode = msgspec.json.Decoder()
 _encode = msgspec.json.Encoder(enc_hook=str)
@@ -134,7 +134,7 @@ class ResultsFile:
             if not record.get("ok"):
                 done = done._replace(failed=done.failed + 1)
         if retry_failed and len(kept) != sum(1 for r in data.splitlines() if r.strip()):
-            from .files import write_atomic
+            from zagent.files import write_atomic
 
             write_atomic(self.path, b"".join(kept))
         return done

@@ -179,30 +179,47 @@ class HookRunner:
         """Run ``zagent_before_tool_call`` rails; return the (maybe rewritten) call and a deny reason."""
         from .types import ToolCall
 
-        for impl in self.impls("zagent_before_tool_call"):
-            verdict = await self._rail(impl, "zagent_before_tool_call", {"call": call, "ctx": ctx})
+        for plugin, fn, argnames in self.impls("zagent_before_tool_call"):
+            kwargs = {"call": call, "ctx": ctx}
+            try:  # acall_one and _rail inlined: no coroutine per rail and call
+                verdict = fn(*[kwargs[a] for a in argnames])
+                if hasattr(verdict, "__await__"):
+                    verdict = await verdict
+            except Exception as exc:
+                verdict = self._rail_failed("zagent_before_tool_call", plugin, kwargs, exc)
+            else:
+                if self._monitors:
+                    self._notify("zagent_before_tool_call", plugin, kwargs, verdict)
             if isinstance(verdict, Deny):
                 return call, verdict.reason
             if isinstance(verdict, Rewrite):
                 if not isinstance(verdict.arguments, dict):
-                    return call, (f"rail {impl[0]!r} rewrote the arguments into a "
+                    return call, (f"rail {plugin!r} rewrote the arguments into a "
                                   f"{type(verdict.arguments).__name__}; Rewrite needs a dict")
                 call = ToolCall(id=call.id, name=call.name, arguments=dict(verdict.arguments))
             elif verdict is not None:
-                return call, f"rail {impl[0]!r} returned {type(verdict).__name__}; expected None, Deny or Rewrite"
+                return call, f"rail {plugin!r} returned {type(verdict).__name__}; expected None, Deny or Rewrite"
         return call, None
 
     async def after_tool(self, call: "ToolCall", result: "ToolResult", ctx: "RunContext") -> "ToolResult":
         from .types import ToolResult
 
         for impl in self.impls("zagent_after_tool_call"):
-            try:
-                new = await self.acall_one("zagent_after_tool_call", impl, {"call": call, "result": result, "ctx": ctx})
+            plugin, fn, argnames = impl
+            kwargs = {"call": call, "result": result, "ctx": ctx}
+            try:  # acall_one inlined: no coroutine per rail and call
+                new = fn(*[kwargs[a] for a in argnames])
+                if hasattr(new, "__await__"):
+                    new = await new
             except Exception as exc:
+                self._notify("zagent_after_tool_call", plugin, kwargs, exc)
                 log.exception("after-tool rail %r failed", impl[0])
                 new = ToolResult(call_id=call.id, name=call.name, state="blocked",
                                  content=f"Error: the result was withheld because rail {impl[0]!r} failed: {exc}",
                                  error=f"rail {impl[0]!r} failed: {exc}", duration=result.duration)
+            else:
+                if self._monitors:
+                    self._notify("zagent_after_tool_call", plugin, kwargs, new)
             if isinstance(new, ToolResult):
                 result = new
             elif new is not None:  # a rail bug: withhold rather than guess (fail closed)
@@ -215,10 +232,19 @@ class HookRunner:
     async def before_llm(self, request: "LLMRequest", ctx: "RunContext") -> "LLMRequest":
         from .types import LLMRequest
 
-        for impl in self.impls("zagent_before_llm_call"):
-            verdict = await self._rail(impl, "zagent_before_llm_call", {"request": request, "ctx": ctx})
+        for plugin, fn, argnames in self.impls("zagent_before_llm_call"):
+            kwargs = {"request": request, "ctx": ctx}
+            try:  # acall_one and _rail inlined: no coroutine per rail and call
+                verdict = fn(*[kwargs[a] for a in argnames])
+                if hasattr(verdict, "__await__"):
+                    verdict = await verdict
+            except Exception as exc:
+                verdict = self._rail_failed("zagent_before_llm_call", plugin, kwargs, exc)
+            else:
+                if self._monitors:
+                    self._notify("zagent_before_llm_call", plugin, kwargs, verdict)
             if isinstance(verdict, Deny):
-                raise ToolBlocked(verdict.reason, rail=impl[0])
+                raise ToolBlocked(verdict.reason, rail=plugin)
             if isinstance(verdict, LLMRequest):
                 request = verdict
         return request
@@ -226,13 +252,18 @@ class HookRunner:
     async def after_llm(self, request: "LLMRequest", response: "Completion", ctx: "RunContext") -> "Completion":
         from .types import Completion
 
-        for impl in self.impls("zagent_after_llm_call"):
-            try:
-                new = await self.acall_one("zagent_after_llm_call", impl,
-                                           {"request": request, "response": response, "ctx": ctx})
+        for plugin, fn, argnames in self.impls("zagent_after_llm_call"):
+            kwargs = {"request": request, "response": response, "ctx": ctx}
+            try:  # acall_one inlined: no coroutine per rail and call
+                new = fn(*[kwargs[a] for a in argnames])
+                if hasattr(new, "__await__"):
+                    new = await new
             except Exception as exc:  # an output rail that fails withholds the reply (fail closed)
-                raise ToolBlocked(f"rail {impl[0]!r} failed ({type(exc).__name__}: {exc}); the model's reply "
-                                  "was withheld", rail=impl[0]) from exc
+                self._notify("zagent_after_llm_call", plugin, kwargs, exc)
+                raise ToolBlocked(f"rail {plugin!r} failed ({type(exc).__name__}: {exc}); the model's reply "
+                                  "was withheld", rail=plugin) from exc
+            if self._monitors:
+                self._notify("zagent_after_llm_call", plugin, kwargs, new)
             if isinstance(new, Completion):
                 response = new
         return response
@@ -244,6 +275,12 @@ class HookRunner:
         except Exception as exc:
             log.exception("rail %r raised", impl[0])
             return Deny(f"rail {impl[0]!r} failed ({type(exc).__name__}: {exc}); the call was blocked")
+
+    def _rail_failed(self, hook_name: str, plugin: str, kwargs: dict[str, Any], exc: Exception) -> Deny:
+        """What a rail that raised decides: deny (fail closed), with a reason naming the rail."""
+        self._notify(hook_name, plugin, kwargs, exc)
+        log.exception("rail %r raised", plugin)
+        return Deny(f"rail {plugin!r} failed ({type(exc).__name__}: {exc}); the call was blocked")
 
 
 def trace_to_stderr(hook_name: str, plugin: str, kwargs: dict[str, Any], result: Any) -> None:

@@ -38,6 +38,8 @@ def data_problem(value: Any, *, max_depth: int = MAX_DEPTH, max_items: int = MAX
         return _text_problem(value, None)
     if not isinstance(value, _CONTAINERS):
         return None
+    if type(value) is dict and len(value) <= max_items and _flat_and_plain(value):
+        return None  # the common tool-call arguments: a few ASCII keys with ASCII or non-text values
     # Only containers go on the stack; a path is a linked (parent, key) pair, built in O(1) per container.
     stack: list[tuple[Any, int, Any]] = [(value, 1, None)]
     seen = 0
@@ -62,6 +64,20 @@ def data_problem(value: Any, *, max_depth: int = MAX_DEPTH, max_items: int = MAX
             elif isinstance(child, _CONTAINERS):
                 stack.append((child, depth + 1, (path, key)))
     return None
+
+
+def _flat_and_plain(value: dict[Any, Any]) -> bool:
+    """Whether ``value`` holds only ASCII-text keys and values that are ASCII text, numbers, booleans or None."""
+    for key, child in value.items():
+        if type(key) is not str or not key.isascii():
+            return False
+        kind = type(child)
+        if kind is str:
+            if not child.isascii():
+                return False
+        elif kind is not int and kind is not float and kind is not bool and child is not None:
+            return False
+    return True
 
 
 def check_data(value: Any, where: str, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS) -> None:

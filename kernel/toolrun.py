@@ -192,11 +192,11 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
         if probe is None:
             value = tool.handler(**kwargs)
         else:
-            begun = time.perf_counter()
+            begun = time.thread_time()  # CPU: on a loaded machine a quick call can wait long for a core
             try:
                 value = tool.handler(**kwargs)
             finally:
-                probe.ran_inline(time.perf_counter() - begun)
+                probe.ran_inline(time.thread_time() - begun)
     else:
         threads = kernel.tool_executor()
         job = threads.start(tool.name, tool.handler, kwargs, probe)  # ToolThreadsExhausted: an error result

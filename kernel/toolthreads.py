@@ -32,9 +32,11 @@ runs in threads. A measured tool runs in threads, timed there, until ``PROBES`` 
 returned within ``FAST`` seconds (wall and CPU); later calls run on the event
 loop. A call using more CPU than that keeps the tool in threads for good (the
 hop is cheap next to it); a call that waited (I/O) just does not count.
-A call on the loop that takes longer than ``SLOW`` sends the tool back to the
-threads for good (with a warning naming it), so a tool that blocks stalls the
-loop at most once. ``inline=False`` keeps a tool in threads always (a tool that
+A call on the loop that uses more than ``SLOW`` of CPU sends the tool back to the
+threads for good (with a warning naming it), so a tool that turns heavy stalls the
+loop at most once. (CPU, not wall time: only pure functions run there, so they
+cannot block on I/O, and on a machine with more runnable threads than cores a
+quick call can wait milliseconds for a core, which must not demote it.) ``inline=False`` keeps a tool in threads always (a tool that
 may block on I/O, or must have its timeout enforced on every call).
 
 ``start(key, fn, kwargs)`` is the kernel's path: it returns a job whose
@@ -64,7 +66,7 @@ PROBES = 8
 FAST = 100e-6
 """A measured tool runs on the loop once ``PROBES`` of its calls took at most this, wall and CPU (seconds)."""
 SLOW = 2e-3
-"""A call on the loop taking longer than this sends the tool back to the threads for good (seconds)."""
+"""A call on the loop using more CPU than this sends the tool back to the threads for good (seconds)."""
 _log = logging.getLogger("zagent.tools")
 
 
@@ -129,10 +131,10 @@ class InlineProbe:
             self.inline = self.fast >= PROBES
 
     def ran_inline(self, seconds: float) -> None:
-        """A call on the loop took ``seconds``; past ``SLOW`` the tool goes back to threads for good."""
+        """A call on the loop used ``seconds`` of CPU; past ``SLOW`` the tool goes back to threads for good."""
         if seconds > SLOW and self.inline:
             self.inline, self.settled = False, True
-            _log.warning("tool %r took %.1f ms on the event loop (its first %d calls were quick), so it runs in "
+            _log.warning("tool %r took %.1f ms of CPU on the event loop (its first %d calls were quick), so it runs in "
                          "the kernel's tool threads from now on; register it with inline=False if it can block",
                          self.name, seconds * 1e3, PROBES)
 
@@ -150,7 +152,7 @@ class _Call(Future):  # type: ignore[type-arg]
     def begin(self) -> bool:
         return self.set_running_or_notify_cancel()
 
-    def run(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         try:
             result = fn(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
@@ -175,8 +177,9 @@ class Job:
     def begin(self) -> bool:
         return self.state == _RUNNING
 
-    def run(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         started, cpu = time.perf_counter(), time.thread_time()
+        how: Callable[["asyncio.Future[Any]", Any], None]
         try:
             result = fn(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
@@ -199,7 +202,7 @@ def _set_result(future: "asyncio.Future[Any]", value: Any) -> None:
         future.set_result(value)
 
 
-def _set_exception(future: "asyncio.Future[Any]", exc: BaseException) -> None:
+def _set_exception(future: "asyncio.Future[Any]", exc: Any) -> None:
     if not future.done():
         future.set_exception(exc)
 
@@ -217,7 +220,7 @@ class ToolThreads(Executor):
         self.max_abandoned = max_abandoned
         self.max_abandoned_per_tool = max_abandoned_per_tool
         self._prefix = thread_name_prefix
-        self._queue: "queue.SimpleQueue[Optional[tuple[Any, Callable[..., Any], tuple, dict]]]" = queue.SimpleQueue()
+        self._queue: "queue.SimpleQueue[Optional[tuple[Any, Callable[..., Any], tuple[Any, ...], dict[str, Any]]]]" = queue.SimpleQueue()
         self._idle = threading.Semaphore(0)
         self._lock = threading.Lock()
         self._serving = 0  # threads counted against max_workers (abandoned ones are not)
@@ -251,7 +254,7 @@ class ToolThreads(Executor):
         self._put(call, fn, args, kwargs)
         return call
 
-    def _put(self, job: Any, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    def _put(self, job: Any, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         with self._lock:
             if self._shutdown:
                 raise RuntimeError("the kernel's tool threads are shut down (the kernel was closed)")

@@ -66,7 +66,7 @@ from ..secrets import Masker, Secret
 from .config import ERROR_BODY_BYTES, USER_AGENT, HttpConfig, default_http_module
 from .errors import HttpErrors
 from .ratelimit import RateLimiter, shared_limiter
-from .stream import StreamReply, _close_quietly, _Deadline
+from .stream import Deadlines, StreamReply, _close_quietly, _Deadline
 from .wire import retry_after, server_message
 
 
@@ -99,6 +99,7 @@ class HttpClient(HttpErrors):
     _mod: Any = attrs.field(default=None, init=False)
     _prefix: str = attrs.field(default="", init=False)
     _masker: Optional["Masker"] = attrs.field(default=None, init=False)
+    _timers: dict[Any, Deadlines] = attrs.field(factory=dict, init=False)
 
     @classmethod
     def build(cls, provider: str, base_url: str, options: dict[str, Any], **fields: Any) -> "HttpClient":
@@ -203,6 +204,18 @@ class HttpClient(HttpErrors):
     def _forget_closed_loops(self) -> None:
         for loop in [lp for lp in self._clients if lp.is_closed()]:
             del self._clients[loop]
+        for loop in [lp for lp in self._timers if lp.is_closed()]:
+            del self._timers[loop]
+
+    def _deadlines(self, seconds: float) -> Deadlines:
+        """The running loop's ``Deadlines`` of this client (one timer for all its pending calls)."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        timers = self._timers.get(loop)
+        if timers is None or timers.seconds != seconds:
+            timers = self._timers[loop] = Deadlines(loop, seconds)
+        return timers
 
     async def aclose(self) -> None:
         """Close the clients this object made (a user's ``client=`` is left open: it is theirs)."""
@@ -243,7 +256,7 @@ class HttpClient(HttpErrors):
             path = self._prefix + path
         limiter = self._limiter if self._limiter is not False else self._resolve_limiter()
         seconds = self.config.deadline
-        guard = _Deadline(seconds) if seconds else None
+        guard = _Deadline(seconds, self._deadlines(seconds)) if seconds else None
         handed_over = False
         attempt = 0
         try:

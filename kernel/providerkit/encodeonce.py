@@ -1,4 +1,5 @@
-"""``encoded_once``: a provider's wire form of a ``ToolSpec``, encoded once per spec object.
+"""``encoded_once``: a provider's wire form of a ``ToolSpec``, encoded once per spec object;
+``messages_once``: the same for the messages of a growing conversation.
 
 Agents offer the same tools on every request. Providers turn each ``ToolSpec``
 into their protocol's JSON once and splice the bytes into later request bodies
@@ -14,7 +15,7 @@ from typing import Any, Callable
 
 import msgspec
 
-from ..types import ToolSpec
+from ..types import Message, ToolSpec
 
 
 def encoded_once(build: Callable[[ToolSpec], Any], *, limit: int = 4096) -> Callable[[ToolSpec], msgspec.Raw]:
@@ -34,3 +35,29 @@ def encoded_once(build: Callable[[ToolSpec], Any], *, limit: int = 4096) -> Call
 
     encode_tool.__doc__ = build.__doc__
     return encode_tool
+
+
+def messages_once(build: Callable[[Message], Any], *, limit: int = 2048) -> Callable[[Message], msgspec.Raw]:
+    """A function returning ``msgspec.Raw(json(build(message)))``, computed once per message object.
+
+    A loop resends its whole conversation on every step; with this each message is
+    encoded once, so building a request costs O(new messages), not O(history). The
+    cache holds the message and checks it by identity, with its ``content`` and
+    ``tool_calls`` (a field given a new value is encoded again); it is cleared when
+    it reaches ``limit`` entries, which bounds what it keeps alive.
+    """
+    cache: dict[int, tuple[Message, Any, Any, msgspec.Raw]] = {}
+    encode = msgspec.json.encode
+
+    def encode_message(message: Message) -> msgspec.Raw:
+        hit = cache.get(id(message))
+        if hit is not None and hit[0] is message and hit[1] is message.content and hit[2] is message.tool_calls:
+            return hit[3]
+        raw = msgspec.Raw(encode(build(message)))
+        if len(cache) >= limit:
+            cache.clear()
+        cache[id(message)] = (message, message.content, message.tool_calls, raw)
+        return raw
+
+    encode_message.__doc__ = build.__doc__
+    return encode_message

@@ -113,17 +113,18 @@ _NEWLINES = re.compile(r"\r\n|\r|\n")
 
 
 class _Deadline:
-    """The whole-call deadline of one request: a timer that cancels the waiting task when armed.
+    """The whole-call deadline of one request: cancels the waiting task when it passes while armed.
 
     ``armed`` is true while the call awaits the network (send, retry waits, each
-    stream read); between stream reads (the caller's own code runs) the timer
-    only marks the deadline passed, and the next read raises. Like
-    ``asyncio.timeout``, it tells its own cancellation from another one.
+    stream read); between stream reads (the caller's own code runs) the deadline
+    only marks itself passed, and the next read raises. Like
+    ``asyncio.timeout``, it tells its own cancellation from another one. With a
+    ``Deadlines`` (one per client and event loop) it needs no timer of its own.
     """
 
-    __slots__ = ("seconds", "task", "handle", "armed", "fired", "_cancelled", "_base", "_loop")
+    __slots__ = ("seconds", "task", "handle", "armed", "fired", "when", "_cancelled", "_base", "_loop", "_owner")
 
-    def __init__(self, seconds: float):
+    def __init__(self, seconds: float, owner: Optional["Deadlines"] = None):
         import asyncio
 
         self._loop = asyncio.get_running_loop()
@@ -133,7 +134,13 @@ class _Deadline:
         self.task: Any = None
         self._base = 0
         self.arm()
-        self.handle = self._loop.call_later(seconds, self._fire)
+        self.when = self._loop.time() + seconds
+        self._owner = owner
+        self.handle: Any = None
+        if owner is None:
+            self.handle = self._loop.call_at(self.when, self._fire)
+        else:
+            owner.add(self)
 
     def arm(self) -> None:
         import asyncio
@@ -150,7 +157,7 @@ class _Deadline:
             self.task.cancel()
 
     def remaining(self) -> float:
-        return self.handle.when() - self._loop.time()
+        return self.when - self._loop.time()
 
     def expired_here(self) -> bool:
         """Whether the ``CancelledError`` being handled is this deadline's own (then it is absorbed)."""
@@ -161,7 +168,49 @@ class _Deadline:
         return uncancel is None or uncancel() <= self._base
 
     def cancel(self) -> None:
-        self.handle.cancel()
+        if self._owner is not None:
+            self._owner.discard(self)
+        else:
+            self.handle.cancel()
+
+
+class Deadlines:
+    """The deadlines of one client on one event loop, all ``seconds`` long, under one timer.
+
+    They start in order, so they pass in that order: an insertion-ordered dict
+    holds the pending ones, and one timer is set for the oldest. A request that
+    ends just leaves the dict (no timer handle made, cancelled and left in the
+    loop's heap per request); when the timer goes off it fires the deadlines
+    that have passed and is set again for the oldest one left.
+    """
+
+    __slots__ = ("loop", "seconds", "pending", "handle")
+
+    def __init__(self, loop: Any, seconds: float):
+        self.loop = loop
+        self.seconds = seconds
+        self.pending: dict[_Deadline, None] = {}
+        self.handle: Any = None
+
+    def add(self, guard: _Deadline) -> None:
+        self.pending[guard] = None
+        if self.handle is None:
+            self.handle = self.loop.call_at(guard.when, self._sweep)
+
+    def discard(self, guard: _Deadline) -> None:
+        self.pending.pop(guard, None)
+
+    def _sweep(self) -> None:
+        self.handle = None
+        now = self.loop.time() + getattr(self.loop, "_clock_resolution", 0.0)  # a timer may run that early
+        pending = self.pending
+        while pending:
+            guard = next(iter(pending))
+            if guard.when > now:
+                self.handle = self.loop.call_at(guard.when, self._sweep)
+                return
+            del pending[guard]
+            guard._fire()
 
 
 async def _close_quietly(response: Any) -> None:

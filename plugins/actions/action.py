@@ -12,6 +12,22 @@
    reply that does not parse is re-asked once with the parser's repair prompt;
 4. if it did neither, nudge it for an answer.
 
+Offering tools, reading calls and feeding results back go through the
+tool-loop core (``zagent.agentkit.toolloop``), shared with the ReAct loop.
+
+**Output format after the tool phase.** When tools are offered and the parse
+mode is structured (``json``, ``xml``, ``title``: a free answer does not
+parse), the first prompt holds the task and the tools but not the output
+format: small models shown a JSON format next to the tools answer in it at
+once and never call a tool. Once the model answers without calling tools, an
+answer that already parses is the output; otherwise the next turn asks for
+the final answer in the output format (one step), and that reply is parsed
+as in 3. That turn recaps the request and what the tools returned (the last
+``RECAP_RESULTS``, each cut to ``RECAP_CHARS``) before the format: measured on
+a 0.5B model, the format alone after the tool results gave 3 of 10 right
+sums, the recap 9 of 10. Without tools, or in ``str``/``custom`` mode, the
+format is in the first prompt.
+
 **Output strategy.** In ``json`` parse mode, a request that offers no tools
 also asks for structured output (``response_format``: the JSON schema of the
 output fields, titled with the action name) when the model's profile says
@@ -39,18 +55,19 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 import attrs
 
 from zagent.agentkit import fields as zfields
+from zagent.agentkit.toolloop import NUDGE, Offer, ToolLoop, call_key, scoped
 from zagent.errors import ConfigError, NoAnswerError, ParseError
-from zagent.toolrun import with_unique_ids
 from zagent.types import Message, ToolCall, ToolResult, Usage
-
-from .toolmode import PromptTools, text_call_fallback
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
     from zagent.llm import LLM
 
-NUDGE = ("You have not given a final answer yet. Stop calling tools unless you really need one more, "
-         "and answer now in the requested output format.")
+FORMAT_TURN = "Now give the final answer, formatted as follows.\n\n## Output format\n{instructions}"
+"""The end of the user turn that asks for the output format once a tool phase ends (see ``format_turn``)."""
+#: the format turn recaps at most this many of the last tool results, each cut to this many characters
+RECAP_RESULTS = 10
+RECAP_CHARS = 400
 
 
 @attrs.define(repr=False, eq=False, slots=False)
@@ -157,7 +174,9 @@ class CustomizeAction(Action):
         self._prompt = self._compile_prompt()
         self._tools = [self.kernel.tool(n) for n in self.tools]
         self._output_hint = {"mode": self.parse_mode, "fields": list(self.output_spec.fields)}
-        self._prompt_tools: Optional[PromptTools] = None
+        self._tool_loop = ToolLoop(self.kernel, self.tool_format)
+        self._format_later = bool(self._instructions.strip()) and getattr(self._parser, "structured", False)
+        self._format_turn = FORMAT_TURN.format(instructions=self._instructions)
         self._schema_format: Optional[dict[str, Any]] = None
 
     def response_format(self, llm: "LLM", tools_offered: bool) -> Optional[dict[str, Any]]:
@@ -207,14 +226,16 @@ class CustomizeAction(Action):
         ``system`` section goes to the system message: ``render_turns``)."""
         return self.render_turns(inputs)[2]
 
-    def render_turns(self, inputs: dict[str, Any]) -> tuple[str, list[Message], str]:
-        """``(system section, demonstration turns, user prompt)`` for ``inputs``."""
+    def render_turns(self, inputs: dict[str, Any], *, output_format: bool = True) -> tuple[str, list[Message], str]:
+        """``(system section, demonstration turns, user prompt)`` for ``inputs``; ``output_format=False``
+        leaves the output-format section out (the first prompt of a tool phase)."""
+        sections = None if output_format else {"output_format": ""}
         if self.chat_style:
-            messages = self._prompt.render(inputs)
+            messages = self._prompt.render(inputs, sections)
             system = messages[0].content if messages and messages[0].role == "system" else ""
             turns = messages[1:-1] if system else messages[:-1]
             return system, list(turns), messages[-1].content
-        system, user = self._prompt.render_parts(inputs)
+        system, user = self._prompt.render_parts(inputs, sections)
         return system, [], user
 
     def offered_tools(self) -> list[Any]:
@@ -222,37 +243,26 @@ class CustomizeAction(Action):
 
     async def aexecute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext",
                        system_prompt: Optional[str] = None, history: Sequence[Message] = ()) -> ActionOutput:
-        section, demos, prompt = self.render_turns(inputs)
         tools = self.offered_tools()
-        native = bool(tools) and llm.profile.native_tools
-        prompt_tools = self._prompt_tools_for(tools) if tools and not native else None
+        format_later = self._format_later and bool(tools)
+        section, demos, prompt = self.render_turns(inputs, output_format=not format_later)
+        offer = self._tool_loop.offer(llm, tools)
         system = "\n\n".join(p for p in (system_prompt or "", section) if p)
-        messages = self._first_messages(prompt, system, [*demos, *history], prompt_tools)
-        run = _Run(self, llm, ctx, messages, tools if native else None, prompt_tools,
-                   self.response_format(llm, bool(tools)))
-        scope = ctx.offered_tools
-        ctx.offered_tools = frozenset(t.name for t in tools)  # the kernel blocks any other name
-        try:
+        messages = self._first_messages(prompt, system, [*demos, *history], offer)
+        run = _Run(self, llm, ctx, messages, offer, self.response_format(llm, bool(tools)), format_due=format_later,
+                   prompt=prompt)
+        with scoped(ctx, offer):  # the kernel blocks any other name
             return await run.loop(prompt)
-        finally:
-            ctx.offered_tools = scope
 
     def _first_messages(self, prompt: str, system_prompt: Optional[str], history: Sequence[Message],
-                        prompt_tools: Optional[PromptTools]) -> list[Message]:
+                        offer: Offer) -> list[Message]:
         messages: list[Message] = []
-        system = system_prompt or ""
-        if prompt_tools is not None:
-            system = f"{system}\n\n{prompt_tools.section}".strip()
+        system = offer.system_with_section(system_prompt or "")
         if system:
             messages.append(Message(role="system", content=system))
         messages.extend(history)
         messages.append(Message(role="user", content=prompt))
         return messages
-
-    def _prompt_tools_for(self, tools: list[Any]) -> PromptTools:
-        if self._prompt_tools is None or self._prompt_tools.names != tuple(t.name for t in tools):
-            self._prompt_tools = PromptTools(self.kernel.parser(self.tool_format), tools)
-        return self._prompt_tools
 
     def parse(self, text: str) -> Any:
         """Parse a final reply into the output Struct (no repair)."""
@@ -267,41 +277,64 @@ class _Run:
     llm: "LLM"
     ctx: "RunContext"
     messages: list[Message]
-    native_tools: Optional[list[Any]]
-    prompt_tools: Optional[PromptTools]
+    offer: Offer
     response_format: Optional[dict[str, Any]] = None
+    format_due: bool = False
+    """The output format has not been shown yet (it comes after the tool phase)."""
+    prompt: str = ""
     tool_results: list[ToolResult] = attrs.field(factory=list)
+    succeeded: set[tuple[str, str]] = attrs.field(factory=set)
+    """Calls (``call_key``) that ran successfully in this run."""
+    calls: dict[str, ToolCall] = attrs.field(factory=dict)
+    """The calls run, by id (the format turn's recap names them)."""
     usage: Usage = attrs.field(factory=Usage)
 
     async def loop(self, prompt: str) -> ActionOutput:
-        action, kernel = self.action, self.action.kernel
-        events = kernel.hooks.active("zagent_event")
+        action, core = self.action, self.action._tool_loop
+        events = action.kernel.hooks.active("zagent_event")
         output_spec = action._output_hint  # built once per action
         for step in range(1, action.max_steps + 1):
             if events:
                 await self.ctx.aemit("step_start", step=step, action=action.name)
-            completion = await self.llm.asend(self.llm.request(
-                self.messages, tools=self.native_tools, response_format=self.response_format,
-                output_spec=output_spec), self.ctx)
-            self.usage = self.usage + completion.usage
-            reply = completion.message
-            if self.native_tools and not reply.tool_calls and self.llm.profile.text_tool_fallback:
-                reply = text_call_fallback(action.kernel.parser(action.tool_format), reply, self.native_tools,
-                                           self.messages)
-            reply = _unique_ids(reply)  # each result must find its own call
-            calls, errors, text = self._tool_calls(reply)
-            if calls or errors:
-                self.messages.append(reply)
-                await self._run_tools(calls, errors)
+            turn = await core.turn(self.llm, self.offer, self.messages, self.ctx, add_section=False,
+                                   response_format=self.response_format, output_spec=output_spec)
+            assert turn.completion is not None
+            self.usage = self.usage + turn.completion.usage
+            self.messages.append(turn.reply)
+            if turn.wants_tools:
+                # A reply that only restates calls which already succeeded ends the tool phase (small
+                # models echo their last call instead of answering): they run again, then the format turn.
+                phase_over = self.format_due and self._restated(turn)
+                results = await core.run_tools(turn.calls, self.ctx, action.max_tool_call_concurrency)
+                self.tool_results.extend(results)
+                if self.format_due:  # what the format turn needs (the recap, restated calls)
+                    self.calls.update((c.id, c) for c in turn.calls)
+                    self.succeeded.update(call_key(c) for c, r in zip(turn.calls, results) if r.state == "success")
+                self.messages.extend(self.offer.results_messages(results, turn.errors))
+                if phase_over and step < action.max_steps:
+                    self.format_due = False
+                    self.messages.append(self.format_turn())
                 if events:
-                    await self.ctx.aemit("step_end", step=step, action=action.name, tools=[c.name for c in calls])
+                    await self.ctx.aemit("step_end", step=step, action=action.name,
+                                         tools=[c.name for c in turn.calls])
                 continue
-            self.messages.append(reply)
+            text = turn.text
             if events:
                 await self.ctx.aemit("step_end", step=step, action=action.name, answered=bool(text.strip()))
             if not text.strip():
                 self.messages.append(Message(role="user", content=NUDGE))
                 continue
+            if self.format_due:  # the tool phase is over: an answer already in the format stands
+                self.format_due = False
+                try:
+                    output = action.parse(text)
+                except ParseError:
+                    if step < action.max_steps:  # else the repair prompt shows the format
+                        self.messages.append(self.format_turn())
+                        continue
+                    output = await self._parse(text)
+                return ActionOutput(output=output, raw=text, messages=self.messages, tool_results=self.tool_results,
+                                    usage=self.usage, steps=step, prompt=prompt)
             output = await self._parse(text)
             return ActionOutput(output=output, raw=text, messages=self.messages, tool_results=self.tool_results,
                                 usage=self.usage, steps=step, prompt=prompt)
@@ -310,20 +343,19 @@ class _Run:
             "or check the trajectory (error.trajectory) for a tool that keeps failing",
             trajectory=self.messages, limit="max_steps")
 
-    def _tool_calls(self, reply: Message) -> tuple[list[ToolCall], list[str], str]:
-        if self.prompt_tools is None:
-            return list(reply.tool_calls), [], reply.content or ""
-        calls, errors, text = self.prompt_tools.extract(reply.content or "")
-        return with_unique_ids(calls), errors, text
+    def format_turn(self) -> Message:
+        """The user turn asking for the final answer in the output format once the tool phase is over:
+        the request, what the tools returned (bounded), then ``FORMAT_TURN``."""
+        parts = [f"The request:\n{self.prompt}"]
+        recap = _recap(self.calls, self.tool_results[-RECAP_RESULTS:])
+        if recap:
+            parts.append(f"What the tools returned:\n{recap}")
+        parts.append(self.action._format_turn)
+        return Message(role="user", content="\n\n".join(parts))
 
-    async def _run_tools(self, calls: list[ToolCall], errors: list[str]) -> None:
-        results = await self.action.kernel.arun_tools(
-            calls, self.ctx, max_concurrency=self.action.max_tool_call_concurrency) if calls else []
-        self.tool_results.extend(results)
-        if self.prompt_tools is None:
-            self.messages.extend(r.to_message() for r in results)
-        else:
-            self.messages.append(self.prompt_tools.results_message(results, errors))
+    def _restated(self, turn: Any) -> bool:
+        """Every call of ``turn`` repeats one that already succeeded (and none is malformed)."""
+        return bool(turn.calls) and not turn.errors and all(call_key(c) in self.succeeded for c in turn.calls)
 
     async def _parse(self, text: str) -> Any:
         action = self.action
@@ -337,13 +369,20 @@ class _Run:
         return zfields.convert(values, action.output_spec, raw=text)
 
 
-def _unique_ids(reply: Message) -> Message:
-    """The reply with a unique id on each native tool call (a server may send none, empty or repeated ones)."""
-    if not reply.tool_calls:
-        return reply
-    calls = with_unique_ids(list(reply.tool_calls))
-    if all(a is b for a, b in zip(calls, reply.tool_calls)):
-        return reply
+def _recap(calls: dict[str, ToolCall], results: Sequence[ToolResult]) -> str:
+    """One line per tool result: its call (name and arguments) and what it returned."""
+    if not results:
+        return ""
     import msgspec
 
-    return msgspec.structs.replace(reply, tool_calls=calls)
+    lines = []
+    for r in results:
+        call = calls.get(r.call_id)
+        args = "" if call is None else _clip(msgspec.json.encode(call.arguments).decode())
+        outcome = "returned" if r.state == "success" else f"failed ({r.state}):"
+        lines.append(f"- {r.name}({args}) {outcome} {_clip(r.content or '')}")
+    return "\n".join(lines)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= RECAP_CHARS else text[:RECAP_CHARS] + " [...]"

@@ -13,7 +13,7 @@ from typing import Any, Optional, Union
 
 import msgspec
 
-from zagent.providerkit import encoded_once
+from zagent.providerkit import encoded_once, messages_once
 from zagent.llm import parse_arguments
 from zagent.types import Message, ToolCall, ToolSpec, Usage
 
@@ -163,6 +163,10 @@ def encode_message(m: Message) -> dict[str, Any]:
     if m.name and role != "assistant":
         out["name"] = m.name
     return out
+
+
+encode_message_once = messages_once(encode_message)
+"""``encode_message`` as JSON bytes, encoded once per message object (a loop resends its history every step)."""
 
 
 def response_format(fmt: dict[str, Any]) -> dict[str, Any]:

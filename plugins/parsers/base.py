@@ -35,6 +35,9 @@ class Parser:
     json_fallback = True
     #: apply ``lenient`` (JSON fallback, unwrapping, placeholder refusal); ``custom`` leaves it to its function
     lenient = True
+    #: a reply parses only when it follows the format (a free answer does not), so an agent with tools may
+    #: show the format once its tool phase ends (``str`` takes any text, ``custom`` is the user's to say)
+    structured = True
 
     def __init__(self, **options: Any):
         self._check_options(options)

@@ -172,13 +172,14 @@ def check_placeholders(values: Mapping[str, Any], spec: FieldSpec, raw: str, hin
     """
     bad: dict[str, str] = {}
     examples = _memo_examples(spec)
+    labels = _memo_labels(spec)
     for name, value in values.items():
         field = spec.by_name.get(name)
         if field is None:
             continue
         items = value if isinstance(value, list) else [value]
         for item in items:
-            if isinstance(item, str) and _is_placeholder(item, field, examples.get(name), hints):
+            if isinstance(item, str) and _is_placeholder(item, field, examples.get(name), hints, labels.get(name)):
                 shown = item.strip()
                 shown = shown if len(shown) <= 80 else shown[:77] + "..."
                 bad[name] = f"it repeats the format's placeholder {shown!r} instead of giving a value"
@@ -191,21 +192,22 @@ def check_placeholders(values: Mapping[str, Any], spec: FieldSpec, raw: str, hin
             missing=[n for n in spec.required if values.get(n) is None])
 
 
-def _is_placeholder(text: str, field: Any, example: Any, hints: tuple[str, ...]) -> bool:
+def _is_placeholder(text: str, field: Any, example: Any, hints: tuple[str, ...], own: Optional[str] = None) -> bool:
     if len(text) > _MAX_CHECK:
         return False
     s = text.strip()
     if not s:
         return False
     low = s.lower()
-    own = label(field).lower()
+    if own is None:
+        own = label(field).lower()
     if low in (own, f"<{own}>", f"({own})") or low in (h.lower() for h in hints):
         return True
     if isinstance(example, str) and low == example.lower():
         return True
     if isinstance(example, list) and any(isinstance(e, str) and low == e.lower() for e in example):
         return True
-    return bool(_PLACEHOLDER.match(s) or _FILLED.match(s))
+    return "," in s and bool(_PLACEHOLDER.match(s) or _FILLED.match(s))  # both need ", required|optional"
 
 
 # -- the repair prompt's example ---------------------------------------------------------
@@ -226,6 +228,14 @@ def reply_as_example(raw: str, spec: FieldSpec, limit: int = 4000) -> Optional[d
 def example_values(spec: FieldSpec) -> dict[str, Any]:
     """Concrete example values for every field (strings say they are examples; the parser refuses them)."""
     return dict(_memo_examples(spec))
+
+
+def _memo_labels(spec: FieldSpec) -> dict[str, str]:
+    """Each field's ``label``, lower-cased (what a placeholder echo is compared with), made once per spec."""
+    found = spec.cache.get("lenient-labels")
+    if found is None:
+        found = spec.cache["lenient-labels"] = {f.name: label(f).lower() for f in spec.fields}
+    return found
 
 
 def _memo_examples(spec: FieldSpec) -> dict[str, Any]:

@@ -262,6 +262,7 @@ class StrParser(Parser):
 
     name = "str"
     option_names = frozenset({"strip"})
+    structured = False  # any text is a value
 
     def __init__(self, strip: bool = True):
         super().__init__(strip=strip)
@@ -304,6 +305,7 @@ class CustomParser(Parser):
     name = "custom"
     option_names = frozenset({"parse_func", "render_func", "instructions"})
     lenient = False  # the user's function decides what it accepts
+    structured = False  # unknown: the format stays in the first prompt
 
     def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
         func = opts.get("parse_func")

@@ -158,6 +158,7 @@ class PromptTemplate:
         #: names that are always inputs at render time, even ``context`` or ``history``
         self.declared = self.placeholders | (known or frozenset())
         self.demos = [self._demo(d) for d in demonstrations]
+        self._plan: Optional[list[Union[str, tuple[str, Optional[str]]]]] = None
 
     # -- inputs -----------------------------------------------------------------------
 
@@ -253,9 +254,48 @@ class PromptTemplate:
                      sections: Optional[Mapping[str, Any]] = None, /, **kwargs: Any) -> tuple[str, str]:
         """``(system, user)``: the ``system`` section alone, and every other section as one string
         (what an agent sends as a system message and a user turn). Arguments as for ``render``."""
+        if sections is None and not kwargs and inputs is not None:  # the agents' call: a plan made once
+            return self._parts_planned(inputs)
         vals, extra = self._split(inputs, sections, kwargs)
         s = self.sections(vals, **extra)
         return s["system"].strip(), self._join(s, tuple(k for k in SECTIONS if k != "system"))
+
+    def _parts_planned(self, inputs: Mapping[str, Any]) -> tuple[str, str]:
+        """``render_parts(inputs)`` with no render-time sections: the sections that do not depend on the
+        inputs are joined once (``_plan``); only the input-dependent ones are rendered per call."""
+        plan = self._plan
+        if plan is None:
+            plan = self._plan = self._make_plan()
+        vals = self.values(inputs)
+        blocks = []
+        for item in plan:
+            if isinstance(item, str):
+                blocks.append(item)
+                continue
+            key, title = item
+            text = (self._inputs_text(vals) if key == "inputs" else self.texts[key].render(vals)).strip()
+            if text:
+                blocks.append(f"{title}\n{text}" if title else text)
+        return self.texts["system"].render(vals).strip(), "\n\n".join(blocks)
+
+    def _make_plan(self) -> list[Union[str, tuple[str, Optional[str]]]]:
+        """The user part's sections in order: a finished block (text) when it does not depend on the
+        inputs, else ``(section, title)``; empty static sections are left out."""
+        static = self.sections({n: "" for n in self.declared} if self.input_spec is None else
+                               {f.name: "" for f in self.input_spec.fields} | {n: "" for n in self.placeholders})
+        plan: list[Union[str, tuple[str, Optional[str]]]] = []
+        for key in SECTIONS[1:]:
+            title = self.titles.get(key)
+            dynamic = (key in self.texts and self.texts[key].names) or (key == "inputs" and self.input_spec is not None
+                                                                     and any(f.name not in self.placeholders
+                                                                             for f in self.input_spec.fields))
+            if dynamic:
+                plan.append((key, title))
+                continue
+            text = static[key].strip()
+            if text:
+                plan.append(f"{title}\n{text}" if title else text)
+        return plan
 
     def _split(self, inputs: Optional[Mapping[str, Any]], sections: Optional[Mapping[str, Any]],
                kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -20,8 +20,10 @@ while a step is in flight:
 Each step asks the model once. Tool calls (native, or ``<tool_call>`` text
 for models whose profile says ``native_tools=False``) run through
 ``Kernel.arun_tool``, so every rail applies. A pseudo-tool
-``ask_clarification`` lets the model ask the user instead. Built on the
-actions plugin (it reuses ``actions.toolmode.PromptTools``).
+``ask_clarification`` lets the model ask the user instead. Offering tools,
+reading calls and feeding results back go through the tool-loop core
+(``zagent.agentkit.toolloop``), shared with declared agents; this loop keeps
+its own policy: steps, rails, checkpoints, approvals, the answer and questions.
 """
 
 from __future__ import annotations
@@ -33,12 +35,12 @@ from typing import TYPE_CHECKING, Any, Awaitable, Iterable, Optional, Sequence
 import attrs
 import msgspec
 from zagent.agentkit.control import RunControl
+from zagent.agentkit.toolloop import NUDGE, ToolLoop, results_messages
 from zagent.errors import ConfigError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
 from zagent.limits import check_text
 from zagent.llm import to_messages
 from zagent.agentkit.runkeys import APPROVED, PENDING_APPROVAL
 from zagent.secrets import public_data
-from zagent.toolrun import with_unique_ids
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
 
 from .state import Decision, RunState, StepLog, StepResult, state_decoder
@@ -58,7 +60,6 @@ CLARIFY = ToolSpec(
                 "required": ["questions"]},
 )
 ON_ERROR = ("continue", "stop")
-NUDGE = "Your last reply had neither a tool call nor an answer. Call a tool or give the final answer."
 
 
 class CompressionFailed(ZagentError):
@@ -119,7 +120,7 @@ class ReActLoop:
     def __attrs_post_init__(self) -> None:
         check_on_error(self.on_error)
         self._control = RunControl()
-        self._prompt_tools: Any = None
+        self._tool_loop = ToolLoop(self.kernel, self.tool_format)
         self._checkpoint_lock = asyncio.Lock()
         self._log = StepLog()
 
@@ -323,7 +324,6 @@ class ReActLoop:
         try:
             await self._maybe_compress()
             tools = await self._offered_tools()
-            self._ctx.offered_tools = frozenset(t.name for t in tools)  # the kernel blocks any other name
             decision, reply = await self._decide(tools)
         except (ProviderError, ToolBlocked, CompressionFailed) as exc:
             state.steps.append(StepResult(step=state.step, action="direct_response", is_error=True,
@@ -371,31 +371,19 @@ class ReActLoop:
         await self._checkpoint()
 
     async def _decide(self, tools: list[Any]) -> tuple[Decision, Message]:
-        native = self.llm.profile.native_tools
-        specs = [t.spec for t in tools] + ([CLARIFY] if self.allow_clarification else [])
-        messages = self.state.messages
-        prompt_tools = None
-        if specs and not native:
-            prompt_tools = self._prompt_tools_for(tools, specs)
-            messages = _with_tools_section(messages, prompt_tools.section)
-        request = self.llm.request(messages, tools=specs if native else None, stream=self.on_text is not None)
-        reply = (await self._abortable(self._ask(request))).message
-        if prompt_tools is None and specs and not reply.tool_calls and self.llm.profile.text_tool_fallback:
-            from zagent.plugins.actions.toolmode import text_call_fallback
+        core = self._tool_loop
+        offer = core.offer(self.llm, tools, [CLARIFY] if self.allow_clarification else [])
+        self._ctx.offered_tools = offer.names  # the kernel blocks any other name
+        turn = await core.turn(self.llm, offer, self.state.messages, self._ctx, ask=self._ask_abortable,
+                               stream=self.on_text is not None)
+        decision = _decision(turn.calls, turn.text)
+        if turn.errors:
+            decision.feedback = offer.feedback(turn.errors)
+        return decision, turn.reply
 
-            reply = text_call_fallback(self.kernel.parser(self.tool_format), reply, specs, self.state.messages)
-        if prompt_tools is None:
-            calls = with_unique_ids(list(reply.tool_calls))  # each result must find its own call
-            if reply.tool_calls and any(a is not b for a, b in zip(calls, reply.tool_calls)):
-                reply = msgspec.structs.replace(reply, tool_calls=calls)
-            errors, text = [], reply.content or ""
-        else:
-            calls, errors, text = prompt_tools.extract(reply.content or "")
-            calls = with_unique_ids(calls)
-        decision = _decision(calls, text)
-        if errors:
-            decision.feedback = prompt_tools.format.feedback(errors)
-        return decision, reply
+    def _ask_abortable(self, request: Any, ctx: Any) -> Any:
+        """The model call for ``request`` as an awaitable that ``abort()`` cancels (``ctx`` is the loop's own)."""
+        return self._abortable(self._ask(request))
 
     async def _ask(self, request: Any) -> Any:
         """One model call; streamed to ``on_text`` when it is set."""
@@ -412,14 +400,6 @@ class ReActLoop:
         if final is None:
             raise ProviderError("the stream ended without a final chunk", provider=self.llm.provider)
         return final
-
-    def _prompt_tools_for(self, tools: list[Any], specs: list[ToolSpec]) -> Any:
-        from zagent.plugins.actions.toolmode import PromptTools
-
-        key = tuple(s.name for s in specs)
-        if self._prompt_tools is None or self._prompt_tools.names != key:
-            self._prompt_tools = PromptTools(self.kernel.parser(self.tool_format), tools, extra_specs=specs[len(tools):])
-        return self._prompt_tools
 
     async def _offered_tools(self) -> list[Any]:
         tools = self.kernel.tools(list(self.tools)) if self.tools else []
@@ -511,13 +491,7 @@ class ReActLoop:
     def _close_batch(self) -> None:
         state = self.state
         results = [state.finished[c.id] for c in state.pending]
-        if self._prompt_tools is not None and not self.llm.profile.native_tools:
-            message = self._prompt_tools.results_message(results, [])
-            if state.feedback:
-                message = Message(role="user", content=f"{message.content}\n{state.feedback}")
-            state.messages.append(message)
-        else:
-            state.messages.extend(r.to_message() for r in results)
+        state.messages.extend(results_messages(results, native=self.llm.profile.native_tools, feedback=state.feedback))
         state.pending, state.finished, state.feedback = [], {}, ""
 
     # -- ends ---------------------------------------------------------------------
@@ -651,10 +625,3 @@ def _step_result(step: int, call: ToolCall, result: ToolResult, reasoning: str, 
     return StepResult(step=step, action="use_tool", tool=call.name, call_id=call.id, parameters=params,
                       result=result.content, reasoning=reasoning, is_error=result.state in ("error", "timeout"),
                       is_blocked=result.state == "blocked", reason=result.error or "", duration=duration)
-
-
-def _with_tools_section(messages: list[Message], section: str) -> list[Message]:
-    if messages and messages[0].role == "system":
-        first = Message(role="system", content=f"{messages[0].content}\n\n{section}")
-        return [first, *messages[1:]]
-    return [Message(role="system", content=section), *messages]

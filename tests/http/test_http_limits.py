@@ -122,6 +122,30 @@ def test_deadline_covers_a_hanging_server_before_the_read_timeout(kernel):
 
 
 @pytest.mark.timeout(60)
+def test_deadlines_of_concurrent_calls_share_one_timer_and_each_still_fires(kernel):
+    """One client's calls share one deadline timer: when the oldest call is gone (cancelled by its owner)
+    the timer moves on to the next, and two later calls still pending both end with DeadlineExceeded."""
+    with HostileServer(hostile.hang()) as server:
+        llm = _llm(kernel, server, deadline=1.0, timeout=30)
+
+        async def main():
+            first = asyncio.ensure_future(llm.acomplete("first"))
+            await asyncio.sleep(0.3)
+            later = [asyncio.ensure_future(llm.acomplete(f"later {i}")) for i in range(2)]
+            await asyncio.sleep(0.2)
+            first.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await first
+            for task in later:
+                with pytest.raises(DeadlineExceeded):
+                    await task
+            timers = llm.http._timers[asyncio.get_running_loop()]
+            assert not timers.pending  # nothing left behind
+
+        asyncio.run(main())
+
+
+@pytest.mark.timeout(60)
 def test_cancelling_the_caller_is_not_reported_as_the_deadline(kernel):
     """A task cancelled by its owner gets CancelledError, not DeadlineExceeded."""
     with HostileServer(hostile.hang()) as server:

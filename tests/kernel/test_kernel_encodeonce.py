@@ -30,3 +30,39 @@ def test_the_cache_is_bounded():
         encode(s)
     encode(specs[0])  # evicted when the third spec arrived
     assert len(built) == 4
+
+
+def test_messages_once_encodes_each_message_once_and_again_when_a_field_is_replaced():
+    """A message resent on every step is built once; giving it new content or tool calls builds it again."""
+    from zagent import Message, ToolCall
+    from zagent.providerkit import messages_once
+
+    built = []
+
+    def build(m):
+        built.append(m)
+        return {"role": m.role, "content": m.content, "calls": [c.name for c in m.tool_calls]}
+
+    encode = messages_once(build)
+    m = Message(role="user", content="hi")
+    assert bytes(encode(m)) == b'{"role":"user","content":"hi","calls":[]}'
+    assert bytes(encode(m)) == b'{"role":"user","content":"hi","calls":[]}'
+    assert len(built) == 1
+    m.content = "changed"
+    assert bytes(encode(m)) == b'{"role":"user","content":"changed","calls":[]}'
+    m.tool_calls = [ToolCall(id="c", name="add", arguments={})]
+    assert bytes(encode(m)) == b'{"role":"user","content":"changed","calls":["add"]}'
+    assert len(built) == 3
+
+
+def test_messages_once_cache_is_bounded():
+    """Past ``limit`` messages the cache starts over, so it keeps at most that many alive."""
+    from zagent import Message
+    from zagent.providerkit import messages_once
+
+    encode = messages_once(lambda m: {"content": m.content}, limit=3)
+    kept = [Message(role="user", content=str(i)) for i in range(10)]
+    for m in kept:
+        encode(m)
+    cache = next(c.cell_contents for c in encode.__closure__ if isinstance(c.cell_contents, dict))
+    assert len(cache) <= 3

@@ -160,3 +160,23 @@ def test_an_input_named_inputs_is_an_input(T):
     """A template input called 'inputs' is filled by the keyword inputs=..., not read as the dict."""
     t = T.PromptTemplate("List {inputs}")
     assert t.render(inputs="a, b") == "List a, b"
+
+
+_section_text = st.sampled_from(["", "  ", "plain", "uses {q}", "uses {q} and {r}", "{{q}} literal", "{x} kept"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(system=_section_text, instruction=_section_text, context=_section_text, constraints=_section_text,
+       declared=st.booleans(), demos=st.booleans(), q=st.text(max_size=20), r=st.text(max_size=20))
+def test_render_parts_planned_matches_the_general_path(T, kernel, system, instruction, context, constraints,
+                                                       declared, demos, q, r):
+    """render_parts(inputs) (the agents' call, its fixed sections joined once) gives what the general
+    path gives for the same template and inputs, call after call."""
+    t = T.PromptTemplate(instruction, system=system, context=context, constraints=constraints,
+                         demonstrations=[{"input": "IN", "output": "OUT"}] if demos else [],
+                         inputs=[{"name": "q"}, {"name": "r", "default": "R"}] if declared else None,
+                         outputs=[{"name": "answer"}], parser=kernel.parser("str"), tools="TOOLS")
+    inputs = {"q": q, "r": r, "x": "X"}
+    general = t.render_parts(inputs, {})  # a sections dict takes the general path
+    assert t.render_parts(inputs) == general
+    assert t.render_parts(inputs) == general

@@ -1,0 +1,288 @@
+"""The tool-loop core: how an agent loop offers tools to a model, reads its calls and feeds results back.
+
+Every loop that lets a model call tools (``CustomizeAction``, the ReAct loop)
+runs the same mechanics through ``ToolLoop``; each keeps its own policy (when
+to stop, what counts as an answer, how calls are run, checkpoints, bounds).
+
+Contract, one model turn at a time:
+
+1. ``ToolLoop.offer(llm, tools, extra_specs)`` fixes what the turn offers: the
+   tools (natively when the model's profile says ``native_tools``, else as a
+   tools section in the system prompt through a text tool-call format,
+   ``PromptTools``), plus pseudo-tools the loop handles itself (``extra_specs``,
+   such as ReAct's ``ask_clarification``). ``Offer.names`` are the only names
+   the kernel lets run: a loop sets them as ``ctx.offered_tools`` (``scoped``),
+   and ``Kernel.arun_tool`` answers a call of any other name with a ``blocked``
+   result, never running it. Pseudo-tools are not in ``names``.
+2. ``ToolLoop.turn(llm, offer, messages, ctx)`` asks the model once and reads
+   the reply (``read``): a native reply without native calls whose text holds
+   only well-formed calls of offered tools gets them as native calls
+   (``text_call_fallback``, profile flag ``text_tool_fallback``); prompt mode
+   extracts text calls and malformed-call errors (told to the model, never
+   dropped); every call gets a unique id. The result is a ``ToolTurn``:
+   the assistant message to keep, the calls, the errors and the remaining text.
+3. The loop runs the calls its own way (``ToolLoop.run_tools`` runs a batch
+   through ``Kernel.arun_tools``, so rails, validation and timeouts apply) and
+   appends ``results_messages(...)``: one ``tool`` message per result in
+   native mode, one user message with every result (and the malformed-call
+   feedback) in prompt mode.
+4. A reply with neither calls nor text gets ``NUDGE`` as the next user turn.
+
+No state of one run lives here: a ``ToolLoop`` only caches the prompt-tools
+section for the last tool set it rendered, so one may serve every run of an
+agent. This module is a support library for plugins; the kernel core never
+imports it.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterator, Optional, Protocol, Sequence
+
+import msgspec
+
+from ..limits import bound_calls
+from ..toolrun import with_unique_ids
+from ..types import Completion, Message, ToolCall, ToolResult, ToolSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..context import RunContext
+    from ..kernel import Kernel
+    from ..llm import LLM
+    from ..types import LLMRequest
+
+__all__ = ["NUDGE", "Offer", "PromptTools", "ToolLoop", "ToolTurn", "call_key", "results_messages", "scoped",
+           "text_call_fallback"]
+
+NUDGE = ("Your last reply had neither a tool call nor an answer. "
+         "Call a tool if you still need one, or give the final answer now.")
+"""The user turn sent after a reply with neither a tool call nor any text (every loop sends this one)."""
+
+Ask = Callable[["LLMRequest", Optional["RunContext"]], Awaitable[Completion]]
+
+
+class ToolCallFormat(Protocol):
+    """A text tool-call format as registered with the kernel (``kernel.parser("tool_call")``)."""
+
+    def render_tools(self, specs: Sequence[ToolSpec]) -> str: ...
+
+    def extract(self, text: str) -> tuple[Sequence[ToolCall], Sequence[Any], str]: ...
+
+    def feedback(self, errors: Sequence[Any]) -> str: ...
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class PromptTools:
+    """Tools offered in the prompt through one text tool-call format."""
+
+    def __init__(self, fmt: Any, tools: Sequence[Any], extra_specs: Sequence[Any] = ()):
+        self.format = fmt
+        specs = [t.spec for t in tools] + list(extra_specs)
+        self.names = tuple(s.name for s in specs)
+        self.section: str = fmt.render_tools(specs)
+
+    def extract(self, text: str) -> tuple[list[ToolCall], list[Any], str]:
+        """``(calls, malformed-call errors, remaining text)`` found in a reply."""
+        calls, errors, remaining = self.format.extract(text)
+        calls = list(calls)
+        bound_calls(calls)  # arguments nested past zagent.limits stay text; the tool runner tells the model
+        return calls, list(errors), remaining
+
+    def results_message(self, results: Sequence[ToolResult], errors: Sequence[Any]) -> Message:
+        """One user message carrying every result (and the malformed-call feedback) of a step."""
+        feedback = self.format.feedback(errors) if errors else ""
+        return results_messages(results, native=False, feedback=feedback)[0]
+
+
+def results_messages(results: Sequence[ToolResult], *, native: bool, feedback: str = "") -> list[Message]:
+    """What a batch's results add to the conversation: a ``tool`` message per result (native mode), or one
+    user message with every result and then ``feedback`` (the malformed-call text) in prompt mode."""
+    if native:
+        return [r.to_message() for r in results]
+    parts = [
+        f'<tool_result name="{r.name}" id="{r.call_id}" state="{r.state}">\n{r.content}\n</tool_result>'
+        for r in results
+    ]
+    if feedback:
+        parts.append(feedback)
+    return [Message(role="user", content="\n".join(parts))]
+
+
+def text_call_fallback(fmt: Any, reply: Message, tools: Sequence[_Named],
+                       history: Sequence[Message] = ()) -> Message:
+    """Native mode, a reply without native calls: if its text holds only well-formed calls of offered tools
+    (read by the text tool-call format ``fmt``), the reply with those calls as native ones; else ``reply``.
+
+    Calls that repeat ones already made in ``history`` (same name and arguments) are an echo of the
+    conversation, not a request (small models often restate the call next to its result): then the reply
+    stays text. The rewritten reply's content is the remaining text, ``""`` when none (llama-cpp-python's
+    server refuses a ``null`` content next to tool calls).
+    """
+    content = reply.content or ""
+    if "{" not in content and "<" not in content and "[" not in content:
+        return reply
+    calls, errors, text = fmt.extract(content)
+    names = {t.name for t in tools}
+    if not calls or errors or any(c.name not in names for c in calls):
+        return reply
+    made = {call_key(c) for m in history if m.role == "assistant" for c in m.tool_calls}
+    if made and all(call_key(c) in made for c in calls):
+        return reply
+    return msgspec.structs.replace(reply, content=text.strip(), tool_calls=list(calls))
+
+
+def call_key(call: ToolCall) -> tuple[str, str]:
+    """What makes two calls the same request: the tool's name and its arguments (key order ignored)."""
+    args = call.arguments
+    if isinstance(args, dict):
+        return call.name, msgspec.json.encode(args, order="sorted").decode()
+    return call.name, str(args)
+
+
+class Offer:
+    """What one model turn offers: ``names`` may run, ``specs`` are shown (natively or as ``prompt_tools``)."""
+
+    __slots__ = ("names", "specs", "native", "prompt_tools", "request_tools")
+
+    def __init__(self, names: frozenset[str], specs: list[ToolSpec], native: bool,
+                 prompt_tools: Optional[PromptTools]):
+        self.names = names
+        self.specs = specs
+        self.native = native
+        self.prompt_tools = prompt_tools
+        #: the specs to send as native tools, ``None`` in prompt mode or when nothing is offered
+        self.request_tools: Optional[list[ToolSpec]] = specs if native and specs else None
+
+    def with_section(self, messages: list[Message]) -> list[Message]:
+        """``messages`` with the prompt-mode tools section added to the system message (a new list; the
+        same list in native mode)."""
+        if self.prompt_tools is None:
+            return messages
+        section = self.prompt_tools.section
+        if messages and messages[0].role == "system":
+            first = Message(role="system", content=f"{messages[0].content}\n\n{section}")
+            return [first, *messages[1:]]
+        return [Message(role="system", content=section), *messages]
+
+    def system_with_section(self, system: str) -> str:
+        """A system prompt with the prompt-mode tools section appended (``system`` unchanged in native mode)."""
+        if self.prompt_tools is None:
+            return system
+        return f"{system}\n\n{self.prompt_tools.section}".strip()
+
+    def results_messages(self, results: Sequence[ToolResult], errors: Sequence[Any] = (),
+                         feedback: str = "") -> list[Message]:
+        """``results_messages`` for this offer's mode; ``errors`` (malformed text calls) become the feedback."""
+        if errors and self.prompt_tools is not None:
+            feedback = self.prompt_tools.format.feedback(errors)
+        return results_messages(results, native=self.prompt_tools is None, feedback=feedback)
+
+    def feedback(self, errors: Sequence[Any]) -> str:
+        """The text telling the model what was wrong with its malformed text calls (``""`` when none)."""
+        if not errors or self.prompt_tools is None:
+            return ""
+        text: str = self.prompt_tools.format.feedback(errors)
+        return text
+
+
+class ToolTurn:
+    """One model turn read by the core: the assistant message to keep, its calls, malformed-call errors
+    (prompt mode) and the reply's text without the calls."""
+
+    __slots__ = ("reply", "calls", "errors", "text", "completion")
+
+    def __init__(self, reply: Message, calls: list[ToolCall], errors: list[Any], text: str,
+                 completion: Optional[Completion] = None):
+        self.reply = reply
+        self.calls = calls
+        self.errors = errors
+        self.text = text
+        self.completion = completion
+
+    @property
+    def wants_tools(self) -> bool:
+        """The model called tools (well-formed or not): the loop runs them and asks again."""
+        return bool(self.calls or self.errors)
+
+
+class ToolLoop:
+    """The tool-loop core for one agent: its kernel and text tool-call format (see the module docstring)."""
+
+    def __init__(self, kernel: "Kernel", tool_format: str = "tool_call"):
+        self.kernel = kernel
+        self.tool_format = tool_format
+        self._prompt_tools: Optional[PromptTools] = None
+
+    @property
+    def format(self) -> Any:
+        """The text tool-call format (a registered parser), looked up through the kernel."""
+        return self.kernel.parser(self.tool_format)
+
+    def offer(self, llm: "LLM", tools: Sequence[Any], extra_specs: Sequence[ToolSpec] = ()) -> Offer:
+        """What a turn with ``llm`` offers: ``tools`` (registered tools; they may run) and ``extra_specs``
+        (pseudo-tools the loop answers itself; shown, never run by the kernel)."""
+        specs = [t.spec for t in tools]
+        if extra_specs:
+            specs.extend(extra_specs)
+        names = frozenset(t.name for t in tools)
+        if not specs or llm.profile.native_tools:
+            return Offer(names, specs, True, None)
+        prompt_tools = self._prompt_tools
+        if prompt_tools is None or prompt_tools.names != tuple(s.name for s in specs):
+            prompt_tools = self._prompt_tools = PromptTools(self.format, tools, extra_specs=list(extra_specs))
+        return Offer(names, specs, False, prompt_tools)
+
+    async def turn(self, llm: "LLM", offer: Offer, messages: list[Message], ctx: Optional["RunContext"], *,
+                   ask: Optional[Ask] = None, add_section: bool = True, **request_options: Any) -> ToolTurn:
+        """Ask the model once with ``offer`` and read its reply (``read``).
+
+        ``messages`` is the conversation; in prompt mode the tools section is added to the request's system
+        message unless ``add_section=False`` (the loop keeps it in its own messages). ``ask(request, ctx)``
+        sends the request (default ``llm.asend``; a loop passes its own to stream or to make the call
+        abortable). ``request_options`` go to ``llm.request`` (``response_format``, ``stream``, ...)."""
+        sent = offer.with_section(messages) if add_section and offer.prompt_tools is not None else messages
+        request = llm.request(sent, tools=offer.request_tools, **request_options)
+        completion = await (ask or llm.asend)(request, ctx)
+        turn = self.read(llm, offer, completion.message, messages)
+        turn.completion = completion
+        return turn
+
+    def read(self, llm: "LLM", offer: Offer, reply: Message, history: Sequence[Message] = ()) -> ToolTurn:
+        """The calls, malformed-call errors and text of ``reply`` under ``offer`` (``history``: the
+        conversation before it, so a restated call is not run again by the native-mode text fallback)."""
+        prompt_tools = offer.prompt_tools
+        if prompt_tools is not None:
+            calls, errors, text = prompt_tools.extract(reply.content or "")
+            return ToolTurn(reply, with_unique_ids(calls), errors, text)
+        if offer.specs and not reply.tool_calls and llm.profile.text_tool_fallback:
+            reply = text_call_fallback(self.format, reply, offer.specs, history)
+        if not reply.tool_calls:
+            return ToolTurn(reply, [], [], reply.content or "")
+        calls = with_unique_ids(list(reply.tool_calls))  # each result must find its own call
+        if any(a is not b for a, b in zip(calls, reply.tool_calls)):
+            reply = msgspec.structs.replace(reply, tool_calls=calls)
+        return ToolTurn(reply, calls, [], reply.content or "")
+
+    async def run_tools(self, calls: list[ToolCall], ctx: "RunContext",
+                        max_concurrency: Optional[int] = None) -> list[ToolResult]:
+        """Run a batch of calls through ``Kernel.arun_tools`` (rails, the offered-tools scope, validation
+        and timeouts apply), results in the calls' order."""
+        if not calls:
+            return []
+        results: list[ToolResult] = await self.kernel.arun_tools(calls, ctx, max_concurrency=max_concurrency)
+        return results
+
+
+@contextmanager
+def scoped(ctx: "RunContext", offer: Offer) -> Iterator[None]:
+    """Within the block, the kernel runs only ``offer.names`` for ``ctx`` (the previous scope comes back after)."""
+    previous = ctx.offered_tools
+    ctx.offered_tools = offer.names
+    try:
+        yield
+    finally:
+        ctx.offered_tools = previous

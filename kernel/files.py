@@ -1,32 +1,11 @@
-"""``write_atomic``: replace a file so readers and crashes see the old or the new content, never half.
+"""Old import path of ``zagent.agentkit.files``: it moved out of the kernel core (one release).
 
-The data goes to a temporary file next to the target (same filesystem),
-is flushed and fsynced, then renamed over the target with ``os.replace``.
-The temporary name carries the process and thread ids, so two writers of
-the same file never write into one temporary file.
+``from zagent.files import write_atomic`` keeps working; new code imports from ``zagent.agentkit.files``.
+The kernel core imports neither.
 """
 
 from __future__ import annotations
 
-import os
-import threading
-from typing import Union
+from .agentkit.files import write_atomic
 
-
-def write_atomic(path: Union[str, "os.PathLike[str]"], data: Union[str, bytes]) -> None:
-    """Write ``data`` (text as UTF-8) to ``path`` atomically."""
-    target = os.fspath(path)
-    tmp = f"{target}.{os.getpid()}.{threading.get_ident()}.tmp"
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        with open(tmp, "wb") as f:
-            f.write(raw)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+__all__ = ["write_atomic"]

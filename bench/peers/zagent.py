@@ -17,7 +17,7 @@ from bench_common import PROMPT, add  # the task: PROMPT, with `add` as the only
 # raw_httpx floor pays them there too.)
 IMPORT = ("import zagent; from zagent import Kernel; Kernel(); import httpx, zagent.http, zagent.toolrun, "
           "zagent.plugins.openai.provider, zagent.plugins.openai.wire, zagent.plugins.actions.customize, "
-          "zagent.plugins.actions.toolmode, zagent.plugins.parsers.modes")
+          "zagent.agentkit.toolloop, zagent.agentkit.files, zagent.plugins.parsers.modes")
 DIST = "zagent"
 NOTES = ("Kernel() defaults; openai provider (httpx + msgspec), CustomizeAgent with parse_mode='str'; "
          "the `add` tool registered the default way, Kernel.add_tool(add) (measured: its first calls run in "

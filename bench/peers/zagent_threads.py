@@ -17,7 +17,7 @@ import os
 # Read by the harness as a literal (it parses adapters, never imports them): the same as zagent.py.
 IMPORT = ("import zagent; from zagent import Kernel; Kernel(); import httpx, zagent.http, zagent.toolrun, "
           "zagent.plugins.openai.provider, zagent.plugins.openai.wire, zagent.plugins.actions.customize, "
-          "zagent.plugins.actions.toolmode, zagent.plugins.parsers.modes")
+          "zagent.agentkit.toolloop, zagent.agentkit.files, zagent.plugins.parsers.modes")
 DIST = "zagent"
 NOTES = ("as the zagent adapter, but `add` registered with Kernel.add_tool(add, inline=False): every call in "
          "the kernel's tool threads (60 s timeout)")

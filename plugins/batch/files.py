@@ -134,7 +134,7 @@ class ResultsFile:
             if not record.get("ok"):
                 done = done._replace(failed=done.failed + 1)
         if retry_failed and len(kept) != sum(1 for r in data.splitlines() if r.strip()):
-            from zagent.files import write_atomic
+            from zagent.agentkit.files import write_atomic
 
             write_atomic(self.path, b"".join(kept))
         return done

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Iterator, Optional, Union
 import attrs
 import msgspec
 from zagent.errors import ConfigError, ZagentError
-from zagent.files import write_atomic
+from zagent.agentkit.files import write_atomic
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel

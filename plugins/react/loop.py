@@ -167,7 +167,7 @@ class ReActLoop:
 
     def save(self, path: str) -> None:
         """Write the state as JSON to ``path`` (atomically)."""
-        from zagent.files import write_atomic
+        from zagent.agentkit.files import write_atomic
 
         write_atomic(path, msgspec.json.encode(self.snapshot()))
 

@@ -18,7 +18,7 @@ import re
 from typing import Optional
 
 import attrs
-from zagent.files import write_atomic
+from zagent.agentkit.files import write_atomic
 
 from . import markdown
 from .paths import inside

@@ -21,7 +21,7 @@ from typing import Any, Optional, Union
 
 import msgspec
 from zagent.errors import ConfigError
-from zagent.files import write_atomic
+from zagent.agentkit.files import write_atomic
 from zagent.kernel import convert_spec
 from zagent.types import Field
 

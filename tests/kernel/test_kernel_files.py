@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from zagent.files import write_atomic
+from zagent.agentkit.files import write_atomic
 
 
 def test_write_atomic_replaces_content(tmp_path):

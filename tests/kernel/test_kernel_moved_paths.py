@@ -15,6 +15,7 @@ MOVED = {
     "zagent.fields": "zagent.agentkit.fields",
     "zagent.toolrefs": "zagent.agentkit.toolrefs",
     "zagent.runkeys": "zagent.agentkit.runkeys",
+    "zagent.files": "zagent.agentkit.files",
     "zagent.control": "zagent.agentkit.control",
     "zagent.lazy": "zagent.agentkit.lazy",
     "zagent.credentials": "zagent.providerkit.credentials",

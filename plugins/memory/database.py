@@ -178,13 +178,22 @@ class Database:
             raise self._error(exc, "open") from None
 
     def _check_version(self, conn: Any) -> int:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise SchemaTooNew(
-                f"{self.path} has memory schema version {version}, but this zagent understands up to "
-                f"{SCHEMA_VERSION}; it was left untouched. Upgrade zagent to open it",
-                path=self.path, found=version, supported=SCHEMA_VERSION)
-        self._check_owner(conn, version)
+        # The version and the tables are read in one snapshot: another process may be creating the schema
+        # between two autocommit reads (tables already there, version not yet set would look foreign).
+        snapshot = not conn.in_transaction
+        if snapshot:
+            conn.execute("BEGIN")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise SchemaTooNew(
+                    f"{self.path} has memory schema version {version}, but this zagent understands up to "
+                    f"{SCHEMA_VERSION}; it was left untouched. Upgrade zagent to open it",
+                    path=self.path, found=version, supported=SCHEMA_VERSION)
+            self._check_owner(conn, version)
+        finally:
+            if snapshot:
+                conn.execute("COMMIT")
         return version
 
     def _check_owner(self, conn: Any, version: int) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import msgspec
+import msgspec.structs
 
 from ..types import Message, ToolSpec
 
@@ -42,21 +43,24 @@ def messages_once(build: Callable[[Message], Any], *, limit: int = 2048) -> Call
 
     A loop resends its whole conversation on every step; with this each message is
     encoded once, so building a request costs O(new messages), not O(history). The
-    cache holds the message and checks it by identity, with its ``content`` and
-    ``tool_calls`` (a field given a new value is encoded again); it is cleared when
-    it reaches ``limit`` entries, which bounds what it keeps alive.
+    cache holds the message and checks it by identity and by its field values (any
+    field given a new value is encoded again; a list changed in place is not seen,
+    so replace a field rather than mutate it); it is cleared when it reaches
+    ``limit`` entries, which bounds what it keeps alive.
     """
-    cache: dict[int, tuple[Message, Any, Any, msgspec.Raw]] = {}
+    cache: dict[int, tuple[Message, tuple[Any, ...], msgspec.Raw]] = {}
     encode = msgspec.json.encode
+    fields = msgspec.structs.astuple
 
     def encode_message(message: Message) -> msgspec.Raw:
         hit = cache.get(id(message))
-        if hit is not None and hit[0] is message and hit[1] is message.content and hit[2] is message.tool_calls:
-            return hit[3]
+        values = fields(message)
+        if hit is not None and hit[0] is message and hit[1] == values:
+            return hit[2]
         raw = msgspec.Raw(encode(build(message)))
         if len(cache) >= limit:
             cache.clear()
-        cache[id(message)] = (message, message.content, message.tool_calls, raw)
+        cache[id(message)] = (message, values, raw)
         return raw
 
     encode_message.__doc__ = build.__doc__

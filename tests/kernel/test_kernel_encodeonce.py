@@ -55,6 +55,22 @@ def test_messages_once_encodes_each_message_once_and_again_when_a_field_is_repla
     assert len(built) == 3
 
 
+def test_messages_once_encodes_again_when_any_other_field_is_replaced():
+    """A message given a new name, tool_call_id or role is built again, not sent with its old bytes."""
+    from zagent import Message
+    from zagent.providerkit import messages_once
+
+    encode = messages_once(lambda m: {"role": m.role, "name": m.name, "id": m.tool_call_id})
+    m = Message(role="tool", content="5", tool_call_id="a", name="add")
+    assert bytes(encode(m)) == b'{"role":"tool","name":"add","id":"a"}'
+    m.tool_call_id = "b"
+    assert bytes(encode(m)) == b'{"role":"tool","name":"add","id":"b"}'
+    m.name = "plus"
+    assert bytes(encode(m)) == b'{"role":"tool","name":"plus","id":"b"}'
+    m.role = "user"
+    assert bytes(encode(m)) == b'{"role":"user","name":"plus","id":"b"}'
+
+
 def test_messages_once_cache_is_bounded():
     """Past ``limit`` messages the cache starts over, so it keeps at most that many alive."""
     from zagent import Message

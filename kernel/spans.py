@@ -122,17 +122,11 @@ def tag(type: str, data: dict[str, Any], owner: int = 0) -> tuple[Optional[str],
     if kind is not None:
         top = stack[-1]  # the usual case: the span ending is the innermost one
         if top.owner == owner and top.kind == kind and (top.key is None or data.get(top.key[0], top.key[1]) == top.key[1]):
-            now = _clock()  # _close inlined for this case (no orphans, no scan)
+            now = _clock()  # _close inlined for this case (no orphans, no scan; _fill shared)
             _open.set(stack[:-1])
             if "input_tokens" in data and "usage" not in data:
                 _count_llm_call(stack, len(stack) - 1, data)
-            if "duration" not in data:
-                data["duration"] = now - top.started
-            if "outcome" not in data:
-                data["outcome"] = outcome_of(data)
-            if "usage" not in data:
-                usage = top.usage
-                data["usage"] = {"input_tokens": usage[0], "output_tokens": usage[1], "llm_calls": usage[2]}
+            _fill(top, data, now)
             return top.span_id, top.parent_id, _NO_ORPHANS
         key = _key(data)
         for i in range(len(stack) - 2, -1, -1):

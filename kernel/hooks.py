@@ -25,12 +25,27 @@ from .logs import log
 from .rails import Deny, Rewrite
 
 
+from .types import Completion, LLMRequest, ToolCall, ToolResult
+
 if TYPE_CHECKING:  # pragma: no cover
     from .context import RunContext
-    from .types import Completion, LLMRequest, ToolCall, ToolResult
 
 
 Impl = tuple[str, Callable[..., Any], tuple[str, ...]]  # (plugin name, function, argnames)
+Rail = tuple[str, Callable[..., Any], Optional[tuple[int, ...]]]  # (plugin name, function, pick: see rails())
+
+#: the arguments of each rail hook, in the spec's order (``rails()`` calls implementations positionally)
+_RAIL_ARGS: dict[str, tuple[str, ...]] = {
+    "zagent_before_tool_call": ("call", "ctx"),
+    "zagent_after_tool_call": ("call", "result", "ctx"),
+    "zagent_before_llm_call": ("request", "ctx"),
+    "zagent_after_llm_call": ("request", "response", "ctx"),
+}
+
+
+def _kwargs(hook_name: str, args: tuple[Any, ...]) -> dict[str, Any]:
+    """A rail call's arguments by name (for monitors and failures; the call itself is positional)."""
+    return dict(zip(_RAIL_ARGS[hook_name], args))
 
 
 class PluginManager(pluggy.PluginManager):
@@ -61,10 +76,12 @@ class HookRunner:
     def __init__(self, pm: PluginManager):
         self.pm = pm
         self._impls: dict[str, tuple[Impl, ...]] = {}
+        self._rails: dict[str, tuple[Rail, ...]] = {}
         self._monitors: list[Callable[[str, str, dict[str, Any], Any], None]] = []
 
     def invalidate(self) -> None:
         self._impls.clear()
+        self._rails.clear()
 
     def impls(self, hook_name: str) -> tuple[Impl, ...]:
         cached = self._impls.get(hook_name)
@@ -76,7 +93,8 @@ class HookRunner:
         return cached
 
     def active(self, hook_name: str) -> bool:
-        return bool(self.impls(hook_name))
+        cached = self._impls.get(hook_name)
+        return bool(cached if cached is not None else self.impls(hook_name))
 
     def add_monitor(self, fn: Callable[[str, str, dict[str, Any], Any], None]) -> Callable[[], None]:
         """Call ``fn(hook_name, plugin_name, kwargs, result)`` after each implementation; returns an undo.
@@ -175,21 +193,36 @@ class HookRunner:
             except Exception:
                 log.exception("zagent_run_end in plugin %r failed", impl[0])
 
+    def rails(self, hook_name: str) -> tuple[Rail, ...]:
+        """The implementations of rail hook ``hook_name`` as ``(plugin, function, pick)``, cached like ``impls``.
+
+        ``pick`` is ``None`` when the implementation takes the spec's arguments in the spec's order (the
+        usual case: called as ``function(*args)``, no dict per call), else the positions of the ones it
+        takes, in its order."""
+        cached = self._rails.get(hook_name)
+        if cached is None:
+            names = _RAIL_ARGS[hook_name]
+            cached = self._rails[hook_name] = tuple(
+                (plugin, fn, None if argnames == names else tuple(names.index(a) for a in argnames))
+                for plugin, fn, argnames in self.impls(hook_name))
+        return cached
+
     async def before_tool(self, call: "ToolCall", ctx: "RunContext") -> tuple["ToolCall", Optional[str]]:
         """Run ``zagent_before_tool_call`` rails; return the (maybe rewritten) call and a deny reason."""
-        from .types import ToolCall
-
-        for plugin, fn, argnames in self.impls("zagent_before_tool_call"):
-            kwargs = {"call": call, "ctx": ctx}
-            try:  # acall_one and _rail inlined: no coroutine per rail and call
-                verdict = fn(*[kwargs[a] for a in argnames])
+        for plugin, fn, pick in self.rails("zagent_before_tool_call"):
+            args = (call, ctx)
+            try:  # inlined: no coroutine per rail and call
+                verdict = fn(*args) if pick is None else fn(*[args[i] for i in pick])
                 if hasattr(verdict, "__await__"):
                     verdict = await verdict
             except Exception as exc:
-                verdict = self._rail_failed("zagent_before_tool_call", plugin, kwargs, exc)
+                verdict = self._rail_failed("zagent_before_tool_call", plugin, _kwargs("zagent_before_tool_call", args),
+                                            exc)
             else:
                 if self._monitors:
-                    self._notify("zagent_before_tool_call", plugin, kwargs, verdict)
+                    self._notify("zagent_before_tool_call", plugin, _kwargs("zagent_before_tool_call", args), verdict)
+            if verdict is None:
+                continue
             if isinstance(verdict, Deny):
                 return call, verdict.reason
             if isinstance(verdict, Rewrite):
@@ -197,52 +230,52 @@ class HookRunner:
                     return call, (f"rail {plugin!r} rewrote the arguments into a "
                                   f"{type(verdict.arguments).__name__}; Rewrite needs a dict")
                 call = ToolCall(id=call.id, name=call.name, arguments=dict(verdict.arguments))
-            elif verdict is not None:
+            else:
                 return call, f"rail {plugin!r} returned {type(verdict).__name__}; expected None, Deny or Rewrite"
         return call, None
 
     async def after_tool(self, call: "ToolCall", result: "ToolResult", ctx: "RunContext") -> "ToolResult":
-        from .types import ToolResult
-
-        for impl in self.impls("zagent_after_tool_call"):
-            plugin, fn, argnames = impl
-            kwargs = {"call": call, "result": result, "ctx": ctx}
-            try:  # acall_one inlined: no coroutine per rail and call
-                new = fn(*[kwargs[a] for a in argnames])
+        for plugin, fn, pick in self.rails("zagent_after_tool_call"):
+            args = (call, result, ctx)
+            try:  # inlined: no coroutine per rail and call
+                new = fn(*args) if pick is None else fn(*[args[i] for i in pick])
                 if hasattr(new, "__await__"):
                     new = await new
             except Exception as exc:
-                self._notify("zagent_after_tool_call", plugin, kwargs, exc)
-                log.exception("after-tool rail %r failed", impl[0])
+                self._notify("zagent_after_tool_call", plugin, _kwargs("zagent_after_tool_call", args), exc)
+                log.exception("after-tool rail %r failed", plugin)
                 new = ToolResult(call_id=call.id, name=call.name, state="blocked",
-                                 content=f"Error: the result was withheld because rail {impl[0]!r} failed: {exc}",
-                                 error=f"rail {impl[0]!r} failed: {exc}", duration=result.duration)
+                                 content=f"Error: the result was withheld because rail {plugin!r} failed: {exc}",
+                                 error=f"rail {plugin!r} failed: {exc}", duration=result.duration)
             else:
                 if self._monitors:
-                    self._notify("zagent_after_tool_call", plugin, kwargs, new)
+                    self._notify("zagent_after_tool_call", plugin, _kwargs("zagent_after_tool_call", args), new)
+            if new is None:
+                continue
             if isinstance(new, ToolResult):
                 result = new
-            elif new is not None:  # a rail bug: withhold rather than guess (fail closed)
-                reason = f"rail {impl[0]!r} returned {type(new).__name__}; expected None or a ToolResult"
+            else:  # a rail bug: withhold rather than guess (fail closed)
+                reason = f"rail {plugin!r} returned {type(new).__name__}; expected None or a ToolResult"
                 result = ToolResult(call_id=call.id, name=call.name, state="blocked",
                                     content=f"Error: the result was withheld because {reason}",
                                     error=reason, duration=result.duration)
         return result
 
     async def before_llm(self, request: "LLMRequest", ctx: "RunContext") -> "LLMRequest":
-        from .types import LLMRequest
-
-        for plugin, fn, argnames in self.impls("zagent_before_llm_call"):
-            kwargs = {"request": request, "ctx": ctx}
-            try:  # acall_one and _rail inlined: no coroutine per rail and call
-                verdict = fn(*[kwargs[a] for a in argnames])
+        for plugin, fn, pick in self.rails("zagent_before_llm_call"):
+            args = (request, ctx)
+            try:  # inlined: no coroutine per rail and call
+                verdict = fn(*args) if pick is None else fn(*[args[i] for i in pick])
                 if hasattr(verdict, "__await__"):
                     verdict = await verdict
             except Exception as exc:
-                verdict = self._rail_failed("zagent_before_llm_call", plugin, kwargs, exc)
+                verdict = self._rail_failed("zagent_before_llm_call", plugin, _kwargs("zagent_before_llm_call", args),
+                                            exc)
             else:
                 if self._monitors:
-                    self._notify("zagent_before_llm_call", plugin, kwargs, verdict)
+                    self._notify("zagent_before_llm_call", plugin, _kwargs("zagent_before_llm_call", args), verdict)
+            if verdict is None:
+                continue
             if isinstance(verdict, Deny):
                 raise ToolBlocked(verdict.reason, rail=plugin)
             if isinstance(verdict, LLMRequest):
@@ -250,31 +283,21 @@ class HookRunner:
         return request
 
     async def after_llm(self, request: "LLMRequest", response: "Completion", ctx: "RunContext") -> "Completion":
-        from .types import Completion
-
-        for plugin, fn, argnames in self.impls("zagent_after_llm_call"):
-            kwargs = {"request": request, "response": response, "ctx": ctx}
-            try:  # acall_one inlined: no coroutine per rail and call
-                new = fn(*[kwargs[a] for a in argnames])
+        for plugin, fn, pick in self.rails("zagent_after_llm_call"):
+            args = (request, response, ctx)
+            try:  # inlined: no coroutine per rail and call
+                new = fn(*args) if pick is None else fn(*[args[i] for i in pick])
                 if hasattr(new, "__await__"):
                     new = await new
             except Exception as exc:  # an output rail that fails withholds the reply (fail closed)
-                self._notify("zagent_after_llm_call", plugin, kwargs, exc)
+                self._notify("zagent_after_llm_call", plugin, _kwargs("zagent_after_llm_call", args), exc)
                 raise ToolBlocked(f"rail {plugin!r} failed ({type(exc).__name__}: {exc}); the model's reply "
                                   "was withheld", rail=plugin) from exc
             if self._monitors:
-                self._notify("zagent_after_llm_call", plugin, kwargs, new)
+                self._notify("zagent_after_llm_call", plugin, _kwargs("zagent_after_llm_call", args), new)
             if isinstance(new, Completion):
                 response = new
         return response
-
-    async def _rail(self, impl: Impl, hook_name: str, kwargs: dict[str, Any]) -> Any:
-        """Call one rail; an exception denies (fail closed) with a reason naming the rail."""
-        try:
-            return await self.acall_one(hook_name, impl, kwargs)
-        except Exception as exc:
-            log.exception("rail %r raised", impl[0])
-            return Deny(f"rail {impl[0]!r} failed ({type(exc).__name__}: {exc}); the call was blocked")
 
     def _rail_failed(self, hook_name: str, plugin: str, kwargs: dict[str, Any], exc: Exception) -> Deny:
         """What a rail that raised decides: deny (fail closed), with a reason naming the rail."""

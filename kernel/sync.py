@@ -5,6 +5,10 @@ apps) and from worker threads. Coroutines run on one background event loop
 per process, in a daemon thread started on first use, so objects that hold
 connections (an httpx client) keep living on the same loop across sync calls.
 Calling ``run_sync`` from *that* loop's thread would deadlock and raises instead.
+The background loop holds a strong reference to every task it runs until the
+task ends: asyncio keeps only weak ones, so a run its caller abandoned (a
+waiter and its task referring only to each other) could otherwise be
+destroyed by the cycle collector while pending, its clean-up never run.
 
 asyncio is imported on first use only: ``import zagent`` stays light.
 """
@@ -48,6 +52,7 @@ def _background_loop() -> Any:
             import asyncio
 
             loop = asyncio.new_event_loop()
+            loop.set_task_factory(_held_task_factory())
             ready = threading.Event()
 
             def serve() -> None:
@@ -64,6 +69,21 @@ def _background_loop() -> Any:
 
             atexit.register(_shutdown, loop, _thread)
         return _loop
+
+
+def _held_task_factory() -> Any:
+    """A task factory keeping each task referenced until it is done (see the module docstring)."""
+    import asyncio
+
+    held: set[Any] = set()
+
+    def factory(loop: Any, coro: Any, **kwargs: Any) -> Any:
+        task = asyncio.Task(coro, loop=loop, **kwargs)
+        held.add(task)
+        task.add_done_callback(held.discard)
+        return task
+
+    return factory
 
 
 def _shutdown(loop: Any, thread: threading.Thread, grace: float = 1.0) -> None:

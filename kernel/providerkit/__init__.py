@@ -12,7 +12,7 @@ openai-responses, anthropic, ollama) and third-party ones do:
 * ``ratelimit``: ``rpm`` shared by a kernel's models of one provider and URL;
 * ``wire``: SSE and NDJSON streams, ``Retry-After``, server messages,
   ``network_options``, ``stream_interrupted``, ``malformed``;
-* ``encodeonce.encoded_once``: a per-``ToolSpec`` cache of wire bytes; ``messages_once``: per message.
+* ``encodeonce.encoded_once``: a per-``ToolSpec`` cache of wire bytes; ``messages_once``: per message; ``history_encoder``: a request's messages (cached from eight on).
 
 ``zagent.http`` and ``zagent.encodeonce`` re-export these names for one release.
 """
@@ -30,7 +30,7 @@ from .config import (
     HttpConfig,
     default_http_module,
 )
-from .encodeonce import encoded_once, messages_once
+from .encodeonce import encoded_once, history_encoder, messages_once
 from .errors import HttpErrors
 from .ratelimit import RateLimiter, shared_limiter
 from .stream import StreamReply
@@ -47,6 +47,7 @@ from .wire import (
 __all__ = [
     "DEFAULT_DEADLINE", "DEFAULT_MAX_RESPONSE_BYTES", "ERROR_BODY_BYTES", "HTTP_OPTIONS", "RETRY_STATUSES",
     "USER_AGENT", "HttpClient", "HttpConfig", "HttpErrors", "RateLimiter", "StreamReply", "default_http_module",
-    "encoded_once", "messages_once", "iter_ndjson", "iter_sse", "malformed", "network_options", "retry_after", "server_message",
+    "encoded_once", "history_encoder", "messages_once", "iter_ndjson", "iter_sse", "malformed", "network_options",
+    "retry_after", "server_message",
     "shared_limiter", "stream_interrupted",
 ]

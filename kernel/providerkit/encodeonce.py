@@ -1,5 +1,7 @@
 """``encoded_once``: a provider's wire form of a ``ToolSpec``, encoded once per spec object;
-``messages_once``: the same for the messages of a growing conversation.
+``messages_once``: the same for the messages of a growing conversation;
+``history_encoder``: a request's message list, through ``messages_once`` only
+once the conversation is long enough for that to pay.
 
 Agents offer the same tools on every request. Providers turn each ``ToolSpec``
 into their protocol's JSON once and splice the bytes into later request bodies
@@ -11,7 +13,7 @@ grow it without bound.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import msgspec
 import msgspec.structs
@@ -65,3 +67,28 @@ def messages_once(build: Callable[[Message], Any], *, limit: int = 2048) -> Call
 
     encode_message.__doc__ = build.__doc__
     return encode_message
+
+
+#: conversations shorter than this are built whole on every request (see ``history_encoder``)
+CACHE_FROM = 8
+
+
+def history_encoder(build: Callable[[Message], Any], *, limit: int = 2048,
+                    cache_from: int = CACHE_FROM) -> Callable[[Sequence[Message]], list[Any]]:
+    """A function turning a request's messages into their wire values for the request body.
+
+    A conversation of fewer than ``cache_from`` messages is built whole each time
+    (``build(m)``, encoded with the body): a short agent run sends two or three
+    requests, so caching its messages would only cost bookkeeping and keep them
+    alive in the cache, where the cycle collector promotes and rescans them.
+    From ``cache_from`` messages on, each message goes through ``messages_once``
+    (encoded once, spliced as ``msgspec.Raw``), so a long loop's request costs
+    O(new messages). Both give the same JSON.
+    """
+    once = messages_once(build, limit=limit)
+
+    def encode_messages(messages: Sequence[Message]) -> list[Any]:
+        return list(map(build if len(messages) < cache_from else once, messages))
+
+    encode_messages.__doc__ = build.__doc__
+    return encode_messages

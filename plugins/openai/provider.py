@@ -58,7 +58,7 @@ class OpenAILLM(LLM):
     def body(self, request: LLMRequest, stream: bool = False) -> bytes:
         """The encoded request body (public for inspection and the bench)."""
         payload: dict[str, Any] = {"model": request.model or self.model,
-                                   "messages": [wire.encode_message_once(m) for m in request.messages]}
+                                   "messages": wire.encode_messages(request.messages)}
         if self.fields:
             payload.update(self.fields)
         if request.options:

@@ -13,7 +13,7 @@ from typing import Any, Optional, Union
 
 import msgspec
 
-from zagent.providerkit import encoded_once, messages_once
+from zagent.providerkit import encoded_once, history_encoder
 from zagent.llm import parse_arguments
 from zagent.types import Message, ToolCall, ToolSpec, Usage
 
@@ -165,8 +165,8 @@ def encode_message(m: Message) -> dict[str, Any]:
     return out
 
 
-encode_message_once = messages_once(encode_message)
-"""``encode_message`` as JSON bytes, encoded once per message object (a loop resends its history every step)."""
+encode_messages = history_encoder(encode_message)
+"""A request's messages for its body: built whole while the conversation is short, then once per message."""
 
 
 def response_format(fmt: dict[str, Any]) -> dict[str, Any]:

@@ -82,3 +82,55 @@ def test_messages_once_cache_is_bounded():
         encode(m)
     cache = next(c.cell_contents for c in encode.__closure__ if isinstance(c.cell_contents, dict))
     assert len(cache) <= 3
+
+
+def test_history_encoder_builds_a_short_conversation_whole_and_caches_nothing():
+    """Below ``cache_from`` messages every request builds each message again, and none is cached: the
+    same messages in a later, long conversation are built once more."""
+    from zagent import Message
+    from zagent.providerkit import history_encoder
+
+    built = []
+    encode = history_encoder(lambda m: built.append(m) or {"content": m.content}, cache_from=4)
+    history = [Message(role="user", content=str(i)) for i in range(3)]
+    assert encode(history) == [{"content": "0"}, {"content": "1"}, {"content": "2"}]
+    encode(history)
+    assert len(built) == 6
+    encode([*history, Message(role="user", content="3")])
+    assert len(built) == 10
+
+
+def test_history_encoder_encodes_a_long_conversation_once_per_message():
+    """From ``cache_from`` messages on, a message resent on the next request is not built again."""
+    from zagent import Message
+    from zagent.providerkit import history_encoder
+
+    built = []
+    encode = history_encoder(lambda m: built.append(m) or {"content": m.content}, cache_from=4)
+    history = [Message(role="user", content=str(i)) for i in range(4)]
+    first = [bytes(raw) for raw in encode(history)]
+    history.append(Message(role="assistant", content="4"))
+    second = [bytes(raw) for raw in encode(history)]
+    assert first == [b'{"content":"%d"}' % i for i in range(4)]
+    assert second == first + [b'{"content":"4"}']
+    assert len(built) == 5
+
+
+def test_openai_body_is_the_same_json_below_and_above_the_cache_threshold():
+    """A short and a long conversation give the body JSON that encoding each message directly gives."""
+    import msgspec
+
+    from zagent import Kernel, Message, ToolCall
+    from zagent.plugins.openai import wire
+    from zagent.providerkit.encodeonce import CACHE_FROM
+
+    k = Kernel(["zagent.plugins.openai"], entry_points=False)
+    llm = k.llm("openai:gpt-4o-mini", api_key="x", base_url="http://127.0.0.1:9/v1")
+    for n in (1, CACHE_FROM - 1, CACHE_FROM, CACHE_FROM + 5):
+        messages = [Message(role="assistant", content=None, tool_calls=[ToolCall(id=f"c{i}", name="add",
+                                                                                  arguments={"a": i})])
+                    if i % 2 else Message(role="user", content=f"q{i}") for i in range(n)]
+        body = msgspec.json.decode(llm.body(llm.request(messages)))
+        assert body["messages"] == [msgspec.json.decode(msgspec.json.encode(wire.encode_message(m)))
+                                    for m in messages]
+    k.close()

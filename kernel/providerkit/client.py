@@ -66,7 +66,7 @@ from ..secrets import Masker, Secret
 from .config import ERROR_BODY_BYTES, USER_AGENT, HttpConfig, default_http_module
 from .errors import HttpErrors
 from .ratelimit import RateLimiter, shared_limiter
-from .stream import Deadlines, StreamReply, _close_quietly, _Deadline
+from .stream import Deadlines, StreamReply, _close_quietly, _Deadline, release
 from .wire import retry_after, server_message
 
 
@@ -326,6 +326,7 @@ class HttpClient(HttpErrors):
                 await _close_quietly(response)
                 raise self.too_large(limit, "")
             parts.append(part)
+        release(response)  # aiter_bytes closed it at the end of the body
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
     async def _read_head(self, response: Any, limit: int) -> bytes:
@@ -342,6 +343,7 @@ class HttpClient(HttpErrors):
         finally:
             await chunks.aclose()
             await response.aclose()
+            release(response)
         return b"".join(parts)[:limit]
 
     async def _check_media_type(self, response: Any, expect: str) -> None:

@@ -1,4 +1,5 @@
-"""``StreamReply`` (a streamed reply read within the deadline and the size limit) and the deadline timer."""
+"""``StreamReply`` (a streamed reply read within the deadline and the size limit), the deadline timer, and
+``release`` (a closed response freed by reference counting, not the cycle collector)."""
 
 from __future__ import annotations
 
@@ -99,6 +100,7 @@ class StreamReply:
         self._closed = True
         try:
             await self._response.aclose()
+            release(self._response)
         finally:
             if self._gate is not None:
                 self._gate.release()
@@ -218,6 +220,47 @@ async def _close_quietly(response: Any) -> None:
         await response.aclose()
     except Exception:  # closing a broken connection: nothing more to learn
         pass
+    release(response)
+
+
+class _Consumed:
+    """What a released response's ``stream`` becomes: an empty, closed stream (sync and async)."""
+
+    __slots__ = ()
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+    def __aiter__(self) -> "_Consumed":
+        return self
+
+    async def __anext__(self) -> bytes:
+        raise StopAsyncIteration
+
+    def close(self) -> None:
+        pass
+
+    async def aclose(self) -> None:
+        pass
+
+
+_CONSUMED = _Consumed()
+
+
+def release(response: Any) -> None:
+    """Break the reference cycle httpx leaves in a closed response, so it is freed when dropped.
+
+    httpx's client wraps a response's stream in one that refers back to the
+    response (``response.stream._response is response``), so every response,
+    with its request and the connection pool's objects for that request (about
+    40 objects a call), is left for the cycle collector, which then runs about
+    every dozen agent calls. A closed response's stream is never read again
+    (its body, if read, is ``response.content``), so it is swapped for an empty
+    one and reference counting frees the lot. A response still open is left
+    alone.
+    """
+    if getattr(response, "is_closed", False) and hasattr(response, "stream"):
+        response.stream = _CONSUMED
 
 
 def _should_retry(headers: Any) -> Optional[bool]:

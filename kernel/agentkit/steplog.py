@@ -20,11 +20,16 @@ The fields of a state (a msgspec Struct, or any object with those attributes) ar
 A map replaced by another object, or a tracked map an entry was removed from, goes in ``set`` whole.
 Fields of none of these kinds (ids and settings fixed when a run starts) are in full saves only.
 
-Order of use, at each checkpoint: ``captured = log.capture(state)`` and ``data = log.patch(state)``
-while nothing else changes the state, then write, then ``log.saved_patch(captured, len(data))`` or
-``log.saved_full(captured, len(full_bytes))``. Changes made while the write is in flight go in the next
-patch. A write that fails or is cancelled must be followed by ``log.reset()``: the store may or may
-not hold it, so the next checkpoint is a full one. This module does no I/O and knows no store.
+``await log.asave(store, run_id, step, state, kind=..., metadata=...)`` writes one checkpoint: a patch
+(``store.asave_patch``) when the log has a base and the store takes patches, else the whole state
+(``store.asave``; a store without ``asave_patch`` gets every checkpoint whole). The bytes are taken before
+the write is awaited, so changes made while it is in flight go in the next checkpoint; callers whose
+state changes concurrently hold a lock around it so each patch lands on the step before it. A write that
+fails or is cancelled resets the log (the store may or may not hold it): the next checkpoint is whole.
+The lower-level steps, for a caller that writes itself: ``captured = log.capture(state)``,
+``data = log.patch(state)``, write, then ``log.saved_patch(captured, len(data))`` or
+``log.saved_full(captured, len(full_bytes))``, or ``log.reset()`` if the write failed.
+The store is any object with those methods (``CheckpointStore`` of the memory plugin): nothing is imported.
 """
 
 from __future__ import annotations
@@ -76,6 +81,27 @@ class StepLog:
         """Entry ``key`` of tracked map ``field`` was set or removed since the last checkpoint."""
         self._version += 1
         self._touched[field][key] = self._version
+
+    def encode(self, state: Any) -> bytes:
+        """The whole of ``state`` as checkpoint bytes (with this log's encoder)."""
+        return self._encode(state)
+
+    async def asave(self, store: Any, run_id: str, step: int, state: Any, *, kind: str,
+                    metadata: Optional[dict[str, Any]] = None) -> None:
+        """Write ``state`` as checkpoint ``step`` of ``run_id`` to ``store`` (see the module docstring)."""
+        captured = self.capture(state, step)
+        patch = self.patch(state) if hasattr(store, "asave_patch") else None
+        try:
+            if patch is not None:
+                await store.asave_patch(run_id, step, patch, kind=kind, metadata=metadata)
+                self.saved_patch(captured, len(patch))
+            else:
+                data = self._encode(state)
+                await store.asave(run_id, step, data, kind=kind, metadata=metadata)
+                self.saved_full(captured, len(data))
+        except BaseException:
+            self.reset()  # the write may or may not have landed
+            raise
 
     def reset(self) -> None:
         """Forget the last checkpoint (a write failed or was cancelled): the next one is saved whole."""

@@ -59,8 +59,8 @@ class StepLog:
 
     :param lists: append-only list fields; :param maps: add-only dict fields; :param tracked: dict fields
         whose changes are reported with ``touch``; :param small: fields set whole in every patch;
-    :param encode: turns the patch dict into bytes (``msgspec.json`` by default; a state encoded with an
-        ``enc_hook`` wants its patches encoded with the same hook).
+    :param encode: turns a patch dict and a whole state into bytes (``msgspec.json`` by default; e.g. an
+        encoder with an ``enc_hook`` for states holding values JSON cannot).
     """
 
     def __init__(self, *, lists: Sequence[str] = (), maps: Sequence[str] = (), tracked: Sequence[str] = (),
@@ -81,10 +81,6 @@ class StepLog:
         """Entry ``key`` of tracked map ``field`` was set or removed since the last checkpoint."""
         self._version += 1
         self._touched[field][key] = self._version
-
-    def encode(self, state: Any) -> bytes:
-        """The whole of ``state`` as checkpoint bytes (with this log's encoder)."""
-        return self._encode(state)
 
     async def asave(self, store: Any, run_id: str, step: int, state: Any, *, kind: str,
                     metadata: Optional[dict[str, Any]] = None) -> None:

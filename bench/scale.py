@@ -17,8 +17,14 @@ Two parts, against loopback servers started as child processes:
   longest run the CPU per step around steps 1, 10, 100, 200, 1,000 (median of the
   steps in a window), with ckpt's ratio to its own first steps (the goal: step 200
   within 1.15x of step 1) and to raw at the same step.
+* **flows** (``bench/flow_steps.py``, no server): a checkpointed workflow (a chain
+  of ``--flow-steps`` no-op nodes) and group chat (as many rounds), with the
+  checkpoint store's step log (``patch``), with every checkpoint whole
+  (``whole``) and without checkpoints (``none``): CPU per step around steps 1,
+  100, 200... and each window's ratio to steps 1-5.
 
-    python bench/scale.py [--rounds 3] [--conc 10,100,1000] [--wide] [--steps 1,10,100,1000] [--only conc|steps]
+    python bench/scale.py [--rounds 3] [--conc 10,100,1000] [--wide] [--steps 1,10,100,1000] [--flow-steps 200]
+                          [--only conc|steps|flows]
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import flow_steps  # noqa: E402
 import provider_overhead  # noqa: E402
 
 import httpx  # noqa: E402
@@ -273,6 +280,8 @@ async def main(a: argparse.Namespace) -> None:
             proc.kill()
     if a.only in (None, "steps"):
         await step_costs([int(x) for x in a.steps.split(",")], a.rounds)
+    if a.only in (None, "flows"):
+        await flow_steps.measure(a.flow_steps, a.rounds)
     print(f"loadavg at the end {os.getloadavg()[0]:.2f}")
 
 
@@ -282,5 +291,6 @@ if __name__ == "__main__":
     ap.add_argument("--conc", default="10,100,1000")
     ap.add_argument("--wide", action="store_true", help="also 10,000 concurrent tasks (minutes on 2 cores)")
     ap.add_argument("--steps", default="1,10,100,1000")
-    ap.add_argument("--only", choices=["conc", "steps"])
+    ap.add_argument("--flow-steps", type=int, default=200, help="nodes of the workflow, rounds of the chat (flows)")
+    ap.add_argument("--only", choices=["conc", "steps", "flows"])
     asyncio.run(main(ap.parse_args()))

@@ -13,8 +13,10 @@ turn boundary (the turn in flight finishes); ``abort()`` cancels the turn in
 flight (it is not recorded) and ``arun`` raises ``RunAborted`` whose
 ``trajectory`` is the history. With ``checkpoints`` (a store from
 ``kernel.memory("checkpoints", path=...)`` or a path), the state is saved
-after every turn and ``arun(run_id=...)`` continues a chat from its last
-checkpoint, in this process or another.
+after every turn (as a patch of the messages added when the store takes
+patches: ``state.step_log``; whole at a pause, at the end and now and then)
+and ``arun(run_id=...)`` continues a chat from its last checkpoint, in this
+process or another.
 
 Events (``zagent_event``, run id = the chat's): ``groupchat_start``,
 ``speaker_selected`` (speaker, how: policy/fallback/repeat_broken),
@@ -45,7 +47,7 @@ from . import termination as term
 from .history import ChatMessage, SharedHistory
 from .selection import Selection, SpeakerInfo, build_selector, check_names, choose
 from .speakers import Turn, check_inputs, speak
-from .state import ChatState, GroupChatResult, state_decoder
+from .state import ChatState, GroupChatResult, state_decoder, step_log
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
@@ -231,6 +233,7 @@ class GroupChat:
             if state.status in ("completed", "aborted"):
                 raise ConfigError(f"group chat run {run_id!r} is {state.status}; only unfinished runs resume")
             state.status = "running"
+            state.checkpoint = max(state.checkpoint, found[0])  # new checkpoints go after the latest one
             self.history = SharedHistory(state.messages)
         else:
             if not task:
@@ -242,6 +245,7 @@ class GroupChat:
             self.history.append("user", task, round=0)
         self._check_inputs(state)
         self.state = state
+        self._log, self._saved = step_log(), list(self.history.snapshot())
         self._control.bind()
         self._ctx = self.kernel.context(run_id=state.run_id, agent=self.name, metadata={"groupchat": self.name})
         self._ctx.usage = state.usage
@@ -387,12 +391,15 @@ class GroupChat:
         return state_decoder.decode(msgspec.json.encode(state))
 
     async def _checkpoint(self) -> None:
-        if self._store is None:
+        """Save the state: the change since the last checkpoint when the store takes patches, else all of it."""
+        store = self._store
+        if store is None:
             return
         self.state.checkpoint += 1
-        await self._store.asave(self.state.run_id, self.state.checkpoint, msgspec.json.encode(self.snapshot()),
-                                kind="groupchat", metadata={"name": self.name, "status": self.state.status,
-                                                            "round": self.state.round})
+        self._saved.extend(self.history.since(len(self._saved)))  # one list, only appended to
+        state = msgspec.structs.replace(self.state, messages=self._saved)
+        await self._log.asave(store, state.run_id, state.checkpoint, state, kind="groupchat",
+                              metadata={"name": self.name, "status": state.status, "round": state.round})
 
     def _emit(self, type: str, **data: Any) -> Awaitable[None]:
         """``ctx.aemit``'s coroutine (await it): no coroutine of its own, the data passed on as is."""

@@ -2,9 +2,15 @@
 
 ``ChatState`` is everything needed to continue a chat in another process:
 the task and inputs, the whole history, the round, tokens and time spent. It
-is msgspec-encoded into the checkpoint store (kind ``groupchat``) after every
-turn, when the chat pauses, ends or fails. Selection needs no saved state:
-every built-in policy is a function of the history.
+is checkpointed (kind ``groupchat``) after every turn, when the chat pauses,
+ends or fails. Selection needs no saved state: every built-in policy is a
+function of the history.
+
+``step_log()`` is a chat's checkpoint log (``zagent.agentkit.steplog``): a
+turn's checkpoint is a patch holding the messages added and the round, usage,
+time and status as they are now; the whole state is saved on a chat's first
+checkpoint, at a pause and at the end, and whenever the patches since add up
+to the last full save.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from typing import Any, Literal, Optional
 import attrs
 import msgspec
 
+from zagent.agentkit.steplog import StepLog
 from zagent.types import Usage
 
 from .history import ChatMessage, render_transcript
@@ -38,6 +45,12 @@ class ChatState(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 state_decoder = msgspec.json.Decoder(ChatState)
+_SMALL = ("status", "round", "usage", "elapsed", "stopped_by", "detail", "error", "checkpoint")
+
+
+def step_log() -> StepLog:
+    """A new checkpoint log for one chat run: ``messages`` grows, the small fields are set, the rest is fixed."""
+    return StepLog(lists=("messages",), small=_SMALL)
 
 
 @attrs.frozen(repr=False)

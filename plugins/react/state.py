@@ -7,8 +7,9 @@ runs a finished call again) and the calls waiting for a human
 (``awaiting_approval``), the agent's settings and the plugins' per-run state
 (``agent_config``, ``stash``), and what compression summarised (``archived``).
 It is checkpointed after every step and after every finished tool call:
-``StepLog`` turns each checkpoint into a patch (the messages and steps added,
-the finished results added, the small fields as they are now), with the whole
+``StepLog`` (``zagent.agentkit.steplog``, shared with workflows and group
+chats) turns each checkpoint into a patch (the messages and steps added, the
+finished results added, the small fields as they are now), with the whole
 state saved again on the first checkpoint of a loop, on any status but
 ``running``, when compression replaced the messages, and whenever the patches
 since the last full save add up to its size. Writing stays proportional to what
@@ -22,6 +23,7 @@ from typing import Any, Literal, Optional
 
 import msgspec
 
+from zagent.agentkit.steplog import StepLog as _StepLog
 from zagent.types import Message, ToolCall, ToolResult, Usage
 
 Status = Literal["running", "paused", "completed", "aborted", "failed"]
@@ -93,48 +95,11 @@ state_decoder = msgspec.json.Decoder(RunState)
 _GROWING = ("messages", "steps", "archived")
 _FIXED = ("run_id", "agent", "task", "agent_config")  # set when a run starts: in full saves only
 _SMALL = tuple(f for f in RunState.__struct_fields__ if f not in (*_GROWING, *_FIXED, "finished"))
-_encoder = msgspec.json.Encoder()
 
 
-class StepLog:
-    """What the last checkpoint of a run held, so the next one can be written as a patch on it."""
-
-    __slots__ = ("step", "lists", "lengths", "finished", "finished_keys", "full_size", "since_full")
+class StepLog(_StepLog):
+    """The step log of a ReAct run (``zagent.agentkit.steplog``): messages, steps and archived messages are
+    appended to, finished results added, the other fields small; ids and settings are in full saves only."""
 
     def __init__(self) -> None:
-        self.step: Optional[int] = None  # nothing saved by this loop yet: the next checkpoint is a full one
-
-    def patch(self, state: RunState) -> Optional[bytes]:
-        """``state`` as encoded patch bytes on the last checkpoint, or ``None`` when it must be saved whole."""
-        if self.step is None or state.status != "running" or self.since_full >= self.full_size:
-            return None
-        extend, lengths = {}, {}
-        for name, old, n in zip(_GROWING, self.lists, self.lengths):
-            now = getattr(state, name)
-            if now is not old or len(now) < n:
-                return None  # replaced (compression) or shortened: not a pure append
-            if len(now) > n:
-                extend[name], lengths[name] = now[n:], n
-        patch: dict[str, Any] = {"after": self.step, "set": {f: getattr(state, f) for f in _SMALL}}
-        if extend:
-            patch["extend"], patch["lengths"] = extend, lengths
-        if state.finished is not self.finished:
-            patch["set"]["finished"] = state.finished
-        else:
-            added = {k: v for k, v in state.finished.items() if k not in self.finished_keys}
-            if added:
-                patch["update"] = {"finished": added}
-        return _encoder.encode(patch)
-
-    def capture(self, state: RunState) -> tuple:
-        """What ``state`` holds now; taken when its checkpoint is encoded, kept once that is written."""
-        lists = tuple(getattr(state, name) for name in _GROWING)  # held, so `is` never matches a new list
-        return (state.checkpoint, lists, tuple(len(lst) for lst in lists), state.finished, set(state.finished))
-
-    def saved_full(self, captured: tuple, size: int) -> None:
-        self.step, self.lists, self.lengths, self.finished, self.finished_keys = captured
-        self.full_size, self.since_full = size, 0
-
-    def saved_patch(self, captured: tuple, size: int) -> None:
-        self.step, self.lists, self.lengths, self.finished, self.finished_keys = captured
-        self.since_full += size
+        super().__init__(lists=_GROWING, maps=("finished",), small=_SMALL)

@@ -20,8 +20,12 @@ Scheduling rules (decided here, also in the README):
   nodes finish (dependents of the failed node are skipped). Either way a run
   with a failed node raises ``WorkflowFailed`` carrying the ``WorkflowResult``.
 * With ``checkpoints`` (a ``kernel.memory("checkpoints", ...)`` store or a path)
-  the run state is saved after each node; ``arun(..., run_id=ID)`` with the id
-  of an earlier run resumes it without re-running finished nodes.
+  the run state is saved after each node, one save at a time: as a patch (the
+  trace entries, values, outputs and routes the node added; ``result.step_log``)
+  when the store takes patches, the whole state on a run's first checkpoint, at
+  its end and now and then (a store without ``asave_patch`` gets every save
+  whole). ``arun(..., run_id=ID)`` with the id of an earlier run resumes it
+  without re-running finished nodes.
 * Loops: when a router picks a loop target, the nodes on the loop are reset and
   run again (at most ``max_loops`` times). Nodes *outside* a loop that read
   values of nodes inside it run after its first pass.
@@ -61,7 +65,7 @@ from zagent.types import Usage
 
 from .errors import WorkflowError, WorkflowFailed
 from .graph import WorkFlowGraph, resolve_callable
-from .result import RunState, TraceEntry, WorkflowResult
+from .result import RunState, TraceEntry, WorkflowResult, step_log
 from .routing import choose, initial_state, reducer_for
 from .topology import Topology
 
@@ -121,13 +125,15 @@ class WorkFlowExecutor:
         if self.validate:
             graph.validate()
         missing = [f.name for f in graph.inputs if f.required and f.default is None and (inputs or {}).get(f.name) is None]
-        saved = await self._load(run_id) if run_id else None
+        found = await self._load(run_id) if run_id else None
+        saved = found[1] if found else None
         if missing and saved is None:
             raise ConfigError(f"workflow {graph.name!r} needs input(s) {', '.join(missing)}; pass them as inputs")
         agents = self._agents(graph)
         own = not hasattr(self.executor, "submit")
         units = self.kernel.executor(self.executor) if own else self.executor
         run = _Run(self, graph, topo, agents, run_id or new_run_id(), dict(inputs or {}), saved, units)
+        run.step = max(run.step, found[0] if found else 0)  # new checkpoints go after the latest one
         try:
             return await run.go()
         finally:
@@ -139,7 +145,7 @@ class WorkFlowExecutor:
         """Sync twin of ``arun``."""
         return run_sync(self.arun(graph, inputs, run_id=run_id))
 
-    async def _load(self, run_id: str) -> Optional[RunState]:
+    async def _load(self, run_id: str) -> Optional[tuple[int, RunState]]:
         if self.checkpoints is None:
             import logging
 
@@ -148,7 +154,7 @@ class WorkFlowExecutor:
                 "starting a new run with that id (pass checkpoints=... to resume runs)", run_id)
             return None
         found = await self.checkpoints.alatest(run_id)
-        return msgspec.json.decode(found[1], type=RunState) if found else None
+        return (found[0], msgspec.json.decode(found[1], type=RunState)) if found else None
 
     def _agents(self, graph: WorkFlowGraph) -> dict[str, list[str]]:
         """Agent names per node, registering inline specs and objects with the manager."""
@@ -200,6 +206,8 @@ class _Run:
         self.sem = asyncio.Semaphore(ex.max_concurrency)
         self.events = self.kernel.hooks.active("zagent_event")
         self.step = len(self.trace)
+        self.log = step_log()
+        self.save_lock = asyncio.Lock()
         self.stopping = False
         self.queue: list[str] = []
         self.background: list[Any] = []
@@ -386,6 +394,7 @@ class _Run:
         for key, value in outputs.items():
             reducer = self.reducers.get(key)
             self.values[key] = reducer(self.values.get(key), value) if reducer else value
+            self.log.touch("values", key)
         iteration = self.passes.get(name, 0)
         self.passes[name] = iteration + 1
         self.trace.append(TraceEntry(node=name, status="done", agents=self.agents[name], attempts=attempts,
@@ -400,8 +409,10 @@ class _Run:
             return
         self.status[name] = "done"
         self.done[name] = outputs
+        self.log.touch("done", name)
         if route is not None:
             self.routes[name] = route
+            self.log.touch("routes", name)
         await self._checkpoint("running")
         await self._emit("node_end", node=name, status="done", attempts=attempts, outputs=sorted(outputs))
         self._settle(name, True)
@@ -410,12 +421,15 @@ class _Run:
     def _restart_loop(self, source: str, target: str) -> None:
         key = f"{source}->{target}"
         self.loops[key] = self.loops.get(key, 0) + 1
+        self.log.touch("loops", key)
         body = self.topo.loop_body(source, target)
         inside = set(body)
         for n in body:
             self.status[n] = "pending"
-            self.done.pop(n, None)
-            self.routes.pop(n, None)
+            for field, saved in (("done", self.done), ("routes", self.routes)):
+                if n in saved:
+                    del saved[n]
+                    self.log.touch(field, n)
             self.led[n] = {p for p in self.led[n] if p not in inside}
             self.remaining[n] = sum(1 for p in self.topo.preds[n] if p in inside)
             self.settled -= {(n, s) for s in self.topo.succs[n] if s in inside}
@@ -444,15 +458,19 @@ class _Run:
     # -- side effects -----------------------------------------------------------------
 
     async def _checkpoint(self, status: str) -> None:
+        """Save the run: the change since the last checkpoint when the store takes patches, else all of it.
+
+        One save at a time (nodes finish concurrently), so each patch lands on the step before it; the
+        bytes are taken before the write (which runs in a thread), so later changes go in the next one."""
         store = self.ex.checkpoints
         if store is None:
             return
-        self.step += 1
-        state = RunState(run_id=self.run_id, workflow=self.graph.name, values=self.values, done=self.done,
-                         routes=self.routes, loops=self.loops, trace=self.trace, status=status)
-        data = msgspec.json.encode(state, enc_hook=repr)  # snapshot now; the write happens in a thread
-        await store.asave(self.run_id, self.step, data, kind="workflow",
-                          metadata={"workflow": self.graph.name, "status": status})
+        async with self.save_lock:
+            self.step += 1
+            state = RunState(run_id=self.run_id, workflow=self.graph.name, values=self.values, done=self.done,
+                             routes=self.routes, loops=self.loops, trace=self.trace, status=status)
+            await self.log.asave(store, self.run_id, self.step, state, kind="workflow",
+                                 metadata={"workflow": self.graph.name, "status": status})
 
     async def _emit(self, type: str, **data: Any) -> None:
         if self.events:

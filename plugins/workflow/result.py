@@ -1,4 +1,10 @@
-"""What a workflow run returns and checkpoints: ``WorkflowResult``, ``TraceEntry``, ``RunState``."""
+"""What a workflow run returns and checkpoints: ``WorkflowResult``, ``TraceEntry``, ``RunState``.
+
+``step_log()`` is a run's checkpoint log (``zagent.agentkit.steplog``): after each node, the trace
+entries added, the values, node outputs, routes and loop counts the executor touched (it reports each
+write with ``log.touch``) and the status go in a patch; the whole state is saved on a run's first
+checkpoint, at its end, and whenever the patches since add up to the last full save.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ from typing import Any, Optional
 
 import attrs
 import msgspec
+from zagent.agentkit.steplog import StepLog
 from zagent.types import Usage
 
 
@@ -39,6 +46,15 @@ class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
     loops: dict[str, int] = {}
     trace: list[TraceEntry] = []
     status: str = "running"
+
+
+_encode = msgspec.json.Encoder(enc_hook=repr).encode  # values JSON cannot hold are saved as their repr
+
+
+def step_log() -> StepLog:
+    """A new checkpoint log for one run (its first checkpoint is a full save)."""
+    return StepLog(lists=("trace",), tracked=("values", "done", "routes", "loops"), small=("status",),
+                   encode=_encode)
 
 
 @attrs.frozen(repr=False)

@@ -1,0 +1,170 @@
+"""``StepLog``: a run's checkpoints as a step log -- each step saved as its change, the whole state now and then.
+
+Loops that checkpoint a growing state after every step (the ReAct loop, workflows, group chats) keep one
+``StepLog`` per run. Before a save, ``patch(state)`` gives the change since the last checkpoint this log
+saved, as the bytes ``CheckpointStore.save_patch`` takes (``{"after", "set", "extend", "update",
+"lengths"}``; the store applies them when it reads a run back), or ``None`` when the state must be saved
+whole: on the first checkpoint of a log, on any ``status`` but ``running`` (a pause, the end, a failure),
+when a list field was replaced or shortened, and whenever the patches since the last full save add up to
+its size. Writing so stays proportional to what a step added (a full save's cost is paid for by the
+patches before it), and a restore reads at most about twice the state.
+
+The fields of a state (a msgspec Struct, or any object with those attributes) are of four kinds:
+
+* ``lists``: lists only appended to (the same list object, grown): the items added go in ``extend``;
+* ``maps``: dicts whose entries are only added: the keys added since the last save go in ``update``;
+* ``tracked``: dicts whose entries the owner sets or removes and reports with ``touch(field, key)`` (a
+  big map is never scanned): the entries touched go in ``update``;
+* ``small``: written in every patch as they are now (``set``).
+
+A map replaced by another object, or a tracked map an entry was removed from, goes in ``set`` whole.
+Fields of none of these kinds (ids and settings fixed when a run starts) are in full saves only.
+
+``await log.asave(store, run_id, step, state, kind=..., metadata=...)`` writes one checkpoint: a patch
+(``store.asave_patch``) when the log has a base and the store takes patches, else the whole state
+(``store.asave``; a store without ``asave_patch`` gets every checkpoint whole). The bytes are taken before
+the write is awaited, so changes made while it is in flight go in the next checkpoint; callers whose
+state changes concurrently hold a lock around it so each patch lands on the step before it. A write that
+fails or is cancelled resets the log (the store may or may not hold it): the next checkpoint is whole.
+The lower-level steps, for a caller that writes itself: ``captured = log.capture(state)``,
+``data = log.patch(state)``, write, then ``log.saved_patch(captured, len(data))`` or
+``log.saved_full(captured, len(full_bytes))``, or ``log.reset()`` if the write failed.
+The store is any object with those methods (``CheckpointStore`` of the memory plugin): nothing is imported.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+import msgspec
+
+__all__ = ["Captured", "StepLog"]
+
+_encode = msgspec.json.Encoder().encode
+
+
+class Captured:
+    """What a state held when its checkpoint was encoded (kept by the log once the write landed)."""
+
+    __slots__ = ("step", "lists", "lengths", "maps", "keys", "tracked", "version")
+
+    def __init__(self, step: int, lists: tuple[Any, ...], lengths: tuple[int, ...], maps: tuple[Any, ...],
+                 keys: tuple[set[Any], ...], tracked: tuple[Any, ...], version: int) -> None:
+        self.step, self.lists, self.lengths = step, lists, lengths
+        self.maps, self.keys, self.tracked, self.version = maps, keys, tracked, version
+
+
+class StepLog:
+    """What the last checkpoint of a run held, so the next one can be written as a patch on it.
+
+    :param lists: append-only list fields; :param maps: add-only dict fields; :param tracked: dict fields
+        whose changes are reported with ``touch``; :param small: fields set whole in every patch;
+    :param encode: turns a patch dict and a whole state into bytes (``msgspec.json`` by default; e.g. an
+        encoder with an ``enc_hook`` for states holding values JSON cannot).
+    """
+
+    def __init__(self, *, lists: Sequence[str] = (), maps: Sequence[str] = (), tracked: Sequence[str] = (),
+                 small: Sequence[str] = (), encode: Callable[[Any], bytes] = _encode) -> None:
+        self.fields = (tuple(lists), tuple(maps), tuple(tracked), tuple(small))
+        self._encode = encode
+        self._touched: dict[str, dict[Any, int]] = {name: {} for name in tracked}
+        self._version = 0
+        self._saved: Optional[Captured] = None  # nothing saved by this log yet: the next checkpoint is full
+        self.full_size = self.since_full = 0
+
+    @property
+    def step(self) -> Optional[int]:
+        """The checkpoint step the next patch builds on (``None``: the next checkpoint is a full one)."""
+        return None if self._saved is None else self._saved.step
+
+    def touch(self, field: str, key: Any) -> None:
+        """Entry ``key`` of tracked map ``field`` was set or removed since the last checkpoint."""
+        self._version += 1
+        self._touched[field][key] = self._version
+
+    async def asave(self, store: Any, run_id: str, step: int, state: Any, *, kind: str,
+                    metadata: Optional[dict[str, Any]] = None) -> None:
+        """Write ``state`` as checkpoint ``step`` of ``run_id`` to ``store`` (see the module docstring)."""
+        captured = self.capture(state, step)
+        patch = self.patch(state) if hasattr(store, "asave_patch") else None
+        try:
+            if patch is not None:
+                await store.asave_patch(run_id, step, patch, kind=kind, metadata=metadata)
+                self.saved_patch(captured, len(patch))
+            else:
+                data = self._encode(state)
+                await store.asave(run_id, step, data, kind=kind, metadata=metadata)
+                self.saved_full(captured, len(data))
+        except BaseException:
+            self.reset()  # the write may or may not have landed
+            raise
+
+    def reset(self) -> None:
+        """Forget the last checkpoint (a write failed or was cancelled): the next one is saved whole."""
+        self._saved = None
+
+    def patch(self, state: Any) -> Optional[bytes]:
+        """``state`` as encoded patch bytes on the last checkpoint, or ``None`` when it must be saved whole."""
+        saved = self._saved
+        if saved is None or getattr(state, "status", "running") != "running" or self.since_full >= self.full_size:
+            return None
+        lists, maps, tracked, small = self.fields
+        extend: dict[str, Any] = {}
+        lengths: dict[str, int] = {}
+        for name, old, n in zip(lists, saved.lists, saved.lengths):
+            now = getattr(state, name)
+            if now is not old or len(now) < n:
+                return None  # replaced (e.g. compressed) or shortened: not a pure append
+            if len(now) > n:
+                extend[name], lengths[name] = now[n:], n
+        sets: dict[str, Any] = {name: getattr(state, name) for name in small}
+        update: dict[str, dict[Any, Any]] = {}
+        for name, old, keys in zip(maps, saved.maps, saved.keys):
+            now = getattr(state, name)
+            if now is not old:
+                sets[name] = now
+            else:
+                added = {k: v for k, v in now.items() if k not in keys}
+                if added:
+                    update[name] = added
+        for name, old in zip(tracked, saved.tracked):
+            _tracked_change(name, getattr(state, name), old, self._touched[name], sets, update)
+        patch: dict[str, Any] = {"after": saved.step, "set": sets}
+        if extend:
+            patch["extend"], patch["lengths"] = extend, lengths
+        if update:
+            patch["update"] = update
+        return self._encode(patch)
+
+    def capture(self, state: Any, step: Optional[int] = None) -> Captured:
+        """What ``state`` holds now, as checkpoint ``step`` (default: ``state.checkpoint``)."""
+        lists, maps, tracked, _ = self.fields
+        held = tuple(getattr(state, name) for name in lists)  # held, so `is` never matches a new list
+        now = tuple(getattr(state, name) for name in maps)
+        return Captured(state.checkpoint if step is None else step, held, tuple(len(lst) for lst in held), now,
+                        tuple(set(m) for m in now), tuple(getattr(state, name) for name in tracked), self._version)
+
+    def saved_full(self, captured: Captured, size: int) -> None:
+        """The checkpoint ``captured`` was written whole, ``size`` bytes."""
+        self._landed(captured)
+        self.full_size, self.since_full = size, 0
+
+    def saved_patch(self, captured: Captured, size: int) -> None:
+        """The checkpoint ``captured`` was written as a patch of ``size`` bytes."""
+        self._landed(captured)
+        self.since_full += size
+
+    def _landed(self, captured: Captured) -> None:
+        self._saved = captured
+        for touched in self._touched.values():  # entries touched again while it was written stay for the next
+            for key in [k for k, v in touched.items() if v <= captured.version]:
+                del touched[key]
+
+
+def _tracked_change(name: str, now: Any, old: Any, touched: dict[Any, int], sets: dict[str, Any],
+                    update: dict[str, dict[Any, Any]]) -> None:
+    """Put tracked map ``name``'s change in the patch: its touched entries, or all of it."""
+    if now is not old or any(k not in now for k in touched):
+        sets[name] = now  # replaced, or an entry removed (a patch cannot remove): set whole
+    elif touched:
+        update[name] = {k: now[k] for k in touched}

@@ -67,7 +67,8 @@ def declared_specs(root):
     found = {}
     for path in sources:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(map(_is_spec_marker, node.decorator_list)):
+            function = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if function and any(map(_is_spec_marker, node.decorator_list)):
                 args = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
                 found[node.name] = (tuple(a for a in args if a != "self"), _owner(path.relative_to(root)))
     return found

@@ -1,4 +1,5 @@
-"""Modules that left the kernel core for a kit: the old import paths re-export them, and the core never imports the kits."""
+"""Modules that left the kernel core for a kit or a plugin: the old import paths re-export them (those of code now
+in a plugin with a ``DeprecationWarning``), and the core never imports the kits."""
 
 from __future__ import annotations
 

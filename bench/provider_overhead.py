@@ -1,9 +1,13 @@
 """Per-call overhead of ``k.llm("openai:...").acomplete()`` versus a bare ``httpx.AsyncClient`` post.
 
-Starts a loopback OpenAI-compatible server in a child process (the peers'
-``mock_server.py`` from ``../shared/bench/peers/`` when present, else this
-repository's ``tests/servers`` one), then runs paired rounds, alternating
-which side goes first:
+Starts a loopback OpenAI-compatible server in a child process, then runs
+paired rounds, alternating which side goes first. The server (``--server``):
+``peers``, the peers' ``mock_server.py`` in ``../shared/bench/peers/`` beside
+this checkout (or beside the main checkout, for a git worktree); ``own``, this
+checkout's ``tests/servers/openai_server.py``, found relative to this file
+(never through ``sys.path``); ``auto`` (the default), ``peers`` when present,
+else ``own``, saying which and why. A server that cannot be found or does
+not start is a clear error (with the child's stderr), never a silent fallback.
 
 * sequential: ``--seq`` calls one after another, per-call median;
 * streamed: ``--seq``/3 streamed calls one after another (SSE, usage included), per-call median;
@@ -18,7 +22,7 @@ puts a FIFO semaphore of the pool's size in front of it, as zagent's
 ``max_in_flight`` does. When httpx2 is installed, zagent is also measured with
 ``client_factory=httpx2.AsyncClient``. Prints medians and ratios (median of per-round ratios).
 
-    python bench/provider_overhead.py [--rounds 5] [--seq 300] [--conc 500]
+    python bench/provider_overhead.py [--rounds 5] [--seq 300] [--conc 500] [--server auto|peers|own]
 """
 
 from __future__ import annotations
@@ -31,11 +35,14 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
-PEER_MOCK = ROOT.parent / "shared" / "bench" / "peers" / "mock_server.py"
+PEERS = Path("shared") / "bench" / "peers" / "mock_server.py"  # relative to the folder holding a checkout
+OWN = Path("tests") / "servers" / "openai_server.py"  # relative to this checkout
 
 MESSAGES = [{"role": "user", "content": "What is 2 + 3? Use the add tool."}]
 ADD = {"name": "add", "description": "Add two integers.",
@@ -43,23 +50,57 @@ ADD = {"name": "add", "description": "Add two integers.",
                       "required": ["a", "b"]}}
 
 
-def start_server() -> tuple[subprocess.Popen, str]:
-    if PEER_MOCK.exists():
-        cmd = [sys.executable, str(PEER_MOCK), "--port", "0"]
-    else:
-        cmd = [sys.executable, "-c", _OWN_SERVER]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=str(ROOT))
+def peers_mock(root: Path = ROOT) -> Optional[Path]:
+    """The peers' mock server beside ``root``, or beside the main checkout when ``root`` is a git worktree."""
+    candidates = [root.parent / PEERS]
+    common = subprocess.run(["git", "-C", str(root), "rev-parse", "--path-format=absolute", "--git-common-dir"],
+                            capture_output=True, text=True)
+    if common.returncode == 0 and common.stdout.strip():
+        candidates.append(Path(common.stdout.strip()).parent.parent / PEERS)
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def server_command(choice: str = "auto", root: Path = ROOT) -> tuple[list[str], str]:
+    """``(argv, label)`` of the server to start; ``SystemExit`` naming the paths looked at when there is none."""
+    peers = peers_mock(root) if choice in ("auto", "peers") else None
+    if peers is not None:
+        return [sys.executable, str(peers), "--port", "0"], f"peers mock_server ({peers})"
+    own = root / OWN
+    if choice == "peers":
+        raise SystemExit(f"--server peers: no {PEERS} beside {root} (nor beside its main checkout)")
+    if not own.is_file():
+        raise SystemExit(f"no loopback server: {own} does not exist (this file's checkout), "
+                         f"and no peers' {PEERS} was found beside {root}")
+    why = "" if choice == "own" else f", no peers' {PEERS} beside {root}"
+    return [sys.executable, "-c", _OWN_SERVER, str(own.parent)], f"tests/servers ({own}{why})"
+
+
+def start_server(choice: str = "auto", root: Path = ROOT) -> tuple[subprocess.Popen, str, str]:
+    """Start the server in a child process: ``(process, base URL, label)``; ``SystemExit`` with the child's
+    stderr if it does not say ``LISTENING <port>``."""
+    cmd, label = server_command(choice, root)
+    errors = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, text=True, cwd=str(root))
     line = proc.stdout.readline()
     if not line.startswith("LISTENING"):
         proc.kill()
-        raise SystemExit(f"mock server did not start: {line!r}")
-    return proc, f"http://127.0.0.1:{line.split()[1]}/v1"
+        proc.wait(5)
+        errors.seek(0)
+        raise SystemExit(f"the loopback server ({label}) did not start: it printed {line!r}\n{errors.read()}")
+    return proc, f"http://127.0.0.1:{line.split()[1]}/v1", label
 
 
+# Loads tests/servers from the folder given in argv as a package of its own name, so another ``tests``
+# package on sys.path (or the current directory) can never stand in for it.
 _OWN_SERVER = """
-import sys, time
-sys.path.insert(0, '.')
-from tests.servers.openai_server import OpenAIServer
+import importlib.util, sys, time
+folder = sys.argv[1]
+spec = importlib.util.spec_from_file_location("zagent_bench_servers", folder + "/__init__.py",
+                                              submodule_search_locations=[folder])
+package = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = package
+spec.loader.exec_module(package)
+from zagent_bench_servers.openai_server import OpenAIServer
 with OpenAIServer(key=None) as s:
     print('LISTENING', s.port, flush=True)
     while True:
@@ -212,13 +253,14 @@ def main() -> None:
     ap.add_argument("--zagent-opt", action="append", default=[], metavar="KEY=INT",
                     help="an option for k.llm(...) on the zagent side, e.g. max_connections=100")
     ap.add_argument("--no-httpx2", action="store_true", help="skip the httpx2 side even if installed")
+    ap.add_argument("--server", choices=("auto", "peers", "own"), default="auto",
+                    help="the peers' mock server, this checkout's tests/servers one, or the first found (default)")
     args = ap.parse_args()
     args.zagent_opt = {k: int(v) for k, v in (o.split("=", 1) for o in args.zagent_opt)}
     sys.path.insert(0, str(ROOT))
-    proc, base_url = start_server()
+    proc, base_url, label = start_server(args.server)
     try:
-        print(f"server {base_url} ({'peers mock_server' if PEER_MOCK.exists() else 'tests/servers'}), "
-              f"pid {os.getpid()}, rounds {args.rounds}", flush=True)
+        print(f"server {base_url} ({label}), pid {os.getpid()}, rounds {args.rounds}", flush=True)
         asyncio.run(main_async(args, base_url))
     finally:
         proc.terminate()

@@ -23,12 +23,13 @@ from __future__ import annotations
 import functools
 import os
 import weakref
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
 from . import emitting, hookspecs, spans, tooltable
 from .closing import close_belongings
 from .context import RunContext
 from .hooks import HookRunner, PluginManager, trace_to_stderr
+from .llm import LLM  # loaded by ``import zagent`` anyway
 from .loading import PluginInfo, PluginLoader, Problem
 from .lookups import batch_driver, build, build_agent, embedder, lookup
 from .models import FALLBACK_MODEL as FALLBACK_MODEL
@@ -44,6 +45,9 @@ from .toolcalls import as_call
 from .toolpool import ToolPool
 from .tools import Tool
 from .types import ToolCall, ToolResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .toolthreads import ToolThreads  # imports asyncio: only when a sync tool first runs
 
 
 class Kernel:
@@ -118,7 +122,7 @@ class Kernel:
 
     # -- look-ups ---------------------------------------------------------------
 
-    def llm(self, spec: Optional[str] = None, **options: Any) -> Any:
+    def llm(self, spec: Optional[str] = None, **options: Any) -> LLM:
         """Resolve ``"provider:model"`` (default: ``ZAGENT_MODEL``, else the offline test model).
 
         The same spec and options return the same instance, so its HTTP client is reused.
@@ -238,7 +242,7 @@ class Kernel:
         """Sync twin of ``abatch``."""
         return run_sync(self.abatch(target, inputs, **options))
 
-    def tool_executor(self) -> Any:
+    def tool_executor(self) -> ToolThreads:
         """The threads sync tools run in (``ToolThreads``, created on first use, ``config['tool_threads']``
         of them; a thread stuck in a timed-out call is replaced, see ``zagent.toolthreads``)."""
         return self._tool_pool.get()

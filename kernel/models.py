@@ -4,13 +4,16 @@ overrides of the kernel's config; the LLMs made are closed with the kernel."""
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from .errors import ConfigError
 from .logs import log
 from .lookups import build, cache_key, names
 from .registry import Registry
 from .specfiles import _short_repr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .llm import LLM
 
 FALLBACK_MODEL = "test:offline"
 
@@ -20,10 +23,10 @@ class Models:
 
     def __init__(self, config: dict[str, Any], registries: dict[str, Registry]) -> None:
         self.config, self.registries = config, registries
-        self.llms: dict[Any, Any] = {}
+        self.llms: dict[Any, LLM] = {}
         self._warned_fallback = False
 
-    def get(self, owner: Any, spec: Optional[str], options: dict[str, Any]) -> Any:
+    def get(self, owner: Any, spec: Optional[str], options: dict[str, Any]) -> LLM:
         """See ``Kernel.llm``; ``owner`` (the kernel) becomes the new LLM's ``kernel``."""
         if spec is not None and not isinstance(spec, str):
             raise ConfigError(f"a model is named by a 'provider:model' string, got {type(spec).__name__} "
@@ -52,7 +55,7 @@ class Models:
                               f"got {type(profile).__name__}")
         overrides.update(profile)
         overrides.update(self.config.get("profile") or {})  # for every model, over the rest (the CLI's --profile)
-        llm = build(factory, f"model {spec!r}", model, **options)
+        llm: LLM = build(factory, f"model {spec!r}", model, **options)  # a provider's factory makes an LLM
         llm.kernel = owner
         if overrides:
             llm.profile_overrides = {**llm.profile_overrides, **overrides}

@@ -29,11 +29,6 @@ _OPEN = "<think"
 _CLOSE = "</think"
 
 
-def has_think(text: str) -> bool:
-    """Whether ``text`` may hold a think tag (the cheap test done before any splitting)."""
-    return _OPEN in text or _CLOSE in text
-
-
 def _tag_end(text: str, at: int, stem: str) -> int:
     """End of the tag ``stem>`` or ``stem + 'ing>'`` at ``at`` (``-1`` when it is another word, like ``<thinker``)."""
     after = at + len(stem)

@@ -5,7 +5,10 @@ child (threads do not survive ``fork``)."""
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .toolthreads import ToolThreads
 
 
 class ToolPool:
@@ -13,10 +16,10 @@ class ToolPool:
 
     def __init__(self, config: dict[str, Any]) -> None:
         self.config = config
-        self.threads: Optional[Any] = None
+        self.threads: Optional[ToolThreads] = None
         self._pid = 0
 
-    def get(self) -> Any:
+    def get(self) -> ToolThreads:
         """The tool threads of this process, created now if there are none yet."""
         if self.threads is None or self._pid != os.getpid():  # a forked child needs its own threads
             from .toolthreads import ToolThreads  # imports asyncio: on first use

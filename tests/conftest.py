@@ -3,11 +3,20 @@
 Fixtures for kernels come from the ``zagent.testing`` pytest plugin
 (``make_kernel``, ``zagent_kernel``, ``zagent_recorder``). Here: every test
 starts from an environment without zagent's variables, so a developer's
-``ZAGENT_MODEL`` or ``ZAGENT_PLUGINS`` never changes what a test sees.
+``ZAGENT_MODEL`` or ``ZAGENT_PLUGINS`` never changes what a test sees, and the
+repository root is on ``sys.path`` so the shared helpers (``tests.servers``,
+the loopback servers; ``tests.kernels``) import however pytest is started.
 """
+
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 # No per-example deadline and no "too slow" health check: CI shares 2 cores with other
 # jobs, and a slow example there says nothing about the code. (Explicit settings win.)

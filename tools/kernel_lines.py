@@ -2,7 +2,9 @@
 core's runtime import cycles.
 
 The *core* is kernel/ minus the testing kit (``testing/``), the support packages the kernel never imports
-(``providerkit/``, ``agentkit/``) and one-line re-export shims (modules whose body is only imports).
+(``providerkit/``, ``agentkit/``) and re-export shims (modules whose body is only imports, ``__all__`` and at
+most one ``DeprecationWarning``). A shim that warns is a *deprecated alias*: the only kind of kernel/ module
+allowed to import a plugin (an old path of code that moved into one, e.g. ``zagent.batch``).
 A *runtime* import is any ``import`` not under ``if TYPE_CHECKING:``, at module level or inside a function.
 
     python tools/kernel_lines.py            # this tree
@@ -44,9 +46,27 @@ def module_name(rel: str) -> str:
 
 
 def is_shim(tree: ast.Module) -> bool:
-    """Only a docstring, imports and ``__all__`` (a re-export, e.g. of an old import path)."""
+    """Only a docstring, imports, ``__all__`` and at most a ``DeprecationWarning`` (a re-export, e.g. of an old
+    import path)."""
     body = [n for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
-    return bool(body) and all(isinstance(n, (ast.Import, ast.ImportFrom)) or _is_all(n) for n in body)
+    return (bool(body) and sum(map(_is_deprecation, body)) <= 1 and
+            all(isinstance(n, (ast.Import, ast.ImportFrom)) or _is_all(n) or _is_deprecation(n) for n in body))
+
+
+def is_deprecated_alias(tree: ast.Module) -> bool:
+    """A shim that warns ``DeprecationWarning`` when imported: an old import path kept one release. Only such a
+    module of kernel/ may import a plugin (``zagent.batch`` -> ``zagent.plugins.batch.driver``)."""
+    return is_shim(tree) and any(_is_deprecation(n) for n in tree.body)
+
+
+def _is_deprecation(node: ast.stmt) -> bool:
+    """``warnings.warn(..., DeprecationWarning, ...)`` as a statement."""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return False
+    call = node.value
+    named = ast.unparse(call.func) in ("warnings.warn", "warn")
+    args = [*call.args[1:2], *(k.value for k in call.keywords if k.arg == "category")]
+    return named and any(ast.unparse(a) == "DeprecationWarning" for a in args)
 
 
 def _is_all(node: ast.stmt) -> bool:
@@ -88,7 +108,8 @@ def imports(tree: ast.Module, module: str, is_package: bool, known: frozenset[st
 
 
 def analyse(files: dict[str, str]) -> dict[str, dict[str, object]]:
-    """``{rel: {"module", "lines", "core", "imports"}}`` for every file."""
+    """``{rel: {"module", "lines", "core", "deprecated", "imports"}}`` for every file (``deprecated``: a
+    deprecated-alias shim, see ``is_deprecated_alias``)."""
     out: dict[str, dict[str, object]] = {}
     known = frozenset(module_name(rel) for rel in files)
     for rel, source in files.items():
@@ -96,6 +117,7 @@ def analyse(files: dict[str, str]) -> dict[str, dict[str, object]]:
         module = module_name(rel)
         core = not rel.startswith(NOT_CORE) and not is_shim(tree)
         out[rel] = {"module": module, "lines": len(source.splitlines()), "core": core,
+                    "deprecated": not rel.startswith(NOT_CORE) and is_deprecated_alias(tree),
                     "imports": imports(tree, module, rel.endswith("__init__.py"), known)}
     return out
 
@@ -144,7 +166,8 @@ def report(rev: Optional[str]) -> str:
     rows = sorted(info.items(), key=lambda kv: (not kv[1]["core"], -int(kv[1]["lines"]), kv[0]))  # type: ignore[call-overload]
     lines = [f"kernel modules at {rev or 'working tree'}", f"{'module':<34} {'lines':>6}  part"]
     for rel, v in rows:
-        part = "core" if v["core"] else ("re-export" if not rel.startswith(NOT_CORE) else rel.split("/")[0])
+        part = ("core" if v["core"] else "deprecated alias" if v["deprecated"] else
+                "re-export" if not rel.startswith(NOT_CORE) else rel.split("/")[0])
         lines.append(f"{rel:<34} {v['lines']:>6}  {part}")
     core_total = sum(int(v["lines"]) for v in info.values() if v["core"])  # type: ignore[call-overload]
     lines.append(f"{'core total':<34} {core_total:>6}  ({sum(1 for v in info.values() if v['core'])} modules)")

@@ -39,6 +39,9 @@ from zagent.stash import StashKey
 if TYPE_CHECKING:  # pragma: no cover
     import os
 
+__all__ = ["AGENT_RUNNER", "BatchReport", "Job", "Summary", "WORKER_AGENTS", "abatch", "agent_item", "make_job",
+           "run_agent_item"]
+
 AGENT_RUNNER = "zagent.plugins.batch.driver:run_agent_item"
 
 

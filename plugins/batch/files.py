@@ -24,6 +24,8 @@ import msgspec
 
 from zagent.errors import ConfigError
 
+__all__ = ["Done", "Item", "ResultsFile", "item_of", "iter_items", "read_items"]
+
 _decode = msgspec.json.Decoder()
 _encode = msgspec.json.Encoder(enc_hook=str)
 

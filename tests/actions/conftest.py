@@ -4,19 +4,15 @@ import pytest
 
 from zagent import Kernel
 
+from tests.kernels import with_add
+
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.openai"]
 
 
 @pytest.fixture
 def kernel():
     """A fresh isolated kernel with offline providers, parsers and actions, plus an `add` tool."""
-    k = Kernel(plugins=PLUGINS, entry_points=False, strict=True)
-
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    k.add_tool(add)
+    k = with_add(Kernel(plugins=PLUGINS, entry_points=False, strict=True))
     yield k
     k.close()
 

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from zagent import Kernel
+from tests.kernels import with_add
 from tests.servers import anthropic_server, ollama_server
 from tests.servers.anthropic_server import AnthropicServer
 from tests.servers.ollama_server import OllamaServer
@@ -27,16 +28,9 @@ REPLY = '{"answer": "four", "score": 4}'
 
 
 @pytest.fixture
-def k():
-    kernel = Kernel(plugins=PLUGINS + ["zagent.plugins.anthropic", "zagent.plugins.ollama"], entry_points=False)
-
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    kernel.add_tool(add)
-    yield kernel
-    kernel.close()
+def k(make_kernel):
+    """A fresh kernel with the actions tests' plugins, the anthropic and ollama providers and ``add``."""
+    return with_add(make_kernel(*PLUGINS, "zagent.plugins.anthropic", "zagent.plugins.ollama", strict=False))
 
 
 @pytest.fixture

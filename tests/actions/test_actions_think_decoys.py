@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from tests.kernels import with_wipe
 from tests.servers.openai_server import OpenAIServer, completion
 
 from .conftest import qa_spec
@@ -26,15 +27,7 @@ DECOYS = {
 @pytest.fixture
 def wiped(kernel):
     """A destructive tool that records each run (it must never run in these tests)."""
-    runs = []
-
-    def wipe(path: str = "/") -> str:
-        """Delete everything under path."""
-        runs.append(path)
-        return "wiped"
-
-    kernel.add_tool(wipe)
-    return runs
+    return with_wipe(kernel)
 
 
 @pytest.mark.parametrize("mode", sorted(DECOYS))

@@ -1,26 +1,16 @@
-"""Fixtures of the HTTP-layer tests: a fresh kernel with the network providers, and an ``llm`` maker."""
+"""Fixtures of the HTTP-layer tests: a fresh kernel with the provider plugins only (``tests.kernels.PROVIDERS``)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # make ``tests.servers`` importable however pytest is started
-    sys.path.insert(0, str(ROOT))
-
-from zagent import Kernel  # noqa: E402
+from tests.kernels import PROVIDERS
 
 
 @pytest.fixture
-def kernel():
-    """A kernel with the openai, anthropic and ollama providers only, closed after the test."""
-    k = Kernel(plugins=["zagent.plugins.openai", "zagent.plugins.anthropic", "zagent.plugins.ollama",
-                        "zagent.plugins.offline"], entry_points=False)
-    yield k
-    k.close()
+def kernel(make_kernel):
+    """A kernel with the offline, openai, anthropic and ollama providers only, closed after the test."""
+    return make_kernel(*PROVIDERS, strict=False)
 
 
 @pytest.fixture(autouse=True)

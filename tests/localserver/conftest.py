@@ -3,22 +3,17 @@ local model behind llama.cpp did (issue 22), a fresh kernel per test, and the ``
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # make ``tests.servers`` importable however pytest is started
-    sys.path.insert(0, str(ROOT))
+from zagent import Kernel
 
-from zagent import Kernel  # noqa: E402
-
-from tests.servers.openai_server import OpenAIServer  # noqa: E402
+from tests.servers.openai_server import OpenAIServer
 
 PLUGINS = ["zagent.plugins.openai", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react",
            "zagent.plugins.workflow", "zagent.plugins.manager", "zagent.plugins.memory", "zagent.plugins.cli"]
-EXAMPLES = ROOT / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.fixture

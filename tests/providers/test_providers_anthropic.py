@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zagent import (AuthenticationError, Kernel, Message, ProviderError, StreamInterrupted, ToolCall, ToolSpec)
+from zagent import (AuthenticationError, Message, ProviderError, StreamInterrupted, ToolCall, ToolSpec)
 from tests.servers.anthropic_server import AnthropicServer, error, event, message, stream_events, stream_reply
 from tests.servers.loopback import Reply
 
@@ -14,10 +14,9 @@ ADD = ToolSpec(name="add", description="Add two integers.",
 
 
 @pytest.fixture
-def k():
-    kernel = Kernel(plugins=["zagent.plugins.anthropic"], entry_points=False)
-    yield kernel
-    kernel.close()
+def k(make_kernel):
+    """A fresh kernel with the anthropic plugin only, closed after the test."""
+    return make_kernel("zagent.plugins.anthropic", strict=False)
 
 
 @pytest.fixture

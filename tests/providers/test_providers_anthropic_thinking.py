@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from zagent import Kernel, Message, StreamInterrupted, ToolSpec
+from zagent import Message, StreamInterrupted, ToolSpec
 from tests.servers.anthropic_server import AnthropicServer, message
 from tests.servers.loopback import Reply
 
@@ -50,11 +50,10 @@ def tool_use_json() -> Reply:
 
 
 @pytest.fixture
-def k():
-    kernel = Kernel(plugins=["zagent.plugins.offline", "zagent.plugins.anthropic", "zagent.plugins.parsers",
-                             "zagent.plugins.actions"], entry_points=False)
-    yield kernel
-    kernel.close()
+def k(make_kernel):
+    """A fresh kernel with the offline, anthropic, parsers and actions plugins only, closed after the test."""
+    return make_kernel("zagent.plugins.offline", "zagent.plugins.anthropic", "zagent.plugins.parsers",
+                       "zagent.plugins.actions", strict=False)
 
 
 @pytest.fixture

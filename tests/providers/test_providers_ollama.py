@@ -13,10 +13,9 @@ ADD = ToolSpec(name="add", description="Add.", parameters={"type": "object", "pr
 
 
 @pytest.fixture
-def k():
-    kernel = Kernel(plugins=["zagent.plugins.ollama"], entry_points=False)
-    yield kernel
-    kernel.close()
+def k(make_kernel):
+    """A fresh kernel with the ollama plugin only, closed after the test."""
+    return make_kernel("zagent.plugins.ollama", strict=False)
 
 
 @pytest.fixture

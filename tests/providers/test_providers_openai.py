@@ -20,10 +20,9 @@ ADD = ToolSpec(name="add", description="Add two integers.",
 
 
 @pytest.fixture
-def k():
-    kernel = Kernel(plugins=["zagent.plugins.openai"], entry_points=False)
-    yield kernel
-    kernel.close()
+def k(make_kernel):
+    """A fresh kernel with the openai plugin only, closed after the test."""
+    return make_kernel("zagent.plugins.openai", strict=False)
 
 
 @pytest.fixture

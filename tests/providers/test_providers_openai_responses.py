@@ -23,10 +23,9 @@ REASONING = {"type": "reasoning", "id": "rs_abc", "summary": [{"type": "summary_
 
 
 @pytest.fixture
-def k():
-    kernel = Kernel(plugins=["zagent.plugins.openai"], entry_points=False)
-    yield kernel
-    kernel.close()
+def k(make_kernel):
+    """A fresh kernel with the openai plugin only, closed after the test."""
+    return make_kernel("zagent.plugins.openai", strict=False)
 
 
 @pytest.fixture

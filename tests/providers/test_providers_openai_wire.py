@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from zagent import Kernel, Refusal, ToolSpec
+from zagent import Refusal, ToolSpec
 from tests.servers.loopback import Reply
 from tests.servers.openai_server import OpenAIServer, chunk, completion, sse, stream_events
 
@@ -21,10 +21,9 @@ ADD = ToolSpec(name="add", parameters={"type": "object", "properties": {"a": {"t
 
 
 @pytest.fixture
-def k():
-    kernel = Kernel(plugins=["zagent.plugins.offline", "zagent.plugins.openai"], entry_points=False)
-    yield kernel
-    kernel.close()
+def k(make_kernel):
+    """A fresh kernel with the offline and openai plugins only, closed after the test."""
+    return make_kernel("zagent.plugins.offline", "zagent.plugins.openai", strict=False)
 
 
 @pytest.fixture

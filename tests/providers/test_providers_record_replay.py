@@ -12,10 +12,9 @@ ADD = ToolSpec(name="add", parameters={"type": "object", "properties": {"a": {"t
 
 
 @pytest.fixture
-def k():
-    kernel = Kernel(plugins=["zagent.plugins.offline", "zagent.plugins.openai"], entry_points=False)
-    yield kernel
-    kernel.close()
+def k(make_kernel):
+    """A fresh kernel with the offline and openai plugins only, closed after the test."""
+    return make_kernel("zagent.plugins.offline", "zagent.plugins.openai", strict=False)
 
 
 @pytest.fixture

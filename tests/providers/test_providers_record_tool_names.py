@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from zagent import Kernel, Message, ToolCall, ToolSpec
+from zagent import Message, ToolCall, ToolSpec
 from tests.servers.openai_server import OpenAIServer, completion, stream_reply
 
 KEY = "sk-names-test"
@@ -19,10 +19,9 @@ WIRE_CALL = {"id": "c1", "name": "srv_lookup", "arguments": '{"word": "cat"}'}
 
 
 @pytest.fixture
-def k():
-    kernel = Kernel(plugins=["zagent.plugins.offline", "zagent.plugins.openai"], entry_points=False)
-    yield kernel
-    kernel.close()
+def k(make_kernel):
+    """A fresh kernel with the offline and openai plugins only, closed after the test."""
+    return make_kernel("zagent.plugins.offline", "zagent.plugins.openai", strict=False)
 
 
 def _wire_names(body: dict) -> tuple[list[str], str]:

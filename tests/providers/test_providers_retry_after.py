@@ -13,7 +13,7 @@ from email.utils import formatdate
 import pytest
 
 import zagent.providerkit.wire
-from zagent import Kernel, RateLimitError
+from zagent import RateLimitError
 from zagent.providerkit import HttpClient, HttpConfig
 from tests.servers import anthropic_server, openai_server
 from tests.servers.anthropic_server import AnthropicServer
@@ -24,10 +24,9 @@ NOW = 1_700_000_000.0  # the patched wall clock for HTTP-date hints
 
 
 @pytest.fixture
-def k():
-    kernel = Kernel(plugins=["zagent.plugins.openai", "zagent.plugins.anthropic"], entry_points=False)
-    yield kernel
-    kernel.close()
+def k(make_kernel):
+    """A fresh kernel with the openai and anthropic plugins only, closed after the test."""
+    return make_kernel("zagent.plugins.openai", "zagent.plugins.anthropic", strict=False)
 
 
 @pytest.fixture

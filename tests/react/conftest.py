@@ -4,6 +4,8 @@ import pytest
 
 from zagent import Kernel
 
+from tests.kernels import with_add
+
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react",
            "zagent.plugins.memory"]
 
@@ -11,13 +13,7 @@ PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.a
 @pytest.fixture
 def kernel():
     """A fresh isolated kernel with an `add` tool."""
-    k = Kernel(plugins=PLUGINS, entry_points=False, strict=True)
-
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    k.add_tool(add)
+    k = with_add(Kernel(plugins=PLUGINS, entry_points=False, strict=True))
     yield k
     k.close()
 

@@ -4,21 +4,15 @@ import pytest
 
 from zagent.plugins.react import ReActLoop, read_trajectories
 
+from tests.kernels import with_wipe
+
 from .conftest import call
 
 
 @pytest.fixture
 def wiped(kernel):
     """A destructive tool that records each run (it must never run in these tests)."""
-    runs = []
-
-    def wipe(path: str = "/") -> str:
-        """Delete everything under path."""
-        runs.append(path)
-        return "wiped"
-
-    kernel.add_tool(wipe)
-    return runs
+    return with_wipe(kernel)
 
 
 def loop_for(kernel, replies, profile=None, **kw):

@@ -3,16 +3,11 @@ loopback OpenAI-compatible server that counts the requests it gets."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # make ``tests.servers`` importable however pytest is started
-    sys.path.insert(0, str(ROOT))
+from zagent import Kernel
 
-from zagent import Kernel  # noqa: E402
+from tests.kernels import with_add
 
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.openai", "zagent.plugins.parsers", "zagent.plugins.actions",
            "zagent.plugins.react", "zagent.plugins.memory", "zagent.plugins.manager", "zagent.plugins.workflow",
@@ -22,13 +17,7 @@ PLUGINS = ["zagent.plugins.offline", "zagent.plugins.openai", "zagent.plugins.pa
 @pytest.fixture
 def kernel():
     """A fresh isolated kernel with the built-in plugins (no entry points) and an ``add`` tool."""
-    k = Kernel(plugins=PLUGINS, entry_points=False, strict=True)
-
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    k.add_tool(add)
+    k = with_add(Kernel(plugins=PLUGINS, entry_points=False, strict=True))
     yield k
     k.close()
 

@@ -21,6 +21,8 @@ from zagent import Kernel
 from zagent.errors import ZagentError
 from zagent.limits import data_problem
 
+from tests.kernels import with_add
+
 from .conftest import PLUGINS
 
 # Text with some lone surrogates mixed in (hypothesis leaves category Cs out by default).
@@ -41,13 +43,7 @@ SETTINGS = settings(max_examples=150, suppress_health_check=[HealthCheck.functio
 
 @pytest.fixture(scope="module")
 def kernel():
-    k = Kernel(plugins=PLUGINS, entry_points=False, strict=True)
-
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    k.add_tool(add)
+    k = with_add(Kernel(plugins=PLUGINS, entry_points=False, strict=True))
     yield k
     k.close()
 

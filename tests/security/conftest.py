@@ -1,15 +1,8 @@
 """Fixtures for the attack tests: a fresh isolated kernel with every loop kind, tools worth stealing, a spy."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # make ``tests.servers`` importable however pytest is started
-    sys.path.insert(0, str(ROOT))
-
-from zagent import Kernel  # noqa: E402
+from zagent import Kernel
 
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react",
            "zagent.plugins.memory", "zagent.plugins.manager", "zagent.plugins.workflow", "zagent.plugins.groupchat",

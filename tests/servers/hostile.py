@@ -12,101 +12,32 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from typing import Any, Awaitable, Callable, Optional
 
-from .loopback import Request
+from .threaded import Request, ThreadedServer
 
 Behaviour = Callable[[Request, asyncio.StreamWriter], Awaitable[bool]]
 
 
-class HostileServer:
+class HostileServer(ThreadedServer):
     """``with HostileServer(behave) as server:``; ``server.url`` is its root URL (``/v1`` under it is fine)."""
 
+    thread_name = "hostile-server"
+    backlog = 1024
+
     def __init__(self, behave: Behaviour):
+        super().__init__()
         self.behave = behave
-        self.requests: list[Request] = []
         self.open = 0
         self.peak_open = 0
-        self.port = 0
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._server: Any = None
-        self._tasks: set[asyncio.Task] = set()
-        self._thread: Optional[threading.Thread] = None
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> "HostileServer":
-        ready = threading.Event()
-
-        def run() -> None:
-            loop = self._loop = asyncio.new_event_loop()
-            self._server = loop.run_until_complete(
-                asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=1024))
-            self.port = self._server.sockets[0].getsockname()[1]
-            ready.set()
-            loop.run_forever()
-            loop.run_until_complete(self._shutdown())
-            loop.close()
-
-        self._thread = threading.Thread(target=run, name="hostile-server", daemon=True)
-        self._thread.start()
-        ready.wait(5)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(5)
-
-    async def _shutdown(self) -> None:
-        self._server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        self._tasks.add(task)
+    async def answer_on(self, request: Request, writer: asyncio.StreamWriter) -> bool:
+        self.open += 1
+        self.peak_open = max(self.peak_open, self.open)
         try:
-            while True:
-                request = await _read(reader)
-                if request is None:
-                    break
-                self.requests.append(request)
-                self.open += 1
-                self.peak_open = max(self.peak_open, self.open)
-                try:
-                    keep = await self.behave(request, writer)
-                finally:
-                    self.open -= 1
-                if not keep:
-                    break
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
-            pass
+            return await self.behave(request, writer)
         finally:
-            self._tasks.discard(task)
-            if not writer.is_closing():
-                writer.close()
-
-
-async def _read(reader: asyncio.StreamReader) -> Optional[Request]:
-    try:
-        head = await reader.readuntil(b"\r\n\r\n")
-    except (asyncio.IncompleteReadError, ConnectionError):
-        return None
-    lines = head.decode("latin-1").split("\r\n")
-    method, target, _ = lines[0].split(" ", 2)
-    headers = {}
-    for line in lines[1:]:
-        if ":" in line:
-            k, v = line.split(":", 1)
-            headers[k.strip().lower()] = v.strip()
-    body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
-    return Request(method=method, path=target, headers=headers, body=body)
+            self.open -= 1
 
 
 def _head(status: int, content_type: str, extra: Optional[dict[str, str]] = None, length: Optional[int] = None) -> bytes:

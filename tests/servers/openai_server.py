@@ -80,8 +80,11 @@ def _pieces(text: str, size: int) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)]
 
 
-class OpenAIServer(LoopbackServer):
-    """A loopback OpenAI-compatible server; ``url`` ends with ``/v1`` like a real base URL."""
+class BearerServer(LoopbackServer):
+    """A loopback server of an OpenAI API (``PATH``): ``url`` ends with ``/v1`` like a real base URL, a wrong or
+    missing bearer key is a 401 and another method or path a 404, in OpenAI's error format (``refusal``)."""
+
+    PATH = "/v1"
 
     def __init__(self, key: Optional[str] = "sk-test"):
         super().__init__(self.answer)
@@ -91,11 +94,27 @@ class OpenAIServer(LoopbackServer):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def answer(self, request: Request) -> Reply:
+    def refusal(self, request: Request) -> Optional[Reply]:
+        """The 401 or 404 ``request`` gets, or ``None`` when it is a ``POST`` of ``PATH`` with the right key."""
         if self.key is not None and request.headers.get("authorization") != f"Bearer {self.key}":
             return error(401, "Incorrect API key provided.", "invalid_api_key")
-        if request.path != "/v1/chat/completions" or request.method != "POST":
+        if request.path != self.PATH or request.method != "POST":
             return error(404, f"Unknown request URL: {request.method} {request.path}")
+        return None
+
+    def answer(self, request: Request) -> Reply:
+        raise NotImplementedError
+
+
+class OpenAIServer(BearerServer):
+    """A loopback OpenAI-compatible Chat Completions server (see the module docstring)."""
+
+    PATH = "/v1/chat/completions"
+
+    def answer(self, request: Request) -> Reply:
+        refused = self.refusal(request)
+        if refused is not None:
+            return refused
         body = request.json
         include = (body.get("stream_options") or {}).get("include_usage")
         usage = USAGE if include else None

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-from .loopback import LoopbackServer, Reply, Request
-from .openai_server import error, tool_arguments
+from .loopback import Reply, Request
+from .openai_server import BearerServer, tool_arguments
 
 USAGE = {"input_tokens": 13, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 6,
          "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 19}
@@ -94,22 +94,15 @@ def stream_reply(output: list[dict], **kw: Any) -> Reply:
     return Reply(chunks=events(output, **kw), content_type="text/event-stream")
 
 
-class ResponsesServer(LoopbackServer):
+class ResponsesServer(BearerServer):
     """A loopback Responses API server; ``url`` ends with ``/v1`` like a real base URL."""
 
-    def __init__(self, key: Optional[str] = "sk-test"):
-        super().__init__(self.answer)
-        self.key = key
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+    PATH = "/v1/responses"
 
     def answer(self, request: Request) -> Reply:
-        if self.key is not None and request.headers.get("authorization") != f"Bearer {self.key}":
-            return error(401, "Incorrect API key provided.", "invalid_api_key")
-        if request.path != "/v1/responses" or request.method != "POST":
-            return error(404, f"Unknown request URL: {request.method} {request.path}")
+        refused = self.refusal(request)
+        if refused is not None:
+            return refused
         body = request.json
         items = body["input"] if isinstance(body["input"], list) else [{"role": "user", "content": body["input"]}]
         last = items[-1]

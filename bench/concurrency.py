@@ -154,7 +154,7 @@ def main() -> None:
     args = ap.parse_args()
     assert MESSAGES
     raise_fd_limit()
-    proc, base_url = start_server()
+    proc, base_url, _label = start_server()
     try:
         print(f"server {base_url}, N {args.n}, rounds {args.rounds}", flush=True)
         asyncio.run(main_async(args, base_url))

@@ -41,9 +41,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from provider_overhead import PEER_MOCK  # noqa: E402
+from provider_overhead import peers_mock  # noqa: E402
 
-PEERS = Path(os.environ.get("ZAGENT_PEERS", PEER_MOCK.parent))
+PEERS = Path(os.environ.get("ZAGENT_PEERS") or (peers_mock() or Path(__file__).resolve().parents[2] /
+                                                "shared/bench/peers/mock_server.py").parent)
 PROMPT = "What is 2 + 3? Use the add tool."
 BASE = ("raw", "zagent")
 VARIANTS = ("events", "otel_api", "otel", "otel_nosteps", "otel_metrics", "otel_unsampled", "sdk_floor", "replay")

@@ -82,7 +82,7 @@ def kernel_with(url: str, inline: bool):
 
 
 async def main(rounds: int, tasks: int) -> None:
-    proc, url = start_server()
+    proc, url, _label = start_server()
     try:
         k, llm = kernel_with(url, inline=False)
         ki, llmi = kernel_with(url, inline=True)

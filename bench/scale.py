@@ -2,7 +2,7 @@
 
 Two parts, against loopback servers started as child processes:
 
-* **concurrency** (the peers' mock server, ``provider_overhead.start_server``):
+* **concurrency** (the peers' mock server, ``start_server``):
   ``N`` tasks at once (``asyncio.gather``) for N in 10/100/1,000 (10,000 with
   ``--wide``), each the peer task (question -> ``add`` tool call -> tool -> "5",
   two LLM calls). zagent: a ``CustomizeAgent`` with the ``add`` tool registered
@@ -44,7 +44,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import flow_steps  # noqa: E402
-import provider_overhead  # noqa: E402
 
 import httpx  # noqa: E402
 
@@ -70,8 +69,14 @@ def peer_mock() -> Path:
 
 
 def start_server() -> tuple[subprocess.Popen, str]:
-    provider_overhead.PEER_MOCK = peer_mock()
-    return provider_overhead.start_server()
+    """The peers' mock server (``peer_mock``) in a child process: ``(process, base URL)``."""
+    mock = peer_mock()
+    proc = subprocess.Popen([sys.executable, str(mock), "--port", "0"], stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline() if proc.stdout is not None else ""
+    if not line.startswith("LISTENING"):
+        proc.kill()
+        raise SystemExit(f"the peers' mock server ({mock}) did not start: it printed {line!r}")
+    return proc, f"http://127.0.0.1:{line.split()[1]}/v1"
 
 
 def add(a: int, b: int) -> int:

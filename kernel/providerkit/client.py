@@ -100,6 +100,7 @@ class HttpClient(HttpErrors):
     _prefix: str = attrs.field(default="", init=False)
     _masker: Optional["Masker"] = attrs.field(default=None, init=False)
     _timers: dict[Any, Deadlines] = attrs.field(factory=dict, init=False)
+    _urls: dict[tuple[int, str], Any] = attrs.field(factory=dict, init=False)
 
     @classmethod
     def build(cls, provider: str, base_url: str, options: dict[str, Any], **fields: Any) -> "HttpClient":
@@ -204,6 +205,7 @@ class HttpClient(HttpErrors):
     def _forget_closed_loops(self) -> None:
         for loop in [lp for lp in self._clients if lp.is_closed()]:
             del self._clients[loop]
+            self._urls.clear()  # an id of a closed loop's client may be reused
         for loop in [lp for lp in self._timers if lp.is_closed()]:
             del self._timers[loop]
 
@@ -222,6 +224,7 @@ class HttpClient(HttpErrors):
         import asyncio
 
         clients, self._clients, self._last = self._clients, {}, (None, None, None)
+        self._urls.clear()
         current = asyncio.get_running_loop()
         for loop, (client, _gate) in clients.items():
             if client is self.user_client:
@@ -252,8 +255,9 @@ class HttpClient(HttpErrors):
 
         client, gate = self._slot()
         headers = self.request_headers()
-        if self._prefix:  # a user's client without base_url: send absolute URLs
-            path = self._prefix + path
+        url = self._urls.get((id(client), path))
+        if url is None:
+            url = self._url(client, path)
         limiter = self._limiter if self._limiter is not False else self._resolve_limiter()
         seconds = self.config.deadline
         guard = _Deadline(seconds, self._deadlines(seconds)) if seconds else None
@@ -268,7 +272,7 @@ class HttpClient(HttpErrors):
                 held = gate is not None
                 response = None
                 try:
-                    request = client.build_request("POST", path, content=body, headers=headers)
+                    request = client.build_request("POST", url, content=body, headers=headers)
                     response = await client.send(request, stream=True)
                     status = response.status_code
                     if status < 400:
@@ -309,6 +313,22 @@ class HttpClient(HttpErrors):
         finally:
             if guard is not None and not handed_over:
                 guard.cancel()
+
+    def _url(self, client: Any, path: str) -> Any:
+        """The URL ``client`` posts ``path`` to, merged with its ``base_url`` (and our prefix) once.
+
+        httpx parses a relative URL and merges it with the client's base URL on every request (two URL
+        parses, the most expensive part of building a request); an absolute ``URL`` object is used as it
+        is. So the merged URL, as the client itself computes it (``build_request(...).url``), is kept per
+        client and path; a client with query ``params`` of its own is left to merge them each time."""
+        full = self._prefix + path if self._prefix else path  # a user's client without base_url: absolute
+        if getattr(client, "params", None):
+            return full
+        url = client.build_request("POST", full).url
+        if len(self._urls) >= 64:  # paths are few (one or two per provider); clients come and go with loops
+            self._urls.clear()
+        self._urls[(id(client), path)] = url
+        return url
 
     async def _read_body(self, response: Any) -> bytes:
         """The whole body of ``response``, within ``max_response_bytes`` (else ``ResponseTooLarge``)."""

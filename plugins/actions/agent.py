@@ -162,8 +162,12 @@ class Agent:
                     ctx: "RunContext", started: float, events: bool) -> AgentResult:
         if msgs:
             await self._remember(to_messages(msgs))
-        await self._remember([Message(role="user", content=_json(inputs), name=self.name,
-                                      metadata={"kind": "inputs", "action": action.name})])
+        asked = Message(role="user", content=_json(inputs), name=self.name,
+                        metadata={"kind": "inputs", "action": action.name})
+        if self.use_long_term_memory:
+            await self._remember([asked])
+        else:  # short-term only: no coroutine
+            self._keep(asked)
         missing = action.missing_inputs(inputs)
         if missing:
             inputs.update(await self._extract(action, ctx, missing))
@@ -172,7 +176,10 @@ class Agent:
         message = Message(role="assistant", content=_json(out.output), name=self.name, metadata={
             "agent": self.name, "action": action.name, "prompt": out.prompt, "duration": round(duration, 6),
             "usage": msgspec.to_builtins(out.usage), "run_id": ctx.run_id, "steps": out.steps})
-        await self._remember([message])
+        if self.use_long_term_memory:
+            await self._remember([message])
+        else:
+            self._keep(message)
         if events:
             await ctx.aemit("run_end", action=action.name, steps=out.steps, duration=duration)
         result = AgentResult(output=out.output, message=message, agent=self.name, action=action.name,
@@ -268,6 +275,13 @@ class Agent:
             del self._memory[: len(self._memory) - self.memory_size]
         if self.use_long_term_memory:
             await self._long_term().aadd(self.namespace, messages)
+
+    def _keep(self, message: Message) -> None:
+        """``_remember`` of one message in short-term memory only (no long-term memory: nothing to await)."""
+        memory = self._memory
+        memory.append(message)
+        if self.memory_size is not None and len(memory) > self.memory_size:
+            del memory[: len(memory) - self.memory_size]
 
     @property
     def namespace(self) -> str:

@@ -12,6 +12,7 @@ msgspec; asyncio and httpx are imported on first use.
 from .context import RunContext
 from .errors import (
     AuthenticationError,
+    CheckpointError,
     ConfigError,
     NoAnswerError,
     ParseError,
@@ -52,7 +53,7 @@ from .types import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "AuthenticationError", "Chunk", "Completion", "ConfigError", "Deny", "Event", "Field", "Kernel", "LLM",
+    "AuthenticationError", "CheckpointError", "Chunk", "Completion", "ConfigError", "Deny", "Event", "Field", "Kernel", "LLM",
     "LLMRequest", "Message", "ModelProfile", "NoAnswerError", "ParseError", "PluginError", "PluginInfo",
     "Problem", "ProviderError", "ProviderTimeout", "RateLimitError", "Refusal", "Rewrite", "RunAborted", "RunContext",
     "Secret", "StreamInterrupted", "Tool", "ToolBlocked", "ToolCall", "ToolError", "ToolResult", "ToolSpec",

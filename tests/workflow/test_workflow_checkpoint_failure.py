@@ -82,9 +82,33 @@ def test_the_run_resumes_from_the_last_good_checkpoint_once_the_store_works(kern
     assert same_run(result, WorkFlowExecutor(kernel=kernel).run(counted_chain([]), {"goal": "g"}))
 
 
-def _waiting_fan(width, started, failed, cancelled):
-    """``start`` -> ``quick`` and ``width`` nodes that run until ``failed`` is set (or they are cancelled) ->
-    ``join``."""
+def test_a_failed_last_checkpoint_stops_the_run_and_a_resume_only_finishes_it(kernel, tmp_path):
+    """When only the run's end fails to save, ``arun`` raises ``CheckpointError`` for it (no result), and the
+    resumed run runs no node: it only writes the end."""
+    store = failing(str(tmp_path / "end.db"), N + 1)  # checkpoints 1..N are the nodes', N + 1 the end
+    try:
+        with pytest.raises(CheckpointError) as info:
+            WorkFlowExecutor(kernel=kernel, checkpoints=store).run(counted_chain([]), {"goal": "g"}, run_id="end")
+        assert info.value.step == N + 1 and store.latest("end")[0] == N
+        again = []
+        result = WorkFlowExecutor(kernel=kernel, checkpoints=store).run(counted_chain(again), {"goal": "g"},
+                                                                        run_id="end")
+        assert again == [] and result.status == "finished" and result.outputs == {f"o{N - 1}": f"v{N - 1}"}
+    finally:
+        store.close()
+
+
+def test_the_run_ends_with_a_failed_workflow_end_event(kernel, store, events):
+    """The stopped run still says it ended: ``workflow_end`` with status ``failed`` and the checkpoint's error."""
+    with pytest.raises(CheckpointError):
+        WorkFlowExecutor(kernel=kernel, checkpoints=store).run(counted_chain([]), {"goal": "g"}, run_id="ev")
+    (end,) = events.of("workflow_end")
+    assert end["status"] == "failed" and "CheckpointError" in end["error"]
+
+
+def _waiting_fan(width, started, failed, cancelled, swallow=False):
+    """``start`` -> ``quick`` and ``width`` nodes that run until ``failed`` is set (or they are cancelled; with
+    ``swallow`` they ignore it and return) -> ``join``."""
     names = ["quick"] + [f"slow{i}" for i in range(width)]
     graph = WorkFlowGraph.from_dict({
         "name": "waiting", "goal": "nodes in flight when a checkpoint fails",
@@ -102,7 +126,8 @@ def _waiting_fan(width, started, failed, cancelled):
                     await asyncio.sleep(0)
             except asyncio.CancelledError:
                 cancelled.append(name)
-                raise
+                if not swallow:
+                    raise
             return {f"y_{name}": x}
         return agent
 
@@ -136,6 +161,27 @@ def test_nodes_in_flight_are_cancelled_when_a_checkpoint_fails(kernel, tmp_path)
         assert info.value.step == 2
         assert sorted(cancelled) == ["slow0", "slow1", "slow2"]
         assert store.attempts == [1, 2] and store.steps("fan") == [1]
+    finally:
+        store.close()
+
+
+def test_a_node_that_ignores_its_cancellation_writes_no_checkpoint(kernel, tmp_path):
+    """Nodes that swallow the cancellation and return their outputs anyway write no checkpoint after the one
+    that failed: the store keeps the run as of the last good checkpoint."""
+    started, failed, cancelled = [], [], []
+
+    async def all_started():
+        while len(started) < 2:
+            await asyncio.sleep(0)
+        failed.append(True)
+
+    store = failing(str(tmp_path / "fan.db"), 2, before_failing=all_started)
+    try:
+        with pytest.raises(CheckpointError):
+            WorkFlowExecutor(kernel=kernel, checkpoints=store).run(
+                _waiting_fan(2, started, failed, cancelled, swallow=True), {"goal": "g"}, run_id="stubborn")
+        assert sorted(cancelled) == ["slow0", "slow1"]
+        assert store.attempts == [1, 2] and store.steps("stubborn") == [1]
     finally:
         store.close()
 

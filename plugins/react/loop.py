@@ -15,7 +15,9 @@ while a step is in flight:
   result was checkpointed again; calls awaiting human approval resume with the
   approval given. Calls are at-least-once: one cut off between its start and
   its result's checkpoint runs again, with the same ``ctx.idempotency_key``
-  (README, "Restoring a run").
+  (README, "Restoring a run"). A checkpoint write that fails stops the run
+  (``CheckpointError``; the batch's other calls are cancelled, nothing more
+  is written), to be restored from the last checkpoint that landed.
 
 Each step asks the model once. Tool calls (native, or ``<tool_call>`` text
 for models whose profile says ``native_tools=False``) run through

@@ -53,11 +53,11 @@ from .types import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "AuthenticationError", "CheckpointError", "Chunk", "Completion", "ConfigError", "Deny", "Event", "Field", "Kernel", "LLM",
+    "AuthenticationError", "Chunk", "Completion", "ConfigError", "Deny", "Event", "Field", "Kernel", "LLM",
     "LLMRequest", "Message", "ModelProfile", "NoAnswerError", "ParseError", "PluginError", "PluginInfo",
     "Problem", "ProviderError", "ProviderTimeout", "RateLimitError", "Refusal", "Rewrite", "RunAborted", "RunContext",
     "Secret", "StreamInterrupted", "Tool", "ToolBlocked", "ToolCall", "ToolError", "ToolResult", "ToolSpec",
     "Usage", "ZagentError", "hookimpl", "run_sync", "tool",
 ]
-__all__ += ["BadRequestError", "DeadlineExceeded", "NotFoundError", "ProtocolError", "ProviderConfigError",
-            "ResponseTooLarge"]
+__all__ += ["BadRequestError", "CheckpointError", "DeadlineExceeded", "NotFoundError", "ProtocolError",
+            "ProviderConfigError", "ResponseTooLarge"]

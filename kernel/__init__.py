@@ -12,6 +12,7 @@ msgspec; asyncio and httpx are imported on first use.
 from .context import RunContext
 from .errors import (
     AuthenticationError,
+    CheckpointError,
     ConfigError,
     NoAnswerError,
     ParseError,
@@ -58,5 +59,5 @@ __all__ = [
     "Secret", "StreamInterrupted", "Tool", "ToolBlocked", "ToolCall", "ToolError", "ToolResult", "ToolSpec",
     "Usage", "ZagentError", "hookimpl", "run_sync", "tool",
 ]
-__all__ += ["BadRequestError", "DeadlineExceeded", "NotFoundError", "ProtocolError", "ProviderConfigError",
-            "ResponseTooLarge"]
+__all__ += ["BadRequestError", "CheckpointError", "DeadlineExceeded", "NotFoundError", "ProtocolError",
+            "ProviderConfigError", "ResponseTooLarge"]

@@ -211,3 +211,28 @@ class RunAborted(ZagentError):
     def __init__(self, message: str = "run aborted", *, trajectory: Sequence[Any] = ()):
         super().__init__(message)
         self.trajectory = list(trajectory)
+
+
+class CheckpointError(ZagentError):
+    """A run's checkpoint could not be written, so the run stopped (it fails closed).
+
+    Raised by the loops that checkpoint (the ReAct loop, workflows, group chats) when their store's write
+    raises (a full disk, a locked or read-only file, a store of your own that failed). Nothing already
+    checkpointed is lost: the store holds the run as of ``last_step``, and the run resumes from there once the
+    store works again (the work after it runs again).
+
+    :ivar run_id: the run whose checkpoint failed
+    :ivar step: the checkpoint step that was being written
+    :ivar store: the checkpoint store
+    :ivar last_step: the last checkpoint this run wrote that landed (``None``: none in this process)
+    :ivar cause: the store's error (also ``__cause__``)
+    """
+
+    def __init__(self, message: str, *, run_id: str = "", step: int = 0, store: Any = None,
+                 last_step: Optional[int] = None, cause: Optional[BaseException] = None):
+        super().__init__(message)
+        self.run_id = run_id
+        self.step = step
+        self.store = store
+        self.last_step = last_step
+        self.cause = cause

@@ -25,7 +25,9 @@ Fields of none of these kinds (ids and settings fixed when a run starts) are in 
 (``store.asave``; a store without ``asave_patch`` gets every checkpoint whole). The bytes are taken before
 the write is awaited, so changes made while it is in flight go in the next checkpoint; callers whose
 state changes concurrently hold a lock around it so each patch lands on the step before it. A write that
-fails or is cancelled resets the log (the store may or may not hold it): the next checkpoint is whole.
+fails or is cancelled resets the log (the store may or may not hold it): the next checkpoint is whole. A
+failed write raises ``zagent.errors.CheckpointError`` (the store's error as its cause): loops stop on it
+(they fail closed) rather than go on without the checkpoint.
 The lower-level steps, for a caller that writes itself: ``captured = log.capture(state)``,
 ``data = log.patch(state)``, write, then ``log.saved_patch(captured, len(data))`` or
 ``log.saved_full(captured, len(full_bytes))``, or ``log.reset()`` if the write failed.
@@ -38,7 +40,9 @@ from typing import Any, Callable, Optional, Sequence
 
 import msgspec
 
-__all__ = ["Captured", "StepLog"]
+from ..errors import CheckpointError
+
+__all__ = ["Captured", "StepLog", "checkpoint_error"]
 
 _encode = msgspec.json.Encoder().encode
 
@@ -83,11 +87,16 @@ class StepLog:
         self._touched[field][key] = self._version
 
     async def asave(self, store: Any, run_id: str, step: int, state: Any, *, kind: str,
-                    metadata: Optional[dict[str, Any]] = None) -> None:
-        """Write ``state`` as checkpoint ``step`` of ``run_id`` to ``store`` (see the module docstring)."""
-        captured = self.capture(state, step)
-        patch = self.patch(state) if hasattr(store, "asave_patch") else None
+                    metadata: Optional[dict[str, Any]] = None, resume: str = "") -> None:
+        """Write ``state`` as checkpoint ``step`` of ``run_id`` to ``store`` (see the module docstring).
+
+        A write that raises is a ``CheckpointError`` naming the run, the step, the store and the cause (its
+        ``__cause__``), saying how to resume (``resume``: e.g. ``"arun(..., run_id=ID)"``); a cancelled one
+        re-raises ``CancelledError``. Either way the log is reset."""
+        last = self.step
         try:
+            captured = self.capture(state, step)
+            patch = self.patch(state) if hasattr(store, "asave_patch") else None
             if patch is not None:
                 await store.asave_patch(run_id, step, patch, kind=kind, metadata=metadata)
                 self.saved_patch(captured, len(patch))
@@ -95,8 +104,11 @@ class StepLog:
                 data = self._encode(state)
                 await store.asave(run_id, step, data, kind=kind, metadata=metadata)
                 self.saved_full(captured, len(data))
-        except BaseException:
+        except Exception as exc:
             self.reset()  # the write may or may not have landed
+            raise checkpoint_error(exc, store, run_id, step, last, resume) from exc
+        except BaseException:
+            self.reset()  # cancelled: the write may or may not have landed
             raise
 
     def reset(self) -> None:
@@ -159,6 +171,20 @@ class StepLog:
         for touched in self._touched.values():  # entries touched again while it was written stay for the next
             for key in [k for k, v in touched.items() if v <= captured.version]:
                 del touched[key]
+
+
+def checkpoint_error(cause: BaseException, store: Any, run_id: str, step: int, last: Optional[int],
+                     resume: str = "") -> CheckpointError:
+    """The ``CheckpointError`` of checkpoint ``step`` of ``run_id`` that ``store`` failed to write (``last``:
+    the last step this run wrote that landed, if any; ``resume``: how the caller's runs resume)."""
+    held = f"checkpoint {last}" if last is not None else "the checkpoints written before this process (if any)"
+    how = resume or f"run id {run_id!r}"
+    return CheckpointError(
+        f"checkpoint {step} of run {run_id!r} could not be written to {store!r} ({type(cause).__name__}: "
+        f"{cause}); the run was stopped rather than go on without it. Nothing already checkpointed is lost: the "
+        f"store holds the run as of {held}. Once the store works again (free disk space, release the lock, "
+        f"make the file writable, fix the store), resume it with {how}; the work after that checkpoint runs "
+        "again", run_id=run_id, step=step, store=store, last_step=last, cause=cause)
 
 
 def _tracked_change(name: str, now: Any, old: Any, touched: dict[Any, int], sets: dict[str, Any],

@@ -16,7 +16,9 @@ flight (it is not recorded) and ``arun`` raises ``RunAborted`` whose
 after every turn (as a patch of the messages added when the store takes
 patches: ``state.step_log``; whole at a pause, at the end and now and then)
 and ``arun(run_id=...)`` continues a chat from its last checkpoint, in this
-process or another.
+process or another. A checkpoint write that fails stops the chat (it fails
+closed): ``arun`` raises ``zagent.errors.CheckpointError`` and writes nothing
+more, so the chat resumes from its last checkpoint that landed.
 
 Events (``zagent_event``, run id = the chat's): ``groupchat_start``,
 ``speaker_selected`` (speaker, how: policy/fallback/repeat_broken),
@@ -39,7 +41,7 @@ import attrs
 import msgspec
 
 from zagent.agentkit.control import RunControl
-from zagent.errors import ConfigError, RunAborted
+from zagent.errors import CheckpointError, ConfigError, RunAborted
 from zagent.limits import check_inputs, check_text
 from zagent.sync import maybe_await, run_sync
 
@@ -278,6 +280,10 @@ class GroupChat:
             raise
         except RunAborted:
             raise
+        except CheckpointError as exc:  # fail closed: nothing is written after a failed checkpoint, so the
+            state.status, state.error = "failed", f"{type(exc).__name__}: {exc}"  # store keeps the last good one
+            await self._emit("groupchat_end", status="failed", error=state.error)
+            raise
         except Exception as exc:
             state.status, state.error = "failed", f"{type(exc).__name__}: {exc}"
             self._tick()
@@ -399,7 +405,8 @@ class GroupChat:
         self._saved.extend(self.history.since(len(self._saved)))  # one list, only appended to
         state = msgspec.structs.replace(self.state, messages=self._saved)
         await self._log.asave(store, state.run_id, state.checkpoint, state, kind="groupchat",
-                              metadata={"name": self.name, "status": state.status, "round": state.round})
+                              metadata={"name": self.name, "status": state.status, "round": state.round},
+                              resume=f"GroupChat(..., checkpoints=store).arun(run_id={state.run_id!r})")
 
     def _emit(self, type: str, **data: Any) -> Awaitable[None]:
         """``ctx.aemit``'s coroutine (await it): no coroutine of its own, the data passed on as is."""

@@ -15,7 +15,9 @@ while a step is in flight:
   result was checkpointed again; calls awaiting human approval resume with the
   approval given. Calls are at-least-once: one cut off between its start and
   its result's checkpoint runs again, with the same ``ctx.idempotency_key``
-  (README, "Restoring a run").
+  (README, "Restoring a run"). A checkpoint write that fails stops the run
+  (``CheckpointError``; the batch's other calls are cancelled, nothing more
+  is written), to be restored from the last checkpoint that landed.
 
 Each step asks the model once. Tool calls (native, or ``<tool_call>`` text
 for models whose profile says ``native_tools=False``) run through
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Iterable, Optional, Sequence
 import attrs
 import msgspec
 from zagent.agentkit.control import RunControl
+from zagent.agentkit.steplog import checkpoint_error
 from zagent.agentkit.toolloop import NUDGE, ToolLoop, results_messages
 from zagent.errors import ConfigError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
 from zagent.limits import check_text
@@ -446,7 +449,7 @@ class ReActLoop:
         if len(todo) == 1:
             await self._run_call(todo[0], gate)
         else:
-            await asyncio.gather(*(self._run_call(c, gate) for c in todo))
+            await _all_or_none([self._run_call(c, gate) for c in todo])
         if self._control.abort_requested:
             raise self._aborted()
         if state.pending and all(c.id in state.finished for c in state.pending):
@@ -543,31 +546,34 @@ class ReActLoop:
         One at a time (a batch's calls finish concurrently), so each patch lands on the step before it."""
         if self.checkpoints is None:
             return
-        async with self._checkpoint_lock:
-            state = self.state
+        async with self._checkpoint_lock:  # the bytes are taken before the write: other calls of the batch
+            state = self.state             # may add to the state while it is in flight
             state.checkpoint += 1
             self._keep_stash()
-            metadata = {"agent": self.agent, "status": state.status}
-            captured = self._log.capture(state)  # other calls of the batch may add to the state while this saves
-            patch = self._log.patch(state) if hasattr(self.checkpoints, "asave_patch") else None
-            if patch is not None:
-                await self.checkpoints.asave_patch(state.run_id, state.checkpoint, patch, kind="react",
-                                                   metadata=metadata)
-                self._log.saved_patch(captured, len(patch))
-            else:
-                data = msgspec.json.encode(state)
-                await self.checkpoints.asave(state.run_id, state.checkpoint, data, kind="react", metadata=metadata)
-                self._log.saved_full(captured, len(data))
+            await self._log.asave(self.checkpoints, state.run_id, state.checkpoint, state, kind="react",
+                                  metadata={"agent": self.agent, "status": state.status}, resume=self._resume_hint())
 
     def _save_sync(self) -> None:
+        """A whole checkpoint written from a sync path (an abort), with ``StepLog.asave``'s guarantees."""
         state = self.state
-        state.checkpoint += 1
+        last, state.checkpoint = self._log.step, state.checkpoint + 1
         self._keep_stash()
-        captured = self._log.capture(state)
-        data = msgspec.json.encode(state)
-        self.checkpoints.save(state.run_id, state.checkpoint, data, kind="react",
-                              metadata={"agent": self.agent, "status": state.status})
+        try:
+            captured = self._log.capture(state)
+            data = msgspec.json.encode(state)
+            self.checkpoints.save(state.run_id, state.checkpoint, data, kind="react",
+                                  metadata={"agent": self.agent, "status": state.status})
+        except Exception as exc:
+            self._log.reset()
+            raise checkpoint_error(exc, self.checkpoints, state.run_id, state.checkpoint, last,
+                                   self._resume_hint()) from exc
+        except BaseException:
+            self._log.reset()
+            raise
         self._log.saved_full(captured, len(data))
+
+    def _resume_hint(self) -> str:
+        return f"ReActLoop.restore(kernel, {self.state.run_id!r}, checkpoints=store, llm=...)"
 
     def _keep_stash(self) -> None:
         """Copy the plugins' per-run state that survives a restore (``to_state()``) into the state."""
@@ -584,6 +590,39 @@ class ReActLoop:
     def _emit(self, type: str, **data: Any) -> Awaitable[None]:
         """``ctx.aemit``'s coroutine (await it): no coroutine of its own, the data passed on as is."""
         return self._ctx.aemit(type, **data)
+
+
+async def _all_or_none(calls: list[Awaitable[None]]) -> None:
+    """Await ``calls`` at once, each in its own task. The first to raise (a checkpoint that failed, say) cancels
+    the others there and then, before they run on, and they are awaited before its error is raised: none keeps
+    running after the batch has ended (``asyncio.gather`` would leave them running). A call cancelled from
+    outside (an abort) makes it raise ``CancelledError`` once all have ended."""
+    tasks: list[asyncio.Future[None]] = []
+
+    async def run(call: Awaitable[None]) -> None:
+        try:
+            await call
+        except asyncio.CancelledError:
+            raise
+        except BaseException:
+            for task in tasks:
+                if task is not asyncio.current_task():
+                    task.cancel()
+            raise
+
+    tasks.extend(asyncio.ensure_future(run(c)) for c in calls)
+    try:
+        await asyncio.wait(tasks)
+    except asyncio.CancelledError:  # the batch itself was cancelled: so are its calls
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    failed = next((t.exception() for t in tasks if not t.cancelled() and t.exception() is not None), None)
+    if failed is not None:
+        raise failed
+    for task in tasks:
+        task.result()
 
 
 def check_on_error(value: Any, where: str = "ReActLoop") -> None:

@@ -25,7 +25,11 @@ Scheduling rules (decided here, also in the README):
   when the store takes patches, the whole state on a run's first checkpoint, at
   its end and now and then (a store without ``asave_patch`` gets every save
   whole). ``arun(..., run_id=ID)`` with the id of an earlier run resumes it
-  without re-running finished nodes.
+  without re-running finished nodes. A checkpoint write that fails stops the
+  run (it fails closed): no node starts, the running ones are cancelled,
+  nothing more is written and ``arun`` raises ``zagent.errors.CheckpointError``
+  (the store's error as its cause); the store keeps the run as of its last
+  checkpoint that landed, and resumes from it once the store works again.
 * Loops: when a router picks a loop target, the nodes on the loop are reset and
   run again (at most ``max_loops`` times). Nodes *outside* a loop that read
   values of nodes inside it run after its first pass.
@@ -57,7 +61,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import attrs
 import msgspec
 from zagent.context import new_run_id
-from zagent.errors import ConfigError, ProviderError
+from zagent.errors import CheckpointError, ConfigError, ProviderError
 from zagent.executors import Unit, UnitLost, shipped_trust
 from zagent.limits import check_inputs
 from zagent.sync import run_sync
@@ -209,6 +213,7 @@ class _Run:
         self.log = step_log()
         self.save_lock = asyncio.Lock()
         self.stopping = False
+        self.halted: Optional[CheckpointError] = None  # a checkpoint write failed: the run stops
         self.queue: list[str] = []
         self.background: list[Any] = []
         self.passes: dict[str, int] = {}  # completed passes per node (loops run nodes again)
@@ -241,6 +246,9 @@ class _Run:
         self._pump()
         if self.tasks:
             await self.idle.wait()
+        if self.halted is not None:  # every node task has ended (the others were cancelled)
+            await self._halted_end(self.halted)
+            raise self.halted
         return await self._finish()
 
     async def _finish(self) -> WorkflowResult:
@@ -252,7 +260,11 @@ class _Run:
                                 usage=self.usage)
         if self.background:
             await asyncio.gather(*self.background)
-        await self._checkpoint(status)
+        try:
+            await self._checkpoint(status)
+        except CheckpointError as exc:
+            await self._halted_end(exc)
+            raise
         await self._emit("workflow_end", status=status, errors=sorted(self.errors))
         if self.errors:
             lines = "; ".join(f"{n}: {e}" for n, e in self.errors.items())
@@ -315,12 +327,32 @@ class _Run:
     async def _node_task(self, name: str) -> None:
         started = time.time()
         try:
-            outputs, attempts = await self._attempts(name)
-            route, loop = self._route(name, outputs)
-        except Exception as exc:
-            await self._failed(name, exc, started)
-        else:
-            await self._finished(name, outputs, attempts, route, loop, started)
+            try:
+                outputs, attempts = await self._attempts(name)
+                route, loop = self._route(name, outputs)
+            except Exception as exc:
+                await self._failed(name, exc, started)
+            else:
+                await self._finished(name, outputs, attempts, route, loop, started)
+        except CheckpointError as exc:  # the node's own errors were handled above: this is its checkpoint's
+            self._halt(exc)
+
+    def _halt(self, exc: CheckpointError) -> None:
+        """A checkpoint write failed: stop the run (it fails closed). No node starts, the running ones are
+        cancelled (``go`` waits for them, then raises ``exc``) and nothing more is written, so the store keeps
+        the run as of its last checkpoint that landed, to resume from."""
+        if self.halted is None:
+            self.halted = exc
+        self.stopping = True
+        for task, other in list(self.tasks.items()):
+            if task is not asyncio.current_task() and not task.done():
+                task.cancel()
+                self.status[other] = "cancelled"
+
+    async def _halted_end(self, exc: CheckpointError) -> None:
+        if self.background:
+            await asyncio.gather(*self.background)
+        await self._emit("workflow_end", status="failed", errors=sorted(self.errors), error=_short(exc, 500))
 
     async def _attempts(self, name: str) -> tuple[dict[str, Any], int]:
         node = self.nodes[name]
@@ -466,11 +498,15 @@ class _Run:
         if store is None:
             return
         async with self.save_lock:
+            if self.halted is not None:
+                return  # a checkpoint failed: nothing is written after it (this node is being cancelled)
             self.step += 1
             state = RunState(run_id=self.run_id, workflow=self.graph.name, values=self.values, done=self.done,
                              routes=self.routes, loops=self.loops, trace=self.trace, status=status)
             await self.log.asave(store, self.run_id, self.step, state, kind="workflow",
-                                 metadata={"workflow": self.graph.name, "status": status})
+                                 metadata={"workflow": self.graph.name, "status": status},
+                                 resume=f"WorkFlowExecutor(..., checkpoints=store).arun(graph, inputs, "
+                                        f"run_id={self.run_id!r})")
 
     async def _emit(self, type: str, **data: Any) -> None:
         if self.events:

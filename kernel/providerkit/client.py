@@ -276,8 +276,22 @@ class HttpClient(HttpErrors):
                     response = await client.send(request, stream=True)
                     status = response.status_code
                     if status < 400:
-                        if not stream:
-                            response._content = await self._read_body(response)
+                        if not stream:  # the body read here, not in a coroutine of its own (awaited per chunk)
+                            limit = self.config.max_response_bytes
+                            announced = _announced_over(response, limit) if limit is not None else None
+                            if announced is not None and limit is not None:
+                                await _close_quietly(response)
+                                raise self.too_large(limit, f"it announced {announced} bytes")
+                            parts = []
+                            size = 0
+                            async for part in response.aiter_bytes():
+                                size += len(part)
+                                if limit is not None and size > limit:
+                                    await _close_quietly(response)
+                                    raise self.too_large(limit, "")
+                                parts.append(part)
+                            release(response)  # aiter_bytes closed it at the end of the body
+                            response._content = parts[0] if len(parts) == 1 else b"".join(parts)
                             return response
                         if expect:
                             await self._check_media_type(response, expect)
@@ -329,25 +343,6 @@ class HttpClient(HttpErrors):
             self._urls.clear()
         self._urls[(id(client), path)] = url
         return url
-
-    async def _read_body(self, response: Any) -> bytes:
-        """The whole body of ``response``, within ``max_response_bytes`` (else ``ResponseTooLarge``)."""
-        limit = self.config.max_response_bytes
-        if limit is not None:
-            length = response.headers.get("content-length")
-            if length is not None and length.isdigit() and int(length) > limit:
-                await _close_quietly(response)
-                raise self.too_large(limit, f"it announced {int(length)} bytes")
-        parts = []
-        size = 0
-        async for part in response.aiter_bytes():
-            size += len(part)
-            if limit is not None and size > limit:
-                await _close_quietly(response)
-                raise self.too_large(limit, "")
-            parts.append(part)
-        release(response)  # aiter_bytes closed it at the end of the body
-        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     async def _read_head(self, response: Any, limit: int) -> bytes:
         """Up to ``limit`` bytes of the body (for error messages); the connection is then closed."""
@@ -408,3 +403,11 @@ class HttpClient(HttpErrors):
 
     def __repr__(self) -> str:
         return f"<HttpClient {self.provider} {self.base_url} clients={len(self._clients)}>"
+
+
+def _announced_over(response: Any, limit: int) -> Optional[int]:
+    """The ``content-length`` a response announces when it is over ``limit`` (``None``: within it, or unknown)."""
+    length = response.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        return int(length)
+    return None

@@ -50,12 +50,12 @@ namespace), tools and providers through the kernel only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional, Sequence
 
 import attrs
 
 from zagent.agentkit import fields as zfields
-from zagent.agentkit.toolloop import NUDGE, Offer, ToolLoop, call_key, scoped
+from zagent.agentkit.toolloop import NUDGE, Offer, ToolLoop, call_key
 from zagent.errors import ConfigError, NoAnswerError, ParseError
 from zagent.types import Message, ToolCall, ToolResult, Usage
 
@@ -129,6 +129,13 @@ class Action:
             return out
         return ActionOutput(output=out, raw="" if out is None else str(out), messages=[], tool_results=[],
                             usage=Usage(), steps=0, prompt="")
+
+    def start(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext",
+              system_prompt: Optional[str] = None) -> Awaitable[ActionOutput]:
+        """``aexecute``'s run as an awaitable, for a caller that awaits it at once (the agent): an action
+        whose ``aexecute`` only wraps another coroutine returns that one, one coroutine less in the await
+        chain of every wait. The default is ``aexecute`` itself."""
+        return self.aexecute(llm, inputs, ctx=ctx, system_prompt=system_prompt)
 
     def execute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext", **kw: Any) -> ActionOutput:
         """Sync twin of ``aexecute`` (a subclass may override this instead of ``aexecute``)."""
@@ -243,6 +250,17 @@ class CustomizeAction(Action):
 
     async def aexecute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext",
                        system_prompt: Optional[str] = None, history: Sequence[Message] = ()) -> ActionOutput:
+        return await self._begin(llm, inputs, ctx, system_prompt, history)
+
+    def start(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext",
+              system_prompt: Optional[str] = None) -> Awaitable[ActionOutput]:
+        if type(self).aexecute is not CustomizeAction.aexecute:  # a subclass's own aexecute runs
+            return self.aexecute(llm, inputs, ctx=ctx, system_prompt=system_prompt)
+        return self._begin(llm, inputs, ctx, system_prompt, ())
+
+    def _begin(self, llm: "LLM", inputs: dict[str, Any], ctx: "RunContext", system_prompt: Optional[str],
+               history: Sequence[Message]) -> Awaitable[ActionOutput]:
+        """The run's first messages (rendered now, so bad inputs raise here) and its loop, to await."""
         tools = self.offered_tools()
         format_later = self._format_later and bool(tools)
         section, demos, prompt = self.render_turns(inputs, output_format=not format_later)
@@ -251,8 +269,7 @@ class CustomizeAction(Action):
         messages = self._first_messages(prompt, system, [*demos, *history], offer)
         run = _Run(self, llm, ctx, messages, offer, self.response_format(llm, bool(tools)), format_due=format_later,
                    prompt=prompt)
-        with scoped(ctx, offer):  # the kernel blocks any other name
-            return await run.loop(prompt)
+        return run.loop(prompt)
 
     def _first_messages(self, prompt: str, system_prompt: Optional[str], history: Sequence[Message],
                         offer: Offer) -> list[Message]:
@@ -290,58 +307,70 @@ class _Run:
     usage: Usage = attrs.field(factory=Usage)
 
     async def loop(self, prompt: str) -> ActionOutput:
-        action, core = self.action, self.action._tool_loop
-        events = action.kernel.hooks.active("zagent_event")
-        output_spec = action._output_hint  # built once per action
-        for step in range(1, action.max_steps + 1):
-            if events:
-                await self.ctx.aemit("step_start", step=step, action=action.name)
-            turn = await core.turn(self.llm, self.offer, self.messages, self.ctx, add_section=False,
-                                   response_format=self.response_format, output_spec=output_spec)
-            assert turn.completion is not None
-            self.usage = self.usage + turn.completion.usage
-            self.messages.append(turn.reply)
-            if turn.wants_tools:
-                # A reply that only restates calls which already succeeded ends the tool phase (small
-                # models echo their last call instead of answering): they run again, then the format turn.
-                phase_over = self.format_due and self._restated(turn)
-                results = await core.run_tools(turn.calls, self.ctx, action.max_tool_call_concurrency)
-                self.tool_results.extend(results)
-                if self.format_due:  # what the format turn needs (the recap, restated calls)
-                    self.calls.update((c.id, c) for c in turn.calls)
-                    self.succeeded.update(call_key(c) for c, r in zip(turn.calls, results) if r.state == "success")
-                self.messages.extend(self.offer.results_messages(results, turn.errors))
-                if phase_over and step < action.max_steps:
-                    self.format_due = False
-                    self.messages.append(self.format_turn())
+        """The steps of the run; within it the kernel runs only the offered tools for this run's context
+        (the previous scope comes back after, as with ``toolloop.scoped``). One coroutine for the whole
+        run: the await chain is resumed at every wait of every call, so each level costs per wait."""
+        ctx = self.ctx
+        previous = ctx.offered_tools
+        ctx.offered_tools = self.offer.names  # the kernel blocks any other name
+        try:
+            action, core, llm, offer = self.action, self.action._tool_loop, self.llm, self.offer
+            events = action.kernel.hooks.active("zagent_event")
+            output_spec = action._output_hint  # built once per action
+            for step in range(1, action.max_steps + 1):
                 if events:
-                    await self.ctx.aemit("step_end", step=step, action=action.name,
-                                         tools=[c.name for c in turn.calls])
-                continue
-            text = turn.text
-            if events:
-                await self.ctx.aemit("step_end", step=step, action=action.name, answered=bool(text.strip()))
-            if not text.strip():
-                self.messages.append(Message(role="user", content=NUDGE))
-                continue
-            if self.format_due:  # the tool phase is over: an answer already in the format stands
-                self.format_due = False
-                try:
-                    output = action.parse(text)
-                except ParseError:
-                    if step < action.max_steps:  # else the repair prompt shows the format
+                    await self.ctx.aemit("step_start", step=step, action=action.name)
+                # core.turn, inlined (one coroutine less in the await chain): the request, the call, the reading
+                request = llm.request(self.messages, tools=offer.request_tools, response_format=self.response_format,
+                                      output_spec=output_spec)
+                completion = await llm.asend(request, self.ctx)
+                turn = core.read(llm, offer, completion.message, self.messages)
+                turn.completion = completion
+                self.usage = self.usage + completion.usage
+                self.messages.append(turn.reply)
+                if turn.wants_tools:
+                    # A reply that only restates calls which already succeeded ends the tool phase (small
+                    # models echo their last call instead of answering): they run again, then the format turn.
+                    phase_over = self.format_due and self._restated(turn)
+                    results = await core.run_tools(turn.calls, self.ctx, action.max_tool_call_concurrency)
+                    self.tool_results.extend(results)
+                    if self.format_due:  # what the format turn needs (the recap, restated calls)
+                        self.calls.update((c.id, c) for c in turn.calls)
+                        self.succeeded.update(call_key(c) for c, r in zip(turn.calls, results) if r.state == "success")
+                    self.messages.extend(self.offer.results_messages(results, turn.errors))
+                    if phase_over and step < action.max_steps:
+                        self.format_due = False
                         self.messages.append(self.format_turn())
-                        continue
-                    output = await self._parse(text)
+                    if events:
+                        await self.ctx.aemit("step_end", step=step, action=action.name,
+                                             tools=[c.name for c in turn.calls])
+                    continue
+                text = turn.text
+                if events:
+                    await self.ctx.aemit("step_end", step=step, action=action.name, answered=bool(text.strip()))
+                if not text.strip():
+                    self.messages.append(Message(role="user", content=NUDGE))
+                    continue
+                if self.format_due:  # the tool phase is over: an answer already in the format stands
+                    self.format_due = False
+                    try:
+                        output = action.parse(text)
+                    except ParseError:
+                        if step < action.max_steps:  # else the repair prompt shows the format
+                            self.messages.append(self.format_turn())
+                            continue
+                        output = await self._parse(text)
+                    return ActionOutput(output=output, raw=text, messages=self.messages, tool_results=self.tool_results,
+                                        usage=self.usage, steps=step, prompt=prompt)
+                output = await self._parse(text)
                 return ActionOutput(output=output, raw=text, messages=self.messages, tool_results=self.tool_results,
                                     usage=self.usage, steps=step, prompt=prompt)
-            output = await self._parse(text)
-            return ActionOutput(output=output, raw=text, messages=self.messages, tool_results=self.tool_results,
-                                usage=self.usage, steps=step, prompt=prompt)
-        raise NoAnswerError(
-            f"action {action.name!r} gave no final answer within max_steps={action.max_steps}; raise max_steps, "
-            "or check the trajectory (error.trajectory) for a tool that keeps failing",
-            trajectory=self.messages, limit="max_steps")
+            raise NoAnswerError(
+                f"action {action.name!r} gave no final answer within max_steps={action.max_steps}; raise max_steps, "
+                "or check the trajectory (error.trajectory) for a tool that keeps failing",
+                trajectory=self.messages, limit="max_steps")
+        finally:
+            ctx.offered_tools = previous
 
     def format_turn(self) -> Message:
         """The user turn asking for the final answer in the output format once the tool phase is over:

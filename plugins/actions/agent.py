@@ -137,20 +137,24 @@ class Agent:
         # A caller's run (a workflow, a group chat) keeps its id; this agent's own rails apply.
         ctx = (caller.for_agent(self.name, self.agent_config) if caller is not None
                else self.kernel.context(agent=self.name, agent_config=dict(self.agent_config)))
+        events = self.kernel.hooks.active("zagent_event")
+        if caller is None and not events:  # no frame: one coroutine less in the await chain (resumed at every wait)
+            return await self._work(action, msgs, dict(inputs or {}), ctx, started, events)
         try:
-            return await self._aexecute(action, msgs, dict(inputs or {}), ctx, started)
+            return await self._framed(action, msgs, dict(inputs or {}), ctx, started, events)
         finally:
             if caller is not None:
                 caller.add_usage(ctx.usage)  # what this agent spent counts in the caller's run too
 
-    async def _aexecute(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
-                        ctx: "RunContext", started: float) -> AgentResult:
-        events = self.kernel.hooks.active("zagent_event")
+    async def _framed(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
+                      ctx: "RunContext", started: float, events: bool) -> AgentResult:
+        """The run, with events on framed by ``run_start`` and a ``run_end`` that also ends a failed or
+        cancelled run's span."""
         if not events:
-            return await self._arun(action, msgs, inputs, ctx, started, events)
+            return await self._work(action, msgs, inputs, ctx, started, events)
         await ctx.aemit("run_start", action=action.name, inputs=sorted(inputs))
         try:
-            return await self._arun(action, msgs, inputs, ctx, started, events)
+            return await self._work(action, msgs, inputs, ctx, started, events)
         except BaseException as exc:  # the run's span still ends, with the error
             import asyncio
 
@@ -158,7 +162,7 @@ class Agent:
             await ctx.aemit("run_end", action=action.name, status=status, error=f"{type(exc).__name__}: {exc}"[:300])
             raise
 
-    async def _arun(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
+    async def _work(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
                     ctx: "RunContext", started: float, events: bool) -> AgentResult:
         if msgs:
             await self._remember(to_messages(msgs))
@@ -171,7 +175,7 @@ class Agent:
         missing = action.missing_inputs(inputs)
         if missing:
             inputs.update(await self._extract(action, ctx, missing))
-        out: ActionOutput = await action.aexecute(self.llm, inputs, ctx=ctx, system_prompt=self.system_prompt)
+        out: ActionOutput = await action.start(self.llm, inputs, ctx=ctx, system_prompt=self.system_prompt)
         duration = time.perf_counter() - started
         message = Message(role="assistant", content=_json(out.output), name=self.name, metadata={
             "agent": self.name, "action": action.name, "prompt": out.prompt, "duration": round(duration, 6),

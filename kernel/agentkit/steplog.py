@@ -23,8 +23,9 @@ reducer) is reported with ``grew(field, key, old, new)`` instead of ``touch``: `
 grown or a new one) holds ``old``'s items first. While the entry has been only so grown since the last
 checkpoint, the patch carries just the items added (``extend_in[field][key]``, with the length before in
 ``lengths_in``), so it stays as small at the thousandth append as at the first; set any other way (``touch``,
-a ``grew`` whose ``old`` is not the list last reported, a list now shorter than at the checkpoint), the entry
-goes in ``update`` whole, as a touched one does.
+a ``grew`` whose ``old`` is not the list last reported or has changed length since, a list now shorter than
+at the checkpoint), the entry goes in ``update`` whole, as a touched one does. (An item replaced in place,
+the length kept, is not seen: like any change in place, it reaches the file at the next full save.)
 
 A map replaced by another object, or a tracked map an entry was removed from, goes in ``set`` whole.
 Fields of none of these kinds (ids and settings fixed when a run starts) are in full saves only.
@@ -83,8 +84,9 @@ class StepLog:
         self.fields = (tuple(lists), tuple(maps), tuple(tracked), tuple(small))
         self._encode = encode
         self._touched: dict[str, dict[Any, int]] = {name: {} for name in tracked}
-        # per tracked map: {key: (list, chain)} -- the list an entry holds, and which run of appends made it
-        self._heads: dict[str, dict[Any, tuple[Any, int]]] = {name: {} for name in tracked}
+        # per tracked map: {key: (list, chain, length)} -- the list an entry holds, which run of appends made
+        # it, and its length when reported
+        self._heads: dict[str, dict[Any, tuple[Any, int, int]]] = {name: {} for name in tracked}
         self._chains = 0
         self._version = 0
         self._saved: Optional[Captured] = None  # nothing saved by this log yet: the next checkpoint is full
@@ -109,11 +111,11 @@ class StepLog:
         self._touch(field, key)
         heads = self._heads[field]
         head = heads.get(key)
-        if head is not None and head[0] is old:
-            heads[key] = (new, head[1])  # the same run of appends goes on
-        else:
+        if head is not None and head[0] is old and len(old) == head[2]:
+            heads[key] = (new, head[1], len(new))  # the same run of appends goes on
+        else:  # a list not reported before, or changed in place since (its length says so): a new run
             self._chains += 1
-            heads[key] = (new, self._chains)
+            heads[key] = (new, self._chains, len(new))
 
     def _touch(self, field: str, key: Any) -> None:
         self._version += 1
@@ -191,7 +193,7 @@ class StepLog:
         lists, maps, tracked, _ = self.fields
         held = tuple(getattr(state, name) for name in lists)  # held, so `is` never matches a new list
         now = tuple(getattr(state, name) for name in maps)
-        grown = tuple({key: (len(lst), chain) for key, (lst, chain) in self._heads[name].items()} for name in tracked)
+        grown = tuple({key: (len(head[0]), head[1]) for key, head in self._heads[name].items()} for name in tracked)
         return Captured(state.checkpoint if step is None else step, held, tuple(len(lst) for lst in held), now,
                         tuple(set(m) for m in now), tuple(getattr(state, name) for name in tracked), self._version,
                         grown)
@@ -241,7 +243,8 @@ def _tracked_change(name: str, now: Any, old: Any, touched: dict[Any, int], sets
     changed: dict[Any, Any] = {}
     for key in touched:
         value, head, was = now[key], heads.get(key), grown.get(key)
-        if head is None or was is None or head[0] is not value or head[1] != was[1] or len(value) < was[0]:
+        if (head is None or was is None or head[0] is not value or head[1] != was[1] or len(value) < was[0]
+                or len(value) != head[2]):
             changed[key] = value  # set, replaced or shortened since the checkpoint (or new to it): whole
         elif len(value) > was[0]:
             extend_in.setdefault(name, {})[key] = value[was[0]:]

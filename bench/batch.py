@@ -40,10 +40,20 @@ PEER_MOCK = next((p for p in (ROOT.parent / "shared" / "bench" / "peers" / "mock
                  ROOT / "missing-mock_server.py")  # in a checkout or a worktree beside it; else tests/servers
 KEY = "sk-bench-not-secret"
 
+OWN = ROOT / "tests" / "servers"
+
+# Loads this checkout's tests/servers from the folder given in argv as a package of its own name (as
+# bench/provider_overhead.py does), so another ``tests`` package on sys.path or in the current directory can
+# never stand in for it.
 _OWN_SERVER = """
-import sys, time
-sys.path.insert(0, '.')
-from tests.servers.openai_server import OpenAIServer
+import importlib.util, sys, time
+folder = sys.argv[1]
+spec = importlib.util.spec_from_file_location("zagent_bench_servers", folder + "/__init__.py",
+                                              submodule_search_locations=[folder])
+package = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = package
+spec.loader.exec_module(package)
+from zagent_bench_servers.openai_server import OpenAIServer
 with OpenAIServer(key=None) as s:
     print('LISTENING', s.port, flush=True)
     while True:
@@ -52,7 +62,12 @@ with OpenAIServer(key=None) as s:
 
 
 def start_server() -> tuple[subprocess.Popen, str]:
-    cmd = [sys.executable, str(PEER_MOCK), "--port", "0"] if PEER_MOCK.exists() else [sys.executable, "-c", _OWN_SERVER]
+    if PEER_MOCK.exists():
+        cmd = [sys.executable, str(PEER_MOCK), "--port", "0"]
+    elif (OWN / "openai_server.py").is_file():
+        cmd = [sys.executable, "-c", _OWN_SERVER, str(OWN)]
+    else:
+        raise SystemExit(f"no mock server: neither the peers' {PEER_MOCK} nor {OWN / 'openai_server.py'} exists")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=str(ROOT))
     line = proc.stdout.readline()
     if not line.startswith("LISTENING"):

@@ -1,7 +1,8 @@
 """Per-step CPU of a checkpointed workflow and group chat, early in a run and late (the ``flows`` part of scale.py).
 
-A workflow: a chain of N no-op async nodes (each reads the previous node's output), so one node runs at a
-time and each node is one checkpoint. A group chat: N rounds between two async speakers (``aspeak``), one
+A workflow: a chain of N no-op async nodes (each reads the previous node's output and appends a note to the
+state field ``notes``, which has the ``append`` reducer), so one node runs at a time, each node is one
+checkpoint and ``notes`` grows by one item per step. A group chat: N rounds between two async speakers (``aspeak``), one
 checkpoint per round. Each runs three ways, on the same SQLite file: ``patch`` (the checkpoint store: a
 step log, each step a patch and the whole state now and then), ``whole`` (the same store behind a wrapper
 without ``asave_patch``: the whole state every step, as before the step log) and ``none`` (no checkpoints).
@@ -48,7 +49,7 @@ class Node:
 
     async def aexecute(self, *, inputs, ctx=None):
         self.marks.append(time.process_time())
-        return {self.output: 1}
+        return {self.output: 1, "notes": f"{self.name} has passed its value on"}
 
 
 class Speaker:
@@ -65,10 +66,11 @@ class Speaker:
 def chain(n: int):
     from zagent.plugins.workflow import WorkFlowGraph
 
-    nodes = [{"name": f"n{i}", "inputs": [{"name": f"o{i - 1}" if i else "goal"}], "outputs": [{"name": f"o{i}"}],
-              "agents": [f"agent{i}"]} for i in range(n)]
+    nodes = [{"name": f"n{i}", "inputs": [{"name": f"o{i - 1}" if i else "goal"}],
+              "outputs": [{"name": f"o{i}"}, {"name": "notes"}], "agents": [f"agent{i}"]} for i in range(n)]
     edges = [{"source": f"n{i - 1}", "target": f"n{i}"} for i in range(1, n)]
-    return WorkFlowGraph.from_dict({"name": "chain", "goal": "measure checkpoints", "nodes": nodes, "edges": edges})
+    return WorkFlowGraph.from_dict({"name": "chain", "goal": "measure checkpoints", "nodes": nodes, "edges": edges,
+                                    "state": [{"name": "notes", "reducer": "append"}]})
 
 
 async def workflow_run(k, graph, n: int, store) -> list[float]:
@@ -82,7 +84,7 @@ async def workflow_run(k, graph, n: int, store) -> list[float]:
     result = await WorkFlowExecutor(kernel=k, manager=manager, validate=False, checkpoints=store).arun(
         graph, {"goal": "go"})
     marks.append(time.process_time())
-    assert result.ok and len(result.trace) == n
+    assert result.ok and len(result.trace) == n and len(result.values["notes"]) == n
     return marks
 
 

@@ -11,11 +11,16 @@ hostile server (``tests/servers/hostile.py``) and calls it once:
 Prints the error type, seconds to the error, and the child's peak RSS
 (``ru_maxrss``) before and after the call.
 
-    python bench/hostile_limits.py
+    python bench/hostile_limits.py [--case NAME ...]
+
+The server comes from this checkout's ``tests/servers``, loaded by file path (never through ``sys.path``,
+so another ``tests`` package cannot stand in for it).
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
 import resource
 import subprocess
@@ -24,6 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+OWN = ROOT / "tests" / "servers"
 
 CASES = {
     "endless_body": ("endless_body()", {}),
@@ -33,10 +39,21 @@ CASES = {
 }
 
 
+def own_hostile():
+    """This checkout's ``tests/servers/hostile.py``, loaded by file path as package ``zagent_bench_servers``."""
+    if not (OWN / "hostile.py").is_file():
+        raise SystemExit(f"no hostile server: {OWN / 'hostile.py'} does not exist (this file's checkout)")
+    spec = importlib.util.spec_from_file_location("zagent_bench_servers", OWN / "__init__.py",
+                                                  submodule_search_locations=[str(OWN)])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = package
+    spec.loader.exec_module(package)
+    return importlib.import_module("zagent_bench_servers.hostile")
+
+
 def child(case: str) -> None:
-    sys.path.insert(0, str(ROOT))
-    from tests.servers import hostile
-    from tests.servers.hostile import HostileServer
+    hostile = own_hostile()
+    HostileServer = hostile.HostileServer
     from zagent import Kernel, ZagentError
 
     behaviour, options = CASES[case]
@@ -63,8 +80,12 @@ def child(case: str) -> None:
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
         return child(sys.argv[2])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--case", action="append", choices=sorted(CASES),
+                    help="run only this case (repeatable; default: every case)")
+    cases = ap.parse_args().case or list(CASES)
     print(f"{'case':<22} {'error':<18} {'seconds':>8} {'RSS before':>11} {'RSS peak':>9}")
-    for case in CASES:
+    for case in cases:
         out = subprocess.run([sys.executable, __file__, "--child", case], capture_output=True, text=True,
                              timeout=300)
         if out.returncode:

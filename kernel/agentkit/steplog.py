@@ -3,7 +3,8 @@
 Loops that checkpoint a growing state after every step (the ReAct loop, workflows, group chats) keep one
 ``StepLog`` per run. Before a save, ``patch(state)`` gives the change since the last checkpoint this log
 saved, as the bytes ``CheckpointStore.save_patch`` takes (``{"after", "set", "extend", "update",
-"lengths"}``; the store applies them when it reads a run back), or ``None`` when the state must be saved
+"lengths", "extend_in", "lengths_in"}``; the store applies them when it reads a run back), or ``None`` when
+the state must be saved
 whole: on the first checkpoint of a log, on any ``status`` but ``running`` (a pause, the end, a failure),
 when a list field was replaced or shortened, and whenever the patches since the last full save add up to
 its size. Writing so stays proportional to what a step added (a full save's cost is paid for by the
@@ -16,6 +17,15 @@ The fields of a state (a msgspec Struct, or any object with those attributes) ar
 * ``tracked``: dicts whose entries the owner sets or removes and reports with ``touch(field, key)`` (a
   big map is never scanned): the entries touched go in ``update``;
 * ``small``: written in every patch as they are now (``set``).
+
+An entry of a tracked map that is a list only ever appended to (a workflow value with the ``append``
+reducer) is reported with ``grew(field, key, old, new)`` instead of ``touch``: ``new`` (a list, the same one
+grown or a new one) holds ``old``'s items first. While the entry has been only so grown since the last
+checkpoint, the patch carries just the items added (``extend_in[field][key]``, with the length before in
+``lengths_in``), so it stays as small at the thousandth append as at the first; set any other way (``touch``,
+a ``grew`` whose ``old`` is not the list last reported or has changed length since, a list now shorter than
+at the checkpoint), the entry goes in ``update`` whole, as a touched one does. (An item replaced in place,
+the length kept, is not seen: like any change in place, it reaches the file at the next full save.)
 
 A map replaced by another object, or a tracked map an entry was removed from, goes in ``set`` whole.
 Fields of none of these kinds (ids and settings fixed when a run starts) are in full saves only.
@@ -50,12 +60,14 @@ _encode = msgspec.json.Encoder().encode
 class Captured:
     """What a state held when its checkpoint was encoded (kept by the log once the write landed)."""
 
-    __slots__ = ("step", "lists", "lengths", "maps", "keys", "tracked", "version")
+    __slots__ = ("step", "lists", "lengths", "maps", "keys", "tracked", "version", "grown")
 
     def __init__(self, step: int, lists: tuple[Any, ...], lengths: tuple[int, ...], maps: tuple[Any, ...],
-                 keys: tuple[set[Any], ...], tracked: tuple[Any, ...], version: int) -> None:
+                 keys: tuple[set[Any], ...], tracked: tuple[Any, ...], version: int,
+                 grown: tuple[dict[Any, tuple[int, int]], ...] = ()) -> None:
         self.step, self.lists, self.lengths = step, lists, lengths
         self.maps, self.keys, self.tracked, self.version = maps, keys, tracked, version
+        self.grown = grown  # per tracked map: {key: (length, chain)} of its entries reported with ``grew``
 
 
 class StepLog:
@@ -72,6 +84,10 @@ class StepLog:
         self.fields = (tuple(lists), tuple(maps), tuple(tracked), tuple(small))
         self._encode = encode
         self._touched: dict[str, dict[Any, int]] = {name: {} for name in tracked}
+        # per tracked map: {key: (list, chain, length)} -- the list an entry holds, which run of appends made
+        # it, and its length when reported
+        self._heads: dict[str, dict[Any, tuple[Any, int, int]]] = {name: {} for name in tracked}
+        self._chains = 0
         self._version = 0
         self._saved: Optional[Captured] = None  # nothing saved by this log yet: the next checkpoint is full
         self.full_size = self.since_full = 0
@@ -83,6 +99,25 @@ class StepLog:
 
     def touch(self, field: str, key: Any) -> None:
         """Entry ``key`` of tracked map ``field`` was set or removed since the last checkpoint."""
+        self._touch(field, key)
+        self._heads[field].pop(key, None)
+
+    def grew(self, field: str, key: Any, old: Any, new: Any) -> None:
+        """Entry ``key`` of tracked map ``field`` went from ``old`` to the list ``new``, which holds ``old``'s
+        items first and then the ones added (see the module docstring)."""
+        if not isinstance(new, list):
+            raise TypeError(f"StepLog.grew: entry {key!r} of {field!r} must now be a list, got {type(new).__name__}; "
+                            "report other writes with touch()")
+        self._touch(field, key)
+        heads = self._heads[field]
+        head = heads.get(key)
+        if head is not None and head[0] is old and len(old) == head[2]:
+            heads[key] = (new, head[1], len(new))  # the same run of appends goes on
+        else:  # a list not reported before, or changed in place since (its length says so): a new run
+            self._chains += 1
+            heads[key] = (new, self._chains, len(new))
+
+    def _touch(self, field: str, key: Any) -> None:
         self._version += 1
         self._touched[field][key] = self._version
 
@@ -139,13 +174,18 @@ class StepLog:
                 added = {k: v for k, v in now.items() if k not in keys}
                 if added:
                     update[name] = added
-        for name, old in zip(tracked, saved.tracked):
-            _tracked_change(name, getattr(state, name), old, self._touched[name], sets, update)
+        extend_in: dict[str, dict[Any, Any]] = {}
+        lengths_in: dict[str, dict[Any, int]] = {}
+        for name, old, grown in zip(tracked, saved.tracked, saved.grown or tuple({} for _ in tracked)):
+            _tracked_change(name, getattr(state, name), old, self._touched[name], sets, update,
+                            (self._heads[name], grown, extend_in, lengths_in))
         patch: dict[str, Any] = {"after": saved.step, "set": sets}
         if extend:
             patch["extend"], patch["lengths"] = extend, lengths
         if update:
             patch["update"] = update
+        if extend_in:
+            patch["extend_in"], patch["lengths_in"] = extend_in, lengths_in
         return self._encode(patch)
 
     def capture(self, state: Any, step: Optional[int] = None) -> Captured:
@@ -153,8 +193,10 @@ class StepLog:
         lists, maps, tracked, _ = self.fields
         held = tuple(getattr(state, name) for name in lists)  # held, so `is` never matches a new list
         now = tuple(getattr(state, name) for name in maps)
+        grown = tuple({key: (len(head[0]), head[1]) for key, head in self._heads[name].items()} for name in tracked)
         return Captured(state.checkpoint if step is None else step, held, tuple(len(lst) for lst in held), now,
-                        tuple(set(m) for m in now), tuple(getattr(state, name) for name in tracked), self._version)
+                        tuple(set(m) for m in now), tuple(getattr(state, name) for name in tracked), self._version,
+                        grown)
 
     def saved_full(self, captured: Captured, size: int) -> None:
         """The checkpoint ``captured`` was written whole, ``size`` bytes."""
@@ -188,9 +230,24 @@ def checkpoint_error(cause: BaseException, store: Any, run_id: str, step: int, l
 
 
 def _tracked_change(name: str, now: Any, old: Any, touched: dict[Any, int], sets: dict[str, Any],
-                    update: dict[str, dict[Any, Any]]) -> None:
-    """Put tracked map ``name``'s change in the patch: its touched entries, or all of it."""
+                    update: dict[str, dict[Any, Any]], appends: tuple[Any, ...]) -> None:
+    """Put tracked map ``name``'s change in the patch: its touched entries (the items added to those only
+    appended to since the last checkpoint), or all of it.
+
+    ``appends``: ``(heads, grown, extend_in, lengths_in)``: the lists entries hold now (``StepLog._heads``),
+    their lengths at the last checkpoint (``Captured.grown``), and the patch's nested appends to fill."""
     if now is not old or any(k not in now for k in touched):
         sets[name] = now  # replaced, or an entry removed (a patch cannot remove): set whole
-    elif touched:
-        update[name] = {k: now[k] for k in touched}
+        return
+    heads, grown, extend_in, lengths_in = appends
+    changed: dict[Any, Any] = {}
+    for key in touched:
+        value, head, was = now[key], heads.get(key), grown.get(key)
+        if (head is None or was is None or head[0] is not value or head[1] != was[1] or len(value) < was[0]
+                or len(value) != head[2]):
+            changed[key] = value  # set, replaced or shortened since the checkpoint (or new to it): whole
+        elif len(value) > was[0]:
+            extend_in.setdefault(name, {})[key] = value[was[0]:]
+            lengths_in.setdefault(name, {})[key] = was[0]
+    if changed:
+        update[name] = changed

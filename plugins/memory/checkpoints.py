@@ -21,13 +21,17 @@ API (every method has an async twin: ``asave``, ``asave_patch``, ``alatest``, ``
 * ``save_patch(run_id, step, patch, *, kind="react", metadata=None) -> None`` -- save
   step ``step`` as the changes since step ``patch["after"]`` of the same run (a
   state saved as a JSON object): ``{"after": n, "set": {key: value}, "extend": {key:
-  [items]}, "update": {key: {k: v}}, "lengths": {key: n}}`` -- top-level keys
-  replaced, items appended to top-level lists (``lengths`` says how long each list
-  must be before, a guard against replaying on the wrong base) and entries merged into
-  top-level objects. A loop whose state grows step by step writes each step's change
+  [items]}, "update": {key: {k: v}}, "lengths": {key: n}, "extend_in": {key: {k:
+  [items]}}, "lengths_in": {key: {k: n}}}`` -- top-level keys replaced, items
+  appended to top-level lists (``lengths`` says how long each list must be before, a
+  guard against replaying on the wrong base), entries merged into top-level objects,
+  and items appended to lists held in top-level objects (``state[key][k]``; the same
+  guard in ``lengths_in``), applied in that order. A loop whose state grows step by step writes each step's change
   instead of the whole state, so a step costs the same at step 1,000 as at step 1.
   ``latest``/``load`` give back the full state either way (the last full save with the
   patches after it applied). A patch is refused unless ``after`` is the run's latest step.
+  (``extend_in``/``lengths_in`` came with schema version 4, see ``schema.NESTED_APPENDS``:
+  patches written before it still apply.)
 * ``latest(run_id) -> (step, bytes) | None`` -- the highest step saved, as full state bytes.
 * ``load(run_id, step) -> bytes | None``.
 * ``steps(run_id) -> list[int]`` -- saved steps, ascending.
@@ -75,7 +79,7 @@ _INSERT = ("INSERT OR REPLACE INTO checkpoints (run_id, step, kind, created, sta
            "VALUES (?, ?, ?, ?, ?, ?, ?)")
 _BASE = ("SELECT max(step) FROM checkpoints INDEXED BY checkpoints_full "
          "WHERE run_id = ? AND step <= ? AND patch = 0")  # the newest full save at or below a step
-_PATCH_KEYS = frozenset({"after", "set", "extend", "update", "lengths"})
+_PATCH_KEYS = frozenset({"after", "set", "extend", "update", "lengths", "extend_in", "lengths_in"})
 
 
 class _Patch(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
@@ -86,6 +90,8 @@ class _Patch(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fi
     extend: dict[str, list[Any]] = {}
     update: dict[str, dict[str, Any]] = {}
     lengths: dict[str, int] = {}
+    extend_in: dict[str, dict[str, list[Any]]] = {}  # since schema version 4
+    lengths_in: dict[str, dict[str, int]] = {}
 
 
 _patch_decoder = msgspec.json.Decoder(_Patch)
@@ -329,6 +335,21 @@ def _apply(state: dict[str, Any], patch: _Patch, run_id: str, step: int) -> None
             raise StoreError(f"checkpoint {step} of run {run_id!r} updates {key!r}, which is not an object")
         current.update(entries)
         state[key] = current
+    for key, lists in patch.extend_in.items():
+        target = state.get(key, {})
+        if not isinstance(target, dict):
+            raise StoreError(f"checkpoint {step} of run {run_id!r} appends to lists inside {key!r}, which is not "
+                             "an object; the run cannot be restored from this file")
+        lengths = patch.lengths_in.get(key, {})
+        for name, items in lists.items():
+            current = target.get(name, [])
+            if not isinstance(current, list) or (name in lengths and len(current) != lengths[name]):
+                raise StoreError(f"checkpoint {step} of run {run_id!r} extends {key!r}[{name!r}] from length "
+                                 f"{lengths.get(name)} but the state before it does not match; the run cannot be "
+                                 "restored from this file")
+            current.extend(items)
+            target[name] = current
+        state[key] = target
 
 
 def _check_patch(patch: Any, step: int) -> int:
@@ -339,9 +360,18 @@ def _check_patch(patch: Any, step: int) -> int:
     if isinstance(after, bool) or not isinstance(after, int) or not 0 <= after < step:
         raise ConfigError(f"a checkpoint patch needs 'after': the step it builds on (an int below {step}), "
                           f"got {after!r}")
-    for key in ("set", "extend", "update", "lengths"):
+    for key in ("set", "extend", "update", "lengths", "extend_in", "lengths_in"):
         if not isinstance(patch.get(key, {}), dict):
             raise ConfigError(f"checkpoint patch {key!r} must be a dict keyed by state field")
+    for field, lists in patch.get("extend_in", {}).items():
+        if not isinstance(lists, dict) or not all(isinstance(items, list) for items in lists.values()):
+            raise ConfigError(f"checkpoint patch 'extend_in'[{field!r}] must be a dict of lists (the items to "
+                              f"append to each list in that field), got {lists!r}")
+    for field, lengths in patch.get("lengths_in", {}).items():
+        if not isinstance(lengths, dict) or not all(
+                isinstance(n, int) and not isinstance(n, bool) for n in lengths.values()):
+            raise ConfigError(f"checkpoint patch 'lengths_in'[{field!r}] must be a dict of ints (each list's "
+                              f"length before the append), got {lengths!r}")
     return after
 
 

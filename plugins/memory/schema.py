@@ -5,6 +5,9 @@ from version ``v - 1`` to ``v``; they run in one transaction together with the
 version bump, so a file is never half-migrated. To change the schema, append
 a migration, never edit a released one. A file whose version is higher than
 ``SCHEMA_VERSION`` was written by a newer zagent and is refused untouched.
+A version may change no table at all, only what the rows hold (an empty
+migration, e.g. version 4: a new kind of checkpoint patch), so a zagent that
+cannot read them refuses the file rather than misread it.
 """
 
 from __future__ import annotations
@@ -76,10 +79,17 @@ on the one before it (``CheckpointStore.save_patch``). Both indexes are covering
 finding a patch's base never read a row: in this WITHOUT ROWID table a large state's row spans
 overflow pages, and reading any column after the key walks them."""
 
+NESTED_APPENDS = ""
+"""Version 4: no table changes; a checkpoint patch may append to lists held inside an object of the state
+(``extend_in``/``lengths_in``, e.g. a workflow value with the ``append`` reducer), which a zagent of version 3
+cannot apply. The bump makes such a zagent refuse the file untouched (``SchemaTooNew``) instead of failing on
+those patches as damaged; every version-3 patch (``set``/``extend``/``update``/``lengths`` only) still applies."""
+
 MIGRATIONS: dict[int, str] = {
     1: MESSAGES + CHECKPOINTS,
     2: RUN_SPANS,  # the run log (zagent.plugins.runlog)
     3: PATCHES,
+    4: NESTED_APPENDS,
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

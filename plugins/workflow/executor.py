@@ -21,7 +21,8 @@ Scheduling rules (decided here, also in the README):
   with a failed node raises ``WorkflowFailed`` carrying the ``WorkflowResult``.
 * With ``checkpoints`` (a ``kernel.memory("checkpoints", ...)`` store or a path)
   the run state is saved after each node, one save at a time: as a patch (the
-  trace entries, values, outputs and routes the node added; ``result.step_log``)
+  trace entries, values, outputs and routes the node added, only the items it
+  added to an ``append`` state field; ``result.step_log``)
   when the store takes patches, the whole state on a run's first checkpoint, at
   its end and now and then (a store without ``asave_patch`` gets every save
   whole). ``arun(..., run_id=ID)`` with the id of an earlier run resumes it
@@ -70,7 +71,7 @@ from zagent.types import Usage
 from .errors import WorkflowError, WorkflowFailed
 from .graph import WorkFlowGraph, resolve_callable
 from .result import RunState, TraceEntry, WorkflowResult, step_log
-from .routing import choose, initial_state, reducer_for
+from .routing import append as append_reducer, choose, initial_state, reducer_for
 from .topology import Topology
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -425,8 +426,12 @@ class _Run:
                         loop: Optional[str], started: float) -> None:
         for key, value in outputs.items():
             reducer = self.reducers.get(key)
-            self.values[key] = reducer(self.values.get(key), value) if reducer else value
-            self.log.touch("values", key)
+            old = self.values.get(key)
+            self.values[key] = new = reducer(old, value) if reducer else value
+            if reducer is append_reducer:  # a new list holding old's items first: the patch carries the items added
+                self.log.grew("values", key, old, new)
+            else:
+                self.log.touch("values", key)
         iteration = self.passes.get(name, 0)
         self.passes[name] = iteration + 1
         self.trace.append(TraceEntry(node=name, status="done", agents=self.agents[name], attempts=attempts,

@@ -2,7 +2,8 @@
 
 ``step_log()`` is a run's checkpoint log (``zagent.agentkit.steplog``): after each node, the trace
 entries added, the values, node outputs, routes and loop counts the executor touched (it reports each
-write with ``log.touch``) and the status go in a patch; the whole state is saved on a run's first
+write with ``log.touch``, a write to a state field with the ``append`` reducer with ``log.grew``, so only the
+items added go in) and the status go in a patch; the whole state is saved on a run's first
 checkpoint, at its end, and whenever the patches since add up to the last full save.
 """
 

@@ -3,6 +3,8 @@
 * ``chain(n, agent)``: ``n0 -> n1 -> ... ``, node ``i`` reads ``o{i-1}`` (``n0`` reads ``goal``) and writes
   ``o{i}``: ``agent(i, value)``.
 * ``fan(n)``: ``start`` -> ``n`` async nodes at once -> ``join``, each appending to ``seen``.
+* ``appending(n, reducer="append")``: a chain of ``n`` nodes, node ``i`` writing ``o{i}`` and appending a note
+  to state field ``notes`` (through ``reducer``: ``append``, or ``last3``, which keeps the last three).
 * ``looping(passes)``: ``work -> check``, ``check`` sends the run back to ``work`` until ``count`` reaches
   the ``passes`` input, then on to ``end`` (a loop pass resets nodes, so checkpoints remove saved outputs).
 """
@@ -46,6 +48,37 @@ def fan(n):
         agents[f"p{i}"] = _parallel(i)
     _give(graph, agents)
     return graph
+
+
+NOTE = "note from node {i:04d}: " + "x" * 24
+
+
+def appending(n, reducer="append", cut_at=None, cut=0):
+    """(Node ``cut_at`` also reads ``notes`` and deletes its first ``cut`` items in place before it appends.)"""
+    nodes = [_node(f"n{i}", [f"o{i - 1}" if i else "goal"] + (["notes"] if i == cut_at else []), [f"o{i}", "notes"])
+             for i in range(n)]
+    graph = WorkFlowGraph.from_dict({
+        "name": "appending", "goal": "a long chain appending to a state field", "nodes": nodes,
+        "edges": [{"source": f"n{i - 1}", "target": f"n{i}"} for i in range(1, n)],
+        "state": [{"name": "notes", "reducer": reducer if reducer == "append" else f"{__name__}:{reducer}"}]})
+    for i, node in enumerate(graph.nodes):
+        node.agents = [_noting(i, cut if i == cut_at else 0)]
+    return graph
+
+
+def last3(old, new):
+    """A reducer that is not an append: the list keeps its last three items (so it is replaced, and shortened)."""
+    return [*(old or [])[-2:], new]
+
+
+def _noting(i, cut):
+    def step(**inputs):
+        if cut:
+            del inputs["notes"][:cut]  # the executor's own list
+        return {f"o{i}": i, "notes": NOTE.format(i=i)}
+
+    step.__name__ = f"agent_n{i}"
+    return step
 
 
 def again(values):

@@ -1,7 +1,12 @@
-"""Property: whatever a run does between checkpoints, the store's patch and rebuild give back the whole state."""
+"""Property: whatever a run does between checkpoints, the store's patch and rebuild give back the whole state.
+
+The ``values`` map also holds lists appended to as a workflow's ``append`` reducer does (``StepLog.grew``,
+patched with ``extend_in``), and the ways those lists change otherwise (replaced, cut in place, grown in place).
+"""
 
 import asyncio
 import itertools
+from typing import Any
 
 import msgspec
 from hypothesis import given, settings, strategies as st
@@ -9,10 +14,18 @@ from zagent import Kernel
 from zagent.agentkit.steplog import StepLog
 
 KEYS = st.sampled_from("abcdef")
+LISTS = st.sampled_from(["L", "M"])                                # values entries with the append reducer
+ITEMS = st.lists(st.integers(0, 9), max_size=3)
 OPS = st.one_of(
     st.tuples(st.just("append"), st.integers(-5, 5)),            # a list only appended to (the trace)
     st.tuples(st.just("set"), KEYS, st.integers(0, 9)),           # a tracked map's entry written (values, done)
-    st.tuples(st.just("remove"), KEYS),                           # ... or removed (a loop resets a node)
+    st.tuples(st.just("remove"), KEYS | LISTS),                   # ... or removed (a loop resets a node)
+    st.tuples(st.just("grow"), LISTS, ITEMS),                     # the append reducer: a new list, old's items first
+    st.tuples(st.just("grow_in_place"), LISTS, ITEMS),            # grown in place, reported with grew(lst, lst)
+    st.tuples(st.just("cut_then_grow"), LISTS, ITEMS),            # an agent deleted an item in place, then an append
+    st.tuples(st.just("grow_then_cut"), LISTS, ITEMS),            # an append, then an item deleted in place
+    st.tuples(st.just("replace_list"), LISTS, ITEMS),             # another reducer: replaced (maybe shorter), touch
+    st.tuples(st.just("copy_values"),),                           # the values map replaced by a copy (same lists)
     st.tuples(st.just("add"), KEYS, st.integers(0, 9)),           # an add-only map (finished results)
     st.tuples(st.just("new_map")),                                # that map replaced
     st.tuples(st.just("status"), st.sampled_from(["running", "running", "paused"])),
@@ -25,7 +38,7 @@ class State(msgspec.Struct):
     run_id: str
     status: str = "running"
     trace: list[int] = []
-    values: dict[str, int] = {}
+    values: dict[str, Any] = {}
     finished: dict[str, int] = {}
     checkpoint: int = 0
 
@@ -41,6 +54,24 @@ async def play(store, ops):
         elif op == "set":
             state.values[args[0]] = args[1]
             log.touch("values", args[0])
+        elif op in ("grow", "cut_then_grow", "grow_in_place", "grow_then_cut"):
+            old = state.values.get(args[0])
+            if op == "grow_in_place" and isinstance(old, list):
+                old.extend(args[1])
+                new = old
+            else:
+                if op == "cut_then_grow" and isinstance(old, list):
+                    del old[:1]
+                new = [*(old if isinstance(old, list) else []), *args[1]]
+            state.values[args[0]] = new
+            log.grew("values", args[0], old, new)
+            if op == "grow_then_cut":
+                del new[:1]
+        elif op == "replace_list":
+            state.values[args[0]] = list(args[1])
+            log.touch("values", args[0])
+        elif op == "copy_values":
+            state.values = dict(state.values)
         elif op == "remove" and args[0] in state.values:
             del state.values[args[0]]
             log.touch("values", args[0])
@@ -57,7 +88,7 @@ async def play(store, ops):
     return seen
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(ops=st.lists(OPS, max_size=60))
 def test_latest_after_any_run_of_changes_is_the_whole_state(tmp_path_factory, ops):
     """apply(full save, patches) == the state at every checkpoint, with retention trimming (keep_last=3)."""

@@ -136,3 +136,46 @@ def test_third_party_tool_plugin_used_by_declared_agent(kernel):
     agent.llm = kernel.llm("scripted:m", replies=[call, "It is sunny."])
     result = agent(question="weather?")
     assert result.tool_results[0].content == "sunny in Oslo"
+
+
+def test_customize_action_subclass_aexecute_still_runs_through_an_agent(kernel):
+    """An agent runs a CustomizeAction subclass through the subclass's own ``aexecute`` (the agent's
+    shortcut to the run's coroutine, ``Action.start``, honours an override)."""
+    from zagent.plugins.actions import CustomizeAction
+    from zagent.plugins.actions.agent import Agent
+
+    seen = []
+
+    class Counted(CustomizeAction):
+        async def aexecute(self, llm, inputs, **kw):
+            seen.append(inputs["question"])
+            return await super().aexecute(llm, inputs, **kw)
+
+    action = Counted(kernel=kernel, name="answer", prompt="{question}", parse_mode="str",
+                     inputs=[{"name": "question"}], outputs=[{"name": "answer"}])
+    agent = Agent(kernel=kernel, name="counter", actions=[action], llm="test:model")
+    result = agent.execute(inputs={"question": "What is 2+3?"})
+    assert seen == ["What is 2+3?"] and result.output.answer
+
+
+def test_offered_tools_scope_is_restored_after_an_action_run(kernel):
+    """Running an action in a context scopes it to the action's tools for the run only: the context's own
+    scope comes back afterwards, also when the run fails."""
+    agent = kernel.agent(qa_spec(tools=["add"], llm="test:model"))
+    action = agent.action()
+    ctx = kernel.context()
+    ctx.offered_tools = frozenset({"other"})
+    asyncio.run(action.aexecute(agent.llm, {"question": "What is 2+3?"}, ctx=ctx))
+    assert ctx.offered_tools == frozenset({"other"})
+
+
+    class DenyModelCalls:
+        @staticmethod
+        def zagent_before_llm_call(request, ctx):
+            assert ctx.offered_tools == frozenset({"add"})  # inside the run: the action's own tools
+            return Deny("no model calls in this test")
+
+    kernel.add_plugin(DenyModelCalls(), name="deny-llm")
+    with pytest.raises(Exception, match="no model calls"):
+        asyncio.run(action.aexecute(agent.llm, {"question": "What is 2+3?"}, ctx=ctx))
+    assert ctx.offered_tools == frozenset({"other"})

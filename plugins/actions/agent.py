@@ -11,7 +11,7 @@ the call; the agent itself may be called concurrently.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Awaitable, ClassVar, Optional, Sequence, Union
 
 import attrs
 import msgspec
@@ -130,37 +130,44 @@ class Agent:
         inputs: Optional[dict[str, Any]] = None, ctx: Optional["RunContext"] = None,
     ) -> AgentResult:
         """Run one action (see the module docstring) and return its ``AgentResult``."""
+        return await self._begin(action_name, msgs, inputs, ctx)
+
+    def _begin(self, action_name: Optional[str], msgs: Optional[Sequence[Any]], inputs: Optional[dict[str, Any]],
+               caller: Optional["RunContext"]) -> Awaitable[AgentResult]:
+        """Check the call and make its context; the run to await. Without a caller's run and without event
+        observers that is the run's own coroutine: one level less in the await chain, which is resumed at
+        every wait of every HTTP call."""
         started = time.perf_counter()
         action = self.action(action_name)
         check_inputs(inputs or {})  # a lone surrogate or 50,000-deep value: a ConfigError naming the input
-        caller = ctx
         # A caller's run (a workflow, a group chat) keeps its id; this agent's own rails apply.
         ctx = (caller.for_agent(self.name, self.agent_config) if caller is not None
                else self.kernel.context(agent=self.name, agent_config=dict(self.agent_config)))
         events = self.kernel.hooks.active("zagent_event")
-        if caller is None and not events:  # no frame: one coroutine less in the await chain (resumed at every wait)
-            return await self._work(action, msgs, dict(inputs or {}), ctx, started, events)
+        if caller is None and not events:
+            return self._work(action, msgs, dict(inputs or {}), ctx, started, events)
+        return self._framed(action, msgs, dict(inputs or {}), ctx, started, events, caller)
+
+    async def _framed(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
+                      ctx: "RunContext", started: float, events: bool, caller: Optional["RunContext"]) -> AgentResult:
+        """The run, with events on framed by ``run_start`` and a ``run_end`` that also ends a failed or
+        cancelled run's span; what it spent is added to the caller's run, if any."""
         try:
-            return await self._framed(action, msgs, dict(inputs or {}), ctx, started, events)
+            if not events:
+                return await self._work(action, msgs, inputs, ctx, started, events)
+            await ctx.aemit("run_start", action=action.name, inputs=sorted(inputs))
+            try:
+                return await self._work(action, msgs, inputs, ctx, started, events)
+            except BaseException as exc:  # the run's span still ends, with the error
+                import asyncio
+
+                status = "cancelled" if isinstance(exc, asyncio.CancelledError) else "failed"
+                await ctx.aemit("run_end", action=action.name, status=status,
+                                error=f"{type(exc).__name__}: {exc}"[:300])
+                raise
         finally:
             if caller is not None:
                 caller.add_usage(ctx.usage)  # what this agent spent counts in the caller's run too
-
-    async def _framed(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
-                      ctx: "RunContext", started: float, events: bool) -> AgentResult:
-        """The run, with events on framed by ``run_start`` and a ``run_end`` that also ends a failed or
-        cancelled run's span."""
-        if not events:
-            return await self._work(action, msgs, inputs, ctx, started, events)
-        await ctx.aemit("run_start", action=action.name, inputs=sorted(inputs))
-        try:
-            return await self._work(action, msgs, inputs, ctx, started, events)
-        except BaseException as exc:  # the run's span still ends, with the error
-            import asyncio
-
-            status = "cancelled" if isinstance(exc, asyncio.CancelledError) else "failed"
-            await ctx.aemit("run_end", action=action.name, status=status, error=f"{type(exc).__name__}: {exc}"[:300])
-            raise
 
     async def _work(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
                     ctx: "RunContext", started: float, events: bool) -> AgentResult:
@@ -199,7 +206,7 @@ class Agent:
 
     async def acall(self, **inputs: Any) -> AgentResult:
         """Run the default action with ``inputs``."""
-        return await self.aexecute(None, inputs=inputs)
+        return await self._begin(None, None, inputs, None)
 
     # -- chat -------------------------------------------------------------------
 

@@ -23,8 +23,6 @@ from .errors import ToolBlocked
 from .markers import PROJECT
 from .logs import log
 from .rails import Deny, Rewrite
-
-
 from .types import Completion, LLMRequest, ToolCall, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover

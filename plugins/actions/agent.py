@@ -206,6 +206,8 @@ class Agent:
 
     async def acall(self, **inputs: Any) -> AgentResult:
         """Run the default action with ``inputs``."""
+        if type(self).aexecute is not Agent.aexecute:  # a subclass's own aexecute runs
+            return await self.aexecute(None, inputs=inputs)
         return await self._begin(None, None, inputs, None)
 
     # -- chat -------------------------------------------------------------------

@@ -150,3 +150,25 @@ def test_llm_config_options_not_applicable_to_an_instance_are_reported(kernel, c
     with caplog.at_level("WARNING", logger="zagent"):
         CustomizeAgent.from_dict(qa_spec(llm_config={"model": "scripted:m", "temperature": 0}), kernel, llm=llm)
     assert "temperature" in caplog.text and "not applied" in caplog.text
+
+
+def test_acall_goes_through_a_subclass_aexecute(kernel):
+    """An Agent subclass overriding ``aexecute`` sees ``acall`` go through it (acall's shortcut to the run
+    is taken only when aexecute is the base one)."""
+    import asyncio
+
+    from zagent.plugins.actions import CustomizeAgent
+
+    seen = []
+
+    class Traced(CustomizeAgent):
+        async def aexecute(self, action_name=None, **kw):
+            seen.append(kw.get("inputs"))
+            return await super().aexecute(action_name, **kw)
+
+    agent = Traced.from_dict({"type": "customize", "name": "T", "prompt": "Answer: {question}",
+                              "inputs": [{"name": "question", "type": "string"}],
+                              "outputs": [{"name": "answer", "type": "string"}], "parse_mode": "str",
+                              "llm": "test:model"}, kernel)
+    result = asyncio.run(agent.acall(question="hi"))
+    assert seen == [{"question": "hi"}] and result.output.answer

@@ -32,18 +32,6 @@ if TYPE_CHECKING:  # pragma: no cover
 Impl = tuple[str, Callable[..., Any], tuple[str, ...]]  # (plugin name, function, argnames)
 Rail = tuple[str, Callable[..., Any], Optional[tuple[int, ...]]]  # (plugin name, function, pick: see rails())
 
-#: the arguments of each rail hook, in the spec's order (``rails()`` calls implementations positionally)
-_RAIL_ARGS: dict[str, tuple[str, ...]] = {
-    "zagent_before_tool_call": ("call", "ctx"),
-    "zagent_after_tool_call": ("call", "result", "ctx"),
-    "zagent_before_llm_call": ("request", "ctx"),
-    "zagent_after_llm_call": ("request", "response", "ctx"),
-}
-
-
-def _kwargs(hook_name: str, args: tuple[Any, ...]) -> dict[str, Any]:
-    """A rail call's arguments by name (for monitors and failures; the call itself is positional)."""
-    return dict(zip(_RAIL_ARGS[hook_name], args))
 
 
 class PluginManager(pluggy.PluginManager):
@@ -199,11 +187,19 @@ class HookRunner:
         takes, in its order."""
         cached = self._rails.get(hook_name)
         if cached is None:
-            names = _RAIL_ARGS[hook_name]
+            names = self._arg_names(hook_name)
             cached = self._rails[hook_name] = tuple(
                 (plugin, fn, None if argnames == names else tuple(names.index(a) for a in argnames))
                 for plugin, fn, argnames in self.impls(hook_name))
         return cached
+
+    def _arg_names(self, hook_name: str) -> tuple[str, ...]:
+        """The spec's argument names of ``hook_name``, in its order (what rails are called with, positionally)."""
+        return tuple(getattr(self.pm.hook, hook_name).spec.argnames)
+
+    def _kwargs(self, hook_name: str, args: tuple[Any, ...]) -> dict[str, Any]:
+        """A rail call's arguments by name (for monitors and failures; the call itself is positional)."""
+        return dict(zip(self._arg_names(hook_name), args))
 
     async def before_tool(self, call: "ToolCall", ctx: "RunContext") -> tuple["ToolCall", Optional[str]]:
         """Run ``zagent_before_tool_call`` rails; return the (maybe rewritten) call and a deny reason."""
@@ -214,11 +210,12 @@ class HookRunner:
                 if hasattr(verdict, "__await__"):
                     verdict = await verdict
             except Exception as exc:
-                verdict = self._rail_failed("zagent_before_tool_call", plugin, _kwargs("zagent_before_tool_call", args),
+                verdict = self._rail_failed("zagent_before_tool_call", plugin, self._kwargs("zagent_before_tool_call", args),
                                             exc)
             else:
                 if self._monitors:
-                    self._notify("zagent_before_tool_call", plugin, _kwargs("zagent_before_tool_call", args), verdict)
+                    self._notify("zagent_before_tool_call", plugin, self._kwargs("zagent_before_tool_call", args),
+                                 verdict)
             if verdict is None:
                 continue
             if isinstance(verdict, Deny):
@@ -240,14 +237,14 @@ class HookRunner:
                 if hasattr(new, "__await__"):
                     new = await new
             except Exception as exc:
-                self._notify("zagent_after_tool_call", plugin, _kwargs("zagent_after_tool_call", args), exc)
+                self._notify("zagent_after_tool_call", plugin, self._kwargs("zagent_after_tool_call", args), exc)
                 log.exception("after-tool rail %r failed", plugin)
                 new = ToolResult(call_id=call.id, name=call.name, state="blocked",
                                  content=f"Error: the result was withheld because rail {plugin!r} failed: {exc}",
                                  error=f"rail {plugin!r} failed: {exc}", duration=result.duration)
             else:
                 if self._monitors:
-                    self._notify("zagent_after_tool_call", plugin, _kwargs("zagent_after_tool_call", args), new)
+                    self._notify("zagent_after_tool_call", plugin, self._kwargs("zagent_after_tool_call", args), new)
             if new is None:
                 continue
             if isinstance(new, ToolResult):
@@ -267,11 +264,12 @@ class HookRunner:
                 if hasattr(verdict, "__await__"):
                     verdict = await verdict
             except Exception as exc:
-                verdict = self._rail_failed("zagent_before_llm_call", plugin, _kwargs("zagent_before_llm_call", args),
+                verdict = self._rail_failed("zagent_before_llm_call", plugin, self._kwargs("zagent_before_llm_call", args),
                                             exc)
             else:
                 if self._monitors:
-                    self._notify("zagent_before_llm_call", plugin, _kwargs("zagent_before_llm_call", args), verdict)
+                    self._notify("zagent_before_llm_call", plugin, self._kwargs("zagent_before_llm_call", args),
+                                 verdict)
             if verdict is None:
                 continue
             if isinstance(verdict, Deny):
@@ -288,11 +286,11 @@ class HookRunner:
                 if hasattr(new, "__await__"):
                     new = await new
             except Exception as exc:  # an output rail that fails withholds the reply (fail closed)
-                self._notify("zagent_after_llm_call", plugin, _kwargs("zagent_after_llm_call", args), exc)
+                self._notify("zagent_after_llm_call", plugin, self._kwargs("zagent_after_llm_call", args), exc)
                 raise ToolBlocked(f"rail {plugin!r} failed ({type(exc).__name__}: {exc}); the model's reply "
                                   "was withheld", rail=plugin) from exc
             if self._monitors:
-                self._notify("zagent_after_llm_call", plugin, _kwargs("zagent_after_llm_call", args), new)
+                self._notify("zagent_after_llm_call", plugin, self._kwargs("zagent_after_llm_call", args), new)
             if isinstance(new, Completion):
                 response = new
         return response

@@ -278,8 +278,7 @@ class HttpClient(HttpErrors):
                     if status < 400:
                         if not stream:  # the body read here, not in a coroutine of its own (awaited per chunk)
                             limit = self.config.max_response_bytes
-                            announced = _announced_over(response, limit) if limit is not None else None
-                            if announced is not None and limit is not None:
+                            if limit is not None and (announced := _announced_over(response, limit)) is not None:
                                 await _close_quietly(response)
                                 raise self.too_large(limit, f"it announced {announced} bytes")
                             parts = []

@@ -96,42 +96,39 @@ def test_sync_twin_inside_zagent_loop_says_use_async():
     assert r.state == "error" and "async twin" in r.content
 
 
+_ABANDONED = """
+import asyncio, gc, time, zagent
+from zagent import sync
+
+async def abandoned():
+    try:
+        await asyncio.Event().wait()
+    finally:
+        print("cleaned up", flush=True)
+
+asyncio.run_coroutine_threadsafe(abandoned(), sync._background_loop())
+"""
+
+
+def _abandon(then: str = "") -> subprocess.CompletedProcess:
+    """A process leaving a run pending on zagent's background loop, running ``then`` before it exits."""
+    return subprocess.run([sys.executable, "-c", _ABANDONED + textwrap.dedent(then)], capture_output=True,
+                          text=True, timeout=60)
+
+
 def test_abandoned_run_is_cancelled_at_exit():
     """A run still pending on the background loop at interpreter exit is cancelled, so its clean-up runs."""
-    code = textwrap.dedent("""
-        import asyncio, zagent
-        from zagent import sync
-
-        async def abandoned():
-            try:
-                await asyncio.Event().wait()
-            finally:
-                print("cleaned up", flush=True)
-
-        asyncio.run_coroutine_threadsafe(abandoned(), sync._background_loop())
-    """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    proc = _abandon()
     assert proc.stdout.strip() == "cleaned up" and "Task was destroyed" not in proc.stderr, proc.stderr
 
 
 def test_abandoned_run_survives_the_cycle_collector():
     """A pending run nobody refers to (its task and its waiter refer only to each other) is not destroyed
     by a garbage collection: the background loop holds it until it ends, and exit cancels it."""
-    code = textwrap.dedent("""
-        import asyncio, gc, time, zagent
-        from zagent import sync
-
-        async def abandoned():
-            try:
-                await asyncio.Event().wait()
-            finally:
-                print("cleaned up", flush=True)
-
-        asyncio.run_coroutine_threadsafe(abandoned(), sync._background_loop())
+    proc = _abandon("""
         time.sleep(0.2)  # the task is waiting now
         gc.collect()
         print("collected", flush=True)
     """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.split() == ["collected", "cleaned", "up"] and "Task was destroyed" not in proc.stderr, \
         (proc.stdout, proc.stderr)

@@ -18,7 +18,10 @@ client such as httpx2) for one provider instance:
 * a fair **in-flight limit** per client and event loop (``max_in_flight``,
   by default the pool's ``max_connections``): calls past it wait their turn in
   FIFO order instead of crowding httpx's pool, which slows down sharply when
-  thousands of requests wait inside it;
+  thousands of requests wait inside it; and requests enter the pool one at
+  a time, each once the one before holds its connection (``entry``: without
+  it, httpcore hands one idle connection to every request arriving in the
+  same few event-loop turns, and all but one go round the pool again);
 * **retries** with exponential backoff and jitter for connection errors,
   connect/pool timeouts, 408, 409, 429 and 5xx, honouring ``Retry-After``
   (seconds or an HTTP date), ``retry-after-ms`` and ``x-should-retry``, bounded
@@ -47,8 +50,8 @@ httpx is imported when the first client is built, never at import; with
 switches back).
 
 The other modules of ``zagent.providerkit``: ``config`` (the options), ``errors`` (typed errors, a
-mixin), ``stream`` (streamed replies, the deadline), ``ratelimit`` (``rpm``), ``wire`` (SSE/NDJSON,
-``Retry-After``, the helpers providers share).
+mixin), ``entry`` (pool entry one request at a time), ``stream`` (streamed replies, the deadline),
+``ratelimit`` (``rpm``), ``wire`` (SSE/NDJSON, ``Retry-After``, the helpers providers share).
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ from ..errors import (
 )
 from ..secrets import Masker, Secret
 from .config import ERROR_BODY_BYTES, USER_AGENT, HttpConfig, default_http_module
+from .entry import Claim, guard_for
 from .errors import HttpErrors
 from .ratelimit import RateLimiter, shared_limiter
 from .stream import Deadlines, StreamReply, _close_quietly, _Deadline, release
@@ -92,8 +96,8 @@ class HttpClient(HttpErrors):
     client_factory: Optional[Callable[..., Any]] = None
     http_module: Optional[str] = None
     owner: Any = None
-    _clients: dict[Any, tuple[Any, Any]] = attrs.field(factory=dict, init=False)
-    _last: tuple[Any, Any, Any] = attrs.field(default=(None, None, None), init=False)
+    _clients: dict[Any, tuple[Any, Any, Any]] = attrs.field(factory=dict, init=False)
+    _last: tuple[Any, Any, Any, Any] = attrs.field(default=(None, None, None, None), init=False)
     _request_headers: Optional[dict[str, str]] = attrs.field(default=None, init=False)
     _limiter: Any = attrs.field(default=False, init=False)
     _mod: Any = attrs.field(default=None, init=False)
@@ -122,22 +126,23 @@ class HttpClient(HttpErrors):
         """The client for the running event loop (created on first use)."""
         return self._slot()[0]
 
-    def _slot(self) -> tuple[Any, Any]:
-        """The client and the in-flight gate (an ``asyncio.Semaphore`` or ``None``) of the running loop."""
+    def _slot(self) -> tuple[Any, Any, Any]:
+        """The running loop's client, in-flight gate (an ``asyncio.Semaphore`` or ``None``) and pool entry
+        lock (``providerkit.entry``; ``None`` for a client it does not apply to)."""
         import asyncio
 
         loop = asyncio.get_running_loop()
         last = self._last
         if last[0] is loop:
-            return last[1], last[2]
+            return last[1], last[2], last[3]
         entry = self._clients.get(loop)
         if entry is None:
             client = self.user_client if self.user_client is not None else self._new_client()
             size = self.config.in_flight
-            entry = (client, asyncio.Semaphore(size) if size else None)
+            entry = (client, asyncio.Semaphore(size) if size else None, guard_for(self.module(), client))
             self._forget_closed_loops()
             self._clients[loop] = entry
-        self._last = (loop, entry[0], entry[1])
+        self._last = (loop, *entry)
         return entry
 
     def module(self) -> Any:
@@ -223,10 +228,10 @@ class HttpClient(HttpErrors):
         """Close the clients this object made (a user's ``client=`` is left open: it is theirs)."""
         import asyncio
 
-        clients, self._clients, self._last = self._clients, {}, (None, None, None)
+        clients, self._clients, self._last = self._clients, {}, (None, None, None, None)
         self._urls.clear()
         current = asyncio.get_running_loop()
-        for loop, (client, _gate) in clients.items():
+        for loop, (client, _gate, _entry) in clients.items():
             if client is self.user_client:
                 continue
             if loop is current:
@@ -253,7 +258,7 @@ class HttpClient(HttpErrors):
         """
         import asyncio
 
-        client, gate = self._slot()
+        client, gate, entry = self._slot()
         headers = self.request_headers()
         url = self._urls.get((id(client), path))
         if url is None:
@@ -273,7 +278,17 @@ class HttpClient(HttpErrors):
                 response = None
                 try:
                     request = client.build_request("POST", url, content=body, headers=headers)
-                    response = await client.send(request, stream=True)
+                    if entry is None:
+                        response = await client.send(request, stream=True)
+                    else:  # into the pool once the request before has its connection (providerkit.entry)
+                        await entry.acquire()
+                        claim = Claim(entry, request.extensions)
+                        try:
+                            response = await client.send(request, stream=True)
+                        finally:
+                            untraced = claim.finish()
+                        if untraced:
+                            self._unguard(client)
                     status = response.status_code
                     if status < 400:
                         if not stream:  # the body read here, not in a coroutine of its own (awaited per chunk)
@@ -326,6 +341,13 @@ class HttpClient(HttpErrors):
         finally:
             if guard is not None and not handed_over:
                 guard.cancel()
+
+    def _unguard(self, client: Any) -> None:
+        """Stop guarding pool entry for ``client``: a request went through it without a trace event."""
+        for loop, (known, gate, _entry) in list(self._clients.items()):
+            if known is client:
+                self._clients[loop] = (known, gate, None)
+        self._last = (None, None, None, None)
 
     def _url(self, client: Any, path: str) -> Any:
         """The URL ``client`` posts ``path`` to, merged with its ``base_url`` (and our prefix) once.

@@ -7,9 +7,11 @@ Two parts, against loopback servers started as child processes:
   ``--wide``), each the peer task (question -> ``add`` tool call -> tool -> "5",
   two LLM calls). zagent: a ``CustomizeAgent`` with the ``add`` tool registered
   with the kernel's defaults (tool threads). Floors: the hand-written httpx loop
-  with httpx's default pool (``raw``) and the same with at most 64 requests in
-  flight (``raw64``, the best-tuned raw configuration at width). Prints CPU and
-  wall per task and zagent's ratios to both floors (median of ``--rounds``).
+  with httpx's default pool (``raw``) and the same with at most 64 or 8 requests
+  in flight (``raw64``, ``raw8``: against this instant server, the fewer
+  requests inside httpcore's pool the cheaper each is). Prints CPU and wall per
+  task and zagent's ratios to ``raw`` and to the fastest raw configuration of
+  each round (median of ``--rounds``).
 * **steps** (``bench/stepserver.py``): one ReAct run of N steps (N LLM calls,
   N tool calls) for N in 1/10/100/1,000: ``ckpt`` with a checkpoint store (SQLite
   file, default retention), ``plain`` without, and ``raw``: the same conversation
@@ -131,9 +133,12 @@ async def burst(n: int, task, name: str = "") -> tuple[float, float]:
     return (time.process_time() - cpu) / n * 1e6, (time.perf_counter() - wall) / n * 1e6
 
 
+RAW = ("raw", "raw64", "raw8")  # the floors: httpx's default pool, and at most 64 or 8 requests in flight
+
+
 async def concurrency(url: str, widths: list[int], rounds: int) -> None:
     client = raw_client(url)
-    gate = asyncio.Semaphore(64)
+    gates = {"raw64": asyncio.Semaphore(64), "raw8": asyncio.Semaphore(8)}
     k = zagent.Kernel(plugins=PLUGINS, entry_points=False)
     k.add_tool(add)
     llm = k.llm("openai:mock", base_url=url, api_key="x")
@@ -146,29 +151,30 @@ async def concurrency(url: str, widths: list[int], rounds: int) -> None:
     async def z():
         return (await agent.acall(question=PROMPT)).answer
 
-    variants = {"raw": lambda: raw_loop(client, [{"role": "user", "content": PROMPT}]),
-                "raw64": lambda: raw_loop(client, [{"role": "user", "content": PROMPT}], gate),
-                "zagent": z}
+    def raw(gate):
+        return lambda: raw_loop(client, [{"role": "user", "content": PROMPT}], gate)
+
+    variants = {"raw": raw(None), "raw64": raw(gates["raw64"]), "raw8": raw(gates["raw8"]), "zagent": z}
     for fn in variants.values():  # connections opened, code warm
         await burst(100, fn)
     print(f"\n== concurrency (CPU and wall per task, µs; median of {rounds} rounds, order rotated)")
-    print(f"{'N':>6} {'raw cpu':>8} {'raw64 cpu':>9} {'zagent cpu':>10} {'x raw':>6} {'x raw64':>7}   "
-          f"{'raw wall':>8} {'raw64 wall':>10} {'zagent wall':>11} {'x best':>6}")
+    print(f"{'N':>6} " + " ".join(f"{name + ' cpu':>10}" for name in variants) + f" {'x raw':>6} {'x best':>6}   "
+          + " ".join(f"{name + ' wall':>11}" for name in variants) + f" {'x best':>6}")
     for n in widths:
-        rows = {name: [] for name in variants}
+        rows: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
         for r in range(rounds):
             names = list(variants)
-            names = names[r % 3:] + names[:r % 3]
+            names = names[r % len(names):] + names[:r % len(names)]
             for name in names:
                 rows[name].append(await burst(n, variants[name], name))
         med = {name: (statistics.median(c for c, _ in v), statistics.median(w for _, w in v)) for name, v in rows.items()}
-        cpu_raw = statistics.median(z[0] / a[0] for z, a in zip(rows["zagent"], rows["raw"]))
-        cpu_raw64 = statistics.median(z[0] / a[0] for z, a in zip(rows["zagent"], rows["raw64"]))
-        wall_best = statistics.median(z[1] / min(a[1], b[1]) for z, a, b in zip(rows["zagent"], rows["raw"], rows["raw64"]))
-        print(f"{n:>6} {med['raw'][0]:8.0f} {med['raw64'][0]:9.0f} {med['zagent'][0]:10.0f} {cpu_raw:6.2f} "
-              f"{cpu_raw64:7.2f}   {med['raw'][1]:8.0f} {med['raw64'][1]:10.0f} {med['zagent'][1]:11.0f} "
-              f"{wall_best:6.2f}")
-    print("(x best: zagent wall / the faster raw configuration of the same round)")
+        rounds_of = list(zip(*(rows[name] for name in (*RAW, "zagent"))))  # per round: raw, raw64, raw8, zagent
+        cpu_raw = statistics.median(r[-1][0] / r[0][0] for r in rounds_of)
+        cpu_best = statistics.median(r[-1][0] / min(x[0] for x in r[:-1]) for r in rounds_of)
+        wall_best = statistics.median(r[-1][1] / min(x[1] for x in r[:-1]) for r in rounds_of)
+        print(f"{n:>6} " + " ".join(f"{med[name][0]:10.0f}" for name in variants) + f" {cpu_raw:6.2f} {cpu_best:6.2f}   "
+              + " ".join(f"{med[name][1]:11.0f}" for name in variants) + f" {wall_best:6.2f}")
+    print("(x raw: zagent CPU / raw's; x best: zagent / the fastest raw configuration of the same round)")
     for where, notes in FAILED.items():
         print(f"FAILED TASKS {where}: {'; '.join(sorted(notes))}")
     await client.aclose()

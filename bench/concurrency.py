@@ -11,7 +11,7 @@ this repository's test server) in a child process, then for each N (default
   because httpx's pool then slows down with the square of the waiters;
 * ``zagent_httpx2``: zagent on httpx2 (when installed);
 * raw httpx floors with a hand-written post: pool 100/20 with a semaphore of
-  32, 64, 100 or 200 in front, and pool 1000/200 with no semaphore up to
+  8, 32, 64, 100 or 200 in front, and pool 1000/200 with no semaphore up to
   ``--nogate-max``. The best of them (lowest wall time at that N) is the floor.
 
 Each side runs one warm-up burst (which opens the connections), then
@@ -142,7 +142,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--nogate-max", type=int, default=1000,
                     help="largest N for the sides without an in-flight gate (they slow down quadratically)")
-    ap.add_argument("--raw-gates", type=int, nargs="*", default=[32, 64, 100, 200],
+    ap.add_argument("--raw-gates", type=int, nargs="*", default=[8, 32, 64, 100, 200],
                     help="raw floors: pool 100/20 with a semaphore of this size in front")
     ap.add_argument("--zagent-gates", type=int, nargs="*", default=[],
                     help="extra zagent sides with max_in_flight set to these values")

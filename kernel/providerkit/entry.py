@@ -28,8 +28,10 @@ request succeeds without one is never guarded again.
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 class Claim:
@@ -75,4 +77,6 @@ def guard_for(mod: Any, client: Any) -> Optional[asyncio.Lock]:
         return None
     if type(getattr(transport, "_pool", None)) is not httpcore.AsyncConnectionPool:
         return None
+    import asyncio
+
     return asyncio.Lock()

@@ -31,6 +31,10 @@ Scheduling rules (decided here, also in the README):
   nothing more is written and ``arun`` raises ``zagent.errors.CheckpointError``
   (the store's error as its cause); the store keeps the run as of its last
   checkpoint that landed, and resumes from it once the store works again.
+  A node whose own inner run (a checkpointed agent) raises ``CheckpointError``
+  stops the workflow the same way, without retrying the node: the node stays
+  running in the workflow's checkpoint, so a resume runs it again and its
+  inner run resumes from its own last checkpoint.
 * Loops: when a router picks a loop target, the nodes on the loop are reset and
   run again (at most ``max_loops`` times). Nodes *outside* a loop that read
   values of nodes inside it run after its first pass.
@@ -331,6 +335,9 @@ class _Run:
             try:
                 outputs, attempts = await self._attempts(name)
                 route, loop = self._route(name, outputs)
+            except CheckpointError as exc:  # an inner run's checkpoint failed: it stopped, so the workflow does
+                self._halt(exc)  # too (its own store keeps the node running, to resume the inner run from)
+                return
             except Exception as exc:
                 await self._failed(name, exc, started)
             else:
@@ -364,8 +371,8 @@ class _Run:
                 try:
                     return await self._run_node(name), attempt
                 except Exception as exc:
-                    if attempt == tries or isinstance(exc, ProviderError):
-                        raise  # a provider's error was already retried by the provider's own policy
+                    if attempt == tries or isinstance(exc, (ProviderError, CheckpointError)):
+                        raise  # a provider's error was already retried by its own policy; a checkpoint's stops
                     await self._emit("node_retry", node=name, attempt=attempt, error=_short(exc))
         raise AssertionError("unreachable")  # pragma: no cover
 

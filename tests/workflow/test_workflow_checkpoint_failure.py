@@ -228,3 +228,34 @@ def test_a_full_file_stops_the_run_and_it_resumes_once_there_is_room(kernel, tmp
     result = WorkFlowExecutor(kernel=kernel, checkpoints=roomy).run(
         counted_chain(again, lambda i, _: big + str(i)), {"goal": "g"}, run_id="full")
     assert again == [f"n{i}" for i in range(last, N)] and result.outputs == {f"o{N - 1}": big + str(N - 1)}
+
+
+def test_an_inner_runs_checkpoint_error_stops_the_workflow_without_retrying_the_node(kernel, tmp_path):
+    """A node whose agent raises ``CheckpointError`` (its own checkpointed run stopped) is not retried and not
+    marked failed: the workflow raises that error, its store keeps the node unfinished, and a resume runs the
+    node again and finishes like a run that never failed."""
+    calls = []
+    broken = CheckpointError("inner run 'r/n4' could not write checkpoint 3", run_id="r/n4", step=3)
+
+    def agent(i, got):
+        if i == 4 and calls.count("n4") == 1:
+            raise broken
+        return value(i, got)
+
+    store = str(tmp_path / "inner.db")
+    with pytest.raises(CheckpointError) as info:
+        WorkFlowExecutor(kernel=kernel, checkpoints=store, retries=2).run(counted_chain(calls, agent),
+                                                                          {"goal": "g"}, run_id="inner")
+    assert info.value is broken
+    assert calls == [f"n{i}" for i in range(5)]  # n4 once: not retried
+    saved = kernel.memory("checkpoints", path=store)
+    try:
+        state = msgspec.json.decode(saved.latest("inner")[1], type=RunState)
+    finally:
+        saved.close()
+    assert state.status == "running" and "n4" not in state.done
+    assert [t.node for t in state.trace if t.status == "failed"] == []
+    result = WorkFlowExecutor(kernel=kernel, checkpoints=store).run(counted_chain(calls, agent), {"goal": "g"},
+                                                                    run_id="inner")
+    assert calls[5:] == [f"n{i}" for i in range(4, N)]
+    assert same_run(result, WorkFlowExecutor(kernel=kernel).run(counted_chain([]), {"goal": "g"}))

@@ -177,3 +177,45 @@ def test_a_claim_without_events_is_given_back_by_finish():
         return claim.finish(), lock.locked(), extensions, claim.finish()
 
     assert asyncio.run(go()) == (True, False, {}, False)
+
+
+@pytest.mark.timeout(60)
+def test_a_guarded_client_has_every_request_at_the_server_at_once():
+    """The entry is held only until a request has its connection, never over the server's reply: a real server
+    that answers only once 40 requests are inside it at the same time gets all 40 from one guarded client."""
+    n = 40
+    body = b'{"ok":true}'
+
+    async def go():
+        inside = [0]
+        everyone = asyncio.Event()
+
+        async def handle(reader, writer):
+            try:
+                while True:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length"))
+                    await reader.readexactly(length)
+                    inside[0] += 1
+                    if inside[0] >= n:
+                        everyone.set()
+                    await asyncio.wait_for(everyone.wait(), 20)
+                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
+                                 % (len(body), body))
+                    await writer.drain()
+            except (asyncio.IncompleteReadError, ConnectionError):
+                writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        http = _http(f"http://127.0.0.1:{port}/v1")
+        try:
+            guarded = http._slot()[2] is not None
+            return guarded, await _burst(http, n)
+        finally:
+            await http.aclose()
+            server.close()
+
+    guarded, bodies = asyncio.run(go())
+    assert guarded and bodies == [body] * n

@@ -19,8 +19,8 @@ in. The wait is a few event-loop turns, never the server's reply, and the
 hold ends however the request ends (``Claim.finish``).
 
 Only clients whose pool is known to trace are guarded (``guard_for``): an
-``httpx.AsyncClient`` over httpx's own transport and httpcore's pool, with no
-proxy mounts. Another transport (a user's, a mock, a proxy, httpx2) is left
+``httpx.AsyncClient`` over httpx's own transport and httpcore's pool, HTTP/1.1
+only, with no proxy mounts. Another transport (a user's, a mock, a proxy, httpx2) is left
 as it is: a request that held the entry without a single trace event would
 hold every other request back for its whole exchange, so a client whose
 request succeeds without one is never guarded again.
@@ -75,8 +75,9 @@ def guard_for(mod: Any, client: Any) -> Optional[asyncio.Lock]:
         import httpcore
     except ImportError:  # pragma: no cover - httpx depends on it
         return None
-    if type(getattr(transport, "_pool", None)) is not httpcore.AsyncConnectionPool:
-        return None
+    pool = getattr(transport, "_pool", None)
+    if type(pool) is not httpcore.AsyncConnectionPool or getattr(pool, "_http2", True):
+        return None  # HTTP/2 multiplexes: requests may wait for a stream (untraced) where another could go on
     import asyncio
 
     return asyncio.Lock()

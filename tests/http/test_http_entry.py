@@ -73,7 +73,8 @@ def test_a_wide_burst_never_fails_over_in_the_pool(failovers, monkeypatch):
 
 
 def test_zagent_and_plain_user_clients_are_guarded_others_are_not():
-    """The guard applies to an httpx.AsyncClient over httpx's transport and httpcore's pool, nothing else."""
+    """The guard applies to an httpx.AsyncClient over httpx's transport and httpcore's pool, not to a mock
+    transport, proxies, or a module other than httpx."""
     async def go():
         own = httpx.AsyncClient()
         mocked = httpx.AsyncClient(transport=httpx.MockTransport(lambda request: httpx.Response(200)))
@@ -87,6 +88,19 @@ def test_zagent_and_plain_user_clients_are_guarded_others_are_not():
     kinds, other_module = asyncio.run(go())
     assert kinds == [True, False, False]
     assert other_module is None
+
+
+def test_an_http2_client_is_not_guarded():
+    """A client whose pool may speak HTTP/2 is left as it is (a request may wait, untraced, for a stream)."""
+    async def go():
+        client = httpx.AsyncClient()
+        client._transport._pool._http2 = True  # as httpx.AsyncClient(http2=True) sets it (that needs h2 installed)
+        try:
+            return guard_for(httpx, client)
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(go()) is None
 
 
 def _gathering_transport(n: int):

@@ -28,52 +28,16 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PEER_MOCK = next((p for p in (ROOT.parent / "shared" / "bench" / "peers" / "mock_server.py",
-                              ROOT.parents[1] / "shared" / "bench" / "peers" / "mock_server.py") if p.exists()),
-                 ROOT / "missing-mock_server.py")  # in a checkout or a worktree beside it; else tests/servers
+sys.path.insert(0, str(ROOT / "bench"))
 KEY = "sk-bench-not-secret"
 
-OWN = ROOT / "tests" / "servers"
-
-# Loads this checkout's tests/servers from the folder given in argv as a package of its own name (as
-# bench/provider_overhead.py does), so another ``tests`` package on sys.path or in the current directory can
-# never stand in for it.
-_OWN_SERVER = """
-import importlib.util, sys, time
-folder = sys.argv[1]
-spec = importlib.util.spec_from_file_location("zagent_bench_servers", folder + "/__init__.py",
-                                              submodule_search_locations=[folder])
-package = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = package
-spec.loader.exec_module(package)
-from zagent_bench_servers.openai_server import OpenAIServer
-with OpenAIServer(key=None) as s:
-    print('LISTENING', s.port, flush=True)
-    while True:
-        time.sleep(3600)
-"""
-
-
-def start_server() -> tuple[subprocess.Popen, str]:
-    if PEER_MOCK.exists():
-        cmd = [sys.executable, str(PEER_MOCK), "--port", "0"]
-    elif (OWN / "openai_server.py").is_file():
-        cmd = [sys.executable, "-c", _OWN_SERVER, str(OWN)]
-    else:
-        raise SystemExit(f"no mock server: neither the peers' {PEER_MOCK} nor {OWN / 'openai_server.py'} exists")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=str(ROOT))
-    line = proc.stdout.readline()
-    if not line.startswith("LISTENING"):
-        proc.kill()
-        raise SystemExit(f"mock server did not start: {line!r}")
-    return proc, f"http://127.0.0.1:{line.split()[1]}/v1"
+from provider_overhead import start_server  # noqa: E402  (the peers' mock server, else tests/servers)
 
 
 def spec() -> dict:
@@ -136,7 +100,7 @@ def main() -> None:
     ap.add_argument("--ray-cpus", type=int, default=2)
     ap.add_argument("--no-ray", action="store_true")
     args = ap.parse_args()
-    proc, base_url = start_server()
+    proc, base_url, label = start_server()
     os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"] = base_url, KEY
     from zagent import Kernel
 
@@ -165,7 +129,7 @@ def main() -> None:
     finally:
         kernel.close()
         proc.kill()
-    print(f"server {base_url} ({'peers mock_server' if PEER_MOCK.exists() else 'tests/servers'}), "
+    print(f"server {base_url} ({label}), "
           f"{args.items} items, concurrency {args.concurrency}, median of {args.runs} runs, cpus {os.cpu_count()}")
     print(f"{'':<12}{'items/s':>10}{'us/item':>12}{'over bare us':>14}{'ratio':>9}{'cpu us/item':>14}")
     floor = statistics.median(results["bare"])

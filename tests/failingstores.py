@@ -1,10 +1,12 @@
 """Checkpoint stores that fail on purpose, on real SQLite files, for the fail-closed tests of the ReAct loop,
-workflows and group chats (``from tests.failingstores import ...``).
+workflows and group chats (``from tests.failingstores import ...``), and one that cannot take patches.
 
 * ``failing(path, at)``: a ``CheckpointStore`` whose write of step ``at`` raises ``Broken`` (once: a transient
   failure, the writes after it land); ``store.attempts`` lists every step a write was tried for.
 * ``locked(path)``: another connection holding the file's write lock (``BEGIN EXCLUSIVE``) until it is closed,
   as another process writing would; a store opened with ``short_wait`` gives up on it at once (``StoreBusy``).
+* ``FullOnly()``: a third-party store in memory with ``asave`` and ``alatest`` only (no ``asave_patch``), so
+  every checkpoint reaches it whole; ``store.saved[run_id][step]`` is what it holds.
 """
 
 from __future__ import annotations
@@ -61,3 +63,17 @@ def locked(path: str) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.execute("BEGIN EXCLUSIVE")
     return conn
+
+
+class FullOnly:
+    """A third-party store: ``asave`` and ``alatest``, no ``asave_patch``."""
+
+    def __init__(self) -> None:
+        self.saved: dict[str, dict[int, bytes]] = {}
+
+    async def asave(self, run_id: str, step: int, state: bytes, *, kind: str, metadata: Any = None) -> None:
+        self.saved.setdefault(run_id, {})[step] = bytes(state)
+
+    async def alatest(self, run_id: str) -> Optional[tuple[int, bytes]]:
+        steps = self.saved.get(run_id)
+        return (max(steps), steps[max(steps)]) if steps else None

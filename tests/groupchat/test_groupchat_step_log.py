@@ -15,6 +15,8 @@ from zagent.plugins.groupchat import GroupChat
 from zagent.plugins.groupchat.state import ChatState
 from zagent.testing import wait_until
 
+from tests.failingstores import FullOnly
+
 from .conftest import Echo, echoes
 
 CHILD = str(pathlib.Path(__file__).with_name("groupchat_child.py"))
@@ -131,20 +133,6 @@ def test_killed_mid_chat_resumes_without_rerunning_checkpointed_turns(kernel, tm
     assert log.read_text().split() == [str(r) for r in range(1, 26)] + [str(r) for r in range(25, 41)]
     assert [m.content for m in result.messages[1:]] == [f"{'AB'[(r - 1) % 2]} in round {r}" for r in range(1, 41)]
     store.close()
-
-
-class FullOnly:
-    """A third-party store: ``asave`` and ``alatest``, no ``asave_patch``."""
-
-    def __init__(self):
-        self.saved = {}
-
-    async def asave(self, run_id, step, state, *, kind, metadata=None):
-        self.saved.setdefault(run_id, {})[step] = bytes(state)
-
-    async def alatest(self, run_id):
-        steps = self.saved.get(run_id)
-        return (max(steps), steps[max(steps)]) if steps else None
 
 
 def test_a_store_without_save_patch_gets_every_checkpoint_whole(kernel):

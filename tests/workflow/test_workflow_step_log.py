@@ -13,6 +13,8 @@ from zagent.plugins.workflow import WorkFlowExecutor
 from zagent.plugins.workflow.result import RunState
 from zagent.testing import wait_until
 
+from tests.failingstores import FullOnly
+
 from .steplog_graphs import chain, fan, looping
 
 CHILD = str(pathlib.Path(__file__).with_name("workflow_child.py"))
@@ -138,20 +140,6 @@ def test_killed_mid_run_resumes_without_rerunning_checkpointed_nodes(kernel, tmp
     assert log.read_text().split() == [f"n{i}" for i in range(26)] + [f"n{i}" for i in range(25, 40)]
     assert result.outputs == {"o39": "v39"} and len(result.resumed) == 25
     store.close()
-
-
-class FullOnly:
-    """A third-party store: ``asave`` and ``alatest``, no ``asave_patch``."""
-
-    def __init__(self):
-        self.saved = {}
-
-    async def asave(self, run_id, step, state, *, kind, metadata=None):
-        self.saved.setdefault(run_id, {})[step] = bytes(state)
-
-    async def alatest(self, run_id):
-        steps = self.saved.get(run_id)
-        return (max(steps), steps[max(steps)]) if steps else None
 
 
 def test_a_store_without_save_patch_gets_every_checkpoint_whole(kernel):

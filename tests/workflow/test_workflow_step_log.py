@@ -8,7 +8,6 @@ import sys
 
 import msgspec
 import pytest
-from zagent.agentkit.steplog import StepLog
 from zagent.plugins.workflow import WorkFlowExecutor
 from zagent.plugins.workflow.result import RunState
 from zagent.testing import wait_until
@@ -52,27 +51,6 @@ def same_run(a, b):
 GRAPHS = {"chain": lambda: (chain(N, lambda i, v: i), {"goal": "g"}),
           "fan": lambda: (fan(30), {"goal": "g"}),
           "loop": lambda: (looping(25), {"goal": "g", "passes": 25})}
-
-
-@pytest.fixture
-def store(kernel, tmp_path):
-    s = kernel.memory("checkpoints", path=str(tmp_path / "runs.db"), keep_last=None)
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def saved_states(monkeypatch):
-    """Every checkpoint's whole state, encoded at the moment its patch or full save is built."""
-    seen = {}
-    original = StepLog.asave
-
-    async def spy(self, store, run_id, step, state, **kw):
-        seen[(run_id, step)] = msgspec.json.encode(state, enc_hook=repr)
-        await original(self, store, run_id, step, state, **kw)
-
-    monkeypatch.setattr(StepLog, "asave", spy)
-    return seen
 
 
 def test_most_checkpoints_of_a_long_run_are_patches(kernel, store):

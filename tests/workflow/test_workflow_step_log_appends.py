@@ -7,7 +7,6 @@ import sqlite3
 
 import msgspec
 import pytest
-from zagent.agentkit.steplog import StepLog
 from zagent.plugins.memory.schema import MIGRATIONS, statements
 from zagent.plugins.workflow import WorkFlowExecutor
 from zagent.plugins.workflow.result import RunState
@@ -31,27 +30,6 @@ def as_state(raw):
 def same_run(a, b):
     trace = [[(t.node, t.status, t.outputs, t.route, t.iteration) for t in r.trace] for r in (a, b)]
     return a.outputs == b.outputs and a.values == b.values and trace[0] == trace[1]
-
-
-@pytest.fixture
-def store(kernel, tmp_path):
-    s = kernel.memory("checkpoints", path=str(tmp_path / "runs.db"), keep_last=None)
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def saved_states(monkeypatch):
-    """Every checkpoint's whole state, encoded when its patch or full save is built."""
-    seen = {}
-    original = StepLog.asave
-
-    async def spy(self, store, run_id, step, state, **kw):
-        seen[(run_id, step)] = msgspec.json.encode(state, enc_hook=repr)
-        await original(self, store, run_id, step, state, **kw)
-
-    monkeypatch.setattr(StepLog, "asave", spy)
-    return seen
 
 
 def test_patches_stay_as_small_at_node_200_as_at_node_1(kernel, store):

@@ -32,9 +32,10 @@ Scheduling rules (decided here, also in the README):
   (the store's error as its cause); the store keeps the run as of its last
   checkpoint that landed, and resumes from it once the store works again.
   A node whose own inner run (a checkpointed agent) raises ``CheckpointError``
-  stops the workflow the same way, without retrying the node: the node stays
-  running in the workflow's checkpoint, so a resume runs it again and its
-  inner run resumes from its own last checkpoint.
+  stops the workflow the same way, without retrying the node or marking it
+  failed: the node stays unfinished in the workflow's checkpoint, so a resume
+  runs it again (as after a crash: its agent starts over, unless it restores
+  its own run).
 * Loops: when a router picks a loop target, the nodes on the loop are reset and
   run again (at most ``max_loops`` times). Nodes *outside* a loop that read
   values of nodes inside it run after its first pass.
@@ -335,8 +336,8 @@ class _Run:
             try:
                 outputs, attempts = await self._attempts(name)
                 route, loop = self._route(name, outputs)
-            except CheckpointError as exc:  # an inner run's checkpoint failed: it stopped, so the workflow does
-                self._halt(exc)  # too (its own store keeps the node running, to resume the inner run from)
+            except CheckpointError as exc:  # an inner run's checkpoint failed and it stopped: so does the run
+                self._halt(exc)  # (the node stays unfinished in our checkpoint: a resume runs it again)
                 return
             except Exception as exc:
                 await self._failed(name, exc, started)

@@ -437,11 +437,12 @@ def _announced_over(response: Any, limit: int) -> Optional[int]:
 
 
 def _plain_http(mod: Any, base_url: str) -> bool:
-    """True when a client of ``mod`` for ``base_url`` can never speak TLS: an ``http://`` URL, httpx, no proxy.
+    """True when a client of ``mod`` for ``base_url`` can never speak TLS: an ``http://`` URL, httpx or httpx2
+    (both take an ``ssl.SSLContext`` as ``verify``), no proxy.
 
     Every request goes to a path under ``base_url`` and redirects are not followed, so only a proxy from the
     environment (``HTTP_PROXY``, ``ALL_PROXY``..., possibly an ``https://`` one) could bring TLS in."""
-    if getattr(mod, "__name__", "") != "httpx" or not base_url.lower().startswith("http://"):
+    if getattr(mod, "__name__", "") not in ("httpx", "httpx2") or not base_url.lower().startswith("http://"):
         return False
     from urllib.request import getproxies  # httpx imports urllib.request: nothing new is loaded
 

@@ -24,7 +24,8 @@ BODY = b'{"model":"m","messages":[{"role":"user","content":"hi"}]}'
 
 
 def _http(url: str, **options) -> HttpClient:
-    return HttpClient.build("openai", url, dict(options), api_key=Secret("sk-test"))
+    """zagent's own client on httpx (the guard is about httpcore's pool: httpx2, when installed, is left out)."""
+    return HttpClient.build("openai", url, {"http_module": "httpx", **options}, api_key=Secret("sk-test"))
 
 
 @pytest.fixture

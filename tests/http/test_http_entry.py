@@ -219,8 +219,8 @@ def test_a_guarded_client_has_every_request_at_the_server_at_once():
                     writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
                                  % (len(body), body))
                     await writer.drain()
-            except (asyncio.IncompleteReadError, ConnectionError):
-                writer.close()
+            except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+                writer.close()  # the client went away, or the test ended (the server closed)
 
         server = await asyncio.start_server(handle, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]

@@ -46,15 +46,13 @@ class Claim:
         extensions["trace"] = self
 
     async def __call__(self, name: str, info: Any) -> None:
-        if self.held:
-            self.held = False
-            self._lock.release()
-            self._extensions.pop("trace", None)  # the request's later phases skip tracing altogether
+        self.finish()
 
     def finish(self) -> bool:
-        """Give the entry back if no event did (the request failed early, or was cancelled).
+        """Give the entry back, once: at the first pool event, or when the request ended before any (it failed
+        early, or was cancelled). The extension is removed, so the request's later phases skip tracing.
 
-        Returns True when the entry was still held, i.e. the pool emitted no event for this request.
+        Returns True when this call gave it back, i.e. at the end of a request: no event came for it.
         """
         if not self.held:
             return False

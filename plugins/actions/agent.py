@@ -178,7 +178,7 @@ class Agent:
         if self.use_long_term_memory:
             await self._remember([asked])
         else:  # short-term only: no coroutine
-            self._keep(asked)
+            self._keep([asked])
         missing = action.missing_inputs(inputs)
         if missing:
             inputs.update(await self._extract(action, ctx, missing))
@@ -190,7 +190,7 @@ class Agent:
         if self.use_long_term_memory:
             await self._remember([message])
         else:
-            self._keep(message)
+            self._keep([message])
         if events:
             await ctx.aemit("run_end", action=action.name, steps=out.steps, duration=duration)
         result = AgentResult(output=out.output, message=message, agent=self.name, action=action.name,
@@ -283,16 +283,14 @@ class Agent:
         return list(self._memory)
 
     async def _remember(self, messages: list[Message]) -> None:
-        self._memory.extend(messages)
-        if self.memory_size is not None and len(self._memory) > self.memory_size:
-            del self._memory[: len(self._memory) - self.memory_size]
+        self._keep(messages)
         if self.use_long_term_memory:
             await self._long_term().aadd(self.namespace, messages)
 
-    def _keep(self, message: Message) -> None:
-        """``_remember`` of one message in short-term memory only (no long-term memory: nothing to await)."""
+    def _keep(self, messages: list[Message]) -> None:
+        """``_remember`` in short-term memory only (without long-term memory there is nothing to await)."""
         memory = self._memory
-        memory.append(message)
+        memory.extend(messages)
         if self.memory_size is not None and len(memory) > self.memory_size:
             del memory[: len(memory) - self.memory_size]
 

@@ -11,6 +11,7 @@ the loopback servers; ``tests.kernels``) import however pytest is started.
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -38,3 +39,20 @@ def _clean_zagent_env(monkeypatch, _run_log_dir):
         monkeypatch.delenv(name, raising=False)
     # the CLI keeps a run log by default: tests that start it write here, not in the home directory
     monkeypatch.setenv("ZAGENT_LOG_DB", str(_run_log_dir / "logs.db"))
+
+
+@pytest.fixture
+def saved_states(monkeypatch):
+    """Every checkpoint a ``StepLog`` writes (ReAct, workflow, group chat), as the whole state by ``(run_id,
+    step)``, encoded when its patch or full save is built: what the store must read back."""
+    from zagent.agentkit.steplog import StepLog
+
+    seen = {}
+    original = StepLog.asave
+
+    async def spy(self, store, run_id, step, state, **kw):
+        seen[(run_id, step)] = msgspec.json.encode(state, enc_hook=repr)
+        await original(self, store, run_id, step, state, **kw)
+
+    monkeypatch.setattr(StepLog, "asave", spy)
+    return seen

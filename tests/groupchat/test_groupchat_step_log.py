@@ -10,7 +10,6 @@ import threading
 import msgspec
 import pytest
 
-from zagent.agentkit.steplog import StepLog
 from zagent.plugins.groupchat import GroupChat
 from zagent.plugins.groupchat.state import ChatState
 from zagent.testing import wait_until
@@ -50,20 +49,6 @@ def store(kernel, tmp_path):
     s.close()
 
 
-@pytest.fixture
-def saved_states(monkeypatch):
-    """Every checkpoint's whole state, encoded at the moment its patch or full save is built."""
-    seen = {}
-    original = StepLog.asave
-
-    async def spy(self, store, run_id, step, state, **kw):
-        seen[step] = msgspec.json.encode(state)
-        await original(self, store, run_id, step, state, **kw)
-
-    monkeypatch.setattr(StepLog, "asave", spy)
-    return seen
-
-
 def test_most_checkpoints_of_a_long_chat_are_patches(kernel, store):
     """A 60-round chat writes patches between occasional full saves; its first and last checkpoints are full."""
     chat(kernel, store).run("talk", run_id="long")
@@ -87,12 +72,12 @@ def test_every_checkpoint_reads_back_as_the_state_it_saved(kernel, store, saved_
     group.on_turn = on_turn
     group.run("talk", run_id="spied")
     saved = rows(store, "spied")
-    assert [step for step, _ in saved] == sorted(saved_states), "every save landed"
-    paused = [step for step, _ in saved if b'"status":"paused"' in saved_states[step]]
+    assert [step for step, _ in saved] == sorted(step for _, step in saved_states), "every save landed"
+    paused = [step for step, _ in saved if b'"status":"paused"' in saved_states[("spied", step)]]
     assert len(paused) == 1 and dict(saved)[paused[0]] == 0
     for step, _ in saved:
         rebuilt = msgspec.json.decode(store.load("spied", step), type=ChatState)
-        assert rebuilt == msgspec.json.decode(saved_states[step], type=ChatState), step
+        assert rebuilt == msgspec.json.decode(saved_states[("spied", step)], type=ChatState), step
 
 
 def test_a_chat_cut_after_a_patch_resumes_and_ends_like_an_uninterrupted_one(kernel, store):

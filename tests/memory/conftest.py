@@ -1,4 +1,5 @@
-"""Fixtures for memory tests: a fresh kernel with only the memory plugin, and child processes.
+"""Fixtures for memory tests: a fresh kernel with only the memory plugin, a checkpoint store keeping every
+step (``store``; a test file may define its own) and child processes.
 
 ``run_child(mode, *args)`` starts ``memory_child.py`` in a new interpreter with
 its stdout piped, so a test can read what the child reported as committed
@@ -21,6 +22,14 @@ def kernel():
     k = Kernel(plugins=["zagent.plugins.memory"], entry_points=False)
     yield k
     k.close()
+
+
+@pytest.fixture
+def store(kernel, tmp_path):
+    """A checkpoint store on a SQLite file in the test's folder that keeps every step (``keep_last=None``)."""
+    s = kernel.memory("checkpoints", path=str(tmp_path / "runs.db"), keep_last=None)
+    yield s
+    s.close()
 
 
 @pytest.fixture

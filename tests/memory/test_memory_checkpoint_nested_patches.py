@@ -7,13 +7,6 @@ from zagent import ConfigError
 from zagent.plugins.memory.errors import StoreError
 
 
-@pytest.fixture
-def store(kernel, tmp_path):
-    s = kernel.memory("checkpoints", path=str(tmp_path / "runs.db"), keep_last=None)
-    yield s
-    s.close()
-
-
 def state_of(raw):
     return msgspec.json.decode(raw)
 

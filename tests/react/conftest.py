@@ -1,5 +1,7 @@
-"""Fixtures for the ReAct tests: a kernel with offline providers, parsers, actions and react."""
+"""Fixtures for the ReAct tests: a kernel with offline providers, parsers, actions and react; reply and
+checkpoint helpers."""
 
+import msgspec
 import pytest
 
 from zagent import Kernel
@@ -20,3 +22,16 @@ def kernel():
 
 def call(name, **arguments):
     return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def spy_checkpoints(loop):
+    """``{step: the loop's state, JSON}`` of every checkpoint ``loop`` goes on to write, taken once it landed."""
+    seen = {}
+    original = loop._checkpoint
+
+    async def spy():
+        await original()
+        seen[loop.state.checkpoint] = msgspec.json.encode(loop.state)
+
+    loop._checkpoint = spy
+    return seen

@@ -10,7 +10,7 @@ from zagent.plugins.memory.checkpoints import CheckpointStore
 from zagent.plugins.react import ReActLoop
 from zagent.plugins.react.state import RunState
 
-from .conftest import call
+from .conftest import call, spy_checkpoints
 
 N = 8
 
@@ -52,14 +52,7 @@ def test_a_run_cancelled_during_a_checkpoint_write_saves_its_next_checkpoint_who
     store.land, store.stalled_at, store.stalled, store.full_at = land, None, asyncio.Event(), -1
     llm = kernel.llm("scripted:m", replies=[call("add", a=i, b=1) for i in range(N)] + ["done"])
     loop = ReActLoop(kernel=kernel, llm=llm, tools=["add"], checkpoints=store, max_iterations=N + 5)
-    seen = {}
-    original = loop._checkpoint
-
-    async def spy():
-        await original()
-        seen[loop.state.checkpoint] = msgspec.json.encode(loop.state)
-
-    loop._checkpoint = spy
+    seen = spy_checkpoints(loop)
 
     async def main():
         run = asyncio.ensure_future(loop.arun("count"))

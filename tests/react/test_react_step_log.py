@@ -6,7 +6,7 @@ import pytest
 from zagent.plugins.react import ReActLoop
 from zagent.plugins.react.state import RunState
 
-from .conftest import call
+from .conftest import call, spy_checkpoints
 
 N = 60
 
@@ -48,14 +48,7 @@ def test_most_checkpoints_of_a_long_run_are_patches(kernel, store):
 def test_latest_of_a_patched_run_is_the_run_state(kernel, store):
     """The state read back from the last patch equals the loop's state at that checkpoint, field for field."""
     loop = run(kernel, store, plan(N))
-    seen = {}
-    original = loop._checkpoint
-
-    async def spy():
-        await original()
-        seen[loop.state.checkpoint] = msgspec.json.encode(loop.state)
-
-    loop._checkpoint = spy
+    seen = spy_checkpoints(loop)
     result = loop.run("count")
     for step, is_patch, _ in rows(store, result.state.run_id):
         if is_patch:

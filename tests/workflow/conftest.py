@@ -1,10 +1,8 @@
 """Fixtures for workflow tests: a kernel with the plugins a workflow needs, graphs and an event recorder;
-for the step-log tests a checkpoint store keeping every step and a spy on what each checkpoint saved."""
+for the step-log tests a checkpoint store keeping every step (``saved_states`` is the suite's)."""
 
-import msgspec
 import pytest
 from zagent import Kernel
-from zagent.agentkit.steplog import StepLog
 
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.memory",
            "zagent.plugins.manager", "zagent.plugins.workflow"]
@@ -25,20 +23,6 @@ def store(kernel, tmp_path):
     s = kernel.memory("checkpoints", path=str(tmp_path / "runs.db"), keep_last=None)
     yield s
     s.close()
-
-
-@pytest.fixture
-def saved_states(monkeypatch):
-    """Every checkpoint's whole state by ``(run_id, step)``, encoded when its patch or full save is built."""
-    seen = {}
-    original = StepLog.asave
-
-    async def spy(self, store, run_id, step, state, **kw):
-        seen[(run_id, step)] = msgspec.json.encode(state, enc_hook=repr)
-        await original(self, store, run_id, step, state, **kw)
-
-    monkeypatch.setattr(StepLog, "asave", spy)
-    return seen
 
 
 class Events:

@@ -20,7 +20,7 @@ so another ``tests`` package cannot stand in for it).
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import json
 import resource
 import subprocess
@@ -40,14 +40,13 @@ CASES = {
 
 
 def own_hostile():
-    """This checkout's ``tests/servers/hostile.py``, loaded by file path as package ``zagent_bench_servers``."""
+    """This checkout's ``tests/servers/hostile.py``, loaded by file path (``provider_overhead.own_servers``)."""
     if not (OWN / "hostile.py").is_file():
         raise SystemExit(f"no hostile server: {OWN / 'hostile.py'} does not exist (this file's checkout)")
-    spec = importlib.util.spec_from_file_location("zagent_bench_servers", OWN / "__init__.py",
-                                                  submodule_search_locations=[str(OWN)])
-    package = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = package
-    spec.loader.exec_module(package)
+    sys.path.insert(0, str(ROOT / "bench"))
+    from provider_overhead import own_servers
+
+    own_servers(OWN)
     return importlib.import_module("zagent_bench_servers.hostile")
 
 

@@ -72,7 +72,8 @@ def server_command(choice: str = "auto", root: Path = ROOT) -> tuple[list[str], 
         raise SystemExit(f"no loopback server: {own} does not exist (this file's checkout), "
                          f"and no peers' {PEERS} was found beside {root}")
     why = "" if choice == "own" else f", no peers' {PEERS} beside {root}"
-    return [sys.executable, "-c", _OWN_SERVER, str(own.parent)], f"tests/servers ({own}{why})"
+    return ([sys.executable, "-c", _OWN_SERVER, str(Path(__file__).resolve().parent), str(own.parent)],
+            f"tests/servers ({own}{why})")
 
 
 def start_server(choice: str = "auto", root: Path = ROOT) -> tuple[subprocess.Popen, str, str]:
@@ -90,17 +91,27 @@ def start_server(choice: str = "auto", root: Path = ROOT) -> tuple[subprocess.Po
     return proc, f"http://127.0.0.1:{line.split()[1]}/v1", label
 
 
-# Loads tests/servers from the folder given in argv as a package of its own name, so another ``tests``
-# package on sys.path (or the current directory) can never stand in for it.
+def own_servers(folder: Path):
+    """A checkout's ``tests/servers`` (``folder``), loaded by file path as the package ``zagent_bench_servers``,
+    so another ``tests`` package on ``sys.path`` (or the current directory) can never stand in for it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("zagent_bench_servers", Path(folder) / "__init__.py",
+                                                  submodule_search_locations=[str(folder)])
+    assert spec is not None and spec.loader is not None
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = package
+    spec.loader.exec_module(package)
+    return package
+
+
+# The child that serves tests/servers' OpenAI server: argv = [folder of this file, folder of tests/servers].
 _OWN_SERVER = """
-import importlib.util, sys, time
-folder = sys.argv[1]
-spec = importlib.util.spec_from_file_location("zagent_bench_servers", folder + "/__init__.py",
-                                              submodule_search_locations=[folder])
-package = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = package
-spec.loader.exec_module(package)
-from zagent_bench_servers.openai_server import OpenAIServer
+import importlib, sys, time
+sys.path.insert(0, sys.argv[1])
+from provider_overhead import own_servers
+own_servers(sys.argv[2])
+OpenAIServer = importlib.import_module("zagent_bench_servers.openai_server").OpenAIServer
 with OpenAIServer(key=None) as s:
     print('LISTENING', s.port, flush=True)
     while True:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+from .secrets import mask_userinfo
+
 
 class ZagentError(Exception):
     """Base class of every error zagent raises on purpose.
@@ -21,6 +23,11 @@ class ZagentError(Exception):
     """
 
     retryable: bool = False
+
+    def __init__(self, *args: Any):
+        # One place for every message: a URL's userinfo (``http://alice:pw@proxy``) never shows in an error,
+        # nor so in logs, events, spans or the CLI that print it.
+        super().__init__(*(mask_userinfo(a) if isinstance(a, str) else a for a in args))
 
 
 class ConfigError(ZagentError, ValueError):
@@ -62,7 +69,7 @@ class ProviderError(ZagentError):
         super().__init__(message)
         self.provider = provider
         self.status = status
-        self.body = body
+        self.body = mask_userinfo(body) if body else body
         if retryable is not None:
             self.retryable = retryable
 

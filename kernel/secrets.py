@@ -15,6 +15,8 @@ SECRET_KEY_WORDS = frozenset({"key", "apikey", "secret", "token", "password", "p
                               "auth", "cookie", "credential", "credentials"})
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _PLACEHOLDER = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
+#: ``scheme://userinfo@`` in any text: the userinfo (``alice:pw``, a token as user name) is a credential.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s@'\"<>]+@")
 
 
 class Secret:
@@ -53,6 +55,33 @@ class Secret:
         return (Secret, (self._value,))
 
 
+def mask_userinfo(text: str) -> str:
+    """``text`` with the userinfo of every URL in it replaced by ``***`` (``http://alice:pw@proxy/v1`` ->
+    ``http://***@proxy/v1``), whatever its length: a password in a URL is a secret, and a user name
+    there is often a token. Cheap when there is no ``@`` (the common case)."""
+    return _USERINFO.sub(r"\1***@", text) if "@" in text and "://" in text else text
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials a URL's userinfo carries, as they may be echoed back: the password, ``user:password``,
+    the user name when there is no password (a token), and the Basic ``Authorization`` value made of them."""
+    import base64
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        parts = urlsplit(str(url))
+    except ValueError:
+        return []
+    info = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else ""
+    if not info:
+        return []
+    user, _, password = info.partition(":")
+    out = [info, unquote(info), password, unquote(password)] if password else [user, unquote(user)]
+    pair = f"{unquote(user)}:{unquote(password)}"
+    out.append(base64.b64encode(pair.encode()).decode())
+    return [v for v in out if v]
+
+
 def looks_secret(key: str) -> bool:
     """Whether a setting named ``key`` holds a secret (``api_key``, ``Authorization``, ``X-Auth-Token``...)."""
     words = _WORDS.findall(key)
@@ -78,7 +107,9 @@ def public_data(value: Any) -> Any:
         return out
     if isinstance(value, (list, tuple)):
         return [v for v in (public_data(x) for x in value) if v is not _DROP]
-    if isinstance(value, (str, int, float, bool, type(None))):
+    if isinstance(value, str):
+        return mask_userinfo(value)
+    if isinstance(value, (int, float, bool, type(None))):
         return value
     return _DROP
 
@@ -89,10 +120,14 @@ _DROP = object()
 # -- masking secret values in text (one implementation, shared with helper SEC's API) ----------
 
 MASK = "***"
-#: Values shorter than this are never masked: a dummy key such as ``x``, ``EMPTY`` or
-#: ``ollama`` (common for local servers) would otherwise mangle every message it occurs in
-#: (``OPENAI_API_KEY=x`` masked each ``x``) while hiding nothing worth hiding.
-MIN_MASK_LENGTH = 8
+#: Values shorter than this are never masked: a dummy key such as ``x`` or ``EMPTY`` (common for
+#: local servers) would otherwise mangle every message it occurs in (``OPENAI_API_KEY=x`` masked
+#: each ``x``) while hiding nothing worth hiding.
+MIN_MASK_LENGTH = 6
+#: Values shorter than this that are letters only (``ollama``, ``openai``, ``dummy``) are ordinary words,
+#: the placeholder keys local servers take: masking them would hide provider names in every message.
+#: A 6-7 character value with a digit or a sign in it (``hunter2``, ``pa$$wd``) is masked.
+WORD_MASK_LENGTH = 8
 #: Values at least this long are masked wherever they occur, even glued to other text;
 #: shorter ones only where they stand alone (not inside a longer word or token).
 ANYWHERE_MASK_LENGTH = 20
@@ -129,10 +164,12 @@ class Masker:
     """Replaces known secret values (and their JSON-escaped forms) by ``***`` in any text.
 
     Whole values only, never fragments of words: a value shorter than
-    ``MIN_MASK_LENGTH`` is ignored, one shorter than ``ANYWHERE_MASK_LENGTH`` is
+    ``MIN_MASK_LENGTH`` is ignored, and so is a letters-only one shorter than
+    ``WORD_MASK_LENGTH`` (an ordinary word such as ``ollama``); one shorter than ``ANYWHERE_MASK_LENGTH`` is
     masked where it stands as a token of its own (not preceded or followed by
     a letter, digit, ``_`` or ``-``), a longer one wherever it occurs. Longest
-    first. ``Masker(values)(text)``; an empty masker returns text unchanged.
+    first. The userinfo of URLs is masked too, always (``mask_userinfo``).
+    ``Masker(values)(text)``.
     """
 
     __slots__ = ("values", "_patterns")
@@ -144,7 +181,7 @@ class Masker:
         for v in values:
             if isinstance(v, Secret):
                 v = v.reveal()
-            if not isinstance(v, str) or len(v) < MIN_MASK_LENGTH:
+            if not isinstance(v, str) or len(v) < MIN_MASK_LENGTH or (len(v) < WORD_MASK_LENGTH and v.isalpha()):
                 continue
             forms.add(v)
             forms.add(json.dumps(v)[1:-1])  # as it appears inside a JSON string
@@ -155,6 +192,7 @@ class Masker:
             for v in self.values)
 
     def __call__(self, text: str) -> str:
+        text = mask_userinfo(text)
         for v, pattern in zip(self.values, self._patterns):
             if v in text:
                 text = text.replace(v, MASK) if pattern is None else pattern.sub(MASK, text)

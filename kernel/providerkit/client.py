@@ -65,7 +65,7 @@ from ..errors import (
     ProviderConfigError,
     ProviderError,
 )
-from ..secrets import Masker, Secret
+from ..secrets import Masker, Secret, mask_userinfo
 from .config import ERROR_BODY_BYTES, USER_AGENT, HttpConfig, default_http_module
 from .entry import Claim, guard_for
 from .errors import HttpErrors
@@ -425,7 +425,7 @@ class HttpClient(HttpErrors):
         return limiter
 
     def __repr__(self) -> str:
-        return f"<HttpClient {self.provider} {self.base_url} clients={len(self._clients)}>"
+        return f"<HttpClient {self.provider} {mask_userinfo(self.base_url)} clients={len(self._clients)}>"
 
 
 def _announced_over(response: Any, limit: int) -> Optional[int]:

@@ -154,10 +154,10 @@ class HttpErrors:
         """The ``zagent.secrets.Masker`` of this client's secrets (made once)."""
         found = self._masker
         if found is None:
-            from ..secrets import Masker, header_secrets
+            from ..secrets import Masker, header_secrets, url_secrets
 
-            found = self._masker = Masker([self.api_key, *header_secrets(self.headers)] if self.api_key
-                                          else header_secrets(self.headers))
+            found = self._masker = Masker([*([self.api_key] if self.api_key else []), *header_secrets(self.headers),
+                                           *url_secrets(self.base_url)])
         return found
 
 

@@ -2,7 +2,8 @@
 
 Values under secret-looking keys (``api_key``, ``Authorization``, ``token``...,
 ``zagent.secrets.looks_secret``) and ``zagent.Secret`` objects become ``"***"``;
-Structs become plain data first. Message text is kept as written (as in recordings).
+Structs become plain data first; URL userinfo is masked in every string
+(``zagent.secrets.mask_userinfo``). Message text is otherwise kept as written (as in recordings).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from zagent.secrets import Secret, looks_secret
+from zagent.secrets import Secret, looks_secret, mask_userinfo
 
 MASK = "***"
 
@@ -26,7 +27,9 @@ def scrub(value: Any) -> Any:
         return {str(k): MASK if looks_secret(str(k)) and v not in (None, "") else scrub(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [scrub(v) for v in value]
-    if isinstance(value, (str, int, float, bool, type(None))):
+    if isinstance(value, str):
+        return mask_userinfo(value)
+    if isinstance(value, (int, float, bool, type(None))):
         return value
     return _opaque(value)
 

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 import msgspec
 
-from zagent.secrets import Secret, looks_secret
+from zagent.secrets import Secret, looks_secret, mask_userinfo
 
 MASK = "***"
 _json = msgspec.json.Encoder(enc_hook=lambda value: MASK if isinstance(value, Secret) else repr(value))
@@ -46,7 +46,7 @@ def _mask(value: Any, known: list[str]) -> Any:
     if isinstance(value, str):
         for secret in known:
             value = value.replace(secret, MASK)
-        return value
+        return mask_userinfo(value)
     return value
 
 

@@ -23,6 +23,7 @@ from typing import Any, Optional
 
 import zagent
 from zagent.logs import log
+from zagent.secrets import mask_userinfo
 from zagent.spans import current_span_id
 
 from . import semconv
@@ -104,7 +105,7 @@ class SpanObserver:
         self._current = get_current
 
         self._kinds = {semconv.CLIENT: SpanKind.CLIENT, semconv.INTERNAL: SpanKind.INTERNAL}
-        self._error = lambda text: Status(StatusCode.ERROR, text)
+        self._error = lambda text: Status(StatusCode.ERROR, mask_userinfo(text))
         self._in_context = set_span_in_context
 
     def _event(self, event: Any) -> None:

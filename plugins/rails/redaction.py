@@ -6,9 +6,11 @@ are, they are for the program, not the model) and, with ``redact_llm:
 true``, to the text of model replies; with ``redact_llm_input: true``, to
 the text of every message sent to a model (so a secret a user pasted never
 reaches the provider). ``redact_with`` changes the
-replacement. Patterns are compiled once per pattern set (cached); an
-invalid pattern raises ``re.error``, which the kernel turns into a withheld
-result (fail closed).
+replacement. Patterns are compiled once per pattern set (cached) by
+``zagent.specregex.compile_spec_regex`` (they may come from a spec: RE2 when
+installed, and patterns that could backtrack exponentially are refused); an
+invalid or refused pattern raises ``ConfigError``, which the kernel turns into
+a withheld result (fail closed).
 
 For streamed replies the rail runs on the assembled reply, after the text
 deltas were already shown: redact before display in the UI if that matters.
@@ -22,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 
+from zagent.specregex import compile_spec_regex
+
 from .config import as_list
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,7 +37,7 @@ DEFAULT_REPLACEMENT = "[REDACTED]"
 @lru_cache(maxsize=64)
 def compile_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
     """Compile a pattern set once."""
-    return tuple(re.compile(p) for p in patterns)
+    return tuple(compile_spec_regex(p, "rails.redact") for p in patterns)
 
 
 def redactor(rails: dict[str, Any]) -> Optional[tuple[tuple[re.Pattern[str], ...], str]]:

@@ -26,6 +26,7 @@ from zagent.agentkit import fields as zfields
 from zagent.errors import ConfigError
 from zagent.providerkit.credentials import spec_options
 from zagent.agentkit.files import write_atomic
+from zagent.agentkit.placeholders import placeholders
 from zagent.imports import as_trust, check_spec_path, resolve, resolve_approver, trusting
 from zagent.kernel import convert_spec
 from zagent.secrets import public_data
@@ -85,6 +86,8 @@ class CustomizeAgent(Agent):
         if isinstance(agent_config.get("rails"), dict):  # an approver import path: resolved now, under the trust
             agent_config["rails"] = resolve_approver(agent_config["rails"], kernel)
         tools = resolve_tool_refs(kernel, spec.tools, base_dir=base_dir)
+        if spec.title_format is not None:  # names only ({title}), checked now: docs/security.md, placeholders
+            placeholders(spec.title_format, ("title",), f"title_format of agent {spec.name!r}")
         parse_mode = spec.parse_mode or _default_mode(spec)
         parse_func = (resolve(spec.parse_func, key="parse_func", kernel=kernel, base_dir=base_dir)
                       if spec.parse_func else None)

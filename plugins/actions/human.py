@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import attrs
 
 from zagent.agentkit import fields as zfields
+from zagent.agentkit.placeholders import placeholders
 from zagent.errors import ConfigError, ParseError
 from zagent.llm import LLM
 from zagent.types import Message, Usage
@@ -65,10 +66,9 @@ class HumanAction(Action):
 
     def render_prompt(self, inputs: dict[str, Any]) -> str:
         values = {n: inputs.get(n, "") for n in self.input_spec.names}
-        try:
-            return self.prompt.format(**values) if self.prompt else ""
-        except (KeyError, IndexError, ValueError):
-            return self.prompt
+        if not self.prompt:
+            return ""
+        return placeholders(self.prompt, values, f"prompt of human agent {self.name!r}").render(values)
 
     async def aexecute(self, llm: Any, inputs: dict[str, Any], *, ctx: "RunContext",
                        system_prompt: Optional[str] = None) -> ActionOutput:
@@ -171,6 +171,7 @@ def build_human(spec: dict[str, Any], kernel: "Kernel") -> HumanAgent:
         raise ConfigError(f"human agent {name!r}: declare at least one output (what the person answers)")
     action = HumanAction(name=name, description=str(spec.get("description", "")), prompt=str(spec.get("prompt", "")),
                          inputs=list(spec.get("inputs") or []), outputs=list(spec["outputs"]))
+    action.render_prompt({})  # the prompt's placeholders are checked now: names of inputs only (ConfigError)
     agent = HumanAgent(kernel=kernel, name=name, description=str(spec.get("description", "")), actions=[action],
                        llm=_no_model(), memory_size=spec.get("memory_size", 200))
     return agent

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 import attrs
 
+from zagent.agentkit.placeholders import placeholders
 from zagent.errors import ConfigError, ProviderError, ZagentError
 from zagent.sync import maybe_await
 
@@ -53,6 +54,8 @@ Conversation so far:
 {transcript}
 
 Who should speak next? Reply with exactly one name from: {names}."""
+#: the placeholders a selection prompt may use
+SELECTOR_NAMES = frozenset({"task", "roles", "names", "transcript"})
 
 
 @attrs.frozen(repr=False)
@@ -173,8 +176,9 @@ class LLMSelector:
 
     async def aselect(self, sel: Selection) -> Optional[str]:
         roles = "\n".join(f"- {s.name}: {s.description or '(no description)'}" for s in sel.speakers)
-        text = self.prompt.format(task=sel.task, roles=roles, names=", ".join(sel.names),
-                                  transcript=render_transcript(sel.messages, limit=self.history_limit) or "(empty)")
+        text = placeholders(self.prompt, SELECTOR_NAMES, "selection.prompt").render(dict(
+            task=sel.task, roles=roles, names=", ".join(sel.names),
+            transcript=render_transcript(sel.messages, limit=self.history_limit) or "(empty)"))
         request = self.llm.request(text, output_spec={"mode": "str", "fields": [
             {"name": "speaker", "type": "string", "description": "one of: " + ", ".join(sel.names)}]})
         reply = await self.llm.asend(request, sel.ctx)
@@ -253,6 +257,7 @@ def _llm_factory(options: dict[str, Any], kernel: "Kernel") -> LLMSelector:
     if llm is None or isinstance(llm, str):
         llm = kernel.llm(llm or options.get("model"))
     kw = {k: options[k] for k in ("prompt", "history_limit") if k in options}
+    placeholders(kw.get("prompt", LLM_PROMPT), SELECTOR_NAMES, "selection.prompt")  # checked now (ConfigError)
     return LLMSelector(llm=llm, **kw)
 
 

@@ -30,6 +30,7 @@ from typing import Any
 import msgspec
 from zagent.errors import ConfigError, ParseError
 from zagent.agentkit.fields import FieldSpec, compile_fields, describe
+from zagent.agentkit.placeholders import placeholders
 
 from . import jsontext
 from .base import Parser, missing_error
@@ -87,7 +88,7 @@ class TitleParser(Parser):
 
     def _instructions(self, spec: FieldSpec, opts: dict[str, Any]) -> str:
         fmt = opts["title_format"]
-        blocks = [f"{fmt.format(title=f.name)}\n<{_label(f)}>" for f in spec.fields]
+        blocks = [f"{_title(fmt, f.name)}\n<{_label(f)}>" for f in spec.fields]
         return ("Format your reply as sections, one per field below, in this order. Write each title on its "
                 "own line exactly as shown, with the content on the lines below it:\n\n"
                 + "\n\n".join(blocks)
@@ -95,9 +96,15 @@ class TitleParser(Parser):
 
     def _render(self, values: dict[str, Any], spec: FieldSpec, opts: dict[str, Any]) -> str:
         fmt = opts["title_format"]
-        return "\n\n".join(f"{fmt.format(title=f.name)}\n{value_text(v)}" for f, v in _present(values, spec))
+        return "\n\n".join(f"{_title(fmt, f.name)}\n{value_text(v)}" for f, v in _present(values, spec))
 
 
+def _title(fmt: str, name: str) -> str:
+    """A title line: ``title_format`` through the safe renderer (``{title}`` only; parsed once, cached)."""
+    return placeholders(fmt, _TITLE, "title_format").render({"title": name})
+
+
+_TITLE = frozenset({"title"})
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 
 

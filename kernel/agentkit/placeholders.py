@@ -1,0 +1,101 @@
+"""The one safe renderer for text with ``{name}`` placeholders that a spec controls (prompts, title formats).
+
+``str.format`` on spec text is a format engine: ``{draft.__class__.__mro__}``
+walks attributes, ``{draft:>2000000000}`` allocates gigabytes. ``placeholders(text,
+names, key)`` parses a text once (cached) with ``str.format``'s brace rules --
+``{{`` and ``}}`` are literal braces -- and accepts **names only**: each
+placeholder is an identifier, with no attribute or index access (``.x``,
+``[0]``), no conversion (``!r``) and no format spec (``:>10``): none is bounded
+enough to be worth the risk, and a template that needs alignment can pad its
+value in code. Anything else, and a name outside ``names`` when they are given,
+is a ``ConfigError`` naming the placeholder and the spec key. ``render(values)``
+only joins strings.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from string import Formatter
+from typing import Any, Mapping, Optional, Union
+
+from zagent.errors import ConfigError
+
+_PARSE = Formatter().parse
+_BRACES = "write a literal brace as '{{' or '}}'"
+
+
+class Placeholders:
+    """A text parsed once into literal strings and placeholder names; ``render(values)`` joins them."""
+
+    __slots__ = ("key", "names", "parts", "static", "text")
+
+    def __init__(self, text: str, parts: tuple[Union[str, tuple[str]], ...], key: str):
+        self.text, self.parts, self.key = text, parts, key
+        self.names = frozenset(p[0] for p in parts if isinstance(p, tuple))
+        self.static = "".join(p for p in parts if isinstance(p, str)) if not self.names else None
+
+    def render(self, values: Mapping[str, Any]) -> str:
+        """The text with each placeholder replaced by its value (``str()`` of a non-string); a name missing from
+        ``values`` is a ``ConfigError`` naming it and the key."""
+        if self.static is not None:
+            return self.static
+        out = []
+        for p in self.parts:
+            if isinstance(p, str):
+                out.append(p)
+                continue
+            try:
+                value = values[p[0]]
+            except KeyError:
+                raise ConfigError(f"{self.key}: no value for placeholder {{{p[0]}}}; "
+                                  f"give one of {', '.join(sorted(values)) or 'no values'}") from None
+            out.append(value if isinstance(value, str) else str(value))
+        return "".join(out)
+
+    def __repr__(self) -> str:
+        return f"<Placeholders {self.key} {sorted(self.names)}>"
+
+
+def placeholders(text: str, names: Optional[Any] = None, key: str = "prompt") -> Placeholders:
+    """``text`` parsed (once: cached) for ``render``; ``names``: the placeholders allowed (``None``: any name);
+    ``key``: the spec key named in errors (``title_format``, ``prompt`` of agent ``'Editor'``)."""
+    return _parsed(text, None if names is None else frozenset(names), key)
+
+
+@lru_cache(maxsize=1024)
+def _parsed(text: str, names: Optional[frozenset], key: str) -> Placeholders:
+    if not isinstance(text, str):
+        raise ConfigError(f"{key} must be a string, got {type(text).__name__}")
+    try:
+        pieces = list(_PARSE(text))
+    except ValueError as exc:
+        raise ConfigError(f"{key} {_short(text)!r} is malformed ({exc}); {_BRACES} and a placeholder as "
+                          "'{name}'") from None
+    parts: list[Union[str, tuple[str]]] = []
+    for literal, field, spec, conversion in pieces:
+        if literal:
+            parts.append(literal)
+        if field is None:
+            continue
+        shown = "{" + field + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+        if not field.isidentifier():
+            raise ConfigError(f"{key}: placeholder {shown} is refused: only plain names like {{draft}} are "
+                              f"placeholders (no attribute or index access, no positional {{}}); {_BRACES}")
+        if conversion or spec:
+            raise ConfigError(f"{key}: placeholder {shown} is refused: a conversion or format spec is not allowed, "
+                              f"write {{{field}}}")
+        if names is not None and field not in names:
+            raise ConfigError(f"{key}: unknown placeholder {{{field}}}; the placeholders here are "
+                              f"{', '.join('{' + n + '}' for n in sorted(names)) or 'none'} ({_BRACES})")
+        parts.append((field,))
+    merged: list[Union[str, tuple[str]]] = []
+    for p in parts:
+        if isinstance(p, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += p  # type: ignore[operator]
+        else:
+            merged.append(p)
+    return Placeholders(text, tuple(merged), key)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -201,6 +201,9 @@ def main(argv: Optional[Sequence[str]] = None, kernel: Any = None) -> int:
     """Run the ``zagent`` command line; return its exit code (``kernel`` is for tests and embedding)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     own = kernel is None
+    from .cliterminal import safe_terminal
+
+    terminal = safe_terminal()  # untrusted text never drives the terminal: controls shown escaped (cliterminal)
     undo = _log_to_stderr()
     try:
         if own:
@@ -215,6 +218,7 @@ def main(argv: Optional[Sequence[str]] = None, kernel: Any = None) -> int:
         if own and kernel is not None:
             kernel.close()
         undo()
+        terminal()
 
 
 def _log_to_stderr() -> Callable[[], None]:

@@ -19,12 +19,14 @@ import threading
 import time
 from typing import Any, Optional, TextIO
 
+from .cliterminal import printable, raw_stream
+
 
 class WaitTicker:
     """A ``zagent_event`` observer with a ticker thread; ``start()`` then ``stop()``."""
 
     def __init__(self, stream: Optional[TextIO] = None, interval: Optional[float] = None):
-        self.stream = stream or sys.stderr
+        self.stream = raw_stream(stream or sys.stderr)  # its own erase-line sequence; the text is made printable
         try:
             self.tty = bool(self.stream.isatty())
         except (AttributeError, ValueError):
@@ -85,6 +87,7 @@ class WaitTicker:
         text = "… waiting for the model: " + "; ".join(parts)
         if self._nodes:
             text += f" (running: {', '.join(self._nodes)})"
+        text = printable(text, layout=False)  # agent and node names come from specs
         try:
             if self.tty:
                 self.stream.write("\r\x1b[K" + text)

@@ -76,12 +76,11 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
-
-
 def _printable(text: str) -> str:
     """Control characters shown as ``\\xNN``: model or tool output must not drive the terminal (ANSI escapes)."""
-    return text.translate(_CONTROL)
+    from zagent.plugins.cliterminal import printable
+
+    return printable(text, layout=False)
 
 
 def _seconds(value: float) -> str:

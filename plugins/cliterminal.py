@@ -1,0 +1,68 @@
+"""Untrusted text never drives the terminal: control characters are shown escaped in everything the CLI prints.
+
+Spec, skill, model, tool and MCP text can carry ANSI/VT sequences (``ESC[8m``
+conceals the rest of a line, ``ESC[2K`` erases it, ``ESC]52;c;...BEL`` writes
+the clipboard) or bidi overrides that reorder what a reviewer reads.
+``printable(text)`` shows each C0/C1 control character (``\\x1b``, ``\\x07``, ``\\r``,
+``\\x9b``...) and each bidi control (U+202A-202E, U+2066-2069, U+200E/200F,
+U+061C) and line/paragraph separator as an escape, keeping ``\\n`` and ``\\t``
+for layout. ``main()`` of ``zagent`` puts ``SafeStream`` around ``sys.stdout``
+and ``sys.stderr`` for the whole command (``safe_terminal``), so every command's
+print path (plugins and contrib alike, errors, the human responder, streamed
+replies) gets it; the ticker alone writes its own erase-line sequence to the
+real stream (``raw_stream``). JSON output is unchanged: JSON already escapes
+controls, and a bidi character becomes a ``\\u`` escape, still valid JSON.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable
+
+_ESCAPES: dict[int, str] = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if c not in (0x09, 0x0A)}
+_ESCAPES.update({c: f"\\u{c:04x}" for c in [0x061C, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F),
+                                            *range(0x2066, 0x206A)]})
+_ALL = {**_ESCAPES, 0x09: "\\x09", 0x0A: "\\x0a"}
+
+
+def printable(text: Any, *, layout: bool = True) -> str:
+    """``text`` with control characters escaped (see the module docstring); ``layout=False`` escapes newlines
+    and tabs too (for one-line fields: a name, a table cell)."""
+    return str(text).translate(_ESCAPES if layout else _ALL)
+
+
+class SafeStream:
+    """A text stream that writes ``printable(text)`` to the stream it wraps; everything else is the wrapped one's."""
+
+    def __init__(self, raw: Any):
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write(printable(text))
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
+def raw_stream(stream: Any) -> Any:
+    """The real stream under a ``SafeStream`` (for the ticker's own escape sequences); other streams as they are."""
+    return stream.raw if isinstance(stream, SafeStream) else stream
+
+
+def safe_terminal() -> Callable[[], None]:
+    """Wrap ``sys.stdout`` and ``sys.stderr`` in ``SafeStream`` (once); return the undo."""
+    out, err = sys.stdout, sys.stderr
+    if not isinstance(out, SafeStream):
+        sys.stdout = SafeStream(out)  # type: ignore[assignment]
+    if not isinstance(err, SafeStream):
+        sys.stderr = SafeStream(err)  # type: ignore[assignment]
+
+    def undo() -> None:
+        sys.stdout, sys.stderr = out, err
+
+    return undo

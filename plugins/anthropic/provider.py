@@ -177,7 +177,9 @@ class AnthropicLLM(LLM):
         await self.http.aclose()
 
     def __repr__(self) -> str:
-        return f"<AnthropicLLM {self.name} {self.http.base_url}>"
+        from zagent.secrets import mask_userinfo
+
+        return f"<AnthropicLLM {self.name} {mask_userinfo(self.http.base_url)}>"
 
 
 class _StreamState:

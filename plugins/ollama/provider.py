@@ -170,7 +170,9 @@ class OllamaLLM(LLM):
         await self.http.aclose()
 
     def __repr__(self) -> str:
-        return f"<OllamaLLM {self.name} {self.http.base_url}>"
+        from zagent.secrets import mask_userinfo
+
+        return f"<OllamaLLM {self.name} {mask_userinfo(self.http.base_url)}>"
 
 
 def split_fields(options: dict[str, Any]) -> dict[str, Any]:

@@ -155,7 +155,9 @@ class OpenAILLM(LLM):
         await self.http.aclose()
 
     def __repr__(self) -> str:
-        return f"<OpenAILLM {self.name} {self.http.base_url}>"
+        from zagent.secrets import mask_userinfo
+
+        return f"<OpenAILLM {self.name} {mask_userinfo(self.http.base_url)}>"
 
 
 class _StreamState:

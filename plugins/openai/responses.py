@@ -230,7 +230,9 @@ class ResponsesLLM(LLM):
         await self.http.aclose()
 
     def __repr__(self) -> str:
-        return f"<ResponsesLLM {self.name} {self.http.base_url}>"
+        from zagent.secrets import mask_userinfo
+
+        return f"<ResponsesLLM {self.name} {mask_userinfo(self.http.base_url)}>"
 
 
 class _State:

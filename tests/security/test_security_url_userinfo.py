@@ -139,3 +139,17 @@ def test_userinfo_is_masked_in_any_text_whatever_its_length():
     text = "see http://a:b@h:1/x and https://tok3n@git.example/r, not mail@example.com"
     assert mask_userinfo(text) == Masker()(text) == \
         "see http://***@h:1/x and https://***@git.example/r, not mail@example.com"
+
+
+@pytest.mark.parametrize("spec", ["openai:gpt-4o-mini", "ollama:llama3", "anthropic:claude-x", "openai-responses:m"])
+def test_model_reprs_hide_the_url_userinfo(spec):
+    """repr of a provider model built on http://alice:hunter2@host shows the host, not the credential."""
+    provider = spec.split(":")[0]
+    plugin = {"openai-responses": "openai"}.get(provider, provider)
+    k = Kernel(plugins=[f"zagent.plugins.{plugin}"], entry_points=False)
+    try:
+        llm = k.llm(spec, base_url="http://alice:hunter2@127.0.0.1:9/v1", api_key="sk-not-the-point-0123456789")
+        shown = repr(llm) + repr(getattr(llm, "http", ""))
+    finally:
+        k.close()
+    assert "127.0.0.1:9" in shown and "hunter2" not in shown and "alice" not in shown

@@ -153,3 +153,21 @@ def test_model_reprs_hide_the_url_userinfo(spec):
     finally:
         k.close()
     assert "127.0.0.1:9" in shown and "hunter2" not in shown and "alice" not in shown
+
+
+def test_mcp_list_hides_the_userinfo_of_a_servers_url(tmp_path, capsys):
+    """`zagent mcp list` of an HTTP MCP server at http://alice:hunter2@127.0.0.1:9/mcp: target and error hold no
+    credential (the server is down: the connection error names the URL too)."""
+    pytest.importorskip("zagent_mcp")
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"remote": {"url": "http://alice:hunter2@127.0.0.1:9/mcp",
+                                                            "timeout": 2}}}))
+    k = Kernel(plugins=["zagent_mcp.plugin", "zagent.plugins.cli"], entry_points=False)
+    try:
+        main(["mcp", "list", "--config", str(config), "--json"], kernel=k)
+    finally:
+        k.close()
+    captured = capsys.readouterr()
+    rows = json.loads(captured.out)
+    assert rows[0]["target"] == "http://***@127.0.0.1:9/mcp"
+    assert "hunter2" not in captured.out + captured.err and "alice" not in captured.out + captured.err

@@ -89,7 +89,7 @@ class ServerConfig:
     def scrub(self, text: str) -> str:
         """``text`` without this server's secret values (from ``${VAR}``, ``env``, ``headers``)."""
         values = [s.reveal() for s in (*self.hidden, *self.env.values(), *self.headers.values())]
-        return scrub(text, values) if values else text
+        return scrub(text, values)
 
     def __repr__(self) -> str:
         extra = f" headers={sorted(self.headers)}" if self.headers else ""

@@ -17,6 +17,7 @@ import re
 from typing import Iterable, Mapping, NamedTuple
 
 from zagent import ConfigError
+from zagent.secrets import mask_userinfo
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 MIN_SCRUB = 4  # shorter values ("1", "on") are not worth hiding and would mangle messages
@@ -56,7 +57,9 @@ def expand(value: str, environ: Mapping[str, str]) -> Expanded:
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret value of at least ``MIN_SCRUB`` characters replaced by ``***``."""
+    """``text`` with every secret value of at least ``MIN_SCRUB`` characters replaced by ``***``, and the
+    userinfo of every URL in it (``https://user:pw@host``) too, whatever its length."""
+    text = mask_userinfo(text)
     for secret in sorted({s for s in secrets if len(s) >= MIN_SCRUB}, key=len, reverse=True):
         text = text.replace(secret, "***")
     return text

@@ -17,7 +17,9 @@ class Progress:
 
     def __init__(self, total: Optional[int], stream: Optional[TextIO] = None, *, tty: Optional[bool] = None,
                  every: float = 5.0, width: int = 30):
-        self.total, self.stream, self.width = total, stream or sys.stderr, width
+        from zagent.plugins.cliterminal import raw_stream  # the bar's own \r and erase-line; its text is numbers
+
+        self.total, self.stream, self.width = total, raw_stream(stream or sys.stderr), width
         self.tty = self.stream.isatty() if tty is None else tty
         self.every = 0.1 if self.tty else every
         self.started = time.perf_counter()

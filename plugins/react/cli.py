@@ -105,8 +105,11 @@ def _show(name: str, streamed: list[str], delta: str) -> None:
 
 def _show_reasoning(delta: str) -> None:
     """Reasoning goes to stderr, dimmed on a terminal, so it never mixes with the answer on stdout."""
-    if sys.stderr.isatty():
-        delta = f"\x1b[2m{delta}\x1b[0m"
+    if sys.stderr.isatty():  # the dim sequence goes to the real stream, the model's text made printable
+        from zagent.plugins.cliterminal import printable, raw_stream
+
+        print(f"\x1b[2m{printable(delta)}\x1b[0m", end="", file=raw_stream(sys.stderr), flush=True)
+        return
     print(delta, end="", file=sys.stderr, flush=True)
 
 

@@ -11,6 +11,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from zagent import Kernel
 from zagent.plugins.cli import main
@@ -119,3 +121,16 @@ def test_mcp_list_shows_a_hostile_servers_name_and_version_escaped(tmp_path):
     assert "evil  ready" in done.stdout, done.stderr
     assert_inert(done.stdout + done.stderr)
     assert "\\x1b]52;c;" in done.stdout
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_printable_leaves_no_control_or_bidi_character_but_newline_and_tab(text):
+    """Any text: printable() holds no C0/C1 control except newline and tab, and no bidi control."""
+    from zagent.plugins.cliterminal import printable
+
+    shown = printable(text)
+    bad = {*range(0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F),
+           *range(0x2066, 0x206A)} - {0x09, 0x0A}
+    assert not any(ord(c) in bad for c in shown)
+    assert printable(text.replace("\\", "")).count("\\") >= sum(ord(c) in bad for c in text.replace("\\", ""))

@@ -60,7 +60,11 @@ def check_spec_regexes(rails: Any) -> None:
     """Compile (so check) a spec's ``rails["redact"]`` patterns when the spec loads: a refused one is a
     ``ConfigError`` then, not a withheld result at run time."""
     patterns = rails.get("redact") if isinstance(rails, dict) else None
-    for pattern in [patterns] if isinstance(patterns, str) else patterns or ():
+    if patterns is None:
+        return
+    if not isinstance(patterns, (str, list, tuple)):
+        raise ConfigError(f"rails.redact must be a list of regular expressions, got {type(patterns).__name__}")
+    for pattern in [patterns] if isinstance(patterns, str) else patterns:
         compile_spec_regex(pattern, "rails.redact")
 
 

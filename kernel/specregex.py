@@ -4,8 +4,10 @@
 refuses, with a ``ConfigError`` naming the key and the pattern, what makes a
 backtracking engine blow up: backreferences, and a quantifier or an alternation
 inside a group that repeats more than ``MAX_NESTED_REPEAT`` times (``(a+)+``,
-``(a|ab)*``, ``(\\w+\\s?)*``); a possessive quantifier or an atomic group
-(``(?>...)``) is fine, it never backtracks. When google-re2 is installed
+``(a|ab)*``, ``(\\w+\\s?)*``), unless each round of that group starts or ends
+with a character its inner repeats cannot match (``(?:[\\w-]+\\.)+``: the rounds
+split one way only); a possessive quantifier or an atomic group (``(?>...)``)
+is fine, it never backtracks. When google-re2 is installed
 (``pip install zagent[re2]``) a pattern RE2 can run is compiled by RE2, which
 matches in linear time (the guarantee: no polynomial blowup either); patterns
 with look-arounds stay on ``re``, after the same check. Compiled forms are cached.
@@ -38,7 +40,8 @@ def _compile(pattern: str, key: str) -> Any:
         tree = _parser().parse(pattern)
     except (re.error, OverflowError, RecursionError) as exc:
         raise ConfigError(f"{key}: {pattern!r} is not a valid regular expression ({exc}); fix the pattern") from None
-    problem = _unbounded(tree, 1)
+    fold = bool(tree.state.flags & re.IGNORECASE) or re.search(r"\(\?[a-zA-Z-]*i", pattern) is not None
+    problem = _unbounded(tree, 1, fold)
     if problem:
         raise ConfigError(
             f"{key}: {pattern!r} is refused: {problem} can make matching take exponential time on a hostile text. "
@@ -73,7 +76,7 @@ def uses_linear_engine(compiled: Any) -> bool:
     return not isinstance(compiled, re.Pattern)
 
 
-def _unbounded(items: Any, outer: float) -> str:
+def _unbounded(items: Any, outer: float, fold: bool = False) -> str:
     """What in parsed ``items`` is ambiguous inside a repeat of more than MAX_NESTED_REPEAT times ('' if nothing)."""
     c = _constants()
     for op, av in items:
@@ -85,26 +88,93 @@ def _unbounded(items: Any, outer: float) -> str:
             if variable and outer > MAX_NESTED_REPEAT:
                 return "a quantifier inside a repeated group"
             times = _INFINITE if high == c.MAXREPEAT else high
-            found = _unbounded(body, outer * times if times > 1 else outer)
+            if times > MAX_NESTED_REPEAT and _delimited(body, fold):
+                continue  # each round ends (or starts) with a character its inner repeats cannot match
+            found = _unbounded(body, outer * times if times > 1 else outer, fold)
             if found:
                 return found
         elif op == c.BRANCH:
             if outer > MAX_NESTED_REPEAT:
                 return "an alternation inside a repeated group"
             for alternative in av[1]:
-                found = _unbounded(alternative, outer)
+                found = _unbounded(alternative, outer, fold)
                 if found:
                     return found
         elif op == c.SUBPATTERN:
-            found = _unbounded(av[-1], outer)
+            found = _unbounded(av[-1], outer, fold)
             if found:
                 return found
         elif op in (c.ASSERT, c.ASSERT_NOT):
-            found = _unbounded(av[1], outer)
+            found = _unbounded(av[1], outer, fold)
             if found:
                 return found
         # ATOMIC_GROUP and POSSESSIVE_REPEAT never backtrack into their body: nothing to check
     return ""
+
+
+def _delimited(body: Any, fold: bool) -> bool:
+    """Whether a repeated ``body`` is single characters and single-character repeats, and starts or ends with a
+    character none of those repeats can match (``[a-z0-9-]+\\.`` in ``(?:[a-z0-9-]+\\.)+``): then the rounds
+    split in one way only, nothing to backtrack over."""
+    c = _constants()
+    chars = (c.LITERAL, c.NOT_LITERAL, c.IN, c.ANY)
+    items = list(body)
+    while len(items) == 1 and items[0][0] == c.SUBPATTERN:
+        items = list(items[0][1][-1])
+    inner = []
+    for op, av in items:
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT):
+            if len(av[2]) != 1 or av[2][0][0] not in chars:
+                return False
+            inner.append(av[2][0])
+        elif op not in chars:
+            return False
+    ends = [end for end in (items[:1] + items[-1:]) if end[0] in chars]
+    return len(items) > 1 and any(not any(_overlap(end, i, fold) for i in inner) for end in ends)
+
+
+def _overlap(a: Any, b: Any, fold: bool) -> bool:
+    """Whether two single-character items can match one character (``fold``: in either case; checked on the
+    first 12,288 code points, where delimiters live)."""
+    c = _constants()
+    if a[0] == c.LITERAL:  # the common delimiter: one character (and its other case)
+        ch = chr(a[1])
+        return _member(b, ch, fold) or (fold and len(ch.swapcase()) == 1 and _member(b, ch.swapcase(), fold))
+    return any(_member(a, ch, fold) and _member(b, ch, fold) for ch in map(chr, range(0x3000)))
+
+
+def _member(item: Any, ch: str, fold: bool) -> bool:
+    if _matches(item, ch):
+        return True
+    other = ch.swapcase() if fold else ch
+    return other != ch and len(other) == 1 and _matches(item, other)
+
+
+def _matches(item: Any, ch: str) -> bool:
+    c = _constants()
+    op, av = item
+    if op == c.LITERAL:
+        return ord(ch) == av
+    if op == c.NOT_LITERAL:
+        return ord(ch) != av
+    if op == c.ANY:
+        return ch != "\n"
+    if op == c.RANGE:
+        return av[0] <= ord(ch) <= av[1]
+    if op == c.CATEGORY:
+        return _CATEGORIES.get(str(av).replace("UNI_", "").replace("LOC_", ""), lambda _: True)(ch)
+    if op == c.IN:
+        negate = bool(av) and av[0][0] == c.NEGATE
+        found = any(_matches(x, ch) for x in (av[1:] if negate else av))
+        return found != negate
+    return True  # anything else: assume it may match
+
+
+_CATEGORIES = {
+    "CATEGORY_DIGIT": str.isdecimal, "CATEGORY_NOT_DIGIT": lambda ch: not ch.isdecimal(),
+    "CATEGORY_SPACE": str.isspace, "CATEGORY_NOT_SPACE": lambda ch: not ch.isspace(),
+    "CATEGORY_WORD": lambda ch: ch.isalnum() or ch == "_", "CATEGORY_NOT_WORD": lambda ch: not (ch.isalnum() or ch == "_"),
+}
 
 
 def _parser() -> Any:

@@ -132,8 +132,11 @@ def _responder(agent: Any, kernel: "Kernel") -> Callable[[HumanRequest], Any]:
 
 
 def terminal_responder(request: HumanRequest) -> dict[str, Any]:
-    """Show the request on stderr and read one line per output from stdin (an empty line skips an optional one)."""
-    err = sys.stderr
+    """Show the request on stderr and read one line per output from stdin (an empty line skips an optional one).
+    The prompt, names and descriptions come from a spec: their control characters are shown escaped."""
+    from zagent.plugins.cliterminal import SafeStream
+
+    err = SafeStream(sys.stderr)
     print(f"\n== {request.agent} asks you ({request.run_id}) ==", file=err)
     if request.prompt:
         print(request.prompt, file=err)

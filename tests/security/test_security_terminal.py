@@ -134,3 +134,19 @@ def test_printable_leaves_no_control_or_bidi_character_but_newline_and_tab(text)
            *range(0x2066, 0x206A)} - {0x09, 0x0A}
     assert not any(ord(c) in bad for c in shown)
     assert printable(text.replace("\\", "")).count("\\") >= sum(ord(c) in bad for c in text.replace("\\", ""))
+
+
+def test_the_terminal_responder_shows_a_hostile_human_prompt_escaped(monkeypatch, capsys):
+    """terminal_responder used by an embedding app (no zagent main): the prompt's escapes reach stderr inert."""
+    import io
+
+    from zagent.plugins.actions.human import HumanRequest, terminal_responder
+    from zagent.types import Field
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("ok\n"))
+    request = HumanRequest(agent="Editor" + CONCEAL, prompt=HOSTILE, inputs={}, outputs=(Field(name="verdict"),),
+                           run_id="r1", required=("verdict",))
+    assert terminal_responder(request) == {"verdict": "ok"}
+    err = capsys.readouterr().err
+    assert "Also send" in err
+    assert_inert(err)

@@ -107,7 +107,35 @@ async def needs_react(agent: "Agent", user_input: str, ctx: Any) -> bool:
     prompt = ROUTER.format(tools=", ".join(tools), request=user_input)
     reply = await agent.llm.asend(agent.llm.request(prompt, output_spec={
         "mode": "str", "fields": [{"name": "decision", "type": "string"}]}), ctx)
-    return not reply.text.strip().lower().startswith("no")
+    decision = read_decision(reply.text)
+    return True if decision is None else decision  # an answer that is neither: the tools stay on offer
+
+
+_WORDS = {"yes": True, "true": True, "react": True, "no": False, "false": False, "direct": False}
+
+
+def read_decision(text: str) -> Optional[bool]:
+    """The mode decision in a router reply: JSON ``{"use_react": ...}`` (Agent-Z's form; an object without
+    the key is ``False``), a bare JSON bool, or a first word yes/no/true/false; ``None`` when it is none."""
+    body = text.strip().strip("`").strip()
+    if body[:4].lower() == "json":
+        body = body[4:].strip()
+    start, end = body.find("{"), body.rfind("}")
+    for candidate in (body, body[start:end + 1] if 0 <= start < end else None):
+        if candidate is None:
+            continue
+        try:
+            value = msgspec.json.decode(candidate)
+        except msgspec.DecodeError:
+            continue
+        if isinstance(value, dict):
+            value = value.get("use_react", False)
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            return _WORDS.get(value.strip().lower())
+    word = body.split(maxsplit=1)[0].strip(".,!:;\"'").lower() if body else ""
+    return _WORDS.get(word)
 
 
 def response_of(result: Any) -> AgentResponse:

@@ -27,6 +27,7 @@ import msgspec
 from .context import RunContext
 from .errors import ToolError
 from .limits import MAX_DEPTH, data_problem, json_depth
+from .schemaargs import check_arguments, schema_type
 from .types import ToolSpec
 
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
@@ -71,6 +72,7 @@ class Tool:
     is_async: bool = False
     metadata: dict[str, Any] = attrs.field(factory=dict)
     _spec: Optional[ToolSpec] = attrs.field(default=None, init=False)
+    _checker: Any = attrs.field(default=None, init=False)  # the explicit schema, compiled on first use
 
     @classmethod
     def from_function(
@@ -147,9 +149,9 @@ class Tool:
         problem = data_problem(arguments)
         if problem is not None:
             raise self._refused(problem)
-        if self.args_type is None:
-            return dict(arguments)
         try:
+            if self.args_type is None:  # an explicit schema: checked once any coercion is done, here only
+                return check_arguments(arguments, self._schema_checker())
             obj: Any = msgspec.convert(arguments, self.args_type, strict=False)
         except msgspec.ValidationError as exc:
             raise ArgumentsError(
@@ -157,6 +159,13 @@ class Tool:
                 f"Call it again with arguments matching this schema: {msgspec.json.encode(self.parameters).decode()}"
             ) from None
         return {f: getattr(obj, f) for f in obj.__struct_fields__}
+
+    def _schema_checker(self) -> Any:
+        if self._checker is None:
+            schema = self.parameters if isinstance(self.parameters, dict) else {}
+            top = schema.get("type", "object")  # arguments are an object: a schema saying otherwise is not used
+            self._checker = schema_type({**schema, "type": "object"}) if top == "object" else Any
+        return self._checker
 
     def _refused(self, problem: str) -> ArgumentsError:
         return ArgumentsError(

@@ -56,7 +56,10 @@ class AgentResult:
 
     @property
     def content(self) -> str:
-        return self.message.content or ""
+        """The output's ``content`` field when it has one (an agent declaring no outputs: the reply's
+        text), else the result message's text (the output as JSON)."""
+        value = getattr(object.__getattribute__(self, "output"), "content", None)
+        return value if isinstance(value, str) else self.message.content or ""
 
     def to_dict(self) -> dict[str, Any]:
         """The output fields as plain data."""
@@ -205,7 +208,9 @@ class Agent:
         return run_sync(self.aexecute(action_name, **kwargs))
 
     async def acall(self, **inputs: Any) -> AgentResult:
-        """Run the default action with ``inputs``."""
+        """Run the default action with ``inputs`` (or EvoAgentX's ``acall(inputs={...})``); an input name the
+        action does not declare is a ``ConfigError``."""
+        inputs = self._call_inputs(inputs)
         if type(self).aexecute is not Agent.aexecute:  # a subclass's own aexecute runs
             return await self.aexecute(None, inputs=inputs)
         return await self._begin(None, None, inputs, None)
@@ -258,7 +263,19 @@ class Agent:
         return await react_through_kernel(self, user_input, past, ctx)
 
     def __call__(self, **inputs: Any) -> AgentResult:
-        return run_sync(self.aexecute(None, inputs=inputs))
+        return run_sync(self.aexecute(None, inputs=self._call_inputs(inputs)))
+
+    def _call_inputs(self, given: dict[str, Any]) -> dict[str, Any]:
+        """A call's inputs: ``inputs={...}`` unwrapped (unless ``inputs`` is a declared name); a name the
+        default action does not declare is refused (an action declaring none takes any)."""
+        names = self.action().input_spec.names
+        if set(given) == {"inputs"} and isinstance(given["inputs"], dict) and "inputs" not in names:
+            given = dict(given["inputs"])
+        unknown = [k for k in given if k not in names]
+        if unknown and names:
+            raise ConfigError(f"agent {self.name!r} has no input(s) {', '.join(map(repr, unknown))}; its inputs: "
+                              f"{', '.join(names)}")
+        return given
 
     async def _extract(self, action: Action, ctx: "RunContext", missing: Sequence[str]) -> dict[str, Any]:
         from .extraction import ContextExtraction

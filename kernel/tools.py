@@ -71,6 +71,7 @@ class Tool:
     ctx_param: Optional[str] = None
     is_async: bool = False
     metadata: dict[str, Any] = attrs.field(factory=dict)
+    emoji: str = ""  # shown beside the tool's name (Agent-Z's ToolEntry.emoji; in tool_definitions' metadata)
     _spec: Optional[ToolSpec] = attrs.field(default=None, init=False)
     _checker: Any = attrs.field(default=None, init=False)  # the explicit schema, compiled on first use
 

@@ -50,6 +50,9 @@ class AgentResponse:
     questions: list[str] = attrs.field(factory=list)
     execution_time: float = 0.0
     metadata: dict[str, Any] = attrs.field(factory=dict)
+    confidence_score: float = 1.0
+    """0-1, from the run (Agent-Z's field): 1.0 for a direct answer or a run whose steps all succeeded, the
+    share of steps that succeeded when some failed or were blocked, 0.0 for clarification questions."""
 
     def __repr__(self) -> str:
         return f"<AgentResponse {self.mode} steps={len(self.steps)} content={self.content[:60]!r}>"
@@ -144,7 +147,15 @@ def response_of(result: Any) -> AgentResponse:
     return AgentResponse(
         content=result.content, mode="react", steps=result.steps, questions=result.questions,
         tool_used=used[-1].tool if used else None, tool_result=used[-1].result if used else None,
+        confidence_score=confidence(result.steps, result.questions),
         metadata={"run_id": result.state.run_id, "iterations": result.state.step})
+
+
+def confidence(steps: Sequence[Any], questions: Sequence[str]) -> float:
+    """``AgentResponse.confidence_score`` of a loop run (see the field)."""
+    if questions or not steps:
+        return 0.0 if questions else 1.0
+    return sum(1 for s in steps if not (s.is_error or s.is_blocked)) / len(steps)
 
 
 async def react_through_kernel(agent: "Agent", user_input: str, past: list[Message], ctx: Any) -> AgentResponse:

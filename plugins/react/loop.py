@@ -112,6 +112,8 @@ class ReActLoop:
     keep_recent: int = 6
     checkpoints: Any = None
     trajectory_path: Optional[str] = None
+    live_trajectory_path: Optional[str] = None
+    """A JSONL file each step is appended to as it happens (``recorder.TrajectoryRecorder``)."""
     tool_format: str = "tool_call"
     agent: str = "react"
     agent_config: dict[str, Any] = attrs.field(factory=dict)
@@ -127,6 +129,7 @@ class ReActLoop:
         self._tool_loop = ToolLoop(self.kernel, self.tool_format)
         self._checkpoint_lock = asyncio.Lock()
         self._log = StepLog()
+        self._live: Any = None
 
     # -- control (any thread) ---------------------------------------------------------
 
@@ -232,6 +235,10 @@ class ReActLoop:
         ctx.stash.setdefault(APPROVED, set()).update(self.state.approved)
         if self.state.usage.calls and not ctx.usage.calls:
             ctx.usage = self.state.usage
+        if self.live_trajectory_path:
+            from .recorder import LiveSteps
+
+            self._live = LiveSteps(self.live_trajectory_path, self.state, resumed=user_input is None)
         await self._emit("run_start", resumed=user_input is None)
         try:
             return await self._drive()
@@ -550,6 +557,8 @@ class ReActLoop:
         """Save the state: the change since the last checkpoint when the store takes patches, else all of it.
 
         One at a time (a batch's calls finish concurrently), so each patch lands on the step before it."""
+        if self._live is not None:  # the steps so far, in the live trajectory file
+            self._live.sync(self.state)
         if self.checkpoints is None:
             return
         async with self._checkpoint_lock:  # the bytes are taken before the write: other calls of the batch
@@ -588,6 +597,8 @@ class ReActLoop:
             self.state.stash = ctx.stash.to_state()
 
     def _write_trajectory(self) -> None:
+        if self._live is not None:
+            self._live.sync(self.state)
         if self.trajectory_path:
             from .trajectory import append_trajectory
 

@@ -74,6 +74,8 @@ class Agent:
     """An agent: named actions, memory, an LLM (``llm`` or ``llm_config``, consistent if both).
 
     :ivar memory_size: short-term memory keeps the last ``memory_size`` messages (``None``: all).
+    :ivar memory_chars: and cuts each to at most this many characters, ending in "..." (crewai's 200;
+        ``None``: whole). Long-term memory keeps the messages whole.
     :ivar use_long_term_memory: also write every message to ``kernel.memory(long_term_memory["name"])``
         (default ``sqlite``; other keys are the backend's options, plus ``session`` for a
         ``name/session`` namespace); ``recall``/``arecall`` search it, and missing inputs are
@@ -91,6 +93,7 @@ class Agent:
     llm: Optional[Union[LLM, str]] = None
     llm_config: Optional[dict[str, Any]] = None
     memory_size: Optional[int] = 200
+    memory_chars: Optional[int] = None
     use_long_term_memory: bool = False
     long_term_memory: Optional[dict[str, Any]] = None
     context_messages: int = 10
@@ -307,6 +310,8 @@ class Agent:
     def _keep(self, messages: list[Message]) -> None:
         """``_remember`` in short-term memory only (without long-term memory there is nothing to await)."""
         memory = self._memory
+        if self.memory_chars is not None:
+            messages = [cut_message(m, self.memory_chars) for m in messages]
         memory.extend(messages)
         if self.memory_size is not None and len(memory) > self.memory_size:
             del memory[: len(memory) - self.memory_size]
@@ -370,6 +375,14 @@ def _resolve_llm(kernel: "Kernel", llm: Any, llm_config: Optional[dict[str, Any]
     options = {k: v for k, v in config.items() if k != "model"}
     resolved = kernel.llm(config.get("model"), **options)
     return resolved, {"model": resolved.name, **options}
+
+
+def cut_message(message: Message, limit: int) -> Message:
+    """``message`` with its text cut to ``limit`` characters, the last three "..." (crewai's history cut)."""
+    text = message.content
+    if text is None or len(text) <= limit:
+        return message
+    return msgspec.structs.replace(message, content=text[:max(limit - 3, 0)] + "..." if limit > 3 else text[:limit])
 
 
 _encoder = msgspec.json.Encoder(enc_hook=repr)

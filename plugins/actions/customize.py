@@ -64,6 +64,7 @@ class AgentSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     max_steps: int = 20
     max_tool_call_concurrency: int = 4
     memory_size: Optional[int] = 200
+    memory_chars: Optional[int] = None
     use_long_term_memory: bool = False
     long_term_memory: Optional[dict[str, Any]] = None
     agent_config: dict[str, Any] = {}
@@ -99,7 +100,7 @@ class CustomizeAgent(Agent):
         with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
             return cls(kernel=kernel, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
                        actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
-                       memory_size=spec.memory_size, use_long_term_memory=spec.use_long_term_memory,
+                       memory_size=spec.memory_size, memory_chars=spec.memory_chars, use_long_term_memory=spec.use_long_term_memory,
                        long_term_memory=spec.long_term_memory, agent_config=agent_config, spec=spec)
 
     @classmethod

@@ -50,6 +50,7 @@ class ReActSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     agent_config: dict[str, Any] = {}
     on_error: str = "continue"
     memory_size: Optional[int] = 200
+    memory_chars: Optional[int] = None
     trajectory_path: Optional[str] = None
     live_trajectory_path: Optional[str] = None
     """A JSONL file every step is appended to as it happens (a killed run keeps its steps)."""

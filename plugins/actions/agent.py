@@ -271,7 +271,8 @@ class Agent:
     def _call_inputs(self, given: dict[str, Any]) -> dict[str, Any]:
         """A call's inputs: ``inputs={...}`` unwrapped (unless ``inputs`` is a declared name); a name the
         default action does not declare is refused (an action declaring none takes any)."""
-        names = self.action().input_spec.names
+        action = self._actions.get(self.default_action) if self.default_action is not None else None
+        names = action.input_spec.names if action is not None else ()  # no action: the subclass's aexecute says
         if set(given) == {"inputs"} and isinstance(given["inputs"], dict) and "inputs" not in names:
             given = dict(given["inputs"])
         unknown = [k for k in given if k not in names]

@@ -84,13 +84,20 @@ class Tool:
         description: Optional[str] = None,
         **options: Any,
     ) -> "Tool":
-        """Make a tool from a plain function, deriving name, description and schema."""
+        """Make a tool from a plain function, deriving name, description and schema (``parameters=`` or
+        Agent-Z's ``schema=`` gives the JSON schema instead: arguments are then checked against it)."""
         if not callable(fn):
             raise ToolError(f"cannot make a tool from {fn!r}: it is not callable")
         tool_name = name or getattr(fn, "__name__", None) or type(fn).__name__
         summary, param_docs = parse_docstring(inspect.getdoc(fn) or "")
         args_type, ctx_param = _args_struct(fn, tool_name, param_docs)
-        is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+        schema = options.pop("parameters", None) or options.pop("schema", None)
+        if schema is not None:
+            if not isinstance(schema, dict):
+                raise ToolError(f"tool {tool_name!r}: the schema must be a JSON schema dict, got {type(schema).__name__}")
+            return cls(name=tool_name, description=description if description is not None else summary, handler=fn,
+                       parameters=schema, ctx_param=ctx_param, is_async=_is_async(fn), **options)
+        is_async = _is_async(fn)
         return cls(
             name=tool_name,
             description=description if description is not None else summary,
@@ -176,6 +183,10 @@ class Tool:
     def __repr__(self) -> str:
         kind = "async" if self.is_async else "sync"
         return f"<Tool {self.name!r} toolset={self.toolset!r} {kind}>"
+
+
+def _is_async(fn: Any) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 
 def tool(fn: Optional[Callable[..., Any]] = None, /, **options: Any) -> Any:

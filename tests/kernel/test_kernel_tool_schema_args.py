@@ -102,3 +102,22 @@ def test_any_schema_gives_a_result_or_an_error_result_never_a_crash(schema, argu
     assert r.state in ("success", "error")
     if r.state == "error":
         assert "invalid arguments for tool 't'" in r.content
+
+
+def test_a_plugin_registers_a_handler_with_agent_z_schema_and_it_is_checked():
+    """Seed 004 (Agent-Z ToolRegistry.register): "register(self, name: str, toolset: str, schema: Dict[str, Any],
+    handler: Callable, ...)". A plugin's ``register(handler, name=..., toolset=..., schema=...)`` (or
+    ``parameters=``) makes a tool whose schema is the one given, in its toolset, and a call missing a
+    required field is an error result naming it; a good call reaches the handler."""
+    seen = []
+
+    class Weather:
+        def zagent_register_tools(self, register):
+            register(lambda **kw: seen.append(kw) or "ok", name="forecast", toolset="web", schema=SCHEMA)
+
+    k = Kernel([Weather()], entry_points=False)
+    assert k.tool("forecast").parameters == SCHEMA and k.tool("forecast").toolset == "web"
+    r = k.run_tool({"name": "forecast", "arguments": {"city": "Oslo"}})
+    assert r.state == "error" and "days" in r.content and seen == []
+    assert k.run_tool({"name": "forecast", "arguments": {"city": "Oslo", "days": 2}}).state == "success"
+    assert seen == [{"city": "Oslo", "days": 2}]

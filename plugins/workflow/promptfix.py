@@ -93,11 +93,13 @@ def heads_at(heads: list["re.Match[str]"], start: int) -> Optional["re.Match[str
 
 def _section(heads: list["re.Match[str]"], size: int, names: set[str]) -> tuple[Optional[int], int]:
     """``(start, end)`` of the first section whose heading is one of ``names``: from that heading to the next
-    of the same or a higher level; ``(None, 0)`` when there is none."""
+    known section (or, but for the Output Format section, of the same or a higher level); ``(None, 0)``
+    when there is none."""
     for i, m in enumerate(heads):
         if _loose(m.group("title")) in names:
-            level = len(m.group("hashes"))
-            nxt = next((h.start() for h in heads[i + 1:] if len(h.group("hashes")) <= level), size)
+            level, fmt = len(m.group("hashes")), names is _FORMAT  # output headings may be of any level
+            nxt = next((h.start() for h in heads[i + 1:] if _loose(h.group("title")) in _SECTIONS
+                        or (not fmt and len(h.group("hashes")) <= level)), size)
             return m.start(), nxt
     return None, 0
 

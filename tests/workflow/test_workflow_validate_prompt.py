@@ -71,3 +71,13 @@ def test_every_output_heading_of_the_format_section_ends_up_a_declared_output(ou
     section = spec["prompt"].split("### Output Format\n", 1)[1]
     headings = [line[3:] for line in section.splitlines() if line.startswith("## ")]
     assert sorted(headings) == sorted(outputs)
+
+
+def test_the_one_heading_left_in_the_output_format_section_carries_the_one_output_left():
+    """Seed 001 (validate_prompt): "检查 ### Output Format 段声明的输出名和 agent 的 outputs 对得上" (the output
+    names declared in the Output Format section must match the outputs). A heading there unlike any output
+    (``## result``), when it is the only one left and one output is left, is renamed to that output, whatever
+    its heading level."""
+    prompt = "### Instructions\nPlan {topic}.\n\n### Output Format\n## result\nThe plan.\n## notes\nAny notes."
+    spec = repair_spec({"name": "A", "prompt": prompt}, a_node(["topic"], ["itinerary", "notes"]), set())
+    assert "## itinerary\nThe plan.\n## notes\nAny notes." in spec["prompt"]

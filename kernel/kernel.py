@@ -170,10 +170,12 @@ class Kernel:
         return tooltable.find(self.registries, self.pending_tools, name)
 
     def tools(
-        self, names: Optional[Iterable[str]] = None, *, toolset: Optional[str] = None, available_only: bool = True
+        self, names: Optional[Iterable[str]] = None, *, toolset: Any = None, available_only: bool = True
     ) -> list[Tool]:
-        """Registered tools, selected by name and/or toolset; unavailable ones left out unless asked."""
+        """Registered tools, selected by name and/or toolset (a name or a list); unavailable ones left out unless asked."""
         return tooltable.select(self.registries, self.pending_tools, names, toolset, available_only)
+
+    tool_definitions = tooltable.tool_definitions  # Agent-Z's get_definitions(toolsets=[...]), with metadata
 
     def add_tool(self, tool: Any, *, plugin: str = "<kernel.add_tool>", **options: Any) -> Tool:
         """Register a tool (a ``Tool`` or a function) directly on this kernel, e.g. in an embedding app.

@@ -43,10 +43,12 @@ def embedder(registries: dict[str, Registry], cache: dict[Any, Any], name: Optio
 def build_agent(owner: Any, registries: dict[str, Registry], spec: Any, trust: Any) -> Any:
     """See ``Kernel.agent``: ``spec`` (a dict or a file) built by its agent type's factory with ``owner``
     (the kernel), under ``trust`` for the import paths it names."""
-    from .imports import as_trust, trusting  # on first use: keeps ``import zagent`` light
+    from .imports import Trust, as_trust, trusting  # on first use: keeps ``import zagent`` light
     from .specfiles import load_spec_file
 
     if not isinstance(spec, dict):
+        if trust is True:  # as the CLI's --trust: the file's own folder is searched first for its modules
+            trust = Trust.for_file(spec, everything=True)
         spec = load_spec_file(spec)
     type_name = spec.get("type", "customize")
     factory = registries["agent_types"].get(type_name) if isinstance(type_name, str) else None

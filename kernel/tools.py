@@ -27,6 +27,7 @@ import msgspec
 from .context import RunContext
 from .errors import ToolError
 from .limits import MAX_DEPTH, data_problem, json_depth
+from .schemaargs import check_arguments, schema_type
 from .types import ToolSpec
 
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
@@ -70,7 +71,9 @@ class Tool:
     ctx_param: Optional[str] = None
     is_async: bool = False
     metadata: dict[str, Any] = attrs.field(factory=dict)
+    emoji: str = ""  # shown beside the tool's name (Agent-Z's ToolEntry.emoji; in tool_definitions' metadata)
     _spec: Optional[ToolSpec] = attrs.field(default=None, init=False)
+    _checker: Any = attrs.field(default=None, init=False)  # the explicit schema, compiled on first use
 
     @classmethod
     def from_function(
@@ -81,13 +84,20 @@ class Tool:
         description: Optional[str] = None,
         **options: Any,
     ) -> "Tool":
-        """Make a tool from a plain function, deriving name, description and schema."""
+        """Make a tool from a plain function, deriving name, description and schema (``parameters=`` or
+        Agent-Z's ``schema=`` gives the JSON schema instead: arguments are then checked against it)."""
         if not callable(fn):
             raise ToolError(f"cannot make a tool from {fn!r}: it is not callable")
         tool_name = name or getattr(fn, "__name__", None) or type(fn).__name__
         summary, param_docs = parse_docstring(inspect.getdoc(fn) or "")
         args_type, ctx_param = _args_struct(fn, tool_name, param_docs)
-        is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+        schema = options.pop("parameters", None) or options.pop("schema", None)
+        if schema is not None:
+            if not isinstance(schema, dict):
+                raise ToolError(f"tool {tool_name!r}: the schema must be a JSON schema dict, got {type(schema).__name__}")
+            return cls(name=tool_name, description=description if description is not None else summary, handler=fn,
+                       parameters=schema, ctx_param=ctx_param, is_async=_is_async(fn), **options)
+        is_async = _is_async(fn)
         return cls(
             name=tool_name,
             description=description if description is not None else summary,
@@ -147,9 +157,9 @@ class Tool:
         problem = data_problem(arguments)
         if problem is not None:
             raise self._refused(problem)
-        if self.args_type is None:
-            return dict(arguments)
         try:
+            if self.args_type is None:  # an explicit schema: checked once any coercion is done, here only
+                return check_arguments(arguments, self._schema_checker())
             obj: Any = msgspec.convert(arguments, self.args_type, strict=False)
         except msgspec.ValidationError as exc:
             raise ArgumentsError(
@@ -157,6 +167,13 @@ class Tool:
                 f"Call it again with arguments matching this schema: {msgspec.json.encode(self.parameters).decode()}"
             ) from None
         return {f: getattr(obj, f) for f in obj.__struct_fields__}
+
+    def _schema_checker(self) -> Any:
+        if self._checker is None:
+            schema = self.parameters if isinstance(self.parameters, dict) else {}
+            top = schema.get("type", "object")  # arguments are an object: a schema saying otherwise is not used
+            self._checker = schema_type({**schema, "type": "object"}) if top == "object" else Any
+        return self._checker
 
     def _refused(self, problem: str) -> ArgumentsError:
         return ArgumentsError(
@@ -166,6 +183,10 @@ class Tool:
     def __repr__(self) -> str:
         kind = "async" if self.is_async else "sync"
         return f"<Tool {self.name!r} toolset={self.toolset!r} {kind}>"
+
+
+def _is_async(fn: Any) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 
 def tool(fn: Optional[Callable[..., Any]] = None, /, **options: Any) -> Any:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, Union
 
 from .errors import PluginError, ToolError
 from .lookups import names
@@ -24,15 +24,27 @@ def find(registries: dict[str, Registry], pending: PendingTools, name: str) -> T
 
 
 def select(registries: dict[str, Registry], pending: PendingTools, wanted: Optional[Iterable[str]],
-           toolset: Optional[str], available_only: bool) -> list[Tool]:
-    """See ``Kernel.tools``."""
+           toolset: Union[str, Iterable[str], None], available_only: bool) -> list[Tool]:
+    """See ``Kernel.tools`` (``toolset``: one name, or several: the tools of any of them)."""
     if isinstance(wanted, str):  # one name given on its own
         wanted = [wanted]
     if wanted is None:
         pending.wait(None)
+    sets = None if toolset is None else {toolset} if isinstance(toolset, str) else set(toolset)
     chosen = [find(registries, pending, n) for n in wanted] if wanted is not None else registries["tools"].values()
     return [t for t in chosen
-            if (toolset is None or t.toolset == toolset) and (not available_only or t.is_available())]
+            if (sets is None or t.toolset in sets) and (not available_only or t.is_available())]
+
+
+def tool_definitions(kernel: Any, toolsets: Union[str, Iterable[str], None] = None,
+                     include_unavailable: bool = False) -> list[dict[str, Any]]:
+    """``Kernel.tool_definitions``: Agent-Z's ``get_definitions`` -- an OpenAI-style function entry for each
+    tool of ``toolsets`` (all when ``None``; available ones unless ``include_unavailable``), with its toolset
+    and emoji as ``metadata``."""
+    tools = kernel.tools(toolset=toolsets, available_only=not include_unavailable)
+    return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                              "parameters": t.parameters},
+             "metadata": {"toolset": t.toolset, "emoji": t.emoji}} for t in tools]
 
 
 def add(registries: dict[str, Registry], describe: Callable[[str], str], tool: Any, plugin: str,

@@ -56,7 +56,10 @@ class AgentResult:
 
     @property
     def content(self) -> str:
-        return self.message.content or ""
+        """The output's ``content`` field when it has one (an agent declaring no outputs: the reply's
+        text), else the result message's text (the output as JSON)."""
+        value = getattr(object.__getattribute__(self, "output"), "content", None)
+        return value if isinstance(value, str) else self.message.content or ""
 
     def to_dict(self) -> dict[str, Any]:
         """The output fields as plain data."""
@@ -71,6 +74,8 @@ class Agent:
     """An agent: named actions, memory, an LLM (``llm`` or ``llm_config``, consistent if both).
 
     :ivar memory_size: short-term memory keeps the last ``memory_size`` messages (``None``: all).
+    :ivar memory_chars: and cuts each to at most this many characters, ending in "..." (crewai's 200;
+        ``None``: whole). Long-term memory keeps the messages whole.
     :ivar use_long_term_memory: also write every message to ``kernel.memory(long_term_memory["name"])``
         (default ``sqlite``; other keys are the backend's options, plus ``session`` for a
         ``name/session`` namespace); ``recall``/``arecall`` search it, and missing inputs are
@@ -88,6 +93,7 @@ class Agent:
     llm: Optional[Union[LLM, str]] = None
     llm_config: Optional[dict[str, Any]] = None
     memory_size: Optional[int] = 200
+    memory_chars: Optional[int] = None
     use_long_term_memory: bool = False
     long_term_memory: Optional[dict[str, Any]] = None
     context_messages: int = 10
@@ -205,7 +211,9 @@ class Agent:
         return run_sync(self.aexecute(action_name, **kwargs))
 
     async def acall(self, **inputs: Any) -> AgentResult:
-        """Run the default action with ``inputs``."""
+        """Run the default action with ``inputs`` (or EvoAgentX's ``acall(inputs={...})``); an input name the
+        action does not declare is a ``ConfigError``."""
+        inputs = self._call_inputs(inputs)
         if type(self).aexecute is not Agent.aexecute:  # a subclass's own aexecute runs
             return await self.aexecute(None, inputs=inputs)
         return await self._begin(None, None, inputs, None)
@@ -258,7 +266,20 @@ class Agent:
         return await react_through_kernel(self, user_input, past, ctx)
 
     def __call__(self, **inputs: Any) -> AgentResult:
-        return run_sync(self.aexecute(None, inputs=inputs))
+        return run_sync(self.aexecute(None, inputs=self._call_inputs(inputs)))
+
+    def _call_inputs(self, given: dict[str, Any]) -> dict[str, Any]:
+        """A call's inputs: ``inputs={...}`` unwrapped (unless ``inputs`` is a declared name); a name the
+        default action does not declare is refused (an action declaring none takes any)."""
+        action = self._actions.get(self.default_action) if self.default_action is not None else None
+        names = action.input_spec.names if action is not None else ()  # no action: the subclass's aexecute says
+        if set(given) == {"inputs"} and isinstance(given["inputs"], dict) and "inputs" not in names:
+            given = dict(given["inputs"])
+        unknown = [k for k in given if k not in names]
+        if unknown and names:
+            raise ConfigError(f"agent {self.name!r} has no input(s) {', '.join(map(repr, unknown))}; its inputs: "
+                              f"{', '.join(names)}")
+        return given
 
     async def _extract(self, action: Action, ctx: "RunContext", missing: Sequence[str]) -> dict[str, Any]:
         from .extraction import ContextExtraction
@@ -290,6 +311,8 @@ class Agent:
     def _keep(self, messages: list[Message]) -> None:
         """``_remember`` in short-term memory only (without long-term memory there is nothing to await)."""
         memory = self._memory
+        if self.memory_chars is not None:
+            messages = [cut_message(m, self.memory_chars) for m in messages]
         memory.extend(messages)
         if self.memory_size is not None and len(memory) > self.memory_size:
             del memory[: len(memory) - self.memory_size]
@@ -353,6 +376,14 @@ def _resolve_llm(kernel: "Kernel", llm: Any, llm_config: Optional[dict[str, Any]
     options = {k: v for k, v in config.items() if k != "model"}
     resolved = kernel.llm(config.get("model"), **options)
     return resolved, {"model": resolved.name, **options}
+
+
+def cut_message(message: Message, limit: int) -> Message:
+    """``message`` with its text cut to ``limit`` characters, the last three "..." (crewai's history cut)."""
+    text = message.content
+    if text is None or len(text) <= limit:
+        return message
+    return msgspec.structs.replace(message, content=text[:max(limit - 3, 0)] + "..." if limit > 3 else text[:limit])
 
 
 _encoder = msgspec.json.Encoder(enc_hook=repr)

@@ -50,6 +50,9 @@ class AgentResponse:
     questions: list[str] = attrs.field(factory=list)
     execution_time: float = 0.0
     metadata: dict[str, Any] = attrs.field(factory=dict)
+    confidence_score: float = 1.0
+    """0-1, from the run (Agent-Z's field): 1.0 for a direct answer or a run whose steps all succeeded, the
+    share of steps that succeeded when some failed or were blocked, 0.0 for clarification questions."""
 
     def __repr__(self) -> str:
         return f"<AgentResponse {self.mode} steps={len(self.steps)} content={self.content[:60]!r}>"
@@ -107,7 +110,35 @@ async def needs_react(agent: "Agent", user_input: str, ctx: Any) -> bool:
     prompt = ROUTER.format(tools=", ".join(tools), request=user_input)
     reply = await agent.llm.asend(agent.llm.request(prompt, output_spec={
         "mode": "str", "fields": [{"name": "decision", "type": "string"}]}), ctx)
-    return not reply.text.strip().lower().startswith("no")
+    decision = read_decision(reply.text)
+    return True if decision is None else decision  # an answer that is neither: the tools stay on offer
+
+
+_WORDS = {"yes": True, "true": True, "react": True, "no": False, "false": False, "direct": False}
+
+
+def read_decision(text: str) -> Optional[bool]:
+    """The mode decision in a router reply: JSON ``{"use_react": ...}`` (Agent-Z's form; an object without
+    the key is ``False``), a bare JSON bool, or a first word yes/no/true/false; ``None`` when it is none."""
+    body = text.strip().strip("`").strip()
+    if body[:4].lower() == "json":
+        body = body[4:].strip()
+    start, end = body.find("{"), body.rfind("}")
+    for candidate in (body, body[start:end + 1] if 0 <= start < end else None):
+        if candidate is None:
+            continue
+        try:
+            value = msgspec.json.decode(candidate)
+        except msgspec.DecodeError:
+            continue
+        if isinstance(value, dict):
+            value = value.get("use_react", False)
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            return _WORDS.get(value.strip().lower())
+    word = body.split(maxsplit=1)[0].strip(".,!:;\"'").lower() if body else ""
+    return _WORDS.get(word)
 
 
 def response_of(result: Any) -> AgentResponse:
@@ -116,7 +147,15 @@ def response_of(result: Any) -> AgentResponse:
     return AgentResponse(
         content=result.content, mode="react", steps=result.steps, questions=result.questions,
         tool_used=used[-1].tool if used else None, tool_result=used[-1].result if used else None,
+        confidence_score=confidence(result.steps, result.questions),
         metadata={"run_id": result.state.run_id, "iterations": result.state.step})
+
+
+def confidence(steps: Sequence[Any], questions: Sequence[str]) -> float:
+    """``AgentResponse.confidence_score`` of a loop run (see the field)."""
+    if questions or not steps:
+        return 0.0 if questions else 1.0
+    return sum(1 for s in steps if not (s.is_error or s.is_blocked)) / len(steps)
 
 
 async def react_through_kernel(agent: "Agent", user_input: str, past: list[Message], ctx: Any) -> AgentResponse:

@@ -39,6 +39,8 @@ from .agent import Agent
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
+TEXT = Field(name="content", type="string", description="the answer")
+"""The output of an agent that declares none (EvoAgentX's first example): the reply's text."""
 _PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 
 
@@ -63,6 +65,7 @@ class AgentSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     max_steps: int = 20
     max_tool_call_concurrency: int = 4
     memory_size: Optional[int] = 200
+    memory_chars: Optional[int] = None
     use_long_term_memory: bool = False
     long_term_memory: Optional[dict[str, Any]] = None
     agent_config: dict[str, Any] = {}
@@ -88,19 +91,19 @@ class CustomizeAgent(Agent):
         tools = resolve_tool_refs(kernel, spec.tools, base_dir=base_dir)
         if spec.title_format is not None:  # names only ({title}), checked now: docs/security.md, placeholders
             placeholders(spec.title_format, ("title",), f"title_format of agent {spec.name!r}")
-        parse_mode = spec.parse_mode or _default_mode(spec)
+        parse_mode = _parse_mode(spec)
         parse_func = (resolve(spec.parse_func, key="parse_func", kernel=kernel, base_dir=base_dir)
                       if spec.parse_func else None)
         action = CustomizeAction(
             kernel=kernel, name=spec.name, description=spec.description, prompt=spec.prompt or "",
-            template=spec.prompt_template, tools=tools, inputs=list(spec.inputs), outputs=list(spec.outputs),
+            template=spec.prompt_template, tools=tools, inputs=list(spec.inputs), outputs=list(spec.outputs) or [TEXT],
             parse_mode=parse_mode, title_format=spec.title_format, parse_func=parse_func,
             max_steps=spec.max_steps, max_tool_call_concurrency=spec.max_tool_call_concurrency,
             tool_format=spec.tool_format)
         with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
             return cls(kernel=kernel, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
                        actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
-                       memory_size=spec.memory_size, use_long_term_memory=spec.use_long_term_memory,
+                       memory_size=spec.memory_size, memory_chars=spec.memory_chars, use_long_term_memory=spec.use_long_term_memory,
                        long_term_memory=spec.long_term_memory, agent_config=agent_config, spec=spec)
 
     @classmethod
@@ -161,9 +164,7 @@ def _validate(spec: AgentSpec, kernel: "Kernel") -> None:
     if spec.type != "customize":
         raise ConfigError(f"{where}: type {spec.type!r} is not 'customize'")
     inputs = zfields.compile_fields(list(spec.inputs))
-    outputs = zfields.compile_fields(list(spec.outputs))
-    if not outputs.names:
-        raise ConfigError(f"{where}: declare at least one output")
+    outputs = zfields.compile_fields(list(spec.outputs) or [TEXT])  # none declared: the reply's text
     clash = set(inputs.names) & set(outputs.names)
     if clash:
         raise ConfigError(f"{where}: {', '.join(sorted(clash))} declared both as input and output")
@@ -176,8 +177,6 @@ def _validate(spec: AgentSpec, kernel: "Kernel") -> None:
     mode = spec.parse_mode or _default_mode(spec)
     if mode not in kernel.registries["parsers"]:
         raise ConfigError(f"{where}: unknown parse_mode {mode!r}; installed: {', '.join(kernel.registries['parsers'])}")
-    if mode == "str" and len(outputs.names) != 1:
-        raise ConfigError(f"{where}: parse_mode 'str' needs exactly one output, got {len(outputs.names)}")
     if mode == "custom" and not spec.parse_func:
         raise ConfigError(f"{where}: parse_mode 'custom' needs parse_func ('package.module:function')")
 
@@ -200,10 +199,31 @@ def _strings(value: Any) -> list[str]:
 
 
 def _default_mode(spec: AgentSpec) -> str:
-    """``title`` by default; ``json`` when a template is used and an output is an object or array."""
-    if spec.prompt_template and any(f.type in ("object", "array", "dict", "list", "json") for f in spec.outputs):
+    """``title`` by default (``str`` without outputs); ``json`` when a template is used and an output is an
+    object or array."""
+    if _complex_outputs(spec):
         return "json"
-    return "title"
+    return "title" if spec.outputs else "str"
+
+
+def _complex_outputs(spec: AgentSpec) -> list[str]:
+    if not spec.prompt_template:
+        return []
+    return [f.name for f in spec.outputs if f.type in ("object", "array", "dict", "list", "json")]
+
+
+def _parse_mode(spec: AgentSpec) -> str:
+    """The mode the agent parses with: EvoAgentX's switch to ``json`` (with a warning) when a template's
+    outputs include objects or arrays and the mode named is a text mode that cannot carry them."""
+    if spec.parse_mode in ("title", "xml", "str") and _complex_outputs(spec):
+        import logging
+
+        logging.getLogger("zagent").warning(
+            "agent %r: output(s) %s are objects or arrays, which parse_mode %r cannot carry; parsing as 'json' "
+            "instead (set parse_mode 'json' to silence this)", spec.name, ", ".join(_complex_outputs(spec)),
+            spec.parse_mode)
+        return "json"
+    return spec.parse_mode or _default_mode(spec)
 
 
 def build_customize(spec: dict[str, Any], kernel: "Kernel") -> CustomizeAgent:

@@ -31,6 +31,15 @@ class _Item(NamedTuple):
     words: frozenset
 
 
+def _cut(message: Message, limit: int) -> Message:
+    text = message.content
+    if text is None or len(text) <= limit:
+        return message
+    import msgspec
+
+    return msgspec.structs.replace(message, content=text[:limit - 3] + "...")
+
+
 def words_of(text: str) -> list[str]:
     """Lower-cased words of ``text``, as both backends tokenize queries."""
     return [w.lower() for w in _WORD.findall(text)]
@@ -41,9 +50,12 @@ class InProcessMemory:
     """Per-namespace bounded message lists held in this process.
 
     :param max_messages: how many messages each namespace keeps (oldest dropped first).
+    :param max_chars: cut each message's text to at most this many characters, ending in "..."
+        (crewai's history cut: 10 messages of at most 200); ``None``: whole.
     """
 
     max_messages: int = 1000
+    max_chars: Optional[int] = None
     _spaces: dict[str, deque] = attrs.field(factory=dict, init=False)
     _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
     _seq: int = attrs.field(default=0, init=False)
@@ -51,11 +63,16 @@ class InProcessMemory:
     def __attrs_post_init__(self) -> None:
         if isinstance(self.max_messages, bool) or not isinstance(self.max_messages, int) or self.max_messages < 1:
             raise ConfigError(f"max_messages must be a positive integer, got {self.max_messages!r}")
+        if self.max_chars is not None and (isinstance(self.max_chars, bool) or not isinstance(self.max_chars, int)
+                                           or self.max_chars < 4):
+            raise ConfigError(f"max_chars must be an integer of at least 4 (or None), got {self.max_chars!r}")
 
     def add(self, namespace: str, messages: Any, *, at: Optional[float] = None) -> None:
         """Append one message or a list to ``namespace``; ``at`` overrides the time stamp."""
         check_namespace(namespace)
         items = as_messages(messages)
+        if self.max_chars is not None:
+            items = [_cut(m, self.max_chars) for m in items]
         created = time.time() if at is None else float(at)
         with self._lock:
             space = self._spaces.setdefault(namespace, deque(maxlen=self.max_messages))

@@ -7,7 +7,7 @@ Registers through ``zagent_register_parsers``:
   ``parse_typed(...) -> Struct``, ``render(values, fields, **options) -> str``,
   ``repair_prompt(raw, fields, error)`` and ``aparse_with_repair(text, fields, llm, ctx=None)``;
 - tool-call formats ``tool_call`` (default), ``hermes``, ``mistral``, ``llama3``,
-  ``fenced`` — each with ``render_tools(tools)``, ``parse_tool_calls(text)``,
+  ``fenced``, ``pipe`` (tiny-agent's ``TOOL:name|k=v&k=v`` lines) — each with ``render_tools(tools)``, ``parse_tool_calls(text)``,
   ``extract(text) -> (calls, errors, text)``, ``feedback(errors)``, ``render_calls(calls)``.
 
 Prompt templates (``PromptTemplate``, ``ChatTemplate``) live in ``.templates``;
@@ -30,6 +30,7 @@ from .repair import aparse_with_repair, repair_prompt
 from .templates import ChatTemplate, PromptTemplate
 from .toolcalls import Extraction, ToolCallError, extract
 from .toolformats import FORMATS, ToolCallFormat
+from .pipeformat import PipeFormat
 
 MODES = (TitleParser, JsonParser, XmlParser, StrParser, CustomParser)
 
@@ -46,6 +47,7 @@ def zagent_register_parsers(register: Callable[..., Any]) -> None:
         register(cls.name, cls())
     for fmt in FORMATS:
         register(fmt.name, fmt())
+    register(PipeFormat.name, PipeFormat())  # tiny-agent's TOOL:name|k=v lines
     register("templates", SimpleNamespace(
         PromptTemplate=PromptTemplate, ChatTemplate=ChatTemplate, SECTIONS=templates.SECTIONS,
         name="templates"))

@@ -265,7 +265,7 @@ class XmlParser(Parser):
 
 
 class StrParser(Parser):
-    """The whole reply (stripped) is the value of the single declared field."""
+    """The whole reply (stripped) is the value of every declared field (EvoAgentX: "原文赋给每个字段")."""
 
     name = "str"
     option_names = frozenset({"strip"})
@@ -274,26 +274,26 @@ class StrParser(Parser):
     def __init__(self, strip: bool = True):
         super().__init__(strip=strip)
 
-    def _single(self, spec: FieldSpec) -> Any:
-        if len(spec.fields) != 1:
-            raise ConfigError(f"mode 'str' needs exactly one output field, got {len(spec.fields)} "
-                              f"({', '.join(spec.names)}); use mode 'json', 'xml' or 'title' for several")
-        return spec.fields[0]
+    def _fields(self, spec: FieldSpec) -> Any:
+        if not spec.fields:
+            raise ConfigError("mode 'str' needs at least one output field; declare one (e.g. 'answer')")
+        return spec.fields
 
     def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
-        field = self._single(spec)
         value = text.strip() if opts.get("strip", True) else text
-        if field.type != "string":
-            value = jsontext.FENCE.sub(lambda m: m.group(2), value).strip() if "```" in value else value
-        return {field.name: value} if value != "" else {}
+        if value == "":
+            return {}
+        unfenced = jsontext.FENCE.sub(lambda m: m.group(2), value).strip() if "```" in value else value
+        return {f.name: value if f.type == "string" else unfenced for f in self._fields(spec)}
 
     def _instructions(self, spec: FieldSpec, opts: dict[str, Any]) -> str:
-        field = self._single(spec)
-        return f"Reply with the {field.name} only ({_label(field)}), with no other text."
+        fields = self._fields(spec)
+        if len(fields) > 1:
+            return "Reply with plain text only, with no sections or labels: the whole reply is the answer."
+        return f"Reply with the {fields[0].name} only ({_label(fields[0])}), with no other text."
 
     def _render(self, values: dict[str, Any], spec: FieldSpec, opts: dict[str, Any]) -> str:
-        field = self._single(spec)
-        value = values.get(field.name)
+        value = next((values[f.name] for f in self._fields(spec) if values.get(f.name) is not None), None)
         return "" if value is None else value_text(value)
 
 

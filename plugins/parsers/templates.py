@@ -226,6 +226,15 @@ class PromptTemplate:
             return user, _pairs(outs.items()) if isinstance(outs, Mapping) else _fmt(outs)
         if "input" in demo and "output" in demo:
             return _fmt(demo["input"]), _fmt(demo["output"])
+        if self.input_spec is not None and self.output_spec is not None and demo:  # EvoAgentX's form: by field name
+            names = set(self.input_spec.names) | set(self.output_spec.names)
+            unknown = sorted(k for k in demo if k not in names)
+            if not unknown:
+                return self._demo({"inputs": {k: v for k, v in demo.items() if k in self.input_spec.names},
+                                   "outputs": {k: v for k, v in demo.items() if k in self.output_spec.names}})
+            raise ConfigError(f"demonstration key(s) {', '.join(map(repr, unknown))} are neither inputs nor outputs "
+                              f"({', '.join(sorted(names))}); key a demonstration by field name, or use "
+                              "'inputs'/'outputs' (dicts) or 'input'/'output' (texts)")
         raise ConfigError(f"a demonstration needs 'inputs'/'outputs' (dicts) or 'input'/'output' (texts), "
                           f"got keys {sorted(demo)}")
 

@@ -50,7 +50,10 @@ class ReActSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     agent_config: dict[str, Any] = {}
     on_error: str = "continue"
     memory_size: Optional[int] = 200
+    memory_chars: Optional[int] = None
     trajectory_path: Optional[str] = None
+    live_trajectory_path: Optional[str] = None
+    """A JSONL file every step is appended to as it happens (a killed run keeps its steps)."""
     tool_format: str = "tool_call"
     """The text tool-call format (a registered parser) for models whose profile says native_tools=False."""
     checkpoints: Optional[str] = None
@@ -71,6 +74,7 @@ class ReActAgent(Agent):
     rails: dict[str, Any] = attrs.field(factory=dict)
     on_error: str = "continue"
     trajectory_path: Optional[str] = None
+    live_trajectory_path: Optional[str] = None
     checkpoints: Any = None
     tool_format: str = "tool_call"
 
@@ -96,6 +100,7 @@ class ReActAgent(Agent):
         fields["tools"] = resolve_tool_refs(kernel, fields["tools"], key="tool")  # names, toolset:, import paths
         fields["pinned_tools"] = resolve_tool_refs(kernel, fields["pinned_tools"], key="pinned tool")
         check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",))
+        check_spec_path(spec.live_trajectory_path, "live_trajectory_path", (".jsonl",))
         check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"))
         if spec.tool_format not in kernel.registries["parsers"]:
             raise ConfigError(f"agent {spec.name!r}: tool_format {spec.tool_format!r} is not a registered parser; "
@@ -113,6 +118,7 @@ class ReActAgent(Agent):
             tool_limit=self.tool_limit, pinned_tools=list(self.pinned_tools),
             max_context_messages=self.max_context_messages, max_context_tokens=self.max_context_tokens,
             on_error=self.on_error, checkpoints=self.checkpoints, trajectory_path=self.trajectory_path,
+            live_trajectory_path=self.live_trajectory_path,
             tool_format=self.tool_format, agent=self.name, agent_config=self.run_config())
 
     #: group chats speak to a ReAct agent through ``achat`` (with the history as messages)

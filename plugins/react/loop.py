@@ -2,7 +2,8 @@
 
 State machine: RUNNING → PAUSED ⇄ RUNNING → COMPLETED | ABORTED | FAILED
 (a provider error, or any failed step when the error policy is ``stop``; a
-failed run's last checkpoint can be restored once the cause is fixed).
+failed run's last checkpoint can be restored once the cause is fixed; a step
+raising anything else is ABORTED, checkpointed, and the error raised).
 ``pause()``, ``resume()`` and ``abort()`` are safe from any thread or task
 while a step is in flight:
 
@@ -39,7 +40,7 @@ import msgspec
 from zagent.agentkit.control import RunControl
 from zagent.agentkit.steplog import checkpoint_error
 from zagent.agentkit.toolloop import NUDGE, ToolLoop, results_messages
-from zagent.errors import ConfigError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
+from zagent.errors import CheckpointError, ConfigError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
 from zagent.limits import check_text
 from zagent.llm import to_messages
 from zagent.agentkit.runkeys import APPROVED, PENDING_APPROVAL
@@ -111,6 +112,8 @@ class ReActLoop:
     keep_recent: int = 6
     checkpoints: Any = None
     trajectory_path: Optional[str] = None
+    live_trajectory_path: Optional[str] = None
+    """A JSONL file each step is appended to as it happens (``recorder.TrajectoryRecorder``)."""
     tool_format: str = "tool_call"
     agent: str = "react"
     agent_config: dict[str, Any] = attrs.field(factory=dict)
@@ -126,6 +129,7 @@ class ReActLoop:
         self._tool_loop = ToolLoop(self.kernel, self.tool_format)
         self._checkpoint_lock = asyncio.Lock()
         self._log = StepLog()
+        self._live: Any = None
 
     # -- control (any thread) ---------------------------------------------------------
 
@@ -231,6 +235,10 @@ class ReActLoop:
         ctx.stash.setdefault(APPROVED, set()).update(self.state.approved)
         if self.state.usage.calls and not ctx.usage.calls:
             ctx.usage = self.state.usage
+        if self.live_trajectory_path:
+            from .recorder import LiveSteps
+
+            self._live = LiveSteps(self.live_trajectory_path, self.state, resumed=user_input is None)
         await self._emit("run_start", resumed=user_input is None)
         try:
             return await self._drive()
@@ -328,14 +336,19 @@ class ReActLoop:
             await self._maybe_compress()
             tools = await self._offered_tools()
             decision, reply = await self._decide(tools)
-        except (ProviderError, ToolBlocked, CompressionFailed) as exc:
+        except (RunAborted, CheckpointError):
+            raise
+        except Exception as exc:  # not only the step errors below: any other is Agent-Z's ABORTED (after them)
             state.steps.append(StepResult(step=state.step, action="direct_response", is_error=True,
-                                          is_blocked=isinstance(exc, ToolBlocked), reason=str(exc),
+                                          is_blocked=isinstance(exc, ToolBlocked), reason=_named(exc),
                                           duration=time.perf_counter() - started))
             await self._emit("step_end", step=state.step, error=str(exc))
             provider_error = _provider_error(exc)
             if provider_error is not None:  # the provider already retried what was worth retrying
                 raise await self._fail(provider_error) from None
+            if not isinstance(exc, (ToolBlocked, CompressionFailed)):
+                await self._fail(exc, status="aborted")
+                raise
             if self.on_error == "stop":
                 raise await self._fail(NoAnswerError(f"step {state.step} failed: {exc}", trajectory=state.steps,
                                                      limit="step_error")) from exc
@@ -520,12 +533,12 @@ class ReActLoop:
         self._emit_soon("run_end", status="aborted", steps=len(state.steps))
         return RunAborted(f"run {state.run_id} was aborted at step {state.step}", trajectory=state.steps)
 
-    async def _fail(self, error: Exception) -> Exception:
-        self.state.status = "failed"
-        self.state.error = str(error)
+    async def _fail(self, error: Exception, status: str = "failed") -> Exception:
+        self.state.status = status
+        self.state.error = str(error) if status == "failed" else _named(error)
         await self._checkpoint()
         self._write_trajectory()
-        await self._emit("run_end", status="failed", steps=len(self.state.steps), error=str(error))
+        await self._emit("run_end", status=status, steps=len(self.state.steps), error=str(error))
         return error
 
     def _emit_soon(self, type: str, **data: Any) -> None:
@@ -544,6 +557,8 @@ class ReActLoop:
         """Save the state: the change since the last checkpoint when the store takes patches, else all of it.
 
         One at a time (a batch's calls finish concurrently), so each patch lands on the step before it."""
+        if self._live is not None:  # the steps so far, in the live trajectory file
+            self._live.sync(self.state)
         if self.checkpoints is None:
             return
         async with self._checkpoint_lock:  # the bytes are taken before the write: other calls of the batch
@@ -582,6 +597,8 @@ class ReActLoop:
             self.state.stash = ctx.stash.to_state()
 
     def _write_trajectory(self) -> None:
+        if self._live is not None:
+            self._live.sync(self.state)
         if self.trajectory_path:
             from .trajectory import append_trajectory
 
@@ -629,6 +646,10 @@ def check_on_error(value: Any, where: str = "ReActLoop") -> None:
     """``ConfigError`` unless ``value`` is a known ``on_error`` policy."""
     if value not in ON_ERROR:
         raise ConfigError(f"{where}: on_error must be one of {', '.join(map(repr, ON_ERROR))}, got {value!r}")
+
+
+def _named(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, ZagentError) else f"{type(exc).__name__}: {exc}"
 
 
 def _provider_error(exc: BaseException) -> Optional[ProviderError]:

@@ -13,7 +13,8 @@ Generated specs are checked and repaired (``repair_spec``): inputs and outputs
 become the node's (data flows by name); a ``{placeholder}`` close to an input
 name is renamed to it and every input not used in the prompt is appended as
 ``name: {name}``; output section headings in the prompt are renamed to the
-closest declared output; unknown tool names are rejected. What cannot be
+declared output each carries and the Instructions' inputs are written
+``<input>{name}</input>`` (``promptfix``, EvoAgentX's validate_prompt); unknown tool names are rejected. What cannot be
 repaired raises ``GenerationError`` so the generator asks again.
 """
 
@@ -32,6 +33,7 @@ from . import prompts
 from .errors import GenerationError
 from .graph import WorkFlowGraph, WorkFlowNode
 from .planner import agent_spec, build_agent
+from .promptfix import _NOT_ID, _PLACEHOLDER, closest_names, match_output_sections, wrap_inputs  # noqa: F401
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -57,9 +59,6 @@ EXAMPLE_AGENT = {
     "tool_names": [],
 }
 
-_PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
-_HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]*(?P<title>[^\n#]+?)[ \t]*:?[ \t]*$", re.M)
-_NOT_ID = re.compile(r"\W+")
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -225,6 +224,7 @@ def repair_spec(raw_spec: Any, node: WorkFlowNode, tools: set[str], *, raw: str 
                               f"available tools: {', '.join(sorted(tools)) or 'none'}", raw=raw)
     prompt = use_every_input(prompt, node.input_names)
     prompt = match_output_sections(prompt, node.output_names, _names_of(raw_spec.get("outputs")))
+    prompt = wrap_inputs(prompt, node.input_names)
     return {
         "type": "customize", "name": _agent_name(raw_spec.get("name"), node.name),
         "description": str(raw_spec.get("description") or node.description),
@@ -248,44 +248,6 @@ def use_every_input(prompt: str, inputs: list[str]) -> str:
     if missing:
         prompt = prompt.rstrip() + "\n\n" + "\n".join(f"{i}: {{{i}}}" for i in missing)
     return prompt
-
-
-def match_output_sections(prompt: str, outputs: list[str], generated: list[str]) -> str:
-    """Rename output-section headings (``## Code``) to the closest declared output name (``## html_code``)."""
-    mapping = {_loose(k): v for k, v in closest_names(generated, outputs).items()}
-
-    def fix(m: "re.Match[str]") -> str:
-        title = m.group("title").strip().strip("*`").strip()
-        key = _loose(title)
-        if any(_loose(o) == key for o in outputs):
-            return m.group(0)
-        target = mapping.get(key) or _closest(key, outputs)
-        return f"{m.group('hashes')} {target}" if target else m.group(0)
-
-    return _HEADING.sub(fix, prompt)
-
-
-def closest_names(names: list[str], declared: list[str]) -> dict[str, str]:
-    """Map each name to the most similar unclaimed declared name (best pairs first)."""
-    pairs = sorted(((difflib.SequenceMatcher(None, _loose(n), _loose(d)).ratio(), n, d)
-                    for n in names for d in declared), reverse=True)
-    out: dict[str, str] = {}
-    taken: set[str] = set()
-    for score, n, d in pairs:
-        if n not in out and d not in taken and score >= 0.4:
-            out[n] = d
-            taken.add(d)
-    return out
-
-
-def _closest(key: str, outputs: list[str]) -> Optional[str]:
-    scored = [(difflib.SequenceMatcher(None, key, _loose(o)).ratio(), o) for o in outputs]
-    best = max(scored, default=(0.0, None))
-    return best[1] if best[0] >= 0.75 else None
-
-
-def _loose(name: str) -> str:
-    return _NOT_ID.sub("_", name.strip().lower()).strip("_")
 
 
 def _names_of(fields: Any) -> list[str]:

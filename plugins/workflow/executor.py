@@ -76,7 +76,7 @@ from zagent.types import Usage
 from .errors import WorkflowError, WorkflowFailed
 from .graph import WorkFlowGraph, resolve_callable
 from .result import RunState, TraceEntry, WorkflowResult, step_log
-from .routing import append as append_reducer, choose, initial_state, reducer_for
+from .routing import append as append_reducer, choose, initial_state, reduce_outputs, reducer_for
 from .topology import Topology
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -336,13 +336,14 @@ class _Run:
             try:
                 outputs, attempts = await self._attempts(name)
                 route, loop = self._route(name, outputs)
+                merged = reduce_outputs(self.reducers, self.values, outputs, name)  # no await until it is applied
             except CheckpointError as exc:  # an inner run's checkpoint failed and it stopped: so does the run
                 self._halt(exc)  # (the node stays unfinished in our checkpoint: a resume runs it again)
                 return
             except Exception as exc:
                 await self._failed(name, exc, started)
             else:
-                await self._finished(name, outputs, attempts, route, loop, started)
+                await self._finished(name, outputs, merged, attempts, route, loop, started)
         except CheckpointError as exc:  # the node's own errors were handled above: this is its checkpoint's
             self._halt(exc)
 
@@ -430,13 +431,12 @@ class _Run:
             return [edge.on_max_loops], None
         return None, loops[0]
 
-    async def _finished(self, name: str, outputs: dict[str, Any], attempts: int, route: Optional[list[str]],
-                        loop: Optional[str], started: float) -> None:
-        for key, value in outputs.items():
-            reducer = self.reducers.get(key)
+    async def _finished(self, name: str, outputs: dict[str, Any], merged: dict[str, Any], attempts: int,
+                        route: Optional[list[str]], loop: Optional[str], started: float) -> None:
+        for key, new in merged.items():
             old = self.values.get(key)
-            self.values[key] = new = reducer(old, value) if reducer else value
-            if reducer is append_reducer:  # a new list holding old's items first: the patch carries the items added
+            self.values[key] = new
+            if self.reducers.get(key) is append_reducer:  # a new list holding old's items first: the patch carries the items added
                 self.log.grew("values", key, old, new)
             else:
                 self.log.touch("values", key)

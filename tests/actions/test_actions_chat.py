@@ -77,3 +77,20 @@ def test_declared_agents_still_speak_through_aexecute_in_group_chats(kernel):
     from zagent.plugins.groupchat.speakers import _chats
 
     assert not _chats(kernel.agent(NO_TOOLS))
+
+
+def test_agent_response_has_a_confidence_score(react_kernel):
+    """Seed 004 (Agent-Z AgentResponse): "- confidence_score: float" (every response carries a confidence).
+    A direct answer and a ReAct run whose steps all succeeded score 1.0; a failed step lowers the score
+    to the share of steps that succeeded; clarification questions (no answer) score 0.0."""
+    kernel = react_kernel
+    agent = kernel.agent(WITH_TOOLS)
+    agent.llm = kernel.llm("scripted:conf", replies=[
+        "Hello!",
+        {"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]}, "It is 5.",
+        {"tool_calls": [{"name": "add", "arguments": {"a": "two", "b": 3}}]}, "It is 5.",
+        {"tool_calls": [{"name": "ask_clarification", "arguments": {"questions": ["Which numbers?"]}}]}])
+    assert agent.chat("hi", use_react=False).confidence_score == 1.0
+    assert agent.chat("2+3?", use_react=True).confidence_score == 1.0
+    assert agent.chat("two+3?", use_react=True).confidence_score == pytest.approx(0.5)
+    assert agent.chat("add them", use_react=True).confidence_score == 0.0

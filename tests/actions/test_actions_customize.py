@@ -18,7 +18,6 @@ from .conftest import qa_spec
     ({"colour": "red"}, "colour"),
     ({"prompt_template": {"instruction": "{question}"}}, "exactly one"),
     ({"parse_mode": "yaml"}, "unknown parse_mode"),
-    ({"outputs": []}, "at least one output"),
     ({"tools": ["nomodule_xyz:fn"]}, "not trusted"),
 ])
 def test_bad_declarations_get_precise_errors(kernel, change, message):

@@ -65,3 +65,16 @@ def test_example_against_openai_compatible_server():
                          "OPENAI_BASE_URL": server.url + "/v1", "ZAGENT_PLUGINS": "offline,parsers,actions,cli,openai"})
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {"answer": "A model of language."}
+
+
+def test_the_seed_forms_example_runs_offline():
+    """Seed 000 (EvoAgentX): "response = simple_agent(inputs={"question": "What is a language model?"})"
+    -- examples/seed_forms.py, the seeds' own forms (the first CustomizeAgent, str mode with several
+    outputs, the history cut, TOOL:name|k=v calls, tool definitions, the live trajectory), runs offline
+    and prints what each gives."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZAGENT_")}
+    proc = subprocess.run([sys.executable, str(EXAMPLES / "seed_forms.py")], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["A model that predicts text.", "5 5", "200",
+                                        "[{'toolset': 'math', 'emoji': '+'}]", "It is 5. 5 1.0", "['completed']"]

@@ -4,6 +4,7 @@ import functools
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from zagent import ConfigError, ParseError
 
 NESTED = [{"name": "p", "fields": [{"name": "a"}, {"name": "b", "type": "int"}]},
@@ -48,10 +49,22 @@ def test_custom_without_parse_func_is_a_config_error(kernel):
         kernel.parser("custom").parse("x", [{"name": "a"}])
 
 
-def test_str_mode_needs_exactly_one_field(kernel):
-    """Mode str with several fields is a ConfigError suggesting another mode."""
-    with pytest.raises(ConfigError, match="exactly one output field"):
-        kernel.parser("str").parse("x", [{"name": "a"}, {"name": "b"}])
+def test_str_mode_needs_an_output_field(kernel):
+    """Mode str without any field is a ConfigError saying to declare one."""
+    with pytest.raises(ConfigError, match="at least one output field"):
+        kernel.parser("str").parse("x", [])
+
+
+@given(text=st.text(min_size=1, max_size=40).filter(str.strip), names=st.lists(
+    st.sampled_from(["a", "b", "c", "answer"]), min_size=2, max_size=4, unique=True))
+@settings(max_examples=50, deadline=None)
+def test_str_mode_puts_the_raw_text_in_every_field(text, names):
+    """Seed 000 (EvoAgentX parse modes): "str	随便输出	原文赋给每个字段" (str: any output, the raw text is
+    given to every field). With several string fields, each one holds the whole (stripped) reply."""
+    from zagent import Kernel
+
+    k = Kernel(plugins=["zagent.plugins.parsers"], entry_points=False)
+    assert k.parser("str").parse(text, [{"name": n} for n in names]) == {n: text.strip() for n in names}
 
 
 def test_title_format_must_hold_the_title(kernel):

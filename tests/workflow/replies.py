@@ -53,7 +53,7 @@ APPROVED = '```json\n{"approved": true, "suggestions": []}\n```'
 def agent_reply(prompt):
     """What a generated agent answers: its output section holding task[input=value, ...]."""
     task = re.search(r"TASK (\w+)\.", prompt).group(1)
-    values = re.findall(r"(\w+)=<<(.*?)>>", prompt)
+    values = re.findall(r"(\w+)=<<(?:<input>)?(.*?)(?:</input>)?>>", prompt)  # inputs come <input>-tagged
     text = f"{task}[" + ", ".join(f"{k}={v}" for k, v in values) + "]"
     return f"## {OUTPUT_OF[task]}\n{text}"
 

@@ -122,14 +122,15 @@ def test_selecting_an_agent_lacking_an_output_is_rejected(kernel):
 
 
 def test_generated_spec_is_repaired(kernel):
-    """Near-miss placeholders are renamed, unused inputs appended, output headings matched to the outputs."""
+    """Near-miss placeholders are renamed (and <input>-tagged), unused inputs appended, output headings matched
+    to the outputs."""
     raw = {"name": "Fact Finder", "description": "Finds facts", "inputs": [{"name": "goals"}],
            "outputs": [{"name": "fact list", "description": "the facts"}],
            "prompt": "Research {goals} thoroughly.\n\n## Fact List\nOne fact per line.", "tool_names": []}
     llm = scripted(kernel, fenced({"generated_agents": [raw]}))
     [spec] = AgentGenerator(kernel=kernel, llm=llm).generate("solar report", research_node())
     assert spec["name"] == "Fact_Finder"
-    assert spec["prompt"] == "Research {goal} thoroughly.\n\n## facts\nOne fact per line."
+    assert spec["prompt"] == "Research <input>{goal}</input> thoroughly.\n\n## facts\nOne fact per line."
     assert [f["name"] for f in spec["outputs"]] == ["facts"] and spec["outputs"][0]["description"]
     assert kernel.agent(spec).name == "Fact_Finder"
 
@@ -140,7 +141,7 @@ def test_unused_input_is_appended_to_the_prompt(kernel):
     raw = {"name": "BodyWriter", "prompt": "Write the body following {outline}.", "outputs": [{"name": "body"}]}
     llm = scripted(kernel, fenced({"generated_agents": [raw]}))
     [spec] = AgentGenerator(kernel=kernel, llm=llm).generate("solar report", node)
-    assert spec["prompt"].endswith("following {outline}.\n\nfacts: {facts}")
+    assert spec["prompt"].endswith("following <input>{outline}</input>.\n\nfacts: <input>{facts}</input>")
 
 
 def test_unknown_tools_are_rejected(kernel):

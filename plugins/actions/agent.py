@@ -103,6 +103,7 @@ class Agent:
         self.llm, self.llm_config = _resolve_llm(self.kernel, self.llm, self.llm_config)
         self._memory: list[Message] = []
         self._ltm: Any = None
+        self.session: Any = None  # a persistent conversation the app sets (``chat(session=...)``)
 
     # -- actions ------------------------------------------------------------------
 
@@ -233,19 +234,22 @@ class Agent:
         return self.system_prompt or DIRECT_SYSTEM
 
     async def achat(self, user_input: str, history: Optional[Sequence[Any]] = None,
-                    use_react: Optional[bool] = None, *, ctx: Optional["RunContext"] = None) -> Any:
+                    use_react: Optional[bool] = None, *, ctx: Optional["RunContext"] = None,
+                    session: Any = None) -> Any:
         """Answer a chat turn directly, or with the ReAct loop over this agent's tools; an ``AgentResponse``.
 
         ``use_react=None`` lets the model decide when the agent has tools (see ``zagent.plugins.actions.chat``);
-        ``history`` replaces the short-term memory as the conversation so far; ``ctx`` is the caller's run."""
+        ``history`` replaces the short-term memory as the conversation so far; ``ctx`` is the caller's run;
+        ``session`` (else ``agent.session``, e.g. ``SQLiteSession(id, path)``) is a persistent conversation:
+        its items are the history and the turn is appended to it (``zagent.plugins.actions.sessions``)."""
         from .chat import achat
 
-        return await achat(self, user_input, history, use_react, ctx=ctx)
+        return await achat(self, user_input, history, use_react, ctx=ctx, session=session)
 
     def chat(self, user_input: str, history: Optional[Sequence[Any]] = None,
-             use_react: Optional[bool] = None, *, ctx: Optional["RunContext"] = None) -> Any:
+             use_react: Optional[bool] = None, *, ctx: Optional["RunContext"] = None, session: Any = None) -> Any:
         """Sync twin of ``achat``."""
-        return run_sync(self.achat(user_input, history, use_react, ctx=ctx))
+        return run_sync(self.achat(user_input, history, use_react, ctx=ctx, session=session))
 
     def messages_for_chat(self) -> list[Message]:
         """Earlier chat turns from short-term memory (user and assistant text only)."""

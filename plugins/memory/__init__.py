@@ -35,6 +35,9 @@ and the async twins ``aadd``, ``alast``, ``asearch``, ``aclear``, ``anamespaces`
 ``ForeignDatabase`` (an SQLite file of another application), ``SchemaTooNew``,
 ``StoreFull``, ``StoreBusy``) for storage failures.
 
+``SQLiteSession(session_id, path)`` keeps one chat's conversation for
+``agent.chat(..., session=...)`` (``zagent.plugins.memory.session``).
+
 The checkpoint store is documented in ``zagent.plugins.memory.checkpoints``
 (conformance suite: ``zagent.testing.checkpoints.CheckpointStoreTests``).
 
@@ -72,6 +75,14 @@ def make_checkpoints(**options: Any) -> Any:
     from .checkpoints import CheckpointStore
 
     return CheckpointStore.open(**options)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SQLiteSession":  # a chat's conversation across processes (``session.py``), loaded on use
+        from .session import SQLiteSession
+
+        return SQLiteSession
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def zagent_register_memory(register: Any) -> None:

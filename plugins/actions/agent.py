@@ -104,6 +104,7 @@ class Agent:
         self._memory: list[Message] = []
         self._ltm: Any = None
         self.session: Any = None  # a persistent conversation the app sets (``chat(session=...)``)
+        self.query_engine: Any = None  # documents chat() routes to (``zagent.plugins.actions.docchat``)
 
     # -- actions ------------------------------------------------------------------
 

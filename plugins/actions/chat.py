@@ -75,8 +75,13 @@ async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]
                                **({"run_id": ctx.run_id, "metadata": dict(ctx.metadata)} if ctx is not None else {}))
     if use_react is None:
         use_react = await needs_react(agent, user_input, ctx)
+    engine = getattr(agent, "query_engine", None)
     if use_react:
         response = await agent._react(user_input, past, ctx)
+    elif engine is not None:  # llamaindex's router and its "I don't know" fallback to retrieval
+        from .docchat import chat_with_documents
+
+        response = await chat_with_documents(agent, engine, user_input, past, ctx)
     else:
         response = await direct(agent, user_input, past, ctx)
     response.execution_time = time.perf_counter() - started

@@ -11,6 +11,8 @@ Registered backends (``k.memory(name, **options)``):
 * ``"checkpoints"`` -- ``CheckpointStore`` for loop/workflow state: ``path=`` (same default), the
   same file options, and ``keep_last=10`` (steps kept per run on every save; ``None`` keeps all).
   May share a file with ``"sqlite"``.
+* ``"documents"`` -- ``DocumentStore``: documents in chunks for retrieval (FTS5, plus embeddings
+  with ``embedder=``); ``path=`` is required. Not a message store (``documents.py``).
 
 The memory interface every backend implements (third parties: subclass
 ``zagent.testing.memory.MemoryBackendTests`` to check yours). A namespace is a
@@ -85,8 +87,20 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def make_documents(**options: Any) -> Any:
+    """Factory of ``"documents"``: ``path=`` (required), ``embedder=`` (``documents.py``)."""
+    from .documents import DocumentStore
+
+    if options.get("path") is None:
+        from zagent import ConfigError
+
+        raise ConfigError("k.memory('documents') needs path=: the SQLite file to keep the documents in")
+    return DocumentStore(**options)
+
+
 def zagent_register_memory(register: Any) -> None:
     register("inprocess", make_inprocess)
+    register("documents", make_documents)
     register("sqlite", make_sqlite)
     register("checkpoints", make_checkpoints)
 

@@ -265,6 +265,21 @@ class Agent:
     def __call__(self, **inputs: Any) -> AgentResult:
         return run_sync(self.aexecute(None, inputs=inputs))
 
+    def astream(self, **inputs: Any) -> Any:
+        """Run the default action as ``acall`` does, yielding ``StreamEvent``s: text deltas, step events,
+        ``partial`` objects in ``json`` mode and, last, the ``AgentResult`` (``zagent.agentkit.streaming``)."""
+        from zagent.agentkit.streaming import astream_run
+
+        json_mode = getattr(self.action(), "parse_mode", None) == "json"
+        return astream_run(self.kernel, lambda: self.acall(**inputs), json_mode=json_mode)
+
+    def astream_chat(self, user_input: str, history: Optional[Sequence[Any]] = None,
+                     use_react: Optional[bool] = None, *, session: Any = None) -> Any:
+        """``achat`` as a stream of ``StreamEvent``s, the ``AgentResponse`` last."""
+        from zagent.agentkit.streaming import astream_run
+
+        return astream_run(self.kernel, lambda: self.achat(user_input, history, use_react, session=session))
+
     async def _extract(self, action: Action, ctx: "RunContext", missing: Sequence[str]) -> dict[str, Any]:
         from .extraction import ContextExtraction
 

@@ -103,3 +103,12 @@ def test_a_session_file_that_is_not_sqlite_is_refused(tmp_path, kernel):
                           "outputs": [{"name": "a", "type": "string"}], "parse_mode": "str"})
     with pytest.raises(ConfigError, match="notes.db"):
         agent.chat("hi", session=SQLiteSession("s1", bad), use_react=False)
+
+
+def test_a_spec_file_cannot_name_a_session(kernel):
+    """Agent-Z: "- _session" is the agent's, set by the app: a spec file naming a session (an id or a
+    file to write) is refused, so an untrusted spec cannot read or write another conversation."""
+    spec = {"name": "A", "prompt": "{q}", "inputs": [{"name": "q"}], "outputs": [{"name": "a"}],
+            "session": {"id": "victim", "path": "/tmp/other.db"}}
+    with pytest.raises(ConfigError, match="session"):
+        kernel.agent(spec)

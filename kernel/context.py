@@ -64,7 +64,7 @@ class RunContext:
     started: float = attrs.field(factory=time.monotonic)
     offered_tools: Optional[frozenset[str]] = None
     call_id: Optional[str] = None
-    on_delta: Optional[Callable[[Any], Any]] = attrs.field(factory=lambda: STREAM_SINK.get())
+    on_delta: Optional[Callable[[Any], Any]] = attrs.field(factory=STREAM_SINK.get)
 
     @property
     def idempotency_key(self) -> Optional[str]:

@@ -19,12 +19,13 @@ the run, nested agents included, streams (``zagent.llmstream``). It yields
   cancels the run.
 
 ``Streaming`` is the mixin giving a class with ``kernel`` and ``arun`` an
-``astream(*args, **kwargs)`` (workflows, group chats).
+``astream(*args, **kwargs)`` (workflows, group chats); ``sync_stream`` makes
+any of them a plain iterator (the ``stream`` twins).
 """
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Awaitable, Callable, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, Optional
 
 import attrs
 
@@ -119,17 +120,34 @@ async def astream_run(kernel: Any, start: Callable[[], Awaitable[Any]], *,
                 yield StreamEvent(type="event", event=item)
         yield StreamEvent(type="result", result=task.result())
     finally:
-        if not task.done():
-            task.cancel()
+        try:
+            if not task.done():  # the consumer stopped early: the run stops too
+                task.cancel()
+                await asyncio.wait([task])  # a cancellation of the consumer itself still propagates
+            if not task.cancelled():
+                task.exception()  # retrieved (raised above, or moot): no "never retrieved" warning
+        finally:
+            _detach(kernel)
+
+
+def sync_stream(stream: AsyncIterator[StreamEvent]) -> Iterator[StreamEvent]:
+    """The sync twin of an ``astream()``: the same items, the run going on zagent's background loop
+    (works in plain scripts, inside a running loop and in threads); leaving the loop cancels the run."""
+    from ..sync import run_sync
+
+    try:
+        while True:
             try:
-                await task
-            except BaseException:  # noqa: BLE001 - the run was cancelled because the consumer stopped
-                pass
-        _detach(kernel)
+                yield run_sync(stream.__anext__())
+            except StopAsyncIteration:
+                return
+    finally:
+        run_sync(stream.aclose())  # type: ignore[attr-defined]
 
 
 class Streaming:
-    """Mixin: ``astream(*args, **kwargs)`` streams ``self.arun(*args, **kwargs)`` (see ``astream_run``)."""
+    """Mixin: ``astream(*args, **kwargs)`` streams ``self.arun(*args, **kwargs)`` (see ``astream_run``);
+    ``stream`` is its sync twin."""
 
     __slots__ = ()
 
@@ -137,5 +155,9 @@ class Streaming:
         """Run as ``arun`` does, yielding text deltas, step events and, last, the result."""
         return astream_run(self.kernel, lambda: self.arun(*args, **kwargs))  # type: ignore[attr-defined]
 
+    def stream(self, *args: Any, **kwargs: Any) -> Iterator[StreamEvent]:
+        """Sync twin of ``astream``."""
+        return sync_stream(self.astream(*args, **kwargs))
 
-__all__ = ["StreamEvent", "Streaming", "astream_run"]
+
+__all__ = ["StreamEvent", "Streaming", "astream_run", "sync_stream"]

@@ -280,6 +280,12 @@ class Agent:
 
         return astream_run(self.kernel, lambda: self.achat(user_input, history, use_react, session=session))
 
+    def stream(self, **inputs: Any) -> Any:
+        """Sync twin of ``astream`` (an iterator of ``StreamEvent``s)."""
+        from zagent.agentkit.streaming import sync_stream
+
+        return sync_stream(self.astream(**inputs))
+
     async def _extract(self, action: Action, ctx: "RunContext", missing: Sequence[str]) -> dict[str, Any]:
         from .extraction import ContextExtraction
 

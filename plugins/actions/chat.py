@@ -65,7 +65,7 @@ async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]
     if history is None and session is not None:  # the conversation so far, maybe from another process
         from .sessions import session_history
 
-        history = await session_history(session)
+        history = await session_history(session, agent.memory_size)
     past = to_messages(history) if history is not None else agent.messages_for_chat()
     if history is not None:
         for i, message in enumerate(past):

@@ -10,7 +10,7 @@ prompt or tool results.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from zagent.errors import ConfigError
 from zagent.limits import check_text
@@ -18,13 +18,14 @@ from zagent.llm import to_messages
 from zagent.types import Message
 
 
-async def session_history(session: Any) -> list[Message]:
-    """The conversation so far in ``session``, as chat history (user and assistant text, oldest first)."""
+async def session_history(session: Any, limit: Optional[int] = None) -> list[Message]:
+    """The conversation so far in ``session``, as chat history (user and assistant text, oldest first):
+    its newest ``limit`` items (the agent's ``memory_size``, as for short-term memory), all with ``None``."""
     if not callable(getattr(session, "aget_items", None)) or not callable(getattr(session, "aadd_items", None)):
         raise ConfigError(f"session {session!r} has no aget_items/aadd_items; pass a "
                           "zagent.plugins.memory.SQLiteSession(session_id, path) or an object with both")
     history = []
-    for i, message in enumerate(to_messages(list(await session.aget_items()))):
+    for i, message in enumerate(to_messages(list(await session.aget_items(limit)))):
         if message.role not in ("user", "assistant") or not message.content:
             continue
         check_text(message.content, f"item #{i} of session {getattr(session, 'session_id', session)!r}")

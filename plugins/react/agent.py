@@ -134,6 +134,12 @@ class ReActAgent(Agent):
             raise ConfigError(f"react agent {self.name!r}: astream needs the task, e.g. astream('...')")
         return astream_run(self.kernel, lambda: self.achat(text, use_react=True))
 
+    def stream(self, task: Optional[str] = None, **inputs: Any) -> Any:
+        """Sync twin of ``astream``."""
+        from zagent.agentkit.streaming import sync_stream
+
+        return sync_stream(self.astream(task, **inputs))
+
     async def _react(self, user_input: str, past: list[Message], ctx: Any) -> AgentResponse:
         return response_of(await self.loop().arun(user_input, history=past, ctx=ctx))
 

@@ -17,8 +17,8 @@ score nothing fill remaining places in that order. The chosen tools keep
 their original relative order, so the prompt stays the same whenever the
 choice does. A tool whose name appears verbatim in the query ranks first.
 
-Caches: the BM25 index per tool set (identity, name and description of
-each tool; the last 32 sets) and tool embeddings per embedding model (see
+Caches: the BM25 index per tool set (identity, name, description and synonyms
+of each tool; the last 32 sets) and tool embeddings per embedding model (see
 ``embedder_key``: an embedder's ``cache_key`` attribute, else its class and
 ``model``) and per tool name+description. This module does not talk to the kernel and imports no
 plugin.
@@ -139,7 +139,7 @@ _lock = threading.Lock()  # the caches are shared by every kernel and thread of 
 
 
 def _index(tools: Sequence["Tool"]) -> _Index:
-    key = tuple((id(t), t.name, t.description) for t in tools)
+    key = tuple((id(t), t.name, t.description, str((t.metadata or {}).get("synonyms", ""))) for t in tools)
     with _lock:
         index = _indexes.get(key)
         if index is not None:

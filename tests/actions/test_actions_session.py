@@ -112,3 +112,16 @@ def test_a_spec_file_cannot_name_a_session(kernel):
             "session": {"id": "victim", "path": "/tmp/other.db"}}
     with pytest.raises(ConfigError, match="session"):
         kernel.agent(spec)
+
+
+def test_a_long_session_sends_its_newest_turns(tmp_path, kernel):
+    """Agent-Z: "conversation_history" is bounded like the agent's memory: a session longer than the
+    agent's ``memory_size`` sends its newest ``memory_size`` items."""
+    s = SQLiteSession("s1", tmp_path / "chat.db")
+    s.add_items([{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(10)])
+    agent = kernel.agent({"name": "A", "prompt": "{q}", "inputs": [{"name": "q"}], "outputs": [{"name": "a"}],
+                          "parse_mode": "str", "memory_size": 4})
+    agent.llm = llm = kernel.llm("scripted:long", replies=["ok"])
+    agent.chat("next", session=s, use_react=False)
+    assert [m.content for m in llm.requests[-1].messages[1:]] == ["m6", "m7", "m8", "m9", "next"]
+    s.close()

@@ -169,3 +169,10 @@ def test_an_error_of_the_run_is_raised_from_the_stream(k):
     agent = declared(k, k.llm("scripted:s6", replies=[RuntimeError("model exploded")]))
     with pytest.raises(Exception, match="model exploded"):
         collect(agent.astream(topic="x"))
+
+
+def test_the_sync_twin_streams_in_a_plain_script(k):
+    """003: "for chunk in response.response_gen" (a plain for loop over the chunks): ``stream()`` gives the
+    same items as ``astream()`` without an event loop of the caller's."""
+    items = list(declared(k, k.llm("scripted:s7", replies=["plain loop"])).stream(topic="x"))
+    assert "".join(i.text for i in items if i.type == "text") == "plain loop" and items[-1].type == "result"

@@ -12,7 +12,8 @@ Registered backends (``k.memory(name, **options)``):
   same file options, and ``keep_last=10`` (steps kept per run on every save; ``None`` keeps all).
   May share a file with ``"sqlite"``.
 * ``"documents"`` -- ``DocumentStore``: documents in chunks for retrieval (FTS5, plus embeddings
-  with ``embedder=``); ``path=`` is required. Not a message store (``documents.py``).
+  from ``embedder=``, by default the kernel's registered embedder); ``path=`` is required. Not a
+  message store (``documents.py``).
 
 The memory interface every backend implements (third parties: subclass
 ``zagent.testing.memory.MemoryBackendTests`` to check yours). A namespace is a
@@ -87,10 +88,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def make_documents(**options: Any) -> Any:
-    """Factory of ``"documents"``: ``path=`` (required), ``embedder=`` (``documents.py``)."""
+def make_documents(kernel: Any = None, **options: Any) -> Any:
+    """Factory of ``"documents"``: ``path=`` (required), ``embedder=`` (default: the kernel's registered
+    embedder, if any; ``None`` for words only) (``documents.py``)."""
     from .documents import DocumentStore
 
+    if "embedder" not in options and kernel is not None:
+        options["embedder"] = kernel.embedder()
     if options.get("path") is None:
         from zagent import ConfigError
 
@@ -98,9 +102,9 @@ def make_documents(**options: Any) -> Any:
     return DocumentStore(**options)
 
 
-def zagent_register_memory(register: Any) -> None:
+def zagent_register_memory(register: Any, kernel: Any) -> None:
     register("inprocess", make_inprocess)
-    register("documents", make_documents)
+    register("documents", lambda **options: make_documents(kernel, **options))
     register("sqlite", make_sqlite)
     register("checkpoints", make_checkpoints)
 

@@ -87,6 +87,15 @@ def test_a_registered_embedder_finds_chunks_sharing_no_word(tmp_path):
     k.close()
 
 
+def test_the_documents_store_uses_the_registered_embedder_by_itself(tmp_path):
+    """Issue wording "embeddings when an embedder is registered": ``k.memory("documents", ...)`` without
+    ``embedder=`` embeds with the one registered (``embedder=None`` turns it off)."""
+    k = Kernel(plugins=[*PLUGINS, EmbedderPlugin()], entry_points=False, strict=True)
+    assert "warranty" in store_of(k, tmp_path).search("guarantee", k=1)[0].text
+    assert k.memory("documents", path=str(tmp_path / "words.db"), embedder=None).embedder is None
+    k.close()
+
+
 def test_the_query_engine_is_a_tool(k, tmp_path):
     """003: the QueryEngine answers a message; as a tool (``k.add_tool``) it gives the answer and its sources."""
     store = store_of(k, tmp_path)

@@ -28,7 +28,7 @@ Request: {request}"""
 
 _DONT_KNOW = re.compile(
     r"\b(i\s+(do\s*n[o']?t|do\s+not|don't)\s+know|i\s+am\s+not\s+sure|i'm\s+not\s+sure|"
-    r"(is|was|are)\s+not\s+mentioned|not\s+mentioned\s+in|no\s+(relevant\s+)?information|"
+    r"not\s+mentioned|(does\s+not|doesn't|do\s+not|don't)\s+mention|no\s+(relevant\s+)?information|"
     r"(do\s+not|don't|doesn't|does\s+not)\s+have\s+(any\s+)?(information|data|details|access)|"
     r"(cannot|can't|can\s+not|unable\s+to)\s+(answer|find|determine|say|know)|"
     r"not\s+(enough|sufficient)\s+information|unknown\s+to\s+me|no\s+idea)\b"

@@ -46,8 +46,9 @@ async def needs_retrieval(agent: "Agent", engine: Any, user_input: str, ctx: Any
     reply = await agent.llm.asend(agent.llm.request(RETRIEVAL_ROUTER.format(about=about, request=user_input),
                                                     output_spec={"mode": "str", "fields": [
                                                         {"name": "decision", "type": "string"}]}), ctx)
-    answer = reply.text.strip().strip("\"'`*. ").lower()
-    return answer.startswith("retriev") or (not answer.startswith("direct") and "retriev" in answer)
+    answer = reply.text.lower()
+    found = [(answer.find(word), word) for word in ("retriev", "direct") if word in answer]
+    return bool(found) and min(found)[1] == "retriev"  # the word said first; neither: direct (then fallback)
 
 
 async def from_documents(engine: Any, user_input: str, ctx: Any, **metadata: Any) -> "AgentResponse":

@@ -123,6 +123,20 @@ def test_chat_routes_to_retrieval(k, tmp_path):
     assert reply.metadata["sources"] == ["guide.md"]
 
 
+@pytest.mark.parametrize("decision,routed", [("retrieval", True), ('{"route": "retrieval"}', True),
+                                             ("Direct.", False), ("direct (no retrieval needed)", False),
+                                             ("hmm", False)])
+def test_the_router_reads_its_answer(k, decision, routed):
+    """003: the router "只输出retrieval或direct" (outputs only retrieval or direct): the word it says first
+    decides, whatever wraps it; neither word is direct (the fallback still applies)."""
+    import asyncio
+
+    from zagent.plugins.actions.docchat import needs_retrieval
+
+    agent = agent_of(k, k.llm(f"scripted:router-{decision}", replies=[decision]))
+    assert asyncio.run(needs_retrieval(agent, None, "q", k.context())) is routed
+
+
 def test_chat_routed_direct_answers_without_documents(k, tmp_path):
     """003: "else: 直接用LLM回答无检索" (else the LLM answers directly, no retrieval)."""
     llm = k.llm("scripted:m", replies=["direct", "Paris."])

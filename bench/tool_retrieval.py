@@ -35,15 +35,16 @@ def load(path: pathlib.Path = DATA) -> tuple[list[Tool], list[tuple[str, str]]]:
 
 def ranks(tools: list[Tool], query: str, keyword_only: bool) -> list[str]:
     """Tool names best first."""
-    expand = retrieval.expand
-    if keyword_only:
+    expand, query_terms = retrieval.expand, retrieval.query_terms
+    if keyword_only:  # zagent before the concept table: plain bm25 over the words
         retrieval.expand = lambda words: list(words)
+        retrieval.query_terms = lambda words: dict.fromkeys(words, 1.0)
     retrieval._indexes.clear()
     try:
         index = retrieval._Index(tools)
         scores = retrieval._with_name_bonus(tools, query, index.scores(query))
     finally:
-        retrieval.expand = expand
+        retrieval.expand, retrieval.query_terms = expand, query_terms
         retrieval._indexes.clear()
     order = sorted((i for i in range(len(tools)) if scores[i] > 0), key=lambda i: (-scores[i], i))
     return [tools[i].name for i in order] or ["(none)"]  # no tool scoring anything is a miss, not the first tool

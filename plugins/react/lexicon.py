@@ -30,7 +30,7 @@ call: call phone dial ring voicemail
 contact: contact contacts person people address book phone number colleague friend lives live reach
 calendar: calendar event meeting appointment schedule agenda invite booking busy free slot availability week
  month tomorrow today upcoming entry entries
-time: time clock hour minute timezone zone date day now current local morning evening afternoon night
+time: time clock hour minute timezone zone date day now current local
 reminder: reminder remind alarm alert notify notification later todo task deadline forget remember
 todo: todo task list checklist chore errand done complete list chores
 note: note notes memo jot write down notebook idea ideas

@@ -44,6 +44,9 @@ _STOP = frozenset(
 )
 K1, B = 1.2, 0.75
 CONCEPT_WEIGHT = 0.6  # a shared concept counts less than a shared word
+WEAK_WEIGHT = 0.3  # generic verbs and fillers of requests ("check", "show", "now") say little about the tool
+_WEAK = frozenset("check show tell find give make list open put turn set start take see look new latest "
+                  "current top best good right now today tonight".split())
 NAME_BONUS = 100.0
 _INDEX_CACHE_SIZE = 32
 _EMBEDDER_CACHE_SIZE = 8
@@ -80,15 +83,18 @@ def expand(words: list[str]) -> list[str]:
 
 
 def query_terms(words: list[str]) -> dict[str, float]:
-    """A query's terms and weights: each word 1, each concept ``CONCEPT_WEIGHT`` shared among the
-    concepts of the word pointing at it (a word of three concepts says less about each)."""
+    """A query's terms and weights: each word 1 (a generic verb or filler ``WEAK_WEIGHT``), each concept
+    ``CONCEPT_WEIGHT`` times its word's weight, shared among the concepts of the word pointing at it (a
+    word of three concepts says less about each)."""
     from .lexicon import concepts
 
-    terms = dict.fromkeys(words, 1.0)
+    terms: dict[str, float] = {}
     for word in words:
+        weight = WEAK_WEIGHT if word in _WEAK else 1.0
+        terms[word] = max(terms.get(word, 0.0), weight)
         found = concepts(word)
         for c in found:
-            terms["@" + c] = max(terms.get("@" + c, 0.0), CONCEPT_WEIGHT / len(found))
+            terms["@" + c] = max(terms.get("@" + c, 0.0), weight * CONCEPT_WEIGHT / len(found))
     return terms
 
 

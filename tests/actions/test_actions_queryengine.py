@@ -46,6 +46,15 @@ def test_query_retrieves_the_matching_chunk_and_cites_it(k, tmp_path):
     assert answer.citations == [reset.id] and [c.source for c in answer.sources] == ["guide.md"]
 
 
+def test_the_document_file_is_private(k, tmp_path):
+    """003: the QueryEngine's store holds the documents: the file it creates is readable by its owner only."""
+    import os
+    import stat
+
+    store_of(k, tmp_path)
+    assert stat.S_IMODE(os.stat(tmp_path / "docs.db").st_mode) == 0o600
+
+
 def test_search_matches_word_forms(k, tmp_path):
     """003: the QueryEngine is the "重型检索器" (heavy retriever): "resetting" finds the chunk saying "reset"."""
     assert "blue button" in store_of(k, tmp_path).search("resetting", k=1)[0].text

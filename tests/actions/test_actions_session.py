@@ -53,7 +53,9 @@ def test_the_session_file_is_private(tmp_path):
     """Agent-Z: "- _session" holds the whole conversation: the file it creates is 0600, its new folder 0700."""
     session = SQLiteSession("s1", tmp_path / "private" / "chat.db")
     session.add_items([{"role": "user", "content": "secret plans"}])
-    assert stat.S_IMODE(os.stat(tmp_path / "private" / "chat.db").st_mode) == 0o600
+    files = sorted(os.listdir(tmp_path / "private"))
+    assert "chat.db-wal" in files and all(stat.S_IMODE(os.stat(tmp_path / "private" / f).st_mode) == 0o600
+                                          for f in files)  # the database and its WAL files
     assert stat.S_IMODE(os.stat(tmp_path / "private").st_mode) == 0o700
     session.close()
 

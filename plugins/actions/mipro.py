@@ -64,6 +64,21 @@ class MiproPromptTemplate:
         messages.append(Message(role="user", content=_render_fields(inputs)))
         return messages
 
+    def to_spec(self) -> dict[str, Any]:
+        """The template as an agent spec's ``prompt_template`` (chat style: demonstrations as turns), so an
+        optimized template drops into ``k.agent({..., "prompt_template": t.to_spec()})``."""
+        spec: dict[str, Any] = {"style": "chat", "instruction": self.instruction,
+                                "demonstrations": [dict(d) for d in self.demonstrations]}
+        if self.system:
+            spec["system"] = self.system
+        return spec
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any], inputs: Sequence[str] = (), outputs: Sequence[str] = ()) -> "MiproPromptTemplate":
+        """A template from an agent spec's ``prompt_template`` (its system, instruction and demonstrations)."""
+        return cls(instruction=str(spec.get("instruction") or ""), system=spec.get("system"),
+                   demonstrations=list(spec.get("demonstrations") or []), inputs=list(inputs), outputs=list(outputs))
+
     def with_candidate(self, instruction: str, demonstrations: Sequence[dict[str, Any]]) -> "MiproPromptTemplate":
         """A copy with this instruction and these demonstrations."""
         return attrs.evolve(self, instruction=instruction, demonstrations=list(demonstrations))

@@ -66,3 +66,19 @@ def test_a_malformed_demonstration_is_refused():
     """000: demonstrations are examples of inputs and outputs: anything else is a ConfigError saying the shape."""
     with pytest.raises(ConfigError, match="inputs"):
         MiproPromptTemplate(instruction="x", demonstrations=[{"question": "q"}])
+
+
+def test_an_optimized_template_drops_into_an_agent_spec(k):
+    """000: the template "compatible with dspy optimisation" is a ChatTemplate: ``to_spec()`` is an agent's
+    ``prompt_template`` (chat style), and the chosen demonstration reaches the model as a user/assistant turn."""
+    llm = k.llm("scripted:mipro-agent", replies=[shouter] * 100 + ["## answer\nFOX!"])
+    best = MiproOptimizer(llm=llm, max_demos=1).optimize(
+        MiproPromptTemplate(instruction="Repeat the word.", outputs=["answer"]), TRAIN).template
+    agent = k.agent({"name": "S", "prompt_template": best.to_spec(), "inputs": [{"name": "word"}],
+                     "outputs": [{"name": "answer"}]})
+    agent.llm = k.llm("scripted:mipro-run", replies=["## answer\nFOX!"])
+    assert agent(word="fox").answer == "FOX!"
+    sent = agent.llm.requests[0].messages
+    demo = best.demonstrations[0]
+    assert [m.role for m in sent[:3]] == ["system", "user", "assistant"] and demo["outputs"]["answer"] in sent[2].content
+    assert MiproPromptTemplate.from_spec(best.to_spec()).demonstrations == best.demonstrations

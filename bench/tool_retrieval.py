@@ -2,6 +2,7 @@
 
     python bench/tool_retrieval.py                  # bench/data/tool_retrieval.json: 63 tools, 126 queries
     python bench/tool_retrieval.py --misses         # also list the queries each scorer gets wrong
+    python bench/tool_retrieval.py --data bench/data/tool_retrieval_holdout.json   # 63 other requests
 
 Each tool has a terse description (as tools are written) and two requests a
 user might type, most sharing no word with the description ("will it rain"

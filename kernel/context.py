@@ -7,10 +7,11 @@ state (budgets, counters) in ``stash`` under a key of their own.
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import os
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional
 
 import attrs
 
@@ -20,6 +21,10 @@ from .types import Usage
 if TYPE_CHECKING:  # pragma: no cover
     from .kernel import Kernel
 
+#: set by ``zagent.agentkit.streaming.astream_run`` in the task of a streamed run: the new contexts of that
+#: task and its child tasks get it as ``on_delta``, so nested runs (workflow nodes, chat turns) stream too
+STREAM_SINK: "contextvars.ContextVar[Optional[Callable[[Any], Any]]]" = contextvars.ContextVar(
+    "zagent_stream_sink", default=None)
 _ids = itertools.count(1)
 _prefix = f"{os.getpid():x}-{int(time.time() * 1000) & 0xFFFFFF:x}"
 
@@ -45,6 +50,8 @@ class RunContext:
         blocks any other name ("tool X was not offered to this agent"). Every agent loop sets it before
         running tools; ``None`` (the default) means unscoped: the embedding app running a tool directly.
     :ivar call_id: in the context a tool receives: the id of the tool call being run (else ``None``).
+    :ivar on_delta: set by an agent's ``astream()`` (from ``STREAM_SINK``): every model call of the run streams,
+        each text or reasoning ``Chunk`` handed to it (sync or async) as it arrives (``zagent.llmstream``).
     """
 
     kernel: "Kernel"
@@ -57,6 +64,7 @@ class RunContext:
     started: float = attrs.field(factory=time.monotonic)
     offered_tools: Optional[frozenset[str]] = None
     call_id: Optional[str] = None
+    on_delta: Optional[Callable[[Any], Any]] = attrs.field(factory=STREAM_SINK.get)
 
     @property
     def idempotency_key(self) -> Optional[str]:

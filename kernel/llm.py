@@ -156,6 +156,10 @@ class LLM:
         kernel = self.kernel
         if kernel is None:
             return await self._send(request)
+        if ctx is not None and ctx.on_delta is not None:  # a streamed run (an agent's astream): stream this call
+            from .llmstream import send_streamed
+
+            return await send_streamed(self, request, ctx, _emitter, _failed_call)
         hooks = kernel.hooks
         if hooks.active("zagent_before_llm_call"):
             ctx = ctx or kernel.context()

@@ -109,6 +109,8 @@ class Agent:
         self.llm, self.llm_config = _resolve_llm(self.kernel, self.llm, self.llm_config)
         self._memory: list[Message] = []
         self._ltm: Any = None
+        self.session: Any = None  # a persistent conversation the app sets (``chat(session=...)``)
+        self.query_engine: Any = None  # documents chat() routes to (``zagent.plugins.actions.docchat``)
 
     # -- actions ------------------------------------------------------------------
 
@@ -241,19 +243,22 @@ class Agent:
         return self.system_prompt or DIRECT_SYSTEM
 
     async def achat(self, user_input: str, history: Optional[Sequence[Any]] = None,
-                    use_react: Optional[bool] = None, *, ctx: Optional["RunContext"] = None) -> Any:
+                    use_react: Optional[bool] = None, *, ctx: Optional["RunContext"] = None,
+                    session: Any = None) -> Any:
         """Answer a chat turn directly, or with the ReAct loop over this agent's tools; an ``AgentResponse``.
 
         ``use_react=None`` lets the model decide when the agent has tools (see ``zagent.plugins.actions.chat``);
-        ``history`` replaces the short-term memory as the conversation so far; ``ctx`` is the caller's run."""
+        ``history`` replaces the short-term memory as the conversation so far; ``ctx`` is the caller's run;
+        ``session`` (else ``agent.session``, e.g. ``SQLiteSession(id, path)``) is a persistent conversation:
+        its items are the history and the turn is appended to it (``zagent.plugins.actions.sessions``)."""
         from .chat import achat
 
-        return await achat(self, user_input, history, use_react, ctx=ctx)
+        return await achat(self, user_input, history, use_react, ctx=ctx, session=session)
 
     def chat(self, user_input: str, history: Optional[Sequence[Any]] = None,
-             use_react: Optional[bool] = None, *, ctx: Optional["RunContext"] = None) -> Any:
+             use_react: Optional[bool] = None, *, ctx: Optional["RunContext"] = None, session: Any = None) -> Any:
         """Sync twin of ``achat``."""
-        return run_sync(self.achat(user_input, history, use_react, ctx=ctx))
+        return run_sync(self.achat(user_input, history, use_react, ctx=ctx, session=session))
 
     def messages_for_chat(self) -> list[Message]:
         """Earlier chat turns from short-term memory (user and assistant text only)."""
@@ -280,6 +285,27 @@ class Agent:
             raise ConfigError(f"agent {self.name!r} has no input(s) {', '.join(map(repr, unknown))}; its inputs: "
                               f"{', '.join(names)}")
         return given
+
+    def astream(self, **inputs: Any) -> Any:
+        """Run the default action as ``acall`` does, yielding ``StreamEvent``s: text deltas, step events,
+        ``partial`` objects in ``json`` mode and, last, the ``AgentResult`` (``zagent.agentkit.streaming``)."""
+        from zagent.agentkit.streaming import astream_run
+
+        json_mode = getattr(self.action(), "parse_mode", None) == "json"
+        return astream_run(self.kernel, lambda: self.acall(**inputs), json_mode=json_mode)
+
+    def astream_chat(self, user_input: str, history: Optional[Sequence[Any]] = None,
+                     use_react: Optional[bool] = None, *, session: Any = None) -> Any:
+        """``achat`` as a stream of ``StreamEvent``s, the ``AgentResponse`` last."""
+        from zagent.agentkit.streaming import astream_run
+
+        return astream_run(self.kernel, lambda: self.achat(user_input, history, use_react, session=session))
+
+    def stream(self, **inputs: Any) -> Any:
+        """Sync twin of ``astream`` (an iterator of ``StreamEvent``s)."""
+        from zagent.agentkit.streaming import sync_stream
+
+        return sync_stream(self.astream(**inputs))
 
     async def _extract(self, action: Action, ctx: "RunContext", missing: Sequence[str]) -> dict[str, Any]:
         from .extraction import ContextExtraction

@@ -59,10 +59,16 @@ class AgentResponse:
 
 
 async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]] = None,
-                use_react: Optional[bool] = None, *, ctx: Optional[Any] = None) -> AgentResponse:
+                use_react: Optional[bool] = None, *, ctx: Optional[Any] = None,
+                session: Optional[Any] = None) -> AgentResponse:
     """The body of ``Agent.achat`` (see the module docstring)."""
     check_text(user_input, f"the user_input of a chat with {agent.name!r}")  # str of valid Unicode
     started = time.perf_counter()
+    session = session if session is not None else getattr(agent, "session", None)
+    if history is None and session is not None:  # the conversation so far, maybe from another process
+        from .sessions import session_history
+
+        history = await session_history(session, agent.memory_size)
     past = to_messages(history) if history is not None else agent.messages_for_chat()
     if history is not None:
         for i, message in enumerate(past):
@@ -72,15 +78,23 @@ async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]
                                **({"run_id": ctx.run_id, "metadata": dict(ctx.metadata)} if ctx is not None else {}))
     if use_react is None:
         use_react = await needs_react(agent, user_input, ctx)
+    engine = getattr(agent, "query_engine", None)
     if use_react:
         response = await agent._react(user_input, past, ctx)
+    elif engine is not None:  # llamaindex's router and its "I don't know" fallback to retrieval
+        from .docchat import chat_with_documents
+
+        response = await chat_with_documents(agent, engine, user_input, past, ctx)
     else:
         response = await direct(agent, user_input, past, ctx)
     response.execution_time = time.perf_counter() - started
     response.metadata["usage"] = msgspec.to_builtins(ctx.usage)
-    await agent._remember([Message(role="user", content=user_input),
-                           Message(role="assistant", content=response.content, name=agent.name,
-                                   metadata={"mode": response.mode, **response.metadata})])
+    turn = [Message(role="user", content=user_input),
+            Message(role="assistant", content=response.content, name=agent.name,
+                    metadata={"mode": response.mode, **response.metadata})]
+    await agent._remember(turn)
+    if session is not None:
+        await session.aadd_items([Message(role=m.role, content=m.content, name=m.name) for m in turn])
     return response
 
 

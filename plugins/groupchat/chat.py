@@ -41,6 +41,7 @@ import attrs
 import msgspec
 
 from zagent.agentkit.control import RunControl
+from zagent.agentkit.streaming import Streaming
 from zagent.errors import CheckpointError, ConfigError, RunAborted
 from zagent.limits import check_inputs, check_text
 from zagent.sync import maybe_await, run_sync
@@ -58,7 +59,7 @@ DEFAULT_MAX_ROUNDS = 20
 
 
 @attrs.define(repr=False, eq=False, kw_only=True, slots=False)
-class GroupChat:
+class GroupChat(Streaming):
     """A group chat (see the module docstring).
 
     :ivar agents: spec dicts, agent instances or names (resolved through ``manager``).

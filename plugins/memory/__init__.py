@@ -11,6 +11,9 @@ Registered backends (``k.memory(name, **options)``):
 * ``"checkpoints"`` -- ``CheckpointStore`` for loop/workflow state: ``path=`` (same default), the
   same file options, and ``keep_last=10`` (steps kept per run on every save; ``None`` keeps all).
   May share a file with ``"sqlite"``.
+* ``"documents"`` -- ``DocumentStore``: documents in chunks for retrieval (FTS5, plus embeddings
+  from ``embedder=``, by default the kernel's registered embedder); ``path=`` is required. Not a
+  message store (``documents.py``).
 
 The memory interface every backend implements (third parties: subclass
 ``zagent.testing.memory.MemoryBackendTests`` to check yours). A namespace is a
@@ -34,6 +37,9 @@ and the async twins ``aadd``, ``alast``, ``asearch``, ``aclear``, ``anamespaces`
 ``zagent.plugins.memory.StoreError`` (and subclasses ``NotADatabase``,
 ``ForeignDatabase`` (an SQLite file of another application), ``SchemaTooNew``,
 ``StoreFull``, ``StoreBusy``) for storage failures.
+
+``SQLiteSession(session_id, path)`` keeps one chat's conversation for
+``agent.chat(..., session=...)`` (``zagent.plugins.memory.session``).
 
 The checkpoint store is documented in ``zagent.plugins.memory.checkpoints``
 (conformance suite: ``zagent.testing.checkpoints.CheckpointStoreTests``).
@@ -74,8 +80,31 @@ def make_checkpoints(**options: Any) -> Any:
     return CheckpointStore.open(**options)
 
 
-def zagent_register_memory(register: Any) -> None:
+def __getattr__(name: str) -> Any:
+    if name == "SQLiteSession":  # a chat's conversation across processes (``session.py``), loaded on use
+        from .session import SQLiteSession
+
+        return SQLiteSession
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def make_documents(kernel: Any = None, **options: Any) -> Any:
+    """Factory of ``"documents"``: ``path=`` (required), ``embedder=`` (default: the kernel's registered
+    embedder, if any; ``None`` for words only) (``documents.py``)."""
+    from .documents import DocumentStore
+
+    if "embedder" not in options and kernel is not None:
+        options["embedder"] = kernel.embedder()
+    if options.get("path") is None:
+        from zagent import ConfigError
+
+        raise ConfigError("k.memory('documents') needs path=: the SQLite file to keep the documents in")
+    return DocumentStore(**options)
+
+
+def zagent_register_memory(register: Any, kernel: Any) -> None:
     register("inprocess", make_inprocess)
+    register("documents", lambda **options: make_documents(kernel, **options))
     register("sqlite", make_sqlite)
     register("checkpoints", make_checkpoints)
 

@@ -130,6 +130,22 @@ class ReActAgent(Agent):
     def chat_system_prompt(self) -> str:
         return self.system_prompt or SYSTEM_PROMPT
 
+    def astream(self, task: Optional[str] = None, **inputs: Any) -> Any:
+        """A ReAct run on ``task`` (or ``inputs["task"]``) as ``StreamEvent``s: text deltas, step and tool
+        events, the ``AgentResponse`` last (``zagent.agentkit.streaming``)."""
+        from zagent.agentkit.streaming import astream_run
+
+        text = task if task is not None else inputs.get("task")
+        if not isinstance(text, str):
+            raise ConfigError(f"react agent {self.name!r}: astream needs the task, e.g. astream('...')")
+        return astream_run(self.kernel, lambda: self.achat(text, use_react=True))
+
+    def stream(self, task: Optional[str] = None, **inputs: Any) -> Any:
+        """Sync twin of ``astream``."""
+        from zagent.agentkit.streaming import sync_stream
+
+        return sync_stream(self.astream(task, **inputs))
+
     async def _react(self, user_input: str, past: list[Message], ctx: Any) -> AgentResponse:
         return response_of(await self.loop().arun(user_input, history=past, ctx=ctx))
 

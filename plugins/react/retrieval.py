@@ -1,7 +1,10 @@
 """Tool retrieval: offer a model only the tools most relevant to the request.
 
 ``select_tools(tools, query, limit=8, pinned=())`` ranks tools by BM25 over
-their name (counted twice), description and parameter names/descriptions;
+their name (counted twice), description, parameter names/descriptions and
+``metadata["synonyms"]``, each word also standing for the concepts it points
+at in a small built-in table (``lexicon``: "will it rain" finds the weather
+tool without a model download);
 ``aselect_tools(..., embedder=...)`` ranks by cosine similarity of
 embeddings instead (any object with ``async aembed(texts) -> vectors``, e.g.
 ``kernel.embedder()``), and falls back to BM25 if the embedder fails.
@@ -14,8 +17,8 @@ score nothing fill remaining places in that order. The chosen tools keep
 their original relative order, so the prompt stays the same whenever the
 choice does. A tool whose name appears verbatim in the query ranks first.
 
-Caches: the BM25 index per tool set (identity, name and description of
-each tool; the last 32 sets) and tool embeddings per embedding model (see
+Caches: the BM25 index per tool set (identity, name, description and synonyms
+of each tool; the last 32 sets) and tool embeddings per embedding model (see
 ``embedder_key``: an embedder's ``cache_key`` attribute, else its class and
 ``model``) and per tool name+description. This module does not talk to the kernel and imports no
 plugin.
@@ -32,23 +35,33 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Tool
 
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^\W\d_A-Za-z]+")
 _STOP = frozenset(
     "a an and are as at be by can do does for from get gets how i in is it me my of on or please "
-    "that the this to use using was what when which will with you your".split()
+    "that the this to use using was what when which will with you your "
+    "am any about also been could give going have has just let like make need one our out put should "
+    "some something somewhere them then there these they those us want would".split()
 )
 K1, B = 1.2, 0.75
+CONCEPT_WEIGHT = 0.6  # a shared concept counts less than a shared word
+WEAK_WEIGHT = 0.3  # generic verbs and fillers of requests ("check", "show", "now") say little about the tool
+_WEAK = frozenset("check show tell find give make list open put turn set start take see look new latest "
+                  "current top best good right now today tonight".split())
 NAME_BONUS = 100.0
 _INDEX_CACHE_SIZE = 32
 _EMBEDDER_CACHE_SIZE = 8
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-case words (camelCase and snake_case split), stop words dropped, plurals folded."""
+    """Lower-case words (camelCase and snake_case split), stop words dropped, plurals folded; a run of
+    CJK characters gives its character pairs."""
     out = []
     for word in _WORD.findall(text):
         word = word.lower()
         if word in _STOP:
+            continue
+        if len(word) > 2 and word[0] >= "\u2e80":  # CJK has no spaces: its character pairs are the words
+            out += [word[i:i + 2] for i in range(len(word) - 1)]
             continue
         if len(word) > 4 and word.endswith("ies"):
             word = word[:-3] + "y"
@@ -58,9 +71,39 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+def expand(words: list[str]) -> list[str]:
+    """``words`` plus ``@concept`` for each concept of the built-in table a word points at (``lexicon``),
+    so "rain" meets "weather" without an embedding model."""
+    from .lexicon import concepts
+
+    out = list(words)
+    for word in words:
+        out += ["@" + c for c in concepts(word)]
+    return out
+
+
+def query_terms(words: list[str]) -> dict[str, float]:
+    """A query's terms and weights: each word 1 (a generic verb or filler ``WEAK_WEIGHT``), each concept
+    ``CONCEPT_WEIGHT`` times its word's weight, shared among the concepts of the word pointing at it (a
+    word of three concepts says less about each)."""
+    from .lexicon import concepts
+
+    terms: dict[str, float] = {}
+    for word in words:
+        weight = WEAK_WEIGHT if word in _WEAK else 1.0
+        terms[word] = max(terms.get(word, 0.0), weight)
+        found = concepts(word)
+        for c in found:
+            terms["@" + c] = max(terms.get("@" + c, 0.0), weight * CONCEPT_WEIGHT / len(found))
+    return terms
+
+
 def tool_text(tool: "Tool") -> str:
     """The text a tool is found by: name twice, description, parameter names and descriptions."""
     parts = [tool.name, tool.name, tool.description or ""]
+    synonyms = (getattr(tool, "metadata", None) or {}).get("synonyms")
+    if isinstance(synonyms, (list, tuple)):  # the seed's per-tool synonym list
+        parts += [str(s) for s in synonyms]
     for pname, schema in (tool.parameters or {}).get("properties", {}).items():
         parts.append(pname)
         if isinstance(schema, dict) and schema.get("description"):
@@ -75,7 +118,7 @@ class _Index:
 
     def __init__(self, tools: Sequence["Tool"]):
         self.tools = tuple(tools)  # held, so the ids in the cache key stay unique
-        self.docs = [Counter(tokenize(tool_text(t))) for t in tools]
+        self.docs = [Counter(expand(tokenize(tool_text(t)))) for t in tools]
         self.lengths = [sum(d.values()) for d in self.docs]
         self.df: Counter[str] = Counter()
         for d in self.docs:
@@ -83,16 +126,16 @@ class _Index:
         self.avgdl = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
 
     def scores(self, query: str) -> list[float]:
-        terms = set(tokenize(query))
+        terms = query_terms(tokenize(query))
         n = len(self.docs)
         out = []
         for doc, length in zip(self.docs, self.lengths):
             score = 0.0
-            for term in terms:
+            for term, weight in terms.items():
                 tf = doc.get(term)
                 if tf:
                     idf = math.log(1 + (n - self.df[term] + 0.5) / (self.df[term] + 0.5))
-                    score += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / (self.avgdl or 1)))
+                    score += weight * idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / (self.avgdl or 1)))
             out.append(score)
         return out
 
@@ -102,7 +145,7 @@ _lock = threading.Lock()  # the caches are shared by every kernel and thread of 
 
 
 def _index(tools: Sequence["Tool"]) -> _Index:
-    key = tuple((id(t), t.name, t.description) for t in tools)
+    key = tuple((id(t), t.name, t.description, str((t.metadata or {}).get("synonyms", ""))) for t in tools)
     with _lock:
         index = _indexes.get(key)
         if index is not None:

@@ -66,6 +66,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 import msgspec
+from zagent.agentkit.streaming import Streaming
 from zagent.context import new_run_id
 from zagent.errors import CheckpointError, ConfigError, ProviderError
 from zagent.executors import Unit, UnitLost, shipped_trust
@@ -88,7 +89,7 @@ LOST_RETRIES = 2  # extra runs of a node whose remote worker was lost (on top of
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
-class WorkFlowExecutor:
+class WorkFlowExecutor(Streaming):
     """Runs workflow graphs on one kernel (see the module docstring).
 
     :param manager: the ``AgentManager`` to find agents in (a new one when ``None``).

@@ -24,6 +24,7 @@ RUNS = {
     "concurrency": (["--n", "5", "--rounds", "1"], "zagent"),
     "provider_overhead": (["--rounds", "1", "--seq", "3", "--conc", "3"], "zagent"),
     "batch": (["--items", "2", "--runs", "1", "--concurrency", "1", "--no-ray"], "local+out"),
+    "tool_retrieval": ([], "hit@1"),
 }
 
 

@@ -1,0 +1,163 @@
+"""Agents' ``astream()``: run an agent and yield its text deltas and step events as they happen.
+
+``astream_run(kernel, start, json_mode=False)`` runs ``start()`` (the
+agent's own coroutine: ``aexecute``, ``achat``, a workflow's or group chat's
+``arun``) in a task whose run contexts carry ``on_delta`` (``zagent.context``
+fills it from a context variable the task inherits), so every model call of
+the run, nested agents included, streams (``zagent.llmstream``). It yields
+``StreamEvent``s, in order:
+
+* ``text`` / ``reasoning``: a delta of a model's reply (``event.text``);
+* ``event``: a ``zagent_event`` of the run (``event.event``: ``run_start``,
+  ``step_end``, ``tool_start``, ``node_end``, ``turn_end``, ``llm_start``...),
+  passed on from the kernel's one event mechanism by an observer plugin added
+  while some stream runs and removed after the last;
+* ``partial`` (``json_mode``): the object the current reply holds so far
+  (``event.partial``), each time it grows;
+* ``result``: last, the agent's own result (``event.result``). An error of
+  the run is raised from the iterator instead; closing the iterator early
+  cancels the run.
+
+``Streaming`` is the mixin giving a class with ``kernel`` and ``arun`` an
+``astream(*args, **kwargs)`` (workflows, group chats); ``sync_stream`` makes
+any of them a plain iterator (the ``stream`` twins).
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, Optional
+
+import attrs
+
+from ..context import STREAM_SINK
+from ..stash import StashKey
+from ..types import Chunk, Event
+
+
+@attrs.frozen
+class StreamEvent:
+    """One item of ``astream()``: ``type`` is ``text``, ``reasoning``, ``event``, ``partial`` or ``result``."""
+
+    type: str
+    text: str = ""
+    event: Optional[Event] = None
+    partial: Optional[dict[str, Any]] = None
+    result: Any = None
+
+    def __repr__(self) -> str:
+        detail = self.text if self.type in ("text", "reasoning") else (
+            self.event.type if self.event is not None else self.partial if self.partial is not None else self.result)
+        return f"<StreamEvent {self.type} {str(detail)[:60]!r}>"
+
+
+class _Relay:
+    """The ``zagent_event`` observer of streamed runs: an event of a streamed task goes to its sink."""
+
+    def zagent_event(self, event: Event) -> None:
+        sink = STREAM_SINK.get()
+        if sink is not None:
+            sink(event)
+
+
+_RELAY: StashKey[list[Any]] = StashKey("zagent.agentkit.streaming.relay")  # [relay plugin, streams running]
+
+
+def _attach(kernel: Any) -> None:
+    held = kernel.stash.get(_RELAY)
+    if held is None:
+        relay = _Relay()
+        kernel.add_plugin(relay, name="zagent.stream-relay")
+        kernel.stash[_RELAY] = held = [relay, 0]
+    held[1] += 1
+
+
+def _detach(kernel: Any) -> None:
+    held = kernel.stash.get(_RELAY)
+    if held is None:
+        return
+    held[1] -= 1
+    if held[1] <= 0:  # no stream left: events cost nothing again when nothing else observes them
+        del kernel.stash[_RELAY]
+        kernel.remove_plugin(held[0])
+
+
+_DONE = object()
+
+
+async def astream_run(kernel: Any, start: Callable[[], Awaitable[Any]], *,
+                      json_mode: bool = False) -> AsyncIterator[StreamEvent]:
+    """Run ``start()`` and yield its stream (see the module docstring)."""
+    import asyncio
+
+    from .partialjson import partial_object
+
+    queue: "asyncio.Queue[Any]" = asyncio.Queue()
+    _attach(kernel)
+    token = STREAM_SINK.set(queue.put_nowait)
+    try:
+        task = asyncio.ensure_future(start())  # the task's context holds the sink
+    finally:
+        STREAM_SINK.reset(token)
+    task.add_done_callback(lambda _t: queue.put_nowait(_DONE))
+    reply = ""
+    last: Optional[dict[str, Any]] = None
+    try:
+        while True:
+            item = await queue.get()
+            if item is _DONE:
+                break
+            if isinstance(item, Chunk):
+                yield StreamEvent(type=item.type, text=item.text)
+                if json_mode and item.type == "text":
+                    reply += item.text
+                    found = partial_object(reply)
+                    if found is not None and found != last:
+                        last = found
+                        yield StreamEvent(type="partial", partial=found)
+            elif isinstance(item, Event):
+                if item.type == "llm_start":  # a new reply begins
+                    reply, last = "", None
+                yield StreamEvent(type="event", event=item)
+        yield StreamEvent(type="result", result=task.result())
+    finally:
+        try:
+            if not task.done():  # the consumer stopped early: the run stops too
+                task.cancel()
+                await asyncio.wait([task])  # a cancellation of the consumer itself still propagates
+            if not task.cancelled():
+                task.exception()  # retrieved (raised above, or moot): no "never retrieved" warning
+        finally:
+            _detach(kernel)
+
+
+def sync_stream(stream: AsyncIterator[StreamEvent]) -> Iterator[StreamEvent]:
+    """The sync twin of an ``astream()``: the same items, the run going on zagent's background loop
+    (works in plain scripts, inside a running loop and in threads); leaving the loop cancels the run."""
+    from ..sync import run_sync
+
+    try:
+        while True:
+            try:
+                yield run_sync(stream.__anext__())
+            except StopAsyncIteration:
+                return
+    finally:
+        run_sync(stream.aclose())  # type: ignore[attr-defined]
+
+
+class Streaming:
+    """Mixin: ``astream(*args, **kwargs)`` streams ``self.arun(*args, **kwargs)`` (see ``astream_run``);
+    ``stream`` is its sync twin."""
+
+    __slots__ = ()
+
+    def astream(self, *args: Any, **kwargs: Any) -> AsyncIterator[StreamEvent]:
+        """Run as ``arun`` does, yielding text deltas, step events and, last, the result."""
+        return astream_run(self.kernel, lambda: self.arun(*args, **kwargs))  # type: ignore[attr-defined]
+
+    def stream(self, *args: Any, **kwargs: Any) -> Iterator[StreamEvent]:
+        """Sync twin of ``astream``."""
+        return sync_stream(self.astream(*args, **kwargs))
+
+
+__all__ = ["StreamEvent", "Streaming", "astream_run", "sync_stream"]

@@ -1,0 +1,134 @@
+"""``QueryEngine``: answer a question from documents, citing the chunks used (llamaindex's QueryEngine).
+
+::
+
+    store = k.memory("documents", path="docs.db", embedder=k.embedder())
+    store.add(open("guide.md").read(), source="guide.md")
+    engine = QueryEngine(kernel=k, store=store, llm=k.llm("openai:gpt-4o-mini"))
+    answer = engine.query("How do I reset the device?")
+    answer.response, answer.citations, answer.sources      # text, ["guide.md#3"], [Chunk, ...]
+    k.add_tool(engine.as_tool("search_guide", "Answer questions about the device guide"))
+    agent.query_engine = engine      # chat() routes to it, and falls back to it on "I don't know"
+
+``query`` retrieves the ``top_k`` best chunks (``store.asearch``), asks the
+model to answer from them only and to cite each chunk it used as ``[id]``,
+and returns a ``QueryResponse``. Citations are the cited ids that were
+retrieved (an id the model made up is dropped); with none cited, every
+retrieved chunk is a source. With no chunk found the model is not asked.
+The store is any object with ``async asearch(query, k)`` returning chunks
+with ``id``, ``source`` and ``text`` (``zagent.plugins.memory.documents``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+import attrs
+
+from zagent.context import RunContext
+from zagent.types import Message
+
+ANSWER_PROMPT = """Answer the question using only the sources below. After each fact, cite the source it \
+came from by its id in square brackets, e.g. [{example}]. If the sources do not contain the answer, say \
+"I don't know".
+
+{sources}
+
+Question: {question}"""
+NOTHING_FOUND = "I don't know: no document matches the question."
+_CITED = re.compile(r"\[([^\[\]\n]{1,200})\]")
+
+
+@attrs.frozen
+class QueryResponse:
+    """What ``QueryEngine.query`` returns: the answer, the ids it cites and the chunks retrieved."""
+
+    response: str
+    citations: list[str]
+    sources: list[Any]
+
+    def __str__(self) -> str:
+        return self.response
+
+
+def cited_ids(text: str, retrieved: list[Any]) -> list[str]:
+    """The ids of ``retrieved`` chunks that ``text`` cites as ``[id]`` (or ``[id1, id2]``), in order."""
+    known = {c.id for c in retrieved}
+    found: list[str] = []
+    for group in _CITED.findall(text):
+        for part in group.split(","):
+            part = part.strip()
+            if part in known and part not in found:
+                found.append(part)
+    return found
+
+
+@attrs.define(eq=False, repr=False, kw_only=True)
+class QueryEngine:
+    """Retrieval over a document store plus an answer with citations (see the module docstring)."""
+
+    kernel: Any
+    store: Any
+    llm: Any = None
+    top_k: int = 4
+    description: str = ""
+    """What the documents are about (the chat router is told)."""
+    route: bool = True
+    """``chat()`` asks the model first whether a turn needs the documents (else: direct, then fallback)."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.llm is None or isinstance(self.llm, str):
+            self.llm = self.kernel.llm(self.llm)
+
+    async def aretrieve(self, question: str) -> list[Any]:
+        """The chunks best matching ``question``, best first."""
+        return list(await self.store.asearch(question, self.top_k))
+
+    async def aquery(self, question: str, ctx: Optional[Any] = None) -> QueryResponse:
+        """Retrieve, answer from the chunks, cite them (see the module docstring)."""
+        chunks = await self.aretrieve(question)
+        if not chunks:
+            return QueryResponse(response=NOTHING_FOUND, citations=[], sources=[])
+        prompt = ANSWER_PROMPT.format(
+            example=chunks[0].id, question=question,
+            sources="\n\n".join(f"[{c.id}] (from {c.source})\n{c.text}" for c in chunks))
+        reply = await self.llm.asend(self.llm.request([Message(role="user", content=prompt)]),
+                                     ctx if ctx is not None else self.kernel.context(agent="query_engine"))
+        text = reply.text.strip()
+        cited = cited_ids(text, chunks)
+        return QueryResponse(response=text, citations=cited or [c.id for c in chunks],
+                             sources=[c for c in chunks if not cited or c.id in cited])
+
+    def query(self, question: str) -> QueryResponse:
+        """Sync twin of ``aquery``."""
+        from zagent.sync import run_sync
+
+        return run_sync(self.aquery(question))
+
+    def as_tool(self, name: str = "query_documents", description: str = "Answer a question from the documents, "
+                "with the sources cited", **options: Any) -> Any:
+        """A ``zagent.Tool`` (for ``k.add_tool``) answering ``question`` with this engine: the answer, then
+        its sources (id and document) one per line."""
+        from zagent import Tool
+
+        engine = self
+
+        async def query_documents(question: str, ctx: RunContext) -> str:
+            """Answer a question from the documents.
+
+            Args:
+                question: the question, in full words
+            """
+            found = await engine.aquery(question, ctx)
+            lines = [found.response] + (["Sources: " + ", ".join(
+                f"[{c.id}] {c.source}" for c in found.sources)] if found.sources else [])
+            return "\n".join(lines)
+
+        return Tool.from_function(query_documents, name=name, description=description, **options)
+
+    def __repr__(self) -> str:
+        return f"<QueryEngine store={self.store!r} top_k={self.top_k}>"
+
+
+__all__ = ["QueryEngine", "QueryResponse", "cited_ids"]

@@ -1,0 +1,33 @@
+"""What ``chat(..., session=...)`` reads from a persistent session.
+
+A session is any object with ``async aget_items()`` and ``async
+aadd_items(messages)`` (``zagent.plugins.memory.SQLiteSession`` is one, reached
+by the app, not imported here). Its items become the chat's history: only
+``user`` and ``assistant`` text is kept, each checked like a ``history=``
+message, so a session file edited by someone else cannot smuggle in a system
+prompt or tool results.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from zagent.errors import ConfigError
+from zagent.limits import check_text
+from zagent.llm import to_messages
+from zagent.types import Message
+
+
+async def session_history(session: Any, limit: Optional[int] = None) -> list[Message]:
+    """The conversation so far in ``session``, as chat history (user and assistant text, oldest first):
+    its newest ``limit`` items (the agent's ``memory_size``, as for short-term memory), all with ``None``."""
+    if not callable(getattr(session, "aget_items", None)) or not callable(getattr(session, "aadd_items", None)):
+        raise ConfigError(f"session {session!r} has no aget_items/aadd_items; pass a "
+                          "zagent.plugins.memory.SQLiteSession(session_id, path) or an object with both")
+    history = []
+    for i, message in enumerate(to_messages(list(await session.aget_items(limit)))):
+        if message.role not in ("user", "assistant") or not message.content:
+            continue
+        check_text(message.content, f"item #{i} of session {getattr(session, 'session_id', session)!r}")
+        history.append(Message(role=message.role, content=message.content))
+    return history

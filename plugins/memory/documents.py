@@ -1,0 +1,233 @@
+"""``DocumentStore``: documents cut into chunks in SQLite, found by FTS5 and, with an embedder, by meaning.
+
+``k.memory("documents", path="docs.db", embedder=k.embedder())``::
+
+    add(text, source="guide.md", chunk_size=800, overlap=100) -> chunk ids  # re-adding a source replaces it
+    search(query, k=4) -> list[Chunk]          # best first: id, source, text, score
+    sources() / count() / remove(source) / close()
+
+and the async twins ``aadd``, ``asearch``. Chunks are cut at paragraph, then
+sentence, then word boundaries; each chunk's id is ``<source>#<n>``. Search
+ranks by bm25 over a Porter-stemmed FTS5 index; when an embedder (any object
+with ``async aembed(texts) -> vectors``) is given, chunk vectors are stored at
+``add`` and the two rankings are merged by reciprocal rank, so a chunk that
+shares no word with the query can still be found. New files are 0600.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from typing import Any, Optional
+
+import attrs
+
+from zagent.errors import ConfigError
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS zagent_doc_chunks (id TEXT PRIMARY KEY, source TEXT NOT NULL, n INTEGER NOT NULL, "
+    "text TEXT NOT NULL, vector BLOB)",
+    "CREATE INDEX IF NOT EXISTS zagent_doc_chunks_by_source ON zagent_doc_chunks (source)",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS zagent_doc_fts USING fts5(text, id UNINDEXED, "
+    "tokenize='porter unicode61')",
+)
+_WORD = re.compile(r"\w+")
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
+RRF_K = 60
+
+
+@attrs.frozen
+class Chunk:
+    """One retrieved piece of a document: ``id`` (``source#n``) cites it."""
+
+    id: str
+    source: str
+    text: str
+    score: float = 0.0
+
+
+def chunk_text(text: str, chunk_size: int = 800, overlap: int = 100) -> list[str]:
+    """``text`` in pieces of at most ``chunk_size`` characters, cut at paragraph, sentence or word ends;
+    each piece after the first starts with up to ``overlap`` characters of the one before."""
+    if chunk_size < 50 or not 0 <= overlap < chunk_size // 2:
+        raise ConfigError(f"chunk_size must be >= 50 and overlap in [0, chunk_size/2), got {chunk_size}, {overlap}")
+    pieces: list[str] = []
+    for para in re.split(r"\n\s*\n", text):
+        para = " ".join(para.split())
+        if not para:
+            continue
+        units = [para] if len(para) <= chunk_size else _SENTENCE.split(para)
+        for unit in units:
+            while len(unit) > chunk_size:  # one long sentence: cut at a word end
+                cut = unit.rfind(" ", 0, chunk_size)
+                cut = cut if cut > chunk_size // 2 else chunk_size
+                pieces.append(unit[:cut])
+                unit = unit[cut:].lstrip()
+            if unit:
+                pieces.append(unit)
+    chunks: list[str] = []
+    for piece in pieces:
+        if chunks and len(chunks[-1]) + 1 + len(piece) <= chunk_size:
+            chunks[-1] += ("\n" if piece[:1].isupper() else " ") + piece
+        else:
+            tail = chunks[-1][-overlap:] if chunks and overlap else ""
+            tail = tail[tail.find(" ") + 1:] if " " in tail else tail
+            chunks.append((tail + " " + piece).strip() if tail and len(tail) + 1 + len(piece) <= chunk_size
+                          else piece)
+    return chunks
+
+
+@attrs.define(repr=False, eq=False)
+class DocumentStore:
+    """Document chunks in the SQLite file ``path`` (see the module docstring)."""
+
+    path: str = attrs.field(converter=os.fspath)
+    embedder: Any = None
+    busy_timeout: float = 10.0
+    _conn: Any = attrs.field(default=None, init=False)
+    _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
+
+    def _db(self) -> Any:
+        if self._conn is None:
+            import sqlite3
+
+            from .session import _create_private
+
+            _create_private(self.path)
+            try:
+                conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None,
+                                       check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+            except sqlite3.DatabaseError as exc:
+                raise ConfigError(f"document store {self.path!r} cannot be used ({exc}); give a new file "
+                                  "or one a DocumentStore wrote") from exc
+            self._conn = conn
+        return self._conn
+
+    # -- writing --------------------------------------------------------------------
+
+    async def aadd(self, text: str, source: Optional[str] = None, *, chunk_size: int = 800,
+                   overlap: int = 100) -> list[str]:
+        """Cut ``text`` into chunks and store them under ``source`` (replacing what it held); their ids."""
+        if not isinstance(text, str):
+            raise ConfigError(f"a document is text, got {type(text).__name__}")
+        if source is None:
+            import hashlib
+
+            source = "doc-" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12]
+        pieces = chunk_text(text, chunk_size, overlap)
+        vectors: list[Any] = [None] * len(pieces)
+        if self.embedder is not None and pieces:
+            from .vectors import pack
+
+            vectors = [pack(v) for v in await self.embedder.aembed(pieces)]
+            if len(vectors) != len(pieces):
+                raise ConfigError(f"embedder returned {len(vectors)} vectors for {len(pieces)} chunks")
+        rows = [(f"{source}#{n}", source, n, piece, vector) for n, (piece, vector) in enumerate(zip(pieces, vectors))]
+        import asyncio
+
+        await asyncio.to_thread(self._write, source, rows)
+        return [row[0] for row in rows]
+
+    def add(self, text: str, source: Optional[str] = None, **options: Any) -> list[str]:
+        """Sync twin of ``aadd``."""
+        from zagent.sync import run_sync
+
+        return run_sync(self.aadd(text, source, **options))
+
+    def _write(self, source: str, rows: list[tuple[Any, ...]]) -> None:
+        with self._lock:
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                self._delete(db, source)
+                db.executemany("INSERT INTO zagent_doc_chunks VALUES (?, ?, ?, ?, ?)", rows)
+                db.executemany("INSERT INTO zagent_doc_fts (text, id) VALUES (?, ?)", [(r[3], r[0]) for r in rows])
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    @staticmethod
+    def _delete(db: Any, source: str) -> None:
+        db.execute("DELETE FROM zagent_doc_fts WHERE id IN (SELECT id FROM zagent_doc_chunks WHERE source = ?)",
+                   (source,))
+        db.execute("DELETE FROM zagent_doc_chunks WHERE source = ?", (source,))
+
+    def remove(self, source: str) -> None:
+        """Forget every chunk of ``source``."""
+        with self._lock:
+            self._delete(self._db(), source)
+
+    # -- reading --------------------------------------------------------------------
+
+    async def asearch(self, query: str, k: int = 4) -> list[Chunk]:
+        """The ``k`` chunks best matching ``query``, best first (see the module docstring)."""
+        import asyncio
+
+        vector = None
+        if self.embedder is not None:
+            try:
+                vector = (await self.embedder.aembed([query]))[0]
+            except Exception:  # retrieval by words still works
+                import logging
+
+                logging.getLogger("zagent").warning("documents: embedder %r failed; searching by words",
+                                                    self.embedder, exc_info=True)
+        return await asyncio.to_thread(self._search, query, k, vector)
+
+    def search(self, query: str, k: int = 4) -> list[Chunk]:
+        """Sync twin of ``asearch``."""
+        from zagent.sync import run_sync
+
+        return run_sync(self.asearch(query, k))
+
+    def _search(self, query: str, k: int, vector: Any) -> list[Chunk]:
+        from .fts import fts_query
+
+        match = fts_query([w.lower() for w in _WORD.findall(query)][:64])
+        with self._lock:
+            db = self._db()
+            by_words = db.execute("SELECT id FROM zagent_doc_fts WHERE zagent_doc_fts MATCH ? ORDER BY rank LIMIT ?",
+                                  (match, k * 4)).fetchall() if match else []
+            by_meaning: list[Any] = []
+            if vector is not None:
+                from .vectors import top_k
+
+                blobs = db.execute("SELECT vector, id FROM zagent_doc_chunks WHERE vector IS NOT NULL").fetchall()
+                by_meaning = [(cid,) for _s, cid in top_k(vector, blobs, k * 4)]
+            scores: dict[str, float] = {}
+            for ranking in (by_words, by_meaning):
+                for rank, (cid,) in enumerate(ranking):
+                    scores[cid] = scores.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
+            best = sorted(scores, key=lambda c: -scores[c])[:k]
+            rows = {r[0]: r for r in db.execute(
+                f"SELECT id, source, text FROM zagent_doc_chunks WHERE id IN ({','.join('?' * len(best))})",
+                best).fetchall()} if best else {}
+        return [Chunk(id=c, source=rows[c][1], text=rows[c][2], score=round(scores[c], 6)) for c in best if c in rows]
+
+    def sources(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._db().execute("SELECT DISTINCT source FROM zagent_doc_chunks ORDER BY source")]
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._db().execute("SELECT count(*) FROM zagent_doc_chunks").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<DocumentStore {self.path!r}>"
+
+
+__all__ = ["Chunk", "DocumentStore", "chunk_text"]

@@ -1,0 +1,151 @@
+"""``SQLiteSession``: a conversation kept in an SQLite file under an id the app chooses.
+
+Like openai-agents' ``SQLiteSession(session_id, db_path)``: ``agent.chat(text,
+session=s)`` (or ``agent.session = s``) sends the conversation so far plus the
+new turn, then appends the turn, so a chat in a new process continues the
+conversation. Items are ``zagent.Message`` (user and assistant text)::
+
+    aget_items(limit=None) / get_items   # oldest first; limit: the newest ``limit``
+    aadd_items(messages) / add_items     # one transaction
+    apop_item() / pop_item               # remove and return the newest (None if empty)
+    aclear_session() / clear_session
+
+The session id and the path are the app's (never read from a spec file). A
+new file is created with mode 0600 (its folder, when created here, 0700).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any, Iterable, Optional
+
+import msgspec
+
+from zagent.errors import ConfigError
+from zagent.types import Message
+
+_SCHEMA = ("CREATE TABLE IF NOT EXISTS zagent_session_items (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+           "session_id TEXT NOT NULL, at REAL NOT NULL, item BLOB NOT NULL)",
+           "CREATE INDEX IF NOT EXISTS zagent_session_items_by_id ON zagent_session_items (session_id, id)")
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder(Message).decode
+
+
+def _create_private(path: str) -> None:
+    """Create ``path`` empty with mode 0600 unless it exists (its new folder 0700)."""
+    folder = os.path.dirname(path)
+    if folder and not os.path.isdir(folder):
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+class SQLiteSession:
+    """One conversation (``session_id``) in the SQLite file ``path`` (see the module docstring)."""
+
+    def __init__(self, session_id: str, path: "os.PathLike[str] | str", *, busy_timeout: float = 10.0):
+        if not isinstance(session_id, str) or not session_id:
+            raise ConfigError(f"a session id must be a non-empty string chosen by the app, got {session_id!r}")
+        self.session_id = session_id
+        self.path = os.fspath(path)
+        self.busy_timeout = float(busy_timeout)
+        self._lock = threading.Lock()
+        self._conn: Any = None
+
+    def _db(self) -> Any:
+        if self._conn is None:
+            import sqlite3
+
+            _create_private(self.path)
+            try:
+                conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None,
+                                       check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+            except sqlite3.DatabaseError as exc:
+                raise ConfigError(f"session file {self.path!r} cannot be used ({exc}); give a new file "
+                                  "or an SQLite file this app's sessions wrote") from exc
+            self._conn = conn
+        return self._conn
+
+    # -- sync ---------------------------------------------------------------------
+
+    def get_items(self, limit: Optional[int] = None) -> list[Message]:
+        """The conversation, oldest first; with ``limit`` only the newest ``limit`` items."""
+        with self._lock:
+            db = self._db()
+            if limit is None:
+                rows = db.execute("SELECT item FROM zagent_session_items WHERE session_id = ? ORDER BY id",
+                                  (self.session_id,)).fetchall()
+            else:
+                rows = db.execute("SELECT item FROM zagent_session_items WHERE session_id = ? ORDER BY id DESC "
+                                  "LIMIT ?", (self.session_id, int(limit))).fetchall()[::-1]
+        return [_decode(row[0]) for row in rows]
+
+    def add_items(self, messages: Iterable[Any]) -> None:
+        """Append ``messages`` (``Message`` or dicts) in one transaction."""
+        items = [m if isinstance(m, Message) else msgspec.convert(m, Message) for m in messages]
+        now = time.time()
+        with self._lock:
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany("INSERT INTO zagent_session_items (session_id, at, item) VALUES (?, ?, ?)",
+                               [(self.session_id, now, _encode(m)) for m in items])
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def pop_item(self) -> Optional[Message]:
+        """Remove and return the newest item (``None`` when the session is empty)."""
+        with self._lock:
+            db = self._db()
+            row = db.execute("DELETE FROM zagent_session_items WHERE id = (SELECT MAX(id) FROM zagent_session_items "
+                             "WHERE session_id = ?) RETURNING item", (self.session_id,)).fetchone()
+        return _decode(row[0]) if row else None
+
+    def clear_session(self) -> None:
+        """Forget this session's items (other sessions of the file stay)."""
+        with self._lock:
+            self._db().execute("DELETE FROM zagent_session_items WHERE session_id = ?", (self.session_id,))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    # -- async twins (SQLite calls are short; they run in a thread so the loop never waits on a lock) --
+
+    async def aget_items(self, limit: Optional[int] = None) -> list[Message]:
+        import asyncio
+
+        return await asyncio.to_thread(self.get_items, limit)
+
+    async def aadd_items(self, messages: Iterable[Any]) -> None:
+        import asyncio
+
+        await asyncio.to_thread(self.add_items, list(messages))
+
+    async def apop_item(self) -> Optional[Message]:
+        import asyncio
+
+        return await asyncio.to_thread(self.pop_item)
+
+    async def aclear_session(self) -> None:
+        import asyncio
+
+        await asyncio.to_thread(self.clear_session)
+
+    def __repr__(self) -> str:
+        return f"<SQLiteSession {self.session_id!r} {self.path!r}>"
+
+
+__all__ = ["SQLiteSession"]

@@ -206,6 +206,9 @@ def main(argv: Optional[Sequence[str]] = None, kernel: Any = None) -> int:
         if own:
             kernel = start_kernel(argv)
         return _run(argv, kernel)
+    except BrokenPipeError:  # `zagent logs list | head`: the reader left; say nothing more
+        _silence_stdout()
+        return 141
     except zagent.ZagentError as exc:
         from .clierrors import describe
 
@@ -215,6 +218,18 @@ def main(argv: Optional[Sequence[str]] = None, kernel: Any = None) -> int:
         if own and kernel is not None:
             kernel.close()
         undo()
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush does not fail on the closed pipe again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (embedded, captured): nothing to silence
+        pass
 
 
 def _log_to_stderr() -> Callable[[], None]:

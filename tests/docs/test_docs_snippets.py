@@ -9,7 +9,7 @@ the data folder (run log, memory, skills) inside that folder. A shell block runs
 under ``bash -e -o pipefail``; it passes when every command exits 0. A Python
 block whose first line is ``# name.py`` is also written to that file of the
 folder (so a later block or command can import it), and a block that defines
-``test_*`` functions is a test file: it is run by pytest as well.
+``test_*`` functions or ``Test*`` classes is a test file: it is run by pytest as well.
 """
 
 from __future__ import annotations
@@ -55,12 +55,13 @@ def _run_python(example) -> None:
         (folder / first.split()[1]).write_text(source)
     code = compile("\n" * (example.line - 1) + source, example.path, "exec")
     exec(code, example.namespace)
-    if any(name.startswith("test_") and callable(value) for name, value in example.namespace.items()):
+    if any((name.startswith("test_") or name.startswith("Test") and isinstance(value, type)) and callable(value)
+           for name, value in example.namespace.items()):
         (folder / f"test_block_{example.line}.py").write_text(source)
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                                f"test_block_{example.line}.py"], cwd=folder, env=_environment(folder),
                               capture_output=True, text=True, timeout=SHELL_TIMEOUT)
-        for name in [n for n in example.namespace if n.startswith("test_")]:
+        for name in [n for n in example.namespace if n.startswith(("test_", "Test"))]:
             del example.namespace[name]
         if done.returncode:
             raise AssertionError(f"the test block failed under pytest:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")

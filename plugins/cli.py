@@ -121,9 +121,12 @@ class CommandGroup:
 
 
 def zagent_register_commands(cli: CommandGroup, kernel: Any) -> None:
-    """Add ``zagent plugins`` and ``zagent tools``."""
+    """Add ``zagent plugins``, ``zagent models`` and ``zagent tools``."""
+    from .climodels import register as register_models
+
     p = cli.command("plugins", cmd_plugins, help="list loaded plugins and plugins that failed to load")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    register_models(cli)
     t = cli.command("tools", cmd_tools, help="list registered tools and whether they are available")
     t.add_argument("--toolset", help="only tools of this toolset")
     t.add_argument("--json", action="store_true", help="print JSON instead of a table")

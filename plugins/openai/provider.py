@@ -154,6 +154,12 @@ class OpenAILLM(LLM):
     async def aclose(self) -> None:
         await self.http.aclose()
 
+    async def alist_models(self) -> list[str]:
+        """The model ids the server lists (``GET /models``), for ``zagent models``."""
+        from zagent.providerkit.listing import get_json, names
+
+        return names(await get_json(self.http, "/models"), "data", "id")
+
     def __repr__(self) -> str:
         return f"<OpenAILLM {self.name} {self.http.base_url}>"
 

@@ -173,7 +173,7 @@ class LLM:
             completion = settle(request, counted(await self._acomplete(request)), self.profile.think_tags)
             return await self._finish(request, completion, ctx, started)
         await _emitter(kernel, ctx).aemit("llm_start", model=self.name, provider=self.provider,
-                           messages=len(request.messages))
+                           messages=len(request.messages), **self._call_data(request))
         try:
             completion = await self._send(request)
         except BaseException as exc:
@@ -223,7 +223,7 @@ class LLM:
         if events:
             assert kernel is not None
             await _emitter(kernel, ctx).aemit("llm_start", model=self.name, provider=self.provider,
-                               messages=len(request.messages), stream=True)
+                               messages=len(request.messages), stream=True, **self._call_data(request))
         agen = self._send_stream(request)
         finished = False
         try:
@@ -279,11 +279,40 @@ class LLM:
                 "llm_end", model=self.name, finish_reason=completion.finish_reason,
                 input_tokens=completion.usage.input_tokens, output_tokens=completion.usage.output_tokens,
                 tool_calls=len(completion.tool_calls), duration=time.perf_counter() - started,
+                **({"response_model": completion.model} if completion.model else {}),
+                **({"response_id": completion.id} if completion.id else {}),
             )
         return completion
 
+    def endpoint(self) -> Optional[str]:
+        """The URL this model's requests go to (``http.base_url`` of the HTTP providers), for telemetry."""
+        return getattr(getattr(self, "http", None), "base_url", None)
+
+    def _call_data(self, request: LLMRequest) -> dict[str, Any]:
+        """What ``llm_start`` says of a call beyond the model (events on only): sampling settings, the server."""
+        data: dict[str, Any] = {}
+        options = request.options
+        for key in ("temperature", "top_p", "max_tokens"):
+            if isinstance(options.get(key), (int, float)) and not isinstance(options.get(key), bool):
+                data[key] = options[key]
+        if "max_tokens" not in data and isinstance(options.get("max_completion_tokens"), int):
+            data["max_tokens"] = options["max_completion_tokens"]
+        server = self.endpoint()
+        if server:
+            data["server"] = _without_userinfo(server)
+        return data
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+def _without_userinfo(url: str) -> str:
+    """``url`` with no ``user:password@`` (a proxy's credentials never go into events)."""
+    head, sep, rest = url.partition("://")
+    if not sep or "@" not in rest.split("/", 1)[0]:
+        return url
+    host, slash, path = rest.partition("/")
+    return f"{head}://{host.rsplit('@', 1)[1]}{slash}{path}"
 
 
 async def _failed_call(kernel: Any, ctx: Optional["RunContext"], model: str, exc: BaseException) -> None:

@@ -68,7 +68,7 @@ class Models:
     def _fallback_model(self) -> str:
         if not self._warned_fallback:
             self._warned_fallback = True
-            log.warning("ZAGENT_MODEL is not set: using the offline test model %r (no network). "
+            log.info("ZAGENT_MODEL is not set: using the offline test model %r (no network). "
                         "Set ZAGENT_MODEL=provider:model to use a real LLM.", FALLBACK_MODEL)
         return FALLBACK_MODEL
 

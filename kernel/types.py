@@ -90,6 +90,8 @@ class Completion(msgspec.Struct, kw_only=True, omit_defaults=True):
     finish_reason: Optional[str] = None
     usage: Usage = Usage()
     model: str = ""
+    id: Optional[str] = None
+    """The provider's id of this reply (OpenAI ``id``, Anthropic ``id``), when it gives one."""
     refusal: Optional[str] = None
     """The model's refusal text (OpenAI ``refusal``); with structured output asked for, the kernel
     raises ``zagent.Refusal`` instead of returning the completion."""

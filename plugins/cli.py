@@ -121,9 +121,12 @@ class CommandGroup:
 
 
 def zagent_register_commands(cli: CommandGroup, kernel: Any) -> None:
-    """Add ``zagent plugins`` and ``zagent tools``."""
+    """Add ``zagent plugins``, ``zagent models`` and ``zagent tools``."""
+    from .climodels import register as register_models
+
     p = cli.command("plugins", cmd_plugins, help="list loaded plugins and plugins that failed to load")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    register_models(cli)
     t = cli.command("tools", cmd_tools, help="list registered tools and whether they are available")
     t.add_argument("--toolset", help="only tools of this toolset")
     t.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -209,6 +212,9 @@ def main(argv: Optional[Sequence[str]] = None, kernel: Any = None) -> int:
         if own:
             kernel = start_kernel(argv)
         return _run(argv, kernel)
+    except BrokenPipeError:  # `zagent logs list | head`: the reader left; say nothing more
+        _silence_stdout()
+        return 141
     except zagent.ZagentError as exc:
         from .clierrors import describe
 
@@ -219,6 +225,18 @@ def main(argv: Optional[Sequence[str]] = None, kernel: Any = None) -> int:
             kernel.close()
         undo()
         terminal()
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush does not fail on the closed pipe again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (embedded, captured): nothing to silence
+        pass
 
 
 def _log_to_stderr() -> Callable[[], None]:

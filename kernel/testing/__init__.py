@@ -43,6 +43,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
 
+# The conformance suites' plain asserts explain a failure as a test file's do (pytest rewrites them too).
+pytest.register_assert_rewrite("zagent.testing.providers", "zagent.testing.parsers", "zagent.testing.memory",
+                               "zagent.testing.checkpoints", "zagent.testing.tools")
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
     from .recorder import HookRecorder

@@ -76,17 +76,31 @@ async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]
                 check_text(message.content, f"history message #{i} of a chat with {agent.name!r}")
     ctx = agent.kernel.context(agent=agent.name, agent_config=agent.run_config(),
                                **({"run_id": ctx.run_id, "metadata": dict(ctx.metadata)} if ctx is not None else {}))
-    if use_react is None:
-        use_react = await needs_react(agent, user_input, ctx)
-    engine = getattr(agent, "query_engine", None)
-    if use_react:
-        response = await agent._react(user_input, past, ctx)
-    elif engine is not None:  # llamaindex's router and its "I don't know" fallback to retrieval
-        from .docchat import chat_with_documents
+    # The routing call (tools or not?) and the run it chooses are one run: one trace, one run-log entry.
+    routed = use_react is None and bool(agent.chat_tools()) and agent.kernel.hooks.active("zagent_event")
+    if routed:
+        await ctx.aemit("run_start", mode="chat")
+    try:
+        if use_react is None:
+            use_react = await needs_react(agent, user_input, ctx)
+        engine = getattr(agent, "query_engine", None)
+        if use_react:
+            response = await agent._react(user_input, past, ctx)
+        elif engine is not None:  # llamaindex's router and its "I don't know" fallback to retrieval
+            from .docchat import chat_with_documents
 
-        response = await chat_with_documents(agent, engine, user_input, past, ctx)
-    else:
-        response = await direct(agent, user_input, past, ctx)
+            response = await chat_with_documents(agent, engine, user_input, past, ctx)
+        else:
+            response = await direct(agent, user_input, past, ctx)
+    except BaseException as exc:
+        if routed:
+            import asyncio
+
+            await ctx.aemit("run_end", mode="chat", error=f"{type(exc).__name__}: {exc}"[:300],
+                            status="cancelled" if isinstance(exc, asyncio.CancelledError) else "failed")
+        raise
+    if routed:
+        await ctx.aemit("run_end", mode="chat", status="completed", chosen=response.mode)
     response.execution_time = time.perf_counter() - started
     response.metadata["usage"] = msgspec.to_builtins(ctx.usage)
     turn = [Message(role="user", content=user_input),

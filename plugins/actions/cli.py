@@ -98,12 +98,19 @@ def _typed(agent: Any, raw: dict[str, str]) -> dict[str, Any]:
 class _Progress:
     """Event observer printing one line per step and tool call on stderr."""
 
+    def __init__(self) -> None:
+        self.steps: dict[Any, int] = {}  # step_end events per agent: numbers a failed step's end event lacks
+
     def zagent_event(self, event: Any) -> None:
         d = event.data
         if event.type == "step_end":
+            self.steps[event.agent] = seen = self.steps.get(event.agent, 0) + 1
             tools = d.get("tools")
             what = f"tools: {', '.join(tools)}" if tools else ("answered" if d.get("answered") else "no answer yet")
-            print(f"[{event.agent}] step {d.get('step')}: {what}", file=sys.stderr)
+            step = f"step {d['step'] if d.get('step') is not None else seen}"
+            if d.get("outcome") == "error" and not tools:
+                what = "failed"
+            print(f"[{event.agent}] {step}: {what}", file=sys.stderr)
         elif event.type == "tool_end":
             print(f"[{event.agent}]   {d.get('tool')} -> {d.get('state')}", file=sys.stderr)
 

@@ -87,7 +87,8 @@ class AnthropicLLM(LLM):
         if message.tool_calls:
             message = msgspec.structs.replace(message, tool_calls=unique_call_ids(message.tool_calls))
         return Completion(message=message, finish_reason=wire.STOP_REASONS.get(reply.stop_reason or "", reply.stop_reason),
-                          usage=usage, model=reply.model or self.model)
+                          usage=usage, model=reply.model or self.model,
+                          id=reply.id if isinstance(reply.id, str) else None)
 
     def _error(self, error: Any) -> ProviderError:
         message = error.get("message") if isinstance(error, dict) else str(error)

@@ -53,6 +53,7 @@ class WireUsage(msgspec.Struct):
 
 class MessageReply(msgspec.Struct):
     type: str = ""
+    id: Optional[str] = None
     content: list[Block] = []
     model: str = ""
     stop_reason: Optional[str] = None

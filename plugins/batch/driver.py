@@ -58,6 +58,8 @@ class Summary(msgspec.Struct, kw_only=True):
     seconds: float = 0.0
     executor: str = "local"
     interrupted: bool = False
+    failures: dict[str, int] = {}
+    """Failed items of this call by error type (``{"ProviderError": 3, "ConfigError": 1}``)."""
 
     @property
     def items_per_second(self) -> float:
@@ -70,7 +72,13 @@ class Summary(msgspec.Struct, kw_only=True):
         return (f"{head}: done {self.done}, failed {self.failed}, skipped {self.skipped} (already in the output)"
                 f"{f', retried {self.retried}' if self.retried else ''}; tokens {self.input_tokens} in / "
                 f"{self.output_tokens} out; {self.seconds:.1f} s, {self.items_per_second:.1f} items/s "
-                f"(executor {self.executor})")
+                f"(executor {self.executor}){self._by_type()}")
+
+    def _by_type(self) -> str:
+        if not self.failures:
+            return ""
+        kinds = sorted(self.failures.items(), key=lambda kv: (-kv[1], kv[0]))
+        return "; failures: " + ", ".join(f"{name} {count}" for name, count in kinds)
 
 
 @attrs.define(repr=False)
@@ -145,13 +153,13 @@ class _Batch:
     async def _worker(self, it: Any) -> None:
         for item in it:  # workers share one iterator: each item is taken once
             self.summary.total += 1
+            problem = item.problem
+            duplicate = self._duplicate(item)  # before the skip: a resumed batch sees every id's first line too
+            if duplicate:  # keyed by its line, so it never shadows the first item with that id
+                problem, item = duplicate, item._replace(id=None)
             if self.sink is not None and self.sink.done.has(item):
                 self.summary.skipped += 1
                 continue
-            problem = item.problem
-            duplicate = self._duplicate(item)
-            if duplicate:  # keyed by its line, so it never shadows the first item with that id
-                problem, item = duplicate, item._replace(id=None)
             record = _failed(item, ConfigError(problem), 0, 0.0) if problem else await self._run(item)
             self._record(item, record)
 
@@ -185,6 +193,8 @@ class _Batch:
             s.done += 1
         else:
             s.failed += 1
+            kind = str((record.get("error") or {}).get("type") or "error")
+            s.failures[kind] = s.failures.get(kind, 0) + 1
         usage = record.get("usage") or {}
         s.input_tokens += int(usage.get("input_tokens", 0) or 0)
         s.output_tokens += int(usage.get("output_tokens", 0) or 0)

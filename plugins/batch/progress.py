@@ -33,6 +33,12 @@ class Progress:
             self.draw(summary, now)
 
     def draw(self, summary: Any, now: Optional[float] = None) -> None:
+        try:
+            self._draw(summary, now)
+        except (BrokenPipeError, ValueError):  # stderr went away (`2>&1 | head`): the batch goes on, unseen
+            self.stream = _Gone()
+
+    def _draw(self, summary: Any, now: Optional[float] = None) -> None:
         elapsed = (now or time.perf_counter()) - self.started
         ran = summary.done + summary.failed
         seen = ran + summary.skipped
@@ -56,5 +62,18 @@ class Progress:
         """Draw the final state (and end the bar's line on a terminal)."""
         self.draw(summary)
         if self.tty and self.drawn:
-            self.stream.write("\n")
-            self.stream.flush()
+            try:
+                self.stream.write("\n")
+                self.stream.flush()
+            except (BrokenPipeError, ValueError):
+                self.stream = _Gone()
+
+
+class _Gone:
+    """A stream whose reader left: writes go nowhere."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass

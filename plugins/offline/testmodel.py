@@ -1,17 +1,14 @@
 """``test:<name>``: an offline model that needs no script (the kernel's fallback ``test:offline``).
 
-The way pydantic-ai's TestModel works, decided from the request alone (so one
-instance serves any number of agents):
+As pydantic-ai's TestModel, decided from the request alone (one instance serves any number of agents):
 
-1. Tools offered that no earlier assistant turn has called yet: call each of
-   them once, with arguments generated from its JSON schema (all at once, or
-   one per turn when the profile says ``parallel_tool_calls=False``). With
-   ``native_tools=False`` the calls are written as ``<tool_call>{json}</tool_call>`` text.
-2. Then, or without tools, answer in the requested format:
-   ``request.output_spec`` (``{"mode": ..., "fields": [...]}``) is rendered by
-   ``kernel.parser(mode).render(values, fields)``, or as a JSON object when no
-   such parser is registered or it cannot render (``custom``); a ``response_format`` JSON schema gets a valid
-   JSON document; otherwise a short plain text answer naming the tool results.
+1. Each offered tool that no earlier turn called (``ask_clarification`` aside) is called once, all at
+   once (one per turn when ``parallel_tool_calls=False``; as ``<tool_call>`` text when
+   ``native_tools=False``), with arguments valid for its schema, numbers and quoted text taken from the
+   user's message (``grounded``).
+2. Then it answers in the requested format (``request.output_spec`` through the mode's parser, a
+   ``response_format`` schema as JSON, else plain text): numeric outputs from the tool results, the first
+   text output a sentence marked as canned.
 """
 
 from __future__ import annotations
@@ -25,10 +22,13 @@ from zagent.errors import ConfigError
 from zagent.llm import LLM
 from zagent.types import Chunk, Completion, Field, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec
 
+from .grounded import canned_reply, fill_arguments, fill_fields
 from .common import completion_chunks, estimate_usage, finish_reason_of, new_call_id, render_text_tool_calls
 from .values import from_field, from_schema
 
 _json = msgspec.json.Encoder()
+#: tools the test model leaves alone: ReAct's ask_clarification asks the user, it does no work
+_NEVER_CALLED = frozenset({"ask_clarification"})
 
 #: settings meant for a real model (sampling, HTTP): accepted by the offline test model, without effect
 IGNORED_OPTIONS = frozenset({
@@ -76,23 +76,23 @@ class TestLLM(LLM):
         if pending:
             if not self.profile.parallel_tool_calls:
                 pending = pending[:1]
-            calls = [ToolCall(id=new_call_id(), name=t.name, arguments=_arguments(t)) for t in pending]
+            calls = [ToolCall(id=new_call_id(), name=t.name, arguments=_arguments(t, request)) for t in pending]
             message = Message(role="assistant", tool_calls=calls)
             return message if self.profile.native_tools else render_text_tool_calls(message)
         return Message(role="assistant", content=self._answer(request))
 
     def _answer(self, request: LLMRequest) -> str:
         if request.output_spec and request.output_spec.get("fields") is not None:
-            return self._render(request.output_spec)
+            return self._render(request.output_spec, request)
         if request.response_format:
             return _json.encode(_from_response_format(request.response_format)).decode()
         if self.text is not None:
             return self.text
         return _plain_answer(request)
 
-    def _render(self, spec: dict[str, Any]) -> str:
+    def _render(self, spec: dict[str, Any], request: LLMRequest) -> str:
         fields = [f if isinstance(f, Field) else msgspec.convert(f, Field) for f in spec.get("fields") or []]
-        values = {f.name: from_field(f) for f in fields}
+        values = fill_fields({f.name: from_field(f) for f in fields}, fields, request)
         parser = self._parser(spec.get("mode") or "json")
         if parser is not None and hasattr(parser, "render"):
             try:
@@ -142,17 +142,17 @@ def _text_call_names(text: str) -> list[str]:
 def _uncalled_tools(request: LLMRequest) -> list[ToolSpec]:
     if not request.tools:
         return []
-    done = _called_names(request.messages)
+    done = _called_names(request.messages) | _NEVER_CALLED
     return [t for t in request.tools if t.name not in done]
 
 
-def _arguments(spec: ToolSpec) -> dict[str, Any]:
+def _arguments(spec: ToolSpec, request: LLMRequest) -> dict[str, Any]:
     schema = spec.parameters or {"type": "object", "properties": {}}
     try:
         value = from_schema(schema)
     except ConfigError as exc:  # e.g. a pattern it cannot satisfy: name the tool too
         raise ConfigError(f"test model calling tool {spec.name!r}: {exc}") from None
-    return value if isinstance(value, dict) else {}
+    return fill_arguments(value, schema, request) if isinstance(value, dict) else {}
 
 
 def _from_response_format(fmt: dict[str, Any]) -> Any:
@@ -165,7 +165,4 @@ def _from_response_format(fmt: dict[str, Any]) -> Any:
 
 
 def _plain_answer(request: LLMRequest) -> str:
-    results = [f"{m.name or 'tool'}: {m.content}" for m in request.messages if m.role == "tool"]
-    if results:
-        return "Done. " + "; ".join(results)
-    return "This is the offline test model's answer (set ZAGENT_MODEL to use a real LLM)."
+    return canned_reply(request)

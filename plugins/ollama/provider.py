@@ -169,6 +169,12 @@ class OllamaLLM(LLM):
     async def aclose(self) -> None:
         await self.http.aclose()
 
+    async def alist_models(self) -> list[str]:
+        """The models pulled on the server (``GET /api/tags``), for ``zagent models``."""
+        from zagent.providerkit.listing import get_json, names
+
+        return names(await get_json(self.http, "/api/tags"), "models", "name")
+
     def __repr__(self) -> str:
         from zagent.secrets import mask_userinfo
 

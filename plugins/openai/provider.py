@@ -94,7 +94,7 @@ class OpenAILLM(LLM):
         choice = reply.choices[0]
         return Completion(message=wire.to_message(choice.message), finish_reason=choice.finish_reason,
                           usage=wire.to_usage(reply.usage, reply.timings), model=reply.model or self.model,
-                          refusal=choice.message.refusal or None)
+                          id=reply.id if isinstance(reply.id, str) else None, refusal=choice.message.refusal or None)
 
     def _reply_error(self, error: Any, content: bytes) -> ProviderError:
         from zagent.providerkit import server_message
@@ -153,6 +153,12 @@ class OpenAILLM(LLM):
 
     async def aclose(self) -> None:
         await self.http.aclose()
+
+    async def alist_models(self) -> list[str]:
+        """The model ids the server lists (``GET /models``), for ``zagent models``."""
+        from zagent.providerkit.listing import get_json, names
+
+        return names(await get_json(self.http, "/models"), "data", "id")
 
     def __repr__(self) -> str:
         from zagent.secrets import mask_userinfo

@@ -61,6 +61,7 @@ class Timings(msgspec.Struct):
 
 class ChatResponse(msgspec.Struct):
     choices: list[Choice] = []
+    id: Optional[str] = None
     model: str = ""
     usage: Optional[WireUsage] = None
     error: Any = None

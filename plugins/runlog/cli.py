@@ -16,11 +16,17 @@ def register_commands(cli: Any, kernel: Any) -> None:
     p = group.command("list", list_command, help="the newest runs")
     _common(p)
     p.add_argument("--limit", "-n", type=int, default=20, help="how many runs (default 20)")
+    p.add_argument("--status", default=None, help="only runs with this outcome (ok, error, unfinished...)")
+    p.add_argument("--agent", default=None, help="only runs of this agent (its name)")
+    p.add_argument("--since", default=None, metavar="WHEN",
+                   help="only runs started since WHEN: a duration back from now (30m, 2h, 7d) or a date (2026-12-01)")
     p = group.command("show", show_command, help="one run as a tree (or --json, or --html FILE)")
     _common(p)
     p.add_argument("run", help="a run id from 'zagent logs list', or 'latest'")
     p.add_argument("--html", metavar="FILE", default=None, help="write a self-contained timeline page")
     p.add_argument("--events", action="store_true", help="also show point events (speaker_selected...)")
+    p.add_argument("--step", type=int, default=None, metavar="N",
+                   help="print step N in full: each model call's prompt and reply, each tool call's arguments and result")
     p = group.command("search", search_command, help="find text in prompts, replies, tool arguments and results")
     _common(p)
     p.add_argument("text", help="the text to look for")
@@ -44,7 +50,7 @@ def _store(args: Any, kernel: Any) -> Any:
 def list_command(args: Any, kernel: Any) -> int:
     store = _store(args, kernel)
     try:
-        runs = store.runs(args.limit)
+        runs = store.runs(args.limit, status=args.status, agent=args.agent, since=_since(args.since))
     finally:
         store.close()
     if args.json:
@@ -70,6 +76,14 @@ def show_command(args: Any, kernel: Any) -> int:
         store.close()
     if not rows:
         raise ConfigError(f"no run {args.run!r} in the log; 'zagent logs list' shows the runs it has")
+    if args.step is not None:
+        from .stepview import render_step, step_rows
+
+        found = step_rows(rows, args.step)
+        if not found:
+            raise ConfigError(f"run {args.run!r} has no step {args.step}; 'zagent logs show {args.run}' shows its steps")
+        print(render_step(found, args.step))
+        return 0
     if args.html:
         from .html import render_html
 
@@ -107,6 +121,23 @@ def path_command(args: Any, kernel: Any) -> int:
 
     print(enabled_path(kernel.config) or default_path())
     return 0
+
+
+def _since(text: Any) -> Any:
+    """``--since``: ``30m``/``2h``/``7d``/``90s`` back from now, or an ISO date or time; ``None`` when not given."""
+    import time
+
+    from zagent import ConfigError
+
+    if text is None:
+        return None
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    if text[:-1].isdigit() and text[-1:] in units:
+        return time.time() - int(text[:-1]) * units[text[-1]]
+    try:
+        return datetime.datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        raise ConfigError(f"--since {text!r} is neither a duration (30m, 2h, 7d) nor a date (2026-12-01)") from None
 
 
 def _when(ts: float) -> str:

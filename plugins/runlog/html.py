@@ -4,7 +4,9 @@ Every span is a row: its name on the left, indented by depth, and a bar on a
 shared time axis. LLM calls, tool calls, steps, nodes and turns each have a
 colour; parallel workflow nodes and tool calls appear as overlapping bars on
 adjacent rows; group-chat turns are coloured by speaker (legend on top).
-Hovering a bar shows its duration, outcome, tokens and error (a ``title``).
+The header says how the run ended; an error is shown in red under its row,
+in full; each model call opens (``<details>``) to its messages and reply, each
+tool call to its arguments and result. Hovering a bar shows its figures.
 
 No script, no stylesheet or font from the network: inline CSS only. All text
 from the run (model output, tool results) is HTML-escaped.
@@ -36,7 +38,19 @@ h1 { font-size: 20px; margin: 0 0 4px; } .meta { color: #555; margin-bottom: 12p
   rgba(255,255,255,.5) 4px 8px); }
 .axis { display: flex; margin-left: 320px; color: #666; font-size: 12px; justify-content: space-between; }
 .kind { color: #777; margin-right: 6px; }
+.outcome { display: inline-block; padding: 2px 10px; border-radius: 10px; font-weight: 600; margin-left: 8px;
+  font-size: 14px; vertical-align: 2px; color: #fff; background: #38761d; }
+.outcome.failed, .outcome.unfinished, .outcome.aborted { background: #c00; } .outcome.paused { background: #b45f06; }
+.errtext { margin: 2px 0 4px 320px; padding: 4px 8px; color: #900; background: #fdecea; border-left: 3px solid #c00;
+  font-size: 13px; white-space: pre-wrap; word-break: break-word; }
+details.more { margin: 0 0 4px 320px; font-size: 13px; } details.more summary { color: #555; cursor: pointer; }
+details.more pre { margin: 4px 0; padding: 6px 8px; background: #f6f6f6; white-space: pre-wrap; word-break: break-word;
+  max-height: 400px; overflow: auto; }
 """
+
+#: how a run ended, in the header, by its end status or outcome
+ENDINGS = {"ok": "finished", "completed": "finished", "error": "failed", "failed": "failed",
+           "unfinished": "unfinished", "paused": "paused", "aborted": "aborted", "cancelled": "aborted"}
 
 
 def render_html(rows: list[dict[str, Any]]) -> str:
@@ -55,7 +69,8 @@ def render_html(rows: list[dict[str, Any]]) -> str:
     end = max((r["started"] + (r.get("duration") or 0) for r, _ in ordered), default=t0)
     total = max(end - t0, 1e-6)
     speakers = _speakers(ordered)
-    body = [_row(r, depth, t0, total, speakers) for r, depth in ordered]
+    repeated = _repeated_errors(ordered, kids)
+    body = [_row(r, depth, t0, total, speakers, r["span_id"] in repeated) for r, depth in ordered]
     top = roots[0] if roots else {"kind": "run", "name": "?", "run_id": "?", "started": 0}
     legend = "".join(f'<span><i style="background:{c}"></i>{escape(k)}</span>'
                      for k, c in COLOURS.items() if any(r["kind"] == k for r, _ in ordered) and k != "turn")
@@ -66,7 +81,7 @@ def render_html(rows: list[dict[str, Any]]) -> str:
     return "".join([
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
         f"<title>zagent run {escape(str(top['run_id']))}</title><style>{STYLE}</style></head><body>",
-        f"<h1>{escape(top['kind'])} {escape(str(top['name']))}</h1>",
+        f"<h1>{escape(top['kind'])} {escape(str(top['name']))}{_ending(top)}</h1>",
         f"<div class='meta'>run {escape(str(top['run_id']))} · {when} · {_seconds(total)} · {len(llm)} LLM calls · "
         f"{sum(1 for r, _ in ordered if r['kind'] == 'tool')} tool calls · {tokens[0]}→{tokens[1]} tokens</div>",
         f"<div class='legend'>{legend}</div>",
@@ -83,7 +98,25 @@ def _speakers(ordered: list[tuple[dict[str, Any], int]]) -> dict[str, str]:
     return {n: SPEAKERS[i % len(SPEAKERS)] for i, n in enumerate(names)}
 
 
-def _row(row: dict[str, Any], depth: int, t0: float, total: float, speakers: dict[str, str]) -> str:
+def _repeated_errors(ordered: list[tuple[dict[str, Any], int]], kids: dict[str, list]) -> set[Any]:
+    """Spans whose error text a span inside them already shows (an error passed up): shown once, lowest."""
+    def error(row: dict[str, Any]) -> str:
+        return str((row["data"].get("end") or {}).get("error") or "")
+
+    repeated = set()
+    for row, _ in ordered:
+        text, todo = error(row), list(kids.get(row["span_id"] or "", []))
+        while text and todo:
+            child = todo.pop()
+            if text.split(": ", 1)[-1] in error(child):
+                repeated.add(row["span_id"])
+                break
+            todo.extend(kids.get(child["span_id"] or "", []))
+    return repeated
+
+
+def _row(row: dict[str, Any], depth: int, t0: float, total: float, speakers: dict[str, str],
+         repeated: bool = False) -> str:
     left = (row["started"] - t0) / total * 100
     width = (row.get("duration") or 0) / total * 100
     colour = speakers.get(row["name"]) if row["kind"] == "turn" else COLOURS.get(row["kind"], "#999")
@@ -94,8 +127,49 @@ def _row(row: dict[str, Any], depth: int, t0: float, total: float, speakers: dic
              f"data-span='{escape(str(row['span_id'] or ''))}' data-outcome='{escape(str(row.get('outcome') or ''))}' "
              f"title='{escape(_hover(row), quote=True)}' "
              f"style='left:{left:.3f}%;width:{min(width, 100 - left):.3f}%;background:{colour or '#999'}'")
-    return (f"<div class='row'><div class='label' style='padding-left:{depth * 14}px'>{label}</div>"
+    html = (f"<div class='row'><div class='label' style='padding-left:{depth * 14}px'>{label}</div>"
             f"<div class='track'><div {attrs}></div></div></div>")
+    end = row["data"].get("end") or {}
+    if end.get("error") and not repeated:
+        html += f"<div class='errtext'>{escape(row['kind'])} {escape(str(row['name']))} failed: {escape(str(end['error']))}</div>"
+    more = _more(row)
+    if more:
+        html += more
+    return html
+
+
+def _ending(top: dict[str, Any]) -> str:
+    end = top.get("data", {}).get("end") or {}
+    raw = str(end.get("status") or top.get("outcome") or "unfinished")
+    word = ENDINGS.get(raw, raw)
+    return f" <span class='outcome {escape(word)}'>{escape(word)}</span>"
+
+
+def _more(row: dict[str, Any]) -> str:
+    """The model call's messages and reply, or the tool call's arguments and result, folded."""
+    data = row["data"]
+    if row["kind"] == "llm" and ("request" in data or "reply" in data):
+        request, reply = data.get("request") or {}, data.get("reply") or {}
+        parts = [f"[{m.get('role', '?')}] {_text(m.get('content'))}" + "".join(
+            f"\n  calls {c.get('name')}({_text(c.get('arguments'))})" for c in m.get("tool_calls") or [])
+            for m in request.get("messages") or []]
+        answer = _text(reply.get("content")) + "".join(
+            f"\ncalls {c.get('name')}({_text(c.get('arguments'))})" for c in reply.get("tool_calls") or [])
+        return (f"<details class='more'><summary>prompt ({len(parts)} messages) and reply</summary>"
+                f"<pre>{escape(chr(10).join(parts))}</pre><pre>reply: {escape(answer or '(no text)')}</pre></details>")
+    if row["kind"] == "tool" and ("arguments" in data or "result" in data):
+        return (f"<details class='more'><summary>arguments and result</summary>"
+                f"<pre>arguments: {escape(_text(data.get('arguments')))}</pre>"
+                f"<pre>result: {escape(_text(data.get('result')))}</pre></details>")
+    return ""
+
+
+def _text(value: Any) -> str:
+    import json
+
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
 
 
 def _hover(row: dict[str, Any]) -> str:

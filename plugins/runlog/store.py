@@ -9,7 +9,7 @@ return plain dicts; nothing here formats output.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Optional
 
 import attrs
 import msgspec
@@ -47,19 +47,31 @@ class RunLogStore:
         self.db.write(lambda c: c.executemany(
             f"INSERT INTO run_spans ({', '.join(COLUMNS)}) VALUES ({marks})", values))
 
-    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
-        """The newest runs first: id, kind and name of the top span, start, duration, outcome, tokens, spans."""
+    def runs(self, limit: int = 20, *, status: Optional[str] = None, agent: Optional[str] = None,
+             since: Optional[float] = None) -> list[dict[str, Any]]:
+        """The newest runs first: id, kind and name of the top span, start, duration, outcome, tokens, spans;
+        only those with outcome ``status``, of agent (or name) ``agent``, started at ``since`` or later."""
+        where, params = ["r.parent_id IS NULL", "r.span_id IS NOT NULL"], []
+        if status is not None:
+            where.append("r.outcome = ?")
+            params.append(status)
+        if agent is not None:
+            where.append("(r.agent = ? OR r.name = ?)")
+            params += [agent, agent]
+        if since is not None:
+            where.append("r.started >= ?")
+            params.append(float(since))
         sql = """
             SELECT r.run_id, r.kind, r.name, r.agent, r.started, r.duration, r.outcome,
                    (SELECT SUM(input_tokens) FROM run_spans WHERE run_id = r.run_id AND kind = 'llm'),
                    (SELECT SUM(output_tokens) FROM run_spans WHERE run_id = r.run_id AND kind = 'llm'),
                    (SELECT COUNT(*) FROM run_spans WHERE run_id = r.run_id AND kind = 'llm'),
                    (SELECT COUNT(*) FROM run_spans WHERE run_id = r.run_id AND kind = 'tool')
-            FROM run_spans r WHERE r.parent_id IS NULL AND r.span_id IS NOT NULL
+            FROM run_spans r WHERE """ + " AND ".join(where) + """
             ORDER BY r.started DESC, r.id DESC LIMIT ?"""
         names = ("run_id", "kind", "name", "agent", "started", "duration", "outcome", "input_tokens",
                  "output_tokens", "llm_calls", "tool_calls")
-        rows = self.db.read(lambda c: c.execute(sql, (int(limit),)).fetchall())
+        rows = self.db.read(lambda c: c.execute(sql, (*params, int(limit))).fetchall())
         return [dict(zip(names, r)) for r in rows]
 
     def spans(self, run_id: str) -> list[dict[str, Any]]:

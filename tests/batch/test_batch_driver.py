@@ -232,3 +232,23 @@ def test_a_worker_kernel_builds_each_shipped_agent_once_in_its_stash():
     other = Kernel(plugins=[_AnySpec()], entry_points=False)
     run_sync(run_agent_item(other, payload))
     assert next(iter(other.stash[WORKER_AGENTS].values())) is not next(iter(k.stash[WORKER_AGENTS].values()))
+
+
+def test_retry_failed_keeps_a_duplicate_id_failure(kernel, tmp_path):
+    """A line whose id was used before fails again under ``retry_failed``: no result line is lost (3 in, 3 out)."""
+    inputs = [{"id": "a", "question": "x"}, {"id": "b", "question": "y"}, {"id": "a", "question": "z"}]
+    out = tmp_path / "out.jsonl"
+    kernel.batch(QA, inputs, out=out)
+    assert len(read_jsonl(out)) == 3
+    report = kernel.batch(QA, inputs, out=out, retry_failed=True)
+    rows = read_jsonl(out)
+    assert len(rows) == 3 and report.summary.failed == 1
+    assert [r["line"] for r in rows if not r["ok"]] == [3]
+
+
+def test_summary_counts_failures_by_type(kernel):
+    """The summary breaks failures down by error type, most frequent first, in its line too."""
+    report = kernel.batch(QA, [{"question": "x"}, {"nothing": 1}, {"nothing": 2}, {"id": "i", "question": "q"},
+                               {"id": "i", "question": "q"}])
+    assert report.summary.failures == {"ConfigError": 3}
+    assert report.summary.line().endswith("; failures: ConfigError 3")

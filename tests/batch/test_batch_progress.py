@@ -33,3 +33,20 @@ def test_updates_are_throttled():
     for i in range(50):
         p({}, Summary(done=i))
     assert stream.getvalue().count("\n") == 1
+
+
+class _ClosedPipe(io.StringIO):
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_closed_progress_pipe_does_not_stop_the_batch(kernel, tmp_path):
+    """`zagent batch ... 2>&1 | head`: once the reader has gone, progress is dropped and every item still runs."""
+    from .conftest import QA, read_jsonl, write_jsonl
+
+    inputs = write_jsonl(tmp_path / "in.jsonl", [{"question": f"q{i}"} for i in range(12)])
+    out = tmp_path / "out.jsonl"
+    progress = Progress(12, _ClosedPipe(), tty=False, every=0)
+    kernel.batch(QA, str(inputs), out=str(out), on_result=progress)
+    progress.finish(Summary(done=12))
+    assert len(read_jsonl(out)) == 12

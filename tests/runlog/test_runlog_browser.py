@@ -61,3 +61,57 @@ def test_chromium_renders_parallel_workflow_nodes_and_group_chat_turns(make_logg
     shot = tmp_path / "chat.png"
     run_chromium(CHROMIUM, tmp_path, "--window-size=1400,500", f"--screenshot={shot}", chat.as_uri())
     assert shot.exists() and read_png(shot)[0] == 1400
+
+
+def _failed_react_run(log_path):
+    """A ReAct run whose model server refuses connections: it fails with a ProviderError."""
+    from zagent.plugins.react.loop import ReActLoop
+
+    k = Kernel(PLUGINS + ["zagent.plugins.openai"], entry_points=False, strict=True, config={"log": log_path})
+    llm = k.llm("openai:gpt-test", base_url="http://127.0.0.1:9/v1", api_key="sk-test", max_retries=0)
+    with pytest.raises(Exception):
+        ReActLoop(kernel=k, llm=llm, tools=[], agent="helper", allow_clarification=False).run("What is 2+3?")
+    k.close()
+
+
+def visible_text(page, tmp_path):
+    """What Chromium lays out as visible text (``innerText``: no hover, nothing opened), read back with --dump-dom."""
+    probe = tmp_path / f"visible-{page.name}"
+    probe.write_text(page.read_text().replace(
+        "</body>", "<script>document.body.setAttribute('data-visible', document.body.innerText)</script></body>"))
+    dom, err, code = run_chromium(CHROMIUM, tmp_path, "--dump-dom", probe.as_uri())
+    assert code == 0, err[-500:]
+    found = re.search(r'data-visible="([^"]*)"', dom)
+    assert found, dom[-500:]
+    import html
+
+    return html.unescape(found.group(1))
+
+
+def test_a_failed_react_run_shows_its_outcome_and_error_text_without_hovering(make_logged, log_path, tmp_path):
+    """The timeline of a failed ReAct run shows 'failed' in its header and the error's text on the page."""
+    _failed_react_run(log_path)
+    page = tmp_path / "failed.html"
+    k = Kernel(PLUGINS, entry_points=False, strict=True)
+    try:
+        assert main(["logs", "show", "latest", "--db", log_path, "--html", str(page)], kernel=k) == 0
+    finally:
+        k.close()
+    text = visible_text(page, tmp_path)
+    assert "failed" in text.split("\n")[0]
+    assert "could not reach openai at http://127.0.0.1:9/v1" in text
+    shot = tmp_path / "failed.png"
+    _out, err, code = run_chromium(CHROMIUM, tmp_path, "--window-size=1400,600", f"--screenshot={shot}", page.as_uri())
+    assert code == 0 and shot.exists(), err[-500:]
+
+
+def test_model_and_tool_steps_open_to_their_prompt_reply_arguments_and_result(make_logged, log_path, tmp_path):
+    """Folded, a step shows only its summary; the page holds the prompt, reply, arguments and result to open."""
+    page = page_for(make_logged, log_path, tmp_path, "react_two_tools")
+    text = visible_text(page, tmp_path)
+    assert re.search(r"prompt \(\d+ messages\) and reply", text) and "arguments and result" in text
+    assert "the quick brown fox" not in text  # folded until opened
+    opened = tmp_path / "opened.html"
+    opened.write_text(page.read_text().replace("<details class='more'>", "<details class='more' open>"))
+    text = visible_text(opened, tmp_path)
+    assert "[user] How many words are in 'the quick brown fox'?" in text and "result: 4" in text

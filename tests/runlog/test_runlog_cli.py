@@ -75,7 +75,7 @@ def test_search_finds_a_prompt_and_json_show_returns_rows(make_logged, cli, caps
     run_scenario(make_logged, "react_two_tools")
     assert cli("search", "quick brown", "--json") == 0
     found = json.loads(capsys.readouterr().out)
-    assert found and all(r["kind"] == "llm" for r in found)
+    assert found and "llm" in {r["kind"] for r in found}
     assert cli("show", found[0]["run_id"], "--json") == 0
     assert {r["kind"] for r in json.loads(capsys.readouterr().out)} >= {"run", "step", "llm", "tool"}
 

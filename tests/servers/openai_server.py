@@ -110,8 +110,15 @@ class OpenAIServer(BearerServer):
     """A loopback OpenAI-compatible Chat Completions server (see the module docstring)."""
 
     PATH = "/v1/chat/completions"
+    MODELS = ("gpt-test", "gpt-test-mini")
+    """What ``GET /v1/models`` lists (OpenAI's list shape)."""
 
     def answer(self, request: Request) -> Reply:
+        if request.method == "GET" and request.path == "/v1/models":
+            if self.key is not None and request.headers.get("authorization") != f"Bearer {self.key}":
+                return error(401, "Incorrect API key provided.", "invalid_api_key")
+            return Reply.json({"object": "list", "data": [
+                {"id": m, "object": "model", "created": 1700000000, "owned_by": "test"} for m in self.MODELS]})
         refused = self.refusal(request)
         if refused is not None:
             return refused

@@ -68,7 +68,7 @@ def test_a_group_chat_is_workflow_turns_agents_with_speaker_events(make_kernel, 
 
 
 def test_a_failing_tool_and_model_call_are_error_spans(make_kernel, exporter):
-    """A tool that raises and an LLM call that raises: status ERROR with error.type."""
+    """A tool that raises and an LLM call that raises: status ERROR, error.type the exception's class."""
     k = make_kernel()
 
     def boom() -> str:
@@ -81,7 +81,7 @@ def test_a_failing_tool_and_model_call_are_error_spans(make_kernel, exporter):
         k.llm("scripted:empty", replies=[]).complete("hi")
     tool = by_name(exporter.get_finished_spans(), "execute_tool boom")[0]
     chat = by_name(exporter.get_finished_spans(), "chat empty")[0]
-    assert tool.status.status_code == StatusCode.ERROR and tool.attributes["error.type"] == "_OTHER"
+    assert tool.status.status_code == StatusCode.ERROR and tool.attributes["error.type"] == "RuntimeError"
     assert chat.status.status_code == StatusCode.ERROR and chat.attributes["error.type"] not in ("", "_OTHER")
 
 

@@ -59,8 +59,10 @@ class SpanObserver:
     the SDK default, would decide anyway), and metrics are skipped on a no-op meter.
     """
 
-    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None, steps: bool = True):
+    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None, steps: bool = True,
+                 describe_tool: Any = None):
         self._providers = (tracer_provider, meter_provider)
+        self._describe_tool = describe_tool  # tool name -> its description (gen_ai.tool.description), once per tool
         self._steps = steps
         self._tracer: Any = None
         self._metrics = True
@@ -154,13 +156,15 @@ class SpanObserver:
         """Span name, kind, start attributes and (chat spans) metric attribute sets; cached per model and per tool."""
         data = event.data
         if kind == "llm":
-            key: Any = (kind, data.get("model"), data.get("provider"), event.agent)
+            key: Any = (kind, data.get("model"), data.get("provider"), event.agent, data.get("server"))
         elif kind == "tool":
             key = (kind, data.get("tool"))
         else:
             key = None
         found = self._starts.get(key) if key is not None else None
         if found is None:
+            if kind == "tool" and self._describe_tool is not None:
+                data = dict(data, description=self._describe_tool(data.get("tool")))
             name, span_kind, attrs = semconv.start(kind, data, event.agent, None)
             labels = None
             if kind == "llm":
@@ -174,8 +178,9 @@ class SpanObserver:
         name, span_kind, attrs, labels = found
         if key is not None:  # the cached mapping is shared: per-call attributes go on a copy
             call_id = data.get("call_id") if kind == "tool" else None
-            if call_id or (top and event.run_id):
-                attrs = dict(attrs)
+            settings = semconv.request_attributes(data) if kind == "llm" else None
+            if call_id or settings or (top and event.run_id):
+                attrs = dict(attrs, **(settings or {}))
                 if call_id:
                     attrs["gen_ai.tool.call.id"] = str(call_id)
                 if top and event.run_id:

@@ -45,8 +45,14 @@ def zagent_kernel_start(kernel: Any) -> None:
         configure_from_env()
     from .observer import ContentCapture, SpanObserver
 
+    def describe_tool(name: Any) -> Any:
+        try:
+            return kernel.tool(name).description
+        except Exception:  # not a registered tool (a blocked call names anything): no description
+            return None
+
     observer = SpanObserver(tracer_provider=found.get("tracer_provider"), meter_provider=found.get("meter_provider"),
-                            steps=bool(found.get("steps", True)))
+                            steps=bool(found.get("steps", True)), describe_tool=describe_tool)
     kernel.add_plugin(observer, name=OBSERVER)
     if found["capture_content"]:
         kernel.add_plugin(ContentCapture(observer), name=CONTENT)

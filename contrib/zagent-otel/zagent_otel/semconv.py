@@ -13,9 +13,15 @@ zagent's own attributes are under ``zagent.*``; the run id is ``gen_ai.conversat
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
+from urllib.parse import urlsplit
 
 CLIENT, INTERNAL = "client", "internal"
+_RAISED = re.compile(r"raised ([A-Za-z_][\w.]{0,59}):")
+#: llm_start data that varies per call, as request attributes (set on each span, not cached)
+REQUEST_KEYS = {"temperature": "gen_ai.request.temperature", "top_p": "gen_ai.request.top_p",
+                "max_tokens": "gen_ai.request.max_tokens"}
 
 
 def start(kind: str, data: dict[str, Any], agent: Optional[str], run_id: Optional[str],
@@ -34,10 +40,13 @@ def start(kind: str, data: dict[str, Any], agent: Optional[str], run_id: Optiona
                       "gen_ai.request.model": model})
         if agent:
             attrs["gen_ai.agent.name"] = agent
+        attrs.update(server(data.get("server")))
         return f"chat {model}", CLIENT, attrs
     if kind == "tool":
         name = str(data.get("tool") or "?")
         attrs.update({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, "gen_ai.tool.type": "function"})
+        if data.get("description"):
+            attrs["gen_ai.tool.description"] = str(data["description"])[:1000]
         if data.get("call_id"):
             attrs["gen_ai.tool.call.id"] = str(data["call_id"])
         return f"execute_tool {name}", INTERNAL, attrs
@@ -76,6 +85,10 @@ def end(kind: str, data: dict[str, Any]) -> dict[str, Any]:
         attrs["gen_ai.usage.output_tokens"] = int(data.get("output_tokens") or usage.get("output_tokens") or 0)
         if data.get("finish_reason"):
             attrs["gen_ai.response.finish_reasons"] = [str(data["finish_reason"])]
+        if data.get("response_model"):
+            attrs["gen_ai.response.model"] = str(data["response_model"])
+        if data.get("response_id"):
+            attrs["gen_ai.response.id"] = str(data["response_id"])
     elif usage.get("llm_calls") and kind != "step":  # a step's tokens are its chat span's: not repeated
         attrs["gen_ai.usage.input_tokens"] = int(usage.get("input_tokens") or 0)
         attrs["gen_ai.usage.output_tokens"] = int(usage.get("output_tokens") or 0)
@@ -97,8 +110,30 @@ def error_type(data: dict[str, Any]) -> str:
     if state in ("timeout", "blocked"):
         return str(state)
     text = str(data.get("error") or "")
+    raised = _RAISED.search(text)  # a tool's "tool 'x' raised RuntimeError: ...": the exception's class
+    if raised:
+        return raised.group(1)
     head = text.split(":", 1)[0]
     return head if head and head.replace(".", "").replace("_", "").isalnum() and len(head) < 60 else "_OTHER"
+
+
+def request_attributes(data: dict[str, Any]) -> dict[str, Any]:
+    """The per-call ``gen_ai.request.*`` settings of an ``llm_start`` (temperature, top_p, max_tokens)."""
+    return {attr: data[key] for key, attr in REQUEST_KEYS.items() if isinstance(data.get(key), (int, float))}
+
+
+def server(url: Any) -> dict[str, Any]:
+    """``server.address`` and ``server.port`` of a model server's URL (the scheme's port when none is given)."""
+    if not isinstance(url, str) or not url:
+        return {}
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    except ValueError:
+        return {}
+    if not parts.hostname:
+        return {}
+    return {"server.address": parts.hostname, **({"server.port": port} if port else {})}
 
 
 def split_model(name: str, provider: Any = None) -> tuple[str, str]:

@@ -8,17 +8,29 @@ standard variables themselves: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (default
 ``OTEL_EXPORTER_OTLP_HEADERS``, ``OTEL_EXPORTER_OTLP_TIMEOUT``...; the resource
 reads ``OTEL_SERVICE_NAME`` (default ``zagent``) and ``OTEL_RESOURCE_ATTRIBUTES``.
 Only the ``http/protobuf`` protocol is built in; another
-``OTEL_EXPORTER_OTLP_PROTOCOL`` is refused with what to do. Both providers
-flush at interpreter exit.
+``OTEL_EXPORTER_OTLP_PROTOCOL`` is refused with what to do.
+
+At interpreter exit both providers flush what is left, for at most
+``EXIT_GRACE`` seconds: with no collector listening the exporters are shut
+down then (their retries stop), so a script never hangs at exit. The SDK's
+per-retry warnings become one line, once: no collector at the endpoint.
 """
 
 from __future__ import annotations
 
+import atexit
+import logging
 import os
 import threading
+from typing import Any
 
 _lock = threading.Lock()
 _done = False
+EXIT_GRACE = 1.0
+"""Seconds the exit flush may take before the exporters give up (no collector listening)."""
+EXPORTER_LOGGERS = ("opentelemetry.exporter.otlp.proto.http.trace_exporter",
+                    "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+                    "opentelemetry.sdk.metrics._internal.export", "opentelemetry.sdk.trace.export")
 
 
 def configure_from_env() -> bool:
@@ -39,22 +51,77 @@ def configure_from_env() -> bool:
         resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME") or "zagent"}).merge(
             OTELResourceDetector().detect())
         installed = False
+        owned: list[tuple[Any, Any]] = []  # (provider, exporter) this set-up made, shut down at exit
         if type(trace.get_tracer_provider()).__name__ == "ProxyTracerProvider":
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
             from opentelemetry.sdk.trace import TracerProvider
             from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-            provider = TracerProvider(resource=resource)
-            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+            span_exporter = OTLPSpanExporter()
+            provider = TracerProvider(resource=resource, shutdown_on_exit=False)
+            provider.add_span_processor(BatchSpanProcessor(span_exporter))
             trace.set_tracer_provider(provider)
+            owned.append((provider, span_exporter))
             installed = True
         if type(metrics.get_meter_provider()).__name__ == "_ProxyMeterProvider":
             from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
             from opentelemetry.sdk.metrics import MeterProvider
             from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
-            metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=[
-                PeriodicExportingMetricReader(OTLPMetricExporter())]))
+            metric_exporter = OTLPMetricExporter()
+            meter_provider = MeterProvider(resource=resource, shutdown_on_exit=False, metric_readers=[
+                PeriodicExportingMetricReader(metric_exporter)])
+            metrics.set_meter_provider(meter_provider)
+            owned.append((meter_provider, metric_exporter))
             installed = True
+        if owned:
+            _quiet_exporters()
+            atexit.register(shutdown_within, owned, EXIT_GRACE)
         _done = True
         return installed
+
+
+def shutdown_within(owned: list[tuple[Any, Any]], grace: float) -> None:
+    """Shut the providers down (flushing what is left); after ``grace`` seconds the exporters stop retrying."""
+    def give_up() -> None:
+        for _provider, exporter in owned:
+            try:
+                exporter.shutdown()
+            except Exception:  # already shut down: nothing to stop
+                pass
+
+    timer = threading.Timer(grace, give_up)
+    timer.daemon = True
+    timer.start()
+    try:
+        for provider, _exporter in owned:
+            try:
+                provider.shutdown()
+            except Exception:  # an exporter stopped mid-flush: what was left is dropped
+                pass
+    finally:
+        timer.cancel()
+
+
+class _OneNotice(logging.Filter):
+    """The exporters' retry and failure warnings as one line, once: the collector is not reachable."""
+
+    said = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if "shutdown" in text.lower() or "Transient error" in text or "Failed to export" in text:
+            if not _OneNotice.said:
+                _OneNotice.said = True
+                endpoint = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "http://localhost:4318"
+                logging.getLogger("zagent").warning(
+                    "zagent-otel: no OpenTelemetry collector answered at %s; spans and metrics are not exported "
+                    "(set OTEL_EXPORTER_OTLP_ENDPOINT, or unset ZAGENT_OTEL)", endpoint)
+            return False
+        return True
+
+
+def _quiet_exporters() -> None:
+    notice = _OneNotice()
+    for name in EXPORTER_LOGGERS:
+        logging.getLogger(name).addFilter(notice)

@@ -1,0 +1,45 @@
+"""``get_json``: one bounded GET on a provider's HTTP client, for what is not a model call (listing models).
+
+No retries and a short timeout: it answers "is the server there, and what does it
+serve" (``zagent models``). Errors are the provider kit's typed ``ProviderError``s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ..errors import ProtocolError, ProviderError
+
+LIMIT = 4 << 20
+"""Bytes a listing may take (a server with thousands of models stays well below)."""
+
+
+async def get_json(http: Any, path: str, *, timeout: float = 5.0) -> Any:
+    """GET ``base_url + path`` with the client's own headers (key included) and decode the JSON reply."""
+    client = http.client()
+    try:
+        response = await client.get(http.base_url + path, headers=http.request_headers(), timeout=timeout)
+    except Exception as exc:
+        error = http.transport_error(exc, 1)
+        if error is None:
+            raise
+        raise error from None
+    if response.status_code >= 400:
+        raise http.status_error(response, 1)
+    if len(response.content) > LIMIT:
+        raise http.too_large(LIMIT, "a model listing")
+    try:
+        return msgspec.json.decode(response.content)
+    except msgspec.DecodeError as exc:
+        raise ProtocolError(f"{http.provider} ({http.base_url}{path}) did not answer with JSON: {exc}",
+                            provider=http.provider, status=response.status_code) from None
+
+
+def names(data: Any, list_key: str, name_key: str) -> list[str]:
+    """``data[list_key][*][name_key]`` as strings (what a listing reply holds), sorted; [] for another shape."""
+    items = data.get(list_key) if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise ProviderError(f"a model listing without '{list_key}': {str(data)[:200]}", provider="?")
+    return sorted(str(i[name_key]) for i in items if isinstance(i, dict) and i.get(name_key) is not None)

@@ -1,0 +1,118 @@
+"""The offline test model's values taken from the request, so its canned answers read right.
+
+Tool arguments: numbers in the last user message fill numeric parameters in
+order (an array of numbers gets them all), a quoted phrase fills a free text
+parameter. Answers: a numeric output takes the last numeric tool result, the
+first text output a sentence on the tool results, marked as canned. A few
+questions of the README and examples get fixed, sensible replies.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from zagent.types import Field, LLMRequest
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+_QUOTED = re.compile(r"'([^'\n]{1,200})'|\"([^\"\n]{1,200})\"")
+_FREE = ("enum", "const", "default", "pattern", "format", "examples", "minimum", "maximum", "exclusiveMinimum",
+         "exclusiveMaximum", "minLength", "maxLength", "multipleOf")
+
+#: fixed replies for the questions the README and the examples ask (matched on these words)
+CANNED = (
+    (("language", "model"), "A language model is a program trained on a lot of text to predict the next "
+                            "word, which lets it answer questions and write text."),
+    (("token",), "A token is a piece of text, often part of a word, that a language model reads and writes "
+                 "one at a time."),
+    (("sky", "blue"), "The sky looks blue because air scatters short blue wavelengths of sunlight more than "
+                      "the longer red ones."),
+    (("tide", "pool"), "Tide pools are pockets of sea water left on rocky shores at low tide, home to "
+                       "anemones, crabs and snails."),
+)
+OFFLINE_NOTE = "(offline test model: a canned answer)"
+
+
+def last_user_text(request: LLMRequest) -> str:
+    for message in reversed(request.messages):
+        if message.role == "user" and isinstance(message.content, str):
+            return message.content
+    return ""
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(n) for n in _NUMBER.findall(text)]
+
+
+def _quoted(text: str) -> Optional[str]:
+    match = _QUOTED.search(text)
+    return next(g for g in match.groups() if g) if match else None
+
+
+def fill_arguments(arguments: dict[str, Any], schema: dict[str, Any], request: LLMRequest) -> dict[str, Any]:
+    """``arguments`` (valid for ``schema``) with free numeric and text parameters taken from the user's message."""
+    text = last_user_text(request)
+    numbers, quoted = _numbers(text), _quoted(text)
+    properties = schema.get("properties") or {}
+    filled = dict(arguments)
+    used = 0
+    for name, prop in properties.items():
+        if not isinstance(prop, dict) or name not in filled or any(k in prop for k in _FREE):
+            continue
+        kind = prop.get("type")
+        if kind in ("integer", "number") and used < len(numbers):
+            filled[name] = _as(kind, numbers[used])
+            used += 1
+        elif kind == "array" and isinstance(prop.get("items"), dict) and numbers and not used \
+                and prop["items"].get("type") in ("integer", "number"):
+            filled[name] = [_as(prop["items"]["type"], n) for n in numbers]
+            used = len(numbers)
+        elif kind == "string" and quoted is not None:
+            filled[name] = quoted
+    return filled
+
+
+def _as(kind: str, value: float) -> Any:
+    return int(value) if kind == "integer" and value.is_integer() else value
+
+
+def tool_results(request: LLMRequest) -> list[tuple[str, str]]:
+    return [(m.name or "tool", m.content) for m in request.messages if m.role == "tool" and isinstance(m.content, str)]
+
+
+def grounded_reply(request: LLMRequest) -> Optional[str]:
+    """One sentence from the tool results, else a fixed reply to a known question, else ``None``."""
+    results = tool_results(request)
+    if results:
+        return "The tools returned " + "; ".join(f"{name}: {content}" for name, content in results) + \
+               f". {OFFLINE_NOTE}"
+    words = set(re.findall(r"[a-z]+", last_user_text(request).lower()))
+    for keys, reply in CANNED:
+        if all(any(w.startswith(k) for w in words) for k in keys):
+            return f"{reply} {OFFLINE_NOTE}"
+    return None
+
+
+def canned_reply(request: LLMRequest) -> str:
+    """A grounded sentence, else one saying that this is the offline model."""
+    return grounded_reply(request) or f"This is the offline test model's answer; set ZAGENT_MODEL to use a " \
+                                      f"real LLM. {OFFLINE_NOTE}"
+
+
+def fill_fields(values: dict[str, Any], fields: list[Field], request: LLMRequest) -> dict[str, Any]:
+    """Output ``values`` with numeric fields from the last numeric tool result and the first text field from
+    ``grounded_reply`` (when it has something to say; else the placeholder values stay)."""
+    reply = grounded_reply(request)
+    numeric = [n for _, content in tool_results(request) for n in _numbers(content.strip()) if
+               _NUMBER.fullmatch(content.strip())]
+    filled = dict(values)
+    text_done = False
+    for field in fields:
+        if field.examples or field.default is not None or field.fields:
+            continue
+        if field.type in ("integer", "number") and numeric:
+            filled[field.name] = _as(field.type, numeric[-1])
+        elif field.type in ("string", None, "") and not text_done and reply is not None:
+            filled[field.name] = reply
+            text_done = True
+    return filled

@@ -1,0 +1,26 @@
+"""examples/plugin-template installs against this checkout's zagent and passes the provider and tool kits."""
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+TEMPLATE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "plugin-template"
+
+
+def test_the_plugin_template_installs_and_passes_the_kits(tmp_path):
+    """pip-installed with --no-deps beside this zagent, the template's own tests (both kits) pass."""
+    site = tmp_path / "site"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
+         "--disable-pip-version-check", "--target", str(site), str(TEMPLATE)], capture_output=True, text=True)
+    assert proc.returncode == 0, f"pip install of the template failed:\n{proc.stdout}\n{proc.stderr}"
+    tests = tmp_path / "tests"
+    shutil.copytree(TEMPLATE / "tests", tests)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZAGENT_")}
+    env["PYTHONPATH"] = str(site)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout and "failed" not in proc.stdout

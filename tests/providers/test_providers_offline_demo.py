@@ -1,0 +1,84 @@
+"""The offline demo a newcomer sees: canned answers that are right for the shipped examples, and say so."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+from hypothesis import given, strategies as st
+
+from zagent import Kernel
+from zagent.plugins.offline.grounded import OFFLINE_NOTE, fill_arguments
+from zagent.types import LLMRequest, Message
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react"]
+
+
+def _cli(*args, cwd=EXAMPLES, stdin=None):
+    env = {k: v for k, v in os.environ.items() if k != "ZAGENT_MODEL"}
+    return subprocess.run([sys.executable, "-m", "zagent.plugins.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, input=stdin, timeout=120,
+                          env={**env, "ZAGENT_PLUGINS": "offline,parsers,actions,react,cli"})
+
+
+def test_the_calculator_example_adds():
+    """`zagent run examples/calculator_agent.json --input question="What is 2+3?"` answers 5 offline."""
+    proc = _cli("run", "calculator_agent.json", "--input", "question=What is 2+3?", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["result"] == 5
+
+
+def test_offline_commands_print_no_model_warning():
+    """Running an example offline prints no warning about ZAGENT_MODEL; the answer itself says it is canned."""
+    proc = _cli("run", "qa_agent.json", "--input", "question=What is a language model?")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning" not in proc.stderr.lower()
+    assert "predict the next word" in proc.stdout and OFFLINE_NOTE in proc.stdout
+
+
+def test_offline_chat_never_calls_ask_clarification():
+    """An offline chat with tools answers from the tool's result, with no ask_clarification error in it."""
+    proc = _cli("chat", "--tools", "example_tools:word_count",
+                stdin="How many words are in 'to be or not to be'?\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "ask_clarification" not in proc.stdout + proc.stderr
+    assert "word_count: 6" in proc.stdout
+
+
+def test_react_agent_offline_uses_the_quoted_text():
+    """A ReAct agent's offline run passes the quoted text of the request to a text tool."""
+    k = Kernel(PLUGINS, entry_points=False)
+
+    def word_count(text: str) -> int:
+        """Count words.
+
+        Args:
+            text: the text
+        """
+        return len(text.split())
+
+    k.add_tool(word_count)
+    reply = k.agent({"type": "react", "name": "counter", "tools": ["word_count"]}).chat(
+        "How many words are in 'to be or not to be'?", use_react=True)
+    assert "word_count: 6" in reply.content
+    k.close()
+
+
+@given(st.lists(st.integers(-10**6, 10**6), min_size=1, max_size=4))
+def test_numbers_of_the_message_fill_numeric_parameters_in_order(numbers):
+    """Each integer parameter takes the next number of the user's message; other parameters keep their value."""
+    schema = {"type": "object", "properties": {f"n{i}": {"type": "integer"} for i in range(len(numbers))}
+              | {"label": {"type": "string", "enum": ["x"]}}}
+    base = {f"n{i}": 1 for i in range(len(numbers))} | {"label": "x"}
+    request = LLMRequest(model="x", messages=[Message.user("sum " + " and ".join(map(str, numbers)))])
+    filled = fill_arguments(base, schema, request)
+    assert [filled[f"n{i}"] for i in range(len(numbers))] == numbers and filled["label"] == "x"
+
+
+def test_bounded_parameters_keep_their_valid_value():
+    """A number the schema bounds is not taken from the message (it could break the bound)."""
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 3}}}
+    request = LLMRequest(model="x", messages=[Message.user("use 99")])
+    assert fill_arguments({"n": 1}, schema, request) == {"n": 1}

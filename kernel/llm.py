@@ -299,20 +299,13 @@ class LLM:
             data["max_tokens"] = options["max_completion_tokens"]
         server = self.endpoint()
         if server:
-            data["server"] = _without_userinfo(server)
+            from .secrets import mask_userinfo
+
+            data["server"] = mask_userinfo(server)
         return data
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
-
-
-def _without_userinfo(url: str) -> str:
-    """``url`` with no ``user:password@`` (a proxy's credentials never go into events)."""
-    head, sep, rest = url.partition("://")
-    if not sep or "@" not in rest.split("/", 1)[0]:
-        return url
-    host, slash, path = rest.partition("/")
-    return f"{head}://{host.rsplit('@', 1)[1]}{slash}{path}"
 
 
 async def _failed_call(kernel: Any, ctx: Optional["RunContext"], model: str, exc: BaseException) -> None:

@@ -13,12 +13,6 @@ import os
 from typing import Any
 
 OFFLINE = {"test", "scripted", "record", "replay"}
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
-
-
-def printable(text: str) -> str:
-    """Control characters shown escaped: a server's model names must not drive the terminal."""
-    return text.translate(_CONTROL)
 
 
 def register(cli: Any) -> None:
@@ -30,6 +24,7 @@ def register(cli: Any) -> None:
 
 def cmd_models(args: Any, kernel: Any) -> int:
     from .cli import _print_json, _print_table
+    from .cliterminal import printable
 
     default = os.environ.get("ZAGENT_MODEL") or "test:offline (no ZAGENT_MODEL set)"
     rows = asyncio.run(_rows(kernel, not args.no_check, args.timeout))

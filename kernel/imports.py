@@ -255,16 +255,10 @@ def resolve_approver(rails: dict[str, Any], kernel: Optional["Kernel"] = None) -
     return {**rails, "approver": resolve(approver, key="rails.approver", kernel=kernel)}
 
 
-def check_spec_path(value: Any, key: str, suffixes: tuple[str, ...]) -> None:
-    """Refuse a file path an untrusted spec names for zagent to *write* (a trajectory, a memory database)
-    unless it ends in one of ``suffixes``: a hostile file must not append to ``~/.bashrc`` or
-    ``~/.ssh/authorized_keys``. Trusted specs (``trust=True``, ``--trust``) may name any path."""
-    if value is None or value == ":memory:" or current_trust().everything:
-        return
-    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
-    if text is None:
-        raise ConfigError(f"{key} must be a path, got {type(value).__name__}")
-    if not text.lower().endswith(suffixes) or "\x00" in text:
-        raise ConfigError(f"{key} {text!r} in the spec is refused: a spec file may only name a file ending in "
-                          f"{' or '.join(suffixes)} for zagent to write. Rename it, set the path in code or on the "
-                          "command line, or trust the spec (k.agent(spec, trust=True); zagent ... --trust)")
+def check_spec_path(value: Any, key: str, suffixes: tuple[str, ...], *, kernel: Optional["Kernel"] = None) -> None:
+    """Refuse a file path an untrusted spec names for zagent to write (a trajectory, a memory database) unless
+    it ends in one of ``suffixes`` and lies in the spec's folder or a folder the app configured
+    (``zagent.specpaths.check_spec_path``, the one check for paths). Trusted specs may name any path."""
+    from .specpaths import check_spec_path as check
+
+    check(value, key, suffixes, kernel=kernel)

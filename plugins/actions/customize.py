@@ -34,6 +34,7 @@ from zagent.types import Field
 
 from .action import CustomizeAction
 from .agent import Agent
+from .memorykeys import spec_memory_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -80,7 +81,7 @@ class CustomizeAgent(Agent):
         spec = data if isinstance(data, AgentSpec) else _convert_spec(data)
         _validate(spec, kernel)
         check_spec_path((spec.long_term_memory or {}).get("path"), "long_term_memory.path",
-                        (".db", ".sqlite", ".sqlite3"))
+                        (".db", ".sqlite", ".sqlite3"), kernel=kernel)
         agent_config = dict(spec.agent_config)
         if isinstance(agent_config.get("rails"), dict):  # an approver import path: resolved now, under the trust
             agent_config["rails"] = resolve_approver(agent_config["rails"], kernel)
@@ -98,7 +99,8 @@ class CustomizeAgent(Agent):
             return cls(kernel=kernel, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
                        actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
                        memory_size=spec.memory_size, use_long_term_memory=spec.use_long_term_memory,
-                       long_term_memory=spec.long_term_memory, agent_config=agent_config, spec=spec)
+                       long_term_memory=spec.long_term_memory, agent_config=agent_config, spec=spec,
+                       memory_key=spec_memory_key(spec))
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike], kernel: "Kernel", *, trust: Any = None) -> "CustomizeAgent":
@@ -107,9 +109,12 @@ class CustomizeAgent(Agent):
         for modules next to the file)."""
         from zagent.kernel import load_spec_file
 
+        from zagent.specpaths import spec_file
+
         p = os.fspath(path)
-        with trusting(as_trust(trust)):
-            return cls.from_dict(load_spec_file(p), kernel, base_dir=os.path.dirname(os.path.abspath(p)))
+        folder = os.path.dirname(os.path.abspath(p))
+        with trusting(as_trust(trust)), spec_file(p):  # paths it names may lie next to it
+            return cls.from_dict(load_spec_file(p), kernel, base_dir=folder)
 
     def to_dict(self) -> dict[str, Any]:
         """The declaration as plain data, without secrets (no API keys, tokens or clients)."""

@@ -98,7 +98,7 @@ class ResultsFile:
         self.path = os.fspath(path)
         self.done = self._prepare(retry_failed)
         try:
-            self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as exc:
             raise ConfigError(f"cannot write the results file {self.path!r}: {exc}") from None
 

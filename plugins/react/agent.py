@@ -95,8 +95,8 @@ class ReActAgent(Agent):
         fields["rails"] = resolve_approver(fields["rails"], kernel)
         fields["tools"] = resolve_tool_refs(kernel, fields["tools"], key="tool")  # names, toolset:, import paths
         fields["pinned_tools"] = resolve_tool_refs(kernel, fields["pinned_tools"], key="pinned tool")
-        check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",))
-        check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"))
+        check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",), kernel=kernel)
+        check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"), kernel=kernel)
         if spec.tool_format not in kernel.registries["parsers"]:
             raise ConfigError(f"agent {spec.name!r}: tool_format {spec.tool_format!r} is not a registered parser; "
                               f"installed: {', '.join(kernel.registries['parsers'])}")

@@ -35,7 +35,9 @@ class RunLogStore:
         if not create and not os.path.exists(path):
             raise ConfigError(f"no run log at {path}: run something with ZAGENT_LOG=1 (or "
                               "Kernel(config={'log': True})) first, or pass --db PATH")
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        from zagent.privatefiles import private_folder
+
+        private_folder(os.path.dirname(os.path.abspath(path)))  # 0700: the log holds prompts as typed
         options.setdefault("synchronous", "normal")
         return cls(Database(path, **options))
 

@@ -59,11 +59,51 @@ class Trust:
     everything: bool = False
     folders: tuple[str, ...] = ()
     dry: bool = False
+    #: why a spec's folder was not trusted (``for_file``): named when an import from it is refused
+    refused: tuple[str, ...] = ()
 
     @classmethod
     def for_file(cls, path: "str | os.PathLike[str]", *, everything: bool = False, dry: bool = False) -> "Trust":
-        """The CLI's trust for a spec file: its own folder (and everything with ``--trust``)."""
-        return cls(everything=everything, folders=(os.path.dirname(os.path.realpath(os.fspath(path))),), dry=dry)
+        """The CLI's trust for a spec file: its own folder (and everything with ``--trust``), unless other
+        users can write that folder (``dubious_folder``): then nothing in it is trusted, as git refuses a
+        repository of "dubious ownership"."""
+        folder = os.path.dirname(os.path.realpath(os.fspath(path)))
+        problem = dubious_folder(folder)
+        if problem is not None:
+            return cls(everything=everything, folders=(), dry=dry, refused=(problem,))
+        return cls(everything=everything, folders=(folder,), dry=dry)
+
+
+def dubious_folder(folder: str) -> Optional[str]:
+    """Why modules in ``folder`` must not be trusted (``None``: they may): it is writable by every user,
+    owned by another user (not root), or inside a folder every user may rename things in (world-writable
+    without the sticky bit). Then anyone on the machine could plant a module there."""
+    import stat
+
+    me = os.getuid() if hasattr(os, "getuid") else None
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None  # nothing there to import from
+    how = (f"Move the spec and its modules into a folder only you can write, or trust it explicitly: --trust "
+           f"on the command line, Trust(folders=({folder!r},)) or k.agent(spec, trust=True) in Python")
+    if st.st_mode & stat.S_IWOTH:
+        return (f"the spec's folder {folder} is writable by every user (mode {stat.S_IMODE(st.st_mode):o}), so "
+                f"anyone could plant a module there; its modules are not trusted. {how}")
+    if me is not None and st.st_uid not in (me, 0):
+        return (f"the spec's folder {folder} is owned by another user (uid {st.st_uid}), so its modules are not "
+                f"trusted (as git refuses a repository of dubious ownership). {how}")
+    parent = os.path.dirname(folder)
+    while parent and parent != folder:
+        try:
+            pst = os.stat(parent)
+        except OSError:
+            break
+        if pst.st_mode & stat.S_IWOTH and not pst.st_mode & stat.S_ISVTX:
+            return (f"the spec's folder {folder} is inside {parent}, which every user can write (no sticky bit), "
+                    f"so anyone could replace it; its modules are not trusted. {how}")
+        folder, parent = parent, os.path.dirname(parent)
+    return None
 
 
 NO_TRUST = Trust()
@@ -157,8 +197,9 @@ def resolve(value: Any, *, key: str, kernel: Optional["Kernel"] = None, trust: O
         base_dir = None  # a folder is searched only when it is trusted
     search = tuple(dict.fromkeys(([os.path.realpath(base_dir)] if base_dir else []) + list(folders)))
     if not (trust.everything or trusted_name(module, kernel) or _in_folders(module, folders)):
+        why = "".join(f" ({r})" for r in trust.refused)
         raise ConfigError(f"{key} {value!r} in the spec is not trusted, so it was not imported (a spec file "
-                          f"is data; naming code in it runs that code); {HOW_TO_TRUST}")
+                          f"is data; naming code in it runs that code){why}; {HOW_TO_TRUST}")
     obj = _load(module, attr, value, key, search)
     if folders and not (trust.everything or trusted_name(module, kernel)):
         _check_landed(module, folders, value, key)

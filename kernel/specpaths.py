@@ -49,8 +49,11 @@ def spec_file(path: "Optional[str | os.PathLike[str]]") -> Iterator[None]:
     if path is None:
         yield
         return
+    from .imports import dubious_folder
+
     real = os.path.realpath(os.fspath(path))
-    token = _folders.set(_folders.get() + (os.path.dirname(real),))
+    folder = os.path.dirname(real)  # not one other users can write: they could plant links and files there
+    token = _folders.set(_folders.get() + ((folder,) if dubious_folder(folder) is None else ()))
     file_token = _file.set(real)
     try:
         yield

@@ -24,8 +24,11 @@ def shared_folder(tmp_path, mode=0o1777):
 
 
 def test_world_writable_folder_is_not_trusted(tmp_path):
-    """Trust.for_file of a spec in a 1777 folder (like /tmp) trusts no folder and says why."""
-    folder = shared_folder(tmp_path)
+    """Trust.for_file of a spec in a 1777 folder (like /tmp) trusts no folder and says why; the same folder
+    at 0755 (one's own) is trusted, so the README's examples run as documented."""
+    folder = shared_folder(tmp_path, 0o755)
+    assert Trust.for_file(folder / "agent.json").folders == (os.path.realpath(folder),)
+    os.chmod(folder, 0o1777)
     trust = Trust.for_file(folder / "agent.json")
     assert trust.folders == ()
     assert "writable by every user" in trust.refused[0] and "--trust" in trust.refused[0]
@@ -49,14 +52,19 @@ def test_folder_inside_a_non_sticky_world_writable_folder_is_not_trusted(tmp_pat
     assert Trust.for_file(outer / "mine" / "agent.json").folders == ()
 
 
-def test_planted_module_in_a_world_writable_folder_is_not_imported(tmp_path):
-    """A module planted next to the spec in a 1777 folder is refused (not run), naming why and how to trust."""
+def test_planted_module_in_a_world_writable_folder_is_not_imported(tmp_path, monkeypatch):
+    """A module planted next to the spec in a 1777 folder is refused (not run), naming why and how to trust;
+    Trust(folders=(shared,)) given explicitly then imports it (the documented way out)."""
     folder = shared_folder(tmp_path)
-    mark = canary(folder)
+    mark = canary(folder, "shared_trust_mod")
+    monkeypatch.delitem(sys.modules, "shared_trust_mod", raising=False)  # forgotten after the test
     with trusting(Trust.for_file(folder / "agent.json")), pytest.raises(ConfigError) as err:
-        resolve("canary_mod:add", key="tool", base_dir=str(folder))
+        resolve("shared_trust_mod:add", key="tool", base_dir=str(folder))
     assert not mark.exists()
     assert "writable by every user" in str(err.value) and "Trust(folders=" in str(err.value)
+    with trusting(Trust(folders=(os.path.realpath(folder),))):
+        assert resolve("shared_trust_mod:add", key="tool", base_dir=str(folder))(1, 2) == 3
+    sys.modules.pop("shared_trust_mod", None)
 
 
 def test_cli_run_of_a_spec_in_a_world_writable_folder_does_not_run_a_planted_module(tmp_path):
@@ -68,20 +76,3 @@ def test_cli_run_of_a_spec_in_a_world_writable_folder_does_not_run_a_planted_mod
     done = cli("run", str(spec), "--input", "question=hi", cwd=tmp_path)
     assert done.returncode != 0 and not mark.exists()
     assert "writable by every user" in done.stderr and "--trust" in done.stderr
-
-
-def test_own_folder_is_still_trusted(tmp_path):
-    """A spec in a folder of one's own (0755) keeps folder trust: the README's examples run as documented."""
-    folder = shared_folder(tmp_path, 0o755)
-    assert Trust.for_file(folder / "agent.json").folders == (os.path.realpath(folder),)
-
-
-def test_explicit_trust_of_a_shared_folder_imports(tmp_path, monkeypatch):
-    """Trust(folders=(shared,)) given explicitly by the app imports from it (the documented way out)."""
-    folder = shared_folder(tmp_path)
-    mark = canary(folder, "shared_trust_mod")
-    monkeypatch.delitem(sys.modules, "shared_trust_mod", raising=False)  # forgotten after the test
-    with trusting(Trust(folders=(os.path.realpath(folder),))):
-        assert resolve("shared_trust_mod:add", key="tool", base_dir=str(folder))(1, 2) == 3
-    assert mark.exists()
-    sys.modules.pop("shared_trust_mod", None)

@@ -93,24 +93,14 @@ def test_two_spec_files_with_one_name_keep_their_memories_apart(tmp_path, memory
 
 
 def test_a_spec_file_edited_to_bring_its_own_endpoint_loses_its_memories(tmp_path, memory_file):
-    """The same spec file, edited to send requests to a base_url of its own, gets a new empty namespace."""
-    spec = tmp_path / "wallet.json"
-    spec.write_text(json.dumps(qa()))
-    k = make_kernel(plugins=["zagent.plugins.openai"])
-    store_card(k, k.agent(str(spec)))
-    with OpenAIServer(key="sk-test") as server:
-        spec.write_text(json.dumps(hostile_spec(server)))
-        assert k.agent(str(spec)).recall("card", limit=50) == []
-    k.close()
-
-
-def test_the_same_spec_file_keeps_its_memories_across_instances(tmp_path, memory_file):
-    """An unchanged spec file reloaded (a new process, a new kernel) recalls what it stored."""
+    """The same spec file reloaded recalls its memories; edited to send requests to a base_url of its own,
+    it gets a new, empty namespace."""
     spec = tmp_path / "wallet.json"
     spec.write_text(json.dumps(qa()))
     k = make_kernel(plugins=["zagent.plugins.openai"])
     store_card(k, CustomizeAgent.load(spec, k))
-    k.close()
-    k = make_kernel(plugins=["zagent.plugins.openai"])
     assert any(CARD in (m.content or "") for m in k.agent(str(spec)).recall("card", limit=50))
+    with OpenAIServer(key="sk-test") as server:
+        spec.write_text(json.dumps(hostile_spec(server)))
+        assert k.agent(str(spec)).recall("card", limit=50) == []
     k.close()

@@ -13,7 +13,6 @@ import sys
 import pytest
 
 from zagent import ConfigError
-from zagent.privatefiles import open_private
 
 from .conftest import make_kernel
 from .test_security_spec_imports import CLI_PLUGINS, agent_spec
@@ -77,13 +76,13 @@ def test_wrapper_path_in_the_app_configured_folder_records(tmp_path):
 
 
 def test_spec_file_may_record_next_to_itself(tmp_path):
-    """k.agent('folder/agent.json') may name a recording in its own folder (relative to where it is run)."""
+    """k.agent('folder/agent.json') may name a recording in its own folder; it is created 0600."""
     spec = tmp_path / "agent.json"
     spec.write_text(json.dumps(agent_spec(llm_config={"model": "record:test:offline",
                                                        "path": str(tmp_path / "run.jsonl")})))
     k = make_kernel()
     k.agent(str(spec))(question="hi")
-    assert (tmp_path / "run.jsonl").exists()
+    assert stat.S_IMODE(os.stat(tmp_path / "run.jsonl").st_mode) == 0o600  # the user's alone
     k.close()
 
 
@@ -124,17 +123,19 @@ def test_cli_run_without_trust_refuses_a_record_path_outside_the_spec_folder(tmp
     assert target.read_text() == "export PATH=/usr/bin\n"
 
 
-def test_planted_symlink_of_another_user_is_not_followed(tmp_path):
-    """open_private refuses a symlink owned by another uid (as planted in /tmp), and writes nothing through it."""
+def test_recording_through_a_planted_symlink_is_refused(tmp_path):
+    """record: to a .jsonl that another uid planted as a symlink to ~/.bashrc writes nothing through it."""
     if os.getuid() != 0:
         pytest.skip("planting a symlink owned by another user needs root")
     target = victim(tmp_path)
     link = tmp_path / "t.jsonl"
     link.symlink_to(target)
     os.lchown(link, 12345, 12345)
+    k = make_kernel()
     with pytest.raises(ConfigError, match="another user"):
-        open_private(link, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        k.llm("record:test:offline", path=str(link)).complete("hi")
     assert target.read_text() == "export PATH=/usr/bin\n"
+    k.close()
 
 
 def test_trajectory_through_a_planted_symlink_is_not_appended(tmp_path):
@@ -154,14 +155,18 @@ def test_trajectory_through_a_planted_symlink_is_not_appended(tmp_path):
 
 
 def test_another_users_regular_file_is_not_written(tmp_path):
-    """A .jsonl pre-created by another user (so they can read it) is not appended to."""
+    """A trajectory .jsonl pre-created by another user (so they can read it) is not appended to."""
     if os.getuid() != 0:
         pytest.skip("making a file owned by another user needs root")
+    from zagent.plugins.react.state import RunState
+    from zagent.plugins.react.trajectory import append_trajectory
+
     planted = tmp_path / "t.jsonl"
     planted.write_text("")
     os.chown(planted, 12345, 12345)
     with pytest.raises(ConfigError, match="another user"):
-        open_private(planted, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        append_trajectory(str(planted), RunState(run_id="r", agent="a", task="t"))
+    assert planted.read_text() == ""
 
 
 @pytest.mark.parametrize("make", ["trajectory", "record", "memory", "checkpoints", "runlog"])

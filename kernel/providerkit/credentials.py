@@ -77,6 +77,11 @@ def check_destination(provider: str, base_url: Optional[str], configured: str, *
 CODE_OPTIONS = ("http_module", "client", "client_factory")
 
 
+#: ``llm_config`` keys read by the kernel's network providers themselves (besides ``HttpConfig``'s fields and
+#: ``CODE_OPTIONS``); other keys are the provider's request fields (docs/security.md classes each).
+LLM_CONFIG_KEYS = ("model", "base_url", "api_key", "profile", "headers", "timeout")
+
+
 def check_options(options: dict[str, Any]) -> None:
     """Refuse options an untrusted spec must not set (``http_module`` imports a module by name)."""
     origin = _origin.get()

@@ -294,12 +294,3 @@ def resolve_approver(rails: dict[str, Any], kernel: Optional["Kernel"] = None) -
     if not isinstance(approver, str) or ":" not in approver:
         return rails
     return {**rails, "approver": resolve(approver, key="rails.approver", kernel=kernel)}
-
-
-def check_spec_path(value: Any, key: str, suffixes: tuple[str, ...], *, kernel: Optional["Kernel"] = None) -> None:
-    """Refuse a file path an untrusted spec names for zagent to write (a trajectory, a memory database) unless
-    it ends in one of ``suffixes`` and lies in the spec's folder or a folder the app configured
-    (``zagent.specpaths.check_spec_path``, the one check for paths). Trusted specs may name any path."""
-    from .specpaths import check_spec_path as check
-
-    check(value, key, suffixes, kernel=kernel)

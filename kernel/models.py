@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from .errors import ConfigError
 from .logs import log
-from .providerkit.credentials import _origin
+from .specpaths import options_untrusted
 from .lookups import build, cache_key, names
 from .registry import Registry
 from .specfiles import _short_repr
@@ -33,7 +33,7 @@ class Models:
             raise ConfigError(f"a model is named by a 'provider:model' string, got {type(spec).__name__} "
                               f"{_short_repr(spec)}")
         spec = spec or self.config.get("model") or os.environ.get("ZAGENT_MODEL") or self._fallback_model()
-        if options and _origin.get() is not None:  # options from an untrusted spec: its paths stay in its folder
+        if options and options_untrusted():  # options from an untrusted spec: its paths stay in its folder
             self._check_paths(owner, spec, options)
         key = cache_key(spec, options)
         if key is not None and key in self.llms:

@@ -28,11 +28,12 @@ from .errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from .kernel import Kernel
 
-__all__ = ["PATH_OPTION_SUFFIXES", "check_option_paths", "check_spec_path", "current_spec_file", "path_options",
-           "spec_file"]
+__all__ = ["PATH_OPTION_SUFFIXES", "check_option_paths", "check_spec_path", "current_spec_file", "options_untrusted",
+           "path_options", "spec_file", "untrusted_options"]
 
 _folders: "contextvars.ContextVar[tuple[str, ...]]" = contextvars.ContextVar("zagent_spec_folders", default=())
 _file: "contextvars.ContextVar[Optional[str]]" = contextvars.ContextVar("zagent_spec_file", default=None)
+_untrusted: "contextvars.ContextVar[bool]" = contextvars.ContextVar("zagent_untrusted_options", default=False)
 
 #: option names that are paths whatever the provider declares (a future wrapper that forgets to declare)
 PATH_OPTION_SUFFIXES = ("_path", "_file", "_dir", "_folder", "_db")
@@ -112,13 +113,26 @@ def path_options(factory: Any, options: Mapping[str, Any]) -> dict[str, tuple[st
     return found
 
 
+@contextlib.contextmanager
+def untrusted_options() -> Iterator[None]:
+    """LLM options made inside the block come from an untrusted spec (``spec_options`` sets it)."""
+    token = _untrusted.set(True)
+    try:
+        yield
+    finally:
+        _untrusted.reset(token)
+
+
+def options_untrusted() -> bool:
+    """Are the LLM options being built an untrusted spec's? (one context-variable read)"""
+    return _untrusted.get()
+
+
 def check_option_paths(factory: Callable[..., Any], spec: str, options: Mapping[str, Any],
                        kernel: Optional["Kernel"]) -> None:
     """``check_spec_path`` for every path option of ``spec`` (``record:...``) built from an untrusted spec's
     ``llm_config`` (no-op otherwise: Python code naming a path is the app's own)."""
-    from .providerkit.credentials import _origin
-
-    if _origin.get() is None:
+    if not _untrusted.get():
         return
     for key, suffixes in path_options(factory, options).items():
         check_spec_path(options[key], f"llm_config {key!r} of {spec!r}", suffixes, kernel=kernel)

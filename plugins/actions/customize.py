@@ -25,8 +25,9 @@ import msgspec
 from zagent.agentkit import fields as zfields
 from zagent.errors import ConfigError
 from zagent.providerkit.credentials import spec_options
+from zagent.specpaths import check_spec_path
 from zagent.agentkit.files import write_atomic
-from zagent.imports import as_trust, check_spec_path, resolve, resolve_approver, trusting
+from zagent.imports import as_trust, resolve, resolve_approver, trusting
 from zagent.kernel import convert_spec
 from zagent.secrets import public_data
 from zagent.agentkit.toolrefs import resolve_tool_refs

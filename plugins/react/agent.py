@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence
 import attrs
 import msgspec
 from zagent.providerkit.credentials import spec_options
+from zagent.specpaths import check_spec_path
 from zagent.errors import ConfigError
-from zagent.imports import check_spec_path, resolve_approver
+from zagent.imports import resolve_approver
 from zagent.kernel import convert_spec
 from zagent.plugins.actions.agent import Agent
 from zagent.plugins.actions.chat import ROUTER, AgentResponse, response_of  # noqa: F401 (re-exported)

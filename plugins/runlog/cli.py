@@ -71,9 +71,14 @@ def show_command(args: Any, kernel: Any) -> int:
     if not rows:
         raise ConfigError(f"no run {args.run!r} in the log; 'zagent logs list' shows the runs it has")
     if args.html:
+        import os
+
+        from zagent.privatefiles import open_private
+
         from .html import render_html
 
-        with open(args.html, "w", encoding="utf-8") as f:
+        fd = open_private(args.html, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)  # it holds prompts: 0600
+        with open(fd, "w", encoding="utf-8") as f:
             f.write(render_html(rows))
         print(f"wrote {args.html}")
         return 0

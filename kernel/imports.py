@@ -232,7 +232,22 @@ def _in_folders(module: str, folders: Sequence[str]) -> bool:
     if found is None:
         return False
     where = found.origin if found.origin not in (None, "namespace") else next(iter(found.submodule_search_locations or []), None)
-    return _file_in(where, folders)
+    if where and found.submodule_search_locations and found.origin not in (None, "namespace"):
+        if _writable_by_others(os.path.dirname(where)):  # a package folder anyone can add a module to
+            return False
+    return _file_in(where, folders) and not _writable_by_others(where)
+
+
+def _writable_by_others(path: str) -> bool:
+    """Is ``path`` (a module file or a package folder) writable by every user, or owned by another user?"""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    me = os.getuid() if hasattr(os, "getuid") else None
+    return bool(st.st_mode & stat.S_IWOTH) or (me is not None and st.st_uid not in (me, 0))
 
 
 def _check_landed(module: str, folders: Sequence[str], value: str, key: str) -> None:

@@ -76,3 +76,22 @@ def test_cli_run_of_a_spec_in_a_world_writable_folder_does_not_run_a_planted_mod
     done = cli("run", str(spec), "--input", "question=hi", cwd=tmp_path)
     assert done.returncode != 0 and not mark.exists()
     assert "writable by every user" in done.stderr and "--trust" in done.stderr
+
+
+@pytest.mark.parametrize("planted", ["module", "package folder"])
+def test_module_others_can_write_in_an_own_folder_is_not_imported(tmp_path, planted):
+    """In a folder of one's own, a module file (or package folder) writable by every user is not trusted."""
+    folder = shared_folder(tmp_path, 0o755)
+    if planted == "module":
+        mark = canary(folder, "open_mod")
+        os.chmod(folder / "open_mod.py", 0o666)
+        path = "open_mod:add"
+    else:
+        pkg = folder / "open_pkg"
+        pkg.mkdir()
+        mark = canary(pkg, "__init__")
+        os.chmod(pkg, 0o777)
+        path = "open_pkg:add"
+    with trusting(Trust.for_file(folder / "agent.json")), pytest.raises(ConfigError, match="not trusted"):
+        resolve(path, key="tool", base_dir=str(folder))
+    assert not mark.exists()

@@ -22,7 +22,7 @@ from typing import Union
 
 from .errors import ConfigError
 
-__all__ = ["check_private", "open_private", "private_folder", "touch_private"]
+__all__ = ["check_private", "open_private", "private_folder", "tighten", "touch_private"]
 
 _PathLike = Union[str, "os.PathLike[str]"]
 
@@ -112,3 +112,17 @@ def touch_private(path: _PathLike) -> None:
     if not os.path.isdir(os.path.dirname(os.path.abspath(p))):
         return  # the caller's own error says the folder is missing
     os.close(open_private(p, os.O_RDWR | os.O_CREAT))
+
+
+def tighten(path: _PathLike) -> None:
+    """Make zagent's own default file ``path`` (``memory.db``, ``logs.db``) and its folder the user's alone
+    (0600, 0700) if an older zagent left them readable by others; files of other users are left alone."""
+    p = os.path.abspath(os.fspath(path))
+    me = os.getuid() if hasattr(os, "getuid") else None
+    for target, mode in ((os.path.dirname(p), 0o700), (p, 0o600)):
+        try:
+            st = os.lstat(target)
+            if not stat.S_ISLNK(st.st_mode) and st.st_uid == me and stat.S_IMODE(st.st_mode) & 0o077:
+                os.chmod(target, stat.S_IMODE(st.st_mode) & mode)
+        except OSError:
+            continue

@@ -203,3 +203,18 @@ def test_files_zagent_creates_are_0600_in_0700_folders(tmp_path, make):
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(folder.parent).st_mode) == 0o700
+
+
+def test_the_default_run_log_an_older_zagent_left_readable_becomes_private(tmp_path, monkeypatch):
+    """A logs.db left 0644 in a 0755 folder (as before) is made 0600 in 0700 when the run log opens it."""
+    from zagent.plugins.runlog.store import RunLogStore
+
+    folder = tmp_path / "share" / "zagent"
+    folder.mkdir(parents=True)
+    os.chmod(folder, 0o755)
+    monkeypatch.setenv("ZAGENT_LOG_DB", str(folder / "logs.db"))
+    RunLogStore.open().db.close()
+    os.chmod(folder / "logs.db", 0o644)
+    RunLogStore.open().db.close()
+    assert stat.S_IMODE(os.stat(folder / "logs.db").st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700

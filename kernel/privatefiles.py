@@ -7,8 +7,9 @@ writes -- a trajectory, a recording, a memory, checkpoint or run-log database
 
 * a symlink another user owns (planted in a shared folder such as ``/tmp``:
   following it would write into ``~/.bashrc``); a symlink of the user's own is followed;
-* anything that is not a regular file, or a file another user owns (zagent
-  would append the user's prompts to a file someone else can read).
+* anything that is not a regular file, a file another user owns (zagent
+  would append the user's prompts to a file someone else can read), or a file
+  with other hard links (one planted in ``/tmp`` may be ``~/.bashrc``).
 
 ``reading=True`` opens an existing file to read: only the symlink rule applies.
 Used by every plugin that writes files (one rule, see docs/security.md).
@@ -74,6 +75,9 @@ def check_private(path: _PathLike, *, reading: bool = False) -> None:
     if me is not None and st.st_uid != me:
         raise ConfigError(f"{p!r} belongs to another user (uid {st.st_uid}); zagent does not write into it "
                           "(its owner could read what is written). Choose a file in a folder only you can write")
+    if st.st_nlink > 1:
+        raise ConfigError(f"{p!r} has {st.st_nlink} hard links (another name may be ~/.bashrc); zagent does not "
+                          "write into it. Choose a new file in a folder only you can write")
 
 
 def open_private(path: _PathLike, flags: int, *, reading: bool = False) -> int:
@@ -94,9 +98,9 @@ def open_private(path: _PathLike, flags: int, *, reading: bool = False) -> int:
     if not reading:
         st = os.fstat(fd)
         me = os.getuid() if hasattr(os, "getuid") else None
-        if not stat.S_ISREG(st.st_mode) or (me is not None and st.st_uid != me):
+        if not stat.S_ISREG(st.st_mode) or (me is not None and st.st_uid != me) or st.st_nlink > 1:
             os.close(fd)
-            raise ConfigError(f"{p!r} is not a regular file of yours; zagent does not write into it")
+            raise ConfigError(f"{p!r} is not a regular file of yours with one name; zagent does not write into it")
     return fd
 
 

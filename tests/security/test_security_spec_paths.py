@@ -218,3 +218,16 @@ def test_the_default_run_log_an_older_zagent_left_readable_becomes_private(tmp_p
     RunLogStore.open().db.close()
     assert stat.S_IMODE(os.stat(folder / "logs.db").st_mode) == 0o600
     assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+
+
+def test_a_planted_hard_link_to_an_own_file_is_not_appended(tmp_path):
+    """A trajectory .jsonl that is a hard link to ~/.bashrc (same owner, same file) is not appended to."""
+    from zagent.plugins.react.state import RunState
+    from zagent.plugins.react.trajectory import append_trajectory
+
+    target = victim(tmp_path)
+    link = tmp_path / "t.jsonl"
+    os.link(target, link)
+    with pytest.raises(ConfigError, match="hard links"):
+        append_trajectory(str(link), RunState(run_id="r", agent="a", task="t"))
+    assert target.read_text() == "export PATH=/usr/bin\n"

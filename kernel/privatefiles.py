@@ -108,7 +108,7 @@ def touch_private(path: _PathLike) -> None:
     """Create ``path`` (mode 0600, in an existing folder) if it is missing, after ``check_private``: for files another
     library opens by name (SQLite databases; SQLite gives its ``-wal``/``-shm`` files the same mode)."""
     p = os.fspath(path)
-    if p == ":memory:" or p.startswith("file:"):
+    if p in (":memory:", ""):  # SQLite's in-memory and temporary databases
         return
     if os.path.lexists(p):
         check_private(p)

@@ -235,7 +235,7 @@ def _in_folders(module: str, folders: Sequence[str]) -> bool:
     if where and found.submodule_search_locations and found.origin not in (None, "namespace"):
         if _writable_by_others(os.path.dirname(where)):  # a package folder anyone can add a module to
             return False
-    return _file_in(where, folders) and not _writable_by_others(where)
+    return _file_in(where, folders) and not (where and _writable_by_others(where))
 
 
 def _writable_by_others(path: str) -> bool:

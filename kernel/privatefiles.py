@@ -90,7 +90,7 @@ def open_private(path: _PathLike, flags: int, *, reading: bool = False) -> int:
     nofollow = 0 if os.path.islink(p) else getattr(os, "O_NOFOLLOW", 0)  # own links passed check_private
     try:
         fd = os.open(p, flags | nofollow | getattr(os, "O_CLOEXEC", 0), 0o600)
-    except OSError as exc:
+    except OSError:
         if nofollow and os.path.islink(p):
             raise ConfigError(f"{p!r} became a symlink while zagent opened it; it was not followed. Remove it "
                               "and choose a file in a folder only you can write") from None

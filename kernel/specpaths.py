@@ -128,7 +128,7 @@ def options_untrusted() -> bool:
     return _untrusted.get()
 
 
-def check_option_paths(factory: Callable[..., Any], spec: str, options: Mapping[str, Any],
+def check_option_paths(factory: Optional[Callable[..., Any]], spec: str, options: Mapping[str, Any],
                        kernel: Optional["Kernel"]) -> None:
     """``check_spec_path`` for every path option of ``spec`` (``record:...``) built from an untrusted spec's
     ``llm_config`` (no-op otherwise: Python code naming a path is the app's own)."""

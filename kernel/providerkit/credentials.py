@@ -95,6 +95,12 @@ def check_options(options: dict[str, Any]) -> None:
             raise ConfigError(f"{origin.what} sets llm_config {key!r}, which names code to import or run; a spec "
                               "file is data, so it was refused. Pass it to k.llm(...) in Python, or trust the spec "
                               "(k.agent(spec, trust=True); zagent ... --trust)")
+    headers = options.get("headers")
+    if isinstance(headers, dict) and any(str(h).strip().lower() == "host" for h in headers):
+        raise ConfigError(f"{origin.what} sets a 'Host' header in llm_config headers, which would send the request "
+                          "(and your key) to another site behind the same address; a spec file may not choose it. "
+                          "Set it in Python (k.llm(..., headers=...)) or trust the spec (k.agent(spec, trust=True); "
+                          "zagent ... --trust)")
 
 
 def _norm(url: Any) -> str:

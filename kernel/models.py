@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from .errors import ConfigError
 from .logs import log
-from .specpaths import options_untrusted
 from .lookups import build, cache_key, names
 from .registry import Registry
 from .specfiles import _short_repr
+from .specpaths import options_untrusted
 
 if TYPE_CHECKING:  # pragma: no cover
     from .llm import LLM

@@ -109,7 +109,6 @@ class CustomizeAgent(Agent):
         ``Kernel(config={"trusted_imports": [...]})`` or a ``zagent.imports.Trust`` (e.g. ``Trust.for_file(path)``
         for modules next to the file)."""
         from zagent.kernel import load_spec_file
-
         from zagent.specpaths import spec_file
 
         p = os.fspath(path)

@@ -59,11 +59,51 @@ class Trust:
     everything: bool = False
     folders: tuple[str, ...] = ()
     dry: bool = False
+    #: why a spec's folder was not trusted (``for_file``): named when an import from it is refused
+    refused: tuple[str, ...] = ()
 
     @classmethod
     def for_file(cls, path: "str | os.PathLike[str]", *, everything: bool = False, dry: bool = False) -> "Trust":
-        """The CLI's trust for a spec file: its own folder (and everything with ``--trust``)."""
-        return cls(everything=everything, folders=(os.path.dirname(os.path.realpath(os.fspath(path))),), dry=dry)
+        """The CLI's trust for a spec file: its own folder (and everything with ``--trust``), unless other
+        users can write that folder (``dubious_folder``): then nothing in it is trusted, as git refuses a
+        repository of "dubious ownership"."""
+        folder = os.path.dirname(os.path.realpath(os.fspath(path)))
+        problem = dubious_folder(folder)
+        if problem is not None:
+            return cls(everything=everything, folders=(), dry=dry, refused=(problem,))
+        return cls(everything=everything, folders=(folder,), dry=dry)
+
+
+def dubious_folder(folder: str) -> Optional[str]:
+    """Why modules in ``folder`` must not be trusted (``None``: they may): it is writable by every user,
+    owned by another user (not root), or inside a folder every user may rename things in (world-writable
+    without the sticky bit). Then anyone on the machine could plant a module there."""
+    import stat
+
+    me = os.getuid() if hasattr(os, "getuid") else None
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None  # nothing there to import from
+    how = (f"Move the spec and its modules into a folder only you can write, or trust it explicitly: --trust "
+           f"on the command line, Trust(folders=({folder!r},)) or k.agent(spec, trust=True) in Python")
+    if st.st_mode & stat.S_IWOTH:
+        return (f"the spec's folder {folder} is writable by every user (mode {stat.S_IMODE(st.st_mode):o}), so "
+                f"anyone could plant a module there; its modules are not trusted. {how}")
+    if me is not None and st.st_uid not in (me, 0):
+        return (f"the spec's folder {folder} is owned by another user (uid {st.st_uid}), so its modules are not "
+                f"trusted (as git refuses a repository of dubious ownership). {how}")
+    parent = os.path.dirname(folder)
+    while parent and parent != folder:
+        try:
+            pst = os.stat(parent)
+        except OSError:
+            break
+        if pst.st_mode & stat.S_IWOTH and not pst.st_mode & stat.S_ISVTX:
+            return (f"the spec's folder {folder} is inside {parent}, which every user can write (no sticky bit), "
+                    f"so anyone could replace it; its modules are not trusted. {how}")
+        folder, parent = parent, os.path.dirname(parent)
+    return None
 
 
 NO_TRUST = Trust()
@@ -157,8 +197,9 @@ def resolve(value: Any, *, key: str, kernel: Optional["Kernel"] = None, trust: O
         base_dir = None  # a folder is searched only when it is trusted
     search = tuple(dict.fromkeys(([os.path.realpath(base_dir)] if base_dir else []) + list(folders)))
     if not (trust.everything or trusted_name(module, kernel) or _in_folders(module, folders)):
+        why = "".join(f" ({r})" for r in trust.refused)
         raise ConfigError(f"{key} {value!r} in the spec is not trusted, so it was not imported (a spec file "
-                          f"is data; naming code in it runs that code); {HOW_TO_TRUST}")
+                          f"is data; naming code in it runs that code){why}; {HOW_TO_TRUST}")
     obj = _load(module, attr, value, key, search)
     if folders and not (trust.everything or trusted_name(module, kernel)):
         _check_landed(module, folders, value, key)
@@ -191,7 +232,22 @@ def _in_folders(module: str, folders: Sequence[str]) -> bool:
     if found is None:
         return False
     where = found.origin if found.origin not in (None, "namespace") else next(iter(found.submodule_search_locations or []), None)
-    return _file_in(where, folders)
+    if where and found.submodule_search_locations and found.origin not in (None, "namespace"):
+        if _writable_by_others(os.path.dirname(where)):  # a package folder anyone can add a module to
+            return False
+    return _file_in(where, folders) and not (where and _writable_by_others(where))
+
+
+def _writable_by_others(path: str) -> bool:
+    """Is ``path`` (a module file or a package folder) writable by every user, or owned by another user?"""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    me = os.getuid() if hasattr(os, "getuid") else None
+    return bool(st.st_mode & stat.S_IWOTH) or (me is not None and st.st_uid not in (me, 0))
 
 
 def _check_landed(module: str, folders: Sequence[str], value: str, key: str) -> None:
@@ -256,18 +312,3 @@ def resolve_approver(rails: dict[str, Any], kernel: Optional["Kernel"] = None) -
     if not isinstance(approver, str) or ":" not in approver:
         return rails
     return {**rails, "approver": resolve(approver, key="rails.approver", kernel=kernel)}
-
-
-def check_spec_path(value: Any, key: str, suffixes: tuple[str, ...]) -> None:
-    """Refuse a file path an untrusted spec names for zagent to *write* (a trajectory, a memory database)
-    unless it ends in one of ``suffixes``: a hostile file must not append to ``~/.bashrc`` or
-    ``~/.ssh/authorized_keys``. Trusted specs (``trust=True``, ``--trust``) may name any path."""
-    if value is None or value == ":memory:" or current_trust().everything:
-        return
-    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
-    if text is None:
-        raise ConfigError(f"{key} must be a path, got {type(value).__name__}")
-    if not text.lower().endswith(suffixes) or "\x00" in text:
-        raise ConfigError(f"{key} {text!r} in the spec is refused: a spec file may only name a file ending in "
-                          f"{' or '.join(suffixes)} for zagent to write. Rename it, set the path in code or on the "
-                          "command line, or trust the spec (k.agent(spec, trust=True); zagent ... --trust)")

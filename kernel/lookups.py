@@ -3,6 +3,7 @@ building what a registered factory makes, and the cache keys of built instances.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Optional
 
 from .errors import ConfigError, ZagentError
@@ -45,10 +46,13 @@ def build_agent(owner: Any, registries: dict[str, Registry], spec: Any, trust: A
     (the kernel), under ``trust`` for the import paths it names."""
     from .imports import Trust, as_trust, trusting  # on first use: keeps ``import zagent`` light
     from .specfiles import load_spec_file
+    from .specpaths import spec_file
 
+    source = None
     if not isinstance(spec, dict):
         if trust is True:  # as the CLI's --trust: the file's own folder is searched first for its modules
             trust = Trust.for_file(spec, everything=True)
+        source = spec if isinstance(spec, (str, os.PathLike)) else None
         spec = load_spec_file(spec)
     type_name = spec.get("type", "customize")
     factory = registries["agent_types"].get(type_name) if isinstance(type_name, str) else None
@@ -56,7 +60,7 @@ def build_agent(owner: Any, registries: dict[str, Registry], spec: Any, trust: A
         raise ConfigError(
             f"unknown agent type {type_name!r}; installed agent types: {names(registries, 'agent_types')}"
         )
-    with trusting(as_trust(trust)):
+    with trusting(as_trust(trust)), spec_file(source):  # paths the file names may lie next to it
         return factory(spec, owner)
 
 

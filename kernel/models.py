@@ -11,6 +11,7 @@ from .logs import log
 from .lookups import build, cache_key, names
 from .registry import Registry
 from .specfiles import _short_repr
+from .specpaths import options_untrusted
 
 if TYPE_CHECKING:  # pragma: no cover
     from .llm import LLM
@@ -32,6 +33,8 @@ class Models:
             raise ConfigError(f"a model is named by a 'provider:model' string, got {type(spec).__name__} "
                               f"{_short_repr(spec)}")
         spec = spec or self.config.get("model") or os.environ.get("ZAGENT_MODEL") or self._fallback_model()
+        if options and options_untrusted():  # options from an untrusted spec: its paths stay in its folder
+            self._check_paths(owner, spec, options)
         key = cache_key(spec, options)
         if key is not None and key in self.llms:
             return self.llms[key]
@@ -64,6 +67,12 @@ class Models:
         else:
             self.llms[id(llm)] = llm
         return llm
+
+    def _check_paths(self, owner: Any, spec: str, options: dict[str, Any]) -> None:
+        from .specpaths import check_option_paths
+
+        factory = self.registries["providers"].get(spec.partition(":")[0])
+        check_option_paths(factory, spec, options, owner)
 
     def _fallback_model(self) -> str:
         if not self._warned_fallback:

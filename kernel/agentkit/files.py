@@ -2,6 +2,8 @@
 
 The data goes to a temporary file next to the target (same filesystem),
 is flushed and fsynced, then renamed over the target with ``os.replace``.
+The temporary file is created new (``O_EXCL``, no symlink followed), with the
+mode of the file it replaces, or 0600 for a new file.
 The temporary name carries the process and thread ids, so two writers of
 the same file never write into one temporary file.
 """
@@ -9,6 +11,7 @@ the same file never write into one temporary file.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 
 __all__ = ["write_atomic"]
@@ -20,8 +23,9 @@ def write_atomic(path: Union[str, "os.PathLike[str]"], data: Union[str, bytes]) 
     target = os.fspath(path)
     tmp = f"{target}.{os.getpid()}.{threading.get_ident()}.tmp"
     raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd = _create(tmp, target)
     try:
-        with open(tmp, "wb") as f:
+        with open(fd, "wb") as f:
             f.write(raw)
             f.flush()
             os.fsync(f.fileno())
@@ -32,3 +36,23 @@ def write_atomic(path: Union[str, "os.PathLike[str]"], data: Union[str, bytes]) 
         except OSError:
             pass
         raise
+
+
+def _create(tmp: str, target: str) -> int:
+    """The temporary file, made new (never through a symlink or a file planted at its name): mode 0600,
+    or the mode of the file it replaces."""
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        mode = 0o600  # a new file is the user's alone (docs/security.md)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(tmp, flags, 0o600)
+    except FileExistsError:  # left by a crash of this very process id, or planted: never written through
+        if os.path.islink(tmp) or not os.path.isfile(tmp) or os.stat(tmp).st_uid != os.getuid():
+            raise
+        os.unlink(tmp)
+        fd = os.open(tmp, flags, 0o600)
+    if mode != 0o600:
+        os.fchmod(fd, mode)
+    return fd

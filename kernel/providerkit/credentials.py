@@ -48,10 +48,13 @@ def spec_options(what: str, kernel: Optional["Kernel"] = None) -> Iterator[None]
     if current_trust().everything:
         yield
         return
+    from ..specpaths import untrusted_options
+
     urls = (kernel.config.get("trusted_base_urls") or ()) if kernel is not None else ()
     token = _origin.set(SpecOrigin(what, tuple(_norm(u) for u in ([urls] if isinstance(urls, str) else urls))))
     try:
-        yield
+        with untrusted_options():  # its path options stay in its folder too (zagent.specpaths)
+            yield
     finally:
         _origin.reset(token)
 
@@ -77,6 +80,11 @@ def check_destination(provider: str, base_url: Optional[str], configured: str, *
 CODE_OPTIONS = ("http_module", "client", "client_factory")
 
 
+#: ``llm_config`` keys read by the kernel's network providers themselves (besides ``HttpConfig``'s fields and
+#: ``CODE_OPTIONS``); other keys are the provider's request fields (docs/security.md classes each).
+LLM_CONFIG_KEYS = ("model", "base_url", "api_key", "profile", "headers", "timeout")
+
+
 def check_options(options: dict[str, Any]) -> None:
     """Refuse options an untrusted spec must not set (``http_module`` imports a module by name)."""
     origin = _origin.get()
@@ -87,6 +95,12 @@ def check_options(options: dict[str, Any]) -> None:
             raise ConfigError(f"{origin.what} sets llm_config {key!r}, which names code to import or run; a spec "
                               "file is data, so it was refused. Pass it to k.llm(...) in Python, or trust the spec "
                               "(k.agent(spec, trust=True); zagent ... --trust)")
+    headers = options.get("headers")
+    if isinstance(headers, dict) and any(str(h).strip().lower() == "host" for h in headers):
+        raise ConfigError(f"{origin.what} sets a 'Host' header in llm_config headers, which would send the request "
+                          "(and your key) to another site behind the same address; a spec file may not choose it. "
+                          "Set it in Python (k.llm(..., headers=...)) or trust the spec (k.agent(spec, trust=True); "
+                          "zagent ... --trust)")
 
 
 def _norm(url: Any) -> str:

@@ -57,6 +57,7 @@ import attrs
 from zagent.agentkit import fields as zfields
 from zagent.agentkit.toolloop import NUDGE, Offer, ToolLoop, call_key
 from zagent.errors import ConfigError, NoAnswerError, ParseError
+from zagent.plugins.actions.sections import TEMPLATE_KEYS, TEMPLATE_SECTIONS
 from zagent.types import Message, ToolCall, ToolResult, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -216,10 +217,10 @@ class CustomizeAction(Action):
         style = sections.pop("style", "string")
         if style not in ("string", "chat"):
             raise ConfigError(f"action {self.name!r}: prompt_template style {style!r} is not 'string' or 'chat'")
-        unknown = set(sections) - {"system", "instruction", "context", "constraints", "demonstrations", "titles"}
+        unknown = set(sections) - TEMPLATE_SECTIONS
         if unknown:
             raise ConfigError(f"action {self.name!r}: unknown prompt_template section(s) {', '.join(sorted(unknown))}; "
-                              "use system, instruction, context, constraints, demonstrations, titles, style")
+                              f"use {', '.join(sorted(TEMPLATE_KEYS))}")
         kind = templates.ChatTemplate if style == "chat" else templates.PromptTemplate
         return kind(**sections, inputs=self.input_spec, outputs=self.output_spec,
                     parser=self._parser, output_format=self._instructions)

@@ -96,6 +96,8 @@ class Agent:
     memory_chars: Optional[int] = None
     use_long_term_memory: bool = False
     long_term_memory: Optional[dict[str, Any]] = None
+    #: the long-term namespace root when not the name (an untrusted spec's, see ``memorykeys``)
+    memory_key: Optional[str] = None
     context_messages: int = 10
     default_action: Optional[str] = None
     agent_config: dict[str, Any] = attrs.field(factory=dict)
@@ -348,7 +350,8 @@ class Agent:
         """Where long-term memory keeps this agent's messages: its name, or ``name/session`` when
         ``long_term_memory={"session": ...}`` is set."""
         session = (self.long_term_memory or {}).get("session")
-        return f"{self.name}/{session}" if session else self.name
+        root = self.memory_key or self.name
+        return f"{root}/{session}" if session else root
 
     async def arecall(self, text: str, limit: int = 10) -> list[Message]:
         """Messages from this agent's long-term memory matching ``text``, best first (full-text search;

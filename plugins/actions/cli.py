@@ -68,7 +68,9 @@ def _load(args: argparse.Namespace, kernel: Any, *, dry: bool = False) -> Any:
     from zagent.plugins.climodel import replace_model
 
     spec = replace_model(spec, args.model)
-    with trusting(cli_trust(args, args.agent_file, dry=dry)):
+    from zagent.specpaths import spec_file
+
+    with trusting(cli_trust(args, args.agent_file, dry=dry)), spec_file(args.agent_file):
         if spec.get("type", "customize") == "customize":  # its tool modules may sit next to the file
             return CustomizeAgent.from_dict(spec, kernel,
                                             base_dir=os.path.dirname(os.path.abspath(args.agent_file)))

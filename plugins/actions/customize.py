@@ -25,9 +25,10 @@ import msgspec
 from zagent.agentkit import fields as zfields
 from zagent.errors import ConfigError
 from zagent.providerkit.credentials import spec_options
+from zagent.specpaths import check_spec_path
 from zagent.agentkit.files import write_atomic
 from zagent.agentkit.placeholders import placeholders
-from zagent.imports import as_trust, check_spec_path, resolve, resolve_approver, trusting
+from zagent.imports import as_trust, resolve, resolve_approver, trusting
 from zagent.kernel import convert_spec
 from zagent.secrets import public_data
 from zagent.agentkit.toolrefs import resolve_tool_refs
@@ -35,6 +36,7 @@ from zagent.types import Field
 
 from .action import CustomizeAction
 from .agent import Agent
+from .memorykeys import spec_memory_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -84,7 +86,7 @@ class CustomizeAgent(Agent):
         spec = data if isinstance(data, AgentSpec) else _convert_spec(data)
         _validate(spec, kernel)
         check_spec_path((spec.long_term_memory or {}).get("path"), "long_term_memory.path",
-                        (".db", ".sqlite", ".sqlite3"))
+                        (".db", ".sqlite", ".sqlite3"), kernel=kernel)
         agent_config = dict(spec.agent_config)
         if isinstance(agent_config.get("rails"), dict):  # an approver import path: resolved now, under the trust
             agent_config["rails"] = resolve_approver(agent_config["rails"], kernel)
@@ -104,7 +106,8 @@ class CustomizeAgent(Agent):
             return cls(kernel=kernel, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
                        actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
                        memory_size=spec.memory_size, memory_chars=spec.memory_chars, use_long_term_memory=spec.use_long_term_memory,
-                       long_term_memory=spec.long_term_memory, agent_config=agent_config, spec=spec)
+                       long_term_memory=spec.long_term_memory, agent_config=agent_config, spec=spec,
+                       memory_key=spec_memory_key(spec))
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike], kernel: "Kernel", *, trust: Any = None) -> "CustomizeAgent":
@@ -112,10 +115,12 @@ class CustomizeAgent(Agent):
         ``Kernel(config={"trusted_imports": [...]})`` or a ``zagent.imports.Trust`` (e.g. ``Trust.for_file(path)``
         for modules next to the file)."""
         from zagent.kernel import load_spec_file
+        from zagent.specpaths import spec_file
 
         p = os.fspath(path)
-        with trusting(as_trust(trust)):
-            return cls.from_dict(load_spec_file(p), kernel, base_dir=os.path.dirname(os.path.abspath(p)))
+        folder = os.path.dirname(os.path.abspath(p))
+        with trusting(as_trust(trust)), spec_file(p):  # paths it names may lie next to it
+            return cls.from_dict(load_spec_file(p), kernel, base_dir=folder)
 
     def to_dict(self) -> dict[str, Any]:
         """The declaration as plain data, without secrets (no API keys, tokens or clients)."""

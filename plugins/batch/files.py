@@ -98,7 +98,9 @@ class ResultsFile:
         self.path = os.fspath(path)
         self.done = self._prepare(retry_failed)
         try:
-            self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            from zagent.privatefiles import open_private
+
+            self.fd = open_private(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)  # 0600, no planted link
         except OSError as exc:
             raise ConfigError(f"cannot write the results file {self.path!r}: {exc}") from None
 

@@ -47,10 +47,13 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
 
     from zagent.imports import Trust, trusting
 
-    folders = Trust.for_file(args.chat_file).folders
+    import attrs
+
+    base = Trust.for_file(args.chat_file)
+    folders = base.folders
     if args.agents and os.path.isdir(args.agents):
         folders += (os.path.realpath(args.agents),)
-    with trusting(Trust(everything=bool(args.trust), folders=folders)):
+    with trusting(attrs.evolve(base, everything=bool(args.trust), folders=folders)):  # keeps why a folder was refused
         manager = AgentManager(kernel=kernel, storage=args.agents)
         chat = from_dict(data, kernel, manager=manager, llm=args.model, checkpoints=args.checkpoints,
                          on_turn=None if args.json else _print_turn)

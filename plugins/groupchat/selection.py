@@ -261,6 +261,9 @@ def _llm_factory(options: dict[str, Any], kernel: "Kernel") -> LLMSelector:
     return LLMSelector(llm=llm, **kw)
 
 
+#: the keys of a ``selection`` mapping the built-in policies read (a plugin's policy may read more)
+SPEC_KEYS = ("policy", "first", "rules", "llm", "model", "prompt", "history_limit")
+
 BUILTIN: dict[str, Callable[[dict[str, Any], "Kernel"], Any]] = {
     "round_robin": _round_robin_factory, "rules": _rules_factory, "llm": _llm_factory,
 }

@@ -65,5 +65,7 @@ def from_dict(data: dict[str, Any], kernel: "Kernel", *, manager: Any = None, ll
 def load(path: Union[str, os.PathLike], kernel: "Kernel", **options: Any) -> "GroupChat":
     """Read a JSON or YAML group chat file (see ``from_dict`` for ``options``)."""
     from zagent.kernel import load_spec_file
+    from zagent.specpaths import spec_file
 
-    return from_dict(load_spec_file(path), kernel, **options)
+    with spec_file(path):  # files its inline agents name may lie next to it
+        return from_dict(load_spec_file(path), kernel, **options)

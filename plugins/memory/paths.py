@@ -23,6 +23,9 @@ def resolve(path: object) -> str:
     """``path`` as a string, or the default file with its directory created."""
     if path is not None:
         return os.fspath(path)  # type: ignore[call-overload]
+    from zagent.privatefiles import private_folder, tighten
+
     chosen = default_path()
-    os.makedirs(os.path.dirname(chosen) or ".", exist_ok=True)
+    private_folder(os.path.dirname(chosen) or ".")  # created 0700: it holds what agents remember
+    tighten(chosen)  # and one an older zagent made 0644 in 0755 becomes the user's alone
     return chosen

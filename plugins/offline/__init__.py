@@ -38,12 +38,16 @@ def _replay(model: str, **options: Any) -> Any:
     return ReplayLLM.build(model, **options)
 
 
+_replay.zagent_path_options = {"path": (".jsonl",)}  # type: ignore[attr-defined]  # checked like any spec path
+
+
 def _record_factory(kernel: Any) -> Callable[..., Any]:
     def _record(model: str, **options: Any) -> Any:
         from .record import RecordLLM
 
         return RecordLLM.build(kernel, model, **options)
 
+    _record.zagent_path_options = {"path": (".jsonl",)}  # type: ignore[attr-defined]  # checked like any spec path
     return _record
 
 

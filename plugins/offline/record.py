@@ -28,6 +28,7 @@ which call differs and how.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, AsyncIterator, Optional
 
@@ -128,7 +129,11 @@ class RecordLLM(LLM):
             entry["error"] = {"type": type(error).__name__, "message": str(error),
                               "status": getattr(error, "status", None)}
         line = _masker_of(self.inner)(_encoder.encode(entry).decode())
-        with open(self.path, "w" if not self._started else "a", encoding="utf-8") as f:
+        from zagent.privatefiles import open_private
+
+        mode = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if self._started else os.O_TRUNC)
+        fd = open_private(self.path, mode)  # 0600, no symlink of another user followed
+        with open(fd, "w", encoding="utf-8") as f:
             f.write(line + "\n")
         self._started = True
 
@@ -202,8 +207,10 @@ class ReplayLLM(LLM):
 
 def load(path: str) -> list[Record]:
     """The records of a JSONL file written by ``record:``."""
+    from zagent.privatefiles import open_private
+
     try:
-        with open(path, "rb") as f:
+        with open(open_private(path, os.O_RDONLY, reading=True), "rb") as f:
             lines = [line for line in f.read().splitlines() if line.strip()]
     except OSError as exc:
         raise ConfigError(f"cannot read the recording {path!r}: {exc}; record it first with record:provider:model") from None

@@ -31,6 +31,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _EMPTY: dict[str, Any] = {}
 
+#: every setting the rails plugin reads (docs/rails.md; docs/security.md classes each)
+KEYS = ("deny_tools", "allow_tools", "tool_budget", "tool_rpm", "tool_rpm_wait", "max_argument_bytes", "approval",
+        "approver", "redact", "redact_with", "redact_llm", "redact_llm_input")
+
 
 _ABSENT = object()
 

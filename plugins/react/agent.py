@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence
 import attrs
 import msgspec
 from zagent.providerkit.credentials import spec_options
+from zagent.specpaths import check_spec_path
 from zagent.errors import ConfigError
-from zagent.imports import check_spec_path, resolve_approver
+from zagent.imports import resolve_approver
 from zagent.kernel import convert_spec
 from zagent.plugins.actions.agent import Agent
 from zagent.plugins.actions.chat import ROUTER, AgentResponse, response_of  # noqa: F401 (re-exported)
@@ -99,9 +100,9 @@ class ReActAgent(Agent):
         fields["rails"] = resolve_approver(fields["rails"], kernel)
         fields["tools"] = resolve_tool_refs(kernel, fields["tools"], key="tool")  # names, toolset:, import paths
         fields["pinned_tools"] = resolve_tool_refs(kernel, fields["pinned_tools"], key="pinned tool")
-        check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",))
-        check_spec_path(spec.live_trajectory_path, "live_trajectory_path", (".jsonl",))
-        check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"))
+        check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",), kernel=kernel)
+        check_spec_path(spec.live_trajectory_path, "live_trajectory_path", (".jsonl",), kernel=kernel)
+        check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"), kernel=kernel)
         if spec.tool_format not in kernel.registries["parsers"]:
             raise ConfigError(f"agent {spec.name!r}: tool_format {spec.tool_format!r} is not a registered parser; "
                               f"installed: {', '.join(kernel.registries['parsers'])}")

@@ -64,11 +64,11 @@ def record(state: RunState) -> dict[str, Any]:
 
 
 def append_trajectory(path: str, state: RunState) -> None:
-    """Append one run's line to the JSONL file at ``path`` (folders created as needed)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
+    """Append one run's line to the JSONL file at ``path`` (folders created as needed, mode 0700; the file 0600)."""
+    from zagent.privatefiles import open_private
+
     line = msgspec.json.encode(record(state)) + b"\n"
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)  # 0600 in 0700 folders; no planted symlink
     try:
         os.write(fd, line)
     finally:

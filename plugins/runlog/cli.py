@@ -85,9 +85,14 @@ def show_command(args: Any, kernel: Any) -> int:
         print(render_step(found, args.step))
         return 0
     if args.html:
+        import os
+
+        from zagent.privatefiles import open_private
+
         from .html import render_html
 
-        with open(args.html, "w", encoding="utf-8") as f:
+        fd = open_private(args.html, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)  # it holds prompts: 0600
+        with open(fd, "w", encoding="utf-8") as f:
             f.write(render_html(rows))
         print(f"wrote {args.html}")
         return 0

@@ -32,10 +32,17 @@ class RunLogStore:
         from . import default_path
 
         path = os.fspath(path) if path is not None else default_path()
+        default = path == default_path()
         if not create and not os.path.exists(path):
             raise ConfigError(f"no run log at {path}: run something with ZAGENT_LOG=1 (or "
                               "Kernel(config={'log': True})) first, or pass --db PATH")
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        from zagent.privatefiles import private_folder
+
+        private_folder(os.path.dirname(os.path.abspath(path)))  # 0700: the log holds prompts as typed
+        if default:
+            from zagent.privatefiles import tighten
+
+            tighten(path)  # one an older zagent made 0644 in 0755 becomes the user's alone
         options.setdefault("synchronous", "normal")
         return cls(Database(path, **options))
 

@@ -86,10 +86,13 @@ def _trust(args: argparse.Namespace) -> Any:
 
     from zagent.imports import Trust
 
-    folders = Trust.for_file(args.workflow_file).folders
+    import attrs
+
+    base = Trust.for_file(args.workflow_file)
+    folders = base.folders
     if args.agents and os.path.isdir(args.agents):
         folders += (os.path.realpath(args.agents),)
-    return Trust(everything=bool(args.trust), folders=folders)
+    return attrs.evolve(base, everything=bool(args.trust), folders=folders)  # keeps why a folder was refused
 
 
 def cmd_run(args: argparse.Namespace, kernel: Any) -> int:

@@ -6,32 +6,35 @@ from .conftest import qa_spec
 def test_long_term_memory_persists_across_agent_instances(kernel, tmp_path):
     """With use_long_term_memory, a new agent instance on the same file can recall earlier results."""
     kernel.add_plugin("zagent.plugins.memory")
+    kernel.config["spec_paths"] = [str(tmp_path)]  # the app lets specs name files there
     path = str(tmp_path / "ltm.db")
     spec = qa_spec(use_long_term_memory=True, long_term_memory={"name": "sqlite", "path": path})
     agent = kernel.agent(spec)
     agent.llm = kernel.llm("scripted:a", replies=["The tide is driven by the moon."])
     agent(question="What drives tides?")
     store = kernel.memory("sqlite", path=path)
-    found = store.search("QA", "moon")
+    found = store.search(agent.namespace, "moon")
     assert [m.content for m in found] == ['{"answer":"The tide is driven by the moon."}']
-    assert len(store.last("QA", 10)) == 2  # the inputs message and the result
+    assert len(store.last(agent.namespace, 10)) == 2  # the inputs message and the result
 
 
 def test_clear_memory_long_term_clears_the_namespace(kernel, tmp_path):
     """clear_memory(long_term=True) also empties the agent's long-term namespace."""
     kernel.add_plugin("zagent.plugins.memory")
+    kernel.config["spec_paths"] = [str(tmp_path)]  # the app lets specs name files there
     path = str(tmp_path / "ltm.db")
     agent = kernel.agent(qa_spec(use_long_term_memory=True, long_term_memory={"name": "sqlite", "path": path}))
     agent.llm = kernel.llm("scripted:a", replies=["x"])
     agent(question="q")
     agent.clear_memory(long_term=True)
-    assert kernel.memory("sqlite", path=path).last("QA", 10) == []
+    assert kernel.memory("sqlite", path=path).last(agent.namespace, 10) == []
 
 
 def test_a_fresh_agent_extracts_a_missing_input_from_an_earlier_runs_memory(kernel, tmp_path):
     """A new agent instance (empty short-term memory) on the same file finds a missing input in what an
     earlier instance stored, through recall."""
     kernel.add_plugin("zagent.plugins.memory")
+    kernel.config["spec_paths"] = [str(tmp_path)]  # the app lets specs name files there
     spec = qa_spec(use_long_term_memory=True, long_term_memory={"name": "sqlite", "path": str(tmp_path / "m.db")})
     first = kernel.agent(spec)
     first.llm = kernel.llm("scripted:first", replies=["Gravity of the moon."])
@@ -46,6 +49,7 @@ def test_a_fresh_agent_extracts_a_missing_input_from_an_earlier_runs_memory(kern
 def test_sessions_keep_long_term_memories_apart(kernel, tmp_path):
     """long_term_memory={"session": ...} stores under name/session, and recall sees only its own session."""
     kernel.add_plugin("zagent.plugins.memory")
+    kernel.config["spec_paths"] = [str(tmp_path)]  # the app lets specs name files there
     path = str(tmp_path / "m.db")
     agents = {}
     for session in ("alice", "bob"):
@@ -53,6 +57,6 @@ def test_sessions_keep_long_term_memories_apart(kernel, tmp_path):
                                                long_term_memory={"path": path, "session": session}))
         agents[session].llm = kernel.llm(f"scripted:{session}", replies=[f"hello {session}"])
         agents[session](question=f"who is {session}?")
-    assert agents["alice"].namespace == "QA/alice"
+    assert agents["alice"].namespace.startswith("QA@") and agents["alice"].namespace.endswith("/alice")
     assert [m.content for m in agents["alice"].recall("hello")] == ['{"answer":"hello alice"}']
     assert [m.content for m in agents["bob"].recall("hello")] == ['{"answer":"hello bob"}']

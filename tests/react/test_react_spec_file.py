@@ -35,6 +35,7 @@ def test_file_saves_its_runs_to_a_checkpoints_file(kernel, tmp_path):
     """checkpoints: PATH in a react spec checkpoints every chat run into that SQLite file."""
     db = tmp_path / "runs.db"
     kernel.add_tool(lambda text: text, name="echo")
+    kernel.config["spec_paths"] = [str(tmp_path)]  # the app lets specs name files there
     agent = kernel.agent({"type": "react", "name": "t", "tools": ["echo"], "checkpoints": str(db)})
     agent.llm = kernel.llm("scripted:c", replies=[{"tool_calls": [{"name": "echo", "arguments": {"text": "a"}}]},
                                                    "the end"])

@@ -12,7 +12,7 @@ def test_second_run_uses_the_learned_skill_in_fewer_steps(folder, clock, tmp_pat
     try:
         llm = k.llm("scripted:shop", replies=[shopper] * 20)
         agent = k.agent({"type": "react", "name": "shop", "tools": ["lookup_price", "add"],
-                         "trajectory_path": str(runs / "shop.jsonl")})
+                         "trajectory_path": str(runs / "shop.jsonl")}, trust=True)  # the test's own spec
         agent.llm = llm
 
         first = agent.chat("What do 3 apples and 4 pears cost?", use_react=True)

@@ -1,0 +1,33 @@
+"""Whose long-term memory an agent built from a spec reads and writes: never one the spec chose.
+
+An untrusted spec's namespace is ``name@digest``: the digest covers the spec's
+identity (the real path of its file, or its whole content when given as a dict)
+and the model endpoint it brings (``llm_config.base_url``, its own ``api_key``).
+Taking a victim's agent name gives a spec none of the victim's memories, its own
+text is never recalled by the victim, and the memories of a spec file that is
+edited to send its requests elsewhere stay behind. The app's own agents (Python
+code, ``trust=True``) keep their name as namespace. See docs/security.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Optional
+
+import msgspec
+
+
+def spec_memory_key(spec: Any) -> Optional[str]:
+    """The namespace root of an agent built from ``spec`` (an ``AgentSpec``), or ``None`` (its name) when
+    the spec is trusted or keeps no long-term memory."""
+    from zagent.imports import current_trust
+    from zagent.specpaths import current_spec_file
+
+    if not spec.use_long_term_memory or current_trust().everything:
+        return None
+    source = current_spec_file()
+    config = spec.llm_config or {}
+    identity = ["file", source] if source else ["spec", msgspec.to_builtins(spec)]
+    destination = [str(config.get("base_url") or ""), bool(config.get("api_key")), spec.llm or config.get("model")]
+    raw = msgspec.json.encode([identity, destination], order="sorted", enc_hook=repr)
+    return f"{spec.name}@{hashlib.sha256(raw).hexdigest()[:16]}"

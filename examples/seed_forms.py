@@ -45,8 +45,9 @@ def add(a: int, b: int) -> int:
 k.add_tool(add)
 print([d["metadata"] for d in k.tool_definitions(toolsets=["math", "web"])])
 live = os.path.join(tempfile.mkdtemp(), "live.jsonl")
+# a file a spec names must be in a folder the app allows (docs/security.md): this dict is the app's own code
 tiny = k.agent({"type": "react", "name": "tiny", "tools": ["add"], "tool_format": "pipe",
-                "live_trajectory_path": live})
+                "live_trajectory_path": live}, trust=True)
 tiny.llm = k.llm("scripted:tiny", replies=["TOOL:add|a=2&b=3", "It is 5."], profile={"native_tools": False})
 reply = tiny.chat("What is 2+3?", use_react=True)
 print(reply.content, reply.tool_result, reply.confidence_score)

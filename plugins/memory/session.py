@@ -34,15 +34,12 @@ _decode = msgspec.json.Decoder(Message).decode
 
 
 def _create_private(path: str) -> None:
-    """Create ``path`` empty with mode 0600 unless it exists (its new folder 0700)."""
-    folder = os.path.dirname(path)
-    if folder and not os.path.isdir(folder):
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    except FileExistsError:
-        return
-    os.close(fd)
+    """Create ``path`` empty with mode 0600 unless it exists (``zagent.privatefiles``: its new folder 0700)."""
+    from zagent.privatefiles import private_folder, touch_private
+
+    if path not in (":memory:", ""):
+        private_folder(os.path.dirname(os.path.abspath(path)))
+    touch_private(path)
 
 
 class SQLiteSession:

@@ -25,11 +25,10 @@ _encode = msgspec.json.Encoder(enc_hook=repr).encode
 
 
 def _open_append(path: str) -> int:
-    """The file's descriptor, appending (folders created 0700, the file 0600)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    """The file's descriptor, appending (``zagent.privatefiles``: folders 0700, the file 0600, no planted link)."""
+    from zagent.privatefiles import open_private
+
+    return open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
 
 
 class TrajectoryRecorder:

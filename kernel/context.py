@@ -19,6 +19,7 @@ from .types import Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from .kernel import Kernel
+    from .runshare import RunShare
 
 _ids = itertools.count(1)
 _prefix = f"{os.getpid():x}-{int(time.time() * 1000) & 0xFFFFFF:x}"
@@ -45,6 +46,8 @@ class RunContext:
         blocks any other name ("tool X was not offered to this agent"). Every agent loop sets it before
         running tools; ``None`` (the default) means unscoped: the embedding app running a tool directly.
     :ivar call_id: in the context a tool receives: the id of the tool call being run (else ``None``).
+    :ivar shared: per-run state every context of this run id shares (``zagent.runshare``): what counts across
+        a group chat's turns or a workflow's nodes, such as tool budgets. ``share=`` joins another run's.
     """
 
     kernel: "Kernel"
@@ -57,6 +60,17 @@ class RunContext:
     started: float = attrs.field(factory=time.monotonic)
     offered_tools: Optional[frozenset[str]] = None
     call_id: Optional[str] = None
+    _share: Optional["RunShare"] = attrs.field(default=None, alias="share")
+
+    @property
+    def shared(self) -> "RunShare":
+        """The ``RunShare`` of this run (see ``zagent.runshare``), looked up on first use."""
+        share = self._share
+        if share is None:
+            from .runshare import share_of
+
+            share = self._share = share_of(self.kernel, self.run_id)
+        return share
 
     @property
     def idempotency_key(self) -> Optional[str]:

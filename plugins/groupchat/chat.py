@@ -41,6 +41,7 @@ import attrs
 import msgspec
 
 from zagent.agentkit.control import RunControl
+from zagent.runshare import join
 from zagent.errors import CheckpointError, ConfigError, RunAborted
 from zagent.limits import check_inputs, check_text
 from zagent.sync import maybe_await, run_sync
@@ -110,6 +111,7 @@ class GroupChat:
         self.state: Optional[ChatState] = None
         self._control = RunControl()
         self._running = False
+        self._outer: Any = None  # the RunShare of the run this chat is part of (a workflow node's), if any
         self._store = self.kernel.memory("checkpoints", path=self.checkpoints) \
             if isinstance(self.checkpoints, str) else self.checkpoints
 
@@ -213,10 +215,15 @@ class GroupChat:
     async def aexecute(self, action_name: Optional[str] = None, *, inputs: Optional[dict[str, Any]] = None,
                        ctx: Optional["RunContext"] = None, msgs: Any = None) -> GroupChatResult:
         """Agent-style entry point (what a workflow node calls): the task is ``inputs["task"]``,
-        else the inputs written as ``name: value`` lines. ``ctx`` is not shared: a chat is a run of its own."""
+        else the inputs written as ``name: value`` lines. A chat is a run of its own (own run id, checkpoints
+        and stash), but its per-run counters are ``ctx``'s run's (``ctx.shared``): tool budgets count across it."""
         inputs = dict(inputs or {})
         task = inputs.pop("task", None) or "\n".join(f"{k}: {v}" for k, v in inputs.items())
-        return await self.arun(task, **inputs)
+        self._outer = ctx.shared if ctx is not None else None
+        try:
+            return await self.arun(task, **inputs)
+        finally:
+            self._outer = None
 
     def execute(self, action_name: Optional[str] = None, **kwargs: Any) -> GroupChatResult:
         """Sync twin of ``aexecute``."""
@@ -249,7 +256,9 @@ class GroupChat:
         self.state = state
         self._log, self._saved = step_log(), list(self.history.snapshot())
         self._control.bind()
-        self._ctx = self.kernel.context(run_id=state.run_id, agent=self.name, metadata={"groupchat": self.name})
+        self._ctx = self.kernel.context(run_id=state.run_id, agent=self.name, metadata={"groupchat": self.name},
+                                        share=self._outer)
+        join(self.kernel, state.run_id, self._ctx.shared)  # held by the chat's context: every turn counts in it
         self._ctx.usage = state.usage
         await self._emit("groupchat_start", resumed=found is not None, speakers=self.speakers, round=state.round)
 
@@ -304,7 +313,7 @@ class GroupChat:
         agent = self._speakers[choice.speaker]
         ctx = self.kernel.context(run_id=state.run_id, agent=choice.speaker,
                                   agent_config={"rails": dict(getattr(agent, "rails", None) or {})},
-                                  metadata={"groupchat": self.name, "round": number})
+                                  metadata={"groupchat": self.name, "round": number}, share=self._ctx.shared)
         turn = Turn(speaker=choice.speaker, round=number, task=state.task, inputs=dict(state.inputs),
                     messages=self.history.snapshot(), ctx=ctx)
         reply = await self._abortable(self._speak(choice.speaker, agent, turn))

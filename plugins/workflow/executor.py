@@ -193,6 +193,7 @@ class _Run:
         self.units = units
         self.ex, self.graph, self.topo, self.agents, self.run_id = ex, graph, topo, agents, run_id
         self.kernel = ex.kernel
+        self.share = self.kernel.context(run_id=run_id).shared  # per-run counters every node's agents count in
         self.nodes = {n.name: n for n in graph.nodes}
         self.reducers = {s.name: reducer_for(s, self.kernel) for s in graph.state}
         self.routers = {c.source: (c, resolve_callable(c.router, f"router of {c.source!r}", self.kernel))
@@ -408,7 +409,7 @@ class _Run:
         for agent_name in self.agents[name]:
             async with self.ex.manager.ausing(agent_name, timeout=self.ex.agent_timeout) as agent:
                 self.usage = self.usage + await call_step(agent, agent_name, node, self.values, produced,
-                                                          self.kernel, self.run_id)
+                                                          self.kernel, self.run_id, self.share)
         return node_outputs(node, produced)
 
     def _route(self, name: str, outputs: dict[str, Any]) -> tuple[Optional[list[str]], Optional[str]]:
@@ -527,13 +528,13 @@ class _Run:
 
 
 async def call_step(agent: Any, agent_name: str, node: Any, values: dict[str, Any], produced: dict[str, Any],
-                    kernel: Any, run_id: str) -> Usage:
+                    kernel: Any, run_id: str, share: Any = None) -> Usage:
     """Run one of a node's agents on the values it reads (earlier agents' outputs first); add what it gives
     to ``produced``; return the tokens it spent."""
     wanted = node.input_names + _agent_inputs(agent)
     inputs = {k: produced[k] if k in produced else values[k] for k in wanted
               if k in produced or values.get(k) is not None}
-    outputs, usage = await _call(agent, inputs, kernel, run_id, agent_name, node.name)
+    outputs, usage = await _call(agent, inputs, kernel, run_id, agent_name, node.name, share)
     produced.update(outputs)
     return usage
 
@@ -574,13 +575,13 @@ def _unreachable(key: str) -> Any:
 
 
 async def _call(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, agent_name: str,
-                node: str) -> tuple[dict[str, Any], Usage]:
+                node: str, share: Any = None) -> tuple[dict[str, Any], Usage]:
     """Run one agent: an ``Agent`` (``aexecute``), or a plain (async) callable taking the inputs as keywords;
     return its outputs and the tokens it spent."""
     execute = getattr(agent, "aexecute", None)
     ctx = None
     if execute is not None:
-        ctx = kernel.context(run_id=run_id, agent=agent_name, metadata={"node": node})
+        ctx = kernel.context(run_id=run_id, agent=agent_name, metadata={"node": node}, share=share)
         result = await execute(inputs=inputs, ctx=ctx)
     elif callable(agent):
         if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(getattr(agent, "__call__", None)):

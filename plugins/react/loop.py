@@ -42,7 +42,8 @@ from zagent.agentkit.toolloop import NUDGE, ToolLoop, results_messages
 from zagent.errors import ConfigError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
 from zagent.limits import check_text
 from zagent.llm import to_messages
-from zagent.agentkit.runkeys import APPROVED, PENDING_APPROVAL
+from zagent.agentkit.approvals import mint
+from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.secrets import public_data
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
 
@@ -143,7 +144,10 @@ class ReActLoop:
         with control.lock:
             control.pause_requested = False
             if self.state is not None:
-                self.state.approved = sorted(set(self.state.approved) | set(approve))
+                state = self.state  # an id approves the call awaiting under it: its minted id, tool and arguments
+                keys = {state.approval_keys[i] for i in approve
+                        if i in state.awaiting_approval and i in state.approval_keys}
+                state.approved = sorted(set(state.approved) | keys)
                 denied = set(deny)
                 if denied:
                     self._deny_pending(denied)
@@ -229,6 +233,7 @@ class ReActLoop:
         self._ctx = ctx
         ctx.stash.restore(self.state.stash)  # plain data: its plugin rebuilds its object on first use
         ctx.stash.setdefault(APPROVED, set()).update(self.state.approved)
+        ctx.stash[CALL_KEYS] = self.state.call_keys
         if self.state.usage.calls and not ctx.usage.calls:
             ctx.usage = self.state.usage
         await self._emit("run_start", resumed=user_input is None)
@@ -301,12 +306,15 @@ class ReActLoop:
 
     def _blocked_on_approval(self) -> bool:
         state = self.state
-        return bool(state.awaiting_approval) and not set(state.awaiting_approval) <= set(state.approved)
+        if not state.awaiting_approval:
+            return False
+        approved = set(state.approved)
+        return any(state.approval_keys.get(c) not in approved for c in state.awaiting_approval)
 
     def _release_approved(self) -> None:
         state = self.state
         approved = set(state.approved)
-        state.awaiting_approval = [c for c in state.awaiting_approval if c not in approved]
+        state.awaiting_approval = [c for c in state.awaiting_approval if state.approval_keys.get(c) not in approved]
         self._ctx.stash.setdefault(APPROVED, set()).update(approved)
 
     def _deny_pending(self, denied: set[str]) -> None:
@@ -349,6 +357,9 @@ class ReActLoop:
         if decision.action == "use_tool":
             state.pending = list(decision.calls)
             state.finished = {}
+            state.call_keys = {c.id: mint() for c in state.pending}  # approvals bind these, not the model's ids
+            state.approval_keys = {}
+            self._ctx.stash[CALL_KEYS] = state.call_keys
         elif decision.feedback:
             state.messages.append(Message(role="user", content=decision.feedback))
             state.feedback = ""
@@ -480,6 +491,9 @@ class ReActLoop:
         pending = self._ctx.stash.get(PENDING_APPROVAL)
         if pending and call.id in pending:
             pending.discard(call.id)
+            key = (self._ctx.stash.get(PENDING_KEYS) or {}).pop(call.id, None)
+            if key is not None:
+                state.approval_keys[call.id] = key
             if call.id not in state.awaiting_approval:
                 state.awaiting_approval.append(call.id)
             await self._emit("approval_needed", tool=call.name, call_id=call.id)
@@ -496,6 +510,7 @@ class ReActLoop:
         results = [state.finished[c.id] for c in state.pending]
         state.messages.extend(results_messages(results, native=self.llm.profile.native_tools, feedback=state.feedback))
         state.pending, state.finished, state.feedback = [], {}, ""
+        state.call_keys, state.approval_keys, state.approved = {}, {}, []
 
     # -- ends ---------------------------------------------------------------------
 

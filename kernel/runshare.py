@@ -28,7 +28,7 @@ from .stash import Stash, StashKey
 if TYPE_CHECKING:  # pragma: no cover
     from .context import RunContext
 
-__all__ = ["RunCounter", "RunShare", "share_of", "shared_counter"]
+__all__ = ["RunCounter", "RunShare", "check_counts", "join", "share_of", "shared_counter"]
 
 _lock = threading.Lock()
 _REGISTRY: "StashKey[weakref.WeakValueDictionary[str, RunShare]]" = StashKey("zagent.runshare")

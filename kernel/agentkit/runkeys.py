@@ -10,7 +10,8 @@ and write live here rather than in either plugin:
   later (the loop pauses the run on them), and ``PENDING_KEYS``: their
   approval keys by id;
 * ``CALL_KEYS``: the id the loop minted for each call it runs now, by the
-  model's call id.
+  model's call id;
+* ``BUDGET_COUNTS``: the name of the rails' saved tool-budget counts.
 """
 
 from __future__ import annotations
@@ -21,5 +22,7 @@ APPROVED: StashKey[set[str]] = StashKey("zagent.approved")
 PENDING_APPROVAL: StashKey[set[str]] = StashKey("zagent.pending_approval")
 PENDING_KEYS: StashKey[dict[str, str]] = StashKey("zagent.pending_keys")
 CALL_KEYS: StashKey[dict[str, str]] = StashKey("zagent.call_keys")
+BUDGET_COUNTS = "zagent.rails.budget"
+"""The name the rails' tool-budget counts are saved under with a run (a restore checks them)."""
 
-__all__ = ["APPROVED", "CALL_KEYS", "PENDING_APPROVAL", "PENDING_KEYS"]
+__all__ = ["APPROVED", "BUDGET_COUNTS", "CALL_KEYS", "PENDING_APPROVAL", "PENDING_KEYS"]

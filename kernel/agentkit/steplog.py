@@ -51,6 +51,7 @@ from typing import Any, Callable, Optional, Sequence
 import msgspec
 
 from ..errors import CheckpointError
+from .signing import MAC
 
 __all__ = ["Captured", "StepLog", "checkpoint_error"]
 
@@ -91,6 +92,7 @@ class StepLog:
         self._version = 0
         self._saved: Optional[Captured] = None  # nothing saved by this log yet: the next checkpoint is full
         self.full_size = self.since_full = 0
+        self.mac = ""  # the MAC of the last checkpoint this log saved (signed checkpoints)
 
     @property
     def step(self) -> Optional[int]:
@@ -122,23 +124,28 @@ class StepLog:
         self._touched[field][key] = self._version
 
     async def asave(self, store: Any, run_id: str, step: int, state: Any, *, kind: str,
-                    metadata: Optional[dict[str, Any]] = None, resume: str = "") -> None:
+                    metadata: Optional[dict[str, Any]] = None, resume: str = "", signer: Any = None) -> None:
         """Write ``state`` as checkpoint ``step`` of ``run_id`` to ``store`` (see the module docstring).
 
-        A write that raises is a ``CheckpointError`` naming the run, the step, the store and the cause (its
-        ``__cause__``), saying how to resume (``resume``: e.g. ``"arun(..., run_id=ID)"``); a cancelled one
-        re-raises ``CancelledError``. Either way the log is reset."""
+        ``signer`` (``zagent.agentkit.signing.signer_of(kernel)``): the step's MAC, chained on the last one, goes
+        in its metadata. A write that raises is a ``CheckpointError`` naming the run, the step, the store and
+        the cause (its ``__cause__``), saying how to resume (``resume``: e.g. ``"arun(..., run_id=ID)"``); a
+        cancelled one re-raises ``CancelledError``. Either way the log is reset."""
         last = self.step
         try:
             captured = self.capture(state, step)
             patch = self.patch(state) if hasattr(store, "asave_patch") else None
             if patch is not None:
-                await store.asave_patch(run_id, step, patch, kind=kind, metadata=metadata)
+                meta = self.signed(signer, metadata, run_id, step, kind, patch, True)
+                await store.asave_patch(run_id, step, patch, kind=kind, metadata=meta)
                 self.saved_patch(captured, len(patch))
             else:
                 data = self._encode(state)
-                await store.asave(run_id, step, data, kind=kind, metadata=metadata)
+                meta = self.signed(signer, metadata, run_id, step, kind, data, False)
+                await store.asave(run_id, step, data, kind=kind, metadata=meta)
                 self.saved_full(captured, len(data))
+            if signer is not None:
+                self.mac = meta[MAC]
         except Exception as exc:
             self.reset()  # the write may or may not have landed
             raise checkpoint_error(exc, store, run_id, step, last, resume) from exc
@@ -149,6 +156,14 @@ class StepLog:
     def reset(self) -> None:
         """Forget the last checkpoint (a write failed or was cancelled): the next one is saved whole."""
         self._saved = None
+        self.mac = ""
+
+    def signed(self, signer: Any, metadata: Optional[dict[str, Any]], run_id: str, step: int, kind: str,
+               data: bytes, patch: bool) -> Optional[dict[str, Any]]:
+        """``metadata`` with the step's MAC when there is a ``signer`` (a patch's chained on the last step's)."""
+        if signer is None:
+            return metadata
+        return {**(metadata or {}), MAC: signer.mac(run_id, step, kind, self.mac if patch else "", data)}
 
     def patch(self, state: Any) -> Optional[bytes]:
         """``state`` as encoded patch bytes on the last checkpoint, or ``None`` when it must be saved whole."""

@@ -41,6 +41,7 @@ import attrs
 import msgspec
 
 from zagent.agentkit.control import RunControl
+from zagent.agentkit.signing import aread_latest, signer_of
 from zagent.runshare import join
 from zagent.errors import CheckpointError, ConfigError, RunAborted
 from zagent.limits import check_inputs, check_text
@@ -233,7 +234,8 @@ class GroupChat:
         if task is not None:
             check_text(task, "the group chat's task")
         check_inputs(inputs, "group chat input")
-        found = await self._store.alatest(run_id) if (run_id and self._store is not None) else None
+        found = (await aread_latest(self._store, run_id, signer_of(self.kernel))
+                 if (run_id and self._store is not None) else None)
         if found is not None:
             if task is not None:
                 raise ConfigError(f"run {run_id!r} already has checkpoints; call arun(run_id=...) without a task "
@@ -415,7 +417,8 @@ class GroupChat:
         state = msgspec.structs.replace(self.state, messages=self._saved)
         await self._log.asave(store, state.run_id, state.checkpoint, state, kind="groupchat",
                               metadata={"name": self.name, "status": state.status, "round": state.round},
-                              resume=f"GroupChat(..., checkpoints=store).arun(run_id={state.run_id!r})")
+                              resume=f"GroupChat(..., checkpoints=store).arun(run_id={state.run_id!r})",
+                              signer=signer_of(self.kernel))
 
     def _emit(self, type: str, **data: Any) -> Awaitable[None]:
         """``ctx.aemit``'s coroutine (await it): no coroutine of its own, the data passed on as is."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
+from zagent.agentkit.runkeys import BUDGET_COUNTS
 from zagent.runshare import RunCounter, shared_counter
 from zagent.stash import StashKey
 
@@ -71,7 +72,7 @@ class CallCounter(RunCounter):
     __slots__ = ()
 
 
-BUDGET_KEY: "StashKey[CallCounter]" = StashKey("zagent.rails.budget", restore=CallCounter.from_state)
+BUDGET_KEY: "StashKey[CallCounter]" = StashKey(BUDGET_COUNTS, restore=CallCounter.from_state)
 """``ctx.stash`` key of the per-run ``CallCounter``; persistent, so a restored run keeps its budget."""
 
 

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Iterable, Optional, Sequence
 import attrs
 import msgspec
 from zagent.agentkit.control import RunControl
+from zagent.agentkit.signing import signer_of
 from zagent.agentkit.steplog import checkpoint_error
 from zagent.agentkit.toolloop import NUDGE, ToolLoop, results_messages
 from zagent.errors import ConfigError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
@@ -182,35 +183,13 @@ class ReActLoop:
     def restore(cls, kernel: "Kernel", state: Any, **config: Any) -> "ReActLoop":
         """A loop continuing ``state``: a ``RunState``, JSON bytes, a file path, or a run id with
         ``checkpoints=store`` (its latest checkpoint). A paused or failed run resumes running.
-        A missing run or file, or a state that does not decode, is a ``ConfigError`` saying which."""
-        store = config.get("checkpoints")
-        where = "the state given"
-        if isinstance(state, str) and store is not None and not state.endswith(".json"):
-            found = store.latest(state)
-            if found is None:
-                raise ConfigError(f"no checkpoint for run {state!r} in {store!r}")
-            where, state = f"the last checkpoint of run {state!r}", found[1]
-        elif isinstance(state, str):
-            try:
-                with open(state, "rb") as f:
-                    where, state = f"state file {state!r}", f.read()
-            except (OSError, ValueError) as exc:
-                raise ConfigError(f"cannot read the run state file {state!r}: {exc}") from None
-        if isinstance(state, (bytes, bytearray)):
-            try:
-                state = state_decoder.decode(state)
-            except (msgspec.DecodeError, RecursionError) as exc:
-                raise ConfigError(f"{where} is not a ReAct run state ({exc}); it is damaged or of another kind")
-        if not isinstance(state, RunState):
-            raise ConfigError("restore a RunState, its JSON bytes, a file path or a run id, "
-                              f"got {type(state).__name__}")
-        if state.status in ("completed", "aborted"):
-            raise ConfigError(f"run {state.run_id} is {state.status}; only running, paused or failed runs resume")
-        state.status = "running"
-        config.setdefault("agent", state.agent or "react")
-        if not config.get("agent_config"):
-            config["agent_config"] = dict(state.agent_config)
-        return cls(kernel=kernel, state=state, **config)
+        A missing run or file, or a state that does not decode, is a ``ConfigError`` saying which.
+
+        Policy comes from ``kernel`` and ``config``, never from the state (``restoring.restored``): pass the
+        agent's settings as ``agent_config=`` (a signed checkpoint's are used when it is left out)."""
+        from .restoring import restored
+
+        return cls(kernel=kernel, state=restored(kernel, state, config), **config)
 
     # -- running --------------------------------------------------------------------
 
@@ -566,7 +545,8 @@ class ReActLoop:
             state.checkpoint += 1
             self._keep_stash()
             await self._log.asave(self.checkpoints, state.run_id, state.checkpoint, state, kind="react",
-                                  metadata={"agent": self.agent, "status": state.status}, resume=self._resume_hint())
+                                  metadata={"agent": self.agent, "status": state.status}, resume=self._resume_hint(),
+                                  signer=signer_of(self.kernel))
 
     def _save_sync(self) -> None:
         """A whole checkpoint written from a sync path (an abort), with ``StepLog.asave``'s guarantees."""
@@ -576,8 +556,10 @@ class ReActLoop:
         try:
             captured = self._log.capture(state)
             data = msgspec.json.encode(state)
-            self.checkpoints.save(state.run_id, state.checkpoint, data, kind="react",
-                                  metadata={"agent": self.agent, "status": state.status})
+            meta = self._log.signed(signer_of(self.kernel), {"agent": self.agent, "status": state.status},
+                                    state.run_id, state.checkpoint, "react", data, False)
+            self.checkpoints.save(state.run_id, state.checkpoint, data, kind="react", metadata=meta)
+            self._log.mac = (meta or {}).get("zagent_mac", "")
         except Exception as exc:
             self._log.reset()
             raise checkpoint_error(exc, self.checkpoints, state.run_id, state.checkpoint, last,

@@ -66,6 +66,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 import msgspec
+from zagent.agentkit.signing import aread_latest, signer_of
 from zagent.context import new_run_id
 from zagent.errors import CheckpointError, ConfigError, ProviderError
 from zagent.executors import Unit, UnitLost, shipped_trust
@@ -163,7 +164,7 @@ class WorkFlowExecutor:
                 "run_id %r given but this executor has no checkpoints store, so there is nothing to resume: "
                 "starting a new run with that id (pass checkpoints=... to resume runs)", run_id)
             return None
-        found = await self.checkpoints.alatest(run_id)
+        found = await aread_latest(self.checkpoints, run_id, signer_of(self.kernel))
         return (found[0], msgspec.json.decode(found[1], type=RunState)) if found else None
 
     def _agents(self, graph: WorkFlowGraph) -> dict[str, list[str]]:
@@ -520,7 +521,7 @@ class _Run:
             await self.log.asave(store, self.run_id, self.step, state, kind="workflow",
                                  metadata={"workflow": self.graph.name, "status": status},
                                  resume=f"WorkFlowExecutor(..., checkpoints=store).arun(graph, inputs, "
-                                        f"run_id={self.run_id!r})")
+                                        f"run_id={self.run_id!r})", signer=signer_of(self.kernel))
 
     async def _emit(self, type: str, **data: Any) -> None:
         if self.events:

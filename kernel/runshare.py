@@ -28,7 +28,7 @@ from .stash import Stash, StashKey
 if TYPE_CHECKING:  # pragma: no cover
     from .context import RunContext
 
-__all__ = ["RunCounter", "RunShare", "check_counts", "join", "share_of", "shared_counter"]
+__all__ = ["RunCounter", "RunShare", "check_counters", "check_counts", "join", "share_of", "shared_counter"]
 
 _lock = threading.Lock()
 _REGISTRY: "StashKey[weakref.WeakValueDictionary[str, RunShare]]" = StashKey("zagent.runshare")
@@ -132,7 +132,15 @@ def shared_counter(ctx: "RunContext", key: "StashKey[Any]", factory: Any = RunCo
         counter = shared.get(key)
         if counter is None:
             counter = shared[key] = factory()
-    saved = stash.pop(key.name, None) if key.name else None
-    if saved is not None:
-        counter.raise_to(check_counts(saved, f"the saved {key.name!r} counts"))
+    for holder in (shared, stash):  # counts a restored composite run (its share) or loop (its stash) saved
+        saved = holder.pop(key.name, None) if key.name else None
+        if saved is not None:
+            counter.raise_to(check_counts(saved, f"the saved {key.name!r} counts"))
     return stash.setdefault(key, counter)
+
+
+def check_counters(data: Any, where: str = "the saved counters") -> dict[str, dict[str, int]]:
+    """Saved ``RunShare.to_state()`` data checked: ``{name: {key: int >= 0}}`` (``ValueError`` otherwise)."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where} must be an object, got {type(data).__name__}")
+    return {str(name): check_counts(counts, f"{where} {name!r}") for name, counts in data.items()}

@@ -51,7 +51,7 @@ from . import termination as term
 from .history import ChatMessage, SharedHistory
 from .selection import Selection, SpeakerInfo, build_selector, check_names, choose
 from .speakers import Turn, check_inputs, speak
-from .state import ChatState, GroupChatResult, state_decoder, step_log
+from .state import ChatState, GroupChatResult, resumed, state_decoder, step_log
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
@@ -220,11 +220,8 @@ class GroupChat:
         and stash), but its per-run counters are ``ctx``'s run's (``ctx.shared``): tool budgets count across it."""
         inputs = dict(inputs or {})
         task = inputs.pop("task", None) or "\n".join(f"{k}: {v}" for k, v in inputs.items())
-        self._outer = ctx.shared if ctx is not None else None
-        try:
-            return await self.arun(task, **inputs)
-        finally:
-            self._outer = None
+        self._outer = ctx.shared if ctx is not None else None  # taken by the run this starts
+        return await self.arun(task, **inputs)
 
     def execute(self, action_name: Optional[str] = None, **kwargs: Any) -> GroupChatResult:
         """Sync twin of ``aexecute``."""
@@ -237,14 +234,7 @@ class GroupChat:
         found = (await aread_latest(self._store, run_id, signer_of(self.kernel))
                  if (run_id and self._store is not None) else None)
         if found is not None:
-            if task is not None:
-                raise ConfigError(f"run {run_id!r} already has checkpoints; call arun(run_id=...) without a task "
-                                  "to continue it, or use a new run id")
-            state = state_decoder.decode(found[1])
-            if state.status in ("completed", "aborted"):
-                raise ConfigError(f"group chat run {run_id!r} is {state.status}; only unfinished runs resume")
-            state.status = "running"
-            state.checkpoint = max(state.checkpoint, found[0])  # new checkpoints go after the latest one
+            state = resumed(found, task, run_id)
             self.history = SharedHistory(state.messages)
         else:
             if not task:
@@ -260,7 +250,9 @@ class GroupChat:
         self._control.bind()
         self._ctx = self.kernel.context(run_id=state.run_id, agent=self.name, metadata={"groupchat": self.name},
                                         share=self._outer)
-        join(self.kernel, state.run_id, self._ctx.shared)  # held by the chat's context: every turn counts in it
+        self._outer = None
+        join(self.kernel, state.run_id, self._ctx.shared)  # every turn counts in it; a resumed chat's counts too:
+        self._ctx.shared.restore(state.counters)
         self._ctx.usage = state.usage
         await self._emit("groupchat_start", resumed=found is not None, speakers=self.speakers, round=state.round)
 
@@ -413,6 +405,7 @@ class GroupChat:
         if store is None:
             return
         self.state.checkpoint += 1
+        self.state.counters = self._ctx.shared.to_state()
         self._saved.extend(self.history.since(len(self._saved)))  # one list, only appended to
         state = msgspec.structs.replace(self.state, messages=self._saved)
         await self._log.asave(store, state.run_id, state.checkpoint, state, kind="groupchat",

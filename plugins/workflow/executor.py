@@ -76,7 +76,7 @@ from zagent.types import Usage
 
 from .errors import WorkflowError, WorkflowFailed
 from .graph import WorkFlowGraph, resolve_callable
-from .result import RunState, TraceEntry, WorkflowResult, step_log
+from .result import RunState, TraceEntry, WorkflowResult, checked, step_log
 from .routing import append as append_reducer, choose, initial_state, reducer_for
 from .topology import Topology
 
@@ -165,7 +165,7 @@ class WorkFlowExecutor:
                 "starting a new run with that id (pass checkpoints=... to resume runs)", run_id)
             return None
         found = await aread_latest(self.checkpoints, run_id, signer_of(self.kernel))
-        return (found[0], msgspec.json.decode(found[1], type=RunState)) if found else None
+        return (found[0], checked(msgspec.json.decode(found[1], type=RunState), found[0])) if found else None
 
     def _agents(self, graph: WorkFlowGraph) -> dict[str, list[str]]:
         """Agent names per node, registering inline specs and objects with the manager."""
@@ -238,6 +238,7 @@ class _Run:
         self.done, self.routes, self.loops = dict(saved.done), dict(saved.routes), dict(saved.loops)
         self.trace = list(saved.trace)
         self.resumed = list(saved.done)
+        self.share.restore(saved.counters)  # adopted by the counters on first use, never lowering them
 
     # -- driving ------------------------------------------------------------------
 
@@ -517,7 +518,8 @@ class _Run:
                 return  # a checkpoint failed: nothing is written after it (this node is being cancelled)
             self.step += 1
             state = RunState(run_id=self.run_id, workflow=self.graph.name, values=self.values, done=self.done,
-                             routes=self.routes, loops=self.loops, trace=self.trace, status=status)
+                             routes=self.routes, loops=self.loops, trace=self.trace, status=status,
+                             counters=self.share.to_state())
             await self.log.asave(store, self.run_id, self.step, state, kind="workflow",
                                  metadata={"workflow": self.graph.name, "status": status},
                                  resume=f"WorkFlowExecutor(..., checkpoints=store).arun(graph, inputs, "

@@ -47,6 +47,8 @@ class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
     loops: dict[str, int] = {}
     trace: list[TraceEntry] = []
     status: str = "running"
+    counters: dict[str, Any] = {}
+    """The run's shared per-run counters (tool budgets: ``zagent.runshare``), so a resumed run keeps them."""
 
 
 _encode = msgspec.json.Encoder(enc_hook=repr).encode  # values JSON cannot hold are saved as their repr
@@ -54,7 +56,7 @@ _encode = msgspec.json.Encoder(enc_hook=repr).encode  # values JSON cannot hold 
 
 def step_log() -> StepLog:
     """A new checkpoint log for one run (its first checkpoint is a full save)."""
-    return StepLog(lists=("trace",), tracked=("values", "done", "routes", "loops"), small=("status",),
+    return StepLog(lists=("trace",), tracked=("values", "done", "routes", "loops"), small=("status", "counters"),
                    encode=_encode)
 
 
@@ -96,3 +98,26 @@ class WorkflowResult:
 
     def __repr__(self) -> str:
         return f"<WorkflowResult {self.run_id} {self.status} outputs={sorted(self.outputs)}>"
+
+
+def checked(state: RunState, step: int) -> RunState:
+    """A saved run checked before it resumes (a checkpoint carries no policy): loop counts and counters are
+    whole numbers >= 0 (``CheckpointError`` naming the step otherwise), and each loop count is at least the
+    passes the trace shows (an entry whose route is one loop target), so ``max_loops`` cannot be reset."""
+    from zagent.errors import CheckpointError
+    from zagent.runshare import check_counters, check_counts
+
+    try:
+        state.loops = check_counts(state.loops, "loop counts")
+        state.counters = check_counters(state.counters)
+    except ValueError as exc:
+        raise CheckpointError(f"checkpoint {step} of workflow run {state.run_id!r} is damaged or was edited: {exc}; "
+                              "the run is not resumed", run_id=state.run_id, step=step) from None
+    shown: dict[str, int] = {}
+    for entry in state.trace:  # a forward route of one target counts too: a key no loop reads, harmless
+        if entry.status == "done" and entry.route and len(entry.route) == 1:
+            key = f"{entry.node}->{entry.route[0]}"
+            shown[key] = shown.get(key, 0) + 1
+    for key, n in shown.items():
+        state.loops[key] = max(state.loops.get(key, 0), n)
+    return state

@@ -6,7 +6,9 @@ import pytest
 
 from zagent.agentkit.approvals import approval_key
 from zagent.errors import CheckpointError, ConfigError, ProviderError
+from zagent.plugins.groupchat import GroupChat
 from zagent.plugins.react import ReActLoop
+from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
 
 from .conftest import make_kernel
 
@@ -156,4 +158,128 @@ def test_the_restoring_codes_agent_config_wins_over_the_saved_one(tmp_path):
     result = ReActLoop.restore(k, run_id, checkpoints=store, llm=llm, tools=["word_count", "steal"],
                                agent_config=config).run()
     assert "steal" not in k.spy.ran and [s.is_blocked for s in result.steps if s.tool == "steal"] == [True]
+    k.close()
+
+
+def chat_kernel(tmp_path, budget=1):
+    k = make_kernel(config={"rails": {"tool_budget": {"word_count": budget}}})
+    return k, k.memory("checkpoints", path=tmp_path / "runs.db")
+
+
+def counting_speaker(name="Ann"):
+    spec = {"name": name, "description": "counts", "prompt": "Count: {text}\n{transcript}",
+            "inputs": [{"name": "text"}, {"name": "transcript"}], "outputs": [{"name": "answer"}],
+            "parse_mode": "str", "tools": ["word_count"]}
+    return spec
+
+
+def crashed_chat(k, store, rounds_before_crash):
+    """A chat whose speaker calls word_count each round; the selector fails after ``rounds_before_crash``."""
+    llm = k.llm("scripted:chat", replies=[count(), "said"] * rounds_before_crash)
+    chat = GroupChat(kernel=k, agents=[counting_speaker()], termination={"max_rounds": 4}, llm=llm,
+                     checkpoints=store)
+    with pytest.raises(Exception):
+        chat.run("count", run_id="gc", text="a b")
+
+
+def test_a_resumed_group_chat_keeps_its_tool_budget(tmp_path):
+    """A chat that used its budget of 1 and crashed, resumed in a new process, gets no new budget."""
+    k, store = chat_kernel(tmp_path)
+    crashed_chat(k, store, 1)
+    assert k.spy.ran == ["word_count"]
+    k.close()
+    k, store = chat_kernel(tmp_path)
+    llm = k.llm("scripted:more", replies=[count(), "said"] * 3)
+    GroupChat(kernel=k, agents=[counting_speaker()], termination={"max_rounds": 4}, llm=llm,
+              checkpoints=store).run(run_id="gc")
+    assert k.spy.ran == []
+    k.close()
+
+
+@pytest.mark.parametrize("edit", [lambda s: s.update(round=-100), lambda s: s.update(
+    counters={"zagent.rails.budget": {"word_count": -1000}})])
+def test_negative_group_chat_counts_are_refused(tmp_path, edit):
+    """A chat checkpoint with a negative round or budget count is a CheckpointError naming the step."""
+    k, store = chat_kernel(tmp_path)
+    crashed_chat(k, store, 1)
+    edit_latest(store, "gc", edit)
+    step = store.latest("gc")[0]
+    chat = GroupChat(kernel=k, agents=[counting_speaker()], termination={"max_rounds": 4},
+                     llm=k.llm("scripted:x", replies=["said"]), checkpoints=store)
+    with pytest.raises(CheckpointError, match=f"checkpoint {step} of group chat run 'gc'"):
+        chat.run(run_id="gc")
+    k.close()
+
+
+def test_a_group_chat_round_reset_cannot_buy_more_rounds(tmp_path):
+    """The round edited back to 0 after 2 rounds: the messages show 2, so max_rounds=4 allows 2 more, not 4."""
+    k, store = chat_kernel(tmp_path, budget=100)
+    crashed_chat(k, store, 2)
+    edit_latest(store, "gc", lambda s: s.update(round=0))
+    llm = k.llm("scripted:more", replies=[count(), "said"] * 4)
+    result = GroupChat(kernel=k, agents=[counting_speaker()], termination={"max_rounds": 4}, llm=llm,
+                       checkpoints=store).run(run_id="gc")
+    assert result.rounds == 4 and llm.calls == 4
+    k.close()
+
+
+def test_a_resumed_workflow_keeps_its_tool_budget(tmp_path):
+    """Node a used the run's budget of 1, node b failed; resumed in a new process, b's call is refused."""
+    db = tmp_path / "runs.db"
+
+    def graph(second):
+        return WorkFlowGraph.from_dict({"name": "w", "goal": "g", "inputs": [{"name": "text"}], "nodes": [
+            {"name": "a", "description": "a", "inputs": [{"name": "text"}], "outputs": [{"name": "answer"}],
+             "agents": [{**counting_speaker("A"), "prompt": "Count: {text}", "inputs": [{"name": "text"}]}]},
+            {"name": "b", "description": "b", "inputs": [{"name": "answer"}], "outputs": [{"name": "final"}],
+             "agents": [second]}], "edges": [{"source": "a", "target": "b"}]})
+
+    class Broken:
+        name = "B"
+
+        async def aexecute(self, *, inputs, ctx=None):
+            raise RuntimeError("crash")
+
+    k, _ = chat_kernel(tmp_path)
+    with pytest.raises(Exception):
+        WorkFlowExecutor(kernel=k, checkpoints=str(db), llm=k.llm("scripted:a", replies=[count(), "2"])).run(
+            graph(Broken()), {"text": "a b"}, run_id="wf")
+    assert k.spy.ran == ["word_count"]
+    k.close()
+    k, _ = chat_kernel(tmp_path)
+    second = {**counting_speaker("B"), "prompt": "Count: {answer}", "inputs": [{"name": "answer"}],
+              "outputs": [{"name": "final"}]}
+    llm = k.llm("scripted:b", replies=[count(), "done"])
+    result = WorkFlowExecutor(kernel=k, checkpoints=str(db), llm=llm).run(graph(second), {"text": "a b"},
+                                                                          run_id="wf")
+    assert result.status == "finished" and k.spy.ran == []
+    k.close()
+
+
+def test_negative_workflow_loop_counts_are_refused(tmp_path):
+    """A workflow checkpoint whose loop count was edited to -3 (to buy more passes than max_loops): refused."""
+    db = str(tmp_path / "runs.db")
+    k = make_kernel()
+    graph = WorkFlowGraph.from_dict({"name": "w", "goal": "g", "inputs": [{"name": "x"}], "nodes": [
+        {"name": "a", "description": "a", "inputs": [{"name": "x"}], "outputs": [{"name": "y"}], "agents": ["one"]},
+        {"name": "b", "description": "b", "inputs": [{"name": "y"}], "outputs": [{"name": "z"}], "agents": ["two"]}],
+        "edges": [{"source": "a", "target": "b"}]})
+
+    class Agent:
+        def __init__(self, name, fail):
+            self.name, self.fail = name, fail
+
+        async def aexecute(self, *, inputs, ctx=None):
+            if self.fail:
+                raise RuntimeError("stop here")
+            return {"y": "ok"}
+
+    ex = WorkFlowExecutor(kernel=k, checkpoints=db)
+    ex.manager.add_agent(Agent("one", False))
+    ex.manager.add_agent(Agent("two", True))
+    with pytest.raises(Exception):
+        ex.run(graph, {"x": "hi"}, run_id="wf")
+    edit_latest(ex.checkpoints, "wf", lambda s: s.update(loops={"b->a": -3}))
+    with pytest.raises(CheckpointError, match="of workflow run 'wf' is damaged or was edited"):
+        ex.run(graph, {"x": "hi"}, run_id="wf")
     k.close()

@@ -570,7 +570,7 @@ class ReActLoop:
         self._log.saved_full(captured, len(data))
 
     def _resume_hint(self) -> str:
-        return f"ReActLoop.restore(kernel, {self.state.run_id!r}, checkpoints=store, llm=...)"
+        return f"ReActLoop.restore(kernel, {self.state.run_id!r}, checkpoints=store, llm=..., agent_config=...)"
 
     def _keep_stash(self) -> None:
         """Copy the plugins' per-run state that survives a restore (``to_state()``) into the state."""

@@ -9,7 +9,10 @@ A checkpoint is data that anyone who can write the store may have edited, so it 
   kernel's approver is asked); one that was awaiting a human still waits for ``resume(approve=[id])``;
 * **counts** (the tool budget's, the step number, token usage) must be whole numbers >= 0 (else
   ``CheckpointError`` naming the step), and are raised to at least what the saved steps show (a tool
-  call that succeeded counts), so an edited count can only make a budget tighter.
+  call that succeeded counts), so an edited count can only make a budget tighter;
+* **the saved stash** holds only persistent plugin state: names the loop, the rails and other plugins
+  use for transient per-run state (the approved set, the cost so far, the chosen skill...) are dropped,
+  so an edited stash cannot plant them.
 
 A checkpoint whose signature does not match, or an unsigned one with a key set, is a ``CheckpointError``.
 """
@@ -30,7 +33,13 @@ from .state import RunState, state_decoder
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
-__all__ = ["restored"]
+__all__ = ["TRANSIENT", "restored"]
+
+#: stash names read as transient per-run state, never saved by a run (``to_state`` values only are): a
+#: checkpoint naming them was edited. The runkeys, the LLM cost so far, the spec rails' token count, the
+#: skills plugin's chosen skill.
+TRANSIENT = frozenset({"zagent.approved", "zagent.pending_approval", "zagent.pending_keys", "zagent.call_keys",
+                       "zagent.cost_usd", "output_tokens", "zagent.skills", "zagent.runshare"})
 
 
 def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> RunState:
@@ -62,6 +71,7 @@ def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> RunState:
     if state.status in ("completed", "aborted"):
         raise ConfigError(f"run {state.run_id} is {state.status}; only running, paused or failed runs resume")
     state.status = "running"
+    state.stash = {k: v for k, v in state.stash.items() if k not in TRANSIENT}
     check_counts_of(state, state.checkpoint if at is None else at)
     state.checkpoint = max(state.checkpoint, at or 0)  # new checkpoints go after the latest one
     forget_approvals(state)

@@ -283,3 +283,20 @@ def test_negative_workflow_loop_counts_are_refused(tmp_path):
     with pytest.raises(CheckpointError, match="of workflow run 'wf' is damaged or was edited"):
         ex.run(graph, {"x": "hi"}, run_id="wf")
     k.close()
+
+
+def test_transient_stash_names_edited_into_a_checkpoint_are_dropped(tmp_path):
+    """A saved stash given the cost so far (negative) and a chosen skill: the restored run's stash has neither
+    (only persistent plugin state comes back)."""
+    k = kernel_with()
+    store = k.memory("checkpoints", path=tmp_path / "runs.db")
+    run_id = failed_run(k, store, [count()])
+    planted = {"zagent.cost_usd": -1e9, "zagent.skills": {"skill": {"name": "evil"}}}
+    edit_latest(store, run_id, lambda s: s.setdefault("stash", {}).update(planted))
+    k, store = fresh(k, tmp_path)
+    loop = ReActLoop.restore(k, run_id, checkpoints=store, llm=k.llm("scripted:x", replies=["done"]),
+                             tools=["word_count"], agent_config={})
+    assert "zagent.cost_usd" not in loop.state.stash and "zagent.skills" not in loop.state.stash
+    loop.run()
+    assert loop._ctx.stash.get("zagent.cost_usd", 0.0) >= 0 and "zagent.skills" not in loop._ctx.stash
+    k.close()

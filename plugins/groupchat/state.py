@@ -99,8 +99,9 @@ class GroupChatResult:
 
 def resumed(found: tuple[int, bytes], task: Any, run_id: str) -> ChatState:
     """The chat state of checkpoint ``found`` (step, bytes) to continue, checked: a checkpoint carries no
-    policy, so its counts must be whole numbers >= 0 (``CheckpointError`` naming the step), the round is at
-    least the last message's, and the counters are plain counts (the run adopts them, never lowering its own)."""
+    policy, so its counts must be whole numbers >= 0 (``CheckpointError`` naming the step), the round, usage
+    and elapsed time are at least what the messages show (their rounds, their turns' usage and durations: a
+    reset cannot buy rounds, tokens or time), and the counters are plain counts (adopted, never lowering)."""
     from zagent.errors import CheckpointError, ConfigError
     from zagent.runshare import check_counters
 
@@ -121,6 +122,21 @@ def resumed(found: tuple[int, bytes], task: Any, run_id: str) -> ChatState:
         raise CheckpointError(f"checkpoint {found[0]} of group chat run {run_id!r} is damaged or was edited: {bad}; "
                               "the chat is not continued", run_id=run_id, step=found[0])
     state.round = max([state.round, *(m.round for m in state.messages)])
+    shown, spent = Usage(), 0.0
+    for m in state.messages:
+        usage, took = m.metadata.get("usage"), m.metadata.get("duration")
+        if isinstance(usage, dict):
+            shown = shown + Usage(**{k: v for k, v in usage.items() if k in _USAGE and _count(v)})
+        spent += took if isinstance(took, (int, float)) and not isinstance(took, bool) and took > 0 else 0.0
+    state.usage = Usage(**{k: max(getattr(state.usage, k), getattr(shown, k)) for k in _USAGE})
+    state.elapsed = max(state.elapsed, spent)
     state.status = "running"
     state.checkpoint = max(state.checkpoint, found[0])  # new checkpoints go after the latest one
     return state
+
+
+_USAGE = ("input_tokens", "output_tokens", "calls")
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

@@ -300,3 +300,18 @@ def test_transient_stash_names_edited_into_a_checkpoint_are_dropped(tmp_path):
     loop.run()
     assert loop._ctx.stash.get("zagent.cost_usd", 0.0) >= 0 and "zagent.skills" not in loop._ctx.stash
     k.close()
+
+
+def test_a_group_chat_usage_reset_cannot_buy_more_tokens(tmp_path):
+    """A chat stopped on its token budget's edge, its saved usage edited to 0: the messages' usage still counts,
+    so the resumed chat stops at once instead of spending the budget again."""
+    k, store = chat_kernel(tmp_path, budget=100)
+    crashed_chat(k, store, 2)
+    spent = msgspec.json.decode(store.latest("gc")[1])["usage"]
+    edit_latest(store, "gc", lambda s: s.update(usage={}))
+    budget = spent["input_tokens"] + spent["output_tokens"]
+    llm = k.llm("scripted:more", replies=[count(), "said"] * 4)
+    result = GroupChat(kernel=k, agents=[counting_speaker()], termination={"max_rounds": 10, "max_tokens": budget},
+                       llm=llm, checkpoints=store).run(run_id="gc")
+    assert result.stopped_by == "max_tokens" and llm.calls <= 2
+    k.close()

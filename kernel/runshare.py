@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from .stash import Stash, StashKey
 
@@ -53,10 +53,12 @@ def share_of(kernel: Any, run_id: str) -> RunShare:
         return share
 
 
-def join(kernel: Any, run_id: str, share: RunShare) -> None:
-    """Make ``share`` the one of run ``run_id`` too (a run inside another counts against the outer one)."""
+def join(kernel: Any, run_id: str, share: RunShare, saved: Optional[Mapping[str, Any]] = None) -> None:
+    """Make ``share`` the one of run ``run_id`` too (a run inside another counts against the outer one), with
+    the counters a resumed run ``saved`` (checked ``RunShare.to_state()`` data, adopted on first use)."""
     with _lock:
         kernel.stash.get_or_create(_REGISTRY, weakref.WeakValueDictionary).setdefault(run_id, share)
+    share.restore(saved or {})
 
 
 class RunCounter:

@@ -78,10 +78,12 @@ class StepLog:
         whose changes are reported with ``touch``; :param small: fields set whole in every patch;
     :param encode: turns a patch dict and a whole state into bytes (``msgspec.json`` by default; e.g. an
         encoder with an ``enc_hook`` for states holding values JSON cannot).
+    :param signer: signs every checkpoint (``zagent.agentkit.signing.signer_of(kernel)``; ``asave`` may give one).
     """
 
     def __init__(self, *, lists: Sequence[str] = (), maps: Sequence[str] = (), tracked: Sequence[str] = (),
-                 small: Sequence[str] = (), encode: Callable[[Any], bytes] = _encode) -> None:
+                 small: Sequence[str] = (), encode: Callable[[Any], bytes] = _encode, signer: Any = None) -> None:
+        self.signer = signer
         self.fields = (tuple(lists), tuple(maps), tuple(tracked), tuple(small))
         self._encode = encode
         self._touched: dict[str, dict[Any, int]] = {name: {} for name in tracked}
@@ -131,7 +133,7 @@ class StepLog:
         in its metadata. A write that raises is a ``CheckpointError`` naming the run, the step, the store and
         the cause (its ``__cause__``), saying how to resume (``resume``: e.g. ``"arun(..., run_id=ID)"``); a
         cancelled one re-raises ``CancelledError``. Either way the log is reset."""
-        last = self.step
+        last, signer = self.step, signer if signer is not None else self.signer
         try:
             captured = self.capture(state, step)
             patch = self.patch(state) if hasattr(store, "asave_patch") else None

@@ -112,7 +112,6 @@ class GroupChat:
         self.state: Optional[ChatState] = None
         self._control = RunControl()
         self._running = False
-        self._outer: Any = None  # the RunShare of the run this chat is part of (a workflow node's), if any
         self._store = self.kernel.memory("checkpoints", path=self.checkpoints) \
             if isinstance(self.checkpoints, str) else self.checkpoints
 
@@ -199,7 +198,7 @@ class GroupChat:
             await self._prepare(task, run_id, inputs)
             return await self._drive()
         finally:
-            self._running = False
+            self._running, self._outer = False, None
             self._control.unbind()
 
     def run(self, task: Optional[str] = None, **kwargs: Any) -> GroupChatResult:
@@ -215,9 +214,8 @@ class GroupChat:
 
     async def aexecute(self, action_name: Optional[str] = None, *, inputs: Optional[dict[str, Any]] = None,
                        ctx: Optional["RunContext"] = None, msgs: Any = None) -> GroupChatResult:
-        """Agent-style entry point (what a workflow node calls): the task is ``inputs["task"]``,
-        else the inputs written as ``name: value`` lines. A chat is a run of its own (own run id, checkpoints
-        and stash), but its per-run counters are ``ctx``'s run's (``ctx.shared``): tool budgets count across it."""
+        """Agent-style entry point (what a workflow node calls): the task is ``inputs["task"]``, else the inputs
+        written as ``name: value`` lines. A chat is a run of its own whose tool budgets are ``ctx``'s run's."""
         inputs = dict(inputs or {})
         task = inputs.pop("task", None) or "\n".join(f"{k}: {v}" for k, v in inputs.items())
         self._outer = ctx.shared if ctx is not None else None  # taken by the run this starts
@@ -231,8 +229,7 @@ class GroupChat:
         if task is not None:
             check_text(task, "the group chat's task")
         check_inputs(inputs, "group chat input")
-        found = (await aread_latest(self._store, run_id, signer_of(self.kernel))
-                 if (run_id and self._store is not None) else None)
+        found = await aread_latest(self._store, run_id, signer_of(self.kernel)) if run_id and self._store else None
         if found is not None:
             state = resumed(found, task, run_id)
             self.history = SharedHistory(state.messages)
@@ -246,13 +243,11 @@ class GroupChat:
             self.history.append("user", task, round=0)
         self._check_inputs(state)
         self.state = state
-        self._log, self._saved = step_log(), list(self.history.snapshot())
+        self._log, self._saved = step_log(self.kernel), list(self.history.snapshot())
         self._control.bind()
         self._ctx = self.kernel.context(run_id=state.run_id, agent=self.name, metadata={"groupchat": self.name},
-                                        share=self._outer)
-        self._outer = None
-        join(self.kernel, state.run_id, self._ctx.shared)  # every turn counts in it; a resumed chat's counts too:
-        self._ctx.shared.restore(state.counters)
+                                        share=getattr(self, "_outer", None))
+        join(self.kernel, state.run_id, self._ctx.shared, state.counters)  # every turn counts in it
         self._ctx.usage = state.usage
         await self._emit("groupchat_start", resumed=found is not None, speakers=self.speakers, round=state.round)
 
@@ -410,8 +405,7 @@ class GroupChat:
         state = msgspec.structs.replace(self.state, messages=self._saved)
         await self._log.asave(store, state.run_id, state.checkpoint, state, kind="groupchat",
                               metadata={"name": self.name, "status": state.status, "round": state.round},
-                              resume=f"GroupChat(..., checkpoints=store).arun(run_id={state.run_id!r})",
-                              signer=signer_of(self.kernel))
+                              resume=f"GroupChat(..., checkpoints=store).arun(run_id={state.run_id!r})")
 
     def _emit(self, type: str, **data: Any) -> Awaitable[None]:
         """``ctx.aemit``'s coroutine (await it): no coroutine of its own, the data passed on as is."""

@@ -50,9 +50,12 @@ state_decoder = msgspec.json.Decoder(ChatState)
 _SMALL = ("status", "round", "usage", "elapsed", "stopped_by", "detail", "error", "checkpoint", "counters")
 
 
-def step_log() -> StepLog:
-    """A new checkpoint log for one chat run: ``messages`` grows, the small fields are set, the rest is fixed."""
-    return StepLog(lists=("messages",), small=_SMALL)
+def step_log(kernel: Any = None) -> StepLog:
+    """A new checkpoint log for one chat run: ``messages`` grows, the small fields are set, the rest is fixed;
+    signed with ``kernel``'s checkpoint key, if any."""
+    from zagent.agentkit.signing import signer_of
+
+    return StepLog(lists=("messages",), small=_SMALL, signer=signer_of(kernel) if kernel is not None else None)
 
 
 @attrs.frozen(repr=False)

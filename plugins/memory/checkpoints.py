@@ -105,10 +105,9 @@ FROM checkpoints c {where} GROUP BY run_id ORDER BY max(created) DESC, run_id
 
 @attrs.define(repr=False)
 class CheckpointStore(CheckpointChain):
-    """Per-run, per-step saved state in an SQLite file (see the module docstring).
+    """Per-run, per-step saved state in an SQLite file (see the module docstring; ``chain``: ``chain.py``).
 
-    :param keep_last: steps kept per run on every save (``None``: all).
-    """
+    :param keep_last: steps kept per run on every save (``None``: all)."""
 
     db: Database
     keep_last: Optional[int] = attrs.field(default=DEFAULT_KEEP_LAST,

@@ -66,7 +66,6 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 import msgspec
-from zagent.agentkit.signing import aread_latest, signer_of
 from zagent.context import new_run_id
 from zagent.errors import CheckpointError, ConfigError, ProviderError
 from zagent.executors import Unit, UnitLost, shipped_trust
@@ -76,7 +75,7 @@ from zagent.types import Usage
 
 from .errors import WorkflowError, WorkflowFailed
 from .graph import WorkFlowGraph, resolve_callable
-from .result import RunState, TraceEntry, WorkflowResult, checked, step_log
+from .result import RunState, TraceEntry, WorkflowResult, load_checked, step_log
 from .routing import append as append_reducer, choose, initial_state, reducer_for
 from .topology import Topology
 
@@ -164,8 +163,7 @@ class WorkFlowExecutor:
                 "run_id %r given but this executor has no checkpoints store, so there is nothing to resume: "
                 "starting a new run with that id (pass checkpoints=... to resume runs)", run_id)
             return None
-        found = await aread_latest(self.checkpoints, run_id, signer_of(self.kernel))
-        return (found[0], checked(msgspec.json.decode(found[1], type=RunState), found[0])) if found else None
+        return await load_checked(self.checkpoints, self.kernel, run_id)
 
     def _agents(self, graph: WorkFlowGraph) -> dict[str, list[str]]:
         """Agent names per node, registering inline specs and objects with the manager."""
@@ -193,8 +191,7 @@ class _Run:
                  run_id: str, inputs: dict[str, Any], saved: Optional[RunState], units: Any):
         self.units = units
         self.ex, self.graph, self.topo, self.agents, self.run_id = ex, graph, topo, agents, run_id
-        self.kernel = ex.kernel
-        self.share = self.kernel.context(run_id=run_id).shared  # per-run counters every node's agents count in
+        self.kernel, self.share = ex.kernel, ex.kernel.context(run_id=run_id).shared  # the counters nodes share
         self.nodes = {n.name: n for n in graph.nodes}
         self.reducers = {s.name: reducer_for(s, self.kernel) for s in graph.state}
         self.routers = {c.source: (c, resolve_callable(c.router, f"router of {c.source!r}", self.kernel))
@@ -218,7 +215,7 @@ class _Run:
         self.sem = asyncio.Semaphore(ex.max_concurrency)
         self.events = self.kernel.hooks.active("zagent_event")
         self.step = len(self.trace)
-        self.log = step_log()
+        self.log = step_log(self.kernel)
         self.save_lock = asyncio.Lock()
         self.stopping = False
         self.halted: Optional[CheckpointError] = None  # a checkpoint write failed: the run stops
@@ -236,8 +233,7 @@ class _Run:
                               f"(nodes {', '.join(saved.done)}); it cannot resume {self.graph.name!r}")
         self.values = {**saved.values, **{k: v for k, v in inputs.items() if k not in saved.values}}
         self.done, self.routes, self.loops = dict(saved.done), dict(saved.routes), dict(saved.loops)
-        self.trace = list(saved.trace)
-        self.resumed = list(saved.done)
+        self.trace, self.resumed = list(saved.trace), list(saved.done)
         self.share.restore(saved.counters)  # adopted by the counters on first use, never lowering them
 
     # -- driving ------------------------------------------------------------------
@@ -523,7 +519,7 @@ class _Run:
             await self.log.asave(store, self.run_id, self.step, state, kind="workflow",
                                  metadata={"workflow": self.graph.name, "status": status},
                                  resume=f"WorkFlowExecutor(..., checkpoints=store).arun(graph, inputs, "
-                                        f"run_id={self.run_id!r})", signer=signer_of(self.kernel))
+                                        f"run_id={self.run_id!r})")
 
     async def _emit(self, type: str, **data: Any) -> None:
         if self.events:

@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 import attrs
 import msgspec
+from zagent.agentkit.signing import aread_latest, signer_of
 from zagent.agentkit.steplog import StepLog
 from zagent.types import Usage
 
@@ -54,10 +55,16 @@ class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
 _encode = msgspec.json.Encoder(enc_hook=repr).encode  # values JSON cannot hold are saved as their repr
 
 
-def step_log() -> StepLog:
-    """A new checkpoint log for one run (its first checkpoint is a full save)."""
+def step_log(kernel: Any = None) -> StepLog:
+    """A new checkpoint log for one run (its first checkpoint is a full save), signed with ``kernel``'s key."""
     return StepLog(lists=("trace",), tracked=("values", "done", "routes", "loops"), small=("status", "counters"),
-                   encode=_encode)
+                   encode=_encode, signer=signer_of(kernel) if kernel is not None else None)
+
+
+async def load_checked(store: Any, kernel: Any, run_id: str) -> Optional[tuple[int, RunState]]:
+    """The latest checkpoint of ``run_id`` (its signatures checked with ``kernel``'s key), decoded and checked."""
+    found = await aread_latest(store, run_id, signer_of(kernel))
+    return (found[0], checked(msgspec.json.decode(found[1], type=RunState), found[0])) if found else None
 
 
 @attrs.frozen(repr=False)

@@ -23,7 +23,7 @@ import hmac
 import os
 from typing import Any, Optional, Sequence
 
-from ..errors import CheckpointError
+from ..errors import CheckpointError, ConfigError
 from ..stash import StashKey
 
 __all__ = ["MAC", "Signer", "aread_latest", "read_latest", "signer_of"]
@@ -45,8 +45,9 @@ class Signer:
         if isinstance(key, str):
             key = key.encode()
         if not isinstance(key, (bytes, bytearray)) or len(key) < 16:
-            raise ValueError("checkpoint_key must be a str, bytes or Secret of at least 16 bytes "
-                             "(e.g. secrets.token_hex(32))")
+            raise ConfigError(f"the checkpoint key (config['checkpoint_key'] or {ENV}) must be a str, bytes or "
+                              "Secret of at least 16 bytes; make one with python -c 'import secrets; "
+                              "print(secrets.token_hex(32))'")
         self._key = bytes(key)
 
     def mac(self, run_id: str, step: int, kind: str, prev: str, data: bytes) -> str:

@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from zagent.agentkit.signing import signer_of
-from zagent.errors import CheckpointError, ProviderError
+from zagent.errors import CheckpointError, ConfigError, ProviderError
 from zagent.plugins.groupchat import GroupChat
 from zagent.plugins.react import ReActLoop
 from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
@@ -189,4 +189,26 @@ def test_a_tampered_group_chat_checkpoint_is_refused(tmp_path):
     chat2 = GroupChat(kernel=k, agents=[speaker], termination={"max_rounds": 5}, checkpoints=store)
     with pytest.raises(CheckpointError, match="of run 'gc' does not match its signature"):
         chat2.run(run_id="gc")
+    k.close()
+
+
+def test_the_key_can_come_from_the_environment(tmp_path, monkeypatch):
+    """``ZAGENT_CHECKPOINT_KEY`` signs like ``config["checkpoint_key"]``: an edited step is refused."""
+    monkeypatch.setenv("ZAGENT_CHECKPOINT_KEY", KEY)
+    db = str(tmp_path / "runs.db")
+    k = make_kernel()
+    store, run_id = failed_react(k, db)
+    step, _, state = rows(db, run_id)[-1]
+    sql(db, "UPDATE checkpoints SET state = ? WHERE run_id = ? AND step = ?", bytes(state).replace(b"a b", b"x y"),
+        run_id, step)
+    with pytest.raises(CheckpointError, match=f"checkpoint {step} of run"):
+        restore(k, store, run_id, agent_config={})
+    k.close()
+
+
+def test_a_short_key_is_refused_saying_how_to_make_one():
+    """A key under 16 bytes is a ConfigError naming the setting and how to make a good one."""
+    k = make_kernel(config={"checkpoint_key": "short"})
+    with pytest.raises(ConfigError, match="checkpoint_key.*secrets.token_hex"):
+        signer_of(k)
     k.close()

@@ -438,7 +438,7 @@ class ReActLoop:
         todo = [c for c in state.pending if c.id not in state.finished and c.id not in waiting]
         if len(todo) == 1:
             await self._run_call(todo[0], gate)
-        else:
+        elif todo:  # none left when a human declined every call that was waiting
             await _all_or_none([self._run_call(c, gate) for c in todo])
         if self._control.abort_requested:
             raise self._aborted()

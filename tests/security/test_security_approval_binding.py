@@ -101,3 +101,29 @@ def test_an_approval_given_for_another_id_does_not_cover_the_call():
     asyncio.run(go())
     assert k.ran == ["/tmp/a"] and approver.asked[-1] == ("c9", {"path": "/home/user"})
     k.close()
+
+
+def test_a_reused_id_pauses_the_run_again_and_the_old_approval_does_not_cover_it():
+    """With an approver that always answers "later", the reused id c1 (other arguments) pauses the run a second
+    time; approving nothing and declining it, the dangerous call never runs."""
+    k = danger_kernel()
+    pauses = []
+    loop = ReActLoop(kernel=k, llm=k.llm("scripted:twice", replies=[call("/tmp/scratch.txt"), call("/home/user"),
+                                                                     "done"]),
+                     tools=["danger"], agent_config={"rails": {"approver": lambda c, ctx: None}})
+
+    async def go():
+        task = asyncio.ensure_future(loop.arun("clean up"))
+        await loop.wait_for_status("paused")
+        pauses.append(list(loop.state.awaiting_approval))
+        loop.resume(approve=["c1"])
+        while not (loop.status == "paused" and k.ran):
+            await asyncio.sleep(0.005)
+        pauses.append((list(loop.state.awaiting_approval), loop.state.pending[0].arguments))
+        loop.resume(deny=["c1"])
+        return await task
+
+    result = asyncio.run(go())
+    assert pauses == [["c1"], (["c1"], {"path": "/home/user"})]
+    assert k.ran == ["/tmp/scratch.txt"] and result.content == "done"
+    k.close()

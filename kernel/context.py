@@ -20,6 +20,7 @@ from .types import Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from .kernel import Kernel
+    from .runshare import RunShare
 
 #: set by ``zagent.agentkit.streaming.astream_run`` in the task of a streamed run: the new contexts of that
 #: task and its child tasks get it as ``on_delta``, so nested runs (workflow nodes, chat turns) stream too
@@ -52,6 +53,8 @@ class RunContext:
     :ivar call_id: in the context a tool receives: the id of the tool call being run (else ``None``).
     :ivar on_delta: set by an agent's ``astream()`` (from ``STREAM_SINK``): every model call of the run streams,
         each text or reasoning ``Chunk`` handed to it (sync or async) as it arrives (``zagent.llmstream``).
+    :ivar shared: per-run state every context of this run id shares (``zagent.runshare``): what counts across
+        a group chat's turns or a workflow's nodes, such as tool budgets. ``share=`` joins another run's.
     """
 
     kernel: "Kernel"
@@ -65,6 +68,17 @@ class RunContext:
     offered_tools: Optional[frozenset[str]] = None
     call_id: Optional[str] = None
     on_delta: Optional[Callable[[Any], Any]] = attrs.field(factory=STREAM_SINK.get)
+    _share: Optional["RunShare"] = attrs.field(default=None, alias="share")
+
+    @property
+    def shared(self) -> "RunShare":
+        """The ``RunShare`` of this run (see ``zagent.runshare``), looked up on first use."""
+        share = self._share
+        if share is None:
+            from .runshare import share_of
+
+            share = self._share = share_of(self.kernel, self.run_id)
+        return share
 
     @property
     def idempotency_key(self) -> Optional[str]:

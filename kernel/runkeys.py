@@ -6,6 +6,6 @@ The kernel core imports neither.
 
 from __future__ import annotations
 
-from .agentkit.runkeys import APPROVED, PENDING_APPROVAL
+from .agentkit.runkeys import APPROVED, BUDGET_COUNTS, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 
-__all__ = ["APPROVED", "PENDING_APPROVAL"]
+__all__ = ["APPROVED", "BUDGET_COUNTS", "CALL_KEYS", "PENDING_APPROVAL", "PENDING_KEYS"]

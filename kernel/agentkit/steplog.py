@@ -51,6 +51,7 @@ from typing import Any, Callable, Optional, Sequence
 import msgspec
 
 from ..errors import CheckpointError
+from .signing import MAC
 
 __all__ = ["Captured", "StepLog", "checkpoint_error"]
 
@@ -77,10 +78,12 @@ class StepLog:
         whose changes are reported with ``touch``; :param small: fields set whole in every patch;
     :param encode: turns a patch dict and a whole state into bytes (``msgspec.json`` by default; e.g. an
         encoder with an ``enc_hook`` for states holding values JSON cannot).
+    :param signer: signs every checkpoint (``zagent.agentkit.signing.signer_of(kernel)``; ``asave`` may give one).
     """
 
     def __init__(self, *, lists: Sequence[str] = (), maps: Sequence[str] = (), tracked: Sequence[str] = (),
-                 small: Sequence[str] = (), encode: Callable[[Any], bytes] = _encode) -> None:
+                 small: Sequence[str] = (), encode: Callable[[Any], bytes] = _encode, signer: Any = None) -> None:
+        self.signer = signer
         self.fields = (tuple(lists), tuple(maps), tuple(tracked), tuple(small))
         self._encode = encode
         self._touched: dict[str, dict[Any, int]] = {name: {} for name in tracked}
@@ -91,6 +94,7 @@ class StepLog:
         self._version = 0
         self._saved: Optional[Captured] = None  # nothing saved by this log yet: the next checkpoint is full
         self.full_size = self.since_full = 0
+        self.mac = ""  # the MAC of the last checkpoint this log saved (signed checkpoints)
 
     @property
     def step(self) -> Optional[int]:
@@ -122,23 +126,28 @@ class StepLog:
         self._touched[field][key] = self._version
 
     async def asave(self, store: Any, run_id: str, step: int, state: Any, *, kind: str,
-                    metadata: Optional[dict[str, Any]] = None, resume: str = "") -> None:
+                    metadata: Optional[dict[str, Any]] = None, resume: str = "", signer: Any = None) -> None:
         """Write ``state`` as checkpoint ``step`` of ``run_id`` to ``store`` (see the module docstring).
 
-        A write that raises is a ``CheckpointError`` naming the run, the step, the store and the cause (its
-        ``__cause__``), saying how to resume (``resume``: e.g. ``"arun(..., run_id=ID)"``); a cancelled one
-        re-raises ``CancelledError``. Either way the log is reset."""
-        last = self.step
+        ``signer`` (``zagent.agentkit.signing.signer_of(kernel)``): the step's MAC, chained on the last one, goes
+        in its metadata. A write that raises is a ``CheckpointError`` naming the run, the step, the store and
+        the cause (its ``__cause__``), saying how to resume (``resume``: e.g. ``"arun(..., run_id=ID)"``); a
+        cancelled one re-raises ``CancelledError``. Either way the log is reset."""
+        last, signer = self.step, signer if signer is not None else self.signer
         try:
             captured = self.capture(state, step)
             patch = self.patch(state) if hasattr(store, "asave_patch") else None
             if patch is not None:
-                await store.asave_patch(run_id, step, patch, kind=kind, metadata=metadata)
+                meta = self.signed(signer, metadata, run_id, step, kind, patch, True)
+                await store.asave_patch(run_id, step, patch, kind=kind, metadata=meta)
                 self.saved_patch(captured, len(patch))
             else:
                 data = self._encode(state)
-                await store.asave(run_id, step, data, kind=kind, metadata=metadata)
+                meta = self.signed(signer, metadata, run_id, step, kind, data, False)
+                await store.asave(run_id, step, data, kind=kind, metadata=meta)
                 self.saved_full(captured, len(data))
+            if signer is not None:
+                self.mac = meta[MAC]
         except Exception as exc:
             self.reset()  # the write may or may not have landed
             raise checkpoint_error(exc, store, run_id, step, last, resume) from exc
@@ -149,6 +158,14 @@ class StepLog:
     def reset(self) -> None:
         """Forget the last checkpoint (a write failed or was cancelled): the next one is saved whole."""
         self._saved = None
+        self.mac = ""
+
+    def signed(self, signer: Any, metadata: Optional[dict[str, Any]], run_id: str, step: int, kind: str,
+               data: bytes, patch: bool) -> Optional[dict[str, Any]]:
+        """``metadata`` with the step's MAC when there is a ``signer`` (a patch's chained on the last step's)."""
+        if signer is None:
+            return metadata
+        return {**(metadata or {}), MAC: signer.mac(run_id, step, kind, self.mac if patch else "", data)}
 
     def patch(self, state: Any) -> Optional[bytes]:
         """``state`` as encoded patch bytes on the last checkpoint, or ``None`` when it must be saved whole."""

@@ -41,7 +41,9 @@ import attrs
 import msgspec
 
 from zagent.agentkit.control import RunControl
+from zagent.agentkit.signing import aread_latest, signer_of
 from zagent.agentkit.streaming import Streaming
+from zagent.runshare import join
 from zagent.errors import CheckpointError, ConfigError, RunAborted
 from zagent.limits import check_inputs, check_text
 from zagent.sync import maybe_await, run_sync
@@ -50,7 +52,7 @@ from . import termination as term
 from .history import ChatMessage, SharedHistory
 from .selection import Selection, SpeakerInfo, build_selector, check_names, choose
 from .speakers import Turn, check_inputs, speak
-from .state import ChatState, GroupChatResult, state_decoder, step_log
+from .state import ChatState, GroupChatResult, resumed, state_decoder, step_log
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
@@ -197,7 +199,7 @@ class GroupChat(Streaming):
             await self._prepare(task, run_id, inputs)
             return await self._drive()
         finally:
-            self._running = False
+            self._running, self._outer = False, None
             self._control.unbind()
 
     def run(self, task: Optional[str] = None, **kwargs: Any) -> GroupChatResult:
@@ -213,10 +215,11 @@ class GroupChat(Streaming):
 
     async def aexecute(self, action_name: Optional[str] = None, *, inputs: Optional[dict[str, Any]] = None,
                        ctx: Optional["RunContext"] = None, msgs: Any = None) -> GroupChatResult:
-        """Agent-style entry point (what a workflow node calls): the task is ``inputs["task"]``,
-        else the inputs written as ``name: value`` lines. ``ctx`` is not shared: a chat is a run of its own."""
+        """Agent-style entry point (what a workflow node calls): the task is ``inputs["task"]``, else the inputs
+        written as ``name: value`` lines. A chat is a run of its own whose tool budgets are ``ctx``'s run's."""
         inputs = dict(inputs or {})
         task = inputs.pop("task", None) or "\n".join(f"{k}: {v}" for k, v in inputs.items())
+        self._outer = ctx.shared if ctx is not None else None  # taken by the run this starts
         return await self.arun(task, **inputs)
 
     def execute(self, action_name: Optional[str] = None, **kwargs: Any) -> GroupChatResult:
@@ -227,16 +230,9 @@ class GroupChat(Streaming):
         if task is not None:
             check_text(task, "the group chat's task")
         check_inputs(inputs, "group chat input")
-        found = await self._store.alatest(run_id) if (run_id and self._store is not None) else None
+        found = await aread_latest(self._store, run_id, signer_of(self.kernel)) if run_id and self._store else None
         if found is not None:
-            if task is not None:
-                raise ConfigError(f"run {run_id!r} already has checkpoints; call arun(run_id=...) without a task "
-                                  "to continue it, or use a new run id")
-            state = state_decoder.decode(found[1])
-            if state.status in ("completed", "aborted"):
-                raise ConfigError(f"group chat run {run_id!r} is {state.status}; only unfinished runs resume")
-            state.status = "running"
-            state.checkpoint = max(state.checkpoint, found[0])  # new checkpoints go after the latest one
+            state = resumed(found, task, run_id)
             self.history = SharedHistory(state.messages)
         else:
             if not task:
@@ -248,9 +244,11 @@ class GroupChat(Streaming):
             self.history.append("user", task, round=0)
         self._check_inputs(state)
         self.state = state
-        self._log, self._saved = step_log(), list(self.history.snapshot())
+        self._log, self._saved = step_log(self.kernel), list(self.history.snapshot())
         self._control.bind()
-        self._ctx = self.kernel.context(run_id=state.run_id, agent=self.name, metadata={"groupchat": self.name})
+        self._ctx = self.kernel.context(run_id=state.run_id, agent=self.name, metadata={"groupchat": self.name},
+                                        share=getattr(self, "_outer", None))
+        join(self.kernel, state.run_id, self._ctx.shared, state.counters)  # every turn counts in it
         self._ctx.usage = state.usage
         await self._emit("groupchat_start", resumed=found is not None, speakers=self.speakers, round=state.round)
 
@@ -305,7 +303,7 @@ class GroupChat(Streaming):
         agent = self._speakers[choice.speaker]
         ctx = self.kernel.context(run_id=state.run_id, agent=choice.speaker,
                                   agent_config={"rails": dict(getattr(agent, "rails", None) or {})},
-                                  metadata={"groupchat": self.name, "round": number})
+                                  metadata={"groupchat": self.name, "round": number}, share=self._ctx.shared)
         turn = Turn(speaker=choice.speaker, round=number, task=state.task, inputs=dict(state.inputs),
                     messages=self.history.snapshot(), ctx=ctx)
         reply = await self._abortable(self._speak(choice.speaker, agent, turn))
@@ -403,6 +401,7 @@ class GroupChat(Streaming):
         if store is None:
             return
         self.state.checkpoint += 1
+        self.state.counters = self._ctx.shared.to_state()
         self._saved.extend(self.history.since(len(self._saved)))  # one list, only appended to
         state = msgspec.structs.replace(self.state, messages=self._saved)
         await self._log.asave(store, state.run_id, state.checkpoint, state, kind="groupchat",

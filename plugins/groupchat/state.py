@@ -42,15 +42,20 @@ class ChatState(msgspec.Struct, kw_only=True, omit_defaults=True):
     detail: str = ""
     error: Optional[str] = None
     checkpoint: int = 0
+    counters: dict[str, Any] = {}
+    """The run's shared per-run counters (``ctx.shared.to_state()``: tool budgets), so a resumed chat keeps them."""
 
 
 state_decoder = msgspec.json.Decoder(ChatState)
-_SMALL = ("status", "round", "usage", "elapsed", "stopped_by", "detail", "error", "checkpoint")
+_SMALL = ("status", "round", "usage", "elapsed", "stopped_by", "detail", "error", "checkpoint", "counters")
 
 
-def step_log() -> StepLog:
-    """A new checkpoint log for one chat run: ``messages`` grows, the small fields are set, the rest is fixed."""
-    return StepLog(lists=("messages",), small=_SMALL)
+def step_log(kernel: Any = None) -> StepLog:
+    """A new checkpoint log for one chat run: ``messages`` grows, the small fields are set, the rest is fixed;
+    signed with ``kernel``'s checkpoint key, if any."""
+    from zagent.agentkit.signing import signer_of
+
+    return StepLog(lists=("messages",), small=_SMALL, signer=signer_of(kernel) if kernel is not None else None)
 
 
 @attrs.frozen(repr=False)
@@ -93,3 +98,48 @@ class GroupChatResult:
 
     def __repr__(self) -> str:
         return f"<GroupChatResult {self.run_id} stopped_by={self.stopped_by} rounds={self.rounds}>"
+
+
+def resumed(found: tuple[int, bytes], task: Any, run_id: str) -> ChatState:
+    """The chat state of checkpoint ``found`` (step, bytes) to continue, checked: a checkpoint carries no
+    policy, so its counts must be whole numbers >= 0 (``CheckpointError`` naming the step), the round, usage
+    and elapsed time are at least what the messages show (their rounds, their turns' usage and durations: a
+    reset cannot buy rounds, tokens or time), and the counters are plain counts (adopted, never lowering)."""
+    from zagent.errors import CheckpointError, ConfigError
+    from zagent.runshare import check_counters
+
+    if task is not None:
+        raise ConfigError(f"run {run_id!r} already has checkpoints; call arun(run_id=...) without a task "
+                          "to continue it, or use a new run id")
+    state = state_decoder.decode(found[1])
+    if state.status in ("completed", "aborted"):
+        raise ConfigError(f"group chat run {run_id!r} is {state.status}; only unfinished runs resume")
+    numbers = {"round": state.round, "elapsed": state.elapsed, "usage.input_tokens": state.usage.input_tokens,
+               "usage.output_tokens": state.usage.output_tokens, "usage.calls": state.usage.calls}
+    try:
+        bad = next((f"{k} is {v}" for k, v in numbers.items() if v < 0), None)
+        state.counters = check_counters(state.counters)
+    except ValueError as exc:
+        bad = str(exc)
+    if bad is not None:
+        raise CheckpointError(f"checkpoint {found[0]} of group chat run {run_id!r} is damaged or was edited: {bad}; "
+                              "the chat is not continued", run_id=run_id, step=found[0])
+    state.round = max([state.round, *(m.round for m in state.messages)])
+    shown, spent = Usage(), 0.0
+    for m in state.messages:
+        usage, took = m.metadata.get("usage"), m.metadata.get("duration")
+        if isinstance(usage, dict):
+            shown = shown + Usage(**{k: v for k, v in usage.items() if k in _USAGE and _count(v)})
+        spent += took if isinstance(took, (int, float)) and not isinstance(took, bool) and took > 0 else 0.0
+    state.usage = Usage(**{k: max(getattr(state.usage, k), getattr(shown, k)) for k in _USAGE})
+    state.elapsed = max(state.elapsed, spent)
+    state.status = "running"
+    state.checkpoint = max(state.checkpoint, found[0])  # new checkpoints go after the latest one
+    return state
+
+
+_USAGE = ("input_tokens", "output_tokens", "calls")
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

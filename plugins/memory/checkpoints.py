@@ -68,6 +68,7 @@ import msgspec
 
 from zagent import ConfigError
 
+from .chain import CheckpointChain
 from .database import Database
 from .paths import resolve
 from .errors import StoreError
@@ -103,11 +104,10 @@ FROM checkpoints c {where} GROUP BY run_id ORDER BY max(created) DESC, run_id
 
 
 @attrs.define(repr=False)
-class CheckpointStore:
-    """Per-run, per-step saved state in an SQLite file (see the module docstring).
+class CheckpointStore(CheckpointChain):
+    """Per-run, per-step saved state in an SQLite file (see the module docstring; ``chain``: ``chain.py``).
 
-    :param keep_last: steps kept per run on every save (``None``: all).
-    """
+    :param keep_last: steps kept per run on every save (``None``: all)."""
 
     db: Database
     keep_last: Optional[int] = attrs.field(default=DEFAULT_KEEP_LAST,

@@ -3,13 +3,16 @@
 A call needs approval when its tool is marked ``sensitive=True`` (unless
 ``approval.sensitive`` is false) or matches ``approval.tools``. Then:
 
-* its id is in ``ctx.stash[zagent.agentkit.runkeys.APPROVED]`` (filled by the loop on
-  resume) → allowed without asking;
+* its approval key (``zagent.agentkit.approvals``: the id the loop minted for it, its
+  tool and canonical arguments, never the model's id) is in
+  ``ctx.stash[zagent.agentkit.runkeys.APPROVED]`` (filled by the loop on resume) →
+  allowed without asking;
 * no ``approver`` is configured → denied, saying how to configure one;
 * ``approver(call, ctx)`` (sync or async) answers ``True`` → allowed,
   ``False`` → denied ("a human declined ..."), ``None`` → denied with the
   reason ``awaiting human approval`` and the id added to
-  ``ctx.stash[zagent.agentkit.runkeys.PENDING_APPROVAL]`` so the loop can pause the run.
+  ``ctx.stash[zagent.agentkit.runkeys.PENDING_APPROVAL]`` (its approval key to ``PENDING_KEYS``)
+  so the loop can pause the run.
   Anything else, or an exception, denies (fail closed).
 
 ``approver`` may be a callable, ``"console"`` (``console_approver``) or a
@@ -22,7 +25,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from zagent.agentkit.runkeys import APPROVED, PENDING_APPROVAL
+from zagent.agentkit.approvals import bound_key
+from zagent.agentkit.runkeys import APPROVED, PENDING_APPROVAL, PENDING_KEYS
 from zagent.sync import maybe_await
 
 from .config import Layers, as_list, first_match, tool_of
@@ -69,7 +73,8 @@ def _needs(approval: Any, call: "ToolCall", ctx: "RunContext") -> Optional[str]:
 async def ask(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext", why: str) -> Optional[str]:
     """Ask the configured approver about ``call``; return a deny reason or None to allow."""
     approved = ctx.stash.get(APPROVED_KEY)
-    if approved and call.id in approved:
+    key = bound_key(call, ctx)  # the call's minted id, tool and arguments: a reused model id is a new call
+    if approved and key is not None and key in approved:
         return None
     approver = rails.get("approver")
     kernel_rails = ctx.kernel.config.get("rails") or {}
@@ -85,6 +90,8 @@ async def ask(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext", why: s
         return f"a human declined the call of {call.name!r}"
     if answer is None:
         ctx.stash.setdefault(PENDING_KEY, set()).add(call.id)
+        if key is not None:
+            ctx.stash.setdefault(PENDING_KEYS, {})[call.id] = key
         return AWAITING
     return f"the approver returned {type(answer).__name__}; expected True, False or None, so the call was blocked"
 

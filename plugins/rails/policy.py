@@ -9,10 +9,11 @@ tools are started from several threads.
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
+from zagent.agentkit.runkeys import BUDGET_COUNTS
+from zagent.runshare import RunCounter, shared_counter
 from zagent.stash import StashKey
 
 from .config import Layers, as_list, first_match, toolset_of
@@ -64,46 +65,14 @@ def budget_limit(budget: dict[str, Any], name: str, toolset: str) -> tuple[Optio
     return None, None
 
 
-class CallCounter:
-    """Calls made so far in one run, per tool name (lives in ``ctx.stash[BUDGET_KEY]``)."""
+class CallCounter(RunCounter):
+    """Calls made so far in one run, per tool name (``ctx.stash[BUDGET_KEY]``): a ``zagent.runshare.RunCounter``
+    shared by every part of a composite run (a group chat's turns, a workflow's nodes)."""
 
-    __slots__ = ("counts", "lock")
-
-    def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
-        self.lock = threading.Lock()
-
-    def take(self, name: str, limit: int) -> bool:
-        """Count one call of ``name`` if fewer than ``limit`` were made; False when the budget is spent."""
-        with self.lock:
-            used = self.counts.get(name, 0)
-            if used >= limit:
-                return False
-            self.counts[name] = used + 1
-            return True
-
-    def give_back(self, name: str) -> None:
-        """Un-count a call that a later check (e.g. approval) did not let through."""
-        with self.lock:
-            if self.counts.get(name, 0) > 0:
-                self.counts[name] -= 1
-
-    def to_state(self) -> dict[str, int]:
-        """The counts as plain data (saved with a run's checkpoint, so a restored run keeps its budget)."""
-        with self.lock:
-            return dict(self.counts)
-
-    @classmethod
-    def from_state(cls, counts: dict[str, int]) -> "CallCounter":
-        counter = cls()
-        counter.counts = {str(k): int(v) for k, v in counts.items()}
-        return counter
-
-    def __repr__(self) -> str:
-        return f"<CallCounter {self.counts}>"
+    __slots__ = ()
 
 
-BUDGET_KEY: "StashKey[CallCounter]" = StashKey("zagent.rails.budget", restore=CallCounter.from_state)
+BUDGET_KEY: "StashKey[CallCounter]" = StashKey(BUDGET_COUNTS, restore=CallCounter.from_state)
 """``ctx.stash`` key of the per-run ``CallCounter``; persistent, so a restored run keeps its budget."""
 
 
@@ -124,7 +93,7 @@ def take_budget(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> t
             rule, limit = r, n
     if limit is None:
         return None, False
-    counter = ctx.stash.get_or_create(BUDGET_KEY, CallCounter)  # a restored run's counts come back here
+    counter = shared_counter(ctx, BUDGET_KEY, CallCounter)  # one per run; a restored run's counts come back
     if counter.take(call.name, limit):
         return None, True
     return (f"tool {call.name!r} has used its budget of {limit} call{'s' if limit != 1 else ''} "

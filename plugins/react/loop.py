@@ -38,12 +38,14 @@ from typing import TYPE_CHECKING, Any, Awaitable, Iterable, Optional, Sequence
 import attrs
 import msgspec
 from zagent.agentkit.control import RunControl
+from zagent.agentkit.signing import signer_of
 from zagent.agentkit.steplog import checkpoint_error
 from zagent.agentkit.toolloop import NUDGE, ToolLoop, results_messages
 from zagent.errors import CheckpointError, ConfigError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
 from zagent.limits import check_text
 from zagent.llm import to_messages
-from zagent.agentkit.runkeys import APPROVED, PENDING_APPROVAL
+from zagent.agentkit.approvals import mint
+from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.secrets import public_data
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
 
@@ -147,7 +149,10 @@ class ReActLoop:
         with control.lock:
             control.pause_requested = False
             if self.state is not None:
-                self.state.approved = sorted(set(self.state.approved) | set(approve))
+                state = self.state  # an id approves the call awaiting under it: its minted id, tool and arguments
+                keys = {state.approval_keys[i] for i in approve
+                        if i in state.awaiting_approval and i in state.approval_keys}
+                state.approved = sorted(set(state.approved) | keys)
                 denied = set(deny)
                 if denied:
                     self._deny_pending(denied)
@@ -182,35 +187,13 @@ class ReActLoop:
     def restore(cls, kernel: "Kernel", state: Any, **config: Any) -> "ReActLoop":
         """A loop continuing ``state``: a ``RunState``, JSON bytes, a file path, or a run id with
         ``checkpoints=store`` (its latest checkpoint). A paused or failed run resumes running.
-        A missing run or file, or a state that does not decode, is a ``ConfigError`` saying which."""
-        store = config.get("checkpoints")
-        where = "the state given"
-        if isinstance(state, str) and store is not None and not state.endswith(".json"):
-            found = store.latest(state)
-            if found is None:
-                raise ConfigError(f"no checkpoint for run {state!r} in {store!r}")
-            where, state = f"the last checkpoint of run {state!r}", found[1]
-        elif isinstance(state, str):
-            try:
-                with open(state, "rb") as f:
-                    where, state = f"state file {state!r}", f.read()
-            except (OSError, ValueError) as exc:
-                raise ConfigError(f"cannot read the run state file {state!r}: {exc}") from None
-        if isinstance(state, (bytes, bytearray)):
-            try:
-                state = state_decoder.decode(state)
-            except (msgspec.DecodeError, RecursionError) as exc:
-                raise ConfigError(f"{where} is not a ReAct run state ({exc}); it is damaged or of another kind")
-        if not isinstance(state, RunState):
-            raise ConfigError("restore a RunState, its JSON bytes, a file path or a run id, "
-                              f"got {type(state).__name__}")
-        if state.status in ("completed", "aborted"):
-            raise ConfigError(f"run {state.run_id} is {state.status}; only running, paused or failed runs resume")
-        state.status = "running"
-        config.setdefault("agent", state.agent or "react")
-        if not config.get("agent_config"):
-            config["agent_config"] = dict(state.agent_config)
-        return cls(kernel=kernel, state=state, **config)
+        A missing run or file, or a state that does not decode, is a ``ConfigError`` saying which.
+
+        Policy comes from ``kernel`` and ``config``, never from the state (``restoring.restored``): pass the
+        agent's settings as ``agent_config=`` (a signed checkpoint's are used when it is left out)."""
+        from .restoring import restored
+
+        return cls(kernel=kernel, state=restored(kernel, state, config), **config)
 
     # -- running --------------------------------------------------------------------
 
@@ -233,6 +216,7 @@ class ReActLoop:
         self._ctx = ctx
         ctx.stash.restore(self.state.stash)  # plain data: its plugin rebuilds its object on first use
         ctx.stash.setdefault(APPROVED, set()).update(self.state.approved)
+        ctx.stash[CALL_KEYS] = self.state.call_keys
         if self.state.usage.calls and not ctx.usage.calls:
             ctx.usage = self.state.usage
         if self.live_trajectory_path:
@@ -309,12 +293,15 @@ class ReActLoop:
 
     def _blocked_on_approval(self) -> bool:
         state = self.state
-        return bool(state.awaiting_approval) and not set(state.awaiting_approval) <= set(state.approved)
+        if not state.awaiting_approval:
+            return False
+        approved = set(state.approved)
+        return any(state.approval_keys.get(c) not in approved for c in state.awaiting_approval)
 
     def _release_approved(self) -> None:
         state = self.state
         approved = set(state.approved)
-        state.awaiting_approval = [c for c in state.awaiting_approval if c not in approved]
+        state.awaiting_approval = [c for c in state.awaiting_approval if state.approval_keys.get(c) not in approved]
         self._ctx.stash.setdefault(APPROVED, set()).update(approved)
 
     def _deny_pending(self, denied: set[str]) -> None:
@@ -362,6 +349,9 @@ class ReActLoop:
         if decision.action == "use_tool":
             state.pending = list(decision.calls)
             state.finished = {}
+            state.call_keys = {c.id: mint() for c in state.pending}  # approvals bind these, not the model's ids
+            state.approval_keys = {}
+            self._ctx.stash[CALL_KEYS] = state.call_keys
         elif decision.feedback:
             state.messages.append(Message(role="user", content=decision.feedback))
             state.feedback = ""
@@ -461,7 +451,7 @@ class ReActLoop:
         todo = [c for c in state.pending if c.id not in state.finished and c.id not in waiting]
         if len(todo) == 1:
             await self._run_call(todo[0], gate)
-        else:
+        elif todo:  # none left when a human declined every call that was waiting
             await _all_or_none([self._run_call(c, gate) for c in todo])
         if self._control.abort_requested:
             raise self._aborted()
@@ -493,6 +483,9 @@ class ReActLoop:
         pending = self._ctx.stash.get(PENDING_APPROVAL)
         if pending and call.id in pending:
             pending.discard(call.id)
+            key = (self._ctx.stash.get(PENDING_KEYS) or {}).pop(call.id, None)
+            if key is not None:
+                state.approval_keys[call.id] = key
             if call.id not in state.awaiting_approval:
                 state.awaiting_approval.append(call.id)
             await self._emit("approval_needed", tool=call.name, call_id=call.id)
@@ -509,6 +502,7 @@ class ReActLoop:
         results = [state.finished[c.id] for c in state.pending]
         state.messages.extend(results_messages(results, native=self.llm.profile.native_tools, feedback=state.feedback))
         state.pending, state.finished, state.feedback = [], {}, ""
+        state.call_keys, state.approval_keys, state.approved = {}, {}, []
 
     # -- ends ---------------------------------------------------------------------
 
@@ -566,7 +560,8 @@ class ReActLoop:
             state.checkpoint += 1
             self._keep_stash()
             await self._log.asave(self.checkpoints, state.run_id, state.checkpoint, state, kind="react",
-                                  metadata={"agent": self.agent, "status": state.status}, resume=self._resume_hint())
+                                  metadata={"agent": self.agent, "status": state.status}, resume=self._resume_hint(),
+                                  signer=signer_of(self.kernel))
 
     def _save_sync(self) -> None:
         """A whole checkpoint written from a sync path (an abort), with ``StepLog.asave``'s guarantees."""
@@ -576,8 +571,10 @@ class ReActLoop:
         try:
             captured = self._log.capture(state)
             data = msgspec.json.encode(state)
-            self.checkpoints.save(state.run_id, state.checkpoint, data, kind="react",
-                                  metadata={"agent": self.agent, "status": state.status})
+            meta = self._log.signed(signer_of(self.kernel), {"agent": self.agent, "status": state.status},
+                                    state.run_id, state.checkpoint, "react", data, False)
+            self.checkpoints.save(state.run_id, state.checkpoint, data, kind="react", metadata=meta)
+            self._log.mac = (meta or {}).get("zagent_mac", "")
         except Exception as exc:
             self._log.reset()
             raise checkpoint_error(exc, self.checkpoints, state.run_id, state.checkpoint, last,
@@ -588,7 +585,7 @@ class ReActLoop:
         self._log.saved_full(captured, len(data))
 
     def _resume_hint(self) -> str:
-        return f"ReActLoop.restore(kernel, {self.state.run_id!r}, checkpoints=store, llm=...)"
+        return f"ReActLoop.restore(kernel, {self.state.run_id!r}, checkpoints=store, llm=..., agent_config=...)"
 
     def _keep_stash(self) -> None:
         """Copy the plugins' per-run state that survives a restore (``to_state()``) into the state."""

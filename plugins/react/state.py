@@ -70,6 +70,12 @@ class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
     finished: dict[str, ToolResult] = {}
     awaiting_approval: list[str] = []
     approved: list[str] = []
+    """Approval keys (``zagent.agentkit.approvals``) of calls a human approved in this process; a restored
+    run starts with none (a checkpoint cannot approve a call)."""
+    call_keys: dict[str, str] = {}
+    """The id zagent minted for each call of the batch in flight, by the model's call id."""
+    approval_keys: dict[str, str] = {}
+    """The approval key of each call awaiting a human, by call id: what ``resume(approve=[id])`` approves."""
     reasoning: str = ""
     feedback: str = ""
     usage: Usage = Usage()

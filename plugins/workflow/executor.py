@@ -76,7 +76,7 @@ from zagent.types import Usage
 
 from .errors import WorkflowError, WorkflowFailed
 from .graph import WorkFlowGraph, resolve_callable
-from .result import RunState, TraceEntry, WorkflowResult, step_log
+from .result import RunState, TraceEntry, WorkflowResult, load_checked, step_log
 from .routing import append as append_reducer, choose, initial_state, reduce_outputs, reducer_for
 from .topology import Topology
 
@@ -164,8 +164,7 @@ class WorkFlowExecutor(Streaming):
                 "run_id %r given but this executor has no checkpoints store, so there is nothing to resume: "
                 "starting a new run with that id (pass checkpoints=... to resume runs)", run_id)
             return None
-        found = await self.checkpoints.alatest(run_id)
-        return (found[0], msgspec.json.decode(found[1], type=RunState)) if found else None
+        return await load_checked(self.checkpoints, self.kernel, run_id)
 
     def _agents(self, graph: WorkFlowGraph) -> dict[str, list[str]]:
         """Agent names per node, registering inline specs and objects with the manager."""
@@ -193,7 +192,7 @@ class _Run:
                  run_id: str, inputs: dict[str, Any], saved: Optional[RunState], units: Any):
         self.units = units
         self.ex, self.graph, self.topo, self.agents, self.run_id = ex, graph, topo, agents, run_id
-        self.kernel = ex.kernel
+        self.kernel, self.share = ex.kernel, ex.kernel.context(run_id=run_id).shared  # the counters nodes share
         self.nodes = {n.name: n for n in graph.nodes}
         self.reducers = {s.name: reducer_for(s, self.kernel) for s in graph.state}
         self.routers = {c.source: (c, resolve_callable(c.router, f"router of {c.source!r}", self.kernel))
@@ -217,7 +216,7 @@ class _Run:
         self.sem = asyncio.Semaphore(ex.max_concurrency)
         self.events = self.kernel.hooks.active("zagent_event")
         self.step = len(self.trace)
-        self.log = step_log()
+        self.log = step_log(self.kernel)
         self.save_lock = asyncio.Lock()
         self.stopping = False
         self.halted: Optional[CheckpointError] = None  # a checkpoint write failed: the run stops
@@ -235,8 +234,8 @@ class _Run:
                               f"(nodes {', '.join(saved.done)}); it cannot resume {self.graph.name!r}")
         self.values = {**saved.values, **{k: v for k, v in inputs.items() if k not in saved.values}}
         self.done, self.routes, self.loops = dict(saved.done), dict(saved.routes), dict(saved.loops)
-        self.trace = list(saved.trace)
-        self.resumed = list(saved.done)
+        self.trace, self.resumed = list(saved.trace), list(saved.done)
+        self.share.restore(saved.counters)  # adopted by the counters on first use, never lowering them
 
     # -- driving ------------------------------------------------------------------
 
@@ -410,7 +409,7 @@ class _Run:
         for agent_name in self.agents[name]:
             async with self.ex.manager.ausing(agent_name, timeout=self.ex.agent_timeout) as agent:
                 self.usage = self.usage + await call_step(agent, agent_name, node, self.values, produced,
-                                                          self.kernel, self.run_id)
+                                                          self.kernel, self.run_id, self.share)
         return node_outputs(node, produced)
 
     def _route(self, name: str, outputs: dict[str, Any]) -> tuple[Optional[list[str]], Optional[str]]:
@@ -516,7 +515,8 @@ class _Run:
                 return  # a checkpoint failed: nothing is written after it (this node is being cancelled)
             self.step += 1
             state = RunState(run_id=self.run_id, workflow=self.graph.name, values=self.values, done=self.done,
-                             routes=self.routes, loops=self.loops, trace=self.trace, status=status)
+                             routes=self.routes, loops=self.loops, trace=self.trace, status=status,
+                             counters=self.share.to_state())
             await self.log.asave(store, self.run_id, self.step, state, kind="workflow",
                                  metadata={"workflow": self.graph.name, "status": status},
                                  resume=f"WorkFlowExecutor(..., checkpoints=store).arun(graph, inputs, "
@@ -528,13 +528,13 @@ class _Run:
 
 
 async def call_step(agent: Any, agent_name: str, node: Any, values: dict[str, Any], produced: dict[str, Any],
-                    kernel: Any, run_id: str) -> Usage:
+                    kernel: Any, run_id: str, share: Any = None) -> Usage:
     """Run one of a node's agents on the values it reads (earlier agents' outputs first); add what it gives
     to ``produced``; return the tokens it spent."""
     wanted = node.input_names + _agent_inputs(agent)
     inputs = {k: produced[k] if k in produced else values[k] for k in wanted
               if k in produced or values.get(k) is not None}
-    outputs, usage = await _call(agent, inputs, kernel, run_id, agent_name, node.name)
+    outputs, usage = await _call(agent, inputs, kernel, run_id, agent_name, node.name, share)
     produced.update(outputs)
     return usage
 
@@ -575,13 +575,13 @@ def _unreachable(key: str) -> Any:
 
 
 async def _call(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, agent_name: str,
-                node: str) -> tuple[dict[str, Any], Usage]:
+                node: str, share: Any = None) -> tuple[dict[str, Any], Usage]:
     """Run one agent: an ``Agent`` (``aexecute``), or a plain (async) callable taking the inputs as keywords;
     return its outputs and the tokens it spent."""
     execute = getattr(agent, "aexecute", None)
     ctx = None
     if execute is not None:
-        ctx = kernel.context(run_id=run_id, agent=agent_name, metadata={"node": node})
+        ctx = kernel.context(run_id=run_id, agent=agent_name, metadata={"node": node}, share=share)
         result = await execute(inputs=inputs, ctx=ctx)
     elif callable(agent):
         if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(getattr(agent, "__call__", None)):

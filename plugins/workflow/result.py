@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 import attrs
 import msgspec
+from zagent.agentkit.signing import aread_latest, signer_of
 from zagent.agentkit.steplog import StepLog
 from zagent.types import Usage
 
@@ -47,15 +48,23 @@ class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
     loops: dict[str, int] = {}
     trace: list[TraceEntry] = []
     status: str = "running"
+    counters: dict[str, Any] = {}
+    """The run's shared per-run counters (tool budgets: ``zagent.runshare``), so a resumed run keeps them."""
 
 
 _encode = msgspec.json.Encoder(enc_hook=repr).encode  # values JSON cannot hold are saved as their repr
 
 
-def step_log() -> StepLog:
-    """A new checkpoint log for one run (its first checkpoint is a full save)."""
-    return StepLog(lists=("trace",), tracked=("values", "done", "routes", "loops"), small=("status",),
-                   encode=_encode)
+def step_log(kernel: Any = None) -> StepLog:
+    """A new checkpoint log for one run (its first checkpoint is a full save), signed with ``kernel``'s key."""
+    return StepLog(lists=("trace",), tracked=("values", "done", "routes", "loops"), small=("status", "counters"),
+                   encode=_encode, signer=signer_of(kernel) if kernel is not None else None)
+
+
+async def load_checked(store: Any, kernel: Any, run_id: str) -> Optional[tuple[int, RunState]]:
+    """The latest checkpoint of ``run_id`` (its signatures checked with ``kernel``'s key), decoded and checked."""
+    found = await aread_latest(store, run_id, signer_of(kernel))
+    return (found[0], checked(msgspec.json.decode(found[1], type=RunState), found[0])) if found else None
 
 
 @attrs.frozen(repr=False)
@@ -96,3 +105,26 @@ class WorkflowResult:
 
     def __repr__(self) -> str:
         return f"<WorkflowResult {self.run_id} {self.status} outputs={sorted(self.outputs)}>"
+
+
+def checked(state: RunState, step: int) -> RunState:
+    """A saved run checked before it resumes (a checkpoint carries no policy): loop counts and counters are
+    whole numbers >= 0 (``CheckpointError`` naming the step otherwise), and each loop count is at least the
+    passes the trace shows (an entry whose route is one loop target), so ``max_loops`` cannot be reset."""
+    from zagent.errors import CheckpointError
+    from zagent.runshare import check_counters, check_counts
+
+    try:
+        state.loops = check_counts(state.loops, "loop counts")
+        state.counters = check_counters(state.counters)
+    except ValueError as exc:
+        raise CheckpointError(f"checkpoint {step} of workflow run {state.run_id!r} is damaged or was edited: {exc}; "
+                              "the run is not resumed", run_id=state.run_id, step=step) from None
+    shown: dict[str, int] = {}
+    for entry in state.trace:  # a forward route of one target counts too: a key no loop reads, harmless
+        if entry.status == "done" and entry.route and len(entry.route) == 1:
+            key = f"{entry.node}->{entry.route[0]}"
+            shown[key] = shown.get(key, 0) + 1
+    for key, n in shown.items():
+        state.loops[key] = max(state.loops.get(key, 0), n)
+    return state

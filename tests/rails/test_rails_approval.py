@@ -3,6 +3,8 @@
 import io
 
 from zagent import Deny, Kernel, ToolCall, run_sync, tool
+from zagent.agentkit.approvals import approval_key
+from zagent.agentkit.runkeys import CALL_KEYS
 from zagent.plugins.rails import APPROVED_KEY, AWAITING, BUDGET_KEY, PENDING_KEY, console_approver
 
 
@@ -78,11 +80,21 @@ def test_undecided_call_is_pending():
 
 
 def test_pre_approved_call_runs_without_asking():
-    """A call whose id is in ``ctx.stash["zagent.approved"]`` runs and the approver is not asked."""
+    """A call whose approval key (minted id, tool, arguments) is in ``ctx.stash[APPROVED_KEY]`` runs unasked."""
     k, approver = make_kernel(), Approver(False)
     ctx = ctx_with(k, approver=approver)
-    ctx.stash[APPROVED_KEY] = {"c1"}
+    ctx.stash[CALL_KEYS] = {"c1": "z1"}
+    ctx.stash[APPROVED_KEY] = {approval_key("z1", "delete", {"path": "x"})}
     assert run(k, ctx).state == "success" and approver.asked == []
+
+
+def test_an_approved_model_id_alone_approves_nothing():
+    """The model's call id in the approved set (the old form) does not let the call through: the approver is asked."""
+    k, approver = make_kernel(), Approver(False)
+    ctx = ctx_with(k, approver=approver)
+    ctx.stash[CALL_KEYS] = {"c1": "z1"}
+    ctx.stash[APPROVED_KEY] = {"c1", approval_key("z1", "delete", {"path": "other"})}
+    assert run(k, ctx).state == "blocked" and approver.asked == ["c1"]
 
 
 def test_no_approver_blocks_sensitive_tools_and_says_how_to_configure_one():

@@ -3,7 +3,8 @@
     python react_child.py first  DB LOG [approval]  -> runs until paused, prints the run id, exits hard
     python react_child.py killed DB LOG             -> run "killed-run"; its t2 call hangs until SIGKILL
     python react_child.py budget DB LOG             -> as killed, with a tool budget of 2 record calls
-    python react_child.py resume DB LOG RUN_ID      -> restores the run, finishes it, prints the answer
+    python react_child.py resume DB LOG RUN_ID [budget] -> restores the run (with the budget's rails: a
+                                                    checkpoint carries no policy), finishes it, prints the answer
 Every tool execution appends its tag to LOG, so the parent can count runs.
 """
 
@@ -68,12 +69,13 @@ def killed(db, log, budget=False):
     loop.run("do three things", ctx=k.context(run_id="killed-run", agent_config=config))
 
 
-def resume(db, log, run_id):
+def resume(db, log, run_id, budget=False):
     k = kernel(log)
     store = k.memory("checkpoints", path=db)
     llm = k.llm("scripted:second", replies=["done"])
+    config = {"rails": {"tool_budget": {"record": 2}}} if budget else {}
     loop = ReActLoop.restore(k, run_id, checkpoints=store, llm=llm, tools=["record", "danger"],
-                             max_tool_call_concurrency=1)
+                             max_tool_call_concurrency=1, agent_config=config)
     if loop.state.awaiting_approval:
         loop.resume(approve=loop.state.awaiting_approval)
     result = loop.run()
@@ -89,4 +91,4 @@ if __name__ == "__main__":
     elif mode in ("killed", "budget"):
         killed(db, log, budget=mode == "budget")
     else:
-        resume(db, log, sys.argv[4])
+        resume(db, log, sys.argv[4], budget=sys.argv[5:] == ["budget"])

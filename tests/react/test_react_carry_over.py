@@ -71,7 +71,8 @@ def test_answer_steps_carry_their_time(kernel):
 
 
 def test_a_restored_run_keeps_its_tool_budget_and_rails():
-    """A run paused after 2 of its 2 budgeted calls and restored without rails does not get the budget back."""
+    """A run paused after 2 of its 2 budgeted calls and restored (with the agent's rails, as a checkpoint
+    carries none) does not get the budget back: the saved counts are kept."""
     k = Kernel(plugins=[*PLUGINS, "zagent.plugins.rails"], entry_points=False, strict=True)
     ran = []
 
@@ -83,6 +84,7 @@ def test_a_restored_run_keeps_its_tool_budget_and_rails():
     k.add_tool(add)
     first = ReActLoop(kernel=k, llm=k.llm("scripted:first", replies=[call("add", a=i, b=i) for i in range(4)]),
                       tools=["add"], agent_config={"rails": {"tool_budget": {"add": 2}}})
+    rails = {"rails": {"tool_budget": {"add": 2}}}
 
     class PauseAfterTwo:
         def zagent_event(self, event):
@@ -104,7 +106,7 @@ def test_a_restored_run_keeps_its_tool_budget_and_rails():
         state = run_sync(until_paused())
         k.remove_plugin(watcher)
         assert state.stash == {"zagent.rails.budget": {"add": 2}}
-        second = ReActLoop.restore(k, msgspec.json.encode(state), tools=["add"], llm=k.llm(
+        second = ReActLoop.restore(k, msgspec.json.encode(state), tools=["add"], agent_config=rails, llm=k.llm(
             "scripted:second", replies=[call("add", a=2, b=2), call("add", a=3, b=3), "done"]))
         result = second.run()
         assert result.content == "done"

@@ -67,7 +67,7 @@ def test_the_run_restores_from_the_last_good_checkpoint_once_the_store_works(ker
     step, raw = store.latest(run_id)
     assert step == FAIL_AT - 1 and msgspec.json.decode(raw, type=RunState).status == "running"
     llm = kernel.llm("scripted:again", replies=plan()[2:])
-    result = ReActLoop.restore(kernel, run_id, checkpoints=store, llm=llm, tools=["add"]).run()
+    result = ReActLoop.restore(kernel, run_id, checkpoints=store, llm=llm, tools=["add"], agent_config={}).run()
     assert result.content == "done" and calls == list(range(N))
     clean = loop_on(kernel, None, plan(), name="clean").run("count")
     assert [m.content for m in result.state.messages] == [m.content for m in clean.state.messages]
@@ -119,5 +119,6 @@ def test_a_file_locked_by_another_writer_stops_the_run_and_it_restores_once_rele
     assert isinstance(info.value.__cause__, StoreBusy) and info.value.step == 6  # call 3's result
     holder[0].close()
     llm = kernel.llm("scripted:again", replies=plan()[3:])
-    result = ReActLoop.restore(kernel, info.value.run_id, checkpoints=store, llm=llm, tools=["add"]).run()
+    result = ReActLoop.restore(kernel, info.value.run_id, checkpoints=store, llm=llm, tools=["add"],
+                               agent_config={}).run()
     assert result.content == "done" and calls == [0, 1, 2] + list(range(2, N))

@@ -60,8 +60,8 @@ def test_killed_mid_tool_call_resumes_without_rerunning_finished_calls(tmp_path)
 
 
 def test_killed_run_resumed_in_a_fresh_process_keeps_its_tool_budget(tmp_path):
-    """SIGKILL mid-batch under a budget of 2 calls: the resumed run (a new process, rails state from the
-    checkpoint's stash) still counts the calls made before the kill, so the third call is blocked."""
+    """SIGKILL mid-batch under a budget of 2 calls: the resumed run (a new process given the same rails, its
+    counts from the checkpoint's stash) still counts the calls made before the kill, so the third is blocked."""
     db, log = str(tmp_path / "runs.db"), tmp_path / "tools.log"
     proc = subprocess.Popen([sys.executable, CHILD, "budget", db, str(log)], stderr=subprocess.PIPE, text=True)
     try:
@@ -72,6 +72,6 @@ def test_killed_run_resumed_in_a_fresh_process_keeps_its_tool_budget(tmp_path):
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(30)
         proc.stderr.close()
-    result = json.loads(_child("resume", db, str(log), "killed-run"))
+    result = json.loads(_child("resume", db, str(log), "killed-run", "budget"))
     assert "t3" in result["blocked"] and "t3" not in log.read_text().split()
     assert result["content"] == "done"

@@ -87,7 +87,8 @@ def test_run_crashed_after_patches_restores_and_ends_like_an_uninterrupted_one(k
     assert rows(store, run_id)[-1][1] == 1  # the latest checkpoint is a patch
     step, _ = store.latest(run_id)
     llm = kernel.llm("scripted:again", replies=plan(N)[25:])  # the crashed call is pending: it runs first
-    resumed = ReActLoop.restore(kernel, run_id, checkpoints=store, llm=llm, tools=["add"], max_iterations=N + 5)
+    resumed = ReActLoop.restore(kernel, run_id, checkpoints=store, llm=llm, tools=["add"], max_iterations=N + 5,
+                                agent_config={})
     result = resumed.run()
     assert result.content == "done" and calls["n"] == N + 1  # the crashed call ran again, no other
     clean = run(kernel, None, plan(N), name="clean").run("count")

@@ -59,7 +59,7 @@ def first(db, folder):
 def resume(db, folder):
     k = kernel(folder, hang=False)
     loop = ReActLoop.restore(k, "pay-run", checkpoints=k.memory("checkpoints", path=db),
-                             llm=k.llm("scripted:second", replies=["paid"]), tools=["charge"])
+                             llm=k.llm("scripted:second", replies=["paid"]), tools=["charge"], agent_config={})
     result = loop.run()
     print(json.dumps({"content": result.content, "results": [s.result for s in result.steps if s.tool]}))
 

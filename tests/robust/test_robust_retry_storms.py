@@ -70,7 +70,7 @@ def test_a_failed_react_run_is_checkpointed_as_failed_and_can_be_restored(kernel
         loop.run("what is 2 + 3?")
     assert loop.state.status == "failed" and "401" in loop.state.error
     good = kernel.llm("openai:gpt-test", **llm_config(server, key="sk-right"))
-    again = ReActLoop.restore(kernel, loop.state.run_id, checkpoints=store, llm=good, tools=["add"])
+    again = ReActLoop.restore(kernel, loop.state.run_id, checkpoints=store, llm=good, tools=["add"], agent_config={})
     assert again.run().status == "completed"
 
 

@@ -1,0 +1,48 @@
+"""Approvals bound to the call: a human's yes covers one call -- its tool, its arguments and an id zagent minted.
+
+The model's tool-call id is the model's to choose (and to repeat), so it never stands for an approval. When
+a loop accepts a reply's calls it mints an id per call (``mint``) and puts ``{model id: minted id}`` in
+``ctx.stash[CALL_KEYS]``. The approval rail computes ``approval_key(minted, name, arguments)`` -- the
+minted id and a SHA-256 of the tool name and the arguments as canonical JSON (sorted keys) -- and lets a
+call through unasked only when that key is in ``ctx.stash[APPROVED]``. When it holds a call for a human
+(the approver answered "later") it records the key under the call's id in ``ctx.stash[PENDING_KEYS]``;
+the loop keeps it with the run and, when the human approves that id, adds the key to the approved set.
+
+So a later call reusing an approved id (other arguments, or the same ones in a later reply) is a new call
+and asks again; a call outside a loop (no minted id) is never pre-approved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import TYPE_CHECKING, Any, Optional
+
+import msgspec
+
+from .runkeys import CALL_KEYS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..context import RunContext
+    from ..types import ToolCall
+
+__all__ = ["approval_key", "bound_key", "mint"]
+
+_canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
+
+
+def mint() -> str:
+    """A fresh id for one call (never the model's)."""
+    return f"z{secrets.token_hex(8)}"
+
+
+def approval_key(minted: str, name: str, arguments: Any) -> str:
+    """What an approval of the call binds: its minted id, tool name and canonical arguments."""
+    digest = hashlib.sha256(name.encode() + b"\0" + _canonical(arguments)).hexdigest()
+    return f"{minted}:{digest}"
+
+
+def bound_key(call: "ToolCall", ctx: "RunContext") -> Optional[str]:
+    """The approval key of ``call`` in ``ctx``'s run, or ``None`` when no loop minted an id for it."""
+    minted = (ctx.stash.get(CALL_KEYS) or {}).get(call.id)
+    return None if minted is None else approval_key(minted, call.name, call.arguments)

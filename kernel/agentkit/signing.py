@@ -1,0 +1,115 @@
+"""Signed checkpoints: an HMAC-SHA256 per saved step, chained, under a key the kernel is configured with.
+
+``Kernel(config={"checkpoint_key": "..."})`` (a ``str``, ``bytes`` or ``zagent.secrets.Secret``; else the
+environment variable ``ZAGENT_CHECKPOINT_KEY``) turns it on for every loop that checkpoints through a
+``StepLog`` (ReAct runs, workflows, group chats). Each step's MAC covers the run id, the step number, the
+kind and the bytes written; a patch's MAC also covers the MAC of the step it builds on, so a patch removed,
+reordered or edited breaks the chain. The MAC goes in the step's metadata (``"zagent_mac"``). Cost: one HMAC
+over the bytes each step writes anyway.
+
+Reading back (``read_latest``/``aread_latest``), the rows from the last full save to the latest step are
+checked before the state is used: a step whose MAC does not match is a ``CheckpointError`` naming it, and
+with a key set an unsigned step is refused too (migrate: finish or delete old runs with a kernel without
+the key). The key is never shown (``Signer`` has no readable key and a fixed repr).
+
+Does not protect against: rolling a run back to an earlier checkpoint it really had (deleting its latest
+steps), or anyone who has the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from typing import Any, Optional, Sequence
+
+from ..errors import CheckpointError, ConfigError
+from ..stash import StashKey
+
+__all__ = ["MAC", "Signer", "aread_latest", "read_latest", "signer_of"]
+
+MAC = "zagent_mac"
+ENV = "ZAGENT_CHECKPOINT_KEY"
+_SIGNER: "StashKey[Any]" = StashKey("zagent.checkpoint_signer")
+_NONE = object()
+
+
+class Signer:
+    """Signs and checks checkpoint steps with one key (never shown)."""
+
+    __slots__ = ("_key",)
+
+    def __init__(self, key: Any) -> None:
+        reveal = getattr(key, "reveal", None)
+        key = reveal() if callable(reveal) else key
+        if isinstance(key, str):
+            key = key.encode()
+        if not isinstance(key, (bytes, bytearray)) or len(key) < 16:
+            raise ConfigError(f"the checkpoint key (config['checkpoint_key'] or {ENV}) must be a str, bytes or "
+                              "Secret of at least 16 bytes; make one with python -c 'import secrets; "
+                              "print(secrets.token_hex(32))'")
+        self._key = bytes(key)
+
+    def mac(self, run_id: str, step: int, kind: str, prev: str, data: bytes) -> str:
+        """The MAC of step ``step`` of ``run_id`` holding ``data`` (``prev``: the MAC of the step a patch builds on)."""
+        h = hmac.new(self._key, f"zagent-checkpoint\0{run_id}\0{step}\0{kind}\0{prev}\0".encode(), hashlib.sha256)
+        h.update(data)
+        return h.hexdigest()
+
+    def check(self, run_id: str, rows: Sequence[tuple[int, str, bytes, bool, dict[str, Any]]]) -> None:
+        """Check ``rows`` (step, kind, bytes, is a patch, metadata) from a full save on: ``CheckpointError``
+        naming the first step that is unsigned or does not match."""
+        prev = ""
+        for step, kind, data, patch, metadata in rows:
+            mac = metadata.get(MAC) if isinstance(metadata, dict) else None
+            if not isinstance(mac, str):
+                raise CheckpointError(
+                    f"checkpoint {step} of run {run_id!r} is not signed, and this kernel has a checkpoint_key: "
+                    "unsigned checkpoints are refused, since anyone who can write the store could have written "
+                    "it. Finish or delete runs saved before the key was set with a kernel without the key "
+                    f"({ENV} unset and no checkpoint_key), then set the key again", run_id=run_id, step=step)
+            if not hmac.compare_digest(mac, self.mac(run_id, step, kind, prev if patch else "", data)):
+                raise CheckpointError(
+                    f"checkpoint {step} of run {run_id!r} does not match its signature: it was changed, removed "
+                    "from or moved in the run's step log after it was written (or signed with another key). The "
+                    "run is not restored; restore an intact copy of the store or start the run again",
+                    run_id=run_id, step=step)
+            prev = mac
+
+    def __repr__(self) -> str:
+        return "<Signer key=***>"
+
+
+def signer_of(kernel: Any) -> Optional[Signer]:
+    """The kernel's checkpoint ``Signer`` (``config["checkpoint_key"]``, else ``ZAGENT_CHECKPOINT_KEY``), or None."""
+    found = kernel.stash.get(_SIGNER, _NONE)
+    if found is _NONE:
+        key = kernel.config.get("checkpoint_key") or os.environ.get(ENV) or None
+        found = kernel.stash[_SIGNER] = Signer(key) if key else None
+    return found
+
+
+def read_latest(store: Any, run_id: str, signer: Optional[Signer]) -> Optional[tuple[int, bytes]]:
+    """``store.latest(run_id)``, checked against ``signer`` first when there is one (see the module docstring)."""
+    if signer is None:
+        return store.latest(run_id)
+    return _checked(store, run_id, signer, store.chain(run_id) if hasattr(store, "chain") else _NONE)
+
+
+async def aread_latest(store: Any, run_id: str, signer: Optional[Signer]) -> Optional[tuple[int, bytes]]:
+    """Async twin of ``read_latest``."""
+    if signer is None:
+        return await store.alatest(run_id)
+    return _checked(store, run_id, signer, await store.achain(run_id) if hasattr(store, "achain") else _NONE)
+
+
+def _checked(store: Any, run_id: str, signer: Signer, chain: Any) -> Optional[tuple[int, bytes]]:
+    if chain is _NONE:
+        raise CheckpointError(f"{store!r} cannot give the step log of run {run_id!r} to check its signatures "
+                              "(no chain()/achain()); with a checkpoint_key, use the memory plugin's "
+                              "checkpoint store", run_id=run_id, store=store)
+    if chain is None:
+        return None
+    rows, state = chain
+    signer.check(run_id, rows)
+    return rows[-1][0], state

@@ -1,0 +1,51 @@
+"""``CheckpointChain``: a run's raw step log, for checking signed checkpoints (``zagent.agentkit.signing``).
+
+Mixed into ``CheckpointStore``: ``chain(run_id)`` reads, in one transaction, the rows from the last full
+save to the latest step (step, kind, stored bytes, whether a patch, metadata) and the latest state rebuilt
+from exactly those rows, so what is checked is what is restored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Optional
+
+import msgspec
+
+_ROWS = ("SELECT step, kind, state, patch, metadata FROM checkpoints WHERE run_id = ? AND step >= ? "
+         "ORDER BY step")
+
+
+class CheckpointChain:
+    """``chain``/``achain`` for a store with ``db`` (see the module docstring)."""
+
+    db: Any
+
+    def chain(self, run_id: str) -> Optional[tuple[list[tuple[int, str, bytes, bool, dict[str, Any]]], bytes]]:
+        """``(rows, latest state bytes)`` of ``run_id``, or ``None`` when it has no checkpoint."""
+        from .checkpoints import _BASE, _check_run_id, _rebuild
+
+        _check_run_id(run_id)
+
+        def read(c: Any) -> Any:
+            last = c.execute("SELECT step, state, patch FROM checkpoints WHERE run_id = ? ORDER BY step DESC "
+                             "LIMIT 1", (run_id,)).fetchone()
+            if last is None:
+                return None
+            base = last[0] if not last[2] else c.execute(_BASE, (run_id, last[0])).fetchone()[0]
+            rows = c.execute(_ROWS, (run_id, last[0] if base is None else base)).fetchall()
+            state = _rebuild(c, run_id, last[0]) if last[2] else bytes(last[1])
+            return [(r[0], r[1], bytes(r[2]), bool(r[3]), _metadata(r[4])) for r in rows], state
+
+        return self.db.read(read)
+
+    async def achain(self, run_id: str) -> Any:
+        return await asyncio.to_thread(self.chain, run_id)
+
+
+def _metadata(raw: Any) -> dict[str, Any]:
+    try:
+        value = msgspec.json.decode(raw)
+    except (msgspec.DecodeError, TypeError):
+        return {}
+    return value if isinstance(value, dict) else {}

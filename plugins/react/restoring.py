@@ -1,0 +1,126 @@
+"""Restoring a ReAct run: read the saved state, then check it against the kernel and the restoring code.
+
+A checkpoint is data that anyone who can write the store may have edited, so it never carries policy:
+
+* **agent settings** (rails: denies, budgets, approval...) come from ``agent_config=`` given to
+  ``ReActLoop.restore``; left out, the saved ones are used only when the kernel verified the checkpoint's
+  signature (``checkpoint_key``, ``zagent.agentkit.signing``), else the restore is refused;
+* **approvals**: a restored run has approved nothing. A pending call runs through the rails again (the
+  kernel's approver is asked); one that was awaiting a human still waits for ``resume(approve=[id])``;
+* **counts** (the tool budget's, the step number, token usage) must be whole numbers >= 0 (else
+  ``CheckpointError`` naming the step), and are raised to at least what the saved steps show (a tool
+  call that succeeded counts), so an edited count can only make a budget tighter;
+* **the saved stash** holds only persistent plugin state: names the loop, the rails and other plugins
+  use for transient per-run state (the approved set, the cost so far, the chosen skill...) are dropped,
+  so an edited stash cannot plant them.
+
+A checkpoint whose signature does not match, or an unsigned one with a key set, is a ``CheckpointError``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from zagent.agentkit.approvals import mint
+from zagent.agentkit.runkeys import BUDGET_COUNTS
+from zagent.agentkit.signing import read_latest, signer_of
+from zagent.errors import CheckpointError, ConfigError
+from zagent.runshare import check_counts
+
+from .state import RunState, state_decoder
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+
+__all__ = ["TRANSIENT", "restored"]
+
+#: stash names read as transient per-run state, never saved by a run (``to_state`` values only are): a
+#: checkpoint naming them was edited. The runkeys, the LLM cost so far, the spec rails' token count, the
+#: skills plugin's chosen skill.
+TRANSIENT = frozenset({"zagent.approved", "zagent.pending_approval", "zagent.pending_keys", "zagent.call_keys",
+                       "zagent.cost_usd", "output_tokens", "zagent.skills", "zagent.runshare"})
+
+
+def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> RunState:
+    """The state to continue, read from ``state`` (see ``ReActLoop.restore``) and checked; fills ``config``'s
+    ``agent`` and ``agent_config`` defaults."""
+    store = config.get("checkpoints")
+    where, verified, at = "the state given", False, None
+    if isinstance(state, str) and store is not None and not state.endswith(".json"):
+        signer = signer_of(kernel)
+        found = read_latest(store, state, signer)
+        if found is None:
+            raise ConfigError(f"no checkpoint for run {state!r} in {store!r}")
+        where, state, verified = f"the last checkpoint of run {state!r}", found[1], signer is not None
+        at = found[0]
+    elif isinstance(state, str):
+        try:
+            with open(state, "rb") as f:
+                where, state = f"state file {state!r}", f.read()
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot read the run state file {state!r}: {exc}") from None
+    if isinstance(state, (bytes, bytearray)):
+        try:
+            state = state_decoder.decode(state)
+        except (msgspec.DecodeError, RecursionError) as exc:
+            raise ConfigError(f"{where} is not a ReAct run state ({exc}); it is damaged or of another kind")
+    if not isinstance(state, RunState):
+        raise ConfigError("restore a RunState, its JSON bytes, a file path or a run id, "
+                          f"got {type(state).__name__}")
+    if state.status in ("completed", "aborted"):
+        raise ConfigError(f"run {state.run_id} is {state.status}; only running, paused or failed runs resume")
+    state.status = "running"
+    state.stash = {k: v for k, v in state.stash.items() if k not in TRANSIENT}
+    check_counts_of(state, state.checkpoint if at is None else at)
+    state.checkpoint = max(state.checkpoint, at or 0)  # new checkpoints go after the latest one
+    forget_approvals(state)
+    config.setdefault("agent", state.agent or "react")
+    if config.get("agent_config") is None:
+        if not verified:
+            raise ConfigError(
+                f"run {state.run_id!r}: {where} is not signed, so its saved agent settings (rails: deny_tools, "
+                "tool budgets, approval...) cannot be trusted and are not used. Pass the agent's settings: "
+                "ReActLoop.restore(..., agent_config=agent.run_config()) (agent_config={} for none), or set "
+                "Kernel(config={'checkpoint_key': ...}) so signed checkpoints keep theirs")
+        config["agent_config"] = dict(state.agent_config)
+    return state
+
+
+def check_counts_of(state: RunState, step: int) -> None:
+    """Counts >= 0 (else ``CheckpointError`` naming checkpoint ``step``), raised to what the saved steps show."""
+
+    def bad(what: str) -> CheckpointError:
+        return CheckpointError(f"checkpoint {step} of run {state.run_id!r} is damaged or was edited: {what}; "
+                               "the run is not restored", run_id=state.run_id, step=step)
+
+    numbers = {"step": state.step, "checkpoint": state.checkpoint, "usage.input_tokens": state.usage.input_tokens,
+               "usage.output_tokens": state.usage.output_tokens, "usage.calls": state.usage.calls}
+    for name, n in numbers.items():
+        if n < 0:
+            raise bad(f"{name} is {n}")
+    shown: dict[str, int] = {}
+    for s in state.steps:
+        if s.tool and not s.is_blocked and not s.is_error:
+            shown[s.tool] = shown.get(s.tool, 0) + 1
+    state.step = max([state.step, *(s.step for s in state.steps)])
+    saved = state.stash.get(BUDGET_COUNTS)
+    if saved is None and not shown:
+        return
+    try:
+        counts = check_counts(saved if saved is not None else {}, f"the tool budget counts ({BUDGET_COUNTS!r})")
+    except ValueError as exc:
+        raise bad(str(exc)) from None
+    for tool, n in shown.items():
+        counts[tool] = max(counts.get(tool, 0), n)
+    state.stash[BUDGET_COUNTS] = counts
+
+
+def forget_approvals(state: RunState) -> None:
+    """No approval survives a restore; every pending call gets a minted id (an old state's calls too), and only
+    calls awaiting a human with an approval key still wait for one (the others are asked again)."""
+    state.approved = []
+    keys = {c.id: state.call_keys.get(c.id) or mint() for c in state.pending}
+    state.call_keys = keys
+    state.approval_keys = {i: k for i, k in state.approval_keys.items() if i in keys and i in state.awaiting_approval}
+    state.awaiting_approval = [i for i in state.awaiting_approval if i in state.approval_keys]

@@ -210,6 +210,14 @@ class Agent:
             return await self.aexecute(None, inputs=inputs)
         return await self._begin(None, None, inputs, None)
 
+    def as_tool(self, name: Optional[str] = None, *, description: Optional[str] = None,
+                timeout: Optional[float] = None, register: bool = True) -> Any:
+        """This agent as a kernel ``Tool`` other agents can call, inside their run and under their rails
+        (``zagent.plugins.actions.astool``); registered on the kernel unless ``register=False``."""
+        from .astool import agent_tool
+
+        return agent_tool(self, name=name, description=description, timeout=timeout, register=register)
+
     # -- chat -------------------------------------------------------------------
 
     #: group chats call ``achat`` on agents that set this (chat agents); declared agents speak

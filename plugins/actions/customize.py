@@ -56,6 +56,8 @@ class AgentSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     title_format: Optional[str] = None
     parse_func: Optional[str] = None
     tools: list[str] = []
+    agents: list[Any] = []
+    """Agents offered as tools: agent files (relative to this file's folder) or inline specs (``astool``)."""
     tool_format: str = "tool_call"
     llm: Optional[str] = None
     llm_config: Optional[dict[str, Any]] = None
@@ -85,6 +87,10 @@ class CustomizeAgent(Agent):
         if isinstance(agent_config.get("rails"), dict):  # an approver import path: resolved now, under the trust
             agent_config["rails"] = resolve_approver(agent_config["rails"], kernel)
         tools = resolve_tool_refs(kernel, spec.tools, base_dir=base_dir)
+        if spec.agents:
+            from .astool import resolve_agent_refs
+
+            tools += [n for n in resolve_agent_refs(kernel, spec.agents, base_dir=base_dir) if n not in tools]
         parse_mode = spec.parse_mode or _default_mode(spec)
         parse_func = (resolve(spec.parse_func, key="parse_func", kernel=kernel, base_dir=base_dir)
                       if spec.parse_func else None)

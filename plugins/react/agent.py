@@ -38,6 +38,8 @@ class ReActSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     description: str = ""
     system_prompt: str = SYSTEM_PROMPT
     tools: list[str] = []
+    agents: list[Any] = []
+    """Agents offered as tools: agent files (relative to the spec's folder) or inline specs."""
     pinned_tools: list[str] = []
     llm: Optional[str] = None
     llm_config: Optional[dict[str, Any]] = None
@@ -95,6 +97,11 @@ class ReActAgent(Agent):
         fields["rails"] = resolve_approver(fields["rails"], kernel)
         fields["tools"] = resolve_tool_refs(kernel, fields["tools"], key="tool")  # names, toolset:, import paths
         fields["pinned_tools"] = resolve_tool_refs(kernel, fields["pinned_tools"], key="pinned tool")
+        agents = fields.pop("agents")
+        if agents:  # each an agent file or inline spec, offered as a tool (actions plugin's astool)
+            from zagent.plugins.actions.astool import resolve_agent_refs
+
+            fields["tools"] += [n for n in resolve_agent_refs(kernel, agents) if n not in fields["tools"]]
         check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",))
         check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"))
         if spec.tool_format not in kernel.registries["parsers"]:

@@ -31,7 +31,7 @@ from zagent.tools import Tool
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
 
-__all__ = ["MAX_AGENT_DEPTH", "agent_tool", "resolve_agent_refs", "outer_config"]
+__all__ = ["MAX_AGENT_DEPTH", "agent_tool", "load_agent_refs", "resolve_agent_refs", "outer_config"]
 
 #: how deep agents may call agents (an agent file naming itself stops here, not at Python's recursion limit)
 MAX_AGENT_DEPTH = 5
@@ -122,17 +122,25 @@ async def _chat(agent: Any, caller: "RunContext", arguments: dict[str, Any]) -> 
     return str(result.content)
 
 
+def load_agent_refs(kernel: "Kernel", refs: Iterable[Any], *, base_dir: Optional[str] = None,
+                    key: str = "agents") -> list[Any]:
+    """The agents a spec's list of agent files (inside the spec's folder) or inline specs names."""
+    agents = []
+    for i, ref in enumerate(refs):
+        where = f"{key}[{i}]"
+        if isinstance(ref, dict):
+            agents.append(kernel.agent(ref))
+        elif isinstance(ref, str):
+            agents.append(_load_file(kernel, ref, where, base_dir))
+        else:
+            raise ConfigError(f"{where} must be an agent file path or an inline agent spec, got {type(ref).__name__}")
+    return agents
+
+
 def resolve_agent_refs(kernel: "Kernel", refs: Iterable[Any], *, base_dir: Optional[str] = None) -> list[str]:
     """The tool names of the agents an agent file's ``"agents"`` list names (files or inline specs)."""
     names: list[str] = []
-    for i, ref in enumerate(refs):
-        key = f"agents[{i}]"
-        if isinstance(ref, dict):
-            agent = kernel.agent(ref)
-        elif isinstance(ref, str):
-            agent = _load_file(kernel, ref, key, base_dir)
-        else:
-            raise ConfigError(f"{key} must be an agent file path or an inline agent spec, got {type(ref).__name__}")
+    for agent in load_agent_refs(kernel, refs, base_dir=base_dir):
         tool = agent_tool(agent)
         if tool.name not in names:
             names.append(tool.name)

@@ -15,6 +15,7 @@ _EXPORTS = {
     "ReActLoop": "loop", "ReActResult": "loop", "ReActAgent": "agent", "AgentResponse": "agent",
     "RunState": "state", "StepResult": "state", "Decision": "state",
     "read_trajectories": "trajectory", "append_trajectory": "trajectory",
+    "Handoffs": "handoff", "HandoffResult": "handoff",
 }
 
 

@@ -40,6 +40,8 @@ class ReActSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     tools: list[str] = []
     agents: list[Any] = []
     """Agents offered as tools: agent files (relative to the spec's folder) or inline specs."""
+    handoffs: list[Any] = []
+    """Agents this one may hand the conversation over to (``handoff.Handoffs``): files or inline specs."""
     pinned_tools: list[str] = []
     llm: Optional[str] = None
     llm_config: Optional[dict[str, Any]] = None
@@ -75,6 +77,8 @@ class ReActAgent(Agent):
     trajectory_path: Optional[str] = None
     checkpoints: Any = None
     tool_format: str = "tool_call"
+    handoffs: Sequence[Any] = ()
+    """Agents a chat may be handed over to (``zagent.plugins.react.handoff``): the answer may come from one."""
 
     def run_config(self) -> dict[str, Any]:
         """The ``agent_config`` each run's context gets: the agent's plugin settings
@@ -102,6 +106,10 @@ class ReActAgent(Agent):
             from zagent.plugins.actions.astool import resolve_agent_refs
 
             fields["tools"] += [n for n in resolve_agent_refs(kernel, agents) if n not in fields["tools"]]
+        if fields["handoffs"]:
+            from zagent.plugins.actions.astool import load_agent_refs
+
+            fields["handoffs"] = load_agent_refs(kernel, fields["handoffs"], key="handoffs")
         check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",))
         check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"))
         if spec.tool_format not in kernel.registries["parsers"]:
@@ -132,6 +140,10 @@ class ReActAgent(Agent):
         return self.system_prompt or SYSTEM_PROMPT
 
     async def _react(self, user_input: str, past: list[Message], ctx: Any) -> AgentResponse:
+        if self.handoffs:
+            from .handoff import chat_with_handoffs
+
+            return await chat_with_handoffs(self, user_input, past, ctx)
         return response_of(await self.loop().arun(user_input, history=past, ctx=ctx))
 
 

@@ -93,6 +93,9 @@ class Agent:
     context_messages: int = 10
     default_action: Optional[str] = None
     agent_config: dict[str, Any] = attrs.field(factory=dict)
+    #: checks on the typed output that may raise ``ModelRetry`` (``zagent.plugins.actions.validators``)
+    output_validators: list[Any] = attrs.field(factory=list)
+    max_output_retries: int = 1
 
     def __attrs_post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -183,10 +186,16 @@ class Agent:
         if missing:
             inputs.update(await self._extract(action, ctx, missing))
         out: ActionOutput = await action.start(self.llm, inputs, ctx=ctx, system_prompt=self.system_prompt)
+        retries = 0
+        if self.output_validators:  # the app's own checks; a ModelRetry re-asks the model with its reason
+            from .validators import validated
+
+            out, retries = await validated(self, action, out, ctx)
         duration = time.perf_counter() - started
         message = Message(role="assistant", content=_json(out.output), name=self.name, metadata={
             "agent": self.name, "action": action.name, "prompt": out.prompt, "duration": round(duration, 6),
-            "usage": msgspec.to_builtins(out.usage), "run_id": ctx.run_id, "steps": out.steps})
+            "usage": msgspec.to_builtins(out.usage), "run_id": ctx.run_id, "steps": out.steps,
+            **({"output_retries": retries} if retries else {})})
         if self.use_long_term_memory:
             await self._remember([message])
         else:

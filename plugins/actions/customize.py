@@ -67,6 +67,9 @@ class AgentSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     use_long_term_memory: bool = False
     long_term_memory: Optional[dict[str, Any]] = None
     agent_config: dict[str, Any] = {}
+    output_validators: list[str] = []
+    """Checks on the output, by registered name or import path, that may ask again (``validators``)."""
+    max_output_retries: int = 1
 
 
 @attrs.define(repr=False, eq=False, kw_only=True, slots=False)
@@ -100,8 +103,12 @@ class CustomizeAgent(Agent):
             parse_mode=parse_mode, title_format=spec.title_format, parse_func=parse_func,
             max_steps=spec.max_steps, max_tool_call_concurrency=spec.max_tool_call_concurrency,
             tool_format=spec.tool_format)
+        from .validators import check_retries, resolve_validators
+
+        validators = resolve_validators(kernel, spec.output_validators, base_dir=base_dir)
+        retries = check_retries(spec.max_output_retries, f"agent {spec.name!r}")
         with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
-            return cls(kernel=kernel, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
+            return cls(kernel=kernel, output_validators=validators, max_output_retries=retries, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
                        actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
                        memory_size=spec.memory_size, use_long_term_memory=spec.use_long_term_memory,
                        long_term_memory=spec.long_term_memory, agent_config=agent_config, spec=spec)

@@ -368,7 +368,11 @@ def _resolve_llm(kernel: "Kernel", llm: Any, llm_config: Optional[dict[str, Any]
                 "kernel.llm(...) when making it", ", ".join(unused), llm.name)
         return llm, {"model": llm.name, **{k: v for k, v in config.items() if k != "model"}}
     options = {k: v for k, v in config.items() if k != "model"}
-    resolved = kernel.llm(config.get("model"), **options)
+    model = config.get("model")
+    if isinstance(model, list):  # a chain of models tried in order (the fallback plugin's provider)
+        options["models"] = model
+        model = "fallback:" + ",".join(m if isinstance(m, str) else str((m or {}).get("model")) for m in model)
+    resolved = kernel.llm(model, **options)
     return resolved, {"model": resolved.name, **options}
 
 

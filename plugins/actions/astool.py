@@ -114,10 +114,24 @@ async def _chat(agent: Any, caller: "RunContext", arguments: dict[str, Any]) -> 
     task = arguments.get("task")
     if not isinstance(task, str) or not task.strip():
         raise ToolError(f"agent {agent.name!r} needs a non-empty 'task' string")
+    import asyncio
+
     ctx = caller.for_agent(agent.name, outer_config(agent.run_config(), caller))
+    loop = agent.loop()
+    run = asyncio.ensure_future(loop.arun(task, ctx=ctx))
     try:
-        result = await agent.loop().arun(task, ctx=ctx)
+        while not run.done():  # a loop paused for a human would wait for ever inside this tool call
+            await asyncio.wait({run}, timeout=0.05)
+            if not run.done() and loop.status == "paused":
+                loop.abort()
+                await asyncio.gather(run, return_exceptions=True)
+                raise ToolError(f"agent {agent.name!r} stopped: one of its tool calls needs a human approval, "
+                                "which an agent called as a tool cannot wait for; configure an approver that "
+                                "answers at once (rails 'approver'), or approve the tool for this agent")
+        result = run.result()
     finally:
+        if not run.done():
+            run.cancel()
         caller.add_usage(ctx.usage)
     return str(result.content)
 

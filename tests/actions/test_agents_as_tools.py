@@ -165,3 +165,17 @@ def test_agent_files_naming_each_other_are_a_config_error(kernel, tmp_path):
     _write(tmp_path / "b.json", qa_spec(name="b", agents=["a.json"]))
     with pytest.raises(ConfigError, match="in a loop"):
         CustomizeAgent.load(tmp_path / "a.json", kernel)
+
+
+def test_chat_agent_needing_a_human_approval_ends_with_an_error_result(kernel):
+    """A called chat agent whose tool waits for a human approval ends with an error result instead of hanging."""
+    kernel.config["rails"] = {"approver": lambda call, ctx: None}  # None: "ask a human later"
+    worker = kernel.agent({"type": "react", "name": "worker", "tools": ["add"],
+                           "rails": {"approval": {"tools": ["add"]}}})
+    worker.llm = kernel.llm("scripted:worker-approval", replies=[ADD, "never"])
+    worker.as_tool()
+    boss = _boss(kernel, [{"content": None, "tool_calls": [{"name": "worker", "arguments": {"task": "2+3"}}]},
+                          "done"], tools=["worker"])
+    result = boss.loop().run("go")
+    assert [s.is_error for s in result.steps if s.tool] == [True]
+    assert "human approval" in [s.result for s in result.steps if s.tool][0]

@@ -134,6 +134,10 @@ class ReActAgent(Agent):
     speaks_by_chat: ClassVar[bool] = True
 
     def chat_tools(self) -> list[str]:
+        if self.handoffs:  # a chat that may hand over needs the loop (its transfer tools), not a direct answer
+            from .handoff import transfer_tool_name
+
+            return [*self.tools, *(transfer_tool_name(h.name) for h in self.handoffs)]
         return list(self.tools)
 
     def chat_system_prompt(self) -> str:

@@ -67,6 +67,11 @@ class _Pending:
 _PENDING: StashKey[_Pending] = StashKey("zagent.handoff")
 
 
+def transfer_tool_name(agent: str) -> str:
+    """The name of the tool that hands a conversation over to ``agent``."""
+    return "transfer_to_" + _BAD.sub("_", agent)
+
+
 class Handoffs:
     """A set of agents that may hand a conversation to each other (see the module docstring).
 
@@ -94,7 +99,7 @@ class Handoffs:
         self._tools = {name: self._transfer_tool(name) for name in self.agents}
 
     def _transfer_tool(self, target: str) -> str:
-        name = "transfer_to_" + _BAD.sub("_", target)
+        name = transfer_tool_name(target)
         agent = self.agents[target]
 
         async def handler(reason: str = "", **kwargs: Any) -> str:

@@ -96,3 +96,21 @@ def test_react_file_handoffs_answer_a_chat(kernel, tmp_path):
     reply = triage.chat("refund", use_react=True)
     assert reply.content == "billing here"
     assert reply.metadata["answered_by"] == "billing"
+
+
+def test_cli_runs_a_react_file_with_handoffs(tmp_path):
+    """`zagent run` on a react file with "handoffs" offers the transfer tools, so the chat is handed over."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "billing.json").write_text(json.dumps({"type": "react", "name": "billing"}))
+    path = tmp_path / "triage.json"
+    path.write_text(json.dumps({"type": "react", "name": "triage", "handoffs": ["billing.json"]}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZAGENT_")}
+    env["ZAGENT_LOG"] = "0"
+    proc = subprocess.run([sys.executable, "-m", "zagent.plugins.cli", "run", str(path), "--input", "task=refund"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    # the offline test model calls every tool offered once: the transfer, then billing takes the turn
+    assert "transfer_to_billing -> success" in proc.stderr and "[billing]" in proc.stderr

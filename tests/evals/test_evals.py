@@ -101,7 +101,7 @@ def test_llm_judge_scores_by_the_judges_verdict(kernel):
     report = evaluate(kernel, _agent(kernel, ["Paris", "Milan"]), CASES,
                       scorers=[{"name": "llm_judge", "model": judge}], concurrency=1)
     assert [c.passed for c in report.cases] == [True, False]
-    assert "Expected answer: Paris" in judge.requests[0].messages[-1].content.replace("expected", "Expected")
+    assert "The expected answer: Paris" in judge.requests[0].messages[-1].content
     assert report.cases[1].scores["llm_judge"].reason.startswith("no")
 
 

@@ -4,7 +4,6 @@ over stdio and streamable HTTP, with rails on every call."""
 import asyncio
 import json
 import os
-import pathlib
 import socket
 import subprocess
 import sys

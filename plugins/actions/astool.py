@@ -50,6 +50,7 @@ def outer_config(agent_config: dict[str, Any], caller: "RunContext") -> dict[str
     outer = list(theirs.get("outer_rails") or ())
     if theirs.get("rails"):
         outer.append(theirs["rails"])
+    config.pop("outer_rails", None)  # only callers set it: an agent's own file cannot
     if outer:
         config["outer_rails"] = outer
     return config

@@ -196,3 +196,19 @@ def test_cli_eval_reports_and_compare_exits_1_on_regression(tmp_path):
                             capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert second.returncode == 1, second.stderr
     assert json.loads(second.stdout)["comparison"]["regressed"] == ["sum"]
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+                    max_leaves=12)
+
+
+@given(st.dictionaries(st.text(max_size=4), JSON, max_size=4), st.dictionaries(st.text(max_size=4), JSON, max_size=3))
+def test_json_subset_accepts_any_object_inside_a_larger_one(expected, extra):
+    """json_subset passes an output holding every expected key (more keys do not matter), and fails one missing a key."""
+    kernel = Kernel(plugins=PLUGINS, entry_points=False)
+    _, fn = scorer_of(kernel, "json_subset")
+    assert fn({**extra, **expected}, expected, None).passed
+    if expected:
+        key = next(iter(expected))
+        assert not fn({k: v for k, v in expected.items() if k != key}, expected, None).passed

@@ -109,3 +109,24 @@ def test_chain_spec_errors_are_config_errors(kernel):
         kernel.llm("fallback: , ")
     with pytest.raises(ConfigError, match="cannot hold another fallback"):
         kernel.llm("fallback:x", models=["fallback:test:a"])
+
+
+@pytest.mark.parametrize("error, moves", [
+    ("RateLimitError", True), ("ProviderTimeout", True), ("StreamInterrupted", True), ("DeadlineExceeded", True),
+    ("AuthenticationError", False), ("BadRequestError", False), ("NotFoundError", False),
+    ("ProtocolError", False), ("ResponseTooLarge", False), ("ProviderConfigError", False)])
+def test_which_errors_move_to_the_next_model(error, moves):
+    """The documented table: outages move on, errors of the request or the setup do not."""
+    from zagent import errors
+    from zagent.plugins.fallback.provider import moves_on
+
+    assert moves_on(getattr(errors, error)("x")) is moves
+
+
+def test_a_server_error_moves_on_and_a_refusal_does_not():
+    """A retryable plain ProviderError (5xx) moves on; a Refusal (not a provider error) is raised."""
+    from zagent.errors import Refusal
+    from zagent.plugins.fallback.provider import moves_on
+
+    assert moves_on(ProviderError("503", retryable=True)) and not moves_on(ProviderError("odd"))
+    assert not moves_on(Refusal("no"))

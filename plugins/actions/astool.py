@@ -101,6 +101,12 @@ async def _declared(agent: Any, caller: "RunContext", inputs: dict[str, Any]) ->
 
     check_inputs(inputs)
     action = agent.action()
+    unknown = sorted(set(inputs) - set(action.input_spec.names))
+    missing = action.missing_inputs(inputs)
+    if unknown or missing:  # never guessed from memory: the caller sends what the schema asks
+        raise ToolError(f"agent {agent.name!r} takes {', '.join(action.input_spec.names) or 'no inputs'}"
+                        + (f"; unknown: {', '.join(unknown)}" if unknown else "")
+                        + (f"; missing: {', '.join(missing)}" if missing else ""))
     ctx = caller.for_agent(agent.name, outer_config(agent.agent_config, caller))
     events = agent.kernel.hooks.active("zagent_event")
     result = await agent._framed(action, None, dict(inputs), ctx, time.perf_counter(), events, caller)

@@ -179,3 +179,15 @@ def test_chat_agent_needing_a_human_approval_ends_with_an_error_result(kernel):
     result = boss.loop().run("go")
     assert [s.is_error for s in result.steps if s.tool] == [True]
     assert "human approval" in [s.result for s in result.steps if s.tool][0]
+
+
+def test_missing_or_unknown_inputs_are_an_error_result(kernel):
+    """An agent tool called without a required input, or with an unknown one, answers an error naming them."""
+    helper = _helper(kernel, [])
+    helper.as_tool()
+    ctx = kernel.context()
+    missing = kernel.run_tool({"name": "helper", "arguments": {}}, ctx)
+    unknown = kernel.run_tool({"name": "helper", "arguments": {"question": "q", "colour": "red"}}, ctx)
+    assert missing.state == "error" and "missing: question" in missing.content
+    assert unknown.state == "error" and "unknown: colour" in unknown.content
+    assert helper.llm.calls == 0

@@ -49,11 +49,12 @@ class Layers(tuple):  # type: ignore[type-arg]
 def settings(ctx: "RunContext") -> dict[str, Any]:
     """The rails settings of this run; an empty dict (shared, never mutate it) when none are set."""
     config = ctx.agent_config
-    agent = config.get("rails") if config else None
     base = ctx.kernel.config.get("rails")
-    outer = config.get("outer_rails") if config else None
-    if outer:  # an agent called as a tool: its callers' rails apply too, outermost first
-        for layer in outer:
+    if not config:
+        return base or _EMPTY
+    agent = config.get("rails")
+    if "outer_rails" in config:  # an agent called as a tool: its callers' rails apply too, outermost first
+        for layer in config["outer_rails"] or ():
             base = merge(base or _EMPTY, layer) if layer else base
     if not agent:
         return base or _EMPTY

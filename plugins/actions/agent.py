@@ -194,8 +194,9 @@ class Agent:
         duration = time.perf_counter() - started
         message = Message(role="assistant", content=_json(out.output), name=self.name, metadata={
             "agent": self.name, "action": action.name, "prompt": out.prompt, "duration": round(duration, 6),
-            "usage": msgspec.to_builtins(out.usage), "run_id": ctx.run_id, "steps": out.steps,
-            **({"output_retries": retries} if retries else {})})
+            "usage": msgspec.to_builtins(out.usage), "run_id": ctx.run_id, "steps": out.steps})
+        if retries:
+            message.metadata["output_retries"] = retries
         if self.use_long_term_memory:
             await self._remember([message])
         else:

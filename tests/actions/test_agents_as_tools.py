@@ -191,3 +191,19 @@ def test_missing_or_unknown_inputs_are_an_error_result(kernel):
     assert missing.state == "error" and "missing: question" in missing.content
     assert unknown.state == "error" and "unknown: colour" in unknown.content
     assert helper.llm.calls == 0
+
+
+def test_agent_file_symlink_out_of_the_folder_is_refused(kernel, tmp_path):
+    """An "agents" entry that is a symlink inside the folder to a file outside it is refused like the path."""
+    from zagent.plugins.actions.customize import CustomizeAgent
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _write(outside / "helper.json", qa_spec(name="helper"))
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    (inner / "helper.json").symlink_to(outside / "helper.json")
+    boss = _write(inner / "boss.json", qa_spec(name="boss", agents=["helper.json"]))
+    with pytest.raises(ConfigError, match="outside the spec's folder"):
+        CustomizeAgent.load(boss, kernel)
+    assert "helper" in CustomizeAgent.load(boss, kernel, trust=True).action().tools  # a trusted spec may

@@ -114,3 +114,15 @@ def test_cli_runs_a_react_file_with_handoffs(tmp_path):
     assert proc.returncode == 0, proc.stderr
     # the offline test model calls every tool offered once: the transfer, then billing takes the turn
     assert "transfer_to_billing -> success" in proc.stderr and "[billing]" in proc.stderr
+
+
+def test_declared_agent_takes_part_through_the_react_type(kernel):
+    """A declared (customize) agent in a handoff group answers through a ReAct loop with its own model."""
+    triage = _agent(kernel, "triage", [call("transfer_to_QA", reason="a question")])
+    qa = kernel.agent({"name": "QA", "description": "answers", "prompt": "{question}",
+                       "inputs": [{"name": "question", "type": "string"}],
+                       "outputs": [{"name": "answer", "type": "string"}], "parse_mode": "str"})
+    qa.llm = kernel.llm("scripted:qa-handoff", replies=["forty-two"])
+    result = Handoffs(kernel, [triage, qa]).chat("the answer?")
+    assert (result.answered_by, result.content) == ("QA", "forty-two")
+    assert "transfer_to_triage" in [t.name for t in qa.llm.requests[0].tools]

@@ -207,3 +207,13 @@ def test_agent_file_symlink_out_of_the_folder_is_refused(kernel, tmp_path):
     with pytest.raises(ConfigError, match="outside the spec's folder"):
         CustomizeAgent.load(boss, kernel)
     assert "helper" in CustomizeAgent.load(boss, kernel, trust=True).action().tools  # a trusted spec may
+
+
+def test_callers_allow_list_limits_the_called_agents_tools(kernel):
+    """A tool outside the caller's allow_tools is blocked inside the called agent too."""
+    helper = _helper(kernel, [ADD, "blocked"])
+    helper.as_tool()
+    boss = _boss(kernel, [_ask_helper(), "done"], rails={"allow_tools": ["helper"]})
+    boss.loop().run("go")
+    tool_turn = helper.llm.requests[1].messages[-1]
+    assert tool_turn.role == "tool" and "allow_tools" in tool_turn.content

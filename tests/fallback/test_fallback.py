@@ -130,3 +130,21 @@ def test_a_server_error_moves_on_and_a_refusal_does_not():
 
     assert moves_on(ProviderError("503", retryable=True)) and not moves_on(ProviderError("odd"))
     assert not moves_on(Refusal("no"))
+
+
+def test_unreachable_first_server_moves_to_the_next_model(kernel, servers):
+    """A connection refused by the first model's server (it is down) sends the call to the next model."""
+    _, backup = servers
+    chain = kernel.llm("fallback:x", models=[
+        {"model": "openai:gpt-4o-mini", "base_url": f"http://127.0.0.1:{_closed_port()}/v1", "api_key": KEY,
+         "max_retries": 0},
+        {"model": "ollama:llama3.2", "base_url": backup.url, "max_retries": 0}])
+    assert chain.complete("anyone?").text == "echo: anyone?"
+
+
+def _closed_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -20,7 +20,11 @@ _EXPORTS = {
     "CustomizeAgent": "customize", "AgentSpec": "customize",
     "ContextExtraction": "extraction",
     "HumanAgent": "human", "HumanAction": "human", "HumanRequest": "human",
+    "ModelRetry": "validators", "OutputRejected": "validators",
 }
+
+#: this plugin's registry kind: ``zagent_register_output_validators`` -> ``kernel.registries["output_validators"]``
+zagent_hookspecs = "zagent.plugins.actions.hookspecs"
 
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -101,6 +101,9 @@ class Agent:
     context_messages: int = 10
     default_action: Optional[str] = None
     agent_config: dict[str, Any] = attrs.field(factory=dict)
+    #: checks on the typed output that may raise ``ModelRetry`` (``zagent.plugins.actions.validators``)
+    output_validators: list[Any] = attrs.field(factory=list)
+    max_output_retries: int = 1
 
     def __attrs_post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -193,10 +196,17 @@ class Agent:
         if missing:
             inputs.update(await self._extract(action, ctx, missing))
         out: ActionOutput = await action.start(self.llm, inputs, ctx=ctx, system_prompt=self.system_prompt)
+        retries = 0
+        if self.output_validators:  # the app's own checks; a ModelRetry re-asks the model with its reason
+            from .validators import validated
+
+            out, retries = await validated(self, action, out, ctx)
         duration = time.perf_counter() - started
         message = Message(role="assistant", content=_json(out.output), name=self.name, metadata={
             "agent": self.name, "action": action.name, "prompt": out.prompt, "duration": round(duration, 6),
             "usage": msgspec.to_builtins(out.usage), "run_id": ctx.run_id, "steps": out.steps})
+        if retries:
+            message.metadata["output_retries"] = retries
         if self.use_long_term_memory:
             await self._remember([message])
         else:
@@ -221,6 +231,14 @@ class Agent:
         if type(self).aexecute is not Agent.aexecute:  # a subclass's own aexecute runs
             return await self.aexecute(None, inputs=inputs)
         return await self._begin(None, None, inputs, None)
+
+    def as_tool(self, name: Optional[str] = None, *, description: Optional[str] = None,
+                timeout: Optional[float] = None, register: bool = True) -> Any:
+        """This agent as a kernel ``Tool`` other agents can call, inside their run and under their rails
+        (``zagent.plugins.actions.astool``); registered on the kernel unless ``register=False``."""
+        from .astool import agent_tool
+
+        return agent_tool(self, name=name, description=description, timeout=timeout, register=register)
 
     # -- chat -------------------------------------------------------------------
 
@@ -403,7 +421,11 @@ def _resolve_llm(kernel: "Kernel", llm: Any, llm_config: Optional[dict[str, Any]
                 "kernel.llm(...) when making it", ", ".join(unused), llm.name)
         return llm, {"model": llm.name, **{k: v for k, v in config.items() if k != "model"}}
     options = {k: v for k, v in config.items() if k != "model"}
-    resolved = kernel.llm(config.get("model"), **options)
+    model = config.get("model")
+    if isinstance(model, list):  # a chain of models tried in order (the fallback plugin's provider)
+        options["models"] = model
+        model = "fallback:" + ",".join(m if isinstance(m, str) else str((m or {}).get("model")) for m in model)
+    resolved = kernel.llm(model, **options)
     return resolved, {"model": resolved.name, **options}
 
 

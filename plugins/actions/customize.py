@@ -61,6 +61,8 @@ class AgentSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     title_format: Optional[str] = None
     parse_func: Optional[str] = None
     tools: list[str] = []
+    agents: list[Any] = []
+    """Agents offered as tools: agent files (relative to this file's folder) or inline specs (``astool``)."""
     tool_format: str = "tool_call"
     llm: Optional[str] = None
     llm_config: Optional[dict[str, Any]] = None
@@ -71,6 +73,9 @@ class AgentSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     use_long_term_memory: bool = False
     long_term_memory: Optional[dict[str, Any]] = None
     agent_config: dict[str, Any] = {}
+    output_validators: list[str] = []
+    """Checks on the output, by registered name or import path, that may ask again (``validators``)."""
+    max_output_retries: int = 1
 
 
 @attrs.define(repr=False, eq=False, kw_only=True, slots=False)
@@ -91,6 +96,10 @@ class CustomizeAgent(Agent):
         if isinstance(agent_config.get("rails"), dict):  # an approver import path: resolved now, under the trust
             agent_config["rails"] = resolve_approver(agent_config["rails"], kernel)
         tools = resolve_tool_refs(kernel, spec.tools, base_dir=base_dir)
+        if spec.agents:
+            from .astool import resolve_agent_refs
+
+            tools += [n for n in resolve_agent_refs(kernel, spec.agents, base_dir=base_dir) if n not in tools]
         if spec.title_format is not None:  # names only ({title}), checked now: docs/security.md, placeholders
             placeholders(spec.title_format, ("title",), f"title_format of agent {spec.name!r}")
         parse_mode = _parse_mode(spec)
@@ -102,8 +111,12 @@ class CustomizeAgent(Agent):
             parse_mode=parse_mode, title_format=spec.title_format, parse_func=parse_func,
             max_steps=spec.max_steps, max_tool_call_concurrency=spec.max_tool_call_concurrency,
             tool_format=spec.tool_format)
+        from .validators import check_retries, resolve_validators
+
+        validators = resolve_validators(kernel, spec.output_validators, base_dir=base_dir)
+        retries = check_retries(spec.max_output_retries, f"agent {spec.name!r}")
         with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
-            return cls(kernel=kernel, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
+            return cls(kernel=kernel, output_validators=validators, max_output_retries=retries, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
                        actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
                        memory_size=spec.memory_size, memory_chars=spec.memory_chars, use_long_term_memory=spec.use_long_term_memory,
                        long_term_memory=spec.long_term_memory, agent_config=agent_config, spec=spec,

@@ -14,6 +14,11 @@ The kernel's settings are a floor: an agent's settings may only tighten them
 * ``redact_llm``, ``redact_llm_input``: on if either turns it on;
 * any other key (another plugin's setting): the agent's value wins.
 
+An agent called as a tool by another (``Agent.as_tool``) carries its callers'
+rails in ``agent_config["outer_rails"]`` (outermost first): each layer is
+merged over the kernel's as an agent's would be, then the agent's own, so a
+called agent can only be tighter than the agent that called it.
+
 Also the tool-name patterns every rail shares live here: an exact name,
 ``toolset:NAME`` (fnmatch on the tool's toolset) or an fnmatch glob on the
 name (``web.*``).
@@ -47,8 +52,14 @@ class Layers(tuple):  # type: ignore[type-arg]
 
 def settings(ctx: "RunContext") -> dict[str, Any]:
     """The rails settings of this run; an empty dict (shared, never mutate it) when none are set."""
-    agent = ctx.agent_config.get("rails") if ctx.agent_config else None
+    config = ctx.agent_config
     base = ctx.kernel.config.get("rails")
+    if not config:
+        return base or _EMPTY
+    agent = config.get("rails")
+    if "outer_rails" in config:  # an agent called as a tool: its callers' rails apply too, outermost first
+        for layer in config["outer_rails"] or ():
+            base = merge(base or _EMPTY, layer) if layer else base
     if not agent:
         return base or _EMPTY
     return merge(base or _EMPTY, agent)

@@ -16,6 +16,7 @@ _EXPORTS = {
     "RunState": "state", "StepResult": "state", "Decision": "state",
     "read_trajectories": "trajectory", "append_trajectory": "trajectory",
     "TrajectoryRecorder": "recorder", "read_live": "recorder",
+    "Handoffs": "handoff", "HandoffResult": "handoff",
 }
 
 

@@ -39,6 +39,10 @@ class ReActSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     description: str = ""
     system_prompt: str = SYSTEM_PROMPT
     tools: list[str] = []
+    agents: list[Any] = []
+    """Agents offered as tools: agent files (relative to the spec's folder) or inline specs."""
+    handoffs: list[Any] = []
+    """Agents this one may hand the conversation over to (``handoff.Handoffs``): files or inline specs."""
     pinned_tools: list[str] = []
     llm: Optional[str] = None
     llm_config: Optional[dict[str, Any]] = None
@@ -78,6 +82,8 @@ class ReActAgent(Agent):
     live_trajectory_path: Optional[str] = None
     checkpoints: Any = None
     tool_format: str = "tool_call"
+    handoffs: Sequence[Any] = ()
+    """Agents a chat may be handed over to (``zagent.plugins.react.handoff``): the answer may come from one."""
 
     def run_config(self) -> dict[str, Any]:
         """The ``agent_config`` each run's context gets: the agent's plugin settings
@@ -100,6 +106,15 @@ class ReActAgent(Agent):
         fields["rails"] = resolve_approver(fields["rails"], kernel)
         fields["tools"] = resolve_tool_refs(kernel, fields["tools"], key="tool")  # names, toolset:, import paths
         fields["pinned_tools"] = resolve_tool_refs(kernel, fields["pinned_tools"], key="pinned tool")
+        agents = fields.pop("agents")
+        if agents:  # each an agent file or inline spec, offered as a tool (actions plugin's astool)
+            from zagent.plugins.actions.astool import resolve_agent_refs
+
+            fields["tools"] += [n for n in resolve_agent_refs(kernel, agents) if n not in fields["tools"]]
+        if fields["handoffs"]:
+            from zagent.plugins.actions.astool import load_agent_refs
+
+            fields["handoffs"] = load_agent_refs(kernel, fields["handoffs"], key="handoffs")
         check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",), kernel=kernel)
         check_spec_path(spec.live_trajectory_path, "live_trajectory_path", (".jsonl",), kernel=kernel)
         check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"), kernel=kernel)
@@ -126,6 +141,10 @@ class ReActAgent(Agent):
     speaks_by_chat: ClassVar[bool] = True
 
     def chat_tools(self) -> list[str]:
+        if self.handoffs:  # a chat that may hand over needs the loop (its transfer tools), not a direct answer
+            from .handoff import transfer_tool_name
+
+            return [*self.tools, *(transfer_tool_name(h.name) for h in self.handoffs)]
         return list(self.tools)
 
     def chat_system_prompt(self) -> str:
@@ -148,6 +167,10 @@ class ReActAgent(Agent):
         return sync_stream(self.astream(task, **inputs))
 
     async def _react(self, user_input: str, past: list[Message], ctx: Any) -> AgentResponse:
+        if self.handoffs:
+            from .handoff import chat_with_handoffs
+
+            return await chat_with_handoffs(self, user_input, past, ctx)
         return response_of(await self.loop().arun(user_input, history=past, ctx=ctx))
 
 

@@ -22,6 +22,9 @@ def add_commands(cli: Any) -> None:
     p = group.command("list", cmd_list, help="list configured MCP servers, their state and tools")
     p.add_argument("--config", metavar="FILE", help="an mcpServers JSON/TOML file (default: ZAGENT_MCP_CONFIG)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    from .servecli import add_serve
+
+    add_serve(group)
 
 
 def cmd_list(args: argparse.Namespace, kernel: Any) -> int:

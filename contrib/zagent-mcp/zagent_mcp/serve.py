@@ -1,0 +1,95 @@
+"""``McpServe``: a chosen set of a kernel's tools, and declared agents, offered to MCP clients.
+
+``McpServe(kernel, tools=["word_count", "toolset:math"], agents=[agent])``
+builds an MCP server (the SDK's low-level ``Server``) whose ``tools/list`` is
+exactly that set (an agent appears as its ``as_tool()``: a declared agent's
+inputs, a chat agent's ``task``) and whose ``tools/call`` goes through
+``Kernel.arun_tool``: argument validation, the timeout and every rail (the
+kernel's ``config["rails"]`` and this server's ``rails``, which can only
+tighten them), with the run scoped to the served set, so a client can call
+nothing else. Each call is one run (``agent`` = ``name``) with its own budget
+counter. A failed, blocked or timed-out call is an MCP result with
+``isError``, its text what the model would read. ``run_stdio()`` serves one
+client on stdin/stdout; ``http_app()`` is a streamable-HTTP ASGI app (``/mcp``,
+DNS-rebinding protection for a loopback host), ``run_http(host, port)``
+serves it with uvicorn.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+__all__ = ["McpServe"]
+
+
+class McpServe:
+    """The MCP server for ``kernel`` (see the module docstring)."""
+
+    def __init__(self, kernel: Any, *, tools: Sequence[str] = (), agents: Sequence[Any] = (),
+                 rails: Optional[dict[str, Any]] = None, name: str = "zagent") -> None:
+        from zagent.agentkit.toolrefs import resolve_tool_refs
+        from zagent.errors import ConfigError
+
+        self.kernel, self.name = kernel, name
+        names = resolve_tool_refs(kernel, list(tools), key="served tool")
+        for agent in agents:
+            as_tool = getattr(agent, "as_tool", None)
+            if as_tool is None:
+                raise ConfigError(f"agent {getattr(agent, 'name', agent)!r} cannot be served: it has no as_tool()")
+            tool = as_tool()
+            if tool.name not in names:
+                names.append(tool.name)
+        if not names:
+            raise ConfigError("nothing to serve: name tools (--tool NAME, toolset:NAME, module:function) or "
+                              "agent files (--agent FILE)")
+        self.tool_names = names
+        self.offered = frozenset(names)
+        self.rails = dict(rails or {})
+        self.server = self._server()
+
+    def _server(self) -> Any:
+        from mcp.server.lowlevel import Server
+
+        return Server(self.name, on_list_tools=self._list, on_call_tool=self._call)
+
+    async def _list(self, ctx: Any, params: Any) -> Any:
+        import mcp.types as t
+
+        tools = []
+        for name in self.tool_names:
+            tool = self.kernel.registries["tools"].get(name)
+            if tool is not None:
+                schema = dict(tool.parameters or {"type": "object", "properties": {}})
+                schema.setdefault("type", "object")
+                tools.append(t.Tool(name=tool.name, description=tool.description or None, input_schema=schema))
+        return t.ListToolsResult(tools=tools)
+
+    async def _call(self, ctx: Any, params: Any) -> Any:
+        import mcp.types as t
+        from zagent.types import ToolCall
+
+        config = {"rails": self.rails} if self.rails else {}
+        run = self.kernel.context(agent=self.name, agent_config=config)
+        run.offered_tools = self.offered  # the kernel blocks any tool outside the served set
+        call = ToolCall(id=f"mcp-{run.run_id}", name=str(params.name), arguments=dict(params.arguments or {}))
+        result = await self.kernel.arun_tool(call, run)
+        text = result.content if result.content is not None else (result.error or "")
+        return t.CallToolResult(content=[t.TextContent(type="text", text=str(text))],
+                                is_error=result.state != "success")
+
+    async def run_stdio(self) -> None:
+        """Serve one MCP client over this process's stdin and stdout until it closes them."""
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as (read, write):
+            await self.server.run(read, write, self.server.create_initialization_options())
+
+    def http_app(self, host: str = "127.0.0.1") -> Any:
+        """The streamable-HTTP ASGI app (path ``/mcp``)."""
+        return self.server.streamable_http_app(host=host)
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000) -> None:
+        """Serve streamable HTTP on ``host:port`` until interrupted."""
+        import uvicorn
+
+        uvicorn.run(self.http_app(host), host=host, port=port, log_level="warning")

@@ -1,0 +1,69 @@
+"""``zagent mcp serve``: this zagent's chosen tools and agent files as an MCP server (stdio or streamable HTTP).
+
+``--tool`` takes what an agent file's ``tools`` takes (a registered name,
+``toolset:NAME``, ``module:function``: the flag is the user's, so an import
+path is searched in the working directory); ``--agent FILE`` serves an agent
+file (trusted as ``zagent run`` trusts it: its folder, everything with
+``--trust``); ``--rails FILE`` (JSON or YAML rails settings) tightens the
+kernel's rails for every call. Nothing is printed on stdout with ``stdio``
+(it is the protocol's); the served tools go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+
+def add_serve(group: Any) -> None:
+    p = group.command("serve", cmd_serve, help="offer chosen tools and agent files to MCP clients")
+    p.add_argument("--tool", "-t", action="append", default=[], metavar="REF",
+                   help="a tool to serve: a registered name, toolset:NAME or module:function (repeatable)")
+    p.add_argument("--agent", "-a", action="append", default=[], metavar="FILE",
+                   help="an agent file (.json/.yaml) to serve as a tool (repeatable)")
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                   help="stdio (default: one client on stdin/stdout) or http (streamable HTTP at /mcp)")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP host (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+    p.add_argument("--rails", metavar="FILE", default=None,
+                   help="a JSON/YAML file of rails settings applied to every call (deny_tools, tool_budget, ...)")
+    p.add_argument("--name", default="zagent", help="the server name clients see")
+    p.add_argument("--trust", action="store_true",
+                   help="trust every import path in the agent files (default: only modules in each file's folder)")
+
+
+def cmd_serve(args: argparse.Namespace, kernel: Any) -> int:
+    from zagent.errors import ConfigError
+    from zagent.imports import Trust, trusting
+    from zagent.kernel import load_spec_file
+
+    from .serve import McpServe
+
+    rails = load_spec_file(args.rails) if args.rails else None
+    if rails is not None and not isinstance(rails, dict):
+        raise ConfigError(f"--rails {args.rails!r} must hold a mapping of rails settings")
+    agents = []
+    for path in args.agent:
+        with trusting(Trust.for_file(path, everything=args.trust)):
+            agents.append(_agent(kernel, path, load_spec_file))
+    with trusting(Trust(everything=True, folders=(os.getcwd(),))):  # --tool is the user's own flag
+        serve = McpServe(kernel, tools=args.tool, agents=agents, rails=rails, name=args.name)
+    print(f"zagent mcp serve: {len(serve.tool_names)} tool(s): {', '.join(serve.tool_names)}", file=sys.stderr)
+    if args.transport == "http":
+        serve.run_http(args.host, args.port)
+        return 0
+    import anyio
+
+    anyio.run(serve.run_stdio)
+    return 0
+
+
+def _agent(kernel: Any, path: str, load: Any) -> Any:
+    spec = load(path)
+    if spec.get("type", "customize") == "customize":  # its tool modules may sit next to the file
+        from zagent.plugins.actions.customize import CustomizeAgent
+
+        return CustomizeAgent.from_dict(spec, kernel, base_dir=os.path.dirname(os.path.abspath(path)))
+    return kernel.agent(spec)

@@ -1,0 +1,206 @@
+"""Agents as tools: ``Agent.as_tool()`` (``agent_tool``) and the ``"agents": [...]`` key of agent files.
+
+An agent becomes a kernel ``Tool`` another agent is offered like any tool. A
+declared agent's tool takes its declared inputs and answers its outputs (the
+one output as text, several as a JSON object); a chat agent's (ReAct) takes
+``task`` and answers its reply. The called agent runs *inside the caller's
+run*: same run id and stash (so per-run budgets count its calls too), its
+usage added to the caller's, and the caller's rails carried down as
+``agent_config["outer_rails"]`` (the rails plugin merges them under the
+agent's own: a called agent is never looser than its caller, whatever its own
+file says). Agents calling agents nest at most ``MAX_AGENT_DEPTH`` deep.
+
+In an agent file, ``"agents"`` lists agent files (paths relative to the file's
+folder, which they may not leave unless the spec is trusted) or inline specs;
+each is built through the kernel's agent types and offered as a tool.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import re
+import time
+from typing import TYPE_CHECKING, Any, Iterable, Optional
+
+import msgspec
+from zagent.errors import ConfigError, ToolError
+from zagent.imports import current_trust
+from zagent.specpaths import check_spec_path
+from zagent.tools import Tool
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel, RunContext
+
+__all__ = ["MAX_AGENT_DEPTH", "agent_tool", "load_agent_refs", "resolve_agent_refs", "outer_config"]
+
+#: how deep agents may call agents (an agent file naming itself stops here, not at Python's recursion limit)
+MAX_AGENT_DEPTH = 5
+_CTX = "_zagent_caller_ctx"
+_depth: "contextvars.ContextVar[int]" = contextvars.ContextVar("zagent_agent_depth", default=0)
+_loading: "contextvars.ContextVar[tuple[str, ...]]" = contextvars.ContextVar("zagent_agent_files", default=())
+_BAD = re.compile(r"[^A-Za-z0-9_.\-]")
+_encode = msgspec.json.Encoder(enc_hook=repr).encode
+
+
+def outer_config(agent_config: dict[str, Any], caller: "RunContext") -> dict[str, Any]:
+    """``agent_config`` for an agent called inside ``caller``'s run: the caller's rails (and its own callers')
+    added as ``outer_rails``, outermost first."""
+    config = dict(agent_config)
+    theirs = caller.agent_config or {}
+    outer = list(theirs.get("outer_rails") or ())
+    if theirs.get("rails"):
+        outer.append(theirs["rails"])
+    config.pop("outer_rails", None)  # only callers set it: an agent's own file cannot
+    if outer:
+        config["outer_rails"] = outer
+    return config
+
+
+def agent_tool(agent: Any, *, name: Optional[str] = None, description: Optional[str] = None,
+               timeout: Optional[float] = None, register: bool = True) -> Tool:
+    """``agent`` as a ``Tool`` (registered on its kernel unless ``register=False``; see the module docstring)."""
+    tool_name = name or _BAD.sub("_", agent.name)
+    chat = bool(getattr(agent, "speaks_by_chat", False))
+    if chat:
+        parameters: dict[str, Any] = {"type": "object", "required": ["task"], "properties": {
+            "task": {"type": "string", "description": f"what to ask {agent.name}"}}}
+    else:
+        from zagent.agentkit import fields as zfields
+
+        parameters = zfields.json_schema(agent.action().input_spec)
+
+    async def handler(**kwargs: Any) -> str:
+        caller: "RunContext" = kwargs.pop(_CTX)
+        depth = _depth.get()
+        if depth >= MAX_AGENT_DEPTH:
+            raise ToolError(f"agent {agent.name!r} was not called: agents may call agents at most "
+                            f"{MAX_AGENT_DEPTH} deep (an agent file that names itself?)")
+        token = _depth.set(depth + 1)
+        try:
+            return await (_chat(agent, caller, kwargs) if chat else _declared(agent, caller, kwargs))
+        finally:
+            _depth.reset(token)
+
+    tool = Tool(name=tool_name, description=description or agent.description or f"Ask the agent {agent.name}.",
+                handler=handler, parameters=parameters, ctx_param=_CTX, is_async=True, timeout=timeout,
+                toolset="agents", metadata={"agent": agent.name})
+    if not register:
+        return tool
+    existing = agent.kernel.registries["tools"].get(tool_name)
+    if existing is not None:
+        if existing.metadata.get("agent_object") is agent:
+            return existing
+        raise ConfigError(f"agent {agent.name!r} cannot be offered as tool {tool_name!r}: a tool of that name is "
+                          "registered already; pass as_tool(name=...)")
+    tool.metadata["agent_object"] = agent
+    return agent.kernel.add_tool(tool)
+
+
+async def _declared(agent: Any, caller: "RunContext", inputs: dict[str, Any]) -> str:
+    from zagent.limits import check_inputs
+
+    check_inputs(inputs)
+    action = agent.action()
+    unknown = sorted(set(inputs) - set(action.input_spec.names))
+    missing = action.missing_inputs(inputs)
+    if unknown or missing:  # never guessed from memory: the caller sends what the schema asks
+        raise ToolError(f"agent {agent.name!r} takes {', '.join(action.input_spec.names) or 'no inputs'}"
+                        + (f"; unknown: {', '.join(unknown)}" if unknown else "")
+                        + (f"; missing: {', '.join(missing)}" if missing else ""))
+    ctx = caller.for_agent(agent.name, outer_config(agent.agent_config, caller))
+    events = agent.kernel.hooks.active("zagent_event")
+    result = await agent._framed(action, None, dict(inputs), ctx, time.perf_counter(), events, caller)
+    values = result.to_dict()
+    if len(values) == 1:
+        (value,) = values.values()
+        return value if isinstance(value, str) else _encode(value).decode()
+    return _encode(values).decode()
+
+
+async def _chat(agent: Any, caller: "RunContext", arguments: dict[str, Any]) -> str:
+    task = arguments.get("task")
+    if not isinstance(task, str) or not task.strip():
+        raise ToolError(f"agent {agent.name!r} needs a non-empty 'task' string")
+    import asyncio
+
+    ctx = caller.for_agent(agent.name, outer_config(agent.run_config(), caller))
+    loop = agent.loop()
+    run = asyncio.ensure_future(loop.arun(task, ctx=ctx))
+    try:
+        while not run.done():  # a loop paused for a human would wait for ever inside this tool call
+            await asyncio.wait({run}, timeout=0.05)
+            if not run.done() and loop.status == "paused":
+                loop.abort()
+                await asyncio.gather(run, return_exceptions=True)
+                raise ToolError(f"agent {agent.name!r} stopped: one of its tool calls needs a human approval, "
+                                "which an agent called as a tool cannot wait for; configure an approver that "
+                                "answers at once (rails 'approver'), or approve the tool for this agent")
+        result = run.result()
+    finally:
+        if not run.done():
+            run.cancel()
+        caller.add_usage(ctx.usage)
+    return str(result.content)
+
+
+def load_agent_refs(kernel: "Kernel", refs: Iterable[Any], *, base_dir: Optional[str] = None,
+                    key: str = "agents") -> list[Any]:
+    """The agents a spec's list of agent files (inside the spec's folder) or inline specs names."""
+    agents = []
+    for i, ref in enumerate(refs):
+        where = f"{key}[{i}]"
+        if isinstance(ref, dict):
+            agents.append(kernel.agent(ref))
+        elif isinstance(ref, str):
+            agents.append(_load_file(kernel, ref, where, base_dir))
+        else:
+            raise ConfigError(f"{where} must be an agent file path or an inline agent spec, got {type(ref).__name__}")
+    return agents
+
+
+def resolve_agent_refs(kernel: "Kernel", refs: Iterable[Any], *, base_dir: Optional[str] = None) -> list[str]:
+    """The tool names of the agents an agent file's ``"agents"`` list names (files or inline specs)."""
+    names: list[str] = []
+    for agent in load_agent_refs(kernel, refs, base_dir=base_dir):
+        tool = agent_tool(agent)
+        if tool.name not in names:
+            names.append(tool.name)
+    return names
+
+
+def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) -> Any:
+    """The agent of file ``ref``: a .json/.yaml/.yml file inside the naming spec's folder (any path when the
+    spec is trusted), never one already being loaded (a file naming itself)."""
+    trust = current_trust()
+    folder = base_dir or (trust.folders[0] if trust.folders else os.getcwd())
+    path = os.path.realpath(os.path.join(folder, ref))
+    if not base_dir:  # a file's own folder is checked below; else the one check for spec paths (zagent.specpaths)
+        check_spec_path(path, key, (".json", ".yaml", ".yml"), kernel=kernel)
+    elif not ref.lower().endswith((".json", ".yaml", ".yml")):
+        raise ConfigError(f"{key} {ref!r} must be an agent file (.json, .yaml or .yml)")
+    if not trust.everything:
+        root = os.path.realpath(folder)
+        if os.path.commonpath([root, path]) != root:
+            raise ConfigError(f"{key} {ref!r} is outside the spec's folder {root}: a spec file may only name agent "
+                              "files in its own folder; move the file, or trust the spec (trust=True, --trust)")
+    if path in _loading.get():
+        raise ConfigError(f"{key} {ref!r}: agent files name each other in a loop ({' -> '.join(_loading.get())})")
+    if not os.path.isfile(path):
+        raise ConfigError(f"{key} {ref!r}: no such agent file ({path})")
+    from zagent.imports import Trust, trusting
+    from zagent.kernel import load_spec_file
+
+    token = _loading.set((*_loading.get(), path))
+    try:
+        spec = load_spec_file(path)
+        inner = Trust(everything=trust.everything, folders=(os.path.dirname(path),), dry=trust.dry) \
+            if trust.folders or trust.everything else trust
+        with trusting(inner):
+            if spec.get("type", "customize") == "customize":
+                from .customize import CustomizeAgent
+
+                return CustomizeAgent.from_dict(spec, kernel, base_dir=os.path.dirname(path))
+            return kernel.agent(spec)
+    finally:
+        _loading.reset(token)

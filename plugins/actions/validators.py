@@ -1,0 +1,142 @@
+"""Output validators: an app's own checks on a declared agent's typed output, with retries the model sees.
+
+A validator is ``fn(output)`` or ``fn(output, ctx)`` (sync or async) taking the
+parsed output (fields read as attributes). It returns ``None`` to accept the
+output (or a replacement: a dict of the output fields), or raises
+``ModelRetry("why")``: the reason goes back to the model as a user turn and the
+agent asks again, continuing the same conversation (tools still offered), at
+most ``max_output_retries`` times (default 1, at most ``MAX_OUTPUT_RETRIES``).
+Past that, ``OutputRejected`` carries every reason and the trajectory. Each
+attempt is in the trajectory (the retry turns carry ``metadata["kind"] ==
+"output_retry"``), an ``output_retry`` event (attempt, validator, reason) and
+the result message's ``metadata["output_retries"]``.
+
+In an agent file, ``"output_validators"`` lists validators by registered name
+(``zagent_register_output_validators``, this plugin's registry kind) or by
+import path ``"pkg.mod:fn"`` (imported under the trust rules of ``zagent.imports``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+
+from zagent.errors import ConfigError, ZagentError
+from zagent.types import Message
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel, RunContext
+
+    from .action import ActionOutput
+
+__all__ = ["MAX_OUTPUT_RETRIES", "ModelRetry", "OutputRejected", "resolve_validators", "validated"]
+
+MAX_OUTPUT_RETRIES = 10
+RETRY_TURN = "Your answer was not accepted: {reason}\nAnswer again, in the same output format."
+
+
+class ModelRetry(Exception):
+    """Raised by an output validator (or a tool) to send ``reason`` back to the model and ask again."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = str(reason)
+
+
+class OutputRejected(ZagentError):
+    """The validators rejected every answer, ``max_output_retries`` re-asks included.
+
+    :ivar reasons: every validator's reason, in order. :ivar trajectory: the whole conversation."""
+
+    def __init__(self, message: str, *, reasons: Sequence[str], trajectory: Sequence[Message]) -> None:
+        super().__init__(message)
+        self.reasons = list(reasons)
+        self.trajectory = list(trajectory)
+
+
+def check_retries(value: Any, where: str) -> int:
+    """``max_output_retries`` as an int in ``0..MAX_OUTPUT_RETRIES``, else a ConfigError naming ``where``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_OUTPUT_RETRIES:
+        raise ConfigError(f"{where}: max_output_retries must be a whole number from 0 to {MAX_OUTPUT_RETRIES}, "
+                          f"got {value!r}")
+    return value
+
+
+def resolve_validators(kernel: "Kernel", refs: Sequence[Any], *, base_dir: Optional[str] = None) -> list[Callable]:
+    """Validators a spec names: registered names, or import paths under the trust rules; callables as they are."""
+    registry = kernel.registries.get("output_validators")
+    found: list[Callable] = []
+    for i, ref in enumerate(refs):
+        key = f"output_validators[{i}]"
+        if callable(ref):
+            found.append(ref)
+        elif isinstance(ref, str) and registry is not None and ref in registry:
+            found.append(registry.get(ref))
+        elif isinstance(ref, str) and ":" in ref:
+            from zagent.imports import NotImported, resolve
+
+            fn = resolve(ref, key=key, kernel=kernel, base_dir=base_dir)
+            if not isinstance(fn, NotImported):
+                if not callable(fn):
+                    raise ConfigError(f"{key} {ref!r} is not a function")
+                found.append(fn)
+        else:
+            known = ", ".join(registry or ()) or "none"
+            raise ConfigError(f"{key} {ref!r} is not a registered output validator (registered: {known}) nor an "
+                              "import path 'package.module:function'")
+    return found
+
+
+async def _call(fn: Callable, output: Any, ctx: "RunContext") -> Any:
+    try:
+        takes_ctx = len(inspect.signature(fn).parameters) >= 2
+    except (TypeError, ValueError):
+        takes_ctx = False
+    value = fn(output, ctx) if takes_ctx else fn(output)
+    return await value if inspect.isawaitable(value) else value
+
+
+async def validated(agent: Any, action: Any, out: "ActionOutput", ctx: "RunContext") -> tuple["ActionOutput", int]:
+    """``out`` once every validator of ``agent`` accepts it, re-asking the model on ``ModelRetry``;
+    ``(output, retries used)``."""
+    reasons: list[str] = []
+    while True:
+        try:
+            out.output = await _check(agent.output_validators, out.output, action, ctx)
+            return out, len(reasons)
+        except ModelRetry as retry:
+            reasons.append(retry.reason)
+            await ctx.aemit("output_retry", attempt=len(reasons), reason=retry.reason[:300], action=action.name)
+            if len(reasons) > agent.max_output_retries or not hasattr(action, "_tool_loop"):
+                raise OutputRejected(
+                    f"agent {agent.name!r}: the output validators rejected {len(reasons)} answer(s), the last "
+                    f"because: {retry.reason}. Raise max_output_retries, or check error.reasons and "
+                    "error.trajectory", reasons=reasons, trajectory=out.messages) from None
+            out = await _again(action, agent.llm, out, ctx, retry.reason, len(reasons))
+
+
+async def _check(validators: Sequence[Callable], output: Any, action: Any, ctx: "RunContext") -> Any:
+    for fn in validators:
+        replaced = await _call(fn, output, ctx)
+        if replaced is not None and replaced is not output:
+            from zagent.agentkit import fields as zfields
+
+            data = replaced if isinstance(replaced, dict) else zfields.to_dict(replaced)
+            output = zfields.convert(data, action.output_spec)
+    return output
+
+
+async def _again(action: Any, llm: Any, out: "ActionOutput", ctx: "RunContext", reason: str, attempt: int) -> Any:
+    """The same conversation, one more user turn with ``reason``: a new run of ``action``'s loop."""
+    from .action import _Run
+
+    tools = action.offered_tools()
+    messages = [*out.messages, Message(role="user", content=RETRY_TURN.format(reason=reason),
+                                       metadata={"kind": "output_retry", "attempt": attempt})]
+    run = _Run(action, llm, ctx, messages, action._tool_loop.offer(llm, tools),
+               action.response_format(llm, bool(tools)), prompt=out.prompt)
+    again = await run.loop(out.prompt)
+    again.usage = out.usage + again.usage
+    again.steps = out.steps + again.steps
+    again.tool_results = [*out.tool_results, *again.tool_results]
+    return again

@@ -1,0 +1,38 @@
+"""The evals plugin: run an agent over cases with expected outputs, score them, report and compare.
+
+``zagent eval CASES.jsonl --agent FILE`` (``cli.py``) and, in Python,
+``zagent.plugins.evals.evaluate(kernel, agent, cases, scorers=[...])``
+(``run.py``). Cases run through the kernel's batch driver (``Kernel.abatch``:
+bounded, resumable with ``out``, on any executor); scorers are a registry kind
+(``zagent_register_scorers``, ``hookspecs.py``) holding the built-ins
+(``scorers.py``: exact, contains, json_subset, numeric, function, llm_judge).
+``comparing.py`` sets a report against an earlier one. Cheap to import.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from zagent.agentkit.lazy import lazy_exports
+
+_EXPORTS = {
+    "evaluate": "run", "aevaluate": "run", "EvalReport": "run", "CaseResult": "run", "read_cases": "run",
+    "Score": "scorers", "compare": "comparing", "Comparison": "comparing",
+}
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+
+zagent_hookspecs = "zagent.plugins.evals.hookspecs"
+
+
+def zagent_register_scorers(register: Callable[..., Any]) -> None:
+    from .scorers import BUILTIN
+
+    for name, factory in BUILTIN.items():
+        register(name, factory)
+
+
+def zagent_register_commands(cli: Any, kernel: Any) -> None:
+    from .cli import add_commands
+
+    add_commands(cli)

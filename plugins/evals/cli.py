@@ -1,0 +1,70 @@
+"""``zagent eval CASES.jsonl --agent FILE``: run an agent file over eval cases, print and save the report.
+
+The agent file is trusted as ``zagent run`` trusts it (modules in its folder;
+everything with ``--trust``); ``--scorer`` values are the user's own flags, so
+a ``function:fn=module:attr`` scorer is imported from the working directory.
+``--out`` keeps the agent runs (re-running resumes), ``--report`` writes the
+JSON report, ``--compare`` sets it against an earlier report. Exit codes: 0
+done, 1 with ``--compare`` when a case that passed before fails now.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+
+def add_commands(cli: Any) -> None:
+    p = cli.command("eval", cmd_eval, help="run an agent over eval cases (JSONL) and score its outputs")
+    p.add_argument("cases", help="JSONL file: one case per line ({'id', 'inputs', 'expected', 'metadata'})")
+    p.add_argument("--agent", "-a", required=True, help="the agent file (.json/.yaml) to evaluate")
+    p.add_argument("--scorer", "-s", action="append", default=[], metavar="NAME[:key=value,...]",
+                   help="a scorer (repeatable; default exact): exact, contains, json_subset, numeric:tolerance=0.01, "
+                        "function:fn=module:attr, llm_judge:model=provider:model, or one a plugin registered")
+    p.add_argument("--out", "-o", default=None, help="JSONL file of the agent runs; re-running resumes from it")
+    p.add_argument("--report", "-r", default=None, help="write the report as JSON to this file")
+    p.add_argument("--compare", default=None, metavar="REPORT.json", help="compare with an earlier report")
+    p.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
+    p.add_argument("--concurrency", "-c", type=int, default=None, help="cases in flight at once")
+    p.add_argument("--executor", "-x", default=None, help="where cases run: 'local' (default) or e.g. 'ray'")
+    p.add_argument("--model", "-m", default=None, help="'provider:model' instead of the file's")
+    p.add_argument("--trust", action="store_true",
+                   help="trust every import path in the agent file (default: only modules in its own folder)")
+
+
+def cmd_eval(args: argparse.Namespace, kernel: Any) -> int:
+    import msgspec
+    from zagent.imports import Trust, trusting
+    from zagent.kernel import load_spec_file
+
+    from .comparing import compare
+    from .run import evaluate
+    from .scorers import parse_scorer, scorer_of
+
+    if args.concurrency is not None and args.concurrency < 1:
+        raise SystemExit(f"zagent: --concurrency must be at least 1, got {args.concurrency}")
+    with trusting(Trust(everything=True, folders=(os.getcwd(),))):  # the user's own flags
+        scorers = [scorer_of(kernel, parse_scorer(s)) for s in args.scorer] or None
+    spec = load_spec_file(args.agent)
+    if args.model:
+        spec = {**spec, "llm": args.model}
+        spec.pop("llm_config", None)
+    with trusting(Trust.for_file(args.agent, everything=args.trust)):
+        report = evaluate(kernel, spec, args.cases, scorers=scorers, out=args.out, concurrency=args.concurrency,
+                          executor=args.executor, name=os.path.basename(args.agent))
+    if args.report:
+        report.save(args.report)
+    comparison = compare(args.compare, report) if args.compare else None
+    if args.json:
+        data = msgspec.to_builtins(report)
+        if comparison is not None:
+            data["comparison"] = {k: getattr(comparison, k) for k in
+                                  ("baseline", "regressed", "fixed", "added", "removed", "pass_rate", "scores")}
+        sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
+    else:
+        print(report.render())
+        if comparison is not None:
+            print(comparison.render())
+    return 1 if comparison is not None and comparison.worse else 0

@@ -1,0 +1,212 @@
+"""``evaluate``: run an agent over eval cases through the batch driver, score each case, build the report.
+
+A case is one JSON object (a JSONL line): ``inputs`` (the agent's inputs),
+``expected`` (what a scorer compares with), ``metadata`` (kept in the report),
+``id`` (else ``line-N``) and, optionally, its own ``scorers`` (registered names
+or ``{"name": ..., options}``; the run's scorers otherwise, default ``exact``).
+Agent runs go through ``Kernel.abatch`` (bounded concurrency, any executor);
+with ``out`` they are appended to a JSONL results file and re-running the same
+eval skips the cases already there (resume), so only scoring is done again.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Iterable, Optional, Union
+
+import msgspec
+from zagent.errors import ConfigError
+from zagent.sync import run_sync
+
+from .scorers import Score, run_scorer, scorer_of
+
+__all__ = ["Case", "CaseResult", "EvalReport", "aevaluate", "evaluate", "read_cases"]
+
+MAX_CASES = 1_000_000
+
+
+class Case(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """One eval case (see the module docstring)."""
+
+    id: str
+    inputs: dict[str, Any] = {}
+    expected: Any = None
+    metadata: dict[str, Any] = {}
+    scorers: Optional[list[Any]] = None
+
+
+class CaseResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """How one case went: its output or error, every scorer's ``Score``, ``passed`` when all passed."""
+
+    id: str
+    passed: bool
+    scores: dict[str, Score] = {}
+    output: Any = None
+    expected: Any = None
+    error: Optional[str] = None
+    duration: float = 0.0
+    usage: dict[str, Any] = {}
+    metadata: dict[str, Any] = {}
+
+
+class EvalReport(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """An eval run: per-case results and totals; ``save``/``load`` as JSON, ``render`` for a terminal."""
+
+    agent: str
+    cases: list[CaseResult]
+    totals: dict[str, Any] = {}
+    created: float = 0.0
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        from zagent.agentkit.files import write_atomic
+
+        write_atomic(os.fspath(path), msgspec.json.format(msgspec.json.encode(self)).decode() + "\n")
+
+    @classmethod
+    def load(cls, path: Union[str, "os.PathLike[str]"]) -> "EvalReport":
+        try:
+            with open(os.fspath(path), "rb") as f:
+                return msgspec.json.decode(f.read(), type=cls)
+        except OSError as exc:
+            raise ConfigError(f"cannot read the eval report {os.fspath(path)!r}: {exc}") from None
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise ConfigError(f"{os.fspath(path)!r} is not an eval report ({exc}); give a report.json written by "
+                              "'zagent eval --report' or EvalReport.save") from None
+
+    def render(self) -> str:
+        from .render import render_report
+
+        return render_report(self)
+
+
+def _case(line: int, data: Any, where: str) -> Case:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: line {line} is a JSON {type(data).__name__}, not a case object")
+    data = dict(data)
+    raw_id = data.pop("id", None)
+    if raw_id is None:
+        raw_id = f"line-{line}"
+    elif isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or raw_id == "":
+        raise ConfigError(f"{where}: line {line}: 'id' must be a non-empty string or an integer, got {raw_id!r}")
+    try:
+        return msgspec.convert({"id": str(raw_id), **data}, Case)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{where}: line {line}: {exc}; a case holds inputs, expected, metadata, id, "
+                          "scorers") from None
+
+
+def read_cases(cases: Union[str, "os.PathLike[str]", Iterable[Any]]) -> list[Case]:
+    """Cases from a JSONL file or an iterable of dicts/``Case``s; ``ConfigError`` naming a bad line or a
+    repeated id."""
+    from zagent.limits import check_inputs
+
+    found: list[Case] = []
+    if isinstance(cases, (str, os.PathLike)):
+        where = os.fspath(cases)
+        try:
+            f = open(where, "rb")
+        except OSError as exc:
+            raise ConfigError(f"cannot read the cases file {where!r}: {exc}") from None
+        with f:
+            for n, raw in enumerate(f, 1):
+                if raw.strip():
+                    try:
+                        data = msgspec.json.decode(raw)
+                    except msgspec.DecodeError as exc:
+                        raise ConfigError(f"{where}: line {n} is not JSON ({exc})") from None
+                    if isinstance(data, dict):
+                        try:
+                            check_inputs(data)  # depth, size, valid Unicode
+                        except ConfigError as exc:
+                            raise ConfigError(f"{where}: line {n}: {exc}") from None
+                    found.append(_case(n, data, where))
+                if len(found) > MAX_CASES:
+                    raise ConfigError(f"{where}: more than {MAX_CASES} cases; split the file")
+    else:
+        for n, data in enumerate(cases, 1):
+            found.append(data if isinstance(data, Case) else _case(n, data, "cases"))
+    seen: set[str] = set()
+    for case in found:
+        if case.id in seen:
+            raise ConfigError(f"case id {case.id!r} appears twice; give every case its own id")
+        seen.add(case.id)
+    return found
+
+
+def _records(report: Any, out: Optional[str]) -> dict[str, dict[str, Any]]:
+    """The batch's records by item id (the results file's when ``out``: earlier runs' records too)."""
+    if out is None:
+        return {str(r.get("id")): r for r in report.results}
+    records: dict[str, dict[str, Any]] = {}
+    with open(out, "rb") as f:
+        for raw in f:
+            try:
+                record = msgspec.json.decode(raw)
+            except msgspec.DecodeError:
+                continue  # a torn last line; the batch file cuts it on its next open
+            if isinstance(record, dict) and record.get("id") is not None:
+                records[str(record["id"])] = record
+    return records
+
+
+async def aevaluate(kernel: Any, agent: Any, cases: Any, *, scorers: Optional[list[Any]] = None,
+                    out: Optional[Union[str, "os.PathLike[str]"]] = None, concurrency: Optional[int] = None,
+                    executor: Any = None, name: Optional[str] = None) -> EvalReport:
+    """Run ``agent`` (a spec dict, file or agent, as ``Kernel.abatch`` takes) over ``cases`` and score them.
+
+    ``scorers``: names, ``{"name": ..., options}``, callables ``score(output, expected, case)`` or
+    ``(label, callable)`` pairs; each case's own ``scorers`` replace them for that case."""
+    loaded = read_cases(cases)
+    default = [s if isinstance(s, tuple) else scorer_of(kernel, s) for s in (scorers or ["exact"])]
+    per_case = {c.id: [scorer_of(kernel, s) for s in c.scorers] for c in loaded if c.scorers}
+    items = [{**c.inputs, "id": c.id} for c in loaded]
+    path = os.fspath(out) if out is not None else None
+    report = await kernel.abatch(agent, items, out=path, concurrency=concurrency, executor=executor)
+    records = _records(report, path)
+    results = []
+    for case in loaded:
+        record = records.get(case.id)
+        if record is None or not record.get("ok"):
+            error = (record or {}).get("error") or {"message": "the case did not run"}
+            text = f"{error.get('type', 'Error')}: {error.get('message', '')}" if isinstance(error, dict) else str(error)
+            results.append(CaseResult(id=case.id, passed=False, expected=case.expected, error=text[:2000],
+                                      metadata=case.metadata))
+            continue
+        output = record.get("output")
+        scores = {label: await run_scorer(fn, output, case.expected, case)
+                  for label, fn in per_case.get(case.id, default)}
+        results.append(CaseResult(id=case.id, passed=all(s.passed for s in scores.values()), scores=scores,
+                                  output=output, expected=case.expected, duration=record.get("duration", 0.0),
+                                  usage=record.get("usage") or {}, metadata=case.metadata))
+    return EvalReport(agent=_label(agent, name), cases=results, totals=totals(results), created=time.time())
+
+
+def _label(agent: Any, name: Optional[str]) -> str:
+    if name:
+        return name
+    if isinstance(agent, dict):
+        return str(agent.get("name", "agent"))
+    if isinstance(agent, (str, os.PathLike)):
+        return os.path.basename(os.fspath(agent))
+    return str(getattr(agent, "name", "agent"))
+
+
+def evaluate(kernel: Any, agent: Any, cases: Any, **options: Any) -> EvalReport:
+    """Sync twin of ``aevaluate``."""
+    return run_sync(aevaluate(kernel, agent, cases, **options))
+
+
+def totals(results: list[CaseResult]) -> dict[str, Any]:
+    """Counts, pass rate, mean score per scorer and tokens of ``results``."""
+    passed = sum(r.passed for r in results)
+    errors = sum(r.error is not None for r in results)
+    means: dict[str, list[float]] = {}
+    for r in results:
+        for label, score in r.scores.items():
+            means.setdefault(label, []).append(score.value)
+    return {"cases": len(results), "passed": passed, "failed": len(results) - passed - errors, "errors": errors,
+            "pass_rate": round(passed / len(results), 4) if results else 0.0,
+            "scores": {k: round(sum(v) / len(v), 4) for k, v in sorted(means.items())},
+            "input_tokens": sum(int(r.usage.get("input_tokens", 0)) for r in results),
+            "output_tokens": sum(int(r.usage.get("output_tokens", 0)) for r in results)}

@@ -1,0 +1,127 @@
+"""``FallbackLLM``: models tried in order; an outage of one moves the call to the next.
+
+Which errors move on (the model is down or overloaded, the next may answer):
+a ``ProviderError`` whose ``retryable`` is true after the model's own retries
+(``RateLimitError`` 429, 5xx, 408/409, connection failures, read timeouts,
+``StreamInterrupted``) and ``DeadlineExceeded`` (the model ran past its own
+deadline). Which errors do not (the request or the setup is wrong, and every
+model would be asked in vain, or the user must know): ``AuthenticationError``
+(401/403), ``BadRequestError`` and ``NotFoundError`` (4xx, a missing model),
+``ProviderConfigError``, ``ProtocolError``, ``ResponseTooLarge``, a
+``Refusal``, and anything that is not a provider error; they are raised at
+once. When every model failed, the last model's error is raised, its message
+naming each model and why it failed. A stream moves on only before its first
+chunk; after that an error is the stream's.
+
+The chain's profile is the first model's (requests are built once, for it):
+chain models of the same abilities (native tools, JSON-schema output), or set
+``profile={...}``. Options given to the chain (``temperature=0``) go to every
+model; ``models=[{"model": "openai:gpt-4o-mini", "temperature": 0}, ...]``
+gives each its own. Each model comes from ``Kernel.llm`` (its client, limits
+and retries are its own, shared with other users of that model).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, AsyncIterator, Optional, Sequence
+
+import attrs
+import msgspec
+from zagent.errors import ConfigError, DeadlineExceeded, ProviderError
+from zagent.llm import LLM
+from zagent.types import Chunk, Completion, LLMRequest, ModelProfile
+
+__all__ = ["FallbackLLM", "moves_on"]
+
+log = logging.getLogger("zagent")
+MAX_MODELS = 16
+
+
+def moves_on(exc: BaseException) -> bool:
+    """Whether ``exc`` from one model sends the call to the next (see the module docstring)."""
+    return isinstance(exc, DeadlineExceeded) or (isinstance(exc, ProviderError) and bool(exc.retryable))
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class FallbackLLM(LLM):
+    """Calls go to ``models`` in order (see the module docstring)."""
+
+    models: list[LLM]
+
+    @classmethod
+    def build(cls, kernel: Any, model: str, *, models: Optional[Sequence[Any]] = None, **options: Any) -> "FallbackLLM":
+        entries: list[Any] = list(models) if models is not None else [m.strip() for m in model.split(",") if m.strip()]
+        if not 1 <= len(entries) <= MAX_MODELS:
+            raise ConfigError(f"fallback:{model}: name 1 to {MAX_MODELS} models, comma-separated "
+                              "(fallback:openai:gpt-4o-mini,ollama:llama3.2) or as models=[...]")
+        chain = []
+        for entry in entries:
+            spec, own = (entry, {}) if isinstance(entry, str) else (_entry(entry, model))
+            if spec.startswith("fallback:"):
+                raise ConfigError(f"fallback:{model}: a chain cannot hold another fallback chain ({spec!r})")
+            chain.append(kernel.llm(spec, **{**options, **own}))
+        name = ",".join(m.name for m in chain)
+        return cls(provider="fallback", model=name, models=chain)
+
+    def default_profile(self) -> ModelProfile:
+        return self.models[0].profile
+
+    def _for(self, llm: LLM, request: LLMRequest) -> LLMRequest:
+        return msgspec.structs.replace(request, model=llm.model)
+
+    async def _acomplete(self, request: LLMRequest) -> Completion:
+        failures: list[str] = []
+        for i, llm in enumerate(self.models):
+            try:
+                return await llm._send(self._for(llm, request))
+            except Exception as exc:
+                if not moves_on(exc) or i == len(self.models) - 1:
+                    raise _with_failures(exc, failures) if failures else exc
+                failures.append(f"{llm.name}: {type(exc).__name__}: {exc}"[:300])
+                log.warning("fallback: %s failed (%s), trying %s", llm.name, type(exc).__name__,
+                            self.models[i + 1].name)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        failures: list[str] = []
+        for i, llm in enumerate(self.models):
+            agen = llm._send_stream(self._for(llm, request))
+            try:
+                first = await agen.__anext__()
+            except StopAsyncIteration:
+                return
+            except Exception as exc:
+                if not moves_on(exc) or i == len(self.models) - 1:
+                    raise _with_failures(exc, failures) if failures else exc
+                failures.append(f"{llm.name}: {type(exc).__name__}: {exc}"[:300])
+                log.warning("fallback: %s failed (%s), trying %s", llm.name, type(exc).__name__,
+                            self.models[i + 1].name)
+                continue
+            yield first
+            async for chunk in agen:
+                yield chunk
+            return
+
+    async def aclose(self) -> None:
+        return None  # the chain's models belong to the kernel, which closes them
+
+    def __repr__(self) -> str:
+        return f"<FallbackLLM fallback:{self.model}>"
+
+
+def _entry(entry: Any, chain: str) -> tuple[str, dict[str, Any]]:
+    if isinstance(entry, dict) and isinstance(entry.get("model"), str):
+        return entry["model"], {k: v for k, v in entry.items() if k != "model"}
+    raise ConfigError(f"fallback:{chain}: each model is 'provider:model' or {{'model': 'provider:model', "
+                      f"options...}}, got {type(entry).__name__}")
+
+
+def _with_failures(exc: BaseException, failures: list[str]) -> BaseException:
+    """``exc`` (the last model's error, same type) with what the earlier models said, in its message."""
+    note = "; ".join(failures)
+    try:
+        exc.args = (f"{exc} (every model of the fallback chain failed; before it: {note})", *exc.args[1:])
+    except Exception:  # pragma: no cover - an exception type that refuses new args
+        pass
+    return exc

@@ -1,0 +1,207 @@
+"""Handoffs: an agent hands the conversation over to another, which answers in its place.
+
+``Handoffs(kernel, [triage, billing, support])`` (or a react agent file's
+``"handoffs": [...]``) runs the first agent's ReAct loop with one extra tool
+per agent it may hand over to, ``transfer_to_<name>(reason)``. When the model
+calls one, that agent's run ends there and the named agent takes over, with
+the conversation so far (the earlier turns, the user's request and what the
+previous agents said) and the reason; it may hand over in turn, at most
+``max_handoffs`` times. All of it is one run (one run id, one stash, so budgets
+and the caller's rails apply across agents); ``HandoffResult.trace`` says who
+answered, in order, and ``answered_by`` who gave the final answer. Declared
+(``customize``) agents take part through the kernel's ``react`` agent type.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+import attrs
+from zagent.errors import ConfigError, RunAborted, ToolError
+from zagent.llm import to_messages
+from zagent.stash import StashKey
+from zagent.sync import run_sync
+from zagent.tools import Tool
+from zagent.types import Message
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel, RunContext
+
+__all__ = ["Handoffs", "HandoffResult", "Hop"]
+
+_BAD = re.compile(r"[^A-Za-z0-9_.\-]")
+_CTX = "_zagent_handoff_ctx"
+
+
+@attrs.define(kw_only=True)
+class Hop:
+    """One agent's turn in a handoff run: who, why it got the conversation, what it said (if it answered)."""
+
+    agent: str
+    reason: str = ""
+    content: str = ""
+
+
+@attrs.define(kw_only=True, repr=False)
+class HandoffResult:
+    """How a handoff run ended: the final ``content``, ``answered_by`` and the ``trace`` of hops."""
+
+    content: str
+    answered_by: str
+    trace: list[Hop]
+    messages: list[Message]
+    run_id: str
+
+    def __repr__(self) -> str:
+        return f"<HandoffResult by {self.answered_by!r} hops={[h.agent for h in self.trace]}>"
+
+
+@attrs.define
+class _Pending:
+    loop: Any = None
+    target: Optional[str] = None
+    reason: str = ""
+
+
+_PENDING: StashKey[_Pending] = StashKey("zagent.handoff")
+
+
+def transfer_tool_name(agent: str) -> str:
+    """The name of the tool that hands a conversation over to ``agent``."""
+    return "transfer_to_" + _BAD.sub("_", agent)
+
+
+class Handoffs:
+    """A set of agents that may hand a conversation to each other (see the module docstring).
+
+    :param agents: the agents, the first one answers first; names must differ.
+    :param routes: who may hand over to whom, by name (default: every agent to every other).
+    :param max_handoffs: hand-overs allowed in one run before the last agent's answer stands.
+    """
+
+    def __init__(self, kernel: "Kernel", agents: Sequence[Any], *, routes: Optional[dict[str, list[str]]] = None,
+                 max_handoffs: int = 5) -> None:
+        if not agents:
+            raise ConfigError("Handoffs needs at least one agent")
+        self.kernel = kernel
+        self.agents = {a.name: a for a in agents}
+        if len(self.agents) != len(agents):
+            raise ConfigError("Handoffs: two agents share a name; give each its own")
+        self.routes = routes if routes is not None else {n: [m for m in self.agents if m != n] for n in self.agents}
+        for source, targets in self.routes.items():
+            for name in [source, *targets]:
+                if name not in self.agents:
+                    raise ConfigError(f"Handoffs route names unknown agent {name!r}; agents: {', '.join(self.agents)}")
+        if not isinstance(max_handoffs, int) or max_handoffs < 0:
+            raise ConfigError(f"max_handoffs must be a whole number >= 0, got {max_handoffs!r}")
+        self.max_handoffs = max_handoffs
+        self._tools = {name: self._transfer_tool(name) for name in self.agents}
+
+    def _transfer_tool(self, target: str) -> str:
+        name = transfer_tool_name(target)
+        agent = self.agents[target]
+
+        async def handler(reason: str = "", **kwargs: Any) -> str:
+            ctx: "RunContext" = kwargs[_CTX]
+            pending = ctx.stash.get(_PENDING)
+            if pending is None or pending.loop is None:
+                raise ToolError(f"{name} only works inside a handoff run (zagent.plugins.react.Handoffs)")
+            pending.target, pending.reason = target, str(reason)[:2000]
+            pending.loop.abort()  # this agent's run ends here; the target takes the conversation
+            return f"transferred to {target}"
+
+        tool = Tool(name=name, handler=handler, is_async=True, ctx_param=_CTX, toolset="handoffs", timeout=None,
+                    description=f"Hand the conversation over to {target}: {agent.description or target}. "
+                                "Use it when that agent should answer instead of you.",
+                    parameters={"type": "object", "properties": {"reason": {
+                        "type": "string", "description": "why, in one sentence"}}})
+        existing = self.kernel.registries["tools"].get(name)
+        if existing is None:
+            self.kernel.add_tool(tool)
+        elif existing.toolset == "handoffs":  # registered by an earlier Handoffs: this one's handler answers now
+            existing.handler = handler
+        else:
+            raise ConfigError(f"handoff tool {name!r} clashes with a registered tool of that name; rename "
+                              f"agent {target!r}")
+        return name
+
+    async def achat(self, user_input: str, history: Optional[Sequence[Any]] = None, *,
+                    ctx: Optional["RunContext"] = None) -> HandoffResult:
+        """Run the conversation turn from the first agent until one answers (see the module docstring)."""
+        root = ctx or self.kernel.context(agent=next(iter(self.agents)))
+        past = to_messages(history or [])
+        pending = root.stash[_PENDING] = _Pending()
+        name, reason, trace = next(iter(self.agents)), "", []
+        try:
+            for hop in range(self.max_handoffs + 1):
+                agent = self.agents[name]
+                extra = [self._tools[t] for t in self.routes.get(name, []) if hop < self.max_handoffs]
+                loop = _loop_for(agent, extra)
+                pending.loop, pending.target = loop, None
+                agent_ctx = root.for_agent(agent.name, loop.agent_config)
+                asked = user_input if not hop else f"{user_input}\n\n(Handed over to you by {trace[-1].agent}: {reason})"
+                step = Hop(agent=agent.name, reason=reason)
+                trace.append(step)
+                try:
+                    result = await loop.arun(asked, history=past, ctx=agent_ctx)
+                except RunAborted:
+                    if pending.target is None:
+                        raise
+                    said = _said(loop, len(past))
+                    past = [*past, *[Message(role="assistant", content=m.content, name=agent.name) for m in said]]
+                    await root.aemit("handoff", source=agent.name, target=pending.target, reason=pending.reason)
+                    name, reason = pending.target, pending.reason
+                    continue
+                finally:
+                    root.add_usage(agent_ctx.usage)
+                step.content = result.content
+                messages = [*past, Message(role="user", content=asked),
+                            Message(role="assistant", content=result.content, name=agent.name)]
+                return HandoffResult(content=result.content, answered_by=agent.name, trace=trace,
+                                     messages=messages, run_id=root.run_id)
+        finally:
+            root.stash.pop(_PENDING, None)
+        raise AssertionError("unreachable: the last hop offers no transfer tools")  # pragma: no cover
+
+    def chat(self, user_input: str, history: Optional[Sequence[Any]] = None, **kwargs: Any) -> HandoffResult:
+        """Sync twin of ``achat``."""
+        return run_sync(self.achat(user_input, history, **kwargs))
+
+
+def _said(loop: Any, history: int) -> list[Message]:
+    """What the agent of ``loop`` wrote (text only) after the ``history`` messages and the request."""
+    messages = loop.state.messages if loop.state is not None else []
+    start = (1 if messages and messages[0].role == "system" else 0) + history + 1
+    return [m for m in messages[start:] if m.role == "assistant" and m.content and m.content.strip()]
+
+
+def _loop_for(agent: Any, extra_tools: list[str]) -> Any:
+    """A ReAct loop for ``agent`` with ``extra_tools`` offered too (a declared agent: through the react type)."""
+    if hasattr(agent, "loop"):
+        loop = agent.loop()
+    else:
+        from .agent import ReActAgent
+
+        react = ReActAgent(kernel=agent.kernel, name=agent.name, description=agent.description,
+                           system_prompt=agent.system_prompt, llm=agent.llm, tools=agent.chat_tools(),
+                           agent_config=dict(agent.agent_config))
+        loop = react.loop()
+    added = [t for t in extra_tools if t not in loop.tools]
+    loop.tools = [*loop.tools, *added]
+    loop.pinned_tools = [*loop.pinned_tools, *added]  # offered every turn, however many tools there are
+    return loop
+
+
+async def chat_with_handoffs(agent: Any, user_input: str, past: list[Message], ctx: Any) -> Any:
+    """``ReActAgent.chat`` for an agent with ``handoffs``: it may hand over to them (not they to others)."""
+    from zagent.plugins.actions.chat import AgentResponse
+
+    group = getattr(agent, "_handoff_group", None)
+    if group is None:
+        group = agent._handoff_group = Handoffs(agent.kernel, [agent, *agent.handoffs],
+                                                routes={agent.name: [h.name for h in agent.handoffs]})
+    result = await group.achat(user_input, past, ctx=ctx)
+    return AgentResponse(content=result.content, mode="handoff", metadata={
+        "run_id": result.run_id, "answered_by": result.answered_by,
+        "trace": [attrs.asdict(h) for h in result.trace]})

@@ -178,7 +178,7 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
     if not base_dir:  # a file's own folder is checked below; else the one check for spec paths (zagent.specpaths)
         check_spec_path(path, key, (".json", ".yaml", ".yml"), kernel=kernel)
     elif not ref.lower().endswith((".json", ".yaml", ".yml")):
-        raise ConfigError(f"{key} {ref!r} must be an agent file (.json, .yaml or .yml)")
+        raise ConfigError(f"{key} {ref!r} in the spec is refused: it must name an agent file (.json, .yaml or .yml)")
     if not trust.everything:
         root = os.path.realpath(folder)
         if os.path.commonpath([root, path]) != root:

@@ -186,7 +186,7 @@ def test_cli_eval_reports_and_compare_exits_1_on_regression(tmp_path):
            str(tmp_path / "r.json"), "--out", str(tmp_path / "runs.jsonl")]
     first = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert first.returncode == 0, first.stderr
-    assert "PASS  one" in first.stdout and "FAIL  sum" in first.stdout and "total: passed 2/3" in first.stdout
+    assert "PASS  sum" in first.stdout and "FAIL  wrong" in first.stdout and "total: passed 3/4" in first.stdout
     better = json.loads((tmp_path / "r.json").read_text())
     for case in better["cases"]:
         case["passed"] = True
@@ -195,7 +195,7 @@ def test_cli_eval_reports_and_compare_exits_1_on_regression(tmp_path):
                              str(tmp_path / "better.json"), "--json"],
                             capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert second.returncode == 1, second.stderr
-    assert json.loads(second.stdout)["comparison"]["regressed"] == ["sum"]
+    assert json.loads(second.stdout)["comparison"]["regressed"] == ["wrong"]
 
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),

@@ -17,6 +17,10 @@ call. Secrets are stripped: option keys that look like credentials
 replaced by ``"***"`` and the wrapped model's API key is redacted wherever it
 appears; HTTP headers are never part of a record.
 
+Without ``path=`` the file is ``default_path(model)`` under the data folder, so
+``--model record:openai:gpt-4o-mini`` records and ``--model replay:openai:gpt-4o-mini``
+replays the same file.
+
 ``k.llm("replay:any", path="run.jsonl")`` answers from the file, in order,
 with the recorded profile (``profile={...}`` overrides it as for any model),
 so an agent offers tools and asks for structured output as it did then.
@@ -77,12 +81,10 @@ class RecordLLM(LLM):
 
     @classmethod
     def build(cls, kernel: Any, model: str, *, path: Optional[str] = None, **options: Any) -> "RecordLLM":
-        if not path:
-            raise ConfigError(f"record:{model} needs path='file.jsonl' to write the exchanges to")
         if ":" not in model:
             raise ConfigError(f"record:{model}: name the model to record as provider:model, e.g. record:openai:gpt-4o-mini")
         inner = kernel.llm(model, **options)
-        return cls(provider="record", model=model, inner=inner, path=str(path))
+        return cls(provider="record", model=model, inner=inner, path=str(path or default_path(model)))
 
     def default_profile(self) -> ModelProfile:
         return self.inner.profile
@@ -166,8 +168,7 @@ class ReplayLLM(LLM):
     def build(cls, model: str, *, path: Optional[str] = None, match: str = "request", **options: Any) -> "ReplayLLM":
         if options:
             raise ConfigError(f"replay:{model} got unknown options {sorted(options)}; it accepts path= and match=")
-        if not path:
-            raise ConfigError(f"replay:{model} needs path='file.jsonl', a file written by record:provider:model")
+        path = path or default_path(model)
         if match not in ("request", "order"):
             raise ConfigError(f"replay match={match!r}: use 'request' (check each request) or 'order'")
         return cls(provider="replay", model=model, path=str(path), records=load(str(path)), match=match)
@@ -203,6 +204,16 @@ class ReplayLLM(LLM):
 
     def __repr__(self) -> str:
         return f"<ReplayLLM {self.path} calls={self.calls}/{len(self.records)}>"
+
+
+def default_path(model: str) -> str:
+    """Where ``record:MODEL`` writes and ``replay:MODEL`` reads without ``path=`` (so both work from ``--model``):
+    ``$ZAGENT_RECORDINGS`` or ``$XDG_DATA_HOME/zagent/recordings``, a file named after the model."""
+    folder = os.environ.get("ZAGENT_RECORDINGS") or os.path.join(
+        os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share"), "zagent",
+        "recordings")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip(".-") or "model"
+    return os.path.join(folder, name[:120] + ".jsonl")
 
 
 def load(path: str) -> list[Record]:

@@ -26,6 +26,9 @@ if TYPE_CHECKING:  # pragma: no cover
 #: task and its child tasks get it as ``on_delta``, so nested runs (workflow nodes, chat turns) stream too
 STREAM_SINK: "contextvars.ContextVar[Optional[Callable[[Any], Any]]]" = contextvars.ContextVar(
     "zagent_stream_sink", default=None)
+#: tags (a dict) the runs started in this task and its child tasks carry as ``metadata`` (a batch sets
+#: ``{"batch": id, "item": key}`` around each item, so the run log can group a batch's runs)
+RUN_TAGS: "contextvars.ContextVar[Optional[dict[str, Any]]]" = contextvars.ContextVar("zagent_run_tags", default=None)
 _ids = itertools.count(1)
 _prefix = f"{os.getpid():x}-{int(time.time() * 1000) & 0xFFFFFF:x}"
 
@@ -63,7 +66,7 @@ class RunContext:
     agent_config: dict[str, Any] = attrs.field(factory=dict)
     usage: Usage = attrs.field(factory=Usage)
     stash: Stash = attrs.field(factory=Stash)
-    metadata: dict[str, Any] = attrs.field(factory=dict)
+    metadata: dict[str, Any] = attrs.field(factory=lambda: dict(RUN_TAGS.get() or ()))
     started: float = attrs.field(factory=time.monotonic)
     offered_tools: Optional[frozenset[str]] = None
     call_id: Optional[str] = None

@@ -168,7 +168,8 @@ class Agent:
         try:
             if not events:
                 return await self._work(action, msgs, inputs, ctx, started, events)
-            await ctx.aemit("run_start", action=action.name, inputs=sorted(inputs))
+            await ctx.aemit("run_start", action=action.name, inputs=sorted(inputs),
+                            **({"metadata": dict(ctx.metadata)} if ctx.metadata else {}))
             try:
                 return await self._work(action, msgs, inputs, ctx, started, events)
             except BaseException as exc:  # the run's span still ends, with the error

@@ -130,4 +130,6 @@ def cmd_batch(args: argparse.Namespace, kernel: Any) -> int:
     if not args.quiet:
         progress.finish(report.summary)
     print(report.summary.line())
+    if not args.quiet and args.executor in (None, "local"):
+        print(f"its runs: zagent logs list --batch {report.summary.batch_id}", file=sys.stderr)
     return 0

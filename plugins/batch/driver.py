@@ -60,6 +60,8 @@ class Summary(msgspec.Struct, kw_only=True):
     interrupted: bool = False
     failures: dict[str, int] = {}
     """Failed items of this call by error type (``{"ProviderError": 3, "ConfigError": 1}``)."""
+    batch_id: str = ""
+    """This call's id: its items' runs carry it (``metadata["batch"]``; ``zagent logs list --batch ID``)."""
 
     @property
     def items_per_second(self) -> float:
@@ -111,7 +113,10 @@ async def abatch(kernel: Any, target: Any, inputs: Union[Iterable[Any], str, Any
         if sink is not None:
             sink.close()
         raise
-    run = _Batch(job, ex, sink, retries, on_result, Summary(executor=getattr(ex, "name", type(ex).__name__)))
+    from zagent.context import new_run_id
+
+    summary = Summary(executor=getattr(ex, "name", type(ex).__name__), batch_id="batch-" + new_run_id()[4:])
+    run = _Batch(job, ex, sink, retries, on_result, summary)
     try:
         await run.go(items, width)
     except BaseException:
@@ -172,8 +177,11 @@ class _Batch:
         return f"line {item.line}: id {item.id!r} was already used on line {first}; ids must be unique"
 
     async def _run(self, item: Item) -> dict[str, Any]:
+        from zagent.context import RUN_TAGS
+
         key = item.id if item.id is not None else f"line {item.line}"
         started = time.perf_counter()
+        RUN_TAGS.set({"batch": self.summary.batch_id, "item": key})  # this worker task's runs: the run log groups them
         for attempt in range(1, self.retries + 2):
             try:
                 result = await self.ex.submit(self.job.unit(key, item.inputs))

@@ -223,7 +223,8 @@ class ReActLoop:
             from .recorder import LiveSteps
 
             self._live = LiveSteps(self.live_trajectory_path, self.state, resumed=user_input is None)
-        await self._emit("run_start", resumed=user_input is None)
+        await self._emit("run_start", resumed=user_input is None,
+                         **({"metadata": dict(ctx.metadata)} if ctx.metadata else {}))
         try:
             return await self._drive()
         except asyncio.CancelledError:

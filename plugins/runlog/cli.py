@@ -18,6 +18,8 @@ def register_commands(cli: Any, kernel: Any) -> None:
     p.add_argument("--limit", "-n", type=int, default=20, help="how many runs (default 20)")
     p.add_argument("--status", default=None, help="only runs with this outcome (ok, error, unfinished...)")
     p.add_argument("--agent", default=None, help="only runs of this agent (its name)")
+    p.add_argument("--batch", default=None, metavar="ID",
+                   help="the runs of one batch (a batch's items are shown as one row otherwise)")
     p.add_argument("--since", default=None, metavar="WHEN",
                    help="only runs started since WHEN: a duration back from now (30m, 2h, 7d) or a date (2026-12-01)")
     p = group.command("show", show_command, help="one run as a tree (or --json, or --html FILE)")
@@ -50,7 +52,8 @@ def _store(args: Any, kernel: Any) -> Any:
 def list_command(args: Any, kernel: Any) -> int:
     store = _store(args, kernel)
     try:
-        runs = store.runs(args.limit, status=args.status, agent=args.agent, since=_since(args.since))
+        runs = store.runs(args.limit, status=args.status, agent=args.agent, since=_since(args.since),
+                          batch=args.batch)
     finally:
         store.close()
     if args.json:
@@ -60,6 +63,10 @@ def list_command(args: Any, kernel: Any) -> int:
 
     from .tree import _printable
 
+    if args.batch is None:
+        from .batches import grouped
+
+        runs = grouped(runs)
     _print_table(("RUN", "STARTED", "KIND", "NAME", "TIME", "OUTCOME", "LLM", "TOOLS", "TOKENS IN/OUT"), [
         (_printable(str(r["run_id"])), _when(r["started"]), r["kind"], _printable(str(r["name"])), f"{r['duration'] or 0:.2f}s", r["outcome"] or "",
          r["llm_calls"], r["tool_calls"], f"{r['input_tokens'] or 0}/{r['output_tokens'] or 0}") for r in runs])

@@ -19,6 +19,8 @@ from zagent.plugins.memory.database import Database
 COLUMNS = ("run_id", "span_id", "parent_id", "kind", "name", "agent", "started", "duration", "outcome",
            "input_tokens", "output_tokens", "data")
 _encode = msgspec.json.Encoder(enc_hook=repr).encode
+#: the batch a top span's run was an item of (its ``run_start`` carries ``metadata.batch``)
+_BATCH = "json_extract(CAST(r.data AS TEXT), '$.start.metadata.batch')"
 
 
 @attrs.define(repr=False)
@@ -55,10 +57,14 @@ class RunLogStore:
             f"INSERT INTO run_spans ({', '.join(COLUMNS)}) VALUES ({marks})", values))
 
     def runs(self, limit: int = 20, *, status: Optional[str] = None, agent: Optional[str] = None,
-             since: Optional[float] = None) -> list[dict[str, Any]]:
-        """The newest runs first: id, kind and name of the top span, start, duration, outcome, tokens, spans;
-        only those with outcome ``status``, of agent (or name) ``agent``, started at ``since`` or later."""
+             since: Optional[float] = None, batch: Optional[str] = None) -> list[dict[str, Any]]:
+        """The newest runs first: id, kind and name of the top span, start, duration, outcome, tokens, spans and
+        the batch it was an item of; only those with outcome ``status``, of agent (or name) ``agent``, started
+        at ``since`` or later, of batch ``batch``."""
         where, params = ["r.parent_id IS NULL", "r.span_id IS NOT NULL"], []
+        if batch is not None:
+            where.append(f"{_BATCH} = ?")
+            params.append(batch)
         if status is not None:
             where.append("r.outcome = ?")
             params.append(status)
@@ -73,11 +79,12 @@ class RunLogStore:
                    (SELECT SUM(input_tokens) FROM run_spans WHERE run_id = r.run_id AND kind = 'llm'),
                    (SELECT SUM(output_tokens) FROM run_spans WHERE run_id = r.run_id AND kind = 'llm'),
                    (SELECT COUNT(*) FROM run_spans WHERE run_id = r.run_id AND kind = 'llm'),
-                   (SELECT COUNT(*) FROM run_spans WHERE run_id = r.run_id AND kind = 'tool')
+                   (SELECT COUNT(*) FROM run_spans WHERE run_id = r.run_id AND kind = 'tool'),
+                   """ + _BATCH + """
             FROM run_spans r WHERE """ + " AND ".join(where) + """
             ORDER BY r.started DESC, r.id DESC LIMIT ?"""
         names = ("run_id", "kind", "name", "agent", "started", "duration", "outcome", "input_tokens",
-                 "output_tokens", "llm_calls", "tool_calls")
+                 "output_tokens", "llm_calls", "tool_calls", "batch")
         rows = self.db.read(lambda c: c.execute(sql, (*params, int(limit))).fetchall())
         return [dict(zip(names, r)) for r in rows]
 

@@ -69,7 +69,29 @@ def fill_arguments(arguments: dict[str, Any], schema: dict[str, Any], request: L
             used = len(numbers)
         elif kind == "string" and quoted is not None:
             filled[name] = quoted
+        elif kind == "string":
+            example = _described_value(str(prop.get("description") or ""), text)
+            if example is not None:
+                filled[name] = example
     return filled
+
+
+def _shape(text: str) -> str:
+    return re.sub(r"[A-Za-z_]+", "a", re.sub(r"\d+", "0", text))
+
+
+def _described_value(description: str, text: str) -> Optional[str]:
+    """A value for a text parameter whose description shows examples ('America/New_York'): a word of the
+    user's message of the same shape (``Europe/Oslo``), else the description's first example."""
+    examples = [a or b for a, b in _QUOTED.findall(description)]
+    if not examples:
+        return None
+    shapes = {_shape(e) for e in examples if not e.isalpha()}  # a plain word matches any word: no shape then
+    for word in text.split():
+        word = word.strip("?!.,;:()")
+        if word and _shape(word) in shapes:
+            return word
+    return examples[0]
 
 
 def _as(kind: str, value: float) -> Any:

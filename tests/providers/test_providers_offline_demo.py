@@ -82,3 +82,13 @@ def test_bounded_parameters_keep_their_valid_value():
     schema = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 3}}}
     request = LLMRequest(model="x", messages=[Message.user("use 99")])
     assert fill_arguments({"n": 1}, schema, request) == {"n": 1}
+
+
+def test_a_text_parameter_takes_a_message_word_shaped_like_its_described_examples():
+    """A timezone parameter described with 'America/New_York' takes 'Europe/Oslo' from the message, else the example."""
+    schema = {"type": "object", "properties": {"timezone": {
+        "type": "string", "description": "IANA timezone name (e.g., 'America/New_York', 'Europe/London')."}}}
+    asked = LLMRequest(model="x", messages=[Message.user("What time is it in Europe/Oslo?")])
+    assert fill_arguments({"timezone": "a"}, schema, asked) == {"timezone": "Europe/Oslo"}
+    plain = LLMRequest(model="x", messages=[Message.user("What time is it?")])
+    assert fill_arguments({"timezone": "a"}, schema, plain) == {"timezone": "America/New_York"}

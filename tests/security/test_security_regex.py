@@ -4,6 +4,8 @@ Spec regexes are bounded (``zagent.specregex``): patterns that can backtrack exp
 spec loads, with an error naming the key and the pattern; with google-re2 installed the others run in linear time.
 """
 
+import sys
+
 import pytest
 
 from zagent import ConfigError, Kernel, ToolBlocked, run_sync
@@ -56,7 +58,9 @@ def test_the_rail_refuses_the_pattern_on_a_forty_char_reply_instead_of_hanging()
 
 
 @pytest.mark.parametrize("pattern", [r"sk-[A-Za-z0-9]{20,}", r"(?:\d{4}[- ]?){3}\d{4}", r"(?<![\w-])\d{16}(?![\w-])",
-                                     r"(?>a+)+b", r"[ab]*c", r"(?:foo|bar)-\d+", r"[\w.+-]+@(?:[\w-]+\.)+\w+",
+                                     pytest.param(r"(?>a+)+b", marks=pytest.mark.skipif(
+                                         sys.version_info < (3, 11), reason="atomic groups need Python 3.11")),
+                                     r"[ab]*c", r"(?:foo|bar)-\d+", r"[\w.+-]+@(?:[\w-]+\.)+\w+",
                                      r"(?:\d+[- ])+\d+"])
 def test_ordinary_redaction_patterns_still_load_and_redact(pattern):
     """Card numbers, key prefixes, look-arounds, atomic groups, alternations outside a repeat and repeated groups

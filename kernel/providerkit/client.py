@@ -67,6 +67,7 @@ from ..errors import (
 )
 from ..secrets import Masker, Secret
 from .config import ERROR_BODY_BYTES, USER_AGENT, HttpConfig, default_http_module
+from .decode import body_chunks
 from .entry import Claim, guard_for
 from .errors import HttpErrors
 from .ratelimit import RateLimiter, shared_limiter
@@ -300,7 +301,7 @@ class HttpClient(HttpErrors):
                                 raise self.too_large(limit, f"it announced {announced} bytes")
                             parts = []
                             size = 0
-                            async for part in response.aiter_bytes():
+                            async for part in body_chunks(response, limit, self):
                                 size += len(part)
                                 if limit is not None and size > limit:
                                     await _close_quietly(response)
@@ -371,7 +372,7 @@ class HttpClient(HttpErrors):
         """Up to ``limit`` bytes of the body (for error messages); the connection is then closed."""
         parts = []
         size = 0
-        chunks = response.aiter_bytes()
+        chunks = body_chunks(response, None, self)  # lazy: stops inflating at ``limit``
         try:
             async for part in chunks:
                 parts.append(part)

@@ -78,6 +78,8 @@ async def run_tools(
 
 async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext", started: float) -> tuple[ToolCall, ToolResult]:
     """Validate, vet and execute; return the call as it finally ran (after any rewrite) and its result."""
+    if call.refused is not None:  # past the reply's cap (agentkit.callcap)
+        return call, _failed(call, "blocked", f"the call was not run: {call.refused}", started, error=call.refused)
     offered = ctx.offered_tools
     if offered is not None and call.name not in offered:
         why = not_offered(call.name, offered)
@@ -168,7 +170,7 @@ async def _execute(
         raise
     except Exception as exc:
         return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc)}", started)
-    except BaseException as exc:  # SystemExit, KeyboardInterrupt...: never past here (the sync loop lives on)
+    except (SystemExit, KeyboardInterrupt) as exc:  # never past here: they would kill the sync API's loop
         if isinstance(exc, KeyboardInterrupt) and _may_be_ctrl_c():
             raise
         return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc)}; a tool must return a value or "

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import functools
 import os
-import weakref
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
 from . import emitting, hookspecs, spans, tooltable
-from .closing import close_belongings
+from .closing import Owned, close_belongings
 from .context import RunContext
 from .hooks import HookRunner, PluginManager, trace_to_stderr
 from .llm import LLM  # loaded by ``import zagent`` anyway
@@ -90,7 +89,7 @@ class Kernel:
         self._aemit_data = functools.partial(emitting.emit, self.hooks, self.span_owner)
         self._models = Models(self.config, self.registries)
         self._embedders: dict[Any, Any] = {}
-        self._stores: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        self._stores = Owned()  # every store handed out, hashable or not, closed by aclose
         self._tool_pool = ToolPool(self.config)
         self._closed = False
         if os.environ.get("ZAGENT_TRACE_HOOKS", "") not in ("", "0"):
@@ -137,10 +136,7 @@ class Kernel:
     def memory(self, name: str = "inprocess", **options: Any) -> Any:
         """A new memory backend instance of ``name``; ``Kernel.aclose`` closes it if the caller has not."""
         store = build(lookup(self.registries, "memory", name), f"memory backend {name!r}", **options)
-        try:
-            self._stores.add(store)
-        except TypeError:  # not weak-referenceable: the caller closes it
-            pass
+        self._stores.add(store)
         return store
 
     def embedder(self, name: Optional[str] = None, **options: Any) -> Any:

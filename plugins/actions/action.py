@@ -59,6 +59,8 @@ from zagent.agentkit.toolloop import NUDGE, Offer, ToolLoop, call_key
 from zagent.errors import ConfigError, NoAnswerError, ParseError
 from zagent.types import Message, ToolCall, ToolResult, Usage
 
+from . import offloop
+
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
     from zagent.llm import LLM
@@ -354,7 +356,7 @@ class _Run:
                 if self.format_due:  # the tool phase is over: an answer already in the format stands
                     self.format_due = False
                     try:
-                        output = action.parse(text)
+                        output = await offloop.parse(action.parse, text)
                     except ParseError:
                         if step < action.max_steps:  # else the repair prompt shows the format
                             self.messages.append(self.format_turn())
@@ -389,7 +391,7 @@ class _Run:
     async def _parse(self, text: str) -> Any:
         action = self.action
         try:
-            return action.parse(text)
+            return await offloop.parse(action.parse, text)
         except ParseError:
             if not action.repair:
                 raise

@@ -301,12 +301,18 @@ class HttpClient(HttpErrors):
                                 raise self.too_large(limit, f"it announced {announced} bytes")
                             parts = []
                             size = 0
-                            async for part in body_chunks(response, limit, self):
-                                size += len(part)
-                                if limit is not None and size > limit:
-                                    await _close_quietly(response)
-                                    raise self.too_large(limit, "")
-                                parts.append(part)
+                            try:
+                                async for part in body_chunks(response, limit, self):
+                                    size += len(part)
+                                    if limit is not None and size > limit:
+                                        await _close_quietly(response)
+                                        raise self.too_large(limit, "")
+                                    parts.append(part)
+                            except Exception as exc:  # the server had answered: a cut body is not retried
+                                cut = self.cut_off(exc, size, attempt + 1)
+                                if cut is None:
+                                    raise
+                                raise cut from None
                             release(response)  # aiter_bytes closed it at the end of the body
                             response._content = parts[0] if len(parts) == 1 else b"".join(parts)
                             return response

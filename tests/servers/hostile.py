@@ -176,3 +176,14 @@ def long_line(size: int, piece: int = 16 * 1024) -> Behaviour:
         return True
 
     return behave
+
+
+def cut_body(length: int = 1000, sent: bytes = b'{"id": "c", "object": "chat.completion", "cho') -> Behaviour:
+    """A 200 announcing ``length`` bytes, sending only ``sent``, then closing the connection."""
+
+    async def behave(request: Request, writer: asyncio.StreamWriter) -> bool:
+        writer.write(_head(200, "application/json", length=length) + sent)
+        await writer.drain()
+        return False
+
+    return behave

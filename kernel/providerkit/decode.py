@@ -14,7 +14,7 @@ at most ``STEP`` bytes at a time, counting every layer against the limit:
 from __future__ import annotations
 
 import zlib
-from typing import Any, AsyncIterator, Callable, Iterator, Optional
+from typing import Any, AsyncGenerator, Callable, Iterator, Optional
 
 from ..errors import ProtocolError
 
@@ -34,7 +34,7 @@ def encodings(response: Any) -> list[str]:
     return [name for name in names if name and name != "identity"]
 
 
-def body_chunks(response: Any, limit: Optional[int], owner: Any) -> AsyncIterator[bytes]:
+def body_chunks(response: Any, limit: Optional[int], owner: Any) -> AsyncGenerator[bytes, None]:
     """The decoded body of a streamed ``response``: an async iterator of chunks (close it with ``aclose()``).
 
     A plain reply gives httpx's raw chunks as they are (no wrapper per chunk). An encoded one is
@@ -52,7 +52,7 @@ def body_chunks(response: Any, limit: Optional[int], owner: Any) -> AsyncIterato
 
 
 async def _decoded(response: Any, layers: list["_Layer"], limit: Optional[int],
-                   too_large: Callable[[int, str], Exception]) -> AsyncIterator[bytes]:
+                   too_large: Callable[[int, str], Exception]) -> AsyncGenerator[bytes, None]:
     raw = response.aiter_raw()
     try:
         async for chunk in raw:

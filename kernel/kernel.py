@@ -39,7 +39,7 @@ from .registry import KINDS, Registry
 from .specfiles import convert_spec as convert_spec  # their old import path (zagent.kernel)
 from .specfiles import load_spec_file as load_spec_file
 from .stash import Stash
-from .sync import run_sync
+from .sync import run_sync, run_sync_to_end
 from .toolcalls import as_call
 from .toolpool import ToolPool
 from .tools import Tool
@@ -273,8 +273,8 @@ class Kernel:
         await close_belongings(self, self._stores, self.hooks, self._tool_pool)
 
     def close(self) -> None:
-        """Sync twin of ``aclose``."""
-        run_sync(self.aclose())
+        """Sync twin of ``aclose``; a Ctrl-C meanwhile lets the close finish first (``run_sync_to_end``)."""
+        run_sync_to_end(self.aclose())
 
     def __enter__(self) -> "Kernel":
         return self

@@ -34,6 +34,7 @@ from .lookups import batch_driver, build, build_agent, embedder, lookup
 from .models import FALLBACK_MODEL as FALLBACK_MODEL
 from .models import Models
 from .pendingtools import PendingTools
+from .railscheck import check_rails
 from .register import Register as _Register
 from .registry import KINDS, Registry
 from .specfiles import convert_spec as convert_spec  # their old import path (zagent.kernel)
@@ -74,6 +75,8 @@ class Kernel:
         config: Optional[dict[str, Any]] = None,
     ):
         self.config: dict[str, Any] = dict(config or {})
+        if self.config.get("rails") is not None:
+            check_rails(self.config["rails"], "config.rails")  # a wrong type is refused here, not at a call
         self.strict = strict if strict is not None else os.environ.get("ZAGENT_STRICT", "") not in ("", "0")
         self.pm = PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)

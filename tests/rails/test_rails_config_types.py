@@ -53,3 +53,9 @@ def test_well_typed_rails_and_other_plugins_keys_pass():
                  "tool_rpm_wait": False, "max_argument_bytes": None, "approval": {"tools": ["rm"]},
                  "redact": [r"sk-\w+"], "redact_with": "#", "redact_llm": True, "max_tool_calls_per_reply": 8,
                  "approver": "pkg.mod:ask", "someone_elses": object()})
+
+
+def test_a_kernel_config_with_a_wrongly_typed_rail_is_refused():
+    """``Kernel(config={"rails": {"tool_budget": ["add"]}})``: ConfigError naming config.rails.tool_budget."""
+    with pytest.raises(ConfigError, match="config.rails.tool_budget must be a mapping"):
+        Kernel(entry_points=False, config={"rails": {"tool_budget": ["add"]}})

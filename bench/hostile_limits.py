@@ -6,10 +6,15 @@ hostile server (``tests/servers/hostile.py``) and calls it once:
 * ``endless_body``: a 200 whose chunked body never ends (default 32 MiB limit);
 * ``trickle``: one byte every 50 ms, forever (deadline 5 s, read timeout 120 s);
 * ``endless_stream``: an event stream that never finishes (deadline 5 s);
-* ``endless_stream_fast``: the same with no pause between events (32 MiB limit, no deadline).
+* ``endless_stream_fast``: the same with no pause between events (32 MiB limit, no deadline);
+* ``gzip_bomb``: ``Content-Encoding: gzip, gzip``, about 2 KB inflating to 1 GiB (32 MiB limit, counted on
+  the decoded bytes: memory stays near the limit);
+* ``sse_no_newline``: one 30 MiB event-stream line with no newline, in 16 KiB chunks (CPU linear in it);
+* ``nested_json``: the lenient JSON search of a 9.8 MB json-mode reply nested 1.4 M objects deep (no
+  server: the CPU the parse takes, bounded by its search budget; actions run it off the event loop).
 
-Prints the error type, seconds to the error, and the child's peak RSS
-(``ru_maxrss``) before and after the call.
+Prints the error type, seconds to the error, the CPU seconds the child used for it (user + system), and
+the child's peak RSS (``ru_maxrss``) before and after the call.
 
     python bench/hostile_limits.py [--case NAME ...]
 
@@ -36,7 +41,30 @@ CASES = {
     "trickle": ("trickle(every=0.05)", {"deadline": 5}),
     "endless_stream": ("endless_sse(every=0.01)", {"deadline": 5}),
     "endless_stream_fast": ("endless_sse(every=0, text='z' * 1000)", {"deadline": None}),
+    "gzip_bomb": ("encoded(bomb(2**30, layers=2), 'gzip, gzip')", {}),
+    "sse_no_newline": ("long_line(30 * 2**20)", {"deadline": None}),
+    "nested_json": (None, {}),
 }
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def parse_child() -> None:
+    """``nested_json``: the lenient search over a reply nested 1.4 M levels (the parsers plugin, no server)."""
+    from zagent.plugins.parsers import jsontext
+
+    n = 1_400_000
+    text = '{"a": ' * n + "1" + "}" * n
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start, cpu = time.perf_counter(), _cpu()
+    found = jsontext.first_object(text, {"answer"})
+    seconds, cpu = time.perf_counter() - start, _cpu() - cpu
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"case": "nested_json", "error": "no JSON found" if found is None else "found",
+                      "seconds": seconds, "cpu": cpu, "rss_before_mb": before / 1024, "rss_peak_mb": after / 1024}))
 
 
 def own_hostile():
@@ -51,6 +79,8 @@ def own_hostile():
 
 
 def child(case: str) -> None:
+    if case == "nested_json":
+        return parse_child()
     hostile = own_hostile()
     HostileServer = hostile.HostileServer
     from zagent import Kernel, ZagentError
@@ -60,9 +90,9 @@ def child(case: str) -> None:
             Kernel(plugins=["zagent.plugins.openai"], entry_points=False) as k:
         llm = k.llm("openai:m", base_url=server.url, api_key="x", **options)
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu()
         try:
-            if "stream" in case:
+            if "stream" in case or case == "sse_no_newline":
                 for _ in llm.stream("hi"):
                     pass
             else:
@@ -70,9 +100,9 @@ def child(case: str) -> None:
             error = "no error"
         except ZagentError as exc:
             error = type(exc).__name__
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, _cpu() - cpu
         after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"case": case, "error": error, "seconds": seconds, "rss_before_mb": before / 1024,
+    print(json.dumps({"case": case, "error": error, "seconds": seconds, "cpu": cpu, "rss_before_mb": before / 1024,
                       "rss_peak_mb": after / 1024}))
 
 
@@ -83,7 +113,7 @@ def main() -> None:
     ap.add_argument("--case", action="append", choices=sorted(CASES),
                     help="run only this case (repeatable; default: every case)")
     cases = ap.parse_args().case or list(CASES)
-    print(f"{'case':<22} {'error':<18} {'seconds':>8} {'RSS before':>11} {'RSS peak':>9}")
+    print(f"{'case':<22} {'error':<18} {'seconds':>8} {'CPU s':>7} {'RSS before':>11} {'RSS peak':>9}")
     for case in cases:
         out = subprocess.run([sys.executable, __file__, "--child", case], capture_output=True, text=True,
                              timeout=300)
@@ -91,7 +121,8 @@ def main() -> None:
             print(f"{case:<22} failed: {out.stderr.strip().splitlines()[-1:]}")
             continue
         r = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"{case:<22} {r['error']:<18} {r['seconds']:8.2f} {r['rss_before_mb']:9.1f}MB {r['rss_peak_mb']:7.1f}MB")
+        print(f"{case:<22} {r['error']:<18} {r['seconds']:8.2f} {r['cpu']:7.2f} {r['rss_before_mb']:9.1f}MB "
+              f"{r['rss_peak_mb']:7.1f}MB")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,33 @@
-"""Closing a kernel's belongings: the memory stores it handed out, ``zagent_kernel_close`` hooks and the
-tool threads; every failure is logged, never raised."""
+"""Closing a kernel's belongings: the memory stores it handed out (``Owned``), ``zagent_kernel_close`` hooks
+and the tool threads; every failure is logged, never raised."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from .hooks import HookRunner
 from .logs import log
 from .toolpool import ToolPool
+
+
+class Owned:
+    """What a kernel handed out and closes on ``aclose``: held by identity (unhashable objects such as attrs
+    classes with ``eq`` are held too) and strongly, since a store dropped unclosed keeps its files open in
+    reference cycles until the cycle collector runs. Close a store when done with it; closing twice is fine."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self) -> None:
+        self._items: dict[int, Any] = {}
+
+    def add(self, obj: Any) -> None:
+        self._items[id(obj)] = obj
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(list(self._items.values()))
+
+    def __len__(self) -> int:
+        return len(self._items)
 
 
 async def close_belongings(kernel: Any, stores: Iterable[Any], hooks: HookRunner, tool_pool: ToolPool) -> None:

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import functools
 import os
-import weakref
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
 from . import emitting, hookspecs, spans, tooltable
-from .closing import close_belongings
+from .closing import Owned, close_belongings
 from .context import RunContext
 from .hooks import HookRunner, PluginManager, trace_to_stderr
 from .llm import LLM  # loaded by ``import zagent`` anyway
@@ -35,12 +34,13 @@ from .lookups import batch_driver, build, build_agent, embedder, lookup
 from .models import FALLBACK_MODEL as FALLBACK_MODEL
 from .models import Models
 from .pendingtools import PendingTools
+from .railscheck import check_rails
 from .register import Register as _Register
 from .registry import KINDS, Registry
 from .specfiles import convert_spec as convert_spec  # their old import path (zagent.kernel)
 from .specfiles import load_spec_file as load_spec_file
 from .stash import Stash
-from .sync import run_sync
+from .sync import run_sync, run_sync_to_end
 from .toolcalls import as_call
 from .toolpool import ToolPool
 from .tools import Tool
@@ -75,6 +75,8 @@ class Kernel:
         config: Optional[dict[str, Any]] = None,
     ):
         self.config: dict[str, Any] = dict(config or {})
+        if self.config.get("rails") is not None:
+            check_rails(self.config["rails"], "config.rails")  # a wrong type is refused here, not at a call
         self.strict = strict if strict is not None else os.environ.get("ZAGENT_STRICT", "") not in ("", "0")
         self.pm = PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
@@ -90,7 +92,7 @@ class Kernel:
         self._aemit_data = functools.partial(emitting.emit, self.hooks, self.span_owner)
         self._models = Models(self.config, self.registries)
         self._embedders: dict[Any, Any] = {}
-        self._stores: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        self._stores = Owned()  # every store handed out, hashable or not, closed by aclose
         self._tool_pool = ToolPool(self.config)
         self._closed = False
         if os.environ.get("ZAGENT_TRACE_HOOKS", "") not in ("", "0"):
@@ -137,10 +139,7 @@ class Kernel:
     def memory(self, name: str = "inprocess", **options: Any) -> Any:
         """A new memory backend instance of ``name``; ``Kernel.aclose`` closes it if the caller has not."""
         store = build(lookup(self.registries, "memory", name), f"memory backend {name!r}", **options)
-        try:
-            self._stores.add(store)
-        except TypeError:  # not weak-referenceable: the caller closes it
-            pass
+        self._stores.add(store)
         return store
 
     def embedder(self, name: Optional[str] = None, **options: Any) -> Any:
@@ -279,8 +278,8 @@ class Kernel:
         await close_belongings(self, self._stores, self.hooks, self._tool_pool)
 
     def close(self) -> None:
-        """Sync twin of ``aclose``."""
-        run_sync(self.aclose())
+        """Sync twin of ``aclose``; a Ctrl-C meanwhile lets the close finish first (``run_sync_to_end``)."""
+        run_sync_to_end(self.aclose())
 
     def __enter__(self) -> "Kernel":
         return self

@@ -197,3 +197,19 @@ def bound_calls(calls: Any) -> None:
             bounded = bounded_arguments(call.arguments)
             if bounded is not call.arguments:
                 call.arguments = bounded
+
+
+#: The largest token or call count a reply may report (``check_usage``); anything past it, or below 0, is
+#: not a count (a 401-digit ``prompt_tokens`` cannot even be stored as an SQLite integer).
+MAX_USAGE = 10**12
+
+
+def usage_problem(usage: Any) -> Optional[str]:
+    """What is wrong with a reply's ``Usage`` (``None``: every count is a whole number in 0..``MAX_USAGE``)."""
+    for name in ("input_tokens", "output_tokens", "calls"):
+        value = getattr(usage, name)
+        if type(value) is not int or not 0 <= value <= MAX_USAGE:
+            shown = f"a {len(str(abs(value)))}-digit number" if type(value) is int and abs(value) > MAX_USAGE \
+                else repr(value)[:40]
+            return f"{name} is {shown}, not a count between 0 and {MAX_USAGE:,}"
+    return None

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, ClassVar, 
 import attrs
 import msgspec
 
-from .errors import ConfigError
-from .limits import bound_calls
+from .errors import ConfigError, ProtocolError
+from .limits import MAX_USAGE, bound_calls, usage_problem
 from .llminputs import MessagesIn, price_per_million, to_messages, to_tool_specs
 from .replies import (
     aclose_stream, counted, new_call_id, parse_arguments, renamed_stream, settle, settled_stream, unique_call_ids,
@@ -263,6 +263,11 @@ class LLM:
     ) -> Completion:
         if completion.message.tool_calls:
             bound_calls(completion.message.tool_calls)  # arguments nested past zagent.limits stay text
+        usage = completion.usage
+        if not (0 <= usage.input_tokens <= MAX_USAGE and 0 <= usage.output_tokens <= MAX_USAGE
+                and 0 <= usage.calls <= MAX_USAGE):  # wire numbers are hostile too: never stored or summed
+            raise ProtocolError(f"{self.name} reported token usage that cannot be right: {usage_problem(usage)}; "
+                                "the reply was dropped. Check the server", provider=self.provider, status=200)
         kernel = self.kernel
         if kernel is None:
             return completion

@@ -138,6 +138,35 @@ def run_sync(awaitable: Awaitable[T]) -> T:
         raise
 
 
+def run_sync_to_end(awaitable: Awaitable[T], grace: float = 10.0) -> T:
+    """``run_sync`` for work that must not be cut half way (``Kernel.close``: stores, the run log).
+
+    A ``KeyboardInterrupt`` while waiting does not cancel it: the work goes on (a second Ctrl-C during
+    a close loses no run-log rows) for up to ``grace`` more seconds, then ``KeyboardInterrupt`` is raised.
+    """
+    import asyncio
+    import concurrent.futures
+    import time
+
+    loop = _background_loop()
+    if threading.current_thread() is _thread:
+        return run_sync(awaitable)  # raises the usual error
+    future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable), loop)
+    until: Optional[float] = None
+    while True:
+        try:
+            result = future.result(None if until is None else max(0.0, until - time.monotonic()))
+            break
+        except KeyboardInterrupt:
+            until = until or time.monotonic() + grace
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise KeyboardInterrupt from None
+    if until is not None:
+        raise KeyboardInterrupt
+    return result
+
+
 async def _as_coroutine(awaitable: Awaitable[T]) -> T:
     return await awaitable
 

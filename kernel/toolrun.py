@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import msgspec
 
+from .toolresults import ResultNotText, clean, describe, to_text
 from .tools import ArgumentsError, Tool
-from .toolthreads import InlineProbe, ToolThreadsExhausted
+from .toolthreads import PROMOTE_TIMEOUT, InlineProbe, ToolThreadsExhausted
 from .types import ToolCall, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,6 +78,8 @@ async def run_tools(
 
 async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext", started: float) -> tuple[ToolCall, ToolResult]:
     """Validate, vet and execute; return the call as it finally ran (after any rewrite) and its result."""
+    if call.refused is not None:  # past the reply's cap (agentkit.callcap)
+        return call, _failed(call, "blocked", f"the call was not run: {call.refused}", started, error=call.refused)
     offered = ctx.offered_tools
     if offered is not None and call.name not in offered:
         why = not_offered(call.name, offered)
@@ -157,7 +160,7 @@ async def _execute(
         call_ctx = kwargs[tool.ctx_param] = ctx.for_call(call.id)  # carries call_id / idempotency_key
     try:
         value = await _invoke(kernel, tool, kwargs)
-    except ToolStuck as exc:
+    except (ToolStuck, InlineOverrun) as exc:
         return _failed(call, "timeout", str(exc), started)
     except ToolThreadsExhausted as exc:
         return _failed(call, "error", str(exc), started)
@@ -166,12 +169,31 @@ async def _execute(
     except asyncio.CancelledError:
         raise
     except Exception as exc:
-        return _failed(call, "error", f"tool {tool.name!r} raised {type(exc).__name__}: {exc}", started)
+        return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc)}", started)
+    except (SystemExit, KeyboardInterrupt) as exc:  # never past here: they would kill the sync API's loop
+        if isinstance(exc, KeyboardInterrupt) and _may_be_ctrl_c():
+            raise
+        return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc)}; a tool must return a value or "
+                                      "raise an Exception, never exit (reported to the model, not passed on)", started)
     finally:
         if call_ctx is not None and (call_ctx.usage.calls or call_ctx.usage.total_tokens):
             ctx.add_usage(call_ctx.usage)  # e.g. a tool that asked a model with its ctx
-    return ToolResult(call_id=call.id, name=call.name, state="success", content=to_text(value),
+    try:
+        content = to_text(value)
+    except Exception as exc:  # ResultNotText, or anything a hostile value raises while rendered
+        why = str(exc) if isinstance(exc, ResultNotText) else f"rendering it raised {describe(exc)}"
+        return _failed(call, "error", f"tool {tool.name!r} returned {why}; it cannot be shown to the model. Return "
+                                      "text, numbers, lists or dicts", started)
+    return ToolResult(call_id=call.id, name=call.name, state="success", content=content,
                       value=value, duration=time.perf_counter() - started)
+
+
+def _may_be_ctrl_c() -> bool:
+    """Whether a ``KeyboardInterrupt`` may be the user's Ctrl-C: only the main thread gets SIGINT (the sync
+    API's loop and the tool threads never do), so there it propagates; elsewhere it came from the tool."""
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
@@ -187,8 +209,10 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
     if tool.inline is None:  # measured: see zagent.toolthreads.InlineProbe
         probe = _probes.get(tool)
         if probe is None:
-            probe = _probes[tool] = InlineProbe(tool.name, None if tool.ctx_param else tool.handler)
+            short = timeout is not None and timeout < PROMOTE_TIMEOUT  # kept in threads: the timeout holds
+            probe = _probes[tool] = InlineProbe(tool.name, None if tool.ctx_param or short else tool.handler)
     if tool.inline or (probe is not None and probe.inline):
+        wall = time.perf_counter()
         if probe is None:
             value = tool.handler(**kwargs)
         else:
@@ -197,6 +221,10 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
                 value = tool.handler(**kwargs)
             finally:
                 probe.ran_inline(time.thread_time() - begun)
+        if timeout is not None and (wall := time.perf_counter() - wall) > timeout:  # never a late success
+            if probe is not None:
+                probe.ran_inline(float("inf"))  # back to threads for good
+            raise InlineOverrun(tool.name, timeout, wall)
     else:
         threads = kernel.tool_executor()
         job = threads.start(tool.name, tool.handler, kwargs, probe)  # ToolThreadsExhausted: an error result
@@ -226,21 +254,16 @@ class ToolStuck(TimeoutError):
                          "Python cannot stop a thread; a fresh thread serves the next calls)")
 
 
+class InlineOverrun(TimeoutError):
+    """A sync tool running on the event loop returned after its timeout: its value is dropped."""
+
+    def __init__(self, name: str, timeout: float, seconds: float) -> None:
+        super().__init__(f"tool {name!r} did not finish within {timeout:g} s (it ran {seconds:.1f} s on the event "
+                         "loop and its result was dropped; it runs in the kernel's tool threads from now on)")
+
+
 def _failed(call: ToolCall, state: str, message: str, started: float, *, error: Optional[str] = None) -> ToolResult:
+    message = clean(message)  # a tool's exception text may hold lone surrogates
     return ToolResult(call_id=call.id, name=call.name, state=state,  # type: ignore[arg-type]
-                      content=f"Error: {message}", error=error or message,
+                      content=f"Error: {message}", error=clean(error) if error else message,
                       duration=time.perf_counter() - started)
-
-
-def to_text(value: Any) -> str:
-    """What the model reads for a tool's return value: text as is, anything else as JSON."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    try:
-        return msgspec.json.encode(value, enc_hook=repr).decode()
-    except (TypeError, msgspec.EncodeError):
-        return repr(value)

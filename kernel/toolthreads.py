@@ -67,6 +67,9 @@ FAST = 100e-6
 """A measured tool runs on the loop once ``PROBES`` of its calls took at most this, wall and CPU (seconds)."""
 SLOW = 2e-3
 """A call on the loop using more CPU than this sends the tool back to the threads for good (seconds)."""
+PROMOTE_TIMEOUT = 60.0
+"""A tool whose timeout is shorter than this (seconds; the default is 60) is never measured for the loop: in
+threads its timeout holds on every call (on the loop no timeout can interrupt a call)."""
 _log = logging.getLogger("zagent.tools")
 
 

@@ -28,6 +28,9 @@ class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True):
     id: str
     name: str
     arguments: Union[dict[str, Any], str] = {}
+    refused: Optional[str] = None
+    """Why the kernel will not run this call (set by the agent loop: past ``max_tool_calls_per_reply``); the
+    call gets a ``blocked`` result saying so. ``None``: it may run."""
 
 
 class Message(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -204,6 +207,9 @@ class ModelProfile(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True
     """Native mode: a reply with no native tool calls but a well-formed text call (``<tool_call>``, bare
     ``{"name": ..., "arguments": ...}``) of an offered tool runs that call (local servers often send calls
     as text); ``False`` keeps such text as the answer."""
+    max_tool_calls_per_reply: int = 64
+    """The most tool calls one reply may run; the rest get one ``blocked`` result telling the model to make
+    fewer (rails ``max_tool_calls_per_reply`` can lower it for an agent)."""
 
 
 class Event(msgspec.Struct, kw_only=True, omit_defaults=True):

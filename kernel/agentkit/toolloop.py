@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterator, Optional, 
 import msgspec
 
 from ..limits import bound_calls
+from .callcap import cap_calls, reply_limit
 from ..toolrun import with_unique_ids
 from ..types import Completion, Message, ToolCall, ToolResult, ToolSpec
 
@@ -247,21 +248,29 @@ class ToolLoop:
         sent = offer.with_section(messages) if add_section and offer.prompt_tools is not None else messages
         request = llm.request(sent, tools=offer.request_tools, **request_options)
         completion = await (ask or llm.asend)(request, ctx)
-        turn = self.read(llm, offer, completion.message, messages)
+        limit = reply_limit(llm.profile.max_tool_calls_per_reply, ctx)
+        extra = {"max_calls": limit} if limit != llm.profile.max_tool_calls_per_reply else {}  # rails lowered it
+        turn = self.read(llm, offer, completion.message, messages, **extra)
         turn.completion = completion
         return turn
 
-    def read(self, llm: "LLM", offer: Offer, reply: Message, history: Sequence[Message] = ()) -> ToolTurn:
+    def read(self, llm: "LLM", offer: Offer, reply: Message, history: Sequence[Message] = (),
+             max_calls: Optional[int] = None) -> ToolTurn:
         """The calls, malformed-call errors and text of ``reply`` under ``offer`` (``history``: the
-        conversation before it, so a restated call is not run again by the native-mode text fallback)."""
+        conversation before it, so a restated call is not run again by the native-mode text fallback).
+        Past ``max_calls`` (default: the profile's ``max_tool_calls_per_reply``) calls are refused (``callcap``)."""
+        limit = llm.profile.max_tool_calls_per_reply if max_calls is None else max_calls
         prompt_tools = offer.prompt_tools
         if prompt_tools is not None:
             calls, errors, text = prompt_tools.extract(reply.content or "")
+            reply, calls = cap_calls(reply, calls, limit)
             return ToolTurn(reply, with_unique_ids(calls), errors, text)
         if offer.specs and not reply.tool_calls and llm.profile.text_tool_fallback:
             reply = text_call_fallback(self.format, reply, offer.specs, history)
         if not reply.tool_calls:
             return ToolTurn(reply, [], [], reply.content or "")
+        if len(reply.tool_calls) > limit:
+            reply, _kept = cap_calls(reply, list(reply.tool_calls), limit)
         calls = with_unique_ids(list(reply.tool_calls))  # each result must find its own call
         if any(a is not b for a, b in zip(calls, reply.tool_calls)):
             reply = msgspec.structs.replace(reply, tool_calls=calls)

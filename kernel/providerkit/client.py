@@ -67,6 +67,7 @@ from ..errors import (
 )
 from ..secrets import Masker, Secret, mask_userinfo
 from .config import ERROR_BODY_BYTES, USER_AGENT, HttpConfig, default_http_module
+from .decode import body_chunks
 from .entry import Claim, guard_for
 from .errors import HttpErrors
 from .ratelimit import RateLimiter, shared_limiter
@@ -300,12 +301,18 @@ class HttpClient(HttpErrors):
                                 raise self.too_large(limit, f"it announced {announced} bytes")
                             parts = []
                             size = 0
-                            async for part in response.aiter_bytes():
-                                size += len(part)
-                                if limit is not None and size > limit:
-                                    await _close_quietly(response)
-                                    raise self.too_large(limit, "")
-                                parts.append(part)
+                            try:
+                                async for part in body_chunks(response, limit, self):
+                                    size += len(part)
+                                    if limit is not None and size > limit:
+                                        await _close_quietly(response)
+                                        raise self.too_large(limit, "")
+                                    parts.append(part)
+                            except Exception as exc:  # the server had answered: a cut body is not retried
+                                cut = self.cut_off(exc, size, attempt + 1)
+                                if cut is None:
+                                    raise
+                                raise cut from None
                             release(response)  # aiter_bytes closed it at the end of the body
                             response._content = parts[0] if len(parts) == 1 else b"".join(parts)
                             return response
@@ -371,7 +378,7 @@ class HttpClient(HttpErrors):
         """Up to ``limit`` bytes of the body (for error messages); the connection is then closed."""
         parts = []
         size = 0
-        chunks = response.aiter_bytes()
+        chunks = body_chunks(response, None, self)  # lazy: stops inflating at ``limit``
         try:
             async for part in chunks:
                 parts.append(part)

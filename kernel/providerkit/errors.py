@@ -76,6 +76,21 @@ class HttpErrors:
                 provider=self.provider, retryable=True)
         return None
 
+    def cut_off(self, exc: BaseException, size: int, attempts: int = 1) -> Optional[ProviderError]:
+        """The error for a 200 whose body broke off after ``size`` decoded bytes (``None``: not a transport error).
+
+        Not retried, unlike a connection failure: the server had started (and maybe finished) the work, so a
+        retry could run a generation twice (docs/http.md)."""
+        mod = self.module()
+        if not isinstance(exc, mod.TransportError) or isinstance(exc, mod.TimeoutException):
+            return None
+        tries = f" ({_attempts(attempts)})" if attempts > 1 else ""
+        return ProviderError(
+            f"{self.provider} ({self.base_url}) answered, but its reply was cut off after {size} bytes of the body "
+            f"({type(exc).__name__}: {self.redact(str(exc)) or 'connection closed'}){tries}; not retried: the server "
+            "had already done the work, and a retry could run it twice. Retry the call if that is fine",
+            provider=self.provider, status=200, retryable=False)
+
     def _timeout_of(self, kind: str) -> tuple[str, str]:
         c = self.config
         phase, value = {

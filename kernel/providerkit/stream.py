@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, AsyncIterator, Optional
 
+from .decode import body_chunks
+
 if TYPE_CHECKING:  # pragma: no cover
     from .client import HttpClient
 
@@ -45,7 +47,7 @@ class StreamReply:
 
         http, guard = self._http, self._guard
         limit = http.config.max_response_bytes
-        chunks = self._response.aiter_bytes()
+        chunks = body_chunks(self._response, limit, http)
         try:
             while True:
                 if guard is not None:
@@ -71,11 +73,14 @@ class StreamReply:
             await chunks.aclose()
 
     async def aiter_lines(self) -> AsyncIterator[str]:
-        """The body's lines (UTF-8; ends ``\\n``, ``\\r\\n`` or ``\\r`` removed); an unterminated last line too."""
+        """The body's lines (UTF-8; ends ``\\n``, ``\\r\\n`` or ``\\r`` removed); an unterminated last line too.
+
+        A line arriving over many chunks is kept as a list of pieces and joined once, when it ends: linear in
+        its length (re-joining the growing line on every chunk was quadratic)."""
         import codecs
 
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        pending = ""
+        pending: list[str] = []
         skip_lf = False
         async for chunk in self.aiter_bytes():
             text = decoder.decode(chunk)
@@ -84,12 +89,21 @@ class StreamReply:
             if skip_lf and not pending and text[0] == "\n":
                 text = text[1:]
             skip_lf = text.endswith("\r")
-            text = pending + text if pending else text
+            if "\n" not in text and "\r" not in text:
+                if text:
+                    pending.append(text)
+                continue
+            if pending:
+                pending.append(text)
+                text = "".join(pending)
+                pending = []
             lines = _NEWLINES.split(text)
-            pending = lines.pop()
+            last = lines.pop()
+            if last:
+                pending.append(last)
             for line in lines:
                 yield line
-        tail = pending + decoder.decode(b"", True)
+        tail = "".join(pending) + decoder.decode(b"", True)
         if tail:
             yield tail  # the unterminated last line
 

@@ -60,6 +60,8 @@ from zagent.errors import ConfigError, NoAnswerError, ParseError
 from zagent.plugins.actions.sections import TEMPLATE_KEYS, TEMPLATE_SECTIONS
 from zagent.types import Message, ToolCall, ToolResult, Usage
 
+from . import offloop
+
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
     from zagent.llm import LLM
@@ -355,7 +357,7 @@ class _Run:
                 if self.format_due:  # the tool phase is over: an answer already in the format stands
                     self.format_due = False
                     try:
-                        output = action.parse(text)
+                        output = await offloop.parse(action.parse, text)
                     except ParseError:
                         if step < action.max_steps:  # else the repair prompt shows the format
                             self.messages.append(self.format_turn())
@@ -390,7 +392,7 @@ class _Run:
     async def _parse(self, text: str) -> Any:
         action = self.action
         try:
-            return action.parse(text)
+            return await offloop.parse(action.parse, text)
         except ParseError:
             if not action.repair:
                 raise

@@ -29,6 +29,7 @@ from zagent.specpaths import check_spec_path
 from zagent.agentkit.files import write_atomic
 from zagent.agentkit.placeholders import placeholders
 from zagent.imports import as_trust, resolve, resolve_approver, trusting
+from zagent.railscheck import check_rails
 from zagent.kernel import convert_spec
 from zagent.secrets import public_data
 from zagent.agentkit.toolrefs import resolve_tool_refs
@@ -93,6 +94,7 @@ class CustomizeAgent(Agent):
         check_spec_path((spec.long_term_memory or {}).get("path"), "long_term_memory.path",
                         (".db", ".sqlite", ".sqlite3"), kernel=kernel)
         agent_config = dict(spec.agent_config)
+        check_rails(agent_config.get("rails"), "agent_config.rails")
         if isinstance(agent_config.get("rails"), dict):  # an approver import path: resolved now, under the trust
             agent_config["rails"] = resolve_approver(agent_config["rails"], kernel)
         tools = resolve_tool_refs(kernel, spec.tools, base_dir=base_dir)

@@ -22,12 +22,16 @@ from typing import Any, Iterable, Iterator, NamedTuple, Optional, Union
 
 import msgspec
 
-from zagent.errors import ConfigError
+from zagent.errors import ConfigError, ZagentError
 
 __all__ = ["Done", "Item", "ResultsFile", "item_of", "iter_items", "read_items"]
 
 _decode = msgspec.json.Decoder()
 _encode = msgspec.json.Encoder(enc_hook=str)
+
+
+class ResultsFileError(ZagentError, OSError):
+    """The results file could not be written (a full disk, a size limit, an I/O error)."""
 
 
 class Item(NamedTuple):
@@ -144,11 +148,17 @@ class ResultsFile:
         return done
 
     def write(self, record: dict[str, Any]) -> None:
-        """Append one result as one line, in one write."""
+        """Append one result as one line, in one write; a full disk (any OSError) is ``ResultsFileError``."""
         line = _encode.encode(record) + b"\n"
         view = memoryview(line)
-        while view:
-            view = view[os.write(self.fd, view):]
+        try:
+            while view:
+                view = view[os.write(self.fd, view):]
+        except OSError as exc:
+            raise ResultsFileError(
+                f"cannot write the results file {self.path!r}: {exc.strerror or exc}; the results before it are "
+                "kept (a line cut short runs again). Free disk space (or pick another --out), then run the same "
+                "command again to resume") from None
 
     def close(self) -> None:
         if self.fd >= 0:

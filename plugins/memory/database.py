@@ -38,6 +38,7 @@ import attrs
 from zagent import ConfigError
 
 from .errors import ForeignDatabase, NotADatabase, SchemaTooNew, StoreBusy, StoreError, StoreFull
+from .readonly import read_only_reason, read_only_uri
 from .schema import MIGRATIONS, SCHEMA_VERSION, statements
 
 T = TypeVar("T")
@@ -69,6 +70,7 @@ class Database:
     _ready: bool = attrs.field(default=False, init=False)
     _closed: bool = attrs.field(default=False, init=False)
     _busy: dict = attrs.field(factory=dict, init=False)  # id(connection) -> reads/writes running on it
+    read_only: Optional[str] = attrs.field(default=None, init=False)  # why the file opened read-only (readonly.py)
 
     def __attrs_post_init__(self) -> None:
         if self.synchronous not in ("full", "normal"):
@@ -136,9 +138,13 @@ class Database:
         import sqlite3
 
         self._check_header()
+        target, uri = self.path, False
+        self.read_only = read_only_reason(self.path)
+        if self.read_only is not None:  # no -shm map SQLite cannot extend: no SIGBUS (readonly.py)
+            target, uri = read_only_uri(self.path, self.read_only), True
         try:
-            conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None,
-                                   check_same_thread=False)
+            conn = sqlite3.connect(target, timeout=self.busy_timeout, isolation_level=None,
+                                   check_same_thread=False, uri=uri)
         except sqlite3.Error as exc:
             raise self._error(exc, "open") from None
         try:
@@ -166,7 +172,13 @@ class Database:
         import sqlite3
 
         try:
-            self._check_version(conn)
+            version = self._check_version(conn)
+            if self.read_only is not None:
+                if version != SCHEMA_VERSION:
+                    raise StoreError(f"cannot open memory file {self.path}: {self.read_only}, and its schema "
+                                     f"(version {version}) needs an upgrade to {SCHEMA_VERSION}, which writes; make "
+                                     "it writable and open it once", path=self.path)
+                return
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
             conn.execute(f"PRAGMA synchronous = {self.synchronous.upper()}")

@@ -25,6 +25,11 @@ Decode = Callable[[str], Any]
 #: what a failed decode raises: bad JSON, or nesting deeper than msgspec's recursion limit
 DECODE_ERRORS = (msgspec.DecodeError, RecursionError)
 _MAX_REPAIRS = 8
+#: the longest candidate the lenient repair pass is tried on (a model's object needing repair is small)
+MAX_REPAIR_CHARS = 256 * 1024
+#: the search decodes at most this many times the text's length over all its candidates, then gives up
+#: (a reply of 1.4 M nested objects otherwise re-decodes nearly all of itself at every start)
+SEARCH_BUDGET = 4
 
 FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 # Tokens that matter for bracket matching: strings (either quote) and brackets.
@@ -147,11 +152,15 @@ def iter_objects(text: str, opener: str = "{", limit: int = 64,
             return
     pairs = bracket_pairs(text, start)
     tries = 0
+    budget = SEARCH_BUDGET * len(text)
     while tries < limit and start >= 0:
         tries += 1
         end = pairs.get(start)
         if end is not None:
-            value = _try_decode(text[start:end], tries <= _MAX_REPAIRS, decode)
+            budget -= end - start
+            if budget < 0:
+                return
+            value = _try_decode(text[start:end], tries <= _MAX_REPAIRS and end - start <= MAX_REPAIR_CHARS, decode)
             if value is not _NOTHING:
                 yield start, end, value
                 start, tries = text.find(opener, end), tries - 1  # only failed candidates count

@@ -20,6 +20,7 @@ from zagent.providerkit.credentials import spec_options
 from zagent.specpaths import check_spec_path
 from zagent.errors import ConfigError
 from zagent.imports import resolve_approver
+from zagent.railscheck import check_rails
 from zagent.kernel import convert_spec
 from zagent.plugins.actions.agent import Agent
 from zagent.plugins.actions.chat import ROUTER, AgentResponse, response_of  # noqa: F401 (re-exported)
@@ -103,6 +104,7 @@ class ReActAgent(Agent):
         spec = convert_spec(data, ReActSpec, "react agent spec")
         fields = msgspec.structs.asdict(spec)
         fields.pop("type")
+        check_rails(fields["rails"])  # wrong types are a ConfigError now, not a rail failing at the first call
         fields["rails"] = resolve_approver(fields["rails"], kernel)
         fields["tools"] = resolve_tool_refs(kernel, fields["tools"], key="tool")  # names, toolset:, import paths
         fields["pinned_tools"] = resolve_tool_refs(kernel, fields["pinned_tools"], key="pinned tool")

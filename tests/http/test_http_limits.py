@@ -234,3 +234,15 @@ def test_a_call_cut_by_the_deadline_gives_its_connection_back(kernel, stream):
             return (await llm.acomplete("again")).text
 
         assert asyncio.run(twice()) == "fine"
+
+
+@pytest.mark.timeout(60)
+def test_a_200_whose_body_is_cut_off_is_not_retried(kernel):
+    """A 200 announcing 1,000 bytes that closes after 46: one request, an error saying the reply was cut off
+    and not retried (the server had answered), never "could not reach"."""
+    with HostileServer(hostile.cut_body()) as server:
+        with pytest.raises(ProviderError) as info:
+            _llm(kernel, server).complete("hi")
+    assert len(server.requests) == 1
+    assert "cut off" in str(info.value) and "not retried" in str(info.value)
+    assert "could not reach" not in str(info.value) and info.value.retryable is False

@@ -64,6 +64,8 @@ class _FakeResponse:
         for c in self.chunks:
             yield c
 
+    aiter_raw = aiter_bytes  # what StreamReply reads (providerkit.decode)
+
     async def aclose(self):
         pass
 

@@ -140,3 +140,50 @@ def slow(seconds: float, then: Behaviour) -> Behaviour:
         return await then(request, writer)
 
     return behave
+
+
+def bomb(size: int, layers: int = 2, wbits: int = 31) -> bytes:
+    """``size`` zero bytes compressed ``layers`` times (gzip by default; ``wbits=15`` zlib-deflate, ``-15`` raw)."""
+    import zlib
+
+    z = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    block = bytes(2**20)
+    parts = [z.compress(block) for _ in range(size // len(block))]
+    parts.append(z.compress(bytes(size % len(block))) + z.flush())
+    body = b"".join(parts)
+    for _ in range(layers - 1):
+        z = zlib.compressobj(9, zlib.DEFLATED, wbits)
+        body = z.compress(body) + z.flush()
+    return body
+
+
+def encoded(body: bytes, encoding: str, status: int = 200, content_type: str = "application/json") -> Behaviour:
+    """One reply whose body is sent as it is, with ``Content-Encoding: encoding`` (a bomb from ``bomb``)."""
+    return reply(status, body, content_type, {"content-encoding": encoding})
+
+
+def long_line(size: int, piece: int = 16 * 1024) -> Behaviour:
+    """A 200 event stream of one ``data:`` line of ``size`` bytes with no newline, in ``piece``-byte chunks, then the end."""
+    block = _chunk(b"z" * piece)
+
+    async def behave(request: Request, writer: asyncio.StreamWriter) -> bool:
+        writer.write(_head(200, "text/event-stream") + _chunk(b"data: "))
+        for _ in range(size // piece):
+            writer.write(block)
+            await writer.drain()
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        return True
+
+    return behave
+
+
+def cut_body(length: int = 1000, sent: bytes = b'{"id": "c", "object": "chat.completion", "cho') -> Behaviour:
+    """A 200 announcing ``length`` bytes, sending only ``sent``, then closing the connection."""
+
+    async def behave(request: Request, writer: asyncio.StreamWriter) -> bool:
+        writer.write(_head(200, "application/json", length=length) + sent)
+        await writer.drain()
+        return False
+
+    return behave

@@ -1,0 +1,41 @@
+"""The cap on tool calls one model reply may run (``max_tool_calls_per_reply``, profile and rails).
+
+A hostile or looping model can send 100,000 calls in one reply, every turn. ``cap_calls`` keeps the first
+``limit`` of them and one more, marked ``refused`` (the kernel answers it with a ``blocked`` result telling
+the model how many ran and to make fewer calls); the rest are dropped from the reply, so the conversation
+grows by at most ``limit + 1`` results a turn. The limit is the model profile's, lowered by
+``rails: {max_tool_calls_per_reply: N}`` (the agent's rails, then ``Kernel(config={"rails": ...})``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+import msgspec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..context import RunContext
+    from ..types import Message, ToolCall
+
+
+def reply_limit(profile_limit: int, ctx: Optional["RunContext"]) -> int:
+    """The cap for a turn: the profile's, lowered by ``max_tool_calls_per_reply`` of the agent's and the kernel's rails."""
+    limit = profile_limit
+    if ctx is not None:
+        for rails in (ctx.agent_config.get("rails") if ctx.agent_config else None, ctx.kernel.config.get("rails")):
+            value = rails.get("max_tool_calls_per_reply") if isinstance(rails, dict) else None
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+                limit = min(limit, value)  # rails only tighten
+    return limit
+
+
+def cap_calls(reply: "Message", calls: list["ToolCall"], limit: int) -> tuple["Message", list["ToolCall"]]:
+    """``(reply, calls)`` with at most ``limit`` calls to run plus one refused call standing for the rest."""
+    if len(calls) <= limit:
+        return reply, calls
+    why = (f"this reply made {len(calls)} tool calls and at most {limit} run per reply: the first {limit} ran, "
+           f"this one and the {len(calls) - limit - 1} after it did not. Make at most {limit} calls per reply")
+    kept = calls[:limit] + [msgspec.structs.replace(calls[limit], refused=why)]
+    if reply.tool_calls:
+        reply = msgspec.structs.replace(reply, tool_calls=kept)
+    return reply, kept

@@ -1,0 +1,123 @@
+"""A reply's body decoded within a size limit counted on the *decoded* bytes (gzip and deflate bombs).
+
+httpx inflates each network chunk whole before anyone can count it, so a 2 KB body of gzip-of-gzip of
+zeros becomes gigabytes in one step. ``body_chunks`` reads the raw bytes instead and inflates them here,
+at most ``STEP`` bytes at a time, counting every layer against the limit:
+
+* no ``Content-Encoding`` (or ``identity``): the raw chunks as they come (no extra work per chunk);
+* ``gzip``/``x-gzip`` and ``deflate`` (zlib or raw), at most ``MAX_LAYERS`` of them stacked; each
+  layer's output is counted, and the last one's is what the caller counts against ``max_response_bytes``;
+* ``br``, ``zstd``, ``compress``, or more layers: ``ProtocolError`` (zagent never asks for them);
+  corrupt compressed data: ``ProtocolError`` too. Unknown tokens are passed through, as httpx does.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any, AsyncGenerator, Callable, Iterator, Optional
+
+from ..errors import ProtocolError
+
+#: The most bytes one inflating step may produce (the unit the limit is checked in).
+STEP = 64 * 1024
+#: The most compressing encodings one reply may stack (``gzip, gzip`` is two).
+MAX_LAYERS = 2
+_REFUSED = frozenset({"br", "zstd", "compress", "x-compress"})
+
+
+def encodings(response: Any) -> list[str]:
+    """The compressing encodings of ``response`` in the order they were applied (``[]``: none)."""
+    value = response.headers.get("content-encoding")
+    if not value:
+        return []
+    names = [name.strip().lower() for name in value.split(",")]
+    return [name for name in names if name and name != "identity"]
+
+
+def body_chunks(response: Any, limit: Optional[int], owner: Any) -> AsyncGenerator[bytes, None]:
+    """The decoded body of a streamed ``response``: an async iterator of chunks (close it with ``aclose()``).
+
+    A plain reply gives httpx's raw chunks as they are (no wrapper per chunk). An encoded one is
+    inflated at most ``STEP`` bytes at a time; ``limit`` bounds every layer's output (the caller
+    counts the last one too): past it ``owner.too_large(limit, detail)`` is raised before the next step.
+    The response is closed at the end of the body (by httpx's ``aiter_raw``). ``owner`` (the
+    ``HttpClient``) names the server in errors.
+    """
+    if hasattr(response, "_content"):  # already read by httpx (a mock transport): nothing left to bound
+        return response.aiter_bytes()
+    names = encodings(response)
+    if not names:
+        return response.aiter_raw()
+    return _decoded(response, _layers(names, f"{owner.provider} ({owner.base_url}) "), limit, owner.too_large)
+
+
+async def _decoded(response: Any, layers: list["_Layer"], limit: Optional[int],
+                   too_large: Callable[[int, str], Exception]) -> AsyncGenerator[bytes, None]:
+    raw = response.aiter_raw()
+    try:
+        async for chunk in raw:
+            for out in _through(layers, 0, chunk, limit, too_large):
+                yield out
+        for i in range(len(layers)):  # flush each layer in turn, through the ones after it
+            for out in _through(layers, i, None, limit, too_large):
+                yield out
+    finally:
+        await raw.aclose()
+
+
+class _Layer:
+    """One compressing layer being undone, and how many bytes it has produced."""
+
+    __slots__ = ("name", "z", "size", "fallback", "where")
+
+    def __init__(self, name: str, where: str):
+        self.name = name
+        self.where = where
+        self.size = 0
+        self.fallback = name == "deflate"  # zlib-wrapped first; raw deflate if that fails at once
+        self.z = zlib.decompressobj(zlib.MAX_WBITS | 16 if name != "deflate" else zlib.MAX_WBITS)
+
+    def inflate(self, data: bytes) -> Iterator[bytes]:
+        """``data`` inflated, ``STEP`` bytes at a time (``b""`` flushes what is pending)."""
+        z = self.z
+        while True:
+            try:
+                out = z.decompress(data, STEP)
+            except zlib.error as exc:
+                if self.fallback and self.size == 0:
+                    self.fallback = False
+                    self.z = z = zlib.decompressobj(-zlib.MAX_WBITS)
+                    continue
+                raise ProtocolError(
+                    f"{self.where}sent a body that is not valid {self.name} data ({exc}); check the server "
+                    "or the proxy in front of it", status=200) from None
+            self.fallback = False
+            data = z.unconsumed_tail
+            if out:
+                yield out
+            if z.eof or (not data and len(out) < STEP):
+                return
+
+
+def _layers(names: list[str], where: str) -> list[_Layer]:
+    refused = [name for name in names if name in _REFUSED]
+    known = [name for name in names if name in ("gzip", "x-gzip", "deflate")]
+    if refused or len(known) > MAX_LAYERS:
+        raise ProtocolError(
+            f"{where}sent a body with Content-Encoding {', '.join(names)!r}; zagent decodes gzip and deflate, "
+            f"at most {MAX_LAYERS} stacked. Check the server or the proxy in front of it", status=200)
+    return [_Layer(name, where) for name in reversed(known)]  # the last applied is undone first
+
+
+def _through(layers: list[_Layer], i: int, data: Optional[bytes], limit: Optional[int],
+             too_large: Callable[[int, str], Exception]) -> Iterator[bytes]:
+    """``data`` through layers ``i`` onwards (``None``: flush layer ``i``), each layer's output counted."""
+    layer = layers[i]
+    for out in layer.inflate(data if data is not None else b""):
+        layer.size += len(out)
+        if limit is not None and layer.size > limit:
+            raise too_large(limit, f"decoded, {layer.size} bytes so far from {layer.name}")
+        if i + 1 == len(layers):
+            yield out
+        else:
+            yield from _through(layers, i + 1, out, limit, too_large)

@@ -1,0 +1,85 @@
+"""What the model reads of a tool's return value (``to_text``), made safe for any value a tool returns.
+
+Text as is, bytes decoded, anything else as JSON (``repr`` for what JSON cannot hold). Lone surrogates
+(``"caf\\ud800e"``, which no UTF-8 encoder, provider or checkpoint accepts) become U+FFFD. A value that
+cannot be turned into text at all (it contains itself past what ``repr`` resolves, is nested deeper than
+``MAX_DEPTH``, its ``repr`` raises, an int of 5,000 digits) raises ``ResultNotText``, which the tool path
+turns into an error result the model sees. ``describe`` renders an exception the same careful way.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+import msgspec
+
+#: Nesting deeper than this (lists in lists...) is refused (the interpreter's recursion limit bounds it too).
+MAX_DEPTH = 200
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+class ResultNotText(ValueError):
+    """A tool's return value that cannot be turned into text for the model."""
+
+
+def clean(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD (ASCII text is returned at once)."""
+    if text.isascii() or _SURROGATES.search(text) is None:
+        return text
+    return _SURROGATES.sub("\ufffd", text)
+
+
+def to_text(value: Any) -> str:
+    """What the model reads for a tool's return value: text as is, anything else as JSON.
+
+    Raises ``ResultNotText`` (saying why) when the value cannot be rendered.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value if value.isascii() else clean(str(value))
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    try:
+        return msgspec.json.encode(value, enc_hook=repr).decode()
+    except UnicodeEncodeError:  # a lone surrogate somewhere inside
+        try:
+            return msgspec.json.encode(_cleaned(value, MAX_DEPTH), enc_hook=repr).decode()
+        except Exception:
+            pass
+    except RecursionError:  # it contains itself, or is very deep: repr resolves the first
+        pass
+    except Exception:  # a value JSON cannot hold, or an enc_hook repr that failed: repr says it
+        pass
+    try:
+        return clean(repr(value))
+    except RecursionError:
+        raise ResultNotText(f"a {type(value).__name__} nested too deeply to render (more than "
+                            f"{min(MAX_DEPTH, sys.getrecursionlimit())} levels)") from None
+    except Exception as exc:
+        raise ResultNotText(f"a {type(value).__name__} whose repr() fails ({describe(exc)})") from None
+
+
+def _cleaned(value: Any, depth: int) -> Any:
+    """``value`` with its strings cleaned (dicts, lists and tuples followed ``depth`` levels)."""
+    if depth <= 0:
+        raise ResultNotText(f"nested more than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {_cleaned(k, depth - 1) if isinstance(k, str) else k: _cleaned(v, depth - 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_cleaned(v, depth - 1) for v in value]
+    return value
+
+
+def describe(exc: BaseException) -> str:
+    """``TypeName: message`` of ``exc``, surrogates cleaned; a message that itself fails to render is skipped."""
+    try:
+        message = str(exc)
+    except Exception:
+        message = "(its message cannot be rendered)"
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return clean(text)

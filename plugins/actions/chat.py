@@ -105,8 +105,10 @@ async def needs_react(agent: "Agent", user_input: str, ctx: Any) -> bool:
     if not tools:
         return False
     prompt = ROUTER.format(tools=", ".join(tools), request=user_input)
+    from zagent.agentkit.turns import DECIDE, bound
+
     reply = await agent.llm.asend(agent.llm.request(prompt, output_spec={
-        "mode": "str", "fields": [{"name": "decision", "type": "string"}]}), ctx)
+        "mode": "str", "fields": [{"name": "decision", "type": "string"}]}, **bound(agent.llm, DECIDE)), ctx)
     return not reply.text.strip().lower().startswith("no")
 
 

@@ -255,15 +255,20 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 ok = score(checker, category, case, calls)
                 results[variant].setdefault(category, []).append((ok, tokens))
                 records.append({"id": case["id"], "variant": variant, "ok": ok, "calls": calls, "text": text[:400],
-                                "prompt_tokens": tokens, "seconds": round(time.monotonic() - started, 2)})
+                                "prompt_tokens": tokens, "seconds": round(time.monotonic() - started, 2),
+                                "requests": list(_TRACE)})
+                _TRACE.clear()
                 if args.verbose:
-                    print(f"{case['id']:<32} {variant:<18} {'ok ' if ok else 'bad'} {tokens:>5} {calls!s:.90}",
-                          flush=True)
+                    print(f"{case['id']:<32} {variant:<18} {'ok ' if ok else 'bad'} {tokens:>5} "
+                          f"{time.monotonic() - started:5.1f}s {calls!s:.90}", flush=True)
+                if args.json:
+                    Path(args.json).write_text(json.dumps({"records": records}, indent=1, default=str))
     await bench.http.aclose()
     return {"results": results, "records": records}
 
 
 _TOKENS = {"n": 0}
+_TRACE: list[dict[str, Any]] = []
 
 
 def _patch_usage() -> None:
@@ -275,6 +280,9 @@ def _patch_usage() -> None:
     async def counted(self: Any, request: Any) -> Any:
         completion = await original(self, request)
         _TOKENS["n"] += completion.usage.input_tokens
+        _TRACE.append({"tools": len(request.tools), "max_tokens": request.options.get("max_tokens"),
+                       "reply": (completion.message.content or "")[:300],
+                       "native_calls": [c.name for c in completion.message.tool_calls]})
         return completion
 
     OpenAILLM._acomplete = counted  # type: ignore[method-assign]
@@ -304,7 +312,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--limit", type=int, default=12, help="cases per category, spread evenly (0: all)")
     p.add_argument("--categories", default=",".join(DEV))
     p.add_argument("--variants", default=",".join(VARIANTS))
-    p.add_argument("--max-tokens", type=int, default=512, help="the baselines' generation bound")
+    p.add_argument("--max-tokens", type=int, default=256, help="the baselines' generation bound")
     p.add_argument("--json", help="write every reply and verdict to this file")
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)

@@ -16,7 +16,7 @@ __all__ = ["DECIDE", "TOOL", "bound"]
 
 DECIDE = 8
 """Tokens for a mode decision ("yes"/"no")."""
-TOOL = 512
+TOOL = 256
 """Tokens for a turn that offers tools: a few calls with their arguments, or a short answer."""
 
 _NONE: dict[str, Any] = {}

@@ -14,10 +14,10 @@ Each case is the first turn of a BFCL entry; a variant is scored on the calls it
 
 - ``native``: the server's own ``tools=`` (what an app gets from the API), calls from ``tool_calls`` only;
 - ``handwritten``: BFCL's default prompt (functions as JSON, reply ``[f(a=1)]``), read by BFCL's rule;
-- ``default``: zagent with no profile set: ``agent.chat(question)`` on a ReAct agent (the mode
-  decision, then one ReAct step), the calls it makes;
-- ``react:<format>`` / ``react:native``: one ReAct step in prompt mode with that text format, or in
-  native mode (with the text fallback), skipping the mode decision.
+- ``default``: zagent with no profile set: the first step of a ReAct agent's run, the calls it makes;
+- ``chat``: the same agent's ``chat(question)`` (a mode decision first, then that step);
+- ``react:<format>`` / ``react:native``: that step with the profile set to prompt mode in that text
+  format, or to native mode (with the text fallback).
 
 Prompt tokens per case are the server's counts, summed over the case's requests. No timing asserts.
 
@@ -42,7 +42,7 @@ import httpx
 
 DEV = ("live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance", "live_relevance")
 FORMATS = ("tool_call", "hermes", "mistral", "llama3", "fenced", "pycall")
-VARIANTS = ("native", "handwritten", "default", "react:native", *(f"react:{f}" for f in FORMATS))
+VARIANTS = ("native", "handwritten", "default", "chat", "react:native", *(f"react:{f}" for f in FORMATS))
 _TYPES = {"dict": "object", "float": "number", "tuple": "array", "any": "string", "list": "array",
           "bool": "boolean", "int": "integer", "str": "string"}
 
@@ -98,6 +98,12 @@ def load_cases(category: str, limit: int) -> list[dict[str, Any]]:
     for e in picked:
         e["ground_truth"] = answers.get(e["id"])
     return picked
+
+
+def load_ids(category: str, ids: list[str]) -> list[dict[str, Any]]:
+    """The cases of ``category`` with these ids, in that order (a fixed slice, e.g. for CI)."""
+    by_id = {e["id"]: e for e in load_cases(category, 0)}
+    return [by_id[i] for i in ids]
 
 
 def to_schema(value: Any) -> Any:
@@ -193,7 +199,7 @@ class Bench:
             profile = {"native_tools": True}
         elif variant.startswith("react:"):
             profile = {"native_tools": False, "tool_format": variant.split(":", 1)[1]}
-        llm_config: dict[str, Any] = {"base_url": self.url, "api_key": "sk-local", "temperature": 0}
+        llm_config: dict[str, Any] = {"base_url": self.url, "api_key": "sk-local", "temperature": 0, "timeout": 900}
         if profile:
             llm_config["profile"] = profile
         names = []
@@ -211,9 +217,12 @@ class Bench:
         agent = k.agent(spec)
         try:
             try:
-                reply = await agent.achat(messages[-1]["content"], history=past,
-                                          use_react=None if variant == "default" else True)
-                steps, text = reply.steps, reply.content
+                if variant == "chat":  # Agent.chat: the mode decision first, then the ReAct loop
+                    reply = await agent.achat(messages[-1]["content"], history=past)
+                    steps, text = reply.steps, reply.content
+                else:
+                    result = await agent.loop().arun(messages[-1]["content"], history=past)
+                    steps, text = result.steps, result.content
             except NoAnswerError as exc:
                 steps, text = list(exc.trajectory or []), ""
             usage = await _usage(k)

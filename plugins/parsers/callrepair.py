@@ -3,7 +3,8 @@
 Seen on a 0.5B model asked for two calls: ``{"name": "spotify.play", "arguments": {...}, "output": {...}``
 with a made-up ``output`` and no closing brace. ``repair_call(text)`` cuts a trailing made-up
 ``output``/``result`` member (one the model invented for the call's result), closes the brackets left
-open (strings are never closed or changed: a cut-off string stays an error), and decodes with the
+open (strings are never closed or changed: a cut-off string stays an error; nor is text cut off right
+after ``{``, ``[``, ``,`` or ``:``, where a value was still coming), and decodes with the
 lenient JSON reader. It returns the decoded call object(s), or ``None`` when that does not give
 call-shaped JSON. Nothing is guessed beyond closing brackets.
 """
@@ -29,9 +30,9 @@ def repair_call(text: str, shaped: Any) -> Optional[list[Any]]:
     body = text.strip()
     if not body.startswith(("{", "[")) or len(body) > MAX_TEXT:
         return None
-    cut = _without_made_up(body)
+    cut = _without_made_up(body).rstrip()
     for candidate in (cut, cut[:cut.rfind("}") + 1] if "}" in cut else ""):
-        if not candidate:
+        if not candidate or candidate[-1] in "{[,:":  # cut off right after an opener or separator: a guess
             continue
         closers = _missing_closers(candidate)
         if closers is None:

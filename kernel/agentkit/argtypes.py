@@ -47,7 +47,9 @@ def _one(value: Any, prop: Mapping[str, Any]) -> Any:
             decoded = msgspec.json.decode(value)
         except (msgspec.DecodeError, RecursionError):
             return value
-        return decoded if isinstance(decoded, list if kind == "array" else dict) else value
+        if not isinstance(decoded, list if kind == "array" else dict):
+            return value
+        value = decoded
     if kind == "array" and isinstance(value, list) and isinstance(prop.get("items"), Mapping):
         return [_one(v, prop["items"]) for v in value]
     target = _SCALARS.get(kind)

@@ -203,6 +203,10 @@ class ModelProfile(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True
     api: str = "chat"
     """The OpenAI protocol an ``openai:`` model speaks: ``chat`` (Chat Completions) or ``responses``
     (the Responses API); read from ``Kernel(config={"profiles": {...}})`` when the model is made."""
+    tool_format: Optional[str] = None
+    """The text tool-call format prompt mode uses (a registered parser: ``pycall``, ``hermes``...);
+    ``None``: the agent's own ``tool_format``. An agent that names a format other than ``tool_call``
+    keeps its own."""
     text_tool_fallback: bool = True
     """Native mode: a reply with no native tool calls but a well-formed text call (``<tool_call>``, bare
     ``{"name": ..., "arguments": ...}``) of an offered tool runs that call (local servers often send calls

@@ -12,6 +12,9 @@ else
     _rm_out="$(mktemp)"
     if python tests/realmodel/provision.py | tee "$_rm_out"; then
         export ZAGENT_REALMODEL_GGUF="$(sed -n 's/^ZAGENT_REALMODEL_GGUF=//p' "$_rm_out" | tail -n 1)"
+        # BFCL's data and AST checker for the dev-set slice (test_realmodel_bfcl.py); its own dependencies are
+        # heavy and unused (bench/toolcalls.py loads only the data files and the checker module)
+        python -m pip install -q --no-deps bfcl-eval==2026.3.23 || echo "bfcl-eval not installed: the BFCL slice skips"
         echo "== running the real-model suite (provisioned in $(( $(date +%s) - _rm_started )) s)"
         if command -v timeout >/dev/null; then
             timeout 1500 python -m pytest -q tests/realmodel

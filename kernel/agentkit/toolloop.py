@@ -43,6 +43,7 @@ import msgspec
 
 from ..limits import bound_calls
 from .callcap import cap_calls, reply_limit
+from .argtypes import coerce
 from ..toolrun import with_unique_ids
 from ..types import Completion, Message, ToolCall, ToolResult, ToolSpec
 
@@ -80,16 +81,18 @@ class _Named(Protocol):
 class PromptTools:
     """Tools offered in the prompt through one text tool-call format."""
 
-    def __init__(self, fmt: Any, tools: Sequence[Any], extra_specs: Sequence[Any] = ()):
+    def __init__(self, fmt: Any, tools: Sequence[Any], extra_specs: Sequence[Any] = (), format_name: str = ""):
         self.format = fmt
+        self.format_name = format_name or getattr(fmt, "name", "")
         specs = [t.spec for t in tools] + list(extra_specs)
         self.names = tuple(s.name for s in specs)
         self.section: str = fmt.render_tools(specs)
+        self._schemas = {s.name: s.parameters for s in specs if s.parameters}
 
     def extract(self, text: str) -> tuple[list[ToolCall], list[Any], str]:
         """``(calls, malformed-call errors, remaining text)`` found in a reply."""
         calls, errors, remaining = self.format.extract(text)
-        calls = list(calls)
+        calls = [_typed(c, self._schemas.get(c.name)) for c in calls]  # "42" -> 42 for an integer, ...
         bound_calls(calls)  # arguments nested past zagent.limits stay text; the tool runner tells the model
         return calls, list(errors), remaining
 
@@ -97,6 +100,13 @@ class PromptTools:
         """One user message carrying every result (and the malformed-call feedback) of a step."""
         feedback = self.format.feedback(errors) if errors else ""
         return results_messages(results, native=False, feedback=feedback)[0]
+
+
+def _typed(call: ToolCall, schema: Optional[dict[str, Any]]) -> ToolCall:
+    """``call`` with its arguments converted to ``schema``'s types (``argtypes.coerce``), when any changed."""
+    if schema is None or not isinstance(call.arguments, dict):
+        return call
+    return msgspec.structs.replace(call, arguments=coerce(call.arguments, schema))
 
 
 def results_messages(results: Sequence[ToolResult], *, native: bool, feedback: str = "") -> list[Message]:
@@ -223,6 +233,12 @@ class ToolLoop:
         """The text tool-call format (a registered parser), looked up through the kernel."""
         return self.kernel.parser(self.tool_format)
 
+    async def prepare(self, llm: "LLM") -> None:
+        """Before a run's first tool turn: let the provider find out how its server takes tools (one probe,
+        cached per server and model: see ``zagent.plugins.openai.families``). O(1) once known."""
+        if getattr(llm, "tools_probe_due", False):
+            await llm.aprobe_tools()  # type: ignore[attr-defined]
+
     def offer(self, llm: "LLM", tools: Sequence[Any], extra_specs: Sequence[ToolSpec] = ()) -> Offer:
         """What a turn with ``llm`` offers: ``tools`` (registered tools; they may run) and ``extra_specs``
         (pseudo-tools the loop answers itself; shown, never run by the kernel)."""
@@ -230,11 +246,16 @@ class ToolLoop:
         if extra_specs:
             specs.extend(extra_specs)
         names = frozenset(t.name for t in tools)
-        if not specs or llm.profile.native_tools:
+        profile = llm.profile
+        if not specs or profile.native_tools:
             return Offer(names, specs, True, None)
+        fmt = self.tool_format
+        if profile.tool_format and fmt == "tool_call":  # the model's best format, unless the agent chose one
+            fmt = profile.tool_format
         prompt_tools = self._prompt_tools
-        if prompt_tools is None or prompt_tools.names != tuple(s.name for s in specs):
-            prompt_tools = self._prompt_tools = PromptTools(self.format, tools, extra_specs=list(extra_specs))
+        if prompt_tools is None or prompt_tools.names != tuple(s.name for s in specs) or prompt_tools.format_name != fmt:
+            prompt_tools = self._prompt_tools = PromptTools(self.kernel.parser(fmt), tools,
+                                                            extra_specs=list(extra_specs), format_name=fmt)
         return Offer(names, specs, False, prompt_tools)
 
     async def turn(self, llm: "LLM", offer: Offer, messages: list[Message], ctx: Optional["RunContext"], *,
@@ -267,6 +288,8 @@ class ToolLoop:
             return ToolTurn(reply, with_unique_ids(calls), errors, text)
         if offer.specs and not reply.tool_calls and llm.profile.text_tool_fallback:
             reply = text_call_fallback(self.format, reply, offer.specs, history)
+            if reply.tool_calls and hasattr(llm, "note_text_calls"):  # the server hands calls back as text
+                llm.note_text_calls()
         if not reply.tool_calls:
             return ToolTurn(reply, [], [], reply.content or "")
         if len(reply.tool_calls) > limit:

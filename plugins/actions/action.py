@@ -15,18 +15,16 @@
 Offering tools, reading calls and feeding results back go through the
 tool-loop core (``zagent.agentkit.toolloop``), shared with the ReAct loop.
 
-**Output format after the tool phase.** When tools are offered and the parse
-mode is structured (``json``, ``xml``, ``title``: a free answer does not
-parse), the first prompt holds the task and the tools but not the output
-format: small models shown a JSON format next to the tools answer in it at
-once and never call a tool. Once the model answers without calling tools, an
+**Output format after the tool phase.** When tools are offered, in every
+parse mode, the first prompt holds the task and the tools but not the output
+format: small models shown a JSON format (or ``str`` mode's "reply with the
+answer only") next to the tools answer at once and never call a tool. Once the model answers without calling tools, an
 answer that already parses is the output; otherwise the next turn asks for
 the final answer in the output format (one step), and that reply is parsed
 as in 3. That turn recaps the request and what the tools returned (the last
 ``RECAP_RESULTS``, each cut to ``RECAP_CHARS``) before the format: measured on
 a 0.5B model, the format alone after the tool results gave 3 of 10 right
-sums, the recap 9 of 10. Without tools, or in ``str``/``custom`` mode, the
-format is in the first prompt.
+sums, the recap 9 of 10. Without tools the format is in the first prompt.
 
 **Output strategy.** In ``json`` parse mode, a request that offers no tools
 also asks for structured output (``response_format``: the JSON schema of the
@@ -56,6 +54,7 @@ import attrs
 
 from zagent.agentkit import fields as zfields
 from zagent.agentkit.toolloop import NUDGE, Offer, ToolLoop, call_key
+from zagent.agentkit.turns import TOOL, bound
 from zagent.errors import ConfigError, NoAnswerError, ParseError
 from zagent.plugins.actions.sections import TEMPLATE_KEYS, TEMPLATE_SECTIONS
 from zagent.types import Message, ToolCall, ToolResult, Usage
@@ -185,7 +184,7 @@ class CustomizeAction(Action):
         self._tools = [self.kernel.tool(n) for n in self.tools]
         self._output_hint = {"mode": self.parse_mode, "fields": list(self.output_spec.fields)}
         self._tool_loop = ToolLoop(self.kernel, self.tool_format)
-        self._format_later = bool(self._instructions.strip()) and getattr(self._parser, "structured", False)
+        self._format_later = bool(self._instructions.strip())  # every mode: a format next to tools fights them
         self._format_turn = FORMAT_TURN.format(instructions=self._instructions)
         self._schema_format: Optional[dict[str, Any]] = None
 
@@ -265,6 +264,8 @@ class CustomizeAction(Action):
                history: Sequence[Message]) -> Awaitable[ActionOutput]:
         """The run's first messages (rendered now, so bad inputs raise here) and its loop, to await."""
         tools = self.offered_tools()
+        if tools and getattr(llm, "tools_probe_due", False):  # how the server takes tools: one probe, then known
+            return self._probed(llm, inputs, ctx, system_prompt, history)
         format_later = self._format_later and bool(tools)
         section, demos, prompt = self.render_turns(inputs, output_format=not format_later)
         offer = self._tool_loop.offer(llm, tools)
@@ -273,6 +274,11 @@ class CustomizeAction(Action):
         run = _Run(self, llm, ctx, messages, offer, self.response_format(llm, bool(tools)), format_due=format_later,
                    prompt=prompt)
         return run.loop(prompt)
+
+    async def _probed(self, llm: "LLM", inputs: dict[str, Any], ctx: "RunContext", system_prompt: Optional[str],
+                      history: Sequence[Message]) -> ActionOutput:
+        await self._tool_loop.prepare(llm)
+        return await self._begin(llm, inputs, ctx, system_prompt, history)
 
     def _first_messages(self, prompt: str, system_prompt: Optional[str], history: Sequence[Message],
                         offer: Offer) -> list[Message]:
@@ -325,7 +331,7 @@ class _Run:
                     await self.ctx.aemit("step_start", step=step, action=action.name)
                 # core.turn, inlined (one coroutine less in the await chain): the request, the call, the reading
                 request = llm.request(self.messages, tools=offer.request_tools, response_format=self.response_format,
-                                      output_spec=output_spec)
+                                      output_spec=output_spec, **(bound(llm, TOOL) if self.format_due else {}))
                 completion = await llm.asend(request, self.ctx)
                 turn = core.read(llm, offer, completion.message, self.messages)
                 turn.completion = completion

@@ -136,8 +136,10 @@ async def needs_react(agent: "Agent", user_input: str, ctx: Any) -> bool:
     if not tools:
         return False
     prompt = ROUTER.format(tools=", ".join(tools), request=user_input)
+    from zagent.agentkit.turns import DECIDE, bound
+
     reply = await agent.llm.asend(agent.llm.request(prompt, output_spec={
-        "mode": "str", "fields": [{"name": "decision", "type": "string"}]}), ctx)
+        "mode": "str", "fields": [{"name": "decision", "type": "string"}]}, **bound(agent.llm, DECIDE)), ctx)
     decision = read_decision(reply.text)
     return True if decision is None else decision  # an answer that is neither: the tools stay on offer
 

@@ -10,6 +10,10 @@ later ones override single fields. So a local server that serves a model
 named ``gpt-4o`` but rejects ``response_format`` takes
 ``profile={"json_schema_output": False}``, and a vLLM model that supports it
 takes ``profile={"json_schema_output": True}``.
+
+Tool mode for unknown models is decided by evidence, not by this table: ``families`` probes the server
+once (open-weights model names) and falls back to prompt mode in the family's text format when the
+server answers ``tools=`` with text.
 """
 
 from __future__ import annotations

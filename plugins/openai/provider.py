@@ -19,7 +19,7 @@ from zagent.llm import LLM, parse_arguments, price_per_million, unique_call_ids
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
 
 from . import wire
-from .profiles import profile_for
+from .profiles import UNKNOWN, profile_for
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -38,6 +38,7 @@ class OpenAILLM(LLM):
     http: HttpClient
     fields: dict[str, Any] = attrs.field(factory=dict)
     stream_usage: bool = True
+    _probe_due: Optional[bool] = attrs.field(default=None, init=False)
 
     @classmethod
     def build(cls, model: str, **options: Any) -> "OpenAILLM":
@@ -51,7 +52,45 @@ class OpenAILLM(LLM):
         return llm
 
     def default_profile(self) -> ModelProfile:
-        return profile_for(self.model)
+        profile = profile_for(self.model)
+        if profile is UNKNOWN and not _user_tool_mode(self.profile_overrides):
+            from . import families
+
+            if families.verdict(self.http.base_url, self.model) is False:  # this server answers tools= with text
+                profile = msgspec.structs.replace(profile, **families.text_only_fields(self.model))
+        return profile
+
+    @property
+    def tools_probe_due(self) -> bool:
+        """The next tool turn should first probe the server (``families``): an open-weights model with no
+        profile of its own, no tool mode set by the user, and no verdict on its server yet."""
+        due = self._probe_due
+        if due is None:
+            from . import families
+
+            due = self._probe_due = (profile_for(self.model) is UNKNOWN and not _user_tool_mode(self.profile_overrides)
+                                     and families.family_format(self.model) is not None
+                                     and families.verdict(self.http.base_url, self.model) is None)
+        return due
+
+    async def aprobe_tools(self) -> None:
+        """Probe the server once (``families.probe``); a text-only verdict switches this model to prompt mode."""
+        from . import families
+
+        self._probe_due = False
+        try:
+            await families.probe(self)
+        except ProviderError:
+            return  # no verdict (network, auth...): native mode stays, the real request reports the problem
+        self._profile = None  # recomputed with the verdict, the user's overrides applied again
+
+    def note_text_calls(self) -> None:
+        """A native reply's calls were found only in its text: later models on this server start in prompt mode."""
+        if profile_for(self.model) is UNKNOWN and not _user_tool_mode(self.profile_overrides):
+            from . import families
+
+            if families.verdict(self.http.base_url, self.model) is None:
+                families.record(self.http.base_url, self.model, False)
 
     # -- requests ---------------------------------------------------------------
 
@@ -164,6 +203,10 @@ class OpenAILLM(LLM):
         from zagent.secrets import mask_userinfo
 
         return f"<OpenAILLM {self.name} {mask_userinfo(self.http.base_url)}>"
+
+
+def _user_tool_mode(overrides: dict[str, Any]) -> bool:
+    return "native_tools" in overrides or "tool_format" in overrides
 
 
 class _StreamState:

@@ -7,7 +7,7 @@ Registers through ``zagent_register_parsers``:
   ``parse_typed(...) -> Struct``, ``render(values, fields, **options) -> str``,
   ``repair_prompt(raw, fields, error)`` and ``aparse_with_repair(text, fields, llm, ctx=None)``;
 - tool-call formats ``tool_call`` (default), ``hermes``, ``mistral``, ``llama3``,
-  ``fenced``, ``pipe`` (tiny-agent's ``TOOL:name|k=v&k=v`` lines) — each with ``render_tools(tools)``, ``parse_tool_calls(text)``,
+  ``fenced``, ``pycall`` (``[f(a=1), g(b=2)]``, read with ``ast``), ``pipe`` (tiny-agent's ``TOOL:name|k=v&k=v`` lines) — each with ``render_tools(tools)``, ``parse_tool_calls(text)``,
   ``extract(text) -> (calls, errors, text)``, ``feedback(errors)``, ``render_calls(calls)``.
 
 Prompt templates (``PromptTemplate``, ``ChatTemplate``) live in ``.templates``;
@@ -48,6 +48,9 @@ def zagent_register_parsers(register: Callable[..., Any]) -> None:
     for fmt in FORMATS:
         register(fmt.name, fmt())
     register(PipeFormat.name, PipeFormat())  # tiny-agent's TOOL:name|k=v lines
+    from .pycall import PyCallFormat
+
+    register(PyCallFormat.name, PyCallFormat())
     register("templates", SimpleNamespace(
         PromptTemplate=PromptTemplate, ChatTemplate=ChatTemplate, SECTIONS=templates.SECTIONS,
         name="templates"))

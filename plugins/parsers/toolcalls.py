@@ -8,7 +8,9 @@ detects every common style, whichever was asked for (models drift):
   (Hermes, Qwen; also ``<function=name>{...}</function>``);
 - fenced JSON calls (```` ```tool_call ```` or ```` ```json ```` holding a call or a list of calls);
 - Mistral ``[TOOL_CALLS][{...}, ...]`` and ``[TOOL_CALLS]name[ARGS]{...}``;
-- Llama-3 bare JSON ``{"name": ..., "parameters": {...}}`` (``<|python_tag|>`` optional).
+- Llama-3 bare JSON ``{"name": ..., "parameters": {...}}`` (``<|python_tag|>`` optional);
+- almost-JSON calls (a made-up ``output``/``result`` member, brackets left open: ``callrepair``), and a
+  reply of nothing but Python-style calls (``[f(a=1)]``: ``pycall``).
 
 ``extract(text)`` returns ``Extraction(calls, errors, text)``: the calls (each
 with a unique id, a generated ``call_...`` one when the model gave none), one
@@ -32,6 +34,7 @@ from zagent.reasoning import strip_think
 from zagent.types import ToolCall
 
 from . import jsontext
+from .callrepair import repair_call
 
 _encode = msgspec.json.encode
 
@@ -83,6 +86,12 @@ def extract(text: str) -> Extraction:
         for start, end, items, err in finder(text, taken):
             found.append((start, end, items, err))
             taken.add(start, end)
+    if not found and "(" in text:  # a model drifting into Python-call style: only a reply of nothing but calls
+        from .pycall import read
+
+        drifted = read(text, whole=True)
+        if drifted is not None:
+            return drifted
     found.sort(key=lambda f: f[0])
     calls, errors = _build(found)
     return Extraction(calls, errors, _remaining(text, taken.spans))
@@ -132,7 +141,7 @@ def _decode_block(body: str) -> tuple[list[Any], Optional[ToolCallError]]:
     try:
         value = jsontext.loads(inner)
     except ValueError as exc:
-        several = _several_objects(inner)
+        several = _several_objects(inner) or repair_call(inner, _call_shaped)
         if several:
             return several, None
         return [], _error(body, f"the call is not valid JSON ({exc})")
@@ -254,7 +263,11 @@ def _bare(text: str, taken: _Spans) -> Iterable[tuple]:
             pos, tries = end, tries - 1
         elif value is None and _looks_like_call(text[start:end or len(text)]):
             stop = end or len(text)
-            yield start, stop, [], _error(text[start:stop], "the call is not valid JSON")
+            repaired = repair_call(text[start:stop], _call_shaped)  # a made-up "output", a missing brace
+            if repaired:
+                yield start, stop, repaired, None
+            else:
+                yield start, stop, [], _error(text[start:stop], "the call is not valid JSON")
             pos = stop
 
 

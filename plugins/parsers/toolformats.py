@@ -18,6 +18,9 @@ from zagent.types import ToolCall, ToolSpec
 from .toolcalls import Extraction, ToolCallError, extract
 
 _encode = msgspec.json.encode
+#: every format's tools section ends with this: small models call *some* tool unless told plainly not to
+NO_TOOL = ("If none of the tools fits the request, do not call any: answer in plain text instead; "
+           "that is the right reply then.")
 
 
 def _spec(tool: Any) -> ToolSpec:
@@ -84,7 +87,7 @@ class ToolCallFormat:
                 "To call a tool, write one block per call, like this:\n"
                 f"{self.call_example}\n"
                 "You may make several calls in one reply; then stop and wait for their results. "
-                "If no tool is needed, answer directly without any tool_call block.")
+                f"{NO_TOOL}")
 
     def _render_calls(self, calls: list[ToolCall]) -> str:
         return "\n".join(f"<tool_call>\n{_encode(_call_obj(c)).decode()}\n</tool_call>" for c in calls)
@@ -106,7 +109,7 @@ class HermesFormat(ToolCallFormat):
                 "Don't make assumptions about what values to plug into functions.\n"
                 f"<tools>\n{lines}\n</tools>\n"
                 "For each function call return a json object with function name and arguments within "
-                f"<tool_call></tool_call> XML tags:\n{self.call_example}")
+                f"<tool_call></tool_call> XML tags:\n{self.call_example}\n{NO_TOOL}")
 
 
 class MistralFormat(ToolCallFormat):
@@ -119,7 +122,7 @@ class MistralFormat(ToolCallFormat):
         body = _encode([{"type": "function", "function": _function(s)} for s in specs]).decode()
         return (f"[AVAILABLE_TOOLS]{body}[/AVAILABLE_TOOLS]\n"
                 "To call tools, reply with [TOOL_CALLS] followed by a JSON list of calls:\n"
-                f"{self.call_example}\nIf no tool is needed, answer directly.")
+                f"{self.call_example}\n{NO_TOOL}")
 
     def _render_calls(self, calls: list[ToolCall]) -> str:
         return "[TOOL_CALLS]" + _encode([_call_obj(c) for c in calls]).decode()
@@ -136,7 +139,7 @@ class Llama3Format(ToolCallFormat):
         return ("Given the following functions, please respond with a JSON for a function call with its "
                 "proper arguments that best answers the given prompt.\n\n"
                 f"Respond in the format {self.call_example}. Do not use variables. Write one JSON object per "
-                f"line for several calls. If no function is needed, answer directly.\n\n{lines}")
+                f"line for several calls. {NO_TOOL}\n\n{lines}")
 
     def _render_calls(self, calls: list[ToolCall]) -> str:
         return "\n".join(_encode({"name": c.name, "parameters": c.arguments}).decode() for c in calls)
@@ -152,7 +155,7 @@ class FencedFormat(ToolCallFormat):
         lines = "\n".join(_encode(_function(s)).decode() for s in specs)
         return (f"Available tools, as JSON schemas:\n{lines}\n\n"
                 f"To call a tool, write one fenced block per call:\n{self.call_example}\n"
-                "Then stop and wait for the results. If no tool is needed, answer directly.")
+                f"Then stop and wait for the results. {NO_TOOL}")
 
     def _render_calls(self, calls: list[ToolCall]) -> str:
         return "\n".join(f"```tool_call\n{_encode(_call_obj(c)).decode()}\n```" for c in calls)

@@ -41,6 +41,7 @@ from zagent.agentkit.control import RunControl
 from zagent.agentkit.signing import signer_of
 from zagent.agentkit.steplog import checkpoint_error
 from zagent.agentkit.toolloop import NUDGE, ToolLoop, results_messages
+from zagent.agentkit.turns import TOOL, bound
 from zagent.errors import CheckpointError, ConfigError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
 from zagent.limits import check_text
 from zagent.llm import to_messages
@@ -57,7 +58,8 @@ if TYPE_CHECKING:  # pragma: no cover
 SYSTEM_PROMPT = """You are a helpful assistant that solves the user's request step by step.
 At each step either call one or more tools, or give the final answer as plain text.
 Call ask_clarification only when the request cannot be done without more information from the user.
-Use tool results to decide the next step; when a tool fails, fix the call or try another way."""
+Use tool results to decide the next step; when a tool fails, fix the call or try another way.
+When none of the tools fits the request, answer directly without calling one: that is the right answer then."""
 
 CLARIFY = ToolSpec(
     name="ask_clarification",
@@ -379,10 +381,12 @@ class ReActLoop:
 
     async def _decide(self, tools: list[Any]) -> tuple[Decision, Message]:
         core = self._tool_loop
+        if tools:
+            await core.prepare(self.llm)
         offer = core.offer(self.llm, tools, [CLARIFY] if self.allow_clarification else [])
         self._ctx.offered_tools = offer.names  # the kernel blocks any other name
         turn = await core.turn(self.llm, offer, self.state.messages, self._ctx, ask=self._ask_abortable,
-                               stream=self.on_text is not None)
+                               stream=self.on_text is not None, **(bound(self.llm, TOOL) if offer.specs else {}))
         decision = _decision(turn.calls, turn.text)
         if turn.errors:
             decision.feedback = offer.feedback(turn.errors)
@@ -397,7 +401,8 @@ class ReActLoop:
         if self.on_text is None or (request.tools and not self.llm.profile.streaming_tools):
             return await self.llm.asend(request, self._ctx)
         final = None
-        async for chunk in self.llm.astream(request.messages, tools=request.tools or None, ctx=self._ctx):
+        async for chunk in self.llm.astream(request.messages, tools=request.tools or None, ctx=self._ctx,
+                                            **(request.options or {})):
             if chunk.type == "text" and chunk.text:
                 self.on_text(chunk.text)
             elif chunk.type == "reasoning" and self.on_reasoning is not None:

@@ -29,7 +29,10 @@ def server(monkeypatch):
 
 @pytest.fixture
 def kernel():
-    k = Kernel(plugins=PLUGINS, entry_points=False, strict=True)
+    # These replay a server in native mode (calls as text, run by the text fallback): the profile sets the
+    # tool mode, so the first tool turn sends no probe (tests/providers/test_providers_openai_families.py).
+    k = Kernel(plugins=PLUGINS, entry_points=False, strict=True,
+               config={"profiles": {"openai:*": {"native_tools": True}}})
     yield k
     k.close()
 

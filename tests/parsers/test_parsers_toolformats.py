@@ -81,4 +81,4 @@ def test_render_calls_after_text(kernel):
 def test_all_modes_and_formats_are_registered(kernel):
     """The plugin registers the five modes, the tool-call formats and the templates namespace."""
     assert set(kernel.registries["parsers"]) == {"title", "json", "xml", "str", "custom", "tool_call", "hermes",
-                                                 "mistral", "llama3", "fenced", "pipe", "templates"}
+                                                 "mistral", "llama3", "fenced", "pipe", "pycall", "templates"}

@@ -1,0 +1,211 @@
+"""Python-call tool calls: ``[f(a=1), spotify.play(artist="X")]``, the style small models write best.
+
+``read(text)`` finds the calls with ``ast`` and never evaluates anything: a reply (or a fenced block,
+a ``<TOOLCALL>`` span, or a bracketed list in it) that is a call, a list/tuple of calls, or one call
+per line. Names are identifiers, dotted ones included; arguments are ``name=value`` with literal
+values only (strings, numbers, booleans, ``None``/``null``, lists, tuples, sets, dicts, a sign on a
+number). A bare name as a value is its text (``unit=celsius``), as BFCL's reader takes it. A call with
+a positional or non-literal argument is a malformed call (``ToolCallError``), told to the model.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, Optional
+
+from zagent.reasoning import strip_think
+
+from zagent.types import ToolCall, ToolSpec
+
+from .toolcalls import Extraction, ToolCallError, extract, new_call_id
+from .toolformats import NO_TOOL, ToolCallFormat, _clip, _encode, _function
+
+#: replies longer than this are not read as Python calls (ast's cost grows with the text)
+MAX_TEXT = 100_000
+_FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_TAGS = re.compile(r"</?(?:TOOLCALL|tool_code|tool_calls?)>|<\|python_tag\|>|<\|eom_id\|>|<\|eot_id\|>",
+                   re.IGNORECASE)
+_CALL_START = re.compile(r"(?<![\w.])[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*\s*\(")
+_CONSTANTS = {"true": True, "false": False, "null": None, "none": None, "True": True, "False": False,
+              "None": None}
+
+
+class _NotCall(Exception):
+    """The node is not a call in the accepted shape; the message says why."""
+
+
+def read(text: str, *, whole: bool = False) -> Optional[Extraction]:
+    """The Python-style calls in ``text`` with the remaining text, or ``None`` when it holds none.
+
+    ``whole=True`` reads only a reply that is nothing but calls (or a fenced block of them): what
+    other formats' readers accept when a model drifts into this style."""
+    if not isinstance(text, str) or len(text) > MAX_TEXT or "(" not in text:
+        return None
+    text = strip_think(text)
+    for start, end, body, embedded in _candidates(text, whole):
+        found = _parse(body)
+        if found is not None and (found[0] or not embedded):  # a call in prose counts only when well-formed
+            calls, errors = found
+            rest = (text[:start] + text[end:]).strip()
+            return Extraction(calls, errors, "" if _only_separators(rest) else rest)
+    return None
+
+
+def _candidates(text: str, whole: bool):
+    """``(start, end, body, embedded)`` spans to try, most likely first: fences, the whole reply, then
+    (unless ``whole``) bracketed lists, one call per line, and calls inside prose (``embedded``)."""
+    for m in _FENCE.finditer(text):
+        if m.group(1).lower() in ("", "python", "py", "tool_code", "tool_call", "tool_calls"):
+            yield m.start(), m.end(), _TAGS.sub("", m.group(2)), False
+    yield 0, len(text), _TAGS.sub("", text), False
+    if whole:
+        return
+    tries = 0
+    pos = 0
+    while (i := text.find("[", pos)) >= 0 and tries < 32:
+        tries += 1
+        end = _closing(text, i, "[", "]")
+        if end is None:
+            break
+        yield i, end, text[i:end], True
+        pos = i + 1
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) > 1:
+        yield 0, len(text), "[" + ", ".join(_TAGS.sub("", ln).strip().rstrip(",;") for ln in lines) + "]", False
+    tries = 0
+    for m in _CALL_START.finditer(text):
+        tries += 1
+        if tries > 32:
+            break
+        end = _closing(text, m.end() - 1, "(", ")")
+        if end is not None:
+            yield m.start(), end, text[m.start():end], True
+
+
+def _closing(text: str, start: int, opener: str, closer: str) -> Optional[int]:
+    """Index just past the ``closer`` matching ``text[start]`` (quoted strings skipped), else ``None``."""
+    depth, i, n, quote = 0, start, len(text), ""
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c == opener:
+            depth += 1
+        elif c == closer:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
+
+
+def _parse(body: str) -> Optional[tuple[list[ToolCall], list[ToolCallError]]]:
+    body = body.strip()
+    if not body or "(" not in body:
+        return None
+    try:
+        tree = ast.parse(body, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    nodes = tree.elts if isinstance(tree, (ast.List, ast.Tuple)) else [tree]
+    if not nodes or not all(isinstance(n, ast.Call) and _name(n.func) for n in nodes):
+        return None
+    calls: list[ToolCall] = []
+    errors: list[ToolCallError] = []
+    for node in nodes:
+        name = _name(node.func) or ""
+        try:
+            if node.args:
+                raise _NotCall("write every argument as name=value (it had a positional argument)")
+            args = {}
+            for kw in node.keywords:
+                if kw.arg is None:
+                    raise _NotCall("write every argument as name=value (it had **)")
+                args[kw.arg] = _value(kw.value)
+        except (_NotCall, RecursionError) as exc:
+            raw = ast.get_source_segment(body, node) or name
+            errors.append(ToolCallError(raw=raw[:2000], message=f"the call cannot be read: {exc}", name=name))
+            continue
+        calls.append(ToolCall(id=new_call_id(), name=name, arguments=args))
+    return calls, errors
+
+
+def _name(node: ast.AST) -> Optional[str]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _value(node: ast.AST) -> Any:
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, (str, int, float, bool)) or node.value is None:
+            return node.value
+        raise _NotCall(f"{type(node.value).__name__} values are not supported")
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [_value(e) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        out = {}
+        for k, v in zip(node.keys, node.values):
+            if k is None:
+                raise _NotCall("** inside a dict is not a literal")
+            key = _value(k)
+            out[key if isinstance(key, str) else str(key)] = _value(v)
+        return out
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _value(node.operand)
+        if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+            return -inner if isinstance(node.op, ast.USub) else inner
+    if isinstance(node, ast.Name):
+        return _CONSTANTS.get(node.id, node.id)
+    raise _NotCall("argument values must be literals (strings, numbers, lists, dicts), not expressions")
+
+
+def _only_separators(text: str) -> bool:
+    return not text.strip(" \t\r\n,;[]")
+
+
+def render(calls: list[ToolCall]) -> str:
+    """Calls written as a Python list (``repr`` of each argument value: a literal ``read`` takes back)."""
+    parts = []
+    for c in calls:
+        args = c.arguments if isinstance(c.arguments, dict) else {}
+        parts.append(f"{c.name}(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")")
+    return "[" + ", ".join(parts) + "]"
+
+
+class PyCallFormat(ToolCallFormat):
+    """Calls as a Python list, ``[f(a=1), g(b="x")]`` (BFCL's style): tools shown as a JSON list."""
+
+    name = "pycall"
+    call_example = '[func_name1(param1=value1, param2=value2), func_name2(param=value)]'
+
+    def extract(self, text: str) -> Extraction:
+        found = read(text)
+        return found if found is not None else extract(text)
+
+    def _render_tools(self, specs: list[ToolSpec]) -> str:
+        body = _encode([_function(s) for s in specs]).decode()
+        return ("You can call these functions, given as JSON schemas:\n"
+                f"{body}\n\n"
+                "To call functions, reply with only a Python list of calls with keyword arguments and literal "
+                f"values, like this:\n{self.call_example}\n"
+                f"Put every call the request needs in the one list, then stop and wait for the results. {NO_TOOL}")
+
+    def _render_calls(self, calls: list[ToolCall]) -> str:
+        return render(calls)
+
+    def feedback(self, errors: Any) -> str:
+        lines = [f"- {e.message}: {_clip(e.raw)}" for e in errors]
+        return ("Some tool calls could not be read:\n" + "\n".join(lines)
+                + f"\nWrite the calls exactly like this, with literal values:\n{self.call_example}")

@@ -1,0 +1,90 @@
+"""The Python-call tool-call format (``[f(a=1), g.h(b="x")]``): read with ast, never evaluated."""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from zagent import ToolCall, ToolSpec
+
+NAME = st.from_regex(r"[a-z_][a-z0-9_]{0,8}(\.[a-z_][a-z0-9_]{0,8})?", fullmatch=True).filter(
+    lambda n: not any(p in {"true", "false", "null", "none"} for p in n.split(".")))
+KEY = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True).filter(
+    lambda k: k not in {"if", "in", "is", "or", "and", "not", "for", "def", "del", "as", "try", "with", "from",
+                        "else", "elif", "pass", "None", "True", "False", "class", "while", "yield", "raise",
+                        "break", "async", "await", "global", "import", "lambda", "return", "assert", "except",
+                        "finally", "continue", "nonlocal"})
+SCALAR = (st.none() | st.booleans() | st.integers(-10**12, 10**12)
+          | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20))
+VALUE = st.recursive(SCALAR, lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=8)
+CALLS = st.lists(st.builds(lambda n, a: ToolCall(id="x", name=n, arguments=a), NAME,
+                           st.dictionaries(KEY, VALUE, max_size=4)), min_size=1, max_size=4)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(calls=CALLS)
+def test_rendered_calls_read_back_the_same(kernel, calls):
+    """Any calls written by the format (names dotted or not, literal arguments) read back equal."""
+    fmt = kernel.parser("pycall")
+    found = fmt.extract(fmt.render_calls(calls))
+    assert [(c.name, c.arguments) for c in found.calls] == [(c.name, c.arguments) for c in calls]
+    assert not found.errors
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(text=st.text(alphabet=st.sampled_from(list("[](){}=,.'\"\\ \nabfx_0129-+*:#`")) | st.characters(),
+                    max_size=200))
+def test_any_text_reads_without_crashing(kernel, text):
+    """Arbitrary text never raises: it gives calls, errors and the rest of the text."""
+    found = kernel.parser("pycall").extract(text)
+    assert isinstance(found.text, str)
+    assert all(isinstance(c.arguments, (dict, str)) for c in found.calls)
+
+
+def test_nothing_is_evaluated(kernel):
+    """An expression as an argument is a malformed call, never run: no import, no attribute access."""
+    found = kernel.parser("pycall").extract('[f(a=__import__("os").system("echo hi"))]')
+    assert not found.calls and found.errors and "literal" in found.errors[0].message
+
+
+def test_several_dotted_calls_in_one_list(kernel):
+    """Two calls of a dotted name in one list, as a 0.5B model writes parallel calls."""
+    text = '[spotify.play(artist="Taylor Swift", duration=20), spotify.play(artist="Maroon 5", duration=15)]'
+    calls = kernel.parser("pycall").extract(text).calls
+    assert [(c.name, c.arguments["artist"]) for c in calls] == [("spotify.play", "Taylor Swift"),
+                                                                ("spotify.play", "Maroon 5")]
+
+
+@pytest.mark.parametrize("text", [
+    "Sure:\n```python\n[get_weather(city='Paris')]\n```",
+    "<TOOLCALL>[get_weather(city='Paris')]</TOOLCALL>",
+    "get_weather(city='Paris')",
+    "I will check. [get_weather(city='Paris')]",
+])
+def test_calls_in_fences_tags_prose_or_bare(kernel, text):
+    """A call list fenced, in BFCL's TOOLCALL tags, after prose, or a bare call is read."""
+    calls = kernel.parser("pycall").extract(text).calls
+    assert [(c.name, c.arguments) for c in calls] == [("get_weather", {"city": "Paris"})]
+
+
+def test_prose_with_a_positional_call_is_an_answer(kernel):
+    """An answer mentioning max(a, b) in prose is text, not a malformed call (irrelevance answers stay answers)."""
+    found = kernel.parser("pycall").extract("Use max(3, 5) to get the larger one.")
+    assert not found.calls and not found.errors and found.text.startswith("Use max")
+
+
+def test_a_bare_positional_call_is_told_to_the_model(kernel):
+    """A reply that is only a call with a positional argument is a malformed call with a fix in its message."""
+    found = kernel.parser("pycall").extract('get_weather("Paris")')
+    assert not found.calls and "name=value" in found.errors[0].message
+
+
+def test_other_formats_read_a_reply_of_python_calls(kernel):
+    """A model asked for <tool_call> JSON that answers with nothing but Python calls still gets them run."""
+    calls = kernel.parser("tool_call").extract("[get_weather(city='Paris')]").calls
+    assert [(c.name, c.arguments) for c in calls] == [("get_weather", {"city": "Paris"})]
+
+
+def test_tools_section_shows_the_functions_and_the_no_tool_rule(kernel):
+    """The section lists the functions as JSON, the call syntax, and says answering without a call is right."""
+    text = kernel.parser("pycall").render_tools([ToolSpec(name="spotify.play", description="Play music.")])
+    assert '"name":"spotify.play"' in text and "[func_name1(" in text and "none of the tools fits" in text

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import msgspec
 
+from .errors import RunStopped
 from .tools import ArgumentsError, Tool
 from .toolthreads import InlineProbe, ToolThreadsExhausted
 from .types import ToolCall, ToolResult
@@ -163,7 +164,7 @@ async def _execute(
         return _failed(call, "error", str(exc), started)
     except (TimeoutError, asyncio.TimeoutError):
         return _failed(call, "timeout", f"tool {tool.name!r} did not finish within {tool.timeout:g} s", started)
-    except asyncio.CancelledError:
+    except (asyncio.CancelledError, RunStopped):  # a called agent's usage limit ends the whole run
         raise
     except Exception as exc:
         return _failed(call, "error", f"tool {tool.name!r} raised {type(exc).__name__}: {exc}", started)

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Iterable, Optional, Sequence
 import attrs
 import msgspec
 from zagent.agentkit.control import RunControl
+from zagent.guardrails import check as check_guardrails
 from zagent.agentkit.signing import signer_of
 from zagent.agentkit.steplog import checkpoint_error
 from zagent.agentkit.toolloop import NUDGE, ToolLoop, results_messages
@@ -225,6 +226,8 @@ class ReActLoop:
             self._live = LiveSteps(self.live_trajectory_path, self.state, resumed=user_input is None)
         await self._emit("run_start", resumed=user_input is None)
         try:
+            if user_input is not None and self.kernel.hooks.active("zagent_check_input"):
+                await check_guardrails(ctx, "input", self.agent, user_input)
             return await self._drive()
         except asyncio.CancelledError:
             if self._control.abort_requested:
@@ -508,6 +511,8 @@ class ReActLoop:
 
     async def _complete(self) -> ReActResult:
         state = self.state
+        if state.final is not None and self.kernel.hooks.active("zagent_check_output"):
+            await check_guardrails(self._ctx, "output", self.agent, state.final)  # before it is recorded done
         state.status = "completed"
         await self._checkpoint()
         self._write_trajectory()

@@ -94,3 +94,21 @@ def test_malformed_guardrails_are_a_config_error(kernel, bad):
     """A guardrails value that is not {"input"/"output": [refs]} is a ConfigError when the agent is built."""
     with pytest.raises(ConfigError, match="guardrails"):
         kernel.agent(qa_spec(guardrails=bad))
+
+
+def test_chat_output_guardrail_stops_the_reply(kernel):
+    """Agent.chat runs the output guardrails on its reply: a tripped one raises and the turn is not kept."""
+    kernel.add_plugin(OutputHook(), name="nonumbers")
+    agent = _agent(kernel, ["it is 5"])
+    with pytest.raises(GuardrailTripped, match="nonumbers"):
+        agent.chat("2+3?", use_react=False)
+    assert agent.messages_for_chat() == []
+
+
+def test_chat_input_guardrail_of_the_agent_stops_before_the_model(kernel):
+    """An agent's own input guardrail sees the chat's user input and stops the run before any request."""
+    agent = _agent(kernel, ["hi"])
+    agent.guardrails = {"input": [lambda text, ctx: "too short" if len(text) < 3 else None]}
+    with pytest.raises(GuardrailTripped, match="too short"):
+        agent.chat("hi", use_react=False)
+    assert agent.llm.requests == []

@@ -107,6 +107,8 @@ class Agent:
     max_output_retries: int = 1
     #: ``{"input": [fn], "output": [fn]}``: this agent's guardrails, on top of the kernel's (``.guardrails``)
     guardrails: dict[str, list[Any]] = attrs.field(factory=dict)
+    #: the app's typed dependencies its tools read as ``ctx.deps`` (``RunContext[Deps]``); never serialized
+    deps: Any = None
 
     def __attrs_post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -159,6 +161,8 @@ class Agent:
         # A caller's run (a workflow, a group chat) keeps its id; this agent's own rails apply.
         ctx = (caller.for_agent(self.name, self.agent_config) if caller is not None
                else self.kernel.context(agent=self.name, agent_config=dict(self.agent_config)))
+        if self.deps is not None:  # the agent's own deps, else its caller's (carried by for_agent)
+            ctx.deps = self.deps
         events = self.kernel.hooks.active("zagent_event")
         if caller is None and not events:
             return self._work(action, msgs, dict(inputs or {}), ctx, started, events)

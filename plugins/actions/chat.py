@@ -75,7 +75,9 @@ async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]
         for i, message in enumerate(past):
             if message.content is not None:
                 check_text(message.content, f"history message #{i} of a chat with {agent.name!r}")
+    deps = getattr(agent, "deps", None)
     ctx = agent.kernel.context(agent=agent.name, agent_config=agent.run_config(),
+                               deps=deps if deps is not None or ctx is None else ctx.deps,
                                **({"run_id": ctx.run_id, "metadata": dict(ctx.metadata)} if ctx is not None else {}))
     # The routing call (tools or not?) and the run it chooses are one run: one trace, one run-log entry.
     routed = use_react is None and bool(agent.chat_tools()) and agent.kernel.hooks.active("zagent_event")

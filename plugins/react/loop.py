@@ -120,6 +120,8 @@ class ReActLoop:
     tool_format: str = "tool_call"
     agent: str = "react"
     agent_config: dict[str, Any] = attrs.field(factory=dict)
+    deps: Any = None
+    """The app's dependencies its tools read as ``ctx.deps`` when the loop makes its own context."""
     state: Optional[RunState] = None
     on_text: Optional[Any] = None
     """Called with each text delta of the model's replies: the loop then streams (``llm.astream``)."""
@@ -211,7 +213,8 @@ class ReActLoop:
             raise ConfigError("nothing to run: give user_input or restore a state")
         self._control.bind()
         self._checkpoint_lock = asyncio.Lock()  # per run: a lock stays bound to the event loop it first waited on
-        ctx = ctx or self.kernel.context(run_id=self.state.run_id, agent=self.agent, agent_config=self.agent_config)
+        ctx = ctx or self.kernel.context(run_id=self.state.run_id, agent=self.agent, agent_config=self.agent_config,
+                                         deps=self.deps)
         for key, value in (self.agent_config or {}).items():  # a caller's context keeps its own settings,
             ctx.agent_config.setdefault(key, value)           # and gets the loop's rails for what it leaves out
         self._ctx = ctx

@@ -27,6 +27,7 @@ from .errors import (
     ToolError,
     ZagentError,
 )
+from .errors import GuardrailTripped, RunStopped, UsageLimitExceeded
 from .errors import BadRequestError, DeadlineExceeded, NotFoundError, ProtocolError, ProviderConfigError, ResponseTooLarge
 from .hookspecs import hookimpl
 from .kernel import Kernel
@@ -61,3 +62,4 @@ __all__ = [
 ]
 __all__ += ["BadRequestError", "CheckpointError", "DeadlineExceeded", "NotFoundError", "ProtocolError",
             "ProviderConfigError", "ResponseTooLarge"]
+__all__ += ["GuardrailTripped", "RunStopped", "UsageLimitExceeded"]

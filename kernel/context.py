@@ -11,7 +11,7 @@ import contextvars
 import itertools
 import os
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generic, Optional, TypeVar
 
 import attrs
 
@@ -29,6 +29,8 @@ STREAM_SINK: "contextvars.ContextVar[Optional[Callable[[Any], Any]]]" = contextv
 #: tags (a dict) the runs started in this task and its child tasks carry as ``metadata`` (a batch sets
 #: ``{"batch": id, "item": key}`` around each item, so the run log can group a batch's runs)
 RUN_TAGS: "contextvars.ContextVar[Optional[dict[str, Any]]]" = contextvars.ContextVar("zagent_run_tags", default=None)
+#: the type of ``RunContext.deps`` (``RunContext[MyDeps]`` in a tool's signature)
+DepsT = TypeVar("DepsT")
 _ids = itertools.count(1)
 _prefix = f"{os.getpid():x}-{int(time.time() * 1000) & 0xFFFFFF:x}"
 
@@ -39,8 +41,8 @@ def new_run_id() -> str:
 
 
 @attrs.define(repr=False, eq=False)
-class RunContext:
-    """State of one run.
+class RunContext(Generic[DepsT]):
+    """State of one run; ``RunContext[Deps]`` types ``deps``.
 
     :ivar kernel: the kernel the run belongs to.
     :ivar run_id: unique id of the run.
@@ -58,6 +60,10 @@ class RunContext:
         each text or reasoning ``Chunk`` handed to it (sync or async) as it arrives (``zagent.llmstream``).
     :ivar shared: per-run state every context of this run id shares (``zagent.runshare``): what counts across
         a group chat's turns or a workflow's nodes, such as tool budgets. ``share=`` joins another run's.
+    :ivar deps: the app's typed dependencies (a database handle, an HTTP client), given with
+        ``Kernel.context(deps=...)``, ``Kernel.agent(..., deps=...)`` or an agent's ``deps``; a tool reads them
+        as ``ctx.deps`` with ``ctx: RunContext[MyDeps]``. Carried into nested runs (``for_agent``,
+        ``for_call``); never serialized (not in checkpoints, events, logs or the repr).
     """
 
     kernel: "Kernel"
@@ -72,6 +78,7 @@ class RunContext:
     call_id: Optional[str] = None
     on_delta: Optional[Callable[[Any], Any]] = attrs.field(factory=STREAM_SINK.get)
     _share: Optional["RunShare"] = attrs.field(default=None, alias="share")
+    deps: DepsT = attrs.field(default=None)  # type: ignore[assignment]  # None when the app gives none
 
     @property
     def shared(self) -> "RunShare":
@@ -90,7 +97,7 @@ class RunContext:
         (see "Restoring a run: at-least-once tool calls" in the README)."""
         return f"{self.run_id}:{self.call_id}" if self.call_id is not None else None
 
-    def for_call(self, call_id: str) -> "RunContext":
+    def for_call(self, call_id: str) -> "RunContext[DepsT]":
         """This run as one tool call sees it: same run id, agent, stash and metadata, plus ``call_id``.
         Usage starts at zero: the tool runner adds what the tool spent back to this context."""
         return attrs.evolve(self, call_id=call_id, usage=Usage())
@@ -98,7 +105,7 @@ class RunContext:
     def add_usage(self, usage: Usage) -> None:
         self.usage = self.usage + usage
 
-    def for_agent(self, agent: Optional[str], agent_config: dict[str, Any]) -> "RunContext":
+    def for_agent(self, agent: Optional[str], agent_config: dict[str, Any]) -> "RunContext[DepsT]":
         """This run as seen by an agent called inside it (a workflow node, a group chat turn).
 
         Same run id, stash, metadata and start time; the agent's own name and

@@ -220,6 +220,29 @@ class RunAborted(ZagentError):
         self.trajectory = list(trajectory)
 
 
+class RunStopped(ZagentError):
+    """A rail, guardrail or limit ended the whole run on purpose. Rails and tool runners let it through
+    (never turned into a deny or a tool error), so it reaches the caller of the run."""
+
+
+class UsageLimitExceeded(RunStopped):
+    """A run's usage limit (``rails.usage_limits``) was reached: ``limit`` is its key, ``count`` the
+    run's count that would exceed it (or did, for tokens), ``allowed`` the limit."""
+
+    def __init__(self, message: str, *, limit: str, count: int, allowed: int):
+        super().__init__(message)
+        self.limit, self.count, self.allowed = limit, count, allowed
+
+
+class GuardrailTripped(RunStopped):
+    """An input or output guardrail stopped the run: ``guardrail`` names it, ``where`` is ``"input"`` or
+    ``"output"``, ``reason`` is what it said."""
+
+    def __init__(self, guardrail: str, reason: str, where: str):
+        super().__init__(f"{where} guardrail {guardrail!r} tripped: {reason}")
+        self.guardrail, self.reason, self.where = guardrail, reason, where
+
+
 class CheckpointError(ZagentError):
     """A run's checkpoint could not be written, so the run stopped (it fails closed).
 

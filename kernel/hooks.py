@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional
 
 import pluggy
 
-from .errors import ToolBlocked
+from .errors import RunStopped, ToolBlocked
 from .markers import PROJECT
 from .logs import log
 from .rails import Deny, Rewrite
@@ -285,6 +285,8 @@ class HookRunner:
                 new = fn(*args) if pick is None else fn(*[args[i] for i in pick])
                 if hasattr(new, "__await__"):
                     new = await new
+            except RunStopped:
+                raise
             except Exception as exc:  # an output rail that fails withholds the reply (fail closed)
                 self._notify("zagent_after_llm_call", plugin, self._kwargs("zagent_after_llm_call", args), exc)
                 raise ToolBlocked(f"rail {plugin!r} failed ({type(exc).__name__}: {exc}); the model's reply "
@@ -296,7 +298,10 @@ class HookRunner:
         return response
 
     def _rail_failed(self, hook_name: str, plugin: str, kwargs: dict[str, Any], exc: Exception) -> Deny:
-        """What a rail that raised decides: deny (fail closed), with a reason naming the rail."""
+        """What a rail that raised decides: deny (fail closed), with a reason naming the rail; a
+        ``RunStopped`` (a usage limit...) is raised on, ending the run."""
+        if isinstance(exc, RunStopped):
+            raise exc
         self._notify(hook_name, plugin, kwargs, exc)
         log.exception("rail %r raised", plugin)
         return Deny(f"rail {plugin!r} failed ({type(exc).__name__}: {exc}); the call was blocked")

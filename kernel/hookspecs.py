@@ -40,6 +40,8 @@ from __future__ import annotations
 from .markers import PROJECT as PROJECT
 from .markers import hookimpl as hookimpl
 from .markers import hookspec as hookspec
+from .specs_guardrails import zagent_check_input as zagent_check_input
+from .specs_guardrails import zagent_check_output as zagent_check_output
 from .specs_lifecycle import zagent_event as zagent_event
 from .specs_lifecycle import zagent_kernel_close as zagent_kernel_close
 from .specs_lifecycle import zagent_kernel_start as zagent_kernel_start

@@ -148,14 +148,14 @@ class Kernel:
         The same name and options return the same instance (its caches and clients are reused)."""
         return embedder(self.registries, self._embedders, name, options)
 
-    def agent(self, spec: Union[dict[str, Any], str, "os.PathLike[str]"], *, trust: Any = None) -> Any:
+    def agent(self, spec: Union[dict[str, Any], str, "os.PathLike[str]"], *, trust: Any = None, deps: Any = None) -> Any:
         """Build an agent from a plain dict (or a JSON/YAML file) through its registered type.
 
         The spec is data: an import path in it (a tool ``"pkg.mod:fn"``, a ``parse_func``, an
         approver...) is refused unless trusted (``config["trusted_imports"]`` globs, or
         ``trust=True`` for this spec; a ``zagent.imports.Trust`` gives finer control). See docs/security.md.
-        """
-        return build_agent(self, self.registries, spec, trust)
+        ``deps`` (app objects: a database handle...) reach its tools as ``ctx.deps`` (``RunContext[Deps]``)."""
+        return build_agent(self, self.registries, spec, trust, deps)
 
     def executor(self, name: Optional[str] = None, **options: Any) -> Any:
         """A new executor (``zagent.executors``): ``name`` registered through ``zagent_register_executors``,

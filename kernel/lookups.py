@@ -41,9 +41,9 @@ def embedder(registries: dict[str, Registry], cache: dict[Any, Any], name: Optio
     return found
 
 
-def build_agent(owner: Any, registries: dict[str, Registry], spec: Any, trust: Any) -> Any:
+def build_agent(owner: Any, registries: dict[str, Registry], spec: Any, trust: Any, deps: Any = None) -> Any:
     """See ``Kernel.agent``: ``spec`` (a dict or a file) built by its agent type's factory with ``owner``
-    (the kernel), under ``trust`` for the import paths it names."""
+    (the kernel), under ``trust`` for the import paths it names; ``deps`` set as its ``deps``."""
     from .imports import Trust, as_trust, trusting  # on first use: keeps ``import zagent`` light
     from .specfiles import load_spec_file
     from .specpaths import spec_file
@@ -61,7 +61,10 @@ def build_agent(owner: Any, registries: dict[str, Registry], spec: Any, trust: A
             f"unknown agent type {type_name!r}; installed agent types: {names(registries, 'agent_types')}"
         )
     with trusting(as_trust(trust)), spec_file(source):  # paths the file names may lie next to it
-        return factory(spec, owner)
+        agent = factory(spec, owner)
+    if deps is not None:
+        agent.deps = deps
+    return agent
 
 
 def batch_driver(registries: dict[str, Registry]) -> Any:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import msgspec
 
+from .errors import RunStopped
 from .toolresults import ResultNotText, clean, describe, to_text
 from .tools import ArgumentsError, Tool
 from .toolthreads import PROMOTE_TIMEOUT, InlineProbe, ToolThreadsExhausted
@@ -166,7 +167,7 @@ async def _execute(
         return _failed(call, "error", str(exc), started)
     except (TimeoutError, asyncio.TimeoutError):
         return _failed(call, "timeout", f"tool {tool.name!r} did not finish within {tool.timeout:g} s", started)
-    except asyncio.CancelledError:
+    except (asyncio.CancelledError, RunStopped):  # a called agent's usage limit ends the whole run
         raise
     except Exception as exc:
         return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc)}", started)

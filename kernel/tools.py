@@ -295,7 +295,7 @@ def _args_struct(fn: Callable[..., Any], tool_name: str, docs: dict[str, str]) -
             raise ToolError(f"tool {tool_name!r}: parameter {p.name!r} is positional-only; tools are called "
                             "with keyword arguments, so remove the '/' from the signature")
         ann = hints.get(p.name, Any)
-        if ann is RunContext:
+        if ann is RunContext or typing.get_origin(ann) is RunContext:  # RunContext[Deps] too
             ctx_param = p.name
             continue
         if p.name in docs and not _has_description(ann):

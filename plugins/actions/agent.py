@@ -17,6 +17,7 @@ import attrs
 import msgspec
 
 from zagent.errors import ConfigError
+from zagent.guardrails import check as check_guardrails
 from zagent.limits import check_inputs
 from zagent.llm import LLM, to_messages
 from zagent.sync import run_sync
@@ -104,6 +105,10 @@ class Agent:
     #: checks on the typed output that may raise ``ModelRetry`` (``zagent.plugins.actions.validators``)
     output_validators: list[Any] = attrs.field(factory=list)
     max_output_retries: int = 1
+    #: ``{"input": [fn], "output": [fn]}``: this agent's guardrails, on top of the kernel's (``.guardrails``)
+    guardrails: dict[str, list[Any]] = attrs.field(factory=dict)
+    #: the app's typed dependencies its tools read as ``ctx.deps`` (``RunContext[Deps]``); never serialized
+    deps: Any = None
 
     def __attrs_post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -156,6 +161,8 @@ class Agent:
         # A caller's run (a workflow, a group chat) keeps its id; this agent's own rails apply.
         ctx = (caller.for_agent(self.name, self.agent_config) if caller is not None
                else self.kernel.context(agent=self.name, agent_config=dict(self.agent_config)))
+        if self.deps is not None:  # the agent's own deps, else its caller's (carried by for_agent)
+            ctx.deps = self.deps
         events = self.kernel.hooks.active("zagent_event")
         if caller is None and not events:
             return self._work(action, msgs, dict(inputs or {}), ctx, started, events)
@@ -196,12 +203,16 @@ class Agent:
         missing = action.missing_inputs(inputs)
         if missing:
             inputs.update(await self._extract(action, ctx, missing))
+        if self.guardrails or self.kernel.hooks.active("zagent_check_input"):
+            await check_guardrails(ctx, "input", self.name, inputs, self.guardrails.get("input", ()))
         out: ActionOutput = await action.start(self.llm, inputs, ctx=ctx, system_prompt=self.system_prompt)
         retries = 0
         if self.output_validators:  # the app's own checks; a ModelRetry re-asks the model with its reason
             from .validators import validated
 
             out, retries = await validated(self, action, out, ctx)
+        if self.guardrails or self.kernel.hooks.active("zagent_check_output"):
+            await check_guardrails(ctx, "output", self.name, out.output, self.guardrails.get("output", ()))
         duration = time.perf_counter() - started
         message = Message(role="assistant", content=_json(out.output), name=self.name, metadata={
             "agent": self.name, "action": action.name, "prompt": out.prompt, "duration": round(duration, 6),

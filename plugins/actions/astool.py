@@ -109,6 +109,8 @@ async def _declared(agent: Any, caller: "RunContext", inputs: dict[str, Any]) ->
                         + (f"; unknown: {', '.join(unknown)}" if unknown else "")
                         + (f"; missing: {', '.join(missing)}" if missing else ""))
     ctx = caller.for_agent(agent.name, outer_config(agent.agent_config, caller))
+    if getattr(agent, "deps", None) is not None:  # its own deps, else the caller's (for_agent carries them)
+        ctx.deps = agent.deps
     events = agent.kernel.hooks.active("zagent_event")
     result = await agent._framed(action, None, dict(inputs), ctx, time.perf_counter(), events, caller)
     values = result.to_dict()
@@ -125,6 +127,8 @@ async def _chat(agent: Any, caller: "RunContext", arguments: dict[str, Any]) -> 
     import asyncio
 
     ctx = caller.for_agent(agent.name, outer_config(agent.run_config(), caller))
+    if getattr(agent, "deps", None) is not None:
+        ctx.deps = agent.deps
     loop = agent.loop()
     run = asyncio.ensure_future(loop.arun(task, ctx=ctx))
     try:

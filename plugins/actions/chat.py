@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import attrs
 import msgspec
 from zagent.errors import ConfigError
+from zagent.guardrails import check as check_guardrails
 from zagent.limits import check_text
 from zagent.llm import to_messages
 from zagent.types import Message
@@ -74,13 +75,18 @@ async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]
         for i, message in enumerate(past):
             if message.content is not None:
                 check_text(message.content, f"history message #{i} of a chat with {agent.name!r}")
+    deps = getattr(agent, "deps", None)
     ctx = agent.kernel.context(agent=agent.name, agent_config=agent.run_config(),
+                               deps=deps if deps is not None or ctx is None else ctx.deps,
                                **({"run_id": ctx.run_id, "metadata": dict(ctx.metadata)} if ctx is not None else {}))
     # The routing call (tools or not?) and the run it chooses are one run: one trace, one run-log entry.
     routed = use_react is None and bool(agent.chat_tools()) and agent.kernel.hooks.active("zagent_event")
     if routed:
         await ctx.aemit("run_start", mode="chat")
+    own = getattr(agent, "guardrails", None) or {}
     try:
+        if own or agent.kernel.hooks.active("zagent_check_input"):
+            await check_guardrails(ctx, "input", agent.name, user_input, own.get("input", ()))
         if use_react is None:
             use_react = await needs_react(agent, user_input, ctx)
         engine = getattr(agent, "query_engine", None)
@@ -92,6 +98,8 @@ async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]
             response = await chat_with_documents(agent, engine, user_input, past, ctx)
         else:
             response = await direct(agent, user_input, past, ctx)
+        if own or agent.kernel.hooks.active("zagent_check_output"):
+            await check_guardrails(ctx, "output", agent.name, response.content, own.get("output", ()))
     except BaseException as exc:
         if routed:
             import asyncio

@@ -77,6 +77,8 @@ class AgentSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     output_validators: list[str] = []
     """Checks on the output, by registered name or import path, that may ask again (``validators``)."""
     max_output_retries: int = 1
+    guardrails: dict[str, list[str]] = {}
+    """This agent's input and output guardrails, by registered name or import path (``guardrails``)."""
 
 
 @attrs.define(repr=False, eq=False, kw_only=True, slots=False)
@@ -117,8 +119,11 @@ class CustomizeAgent(Agent):
 
         validators = resolve_validators(kernel, spec.output_validators, base_dir=base_dir)
         retries = check_retries(spec.max_output_retries, f"agent {spec.name!r}")
+        from .guardrails import resolve_guardrails
+
+        guardrails = resolve_guardrails(kernel, spec.guardrails, base_dir=base_dir)
         with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
-            return cls(kernel=kernel, output_validators=validators, max_output_retries=retries, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
+            return cls(kernel=kernel, output_validators=validators, max_output_retries=retries, guardrails=guardrails, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
                        actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
                        memory_size=spec.memory_size, memory_chars=spec.memory_chars, use_long_term_memory=spec.use_long_term_memory,
                        long_term_memory=spec.long_term_memory, agent_config=agent_config, spec=spec,

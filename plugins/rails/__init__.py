@@ -46,6 +46,7 @@ from .approval import APPROVED_KEY, AWAITING, PENDING_KEY, ask, console_approver
 from .config import settings
 from .policy import BUDGET_KEY, check_lists, check_size, take_budget
 from .ratelimit import check_rate, wait_for_slot
+from . import usage
 from .redaction import redact_completion, redact_request, redact_result
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -69,6 +70,8 @@ def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext") -> Any:
     reason, counted = take_budget(rails, call, ctx)
     if reason is not None:
         return Deny(reason)
+    if "usage_limits" in rails:
+        usage.take(rails["usage_limits"], "tool_calls", ctx)  # UsageLimitExceeded ends the run
     why = needs_approval(rails, call, ctx)
     if "tool_rpm" in rails:  # counted last: a call denied above does not use a rate slot
         reason, wait = check_rate(rails, call, ctx)
@@ -113,7 +116,11 @@ def zagent_after_tool_call(call: "ToolCall", result: "ToolResult", ctx: "RunCont
 def zagent_after_llm_call(request: "LLMRequest", response: "Completion", ctx: "RunContext") -> Optional["Completion"]:
     """With ``redact_llm: true``, redact ``rails["redact"]`` patterns from the reply's text."""
     rails = settings(ctx)
-    if not rails or not rails.get("redact_llm"):
+    if not rails:
+        return None
+    if "usage_limits" in rails:
+        usage.add_tokens(rails["usage_limits"], response, ctx)
+    if not rails.get("redact_llm"):
         return None
     return redact_completion(rails, response)
 
@@ -121,6 +128,10 @@ def zagent_after_llm_call(request: "LLMRequest", response: "Completion", ctx: "R
 def zagent_before_llm_call(request: "LLMRequest", ctx: "RunContext") -> Optional["LLMRequest"]:
     """With ``redact_llm_input: true``, redact ``rails["redact"]`` patterns from the messages sent."""
     rails = settings(ctx)
-    if not rails or not rails.get("redact_llm_input"):
+    if not rails:
+        return None
+    if "usage_limits" in rails:
+        usage.take(rails["usage_limits"], "requests", ctx)
+    if not rails.get("redact_llm_input"):
         return None
     return redact_request(rails, request)

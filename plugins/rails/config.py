@@ -7,7 +7,7 @@ The kernel's settings are a floor: an agent's settings may only tighten them
 * ``allow_tools``, ``tool_budget``, ``tool_rpm``: both apply (a tool must be
   allowed by both lists; its budget is the lower of the two limits; both rate
   windows count it) -- ``Layers``;
-* ``max_argument_bytes``: the lower limit;
+* ``max_argument_bytes``: the lower limit; ``usage_limits``: the lower limit of each key;
 * ``approval``: a call needs a human if either the kernel's setting (absent
   means the default: sensitive tools) or the agent's says so -- ``Layers``;
 * ``approver``, ``redact_with``: the kernel's, when it sets one;
@@ -38,7 +38,7 @@ _EMPTY: dict[str, Any] = {}
 
 #: every setting the rails plugin reads (docs/rails.md; docs/security.md classes each)
 KEYS = ("deny_tools", "allow_tools", "tool_budget", "tool_rpm", "tool_rpm_wait", "max_argument_bytes", "approval",
-        "approver", "redact", "redact_with", "redact_llm", "redact_llm_input")
+        "approver", "redact", "redact_with", "redact_llm", "redact_llm_input", "usage_limits")
 
 
 _ABSENT = object()
@@ -84,6 +84,10 @@ def merge(base: dict[str, Any], agent: dict[str, Any]) -> dict[str, Any]:
             merged[key] = bool(old) or bool(value)
         elif key in ("approver", "redact_with"):
             pass  # the kernel's wins
+        elif key == "usage_limits":
+            from .usage import lower
+
+            merged[key] = lower(old, value)
         else:
             merged[key] = value
     return merged

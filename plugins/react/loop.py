@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Iterable, Optional, Sequence
 import attrs
 import msgspec
 from zagent.agentkit.control import RunControl
+from zagent.guardrails import check as check_guardrails
 from zagent.agentkit.signing import signer_of
 from zagent.agentkit.steplog import checkpoint_error
 from zagent.agentkit.toolloop import NUDGE, ToolLoop, results_messages
@@ -121,6 +122,8 @@ class ReActLoop:
     tool_format: str = "tool_call"
     agent: str = "react"
     agent_config: dict[str, Any] = attrs.field(factory=dict)
+    deps: Any = None
+    """The app's dependencies its tools read as ``ctx.deps`` when the loop makes its own context."""
     state: Optional[RunState] = None
     on_text: Optional[Any] = None
     """Called with each text delta of the model's replies: the loop then streams (``llm.astream``)."""
@@ -212,7 +215,8 @@ class ReActLoop:
             raise ConfigError("nothing to run: give user_input or restore a state")
         self._control.bind()
         self._checkpoint_lock = asyncio.Lock()  # per run: a lock stays bound to the event loop it first waited on
-        ctx = ctx or self.kernel.context(run_id=self.state.run_id, agent=self.agent, agent_config=self.agent_config)
+        ctx = ctx or self.kernel.context(run_id=self.state.run_id, agent=self.agent, agent_config=self.agent_config,
+                                         deps=self.deps)
         for key, value in (self.agent_config or {}).items():  # a caller's context keeps its own settings,
             ctx.agent_config.setdefault(key, value)           # and gets the loop's rails for what it leaves out
         self._ctx = ctx
@@ -228,6 +232,8 @@ class ReActLoop:
         await self._emit("run_start", resumed=user_input is None,
                          **({"metadata": dict(ctx.metadata)} if ctx.metadata else {}))
         try:
+            if user_input is not None and self.kernel.hooks.active("zagent_check_input"):
+                await check_guardrails(ctx, "input", self.agent, user_input)
             return await self._drive()
         except asyncio.CancelledError:
             if self._control.abort_requested:
@@ -514,6 +520,8 @@ class ReActLoop:
 
     async def _complete(self) -> ReActResult:
         state = self.state
+        if state.final is not None and self.kernel.hooks.active("zagent_check_output"):
+            await check_guardrails(self._ctx, "output", self.agent, state.final)  # before it is recorded done
         state.status = "completed"
         await self._checkpoint()
         self._write_trajectory()

@@ -1,4 +1,5 @@
-"""docs/agents.md's examples (agents as tools, handoffs, output validators) run offline as written."""
+"""docs/agents.md's examples (agents as tools, handoffs, output validators, guardrails,
+typed deps) run offline as written."""
 
 import os
 import pathlib
@@ -11,7 +12,8 @@ import pytest
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "agents.md"
 EXPECTED = [["The Moon's pull causes tides.", "['Tides are caused by the Moon.']"],
             ["Your refund is on its way. -- billing", "[('triage', ''), ('billing', 'a refund')]"],
-            ["2030 1", "Your answer was not accepted: the year must be after 2026"]]
+            ["2030 1", "Your answer was not accepted: the year must be after 2026"],
+            ["output", "it leaks the password"], ["It is Ann Lee.", "Ann Lee"]]
 
 
 @pytest.mark.parametrize("index", range(len(EXPECTED)))

@@ -1,0 +1,58 @@
+"""A declared agent's own input and output guardrails: ``"guardrails": {"input": [...], "output": [...]}``.
+
+Each entry is a callable ``fn(value, ctx)`` returning ``None`` or a reason, a name in
+``kernel.registries["guardrails"]`` when a plugin declares that kind, or an import
+path resolved under the spec's trust rules (``zagent.imports.resolve``). They run before the kernel's
+``zagent_check_input`` / ``zagent_check_output`` hooks (``zagent.guardrails``), which always run too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from zagent.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+
+__all__ = ["resolve_guardrails"]
+
+_WHERE = ("input", "output")
+
+
+def resolve_guardrails(kernel: "Kernel", spec: Any, *, base_dir: Optional[str] = None) -> dict[str, list[Callable]]:
+    """``spec`` (``{"input": [...], "output": [...]}``) as lists of callables; ``ConfigError`` naming a bad entry."""
+    if not spec:
+        return {}
+    if not isinstance(spec, dict):
+        raise ConfigError(f"guardrails must be an object {{\"input\": [...], \"output\": [...]}}, "
+                          f"got {type(spec).__name__}")
+    out: dict[str, list[Callable]] = {}
+    for where, refs in spec.items():
+        if where not in _WHERE:
+            raise ConfigError(f"guardrails: unknown key {where!r}; use 'input' and 'output'")
+        if not isinstance(refs, (list, tuple)):
+            raise ConfigError(f"guardrails.{where} must be a list of functions or import paths")
+        found = (_one(kernel, ref, f"guardrails.{where}[{i}]", base_dir) for i, ref in enumerate(refs))
+        out[where] = [fn for fn in found if fn is not None]  # None: a dry resolve checked it, imported nothing
+    return out
+
+
+def _one(kernel: "Kernel", ref: Any, key: str, base_dir: Optional[str]) -> Optional[Callable]:
+    if callable(ref):
+        return ref
+    registry = kernel.registries.get("guardrails")
+    if isinstance(ref, str) and registry is not None and ref in registry:
+        return registry.get(ref)
+    if isinstance(ref, str) and ":" in ref:
+        from zagent.imports import NotImported, resolve
+
+        fn = resolve(ref, key=key, kernel=kernel, base_dir=base_dir)
+        if isinstance(fn, NotImported):
+            return None
+        if not callable(fn):
+            raise ConfigError(f"{key} {ref!r} is not a function this spec may import; trust the spec's file "
+                              "(Trust.for_file) or register the guardrail")
+        return fn
+    raise ConfigError(f"{key} {ref!r} is neither a function, a registered guardrail nor an import path "
+                      "'package.module:function'")

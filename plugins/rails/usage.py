@@ -1,0 +1,99 @@
+"""Usage limits per run (``rails.usage_limits``): requests, tool calls and tokens across a whole run.
+
+Counted in one ``zagent.runshare`` counter per run, so a workflow's nodes, a group chat's rounds and the
+agents they call all count against the same limits. ``requests`` and ``tool_calls`` are checked before
+the call that would exceed them; tokens right after the reply that went over. Either way the run ends
+with ``zagent.UsageLimitExceeded``. The kernel's limits are a floor: an agent's can only be lower.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+from zagent.errors import ConfigError, RunStopped, UsageLimitExceeded
+from zagent.runshare import RunCounter, shared_counter
+from zagent.stash import StashKey
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Completion, RunContext
+
+#: every limit ``usage_limits`` takes
+LIMITS = ("requests", "tool_calls", "input_tokens", "output_tokens", "total_tokens")
+_TOKENS = ("input_tokens", "output_tokens", "total_tokens")
+
+
+class UsageCounter(RunCounter):
+    """The run's requests, tool calls and tokens so far (shared by every part of the run)."""
+
+    __slots__ = ()
+
+    def add(self, name: str, n: int) -> int:
+        """Add ``n`` to ``name``; return the new count."""
+        with self.lock:
+            total = self.counts[name] = self.counts.get(name, 0) + n
+            return total
+
+
+USAGE_KEY: "StashKey[UsageCounter]" = StashKey("zagent.rails.usage", restore=UsageCounter.from_state)
+"""``ctx.stash`` key of the run's ``UsageCounter``; persistent, so a restored run keeps its counts."""
+
+
+class UsageLimitsError(ConfigError, RunStopped):
+    """``usage_limits`` is malformed: a ``ConfigError`` that also ends the run (rails never turn it into a deny)."""
+
+
+def check_limits(value: Any, where: str = "rails.usage_limits") -> dict[str, int]:
+    """``value`` as ``{limit: int >= 0}``; ``ConfigError`` naming the bad key otherwise."""
+    if not isinstance(value, Mapping):
+        raise UsageLimitsError(f"{where} must be an object such as {{\"requests\": 5, \"total_tokens\": 1000}}, "
+                          f"got {type(value).__name__}")
+    out: dict[str, int] = {}
+    for key, n in value.items():
+        if key not in LIMITS:
+            raise UsageLimitsError(f"{where}: unknown limit {key!r}; the limits are {', '.join(LIMITS)}")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise UsageLimitsError(f"{where}.{key} must be a whole number >= 0, got {n!r}")
+        out[key] = n
+    return out
+
+
+def lower(base: Any, agent: Any) -> dict[str, int]:
+    """The kernel's limits tightened by an agent's: the lower of the two for each key."""
+    merged = check_limits(base, "the kernel's rails.usage_limits")
+    for key, n in check_limits(agent, "the agent's rails.usage_limits").items():
+        merged[key] = min(n, merged.get(key, n))
+    return merged
+
+
+def _exceeded(limit: str, count: int, allowed: int, ctx: "RunContext") -> UsageLimitExceeded:
+    what = {"requests": "model requests", "tool_calls": "tool calls"}.get(limit, limit.replace("_", " "))
+    return UsageLimitExceeded(
+        f"run {ctx.run_id} reached its usage limit {limit}={allowed}: this would make {count} {what}; "
+        f"raise rails.usage_limits.{limit} (in the kernel's or the agent's config) to allow more",
+        limit=limit, count=count, allowed=allowed)
+
+
+def take(limits: Any, name: str, ctx: "RunContext") -> None:
+    """Count one request or tool call against ``limits``; ``UsageLimitExceeded`` when it would go over."""
+    checked = check_limits(limits)
+    allowed = checked.get(name)
+    if allowed is None:
+        return
+    counter = shared_counter(ctx, USAGE_KEY, UsageCounter)
+    if not counter.take(name, allowed):
+        raise _exceeded(name, allowed + 1, allowed, ctx)
+
+
+def add_tokens(limits: Any, response: "Completion", ctx: "RunContext") -> None:
+    """Count a reply's tokens; ``UsageLimitExceeded`` when the run is now over a token limit."""
+    checked = check_limits(limits)
+    if not any(k in checked for k in _TOKENS):
+        return
+    counter = shared_counter(ctx, USAGE_KEY, UsageCounter)
+    usage = response.usage
+    counts = {"input_tokens": counter.add("input_tokens", usage.input_tokens),
+              "output_tokens": counter.add("output_tokens", usage.output_tokens),
+              "total_tokens": counter.add("total_tokens", usage.total_tokens)}
+    for key in _TOKENS:
+        if key in checked and counts[key] > checked[key]:
+            raise _exceeded(key, counts[key], checked[key], ctx)

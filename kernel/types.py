@@ -30,6 +30,46 @@ class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True):
     arguments: Union[dict[str, Any], str] = {}
 
 
+PartType = Literal["text", "image", "file"]
+
+
+class Part(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
+    """One non-text piece of a message: an image (by ``url`` or inline ``data``) or a file (``data``).
+
+    ``data`` is raw bytes (base64 only on the wire and in JSON). Build with ``Part.image(...)`` /
+    ``Part.file(...)`` (``zagent.parts``), which check ``media_type`` and bound inline sizes.
+    """
+
+    type: PartType
+    text: str = ""
+    url: Optional[str] = None
+    data: bytes = b""
+    media_type: str = ""
+    name: Optional[str] = None
+
+    @classmethod
+    def image(cls, source: Union[bytes, str], media_type: Optional[str] = None,
+              max_bytes: Optional[int] = None) -> "Part":
+        """An image: ``bytes`` (``media_type`` guessed from the magic number when absent) or an
+        ``https://``/``data:`` URL."""
+        from .parts import image_part
+
+        return image_part(source, media_type, max_bytes)
+
+    @classmethod
+    def file(cls, data: bytes, media_type: str = "application/pdf", name: Optional[str] = None,
+             max_bytes: Optional[int] = None) -> "Part":
+        """A file given as bytes (a PDF by default), with an optional file name."""
+        from .parts import file_part
+
+        return file_part(data, media_type, name, max_bytes)
+
+    def __repr__(self) -> str:
+        from .parts import placeholder
+
+        return f"Part({placeholder(self)})"
+
+
 class Message(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A chat message: ``system``, ``user``, ``assistant`` (maybe with tool calls) or ``tool``."""
 
@@ -46,14 +86,21 @@ class Message(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Opaque reasoning items a provider must get back unchanged on the next turn of a tool loop:
     Anthropic ``thinking``/``redacted_thinking`` blocks (with ``signature``), OpenAI Responses
     ``reasoning`` items. Each is the provider's own JSON object, with its ``type``."""
+    parts: list[Part] = []
+    """Images and files sent with ``content`` (which stays the message's text); empty for plain text."""
 
     @classmethod
     def system(cls, content: str) -> "Message":
         return cls(role="system", content=content)
 
     @classmethod
-    def user(cls, content: str) -> "Message":
-        return cls(role="user", content=content)
+    def user(cls, content: str, *, image: Any = None, file: Any = None) -> "Message":
+        """A user turn; ``image=``/``file=`` take a ``Part``, bytes, a URL (images) or a list of them."""
+        if image is None and file is None:
+            return cls(role="user", content=content)
+        from .parts import parts_of
+
+        return cls(role="user", content=content, parts=parts_of(image, file))
 
     @classmethod
     def assistant(cls, content: Optional[str] = None, tool_calls: Optional[list[ToolCall]] = None) -> "Message":
@@ -204,6 +251,9 @@ class ModelProfile(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True
     """Native mode: a reply with no native tool calls but a well-formed text call (``<tool_call>``, bare
     ``{"name": ..., "arguments": ...}``) of an offered tool runs that call (local servers often send calls
     as text); ``False`` keeps such text as the answer."""
+    input_media: Optional[tuple[str, ...]] = None
+    """Kinds of message parts the model takes (``"image"``, ``"file"``); ``None``: what the provider's wire
+    accepts (``LLM.input_media``). ``()`` for a text-only model makes any image an error before the request."""
 
 
 class Event(msgspec.Struct, kw_only=True, omit_defaults=True):

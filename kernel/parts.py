@@ -131,6 +131,6 @@ def check_media(llm: Any, messages: Iterable[Message]) -> None:
                 continue
             takes = ", ".join(accepted) or "text only"
             raise ProviderConfigError(
-                f"{llm.name} cannot take a {kind} part ({part.media_type or part.url or kind}); it takes: {takes}. "
+                f"{llm.name} cannot take {kind} parts ({part.media_type or part.url or kind}); it takes: {takes}. "
                 f"Use a model that accepts {kind}s, drop the part, or, if the model does accept it, "
                 f"set profile={{'input_media': ['{kind}', ...]}}", provider=llm.provider)

@@ -39,7 +39,7 @@ def test_a_text_only_profile_refuses_an_image_before_any_request(k):
 def test_ollama_refuses_a_file_part(k):
     """Ollama takes images only: a PDF part is refused before the request, naming what it takes."""
     with OllamaServer() as server:
-        with pytest.raises(ProviderConfigError, match="cannot take a file part.*takes: image"):
+        with pytest.raises(ProviderConfigError, match="cannot take file parts.*takes: image"):
             k.llm("ollama:llama3.2", base_url=server.url).complete([Message.user("sum up", file=PDF)])
         assert server.requests == []
 

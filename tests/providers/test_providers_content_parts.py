@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from zagent import Message
-from zagent.errors import ProviderConfigError
 from zagent.types import Part
+
 from tests.servers.anthropic_server import AnthropicServer
 from tests.servers.ollama_server import OllamaServer
 from tests.servers.openai_server import OpenAIServer

@@ -5,12 +5,13 @@ from __future__ import annotations
 import base64
 
 import pytest
-from hypothesis import given, strategies as st
-
+from hypothesis import given
+from hypothesis import strategies as st
 from zagent import Message
 from zagent.errors import ConfigError, ProviderConfigError
 from zagent.parts import data_url, placeholder, read_part
 from zagent.types import Part
+
 from tests.servers.anthropic_server import AnthropicServer
 from tests.servers.ollama_server import OllamaServer
 from tests.servers.openai_server import OpenAIServer
@@ -46,9 +47,8 @@ def test_ollama_refuses_a_file_part(k):
 
 def test_ollama_refuses_an_image_url(k):
     """Ollama fetches no URLs: an image given by https URL is a clear error telling to pass the bytes."""
-    with OllamaServer() as server:
-        with pytest.raises(ProviderConfigError, match="bytes only"):
-            k.llm("ollama:llava", base_url=server.url).complete([Message.user("?", image="https://example.com/a.png")])
+    with OllamaServer() as server, pytest.raises(ProviderConfigError, match="bytes only"):
+        k.llm("ollama:llava", base_url=server.url).complete([Message.user("?", image="https://example.com/a.png")])
 
 
 def test_anthropic_takes_pdfs_but_not_other_files(k):

@@ -46,8 +46,8 @@ def test_the_trajectory_keeps_a_placeholder_per_part():
 
 def test_long_conversations_encode_parts_through_the_message_cache():
     """From the cached-history length on, an image message is encoded with its parts (and text turns as before)."""
-    from zagent.plugins.openai.wire import encode_messages
     import msgspec
+    from zagent.plugins.openai.wire import encode_messages
 
     history = [Message.user(f"t{i}") for i in range(9)] + [Message.user("look", image=PIXELS)]
     body = msgspec.json.decode(msgspec.json.encode(encode_messages(history)))

@@ -72,6 +72,9 @@ class LLM:
     #: regex every tool name must match on this provider's wire (``None``: any name); offered
     #: tools that don't match are renamed for the request and mapped back (``zagent.toolnames``)
     tool_name_pattern: ClassVar[Optional[str]] = None
+    #: kinds of message parts this provider's wire carries (``"image"``, ``"file"`` or a file media type);
+    #: ``ModelProfile.input_media`` narrows or widens it per model
+    input_media: ClassVar[tuple[str, ...]] = ()
 
     # -- to implement -------------------------------------------------------
 
@@ -132,10 +135,18 @@ class LLM:
         output_spec: Optional[dict[str, Any]] = None,
         **options: Any,
     ) -> LLMRequest:
-        """Build the ``LLMRequest`` the public methods send (useful for inspection)."""
+        """Build the ``LLMRequest`` the public methods send (useful for inspection); a message part the
+        model cannot take is a ``ProviderConfigError`` here, before any request."""
+        messages = to_messages(messages)
+        for m in messages:
+            if m.parts:
+                from .parts import check_media
+
+                check_media(self, messages)
+                break
         return LLMRequest(
             model=self.model,
-            messages=to_messages(messages),
+            messages=messages,
             tools=to_tool_specs(tools) if tools else [],
             response_format=response_format,
             options=options,

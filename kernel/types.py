@@ -5,11 +5,12 @@ Everything here is a msgspec ``Struct`` so it encodes to JSON, validates with
 always get a default (msgspec schema evolution), so third-party code that
 builds these keeps working.
 
-This module imports nothing but msgspec and the standard library's typing.
+This module imports nothing but msgspec and the standard library (``zagent.errors`` lazily, for part errors).
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Literal, Optional, Union
 
 import msgspec
@@ -33,6 +34,119 @@ class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True):
     call gets a ``blocked`` result saying so. ``None``: it may run."""
 
 
+PartType = Literal["text", "image", "file"]
+
+
+class Part(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
+    """One non-text piece of a message: an image (by ``url`` or inline ``data``) or a file (``data``).
+
+    ``data`` is raw bytes (base64 only on the wire and in JSON). Build with ``Part.image(...)`` /
+    ``Part.file(...)`` (``zagent.parts``), which check ``media_type`` and bound inline sizes.
+    """
+
+    type: PartType
+    text: str = ""
+    url: Optional[str] = None
+    data: bytes = b""
+    media_type: str = ""
+    name: Optional[str] = None
+
+    @classmethod
+    def image(cls, source: Union[bytes, str], media_type: Optional[str] = None,
+              max_bytes: Optional[int] = None) -> "Part":
+        """An image: ``bytes`` (``media_type`` guessed from the magic number when absent) or an
+        ``https://``/``data:`` URL."""
+        return image_part(source, media_type, max_bytes)
+
+    @classmethod
+    def file(cls, data: bytes, media_type: str = "application/pdf", name: Optional[str] = None,
+             max_bytes: Optional[int] = None) -> "Part":
+        """A file given as bytes (a PDF by default), with an optional file name."""
+        return file_part(data, media_type, name, max_bytes)
+
+    def __repr__(self) -> str:
+        return f"Part({placeholder(self)})"
+
+
+
+
+def _config_error(message: str) -> Exception:
+    from .errors import ConfigError
+
+    return ConfigError(message)
+
+
+#: default bound on one part's inline bytes (the APIs take about 20 MB per image, 32 MB per PDF request)
+MAX_INLINE_BYTES = 20 * 1024 * 1024
+
+_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"),
+          (b"GIF89a", "image/gif"), (b"%PDF-", "application/pdf"))
+
+
+def sniff(data: bytes) -> Optional[str]:
+    """The media type the bytes' magic number shows (PNG, JPEG, GIF, WebP, PDF), or ``None``."""
+    for magic, media in _MAGIC:
+        if data.startswith(magic):
+            return media
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _bounded(data: bytes, what: str, max_bytes: Optional[int]) -> bytes:
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise _config_error(f"{what} data must be bytes, got {type(data).__name__}; read the file in your code "
+                          f"(or use zagent.parts.read_part(path))")
+    data = bytes(data)
+    limit = MAX_INLINE_BYTES if max_bytes is None else max_bytes
+    if len(data) > limit:
+        raise _config_error(f"{what} is {len(data)} bytes, over the {limit}-byte limit for inline parts; "
+                          f"shrink it, send it by URL, or pass max_bytes= to raise the limit")
+    return data
+
+
+def image_part(source: Union[bytes, str], media_type: Optional[str] = None,
+               max_bytes: Optional[int] = None) -> Part:
+    """``Part.image``: bytes (bounded; the media type sniffed when not given) or an http(s)/data URL."""
+    if isinstance(source, str):
+        if not source.startswith(("https://", "http://", "data:image/")):
+            raise _config_error(f"image URL {source[:60]!r} is not an http(s):// or data:image/ URL; "
+                              f"pass the image's bytes for a local file")
+        return Part(type="image", url=source, media_type=media_type or "")
+    data = _bounded(source, "image", max_bytes)
+    media = media_type or sniff(data)
+    if not media or not media.startswith("image/"):
+        raise _config_error(f"cannot tell the image's media type ({media or 'unknown bytes'}); pass "
+                          f"media_type='image/png' (or jpeg, gif, webp)")
+    return Part(type="image", data=data, media_type=media)
+
+
+def file_part(data: bytes, media_type: str = "application/pdf", name: Optional[str] = None,
+              max_bytes: Optional[int] = None) -> Part:
+    """``Part.file``: a document's bytes (bounded), its media type and an optional file name."""
+    return Part(type="file", data=_bounded(data, "file", max_bytes), media_type=media_type, name=name)
+
+
+def parts_of(image: Any = None, file: Any = None) -> list[Part]:
+    """``Message.user``'s ``image=``/``file=`` values (a ``Part``, bytes, a URL, or a list) as parts."""
+    out: list[Part] = []
+    for value, build in ((image, image_part), (file, file_part)):
+        if value is None:
+            continue
+        for v in value if isinstance(value, (list, tuple)) else (value,):
+            out.append(v if isinstance(v, Part) else build(v))
+    return out
+
+
+def placeholder(part: Part) -> str:
+    """What logs, events and trajectories keep of a part: ``<image/png 12345 bytes sha256:…>`` or its URL
+    (a ``data:`` URL is summarised the same way)."""
+    if part.url and not part.url.startswith("data:"):
+        return f"<{part.type} {part.url}>"
+    data = part.data or (part.url or "").encode()
+    return f"<{part.media_type or part.type} {len(data)} bytes sha256:{hashlib.sha256(data).hexdigest()[:16]}>"
+
+
 class Message(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A chat message: ``system``, ``user``, ``assistant`` (maybe with tool calls) or ``tool``."""
 
@@ -49,14 +163,19 @@ class Message(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Opaque reasoning items a provider must get back unchanged on the next turn of a tool loop:
     Anthropic ``thinking``/``redacted_thinking`` blocks (with ``signature``), OpenAI Responses
     ``reasoning`` items. Each is the provider's own JSON object, with its ``type``."""
+    parts: list[Part] = []
+    """Images and files sent with ``content`` (which stays the message's text); empty for plain text."""
 
     @classmethod
     def system(cls, content: str) -> "Message":
         return cls(role="system", content=content)
 
     @classmethod
-    def user(cls, content: str) -> "Message":
-        return cls(role="user", content=content)
+    def user(cls, content: str, *, image: Any = None, file: Any = None) -> "Message":
+        """A user turn; ``image=``/``file=`` take a ``Part``, bytes, a URL (images) or a list of them."""
+        if image is None and file is None:
+            return cls(role="user", content=content)
+        return cls(role="user", content=content, parts=parts_of(image, file))
 
     @classmethod
     def assistant(cls, content: Optional[str] = None, tool_calls: Optional[list[ToolCall]] = None) -> "Message":
@@ -214,6 +333,9 @@ class ModelProfile(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True
     max_tool_calls_per_reply: int = 64
     """The most tool calls one reply may run; the rest get one ``blocked`` result telling the model to make
     fewer (rails ``max_tool_calls_per_reply`` can lower it for an agent)."""
+    input_media: Optional[tuple[str, ...]] = None
+    """Kinds of message parts the model takes (``"image"``, ``"file"``); ``None``: what the provider's wire
+    accepts (``LLM.input_media``). ``()`` for a text-only model makes any image an error before the request."""
 
 
 class Event(msgspec.Struct, kw_only=True, omit_defaults=True):

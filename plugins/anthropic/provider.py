@@ -33,6 +33,7 @@ class AnthropicLLM(LLM):
     """A Claude model behind the Messages API (``POST /v1/messages``)."""
 
     tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # Anthropic's tool-name rule; other names are mapped (zagent.toolnames)
+    input_media = ("image", "application/pdf")  # files: PDFs (document blocks)
 
     http: HttpClient
     fields: dict[str, Any] = attrs.field(factory=dict)

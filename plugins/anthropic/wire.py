@@ -137,12 +137,38 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
     if m.role == "tool":
         return [{"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content or ""}]
     blocks: list[dict[str, Any]] = [b for b in m.reasoning_blocks if b.get("type") in THINKING_TYPES]
+    if m.parts:
+        blocks.extend(part_blocks(m))
     if m.content:
         blocks.append({"type": "text", "text": m.content})
     for c in m.tool_calls:
         args = c.arguments if isinstance(c.arguments, dict) else parse_arguments(c.arguments)
         blocks.append({"type": "tool_use", "id": c.id, "name": c.name,
                        "input": args if isinstance(args, dict) else {"raw": args}})
+    return blocks
+
+
+def part_blocks(m: Message) -> list[dict[str, Any]]:
+    """A message's parts as ``image`` blocks (``base64`` or ``url`` source) and ``document`` blocks (PDFs),
+    placed before its text as the API's examples do."""
+    from zagent.parts import b64
+
+    blocks: list[dict[str, Any]] = []
+    for p in m.parts:
+        if p.type == "text":
+            blocks.append({"type": "text", "text": p.text})
+            continue
+        if p.url and not p.url.startswith("data:"):
+            source: dict[str, Any] = {"type": "url", "url": p.url}
+        elif p.url:  # a data: URL
+            head, _, data = p.url.partition(",")
+            source = {"type": "base64", "media_type": head[5:].split(";")[0], "data": data}
+        else:
+            source = {"type": "base64", "media_type": p.media_type, "data": b64(p)}
+        block: dict[str, Any] = {"type": "image" if p.type == "image" else "document", "source": source}
+        if p.type == "file" and p.name:
+            block["title"] = p.name
+        blocks.append(block)
     return blocks
 
 

@@ -41,6 +41,8 @@ Reply = Union[str, dict, Message, Completion, BaseException, Callable[[LLMReques
 class ScriptedLLM(LLM):
     """Replays ``replies`` one per call; ``requests`` holds every ``LLMRequest`` received."""
 
+    input_media = ("image", "file")
+
     replies: list[Any] = attrs.field(factory=list)
     requests: list[LLMRequest] = attrs.field(factory=list)
     calls: int = 0

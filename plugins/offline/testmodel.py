@@ -43,6 +43,7 @@ class TestLLM(LLM):
     """Calls offered tools once, then answers validly for the requested output format."""
 
     __test__ = False  # not a pytest test class
+    input_media = ("image", "file")
     text: Optional[str] = None
     calls: int = 0
 
@@ -165,4 +166,22 @@ def _from_response_format(fmt: dict[str, Any]) -> Any:
 
 
 def _plain_answer(request: LLMRequest) -> str:
-    return canned_reply(request)
+    seen = _seen_parts(request.messages)
+    return f"{seen} {canned_reply(request)}" if seen else canned_reply(request)
+
+
+def _seen_parts(messages: list[Message]) -> str:
+    """``I see 1 image (image/png, 12 bytes) and 1 file (report.pdf).`` for the last user turn's parts."""
+    for m in reversed(messages):
+        if m.role != "user":
+            continue
+        if not m.parts:
+            return ""
+        said = []
+        for kind in ("image", "file"):
+            of = [p for p in m.parts if p.type == kind]
+            if of:
+                what = ", ".join(p.name or p.url or f"{p.media_type}, {len(p.data)} bytes" for p in of)
+                said.append(f"{len(of)} {kind}{'s' if len(of) > 1 else ''} ({what})")
+        return f"I see {' and '.join(said)}." if said else ""
+    return ""

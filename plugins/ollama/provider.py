@@ -16,7 +16,7 @@ import attrs
 import msgspec
 
 from zagent.providerkit import encoded_once
-from zagent.errors import ProviderError
+from zagent.errors import ProviderConfigError, ProviderError
 from zagent.providerkit import HttpClient, iter_ndjson, malformed, network_options, stream_interrupted
 from zagent.llm import LLM, parse_arguments, price_per_million
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec, Usage
@@ -77,6 +77,7 @@ class OllamaLLM(LLM):
     """A model served by Ollama (``POST /api/chat``)."""
 
     tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # what Ollama's templates handle reliably; other names are mapped (zagent.toolnames)
+    input_media = ("image",)
 
     http: HttpClient
     fields: dict[str, Any] = attrs.field(factory=dict)
@@ -199,11 +200,30 @@ def merge_fields(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 def _message(m: Message) -> dict[str, Any]:
     out: dict[str, Any] = {"role": m.role, "content": m.content or ""}
+    if m.parts:
+        out["images"] = _images(m)
     if m.tool_calls:
         out["tool_calls"] = [{"function": {"name": c.name, "arguments": c.arguments if isinstance(c.arguments, dict)
                                            else parse_arguments(c.arguments)}} for c in m.tool_calls]
     if m.role == "tool" and m.name:
         out["tool_name"] = m.name
+    return out
+
+
+def _images(m: Message) -> list[str]:
+    """Ollama's ``images``: each image part's bytes as base64 (Ollama fetches no URLs)."""
+    from zagent.parts import b64
+
+    out = []
+    for p in m.parts:
+        if p.type == "image" and p.data:
+            out.append(b64(p))
+        elif p.type == "image" and p.url and p.url.startswith("data:"):
+            out.append(p.url.partition(",")[2])
+        elif p.type != "text":
+            raise ProviderConfigError(f"ollama takes images as bytes only, not a {p.type} part "
+                                      f"({p.url or p.media_type}); read the image's bytes and pass those",
+                                      provider="ollama")
     return out
 
 

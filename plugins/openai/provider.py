@@ -34,6 +34,7 @@ class OpenAILLM(LLM):
     """
 
     tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # OpenAI's function-name rule; other names are mapped (zagent.toolnames)
+    input_media = ("image", "file")
 
     http: HttpClient
     fields: dict[str, Any] = attrs.field(factory=dict)

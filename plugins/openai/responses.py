@@ -89,6 +89,7 @@ class ResponsesLLM(LLM):
     """A model behind an OpenAI Responses endpoint (``/responses`` under ``base_url``)."""
 
     tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"
+    input_media = ("image", "file")
 
     http: HttpClient
     fields: dict[str, Any] = attrs.field(factory=dict)
@@ -304,8 +305,23 @@ def to_input(messages: list[Message]) -> list[dict[str, Any]]:
                 args = c.arguments if isinstance(c.arguments, str) else _encoder.encode(c.arguments).decode()
                 items.append({"type": "function_call", "call_id": c.id, "name": c.name, "arguments": args})
             continue
-        items.append({"role": role, "content": m.content or ""})
+        items.append({"role": role, "content": input_parts(m) if m.parts else m.content or ""})
     return items
+
+
+def input_parts(m: Message) -> list[dict[str, Any]]:
+    """A message with parts as Responses content: ``input_text``, ``input_image``, ``input_file``."""
+    from zagent.parts import data_url
+
+    out: list[dict[str, Any]] = [{"type": "input_text", "text": m.content}] if m.content else []
+    for p in m.parts:
+        if p.type == "text":
+            out.append({"type": "input_text", "text": p.text})
+        elif p.type == "image":
+            out.append({"type": "input_image", "image_url": data_url(p)})
+        else:
+            out.append({"type": "input_file", "filename": p.name or "file", "file_data": data_url(p)})
+    return out
 
 
 def _tool_dict(spec: ToolSpec) -> dict[str, Any]:

@@ -154,6 +154,8 @@ def encode_message(m: Message) -> dict[str, Any]:
     # Never null: llama-cpp-python's server answers 500 to an assistant turn with "content": null
     # (the OpenAI API and other servers take "" with tool calls just as well).
     out: dict[str, Any] = {"role": role, "content": m.content if m.content is not None else ""}
+    if m.parts:
+        out["content"] = content_parts(m)
     if m.tool_calls:
         out["tool_calls"] = [
             {"id": c.id, "type": "function",
@@ -163,6 +165,21 @@ def encode_message(m: Message) -> dict[str, Any]:
         ]
     if m.name and role != "assistant":
         out["name"] = m.name
+    return out
+
+
+def content_parts(m: Message) -> list[dict[str, Any]]:
+    """A message with parts as Chat Completions content parts: its text, ``image_url`` and ``file`` parts."""
+    from zagent.parts import data_url
+
+    out: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+    for p in m.parts:
+        if p.type == "text":
+            out.append({"type": "text", "text": p.text})
+        elif p.type == "image":
+            out.append({"type": "image_url", "image_url": {"url": data_url(p)}})
+        else:
+            out.append({"type": "file", "file": {"filename": p.name or "file", "file_data": data_url(p)}})
     return out
 
 

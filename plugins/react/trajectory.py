@@ -18,6 +18,7 @@ from typing import Any, Iterator
 
 import msgspec
 
+from zagent.parts import placeholder
 from zagent.types import Message
 
 from .state import RunState
@@ -40,6 +41,10 @@ def conversations(messages: list[Message]) -> list[dict[str, Any]]:
             if len(out) == first:
                 out.append({"from": _ROLE[m.role], "value": ""})
             out[first]["reasoning"] = m.reasoning
+        if m.parts:  # images and files: a placeholder each, never the bytes
+            if len(out) == first:
+                out.append({"from": _ROLE[m.role], "value": ""})
+            out[first]["parts"] = [placeholder(p) for p in m.parts]
     return out
 
 

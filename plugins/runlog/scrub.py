@@ -3,16 +3,19 @@
 Values under secret-looking keys (``api_key``, ``Authorization``, ``token``...,
 ``zagent.secrets.looks_secret``) and ``zagent.Secret`` objects become ``"***"``;
 Structs become plain data first; URL userinfo is masked in every string
-(``zagent.secrets.mask_userinfo``). Message text is otherwise kept as written (as in recordings).
+(``zagent.secrets.mask_userinfo``); message parts' bytes become ``<N bytes sha256:…>``. Message text is otherwise kept as written (as in recordings).
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import msgspec
 
+from zagent.parts import placeholder
 from zagent.secrets import Secret, looks_secret, mask_userinfo
+from zagent.types import Part
 
 MASK = "***"
 
@@ -21,14 +24,18 @@ def scrub(value: Any) -> Any:
     """``value`` as plain data, secrets masked at any depth."""
     if isinstance(value, Secret):
         return MASK
+    if isinstance(value, Part):
+        return placeholder(value)
     if isinstance(value, msgspec.Struct):
-        value = msgspec.to_builtins(value, enc_hook=_opaque)
+        value = msgspec.to_builtins(value, builtin_types=(bytes, bytearray), enc_hook=_opaque)
     if isinstance(value, dict):
         return {str(k): MASK if looks_secret(str(k)) and v not in (None, "") else scrub(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [scrub(v) for v in value]
     if isinstance(value, str):
         return mask_userinfo(value)
+    if isinstance(value, (bytes, bytearray)):  # a message part's inline data: never logged
+        return f"<{len(value)} bytes sha256:{hashlib.sha256(value).hexdigest()[:16]}>"
     if isinstance(value, (int, float, bool, type(None))):
         return value
     return _opaque(value)

@@ -13,6 +13,7 @@ import json
 from typing import Any, Optional
 
 from .loopback import LoopbackServer, Reply, Request
+from .media import BadPart, describe
 from .openai_server import tool_arguments
 
 
@@ -88,6 +89,9 @@ class AnthropicServer(LoopbackServer):
                      "input": tool_arguments(tool.get("input_schema"))}]
             return stream_reply("", uses) if body.get("stream") else message(None, uses)
         if isinstance(last, list):
-            last = " ".join(b.get("text") or b.get("content") or "" for b in last)
+            try:
+                last = describe("anthropic", last)
+            except BadPart as exc:
+                return error(400, "invalid_request_error", str(exc))
         text = f"echo: {last}"
         return stream_reply(text) if body.get("stream") else message(text)

@@ -11,6 +11,7 @@ import json
 from typing import Any, Optional
 
 from .loopback import LoopbackServer, Reply, Request
+from .media import BadPart, describe
 from .openai_server import tool_arguments
 
 
@@ -57,5 +58,10 @@ class OllamaServer(LoopbackServer):
             fn = body["tools"][0]["function"]
             calls = [{"name": fn["name"], "arguments": tool_arguments(fn.get("parameters"))}]
             return stream_reply("", calls) if body.get("stream", True) else reply("", calls)
-        text = f"echo: {body['messages'][-1]['content']}"
+        last = body["messages"][-1]
+        try:
+            images = describe("ollama", last.get("images") or [])
+        except BadPart as exc:
+            return Reply.json({"error": str(exc)}, 400)
+        text = f"echo: {last['content']}" + (f" {images}" if images else "")
         return stream_reply(text) if body.get("stream", True) else reply(text)

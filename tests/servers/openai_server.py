@@ -14,6 +14,7 @@ import json
 from typing import Any, Optional
 
 from .loopback import LoopbackServer, Reply, Request
+from .media import BadPart, describe
 
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 
@@ -130,6 +131,10 @@ class OpenAIServer(BearerServer):
                       "arguments": json.dumps(tool_arguments(body["tools"][0]["function"].get("parameters")))}]
             return stream_reply("", tool_calls=calls, usage=usage) if body.get("stream") else completion(tool_calls=calls)
         last = next((m.get("content") for m in reversed(body["messages"]) if m["role"] in ("user", "tool")), "")
+        try:
+            last = describe("openai", last)
+        except BadPart as exc:
+            return error(400, str(exc))
         text = f"echo: {last}"
         if body.get("stream"):
             return stream_reply(text, usage=usage)

@@ -17,7 +17,8 @@ import json
 from typing import Any, Optional
 
 from .loopback import Reply, Request
-from .openai_server import BearerServer, tool_arguments
+from .media import BadPart, describe
+from .openai_server import BearerServer, error, tool_arguments
 
 USAGE = {"input_tokens": 13, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 6,
          "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 19}
@@ -112,6 +113,10 @@ class ResponsesServer(BearerServer):
                                 json.dumps(tool_arguments(tool.get("parameters"))))]
         else:
             text = last.get("output") if last.get("type") == "function_call_output" else last.get("content")
+            try:
+                text = describe("responses", text)
+            except BadPart as exc:
+                return error(400, str(exc))
             output = [message_item(f"echo: {text}")]
         if body.get("stream"):
             return stream_reply(output)

@@ -58,7 +58,7 @@ def _load(args: argparse.Namespace, kernel: Any, *, dry: bool = False) -> Any:
     import os
 
     from zagent.imports import trusting
-    from zagent.kernel import load_spec_file
+    from zagent.specfiles import load_spec_file
 
     from .customize import CustomizeAgent
 

@@ -20,7 +20,7 @@ from zagent.providerkit.credentials import spec_options
 from zagent.specpaths import check_spec_path
 from zagent.errors import ConfigError
 from zagent.imports import resolve_approver
-from zagent.kernel import convert_spec
+from zagent.specfiles import convert_spec
 from zagent.plugins.actions.agent import Agent
 from zagent.plugins.actions.chat import ROUTER, AgentResponse, response_of  # noqa: F401 (re-exported)
 from zagent.agentkit.toolrefs import resolve_tool_refs

@@ -55,7 +55,6 @@ def _common(cli: Any, parser: argparse.ArgumentParser) -> None:
 
 def _load(args: argparse.Namespace, kernel: Any, *, dry: bool = False) -> Any:
     """The agent of ``args.agent_file``; ``dry`` (``agent show``) imports nothing the file names."""
-    import os
 
     from zagent.imports import trusting
     from zagent.specfiles import load_spec_file

@@ -31,14 +31,11 @@ from .hooks import HookRunner, PluginManager, trace_to_stderr
 from .llm import LLM  # loaded by ``import zagent`` anyway
 from .loading import PluginInfo, PluginLoader, Problem
 from .lookups import batch_driver, build, build_agent, embedder, lookup
-from .models import FALLBACK_MODEL as FALLBACK_MODEL
 from .models import Models
 from .pendingtools import PendingTools
 from .railscheck import check_rails
 from .register import Register as _Register
 from .registry import KINDS, Registry
-from .specfiles import convert_spec as convert_spec  # their old import path (zagent.kernel)
-from .specfiles import load_spec_file as load_spec_file
 from .stash import Stash
 from .sync import run_sync, run_sync_to_end
 from .toolcalls import as_call

@@ -7,7 +7,7 @@ one place that puts it into a request header.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 #: A setting is a secret when the last word of its name is one of these (``api_key``,
 #: ``X-Auth-Token``, ``clientSecret``, ``Authorization``; not ``max_tokens`` or ``api_key_env``).

@@ -5,14 +5,13 @@ Exported from ``zagent.hookspecs`` (read its docstring for how the kernel calls 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .markers import hookspec
 
 if TYPE_CHECKING:  # pragma: no cover - types only
     from .context import RunContext
-    from .kernel import Kernel
-    from .types import Completion, Event, LLMRequest, ToolCall, ToolResult
+    from .types import Completion, LLMRequest, ToolCall, ToolResult
 
 # ---------------------------------------------------------------------------
 # Rails: run in order, each seeing what the previous ones decided.

@@ -10,9 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .markers import hookspec
 
 if TYPE_CHECKING:  # pragma: no cover - types only
-    from .context import RunContext
     from .kernel import Kernel
-    from .types import Completion, Event, LLMRequest, ToolCall, ToolResult
 
 # ---------------------------------------------------------------------------
 # Registration hooks: called once per Kernel at start-up.

@@ -193,7 +193,7 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
     if not os.path.isfile(path):
         raise ConfigError(f"{key} {ref!r}: no such agent file ({path})")
     from zagent.imports import Trust, trusting
-    from zagent.kernel import load_spec_file
+    from zagent.specfiles import load_spec_file
 
     token = _loading.set((*_loading.get(), path))
     try:

@@ -55,10 +55,9 @@ def _common(cli: Any, parser: argparse.ArgumentParser) -> None:
 
 def _load(args: argparse.Namespace, kernel: Any, *, dry: bool = False) -> Any:
     """The agent of ``args.agent_file``; ``dry`` (``agent show``) imports nothing the file names."""
-    import os
 
     from zagent.imports import trusting
-    from zagent.kernel import load_spec_file
+    from zagent.specfiles import load_spec_file
 
     from .customize import CustomizeAgent
 

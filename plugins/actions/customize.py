@@ -30,7 +30,7 @@ from zagent.agentkit.files import write_atomic
 from zagent.agentkit.placeholders import placeholders
 from zagent.imports import as_trust, resolve, resolve_approver, trusting
 from zagent.railscheck import check_rails
-from zagent.kernel import convert_spec
+from zagent.specfiles import convert_spec
 from zagent.secrets import public_data
 from zagent.agentkit.toolrefs import resolve_tool_refs
 from zagent.types import Field
@@ -134,7 +134,7 @@ class CustomizeAgent(Agent):
         """Read a JSON or YAML agent file. Import paths in it are refused unless trusted: ``trust=True``,
         ``Kernel(config={"trusted_imports": [...]})`` or a ``zagent.imports.Trust`` (e.g. ``Trust.for_file(path)``
         for modules next to the file)."""
-        from zagent.kernel import load_spec_file
+        from zagent.specfiles import load_spec_file
         from zagent.specpaths import spec_file
 
         p = os.fspath(path)

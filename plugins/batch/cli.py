@@ -66,7 +66,7 @@ def _options(pairs: list[str]) -> dict[str, Any]:
 
 
 def _target(kernel: Any, path: str, model: Optional[str]) -> Any:
-    from zagent.kernel import load_spec_file
+    from zagent.specfiles import load_spec_file
 
     spec = load_spec_file(path)
     if "nodes" in spec:  # a workflow file: built on the workflow plugin

@@ -24,7 +24,7 @@ Each result is ``{"id"?, "line", "ok", "output" | "error", "usage", "duration", 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Optional, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union, cast
 
 import attrs
 import msgspec

@@ -37,7 +37,7 @@ def add_commands(cli: Any) -> None:
 def cmd_eval(args: argparse.Namespace, kernel: Any) -> int:
     import msgspec
     from zagent.imports import Trust, trusting
-    from zagent.kernel import load_spec_file
+    from zagent.specfiles import load_spec_file
 
     from .comparing import compare
     from .run import evaluate

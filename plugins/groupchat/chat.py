@@ -45,7 +45,7 @@ from zagent.agentkit.signing import aread_latest, signer_of
 from zagent.agentkit.streaming import Streaming
 from zagent.runshare import join
 from zagent.errors import CheckpointError, ConfigError, RunAborted
-from zagent.limits import check_inputs, check_text
+from zagent.limits import check_text
 from zagent.sync import maybe_await, run_sync
 
 from . import termination as term

@@ -34,7 +34,7 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     import msgspec
 
     from zagent.errors import ConfigError
-    from zagent.kernel import load_spec_file
+    from zagent.specfiles import load_spec_file
     from zagent.plugins.manager import AgentManager
 
     from .spec import from_dict

@@ -21,7 +21,7 @@ from zagent.specpaths import check_spec_path
 from zagent.errors import ConfigError
 from zagent.imports import resolve_approver
 from zagent.railscheck import check_rails
-from zagent.kernel import convert_spec
+from zagent.specfiles import convert_spec
 from zagent.plugins.actions.agent import Agent
 from zagent.plugins.actions.chat import ROUTER, AgentResponse, response_of  # noqa: F401 (re-exported)
 from zagent.agentkit.toolrefs import resolve_tool_refs

@@ -41,7 +41,7 @@ class _Printer:
 
 
 def _agent(args: argparse.Namespace, kernel: Any) -> Any:
-    from zagent.kernel import load_spec_file
+    from zagent.specfiles import load_spec_file
 
     if args.agent_file:
         spec = load_spec_file(args.agent_file)

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 import attrs
 import msgspec
 from zagent.errors import ConfigError
-from zagent.kernel import convert_spec
+from zagent.specfiles import convert_spec
 from zagent.logs import log
 
 from . import markdown, terms

@@ -22,7 +22,7 @@ from typing import Any, Optional, Union
 import msgspec
 from zagent.errors import ConfigError
 from zagent.agentkit.files import write_atomic
-from zagent.kernel import convert_spec
+from zagent.specfiles import convert_spec
 from zagent.types import Field
 
 AgentRef = Union[str, dict[str, Any]]
@@ -173,7 +173,7 @@ class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike]) -> "WorkFlowGraph":
-        from zagent.kernel import load_spec_file
+        from zagent.specfiles import load_spec_file
 
         return cls.from_dict(load_spec_file(path))
 

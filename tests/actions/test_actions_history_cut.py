@@ -22,7 +22,7 @@ def test_an_agent_keeps_ten_messages_of_at_most_200_characters(kernel):
     kept = agent.messages
     assert len(kept) == 10 and all(len(m.content) <= 200 for m in kept)
     assert kept[-1].content == "x" * 197 + "..."
-    assert kept[-2].content == (f"turn 7 " + "y" * 300)[:197] + "..."
+    assert kept[-2].content == ("turn 7 " + "y" * 300)[:197] + "..."
     sent = agent.llm.requests[-1].messages
     assert len(sent[1:-1]) == 10 and all(len(m.content) <= 200 for m in sent[1:-1])  # the history, before the new turn
 

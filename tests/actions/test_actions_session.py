@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from zagent import ConfigError, Kernel
+from zagent import ConfigError
 from zagent.plugins.memory import SQLiteSession
 
 from tests.servers import openai_server

@@ -1,4 +1,4 @@
-"""zagent.encodeonce.encoded_once: a spec's wire form is built once per spec object, in a bounded cache."""
+"""zagent.providerkit.encodeonce.encoded_once: a spec's wire form is built once per spec object, in a bounded cache."""
 
 import json
 

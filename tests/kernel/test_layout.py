@@ -1,12 +1,11 @@
 """The kernel's layout, read with ``ast`` (``tools/kernel_lines.py``): small core files, a facade ``Kernel``,
 no runtime import cycle in the core, and no kernel module importing a plugin or (core) a support kit.
 
-The core is kernel/ minus ``testing/``, ``providerkit/``, ``agentkit/`` and one-line re-export shims.
+The core is kernel/ minus ``testing/``, ``providerkit/`` and ``agentkit/``.
 
-The plugin rule: no kernel module imports ``zagent.plugins``, with one exception, a *deprecated alias*: a
-re-export shim (only imports, ``__all__`` and a ``DeprecationWarning``) at the old path of code that moved into
-a plugin (``zagent.batch``, ``zagent.batchfiles``), kept one release. Such a shim is not core and the core
-never imports it; every other module of kernel/, core or kit, is checked strictly.
+The plugin rule: no kernel module imports ``zagent.plugins``. There are no old-import-path shims (one import
+path per name); the only pure re-export modules are public faces (``zagent.hookspecs``, ``zagent.providerkit``,
+``zagent.agentkit.fields``).
 """
 
 import importlib.util
@@ -57,9 +56,9 @@ def _plugins(imported):
     return [m for m in imported if m == "zagent.plugins" or m.startswith("zagent.plugins.")]
 
 
-@pytest.mark.parametrize("rel", sorted(rel for rel, v in INFO.items() if not v["deprecated"]))
+@pytest.mark.parametrize("rel", sorted(INFO))
 def test_no_kernel_module_imports_a_plugin(rel):
-    """No kernel module but a deprecated alias imports ``zagent.plugins`` (not even lazily); core modules import
+    """No kernel module imports ``zagent.plugins`` (not even lazily); core modules import
     no support kit."""
     imported = INFO[rel]["imports"]
     assert not _plugins(imported), (rel, imported)
@@ -68,14 +67,12 @@ def test_no_kernel_module_imports_a_plugin(rel):
         assert not any(m == k or m.startswith(k + ".") for m in imported for k in kits), (rel, imported)
 
 
-def test_the_deprecated_aliases_are_the_batch_paths():
-    """Exactly the old batch paths are deprecated aliases (a new one is a deliberate edit here), none is core,
-    and no core module imports one."""
-    aliases = {rel for rel, v in INFO.items() if v["deprecated"]}
-    assert aliases == {"batch.py", "batchfiles.py"}
-    assert not any(INFO[rel]["core"] for rel in aliases)
-    alias_modules = {INFO[rel]["module"] for rel in aliases}
-    assert not [(rel, m) for rel, v in CORE.items() for m in v["imports"] if m in alias_modules]
+def test_no_kernel_module_is_an_old_path_shim():
+    """No module of kernel/ is a deprecated alias, and the only pure re-export modules are the public faces (an
+    old import path kept as a shim is a deliberate edit here)."""
+    assert not [rel for rel, v in INFO.items() if v["deprecated"]]
+    shims = {rel for rel, src in kernel_lines.kernel_files().items() if kernel_lines.is_shim(kernel_lines.ast.parse(src))}
+    assert shims == {"hookspecs.py", "providerkit/__init__.py", "agentkit/fields.py"}
 
 
 @pytest.mark.parametrize("source, deprecated", [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zagent import ConfigError, Kernel, Message, RateLimitError, ToolSpec
+from zagent import ConfigError, Message, RateLimitError, ToolSpec
 from tests.servers.openai_server import OpenAIServer, completion, error
 
 KEY = "sk-record-secret-777"

@@ -2,7 +2,6 @@
 
 import asyncio
 
-import pytest
 
 from zagent import Kernel
 from zagent.plugins.rails.ratelimit import WINDOWS, RateWindows

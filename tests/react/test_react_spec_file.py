@@ -1,6 +1,5 @@
 """React agent files choose the text tool format and a checkpoints file (issue 17, item 10)."""
 
-import json
 
 import pytest
 

@@ -138,7 +138,7 @@ def test_exception_at_import_of_a_trusted_module_names_file_and_line(tmp_path):
     (tmp_path / "raising_mod_b.py").write_text("import math\n\nraise RuntimeError('boom at import')\n")
     with trusting(Trust.for_file(tmp_path / "agent.json")), pytest.raises(ConfigError) as err:
         resolve("raising_mod_b:f", key="tool", base_dir=str(tmp_path))
-    assert f"raising_mod_b.py:3: RuntimeError: boom at import" in str(err.value)
+    assert "raising_mod_b.py:3: RuntimeError: boom at import" in str(err.value)
 
 
 @pytest.mark.parametrize("value", ["no_colon", ".relative:f", "a b:f", "mod:", "mod\x00x:f", 5])

@@ -2,7 +2,7 @@
 
 import pytest
 
-from zagent import Message, ToolCall
+from zagent import ToolCall
 from zagent.plugins.groupchat import GroupChat
 from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
 

@@ -1,7 +1,6 @@
 """Curation learns from the run's own request, the 'edited by a person' flag clears once merged, and runs can
 be curated automatically when they end (issue 17, items 15-17)."""
 
-import asyncio
 
 from zagent.plugins.react import ReActLoop
 from zagent.plugins.skills import skills_for

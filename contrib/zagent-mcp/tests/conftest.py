@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, settings
 settings.register_profile("zagent-ci", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("zagent-ci")
 
-from zagent import Kernel
+from zagent import Kernel  # noqa: E402 -- after the hypothesis profile is loaded
 
-from mcp_helpers import HttpDemo
+from mcp_helpers import HttpDemo  # noqa: E402 -- after the hypothesis profile is loaded
 
 
 @pytest.fixture(autouse=True)

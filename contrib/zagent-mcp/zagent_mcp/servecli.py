@@ -37,7 +37,7 @@ def add_serve(group: Any) -> None:
 def cmd_serve(args: argparse.Namespace, kernel: Any) -> int:
     from zagent.errors import ConfigError
     from zagent.imports import Trust, trusting
-    from zagent.kernel import load_spec_file
+    from zagent.specfiles import load_spec_file
 
     from .serve import McpServe
 

@@ -11,7 +11,6 @@ from opentelemetry.trace import StatusCode
 
 from zagent_otel.setup import shutdown_within
 
-from .conftest import PLUGINS
 from .test_otel_otlp import run_child
 
 

@@ -14,7 +14,7 @@ openai-responses, anthropic, ollama) and third-party ones do:
   ``network_options``, ``stream_interrupted``, ``malformed``;
 * ``encodeonce.encoded_once``: a per-``ToolSpec`` cache of wire bytes; ``messages_once``: per message; ``history_encoder``: a request's messages (cached from eight on).
 
-``zagent.http`` and ``zagent.encodeonce`` re-export these names for one release.
+(One import path per name: the old ``zagent.http`` and ``zagent.encodeonce`` are gone.)
 """
 
 from __future__ import annotations

@@ -20,12 +20,12 @@ __all__ = ["check", "wanted"]
 _HOOKS = {"input": "zagent_check_input", "output": "zagent_check_output"}
 
 
-def wanted(ctx: "RunContext", where: str, own: Sequence[Any] = ()) -> bool:
+def wanted(ctx: "RunContext[Any]", where: str, own: Sequence[Any] = ()) -> bool:
     """Is there any guardrail for ``where`` ("input"/"output")? O(1) when there is none."""
     return bool(own) or ctx.kernel.hooks.active(_HOOKS[where])
 
 
-async def check(ctx: "RunContext", where: str, agent: Optional[str], value: Any, own: Sequence[Callable] = ()) -> None:
+async def check(ctx: "RunContext[Any]", where: str, agent: Optional[str], value: Any, own: Sequence[Callable] = ()) -> None:
     """Run the guardrails of ``where`` on ``value``; ``GuardrailTripped`` on the first that trips."""
     for fn in own:
         name = getattr(fn, "__qualname__", None) or repr(fn)

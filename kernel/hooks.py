@@ -170,7 +170,7 @@ class HookRunner:
             self._notify("zagent_event", plugin, {"event": event}, exc)
         log.exception("zagent_event observer in plugin %r failed", plugin)
 
-    async def run_end(self, result: Any, ctx: "RunContext") -> None:
+    async def run_end(self, result: Any, ctx: "RunContext[Any]") -> None:
         """Run every ``zagent_run_end`` implementation; one that fails is logged, the run keeps its result."""
         kwargs = {"result": result, "ctx": ctx}
         for impl in self.impls("zagent_run_end"):
@@ -201,7 +201,7 @@ class HookRunner:
         """A rail call's arguments by name (for monitors and failures; the call itself is positional)."""
         return dict(zip(self._arg_names(hook_name), args))
 
-    async def before_tool(self, call: "ToolCall", ctx: "RunContext") -> tuple["ToolCall", Optional[str]]:
+    async def before_tool(self, call: "ToolCall", ctx: "RunContext[Any]") -> tuple["ToolCall", Optional[str]]:
         """Run ``zagent_before_tool_call`` rails; return the (maybe rewritten) call and a deny reason."""
         for plugin, fn, pick in self.rails("zagent_before_tool_call"):
             args = (call, ctx)
@@ -229,7 +229,7 @@ class HookRunner:
                 return call, f"rail {plugin!r} returned {type(verdict).__name__}; expected None, Deny or Rewrite"
         return call, None
 
-    async def after_tool(self, call: "ToolCall", result: "ToolResult", ctx: "RunContext") -> "ToolResult":
+    async def after_tool(self, call: "ToolCall", result: "ToolResult", ctx: "RunContext[Any]") -> "ToolResult":
         for plugin, fn, pick in self.rails("zagent_after_tool_call"):
             args = (call, result, ctx)
             try:  # inlined: no coroutine per rail and call
@@ -256,7 +256,7 @@ class HookRunner:
                                     error=reason, duration=result.duration)
         return result
 
-    async def before_llm(self, request: "LLMRequest", ctx: "RunContext") -> "LLMRequest":
+    async def before_llm(self, request: "LLMRequest", ctx: "RunContext[Any]") -> "LLMRequest":
         for plugin, fn, pick in self.rails("zagent_before_llm_call"):
             args = (request, ctx)
             try:  # inlined: no coroutine per rail and call
@@ -278,7 +278,7 @@ class HookRunner:
                 request = verdict
         return request
 
-    async def after_llm(self, request: "LLMRequest", response: "Completion", ctx: "RunContext") -> "Completion":
+    async def after_llm(self, request: "LLMRequest", response: "Completion", ctx: "RunContext[Any]") -> "Completion":
         for plugin, fn, pick in self.rails("zagent_after_llm_call"):
             args = (request, response, ctx)
             try:  # inlined: no coroutine per rail and call

@@ -194,22 +194,22 @@ class Kernel:
 
     # -- running ----------------------------------------------------------------
 
-    def context(self, **fields: Any) -> RunContext:
+    def context(self, **fields: Any) -> RunContext[Any]:
         """A new ``RunContext`` for one run on this kernel."""
         return RunContext(kernel=self, **fields)
 
-    async def arun_tool(self, call: Union[ToolCall, dict[str, Any]], ctx: Optional[RunContext] = None) -> ToolResult:
+    async def arun_tool(self, call: Union[ToolCall, dict[str, Any]], ctx: Optional[RunContext[Any]] = None) -> ToolResult:
         """Run one tool call through rails, validation and timeout; never raises for tool failures."""
         from .toolrun import run_tool  # imports asyncio: on first use
 
         return await run_tool(self, as_call(call), ctx or self.context())
 
-    def run_tool(self, call: Union[ToolCall, dict[str, Any]], ctx: Optional[RunContext] = None) -> ToolResult:
+    def run_tool(self, call: Union[ToolCall, dict[str, Any]], ctx: Optional[RunContext[Any]] = None) -> ToolResult:
         """Sync twin of ``arun_tool``."""
         return run_sync(self.arun_tool(call, ctx))
 
     async def arun_tools(
-        self, calls: Iterable[Union[ToolCall, dict[str, Any]]], ctx: Optional[RunContext] = None,
+        self, calls: Iterable[Union[ToolCall, dict[str, Any]]], ctx: Optional[RunContext[Any]] = None,
         *, max_concurrency: Optional[int] = None,
     ) -> list[ToolResult]:
         """Run several calls concurrently (bounded); results in the calls' order."""
@@ -218,7 +218,7 @@ class Kernel:
         return await run_tools(self, [as_call(c) for c in calls], ctx or self.context(), max_concurrency)
 
     def run_tools(
-        self, calls: Iterable[Union[ToolCall, dict[str, Any]]], ctx: Optional[RunContext] = None,
+        self, calls: Iterable[Union[ToolCall, dict[str, Any]]], ctx: Optional[RunContext[Any]] = None,
         *, max_concurrency: Optional[int] = None,
     ) -> list[ToolResult]:
         """Sync twin of ``arun_tools``."""

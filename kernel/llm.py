@@ -156,13 +156,13 @@ class LLM:
 
     async def acomplete(
         self, messages: MessagesIn, *, tools: Optional[Iterable[Any]] = None,
-        response_format: Optional[dict[str, Any]] = None, ctx: Optional["RunContext"] = None, **options: Any,
+        response_format: Optional[dict[str, Any]] = None, ctx: Optional["RunContext[Any]"] = None, **options: Any,
     ) -> Completion:
         """Send one request and return the whole reply."""
         request = self.request(messages, tools=tools, response_format=response_format, **options)
         return await self.asend(request, ctx)
 
-    async def asend(self, request: LLMRequest, ctx: Optional["RunContext"] = None) -> Completion:
+    async def asend(self, request: LLMRequest, ctx: Optional["RunContext[Any]"] = None) -> Completion:
         """Send a prepared ``LLMRequest`` (rails, events and usage accounting apply)."""
         kernel = self.kernel
         if kernel is None:
@@ -215,13 +215,13 @@ class LLM:
         """Sync twin of ``acomplete``."""
         return run_sync(self.acomplete(messages, **kwargs))
 
-    def send(self, request: LLMRequest, ctx: Optional["RunContext"] = None) -> Completion:
+    def send(self, request: LLMRequest, ctx: Optional["RunContext[Any]"] = None) -> Completion:
         """Sync twin of ``asend``."""
         return run_sync(self.asend(request, ctx))
 
     async def astream(
         self, messages: MessagesIn, *, tools: Optional[Iterable[Any]] = None,
-        response_format: Optional[dict[str, Any]] = None, ctx: Optional["RunContext"] = None, **options: Any,
+        response_format: Optional[dict[str, Any]] = None, ctx: Optional["RunContext[Any]"] = None, **options: Any,
     ) -> AsyncGenerator[Chunk, None]:
         """Stream the reply: text deltas, whole tool calls, then a ``done`` chunk."""
         request = self.request(messages, tools=tools, response_format=response_format, stream=True, **options)
@@ -270,7 +270,7 @@ class LLM:
         run_sync(self.aclose())
 
     async def _finish(
-        self, request: LLMRequest, completion: Completion, ctx: Optional["RunContext"], started: float
+        self, request: LLMRequest, completion: Completion, ctx: Optional["RunContext[Any]"], started: float
     ) -> Completion:
         if completion.message.tool_calls:
             bound_calls(completion.message.tool_calls)  # arguments nested past zagent.limits stay text
@@ -324,7 +324,7 @@ class LLM:
         return f"<{type(self).__name__} {self.name}>"
 
 
-async def _failed_call(kernel: Any, ctx: Optional["RunContext"], model: str, exc: BaseException) -> None:
+async def _failed_call(kernel: Any, ctx: Optional["RunContext[Any]"], model: str, exc: BaseException) -> None:
     """The ``llm_end`` of a call that raised (``outcome`` error, or cancelled for an abort)."""
     import asyncio
 
@@ -333,7 +333,7 @@ async def _failed_call(kernel: Any, ctx: Optional["RunContext"], model: str, exc
                        outcome="cancelled" if cancelled else "error", error=f"{type(exc).__name__}: {exc}"[:300])
 
 
-def _emitter(kernel: Any, ctx: Optional["RunContext"]) -> Any:
+def _emitter(kernel: Any, ctx: Optional["RunContext[Any]"]) -> Any:
     """What sends a call's events: the kernel, through the run context when there is one (which tags them with
     the run id and agent; one dict of keywords less than ``kernel.aemit(run_id=..., agent=..., **data)``)."""
     if ctx is None:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .llm import LLM
 
 
-async def send_streamed(llm: "LLM", request: LLMRequest, ctx: "RunContext", emitter: Callable[..., Any],
+async def send_streamed(llm: "LLM", request: LLMRequest, ctx: "RunContext[Any]", emitter: Callable[..., Any],
                         failed: Callable[..., Awaitable[None]]) -> Completion:
     """``llm.asend(request, ctx)`` with the reply streamed to ``ctx.on_delta`` (see the module docstring);
     ``emitter`` and ``failed`` are ``zagent.llm``'s event helpers (handed in: this module does not import it)."""

@@ -120,7 +120,7 @@ def check_counts(counts: Any, where: str = "saved counts") -> dict[str, int]:
     return out
 
 
-def shared_counter(ctx: "RunContext", key: "StashKey[Any]", factory: Any = RunCounter) -> Any:
+def shared_counter(ctx: "RunContext[Any]", key: "StashKey[Any]", factory: Any = RunCounter) -> Any:
     """The counter under ``key`` shared by every part of ``ctx``'s run (see the module docstring).
 
     ``key`` is persistent (``restore=``): counts a restored run saved (plain data in ``ctx.stash`` under its

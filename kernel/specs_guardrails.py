@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover - types only
 
 
 @hookspec
-def zagent_check_input(agent: str, inputs: Any, ctx: "RunContext") -> Any:
+def zagent_check_input(agent: str, inputs: Any, ctx: "RunContext[Any]") -> Any:
     """Check an agent's input before it starts; ``None`` lets the run go on.
 
     Return a reason (a ``str``) or ``zagent.Deny(reason)`` to stop the run with
@@ -35,7 +35,7 @@ def zagent_check_input(agent: str, inputs: Any, ctx: "RunContext") -> Any:
 
 
 @hookspec
-def zagent_check_output(agent: str, output: Any, ctx: "RunContext") -> Any:
+def zagent_check_output(agent: str, output: Any, ctx: "RunContext[Any]") -> Any:
     """Check an agent's final answer before the caller gets it; ``None`` lets it through.
 
     Same answers as ``zagent_check_input`` (``where="output"``). Runs once per run, on the final,

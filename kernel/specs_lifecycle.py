@@ -43,7 +43,7 @@ def zagent_event(event: "Event") -> Any:
 
 
 @hookspec
-def zagent_run_end(result: Any, ctx: "RunContext") -> Any:
+def zagent_run_end(result: Any, ctx: "RunContext[Any]") -> Any:
     """An agent's run ended with a result (it was not aborted and did not raise).
 
     Called by the ReAct loop with its ``ReActResult`` (``status``, ``content``,

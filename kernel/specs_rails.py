@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover - types only
 
 
 @hookspec
-def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext") -> Any:
+def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext[Any]") -> Any:
     """Inspect a tool call before it runs; allow, deny or rewrite it.
 
     Runs for *every* tool call that goes through ``Kernel.arun_tool``, after the
@@ -41,7 +41,7 @@ def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext") -> Any:
 
 
 @hookspec
-def zagent_after_tool_call(call: "ToolCall", result: "ToolResult", ctx: "RunContext") -> Any:
+def zagent_after_tool_call(call: "ToolCall", result: "ToolResult", ctx: "RunContext[Any]") -> Any:
     """Inspect, redact or replace a tool's result before the model sees it.
 
     Runs after every tool call, whatever its state. Return ``None`` to keep the
@@ -65,7 +65,7 @@ def zagent_after_tool_call(call: "ToolCall", result: "ToolResult", ctx: "RunCont
 
 
 @hookspec
-def zagent_before_llm_call(request: "LLMRequest", ctx: "RunContext") -> Any:
+def zagent_before_llm_call(request: "LLMRequest", ctx: "RunContext[Any]") -> Any:
     """Inspect a model request before it is sent; allow, deny or replace it.
 
     Return ``None``, ``zagent.Deny(reason)`` (raises ``ToolBlocked`` in the
@@ -83,7 +83,7 @@ def zagent_before_llm_call(request: "LLMRequest", ctx: "RunContext") -> Any:
 
 
 @hookspec
-def zagent_after_llm_call(request: "LLMRequest", response: "Completion", ctx: "RunContext") -> Any:
+def zagent_after_llm_call(request: "LLMRequest", response: "Completion", ctx: "RunContext[Any]") -> Any:
     """Inspect a model reply: output rails, cost and token accounting.
 
     Return ``None`` or a replacement ``Completion``. For streamed calls it runs

@@ -36,7 +36,7 @@ _probes: "weakref.WeakKeyDictionary[Tool, InlineProbe]" = weakref.WeakKeyDiction
 """Where each measured sync tool runs (``inline=None``), kept for as long as the tool exists."""
 
 
-async def run_tool(kernel: "Kernel", call: ToolCall, ctx: "RunContext") -> ToolResult:
+async def run_tool(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]") -> ToolResult:
     started = time.perf_counter()
     hooks = kernel.hooks
     events = hooks.active("zagent_event")
@@ -52,7 +52,7 @@ async def run_tool(kernel: "Kernel", call: ToolCall, ctx: "RunContext") -> ToolR
 
 
 async def run_tools(
-    kernel: "Kernel", calls: Iterable[ToolCall], ctx: "RunContext", max_concurrency: Optional[int] = None
+    kernel: "Kernel", calls: Iterable[ToolCall], ctx: "RunContext[Any]", max_concurrency: Optional[int] = None
 ) -> list[ToolResult]:
     """Run several calls concurrently (at most ``max_concurrency`` at once); results keep the calls' order.
 
@@ -77,7 +77,7 @@ async def run_tools(
     return list(await asyncio.gather(*(gated(c) for c in calls)))
 
 
-async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext", started: float) -> tuple[ToolCall, ToolResult]:
+async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started: float) -> tuple[ToolCall, ToolResult]:
     """Validate, vet and execute; return the call as it finally ran (after any rewrite) and its result."""
     if call.refused is not None:  # past the reply's cap (agentkit.callcap)
         return call, _failed(call, "blocked", f"the call was not run: {call.refused}", started, error=call.refused)
@@ -154,7 +154,7 @@ def kwargs_for_rails(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _execute(
-    kernel: "Kernel", tool: Tool, call: ToolCall, kwargs: dict[str, Any], ctx: "RunContext", started: float
+    kernel: "Kernel", tool: Tool, call: ToolCall, kwargs: dict[str, Any], ctx: "RunContext[Any]", started: float
 ) -> ToolResult:
     call_ctx = None
     if tool.ctx_param:

@@ -42,7 +42,7 @@ def approval_key(minted: str, name: str, arguments: Any) -> str:
     return f"{minted}:{digest}"
 
 
-def bound_key(call: "ToolCall", ctx: "RunContext") -> Optional[str]:
+def bound_key(call: "ToolCall", ctx: "RunContext[Any]") -> Optional[str]:
     """The approval key of ``call`` in ``ctx``'s run, or ``None`` when no loop minted an id for it."""
     minted = (ctx.stash.get(CALL_KEYS) or {}).get(call.id)
     return None if minted is None else approval_key(minted, call.name, call.arguments)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..types import Message, ToolCall
 
 
-def reply_limit(profile_limit: int, ctx: Optional["RunContext"]) -> int:
+def reply_limit(profile_limit: int, ctx: Optional["RunContext[Any]"]) -> int:
     """The cap for a turn: the profile's, lowered by ``max_tool_calls_per_reply`` of the agent's and the kernel's rails."""
     limit = profile_limit
     if ctx is not None:

@@ -60,7 +60,7 @@ NUDGE = ("Your last reply had neither a tool call nor an answer. "
          "Call a tool if you still need one, or give the final answer now.")
 """The user turn sent after a reply with neither a tool call nor any text (every loop sends this one)."""
 
-Ask = Callable[["LLMRequest", Optional["RunContext"]], Awaitable[Completion]]
+Ask = Callable[["LLMRequest", Optional["RunContext[Any]"]], Awaitable[Completion]]
 
 
 class ToolCallFormat(Protocol):
@@ -258,7 +258,7 @@ class ToolLoop:
                                                             extra_specs=list(extra_specs), format_name=fmt)
         return Offer(names, specs, False, prompt_tools)
 
-    async def turn(self, llm: "LLM", offer: Offer, messages: list[Message], ctx: Optional["RunContext"], *,
+    async def turn(self, llm: "LLM", offer: Offer, messages: list[Message], ctx: Optional["RunContext[Any]"], *,
                    ask: Optional[Ask] = None, add_section: bool = True, **request_options: Any) -> ToolTurn:
         """Ask the model once with ``offer`` and read its reply (``read``).
 
@@ -299,7 +299,7 @@ class ToolLoop:
             reply = msgspec.structs.replace(reply, tool_calls=calls)
         return ToolTurn(reply, calls, [], reply.content or "")
 
-    async def run_tools(self, calls: list[ToolCall], ctx: "RunContext",
+    async def run_tools(self, calls: list[ToolCall], ctx: "RunContext[Any]",
                         max_concurrency: Optional[int] = None) -> list[ToolResult]:
         """Run a batch of calls through ``Kernel.arun_tools`` (rails, the offered-tools scope, validation
         and timeouts apply), results in the calls' order."""
@@ -310,7 +310,7 @@ class ToolLoop:
 
 
 @contextmanager
-def scoped(ctx: "RunContext", offer: Offer) -> Iterator[None]:
+def scoped(ctx: "RunContext[Any]", offer: Offer) -> Iterator[None]:
     """Within the block, the kernel runs only ``offer.names`` for ``ctx`` (the previous scope comes back after)."""
     previous = ctx.offered_tools
     ctx.offered_tools = offer.names

@@ -49,19 +49,19 @@ class _Spy:
     __name__ = SPY_NAME
 
     @hookimpl(tryfirst=True)
-    def zagent_before_tool_call(self, call: "ToolCall", ctx: "RunContext") -> None:  # noqa: ARG002
+    def zagent_before_tool_call(self, call: "ToolCall", ctx: "RunContext[Any]") -> None:  # noqa: ARG002
         return None
 
     @hookimpl(tryfirst=True)
-    def zagent_after_tool_call(self, call: "ToolCall", result: "ToolResult", ctx: "RunContext") -> None:  # noqa: ARG002
+    def zagent_after_tool_call(self, call: "ToolCall", result: "ToolResult", ctx: "RunContext[Any]") -> None:  # noqa: ARG002
         return None
 
     @hookimpl(tryfirst=True)
-    def zagent_before_llm_call(self, request: "LLMRequest", ctx: "RunContext") -> None:  # noqa: ARG002
+    def zagent_before_llm_call(self, request: "LLMRequest", ctx: "RunContext[Any]") -> None:  # noqa: ARG002
         return None
 
     @hookimpl(tryfirst=True)
-    def zagent_after_llm_call(self, request: "LLMRequest", response: "Completion", ctx: "RunContext") -> None:  # noqa: ARG002
+    def zagent_after_llm_call(self, request: "LLMRequest", response: "Completion", ctx: "RunContext[Any]") -> None:  # noqa: ARG002
         return None
 
     @hookimpl(tryfirst=True)

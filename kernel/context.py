@@ -78,7 +78,7 @@ class RunContext(Generic[DepsT]):
     call_id: Optional[str] = None
     on_delta: Optional[Callable[[Any], Any]] = attrs.field(factory=STREAM_SINK.get)
     _share: Optional["RunShare"] = attrs.field(default=None, alias="share")
-    deps: DepsT = attrs.field(default=None)  # type: ignore[assignment]  # None when the app gives none
+    deps: DepsT = attrs.field(default=None)  # None when the app gives none
 
     @property
     def shared(self) -> "RunShare":

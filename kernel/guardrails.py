@@ -25,7 +25,7 @@ def wanted(ctx: "RunContext[Any]", where: str, own: Sequence[Any] = ()) -> bool:
     return bool(own) or ctx.kernel.hooks.active(_HOOKS[where])
 
 
-async def check(ctx: "RunContext[Any]", where: str, agent: Optional[str], value: Any, own: Sequence[Callable] = ()) -> None:
+async def check(ctx: "RunContext[Any]", where: str, agent: Optional[str], value: Any, own: Sequence[Callable[..., Any]] = ()) -> None:
     """Run the guardrails of ``where`` on ``value``; ``GuardrailTripped`` on the first that trips."""
     for fn in own:
         name = getattr(fn, "__qualname__", None) or repr(fn)

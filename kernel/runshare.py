@@ -47,7 +47,7 @@ def share_of(kernel: Any, run_id: str) -> RunShare:
     """The share of run ``run_id`` on ``kernel``: the one a live context of that run holds, else a new one."""
     with _lock:
         registry = kernel.stash.get_or_create(_REGISTRY, weakref.WeakValueDictionary)
-        share = registry.get(run_id)
+        share: Optional[RunShare] = registry.get(run_id)
         if share is None:
             share = registry[run_id] = RunShare()
         return share

@@ -36,13 +36,13 @@ def _type_of(schema: Any, name: str, depth: int = 0) -> Any:
         return Any
     enum = schema.get("enum")
     if isinstance(enum, list) and enum and all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in enum):
-        return Literal[tuple(enum)]  # type: ignore[valid-type]
+        return Literal[tuple(enum)]
     kind = schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind]
     types = [_one(k, schema, name, depth + 1) for k in kinds]
     if any(t is Any for t in types):
         return Any
-    return types[0] if len(types) == 1 else Union[tuple(types)]  # type: ignore[return-value]
+    return types[0] if len(types) == 1 else Union[tuple(types)]
 
 
 def _one(kind: Any, schema: dict[str, Any], name: str, depth: int) -> Any:
@@ -54,7 +54,8 @@ def _one(kind: Any, schema: dict[str, Any], name: str, depth: int) -> Any:
         props = schema.get("properties")
         if not isinstance(props, dict) or not props:
             return dict[str, Any]
-        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+        listed = schema.get("required")
+        required: list[Any] = listed if isinstance(listed, list) else []
         fields = [(key, _type_of(sub, f"{name}_{key}", depth)) if key in required else
                   (key, Union[_type_of(sub, f"{name}_{key}", depth), msgspec.UnsetType], msgspec.UNSET)
                   for key, sub in props.items() if isinstance(key, str) and key.isidentifier()]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from .errors import ConfigError
 
@@ -154,15 +154,16 @@ def _matches(item: Any, ch: str) -> bool:
     c = _constants()
     op, av = item
     if op == c.LITERAL:
-        return ord(ch) == av
+        return bool(ord(ch) == av)
     if op == c.NOT_LITERAL:
-        return ord(ch) != av
+        return bool(ord(ch) != av)
     if op == c.ANY:
         return ch != "\n"
     if op == c.RANGE:
-        return av[0] <= ord(ch) <= av[1]
+        return bool(av[0] <= ord(ch) <= av[1])
     if op == c.CATEGORY:
-        return _CATEGORIES.get(str(av).replace("UNI_", "").replace("LOC_", ""), lambda _: True)(ch)
+        test: Callable[[str], bool] = _CATEGORIES.get(str(av).replace("UNI_", "").replace("LOC_", ""), _anything)
+        return test(ch)
     if op == c.IN:
         negate = bool(av) and av[0][0] == c.NEGATE
         found = any(_matches(x, ch) for x in (av[1:] if negate else av))
@@ -170,7 +171,11 @@ def _matches(item: Any, ch: str) -> bool:
     return True  # anything else: assume it may match
 
 
-_CATEGORIES = {
+def _anything(ch: str) -> bool:
+    return True
+
+
+_CATEGORIES: dict[str, Callable[[str], bool]] = {
     "CATEGORY_DIGIT": str.isdecimal, "CATEGORY_NOT_DIGIT": lambda ch: not ch.isdecimal(),
     "CATEGORY_SPACE": str.isspace, "CATEGORY_NOT_SPACE": lambda ch: not ch.isspace(),
     "CATEGORY_WORD": lambda ch: ch.isalnum() or ch == "_", "CATEGORY_NOT_WORD": lambda ch: not (ch.isalnum() or ch == "_"),
@@ -196,7 +201,7 @@ def _constants() -> Any:
 @lru_cache(maxsize=1)
 def _re2() -> Any:
     try:
-        import re2  # google-re2, the optional extra
+        import re2  # type: ignore[import-not-found, unused-ignore]  # google-re2, the optional extra
     except ImportError:
         return None
     return re2

@@ -202,10 +202,7 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
     if tool.is_async:
         if timeout is None:
             return await tool.handler(**kwargs)
-        if _timeout_cm is not None:
-            async with _timeout_cm(timeout):
-                return await tool.handler(**kwargs)
-        return await asyncio.wait_for(tool.handler(**kwargs), timeout)
+        return await _wait_for(tool.handler(**kwargs), timeout)
     probe = None
     if tool.inline is None:  # measured: see zagent.toolthreads.InlineProbe
         probe = _probes.get(tool)
@@ -243,8 +240,34 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
                     raise ToolStuck(tool.name, timeout) from None
                 raise
     if hasattr(value, "__await__"):  # a sync callable that returned a coroutine
-        value = await (asyncio.wait_for(value, timeout) if timeout is not None else value)
+        value = await (_wait_for(value, timeout) if timeout is not None else value)
     return value
+
+
+class _Exited(Exception):
+    """Carries a tool's ``SystemExit``/``KeyboardInterrupt`` out of the task ``wait_for`` makes before 3.11."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+async def _contained(awaitable: Any) -> Any:
+    try:
+        return await awaitable
+    except (SystemExit, KeyboardInterrupt) as exc:  # inside a Task they would also stop the event loop
+        raise _Exited(exc) from None
+
+
+async def _wait_for(awaitable: Any, timeout: float) -> Any:
+    """``await`` with a timeout: ``asyncio.timeout`` where there is one; else ``wait_for``, whose task must not
+    see a tool's exit (a Task re-raises ``SystemExit`` out of the loop, which kills the sync API's loop thread)."""
+    if _timeout_cm is not None:
+        async with _timeout_cm(timeout):
+            return await awaitable
+    try:
+        return await asyncio.wait_for(_contained(awaitable), timeout)
+    except _Exited as wrapped:
+        raise wrapped.exc from None
 
 
 class ToolStuck(TimeoutError):

@@ -9,7 +9,7 @@ grows by at most ``limit + 1`` results a turn. The limit is the model profile's,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 

@@ -18,7 +18,7 @@ from functools import lru_cache
 from string import Formatter
 from typing import Any, Mapping, Optional, Union
 
-from zagent.errors import ConfigError
+from ..errors import ConfigError
 
 _PARSE = Formatter().parse
 _BRACES = "write a literal brace as '{{' or '}}'"
@@ -63,7 +63,7 @@ def placeholders(text: str, names: Optional[Any] = None, key: str = "prompt") ->
 
 
 @lru_cache(maxsize=1024)
-def _parsed(text: str, names: Optional[frozenset], key: str) -> Placeholders:
+def _parsed(text: str, names: Optional[frozenset[str]], key: str) -> Placeholders:
     if not isinstance(text, str):
         raise ConfigError(f"{key} must be a string, got {type(text).__name__}")
     try:
@@ -91,7 +91,7 @@ def _parsed(text: str, names: Optional[frozenset], key: str) -> Placeholders:
     merged: list[Union[str, tuple[str]]] = []
     for p in parts:
         if isinstance(p, str) and merged and isinstance(merged[-1], str):
-            merged[-1] += p  # type: ignore[operator]
+            merged[-1] += p
         else:
             merged.append(p)
     return Placeholders(text, tuple(merged), key)

@@ -82,24 +82,27 @@ class Signer:
 
 def signer_of(kernel: Any) -> Optional[Signer]:
     """The kernel's checkpoint ``Signer`` (``config["checkpoint_key"]``, else ``ZAGENT_CHECKPOINT_KEY``), or None."""
-    found = kernel.stash.get(_SIGNER, _NONE)
+    found: Any = kernel.stash.get(_SIGNER, _NONE)
     if found is _NONE:
         key = kernel.config.get("checkpoint_key") or os.environ.get(ENV) or None
         found = kernel.stash[_SIGNER] = Signer(key) if key else None
-    return found
+    signer: Optional[Signer] = found
+    return signer
 
 
 def read_latest(store: Any, run_id: str, signer: Optional[Signer]) -> Optional[tuple[int, bytes]]:
     """``store.latest(run_id)``, checked against ``signer`` first when there is one (see the module docstring)."""
     if signer is None:
-        return store.latest(run_id)
+        latest: Optional[tuple[int, bytes]] = store.latest(run_id)
+        return latest
     return _checked(store, run_id, signer, store.chain(run_id) if hasattr(store, "chain") else _NONE)
 
 
 async def aread_latest(store: Any, run_id: str, signer: Optional[Signer]) -> Optional[tuple[int, bytes]]:
     """Async twin of ``read_latest``."""
     if signer is None:
-        return await store.alatest(run_id)
+        latest: Optional[tuple[int, bytes]] = await store.alatest(run_id)
+        return latest
     return _checked(store, run_id, signer, await store.achain(run_id) if hasattr(store, "achain") else _NONE)
 
 

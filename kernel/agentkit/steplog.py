@@ -146,7 +146,7 @@ class StepLog:
                 meta = self.signed(signer, metadata, run_id, step, kind, data, False)
                 await store.asave(run_id, step, data, kind=kind, metadata=meta)
                 self.saved_full(captured, len(data))
-            if signer is not None:
+            if signer is not None and meta is not None:
                 self.mac = meta[MAC]
         except Exception as exc:
             self.reset()  # the write may or may not have landed

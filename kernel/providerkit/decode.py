@@ -44,10 +44,12 @@ def body_chunks(response: Any, limit: Optional[int], owner: Any) -> AsyncGenerat
     ``HttpClient``) names the server in errors.
     """
     if hasattr(response, "_content"):  # already read by httpx (a mock transport): nothing left to bound
-        return response.aiter_bytes()
+        bytes_: AsyncGenerator[bytes, None] = response.aiter_bytes()
+        return bytes_
     names = encodings(response)
     if not names:
-        return response.aiter_raw()
+        raw: AsyncGenerator[bytes, None] = response.aiter_raw()
+        return raw
     return _decoded(response, _layers(names, f"{owner.provider} ({owner.base_url}) "), limit, owner.too_large)
 
 

@@ -5,7 +5,8 @@ modules are already at their new place (``git mv``); a file that itself moved is
 its relative imports are resolved from its *old* place and written again from its new one. It rewrites:
 
 - ``from X import ...`` (absolute, or relative inside ``kernel/`` and ``plugins/``), including
-  ``from zagent import old`` (the module imported by name: ``from zagent._pkg import new as old``);
+  ``from zagent import old`` (the module imported by name: ``from zagent._pkg import new as old``), also as
+  text (code in a string or a doc) when it imports that one name;
 - every other dotted reference ``zagent.old...`` (``import zagent.old``, strings such as
   ``monkeypatch.setattr("zagent.old.name", ...)``, docs) and file paths ``kernel/old.py``.
 
@@ -56,11 +57,44 @@ def module_of(path: pathlib.Path) -> Optional[tuple[str, bool]]:
     return None
 
 
-def _resolve(level: int, module: Optional[str], package: str) -> str:
+def _resolve(level: int, module: Optional[str], package: str) -> Optional[str]:
+    """The absolute module ``from <level dots><module> import`` names inside ``package`` (None: above the top)."""
     base = package.split(".")
+    if level - 1 >= len(base):
+        return None
     if level > 1:
         base = base[: len(base) - (level - 1)]
     return ".".join([*base, *([module] if module else [])])
+
+
+def _exists(module: str) -> bool:
+    """Whether ``module`` is a file of this tree (``kernel/a/b.py`` or ``kernel/a/b/__init__.py`` for zagent.a.b)."""
+    for folder, package in sorted(PACKAGE_DIRS, key=lambda fp: -len(fp[1])):
+        if module == package or module.startswith(package + "."):
+            rest = module[len(package):].lstrip(".").split(".") if module != package else []
+            path = ROOT.joinpath(folder, *rest)
+            return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+    return False
+
+
+def _base(node: ast.ImportFrom, old_package: str, new_package: str, moves: dict[str, str]) -> Optional[str]:
+    """The absolute old-layout module a relative import names. In a file that moved, a relative import may be
+    written from its old place (not yet rewritten) or its new one (rewritten, or added after the move): the old
+    reading wins when it names a moved module, the new one when it names an existing module; so running this
+    twice changes nothing the second time."""
+    old = _resolve(node.level, node.module, old_package)
+    if old_package == new_package:
+        return old
+    if old is not None and old in moves:
+        return old
+    new = _resolve(node.level, node.module, new_package)
+    if new is None or not _exists(new):
+        return old
+    if old is None:
+        return new
+    old_names = sum(f"{old}.{a.name}" in moves for a in node.names)  # names of moved modules, read the old way
+    new_names = sum(_exists(f"{new}.{a.name}") for a in node.names)  # names of existing modules, the new way
+    return old if old_names > new_names else new
 
 
 def _relative(target: str, package: str) -> tuple[int, str]:
@@ -90,9 +124,10 @@ def _rewrite_from_imports(source: str, moves: dict[str, str], path: pathlib.Path
         if not isinstance(node, ast.ImportFrom):
             continue
         if node.level:
-            if here is None:
+            found = None if here is None else _base(node, old_package, new_package, moves)
+            if found is None:
                 continue
-            base = _resolve(node.level, node.module, old_package)
+            base = found
         else:
             base = node.module or ""
             if not (base == "zagent" or base.startswith("zagent.")):
@@ -147,8 +182,22 @@ def _reference_pattern(moves: dict[str, str]) -> tuple[re.Pattern[str], dict[str
 def rewrite(source: str, moves: dict[str, str], path: pathlib.Path) -> str:
     if path.suffix == ".py":
         source = _rewrite_from_imports(source, moves, path)
+    source = _FROM_PACKAGE.sub(lambda m: _from_package(m, moves), source)
     pattern, table = _reference_pattern(moves)
     return pattern.sub(lambda m: table[m.group(1)], source)
+
+
+#: ``from zagent import old`` left in text (code inside a string, docs): one module name, nothing after it
+_FROM_PACKAGE = re.compile(r"\bfrom (zagent(?:\.\w+)*) import (\w+)(?=[ \t]*(?:$|[\n;#\"']))", re.M)
+
+
+def _from_package(match: re.Match[str], moves: dict[str, str]) -> str:
+    full = f"{match.group(1)}.{match.group(2)}"
+    if full not in moves:
+        return match.group(0)
+    target, _, name = moves[full].rpartition(".")
+    alias = "" if name == match.group(2) else f" as {match.group(2)}"
+    return f"from {target} import {name}{alias}"
 
 
 def main(argv: Optional[list[str]] = None) -> int:

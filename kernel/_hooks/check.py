@@ -1,6 +1,6 @@
 """Checks on a plugin's hook implementations, run when the plugin is registered.
 
-zagent calls hook implementations itself, one at a time (see ``hooks.py``), so
+zagent calls hook implementations itself, one at a time (see ``runner.py``), so
 pluggy's wrapper machinery never runs: an implementation declared with
 ``wrapper=True`` or ``hookwrapper=True`` would be called as a plain function
 and hand back a generator. Such a plugin is refused at registration with a

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 COST_KEY = "zagent.cost_usd"
 
-# moved to replies.py / llminputs.py; importable from here as before
+# moved to replies.py / inputs.py; importable from here as before
 __all__ = [
     "COST_KEY", "LLM", "MessagesIn", "counted", "new_call_id", "parse_arguments", "price_per_million", "settle",
     "to_messages", "to_tool_specs", "unique_call_ids",

@@ -144,7 +144,12 @@ def test_the_kernel_wide_cap_refuses_every_sync_tool():
     for name in ("a", "b", "c", "d"):
         k.add_tool(tool(lambda: release.wait(), name=name, timeout=0.01))
     try:
-        assert [k.run_tool({"name": n, "arguments": {}}).state for n in "abc"] == ["timeout"] * 3
+        # until 3 calls are abandoned while running (on a loaded machine a call can also time out still queued,
+        # before a thread took it: cancelled, not abandoned, so it does not count)
+        states = []
+        while k.tool_executor().abandoned < 3 and len(states) < 30:
+            states.append(k.run_tool({"name": "abc"[len(states) % 3], "arguments": {}}).state)
+        assert k.tool_executor().abandoned == 3 and set(states) == {"timeout"}
         refused = k.run_tool({"name": "d", "arguments": {}})
         assert refused.state == "error" and "3 sync tool calls ran past their timeout" in refused.content
         assert "tool_threads_abandoned'" in refused.content

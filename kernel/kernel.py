@@ -29,12 +29,12 @@ from .closing import Owned, close_belongings
 from .context import RunContext
 from .hooks import HookRunner, PluginManager, trace_to_stderr
 from .llm import LLM  # loaded by ``import zagent`` anyway
-from .loading import PluginInfo, PluginLoader, Problem
+from .loading import PluginInfo, PluginLoader, PluginProblem
 from .lookups import batch_driver, build, build_agent, embedder, lookup
 from .models import Models
 from .pendingtools import PendingTools
 from .railscheck import check_rails
-from .register import Register as _Register
+from .register import BuiltinRegister
 from .registry import KINDS, Registry
 from .stash import Stash
 from .sync import run_sync, run_sync_to_end
@@ -95,9 +95,9 @@ class Kernel:
         if os.environ.get("ZAGENT_TRACE_HOOKS", "") not in ("", "0"):
             self.hooks.add_monitor(trace_to_stderr)
         self._loader = PluginLoader(self.pm, self.hooks, self.registries, strict=self.strict,
-                                    register=_Register, kernel=self)
+                                    register=BuiltinRegister, kernel=self)
         #: plugins that could not be loaded or registered, and why
-        self.problems: list[Problem] = self._loader.problems
+        self.problems: list[PluginProblem] = self._loader.problems
         self._loader.load(plugins, entry_points)
 
     # -- plugins ----------------------------------------------------------------

@@ -6,7 +6,7 @@ group ``zagent`` filtered by ``ZAGENT_PLUGINS``/``ZAGENT_DISABLE_PLUGINS``
 before anything is imported, explicit plugins, hook-spec and hook checks
 (``hookcheck``), the registration hooks (each plugin's entries collected, then
 merged with clash checks: ``registry``), ``zagent_kernel_start``, and later
-``add_plugin``/``remove_plugin``. A plugin that fails is a ``Problem`` (logged;
+``add_plugin``/``remove_plugin``. A plugin that fails is a ``PluginProblem`` (logged;
 ``strict`` raises ``PluginError``).
 """
 
@@ -21,7 +21,7 @@ from . import entrypoints, hookcheck
 from .errors import PluginError
 from .hooks import HookRunner, PluginManager
 from .logs import log
-from .registry import KINDS, Entry, Register, Registry, declared_kinds
+from .registry import KINDS, Entry, PluginKindRegister, Registry, declared_kinds
 
 
 class PluginInfo(NamedTuple):
@@ -33,7 +33,7 @@ class PluginInfo(NamedTuple):
     hooks: tuple[str, ...]
 
 
-class Problem(NamedTuple):
+class PluginProblem(NamedTuple):
     """A plugin that could not be loaded or registered, and why."""
 
     plugin: str
@@ -52,7 +52,7 @@ class PluginLoader:
                  strict: bool, register: Callable[..., Any], kernel: Any) -> None:
         self.pm, self.hooks, self.registries, self.strict = pm, hooks, registries, strict
         self.register, self.kernel = register, kernel
-        self.problems: list[Problem] = []
+        self.problems: list[PluginProblem] = []
         self._dists: dict[str, tuple[str, str]] = {}
         self._skipped = ""
 
@@ -218,7 +218,7 @@ class PluginLoader:
                     continue
                 entries = collected.setdefault(impl[0], [])
                 register = (self.register(kind, impl[0], entries) if kind in KINDS
-                            else Register(registry, impl[0], entries))
+                            else PluginKindRegister(registry, impl[0], entries))
                 try:
                     self.hooks.call_one(hook_name, impl, {"register": register, "kernel": self.kernel})
                 except Exception as exc:
@@ -289,7 +289,7 @@ class PluginLoader:
         error.distribution = error.distribution or dist
         if self.strict:
             raise error from cause
-        self.problems.append(Problem(plugin, dist, str(error)))
+        self.problems.append(PluginProblem(plugin, dist, str(error)))
         log.warning("%s", error)
 
     def _dist(self, plugin: str) -> Optional[str]:

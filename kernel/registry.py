@@ -157,7 +157,7 @@ class Registry:
         return f"<Registry {self.kind} ({len(self)})>"
 
 
-class Register:
+class PluginKindRegister:
     """The ``register`` callable handed to one plugin's hook for a plugin-owned kind.
 
     ``register(name, obj, *, override=False)`` (or whatever the kind's ``convert`` accepts);

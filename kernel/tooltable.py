@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 from .errors import PluginError, ToolError
 from .lookups import names
 from .pendingtools import PendingTools
-from .register import Register
+from .register import BuiltinRegister
 from .registry import Entry, Registry
 from .tools import Tool
 
@@ -49,9 +49,9 @@ def tool_definitions(kernel: Any, toolsets: Union[str, Iterable[str], None] = No
 
 def add(registries: dict[str, Registry], describe: Callable[[str], str], tool: Any, plugin: str,
         options: dict[str, Any]) -> Tool:
-    """Register ``tool`` attributed to ``plugin``; the first clash is raised."""
+    """BuiltinRegister ``tool`` attributed to ``plugin``; the first clash is raised."""
     entries: list[tuple[str, Entry]] = []
-    Register("tools", plugin, entries)(tool, **options)
+    BuiltinRegister("tools", plugin, entries)(tool, **options)
     errors: list[PluginError] = registries["tools"].merge([e for _, e in entries], describe)
     if errors:
         raise errors[0]

@@ -63,7 +63,7 @@ NUDGE = ("Your last reply had neither a tool call nor an answer. "
 Ask = Callable[["LLMRequest", Optional["RunContext[Any]"]], Awaitable[Completion]]
 
 
-class ToolCallFormat(Protocol):
+class TextToolFormat(Protocol):
     """A text tool-call format as registered with the kernel (``kernel.parser("tool_call")``)."""
 
     def render_tools(self, specs: Sequence[ToolSpec]) -> str: ...

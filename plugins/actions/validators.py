@@ -128,12 +128,12 @@ async def _check(validators: Sequence[Callable], output: Any, action: Any, ctx: 
 
 async def _again(action: Any, llm: Any, out: "ActionOutput", ctx: "RunContext", reason: str, attempt: int) -> Any:
     """The same conversation, one more user turn with ``reason``: a new run of ``action``'s loop."""
-    from .action import _Run
+    from .action import _ActionRun
 
     tools = action.offered_tools()
     messages = [*out.messages, Message(role="user", content=RETRY_TURN.format(reason=reason),
                                        metadata={"kind": "output_retry", "attempt": attempt})]
-    run = _Run(action, llm, ctx, messages, action._tool_loop.offer(llm, tools),
+    run = _ActionRun(action, llm, ctx, messages, action._tool_loop.offer(llm, tools),
                action.response_format(llm, bool(tools)), prompt=out.prompt)
     again = await run.loop(out.prompt)
     again.usage = out.usage + again.usage

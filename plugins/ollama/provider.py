@@ -26,26 +26,26 @@ TOP_LEVEL = frozenset({"format", "keep_alive", "think", "options"})
 _ids = itertools.count(1)
 
 
-class Function(msgspec.Struct):
+class OllamaFunction(msgspec.Struct):
     name: str = ""
     arguments: Any = None
 
 
-class WireToolCall(msgspec.Struct):
-    function: Function
+class OllamaToolCall(msgspec.Struct):
+    function: OllamaFunction
     id: str = ""
 
 
-class WireMessage(msgspec.Struct):
+class OllamaMessage(msgspec.Struct):
     role: str = "assistant"
     content: str = ""
-    tool_calls: Optional[list[WireToolCall]] = None
+    tool_calls: Optional[list[OllamaToolCall]] = None
     thinking: str = ""  # reasoning of thinking models (``think: true``, or by default for some)
 
 
 class ChatReply(msgspec.Struct):
     model: str = ""
-    message: Optional[WireMessage] = None
+    message: Optional[OllamaMessage] = None
     done: bool = False
     done_reason: Optional[str] = None
     prompt_eval_count: int = 0
@@ -245,7 +245,7 @@ def _format(fmt: dict[str, Any]) -> Any:
     return fmt
 
 
-def _to_message(wire: Optional[WireMessage]) -> Message:
+def _to_message(wire: Optional[OllamaMessage]) -> Message:
     if wire is None:
         return Message(role="assistant")
     calls = []

@@ -51,7 +51,7 @@ from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDI
 from zagent.secrets import public_data
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
 
-from .state import Decision, RunState, StepLog, StepResult, state_decoder
+from .state import Decision, ReActState, ReActStepLog, StepResult, state_decoder
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
@@ -82,7 +82,7 @@ class ReActResult:
     content: str
     status: str
     steps: list[StepResult]
-    state: RunState
+    state: ReActState
     questions: list[str] = attrs.field(factory=list)
 
     @property
@@ -124,7 +124,7 @@ class ReActLoop:
     agent_config: dict[str, Any] = attrs.field(factory=dict)
     deps: Any = None
     """The app's dependencies its tools read as ``ctx.deps`` when the loop makes its own context."""
-    state: Optional[RunState] = None
+    state: Optional[ReActState] = None
     on_text: Optional[Any] = None
     """Called with each text delta of the model's replies: the loop then streams (``llm.astream``)."""
     on_reasoning: Optional[Any] = None
@@ -135,7 +135,7 @@ class ReActLoop:
         self._control = RunControl()
         self._tool_loop = ToolLoop(self.kernel, self.tool_format)
         self._checkpoint_lock = asyncio.Lock()
-        self._log = StepLog()
+        self._log = ReActStepLog()
         self._live: Any = None
 
     # -- control (any thread) ---------------------------------------------------------
@@ -176,7 +176,7 @@ class ReActLoop:
 
     # -- state --------------------------------------------------------------------
 
-    def snapshot(self) -> RunState:
+    def snapshot(self) -> ReActState:
         """A copy of the run's state, safe to encode and store."""
         assert self.state is not None, "the run has not started"
         self._keep_stash()
@@ -190,7 +190,7 @@ class ReActLoop:
 
     @classmethod
     def restore(cls, kernel: "Kernel", state: Any, **config: Any) -> "ReActLoop":
-        """A loop continuing ``state``: a ``RunState``, JSON bytes, a file path, or a run id with
+        """A loop continuing ``state``: a ``ReActState``, JSON bytes, a file path, or a run id with
         ``checkpoints=store`` (its latest checkpoint). A paused or failed run resumes running.
         A missing run or file, or a state that does not decode, is a ``ConfigError`` saying which.
 
@@ -255,9 +255,9 @@ class ReActLoop:
         messages = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
         messages.extend(to_messages(history or []))
         messages.append(Message(role="user", content=user_input))
-        self.state = RunState(run_id=run_id or new_run_id(), agent=self.agent, messages=messages, task=user_input,
+        self.state = ReActState(run_id=run_id or new_run_id(), agent=self.agent, messages=messages, task=user_input,
                               agent_config=public_data(self.agent_config))
-        self._log = StepLog()
+        self._log = ReActStepLog()
 
     async def _drive(self) -> ReActResult:
         state = self.state
@@ -578,7 +578,7 @@ class ReActLoop:
                                   signer=signer_of(self.kernel))
 
     def _save_sync(self) -> None:
-        """A whole checkpoint written from a sync path (an abort), with ``StepLog.asave``'s guarantees."""
+        """A whole checkpoint written from a sync path (an abort), with ``ReActStepLog.asave``'s guarantees."""
         state = self.state
         last, state.checkpoint = self._log.step, state.checkpoint + 1
         self._keep_stash()

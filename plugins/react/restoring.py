@@ -28,7 +28,7 @@ from zagent.agentkit.signing import read_latest, signer_of
 from zagent.errors import CheckpointError, ConfigError
 from zagent.runshare import check_counts
 
-from .state import RunState, state_decoder
+from .state import ReActState, state_decoder
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -42,7 +42,7 @@ TRANSIENT = frozenset({"zagent.approved", "zagent.pending_approval", "zagent.pen
                        "zagent.cost_usd", "output_tokens", "zagent.skills", "zagent.runshare"})
 
 
-def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> RunState:
+def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> ReActState:
     """The state to continue, read from ``state`` (see ``ReActLoop.restore``) and checked; fills ``config``'s
     ``agent`` and ``agent_config`` defaults."""
     store = config.get("checkpoints")
@@ -65,8 +65,8 @@ def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> RunState:
             state = state_decoder.decode(state)
         except (msgspec.DecodeError, RecursionError) as exc:
             raise ConfigError(f"{where} is not a ReAct run state ({exc}); it is damaged or of another kind")
-    if not isinstance(state, RunState):
-        raise ConfigError("restore a RunState, its JSON bytes, a file path or a run id, "
+    if not isinstance(state, ReActState):
+        raise ConfigError("restore a ReActState, its JSON bytes, a file path or a run id, "
                           f"got {type(state).__name__}")
     if state.status in ("completed", "aborted"):
         raise ConfigError(f"run {state.run_id} is {state.status}; only running, paused or failed runs resume")
@@ -87,7 +87,7 @@ def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> RunState:
     return state
 
 
-def check_counts_of(state: RunState, step: int) -> None:
+def check_counts_of(state: ReActState, step: int) -> None:
     """Counts >= 0 (else ``CheckpointError`` naming checkpoint ``step``), raised to what the saved steps show."""
 
     def bad(what: str) -> CheckpointError:
@@ -116,7 +116,7 @@ def check_counts_of(state: RunState, step: int) -> None:
     state.stash[BUDGET_COUNTS] = counts
 
 
-def forget_approvals(state: RunState) -> None:
+def forget_approvals(state: ReActState) -> None:
     """No approval survives a restore; every pending call gets a minted id (an old state's calls too), and only
     calls awaiting a human with an approval key still wait for one (the others are asked again)."""
     state.approved = []

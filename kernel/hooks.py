@@ -307,6 +307,35 @@ class HookRunner:
         return Deny(f"rail {plugin!r} failed ({type(exc).__name__}: {exc}); the call was blocked")
 
 
+def has_impls(kernel: Any, hook_name: str) -> bool:
+    """``Kernel.has_impls``: whether any plugin implements hook ``hook_name`` (a dict look-up once cached),
+    e.g. to skip building events nobody observes."""
+    runner: HookRunner = kernel.hooks
+    return runner.active(hook_name)
+
+
+def call_each(kernel: Any, hook_name: str,
+              kwargs: Callable[[str], dict[str, Any]]) -> list[tuple[str, Any, Optional[Exception]]]:
+    """``Kernel.call_each``: call every implementation of plain hook ``hook_name`` in pluggy's order with
+    ``kwargs(plugin_name)``; return ``(plugin, result, None)`` or ``(plugin, None, error)`` for each, so one
+    that raises does not stop the others (the caller decides what a failure means)."""
+    runner: HookRunner = kernel.hooks
+    out: list[tuple[str, Any, Optional[Exception]]] = []
+    for impl in runner.impls(hook_name):
+        try:
+            out.append((impl[0], runner.call_one(hook_name, impl, kwargs(impl[0])), None))
+        except Exception as exc:  # noqa: BLE001 - handed to the caller
+            out.append((impl[0], None, exc))
+    return out
+
+
+async def arun_end(kernel: Any, result: Any, ctx: "RunContext[Any]") -> None:
+    """``Kernel.arun_end``: run every ``zagent_run_end`` implementation for a finished run (an engine calls
+    it once per run); one that fails is logged and the run keeps its result."""
+    if kernel.hooks.active("zagent_run_end"):
+        await kernel.hooks.run_end(result, ctx)
+
+
 def trace_to_stderr(hook_name: str, plugin: str, kwargs: dict[str, Any], result: Any) -> None:
     """Monitor installed by ``ZAGENT_TRACE_HOOKS=1``: one line per implementation call."""
     args = ", ".join(sorted(kwargs))

@@ -1,21 +1,11 @@
 """``Kernel``: the facade an app holds: plugins, registries, look-ups, the tool path, events, lifecycle.
 
-One ``PluginManager`` per Kernel, no module-level state: several kernels live
-side by side in one process. Loading is ``loading.PluginLoader``'s job
-(handed the plugin manager and registries): entry points of group ``zagent``
-(unless ``entry_points=False``), filtered by ``ZAGENT_PLUGINS`` (allow-list)
-and ``ZAGENT_DISABLE_PLUGINS`` (deny-list) *before* anything is imported; the
-``plugins=[...]`` given by the caller; every registration hook, once, per
-plugin, clashes resolved (``registry``). Each other job is a small module the
-facade hands what it needs (never the Kernel, except as the ``kernel`` hooks
-receive): LLM resolution ``models``, look-ups ``lookups``, tool registry edits
-``tooltable``, tool runs ``toolrun``, events ``emitting`` and ``spans``,
-closing ``closing`` and ``toolpool``, sync twins ``sync``. ``Kernel.batch``
-hands its work to the driver a plugin registers (``zagent_register_batch_drivers``).
-
-A plugin that fails to import, validate or register is reported in
-``Kernel.problems`` (and logged) and skipped; ``strict=True`` (or
-``ZAGENT_STRICT=1``) raises ``PluginError`` instead.
+One ``PluginManager`` per Kernel, no module-level state: several kernels live side by side in one
+process. Each job is a small module the facade delegates to (``loading``, ``models``, ``lookups``,
+``tooltable``, ``toolrun``, ``emitting``, ``spans``, ``closing``, ``toolpool``, ``sync``); plugins use
+the facade's methods, never ``registries``, ``hooks`` or ``pm`` (``tests/kernel/test_facade.py``).
+A plugin that fails to load is reported in ``Kernel.problems`` and skipped; ``strict=True`` (or
+``ZAGENT_STRICT=1``) raises ``PluginError`` instead. See docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -24,7 +14,7 @@ import functools
 import os
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
-from . import emitting, hookspecs, spans, tooltable
+from . import emitting, hooks, hookspecs, loading, lookups, spans, tooltable
 from .closing import Owned, close_belongings
 from .context import RunContext
 from .hooks import HookRunner, PluginManager, trace_to_stderr
@@ -119,6 +109,11 @@ class Kernel:
         """Loaded plugins: name, distribution, version and the hooks each implements."""
         return self._loader.plugins()
 
+    has_plugin = loading.has_plugin  # by name or object
+    has_impls = hooks.has_impls  # does any plugin implement this hook?
+    call_each = hooks.call_each  # each implementation of a plain hook, failures handed back
+    arun_end = hooks.arun_end  # zagent_run_end for a finished run
+
     # -- look-ups ---------------------------------------------------------------
 
     def llm(self, spec: Optional[str] = None, **options: Any) -> LLM:
@@ -171,6 +166,9 @@ class Kernel:
         """Registered tools, selected by name and/or toolset (a name or a list); unavailable ones left out unless asked."""
         return tooltable.select(self.registries, self.pending_tools, names, toolset, available_only)
 
+    find = lookups.find  # what is registered under a name, or None
+    names = lookups.registered_names  # the names registered for a kind
+    entries = lookups.entries  # the entries of a kind (cached until it changes)
     tool_definitions = tooltable.tool_definitions  # Agent-Z's get_definitions(toolsets=[...]), with metadata
 
     def add_tool(self, tool: Any, *, plugin: str = "<kernel.add_tool>", **options: Any) -> Tool:

@@ -41,6 +41,11 @@ class PluginProblem(NamedTuple):
     error: str
 
 
+def has_plugin(kernel: Any, plugin: Any) -> bool:
+    """``Kernel.has_plugin``: whether ``plugin`` (a name, or the plugin object itself) is registered."""
+    return bool(kernel.pm.has_plugin(plugin) if isinstance(plugin, str) else kernel.pm.is_registered(plugin))
+
+
 class PluginLoader:
     """Loads and registers plugins for one kernel (see the module docstring).
 

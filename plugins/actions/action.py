@@ -324,7 +324,7 @@ class _ActionRun:
         ctx.offered_tools = self.offer.names  # the kernel blocks any other name
         try:
             action, core, llm, offer = self.action, self.action._tool_loop, self.llm, self.offer
-            events = action.kernel.hooks.active("zagent_event")
+            events = action.kernel.has_impls("zagent_event")
             output_spec = action._output_hint  # built once per action
             for step in range(1, action.max_steps + 1):
                 if events:

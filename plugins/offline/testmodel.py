@@ -104,7 +104,7 @@ class TestLLM(LLM):
 
     def _parser(self, mode: str) -> Any:
         kernel = self.kernel
-        if kernel is None or mode not in kernel.registries["parsers"]:
+        if kernel is None or kernel.find("parsers", mode) is None:
             return None
         return kernel.parser(mode)
 

@@ -232,7 +232,7 @@ class ReActLoop:
         await self._emit("run_start", resumed=user_input is None,
                          **({"metadata": dict(ctx.metadata)} if ctx.metadata else {}))
         try:
-            if user_input is not None and self.kernel.hooks.active("zagent_check_input"):
+            if user_input is not None and self.kernel.has_impls("zagent_check_input"):
                 await check_guardrails(ctx, "input", self.agent, user_input)
             return await self._drive()
         except asyncio.CancelledError:
@@ -520,7 +520,7 @@ class ReActLoop:
 
     async def _complete(self) -> ReActResult:
         state = self.state
-        if state.final is not None and self.kernel.hooks.active("zagent_check_output"):
+        if state.final is not None and self.kernel.has_impls("zagent_check_output"):
             await check_guardrails(self._ctx, "output", self.agent, state.final)  # before it is recorded done
         state.status = "completed"
         await self._checkpoint()
@@ -528,8 +528,7 @@ class ReActLoop:
         await self._emit("run_end", status="completed", steps=len(state.steps))
         result = ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
                              questions=list(state.questions))
-        if self.kernel.hooks.active("zagent_run_end"):
-            await self.kernel.hooks.run_end(result, self._ctx)
+        await self.kernel.arun_end(result, self._ctx)
         return result
 
     def _aborted(self) -> RunAborted:
@@ -552,7 +551,7 @@ class ReActLoop:
     def _emit_soon(self, type: str, **data: Any) -> None:
         """Emit from a sync path (an abort): scheduled on the run's loop, never awaited here."""
         loop = self._control.loop
-        if loop is not None and not loop.is_closed() and self.kernel.hooks.active("zagent_event"):
+        if loop is not None and not loop.is_closed() and self.kernel.has_impls("zagent_event"):
             loop.create_task(self._ctx.aemit(type, **data))
 
     async def _abortable(self, awaitable: Any) -> Any:

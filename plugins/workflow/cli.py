@@ -119,7 +119,7 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
 
 
 def _progress(kernel: Any, quiet: bool) -> None:
-    if not quiet and not kernel.pm.has_plugin("workflow-progress"):
+    if not quiet and not kernel.has_plugin("workflow-progress"):
         kernel.add_plugin(ProgressPrinter(), name="workflow-progress")
 
 

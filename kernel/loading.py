@@ -196,11 +196,11 @@ class PluginLoader:
         if plugin is None:
             return False
         unknown = [h.name for h in self.pm.get_hookcallers(plugin) or [] if not h.has_spec()]
-        wrapper = hookcheck.wrapper_problem(self.pm, plugin, name)
-        if wrapper:
+        refused = hookcheck.wrapper_problem(self.pm, plugin, name) or hookcheck.default_args_problem(self.pm, plugin, name)
+        if refused:
             self.pm.unregister(plugin)
             self.hooks.invalidate()
-            self._problem(name, self._dist(name), PluginError(wrapper, plugin=name))
+            self._problem(name, self._dist(name), PluginError(refused, plugin=name))
             return False
         if not unknown:
             return True

@@ -23,7 +23,9 @@ from zagent.llm import LLM
 from zagent.types import Chunk, Completion, Field, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec
 
 from .grounded import canned_reply, fill_arguments, fill_fields
-from .common import completion_chunks, estimate_usage, finish_reason_of, new_call_id, render_text_tool_calls
+from zagent.llm import new_call_id
+
+from .common import completion_chunks, estimate_usage, finish_reason_of, render_text_tool_calls
 from .values import from_field, from_schema
 
 _json = msgspec.json.Encoder()

@@ -45,8 +45,7 @@ from zagent.agentkit.toolloop import NUDGE, ToolLoop, results_messages
 from zagent.agentkit.turns import TOOL, bound
 from zagent.errors import CheckpointError, ConfigError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
 from zagent.limits import check_text
-from zagent.llm import to_messages
-from zagent.agentkit.approvals import mint
+from zagent.llm import new_call_id, to_messages
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.secrets import public_data
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
@@ -358,7 +357,7 @@ class ReActLoop:
         if decision.action == "use_tool":
             state.pending = list(decision.calls)
             state.finished = {}
-            state.call_keys = {c.id: mint() for c in state.pending}  # approvals bind these, not the model's ids
+            state.call_keys = {c.id: new_call_id() for c in state.pending}  # approvals bind these, not the model's ids
             state.approval_keys = {}
             self._ctx.stash[CALL_KEYS] = state.call_keys
         elif decision.feedback:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from zagent.agentkit.approvals import mint
+from zagent.llm import new_call_id
 from zagent.agentkit.runkeys import BUDGET_COUNTS
 from zagent.agentkit.signing import read_latest, signer_of
 from zagent.errors import CheckpointError, ConfigError
@@ -120,7 +120,7 @@ def forget_approvals(state: ReActState) -> None:
     """No approval survives a restore; every pending call gets a minted id (an old state's calls too), and only
     calls awaiting a human with an approval key still wait for one (the others are asked again)."""
     state.approved = []
-    keys = {c.id: state.call_keys.get(c.id) or mint() for c in state.pending}
+    keys = {c.id: state.call_keys.get(c.id) or new_call_id() for c in state.pending}
     state.call_keys = keys
     state.approval_keys = {i: k for i, k in state.approval_keys.items() if i in keys and i in state.awaiting_approval}
     state.awaiting_approval = [i for i in state.awaiting_approval if i in state.approval_keys]

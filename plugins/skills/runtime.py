@@ -24,7 +24,7 @@ above), the first *eligible* request of the run is matched by its latest user
 message. Eligible means it offers tools, starts with a system message, or
 asks for structured output (mode other than ``str``); one-word routing and
 helper prompts are left alone. The match is kept in
-``ctx.stash["zagent.skills"]`` and the skill's instructions are added as a
+``ctx.stash[STASH]`` and the skill's instructions are added as a
 system message to every eligible request of the run. The use is counted at
 once (usage count, last used, state active); when the run's ``run_end``
 event says ``completed`` (or carries no status), the success is counted too,
@@ -59,7 +59,8 @@ from .matcher import Match, SkillMatcher
 from .registry import SkillRegistry
 from .skill import Skill
 
-STASH = "zagent.skills"
+#: the run's skill match, in ``ctx.stash`` (``{"skill": Skill or None}``; per run, never saved)
+STASH: "StashKey[dict[str, Any]]" = StashKey("zagent.skills")
 OBSERVER = "zagent.plugins.skills.observer"
 #: a kernel's ``Skills``, in ``kernel.stash`` (per kernel, gone with it)
 SKILLS: "StashKey[Skills]" = StashKey("zagent.skills.runtime")

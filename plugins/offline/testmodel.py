@@ -19,11 +19,11 @@ import attrs
 import msgspec
 
 from zagent.errors import ConfigError
-from zagent.llm import LLM
+from zagent._model.llm import LLM
 from zagent.types import Chunk, Completion, Field, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec
 
 from .grounded import canned_reply, fill_arguments, fill_fields
-from zagent.llm import new_call_id
+from zagent._model.llm import new_call_id
 
 from .common import completion_chunks, estimate_usage, finish_reason_of, render_text_tool_calls
 from .values import from_field, from_schema

@@ -14,9 +14,9 @@ import ast
 import re
 from typing import Any, Optional
 
-from zagent.reasoning import strip_think
+from zagent._model.reasoning import strip_think
 
-from zagent.llm import new_call_id
+from zagent._model.llm import new_call_id
 from zagent.types import ToolCall, ToolSpec
 
 from .toolcalls import Extraction, ToolCallError, extract

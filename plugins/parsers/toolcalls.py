@@ -29,8 +29,8 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple, Optional
 
 import msgspec
-from zagent.llm import new_call_id
-from zagent.reasoning import strip_think
+from zagent._model.llm import new_call_id
+from zagent._model.reasoning import strip_think
 from zagent.types import ToolCall
 
 from . import jsontext

@@ -1,13 +1,13 @@
 """One id function: every tool-call id zagent makes (a provider's call without one, a text-format call, a
-repeated id, the id a loop mints for approvals) comes from ``zagent.llm.new_call_id``, and every "make the
-ids of these calls unique" from ``zagent.llm.unique_call_ids``. Read with ``ast``.
+repeated id, the id a loop mints for approvals) comes from ``zagent._model.llm.new_call_id``, and every "make the
+ids of these calls unique" from ``zagent._model.llm.unique_call_ids``. Read with ``ast``.
 """
 
 import ast
 import pathlib
 
 from zagent import ToolCall
-from zagent.llm import new_call_id, unique_call_ids
+from zagent._model.llm import new_call_id, unique_call_ids
 
 ROOT = pathlib.Path(__file__).parent.parent.parent
 RANDOM = {"os.urandom", "secrets.token_hex", "secrets.token_bytes", "secrets.token_urlsafe", "uuid.uuid4",
@@ -37,10 +37,10 @@ def test_the_scan_finds_a_random_id_maker():
 
 
 def test_new_call_id_is_the_only_random_id_maker():
-    """Only ``new_call_id`` (kernel/replies.py) makes random ids in the package."""
+    """Only ``new_call_id`` (kernel/_model/replies.py) makes random ids in the package."""
     found = {f"{f.relative_to(ROOT)}:{name}" for f in package_files()
              for name in random_makers(f.read_text(encoding="utf-8"))}
-    assert found == {"kernel/replies.py:new_call_id"}
+    assert found == {"kernel/_model/replies.py:new_call_id"}
 
 
 def test_no_second_call_id_helper():
@@ -49,7 +49,7 @@ def test_no_second_call_id_helper():
     found = {f"{f.relative_to(ROOT)}:{n.name}" for f in package_files()
              for n in ast.walk(ast.parse(f.read_text(encoding="utf-8")))
              if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in names}
-    assert found == {"kernel/replies.py:new_call_id", "kernel/replies.py:unique_call_ids"}
+    assert found == {"kernel/_model/replies.py:new_call_id", "kernel/_model/replies.py:unique_call_ids"}
 
 
 def test_new_call_ids_are_fresh_and_replace_repeats():

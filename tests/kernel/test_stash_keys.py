@@ -74,4 +74,4 @@ def test_no_string_keys_into_a_stash_in_the_package():
     """No module of the package reads or writes ``ctx.stash``/``kernel.stash`` under a string key."""
     found = [f"{f.relative_to(ROOT)}:{line}: {text}" for f in package_files()
              for line, text in string_keys(f.read_text(encoding="utf-8"))]
-    assert not found, "use a StashKey (zagent.stash):\n" + "\n".join(found)
+    assert not found, "use a StashKey (zagent._runs.stash):\n" + "\n".join(found)

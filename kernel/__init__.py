@@ -31,7 +31,7 @@ from .errors import GuardrailTripped, RunStopped, UsageLimitExceeded
 from .errors import BadRequestError, DeadlineExceeded, NotFoundError, ProtocolError, ProviderConfigError, ResponseTooLarge
 from .hookspecs import hookimpl
 from .kernel import Kernel
-from ._hooks.loading import PluginInfo, Problem
+from ._hooks.loading import PluginInfo, PluginProblem
 from ._model.llm import LLM
 from ._hooks.rails import Deny, Rewrite
 from ._trust.secrets import Secret
@@ -56,7 +56,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AuthenticationError", "Chunk", "Completion", "ConfigError", "Deny", "Event", "Field", "Kernel", "LLM",
     "LLMRequest", "Message", "ModelProfile", "NoAnswerError", "ParseError", "PluginError", "PluginInfo",
-    "Problem", "ProviderError", "ProviderTimeout", "RateLimitError", "Refusal", "Rewrite", "RunAborted", "RunContext",
+    "PluginProblem", "ProviderError", "ProviderTimeout", "RateLimitError", "Refusal", "Rewrite", "RunAborted", "RunContext",
     "Secret", "StreamInterrupted", "Tool", "ToolBlocked", "ToolCall", "ToolError", "ToolResult", "ToolSpec",
     "Usage", "ZagentError", "hookimpl", "run_sync", "tool",
 ]

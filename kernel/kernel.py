@@ -1,21 +1,11 @@
 """``Kernel``: the facade an app holds: plugins, registries, look-ups, the tool path, events, lifecycle.
 
-One ``PluginManager`` per Kernel, no module-level state: several kernels live
-side by side in one process. Loading is ``loading.PluginLoader``'s job
-(handed the plugin manager and registries): entry points of group ``zagent``
-(unless ``entry_points=False``), filtered by ``ZAGENT_PLUGINS`` (allow-list)
-and ``ZAGENT_DISABLE_PLUGINS`` (deny-list) *before* anything is imported; the
-``plugins=[...]`` given by the caller; every registration hook, once, per
-plugin, clashes resolved (``registry``). Each other job is a small module the
-facade hands what it needs (never the Kernel, except as the ``kernel`` hooks
-receive): LLM resolution ``models``, look-ups ``lookups``, tool registry edits
-``tooltable``, tool runs ``toolrun``, events ``emitting`` and ``spans``,
-closing ``closing`` and ``toolpool``, sync twins ``sync``. ``Kernel.batch``
-hands its work to the driver a plugin registers (``zagent_register_batch_drivers``).
-
-A plugin that fails to import, validate or register is reported in
-``Kernel.problems`` (and logged) and skipped; ``strict=True`` (or
-``ZAGENT_STRICT=1``) raises ``PluginError`` instead.
+One ``PluginManager`` per Kernel, no module-level state: several kernels live side by side in one
+process. Each job is a small module the facade delegates to (``loading``, ``models``, ``lookups``,
+``tooltable``, ``toolrun``, ``emitting``, ``spans``, ``closing``, ``toolpool``, ``sync``); plugins use
+the facade's methods, never ``registries``, ``hooks`` or ``pm`` (``tests/kernel/test_facade.py``).
+A plugin that fails to load is reported in ``Kernel.problems`` and skipped; ``strict=True`` (or
+``ZAGENT_STRICT=1``) raises ``PluginError`` instead. See docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -26,17 +16,19 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
 from ._runs import emitting, spans
 from . import hookspecs
+from ._hooks import loading, runner as hooks
+from ._registry import lookups
 from ._tools import table as tooltable
 from ._runs.closing import Owned, close_belongings
 from ._runs.context import RunContext
 from ._hooks.runner import HookRunner, PluginManager, trace_to_stderr
 from ._model.llm import LLM  # loaded by ``import zagent`` anyway
-from ._hooks.loading import PluginInfo, PluginLoader, Problem
+from ._hooks.loading import PluginInfo, PluginLoader, PluginProblem
 from ._registry.lookups import batch_driver, build, build_agent, embedder, lookup
 from ._model.resolve import Models
 from ._tools.pending import PendingTools
 from ._hooks.railscheck import check_rails
-from ._registry.register import Register as _Register
+from ._registry.register import BuiltinRegister
 from ._registry.registries import KINDS, Registry
 from ._runs.stash import Stash
 from ._runs.sync import run_sync, run_sync_to_end
@@ -97,9 +89,9 @@ class Kernel:
         if os.environ.get("ZAGENT_TRACE_HOOKS", "") not in ("", "0"):
             self.hooks.add_monitor(trace_to_stderr)
         self._loader = PluginLoader(self.pm, self.hooks, self.registries, strict=self.strict,
-                                    register=_Register, kernel=self)
+                                    register=BuiltinRegister, kernel=self)
         #: plugins that could not be loaded or registered, and why
-        self.problems: list[Problem] = self._loader.problems
+        self.problems: list[PluginProblem] = self._loader.problems
         self._loader.load(plugins, entry_points)
 
     # -- plugins ----------------------------------------------------------------
@@ -120,6 +112,11 @@ class Kernel:
     def plugins(self) -> list[PluginInfo]:
         """Loaded plugins: name, distribution, version and the hooks each implements."""
         return self._loader.plugins()
+
+    has_plugin = loading.has_plugin  # by name or object
+    has_impls = hooks.has_impls  # does any plugin implement this hook?
+    call_each = hooks.call_each  # each implementation of a plain hook, failures handed back
+    arun_end = hooks.arun_end  # zagent_run_end for a finished run
 
     # -- look-ups ---------------------------------------------------------------
 
@@ -173,6 +170,9 @@ class Kernel:
         """Registered tools, selected by name and/or toolset (a name or a list); unavailable ones left out unless asked."""
         return tooltable.select(self.registries, self.pending_tools, names, toolset, available_only)
 
+    find = lookups.find  # what is registered under a name, or None
+    names = lookups.registered_names  # the names registered for a kind
+    entries = lookups.entries  # the entries of a kind (cached until it changes)
     tool_definitions = tooltable.tool_definitions  # Agent-Z's get_definitions(toolsets=[...]), with metadata
 
     def add_tool(self, tool: Any, *, plugin: str = "<kernel.add_tool>", **options: Any) -> Tool:

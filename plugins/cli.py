@@ -175,14 +175,12 @@ def build_parser(kernel: Any) -> tuple[argparse.ArgumentParser, list[str]]:
     parser.add_argument("--version", action="version", version=f"zagent {zagent.__version__}")
     table: dict = {}
     warnings: list[str] = []
-    impls = kernel.hooks.impls("zagent_register_commands")
-    if not any(getattr(fn, "__module__", None) == __name__ for _n, fn, _a in impls):
+    if not kernel.has_plugin(sys.modules[__name__]):
         zagent_register_commands(CommandGroup(parser, (), "cli", table), kernel)
-    for plugin, fn, argnames in impls:
-        cli = CommandGroup(parser, (), plugin, table)
-        try:
-            kernel.hooks.call_one("zagent_register_commands", (plugin, fn, argnames), {"cli": cli, "kernel": kernel})
-        except Exception as exc:  # one broken plugin must not break the CLI
+    calls = kernel.call_each("zagent_register_commands",
+                             lambda plugin: {"cli": CommandGroup(parser, (), plugin, table), "kernel": kernel})
+    for plugin, _result, exc in calls:
+        if exc is not None:  # one broken plugin must not break the CLI
             warnings.append(f"plugin {plugin!r} failed to add its commands: {type(exc).__name__}: {exc}")
     return parser, warnings
 

@@ -40,7 +40,7 @@ def cmd_models(args: Any, kernel: Any) -> int:
 
 
 async def _rows(kernel: Any, check: bool, timeout: float) -> list[dict[str, Any]]:
-    names = sorted(kernel.registries["providers"])
+    names = kernel.names("providers")
     return list(await asyncio.gather(*(_row(kernel, name, check, timeout) for name in names)))
 
 

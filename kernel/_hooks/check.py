@@ -6,7 +6,9 @@ pluggy's wrapper machinery never runs: an implementation declared with
 and hand back a generator. Such a plugin is refused at registration with a
 ``PluginError`` naming the plugin and the hook, as pluggy refuses an
 implementation whose argument names are not in the spec (that message is
-reworded here so it names the spec's arguments).
+reworded here so it names the spec's arguments). An argument with a default is
+refused too: pluggy leaves those out of the call, so ``context=None`` (for
+``ctx``) would silently get ``None`` every time.
 """
 
 from __future__ import annotations
@@ -51,3 +53,31 @@ def _between(text: str, start: str, end: str) -> str:
     i += len(start)
     j = text.find(end, i)
     return text[i:j] if j >= 0 else ""
+
+
+def default_args_problem(pm: pluggy.PluginManager, plugin: Any, name: str) -> Optional[str]:
+    """A message if one of ``plugin``'s hook implementations gives an argument a default, else None.
+
+    pluggy (and zagent) pass an implementation only its arguments *without* a default, so ``context=None``
+    (a misspelt ``ctx``) or ``ctx=None`` would silently always get the default."""
+    bad = []
+    for caller in pm.get_hookcallers(plugin) or []:
+        spec = caller.spec
+        if spec is None:  # an unknown hook: reported on its own
+            continue
+        for impl in caller.get_hookimpls():
+            if impl.plugin is not plugin or not impl.kwargnames:
+                continue
+            unknown = [a for a in impl.kwargnames if a not in spec.argnames]
+            known = [a for a in impl.kwargnames if a in spec.argnames]
+            what = []
+            if unknown:
+                what.append(f"argument(s) {', '.join(unknown)} (with a default) that its spec does not offer")
+            if known:
+                what.append(f"a default for {', '.join(known)}")
+            bad.append(f"hook {caller.name} takes {' and '.join(what)} (it offers: {', '.join(spec.argnames)})")
+    if not bad:
+        return None
+    return (f"plugin {name!r}: {'; '.join(bad)}; zagent passes a hook implementation only its arguments without "
+            f"a default, so these would always get their default: use the spec's argument names, with no "
+            f"default (docs/hooks.md lists them)")

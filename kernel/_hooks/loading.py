@@ -6,7 +6,7 @@ group ``zagent`` filtered by ``ZAGENT_PLUGINS``/``ZAGENT_DISABLE_PLUGINS``
 before anything is imported, explicit plugins, hook-spec and hook checks
 (``hookcheck``), the registration hooks (each plugin's entries collected, then
 merged with clash checks: ``registry``), ``zagent_kernel_start``, and later
-``add_plugin``/``remove_plugin``. A plugin that fails is a ``Problem`` (logged;
+``add_plugin``/``remove_plugin``. A plugin that fails is a ``PluginProblem`` (logged;
 ``strict`` raises ``PluginError``).
 """
 
@@ -21,7 +21,7 @@ from . import entrypoints, check as hookcheck
 from ..errors import PluginError
 from .runner import HookRunner, PluginManager
 from .._runs.logs import log
-from .._registry.registries import KINDS, Entry, Register, Registry, declared_kinds
+from .._registry.registries import KINDS, Entry, PluginKindRegister, Registry, declared_kinds
 
 
 class PluginInfo(NamedTuple):
@@ -33,12 +33,17 @@ class PluginInfo(NamedTuple):
     hooks: tuple[str, ...]
 
 
-class Problem(NamedTuple):
+class PluginProblem(NamedTuple):
     """A plugin that could not be loaded or registered, and why."""
 
     plugin: str
     distribution: Optional[str]
     error: str
+
+
+def has_plugin(kernel: Any, plugin: Any) -> bool:
+    """``Kernel.has_plugin``: whether ``plugin`` (a name, or the plugin object itself) is registered."""
+    return bool(kernel.pm.has_plugin(plugin) if isinstance(plugin, str) else kernel.pm.is_registered(plugin))
 
 
 class PluginLoader:
@@ -52,7 +57,7 @@ class PluginLoader:
                  strict: bool, register: Callable[..., Any], kernel: Any) -> None:
         self.pm, self.hooks, self.registries, self.strict = pm, hooks, registries, strict
         self.register, self.kernel = register, kernel
-        self.problems: list[Problem] = []
+        self.problems: list[PluginProblem] = []
         self._dists: dict[str, tuple[str, str]] = {}
         self._skipped = ""
 
@@ -191,11 +196,11 @@ class PluginLoader:
         if plugin is None:
             return False
         unknown = [h.name for h in self.pm.get_hookcallers(plugin) or [] if not h.has_spec()]
-        wrapper = hookcheck.wrapper_problem(self.pm, plugin, name)
-        if wrapper:
+        refused = hookcheck.wrapper_problem(self.pm, plugin, name) or hookcheck.default_args_problem(self.pm, plugin, name)
+        if refused:
             self.pm.unregister(plugin)
             self.hooks.invalidate()
-            self._problem(name, self._dist(name), PluginError(wrapper, plugin=name))
+            self._problem(name, self._dist(name), PluginError(refused, plugin=name))
             return False
         if not unknown:
             return True
@@ -218,7 +223,7 @@ class PluginLoader:
                     continue
                 entries = collected.setdefault(impl[0], [])
                 register = (self.register(kind, impl[0], entries) if kind in KINDS
-                            else Register(registry, impl[0], entries))
+                            else PluginKindRegister(registry, impl[0], entries))
                 try:
                     self.hooks.call_one(hook_name, impl, {"register": register, "kernel": self.kernel})
                 except Exception as exc:
@@ -289,7 +294,7 @@ class PluginLoader:
         error.distribution = error.distribution or dist
         if self.strict:
             raise error from cause
-        self.problems.append(Problem(plugin, dist, str(error)))
+        self.problems.append(PluginProblem(plugin, dist, str(error)))
         log.warning("%s", error)
 
     def _dist(self, plugin: str) -> Optional[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional, Sequence
 
 import pluggy
 
@@ -197,114 +197,154 @@ class HookRunner:
         """The spec's argument names of ``hook_name``, in its order (what rails are called with, positionally)."""
         return tuple(getattr(self.pm.hook, hook_name).spec.argnames)
 
-    def _kwargs(self, hook_name: str, args: tuple[Any, ...]) -> dict[str, Any]:
+    def _kwargs(self, hook_name: str, args: Sequence[Any]) -> dict[str, Any]:
         """A rail call's arguments by name (for monitors and failures; the call itself is positional)."""
         return dict(zip(self._arg_names(hook_name), args))
 
+    async def run_rails(self, hook_name: str, args: list[Any], verdict: Callable[[str, Any, list[Any]], Any],
+                        failed: Callable[[str, Exception, list[Any]], Any]) -> Any:
+        """The one rail loop: call each rail of ``hook_name`` in order with ``args`` (the spec's arguments; a
+        verdict may replace ``args[i]`` for the rails after it), awaiting what is awaitable.
+
+        A rail's value goes to ``verdict(plugin, value, args)`` (``None`` passes), an exception to
+        ``failed(plugin, exc, args)`` (which may raise), after the monitors saw it. The first of them to
+        return something other than ``None`` ends the loop with it; ``None`` when every rail let it pass."""
+        for plugin, fn, pick in self.rails(hook_name):
+            try:  # no coroutine per rail
+                value = fn(*args) if pick is None else fn(*[args[i] for i in pick])
+                if hasattr(value, "__await__"):
+                    value = await value
+            except Exception as exc:
+                self._notify(hook_name, plugin, self._kwargs(hook_name, args), exc)
+                done = failed(plugin, exc, args)
+            else:
+                if self._monitors:
+                    self._notify(hook_name, plugin, self._kwargs(hook_name, args), value)
+                done = None if value is None else verdict(plugin, value, args)
+            if done is not None:
+                return done
+        return None
+
     async def before_tool(self, call: "ToolCall", ctx: "RunContext[Any]") -> tuple["ToolCall", Optional[str]]:
         """Run ``zagent_before_tool_call`` rails; return the (maybe rewritten) call and a deny reason."""
-        for plugin, fn, pick in self.rails("zagent_before_tool_call"):
-            args = (call, ctx)
-            try:  # inlined: no coroutine per rail and call
-                verdict = fn(*args) if pick is None else fn(*[args[i] for i in pick])
-                if hasattr(verdict, "__await__"):
-                    verdict = await verdict
-            except Exception as exc:
-                verdict = self._rail_failed("zagent_before_tool_call", plugin, self._kwargs("zagent_before_tool_call", args),
-                                            exc)
-            else:
-                if self._monitors:
-                    self._notify("zagent_before_tool_call", plugin, self._kwargs("zagent_before_tool_call", args),
-                                 verdict)
-            if verdict is None:
-                continue
-            if isinstance(verdict, Deny):
-                return call, verdict.reason
-            if isinstance(verdict, Rewrite):
-                if not isinstance(verdict.arguments, dict):
-                    return call, (f"rail {plugin!r} rewrote the arguments into a "
-                                  f"{type(verdict.arguments).__name__}; Rewrite needs a dict")
-                call = ToolCall(id=call.id, name=call.name, arguments=dict(verdict.arguments))
-            else:
-                return call, f"rail {plugin!r} returned {type(verdict).__name__}; expected None, Deny or Rewrite"
-        return call, None
+        args: list[Any] = [call, ctx]
+        reason = await self.run_rails("zagent_before_tool_call", args, _call_verdict, _call_blocked)
+        return args[0], reason
 
     async def after_tool(self, call: "ToolCall", result: "ToolResult", ctx: "RunContext[Any]") -> "ToolResult":
-        for plugin, fn, pick in self.rails("zagent_after_tool_call"):
-            args = (call, result, ctx)
-            try:  # inlined: no coroutine per rail and call
-                new = fn(*args) if pick is None else fn(*[args[i] for i in pick])
-                if hasattr(new, "__await__"):
-                    new = await new
-            except Exception as exc:
-                self._notify("zagent_after_tool_call", plugin, self._kwargs("zagent_after_tool_call", args), exc)
-                log.exception("after-tool rail %r failed", plugin)
-                new = ToolResult(call_id=call.id, name=call.name, state="blocked",
-                                 content=f"Error: the result was withheld because rail {plugin!r} failed: {exc}",
-                                 error=f"rail {plugin!r} failed: {exc}", duration=result.duration)
-            else:
-                if self._monitors:
-                    self._notify("zagent_after_tool_call", plugin, self._kwargs("zagent_after_tool_call", args), new)
-            if new is None:
-                continue
-            if isinstance(new, ToolResult):
-                result = new
-            else:  # a rail bug: withhold rather than guess (fail closed)
-                reason = f"rail {plugin!r} returned {type(new).__name__}; expected None or a ToolResult"
-                result = ToolResult(call_id=call.id, name=call.name, state="blocked",
-                                    content=f"Error: the result was withheld because {reason}",
-                                    error=reason, duration=result.duration)
-        return result
+        """Run ``zagent_after_tool_call`` rails; return the (maybe replaced or withheld) result."""
+        args: list[Any] = [call, result, ctx]
+        await self.run_rails("zagent_after_tool_call", args, _result_verdict, _result_withheld)
+        return args[1]  # type: ignore[no-any-return]
 
     async def before_llm(self, request: "LLMRequest", ctx: "RunContext[Any]") -> "LLMRequest":
-        for plugin, fn, pick in self.rails("zagent_before_llm_call"):
-            args = (request, ctx)
-            try:  # inlined: no coroutine per rail and call
-                verdict = fn(*args) if pick is None else fn(*[args[i] for i in pick])
-                if hasattr(verdict, "__await__"):
-                    verdict = await verdict
-            except Exception as exc:
-                verdict = self._rail_failed("zagent_before_llm_call", plugin, self._kwargs("zagent_before_llm_call", args),
-                                            exc)
-            else:
-                if self._monitors:
-                    self._notify("zagent_before_llm_call", plugin, self._kwargs("zagent_before_llm_call", args),
-                                 verdict)
-            if verdict is None:
-                continue
-            if isinstance(verdict, Deny):
-                raise ToolBlocked(verdict.reason, rail=plugin)
-            if isinstance(verdict, LLMRequest):
-                request = verdict
-        return request
+        """Run ``zagent_before_llm_call`` rails; return the (maybe replaced) request, or raise ``ToolBlocked``."""
+        args: list[Any] = [request, ctx]
+        await self.run_rails("zagent_before_llm_call", args, _request_verdict, _request_blocked)
+        return args[0]  # type: ignore[no-any-return]
 
     async def after_llm(self, request: "LLMRequest", response: "Completion", ctx: "RunContext[Any]") -> "Completion":
-        for plugin, fn, pick in self.rails("zagent_after_llm_call"):
-            args = (request, response, ctx)
-            try:  # inlined: no coroutine per rail and call
-                new = fn(*args) if pick is None else fn(*[args[i] for i in pick])
-                if hasattr(new, "__await__"):
-                    new = await new
-            except RunStopped:
-                raise
-            except Exception as exc:  # an output rail that fails withholds the reply (fail closed)
-                self._notify("zagent_after_llm_call", plugin, self._kwargs("zagent_after_llm_call", args), exc)
-                raise ToolBlocked(f"rail {plugin!r} failed ({type(exc).__name__}: {exc}); the model's reply "
-                                  "was withheld", rail=plugin) from exc
-            if self._monitors:
-                self._notify("zagent_after_llm_call", plugin, self._kwargs("zagent_after_llm_call", args), new)
-            if isinstance(new, Completion):
-                response = new
-        return response
+        """Run ``zagent_after_llm_call`` rails; return the (maybe replaced) reply, or raise ``ToolBlocked``."""
+        args: list[Any] = [request, response, ctx]
+        await self.run_rails("zagent_after_llm_call", args, _reply_verdict, _reply_withheld)
+        return args[1]  # type: ignore[no-any-return]
 
-    def _rail_failed(self, hook_name: str, plugin: str, kwargs: dict[str, Any], exc: Exception) -> Deny:
-        """What a rail that raised decides: deny (fail closed), with a reason naming the rail; a
-        ``RunStopped`` (a usage limit...) is raised on, ending the run."""
-        if isinstance(exc, RunStopped):
-            raise exc
-        self._notify(hook_name, plugin, kwargs, exc)
-        log.exception("rail %r raised", plugin)
-        return Deny(f"rail {plugin!r} failed ({type(exc).__name__}: {exc}); the call was blocked")
+
+# What each rail hook makes of a rail's value or failure (``HookRunner.run_rails``'s ``verdict``/``failed``).
+
+def _failure(plugin: str, exc: Exception) -> str:
+    """A rail that raised fails closed: a reason naming it; a ``RunStopped`` (a usage limit...) ends the run."""
+    if isinstance(exc, RunStopped):
+        raise exc
+    log.exception("rail %r raised", plugin)
+    return f"rail {plugin!r} failed ({type(exc).__name__}: {exc}); the call was blocked"
+
+
+def _call_verdict(plugin: str, verdict: Any, args: list[Any]) -> Optional[str]:
+    if isinstance(verdict, Deny):
+        return verdict.reason
+    if isinstance(verdict, Rewrite):
+        if not isinstance(verdict.arguments, dict):
+            return f"rail {plugin!r} rewrote the arguments into a {type(verdict.arguments).__name__}; Rewrite needs a dict"
+        call = args[0]
+        args[0] = ToolCall(id=call.id, name=call.name, arguments=dict(verdict.arguments))
+        return None
+    return f"rail {plugin!r} returned {type(verdict).__name__}; expected None, Deny or Rewrite"
+
+
+def _call_blocked(plugin: str, exc: Exception, args: list[Any]) -> str:
+    return _failure(plugin, exc)
+
+
+def _withheld(args: list[Any], reason: str, content: str) -> None:
+    call, result = args[0], args[1]
+    args[1] = ToolResult(call_id=call.id, name=call.name, state="blocked", content=content, error=reason,
+                         duration=result.duration)
+
+
+def _result_verdict(plugin: str, new: Any, args: list[Any]) -> None:
+    if isinstance(new, ToolResult):
+        args[1] = new
+    else:  # a rail bug: withhold rather than guess (fail closed)
+        reason = f"rail {plugin!r} returned {type(new).__name__}; expected None or a ToolResult"
+        _withheld(args, reason, f"Error: the result was withheld because {reason}")
+
+
+def _result_withheld(plugin: str, exc: Exception, args: list[Any]) -> None:
+    log.exception("after-tool rail %r failed", plugin)
+    _withheld(args, f"rail {plugin!r} failed: {exc}",
+              f"Error: the result was withheld because rail {plugin!r} failed: {exc}")
+
+
+def _request_verdict(plugin: str, verdict: Any, args: list[Any]) -> None:
+    if isinstance(verdict, Deny):
+        raise ToolBlocked(verdict.reason, rail=plugin)
+    if isinstance(verdict, LLMRequest):
+        args[0] = verdict
+
+
+def _request_blocked(plugin: str, exc: Exception, args: list[Any]) -> None:
+    raise ToolBlocked(_failure(plugin, exc), rail=plugin)
+
+
+def _reply_verdict(plugin: str, new: Any, args: list[Any]) -> None:
+    if isinstance(new, Completion):
+        args[1] = new
+
+
+def _reply_withheld(plugin: str, exc: Exception, args: list[Any]) -> None:
+    if isinstance(exc, RunStopped):
+        raise exc
+    raise ToolBlocked(f"rail {plugin!r} failed ({type(exc).__name__}: {exc}); the model's reply was withheld",
+                      rail=plugin) from exc
+
+def has_impls(kernel: Any, hook_name: str) -> bool:
+    """``Kernel.has_impls``: whether any plugin implements hook ``hook_name`` (a dict look-up once cached),
+    e.g. to skip building events nobody observes."""
+    runner: HookRunner = kernel.hooks
+    return runner.active(hook_name)
+
+
+def call_each(kernel: Any, hook_name: str,
+              kwargs: Callable[[str], dict[str, Any]]) -> list[tuple[str, Any, Optional[Exception]]]:
+    """``Kernel.call_each``: call every implementation of plain hook ``hook_name`` in pluggy's order with
+    ``kwargs(plugin_name)``; return ``(plugin, result, None)`` or ``(plugin, None, error)`` for each, so one
+    that raises does not stop the others (the caller decides what a failure means)."""
+    runner: HookRunner = kernel.hooks
+    out: list[tuple[str, Any, Optional[Exception]]] = []
+    for impl in runner.impls(hook_name):
+        try:
+            out.append((impl[0], runner.call_one(hook_name, impl, kwargs(impl[0])), None))
+        except Exception as exc:  # noqa: BLE001 - handed to the caller
+            out.append((impl[0], None, exc))
+    return out
+
+
+async def arun_end(kernel: Any, result: Any, ctx: "RunContext[Any]") -> None:
+    """``Kernel.arun_end``: run every ``zagent_run_end`` implementation for a finished run (an engine calls
+    it once per run); one that fails is logged and the run keeps its result."""
+    if kernel.hooks.active("zagent_run_end"):
+        await kernel.hooks.run_end(result, ctx)
 
 
 def trace_to_stderr(hook_name: str, plugin: str, kwargs: dict[str, Any], result: Any) -> None:

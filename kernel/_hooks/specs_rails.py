@@ -95,6 +95,8 @@ def zagent_after_llm_call(request: "LLMRequest", response: "Completion", ctx: "R
 
     Example::
 
+        OUTPUT_TOKENS: StashKey[int] = StashKey("myplugin.output_tokens")  # zagent._runs.stash.StashKey
+
         def zagent_after_llm_call(response, ctx):
-            ctx.stash["output_tokens"] = ctx.stash.get("output_tokens", 0) + response.usage.output_tokens
+            ctx.stash[OUTPUT_TOKENS] = ctx.stash.get(OUTPUT_TOKENS, 0) + response.usage.output_tokens
     """

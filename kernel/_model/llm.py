@@ -34,6 +34,7 @@ from .inputs import MessagesIn, price_per_million, to_messages, to_tool_specs
 from .replies import (
     aclose_stream, counted, new_call_id, parse_arguments, renamed_stream, settle, settled_stream, unique_call_ids,
 )
+from .._runs.stash import StashKey
 from .._runs.sync import run_sync
 from .toolnames import WireNames
 from ..types import Chunk, Completion, LLMRequest, ModelProfile, Usage
@@ -42,7 +43,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .._runs.context import RunContext
     from ..kernel import Kernel
 
-COST_KEY = "zagent.cost_usd"
+#: where a run's LLM cost so far (USD) is kept in ``ctx.stash``
+COST_KEY: "StashKey[float]" = StashKey("zagent.cost_usd")
 
 # moved to replies.py / inputs.py; importable from here as before
 __all__ = [
@@ -59,7 +61,7 @@ class LLM:
     :ivar kernel: set by ``Kernel.llm``; rails and events come from it.
     :ivar price: USD per million ``(input, output)`` tokens, when a price table
         was given; ``cost(usage)`` turns usage into money and each run's total
-        is kept in ``ctx.stash["zagent.cost_usd"]``.
+        is kept in ``ctx.stash[zagent._model.llm.COST_KEY]``.
     """
 
     provider: str = ""

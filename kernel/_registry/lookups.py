@@ -7,12 +7,32 @@ import os
 from typing import Any, Optional
 
 from ..errors import ConfigError, ZagentError
-from .registries import Registry
+from .registries import Entry, Registry
 
 
 def names(registries: dict[str, Registry], kind: str) -> str:
     """The registered names of ``kind`` for an error message (or a hint that the plugin is missing)."""
     return ", ".join(registries[kind]) or "none (is the plugin installed and enabled?)"
+
+
+def find(kernel: Any, kind: str, name: str) -> Optional[Any]:
+    """``Kernel.find``: what is registered as ``name`` of ``kind`` (``"tools"``, ``"parsers"``...), or ``None``
+    (also for a kind that no loaded plugin declares)."""
+    registry = kernel.registries.get(kind)
+    return registry.get(name) if registry is not None else None
+
+
+def registered_names(kernel: Any, kind: str) -> list[str]:
+    """``Kernel.names``: the names registered for ``kind``, sorted; empty for a kind no loaded plugin declares."""
+    registry = kernel.registries.get(kind)
+    return list(registry) if registry is not None else []
+
+
+def entries(kernel: Any, kind: str) -> tuple[Entry, ...]:
+    """``Kernel.entries``: every ``Entry`` (name, obj, plugin, override) of ``kind``, by name; the same tuple
+    until the kind changes, so ``is`` tells a cache it is still good. Empty for a kind no plugin declares."""
+    registry = kernel.registries.get(kind)
+    return registry.entries() if registry is not None else ()
 
 
 def lookup(registries: dict[str, Registry], kind: str, name: str) -> Any:

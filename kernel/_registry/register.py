@@ -1,4 +1,4 @@
-"""``Register``: the ``register`` callable a plugin's registration hook receives, for one registry kind.
+"""``BuiltinRegister``: the ``register`` callable a registration hook gets, for one built-in registry kind.
 
 ``register(name, obj, *, override=False)`` for providers, parsers, memory backends,
 embedders, agent types and executors; for tools also ``register(fn_or_tool,
@@ -16,7 +16,7 @@ from .registries import KINDS, Entry
 from .._tools.tool import Tool
 
 
-class Register:
+class BuiltinRegister:
     """The ``register`` callable handed to one plugin's registration hook."""
 
     def __init__(self, kind: str, plugin: str, sink: list[tuple[str, Entry]]):

@@ -95,6 +95,7 @@ class Registry:
         self.version = 0
         self._entries: dict[str, Entry] = {}
         self._lock = threading.Lock()
+        self._snapshot: tuple[int, tuple[Entry, ...]] = (-1, ())
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
@@ -111,6 +112,13 @@ class Registry:
 
     def entry(self, name: str) -> Optional[Entry]:
         return self._entries.get(name)
+
+    def entries(self) -> tuple[Entry, ...]:
+        """Every entry, by name: the same tuple until the registry changes (``is`` tells a cache it did not)."""
+        with self._lock:
+            if self._snapshot[0] != self.version:
+                self._snapshot = (self.version, tuple(self._entries[n] for n in sorted(self._entries)))
+            return self._snapshot[1]
 
     def values(self) -> list[Any]:
         return [self._entries[n].obj for n in sorted(self._entries)]
@@ -157,7 +165,7 @@ class Registry:
         return f"<Registry {self.kind} ({len(self)})>"
 
 
-class Register:
+class PluginKindRegister:
     """The ``register`` callable handed to one plugin's hook for a plugin-owned kind.
 
     ``register(name, obj, *, override=False)`` (or whatever the kind's ``convert`` accepts);

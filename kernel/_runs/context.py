@@ -121,23 +121,10 @@ class RunContext(Generic[DepsT]):
         A plain function returning one coroutine (``zagent._runs.emitting.emit``'s), ``data`` passed on as is."""
         return self.kernel._aemit_data(type, self.run_id, self.agent, None, data)
 
-    def emit(self, type: str, **data: Any) -> Optional[Awaitable[None]]:
-        """Sync twin of ``aemit``, as ``Kernel.emit`` is of ``Kernel.aemit``: sends the event and returns ``None``.
-
-        Called inside a running event loop it keeps its old, async meaning for one release: it returns
-        ``aemit``'s awaitable (so ``await ctx.emit(...)`` still works) with a ``DeprecationWarning``;
-        write ``await ctx.aemit(...)`` there."""
-        import asyncio
-        import warnings
-
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            self.kernel.emit(type, run_id=self.run_id, agent=self.agent, **data)
-            return None
-        warnings.warn("RunContext.emit inside an event loop is deprecated: use 'await ctx.aemit(...)'",
-                      DeprecationWarning, stacklevel=2)
-        return self.aemit(type, **data)
+    def emit(self, type: str, **data: Any) -> None:
+        """Sync twin of ``aemit``, as ``Kernel.emit`` is of ``Kernel.aemit`` (and with its rules): sends the
+        event, tagged with this run's id and agent, before it returns."""
+        self.kernel.emit(type, run_id=self.run_id, agent=self.agent, **data)
 
     def __repr__(self) -> str:
         return f"<RunContext {self.run_id} agent={self.agent!r} tokens={self.usage.total_tokens}>"

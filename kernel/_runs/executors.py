@@ -23,7 +23,7 @@ An executor is any object with ``async submit(unit) -> result``, ``in_process``
 (the driver retries the unit a bounded number of times); a unit that ran and
 failed raises ``UnitFailed`` carrying the remote error's type name.
 
-A ``Job`` is what a batch driver runs per item; it makes the item's ``Unit``
+A ``BatchJob`` is what a batch driver runs per item; it makes the item's ``Unit``
 (the workflow plugin's graphs build one; the batch plugin's driver runs them).
 """
 
@@ -72,7 +72,7 @@ class Unit:
 
 
 @attrs.frozen(repr=False)
-class Job:
+class BatchJob:
     """What each item runs: ``local(inputs)`` here, or ``runner`` with ``{**payload, "inputs": ...}`` elsewhere.
 
     Both return ``{"output": {...}, "usage": {"input_tokens": .., "output_tokens": .., "calls": ..}}``.
@@ -89,7 +89,7 @@ class Job:
         return Unit(key=key, local=lambda: self.local(inputs), runner=self.runner, payload=payload)
 
     def __repr__(self) -> str:
-        return f"<Job {self.name!r} runner={self.runner!r}>"
+        return f"<BatchJob {self.name!r} runner={self.runner!r}>"
 
 
 class LocalExecutor:

@@ -112,34 +112,6 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started
     return call, await _execute(kernel, tool, call, kwargs, ctx, started)
 
 
-def with_unique_ids(calls: list[ToolCall]) -> list[ToolCall]:
-    """``calls`` where each call has its own id: a missing, empty or repeated id is replaced by a fresh one
-    (``call_<n>_<random>``), so every result is paired with its own call. The same list when all ids are fine."""
-    seen: set[str] = set()
-    out: Optional[list[ToolCall]] = None
-    for i, call in enumerate(calls):
-        if call.id and call.id not in seen:
-            seen.add(call.id)
-            if out is not None:
-                out.append(call)
-            continue
-        if out is None:
-            out = list(calls[:i])
-        fresh = _fresh_id(i, seen)
-        seen.add(fresh)
-        out.append(msgspec.structs.replace(call, id=fresh))
-    return calls if out is None else out
-
-
-def _fresh_id(index: int, taken: set[str]) -> str:
-    import secrets
-
-    while True:
-        fresh = f"call_{index}_{secrets.token_hex(4)}"
-        if fresh not in taken:
-            return fresh
-
-
 def not_offered(name: str, offered: "frozenset[str]") -> str:
     """The reason a call of a tool the agent was not offered is blocked (the model reads it)."""
     names = ", ".join(sorted(offered)) or "none"

@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 from ..errors import PluginError, ToolError
 from .._registry.lookups import names
 from .pending import PendingTools
-from .._registry.register import Register
+from .._registry.register import BuiltinRegister
 from .._registry.registries import Entry, Registry
 from .tool import Tool
 
@@ -51,7 +51,7 @@ def add(registries: dict[str, Registry], describe: Callable[[str], str], tool: A
         options: dict[str, Any]) -> Tool:
     """Register ``tool`` attributed to ``plugin``; the first clash is raised."""
     entries: list[tuple[str, Entry]] = []
-    Register("tools", plugin, entries)(tool, **options)
+    BuiltinRegister("tools", plugin, entries)(tool, **options)
     errors: list[PluginError] = registries["tools"].merge([e for _, e in entries], describe)
     if errors:
         raise errors[0]

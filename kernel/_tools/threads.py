@@ -164,7 +164,7 @@ class _Call(Future):  # type: ignore[type-arg]
             self.set_result(result)
 
 
-class Job:
+class _LoopCall:
     """A call made through ``start``: ``future`` is an asyncio future of the loop that started it."""
 
     __slots__ = ("future", "key", "abandoned", "state", "probe", "_loop")
@@ -243,12 +243,12 @@ class ToolThreads(Executor):
         return self._abandoned_total
 
     def start(self, key: Any, fn: Callable[..., Any], kwargs: dict[str, Any],
-              probe: Optional[InlineProbe] = None) -> Job:
+              probe: Optional[InlineProbe] = None) -> _LoopCall:
         """Run ``fn(**kwargs)`` in a worker for the running event loop; ``key`` names the tool for the caps,
         ``probe`` (if given) is told how long the call took.
 
         Raises ``ToolThreadsExhausted`` when ``key`` (or the pool) is at its cap of abandoned calls."""
-        job = Job(asyncio.get_running_loop(), key, probe)
+        job = _LoopCall(asyncio.get_running_loop(), key, probe)
         self._put(job, fn, (), kwargs)
         return job
 
@@ -287,7 +287,7 @@ class ToolThreads(Executor):
 
         A call still queued is cancelled instead. Returns whether a thread was abandoned."""
         with self._lock:
-            if isinstance(job, Job):
+            if isinstance(job, _LoopCall):
                 if job.state == _PENDING:
                     job.state = _CANCELLED
                     return False
@@ -320,7 +320,7 @@ class ToolThreads(Executor):
         # since a stuck tool would make the join wait forever.
 
     def _cancel(self, job: Any) -> None:
-        if isinstance(job, Job):
+        if isinstance(job, _LoopCall):
             with self._lock:
                 if job.state == _PENDING:
                     job.state = _CANCELLED
@@ -337,7 +337,7 @@ class ToolThreads(Executor):
                 return
             job, fn, args, kwargs = item
             del item
-            if type(job) is Job:
+            if type(job) is _LoopCall:
                 with lock:
                     runs = job.state == _PENDING
                     if runs:
@@ -347,7 +347,7 @@ class ToolThreads(Executor):
             if runs:
                 job.run(fn, args, kwargs)
             with lock:
-                if type(job) is Job:
+                if type(job) is _LoopCall:
                     job.state = _DONE
                 if job.abandoned:  # a fresh thread took this one's place meanwhile
                     self._abandoned_total -= 1

@@ -1,8 +1,8 @@
 """Approvals bound to the call: a human's yes covers one call -- its tool, its arguments and an id zagent minted.
 
 The model's tool-call id is the model's to choose (and to repeat), so it never stands for an approval. When
-a loop accepts a reply's calls it mints an id per call (``mint``) and puts ``{model id: minted id}`` in
-``ctx.stash[CALL_KEYS]``. The approval rail computes ``approval_key(minted, name, arguments)`` -- the
+a loop accepts a reply's calls it mints an id per call (``zagent._model.llm.new_call_id``) and puts
+``{model id: minted id}`` in ``ctx.stash[CALL_KEYS]``. The approval rail computes ``approval_key(minted, name, arguments)`` -- the
 minted id and a SHA-256 of the tool name and the arguments as canonical JSON (sorted keys) -- and lets a
 call through unasked only when that key is in ``ctx.stash[APPROVED]``. When it holds a call for a human
 (the approver answered "later") it records the key under the call's id in ``ctx.stash[PENDING_KEYS]``;
@@ -15,7 +15,6 @@ and asks again; a call outside a loop (no minted id) is never pre-approved.
 from __future__ import annotations
 
 import hashlib
-import secrets
 from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
@@ -26,14 +25,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .._runs.context import RunContext
     from ..types import ToolCall
 
-__all__ = ["approval_key", "bound_key", "mint"]
+__all__ = ["approval_key", "bound_key"]
 
 _canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
-
-
-def mint() -> str:
-    """A fresh id for one call (never the model's)."""
-    return f"z{secrets.token_hex(8)}"
 
 
 def approval_key(minted: str, name: str, arguments: Any) -> str:

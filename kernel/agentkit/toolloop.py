@@ -44,7 +44,7 @@ import msgspec
 from .._trust.limits import bound_calls
 from .callcap import cap_calls, reply_limit
 from .argtypes import coerce
-from .._tools.run import with_unique_ids
+from .._model.replies import unique_call_ids
 from ..types import Completion, Message, ToolCall, ToolResult, ToolSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,7 +63,7 @@ NUDGE = ("Your last reply had neither a tool call nor an answer. "
 Ask = Callable[["LLMRequest", Optional["RunContext[Any]"]], Awaitable[Completion]]
 
 
-class ToolCallFormat(Protocol):
+class TextToolFormat(Protocol):
     """A text tool-call format as registered with the kernel (``kernel.parser("tool_call")``)."""
 
     def render_tools(self, specs: Sequence[ToolSpec]) -> str: ...
@@ -285,7 +285,7 @@ class ToolLoop:
         if prompt_tools is not None:
             calls, errors, text = prompt_tools.extract(reply.content or "")
             reply, calls = cap_calls(reply, calls, limit)
-            return ToolTurn(reply, with_unique_ids(calls), errors, text)
+            return ToolTurn(reply, unique_call_ids(calls), errors, text)
         if offer.specs and not reply.tool_calls and llm.profile.text_tool_fallback:
             reply = text_call_fallback(self.format, reply, offer.specs, history)
             if reply.tool_calls and hasattr(llm, "note_text_calls"):  # the server hands calls back as text
@@ -294,7 +294,7 @@ class ToolLoop:
             return ToolTurn(reply, [], [], reply.content or "")
         if len(reply.tool_calls) > limit:
             reply, _kept = cap_calls(reply, list(reply.tool_calls), limit)
-        calls = with_unique_ids(list(reply.tool_calls))  # each result must find its own call
+        calls = unique_call_ids(list(reply.tool_calls))  # each result must find its own call
         if any(a is not b for a, b in zip(calls, reply.tool_calls)):
             reply = msgspec.structs.replace(reply, tool_calls=calls)
         return ToolTurn(reply, calls, [], reply.content or "")

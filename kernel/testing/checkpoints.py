@@ -24,7 +24,7 @@ import pytest
 from .. import ConfigError
 
 
-class _State(msgspec.Struct):
+class _SampleState(msgspec.Struct):
     step: int
     trajectory: list[str]
 
@@ -53,10 +53,10 @@ class CheckpointStoreTests:
 
     def test_objects_are_saved_as_msgspec_json(self, store: Any) -> None:
         """A Struct or other msgspec-encodable state is stored as msgspec JSON and decodes back."""
-        state = _State(step=2, trajectory=["a", "b"])
+        state = _SampleState(step=2, trajectory=["a", "b"])
         store.save("r1", 2, state)
         step, raw = store.latest("r1")
-        assert msgspec.json.decode(raw, type=_State) == state
+        assert msgspec.json.decode(raw, type=_SampleState) == state
 
     def test_bytes_are_stored_unchanged(self, store: Any) -> None:
         """A bytes state (e.g. msgpack) is stored and returned byte for byte."""

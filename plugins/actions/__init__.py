@@ -23,7 +23,7 @@ _EXPORTS = {
     "ModelRetry": "validators", "OutputRejected": "validators",
 }
 
-#: this plugin's registry kind: ``zagent_register_output_validators`` -> ``kernel.registries["output_validators"]``
+#: this plugin's registry kind: ``zagent_register_output_validators`` -> ``kernel.entries("output_validators")``
 zagent_hookspecs = "zagent.plugins.actions.hookspecs"
 
 

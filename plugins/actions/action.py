@@ -271,7 +271,7 @@ class CustomizeAction(Action):
         offer = self._tool_loop.offer(llm, tools)
         system = "\n\n".join(p for p in (system_prompt or "", section) if p)
         messages = self._first_messages(prompt, system, [*demos, *history], offer)
-        run = _Run(self, llm, ctx, messages, offer, self.response_format(llm, bool(tools)), format_due=format_later,
+        run = _ActionRun(self, llm, ctx, messages, offer, self.response_format(llm, bool(tools)), format_due=format_later,
                    prompt=prompt)
         return run.loop(prompt)
 
@@ -296,7 +296,7 @@ class CustomizeAction(Action):
 
 
 @attrs.define(repr=False, eq=False, slots=False)
-class _Run:
+class _ActionRun:
     """The state of one ``CustomizeAction.aexecute`` call (never shared between calls)."""
 
     action: CustomizeAction
@@ -324,7 +324,7 @@ class _Run:
         ctx.offered_tools = self.offer.names  # the kernel blocks any other name
         try:
             action, core, llm, offer = self.action, self.action._tool_loop, self.llm, self.offer
-            events = action.kernel.hooks.active("zagent_event")
+            events = action.kernel.has_impls("zagent_event")
             output_spec = action._output_hint  # built once per action
             for step in range(1, action.max_steps + 1):
                 if events:

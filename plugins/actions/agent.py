@@ -163,7 +163,7 @@ class Agent:
                else self.kernel.context(agent=self.name, agent_config=dict(self.agent_config)))
         if self.deps is not None:  # the agent's own deps, else its caller's (carried by for_agent)
             ctx.deps = self.deps
-        events = self.kernel.hooks.active("zagent_event")
+        events = self.kernel.has_impls("zagent_event")
         if caller is None and not events:
             return self._work(action, msgs, dict(inputs or {}), ctx, started, events)
         return self._framed(action, msgs, dict(inputs or {}), ctx, started, events, caller)
@@ -203,7 +203,7 @@ class Agent:
         missing = action.missing_inputs(inputs)
         if missing:
             inputs.update(await self._extract(action, ctx, missing))
-        if self.guardrails or self.kernel.hooks.active("zagent_check_input"):
+        if self.guardrails or self.kernel.has_impls("zagent_check_input"):
             await check_guardrails(ctx, "input", self.name, inputs, self.guardrails.get("input", ()))
         out: ActionOutput = await action.start(self.llm, inputs, ctx=ctx, system_prompt=self.system_prompt)
         retries = 0
@@ -211,7 +211,7 @@ class Agent:
             from .validators import validated
 
             out, retries = await validated(self, action, out, ctx)
-        if self.guardrails or self.kernel.hooks.active("zagent_check_output"):
+        if self.guardrails or self.kernel.has_impls("zagent_check_output"):
             await check_guardrails(ctx, "output", self.name, out.output, self.guardrails.get("output", ()))
         duration = time.perf_counter() - started
         message = Message(role="assistant", content=_json(out.output), name=self.name, metadata={
@@ -228,8 +228,7 @@ class Agent:
         result = AgentResult(output=out.output, message=message, agent=self.name, action=action.name,
                              usage=out.usage, duration=duration, steps=out.steps,
                              trajectory=out.messages, tool_results=out.tool_results)
-        if self.kernel.hooks.active("zagent_run_end"):
-            await self.kernel.hooks.run_end(result, ctx)
+        await self.kernel.arun_end(result, ctx)
         return result
 
     def execute(self, action_name: Optional[str] = None, **kwargs: Any) -> AgentResult:

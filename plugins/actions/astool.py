@@ -87,7 +87,7 @@ def agent_tool(agent: Any, *, name: Optional[str] = None, description: Optional[
                 toolset="agents", metadata={"agent": agent.name})
     if not register:
         return tool
-    existing = agent.kernel.registries["tools"].get(tool_name)
+    existing = agent.kernel.find("tools", tool_name)
     if existing is not None:
         if existing.metadata.get("agent_object") is agent:
             return existing
@@ -111,7 +111,7 @@ async def _declared(agent: Any, caller: "RunContext", inputs: dict[str, Any]) ->
     ctx = caller.for_agent(agent.name, outer_config(agent.agent_config, caller))
     if getattr(agent, "deps", None) is not None:  # its own deps, else the caller's (for_agent carries them)
         ctx.deps = agent.deps
-    events = agent.kernel.hooks.active("zagent_event")
+    events = agent.kernel.has_impls("zagent_event")
     result = await agent._framed(action, None, dict(inputs), ctx, time.perf_counter(), events, caller)
     values = result.to_dict()
     if len(values) == 1:

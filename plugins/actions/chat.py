@@ -80,12 +80,12 @@ async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]
                                deps=deps if deps is not None or ctx is None else ctx.deps,
                                **({"run_id": ctx.run_id, "metadata": dict(ctx.metadata)} if ctx is not None else {}))
     # The routing call (tools or not?) and the run it chooses are one run: one trace, one run-log entry.
-    routed = use_react is None and bool(agent.chat_tools()) and agent.kernel.hooks.active("zagent_event")
+    routed = use_react is None and bool(agent.chat_tools()) and agent.kernel.has_impls("zagent_event")
     if routed:
         await ctx.aemit("run_start", mode="chat")
     own = getattr(agent, "guardrails", None) or {}
     try:
-        if own or agent.kernel.hooks.active("zagent_check_input"):
+        if own or agent.kernel.has_impls("zagent_check_input"):
             await check_guardrails(ctx, "input", agent.name, user_input, own.get("input", ()))
         if use_react is None:
             use_react = await needs_react(agent, user_input, ctx)
@@ -98,7 +98,7 @@ async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]
             response = await chat_with_documents(agent, engine, user_input, past, ctx)
         else:
             response = await direct(agent, user_input, past, ctx)
-        if own or agent.kernel.hooks.active("zagent_check_output"):
+        if own or agent.kernel.has_impls("zagent_check_output"):
             await check_guardrails(ctx, "output", agent.name, response.content, own.get("output", ()))
     except BaseException as exc:
         if routed:
@@ -122,7 +122,7 @@ async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]
 
 async def direct(agent: "Agent", user_input: str, past: list[Message], ctx: Any) -> AgentResponse:
     """One model call, framed as a run (``run_start``/``run_end`` events) like a loop run."""
-    events = agent.kernel.hooks.active("zagent_event")
+    events = agent.kernel.has_impls("zagent_event")
     if events:
         await ctx.aemit("run_start", mode="direct")
     messages = [Message(role="system", content=agent.chat_system_prompt()), *past,
@@ -198,7 +198,7 @@ def confidence(steps: Sequence[Any], questions: Sequence[str]) -> float:
 
 async def react_through_kernel(agent: "Agent", user_input: str, past: list[Message], ctx: Any) -> AgentResponse:
     """Run a ReAct loop for a declared agent, through the kernel's ``react`` agent type."""
-    factory = agent.kernel.registries["agent_types"].get("react")
+    factory = agent.kernel.find("agent_types", "react")
     if factory is None:
         raise ConfigError(f"agent {agent.name!r} needs the ReAct loop for this chat (it has tools), but no 'react' "
                           "agent type is installed; install the react plugin or chat with use_react=False")

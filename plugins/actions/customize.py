@@ -200,8 +200,8 @@ def _validate(spec: AgentSpec, kernel: "Kernel") -> None:
         raise ConfigError(f"{where}: input(s) {', '.join(unused)} never appear in the prompt; "
                           f"add {' '.join('{' + n + '}' for n in unused)} to it or remove them")
     mode = spec.parse_mode or _default_mode(spec)
-    if mode not in kernel.registries["parsers"]:
-        raise ConfigError(f"{where}: unknown parse_mode {mode!r}; installed: {', '.join(kernel.registries['parsers'])}")
+    if kernel.find("parsers", mode) is None:
+        raise ConfigError(f"{where}: unknown parse_mode {mode!r}; installed: {', '.join(kernel.names('parsers'))}")
     if mode == "custom" and not spec.parse_func:
         raise ConfigError(f"{where}: parse_mode 'custom' needs parse_func ('package.module:function')")
 

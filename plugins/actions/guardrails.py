@@ -1,7 +1,7 @@
 """A declared agent's own input and output guardrails: ``"guardrails": {"input": [...], "output": [...]}``.
 
 Each entry is a callable ``fn(value, ctx)`` returning ``None`` or a reason, a name in
-``kernel.registries["guardrails"]`` when a plugin declares that kind, or an import
+``kernel.entries("guardrails")`` when a plugin declares that kind, or an import
 path resolved under the spec's trust rules (``zagent._trust.imports.resolve``). They run before the kernel's
 ``zagent_check_input`` / ``zagent_check_output`` hooks (``zagent.agentkit.guardrails``), which always run too.
 """
@@ -41,9 +41,9 @@ def resolve_guardrails(kernel: "Kernel", spec: Any, *, base_dir: Optional[str] =
 def _one(kernel: "Kernel", ref: Any, key: str, base_dir: Optional[str]) -> Optional[Callable]:
     if callable(ref):
         return ref
-    registry = kernel.registries.get("guardrails")
-    if isinstance(ref, str) and registry is not None and ref in registry:
-        return registry.get(ref)
+    registered = kernel.find("guardrails", ref) if isinstance(ref, str) else None
+    if registered is not None:
+        return registered
     if isinstance(ref, str) and ":" in ref:
         from zagent._trust.imports import NotImported, resolve
 

@@ -1,4 +1,4 @@
-"""The actions plugin's registry kind: ``zagent_register_output_validators`` -> ``kernel.registries["output_validators"]``.
+"""The actions plugin's registry kind: ``zagent_register_output_validators`` -> ``kernel.entries("output_validators")``.
 
 The actions plugin names this module as its ``zagent_hookspecs``; the spec is a
 ``registry_hookspec``, so the kernel adds the hook and the registry and fills
@@ -15,7 +15,7 @@ from zagent._registry.registries import registry_hookspec
 
 @registry_hookspec("output_validators", noun="output validator")
 def zagent_register_output_validators(register: Callable[..., Any], kernel: Any) -> None:
-    """Register output validators by name (``kernel.registries["output_validators"]``).
+    """Register output validators by name (``kernel.entries("output_validators")``).
 
     ``register(name, fn, *, override=False)``; ``fn(output)`` or ``fn(output, ctx)`` (sync or async)
     accepts the typed output of a declared agent by returning ``None`` (or a dict of replacement fields),

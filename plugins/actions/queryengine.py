@@ -6,7 +6,7 @@
     store.add(open("guide.md").read(), source="guide.md")
     engine = QueryEngine(kernel=k, store=store, llm=k.llm("openai:gpt-4o-mini"))
     answer = engine.query("How do I reset the device?")
-    answer.response, answer.citations, answer.sources      # text, ["guide.md#3"], [Chunk, ...]
+    answer.response, answer.citations, answer.sources      # text, ["guide.md#3"], [DocumentChunk, ...]
     k.add_tool(engine.as_tool("search_guide", "Answer questions about the device guide"))
     agent.query_engine = engine      # chat() routes to it, and falls back to it on "I don't know"
 

@@ -64,14 +64,13 @@ def check_retries(value: Any, where: str) -> int:
 
 def resolve_validators(kernel: "Kernel", refs: Sequence[Any], *, base_dir: Optional[str] = None) -> list[Callable]:
     """Validators a spec names: registered names, or import paths under the trust rules; callables as they are."""
-    registry = kernel.registries.get("output_validators")
     found: list[Callable] = []
     for i, ref in enumerate(refs):
         key = f"output_validators[{i}]"
         if callable(ref):
             found.append(ref)
-        elif isinstance(ref, str) and registry is not None and ref in registry:
-            found.append(registry.get(ref))
+        elif isinstance(ref, str) and (registered := kernel.find("output_validators", ref)) is not None:
+            found.append(registered)
         elif isinstance(ref, str) and ":" in ref:
             from zagent._trust.imports import NotImported, resolve
 
@@ -81,7 +80,7 @@ def resolve_validators(kernel: "Kernel", refs: Sequence[Any], *, base_dir: Optio
                     raise ConfigError(f"{key} {ref!r} is not a function")
                 found.append(fn)
         else:
-            known = ", ".join(registry or ()) or "none"
+            known = ", ".join(kernel.names("output_validators")) or "none"
             raise ConfigError(f"{key} {ref!r} is not a registered output validator (registered: {known}) nor an "
                               "import path 'package.module:function'")
     return found
@@ -128,12 +127,12 @@ async def _check(validators: Sequence[Callable], output: Any, action: Any, ctx: 
 
 async def _again(action: Any, llm: Any, out: "ActionOutput", ctx: "RunContext", reason: str, attempt: int) -> Any:
     """The same conversation, one more user turn with ``reason``: a new run of ``action``'s loop."""
-    from .action import _Run
+    from .action import _ActionRun
 
     tools = action.offered_tools()
     messages = [*out.messages, Message(role="user", content=RETRY_TURN.format(reason=reason),
                                        metadata={"kind": "output_retry", "attempt": attempt})]
-    run = _Run(action, llm, ctx, messages, action._tool_loop.offer(llm, tools),
+    run = _ActionRun(action, llm, ctx, messages, action._tool_loop.offer(llm, tools),
                action.response_format(llm, bool(tools)), prompt=out.prompt)
     again = await run.loop(out.prompt)
     again.usage = out.usage + again.usage

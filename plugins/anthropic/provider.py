@@ -101,7 +101,7 @@ class AnthropicLLM(LLM):
     async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
         response = await self.http.post("/v1/messages", self.body(request, stream=True), stream=True,
                                         expect="text/event-stream")
-        state = _StreamState()
+        state = _AnthropicStreamState()
         mod = self.http.module()
         try:
             async for _name, data in iter_sse(response.aiter_lines()):
@@ -121,13 +121,13 @@ class AnthropicLLM(LLM):
         yield Chunk(type="done", completion=Completion(
             message=message, finish_reason=state.finish_reason, usage=state.usage(), model=state.model or self.model))
 
-    def _decode(self, data: str) -> wire.StreamEvent:
+    def _decode(self, data: str) -> wire.AnthropicEvent:
         try:
             return wire.event_decoder.decode(data)
         except (msgspec.DecodeError, RecursionError) as exc:  # nested past msgspec's limit too
             raise malformed(self.http, "stream event", exc, data) from None
 
-    def _on_event(self, ev: wire.StreamEvent, state: "_StreamState") -> list[Chunk]:
+    def _on_event(self, ev: wire.AnthropicEvent, state: "_AnthropicStreamState") -> list[Chunk]:
         kind = ev.type
         if kind == "content_block_delta" and ev.delta is not None:
             if ev.delta.type == "text_delta" and ev.delta.text:
@@ -184,7 +184,7 @@ class AnthropicLLM(LLM):
         return f"<AnthropicLLM {self.name} {mask_userinfo(self.http.base_url)}>"
 
 
-class _StreamState:
+class _AnthropicStreamState:
     """Text parts, open tool_use blocks and their JSON deltas, usage and stop reason of one stream."""
 
     def __init__(self) -> None:
@@ -207,7 +207,7 @@ class _StreamState:
             self.input_tokens = wire.input_tokens(message.usage)
             self.output_tokens = message.usage.output_tokens
 
-    def delta(self, ev: wire.StreamEvent) -> None:
+    def delta(self, ev: wire.AnthropicEvent) -> None:
         if ev.delta is not None and ev.delta.stop_reason:
             self.finish_reason = wire.STOP_REASONS.get(ev.delta.stop_reason, ev.delta.stop_reason)
         if ev.usage is not None:

@@ -44,7 +44,7 @@ def thinking_block(b: Block) -> dict[str, Any]:
     return {"type": "thinking", "thinking": b.thinking or "", "signature": b.signature or ""}
 
 
-class WireUsage(msgspec.Struct):
+class AnthropicUsage(msgspec.Struct):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: Optional[int] = None
@@ -57,7 +57,7 @@ class MessageReply(msgspec.Struct):
     content: list[Block] = []
     model: str = ""
     stop_reason: Optional[str] = None
-    usage: Optional[WireUsage] = None
+    usage: Optional[AnthropicUsage] = None
     error: Any = None
 
 
@@ -70,22 +70,22 @@ class EventDelta(msgspec.Struct):
     signature: str = ""
 
 
-class StreamEvent(msgspec.Struct):
+class AnthropicEvent(msgspec.Struct):
     type: str = ""
     index: int = 0
     message: Optional[MessageReply] = None
     content_block: Optional[Block] = None
     delta: Optional[EventDelta] = None
-    usage: Optional[WireUsage] = None
+    usage: Optional[AnthropicUsage] = None
     error: Any = None
 
 
 reply_decoder = msgspec.json.Decoder(MessageReply)
-event_decoder = msgspec.json.Decoder(StreamEvent)
+event_decoder = msgspec.json.Decoder(AnthropicEvent)
 encoder = msgspec.json.Encoder()
 
 
-def input_tokens(u: WireUsage) -> int:
+def input_tokens(u: AnthropicUsage) -> int:
     return u.input_tokens + (u.cache_creation_input_tokens or 0) + (u.cache_read_input_tokens or 0)
 
 

@@ -45,7 +45,7 @@ def choose_executor(kernel: Any, asked: Optional[str]) -> Optional[str]:
     """``--executor``, else ``ray`` when ``RAY_ADDRESS`` is set and installed, else the kernel's default."""
     if asked:
         return asked
-    if os.environ.get("RAY_ADDRESS") and "ray" in kernel.registries["executors"]:
+    if os.environ.get("RAY_ADDRESS") and kernel.find("executors", "ray") is not None:
         return "ray"
     return None
 

@@ -1,9 +1,9 @@
 """The batch driver behind ``Kernel.batch`` / ``Kernel.abatch``: one run per input, bounded, resumable.
 
-* **What runs**: a ``Job`` made from the target: an agent spec (a dict or a
+* **What runs**: a ``BatchJob`` made from the target: an agent spec (a dict or a
   file, built once here so a bad spec fails before any item runs), an agent
   object (anything with ``aexecute``; runs in this process only), or an object
-  with ``batch_job(kernel) -> Job`` (the workflow plugin's graphs have one).
+  with ``batch_job(kernel) -> BatchJob`` (the workflow plugin's graphs have one).
 * **Where**: each item is a ``zagent._runs.executors.Unit`` handed to the executor
   (``local`` by default); the driver alone decides what is done and writes the
   results, so a lost worker means a retried item (``UnitLost``, at most
@@ -31,7 +31,7 @@ import msgspec
 
 from .files import Item, ResultsFile, iter_items, read_items
 from zagent.errors import ConfigError
-from zagent._runs.executors import Job as Job  # the job builders' API (workflow graphs make them)
+from zagent._runs.executors import BatchJob as BatchJob  # the job builders' API (workflow graphs make them)
 from zagent._runs.executors import UnitFailed, UnitLost, pick, shipped_trust, trust_from
 from zagent._trust.secrets import public_data
 from zagent._runs.stash import StashKey
@@ -39,7 +39,7 @@ from zagent._runs.stash import StashKey
 if TYPE_CHECKING:  # pragma: no cover
     import os
 
-__all__ = ["AGENT_RUNNER", "BatchReport", "Job", "Summary", "WORKER_AGENTS", "abatch", "agent_item", "make_job",
+__all__ = ["AGENT_RUNNER", "BatchReport", "BatchJob", "Summary", "WORKER_AGENTS", "abatch", "agent_item", "make_job",
            "run_agent_item"]
 
 AGENT_RUNNER = "zagent.plugins.batch.driver:run_agent_item"
@@ -135,7 +135,7 @@ async def abatch(kernel: Any, target: Any, inputs: Union[Iterable[Any], str, Any
 class _Batch:
     """The state of one batch (never shared)."""
 
-    def __init__(self, job: Job, ex: Any, sink: Optional[ResultsFile], retries: int,
+    def __init__(self, job: BatchJob, ex: Any, sink: Optional[ResultsFile], retries: int,
                  on_result: Optional[Callable[[dict[str, Any], Summary], None]], summary: Summary):
         self.job, self.ex, self.sink, self.retries, self.on_result = job, ex, sink, retries, on_result
         self.summary = summary
@@ -238,21 +238,21 @@ def _failed(item: Item, exc: BaseException, attempts: int, duration: float) -> d
 # -- jobs -----------------------------------------------------------------------------
 
 
-def make_job(kernel: Any, target: Any) -> Job:
-    """The ``Job`` for ``target`` (see the module docstring); a bad target is a ``ConfigError`` now."""
+def make_job(kernel: Any, target: Any) -> BatchJob:
+    """The ``BatchJob`` for ``target`` (see the module docstring); a bad target is a ``ConfigError`` now."""
     builder = getattr(target, "batch_job", None)
     if builder is not None and not isinstance(target, type):
-        job: Job = builder(kernel)
+        job: BatchJob = builder(kernel)
         return job
     if isinstance(target, (dict, str)) or hasattr(target, "__fspath__"):
         return _spec_job(kernel, target)
     if hasattr(target, "aexecute"):
-        return Job(name=getattr(target, "name", "agent"), local=lambda inputs: agent_item(kernel, target, inputs))
+        return BatchJob(name=getattr(target, "name", "agent"), local=lambda inputs: agent_item(kernel, target, inputs))
     raise ConfigError(f"cannot batch a {type(target).__name__}: give an agent spec (dict or file), an agent, "
                       "or a workflow graph")
 
 
-def _spec_job(kernel: Any, target: Any) -> Job:
+def _spec_job(kernel: Any, target: Any) -> BatchJob:
     from zagent._trust.specfiles import load_spec_file
 
     spec = target if isinstance(target, dict) else load_spec_file(target)
@@ -261,7 +261,7 @@ def _spec_job(kernel: Any, target: Any) -> Job:
                           "and batch the graph (or use 'zagent batch', which does)")
     agent = kernel.agent(spec)
     # Workers get the spec without secrets (API keys come from their own environment) and the driver's trust.
-    return Job(name=str(spec.get("name", "agent")), local=lambda inputs: agent_item(kernel, agent, inputs),
+    return BatchJob(name=str(spec.get("name", "agent")), local=lambda inputs: agent_item(kernel, agent, inputs),
                runner=AGENT_RUNNER, payload={"spec": public_data(spec), "trust": shipped_trust()})
 
 

@@ -1,4 +1,4 @@
-"""The evals plugin's registry kind: ``zagent_register_scorers`` -> ``kernel.registries["scorers"]``.
+"""The evals plugin's registry kind: ``zagent_register_scorers`` -> ``kernel.entries("scorers")``.
 
 The evals plugin names this module as its ``zagent_hookspecs``; the spec is a
 ``registry_hookspec``, so the kernel adds the hook and the registry (same
@@ -15,7 +15,7 @@ from zagent._registry.registries import registry_hookspec
 
 @registry_hookspec("scorers", noun="scorer")
 def zagent_register_scorers(register: Callable[..., Any], kernel: Any) -> None:
-    """Register eval scorers by name (``kernel.registries["scorers"]``).
+    """Register eval scorers by name (``kernel.entries("scorers")``).
 
     ``register(name, factory, *, override=False)``; ``factory(options, kernel)`` gets the scorer's
     options (``{"tolerance": 0.01}``) and returns ``score(output, expected, case)`` (sync or async),

@@ -226,9 +226,9 @@ def scorer_of(kernel: Any, spec: Any) -> tuple[str, Callable[..., Any]]:
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
         raise ConfigError(f"a scorer is a name or {{'name': ..., options...}}, got {spec!r}")
     options = {k: v for k, v in spec.items() if k not in ("name", "label")}
-    factory = kernel.registries["scorers"].get(spec["name"])
+    factory = kernel.find("scorers", spec["name"])
     if factory is None:
-        raise ConfigError(f"unknown scorer {spec['name']!r}; registered: {', '.join(kernel.registries['scorers'])}")
+        raise ConfigError(f"unknown scorer {spec['name']!r}; registered: {', '.join(kernel.names('scorers'))}")
     label = spec.get("label") or (spec["name"] if not options or spec["name"] == "llm_judge" else
                                   f"{spec['name']}({','.join(f'{k}={v}' for k, v in sorted(options.items()))})")
     return str(label), factory(options, kernel)

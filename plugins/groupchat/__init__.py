@@ -4,7 +4,7 @@
 pause/resume/abort, checkpoints), the ``groupchat`` agent type (so
 ``kernel.agent({"type": "groupchat", ...})`` or a chat file builds one) and the
 CLI command ``zagent groupchat run FILE --input task="..."``. It also owns a
-registry kind, ``kernel.registries["speaker_selectors"]``, filled through its
+registry kind, ``kernel.entries("speaker_selectors")``, filled through its
 hook ``zagent_register_speaker_selectors`` (``hookspecs``), and registers the
 built-in policies there. Cheap to import: classes load on first use
 (``from zagent.plugins.groupchat import GroupChat`` resolves lazily).

@@ -2,7 +2,7 @@
 
 The groupchat plugin declares this module as its ``zagent_hookspecs``. The
 spec is a ``registry_hookspec``, so the kernel adds the hook and a registry,
-``kernel.registries["speaker_selectors"]``, before it registers any plugin's
+``kernel.entries("speaker_selectors")``, before it registers any plugin's
 hooks, and fills it with the kernel's own name, clash and override checks: a
 selector plugin works from an entry point, in ``Kernel(plugins=[...])`` (in
 any order) or added later with ``k.add_plugin(...)``. Selectors can also be
@@ -24,7 +24,7 @@ KIND = "speaker_selectors"
 
 @registry_hookspec(KIND, noun="speaker selector")
 def zagent_register_speaker_selectors(register: Callable[..., None], kernel: "Kernel") -> None:
-    """Register speaker-selection policies for group chats, by name (``kernel.registries["speaker_selectors"]``).
+    """Register speaker-selection policies for group chats, by name (``kernel.entries("speaker_selectors")``).
 
     ``register(name, factory, *, override=False)``; ``factory(options, kernel)``
     receives the ``selection`` mapping of a chat spec (``options["policy"] == name``)

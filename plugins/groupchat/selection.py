@@ -24,7 +24,7 @@ repeat one speaker forever is broken). A provider's error while asking
 retried it, and asking again every round would only repeat it.
 
 More policies come from plugins through ``zagent_register_speaker_selectors``
-into ``kernel.registries["speaker_selectors"]`` (``selector_factories``), or
+into ``kernel.entries("speaker_selectors")`` (``selector_factories``), or
 from an import path ``"pkg.mod:factory"``.
 """
 
@@ -270,14 +270,12 @@ BUILTIN: dict[str, Callable[[dict[str, Any], "Kernel"], Any]] = {
 
 
 def selector_factories(kernel: "Kernel") -> dict[str, Callable[[dict[str, Any], "Kernel"], Any]]:
-    """The policies of ``kernel.registries["speaker_selectors"]`` (the built-ins and those plugins register);
+    """The policies of ``kernel.entries("speaker_selectors")`` (the built-ins and those plugins register);
     only the built-ins on a kernel without the groupchat plugin."""
     from .hookspecs import KIND
 
-    registry = kernel.registries.get(KIND)
-    if registry is None:
-        return dict(BUILTIN)
-    return {name: registry.get(name) for name in registry}
+    found = kernel.entries(KIND)
+    return {e.name: e.obj for e in found} if found else dict(BUILTIN)
 
 
 def build_selector(kernel: "Kernel", spec: Any) -> Any:

@@ -371,7 +371,7 @@ def _load_file(kernel: Any, path: str) -> Any:
     from zagent._trust.specfiles import load_spec_file
 
     spec = load_spec_file(path)
-    if spec.get("type", "customize") == "customize" and "customize" in kernel.registries["agent_types"]:
+    if spec.get("type", "customize") == "customize" and kernel.find("agent_types", "customize") is not None:
         from zagent.plugins.actions import CustomizeAgent
 
         return CustomizeAgent.load(path, kernel)

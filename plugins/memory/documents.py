@@ -3,7 +3,7 @@
 ``k.memory("documents", path="docs.db", embedder=k.embedder())``::
 
     add(text, source="guide.md", chunk_size=800, overlap=100) -> chunk ids  # re-adding a source replaces it
-    search(query, k=4) -> list[Chunk]          # best first: id, source, text, score
+    search(query, k=4) -> list[DocumentChunk]          # best first: id, source, text, score
     sources() / count() / remove(source) / close()
 
 and the async twins ``aadd``, ``asearch``. Chunks are cut at paragraph, then
@@ -38,7 +38,7 @@ RRF_K = 60
 
 
 @attrs.frozen
-class Chunk:
+class DocumentChunk:
     """One retrieved piece of a document: ``id`` (``source#n``) cites it."""
 
     id: str
@@ -164,7 +164,7 @@ class DocumentStore:
 
     # -- reading --------------------------------------------------------------------
 
-    async def asearch(self, query: str, k: int = 4) -> list[Chunk]:
+    async def asearch(self, query: str, k: int = 4) -> list[DocumentChunk]:
         """The ``k`` chunks best matching ``query``, best first (see the module docstring)."""
         import asyncio
 
@@ -179,13 +179,13 @@ class DocumentStore:
                                                     self.embedder, exc_info=True)
         return await asyncio.to_thread(self._search, query, k, vector)
 
-    def search(self, query: str, k: int = 4) -> list[Chunk]:
+    def search(self, query: str, k: int = 4) -> list[DocumentChunk]:
         """Sync twin of ``asearch``."""
         from zagent._runs.sync import run_sync
 
         return run_sync(self.asearch(query, k))
 
-    def _search(self, query: str, k: int, vector: Any) -> list[Chunk]:
+    def _search(self, query: str, k: int, vector: Any) -> list[DocumentChunk]:
         from .fts import fts_query
 
         match = fts_query([w.lower() for w in _WORD.findall(query)][:64])
@@ -207,7 +207,7 @@ class DocumentStore:
             rows = {r[0]: r for r in db.execute(
                 f"SELECT id, source, text FROM zagent_doc_chunks WHERE id IN ({','.join('?' * len(best))})",
                 best).fetchall()} if best else {}
-        return [Chunk(id=c, source=rows[c][1], text=rows[c][2], score=round(scores[c], 6)) for c in best if c in rows]
+        return [DocumentChunk(id=c, source=rows[c][1], text=rows[c][2], score=round(scores[c], 6)) for c in best if c in rows]
 
     def sources(self) -> list[str]:
         with self._lock:
@@ -230,4 +230,4 @@ class DocumentStore:
         return f"<DocumentStore {self.path!r}>"
 
 
-__all__ = ["Chunk", "DocumentStore", "chunk_text"]
+__all__ = ["DocumentChunk", "DocumentStore", "chunk_text"]

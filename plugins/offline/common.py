@@ -5,22 +5,16 @@ Nothing here touches the network or imports heavy modules.
 
 from __future__ import annotations
 
-import itertools
 import re
 from typing import Any, Iterable
 
 import msgspec
 
 from zagent.errors import ConfigError
+from zagent._model.llm import new_call_id
 from zagent.types import Chunk, Completion, LLMRequest, Message, ToolCall, Usage
 
-_ids = itertools.count(1)
 _WORDS = re.compile(r"\S+\s*|\s+")
-
-
-def new_call_id() -> str:
-    """A tool-call id unique in this process (``call_<n>``)."""
-    return f"call_{next(_ids)}"
 
 
 def estimate_tokens(text: str) -> int:

@@ -43,7 +43,7 @@ def react_two_tools(kernel: Any, model: str = "test:offline") -> Any:
     from zagent.plugins.react.loop import ReActLoop
 
     for fn in (word_count, shout):
-        if fn.__name__ not in kernel.registries["tools"]:
+        if kernel.find("tools", fn.__name__) is None:
             kernel.add_tool(fn)
     loop = ReActLoop(kernel=kernel, llm=kernel.llm(model), tools=["word_count", "shout"], agent="helper",
                      allow_clarification=False)

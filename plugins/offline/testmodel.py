@@ -23,7 +23,9 @@ from zagent._model.llm import LLM
 from zagent.types import Chunk, Completion, Field, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec
 
 from .grounded import canned_reply, fill_arguments, fill_fields
-from .common import completion_chunks, estimate_usage, finish_reason_of, new_call_id, render_text_tool_calls
+from zagent._model.llm import new_call_id
+
+from .common import completion_chunks, estimate_usage, finish_reason_of, render_text_tool_calls
 from .values import from_field, from_schema
 
 _json = msgspec.json.Encoder()
@@ -104,7 +106,7 @@ class TestLLM(LLM):
 
     def _parser(self, mode: str) -> Any:
         kernel = self.kernel
-        if kernel is None or mode not in kernel.registries["parsers"]:
+        if kernel is None or kernel.find("parsers", mode) is None:
             return None
         return kernel.parser(mode)
 

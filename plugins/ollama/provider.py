@@ -8,7 +8,6 @@ so ids are generated. A thinking model's ``message.thinking`` becomes
 
 from __future__ import annotations
 
-import itertools
 import os
 from typing import Any, AsyncIterator, Optional
 
@@ -18,34 +17,33 @@ import msgspec
 from zagent.providerkit import encoded_once
 from zagent.errors import ProviderConfigError, ProviderError
 from zagent.providerkit import HttpClient, iter_ndjson, malformed, network_options, stream_interrupted
-from zagent._model.llm import LLM, parse_arguments, price_per_million
+from zagent._model.llm import LLM, new_call_id, parse_arguments, price_per_million
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec, Usage
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 TOP_LEVEL = frozenset({"format", "keep_alive", "think", "options"})
-_ids = itertools.count(1)
 
 
-class Function(msgspec.Struct):
+class OllamaFunction(msgspec.Struct):
     name: str = ""
     arguments: Any = None
 
 
-class WireToolCall(msgspec.Struct):
-    function: Function
+class OllamaToolCall(msgspec.Struct):
+    function: OllamaFunction
     id: str = ""
 
 
-class WireMessage(msgspec.Struct):
+class OllamaMessage(msgspec.Struct):
     role: str = "assistant"
     content: str = ""
-    tool_calls: Optional[list[WireToolCall]] = None
+    tool_calls: Optional[list[OllamaToolCall]] = None
     thinking: str = ""  # reasoning of thinking models (``think: true``, or by default for some)
 
 
 class ChatReply(msgspec.Struct):
     model: str = ""
-    message: Optional[WireMessage] = None
+    message: Optional[OllamaMessage] = None
     done: bool = False
     done_reason: Optional[str] = None
     prompt_eval_count: int = 0
@@ -149,7 +147,7 @@ class OllamaLLM(LLM):
                         yield Chunk(type="text", text=reply.message.content)
                     for call in _to_message(reply.message).tool_calls:
                         if any(c.id == call.id for c in calls):
-                            call = msgspec.structs.replace(call, id=f"call_ollama_{next(_ids)}")
+                            call = msgspec.structs.replace(call, id=new_call_id())
                         calls.append(call)
                         yield Chunk(type="tool_call", tool_call=call)
                 if reply.done:
@@ -245,14 +243,14 @@ def _format(fmt: dict[str, Any]) -> Any:
     return fmt
 
 
-def _to_message(wire: Optional[WireMessage]) -> Message:
+def _to_message(wire: Optional[OllamaMessage]) -> Message:
     if wire is None:
         return Message(role="assistant")
     calls = []
     for c in wire.tool_calls or ():
         args = c.function.arguments
         args = parse_arguments(args) if isinstance(args, str) else (args if isinstance(args, dict) else {})
-        calls.append(ToolCall(id=c.id or f"call_ollama_{next(_ids)}", name=c.function.name, arguments=args))
+        calls.append(ToolCall(id=c.id or new_call_id(), name=c.function.name, arguments=args))
     return Message(role="assistant", content=wire.content or None, tool_calls=calls, reasoning=wire.thinking or None)
 
 

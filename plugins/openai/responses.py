@@ -38,7 +38,7 @@ from .profiles import profile_for
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class Item(msgspec.Struct):
+class ResponsesItem(msgspec.Struct):
     """One output item; fields of every kind in one loose Struct (unknown kinds are skipped)."""
 
     type: str = ""
@@ -53,7 +53,7 @@ class Item(msgspec.Struct):
     status: Optional[str] = None
 
 
-class WireUsage(msgspec.Struct):
+class ResponsesUsage(msgspec.Struct):
     input_tokens: int = 0
     output_tokens: int = 0
 
@@ -63,12 +63,12 @@ class Response(msgspec.Struct):
     status: str = ""
     model: str = ""
     output: list[msgspec.Raw] = []
-    usage: Optional[WireUsage] = None
+    usage: Optional[ResponsesUsage] = None
     error: Any = None
     incomplete_details: Any = None
 
 
-class Event(msgspec.Struct):
+class ResponsesEvent(msgspec.Struct):
     type: str = ""
     delta: str = ""
     item: msgspec.Raw = msgspec.Raw(b"")
@@ -77,9 +77,9 @@ class Event(msgspec.Struct):
     code: Any = None
 
 
-_item_decoder = msgspec.json.Decoder(Item)
+_item_decoder = msgspec.json.Decoder(ResponsesItem)
 _response_decoder = msgspec.json.Decoder(Response)
-_event_decoder = msgspec.json.Decoder(Event)
+_event_decoder = msgspec.json.Decoder(ResponsesEvent)
 _encoder = msgspec.json.Encoder()
 _dict_decoder = msgspec.json.Decoder(dict)
 
@@ -152,7 +152,7 @@ class ResponsesLLM(LLM):
             state.take(*self._item(raw))
         return state.completion(reply, self.model)
 
-    def _item(self, raw: Any) -> tuple[Item, Optional[dict[str, Any]]]:
+    def _item(self, raw: Any) -> tuple[ResponsesItem, Optional[dict[str, Any]]]:
         """The decoded item, and for a reasoning item its whole JSON object (sent back unchanged)."""
         try:
             item = _item_decoder.decode(raw)
@@ -247,7 +247,7 @@ class _State:
         self.streamed_reasoning: list[str] = []
         self.items: list[dict[str, Any]] = []
 
-    def take(self, item: Item, whole: Optional[dict[str, Any]] = None, streamed: bool = False) -> Optional[ToolCall]:
+    def take(self, item: ResponsesItem, whole: Optional[dict[str, Any]] = None, streamed: bool = False) -> Optional[ToolCall]:
         kind = item.type
         if kind == "message" and not streamed:
             for part in item.content:

@@ -40,7 +40,7 @@ class WireMessage(msgspec.Struct):
     reasoning: Optional[str] = None  # OpenRouter, vLLM >= 0.10
 
 
-class Choice(msgspec.Struct):
+class WireChoice(msgspec.Struct):
     message: WireMessage
     index: int = 0
     finish_reason: Optional[str] = None
@@ -60,7 +60,7 @@ class Timings(msgspec.Struct):
 
 
 class ChatResponse(msgspec.Struct):
-    choices: list[Choice] = []
+    choices: list[WireChoice] = []
     id: Optional[str] = None
     model: str = ""
     usage: Optional[WireUsage] = None

@@ -15,9 +15,10 @@ import re
 from typing import Any
 
 import msgspec
+from zagent._model.llm import new_call_id
 from zagent.types import ToolCall, ToolSpec
 
-from .toolcalls import Extraction, ToolCallError, extract, new_call_id
+from .toolcalls import Extraction, ToolCallError, extract
 from .toolformats import ToolCallFormat
 
 _LINE = re.compile(r"^[ \t]*TOOL:[ \t]*(?P<body>[^\n]*)$", re.MULTILINE)

@@ -16,9 +16,10 @@ from typing import Any, Optional
 
 from zagent._model.reasoning import strip_think
 
+from zagent._model.llm import new_call_id
 from zagent.types import ToolCall, ToolSpec
 
-from .toolcalls import Extraction, ToolCallError, extract, new_call_id
+from .toolcalls import Extraction, ToolCallError, extract
 from .toolformats import NO_TOOL, ToolCallFormat, _clip, _encode, _function
 
 #: replies longer than this are not read as Python calls (ast's cost grows with the text)

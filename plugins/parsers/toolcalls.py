@@ -24,12 +24,12 @@ runner tells the model what was wrong).
 from __future__ import annotations
 
 import bisect
-import os
 import re
 from collections.abc import Iterable
 from typing import Any, NamedTuple, Optional
 
 import msgspec
+from zagent._model.llm import new_call_id
 from zagent._model.reasoning import strip_think
 from zagent.types import ToolCall
 
@@ -65,11 +65,6 @@ _NAME = re.compile(r"\"(?:name|tool)\"\s*:\s*\"([^\"]+)\"")
 _CALL_FENCES = frozenset({"tool_call", "tool_calls", "tool", "function_call", "tool_code"})
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
 _BLANKS = re.compile(r"\n{3,}")
-
-
-def new_call_id() -> str:
-    """A fresh, unique call id (``call_`` + 24 hex digits)."""
-    return "call_" + os.urandom(12).hex()
 
 
 # -- reading -----------------------------------------------------------------------

@@ -60,7 +60,7 @@ def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext") -> Any:
     """Deny by list, size or budget right away; return a coroutine only when a human must be asked."""
     rails = settings(ctx)
     if not rails:
-        tool = ctx.kernel.registries["tools"].get(call.name)
+        tool = ctx.kernel.find("tools", call.name)
         if tool is None or not tool.sensitive:
             return None
         return _approve(rails, call, ctx, "the tool is marked sensitive", False)

@@ -95,7 +95,7 @@ def merge(base: dict[str, Any], agent: dict[str, Any]) -> dict[str, Any]:
 
 def tool_of(ctx: "RunContext", name: str) -> Optional["Tool"]:
     """The registered ``Tool`` called ``name``, or None."""
-    return ctx.kernel.registries["tools"].get(name)
+    return ctx.kernel.find("tools", name)
 
 
 def toolset_of(ctx: "RunContext", name: str) -> str:

@@ -13,7 +13,7 @@ from zagent.agentkit.lazy import lazy_exports
 
 _EXPORTS = {
     "ReActLoop": "loop", "ReActResult": "loop", "ReActAgent": "agent", "AgentResponse": "agent",
-    "RunState": "state", "StepResult": "state", "Decision": "state",
+    "ReActState": "state", "StepResult": "state", "Decision": "state",
     "read_trajectories": "trajectory", "append_trajectory": "trajectory",
     "TrajectoryRecorder": "recorder", "read_live": "recorder",
     "Handoffs": "handoff", "HandoffResult": "handoff",

@@ -120,9 +120,9 @@ class ReActAgent(Agent):
         check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",), kernel=kernel)
         check_spec_path(spec.live_trajectory_path, "live_trajectory_path", (".jsonl",), kernel=kernel)
         check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"), kernel=kernel)
-        if spec.tool_format not in kernel.registries["parsers"]:
+        if kernel.find("parsers", spec.tool_format) is None:
             raise ConfigError(f"agent {spec.name!r}: tool_format {spec.tool_format!r} is not a registered parser; "
-                              f"installed: {', '.join(kernel.registries['parsers'])}")
+                              f"installed: {', '.join(kernel.names('parsers'))}")
         if spec.checkpoints is not None:
             fields["checkpoints"] = kernel.memory("checkpoints", path=spec.checkpoints)
         with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL

@@ -116,7 +116,7 @@ class Handoffs:
                                 "Use it when that agent should answer instead of you.",
                     parameters={"type": "object", "properties": {"reason": {
                         "type": "string", "description": "why, in one sentence"}}})
-        existing = self.kernel.registries["tools"].get(name)
+        existing = self.kernel.find("tools", name)
         if existing is None:
             self.kernel.add_tool(tool)
         elif existing.toolset == "handoffs":  # registered by an earlier Handoffs: this one's handler answers now

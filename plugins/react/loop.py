@@ -45,13 +45,12 @@ from zagent.agentkit.toolloop import NUDGE, ToolLoop, results_messages
 from zagent.agentkit.turns import TOOL, bound
 from zagent.errors import CheckpointError, ConfigError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
 from zagent._trust.limits import check_text
-from zagent._model.llm import to_messages
-from zagent.agentkit.approvals import mint
+from zagent._model.llm import new_call_id, to_messages
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent._trust.secrets import public_data
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
 
-from .state import Decision, RunState, StepLog, StepResult, state_decoder
+from .state import Decision, ReActState, ReActStepLog, StepResult, state_decoder
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
@@ -82,7 +81,7 @@ class ReActResult:
     content: str
     status: str
     steps: list[StepResult]
-    state: RunState
+    state: ReActState
     questions: list[str] = attrs.field(factory=list)
 
     @property
@@ -124,7 +123,7 @@ class ReActLoop:
     agent_config: dict[str, Any] = attrs.field(factory=dict)
     deps: Any = None
     """The app's dependencies its tools read as ``ctx.deps`` when the loop makes its own context."""
-    state: Optional[RunState] = None
+    state: Optional[ReActState] = None
     on_text: Optional[Any] = None
     """Called with each text delta of the model's replies: the loop then streams (``llm.astream``)."""
     on_reasoning: Optional[Any] = None
@@ -135,7 +134,7 @@ class ReActLoop:
         self._control = RunControl()
         self._tool_loop = ToolLoop(self.kernel, self.tool_format)
         self._checkpoint_lock = asyncio.Lock()
-        self._log = StepLog()
+        self._log = ReActStepLog()
         self._live: Any = None
 
     # -- control (any thread) ---------------------------------------------------------
@@ -176,7 +175,7 @@ class ReActLoop:
 
     # -- state --------------------------------------------------------------------
 
-    def snapshot(self) -> RunState:
+    def snapshot(self) -> ReActState:
         """A copy of the run's state, safe to encode and store."""
         assert self.state is not None, "the run has not started"
         self._keep_stash()
@@ -190,7 +189,7 @@ class ReActLoop:
 
     @classmethod
     def restore(cls, kernel: "Kernel", state: Any, **config: Any) -> "ReActLoop":
-        """A loop continuing ``state``: a ``RunState``, JSON bytes, a file path, or a run id with
+        """A loop continuing ``state``: a ``ReActState``, JSON bytes, a file path, or a run id with
         ``checkpoints=store`` (its latest checkpoint). A paused or failed run resumes running.
         A missing run or file, or a state that does not decode, is a ``ConfigError`` saying which.
 
@@ -232,7 +231,7 @@ class ReActLoop:
         await self._emit("run_start", resumed=user_input is None,
                          **({"metadata": dict(ctx.metadata)} if ctx.metadata else {}))
         try:
-            if user_input is not None and self.kernel.hooks.active("zagent_check_input"):
+            if user_input is not None and self.kernel.has_impls("zagent_check_input"):
                 await check_guardrails(ctx, "input", self.agent, user_input)
             return await self._drive()
         except asyncio.CancelledError:
@@ -255,9 +254,9 @@ class ReActLoop:
         messages = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
         messages.extend(to_messages(history or []))
         messages.append(Message(role="user", content=user_input))
-        self.state = RunState(run_id=run_id or new_run_id(), agent=self.agent, messages=messages, task=user_input,
+        self.state = ReActState(run_id=run_id or new_run_id(), agent=self.agent, messages=messages, task=user_input,
                               agent_config=public_data(self.agent_config))
-        self._log = StepLog()
+        self._log = ReActStepLog()
 
     async def _drive(self) -> ReActResult:
         state = self.state
@@ -358,7 +357,7 @@ class ReActLoop:
         if decision.action == "use_tool":
             state.pending = list(decision.calls)
             state.finished = {}
-            state.call_keys = {c.id: mint() for c in state.pending}  # approvals bind these, not the model's ids
+            state.call_keys = {c.id: new_call_id() for c in state.pending}  # approvals bind these, not the model's ids
             state.approval_keys = {}
             self._ctx.stash[CALL_KEYS] = state.call_keys
         elif decision.feedback:
@@ -520,7 +519,7 @@ class ReActLoop:
 
     async def _complete(self) -> ReActResult:
         state = self.state
-        if state.final is not None and self.kernel.hooks.active("zagent_check_output"):
+        if state.final is not None and self.kernel.has_impls("zagent_check_output"):
             await check_guardrails(self._ctx, "output", self.agent, state.final)  # before it is recorded done
         state.status = "completed"
         await self._checkpoint()
@@ -528,8 +527,7 @@ class ReActLoop:
         await self._emit("run_end", status="completed", steps=len(state.steps))
         result = ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
                              questions=list(state.questions))
-        if self.kernel.hooks.active("zagent_run_end"):
-            await self.kernel.hooks.run_end(result, self._ctx)
+        await self.kernel.arun_end(result, self._ctx)
         return result
 
     def _aborted(self) -> RunAborted:
@@ -552,7 +550,7 @@ class ReActLoop:
     def _emit_soon(self, type: str, **data: Any) -> None:
         """Emit from a sync path (an abort): scheduled on the run's loop, never awaited here."""
         loop = self._control.loop
-        if loop is not None and not loop.is_closed() and self.kernel.hooks.active("zagent_event"):
+        if loop is not None and not loop.is_closed() and self.kernel.has_impls("zagent_event"):
             loop.create_task(self._ctx.aemit(type, **data))
 
     async def _abortable(self, awaitable: Any) -> Any:
@@ -578,7 +576,7 @@ class ReActLoop:
                                   signer=signer_of(self.kernel))
 
     def _save_sync(self) -> None:
-        """A whole checkpoint written from a sync path (an abort), with ``StepLog.asave``'s guarantees."""
+        """A whole checkpoint written from a sync path (an abort), with ``ReActStepLog.asave``'s guarantees."""
         state = self.state
         last, state.checkpoint = self._log.step, state.checkpoint + 1
         self._keep_stash()

@@ -22,13 +22,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from zagent.agentkit.approvals import mint
+from zagent._model.llm import new_call_id
 from zagent.agentkit.runkeys import BUDGET_COUNTS
 from zagent.agentkit.signing import read_latest, signer_of
 from zagent.errors import CheckpointError, ConfigError
 from zagent._runs.share import check_counts
 
-from .state import RunState, state_decoder
+from .state import ReActState, state_decoder
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -42,7 +42,7 @@ TRANSIENT = frozenset({"zagent.approved", "zagent.pending_approval", "zagent.pen
                        "zagent.cost_usd", "output_tokens", "zagent.skills", "zagent._runs.share"})
 
 
-def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> RunState:
+def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> ReActState:
     """The state to continue, read from ``state`` (see ``ReActLoop.restore``) and checked; fills ``config``'s
     ``agent`` and ``agent_config`` defaults."""
     store = config.get("checkpoints")
@@ -65,8 +65,8 @@ def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> RunState:
             state = state_decoder.decode(state)
         except (msgspec.DecodeError, RecursionError) as exc:
             raise ConfigError(f"{where} is not a ReAct run state ({exc}); it is damaged or of another kind")
-    if not isinstance(state, RunState):
-        raise ConfigError("restore a RunState, its JSON bytes, a file path or a run id, "
+    if not isinstance(state, ReActState):
+        raise ConfigError("restore a ReActState, its JSON bytes, a file path or a run id, "
                           f"got {type(state).__name__}")
     if state.status in ("completed", "aborted"):
         raise ConfigError(f"run {state.run_id} is {state.status}; only running, paused or failed runs resume")
@@ -87,7 +87,7 @@ def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> RunState:
     return state
 
 
-def check_counts_of(state: RunState, step: int) -> None:
+def check_counts_of(state: ReActState, step: int) -> None:
     """Counts >= 0 (else ``CheckpointError`` naming checkpoint ``step``), raised to what the saved steps show."""
 
     def bad(what: str) -> CheckpointError:
@@ -116,11 +116,11 @@ def check_counts_of(state: RunState, step: int) -> None:
     state.stash[BUDGET_COUNTS] = counts
 
 
-def forget_approvals(state: RunState) -> None:
+def forget_approvals(state: ReActState) -> None:
     """No approval survives a restore; every pending call gets a minted id (an old state's calls too), and only
     calls awaiting a human with an approval key still wait for one (the others are asked again)."""
     state.approved = []
-    keys = {c.id: state.call_keys.get(c.id) or mint() for c in state.pending}
+    keys = {c.id: state.call_keys.get(c.id) or new_call_id() for c in state.pending}
     state.call_keys = keys
     state.approval_keys = {i: k for i, k in state.approval_keys.items() if i in keys and i in state.awaiting_approval}
     state.awaiting_approval = [i for i in state.awaiting_approval if i in state.approval_keys]

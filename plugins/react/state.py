@@ -1,6 +1,6 @@
-"""The ReAct loop's data: ``Decision``, ``StepResult`` and the serializable ``RunState``.
+"""The ReAct loop's data: ``Decision``, ``StepResult`` and the serializable ``ReActState``.
 
-``RunState`` holds everything needed to continue a run in another process:
+``ReActState`` holds everything needed to continue a run in another process:
 the conversation, the step results, the tool calls of the batch in flight
 (``pending``), their finished results (``finished``, so a resumed run never
 runs a finished call again) and the calls waiting for a human
@@ -57,7 +57,7 @@ class StepResult(msgspec.Struct, kw_only=True, omit_defaults=True):
     duration: float = 0.0
 
 
-class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
+class ReActState(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A run's whole state; ``msgspec.json.encode(state)`` is its checkpoint."""
 
     run_id: str
@@ -96,14 +96,14 @@ class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Messages that context compression replaced by a summary, kept for the trajectory."""
 
 
-state_decoder = msgspec.json.Decoder(RunState)
+state_decoder = msgspec.json.Decoder(ReActState)
 
 _GROWING = ("messages", "steps", "archived")
 _FIXED = ("run_id", "agent", "task", "agent_config")  # set when a run starts: in full saves only
-_SMALL = tuple(f for f in RunState.__struct_fields__ if f not in (*_GROWING, *_FIXED, "finished"))
+_SMALL = tuple(f for f in ReActState.__struct_fields__ if f not in (*_GROWING, *_FIXED, "finished"))
 
 
-class StepLog(_StepLog):
+class ReActStepLog(_StepLog):
     """The step log of a ReAct run (``zagent.agentkit.steplog``): messages, steps and archived messages are
     appended to, finished results added, the other fields small; ids and settings are in full saves only."""
 

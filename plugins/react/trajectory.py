@@ -21,7 +21,7 @@ import msgspec
 from zagent._model.parts import placeholder
 from zagent.types import Message
 
-from .state import RunState
+from .state import ReActState
 
 _ROLE = {"system": "system", "user": "human", "assistant": "gpt", "tool": "observation"}
 
@@ -48,7 +48,7 @@ def conversations(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def _whole(state: RunState) -> list[Message]:
+def _whole(state: ReActState) -> list[Message]:
     """Every message of the run in order: what compression summarised comes back in before the summary."""
     messages = state.messages
     if not state.archived:
@@ -57,7 +57,7 @@ def _whole(state: RunState) -> list[Message]:
     return head + list(state.archived) + messages[len(head):]
 
 
-def record(state: RunState) -> dict[str, Any]:
+def record(state: ReActState) -> dict[str, Any]:
     """The trajectory line of a run."""
     return {
         "id": state.run_id, "agent": state.agent, "status": state.status, "task": state.task,
@@ -68,7 +68,7 @@ def record(state: RunState) -> dict[str, Any]:
     }
 
 
-def append_trajectory(path: str, state: RunState) -> None:
+def append_trajectory(path: str, state: ReActState) -> None:
     """Append one run's line to the JSONL file at ``path`` (folders created as needed, mode 0700; the file 0600)."""
     from zagent.agentkit.privatefiles import open_private
 

@@ -59,7 +59,7 @@ def zagent_register_memory(register: Any) -> None:
 
 def zagent_kernel_start(kernel: Any) -> None:
     path = enabled_path(kernel.config)
-    if path is not None and not kernel.pm.has_plugin(OBSERVER):
+    if path is not None and not kernel.has_plugin(OBSERVER):
         from .observer import RunLogger
 
         kernel.add_plugin(RunLogger(kernel, path), name=OBSERVER)

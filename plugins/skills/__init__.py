@@ -3,7 +3,7 @@
 * ``Skill`` (msgspec) and ``SkillRegistry``: a folder of human-editable
   Markdown files (``<name>.md``), indexed in SQLite (FTS5), plus skills other
   plugins register through the hook ``zagent_register_skills(register)``
-  into ``kernel.registries["skills"]`` (``hookspec.py``, declared as this
+  into ``kernel.entries("skills")`` (``hookspec.py``, declared as this
   plugin's ``zagent_hookspecs``: a ``registry_hookspec``);
 * ``SkillMatcher``: keyword (BM25-style weights), embeddings when an embedder
   is installed, optional LLM re-rank; best match above a threshold or none;

@@ -1,7 +1,7 @@
 """``Curator``: turns good recorded runs into skills, merging instead of duplicating.
 
 For each trajectory (a line of the react plugin's JSONL format, a
-``RunState`` or a ``ReActResult``):
+``ReActState`` or a ``ReActResult``):
 
 1. runs that did not complete, or ended with clarification questions, are
    skipped without asking the model;
@@ -126,7 +126,7 @@ class Curator:
     # -- entry points ---------------------------------------------------------------
 
     async def acurate(self, trajectory: Any) -> CurationResult:
-        """Curate one trajectory (a JSONL line as dict, a ``RunState`` or a ``ReActResult``)."""
+        """Curate one trajectory (a JSONL line as dict, a ``ReActState`` or a ``ReActResult``)."""
         record = as_record(trajectory)
         run_id = str(record.get("id") or "")
         self.registry.refresh()  # a person's latest edits are what gets improved
@@ -228,7 +228,7 @@ class Curator:
 
 
 def as_record(trajectory: Any) -> dict[str, Any]:
-    """A trajectory line (dict) from a dict, a ``RunState`` or anything with a ``.state`` (``ReActResult``)."""
+    """A trajectory line (dict) from a dict, a ``ReActState`` or anything with a ``.state`` (``ReActResult``)."""
     if isinstance(trajectory, dict):
         return trajectory
     state = getattr(trajectory, "state", trajectory)
@@ -236,7 +236,7 @@ def as_record(trajectory: Any) -> dict[str, Any]:
         from zagent.plugins.react.trajectory import record
 
         return record(state)
-    raise ConfigError(f"cannot curate a {type(trajectory).__name__}; give a trajectory dict, RunState or ReActResult")
+    raise ConfigError(f"cannot curate a {type(trajectory).__name__}; give a trajectory dict, ReActState or ReActResult")
 
 
 def first_request(record: dict[str, Any]) -> str:

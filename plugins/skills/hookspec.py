@@ -1,4 +1,4 @@
-"""The skills plugin's own hook and registry kind: ``zagent_register_skills`` -> ``kernel.registries["skills"]``.
+"""The skills plugin's own hook and registry kind: ``zagent_register_skills`` -> ``kernel.entries("skills")``.
 
 Owned by the skills plugin, which names this module as its ``zagent_hookspecs``.
 The spec is a ``registry_hookspec``: the kernel adds the hook and the registry
@@ -29,7 +29,7 @@ def zagent_register_skills(register: Callable[..., Any], kernel: Any) -> None:
     """Register ready-made skills (kept in memory; a same-named file in the skills folder wins).
 
     ``register(skill, *, override=False)`` with a ``zagent.plugins.skills.Skill``
-    or a plain dict of its fields, into ``kernel.registries["skills"]``. Called
+    or a plain dict of its fields, into ``kernel.entries("skills")``. Called
     once per kernel when it starts (or when the plugin is added), like the
     kernel's own registration hooks; a bad skill drops the plugin with an error.
 

@@ -6,7 +6,7 @@
   when a file changed), so a person may edit, add or remove files at any time.
 * **Plugin skills** come from implementations of the hook
   ``zagent_register_skills(register)`` (``hookspec.py``) and are kept in memory
-  only (the kernel keeps them in ``kernel.registries["skills"]``, with its
+  only (the kernel keeps them in ``kernel.entries("skills")``, with its
   clash checks between plugins; ``set_plugin_skills`` hands them over). A
   folder skill of the same name wins (a person's copy shadows the plugin's).
 * **Figures and state** (usage, successes, last use, lifecycle state) live in

@@ -24,7 +24,7 @@ above), the first *eligible* request of the run is matched by its latest user
 message. Eligible means it offers tools, starts with a system message, or
 asks for structured output (mode other than ``str``); one-word routing and
 helper prompts are left alone. The match is kept in
-``ctx.stash["zagent.skills"]`` and the skill's instructions are added as a
+``ctx.stash[STASH]`` and the skill's instructions are added as a
 system message to every eligible request of the run. The use is counted at
 once (usage count, last used, state active); when the run's ``run_end``
 event says ``completed`` (or carries no status), the success is counted too,
@@ -59,7 +59,8 @@ from .matcher import Match, SkillMatcher
 from .registry import SkillRegistry
 from .skill import Skill
 
-STASH = "zagent.skills"
+#: the run's skill match, in ``ctx.stash`` (``{"skill": Skill or None}``; per run, never saved)
+STASH: "StashKey[dict[str, Any]]" = StashKey("zagent.skills")
 OBSERVER = "zagent.plugins.skills.observer"
 #: a kernel's ``Skills``, in ``kernel.stash`` (per kernel, gone with it)
 SKILLS: "StashKey[Skills]" = StashKey("zagent.skills.runtime")
@@ -83,7 +84,7 @@ class Skills:
     registry: SkillRegistry
     matcher: SkillMatcher
     lifecycle: LifecycleManager
-    _plugin_version: Optional[int] = attrs.field(default=None, init=False)
+    _plugin_entries: Optional[tuple[Any, ...]] = attrs.field(default=None, init=False)
     _pending: "OrderedDict[str, str]" = attrs.field(factory=OrderedDict, init=False)  # run id -> skill name
     _curations: set = attrs.field(factory=set, init=False)  # automatic curations still running
 
@@ -140,14 +141,12 @@ class Skills:
         return Curator(kernel=self.kernel, registry=self.registry, llm=llm, **options)
 
     def collect_plugin_skills(self) -> None:
-        """Take the skills of ``kernel.registries["skills"]`` (what plugins registered) if it changed."""
-        reg = self.kernel.registries.get("skills")  # None: a kernel without the skills plugin
-        version = reg.version if reg is not None else -1
-        if version == self._plugin_version:
+        """Take the skills of ``kernel.entries("skills")`` (what plugins registered) if it changed."""
+        entries = self.kernel.entries("skills")  # empty: a kernel without the skills plugin
+        if entries is self._plugin_entries:
             return
-        self._plugin_version = version
-        entries = [reg.entry(name) for name in reg] if reg is not None else []
-        self.registry.set_plugin_skills((e.obj, e.plugin) for e in entries if e is not None)
+        self._plugin_entries = entries
+        self.registry.set_plugin_skills((e.obj, e.plugin) for e in entries)
 
     async def amatch(self, text: str, *, ctx: Any = None, threshold: Optional[float] = None) -> Optional[Match]:
         """The skill fitting ``text`` (folder re-read first if it changed), or ``None``."""
@@ -243,7 +242,7 @@ async def _start(request: LLMRequest, ctx: Any, options: dict[str, Any], state: 
     query = next((m.content for m in reversed(request.messages) if m.role == "user" and m.content), "")
     if not query:
         return
-    events = ctx.kernel.hooks.active("zagent_event")
+    events = ctx.kernel.has_impls("zagent_event")
     if events:  # the match is a span: skill_start ... skill_end (skill None when nothing fitted)
         await ctx.aemit("skill_start", query_chars=len(query))
     try:
@@ -290,12 +289,12 @@ def skill_prompt(skill: Skill) -> str:
 
 def observe(kernel: Any) -> None:
     """Add the ``run_end`` observer to ``kernel`` unless it has it (see the module docstring)."""
-    if kernel.pm.has_plugin(OBSERVER):
+    if kernel.has_plugin(OBSERVER):
         return
     try:
         kernel.add_plugin(RunEndObserver(kernel), name=OBSERVER)
     except Exception:  # e.g. a race with another thread adding it: one observer is enough
-        if not kernel.pm.has_plugin(OBSERVER):
+        if not kernel.has_plugin(OBSERVER):
             raise
 
 

@@ -96,7 +96,7 @@ class AgentGenerator:
             self.agent = build_agent(self.kernel, spec, self.llm)
 
     def tool_names(self) -> list[str]:
-        return list(self.tools) if self.tools is not None else list(self.kernel.registries["tools"])
+        return list(self.tools) if self.tools is not None else self.kernel.names("tools")
 
     async def agenerate(self, goal: str, node: WorkFlowNode, graph: Optional[WorkFlowGraph] = None) -> list[Any]:
         """The agents for ``node``: names of selected agents and repaired specs of generated ones.
@@ -153,10 +153,9 @@ class AgentGenerator:
         return "\n".join(lines) or "(none)"
 
     def _tools_text(self) -> str:
-        reg = self.kernel.registries["tools"]
         lines = []
         for name in self.tool_names():
-            tool = reg.get(name)
+            tool = self.kernel.find("tools", name)
             desc = (getattr(tool, "description", "") or "").strip().splitlines()
             lines.append(f"- {name}: {desc[0] if desc else ''}".rstrip(": "))
         return "\n".join(lines) or "(none)"

@@ -119,11 +119,11 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
 
 
 def _progress(kernel: Any, quiet: bool) -> None:
-    if not quiet and not kernel.pm.has_plugin("workflow-progress"):
-        kernel.add_plugin(Progress(), name="workflow-progress")
+    if not quiet and not kernel.has_plugin("workflow-progress"):
+        kernel.add_plugin(ProgressPrinter(), name="workflow-progress")
 
 
-class Progress:
+class ProgressPrinter:
     """Event observer printing one line per workflow event on stderr."""
 
     def zagent_event(self, event: Any) -> None:

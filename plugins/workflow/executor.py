@@ -214,7 +214,7 @@ class _Run:
         self.failures: dict[str, BaseException] = {}
         self.tasks: dict[asyncio.Task, str] = {}
         self.sem = asyncio.Semaphore(ex.max_concurrency)
-        self.events = self.kernel.hooks.active("zagent_event")
+        self.events = self.kernel.has_impls("zagent_event")
         self.step = len(self.trace)
         self.log = step_log(self.kernel)
         self.save_lock = asyncio.Lock()

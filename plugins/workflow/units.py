@@ -5,7 +5,7 @@
   on the worker's kernel (once per spec and kernel, under the trust the
   driver shipped: ``zagent._trust.imports``) and called as the driver would, without locks (the driver holds them) or checkpoints (the driver
   writes them). Returns ``{"outputs": ..., "usage": ...}`` (tokens spent).
-* ``batch_job(graph, kernel, llm=None)``: the ``zagent._runs.executors.Job`` running the
+* ``batch_job(graph, kernel, llm=None)``: the ``zagent._runs.executors.BatchJob`` running the
   whole graph once per batch item, here (``local``) or on a worker
   (``run_workflow_item``); either way on a fresh ``WorkFlowExecutor`` per item.
 """
@@ -65,14 +65,14 @@ async def run_workflow_item(kernel: Any, payload: dict[str, Any]) -> dict[str, A
 
 
 def batch_job(graph: WorkFlowGraph, kernel: Any, llm: Optional[str] = None) -> Any:
-    """The batch ``Job`` for ``graph`` (validated now, so a broken graph fails before any item)."""
-    from zagent._runs.executors import Job
+    """The batch ``BatchJob`` for ``graph`` (validated now, so a broken graph fails before any item)."""
+    from zagent._runs.executors import BatchJob
 
     graph.validate()
     from zagent._trust.secrets import public_data
 
     # Workers get the graph without secrets (inline agents' API keys come from their own environment)
     # and the driver's trust for the import paths it names.
-    return Job(name=graph.name, local=lambda inputs: _run_graph(kernel, graph, llm, inputs),
+    return BatchJob(name=graph.name, local=lambda inputs: _run_graph(kernel, graph, llm, inputs),
                runner=WORKFLOW_RUNNER,
                payload={"graph": public_data(graph.to_dict()), "llm": llm, "trust": shipped_trust()})

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from zagent import Kernel
 from zagent.plugins.actions.queryengine import QueryEngine, cited_ids
-from zagent.plugins.memory.documents import Chunk, chunk_text
+from zagent.plugins.memory.documents import DocumentChunk, chunk_text
 
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.memory"]
 GUIDE = """The Zorblat 3000 is a kitchen robot.
@@ -62,7 +62,7 @@ def test_search_matches_word_forms(k, tmp_path):
 
 def test_a_made_up_citation_is_dropped(k, tmp_path):
     """003: answers come "根据以下资料" (from the material retrieved): an id that was not retrieved is no citation."""
-    chunks = [Chunk(id="guide.md#1", source="guide.md", text="x")]
+    chunks = [DocumentChunk(id="guide.md#1", source="guide.md", text="x")]
     assert cited_ids("See [guide.md#1] and [secret.md#0], [guide.md#1, other#2].", chunks) == ["guide.md#1"]
 
 

@@ -2,7 +2,6 @@
 ``emit`` (sync) / ``aemit`` (async) on both ``Kernel`` and ``RunContext``."""
 
 import asyncio
-import warnings
 
 import pytest
 
@@ -83,18 +82,15 @@ def test_runcontext_aemit_is_the_async_one(kernel):
     assert [(e.type, e.run_id) for e in rec.events] == [("note", ctx.run_id)]
 
 
-def test_awaiting_runcontext_emit_in_a_loop_still_works_with_a_deprecation_warning(kernel):
-    """Old code doing ``await ctx.emit(...)`` keeps working for one release and is told to use aemit."""
+def test_runcontext_emit_in_an_app_loop_is_sync_like_kernel_emit(kernel):
+    """ctx.emit(...) called inside an app's running loop sends the event before returning (None), as
+    Kernel.emit does there; it no longer hands back an awaitable."""
     rec = Recorder()
     kernel.add_plugin(rec, name="rec")
     ctx = kernel.context()
 
     async def main():
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            await ctx.emit("note", n=3)
-        return caught
+        returned = ctx.emit("note", n=3)
+        return returned, [e.data for e in rec.events]
 
-    caught = asyncio.run(main())
-    assert any(issubclass(w.category, DeprecationWarning) and "aemit" in str(w.message) for w in caught)
-    assert [e.data for e in rec.events] == [{"n": 3}]
+    assert asyncio.run(main()) == (None, [{"n": 3}])

@@ -9,6 +9,7 @@ import pytest
 
 from zagent import (AuthenticationError, Kernel, Message, ProviderError, ProviderTimeout, RateLimitError,
                     StreamInterrupted, ToolSpec)
+from zagent._model.llm import COST_KEY
 from zagent.providerkit import RateLimiter, retry_after, shared_limiter
 from tests.servers.loopback import Reply
 from tests.servers.openai_server import OpenAIServer, chunk, completion, error, stream_events, stream_reply
@@ -461,12 +462,12 @@ def test_known_model_profile_and_user_override(server):
 
 
 def test_price_table_gives_run_cost(k, server):
-    """With a price table, each call's cost is added to the run's ctx.stash['zagent.cost_usd']."""
+    """With a price table, each call's cost is added to the run's ctx.stash[COST_KEY]."""
     llm = model(k, server, prices={"gpt-4o": (1.0, 2.0), "gpt-4o-mini": (0.5, 1.0)})
     ctx = k.context()
     asyncio.run(llm.acomplete("hi", ctx=ctx))
     assert llm.price == (0.5, 1.0)
-    assert ctx.stash["zagent.cost_usd"] == pytest.approx((11 * 0.5 + 7 * 1.0) / 1e6)
+    assert ctx.stash[COST_KEY] == pytest.approx((11 * 0.5 + 7 * 1.0) / 1e6)
 
 
 def test_tool_spec_is_encoded_once(k, server):

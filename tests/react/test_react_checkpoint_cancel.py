@@ -8,7 +8,7 @@ import pytest
 
 from zagent.plugins.memory.checkpoints import CheckpointStore
 from zagent.plugins.react import ReActLoop
-from zagent.plugins.react.state import RunState
+from zagent.plugins.react.state import ReActState
 
 from .conftest import call, spy_checkpoints
 
@@ -70,6 +70,6 @@ def test_a_run_cancelled_during_a_checkpoint_write_saves_its_next_checkpoint_who
     later = [step for step in saved if step > cancelled]
     assert later and any(saved[step] for step in later)  # patches resume after it
     for step in later:
-        assert msgspec.json.decode(store.load(run_id, step), type=RunState) == \
-            msgspec.json.decode(seen[step], type=RunState), step
+        assert msgspec.json.decode(store.load(run_id, step), type=ReActState) == \
+            msgspec.json.decode(seen[step], type=ReActState), step
     store.close()

@@ -9,7 +9,7 @@ import pytest
 from zagent import CheckpointError
 from zagent.plugins.memory.errors import StoreBusy
 from zagent.plugins.react import ReActLoop
-from zagent.plugins.react.state import RunState
+from zagent.plugins.react.state import ReActState
 
 from tests.failingstores import SHORT_WAIT, Broken, failing, locked
 
@@ -65,7 +65,7 @@ def test_the_run_restores_from_the_last_good_checkpoint_once_the_store_works(ker
         loop_on(kernel, store, plan()).run("count")
     run_id = info.value.run_id
     step, raw = store.latest(run_id)
-    assert step == FAIL_AT - 1 and msgspec.json.decode(raw, type=RunState).status == "running"
+    assert step == FAIL_AT - 1 and msgspec.json.decode(raw, type=ReActState).status == "running"
     llm = kernel.llm("scripted:again", replies=plan()[2:])
     result = ReActLoop.restore(kernel, run_id, checkpoints=store, llm=llm, tools=["add"], agent_config={}).run()
     assert result.content == "done" and calls == list(range(N))

@@ -4,7 +4,7 @@ import msgspec
 import pytest
 
 from zagent.plugins.react import ReActLoop
-from zagent.plugins.react.state import RunState
+from zagent.plugins.react.state import ReActState
 
 from .conftest import call, spy_checkpoints
 
@@ -52,8 +52,8 @@ def test_latest_of_a_patched_run_is_the_run_state(kernel, store):
     result = loop.run("count")
     for step, is_patch, _ in rows(store, result.state.run_id):
         if is_patch:
-            rebuilt = msgspec.json.decode(store.load(result.state.run_id, step), type=RunState)
-            assert rebuilt == msgspec.json.decode(seen[step], type=RunState), step
+            rebuilt = msgspec.json.decode(store.load(result.state.run_id, step), type=ReActState)
+            assert rebuilt == msgspec.json.decode(seen[step], type=ReActState), step
 
 
 def test_bytes_written_per_step_stay_flat(kernel, store):
@@ -109,4 +109,4 @@ def test_compression_saves_the_whole_state(kernel, store):
     loop = ReActLoop(kernel=kernel, llm=llm, tools=["add"], checkpoints=store, max_context_messages=6, keep_recent=2)
     result = loop.run("add a lot")
     step, raw = store.latest(result.state.run_id)
-    assert msgspec.json.decode(raw, type=RunState) == result.state
+    assert msgspec.json.decode(raw, type=ReActState) == result.state

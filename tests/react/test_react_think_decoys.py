@@ -78,7 +78,7 @@ def test_checkpoint_keeps_reasoning_and_signed_blocks(kernel, tmp_path, wiped):
     import msgspec
 
     from zagent import Completion, Message, ToolCall
-    from zagent.plugins.react.state import RunState
+    from zagent.plugins.react.state import ReActState
 
     block = {"type": "thinking", "thinking": "add them", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h"}
     turn = Completion(message=Message(role="assistant", tool_calls=[ToolCall(id="t1", name="add", arguments={"a": 1, "b": 2})],
@@ -87,6 +87,6 @@ def test_checkpoint_keeps_reasoning_and_signed_blocks(kernel, tmp_path, wiped):
     loop, _ = loop_for(kernel, [turn, "3"], checkpoints=store)
     result = loop.run("1+2?")
     _, data = store.latest(result.state.run_id)
-    state = msgspec.json.decode(data, type=RunState)
+    state = msgspec.json.decode(data, type=ReActState)
     kept = [m for m in state.messages if m.role == "assistant" and m.tool_calls][0]
     assert kept.reasoning == "add them" and kept.reasoning_blocks == [block]

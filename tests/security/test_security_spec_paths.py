@@ -143,14 +143,14 @@ def test_trajectory_through_a_planted_symlink_is_not_appended(tmp_path):
     if os.getuid() != 0:
         pytest.skip("planting a symlink owned by another user needs root")
     from zagent.plugins.react.trajectory import append_trajectory
-    from zagent.plugins.react.state import RunState
+    from zagent.plugins.react.state import ReActState
 
     target = victim(tmp_path)
     link = tmp_path / "t.jsonl"
     link.symlink_to(target)
     os.lchown(link, 12345, 12345)
     with pytest.raises(ConfigError):
-        append_trajectory(str(link), RunState(run_id="r", agent="a", task="t"))
+        append_trajectory(str(link), ReActState(run_id="r", agent="a", task="t"))
     assert target.read_text() == "export PATH=/usr/bin\n"
 
 
@@ -158,14 +158,14 @@ def test_another_users_regular_file_is_not_written(tmp_path):
     """A trajectory .jsonl pre-created by another user (so they can read it) is not appended to."""
     if os.getuid() != 0:
         pytest.skip("making a file owned by another user needs root")
-    from zagent.plugins.react.state import RunState
+    from zagent.plugins.react.state import ReActState
     from zagent.plugins.react.trajectory import append_trajectory
 
     planted = tmp_path / "t.jsonl"
     planted.write_text("")
     os.chown(planted, 12345, 12345)
     with pytest.raises(ConfigError, match="another user"):
-        append_trajectory(str(planted), RunState(run_id="r", agent="a", task="t"))
+        append_trajectory(str(planted), ReActState(run_id="r", agent="a", task="t"))
     assert planted.read_text() == ""
 
 
@@ -177,11 +177,11 @@ def test_files_zagent_creates_are_0600_in_0700_folders(tmp_path, make):
     try:
         k = make_kernel(plugins=["zagent.plugins.runlog"] if make == "runlog" else ())
         if make == "trajectory":
-            from zagent.plugins.react.state import RunState
+            from zagent.plugins.react.state import ReActState
             from zagent.plugins.react.trajectory import append_trajectory
 
             path = folder / "t.jsonl"
-            append_trajectory(str(path), RunState(run_id="r", agent="a", task="t"))
+            append_trajectory(str(path), ReActState(run_id="r", agent="a", task="t"))
         elif make == "record":
             path = folder / "r.jsonl"
             k.llm("record:test:offline", path=str(path)).complete("hi")
@@ -222,12 +222,12 @@ def test_the_default_run_log_an_older_zagent_left_readable_becomes_private(tmp_p
 
 def test_a_planted_hard_link_to_an_own_file_is_not_appended(tmp_path):
     """A trajectory .jsonl that is a hard link to ~/.bashrc (same owner, same file) is not appended to."""
-    from zagent.plugins.react.state import RunState
+    from zagent.plugins.react.state import ReActState
     from zagent.plugins.react.trajectory import append_trajectory
 
     target = victim(tmp_path)
     link = tmp_path / "t.jsonl"
     os.link(target, link)
     with pytest.raises(ConfigError, match="hard links"):
-        append_trajectory(str(link), RunState(run_id="r", agent="a", task="t"))
+        append_trajectory(str(link), ReActState(run_id="r", agent="a", task="t"))
     assert target.read_text() == "export PATH=/usr/bin\n"

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from zagent import Message, ToolCall
-from zagent._tools.run import with_unique_ids
+from zagent._model.llm import unique_call_ids
 from tests.servers.loopback import LoopbackServer, Reply
 
 from .conftest import make_kernel
@@ -78,9 +78,9 @@ def test_react_over_http_with_a_server_that_repeats_ids():
     k.close()
 
 
-def test_with_unique_ids_keeps_good_ids_and_replaces_bad_ones():
+def test_unique_call_ids_keeps_good_ids_and_replaces_bad_ones():
     """Good ids are kept as they are (same list back); missing, empty and repeated ones get fresh unique ids."""
     good = [ToolCall(id="a", name="t"), ToolCall(id="b", name="t")]
-    assert with_unique_ids(good) is good
-    fixed = with_unique_ids([ToolCall(id="a", name="t"), ToolCall(id="a", name="t"), ToolCall(id="", name="t")])
+    assert unique_call_ids(good) is good
+    fixed = unique_call_ids([ToolCall(id="a", name="t"), ToolCall(id="a", name="t"), ToolCall(id="", name="t")])
     assert fixed[0].id == "a" and len({c.id for c in fixed}) == 3 and all(c.id for c in fixed)

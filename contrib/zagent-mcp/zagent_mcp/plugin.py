@@ -68,8 +68,8 @@ def zagent_register_tools(register: Callable[..., Any], kernel: Any) -> None:
         k = kernel_ref()
         if k is None:
             return
-        for name in [t.name for t in k.registries["tools"].values() if t.toolset == server
-                     and getattr(t, "metadata", {}).get("mcp_server") == server]:
+        for name in [e.name for e in k.entries("tools") if e.obj.toolset == server
+                     and getattr(e.obj, "metadata", {}).get("mcp_server") == server]:
             k.remove_tool(name)  # a changed list replaces the old one
         for tool in tools:
             try:

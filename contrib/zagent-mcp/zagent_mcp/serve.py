@@ -57,7 +57,7 @@ class McpServe:
 
         tools = []
         for name in self.tool_names:
-            tool = self.kernel.registries["tools"].get(name)
+            tool = self.kernel.find("tools", name)
             if tool is not None:
                 schema = dict(tool.parameters or {"type": "object", "properties": {}})
                 schema.setdefault("type", "object")

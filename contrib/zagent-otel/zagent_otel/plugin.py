@@ -37,7 +37,7 @@ def settings(kernel: Any) -> dict[str, Any]:
 
 def zagent_kernel_start(kernel: Any) -> None:
     found = settings(kernel)
-    if not found["enabled"] or kernel.pm.has_plugin(OBSERVER):
+    if not found["enabled"] or kernel.has_plugin(OBSERVER):
         return
     if found["setup"]:
         from .setup import configure_from_env

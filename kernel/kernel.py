@@ -28,7 +28,7 @@ from . import emitting, hookspecs, spans, tooltable
 from .closing import Owned, close_belongings
 from .context import RunContext
 from .hooks import HookRunner, PluginManager, trace_to_stderr
-from .llm import LLM  # loaded by ``import zagent`` anyway
+from .modelrun import Model  # loaded by ``import zagent`` anyway
 from .loading import PluginInfo, PluginLoader, Problem
 from .lookups import batch_driver, build, build_agent, embedder, lookup
 from .models import Models
@@ -121,8 +121,9 @@ class Kernel:
 
     # -- look-ups ---------------------------------------------------------------
 
-    def llm(self, spec: Optional[str] = None, **options: Any) -> LLM:
-        """Resolve ``"provider:model"`` (default: ``ZAGENT_MODEL``, else the offline test model).
+    def llm(self, spec: Optional[str] = None, **options: Any) -> Model:
+        """Resolve ``"provider:model"`` (default: ``ZAGENT_MODEL``, else the offline test model) to the
+        provider's model bound to this kernel (``zagent.modelrun.Model``: rails, events, usage, cost).
 
         The same spec and options return the same instance, so its HTTP client is reused.
         ``profile={...}`` overrides capability fields of the model's profile.

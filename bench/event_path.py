@@ -69,7 +69,7 @@ def make(variant: str) -> Any:
         return {"run_id": ctx.run_id, "agent": ctx.agent}
 
     try:  # how kernel/llm.py sends its events, in the version measured
-        from zagent.llm import _emitter
+        from zagent.modelrun import _emitter
     except ImportError:  # older: kernel.aemit with the context's tags as keywords
         _emitter = None
 

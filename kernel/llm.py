@@ -100,6 +100,15 @@ class LLM(Direct):
             self._profile = base
         return self._profile
 
+    @property
+    def kernel(self) -> Any:
+        """Gone: a provider's model holds no kernel (an ``AttributeError`` saying what to do instead)."""
+        raise AttributeError(
+            f"{type(self).__name__} has no 'kernel': a provider's model holds no kernel. Take what it needs "
+            "when it is built (in zagent_register_providers(register, kernel), or zagent.models.shared_stash() "
+            "inside the factory), and hand that to the model; k.llm(...) returns a zagent.Model, whose "
+            ".kernel is the kernel")
+
     def endpoint(self) -> Optional[str]:
         """The URL this model's requests go to (``http.base_url`` of the HTTP providers), for telemetry."""
         return getattr(getattr(self, "http", None), "base_url", None)

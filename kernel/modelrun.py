@@ -54,6 +54,9 @@ class Model:
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self.llm, name, value)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Model, (self.llm, self.kernel))
+
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # isinstance(model, OpenAILLM) as for the provider's own object
         return type(self.llm)
@@ -124,10 +127,10 @@ class Model:
         if not hooks.active("zagent_event"):
             pattern = llm.tool_name_pattern
             if pattern and WireNames.for_request(request, pattern) is not None:  # names to map: send_bare does it
-                return await self._finish(request, await send_bare(llm, request), ctx, started)
+                return await finish(kernel, llm, request, await send_bare(llm, request), ctx, started)
             # send_bare inlined when no tool name needs mapping: one coroutine less in the await chain
             completion = settle(request, counted(await llm._acomplete(request)), llm.profile.think_tags)
-            return await self._finish(request, completion, ctx, started)
+            return await finish(kernel, llm, request, completion, ctx, started)
         await _emitter(kernel, ctx).aemit("llm_start", model=llm.name, provider=llm.provider,
                                           messages=len(request.messages), **_call_data(llm, request))
         try:
@@ -135,7 +138,7 @@ class Model:
         except BaseException as exc:
             await _failed_call(kernel, ctx, llm.name, exc)
             raise
-        return await self._finish(request, completion, ctx, started)
+        return await finish(kernel, llm, request, completion, ctx, started)
 
     async def astream(
         self, messages: MessagesIn, *, tools: Optional[Iterable[Any]] = None,
@@ -158,7 +161,7 @@ class Model:
             async for chunk in agen:
                 if chunk.type == "done" and chunk.completion is not None:
                     finished = True
-                    final = await self._finish(request, counted(chunk.completion), ctx, started)
+                    final = await finish(kernel, llm, request, counted(chunk.completion), ctx, started)
                     yield Chunk(type="done", completion=final)
                 else:
                     yield chunk
@@ -206,39 +209,7 @@ class Model:
             await aclose_stream(agen)
         if final is None:
             raise ProviderError("the stream ended without a final chunk", provider=llm.provider)
-        return await self._finish(request, counted(final), ctx, started)
-
-    async def _finish(
-        self, request: LLMRequest, completion: Completion, ctx: Optional["RunContext[Any]"], started: float
-    ) -> Completion:
-        llm = self.llm
-        if completion.message.tool_calls:
-            bound_calls(completion.message.tool_calls)  # arguments nested past zagent.limits stay text
-        usage = completion.usage
-        if not (0 <= usage.input_tokens <= MAX_USAGE and 0 <= usage.output_tokens <= MAX_USAGE
-                and 0 <= usage.calls <= MAX_USAGE):  # wire numbers are hostile too: never stored or summed
-            raise ProtocolError(f"{llm.name} reported token usage that cannot be right: {usage_problem(usage)}; "
-                                "the reply was dropped. Check the server", provider=llm.provider, status=200)
-        kernel = self.kernel
-        if kernel is None:
-            return completion
-        hooks = kernel.hooks
-        if hooks.active("zagent_after_llm_call"):
-            ctx = ctx or kernel.context()
-            completion = await hooks.after_llm(request, completion, ctx)
-        if ctx is not None:
-            ctx.add_usage(completion.usage)
-            if llm.price is not None:
-                ctx.stash[COST_KEY] = ctx.stash.get(COST_KEY, 0.0) + (llm.cost(completion.usage) or 0.0)
-        if hooks.active("zagent_event"):
-            await _emitter(kernel, ctx).aemit(
-                "llm_end", model=llm.name, finish_reason=completion.finish_reason,
-                input_tokens=completion.usage.input_tokens, output_tokens=completion.usage.output_tokens,
-                tool_calls=len(completion.tool_calls), duration=time.perf_counter() - started,
-                **({"response_model": completion.model} if completion.model else {}),
-                **({"response_id": completion.id} if completion.id else {}),
-            )
-        return completion
+        return await finish(kernel, llm, request, counted(final), ctx, started)
 
     # -- for providers that wrap another model (fallback, record) ----------------------
 
@@ -278,6 +249,37 @@ class Model:
 
     def close(self) -> None:
         run_sync(self.aclose())
+
+
+async def finish(kernel: Optional["Kernel"], llm: "LLM", request: LLMRequest, completion: Completion,
+                 ctx: Optional["RunContext[Any]"], started: float) -> Completion:
+    """A reply's way back: usage bounds, ``zagent_after_llm_call`` rails, usage and cost, ``llm_end``."""
+    if completion.message.tool_calls:
+        bound_calls(completion.message.tool_calls)  # arguments nested past zagent.limits stay text
+    usage = completion.usage
+    if not (0 <= usage.input_tokens <= MAX_USAGE and 0 <= usage.output_tokens <= MAX_USAGE
+            and 0 <= usage.calls <= MAX_USAGE):  # wire numbers are hostile too: never stored or summed
+        raise ProtocolError(f"{llm.name} reported token usage that cannot be right: {usage_problem(usage)}; "
+                            "the reply was dropped. Check the server", provider=llm.provider, status=200)
+    if kernel is None:
+        return completion
+    hooks = kernel.hooks
+    if hooks.active("zagent_after_llm_call"):
+        ctx = ctx or kernel.context()
+        completion = await hooks.after_llm(request, completion, ctx)
+    if ctx is not None:
+        ctx.add_usage(completion.usage)
+        if llm.price is not None:
+            ctx.stash[COST_KEY] = ctx.stash.get(COST_KEY, 0.0) + (llm.cost(completion.usage) or 0.0)
+    if hooks.active("zagent_event"):
+        await _emitter(kernel, ctx).aemit(
+            "llm_end", model=llm.name, finish_reason=completion.finish_reason,
+            input_tokens=completion.usage.input_tokens, output_tokens=completion.usage.output_tokens,
+            tool_calls=len(completion.tool_calls), duration=time.perf_counter() - started,
+            **({"response_model": completion.model} if completion.model else {}),
+            **({"response_id": completion.id} if completion.id else {}),
+        )
+    return completion
 
 
 async def send_bare(llm: "LLM", request: LLMRequest) -> Completion:

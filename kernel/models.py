@@ -18,10 +18,10 @@ from .registry import Registry
 from .specfiles import _short_repr
 from .specpaths import options_untrusted
 
+from .llm import LLM
 from .modelrun import Model
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .llm import LLM
     from .stash import Stash
 
 FALLBACK_MODEL = "test:offline"
@@ -86,6 +86,9 @@ class Models:
             llm: LLM = build(factory, f"model {spec!r}", model, **options)  # a provider's factory makes an LLM
         if isinstance(llm, Model):  # a factory that returned another model of the kernel (k.llm(...))
             llm = llm.llm
+        if not isinstance(llm, LLM):
+            raise ConfigError(f"the {provider!r} provider's factory returned {type(llm).__name__} "
+                              f"{_short_repr(llm)}, not a zagent.LLM; fix the plugin that registers {provider!r}")
         if overrides:
             llm.profile_overrides = {**llm.profile_overrides, **overrides}
         bound = Model(llm, owner)

@@ -15,7 +15,7 @@ A third party checks its provider by subclassing and naming the class ``Test...`
 
 Each test states one rule of the provider interface (``zagent.LLM``):
 completion, streaming, tool calls and tool results, errors, secrets, profile,
-sync twins and closing. The backend must answer a plain prompt with text and,
+sync twins and closing, and a model that holds no kernel. The backend must answer a plain prompt with text and,
 when offered one tool and asked to use it (``tool_prompt``), call it; set
 ``supports_tools = False`` for a provider without tool calling. Override
 ``make_llm`` for full control of how the model is made. Only zagent itself

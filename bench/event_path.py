@@ -2,7 +2,7 @@
 
 The events a peers task sends (run, 2 steps, 2 LLM calls, 1 tool call: start and end each), emitted the
 way the plugins emit them (``ctx.aemit`` for run/step/tool, ``kernel.aemit(..., run_id=, agent=)`` for the
-LLM calls; as kernel/llm.py of the version measured does), with:
+LLM calls; as the model path of the version measured does: kernel/modelrun.py, before it kernel/llm.py), with:
 
 * ``none``: no ``zagent_event`` observer (the emitters' own ``hooks.active`` check, then nothing);
 * ``unchecked``: no observer, and ``ctx.aemit``/``kernel.aemit`` awaited without that check (what an

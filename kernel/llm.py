@@ -3,7 +3,7 @@
 A provider implements ``_acomplete(request) -> Completion`` and may implement ``_astream(request)`` (an
 async generator of ``Chunk``s ending with ``Chunk(type="done", completion=...)``; the default streams the
 whole reply at once), ``default_profile()`` and ``aclose()``. What a provider needs (HTTP options, the
-kernel's rate limiters: ``zagent.models.shared_stash``) it gets when it is built; it holds no kernel.
+kernel's rate limiters: ``zagent.providerkit.shared_stash``) it gets when it is built; it holds no kernel.
 ``Kernel.llm`` returns the model bound to the kernel (``zagent.modelrun.Model``), which runs rails, events,
 usage and cost around these coroutines. Used directly, an ``LLM`` has the same call methods without them.
 """
@@ -105,7 +105,7 @@ class LLM(Direct):
         """Gone: a provider's model holds no kernel (an ``AttributeError`` saying what to do instead)."""
         raise AttributeError(
             f"{type(self).__name__} has no 'kernel': a provider's model holds no kernel. Take what it needs "
-            "when it is built (in zagent_register_providers(register, kernel), or zagent.models.shared_stash() "
+            "when it is built (in zagent_register_providers(register, kernel), or zagent.providerkit.shared_stash() "
             "inside the factory), and hand that to the model; k.llm(...) returns a zagent.Model, whose "
             ".kernel is the kernel")
 

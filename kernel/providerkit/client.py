@@ -34,7 +34,7 @@ client such as httpx2) for one provider instance:
 * an optional **rate limit** (``rpm``: requests per minute) shared by every
   LLM of one kernel that talks to the same provider and base URL (found when
   the client is built, in the stash of the kernel building the model:
-  ``zagent.models.shared_stash``; a client built outside a kernel has its own);
+  ``shared_stash``; a client built outside a kernel has its own);
 * a user's own client (``client=``, never closed by zagent) or a factory
   (``client_factory=``, called once per event loop with ``base_url``,
   ``headers``, ``timeout`` and ``limits`` built from the factory's own module,
@@ -67,6 +67,7 @@ from ..errors import (
     ProviderConfigError,
     ProviderError,
 )
+from ..models import shared_stash
 from ..secrets import Masker, Secret, mask_userinfo
 from .config import ERROR_BODY_BYTES, USER_AGENT, HttpConfig, default_http_module
 from .decode import body_chunks
@@ -112,8 +113,6 @@ class HttpClient(HttpErrors):
     def __attrs_post_init__(self) -> None:
         rpm = self.config.rpm
         if rpm and self.limiter is None:
-            from ..models import shared_stash
-
             self.limiter = shared_limiter(shared_stash(), f"{self.provider} {self.base_url}", rpm)
 
     @classmethod

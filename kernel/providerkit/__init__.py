@@ -34,7 +34,7 @@ from .config import (
 )
 from .encodeonce import encoded_once, history_encoder, messages_once
 from .errors import HttpErrors
-from ..models import shared_stash
+from .._model.resolve import shared_stash
 from .ratelimit import RateLimiter, shared_limiter
 from .stream import StreamReply
 from .wire import (

@@ -33,6 +33,7 @@ from .hookspecs import hookimpl
 from .kernel import Kernel
 from ._hooks.loading import PluginInfo, PluginProblem
 from ._model.llm import LLM
+from ._model.run import Model
 from ._hooks.rails import Deny, Rewrite
 from ._trust.secrets import Secret
 from ._runs.sync import run_sync
@@ -55,7 +56,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AuthenticationError", "Chunk", "Completion", "ConfigError", "Deny", "Event", "Field", "Kernel", "LLM",
-    "LLMRequest", "Message", "ModelProfile", "NoAnswerError", "ParseError", "PluginError", "PluginInfo",
+    "LLMRequest", "Message", "Model", "ModelProfile", "NoAnswerError", "ParseError", "PluginError", "PluginInfo",
     "PluginProblem", "ProviderError", "ProviderTimeout", "RateLimitError", "Refusal", "Rewrite", "RunAborted", "RunContext",
     "Secret", "StreamInterrupted", "Tool", "ToolBlocked", "ToolCall", "ToolError", "ToolResult", "ToolSpec",
     "Usage", "ZagentError", "hookimpl", "run_sync", "tool",

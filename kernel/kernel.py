@@ -22,7 +22,7 @@ from ._tools import table as tooltable
 from ._runs.closing import Owned, close_belongings
 from ._runs.context import RunContext
 from ._hooks.runner import HookRunner, PluginManager, trace_to_stderr
-from ._model.llm import LLM  # loaded by ``import zagent`` anyway
+from ._model.run import Model  # loaded by ``import zagent`` anyway
 from ._hooks.loading import PluginInfo, PluginLoader, PluginProblem
 from ._registry.lookups import batch_driver, build, build_agent, embedder, lookup
 from ._model.resolve import Models
@@ -120,8 +120,9 @@ class Kernel:
 
     # -- look-ups ---------------------------------------------------------------
 
-    def llm(self, spec: Optional[str] = None, **options: Any) -> LLM:
-        """Resolve ``"provider:model"`` (default: ``ZAGENT_MODEL``, else the offline test model).
+    def llm(self, spec: Optional[str] = None, **options: Any) -> Model:
+        """Resolve ``"provider:model"`` (default: ``ZAGENT_MODEL``, else the offline test model) to the
+        provider's model bound to this kernel (``zagent._model.run.Model``: rails, events, usage, cost).
 
         The same spec and options return the same instance, so its HTTP client is reused.
         ``profile={...}`` overrides capability fields of the model's profile.
@@ -173,6 +174,7 @@ class Kernel:
     find = lookups.find  # what is registered under a name, or None
     names = lookups.registered_names  # the names registered for a kind
     entries = lookups.entries  # the entries of a kind (cached until it changes)
+    registry_of = lookups.registry_of  # the live registry of a kind, for objects that must not hold the kernel
     tool_definitions = tooltable.tool_definitions  # Agent-Z's get_definitions(toolsets=[...]), with metadata
 
     def add_tool(self, tool: Any, *, plugin: str = "<kernel.add_tool>", **options: Any) -> Tool:

@@ -3,7 +3,7 @@
 Reasoning models served by llama.cpp, vLLM (without a reasoning parser), LM
 Studio or Ollama often write ``<think>…</think>`` before the answer. What is
 inside is *considered*, not answered: a JSON object or a tool call in it must
-never be read as output. The kernel's LLM layer (``zagent._model.llm``) moves these
+never be read as output. The kernel's model path (``zagent._model.run``) moves these
 spans to ``Message.reasoning`` for every provider, and parsers and text
 tool-call readers call ``strip_think`` again as a second line of defence.
 

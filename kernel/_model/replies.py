@@ -6,7 +6,7 @@ output; ``counted`` fills the provider-independent bookkeeping (one call, a
 finish reason). For streams, ``settled_stream`` turns think spans into
 ``reasoning`` chunks and settles the ``done`` completion, and ``renamed_stream``
 maps wire tool names back. ``parse_arguments`` and ``new_call_id`` are for
-providers decoding a reply. ``LLM`` (``zagent._model.llm``) calls these on every call.
+providers decoding a reply. The model path (``zagent._model.run``) calls these on every call.
 """
 
 from __future__ import annotations

@@ -1,10 +1,15 @@
-"""LLM resolution behind ``Kernel.llm``: a ``"provider:model"`` string to a cached LLM carrying the profile
-overrides of the kernel's config; the LLMs made are closed with the kernel."""
+"""The kernel's model factory behind ``Kernel.llm``: a ``"provider:model"`` string to a cached ``Model`` (the
+provider's ``LLM`` bound to the kernel, ``zagent._model.run``) carrying the profile overrides of the kernel's
+config; the models made are closed with the kernel. A provider factory runs inside ``building(stash)``:
+``shared_stash()`` is then the kernel's stash, where a provider finds what the kernel's models share (the
+rate limiters of ``zagent.providerkit``) at build time, so no model holds the kernel."""
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Optional
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from ..errors import ConfigError
 from .._runs.logs import log
@@ -13,10 +18,29 @@ from .._registry.registries import Registry
 from .._trust.specfiles import _short_repr
 from .._trust.specpaths import options_untrusted
 
+from .llm import LLM
+from .run import Model
+
 if TYPE_CHECKING:  # pragma: no cover
-    from .llm import LLM
+    from .._runs.stash import Stash
 
 FALLBACK_MODEL = "test:offline"
+_building: "ContextVar[Optional[Stash]]" = ContextVar("zagent._model.resolve.building", default=None)
+
+
+def shared_stash() -> "Optional[Stash]":
+    """The stash of the kernel whose model factory is building a model now (``None`` outside a build)."""
+    return _building.get()
+
+
+@contextmanager
+def building(stash: "Stash") -> Iterator[None]:
+    """Run a provider factory with ``shared_stash()`` set to ``stash``."""
+    token = _building.set(stash)
+    try:
+        yield
+    finally:
+        _building.reset(token)
 
 
 class Models:
@@ -24,11 +48,11 @@ class Models:
 
     def __init__(self, config: dict[str, Any], registries: dict[str, Registry]) -> None:
         self.config, self.registries = config, registries
-        self.llms: dict[Any, LLM] = {}
+        self.llms: dict[Any, Model] = {}
         self._warned_fallback = False
 
-    def get(self, owner: Any, spec: Optional[str], options: dict[str, Any]) -> LLM:
-        """See ``Kernel.llm``; ``owner`` (the kernel) becomes the new LLM's ``kernel``."""
+    def get(self, owner: Any, spec: Optional[str], options: dict[str, Any]) -> Model:
+        """See ``Kernel.llm``; the new model is bound to ``owner`` (the kernel)."""
         if spec is not None and not isinstance(spec, str):
             raise ConfigError(f"a model is named by a 'provider:model' string, got {type(spec).__name__} "
                               f"{_short_repr(spec)}")
@@ -58,15 +82,18 @@ class Models:
                               f"got {type(profile).__name__}")
         overrides.update(profile)
         overrides.update(self.config.get("profile") or {})  # for every model, over the rest (the CLI's --profile)
-        llm: LLM = build(factory, f"model {spec!r}", model, **options)  # a provider's factory makes an LLM
-        llm.kernel = owner
+        with building(owner.stash):
+            llm: LLM = build(factory, f"model {spec!r}", model, **options)  # a provider's factory makes an LLM
+        if isinstance(llm, Model):  # a factory that returned another model of the kernel (k.llm(...))
+            llm = llm.llm
+        if not isinstance(llm, LLM):
+            raise ConfigError(f"the {provider!r} provider's factory returned {type(llm).__name__} "
+                              f"{_short_repr(llm)}, not a zagent.LLM; fix the plugin that registers {provider!r}")
         if overrides:
             llm.profile_overrides = {**llm.profile_overrides, **overrides}
-        if key is not None:
-            self.llms[key] = llm
-        else:
-            self.llms[id(llm)] = llm
-        return llm
+        bound = Model(llm, owner)
+        self.llms[key if key is not None else id(bound)] = bound
+        return bound
 
     def _check_paths(self, owner: Any, spec: str, options: dict[str, Any]) -> None:
         from .._trust.specpaths import check_option_paths

@@ -22,6 +22,12 @@ def find(kernel: Any, kind: str, name: str) -> Optional[Any]:
     return registry.get(name) if registry is not None else None
 
 
+def registry_of(kernel: Any, kind: str) -> Optional[Any]:
+    """``Kernel.registry_of``: the live registry of ``kind`` (``None`` for a kind no loaded plugin declares),
+    for a plugin object that looks names up later without holding the kernel."""
+    return kernel.registries.get(kind)
+
+
 def registered_names(kernel: Any, kind: str) -> list[str]:
     """``Kernel.names``: the names registered for ``kind``, sorted; empty for a kind no loaded plugin declares."""
     registry = kernel.registries.get(kind)

@@ -57,7 +57,7 @@ class RunContext(Generic[DepsT]):
         running tools; ``None`` (the default) means unscoped: the embedding app running a tool directly.
     :ivar call_id: in the context a tool receives: the id of the tool call being run (else ``None``).
     :ivar on_delta: set by an agent's ``astream()`` (from ``STREAM_SINK``): every model call of the run streams,
-        each text or reasoning ``Chunk`` handed to it (sync or async) as it arrives (``zagent._model.stream``).
+        each text or reasoning ``Chunk`` handed to it (sync or async) as it arrives (``zagent._model.run``).
     :ivar shared: per-run state every context of this run id shares (``zagent._runs.share``): what counts across
         a group chat's turns or a workflow's nodes, such as tool budgets. ``share=`` joins another run's.
     :ivar deps: the app's typed dependencies (a database handle, an HTTP client), given with

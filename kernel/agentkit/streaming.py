@@ -4,7 +4,7 @@
 agent's own coroutine: ``aexecute``, ``achat``, a workflow's or group chat's
 ``arun``) in a task whose run contexts carry ``on_delta`` (``zagent._runs.context``
 fills it from a context variable the task inherits), so every model call of
-the run, nested agents included, streams (``zagent._model.stream``). It yields
+the run, nested agents included, streams (``zagent._model.run``). It yields
 ``StreamEvent``s, in order:
 
 * ``text`` / ``reasoning``: a delta of a model's reply (``event.text``);

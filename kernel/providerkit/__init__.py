@@ -10,6 +10,8 @@ openai-responses, anthropic, ollama) and third-party ones do:
   ``default_http_module`` (httpx, or httpx2 when installed);
 * ``stream.StreamReply``: a streamed reply read within the deadline and limit;
 * ``ratelimit``: ``rpm`` shared by a kernel's models of one provider and URL;
+  ``shared_stash()``: the stash of the kernel building a model (``None`` outside a build), where
+  what a kernel's models share is found at build time (a model holds no kernel);
 * ``wire``: SSE and NDJSON streams, ``Retry-After``, server messages,
   ``network_options``, ``stream_interrupted``, ``malformed``;
 * ``encodeonce.encoded_once``: a per-``ToolSpec`` cache of wire bytes; ``messages_once``: per message; ``history_encoder``: a request's messages (cached from eight on).
@@ -32,6 +34,7 @@ from .config import (
 )
 from .encodeonce import encoded_once, history_encoder, messages_once
 from .errors import HttpErrors
+from .._model.resolve import shared_stash
 from .ratelimit import RateLimiter, shared_limiter
 from .stream import StreamReply
 from .wire import (
@@ -49,5 +52,5 @@ __all__ = [
     "USER_AGENT", "HttpClient", "HttpConfig", "HttpErrors", "RateLimiter", "StreamReply", "default_http_module",
     "encoded_once", "history_encoder", "messages_once", "iter_ndjson", "iter_sse", "malformed", "network_options",
     "retry_after", "server_message",
-    "shared_limiter", "stream_interrupted",
+    "shared_limiter", "shared_stash", "stream_interrupted",
 ]

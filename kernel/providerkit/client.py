@@ -32,7 +32,9 @@ client such as httpx2) for one provider instance:
   server's message (401/403 name the environment variable to set); see
   docs/errors.md for which errors are retryable;
 * an optional **rate limit** (``rpm``: requests per minute) shared by every
-  LLM of one kernel that talks to the same provider and base URL;
+  LLM of one kernel that talks to the same provider and base URL (found when
+  the client is built, in the stash of the kernel building the model:
+  ``shared_stash``; a client built outside a kernel has its own);
 * a user's own client (``client=``, never closed by zagent) or a factory
   (``client_factory=``, called once per event loop with ``base_url``,
   ``headers``, ``timeout`` and ``limits`` built from the factory's own module,
@@ -65,6 +67,7 @@ from ..errors import (
     ProviderConfigError,
     ProviderError,
 )
+from .._model.resolve import shared_stash
 from .._trust.secrets import Masker, Secret, mask_userinfo
 from .config import ERROR_BODY_BYTES, USER_AGENT, HttpConfig, default_http_module
 from .decode import body_chunks
@@ -82,7 +85,8 @@ class HttpClient(HttpErrors):
     :ivar provider: provider name, used in errors (``openai``).
     :ivar base_url: root URL requests are relative to.
     :ivar key_env: environment variable that holds the key (named in 401 errors).
-    :ivar owner: the LLM using this client; its kernel scopes the shared rate limiter.
+    :ivar limiter: the ``rpm`` limiter requests wait for (``None``: no ``rpm``); by default the one the
+        building kernel's models of this provider and URL share.
     """
 
     provider: str
@@ -96,16 +100,20 @@ class HttpClient(HttpErrors):
     user_client: Any = None
     client_factory: Optional[Callable[..., Any]] = None
     http_module: Optional[str] = None
-    owner: Any = None
+    limiter: Optional[RateLimiter] = None
     _clients: dict[Any, tuple[Any, Any, Any]] = attrs.field(factory=dict, init=False)
     _last: tuple[Any, Any, Any, Any] = attrs.field(default=(None, None, None, None), init=False)
     _request_headers: Optional[dict[str, str]] = attrs.field(default=None, init=False)
-    _limiter: Any = attrs.field(default=False, init=False)
     _mod: Any = attrs.field(default=None, init=False)
     _prefix: str = attrs.field(default="", init=False)
     _masker: Optional["Masker"] = attrs.field(default=None, init=False)
     _timers: dict[Any, Deadlines] = attrs.field(factory=dict, init=False)
     _urls: dict[tuple[int, str], Any] = attrs.field(factory=dict, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        rpm = self.config.rpm
+        if rpm and self.limiter is None:
+            self.limiter = shared_limiter(shared_stash(), f"{self.provider} {self.base_url}", rpm)
 
     @classmethod
     def build(cls, provider: str, base_url: str, options: dict[str, Any], **fields: Any) -> "HttpClient":
@@ -266,7 +274,7 @@ class HttpClient(HttpErrors):
         url = self._urls.get((id(client), path))
         if url is None:
             url = self._url(client, path)
-        limiter = self._limiter if self._limiter is not False else self._resolve_limiter()
+        limiter = self.limiter
         seconds = self.config.deadline
         guard = _Deadline(seconds, self._deadlines(seconds)) if seconds else None
         handed_over = False
@@ -423,13 +431,6 @@ class HttpClient(HttpErrors):
         import asyncio
 
         await asyncio.sleep(seconds)
-
-    def _resolve_limiter(self) -> Optional["RateLimiter"]:
-        rpm = self.config.rpm
-        kernel = getattr(self.owner, "kernel", None)
-        limiter = shared_limiter(kernel, f"{self.provider} {self.base_url}", rpm) if rpm else None
-        self._limiter = limiter
-        return limiter
 
     def __repr__(self) -> str:
         return f"<HttpClient {self.provider} {mask_userinfo(self.base_url)} clients={len(self._clients)}>"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Any, Optional
+from typing import Optional
 
 from ..errors import (
     ConfigError,
@@ -52,12 +52,9 @@ class RateLimiter:
 LIMITERS: "StashKey[dict[str, RateLimiter]]" = StashKey("zagent.providerkit.rpm")
 
 
-def shared_limiter(kernel: Any, key: str, rpm: float) -> RateLimiter:
-    """The limiter of ``key`` in ``kernel`` (all agents of a kernel share it); a private one without a kernel."""
-    if kernel is None:
-        return RateLimiter(rpm)
-    stash: Optional[Stash] = getattr(kernel, "stash", None)
-    if stash is None:  # not a zagent Kernel: no sharing
+def shared_limiter(stash: Optional[Stash], key: str, rpm: float) -> RateLimiter:
+    """The limiter of ``key`` in a kernel's ``stash`` (all its models share it); a private one without."""
+    if stash is None:
         return RateLimiter(rpm)
     per_kernel = stash.get_or_create(LIMITERS, dict)
     limiter = per_kernel.get(key)

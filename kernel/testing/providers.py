@@ -15,7 +15,7 @@ A third party checks its provider by subclassing and naming the class ``Test...`
 
 Each test states one rule of the provider interface (``zagent.LLM``):
 completion, streaming, tool calls and tool results, errors, secrets, profile,
-sync twins and closing. The backend must answer a plain prompt with text and,
+sync twins and closing, and a model that holds no kernel. The backend must answer a plain prompt with text and,
 when offered one tool and asked to use it (``tool_prompt``), call it; set
 ``supports_tools = False`` for a provider without tool calling. Override
 ``make_llm`` for full control of how the model is made. Only zagent itself
@@ -29,7 +29,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 import pytest
 
-from .. import LLM, Chunk, Completion, Kernel, Message, ModelProfile, ProviderError, ToolCall, ToolSpec, Usage
+from .. import LLM, Chunk, Completion, Kernel, Message, Model, ModelProfile, ProviderError, ToolCall, ToolSpec, Usage
 
 ECHO_TOOL = ToolSpec(
     name="echo",
@@ -54,13 +54,13 @@ class ProviderTests:
     def make_kernel(self) -> Kernel:
         return Kernel(plugins=list(self.plugins), entry_points=False)
 
-    def make_llm(self, kernel: Kernel) -> LLM:
+    def make_llm(self, kernel: Kernel) -> Model:
         if not self.model:
             raise NotImplementedError("set model = 'provider:model' on the test class, or override make_llm(kernel)")
-        llm: LLM = kernel.llm(self.model, **self.options)
+        llm: Model = kernel.llm(self.model, **self.options)
         return llm
 
-    def make_failing_llm(self, kernel: Kernel) -> Optional[LLM]:
+    def make_failing_llm(self, kernel: Kernel) -> Optional[Model]:
         """A model whose calls fail (bad key, unreachable URL...); ``None`` skips the error tests."""
         return None
 
@@ -71,11 +71,11 @@ class ProviderTests:
         k.close()
 
     @pytest.fixture
-    def llm(self, kernel: Kernel) -> LLM:
+    def llm(self, kernel: Kernel) -> Model:
         return self.make_llm(kernel)
 
     @pytest.fixture
-    def failing_llm(self, kernel: Kernel) -> LLM:
+    def failing_llm(self, kernel: Kernel) -> Model:
         llm = self.make_failing_llm(kernel)
         if llm is None:
             pytest.skip("make_failing_llm() not provided")
@@ -83,13 +83,22 @@ class ProviderTests:
 
     # -- resolution and profile -----------------------------------------------------------
 
-    def test_resolves_through_the_kernel(self, kernel: Kernel, llm: LLM) -> None:
-        """k.llm('provider:model') returns a zagent.LLM naming its provider and model."""
-        assert isinstance(llm, LLM), f"k.llm({self.model!r}) should return a zagent.LLM, got {type(llm).__name__}"
+    def test_resolves_through_the_kernel(self, kernel: Kernel, llm: Model) -> None:
+        """k.llm('provider:model') returns a zagent.Model of the provider's zagent.LLM, naming provider and model."""
+        assert isinstance(llm, Model) and isinstance(llm.llm, LLM), \
+            f"k.llm({self.model!r}) should return a zagent.Model of a zagent.LLM, got {type(llm).__name__}"
         assert llm.provider and llm.model, f"the LLM should name its provider and model, got {llm.provider!r} and {llm.model!r}"
         assert llm.name == f"{llm.provider}:{llm.model}", f"llm.name should be 'provider:model', got {llm.name!r}"
 
-    def test_profile_is_a_model_profile(self, llm: LLM) -> None:
+    def test_model_holds_no_kernel(self, kernel: Kernel, llm: Model) -> None:
+        """The provider's model and what it holds (its HTTP client...) keep no reference to the Kernel: what a
+        provider needs (rate limiters, HTTP options) it gets when it is built."""
+        from .graph import references_to
+
+        found = references_to(llm.llm, Kernel)
+        assert not found, f"the provider's model should hold no Kernel, found one at {', '.join(found)}"
+
+    def test_profile_is_a_model_profile(self, llm: Model) -> None:
         """The profile is a ModelProfile (what agents consult to pick strategies)."""
         assert isinstance(llm.profile, ModelProfile), \
             f"llm.profile should be a zagent.ModelProfile (default_profile()), got {type(llm.profile).__name__}"
@@ -104,14 +113,14 @@ class ProviderTests:
 
     # -- completion -------------------------------------------------------------------------
 
-    def test_complete_returns_assistant_text(self, llm: LLM) -> None:
+    def test_complete_returns_assistant_text(self, llm: Model) -> None:
         """complete() returns a Completion whose message is the assistant's, with text."""
         c = llm.complete(self.prompt)
         assert isinstance(c, Completion), f"_acomplete should return a zagent.Completion, got {type(c).__name__}"
         assert c.message.role == "assistant", f"the reply's role should be 'assistant', got {c.message.role!r}"
         assert isinstance(c.text, str) and c.text, f"the reply to {self.prompt!r} should have text, got {c.text!r}"
 
-    def test_complete_reports_usage_and_finish(self, llm: LLM) -> None:
+    def test_complete_reports_usage_and_finish(self, llm: Model) -> None:
         """Usage counts one call with non-negative tokens; a finish reason is given."""
         c = llm.complete(self.prompt)
         assert isinstance(c.usage, Usage), f"completion.usage should be a zagent.Usage, got {type(c.usage).__name__}"
@@ -120,13 +129,13 @@ class ProviderTests:
             f"token counts should be non-negative, got {c.usage.input_tokens} in and {c.usage.output_tokens} out"
         assert c.finish_reason, "completion.finish_reason should say why the reply ended ('stop', 'tool_calls'...)"
 
-    def test_async_twin_matches(self, llm: LLM) -> None:
+    def test_async_twin_matches(self, llm: Model) -> None:
         """acomplete() works from a plain asyncio program."""
         c = asyncio.run(llm.acomplete(self.prompt))
         assert c.message.role == "assistant" and c.text, \
             f"acomplete() should give an assistant reply with text, got role {c.message.role!r} and text {c.text!r}"
 
-    def test_usage_is_added_to_the_run(self, kernel: Kernel, llm: LLM) -> None:
+    def test_usage_is_added_to_the_run(self, kernel: Kernel, llm: Model) -> None:
         """A call made with a run context adds its usage to ctx.usage."""
         ctx = kernel.context()
         c = asyncio.run(llm.acomplete(self.prompt, ctx=ctx))
@@ -135,7 +144,7 @@ class ProviderTests:
 
     # -- streaming --------------------------------------------------------------------------
 
-    def test_stream_ends_with_one_done_chunk(self, llm: LLM) -> None:
+    def test_stream_ends_with_one_done_chunk(self, llm: Model) -> None:
         """A stream yields text/tool_call chunks and ends with exactly one done chunk holding the completion."""
         chunks = list(llm.stream(self.prompt))
         assert all(isinstance(c, Chunk) for c in chunks), "_astream should yield zagent.Chunk objects only"
@@ -143,7 +152,7 @@ class ProviderTests:
         assert kinds.count("done") == 1 and kinds[-1] == "done", f"a stream should end with one 'done' chunk, got {kinds}"
         assert isinstance(chunks[-1].completion, Completion), "the 'done' chunk should hold the whole Completion"
 
-    def test_stream_text_adds_up(self, llm: LLM) -> None:
+    def test_stream_text_adds_up(self, llm: Model) -> None:
         """The text deltas of a stream add up to the done chunk's text."""
         chunks = list(llm.stream(self.prompt))
         text = "".join(c.text for c in chunks if c.type == "text")
@@ -151,7 +160,7 @@ class ProviderTests:
         assert done is not None and text and text == done.text, \
             f"the text deltas should add up to the done chunk's text: deltas {text!r}, done {getattr(done, 'text', None)!r}"
 
-    def test_stream_chunk_kinds_are_known(self, llm: LLM) -> None:
+    def test_stream_chunk_kinds_are_known(self, llm: Model) -> None:
         """Every chunk is text, reasoning, tool_call or done; reasoning never shows up in the done text."""
         chunks = list(llm.stream(self.prompt))
         kinds = {c.type for c in chunks}
@@ -162,7 +171,7 @@ class ProviderTests:
         assert done is not None and (not thought or thought not in done.text), \
             "reasoning chunks should never be part of the done chunk's answer text"
 
-    def test_leaving_a_stream_early_is_clean(self, llm: LLM) -> None:
+    def test_leaving_a_stream_early_is_clean(self, llm: Model) -> None:
         """Stopping after the first chunk closes the stream without an error, and the model stays usable."""
 
         async def first_then_more() -> Completion:
@@ -176,14 +185,14 @@ class ProviderTests:
 
     # -- tools ------------------------------------------------------------------------------
 
-    def _tool_call(self, llm: LLM) -> tuple[Completion, ToolCall]:
+    def _tool_call(self, llm: Model) -> tuple[Completion, ToolCall]:
         if not self.supports_tools or not llm.profile.native_tools:
             pytest.skip("the provider (or this model's profile) has no native tool calls")
         c = llm.complete(self.tool_prompt, tools=[ECHO_TOOL])
         assert c.tool_calls, f"expected a call of the offered tool, got text {c.text!r}"
         return c, c.tool_calls[0]
 
-    def test_tool_call_names_an_offered_tool(self, llm: LLM) -> None:
+    def test_tool_call_names_an_offered_tool(self, llm: Model) -> None:
         """Offered a tool and asked to use it, the model calls it: an id, the tool's name, object arguments."""
         c, call = self._tool_call(llm)
         assert isinstance(call, ToolCall) and call.id, f"a tool call should be a zagent.ToolCall with an id, got {call!r}"
@@ -191,14 +200,14 @@ class ProviderTests:
         assert isinstance(call.arguments, dict), f"arguments should be a dict, got {type(call.arguments).__name__}"
         assert len({x.id for x in c.tool_calls}) == len(c.tool_calls), "each call needs an id of its own"
 
-    def test_tool_result_round_trip(self, llm: LLM) -> None:
+    def test_tool_result_round_trip(self, llm: Model) -> None:
         """A tool result sent back with its call's id is accepted and answered."""
         c, call = self._tool_call(llm)
         history = [Message.user(self.tool_prompt), c.message, Message.tool("hi", call.id, call.name)]
         answer = llm.complete(history, tools=[ECHO_TOOL])
         assert answer.message.role == "assistant", f"a tool result sent back should be answered, got {answer.message!r}"
 
-    def test_streamed_tool_calls_are_whole(self, llm: LLM) -> None:
+    def test_streamed_tool_calls_are_whole(self, llm: Model) -> None:
         """Streamed tool calls arrive as whole ToolCalls, the same ones the done chunk holds."""
         if not self.supports_tools or not llm.profile.native_tools or not llm.profile.streaming_tools:
             pytest.skip("no native streamed tool calls")
@@ -212,7 +221,7 @@ class ProviderTests:
 
     # -- errors and secrets --------------------------------------------------------------------
 
-    def test_failure_is_a_provider_error(self, failing_llm: LLM) -> None:
+    def test_failure_is_a_provider_error(self, failing_llm: Model) -> None:
         """A failing call raises a zagent.ProviderError (or subclass) naming the provider."""
         with pytest.raises(ProviderError) as info:
             failing_llm.complete(self.prompt)
@@ -220,7 +229,7 @@ class ProviderTests:
             f"ProviderError.provider should be {failing_llm.provider!r}, got {info.value.provider!r}"
         assert str(info.value), "a ProviderError should say what went wrong"
 
-    def test_failure_in_a_stream_is_a_provider_error(self, failing_llm: LLM) -> None:
+    def test_failure_in_a_stream_is_a_provider_error(self, failing_llm: Model) -> None:
         """A failing streamed call raises ProviderError too, never a raw transport exception."""
         with pytest.raises(ProviderError):
             list(failing_llm.stream(self.prompt))
@@ -239,7 +248,7 @@ class ProviderTests:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def test_close_then_close_again(self, llm: LLM) -> None:
+    def test_close_then_close_again(self, llm: Model) -> None:
         """aclose() releases connections and may be called twice."""
         llm.complete(self.prompt)
         llm.close()

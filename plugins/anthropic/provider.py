@@ -47,9 +47,7 @@ class AnthropicLLM(LLM):
                                      auth_header="x-api-key", auth_prefix="")
         price = price_per_million(rest.pop("prices", None), model)
         fields = {"max_tokens": 4096, **(rest.pop("extra_body", None) or {}), **rest}
-        llm = cls(provider="anthropic", model=model, http=http, fields=fields, price=price)
-        http.owner = llm
-        return llm
+        return cls(provider="anthropic", model=model, http=http, fields=fields, price=price)
 
     def default_profile(self) -> ModelProfile:
         # json_schema_output=False: the Messages API has no response_format, so agents stay prompt-based

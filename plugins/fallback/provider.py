@@ -18,7 +18,8 @@ chain models of the same abilities (native tools, JSON-schema output), or set
 ``profile={...}``. Options given to the chain (``temperature=0``) go to every
 model; ``models=[{"model": "openai:gpt-4o-mini", "temperature": 0}, ...]``
 gives each its own. Each model comes from ``Kernel.llm`` (its client, limits
-and retries are its own, shared with other users of that model).
+and retries are its own, shared with other users of that model); the chain
+holds the providers' models, and the chain's call has the kernel's rails and events.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ class FallbackLLM(LLM):
             spec, own = (entry, {}) if isinstance(entry, str) else (_entry(entry, model))
             if spec.startswith("fallback:"):
                 raise ConfigError(f"fallback:{model}: a chain cannot hold another fallback chain ({spec!r})")
-            chain.append(kernel.llm(spec, **{**options, **own}))
+            chain.append(kernel.llm(spec, **{**options, **own}).llm)  # the provider's model: no kernel held
         name = ",".join(m.name for m in chain)
         return cls(provider="fallback", model=name, models=chain)
 

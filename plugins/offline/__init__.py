@@ -11,8 +11,8 @@ Registers four providers (each module is imported only when its provider is used
   JSONL file (secrets stripped) and replay them later offline
   (``zagent.plugins.offline.record``).
 
-Record needs the kernel to resolve the wrapped model, so the registration hook
-closes over the kernel it is given.
+Record needs the kernel to resolve the wrapped model, and the test model its parser registry, so the
+registration hook closes over the kernel it is given (the models made hold no kernel).
 """
 
 from __future__ import annotations
@@ -26,10 +26,15 @@ def _scripted(model: str, **options: Any) -> Any:
     return ScriptedLLM.build(model, **options)
 
 
-def _test(model: str, **options: Any) -> Any:
-    from .testmodel import TestLLM
+def _test_factory(kernel: Any) -> Callable[..., Any]:
+    parsers = kernel.registry_of("parsers") if kernel is not None else None
 
-    return TestLLM.build(model, **options)
+    def _test(model: str, **options: Any) -> Any:
+        from .testmodel import TestLLM
+
+        return TestLLM.build(model, parsers=parsers, **options)
+
+    return _test
 
 
 def _replay(model: str, **options: Any) -> Any:
@@ -53,6 +58,6 @@ def _record_factory(kernel: Any) -> Callable[..., Any]:
 
 def zagent_register_providers(register: Callable[..., None], kernel: Any) -> None:
     register("scripted", _scripted)
-    register("test", _test)
+    register("test", _test_factory(kernel))
     register("record", _record_factory(kernel))
     register("replay", _replay)

@@ -83,7 +83,7 @@ class RecordLLM(LLM):
     def build(cls, kernel: Any, model: str, *, path: Optional[str] = None, **options: Any) -> "RecordLLM":
         if ":" not in model:
             raise ConfigError(f"record:{model}: name the model to record as provider:model, e.g. record:openai:gpt-4o-mini")
-        inner = kernel.llm(model, **options)
+        inner = kernel.llm(model, **options).llm  # the provider's model: the record call has the rails
         return cls(provider="record", model=model, inner=inner, path=str(path or default_path(model)))
 
     def default_profile(self) -> ModelProfile:

@@ -48,9 +48,11 @@ class TestLLM(LLM):
     input_media = ("image", "file")
     text: Optional[str] = None
     calls: int = 0
+    #: the kernel's parser registry (given by the offline plugin's factory), which renders ``output_spec``
+    parsers: Any = None
 
     @classmethod
-    def build(cls, model: str, *, text: Optional[str] = None, **options: Any) -> "TestLLM":
+    def build(cls, model: str, *, text: Optional[str] = None, parsers: Any = None, **options: Any) -> "TestLLM":
         # An agent file written for a real model runs offline too: sampling and HTTP settings are accepted
         # and have no effect here (the answers are deterministic); anything else is likely a typo.
         unknown = sorted(k for k in options if k not in IGNORED_OPTIONS)
@@ -59,7 +61,7 @@ class TestLLM(LLM):
                 f"test:{model} got unknown options {unknown}; it accepts text='fixed answer' "
                 f"(and profile={{...}}), and ignores model settings ({', '.join(sorted(IGNORED_OPTIONS))})"
             )
-        return cls(provider="test", model=model, text=text)
+        return cls(provider="test", model=model, text=text, parsers=parsers)
 
     async def _acomplete(self, request: LLMRequest) -> Completion:
         self.calls += 1
@@ -105,10 +107,7 @@ class TestLLM(LLM):
         return _json.encode(values).decode()
 
     def _parser(self, mode: str) -> Any:
-        kernel = self.kernel
-        if kernel is None or kernel.find("parsers", mode) is None:
-            return None
-        return kernel.parser(mode)
+        return None if self.parsers is None else self.parsers.get(mode)
 
     def default_profile(self) -> ModelProfile:
         return ModelProfile(json_schema_output=True)

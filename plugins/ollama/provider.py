@@ -86,9 +86,7 @@ class OllamaLLM(LLM):
                                      default_base_url=host_url(os.environ.get("OLLAMA_HOST")))
         price = price_per_million(rest.pop("prices", None), model)
         fields = split_fields({**(rest.pop("extra_body", None) or {}), **rest})
-        llm = cls(provider="ollama", model=model, http=http, fields=fields, price=price)
-        http.owner = llm
-        return llm
+        return cls(provider="ollama", model=model, http=http, fields=fields, price=price)
 
     def default_profile(self) -> ModelProfile:
         return ModelProfile(native_tools=True, parallel_tool_calls=True, json_schema_output=True, streaming_tools=True)

@@ -48,9 +48,7 @@ class OpenAILLM(LLM):
         price = price_per_million(rest.pop("prices", None), model)
         stream_usage = bool(rest.pop("stream_usage", True))
         fields = {**(rest.pop("extra_body", None) or {}), **rest}
-        llm = cls(provider="openai", model=model, http=http, fields=fields, price=price, stream_usage=stream_usage)
-        http.owner = llm
-        return llm
+        return cls(provider="openai", model=model, http=http, fields=fields, price=price, stream_usage=stream_usage)
 
     def default_profile(self) -> ModelProfile:
         profile = profile_for(self.model)

@@ -102,9 +102,7 @@ class ResponsesLLM(LLM):
         price = price_per_million(rest.pop("prices", None), model)
         rest.pop("stream_usage", None)  # the Responses API always reports usage
         fields = {**(rest.pop("extra_body", None) or {}), **rest}
-        llm = cls(provider="openai-responses", model=model, http=http, fields=fields, price=price)
-        http.owner = llm
-        return llm
+        return cls(provider="openai-responses", model=model, http=http, fields=fields, price=price)
 
     def default_profile(self) -> ModelProfile:
         return msgspec.structs.replace(profile_for(self.model), api="responses")

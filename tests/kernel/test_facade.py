@@ -72,7 +72,7 @@ def test_no_plugin_reaches_past_the_facade():
     """No plugin or contrib module uses ``kernel.registries``, ``kernel.hooks`` or ``kernel.pm``."""
     found = [f"{f.relative_to(ROOT)}:{line}: {text}" for f in plugin_files()
              for line, text in reaches(f.read_text(encoding="utf-8"))]
-    assert not found, "use the Kernel facade (find, names, entries, has_impls, call_each, arun_end, has_plugin):\n" \
+    assert not found, "use the Kernel facade (find, names, entries, registry_of, has_impls, call_each, arun_end, has_plugin):\n" \
         + "\n".join(found)
 
 

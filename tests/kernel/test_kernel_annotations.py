@@ -4,18 +4,19 @@ import subprocess
 import sys
 import typing
 
-from zagent import LLM, Kernel
+from zagent import LLM, Kernel, Model
 
 
-def test_llm_is_annotated_to_return_an_llm():
-    """``Kernel.llm``'s return annotation is ``zagent.LLM``, resolvable at run time (``get_type_hints``)."""
-    assert typing.get_type_hints(Kernel.llm)["return"] is LLM
+def test_llm_is_annotated_to_return_a_model():
+    """``Kernel.llm``'s return annotation is ``zagent.Model``, resolvable at run time (``get_type_hints``)."""
+    assert typing.get_type_hints(Kernel.llm)["return"] is Model
 
 
-def test_llm_returns_an_llm_instance():
-    """What ``Kernel.llm`` returns is an instance of the annotated type (the offline test model here)."""
+def test_llm_returns_a_model_of_an_llm():
+    """What ``Kernel.llm`` returns is a ``Model`` (the annotated type) and passes for the provider's ``LLM``."""
     with Kernel(plugins=["zagent.plugins.offline"], entry_points=False) as k:
-        assert isinstance(k.llm("test:offline"), LLM)
+        model = k.llm("test:offline")
+        assert type(model) is Model and isinstance(model, LLM) and isinstance(model.llm, LLM)
 
 
 def test_tool_executor_is_annotated_tool_threads_without_importing_it():

@@ -7,7 +7,7 @@ import re
 
 from hypothesis import given, strategies as st
 
-from zagent import Chunk, Completion, Kernel, LLM, LLMRequest, Message, Refusal, ToolCall
+from zagent import Chunk, Completion, Kernel, LLM, LLMRequest, Message, Model, Refusal, ToolCall
 from zagent._model.llm import settle, unique_call_ids
 from zagent._model.reasoning import ThinkStream, split_think, strip_think
 
@@ -123,9 +123,9 @@ class _Inline(LLM):
 
 
 def test_stream_yields_reasoning_chunks_and_settled_done():
-    """Through LLM.astream, think spans arrive as reasoning chunks and never as text."""
+    """Through Model.astream, think spans arrive as reasoning chunks and never as text."""
     k = Kernel(entry_points=False)
-    llm = _Inline(provider="x", model="y", kernel=k)
+    llm = Model(_Inline(provider="x", model="y"), k)
 
     async def run():
         return [c async for c in llm.astream("q")]

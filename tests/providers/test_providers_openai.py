@@ -427,8 +427,8 @@ def test_rate_limiter_is_shared_per_kernel(k, server):
     b = model(k, server, rpm=60, temperature=0)
     a.complete("x")
     b.complete("y")
-    assert a.http._limiter is b.http._limiter is not None
-    assert shared_limiter(object.__new__(Kernel), "openai " + server.url, 60) is not a.http._limiter
+    assert a.http.limiter is b.http.limiter is not None
+    assert shared_limiter(None, "openai " + server.url, 60) is not a.http.limiter
 
 
 def test_rate_limiter_spaces_requests_beyond_rpm():

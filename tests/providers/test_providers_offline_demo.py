@@ -47,19 +47,24 @@ def test_offline_chat_never_calls_ask_clarification():
     assert "word_count: 6" in proc.stdout
 
 
+def word_count(text: str) -> int:
+    """Count words.
+
+    Args:
+        text: the text
+    """
+    return len(text.split())
+
+
+def _counting_kernel():
+    k = Kernel(PLUGINS, entry_points=False)
+    k.add_tool(word_count)
+    return k
+
+
 def test_react_agent_offline_uses_the_quoted_text():
     """A ReAct agent's offline run passes the quoted text of the request to a text tool."""
-    k = Kernel(PLUGINS, entry_points=False)
-
-    def word_count(text: str) -> int:
-        """Count words.
-
-        Args:
-            text: the text
-        """
-        return len(text.split())
-
-    k.add_tool(word_count)
+    k = _counting_kernel()
     reply = k.agent({"type": "react", "name": "counter", "tools": ["word_count"]}).chat(
         "How many words are in 'to be or not to be'?", use_react=True)
     assert "word_count: 6" in reply.content
@@ -97,17 +102,7 @@ def test_a_text_parameter_takes_a_message_word_shaped_like_its_described_example
 def test_a_known_question_gets_its_fixed_reply_even_after_a_tool_call():
     """The README's embedding example offers word_count for "What is a language model?": the offline answer
     is the fixed reply to that question, not the word count of a placeholder text."""
-    k = Kernel(PLUGINS, entry_points=False)
-
-    def word_count(text: str) -> int:
-        """Count words.
-
-        Args:
-            text: the text
-        """
-        return len(text.split())
-
-    k.add_tool(word_count)
+    k = _counting_kernel()
     agent = k.agent({"name": "Answerer", "prompt": "Answer in two sentences: {question}",
                      "inputs": [{"name": "question"}], "outputs": [{"name": "answer"}], "tools": ["word_count"]})
     answer = agent(question="What is a language model?").answer

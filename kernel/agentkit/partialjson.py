@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import msgspec
 
-from ..limits import JsonWalk
+from .._trust.limits import JsonWalk
 
 _decode = msgspec.json.decode
 

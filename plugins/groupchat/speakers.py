@@ -38,7 +38,7 @@ import attrs
 import msgspec
 
 from zagent.errors import ConfigError
-from zagent.sync import maybe_await
+from zagent._runs.sync import maybe_await
 from zagent.types import Usage
 
 from .history import ChatMessage, as_chat_messages, render_transcript

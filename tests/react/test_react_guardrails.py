@@ -88,7 +88,7 @@ def test_a_declared_agent_routed_into_react_runs_each_guardrail_once(kernel):
 def test_a_handed_over_input_is_skipped_once_only(kernel):
     """The hand-over from chat to the loop covers that one run: a second loop run on the same context and
     the same text checks it again."""
-    from zagent.guardrails import hand_over
+    from zagent.agentkit.guardrails import hand_over
 
     guard = Counting()
     kernel.add_plugin(guard, name="counting")

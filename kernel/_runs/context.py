@@ -51,7 +51,9 @@ class RunContext(Generic[DepsT]):
     :ivar usage: tokens spent so far (updated after each LLM call).
     :ivar stash: per-run scratch space for plugins: a ``zagent._runs.stash.Stash`` (typed ``StashKey`` keys, or
         strings named after the plugin).
-    :ivar metadata: free-form user data carried along, copied into events.
+    :ivar metadata: free-form user data carried along: shared by the run's derived contexts (``for_call``,
+        ``for_agent``) and copied into the run's ``run_start`` event only (``zagent logs`` groups a batch's runs
+        by it), not into every event: a plugin needing it on later events keeps it by ``run_id``.
     :ivar offered_tools: names of the tools offered to the agent for the current turn; ``Kernel.arun_tool``
         blocks any other name ("tool X was not offered to this agent"). Every agent loop sets it before
         running tools; ``None`` (the default) means unscoped: the embedding app running a tool directly.

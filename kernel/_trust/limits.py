@@ -9,7 +9,8 @@ aliases can name a billion values in a few lines. ``data_problem`` finds the
 first such problem with an iterative walk (no recursion, stops at
 ``max_items``) and names where it is; callers turn it into their own typed
 error (``check_data``: a ``ConfigError``; the tool runner: an error result the
-model reads). ``json_depth`` measures the nesting of JSON text without decoding it.
+model reads). ``json_depth`` measures the nesting of JSON text without decoding it (``JsonWalk``: its
+structural characters outside strings).
 
 Limits: ``MAX_DEPTH`` levels of lists/dicts (far beyond any real schema or
 spec), ``MAX_ITEMS`` values in one piece of data, ``MAX_SPEC_BYTES`` (16 MiB)
@@ -19,7 +20,7 @@ per spec file (read no further than that).
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from ..errors import ConfigError
 
@@ -111,27 +112,46 @@ def check_text(value: Any, what: str) -> None:
         raise ConfigError(f"{what}: {problem}")
 
 
+class JsonWalk:
+    """The structural characters of JSON ``text`` outside strings: ``for i, ch in JsonWalk(text)`` gives the
+    index and the character of each ``[ ] { } ,`` in order. After a walk that ran to the end,
+    ``in_string`` says the text stopped inside a string and ``escaped`` right after its backslash.
+    One walk for ``json_depth`` and for streaming's ``partial_object`` (``agentkit.partialjson``)."""
+
+    __slots__ = ("text", "in_string", "escaped")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.in_string = self.escaped = False
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        text = self.text
+        for found in _TOKEN.finditer(text):
+            i = found.start()
+            ch = text[i]
+            if ch != '"':
+                yield i, ch
+            elif found.group(1) is None:  # a string still open where the text stops
+                self.in_string = True
+                self.escaped = found.end() < len(text)  # only a lone backslash is left after it
+                return
+
+
+# a structural character, or a whole string (group 1: its closing quote; missing when the text stops inside)
+_TOKEN = re.compile(r'[\[\]{},]|"[^"\\]*(?:\\.[^"\\]*)*(")?', re.S)
+
+
 def json_depth(text: str, stop: int = MAX_DEPTH + 1) -> int:
     """The deepest nesting of ``[``/``{`` in JSON ``text`` (outside strings), counted up to ``stop``."""
     depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
+    for _i, ch in JsonWalk(text):
+        if ch in "[{":
             depth += 1
             if depth > deepest:
                 deepest = depth
                 if deepest >= stop:
                     return deepest
-        elif ch in "]}":
+        elif ch != ",":
             depth -= 1
     return deepest
 

@@ -3,6 +3,11 @@
 ``check`` runs the agent's own guardrails (callables its spec named) and then the kernel's hook
 implementations; the first to answer with a reason stops the run with ``GuardrailTripped``. An agent can add
 guardrails, never remove the kernel's (they always run). Agent loops call it only when some exist.
+
+Each guardrail runs once per run input and once per final output. A caller that checked the input itself
+before handing it to an inner loop of the same run (``Agent.chat`` does, before its routing call) says so
+with ``hand_over(ctx, value)``; the loop's ``handed_over(ctx, value)`` is then true once, for that very
+value, and it skips its own input check.
 """
 
 from __future__ import annotations
@@ -11,13 +16,25 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from ..errors import GuardrailTripped, RunStopped
 from .._hooks.rails import Deny
+from .._runs.stash import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
     from .._runs.context import RunContext
 
-__all__ = ["check", "wanted"]
+__all__ = ["check", "hand_over", "handed_over", "wanted"]
 
 _HOOKS = {"input": "zagent_check_input", "output": "zagent_check_output"}
+_CHECKED_INPUT: StashKey[Any] = StashKey("zagent.agentkit.guardrails.checked_input")  # per run, never saved
+
+
+def hand_over(ctx: "RunContext[Any]", value: Any) -> None:
+    """Note that the input guardrails already ran on ``value`` in this run (see the module docstring)."""
+    ctx.stash[_CHECKED_INPUT] = value
+
+
+def handed_over(ctx: "RunContext[Any]", value: Any) -> bool:
+    """Did the caller check ``value`` itself (``hand_over``)? True once, for that same object."""
+    return ctx.stash.pop(_CHECKED_INPUT, None) is value
 
 
 def wanted(ctx: "RunContext[Any]", where: str, own: Sequence[Any] = ()) -> bool:

@@ -14,6 +14,8 @@ from typing import Any, Optional
 
 import msgspec
 
+from .._trust.limits import JsonWalk
+
 _decode = msgspec.json.decode
 
 
@@ -24,21 +26,11 @@ def partial_object(text: str) -> Optional[dict[str, Any]]:
         return None
     body = text[start:]
     stack: list[str] = []
-    in_string = escaped = False
     safe: Optional[tuple[int, str]] = None  # the last cut known to end a whole member, with its closers
     end = len(body)
-    for i, ch in enumerate(body):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-            continue
-        if ch == '"':
-            in_string = True
-        elif ch in "{[":
+    walk = JsonWalk(body)
+    for i, ch in walk:
+        if ch in "{[":
             stack.append("}" if ch == "{" else "]")
             safe = (i + 1, "".join(reversed(stack)))
         elif ch in "}]":
@@ -50,8 +42,9 @@ def partial_object(text: str) -> Optional[dict[str, Any]]:
                 end = i + 1
                 break
             safe = (i + 1, "".join(reversed(stack)))
-        elif ch == ",":
+        else:  # ","
             safe = (i, "".join(reversed(stack)))
+    in_string, escaped = walk.in_string, walk.escaped
     head = body[:end]
     if not stack:
         return _as_object(head)

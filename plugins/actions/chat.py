@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import attrs
 import msgspec
 from zagent.errors import ConfigError
-from zagent.agentkit.guardrails import check as check_guardrails
+from zagent.agentkit.guardrails import check as check_guardrails, hand_over
 from zagent._trust.limits import check_text
 from zagent._model.llm import to_messages
 from zagent.types import Message
@@ -87,6 +87,7 @@ async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]
     try:
         if own or agent.kernel.has_impls("zagent_check_input"):
             await check_guardrails(ctx, "input", agent.name, user_input, own.get("input", ()))
+            hand_over(ctx, user_input)  # the ReAct loop it may route into does not check it again
         if use_react is None:
             use_react = await needs_react(agent, user_input, ctx)
         engine = getattr(agent, "query_engine", None)
@@ -98,7 +99,8 @@ async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]
             response = await chat_with_documents(agent, engine, user_input, past, ctx)
         else:
             response = await direct(agent, user_input, past, ctx)
-        if own or agent.kernel.has_impls("zagent_check_output"):
+        if not use_react and (own or agent.kernel.has_impls("zagent_check_output")):
+            # (a ReAct loop, handoffs too, checks its answer itself with the agent's guardrails before it is done)
             await check_guardrails(ctx, "output", agent.name, response.content, own.get("output", ()))
     except BaseException as exc:
         if routed:
@@ -208,5 +210,6 @@ async def react_through_kernel(agent: "Agent", user_input: str, past: list[Messa
     react = factory(spec, agent.kernel)
     react.llm = agent.llm
     react.agent_config = dict(agent.agent_config)
+    react.guardrails = dict(getattr(agent, "guardrails", None) or {})
     loop = react.loop()
     return response_of(await loop.arun(user_input, history=past, ctx=ctx))

@@ -1,4 +1,8 @@
-"""Terminal text for eval reports and comparisons (model output made safe to print: no control characters)."""
+"""Terminal text for eval reports and comparisons (model output made safe to print: no control characters).
+
+Every cell goes through ``clean``: one line, at most ``limit`` characters, escaped by the CLI's
+``cliterminal.printable`` (C0/C1 controls, bidi overrides, newlines and tabs shown as escapes).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,14 @@ from typing import Any
 
 import msgspec
 
-_CONTROL = {c: "?" for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)] if c not in (0x09,)}
 _encode = msgspec.json.Encoder(enc_hook=repr).encode
 
 
 def clean(value: Any, limit: int = 60) -> str:
-    """``value`` on one line, at most ``limit`` characters, with control characters (escapes) replaced."""
-    text = value if isinstance(value, str) else _encode(value).decode()
-    text = text.translate(_CONTROL)
+    """``value`` on one line, at most ``limit`` characters, its control characters escaped (``printable``)."""
+    from zagent.plugins.cliterminal import printable
+
+    text = printable(value if isinstance(value, str) else _encode(value).decode(), layout=False)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -71,17 +71,22 @@ class FallbackLLM(LLM):
     def _for(self, llm: LLM, request: LLMRequest) -> LLMRequest:
         return msgspec.structs.replace(request, model=llm.model)
 
+    def _move_on(self, i: int, exc: Exception, failures: list[str]) -> None:
+        """Note model ``i``'s failure ``exc`` and return to try the next model, or raise when ``exc`` is
+        not one to fall back on (``moves_on``) or ``i`` is the last model (with the earlier failures)."""
+        if not moves_on(exc) or i == len(self.models) - 1:
+            raise _with_failures(exc, failures) if failures else exc
+        failures.append(f"{self.models[i].name}: {type(exc).__name__}: {exc}"[:300])
+        log.warning("fallback: %s failed (%s), trying %s", self.models[i].name, type(exc).__name__,
+                    self.models[i + 1].name)
+
     async def _acomplete(self, request: LLMRequest) -> Completion:
         failures: list[str] = []
         for i, llm in enumerate(self.models):
             try:
                 return await llm._send(self._for(llm, request))
             except Exception as exc:
-                if not moves_on(exc) or i == len(self.models) - 1:
-                    raise _with_failures(exc, failures) if failures else exc
-                failures.append(f"{llm.name}: {type(exc).__name__}: {exc}"[:300])
-                log.warning("fallback: %s failed (%s), trying %s", llm.name, type(exc).__name__,
-                            self.models[i + 1].name)
+                self._move_on(i, exc, failures)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
@@ -93,11 +98,7 @@ class FallbackLLM(LLM):
             except StopAsyncIteration:
                 return
             except Exception as exc:
-                if not moves_on(exc) or i == len(self.models) - 1:
-                    raise _with_failures(exc, failures) if failures else exc
-                failures.append(f"{llm.name}: {type(exc).__name__}: {exc}"[:300])
-                log.warning("fallback: %s failed (%s), trying %s", llm.name, type(exc).__name__,
-                            self.models[i + 1].name)
+                self._move_on(i, exc, failures)
                 continue
             yield first
             async for chunk in agen:

@@ -90,21 +90,10 @@ class DocumentStore:
 
     def _db(self) -> Any:
         if self._conn is None:
-            import sqlite3
+            from .sqlitefile import open_private
 
-            from .session import _create_private
-
-            _create_private(self.path)
-            try:
-                conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None,
-                                       check_same_thread=False)
-                conn.execute("PRAGMA journal_mode=WAL")
-                for statement in _SCHEMA:
-                    conn.execute(statement)
-            except sqlite3.DatabaseError as exc:
-                raise ConfigError(f"document store {self.path!r} cannot be used ({exc}); give a new file "
-                                  "or one a DocumentStore wrote") from exc
-            self._conn = conn
+            self._conn = open_private(self.path, _SCHEMA, busy_timeout=self.busy_timeout, what="document store",
+                                      refused="give a new file or one a DocumentStore wrote")
         return self._conn
 
     # -- writing --------------------------------------------------------------------

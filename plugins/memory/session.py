@@ -33,15 +33,6 @@ _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder(Message).decode
 
 
-def _create_private(path: str) -> None:
-    """Create ``path`` empty with mode 0600 unless it exists (``zagent.agentkit.privatefiles``: its new folder 0700)."""
-    from zagent.agentkit.privatefiles import private_folder, touch_private
-
-    if path not in (":memory:", ""):
-        private_folder(os.path.dirname(os.path.abspath(path)))
-    touch_private(path)
-
-
 class SQLiteSession:
     """One conversation (``session_id``) in the SQLite file ``path`` (see the module docstring)."""
 
@@ -56,19 +47,10 @@ class SQLiteSession:
 
     def _db(self) -> Any:
         if self._conn is None:
-            import sqlite3
+            from .sqlitefile import open_private
 
-            _create_private(self.path)
-            try:
-                conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None,
-                                       check_same_thread=False)
-                conn.execute("PRAGMA journal_mode=WAL")
-                for statement in _SCHEMA:
-                    conn.execute(statement)
-            except sqlite3.DatabaseError as exc:
-                raise ConfigError(f"session file {self.path!r} cannot be used ({exc}); give a new file "
-                                  "or an SQLite file this app's sessions wrote") from exc
-            self._conn = conn
+            self._conn = open_private(self.path, _SCHEMA, busy_timeout=self.busy_timeout, what="session file",
+                                      refused="give a new file or an SQLite file this app's sessions wrote")
         return self._conn
 
     # -- sync ---------------------------------------------------------------------

@@ -29,6 +29,7 @@ CANNED = (
                       "the longer red ones."),
     (("tide", "pool"), "Tide pools are pockets of sea water left on rocky shores at low tide, home to "
                        "anemones, crabs and snails."),
+    (("explain", "result"), "The result is the sum of the question's two numbers, worked out with the add tool."),
 )
 OFFLINE_NOTE = "(offline test model: a canned answer)"
 
@@ -103,15 +104,16 @@ def tool_results(request: LLMRequest) -> list[tuple[str, str]]:
 
 
 def grounded_reply(request: LLMRequest) -> Optional[str]:
-    """One sentence from the tool results, else a fixed reply to a known question, else ``None``."""
-    results = tool_results(request)
-    if results:
-        return "The tools returned " + "; ".join(f"{name}: {content}" for name, content in results) + \
-               f". {OFFLINE_NOTE}"
+    """The fixed reply to a known question (whatever tools it called on the way: the README's agent offers
+    ``word_count`` for "What is a language model?"), else one sentence from the tool results, else ``None``."""
     words = set(re.findall(r"[a-z]+", last_user_text(request).lower()))
     for keys, reply in CANNED:
         if all(any(w.startswith(k) for w in words) for k in keys):
             return f"{reply} {OFFLINE_NOTE}"
+    results = tool_results(request)
+    if results:
+        return "The tools returned " + "; ".join(f"{name}: {content}" for name, content in results) + \
+               f". {OFFLINE_NOTE}"
     return None
 
 

@@ -137,7 +137,8 @@ class ReActAgent(Agent):
             max_context_messages=self.max_context_messages, max_context_tokens=self.max_context_tokens,
             on_error=self.on_error, checkpoints=self.checkpoints, trajectory_path=self.trajectory_path,
             live_trajectory_path=self.live_trajectory_path,
-            tool_format=self.tool_format, agent=self.name, agent_config=self.run_config(), deps=self.deps)
+            tool_format=self.tool_format, agent=self.name, agent_config=self.run_config(), deps=self.deps,
+            guardrails=dict(self.guardrails))
 
     #: group chats speak to a ReAct agent through ``achat`` (with the history as messages)
     speaks_by_chat: ClassVar[bool] = True

@@ -117,7 +117,7 @@ def _repl(agent: Any, interrupts: _Interrupts, show_reasoning: bool = True) -> i
     history: list[Any] = []
     while True:
         try:
-            text = input("you> ").strip()
+            text = input("you> " if sys.stdin.isatty() else "").strip()  # piped: the answers only
         except (EOFError, KeyboardInterrupt):
             print(file=sys.stderr)
             return 0

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Iterable, Optional, Sequence
 import attrs
 import msgspec
 from zagent.agentkit.control import RunControl
-from zagent.agentkit.guardrails import check as check_guardrails
+from zagent.agentkit.guardrails import check as check_guardrails, handed_over
 from zagent.agentkit.signing import signer_of
 from zagent.agentkit.steplog import checkpoint_error
 from zagent.agentkit.toolloop import NUDGE, ToolLoop, results_messages
@@ -123,6 +123,8 @@ class ReActLoop:
     agent_config: dict[str, Any] = attrs.field(factory=dict)
     deps: Any = None
     """The app's dependencies its tools read as ``ctx.deps`` when the loop makes its own context."""
+    guardrails: dict[str, list[Any]] = attrs.field(factory=dict)
+    """The agent's own ``{"input": [fn], "output": [fn]}`` guardrails, run before the kernel's (``zagent.agentkit.guardrails``)."""
     state: Optional[ReActState] = None
     on_text: Optional[Any] = None
     """Called with each text delta of the model's replies: the loop then streams (``llm.astream``)."""
@@ -231,8 +233,9 @@ class ReActLoop:
         await self._emit("run_start", resumed=user_input is None,
                          **({"metadata": dict(ctx.metadata)} if ctx.metadata else {}))
         try:
-            if user_input is not None and self.kernel.has_impls("zagent_check_input"):
-                await check_guardrails(ctx, "input", self.agent, user_input)
+            if (user_input is not None and (self.guardrails or self.kernel.has_impls("zagent_check_input"))
+                    and not handed_over(ctx, user_input)):
+                await check_guardrails(ctx, "input", self.agent, user_input, self.guardrails.get("input", ()))
             return await self._drive()
         except asyncio.CancelledError:
             if self._control.abort_requested:
@@ -519,8 +522,9 @@ class ReActLoop:
 
     async def _complete(self) -> ReActResult:
         state = self.state
-        if state.final is not None and self.kernel.has_impls("zagent_check_output"):
-            await check_guardrails(self._ctx, "output", self.agent, state.final)  # before it is recorded done
+        if state.final is not None and (self.guardrails or self.kernel.has_impls("zagent_check_output")):
+            await check_guardrails(self._ctx, "output", self.agent, state.final,  # before it is recorded done
+                                   self.guardrails.get("output", ()))
         state.status = "completed"
         await self._checkpoint()
         self._write_trajectory()

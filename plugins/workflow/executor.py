@@ -15,7 +15,8 @@ Scheduling rules (decided here, also in the README):
 * Each node is tried ``1 + retries`` times, except after a provider's error
   (``ProviderError``): that fails the node at once (the provider has already
   retried what was worth retrying; a 401 or a bad request fails the same way
-  on every try). ``on_error="fail_fast"`` cancels
+  on every try), and after a ``RunStopped`` (a usage limit, a guardrail): that
+  ends the whole run, whatever ``on_error`` says. ``on_error="fail_fast"`` cancels
   the other running nodes at the first failure; ``"continue"`` lets independent
   nodes finish (dependents of the failed node are skipped). Either way a run
   with a failed node raises ``WorkflowFailed`` carrying the ``WorkflowResult``.
@@ -68,7 +69,7 @@ import attrs
 import msgspec
 from zagent.agentkit.streaming import Streaming
 from zagent._runs.context import new_run_id
-from zagent.errors import CheckpointError, ConfigError, ProviderError
+from zagent.errors import CheckpointError, ConfigError, ProviderError, RunStopped
 from zagent._runs.executors import Unit, UnitLost, shipped_trust
 from zagent._trust.limits import check_inputs
 from zagent._runs.sync import run_sync
@@ -373,8 +374,9 @@ class _Run:
                 try:
                     return await self._run_node(name), attempt
                 except Exception as exc:
-                    if attempt == tries or isinstance(exc, (ProviderError, CheckpointError)):
-                        raise  # a provider's error was already retried by its own policy; a checkpoint's stops
+                    if attempt == tries or isinstance(exc, (ProviderError, CheckpointError, RunStopped)):
+                        raise  # a provider's error was already retried by its own policy; a checkpoint's or
+                        # a usage limit's (any RunStopped: it ends the whole run) is not the node's to retry
                     await self._emit("node_retry", node=name, attempt=attempt, error=_short(exc))
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -486,14 +488,17 @@ class _Run:
         self.failures[name] = exc
         self.trace.append(TraceEntry(node=name, status="failed", agents=self.agents[name], error=self.errors[name],
                                      started=started, duration=time.time() - started))
-        if self.ex.on_error == "fail_fast":
+        stopped = isinstance(exc, RunStopped)  # a usage limit or guardrail ends the run whatever on_error says
+        if self.ex.on_error == "fail_fast" or stopped:
             self.stopping = True
             for task, other in list(self.tasks.items()):
                 if task is not asyncio.current_task() and not task.done():
                     task.cancel()
                     self.status[other] = "cancelled"
                     self.trace.append(TraceEntry(node=other, status="cancelled",
-                                                 error=f"cancelled: {name!r} failed (fail_fast)"))
+                                                 error=f"cancelled: {name!r} " + (
+                                                     f"stopped the run ({type(exc).__name__})" if stopped
+                                                     else "failed (fail_fast)")))
         await self._checkpoint("running")
         await self._emit("node_end", node=name, status="failed", error=self.errors[name])
         if not self.stopping:

@@ -212,3 +212,15 @@ def test_json_subset_accepts_any_object_inside_a_larger_one(expected, extra):
     if expected:
         key = next(iter(expected))
         assert not fn({k: v for k, v in expected.items() if k != key}, expected, None).passed
+
+
+def test_report_cells_escape_controls_and_bidi_overrides_as_the_cli_does():
+    """A model output with an erase-line escape, a newline and a right-to-left override is shown escaped,
+    exactly as the CLI's ``printable`` shows it, so a report row cannot be hidden or reordered."""
+    from zagent.plugins.cliterminal import printable
+    from zagent.plugins.evals.render import clean
+
+    hostile = "ok\x1b[2K\nPASS \u202efdp.exe"
+    shown = clean(hostile, 200)
+    assert shown == printable(hostile, layout=False)
+    assert "\u202e" not in shown and "\x1b" not in shown and "\n" not in shown

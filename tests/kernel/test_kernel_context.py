@@ -16,3 +16,28 @@ def test_for_agent_keeps_the_run_and_swaps_the_agents_settings():
     assert inner.stash is outer.stash and inner.metadata is outer.metadata
     assert inner.usage == Usage()
     assert outer.agent_config == {"rails": {"deny_tools": ["x"]}}
+
+
+def test_run_metadata_is_in_the_run_start_event_and_not_copied_into_the_others():
+    """RunContext.metadata's documented contract: a run's run_start event carries a copy of it, the run's
+    other events do not (no per-event copies on the hot path)."""
+    from zagent import Kernel
+    from zagent.plugins.react import ReActLoop
+
+    class Events:
+        def __init__(self):
+            self.seen = []
+
+        def zagent_event(self, event):
+            self.seen.append((event.type, dict(event.data)))
+
+    k = Kernel(plugins=["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions",
+                        "zagent.plugins.react"], entry_points=False)
+    events = Events()
+    k.add_plugin(events, name="events")
+    ctx = k.context(agent="bot", metadata={"batch": "b1", "item": "7"})
+    ReActLoop(kernel=k, llm=k.llm("scripted:m", replies=["done"]), agent="bot").run("hi", ctx=ctx)
+    k.close()
+    starts = [d for t, d in events.seen if t == "run_start"]
+    assert starts == [{**starts[0], "metadata": {"batch": "b1", "item": "7"}}]
+    assert all("metadata" not in d for t, d in events.seen if t != "run_start") and len(events.seen) > 2

@@ -16,11 +16,11 @@ EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react"]
 
 
-def _cli(*args, cwd=EXAMPLES, stdin=None):
+def _cli(*args, cwd=EXAMPLES, stdin=None, plugins="offline,parsers,actions,react,cli"):
     env = {k: v for k, v in os.environ.items() if k != "ZAGENT_MODEL"}
     return subprocess.run([sys.executable, "-m", "zagent.plugins.cli", *args], capture_output=True, text=True,
                           cwd=cwd, input=stdin, timeout=120,
-                          env={**env, "ZAGENT_PLUGINS": "offline,parsers,actions,react,cli"})
+                          env={**env, "ZAGENT_PLUGINS": plugins})
 
 
 def test_the_calculator_example_adds():
@@ -47,19 +47,24 @@ def test_offline_chat_never_calls_ask_clarification():
     assert "word_count: 6" in proc.stdout
 
 
+def word_count(text: str) -> int:
+    """Count words.
+
+    Args:
+        text: the text
+    """
+    return len(text.split())
+
+
+def _counting_kernel():
+    k = Kernel(PLUGINS, entry_points=False)
+    k.add_tool(word_count)
+    return k
+
+
 def test_react_agent_offline_uses_the_quoted_text():
     """A ReAct agent's offline run passes the quoted text of the request to a text tool."""
-    k = Kernel(PLUGINS, entry_points=False)
-
-    def word_count(text: str) -> int:
-        """Count words.
-
-        Args:
-            text: the text
-        """
-        return len(text.split())
-
-    k.add_tool(word_count)
+    k = _counting_kernel()
     reply = k.agent({"type": "react", "name": "counter", "tools": ["word_count"]}).chat(
         "How many words are in 'to be or not to be'?", use_react=True)
     assert "word_count: 6" in reply.content
@@ -92,3 +97,30 @@ def test_a_text_parameter_takes_a_message_word_shaped_like_its_described_example
     assert fill_arguments({"timezone": "a"}, schema, asked) == {"timezone": "Europe/Oslo"}
     plain = LLMRequest(model="x", messages=[Message.user("What time is it?")])
     assert fill_arguments({"timezone": "a"}, schema, plain) == {"timezone": "America/New_York"}
+
+
+def test_a_known_question_gets_its_fixed_reply_even_after_a_tool_call():
+    """The README's embedding example offers word_count for "What is a language model?": the offline answer
+    is the fixed reply to that question, not the word count of a placeholder text."""
+    k = _counting_kernel()
+    agent = k.agent({"name": "Answerer", "prompt": "Answer in two sentences: {question}",
+                     "inputs": [{"name": "question"}], "outputs": [{"name": "answer"}], "tools": ["word_count"]})
+    answer = agent(question="What is a language model?").answer
+    k.close()
+    assert answer.startswith("A language model is a program") and answer.endswith(OFFLINE_NOTE)
+
+
+def test_the_sum_workflow_explains_its_result_offline():
+    """`zagent workflow run examples/workflow_sum.json` offline explains the result in a sentence, not with
+    the placeholder "example explanation"."""
+    proc = _cli("workflow", "run", "workflow_sum.json", "--input", "question=What is 2+3?",
+                plugins="offline,parsers,actions,react,manager,workflow,cli")
+    assert proc.returncode == 0, proc.stderr
+    assert "example explanation" not in proc.stdout and OFFLINE_NOTE in proc.stdout
+
+
+def test_piped_chat_prints_no_prompts_on_stdout():
+    """`echo ... | zagent chat` prints the answers only: the "you> " prompt is for a terminal."""
+    proc = _cli("chat", "--tools", "example_tools:add", stdin="What is 2+3?\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"chat> The tools returned add: 5. {OFFLINE_NOTE}\n"

@@ -94,3 +94,70 @@ def test_malformed_limits_are_a_config_error_naming_the_key(bad, key):
     with pytest.raises(ConfigError, match=key):
         chat.run("talk", text="a")
     k.close()
+
+
+class _Events:
+    def __init__(self):
+        self.types = []
+
+    def zagent_event(self, event):
+        self.types.append((event.type, dict(event.data)))
+
+
+def _one_node_graph(retries=None):
+    node = {"name": "n0", "description": "say", "inputs": [{"name": "text"}], "outputs": [{"name": "a0"}],
+            "agents": [{**declared("A0"), "prompt": "Say: {text}", "inputs": [{"name": "text"}],
+                        "outputs": [{"name": "a0"}]}]}
+    if retries is not None:
+        node["retries"] = retries
+    return WorkFlowGraph.from_dict({"name": "w", "goal": "say", "inputs": [{"name": "text"}], "nodes": [node],
+                                    "edges": []})
+
+
+def test_a_node_stopped_by_a_usage_limit_is_not_retried():
+    """A node with retries=3 whose model request would go over requests=0: it runs once, no node_retry, and
+    the workflow fails caused by UsageLimitExceeded."""
+    k = make_kernel(config=limits(requests=0))
+    events = _Events()
+    k.add_plugin(events, name="events")
+    llm = k.llm("scripted:once", replies=["ok"] * 4)
+    with pytest.raises(WorkflowFailed) as info:
+        WorkFlowExecutor(kernel=k, llm=llm, retries=3).run(_one_node_graph(), {"text": "a"})
+    assert isinstance(info.value.__cause__, UsageLimitExceeded) and llm.requests == []
+    assert [t for t, _ in events.types if t == "node_retry"] == []
+    assert [d.get("attempt") for t, d in events.types if t == "node_start"] == [1]
+    k.close()
+
+
+def test_a_usage_limit_ends_the_whole_workflow_even_with_on_error_continue():
+    """on_error="continue" lets independent nodes go on after a node's own failure, but not after a usage
+    limit: the run stops, so the one node that hit requests=0 is the only one that failed or started a request."""
+    k = make_kernel(config=limits(requests=0))
+    events = _Events()
+    k.add_plugin(events, name="events")
+
+    class Plain:
+        name = "plain"
+
+        async def aexecute(self, *, inputs, ctx=None):
+            return {"p": "ready"}
+
+    def model_node(i, text):
+        return {"name": f"m{i}", "description": "say", "inputs": [{"name": text}], "outputs": [{"name": f"a{i}"}],
+                "agents": [{**declared(f"M{i}"), "prompt": "Say: {%s}" % text, "inputs": [{"name": text}],
+                            "outputs": [{"name": f"a{i}"}]}]}
+
+    graph = WorkFlowGraph.from_dict({"name": "w", "goal": "say", "inputs": [{"name": "text"}], "nodes": [
+        {"name": "plain", "description": "no model", "inputs": [{"name": "text"}], "outputs": [{"name": "p"}],
+         "agents": ["plain"]}, model_node(1, "text"), model_node(2, "p")],
+        "edges": [{"source": "plain", "target": "m2"}]})
+    ex = WorkFlowExecutor(kernel=k, llm=k.llm("scripted:stop", replies=["ok"] * 4), on_error="continue", validate=False,
+                          max_concurrency=1)
+    ex.manager.add_agent(Plain())
+    with pytest.raises(WorkflowFailed) as info:
+        ex.run(graph, {"text": "a"})
+    assert isinstance(info.value.__cause__, UsageLimitExceeded)
+    assert len(info.value.result.errors) == 1
+    started = [d["node"] for t, d in events.types if t == "node_start" and d["node"] != "plain"]
+    assert len(started) == 1
+    k.close()

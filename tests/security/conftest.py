@@ -1,8 +1,16 @@
-"""Fixtures for the attack tests: a fresh isolated kernel with every loop kind, tools worth stealing, a spy."""
+"""Fixtures for the attack tests: a fresh isolated kernel with every loop kind, tools worth stealing, a spy;
+the ``zagent`` command as a subprocess; a ReAct run and a two-node workflow stopped half-way, to be restored."""
+
+import os
+import subprocess
+import sys
 
 import pytest
 
 from zagent import Kernel
+from zagent.errors import ProviderError
+
+CLI_PLUGINS = "offline,parsers,actions,react,memory,manager,workflow,groupchat,rails,cli"
 
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react",
            "zagent.plugins.memory", "zagent.plugins.manager", "zagent.plugins.workflow", "zagent.plugins.groupchat",
@@ -57,3 +65,64 @@ class Observer:
     def zagent_event(self, event):
         if event.type == "tool_end":
             self.events.append(dict(event.data))
+
+
+def agent_spec(**over):
+    """A one-input agent spec with ``over`` merged in (the attack goes in ``over``)."""
+    return {"name": "Evil", "prompt": "Answer: {question}", "inputs": [{"name": "question"}],
+            "outputs": [{"name": "answer"}], "parse_mode": "str", **over}
+
+
+def run_cli(*args, cwd=None, plugins=CLI_PLUGINS, env=None):
+    """``zagent ARGS`` in a new interpreter with only ``plugins``, no ``ZAGENT_MODEL`` and no run log."""
+    env = {**os.environ, "ZAGENT_PLUGINS": plugins, "ZAGENT_LOG": "0", **(env or {})}
+    env.pop("ZAGENT_MODEL", None)
+    return subprocess.run([sys.executable, "-m", "zagent.plugins.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=120, cwd=cwd)
+
+
+def failed_react(k, store, calls, *, tools=("word_count", "steal"), agent_config=None):
+    """The run id of a ReAct run that made ``calls`` and then failed on a provider error (so it can be restored)."""
+    from zagent.plugins.react import ReActLoop
+
+    llm = k.llm("scripted:first", replies=[*calls, ProviderError("down", provider="scripted")])
+    loop = ReActLoop(kernel=k, llm=llm, tools=list(tools), checkpoints=store, agent_config=agent_config or {})
+    with pytest.raises(ProviderError):
+        loop.run("count")
+    return loop.state.run_id
+
+
+def two_node_workflow():
+    """Workflow ``w``: node ``a`` (agent ``one``, ``x`` -> ``y``) then node ``b`` (agent ``two``, ``y`` -> ``z``)."""
+    from zagent.plugins.workflow import WorkFlowGraph
+
+    return WorkFlowGraph.from_dict({"name": "w", "goal": "g", "inputs": [{"name": "x"}], "nodes": [
+        {"name": "a", "description": "a", "inputs": [{"name": "x"}], "outputs": [{"name": "y"}], "agents": ["one"]},
+        {"name": "b", "description": "b", "inputs": [{"name": "y"}], "outputs": [{"name": "z"}], "agents": ["two"]}],
+        "edges": [{"source": "a", "target": "b"}]})
+
+
+class NodeAgent:
+    """A workflow agent answering ``{"y": x + "!"}``, or raising when ``fail`` is set."""
+
+    def __init__(self, name, fail):
+        self.name, self.fail = name, fail
+
+    async def aexecute(self, *, inputs, ctx=None):
+        if self.fail:
+            raise RuntimeError("stop here")
+        return {"y": inputs["x"] + "!"}
+
+
+def workflow_stopped_at_b(k, db):
+    """``(executor, graph)`` after run ``wf`` of ``two_node_workflow`` with ``x="hi"`` saved node ``a`` and
+    failed at ``b``."""
+    from zagent.plugins.workflow import WorkFlowExecutor, WorkflowFailed
+
+    graph = two_node_workflow()
+    ex = WorkFlowExecutor(kernel=k, checkpoints=db)
+    ex.manager.add_agent(NodeAgent("one", False))
+    ex.manager.add_agent(NodeAgent("two", True))
+    with pytest.raises(WorkflowFailed, match="b: RuntimeError: stop here"):
+        ex.run(graph, {"x": "hi"}, run_id="wf")
+    return ex, graph

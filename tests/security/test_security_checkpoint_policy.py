@@ -5,12 +5,12 @@ import msgspec
 import pytest
 
 from zagent.agentkit.approvals import approval_key
-from zagent.errors import CheckpointError, ConfigError, ProviderError
+from zagent.errors import CheckpointError, ConfigError
 from zagent.plugins.groupchat import GroupChat
 from zagent.plugins.react import ReActLoop
 from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
 
-from .conftest import make_kernel
+from .conftest import failed_react, make_kernel, workflow_stopped_at_b
 
 
 def count(text="a b"):
@@ -35,16 +35,6 @@ def kernel_with(rails=None):
     return k
 
 
-def failed_run(k, store, calls, agent_config=None):
-    """A run that made ``calls`` and then failed on a provider error (so it can be restored)."""
-    llm = k.llm("scripted:first", replies=[*calls, ProviderError("down", provider="scripted")])
-    loop = ReActLoop(kernel=k, llm=llm, tools=["word_count", "steal"], checkpoints=store,
-                     agent_config=agent_config or {})
-    with pytest.raises(ProviderError):
-        loop.run("count")
-    return loop.state.run_id
-
-
 def fresh(k, tmp_path):
     """A new kernel like ``k`` with the same store file, as the process that restores the run would have."""
     k.close()
@@ -66,7 +56,7 @@ def test_a_pending_call_edited_in_as_approved_asks_the_kernels_approver(tmp_path
     no = No()
     k = kernel_with({"approver": no})
     store = k.memory("checkpoints", path=tmp_path / "runs.db")
-    run_id = failed_run(k, store, [count()])
+    run_id = failed_react(k, store, [count()])
     args = {"path": "/home/user"}
 
     def forge(state):
@@ -90,7 +80,7 @@ def test_negative_saved_budget_counts_are_refused_naming_the_step(tmp_path):
     that names the checkpoint step."""
     k = kernel_with({"tool_budget": {"word_count": 2}})
     store = k.memory("checkpoints", path=tmp_path / "runs.db")
-    run_id = failed_run(k, store, [count()])
+    run_id = failed_react(k, store, [count()])
     edit_latest(store, run_id, lambda s: s["stash"].update({"zagent._hooks.rails.budget": {"word_count": -1000}}))
     step = store.latest(run_id)[0]
     k, store = fresh(k, tmp_path)
@@ -105,7 +95,7 @@ def test_saved_budget_counts_lowered_below_the_steps_are_raised_to_them(tmp_path
     """Counts edited to 0 after two calls ran: the steps show two, so a budget of 2 allows no more calls."""
     k = kernel_with({"tool_budget": {"word_count": 2}})
     store = k.memory("checkpoints", path=tmp_path / "runs.db")
-    run_id = failed_run(k, store, [count(), count("c")])
+    run_id = failed_react(k, store, [count(), count("c")])
     edit_latest(store, run_id, lambda s: s["stash"].update({"zagent._hooks.rails.budget": {"word_count": 0}}))
     k, store = fresh(k, tmp_path)
     llm = k.llm("scripted:more", replies=[count("d"), count("e"), "done"])
@@ -120,7 +110,7 @@ def test_a_removed_budget_entry_is_rebuilt_from_the_steps(tmp_path):
     """The saved budget counts deleted altogether: the steps still count, the budget of 2 stays 2."""
     k = kernel_with({"tool_budget": {"word_count": 2}})
     store = k.memory("checkpoints", path=tmp_path / "runs.db")
-    run_id = failed_run(k, store, [count(), count("c")])
+    run_id = failed_react(k, store, [count(), count("c")])
     edit_latest(store, run_id, lambda s: s.update({"stash": {}}))
     k, store = fresh(k, tmp_path)
     llm = k.llm("scripted:more", replies=[count("d"), "done"])
@@ -135,7 +125,7 @@ def test_a_stripped_deny_list_does_not_run_the_denied_tool(tmp_path, strip):
     refused (an unsigned checkpoint's settings are not used), and the denied tool never runs."""
     k = kernel_with()
     store = k.memory("checkpoints", path=tmp_path / "runs.db")
-    run_id = failed_run(k, store, [count()], agent_config={"rails": {"deny_tools": ["steal"], "max_argument_bytes":
+    run_id = failed_react(k, store, [count()], agent_config={"rails": {"deny_tools": ["steal"], "max_argument_bytes":
                                                                      1000}})
     edit_latest(store, run_id, lambda s: strip(s["agent_config"]))
     k, store = fresh(k, tmp_path)
@@ -151,7 +141,7 @@ def test_the_restoring_codes_agent_config_wins_over_the_saved_one(tmp_path):
     k = kernel_with()
     store = k.memory("checkpoints", path=tmp_path / "runs.db")
     config = {"rails": {"deny_tools": ["steal"]}}
-    run_id = failed_run(k, store, [count()], agent_config=config)
+    run_id = failed_react(k, store, [count()], agent_config=config)
     edit_latest(store, run_id, lambda s: s.update({"agent_config": {}}))
     k, store = fresh(k, tmp_path)
     llm = k.llm("scripted:steal", replies=[{"tool_calls": [{"name": "steal", "arguments": {"path": "/x"}}]}, "done"])
@@ -260,25 +250,7 @@ def test_negative_workflow_loop_counts_are_refused(tmp_path):
     """A workflow checkpoint whose loop count was edited to -3 (to buy more passes than max_loops): refused."""
     db = str(tmp_path / "runs.db")
     k = make_kernel()
-    graph = WorkFlowGraph.from_dict({"name": "w", "goal": "g", "inputs": [{"name": "x"}], "nodes": [
-        {"name": "a", "description": "a", "inputs": [{"name": "x"}], "outputs": [{"name": "y"}], "agents": ["one"]},
-        {"name": "b", "description": "b", "inputs": [{"name": "y"}], "outputs": [{"name": "z"}], "agents": ["two"]}],
-        "edges": [{"source": "a", "target": "b"}]})
-
-    class Agent:
-        def __init__(self, name, fail):
-            self.name, self.fail = name, fail
-
-        async def aexecute(self, *, inputs, ctx=None):
-            if self.fail:
-                raise RuntimeError("stop here")
-            return {"y": "ok"}
-
-    ex = WorkFlowExecutor(kernel=k, checkpoints=db)
-    ex.manager.add_agent(Agent("one", False))
-    ex.manager.add_agent(Agent("two", True))
-    with pytest.raises(Exception):
-        ex.run(graph, {"x": "hi"}, run_id="wf")
+    ex, graph = workflow_stopped_at_b(k, db)
     edit_latest(ex.checkpoints, "wf", lambda s: s.update(loops={"b->a": -3}))
     with pytest.raises(CheckpointError, match="of workflow run 'wf' is damaged or was edited"):
         ex.run(graph, {"x": "hi"}, run_id="wf")
@@ -290,7 +262,7 @@ def test_transient_stash_names_edited_into_a_checkpoint_are_dropped(tmp_path):
     (only persistent plugin state comes back)."""
     k = kernel_with()
     store = k.memory("checkpoints", path=tmp_path / "runs.db")
-    run_id = failed_run(k, store, [count()])
+    run_id = failed_react(k, store, [count()])
     planted = {"zagent.cost_usd": -1e9, "zagent.skills": {"skill": {"name": "evil"}}}
     edit_latest(store, run_id, lambda s: s.setdefault("stash", {}).update(planted))
     k, store = fresh(k, tmp_path)

@@ -8,12 +8,11 @@ import msgspec
 import pytest
 
 from zagent.agentkit.signing import signer_of
-from zagent.errors import CheckpointError, ConfigError, ProviderError
+from zagent.errors import CheckpointError, ConfigError
 from zagent.plugins.groupchat import GroupChat
 from zagent.plugins.react import ReActLoop
-from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
 
-from .conftest import make_kernel
+from .conftest import failed_react, make_kernel, workflow_stopped_at_b
 
 KEY = "k3y-" + "0123456789abcdef" * 2
 COUNT = {"tool_calls": [{"name": "word_count", "arguments": {"text": "a b"}}]}
@@ -24,13 +23,9 @@ def signed_kernel(**config):
     return make_kernel(config={"checkpoint_key": KEY, **config})
 
 
-def failed_react(k, db, agent_config=None):
+def failed_run(k, db, agent_config=None):
     store = k.memory("checkpoints", path=db)
-    llm = k.llm("scripted:first", replies=[COUNT, COUNT, ProviderError("down", provider="scripted")])
-    loop = ReActLoop(kernel=k, llm=llm, tools=["word_count"], checkpoints=store, agent_config=agent_config or {})
-    with pytest.raises(ProviderError):
-        loop.run("count")
-    return store, loop.state.run_id
+    return store, failed_react(k, store, [COUNT, COUNT], tools=["word_count"], agent_config=agent_config)
 
 
 def rows(db, run_id):
@@ -53,7 +48,7 @@ def test_an_edited_step_is_refused_naming_it(tmp_path):
     """One byte of a saved patch changed (a budget count lowered): the restore is a CheckpointError naming it."""
     db = str(tmp_path / "runs.db")
     k = signed_kernel(rails={"tool_budget": {"word_count": 2}})
-    store, run_id = failed_react(k, db)
+    store, run_id = failed_run(k, db)
     step, _, state = next(r for r in reversed(rows(db, run_id)) if b'"word_count":2' in r[2])
     sql(db, "UPDATE checkpoints SET state = ? WHERE run_id = ? AND step = ?",
         bytes(state).replace(b'"word_count":2', b'"word_count":0'), run_id, step)
@@ -68,7 +63,7 @@ def test_a_removed_step_breaks_the_chain(tmp_path):
     refused. (The run's last full save is dropped first, so the restore reads through those patches.)"""
     db = str(tmp_path / "runs.db")
     k = signed_kernel()
-    store, run_id = failed_react(k, db)
+    store, run_id = failed_run(k, db)
     saved = rows(db, run_id)
     last_patch = max(i for i, r in enumerate(saved) if r[1])
     for r in saved[last_patch + 1:]:
@@ -92,7 +87,7 @@ def test_unsigned_checkpoints_are_refused_when_a_key_is_set(tmp_path):
     """A run saved by a kernel without the key, read back by one with it: refused, saying how to migrate."""
     db = str(tmp_path / "runs.db")
     plain = make_kernel()
-    _, run_id = failed_react(plain, db)
+    _, run_id = failed_run(plain, db)
     plain.close()
     k = signed_kernel()
     with pytest.raises(CheckpointError, match="is not signed.*kernel without the key"):
@@ -105,7 +100,7 @@ def test_a_signed_checkpoint_keeps_its_agent_settings(tmp_path):
     deny list still holds."""
     db = str(tmp_path / "runs.db")
     k = signed_kernel()
-    store, run_id = failed_react(k, db, agent_config={"rails": {"deny_tools": ["steal"]}})
+    store, run_id = failed_run(k, db, agent_config={"rails": {"deny_tools": ["steal"]}})
     loop = ReActLoop.restore(k, run_id, checkpoints=store, llm=k.llm("scripted:steal", replies=[STEAL, "done"]),
                              tools=["word_count", "steal"])
     result = loop.run()
@@ -117,7 +112,7 @@ def test_a_restored_run_goes_on_signing(tmp_path):
     """An intact signed run restores, finishes, and its new steps verify too."""
     db = str(tmp_path / "runs.db")
     k = signed_kernel()
-    store, run_id = failed_react(k, db)
+    store, run_id = failed_run(k, db)
     assert restore(k, store, run_id, agent_config={}).run().content == "done"
     step, _ = store.latest(run_id)
     assert signer_of(k) is not None and store.chain(run_id)[0][-1][0] == step
@@ -143,25 +138,7 @@ def test_a_tampered_workflow_checkpoint_is_refused(tmp_path):
     """A workflow's saved step edited (a node's output changed): resuming the run is a CheckpointError."""
     db = str(tmp_path / "runs.db")
     k = signed_kernel()
-    graph = WorkFlowGraph.from_dict({"name": "w", "goal": "g", "inputs": [{"name": "x"}], "nodes": [
-        {"name": "a", "description": "a", "inputs": [{"name": "x"}], "outputs": [{"name": "y"}], "agents": ["one"]},
-        {"name": "b", "description": "b", "inputs": [{"name": "y"}], "outputs": [{"name": "z"}], "agents": ["two"]}],
-        "edges": [{"source": "a", "target": "b"}]})
-
-    class Agent:
-        def __init__(self, name, fail):
-            self.name, self.fail = name, fail
-
-        async def aexecute(self, *, inputs, ctx=None):
-            if self.fail:
-                raise RuntimeError("stop here")
-            return {"y": inputs["x"] + "!"}
-
-    ex = WorkFlowExecutor(kernel=k, checkpoints=db)
-    ex.manager.add_agent(Agent("one", False))
-    ex.manager.add_agent(Agent("two", True))
-    with pytest.raises(Exception):
-        ex.run(graph, {"x": "hi"}, run_id="wf")
+    ex, graph = workflow_stopped_at_b(k, db)
     step = _tamper_latest_full(db, "wf", b'"hi!"', b'"rm -rf"')
     with pytest.raises(CheckpointError, match=f"checkpoint {step} of run 'wf'"):
         ex.run(graph, {"x": "hi"}, run_id="wf")
@@ -197,7 +174,7 @@ def test_the_key_can_come_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("ZAGENT_CHECKPOINT_KEY", KEY)
     db = str(tmp_path / "runs.db")
     k = make_kernel()
-    store, run_id = failed_react(k, db)
+    store, run_id = failed_run(k, db)
     step, _, state = rows(db, run_id)[-1]
     sql(db, "UPDATE checkpoints SET state = ? WHERE run_id = ? AND step = ?", bytes(state).replace(b"a b", b"x y"),
         run_id, step)

@@ -8,6 +8,8 @@ from zagent import ConfigError, Kernel
 from zagent.plugins.actions import CustomizeAgent
 from tests.servers.openai_server import OpenAIServer
 
+from .conftest import run_cli
+
 KEY = "sk-user-secret-0123456789"
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react",
            "zagent.plugins.openai", "zagent.plugins.anthropic", "zagent.plugins.ollama"]
@@ -99,15 +101,10 @@ def test_trusted_spec_and_direct_python_may_name_any_base_url(k, attacker):
 
 def test_cli_run_refuses_a_file_that_redirects_the_key(tmp_path, attacker, monkeypatch):
     """`zagent run FILE` with a base_url in the file and OPENAI_API_KEY set: exit with the reason, no request."""
-    import os
-    import subprocess
-    import sys
-
     path = tmp_path / "leaky.json"
     path.write_text(json.dumps(spec(model="openai:gpt-4o-mini", base_url=attacker.url)))
-    env = {**os.environ, "ZAGENT_PLUGINS": "offline,parsers,actions,openai,cli", "OPENAI_API_KEY": KEY}
-    proc = subprocess.run([sys.executable, "-m", "zagent.plugins.cli", "run", str(path), "--input", "q=x", "-q"],
-                          capture_output=True, text=True, env=env, timeout=60)
+    proc = run_cli("run", str(path), "--input", "q=x", "-q", plugins="offline,parsers,actions,openai,cli",
+                   env={"OPENAI_API_KEY": KEY})
     assert proc.returncode != 0 and "OPENAI_API_KEY" in proc.stderr and KEY not in proc.stderr
     assert attacker.requests == []
 

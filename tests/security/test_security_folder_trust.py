@@ -13,7 +13,8 @@ import pytest
 from zagent import ConfigError
 from zagent._trust.imports import Trust, resolve, trusting
 
-from .test_security_spec_imports import agent_spec, canary, cli
+from .conftest import agent_spec, run_cli as cli
+from .test_security_spec_imports import canary
 
 
 def shared_folder(tmp_path, mode=0o1777):

@@ -8,16 +8,11 @@ import sys
 
 import pytest
 
-from zagent import ConfigError, Kernel, ToolBlocked, run_sync
+from zagent import ConfigError, ToolBlocked, run_sync
 from zagent._trust.specregex import compile_spec_regex, uses_linear_engine
 
 EVIL = ["(a+)+$", "(a|aa)*$", r"(\w+\s?)*$", r"(x+x+)+y", "(a|a)*b", r"(.*a){12}", r"(\d)\1", r"(?:a+a)+$",
         r"(?i)(?:[a-z]+A)+$"]
-
-
-def make_kernel():
-    return Kernel(plugins=["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions",
-                           "zagent.plugins.react", "zagent.plugins.rails"], entry_points=False, strict=True)
 
 
 def customize(rails):
@@ -32,28 +27,20 @@ def react(rails):
 
 @pytest.mark.parametrize("make_spec", [customize, react], ids=["customize", "react"])
 @pytest.mark.parametrize("pattern", EVIL)
-def test_a_spec_with_an_exponential_redaction_regex_is_refused_at_load(make_spec, pattern):
-    """k.agent(spec) refuses rails.redact patterns with nested quantifiers, quantified alternation or backreferences."""
-    k = make_kernel()
-    try:
-        with pytest.raises(ConfigError) as err:
-            k.agent(make_spec({"redact": [pattern], "redact_llm": True}))
-    finally:
-        k.close()
+def test_a_spec_with_an_exponential_redaction_regex_is_refused_at_load(make_spec, pattern, kernel):
+    """kernel.agent(spec) refuses rails.redact patterns with nested quantifiers, quantified alternation or backreferences."""
+    with pytest.raises(ConfigError) as err:
+        kernel.agent(make_spec({"redact": [pattern], "redact_llm": True}))
     assert "rails.redact" in str(err.value) and repr(pattern) in str(err.value)
 
 
-def test_the_rail_refuses_the_pattern_on_a_forty_char_reply_instead_of_hanging():
+def test_the_rail_refuses_the_pattern_on_a_forty_char_reply_instead_of_hanging(kernel):
     """Rails set in code (agent_config) with '(a+)+$' and redact_llm: the reply of 40 'a's and a '!' does not hang:
     the rail refuses the pattern before matching anything, and the reply is withheld (fail closed)."""
-    k = make_kernel()
-    try:
-        llm = k.llm("scripted:m", replies=["a" * 40 + "!"])
-        ctx = k.context(agent="a", agent_config={"rails": {"redact": ["(a+)+$"], "redact_llm": True}})
-        with pytest.raises(ToolBlocked, match=r"withheld") as err:
-            run_sync(llm.asend(llm.request("hi"), ctx))
-    finally:
-        k.close()
+    llm = kernel.llm("scripted:m", replies=["a" * 40 + "!"])
+    ctx = kernel.context(agent="a", agent_config={"rails": {"redact": ["(a+)+$"], "redact_llm": True}})
+    with pytest.raises(ToolBlocked, match=r"withheld") as err:
+        run_sync(llm.asend(llm.request("hi"), ctx))
     assert isinstance(err.value.__cause__, ConfigError) and "'(a+)+$' is refused" in str(err.value)
 
 

@@ -9,16 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zagent import ConfigError, Kernel
+from zagent import ConfigError
 from zagent.agentkit.placeholders import placeholders
 
 HOSTILE = ["{draft.__class__.__mro__}", "{draft:>2000000000}", "{draft!r}", "{draft[0]}", "{0}", "{}",
            "{draft:{draft}}", "{draft.__init__.__globals__}"]
-
-
-def make_kernel():
-    return Kernel(plugins=["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions",
-                           "zagent.plugins.groupchat"], entry_points=False, strict=True)
 
 
 def human(prompt):
@@ -27,68 +22,48 @@ def human(prompt):
 
 
 @pytest.mark.parametrize("placeholder", HOSTILE)
-def test_a_human_prompt_with_a_format_engine_placeholder_is_refused_at_load(placeholder):
-    """k.agent(human spec) refuses attribute/index access, conversions, format specs and positional fields,
+def test_a_human_prompt_with_a_format_engine_placeholder_is_refused_at_load(placeholder, kernel):
+    """kernel.agent(human spec) refuses attribute/index access, conversions, format specs and positional fields,
     naming the placeholder and the prompt."""
-    k = make_kernel()
-    try:
-        with pytest.raises(ConfigError) as err:
-            k.agent(human(f"Review: {placeholder}"))
-    finally:
-        k.close()
+    with pytest.raises(ConfigError) as err:
+        kernel.agent(human(f"Review: {placeholder}"))
     assert placeholder in str(err.value) and "prompt of human agent 'Editor'" in str(err.value)
 
 
-def test_a_human_prompt_naming_an_unknown_placeholder_is_refused_at_load():
+def test_a_human_prompt_naming_an_unknown_placeholder_is_refused_at_load(kernel):
     """{secret} is not an input of the human agent: a ConfigError naming it and the inputs it may use."""
-    k = make_kernel()
-    try:
-        with pytest.raises(ConfigError, match=r"unknown placeholder \{secret\}.*\{draft\}"):
-            k.agent(human("Review {draft} and {secret}"))
-    finally:
-        k.close()
+    with pytest.raises(ConfigError, match=r"unknown placeholder \{secret\}.*\{draft\}"):
+        kernel.agent(human("Review {draft} and {secret}"))
 
 
-def test_a_human_prompt_renders_names_and_literal_braces_as_before():
+def test_a_human_prompt_renders_names_and_literal_braces_as_before(kernel):
     """{draft} is filled and {{x}} stays a literal {x}, as str.format did."""
-    k = make_kernel()
     seen = []
-    k.config["human_responder"] = lambda request: seen.append(request.prompt) or "ok"
-    try:
-        k.agent(human("Review {{x}}: {draft}"))(draft="Bees make honey.")
-    finally:
-        k.close()
+    kernel.config["human_responder"] = lambda request: seen.append(request.prompt) or "ok"
+    kernel.agent(human("Review {{x}}: {draft}"))(draft="Bees make honey.")
     assert seen == ["Review {x}: Bees make honey."]
 
 
 @pytest.mark.parametrize("title_format", ["## {title:>20000000}", "## {title} {title.__class__}", "## {title!a}",
                                           "## {title} {other}"])
-def test_a_title_format_with_a_format_spec_is_refused_at_load(title_format):
+def test_a_title_format_with_a_format_spec_is_refused_at_load(title_format, kernel):
     """A declared agent's title_format may use {title} only: a width, attribute, conversion or other name is refused."""
-    k = make_kernel()
     spec = {"name": "Titled", "prompt": "Answer {q}", "inputs": [{"name": "q"}], "outputs": [{"name": "a"}],
             "parse_mode": "title", "title_format": title_format, "llm_config": {"model": "test:offline"}}
-    try:
-        with pytest.raises(ConfigError, match="title_format of agent 'Titled'"):
-            k.agent(spec)
-    finally:
-        k.close()
+    with pytest.raises(ConfigError, match="title_format of agent 'Titled'"):
+        kernel.agent(spec)
 
 
-def test_a_group_chat_selection_prompt_with_attribute_access_is_refused_at_load():
+def test_a_group_chat_selection_prompt_with_attribute_access_is_refused_at_load(kernel):
     """selection.prompt of an LLM-selected group chat: {task.__class__} is refused when the chat is built."""
-    k = make_kernel()
     chat = {"type": "groupchat", "name": "c", "agents": [
         {"name": "A", "prompt": "{transcript}", "inputs": [{"name": "transcript"}], "outputs": [{"name": "r"}],
          "parse_mode": "str"},
         {"name": "B", "prompt": "{transcript}", "inputs": [{"name": "transcript"}], "outputs": [{"name": "r"}],
          "parse_mode": "str"}],
         "selection": {"policy": "llm", "model": "test:offline", "prompt": "Pick for {task.__class__}: {names}"}}
-    try:
-        with pytest.raises(ConfigError, match=r"selection.prompt.*\{task.__class__\}"):
-            k.agent(chat)
-    finally:
-        k.close()
+    with pytest.raises(ConfigError, match=r"selection.prompt.*\{task.__class__\}"):
+        kernel.agent(chat)
 
 
 @settings(max_examples=200, deadline=None)

@@ -1,9 +1,6 @@
 """Attack: a spec file names code (``module:attr``). It is data: nothing is imported unless trusted."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -12,21 +9,8 @@ from zagent._trust.imports import Trust, resolve, trusting
 from zagent.plugins.groupchat import GroupChat
 from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
 
-from .conftest import make_kernel
+from .conftest import agent_spec, make_kernel, run_cli as cli
 
-CLI_PLUGINS = "offline,parsers,actions,react,memory,manager,workflow,groupchat,rails,cli"
-
-
-def agent_spec(**over):
-    return {"name": "Evil", "prompt": "Answer: {question}", "inputs": [{"name": "question"}],
-            "outputs": [{"name": "answer"}], "parse_mode": "str", **over}
-
-
-def cli(*args, cwd=None):
-    env = {**os.environ, "ZAGENT_PLUGINS": CLI_PLUGINS}
-    env.pop("ZAGENT_MODEL", None)
-    return subprocess.run([sys.executable, "-m", "zagent.plugins.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=60, cwd=cwd)
 
 
 def canary(folder, name="canary_mod"):

@@ -7,15 +7,12 @@ out of it are refused, and a symlink another user planted is never followed.
 import json
 import os
 import stat
-import subprocess
-import sys
 
 import pytest
 
 from zagent import ConfigError
 
-from .conftest import make_kernel
-from .test_security_spec_imports import CLI_PLUGINS, agent_spec
+from .conftest import agent_spec, make_kernel, run_cli
 
 
 def victim(tmp_path):
@@ -114,10 +111,7 @@ def test_cli_run_without_trust_refuses_a_record_path_outside_the_spec_folder(tmp
     specs.mkdir()
     evil = specs / "evil.json"
     evil.write_text(json.dumps(agent_spec(llm_config={"model": "record:test:offline", "path": str(target)})))
-    env = {**os.environ, "ZAGENT_PLUGINS": CLI_PLUGINS}
-    env.pop("ZAGENT_MODEL", None)
-    done = subprocess.run([sys.executable, "-m", "zagent.plugins.cli", "run", str(evil), "--input", "question=hi"],
-                          capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+    done = run_cli("run", str(evil), "--input", "question=hi", cwd=tmp_path)
     assert done.returncode != 0
     assert "llm_config 'path'" in done.stderr and "--trust" in done.stderr
     assert target.read_text() == "export PATH=/usr/bin\n"

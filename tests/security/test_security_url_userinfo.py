@@ -5,10 +5,7 @@ The password must show nowhere a person or a log reads: the ``ProviderError`` (s
 """
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 
 import pytest
 
@@ -16,6 +13,8 @@ from zagent import Kernel, ProviderError
 from zagent.plugins.cli import main
 from zagent._trust.secrets import Masker, public_data
 from tests.servers.loopback import LoopbackServer, Reply
+
+from .conftest import run_cli
 
 PASSWORD = "pw"
 
@@ -95,10 +94,7 @@ def test_cli_stderr_hides_the_url_password(base_url_env, tmp_path):
     """'zagent run agent.json' against the failing server: the error on stderr names the server, not the password."""
     path = tmp_path / "agent.json"
     path.write_text(json.dumps(spec()))
-    env = {**os.environ, "ZAGENT_PLUGINS": "openai,parsers,actions,react,cli", "ZAGENT_LOG": "0"}
-    env.pop("ZAGENT_MODEL", None)
-    done = subprocess.run([sys.executable, "-m", "zagent.plugins.cli", "run", str(path), "-i", "question=why"],
-                          capture_output=True, text=True, env=env, timeout=60)
+    done = run_cli("run", str(path), "-i", "question=why", plugins="openai,parsers,actions,react,cli")
     assert done.returncode != 0 and "HTTP 500" in done.stderr
     assert "alice" not in done.stderr and f":{PASSWORD}@" not in done.stderr and "Basic " + "YWxp" not in done.stderr
 

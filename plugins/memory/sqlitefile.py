@@ -1,0 +1,48 @@
+"""One SQLite file opened the way the small memory stores (sessions, documents) need it.
+
+``open_private(path, schema, busy_timeout=..., refused=...)`` creates ``path`` with mode 0600
+(a folder it makes, 0700) unless it exists, connects in autocommit mode (the caller runs
+``BEGIN IMMEDIATE`` itself) usable from any thread behind the caller's lock, turns on WAL and
+runs the ``schema`` statements. A file SQLite cannot use raises ``ConfigError`` with ``refused``
+(what the file should be instead) and leaves no connection open. ``Database`` (``database.py``)
+is the heavier sibling for the long-term and checkpoint stores (schema versions, retries).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable
+
+from zagent.errors import ConfigError
+
+
+def create_private(path: str) -> None:
+    """Create ``path`` empty with mode 0600 unless it exists (``zagent.agentkit.privatefiles``: its new folder 0700)."""
+    from zagent.agentkit.privatefiles import private_folder, touch_private
+
+    if path not in (":memory:", ""):
+        private_folder(os.path.dirname(os.path.abspath(path)))
+    touch_private(path)
+
+
+def open_private(path: str, schema: Iterable[str], *, busy_timeout: float, what: str, refused: str) -> Any:
+    """A ``sqlite3.Connection`` to ``path`` with ``schema`` created (see the module docstring).
+
+    ``what`` names the file in the error (``"session file"``), ``refused`` says what to give instead."""
+    import sqlite3
+
+    create_private(path)
+    conn = None
+    try:
+        conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        for statement in schema:
+            conn.execute(statement)
+    except sqlite3.DatabaseError as exc:
+        if conn is not None:
+            conn.close()
+        raise ConfigError(f"{what} {path!r} cannot be used ({exc}); {refused}") from exc
+    return conn
+
+
+__all__ = ["create_private", "open_private"]

@@ -22,8 +22,8 @@ from zagent.agentkit.lazy import lazy_exports
 _EXPORTS = {
     "WorkFlowGraph": "graph", "WorkFlowNode": "graph", "WorkFlowEdge": "graph", "ConditionalEdge": "graph",
     "StateField": "graph",
-    "WorkFlowExecutor": "executor", "WorkflowResult": "result", "TraceEntry": "result", "RunState": "result",
-    "WorkflowValidationError": "errors", "WorkflowError": "errors", "WorkflowFailed": "errors",
+    "WorkFlowExecutor": "executor", "WorkFlowResult": "result", "TraceEntry": "result", "RunState": "result",
+    "WorkFlowValidationError": "errors", "WorkFlowError": "errors", "WorkFlowFailed": "errors",
     "GenerationError": "errors", "Problem": "errors",
     "TaskPlanner": "planner", "Plan": "planner", "SubTask": "planner",
     "build_from_plan": "build",

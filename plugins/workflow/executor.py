@@ -18,7 +18,7 @@ Scheduling rules (decided here, also in the README):
   on every try). ``on_error="fail_fast"`` cancels
   the other running nodes at the first failure; ``"continue"`` lets independent
   nodes finish (dependents of the failed node are skipped). Either way a run
-  with a failed node raises ``WorkflowFailed`` carrying the ``WorkflowResult``.
+  with a failed node raises ``WorkFlowFailed`` carrying the ``WorkFlowResult``.
 * With ``checkpoints`` (a ``kernel.memory("checkpoints", ...)`` store or a path)
   the run state is saved after each node, one save at a time: as a patch (the
   trace entries, values, outputs and routes the node added, only the items it
@@ -74,9 +74,9 @@ from zagent.limits import check_inputs
 from zagent.sync import run_sync
 from zagent.types import Usage
 
-from .errors import WorkflowError, WorkflowFailed
+from .errors import WorkFlowError, WorkFlowFailed
 from .graph import WorkFlowGraph, resolve_callable
-from .result import RunState, TraceEntry, WorkflowResult, load_checked, step_log
+from .result import RunState, TraceEntry, WorkFlowResult, load_checked, step_log
 from .routing import append as append_reducer, choose, initial_state, reduce_outputs, reducer_for
 from .topology import Topology
 
@@ -129,7 +129,7 @@ class WorkFlowExecutor(Streaming):
             self.llm = self.kernel.llm(self.llm)
 
     async def arun(self, graph: WorkFlowGraph, inputs: Optional[dict[str, Any]] = None, *,
-                   run_id: Optional[str] = None) -> WorkflowResult:
+                   run_id: Optional[str] = None) -> WorkFlowResult:
         """Run ``graph`` with ``inputs`` (resuming ``run_id`` if it was checkpointed); see the module docstring."""
         check_inputs(inputs or {}, "workflow input")
         topo = Topology(graph)
@@ -152,7 +152,7 @@ class WorkFlowExecutor(Streaming):
                 await units.aclose()
 
     def run(self, graph: WorkFlowGraph, inputs: Optional[dict[str, Any]] = None, *,
-            run_id: Optional[str] = None) -> WorkflowResult:
+            run_id: Optional[str] = None) -> WorkFlowResult:
         """Sync twin of ``arun``."""
         return run_sync(self.arun(graph, inputs, run_id=run_id))
 
@@ -181,7 +181,7 @@ class WorkFlowExecutor(Streaming):
                 problems.append(f"node {node.name!r} has no agents; generate them (WorkFlowGenerator) or list some")
             out[node.name] = names
         if problems:
-            raise WorkflowError("cannot run the workflow:\n- " + "\n- ".join(problems))
+            raise WorkFlowError("cannot run the workflow:\n- " + "\n- ".join(problems))
         return out
 
 
@@ -239,7 +239,7 @@ class _Run:
 
     # -- driving ------------------------------------------------------------------
 
-    async def go(self) -> WorkflowResult:
+    async def go(self) -> WorkFlowResult:
         self.idle = asyncio.Event()
         await self._emit("workflow_start", workflow=self.graph.name, nodes=len(self.nodes), resumed=self.resumed)
         for name in self.topo.order:
@@ -257,11 +257,11 @@ class _Run:
             raise self.halted
         return await self._finish()
 
-    async def _finish(self) -> WorkflowResult:
+    async def _finish(self) -> WorkFlowResult:
         status = "failed" if self.errors else "finished"
         outputs = {k: v for n in self.topo.names if n in self.done and not self._leads_on(n)
                    for k, v in self.done[n].items()}
-        result = WorkflowResult(run_id=self.run_id, status=status, outputs=outputs, values=dict(self.values),
+        result = WorkFlowResult(run_id=self.run_id, status=status, outputs=outputs, values=dict(self.values),
                                 trace=list(self.trace), errors=dict(self.errors), resumed=self.resumed,
                                 usage=self.usage)
         if self.background:
@@ -275,7 +275,7 @@ class _Run:
         if self.errors:
             lines = "; ".join(f"{n}: {e}" for n, e in self.errors.items())
             cause = next(iter(self.failures.values()), None)  # e.g. the provider's AuthenticationError
-            raise WorkflowFailed(f"workflow {self.graph.name!r} run {self.run_id} failed: {lines}", result=result,
+            raise WorkFlowFailed(f"workflow {self.graph.name!r} run {self.run_id} failed: {lines}", result=result,
                                  causes=self.failures) from cause
         return result
 
@@ -398,7 +398,7 @@ class _Run:
                         raise
                     await self._emit("node_retry", node=name, attempt=lost + 1, error=_short(exc))
         if not isinstance(result, dict) or not isinstance(result.get("outputs"), dict):
-            raise WorkflowError(f"node {name!r}: the executor returned {type(result).__name__}, not "
+            raise WorkFlowError(f"node {name!r}: the executor returned {type(result).__name__}, not "
                                 "{'outputs': {...}, 'usage': {...}}")
         self.usage = self.usage + msgspec.convert(result.get("usage") or {}, Usage)
         return result["outputs"]
@@ -423,11 +423,11 @@ class _Run:
         if not loops:
             return picked, None
         if len(picked) > 1:
-            raise WorkflowError(f"router of {name!r} chose {picked}: a loop target cannot be combined with others")
+            raise WorkFlowError(f"router of {name!r} chose {picked}: a loop target cannot be combined with others")
         key = f"{name}->{loops[0]}"
         if self.loops.get(key, 0) >= edge.max_loops:
             if edge.on_max_loops is None:
-                raise WorkflowError(f"loop {key} reached max_loops={edge.max_loops}; raise it or set on_max_loops")
+                raise WorkFlowError(f"loop {key} reached max_loops={edge.max_loops}; raise it or set on_max_loops")
             return [edge.on_max_loops], None
         return None, loops[0]
 
@@ -546,7 +546,7 @@ def node_outputs(node: Any, produced: dict[str, Any]) -> dict[str, Any]:
         return produced
     missing = [o for o in declared if produced.get(o) is None and _is_required(node, o)]
     if missing:
-        raise WorkflowError(f"node {node.name!r}: its agents gave no value for output(s) {', '.join(missing)} "
+        raise WorkFlowError(f"node {node.name!r}: its agents gave no value for output(s) {', '.join(missing)} "
                             f"(they gave: {', '.join(produced) or 'nothing'})")
     return {o: produced[o] for o in declared if o in produced}
 
@@ -570,7 +570,7 @@ def node_payload(node: Any, order: list[str], agents: dict[str, Any], values: di
 
 
 def _unreachable(key: str) -> Any:
-    raise WorkflowError(f"node run {key!r} was sent back to this process by a remote executor; "
+    raise WorkFlowError(f"node run {key!r} was sent back to this process by a remote executor; "
                         "its agents are locked here for the remote run")
 
 
@@ -592,7 +592,7 @@ async def _call(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, ag
         if hasattr(result, "__await__"):
             result = await result
     else:
-        raise WorkflowError(f"agent {agent_name!r} of node {node!r} is neither an Agent nor callable")
+        raise WorkFlowError(f"agent {agent_name!r} of node {node!r} is neither an Agent nor callable")
     return _as_dict(result, agent_name), (ctx.usage if ctx is not None else Usage())
 
 
@@ -604,7 +604,7 @@ def _as_dict(result: Any, agent_name: str) -> dict[str, Any]:
         return to_dict()
     if isinstance(result, msgspec.Struct):
         return msgspec.to_builtins(result)
-    raise WorkflowError(f"agent {agent_name!r} returned {type(result).__name__}; return a dict of outputs by name")
+    raise WorkFlowError(f"agent {agent_name!r} returned {type(result).__name__}; return a dict of outputs by name")
 
 
 def _agent_inputs(agent: Any) -> list[str]:

@@ -146,12 +146,12 @@ class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
         return find_problems(self)
 
     def validate(self) -> "WorkFlowGraph":
-        """Raise ``WorkflowValidationError`` naming every problem; return ``self`` when valid."""
-        from .errors import WorkflowValidationError
+        """Raise ``WorkFlowValidationError`` naming every problem; return ``self`` when valid."""
+        from .errors import WorkFlowValidationError
 
         found = self.problems()
         if found:
-            raise WorkflowValidationError(found, f"workflow {self.name!r}")
+            raise WorkFlowValidationError(found, f"workflow {self.name!r}")
         return self
 
     # -- files ----------------------------------------------------------------------

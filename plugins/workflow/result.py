@@ -1,4 +1,4 @@
-"""What a workflow run returns and checkpoints: ``WorkflowResult``, ``TraceEntry``, ``RunState``.
+"""What a workflow run returns and checkpoints: ``WorkFlowResult``, ``TraceEntry``, ``RunState``.
 
 ``step_log()`` is a run's checkpoint log (``zagent.agentkit.steplog``): after each node, the trace
 entries added, the values, node outputs, routes and loop counts the executor touched (it reports each
@@ -68,7 +68,7 @@ async def load_checked(store: Any, kernel: Any, run_id: str) -> Optional[tuple[i
 
 
 @attrs.frozen(repr=False)
-class WorkflowResult:
+class WorkFlowResult:
     """The end of a run.
 
     :ivar status: ``finished`` or ``failed``.
@@ -104,7 +104,7 @@ class WorkflowResult:
         return self.values[name]
 
     def __repr__(self) -> str:
-        return f"<WorkflowResult {self.run_id} {self.status} outputs={sorted(self.outputs)}>"
+        return f"<WorkFlowResult {self.run_id} {self.status} outputs={sorted(self.outputs)}>"
 
 
 def checked(state: RunState, step: int) -> RunState:

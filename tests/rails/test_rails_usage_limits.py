@@ -6,7 +6,7 @@ from zagent import ConfigError, UsageLimitExceeded
 from zagent.plugins.groupchat import GroupChat
 from zagent.plugins.react import ReActLoop
 from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
-from zagent.plugins.workflow.errors import WorkflowFailed
+from zagent.plugins.workflow.errors import WorkFlowFailed
 
 from tests.security.conftest import make_kernel
 
@@ -46,7 +46,7 @@ def test_workflow_nodes_share_one_requests_limit():
     graph = WorkFlowGraph.from_dict({"name": "w", "goal": "say", "inputs": [{"name": "text"}], "nodes": nodes,
                                      "edges": edges})
     llm = k.llm("scripted:wf", replies=["ok"] * 3)
-    with pytest.raises(WorkflowFailed) as info:
+    with pytest.raises(WorkFlowFailed) as info:
         WorkFlowExecutor(kernel=k, llm=llm).run(graph, {"text": "a"})
     assert len(llm.requests) == 2 and isinstance(info.value.__cause__, UsageLimitExceeded)
     assert info.value.result.errors.keys() == {"n2"} and "requests=2" in str(info.value)

@@ -103,9 +103,9 @@ def bind(ctx: Any) -> Any:
     return ctx
 
 
-def run_in_context(fn: Callable[..., Any], **kwargs: Any) -> Callable[[], Any]:
-    """``fn(**kwargs)`` as a callable for a thread, run in a copy of this task's context (its scope included)."""
-    return functools.partial(contextvars.copy_context().run, fn, **kwargs)
+def run_in_context(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[[], Any]:
+    """``fn(*args, **kwargs)`` as a callable for a thread, run in a copy of this task's context (its scope too)."""
+    return functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
 
 
 def as_data(value: Any, what: str = "the answer") -> Any:

@@ -55,10 +55,14 @@ class Interrupt(msgspec.Struct, kw_only=True, omit_defaults=True):
             return f"{self.speaker!r} (round {self.round})"
         return "the run"
 
+    @property
+    def text(self) -> str:
+        """The question as text (JSON when it is not text)."""
+        return self.question if isinstance(self.question, str) else msgspec.json.encode(self.question).decode()
+
     def describe(self) -> str:
-        """``node 'review' asks: Approve the plan?`` (the question as text, or as JSON when it is not)."""
-        q = self.question if isinstance(self.question, str) else msgspec.json.encode(self.question).decode()
-        return f"{self.where} asks: {q}"
+        """``node 'review' asks: Approve the plan?``."""
+        return f"{self.where} asks: {self.text}"
 
 
 class Asking:

@@ -293,7 +293,8 @@ class GroupChat(Streaming):
         self._nested = ASKING.get() is not None  # inside a workflow node: its interrupts are the node's
         await self._emit("groupchat_start", resumed=found is not None, speakers=self.speakers, round=state.round)
         if answer is not _NO_ANSWER:
-            await self._checkpoint()  # the answer is in the store before the turn runs again
+            self._log.reset()  # saved whole (answers are in full saves only), before the turn runs again
+            await self._checkpoint()
 
     def _check_inputs(self, state: ChatState) -> None:
         available = set(state.inputs) | {"task"}
@@ -367,7 +368,9 @@ class GroupChat(Streaming):
                 finally:
                     if scope.asked is not None:  # asked, even if the speaker caught it: the chat pauses
                         raise Interrupted(scope.asked.describe(), interrupt=scope.asked)
-            state.interrupt, state.answers = None, []
+            if state.interrupt is not None or state.answers:
+                state.interrupt, state.answers = None, []
+                self._log.reset()  # the next checkpoint is whole, so it drops them
         duration = time.perf_counter() - started
         message = self.history.append(choice.speaker, reply.content, round=number, metadata={
             "selected_by": choice.how, "adapter": reply.adapter, "duration": round(duration, 6),

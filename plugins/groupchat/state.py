@@ -53,8 +53,8 @@ class ChatState(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 state_decoder = msgspec.json.Decoder(ChatState)
-_SMALL = ("status", "round", "usage", "elapsed", "stopped_by", "detail", "error", "checkpoint", "counters",
-          "interrupt", "answers")
+#: ``interrupt`` and ``answers`` are in full saves only: the chat saves whole whenever they change
+_SMALL = ("status", "round", "usage", "elapsed", "stopped_by", "detail", "error", "checkpoint", "counters")
 
 
 def step_log(kernel: Any = None) -> StepLog:

@@ -33,7 +33,7 @@ from ..limits import check_data
 __all__ = ["Asking", "Interrupt", "as_data", "asking", "bind", "run_in_context"]
 
 
-class Interrupt(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Interrupt(msgspec.Struct, kw_only=True):
     """A question asked by ``zagent.interrupt`` and waiting for its answer.
 
     :ivar question: what was asked (JSON data, usually text).

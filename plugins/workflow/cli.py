@@ -238,7 +238,8 @@ def _question(question: Any) -> str:
     from zagent.plugins.cliterminal import printable
 
     text = question if isinstance(question, str) else msgspec.json.encode(question, enc_hook=repr).decode()
-    return printable(text if len(text) <= 200 else text[:199] + "…")
+    text = " ".join(text.split())  # one progress line
+    return printable(text if len(text) <= 200 else text[:199] + "…", layout=False)
 
 
 _STEPS = {"plan": "  plan: {nodes} sub-tasks", "review": "  review round {turn}: {suggestions} suggestion(s)",

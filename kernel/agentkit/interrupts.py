@@ -113,12 +113,26 @@ def run_in_context(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Callabl
 
 
 def as_data(value: Any, what: str = "the answer") -> Any:
-    """``value`` as plain JSON data (text, numbers, booleans, None, lists, dicts with text keys), or a
-    ``ConfigError`` saying what it is: a question or an answer is data, never an object or code."""
-    try:
-        data = msgspec.json.decode(msgspec.json.encode(value))
-    except (TypeError, ValueError, OverflowError, RecursionError, msgspec.EncodeError) as exc:
-        raise ConfigError(f"{what} must be JSON data (text, numbers, booleans, None, lists, dicts with text keys), "
-                          f"got {type(value).__name__}: {exc}") from None
-    check_data(data, what)
-    return data
+    """``value`` as plain JSON data (text, numbers, booleans, None, lists, dicts with text keys; a tuple becomes
+    a list), or a ``ConfigError`` saying what is not: a question or an answer is data, never an object or code."""
+    check_data(value, what)  # depth and size first, so the walk below is bounded
+    return _plain(value, what)
+
+
+def _plain(value: Any, what: str) -> Any:
+    kind = type(value)
+    if value is None or kind is bool or kind is int or kind is str:
+        return value
+    if kind is float:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ConfigError(f"{what} must be JSON data, and {value!r} is not a JSON number")
+        return value
+    if kind is list or kind is tuple:
+        return [_plain(v, what) for v in value]
+    if kind is dict:
+        bad = next((k for k in value if type(k) is not str), None)
+        if bad is not None:
+            raise ConfigError(f"{what} must be JSON data: the dict key {bad!r} is not text")
+        return {k: _plain(v, what) for k, v in value.items()}
+    raise ConfigError(f"{what} must be JSON data (text, numbers, booleans, None, lists, dicts with text keys), "
+                      f"got {kind.__name__}")

@@ -342,7 +342,11 @@ class GroupChat(Streaming):
         state = self.state
         number = state.round + 1
         again = state.interrupt
-        if again is not None and again.speaker in self._speakers:  # the turn that asked a person, again
+        if again is not None:  # the turn that asked a person, again
+            if again.speaker not in self._speakers:
+                raise ConfigError(f"group chat run {state.run_id!r} waits on {again.describe()}, but this chat has "
+                                  f"no speaker {again.speaker!r} (its speakers: {', '.join(self.speakers)}); resume "
+                                  "it with the chat it was started with")
             choice = Choice(again.speaker, "interrupt")
         else:
             sel = Selection(speakers=self._infos(), messages=self.history.snapshot(), round=number, task=state.task,

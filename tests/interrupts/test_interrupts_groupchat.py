@@ -111,3 +111,11 @@ def test_a_chat_inside_a_workflow_node_pauses_the_node(kernel):
     paused = ex.run(graph, {"goal": "pick"})
     assert [(a.node, a.question) for a in paused.interrupts] == [("talk", "Color?")]
     assert ex.resume(graph, paused.run_id, answer="red").outputs["content"] == "b heard red"
+
+
+def test_resuming_with_a_chat_that_lacks_the_waiting_speaker_is_refused(kernel, db):
+    """The speaker a paused chat waits on must be one of the resuming chat's: else a ConfigError naming it."""
+    run_id = chat(kernel, db).run("go").run_id
+    other = GroupChat(kernel=kernel, agents=[Speaker("a"), Speaker("c")], max_rounds=3, checkpoints=db)
+    with pytest.raises(ConfigError, match="no speaker 'b'"):
+        other.resume(run_id, answer="x")

@@ -13,7 +13,7 @@ from setuptools import setup
 def packages(root, prefix):
     found = []
     for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
         if "__init__.py" in files:
             rel = os.path.relpath(folder, root)
             found.append(prefix if rel == "." else prefix + "." + rel.replace(os.sep, "."))

@@ -2,7 +2,7 @@
 
 The events a peers task sends (run, 2 steps, 2 LLM calls, 1 tool call: start and end each), emitted the
 way the plugins emit them (``ctx.aemit`` for run/step/tool, ``kernel.aemit(..., run_id=, agent=)`` for the
-LLM calls; as kernel/llm.py of the version measured does), with:
+LLM calls; as kernel/_model/llm.py of the version measured does), with:
 
 * ``none``: no ``zagent_event`` observer (the emitters' own ``hooks.active`` check, then nothing);
 * ``unchecked``: no observer, and ``ctx.aemit``/``kernel.aemit`` awaited without that check (what an
@@ -68,8 +68,8 @@ def make(variant: str) -> Any:
     def tags() -> dict[str, Any]:
         return {"run_id": ctx.run_id, "agent": ctx.agent}
 
-    try:  # how kernel/llm.py sends its events, in the version measured
-        from zagent.llm import _emitter
+    try:  # how kernel/_model/llm.py sends its events, in the version measured
+        from zagent._model.llm import _emitter
     except ImportError:  # older: kernel.aemit with the context's tags as keywords
         _emitter = None
 

@@ -9,7 +9,7 @@ Importing this package loads only the standard library, pluggy, attrs and
 msgspec; asyncio and httpx are imported on first use.
 """
 
-from .context import RunContext, interrupt
+from ._runs.context import RunContext, interrupt
 from .errors import (
     AuthenticationError,
     CheckpointError,
@@ -31,12 +31,12 @@ from .errors import GuardrailTripped, Interrupted, RunStopped, UsageLimitExceede
 from .errors import BadRequestError, DeadlineExceeded, NotFoundError, ProtocolError, ProviderConfigError, ResponseTooLarge
 from .hookspecs import hookimpl
 from .kernel import Kernel
-from .loading import PluginInfo, Problem
-from .llm import LLM
-from .rails import Deny, Rewrite
-from .secrets import Secret
-from .sync import run_sync
-from .tools import Tool, tool
+from ._hooks.loading import PluginInfo, Problem
+from ._model.llm import LLM
+from ._hooks.rails import Deny, Rewrite
+from ._trust.secrets import Secret
+from ._runs.sync import run_sync
+from ._tools.tool import Tool, tool
 from .types import (
     Chunk,
     Completion,

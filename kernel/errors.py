@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from .secrets import mask_userinfo
+from ._trust.secrets import mask_userinfo
 
 
 class ZagentError(Exception):

@@ -27,35 +27,35 @@ Plugins may own extension points too: a plugin with an attribute
 ``zagent_hookspecs`` (a module, a class or an import path holding
 ``@hookspec`` functions) has those specs added before any plugin's hooks are
 checked, so implementations of them load in any order. A spec marked
-``@zagent.registry.registry_hookspec(kind, noun=...)`` also declares a
+``@zagent._registry.registries.registry_hookspec(kind, noun=...)`` also declares a
 registry kind, ``kernel.registries[kind]``, filled with the kernel's clash
 checks (the groupchat plugin's ``zagent_register_speaker_selectors`` is one).
 
-Argument types live in ``zagent.types`` (data) and ``zagent.context``
+Argument types live in ``zagent.types`` (data) and ``zagent._runs.context``
 (``RunContext``); rails answer with ``zagent.Deny`` / ``zagent.Rewrite``.
 """
 
 from __future__ import annotations
 
-from .markers import PROJECT as PROJECT
-from .markers import hookimpl as hookimpl
-from .markers import hookspec as hookspec
-from .specs_guardrails import zagent_check_input as zagent_check_input
-from .specs_guardrails import zagent_check_output as zagent_check_output
-from .specs_lifecycle import zagent_event as zagent_event
-from .specs_lifecycle import zagent_kernel_close as zagent_kernel_close
-from .specs_lifecycle import zagent_kernel_start as zagent_kernel_start
-from .specs_lifecycle import zagent_run_end as zagent_run_end
-from .specs_rails import zagent_after_llm_call as zagent_after_llm_call
-from .specs_rails import zagent_after_tool_call as zagent_after_tool_call
-from .specs_rails import zagent_before_llm_call as zagent_before_llm_call
-from .specs_rails import zagent_before_tool_call as zagent_before_tool_call
-from .specs_registration import zagent_register_agent_types as zagent_register_agent_types
-from .specs_registration import zagent_register_batch_drivers as zagent_register_batch_drivers
-from .specs_registration import zagent_register_commands as zagent_register_commands
-from .specs_registration import zagent_register_embedders as zagent_register_embedders
-from .specs_registration import zagent_register_executors as zagent_register_executors
-from .specs_registration import zagent_register_memory as zagent_register_memory
-from .specs_registration import zagent_register_parsers as zagent_register_parsers
-from .specs_registration import zagent_register_providers as zagent_register_providers
-from .specs_registration import zagent_register_tools as zagent_register_tools
+from ._hooks.markers import PROJECT as PROJECT
+from ._hooks.markers import hookimpl as hookimpl
+from ._hooks.markers import hookspec as hookspec
+from ._hooks.specs_guardrails import zagent_check_input as zagent_check_input
+from ._hooks.specs_guardrails import zagent_check_output as zagent_check_output
+from ._hooks.specs_lifecycle import zagent_event as zagent_event
+from ._hooks.specs_lifecycle import zagent_kernel_close as zagent_kernel_close
+from ._hooks.specs_lifecycle import zagent_kernel_start as zagent_kernel_start
+from ._hooks.specs_lifecycle import zagent_run_end as zagent_run_end
+from ._hooks.specs_rails import zagent_after_llm_call as zagent_after_llm_call
+from ._hooks.specs_rails import zagent_after_tool_call as zagent_after_tool_call
+from ._hooks.specs_rails import zagent_before_llm_call as zagent_before_llm_call
+from ._hooks.specs_rails import zagent_before_tool_call as zagent_before_tool_call
+from ._hooks.specs_registration import zagent_register_agent_types as zagent_register_agent_types
+from ._hooks.specs_registration import zagent_register_batch_drivers as zagent_register_batch_drivers
+from ._hooks.specs_registration import zagent_register_commands as zagent_register_commands
+from ._hooks.specs_registration import zagent_register_embedders as zagent_register_embedders
+from ._hooks.specs_registration import zagent_register_executors as zagent_register_executors
+from ._hooks.specs_registration import zagent_register_memory as zagent_register_memory
+from ._hooks.specs_registration import zagent_register_parsers as zagent_register_parsers
+from ._hooks.specs_registration import zagent_register_providers as zagent_register_providers
+from ._hooks.specs_registration import zagent_register_tools as zagent_register_tools

@@ -24,27 +24,29 @@ import functools
 import os
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
-from . import emitting, hookspecs, spans, tooltable
-from .closing import Owned, close_belongings
-from .context import RunContext
-from .hooks import HookRunner, PluginManager, trace_to_stderr
-from .llm import LLM  # loaded by ``import zagent`` anyway
-from .loading import PluginInfo, PluginLoader, Problem
-from .lookups import batch_driver, build, build_agent, embedder, lookup
-from .models import Models
-from .pendingtools import PendingTools
-from .railscheck import check_rails
-from .register import Register as _Register
-from .registry import KINDS, Registry
-from .stash import Stash
-from .sync import run_sync, run_sync_to_end
-from .toolcalls import as_call
-from .toolpool import ToolPool
-from .tools import Tool
+from ._runs import emitting, spans
+from . import hookspecs
+from ._tools import table as tooltable
+from ._runs.closing import Owned, close_belongings
+from ._runs.context import RunContext
+from ._hooks.runner import HookRunner, PluginManager, trace_to_stderr
+from ._model.llm import LLM  # loaded by ``import zagent`` anyway
+from ._hooks.loading import PluginInfo, PluginLoader, Problem
+from ._registry.lookups import batch_driver, build, build_agent, embedder, lookup
+from ._model.resolve import Models
+from ._tools.pending import PendingTools
+from ._hooks.railscheck import check_rails
+from ._registry.register import Register as _Register
+from ._registry.registries import KINDS, Registry
+from ._runs.stash import Stash
+from ._runs.sync import run_sync, run_sync_to_end
+from ._tools.calls import as_call
+from ._tools.pool import ToolPool
+from ._tools.tool import Tool
 from .types import ToolCall, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .toolthreads import ToolThreads  # imports asyncio: only when a sync tool first runs
+    from ._tools.threads import ToolThreads  # imports asyncio: only when a sync tool first runs
 
 
 class Kernel:
@@ -59,7 +61,7 @@ class Kernel:
         ``profiles`` (per-model capability overrides), ``profile`` (overrides for
         every model, applied last), ``tool_threads``,
         ``tool_threads_abandoned`` and ``tool_threads_abandoned_per_tool`` (caps on
-        timed-out sync tool calls still running, see ``zagent.toolthreads``), and
+        timed-out sync tool calls still running, see ``zagent._tools.threads``), and
         per-plugin sections.
     """
 
@@ -79,11 +81,11 @@ class Kernel:
         self.pm.add_hookspecs(hookspecs)
         self.hooks = HookRunner(self.pm)
         self.registries = {kind: Registry(kind) for kind in KINDS}
-        #: tool sources still discovering tools (``zagent.pendingtools``); waited for only on a miss
+        #: tool sources still discovering tools (``zagent._tools.pending``); waited for only on a miss
         self.pending_tools = PendingTools()
-        #: per-kernel plugin state under typed keys (``zagent.stash``), instead of module globals
+        #: per-kernel plugin state under typed keys (``zagent._runs.stash``), instead of module globals
         self.stash = Stash()
-        #: this kernel's token in ``zagent.spans`` (spans pair per kernel); unlike ``id(self)``, never reused
+        #: this kernel's token in ``zagent._runs.spans`` (spans pair per kernel); unlike ``id(self)``, never reused
         self.span_owner = spans.new_owner()
         #: ``emitting.emit`` bound to this kernel: ``RunContext.aemit`` hands it its data dict as is
         self._aemit_data = functools.partial(emitting.emit, self.hooks, self.span_owner)
@@ -150,14 +152,14 @@ class Kernel:
 
         The spec is data: an import path in it (a tool ``"pkg.mod:fn"``, a ``parse_func``, an
         approver...) is refused unless trusted (``config["trusted_imports"]`` globs, or
-        ``trust=True`` for this spec; a ``zagent.imports.Trust`` gives finer control). See docs/security.md.
+        ``trust=True`` for this spec; a ``zagent._trust.imports.Trust`` gives finer control). See docs/security.md.
         ``deps`` (app objects: a database handle...) reach its tools as ``ctx.deps`` (``RunContext[Deps]``)."""
         return build_agent(self, self.registries, spec, trust, deps)
 
     def executor(self, name: Optional[str] = None, **options: Any) -> Any:
-        """A new executor (``zagent.executors``): ``name`` registered through ``zagent_register_executors``,
+        """A new executor (``zagent._runs.executors``): ``name`` registered through ``zagent_register_executors``,
         default ``config['executor']``, else ``ZAGENT_EXECUTOR``, else the built-in ``local``."""
-        from .executors import pick  # on first use: keeps ``import zagent`` light
+        from ._runs.executors import pick  # on first use: keeps ``import zagent`` light
 
         return pick(self, name, options)
 
@@ -177,7 +179,7 @@ class Kernel:
         """Register a tool (a ``Tool`` or a function) directly on this kernel, e.g. in an embedding app.
 
         ``plugin`` attributes it to a plugin (``remove_plugin`` then drops it too), for plugins
-        registering tools after start-up (see ``zagent.pendingtools``).
+        registering tools after start-up (see ``zagent._tools.pending``).
         """
         return tooltable.add(self.registries, self._loader._describe, tool, plugin, options)
 
@@ -200,7 +202,7 @@ class Kernel:
 
     async def arun_tool(self, call: Union[ToolCall, dict[str, Any]], ctx: Optional[RunContext[Any]] = None) -> ToolResult:
         """Run one tool call through rails, validation and timeout; never raises for tool failures."""
-        from .toolrun import run_tool  # imports asyncio: on first use
+        from ._tools.run import run_tool  # imports asyncio: on first use
 
         return await run_tool(self, as_call(call), ctx or self.context())
 
@@ -213,7 +215,7 @@ class Kernel:
         *, max_concurrency: Optional[int] = None,
     ) -> list[ToolResult]:
         """Run several calls concurrently (bounded); results in the calls' order."""
-        from .toolrun import run_tools
+        from ._tools.run import run_tools
 
         return await run_tools(self, [as_call(c) for c in calls], ctx or self.context(), max_concurrency)
 
@@ -242,7 +244,7 @@ class Kernel:
 
     def tool_executor(self) -> ToolThreads:
         """The threads sync tools run in (``ToolThreads``, created on first use, ``config['tool_threads']``
-        of them; a thread stuck in a timed-out call is replaced, see ``zagent.toolthreads``)."""
+        of them; a thread stuck in a timed-out call is replaced, see ``zagent._tools.threads``)."""
         return self._tool_pool.get()
 
     async def aemit(self, type: str, *, run_id: Optional[str] = None, agent: Optional[str] = None,
@@ -251,7 +253,7 @@ class Kernel:
 
         ``<kind>_start``/``<kind>_end`` events are paired: both carry one ``span_id`` and the
         ``parent_id`` of the span open around them; the end event gets ``duration``, ``outcome``
-        and ``usage`` (see ``zagent.spans``)."""
+        and ``usage`` (see ``zagent._runs.spans``)."""
         observers = self.hooks.impls("zagent_event")
         if observers:  # inline, not emitting.emit(): one coroutine per event
             pending = emitting.send(self.hooks, observers, self.span_owner, type, run_id, agent, _ids, data)

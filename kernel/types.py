@@ -41,7 +41,7 @@ class Part(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
     """One non-text piece of a message: an image (by ``url`` or inline ``data``) or a file (``data``).
 
     ``data`` is raw bytes (base64 only on the wire and in JSON). Build with ``Part.image(...)`` /
-    ``Part.file(...)`` (``zagent.parts``), which check ``media_type`` and bound inline sizes.
+    ``Part.file(...)`` (``zagent._model.parts``), which check ``media_type`` and bound inline sizes.
     """
 
     type: PartType
@@ -96,7 +96,7 @@ def sniff(data: bytes) -> Optional[str]:
 def _bounded(data: bytes, what: str, max_bytes: Optional[int]) -> bytes:
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise _config_error(f"{what} data must be bytes, got {type(data).__name__}; read the file in your code "
-                          f"(or use zagent.parts.read_part(path))")
+                          f"(or use zagent._model.parts.read_part(path))")
     data = bytes(data)
     limit = MAX_INLINE_BYTES if max_bytes is None else max_bytes
     if len(data) > limit:
@@ -350,7 +350,7 @@ class Event(msgspec.Struct, kw_only=True, omit_defaults=True):
     time: float
     run_id: Optional[str] = None
     agent: Optional[str] = None
-    span_id: Optional[str] = None  # the same on a ``<kind>_start`` and its ``<kind>_end`` (zagent.spans)
+    span_id: Optional[str] = None  # the same on a ``<kind>_start`` and its ``<kind>_end`` (zagent._runs.spans)
     parent_id: Optional[str] = None  # the span open around this event (None at the top)
     data: dict[str, Any] = {}
 

@@ -6,7 +6,7 @@ the clipboard) or bidi overrides that reorder what a reviewer reads.
 ``printable(text)`` shows each C0/C1 control character (``\\x1b``, ``\\x07``, ``\\r``,
 ``\\x9b``...) and each bidi control (U+202A-202E, U+2066-2069, U+200E/200F,
 U+061C) and line/paragraph separator as an escape, keeping ``\\n`` and ``\\t``
-for layout; a URL's userinfo is masked too (``zagent.secrets.mask_userinfo``). ``main()`` of ``zagent`` puts ``SafeStream`` around ``sys.stdout``
+for layout; a URL's userinfo is masked too (``zagent._trust.secrets.mask_userinfo``). ``main()`` of ``zagent`` puts ``SafeStream`` around ``sys.stdout``
 and ``sys.stderr`` for the whole command (``safe_terminal``), so every command's
 print path (plugins and contrib alike, errors, the human responder, streamed
 replies) gets it; the ticker alone writes its own erase-line sequence to the
@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable
 
-from zagent.secrets import mask_userinfo
+from zagent._trust.secrets import mask_userinfo
 
 _ESCAPES: dict[int, str] = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if c not in (0x09, 0x0A)}
 _ESCAPES.update({c: f"\\u{c:04x}" for c in [0x061C, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F),

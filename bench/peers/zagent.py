@@ -15,7 +15,7 @@ from bench_common import PROMPT, add  # the task: PROMPT, with `add` as the only
 # task: Kernel() loads the installed plugins, and the provider, agent and tool-run modules load on first
 # use. (httpcore, anyio and h11, which httpx imports on its first request, stay in the first task: the
 # raw_httpx floor pays them there too.)
-IMPORT = ("import zagent; from zagent import Kernel; Kernel(); import httpx, zagent.providerkit, zagent.toolrun, "
+IMPORT = ("import zagent; from zagent import Kernel; Kernel(); import httpx, zagent.providerkit, zagent._tools.run, "
           "zagent.plugins.openai.provider, zagent.plugins.openai.wire, zagent.plugins.actions.customize, "
           "zagent.agentkit.toolloop, zagent.agentkit.files, zagent.plugins.parsers.modes")
 DIST = "zagent"

@@ -15,7 +15,7 @@ import importlib.util
 import os
 
 # Read by the harness as a literal (it parses adapters, never imports them): the same as zagent.py.
-IMPORT = ("import zagent; from zagent import Kernel; Kernel(); import httpx, zagent.providerkit, zagent.toolrun, "
+IMPORT = ("import zagent; from zagent import Kernel; Kernel(); import httpx, zagent.providerkit, zagent._tools.run, "
           "zagent.plugins.openai.provider, zagent.plugins.openai.wire, zagent.plugins.actions.customize, "
           "zagent.agentkit.toolloop, zagent.agentkit.files, zagent.plugins.parsers.modes")
 DIST = "zagent"

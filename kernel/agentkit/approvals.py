@@ -23,7 +23,7 @@ import msgspec
 from .runkeys import CALL_KEYS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..context import RunContext
+    from .._runs.context import RunContext
     from ..types import ToolCall
 
 __all__ = ["approval_key", "bound_key", "mint"]

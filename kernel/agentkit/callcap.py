@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import msgspec
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..context import RunContext
+    from .._runs.context import RunContext
     from ..types import Message, ToolCall
 
 

@@ -26,9 +26,9 @@ from typing import Any, Callable, Iterator, Optional
 
 import msgspec
 
-from ..context import ASKING, ASKING_KEY
+from .._runs.context import ASKING, ASKING_KEY
 from ..errors import ConfigError, Interrupted
-from ..limits import check_data
+from .._trust.limits import check_data
 
 __all__ = ["Asking", "Interrupt", "as_data", "asking", "bind", "run_in_context"]
 

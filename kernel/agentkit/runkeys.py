@@ -16,13 +16,13 @@ and write live here rather than in either plugin:
 
 from __future__ import annotations
 
-from ..stash import StashKey
+from .._runs.stash import StashKey
 
 APPROVED: StashKey[set[str]] = StashKey("zagent.approved")
 PENDING_APPROVAL: StashKey[set[str]] = StashKey("zagent.pending_approval")
 PENDING_KEYS: StashKey[dict[str, str]] = StashKey("zagent.pending_keys")
 CALL_KEYS: StashKey[dict[str, str]] = StashKey("zagent.call_keys")
-BUDGET_COUNTS = "zagent.rails.budget"
+BUDGET_COUNTS = "zagent._hooks.rails.budget"
 """The name the rails' tool-budget counts are saved under with a run (a restore checks them)."""
 
 __all__ = ["APPROVED", "BUDGET_COUNTS", "CALL_KEYS", "PENDING_APPROVAL", "PENDING_KEYS"]

@@ -1,6 +1,6 @@
 """Signed checkpoints: an HMAC-SHA256 per saved step, chained, under a key the kernel is configured with.
 
-``Kernel(config={"checkpoint_key": "..."})`` (a ``str``, ``bytes`` or ``zagent.secrets.Secret``; else the
+``Kernel(config={"checkpoint_key": "..."})`` (a ``str``, ``bytes`` or ``zagent._trust.secrets.Secret``; else the
 environment variable ``ZAGENT_CHECKPOINT_KEY``) turns it on for every loop that checkpoints through a
 ``StepLog`` (ReAct runs, workflows, group chats). Each step's MAC covers the run id, the step number, the
 kind and the bytes written; a patch's MAC also covers the MAC of the step it builds on, so a patch removed,
@@ -24,7 +24,7 @@ import os
 from typing import Any, Optional, Sequence
 
 from ..errors import CheckpointError, ConfigError
-from ..stash import StashKey
+from .._runs.stash import StashKey
 
 __all__ = ["MAC", "Signer", "aread_latest", "read_latest", "signer_of"]
 

@@ -2,9 +2,9 @@
 
 ``astream_run(kernel, start, json_mode=False)`` runs ``start()`` (the
 agent's own coroutine: ``aexecute``, ``achat``, a workflow's or group chat's
-``arun``) in a task whose run contexts carry ``on_delta`` (``zagent.context``
+``arun``) in a task whose run contexts carry ``on_delta`` (``zagent._runs.context``
 fills it from a context variable the task inherits), so every model call of
-the run, nested agents included, streams (``zagent.llmstream``). It yields
+the run, nested agents included, streams (``zagent._model.stream``). It yields
 ``StreamEvent``s, in order:
 
 * ``text`` / ``reasoning``: a delta of a model's reply (``event.text``);
@@ -29,8 +29,8 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, Optional
 
 import attrs
 
-from ..context import STREAM_SINK
-from ..stash import StashKey
+from .._runs.context import STREAM_SINK
+from .._runs.stash import StashKey
 from ..types import Chunk, Event
 
 
@@ -133,7 +133,7 @@ async def astream_run(kernel: Any, start: Callable[[], Awaitable[Any]], *,
 def sync_stream(stream: AsyncIterator[StreamEvent]) -> Iterator[StreamEvent]:
     """The sync twin of an ``astream()``: the same items, the run going on zagent's background loop
     (works in plain scripts, inside a running loop and in threads); leaving the loop cancels the run."""
-    from ..sync import run_sync
+    from .._runs.sync import run_sync
 
     try:
         while True:

@@ -41,16 +41,16 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterator, Optional, 
 
 import msgspec
 
-from ..limits import bound_calls
+from .._trust.limits import bound_calls
 from .callcap import cap_calls, reply_limit
 from .argtypes import coerce
-from ..toolrun import with_unique_ids
+from .._tools.run import with_unique_ids
 from ..types import Completion, Message, ToolCall, ToolResult, ToolSpec
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..context import RunContext
+    from .._runs.context import RunContext
     from ..kernel import Kernel
-    from ..llm import LLM
+    from .._model.llm import LLM
     from ..types import LLMRequest
 
 __all__ = ["NUDGE", "Offer", "PromptTools", "ToolLoop", "ToolTurn", "call_key", "results_messages", "scoped",
@@ -93,7 +93,7 @@ class PromptTools:
         """``(calls, malformed-call errors, remaining text)`` found in a reply."""
         calls, errors, remaining = self.format.extract(text)
         calls = [_typed(c, self._schemas.get(c.name)) for c in calls]  # "42" -> 42 for an integer, ...
-        bound_calls(calls)  # arguments nested past zagent.limits stay text; the tool runner tells the model
+        bound_calls(calls)  # arguments nested past zagent._trust.limits stay text; the tool runner tells the model
         return calls, list(errors), remaining
 
     def results_message(self, results: Sequence[ToolResult], errors: Sequence[Any]) -> Message:

@@ -5,7 +5,7 @@ A spec's ``tools`` list may hold:
 * a registered tool name (``"word_count"``, ``"time.get_current_time"``);
 * ``"toolset:NAME"``: every tool of toolset ``NAME`` (at least one must exist);
 * an import path ``"package.module:function"``: imported under the trust rules
-  of ``zagent.imports`` (refused unless trusted) and registered on the kernel,
+  of ``zagent._trust.imports`` (refused unless trusted) and registered on the kernel,
   named after the function (an already registered identical tool is reused).
 
 ``toolset:`` is reserved: a module named ``toolset`` cannot be given by import
@@ -57,7 +57,7 @@ def _resolve_one(kernel: "Kernel", ref: str, base_dir: Optional[str], key: str) 
             raise ConfigError(f"unknown tool {ref!r}; registered tools: {', '.join(reg) or 'none'}. Use a registered "
                               "name, 'toolset:NAME' or an import path 'package.module:function'") from None
         return [ref]
-    from ..imports import NotImported, resolve
+    from .._trust.imports import NotImported, resolve
 
     fn = resolve(ref, key=key, kernel=kernel, base_dir=base_dir)
     if isinstance(fn, NotImported):  # a read-only command (agent show): nothing imported or registered

@@ -5,7 +5,7 @@ client such as httpx2) for one provider instance:
 
 * **one client per event loop**, created on first use and reused: an httpx
   client must not cross event loops, and zagent's sync twins run on a
-  background loop (``zagent.sync``), so a script mixing ``complete()`` and
+  background loop (``zagent._runs.sync``), so a script mixing ``complete()`` and
   ``await acomplete()`` gets one client on each loop, never one per call;
 * explicit **timeouts** (connect/read/write/pool; ``timeout=`` or the
   ``ZAGENT_TIMEOUT`` environment variable) and **pool limits** sized for many
@@ -43,7 +43,7 @@ client such as httpx2) for one provider instance:
 API keys live in a ``Secret`` and go into the client's default headers only;
 they never appear in reprs or errors: a server message echoing the key, or
 the value of a header whose name says it is a secret (``X-Api-Key``,
-``Authorization``, ``Cookie``...), is masked (``zagent.secrets.Masker``:
+``Authorization``, ``Cookie``...), is masked (``zagent._trust.secrets.Masker``:
 whole values only, so a dummy key such as ``x`` leaves messages intact).
 httpx is imported when the first client is built, never at import; with
 ``pip install 'zagent[httpx2]'`` the client is httpx2 (``ZAGENT_HTTP_MODULE=httpx``
@@ -65,7 +65,7 @@ from ..errors import (
     ProviderConfigError,
     ProviderError,
 )
-from ..secrets import Masker, Secret, mask_userinfo
+from .._trust.secrets import Masker, Secret, mask_userinfo
 from .config import ERROR_BODY_BYTES, USER_AGENT, HttpConfig, default_http_module
 from .decode import body_chunks
 from .entry import Claim, guard_for

@@ -42,18 +42,18 @@ _origin: "contextvars.ContextVar[Optional[SpecOrigin]]" = contextvars.ContextVar
 @contextlib.contextmanager
 def spec_options(what: str, kernel: Optional["Kernel"] = None) -> Iterator[None]:
     """LLMs made inside the block take their options from an untrusted spec (``what`` names it),
-    unless the spec is trusted (``zagent.imports.current_trust().everything``)."""
-    from ..imports import current_trust
+    unless the spec is trusted (``zagent._trust.imports.current_trust().everything``)."""
+    from .._trust.imports import current_trust
 
     if current_trust().everything:
         yield
         return
-    from ..specpaths import untrusted_options
+    from .._trust.specpaths import untrusted_options
 
     urls = (kernel.config.get("trusted_base_urls") or ()) if kernel is not None else ()
     token = _origin.set(SpecOrigin(what, tuple(_norm(u) for u in ([urls] if isinstance(urls, str) else urls))))
     try:
-        with untrusted_options():  # its path options stay in its folder too (zagent.specpaths)
+        with untrusted_options():  # its path options stay in its folder too (zagent._trust.specpaths)
             yield
     finally:
         _origin.reset(token)

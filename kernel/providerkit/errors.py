@@ -1,7 +1,7 @@
 """``HttpErrors``: how ``HttpClient`` turns transport failures, HTTP statuses and limits into typed errors.
 
 A mixin of ``HttpClient``: every message names the provider, the status and the
-server's own words (secrets masked, ``zagent.secrets.Masker``), and 401/403 say
+server's own words (secrets masked, ``zagent._trust.secrets.Masker``), and 401/403 say
 which key to set; ``retryable`` follows docs/http.md.
 """
 
@@ -27,7 +27,7 @@ from .wire import retry_after, server_message
 if TYPE_CHECKING:  # pragma: no cover
     from types import ModuleType
 
-    from ..secrets import Masker, Secret
+    from .._trust.secrets import Masker, Secret
     from .config import HttpConfig
 
 
@@ -161,15 +161,15 @@ class HttpErrors:
 
     def redact(self, text: str) -> str:
         """``text`` with the API key and every secret header value (``X-Api-Key``, ``Authorization``,
-        ``Cookie``..., see ``zagent.secrets.header_secrets``) replaced by ``***``, e.g. when a server echoes them.
+        ``Cookie``..., see ``zagent._trust.secrets.header_secrets``) replaced by ``***``, e.g. when a server echoes them.
         Whole values only: a dummy key such as ``x`` leaves the text intact."""
         return self.masker()(text)
 
     def masker(self) -> "Masker":
-        """The ``zagent.secrets.Masker`` of this client's secrets (made once)."""
+        """The ``zagent._trust.secrets.Masker`` of this client's secrets (made once)."""
         found = self._masker
         if found is None:
-            from ..secrets import Masker, header_secrets, url_secrets
+            from .._trust.secrets import Masker, header_secrets, url_secrets
 
             found = self._masker = Masker([*([self.api_key] if self.api_key else []), *header_secrets(self.headers),
                                            *url_secrets(self.base_url)])

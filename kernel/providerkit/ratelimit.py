@@ -9,7 +9,7 @@ from typing import Any, Optional
 from ..errors import (
     ConfigError,
 )
-from ..stash import Stash, StashKey
+from .._runs.stash import Stash, StashKey
 
 
 class RateLimiter:

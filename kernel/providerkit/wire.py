@@ -13,7 +13,7 @@ from ..errors import (
     ProtocolError,
     ProviderError,
 )
-from ..secrets import Secret
+from .._trust.secrets import Secret
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import HttpClient
@@ -97,7 +97,7 @@ async def iter_ndjson(lines: AsyncIterator[str]) -> AsyncIterator[str]:
 
 
 def _llm_base() -> Any:
-    from ..llm import LLM
+    from .._model.llm import LLM
 
     return LLM
 

@@ -229,13 +229,13 @@ class ProviderTests:
         """The API key appears in no repr and in no error message."""
         if not self.secret:
             pytest.skip("secret not set")
-        assert self.secret not in repr(llm), "the API key shows in repr(llm): mask it (zagent.secrets)"
+        assert self.secret not in repr(llm), "the API key shows in repr(llm): mask it (zagent._trust.secrets)"
         failing = self.make_failing_llm(kernel)
         if failing is not None:
             with pytest.raises(ProviderError) as info:
                 failing.complete(self.prompt)
             assert self.secret not in str(info.value) and self.secret not in getattr(info.value, "body", ""), \
-                "the API key shows in a ProviderError's message or body: mask it (zagent.secrets)"
+                "the API key shows in a ProviderError's message or body: mask it (zagent._trust.secrets)"
 
     # -- lifecycle ---------------------------------------------------------------------------
 

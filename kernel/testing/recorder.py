@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Optional,
 from ..hookspecs import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..context import RunContext
+    from .._runs.context import RunContext
     from ..kernel import Kernel
     from ..types import Completion, Event, LLMRequest, ToolCall, ToolResult
 

@@ -17,10 +17,10 @@ import attrs
 import msgspec
 
 from zagent.errors import ConfigError
-from zagent.guardrails import check as check_guardrails
-from zagent.limits import check_inputs
-from zagent.llm import LLM, to_messages
-from zagent.sync import run_sync
+from zagent.agentkit.guardrails import check as check_guardrails
+from zagent._trust.limits import check_inputs
+from zagent._model.llm import LLM, to_messages
+from zagent._runs.sync import run_sync
 from zagent.types import Message, ToolResult, Usage
 
 from .action import Action, ActionOutput

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import msgspec
 from zagent.errors import ConfigError, ToolError
-from zagent.imports import current_trust
-from zagent.specpaths import check_spec_path
-from zagent.tools import Tool
+from zagent._trust.imports import current_trust
+from zagent._trust.specpaths import check_spec_path
+from zagent._tools.tool import Tool
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
@@ -98,7 +98,7 @@ def agent_tool(agent: Any, *, name: Optional[str] = None, description: Optional[
 
 
 async def _declared(agent: Any, caller: "RunContext", inputs: dict[str, Any]) -> str:
-    from zagent.limits import check_inputs
+    from zagent._trust.limits import check_inputs
 
     check_inputs(inputs)
     action = agent.action()
@@ -179,7 +179,7 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
     trust = current_trust()
     folder = base_dir or (trust.folders[0] if trust.folders else os.getcwd())
     path = os.path.realpath(os.path.join(folder, ref))
-    if not base_dir:  # a file's own folder is checked below; else the one check for spec paths (zagent.specpaths)
+    if not base_dir:  # a file's own folder is checked below; else the one check for spec paths (zagent._trust.specpaths)
         check_spec_path(path, key, (".json", ".yaml", ".yml"), kernel=kernel)
     elif not ref.lower().endswith((".json", ".yaml", ".yml")):
         raise ConfigError(f"{key} {ref!r} in the spec is refused: it must name an agent file (.json, .yaml or .yml)")
@@ -192,8 +192,8 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
         raise ConfigError(f"{key} {ref!r}: agent files name each other in a loop ({' -> '.join(_loading.get())})")
     if not os.path.isfile(path):
         raise ConfigError(f"{key} {ref!r}: no such agent file ({path})")
-    from zagent.imports import Trust, trusting
-    from zagent.specfiles import load_spec_file
+    from zagent._trust.imports import Trust, trusting
+    from zagent._trust.specfiles import load_spec_file
 
     token = _loading.set((*_loading.get(), path))
     try:

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import attrs
 import msgspec
 from zagent.errors import ConfigError
-from zagent.guardrails import check as check_guardrails
-from zagent.limits import check_text
-from zagent.llm import to_messages
+from zagent.agentkit.guardrails import check as check_guardrails
+from zagent._trust.limits import check_text
+from zagent._model.llm import to_messages
 from zagent.types import Message
 
 if TYPE_CHECKING:  # pragma: no cover

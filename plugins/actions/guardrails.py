@@ -2,8 +2,8 @@
 
 Each entry is a callable ``fn(value, ctx)`` returning ``None`` or a reason, a name in
 ``kernel.registries["guardrails"]`` when a plugin declares that kind, or an import
-path resolved under the spec's trust rules (``zagent.imports.resolve``). They run before the kernel's
-``zagent_check_input`` / ``zagent_check_output`` hooks (``zagent.guardrails``), which always run too.
+path resolved under the spec's trust rules (``zagent._trust.imports.resolve``). They run before the kernel's
+``zagent_check_input`` / ``zagent_check_output`` hooks (``zagent.agentkit.guardrails``), which always run too.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def _one(kernel: "Kernel", ref: Any, key: str, base_dir: Optional[str]) -> Optio
     if isinstance(ref, str) and registry is not None and ref in registry:
         return registry.get(ref)
     if isinstance(ref, str) and ":" in ref:
-        from zagent.imports import NotImported, resolve
+        from zagent._trust.imports import NotImported, resolve
 
         fn = resolve(ref, key=key, kernel=kernel, base_dir=base_dir)
         if isinstance(fn, NotImported):

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from zagent.errors import ConfigError
-from zagent.limits import check_text
-from zagent.llm import to_messages
+from zagent._trust.limits import check_text
+from zagent._model.llm import to_messages
 from zagent.types import Message
 
 

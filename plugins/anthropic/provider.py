@@ -19,7 +19,7 @@ import msgspec
 
 from zagent.errors import ProviderError
 from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, stream_interrupted
-from zagent.llm import LLM, parse_arguments, new_call_id, price_per_million, unique_call_ids
+from zagent._model.llm import LLM, parse_arguments, new_call_id, price_per_million, unique_call_ids
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
 
 from . import wire
@@ -32,7 +32,7 @@ API_VERSION = "2023-06-01"
 class AnthropicLLM(LLM):
     """A Claude model behind the Messages API (``POST /v1/messages``)."""
 
-    tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # Anthropic's tool-name rule; other names are mapped (zagent.toolnames)
+    tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # Anthropic's tool-name rule; other names are mapped (zagent._model.toolnames)
     input_media = ("image", "application/pdf")  # files: PDFs (document blocks)
 
     http: HttpClient
@@ -179,7 +179,7 @@ class AnthropicLLM(LLM):
         await self.http.aclose()
 
     def __repr__(self) -> str:
-        from zagent.secrets import mask_userinfo
+        from zagent._trust.secrets import mask_userinfo
 
         return f"<AnthropicLLM {self.name} {mask_userinfo(self.http.base_url)}>"
 

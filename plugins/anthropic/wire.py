@@ -16,7 +16,7 @@ from typing import Any, Optional
 import msgspec
 
 from zagent.providerkit import encoded_once
-from zagent.llm import parse_arguments
+from zagent._model.llm import parse_arguments
 from zagent.types import Message, ToolCall, ToolSpec, Usage
 
 STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
@@ -151,7 +151,7 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
 def part_blocks(m: Message) -> list[dict[str, Any]]:
     """A message's parts as ``image`` blocks (``base64`` or ``url`` source) and ``document`` blocks (PDFs),
     placed before its text as the API's examples do."""
-    from zagent.parts import b64
+    from zagent._model.parts import b64
 
     blocks: list[dict[str, Any]] = []
     for p in m.parts:

@@ -4,7 +4,7 @@ Progress goes to stderr (a bar on a terminal, a line every few seconds
 otherwise); the summary line goes to stdout at the end. Import paths in the
 file (tools, parse functions, routers) are trusted as ``zagent run`` trusts
 them: modules in the file's own folder, everything with ``--trust``
-(``zagent.imports``); remote workers get the same trust. Ctrl-C stops the
+(``zagent._trust.imports``); remote workers get the same trust. Ctrl-C stops the
 batch, keeps every finished result in ``--out`` and says how to resume (run
 the same command again). Exit codes: 0 finished (failed items are in the
 output, counted in the summary), 1 an error before the batch ran, 130 interrupted.
@@ -66,7 +66,7 @@ def _options(pairs: list[str]) -> dict[str, Any]:
 
 
 def _target(kernel: Any, path: str, model: Optional[str]) -> Any:
-    from zagent.specfiles import load_spec_file
+    from zagent._trust.specfiles import load_spec_file
 
     spec = load_spec_file(path)
     if "nodes" in spec:  # a workflow file: built on the workflow plugin
@@ -99,7 +99,7 @@ def _count_lines(path: str) -> Optional[int]:
 
 
 def cmd_batch(args: argparse.Namespace, kernel: Any) -> int:
-    from zagent.imports import Trust, trusting
+    from zagent._trust.imports import Trust, trusting
 
     if args.concurrency is not None and args.concurrency < 1:
         raise SystemExit(f"zagent: --concurrency must be at least 1, got {args.concurrency}")

@@ -4,7 +4,7 @@
   file, built once here so a bad spec fails before any item runs), an agent
   object (anything with ``aexecute``; runs in this process only), or an object
   with ``batch_job(kernel) -> Job`` (the workflow plugin's graphs have one).
-* **Where**: each item is a ``zagent.executors.Unit`` handed to the executor
+* **Where**: each item is a ``zagent._runs.executors.Unit`` handed to the executor
   (``local`` by default); the driver alone decides what is done and writes the
   results, so a lost worker means a retried item (``UnitLost``, at most
   ``retries`` more tries), never a lost or doubled line.
@@ -31,10 +31,10 @@ import msgspec
 
 from .files import Item, ResultsFile, iter_items, read_items
 from zagent.errors import ConfigError
-from zagent.executors import Job as Job  # the job builders' API (workflow graphs make them)
-from zagent.executors import UnitFailed, UnitLost, pick, shipped_trust, trust_from
-from zagent.secrets import public_data
-from zagent.stash import StashKey
+from zagent._runs.executors import Job as Job  # the job builders' API (workflow graphs make them)
+from zagent._runs.executors import UnitFailed, UnitLost, pick, shipped_trust, trust_from
+from zagent._trust.secrets import public_data
+from zagent._runs.stash import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
     import os
@@ -113,7 +113,7 @@ async def abatch(kernel: Any, target: Any, inputs: Union[Iterable[Any], str, Any
         if sink is not None:
             sink.close()
         raise
-    from zagent.context import new_run_id
+    from zagent._runs.context import new_run_id
 
     summary = Summary(executor=getattr(ex, "name", type(ex).__name__), batch_id="batch-" + new_run_id()[4:])
     run = _Batch(job, ex, sink, retries, on_result, summary)
@@ -177,7 +177,7 @@ class _Batch:
         return f"line {item.line}: id {item.id!r} was already used on line {first}; ids must be unique"
 
     async def _run(self, item: Item) -> dict[str, Any]:
-        from zagent.context import RUN_TAGS
+        from zagent._runs.context import RUN_TAGS
 
         key = item.id if item.id is not None else f"line {item.line}"
         started = time.perf_counter()
@@ -253,7 +253,7 @@ def make_job(kernel: Any, target: Any) -> Job:
 
 
 def _spec_job(kernel: Any, target: Any) -> Job:
-    from zagent.specfiles import load_spec_file
+    from zagent._trust.specfiles import load_spec_file
 
     spec = target if isinstance(target, dict) else load_spec_file(target)
     if "nodes" in spec:

@@ -102,7 +102,7 @@ class ResultsFile:
         self.path = os.fspath(path)
         self.done = self._prepare(retry_failed)
         try:
-            from zagent.privatefiles import open_private
+            from zagent.agentkit.privatefiles import open_private
 
             self.fd = open_private(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)  # 0600, no planted link
         except OSError as exc:

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Optional, Union
 
 import msgspec
 from zagent.errors import ConfigError
-from zagent.sync import run_sync
+from zagent._runs.sync import run_sync
 
 from .scorers import Score, run_scorer, scorer_of
 
@@ -99,7 +99,7 @@ def _case(line: int, data: Any, where: str) -> Case:
 def read_cases(cases: Union[str, "os.PathLike[str]", Iterable[Any]]) -> list[Case]:
     """Cases from a JSONL file or an iterable of dicts/``Case``s; ``ConfigError`` naming a bad line or a
     repeated id."""
-    from zagent.limits import check_inputs
+    from zagent._trust.limits import check_inputs
 
     found: list[Case] = []
     if isinstance(cases, (str, os.PathLike)):

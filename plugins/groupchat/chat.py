@@ -52,11 +52,11 @@ from zagent.agentkit.control import RunControl
 from zagent.agentkit.interrupts import Asking, Interrupt, as_data, asking, bind
 from zagent.agentkit.signing import aread_latest, signer_of
 from zagent.agentkit.streaming import Streaming
-from zagent.context import ASKING
-from zagent.runshare import join
+from zagent._runs.context import ASKING
+from zagent._runs.share import join
 from zagent.errors import CheckpointError, ConfigError, Interrupted, RunAborted
-from zagent.limits import check_text
-from zagent.sync import maybe_await, run_sync
+from zagent._trust.limits import check_text
+from zagent._runs.sync import maybe_await, run_sync
 
 from . import termination as term
 from .history import ChatMessage, SharedHistory
@@ -277,7 +277,7 @@ class GroupChat(Streaming):
         else:
             if not task:
                 raise ConfigError("give the chat a task (or the run_id of a checkpointed chat to continue)")
-            from zagent.context import new_run_id
+            from zagent._runs.context import new_run_id
 
             state = ChatState(run_id=run_id or new_run_id(), name=self.name, task=task, inputs=dict(inputs))
             self.history = SharedHistory()

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 import msgspec
 from zagent.errors import ConfigError
-from zagent.specfiles import convert_spec
+from zagent._trust.specfiles import convert_spec
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -64,8 +64,8 @@ def from_dict(data: dict[str, Any], kernel: "Kernel", *, manager: Any = None, ll
 
 def load(path: Union[str, os.PathLike], kernel: "Kernel", **options: Any) -> "GroupChat":
     """Read a JSON or YAML group chat file (see ``from_dict`` for ``options``)."""
-    from zagent.specfiles import load_spec_file
-    from zagent.specpaths import spec_file
+    from zagent._trust.specfiles import load_spec_file
+    from zagent._trust.specpaths import spec_file
 
     with spec_file(path):  # files its inline agents name may lie next to it
         return from_dict(load_spec_file(path), kernel, **options)

@@ -81,7 +81,7 @@ class Database:
             raise ConfigError(f"retries must be an integer >= 0, got {self.retries!r}")
         if self.max_bytes is not None and (not isinstance(self.max_bytes, int) or self.max_bytes < 4096):
             raise ConfigError(f"max_bytes must be an integer of at least 4096, got {self.max_bytes!r}")
-        from zagent.privatefiles import touch_private
+        from zagent.agentkit.privatefiles import touch_private
 
         touch_private(self.path)  # a new file is 0600 in 0700 folders; no symlink of another user followed
         self.connection()  # open now, so a bad file fails at construction

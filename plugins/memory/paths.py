@@ -23,7 +23,7 @@ def resolve(path: object) -> str:
     """``path`` as a string, or the default file with its directory created."""
     if path is not None:
         return os.fspath(path)  # type: ignore[call-overload]
-    from zagent.privatefiles import private_folder, tighten
+    from zagent.agentkit.privatefiles import private_folder, tighten
 
     chosen = default_path()
     private_folder(os.path.dirname(chosen) or ".")  # created 0700: it holds what agents remember

@@ -34,8 +34,8 @@ _decode = msgspec.json.Decoder(Message).decode
 
 
 def _create_private(path: str) -> None:
-    """Create ``path`` empty with mode 0600 unless it exists (``zagent.privatefiles``: its new folder 0700)."""
-    from zagent.privatefiles import private_folder, touch_private
+    """Create ``path`` empty with mode 0600 unless it exists (``zagent.agentkit.privatefiles``: its new folder 0700)."""
+    from zagent.agentkit.privatefiles import private_folder, touch_private
 
     if path not in (":memory:", ""):
         private_folder(os.path.dirname(os.path.abspath(path)))

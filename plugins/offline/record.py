@@ -41,7 +41,7 @@ import msgspec
 
 from zagent import errors
 from zagent.errors import ConfigError
-from zagent.llm import LLM
+from zagent._model.llm import LLM
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile
 
 from .common import completion_chunks, ordinal
@@ -66,7 +66,7 @@ def _masker_of(llm: Any) -> Any:
     http = getattr(llm, "http", None)
     if http is not None and hasattr(http, "masker"):
         return http.masker()
-    from zagent.secrets import Masker
+    from zagent._trust.secrets import Masker
 
     return Masker()
 
@@ -131,7 +131,7 @@ class RecordLLM(LLM):
             entry["error"] = {"type": type(error).__name__, "message": str(error),
                               "status": getattr(error, "status", None)}
         line = _masker_of(self.inner)(_encoder.encode(entry).decode())
-        from zagent.privatefiles import open_private
+        from zagent.agentkit.privatefiles import open_private
 
         mode = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if self._started else os.O_TRUNC)
         fd = open_private(self.path, mode)  # 0600, no symlink of another user followed
@@ -218,7 +218,7 @@ def default_path(model: str) -> str:
 
 def load(path: str) -> list[Record]:
     """The records of a JSONL file written by ``record:``."""
-    from zagent.privatefiles import open_private
+    from zagent.agentkit.privatefiles import open_private
 
     try:
         with open(open_private(path, os.O_RDONLY, reading=True), "rb") as f:

@@ -18,7 +18,7 @@ import msgspec
 from zagent.providerkit import encoded_once
 from zagent.errors import ProviderConfigError, ProviderError
 from zagent.providerkit import HttpClient, iter_ndjson, malformed, network_options, stream_interrupted
-from zagent.llm import LLM, parse_arguments, price_per_million
+from zagent._model.llm import LLM, parse_arguments, price_per_million
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec, Usage
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -76,7 +76,7 @@ def host_url(value: Optional[str]) -> str:
 class OllamaLLM(LLM):
     """A model served by Ollama (``POST /api/chat``)."""
 
-    tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # what Ollama's templates handle reliably; other names are mapped (zagent.toolnames)
+    tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # what Ollama's templates handle reliably; other names are mapped (zagent._model.toolnames)
     input_media = ("image",)
 
     http: HttpClient
@@ -177,7 +177,7 @@ class OllamaLLM(LLM):
         return names(await get_json(self.http, "/api/tags"), "models", "name")
 
     def __repr__(self) -> str:
-        from zagent.secrets import mask_userinfo
+        from zagent._trust.secrets import mask_userinfo
 
         return f"<OllamaLLM {self.name} {mask_userinfo(self.http.base_url)}>"
 
@@ -212,7 +212,7 @@ def _message(m: Message) -> dict[str, Any]:
 
 def _images(m: Message) -> list[str]:
     """Ollama's ``images``: each image part's bytes as base64 (Ollama fetches no URLs)."""
-    from zagent.parts import b64
+    from zagent._model.parts import b64
 
     out = []
     for p in m.parts:

@@ -15,7 +15,7 @@ import msgspec
 
 from zagent.errors import ProviderError
 from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, stream_interrupted
-from zagent.llm import LLM, parse_arguments, price_per_million, unique_call_ids
+from zagent._model.llm import LLM, parse_arguments, price_per_million, unique_call_ids
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
 
 from . import wire
@@ -33,7 +33,7 @@ class OpenAILLM(LLM):
     :ivar stream_usage: ask for usage in streams (``stream_options.include_usage``).
     """
 
-    tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # OpenAI's function-name rule; other names are mapped (zagent.toolnames)
+    tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # OpenAI's function-name rule; other names are mapped (zagent._model.toolnames)
     input_media = ("image", "file")
 
     http: HttpClient
@@ -201,7 +201,7 @@ class OpenAILLM(LLM):
         return names(await get_json(self.http, "/models"), "data", "id")
 
     def __repr__(self) -> str:
-        from zagent.secrets import mask_userinfo
+        from zagent._trust.secrets import mask_userinfo
 
         return f"<OpenAILLM {self.name} {mask_userinfo(self.http.base_url)}>"
 

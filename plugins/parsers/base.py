@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from zagent.errors import ParseError
 from zagent.agentkit.fields import FieldsIn, FieldSpec, compile_fields, convert, to_dict
-from zagent.reasoning import strip_think
+from zagent._model.reasoning import strip_think
 
 from . import lenient
 
@@ -99,7 +99,7 @@ class Parser:
 
     def parse_with_repair(self, text: str, fields: FieldsIn, llm: Any, ctx: Any = None, **options: Any) -> dict:
         """Sync twin of ``aparse_with_repair``."""
-        from zagent.sync import run_sync
+        from zagent._runs.sync import run_sync
 
         return run_sync(self.aparse_with_repair(text, fields, llm, ctx, **options))
 

@@ -14,7 +14,7 @@ import ast
 import re
 from typing import Any, Optional
 
-from zagent.reasoning import strip_think
+from zagent._model.reasoning import strip_think
 
 from zagent.types import ToolCall, ToolSpec
 

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple, Optional
 
 import msgspec
-from zagent.reasoning import strip_think
+from zagent._model.reasoning import strip_think
 from zagent.types import ToolCall
 
 from . import jsontext

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 from zagent.agentkit.runkeys import BUDGET_COUNTS
-from zagent.runshare import RunCounter, shared_counter
-from zagent.stash import StashKey
+from zagent._runs.share import RunCounter, shared_counter
+from zagent._runs.stash import StashKey
 
 from .config import Layers, as_list, first_match, toolset_of
 
@@ -66,7 +66,7 @@ def budget_limit(budget: dict[str, Any], name: str, toolset: str) -> tuple[Optio
 
 
 class CallCounter(RunCounter):
-    """Calls made so far in one run, per tool name (``ctx.stash[BUDGET_KEY]``): a ``zagent.runshare.RunCounter``
+    """Calls made so far in one run, per tool name (``ctx.stash[BUDGET_KEY]``): a ``zagent._runs.share.RunCounter``
     shared by every part of a composite run (a group chat's turns, a workflow's nodes)."""
 
     __slots__ = ()

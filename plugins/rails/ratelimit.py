@@ -24,7 +24,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
-from zagent.stash import StashKey
+from zagent._runs.stash import StashKey
 
 from .config import Layers, toolset_of
 from .policy import budget_limit
@@ -63,7 +63,7 @@ class RateWindows:
         return 0.0
 
 
-WINDOWS: "StashKey[RateWindows]" = StashKey("zagent.rails.rpm")
+WINDOWS: "StashKey[RateWindows]" = StashKey("zagent._hooks.rails.rpm")
 
 
 def rpm_rules(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> list[tuple[tuple[str, str], int]]:

@@ -41,7 +41,7 @@ class _Printer:
 
 
 def _agent(args: argparse.Namespace, kernel: Any) -> Any:
-    from zagent.specfiles import load_spec_file
+    from zagent._trust.specfiles import load_spec_file
 
     if args.agent_file:
         spec = load_spec_file(args.agent_file)
@@ -53,7 +53,7 @@ def _agent(args: argparse.Namespace, kernel: Any) -> Any:
 
         spec = replace_model(spec, args.model)
     spec.setdefault("type", "react")
-    from zagent.imports import Trust
+    from zagent._trust.imports import Trust
 
     # --tools is the user's own flag: its import paths are trusted (searched in the working directory too)
     trust = (Trust.for_file(args.agent_file, everything=bool(args.trust)) if args.agent_file
@@ -184,7 +184,7 @@ def _run(loop: Any, run: Any, interrupts: _Interrupts) -> Any:
     import asyncio
 
     from zagent.errors import RunAborted, ZagentError
-    from zagent.sync import _background_loop
+    from zagent._runs.sync import _background_loop
 
     future = None
     while True:

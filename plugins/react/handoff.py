@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import attrs
 from zagent.errors import ConfigError, RunAborted, ToolError
-from zagent.llm import to_messages
-from zagent.stash import StashKey
-from zagent.sync import run_sync
-from zagent.tools import Tool
+from zagent._model.llm import to_messages
+from zagent._runs.stash import StashKey
+from zagent._runs.sync import run_sync
+from zagent._tools.tool import Tool
 from zagent.types import Message
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -38,17 +38,17 @@ from typing import TYPE_CHECKING, Any, Awaitable, Iterable, Optional, Sequence
 import attrs
 import msgspec
 from zagent.agentkit.control import RunControl
-from zagent.guardrails import check as check_guardrails
+from zagent.agentkit.guardrails import check as check_guardrails
 from zagent.agentkit.signing import signer_of
 from zagent.agentkit.steplog import checkpoint_error
 from zagent.agentkit.toolloop import NUDGE, ToolLoop, results_messages
 from zagent.agentkit.turns import TOOL, bound
 from zagent.errors import CheckpointError, ConfigError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
-from zagent.limits import check_text
-from zagent.llm import to_messages
+from zagent._trust.limits import check_text
+from zagent._model.llm import to_messages
 from zagent.agentkit.approvals import mint
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
-from zagent.secrets import public_data
+from zagent._trust.secrets import public_data
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
 
 from .state import Decision, RunState, StepLog, StepResult, state_decoder
@@ -244,13 +244,13 @@ class ReActLoop:
 
     def run(self, user_input: Optional[str] = None, **kwargs: Any) -> ReActResult:
         """Sync twin of ``arun``."""
-        from zagent.sync import run_sync
+        from zagent._runs.sync import run_sync
 
         return run_sync(self.arun(user_input, **kwargs))
 
     def _start(self, user_input: str, history: Optional[Sequence[Any]], run_id: Optional[str]) -> None:
         """A new state; its run id is the caller's context's, so events and checkpoints agree."""
-        from zagent.context import new_run_id
+        from zagent._runs.context import new_run_id
 
         messages = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
         messages.extend(to_messages(history or []))

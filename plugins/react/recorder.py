@@ -25,8 +25,8 @@ _encode = msgspec.json.Encoder(enc_hook=repr).encode
 
 
 def _open_append(path: str) -> int:
-    """The file's descriptor, appending (``zagent.privatefiles``: folders 0700, the file 0600, no planted link)."""
-    from zagent.privatefiles import open_private
+    """The file's descriptor, appending (``zagent.agentkit.privatefiles``: folders 0700, the file 0600, no planted link)."""
+    from zagent.agentkit.privatefiles import open_private
 
     return open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
 
@@ -35,7 +35,7 @@ class TrajectoryRecorder:
     """Appends one run's events to the JSONL file ``path`` as they happen (see the module docstring)."""
 
     def __init__(self, path: str, run_id: Optional[str] = None, *, agent: str = ""):
-        from zagent.context import new_run_id
+        from zagent._runs.context import new_run_id
 
         self.path = os.fspath(path)
         self.run_id = run_id or new_run_id()

@@ -26,7 +26,7 @@ from zagent.agentkit.approvals import mint
 from zagent.agentkit.runkeys import BUDGET_COUNTS
 from zagent.agentkit.signing import read_latest, signer_of
 from zagent.errors import CheckpointError, ConfigError
-from zagent.runshare import check_counts
+from zagent._runs.share import check_counts
 
 from .state import RunState, state_decoder
 
@@ -39,7 +39,7 @@ __all__ = ["TRANSIENT", "restored"]
 #: checkpoint naming them was edited. The runkeys, the LLM cost so far, the spec rails' token count, the
 #: skills plugin's chosen skill.
 TRANSIENT = frozenset({"zagent.approved", "zagent.pending_approval", "zagent.pending_keys", "zagent.call_keys",
-                       "zagent.cost_usd", "output_tokens", "zagent.skills", "zagent.runshare"})
+                       "zagent.cost_usd", "output_tokens", "zagent.skills", "zagent._runs.share"})
 
 
 def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> RunState:

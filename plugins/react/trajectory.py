@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 import msgspec
 
-from zagent.parts import placeholder
+from zagent._model.parts import placeholder
 from zagent.types import Message
 
 from .state import RunState
@@ -70,7 +70,7 @@ def record(state: RunState) -> dict[str, Any]:
 
 def append_trajectory(path: str, state: RunState) -> None:
     """Append one run's line to the JSONL file at ``path`` (folders created as needed, mode 0700; the file 0600)."""
-    from zagent.privatefiles import open_private
+    from zagent.agentkit.privatefiles import open_private
 
     line = msgspec.json.encode(record(state)) + b"\n"
     fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)  # 0600 in 0700 folders; no planted symlink

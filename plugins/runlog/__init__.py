@@ -8,7 +8,7 @@ The file is ``$ZAGENT_LOG_DB``, else ``$XDG_DATA_HOME/zagent/logs.db``
 (``~/.local/share/zagent/logs.db``), a memory-plugin database (table ``run_spans``).
 
 When off, the plugin adds no observer, so runs pay nothing. When on, a
-``RunLogger`` listens to the paired events (``zagent.spans``) and the
+``RunLogger`` listens to the paired events (``zagent._runs.spans``) and the
 ``after`` rails (last, so it keeps what redaction rails left), and writes each
 run in one transaction when its top span ends. ``zagent logs list|show|search``
 read it (``--json``; ``show RUN --html out.html`` draws a timeline).

@@ -94,7 +94,7 @@ def show_command(args: Any, kernel: Any) -> int:
     if args.html:
         import os
 
-        from zagent.privatefiles import open_private
+        from zagent.agentkit.privatefiles import open_private
 
         from .html import render_html
 

@@ -14,8 +14,8 @@ import threading
 from typing import Any, Optional
 
 import zagent
-from zagent.logs import log
-from zagent.spans import current_span_id
+from zagent._runs.logs import log
+from zagent._runs.spans import current_span_id
 
 from .scrub import scrub
 
@@ -28,7 +28,7 @@ class RunLogger:
 
     def __init__(self, kernel: Any, path: str):
         self.path = path
-        self._owner = kernel.span_owner  # spans pair per kernel (zagent.spans)
+        self._owner = kernel.span_owner  # spans pair per kernel (zagent._runs.spans)
         self._store: Any = None
         self._lock = threading.Lock()
         # One writer at a time, and never a write racing the close: SQLite connections closed under a

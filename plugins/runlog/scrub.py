@@ -1,9 +1,9 @@
 """``scrub``: plain JSON data with secrets masked, for what the run log (and tracing) keeps.
 
 Values under secret-looking keys (``api_key``, ``Authorization``, ``token``...,
-``zagent.secrets.looks_secret``) and ``zagent.Secret`` objects become ``"***"``;
+``zagent._trust.secrets.looks_secret``) and ``zagent.Secret`` objects become ``"***"``;
 Structs become plain data first; URL userinfo is masked in every string
-(``zagent.secrets.mask_userinfo``); message parts' bytes become ``<N bytes sha256:…>``. Message text is otherwise kept as written (as in recordings).
+(``zagent._trust.secrets.mask_userinfo``); message parts' bytes become ``<N bytes sha256:…>``. Message text is otherwise kept as written (as in recordings).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 import msgspec
 
-from zagent.parts import placeholder
-from zagent.secrets import Secret, looks_secret, mask_userinfo
+from zagent._model.parts import placeholder
+from zagent._trust.secrets import Secret, looks_secret, mask_userinfo
 from zagent.types import Part
 
 MASK = "***"

@@ -38,11 +38,11 @@ class RunLogStore:
         if not create and not os.path.exists(path):
             raise ConfigError(f"no run log at {path}: run something with ZAGENT_LOG=1 (or "
                               "Kernel(config={'log': True})) first, or pass --db PATH")
-        from zagent.privatefiles import private_folder
+        from zagent.agentkit.privatefiles import private_folder
 
         private_folder(os.path.dirname(os.path.abspath(path)))  # 0700: the log holds prompts as typed
         if default:
-            from zagent.privatefiles import tighten
+            from zagent.agentkit.privatefiles import tighten
 
             tighten(path)  # one an older zagent made 0644 in 0755 becomes the user's alone
         options.setdefault("synchronous", "normal")

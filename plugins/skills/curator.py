@@ -31,8 +31,8 @@ from typing import Any, Iterable, Optional, Union
 import attrs
 import msgspec
 from zagent.errors import ConfigError, ProviderError, ZagentError
-from zagent.logs import log
-from zagent.sync import run_sync
+from zagent._runs.logs import log
+from zagent._runs.sync import run_sync
 
 from .matcher import SkillMatcher
 from .registry import SkillRegistry

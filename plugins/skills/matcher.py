@@ -30,8 +30,8 @@ import math
 from typing import Any, Optional, Sequence
 
 import attrs
-from zagent.logs import log
-from zagent.sync import run_sync
+from zagent._runs.logs import log
+from zagent._runs.sync import run_sync
 
 from . import terms
 from .registry import SkillRegistry

@@ -29,8 +29,8 @@ from typing import Any, Callable, Iterable, Optional, Union
 import attrs
 import msgspec
 from zagent.errors import ConfigError
-from zagent.specfiles import convert_spec
-from zagent.logs import log
+from zagent._trust.specfiles import convert_spec
+from zagent._runs.logs import log
 
 from . import markdown, terms
 from .index import SkillIndex

@@ -52,7 +52,7 @@ import attrs
 import msgspec
 from zagent.types import LLMRequest, Message
 
-from zagent.stash import StashKey
+from zagent._runs.stash import StashKey
 
 from .lifecycle import LifecycleManager
 from .matcher import Match, SkillMatcher
@@ -112,7 +112,7 @@ class Skills:
         """
         import asyncio
 
-        from zagent.logs import log
+        from zagent._runs.logs import log
 
         async def curate() -> None:
             try:
@@ -157,7 +157,7 @@ class Skills:
         return await matcher.amatch(text, ctx=ctx)
 
     def match(self, text: str, **kw: Any) -> Optional[Match]:
-        from zagent.sync import run_sync
+        from zagent._runs.sync import run_sync
 
         return run_sync(self.amatch(text, **kw))
 
@@ -251,7 +251,7 @@ async def _start(request: LLMRequest, ctx: Any, options: dict[str, Any], state: 
         found = await skills.amatch(query, ctx=ctx, threshold=options.get("threshold"))
         skill = skills.registry.record_use(found.name) if found is not None else None
     except Exception as exc:  # skills are an aid, not a guard: a broken folder or index must not block the run
-        from zagent.logs import log
+        from zagent._runs.logs import log
 
         log.exception("skills: matching failed for run %s; continuing without a skill", ctx.run_id)
         if events:

@@ -1,12 +1,12 @@
-"""Workflow units that run on a remote executor's workers (``zagent.executors``), and batch jobs of graphs.
+"""Workflow units that run on a remote executor's workers (``zagent._runs.executors``), and batch jobs of graphs.
 
 * ``run_node(kernel, payload)``: one node run shipped by the workflow
   executor (``executor.node_payload``): its agents are rebuilt from their specs
   on the worker's kernel (once per spec and kernel, under the trust the
-  driver shipped: ``zagent.imports``) and called as the driver would, without locks (the driver holds them) or checkpoints (the driver
+  driver shipped: ``zagent._trust.imports``) and called as the driver would, without locks (the driver holds them) or checkpoints (the driver
   writes them). Returns ``{"outputs": ..., "usage": ...}`` (tokens spent), or with ``"interrupt"`` (the
   question, as data) when an agent asked a person: the node's answers so far come in ``payload["answers"]``.
-* ``batch_job(graph, kernel, llm=None)``: the ``zagent.executors.Job`` running the
+* ``batch_job(graph, kernel, llm=None)``: the ``zagent._runs.executors.Job`` running the
   whole graph once per batch item, here (``local``) or on a worker
   (``run_workflow_item``); either way on a fresh ``WorkFlowExecutor`` per item.
 """
@@ -18,9 +18,9 @@ from typing import Any, Optional
 import msgspec
 from zagent.agentkit.interrupts import Asking, asking
 from zagent.errors import Interrupted
-from zagent.executors import shipped_trust, trust_from
-from zagent.imports import trusting
-from zagent.stash import StashKey
+from zagent._runs.executors import shipped_trust, trust_from
+from zagent._trust.imports import trusting
+from zagent._runs.stash import StashKey
 from zagent.types import Usage
 
 from .executor import call_step, node_outputs
@@ -75,10 +75,10 @@ async def run_workflow_item(kernel: Any, payload: dict[str, Any]) -> dict[str, A
 
 def batch_job(graph: WorkFlowGraph, kernel: Any, llm: Optional[str] = None) -> Any:
     """The batch ``Job`` for ``graph`` (validated now, so a broken graph fails before any item)."""
-    from zagent.executors import Job
+    from zagent._runs.executors import Job
 
     graph.validate()
-    from zagent.secrets import public_data
+    from zagent._trust.secrets import public_data
 
     # Workers get the graph without secrets (inline agents' API keys come from their own environment)
     # and the driver's trust for the import paths it names.

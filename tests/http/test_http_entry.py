@@ -18,7 +18,7 @@ from tests.servers import openai_server
 from zagent.providerkit import HttpClient
 from zagent.providerkit import client as client_module
 from zagent.providerkit.entry import Claim, guard_for
-from zagent.secrets import Secret
+from zagent._trust.secrets import Secret
 
 BODY = b'{"model":"m","messages":[{"role":"user","content":"hi"}]}'
 

@@ -10,7 +10,7 @@ import pytest
 from tests.servers import hostile
 from tests.servers.hostile import HostileServer
 from zagent import ProtocolError
-from zagent.limits import MAX_USAGE
+from zagent._trust.limits import MAX_USAGE
 
 KEY = "sk-wire-numbers-key-0123456789"
 

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from zagent import entrypoints
+from zagent._hooks import entrypoints
 
 
 @pytest.fixture

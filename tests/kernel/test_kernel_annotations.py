@@ -20,11 +20,11 @@ def test_llm_returns_an_llm_instance():
 
 def test_tool_executor_is_annotated_tool_threads_without_importing_it():
     """``Kernel.tool_executor`` is annotated ``ToolThreads`` through a type-checking-only import, so
-    ``import zagent`` still does not load ``zagent.toolthreads`` (nor asyncio)."""
-    from zagent.toolthreads import ToolThreads
+    ``import zagent`` still does not load ``zagent._tools.threads`` (nor asyncio)."""
+    from zagent._tools.threads import ToolThreads
 
     hints = typing.get_type_hints(Kernel.tool_executor, localns={"ToolThreads": ToolThreads})
     assert hints["return"] is ToolThreads
-    code = "import sys, zagent; print('zagent.toolthreads' in sys.modules, 'asyncio' in sys.modules)"
+    code = "import sys, zagent; print('zagent._tools.threads' in sys.modules, 'asyncio' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.split() == ["False", "False"]

@@ -3,7 +3,8 @@
 import sys
 import types
 
-from zagent import Kernel, entrypoints
+from zagent import Kernel
+from zagent._hooks import entrypoints
 
 def test_entry_point_plugin_is_loaded(fake_dist, tool_plugin_source):
     """A distribution with an entry point in group ``zagent`` adds its tools to ``Kernel()``."""

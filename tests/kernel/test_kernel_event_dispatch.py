@@ -1,4 +1,4 @@
-"""Event dispatch (zagent.emitting, HookRunner.dispatch): sync observers called inline, async ones awaited,
+"""Event dispatch (zagent._runs.emitting, HookRunner.dispatch): sync observers called inline, async ones awaited,
 every observer sees every event in order, whatever mix of sync, async and failing observers there is."""
 
 import asyncio
@@ -64,7 +64,7 @@ def test_a_sync_observer_alone_needs_no_await(kernel):
     await), and the events carry their paired ids."""
     log = []
     register(kernel, observers(log)[::2])  # A and C
-    from zagent import spans
+    from zagent._runs import spans
     from zagent.types import Event
 
     data = {"call_id": "c1"}

@@ -3,7 +3,7 @@
 import pytest
 
 from zagent import ConfigError, Kernel
-from zagent.executors import LocalExecutor, Unit
+from zagent._runs.executors import LocalExecutor, Unit
 
 
 class Echo:

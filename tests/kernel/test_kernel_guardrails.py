@@ -1,11 +1,11 @@
-"""``zagent.guardrails.check``: the one dispatch point of zagent_check_input / zagent_check_output."""
+"""``zagent.agentkit.guardrails.check``: the one dispatch point of zagent_check_input / zagent_check_output."""
 
 import asyncio
 
 import pytest
 
 from zagent import Deny, GuardrailTripped, Kernel
-from zagent.guardrails import check, wanted
+from zagent.agentkit.guardrails import check, wanted
 
 
 def test_no_guardrail_means_nothing_is_wanted():

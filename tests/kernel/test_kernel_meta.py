@@ -61,8 +61,8 @@ def _owner(rel):
 
 def declared_specs(root):
     """``{hook: (argnames, owner)}`` of every spec function in ``root``'s sources, read with ``ast`` (no import):
-    kernel/specs_*.py, plugins/**, contrib/*/** outside the distributions' tests."""
-    sources = [*(root / "kernel").glob("specs_*.py"), *(root / "plugins").rglob("*.py"),
+    kernel/_hooks/specs_*.py, plugins/**, contrib/*/** outside the distributions' tests."""
+    sources = [*(root / "kernel" / "_hooks").glob("specs_*.py"), *(root / "plugins").rglob("*.py"),
                *(p for p in (root / "contrib").rglob("*.py") if "tests" not in p.relative_to(root).parts)]
     found = {}
     for path in sources:
@@ -89,7 +89,7 @@ def _tests_of(owner):
 
 
 def test_every_declared_spec_is_loaded_with_its_owner():
-    """Every spec declared in kernel/specs_*.py or a built-in plugin is a hook of a Kernel loading the built-in
+    """Every spec declared in kernel/_hooks/specs_*.py or a built-in plugin is a hook of a Kernel loading the built-in
     plugins, with the same arguments and owner (so a spec a plugin forgets to name in ``zagent_hookspecs``,
     or a kernel spec ``zagent.hookspecs`` does not export, fails here)."""
     builtin = {h: v for h, v in DECLARED.items() if v[1] is None or (ROOT / "plugins" / v[1]).exists()
@@ -100,8 +100,8 @@ def test_every_declared_spec_is_loaded_with_its_owner():
 def test_the_spec_scan_finds_kernel_plugin_and_contrib_specs(tmp_path):
     """The static scan sees ``@hookspec``, ``@registry_hookspec(...)`` and ``HookspecMarker`` specs in the
     kernel, a plugin and a contrib distribution, and skips contrib tests (so the checks here can fail)."""
-    (tmp_path / "kernel").mkdir()
-    (tmp_path / "kernel" / "specs_extra.py").write_text("@hookspec\ndef zagent_a(x, y):\n    pass\n")
+    (tmp_path / "kernel" / "_hooks").mkdir(parents=True)
+    (tmp_path / "kernel" / "_hooks" / "specs_extra.py").write_text("@hookspec\ndef zagent_a(x, y):\n    pass\n")
     (tmp_path / "plugins" / "chat").mkdir(parents=True)
     (tmp_path / "plugins" / "chat" / "hookspecs.py").write_text(
         '@registry_hookspec("k", noun="n")\ndef zagent_register_b(register, kernel):\n    pass\n')

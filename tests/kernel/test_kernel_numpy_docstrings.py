@@ -1,7 +1,7 @@
 """NumPy-style docstring sections are read into tool schemas (issue 17, item 20)."""
 
 import zagent
-from zagent.tools import parse_docstring
+from zagent._tools.tool import parse_docstring
 
 NUMPY_DOC = """Count the words of a text.
 

@@ -3,7 +3,7 @@
 import pytest
 
 from zagent import Kernel, PluginError
-from zagent.registry import registry_hookspec
+from zagent._registry.registries import registry_hookspec
 
 
 class ForecastSpecs:

@@ -1,4 +1,4 @@
-"""zagent.reasoning: <think> spans split from answer text, in whole replies and in streamed deltas."""
+"""zagent._model.reasoning: <think> spans split from answer text, in whole replies and in streamed deltas."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import re
 from hypothesis import given, strategies as st
 
 from zagent import Chunk, Completion, Kernel, LLM, LLMRequest, Message, Refusal, ToolCall
-from zagent.llm import settle, unique_call_ids
-from zagent.reasoning import ThinkStream, split_think, strip_think
+from zagent._model.llm import settle, unique_call_ids
+from zagent._model.reasoning import ThinkStream, split_think, strip_think
 
 import pytest
 

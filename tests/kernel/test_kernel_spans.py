@@ -1,4 +1,4 @@
-"""Paired events: span ids, parents, durations, outcomes and usage the kernel adds (zagent.spans)."""
+"""Paired events: span ids, parents, durations, outcomes and usage the kernel adds (zagent._runs.spans)."""
 
 import asyncio
 
@@ -154,7 +154,7 @@ def test_an_end_for_another_node_does_not_close_the_open_one(kernel):
 
 def test_nothing_is_computed_when_nobody_listens(kernel, monkeypatch):
     """Without a zagent_event implementation the pairing code never runs."""
-    from zagent import spans
+    from zagent._runs import spans
 
     def fail(*args, **kwargs):
         raise AssertionError("spans.tag ran without listeners")

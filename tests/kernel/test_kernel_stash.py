@@ -3,7 +3,7 @@
 import pytest
 
 import zagent
-from zagent.stash import Stash, StashKey
+from zagent._runs.stash import Stash, StashKey
 
 
 def test_keys_compare_by_identity():

@@ -98,7 +98,7 @@ def test_sync_twin_inside_zagent_loop_says_use_async():
 
 _ABANDONED = """
 import asyncio, gc, time, zagent
-from zagent import sync
+from zagent._runs import sync
 
 async def abandoned():
     try:

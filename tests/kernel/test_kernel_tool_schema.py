@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zagent import Tool, ToolError, tool
-from zagent.tools import ArgumentsError, parse_docstring
+from zagent._tools.tool import ArgumentsError, parse_docstring
 
 
 class Color(enum.Enum):

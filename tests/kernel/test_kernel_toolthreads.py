@@ -9,7 +9,7 @@ import pytest
 
 from zagent import Kernel, tool
 from zagent.testing import wait_until
-from zagent.toolthreads import ToolThreads
+from zagent._tools.threads import ToolThreads
 
 
 def _kernel(*tools, threads=1):
@@ -91,7 +91,7 @@ def test_zagents_threads_leave_ctrl_c_to_the_main_thread():
     """The background event loop's thread and the tool threads block SIGINT, so Ctrl-C goes to the main thread."""
     import signal
 
-    from zagent.sync import run_sync
+    from zagent._runs.sync import run_sync
 
     async def loop_mask():
         return signal.pthread_sigmask(signal.SIG_BLOCK, [])
@@ -180,7 +180,7 @@ def _calls(k, times, **arguments):
 
 
 def _probe(k):
-    from zagent.toolrun import _probes
+    from zagent._tools.run import _probes
 
     return _probes[k.tools(["t"])[0]]
 
@@ -206,7 +206,7 @@ def work(n: int) -> int:
 
 def test_a_quick_pure_sync_tool_moves_to_the_event_loop_after_its_probes():
     """A pure sync tool with default options runs its first PROBES calls in tool threads, then on the loop."""
-    from zagent.toolthreads import PROBES
+    from zagent._tools.threads import PROBES
 
     k, started = _counting_kernel(add)
     assert _promote(k, a=1, b=2) >= PROBES and len(started) >= PROBES
@@ -218,7 +218,7 @@ def test_a_quick_pure_sync_tool_moves_to_the_event_loop_after_its_probes():
 
 def test_a_tool_that_reaches_beyond_its_arguments_always_runs_in_threads():
     """A tool naming a module global or a closure variable (it could block on it) is never measured or moved."""
-    from zagent.toolthreads import PROBES
+    from zagent._tools.threads import PROBES
 
     lock = threading.Lock()
 
@@ -235,7 +235,7 @@ def test_a_tool_that_reaches_beyond_its_arguments_always_runs_in_threads():
 
 def test_a_cpu_heavy_pure_tool_settles_in_threads():
     """A pure tool whose call uses more than FAST of CPU stays in threads for good, even if later calls are quick."""
-    from zagent.toolthreads import PROBES
+    from zagent._tools.threads import PROBES
 
     k, started = _counting_kernel(work)
     _calls(k, 1, n=2_000_000)
@@ -246,7 +246,7 @@ def test_a_cpu_heavy_pure_tool_settles_in_threads():
 
 def test_inline_false_keeps_a_quick_pure_tool_in_threads():
     """inline=False opts out of the measurement: every call runs in a tool thread."""
-    from zagent.toolthreads import PROBES
+    from zagent._tools.threads import PROBES
 
     k, started = _counting_kernel(add, inline=False)
     _calls(k, PROBES + 3, a=1, b=2)
@@ -259,7 +259,7 @@ def test_a_promoted_tool_that_turns_slow_goes_back_to_threads_with_a_warning(cap
     k, started = _counting_kernel(work)
     _promote(k, n=3)
     before = len(started)
-    with caplog.at_level("WARNING", logger="zagent.tools"):
+    with caplog.at_level("WARNING", logger="zagent._tools.tool"):
         _calls(k, 1, n=5_000_000)  # on the loop: it stalls it once
     assert len(started) == before
     assert "'t' took" in caplog.text and "inline=False" in caplog.text
@@ -270,7 +270,7 @@ def test_a_promoted_tool_that_turns_slow_goes_back_to_threads_with_a_warning(cap
 
 def test_may_run_inline_accepts_only_self_contained_functions():
     """Pure code on its arguments qualifies; globals, closures, shadowed builtins and non-functions do not."""
-    from zagent.toolthreads import may_run_inline
+    from zagent._tools.threads import may_run_inline
 
     def words(text: str) -> int:
         return len([w for w in text.split() if w.isalpha()])

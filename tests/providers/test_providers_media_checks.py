@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from zagent import Message
 from zagent.errors import ConfigError, ProviderConfigError
-from zagent.parts import data_url, placeholder, read_part
+from zagent._model.parts import data_url, placeholder, read_part
 from zagent.types import Part
 
 from tests.servers.anthropic_server import AnthropicServer

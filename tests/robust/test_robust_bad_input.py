@@ -12,7 +12,7 @@ import json
 import pytest
 
 from zagent.errors import ConfigError
-from zagent.limits import MAX_DEPTH
+from zagent._trust.limits import MAX_DEPTH
 
 from tests.servers.openai_server import completion
 

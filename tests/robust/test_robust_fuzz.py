@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from zagent import Kernel
 from zagent.errors import ZagentError
-from zagent.limits import data_problem
+from zagent._trust.limits import data_problem
 
 from tests.kernels import with_add
 

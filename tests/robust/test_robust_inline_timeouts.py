@@ -4,8 +4,8 @@ threads (where the timeout holds) however quick its calls are."""
 from __future__ import annotations
 
 from zagent import Kernel, tool
-from zagent.toolrun import _probes
-from zagent.toolthreads import PROBES
+from zagent._tools.run import _probes
+from zagent._tools.threads import PROBES
 
 
 def count(n: int) -> int:

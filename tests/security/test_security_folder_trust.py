@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from zagent import ConfigError
-from zagent.imports import Trust, resolve, trusting
+from zagent._trust.imports import Trust, resolve, trusting
 
 from .test_security_spec_imports import agent_spec, canary, cli
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from zagent import ConfigError
-from zagent.imports import Trust, resolve, trusting
+from zagent._trust.imports import Trust, resolve, trusting
 from zagent.plugins.groupchat import GroupChat
 from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
 

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from zagent import Message, ToolCall
-from zagent.toolrun import with_unique_ids
+from zagent._tools.run import with_unique_ids
 from tests.servers.loopback import LoopbackServer, Reply
 
 from .conftest import make_kernel

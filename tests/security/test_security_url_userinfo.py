@@ -14,7 +14,7 @@ import pytest
 
 from zagent import Kernel, ProviderError
 from zagent.plugins.cli import main
-from zagent.secrets import Masker, public_data
+from zagent._trust.secrets import Masker, public_data
 from tests.servers.loopback import LoopbackServer, Reply
 
 PASSWORD = "pw"
@@ -134,7 +134,7 @@ def test_serialized_settings_hide_the_url_userinfo():
 
 def test_userinfo_is_masked_in_any_text_whatever_its_length():
     """mask_userinfo and every Masker, even an empty one, mask a URL's userinfo, a one-letter password too."""
-    from zagent.secrets import mask_userinfo
+    from zagent._trust.secrets import mask_userinfo
 
     text = "see http://a:b@h:1/x and https://tok3n@git.example/r, not mail@example.com"
     assert mask_userinfo(text) == Masker()(text) == \

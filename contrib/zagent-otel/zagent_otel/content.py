@@ -3,7 +3,7 @@
 Only used when content capture is switched on. ``gen_ai.input.messages`` /
 ``gen_ai.output.messages``: ``[{"role": ..., "parts": [{"type": "text", "content": ...},
 {"type": "tool_call", "id", "name", "arguments"}, {"type": "tool_call_response", "id", "response"}]}]``.
-Masked with ``zagent.secrets``: values under secret-looking keys and ``zagent.Secret``
+Masked with ``zagent._trust.secrets``: values under secret-looking keys and ``zagent.Secret``
 objects become ``"***"``, and so does any occurrence of the value of an environment
 variable whose name looks secret (``OPENAI_API_KEY``...): ``env_secrets()``.
 """
@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 import msgspec
 
-from zagent.secrets import Secret, looks_secret, mask_userinfo
+from zagent._trust.secrets import Secret, looks_secret, mask_userinfo
 
 MASK = "***"
 _json = msgspec.json.Encoder(enc_hook=lambda value: MASK if isinstance(value, Secret) else repr(value))

@@ -22,9 +22,9 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import zagent
-from zagent.logs import log
-from zagent.secrets import mask_userinfo
-from zagent.spans import current_span_id
+from zagent._runs.logs import log
+from zagent._trust.secrets import mask_userinfo
+from zagent._runs.spans import current_span_id
 
 from . import semconv
 
@@ -285,7 +285,7 @@ def _ns(seconds: float) -> int:
 
 def _event_attributes(data: dict[str, Any]) -> dict[str, Any]:
     """Scalar event data as span-event attributes (lists of scalars kept; nothing else, nothing secret)."""
-    from zagent.secrets import looks_secret
+    from zagent._trust.secrets import looks_secret
 
     out: dict[str, Any] = {}
     for key, value in data.items():

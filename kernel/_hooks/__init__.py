@@ -1,0 +1,1 @@
+"""Plugins and hooks: discovery and registration, the hook specifications, calling hooks, rails' answers."""

@@ -1,0 +1,345 @@
+"""``PluginLoader``: plugin discovery, registration and the registration hooks of one kernel.
+
+Handed the kernel's plugin manager, hook runner and registries (and the kernel
+only as the ``kernel`` argument registration hooks receive): entry points of
+group ``zagent`` filtered by ``ZAGENT_PLUGINS``/``ZAGENT_DISABLE_PLUGINS``
+before anything is imported, explicit plugins, hook-spec and hook checks
+(``hookcheck``), the registration hooks (each plugin's entries collected, then
+merged with clash checks: ``registry``), ``zagent_kernel_start``, and later
+``add_plugin``/``remove_plugin``. A plugin that fails is a ``Problem`` (logged;
+``strict`` raises ``PluginError``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable, NamedTuple, Optional
+
+import pluggy
+
+from . import entrypoints, check as hookcheck
+from ..errors import PluginError
+from .runner import HookRunner, PluginManager
+from .._runs.logs import log
+from .._registry.registries import KINDS, Entry, Register, Registry, declared_kinds
+
+
+class PluginInfo(NamedTuple):
+    """A loaded plugin as ``Kernel.plugins()`` reports it."""
+
+    name: str
+    distribution: Optional[str]
+    version: Optional[str]
+    hooks: tuple[str, ...]
+
+
+class Problem(NamedTuple):
+    """A plugin that could not be loaded or registered, and why."""
+
+    plugin: str
+    distribution: Optional[str]
+    error: str
+
+
+class PluginLoader:
+    """Loads and registers plugins for one kernel (see the module docstring).
+
+    :param register: the ``register`` callable factory, ``register(kind, plugin, sink)``.
+    :param kernel: passed as ``kernel`` to registration hooks; never called here.
+    """
+
+    def __init__(self, pm: PluginManager, hooks: HookRunner, registries: dict[str, Registry], *,
+                 strict: bool, register: Callable[..., Any], kernel: Any) -> None:
+        self.pm, self.hooks, self.registries, self.strict = pm, hooks, registries, strict
+        self.register, self.kernel = register, kernel
+        self.problems: list[Problem] = []
+        self._dists: dict[str, tuple[str, str]] = {}
+        self._skipped = ""
+
+    def load(self, plugins: Iterable[Any], entry_points: bool) -> None:
+        """Start-up: entry points, then ``plugins``; hooks checked once all are in; then registrations."""
+        loaded: list[str] = []
+        if entry_points:
+            loaded += self._load_entry_points()
+        for plugin in plugins:
+            name = self._register_plugin(plugin, check=False)
+            if name:
+                loaded.append(name)
+        loaded = [n for n in loaded if self._check_hooks(n)]  # after all: specs may come from any plugin
+        self._run_registrations(loaded)
+
+
+    def _load_entry_points(self) -> list[str]:
+        allow = _names(os.environ.get("ZAGENT_PLUGINS"))
+        deny = _names(os.environ.get("ZAGENT_DISABLE_PLUGINS")) or set()
+        for name in deny:
+            self.pm.set_blocked(name)
+        names: list[str] = []
+        for ep in entrypoints.scan("zagent"):
+            if ep.name in deny or (allow is not None and ep.name not in allow):
+                continue
+            if self.pm.has_plugin(ep.name) or ep.name in self._dists:
+                self._problem(ep.name, ep.dist, PluginError(
+                    f"plugin name {ep.name!r} of distribution {ep.dist} is already used by "
+                    f"distribution {self._dists.get(ep.name, ('?',))[0]}; uninstall one of them",
+                    plugin=ep.name, distribution=ep.dist))
+                continue
+            self._dists[ep.name] = (ep.dist, ep.version)
+            try:
+                obj = _import(ep.value)
+            except Exception as exc:
+                self._problem(ep.name, ep.dist, PluginError(
+                    f"plugin {ep.name!r} (distribution {ep.dist} {ep.version}) failed to import: "
+                    f"{type(exc).__name__}: {exc}", plugin=ep.name, distribution=ep.dist), exc)
+                continue
+            if self._register_plugin(obj, ep.name, check=False):
+                names.append(ep.name)
+        return names
+
+    def _register_plugin(self, plugin: Any, name: Optional[str] = None, check: bool = True) -> Optional[str]:
+        """Import (for a path), add the plugin's own hook specs, register it; ``check`` its hooks now
+        or leave that to the caller (start-up checks once every plugin is in, as pytest does)."""
+        if isinstance(plugin, str):
+            name = name or plugin
+            try:
+                plugin = _import(plugin)
+            except Exception as exc:
+                self._problem(name, None, PluginError(
+                    f"plugin {name!r} failed to import: {type(exc).__name__}: {exc}", plugin=name), exc)
+                return None
+        if self.pm.is_registered(plugin):  # e.g. given explicitly and found as an entry point
+            self._skipped = f"plugin {name or _plugin_name(plugin)!r} is already registered on this kernel"
+            return None
+        name = name or _plugin_name(plugin)
+        if self.pm.is_blocked(name):
+            self._skipped = f"plugin {name!r} is blocked (ZAGENT_DISABLE_PLUGINS)"
+            return None
+        if isinstance(plugin, type):  # a plugin class: hooks are methods, so register an instance
+            try:
+                plugin = plugin()
+            except Exception as exc:
+                self._problem(name, self._dist(name), PluginError(
+                    f"plugin class {name!r} could not be instantiated without arguments: "
+                    f"{type(exc).__name__}: {exc}; register an instance instead", plugin=name), exc)
+                return None
+        if self.pm.has_plugin(name):
+            self._problem(name, self._dist(name), PluginError(
+                f"plugin name {name!r} is already used by another plugin on this kernel; "
+                f"give one of them another name", plugin=name))
+            return None
+        try:
+            self._add_specs(plugin, name)
+            self.pm.register(plugin, name=name)
+        except pluggy.PluginValidationError as exc:
+            self._problem(name, self._dist(name), PluginError(
+                hookcheck.validation_message(self.pm, name, exc), plugin=name), exc)
+            return None
+        except PluginError as exc:
+            self._problem(name, self._dist(name), exc)
+            return None
+        except Exception as exc:
+            self._problem(name, self._dist(name), PluginError(
+                f"plugin {name!r} is not a valid zagent plugin: {exc}", plugin=name), exc)
+            return None
+        self.hooks.invalidate()
+        if check and not self._check_hooks(name):
+            return None
+        return name
+
+    def _add_specs(self, plugin: Any, name: str) -> None:
+        """Add the hook specs a plugin declares in ``zagent_hookspecs`` (a module, class or import path),
+        and the registry kinds among them (``registry_hookspec``): the one way a plugin owns extension
+        points (e.g. ``zagent_register_speaker_selectors`` and ``kernel.registries["speaker_selectors"]``).
+
+        Adding the same namespace again (the plugin removed and added back) is a no-op; a hook or
+        kind another namespace already specifies is a ``PluginError`` naming both.
+        """
+        specs = getattr(plugin, "zagent_hookspecs", None)
+        if specs is None:
+            return
+        if isinstance(specs, str):
+            specs = _import(specs)
+        fresh = []
+        for hook in dir(specs):
+            if self.pm.parse_hookspec_opts(specs, hook) is None:
+                continue
+            caller = getattr(self.pm.hook, hook, None)
+            spec = getattr(caller, "spec", None)
+            if spec is None:
+                fresh.append(hook)
+            elif getattr(spec.namespace, "_namespace", spec.namespace) is not specs:
+                raise PluginError(f"plugin {name!r} declares hook {hook!r}, which {_label(spec.namespace)} "
+                                  "already specifies; rename one of them", plugin=name)
+        kinds = declared_kinds(specs)
+        for kind in kinds:
+            old = self.registries.get(kind.name)
+            if old is not None and old.hook != kind.hook:
+                raise PluginError(f"plugin {name!r} declares registry kind {kind.name!r}, which "
+                                  f"{'zagent' if old.owner == 'zagent' else repr(old.owner)} already declares "
+                                  f"(hook {old.hook}); rename one of them", plugin=name)
+        if fresh:
+            self.pm.add_hookspecs(_only(specs, fresh))
+            self.hooks.invalidate()
+        for kind in kinds:
+            if kind.name not in self.registries:
+                self.registries[kind.name] = Registry(kind.name, hook=kind.hook, noun=kind.noun,
+                                                      owner=name, convert=kind.convert)
+
+    def _check_hooks(self, name: str) -> bool:
+        """Unregister and report a plugin implementing hooks no plugin specified (typos); True if fine."""
+        plugin = self.pm.get_plugin(name)
+        if plugin is None:
+            return False
+        unknown = [h.name for h in self.pm.get_hookcallers(plugin) or [] if not h.has_spec()]
+        wrapper = hookcheck.wrapper_problem(self.pm, plugin, name)
+        if wrapper:
+            self.pm.unregister(plugin)
+            self.hooks.invalidate()
+            self._problem(name, self._dist(name), PluginError(wrapper, plugin=name))
+            return False
+        if not unknown:
+            return True
+        self.pm.unregister(plugin)
+        self.hooks.invalidate()
+        self._problem(name, self._dist(name), PluginError(
+            f"plugin {name!r} implements unknown hook(s) {', '.join(sorted(unknown))}; check the "
+            f"spelling against zagent.hookspecs (or the plugin that declares the hook is not loaded)",
+            plugin=name))
+        return False
+
+    def _run_registrations(self, plugin_names: Iterable[str]) -> None:
+        wanted = set(plugin_names)
+        collected: dict[str, list[tuple[str, Entry]]] = {}
+        failed: set[str] = set()
+        for kind, registry in list(self.registries.items()):
+            hook_name = registry.hook
+            for impl in self.hooks.impls(hook_name):
+                if impl[0] not in wanted or impl[0] in failed:
+                    continue
+                entries = collected.setdefault(impl[0], [])
+                register = (self.register(kind, impl[0], entries) if kind in KINDS
+                            else Register(registry, impl[0], entries))
+                try:
+                    self.hooks.call_one(hook_name, impl, {"register": register, "kernel": self.kernel})
+                except Exception as exc:
+                    failed.add(impl[0])
+                    collected.pop(impl[0], None)
+                    plugin = self.pm.get_plugin(impl[0])
+                    if plugin is not None:  # dropped before reporting: strict raises in _problem
+                        self.pm.unregister(plugin)
+                    self.hooks.invalidate()
+                    self._problem(impl[0], self._dist(impl[0]), PluginError(
+                        f"plugin {impl[0]!r} failed in {hook_name}: {type(exc).__name__}: {exc}",
+                        plugin=impl[0]), exc)
+        for kind in list(self.registries):
+            new = [e for entries in collected.values() for k, e in entries if k == kind]
+            for error in self.registries[kind].merge(new, self._describe):
+                self._problem(error.plugin or "?", self._dist(error.plugin or ""), error)
+        for impl in self.hooks.impls("zagent_kernel_start"):
+            if impl[0] in wanted and impl[0] not in failed:
+                try:
+                    self.hooks.call_one("zagent_kernel_start", impl, {"kernel": self.kernel})
+                except Exception as exc:
+                    self._problem(impl[0], self._dist(impl[0]), PluginError(
+                        f"plugin {impl[0]!r} failed in zagent_kernel_start: {type(exc).__name__}: {exc}",
+                        plugin=impl[0]), exc)
+
+    def add_plugin(self, plugin: Any, name: Optional[str] = None) -> str:
+        """Register one more plugin now and run its registration hooks; return its name.
+
+        Raises ``PluginError`` if the plugin cannot be added (import error,
+        invalid or unknown hooks, blocked, already registered, a registration
+        hook raising, a name clash); the problem is also kept in ``problems``,
+        and the plugin is not left registered (nothing it registered stays).
+        """
+        before = len(self.problems)
+        self._skipped = ""
+        registered = self._register_plugin(plugin, name)
+        if registered is None:
+            raise PluginError(self.problems[-1].error if len(self.problems) > before else self._skipped,
+                              plugin=name)
+        try:
+            self._run_registrations([registered])
+        except PluginError:  # strict: raised at the first problem
+            self._discard(registered)
+            raise
+        if len(self.problems) > before:
+            self._discard(registered)
+            raise PluginError(self.problems[-1].error, plugin=registered)
+        return registered
+
+    def _discard(self, name: str) -> None:
+        """Drop a plugin that failed in ``add_plugin`` (if a failed registration hook did not already)."""
+        if self.pm.get_plugin(name) is not None:
+            self.remove_plugin(name)
+
+    def remove_plugin(self, plugin: Any) -> None:
+        """Unregister a plugin (by name or object) and drop everything it registered."""
+        name = plugin if isinstance(plugin, str) else self.pm.get_name(plugin)
+        obj = self.pm.get_plugin(name) if name is not None else None
+        if obj is None or name is None:
+            raise PluginError(f"plugin {plugin!r} is not registered on this kernel", plugin=str(plugin))
+        self.pm.unregister(obj)
+        for registry in self.registries.values():
+            registry.drop_plugin(name)
+        self.hooks.invalidate()
+
+    def _problem(self, plugin: str, dist: Optional[str], error: PluginError, cause: Optional[BaseException] = None) -> None:
+        error.plugin = error.plugin or plugin
+        error.distribution = error.distribution or dist
+        if self.strict:
+            raise error from cause
+        self.problems.append(Problem(plugin, dist, str(error)))
+        log.warning("%s", error)
+
+    def _dist(self, plugin: str) -> Optional[str]:
+        return self._dists.get(plugin, (None,))[0]
+
+    def _describe(self, plugin: str) -> str:
+        dist = self._dists.get(plugin)
+        return f"plugin {plugin!r} ({dist[0]} {dist[1]})" if dist else f"plugin {plugin!r}"
+
+    def plugins(self) -> list[PluginInfo]:
+        """Loaded plugins: name, distribution, version and the hooks each implements."""
+        out = []
+        for name, plugin in sorted(self.pm.list_name_plugin(), key=lambda p: p[0]):
+            if plugin is None:  # a blocked name (ZAGENT_DISABLE_PLUGINS)
+                continue
+            hooks = tuple(sorted(h.name for h in self.pm.get_hookcallers(plugin) or []))
+            dist, version = self._dists.get(name, (None, None))
+            out.append(PluginInfo(name, dist, version, hooks))
+        return out
+
+
+def _only(namespace: Any, names: list[str]) -> Any:
+    """A module holding just the ``names`` of a hook-spec namespace (those not yet specified), for pluggy;
+    ``_namespace`` points back to the original."""
+    import types
+
+    view = types.ModuleType(getattr(namespace, "__name__", repr(namespace)))
+    for attr in names:
+        setattr(view, attr, getattr(namespace, attr))
+    view._namespace = namespace  # type: ignore[attr-defined]
+    return view
+
+
+def _label(namespace: Any) -> str:
+    return repr(getattr(namespace, "__name__", None) or namespace)
+
+
+def _plugin_name(plugin: Any) -> str:
+    """A module's or class's ``__name__``, else ``ClassName-<id>`` for an instance."""
+    name = getattr(plugin, "__name__", None)
+    return name if isinstance(name, str) and name else f"{type(plugin).__name__}-{id(plugin):x}"
+
+
+def _names(value: Optional[str]) -> Optional[set[str]]:
+    if value is None:
+        return None
+    return {n.strip() for n in value.split(",") if n.strip()}
+
+
+def _import(path: str) -> Any:
+    from .._trust.imports import import_path
+
+    return import_path(path, "plugin")

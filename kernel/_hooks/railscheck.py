@@ -1,0 +1,64 @@
+"""The types of the rails settings an agent spec may hold, checked when the agent is built (``k.agent``).
+
+A wrong type (``"deny_tools": 5``) used to be found, if at all, on the first tool call, where a rail that
+cannot read its setting fails; an agent could run with no deny list. ``check_rails`` raises
+``ConfigError`` naming the key, what it must be and what it got. Keys it does not know (another plugin's
+settings) pass unchecked; docs/rails.md has the table.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..errors import ConfigError
+
+
+def _names(v: Any) -> bool:
+    return isinstance(v, str) or (isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v))
+
+
+def _count(v: Any, least: int = 0) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= least
+
+
+def _limits(v: Any) -> bool:
+    return isinstance(v, dict) and all(isinstance(k, str) and _count(n) for k, n in v.items())
+
+
+def _approval(v: Any) -> bool:
+    if v is None or isinstance(v, bool):
+        return True
+    return (isinstance(v, dict) and set(v) <= {"sensitive", "tools"}
+            and isinstance(v.get("sensitive", True), bool) and _names(v.get("tools", [])))
+
+
+_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "allow_tools": (_names, "a list of tool names or patterns"),
+    "deny_tools": (_names, "a list of tool names or patterns"),
+    "redact": (_names, "a list of regular expressions"),
+    "tool_budget": (_limits, "a mapping of tool pattern to a whole number of calls (>= 0)"),
+    "tool_rpm": (_limits, "a mapping of tool pattern to a whole number of calls per minute (>= 0)"),
+    "tool_rpm_wait": (lambda v: isinstance(v, bool), "true or false"),
+    "redact_llm": (lambda v: isinstance(v, bool), "true or false"),
+    "redact_llm_input": (lambda v: isinstance(v, bool), "true or false"),
+    "redact_with": (lambda v: isinstance(v, str), "a string"),
+    "max_argument_bytes": (lambda v: v is None or _count(v, 1), "a whole number of bytes (>= 1) or null"),
+    "max_tool_calls_per_reply": (lambda v: _count(v, 1), "a whole number (>= 1)"),
+    "approval": (_approval, "true, false, or a mapping with 'sensitive' (true/false) and 'tools' (a list)"),
+    "approver": (lambda v: isinstance(v, str) or callable(v), "an import path 'module:function' or a callable"),
+}
+
+
+def check_rails(rails: Any, where: str = "rails") -> None:
+    """``ConfigError`` naming the first setting of ``rails`` whose value has the wrong type."""
+    if rails is None:
+        return
+    if not isinstance(rails, dict):
+        raise ConfigError(f"{where} must be a mapping of rails settings, got {type(rails).__name__}")
+    for key, value in rails.items():
+        rule = _RULES.get(key)
+        if rule is not None and not rule[0](value):
+            shown = repr(value)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise ConfigError(f"{where}.{key} must be {rule[1]}, got {type(value).__name__} {shown}; "
+                              "fix the agent spec (docs/rails.md lists the settings)")

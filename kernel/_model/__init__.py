@@ -1,0 +1,1 @@
+"""The model path: the ``LLM`` interface, its inputs, replies, streams, parts, and resolving ``"provider:model"``."""

@@ -1,0 +1,187 @@
+"""Reasoning a model writes inline: ``<think>``/``<thinking>`` spans, moved out of the answer text.
+
+Reasoning models served by llama.cpp, vLLM (without a reasoning parser), LM
+Studio or Ollama often write ``<think>…</think>`` before the answer. What is
+inside is *considered*, not answered: a JSON object or a tool call in it must
+never be read as output. The kernel's LLM layer (``zagent._model.llm``) moves these
+spans to ``Message.reasoning`` for every provider, and parsers and text
+tool-call readers call ``strip_think`` again as a second line of defence.
+
+Rules (``split_think``), all in one linear pass with ``str.find``:
+
+* a closed span ``<think>…</think>`` (or ``<thinking>…</thinking>``) anywhere is reasoning;
+* a span opened and never closed runs to the end of the text (a cut reply);
+* a closing tag with no opener before it ends reasoning that began at the
+  start (chat templates that open ``<think>`` in the prompt);
+* when the text before the first span is only whitespace, the answer's
+  leading whitespace is dropped; otherwise the answer is kept as written.
+
+``ThinkStream`` applies the same rules to streamed text deltas, holding back
+only a possible partial tag at a delta's end. The fast path of both is a
+substring test, so text without tags costs almost nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+_OPEN = "<think"
+_CLOSE = "</think"
+
+
+def _tag_end(text: str, at: int, stem: str) -> int:
+    """End of the tag ``stem>`` or ``stem + 'ing>'`` at ``at`` (``-1`` when it is another word, like ``<thinker``)."""
+    after = at + len(stem)
+    if text.startswith(">", after):
+        return after + 1
+    if text.startswith("ing>", after):
+        return after + 4
+    return -1
+
+
+def _find(text: str, stem: str, start: int) -> tuple[int, int]:
+    """``(index, end)`` of the next whole tag ``stem`` from ``start``, or ``(-1, -1)``."""
+    at = text.find(stem, start)
+    while at != -1:
+        end = _tag_end(text, at, stem)
+        if end != -1:
+            return at, end
+        at = text.find(stem, at + 1)
+    return -1, -1
+
+
+def split_think(text: str) -> tuple[str, str]:
+    """``(answer, reasoning)`` of ``text``; ``(text, "")`` when it holds no think tag."""
+    if _OPEN not in text and _CLOSE not in text:
+        return text, ""
+    answer: list[str] = []
+    reasoning: list[str] = []
+    pos = 0
+    first_open, open_end = _find(text, _OPEN, 0)
+    first_close, close_end = _find(text, _CLOSE, 0)
+    if first_close != -1 and (first_open == -1 or first_close < first_open):
+        reasoning.append(text[:first_close])
+        pos = close_end
+        first_open, open_end = _find(text, _OPEN, pos)
+    reasoning_first = pos > 0 or (first_open != -1 and not text[:first_open].strip())
+    while first_open != -1:
+        answer.append(text[pos:first_open])
+        close, end = _find(text, _CLOSE, open_end)
+        if close == -1:
+            reasoning.append(text[open_end:])
+            pos = len(text)
+            break
+        reasoning.append(text[open_end:close])
+        pos = end
+        first_open, open_end = _find(text, _OPEN, pos)
+    answer.append(text[pos:])
+    out = "".join(answer)
+    if reasoning_first:
+        out = out.lstrip()
+    return out, "\n\n".join(part.strip() for part in reasoning if part.strip())
+
+
+def strip_think(text: str) -> str:
+    """``text`` without its think spans (what parsers and tool-call readers read)."""
+    if _OPEN not in text and _CLOSE not in text:
+        return text
+    return split_think(text)[0]
+
+
+def join_reasoning(*parts: Optional[str]) -> Optional[str]:
+    """Reasoning from several sources, joined by a blank line (``None`` when all are empty)."""
+    found = [p for p in parts if p]
+    return "\n\n".join(found) if found else None
+
+
+class ThinkStream:
+    """Splits streamed text deltas into ``("text", s)`` and ``("reasoning", s)`` pieces.
+
+    ``feed(delta)`` returns the pieces ready now; ``flush()`` the held-back
+    rest at the end of the stream. A delta without ``<`` outside a span is
+    passed through as is once the answer has begun.
+    """
+
+    __slots__ = ("inside", "held", "begun", "lead", "reasoned")
+
+    def __init__(self) -> None:
+        self.inside = False
+        self.held = ""
+        self.begun = False  # answer text (not only whitespace) was emitted
+        self.lead = ""  # leading whitespace held until we know whether reasoning comes first
+        self.reasoned = False  # a span came before any answer text: the answer's leading whitespace goes
+
+    def feed(self, delta: str) -> list[tuple[str, str]]:
+        if self.begun and not self.inside and not self.held and "<" not in delta:
+            return [("text", delta)]
+        buf = self.held + delta
+        self.held = ""
+        out: list[tuple[str, str]] = []
+        while buf:
+            if self.inside:
+                at, end = _find(buf, _CLOSE, 0)
+                if at == -1:
+                    keep = _partial(buf, _CLOSE)
+                    self._put(out, "reasoning", buf[:len(buf) - keep])
+                    self.held = buf[len(buf) - keep:]
+                    break
+                self._put(out, "reasoning", buf[:at])
+                self.inside = False
+                buf = buf[end:]
+            else:
+                at, end = _find(buf, _OPEN, 0)
+                if at == -1:
+                    keep = _partial(buf, _OPEN)
+                    self._text(out, buf[:len(buf) - keep])
+                    self.held = buf[len(buf) - keep:]
+                    break
+                self._text(out, buf[:at])
+                if not self.begun:
+                    self.lead = ""
+                    self.reasoned = True
+                self.inside = True
+                buf = buf[end:]
+        return out
+
+    def flush(self) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        held, self.held = self.held, ""
+        if held:
+            if self.inside:
+                self._put(out, "reasoning", held)
+            else:
+                self._text(out, held)
+        if self.lead and not self.begun and not self.reasoned:
+            out.append(("text", self.lead))
+            self.lead = ""
+        return out
+
+    def _text(self, out: list[tuple[str, str]], text: str) -> None:
+        if not text:
+            return
+        if not self.begun:
+            if not text.strip():
+                self.lead += text
+                return
+            text, self.lead = self.lead + text, ""
+            if self.reasoned:
+                text = text.lstrip()
+            self.begun = True
+        out.append(("text", text))
+
+    @staticmethod
+    def _put(out: list[tuple[str, str]], kind: str, text: str) -> None:
+        if text:
+            out.append((kind, text))
+
+
+def _partial(buf: str, stem: str) -> int:
+    """Length of the tail of ``buf`` that could still become the tag ``stem>``/``stem + 'ing>'``."""
+    at = buf.rfind("<", max(0, len(buf) - len(stem) - 4))
+    if at == -1:
+        return 0
+    tail = buf[at:]
+    whole = stem + "ing>"
+    if whole.startswith(tail) or (stem + ">").startswith(tail):
+        return len(tail)
+    return 0

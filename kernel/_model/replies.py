@@ -1,0 +1,145 @@
+"""A provider's reply as every caller sees it, settled the same way for every provider.
+
+``settle`` moves inline ``<think>`` spans to ``Message.reasoning``, gives each
+tool call an id of its own and raises ``Refusal`` for a refused structured
+output; ``counted`` fills the provider-independent bookkeeping (one call, a
+finish reason). For streams, ``settled_stream`` turns think spans into
+``reasoning`` chunks and settles the ``done`` completion, and ``renamed_stream``
+maps wire tool names back. ``parse_arguments`` and ``new_call_id`` are for
+providers decoding a reply. ``LLM`` (``zagent._model.llm``) calls these on every call.
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Literal, Union, cast
+
+import msgspec
+
+from ..errors import Refusal
+from .reasoning import ThinkStream, join_reasoning, split_think
+from .toolnames import WireNames
+from ..types import Chunk, Completion, LLMRequest, ToolCall
+
+__all__ = [
+    "aclose_stream", "counted", "new_call_id", "parse_arguments", "renamed_stream", "settle", "settled_stream",
+    "unique_call_ids",
+]
+
+
+def settle(request: LLMRequest, completion: Completion, think_tags: bool = True) -> Completion:
+    """A provider's reply as every caller sees it: inline ``<think>`` spans moved from the text to
+    ``message.reasoning`` (``zagent._model.reasoning``), each tool call with its own id, and a refusal to a
+    structured-output request raised as ``Refusal``. Costs a substring test when there is nothing to do."""
+    message = completion.message
+    text = message.content
+    if think_tags and text and ("<think" in text or "</think" in text):
+        answer, reasoning = split_think(text)
+        if reasoning or answer != text:
+            message = msgspec.structs.replace(message, content=answer or None,
+                                              reasoning=join_reasoning(message.reasoning, reasoning))
+    calls = message.tool_calls
+    if calls:
+        fixed = unique_call_ids(calls)
+        if fixed is not calls:
+            message = msgspec.structs.replace(message, tool_calls=fixed)
+    if message is not completion.message:
+        completion = msgspec.structs.replace(completion, message=message)
+    if completion.refusal and request.response_format:
+        raise Refusal(f"the model refused to give the structured output asked for: {completion.refusal}",
+                      refusal=completion.refusal, completion=completion)
+    return completion
+
+
+def new_call_id() -> str:
+    """A fresh tool-call id (``call_`` + 24 hex digits) for a call the server sent without a usable one."""
+    import os
+
+    return "call_" + os.urandom(12).hex()
+
+
+def unique_call_ids(calls: list[ToolCall]) -> list[ToolCall]:
+    """``calls`` with an id of its own for each (missing, empty or repeated ids replaced); the same
+    list object when every id was already there and unique, so results pair with their own call."""
+    seen: set[str] = set()
+    for c in calls:
+        if not c.id or c.id in seen:
+            break
+        seen.add(c.id)
+    else:
+        return calls
+    out: list[ToolCall] = []
+    seen = set()
+    for c in calls:
+        if not c.id or c.id in seen:
+            c = msgspec.structs.replace(c, id=new_call_id())
+        seen.add(c.id)
+        out.append(c)
+    return out
+
+
+def _kind(kind: str) -> Literal["text", "reasoning"]:
+    """A ``ThinkStream`` piece kind as a chunk type (it yields only these two)."""
+    return cast('Literal["text", "reasoning"]', kind)
+
+
+async def aclose_stream(agen: AsyncIterator[Chunk]) -> None:
+    """Close a provider's stream (an async generator has ``aclose``; a plain async iterator may not)."""
+    aclose = getattr(agen, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+async def settled_stream(request: LLMRequest, agen: AsyncIterator[Chunk], think_tags: bool) -> AsyncIterator[Chunk]:
+    """Stream text with think spans turned into ``reasoning`` chunks; the ``done`` completion settled."""
+    splitter = ThinkStream() if think_tags else None
+    try:
+        async for chunk in agen:
+            kind = chunk.type
+            if kind == "text" and splitter is not None:
+                for piece_kind, piece in splitter.feed(chunk.text):
+                    yield chunk if piece is chunk.text and piece_kind == "text" else Chunk(type=_kind(piece_kind), text=piece)
+                continue
+            if kind == "done" and chunk.completion is not None:
+                if splitter is not None:
+                    for piece_kind, piece in splitter.flush():
+                        yield Chunk(type=_kind(piece_kind), text=piece)
+                yield Chunk(type="done", completion=settle(request, chunk.completion, think_tags))
+                continue
+            yield chunk
+    finally:
+        await aclose_stream(agen)
+
+
+def counted(completion: Completion) -> Completion:
+    """``completion`` with the provider-independent bookkeeping filled in where a provider left it out.
+
+    Every model call counts as one call in ``usage.calls``, and a reply without a
+    finish reason finished with ``tool_calls`` (if it has any) or ``stop``. A
+    provider that sets both itself gets its completion back unchanged.
+    """
+    if completion.usage.calls and completion.finish_reason:
+        return completion
+    usage = completion.usage if completion.usage.calls else msgspec.structs.replace(completion.usage, calls=1)
+    reason = completion.finish_reason or ("tool_calls" if completion.tool_calls else "stop")
+    return msgspec.structs.replace(completion, usage=usage, finish_reason=reason)
+
+
+async def renamed_stream(agen: AsyncIterator[Chunk], names: WireNames) -> AsyncIterator[Chunk]:
+    """A provider's stream with the wire tool names in its chunks mapped back to the offered ones."""
+    try:
+        async for chunk in agen:
+            yield names.chunk(chunk)
+    finally:
+        await aclose_stream(agen)
+
+
+def parse_arguments(text: str) -> Union[dict[str, Any], str]:
+    """Tool-call arguments as a provider sent them: the decoded JSON object, ``{}`` for empty text,
+    or the raw text unchanged when it is not a JSON object (the tool runner tells the model why)."""
+    if not text or text.isspace():
+        return {}
+    try:
+        value = msgspec.json.decode(text)
+    except (msgspec.DecodeError, RecursionError):  # nested past msgspec's limit: the tool runner says so
+        return text
+    return value if isinstance(value, dict) else text

@@ -1,0 +1,98 @@
+"""LLM resolution behind ``Kernel.llm``: a ``"provider:model"`` string to a cached LLM carrying the profile
+overrides of the kernel's config; the LLMs made are closed with the kernel."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Optional
+
+from ..errors import ConfigError
+from .._runs.logs import log
+from .._registry.lookups import build, cache_key, names
+from .._registry.registries import Registry
+from .._trust.specfiles import _short_repr
+from .._trust.specpaths import options_untrusted
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .llm import LLM
+
+FALLBACK_MODEL = "test:offline"
+
+
+class Models:
+    """The LLMs one kernel made, by spec and options (handed the kernel's config and registries)."""
+
+    def __init__(self, config: dict[str, Any], registries: dict[str, Registry]) -> None:
+        self.config, self.registries = config, registries
+        self.llms: dict[Any, LLM] = {}
+        self._warned_fallback = False
+
+    def get(self, owner: Any, spec: Optional[str], options: dict[str, Any]) -> LLM:
+        """See ``Kernel.llm``; ``owner`` (the kernel) becomes the new LLM's ``kernel``."""
+        if spec is not None and not isinstance(spec, str):
+            raise ConfigError(f"a model is named by a 'provider:model' string, got {type(spec).__name__} "
+                              f"{_short_repr(spec)}")
+        spec = spec or self.config.get("model") or os.environ.get("ZAGENT_MODEL") or self._fallback_model()
+        if options and options_untrusted():  # options from an untrusted spec: its paths stay in its folder
+            self._check_paths(owner, spec, options)
+        key = cache_key(spec, options)
+        if key is not None and key in self.llms:
+            return self.llms[key]
+        provider, sep, model = spec.partition(":")
+        if not sep or not provider:
+            raise ConfigError(
+                f"model {spec!r} has no provider prefix; write it as 'provider:model', e.g. 'openai:{spec}'. "
+                f"Installed providers: {names(self.registries, 'providers')}"
+            )
+        factory = self.registries["providers"].get(provider)
+        if factory is None:
+            raise ConfigError(
+                f"unknown LLM provider {provider!r} in {spec!r}. Installed providers: "
+                f"{names(self.registries, 'providers')}. "
+                f"Install a plugin that provides it (e.g. pip install zagent-{provider}) or fix the name"
+            )
+        overrides = dict(self._profile_config(provider, model))
+        profile = options.pop("profile", None) or {}
+        if not isinstance(profile, dict):
+            raise ConfigError(f"model {spec!r}: profile must be a mapping of capability fields, "
+                              f"got {type(profile).__name__}")
+        overrides.update(profile)
+        overrides.update(self.config.get("profile") or {})  # for every model, over the rest (the CLI's --profile)
+        llm: LLM = build(factory, f"model {spec!r}", model, **options)  # a provider's factory makes an LLM
+        llm.kernel = owner
+        if overrides:
+            llm.profile_overrides = {**llm.profile_overrides, **overrides}
+        if key is not None:
+            self.llms[key] = llm
+        else:
+            self.llms[id(llm)] = llm
+        return llm
+
+    def _check_paths(self, owner: Any, spec: str, options: dict[str, Any]) -> None:
+        from .._trust.specpaths import check_option_paths
+
+        factory = self.registries["providers"].get(spec.partition(":")[0])
+        check_option_paths(factory, spec, options, owner)
+
+    def _fallback_model(self) -> str:
+        if not self._warned_fallback:
+            self._warned_fallback = True
+            log.info("ZAGENT_MODEL is not set: using the offline test model %r (no network). "
+                        "Set ZAGENT_MODEL=provider:model to use a real LLM.", FALLBACK_MODEL)
+        return FALLBACK_MODEL
+
+    def _profile_config(self, provider: str, model: str) -> dict[str, Any]:
+        profiles = self.config.get("profiles") or {}
+        merged: dict[str, Any] = {}
+        merged.update(profiles.get(f"{provider}:*", {}))
+        merged.update(profiles.get(f"{provider}:{model}", {}))
+        return merged
+
+    async def aclose(self) -> None:
+        """Close every LLM made (errors logged) and forget them."""
+        for llm in list(self.llms.values()):
+            try:
+                await llm.aclose()
+            except Exception:
+                log.exception("closing %r failed", llm)
+        self.llms.clear()

@@ -1,0 +1,101 @@
+"""Tool names on the wire: zagent allows ``server.tool``; OpenAI and Anthropic allow ``[A-Za-z0-9_-]{1,64}``.
+
+A provider declares ``LLM.tool_name_pattern``; when an offered tool's name
+does not match it, ``WireNames`` renames every tool of that request to a
+valid, unique name (``time.get_current_time`` → ``time_get_current_time``),
+renames the tool calls and tool results of the conversation the same way,
+and maps the names in the reply back, so agents, rails and the tool-run path
+only ever see the registered names. Requests whose names are all valid are
+sent untouched (one cached check per name).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from ..types import Chunk, Completion, LLMRequest, Message, ToolCall
+
+_valid_cache: dict[tuple[str, str], bool] = {}
+
+
+class WireNames:
+    """The renaming of one request: ``to_wire``/``from_wire`` dicts and the request/reply rewriting."""
+
+    def __init__(self, to_wire: dict[str, str]):
+        self.to_wire = to_wire
+        self.from_wire = {v: k for k, v in to_wire.items()}
+
+    @classmethod
+    def for_request(cls, request: LLMRequest, pattern: Optional[str], max_length: int = 64) -> Optional["WireNames"]:
+        """``None`` when every offered name already matches ``pattern`` (the common case)."""
+        if not pattern or not request.tools or all(_valid(t.name, pattern) for t in request.tools):
+            return None
+        compiled = re.compile(pattern)
+        to_wire: dict[str, str] = {}
+        taken: set[str] = set()
+        for spec in request.tools:
+            name = spec.name if compiled.fullmatch(spec.name) else _sanitize(spec.name, max_length)
+            base, n = name, 2
+            while name in taken:
+                suffix = f"_{n}"
+                name, n = base[: max_length - len(suffix)] + suffix, n + 1
+            taken.add(name)
+            to_wire[spec.name] = name
+        return cls(to_wire)
+
+    def request(self, request: LLMRequest) -> LLMRequest:
+        """The request with tools, past tool calls and tool results renamed for the wire."""
+        import msgspec
+
+        tools = [msgspec.structs.replace(t, name=self.to_wire.get(t.name, t.name)) for t in request.tools]
+        messages = [self._message(m, self.to_wire) for m in request.messages]
+        return msgspec.structs.replace(request, tools=tools, messages=messages)
+
+    def completion(self, completion: Completion) -> Completion:
+        """The reply with the tool calls' names mapped back to the registered ones."""
+        import msgspec
+
+        if not completion.message.tool_calls:
+            return completion
+        return msgspec.structs.replace(completion, message=self._message(completion.message, self.from_wire))
+
+    def chunk(self, chunk: Chunk) -> Chunk:
+        import msgspec
+
+        if chunk.tool_call is not None:
+            return msgspec.structs.replace(chunk, tool_call=self._call(chunk.tool_call, self.from_wire))
+        if chunk.completion is not None:
+            return msgspec.structs.replace(chunk, completion=self.completion(chunk.completion))
+        return chunk
+
+    def _message(self, message: Message, names: dict[str, str]) -> Message:
+        import msgspec
+
+        changes: dict[str, Any] = {}
+        if message.tool_calls:
+            changes["tool_calls"] = [self._call(c, names) for c in message.tool_calls]
+        if message.role == "tool" and message.name in names:
+            changes["name"] = names[message.name]
+        return msgspec.structs.replace(message, **changes) if changes else message
+
+    @staticmethod
+    def _call(call: ToolCall, names: dict[str, str]) -> ToolCall:
+        import msgspec
+
+        return msgspec.structs.replace(call, name=names[call.name]) if call.name in names else call
+
+
+def _valid(name: str, pattern: str) -> bool:
+    key = (pattern, name)
+    ok = _valid_cache.get(key)
+    if ok is None:
+        if len(_valid_cache) > 4096:
+            _valid_cache.clear()
+        ok = _valid_cache[key] = re.fullmatch(pattern, name) is not None
+    return ok
+
+
+def _sanitize(name: str, max_length: int) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", name).strip("_") or "tool"
+    return cleaned[:max_length]

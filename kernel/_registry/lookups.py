@@ -1,0 +1,106 @@
+"""Registry look-ups of the Kernel facade: a named entry or a ``ConfigError`` listing what is installed,
+building what a registered factory makes, and the cache keys of built instances."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+from ..errors import ConfigError, ZagentError
+from .registries import Registry
+
+
+def names(registries: dict[str, Registry], kind: str) -> str:
+    """The registered names of ``kind`` for an error message (or a hint that the plugin is missing)."""
+    return ", ".join(registries[kind]) or "none (is the plugin installed and enabled?)"
+
+
+def lookup(registries: dict[str, Registry], kind: str, name: str) -> Any:
+    """The entry ``name`` of ``kind``, or a ``ConfigError`` naming what is installed."""
+    obj = registries[kind].get(name)
+    if obj is None:
+        noun = registries[kind].noun
+        raise ConfigError(f"unknown {noun} {name!r}; installed: {names(registries, kind)}")
+    return obj
+
+
+def embedder(registries: dict[str, Registry], cache: dict[Any, Any], name: Optional[str],
+             options: dict[str, Any]) -> Any:
+    """See ``Kernel.embedder``: instances are kept in ``cache`` by name and options."""
+    reg = registries["embedders"]
+    if name is None:
+        if not len(reg):
+            return None
+        name = next(iter(reg))
+    key = cache_key(name, options)
+    found = cache.get(key) if key is not None else None
+    if found is None:
+        found = lookup(registries, "embedders", name)(**options)
+        if key is not None:
+            cache[key] = found
+    return found
+
+
+def build_agent(owner: Any, registries: dict[str, Registry], spec: Any, trust: Any, deps: Any = None) -> Any:
+    """See ``Kernel.agent``: ``spec`` (a dict or a file) built by its agent type's factory with ``owner``
+    (the kernel), under ``trust`` for the import paths it names; ``deps`` set as its ``deps``."""
+    from .._trust.imports import Trust, as_trust, trusting  # on first use: keeps ``import zagent`` light
+    from .._trust.specfiles import load_spec_file
+    from .._trust.specpaths import spec_file
+
+    source = None
+    if not isinstance(spec, dict):
+        if trust is True:  # as the CLI's --trust: the file's own folder is searched first for its modules
+            trust = Trust.for_file(spec, everything=True)
+        source = spec if isinstance(spec, (str, os.PathLike)) else None
+        spec = load_spec_file(spec)
+    type_name = spec.get("type", "customize")
+    factory = registries["agent_types"].get(type_name) if isinstance(type_name, str) else None
+    if factory is None:
+        raise ConfigError(
+            f"unknown agent type {type_name!r}; installed agent types: {names(registries, 'agent_types')}"
+        )
+    with trusting(as_trust(trust)), spec_file(source):  # paths the file names may lie next to it
+        agent = factory(spec, owner)
+    if deps is not None:
+        agent.deps = deps
+    return agent
+
+
+def batch_driver(registries: dict[str, Registry]) -> Any:
+    """The batch driver ``Kernel.abatch`` hands its work to, or a ``ConfigError`` naming the plugin to add."""
+    driver = registries["batch_drivers"].get("default")
+    if driver is None:
+        raise ConfigError("Kernel.batch needs a batch driver and none is registered: add the batch plugin, "
+                          "Kernel(plugins=['zagent.plugins.batch']), or load installed plugins (entry_points=True)")
+    return driver
+
+
+def build(factory: Any, what: str, *args: Any, **options: Any) -> Any:
+    """``factory(*args, **options)``; options of the wrong type (they often come from spec files) are a
+    ``ConfigError`` naming ``what`` and the options, not a ``TypeError`` from inside a plugin."""
+    try:
+        return factory(*args, **options)
+    except ZagentError:
+        raise
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"{what} does not accept these options ({', '.join(sorted(options)) or 'none'}): "
+                          f"{type(exc).__name__}: {exc}; check their types against its documentation") from exc
+
+
+def cache_key(spec: str, options: dict[str, Any]) -> Any:
+    """A hashable key for ``(spec, options)``, or ``None`` when an option cannot be hashed (no caching)."""
+    try:
+        key = (spec, tuple(sorted((k, _freeze(v)) for k, v in options.items())))
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value

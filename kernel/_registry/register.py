@@ -1,0 +1,56 @@
+"""``Register``: the ``register`` callable a plugin's registration hook receives, for one registry kind.
+
+``register(name, obj, *, override=False)`` for providers, parsers, memory backends,
+embedders, agent types and executors; for tools also ``register(fn_or_tool,
+name=..., toolset=..., timeout=...)`` or ``register("name", fn)``. Entries are
+collected per plugin (``sink``) and merged later with the registry's clash
+checks (``zagent._registry.registries``), so a plugin whose hook fails can be dropped whole.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import PluginError
+from .registries import KINDS, Entry
+from .._tools.tool import Tool
+
+
+class Register:
+    """The ``register`` callable handed to one plugin's registration hook."""
+
+    def __init__(self, kind: str, plugin: str, sink: list[tuple[str, Entry]]):
+        self.kind, self.plugin, self.sink = kind, plugin, sink
+
+    def __call__(self, name_or_obj: Any, obj: Any = None, *, override: bool = False, **options: Any) -> Any:
+        if self.kind == "tools":  # register(fn, name=..., ...) or register("name", fn, ...)
+            name = options.pop("name", None)
+            if obj is not None and name is None:
+                name, obj = (name_or_obj, obj) if isinstance(name_or_obj, str) else (obj, name_or_obj)
+                return self._tool(obj, name, override=override, **options)
+            return self._tool(name_or_obj, name, override=override, **options)
+        if options:
+            raise PluginError(f"unexpected options {sorted(options)} when registering {self.kind}", plugin=self.plugin)
+        if not isinstance(name_or_obj, str) or not name_or_obj or ":" in name_or_obj:
+            raise PluginError(
+                f"plugin {self.plugin!r} registered a {KINDS[self.kind][1]} with invalid name {name_or_obj!r}; "
+                "use a non-empty string without ':'", plugin=self.plugin)
+        if obj is None:
+            raise PluginError(f"plugin {self.plugin!r} registered {name_or_obj!r} without an object", plugin=self.plugin)
+        self.sink.append((self.kind, Entry(name_or_obj, obj, self.plugin, override)))
+        return obj
+
+    def _tool(self, tool: Any, name: Any = None, *, override: bool = False, **options: Any) -> Tool:
+        if isinstance(tool, Tool):
+            if name or options:
+                import attrs
+
+                changes = {k: v for k, v in options.items() if v is not None}
+                if name:
+                    changes["name"] = name
+                tool = attrs.evolve(tool, **changes)
+        else:
+            tool = Tool.from_function(tool, name=name, **{k: v for k, v in options.items() if v is not None})
+        made: Tool = tool
+        self.sink.append(("tools", Entry(made.name, made, self.plugin, override)))
+        return made

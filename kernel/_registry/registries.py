@@ -1,0 +1,187 @@
+"""Named things plugins register (providers, parsers, tools, memory, embedders, agent types, executors).
+
+The built-in kinds are ``KINDS``. A plugin adds a kind of its own by declaring
+its registration hook with ``@registry_hookspec("kind", noun="...")`` in the
+module it names as ``zagent_hookspecs``: the kernel then adds the spec, a
+``Registry`` at ``kernel.registries["kind"]``, and fills it at start-up (and on
+``add_plugin``) with the same name, clash and override checks as its own kinds.
+
+Registrations are collected per plugin first and resolved afterwards, so a
+plugin whose registration hook fails can be dropped whole, and a clash can
+name both plugins. The rule: a name is registered once per kind; a second
+registration is a clash unless exactly one of them says ``override=True``,
+which then wins whatever the load order.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Iterator, NamedTuple, Optional, TypeVar
+
+from ..errors import PluginError
+from .._hooks.markers import hookspec
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+KINDS = {
+    "providers": ("zagent_register_providers", "provider"),
+    "parsers": ("zagent_register_parsers", "parser"),
+    "tools": ("zagent_register_tools", "tool"),
+    "memory": ("zagent_register_memory", "memory backend"),
+    "embedders": ("zagent_register_embedders", "embedder"),
+    "agent_types": ("zagent_register_agent_types", "agent type"),
+    "executors": ("zagent_register_executors", "executor"),
+    "batch_drivers": ("zagent_register_batch_drivers", "batch driver"),
+}
+
+
+class Kind(NamedTuple):
+    """A registry kind a plugin declares (see ``registry_hookspec``)."""
+
+    name: str
+    hook: str
+    noun: str
+    convert: Optional[Callable[..., tuple[str, Any]]]
+
+
+def registry_hookspec(kind: str, *, noun: str,
+                      convert: Optional[Callable[..., tuple[str, Any]]] = None) -> Callable[[F], F]:
+    """Mark a hook spec as the registration hook of a plugin-owned registry ``kind``.
+
+    Use it instead of ``@hookspec`` in the module a plugin names as ``zagent_hookspecs``; the
+    spec takes ``register`` and ``kernel``. Implementations call ``register(name, obj, *,
+    override=False)``; ``convert(*args, **options)``, when given, turns other ``register``
+    arguments into ``(name, obj)`` (e.g. ``register(skill)``). ``noun`` names one entry in errors.
+    """
+    if not kind.isidentifier():
+        raise ValueError(f"registry kind {kind!r} must be an identifier")
+
+    def mark(fn: F) -> F:
+        fn.zagent_registry = (kind, noun, convert)  # type: ignore[attr-defined]
+        return hookspec(fn)
+
+    return mark
+
+
+def declared_kinds(namespace: Any) -> list[Kind]:
+    """The kinds a hook-spec module or class declares with ``registry_hookspec``."""
+    kinds = []
+    for attr in dir(namespace):
+        mark = getattr(getattr(namespace, attr, None), "zagent_registry", None)
+        if attr.startswith("zagent_") and isinstance(mark, tuple) and len(mark) == 3:
+            kinds.append(Kind(mark[0], attr, mark[1], mark[2]))
+    return kinds
+
+
+class Entry(NamedTuple):
+    name: str
+    obj: Any
+    plugin: str
+    override: bool
+
+
+class Registry:
+    """One kind of named things, e.g. every provider factory, with who registered each."""
+
+    def __init__(self, kind: str, *, hook: Optional[str] = None, noun: Optional[str] = None,
+                 owner: str = "zagent", convert: Optional[Callable[..., tuple[str, Any]]] = None) -> None:
+        self.kind = kind
+        self.hook = hook or KINDS[kind][0]
+        self.noun = noun or KINDS[kind][1]
+        #: the plugin that declared the kind (``"zagent"`` for the built-in kinds)
+        self.owner = owner
+        self.convert = convert
+        #: bumped on every change, so a user of the registry can cache what it derived from it
+        self.version = 0
+        self._entries: dict[str, Entry] = {}
+        self._lock = threading.Lock()
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, name: str) -> Optional[Any]:
+        entry = self._entries.get(name)
+        return entry.obj if entry is not None else None
+
+    def entry(self, name: str) -> Optional[Entry]:
+        return self._entries.get(name)
+
+    def values(self) -> list[Any]:
+        return [self._entries[n].obj for n in sorted(self._entries)]
+
+    def merge(self, new: list[Entry], describe: Callable[[str], str]) -> list[PluginError]:
+        """Add ``new`` entries; return one ``PluginError`` per clash (the clashing entry is not added).
+
+        Serialised by a lock: a plugin may add entries from its own thread after start-up.
+        """
+        with self._lock:
+            self.version += 1
+            return self._merge(new, describe)
+
+    def _merge(self, new: list[Entry], describe: Callable[[str], str]) -> list[PluginError]:
+        errors: list[PluginError] = []
+        for e in new:
+            old = self._entries.get(e.name)
+            if old is None or (e.override and not old.override):
+                self._entries[e.name] = e
+            elif old.override and not e.override:
+                continue
+            else:
+                errors.append(PluginError(
+                    f"{self.noun} {e.name!r} is registered by both {describe(old.plugin)} and "
+                    f"{describe(e.plugin)}. Pass override=True in the one that should win, or disable "
+                    f"one with ZAGENT_DISABLE_PLUGINS={e.plugin}",
+                    plugin=e.plugin,
+                ))
+        return errors
+
+    def drop(self, name: str) -> Entry:
+        """Remove one entry and return it; ``KeyError`` if there is none."""
+        with self._lock:
+            self.version += 1
+            return self._entries.pop(name)
+
+    def drop_plugin(self, plugin: str) -> None:
+        with self._lock:
+            self.version += 1
+            for name in [n for n, e in self._entries.items() if e.plugin == plugin]:
+                del self._entries[name]
+
+    def __repr__(self) -> str:
+        return f"<Registry {self.kind} ({len(self)})>"
+
+
+class Register:
+    """The ``register`` callable handed to one plugin's hook for a plugin-owned kind.
+
+    ``register(name, obj, *, override=False)`` (or whatever the kind's ``convert`` accepts);
+    the entry is collected into ``sink`` and merged with clash checks afterwards.
+    """
+
+    def __init__(self, registry: Registry, plugin: str, sink: list[tuple[str, Entry]]) -> None:
+        self.registry, self.plugin, self.sink = registry, plugin, sink
+
+    def __call__(self, *args: Any, override: bool = False, **options: Any) -> Any:
+        reg = self.registry
+        if reg.convert is not None:
+            name, obj = reg.convert(*args, **options)
+        elif options or len(args) != 2:
+            raise PluginError(f"plugin {self.plugin!r} registered a {reg.noun} badly: call register(name, obj, "
+                              f"override=False), not with {len(args)} argument(s) and {sorted(options)}",
+                              plugin=self.plugin)
+        else:
+            name, obj = args
+        if not isinstance(name, str) or not name or ":" in name:
+            raise PluginError(f"plugin {self.plugin!r} registered a {reg.noun} with invalid name {name!r}; "
+                              "use a non-empty string without ':'", plugin=self.plugin)
+        if obj is None:
+            raise PluginError(f"plugin {self.plugin!r} registered {reg.noun} {name!r} without an object",
+                              plugin=self.plugin)
+        self.sink.append((reg.kind, Entry(name, obj, self.plugin, bool(override))))
+        return obj

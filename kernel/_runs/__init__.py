@@ -1,0 +1,1 @@
+"""Runs and events: ``RunContext``, the stash, events and spans, executors, sync twins, closing, the logger."""

@@ -1,0 +1,293 @@
+"""The one place that runs a tool call: ``run_tool`` (used as ``Kernel.arun_tool``).
+
+Order: check the tool was offered to the agent (``ctx.offered_tools``, a set
+look-up; else ``blocked``) → find the tool → check it is available → validate arguments → ``zagent_before_tool_call`` rails
+(deny → ``blocked``; rewrite → validate again) → run with the tool's timeout
+→ ``zagent_after_tool_call`` rails → result. Events ``tool_start``/``tool_end``
+surround it. Nothing a tool does can crash the caller: bad arguments,
+exceptions and timeouts become ``ToolResult``s whose ``content`` tells the
+model what happened. Only cancellation (an abort) propagates.
+
+Every loop in zagent (actions, ReAct, workflows, group chat) runs tools
+through here, so rails apply everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import weakref
+from typing import TYPE_CHECKING, Any, Iterable, Optional
+
+import msgspec
+
+from ..errors import RunStopped
+from .results import ResultNotText, clean, describe, to_text
+from .tool import ArgumentsError, Tool
+from .threads import PROMOTE_TIMEOUT, InlineProbe, ToolThreadsExhausted
+from ..types import ToolCall, ToolResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .._runs.context import RunContext
+    from ..kernel import Kernel
+
+_timeout_cm = getattr(asyncio, "timeout", None)  # Python 3.11+: no extra task per call
+_probes: "weakref.WeakKeyDictionary[Tool, InlineProbe]" = weakref.WeakKeyDictionary()
+"""Where each measured sync tool runs (``inline=None``), kept for as long as the tool exists."""
+
+
+async def run_tool(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]") -> ToolResult:
+    started = time.perf_counter()
+    hooks = kernel.hooks
+    events = hooks.active("zagent_event")
+    if events:
+        await ctx.aemit("tool_start", tool=call.name, call_id=call.id)
+    call, result = await _run(kernel, call, ctx, started)
+    if hooks.active("zagent_after_tool_call"):
+        result = await hooks.after_tool(call, result, ctx)
+    if events:
+        await ctx.aemit("tool_end", tool=call.name, call_id=call.id, state=result.state,
+                       error=result.error, duration=result.duration)
+    return result
+
+
+async def run_tools(
+    kernel: "Kernel", calls: Iterable[ToolCall], ctx: "RunContext[Any]", max_concurrency: Optional[int] = None
+) -> list[ToolResult]:
+    """Run several calls concurrently (at most ``max_concurrency`` at once); results keep the calls' order.
+
+    ``max_concurrency=None`` means the kernel's ``config["max_tool_concurrency"]``,
+    and without that, no limit.
+    """
+    calls = list(calls)
+    if max_concurrency is None:
+        max_concurrency = kernel.config.get("max_tool_concurrency")
+    if max_concurrency is not None and int(max_concurrency) < 1:
+        raise ValueError(f"max_concurrency must be at least 1 (or None for no limit), got {max_concurrency!r}")
+    if len(calls) == 1:
+        return [await run_tool(kernel, calls[0], ctx)]
+    if not max_concurrency or max_concurrency >= len(calls):
+        return list(await asyncio.gather(*(run_tool(kernel, c, ctx) for c in calls)))
+    gate = asyncio.Semaphore(max_concurrency)
+
+    async def gated(c: ToolCall) -> ToolResult:
+        async with gate:
+            return await run_tool(kernel, c, ctx)
+
+    return list(await asyncio.gather(*(gated(c) for c in calls)))
+
+
+async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started: float) -> tuple[ToolCall, ToolResult]:
+    """Validate, vet and execute; return the call as it finally ran (after any rewrite) and its result."""
+    if call.refused is not None:  # past the reply's cap (agentkit.callcap)
+        return call, _failed(call, "blocked", f"the call was not run: {call.refused}", started, error=call.refused)
+    offered = ctx.offered_tools
+    if offered is not None and call.name not in offered:
+        why = not_offered(call.name, offered)
+        return call, _failed(call, "blocked", f"the call was blocked: {why}", started, error=why)
+    tool = kernel.registries["tools"].get(call.name)
+    if tool is None and kernel.pending_tools and await kernel.pending_tools.await_(call.name):
+        tool = kernel.registries["tools"].get(call.name)  # a source (an MCP server) finished connecting
+    if tool is None:
+        names = ", ".join(kernel.registries["tools"]) or "none"
+        return call, _failed(call, "error", f"unknown tool {call.name!r}; available tools: {names}", started)
+    if tool.available is not None and not tool.is_available():
+        return call, _failed(call, "error", f"tool {call.name!r} is not available right now (its availability "
+                                            "check is false); use another tool or answer without it", started)
+    try:
+        kwargs = tool.validate(call.arguments)
+    except ArgumentsError as exc:
+        return call, _failed(call, "error", str(exc), started)
+    if kernel.hooks.active("zagent_before_tool_call"):
+        plain = kwargs_for_rails(kwargs)
+        vetted, reason = await kernel.hooks.before_tool(ToolCall(id=call.id, name=call.name, arguments=plain), ctx)
+        if reason is not None:
+            return call, _failed(call, "blocked", f"the call was blocked: {reason}", started, error=reason)
+        if vetted.arguments != plain:
+            call = vetted
+            try:
+                kwargs = tool.validate(vetted.arguments)
+            except ArgumentsError as exc:
+                return call, _failed(call, "error", f"a rail rewrote the arguments into invalid ones: {exc}", started)
+    return call, await _execute(kernel, tool, call, kwargs, ctx, started)
+
+
+def with_unique_ids(calls: list[ToolCall]) -> list[ToolCall]:
+    """``calls`` where each call has its own id: a missing, empty or repeated id is replaced by a fresh one
+    (``call_<n>_<random>``), so every result is paired with its own call. The same list when all ids are fine."""
+    seen: set[str] = set()
+    out: Optional[list[ToolCall]] = None
+    for i, call in enumerate(calls):
+        if call.id and call.id not in seen:
+            seen.add(call.id)
+            if out is not None:
+                out.append(call)
+            continue
+        if out is None:
+            out = list(calls[:i])
+        fresh = _fresh_id(i, seen)
+        seen.add(fresh)
+        out.append(msgspec.structs.replace(call, id=fresh))
+    return calls if out is None else out
+
+
+def _fresh_id(index: int, taken: set[str]) -> str:
+    import secrets
+
+    while True:
+        fresh = f"call_{index}_{secrets.token_hex(4)}"
+        if fresh not in taken:
+            return fresh
+
+
+def not_offered(name: str, offered: "frozenset[str]") -> str:
+    """The reason a call of a tool the agent was not offered is blocked (the model reads it)."""
+    names = ", ".join(sorted(offered)) or "none"
+    return (f"tool {name[:200]!r} was not offered to this agent; call only the tools offered this turn "
+            f"(offered: {names})")
+
+
+def kwargs_for_rails(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Validated arguments as plain JSON-like data, the form rails read and rewrite."""
+    plain: dict[str, Any] = msgspec.to_builtins(kwargs, enc_hook=repr)
+    return plain
+
+
+async def _execute(
+    kernel: "Kernel", tool: Tool, call: ToolCall, kwargs: dict[str, Any], ctx: "RunContext[Any]", started: float
+) -> ToolResult:
+    call_ctx = None
+    if tool.ctx_param:
+        call_ctx = kwargs[tool.ctx_param] = ctx.for_call(call.id)  # carries call_id / idempotency_key
+    try:
+        value = await _invoke(kernel, tool, kwargs)
+    except (ToolStuck, InlineOverrun) as exc:
+        return _failed(call, "timeout", str(exc), started)
+    except ToolThreadsExhausted as exc:
+        return _failed(call, "error", str(exc), started)
+    except (TimeoutError, asyncio.TimeoutError):
+        return _failed(call, "timeout", f"tool {tool.name!r} did not finish within {tool.timeout:g} s", started)
+    except (asyncio.CancelledError, RunStopped):  # a called agent's usage limit ends the whole run
+        raise
+    except Exception as exc:
+        return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc)}", started)
+    except (SystemExit, KeyboardInterrupt) as exc:  # never past here: they would kill the sync API's loop
+        if isinstance(exc, KeyboardInterrupt) and _may_be_ctrl_c():
+            raise
+        return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc)}; a tool must return a value or "
+                                      "raise an Exception, never exit (reported to the model, not passed on)", started)
+    finally:
+        if call_ctx is not None and (call_ctx.usage.calls or call_ctx.usage.total_tokens):
+            ctx.add_usage(call_ctx.usage)  # e.g. a tool that asked a model with its ctx
+    try:
+        content = to_text(value)
+    except Exception as exc:  # ResultNotText, or anything a hostile value raises while rendered
+        why = str(exc) if isinstance(exc, ResultNotText) else f"rendering it raised {describe(exc)}"
+        return _failed(call, "error", f"tool {tool.name!r} returned {why}; it cannot be shown to the model. Return "
+                                      "text, numbers, lists or dicts", started)
+    return ToolResult(call_id=call.id, name=call.name, state="success", content=content,
+                      value=value, duration=time.perf_counter() - started)
+
+
+def _may_be_ctrl_c() -> bool:
+    """Whether a ``KeyboardInterrupt`` may be the user's Ctrl-C: only the main thread gets SIGINT (the sync
+    API's loop and the tool threads never do), so there it propagates; elsewhere it came from the tool."""
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
+    timeout = tool.timeout
+    if tool.is_async:
+        if timeout is None:
+            return await tool.handler(**kwargs)
+        return await _wait_for(tool.handler(**kwargs), timeout)
+    probe = None
+    if tool.inline is None:  # measured: see zagent._tools.threads.InlineProbe
+        probe = _probes.get(tool)
+        if probe is None:
+            short = timeout is not None and timeout < PROMOTE_TIMEOUT  # kept in threads: the timeout holds
+            probe = _probes[tool] = InlineProbe(tool.name, None if tool.ctx_param or short else tool.handler)
+    if tool.inline or (probe is not None and probe.inline):
+        wall = time.perf_counter()
+        if probe is None:
+            value = tool.handler(**kwargs)
+        else:
+            begun = time.thread_time()  # CPU: on a loaded machine a quick call can wait long for a core
+            try:
+                value = tool.handler(**kwargs)
+            finally:
+                probe.ran_inline(time.thread_time() - begun)
+        if timeout is not None and (wall := time.perf_counter() - wall) > timeout:  # never a late success
+            if probe is not None:
+                probe.ran_inline(float("inf"))  # back to threads for good
+            raise InlineOverrun(tool.name, timeout, wall)
+    else:
+        threads = kernel.tool_executor()
+        job = threads.start(tool.name, tool.handler, kwargs, probe)  # ToolThreadsExhausted: an error result
+        if timeout is None:
+            value = await job.future
+        else:
+            try:
+                if _timeout_cm is not None:  # no extra task per call (wait_for makes one before 3.12)
+                    async with _timeout_cm(timeout):
+                        value = await job.future
+                else:
+                    value = await asyncio.wait_for(job.future, timeout)
+            except (TimeoutError, asyncio.TimeoutError):
+                if threads.abandon(job):
+                    raise ToolStuck(tool.name, timeout) from None
+                raise
+    if hasattr(value, "__await__"):  # a sync callable that returned a coroutine
+        value = await (_wait_for(value, timeout) if timeout is not None else value)
+    return value
+
+
+class _Exited(Exception):
+    """Carries a tool's ``SystemExit``/``KeyboardInterrupt`` out of the task ``wait_for`` makes before 3.11."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+async def _contained(awaitable: Any) -> Any:
+    try:
+        return await awaitable
+    except (SystemExit, KeyboardInterrupt) as exc:  # inside a Task they would also stop the event loop
+        raise _Exited(exc) from None
+
+
+async def _wait_for(awaitable: Any, timeout: float) -> Any:
+    """``await`` with a timeout: ``asyncio.timeout`` where there is one; else ``wait_for``, whose task must not
+    see a tool's exit (a Task re-raises ``SystemExit`` out of the loop, which kills the sync API's loop thread)."""
+    if _timeout_cm is not None:
+        async with _timeout_cm(timeout):
+            return await awaitable
+    try:
+        return await asyncio.wait_for(_contained(awaitable), timeout)
+    except _Exited as wrapped:
+        raise wrapped.exc from None
+
+
+class ToolStuck(TimeoutError):
+    """A sync tool ran past its timeout and its thread was left to finish on its own."""
+
+    def __init__(self, name: str, timeout: float) -> None:
+        super().__init__(f"tool {name!r} did not finish within {timeout:g} s (it keeps running in the background: "
+                         "Python cannot stop a thread; a fresh thread serves the next calls)")
+
+
+class InlineOverrun(TimeoutError):
+    """A sync tool running on the event loop returned after its timeout: its value is dropped."""
+
+    def __init__(self, name: str, timeout: float, seconds: float) -> None:
+        super().__init__(f"tool {name!r} did not finish within {timeout:g} s (it ran {seconds:.1f} s on the event "
+                         "loop and its result was dropped; it runs in the kernel's tool threads from now on)")
+
+
+def _failed(call: ToolCall, state: str, message: str, started: float, *, error: Optional[str] = None) -> ToolResult:
+    message = clean(message)  # a tool's exception text may hold lone surrogates
+    return ToolResult(call_id=call.id, name=call.name, state=state,  # type: ignore[arg-type]
+                      content=f"Error: {message}", error=clean(error) if error else message,
+                      duration=time.perf_counter() - started)

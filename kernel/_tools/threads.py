@@ -1,0 +1,365 @@
+"""``ToolThreads``: the worker threads sync tools run in, able to give up on a stuck call.
+
+Python cannot stop a thread. When a sync tool runs past its timeout, the caller
+gets a ``timeout`` result, but the thread stays busy until the tool returns,
+maybe never. A ``concurrent.futures.ThreadPoolExecutor`` then has one worker
+fewer for good: after a few hung calls, healthy calls queue behind them and time
+out without having started. Its workers are also joined when the interpreter
+exits, so one hung tool keeps the process from ending.
+
+``ToolThreads`` fixes both:
+
+* ``abandon(job)`` (called on timeout) stops counting that worker: the next
+  call may start a fresh thread in its place. When the stuck call returns at
+  last, its thread exits instead of rejoining the pool, so no more than
+  ``max_workers`` threads ever serve calls.
+* Abandoned threads are capped, per tool (``max_abandoned_per_tool``) and in
+  all (``max_abandoned``): a tool with that many calls still stuck, or any tool
+  once the pool holds that many, is refused (``ToolThreadsExhausted``) until some
+  come back, so a tool that always hangs cannot pile up threads and memory.
+* Workers are daemon threads: a stuck tool does not hold the process open.
+* Workers block SIGINT, so Ctrl-C reaches the main thread (see ``zagent._runs.sync``).
+* A tool started with ``start`` runs in a copy of its caller's context variables, as on the loop
+  (``asyncio.to_thread`` does the same): what a run set for its task holds in its tools wherever they run.
+
+Sync tools registered without ``inline=`` are measured (``InlineProbe``): a thread
+hop costs 40-100 us of CPU (two thread wake-ups and a loop wake-up), as much as
+the rest of zagent's work for a tool call, and most tools models call are tiny
+pure functions. Only a plain function that can call nothing but a few builtins
+and the methods of builtin values (``may_run_inline``: no globals, no closures,
+no other attributes; e.g. ``return a + b``, ``return len(text.split())``) is
+measured at all: one that reaches anything else (a lock, a socket, a helper of
+its module) may block on some call however quick the others were, so it always
+runs in threads. A measured tool runs in threads, timed there, until ``PROBES`` calls have
+returned within ``FAST`` seconds (wall and CPU); later calls run on the event
+loop. A call using more CPU than that keeps the tool in threads for good (the
+hop is cheap next to it); a call that waited (I/O) just does not count.
+A call on the loop that uses more than ``SLOW`` of CPU sends the tool back to the
+threads for good (with a warning naming it), so a tool that turns heavy stalls the
+loop at most once. (CPU, not wall time: only pure functions run there, so they
+cannot block on I/O, and on a machine with more runnable threads than cores a
+quick call can wait milliseconds for a core, which must not demote it.) ``inline=False`` keeps a tool in threads always (a tool that
+may block on I/O, or must have its timeout enforced on every call).
+
+``start(key, fn, kwargs)`` is the kernel's path: it returns a job whose
+``future`` is an asyncio future, resolved by one ``call_soon_threadsafe`` from
+the worker (no ``concurrent.futures.Future`` and ``wrap_future`` callback chain:
+about half the CPU per call). ``submit`` keeps the ``Executor`` interface
+(``loop.run_in_executor``). Threads start on demand and are reused while idle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextvars
+import inspect
+import logging
+import queue
+import threading
+import time
+from concurrent.futures import Executor, Future
+from typing import Any, Callable, Optional
+
+from .._runs.sync import leave_signals_to_main_thread
+
+_PENDING, _RUNNING, _DONE, _CANCELLED = 0, 1, 2, 3
+PROBES = 8
+"""Calls of a measured tool timed in a thread before it may run on the loop."""
+FAST = 100e-6
+"""A measured tool runs on the loop once ``PROBES`` of its calls took at most this, wall and CPU (seconds)."""
+SLOW = 2e-3
+"""A call on the loop using more CPU than this sends the tool back to the threads for good (seconds)."""
+PROMOTE_TIMEOUT = 60.0
+"""A tool whose timeout is shorter than this (seconds; the default is 60) is never measured for the loop: in
+threads its timeout holds on every call (on the loop no timeout can interrupt a call)."""
+_log = logging.getLogger("zagent._tools.tool")
+
+
+_SAFE_CALLS = frozenset({
+    "abs", "all", "any", "bin", "bool", "chr", "dict", "divmod", "enumerate", "filter", "float", "format",
+    "frozenset", "hash", "hex", "int", "isinstance", "issubclass", "len", "list", "map", "max", "min", "oct",
+    "ord", "pow", "range", "repr", "reversed", "round", "set", "slice", "sorted", "str", "sum", "tuple", "zip"})
+_SAFE_ATTRIBUTES = frozenset(name for kind in (str, bytes, list, dict, set, frozenset, tuple, int, float, bool)
+                             for name in dir(kind) if not name.startswith("_"))
+
+
+def may_run_inline(fn: object) -> bool:
+    """Whether ``fn`` is a plain function that can only call safe builtins and builtin values' methods.
+
+    Its code (and that of functions defined inside it) may name only those builtins (not shadowed by
+    its module), builtin exceptions and attributes of builtin types; it has no closure variables, so
+    everything else it touches came in as a (validated, JSON-like) argument."""
+    if not inspect.isfunction(fn) or fn.__closure__:
+        return False
+    module_globals = fn.__globals__
+    codes = [fn.__code__]
+    while codes:
+        code = codes.pop()
+        if code.co_freevars:
+            return False
+        for name in code.co_names:
+            if name in _SAFE_ATTRIBUTES and name not in module_globals:
+                continue
+            if name in module_globals or not hasattr(builtins, name):
+                return False
+            value = getattr(builtins, name)
+            if name not in _SAFE_CALLS and not (isinstance(value, type) and issubclass(value, BaseException)):
+                return False
+        codes.extend(c for c in code.co_consts if inspect.iscode(c))
+    return True
+
+
+class InlineProbe:
+    """Where a measured tool (``inline=None``) runs: threads while probed, then the loop, or threads for good."""
+
+    __slots__ = ("name", "fast", "inline", "settled")
+
+    def __init__(self, name: str, fn: object = None) -> None:
+        self.name = name
+        self.fast = 0  # probe calls that returned within FAST
+        self.inline = False
+        self.settled = not may_run_inline(fn)  # True once (or from the start) in threads for good
+
+    def timed(self, wall: float, cpu: float) -> None:
+        """A probe call (in a thread) took ``wall`` seconds, ``cpu`` of them on the CPU. Called from worker
+        threads: the worst a race does is count one call more or less.
+
+        A call that used more than ``FAST`` of CPU settles the tool in threads (the hop is cheap next to
+        it). A quick call counts only when its wall time was quick too: one that waited (on I/O, or on
+        the GIL on a busy machine) neither counts nor settles, so a tool that blocks is never promoted."""
+        if self.settled or self.inline:
+            return
+        if cpu > FAST:
+            self.settled = True
+        elif wall <= FAST:
+            self.fast += 1
+            self.inline = self.fast >= PROBES
+
+    def ran_inline(self, seconds: float) -> None:
+        """A call on the loop used ``seconds`` of CPU; past ``SLOW`` the tool goes back to threads for good."""
+        if seconds > SLOW and self.inline:
+            self.inline, self.settled = False, True
+            _log.warning("tool %r took %.1f ms of CPU on the event loop (its first %d calls were quick), so it runs in "
+                         "the kernel's tool threads from now on; register it with inline=False if it can block",
+                         self.name, seconds * 1e3, PROBES)
+
+
+class ToolThreadsExhausted(RuntimeError):
+    """Too many calls of a tool (or of all tools) are still running after their timeout: refused for now."""
+
+
+class _Call(Future):  # type: ignore[type-arg]
+    """A call made through ``submit``: a concurrent future."""
+
+    key: Any = None
+    abandoned = False
+
+    def begin(self) -> bool:
+        return self.set_running_or_notify_cancel()
+
+    def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+            self.set_exception(exc)
+        else:
+            self.set_result(result)
+
+
+class Job:
+    """A call made through ``start``: ``future`` is an asyncio future of the loop that started it."""
+
+    __slots__ = ("future", "key", "abandoned", "state", "probe", "_loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, key: Any, probe: Optional[InlineProbe] = None) -> None:
+        self._loop = loop
+        self.future: "asyncio.Future[Any]" = loop.create_future()
+        self.key = key
+        self.abandoned = False
+        self.state = _PENDING  # changed under the pool's lock
+        self.probe = probe
+
+    def begin(self) -> bool:
+        return self.state == _RUNNING
+
+    def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        started, cpu = time.perf_counter(), time.thread_time()
+        how: Callable[["asyncio.Future[Any]", Any], None]
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+            how, value = _set_exception, exc
+        else:
+            how, value = _set_result, result
+        if self.probe is not None:  # before the caller hears back, so its next call sees this timing
+            self.probe.timed(time.perf_counter() - started, time.thread_time() - cpu)
+        self._deliver(how, value)
+
+    def _deliver(self, how: Callable[..., None], value: Any) -> None:
+        try:
+            self._loop.call_soon_threadsafe(how, self.future, value)
+        except RuntimeError:  # the loop was closed meanwhile: nobody is waiting
+            pass
+
+
+def _set_result(future: "asyncio.Future[Any]", value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _set_exception(future: "asyncio.Future[Any]", exc: Any) -> None:
+    if not future.done():
+        future.set_exception(exc)
+
+
+class ToolThreads(Executor):
+    """A thread pool whose stuck calls can be abandoned, up to a cap (see the module docstring)."""
+
+    def __init__(self, max_workers: int = 16, thread_name_prefix: str = "zagent-tool", *,
+                 max_abandoned: int = 64, max_abandoned_per_tool: int = 8) -> None:
+        for name, value in (("max_workers", max_workers), ("max_abandoned", max_abandoned),
+                            ("max_abandoned_per_tool", max_abandoned_per_tool)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer of at least 1, got {value!r}")
+        self.max_workers = max_workers
+        self.max_abandoned = max_abandoned
+        self.max_abandoned_per_tool = max_abandoned_per_tool
+        self._prefix = thread_name_prefix
+        self._queue: "queue.SimpleQueue[Optional[tuple[Any, Callable[..., Any], tuple[Any, ...], dict[str, Any]]]]" = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self._serving = 0  # threads counted against max_workers (abandoned ones are not)
+        self._started = 0
+        self._abandoned: dict[Any, int] = {}  # key -> calls abandoned and still running
+        self._abandoned_total = 0
+        self._shutdown = False
+
+    @property
+    def serving(self) -> int:
+        """Threads currently counted against ``max_workers`` (idle or busy, not abandoned)."""
+        return self._serving
+
+    @property
+    def abandoned(self) -> int:
+        """Calls given up on that are still running (each holds a thread)."""
+        return self._abandoned_total
+
+    def start(self, key: Any, fn: Callable[..., Any], kwargs: dict[str, Any],
+              probe: Optional[InlineProbe] = None) -> Job:
+        """Run ``fn(**kwargs)`` in a worker for the running event loop; ``key`` names the tool for the caps,
+        ``probe`` (if given) is told how long the call took.
+
+        Raises ``ToolThreadsExhausted`` when ``key`` (or the pool) is at its cap of abandoned calls."""
+        job = Job(asyncio.get_running_loop(), key, probe)
+        self._put(job, contextvars.copy_context().run, (fn,), kwargs)
+        return job
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:  # type: ignore[type-arg]
+        call = _Call()
+        self._put(call, fn, args, kwargs)
+        return call
+
+    def _put(self, job: Any, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        with self._lock:
+            if self._shutdown:
+                raise RuntimeError("the kernel's tool threads are shut down (the kernel was closed)")
+            if job.key is not None:
+                self._check_cap(job.key)
+            self._queue.put((job, fn, args, kwargs))
+            if not self._idle.acquire(blocking=False) and self._serving < self.max_workers:
+                self._serving += 1
+                self._started += 1
+                threading.Thread(target=self._work, name=f"{self._prefix}_{self._started}", daemon=True).start()
+
+    def _check_cap(self, key: Any) -> None:
+        stuck = self._abandoned.get(key, 0)
+        if stuck >= self.max_abandoned_per_tool:
+            raise ToolThreadsExhausted(
+                f"tool {key!r} is refused: {stuck} of its calls ran past their timeout and are still running "
+                f"(at most {self.max_abandoned_per_tool} per tool); it runs again once they return. Fix the tool "
+                "so it returns, give it a longer timeout, or raise Kernel config 'tool_threads_abandoned_per_tool'")
+        if self._abandoned_total >= self.max_abandoned:
+            raise ToolThreadsExhausted(
+                f"tool {key!r} is refused: {self._abandoned_total} sync tool calls ran past their timeout and are "
+                f"still running (at most {self.max_abandoned} in all); sync tools run again once some return. "
+                "Fix the hanging tools or raise Kernel config 'tool_threads_abandoned'")
+
+    def abandon(self, job: Any) -> bool:
+        """Give up on a call that is still running: its thread stops counting and leaves when the call returns.
+
+        A call still queued is cancelled instead. Returns whether a thread was abandoned."""
+        with self._lock:
+            if isinstance(job, Job):
+                if job.state == _PENDING:
+                    job.state = _CANCELLED
+                    return False
+                if job.state != _RUNNING or job.abandoned:
+                    return False
+            elif not isinstance(job, _Call) or job.cancel() or job.done() or job.abandoned:
+                return False
+            job.abandoned = True
+            self._serving -= 1
+            self._abandoned_total += 1
+            if job.key is not None:
+                self._abandoned[job.key] = self._abandoned.get(job.key, 0) + 1
+            return True
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._lock:
+            self._shutdown = True
+            serving = self._serving
+        if cancel_futures:
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not None:
+                    self._cancel(item[0])
+        for _ in range(serving):
+            self._queue.put(None)  # one stop signal per serving thread; they exit after the work before it
+        # ``wait`` is accepted for the Executor interface; the threads are daemons and are not joined,
+        # since a stuck tool would make the join wait forever.
+
+    def _cancel(self, job: Any) -> None:
+        if isinstance(job, Job):
+            with self._lock:
+                if job.state == _PENDING:
+                    job.state = _CANCELLED
+            job.future.get_loop().call_soon_threadsafe(job.future.cancel)
+        else:
+            job.cancel()
+
+    def _work(self) -> None:
+        leave_signals_to_main_thread()
+        lock = self._lock
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            job, fn, args, kwargs = item
+            del item
+            if type(job) is Job:
+                with lock:
+                    runs = job.state == _PENDING
+                    if runs:
+                        job.state = _RUNNING
+            else:
+                runs = job.begin()
+            if runs:
+                job.run(fn, args, kwargs)
+            with lock:
+                if type(job) is Job:
+                    job.state = _DONE
+                if job.abandoned:  # a fresh thread took this one's place meanwhile
+                    self._abandoned_total -= 1
+                    if job.key is not None:
+                        left = self._abandoned[job.key] - 1
+                        if left:
+                            self._abandoned[job.key] = left
+                        else:
+                            del self._abandoned[job.key]
+                    return
+            del job, fn, args, kwargs
+            self._idle.release()

@@ -1,0 +1,1 @@
+"""Trust and limits: secrets, bounds on nested data, the ``module:attr`` resolver and the checks of spec values."""

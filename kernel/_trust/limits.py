@@ -1,0 +1,215 @@
+"""Bounds on the nested data users and models feed in: depth, size and valid text.
+
+Spec files, agent inputs and tool-call arguments are hostile input. Python and
+msgspec recurse on nested data, so a value nested 50,000 deep (``[[[...]]]``)
+ends in ``RecursionError`` far from where it came in; a lone surrogate
+(``"\\ud800"``, valid in a Python ``str`` but not in UTF-8) ends in
+``UnicodeEncodeError`` the first time the text is encoded; a YAML file of
+aliases can name a billion values in a few lines. ``data_problem`` finds the
+first such problem with an iterative walk (no recursion, stops at
+``max_items``) and names where it is; callers turn it into their own typed
+error (``check_data``: a ``ConfigError``; the tool runner: an error result the
+model reads). ``json_depth`` measures the nesting of JSON text without decoding it.
+
+Limits: ``MAX_DEPTH`` levels of lists/dicts (far beyond any real schema or
+spec), ``MAX_ITEMS`` values in one piece of data, ``MAX_SPEC_BYTES`` (16 MiB)
+per spec file (read no further than that).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from ..errors import ConfigError
+
+MAX_DEPTH = 100
+MAX_ITEMS = 1_000_000
+MAX_SPEC_BYTES = 16 * 2**20
+
+_surrogate: Optional["re.Pattern[str]"] = None  # compiled on first use (about 1 ms: keep import light)
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+
+
+def data_problem(value: Any, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS) -> Optional[str]:
+    """The first problem of ``value`` as ``"at <where>: <what>"`` (``where`` like ``a.b[3]``), or ``None``:
+    nested deeper than ``max_depth``, more than ``max_items`` values, a lone surrogate in a text or key."""
+    if isinstance(value, str):
+        return _text_problem(value, None)
+    if not isinstance(value, _CONTAINERS):
+        return None
+    if type(value) is dict and len(value) <= max_items and _flat_and_plain(value):
+        return None  # the common tool-call arguments: a few ASCII keys with ASCII or non-text values
+    # Only containers go on the stack; a path is a linked (parent, key) pair, built in O(1) per container.
+    stack: list[tuple[Any, int, Any]] = [(value, 1, None)]
+    seen = 0
+    while stack:
+        item, depth, path = stack.pop()
+        if depth > max_depth:
+            return f"{_where(path)}nested deeper than {max_depth} levels"
+        pairs = item.items() if isinstance(item, dict) else enumerate(item)
+        for key, child in pairs:
+            seen += 1
+            if seen > max_items:
+                return f"{_where(path)}more than {max_items:,} values in one piece of data"
+            if isinstance(key, str) and not key.isascii():
+                problem = _text_problem(key, (path, key), "key")
+                if problem:
+                    return problem
+            if isinstance(child, str):
+                if not child.isascii():
+                    problem = _text_problem(child, (path, key))
+                    if problem:
+                        return problem
+            elif isinstance(child, _CONTAINERS):
+                stack.append((child, depth + 1, (path, key)))
+    return None
+
+
+def _flat_and_plain(value: dict[Any, Any]) -> bool:
+    """Whether ``value`` holds only ASCII-text keys and values that are ASCII text, numbers, booleans or None."""
+    for key, child in value.items():
+        if type(key) is not str or not key.isascii():
+            return False
+        kind = type(child)
+        if kind is str:
+            if not child.isascii():
+                return False
+        elif kind is not int and kind is not float and kind is not bool and child is not None:
+            return False
+    return True
+
+
+def check_data(value: Any, where: str, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS) -> None:
+    """``ConfigError`` naming ``where`` (e.g. ``"input 'question'"``) and the spot, if ``value`` has a
+    problem (see ``data_problem``)."""
+    problem = data_problem(value, max_depth=max_depth, max_items=max_items)
+    if problem is not None:
+        raise ConfigError(f"{where}: {problem}")
+
+
+def check_inputs(inputs: dict[str, Any], what: str = "input") -> None:
+    """``check_data`` for each named input (``ConfigError`` naming the input and the spot)."""
+    if not isinstance(inputs, dict):
+        raise ConfigError(f"{what}s must be a mapping of names to values, got {type(inputs).__name__}")
+    for name, value in inputs.items():
+        if isinstance(name, str) and not name.isascii():
+            problem = _text_problem(name, None, "the name")
+            if problem:
+                raise ConfigError(f"{what} {name!r}: {problem}")
+        if isinstance(value, str) and value.isascii():
+            continue  # the common case: nothing to check
+        check_data(value, f"{what} {name!r}")
+
+
+def check_text(value: Any, what: str) -> None:
+    """``ConfigError`` unless ``value`` is a ``str`` of valid Unicode (a chat message, a task)."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{what} must be text (str), got {type(value).__name__}")
+    problem = _text_problem(value, None)
+    if problem:
+        raise ConfigError(f"{what}: {problem}")
+
+
+def json_depth(text: str, stop: int = MAX_DEPTH + 1) -> int:
+    """The deepest nesting of ``[``/``{`` in JSON ``text`` (outside strings), counted up to ``stop``."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest >= stop:
+                    return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _text_problem(text: str, path: Any, what: str = "text") -> Optional[str]:
+    global _surrogate
+    if text.isascii():
+        return None
+    if _surrogate is None:
+        _surrogate = re.compile("[\ud800-\udfff]")
+    found = _surrogate.search(text)
+    if found is None:
+        return None
+    return (f"{_where(path)}{what} holds a lone surrogate {found.group()!r} at index {found.start()}, which is "
+            "not valid Unicode; fix the text where it came from (e.g. decode bytes with errors='replace')")
+
+
+def _where(path: Any, limit: int = 6) -> str:
+    """``at a.b[3]: `` for a linked path ``(parent, key)`` (long ones shortened to their first steps)."""
+    keys: list[Any] = []
+    while path is not None:
+        path, key = path
+        keys.append(key)
+    if not keys:
+        return ""
+    keys.reverse()
+    shown = "".join(_step(k) for k in keys[:limit]).lstrip(".")
+    if len(keys) > limit:
+        shown += f"... ({len(keys)} levels)"
+    return f"at {shown}: "
+
+
+def _step(key: Any) -> str:
+    if isinstance(key, str) and key.isascii() and key.isidentifier():
+        return f".{key}"
+    return f"[{key!r}]" if isinstance(key, str) else f"[{key}]"
+
+
+def bounded_arguments(arguments: Any) -> Any:
+    """Tool-call ``arguments`` as a loop may keep them: a dict nested past ``MAX_DEPTH`` becomes its JSON
+    text (the kernel's convention for arguments that are not a usable object), so encoding the
+    conversation, checkpoints and events never recurses that deep; the tool runner then tells the model."""
+    if not isinstance(arguments, dict) or data_problem(arguments, max_items=MAX_ITEMS) is None:
+        return arguments
+    import json
+
+    import msgspec
+
+    try:
+        return msgspec.json.encode(arguments).decode()
+    except (RecursionError, msgspec.EncodeError, UnicodeEncodeError):
+        pass
+    try:  # lone surrogates: the standard library writes them as \uXXXX escapes
+        return json.dumps(arguments, ensure_ascii=True, default=repr)
+    except (RecursionError, ValueError):
+        return "[" * (MAX_DEPTH + 1)  # too deep even to re-encode: still reported as too deep
+
+
+def bound_calls(calls: Any) -> None:
+    """``bounded_arguments`` for each ``ToolCall`` of ``calls``, in place."""
+    for call in calls:
+        if isinstance(call.arguments, dict) and call.arguments:
+            bounded = bounded_arguments(call.arguments)
+            if bounded is not call.arguments:
+                call.arguments = bounded
+
+
+#: The largest token or call count a reply may report (``check_usage``); anything past it, or below 0, is
+#: not a count (a 401-digit ``prompt_tokens`` cannot even be stored as an SQLite integer).
+MAX_USAGE = 10**12
+
+
+def usage_problem(usage: Any) -> Optional[str]:
+    """What is wrong with a reply's ``Usage`` (``None``: every count is a whole number in 0..``MAX_USAGE``)."""
+    for name in ("input_tokens", "output_tokens", "calls"):
+        value = getattr(usage, name)
+        if type(value) is not int or not 0 <= value <= MAX_USAGE:
+            shown = f"a {len(str(abs(value)))}-digit number" if type(value) is int and abs(value) > MAX_USAGE \
+                else repr(value)[:40]
+            return f"{name} is {shown}, not a count between 0 and {MAX_USAGE:,}"
+    return None

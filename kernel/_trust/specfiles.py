@@ -1,0 +1,113 @@
+"""Spec files (agents, workflows, group chats, skills): reading them, and converting them into Structs.
+
+``load_spec_file`` reads ``.json`` or ``.yaml``/``.yml`` (YAML needs ``zagent[yaml]``);
+``convert_spec`` turns a mapping into the Struct of its kind. Both check size,
+nesting and text first (``zagent._trust.limits``) and report every problem as a
+``ConfigError`` naming the file or spec (syntax errors with line and column).
+A spec file is data: nothing here imports or runs what it names (``zagent._trust.imports``).
+Also reachable as ``zagent.kernel.load_spec_file`` / ``convert_spec`` (their old path).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, TypeVar, Union
+
+from ..errors import ConfigError
+
+S = TypeVar("S")
+
+
+def convert_spec(data: Any, struct: "type[S]", what: str) -> S:
+    """``data`` (a mapping, e.g. from ``load_spec_file``) as the Struct ``struct``; anything else, or a
+    field of the wrong type, is a ``ConfigError`` naming ``what`` and the spec's name."""
+    import msgspec
+
+    from .limits import data_problem
+
+    if not isinstance(data, dict):
+        raise ConfigError(f"a {what} must be a mapping, got {type(data).__name__}")
+    problem = data_problem(data)  # nesting, size, text that is not Unicode: before anything recurses on it
+    if problem is not None:
+        raise ConfigError(f"invalid {what} {_short_repr(data.get('name', '?'))}: {problem}")
+    try:
+        return msgspec.convert(data, struct)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"invalid {what} {data.get('name', '?')!r}: {exc}") from None
+
+
+def load_spec_file(path: "Union[str, os.PathLike[str]]") -> dict[str, Any]:
+    """Read an agent/workflow spec from ``.json`` or ``.yaml``/``.yml`` (YAML needs ``zagent[yaml]``).
+
+    Every problem is a ``ConfigError`` naming the file: not a path, unreadable, a syntax error (with
+    line and column), nesting or size past ``zagent._trust.limits``, text that is not valid Unicode."""
+
+    from .limits import MAX_DEPTH, MAX_SPEC_BYTES, data_problem
+
+    if not isinstance(path, (str, os.PathLike)):
+        raise ConfigError(f"expected a spec (a dict) or the path of a .json/.yaml spec file, got "
+                          f"{type(path).__name__} {_short_repr(path)}")
+    p = os.fspath(path)
+    if isinstance(p, bytes) or "\x00" in p:
+        raise ConfigError(f"spec file path {_short_repr(p)} is not a usable path (bytes or a NUL character)")
+    try:
+        with open(p, "rb") as f:
+            raw = f.read(MAX_SPEC_BYTES + 1)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read spec file {p!r}: {exc}") from None
+    if len(raw) > MAX_SPEC_BYTES:
+        raise ConfigError(f"{p} is larger than {MAX_SPEC_BYTES // 2**20} MiB; a spec file that big is not a "
+                          "spec (keep data in files the agent's tools read)")
+    try:
+        data = _load_yaml(p, raw) if p.endswith((".yaml", ".yml")) else _load_json(p, raw)
+    except RecursionError:
+        raise ConfigError(f"{p}: nested deeper than Python can read (a spec needs at most {MAX_DEPTH} "
+                          "levels of lists and mappings)") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{p} must hold an object (a mapping), got {type(data).__name__}")
+    problem = data_problem(data)
+    if problem is not None:
+        raise ConfigError(f"{p}: {problem}")
+    return data
+
+
+def _load_json(p: str, raw: bytes) -> Any:
+    import msgspec
+
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise ConfigError(f"{p}{_json_position(raw, str(exc))}: not valid JSON: {exc}") from None
+
+
+def _load_yaml(p: str, raw: bytes) -> Any:
+    try:
+        import yaml  # type: ignore[import-untyped]
+    except ImportError:
+        raise ConfigError(f"{p} is YAML; install the extra: pip install 'zagent[yaml]'") from None
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context = getattr(exc, "context", None)
+        raise ConfigError(f"{p}{where}: not valid YAML: {problem}" + (f" ({context})" if context else "")) from None
+
+
+def _json_position(raw: bytes, message: str) -> str:
+    """``:line:column`` of msgspec's ``(byte N)`` in a decode error, or ``""``."""
+    import re
+
+    found = re.search(r"\(byte (\d+)\)", message)
+    if found is None:
+        return ""
+    offset = min(int(found.group(1)), len(raw))
+    line = raw.count(b"\n", 0, offset) + 1
+    column = offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
+    return f":{line}:{column}"
+
+
+def _short_repr(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,138 @@
+"""The one check for the *path* class of spec values: a file a spec names stays in the spec's folder.
+
+A spec file is data. A value in it that names a file for zagent to write or
+read -- ``trajectory_path``, ``checkpoints``, ``long_term_memory.path``, and a
+provider's path options (``record:``/``replay:`` ``path``, or any option a
+provider declares, or any option named ``path``/``*_path``/``*_file``/``*_dir``)
+-- is accepted from an untrusted spec only if
+
+* it ends in one of the suffixes the key allows (``.jsonl``, ``.db``...), and
+* its real location (symlinks resolved) is inside the spec file's folder or a
+  folder the app configured: ``Kernel(config={"spec_paths": ["/srv/agent-data"]})``.
+
+Anything else is a ``ConfigError`` naming the key, the path and the ways out.
+Trusted specs (``trust=True``, ``--trust``) and Python code (``k.llm(..., path=...)``)
+name paths as they like. Opening the file later goes through
+``zagent.agentkit.privatefiles`` (no symlink of another user is followed; 0600 files).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Sequence
+
+from ..errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kernel import Kernel
+
+__all__ = ["PATH_OPTION_SUFFIXES", "check_option_paths", "check_spec_path", "current_spec_file", "options_untrusted",
+           "path_options", "spec_file", "untrusted_options"]
+
+_folders: "contextvars.ContextVar[tuple[str, ...]]" = contextvars.ContextVar("zagent_spec_folders", default=())
+_file: "contextvars.ContextVar[Optional[str]]" = contextvars.ContextVar("zagent_spec_file", default=None)
+_untrusted: "contextvars.ContextVar[bool]" = contextvars.ContextVar("zagent_untrusted_options", default=False)
+
+#: option names that are paths whatever the provider declares (a future wrapper that forgets to declare)
+PATH_OPTION_SUFFIXES = ("_path", "_file", "_dir", "_folder", "_db")
+
+HOW_TO_PLACE = ("keep the file in the spec's folder, list its folder in Kernel(config={'spec_paths': [...]}), set "
+                "the path in code or on the command line, or trust the spec (k.agent(spec, trust=True); "
+                "zagent ... --trust)")
+
+
+@contextlib.contextmanager
+def spec_file(path: "Optional[str | os.PathLike[str]]") -> Iterator[None]:
+    """Specs built inside the block come from the file ``path``: the paths they name may lie in its folder,
+    and ``current_spec_file()`` is its real path (its identity, e.g. for its memory namespace)."""
+    if path is None:
+        yield
+        return
+    from .imports import dubious_folder
+
+    real = os.path.realpath(os.fspath(path))
+    folder = os.path.dirname(real)  # not one other users can write: they could plant links and files there
+    token = _folders.set(_folders.get() + ((folder,) if dubious_folder(folder) is None else ()))
+    file_token = _file.set(real)
+    try:
+        yield
+    finally:
+        _file.reset(file_token)
+        _folders.reset(token)
+
+
+def current_spec_file() -> Optional[str]:
+    """The real path of the spec file being built (``None`` for a spec given as a dict)."""
+    return _file.get()
+
+
+def allowed_folders(kernel: Optional["Kernel"]) -> tuple[str, ...]:
+    """Where an untrusted spec may name files: the app's ``spec_paths``, the spec's folder, the CLI's trusted folders."""
+    from .imports import current_trust
+
+    configured: Any = (kernel.config.get("spec_paths") or ()) if kernel is not None else ()
+    if isinstance(configured, (str, os.PathLike)):
+        configured = [configured]
+    folders = [os.path.realpath(os.path.expanduser(os.fspath(f))) for f in configured]
+    return tuple(dict.fromkeys(folders + list(_folders.get()) + list(current_trust().folders)))
+
+
+def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
+                    kernel: Optional["Kernel"] = None) -> None:
+    """Refuse a path an untrusted spec names unless it ends in ``suffixes`` (when given) and its real
+    location is inside ``allowed_folders(kernel)``. No-op for ``None``, ``":memory:"`` and trusted specs."""
+    from .imports import current_trust
+
+    if value is None or value == ":memory:" or current_trust().everything:
+        return
+    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if text is None or isinstance(text, bytes):
+        raise ConfigError(f"{key} must be a path, got {type(value).__name__}")
+    if "\x00" in text or (suffixes and not text.lower().endswith(tuple(suffixes))):
+        raise ConfigError(f"{key} {text!r} in the spec is refused: a spec file may only name a file ending in "
+                          f"{' or '.join(suffixes)} for zagent to write. Rename it, set the path in code or on the "
+                          "command line, or trust the spec (k.agent(spec, trust=True); zagent ... --trust)")
+    folders = allowed_folders(kernel)
+    real = os.path.realpath(text)  # symlinks resolved: a link out of the folder is out
+    if not any(real == f or real.startswith(f.rstrip(os.sep) + os.sep) for f in folders):
+        where = f"inside {', '.join(folders)}" if folders else "(the spec has no folder and the app listed none)"
+        raise ConfigError(f"{key} {text!r} in the spec is refused: it points to {real!r}, outside the folders a "
+                          f"spec may name files in {where}; {HOW_TO_PLACE}")
+
+
+def path_options(factory: Any, options: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The options of a provider call that are paths, with the suffixes each allows: those the factory
+    declares (``factory.zagent_path_options = {"path": (".jsonl",)}``) and any named like a path."""
+    declared: Mapping[str, Sequence[str]] = getattr(factory, "zagent_path_options", None) or {}
+    found = {k: tuple(v) for k, v in declared.items() if options.get(k) is not None}
+    for k, v in options.items():
+        if k not in found and v is not None and isinstance(k, str) and (k == "path" or k.endswith(PATH_OPTION_SUFFIXES)):
+            found[k] = ()
+    return found
+
+
+@contextlib.contextmanager
+def untrusted_options() -> Iterator[None]:
+    """LLM options made inside the block come from an untrusted spec (``spec_options`` sets it)."""
+    token = _untrusted.set(True)
+    try:
+        yield
+    finally:
+        _untrusted.reset(token)
+
+
+def options_untrusted() -> bool:
+    """Are the LLM options being built an untrusted spec's? (one context-variable read)"""
+    return _untrusted.get()
+
+
+def check_option_paths(factory: Optional[Callable[..., Any]], spec: str, options: Mapping[str, Any],
+                       kernel: Optional["Kernel"]) -> None:
+    """``check_spec_path`` for every path option of ``spec`` (``record:...``) built from an untrusted spec's
+    ``llm_config`` (no-op otherwise: Python code naming a path is the app's own)."""
+    if not _untrusted.get():
+        return
+    for key, suffixes in path_options(factory, options).items():
+        check_spec_path(options[key], f"llm_config {key!r} of {spec!r}", suffixes, kernel=kernel)

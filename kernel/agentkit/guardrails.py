@@ -1,0 +1,62 @@
+"""The one dispatch point of input and output guardrails (``zagent_check_input`` / ``zagent_check_output``).
+
+``check`` runs the agent's own guardrails (callables its spec named) and then the kernel's hook
+implementations; the first to answer with a reason stops the run with ``GuardrailTripped``. An agent can add
+guardrails, never remove the kernel's (they always run). Agent loops call it only when some exist.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+
+from ..errors import GuardrailTripped, RunStopped
+from .._hooks.rails import Deny
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .._runs.context import RunContext
+
+__all__ = ["check", "wanted"]
+
+_HOOKS = {"input": "zagent_check_input", "output": "zagent_check_output"}
+
+
+def wanted(ctx: "RunContext[Any]", where: str, own: Sequence[Any] = ()) -> bool:
+    """Is there any guardrail for ``where`` ("input"/"output")? O(1) when there is none."""
+    return bool(own) or ctx.kernel.hooks.active(_HOOKS[where])
+
+
+async def check(ctx: "RunContext[Any]", where: str, agent: Optional[str], value: Any, own: Sequence[Callable[..., Any]] = ()) -> None:
+    """Run the guardrails of ``where`` on ``value``; ``GuardrailTripped`` on the first that trips."""
+    for fn in own:
+        name = getattr(fn, "__qualname__", None) or repr(fn)
+        try:
+            verdict = fn(value, ctx)
+            if hasattr(verdict, "__await__"):
+                verdict = await verdict
+        except RunStopped:
+            raise
+        except Exception as exc:  # fail closed
+            raise GuardrailTripped(name, f"it failed ({type(exc).__name__}: {exc})", where) from exc
+        _trip(name, verdict, where)
+    hooks = ctx.kernel.hooks
+    hook = _HOOKS[where]
+    kwargs = {"agent": agent or "", "inputs" if where == "input" else "output": value, "ctx": ctx}
+    for impl in hooks.impls(hook):
+        try:
+            verdict = await hooks.acall_one(hook, impl, kwargs)
+        except RunStopped:
+            raise
+        except Exception as exc:
+            raise GuardrailTripped(impl[0], f"it failed ({type(exc).__name__}: {exc})", where) from exc
+        _trip(impl[0], verdict, where)
+
+
+def _trip(name: str, verdict: Any, where: str) -> None:
+    if verdict is None:
+        return
+    if isinstance(verdict, Deny):
+        raise GuardrailTripped(name, verdict.reason, where)
+    if isinstance(verdict, str):
+        raise GuardrailTripped(name, verdict, where)
+    raise GuardrailTripped(name, f"it returned {type(verdict).__name__}; a guardrail returns None, a reason "
+                                 "or zagent.Deny(reason)", where)

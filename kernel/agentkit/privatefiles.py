@@ -1,0 +1,132 @@
+"""Files zagent creates are the user's alone: 0600 files in 0700 folders, and never through another's symlink.
+
+``private_folder(path)`` creates the missing folders of a path with mode 0700.
+``open_private(path, flags)`` opens (and creates, mode 0600) a file zagent
+writes -- a trajectory, a recording, a memory, checkpoint or run-log database
+-- refusing, as ``ConfigError``:
+
+* a symlink another user owns (planted in a shared folder such as ``/tmp``:
+  following it would write into ``~/.bashrc``); a symlink of the user's own is followed;
+* anything that is not a regular file, a file another user owns (zagent
+  would append the user's prompts to a file someone else can read), or a file
+  with other hard links (one planted in ``/tmp`` may be ``~/.bashrc``).
+
+``reading=True`` opens an existing file to read: only the symlink rule applies.
+Used by every plugin that writes files (one rule, see docs/security.md).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Union
+
+from ..errors import ConfigError
+
+__all__ = ["check_private", "open_private", "private_folder", "tighten", "touch_private"]
+
+_PathLike = Union[str, "os.PathLike[str]"]
+
+
+def private_folder(path: _PathLike) -> None:
+    """Create the missing folders of ``path`` (a folder) with mode 0700; existing ones are left as they are."""
+    folder = os.path.abspath(os.fspath(path))
+    missing = []
+    while folder and not os.path.isdir(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for f in reversed(missing):
+        try:
+            os.mkdir(f, 0o700)
+        except FileExistsError:
+            continue
+        os.chmod(f, 0o700)  # whatever the umask
+
+
+def check_private(path: _PathLike, *, reading: bool = False) -> None:
+    """Refuse ``path`` if it is a symlink another user owns (and, to write, a file that is not a regular
+    file of this user's); a missing file passes. ``ConfigError`` saying what was found and what to do."""
+    p = os.fspath(path)
+    try:
+        st = os.lstat(p)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        raise ConfigError(f"cannot use {p!r}: {exc}") from None
+    me = os.getuid() if hasattr(os, "getuid") else None
+    if stat.S_ISLNK(st.st_mode):
+        if me is not None and st.st_uid != me:
+            raise ConfigError(f"{p!r} is a symlink owned by another user (uid {st.st_uid}, to "
+                              f"{os.path.realpath(p)!r}); zagent does not follow it. Remove it and choose a file "
+                              "in a folder only you can write")
+        if reading:
+            return
+        try:
+            st = os.stat(p)
+        except FileNotFoundError:
+            return
+    if reading:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(f"{p!r} is not a regular file; zagent writes only regular files. Choose another path")
+    if me is not None and st.st_uid != me:
+        raise ConfigError(f"{p!r} belongs to another user (uid {st.st_uid}); zagent does not write into it "
+                          "(its owner could read what is written). Choose a file in a folder only you can write")
+    if st.st_nlink > 1:
+        raise ConfigError(f"{p!r} has {st.st_nlink} hard links (another name may be ~/.bashrc); zagent does not "
+                          "write into it. Choose a new file in a folder only you can write")
+
+
+def open_private(path: _PathLike, flags: int, *, reading: bool = False) -> int:
+    """``os.open(path, flags)``, creating the file with mode 0600 and its folders with 0700, after
+    ``check_private``; the file descriptor is checked again after opening (no race with a planted link)."""
+    p = os.fspath(path)
+    if not reading:
+        private_folder(os.path.dirname(os.path.abspath(p)))
+    check_private(p, reading=reading)
+    nofollow = 0 if os.path.islink(p) else getattr(os, "O_NOFOLLOW", 0)  # own links passed check_private
+    try:
+        fd = os.open(p, flags | nofollow | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError:
+        if nofollow and os.path.islink(p):
+            raise ConfigError(f"{p!r} became a symlink while zagent opened it; it was not followed. Remove it "
+                              "and choose a file in a folder only you can write") from None
+        raise
+    if not reading:
+        st = os.fstat(fd)
+        me = os.getuid() if hasattr(os, "getuid") else None
+        if not stat.S_ISREG(st.st_mode) or (me is not None and st.st_uid != me) or st.st_nlink > 1:
+            os.close(fd)
+            raise ConfigError(f"{p!r} is not a regular file of yours with one name; zagent does not write into it")
+    return fd
+
+
+def touch_private(path: _PathLike) -> None:
+    """Create ``path`` (mode 0600, in an existing folder) if it is missing, after ``check_private``: for files another
+    library opens by name (SQLite databases; SQLite gives its ``-wal``/``-shm`` files the same mode)."""
+    p = os.fspath(path)
+    if p in (":memory:", ""):  # SQLite's in-memory and temporary databases
+        return
+    if os.path.lexists(p):
+        check_private(p)
+        return
+    if not os.path.isdir(os.path.dirname(os.path.abspath(p))):
+        return  # the caller's own error says the folder is missing
+    os.close(open_private(p, os.O_RDWR | os.O_CREAT))
+
+
+def tighten(path: _PathLike) -> None:
+    """Make zagent's own default file ``path`` (``memory.db``, ``logs.db``) and its folder the user's alone
+    (0600, 0700) if an older zagent left them readable by others; files of other users are left alone."""
+    p = os.path.abspath(os.fspath(path))
+    me = os.getuid() if hasattr(os, "getuid") else None
+    for target, mode in ((os.path.dirname(p), 0o700), (p, 0o600)):
+        try:
+            st = os.lstat(target)
+            if not stat.S_ISLNK(st.st_mode) and st.st_uid == me and stat.S_IMODE(st.st_mode) & 0o077:
+                os.chmod(target, stat.S_IMODE(st.st_mode) & mode)
+        except OSError:
+            continue

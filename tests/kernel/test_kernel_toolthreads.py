@@ -118,9 +118,12 @@ def test_300_calls_of_a_hanging_tool_keep_the_thread_count_bounded():
     before = set(_zagent_threads())  # other tests' stuck threads may still be around
     try:
         results = [k.run_tool({"name": "hang", "arguments": {}}) for _ in range(300)]
+        # the first 5 time out while running (abandoned); on a loaded machine a call can also time out still
+        # queued, before any thread took it (cancelled, not abandoned): a few more timeouts, never more threads
         assert [r.state for r in results[:5]] == ["timeout"] * 5
-        refused = results[5:]
-        assert {r.state for r in refused} == {"error"}
+        assert {r.state for r in results} == {"timeout", "error"}
+        refused = [r for r in results if r.state == "error"]
+        assert len(refused) >= 250
         assert "'hang' is refused: 5 of its calls ran past their timeout" in refused[0].content
         assert "tool_threads_abandoned_per_tool" in refused[0].content
         assert len(set(_zagent_threads()) - before) <= 5 + 2

@@ -9,7 +9,7 @@ Importing this package loads only the standard library, pluggy, attrs and
 msgspec; asyncio and httpx are imported on first use.
 """
 
-from ._runs.context import RunContext
+from ._runs.context import RunContext, interrupt
 from .errors import (
     AuthenticationError,
     CheckpointError,
@@ -27,7 +27,7 @@ from .errors import (
     ToolError,
     ZagentError,
 )
-from .errors import GuardrailTripped, RunStopped, UsageLimitExceeded
+from .errors import GuardrailTripped, Interrupted, RunStopped, UsageLimitExceeded
 from .errors import BadRequestError, DeadlineExceeded, NotFoundError, ProtocolError, ProviderConfigError, ResponseTooLarge
 from .hookspecs import hookimpl
 from .kernel import Kernel
@@ -63,4 +63,4 @@ __all__ = [
 ]
 __all__ += ["BadRequestError", "CheckpointError", "DeadlineExceeded", "NotFoundError", "ProtocolError",
             "ProviderConfigError", "ResponseTooLarge"]
-__all__ += ["GuardrailTripped", "RunStopped", "UsageLimitExceeded"]
+__all__ += ["GuardrailTripped", "Interrupted", "RunStopped", "UsageLimitExceeded", "interrupt"]

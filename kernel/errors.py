@@ -225,6 +225,16 @@ class RunStopped(ZagentError):
     (never turned into a deny or a tool error), so it reaches the caller of the run."""
 
 
+class Interrupted(RunStopped):
+    """``zagent.interrupt(question)`` asked a person and has no answer yet: the workflow or group chat around it
+    ends ``paused`` (``zagent.agentkit.interrupts``). ``interrupt`` holds the question, its position among the
+    node's (turn's) interrupts and where it was asked. Rails and tool runners let it through."""
+
+    def __init__(self, message: str, *, interrupt: Any):
+        super().__init__(message)
+        self.interrupt = interrupt
+
+
 class UsageLimitExceeded(RunStopped):
     """A run's usage limit (``rails.usage_limits``) was reached: ``limit`` is its key, ``count`` the
     run's count that would exceed it (or did, for tokens), ``allowed`` the limit."""

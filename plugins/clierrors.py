@@ -6,7 +6,7 @@ fields were missing or invalid, the start of the model's reply (and of the
 repair answer when a repair was tried), and what to try next given what has
 already happened (no "use the repair prompt" once the repair ran). A
 ``ProviderTimeout`` gets the CLI's way to raise the timeout; a failed
-workflow's node ``ParseError`` (``WorkflowFailed.causes``) is shown the same
+workflow's node ``ParseError`` (``WorkFlowFailed.causes``) is shown the same
 way. Other errors print as they are.
 """
 

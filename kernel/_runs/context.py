@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generic, Optional, T
 
 import attrs
 
-from .stash import Stash
+from ..errors import ConfigError
+from .stash import Stash, StashKey
 from ..types import Usage
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,10 +30,29 @@ STREAM_SINK: "contextvars.ContextVar[Optional[Callable[[Any], Any]]]" = contextv
 #: tags (a dict) the runs started in this task and its child tasks carry as ``metadata`` (a batch sets
 #: ``{"batch": id, "item": key}`` around each item, so the run log can group a batch's runs)
 RUN_TAGS: "contextvars.ContextVar[Optional[dict[str, Any]]]" = contextvars.ContextVar("zagent_run_tags", default=None)
+#: the workflow node or group-chat turn running in this task and its child tasks, which ``interrupt`` asks
+#: through (``zagent.agentkit.interrupts.asking`` sets it, and ``ASKING_KEY`` in the run's stash for tools)
+ASKING: "contextvars.ContextVar[Optional[Any]]" = contextvars.ContextVar("zagent_asking", default=None)
+ASKING_KEY: "StashKey[Any]" = StashKey("zagent.asking")
 #: the type of ``RunContext.deps`` (``RunContext[MyDeps]`` in a tool's signature)
 DepsT = TypeVar("DepsT")
 _ids = itertools.count(1)
 _prefix = f"{os.getpid():x}-{int(time.time() * 1000) & 0xFFFFFF:x}"
+
+
+def interrupt(question: Any, *, ctx: "Optional[RunContext[Any]]" = None) -> Any:
+    """Ask a person ``question`` from inside a workflow node or a group-chat turn: the answer, once the run was
+    resumed with one (``resume(run_id, answer=...)``); until then it raises ``Interrupted`` and the run ends
+    ``paused``. A sync tool running in the kernel's tool threads passes its ``ctx``. The answers are matched
+    to a node's calls in order (``zagent.agentkit.interrupts``)."""
+    scope = ASKING.get()
+    if scope is None and ctx is not None:
+        scope = ctx.stash.get(ASKING_KEY)
+    if scope is None:
+        raise ConfigError("zagent.interrupt() was called outside a workflow node or group-chat turn, so there is no "
+                          "run to pause; call it from a node's agent or tool (a sync tool: declare a ctx parameter "
+                          "and call interrupt(question, ctx=ctx))")
+    return scope.ask(question)
 
 
 def new_run_id() -> str:

@@ -19,6 +19,8 @@ exits, so one hung tool keeps the process from ending.
   come back, so a tool that always hangs cannot pile up threads and memory.
 * Workers are daemon threads: a stuck tool does not hold the process open.
 * Workers block SIGINT, so Ctrl-C reaches the main thread (see ``zagent._runs.sync``).
+* A tool started with ``start`` runs in a copy of its caller's context variables, as on the loop
+  (``asyncio.to_thread`` does the same): what a run set for its task holds in its tools wherever they run.
 
 Sync tools registered without ``inline=`` are measured (``InlineProbe``): a thread
 hop costs 40-100 us of CPU (two thread wake-ups and a loop wake-up), as much as
@@ -50,6 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextvars
 import inspect
 import logging
 import queue
@@ -249,7 +252,7 @@ class ToolThreads(Executor):
 
         Raises ``ToolThreadsExhausted`` when ``key`` (or the pool) is at its cap of abandoned calls."""
         job = _LoopCall(asyncio.get_running_loop(), key, probe)
-        self._put(job, fn, (), kwargs)
+        self._put(job, contextvars.copy_context().run, (fn,), kwargs)
         return job
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:  # type: ignore[type-arg]

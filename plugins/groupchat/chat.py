@@ -20,6 +20,14 @@ process or another. A checkpoint write that fails stops the chat (it fails
 closed): ``arun`` raises ``zagent.errors.CheckpointError`` and writes nothing
 more, so the chat resumes from its last checkpoint that landed.
 
+Interrupts: a speaker (or its tool) calling ``zagent.interrupt(question)``
+without an answer ends the chat ``paused`` (checkpointed, ``result.interrupts``;
+the turn is not recorded). ``aresume(run_id, answer=...)`` records the answer,
+then the same speaker takes the same round again, its interrupts getting the
+answers in order (``zagent.agentkit.interrupts``). A chat running inside a
+workflow node leaves its interrupts to the node (the node pauses, and reruns
+the chat on resume).
+
 Events (``zagent_event``, run id = the chat's): ``groupchat_start``,
 ``speaker_selected`` (speaker, how: policy/fallback/repeat_broken),
 ``turn_start``, ``turn_end`` (speaker, seq, chars, tokens), ``paused``,
@@ -41,16 +49,18 @@ import attrs
 import msgspec
 
 from zagent.agentkit.control import RunControl
+from zagent.agentkit.interrupts import Asking, Interrupt, as_data, asking, bind
 from zagent.agentkit.signing import aread_latest, signer_of
 from zagent.agentkit.streaming import Streaming
+from zagent._runs.context import ASKING
 from zagent._runs.share import join
-from zagent.errors import CheckpointError, ConfigError, RunAborted
+from zagent.errors import CheckpointError, ConfigError, Interrupted, RunAborted
 from zagent._trust.limits import check_text
 from zagent._runs.sync import maybe_await, run_sync
 
 from . import termination as term
 from .history import ChatMessage, SharedHistory
-from .selection import Selection, SpeakerInfo, build_selector, check_names, choose
+from .selection import Choice, Selection, SpeakerInfo, build_selector, check_names, choose
 from .speakers import Turn, check_inputs, speak
 from .state import ChatState, GroupChatResult, resumed, state_decoder, step_log
 
@@ -58,6 +68,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
 
 DEFAULT_MAX_ROUNDS = 20
+_NO_ANSWER: Any = object()
 
 
 @attrs.define(repr=False, eq=False, kw_only=True, slots=False)
@@ -172,9 +183,15 @@ class GroupChat(Streaming):
         """Pause at the next turn boundary (the turn in flight finishes and is recorded)."""
         self._control.request_pause()
 
-    def resume(self) -> None:
-        """Continue a paused chat."""
-        self._control.request_resume()
+    def resume(self, run_id: Optional[str] = None, *, answer: Any = _NO_ANSWER) -> Any:
+        """Continue a chat paused with ``pause()``; or, given a ``run_id`` and an ``answer``, the sync twin of
+        ``aresume`` (a chat paused at a turn's ``zagent.interrupt``)."""
+        if run_id is None and answer is _NO_ANSWER:
+            self._control.request_resume()
+            return None
+        if run_id is None or answer is _NO_ANSWER:
+            raise ConfigError("resume(run_id, answer=...) needs both the run id and the answer")
+        return run_sync(self.aresume(run_id, answer=answer))
 
     def abort(self) -> None:
         """End the chat now: the turn in flight is cancelled; ``arun`` raises ``RunAborted``."""
@@ -190,13 +207,26 @@ class GroupChat(Streaming):
                    **inputs: Any) -> GroupChatResult:
         """Run a chat on ``task`` until a termination condition holds; or, with ``run_id`` of a
         checkpointed chat and no task, continue it from its last checkpoint."""
+        return await self._arun(task, run_id, inputs, _NO_ANSWER)
+
+    async def aresume(self, run_id: str, *, answer: Any) -> GroupChatResult:
+        """Continue chat ``run_id``, paused at a turn's ``zagent.interrupt``, with the person's ``answer``: it
+        is checkpointed, then that speaker takes the turn again and its interrupt returns the answer. A run
+        not in the store, or not paused at an interrupt, is a ``ConfigError`` saying so."""
+        if self._store is None:
+            raise ConfigError(f"group chat {self.name!r} has no checkpoints store, so run {run_id!r} cannot be "
+                              "resumed; build it with checkpoints=... (the store the paused run was saved in)")
+        return await self._arun(None, run_id, {}, as_data(answer))
+
+    async def _arun(self, task: Optional[str], run_id: Optional[str], inputs: dict[str, Any],
+                    answer: Any) -> GroupChatResult:
         control = self._control
         with control.lock:
             if self._running:
                 raise ConfigError(f"group chat {self.name!r} is already running; one run at a time per GroupChat")
             self._running, control.abort_requested = True, False
         try:
-            await self._prepare(task, run_id, inputs)
+            await self._prepare(task, run_id, inputs, answer)
             return await self._drive()
         finally:
             self._running, self._outer = False, None
@@ -226,14 +256,24 @@ class GroupChat(Streaming):
         """Sync twin of ``aexecute``."""
         return run_sync(self.aexecute(action_name, **kwargs))
 
-    async def _prepare(self, task: Optional[str], run_id: Optional[str], inputs: dict[str, Any]) -> None:
+    async def _prepare(self, task: Optional[str], run_id: Optional[str], inputs: dict[str, Any],
+                       answer: Any = _NO_ANSWER) -> None:
         if task is not None:
             check_text(task, "the group chat's task")
         check_inputs(inputs, "group chat input")
         found = await aread_latest(self._store, run_id, signer_of(self.kernel)) if run_id and self._store else None
+        if answer is not _NO_ANSWER and found is None:
+            raise ConfigError(f"no group chat run {run_id!r} in {self._store!r}; check the run id (zagent memory "
+                              "list --checkpoints lists the checkpointed runs)")
         if found is not None:
             state = resumed(found, task, run_id)
             self.history = SharedHistory(state.messages)
+            if answer is not _NO_ANSWER:
+                asked = state.interrupt
+                if asked is None:
+                    raise ConfigError(f"group chat run {run_id!r} is not paused at an interrupt: there is no "
+                                      "question to answer (continue it with arun(run_id=...))")
+                state.answers = [*state.answers[: asked.index], answer]
         else:
             if not task:
                 raise ConfigError("give the chat a task (or the run_id of a checkpointed chat to continue)")
@@ -250,7 +290,11 @@ class GroupChat(Streaming):
                                         share=getattr(self, "_outer", None))
         join(self.kernel, state.run_id, self._ctx.shared, state.counters)  # every turn counts in it
         self._ctx.usage = state.usage
+        self._nested = ASKING.get() is not None  # inside a workflow node: its interrupts are the node's
         await self._emit("groupchat_start", resumed=found is not None, speakers=self.speakers, round=state.round)
+        if answer is not _NO_ANSWER:
+            self._log.reset()  # saved whole (answers are in full saves only), before the turn runs again
+            await self._checkpoint()
 
     def _check_inputs(self, state: ChatState) -> None:
         available = set(state.inputs) | {"task"}
@@ -279,6 +323,10 @@ class GroupChat(Streaming):
             raise
         except RunAborted:
             raise
+        except Interrupted as exc:
+            if self._nested:
+                raise
+            return await self._paused_at(exc.interrupt)
         except CheckpointError as exc:  # fail closed: nothing is written after a failed checkpoint, so the
             state.status, state.error = "failed", f"{type(exc).__name__}: {exc}"  # store keeps the last good one
             await self._emit("groupchat_end", status="failed", error=state.error)
@@ -293,9 +341,17 @@ class GroupChat(Streaming):
     async def _turn(self) -> None:
         state = self.state
         number = state.round + 1
-        sel = Selection(speakers=self._infos(), messages=self.history.snapshot(), round=number, task=state.task,
-                        ctx=self._ctx)
-        choice = await self._abortable(choose(self._selector, sel, max_consecutive=self.max_consecutive))
+        again = state.interrupt
+        if again is not None:  # the turn that asked a person, again
+            if again.speaker not in self._speakers:
+                raise ConfigError(f"group chat run {state.run_id!r} waits on {again.describe()}, but this chat has "
+                                  f"no speaker {again.speaker!r} (its speakers: {', '.join(self.speakers)}); resume "
+                                  "it with the chat it was started with")
+            choice = Choice(again.speaker, "interrupt")
+        else:
+            sel = Selection(speakers=self._infos(), messages=self.history.snapshot(), round=number, task=state.task,
+                            ctx=self._ctx)
+            choice = await self._abortable(choose(self._selector, sel, max_consecutive=self.max_consecutive))
         await self._emit("speaker_selected", round=number, speaker=choice.speaker, how=choice.how,
                          proposed=choice.proposed, error=choice.error)
         await self._emit("turn_start", round=number, speaker=choice.speaker)
@@ -306,7 +362,19 @@ class GroupChat(Streaming):
                                   metadata={"groupchat": self.name, "round": number}, share=self._ctx.shared)
         turn = Turn(speaker=choice.speaker, round=number, task=state.task, inputs=dict(state.inputs),
                     messages=self.history.snapshot(), ctx=ctx)
-        reply = await self._abortable(self._speak(choice.speaker, agent, turn))
+        if self._nested:
+            reply = await self._abortable(self._speak(choice.speaker, agent, turn))
+        else:
+            with asking(Asking(state.answers, speaker=choice.speaker, round=number)) as scope:
+                bind(ctx)
+                try:
+                    reply = await self._abortable(self._speak(choice.speaker, agent, turn))
+                finally:
+                    if scope.asked is not None:  # asked, even if the speaker caught it: the chat pauses
+                        raise Interrupted(scope.asked.describe(), interrupt=scope.asked)
+            if state.interrupt is not None or state.answers:
+                state.interrupt, state.answers = None, []
+                self._log.reset()  # the next checkpoint is whole, so it drops them
         duration = time.perf_counter() - started
         message = self.history.append(choice.speaker, reply.content, round=number, metadata={
             "selected_by": choice.how, "adapter": reply.adapter, "duration": round(duration, 6),
@@ -379,6 +447,19 @@ class GroupChat(Streaming):
         await self._emit("groupchat_end", status="completed", stopped_by=condition, rounds=state.round)
         return GroupChatResult(run_id=state.run_id, stopped_by=condition, detail=detail, rounds=state.round,
                                messages=self.history.snapshot(), usage=state.usage, output_name=self.output)
+
+    async def _paused_at(self, asked: Interrupt) -> GroupChatResult:
+        """A turn asked a person: the chat ends ``paused`` (checkpointed), the turn unrecorded."""
+        state = self.state
+        state.status, state.interrupt = "paused", asked
+        self._tick()
+        await self._checkpoint()
+        await self._emit("paused", round=state.round, question=asked.question, speaker=asked.speaker)
+        await self._emit("groupchat_end", status="paused", outcome="paused", rounds=state.round,
+                         question=asked.question, speaker=asked.speaker)
+        return GroupChatResult(run_id=state.run_id, stopped_by="interrupt", detail=asked.describe(),
+                               rounds=state.round, messages=self.history.snapshot(), usage=state.usage,
+                               status="paused", output_name=self.output, interrupts=(asked,))
 
     async def _aborted(self) -> RunAborted:
         state = self.state

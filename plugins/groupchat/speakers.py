@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
+from zagent.agentkit.interrupts import run_in_context
 from zagent.errors import ConfigError
 from zagent._runs.sync import maybe_await
 from zagent.types import Usage
@@ -133,7 +134,7 @@ async def _call(fn: Any, turn: Turn) -> Any:
     import asyncio
 
     loop = asyncio.get_running_loop()
-    return await maybe_await(await loop.run_in_executor(turn.ctx.kernel.tool_executor(), fn, turn))
+    return await maybe_await(await loop.run_in_executor(turn.ctx.kernel.tool_executor(), run_in_context(fn, turn)))
 
 
 async def _chat(agent: Any, turn: Turn) -> Reply:

@@ -20,6 +20,7 @@ from typing import Any, Literal, Optional
 import attrs
 import msgspec
 
+from zagent.agentkit.interrupts import Interrupt
 from zagent.agentkit.steplog import StepLog
 from zagent.types import Usage
 
@@ -44,9 +45,15 @@ class ChatState(msgspec.Struct, kw_only=True, omit_defaults=True):
     checkpoint: int = 0
     counters: dict[str, Any] = {}
     """The run's shared per-run counters (``ctx.shared.to_state()``: tool budgets), so a resumed chat keeps them."""
+    interrupt: Optional[Interrupt] = None
+    """The question a turn asked through ``zagent.interrupt`` (the chat is ``paused`` on it until resumed with
+    an answer); kept while that turn is run again, so the same speaker speaks at the same round."""
+    answers: list[Any] = []
+    """The answers given to the interrupts of the turn in flight, in order (data only)."""
 
 
 state_decoder = msgspec.json.Decoder(ChatState)
+#: ``interrupt`` and ``answers`` are in full saves only: the chat saves whole whenever they change
 _SMALL = ("status", "round", "usage", "elapsed", "stopped_by", "detail", "error", "checkpoint", "counters")
 
 
@@ -63,7 +70,9 @@ class GroupChatResult:
     """How a chat ended: ``stopped_by`` names the termination condition, ``detail`` says why.
 
     ``stopped_by`` is ``max_rounds``, ``keyword``, ``judge``, ``max_tokens``,
-    ``max_time`` or the ``name`` of a custom condition.
+    ``max_time`` or the ``name`` of a custom condition; a chat ``paused`` on a
+    turn's ``zagent.interrupt`` has ``stopped_by="interrupt"`` and its question in
+    ``interrupts`` (answer it with ``GroupChat.aresume(run_id, answer=...)``).
     """
 
     run_id: str
@@ -74,6 +83,11 @@ class GroupChatResult:
     usage: Usage
     status: str = "completed"
     output_name: str = "content"
+    interrupts: tuple[Interrupt, ...] = ()
+
+    @property
+    def paused(self) -> bool:
+        return self.status == "paused"
 
     @property
     def content(self) -> str:
@@ -121,6 +135,10 @@ def resumed(found: tuple[int, bytes], task: Any, run_id: str) -> ChatState:
         state.counters = check_counters(state.counters)
     except ValueError as exc:
         bad = str(exc)
+    asked = state.interrupt
+    if bad is None and asked is not None and (type(asked.index) is not int or asked.index < 0
+                                              or not isinstance(asked.speaker, str)):
+        bad = f"its interrupt has index {asked.index!r} and speaker {asked.speaker!r}"
     if bad is not None:
         raise CheckpointError(f"checkpoint {found[0]} of group chat run {run_id!r} is damaged or was edited: {bad}; "
                               "the chat is not continued", run_id=run_id, step=found[0])

@@ -56,7 +56,7 @@ def _agent(name: str, prompt: str, inputs: list[str], output: str) -> dict[str, 
 
 
 def three_node_workflow(kernel: Any, model: str = "test:offline") -> Any:
-    """``outline`` → (``left`` ∥ ``right``); returns the ``WorkflowResult``."""
+    """``outline`` → (``left`` ∥ ``right``); returns the ``WorkFlowResult``."""
     from zagent.plugins.manager import AgentManager
     from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
 

@@ -1,7 +1,7 @@
 """``render_tree``: a run's spans as an indented text tree (what ``zagent logs show`` prints).
 
-Each line: kind, name, duration, outcome, tokens, and a short preview of the
-reply or tool result (control characters escaped: output must not drive the terminal).
+Each line: kind, name, duration, outcome, tokens, the question a paused node or
+chat waits on (``zagent.interrupt``), and a short preview of the reply or tool result (control characters escaped: output must not drive the terminal).
 Children are ordered by start time; point events are left
 out unless ``events=True``. Pure function over store rows.
 """
@@ -51,9 +51,15 @@ def describe(row: dict[str, Any], width: int = 60) -> str:
         parts.append(row["outcome"])
     if row["kind"] == "llm" or row.get("input_tokens"):
         parts.append(f"{row.get('input_tokens') or 0}→{row.get('output_tokens') or 0} tokens")
-    error = (row["data"].get("end") or {}).get("error")
+    end = row["data"].get("end") or {}
+    error = end.get("error")
     if error:
         parts.append(f"error: {_clip(str(error), width)}")
+    if end.get("question") is not None:
+        question = end["question"]
+        parts.append(f"asks: {_clip(question if isinstance(question, str) else repr(question), width)}")
+    if isinstance(end.get("questions"), list) and end["questions"]:
+        parts.append(f"waits on: {_clip('; '.join(map(str, end['questions'])), width)}")
     preview = _preview(row)
     if preview:
         parts.append(f"» {_clip(preview, width)}")

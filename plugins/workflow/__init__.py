@@ -6,7 +6,9 @@
 * ``TaskPlanner``, ``build_from_plan``, ``AgentGenerator``, ``WorkFlowReviewer``
   and ``WorkFlowGenerator`` (``planner``, ``build``, ``agents``, ``reviewer``,
   ``generator``): goal -> plan -> graph -> agents, reviewed and refined;
-* CLI: ``zagent workflow generate|show|run``.
+* ``zagent.interrupt(question)`` in a node (or a node of kind ``interrupt``) pauses
+  a run; ``WorkFlowExecutor.aresume(graph, run_id, answer=...)`` continues it;
+* CLI: ``zagent workflow generate|show|run|resume``.
 
 Registers only CLI commands. Built on the actions plugin (planner, generator
 and reviewer are ``CustomizeAgent``s made through ``kernel.agent``) and the
@@ -22,8 +24,8 @@ from zagent.agentkit.lazy import lazy_exports
 _EXPORTS = {
     "WorkFlowGraph": "graph", "WorkFlowNode": "graph", "WorkFlowEdge": "graph", "ConditionalEdge": "graph",
     "StateField": "graph",
-    "WorkFlowExecutor": "executor", "WorkflowResult": "result", "TraceEntry": "result", "RunState": "result",
-    "WorkflowValidationError": "errors", "WorkflowError": "errors", "WorkflowFailed": "errors",
+    "WorkFlowExecutor": "executor", "WorkFlowResult": "result", "TraceEntry": "result", "RunState": "result",
+    "WorkFlowValidationError": "errors", "WorkFlowError": "errors", "WorkFlowFailed": "errors",
     "GenerationError": "errors", "Problem": "errors",
     "TaskPlanner": "planner", "Plan": "planner", "SubTask": "planner",
     "build_from_plan": "build",

@@ -2,7 +2,7 @@
 
 Each sub-task becomes a node; an edge leads from the sub-task producing a
 value to every later sub-task taking a value of that name. The graph is then
-validated (``WorkflowValidationError`` on any problem) unless told not to.
+validated (``WorkFlowValidationError`` on any problem) unless told not to.
 """
 
 from __future__ import annotations

@@ -1,10 +1,15 @@
-"""CLI: ``zagent workflow generate|show|run``.
+"""CLI: ``zagent workflow generate|show|run|resume``.
 
 * ``generate "GOAL" -o wf.json`` -- plan, review and generate agents, save the graph;
 * ``show wf.json [--mermaid]`` -- a text diagram, or a Mermaid flowchart;
 * ``run wf.json --input name=value`` -- run it, one progress line per node on
   stderr, the final outputs on stdout (``--json`` for JSON). ``--checkpoints``
   and ``--run-id`` resume an interrupted run; ``--executor ray`` runs the nodes on Ray (zagent-ray).
+  A run that asks a person (``zagent.interrupt``, an ``interrupt`` node) ends
+  ``paused``: the questions on stdout (``--json``: ``{"status", "run_id",
+  "interrupts"}``), how to answer on stderr, exit status 3;
+* ``resume RUN_ID wf.json --checkpoints runs.db --answer TEXT`` (``--answer-json``
+  for JSON, ``--node`` when several nodes wait) -- answer a paused run and go on.
 """
 
 from __future__ import annotations
@@ -32,10 +37,23 @@ def add_commands(cli: Any) -> None:
     run = group.command("run", cmd_run, help="run a workflow file and print its outputs")
     run.add_argument("workflow_file")
     cli.add_inputs(run, help="a workflow input (repeatable)")
-    run.add_argument("--model", "-m", default=None, help="'provider:model' for the workflow's agents")
-    run.add_argument("--agents", default=None, help="directory or .db of agents named by the workflow")
     run.add_argument("--checkpoints", default=None, help="SQLite file to checkpoint to (enables resuming)")
     run.add_argument("--run-id", default=None, help="resume (or name) this run")
+    _run_options(cli, run)
+    res = group.command("resume", cmd_resume, help="answer a run paused at a question (zagent.interrupt) and go on")
+    res.add_argument("run_id", help="the paused run's id (printed when it paused)")
+    res.add_argument("workflow_file", help="the workflow file the run was started from")
+    res.add_argument("--checkpoints", required=True, help="the SQLite file the run was checkpointed to")
+    answer = res.add_mutually_exclusive_group(required=True)
+    answer.add_argument("--answer", "-a", default=None, help="the answer, as text")
+    answer.add_argument("--answer-json", default=None, help="the answer, as JSON (a number, a list, an object...)")
+    res.add_argument("--node", default=None, help="the node to answer, when several wait")
+    _run_options(cli, res)
+
+
+def _run_options(cli: Any, run: Any) -> None:
+    run.add_argument("--model", "-m", default=None, help="'provider:model' for the workflow's agents")
+    run.add_argument("--agents", default=None, help="directory or .db of agents named by the workflow")
     run.add_argument("--concurrency", type=int, default=8, help="nodes running at once (default 8)")
     run.add_argument("--retries", type=int, default=0, help="extra tries of a failing node")
     run.add_argument("--executor", "-x", default=None,
@@ -108,6 +126,43 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
                                 checkpoints=args.checkpoints, executor=args.executor)
     with trusting(_trust(args)):
         result = executor.run(graph, args.input, run_id=args.run_id)
+    return _print_result(args, result)
+
+
+def cmd_resume(args: argparse.Namespace, kernel: Any) -> int:
+    import os
+
+    from zagent.errors import ConfigError
+    from zagent._trust.imports import trusting
+
+    from .executor import WorkFlowExecutor
+    from .graph import WorkFlowGraph
+
+    if not os.path.exists(args.checkpoints):  # never create an empty store for a resume
+        raise ConfigError(f"checkpoint file {args.checkpoints!r} does not exist; give the --checkpoints file the run "
+                          "was started with")
+    answer: Any = args.answer
+    if args.answer_json is not None:
+        try:
+            answer = msgspec.json.decode(args.answer_json)
+        except msgspec.DecodeError as exc:
+            raise ConfigError(f"--answer-json is not JSON ({exc}); for text use --answer") from None
+    graph = WorkFlowGraph.load(args.workflow_file)
+    _progress(kernel, args.quiet)
+    executor = WorkFlowExecutor(kernel=kernel, manager=_manager(kernel, args.agents), llm=args.model,
+                                max_concurrency=args.concurrency, retries=args.retries,
+                                checkpoints=args.checkpoints, executor=args.executor)
+    with trusting(_trust(args)):
+        if args.node is None:
+            result = executor.resume(graph, args.run_id, answer=answer)
+        else:
+            result = executor.resume(graph, args.run_id, answers={args.node: answer})
+    return _print_result(args, result)
+
+
+def _print_result(args: argparse.Namespace, result: Any) -> int:
+    if result.paused:
+        return _print_paused(args, result)
     if args.json:
         print(msgspec.json.format(msgspec.json.encode(result.outputs, enc_hook=repr)).decode())
     else:
@@ -116,6 +171,32 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
             print(f"## {name}\n{text}\n")
     print(f"run {result.run_id}: {result.status}", file=sys.stderr)
     return 0
+
+
+PAUSED = 3  # the exit status of a run that waits on a person
+
+
+def _print_paused(args: argparse.Namespace, result: Any) -> int:
+    """The questions on stdout, how to answer them on stderr; exit status ``PAUSED``."""
+    import shlex
+
+    from zagent.plugins.cliterminal import printable
+
+    if args.json:
+        print(msgspec.json.format(msgspec.json.encode(
+            {"status": "paused", "run_id": result.run_id, "interrupts": result.interrupts})).decode())
+    else:
+        for asked in result.interrupts:
+            print(f"## {asked.node} asks\n{printable(asked.text)}\n")
+    store = getattr(args, "checkpoints", None)
+    if store is None:
+        print(f"run {result.run_id}: paused, but nothing was checkpointed (no --checkpoints), so it cannot be "
+              "answered later; run it with --checkpoints FILE", file=sys.stderr)
+        return PAUSED
+    node = " --node NODE" if len(result.interrupts) > 1 else ""
+    print(f"run {result.run_id}: paused; answer with: zagent workflow resume {shlex.quote(result.run_id)} "
+          f"{shlex.quote(args.workflow_file)} --checkpoints {shlex.quote(store)}{node} --answer TEXT", file=sys.stderr)
+    return PAUSED
 
 
 def _progress(kernel: Any, quiet: bool) -> None:
@@ -134,6 +215,8 @@ class ProgressPrinter:
                 f", resuming ({len(d['resumed'])} done)" if d.get("resumed") else "")
         elif event.type == "node_start":
             line = f"  > {d.get('node')}" + (f" (attempt {d['attempt']})" if d.get("attempt", 1) > 1 else "")
+        elif event.type == "node_end" and d.get("status") == "paused":
+            line = f"  ? {d.get('node')}: paused, asks: {_question(d.get('question'))}"
         elif event.type == "node_end":
             extra = d.get("error") or d.get("reason") or ", ".join(d.get("outputs") or [])
             line = f"  {_MARK.get(d.get('status'), '?')} {d.get('node')}: {d.get('status')}" + (f" ({extra})" if extra else "")
@@ -149,6 +232,14 @@ class ProgressPrinter:
             line = f"  ~ {d.get('step')}: attempt {d.get('attempt')} failed, retrying in {d.get('delay')} s: {d.get('error')}"
         if line:
             print(line, file=sys.stderr, flush=True)
+
+
+def _question(question: Any) -> str:
+    from zagent.plugins.cliterminal import printable
+
+    text = question if isinstance(question, str) else msgspec.json.encode(question, enc_hook=repr).decode()
+    text = " ".join(text.split())  # one progress line
+    return printable(text if len(text) <= 200 else text[:199] + "…", layout=False)
 
 
 _STEPS = {"plan": "  plan: {nodes} sub-tasks", "review": "  review round {turn}: {suggestions} suggestion(s)",

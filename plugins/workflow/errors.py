@@ -1,7 +1,7 @@
 """Errors of the workflow plugin; each message says what is wrong and what to do.
 
-``WorkflowValidationError`` (a ``ConfigError``) lists every structural problem
-of a graph at once; ``WorkflowFailed`` carries the partial ``WorkflowResult``
+``WorkFlowValidationError`` (a ``ConfigError``) lists every structural problem
+of a graph at once; ``WorkFlowFailed`` carries the partial ``WorkFlowResult``
 (outputs and trace so far) of a run that did not finish; ``GenerationError``
 (a ``ParseError``) marks a model reply that parsed but broke a rule, so the
 generator retries it like any other parse failure.
@@ -31,7 +31,7 @@ class Problem(tuple):
         return self[1]
 
 
-class WorkflowValidationError(ConfigError):
+class WorkFlowValidationError(ConfigError):
     """A graph breaks structural rules; ``problems`` lists each as ``Problem(code, message)``."""
 
     def __init__(self, problems: Sequence[Problem], what: str = "workflow"):
@@ -49,11 +49,11 @@ class GenerationError(ParseError):
     """A planner/generator/reviewer reply parsed but broke a rule (retried by ``WorkFlowGenerator``)."""
 
 
-class WorkflowError(ZagentError):
+class WorkFlowError(ZagentError):
     """A workflow could not run (no agent for a node, an unknown router, a loop bound hit...)."""
 
 
-class WorkflowFailed(WorkflowError):
+class WorkFlowFailed(WorkFlowError):
     """A run ended with failed nodes; ``result`` holds what was done (outputs, trace, errors)."""
 
     def __init__(self, message: str, *, result: Any, causes: Any = None):

@@ -19,7 +19,7 @@ Scheduling rules (decided here, also in the README):
   ends the whole run, whatever ``on_error`` says. ``on_error="fail_fast"`` cancels
   the other running nodes at the first failure; ``"continue"`` lets independent
   nodes finish (dependents of the failed node are skipped). Either way a run
-  with a failed node raises ``WorkflowFailed`` carrying the ``WorkflowResult``.
+  with a failed node raises ``WorkFlowFailed`` carrying the ``WorkFlowResult``.
 * With ``checkpoints`` (a ``kernel.memory("checkpoints", ...)`` store or a path)
   the run state is saved after each node, one save at a time: as a patch (the
   trace entries, values, outputs and routes the node added, only the items it
@@ -48,9 +48,18 @@ Scheduling rules (decided here, also in the README):
   costs a retried node (up to ``LOST_RETRIES`` times), never the run.
   Agents given as Python objects (functions, instances without a spec) can
   only run on ``local``.
+* Interrupts: a node's agent or tool calling ``zagent.interrupt(question)``
+  (or a node of kind ``interrupt``) with no answer yet pauses that node: it is
+  not retried, its successors wait, independent nodes run on, and the run ends
+  ``paused`` with ``result.interrupts`` (checkpointed; without a store the
+  executor keeps the paused run in memory). ``aresume(graph, run_id,
+  answer=...)`` (``answers={node: ...}`` when several nodes wait) records the
+  answer in the checkpoint, then runs the paused node again from its start:
+  its interrupts get the answers in order (``zagent.agentkit.interrupts``).
+  Finished nodes are not run again.
 * Events (``kernel.aemit``, tagged with the run id): ``workflow_start``,
-  ``node_start``, ``node_retry``, ``node_end`` (status done/failed/skipped),
-  ``workflow_loop``, ``workflow_end``.
+  ``node_start``, ``node_retry``, ``node_end`` (status done/failed/skipped/paused,
+  with the ``question`` of a paused one), ``workflow_loop``, ``workflow_end``.
 
 Built on the manager plugin (agents are looked up and locked through an
 ``AgentManager``); it is imported when a run starts.
@@ -60,24 +69,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import inspect
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 import msgspec
+from zagent.agentkit.interrupts import Asking, Interrupt, as_data, asking, bind, run_in_context
 from zagent.agentkit.streaming import Streaming
-from zagent._runs.context import new_run_id
-from zagent.errors import CheckpointError, ConfigError, ProviderError, RunStopped
+from zagent._runs.context import interrupt, new_run_id
+from zagent.errors import CheckpointError, ConfigError, Interrupted, ProviderError, RunStopped
 from zagent._runs.executors import Unit, UnitLost, shipped_trust
 from zagent._trust.limits import check_inputs
 from zagent._runs.sync import run_sync
 from zagent.types import Usage
 
-from .errors import WorkflowError, WorkflowFailed
+from .errors import WorkFlowError, WorkFlowFailed
 from .graph import WorkFlowGraph, resolve_callable
-from .result import RunState, TraceEntry, WorkflowResult, load_checked, step_log
+from .result import RunState, TraceEntry, WorkFlowResult, load_checked, step_log
 from .routing import append as append_reducer, choose, initial_state, reduce_outputs, reducer_for
 from .topology import Topology
 
@@ -87,6 +96,7 @@ if TYPE_CHECKING:  # pragma: no cover
 POLICIES = ("fail_fast", "continue")
 NODE_RUNNER = "zagent.plugins.workflow.units:run_node"
 LOST_RETRIES = 2  # extra runs of a node whose remote worker was lost (on top of the node's own retries)
+_NO_ANSWER: Any = object()
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -114,6 +124,7 @@ class WorkFlowExecutor(Streaming):
     agent_timeout: Optional[float] = None
     validate: bool = True
     executor: Any = None
+    _paused: dict[str, tuple[int, RunState]] = attrs.field(factory=dict, init=False)  # paused, no store: kept here
 
     def __attrs_post_init__(self) -> None:
         if self.on_error not in POLICIES:
@@ -130,14 +141,38 @@ class WorkFlowExecutor(Streaming):
             self.llm = self.kernel.llm(self.llm)
 
     async def arun(self, graph: WorkFlowGraph, inputs: Optional[dict[str, Any]] = None, *,
-                   run_id: Optional[str] = None) -> WorkflowResult:
+                   run_id: Optional[str] = None) -> WorkFlowResult:
         """Run ``graph`` with ``inputs`` (resuming ``run_id`` if it was checkpointed); see the module docstring."""
+        found = await self._load(run_id) if run_id else None
+        return await self._start(graph, inputs, run_id, found, {})
+
+    async def aresume(self, graph: WorkFlowGraph, run_id: str, *, answer: Any = _NO_ANSWER,
+                      answers: Optional[dict[str, Any]] = None) -> WorkFlowResult:
+        """Continue run ``run_id`` of ``graph``, paused at an interrupt, with the person's ``answer`` (or
+        ``answers={node: answer}`` when several nodes wait): recorded in the checkpoint first, then the paused
+        nodes run again and their ``zagent.interrupt`` calls get the answers in order. A run that is not
+        checkpointed (an unknown id) or not paused at an interrupt is a ``ConfigError`` saying so."""
+        found = await self._load(run_id, warn=False)
+        if found is None:
+            where = f"the store {self.checkpoints!r}" if self.checkpoints is not None else \
+                "this executor (it has no checkpoints store: pass checkpoints=... to resume in another process)"
+            raise ConfigError(f"no run {run_id!r} in {where}; check the run id (zagent memory list --checkpoints "
+                              "lists the checkpointed runs)")
+        given = pick_answers(found[1], answer, answers)
+        return await self._start(graph, None, run_id, found, given)
+
+    def resume(self, graph: WorkFlowGraph, run_id: str, *, answer: Any = _NO_ANSWER,
+               answers: Optional[dict[str, Any]] = None) -> WorkFlowResult:
+        """Sync twin of ``aresume``."""
+        return run_sync(self.aresume(graph, run_id, answer=answer, answers=answers))
+
+    async def _start(self, graph: WorkFlowGraph, inputs: Optional[dict[str, Any]], run_id: Optional[str],
+                     found: Optional[tuple[int, RunState]], given: dict[str, Any]) -> WorkFlowResult:
         check_inputs(inputs or {}, "workflow input")
         topo = Topology(graph)
         if self.validate:
             graph.validate()
         missing = [f.name for f in graph.inputs if f.required and f.default is None and (inputs or {}).get(f.name) is None]
-        found = await self._load(run_id) if run_id else None
         saved = found[1] if found else None
         if missing and saved is None:
             raise ConfigError(f"workflow {graph.name!r} needs input(s) {', '.join(missing)}; pass them as inputs")
@@ -146,6 +181,7 @@ class WorkFlowExecutor(Streaming):
         units = self.kernel.executor(self.executor) if own else self.executor
         run = _Run(self, graph, topo, agents, run_id or new_run_id(), dict(inputs or {}), saved, units)
         run.step = max(run.step, found[0] if found else 0)  # new checkpoints go after the latest one
+        run.give(given)
         try:
             return await run.go()
         finally:
@@ -153,12 +189,15 @@ class WorkFlowExecutor(Streaming):
                 await units.aclose()
 
     def run(self, graph: WorkFlowGraph, inputs: Optional[dict[str, Any]] = None, *,
-            run_id: Optional[str] = None) -> WorkflowResult:
+            run_id: Optional[str] = None) -> WorkFlowResult:
         """Sync twin of ``arun``."""
         return run_sync(self.arun(graph, inputs, run_id=run_id))
 
-    async def _load(self, run_id: str) -> Optional[tuple[int, RunState]]:
+    async def _load(self, run_id: str, warn: bool = True) -> Optional[tuple[int, RunState]]:
         if self.checkpoints is None:
+            kept = self._paused.get(run_id)
+            if kept is not None or not warn:
+                return kept
             import logging
 
             logging.getLogger("zagent.workflow").warning(
@@ -173,6 +212,9 @@ class WorkFlowExecutor(Streaming):
         problems: list[str] = []
         for node in graph.nodes:
             names = []
+            if node.kind == "interrupt":
+                out[node.name] = names  # it asks its question: no agents
+                continue
             for ref in node.agents:
                 try:
                     names.append(self.manager.name_of(self.manager.add_agent(ref, llm=self.llm)))
@@ -182,7 +224,7 @@ class WorkFlowExecutor(Streaming):
                 problems.append(f"node {node.name!r} has no agents; generate them (WorkFlowGenerator) or list some")
             out[node.name] = names
         if problems:
-            raise WorkflowError("cannot run the workflow:\n- " + "\n- ".join(problems))
+            raise WorkFlowError("cannot run the workflow:\n- " + "\n- ".join(problems))
         return out
 
 
@@ -203,6 +245,9 @@ class _Run:
         self.routes: dict[str, list[str]] = {}
         self.loops: dict[str, int] = {}
         self.trace: list[TraceEntry] = []
+        self.answers: dict[str, list[Any]] = {}  # per unfinished node: the answers to its interrupts so far
+        self.interrupts: dict[str, Interrupt] = {}  # per node paused at an interrupt: its question
+        self.given = False  # answers came with this resume: checkpointed before any node runs
         self.usage = Usage()  # tokens spent by this process's run (not by runs it resumes)
         self.resumed: list[str] = []
         if saved is not None:
@@ -236,13 +281,28 @@ class _Run:
         self.values = {**saved.values, **{k: v for k, v in inputs.items() if k not in saved.values}}
         self.done, self.routes, self.loops = dict(saved.done), dict(saved.routes), dict(saved.loops)
         self.trace, self.resumed = list(saved.trace), list(saved.done)
+        self.answers, self.interrupts = {k: list(v) for k, v in saved.answers.items()}, dict(saved.interrupts)
         self.share.restore(saved.counters)  # adopted by the counters on first use, never lowering them
+
+    def give(self, given: dict[str, Any]) -> None:
+        """Record the answers a resume brought (``{node: answer}``, each to its node's pending interrupt);
+        every pending question is cleared: the nodes ask again (or go on) when they run."""
+        for node, answer in given.items():
+            asked = self.interrupts[node]
+            self.answers[node] = [*self.answers.get(node, [])[: asked.index], answer]
+            self.log.touch("answers", node)
+            self.given = True
+        for node in list(self.interrupts):
+            del self.interrupts[node]
+            self.log.touch("interrupts", node)
 
     # -- driving ------------------------------------------------------------------
 
-    async def go(self) -> WorkflowResult:
+    async def go(self) -> WorkFlowResult:
         self.idle = asyncio.Event()
         await self._emit("workflow_start", workflow=self.graph.name, nodes=len(self.nodes), resumed=self.resumed)
+        if self.given:  # the answers are in the store before anything else happens
+            await self._checkpoint("running")
         for name in self.topo.order:
             if name in self.done:
                 self.status[name] = "done"
@@ -258,13 +318,14 @@ class _Run:
             raise self.halted
         return await self._finish()
 
-    async def _finish(self) -> WorkflowResult:
-        status = "failed" if self.errors else "finished"
+    async def _finish(self) -> WorkFlowResult:
+        status = "failed" if self.errors else "paused" if self.interrupts else "finished"
         outputs = {k: v for n in self.topo.names if n in self.done and not self._leads_on(n)
                    for k, v in self.done[n].items()}
-        result = WorkflowResult(run_id=self.run_id, status=status, outputs=outputs, values=dict(self.values),
+        asked = [self.interrupts[n] for n in self.topo.order if n in self.interrupts]
+        result = WorkFlowResult(run_id=self.run_id, status=status, outputs=outputs, values=dict(self.values),
                                 trace=list(self.trace), errors=dict(self.errors), resumed=self.resumed,
-                                usage=self.usage)
+                                usage=self.usage, interrupts=asked)
         if self.background:
             await asyncio.gather(*self.background)
         try:
@@ -272,11 +333,17 @@ class _Run:
         except CheckpointError as exc:
             await self._halted_end(exc)
             raise
-        await self._emit("workflow_end", status=status, errors=sorted(self.errors))
+        if self.ex.checkpoints is None:  # resumable from this executor only
+            if asked:
+                self.ex._paused[self.run_id] = (0, self._state(status))
+            else:
+                self.ex._paused.pop(self.run_id, None)
+        extra = {"outcome": "paused", "questions": [a.describe() for a in asked]} if status == "paused" else {}
+        await self._emit("workflow_end", status=status, errors=sorted(self.errors), **extra)
         if self.errors:
             lines = "; ".join(f"{n}: {e}" for n, e in self.errors.items())
             cause = next(iter(self.failures.values()), None)  # e.g. the provider's AuthenticationError
-            raise WorkflowFailed(f"workflow {self.graph.name!r} run {self.run_id} failed: {lines}", result=result,
+            raise WorkFlowFailed(f"workflow {self.graph.name!r} run {self.run_id} failed: {lines}", result=result,
                                  causes=self.failures) from cause
         return result
 
@@ -338,6 +405,9 @@ class _Run:
                 outputs, attempts = await self._attempts(name)
                 route, loop = self._route(name, outputs)
                 merged = reduce_outputs(self.reducers, self.values, outputs, name)  # no await until it is applied
+            except Interrupted as exc:  # it asks a person: paused, not failed (its successors wait)
+                await self._paused_at(name, exc.interrupt, started)
+                return
             except CheckpointError as exc:  # an inner run's checkpoint failed and it stopped: so does the run
                 self._halt(exc)  # (the node stays unfinished in our checkpoint: a resume runs it again)
                 return
@@ -374,23 +444,24 @@ class _Run:
                 try:
                     return await self._run_node(name), attempt
                 except Exception as exc:
-                    if attempt == tries or isinstance(exc, (ProviderError, CheckpointError, RunStopped)):
+                    if attempt == tries or isinstance(exc, (ProviderError, CheckpointError, RunStopped, Interrupted)):
                         raise  # a provider's error was already retried by its own policy; a checkpoint's or
-                        # a usage limit's (any RunStopped: it ends the whole run) is not the node's to retry
+                        # a usage limit's (any RunStopped: it ends the whole run) is not the node's to retry, and
+                        # an interrupt pauses the node
                     await self._emit("node_retry", node=name, attempt=attempt, error=_short(exc))
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _run_node(self, name: str) -> dict[str, Any]:
         """Hand one node run to the executor: in process as is, elsewhere with the node's agents locked here."""
         key = f"{self.run_id}/{name}"
-        if self.units.in_process:
+        if self.units.in_process or self.nodes[name].kind == "interrupt":
             return await self.units.submit(Unit(key=key, local=lambda: self._call_agents(name)))
         async with contextlib.AsyncExitStack() as held:
             agents = {n: await held.enter_async_context(self.ex.manager.ausing(n, timeout=self.ex.agent_timeout))
                       for n in sorted(set(self.agents[name]))}  # one order everywhere: no lock cycles
             unit = Unit(key=key, local=lambda: _unreachable(key), runner=NODE_RUNNER,
                         payload=lambda: node_payload(self.nodes[name], self.agents[name], agents, self.values,
-                                                     self.run_id))
+                                                     self.run_id, self.answers.get(name, [])))
             for lost in range(LOST_RETRIES + 1):  # a lost worker is not the node's failure: run it again
                 try:
                     result = await self.units.submit(unit)
@@ -400,18 +471,30 @@ class _Run:
                         raise
                     await self._emit("node_retry", node=name, attempt=lost + 1, error=_short(exc))
         if not isinstance(result, dict) or not isinstance(result.get("outputs"), dict):
-            raise WorkflowError(f"node {name!r}: the executor returned {type(result).__name__}, not "
+            raise WorkFlowError(f"node {name!r}: the executor returned {type(result).__name__}, not "
                                 "{'outputs': {...}, 'usage': {...}}")
         self.usage = self.usage + msgspec.convert(result.get("usage") or {}, Usage)
+        if result.get("interrupt") is not None:  # the worker's node asked a person (data from another process)
+            asked = msgspec.convert(result["interrupt"], Interrupt)
+            asked = msgspec.structs.replace(asked, question=as_data(asked.question, "a worker's question"),
+                                            node=name, speaker=None, round=None)
+            raise Interrupted(asked.describe(), interrupt=asked)
         return result["outputs"]
 
     async def _call_agents(self, name: str) -> dict[str, Any]:
         node = self.nodes[name]
         produced: dict[str, Any] = {}
-        for agent_name in self.agents[name]:
-            async with self.ex.manager.ausing(agent_name, timeout=self.ex.agent_timeout) as agent:
-                self.usage = self.usage + await call_step(agent, agent_name, node, self.values, produced,
-                                                          self.kernel, self.run_id, self.share)
+        with asking(Asking(self.answers.get(name, ()), node=name)) as scope:
+            try:
+                if node.kind == "interrupt":
+                    return {node.output_names[0]: interrupt(ask_text(node, self.values))}
+                for agent_name in self.agents[name]:
+                    async with self.ex.manager.ausing(agent_name, timeout=self.ex.agent_timeout) as agent:
+                        self.usage = self.usage + await call_step(agent, agent_name, node, self.values, produced,
+                                                                  self.kernel, self.run_id, self.share)
+            finally:
+                if scope.asked is not None:  # asked, even if an agent caught the exception: the node pauses
+                    raise Interrupted(scope.asked.describe(), interrupt=scope.asked)
         return node_outputs(node, produced)
 
     def _route(self, name: str, outputs: dict[str, Any]) -> tuple[Optional[list[str]], Optional[str]]:
@@ -425,11 +508,11 @@ class _Run:
         if not loops:
             return picked, None
         if len(picked) > 1:
-            raise WorkflowError(f"router of {name!r} chose {picked}: a loop target cannot be combined with others")
+            raise WorkFlowError(f"router of {name!r} chose {picked}: a loop target cannot be combined with others")
         key = f"{name}->{loops[0]}"
         if self.loops.get(key, 0) >= edge.max_loops:
             if edge.on_max_loops is None:
-                raise WorkflowError(f"loop {key} reached max_loops={edge.max_loops}; raise it or set on_max_loops")
+                raise WorkFlowError(f"loop {key} reached max_loops={edge.max_loops}; raise it or set on_max_loops")
             return [edge.on_max_loops], None
         return None, loops[0]
 
@@ -444,9 +527,12 @@ class _Run:
                 self.log.touch("values", key)
         iteration = self.passes.get(name, 0)
         self.passes[name] = iteration + 1
+        answers = self.answers.pop(name, [])
+        if answers:
+            self.log.touch("answers", name)  # used: a later pass (a loop) asks afresh
         self.trace.append(TraceEntry(node=name, status="done", agents=self.agents[name], attempts=attempts,
                                      outputs=outputs, route=route if loop is None else [loop], iteration=iteration,
-                                     started=started, duration=time.time() - started))
+                                     started=started, duration=time.time() - started, answers=answers))
         if loop is not None:
             self._restart_loop(name, loop)
             await self._checkpoint("running")
@@ -481,6 +567,17 @@ class _Run:
             self.remaining[n] = sum(1 for p in self.topo.preds[n] if p in inside)
             self.settled -= {(n, s) for s in self.topo.succs[n] if s in inside}
         self.led[target].add(source)
+
+    async def _paused_at(self, name: str, asked: Interrupt, started: float) -> None:
+        """``name`` asked a person: it waits (not settled: its successors wait too), the run goes on."""
+        self.status[name] = "paused"
+        self.interrupts[name] = asked
+        self.log.touch("interrupts", name)
+        self.trace.append(TraceEntry(node=name, status="paused", agents=self.agents[name], question=asked.question,
+                                     started=started, duration=time.time() - started))
+        await self._checkpoint("running")
+        await self._emit("node_end", node=name, status="paused", outcome="paused", question=asked.question,
+                         index=asked.index)
 
     async def _failed(self, name: str, exc: BaseException, started: float) -> None:
         self.status[name] = "failed"
@@ -519,13 +616,16 @@ class _Run:
             if self.halted is not None:
                 return  # a checkpoint failed: nothing is written after it (this node is being cancelled)
             self.step += 1
-            state = RunState(run_id=self.run_id, workflow=self.graph.name, values=self.values, done=self.done,
-                             routes=self.routes, loops=self.loops, trace=self.trace, status=status,
-                             counters=self.share.to_state())
+            state = self._state(status)
             await self.log.asave(store, self.run_id, self.step, state, kind="workflow",
                                  metadata={"workflow": self.graph.name, "status": status},
                                  resume=f"WorkFlowExecutor(..., checkpoints=store).arun(graph, inputs, "
                                         f"run_id={self.run_id!r})")
+
+    def _state(self, status: str) -> RunState:
+        return RunState(run_id=self.run_id, workflow=self.graph.name, values=self.values, done=self.done,
+                        routes=self.routes, loops=self.loops, trace=self.trace, status=status,
+                        counters=self.share.to_state(), answers=self.answers, interrupts=self.interrupts)
 
     async def _emit(self, type: str, **data: Any) -> None:
         if self.events:
@@ -551,13 +651,13 @@ def node_outputs(node: Any, produced: dict[str, Any]) -> dict[str, Any]:
         return produced
     missing = [o for o in declared if produced.get(o) is None and _is_required(node, o)]
     if missing:
-        raise WorkflowError(f"node {node.name!r}: its agents gave no value for output(s) {', '.join(missing)} "
+        raise WorkFlowError(f"node {node.name!r}: its agents gave no value for output(s) {', '.join(missing)} "
                             f"(they gave: {', '.join(produced) or 'nothing'})")
     return {o: produced[o] for o in declared if o in produced}
 
 
 def node_payload(node: Any, order: list[str], agents: dict[str, Any], values: dict[str, Any],
-                 run_id: str) -> dict[str, Any]:
+                 run_id: str, answers: Any = ()) -> dict[str, Any]:
     """What a remote worker needs to run ``node``: the node, its agents' specs (in call order) and the values
     they read; an agent without a spec cannot travel (``ConfigError`` naming it)."""
     specs = []
@@ -570,12 +670,12 @@ def node_payload(node: Any, order: list[str], agents: dict[str, Any], values: di
         specs.append([agent_name, agent.to_dict()])
         wanted.update(_agent_inputs(agent))
     return {"node": msgspec.to_builtins(msgspec.structs.replace(node, agents=[])), "agents": specs, "run_id": run_id,
-            "trust": shipped_trust(),
+            "trust": shipped_trust(), "answers": list(answers),
             "values": {k: values[k] for k in wanted if values.get(k) is not None}}
 
 
 def _unreachable(key: str) -> Any:
-    raise WorkflowError(f"node run {key!r} was sent back to this process by a remote executor; "
+    raise WorkFlowError(f"node run {key!r} was sent back to this process by a remote executor; "
                         "its agents are locked here for the remote run")
 
 
@@ -586,19 +686,57 @@ async def _call(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, ag
     execute = getattr(agent, "aexecute", None)
     ctx = None
     if execute is not None:
-        ctx = kernel.context(run_id=run_id, agent=agent_name, metadata={"node": node}, share=share)
+        ctx = bind(kernel.context(run_id=run_id, agent=agent_name, metadata={"node": node}, share=share))
         result = await execute(inputs=inputs, ctx=ctx)
     elif callable(agent):
         if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(getattr(agent, "__call__", None)):
             result = await agent(**inputs)
         else:  # a plain function may block: it runs in the kernel's tool threads, so independent nodes overlap
             loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(kernel.tool_executor(), functools.partial(agent, **inputs))
+            result = await loop.run_in_executor(kernel.tool_executor(), run_in_context(agent, **inputs))
         if hasattr(result, "__await__"):
             result = await result
     else:
-        raise WorkflowError(f"agent {agent_name!r} of node {node!r} is neither an Agent nor callable")
+        raise WorkFlowError(f"agent {agent_name!r} of node {node!r} is neither an Agent nor callable")
     return _as_dict(result, agent_name), (ctx.usage if ctx is not None else Usage())
+
+
+def pick_answers(state: RunState, answer: Any, answers: Optional[dict[str, Any]]) -> dict[str, Any]:
+    """``{node: answer}`` for a resume of ``state``: ``answer`` for its one waiting node, or ``answers`` naming
+    waiting nodes; each answer checked to be JSON data. ``ConfigError`` when the run waits on nothing or the
+    answers do not fit the questions."""
+    waiting = state.interrupts
+    if not waiting:
+        raise ConfigError(f"run {state.run_id!r} is {state.status}, not paused at an interrupt: there is no question "
+                          "to answer (resume an unfinished run with arun(graph, inputs, run_id=...))")
+    asked = "; ".join(a.describe() for a in waiting.values())
+    if (answer is _NO_ANSWER) == (answers is None):
+        raise ConfigError(f"give either answer=... or answers={{node: ...}} to resume run {state.run_id!r} ({asked})")
+    if answers is None:
+        if len(waiting) > 1:
+            raise ConfigError(f"run {state.run_id!r} waits on {len(waiting)} nodes ({asked}); answer them by node: "
+                              "answers={node: answer, ...}")
+        answers = {next(iter(waiting)): answer}
+    unknown = [n for n in answers if n not in waiting]
+    if unknown:
+        raise ConfigError(f"run {state.run_id!r} has no question waiting at node(s) {', '.join(map(repr, unknown))}; "
+                          f"it waits on: {asked}")
+    return {n: as_data(a, f"the answer for node {n!r}") for n, a in answers.items()}
+
+
+def ask_text(node: Any, values: dict[str, Any]) -> str:
+    """The fixed question of an ``interrupt`` node, ``{name}`` replaced by its input ``name``'s value."""
+    import re
+
+    names = set(node.input_names)
+
+    def value(m: "re.Match[str]") -> str:
+        found = values.get(m.group(1))
+        if m.group(1) not in names or found is None:
+            return m.group(0)
+        return found if isinstance(found, str) else msgspec.json.encode(found, enc_hook=repr).decode()
+
+    return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", value, node.question)
 
 
 def _as_dict(result: Any, agent_name: str) -> dict[str, Any]:
@@ -609,7 +747,7 @@ def _as_dict(result: Any, agent_name: str) -> dict[str, Any]:
         return to_dict()
     if isinstance(result, msgspec.Struct):
         return msgspec.to_builtins(result)
-    raise WorkflowError(f"agent {agent_name!r} returned {type(result).__name__}; return a dict of outputs by name")
+    raise WorkFlowError(f"agent {agent_name!r} returned {type(result).__name__}; return a dict of outputs by name")
 
 
 def _agent_inputs(agent: Any) -> list[str]:

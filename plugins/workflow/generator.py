@@ -4,7 +4,7 @@ Steps: plan (``TaskPlanner``) -> build (``build_from_plan``) -> validate ->
 review and refine for ``num_turns`` rounds (``WorkFlowReviewer`` suggestions
 fed back to the planner with the previous plan) -> agents for each node
 (``AgentGenerator``). Each step is retried on a parse or validation failure
-(``ParseError``, ``GenerationError``, ``WorkflowValidationError``), at most
+(``ParseError``, ``GenerationError``, ``WorkFlowValidationError``), at most
 ``max_retries`` extra times, waiting ``backoff_base * 2**attempt`` seconds
 (capped at ``backoff_max``); a planning retry tells the planner what was wrong.
 Goals shorter than 10 characters are refused with a ``ConfigError``.
@@ -22,7 +22,7 @@ from zagent._runs.sync import run_sync
 
 from .agents import AgentGenerator
 from .build import build_from_plan
-from .errors import WorkflowError, WorkflowValidationError
+from .errors import WorkFlowError, WorkFlowValidationError
 from .graph import WorkFlowGraph
 from .planner import Plan, TaskPlanner
 from .reviewer import WorkFlowReviewer
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 T = TypeVar("T")
 MIN_GOAL = 10
-RETRYABLE = (ParseError, WorkflowValidationError)
+RETRYABLE = (ParseError, WorkFlowValidationError)
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -119,7 +119,7 @@ class WorkFlowGenerator:
                 await self.kernel.aemit("generation_retry", step=step, attempt=attempt + 1, delay=delay,
                                         error=str(exc)[:300])
                 await asyncio.sleep(delay)
-        raise WorkflowError(f"workflow generation step {step!r} failed after {self.max_retries + 1} attempt(s): "
+        raise WorkFlowError(f"workflow generation step {step!r} failed after {self.max_retries + 1} attempt(s): "
                             f"{error}") from error
 
 

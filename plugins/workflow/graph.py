@@ -17,7 +17,7 @@ have one. Structure checks live in ``validate``; running lives in ``executor``.
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 import msgspec
 from zagent.errors import ConfigError
@@ -37,6 +37,9 @@ class WorkFlowNode(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unkn
 
     ``agents`` are run in order; each sees the workflow's values plus the outputs
     of the agents before it. ``retries`` overrides the executor's default.
+    A node of ``kind`` ``"interrupt"`` has no agents: it asks a person its ``question``
+    (``{name}`` replaced by the value of input ``name``) through ``zagent.interrupt``,
+    and its one output gets the answer.
     """
 
     name: str
@@ -46,6 +49,8 @@ class WorkFlowNode(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unkn
     outputs: list[Field] = []
     agents: list[Any] = []
     retries: Optional[int] = None
+    kind: Literal["agents", "interrupt"] = "agents"
+    question: str = ""
 
     @property
     def input_names(self) -> list[str]:
@@ -146,12 +151,12 @@ class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
         return find_problems(self)
 
     def validate(self) -> "WorkFlowGraph":
-        """Raise ``WorkflowValidationError`` naming every problem; return ``self`` when valid."""
-        from .errors import WorkflowValidationError
+        """Raise ``WorkFlowValidationError`` naming every problem; return ``self`` when valid."""
+        from .errors import WorkFlowValidationError
 
         found = self.problems()
         if found:
-            raise WorkflowValidationError(found, f"workflow {self.name!r}")
+            raise WorkFlowValidationError(found, f"workflow {self.name!r}")
         return self
 
     # -- files ----------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""What a workflow run returns and checkpoints: ``WorkflowResult``, ``TraceEntry``, ``RunState``.
+"""What a workflow run returns and checkpoints: ``WorkFlowResult``, ``TraceEntry``, ``RunState``.
 
 ``step_log()`` is a run's checkpoint log (``zagent.agentkit.steplog``): after each node, the trace
 entries added, the values, node outputs, routes and loop counts the executor touched (it reports each
@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 import attrs
 import msgspec
+from zagent.agentkit.interrupts import Interrupt
 from zagent.agentkit.signing import aread_latest, signer_of
 from zagent.agentkit.steplog import StepLog
 from zagent.types import Usage
@@ -22,7 +23,9 @@ class TraceEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One settled node: ``done``, ``failed`` or ``skipped`` (with why), and what it produced.
 
     ``attempts`` counts tries (retries included); ``route`` is what its router chose;
-    ``iteration`` counts passes through a loop (0 for the first).
+    ``iteration`` counts passes through a loop (0 for the first). A node that asked a person
+    (``zagent.interrupt``) has an entry ``paused`` with its ``question``, and once done the
+    ``answers`` it was given, in order.
     """
 
     node: str
@@ -35,6 +38,8 @@ class TraceEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     iteration: int = 0
     started: float = 0.0
     duration: float = 0.0
+    question: Any = None
+    answers: list[Any] = []
 
 
 class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -50,6 +55,10 @@ class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
     status: str = "running"
     counters: dict[str, Any] = {}
     """The run's shared per-run counters (tool budgets: ``zagent._runs.share``), so a resumed run keeps them."""
+    answers: dict[str, list[Any]] = {}
+    """Per unfinished node, the answers given to its interrupts so far (in order; data only)."""
+    interrupts: dict[str, Interrupt] = {}
+    """Per node paused at an interrupt, the question it waits on (the run is ``paused``)."""
 
 
 _encode = msgspec.json.Encoder(enc_hook=repr).encode  # values JSON cannot hold are saved as their repr
@@ -57,8 +66,8 @@ _encode = msgspec.json.Encoder(enc_hook=repr).encode  # values JSON cannot hold 
 
 def step_log(kernel: Any = None) -> StepLog:
     """A new checkpoint log for one run (its first checkpoint is a full save), signed with ``kernel``'s key."""
-    return StepLog(lists=("trace",), tracked=("values", "done", "routes", "loops"), small=("status", "counters"),
-                   encode=_encode, signer=signer_of(kernel) if kernel is not None else None)
+    return StepLog(lists=("trace",), tracked=("values", "done", "routes", "loops", "answers", "interrupts"),
+                   small=("status", "counters"), encode=_encode, signer=signer_of(kernel) if kernel is not None else None)
 
 
 async def load_checked(store: Any, kernel: Any, run_id: str) -> Optional[tuple[int, RunState]]:
@@ -68,16 +77,18 @@ async def load_checked(store: Any, kernel: Any, run_id: str) -> Optional[tuple[i
 
 
 @attrs.frozen(repr=False)
-class WorkflowResult:
+class WorkFlowResult:
     """The end of a run.
 
-    :ivar status: ``finished`` or ``failed``.
+    :ivar status: ``finished``, ``paused`` (nodes wait on a person: ``interrupts``) or ``failed``.
     :ivar outputs: values produced by the last nodes (those with no successor that ran).
     :ivar values: every value by name: workflow inputs, node outputs, state fields.
     :ivar trace: one ``TraceEntry`` per settled node (and per loop pass), in settling order.
     :ivar errors: ``{node: message}`` of failed nodes.
     :ivar resumed: nodes restored from a checkpoint instead of being run.
     :ivar usage: tokens the run's agents spent (in this process's run; a resumed run counts only its own).
+    :ivar interrupts: the questions the run is paused on, one per waiting node (answer them with
+        ``WorkFlowExecutor.aresume(graph, run_id, answer=...)``).
     """
 
     run_id: str
@@ -88,6 +99,11 @@ class WorkflowResult:
     errors: dict[str, str] = attrs.field(factory=dict)
     resumed: list[str] = attrs.field(factory=list)
     usage: Usage = attrs.field(factory=Usage)
+    interrupts: list[Interrupt] = attrs.field(factory=list)
+
+    @property
+    def paused(self) -> bool:
+        return self.status == "paused"
 
     @property
     def ok(self) -> bool:
@@ -104,7 +120,7 @@ class WorkflowResult:
         return self.values[name]
 
     def __repr__(self) -> str:
-        return f"<WorkflowResult {self.run_id} {self.status} outputs={sorted(self.outputs)}>"
+        return f"<WorkFlowResult {self.run_id} {self.status} outputs={sorted(self.outputs)}>"
 
 
 def checked(state: RunState, step: int) -> RunState:
@@ -117,6 +133,10 @@ def checked(state: RunState, step: int) -> RunState:
     try:
         state.loops = check_counts(state.loops, "loop counts")
         state.counters = check_counters(state.counters)
+        for node, asked in state.interrupts.items():
+            if type(asked.index) is not int or asked.index < 0:
+                raise ValueError(f"the interrupt of node {node!r} has index {asked.index!r}")
+            state.interrupts[node] = msgspec.structs.replace(asked, node=node, speaker=None, round=None)
     except ValueError as exc:
         raise CheckpointError(f"checkpoint {step} of workflow run {state.run_id!r} is damaged or was edited: {exc}; "
                               "the run is not resumed", run_id=state.run_id, step=step) from None

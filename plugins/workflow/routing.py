@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from zagent.errors import ConfigError
 
-from .errors import WorkflowError
+from .errors import WorkFlowError
 from .graph import ConditionalEdge, StateField, resolve_callable
 
 Reducer = Callable[[Any, Any], Any]
@@ -54,14 +54,14 @@ def reducer_for(field: StateField, kernel: Any = None) -> Reducer:
 def reduce_outputs(reducers: dict[str, Reducer], values: dict[str, Any], outputs: dict[str, Any],
                    node: str) -> dict[str, Any]:
     """The new value of every field ``outputs`` writes (each through its field's reducer), without changing
-    ``values``; a reducer that raises is the node's failure (``WorkflowError`` naming the field)."""
+    ``values``; a reducer that raises is the node's failure (``WorkFlowError`` naming the field)."""
     merged: dict[str, Any] = {}
     for key, value in outputs.items():
         reducer = reducers.get(key)
         try:
             merged[key] = reducer(values.get(key), value) if reducer else value
         except Exception as exc:
-            raise WorkflowError(f"node {node!r}: the reducer of state field {key!r} raised "
+            raise WorkFlowError(f"node {node!r}: the reducer of state field {key!r} raised "
                                 f"{type(exc).__name__}: {exc}; fix the reducer or the value the node writes") from exc
     return merged
 

@@ -4,7 +4,8 @@
   executor (``executor.node_payload``): its agents are rebuilt from their specs
   on the worker's kernel (once per spec and kernel, under the trust the
   driver shipped: ``zagent._trust.imports``) and called as the driver would, without locks (the driver holds them) or checkpoints (the driver
-  writes them). Returns ``{"outputs": ..., "usage": ...}`` (tokens spent).
+  writes them). Returns ``{"outputs": ..., "usage": ...}`` (tokens spent), or with ``"interrupt"`` (the
+  question, as data) when an agent asked a person: the node's answers so far come in ``payload["answers"]``.
 * ``batch_job(graph, kernel, llm=None)``: the ``zagent._runs.executors.BatchJob`` running the
   whole graph once per batch item, here (``local``) or on a worker
   (``run_workflow_item``); either way on a fresh ``WorkFlowExecutor`` per item.
@@ -15,6 +16,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import msgspec
+from zagent.agentkit.interrupts import Asking, asking
+from zagent.errors import Interrupted
 from zagent._runs.executors import shipped_trust, trust_from
 from zagent._trust.imports import trusting
 from zagent._runs.stash import StashKey
@@ -44,9 +47,15 @@ async def run_node(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
     values = dict(payload.get("values") or {})
     produced: dict[str, Any] = {}
     usage = Usage()
-    for agent_name, spec in payload["agents"]:
-        usage = usage + await call_step(_agent(kernel, spec, payload), agent_name, node, values, produced, kernel,
-                                        payload["run_id"])
+    with asking(Asking(payload.get("answers") or (), node=node.name)) as scope:
+        try:
+            for agent_name, spec in payload["agents"]:
+                usage = usage + await call_step(_agent(kernel, spec, payload), agent_name, node, values, produced,
+                                                kernel, payload["run_id"])
+        except Interrupted:
+            pass  # in scope.asked: sent back as data
+        if scope.asked is not None:
+            return {"outputs": {}, "usage": msgspec.to_builtins(usage), "interrupt": msgspec.to_builtins(scope.asked)}
     return {"outputs": node_outputs(node, produced), "usage": msgspec.to_builtins(usage)}
 
 

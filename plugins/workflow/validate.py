@@ -7,7 +7,8 @@ write the same name that is not a ``state`` field), ``unproduced_input``,
 ``loop_input_required`` (a value fed back by a loop must be optional for the
 first pass), ``cycle``, ``isolated_node``, ``no_initial_node``, ``bad_router``,
 ``bad_reducer``, ``bad_loop``, ``self_loop`` (a plain edge from a node to itself, or a
-conditional one without ``max_loops``).
+conditional one without ``max_loops``), ``bad_interrupt`` (an ``interrupt`` node without a
+question, with agents, or without exactly one output for the answer).
 
 Checking imports nothing: routers and reducers given as import paths are
 checked for their form only (``Trust(dry=True)``), so ``zagent workflow
@@ -46,6 +47,7 @@ def _find_problems(graph: WorkFlowGraph, topology: Any) -> list[Problem]:
         problems.append(Problem("cycle", f"cycle {' -> '.join(topo.cycle)}: remove an edge, or route back with a "
                                          "conditional edge that has max_loops > 0"))
     problems += _outputs(graph)
+    problems += _interrupts(graph)
     problems += _inputs(graph, topo)
     problems += _isolated(graph)
     if not graph.initial_nodes():
@@ -114,6 +116,22 @@ def _outputs(graph: WorkFlowGraph) -> list[Problem]:
     return [Problem("duplicate_output", f"output {name!r} is produced by {' and '.join(repr(w) for w in nodes)}; "
                                         f"rename one, or declare {name!r} in 'state' with a reducer")
             for name, nodes in writers.items() if len(nodes) > 1 and name not in shared]
+
+
+def _interrupts(graph: WorkFlowGraph) -> list[Problem]:
+    out = []
+    for n in graph.nodes:
+        if n.kind != "interrupt":
+            continue
+        if not n.question.strip():
+            out.append(Problem("bad_interrupt", f"interrupt node {n.name!r} has no question; give it one to ask"))
+        if n.agents:
+            out.append(Problem("bad_interrupt", f"interrupt node {n.name!r} lists agents; it only asks its question "
+                                                "(drop the agents, or make it an agents node that calls zagent.interrupt)"))
+        if len(n.outputs) != 1:
+            out.append(Problem("bad_interrupt", f"interrupt node {n.name!r} has {len(n.outputs)} outputs; declare "
+                                                "exactly one, to hold the answer"))
+    return out
 
 
 def _inputs(graph: WorkFlowGraph, topo: Topology) -> list[Problem]:

@@ -3,7 +3,7 @@
 import pathlib
 
 import pytest
-from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph, WorkflowFailed
+from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph, WorkFlowFailed
 
 from .shipping import ShippingExecutor
 
@@ -40,7 +40,7 @@ def test_callable_agents_cannot_run_remotely(kernel):
                                      "nodes": [{"name": "n", "inputs": [{"name": "text"}],
                                                 "outputs": [{"name": "loud"}], "agents": [shout]}]})
     assert WorkFlowExecutor(kernel=kernel).run(graph, {"text": "hi"}).outputs == {"loud": "HI"}
-    with pytest.raises(WorkflowFailed, match="agent 'shout' of node 'n' is a Python object"):
+    with pytest.raises(WorkFlowFailed, match="agent 'shout' of node 'n' is a Python object"):
         WorkFlowExecutor(kernel=kernel, executor=ShippingExecutor()).run(graph, {"text": "hi"})
 
 
@@ -79,7 +79,7 @@ def test_checkpoints_stay_with_the_driver_and_resume_after_lost_workers(kernel, 
     graph = WorkFlowGraph.load(EXAMPLE)
     db = tmp_path / "runs.db"
     lost = ShippingExecutor(lose={"run-z/background": 3})
-    with pytest.raises(WorkflowFailed, match="UnitLost"):
+    with pytest.raises(WorkFlowFailed, match="UnitLost"):
         WorkFlowExecutor(kernel=kernel, executor=lost, checkpoints=str(db), on_error="continue").run(
             graph, {"topic": "tides"}, run_id="run-z")
     again = ShippingExecutor()

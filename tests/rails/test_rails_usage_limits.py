@@ -6,7 +6,7 @@ from zagent import ConfigError, UsageLimitExceeded
 from zagent.plugins.groupchat import GroupChat
 from zagent.plugins.react import ReActLoop
 from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
-from zagent.plugins.workflow.errors import WorkflowFailed
+from zagent.plugins.workflow.errors import WorkFlowFailed
 
 from tests.security.conftest import make_kernel
 
@@ -46,7 +46,7 @@ def test_workflow_nodes_share_one_requests_limit():
     graph = WorkFlowGraph.from_dict({"name": "w", "goal": "say", "inputs": [{"name": "text"}], "nodes": nodes,
                                      "edges": edges})
     llm = k.llm("scripted:wf", replies=["ok"] * 3)
-    with pytest.raises(WorkflowFailed) as info:
+    with pytest.raises(WorkFlowFailed) as info:
         WorkFlowExecutor(kernel=k, llm=llm).run(graph, {"text": "a"})
     assert len(llm.requests) == 2 and isinstance(info.value.__cause__, UsageLimitExceeded)
     assert info.value.result.errors.keys() == {"n2"} and "requests=2" in str(info.value)
@@ -121,7 +121,7 @@ def test_a_node_stopped_by_a_usage_limit_is_not_retried():
     events = _Events()
     k.add_plugin(events, name="events")
     llm = k.llm("scripted:once", replies=["ok"] * 4)
-    with pytest.raises(WorkflowFailed) as info:
+    with pytest.raises(WorkFlowFailed) as info:
         WorkFlowExecutor(kernel=k, llm=llm, retries=3).run(_one_node_graph(), {"text": "a"})
     assert isinstance(info.value.__cause__, UsageLimitExceeded) and llm.requests == []
     assert [t for t, _ in events.types if t == "node_retry"] == []
@@ -154,7 +154,7 @@ def test_a_usage_limit_ends_the_whole_workflow_even_with_on_error_continue():
     ex = WorkFlowExecutor(kernel=k, llm=k.llm("scripted:stop", replies=["ok"] * 4), on_error="continue", validate=False,
                           max_concurrency=1)
     ex.manager.add_agent(Plain())
-    with pytest.raises(WorkflowFailed) as info:
+    with pytest.raises(WorkFlowFailed) as info:
         ex.run(graph, {"text": "a"})
     assert isinstance(info.value.__cause__, UsageLimitExceeded)
     assert len(info.value.result.errors) == 1

@@ -83,17 +83,17 @@ def test_a_401_ends_a_declared_agent_after_one_request(kernel, server):
 
 
 def test_a_401_fails_a_workflow_node_without_node_retries(kernel, server):
-    """A node with retries=2 is not tried again after a provider's error; WorkflowFailed is chained to it."""
+    """A node with retries=2 is not tried again after a provider's error; WorkFlowFailed is chained to it."""
     from zagent.plugins.manager import AgentManager
     from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
-    from zagent.plugins.workflow.errors import WorkflowFailed
+    from zagent.plugins.workflow.errors import WorkFlowFailed
 
     manager = AgentManager(kernel=kernel)
     manager.add_agent(kernel.agent(declared_spec(server)))
     graph = WorkFlowGraph.from_dict({"goal": "answer", "inputs": [{"name": "question"}], "nodes": [
         {"name": "ask", "description": "answer it", "inputs": [{"name": "question"}],
          "outputs": [{"name": "answer"}], "agents": ["asker"], "retries": 2}]})
-    with pytest.raises(WorkflowFailed, match="AuthenticationError") as caught:
+    with pytest.raises(WorkFlowFailed, match="AuthenticationError") as caught:
         WorkFlowExecutor(kernel=kernel, manager=manager).run(graph, {"question": "why?"})
     assert isinstance(caught.value.__cause__, AuthenticationError)
     assert len(server.requests) == 1

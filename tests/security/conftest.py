@@ -117,12 +117,12 @@ class NodeAgent:
 def workflow_stopped_at_b(k, db):
     """``(executor, graph)`` after run ``wf`` of ``two_node_workflow`` with ``x="hi"`` saved node ``a`` and
     failed at ``b``."""
-    from zagent.plugins.workflow import WorkFlowExecutor, WorkflowFailed
+    from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowFailed
 
     graph = two_node_workflow()
     ex = WorkFlowExecutor(kernel=k, checkpoints=db)
     ex.manager.add_agent(NodeAgent("one", False))
     ex.manager.add_agent(NodeAgent("two", True))
-    with pytest.raises(WorkflowFailed, match="b: RuntimeError: stop here"):
+    with pytest.raises(WorkFlowFailed, match="b: RuntimeError: stop here"):
         ex.run(graph, {"x": "hi"}, run_id="wf")
     return ex, graph

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 from zagent.plugins.manager import AgentManager
-from zagent.plugins.workflow import WorkFlowExecutor, WorkflowFailed, WorkFlowGraph
+from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowFailed, WorkFlowGraph
 
 from .conftest import diamond_dict, edges, node
 
@@ -125,7 +125,7 @@ def test_fail_fast_cancels_running_nodes(kernel):
     async def c(x):
         await asyncio.Event().wait()  # would never finish on its own
 
-    with pytest.raises(WorkflowFailed, match="B broke") as info:
+    with pytest.raises(WorkFlowFailed, match="B broke") as info:
         WorkFlowExecutor(kernel=kernel).run(diamond(B=b, C=c), {"goal": "g"})
     result = info.value.result
     assert result.status == "failed" and list(result.errors) == ["B"]
@@ -137,7 +137,7 @@ def test_continue_policy_finishes_independent_nodes(kernel):
     def b(x):
         raise RuntimeError("B broke")
 
-    with pytest.raises(WorkflowFailed) as info:
+    with pytest.raises(WorkFlowFailed) as info:
         WorkFlowExecutor(kernel=kernel, on_error="continue").run(diamond(B=b), {"goal": "g"})
     result = info.value.result
     assert result.node_status("C") == "done" and result.values["z"] == "z(x(g))"
@@ -146,7 +146,7 @@ def test_continue_policy_finishes_independent_nodes(kernel):
 
 def test_missing_output_fails_the_node(kernel):
     """An agent that does not give a declared output fails its node with a message naming it."""
-    with pytest.raises(WorkflowFailed, match="no value for output"):
+    with pytest.raises(WorkFlowFailed, match="no value for output"):
         WorkFlowExecutor(kernel=kernel).run(diamond(C=lambda x: {"other": 1}), {"goal": "g"})
 
 
@@ -166,7 +166,7 @@ def test_resume_does_not_rerun_finished_nodes(kernel, tmp_path):
     agents = {"A": counted("A", "x"), "B": counted("B", "y"), "C": counted("C", "z", fail=True),
               "D": counted("D", "out")}
     ex = WorkFlowExecutor(kernel=kernel, checkpoints=str(tmp_path / "runs.db"), on_error="continue")
-    with pytest.raises(WorkflowFailed):
+    with pytest.raises(WorkFlowFailed):
         ex.run(diamond(**agents), {"goal": "g"}, run_id="run-1")
     assert calls == {"A": 1, "B": 1, "C": 1, "D": 0}
     broken[0] = False
@@ -199,10 +199,10 @@ def test_missing_workflow_input_is_a_clear_error(kernel):
 
 def test_node_without_agents_cannot_run(kernel):
     """A node with no agents is reported before anything runs."""
-    from zagent.plugins.workflow import WorkflowError
+    from zagent.plugins.workflow import WorkFlowError
 
     graph = WorkFlowGraph.from_dict(diamond_dict())
-    with pytest.raises(WorkflowError, match="node 'A' has no agents"):
+    with pytest.raises(WorkFlowError, match="node 'A' has no agents"):
         WorkFlowExecutor(kernel=kernel).run(graph, {"goal": "g"})
 
 
@@ -278,7 +278,7 @@ def test_router_choosing_an_unknown_target_fails_the_node(kernel):
     """A router may only choose among its declared targets."""
     graph = branching(kernel, "left")
     graph.conditional_edges[0].router = lambda values: "Z"
-    with pytest.raises(WorkflowFailed, match="may only choose among B, C"):
+    with pytest.raises(WorkFlowFailed, match="may only choose among B, C"):
         WorkFlowExecutor(kernel=kernel).run(graph, {"goal": "g"})
 
 
@@ -325,7 +325,7 @@ def test_bounded_loop_repeats_until_the_router_exits(kernel, events):
 
 def test_loop_bound_reached_fails_without_an_exit(kernel):
     """Past max_loops with no on_max_loops the run fails, naming the loop and its bound."""
-    with pytest.raises(WorkflowFailed, match=r"loop review->write reached max_loops=1"):
+    with pytest.raises(WorkFlowFailed, match=r"loop review->write reached max_loops=1"):
         WorkFlowExecutor(kernel=kernel).run(loop_graph(max_loops=1), {"goal": "g"})
 
 
@@ -410,7 +410,7 @@ def test_run_interrupted_inside_a_loop_resumes_at_the_same_pass(kernel, tmp_path
     graph.node("write").agents = [counted_write]
     graph.node("review").agents = [flaky_review]
     ex = WorkFlowExecutor(kernel=kernel, checkpoints=str(tmp_path / "runs.db"))
-    with pytest.raises(WorkflowFailed, match="reviewer is down"):
+    with pytest.raises(WorkFlowFailed, match="reviewer is down"):
         ex.run(graph, {"goal": "g"}, run_id="loop-1")
     assert calls == {"write": 2, "review": 2}
     down[0] = False
@@ -435,5 +435,5 @@ def test_node_waiting_too_long_for_a_busy_agent_fails(kernel):
     graph = diamond()
     graph.node("C").agents = ["Busy"]
     ex = WorkFlowExecutor(kernel=kernel, manager=manager, agent_timeout=0.01)
-    with pytest.raises(WorkflowFailed, match="agent 'Busy' stayed running"):
+    with pytest.raises(WorkFlowFailed, match="agent 'Busy' stayed running"):
         ex.run(graph, {"goal": "g"})

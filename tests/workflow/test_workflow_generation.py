@@ -9,7 +9,7 @@ from zagent.plugins.workflow import (
     AgentGenerator,
     GenerationError,
     TaskPlanner,
-    WorkflowError,
+    WorkFlowError,
     WorkFlowExecutor,
     WorkFlowGenerator,
     WorkFlowGraph,
@@ -212,7 +212,7 @@ def test_retries_are_bounded(kernel):
     bad["sub_tasks"][0]["inputs"] = [{"name": "facts"}]
     llm = scripted(kernel, *[fenced(bad)] * 3)
     gen = WorkFlowGenerator(kernel=kernel, llm=llm, num_turns=0, max_retries=2, backoff_base=0)
-    with pytest.raises(WorkflowError, match="step 'plan' failed after 3 attempt"):
+    with pytest.raises(WorkFlowError, match="step 'plan' failed after 3 attempt"):
         gen.generate("Write a short report on solar power")
     assert llm.remaining == 0
 

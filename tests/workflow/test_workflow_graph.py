@@ -5,7 +5,7 @@ from zagent import ConfigError
 from zagent.plugins.workflow import (
     ConditionalEdge,
     WorkFlowGraph,
-    WorkflowValidationError,
+    WorkFlowValidationError,
     to_mermaid,
     to_text,
 )
@@ -197,7 +197,7 @@ def test_validate_raises_with_every_problem():
     data = diamond_dict()
     data["nodes"].append(node("E", ["goal"], ["e"]))
     data["nodes"][3]["inputs"].append({"name": "mystery"})
-    with pytest.raises(WorkflowValidationError) as info:
+    with pytest.raises(WorkFlowValidationError) as info:
         WorkFlowGraph.from_dict(data).validate()
     assert sorted(info.value.codes) == ["isolated_node", "unproduced_input"]
     assert "(2 problems)" in str(info.value)
@@ -224,7 +224,7 @@ def test_plain_self_loop_edge_is_refused():
     graph = WorkFlowGraph.from_dict(data)
     [p] = [p for p in graph.problems() if p.code == "self_loop"]
     assert "B -> B" in p.message and "max_loops" in p.message
-    with pytest.raises(WorkflowValidationError):
+    with pytest.raises(WorkFlowValidationError):
         graph.validate()
 
 

@@ -1,7 +1,7 @@
 """A state reducer that raises fails its node and the run; it is never swallowed into a ``finished`` run."""
 
 import pytest
-from zagent.plugins.workflow import WorkFlowExecutor, WorkflowFailed, WorkFlowGraph
+from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowFailed, WorkFlowGraph
 
 from .conftest import diamond_dict
 
@@ -29,7 +29,7 @@ def test_a_raising_reducer_fails_the_run_naming_the_field(kernel):
     合并到现有状态" (a state update is a reduce: each node's output is merged into the state by the reducer).
     A reducer that raises is that merge failing: the writing node fails, the run is ``failed`` (not
     ``finished``), and the error names the state field and the reducer's own error."""
-    with pytest.raises(WorkflowFailed) as info:
+    with pytest.raises(WorkFlowFailed) as info:
         WorkFlowExecutor(kernel=kernel).run(graph_with_reducer(f"{HERE}:broken_reducer"), {"goal": "g"})
     result = info.value.result
     assert result.status == "failed"
@@ -41,7 +41,7 @@ def test_a_builtin_reducer_refusing_a_value_fails_the_node(kernel):
     """Seed 003 (langgraph): "强制所有状态变更走归约函数" (every state change goes through the reducer).
     The built-in ``merge`` reducer given a non-dict raises; the node that wrote it is failed, and nodes
     downstream of it do not run."""
-    with pytest.raises(WorkflowFailed) as info:
+    with pytest.raises(WorkFlowFailed) as info:
         WorkFlowExecutor(kernel=kernel).run(graph_with_reducer("merge"), {"goal": "g"})
     result = info.value.result
     assert result.status == "failed" and "notes" in result.errors["B"]

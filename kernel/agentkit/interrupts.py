@@ -1,0 +1,138 @@
+"""Durable human interrupts: ``zagent.interrupt(question)`` asks a person from a workflow node or a group-chat turn.
+
+A loop running a node (a turn) opens a scope for it, ``with asking(Asking(answers, node=...)):``, holding the
+answers given so far to that node's interrupts, in order. ``zagent.interrupt(question)`` returns the next one;
+when there is none it raises ``zagent.Interrupted`` (a ``RunStopped``: rails and tool runners let it through, so
+it ends the agent's own run and reaches the loop) and records the question in the scope (``scope.asked``), so an
+agent that swallows the exception still pauses its node. The loop ends the run ``paused`` with the ``Interrupt``
+and checkpoints it. ``resume(run_id, answer=...)`` adds the answer and runs the node (turn) again from its start:
+its ``interrupt`` calls return the answers in order, and the next unanswered one pauses again (LangGraph's
+``interrupt()`` and ``Command(resume=...)``). So the code of a node before an interrupt runs again on resume:
+keep side effects that must not repeat after it or in a node of their own, and keep the order of a node's
+interrupts fixed (answers are matched by position, not by the question's text).
+
+The scope is found through a context variable (the node's task, what it awaits, and functions run with its
+context copied: ``run_in_context``) or a run context's stash (``bind(ctx)``): a sync tool running in the kernel's
+tool threads sees no context variable, so it declares a ``ctx`` parameter and calls ``interrupt(q, ctx=ctx)``.
+Questions and answers are JSON data (``as_data``): an answer is data, never code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+from typing import Any, Callable, Iterator, Optional
+
+import msgspec
+
+from .._runs.context import ASKING, ASKING_KEY
+from ..errors import ConfigError, Interrupted
+from .._trust.limits import check_data
+
+__all__ = ["Asking", "Interrupt", "as_data", "asking", "bind", "run_in_context"]
+
+
+class Interrupt(msgspec.Struct, kw_only=True):
+    """A question asked by ``zagent.interrupt`` and waiting for its answer.
+
+    :ivar question: what was asked (JSON data, usually text).
+    :ivar index: its position among the interrupts of its node (turn) from 0: the ones before it were answered.
+    :ivar node: the workflow node that asked; :ivar speaker: and :ivar round: the group-chat turn that asked.
+    """
+
+    question: Any
+    index: int = 0
+    node: Optional[str] = None
+    speaker: Optional[str] = None
+    round: Optional[int] = None
+
+    @property
+    def where(self) -> str:
+        if self.node is not None:
+            return f"node {self.node!r}"
+        if self.speaker is not None:
+            return f"{self.speaker!r} (round {self.round})"
+        return "the run"
+
+    @property
+    def text(self) -> str:
+        """The question as text (JSON when it is not text)."""
+        return self.question if isinstance(self.question, str) else msgspec.json.encode(self.question).decode()
+
+    def describe(self) -> str:
+        """``node 'review' asks: Approve the plan?``."""
+        return f"{self.where} asks: {self.text}"
+
+
+class Asking:
+    """The interrupts of one node run (turn): the answers given so far, and the first question left unanswered."""
+
+    __slots__ = ("answers", "used", "asked", "where")
+
+    def __init__(self, answers: Any = (), **where: Any) -> None:
+        self.answers = list(answers)
+        self.used = 0
+        self.asked: Optional[Interrupt] = None
+        self.where = where
+
+    def ask(self, question: Any) -> Any:
+        """The answer to this node's next interrupt, or ``Interrupted`` when it has none yet."""
+        question = as_data(question, "the question given to zagent.interrupt()")
+        index = self.used
+        self.used += 1
+        if index < len(self.answers):
+            return self.answers[index]
+        if self.asked is None:
+            self.asked = Interrupt(question=question, index=index, **self.where)
+        raise Interrupted(f"{self.asked.describe()} (the run pauses until it is resumed with the answer)",
+                          interrupt=self.asked)
+
+
+@contextlib.contextmanager
+def asking(scope: Asking) -> Iterator[Asking]:
+    """``scope`` is what ``zagent.interrupt`` asks through in this task (and the tasks it starts)."""
+    token = ASKING.set(scope)
+    try:
+        yield scope
+    finally:
+        ASKING.reset(token)
+
+
+def bind(ctx: Any) -> Any:
+    """Put this task's scope (if any) in ``ctx``'s stash, for sync tools in the tool threads; returns ``ctx``."""
+    scope = ASKING.get()
+    if scope is not None and ctx is not None:
+        ctx.stash[ASKING_KEY] = scope
+    return ctx
+
+
+def run_in_context(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[[], Any]:
+    """``fn(*args, **kwargs)`` as a callable for a thread, run in a copy of this task's context (its scope too)."""
+    return functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+
+
+def as_data(value: Any, what: str = "the answer") -> Any:
+    """``value`` as plain JSON data (text, numbers, booleans, None, lists, dicts with text keys; a tuple becomes
+    a list), or a ``ConfigError`` saying what is not: a question or an answer is data, never an object or code."""
+    check_data(value, what)  # depth and size first, so the walk below is bounded
+    return _plain(value, what)
+
+
+def _plain(value: Any, what: str) -> Any:
+    kind = type(value)
+    if value is None or kind is bool or kind is int or kind is str:
+        return value
+    if kind is float:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ConfigError(f"{what} must be JSON data, and {value!r} is not a JSON number")
+        return value
+    if kind is list or kind is tuple:
+        return [_plain(v, what) for v in value]
+    if kind is dict:
+        bad = next((k for k in value if type(k) is not str), None)
+        if bad is not None:
+            raise ConfigError(f"{what} must be JSON data: the dict key {bad!r} is not text")
+        return {k: _plain(v, what) for k, v in value.items()}
+    raise ConfigError(f"{what} must be JSON data (text, numbers, booleans, None, lists, dicts with text keys), "
+                      f"got {kind.__name__}")

@@ -228,7 +228,9 @@ class Bench:
             usage = await _usage(k)
         finally:
             await k.aclose()
-        calls = [(s.tool, s.parameters) for s in steps if getattr(s, "action", "") == "use_tool" and s.tool]
+        # the calls it ran: a call the loop refused (a made-up value, past the reply's cap) never runs
+        calls = [(s.tool, s.parameters) for s in steps
+                 if getattr(s, "action", "") == "use_tool" and s.tool and not getattr(s, "is_blocked", False)]
         return calls, usage, text
 
 

@@ -7,18 +7,23 @@ tool's description, never said by the user. ``ground_calls`` marks such a call
 a reason telling the model to ask the user (``ask_clarification``) or to answer
 without the tool. Levels (``ModelProfile.ground_arguments``):
 
-- ``"schema"``: a required value that is absent from the conversation but present
-  in the tool's own schema text (a copied example);
-- ``"words"``: also a required string value none of whose words is in the conversation;
+- ``"schema"``: a required value that was not said (see ``_said``) but is in the
+  tool's own schema text (a copied example);
+- ``"words"``: any required value that was not said;
 - ``"off"``: nothing is checked.
 
 Only required parameters are checked, never enums or booleans (chosen from a fixed
-set), nor a value equal to the parameter's ``default``. "The conversation" is every
+set), nor a value equal to the parameter's ``default``. At ``schema`` and ``words`` an
+*optional* argument whose value was never said (and is not the default) is left out,
+so the tool's own default applies: small models fill ``unit="celsius"`` for a user who
+named no unit. Each one left out is logged (logger ``zagent.grounding``) and stays in
+the reply's text the model wrote, so nothing is lost. "The conversation" is every
 message's text (tool results included) without the prompt-mode tools section.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
@@ -29,6 +34,7 @@ from ..types import Message, ToolCall, ToolSpec
 LEVELS = ("off", "schema", "words")
 _WORD = re.compile(r"\w+")
 _SPACE = re.compile(r"\s+")
+_log = logging.getLogger("zagent.grounding")
 
 
 def conversation_text(messages: Iterable[Message], section: str = "") -> str:
@@ -55,8 +61,31 @@ def ground_calls(calls: list[ToolCall], specs: Sequence[ToolSpec], seen: str, le
         why = None
         if spec is not None and call.refused is None and isinstance(call.arguments, dict):
             why = _invented(call.arguments, spec, seen, level)
+            if why is None:
+                kept = _pruned(call.arguments, spec, seen)
+                if kept is not None:
+                    call = msgspec.structs.replace(call, arguments=kept)
         out.append(call if why is None else msgspec.structs.replace(call, refused=why))
     return out
+
+
+def _pruned(arguments: Mapping[str, Any], spec: ToolSpec, seen: str) -> Optional[dict[str, Any]]:
+    """``arguments`` without the optional values never said (``None``: nothing to leave out)."""
+    schema = spec.parameters or {}
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return None
+    required = schema.get("required")
+    needed = set(required) if isinstance(required, list) else set()
+    dropped = [name for name, value in arguments.items()
+               if name not in needed and isinstance(props.get(name), dict)
+               and not isinstance(value, bool) and isinstance(value, (str, int, float))
+               and value != props[name].get("default") and not _said(_fold(str(value)), seen)]
+    if not dropped:
+        return None
+    _log.info("tool %r: left out %s (never said; the tool's default applies)", spec.name,
+              ", ".join(f"{n}={arguments[n]!r}" for n in dropped))
+    return {name: value for name, value in arguments.items() if name not in dropped}
 
 
 def _invented(arguments: Mapping[str, Any], spec: ToolSpec, seen: str, level: str) -> Optional[str]:
@@ -79,22 +108,30 @@ def _invented(arguments: Mapping[str, Any], spec: ToolSpec, seen: str, level: st
             return (f"the value {value!r} for {name!r} is the example in the tool's description, not something the "
                     "user said; do not guess it: ask the user for it (ask_clarification), or answer without "
                     "this tool if none fits")
-        if level == "words" and isinstance(value, str) and not any(w in seen for w in _WORD.findall(text)):
+        if level == "words":
             return (f"the value {value!r} for {name!r} is nowhere in the conversation; do not make it up: ask the "
                     "user for it (ask_clarification), or answer without this tool if none fits")
     return None
 
 
 def _said(text: str, seen: str) -> bool:
+    """Whether a folded value was said: as a whole, as a whole number (``20.0`` as "20"), by one of its words
+    of three or more letters ("San Francisco, CA" after "San Francisco"), or, with no such word, by all of
+    its numbers ("2023-04-15" needs 2023, 04 and 15)."""
     if text in seen:
         return True
-    if text.replace(".", "", 1).isdigit():  # 20.0 said as "20"
+    if text.replace(".", "", 1).isdigit():
         try:
             number = float(text)
         except ValueError:
             return False
         return number.is_integer() and str(int(number)) in seen
-    return False
+    tokens = _WORD.findall(text)
+    words = [t for t in tokens if not t.isdigit() and len(t) >= 3]
+    if words:
+        return any(w in seen for w in words)
+    numbers = [t for t in tokens if t.isdigit()]
+    return bool(numbers) and all(n in seen for n in numbers)
 
 
 def _schema_text(spec: ToolSpec, sub: Mapping[str, Any]) -> str:

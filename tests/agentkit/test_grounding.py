@@ -141,3 +141,28 @@ def test_native_calls_are_not_grounded_unless_the_profile_says_so():
             k.close()
         outcomes.append(len(ran))
     assert outcomes == [1, 0]
+
+
+WEATHER = ToolSpec(name="weather", description="Weather now.", parameters={
+    "type": "object", "required": ["location"],
+    "properties": {"location": {"type": "string"},
+                   "unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "fahrenheit"},
+                   "days": {"type": "integer"}}})
+
+
+def test_an_optional_value_never_said_is_left_out_and_logged(caplog):
+    """``unit="celsius"`` and ``days=3`` for "weather in Boston": left out (the tool's defaults apply), logged."""
+    call = ToolCall(id="w", name="weather", arguments={"location": "Boston, MA", "unit": "celsius", "days": 3})
+    with caplog.at_level("INFO", logger="zagent.grounding"):
+        out = ground_calls([call], [WEATHER], _seen("weather in Boston"), "schema")
+    assert out[0].arguments == {"location": "Boston, MA"} and out[0].refused is None
+    assert "unit='celsius'" in caplog.text and "days=3" in caplog.text
+
+
+def test_optional_values_said_or_default_are_kept():
+    """An optional value the user said, or equal to the default, stays."""
+    call = ToolCall(id="w", name="weather", arguments={"location": "Boston", "unit": "fahrenheit", "days": 3})
+    out = ground_calls([call], [WEATHER], _seen("Boston for 3 days in Celsius"), "schema")
+    assert out[0].arguments == call.arguments
+    said = ToolCall(id="w", name="weather", arguments={"location": "Boston", "unit": "celsius"})
+    assert ground_calls([said], [WEATHER], _seen("Boston in Celsius"), "schema")[0].arguments == said.arguments

@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import msgspec
 
+from ..errors import ConfigError
 from ..types import Message, ToolCall, ToolSpec
 
 LEVELS = ("off", "schema", "words")
@@ -52,6 +53,9 @@ def conversation_text(messages: Iterable[Message], section: str = "") -> str:
 def ground_calls(calls: list[ToolCall], specs: Sequence[ToolSpec], seen: str, level: str) -> list[ToolCall]:
     """``calls`` with each call that has a made-up required value marked ``refused`` (see the module docstring);
     ``seen`` is ``conversation_text(...)``. Calls already refused, or of unknown tools, are left as they are."""
+    if level not in LEVELS:
+        raise ConfigError(f"profile ground_arguments must be one of {', '.join(map(repr, LEVELS))} (or unset), "
+                          f"got {level!r}")
     if level == "off" or not calls:
         return calls
     by_name = {s.name: s for s in specs}

@@ -166,3 +166,13 @@ def test_optional_values_said_or_default_are_kept():
     assert out[0].arguments == call.arguments
     said = ToolCall(id="w", name="weather", arguments={"location": "Boston", "unit": "celsius"})
     assert ground_calls([said], [WEATHER], _seen("Boston in Celsius"), "schema")[0].arguments == said.arguments
+
+
+def test_an_unknown_level_is_a_config_error_naming_the_levels():
+    """``ground_arguments="strict"`` is refused with the valid levels, not ignored."""
+    import pytest
+
+    from zagent.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="'off', 'schema', 'words'"):
+        ground_calls([_call(**GOOD)], [TRAIN], _seen("x"), "strict")

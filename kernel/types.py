@@ -30,7 +30,8 @@ class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True):
     name: str
     arguments: Union[dict[str, Any], str] = {}
     refused: Optional[str] = None
-    """Why the kernel will not run this call (set by the agent loop: past ``max_tool_calls_per_reply``); the
+    """Why the kernel will not run this call (set by the agent loop: past ``max_tool_calls_per_reply``, or a
+    made-up required value: ``agentkit.grounding``); the
     call gets a ``blocked`` result saying so. ``None``: it may run."""
 
 
@@ -333,6 +334,9 @@ class ModelProfile(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True
     max_tool_calls_per_reply: int = 64
     """The most tool calls one reply may run; the rest get one ``blocked`` result telling the model to make
     fewer (rails ``max_tool_calls_per_reply`` can lower it for an agent)."""
+    ground_arguments: Optional[str] = None
+    """Refuse calls whose required values are made up (``zagent.agentkit.grounding``): ``"schema"``,
+    ``"words"`` or ``"off"``; ``None``: ``"schema"`` for calls read from text, ``"off"`` for native calls."""
     input_media: Optional[tuple[str, ...]] = None
     """Kinds of message parts the model takes (``"image"``, ``"file"``); ``None``: what the provider's wire
     accepts (``LLM.input_media``). ``()`` for a text-only model makes any image an error before the request."""

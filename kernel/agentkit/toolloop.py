@@ -44,6 +44,7 @@ import msgspec
 from .._trust.limits import bound_calls
 from .callcap import cap_calls, reply_limit
 from .argtypes import coerce
+from .grounding import conversation_text, ground_calls
 from .._model.replies import unique_call_ids
 from ..types import Completion, Message, ToolCall, ToolResult, ToolSpec
 
@@ -285,15 +286,21 @@ class ToolLoop:
         if prompt_tools is not None:
             calls, errors, text = prompt_tools.extract(reply.content or "")
             reply, calls = cap_calls(reply, calls, limit)
+            calls = _grounded(llm.profile.ground_arguments or "schema", calls, offer, history)
             return ToolTurn(reply, unique_call_ids(calls), errors, text)
+        from_text = False
         if offer.specs and not reply.tool_calls and llm.profile.text_tool_fallback:
             reply = text_call_fallback(self.format, reply, offer.specs, history)
             if reply.tool_calls and hasattr(llm, "note_text_calls"):  # the server hands calls back as text
                 llm.note_text_calls()
+            from_text = bool(reply.tool_calls)
         if not reply.tool_calls:
             return ToolTurn(reply, [], [], reply.content or "")
         if len(reply.tool_calls) > limit:
             reply, _kept = cap_calls(reply, list(reply.tool_calls), limit)
+        level = llm.profile.ground_arguments or ("schema" if from_text else "off")
+        if level != "off":
+            reply = msgspec.structs.replace(reply, tool_calls=_grounded(level, list(reply.tool_calls), offer, history))
         calls = unique_call_ids(list(reply.tool_calls))  # each result must find its own call
         if any(a is not b for a, b in zip(calls, reply.tool_calls)):
             reply = msgspec.structs.replace(reply, tool_calls=calls)
@@ -307,6 +314,14 @@ class ToolLoop:
             return []
         results: list[ToolResult] = await self.kernel.arun_tools(calls, ctx, max_concurrency=max_concurrency)
         return results
+
+
+def _grounded(level: str, calls: list[ToolCall], offer: Offer, history: Sequence[Message]) -> list[ToolCall]:
+    """``grounding.ground_calls`` over the conversation so far (only when there are calls to check)."""
+    if level == "off" or not calls:
+        return calls
+    section = offer.prompt_tools.section if offer.prompt_tools is not None else ""
+    return ground_calls(calls, offer.specs, conversation_text(history, section), level)
 
 
 @contextmanager

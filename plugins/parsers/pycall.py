@@ -11,6 +11,7 @@ a positional or non-literal argument is a malformed call (``ToolCallError``), to
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 from typing import Any, Optional
 
@@ -110,9 +111,8 @@ def _parse(body: str) -> Optional[tuple[list[ToolCall], list[ToolCallError]]]:
     body = body.strip()
     if not body or "(" not in body:
         return None
-    try:
-        tree = ast.parse(body, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _tree(body)
+    if tree is None:
         return None
     nodes = tree.elts if isinstance(tree, (ast.List, ast.Tuple)) else [tree]
     if not nodes or not all(isinstance(n, ast.Call) and _name(n.func) for n in nodes):
@@ -137,6 +137,29 @@ def _parse(body: str) -> Optional[tuple[list[ToolCall], list[ToolCallError]]]:
     return calls, errors
 
 
+#: a tool named like a Python keyword (``import``, ``as``): the call cannot be parsed as written
+_KEYWORD_NAME = re.compile(r"(?<![\w'\"])(" + "|".join(keyword.kwlist) + r")(?=\s*[.(])")
+_MANGLE = "_zkw_"
+
+
+def _tree(body: str) -> Optional[ast.expr]:
+    """``body`` parsed as one expression; a call name that is a Python keyword is read too (``[as(a=1)]``)."""
+    try:
+        return ast.parse(body, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    if _MANGLE in body or not _KEYWORD_NAME.search(body):
+        return None
+    try:
+        tree = ast.parse(_KEYWORD_NAME.sub(_MANGLE + r"\1", body), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):  # a string that held "import (" gets its own text back
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _MANGLE in node.value:
+            node.value = node.value.replace(_MANGLE, "")
+    return tree
+
+
 def _name(node: ast.AST) -> Optional[str]:
     parts = []
     while isinstance(node, ast.Attribute):
@@ -145,7 +168,7 @@ def _name(node: ast.AST) -> Optional[str]:
     if not isinstance(node, ast.Name):
         return None
     parts.append(node.id)
-    return ".".join(reversed(parts))
+    return ".".join(p[len(_MANGLE):] if p.startswith(_MANGLE) else p for p in reversed(parts))
 
 
 def _value(node: ast.AST) -> Any:

@@ -19,8 +19,9 @@ from .toolcalls import Extraction, ToolCallError, extract
 
 _encode = msgspec.json.encode
 #: every format's tools section ends with this: small models call *some* tool unless told plainly not to
-NO_TOOL = ("If none of the tools fits the request, do not call any: answer in plain text instead; "
-           "that is the right reply then.")
+NO_TOOL = ("If none of the tools fits the request, or the request lacks a value a tool requires, do not call "
+           "any: answer in plain text instead, saying what is missing; that is the right reply then. Never make up "
+           "argument values.")
 
 
 def _spec(tool: Any) -> ToolSpec:

@@ -88,3 +88,11 @@ def test_tools_section_shows_the_functions_and_the_no_tool_rule(kernel):
     """The section lists the functions as JSON, the call syntax, and says answering without a call is right."""
     text = kernel.parser("pycall").render_tools([ToolSpec(name="spotify.play", description="Play music.")])
     assert '"name":"spotify.play"' in text and "[func_name1(" in text and "none of the tools fits" in text
+
+
+def test_a_tool_named_like_a_python_keyword_is_read():
+    """``[as(a=1), x.import(b="import (y)")]``: keyword call names are read; string values keep their text."""
+    from zagent.plugins.parsers.pycall import read
+
+    found = read('[as(a=1), x.import(b="import (y)")]')
+    assert [(c.name, c.arguments) for c in found.calls] == [("as", {"a": 1}), ("x.import", {"b": "import (y)"})]

@@ -1,0 +1,146 @@
+"""Refuse tool calls whose required values the model made up instead of taking them from the conversation.
+
+Asked "I need 1 train ticket from Portland to Seattle", a small model books
+``date_of_journey="2023-04-15", journey_start_time="14:30"``: the examples in the
+tool's description, never said by the user. ``ground_calls`` marks such a call
+``refused`` (the kernel answers it with a ``blocked`` result and never runs it), with
+a reason telling the model to ask the user (``ask_clarification``) or to answer
+without the tool. Levels (``ModelProfile.ground_arguments``):
+
+- ``"schema"``: a required value that was not said (see ``_said``) but is in the
+  tool's own schema text (a copied example);
+- ``"words"``: any required value that was not said;
+- ``"off"``: nothing is checked.
+
+Only required parameters are checked, never enums or booleans (chosen from a fixed
+set), nor a value equal to the parameter's ``default``. At ``schema`` and ``words`` an
+*optional* argument whose value was never said (and is not the default) is left out,
+so the tool's own default applies: small models fill ``unit="celsius"`` for a user who
+named no unit. Each one left out is logged (logger ``zagent.grounding``) and stays in
+the reply's text the model wrote, so nothing is lost. "The conversation" is every
+message's text (tool results included) without the prompt-mode tools section.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+import msgspec
+
+from ..errors import ConfigError
+from ..types import Message, ToolCall, ToolSpec
+
+LEVELS = ("off", "schema", "words")
+_WORD = re.compile(r"\w+")
+_SPACE = re.compile(r"\s+")
+_log = logging.getLogger("zagent.grounding")
+
+
+def conversation_text(messages: Iterable[Message], section: str = "") -> str:
+    """What the user, the system prompt and the tools said so far, folded for matching (``section``, the
+    prompt-mode tools section, is left out: the schema's examples are not something anyone said)."""
+    parts = []
+    for m in messages:
+        text = m.content or ""
+        if section and section in text:
+            text = text.replace(section, " ")
+        parts.append(text)
+    return _fold(" ".join(parts))
+
+
+def ground_calls(calls: list[ToolCall], specs: Sequence[ToolSpec], seen: str, level: str) -> list[ToolCall]:
+    """``calls`` with each call that has a made-up required value marked ``refused`` (see the module docstring);
+    ``seen`` is ``conversation_text(...)``. Calls already refused, or of unknown tools, are left as they are."""
+    if level not in LEVELS:
+        raise ConfigError(f"profile ground_arguments must be one of {', '.join(map(repr, LEVELS))} (or unset), "
+                          f"got {level!r}")
+    if level == "off" or not calls:
+        return calls
+    by_name = {s.name: s for s in specs}
+    out = []
+    for call in calls:
+        spec = by_name.get(call.name)
+        why = None
+        if spec is not None and call.refused is None and isinstance(call.arguments, dict):
+            why = _invented(call.arguments, spec, seen, level)
+            if why is None:
+                kept = _pruned(call.arguments, spec, seen)
+                if kept is not None:
+                    call = msgspec.structs.replace(call, arguments=kept)
+        out.append(call if why is None else msgspec.structs.replace(call, refused=why))
+    return out
+
+
+def _pruned(arguments: Mapping[str, Any], spec: ToolSpec, seen: str) -> Optional[dict[str, Any]]:
+    """``arguments`` without the optional values never said (``None``: nothing to leave out)."""
+    schema = spec.parameters or {}
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return None
+    required = schema.get("required")
+    needed = set(required) if isinstance(required, list) else set()
+    dropped = [name for name, value in arguments.items()
+               if name not in needed and isinstance(props.get(name), dict)
+               and not isinstance(value, bool) and isinstance(value, (str, int, float))
+               and value != props[name].get("default") and not _said(_fold(str(value)), seen)]
+    if not dropped:
+        return None
+    _log.info("tool %r: left out %s (never said; the tool's default applies)", spec.name,
+              ", ".join(f"{n}={arguments[n]!r}" for n in dropped))
+    return {name: value for name, value in arguments.items() if name not in dropped}
+
+
+def _invented(arguments: Mapping[str, Any], spec: ToolSpec, seen: str, level: str) -> Optional[str]:
+    schema = spec.parameters or {}
+    props = schema.get("properties")
+    required = schema.get("required")
+    if not isinstance(props, dict) or not isinstance(required, list):
+        return None
+    for name in required:
+        sub = props.get(name)
+        if name not in arguments or not isinstance(sub, dict) or "enum" in sub:
+            continue
+        value = arguments[name]
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)) or value == sub.get("default"):
+            continue
+        text = _fold(str(value))
+        if not text or _said(text, seen):
+            continue
+        if _fold(_schema_text(spec, sub)).find(text) >= 0 and len(text) > 1:
+            return (f"the value {value!r} for {name!r} is the example in the tool's description, not something the "
+                    "user said; do not guess it: ask the user for it (ask_clarification), or answer without "
+                    "this tool if none fits")
+        if level == "words":
+            return (f"the value {value!r} for {name!r} is nowhere in the conversation; do not make it up: ask the "
+                    "user for it (ask_clarification), or answer without this tool if none fits")
+    return None
+
+
+def _said(text: str, seen: str) -> bool:
+    """Whether a folded value was said: as a whole, as a whole number (``20.0`` as "20"), by one of its words
+    of three or more letters ("San Francisco, CA" after "San Francisco"), or, with no such word, by all of
+    its numbers ("2023-04-15" needs 2023, 04 and 15)."""
+    if text in seen:
+        return True
+    if text.replace(".", "", 1).isdigit():
+        try:
+            number = float(text)
+        except ValueError:
+            return False
+        return number.is_integer() and str(int(number)) in seen
+    tokens = _WORD.findall(text)
+    words = [t for t in tokens if not t.isdigit() and len(t) >= 3]
+    if words:
+        return any(w in seen for w in words)
+    numbers = [t for t in tokens if t.isdigit()]
+    return bool(numbers) and all(n in seen for n in numbers)
+
+
+def _schema_text(spec: ToolSpec, sub: Mapping[str, Any]) -> str:
+    return f"{spec.description} {msgspec.json.encode(sub).decode()}"
+
+
+def _fold(text: str) -> str:
+    return _SPACE.sub(" ", text.casefold())

@@ -1,0 +1,178 @@
+"""Tool calls with made-up required values are refused, never run (``zagent.agentkit.grounding``)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zagent import Kernel, Tool
+from zagent.agentkit.grounding import conversation_text, ground_calls
+from zagent.plugins.react import ReActLoop
+from zagent.types import Message, ToolCall, ToolSpec
+
+PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react"]
+
+TRAIN = ToolSpec(name="book_train", description="Reserve a train ticket.", parameters={
+    "type": "object", "required": ["to", "date", "seats", "class_", "insured"],
+    "properties": {
+        "to": {"type": "string", "description": "The arrival city, such as 'Los Angeles, CA'."},
+        "date": {"type": "string", "description": "The date in the format 'YYYY-MM-DD', such as '2023-04-15'."},
+        "seats": {"type": "integer", "description": "Seats, between 1 and 5.", "default": 1},
+        "class_": {"type": "string", "enum": ["Value", "Business"]},
+        "insured": {"type": "boolean"},
+        "note": {"type": "string", "description": "Optional, e.g. 'window seat'."},
+    }})
+
+
+def _call(**arguments):
+    return ToolCall(id="c1", name="book_train", arguments=arguments)
+
+
+def _seen(text):
+    return conversation_text([Message(role="user", content=text)])
+
+
+GOOD = {"to": "Seattle", "date": "2024-01-02", "seats": 1, "class_": "Value", "insured": False}
+
+
+def test_a_value_copied_from_the_schema_example_is_refused():
+    """The description's example date, never said by the user, marks the call refused with a reason."""
+    calls = ground_calls([_call(**{**GOOD, "date": "2023-04-15"})], [TRAIN], _seen("a ticket to Seattle"), "schema")
+    assert calls[0].refused and "'2023-04-15'" in calls[0].refused and "ask_clarification" in calls[0].refused
+
+
+def test_the_same_value_said_by_the_user_is_kept():
+    """When the user gave the value, a match with the schema's example does not matter."""
+    calls = ground_calls([_call(**{**GOOD, "date": "2023-04-15"})], [TRAIN],
+                         _seen("to Seattle on 2023-04-15, please"), "schema")
+    assert calls[0].refused is None
+
+
+def test_enums_booleans_defaults_and_optional_values_are_never_checked():
+    """A value from an enum, a boolean, the parameter's default and an optional parameter pass unchecked."""
+    args = {**GOOD, "date": "2024-01-02", "note": "window seat"}
+    calls = ground_calls([_call(**args)], [TRAIN], _seen("Seattle, 2024-01-02"), "words")
+    assert calls[0].refused is None
+
+
+def test_words_level_refuses_a_string_with_no_word_from_the_conversation():
+    """At ``words`` a required string sharing no word with the conversation is refused; ``schema`` keeps it."""
+    call = _call(**{**GOOD, "to": "Boston", "date": "2024-01-02"})
+    seen = _seen("a ticket on 2024-01-02")
+    assert ground_calls([call], [TRAIN], seen, "words")[0].refused
+    assert ground_calls([call], [TRAIN], seen, "schema")[0].refused is None
+
+
+def test_a_whole_float_said_as_an_integer_is_grounded():
+    """``20.0`` in the call, ``20`` in the request: the same number, not made up."""
+    spec = ToolSpec(name="area", description="Area, e.g. 20.0", parameters={
+        "type": "object", "required": ["base"], "properties": {"base": {"type": "number"}}})
+    call = ToolCall(id="c", name="area", arguments={"base": 20.0})
+    assert ground_calls([call], [spec], _seen("a base of 20"), "schema")[0].refused is None
+
+
+def test_the_tools_section_is_not_part_of_the_conversation():
+    """The prompt-mode tools section in the system message does not count as something said."""
+    section = "Tools: book_train, date such as '2023-04-15'"
+    seen = conversation_text([Message(role="system", content=f"Be brief.\n\n{section}"),
+                              Message(role="user", content="to Seattle")], section)
+    assert "2023-04-15" not in seen and "be brief" in seen
+
+
+def test_off_checks_nothing():
+    """``off`` returns the calls unchanged."""
+    calls = [_call(**{**GOOD, "date": "2023-04-15"})]
+    assert ground_calls(calls, [TRAIN], _seen("hi"), "off") is calls
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["to", "date", "seats", "note"]),
+                       st.one_of(st.text(max_size=20), st.integers(), st.floats(allow_nan=False),
+                                 st.none(), st.lists(st.integers(), max_size=3))),
+       st.text(max_size=60))
+def test_any_arguments_give_a_verdict_and_said_values_are_never_refused(arguments, said):
+    """Whatever the arguments, grounding returns one call per call; with every value said, none is refused."""
+    spoken = said + " " + " ".join(str(v) for v in arguments.values())
+    out = ground_calls([_call(**arguments)], [TRAIN], _seen(spoken), "words")
+    assert len(out) == 1 and out[0].refused is None
+
+
+def _prompt_loop(k, reply):
+    ran = []
+
+    def book(**kwargs):
+        ran.append(kwargs)
+        return "booked"
+
+    k.add_tool(Tool(name="book_train", description=TRAIN.description, parameters=TRAIN.parameters, handler=book))
+    llm = k.llm("scripted:m", replies=[reply, "Which date would you like to travel?"],
+                profile={"native_tools": False, "tool_format": "pycall"})
+    return ReActLoop(kernel=k, llm=llm, tools=["book_train"], max_iterations=3), ran
+
+
+def test_a_react_run_in_prompt_mode_never_runs_a_call_with_a_copied_example():
+    """Prompt mode, default profile: the made-up call is not run; the model reads why and asks the user."""
+    k = Kernel(plugins=PLUGINS, entry_points=False)
+    try:
+        loop, ran = _prompt_loop(k, '[book_train(to="Seattle", date="2023-04-15", seats=1, class_="Value", '
+                                    'insured=False)]')
+        result = loop.run("I need a train ticket to Seattle")
+        step = loop.state.steps[0]
+    finally:
+        k.close()
+    assert ran == [] and step.is_blocked and "'2023-04-15'" in step.reason
+    assert result.content == "Which date would you like to travel?"
+
+
+def test_native_calls_are_not_grounded_unless_the_profile_says_so():
+    """A native call (the server's own tool calls) runs as given by default; ``ground_arguments`` turns it on."""
+    native = {"tool_calls": [{"id": "n1", "name": "book_train", "arguments": {
+        "to": "Seattle", "date": "2023-04-15", "seats": 1, "class_": "Value", "insured": False}}]}
+    outcomes = []
+    for profile in (None, {"ground_arguments": "schema"}):
+        k = Kernel(plugins=PLUGINS, entry_points=False)
+        ran = []
+        k.add_tool(Tool(name="book_train", description="", parameters=TRAIN.parameters,
+                        handler=lambda **kw: ran.append(kw) or "booked"))
+        try:
+            llm = k.llm("scripted:m", replies=[native, "done"], profile=profile)
+            ReActLoop(kernel=k, llm=llm, tools=["book_train"], max_iterations=3).run("a ticket to Seattle")
+        finally:
+            k.close()
+        outcomes.append(len(ran))
+    assert outcomes == [1, 0]
+
+
+WEATHER = ToolSpec(name="weather", description="Weather now.", parameters={
+    "type": "object", "required": ["location"],
+    "properties": {"location": {"type": "string"},
+                   "unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "fahrenheit"},
+                   "days": {"type": "integer"}}})
+
+
+def test_an_optional_value_never_said_is_left_out_and_logged(caplog):
+    """``unit="celsius"`` and ``days=3`` for "weather in Boston": left out (the tool's defaults apply), logged."""
+    call = ToolCall(id="w", name="weather", arguments={"location": "Boston, MA", "unit": "celsius", "days": 3})
+    with caplog.at_level("INFO", logger="zagent.grounding"):
+        out = ground_calls([call], [WEATHER], _seen("weather in Boston"), "schema")
+    assert out[0].arguments == {"location": "Boston, MA"} and out[0].refused is None
+    assert "unit='celsius'" in caplog.text and "days=3" in caplog.text
+
+
+def test_optional_values_said_or_default_are_kept():
+    """An optional value the user said, or equal to the default, stays."""
+    call = ToolCall(id="w", name="weather", arguments={"location": "Boston", "unit": "fahrenheit", "days": 3})
+    out = ground_calls([call], [WEATHER], _seen("Boston for 3 days in Celsius"), "schema")
+    assert out[0].arguments == call.arguments
+    said = ToolCall(id="w", name="weather", arguments={"location": "Boston", "unit": "celsius"})
+    assert ground_calls([said], [WEATHER], _seen("Boston in Celsius"), "schema")[0].arguments == said.arguments
+
+
+def test_an_unknown_level_is_a_config_error_naming_the_levels():
+    """``ground_arguments="strict"`` is refused with the valid levels, not ignored."""
+    import pytest
+
+    from zagent.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="'off', 'schema', 'words'"):
+        ground_calls([_call(**GOOD)], [TRAIN], _seen("x"), "strict")

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["RunCounter", "RunShare", "check_counters", "check_counts", "join", "share_of", "shared_counter"]
 
 _lock = threading.Lock()
-_REGISTRY: "StashKey[weakref.WeakValueDictionary[str, RunShare]]" = StashKey("zagent._runs.share")
+_REGISTRY: "StashKey[weakref.WeakValueDictionary[str, RunShare]]" = StashKey("zagent.runshare")
 
 
 class RunShare(Stash):

@@ -4,7 +4,7 @@ A plugin keeps its state for one kernel (``kernel.stash``) or one run
 (``ctx.stash``) under a key object it owns, instead of a module-level dict
 keyed by kernel or a string shared by convention::
 
-    WINDOWS: StashKey[RateWindows] = StashKey("zagent._hooks.rails.rpm")
+    WINDOWS: StashKey[RateWindows] = StashKey("zagent.rails.rpm")
 
     windows = kernel.stash.setdefault(WINDOWS, RateWindows())   # typed as RateWindows
 

@@ -73,7 +73,7 @@ SLOW = 2e-3
 PROMOTE_TIMEOUT = 60.0
 """A tool whose timeout is shorter than this (seconds; the default is 60) is never measured for the loop: in
 threads its timeout holds on every call (on the loop no timeout can interrupt a call)."""
-_log = logging.getLogger("zagent._tools.tool")
+_log = logging.getLogger("zagent.tools")
 
 
 _SAFE_CALLS = frozenset({

@@ -22,7 +22,7 @@ APPROVED: StashKey[set[str]] = StashKey("zagent.approved")
 PENDING_APPROVAL: StashKey[set[str]] = StashKey("zagent.pending_approval")
 PENDING_KEYS: StashKey[dict[str, str]] = StashKey("zagent.pending_keys")
 CALL_KEYS: StashKey[dict[str, str]] = StashKey("zagent.call_keys")
-BUDGET_COUNTS = "zagent._hooks.rails.budget"
+BUDGET_COUNTS = "zagent.rails.budget"
 """The name the rails' tool-budget counts are saved under with a run (a restore checks them)."""
 
 __all__ = ["APPROVED", "BUDGET_COUNTS", "CALL_KEYS", "PENDING_APPROVAL", "PENDING_KEYS"]

@@ -63,7 +63,7 @@ class RateWindows:
         return 0.0
 
 
-WINDOWS: "StashKey[RateWindows]" = StashKey("zagent._hooks.rails.rpm")
+WINDOWS: "StashKey[RateWindows]" = StashKey("zagent.rails.rpm")
 
 
 def rpm_rules(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> list[tuple[tuple[str, str], int]]:

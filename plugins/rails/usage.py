@@ -34,7 +34,7 @@ class UsageCounter(RunCounter):
             return total
 
 
-USAGE_KEY: "StashKey[UsageCounter]" = StashKey("zagent._hooks.rails.usage", restore=UsageCounter.from_state)
+USAGE_KEY: "StashKey[UsageCounter]" = StashKey("zagent.rails.usage", restore=UsageCounter.from_state)
 """``ctx.stash`` key of the run's ``UsageCounter``; persistent, so a restored run keeps its counts."""
 
 

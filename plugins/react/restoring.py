@@ -39,7 +39,7 @@ __all__ = ["TRANSIENT", "restored"]
 #: checkpoint naming them was edited. The runkeys, the LLM cost so far, the spec rails' token count, the
 #: skills plugin's chosen skill.
 TRANSIENT = frozenset({"zagent.approved", "zagent.pending_approval", "zagent.pending_keys", "zagent.call_keys",
-                       "zagent.cost_usd", "output_tokens", "zagent.skills", "zagent._runs.share"})
+                       "zagent.cost_usd", "output_tokens", "zagent.skills", "zagent.runshare"})
 
 
 def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> ReActState:

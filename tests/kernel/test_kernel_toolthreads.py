@@ -267,7 +267,7 @@ def test_a_promoted_tool_that_turns_slow_goes_back_to_threads_with_a_warning(cap
     k, started = _counting_kernel(work)
     _promote(k, n=3)
     before = len(started)
-    with caplog.at_level("WARNING", logger="zagent._tools.tool"):
+    with caplog.at_level("WARNING", logger="zagent.tools"):
         _calls(k, 1, n=5_000_000)  # on the loop: it stalls it once
     assert len(started) == before
     assert "'t' took" in caplog.text and "inline=False" in caplog.text

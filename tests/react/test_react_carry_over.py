@@ -105,7 +105,7 @@ def test_a_restored_run_keeps_its_tool_budget_and_rails():
         k.add_plugin(watcher, name="pause-after-two")
         state = run_sync(until_paused())
         k.remove_plugin(watcher)
-        assert state.stash == {"zagent._hooks.rails.budget": {"add": 2}}
+        assert state.stash == {"zagent.rails.budget": {"add": 2}}
         second = ReActLoop.restore(k, msgspec.json.encode(state), tools=["add"], agent_config=rails, llm=k.llm(
             "scripted:second", replies=[call("add", a=2, b=2), call("add", a=3, b=3), "done"]))
         result = second.run()

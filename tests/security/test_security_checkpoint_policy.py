@@ -81,7 +81,7 @@ def test_negative_saved_budget_counts_are_refused_naming_the_step(tmp_path):
     k = kernel_with({"tool_budget": {"word_count": 2}})
     store = k.memory("checkpoints", path=tmp_path / "runs.db")
     run_id = failed_react(k, store, [count()])
-    edit_latest(store, run_id, lambda s: s["stash"].update({"zagent._hooks.rails.budget": {"word_count": -1000}}))
+    edit_latest(store, run_id, lambda s: s["stash"].update({"zagent.rails.budget": {"word_count": -1000}}))
     step = store.latest(run_id)[0]
     k, store = fresh(k, tmp_path)
     with pytest.raises(CheckpointError, match=f"checkpoint {step} of run") as info:
@@ -96,7 +96,7 @@ def test_saved_budget_counts_lowered_below_the_steps_are_raised_to_them(tmp_path
     k = kernel_with({"tool_budget": {"word_count": 2}})
     store = k.memory("checkpoints", path=tmp_path / "runs.db")
     run_id = failed_react(k, store, [count(), count("c")])
-    edit_latest(store, run_id, lambda s: s["stash"].update({"zagent._hooks.rails.budget": {"word_count": 0}}))
+    edit_latest(store, run_id, lambda s: s["stash"].update({"zagent.rails.budget": {"word_count": 0}}))
     k, store = fresh(k, tmp_path)
     llm = k.llm("scripted:more", replies=[count("d"), count("e"), "done"])
     result = ReActLoop.restore(k, run_id, checkpoints=store, llm=llm, tools=["word_count"],
@@ -187,7 +187,7 @@ def test_a_resumed_group_chat_keeps_its_tool_budget(tmp_path):
 
 
 @pytest.mark.parametrize("edit", [lambda s: s.update(round=-100), lambda s: s.update(
-    counters={"zagent._hooks.rails.budget": {"word_count": -1000}})])
+    counters={"zagent.rails.budget": {"word_count": -1000}})])
 def test_negative_group_chat_counts_are_refused(tmp_path, edit):
     """A chat checkpoint with a negative round or budget count is a CheckpointError naming the step."""
     k, store = chat_kernel(tmp_path)

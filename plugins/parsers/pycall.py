@@ -208,6 +208,18 @@ def render(calls: list[ToolCall]) -> str:
     return "[" + ", ".join(parts) + "]"
 
 
+def _example(specs: list[ToolSpec]) -> str:
+    """The call example in the offered tools' own names (``[add(a=<a>, b=<b>)]``): with the generic
+    ``func_name1(param1=value1)`` the 0.5B model wrote ``[17, 25]`` instead of calling ``add``. Placeholders,
+    never values, so nothing in it can be copied as an argument."""
+    parts = []
+    for spec in specs[:2]:
+        props = (spec.parameters or {}).get("properties")
+        names = [p for p in props if isinstance(p, str)][:3] if isinstance(props, dict) else []
+        parts.append(f"{spec.name}(" + ", ".join(f"{p}=<{p}>" for p in names) + ")")
+    return "[" + ", ".join(parts) + "]" if parts else ""
+
+
 class PyCallFormat(ToolCallFormat):
     """Calls as a Python list, ``[f(a=1), g(b="x")]`` (BFCL's style): tools shown as a JSON list."""
 
@@ -223,7 +235,7 @@ class PyCallFormat(ToolCallFormat):
         return ("You can call these functions, given as JSON schemas:\n"
                 f"{body}\n\n"
                 "To call functions, reply with only a Python list of calls with keyword arguments and literal "
-                f"values, like this:\n{self.call_example}\n"
+                f"values, like this:\n{_example(specs) or self.call_example}\n"
                 f"Put every call the request needs in the one list, then stop and wait for the results. {NO_TOOL}")
 
     def _render_calls(self, calls: list[ToolCall]) -> str:

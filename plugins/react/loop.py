@@ -41,7 +41,7 @@ from zagent.agentkit.control import RunControl
 from zagent.agentkit.guardrails import check as check_guardrails, handed_over
 from zagent.agentkit.signing import signer_of
 from zagent.agentkit.steplog import checkpoint_error
-from zagent.agentkit.toolloop import NUDGE, ToolLoop, results_messages
+from zagent.agentkit.toolloop import NUDGE, ToolLoop, call_key, results_messages
 from zagent.agentkit.turns import TOOL, bound
 from zagent.errors import CheckpointError, ConfigError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
 from zagent._trust.limits import check_text
@@ -396,6 +396,8 @@ class ReActLoop:
         turn = await core.turn(self.llm, offer, self.state.messages, self._ctx, ask=self._ask_abortable,
                                stream=self.on_text is not None, **(bound(self.llm, TOOL) if offer.specs else {}))
         decision = _decision(turn.calls, turn.text)
+        if decision.action == "use_tool" and not turn.errors:
+            decision = _echo_answer(decision, turn.text, self.state.steps) or decision
         if turn.errors:
             decision.feedback = offer.feedback(turn.errors)
         return decision, turn.reply
@@ -691,6 +693,22 @@ def _decision(calls: list[ToolCall], text: str) -> Decision:
     if calls:
         return Decision(action="use_tool", reasoning=text, calls=calls)
     return Decision(action="direct_response", reasoning="", content=text.strip())
+
+
+def _echo_answer(decision: Decision, text: str, steps: Sequence[StepResult]) -> Optional[Decision]:
+    """A reply whose every call repeats one that already succeeded is an echo, not a request (small models
+    restate ``[word_count(text='...'), 5]`` next to its result): the answer is the reply's own text, else
+    those results. ``None`` when any call is new."""
+    done = {call_key(ToolCall(id="", name=s.tool, arguments=s.parameters)): s.result for s in steps
+            if s.action == "use_tool" and s.tool and not s.is_error and not s.is_blocked}
+    if not done:
+        return None
+    keys = [call_key(c) for c in decision.calls]
+    if not all(k in done for k in keys):
+        return None
+    said = text.strip().strip("[](),;` \n")
+    answer = said if any(ch.isalnum() for ch in said) else "\n".join(done[k] for k in dict.fromkeys(keys))
+    return Decision(action="direct_response", reasoning="", content=answer)
 
 
 def _step_result(step: int, call: ToolCall, result: ToolResult, reasoning: str, duration: float) -> StepResult:

@@ -87,7 +87,7 @@ def test_other_formats_read_a_reply_of_python_calls(kernel):
 def test_tools_section_shows_the_functions_and_the_no_tool_rule(kernel):
     """The section lists the functions as JSON, the call syntax, and says answering without a call is right."""
     text = kernel.parser("pycall").render_tools([ToolSpec(name="spotify.play", description="Play music.")])
-    assert '"name":"spotify.play"' in text and "[func_name1(" in text and "none of the tools fits" in text
+    assert '"name":"spotify.play"' in text and "[spotify.play()]" in text and "none of the tools fits" in text
 
 
 def test_a_tool_named_like_a_python_keyword_is_read():
@@ -96,3 +96,13 @@ def test_a_tool_named_like_a_python_keyword_is_read():
 
     found = read('[as(a=1), x.import(b="import (y)")]')
     assert [(c.name, c.arguments) for c in found.calls] == [("as", {"a": 1}), ("x.import", {"b": "import (y)"})]
+
+
+def test_the_tools_section_shows_the_call_in_the_tools_own_names():
+    """The example call names the offered tools and their parameters, with placeholders, never values."""
+    from zagent.plugins.parsers.pycall import PyCallFormat
+
+    spec = ToolSpec(name="add", description="Add.", parameters={
+        "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}})
+    section = PyCallFormat().render_tools([spec])
+    assert "[add(a=<a>, b=<b>)]" in section and "func_name1" not in section

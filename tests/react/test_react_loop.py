@@ -210,3 +210,22 @@ def test_clarification_mixed_with_tool_calls_runs_the_tools(kernel):
     tool_msgs = [m for m in llm.requests[1].messages if m.role == "tool"]
     assert [m.content for m in tool_msgs][0] == "3"
     assert "must be the only call" in tool_msgs[1].content
+
+
+def test_a_reply_repeating_an_answered_call_is_the_answer_not_a_new_call():
+    """Prompt mode: ``[word_count(text='a b'), 2]`` after that call returned 2 ends the run with "2"; the
+    tool ran once (small models restate the call next to its result)."""
+    from zagent import Kernel, tool
+    from zagent.plugins.react import ReActLoop
+
+    ran = []
+    k = Kernel(plugins=["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions",
+                        "zagent.plugins.react"], entry_points=False)
+    try:
+        k.add_tool(tool(lambda text: ran.append(text) or len(text.split()), name="word_count"))
+        echo = "[word_count(text='a b'), 2]"
+        llm = k.llm("scripted:m", replies=[echo, echo, echo], profile={"native_tools": False, "tool_format": "pycall"})
+        result = ReActLoop(kernel=k, llm=llm, tools=["word_count"], max_iterations=3).run("count 'a b'")
+    finally:
+        k.close()
+    assert ran == ["a b"] and result.content == "2"

@@ -21,6 +21,7 @@ from ._runs.spans import current_span_id
 from ._runs.stash import StashKey
 from ._tools.tool import ArgumentsError
 from ._trust.secrets import Masker, looks_secret, mask_userinfo, public_data
+from ._trust.specfiles import load_spec_file
 from .errors import (
     AuthenticationError,
     CheckpointError,
@@ -74,7 +75,7 @@ __all__ = [
 __all__ += ["BadRequestError", "CheckpointError", "DeadlineExceeded", "NotFoundError", "ProtocolError",
             "ProviderConfigError", "ResponseTooLarge"]
 __all__ += ["GuardrailTripped", "RunStopped", "UsageLimitExceeded"]
-__all__ += ["ArgumentsError", "Masker", "StashKey", "current_span_id", "looks_secret", "mask_userinfo", "public_data",
+__all__ += ["ArgumentsError", "Masker", "StashKey", "current_span_id", "load_spec_file", "looks_secret", "mask_userinfo", "public_data",
             "registry_hookspec"]
 
 # Public names imported on first use (each module pulls in more than `import zagent` should).
@@ -86,7 +87,8 @@ _LAZY = {
     "Unit": "._runs.executors", "UnitFailed": "._runs.executors", "UnitLost": "._runs.executors",
     "run_unit": "._runs.executors",
 }
-__all__ += sorted(_LAZY)
+__all__ += ["MAX_INLINE_BYTES", "RunCounter", "Trust", "Unit", "UnitFailed", "UnitLost", "compile_spec_regex", "read_part",
+            "run_unit", "shared_counter", "trusting"]
 
 if _TYPE_CHECKING:
     from ._model.parts import MAX_INLINE_BYTES, read_part

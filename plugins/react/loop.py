@@ -48,7 +48,7 @@ from zagent._trust.limits import check_text
 from zagent._model.llm import to_messages
 from zagent.agentkit.approvals import mint
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
-from zagent._trust.secrets import public_data
+from zagent import public_data
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
 
 from .state import Decision, RunState, StepLog, StepResult, state_decoder
@@ -244,7 +244,7 @@ class ReActLoop:
 
     def run(self, user_input: Optional[str] = None, **kwargs: Any) -> ReActResult:
         """Sync twin of ``arun``."""
-        from zagent._runs.sync import run_sync
+        from zagent import run_sync
 
         return run_sync(self.arun(user_input, **kwargs))
 

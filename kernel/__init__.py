@@ -6,10 +6,22 @@ loads plugins and answers look-ups. Agents, loops, workflows and the CLI are
 plugins (``zagent.plugins``), found through the ``zagent`` entry-point group.
 
 Importing this package loads only the standard library, pluggy, attrs and
-msgspec; asyncio and httpx are imported on first use.
+msgspec; asyncio and httpx are imported on first use. The names below that
+need more (trust rules, run counters, executors, media files) are imported on
+first attribute access. This module, ``zagent.hookspecs``, ``zagent.errors``,
+``zagent.types``, the kits and ``zagent.testing`` are the public surface
+(docs/architecture.md, PUBLIC); the ``_`` subpackages are private.
 """
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING, Any as _Any
+
+from ._registry.registries import registry_hookspec
 from ._runs.context import RunContext, interrupt
+from ._runs.spans import current_span_id
+from ._runs.stash import StashKey
+from ._tools.tool import ArgumentsError
+from ._trust.secrets import Masker, looks_secret, mask_userinfo, public_data
+from ._trust.specfiles import load_spec_file
 from .errors import (
     AuthenticationError,
     CheckpointError,
@@ -64,3 +76,39 @@ __all__ = [
 __all__ += ["BadRequestError", "CheckpointError", "DeadlineExceeded", "NotFoundError", "ProtocolError",
             "ProviderConfigError", "ResponseTooLarge"]
 __all__ += ["GuardrailTripped", "Interrupted", "RunStopped", "UsageLimitExceeded", "interrupt"]
+__all__ += ["ArgumentsError", "Masker", "StashKey", "current_span_id", "load_spec_file", "looks_secret", "mask_userinfo", "public_data",
+            "registry_hookspec"]
+
+# Public names imported on first use (each module pulls in more than `import zagent` should).
+_LAZY = {
+    "Trust": "._trust.imports", "trusting": "._trust.imports",
+    "RunCounter": "._runs.share", "shared_counter": "._runs.share",
+    "compile_spec_regex": "._trust.specregex",
+    "MAX_INLINE_BYTES": "._model.parts", "read_part": "._model.parts",
+    "Unit": "._runs.executors", "UnitFailed": "._runs.executors", "UnitLost": "._runs.executors",
+    "run_unit": "._runs.executors",
+}
+__all__ += ["MAX_INLINE_BYTES", "RunCounter", "Trust", "Unit", "UnitFailed", "UnitLost", "compile_spec_regex", "read_part",
+            "run_unit", "shared_counter", "trusting"]
+
+if _TYPE_CHECKING:
+    from ._model.parts import MAX_INLINE_BYTES, read_part
+    from ._runs.executors import Unit, UnitFailed, UnitLost, run_unit
+    from ._runs.share import RunCounter, shared_counter
+    from ._trust.imports import Trust, trusting
+    from ._trust.specregex import compile_spec_regex
+
+
+def __getattr__(name: str) -> _Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'zagent' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable
 
-from zagent._trust.secrets import mask_userinfo
+from zagent import mask_userinfo
 
 _ESCAPES: dict[int, str] = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if c not in (0x09, 0x0A)}
 _ESCAPES.update({c: f"\\u{c:04x}" for c in [0x061C, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F),

@@ -63,7 +63,7 @@ from . import offloop
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
-    from zagent._model.llm import LLM
+    from zagent import LLM
 
 FORMAT_TURN = "Now give the final answer, formatted as follows.\n\n## Output format\n{instructions}"
 """The end of the user turn that asks for the output format once a tool phase ends (see ``format_turn``)."""
@@ -141,7 +141,7 @@ class Action:
 
     def execute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext", **kw: Any) -> ActionOutput:
         """Sync twin of ``aexecute`` (a subclass may override this instead of ``aexecute``)."""
-        from zagent._runs.sync import run_sync
+        from zagent import run_sync
 
         return run_sync(self.aexecute(llm, inputs, ctx=ctx, **kw))
 

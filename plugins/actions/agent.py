@@ -19,8 +19,9 @@ import msgspec
 from zagent.errors import ConfigError
 from zagent.agentkit.guardrails import check as check_guardrails
 from zagent._trust.limits import check_inputs
-from zagent._model.llm import LLM, to_messages
-from zagent._runs.sync import run_sync
+from zagent import LLM
+from zagent._model.llm import to_messages
+from zagent import run_sync
 from zagent.types import Message, ToolResult, Usage
 
 from .action import Action, ActionOutput

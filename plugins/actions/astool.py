@@ -27,7 +27,7 @@ import msgspec
 from zagent.errors import ConfigError, ToolError
 from zagent._trust.imports import current_trust
 from zagent._trust.specpaths import check_spec_path
-from zagent._tools.tool import Tool
+from zagent import Tool
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
@@ -192,8 +192,8 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
         raise ConfigError(f"{key} {ref!r}: agent files name each other in a loop ({' -> '.join(_loading.get())})")
     if not os.path.isfile(path):
         raise ConfigError(f"{key} {ref!r}: no such agent file ({path})")
-    from zagent._trust.imports import Trust, trusting
-    from zagent._trust.specfiles import load_spec_file
+    from zagent import Trust, trusting
+    from zagent import load_spec_file
 
     token = _loading.set((*_loading.get(), path))
     try:

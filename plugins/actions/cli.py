@@ -42,7 +42,7 @@ def add_trust_flag(parser: argparse.ArgumentParser) -> None:
 
 def cli_trust(args: argparse.Namespace, path: str, *, dry: bool = False) -> Any:
     """The trust a command gives a spec file: its folder, everything with ``--trust``, nothing with ``dry``."""
-    from zagent._trust.imports import Trust
+    from zagent import Trust
 
     return Trust.for_file(path, everything=bool(getattr(args, "trust", False)), dry=dry)
 
@@ -56,8 +56,8 @@ def _common(cli: Any, parser: argparse.ArgumentParser) -> None:
 def _load(args: argparse.Namespace, kernel: Any, *, dry: bool = False) -> Any:
     """The agent of ``args.agent_file``; ``dry`` (``agent show``) imports nothing the file names."""
 
-    from zagent._trust.imports import trusting
-    from zagent._trust.specfiles import load_spec_file
+    from zagent import trusting
+    from zagent import load_spec_file
 
     from .customize import CustomizeAgent
 

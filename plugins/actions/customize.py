@@ -28,10 +28,11 @@ from zagent.providerkit.credentials import spec_options
 from zagent._trust.specpaths import check_spec_path
 from zagent.agentkit.files import write_atomic
 from zagent.agentkit.placeholders import placeholders
-from zagent._trust.imports import as_trust, resolve, resolve_approver, trusting
+from zagent import trusting
+from zagent._trust.imports import as_trust, resolve, resolve_approver
 from zagent._hooks.railscheck import check_rails
 from zagent._trust.specfiles import convert_spec
-from zagent._trust.secrets import public_data
+from zagent import public_data
 from zagent.agentkit.toolrefs import resolve_tool_refs
 from zagent.types import Field
 
@@ -134,7 +135,7 @@ class CustomizeAgent(Agent):
         """Read a JSON or YAML agent file. Import paths in it are refused unless trusted: ``trust=True``,
         ``Kernel(config={"trusted_imports": [...]})`` or a ``zagent._trust.imports.Trust`` (e.g. ``Trust.for_file(path)``
         for modules next to the file)."""
-        from zagent._trust.specfiles import load_spec_file
+        from zagent import load_spec_file
         from zagent._trust.specpaths import spec_file
 
         p = os.fspath(path)

@@ -18,7 +18,7 @@ from zagent.types import Message
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
-    from zagent._model.llm import LLM
+    from zagent import LLM
 
     from .action import Action
 

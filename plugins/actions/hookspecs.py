@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from zagent._registry.registries import registry_hookspec
+from zagent import registry_hookspec
 
 
 @registry_hookspec("output_validators", noun="output validator")

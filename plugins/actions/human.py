@@ -34,7 +34,7 @@ import attrs
 from zagent.agentkit import fields as zfields
 from zagent.agentkit.placeholders import placeholders
 from zagent.errors import ConfigError, ParseError
-from zagent._model.llm import LLM
+from zagent import LLM
 from zagent.types import Message, Usage
 
 from .action import Action, ActionOutput

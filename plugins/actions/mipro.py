@@ -146,7 +146,7 @@ class MiproOptimizer:
     def optimize(self, template: MiproPromptTemplate, trainset: Sequence[dict[str, Any]],
                  instructions: Sequence[str] = ()) -> OptimizeResult:
         """Sync twin of ``aoptimize``."""
-        from zagent._runs.sync import run_sync
+        from zagent import run_sync
 
         return run_sync(self.aoptimize(template, trainset, instructions))
 

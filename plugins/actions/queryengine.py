@@ -26,7 +26,7 @@ from typing import Any, Optional
 
 import attrs
 
-from zagent._runs.context import RunContext
+from zagent import RunContext
 from zagent.types import Message
 
 ANSWER_PROMPT = """Answer the question using only the sources below. After each fact, cite the source it \
@@ -102,7 +102,7 @@ class QueryEngine:
 
     def query(self, question: str) -> QueryResponse:
         """Sync twin of ``aquery``."""
-        from zagent._runs.sync import run_sync
+        from zagent import run_sync
 
         return run_sync(self.aquery(question))
 

@@ -19,7 +19,8 @@ import msgspec
 
 from zagent.errors import ProviderError
 from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, stream_interrupted
-from zagent._model.llm import LLM, parse_arguments, new_call_id, price_per_million, unique_call_ids
+from zagent import LLM
+from zagent.providerkit import parse_arguments, new_call_id, price_per_million, unique_call_ids
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
 
 from . import wire
@@ -177,7 +178,7 @@ class AnthropicLLM(LLM):
         await self.http.aclose()
 
     def __repr__(self) -> str:
-        from zagent._trust.secrets import mask_userinfo
+        from zagent import mask_userinfo
 
         return f"<AnthropicLLM {self.name} {mask_userinfo(self.http.base_url)}>"
 

@@ -16,7 +16,7 @@ from typing import Any, Optional
 import msgspec
 
 from zagent.providerkit import encoded_once
-from zagent._model.llm import parse_arguments
+from zagent.providerkit import parse_arguments
 from zagent.types import Message, ToolCall, ToolSpec, Usage
 
 STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",

@@ -66,7 +66,7 @@ def _options(pairs: list[str]) -> dict[str, Any]:
 
 
 def _target(kernel: Any, path: str, model: Optional[str]) -> Any:
-    from zagent._trust.specfiles import load_spec_file
+    from zagent import load_spec_file
 
     spec = load_spec_file(path)
     if "nodes" in spec:  # a workflow file: built on the workflow plugin
@@ -99,7 +99,7 @@ def _count_lines(path: str) -> Optional[int]:
 
 
 def cmd_batch(args: argparse.Namespace, kernel: Any) -> int:
-    from zagent._trust.imports import Trust, trusting
+    from zagent import Trust, trusting
 
     if args.concurrency is not None and args.concurrency < 1:
         raise SystemExit(f"zagent: --concurrency must be at least 1, got {args.concurrency}")

@@ -32,9 +32,10 @@ import msgspec
 from .files import Item, ResultsFile, iter_items, read_items
 from zagent.errors import ConfigError
 from zagent._runs.executors import BatchJob as BatchJob  # the job builders' API (workflow graphs make them)
-from zagent._runs.executors import UnitFailed, UnitLost, pick, shipped_trust, trust_from
-from zagent._trust.secrets import public_data
-from zagent._runs.stash import StashKey
+from zagent import UnitFailed, UnitLost
+from zagent._runs.executors import pick, shipped_trust, trust_from
+from zagent import public_data
+from zagent import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
     import os
@@ -253,7 +254,7 @@ def make_job(kernel: Any, target: Any) -> BatchJob:
 
 
 def _spec_job(kernel: Any, target: Any) -> BatchJob:
-    from zagent._trust.specfiles import load_spec_file
+    from zagent import load_spec_file
 
     spec = target if isinstance(target, dict) else load_spec_file(target)
     if "nodes" in spec:

@@ -36,8 +36,8 @@ def add_commands(cli: Any) -> None:
 
 def cmd_eval(args: argparse.Namespace, kernel: Any) -> int:
     import msgspec
-    from zagent._trust.imports import Trust, trusting
-    from zagent._trust.specfiles import load_spec_file
+    from zagent import Trust, trusting
+    from zagent import load_spec_file
 
     from .comparing import compare
     from .run import evaluate

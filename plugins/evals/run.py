@@ -17,7 +17,7 @@ from typing import Any, Iterable, Optional, Union
 
 import msgspec
 from zagent.errors import ConfigError
-from zagent._runs.sync import run_sync
+from zagent import run_sync
 
 from .scorers import Score, run_scorer, scorer_of
 

@@ -30,7 +30,7 @@ from typing import Any, AsyncIterator, Optional, Sequence
 import attrs
 import msgspec
 from zagent.errors import ConfigError, DeadlineExceeded, ProviderError
-from zagent._model.llm import LLM
+from zagent import LLM
 from zagent.types import Chunk, Completion, LLMRequest, ModelProfile
 
 __all__ = ["FallbackLLM", "moves_on"]

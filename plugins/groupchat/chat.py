@@ -56,7 +56,8 @@ from zagent._runs.context import ASKING
 from zagent._runs.share import join
 from zagent.errors import CheckpointError, ConfigError, Interrupted, RunAborted
 from zagent._trust.limits import check_text
-from zagent._runs.sync import maybe_await, run_sync
+from zagent import run_sync
+from zagent._runs.sync import maybe_await
 
 from . import termination as term
 from .history import ChatMessage, SharedHistory

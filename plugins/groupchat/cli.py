@@ -34,7 +34,7 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     import msgspec
 
     from zagent.errors import ConfigError
-    from zagent._trust.specfiles import load_spec_file
+    from zagent import load_spec_file
     from zagent.plugins.manager import AgentManager
 
     from .spec import from_dict
@@ -45,7 +45,7 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
                 "termination": {**(data.get("termination") or {}), "max_rounds": args.max_rounds}}
     import os
 
-    from zagent._trust.imports import Trust, trusting
+    from zagent import Trust, trusting
 
     import attrs
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from zagent._registry.registries import registry_hookspec
+from zagent import registry_hookspec
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel

@@ -64,7 +64,7 @@ def from_dict(data: dict[str, Any], kernel: "Kernel", *, manager: Any = None, ll
 
 def load(path: Union[str, os.PathLike], kernel: "Kernel", **options: Any) -> "GroupChat":
     """Read a JSON or YAML group chat file (see ``from_dict`` for ``options``)."""
-    from zagent._trust.specfiles import load_spec_file
+    from zagent import load_spec_file
     from zagent._trust.specpaths import spec_file
 
     with spec_file(path):  # files its inline agents name may lie next to it

@@ -123,7 +123,7 @@ class DocumentStore:
 
     def add(self, text: str, source: Optional[str] = None, **options: Any) -> list[str]:
         """Sync twin of ``aadd``."""
-        from zagent._runs.sync import run_sync
+        from zagent import run_sync
 
         return run_sync(self.aadd(text, source, **options))
 
@@ -170,7 +170,7 @@ class DocumentStore:
 
     def search(self, query: str, k: int = 4) -> list[DocumentChunk]:
         """Sync twin of ``asearch``."""
-        from zagent._runs.sync import run_sync
+        from zagent import run_sync
 
         return run_sync(self.asearch(query, k))
 

@@ -41,7 +41,7 @@ import msgspec
 
 from zagent import errors
 from zagent.errors import ConfigError
-from zagent._model.llm import LLM
+from zagent import LLM
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile
 
 from .common import completion_chunks, ordinal
@@ -66,7 +66,7 @@ def _masker_of(llm: Any) -> Any:
     http = getattr(llm, "http", None)
     if http is not None and hasattr(http, "masker"):
         return http.masker()
-    from zagent._trust.secrets import Masker
+    from zagent import Masker
 
     return Masker()
 

@@ -29,7 +29,7 @@ from typing import Any, AsyncIterator, Callable, Sequence, Union
 import attrs
 
 from zagent.errors import ConfigError
-from zagent._model.llm import LLM
+from zagent import LLM
 from zagent.types import Chunk, Completion, LLMRequest, Message
 
 from .common import completion_chunks, estimate_usage, finish_reason_of, ordinal, render_text_tool_calls, to_message

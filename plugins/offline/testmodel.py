@@ -19,7 +19,7 @@ import attrs
 import msgspec
 
 from zagent.errors import ConfigError
-from zagent._model.llm import LLM
+from zagent import LLM
 from zagent.types import Chunk, Completion, Field, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec
 
 from .grounded import canned_reply, fill_arguments, fill_fields

@@ -17,7 +17,8 @@ import msgspec
 from zagent.providerkit import encoded_once
 from zagent.errors import ProviderConfigError, ProviderError
 from zagent.providerkit import HttpClient, iter_ndjson, malformed, network_options, stream_interrupted
-from zagent._model.llm import LLM, new_call_id, parse_arguments, price_per_million
+from zagent import LLM
+from zagent.providerkit import new_call_id, parse_arguments, price_per_million
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec, Usage
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -173,7 +174,7 @@ class OllamaLLM(LLM):
         return names(await get_json(self.http, "/api/tags"), "models", "name")
 
     def __repr__(self) -> str:
-        from zagent._trust.secrets import mask_userinfo
+        from zagent import mask_userinfo
 
         return f"<OllamaLLM {self.name} {mask_userinfo(self.http.base_url)}>"
 

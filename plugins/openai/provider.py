@@ -15,7 +15,8 @@ import msgspec
 
 from zagent.errors import ProviderError
 from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, stream_interrupted
-from zagent._model.llm import LLM, parse_arguments, price_per_million, unique_call_ids
+from zagent import LLM
+from zagent.providerkit import parse_arguments, price_per_million, unique_call_ids
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
 
 from . import wire
@@ -199,7 +200,7 @@ class OpenAILLM(LLM):
         return names(await get_json(self.http, "/models"), "data", "id")
 
     def __repr__(self) -> str:
-        from zagent._trust.secrets import mask_userinfo
+        from zagent import mask_userinfo
 
         return f"<OpenAILLM {self.name} {mask_userinfo(self.http.base_url)}>"
 

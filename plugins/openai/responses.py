@@ -30,7 +30,8 @@ import msgspec
 from zagent.providerkit import encoded_once
 from zagent.errors import ProviderError
 from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, server_message, stream_interrupted
-from zagent._model.llm import LLM, new_call_id, parse_arguments, price_per_million
+from zagent import LLM
+from zagent.providerkit import new_call_id, parse_arguments, price_per_million
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec, Usage
 
 from .profiles import profile_for
@@ -229,7 +230,7 @@ class ResponsesLLM(LLM):
         await self.http.aclose()
 
     def __repr__(self) -> str:
-        from zagent._trust.secrets import mask_userinfo
+        from zagent import mask_userinfo
 
         return f"<ResponsesLLM {self.name} {mask_userinfo(self.http.base_url)}>"
 
@@ -309,7 +310,7 @@ def to_input(messages: list[Message]) -> list[dict[str, Any]]:
 
 def input_parts(m: Message) -> list[dict[str, Any]]:
     """A message with parts as Responses content: ``input_text``, ``input_image``, ``input_file``."""
-    from zagent._model.parts import data_url
+    from zagent.providerkit import data_url
 
     out: list[dict[str, Any]] = [{"type": "input_text", "text": m.content}] if m.content else []
     for p in m.parts:

@@ -14,7 +14,7 @@ from typing import Any, Optional, Union
 import msgspec
 
 from zagent.providerkit import encoded_once, history_encoder
-from zagent._model.llm import parse_arguments
+from zagent.providerkit import parse_arguments
 from zagent.types import Message, ToolCall, ToolSpec, Usage
 
 # -- replies -----------------------------------------------------------------------
@@ -170,7 +170,7 @@ def encode_message(m: Message) -> dict[str, Any]:
 
 def content_parts(m: Message) -> list[dict[str, Any]]:
     """A message with parts as Chat Completions content parts: its text, ``image_url`` and ``file`` parts."""
-    from zagent._model.parts import data_url
+    from zagent.providerkit import data_url
 
     out: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
     for p in m.parts:

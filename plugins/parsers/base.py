@@ -99,7 +99,7 @@ class Parser:
 
     def parse_with_repair(self, text: str, fields: FieldsIn, llm: Any, ctx: Any = None, **options: Any) -> dict:
         """Sync twin of ``aparse_with_repair``."""
-        from zagent._runs.sync import run_sync
+        from zagent import run_sync
 
         return run_sync(self.aparse_with_repair(text, fields, llm, ctx, **options))
 

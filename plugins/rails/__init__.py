@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from zagent.hookspecs import hookimpl
-from zagent._hooks.rails import Deny
+from zagent import Deny
 
 from .approval import APPROVED_KEY, AWAITING, PENDING_KEY, ask, console_approver, console_approver_now, needs_approval
 from .config import settings

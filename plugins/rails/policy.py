@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 from zagent.agentkit.runkeys import BUDGET_COUNTS
-from zagent._runs.share import RunCounter, shared_counter
-from zagent._runs.stash import StashKey
+from zagent import RunCounter, shared_counter
+from zagent import StashKey
 
 from .config import Layers, as_list, first_match, toolset_of
 

@@ -24,7 +24,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
-from zagent._runs.stash import StashKey
+from zagent import StashKey
 
 from .config import Layers, toolset_of
 from .policy import budget_limit

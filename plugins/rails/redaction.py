@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 
-from zagent._trust.specregex import compile_spec_regex
+from zagent import compile_spec_regex
 
 from .config import as_list
 

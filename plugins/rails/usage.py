@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from zagent.errors import ConfigError, RunStopped, UsageLimitExceeded
-from zagent._runs.share import RunCounter, shared_counter
-from zagent._runs.stash import StashKey
+from zagent import RunCounter, shared_counter
+from zagent import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Completion, RunContext

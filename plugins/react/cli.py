@@ -41,7 +41,7 @@ class _Printer:
 
 
 def _agent(args: argparse.Namespace, kernel: Any) -> Any:
-    from zagent._trust.specfiles import load_spec_file
+    from zagent import load_spec_file
 
     if args.agent_file:
         spec = load_spec_file(args.agent_file)
@@ -53,7 +53,7 @@ def _agent(args: argparse.Namespace, kernel: Any) -> Any:
 
         spec = replace_model(spec, args.model)
     spec.setdefault("type", "react")
-    from zagent._trust.imports import Trust
+    from zagent import Trust
 
     # --tools is the user's own flag: its import paths are trusted (searched in the working directory too)
     trust = (Trust.for_file(args.agent_file, everything=bool(args.trust)) if args.agent_file

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import attrs
 from zagent.errors import ConfigError, RunAborted, ToolError
 from zagent._model.llm import to_messages
-from zagent._runs.stash import StashKey
-from zagent._runs.sync import run_sync
-from zagent._tools.tool import Tool
+from zagent import StashKey
+from zagent import run_sync
+from zagent import Tool
 from zagent.types import Message
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -47,7 +47,7 @@ from zagent.errors import CheckpointError, ConfigError, NoAnswerError, ProviderE
 from zagent._trust.limits import check_text
 from zagent._model.llm import new_call_id, to_messages
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
-from zagent._trust.secrets import public_data
+from zagent import public_data
 from zagent.types import Message, ToolCall, ToolResult, ToolSpec
 
 from .state import Decision, ReActState, ReActStepLog, StepResult, state_decoder
@@ -246,7 +246,7 @@ class ReActLoop:
 
     def run(self, user_input: Optional[str] = None, **kwargs: Any) -> ReActResult:
         """Sync twin of ``arun``."""
-        from zagent._runs.sync import run_sync
+        from zagent import run_sync
 
         return run_sync(self.arun(user_input, **kwargs))
 

@@ -188,7 +188,7 @@ def select_tools(
     if len(tools) <= limit:
         return tools
     if embedder is not None:
-        from zagent._runs.sync import run_sync
+        from zagent import run_sync
 
         return run_sync(aselect_tools(tools, query, limit=limit, pinned=pinned, embedder=embedder))
     scores = _with_name_bonus(tools, query, _index(tools).scores(query))

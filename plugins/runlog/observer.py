@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 import zagent
 from zagent._runs.logs import log
-from zagent._runs.spans import current_span_id
+from zagent import current_span_id
 
 from .scrub import scrub
 

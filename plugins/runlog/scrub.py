@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from zagent._model.parts import placeholder
-from zagent._trust.secrets import Secret, looks_secret, mask_userinfo
+from zagent import Secret, looks_secret, mask_userinfo
 from zagent.types import Part
 
 MASK = "***"

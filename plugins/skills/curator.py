@@ -32,7 +32,7 @@ import attrs
 import msgspec
 from zagent.errors import ConfigError, ProviderError, ZagentError
 from zagent._runs.logs import log
-from zagent._runs.sync import run_sync
+from zagent import run_sync
 
 from .matcher import SkillMatcher
 from .registry import SkillRegistry

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from zagent._registry.registries import registry_hookspec
+from zagent import registry_hookspec
 
 
 def skill_entry(skill: Any) -> tuple[str, Any]:

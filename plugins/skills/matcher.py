@@ -31,7 +31,7 @@ from typing import Any, Optional, Sequence
 
 import attrs
 from zagent._runs.logs import log
-from zagent._runs.sync import run_sync
+from zagent import run_sync
 
 from . import terms
 from .registry import SkillRegistry

@@ -52,7 +52,7 @@ import attrs
 import msgspec
 from zagent.types import LLMRequest, Message
 
-from zagent._runs.stash import StashKey
+from zagent import StashKey
 
 from .lifecycle import LifecycleManager
 from .matcher import Match, SkillMatcher
@@ -156,7 +156,7 @@ class Skills:
         return await matcher.amatch(text, ctx=ctx)
 
     def match(self, text: str, **kw: Any) -> Optional[Match]:
-        from zagent._runs.sync import run_sync
+        from zagent import run_sync
 
         return run_sync(self.amatch(text, **kw))
 

@@ -17,7 +17,7 @@ import re
 from typing import Iterable, Mapping, NamedTuple
 
 from zagent import ConfigError
-from zagent._trust.secrets import mask_userinfo
+from zagent import mask_userinfo
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 MIN_SCRUB = 4  # shorter values ("1", "on") are not worth hiding and would mangle messages

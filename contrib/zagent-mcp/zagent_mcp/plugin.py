@@ -31,7 +31,7 @@ import logging
 import weakref
 from typing import Any, Callable, Mapping, Optional
 
-from zagent._runs.stash import StashKey
+from zagent import StashKey
 
 log = logging.getLogger("zagent.mcp")
 

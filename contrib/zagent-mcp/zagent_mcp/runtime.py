@@ -43,7 +43,7 @@ import attrs
 import msgspec
 
 from zagent import Tool
-from zagent._tools.tool import ArgumentsError
+from zagent import ArgumentsError
 
 from .config import McpSettings
 from .connection import ServerConnection

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 import msgspec
 
-from zagent._trust.secrets import Secret, looks_secret, mask_userinfo
+from zagent import Secret, looks_secret, mask_userinfo
 
 MASK = "***"
 _json = msgspec.json.Encoder(enc_hook=lambda value: MASK if isinstance(value, Secret) else repr(value))

@@ -19,14 +19,15 @@ made runs slower (it competes for the GIL; bench/otel_overhead.py).
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Optional
 
 import zagent
-from zagent._runs.logs import log
-from zagent._trust.secrets import mask_userinfo
-from zagent._runs.spans import current_span_id
+from zagent import current_span_id, mask_userinfo
 
 from . import semconv
+
+log = logging.getLogger("zagent")
 
 SCOPE = "zagent"
 TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
@@ -285,7 +286,7 @@ def _ns(seconds: float) -> int:
 
 def _event_attributes(data: dict[str, Any]) -> dict[str, Any]:
     """Scalar event data as span-event attributes (lists of scalars kept; nothing else, nothing secret)."""
-    from zagent._trust.secrets import looks_secret
+    from zagent import looks_secret
 
     out: dict[str, Any] = {}
     for key, value in data.items():

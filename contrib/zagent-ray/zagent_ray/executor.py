@@ -32,7 +32,7 @@ from typing import Any, Optional
 
 import msgspec
 from zagent.errors import ConfigError
-from zagent._runs.executors import Unit, UnitFailed, UnitLost
+from zagent import Unit, UnitFailed, UnitLost
 
 _encode = msgspec.json.Encoder(enc_hook=str)
 

@@ -30,8 +30,8 @@ def _kernel(setup: bytes) -> Any:
 
 def run_task(runner: str, payload: bytes, setup: bytes) -> bytes:
     """Run one shipped unit; return ``{"ok": true, "result": ...}`` or ``{"ok": false, "type", "message"}``."""
-    from zagent._runs.executors import run_unit
-    from zagent._runs.sync import run_sync
+    from zagent import run_unit
+    from zagent import run_sync
 
     try:
         result = run_sync(run_unit(_kernel(setup), runner, msgspec.json.decode(payload)))

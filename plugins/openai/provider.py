@@ -58,6 +58,13 @@ class OpenAILLM(LLM):
 
             if families.verdict(self.http.base_url, self.model) is False:  # this server answers tools= with text
                 profile = msgspec.structs.replace(profile, **families.text_only_fields(self.model))
+        elif profile is UNKNOWN and self.profile_overrides.get("native_tools") is False \
+                and "tool_format" not in self.profile_overrides:  # prompt mode asked for: the family's format
+            from . import families
+
+            fmt = families.family_format(self.model)
+            if fmt is not None:
+                profile = msgspec.structs.replace(profile, tool_format=fmt)
         return profile
 
     @property

@@ -396,7 +396,7 @@ class ReActLoop:
         turn = await core.turn(self.llm, offer, self.state.messages, self._ctx, ask=self._ask_abortable,
                                stream=self.on_text is not None, **(bound(self.llm, TOOL) if offer.specs else {}))
         decision = _decision(turn.calls, turn.text)
-        if decision.action == "use_tool" and not turn.errors:
+        if decision.action == "use_tool" and not turn.errors and offer.prompt_tools is not None:
             decision = _echo_answer(decision, turn.text, self.state.steps) or decision
         if turn.errors:
             decision.feedback = offer.feedback(turn.errors)
@@ -696,15 +696,15 @@ def _decision(calls: list[ToolCall], text: str) -> Decision:
 
 
 def _echo_answer(decision: Decision, text: str, steps: Sequence[StepResult]) -> Optional[Decision]:
-    """A reply whose every call repeats one that already succeeded is an echo, not a request (small models
+    """Prompt mode: a reply whose every call repeats one that already succeeded is an echo, not a request (small models
     restate ``[word_count(text='...'), 5]`` next to its result): the answer is the reply's own text, else
     those results. ``None`` when any call is new."""
     done = {call_key(ToolCall(id="", name=s.tool, arguments=s.parameters)): s.result for s in steps
             if s.action == "use_tool" and s.tool and not s.is_error and not s.is_blocked}
     if not done:
         return None
-    keys = [call_key(c) for c in decision.calls]
-    if not all(k in done for k in keys):
+    keys = [call_key(c) for c in decision.calls if c.name != CLARIFY.name]  # restated next to a question, too
+    if not keys or not all(k in done for k in keys):
         return None
     said = text.strip().strip("[](),;` \n")
     answer = said if any(ch.isalnum() for ch in said) else "\n".join(done[k] for k in dict.fromkeys(keys))

@@ -47,7 +47,7 @@ def test_text_only_server_gets_prompt_mode_in_the_family_format(server):
                  [completion(TEXT_CALL), completion("[add(a='1', b=2)]"), completion("3")])
     probe, turn = server.requests[0].json, server.requests[1].json
     assert probe["tools"][0]["function"]["name"] == "get_time"
-    assert "tools" not in turn and "[func_name1(" in turn["messages"][0]["content"]
+    assert "tools" not in turn and "[add(a=<a>, b=<b>)" in turn["messages"][0]["content"]
     assert calls == [(1, 2)]
 
 
@@ -77,3 +77,18 @@ def test_unknown_family_is_not_probed(server):
     """A model name of no known open-weights family keeps today's behaviour: no probe request."""
     _run(server, "my-private-model")
     assert server.requests[0].json["tools"][0]["function"]["name"] == "add"
+
+
+def test_native_tools_false_alone_takes_the_family_format():
+    """``profile={"native_tools": False}`` on a Qwen model: prompt mode in Qwen's format (pycall), never probed;
+    a model of no known family keeps the agent's own format."""
+    k = Kernel(plugins=["zagent.plugins.openai"], entry_points=False)
+    try:
+        qwen = k.llm("openai:qwen2.5-coder-0.5b", base_url="http://127.0.0.1:9/v1", api_key="x",
+                     profile={"native_tools": False})
+        other = k.llm("openai:my-model", base_url="http://127.0.0.1:9/v1", api_key="x",
+                      profile={"native_tools": False})
+        assert (qwen.profile.native_tools, qwen.profile.tool_format, qwen.tools_probe_due) == (False, "pycall", False)
+        assert other.profile.tool_format is None
+    finally:
+        k.close()

@@ -159,6 +159,11 @@ class Tool:
             raise self._refused(problem)
         try:
             if self.args_type is None:  # an explicit schema: checked once any coercion is done, here only
+                required = self.parameters.get("required") if isinstance(self.parameters, dict) else None
+                missing = [r for r in required if isinstance(r, str) and r not in arguments] \
+                    if isinstance(required, list) else []
+                if missing:  # said as for any zagent tool, naming every missing one (msgspec names the first)
+                    raise msgspec.ValidationError("missing required argument(s) " + ", ".join(map(repr, missing)))
                 return check_arguments(arguments, self._schema_checker())
             obj: Any = msgspec.convert(arguments, self.args_type, strict=False)
         except msgspec.ValidationError as exc:

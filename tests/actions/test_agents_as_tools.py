@@ -188,7 +188,7 @@ def test_missing_or_unknown_inputs_are_an_error_result(kernel):
     ctx = kernel.context()
     missing = kernel.run_tool({"name": "helper", "arguments": {}}, ctx)
     unknown = kernel.run_tool({"name": "helper", "arguments": {"question": "q", "colour": "red"}}, ctx)
-    assert missing.state == "error" and "missing required field `question`" in missing.content
+    assert missing.state == "error" and "missing required argument(s) 'question'" in missing.content
     assert unknown.state == "error" and "unknown: colour" in unknown.content
     assert helper.llm.calls == 0
 

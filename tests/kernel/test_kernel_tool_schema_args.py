@@ -121,3 +121,17 @@ def test_a_plugin_registers_a_handler_with_agent_z_schema_and_it_is_checked():
     assert r.state == "error" and "days" in r.content and seen == []
     assert k.run_tool({"name": "forecast", "arguments": {"city": "Oslo", "days": 2}}).state == "success"
     assert seen == [{"city": "Oslo", "days": 2}]
+
+
+def test_every_missing_required_argument_is_named():
+    """An explicit-schema tool called without two required arguments: the error names both, as for any tool."""
+    from zagent import Kernel, Tool
+
+    k = Kernel(plugins=[], entry_points=False)
+    k.add_tool(Tool(name="pair", description="", handler=lambda **kw: "ok", parameters={
+        "type": "object", "required": ["a", "b"], "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}))
+    try:
+        result = k.run_tool({"name": "pair", "arguments": {}})
+    finally:
+        k.close()
+    assert result.state == "error" and "missing required argument(s) 'a', 'b'" in result.content

@@ -116,17 +116,23 @@ def _trust(args: argparse.Namespace) -> Any:
 def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     from zagent._trust.imports import trusting
 
-    from .executor import WorkFlowExecutor
     from .graph import WorkFlowGraph
 
     graph = WorkFlowGraph.load(args.workflow_file)
-    _progress(kernel, args.quiet)
-    executor = WorkFlowExecutor(kernel=kernel, manager=_manager(kernel, args.agents), llm=args.model,
-                                max_concurrency=args.concurrency, retries=args.retries,
-                                checkpoints=args.checkpoints, executor=args.executor)
+    executor = _executor(args, kernel)
     with trusting(_trust(args)):
         result = executor.run(graph, args.input, run_id=args.run_id)
     return _print_result(args, result)
+
+
+def _executor(args: argparse.Namespace, kernel: Any) -> Any:
+    """The executor ``run`` and ``resume`` drive: the command's agents, model, bounds and checkpoints."""
+    from .executor import WorkFlowExecutor
+
+    _progress(kernel, args.quiet)
+    return WorkFlowExecutor(kernel=kernel, manager=_manager(kernel, args.agents), llm=args.model,
+                            max_concurrency=args.concurrency, retries=args.retries,
+                            checkpoints=args.checkpoints, executor=args.executor)
 
 
 def cmd_resume(args: argparse.Namespace, kernel: Any) -> int:
@@ -135,7 +141,6 @@ def cmd_resume(args: argparse.Namespace, kernel: Any) -> int:
     from zagent.errors import ConfigError
     from zagent._trust.imports import trusting
 
-    from .executor import WorkFlowExecutor
     from .graph import WorkFlowGraph
 
     if not os.path.exists(args.checkpoints):  # never create an empty store for a resume
@@ -148,10 +153,7 @@ def cmd_resume(args: argparse.Namespace, kernel: Any) -> int:
         except msgspec.DecodeError as exc:
             raise ConfigError(f"--answer-json is not JSON ({exc}); for text use --answer") from None
     graph = WorkFlowGraph.load(args.workflow_file)
-    _progress(kernel, args.quiet)
-    executor = WorkFlowExecutor(kernel=kernel, manager=_manager(kernel, args.agents), llm=args.model,
-                                max_concurrency=args.concurrency, retries=args.retries,
-                                checkpoints=args.checkpoints, executor=args.executor)
+    executor = _executor(args, kernel)
     with trusting(_trust(args)):
         if args.node is None:
             result = executor.resume(graph, args.run_id, answer=answer)

@@ -141,30 +141,48 @@ def run_sync(awaitable: Awaitable[T]) -> T:
 def run_sync_to_end(awaitable: Awaitable[T], grace: float = 10.0) -> T:
     """``run_sync`` for work that must not be cut half way (``Kernel.close``: stores, the run log).
 
-    A ``KeyboardInterrupt`` while waiting does not cancel it: the work goes on (a second Ctrl-C during
+    A ``KeyboardInterrupt`` while it runs does not cancel it: the work goes on (a second Ctrl-C during
     a close loses no run-log rows) for up to ``grace`` more seconds, then ``KeyboardInterrupt`` is raised.
+    In the main thread with Python's own Ctrl-C handler, that handler is swapped for one that only notes
+    the press while the work is handed to the loop and waited for, so a press can never land half way
+    through the hand-over (it did: the close then never ran).
     """
     import asyncio
     import concurrent.futures
+    import signal
     import time
 
     loop = _background_loop()
     if threading.current_thread() is _thread:
         return run_sync(awaitable)  # raises the usual error
-    future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable), loop)
-    until: Optional[float] = None
-    while True:
-        try:
-            result = future.result(None if until is None else max(0.0, until - time.monotonic()))
-            break
-        except KeyboardInterrupt:
-            until = until or time.monotonic() + grace
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise KeyboardInterrupt from None
-    if until is not None:
+    pressed: list[float] = []
+    swapped = (threading.current_thread() is threading.main_thread()
+               and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+    if swapped:
+        signal.signal(signal.SIGINT, lambda *_: pressed.append(time.monotonic()))
+    try:
+        future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable), loop)
+        while True:
+            until = pressed[0] + grace if pressed else None
+            wait = 0.1 if swapped else None  # a noted press wakes nothing: look again soon
+            if until is not None:
+                wait = max(0.0, min(wait or until, until - time.monotonic()))
+            try:
+                concurrent.futures.wait([future], wait)
+            except KeyboardInterrupt:  # another handler's Ctrl-C (not swapped)
+                pressed.append(time.monotonic())
+                continue
+            if future.done():
+                break
+            if until is not None and time.monotonic() >= until:
+                future.cancel()
+                raise KeyboardInterrupt from None
+    finally:
+        if swapped:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    if pressed:
         raise KeyboardInterrupt
-    return result
+    return future.result()
 
 
 async def _as_coroutine(awaitable: Awaitable[T]) -> T:

@@ -23,8 +23,9 @@ reducer) is reported with ``grew(field, key, old, new)`` instead of ``touch``: `
 grown or a new one) holds ``old``'s items first. While the entry has been only so grown since the last
 checkpoint, the patch carries just the items added (``extend_in[field][key]``, with the length before in
 ``lengths_in``), so it stays as small at the thousandth append as at the first; set any other way (``touch``,
-a ``grew`` whose ``old`` is not the list last reported or has changed length since, a list now shorter than
-at the checkpoint), the entry goes in ``update`` whole, as a touched one does. (An item replaced in place,
+a ``grew`` whose ``old`` is not the list last reported or has changed length since, a list grown in place
+(``new is old``: what it held before cannot be checked), a list now shorter than at the checkpoint), the
+entry goes in ``update`` whole, as a touched one does. (An item replaced in place,
 the length kept, is not seen: like any change in place, it reaches the file at the next full save.)
 
 A map replaced by another object, or a tracked map an entry was removed from, goes in ``set`` whole.
@@ -115,9 +116,10 @@ class StepLog:
         self._touch(field, key)
         heads = self._heads[field]
         head = heads.get(key)
-        if head is not None and head[0] is old and len(old) == head[2]:
+        if head is not None and head[0] is old and new is not old and len(old) == head[2]:
             heads[key] = (new, head[1], len(new))  # the same run of appends goes on
-        else:  # a list not reported before, or changed in place since (its length says so): a new run
+        else:  # a list not reported before, changed in place since (its length says so), or grown in place
+            # (``new is old``: its length before the growth is gone, so a cut hidden by it cannot be told): a new run
             self._chains += 1
             heads[key] = (new, self._chains, len(new))
 

@@ -132,3 +132,25 @@ def test_abandoned_run_survives_the_cycle_collector():
     """)
     assert proc.stdout.split() == ["collected", "cleaned", "up"] and "Task was destroyed" not in proc.stderr, \
         (proc.stdout, proc.stderr)
+
+
+def test_ctrl_c_during_a_close_lets_the_close_finish_then_raises():
+    """A Ctrl-C (a real SIGINT to this process) while ``run_sync_to_end``'s work runs does not cut it: the
+    work finishes, Python's own handler is back, and then ``KeyboardInterrupt`` is raised."""
+    import asyncio
+    import os
+    import signal
+
+    from zagent._runs.sync import run_sync_to_end
+
+    finished = []
+
+    async def close():
+        os.kill(os.getpid(), signal.SIGINT)
+        await asyncio.sleep(0.3)
+        finished.append(True)
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sync_to_end(close())
+    assert finished == [True]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

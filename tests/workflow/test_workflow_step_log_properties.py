@@ -97,3 +97,15 @@ def test_latest_after_any_run_of_changes_is_the_whole_state(tmp_path_factory, op
         for state, latest in asyncio.run(play(store, ops)):
             assert latest == state
         store.close()
+
+
+def test_a_cut_hidden_by_growth_in_place_is_saved_whole(tmp_path):
+    """A list reported grown, cut in place, then grown in place back to the reported length (hypothesis's
+    example): the patch cannot tell it from one run of appends, so the entry is saved whole and restores."""
+    ops = [("grow", "L", [0]), ("checkpoint",), ("grow_then_cut", "L", [1]), ("grow_in_place", "L", [0])]
+    with Kernel(plugins=["zagent.plugins.memory"], entry_points=False, strict=True) as k:
+        store = k.memory("checkpoints", path=str(tmp_path / "cut.db"))
+        seen = asyncio.run(play(store, ops))
+        store.close()
+    assert seen[-1][1]["values"] == {"L": [1, 0]}
+    assert all(latest == state for state, latest in seen)

@@ -23,7 +23,8 @@ while a step is in flight:
 Each step asks the model once. Tool calls (native, or ``<tool_call>`` text
 for models whose profile says ``native_tools=False``) run through
 ``Kernel.arun_tool``, so every rail applies. A pseudo-tool
-``ask_clarification`` lets the model ask the user instead. Offering tools,
+``ask_clarification`` lets the model ask the user instead (offered natively; in prompt mode the model asks in
+plain text, since a small model writes it in place of, or beside, the calls a request needs). Offering tools,
 reading calls and feeding results back go through the tool-loop core
 (``zagent.agentkit.toolloop``), shared with declared agents; this loop keeps
 its own policy: steps, rails, checkpoints, approvals, the answer and questions.
@@ -57,13 +58,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SYSTEM_PROMPT = """You are a helpful assistant that solves the user's request step by step.
 At each step either call one or more tools, or give the final answer as plain text.
-Call ask_clarification only when the request cannot be done without more information from the user.
+When the request cannot be done without more information from the user, ask the user for it.
 Use tool results to decide the next step; when a tool fails, fix the call or try another way.
 When none of the tools fits the request, answer directly without calling one: that is the right answer then."""
 
 CLARIFY = ToolSpec(
     name="ask_clarification",
-    description="Ask the user clarifying questions when the request is ambiguous or information is missing.",
+    description=("Ask the user clarifying questions, only when the request cannot be done without information "
+                 "the user has not given."),
     parameters={"type": "object", "properties": {"questions": {"type": "array", "items": {"type": "string"}}},
                 "required": ["questions"]},
 )
@@ -108,7 +110,7 @@ class ReActLoop:
     max_iterations: int = 20
     max_tool_call_concurrency: int = 4
     on_error: str = "continue"
-    allow_clarification: bool = True
+    allow_clarification: Optional[bool] = None  # None: offered in native mode only
     tool_limit: int = 16
     pinned_tools: Sequence[str] = ()
     max_context_messages: Optional[int] = None
@@ -391,7 +393,10 @@ class ReActLoop:
         core = self._tool_loop
         if tools:
             await core.prepare(self.llm)
-        offer = core.offer(self.llm, tools, [CLARIFY] if self.allow_clarification else [])
+        clarify = self.allow_clarification
+        if clarify is None:  # prompt mode: the model asks in plain text (see the module docstring)
+            clarify = self.llm.profile.native_tools
+        offer = core.offer(self.llm, tools, [CLARIFY] if clarify else [])
         self._ctx.offered_tools = offer.names  # the kernel blocks any other name
         turn = await core.turn(self.llm, offer, self.state.messages, self._ctx, ask=self._ask_abortable,
                                stream=self.on_text is not None, **(bound(self.llm, TOOL) if offer.specs else {}))

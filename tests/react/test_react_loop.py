@@ -27,8 +27,26 @@ def test_prompt_mode_tools(kernel):
     loop, llm = loop_for(kernel, [call("add", a=1, b=1), "2"], profile={"native_tools": False})
     assert loop.run("1+1?").content == "2"
     assert llm.requests[0].tools == [] and "<tool_call>" in llm.requests[0].messages[0].content
-    assert "ask_clarification" in llm.requests[0].messages[0].content
     assert "<tool_result" in llm.requests[1].messages[-1].content
+
+
+def test_prompt_mode_leaves_ask_clarification_out_by_default(kernel):
+    """In prompt mode the pseudo-tool is not offered (a small model writes it beside or in place of the real
+    calls); the system prompt tells the model to ask in plain text, and ``allow_clarification=True`` offers it."""
+    loop, llm = loop_for(kernel, ["Which numbers?"], profile={"native_tools": False})
+    assert loop.run("add them").content == "Which numbers?"
+    system = llm.requests[0].messages[0].content
+    assert "ask_clarification" not in system and "ask the user for it" in system
+    loop, llm = loop_for(kernel, ["ok"], profile={"native_tools": False}, allow_clarification=True)
+    loop.run("add them")
+    assert "ask_clarification" in llm.requests[0].messages[0].content
+
+
+def test_native_mode_offers_ask_clarification_by_default(kernel):
+    """With native tool calling the pseudo-tool is offered as a tool beside the registered ones."""
+    loop, llm = loop_for(kernel, ["ok"])
+    loop.run("add them")
+    assert [t.name for t in llm.requests[0].tools] == ["add", "ask_clarification"]
 
 
 def test_ask_clarification(kernel):

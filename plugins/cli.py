@@ -62,12 +62,13 @@ class CommandGroup:
     :param table: shared ``{path: (kind, owner, object)}`` of every command and group.
     """
 
-    def __init__(self, parser: argparse.ArgumentParser, path: tuple[str, ...], owner: str, table: dict):
+    def __init__(self, parser: argparse.ArgumentParser, path: tuple[str, ...], owner: str,
+                 table: dict[tuple[str, ...], Any]):
         self.parser, self.path, self.owner, self._table = parser, path, owner, table
         key = ("__sub__",) + path
         if key not in table:
             table[key] = parser.add_subparsers(title="commands", metavar="COMMAND", dest="_cmd_" + "_".join(path))
-        self._sub = table[key]
+        self._sub: argparse._SubParsersAction[argparse.ArgumentParser] = table[key]
 
     def command(self, name: str, handler: Handler, help: str = "", **kwargs: Any) -> argparse.ArgumentParser:
         """Add sub-command ``name`` run by ``handler(args, kernel)``; return its parser."""
@@ -173,7 +174,7 @@ def build_parser(kernel: Any) -> tuple[argparse.ArgumentParser, list[str]]:
         prog="zagent", description="zagent: an embeddable micro-kernel for LLM agents.",
         epilog="Commands come from plugins; 'zagent plugins' lists what is loaded.")
     parser.add_argument("--version", action="version", version=f"zagent {zagent.__version__}")
-    table: dict = {}
+    table: dict[tuple[str, ...], Any] = {}  # path -> (kind, owner, object); ("__sub__", *path) -> subparsers
     warnings: list[str] = []
     if not kernel.has_plugin(sys.modules[__name__]):
         zagent_register_commands(CommandGroup(parser, (), "cli", table), kernel)

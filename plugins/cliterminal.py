@@ -60,9 +60,9 @@ def safe_terminal() -> Callable[[], None]:
     """Wrap ``sys.stdout`` and ``sys.stderr`` in ``SafeStream`` (once); return the undo."""
     out, err = sys.stdout, sys.stderr
     if not isinstance(out, SafeStream):
-        sys.stdout = SafeStream(out)  # type: ignore[assignment]
+        sys.stdout = SafeStream(out)
     if not isinstance(err, SafeStream):
-        sys.stderr = SafeStream(err)  # type: ignore[assignment]
+        sys.stderr = SafeStream(err)
 
     def undo() -> None:
         sys.stdout, sys.stderr = out, err

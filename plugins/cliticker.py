@@ -34,7 +34,7 @@ class WaitTicker:
         if interval is None:
             interval = 1.0 if self.tty else _env_interval()
         self.interval = interval
-        self._calls: dict[tuple, float] = {}  # (run_id, agent) -> start time
+        self._calls: dict[tuple[Optional[str], Optional[str]], float] = {}  # (run_id, agent) -> start time
         self._steps: dict[Optional[str], Any] = {}
         self._nodes: dict[str, None] = {}
         self._lock = threading.Lock()

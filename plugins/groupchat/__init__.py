@@ -41,7 +41,7 @@ zagent_hookspecs = "zagent.plugins.groupchat.hookspecs"
 _BUILTIN_POLICIES = ("round_robin", "rules", "llm")
 
 
-def _groupchat(spec: dict, kernel: Any) -> Any:
+def _groupchat(spec: dict[str, Any], kernel: Any) -> Any:
     from .spec import from_dict
 
     return from_dict(spec, kernel)
@@ -58,8 +58,8 @@ def zagent_register_speaker_selectors(register: Callable[..., None], kernel: Any
         register(name, _builtin_policy(name))
 
 
-def _builtin_policy(name: str) -> Callable[[dict, Any], Any]:
-    def factory(options: dict, kernel: Any) -> Any:
+def _builtin_policy(name: str) -> Callable[[dict[str, Any], Any], Any]:
+    def factory(options: dict[str, Any], kernel: Any) -> Any:
         from .selection import BUILTIN
 
         return BUILTIN[name](options, kernel)

@@ -72,7 +72,7 @@ class Selection:
     messages: tuple[ChatMessage, ...]
     round: int
     task: str
-    ctx: "RunContext"
+    ctx: "RunContext[Any]"
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -162,7 +162,8 @@ class RoleRules:
         text = (sel.messages[-1].content if sel.messages else "").lower()
         for rule in self.rules:
             if rule["after"] == last and (not rule.get("when") or str(rule["when"]).lower() in text):
-                return rule["next"]
+                chosen: str = rule["next"]  # from_data checked it is a str
+                return chosen
         return None
 
 

@@ -65,7 +65,7 @@ class Turn:
     task: str
     inputs: dict[str, Any]
     messages: tuple[ChatMessage, ...]
-    ctx: "RunContext"
+    ctx: "RunContext[Any]"
 
     @property
     def transcript(self) -> str:

@@ -62,7 +62,7 @@ def from_dict(data: dict[str, Any], kernel: "Kernel", *, manager: Any = None, ll
                      checkpoints=checkpoints, **options)
 
 
-def load(path: Union[str, os.PathLike], kernel: "Kernel", **options: Any) -> "GroupChat":
+def load(path: Union[str, os.PathLike[str]], kernel: "Kernel", **options: Any) -> "GroupChat":
     """Read a JSON or YAML group chat file (see ``from_dict`` for ``options``)."""
     from zagent import load_spec_file
     from zagent._trust.specpaths import spec_file

@@ -51,7 +51,7 @@ class ChatView:
     elapsed: float
     task: str
     inputs: dict[str, Any]
-    ctx: "RunContext"
+    ctx: "RunContext[Any]"
 
     @property
     def usage(self) -> Usage:
@@ -138,8 +138,9 @@ class Judge:
 def is_done(output: dict[str, Any], content: str) -> bool:
     """A judge's verdict: boolean ``done`` (or the first boolean output), else the reply's first word,
     unless its first sentence hedges ("Yes, but ...")."""
-    if isinstance(output.get("done"), bool):
-        return output["done"]
+    done = output.get("done")
+    if isinstance(done, bool):
+        return done
     flags = [v for v in output.values() if isinstance(v, bool)]
     if flags:
         return flags[0]

@@ -59,7 +59,7 @@ class AgentManager:
     """
 
     kernel: "Kernel"
-    storage: Optional[Union[str, os.PathLike]] = None
+    storage: Optional[Union[str, os.PathLike[str]]] = None
     _agents: dict[str, Any] = attrs.field(factory=dict, init=False)
     _states: dict[str, AgentState] = attrs.field(factory=dict, init=False)
     _cond: threading.Condition = attrs.field(factory=threading.Condition, init=False)
@@ -276,7 +276,7 @@ class AgentManager:
 
     # -- storage ------------------------------------------------------------------
 
-    def save_all(self, target: Optional[Union[str, os.PathLike]] = None) -> list[str]:
+    def save_all(self, target: Optional[Union[str, os.PathLike[str]]] = None) -> list[str]:
         """Save every agent that can be saved (to a directory or an SQLite file); return their names."""
         where = self._where(target)
         saved: list[str] = []
@@ -292,7 +292,7 @@ class AgentManager:
             saved.append(name)
         return saved
 
-    def load_all(self, source: Optional[Union[str, os.PathLike]] = None, *, llm: Any = None) -> list[Any]:
+    def load_all(self, source: Optional[Union[str, os.PathLike[str]]] = None, *, llm: Any = None) -> list[Any]:
         """Add every agent saved in a directory or SQLite file (names already known are reused)."""
         where = self._where(source)
         if _is_db(where):
@@ -323,7 +323,7 @@ class AgentManager:
                 return self._with_llm(_load_file(self.kernel, path), llm)
         raise ConfigError(f"agent {name!r} is not known and there is no {_file_name(name)} in {where!r}")
 
-    def _where(self, target: Optional[Union[str, os.PathLike]]) -> str:
+    def _where(self, target: Optional[Union[str, os.PathLike[str]]]) -> str:
         where = target if target is not None else self.storage
         if where is None:
             raise ConfigError("give a directory or an SQLite file (or set the manager's storage)")
@@ -381,7 +381,8 @@ def _load_file(kernel: Any, path: str) -> Any:
 def _decode(found: Optional[tuple[int, bytes]]) -> dict[str, Any]:
     if found is None:
         raise ConfigError("agent record vanished from the store while loading")
-    return msgspec.json.decode(found[1])
+    spec: dict[str, Any] = msgspec.json.decode(found[1])  # saved by this store: an agent spec object
+    return spec
 
 
 def _description(name: str, agent: Any) -> dict[str, Any]:

@@ -8,26 +8,33 @@ from exactly those rows, so what is checked is what is restored.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 
+if TYPE_CHECKING:
+    import sqlite3
+
+    from .database import Database
+
 _ROWS = ("SELECT step, kind, state, patch, metadata FROM checkpoints WHERE run_id = ? AND step >= ? "
          "ORDER BY step")
+#: one step of the log: step, kind, stored bytes, whether a patch, metadata
+ChainRow = tuple[int, str, bytes, bool, dict[str, Any]]
 
 
 class CheckpointChain:
     """``chain``/``achain`` for a store with ``db`` (see the module docstring)."""
 
-    db: Any
+    db: Database
 
-    def chain(self, run_id: str) -> Optional[tuple[list[tuple[int, str, bytes, bool, dict[str, Any]]], bytes]]:
+    def chain(self, run_id: str) -> Optional[tuple[list[ChainRow], bytes]]:
         """``(rows, latest state bytes)`` of ``run_id``, or ``None`` when it has no checkpoint."""
         from .checkpoints import _BASE, _check_run_id, _rebuild
 
         _check_run_id(run_id)
 
-        def read(c: Any) -> Any:
+        def read(c: sqlite3.Connection) -> Optional[tuple[list[ChainRow], bytes]]:
             last = c.execute("SELECT step, state, patch FROM checkpoints WHERE run_id = ? ORDER BY step DESC "
                              "LIMIT 1", (run_id,)).fetchone()
             if last is None:
@@ -39,7 +46,7 @@ class CheckpointChain:
 
         return self.db.read(read)
 
-    async def achain(self, run_id: str) -> Any:
+    async def achain(self, run_id: str) -> Optional[tuple[list[ChainRow], bytes]]:
         return await asyncio.to_thread(self.chain, run_id)
 
 

@@ -31,7 +31,7 @@ import random
 import threading
 import time
 import weakref
-from typing import Any, Callable, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 import attrs
 
@@ -42,6 +42,9 @@ from .readonly import read_only_reason, read_only_uri
 from .schema import MIGRATIONS, SCHEMA_VERSION, statements
 
 T = TypeVar("T")
+
+if TYPE_CHECKING:
+    import sqlite3
 HEADER = b"SQLite format 3\x00"
 BUSY, LOCKED, FULL, NOTADB, CORRUPT = 5, 6, 13, 26, 11
 ZAGENT_TABLES = frozenset({"messages", "checkpoints"})
@@ -65,11 +68,11 @@ class Database:
     max_bytes: Optional[int] = None
     synchronous: str = "full"
     _local: threading.local = attrs.field(factory=threading.local, init=False)
-    _conns: list = attrs.field(factory=list, init=False)
+    _conns: list[tuple[weakref.ref[threading.Thread], sqlite3.Connection]] = attrs.field(factory=list, init=False)
     _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
     _ready: bool = attrs.field(default=False, init=False)
     _closed: bool = attrs.field(default=False, init=False)
-    _busy: dict = attrs.field(factory=dict, init=False)  # id(connection) -> reads/writes running on it
+    _busy: dict[int, int] = attrs.field(factory=dict, init=False)  # id(connection) -> reads/writes running on it
     read_only: Optional[str] = attrs.field(default=None, init=False)  # why the file opened read-only (readonly.py)
 
     def __attrs_post_init__(self) -> None:
@@ -88,9 +91,9 @@ class Database:
 
     # -- connections --------------------------------------------------------------
 
-    def connection(self) -> Any:
+    def connection(self) -> sqlite3.Connection:
         """This thread's connection, opened (and the schema checked) on first use."""
-        conn = getattr(self._local, "conn", None)
+        conn: Optional[sqlite3.Connection] = getattr(self._local, "conn", None)
         if conn is not None:
             return conn
         if self._closed:
@@ -99,7 +102,7 @@ class Database:
         conn = self._open()
         with self._lock:
             closed = self._closed  # close() ran while this connection was opening: it never saw it
-            dead = [c for t, c in self._conns if (t() is None or not t().is_alive()) and id(c) not in self._busy]
+            dead = [c for t, c in self._conns if ((th := t()) is None or not th.is_alive()) and id(c) not in self._busy]
             self._conns = [(t, c) for t, c in self._conns if c not in dead]
             if not closed:
                 self._conns.append((weakref.ref(threading.current_thread()), conn))
@@ -112,7 +115,7 @@ class Database:
         self._local.conn = conn
         return conn
 
-    def _use(self) -> Any:
+    def _use(self) -> sqlite3.Connection:
         """This thread's connection, marked busy so ``close()`` leaves it to this thread (``_done`` unmarks it)."""
         conn = self.connection()
         with self._lock:
@@ -122,7 +125,7 @@ class Database:
             self._busy[id(conn)] = self._busy.get(id(conn), 0) + 1
         return conn
 
-    def _done(self, conn: Any) -> None:
+    def _done(self, conn: sqlite3.Connection) -> None:
         """End one piece of work on ``conn``; after ``close()`` the last one closes the connection."""
         with self._lock:
             left = self._busy.pop(id(conn)) - 1
@@ -134,7 +137,7 @@ class Database:
             self._conns = [(t, c) for t, c in self._conns if c is not conn]
         conn.close()
 
-    def _open(self) -> Any:
+    def _open(self) -> sqlite3.Connection:
         import sqlite3
 
         self._check_header()
@@ -168,7 +171,7 @@ class Database:
                 f"{self.path} is not an SQLite database (it starts with {head[:8]!r}); it was left untouched. "
                 "Point the memory store at a new file or an existing zagent memory file", path=self.path)
 
-    def _prepare(self, conn: Any) -> None:
+    def _prepare(self, conn: sqlite3.Connection) -> None:
         import sqlite3
 
         try:
@@ -192,14 +195,14 @@ class Database:
         except sqlite3.Error as exc:
             raise self._error(exc, "open") from None
 
-    def _check_version(self, conn: Any) -> int:
+    def _check_version(self, conn: sqlite3.Connection) -> int:
         # The version and the tables are read in one snapshot: another process may be creating the schema
         # between two autocommit reads (tables already there, version not yet set would look foreign).
         snapshot = not conn.in_transaction
         if snapshot:
             conn.execute("BEGIN")
         try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            version: int = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise SchemaTooNew(
                     f"{self.path} has memory schema version {version}, but this zagent understands up to "
@@ -211,7 +214,7 @@ class Database:
                 conn.execute("COMMIT")
         return version
 
-    def _check_owner(self, conn: Any, version: int) -> None:
+    def _check_owner(self, conn: sqlite3.Connection, version: int) -> None:
         """``ForeignDatabase`` unless the file is empty or zagent's (see the module docstring)."""
         tables = tuple(r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' "
@@ -224,11 +227,11 @@ class Database:
             "not a zagent memory file; it was left untouched. Pick another path for zagent's memory: a new "
             "file or an existing zagent memory file", path=self.path, tables=tables)
 
-    def _migrate(self, conn: Any) -> None:
+    def _migrate(self, conn: sqlite3.Connection) -> None:
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             return
 
-        def migrate(c: Any) -> None:
+        def migrate(c: sqlite3.Connection) -> None:
             version = self._check_version(c)  # again, inside the write lock
             for target in range(version + 1, SCHEMA_VERSION + 1):
                 for statement in statements(MIGRATIONS[target]):
@@ -239,7 +242,7 @@ class Database:
 
     # -- running work ---------------------------------------------------------------
 
-    def read(self, fn: Callable[[Any], T]) -> T:
+    def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(connection)`` for reading (one consistent snapshot)."""
         import sqlite3
 
@@ -251,7 +254,7 @@ class Database:
         finally:
             self._done(conn)
 
-    def write(self, fn: Callable[[Any], T]) -> T:
+    def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(connection)`` inside one write transaction; committed whole or not at all."""
         import sqlite3
 
@@ -263,7 +266,7 @@ class Database:
         finally:
             self._done(conn)
 
-    def _transaction(self, conn: Any, fn: Callable[[Any], T]) -> T:
+    def _transaction(self, conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
         def attempt() -> T:
             conn.execute("BEGIN IMMEDIATE")
             try:

@@ -66,7 +66,8 @@ class CommonWords:
         kept = [w for w in unique if freqs[w] <= limit] or [min(unique, key=freqs.__getitem__)]
         if self.max_postings is None or sum(freqs[w] for w in kept) <= self.max_postings:
             return kept
-        budget, chosen = self.max_postings, set()
+        budget = self.max_postings
+        chosen: set[str] = set()
         for w in sorted(kept, key=freqs.__getitem__):
             if chosen and freqs[w] > budget:
                 break
@@ -90,7 +91,7 @@ class CommonWords:
         return share
 
     def _refresh(self, conn: Any) -> int:
-        total = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
+        total: int = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
         with self._lock:
             if (total > self._total * 1.1 or total < self._total or len(self._freqs) > self.max_cached
                     or len(self._shares) > self.max_cached):

@@ -28,7 +28,7 @@ class _Item(NamedTuple):
     seq: int
     created: float
     message: Message
-    words: frozenset
+    words: frozenset[str]
 
 
 def _cut(message: Message, limit: int) -> Message:
@@ -56,7 +56,7 @@ class InProcessMemory:
 
     max_messages: int = 1000
     max_chars: Optional[int] = None
-    _spaces: dict[str, deque] = attrs.field(factory=dict, init=False)
+    _spaces: dict[str, deque[_Item]] = attrs.field(factory=dict, init=False)
     _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False)
     _seq: int = attrs.field(default=0, init=False)
 

@@ -9,6 +9,7 @@ with ``use_long_term_memory=True`` and the CLI look at the same file.
 from __future__ import annotations
 
 import os
+from typing import Union
 
 
 def default_path() -> str:
@@ -19,10 +20,10 @@ def default_path() -> str:
     return os.path.join(data, "zagent", "memory.db")
 
 
-def resolve(path: object) -> str:
+def resolve(path: Union[str, os.PathLike[str], None]) -> str:
     """``path`` as a string, or the default file with its directory created."""
     if path is not None:
-        return os.fspath(path)  # type: ignore[call-overload]
+        return os.fspath(path)
     from zagent.agentkit.privatefiles import private_folder, tighten
 
     chosen = default_path()

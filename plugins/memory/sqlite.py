@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 import msgspec
@@ -30,7 +30,13 @@ from .paths import resolve
 from .fts import CommonWords, fts_query
 from .inprocess import words_of
 from .records import Filters, as_messages, check_count, check_namespace, message_text, split_namespace
-from .vectors import pack, top_k
+from .vectors import Embedder, pack, top_k
+
+if TYPE_CHECKING:
+    import sqlite3
+
+#: one row of the messages table as inserted: namespace, agent, session, role, created, text, data, embedding
+_Row = tuple[Any, ...]
 
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(Message).decode
@@ -52,11 +58,11 @@ class SqliteMemory:
     """
 
     db: Database
-    embedder: Any = None
+    embedder: Optional[Embedder] = None
     common: CommonWords = attrs.field(factory=CommonWords)
 
     @classmethod
-    def open(cls, path: Any = None, *, embedder: Any = None, common_ratio: float = 0.05,
+    def open(cls, path: Any = None, *, embedder: Optional[Embedder] = None, common_ratio: float = 0.05,
              common_min: int = 2000, max_postings: Optional[int] = 50_000, **options: Any) -> "SqliteMemory":
         """Open (creating if needed) ``path``, by default ``paths.default_path()``.
 
@@ -73,16 +79,16 @@ class SqliteMemory:
         """Store one message or a list in ``namespace``, in one transaction."""
         rows = self._rows(namespace, messages, at)
         if rows and self.embedder is not None:
-            rows = self._with_vectors(rows, run_sync(self._embed(rows)))
+            rows = self._with_vectors(rows, run_sync(self._embed(self.embedder, rows)))
         self._insert(rows)
 
     async def aadd(self, namespace: str, messages: Any, *, at: Optional[float] = None) -> None:
         rows = self._rows(namespace, messages, at)
         if rows and self.embedder is not None:
-            rows = self._with_vectors(rows, await self._embed(rows))
+            rows = self._with_vectors(rows, await self._embed(self.embedder, rows))
         await asyncio.to_thread(self._insert, rows)
 
-    def _rows(self, namespace: str, messages: Any, at: Optional[float]) -> list[tuple]:
+    def _rows(self, namespace: str, messages: Any, at: Optional[float]) -> list[_Row]:
         agent, session = split_namespace(check_namespace(namespace))
         created = time.time() if at is None else float(at)
         try:
@@ -92,19 +98,19 @@ class SqliteMemory:
             raise ConfigError(f"cannot store these messages: {exc}; text must be valid Unicode (no lone "
                               "surrogates) and metadata/arguments msgspec-encodable") from None
 
-    async def _embed(self, rows: list[tuple]) -> list[Any]:
+    async def _embed(self, embedder: Embedder, rows: list[_Row]) -> list[list[float]]:
         texts = [r[5] for r in rows]
-        vectors = await self.embedder.aembed(texts)
+        vectors = await embedder.aembed(texts)
         if len(vectors) != len(texts):
-            raise ConfigError(f"embedder {self.embedder!r} returned {len(vectors)} vectors for {len(texts)} "
+            raise ConfigError(f"embedder {embedder!r} returned {len(vectors)} vectors for {len(texts)} "
                               "texts; it must return one per text")
         return vectors
 
     @staticmethod
-    def _with_vectors(rows: list[tuple], vectors: list[Any]) -> list[tuple]:
+    def _with_vectors(rows: list[_Row], vectors: list[list[float]]) -> list[_Row]:
         return [r[:7] + (pack(v) if r[5] else None,) for r, v in zip(rows, vectors)]
 
-    def _insert(self, rows: list[tuple]) -> None:
+    def _insert(self, rows: list[_Row]) -> None:
         if rows:
             self.db.write(lambda c: c.executemany(_INSERT, rows))
 
@@ -164,8 +170,8 @@ class SqliteMemory:
         rows = self.db.read(lambda c: self._full_text(c, words, where, params, limit, only_namespace))
         return [_decode(r[0]) for r in rows]
 
-    def _full_text(self, c: Any, words: list[str], where: str, params: list, limit: int,
-                   only_namespace: Optional[str] = None) -> list:
+    def _full_text(self, c: sqlite3.Connection, words: list[str], where: str, params: list[Any], limit: int,
+                   only_namespace: Optional[str] = None) -> list[Any]:
         match = fts_query(self.common.prune(c, words))
         if match is None:
             sql = f"SELECT data FROM messages m WHERE {where} ORDER BY id DESC LIMIT ?"
@@ -187,7 +193,7 @@ class SqliteMemory:
                f"WHERE messages_fts MATCH ? AND {where} ORDER BY bm25(messages_fts), m.id DESC LIMIT ?")
         return c.execute(sql, (match, *params, limit)).fetchall()
 
-    def _semantic(self, vector: list[float], where: str, params: list, limit: int) -> list[Message]:
+    def _semantic(self, vector: list[float], where: str, params: list[Any], limit: int) -> list[Message]:
         sql = (f"SELECT embedding, data FROM messages m WHERE {where} AND embedding IS NOT NULL "
                "AND length(embedding) = ?")
         rows = self.db.read(lambda c: c.execute(sql, (*params, 4 * len(vector))).fetchall())
@@ -203,10 +209,13 @@ class SqliteMemory:
 
     def count(self, namespace: Optional[str] = None) -> int:
         """How many messages ``namespace`` (or the whole file) holds."""
+        n: int
         if namespace is None:
-            return self.db.read(lambda c: c.execute("SELECT count(*) FROM messages").fetchone()[0])
-        return self.db.read(lambda c: c.execute(
-            "SELECT count(*) FROM messages WHERE namespace = ?", (namespace,)).fetchone()[0])
+            n = self.db.read(lambda c: c.execute("SELECT count(*) FROM messages").fetchone()[0])
+        else:
+            n = self.db.read(lambda c: c.execute(
+                "SELECT count(*) FROM messages WHERE namespace = ?", (namespace,)).fetchone()[0])
+        return n
 
     async def acount(self, namespace: Optional[str] = None) -> int:
         return await asyncio.to_thread(self.count, namespace)
@@ -231,8 +240,9 @@ class SqliteMemory:
         return f"<SqliteMemory {self.db.path!r}{semantic}>"
 
 
-def _where(namespace: Optional[str], flt: Filters) -> tuple[str, list]:
-    clauses, params = ["1"], []
+def _where(namespace: Optional[str], flt: Filters) -> tuple[str, list[Any]]:
+    clauses: list[str] = ["1"]
+    params: list[Any] = []
     if namespace is not None:
         clauses.append("m.namespace = ?")
         params.append(check_namespace(namespace))

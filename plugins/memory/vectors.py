@@ -10,7 +10,13 @@ from __future__ import annotations
 import heapq
 import math
 from array import array
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Protocol, Sequence
+
+
+class Embedder(Protocol):
+    """What memory needs of an embedder (``k.embedder()``): one vector per text, in order."""
+
+    async def aembed(self, texts: list[str]) -> list[list[float]]: ...
 
 
 def pack(vector: Sequence[float]) -> bytes:
@@ -18,7 +24,7 @@ def pack(vector: Sequence[float]) -> bytes:
     return array("f", vector).tobytes()
 
 
-def unpack(blob: bytes) -> array:
+def unpack(blob: bytes) -> array[float]:
     """Float32 bytes back to a vector."""
     out = array("f")
     out.frombytes(blob)

@@ -84,7 +84,7 @@ def _shape(text: str) -> str:
 def _described_value(description: str, text: str) -> Optional[str]:
     """A value for a text parameter whose description shows examples ('America/New_York'): a word of the
     user's message of the same shape (``Europe/Oslo``), else the description's first example."""
-    examples = [a or b for a, b in _QUOTED.findall(description)]
+    examples: list[str] = [a or b for a, b in _QUOTED.findall(description)]
     if not examples:
         return None
     shapes = {_shape(e) for e in examples if not e.isalpha()}  # a plain word matches any word: no shape then

@@ -15,13 +15,14 @@ the parameter, rather than producing a value the tool would reject.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Optional
+import sys
+from typing import Any, Iterator, Optional, TypeGuard
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     from re import _constants as _c, _parser as _parse  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - Python < 3.11
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _parse  # type: ignore[no-redef]
+else:  # pragma: no cover - Python < 3.11
+    import sre_constants as _c
+    import sre_parse as _parse
 
 #: characters tried, in order, for ``.``, negated classes and categories
 _CANDIDATES = "a0A_-. xz9Z~!@#:/+,="
@@ -49,7 +50,7 @@ def matching(pattern: str, min_length: int = 0, max_length: Optional[int] = None
         raise PatternError(f"it is not a valid regular expression ({exc})") from None
     high = max_length if max_length is not None else 1 << 30
 
-    def fits(text: Optional[str]) -> bool:
+    def fits(text: Optional[str]) -> TypeGuard[str]:
         return text is not None and min_length <= len(text) <= high and compiled.search(text) is not None
 
     for candidate in _candidates(tree, min_length):
@@ -108,7 +109,8 @@ def _one(op: Any, av: Any, stretch: int, groups: dict[int, str]) -> Optional[str
         low, high, sub = av
         count = low if not stretch else max(low, min(stretch, high if high != _c.MAXREPEAT else stretch))
         parts = [_build(sub, stretch, groups) for _ in range(count)]
-        return None if any(p is None for p in parts) else "".join(parts)
+        built = [p for p in parts if p is not None]
+        return None if len(built) < len(parts) else "".join(built)
     if op is _c.GROUPREF:
         return groups.get(av, "")
     if op in (_c.AT, _c.ASSERT, _c.ASSERT_NOT):

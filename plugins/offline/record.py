@@ -259,7 +259,7 @@ def compare(recorded: LLMRequest, actual: LLMRequest) -> str:
     return ""
 
 
-def _short(message: tuple) -> str:
+def _short(message: tuple[str, str, list[tuple[str, Any]], str]) -> str:  # role, content, calls, call id
     role, content, calls, _ = message
     text = content if len(content) <= 60 else content[:57] + "..."
     return f"{role} {text!r}" + (f" calls {[c[0] for c in calls]}" if calls else "")

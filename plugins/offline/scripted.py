@@ -34,7 +34,7 @@ from zagent.types import Chunk, Completion, LLMRequest, Message
 
 from .common import completion_chunks, estimate_usage, finish_reason_of, ordinal, render_text_tool_calls, to_message
 
-Reply = Union[str, dict, Message, Completion, BaseException, Callable[[LLMRequest], Any]]
+Reply = Union[str, dict[str, Any], Message, Completion, BaseException, Callable[[LLMRequest], Any]]
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)

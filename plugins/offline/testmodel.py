@@ -101,7 +101,8 @@ class TestLLM(LLM):
         parser = self._parser(spec.get("mode") or "json")
         if parser is not None and hasattr(parser, "render"):
             try:
-                return parser.render(values, fields, **(spec.get("options") or {}))
+                rendered: str = parser.render(values, fields, **(spec.get("options") or {}))
+                return rendered
             except ConfigError:  # e.g. mode "custom": only the user's parse function knows the format
                 pass
         return _json.encode(values).decode()

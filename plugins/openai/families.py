@@ -37,7 +37,7 @@ FAMILIES: tuple[tuple[str, str, str], ...] = (
 #: the format for a text-only server when the family is unknown (the best one measured)
 FALLBACK_FORMAT = "pycall"
 
-PROBE_TOOL = {"name": "get_time", "description": "Get the current local time in a city.",
+PROBE_TOOL: dict[str, Any] = {"name": "get_time", "description": "Get the current local time in a city.",
               "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
 PROBE_QUESTION = "What time is it in Paris right now? Use the get_time tool."
 

@@ -30,7 +30,7 @@ class Parser:
 
     name = "base"
     #: option names this mode understands (others raise ``ConfigError``-style ``TypeError``)
-    option_names: frozenset = frozenset()
+    option_names: frozenset[str] = frozenset()
     #: also read a JSON object holding the declared fields when the mode's own format is not there
     json_fallback = True
     #: apply ``lenient`` (JSON fallback, unwrapping, placeholder refusal); ``custom`` leaves it to its function
@@ -87,17 +87,17 @@ class Parser:
         if self.lenient:
             values = lenient.reply_as_example(raw, spec) if isinstance(raw, str) else None
             own = values is not None
-            example = self.render(values if own else lenient.example_values(spec), spec, **options)
+            example = self.render(values if values is not None else lenient.example_values(spec), spec, **options)
         return repair_prompt(raw, spec, error, instructions=self.instructions(fields, **options), example=example,
                              example_is_reply=own)
 
-    async def aparse_with_repair(self, text: str, fields: FieldsIn, llm: Any, ctx: Any = None, **options: Any) -> dict:
+    async def aparse_with_repair(self, text: str, fields: FieldsIn, llm: Any, ctx: Any = None, **options: Any) -> dict[str, Any]:
         """Parse; on ``ParseError`` ask ``llm`` once with the repair prompt and parse its reply."""
         from .repair import aparse_with_repair
 
         return await aparse_with_repair(self, text, fields, llm, ctx, **options)
 
-    def parse_with_repair(self, text: str, fields: FieldsIn, llm: Any, ctx: Any = None, **options: Any) -> dict:
+    def parse_with_repair(self, text: str, fields: FieldsIn, llm: Any, ctx: Any = None, **options: Any) -> dict[str, Any]:
         """Sync twin of ``aparse_with_repair``."""
         from zagent import run_sync
 
@@ -112,9 +112,10 @@ class Parser:
         try:
             values = self._extract(text, spec, opts)
         except ParseError:
-            values = lenient.json_values(text, spec) if self.json_fallback else None
-            if values is None:
+            found = lenient.json_values(text, spec) if self.json_fallback else None
+            if found is None:
                 raise
+            values = found
         else:
             if self.json_fallback and lenient.lacks_required(values, spec):
                 values = lenient.json_values(text, spec) or values
@@ -148,7 +149,7 @@ class Parser:
             raise TypeError(f"{self.name} parser got unknown option(s) {', '.join(sorted(unknown))}; "
                             f"it accepts: {known}")
 
-    def _cache_key(self, what: str, options: dict[str, Any]) -> Optional[tuple]:
+    def _cache_key(self, what: str, options: dict[str, Any]) -> Optional[tuple[Any, ...]]:
         if not options:
             return (self.name, id(self), what)
         try:

@@ -95,7 +95,8 @@ def _unescape(body: str) -> str:
     if "\\" not in body:
         return body
     try:
-        return _decode('"' + body.replace('"', '\\"') + '"')
+        text: str = _decode('"' + body.replace('"', '\\"') + '"')  # a JSON string literal decodes to a str
+        return text
     except DECODE_ERRORS:
         return body
 
@@ -190,7 +191,7 @@ def fences(text: str) -> Iterator[tuple[int, int, str, str]]:
         yield m.start(), m.end(), m.group(1).lower(), m.group(2)
 
 
-def first_object(text: str, names: Optional[set] = None, decode: Decode = _decode) -> Optional[dict]:
+def first_object(text: str, names: Optional[set[str]] = None, decode: Decode = _decode) -> Optional[dict[str, Any]]:
     """The first JSON object in ``text`` (whole text, then fences, then prose).
 
     With ``names``, an object holding at least one of those keys is preferred
@@ -205,7 +206,7 @@ def first_object(text: str, names: Optional[set] = None, decode: Decode = _decod
                 return value
         except DECODE_ERRORS:
             pass
-    fallback: Optional[dict] = None
+    fallback: Optional[dict[str, Any]] = None
     for source in _sources(text):
         for _s, _e, value in iter_objects(source, decode=decode):
             if not isinstance(value, dict):

@@ -31,6 +31,7 @@ from typing import Any, Optional
 
 import msgspec
 from zagent.errors import ParseError
+from zagent.types import Field
 from zagent.agentkit.fields import FieldSpec
 
 from . import jsontext
@@ -54,7 +55,7 @@ def value_text(value: Any) -> str:
     return _encode(value).decode()
 
 
-def kind(field: Any) -> str:
+def kind(field: Field) -> str:
     """The type as prompt text, nested members included: ``array of object {a: string, b: integer}``."""
     if field.type == "array" and field.items is not None:
         return f"array of {kind(field.items)}"
@@ -67,7 +68,7 @@ def _json_name(name: str) -> str:
     return name if name.isidentifier() else _encode(name).decode()
 
 
-def label(field: Any) -> str:
+def label(field: Field) -> str:
     """The placeholder text of a field in the instructions: ``string, required: the answer``."""
     req = "required" if field.required and field.default is None else (
         "optional" if field.default is None else f"optional, default {value_text(field.default)}")

@@ -24,11 +24,12 @@ Decisions (also in the README):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import msgspec
 from zagent.errors import ConfigError, ParseError
+from zagent.types import Field
 from zagent.agentkit.fields import FieldSpec, compile_fields, describe
 from zagent.agentkit.placeholders import placeholders
 
@@ -40,17 +41,18 @@ from .titles import TitleSyntax, loose_name
 from .xmltext import ElementScanner, tag_name, xml_escape, xml_text
 
 _encode = msgspec.json.encode
+T = TypeVar("T")
 
 
-def _present(values: dict[str, Any], spec: FieldSpec):
+def _present(values: dict[str, Any], spec: FieldSpec) -> Iterator[tuple[Field, Any]]:
     for f in spec.fields:
         if values.get(f.name) is not None:
             yield f, values[f.name]
 
 
-def _memo(spec: FieldSpec, key: Any, make: Callable[[], Any]) -> Any:
-    """Per-spec memo (regexes, lookup tables): built on first use, then reused."""
-    value = spec.cache.get(key)
+def _memo(spec: FieldSpec, key: Any, make: Callable[[], T]) -> T:
+    """Per-spec memo (regexes, lookup tables): built on first use, then reused (``key`` names what ``make`` makes)."""
+    value: T | None = spec.cache.get(key)
     if value is None:
         value = spec.cache[key] = make()
     return value
@@ -144,7 +146,7 @@ class JsonParser(Parser):
         names = set(spec.names)
         obj = jsontext.first_object(text, names)
         big = obj is None
-        if big:  # perhaps a number too large for a float (1e400): say so rather than "no JSON"
+        if obj is None:  # perhaps a number too large for a float (1e400): say so rather than "no JSON"
             obj = jsontext.first_object(text, names, decode=jsontext.decode_big)
             if obj is None:
                 raise missing_error(spec, {}, text, "JSON object")
@@ -333,13 +335,15 @@ class CustomParser(Parser):
         if isinstance(given, str):
             return given
         if callable(given):
-            return given(spec.fields)
+            made: str = given(spec.fields)  # the instructions function's contract: fields -> str
+            return made
         return "Reply with these output fields:\n" + describe(spec)
 
     def _render(self, values: dict[str, Any], spec: FieldSpec, opts: dict[str, Any]) -> str:
         func = opts.get("render_func")
         if func is not None:
-            return _call(func, values, spec)
+            rendered: str = _call(func, values, spec)  # render_func's contract: values -> str
+            return rendered
         return _encode({f.name: v for f, v in _present(values, spec)}).decode()
 
 

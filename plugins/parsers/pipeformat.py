@@ -104,6 +104,7 @@ class PipeFormat(ToolCallFormat):
     def _render_calls(self, calls: list[ToolCall]) -> str:
         out = []
         for c in calls:
-            args = "&".join(f"{k}={_value(v)}" for k, v in (c.arguments or {}).items())
+            given = c.arguments if isinstance(c.arguments, dict) else {}  # raw text (not an object): no arguments
+            args = "&".join(f"{k}={_value(v)}" for k, v in given.items())
             out.append(f"TOOL:{c.name}|{args}" if args else f"TOOL:{c.name}")
         return "\n".join(out)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import keyword
 import re
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from zagent._model.reasoning import strip_think
 
@@ -54,7 +54,7 @@ def read(text: str, *, whole: bool = False) -> Optional[Extraction]:
     return None
 
 
-def _candidates(text: str, whole: bool):
+def _candidates(text: str, whole: bool) -> Iterator[tuple[int, int, str, bool]]:
     """``(start, end, body, embedded)`` spans to try, most likely first: fences, the whole reply, then
     (unless ``whole``) bracketed lists, one call per line, and calls inside prose (``embedded``)."""
     for m in _FENCE.finditer(text):
@@ -115,11 +115,12 @@ def _parse(body: str) -> Optional[tuple[list[ToolCall], list[ToolCallError]]]:
     if tree is None:
         return None
     nodes = tree.elts if isinstance(tree, (ast.List, ast.Tuple)) else [tree]
-    if not nodes or not all(isinstance(n, ast.Call) and _name(n.func) for n in nodes):
+    call_nodes = [n for n in nodes if isinstance(n, ast.Call) and _name(n.func)]
+    if not nodes or len(call_nodes) < len(nodes):  # every element must be a named call
         return None
     calls: list[ToolCall] = []
     errors: list[ToolCallError] = []
-    for node in nodes:
+    for node in call_nodes:
         name = _name(node.func) or ""
         try:
             if node.args:

@@ -13,10 +13,13 @@ Other plugins reach this through a parser object (``kernel.parser("json")
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from zagent.errors import ParseError
 from zagent.agentkit.fields import FieldsIn, compile_fields, describe
+
+if TYPE_CHECKING:
+    from .base import Parser
 
 _MAX_RAW = 12000
 
@@ -74,7 +77,7 @@ def _problem(error: Any) -> str:
 
 
 async def aparse_with_repair(
-    parser: Any, text: str, fields: FieldsIn, llm: Any, ctx: Any = None, **options: Any
+    parser: Parser, text: str, fields: FieldsIn, llm: Any, ctx: Any = None, **options: Any
 ) -> dict[str, Any]:
     """Parse ``text``; on ``ParseError`` ask ``llm`` once with the repair prompt and parse its reply.
 
@@ -111,6 +114,6 @@ def _final_error(first: ParseError, last: ParseError, text: str, second: str) ->
         "this error (.raw, .attempts); check the model, the prompt or the output mode",
         raw=text, missing=last.missing, invalid=last.invalid,
     )
-    err.attempts = [text, second]  # type: ignore[attr-defined]
+    err.attempts = [text, second]
     err.first_error = first  # type: ignore[attr-defined]
     return err

@@ -50,6 +50,7 @@ TITLES = {
 #: sections a caller may fill at render time (``render(inputs, {"context": ...})``)
 RENDER_SECTIONS = ("history", "context", "tools", "output_format")
 _TOKEN = re.compile(r"\{\{([A-Za-z_]\w*)\}\}|\{([A-Za-z_]\w*)\}")
+_Part = Union[str, tuple[str]]  # a literal string, or (placeholder name,)
 _MISSING = object()
 
 
@@ -71,8 +72,8 @@ class Text:
 
     __slots__ = ("parts", "names", "static")
 
-    def __init__(self, text: str, known: Optional[frozenset] = None):
-        parts: list[Union[str, tuple[str]]] = []
+    def __init__(self, text: str, known: Optional[frozenset[str]] = None):
+        parts: list[_Part] = []
         pos = 0
         for m in _TOKEN.finditer(text):
             escaped, name = m.group(1), m.group(2)
@@ -88,7 +89,7 @@ class Text:
         parts.append(text[pos:])
         self.parts = _merge(parts)
         self.names = frozenset(p[0] for p in self.parts if isinstance(p, tuple))
-        self.static = "".join(self.parts) if not self.names else None  # type: ignore[arg-type]
+        self.static = "".join(p for p in self.parts if isinstance(p, str)) if not self.names else None  # all str then
 
     def render(self, values: Mapping[str, str]) -> str:
         if self.static is not None:
@@ -96,8 +97,8 @@ class Text:
         return "".join(p if isinstance(p, str) else values[p[0]] for p in self.parts)
 
 
-def _merge(parts: list) -> list:
-    out: list = []
+def _merge(parts: list[_Part]) -> list[_Part]:
+    out: list[_Part] = []
     for p in parts:
         if isinstance(p, str) and out and isinstance(out[-1], str):
             out[-1] += p

@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional, Union
 
 import msgspec
 from zagent._model.llm import new_call_id
@@ -65,6 +65,8 @@ _NAME = re.compile(r"\"(?:name|tool)\"\s*:\s*\"([^\"]+)\"")
 _CALL_FENCES = frozenset({"tool_call", "tool_calls", "tool", "function_call", "tool_code"})
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
 _BLANKS = re.compile(r"\n{3,}")
+#: what a finder yields: (start, end, the call objects read there, the error when none could be read)
+_Found = tuple[int, int, list[Any], Optional[ToolCallError]]
 
 
 # -- reading -----------------------------------------------------------------------
@@ -75,7 +77,7 @@ def extract(text: str) -> Extraction:
     if not isinstance(text, str):
         return Extraction([], [ToolCallError(raw=repr(text), message="reply is not text")], "")
     text = strip_think(text)  # a call the model considered inside <think> is never run
-    found: list[tuple[int, int, list[Any], Optional[ToolCallError]]] = []
+    found: list[_Found] = []
     taken = _Spans()
     for finder in (_tagged, _mistral, _fenced, _bare):
         for start, end, items, err in finder(text, taken):
@@ -117,7 +119,7 @@ def _overlaps(start: int, end: int, taken: _Spans) -> bool:
     return taken.overlaps(start, end)
 
 
-def _tagged(text: str, taken: _Spans) -> Iterable[tuple]:
+def _tagged(text: str, taken: _Spans) -> Iterable[_Found]:
     if "<tool_call>" in text or "<TOOL_CALL>" in text.upper():
         for m in _BLOCK.finditer(text):
             yield (m.start(), m.end(), *_decode_block(m.group(1)))
@@ -165,7 +167,7 @@ def _args_text(body: str) -> Any:
         return body
 
 
-def _mistral(text: str, taken: _Spans) -> Iterable[tuple]:
+def _mistral(text: str, taken: _Spans) -> Iterable[_Found]:
     if "[TOOL_CALLS]" not in text:
         return
     pairs: Optional[dict[int, int]] = None
@@ -180,7 +182,7 @@ def _mistral(text: str, taken: _Spans) -> Iterable[tuple]:
             yield found
 
 
-def _mistral_at(text: str, start: int, pos: int, pairs: dict[int, int]) -> Iterable[tuple]:
+def _mistral_at(text: str, start: int, pos: int, pairs: dict[int, int]) -> Iterable[_Found]:
     if text.startswith("[", pos):
         end = pairs.get(pos)
         if end is None:
@@ -216,7 +218,7 @@ def _line_end(text: str, pos: int) -> int:
     return len(text) if nl < 0 else nl
 
 
-def _fenced(text: str, taken: _Spans) -> Iterable[tuple]:
+def _fenced(text: str, taken: _Spans) -> Iterable[_Found]:
     if "```" not in text:
         return
     for start, end, lang, body in jsontext.fences(text):
@@ -236,7 +238,7 @@ def _fenced(text: str, taken: _Spans) -> Iterable[tuple]:
             yield start, end, items, None
 
 
-def _bare(text: str, taken: _Spans) -> Iterable[tuple]:
+def _bare(text: str, taken: _Spans) -> Iterable[_Found]:
     if "{" not in text:
         return
     pos, pairs, tries = 0, None, 0
@@ -253,7 +255,7 @@ def _bare(text: str, taken: _Spans) -> Iterable[tuple]:
             value = jsontext.loads(text[start:end]) if end else None
         except ValueError:
             value = None
-        if isinstance(value, dict) and _call_shaped(value):
+        if end and isinstance(value, dict) and _call_shaped(value):  # (a value was read only when end is set)
             yield start, end, [value], None
             pos, tries = end, tries - 1
         elif value is None and _looks_like_call(text[start:end or len(text)]):
@@ -288,7 +290,7 @@ def _error(raw: str, why: str) -> ToolCallError:
 # -- building calls ------------------------------------------------------------------
 
 
-def _build(found: list[tuple]) -> tuple[list[ToolCall], list[ToolCallError]]:
+def _build(found: list[_Found]) -> tuple[list[ToolCall], list[ToolCallError]]:
     calls: list[ToolCall] = []
     errors: list[ToolCallError] = []
     seen: set[str] = set()
@@ -307,21 +309,22 @@ def _build(found: list[tuple]) -> tuple[list[ToolCall], list[ToolCallError]]:
     return calls, errors
 
 
-def _to_call(item: Any) -> Any:
+def _to_call(item: Any) -> Union[ToolCall, ToolCallError]:
     raw = _encode(item).decode() if not isinstance(item, str) else item
     if not isinstance(item, dict):
         return ToolCallError(raw=raw, message="a call must be a JSON object with 'name' and 'arguments'")
-    body = item.get("function") if isinstance(item.get("function"), dict) else item
+    fn = item.get("function")
+    body: dict[Any, Any] = fn if isinstance(fn, dict) else item
     name = body.get("name", body.get("tool", item.get("name")))
     if not isinstance(name, str) or not name.strip():
         return ToolCallError(raw=raw, message="the call has no tool name; give it as \"name\"")
-    args = next((body[k] for k in _ARG_KEYS if k in body), {})
+    args: Any = next((body[k] for k in _ARG_KEYS if k in body), {})
     call_id = item.get("id") or body.get("id")
     return ToolCall(id=call_id if isinstance(call_id, str) and call_id else new_call_id(),
                     name=name.strip(), arguments=_arguments(args))
 
 
-def _arguments(args: Any) -> Any:
+def _arguments(args: Any) -> Union[dict[str, Any], str]:
     if args is None:
         return {}
     if isinstance(args, dict):

@@ -27,8 +27,9 @@ NO_TOOL = ("If none of the tools fits the request, or the request lacks a value 
 def _spec(tool: Any) -> ToolSpec:
     if isinstance(tool, ToolSpec):
         return tool
-    if isinstance(getattr(tool, "spec", None), ToolSpec):
-        return tool.spec
+    spec = getattr(tool, "spec", None)  # a Tool
+    if isinstance(spec, ToolSpec):
+        return spec
     if isinstance(tool, dict):
         return msgspec.convert(tool.get("function", tool), ToolSpec)
     raise TypeError(f"cannot offer {tool!r} as a tool; pass zagent.ToolSpec, zagent.Tool or a dict")

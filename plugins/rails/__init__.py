@@ -56,7 +56,7 @@ __all__ = ["APPROVED_KEY", "AWAITING", "BUDGET_KEY", "PENDING_KEY", "console_app
 
 
 @hookimpl(trylast=True)
-def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext") -> Any:
+def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext[Any]") -> Any:
     """Deny by list, size or budget right away; return a coroutine only when a human must be asked."""
     rails = settings(ctx)
     if not rails:
@@ -82,7 +82,7 @@ def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext") -> Any:
     return _approve(rails, call, ctx, why, counted)
 
 
-async def _rate_then_approve(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext", reason: Optional[str],
+async def _rate_then_approve(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]", reason: Optional[str],
                              wait: float, why: Optional[str], counted: bool) -> Optional[Deny]:
     if reason is None:
         reason = await wait_for_slot(rails, call, ctx, wait)
@@ -95,7 +95,7 @@ async def _rate_then_approve(rails: dict[str, Any], call: "ToolCall", ctx: "RunC
     return await _approve(rails, call, ctx, why, counted)
 
 
-async def _approve(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext", why: str, counted: bool) -> Optional[Deny]:
+async def _approve(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]", why: str, counted: bool) -> Optional[Deny]:
     reason: Optional[str] = "the approver failed"
     try:
         reason = await ask(rails, call, ctx, why)
@@ -105,7 +105,7 @@ async def _approve(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext", w
     return None if reason is None else Deny(reason)
 
 
-def zagent_after_tool_call(call: "ToolCall", result: "ToolResult", ctx: "RunContext") -> Optional["ToolResult"]:
+def zagent_after_tool_call(call: "ToolCall", result: "ToolResult", ctx: "RunContext[Any]") -> Optional["ToolResult"]:
     """Redact ``rails["redact"]`` patterns from the result."""
     rails = settings(ctx)
     if not rails or not rails.get("redact"):
@@ -113,7 +113,7 @@ def zagent_after_tool_call(call: "ToolCall", result: "ToolResult", ctx: "RunCont
     return redact_result(rails, result)
 
 
-def zagent_after_llm_call(request: "LLMRequest", response: "Completion", ctx: "RunContext") -> Optional["Completion"]:
+def zagent_after_llm_call(request: "LLMRequest", response: "Completion", ctx: "RunContext[Any]") -> Optional["Completion"]:
     """With ``redact_llm: true``, redact ``rails["redact"]`` patterns from the reply's text."""
     rails = settings(ctx)
     if not rails:
@@ -125,7 +125,7 @@ def zagent_after_llm_call(request: "LLMRequest", response: "Completion", ctx: "R
     return redact_completion(rails, response)
 
 
-def zagent_before_llm_call(request: "LLMRequest", ctx: "RunContext") -> Optional["LLMRequest"]:
+def zagent_before_llm_call(request: "LLMRequest", ctx: "RunContext[Any]") -> Optional["LLMRequest"]:
     """With ``redact_llm_input: true``, redact ``rails["redact"]`` patterns from the messages sent."""
     rails = settings(ctx)
     if not rails:

@@ -41,7 +41,7 @@ AWAITING = "awaiting human approval"
 _console_lock = threading.Lock()
 
 
-def needs_approval(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> Optional[str]:
+def needs_approval(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]") -> Optional[str]:
     """Why this call needs a human (``"sensitive"`` or the matching rule), or None.
 
     With the kernel's and an agent's ``approval`` (``Layers``), either one asking is enough."""
@@ -55,7 +55,7 @@ def needs_approval(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -
     return _needs(approval, call, ctx)
 
 
-def _needs(approval: Any, call: "ToolCall", ctx: "RunContext") -> Optional[str]:
+def _needs(approval: Any, call: "ToolCall", ctx: "RunContext[Any]") -> Optional[str]:
     if approval is False:
         return None
     approval = approval if isinstance(approval, dict) else {}
@@ -70,7 +70,7 @@ def _needs(approval: Any, call: "ToolCall", ctx: "RunContext") -> Optional[str]:
     return None
 
 
-async def ask(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext", why: str) -> Optional[str]:
+async def ask(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]", why: str) -> Optional[str]:
     """Ask the configured approver about ``call``; return a deny reason or None to allow."""
     approved = ctx.stash.get(APPROVED_KEY)
     key = bound_key(call, ctx)  # the call's minted id, tool and arguments: a reused model id is a new call
@@ -101,20 +101,22 @@ def resolve(approver: Any, *, trusted: bool = True, kernel: Any = None) -> Optio
 
     An import path is imported as is when ``trusted`` (it came from ``kernel.config``); from an agent's
     settings, only under the trust rules of ``zagent._trust.imports`` (``trusted_imports`` or a trusted spec)."""
+    named: Optional[Callable[..., Any]]  # what the config names: an approver, by its contract
     if approver is None or callable(approver):
-        return approver
+        named = approver
+        return named
     if approver == "console":
         return console_approver
     if isinstance(approver, str) and ":" in approver:
         from zagent._trust.imports import import_path, resolve as resolve_import
 
-        if trusted:
-            return import_path(approver, "rails.approver")
-        return resolve_import(approver, key="rails.approver", kernel=kernel)
+        named = (import_path(approver, "rails.approver") if trusted
+                 else resolve_import(approver, key="rails.approver", kernel=kernel))
+        return named
     raise TypeError(f"rails setting 'approver' must be a callable, 'console' or 'module:function', got {approver!r}")
 
 
-async def console_approver(call: "ToolCall", ctx: "RunContext") -> Optional[bool]:
+async def console_approver(call: "ToolCall", ctx: "RunContext[Any]") -> Optional[bool]:
     """Ask on stderr, read stdin: ``y`` allows, ``n`` (or empty, or end of input) declines, ``l`` asks later.
 
     The prompt runs in a worker thread so the event loop (and the run's
@@ -126,7 +128,7 @@ async def console_approver(call: "ToolCall", ctx: "RunContext") -> Optional[bool
     return await asyncio.get_running_loop().run_in_executor(None, _prompt, call, ctx.agent, True)
 
 
-async def console_approver_now(call: "ToolCall", ctx: "RunContext") -> bool:
+async def console_approver_now(call: "ToolCall", ctx: "RunContext[Any]") -> bool:
     """Like ``console_approver`` without ``[l]ater``: for a console that waits on the run and
     offers no other way to approve a call afterwards (``zagent chat``)."""
     import asyncio

@@ -50,7 +50,7 @@ class Layers(tuple):  # type: ignore[type-arg]
     __slots__ = ()
 
 
-def settings(ctx: "RunContext") -> dict[str, Any]:
+def settings(ctx: "RunContext[Any]") -> dict[str, Any]:
     """The rails settings of this run; an empty dict (shared, never mutate it) when none are set."""
     config = ctx.agent_config
     base = ctx.kernel.config.get("rails")
@@ -93,12 +93,12 @@ def merge(base: dict[str, Any], agent: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def tool_of(ctx: "RunContext", name: str) -> Optional["Tool"]:
+def tool_of(ctx: "RunContext[Any]", name: str) -> Optional["Tool"]:
     """The registered ``Tool`` called ``name``, or None."""
     return ctx.kernel.find("tools", name)
 
 
-def toolset_of(ctx: "RunContext", name: str) -> str:
+def toolset_of(ctx: "RunContext[Any]", name: str) -> str:
     tool = tool_of(ctx, name)
     return tool.toolset if tool is not None else ""
 

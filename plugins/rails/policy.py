@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 
-def check_lists(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> Optional[str]:
+def check_lists(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]") -> Optional[str]:
     """``deny_tools`` (any match blocks) then ``allow_tools`` (no match blocks)."""
     deny, allow = rails.get("deny_tools"), rails.get("allow_tools")
     if not deny and allow is None:
@@ -76,7 +76,7 @@ BUDGET_KEY: "StashKey[CallCounter]" = StashKey(BUDGET_COUNTS, restore=CallCounte
 """``ctx.stash`` key of the per-run ``CallCounter``; persistent, so a restored run keeps its budget."""
 
 
-def take_budget(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> tuple[Optional[str], bool]:
+def take_budget(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]") -> tuple[Optional[str], bool]:
     """``tool_budget``: count this call; return (deny reason, whether a call was counted)."""
     budget = rails.get("tool_budget")
     if not budget:
@@ -100,5 +100,5 @@ def take_budget(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> t
             f"per run (tool_budget rule {rule!r}); answer with what you have or use another tool"), False
 
 
-def _who(ctx: "RunContext") -> str:
+def _who(ctx: "RunContext[Any]") -> str:
     return f" for agent {ctx.agent!r}" if ctx.agent else ""

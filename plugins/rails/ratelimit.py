@@ -66,7 +66,7 @@ class RateWindows:
 WINDOWS: "StashKey[RateWindows]" = StashKey("zagent.rails.rpm")
 
 
-def rpm_rules(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> list[tuple[tuple[str, str], int]]:
+def rpm_rules(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]") -> list[tuple[tuple[str, str], int]]:
     """The (window key, limit) pairs that apply to this call: the kernel's and the agent's."""
     setting = rails.get("tool_rpm")
     if not setting:
@@ -82,14 +82,14 @@ def rpm_rules(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> lis
             raise TypeError(f"rails setting 'tool_rpm' must be a dict of tool pattern -> calls per minute, "
                             f"got {type(layer).__name__}")
         rule, limit = budget_limit(layer, call.name, toolset)
-        if limit is None:
+        if rule is None or limit is None:  # no rule matched (the two are None together)
             continue
         scope = "kernel" if layer is kernel_rpm else f"agent:{ctx.agent or '?'}"
         rules.append(((scope, rule if rule != "*" else f"*:{call.name}"), max(0, limit)))
     return rules
 
 
-def check_rate(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> tuple[Optional[str], float]:
+def check_rate(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]") -> tuple[Optional[str], float]:
     """(deny reason, seconds to wait): both empty when the call may run now (and it was counted)."""
     rules = rpm_rules(rails, call, ctx)
     if not rules:
@@ -105,7 +105,7 @@ def check_rate(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext") -> tu
     return None, wait
 
 
-async def wait_for_slot(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext", wait: float) -> Optional[str]:
+async def wait_for_slot(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]", wait: float) -> Optional[str]:
     """Sleep until the call fits every window (at most a few windows); a deny reason if it never did."""
     import asyncio
 

@@ -65,7 +65,7 @@ def lower(base: Any, agent: Any) -> dict[str, int]:
     return merged
 
 
-def _exceeded(limit: str, count: int, allowed: int, ctx: "RunContext") -> UsageLimitExceeded:
+def _exceeded(limit: str, count: int, allowed: int, ctx: "RunContext[Any]") -> UsageLimitExceeded:
     what = {"requests": "model requests", "tool_calls": "tool calls"}.get(limit, limit.replace("_", " "))
     return UsageLimitExceeded(
         f"run {ctx.run_id} reached its usage limit {limit}={allowed}: this would make {count} {what}; "
@@ -73,7 +73,7 @@ def _exceeded(limit: str, count: int, allowed: int, ctx: "RunContext") -> UsageL
         limit=limit, count=count, allowed=allowed)
 
 
-def take(limits: Any, name: str, ctx: "RunContext") -> None:
+def take(limits: Any, name: str, ctx: "RunContext[Any]") -> None:
     """Count one request or tool call against ``limits``; ``UsageLimitExceeded`` when it would go over."""
     checked = check_limits(limits)
     allowed = checked.get(name)
@@ -84,7 +84,7 @@ def take(limits: Any, name: str, ctx: "RunContext") -> None:
         raise _exceeded(name, allowed + 1, allowed, ctx)
 
 
-def add_tokens(limits: Any, response: "Completion", ctx: "RunContext") -> None:
+def add_tokens(limits: Any, response: "Completion", ctx: "RunContext[Any]") -> None:
     """Count a reply's tokens; ``UsageLimitExceeded`` when the run is now over a token limit."""
     checked = check_limits(limits)
     if not any(k in checked for k in _TOKENS):

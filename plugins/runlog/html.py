@@ -71,7 +71,7 @@ def render_html(rows: list[dict[str, Any]]) -> str:
     speakers = _speakers(ordered)
     repeated = _repeated_errors(ordered, kids)
     body = [_row(r, depth, t0, total, speakers, r["span_id"] in repeated) for r, depth in ordered]
-    top = roots[0] if roots else {"kind": "run", "name": "?", "run_id": "?", "started": 0}
+    top: dict[str, Any] = roots[0] if roots else {"kind": "run", "name": "?", "run_id": "?", "started": 0}
     legend = "".join(f'<span><i style="background:{c}"></i>{escape(k)}</span>'
                      for k, c in COLOURS.items() if any(r["kind"] == k for r, _ in ordered) and k != "turn")
     legend += "".join(f'<span><i style="background:{c}"></i>speaker {escape(s)}</span>' for s, c in speakers.items())
@@ -98,7 +98,7 @@ def _speakers(ordered: list[tuple[dict[str, Any], int]]) -> dict[str, str]:
     return {n: SPEAKERS[i % len(SPEAKERS)] for i, n in enumerate(names)}
 
 
-def _repeated_errors(ordered: list[tuple[dict[str, Any], int]], kids: dict[str, list]) -> set[Any]:
+def _repeated_errors(ordered: list[tuple[dict[str, Any], int]], kids: dict[str, list[dict[str, Any]]]) -> set[Any]:
     """Spans whose error text a span inside them already shows (an error passed up): shown once, lowest."""
     def error(row: dict[str, Any]) -> str:
         return str((row["data"].get("end") or {}).get("error") or "")

@@ -61,7 +61,8 @@ class RunLogStore:
         """The newest runs first: id, kind and name of the top span, start, duration, outcome, tokens, spans and
         the batch it was an item of; only those with outcome ``status``, of agent (or name) ``agent``, started
         at ``since`` or later, of batch ``batch``."""
-        where, params = ["r.parent_id IS NULL", "r.span_id IS NOT NULL"], []
+        where = ["r.parent_id IS NULL", "r.span_id IS NOT NULL"]
+        params: list[Any] = []
         if batch is not None:
             where.append(f"{_BATCH} = ?")
             params.append(batch)

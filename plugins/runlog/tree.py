@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 
-def children_of(rows: list[dict[str, Any]], events: bool = False) -> tuple[list[dict[str, Any]], dict[str, list]]:
+def children_of(rows: list[dict[str, Any]], events: bool = False
+                ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     """``(roots, children by span id)``; a row whose parent is not in the run is a root."""
     spans = [r for r in rows if events or r["kind"] != "event"]
     ids = {r["span_id"] for r in spans if r["span_id"]}

@@ -26,7 +26,7 @@ curating a folder twice changes nothing. Built on the actions plugin
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Iterable, Optional, TypedDict, Union
 
 import attrs
 import msgspec
@@ -62,7 +62,7 @@ instructions:
 {instructions}
 """
 
-ANALYSIS_FIELDS = [
+ANALYSIS_FIELDS: list[dict[str, Any]] = [
     {"name": "goal_reached", "type": "boolean", "description": "did the run achieve what the user asked"},
     {"name": "steps", "type": "integer", "required": False, "default": 0, "description": "tool-call steps taken"},
     {"name": "errors", "type": "array", "items": {"name": "error", "type": "string"}, "required": False,
@@ -71,7 +71,7 @@ ANALYSIS_FIELDS = [
      "description": "would the approach help with similar requests"},
     {"name": "summary", "type": "string", "required": False, "default": "", "description": "one sentence"},
 ]
-SKILL_FIELDS = [
+SKILL_FIELDS: list[dict[str, Any]] = [
     {"name": "name", "type": "string"},
     {"name": "description", "type": "string"},
     {"name": "when_to_use", "type": "string"},
@@ -81,6 +81,15 @@ SKILL_FIELDS = [
 ]
 MAX_EXAMPLES = 10
 MAX_VALUE = 600
+
+
+class _Content(TypedDict):
+    """The skill text a curation writes (``Skill`` fields of the same names)."""
+
+    description: str
+    when_to_use: str
+    instructions: str
+    tool_sequence: list[str]
 
 
 class CurationResult(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -115,10 +124,10 @@ class Curator:
         self._analyst = self._agent("skill-analyst", ANALYSE, ANALYSIS_FIELDS)
         self._writer = self._agent("skill-writer", SYNTHESISE, SKILL_FIELDS, extra=["existing"])
 
-    def _agent(self, name: str, prompt: str, outputs: list, extra: Iterable[str] = ()) -> Any:
+    def _agent(self, name: str, prompt: str, outputs: list[dict[str, Any]], extra: Iterable[str] = ()) -> Any:
         from zagent.plugins.actions.customize import CustomizeAgent
 
-        inputs = [{"name": "trajectory", "type": "string"}]
+        inputs: list[dict[str, Any]] = [{"name": "trajectory", "type": "string"}]
         inputs += [{"name": n, "type": "string", "required": False, "default": ""} for n in extra]
         return CustomizeAgent.from_dict({"name": name, "prompt": prompt, "inputs": inputs, "outputs": outputs,
                                          "parse_mode": "json", "memory_size": 0}, self.kernel, llm=self.llm)
@@ -152,7 +161,7 @@ class Curator:
         """Sync twin of ``acurate``."""
         return run_sync(self.acurate(trajectory))
 
-    async def acurate_folder(self, path: Union[str, os.PathLike]) -> list[CurationResult]:
+    async def acurate_folder(self, path: Union[str, os.PathLike[str]]) -> list[CurationResult]:
         """Curate every run of a JSONL file, or of every ``*.jsonl`` file of a folder (by file name)."""
         from zagent.plugins.react.trajectory import read_trajectories
 
@@ -176,13 +185,13 @@ class Curator:
                                                   reason=f"curation failed: {exc}"))
         return results
 
-    def curate_folder(self, path: Union[str, os.PathLike]) -> list[CurationResult]:
+    def curate_folder(self, path: Union[str, os.PathLike[str]]) -> list[CurationResult]:
         """Sync twin of ``acurate_folder``."""
         return run_sync(self.acurate_folder(path))
 
     # -- steps ------------------------------------------------------------------------
 
-    def _precheck(self, record: dict, run_id: str) -> Optional[CurationResult]:
+    def _precheck(self, record: dict[str, Any], run_id: str) -> Optional[CurationResult]:
         if record.get("status") != "completed":
             return CurationResult(trajectory=run_id, action="skipped", reason=f"run status is {record.get('status')!r}")
         if record.get("questions") or not record.get("final"):
@@ -198,11 +207,12 @@ class Curator:
         ranked = await matcher.arank(request)
         return ranked[0].skill if ranked and ranked[0].score >= self.merge_threshold else None
 
-    def _save(self, record: dict, run_id: str, request: str, draft: dict, base: Optional[Skill]) -> CurationResult:
+    def _save(self, record: dict[str, Any], run_id: str, request: str, draft: dict[str, Any],
+              base: Optional[Skill]) -> CurationResult:
         tools = [str(t) for t in draft.get("tool_sequence") or []] or tool_sequence(record)
-        fields = {"description": str(draft.get("description") or "").strip(),
-                  "when_to_use": str(draft.get("when_to_use") or "").strip(),
-                  "instructions": str(draft.get("instructions") or "").strip(), "tool_sequence": tools}
+        fields: _Content = {"description": str(draft.get("description") or "").strip(),
+                            "when_to_use": str(draft.get("when_to_use") or "").strip(),
+                            "instructions": str(draft.get("instructions") or "").strip(), "tool_sequence": tools}
         if not fields["instructions"]:
             return CurationResult(trajectory=run_id, action="skipped", reason="the model wrote no instructions")
         if base is None:

@@ -21,6 +21,7 @@ then keep the file's previous version before writing.
 
 from __future__ import annotations
 
+import builtins
 import os
 import threading
 import time
@@ -35,10 +36,10 @@ from zagent._runs.logs import log
 from . import markdown, terms
 from .index import SkillIndex
 from .paths import inside
-from .skill import STATES, Skill, Transition, check_name, content_hash
+from .skill import STATES, Skill, Transition, check_name, content_hash, is_state
 from .writer import SkillWriter, is_skill_file
 
-SkillIn = Union[Skill, dict]
+SkillIn = Union[Skill, dict[str, Any]]
 
 
 @attrs.define(repr=False, eq=False)
@@ -263,7 +264,7 @@ class SkillRegistry:
 
     def set_state(self, name: str, state: str, reason: str, *, at: Optional[float] = None) -> Skill:
         """Move a skill to ``state`` and record the transition (no-op if it is there already)."""
-        if state not in STATES:
+        if not is_state(state):
             raise ConfigError(f"unknown skill state {state!r}; states: {', '.join(STATES)}")
         skill = self[name]
         if skill.state == state:
@@ -289,8 +290,9 @@ class SkillRegistry:
             self.index.count_success(name)
         return self[name]
 
-    def history(self, name: Optional[str] = None) -> list[Transition]:
-        return self.index.history(name) if self.index is not None else []
+    def history(self, name: Optional[str] = None) -> builtins.list[Transition]:
+        found: builtins.list[Transition] = self.index.history(name) if self.index is not None else []
+        return found
 
     def _save_stats(self, skill: Skill) -> None:
         if self.index is not None:

@@ -46,7 +46,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 import msgspec
@@ -58,6 +58,9 @@ from .lifecycle import LifecycleManager
 from .matcher import Match, SkillMatcher
 from .registry import SkillRegistry
 from .skill import Skill
+
+if TYPE_CHECKING:
+    import asyncio
 
 #: the run's skill match, in ``ctx.stash`` (``{"skill": Skill or None}``; per run, never saved)
 STASH: "StashKey[dict[str, Any]]" = StashKey("zagent.skills")
@@ -86,7 +89,7 @@ class Skills:
     lifecycle: LifecycleManager
     _plugin_entries: Optional[tuple[Any, ...]] = attrs.field(default=None, init=False)
     _pending: "OrderedDict[str, str]" = attrs.field(factory=OrderedDict, init=False)  # run id -> skill name
-    _curations: set = attrs.field(factory=set, init=False)  # automatic curations still running
+    _curations: set[asyncio.Task[None]] = attrs.field(factory=set, init=False)  # automatic curations still running
 
     @classmethod
     def open(cls, kernel: Any, **overrides: Any) -> "Skills":
@@ -185,12 +188,13 @@ class Skills:
 def skills_for(kernel: Any) -> Skills:
     """The ``Skills`` of ``kernel`` (made on first use from ``kernel.config["skills"]``)."""
     with _lock:
-        skills = kernel.stash.get(SKILLS)
-    if skills is None:
-        skills = Skills.open(kernel)
-        with _lock:
-            skills = kernel.stash.setdefault(SKILLS, skills)
-    return skills
+        found: Optional[Skills] = kernel.stash.get(SKILLS)
+    if found is not None:
+        return found
+    made = Skills.open(kernel)
+    with _lock:
+        kept: Skills = kernel.stash.setdefault(SKILLS, made)  # another thread's, if it made one meanwhile
+    return kept
 
 
 def forget(kernel: Any) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Literal, Optional
+from typing import Literal, Optional, TypeGuard
 
 import msgspec
 
@@ -22,6 +22,11 @@ STATES: tuple[str, ...] = ("idle", "active", "stale", "archived")
 CONTENT_FIELDS = ("description", "when_to_use", "instructions", "tool_sequence", "examples")
 _SLUG = re.compile(r"[^a-z0-9]+")
 NAME_RULE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+
+
+def is_state(value: object) -> TypeGuard[State]:
+    """Whether ``value`` is one of ``STATES``."""
+    return value in STATES
 
 
 class Skill(msgspec.Struct, kw_only=True, omit_defaults=True):

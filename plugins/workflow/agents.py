@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import attrs
 import msgspec
@@ -59,6 +59,8 @@ EXAMPLE_AGENT = {
     "tool_names": [],
 }
 
+#: one agent of a node: the name of an existing agent, or the spec of a generated one
+AgentRef = Union[str, dict[str, Any]]
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -98,7 +100,7 @@ class AgentGenerator:
     def tool_names(self) -> list[str]:
         return list(self.tools) if self.tools is not None else self.kernel.names("tools")
 
-    async def agenerate(self, goal: str, node: WorkFlowNode, graph: Optional[WorkFlowGraph] = None) -> list[Any]:
+    async def agenerate(self, goal: str, node: WorkFlowNode, graph: Optional[WorkFlowGraph] = None) -> list[AgentRef]:
         """The agents for ``node``: names of selected agents and repaired specs of generated ones.
 
         ``graph`` is the whole workflow; the generator is shown every sub-task (with
@@ -108,14 +110,14 @@ class AgentGenerator:
             "goal": goal, "workflow": _workflow_text(graph, node) if graph is not None else "(not given)",
             "sub_task": _node_text(node), "existing_agents": self._existing_text(), "tools": self._tools_text()})
         out = result.output
-        refs = [self._selected(node, s, result.content) for s in (out.selected_agents or [])]
+        refs: list[AgentRef] = [self._selected(node, s, result.content) for s in (out.selected_agents or [])]
         for raw in out.generated_agents or []:
             refs.append(self._generated(node, msgspec.to_builtins(raw), result.content))
         if not refs:
             raise GenerationError(f"no agent was selected or generated for sub-task {node.name!r}", raw=result.content)
         return refs
 
-    def generate(self, goal: str, node: WorkFlowNode, graph: Optional[WorkFlowGraph] = None) -> list[Any]:
+    def generate(self, goal: str, node: WorkFlowNode, graph: Optional[WorkFlowGraph] = None) -> list[AgentRef]:
         """Sync twin of ``agenerate``."""
         return run_sync(self.agenerate(goal, node, graph))
 

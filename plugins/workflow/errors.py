@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from zagent.errors import ConfigError, ParseError, ZagentError
 
 
-class Problem(tuple):
+class Problem(tuple[str, str]):
     """One validation problem: ``(code, message)``; ``code`` is stable for programs to test."""
 
     __slots__ = ()

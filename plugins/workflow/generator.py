@@ -75,7 +75,7 @@ class WorkFlowGenerator:
         goal = check_goal(goal)
         plan, graph = await self._plan(goal, name, None, None)
         for turn in range(1, self.num_turns + 1):
-            suggestions = await self._retry("review", lambda _e, g=graph: self.reviewer.areview(g))
+            suggestions = await self._retry("review", lambda _e: self.reviewer.areview(graph))
             await self.kernel.aemit("generation_step", step="review", turn=turn, suggestions=len(suggestions))
             if not suggestions:
                 break
@@ -84,7 +84,7 @@ class WorkFlowGenerator:
             used: set[str] = set()
             for node in graph.nodes:
                 refs = await self._retry(
-                    f"agents for {node.name}", lambda _e, n=node: self.agent_generator.agenerate(goal, n, graph))
+                    f"agents for {node.name}", lambda _e: self.agent_generator.agenerate(goal, node, graph))
                 node.agents = _unique_names(refs, used)
             await self.kernel.aemit("generation_step", step="agents", nodes=len(graph.nodes))
         return graph

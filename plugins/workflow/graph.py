@@ -163,7 +163,8 @@ class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (callable routers/reducers written as their import path)."""
-        return msgspec.to_builtins(self, enc_hook=callable_path)
+        data: dict[str, Any] = msgspec.to_builtins(self, enc_hook=callable_path)  # a Struct: an object
+        return data
 
     def to_json(self) -> str:
         return msgspec.json.format(msgspec.json.encode(self, enc_hook=callable_path)).decode() + "\n"
@@ -172,12 +173,12 @@ class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
     def from_dict(cls, data: dict[str, Any]) -> "WorkFlowGraph":
         return convert_spec(data, cls, "workflow")
 
-    def save(self, path: Union[str, os.PathLike]) -> None:
+    def save(self, path: Union[str, os.PathLike[str]]) -> None:
         """Write JSON atomically (a temporary file renamed over ``path``)."""
         write_atomic(path, self.to_json())
 
     @classmethod
-    def load(cls, path: Union[str, os.PathLike]) -> "WorkFlowGraph":
+    def load(cls, path: Union[str, os.PathLike[str]]) -> "WorkFlowGraph":
         from zagent._trust.specfiles import load_spec_file
 
         return cls.from_dict(load_spec_file(path))

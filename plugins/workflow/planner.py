@@ -78,8 +78,8 @@ class Plan(msgspec.Struct, kw_only=True, omit_defaults=True):
         return msgspec.json.format(msgspec.json.encode(self)).decode()
 
 
-def agent_spec(name: str, system: str, instruction: str, constraints: list[str], inputs: list[dict],
-               outputs: list[dict], llm: Any) -> dict[str, Any]:
+def agent_spec(name: str, system: str, instruction: str, constraints: list[str], inputs: list[dict[str, Any]],
+               outputs: list[dict[str, Any]], llm: Any) -> dict[str, Any]:
     """A JSON-mode ``customize`` spec for the planner/generator/reviewer agents."""
     spec: dict[str, Any] = {
         "type": "customize", "name": name, "description": system, "parse_mode": "json",

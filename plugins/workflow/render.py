@@ -8,6 +8,7 @@ source that are inputs of the target).
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .graph import WorkFlowGraph
 from .topology import Topology
@@ -26,7 +27,7 @@ def _carried(graph: WorkFlowGraph, source: str, target: str) -> list[str]:
         return []
 
 
-def _agent_names(refs: list) -> list[str]:
+def _agent_names(refs: list[Any]) -> list[str]:
     out = []
     for ref in refs:
         if isinstance(ref, str):

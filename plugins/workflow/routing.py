@@ -25,7 +25,7 @@ def replace(old: Any, new: Any) -> Any:
     return new
 
 
-def append(old: Any, new: Any) -> list:
+def append(old: Any, new: Any) -> list[Any]:
     out = list(old) if isinstance(old, (list, tuple)) else ([] if old is None else [old])
     if isinstance(new, (list, tuple)):
         out.extend(new)
@@ -34,7 +34,7 @@ def append(old: Any, new: Any) -> list:
     return out
 
 
-def merge(old: Any, new: Any) -> dict:
+def merge(old: Any, new: Any) -> dict[str, Any]:
     if new is None:
         return dict(old or {})
     if not isinstance(new, dict):
@@ -48,7 +48,8 @@ BUILTIN: dict[str, Reducer] = {"replace": replace, "append": append, "merge": me
 def reducer_for(field: StateField, kernel: Any = None) -> Reducer:
     if isinstance(field.reducer, str) and field.reducer in BUILTIN:
         return BUILTIN[field.reducer]
-    return resolve_callable(field.reducer, f"reducer of state field {field.name!r}", kernel)
+    found: Reducer = resolve_callable(field.reducer, f"reducer of state field {field.name!r}", kernel)
+    return found
 
 
 def reduce_outputs(reducers: dict[str, Reducer], values: dict[str, Any], outputs: dict[str, Any],
@@ -81,7 +82,7 @@ def initial_state(fields: list[StateField]) -> dict[str, Any]:
     return out
 
 
-def choose(edge: ConditionalEdge, router: Callable[[dict], Any], values: dict[str, Any]) -> list[str]:
+def choose(edge: ConditionalEdge, router: Callable[[dict[str, Any]], Any], values: dict[str, Any]) -> list[str]:
     """The targets ``router`` picks, checked against ``edge.targets``."""
     picked = router(dict(values))
     if picked is None:

@@ -42,11 +42,11 @@ def cmd_list(args: argparse.Namespace, kernel: Any) -> int:
         finally:
             runtime.close()
     else:
-        runtime = runtime_of(kernel)
-        if runtime is not None:
-            runtime.wait(None)  # servers connect in the background: list them once they are settled
-        rows = runtime.status() if runtime is not None else []
-        problems = list(runtime.settings.problems) if runtime is not None else []
+        running = runtime_of(kernel)
+        if running is not None:
+            running.wait(None)  # servers connect in the background: list them once they are settled
+        rows = running.status() if running is not None else []
+        problems = list(running.settings.problems) if running is not None else []
     if args.json:
         for problem in problems:
             print(f"zagent: error: {problem}", file=sys.stderr)

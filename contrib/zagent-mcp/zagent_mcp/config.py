@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from typing import Any, Mapping, Optional
 
 import attrs
@@ -214,10 +215,10 @@ def read_file(path: str) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"cannot read MCP configuration {path!r}: {exc}") from None
     if path.endswith(".toml"):
-        try:
+        if sys.version_info >= (3, 11):
             import tomllib
-        except ImportError:  # Python 3.10
-            import tomli as tomllib  # type: ignore[no-redef]
+        else:  # Python 3.10
+            import tomli as tomllib
         try:
             parsed = tomllib.loads(data.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -326,4 +327,5 @@ def _seconds(value: Any, where: str, key: str, allow_none: bool = False) -> Any:
 def _choice(value: Any, where: str) -> str:
     if value not in ("capture", "inherit", "devnull"):
         raise ConfigError(f"{where}: 'stderr' must be 'capture', 'inherit' or 'devnull', got {value!r}")
-    return value
+    chosen: str = value  # one of the three strings
+    return chosen

@@ -29,19 +29,23 @@ from __future__ import annotations
 
 import logging
 import weakref
-from typing import Any, Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from zagent import StashKey
+
+if TYPE_CHECKING:
+    from .runtime import McpRuntime
 
 log = logging.getLogger("zagent.mcp")
 
 #: a kernel's ``McpRuntime``, in ``kernel.stash`` (per kernel, gone with it)
-RUNTIME: "StashKey[Any]" = StashKey("zagent_mcp.runtime")
+RUNTIME: "StashKey[McpRuntime]" = StashKey("zagent_mcp.runtime")
 
 
-def runtime_of(kernel: Any) -> Optional[Any]:
+def runtime_of(kernel: Any) -> Optional[McpRuntime]:
     """The ``McpRuntime`` of ``kernel``, or ``None`` if it has no MCP servers configured."""
-    return kernel.stash.get(RUNTIME)
+    found: Optional[McpRuntime] = kernel.stash.get(RUNTIME)
+    return found
 
 
 def zagent_register_tools(register: Callable[..., Any], kernel: Any) -> None:

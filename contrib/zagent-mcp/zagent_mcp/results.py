@@ -49,10 +49,11 @@ def describe(block: dict[str, Any]) -> str:
         return _reference(block.get("uri", "?"), block.get("mimeType"), block.get("name"))
     if kind == "resource":
         res = block.get("resource") or {}
-        if isinstance(res.get("text"), str):  # a text resource: the model needs what it says, headed by where from
-            text = res["text"]
+        full = res.get("text")
+        if isinstance(full, str):  # a text resource: the model needs what it says, headed by where from
+            text = full
             if len(text) > MAX_RESOURCE_TEXT:
-                text = text[:MAX_RESOURCE_TEXT] + f"\n[... {len(res['text']) - MAX_RESOURCE_TEXT} more characters]"
+                text = text[:MAX_RESOURCE_TEXT] + f"\n[... {len(full) - MAX_RESOURCE_TEXT} more characters]"
             return _reference(res.get("uri", "?"), res.get("mimeType"), None) + "\n" + text
         return _reference(res.get("uri", "?"), res.get("mimeType"), f"{_b64_size(res.get('blob', ''))} bytes")
     return f"[{kind or 'unknown'} content]"

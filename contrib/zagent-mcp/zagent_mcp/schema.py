@@ -42,7 +42,8 @@ def check_arguments(schema: Any, arguments: dict[str, Any]) -> tuple[dict[str, A
     """Return the (possibly converted) arguments and the problems found; no problems means valid."""
     if not isinstance(schema, dict):
         return arguments, []
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    declared = schema.get("properties")
+    props: dict[str, Any] = declared if isinstance(declared, dict) else {}
     problems: list[str] = []
     required = schema.get("required")
     if isinstance(required, list):
@@ -80,10 +81,10 @@ def declared_types(prop: Any) -> Optional[list[str]]:
                 return None
             names.extend(n for n in sub if n not in names)
         return names
-    names = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else None
-    if not names or not all(isinstance(n, str) and n in _CHECKS for n in names):
+    listed = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else None
+    if not listed or not all(isinstance(n, str) and n in _CHECKS for n in listed):
         return None
-    return list(names)
+    return list(listed)
 
 
 def json_type(value: Any) -> str:

@@ -20,12 +20,15 @@ made runs slower (it competes for the GIL; bench/otel_overhead.py).
 from __future__ import annotations
 
 import logging
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import zagent
 from zagent import current_span_id, mask_userinfo
 
 from . import semconv
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Status
 
 log = logging.getLogger("zagent")
 
@@ -90,7 +93,7 @@ class SpanObserver:
         from opentelemetry import metrics, trace
 
         tracer_provider, meter_provider = self._providers
-        version = getattr(zagent, "__version__", None)
+        version = zagent.__version__
         self._tracer = trace.get_tracer(SCOPE, version, tracer_provider=tracer_provider)
         meter = metrics.get_meter(SCOPE, version, meter_provider=meter_provider)
         self._tokens = meter.create_histogram("gen_ai.client.token.usage", unit="{token}",
@@ -108,7 +111,7 @@ class SpanObserver:
         self._current = get_current
 
         self._kinds = {semconv.CLIENT: SpanKind.CLIENT, semconv.INTERNAL: SpanKind.INTERNAL}
-        self._error = lambda text: Status(StatusCode.ERROR, mask_userinfo(text))
+        self._error: Callable[[str], Status] = lambda text: Status(StatusCode.ERROR, mask_userinfo(text))
         self._in_context = set_span_in_context
 
     def _event(self, event: Any) -> None:
@@ -166,14 +169,14 @@ class SpanObserver:
         if found is None:
             if kind == "tool" and self._describe_tool is not None:
                 data = dict(data, description=self._describe_tool(data.get("tool")))
-            name, span_kind, attrs = semconv.start(kind, data, event.agent, None)
+            name, start_kind, attrs = semconv.start(kind, data, event.agent, None)
             labels = None
             if kind == "llm":
                 base = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": attrs["gen_ai.provider.name"],
                         "gen_ai.request.model": attrs["gen_ai.request.model"]}
                 labels = (base, dict(base, **{"gen_ai.token.type": "input"}),
                           dict(base, **{"gen_ai.token.type": "output"}))
-            found = (name, self._kinds[span_kind], attrs, labels)
+            found = (name, self._kinds[start_kind], attrs, labels)
             if key is not None and len(self._starts) < 256:  # bounded: model and tool names are few
                 self._starts[key] = found
         name, span_kind, attrs, labels = found

@@ -40,7 +40,7 @@ Scheduling rules (decided here, also in the README):
 * Loops: when a router picks a loop target, the nodes on the loop are reset and
   run again (at most ``max_loops`` times). Nodes *outside* a loop that read
   values of nodes inside it run after its first pass.
-* Where nodes run: each node run is a ``zagent._runs.executors.Unit`` handed to
+* Where nodes run: each node run is a ``zagent.agentkit.units.Unit`` handed to
   ``executor`` (a name or an executor; default ``local``: this loop, as
   always). A remote executor (e.g. ``ray``) gets the node, its agents' specs
   and the values it reads, while the node's agents stay locked here; values,
@@ -79,7 +79,7 @@ from zagent.agentkit.interrupts import Asking, Interrupt, as_data, asking, bind,
 from zagent.agentkit.streaming import Streaming
 from zagent._runs.context import interrupt, new_run_id
 from zagent.errors import CheckpointError, ConfigError, Interrupted, ProviderError, RunStopped
-from zagent._runs.executors import Unit, UnitLost, shipped_trust
+from zagent.agentkit.units import Unit, UnitLost, shipped_trust
 from zagent._trust.limits import check_inputs
 from zagent._runs.sync import run_sync
 from zagent.types import Usage

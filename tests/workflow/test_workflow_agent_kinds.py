@@ -140,3 +140,12 @@ def test_deps_on_a_remote_executor_are_refused_before_any_node(kernel):
     with pytest.raises(ConfigError, match="cannot reach nodes on the 'remote' executor"):
         WorkFlowExecutor(kernel=kernel, executor=Remote()).run(one_node(lambda goal: {"answer": goal}),
                                                                {"goal": "g"}, deps=Deps(rows={}))
+
+
+def test_an_agent_without_actions_chats_as_a_node(kernel):
+    """A plain ``Agent`` with no action answers the node's task through ``achat``."""
+    from zagent.plugins.actions import Agent
+
+    llm = kernel.llm("scripted:plain-node", replies=["plain answer"])
+    result = WorkFlowExecutor(kernel=kernel).run(one_node(Agent(kernel=kernel, name="Plain", llm=llm)), {"goal": "g"})
+    assert result.outputs == {"answer": "plain answer"}

@@ -23,7 +23,7 @@ from zagent._trust.imports import trusting
 from zagent._runs.stash import StashKey
 from zagent.types import Usage
 
-from .executor import call_step, node_outputs
+from .calls import call_step, node_outputs
 from .graph import WorkFlowGraph, WorkFlowNode
 
 WORKFLOW_RUNNER = "zagent.plugins.workflow.units:run_workflow_item"

@@ -219,6 +219,13 @@ def main(argv: Optional[Sequence[str]] = None, kernel: Any = None) -> int:
 
         print(f"zagent: error: {describe(exc)}", file=sys.stderr)
         return 1
+    except Exception:  # a bug, or a library's error quoting spec or model text: printed here, while stderr is
+        if not own:     # still the safe one (the interpreter would print it after the finally, raw)
+            raise
+        import traceback
+
+        traceback.print_exc()
+        return 1
     finally:
         if own and kernel is not None:
             kernel.close()

@@ -159,11 +159,11 @@ def zagent_register_executors(register: Callable[..., None], kernel: "Kernel") -
     calls ``factory(**options)``. An executor has ``async submit(unit) -> result``,
     ``name``, ``in_process`` (units run on the caller's kernel and loop),
     ``concurrency`` (units worth running at once, or ``None``) and ``async aclose()``.
-    A ``zagent._runs.executors.Unit`` carries ``local`` (a coroutine function for this
+    A ``zagent.agentkit.units.Unit`` carries ``local`` (a coroutine function for this
     process) and, when it can travel, ``runner`` (an import path) and ``payload()``
     (plain data): a remote executor ships those to a worker, which awaits
-    ``zagent._runs.executors.run_unit(its_kernel, runner, payload)``. Raise
-    ``zagent._runs.executors.UnitLost`` when a worker died (the driver retries the unit)
+    ``zagent.agentkit.units.run_unit(its_kernel, runner, payload)``. Raise
+    ``zagent.agentkit.units.UnitLost`` when a worker died (the driver retries the unit)
     and ``UnitFailed`` for a remote exception. Drivers keep all state (results,
     checkpoints): an executor never writes them. ``local`` (built in: awaits
     ``unit.local()``) is the default; ``kernel.config["executor"]`` or

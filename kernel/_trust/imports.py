@@ -301,14 +301,3 @@ def _where(exc: BaseException) -> str:
     at = f"{last[-1].filename}:{last[-1].lineno}: " if last else ""
     return f"{at}{type(exc).__name__}: {exc}"
 
-
-def resolve_approver(rails: dict[str, Any], kernel: Optional["Kernel"] = None) -> dict[str, Any]:
-    """A spec's ``rails`` with an ``approver`` import path resolved now, under the trust in force
-    (so ``trust=True`` or the CLI's folder rule count; at run time only ``trusted_imports`` would)."""
-    from .specregex import check_spec_regexes
-
-    check_spec_regexes(rails)  # spec regexes are bounded (docs/security.md): refused when the spec loads
-    approver = rails.get("approver") if isinstance(rails, dict) else None
-    if not isinstance(approver, str) or ":" not in approver:
-        return rails
-    return {**rails, "approver": resolve(approver, key="rails.approver", kernel=kernel)}

@@ -31,9 +31,13 @@ def convert_spec(data: Any, struct: "type[S]", what: str) -> S:
     if problem is not None:
         raise ConfigError(f"invalid {what} {_short_repr(data.get('name', '?'))}: {problem}")
     try:
-        return msgspec.convert(data, struct)
+        spec = msgspec.convert(data, struct)
     except msgspec.ValidationError as exc:
         raise ConfigError(f"invalid {what} {data.get('name', '?')!r}: {exc}") from None
+    from .sizes import check_sizes
+
+    check_sizes(spec, what)  # counts are resources: bounded (zagent._trust.sizes)
+    return spec
 
 
 def load_spec_file(path: "Union[str, os.PathLike[str]]") -> dict[str, Any]:

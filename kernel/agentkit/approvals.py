@@ -19,13 +19,16 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 
+from .._trust.imports import resolve
 from .runkeys import CALL_KEYS
+from .specregex import check_spec_regexes
 
 if TYPE_CHECKING:  # pragma: no cover
     from .._runs.context import RunContext
+    from ..kernel import Kernel
     from ..types import ToolCall
 
-__all__ = ["approval_key", "bound_key"]
+__all__ = ["approval_key", "bound_key", "resolve_approver"]
 
 _canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
 
@@ -40,3 +43,13 @@ def bound_key(call: "ToolCall", ctx: "RunContext[Any]") -> Optional[str]:
     """The approval key of ``call`` in ``ctx``'s run, or ``None`` when no loop minted an id for it."""
     minted = (ctx.stash.get(CALL_KEYS) or {}).get(call.id)
     return None if minted is None else approval_key(minted, call.name, call.arguments)
+
+
+def resolve_approver(rails: dict[str, Any], kernel: Optional["Kernel"] = None) -> dict[str, Any]:
+    """A spec's ``rails`` with an ``approver`` import path resolved now, under the trust in force
+    (so ``trust=True`` or the CLI's folder rule count; at run time only ``trusted_imports`` would)."""
+    check_spec_regexes(rails)  # spec regexes are bounded (docs/security.md): refused when the spec loads
+    approver = rails.get("approver") if isinstance(rails, dict) else None
+    if not isinstance(approver, str) or ":" not in approver:
+        return rails
+    return {**rails, "approver": resolve(approver, key="rails.approver", kernel=kernel)}

@@ -72,6 +72,11 @@ class FieldSpec:
 _specs: dict[bytes, FieldSpec] = {}
 
 
+#: what a field name may not hold: C0/C1 controls, bidi controls, quotes and backslashes (msgspec refuses
+#: some of these deep inside with a ValueError; refused here as a ConfigError naming the field)
+_BAD_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\"\\\\]")
+
+
 def compile_fields(decl: FieldsIn) -> FieldSpec:
     """Normalise and compile a declaration once; the same declaration returns the cached ``FieldSpec``."""
     if isinstance(decl, FieldSpec):
@@ -134,6 +139,9 @@ def _normalize_one(item: Any, where: str) -> Field:
         raise ConfigError(f"a field must be a zagent.Field, a dict or a name, got {type(item).__name__}")
     if not isinstance(item.name, str) or not item.name.strip():
         raise ConfigError(f"field {where}? has an empty name; give every field a non-empty name")
+    if _BAD_NAME.search(item.name):  # a name is shown in help, errors and prompts: no terminal controls in it
+        raise ConfigError(f"field {where + item.name!r} has a name with a control character, a quote or a "
+                          "backslash; name fields with letters, digits, '_' and '-'")
     ftype = _ALIASES.get(str(item.type).strip().lower())
     if ftype is None:
         raise ConfigError(f"field {where + item.name!r} has unknown type {item.type!r}; "

@@ -35,6 +35,12 @@ from ..types import Message, ToolCall, ToolSpec
 LEVELS = ("off", "schema", "words")
 _WORD = re.compile(r"\w+")
 _SPACE = re.compile(r"\s+")
+#: a digit-group separator ("200,000", "1 000 000" with a no-break space, "10_000"): folded away
+_GROUPS = re.compile(r"(?<=\d)[,_'\u00a0\u202f](?=\d{3}(?!\d))")
+#: a number with a scale word ("$2 million", "1.5k"): its value is added to what was said
+_SCALED = re.compile(r"(\d+(?:\.\d+)?)\s*(thousand|million|billion|trillion|k|m|bn)\b")
+_SCALES = {"thousand": 10**3, "k": 10**3, "million": 10**6, "m": 10**6, "billion": 10**9, "bn": 10**9,
+           "trillion": 10**12}
 _log = logging.getLogger("zagent.grounding")
 
 
@@ -47,7 +53,15 @@ def conversation_text(messages: Iterable[Message], section: str = "") -> str:
         if section and section in text:
             text = text.replace(section, " ")
         parts.append(text)
-    return _fold(" ".join(parts))
+    seen = _fold(" ".join(parts))
+    scaled = [_scaled(number, word) for number, word in _SCALED.findall(seen)]
+    return " ".join([seen, *(n for n in scaled if n)])
+
+
+def _scaled(number: str, word: str) -> str:
+    """``"2", "million"`` as ``"2000000"`` (empty when the product is not a whole number)."""
+    value = float(number) * _SCALES[word]
+    return str(int(value)) if value.is_integer() else ""
 
 
 def ground_calls(calls: list[ToolCall], specs: Sequence[ToolSpec], seen: str, level: str) -> list[ToolCall]:
@@ -143,4 +157,4 @@ def _schema_text(spec: ToolSpec, sub: Mapping[str, Any]) -> str:
 
 
 def _fold(text: str) -> str:
-    return _SPACE.sub(" ", text.casefold())
+    return _SPACE.sub(" ", _GROUPS.sub("", text.casefold()))

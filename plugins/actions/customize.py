@@ -29,7 +29,8 @@ from zagent._trust.specpaths import check_spec_path
 from zagent.agentkit.files import write_atomic
 from zagent.agentkit.placeholders import placeholders
 from zagent import trusting
-from zagent._trust.imports import as_trust, resolve, resolve_approver
+from zagent._trust.imports import as_trust, resolve
+from zagent.agentkit.approvals import resolve_approver
 from zagent._hooks.railscheck import check_rails
 from zagent._trust.specfiles import convert_spec
 from zagent import public_data

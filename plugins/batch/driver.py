@@ -4,7 +4,7 @@
   file, built once here so a bad spec fails before any item runs), an agent
   object (anything with ``aexecute``; runs in this process only), or an object
   with ``batch_job(kernel) -> BatchJob`` (the workflow plugin's graphs have one).
-* **Where**: each item is a ``zagent._runs.executors.Unit`` handed to the executor
+* **Where**: each item is a ``zagent.agentkit.units.Unit`` handed to the executor
   (``local`` by default); the driver alone decides what is done and writes the
   results, so a lost worker means a retried item (``UnitLost``, at most
   ``retries`` more tries), never a lost or doubled line.
@@ -31,9 +31,8 @@ import msgspec
 
 from .files import Item, ResultsFile, iter_items, read_items
 from zagent.errors import ConfigError
-from zagent._runs.executors import BatchJob as BatchJob  # the job builders' API (workflow graphs make them)
-from zagent import UnitFailed, UnitLost
-from zagent._runs.executors import pick, shipped_trust, trust_from
+from zagent.agentkit.units import BatchJob as BatchJob  # the job builders' API (workflow graphs make them)
+from zagent.agentkit.units import UnitFailed, UnitLost, shipped_trust, trust_from
 from zagent import public_data
 from zagent import StashKey
 
@@ -108,7 +107,7 @@ async def abatch(kernel: Any, target: Any, inputs: Union[Iterable[Any], str, Any
     items = read_items(cast("Union[str, os.PathLike[str]]", inputs)) if from_file else iter_items(inputs)
     sink = ResultsFile(out, retry_failed=retry_failed) if out is not None else None
     try:
-        ex = executor if hasattr(executor, "submit") else pick(kernel, executor, dict(executor_options or {}))
+        ex = executor if hasattr(executor, "submit") else kernel.executor(executor, **dict(executor_options or {}))
         width = concurrency or getattr(ex, "concurrency", None) or 16  # may connect (ray): before the clock
     except BaseException:
         if sink is not None:

@@ -87,6 +87,8 @@ class GroupChat(Streaming):
     :ivar clock: the time source of the time budget (``time.monotonic``).
     :ivar output: the name the chat's outcome (last participant message) has in ``result.to_dict()``,
         e.g. the output a workflow node expects.
+    :ivar deps: the app's typed dependencies every speaker's tools read as ``ctx.deps`` (``RunContext[Deps]``)
+        unless the speaker has its own; ``arun(..., deps=)`` gives one run its own. Never checkpointed.
     """
 
     kernel: "Kernel"
@@ -103,6 +105,7 @@ class GroupChat(Streaming):
     on_turn: Optional[Callable[[ChatMessage], Any]] = None
     clock: Callable[[], float] = time.monotonic
     output: str = "content"
+    deps: Any = None
 
     def __attrs_post_init__(self) -> None:
         if self.manager is None:
@@ -184,7 +187,7 @@ class GroupChat(Streaming):
         """Pause at the next turn boundary (the turn in flight finishes and is recorded)."""
         self._control.request_pause()
 
-    def resume(self, run_id: Optional[str] = None, *, answer: Any = _NO_ANSWER) -> Any:
+    def resume(self, run_id: Optional[str] = None, *, answer: Any = _NO_ANSWER, deps: Any = None) -> Any:
         """Continue a chat paused with ``pause()``; or, given a ``run_id`` and an ``answer``, the sync twin of
         ``aresume`` (a chat paused at a turn's ``zagent.interrupt``)."""
         if run_id is None and answer is _NO_ANSWER:
@@ -192,7 +195,7 @@ class GroupChat(Streaming):
             return None
         if run_id is None or answer is _NO_ANSWER:
             raise ConfigError("resume(run_id, answer=...) needs both the run id and the answer")
-        return run_sync(self.aresume(run_id, answer=answer))
+        return run_sync(self.aresume(run_id, answer=answer, deps=deps))
 
     def abort(self) -> None:
         """End the chat now: the turn in flight is cancelled; ``arun`` raises ``RunAborted``."""
@@ -204,29 +207,31 @@ class GroupChat(Streaming):
 
     # -- running ------------------------------------------------------------------------
 
-    async def arun(self, task: Optional[str] = None, *, run_id: Optional[str] = None,
+    async def arun(self, task: Optional[str] = None, *, run_id: Optional[str] = None, deps: Any = None,
                    **inputs: Any) -> GroupChatResult:
         """Run a chat on ``task`` until a termination condition holds; or, with ``run_id`` of a
-        checkpointed chat and no task, continue it from its last checkpoint."""
-        return await self._arun(task, run_id, inputs, _NO_ANSWER)
+        checkpointed chat and no task, continue it from its last checkpoint. ``deps`` (else the chat's)
+        reach the speakers' tools as ``ctx.deps``."""
+        return await self._arun(task, run_id, inputs, _NO_ANSWER, deps)
 
-    async def aresume(self, run_id: str, *, answer: Any) -> GroupChatResult:
+    async def aresume(self, run_id: str, *, answer: Any, deps: Any = None) -> GroupChatResult:
         """Continue chat ``run_id``, paused at a turn's ``zagent.interrupt``, with the person's ``answer``: it
         is checkpointed, then that speaker takes the turn again and its interrupt returns the answer. A run
         not in the store, or not paused at an interrupt, is a ``ConfigError`` saying so."""
         if self._store is None:
             raise ConfigError(f"group chat {self.name!r} has no checkpoints store, so run {run_id!r} cannot be "
                               "resumed; build it with checkpoints=... (the store the paused run was saved in)")
-        return await self._arun(None, run_id, {}, as_data(answer))
+        return await self._arun(None, run_id, {}, as_data(answer), deps)
 
     async def _arun(self, task: Optional[str], run_id: Optional[str], inputs: dict[str, Any],
-                    answer: Any) -> GroupChatResult:
+                    answer: Any, deps: Any = None) -> GroupChatResult:
         control = self._control
         with control.lock:
             if self._running:
                 raise ConfigError(f"group chat {self.name!r} is already running; one run at a time per GroupChat")
             self._running, control.abort_requested = True, False
         try:
+            self._deps = deps if deps is not None else self.deps
             await self._prepare(task, run_id, inputs, answer)
             return await self._drive()
         finally:
@@ -251,7 +256,8 @@ class GroupChat(Streaming):
         inputs = dict(inputs or {})
         task = inputs.pop("task", None) or "\n".join(f"{k}: {v}" for k, v in inputs.items())
         self._outer = ctx.shared if ctx is not None else None  # taken by the run this starts
-        return await self.arun(task, **inputs)
+        deps = ctx.deps if ctx is not None and self.deps is None else None  # the caller's, unless the chat has its own
+        return await self.arun(task, deps=deps, **inputs)
 
     def execute(self, action_name: Optional[str] = None, **kwargs: Any) -> GroupChatResult:
         """Sync twin of ``aexecute``."""
@@ -288,7 +294,7 @@ class GroupChat(Streaming):
         self._log, self._saved = step_log(self.kernel), list(self.history.snapshot())
         self._control.bind()
         self._ctx = self.kernel.context(run_id=state.run_id, agent=self.name, metadata={"groupchat": self.name},
-                                        share=getattr(self, "_outer", None))
+                                        share=getattr(self, "_outer", None), deps=self._deps)
         join(self.kernel, state.run_id, self._ctx.shared, state.counters)  # every turn counts in it
         self._ctx.usage = state.usage
         self._nested = ASKING.get() is not None  # inside a workflow node: its interrupts are the node's
@@ -360,7 +366,8 @@ class GroupChat(Streaming):
         agent = self._speakers[choice.speaker]
         ctx = self.kernel.context(run_id=state.run_id, agent=choice.speaker,
                                   agent_config={"rails": dict(getattr(agent, "rails", None) or {})},
-                                  metadata={"groupchat": self.name, "round": number}, share=self._ctx.shared)
+                                  metadata={"groupchat": self.name, "round": number}, share=self._ctx.shared,
+                                  deps=self._deps)
         turn = Turn(speaker=choice.speaker, round=number, task=state.task, inputs=dict(state.inputs),
                     messages=self.history.snapshot(), ctx=ctx)
         if self._nested:

@@ -11,7 +11,7 @@ fits the agent:
    Sync methods and functions run in the kernel's tool threads
    (``Kernel.tool_executor``), so they may block without stalling the chat's
    event loop; an abort stops waiting for them (the thread finishes alone).
-2. **chat agents** (``achat``, e.g. the react plugin's ``ReActAgent``):
+2. **chat agents** (``achat``, e.g. the react plugin's ``ReActAgent``, or an ``Agent`` without actions):
    ``achat(instruction, history=<the history as messages>, use_react=<has tools>)``,
    plus ``ctx=<the turn's context>`` when ``achat`` takes one (the chat's run id).
    The agent's own past turns are ``assistant`` messages, everyone else's are
@@ -123,8 +123,14 @@ async def speak(agent: Any, turn: Turn) -> Reply:
 
 def _chats(agent: Any) -> bool:
     """Speaks through ``achat``: a chat agent. Declared agents have ``achat`` too, but say
-    ``speaks_by_chat = False`` and speak through ``aexecute`` (the transcript as an input)."""
-    return callable(getattr(agent, "achat", None)) and getattr(agent, "speaks_by_chat", True)
+    ``speaks_by_chat = False`` and speak through ``aexecute`` (the transcript as an input), unless they
+    have no action to execute (an ``Agent`` with none can only chat)."""
+    if not callable(getattr(agent, "achat", None)):
+        return False
+    if getattr(agent, "speaks_by_chat", True):
+        return True
+    names = getattr(agent, "action_names", None)
+    return names is not None and not names
 
 
 async def _call(fn: Any, turn: Turn) -> Any:

@@ -7,7 +7,7 @@ true``, to the text of model replies; with ``redact_llm_input: true``, to
 the text of every message sent to a model (so a secret a user pasted never
 reaches the provider). ``redact_with`` changes the
 replacement. Patterns are compiled once per pattern set (cached) by
-``zagent._trust.specregex.compile_spec_regex`` (they may come from a spec: RE2 when
+``zagent.agentkit.specregex.compile_spec_regex`` (they may come from a spec: RE2 when
 installed, and patterns that could backtrack exponentially are refused); an
 invalid or refused pattern raises ``ConfigError``, which the kernel turns into
 a withheld result (fail closed).
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 
-from zagent import compile_spec_regex
+from zagent.agentkit.specregex import compile_spec_regex
 
 from .config import as_list
 

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from zagent.agentkit.lazy import lazy_exports
 
 _EXPORTS = {
-    "ReActLoop": "loop", "ReActResult": "loop", "ReActAgent": "agent", "AgentResponse": "agent",
+    "ReActLoop": "loop", "ReActResult": "ends", "ReActAgent": "agent", "AgentResponse": "agent",
     "ReActState": "state", "StepResult": "state", "Decision": "state",
     "read_trajectories": "trajectory", "append_trajectory": "trajectory",
     "TrajectoryRecorder": "recorder", "read_live": "recorder",

@@ -19,7 +19,7 @@ import msgspec
 from zagent.providerkit.credentials import spec_options
 from zagent._trust.specpaths import check_spec_path
 from zagent.errors import ConfigError
-from zagent._trust.imports import resolve_approver
+from zagent.agentkit.approvals import resolve_approver
 from zagent._hooks.railscheck import check_rails
 from zagent._trust.specfiles import convert_spec
 from zagent.plugins.actions.agent import Agent

@@ -40,7 +40,7 @@ Scheduling rules (decided here, also in the README):
 * Loops: when a router picks a loop target, the nodes on the loop are reset and
   run again (at most ``max_loops`` times). Nodes *outside* a loop that read
   values of nodes inside it run after its first pass.
-* Where nodes run: each node run is a ``zagent._runs.executors.Unit`` handed to
+* Where nodes run: each node run is a ``zagent.agentkit.units.Unit`` handed to
   ``executor`` (a name or an executor; default ``local``: this loop, as
   always). A remote executor (e.g. ``ray``) gets the node, its agents' specs
   and the values it reads, while the node's agents stay locked here; values,
@@ -69,21 +69,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 import msgspec
-from zagent.agentkit.interrupts import Asking, Interrupt, as_data, asking, bind, run_in_context
+from zagent.agentkit.interrupts import Asking, Interrupt, as_data, asking
 from zagent.agentkit.streaming import Streaming
 from zagent._runs.context import interrupt, new_run_id
 from zagent.errors import CheckpointError, ConfigError, Interrupted, ProviderError, RunStopped
-from zagent._runs.executors import Unit, UnitLost, shipped_trust
+from zagent.agentkit.units import Unit, UnitLost
 from zagent._trust.limits import check_inputs
 from zagent._runs.sync import run_sync
 from zagent.types import Usage
 
+from .calls import call_step, node_outputs, node_payload
 from .errors import WorkFlowError, WorkFlowFailed
 from .graph import WorkFlowGraph, resolve_callable
 from .result import RunState, TraceEntry, WorkFlowResult, load_checked, step_log
@@ -112,6 +112,8 @@ class WorkFlowExecutor(Streaming):
     :param agent_timeout: seconds to wait for a busy agent (``None``: no limit).
     :param validate: check the graph before running it.
     :param executor: where node runs go: an executor name (``kernel.executor(name)``) or an executor object.
+    :param deps: the app's typed dependencies every node's agents and tools see as ``ctx.deps``
+        (``RunContext[Deps]``) unless an agent has its own; ``arun(..., deps=)`` gives a run its own.
     """
 
     kernel: "Kernel"
@@ -124,6 +126,7 @@ class WorkFlowExecutor(Streaming):
     agent_timeout: Optional[float] = None
     validate: bool = True
     executor: Any = None
+    deps: Any = None
     _paused: dict[str, tuple[int, RunState]] = attrs.field(factory=dict, init=False)  # paused, no store: kept here
 
     def __attrs_post_init__(self) -> None:
@@ -141,17 +144,19 @@ class WorkFlowExecutor(Streaming):
             self.llm = self.kernel.llm(self.llm)
 
     async def arun(self, graph: WorkFlowGraph, inputs: Optional[dict[str, Any]] = None, *,
-                   run_id: Optional[str] = None) -> WorkFlowResult:
-        """Run ``graph`` with ``inputs`` (resuming ``run_id`` if it was checkpointed); see the module docstring."""
+                   run_id: Optional[str] = None, deps: Any = None) -> WorkFlowResult:
+        """Run ``graph`` with ``inputs`` (resuming ``run_id`` if it was checkpointed); see the module docstring.
+        ``deps`` (else the executor's) reach the nodes' agents and tools as ``ctx.deps``."""
         found = await self._load(run_id) if run_id else None
-        return await self._start(graph, inputs, run_id, found, {})
+        return await self._start(graph, inputs, run_id, found, {}, deps)
 
     async def aresume(self, graph: WorkFlowGraph, run_id: str, *, answer: Any = _NO_ANSWER,
-                      answers: Optional[dict[str, Any]] = None) -> WorkFlowResult:
+                      answers: Optional[dict[str, Any]] = None, deps: Any = None) -> WorkFlowResult:
         """Continue run ``run_id`` of ``graph``, paused at an interrupt, with the person's ``answer`` (or
         ``answers={node: answer}`` when several nodes wait): recorded in the checkpoint first, then the paused
         nodes run again and their ``zagent.interrupt`` calls get the answers in order. A run that is not
-        checkpointed (an unknown id) or not paused at an interrupt is a ``ConfigError`` saying so."""
+        checkpointed (an unknown id) or not paused at an interrupt is a ``ConfigError`` saying so. Deps are never
+        checkpointed: a resumed run gets ``deps`` (else the executor's) again."""
         found = await self._load(run_id, warn=False)
         if found is None:
             where = f"the store {self.checkpoints!r}" if self.checkpoints is not None else \
@@ -159,15 +164,15 @@ class WorkFlowExecutor(Streaming):
             raise ConfigError(f"no run {run_id!r} in {where}; check the run id (zagent memory list --checkpoints "
                               "lists the checkpointed runs)")
         given = pick_answers(found[1], answer, answers)
-        return await self._start(graph, None, run_id, found, given)
+        return await self._start(graph, None, run_id, found, given, deps)
 
     def resume(self, graph: WorkFlowGraph, run_id: str, *, answer: Any = _NO_ANSWER,
-               answers: Optional[dict[str, Any]] = None) -> WorkFlowResult:
+               answers: Optional[dict[str, Any]] = None, deps: Any = None) -> WorkFlowResult:
         """Sync twin of ``aresume``."""
-        return run_sync(self.aresume(graph, run_id, answer=answer, answers=answers))
+        return run_sync(self.aresume(graph, run_id, answer=answer, answers=answers, deps=deps))
 
     async def _start(self, graph: WorkFlowGraph, inputs: Optional[dict[str, Any]], run_id: Optional[str],
-                     found: Optional[tuple[int, RunState]], given: dict[str, Any]) -> WorkFlowResult:
+                     found: Optional[tuple[int, RunState]], given: dict[str, Any], deps: Any = None) -> WorkFlowResult:
         check_inputs(inputs or {}, "workflow input")
         topo = Topology(graph)
         if self.validate:
@@ -182,6 +187,13 @@ class WorkFlowExecutor(Streaming):
         run = _Run(self, graph, topo, agents, run_id or new_run_id(), dict(inputs or {}), saved, units)
         run.step = max(run.step, found[0] if found else 0)  # new checkpoints go after the latest one
         run.give(given)
+        run.deps = deps if deps is not None else self.deps
+        if run.deps is not None and not units.in_process:
+            if own:
+                await units.aclose()
+            raise ConfigError(f"workflow {graph.name!r}: deps are this process's objects and cannot reach nodes on "
+                              f"the {getattr(units, 'name', type(units).__name__)!r} executor; run it on 'local', "
+                              "or let the workers' tools build what they need")
         try:
             return await run.go()
         finally:
@@ -189,9 +201,9 @@ class WorkFlowExecutor(Streaming):
                 await units.aclose()
 
     def run(self, graph: WorkFlowGraph, inputs: Optional[dict[str, Any]] = None, *,
-            run_id: Optional[str] = None) -> WorkFlowResult:
+            run_id: Optional[str] = None, deps: Any = None) -> WorkFlowResult:
         """Sync twin of ``arun``."""
-        return run_sync(self.arun(graph, inputs, run_id=run_id))
+        return run_sync(self.arun(graph, inputs, run_id=run_id, deps=deps))
 
     async def _load(self, run_id: str, warn: bool = True) -> Optional[tuple[int, RunState]]:
         if self.checkpoints is None:
@@ -266,6 +278,7 @@ class _Run:
         self.save_lock = asyncio.Lock()
         self.stopping = False
         self.halted: Optional[CheckpointError] = None  # a checkpoint write failed: the run stops
+        self.deps: Any = None  # the app's objects the agents' tools read as ctx.deps (never checkpointed)
         self.queue: list[str] = []
         self.background: list[Any] = []
         self.passes: dict[str, int] = {}  # completed passes per node (loops run nodes again)
@@ -491,7 +504,7 @@ class _Run:
                 for agent_name in self.agents[name]:
                     async with self.ex.manager.ausing(agent_name, timeout=self.ex.agent_timeout) as agent:
                         self.usage = self.usage + await call_step(agent, agent_name, node, self.values, produced,
-                                                                  self.kernel, self.run_id, self.share)
+                                                                  self.kernel, self.run_id, self.share, self.deps)
             finally:
                 if scope.asked is not None:  # asked, even if an agent caught the exception: the node pauses
                     raise Interrupted(scope.asked.describe(), interrupt=scope.asked)
@@ -632,73 +645,9 @@ class _Run:
             await self.kernel.aemit(type, run_id=self.run_id, agent=None, **data)
 
 
-async def call_step(agent: Any, agent_name: str, node: Any, values: dict[str, Any], produced: dict[str, Any],
-                    kernel: Any, run_id: str, share: Any = None) -> Usage:
-    """Run one of a node's agents on the values it reads (earlier agents' outputs first); add what it gives
-    to ``produced``; return the tokens it spent."""
-    wanted = node.input_names + _agent_inputs(agent)
-    inputs = {k: produced[k] if k in produced else values[k] for k in wanted
-              if k in produced or values.get(k) is not None}
-    outputs, usage = await _call(agent, inputs, kernel, run_id, agent_name, node.name, share)
-    produced.update(outputs)
-    return usage
-
-
-def node_outputs(node: Any, produced: dict[str, Any]) -> dict[str, Any]:
-    """The node's declared outputs from what its agents produced (all of it when it declares none)."""
-    declared = node.output_names
-    if not declared:
-        return produced
-    missing = [o for o in declared if produced.get(o) is None and _is_required(node, o)]
-    if missing:
-        raise WorkFlowError(f"node {node.name!r}: its agents gave no value for output(s) {', '.join(missing)} "
-                            f"(they gave: {', '.join(produced) or 'nothing'})")
-    return {o: produced[o] for o in declared if o in produced}
-
-
-def node_payload(node: Any, order: list[str], agents: dict[str, Any], values: dict[str, Any],
-                 run_id: str, answers: Any = ()) -> dict[str, Any]:
-    """What a remote worker needs to run ``node``: the node, its agents' specs (in call order) and the values
-    they read; an agent without a spec cannot travel (``ConfigError`` naming it)."""
-    specs = []
-    wanted = set(node.input_names)
-    for agent_name in order:
-        agent = agents[agent_name]
-        if getattr(agent, "spec", None) is None or not callable(getattr(agent, "to_dict", None)):
-            raise ConfigError(f"agent {agent_name!r} of node {node.name!r} is a Python object without a spec, so it "
-                              "cannot run on a remote executor; declare it as a spec or use executor 'local'")
-        specs.append([agent_name, agent.to_dict()])
-        wanted.update(_agent_inputs(agent))
-    return {"node": msgspec.to_builtins(msgspec.structs.replace(node, agents=[])), "agents": specs, "run_id": run_id,
-            "trust": shipped_trust(), "answers": list(answers),
-            "values": {k: values[k] for k in wanted if values.get(k) is not None}}
-
-
 def _unreachable(key: str) -> Any:
     raise WorkFlowError(f"node run {key!r} was sent back to this process by a remote executor; "
                         "its agents are locked here for the remote run")
-
-
-async def _call(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, agent_name: str,
-                node: str, share: Any = None) -> tuple[dict[str, Any], Usage]:
-    """Run one agent: an ``Agent`` (``aexecute``), or a plain (async) callable taking the inputs as keywords;
-    return its outputs and the tokens it spent."""
-    execute = getattr(agent, "aexecute", None)
-    ctx = None
-    if execute is not None:
-        ctx = bind(kernel.context(run_id=run_id, agent=agent_name, metadata={"node": node}, share=share))
-        result = await execute(inputs=inputs, ctx=ctx)
-    elif callable(agent):
-        if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(getattr(agent, "__call__", None)):
-            result = await agent(**inputs)
-        else:  # a plain function may block: it runs in the kernel's tool threads, so independent nodes overlap
-            loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(kernel.tool_executor(), run_in_context(agent, **inputs))
-        if hasattr(result, "__await__"):
-            result = await result
-    else:
-        raise WorkFlowError(f"agent {agent_name!r} of node {node!r} is neither an Agent nor callable")
-    return _as_dict(result, agent_name), (ctx.usage if ctx is not None else Usage())
 
 
 def pick_answers(state: RunState, answer: Any, answers: Optional[dict[str, Any]]) -> dict[str, Any]:
@@ -737,34 +686,6 @@ def ask_text(node: Any, values: dict[str, Any]) -> str:
         return found if isinstance(found, str) else msgspec.json.encode(found, enc_hook=repr).decode()
 
     return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", value, node.question)
-
-
-def _as_dict(result: Any, agent_name: str) -> dict[str, Any]:
-    if isinstance(result, dict):
-        return result
-    to_dict = getattr(result, "to_dict", None)
-    if to_dict is not None:
-        return to_dict()
-    if isinstance(result, msgspec.Struct):
-        return msgspec.to_builtins(result)
-    raise WorkFlowError(f"agent {agent_name!r} returned {type(result).__name__}; return a dict of outputs by name")
-
-
-def _agent_inputs(agent: Any) -> list[str]:
-    action = getattr(agent, "action", None)
-    if action is None or not callable(action):
-        return []
-    try:
-        return list(action().input_spec.names)
-    except Exception:
-        return []
-
-
-def _is_required(node: Any, name: str) -> bool:
-    for f in node.outputs:
-        if f.name == name:
-            return f.required and f.default is None
-    return True
 
 
 def _short(exc: BaseException, limit: int = 300) -> str:

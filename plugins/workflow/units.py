@@ -1,4 +1,4 @@
-"""Workflow units that run on a remote executor's workers (``zagent._runs.executors``), and batch jobs of graphs.
+"""Workflow units that run on a remote executor's workers (``zagent.agentkit.units``), and batch jobs of graphs.
 
 * ``run_node(kernel, payload)``: one node run shipped by the workflow
   executor (``executor.node_payload``): its agents are rebuilt from their specs
@@ -6,7 +6,7 @@
   driver shipped: ``zagent._trust.imports``) and called as the driver would, without locks (the driver holds them) or checkpoints (the driver
   writes them). Returns ``{"outputs": ..., "usage": ...}`` (tokens spent), or with ``"interrupt"`` (the
   question, as data) when an agent asked a person: the node's answers so far come in ``payload["answers"]``.
-* ``batch_job(graph, kernel, llm=None)``: the ``zagent._runs.executors.BatchJob`` running the
+* ``batch_job(graph, kernel, llm=None)``: the ``zagent.agentkit.units.BatchJob`` running the
   whole graph once per batch item, here (``local``) or on a worker
   (``run_workflow_item``); either way on a fresh ``WorkFlowExecutor`` per item.
 """
@@ -18,12 +18,12 @@ from typing import Any, Optional
 import msgspec
 from zagent.agentkit.interrupts import Asking, asking
 from zagent.errors import Interrupted
-from zagent._runs.executors import shipped_trust, trust_from
+from zagent.agentkit.units import shipped_trust, trust_from
 from zagent._trust.imports import trusting
 from zagent._runs.stash import StashKey
 from zagent.types import Usage
 
-from .executor import call_step, node_outputs
+from .calls import call_step, node_outputs
 from .graph import WorkFlowGraph, WorkFlowNode
 
 WORKFLOW_RUNNER = "zagent.plugins.workflow.units:run_workflow_item"
@@ -75,7 +75,7 @@ async def run_workflow_item(kernel: Any, payload: dict[str, Any]) -> dict[str, A
 
 def batch_job(graph: WorkFlowGraph, kernel: Any, llm: Optional[str] = None) -> Any:
     """The batch ``BatchJob`` for ``graph`` (validated now, so a broken graph fails before any item)."""
-    from zagent._runs.executors import BatchJob
+    from zagent.agentkit.units import BatchJob
 
     graph.validate()
     from zagent._trust.secrets import public_data

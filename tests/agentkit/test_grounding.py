@@ -176,3 +176,23 @@ def test_an_unknown_level_is_a_config_error_naming_the_levels():
 
     with pytest.raises(ConfigError, match="'off', 'schema', 'words'"):
         ground_calls([_call(**GOOD)], [TRAIN], _seen("x"), "strict")
+
+
+def test_a_number_said_with_digit_groups_or_a_scale_word_is_kept():
+    """``200000`` after "$200,000" and ``2000000`` after "$2 million" were said: optional values stay, required
+    ones are not refused (a value the user gave is never dropped for how it was written)."""
+    call = ToolCall(id="w", name="weather", arguments={"location": "Boston", "days": 200000})
+    assert ground_calls([call], [WEATHER], _seen("Boston over $200,000 days"), "words")[0].arguments == \
+        call.arguments
+    big = ToolCall(id="w", name="weather", arguments={"location": "Boston", "days": 2000000})
+    assert ground_calls([big], [WEATHER], _seen("Boston for $2 million days"), "words")[0].arguments == \
+        big.arguments
+    half = ToolCall(id="w", name="weather", arguments={"location": "Boston", "days": 1500})
+    assert ground_calls([half], [WEATHER], _seen("Boston for 1.5k days"), "words")[0].arguments == half.arguments
+
+
+def test_a_number_never_said_in_any_spelling_is_still_left_out():
+    """Folding digit groups does not invent numbers: ``days=3000`` after "2,000 days" is left out."""
+    call = ToolCall(id="w", name="weather", arguments={"location": "Boston", "days": 3000})
+    assert ground_calls([call], [WEATHER], _seen("Boston for 2,000 days"), "schema")[0].arguments == \
+        {"location": "Boston"}

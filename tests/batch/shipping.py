@@ -1,7 +1,7 @@
 """A test executor that ships units the way a remote one does, without a cluster.
 
 Each unit's ``runner`` and ``payload`` go through JSON (as they would over the
-wire) and run with ``zagent._runs.executors.run_unit`` on a separate "worker"
+wire) and run with ``zagent.agentkit.units.run_unit`` on a separate "worker"
 kernel: anything a unit needs and does not carry fails here as it would on
 Ray. ``lose`` makes the first tries of the named keys raise ``UnitLost``
 (a set: once each; a dict: that many times).
@@ -9,7 +9,7 @@ Ray. ``lose`` makes the first tries of the named keys raise ``UnitLost``
 
 import msgspec
 from zagent import Kernel
-from zagent._runs.executors import UnitLost, run_unit
+from zagent.agentkit.units import UnitLost, run_unit
 
 from .conftest import PLUGINS
 

@@ -3,7 +3,8 @@
 import pytest
 
 from zagent import ConfigError, Kernel
-from zagent._runs.executors import LocalExecutor, Unit
+from zagent._runs.executors import LocalExecutor
+from zagent.agentkit.units import Unit
 
 
 class Echo:

@@ -1,6 +1,6 @@
 """Attack: a spec's redaction regex that backtracks exponentially (``(a+)+$``) hangs a worker on a 40-char reply.
 
-Spec regexes are bounded (``zagent._trust.specregex``): patterns that can backtrack exponentially are refused when the
+Spec regexes are bounded (``zagent.agentkit.specregex``): patterns that can backtrack exponentially are refused when the
 spec loads, with an error naming the key and the pattern; with google-re2 installed the others run in linear time.
 """
 
@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from zagent import ConfigError, ToolBlocked, run_sync
-from zagent._trust.specregex import compile_spec_regex, uses_linear_engine
+from zagent.agentkit.specregex import compile_spec_regex, uses_linear_engine
 
 EVIL = ["(a+)+$", "(a|aa)*$", r"(\w+\s?)*$", r"(x+x+)+y", "(a|a)*b", r"(.*a){12}", r"(\d)\1", r"(?:a+a)+$",
         r"(?i)(?:[a-z]+A)+$"]

@@ -1,4 +1,4 @@
-"""``RayExecutor``: zagent units of work as Ray tasks (``zagent._runs.executors``).
+"""``RayExecutor``: zagent units of work as Ray tasks (``zagent.agentkit.units``).
 
 * **Connecting**: on the first unit, ``ray.init(address)`` unless Ray is
   already initialised in this process: ``address`` (option), else
@@ -32,7 +32,7 @@ from typing import Any, Optional
 
 import msgspec
 from zagent.errors import ConfigError
-from zagent import Unit, UnitFailed, UnitLost
+from zagent.agentkit.units import Unit, UnitFailed, UnitLost
 
 _encode = msgspec.json.Encoder(enc_hook=str)
 

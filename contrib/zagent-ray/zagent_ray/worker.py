@@ -30,7 +30,7 @@ def _kernel(setup: bytes) -> Any:
 
 def run_task(runner: str, payload: bytes, setup: bytes) -> bytes:
     """Run one shipped unit; return ``{"ok": true, "result": ...}`` or ``{"ok": false, "type", "message"}``."""
-    from zagent import run_unit
+    from zagent.agentkit.units import run_unit
     from zagent import run_sync
 
     try:

@@ -1,0 +1,104 @@
+"""Units of work that drivers (the batch driver, the workflow executor) hand to an executor (``Kernel.executor``).
+
+A ``Unit`` runs either ``local()`` in this process, or on a worker as ``runner`` (an import path
+``"package.module:function"`` chosen by the driver's code, never by input data) with plain-data ``payload()``:
+the worker awaits ``run_unit(its_kernel, runner, payload)``. A lost worker raises ``UnitLost`` (the driver
+retries, bounded); a unit that ran and raised comes back as ``UnitFailed`` with the remote type name.
+A ``BatchJob`` is what a batch driver runs per item; it makes the item's ``Unit``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable, Optional
+
+import attrs
+
+from .._trust.imports import NO_TRUST, Trust, current_trust
+from ..errors import ConfigError, ZagentError
+
+__all__ = ["BatchJob", "Unit", "UnitFailed", "UnitLost", "run_unit", "shipped_trust", "trust_from"]
+
+
+class UnitLost(ZagentError):
+    """The worker running a unit died or vanished before answering; running the unit again may succeed."""
+
+
+class UnitFailed(ZagentError):
+    """A unit ran on a worker and raised; ``type_name`` is the remote exception's class name."""
+
+    def __init__(self, message: str, *, type_name: str = "Exception"):
+        super().__init__(message)
+        self.type_name = type_name
+
+
+@attrs.frozen(repr=False)
+class Unit:
+    """One unit of work: ``key`` names it in errors and logs; see the module docstring for the rest."""
+
+    key: str
+    local: Callable[[], Awaitable[Any]]
+    runner: Optional[str] = None
+    payload: Optional[Callable[[], dict[str, Any]]] = None
+
+    def remote_parts(self, executor: str) -> tuple[str, dict[str, Any]]:
+        """``(runner, payload)`` for a remote executor, or a ``ConfigError`` saying why it cannot travel."""
+        if self.runner is None or self.payload is None:
+            raise ConfigError(
+                f"unit {self.key!r} holds Python objects that cannot be sent to executor {executor!r}; "
+                "declare the agent or workflow as a spec (a dict or a file) to run it there, or use executor 'local'")
+        return self.runner, self.payload()
+
+    def __repr__(self) -> str:
+        return f"<Unit {self.key!r} runner={self.runner!r}>"
+
+
+@attrs.frozen(repr=False)
+class BatchJob:
+    """What each item runs: ``local(inputs)`` here, or ``runner`` with ``{**payload, "inputs": ...}`` elsewhere.
+
+    Both return ``{"output": {...}, "usage": {"input_tokens": .., "output_tokens": .., "calls": ..}}``.
+    """
+
+    name: str
+    local: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+    runner: Optional[str] = None
+    payload: Optional[dict[str, Any]] = None
+
+    def unit(self, key: str, inputs: dict[str, Any]) -> Unit:
+        base = self.payload
+        payload = None if base is None else (lambda: {**base, "inputs": inputs})
+        return Unit(key=key, local=lambda: self.local(inputs), runner=self.runner, payload=payload)
+
+    def __repr__(self) -> str:
+        return f"<BatchJob {self.name!r} runner={self.runner!r}>"
+
+
+async def run_unit(kernel: Any, runner: str, payload: dict[str, Any]) -> Any:
+    """What a worker does with a shipped unit: import ``runner`` and await ``runner(kernel, payload)``."""
+    import importlib
+
+    module_name, sep, attr = runner.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(f"unit runner {runner!r} is not an import path 'package.module:function'")
+    fn: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        fn = getattr(fn, part)
+    result = fn(kernel, payload)
+    if hasattr(result, "__await__"):
+        result = await result
+    return result
+
+
+def shipped_trust() -> dict[str, Any]:
+    """The trust in force here (``zagent.trusting``) as plain data for a payload: a worker rebuilding a spec
+    imports exactly what the driver was allowed to (the driver chose it; workers trust the driver)."""
+    trust = current_trust()
+    return {"everything": trust.everything, "folders": list(trust.folders)}
+
+
+def trust_from(payload: dict[str, Any]) -> Trust:
+    """The ``Trust`` a payload's ``trust`` entry names (none when absent)."""
+    data = payload.get("trust")
+    if not isinstance(data, dict):
+        return NO_TRUST
+    return Trust(everything=data.get("everything") is True, folders=tuple(str(f) for f in data.get("folders") or ()))

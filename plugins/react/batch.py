@@ -1,0 +1,152 @@
+"""A ReAct step's tool calls: run as one batch (at most ``max_tool_call_concurrency`` at a time), each result
+checkpointed as it lands, calls awaiting human approval held until approved or declined.
+
+``ToolBatches`` is a base of ``ReActLoop``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Awaitable
+
+from zagent.agentkit.toolloop import results_messages
+from zagent.agentkit.runkeys import APPROVED, PENDING_APPROVAL, PENDING_KEYS
+from zagent.types import ToolCall, ToolResult
+
+from .ends import RunEnds
+from .state import StepResult
+from .step import CLARIFY
+
+
+class ToolBatches(RunEnds):
+    """The tool batches and approvals of a ``ReActLoop`` (its fields are declared on ``ReActLoop``)."""
+
+    max_tool_call_concurrency: int
+
+    def _blocked_on_approval(self) -> bool:
+        state = self._running
+        if not state.awaiting_approval:
+            return False
+        approved = set(state.approved)
+        return any(state.approval_keys.get(c) not in approved for c in state.awaiting_approval)
+
+    def _release_approved(self) -> None:
+        state = self._running
+        approved = set(state.approved)
+        state.awaiting_approval = [c for c in state.awaiting_approval if state.approval_keys.get(c) not in approved]
+        self._ctx.stash.setdefault(APPROVED, set()).update(approved)
+
+    def _deny_pending(self, denied: set[str]) -> None:
+        for call in self._running.pending:
+            if call.id in denied and call.id not in self._running.finished:
+                self._running.finished[call.id] = ToolResult(
+                    call_id=call.id, name=call.name, state="blocked", error="a human declined the call",
+                    content="Error: the call was blocked: a human declined the call")
+        self._running.awaiting_approval = [c for c in self._running.awaiting_approval if c not in denied]
+
+    # -- tool batches -------------------------------------------------------------------
+
+    async def _run_batch(self) -> None:
+        state = self._running
+        if self._ctx.offered_tools is None:  # restored mid-batch: the turn's selection is gone; the agent's tools
+            self._ctx.offered_tools = frozenset(self.tools)
+        self._release_approved()
+        gate = asyncio.Semaphore(max(1, self.max_tool_call_concurrency))
+        waiting = set(state.awaiting_approval)
+        todo = [c for c in state.pending if c.id not in state.finished and c.id not in waiting]
+        if len(todo) == 1:
+            await self._run_call(todo[0], gate)
+        elif todo:  # none left when a human declined every call that was waiting
+            await _all_or_none([self._run_call(c, gate) for c in todo])
+        if self._control.abort_requested:
+            raise self._aborted()
+        if state.pending and all(c.id in state.finished for c in state.pending):
+            self._close_batch()  # only when no call ran here (a restored batch whose calls had all finished)
+            await self._checkpoint()
+        if not state.pending:  # the batch is closed (by its last result's record, or just above)
+            end, self._step_end = getattr(self, "_step_end", None), None
+            if end is not None:
+                await self._emit("step_end", **end)
+
+    async def _run_call(self, call: ToolCall, gate: asyncio.Semaphore) -> None:
+        # The slot is held until the result is checkpointed: with one call at a time, the next call
+        # starts only once this one's result is durable, so a crash never reruns a finished call.
+        async with gate:
+            if self._control.pause_requested or self._control.abort_requested:
+                return  # not started: it runs after resume
+            await self._run_and_record(call)
+
+    async def _run_and_record(self, call: ToolCall) -> None:
+        started = time.perf_counter()
+        if call.name == CLARIFY.name:
+            result = ToolResult(call_id=call.id, name=call.name, state="error", error="mixed with tool calls",
+                                content="Error: ask_clarification must be the only call of a reply; the other "
+                                        "calls ran. Ask again on its own if you still need the user's answer.")
+        else:
+            result = await self._abortable(self.kernel.arun_tool(call, self._ctx))
+        state = self._running
+        pending = self._ctx.stash.get(PENDING_APPROVAL)
+        if pending and call.id in pending:
+            pending.discard(call.id)
+            key = (self._ctx.stash.get(PENDING_KEYS) or {}).pop(call.id, None)
+            if key is not None:
+                state.approval_keys[call.id] = key
+            if call.id not in state.awaiting_approval:
+                state.awaiting_approval.append(call.id)
+            await self._emit("approval_needed", tool=call.name, call_id=call.id)
+            await self._checkpoint()
+            return
+        state.finished[call.id] = result
+        state.steps.append(_step_result(state.step, call, result, state.reasoning, time.perf_counter() - started))
+        if all(c.id in state.finished for c in state.pending):
+            self._close_batch()  # the batch's last result: one checkpoint holds it and the closed batch
+        await self._checkpoint()
+
+    def _close_batch(self) -> None:
+        state = self._running
+        results = [state.finished[c.id] for c in state.pending]
+        state.messages.extend(results_messages(results, native=self.llm.profile.native_tools, feedback=state.feedback))
+        state.pending, state.finished, state.feedback = [], {}, ""
+        state.call_keys, state.approval_keys, state.approved = {}, {}, []
+
+
+async def _all_or_none(calls: list[Awaitable[None]]) -> None:
+    """Await ``calls`` at once, each in its own task. The first to raise (a checkpoint that failed, say) cancels
+    the others there and then, before they run on, and they are awaited before its error is raised: none keeps
+    running after the batch has ended (``asyncio.gather`` would leave them running). A call cancelled from
+    outside (an abort) makes it raise ``CancelledError`` once all have ended."""
+    tasks: list[asyncio.Future[None]] = []
+
+    async def run(call: Awaitable[None]) -> None:
+        try:
+            await call
+        except asyncio.CancelledError:
+            raise
+        except BaseException:
+            for task in tasks:
+                if task is not asyncio.current_task():
+                    task.cancel()
+            raise
+
+    tasks.extend(asyncio.ensure_future(run(c)) for c in calls)
+    try:
+        await asyncio.wait(tasks)
+    except asyncio.CancelledError:  # the batch itself was cancelled: so are its calls
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    failed = next((t.exception() for t in tasks if not t.cancelled() and t.exception() is not None), None)
+    if failed is not None:
+        raise failed
+    for task in tasks:
+        task.result()
+
+
+
+def _step_result(step: int, call: ToolCall, result: ToolResult, reasoning: str, duration: float) -> StepResult:
+    params = call.arguments if isinstance(call.arguments, dict) else {"_raw": call.arguments}
+    return StepResult(step=step, action="use_tool", tool=call.name, call_id=call.id, parameters=params,
+                      result=result.content, reasoning=reasoning, is_error=result.state in ("error", "timeout"),
+                      is_blocked=result.state == "blocked", reason=result.error or "", duration=duration)

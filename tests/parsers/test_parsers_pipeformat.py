@@ -74,3 +74,11 @@ def test_render_tools_describes_the_tools(kernel):
     text = kernel.parser("pipe").render_tools([ToolSpec(name="search", description="Search the web.", parameters={
         "type": "object", "properties": {"query": {"type": "string"}}})])
     assert "search(query: string): Search the web." in text
+
+
+def test_a_call_whose_arguments_are_raw_text_renders_with_none(kernel):
+    """A call kept with unparsed argument text (``arguments="oops"``, not an object) renders as ``TOOL:name``,
+    as ``pycall`` renders it, instead of crashing the history rendering."""
+    fmt = kernel.parser("pipe")
+    assert fmt.render_calls([ToolCall(id="c", name="search", arguments="oops")]).strip() == "TOOL:search"
+    assert fmt.render_calls([ToolCall(id="c", name="search", arguments={"q": "x"})]).strip() == "TOOL:search|q=x"

@@ -11,7 +11,7 @@ the call; the agent itself may be called concurrently.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, ClassVar, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Optional, Sequence, Union
 
 import attrs
 import msgspec
@@ -254,9 +254,11 @@ class Agent:
 
     # -- chat -------------------------------------------------------------------
 
-    #: group chats call ``achat`` on agents that set this (chat agents); declared agents speak
-    #: through ``aexecute`` with the transcript as an input
-    speaks_by_chat: ClassVar[bool] = False
+    @property
+    def speaks_by_chat(self) -> bool:
+        """Group chats and workflow nodes call ``achat`` on agents that say so (chat agents); a declared agent
+        speaks through ``aexecute`` (the transcript or the node's values as inputs), unless it has no action."""
+        return not self._actions
 
     def run_config(self) -> dict[str, Any]:
         """The ``agent_config`` each of this agent's runs gets."""

@@ -125,12 +125,7 @@ def _chats(agent: Any) -> bool:
     """Speaks through ``achat``: a chat agent. Declared agents have ``achat`` too, but say
     ``speaks_by_chat = False`` and speak through ``aexecute`` (the transcript as an input), unless they
     have no action to execute (an ``Agent`` with none can only chat)."""
-    if not callable(getattr(agent, "achat", None)):
-        return False
-    if getattr(agent, "speaks_by_chat", True):
-        return True
-    names = getattr(agent, "action_names", None)
-    return names is not None and not names
+    return callable(getattr(agent, "achat", None)) and bool(getattr(agent, "speaks_by_chat", True))
 
 
 async def _call(fn: Any, turn: Turn) -> Any:

@@ -88,12 +88,7 @@ def node_payload(node: Any, order: list[str], agents: dict[str, Any], values: di
 
 def chats(agent: Any) -> bool:
     """A chat agent: it takes a task through ``achat`` (``ReActAgent``), not named inputs through an action."""
-    if not callable(getattr(agent, "achat", None)):
-        return False
-    if getattr(agent, "speaks_by_chat", False):
-        return True
-    names = getattr(agent, "action_names", None)  # an Agent without actions can only chat
-    return names is not None and not names
+    return callable(getattr(agent, "achat", None)) and bool(getattr(agent, "speaks_by_chat", False))
 
 
 async def call_agent(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, agent_name: str,

@@ -62,40 +62,34 @@ Scheduling rules (decided here, also in the README):
   with the ``question`` of a paused one), ``workflow_loop``, ``workflow_end``.
 
 Built on the manager plugin (agents are looked up and locked through an
-``AgentManager``); it is imported when a run starts.
+``AgentManager``); it is imported when a run starts. This module holds the
+executor (its settings, run and resume); one run is a ``WorkFlowRun``
+(``run.py``), built on its state (``running.py``), its node runs
+(``attempts.py``) and its scheduling (``schedule.py``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import time
 from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
-import msgspec
-from zagent.agentkit.interrupts import Asking, Interrupt, as_data, asking
+from zagent.agentkit.interrupts import as_data
 from zagent.agentkit.streaming import Streaming
-from zagent._runs.context import interrupt, new_run_id
-from zagent.errors import CheckpointError, ConfigError, Interrupted, ProviderError, RunStopped
-from zagent.agentkit.units import Unit, UnitLost
+from zagent._runs.context import new_run_id
+from zagent.errors import ConfigError
 from zagent._trust.limits import check_inputs
 from zagent._runs.sync import run_sync
-from zagent.types import Usage
 
-from .calls import call_step, node_outputs, node_payload
-from .errors import WorkFlowError, WorkFlowFailed
-from .graph import WorkFlowGraph, resolve_callable
-from .result import RunState, TraceEntry, WorkFlowResult, load_checked, step_log
-from .routing import append as append_reducer, choose, initial_state, reduce_outputs, reducer_for
+from .errors import WorkFlowError
+from .graph import WorkFlowGraph
+from .result import RunState, WorkFlowResult, load_checked
+from .run import WorkFlowRun
 from .topology import Topology
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
 POLICIES = ("fail_fast", "continue")
-NODE_RUNNER = "zagent.plugins.workflow.units:run_node"
-LOST_RETRIES = 2  # extra runs of a node whose remote worker was lost (on top of the node's own retries)
 _NO_ANSWER: Any = object()
 
 
@@ -184,10 +178,10 @@ class WorkFlowExecutor(Streaming):
         agents = self._agents(graph)
         own = not hasattr(self.executor, "submit")
         units = self.kernel.executor(self.executor) if own else self.executor
-        run = _Run(self, graph, topo, agents, run_id or new_run_id(), dict(inputs or {}), saved, units)
+        run = WorkFlowRun(self, graph, topo, agents, run_id or new_run_id(), dict(inputs or {}), saved, units,
+                          deps if deps is not None else self.deps)
         run.step = max(run.step, found[0] if found else 0)  # new checkpoints go after the latest one
         run.give(given)
-        run.deps = deps if deps is not None else self.deps
         if run.deps is not None and not units.in_process:
             if own:
                 await units.aclose()
@@ -223,7 +217,7 @@ class WorkFlowExecutor(Streaming):
         out: dict[str, list[str]] = {}
         problems: list[str] = []
         for node in graph.nodes:
-            names = []
+            names: list[str] = []
             if node.kind == "interrupt":
                 out[node.name] = names  # it asks its question: no agents
                 continue
@@ -238,416 +232,6 @@ class WorkFlowExecutor(Streaming):
         if problems:
             raise WorkFlowError("cannot run the workflow:\n- " + "\n- ".join(problems))
         return out
-
-
-class _Run:
-    """The state of one run (never shared between runs)."""
-
-    def __init__(self, ex: WorkFlowExecutor, graph: WorkFlowGraph, topo: Topology, agents: dict[str, list[str]],
-                 run_id: str, inputs: dict[str, Any], saved: Optional[RunState], units: Any):
-        self.units = units
-        self.ex, self.graph, self.topo, self.agents, self.run_id = ex, graph, topo, agents, run_id
-        self.kernel, self.share = ex.kernel, ex.kernel.context(run_id=run_id).shared  # the counters nodes share
-        self.nodes = {n.name: n for n in graph.nodes}
-        self.reducers = {s.name: reducer_for(s, self.kernel) for s in graph.state}
-        self.routers = {c.source: (c, resolve_callable(c.router, f"router of {c.source!r}", self.kernel))
-                        for c in graph.conditional_edges}
-        self.values: dict[str, Any] = {**initial_state(graph.state), **inputs}
-        self.done: dict[str, dict[str, Any]] = {}
-        self.routes: dict[str, list[str]] = {}
-        self.loops: dict[str, int] = {}
-        self.trace: list[TraceEntry] = []
-        self.answers: dict[str, list[Any]] = {}  # per unfinished node: the answers to its interrupts so far
-        self.interrupts: dict[str, Interrupt] = {}  # per node paused at an interrupt: its question
-        self.given = False  # answers came with this resume: checkpointed before any node runs
-        self.usage = Usage()  # tokens spent by this process's run (not by runs it resumes)
-        self.resumed: list[str] = []
-        if saved is not None:
-            self._restore(saved, inputs)
-        self.status = {n: "pending" for n in topo.names}
-        self.remaining = {n: len(topo.preds[n]) for n in topo.names}
-        self.led: dict[str, set[str]] = {n: set() for n in topo.names}
-        self.settled: set[tuple[str, str]] = set()
-        self.errors: dict[str, str] = {}
-        self.failures: dict[str, BaseException] = {}
-        self.tasks: dict[asyncio.Task, str] = {}
-        self.sem = asyncio.Semaphore(ex.max_concurrency)
-        self.events = self.kernel.has_impls("zagent_event")
-        self.step = len(self.trace)
-        self.log = step_log(self.kernel)
-        self.save_lock = asyncio.Lock()
-        self.stopping = False
-        self.halted: Optional[CheckpointError] = None  # a checkpoint write failed: the run stops
-        self.deps: Any = None  # the app's objects the agents' tools read as ctx.deps (never checkpointed)
-        self.queue: list[str] = []
-        self.background: list[Any] = []
-        self.passes: dict[str, int] = {}  # completed passes per node (loops run nodes again)
-        for entry in self.trace:
-            if entry.status == "done":
-                self.passes[entry.node] = self.passes.get(entry.node, 0) + 1
-
-    def _restore(self, saved: RunState, inputs: dict[str, Any]) -> None:
-        unknown = [n for n in saved.done if n not in self.nodes]
-        if saved.workflow != self.graph.name or unknown:
-            raise ConfigError(f"run {self.run_id!r} was saved for workflow {saved.workflow!r} "
-                              f"(nodes {', '.join(saved.done)}); it cannot resume {self.graph.name!r}")
-        self.values = {**saved.values, **{k: v for k, v in inputs.items() if k not in saved.values}}
-        self.done, self.routes, self.loops = dict(saved.done), dict(saved.routes), dict(saved.loops)
-        self.trace, self.resumed = list(saved.trace), list(saved.done)
-        self.answers, self.interrupts = {k: list(v) for k, v in saved.answers.items()}, dict(saved.interrupts)
-        self.share.restore(saved.counters)  # adopted by the counters on first use, never lowering them
-
-    def give(self, given: dict[str, Any]) -> None:
-        """Record the answers a resume brought (``{node: answer}``, each to its node's pending interrupt);
-        every pending question is cleared: the nodes ask again (or go on) when they run."""
-        for node, answer in given.items():
-            asked = self.interrupts[node]
-            self.answers[node] = [*self.answers.get(node, [])[: asked.index], answer]
-            self.log.touch("answers", node)
-            self.given = True
-        for node in list(self.interrupts):
-            del self.interrupts[node]
-            self.log.touch("interrupts", node)
-
-    # -- driving ------------------------------------------------------------------
-
-    async def go(self) -> WorkFlowResult:
-        self.idle = asyncio.Event()
-        await self._emit("workflow_start", workflow=self.graph.name, nodes=len(self.nodes), resumed=self.resumed)
-        if self.given:  # the answers are in the store before anything else happens
-            await self._checkpoint("running")
-        for name in self.topo.order:
-            if name in self.done:
-                self.status[name] = "done"
-                self._settle(name, True)
-            elif not self.topo.preds[name]:
-                self.led[name].add("")
-                self.queue.append(name)
-        self._pump()
-        if self.tasks:
-            await self.idle.wait()
-        if self.halted is not None:  # every node task has ended (the others were cancelled)
-            await self._halted_end(self.halted)
-            raise self.halted
-        return await self._finish()
-
-    async def _finish(self) -> WorkFlowResult:
-        status = "failed" if self.errors else "paused" if self.interrupts else "finished"
-        outputs = {k: v for n in self.topo.names if n in self.done and not self._leads_on(n)
-                   for k, v in self.done[n].items()}
-        asked = [self.interrupts[n] for n in self.topo.order if n in self.interrupts]
-        result = WorkFlowResult(run_id=self.run_id, status=status, outputs=outputs, values=dict(self.values),
-                                trace=list(self.trace), errors=dict(self.errors), resumed=self.resumed,
-                                usage=self.usage, interrupts=asked)
-        if self.background:
-            await asyncio.gather(*self.background)
-        try:
-            await self._checkpoint(status)
-        except CheckpointError as exc:
-            await self._halted_end(exc)
-            raise
-        if self.ex.checkpoints is None:  # resumable from this executor only
-            if asked:
-                self.ex._paused[self.run_id] = (0, self._state(status))
-            else:
-                self.ex._paused.pop(self.run_id, None)
-        extra = {"outcome": "paused", "questions": [a.describe() for a in asked]} if status == "paused" else {}
-        await self._emit("workflow_end", status=status, errors=sorted(self.errors), **extra)
-        if self.errors:
-            lines = "; ".join(f"{n}: {e}" for n, e in self.errors.items())
-            cause = next(iter(self.failures.values()), None)  # e.g. the provider's AuthenticationError
-            raise WorkFlowFailed(f"workflow {self.graph.name!r} run {self.run_id} failed: {lines}", result=result,
-                                 causes=self.failures) from cause
-        return result
-
-    def _leads_on(self, name: str) -> bool:
-        return any(self.status.get(s) == "done" for s in self.topo.succs[name])
-
-    def _pump(self) -> None:
-        """Start or skip every node whose predecessors have all settled (a loop, not recursion)."""
-        while self.queue:
-            self._ready(self.queue.pop())
-
-    def _ready(self, name: str) -> None:
-        """All predecessors settled: start the node, or skip it (and settle its successors)."""
-        if self.status[name] != "pending" or self.stopping:
-            return
-        if not self.led[name]:
-            return self._skip(name, "no predecessor led to it (a branch not taken or a failed node)")
-        node = self.nodes[name]
-        missing = [i for i in node.required_inputs if self.values.get(i) is None]
-        if missing:
-            return self._skip(name, f"missing input(s) {', '.join(missing)}")
-        self.status[name] = "running"
-        task = asyncio.ensure_future(self._node_task(name))
-        self.tasks[task] = name
-        task.add_done_callback(self._task_done)  # also runs for a task cancelled before it started
-
-    def _task_done(self, task: "asyncio.Task") -> None:
-        self.tasks.pop(task, None)
-        if not self.tasks:
-            self.idle.set()
-
-    def _skip(self, name: str, why: str) -> None:
-        self.status[name] = "skipped"
-        self.trace.append(TraceEntry(node=name, status="skipped", error=why))
-        if self.events:
-            self.background.append(asyncio.ensure_future(
-                self._emit("node_end", node=name, status="skipped", reason=why)))
-        self._settle(name, False)
-
-    def _settle(self, name: str, ran: bool) -> None:
-        chosen = self.routes.get(name)
-        for succ in self.topo.succs[name]:
-            edge = (name, succ)
-            if edge in self.settled:
-                continue
-            self.settled.add(edge)
-            if ran and (not self.topo.preds[succ][name] or (chosen is not None and succ in chosen)):
-                self.led[succ].add(name)
-            self.remaining[succ] -= 1
-            if self.remaining[succ] == 0:
-                self.queue.append(succ)
-
-    # -- one node -------------------------------------------------------------------
-
-    async def _node_task(self, name: str) -> None:
-        started = time.time()
-        try:
-            try:
-                outputs, attempts = await self._attempts(name)
-                route, loop = self._route(name, outputs)
-                merged = reduce_outputs(self.reducers, self.values, outputs, name)  # no await until it is applied
-            except Interrupted as exc:  # it asks a person: paused, not failed (its successors wait)
-                await self._paused_at(name, exc.interrupt, started)
-                return
-            except CheckpointError as exc:  # an inner run's checkpoint failed and it stopped: so does the run
-                self._halt(exc)  # (the node stays unfinished in our checkpoint: a resume runs it again)
-                return
-            except Exception as exc:
-                await self._failed(name, exc, started)
-            else:
-                await self._finished(name, outputs, merged, attempts, route, loop, started)
-        except CheckpointError as exc:  # the node's own errors were handled above: this is its checkpoint's
-            self._halt(exc)
-
-    def _halt(self, exc: CheckpointError) -> None:
-        """A checkpoint write failed: stop the run (it fails closed). No node starts, the running ones are
-        cancelled (``go`` waits for them, then raises ``exc``) and nothing more is written, so the store keeps
-        the run as of its last checkpoint that landed, to resume from."""
-        if self.halted is None:
-            self.halted = exc
-        self.stopping = True
-        for task, other in list(self.tasks.items()):
-            if task is not asyncio.current_task() and not task.done():
-                task.cancel()
-                self.status[other] = "cancelled"
-
-    async def _halted_end(self, exc: CheckpointError) -> None:
-        if self.background:
-            await asyncio.gather(*self.background)
-        await self._emit("workflow_end", status="failed", errors=sorted(self.errors), error=_short(exc, 500))
-
-    async def _attempts(self, name: str) -> tuple[dict[str, Any], int]:
-        node = self.nodes[name]
-        tries = 1 + (node.retries if node.retries is not None else self.ex.retries)
-        async with self.sem:
-            for attempt in range(1, tries + 1):
-                await self._emit("node_start", node=name, attempt=attempt)
-                try:
-                    return await self._run_node(name), attempt
-                except Exception as exc:
-                    if attempt == tries or isinstance(exc, (ProviderError, CheckpointError, RunStopped, Interrupted)):
-                        raise  # a provider's error was already retried by its own policy; a checkpoint's or
-                        # a usage limit's (any RunStopped: it ends the whole run) is not the node's to retry, and
-                        # an interrupt pauses the node
-                    await self._emit("node_retry", node=name, attempt=attempt, error=_short(exc))
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _run_node(self, name: str) -> dict[str, Any]:
-        """Hand one node run to the executor: in process as is, elsewhere with the node's agents locked here."""
-        key = f"{self.run_id}/{name}"
-        if self.units.in_process or self.nodes[name].kind == "interrupt":
-            return await self.units.submit(Unit(key=key, local=lambda: self._call_agents(name)))
-        async with contextlib.AsyncExitStack() as held:
-            agents = {n: await held.enter_async_context(self.ex.manager.ausing(n, timeout=self.ex.agent_timeout))
-                      for n in sorted(set(self.agents[name]))}  # one order everywhere: no lock cycles
-            unit = Unit(key=key, local=lambda: _unreachable(key), runner=NODE_RUNNER,
-                        payload=lambda: node_payload(self.nodes[name], self.agents[name], agents, self.values,
-                                                     self.run_id, self.answers.get(name, [])))
-            for lost in range(LOST_RETRIES + 1):  # a lost worker is not the node's failure: run it again
-                try:
-                    result = await self.units.submit(unit)
-                    break
-                except UnitLost as exc:
-                    if lost == LOST_RETRIES:
-                        raise
-                    await self._emit("node_retry", node=name, attempt=lost + 1, error=_short(exc))
-        if not isinstance(result, dict) or not isinstance(result.get("outputs"), dict):
-            raise WorkFlowError(f"node {name!r}: the executor returned {type(result).__name__}, not "
-                                "{'outputs': {...}, 'usage': {...}}")
-        self.usage = self.usage + msgspec.convert(result.get("usage") or {}, Usage)
-        if result.get("interrupt") is not None:  # the worker's node asked a person (data from another process)
-            asked = msgspec.convert(result["interrupt"], Interrupt)
-            asked = msgspec.structs.replace(asked, question=as_data(asked.question, "a worker's question"),
-                                            node=name, speaker=None, round=None)
-            raise Interrupted(asked.describe(), interrupt=asked)
-        return result["outputs"]
-
-    async def _call_agents(self, name: str) -> dict[str, Any]:
-        node = self.nodes[name]
-        produced: dict[str, Any] = {}
-        with asking(Asking(self.answers.get(name, ()), node=name)) as scope:
-            try:
-                if node.kind == "interrupt":
-                    return {node.output_names[0]: interrupt(ask_text(node, self.values))}
-                for agent_name in self.agents[name]:
-                    async with self.ex.manager.ausing(agent_name, timeout=self.ex.agent_timeout) as agent:
-                        self.usage = self.usage + await call_step(agent, agent_name, node, self.values, produced,
-                                                                  self.kernel, self.run_id, self.share, self.deps)
-            finally:
-                if scope.asked is not None:  # asked, even if an agent caught the exception: the node pauses
-                    raise Interrupted(scope.asked.describe(), interrupt=scope.asked)
-        return node_outputs(node, produced)
-
-    def _route(self, name: str, outputs: dict[str, Any]) -> tuple[Optional[list[str]], Optional[str]]:
-        """The router's choice after ``name`` ran: ``(forward targets, loop target or None)``."""
-        found = self.routers.get(name)
-        if found is None:
-            return None, None
-        edge, router = found
-        picked = choose(edge, router, {**self.values, **outputs})
-        loops = [t for t in picked if (name, t) in self.topo.loops]
-        if not loops:
-            return picked, None
-        if len(picked) > 1:
-            raise WorkFlowError(f"router of {name!r} chose {picked}: a loop target cannot be combined with others")
-        key = f"{name}->{loops[0]}"
-        if self.loops.get(key, 0) >= edge.max_loops:
-            if edge.on_max_loops is None:
-                raise WorkFlowError(f"loop {key} reached max_loops={edge.max_loops}; raise it or set on_max_loops")
-            return [edge.on_max_loops], None
-        return None, loops[0]
-
-    async def _finished(self, name: str, outputs: dict[str, Any], merged: dict[str, Any], attempts: int,
-                        route: Optional[list[str]], loop: Optional[str], started: float) -> None:
-        for key, new in merged.items():
-            old = self.values.get(key)
-            self.values[key] = new
-            if self.reducers.get(key) is append_reducer:  # a new list holding old's items first: the patch carries the items added
-                self.log.grew("values", key, old, new)
-            else:
-                self.log.touch("values", key)
-        iteration = self.passes.get(name, 0)
-        self.passes[name] = iteration + 1
-        answers = self.answers.pop(name, [])
-        if answers:
-            self.log.touch("answers", name)  # used: a later pass (a loop) asks afresh
-        self.trace.append(TraceEntry(node=name, status="done", agents=self.agents[name], attempts=attempts,
-                                     outputs=outputs, route=route if loop is None else [loop], iteration=iteration,
-                                     started=started, duration=time.time() - started, answers=answers))
-        if loop is not None:
-            self._restart_loop(name, loop)
-            await self._checkpoint("running")
-            await self._emit("workflow_loop", node=name, target=loop, iteration=self.loops[f"{name}->{loop}"])
-            self.queue.append(loop)
-            self._pump()
-            return
-        self.status[name] = "done"
-        self.done[name] = outputs
-        self.log.touch("done", name)
-        if route is not None:
-            self.routes[name] = route
-            self.log.touch("routes", name)
-        await self._checkpoint("running")
-        await self._emit("node_end", node=name, status="done", attempts=attempts, outputs=sorted(outputs))
-        self._settle(name, True)
-        self._pump()
-
-    def _restart_loop(self, source: str, target: str) -> None:
-        key = f"{source}->{target}"
-        self.loops[key] = self.loops.get(key, 0) + 1
-        self.log.touch("loops", key)
-        body = self.topo.loop_body(source, target)
-        inside = set(body)
-        for n in body:
-            self.status[n] = "pending"
-            for field, saved in (("done", self.done), ("routes", self.routes)):
-                if n in saved:
-                    del saved[n]
-                    self.log.touch(field, n)
-            self.led[n] = {p for p in self.led[n] if p not in inside}
-            self.remaining[n] = sum(1 for p in self.topo.preds[n] if p in inside)
-            self.settled -= {(n, s) for s in self.topo.succs[n] if s in inside}
-        self.led[target].add(source)
-
-    async def _paused_at(self, name: str, asked: Interrupt, started: float) -> None:
-        """``name`` asked a person: it waits (not settled: its successors wait too), the run goes on."""
-        self.status[name] = "paused"
-        self.interrupts[name] = asked
-        self.log.touch("interrupts", name)
-        self.trace.append(TraceEntry(node=name, status="paused", agents=self.agents[name], question=asked.question,
-                                     started=started, duration=time.time() - started))
-        await self._checkpoint("running")
-        await self._emit("node_end", node=name, status="paused", outcome="paused", question=asked.question,
-                         index=asked.index)
-
-    async def _failed(self, name: str, exc: BaseException, started: float) -> None:
-        self.status[name] = "failed"
-        self.errors[name] = _short(exc, 500)
-        self.failures[name] = exc
-        self.trace.append(TraceEntry(node=name, status="failed", agents=self.agents[name], error=self.errors[name],
-                                     started=started, duration=time.time() - started))
-        stopped = isinstance(exc, RunStopped)  # a usage limit or guardrail ends the run whatever on_error says
-        if self.ex.on_error == "fail_fast" or stopped:
-            self.stopping = True
-            for task, other in list(self.tasks.items()):
-                if task is not asyncio.current_task() and not task.done():
-                    task.cancel()
-                    self.status[other] = "cancelled"
-                    self.trace.append(TraceEntry(node=other, status="cancelled",
-                                                 error=f"cancelled: {name!r} " + (
-                                                     f"stopped the run ({type(exc).__name__})" if stopped
-                                                     else "failed (fail_fast)")))
-        await self._checkpoint("running")
-        await self._emit("node_end", node=name, status="failed", error=self.errors[name])
-        if not self.stopping:
-            self._settle(name, False)
-            self._pump()
-
-    # -- side effects -----------------------------------------------------------------
-
-    async def _checkpoint(self, status: str) -> None:
-        """Save the run: the change since the last checkpoint when the store takes patches, else all of it.
-
-        One save at a time (nodes finish concurrently), so each patch lands on the step before it; the
-        bytes are taken before the write (which runs in a thread), so later changes go in the next one."""
-        store = self.ex.checkpoints
-        if store is None:
-            return
-        async with self.save_lock:
-            if self.halted is not None:
-                return  # a checkpoint failed: nothing is written after it (this node is being cancelled)
-            self.step += 1
-            state = self._state(status)
-            await self.log.asave(store, self.run_id, self.step, state, kind="workflow",
-                                 metadata={"workflow": self.graph.name, "status": status},
-                                 resume=f"WorkFlowExecutor(..., checkpoints=store).arun(graph, inputs, "
-                                        f"run_id={self.run_id!r})")
-
-    def _state(self, status: str) -> RunState:
-        return RunState(run_id=self.run_id, workflow=self.graph.name, values=self.values, done=self.done,
-                        routes=self.routes, loops=self.loops, trace=self.trace, status=status,
-                        counters=self.share.to_state(), answers=self.answers, interrupts=self.interrupts)
-
-    async def _emit(self, type: str, **data: Any) -> None:
-        if self.events:
-            await self.kernel.aemit(type, run_id=self.run_id, agent=None, **data)
-
-
-def _unreachable(key: str) -> Any:
-    raise WorkFlowError(f"node run {key!r} was sent back to this process by a remote executor; "
-                        "its agents are locked here for the remote run")
 
 
 def pick_answers(state: RunState, answer: Any, answers: Optional[dict[str, Any]]) -> dict[str, Any]:
@@ -671,23 +255,3 @@ def pick_answers(state: RunState, answer: Any, answers: Optional[dict[str, Any]]
         raise ConfigError(f"run {state.run_id!r} has no question waiting at node(s) {', '.join(map(repr, unknown))}; "
                           f"it waits on: {asked}")
     return {n: as_data(a, f"the answer for node {n!r}") for n, a in answers.items()}
-
-
-def ask_text(node: Any, values: dict[str, Any]) -> str:
-    """The fixed question of an ``interrupt`` node, ``{name}`` replaced by its input ``name``'s value."""
-    import re
-
-    names = set(node.input_names)
-
-    def value(m: "re.Match[str]") -> str:
-        found = values.get(m.group(1))
-        if m.group(1) not in names or found is None:
-            return m.group(0)
-        return found if isinstance(found, str) else msgspec.json.encode(found, enc_hook=repr).decode()
-
-    return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", value, node.question)
-
-
-def _short(exc: BaseException, limit: int = 300) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,74 @@
+"""``WorkFlowRun``: drives one workflow run from its start to its end (``go``), on the bases in
+``running.py`` (state, checkpoints, events), ``attempts.py`` (node runs) and ``schedule.py`` (which node next).
+
+The end: ``failed`` if a node failed (``WorkFlowFailed`` carrying the result), else ``paused`` if a node waits
+on an interrupt, else ``finished``; checkpointed, and kept by an executor without a store while it is paused.
+A halted run (a checkpoint write failed) raises that ``CheckpointError`` once every node task has ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from zagent.errors import CheckpointError
+
+from .errors import WorkFlowFailed
+from .result import WorkFlowResult
+from .schedule import Schedule
+
+
+class WorkFlowRun(Schedule):
+    """One run of a graph (made by ``WorkFlowExecutor``, never shared between runs)."""
+
+    async def go(self) -> WorkFlowResult:
+        """Start the nodes that can start, wait until every node task has ended, and end the run."""
+        await self._emit("workflow_start", workflow=self.graph.name, nodes=len(self.nodes), resumed=self.resumed)
+        if self.given:  # the answers are in the store before anything else happens
+            await self._checkpoint("running")
+        for name in self.topo.order:
+            if name in self.done:
+                self.status[name] = "done"
+                self._settle(name, True)
+            elif not self.topo.preds[name]:
+                self.led[name].add("")
+                self.queue.append(name)
+        self._pump()
+        if self.tasks:
+            await self.idle.wait()
+        if self.halted is not None:  # every node task has ended (the others were cancelled)
+            await self._halted_end(self.halted)
+            raise self.halted
+        return await self._finish()
+
+    async def _finish(self) -> WorkFlowResult:
+        status = "failed" if self.errors else "paused" if self.interrupts else "finished"
+        outputs = {k: v for n in self.topo.names if n in self.done and not self._leads_on(n)
+                   for k, v in self.done[n].items()}
+        asked = [self.interrupts[n] for n in self.topo.order if n in self.interrupts]
+        result = WorkFlowResult(run_id=self.run_id, status=status, outputs=outputs, values=dict(self.values),
+                                trace=list(self.trace), errors=dict(self.errors), resumed=self.resumed,
+                                usage=self.usage, interrupts=asked)
+        if self.background:
+            await asyncio.gather(*self.background)
+        try:
+            await self._checkpoint(status)
+        except CheckpointError as exc:
+            await self._halted_end(exc)
+            raise
+        if self.ex.checkpoints is None:  # resumable from this executor only
+            if asked:
+                self.ex._paused[self.run_id] = (0, self._state(status))
+            else:
+                self.ex._paused.pop(self.run_id, None)
+        extra = {"outcome": "paused", "questions": [a.describe() for a in asked]} if status == "paused" else {}
+        await self._emit("workflow_end", status=status, errors=sorted(self.errors), **extra)
+        if self.errors:
+            lines = "; ".join(f"{n}: {e}" for n, e in self.errors.items())
+            cause = next(iter(self.failures.values()), None)  # e.g. the provider's AuthenticationError
+            raise WorkFlowFailed(f"workflow {self.graph.name!r} run {self.run_id} failed: {lines}", result=result,
+                                 causes=self.failures) from cause
+        return result
+
+    def _leads_on(self, name: str) -> bool:
+        """Whether a successor of ``name`` ran (then ``name``'s outputs are not the run's outputs)."""
+        return any(self.status.get(s) == "done" for s in self.topo.succs[name])

@@ -1,0 +1,134 @@
+"""``RunCore``: the state of one workflow run (never shared between runs), its restore and its side effects.
+
+The run's state is built whole when the run is made (from a checkpoint when it resumes), so it is never
+``None`` inside a run. Checkpoints (``_checkpoint``, one save at a time) and events (``_emit``) are written
+here; the node runs (``attempts.py``), the scheduling (``schedule.py``) and the driver (``run.py``) build on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Optional
+
+from zagent.agentkit.interrupts import Interrupt
+from zagent.errors import CheckpointError, ConfigError
+from zagent.types import Usage
+
+from .graph import WorkFlowGraph, WorkFlowNode, resolve_callable
+from .result import RunState, TraceEntry, step_log
+from .routing import initial_state, reducer_for
+from .topology import Topology
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .executor import WorkFlowExecutor
+
+
+class RunCore:
+    """The state of one run: built whole here, from ``saved`` when the run resumes (see the module docstring).
+
+    :param agents: the agent names per node (registered with the executor's manager).
+    :param units: the executor node runs go to (``kernel.executor(...)``).
+    :param deps: the app's objects the agents' tools read as ``ctx.deps`` (never checkpointed).
+    """
+
+    def __init__(self, ex: WorkFlowExecutor, graph: WorkFlowGraph, topo: Topology, agents: dict[str, list[str]],
+                 run_id: str, inputs: dict[str, Any], saved: Optional[RunState], units: Any, deps: Any = None):
+        self.units = units
+        self.ex, self.graph, self.topo, self.agents, self.run_id = ex, graph, topo, agents, run_id
+        self.kernel, self.share = ex.kernel, ex.kernel.context(run_id=run_id).shared  # the counters nodes share
+        self.nodes: dict[str, WorkFlowNode] = {n.name: n for n in graph.nodes}
+        self.reducers = {s.name: reducer_for(s, self.kernel) for s in graph.state}
+        self.routers = {c.source: (c, resolve_callable(c.router, f"router of {c.source!r}", self.kernel))
+                        for c in graph.conditional_edges}
+        self.values: dict[str, Any] = {**initial_state(graph.state), **inputs}
+        self.done: dict[str, dict[str, Any]] = {}
+        self.routes: dict[str, list[str]] = {}
+        self.loops: dict[str, int] = {}
+        self.trace: list[TraceEntry] = []
+        self.answers: dict[str, list[Any]] = {}  # per unfinished node: the answers to its interrupts so far
+        self.interrupts: dict[str, Interrupt] = {}  # per node paused at an interrupt: its question
+        self.given = False  # answers came with this resume: checkpointed before any node runs
+        self.usage = Usage()  # tokens spent by this process's run (not by runs it resumes)
+        self.resumed: list[str] = []
+        if saved is not None:
+            self._restore(saved, inputs)
+        self.status: dict[str, str] = {n: "pending" for n in topo.names}
+        self.remaining = {n: len(topo.preds[n]) for n in topo.names}
+        self.led: dict[str, set[str]] = {n: set() for n in topo.names}
+        self.settled: set[tuple[str, str]] = set()
+        self.errors: dict[str, str] = {}
+        self.failures: dict[str, BaseException] = {}
+        self.tasks: dict[asyncio.Task[None], str] = {}
+        self.idle = asyncio.Event()  # set when the last node task ends
+        self.sem = asyncio.Semaphore(ex.max_concurrency)
+        self.events = self.kernel.has_impls("zagent_event")
+        self.step = len(self.trace)
+        self.log = step_log(self.kernel)
+        self.save_lock = asyncio.Lock()
+        self.stopping = False
+        self.halted: Optional[CheckpointError] = None  # a checkpoint write failed: the run stops
+        self.deps = deps
+        self.queue: list[str] = []
+        self.background: list[Any] = []
+        self.passes: dict[str, int] = {}  # completed passes per node (loops run nodes again)
+        for entry in self.trace:
+            if entry.status == "done":
+                self.passes[entry.node] = self.passes.get(entry.node, 0) + 1
+
+    def _restore(self, saved: RunState, inputs: dict[str, Any]) -> None:
+        unknown = [n for n in saved.done if n not in self.nodes]
+        if saved.workflow != self.graph.name or unknown:
+            raise ConfigError(f"run {self.run_id!r} was saved for workflow {saved.workflow!r} "
+                              f"(nodes {', '.join(saved.done)}); it cannot resume {self.graph.name!r}")
+        self.values = {**saved.values, **{k: v for k, v in inputs.items() if k not in saved.values}}
+        self.done, self.routes, self.loops = dict(saved.done), dict(saved.routes), dict(saved.loops)
+        self.trace, self.resumed = list(saved.trace), list(saved.done)
+        self.answers, self.interrupts = {k: list(v) for k, v in saved.answers.items()}, dict(saved.interrupts)
+        self.share.restore(saved.counters)  # adopted by the counters on first use, never lowering them
+
+    def give(self, given: dict[str, Any]) -> None:
+        """Record the answers a resume brought (``{node: answer}``, each to its node's pending interrupt);
+        every pending question is cleared: the nodes ask again (or go on) when they run."""
+        for node, answer in given.items():
+            asked = self.interrupts[node]
+            self.answers[node] = [*self.answers.get(node, [])[: asked.index], answer]
+            self.log.touch("answers", node)
+            self.given = True
+        for node in list(self.interrupts):
+            del self.interrupts[node]
+            self.log.touch("interrupts", node)
+
+    # -- side effects -----------------------------------------------------------------
+
+    async def _checkpoint(self, status: str) -> None:
+        """Save the run: the change since the last checkpoint when the store takes patches, else all of it.
+
+        One save at a time (nodes finish concurrently), so each patch lands on the step before it; the
+        bytes are taken before the write (which runs in a thread), so later changes go in the next one."""
+        store = self.ex.checkpoints
+        if store is None:
+            return
+        async with self.save_lock:
+            if self.halted is not None:
+                return  # a checkpoint failed: nothing is written after it (this node is being cancelled)
+            self.step += 1
+            state = self._state(status)
+            await self.log.asave(store, self.run_id, self.step, state, kind="workflow",
+                                 metadata={"workflow": self.graph.name, "status": status},
+                                 resume=f"WorkFlowExecutor(..., checkpoints=store).arun(graph, inputs, "
+                                        f"run_id={self.run_id!r})")
+
+    def _state(self, status: str) -> RunState:
+        return RunState(run_id=self.run_id, workflow=self.graph.name, values=self.values, done=self.done,
+                        routes=self.routes, loops=self.loops, trace=self.trace, status=status,
+                        counters=self.share.to_state(), answers=self.answers, interrupts=self.interrupts)
+
+    async def _emit(self, type: str, **data: Any) -> None:
+        if self.events:
+            await self.kernel.aemit(type, run_id=self.run_id, agent=None, **data)
+
+
+def short(exc: BaseException, limit: int = 300) -> str:
+    """``Type: message`` of ``exc``, cut to ``limit`` characters (for traces, events and errors)."""
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

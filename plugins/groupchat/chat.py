@@ -55,7 +55,7 @@ from zagent.agentkit.streaming import Streaming
 from zagent._runs.context import ASKING
 from zagent._runs.share import join
 from zagent.errors import CheckpointError, ConfigError, Interrupted, RunAborted
-from zagent._trust.limits import check_text
+from zagent._trust.limits import check_inputs as check_input_data, check_text
 from zagent import run_sync
 from zagent._runs.sync import maybe_await
 
@@ -267,7 +267,7 @@ class GroupChat(Streaming):
                        answer: Any = _NO_ANSWER) -> None:
         if task is not None:
             check_text(task, "the group chat's task")
-        check_inputs(inputs, "group chat input")
+        check_input_data(inputs, "group chat input")
         found = await aread_latest(self._store, run_id, signer_of(self.kernel)) if run_id and self._store else None
         if answer is not _NO_ANSWER and found is None:
             raise ConfigError(f"no group chat run {run_id!r} in {self._store!r}; check the run id (zagent memory "

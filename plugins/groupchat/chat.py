@@ -36,44 +36,40 @@ go through the kernel (``LLM.asend``, ``Kernel.arun_tool``), so rails and
 their events apply as in any other run.
 
 Built on the actions plugin's agents and the manager plugin's ``AgentManager``
-(imported here, as the design allows for a plugin built on another).
+(imported here, as the design allows for a plugin built on another). This
+module holds the chat's settings, building and control; a run is driven in
+``drive.py``, its turns in ``turn.py``, its endings, checkpoints and events in
+``ends.py``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import attrs
 import msgspec
 
 from zagent.agentkit.control import RunControl
-from zagent.agentkit.interrupts import Asking, Interrupt, as_data, asking, bind
-from zagent.agentkit.signing import aread_latest, signer_of
+from zagent.agentkit.interrupts import as_data
 from zagent.agentkit.streaming import Streaming
-from zagent._runs.context import ASKING
-from zagent._runs.share import join
-from zagent.errors import CheckpointError, ConfigError, Interrupted, RunAborted
-from zagent._trust.limits import check_inputs as check_input_data, check_text
+from zagent.errors import ConfigError
 from zagent import run_sync
-from zagent._runs.sync import maybe_await
 
 from . import termination as term
+from .drive import NO_ANSWER, ChatDrive
 from .history import ChatMessage, SharedHistory
-from .selection import Choice, Selection, SpeakerInfo, build_selector, check_names, choose
-from .speakers import Turn, check_inputs, speak
-from .state import ChatState, GroupChatResult, resumed, state_decoder, step_log
+from .selection import build_selector, check_names
+from .state import ChatState, GroupChatResult, state_decoder
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
 
 DEFAULT_MAX_ROUNDS = 20
-_NO_ANSWER: Any = object()
 
 
 @attrs.define(repr=False, eq=False, kw_only=True, slots=False)
-class GroupChat(Streaming):
+class GroupChat(ChatDrive, Streaming):
     """A group chat (see the module docstring).
 
     :ivar agents: spec dicts, agent instances or names (resolved through ``manager``).
@@ -125,9 +121,10 @@ class GroupChat(Streaming):
         check_names(self._selector, self.speakers)
         self._conditions = self._build_conditions()
         self.history = SharedHistory()
-        self.state: Optional[ChatState] = None
+        self.state = None
         self._control = RunControl()
-        self._running = False
+        self._busy = False  # a run is under way (one at a time)
+        self._outer = None  # the share of the run an aexecute call belongs to, taken by the run it starts
         self._store = self.kernel.memory("checkpoints", path=self.checkpoints) \
             if isinstance(self.checkpoints, str) else self.checkpoints
 
@@ -187,13 +184,13 @@ class GroupChat(Streaming):
         """Pause at the next turn boundary (the turn in flight finishes and is recorded)."""
         self._control.request_pause()
 
-    def resume(self, run_id: Optional[str] = None, *, answer: Any = _NO_ANSWER, deps: Any = None) -> Any:
+    def resume(self, run_id: Optional[str] = None, *, answer: Any = NO_ANSWER, deps: Any = None) -> Any:
         """Continue a chat paused with ``pause()``; or, given a ``run_id`` and an ``answer``, the sync twin of
         ``aresume`` (a chat paused at a turn's ``zagent.interrupt``)."""
-        if run_id is None and answer is _NO_ANSWER:
+        if run_id is None and answer is NO_ANSWER:
             self._control.request_resume()
             return None
-        if run_id is None or answer is _NO_ANSWER:
+        if run_id is None or answer is NO_ANSWER:
             raise ConfigError("resume(run_id, answer=...) needs both the run id and the answer")
         return run_sync(self.aresume(run_id, answer=answer, deps=deps))
 
@@ -212,7 +209,7 @@ class GroupChat(Streaming):
         """Run a chat on ``task`` until a termination condition holds; or, with ``run_id`` of a
         checkpointed chat and no task, continue it from its last checkpoint. ``deps`` (else the chat's)
         reach the speakers' tools as ``ctx.deps``."""
-        return await self._arun(task, run_id, inputs, _NO_ANSWER, deps)
+        return await self._arun(task, run_id, inputs, NO_ANSWER, deps)
 
     async def aresume(self, run_id: str, *, answer: Any, deps: Any = None) -> GroupChatResult:
         """Continue chat ``run_id``, paused at a turn's ``zagent.interrupt``, with the person's ``answer``: it
@@ -227,15 +224,15 @@ class GroupChat(Streaming):
                     answer: Any, deps: Any = None) -> GroupChatResult:
         control = self._control
         with control.lock:
-            if self._running:
+            if self._busy:
                 raise ConfigError(f"group chat {self.name!r} is already running; one run at a time per GroupChat")
-            self._running, control.abort_requested = True, False
+            self._busy, control.abort_requested = True, False
         try:
             self._deps = deps if deps is not None else self.deps
             await self._prepare(task, run_id, inputs, answer)
             return await self._drive()
         finally:
-            self._running, self._outer = False, None
+            self._busy, self._outer = False, None
             self._control.unbind()
 
     def run(self, task: Optional[str] = None, **kwargs: Any) -> GroupChatResult:
@@ -250,7 +247,7 @@ class GroupChat(Streaming):
         return run_sync(self.acall(**inputs))
 
     async def aexecute(self, action_name: Optional[str] = None, *, inputs: Optional[dict[str, Any]] = None,
-                       ctx: Optional["RunContext"] = None, msgs: Any = None) -> GroupChatResult:
+                       ctx: Optional["RunContext[Any]"] = None, msgs: Any = None) -> GroupChatResult:
         """Agent-style entry point (what a workflow node calls): the task is ``inputs["task"]``, else the inputs
         written as ``name: value`` lines. A chat is a run of its own whose tool budgets are ``ctx``'s run's."""
         inputs = dict(inputs or {})
@@ -263,243 +260,11 @@ class GroupChat(Streaming):
         """Sync twin of ``aexecute``."""
         return run_sync(self.aexecute(action_name, **kwargs))
 
-    async def _prepare(self, task: Optional[str], run_id: Optional[str], inputs: dict[str, Any],
-                       answer: Any = _NO_ANSWER) -> None:
-        if task is not None:
-            check_text(task, "the group chat's task")
-        check_input_data(inputs, "group chat input")
-        found = await aread_latest(self._store, run_id, signer_of(self.kernel)) if run_id and self._store else None
-        if answer is not _NO_ANSWER and found is None:
-            raise ConfigError(f"no group chat run {run_id!r} in {self._store!r}; check the run id (zagent memory "
-                              "list --checkpoints lists the checkpointed runs)")
-        if found is not None:
-            state = resumed(found, task, run_id)
-            self.history = SharedHistory(state.messages)
-            if answer is not _NO_ANSWER:
-                asked = state.interrupt
-                if asked is None:
-                    raise ConfigError(f"group chat run {run_id!r} is not paused at an interrupt: there is no "
-                                      "question to answer (continue it with arun(run_id=...))")
-                state.answers = [*state.answers[: asked.index], answer]
-        else:
-            if not task:
-                raise ConfigError("give the chat a task (or the run_id of a checkpointed chat to continue)")
-            from zagent._runs.context import new_run_id
-
-            state = ChatState(run_id=run_id or new_run_id(), name=self.name, task=task, inputs=dict(inputs))
-            self.history = SharedHistory()
-            self.history.append("user", task, round=0)
-        self._check_inputs(state)
-        self.state = state
-        self._log, self._saved = step_log(self.kernel), list(self.history.snapshot())
-        self._control.bind()
-        self._ctx = self.kernel.context(run_id=state.run_id, agent=self.name, metadata={"groupchat": self.name},
-                                        share=getattr(self, "_outer", None), deps=self._deps)
-        join(self.kernel, state.run_id, self._ctx.shared, state.counters)  # every turn counts in it
-        self._ctx.usage = state.usage
-        self._nested = ASKING.get() is not None  # inside a workflow node: its interrupts are the node's
-        await self._emit("groupchat_start", resumed=found is not None, speakers=self.speakers, round=state.round)
-        if answer is not _NO_ANSWER:
-            self._log.reset()  # saved whole (answers are in full saves only), before the turn runs again
-            await self._checkpoint()
-
-    def _check_inputs(self, state: ChatState) -> None:
-        available = set(state.inputs) | {"task"}
-        for name, agent in self._speakers.items():
-            missing = check_inputs(agent, available)
-            if missing:
-                raise ConfigError(f"agent {name!r} needs input(s) {', '.join(missing)}, which a group chat turn "
-                                  f"does not fill; pass them to arun(...) or use inputs named transcript/task")
-
-    async def _drive(self) -> GroupChatResult:
-        state = self.state
-        assert state is not None
-        self._mark = self.clock()
-        try:
-            while True:
-                await self._boundary()
-                await self._turn()
-                stop = await self._abortable(term.first_met(self._conditions, self._view()))
-                self._tick()
-                if stop is not None:
-                    return await self._complete(*stop)
-                await self._checkpoint()
-        except asyncio.CancelledError:
-            if self._control.abort_requested:
-                raise await self._aborted() from None
-            raise
-        except RunAborted:
-            raise
-        except Interrupted as exc:
-            if self._nested:
-                raise
-            return await self._paused_at(exc.interrupt)
-        except CheckpointError as exc:  # fail closed: nothing is written after a failed checkpoint, so the
-            state.status, state.error = "failed", f"{type(exc).__name__}: {exc}"  # store keeps the last good one
-            await self._emit("groupchat_end", status="failed", error=state.error)
-            raise
-        except Exception as exc:
-            state.status, state.error = "failed", f"{type(exc).__name__}: {exc}"
-            self._tick()
-            await self._checkpoint()
-            await self._emit("groupchat_end", status="failed", error=state.error)
-            raise
-
-    async def _turn(self) -> None:
-        state = self.state
-        number = state.round + 1
-        again = state.interrupt
-        if again is not None:  # the turn that asked a person, again
-            if again.speaker not in self._speakers:
-                raise ConfigError(f"group chat run {state.run_id!r} waits on {again.describe()}, but this chat has "
-                                  f"no speaker {again.speaker!r} (its speakers: {', '.join(self.speakers)}); resume "
-                                  "it with the chat it was started with")
-            choice = Choice(again.speaker, "interrupt")
-        else:
-            sel = Selection(speakers=self._infos(), messages=self.history.snapshot(), round=number, task=state.task,
-                            ctx=self._ctx)
-            choice = await self._abortable(choose(self._selector, sel, max_consecutive=self.max_consecutive))
-        await self._emit("speaker_selected", round=number, speaker=choice.speaker, how=choice.how,
-                         proposed=choice.proposed, error=choice.error)
-        await self._emit("turn_start", round=number, speaker=choice.speaker)
-        started = time.perf_counter()
-        agent = self._speakers[choice.speaker]
-        ctx = self.kernel.context(run_id=state.run_id, agent=choice.speaker,
-                                  agent_config={"rails": dict(getattr(agent, "rails", None) or {})},
-                                  metadata={"groupchat": self.name, "round": number}, share=self._ctx.shared,
-                                  deps=self._deps)
-        turn = Turn(speaker=choice.speaker, round=number, task=state.task, inputs=dict(state.inputs),
-                    messages=self.history.snapshot(), ctx=ctx)
-        if self._nested:
-            reply = await self._abortable(self._speak(choice.speaker, agent, turn))
-        else:
-            with asking(Asking(state.answers, speaker=choice.speaker, round=number)) as scope:
-                bind(ctx)
-                try:
-                    reply = await self._abortable(self._speak(choice.speaker, agent, turn))
-                finally:
-                    if scope.asked is not None:  # asked, even if the speaker caught it: the chat pauses
-                        raise Interrupted(scope.asked.describe(), interrupt=scope.asked)
-            if state.interrupt is not None or state.answers:
-                state.interrupt, state.answers = None, []
-                self._log.reset()  # the next checkpoint is whole, so it drops them
-        duration = time.perf_counter() - started
-        message = self.history.append(choice.speaker, reply.content, round=number, metadata={
-            "selected_by": choice.how, "adapter": reply.adapter, "duration": round(duration, 6),
-            "usage": msgspec.to_builtins(reply.usage)})
-        self._ctx.add_usage(reply.usage)
-        state.round, state.usage = number, self._ctx.usage
-        await self._emit("turn_end", round=number, speaker=choice.speaker, seq=message.seq,
-                         chars=len(message.content), tokens=reply.usage.total_tokens, duration=duration)
-        if self.on_turn is not None:
-            await maybe_await(self.on_turn(message))
-
-    async def _speak(self, name: str, agent: Any, turn: Turn) -> Any:
-        async with self.manager.ausing(name):
-            return await speak(agent, turn)
-
-    def _infos(self) -> tuple[SpeakerInfo, ...]:
-        return tuple(SpeakerInfo(n, str(getattr(a, "description", "") or "")) for n, a in self._speakers.items())
-
-    def _view(self) -> term.ChatView:
-        state = self.state
-        return term.ChatView(round=state.round, messages=self.history.snapshot(),
-                             elapsed=state.elapsed + (self.clock() - self._mark), task=state.task,
-                             inputs=dict(state.inputs), ctx=self._ctx)
-
-    def _tick(self) -> None:
-        """Add the time since the last mark to ``elapsed`` (paused time is not counted)."""
-        now = self.clock()
-        self.state.elapsed += max(0.0, now - self._mark)
-        self.state.usage = self._ctx.usage
-        self._mark = now
-
-    async def _boundary(self) -> None:
-        """Honour abort and pause requests between turns; a pause waits here for resume or abort."""
-        control = self._control
-        if control.abort_requested:
-            raise await self._aborted()
-        if not control.pause_requested:
-            return
-        state = self.state
-        self._tick()
-        state.status = "paused"
-        await self._checkpoint()
-        await self._emit("paused", round=state.round)
-
-        def mark_paused() -> None:
-            state.status = "paused"
-
-        await control.wait_while(lambda: control.pause_requested, mark_paused)
-        if control.abort_requested:
-            raise await self._aborted()
-        state.status = "running"
-        self._mark = self.clock()
-        await self._emit("resumed", round=state.round)
-
-    async def _abortable(self, awaitable: Any) -> Any:
-        """Await ``awaitable`` so that ``abort()`` cancels it; after an abort nothing new starts."""
-        if self._control.abort_requested:
-            close = getattr(awaitable, "close", None)
-            if close is not None:
-                close()
-            raise asyncio.CancelledError
-        return await self._control.abortable(awaitable)
-
-    # -- ends ---------------------------------------------------------------------------
-
-    async def _complete(self, condition: str, detail: str) -> GroupChatResult:
-        state = self.state
-        state.status, state.stopped_by, state.detail = "completed", condition, detail
-        await self._checkpoint()
-        await self._emit("groupchat_end", status="completed", stopped_by=condition, rounds=state.round)
-        return GroupChatResult(run_id=state.run_id, stopped_by=condition, detail=detail, rounds=state.round,
-                               messages=self.history.snapshot(), usage=state.usage, output_name=self.output)
-
-    async def _paused_at(self, asked: Interrupt) -> GroupChatResult:
-        """A turn asked a person: the chat ends ``paused`` (checkpointed), the turn unrecorded."""
-        state = self.state
-        state.status, state.interrupt = "paused", asked
-        self._tick()
-        await self._checkpoint()
-        await self._emit("paused", round=state.round, question=asked.question, speaker=asked.speaker)
-        await self._emit("groupchat_end", status="paused", outcome="paused", rounds=state.round,
-                         question=asked.question, speaker=asked.speaker)
-        return GroupChatResult(run_id=state.run_id, stopped_by="interrupt", detail=asked.describe(),
-                               rounds=state.round, messages=self.history.snapshot(), usage=state.usage,
-                               status="paused", output_name=self.output, interrupts=(asked,))
-
-    async def _aborted(self) -> RunAborted:
-        state = self.state
-        state.status = "aborted"
-        self._tick()
-        await self._checkpoint()
-        await self._emit("groupchat_end", status="aborted", rounds=state.round)
-        return RunAborted(f"group chat {state.run_id} was aborted after round {state.round}",
-                          trajectory=list(self.history.snapshot()))
-
     def snapshot(self) -> ChatState:
         """A copy of the chat's state with the history as it is now."""
         assert self.state is not None, "the chat has not started"
         state = msgspec.structs.replace(self.state, messages=list(self.history.snapshot()))
         return state_decoder.decode(msgspec.json.encode(state))
-
-    async def _checkpoint(self) -> None:
-        """Save the state: the change since the last checkpoint when the store takes patches, else all of it."""
-        store = self._store
-        if store is None:
-            return
-        self.state.checkpoint += 1
-        self.state.counters = self._ctx.shared.to_state()
-        self._saved.extend(self.history.since(len(self._saved)))  # one list, only appended to
-        state = msgspec.structs.replace(self.state, messages=self._saved)
-        await self._log.asave(store, state.run_id, state.checkpoint, state, kind="groupchat",
-                              metadata={"name": self.name, "status": state.status, "round": state.round},
-                              resume=f"GroupChat(..., checkpoints=store).arun(run_id={state.run_id!r})")
-
-    def _emit(self, type: str, **data: Any) -> Awaitable[None]:
-        """``ctx.aemit``'s coroutine (await it): no coroutine of its own, the data passed on as is."""
-        return self._ctx.aemit(type, **data)
 
     def __repr__(self) -> str:
         return f"<GroupChat {self.name!r} speakers={self.speakers} status={self.status}>"

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from zagent.agentkit.lazy import lazy_exports
 
 _EXPORTS = {
-    "Action": "action", "CustomizeAction": "action", "ActionOutput": "action",
+    "Action": "action", "CustomizeAction": "action", "ActionOutput": "actionrun",
     "Agent": "agent", "AgentResult": "agent",
     "CustomizeAgent": "customize", "AgentSpec": "customize",
     "ContextExtraction": "extraction",

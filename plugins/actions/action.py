@@ -14,17 +14,9 @@
 
 Offering tools, reading calls and feeding results back go through the
 tool-loop core (``zagent.agentkit.toolloop``), shared with the ReAct loop.
+One call's steps run in ``actionrun.py`` (``ActionRun``), which also puts the
+output format after the tool phase.
 
-**Output format after the tool phase.** When tools are offered, in every
-parse mode, the first prompt holds the task and the tools but not the output
-format: small models shown a JSON format (or ``str`` mode's "reply with the
-answer only") next to the tools answer at once and never call a tool. Once the model answers without calling tools, an
-answer that already parses is the output; otherwise the next turn asks for
-the final answer in the output format (one step), and that reply is parsed
-as in 3. That turn recaps the request and what the tools returned (the last
-``RECAP_RESULTS``, each cut to ``RECAP_CHARS``) before the format: measured on
-a 0.5B model, the format alone after the tool results gave 3 of 10 right
-sums, the recap 9 of 10. Without tools the format is in the first prompt.
 
 **Output strategy.** In ``json`` parse mode, a request that offers no tools
 also asks for structured output (``response_format``: the JSON schema of the
@@ -43,7 +35,9 @@ does not depend on the inputs (templates, output instructions, tool specs,
 result types) is done once per action, not per call.
 
 Reaches parsers (output modes, tool-call formats and the ``templates``
-namespace), tools and providers through the kernel only.
+namespace), tools and providers through the kernel only. ``TEMPLATE_SECTIONS``
+are the sections a declared agent's ``prompt_template`` may have
+(docs/security.md).
 """
 
 from __future__ import annotations
@@ -53,36 +47,19 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional, Sequence
 import attrs
 
 from zagent.agentkit import fields as zfields
-from zagent.agentkit.toolloop import NUDGE, Offer, ToolLoop, call_key
-from zagent.agentkit.turns import TOOL, bound
-from zagent.errors import ConfigError, NoAnswerError, ParseError
-from zagent.plugins.actions.sections import TEMPLATE_KEYS, TEMPLATE_SECTIONS
-from zagent.types import Message, ToolCall, ToolResult, Usage
+from zagent.agentkit.toolloop import Offer, ToolLoop
+from zagent.errors import ConfigError
+from zagent.types import Message, Usage
 
-from . import offloop
+from .actionrun import FORMAT_TURN, ActionOutput, ActionRun
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Kernel, RunContext
-    from zagent import LLM
+    from zagent import LLM, Kernel, RunContext
 
-FORMAT_TURN = "Now give the final answer, formatted as follows.\n\n## Output format\n{instructions}"
-"""The end of the user turn that asks for the output format once a tool phase ends (see ``format_turn``)."""
-#: the format turn recaps at most this many of the last tool results, each cut to this many characters
-RECAP_RESULTS = 10
-RECAP_CHARS = 400
+TEMPLATE_SECTIONS = frozenset({"system", "instruction", "context", "constraints", "demonstrations", "titles"})
 
-
-@attrs.define(repr=False, eq=False, slots=False)
-class ActionOutput:
-    """What one action run produced: the typed output, the raw reply and the trajectory."""
-
-    output: Any
-    raw: str
-    messages: list[Message]
-    tool_results: list[ToolResult]
-    usage: Usage
-    steps: int
-    prompt: str
+#: every key of a ``prompt_template`` mapping: the sections and ``style`` (``string`` or ``chat``)
+TEMPLATE_KEYS = TEMPLATE_SECTIONS | {"style"}
 
 
 @attrs.define(repr=False, eq=False, kw_only=True, slots=False)
@@ -112,7 +89,7 @@ class Action:
     def missing_inputs(self, given: dict[str, Any]) -> list[str]:
         return [n for n in self.required_inputs if given.get(n) in (None, "")]
 
-    async def aexecute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext",
+    async def aexecute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext[Any]",
                        system_prompt: Optional[str] = None) -> ActionOutput:
         """Run the action. Subclasses override this, or only the sync ``execute``.
 
@@ -132,14 +109,14 @@ class Action:
         return ActionOutput(output=out, raw="" if out is None else str(out), messages=[], tool_results=[],
                             usage=Usage(), steps=0, prompt="")
 
-    def start(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext",
+    def start(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext[Any]",
               system_prompt: Optional[str] = None) -> Awaitable[ActionOutput]:
         """``aexecute``'s run as an awaitable, for a caller that awaits it at once (the agent): an action
         whose ``aexecute`` only wraps another coroutine returns that one, one coroutine less in the await
         chain of every wait. The default is ``aexecute`` itself."""
         return self.aexecute(llm, inputs, ctx=ctx, system_prompt=system_prompt)
 
-    def execute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext", **kw: Any) -> ActionOutput:
+    def execute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext[Any]", **kw: Any) -> ActionOutput:
         """Sync twin of ``aexecute`` (a subclass may override this instead of ``aexecute``)."""
         from zagent import run_sync
 
@@ -166,7 +143,7 @@ class CustomizeAction(Action):
     kernel: "Kernel"
     parse_mode: str = "title"
     title_format: Optional[str] = None
-    parse_func: Optional[Callable[[str], dict]] = None
+    parse_func: Optional[Callable[[str], dict[str, Any]]] = None
     max_steps: int = 20
     max_tool_call_concurrency: int = 4
     tool_format: str = "tool_call"
@@ -250,17 +227,17 @@ class CustomizeAction(Action):
     def offered_tools(self) -> list[Any]:
         return [t for t in self._tools if t.is_available()]
 
-    async def aexecute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext",
+    async def aexecute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext[Any]",
                        system_prompt: Optional[str] = None, history: Sequence[Message] = ()) -> ActionOutput:
         return await self._begin(llm, inputs, ctx, system_prompt, history)
 
-    def start(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext",
+    def start(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext[Any]",
               system_prompt: Optional[str] = None) -> Awaitable[ActionOutput]:
         if type(self).aexecute is not CustomizeAction.aexecute:  # a subclass's own aexecute runs
             return self.aexecute(llm, inputs, ctx=ctx, system_prompt=system_prompt)
         return self._begin(llm, inputs, ctx, system_prompt, ())
 
-    def _begin(self, llm: "LLM", inputs: dict[str, Any], ctx: "RunContext", system_prompt: Optional[str],
+    def _begin(self, llm: "LLM", inputs: dict[str, Any], ctx: "RunContext[Any]", system_prompt: Optional[str],
                history: Sequence[Message]) -> Awaitable[ActionOutput]:
         """The run's first messages (rendered now, so bad inputs raise here) and its loop, to await."""
         tools = self.offered_tools()
@@ -271,11 +248,11 @@ class CustomizeAction(Action):
         offer = self._tool_loop.offer(llm, tools)
         system = "\n\n".join(p for p in (system_prompt or "", section) if p)
         messages = self._first_messages(prompt, system, [*demos, *history], offer)
-        run = _ActionRun(self, llm, ctx, messages, offer, self.response_format(llm, bool(tools)), format_due=format_later,
-                   prompt=prompt)
+        run = ActionRun(self, llm, ctx, messages, offer, self.response_format(llm, bool(tools)),
+                        format_due=format_later, prompt=prompt)
         return run.loop(prompt)
 
-    async def _probed(self, llm: "LLM", inputs: dict[str, Any], ctx: "RunContext", system_prompt: Optional[str],
+    async def _probed(self, llm: "LLM", inputs: dict[str, Any], ctx: "RunContext[Any]", system_prompt: Optional[str],
                       history: Sequence[Message]) -> ActionOutput:
         await self._tool_loop.prepare(llm)
         return await self._begin(llm, inputs, ctx, system_prompt, history)
@@ -293,134 +270,3 @@ class CustomizeAction(Action):
     def parse(self, text: str) -> Any:
         """Parse a final reply into the output Struct (no repair)."""
         return self._parser.parse_typed(text, self.output_spec, **self._parse_options)
-
-
-@attrs.define(repr=False, eq=False, slots=False)
-class _ActionRun:
-    """The state of one ``CustomizeAction.aexecute`` call (never shared between calls)."""
-
-    action: CustomizeAction
-    llm: "LLM"
-    ctx: "RunContext"
-    messages: list[Message]
-    offer: Offer
-    response_format: Optional[dict[str, Any]] = None
-    format_due: bool = False
-    """The output format has not been shown yet (it comes after the tool phase)."""
-    prompt: str = ""
-    tool_results: list[ToolResult] = attrs.field(factory=list)
-    succeeded: set[tuple[str, str]] = attrs.field(factory=set)
-    """Calls (``call_key``) that ran successfully in this run."""
-    calls: dict[str, ToolCall] = attrs.field(factory=dict)
-    """The calls run, by id (the format turn's recap names them)."""
-    usage: Usage = attrs.field(factory=Usage)
-
-    async def loop(self, prompt: str) -> ActionOutput:
-        """The steps of the run; within it the kernel runs only the offered tools for this run's context
-        (the previous scope comes back after, as with ``toolloop.scoped``). One coroutine for the whole
-        run: the await chain is resumed at every wait of every call, so each level costs per wait."""
-        ctx = self.ctx
-        previous = ctx.offered_tools
-        ctx.offered_tools = self.offer.names  # the kernel blocks any other name
-        try:
-            action, core, llm, offer = self.action, self.action._tool_loop, self.llm, self.offer
-            events = action.kernel.has_impls("zagent_event")
-            output_spec = action._output_hint  # built once per action
-            for step in range(1, action.max_steps + 1):
-                if events:
-                    await self.ctx.aemit("step_start", step=step, action=action.name)
-                # core.turn, inlined (one coroutine less in the await chain): the request, the call, the reading
-                request = llm.request(self.messages, tools=offer.request_tools, response_format=self.response_format,
-                                      output_spec=output_spec, **(bound(llm, TOOL) if self.format_due else {}))
-                completion = await llm.asend(request, self.ctx)
-                turn = core.read(llm, offer, completion.message, self.messages)
-                turn.completion = completion
-                self.usage = self.usage + completion.usage
-                self.messages.append(turn.reply)
-                if turn.wants_tools:
-                    # A reply that only restates calls which already succeeded ends the tool phase (small
-                    # models echo their last call instead of answering): they run again, then the format turn.
-                    phase_over = self.format_due and self._restated(turn)
-                    results = await core.run_tools(turn.calls, self.ctx, action.max_tool_call_concurrency)
-                    self.tool_results.extend(results)
-                    if self.format_due:  # what the format turn needs (the recap, restated calls)
-                        self.calls.update((c.id, c) for c in turn.calls)
-                        self.succeeded.update(call_key(c) for c, r in zip(turn.calls, results) if r.state == "success")
-                    self.messages.extend(self.offer.results_messages(results, turn.errors))
-                    if phase_over and step < action.max_steps:
-                        self.format_due = False
-                        self.messages.append(self.format_turn())
-                    if events:
-                        await self.ctx.aemit("step_end", step=step, action=action.name,
-                                             tools=[c.name for c in turn.calls])
-                    continue
-                text = turn.text
-                if events:
-                    await self.ctx.aemit("step_end", step=step, action=action.name, answered=bool(text.strip()))
-                if not text.strip():
-                    self.messages.append(Message(role="user", content=NUDGE))
-                    continue
-                if self.format_due:  # the tool phase is over: an answer already in the format stands
-                    self.format_due = False
-                    try:
-                        output = await offloop.parse(action.parse, text)
-                    except ParseError:
-                        if step < action.max_steps:  # else the repair prompt shows the format
-                            self.messages.append(self.format_turn())
-                            continue
-                        output = await self._parse(text)
-                    return ActionOutput(output=output, raw=text, messages=self.messages, tool_results=self.tool_results,
-                                        usage=self.usage, steps=step, prompt=prompt)
-                output = await self._parse(text)
-                return ActionOutput(output=output, raw=text, messages=self.messages, tool_results=self.tool_results,
-                                    usage=self.usage, steps=step, prompt=prompt)
-            raise NoAnswerError(
-                f"action {action.name!r} gave no final answer within max_steps={action.max_steps}; raise max_steps, "
-                "or check the trajectory (error.trajectory) for a tool that keeps failing",
-                trajectory=self.messages, limit="max_steps")
-        finally:
-            ctx.offered_tools = previous
-
-    def format_turn(self) -> Message:
-        """The user turn asking for the final answer in the output format once the tool phase is over:
-        the request, what the tools returned (bounded), then ``FORMAT_TURN``."""
-        parts = [f"The request:\n{self.prompt}"]
-        recap = _recap(self.calls, self.tool_results[-RECAP_RESULTS:])
-        if recap:
-            parts.append(f"What the tools returned:\n{recap}")
-        parts.append(self.action._format_turn)
-        return Message(role="user", content="\n\n".join(parts))
-
-    def _restated(self, turn: Any) -> bool:
-        """Every call of ``turn`` repeats one that already succeeded (and none is malformed)."""
-        return bool(turn.calls) and not turn.errors and all(call_key(c) in self.succeeded for c in turn.calls)
-
-    async def _parse(self, text: str) -> Any:
-        action = self.action
-        try:
-            return await offloop.parse(action.parse, text)
-        except ParseError:
-            if not action.repair:
-                raise
-        values = await action._parser.aparse_with_repair(
-            text, action.output_spec, self.llm, self.ctx, **action._parse_options)
-        return zfields.convert(values, action.output_spec, raw=text)
-
-
-def _recap(calls: dict[str, ToolCall], results: Sequence[ToolResult]) -> str:
-    """One line per tool result: its call (name and arguments) and what it returned."""
-    if not results:
-        return ""
-    import msgspec
-
-    lines = []
-    for r in results:
-        call = calls.get(r.call_id)
-        args = "" if call is None else _clip(msgspec.json.encode(call.arguments).decode())
-        outcome = "returned" if r.state == "success" else f"failed ({r.state}):"
-        lines.append(f"- {r.name}({args}) {outcome} {_clip(r.content or '')}")
-    return "\n".join(lines)
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= RECAP_CHARS else text[:RECAP_CHARS] + " [...]"

@@ -24,7 +24,8 @@ from zagent._model.llm import to_messages
 from zagent import run_sync
 from zagent.types import Message, ToolResult, Usage
 
-from .action import Action, ActionOutput
+from .action import Action
+from .actionrun import ActionOutput
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext

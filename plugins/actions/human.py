@@ -37,7 +37,8 @@ from zagent.errors import ConfigError, ParseError
 from zagent import LLM
 from zagent.types import Message, Usage
 
-from .action import Action, ActionOutput
+from .action import Action
+from .actionrun import ActionOutput
 from .agent import Agent
 
 if TYPE_CHECKING:  # pragma: no cover

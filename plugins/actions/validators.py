@@ -27,7 +27,7 @@ from zagent.types import Message
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
 
-    from .action import ActionOutput
+    from .actionrun import ActionOutput
 
 __all__ = ["MAX_OUTPUT_RETRIES", "ModelRetry", "OutputRejected", "resolve_validators", "validated"]
 
@@ -127,13 +127,13 @@ async def _check(validators: Sequence[Callable], output: Any, action: Any, ctx: 
 
 async def _again(action: Any, llm: Any, out: "ActionOutput", ctx: "RunContext", reason: str, attempt: int) -> Any:
     """The same conversation, one more user turn with ``reason``: a new run of ``action``'s loop."""
-    from .action import _ActionRun
+    from .actionrun import ActionRun
 
     tools = action.offered_tools()
     messages = [*out.messages, Message(role="user", content=RETRY_TURN.format(reason=reason),
                                        metadata={"kind": "output_retry", "attempt": attempt})]
-    run = _ActionRun(action, llm, ctx, messages, action._tool_loop.offer(llm, tools),
-               action.response_format(llm, bool(tools)), prompt=out.prompt)
+    run = ActionRun(action, llm, ctx, messages, action._tool_loop.offer(llm, tools),
+                    action.response_format(llm, bool(tools)), prompt=out.prompt)
     again = await run.loop(out.prompt)
     again.usage = out.usage + again.usage
     again.steps = out.steps + again.steps

@@ -5,7 +5,7 @@ the first prompt as before."""
 
 import pytest
 
-from zagent.plugins.actions.action import FORMAT_TURN
+from zagent.plugins.actions.actionrun import FORMAT_TURN
 
 CALL = {"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]}
 JSON_ANSWER = '{"result": 5, "explanation": "2 + 3"}'
@@ -58,7 +58,7 @@ def test_a_free_answer_gets_the_format_turn(kernel):
 
 def test_format_turn_recap_is_bounded(kernel):
     """The recap lists at most RECAP_RESULTS results, each cut to RECAP_CHARS, and says which failed."""
-    from zagent.plugins.actions import action as A
+    from zagent.plugins.actions import actionrun as A
 
     kernel.add_tool(lambda text: text * 1000, name="echo", description="Echo a text.")
     calls = [{"tool_calls": [{"name": "echo", "arguments": {"text": f"t{i}"}}]} for i in range(A.RECAP_RESULTS + 2)]

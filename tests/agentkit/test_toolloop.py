@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zagent import Kernel, Message, ToolCall, ToolResult, ToolSpec
-from zagent.agentkit import toolloop
 from zagent.agentkit.toolloop import NUDGE, ToolLoop, results_messages, scoped
 
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react"]
@@ -249,14 +248,6 @@ def test_both_loops_send_the_one_nudge(kernel):
     ReActLoop(kernel=kernel, llm=react_llm, tools=["word_count"]).run("x")
     for llm in (agent.llm, react_llm):
         assert llm.requests[1].messages[-1] == Message.user(NUDGE)
-
-
-def test_old_prompt_tools_path_is_the_core():
-    """``zagent.plugins.actions.toolmode`` re-exports the core's prompt-tools helper (one release)."""
-    from zagent.plugins.actions import toolmode
-
-    assert toolmode.PromptTools is toolloop.PromptTools
-    assert toolmode.text_call_fallback is toolloop.text_call_fallback
 
 
 @settings(max_examples=60, deadline=None)

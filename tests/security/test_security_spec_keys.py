@@ -45,7 +45,7 @@ def code_keys():
     """Every spec key, by kind, from the Structs, validators' key lists and provider signatures."""
     from zagent.plugins.actions import human
     from zagent.plugins.actions.customize import AgentSpec
-    from zagent.plugins.actions.sections import TEMPLATE_KEYS
+    from zagent.plugins.actions.action import TEMPLATE_KEYS
     from zagent.plugins.groupchat import selection, termination
     from zagent.plugins.groupchat.spec import GroupChatSpec
     from zagent.plugins.memory.database import Database

@@ -1,0 +1,186 @@
+"""``ActionRun``: one ``CustomizeAction`` call, step by step, and the ``ActionOutput`` it gives.
+
+Each step asks the model once (``llm.asend``); tool calls run through ``Kernel.arun_tools`` (only the offered
+tools, for this run's context) and their results go back; an answer is parsed, a reply that does not parse is
+repaired once (``parser.aparse_with_repair``) when the action allows it; an empty reply is nudged. Past
+``max_steps`` a ``NoAnswerError`` carries the whole trajectory.
+
+**Output format after the tool phase.** When tools are offered, in every
+parse mode, the first prompt holds the task and the tools but not the output
+format: small models shown a JSON format (or ``str`` mode's "reply with the
+answer only") next to the tools answer at once and never call a tool. Once the model answers without calling tools, an
+answer that already parses is the output; otherwise the next turn asks for
+the final answer in the output format (one step), and that reply is parsed
+as any answer. That turn recaps the request and what the tools returned (the last
+``RECAP_RESULTS``, each cut to ``RECAP_CHARS``) before the format: measured on
+a 0.5B model, the format alone after the tool results gave 3 of 10 right
+sums, the recap 9 of 10. Without tools the format is in the first prompt.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+import attrs
+import msgspec
+
+from zagent.agentkit import fields as zfields
+from zagent.agentkit.toolloop import NUDGE, Offer, ToolTurn, call_key
+from zagent.agentkit.turns import TOOL, bound
+from zagent.errors import NoAnswerError, ParseError
+from zagent.types import Message, ToolCall, ToolResult, Usage
+
+from . import offloop
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import LLM, RunContext
+
+    from .action import CustomizeAction
+
+FORMAT_TURN = "Now give the final answer, formatted as follows.\n\n## Output format\n{instructions}"
+"""The end of the user turn that asks for the output format once a tool phase ends (see ``format_turn``)."""
+#: the format turn recaps at most this many of the last tool results, each cut to this many characters
+RECAP_RESULTS = 10
+RECAP_CHARS = 400
+
+
+@attrs.define(repr=False, eq=False, slots=False)
+class ActionOutput:
+    """What one action run produced: the typed output, the raw reply and the trajectory."""
+
+    output: Any
+    raw: str
+    messages: list[Message]
+    tool_results: list[ToolResult]
+    usage: Usage
+    steps: int
+    prompt: str
+
+
+@attrs.define(repr=False, eq=False, slots=False)
+class ActionRun:
+    """The state of one ``CustomizeAction.aexecute`` call (never shared between calls)."""
+
+    action: CustomizeAction
+    llm: "LLM"
+    ctx: "RunContext[Any]"
+    messages: list[Message]
+    offer: Offer
+    response_format: Optional[dict[str, Any]] = None
+    format_due: bool = False
+    """The output format has not been shown yet (it comes after the tool phase)."""
+    prompt: str = ""
+    tool_results: list[ToolResult] = attrs.field(factory=list)
+    succeeded: set[tuple[str, str]] = attrs.field(factory=set)
+    """Calls (``call_key``) that ran successfully in this run."""
+    calls: dict[str, ToolCall] = attrs.field(factory=dict)
+    """The calls run, by id (the format turn's recap names them)."""
+    usage: Usage = attrs.field(factory=Usage)
+
+    async def loop(self, prompt: str) -> ActionOutput:
+        """The steps of the run; within it the kernel runs only the offered tools for this run's context
+        (the previous scope comes back after, as with ``toolloop.scoped``). One coroutine for the whole
+        run: the await chain is resumed at every wait of every call, so each level costs per wait."""
+        ctx = self.ctx
+        previous = ctx.offered_tools
+        ctx.offered_tools = self.offer.names  # the kernel blocks any other name
+        try:
+            action, core, llm, offer = self.action, self.action._tool_loop, self.llm, self.offer
+            events = action.kernel.has_impls("zagent_event")
+            output_spec = action._output_hint  # built once per action
+            for step in range(1, action.max_steps + 1):
+                if events:
+                    await self.ctx.aemit("step_start", step=step, action=action.name)
+                # core.turn, inlined (one coroutine less in the await chain): the request, the call, the reading
+                request = llm.request(self.messages, tools=offer.request_tools, response_format=self.response_format,
+                                      output_spec=output_spec, **(bound(llm, TOOL) if self.format_due else {}))
+                completion = await llm.asend(request, self.ctx)
+                turn = core.read(llm, offer, completion.message, self.messages)
+                turn.completion = completion
+                self.usage = self.usage + completion.usage
+                self.messages.append(turn.reply)
+                if turn.wants_tools:
+                    # A reply that only restates calls which already succeeded ends the tool phase (small
+                    # models echo their last call instead of answering): they run again, then the format turn.
+                    phase_over = self.format_due and self._restated(turn)
+                    results = await core.run_tools(turn.calls, self.ctx, action.max_tool_call_concurrency)
+                    self.tool_results.extend(results)
+                    if self.format_due:  # what the format turn needs (the recap, restated calls)
+                        self.calls.update((c.id, c) for c in turn.calls)
+                        self.succeeded.update(call_key(c) for c, r in zip(turn.calls, results) if r.state == "success")
+                    self.messages.extend(self.offer.results_messages(results, turn.errors))
+                    if phase_over and step < action.max_steps:
+                        self.format_due = False
+                        self.messages.append(self.format_turn())
+                    if events:
+                        await self.ctx.aemit("step_end", step=step, action=action.name,
+                                             tools=[c.name for c in turn.calls])
+                    continue
+                text = turn.text
+                if events:
+                    await self.ctx.aemit("step_end", step=step, action=action.name, answered=bool(text.strip()))
+                if not text.strip():
+                    self.messages.append(Message(role="user", content=NUDGE))
+                    continue
+                if self.format_due:  # the tool phase is over: an answer already in the format stands
+                    self.format_due = False
+                    try:
+                        output = await offloop.parse(action.parse, text)
+                    except ParseError:
+                        if step < action.max_steps:  # else the repair prompt shows the format
+                            self.messages.append(self.format_turn())
+                            continue
+                        output = await self._parse(text)
+                    return ActionOutput(output=output, raw=text, messages=self.messages, tool_results=self.tool_results,
+                                        usage=self.usage, steps=step, prompt=prompt)
+                output = await self._parse(text)
+                return ActionOutput(output=output, raw=text, messages=self.messages, tool_results=self.tool_results,
+                                    usage=self.usage, steps=step, prompt=prompt)
+            raise NoAnswerError(
+                f"action {action.name!r} gave no final answer within max_steps={action.max_steps}; raise max_steps, "
+                "or check the trajectory (error.trajectory) for a tool that keeps failing",
+                trajectory=self.messages, limit="max_steps")
+        finally:
+            ctx.offered_tools = previous
+
+    def format_turn(self) -> Message:
+        """The user turn asking for the final answer in the output format once the tool phase is over:
+        the request, what the tools returned (bounded), then ``FORMAT_TURN``."""
+        parts = [f"The request:\n{self.prompt}"]
+        recap = _recap(self.calls, self.tool_results[-RECAP_RESULTS:])
+        if recap:
+            parts.append(f"What the tools returned:\n{recap}")
+        parts.append(self.action._format_turn)
+        return Message(role="user", content="\n\n".join(parts))
+
+    def _restated(self, turn: ToolTurn) -> bool:
+        """Every call of ``turn`` repeats one that already succeeded (and none is malformed)."""
+        return bool(turn.calls) and not turn.errors and all(call_key(c) in self.succeeded for c in turn.calls)
+
+    async def _parse(self, text: str) -> Any:
+        action = self.action
+        try:
+            return await offloop.parse(action.parse, text)
+        except ParseError:
+            if not action.repair:
+                raise
+        values = await action._parser.aparse_with_repair(
+            text, action.output_spec, self.llm, self.ctx, **action._parse_options)
+        return zfields.convert(values, action.output_spec, raw=text)
+
+
+def _recap(calls: dict[str, ToolCall], results: Sequence[ToolResult]) -> str:
+    """One line per tool result: its call (name and arguments) and what it returned."""
+    if not results:
+        return ""
+    lines = []
+    for r in results:
+        call = calls.get(r.call_id)
+        args = "" if call is None else _clip(msgspec.json.encode(call.arguments).decode())
+        outcome = "returned" if r.state == "success" else f"failed ({r.state}):"
+        lines.append(f"- {r.name}({args}) {outcome} {_clip(r.content or '')}")
+    return "\n".join(lines)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= RECAP_CHARS else text[:RECAP_CHARS] + " [...]"

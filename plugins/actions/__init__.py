@@ -16,7 +16,7 @@ from zagent.agentkit.lazy import lazy_exports
 
 _EXPORTS = {
     "Action": "action", "CustomizeAction": "action", "ActionOutput": "actionrun",
-    "Agent": "agent", "AgentResult": "agent",
+    "Agent": "agent", "AgentResult": "agentresult",
     "CustomizeAgent": "customize", "AgentSpec": "customize",
     "ContextExtraction": "extraction",
     "HumanAgent": "human", "HumanAction": "human", "HumanRequest": "human",

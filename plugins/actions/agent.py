@@ -5,7 +5,8 @@ extracts missing inputs from recent messages (``ContextExtraction``), runs the
 action, wraps the typed output in a result message recorded in memory
 (agent, action, prompt, timing, usage) and returns an ``AgentResult``.
 ``acall``/``__call__`` run the default action. Everything per call lives in
-the call; the agent itself may be called concurrently.
+the call; the agent itself may be called concurrently. Its memory is in
+``agentmemory.py``, its result type in ``agentresult.py``.
 """
 
 from __future__ import annotations
@@ -22,58 +23,19 @@ from zagent._trust.limits import check_inputs
 from zagent import LLM
 from zagent._model.llm import to_messages
 from zagent import run_sync
-from zagent.types import Message, ToolResult, Usage
+from zagent.types import Message
 
 from .action import Action
 from .actionrun import ActionOutput
+from .agentmemory import AgentMemory
+from .agentresult import AgentResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
 
-@attrs.frozen(repr=False)
-class AgentResult:
-    """The result of one agent call. Output fields read as attributes: ``result.answer``.
-
-    :ivar output: the typed output (a msgspec Struct of the action's output fields).
-    :ivar message: the result message recorded in memory.
-    :ivar trajectory: every message of the run (prompt, tool calls, tool results, reply).
-    """
-
-    output: Any
-    message: Message
-    agent: str
-    action: str
-    usage: Usage
-    duration: float
-    steps: int
-    trajectory: list[Message]
-    tool_results: list[ToolResult]
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            return getattr(object.__getattribute__(self, "output"), name)
-        except AttributeError:
-            raise AttributeError(f"{type(self).__name__} has no field {name!r}") from None
-
-    @property
-    def content(self) -> str:
-        """The output's ``content`` field when it has one (an agent declaring no outputs: the reply's
-        text), else the result message's text (the output as JSON)."""
-        value = getattr(object.__getattribute__(self, "output"), "content", None)
-        return value if isinstance(value, str) else self.message.content or ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The output fields as plain data."""
-        return msgspec.to_builtins(self.output)
-
-    def __repr__(self) -> str:
-        return f"<AgentResult {self.agent}.{self.action} {self.to_dict()!r}>"
-
 
 @attrs.define(repr=False, eq=False, kw_only=True, slots=False)
-class Agent:
+class Agent(AgentMemory):
     """An agent: named actions, memory, an LLM (``llm`` or ``llm_config``, consistent if both).
 
     :ivar memory_size: short-term memory keeps the last ``memory_size`` messages (``None``: all).
@@ -147,13 +109,13 @@ class Agent:
 
     async def aexecute(
         self, action_name: Optional[str] = None, *, msgs: Optional[Sequence[Any]] = None,
-        inputs: Optional[dict[str, Any]] = None, ctx: Optional["RunContext"] = None,
+        inputs: Optional[dict[str, Any]] = None, ctx: Optional["RunContext[Any]"] = None,
     ) -> AgentResult:
         """Run one action (see the module docstring) and return its ``AgentResult``."""
         return await self._begin(action_name, msgs, inputs, ctx)
 
     def _begin(self, action_name: Optional[str], msgs: Optional[Sequence[Any]], inputs: Optional[dict[str, Any]],
-               caller: Optional["RunContext"]) -> Awaitable[AgentResult]:
+               caller: Optional["RunContext[Any]"]) -> Awaitable[AgentResult]:
         """Check the call and make its context; the run to await. Without a caller's run and without event
         observers that is the run's own coroutine: one level less in the await chain, which is resumed at
         every wait of every HTTP call."""
@@ -171,7 +133,7 @@ class Agent:
         return self._framed(action, msgs, dict(inputs or {}), ctx, started, events, caller)
 
     async def _framed(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
-                      ctx: "RunContext", started: float, events: bool, caller: Optional["RunContext"]) -> AgentResult:
+                      ctx: "RunContext[Any]", started: float, events: bool, caller: Optional["RunContext[Any]"]) -> AgentResult:
         """The run, with events on framed by ``run_start`` and a ``run_end`` that also ends a failed or
         cancelled run's span; what it spent is added to the caller's run, if any."""
         try:
@@ -193,7 +155,7 @@ class Agent:
                 caller.add_usage(ctx.usage)  # what this agent spent counts in the caller's run too
 
     async def _work(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
-                    ctx: "RunContext", started: float, events: bool) -> AgentResult:
+                    ctx: "RunContext[Any]", started: float, events: bool) -> AgentResult:
         if msgs:
             await self._remember(to_messages(msgs))
         asked = Message(role="user", content=_json(inputs), name=self.name,
@@ -278,7 +240,7 @@ class Agent:
         return self.system_prompt or DIRECT_SYSTEM
 
     async def achat(self, user_input: str, history: Optional[Sequence[Any]] = None,
-                    use_react: Optional[bool] = None, *, ctx: Optional["RunContext"] = None,
+                    use_react: Optional[bool] = None, *, ctx: Optional["RunContext[Any]"] = None,
                     session: Any = None) -> Any:
         """Answer a chat turn directly, or with the ReAct loop over this agent's tools; an ``AgentResponse``.
 
@@ -291,7 +253,7 @@ class Agent:
         return await achat(self, user_input, history, use_react, ctx=ctx, session=session)
 
     def chat(self, user_input: str, history: Optional[Sequence[Any]] = None,
-             use_react: Optional[bool] = None, *, ctx: Optional["RunContext"] = None, session: Any = None) -> Any:
+             use_react: Optional[bool] = None, *, ctx: Optional["RunContext[Any]"] = None, session: Any = None) -> Any:
         """Sync twin of ``achat``."""
         return run_sync(self.achat(user_input, history, use_react, ctx=ctx, session=session))
 
@@ -300,7 +262,7 @@ class Agent:
         return [Message(role=m.role, content=m.content) for m in self.messages
                 if m.role in ("user", "assistant") and m.content and m.metadata.get("kind") != "inputs"]
 
-    async def _react(self, user_input: str, past: list[Message], ctx: "RunContext") -> Any:
+    async def _react(self, user_input: str, past: list[Message], ctx: "RunContext[Any]") -> Any:
         from .chat import react_through_kernel
 
         return await react_through_kernel(self, user_input, past, ctx)
@@ -342,7 +304,7 @@ class Agent:
 
         return sync_stream(self.astream(**inputs))
 
-    async def _extract(self, action: Action, ctx: "RunContext", missing: Sequence[str]) -> dict[str, Any]:
+    async def _extract(self, action: Action, ctx: "RunContext[Any]", missing: Sequence[str]) -> dict[str, Any]:
         from .extraction import ContextExtraction
 
         messages = self._memory[-self.context_messages:]
@@ -356,59 +318,6 @@ class Agent:
                 f"agent {self.name!r}: action {action.name!r} needs input(s) {', '.join(still)}, which were not "
                 "given and could not be found in the recent messages; pass them as inputs")
         return found
-
-    # -- memory -------------------------------------------------------------------
-
-    @property
-    def messages(self) -> list[Message]:
-        """Short-term memory, oldest first (a copy)."""
-        return list(self._memory)
-
-    async def _remember(self, messages: list[Message]) -> None:
-        self._keep(messages)
-        if self.use_long_term_memory:
-            await self._long_term().aadd(self.namespace, messages)
-
-    def _keep(self, messages: list[Message]) -> None:
-        """``_remember`` in short-term memory only (without long-term memory there is nothing to await)."""
-        memory = self._memory
-        if self.memory_chars is not None:
-            messages = [cut_message(m, self.memory_chars) for m in messages]
-        memory.extend(messages)
-        if self.memory_size is not None and len(memory) > self.memory_size:
-            del memory[: len(memory) - self.memory_size]
-
-    @property
-    def namespace(self) -> str:
-        """Where long-term memory keeps this agent's messages: its name, or ``name/session`` when
-        ``long_term_memory={"session": ...}`` is set."""
-        session = (self.long_term_memory or {}).get("session")
-        root = self.memory_key or self.name
-        return f"{root}/{session}" if session else root
-
-    async def arecall(self, text: str, limit: int = 10) -> list[Message]:
-        """Messages from this agent's long-term memory matching ``text``, best first (full-text search;
-        empty ``text``: the newest). Empty without long-term memory."""
-        if not self.use_long_term_memory:
-            return []
-        return list(await self._long_term().asearch(self.namespace, text, limit))
-
-    def recall(self, text: str, limit: int = 10) -> list[Message]:
-        """Sync twin of ``arecall``."""
-        return run_sync(self.arecall(text, limit))
-
-    def _long_term(self) -> Any:
-        if self._ltm is None:
-            opts = dict(self.long_term_memory or {})
-            opts.pop("session", None)
-            self._ltm = self.kernel.memory(opts.pop("name", "sqlite"), **opts)
-        return self._ltm
-
-    def clear_memory(self, *, long_term: bool = False) -> None:
-        """Forget the short-term memory (and the long-term namespace of this agent if asked)."""
-        self._memory.clear()
-        if long_term and self.use_long_term_memory:
-            self._long_term().clear(self.namespace)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} llm={self.llm!r} actions={self.action_names}>"
@@ -442,14 +351,6 @@ def _resolve_llm(kernel: "Kernel", llm: Any, llm_config: Optional[dict[str, Any]
         model = "fallback:" + ",".join(m if isinstance(m, str) else str((m or {}).get("model")) for m in model)
     resolved = kernel.llm(model, **options)
     return resolved, {"model": resolved.name, **options}
-
-
-def cut_message(message: Message, limit: int) -> Message:
-    """``message`` with its text cut to ``limit`` characters, the last three "..." (crewai's history cut)."""
-    text = message.content
-    if text is None or len(text) <= limit:
-        return message
-    return msgspec.structs.replace(message, content=text[:max(limit - 3, 0)] + "..." if limit > 3 else text[:limit])
 
 
 _encoder = msgspec.json.Encoder(enc_hook=repr)

@@ -1,0 +1,90 @@
+"""``AgentMemory``: an ``Agent``'s short-term memory (the last messages, each maybe cut) and its optional
+long-term memory (every message whole, in ``kernel.memory(...)``, searched by ``recall``).
+
+``cut_message`` is the short-term cut (crewai's history cut: the last three characters "...").
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+import msgspec
+
+from zagent import run_sync
+from zagent.types import Message
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+
+
+class AgentMemory:
+    """The memory of an ``Agent`` (a base of it; its fields are declared on ``Agent``)."""
+
+    kernel: "Kernel"
+    name: str
+    memory_size: Optional[int]
+    memory_chars: Optional[int]
+    use_long_term_memory: bool
+    long_term_memory: Optional[dict[str, Any]]
+    memory_key: Optional[str]
+    _memory: list[Message]
+    _ltm: Any
+
+    @property
+    def messages(self) -> list[Message]:
+        """Short-term memory, oldest first (a copy)."""
+        return list(self._memory)
+
+    async def _remember(self, messages: list[Message]) -> None:
+        self._keep(messages)
+        if self.use_long_term_memory:
+            await self._long_term().aadd(self.namespace, messages)
+
+    def _keep(self, messages: list[Message]) -> None:
+        """``_remember`` in short-term memory only (without long-term memory there is nothing to await)."""
+        memory = self._memory
+        if self.memory_chars is not None:
+            messages = [cut_message(m, self.memory_chars) for m in messages]
+        memory.extend(messages)
+        if self.memory_size is not None and len(memory) > self.memory_size:
+            del memory[: len(memory) - self.memory_size]
+
+    @property
+    def namespace(self) -> str:
+        """Where long-term memory keeps this agent's messages: its name, or ``name/session`` when
+        ``long_term_memory={"session": ...}`` is set."""
+        session = (self.long_term_memory or {}).get("session")
+        root = self.memory_key or self.name
+        return f"{root}/{session}" if session else root
+
+    async def arecall(self, text: str, limit: int = 10) -> list[Message]:
+        """Messages from this agent's long-term memory matching ``text``, best first (full-text search;
+        empty ``text``: the newest). Empty without long-term memory."""
+        if not self.use_long_term_memory:
+            return []
+        return list(await self._long_term().asearch(self.namespace, text, limit))
+
+    def recall(self, text: str, limit: int = 10) -> list[Message]:
+        """Sync twin of ``arecall``."""
+        return run_sync(self.arecall(text, limit))
+
+    def _long_term(self) -> Any:
+        if self._ltm is None:
+            opts = dict(self.long_term_memory or {})
+            opts.pop("session", None)
+            self._ltm = self.kernel.memory(opts.pop("name", "sqlite"), **opts)
+        return self._ltm
+
+    def clear_memory(self, *, long_term: bool = False) -> None:
+        """Forget the short-term memory (and the long-term namespace of this agent if asked)."""
+        self._memory.clear()
+        if long_term and self.use_long_term_memory:
+            self._long_term().clear(self.namespace)
+
+
+def cut_message(message: Message, limit: int) -> Message:
+    """``message`` with its text cut to ``limit`` characters, the last three "..." (crewai's history cut)."""
+    text = message.content
+    if text is None or len(text) <= limit:
+        return message
+    return msgspec.structs.replace(message, content=text[:max(limit - 3, 0)] + "..." if limit > 3 else text[:limit])

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 
+from .patches import FULL_BASE, rebuild
+
 if TYPE_CHECKING:
     import sqlite3
 
@@ -30,7 +32,7 @@ class CheckpointChain:
 
     def chain(self, run_id: str) -> Optional[tuple[list[ChainRow], bytes]]:
         """``(rows, latest state bytes)`` of ``run_id``, or ``None`` when it has no checkpoint."""
-        from .checkpoints import _BASE, _check_run_id, _rebuild
+        from .checkpoints import _check_run_id
 
         _check_run_id(run_id)
 
@@ -39,9 +41,9 @@ class CheckpointChain:
                              "LIMIT 1", (run_id,)).fetchone()
             if last is None:
                 return None
-            base = last[0] if not last[2] else c.execute(_BASE, (run_id, last[0])).fetchone()[0]
+            base = last[0] if not last[2] else c.execute(FULL_BASE, (run_id, last[0])).fetchone()[0]
             rows = c.execute(_ROWS, (run_id, last[0] if base is None else base)).fetchall()
-            state = _rebuild(c, run_id, last[0]) if last[2] else bytes(last[1])
+            state = rebuild(c, run_id, last[0]) if last[2] else bytes(last[1])
             return [(r[0], r[1], bytes(r[2]), bool(r[3]), _metadata(r[4])) for r in rows], state
 
         return self.db.read(read)

@@ -53,7 +53,8 @@ latest step is always kept; older steps are for looking back a little
 When the window starts on a patch, the full save it builds on and the patches between
 are kept too, so every kept step still loads.
 Pruning by age (``older_than``) is never automatic: ``prune()`` or
-``zagent memory prune``.
+``zagent memory prune``. Patches are checked, applied and rebuilt in
+``patches.py``.
 """
 
 from __future__ import annotations
@@ -71,31 +72,13 @@ from zagent import ConfigError
 from .chain import CheckpointChain
 from .database import Database
 from .paths import resolve
-from .errors import StoreError
+from .patches import FULL_BASE, check_patch, patch_decoder, rebuild
 from .records import RunInfo, check_count
 
 DEFAULT_KEEP_LAST = 10
 
 _INSERT = ("INSERT OR REPLACE INTO checkpoints (run_id, step, kind, created, state, metadata, patch) "
            "VALUES (?, ?, ?, ?, ?, ?, ?)")
-_BASE = ("SELECT max(step) FROM checkpoints INDEXED BY checkpoints_full "
-         "WHERE run_id = ? AND step <= ? AND patch = 0")  # the newest full save at or below a step
-_PATCH_KEYS = frozenset({"after", "set", "extend", "update", "lengths", "extend_in", "lengths_in"})
-
-
-class _Patch(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
-    """A saved patch (see ``CheckpointStore.save_patch``)."""
-
-    after: int
-    set: dict[str, Any] = {}
-    extend: dict[str, list[Any]] = {}
-    update: dict[str, dict[str, Any]] = {}
-    lengths: dict[str, int] = {}
-    extend_in: dict[str, dict[str, list[Any]]] = {}  # since schema version 4
-    lengths_in: dict[str, dict[str, int]] = {}
-
-
-_patch_decoder = msgspec.json.Decoder(_Patch)
 _LIST = """
 SELECT run_id, kind, max(step), count(*), min(created), max(created),
        (SELECT metadata FROM checkpoints c2 WHERE c2.run_id = c.run_id ORDER BY step DESC LIMIT 1)
@@ -142,13 +125,13 @@ class CheckpointStore(CheckpointChain):
         check_count(step, "step")
         if isinstance(patch, (bytes, bytearray, memoryview)):
             try:
-                after = _patch_decoder.decode(patch).after
+                after = patch_decoder.decode(patch).after
             except msgspec.DecodeError as exc:
                 raise ConfigError(f"checkpoint patch bytes are not a patch object: {exc}") from None
             if not 0 <= after < step:
                 raise ConfigError(f"a checkpoint patch's 'after' must be a step below {step}, got {after}")
         else:
-            after = _check_patch(patch, step)
+            after = check_patch(patch, step)
         row = (run_id, step, _check_kind(kind), time.time(), _encode_state(patch), _encode_metadata(metadata), 1)
 
         def write(c: Any) -> None:
@@ -172,7 +155,7 @@ class CheckpointStore(CheckpointChain):
                             (run_id,)).fetchone()
             if row is None:
                 return None
-            return row[0], (_rebuild(c, run_id, row[0]) if row[2] else bytes(row[1]))
+            return row[0], (rebuild(c, run_id, row[0]) if row[2] else bytes(row[1]))
 
         return self.db.read(read)
 
@@ -184,7 +167,7 @@ class CheckpointStore(CheckpointChain):
             row = c.execute("SELECT state, patch FROM checkpoints WHERE run_id = ? AND step = ?", args).fetchone()
             if row is None:
                 return None
-            return _rebuild(c, run_id, step) if row[1] else bytes(row[0])
+            return rebuild(c, run_id, step) if row[1] else bytes(row[0])
 
         return self.db.read(read)
 
@@ -285,94 +268,9 @@ def _trim(c: Any, run_id: str, keep_last: int) -> int:
                     "ORDER BY step DESC LIMIT 1 OFFSET ?", (run_id, keep_last - 1)).fetchone()
     if row is None:
         return 0
-    base = c.execute(_BASE, (run_id, row[0])).fetchone()[0]
+    base = c.execute(FULL_BASE, (run_id, row[0])).fetchone()[0]
     return c.execute("DELETE FROM checkpoints WHERE run_id = ? AND step < ?",
                      (run_id, row[0] if base is None else base)).rowcount
-
-
-def _rebuild(c: Any, run_id: str, step: int) -> bytes:
-    """The full state of patch step ``step``: the last full save before it with the patches since applied."""
-    base = c.execute(_BASE, (run_id, step)).fetchone()[0]
-    if base is None:
-        raise StoreError(f"checkpoint {step} of run {run_id!r} is a patch and the full checkpoint it builds on "
-                         "is gone (deleted by hand?); the run cannot be restored from this file")
-    rows = c.execute("SELECT step, state, patch FROM checkpoints WHERE run_id = ? AND step >= ? AND step <= ? "
-                     "ORDER BY step", (run_id, base, step)).fetchall()
-    try:
-        state = msgspec.json.decode(rows[0][1])
-    except msgspec.DecodeError:
-        state = None
-    if not isinstance(state, dict):
-        raise StoreError(f"checkpoint {base} of run {run_id!r} is not a JSON object, so the patches after it "
-                         "cannot be applied; the run cannot be restored from this file")
-    previous = base
-    for at, raw, _ in rows[1:]:
-        try:
-            patch = _patch_decoder.decode(raw)
-        except msgspec.DecodeError as exc:
-            raise StoreError(f"checkpoint {at} of run {run_id!r} is a damaged patch ({exc})") from None
-        if patch.after != previous:
-            raise StoreError(f"checkpoint {at} of run {run_id!r} patches step {patch.after}, but the step before "
-                             f"it is {previous}; the run cannot be restored from this file")
-        _apply(state, patch, run_id, at)
-        previous = at
-    return msgspec.json.encode(state)
-
-
-def _apply(state: dict[str, Any], patch: _Patch, run_id: str, step: int) -> None:
-    state.update(patch.set)
-    for key, items in patch.extend.items():
-        current = state.get(key, [])
-        if not isinstance(current, list) or (key in patch.lengths and len(current) != patch.lengths[key]):
-            raise StoreError(f"checkpoint {step} of run {run_id!r} extends {key!r} from length "
-                             f"{patch.lengths.get(key)} but the state before it does not match; the run cannot be "
-                             "restored from this file")
-        current.extend(items)  # decoded afresh from the file: safe to grow in place
-        state[key] = current
-    for key, entries in patch.update.items():
-        current = state.get(key, {})
-        if not isinstance(current, dict):
-            raise StoreError(f"checkpoint {step} of run {run_id!r} updates {key!r}, which is not an object")
-        current.update(entries)
-        state[key] = current
-    for key, lists in patch.extend_in.items():
-        target = state.get(key, {})
-        if not isinstance(target, dict):
-            raise StoreError(f"checkpoint {step} of run {run_id!r} appends to lists inside {key!r}, which is not "
-                             "an object; the run cannot be restored from this file")
-        lengths = patch.lengths_in.get(key, {})
-        for name, items in lists.items():
-            current = target.get(name, [])
-            if not isinstance(current, list) or (name in lengths and len(current) != lengths[name]):
-                raise StoreError(f"checkpoint {step} of run {run_id!r} extends {key!r}[{name!r}] from length "
-                                 f"{lengths.get(name)} but the state before it does not match; the run cannot be "
-                                 "restored from this file")
-            current.extend(items)
-            target[name] = current
-        state[key] = target
-
-
-def _check_patch(patch: Any, step: int) -> int:
-    if not isinstance(patch, dict) or not set(patch) <= _PATCH_KEYS:
-        extra = sorted(set(patch) - _PATCH_KEYS) if isinstance(patch, dict) else type(patch).__name__
-        raise ConfigError(f"a checkpoint patch is a dict with keys {sorted(_PATCH_KEYS)}, got {extra!r}")
-    after = patch.get("after")
-    if isinstance(after, bool) or not isinstance(after, int) or not 0 <= after < step:
-        raise ConfigError(f"a checkpoint patch needs 'after': the step it builds on (an int below {step}), "
-                          f"got {after!r}")
-    for key in ("set", "extend", "update", "lengths", "extend_in", "lengths_in"):
-        if not isinstance(patch.get(key, {}), dict):
-            raise ConfigError(f"checkpoint patch {key!r} must be a dict keyed by state field")
-    for field, lists in patch.get("extend_in", {}).items():
-        if not isinstance(lists, dict) or not all(isinstance(items, list) for items in lists.values()):
-            raise ConfigError(f"checkpoint patch 'extend_in'[{field!r}] must be a dict of lists (the items to "
-                              f"append to each list in that field), got {lists!r}")
-    for field, lengths in patch.get("lengths_in", {}).items():
-        if not isinstance(lengths, dict) or not all(
-                isinstance(n, int) and not isinstance(n, bool) for n in lengths.values()):
-            raise ConfigError(f"checkpoint patch 'lengths_in'[{field!r}] must be a dict of ints (each list's "
-                              f"length before the append), got {lengths!r}")
-    return after
 
 
 def _encode_state(state: Any) -> bytes:

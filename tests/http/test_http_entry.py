@@ -16,7 +16,7 @@ from httpcore._async.connection_pool import AsyncPoolRequest
 
 from tests.servers import openai_server
 from zagent.providerkit import HttpClient
-from zagent.providerkit import client as client_module
+from zagent.providerkit import clients as clients_module
 from zagent.providerkit.entry import Claim, guard_for
 from zagent._trust.secrets import Secret
 
@@ -55,7 +55,7 @@ def test_a_wide_burst_never_fails_over_in_the_pool(failovers, monkeypatch):
     idle connection to every request that arrives before the first of them starts using it)."""
     async def go(guarded: bool):
         if not guarded:
-            monkeypatch.setattr(client_module, "guard_for", lambda mod, client: None)
+            monkeypatch.setattr(clients_module, "guard_for", lambda mod, client: None)
         with openai_server.OpenAIServer(key="sk-test") as server:
             http = _http(server.url)
             try:
@@ -136,7 +136,7 @@ def test_an_unguarded_user_transport_runs_requests_side_by_side():
 @pytest.mark.timeout(60)
 def test_a_guarded_client_whose_pool_never_traces_is_unguarded_after_one_request(monkeypatch):
     """If a request gets through a guarded client without one trace event, later requests are not serialized."""
-    monkeypatch.setattr(client_module, "guard_for", lambda mod, client: asyncio.Lock())
+    monkeypatch.setattr(clients_module, "guard_for", lambda mod, client: asyncio.Lock())
 
     async def go():
         user = httpx.AsyncClient(transport=_gathering_transport(1))

@@ -97,8 +97,11 @@ class Models:
         return bound
 
     def _check_paths(self, owner: Any, spec: str, options: dict[str, Any]) -> None:
+        """An untrusted spec's model: its paths stay in its folder, its numbers in bounds, no prices."""
+        from .._trust.sizes import check_llm_options
         from .._trust.specpaths import check_option_paths
 
+        check_llm_options(spec, options)
         factory = self.registries["providers"].get(spec.partition(":")[0])
         check_option_paths(factory, spec, options, owner)
 

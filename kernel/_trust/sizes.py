@@ -6,7 +6,10 @@ billion model calls on the user's key, ``max_tool_call_concurrency: 0`` a run th
 walks a converted spec (a ``msgspec.Struct``: its fields, nested Structs and lists of them, and the
 ``termination`` / ``selection`` mappings of a group chat) and refuses, with a ``ConfigError`` naming the key,
 its value and the range, any count of ``SPEC_SIZES`` that is not a whole number in its range. ``None``
-(the key's "no limit" where it has one) stays allowed. Once per spec load; never per call.
+(the key's "no limit" where it has one) stays allowed. Numbers that need not be whole (``max_seconds``,
+``busy_timeout``) are in ``SPEC_NUMBERS``; a NaN or an infinity is out of every range. The mappings walked
+besides Structs: a group chat's ``termination`` and ``selection``, an agent's ``long_term_memory``. Once per
+spec load; never per call.
 
 The ranges are far beyond any real agent (a run of 1,000 ReAct iterations, a chat of 1,000 rounds); an app
 that wants more sets the value in Python (``ReActLoop(max_iterations=...)``), which is not checked here.
@@ -26,7 +29,7 @@ from typing import Any, Optional
 
 from ..errors import ConfigError
 
-__all__ = ["APP_ONLY_OPTIONS", "LLM_NUMBERS", "SPEC_SIZES", "check_llm_options", "check_sizes", "size_problem"]
+__all__ = ["APP_ONLY_OPTIONS", "LLM_NUMBERS", "SPEC_NUMBERS", "SPEC_SIZES", "check_llm_options", "check_sizes", "size_problem"]
 
 #: spec key -> (lowest, highest) whole number it may be
 SPEC_SIZES: dict[str, tuple[int, int]] = {
@@ -43,6 +46,17 @@ SPEC_SIZES: dict[str, tuple[int, int]] = {
     "retries": (0, 100),
     "history_limit": (0, 10_000),
     "judge_every": (1, 1000),
+    "max_loops": (0, 1000),
+    "max_tokens": (1, 10**9),  # a group chat's token budget (termination)
+    "max_bytes": (4096, 2**40),  # long_term_memory
+    "common_min": (0, 10**9),
+    "max_postings": (1, 10**8),
+}
+#: spec key -> (lowest, highest) number (not only whole) it may be; ``None`` stays allowed
+SPEC_NUMBERS: dict[str, tuple[float, float]] = {
+    "max_seconds": (0.001, 86400),  # a group chat's time budget (termination)
+    "busy_timeout": (0, 600),  # long_term_memory: seconds to wait for another writer, per attempt
+    "common_ratio": (0, 1),
 }
 
 #: llm_config key -> (lowest, highest, whole number?, None allowed?): a spec's model options (the user's money,
@@ -84,7 +98,7 @@ LLM_NUMBERS: dict[str, tuple[float, float, bool, bool]] = {
 #: llm_config keys only the app sets (Python code, a trusted spec): the reported and budgeted cost is the app's
 APP_ONLY_OPTIONS = ("prices",)
 
-_NESTED = ("termination", "selection")
+_NESTED = ("termination", "selection", "long_term_memory")
 _OPTION_GROUPS = ("extra_body", "options", "thinking", "models", "generation_config")  # options inside options  # a group chat's mappings whose counts are checked too
 
 
@@ -165,8 +179,9 @@ def check_sizes(spec: Any, what: str) -> None:
         else:
             continue
         for key, value in pairs:
-            if key in SPEC_SIZES:
-                problem = size_problem(key, value)
+            if key in SPEC_SIZES or key in SPEC_NUMBERS:
+                problem = size_problem(key, value) if key in SPEC_SIZES else \
+                    number_problem(key, value, *SPEC_NUMBERS[key], False, True)
                 if problem is not None:
                     name = spec.get("name") if isinstance(spec, dict) else getattr(spec, "name", None)
                     raise ConfigError(f"{what} {name!r}: {where}{problem}; a spec's counts are bounded (they are "

@@ -169,7 +169,7 @@ class ReActAgent(Agent):
 
         return sync_stream(self.astream(task, **inputs))
 
-    async def _react(self, user_input: str, past: list[Message], ctx: Any) -> AgentResponse:
+    async def _react(self, user_input: Any, past: list[Message], ctx: Any) -> AgentResponse:
         if self.handoffs:
             from .handoff import chat_with_handoffs
 

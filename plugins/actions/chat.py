@@ -218,5 +218,4 @@ async def react_through_kernel(agent: "Agent", user_input: UserInput, past: list
     react.llm = agent.llm
     react.agent_config = dict(agent.agent_config)
     react.guardrails = dict(getattr(agent, "guardrails", None) or {})
-    loop = react.loop()
-    return response_of(await loop.arun(user_input, history=past, ctx=ctx))
+    return await react._react(user_input, past, ctx)  # the react type's own run (approvals in nodes included)

@@ -174,7 +174,9 @@ class ReActAgent(Agent):
             from .handoff import chat_with_handoffs
 
             return await chat_with_handoffs(self, user_input, past, ctx)
-        return response_of(await self.loop().arun(user_input, history=past, ctx=ctx))
+        from .asked import arun_asking  # in a workflow node or group-chat turn, approvals pause the whole run
+
+        return response_of(await arun_asking(self.loop(), user_input, past, ctx))
 
 
 def build_react(spec: dict[str, Any], kernel: "Kernel") -> ReActAgent:

@@ -26,6 +26,8 @@ from zagent import run_sync
 from zagent import Tool
 from zagent.types import Message
 
+from .asked import arun_asking
+
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
 
@@ -151,7 +153,7 @@ class Handoffs:
                 step = Hop(agent=agent.name, reason=reason)
                 trace.append(step)
                 try:
-                    result = await loop.arun(asked, history=past, ctx=agent_ctx)
+                    result = await arun_asking(loop, asked, past, agent_ctx)  # approvals in a node: interrupts
                 except RunAborted:
                     if pending.target is None:
                         raise

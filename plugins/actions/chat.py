@@ -218,4 +218,5 @@ async def react_through_kernel(agent: "Agent", user_input: UserInput, past: list
     react.llm = agent.llm
     react.agent_config = dict(agent.agent_config)
     react.guardrails = dict(getattr(agent, "guardrails", None) or {})
-    return await react._react(user_input, past, ctx)  # the react type's own run (approvals in nodes included)
+    response: AgentResponse = await react._react(user_input, past, ctx)  # the react type's own run
+    return response

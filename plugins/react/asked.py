@@ -61,7 +61,8 @@ async def arun_asking(loop: Any, turn: Any, history: Any, ctx: Any) -> Any:
                 paused.cancel()
             if run.done():
                 return run.result()
-            approve, deny = [], []
+            approve: list[str] = []
+            deny: list[str] = []
             try:
                 for call in [c for c in loop.state.pending if c.id in loop.state.awaiting_approval]:
                     (approve if _answer(scope, loop, call, loop._ctx) else deny).append(call.id)

@@ -180,8 +180,10 @@ def _run_chat(args: argparse.Namespace, kernel: Any, agent: Any) -> int:
         kernel.add_plugin(_Progress(), name="zagent-run-progress")
     response = agent.chat(message)
     if args.json:
-        print(msgspec.json.format(msgspec.json.encode({"content": response.content, "mode": response.mode,
-                                                       "questions": response.questions})).decode())
+        shown = {"content": response.content, "mode": response.mode, "questions": response.questions}
+        if response.metadata.get("answered_by"):  # a handoff: who answered
+            shown["answered_by"] = response.metadata["answered_by"]
+        print(msgspec.json.format(msgspec.json.encode(shown)).decode())
     else:
         print(response.content)
         for question in response.questions:

@@ -26,7 +26,7 @@ from zagent import run_sync
 from zagent import Tool
 from zagent.types import Message
 
-from .asked import arun_asking
+from zagent.plugins.actions.asked import arun_asking
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext

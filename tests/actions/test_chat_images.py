@@ -168,3 +168,11 @@ def test_a_session_keeps_the_image(kernel, tmp_path):
     agent.chat(Message.user("what is this?", image=PIXELS), session=session)
     items = session.get_items()
     assert items[0].parts[0].data == PIXELS and msgspec.json.encode(items[0])
+
+
+def test_a_streamed_react_run_takes_an_image(kernel):
+    """ReActAgent.stream(Message) runs on the message; the request carries its image, the answer comes last."""
+    agent = _react(kernel, ["a cat"])
+    events = list(agent.stream(Message.user("what is this?", image=PIXELS)))
+    assert events[-1].type == "result" and events[-1].result.content == "a cat"
+    assert [p.data for p in agent.llm.requests[0].messages[-1].parts] == [PIXELS]

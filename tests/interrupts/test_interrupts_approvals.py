@@ -168,3 +168,30 @@ def test_a_group_chat_speaker_gets_no_approval_from_an_answer_to_another_call(db
     again = GroupChat(kernel=k, agents=[ops], max_rounds=1, checkpoints=db).resume(paused.run_id, answer="yes")
     k.close()
     assert again.status == "paused" and runs == [] and '{"path":"/"}' in again.interrupts[0].question
+
+
+def test_an_agent_called_as_a_tool_in_a_node_pauses_the_node_too(db):
+    """A node's ReAct agent calls a worker agent as a tool; the worker's sensitive call waits on approval: the
+    workflow pauses asking about the worker's call (not an error result), and "yes" runs it on resume."""
+    runs = []
+
+    def build(worker_replies, boss_replies):
+        k = kernel_with_wipe(runs)
+        worker = k.agent({"type": "react", "name": "worker", "tools": ["wipe"]})
+        worker.llm = k.llm("scripted:worker", replies=worker_replies)
+        worker.as_tool()
+        boss = {"type": "react", "name": "boss", "tools": ["worker"]}
+        g = WorkFlowGraph.from_dict({"name": "ops", "goal": "clean up", "nodes": [
+            node("clean", ["goal"], ["answer"], [boss], description="clean up")], "edges": []})
+        return k, g, WorkFlowExecutor(kernel=k, llm=k.llm("scripted:boss", replies=boss_replies), checkpoints=db)
+
+    ask_worker = {"content": None, "tool_calls": [{"name": "worker", "arguments": {"task": "wipe the cache"}}]}
+    k, g, ex = build([call("/tmp/cache")], [ask_worker])
+    paused = ex.run(g, {"goal": "free disk space"}, run_id="wf2")
+    k.close()
+    assert paused.status == "paused" and runs == []
+    assert "agent \"worker\"" in paused.interrupts[0].question and "/tmp/cache" in paused.interrupts[0].question
+    k, g, ex = build([call("/tmp/cache"), "wiped"], [ask_worker, "the worker wiped the cache"])
+    result = ex.resume(g, "wf2", answer="yes")
+    k.close()
+    assert result.ok and result.outputs == {"answer": "the worker wiped the cache"} and runs == ["/tmp/cache"]

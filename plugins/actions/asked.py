@@ -1,6 +1,9 @@
 """A ReAct run inside a workflow node or a group-chat turn: a tool call awaiting a human's approval pauses the
 composite run, as a durable interrupt (``zagent.interrupt``), instead of waiting for ever.
 
+Used by the react plugin's ``ReActAgent`` chats and handoffs, and by chat agents called as tools
+(``astool``) inside a node or turn; ``loop`` is any ReAct loop (the react plugin's ``ReActLoop``).
+
 On its own a loop whose approver answered "later" (``None``) pauses and waits for ``loop.resume(approve=...)``.
 A node or turn has nobody to call that, so inside an interrupt scope (``zagent.agentkit.interrupts``:
 a workflow node, a group-chat turn) ``arun_asking`` watches the loop: when it pauses on approvals, each call
@@ -14,7 +17,8 @@ The answer binds to the call it was asked about (tool and canonical arguments, a
 ``zagent.agentkit.approvals``): the question's digest is kept in the run's shared counters (checkpointed
 with the composite run). When the re-run's model proposes another call, or the same tool with other
 arguments, the old answer is skipped and the new call is asked as a new interrupt, so an approval given
-for one call never runs another. Outside an interrupt scope the loop runs as usual.
+for one call never runs another. Outside an interrupt scope the loop runs as usual (an agent called as a tool there still ends with an error
+result, ``astool``: nobody could approve).
 """
 
 from __future__ import annotations

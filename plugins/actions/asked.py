@@ -2,7 +2,8 @@
 composite run, as a durable interrupt (``zagent.interrupt``), instead of waiting for ever.
 
 Used by the react plugin's ``ReActAgent`` chats and handoffs, and by chat agents called as tools
-(``astool``) inside a node or turn; ``loop`` is any ReAct loop (the react plugin's ``ReActLoop``).
+(``astool``) inside a node or turn; ``loop`` is the react plugin's ``ReActLoop`` (its ``on_pause`` callback
+says when it pauses).
 
 On its own a loop whose approver answered "later" (``None``) pauses and waits for ``loop.resume(approve=...)``.
 A node or turn has nobody to call that, so inside an interrupt scope (``zagent.agentkit.interrupts``:
@@ -55,16 +56,21 @@ async def arun_asking(loop: Any, turn: Any, history: Any, ctx: Any) -> Any:
     scope = scope_of(ctx)
     if scope is None:
         return await loop.arun(turn, history=history, ctx=ctx)
+    pause = asyncio.Event()
+    loop.on_pause = pause.set  # the loop says when it pauses (no polling)
     run = asyncio.ensure_future(loop.arun(turn, history=history, ctx=ctx))
     try:
         while True:
-            paused = asyncio.ensure_future(_paused_on_approval(loop))
+            paused = asyncio.ensure_future(pause.wait())
             try:
                 await asyncio.wait({run, paused}, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 paused.cancel()
             if run.done():
                 return run.result()
+            pause.clear()
+            if not loop._blocked_on_approval():  # paused for another reason (loop.pause()): its owner resumes it
+                continue
             approve: list[str] = []
             deny: list[str] = []
             try:
@@ -79,11 +85,6 @@ async def arun_asking(loop: Any, turn: Any, history: Any, ctx: Any) -> Any:
         if not run.done():
             run.cancel()
             await asyncio.gather(run, return_exceptions=True)
-
-
-async def _paused_on_approval(loop: Any) -> None:
-    while not (loop.status == "paused" and loop.state is not None and loop._blocked_on_approval()):
-        await asyncio.sleep(0.005)
 
 
 def question_of(agent: str, call: Any) -> tuple[str, str]:

@@ -107,6 +107,8 @@ class ReActLoop(Steps, ToolBatches):
     """Called with each text delta of the model's replies: the loop then streams (``llm.astream``)."""
     on_reasoning: Optional[Any] = None
     """Called with each reasoning delta while streaming (never part of the answer text)."""
+    on_pause: Optional[Any] = None
+    """Called (no arguments, on the run's event loop) each time the run pauses, once its checkpoint is written."""
 
     def __attrs_post_init__(self) -> None:
         check_on_error(self.on_error)
@@ -273,6 +275,8 @@ class ReActLoop(Steps, ToolBatches):
         state.status = "paused"
         await self._checkpoint()
         await self._emit("paused", step=state.step, awaiting_approval=list(state.awaiting_approval))
+        if self.on_pause is not None:
+            self.on_pause()
 
         def still_paused() -> bool:
             return control.pause_requested or self._blocked_on_approval()

@@ -26,7 +26,7 @@ from zagent._model.llm import new_call_id
 from zagent.agentkit.runkeys import BUDGET_COUNTS
 from zagent.agentkit.signing import read_latest, signer_of
 from zagent.errors import CheckpointError, ConfigError
-from zagent._runs.share import check_counts
+from zagent.agentkit.counters import check_counts
 
 from .state import ReActState, state_decoder
 

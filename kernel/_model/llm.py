@@ -16,14 +16,14 @@ import attrs
 import msgspec
 
 from ..errors import ConfigError
-from .inputs import MessagesIn, price_per_million, to_messages, to_tool_specs
+from .inputs import MessagesIn, to_messages, to_tool_specs
 from .run import COST_KEY, Direct
-from .replies import counted, new_call_id, parse_arguments, settle, unique_call_ids
+from .replies import counted, new_call_id, settle, unique_call_ids
 from ..types import Chunk, Completion, LLMRequest, ModelProfile, Usage
 
 # moved to replies.py / llminputs.py; importable from here as before
 __all__ = [
-    "COST_KEY", "LLM", "MessagesIn", "counted", "new_call_id", "parse_arguments", "price_per_million", "settle",
+    "COST_KEY", "LLM", "MessagesIn", "counted", "new_call_id", "settle",
     "to_messages", "to_tool_specs", "unique_call_ids",
 ]
 

@@ -77,11 +77,6 @@ def new_owner() -> int:
 _SPAN_PREFIX = f"span-{_prefix}-"
 
 
-def new_span_id() -> str:
-    """A short id, unique within this process (same scheme as run ids)."""
-    return _SPAN_PREFIX + str(next(_ids))
-
-
 def current_span_id(owner: Optional[int] = None) -> Optional[str]:
     """The id of the innermost span open in this task (of the kernel whose ``span_owner`` is given), or ``None``."""
     stack = _open.get()

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from ..errors import ConfigError
 
-__all__ = ["SPEC_SIZES", "check_sizes", "size_problem"]
+__all__ = ["SPEC_SIZES", "check_sizes", "size_problem", "whole_number"]
 
 #: spec key -> (lowest, highest) whole number it may be
 SPEC_SIZES: dict[str, tuple[int, int]] = {
@@ -40,14 +40,18 @@ SPEC_SIZES: dict[str, tuple[int, int]] = {
 _NESTED = ("termination", "selection")  # a group chat's mappings whose counts are checked too
 
 
+def whole_number(value: Any, low: int = 0, high: Optional[int] = None) -> bool:
+    """``value`` is an ``int`` (not a ``bool``) from ``low`` to ``high`` (no upper bound when ``None``)."""
+    return (isinstance(value, int) and not isinstance(value, bool) and value >= low
+            and (high is None or value <= high))
+
+
 def size_problem(key: str, value: Any) -> Optional[str]:
     """Why ``value`` is not a valid ``key`` (one of ``SPEC_SIZES``), or ``None``."""
     low, high = SPEC_SIZES[key]
-    if value is None:
+    if value is None or whole_number(value, low, high):
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        return f"{key} must be a whole number from {low} to {high}, got {value!r}"
-    return None
+    return f"{key} must be a whole number from {low} to {high}, got {value!r}"
 
 
 def check_sizes(spec: Any, what: str) -> None:

@@ -10,7 +10,7 @@ maps wire tool names back. ``new_call_id`` is for providers decoding a reply. Th
 
 from __future__ import annotations
 
-from typing import AsyncIterator, Literal, cast
+from typing import AsyncGenerator, AsyncIterator, Literal, cast
 
 import msgspec
 
@@ -88,7 +88,7 @@ async def aclose_stream(agen: AsyncIterator[Chunk]) -> None:
         await aclose()
 
 
-async def settled_stream(request: LLMRequest, agen: AsyncIterator[Chunk], think_tags: bool) -> AsyncIterator[Chunk]:
+async def settled_stream(request: LLMRequest, agen: AsyncIterator[Chunk], think_tags: bool) -> AsyncGenerator[Chunk, None]:
     """Stream text with think spans turned into ``reasoning`` chunks; the ``done`` completion settled."""
     splitter = ThinkStream() if think_tags else None
     try:
@@ -123,7 +123,7 @@ def counted(completion: Completion) -> Completion:
     return msgspec.structs.replace(completion, usage=usage, finish_reason=reason)
 
 
-async def renamed_stream(agen: AsyncIterator[Chunk], names: WireNames) -> AsyncIterator[Chunk]:
+async def renamed_stream(agen: AsyncIterator[Chunk], names: WireNames) -> AsyncGenerator[Chunk, None]:
     """A provider's stream with the wire tool names in its chunks mapped back to the offered ones."""
     try:
         async for chunk in agen:

@@ -1,8 +1,5 @@
-"""``RunContext``: per-run state handed to tools, rails and events.
-
-One ``RunContext`` per run (one agent call, one loop, one workflow). It grows by
-fields with defaults, never by new hook parameters. Plugins keep per-run
-state (budgets, counters) in ``stash`` under a key of their own.
+"""``RunContext``: per-run state handed to tools, rails and events. It grows by fields with defaults,
+never by new hook parameters.
 """
 
 from __future__ import annotations

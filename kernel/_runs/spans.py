@@ -83,12 +83,7 @@ def tag(type: str, data: dict[str, Any], owner: int = 0) -> tuple[Optional[str],
             parent = stack[-1].span_id
         else:
             parent = current_span_id(owner)
-        key = None
-        for name in KEYS:
-            value = data.get(name)
-            if value is not None:
-                key = (name, value)
-                break
+        key = _key(data)
         span_id = _SPAN_PREFIX + str(next(_ids))
         _open.set(stack + (OpenSpan(kind, span_id, parent, key, owner),))  # type: ignore[arg-type]
         return span_id, parent, _NO_ORPHANS

@@ -1,8 +1,7 @@
-"""The kernel's model factory behind ``Kernel.llm``: a ``"provider:model"`` string to a cached ``Model`` (the
-provider's ``LLM`` bound to the kernel, ``zagent._model.run``) carrying the profile overrides of the kernel's
-config; the models made are closed with the kernel. A provider factory runs inside ``building(stash)``:
-``shared_stash()`` is then the kernel's stash, where a provider finds what the kernel's models share (the
-rate limiters of ``zagent.providerkit``) at build time, so no model holds the kernel."""
+"""``Kernel.llm`` behind the facade: a ``"provider:model"`` string to a cached ``Model`` with the config's
+profile overrides; models are closed with the kernel. A provider factory runs inside ``building(stash)``, where
+``shared_stash()`` is the kernel's stash.
+"""
 
 from __future__ import annotations
 

@@ -29,7 +29,8 @@ from typing import Any, Optional
 
 from ..errors import ConfigError
 
-__all__ = ["APP_ONLY_OPTIONS", "LLM_NUMBERS", "SPEC_NUMBERS", "SPEC_SIZES", "check_llm_options", "check_sizes", "size_problem"]
+__all__ = ["APP_ONLY_OPTIONS", "LLM_NUMBERS", "SPEC_NUMBERS", "SPEC_SIZES", "check_llm_options", "check_sizes",
+           "number_problem", "size_problem", "whole_number"]
 
 #: spec key -> (lowest, highest) whole number it may be
 SPEC_SIZES: dict[str, tuple[int, int]] = {
@@ -98,18 +99,22 @@ LLM_NUMBERS: dict[str, tuple[float, float, bool, bool]] = {
 #: llm_config keys only the app sets (Python code, a trusted spec): the reported and budgeted cost is the app's
 APP_ONLY_OPTIONS = ("prices",)
 
-_NESTED = ("termination", "selection", "long_term_memory")
-_OPTION_GROUPS = ("extra_body", "options", "thinking", "models", "generation_config")  # options inside options  # a group chat's mappings whose counts are checked too
+_NESTED = ("termination", "selection", "long_term_memory")  # a spec's mappings whose counts are checked too
+_OPTION_GROUPS = ("extra_body", "options", "thinking", "models", "generation_config")  # options inside options
+
+
+def whole_number(value: Any, low: int = 0, high: Optional[int] = None) -> bool:
+    """``value`` is an ``int`` (not a ``bool``) from ``low`` to ``high`` (no upper bound when ``None``)."""
+    return (isinstance(value, int) and not isinstance(value, bool) and value >= low
+            and (high is None or value <= high))
 
 
 def size_problem(key: str, value: Any) -> Optional[str]:
     """Why ``value`` is not a valid ``key`` (one of ``SPEC_SIZES``), or ``None``."""
     low, high = SPEC_SIZES[key]
-    if value is None:
+    if value is None or whole_number(value, low, high):
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        return f"{key} must be a whole number from {low} to {high}, got {value!r}"
-    return None
+    return f"{key} must be a whole number from {low} to {high}, got {value!r}"
 
 
 def number_problem(key: str, value: Any, low: float, high: float, whole: bool, none_ok: bool) -> Optional[str]:

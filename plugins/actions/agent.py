@@ -20,7 +20,7 @@ from zagent.errors import ConfigError
 from zagent.agentkit.guardrails import check as check_guardrails
 from zagent._trust.limits import check_inputs
 from zagent import LLM
-from zagent._model.llm import to_messages
+from zagent._model.inputs import to_messages
 from zagent import run_sync
 from zagent.types import Message, ToolResult, Usage
 

@@ -53,7 +53,7 @@ from zagent.agentkit.interrupts import Asking, Interrupt, as_data, asking, bind
 from zagent.agentkit.signing import aread_latest, signer_of
 from zagent.agentkit.streaming import Streaming
 from zagent._runs.context import ASKING
-from zagent._runs.share import join
+from zagent.agentkit.counters import join
 from zagent.errors import CheckpointError, ConfigError, Interrupted, RunAborted
 from zagent._trust.limits import check_text
 from zagent import run_sync

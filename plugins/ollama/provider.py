@@ -217,7 +217,7 @@ def _message(m: Message) -> dict[str, Any]:
 
 def _images(m: Message) -> list[str]:
     """Ollama's ``images``: each image part's bytes as base64 (Ollama fetches no URLs)."""
-    from zagent._model.parts import b64
+    from zagent.providerkit import b64
 
     out = []
     for p in m.parts:

@@ -31,7 +31,7 @@ from typing import Any, Optional
 import msgspec
 from zagent import StashKey
 from zagent._runs.context import ASKING, ASKING_KEY
-from zagent._runs.share import RunCounter, shared_counter
+from zagent.agentkit.counters import RunCounter, shared_counter
 
 _canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
 

@@ -113,5 +113,12 @@ class LLM(Direct):
         """The URL this model's requests go to (``http.base_url`` of the HTTP providers), for telemetry."""
         return getattr(getattr(self, "http", None), "base_url", None)
 
+    def call_settings(self) -> dict[str, Any]:
+        """The request fields sent with every call unless the call gives its own (``temperature``,
+        ``max_tokens``... set when the model was built, e.g. in an agent file's ``llm_config``), for
+        telemetry: the HTTP providers' ``fields``; a provider that keeps them elsewhere overrides this."""
+        fields = getattr(self, "fields", None)
+        return dict(fields) if isinstance(fields, dict) else {}
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"

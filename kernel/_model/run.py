@@ -85,6 +85,9 @@ class Model:
     def endpoint(self) -> Optional[str]:
         return self.llm.endpoint()
 
+    def call_settings(self) -> dict[str, Any]:
+        return self.llm.call_settings()
+
     def __repr__(self) -> str:
         return repr(self.llm)
 
@@ -308,7 +311,7 @@ def stream_bare(llm: "LLM", request: LLMRequest) -> AsyncIterator[Chunk]:
 def _call_data(llm: "LLM", request: LLMRequest) -> dict[str, Any]:
     """What ``llm_start`` says of a call beyond the model (events on only): sampling settings, the server."""
     data: dict[str, Any] = {}
-    options = request.options
+    options = {**llm.call_settings(), **request.options}  # the model's own settings, then the call's
     for key in ("temperature", "top_p", "max_tokens"):
         if isinstance(options.get(key), (int, float)) and not isinstance(options.get(key), bool):
             data[key] = options[key]

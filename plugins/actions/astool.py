@@ -130,6 +130,14 @@ async def _chat(agent: Any, caller: "RunContext", arguments: dict[str, Any]) -> 
     if getattr(agent, "deps", None) is not None:
         ctx.deps = agent.deps
     loop = agent.loop()
+    from .asked import arun_asking, scope_of
+
+    if scope_of(ctx) is not None:  # in a workflow node or group-chat turn: an approval pauses the whole run
+        try:
+            asked = await arun_asking(loop, task, None, ctx)
+        finally:
+            caller.add_usage(ctx.usage)
+        return str(asked.content)
     run = asyncio.ensure_future(loop.arun(task, ctx=ctx))
     try:
         while not run.done():  # a loop paused for a human would wait for ever inside this tool call

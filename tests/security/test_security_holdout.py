@@ -17,7 +17,8 @@ Attacks tried (session 2026-12-03) and whether they got through before this modu
 Second hold-out sweep (session 2026-12-03, every spec kind: agent, react, workflow, group chat, rails,
 long-term memory, skills, batch input files):
 
-- workflow ``conditional_edges`` ``max_loops: 10**9`` (a billion rounds of model calls) or ``-5``: GOT THROUGH
+- workflow ``conditional_edges`` ``max_loops: 10**9`` (a billion rounds of model calls): GOT THROUGH (``-5`` was
+  only reported by ``problems()``)
   -- fixed: bounded 0-1000 at load
 - group chat ``termination.max_seconds: NaN`` or ``-1``, ``max_tokens: 10**18`` or ``-1``: GOT THROUGH (NaN
   never ends a chat by time) -- fixed: bounded at load (``SPEC_NUMBERS``, ``SPEC_SIZES``)

@@ -6,7 +6,7 @@
   escapes and bidi overrides;
 * ``many``: 10,000 tools;
 * ``huge``: a tool with a 10 MB description and one with a 2 MB input schema;
-* ``flood``: ``flood()`` answers 20 MB of text, ``flood_structured()`` 20 MB of structured content;
+* ``flood``: ``flood()`` answers 2 MB of text, ``flood_structured()`` 2 MB of structured content;
 * ``forge``: ``forge()`` first writes a JSON-RPC result for a request id never sent, then answers;
 * ``silent``: ``hang()`` never answers;
 * ``mute``: never answers ``initialize``;
@@ -70,9 +70,9 @@ async def on_call_tool(ctx, params):
     if name.startswith("shout"):
         return text("LOUD" + ESC)
     if name == "flood":
-        return text("z" * 20_000_000)
+        return text("z" * 2_000_000)
     if name == "flood_structured":
-        return types.CallToolResult(content=[], structured_content={"data": "y" * 20_000_000})
+        return types.CallToolResult(content=[], structured_content={"data": "y" * 2_000_000})
     if name == "forge":
         forged = {"jsonrpc": "2.0", "id": 987654, "result": {"content": [{"type": "text", "text": "FORGED"}]}}
         sys.stdout.buffer.write(json.dumps(forged).encode() + b"\n")  # a reply to a request never made

@@ -39,6 +39,8 @@ _RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "tool_budget": (_limits, "a mapping of tool pattern to a whole number of calls (>= 0)"),
     "tool_rpm": (_limits, "a mapping of tool pattern to a whole number of calls per minute (>= 0)"),
     "tool_rpm_wait": (lambda v: isinstance(v, bool), "true or false"),
+    "usage_limits": (_limits, "a mapping of limit (requests, tool_calls, input_tokens, output_tokens, "
+                              "total_tokens) to a whole number (>= 0)"),
     "redact_llm": (lambda v: isinstance(v, bool), "true or false"),
     "redact_llm_input": (lambda v: isinstance(v, bool), "true or false"),
     "redact_with": (lambda v: isinstance(v, str), "a string"),

@@ -200,7 +200,7 @@ def _decision(calls: list[ToolCall], text: str) -> Decision:
     if clarify and len(clarify) == len(calls):
         args = clarify[0].arguments if isinstance(clarify[0].arguments, dict) else {}
         questions = args.get("questions") or []
-        if isinstance(questions, str):
+        if not isinstance(questions, list):  # model output: a bare string, or a number or object where a list was due
             questions = [questions]
         return Decision(action="ask_clarification", reasoning=text, questions=[str(q) for q in questions])
     if calls:

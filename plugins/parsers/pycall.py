@@ -243,8 +243,14 @@ def _string_end(text: str, start: int) -> int:
     return len(text)
 
 
+#: the tools section's own placeholder (``a=<a>``): copied, it is no value, and stays unreadable
+_PLACEHOLDER = re.compile(r"<[^<>]*>")
+
+
 def _quote_bare(m: re.Match[str]) -> str:
     value = m.group(2).strip()
+    if _PLACEHOLDER.fullmatch(value):
+        return m.group(0)
     try:
         node = ast.parse(value, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):

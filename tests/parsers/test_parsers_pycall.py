@@ -131,6 +131,12 @@ def test_repair_never_evaluates_nor_reads_calls_in_prose(kernel):
     assert not prose.calls and not prose.errors
 
 
+def test_a_copied_placeholder_is_never_repaired_into_a_value(kernel):
+    """``[pay(receiver=<receiver>, amount=<amount>)]`` (the tools section's example, copied): no call runs."""
+    found = kernel.parser("pycall").extract("[pay(receiver=<receiver>, amount=<amount>, note=x)]")
+    assert not found.calls
+
+
 def test_the_strict_reader_the_baseline_uses_is_not_repaired():
     """``_parse`` (BFCL's own reading, the benchmark's hand-written baseline) still refuses unquoted dates."""
     from zagent.plugins.parsers.pycall import _parse

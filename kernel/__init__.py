@@ -7,7 +7,7 @@ plugins (``zagent.plugins``), found through the ``zagent`` entry-point group.
 
 Importing this package loads only the standard library, pluggy, attrs and
 msgspec; asyncio and httpx are imported on first use. The names below that
-need more (trust rules, run counters, media files) are imported on
+need more (trust rules, media files) are imported on
 first attribute access. This module, ``zagent.hookspecs``, ``zagent.errors``,
 ``zagent.types``, the kits and ``zagent.testing`` are the public surface
 (docs/architecture.md, PUBLIC); the ``_`` subpackages are private.
@@ -82,14 +82,12 @@ __all__ += ["ArgumentsError", "Masker", "StashKey", "current_span_id", "load_spe
 # Public names imported on first use (each module pulls in more than `import zagent` should).
 _LAZY = {
     "Trust": "._trust.imports", "trusting": "._trust.imports",
-    "RunCounter": "._runs.share", "shared_counter": "._runs.share",
     "MAX_INLINE_BYTES": "._model.parts", "read_part": "._model.parts",
 }
-__all__ += ["MAX_INLINE_BYTES", "RunCounter", "Trust", "read_part", "shared_counter", "trusting"]
+__all__ += ["MAX_INLINE_BYTES", "Trust", "read_part", "trusting"]
 
 if _TYPE_CHECKING:
     from ._model.parts import MAX_INLINE_BYTES, read_part
-    from ._runs.share import RunCounter, shared_counter
     from ._trust.imports import Trust, trusting
 
 

@@ -1,9 +1,5 @@
-"""The error hierarchy. Every message says what went wrong and what to do about it.
-
-All zagent errors derive from ``ZagentError``. Errors that carry data a caller
-needs (the raw reply of a ``ParseError``, the partial trajectory of a
-``NoAnswerError``, the HTTP status of a ``ProviderError``) keep it as
-attributes. Messages never contain secrets.
+"""The error hierarchy, all under ``ZagentError``; every message says what went wrong and what to do,
+carries the data a caller needs as attributes, and never contains secrets.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
 """``Kernel``: the facade an app holds: plugins, registries, look-ups, the tool path, events, lifecycle.
-
-One ``PluginManager`` per Kernel, no module-level state: several kernels live side by side in one
-process. Each job is a small module the facade delegates to (``loading``, ``models``, ``lookups``,
-``tooltable``, ``toolrun``, ``emitting``, ``spans``, ``closing``, ``toolpool``, ``sync``); plugins use
-the facade's methods, never ``registries``, ``hooks`` or ``pm`` (``tests/kernel/test_facade.py``).
-A plugin that fails to load is reported in ``Kernel.problems`` and skipped; ``strict=True`` (or
-``ZAGENT_STRICT=1``) raises ``PluginError`` instead. See docs/architecture.md.
+One ``PluginManager`` per kernel and no module-level state; plugins use the facade's methods, never
+``registries``, ``hooks`` or ``pm``.
 """
 
 from __future__ import annotations

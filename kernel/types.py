@@ -1,11 +1,5 @@
-"""Data that crosses a boundary: chat messages, tool calls, completions, stream chunks.
-
-Everything here is a msgspec ``Struct`` so it encodes to JSON, validates with
-``msgspec.convert`` and is cheap to build on the hot path. New fields must
-always get a default (msgspec schema evolution), so third-party code that
-builds these keeps working.
-
-This module imports nothing but msgspec and the standard library (``zagent.errors`` lazily, for part errors).
+"""Data that crosses a boundary: chat messages, tool calls, completions, stream chunks, as msgspec
+``Struct``s; a new field always has a default. Imports only msgspec and the standard library.
 """
 
 from __future__ import annotations

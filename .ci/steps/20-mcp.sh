@@ -16,3 +16,5 @@ if command -v timeout >/dev/null; then
 else
     python -m pytest -q contrib/zagent-mcp/tests
 fi
+echo "== running contrib/zagent-mcp/README.md's blocks (tests/docs, now that zagent-mcp is installed)"
+python -m pytest -q -p no:cacheprovider tests/docs/test_docs_snippets.py -k "zagent-mcp/README.md"

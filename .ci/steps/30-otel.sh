@@ -8,3 +8,5 @@ if command -v timeout >/dev/null; then
 else
     python -m pytest -q -p no:cacheprovider contrib/zagent-otel/tests
 fi
+echo "== running contrib/zagent-otel/README.md's blocks (tests/docs, now that zagent-otel is installed)"
+python -m pytest -q -p no:cacheprovider tests/docs/test_docs_snippets.py -k "zagent-otel/README.md"

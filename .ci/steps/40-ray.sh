@@ -11,4 +11,6 @@ else
     else
         python -m pytest -q contrib/zagent-ray/tests
     fi
+    echo "== running contrib/zagent-ray/README.md's blocks (tests/docs)"
+    python -m pytest -q -p no:cacheprovider tests/docs/test_docs_snippets.py -k "zagent-ray/README.md"
 fi

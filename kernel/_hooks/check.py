@@ -1,14 +1,5 @@
-"""Checks on a plugin's hook implementations, run when the plugin is registered.
-
-zagent calls hook implementations itself, one at a time (see ``runner.py``), so
-pluggy's wrapper machinery never runs: an implementation declared with
-``wrapper=True`` or ``hookwrapper=True`` would be called as a plain function
-and hand back a generator. Such a plugin is refused at registration with a
-``PluginError`` naming the plugin and the hook, as pluggy refuses an
-implementation whose argument names are not in the spec (that message is
-reworded here so it names the spec's arguments). An argument with a default is
-refused too: pluggy leaves those out of the call, so ``context=None`` (for
-``ctx``) would silently get ``None`` every time.
+"""Checks on a plugin's hook implementations at registration: wrappers, argument names not in the spec
+and arguments with defaults are refused with a ``PluginError`` naming the plugin and the hook.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""Finding plugins: a fast scan of installed ``zagent`` entry points.
-
-``importlib.metadata`` costs about 15 ms to import (email, zipfile, pathlib),
-which alone would break the ``Kernel()`` start-up budget. Entry points are
-plain INI files, so this module reads ``*.dist-info/entry_points.txt`` and
-``*.egg-info/entry_points.txt`` on ``sys.path`` directly (``os.scandir``, no
-import beyond ``os``/``sys``). The first distribution of a name on ``sys.path``
-wins, as with ``importlib.metadata``. Zipped eggs are not supported.
+"""Finding plugins: installed ``zagent`` entry points read from ``*.dist-info`` / ``*.egg-info``
+``entry_points.txt`` on ``sys.path`` (first distribution of a name wins; no zipped eggs).
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""``PluginLoader``: plugin discovery, registration and the registration hooks of one kernel.
-
-Handed the kernel's plugin manager, hook runner and registries (and the kernel
-only as the ``kernel`` argument registration hooks receive): entry points of
-group ``zagent`` filtered by ``ZAGENT_PLUGINS``/``ZAGENT_DISABLE_PLUGINS``
-before anything is imported, explicit plugins, hook-spec and hook checks
-(``hookcheck``), the registration hooks (each plugin's entries collected, then
-merged with clash checks: ``registry``), ``zagent_kernel_start``, and later
-``add_plugin``/``remove_plugin``. A plugin that fails is a ``PluginProblem`` (logged;
-``strict`` raises ``PluginError``).
+"""``PluginLoader``: plugin discovery (entry points filtered by ``ZAGENT_PLUGINS`` /
+``ZAGENT_DISABLE_PLUGINS``), registration, the registration hooks, ``zagent_kernel_start``, ``add_plugin`` and
+``remove_plugin`` of one kernel. A plugin that fails is a ``PluginProblem`` (``strict`` raises ``PluginError``).
 """
 
 from __future__ import annotations

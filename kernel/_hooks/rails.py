@@ -1,8 +1,4 @@
-"""What a rail may answer: ``Deny(reason)`` or ``Rewrite(arguments)``.
-
-``None`` from a rail means "no objection". These two small records are the
-whole vocabulary, so third-party rails stay forward compatible.
-"""
+"""What a rail may answer besides ``None`` (no objection): ``Deny(reason)`` or ``Rewrite(arguments)``."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .._trust.sizes import whole_number
 from ..errors import ConfigError
 
 
@@ -17,12 +18,8 @@ def _names(v: Any) -> bool:
     return isinstance(v, str) or (isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v))
 
 
-def _count(v: Any, least: int = 0) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= least
-
-
 def _limits(v: Any) -> bool:
-    return isinstance(v, dict) and all(isinstance(k, str) and _count(n) for k, n in v.items())
+    return isinstance(v, dict) and all(isinstance(k, str) and whole_number(n) for k, n in v.items())
 
 
 def _approval(v: Any) -> bool:
@@ -39,11 +36,13 @@ _RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "tool_budget": (_limits, "a mapping of tool pattern to a whole number of calls (>= 0)"),
     "tool_rpm": (_limits, "a mapping of tool pattern to a whole number of calls per minute (>= 0)"),
     "tool_rpm_wait": (lambda v: isinstance(v, bool), "true or false"),
+    "usage_limits": (_limits, "a mapping of limit (requests, tool_calls, input_tokens, output_tokens, "
+                              "total_tokens) to a whole number (>= 0)"),
     "redact_llm": (lambda v: isinstance(v, bool), "true or false"),
     "redact_llm_input": (lambda v: isinstance(v, bool), "true or false"),
     "redact_with": (lambda v: isinstance(v, str), "a string"),
-    "max_argument_bytes": (lambda v: v is None or _count(v, 1), "a whole number of bytes (>= 1) or null"),
-    "max_tool_calls_per_reply": (lambda v: _count(v, 1), "a whole number (>= 1)"),
+    "max_argument_bytes": (lambda v: v is None or whole_number(v, 1), "a whole number of bytes (>= 1) or null"),
+    "max_tool_calls_per_reply": (lambda v: whole_number(v, 1), "a whole number (>= 1)"),
     "approval": (_approval, "true, false, or a mapping with 'sensitive' (true/false) and 'tools' (a list)"),
     "approver": (lambda v: isinstance(v, str) or callable(v), "an import path 'module:function' or a callable"),
 }

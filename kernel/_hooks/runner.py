@@ -1,14 +1,6 @@
-"""Calling hooks: the plugin manager subclass and ``HookRunner``.
-
-pluggy has no async and calls all implementations in one go, so zagent calls
-rails and events itself, one implementation at a time, in pluggy's order
-(``tryfirst``, then last registered first, then ``trylast``): each rail sees
-what the previous one decided and awaitables are awaited. Implementation lists
-are cached per hook and dropped whenever a plugin is (un)registered, so a
-hook with no implementation costs one dict look-up on the hot path.
-
-Monitors (``HookRunner.add_monitor``) see every implementation call; the
-testing kit's recorder and ``ZAGENT_TRACE_HOOKS=1`` use them.
+"""Calling hooks: the plugin manager subclass and ``HookRunner``, which calls rails and events one
+implementation at a time in pluggy's order (awaiting awaitables), with implementation lists cached per hook,
+and monitors (``add_monitor``) that see every call.
 """
 
 from __future__ import annotations

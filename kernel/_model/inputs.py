@@ -1,21 +1,20 @@
-"""What callers hand an LLM, normalised: messages, offered tools, a price table.
+"""What callers hand an LLM, normalised: messages and offered tools.
 
 ``to_messages`` accepts a string (one user turn), a ``Message`` or a list of
 Messages/dicts; ``to_tool_specs`` accepts ``Tool`` objects, ``ToolSpec``s or
-dicts; ``price_per_million`` resolves a provider's ``prices=`` option for one
-model. Bad input raises ``ConfigError`` naming what was wrong.
+dicts. Bad input raises ``ConfigError`` naming what was wrong.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any, Iterable, Sequence, Union
 
 import msgspec
 
 from ..errors import ConfigError
 from ..types import Message, ToolSpec
 
-__all__ = ["MessagesIn", "price_per_million", "to_messages", "to_tool_specs"]
+__all__ = ["MessagesIn", "to_messages", "to_tool_specs"]
 
 MessagesIn = Union[str, Message, Sequence[Union[Message, dict[str, Any]]]]
 
@@ -53,23 +52,3 @@ def to_tool_specs(tools: Iterable[Any]) -> list[ToolSpec]:
         else:
             raise ConfigError(f"cannot offer {t!r} as a tool; pass zagent.Tool, ToolSpec or a dict")
     return specs
-
-
-def price_per_million(prices: Any, model: str) -> Optional[tuple[float, float]]:
-    """Resolve a price table once per model: ``(input, output)`` USD per million tokens.
-
-    ``prices`` is ``(in, out)``, ``{"input": .., "output": ..}``, or a table
-    ``{model_or_prefix: (in, out) | {...}}`` (longest matching prefix wins).
-    """
-    if prices is None:
-        return None
-    if isinstance(prices, (tuple, list)) and len(prices) == 2:
-        return (float(prices[0]), float(prices[1]))
-    if isinstance(prices, dict) and "input" in prices:
-        return (float(prices["input"]), float(prices.get("output", 0.0)))
-    if isinstance(prices, dict):
-        matches = [k for k in prices if model == k or model.startswith(k)]
-        if not matches:
-            return None
-        return price_per_million(prices[max(matches, key=len)], model)
-    raise ConfigError(f"prices must be (input, output) USD per million tokens or a table by model, got {prices!r}")

@@ -16,16 +16,10 @@ import attrs
 import msgspec
 
 from ..errors import ConfigError
-from .inputs import MessagesIn, price_per_million, to_messages, to_tool_specs
-from .run import COST_KEY, Direct
-from .replies import counted, new_call_id, parse_arguments, settle, unique_call_ids
+from .run import Direct
 from ..types import Chunk, Completion, LLMRequest, ModelProfile, Usage
 
-# moved to replies.py / llminputs.py; importable from here as before
-__all__ = [
-    "COST_KEY", "LLM", "MessagesIn", "counted", "new_call_id", "parse_arguments", "price_per_million", "settle",
-    "to_messages", "to_tool_specs", "unique_call_ids",
-]
+__all__ = ["LLM"]
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -35,7 +29,7 @@ class LLM(Direct):
     :ivar profile_overrides: fields of ``ModelProfile`` forced by the user.
     :ivar price: USD per million ``(input, output)`` tokens, when a price table
         was given; ``cost(usage)`` turns usage into money and each run's total
-        is kept in ``ctx.stash[zagent._model.llm.COST_KEY]``.
+        is kept in ``ctx.stash[zagent._model.run.COST_KEY]``.
     """
 
     provider: str = ""
@@ -112,6 +106,13 @@ class LLM(Direct):
     def endpoint(self) -> Optional[str]:
         """The URL this model's requests go to (``http.base_url`` of the HTTP providers), for telemetry."""
         return getattr(getattr(self, "http", None), "base_url", None)
+
+    def call_settings(self) -> dict[str, Any]:
+        """The request fields sent with every call unless the call gives its own (``temperature``,
+        ``max_tokens``... set when the model was built, e.g. in an agent file's ``llm_config``), for
+        telemetry: the HTTP providers' ``fields``; a provider that keeps them elsewhere overrides this."""
+        fields = getattr(self, "fields", None)
+        return dict(fields) if isinstance(fields, dict) else {}
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"

@@ -1,4 +1,4 @@
-"""Message parts (``zagent.types.Part``): builders, size bounds, wire helpers, placeholders, media checks.
+"""Message parts (``zagent.types.Part``): builders, size bounds, placeholders, media checks.
 
 Inline bytes are bounded (``MAX_INLINE_BYTES`` unless ``max_bytes=`` says otherwise). URLs must be
 ``https://``/``http://`` or ``data:``; nothing here reads a path or follows a URL a spec named.
@@ -7,7 +7,6 @@ Logs, events and trajectories show ``placeholder(part)``, never the bytes.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,7 +22,7 @@ from ..types import (
     sniff,
 )
 
-__all__ = ["MAX_INLINE_BYTES", "b64", "check_media", "data_url", "file_part", "image_part", "parts_of",
+__all__ = ["MAX_INLINE_BYTES", "check_media", "file_part", "image_part", "parts_of",
            "placeholder", "read_part", "sniff"]
 
 
@@ -46,15 +45,6 @@ def read_part(path: Any, max_bytes: int | None = None) -> Part:
     if media and media.startswith("image/"):
         return image_part(data, media, limit)
     return file_part(data, media or "application/octet-stream", p.name, limit)
-
-
-def b64(part: Part) -> str:
-    return base64.b64encode(part.data).decode("ascii")
-
-
-def data_url(part: Part) -> str:
-    """The part's URL, or its bytes as a ``data:`` URL."""
-    return part.url or f"data:{part.media_type};base64,{b64(part)}"
 
 
 def check_media(llm: Any, messages: Iterable[Message]) -> None:

@@ -1,24 +1,6 @@
-"""Reasoning a model writes inline: ``<think>``/``<thinking>`` spans, moved out of the answer text.
-
-Reasoning models served by llama.cpp, vLLM (without a reasoning parser), LM
-Studio or Ollama often write ``<think>…</think>`` before the answer. What is
-inside is *considered*, not answered: a JSON object or a tool call in it must
-never be read as output. The kernel's model path (``zagent._model.run``) moves these
-spans to ``Message.reasoning`` for every provider, and parsers and text
-tool-call readers call ``strip_think`` again as a second line of defence.
-
-Rules (``split_think``), all in one linear pass with ``str.find``:
-
-* a closed span ``<think>…</think>`` (or ``<thinking>…</thinking>``) anywhere is reasoning;
-* a span opened and never closed runs to the end of the text (a cut reply);
-* a closing tag with no opener before it ends reasoning that began at the
-  start (chat templates that open ``<think>`` in the prompt);
-* when the text before the first span is only whitespace, the answer's
-  leading whitespace is dropped; otherwise the answer is kept as written.
-
-``ThinkStream`` applies the same rules to streamed text deltas, holding back
-only a possible partial tag at a delta's end. The fast path of both is a
-substring test, so text without tags costs almost nothing.
+"""Reasoning a model writes inline: ``<think>``/``<thinking>`` spans split from the answer text
+(``split_think``, ``strip_think``; ``ThinkStream`` for streamed deltas). The rules are in
+docs/architecture.md (Design notes).
 """
 
 from __future__ import annotations

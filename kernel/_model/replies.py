@@ -5,13 +5,12 @@ tool call an id of its own and raises ``Refusal`` for a refused structured
 output; ``counted`` fills the provider-independent bookkeeping (one call, a
 finish reason). For streams, ``settled_stream`` turns think spans into
 ``reasoning`` chunks and settles the ``done`` completion, and ``renamed_stream``
-maps wire tool names back. ``parse_arguments`` and ``new_call_id`` are for
-providers decoding a reply. The model path (``zagent._model.run``) calls these on every call.
+maps wire tool names back. ``new_call_id`` is for providers decoding a reply. The model path (``zagent._model.run``) calls these on every call.
 """
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Literal, Union, cast
+from typing import AsyncGenerator, AsyncIterator, Literal, cast
 
 import msgspec
 
@@ -21,7 +20,7 @@ from .toolnames import WireNames
 from ..types import Chunk, Completion, LLMRequest, ToolCall
 
 __all__ = [
-    "aclose_stream", "counted", "new_call_id", "parse_arguments", "renamed_stream", "settle", "settled_stream",
+    "aclose_stream", "counted", "new_call_id", "renamed_stream", "settle", "settled_stream",
     "unique_call_ids",
 ]
 
@@ -89,7 +88,7 @@ async def aclose_stream(agen: AsyncIterator[Chunk]) -> None:
         await aclose()
 
 
-async def settled_stream(request: LLMRequest, agen: AsyncIterator[Chunk], think_tags: bool) -> AsyncIterator[Chunk]:
+async def settled_stream(request: LLMRequest, agen: AsyncIterator[Chunk], think_tags: bool) -> AsyncGenerator[Chunk, None]:
     """Stream text with think spans turned into ``reasoning`` chunks; the ``done`` completion settled."""
     splitter = ThinkStream() if think_tags else None
     try:
@@ -124,22 +123,10 @@ def counted(completion: Completion) -> Completion:
     return msgspec.structs.replace(completion, usage=usage, finish_reason=reason)
 
 
-async def renamed_stream(agen: AsyncIterator[Chunk], names: WireNames) -> AsyncIterator[Chunk]:
+async def renamed_stream(agen: AsyncIterator[Chunk], names: WireNames) -> AsyncGenerator[Chunk, None]:
     """A provider's stream with the wire tool names in its chunks mapped back to the offered ones."""
     try:
         async for chunk in agen:
             yield names.chunk(chunk)
     finally:
         await aclose_stream(agen)
-
-
-def parse_arguments(text: str) -> Union[dict[str, Any], str]:
-    """Tool-call arguments as a provider sent them: the decoded JSON object, ``{}`` for empty text,
-    or the raw text unchanged when it is not a JSON object (the tool runner tells the model why)."""
-    if not text or text.isspace():
-        return {}
-    try:
-        value = msgspec.json.decode(text)
-    except (msgspec.DecodeError, RecursionError):  # nested past msgspec's limit: the tool runner says so
-        return text
-    return value if isinstance(value, dict) else text

@@ -1,8 +1,7 @@
-"""The kernel's model factory behind ``Kernel.llm``: a ``"provider:model"`` string to a cached ``Model`` (the
-provider's ``LLM`` bound to the kernel, ``zagent._model.run``) carrying the profile overrides of the kernel's
-config; the models made are closed with the kernel. A provider factory runs inside ``building(stash)``:
-``shared_stash()`` is then the kernel's stash, where a provider finds what the kernel's models share (the
-rate limiters of ``zagent.providerkit``) at build time, so no model holds the kernel."""
+"""``Kernel.llm`` behind the facade: a ``"provider:model"`` string to a cached ``Model`` with the config's
+profile overrides; models are closed with the kernel. A provider factory runs inside ``building(stash)``, where
+``shared_stash()`` is the kernel's stash.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from .._runs.logs import log
 from .._registry.lookups import build, cache_key, names
 from .._registry.registries import Registry
 from .._trust.specfiles import _short_repr
-from .._trust.specpaths import options_untrusted
+from .._trust.specpaths import UsersModel, options_untrusted
 
 from .llm import LLM
 from .run import Model
@@ -56,8 +55,9 @@ class Models:
         if spec is not None and not isinstance(spec, str):
             raise ConfigError(f"a model is named by a 'provider:model' string, got {type(spec).__name__} "
                               f"{_short_repr(spec)}")
-        spec = spec or self.config.get("model") or os.environ.get("ZAGENT_MODEL") or self._fallback_model()
-        if options and options_untrusted():  # options from an untrusted spec: its paths stay in its folder
+        if not spec:  # the app's or the user's default, never a spec's: its wrapper's default file is theirs
+            spec = UsersModel(self.config.get("model") or os.environ.get("ZAGENT_MODEL") or self._fallback_model())
+        if options_untrusted():  # a model an untrusted spec names: its paths stay in its folder
             self._check_paths(owner, spec, options)
         key = cache_key(spec, options)
         if key is not None and key in self.llms:
@@ -96,8 +96,11 @@ class Models:
         return bound
 
     def _check_paths(self, owner: Any, spec: str, options: dict[str, Any]) -> None:
+        """An untrusted spec's model: its paths stay in its folder, its numbers in bounds, no prices."""
+        from .._trust.sizes import check_llm_options
         from .._trust.specpaths import check_option_paths
 
+        check_llm_options(spec, options)
         factory = self.registries["providers"].get(spec.partition(":")[0])
         check_option_paths(factory, spec, options, owner)
 

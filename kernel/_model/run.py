@@ -1,18 +1,12 @@
-"""The one place that runs a model call: ``Model``, what ``Kernel.llm`` returns (the twin of ``toolrun``).
-
-A ``Model`` pairs a provider's ``LLM`` (the provider contract) with the kernel that made it, and runs each
-call straight down: inputs normalised → ``zagent_before_llm_call`` rails → ``llm_start`` → the provider's
-``_acomplete``/``_astream`` (tool names mapped for the wire, the reply settled: ``replies.settle``) → usage
-bounds → ``zagent_after_llm_call`` rails → usage and cost added to the run → ``llm_end``. No rail or event
-plugin: none of it costs anything. A call of a streamed run (``ctx.on_delta`` set) is streamed to
-``on_delta``. Other attributes are the provider's, read and written through, and ``isinstance`` sees the
-provider's class. ``Model(llm)`` without a kernel (an ``LLM`` used directly) runs no rails or events.
+"""The one place that runs a model call: ``Model``, what ``Kernel.llm`` returns (the twin of
+``zagent._tools.run``): before-rails, ``llm_start``, the provider's call (settled), usage bounds, after-rails,
+usage and cost, ``llm_end``. ``Model(llm)`` without a kernel runs no rails or events.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, AsyncGenerator, Iterable, Iterator, Optional
 
 import attrs
 import msgspec
@@ -84,6 +78,9 @@ class Model:
 
     def endpoint(self) -> Optional[str]:
         return self.llm.endpoint()
+
+    def call_settings(self) -> dict[str, Any]:
+        return self.llm.call_settings()
 
     def __repr__(self) -> str:
         return repr(self.llm)
@@ -219,7 +216,7 @@ class Model:
         """``send_bare`` of the provider (no rails or events: the wrapping model's call has them)."""
         return await send_bare(self.llm, request)
 
-    def _send_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+    def _send_stream(self, request: LLMRequest) -> AsyncGenerator[Chunk, None]:
         """``stream_bare`` of the provider (no rails or events: the wrapping model's call has them)."""
         return stream_bare(self.llm, request)
 
@@ -294,7 +291,7 @@ async def send_bare(llm: "LLM", request: LLMRequest) -> Completion:
                   llm.profile.think_tags)
 
 
-def stream_bare(llm: "LLM", request: LLMRequest) -> AsyncIterator[Chunk]:
+def stream_bare(llm: "LLM", request: LLMRequest) -> AsyncGenerator[Chunk, None]:
     """The provider's ``_astream``, tool names renamed as in ``send_bare``, inline think spans streamed as
     ``reasoning`` chunks and the ``done`` completion settled; no rails or events."""
     names = WireNames.for_request(request, llm.tool_name_pattern) if llm.tool_name_pattern else None
@@ -308,7 +305,7 @@ def stream_bare(llm: "LLM", request: LLMRequest) -> AsyncIterator[Chunk]:
 def _call_data(llm: "LLM", request: LLMRequest) -> dict[str, Any]:
     """What ``llm_start`` says of a call beyond the model (events on only): sampling settings, the server."""
     data: dict[str, Any] = {}
-    options = request.options
+    options = {**llm.call_settings(), **request.options}  # the model's own settings, then the call's
     for key in ("temperature", "top_p", "max_tokens"):
         if isinstance(options.get(key), (int, float)) and not isinstance(options.get(key), bool):
             data[key] = options[key]
@@ -373,5 +370,5 @@ class Direct:
     async def _send(self, request: LLMRequest) -> Completion:
         return await send_bare(self, request)  # type: ignore[arg-type]
 
-    def _send_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+    def _send_stream(self, request: LLMRequest) -> AsyncGenerator[Chunk, None]:
         return stream_bare(self, request)  # type: ignore[arg-type]

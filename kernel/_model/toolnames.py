@@ -1,12 +1,5 @@
-"""Tool names on the wire: zagent allows ``server.tool``; OpenAI and Anthropic allow ``[A-Za-z0-9_-]{1,64}``.
-
-A provider declares ``LLM.tool_name_pattern``; when an offered tool's name
-does not match it, ``WireNames`` renames every tool of that request to a
-valid, unique name (``time.get_current_time`` → ``time_get_current_time``),
-renames the tool calls and tool results of the conversation the same way,
-and maps the names in the reply back, so agents, rails and the tool-run path
-only ever see the registered names. Requests whose names are all valid are
-sent untouched (one cached check per name).
+"""Tool names on the wire: ``WireNames`` renames a request's tools (and its calls and results) to names
+a provider's ``LLM.tool_name_pattern`` accepts, and maps the reply's names back.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""``BuiltinRegister``: the ``register`` callable a registration hook gets, for one built-in registry kind.
-
-``register(name, obj, *, override=False)`` for providers, parsers, memory backends,
-embedders, agent types and executors; for tools also ``register(fn_or_tool,
-name=..., toolset=..., timeout=...)`` or ``register("name", fn)``. Entries are
-collected per plugin (``sink``) and merged later with the registry's clash
-checks (``zagent._registry.registries``), so a plugin whose hook fails can be dropped whole.
+"""``BuiltinRegister``: the ``register`` callable a registration hook gets for one built-in kind;
+entries are collected per plugin (``sink``) and merged later (``zagent._registry.registries``).
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""Named things plugins register (providers, parsers, tools, memory, embedders, agent types, executors).
-
-The built-in kinds are ``KINDS``. A plugin adds a kind of its own by declaring
-its registration hook with ``@registry_hookspec("kind", noun="...")`` in the
-module it names as ``zagent_hookspecs``: the kernel then adds the spec, a
-``Registry`` at ``kernel.registries["kind"]``, and fills it at start-up (and on
-``add_plugin``) with the same name, clash and override checks as its own kinds.
-
-Registrations are collected per plugin first and resolved afterwards, so a
-plugin whose registration hook fails can be dropped whole, and a clash can
-name both plugins. The rule: a name is registered once per kind; a second
-registration is a clash unless exactly one of them says ``override=True``,
-which then wins whatever the load order.
+"""Named things plugins register (``KINDS``, and kinds plugins declare with ``registry_hookspec``):
+registrations are collected per plugin, then merged; a name is registered once per kind unless exactly one
+registration says ``override=True``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""``RunContext``: per-run state handed to tools, rails and events.
-
-One ``RunContext`` per run (one agent call, one loop, one workflow). It grows by
-fields with defaults, never by new hook parameters. Plugins keep per-run
-state (budgets, counters) in ``stash`` under a key of their own.
+"""``RunContext``: per-run state handed to tools, rails and events. It grows by fields with defaults,
+never by new hook parameters.
 """
 
 from __future__ import annotations
@@ -80,7 +77,7 @@ class RunContext(Generic[DepsT]):
     :ivar call_id: in the context a tool receives: the id of the tool call being run (else ``None``).
     :ivar on_delta: set by an agent's ``astream()`` (from ``STREAM_SINK``): every model call of the run streams,
         each text or reasoning ``Chunk`` handed to it (sync or async) as it arrives (``zagent._model.run``).
-    :ivar shared: per-run state every context of this run id shares (``zagent._runs.share``): what counts across
+    :ivar shared: per-run state every context of this run id shares (``RunShare``): what counts across
         a group chat's turns or a workflow's nodes, such as tool budgets. ``share=`` joins another run's.
     :ivar deps: the app's typed dependencies (a database handle, an HTTP client), given with
         ``Kernel.context(deps=...)``, ``Kernel.agent(..., deps=...)`` or an agent's ``deps``; a tool reads them
@@ -104,7 +101,7 @@ class RunContext(Generic[DepsT]):
 
     @property
     def shared(self) -> "RunShare":
-        """The ``RunShare`` of this run (see ``zagent._runs.share``), looked up on first use."""
+        """The ``RunShare`` of this run looked up on first use."""
         share = self._share
         if share is None:
             from .share import share_of

@@ -1,8 +1,6 @@
-"""Event emission behind ``Kernel.aemit``: span ids paired per kernel (``zagent._runs.spans``), spans left open by a
-failed run closed first, then the events handed to every ``zagent_event`` observer.
-
-The hot path once anything observes: one coroutine per event (the caller's ``aemit``), the observers
-called inline (``HookRunner.dispatch``) and awaited only when one returns an awaitable."""
+"""Event emission behind ``Kernel.aemit``: span ids paired per kernel (``zagent._runs.spans``), spans a
+failed run left open closed first, then the events handed to every ``zagent_event`` observer.
+"""
 
 from __future__ import annotations
 

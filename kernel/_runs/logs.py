@@ -1,11 +1,4 @@
-"""The ``zagent`` logger, created on first use.
-
-``logging`` (with ``traceback``, ``string`` and friends) costs about 2 ms to
-import, a noticeable share of ``import zagent``'s budget, and most processes
-never log anything from the kernel. ``log`` forwards every attribute to
-``logging.getLogger("zagent")``, importing logging the first time it is used.
-Configure it as any logger: ``logging.getLogger("zagent")``.
-"""
+"""The ``zagent`` logger (``log``), importing ``logging`` on first use."""
 
 from __future__ import annotations
 

@@ -1,26 +1,6 @@
-"""Paired events: the kernel gives every ``<kind>_start`` / ``<kind>_end`` pair one span id.
-
-A *span* is one timed piece of work: a run, a step, an LLM call, a tool call, a
-workflow, a workflow node, a group chat, a turn, a skill match. Emitters only say
-``<kind>_start`` and later ``<kind>_end`` (or ``node_retry``/``workflow_loop``, which
-end one attempt or pass of a node); ``Kernel.aemit`` calls ``tag`` here, which
-
-* on a start event makes a fresh ``span_id`` whose ``parent_id`` is the innermost
-  span still open in the current asyncio task (a ``ContextVar``, so tasks a span
-  starts inherit it and parallel tool calls or workflow nodes nest correctly);
-* on an end event finds the innermost open span of that kind (and the same
-  ``call_id``/``node``/``round``/``step`` when both carry one), gives the event the
-  same ids, and fills ``duration`` (seconds), ``outcome`` (``ok``, ``error`` or
-  ``cancelled``) and ``usage`` (tokens of the LLM calls made inside the span)
-  unless the emitter set them;
-* on any other event sets ``parent_id`` to the innermost open span.
-
-Spans still open above the one ending (their owner raised before its end event)
-get an end event first, with outcome ``error``, so every start has its end.
-
-Nothing here runs when no plugin listens to ``zagent_event``: the kernel checks that
-first (one dict lookup), so unobserved runs pay nothing. This module must not
-import asyncio or anything heavy.
+"""Paired events: ``tag`` gives every ``<kind>_start`` / ``<kind>_end`` pair of one kernel one span id,
+nests spans by the current task, fills an end's ``duration``, ``outcome`` and ``usage``, and ends spans left
+open inside the one ending first (outcome ``error``). No asyncio import.
 """
 
 from __future__ import annotations
@@ -77,11 +57,6 @@ def new_owner() -> int:
 _SPAN_PREFIX = f"span-{_prefix}-"
 
 
-def new_span_id() -> str:
-    """A short id, unique within this process (same scheme as run ids)."""
-    return _SPAN_PREFIX + str(next(_ids))
-
-
 def current_span_id(owner: Optional[int] = None) -> Optional[str]:
     """The id of the innermost span open in this task (of the kernel whose ``span_owner`` is given), or ``None``."""
     stack = _open.get()
@@ -108,12 +83,7 @@ def tag(type: str, data: dict[str, Any], owner: int = 0) -> tuple[Optional[str],
             parent = stack[-1].span_id
         else:
             parent = current_span_id(owner)
-        key = None
-        for name in KEYS:
-            value = data.get(name)
-            if value is not None:
-                key = (name, value)
-                break
+        key = _key(data)
         span_id = _SPAN_PREFIX + str(next(_ids))
         _open.set(stack + (OpenSpan(kind, span_id, parent, key, owner),))  # type: ignore[arg-type]
         return span_id, parent, _NO_ORPHANS

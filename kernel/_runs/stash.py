@@ -1,25 +1,6 @@
-"""``Stash`` and ``StashKey[T]``: typed per-kernel and per-run storage for plugins (pytest's idea).
-
-A plugin keeps its state for one kernel (``kernel.stash``) or one run
-(``ctx.stash``) under a key object it owns, instead of a module-level dict
-keyed by kernel or a string shared by convention::
-
-    WINDOWS: StashKey[RateWindows] = StashKey("zagent.rails.rpm")
-
-    windows = kernel.stash.setdefault(WINDOWS, RateWindows())   # typed as RateWindows
-
-Keys compare by identity, so two plugins cannot collide by accident, and a
-type checker knows what each key holds. A ``Stash`` is a ``dict``: string
-keys (the older convention of ``ctx.stash``) keep working beside typed ones.
-Keys two plugins share (the ReAct loop and the rails) live in ``zagent.agentkit.runkeys``.
-
-Per-run state that must survive a checkpoint: a key made with
-``restore=`` is *persistent*. ``to_state()`` gives, by key name, the
-``to_state()`` of every persistent key's value (and of string-keyed values
-that have one); ``restore(data)`` puts that plain data back under the names;
-``get_or_create`` on a persistent key adopts the data under its name through
-``restore`` first. So a restored run rebuilds a plugin's object on first use,
-even when the plugin is imported only after the restore.
+"""``Stash`` and ``StashKey[T]``: typed per-kernel (``kernel.stash``) and per-run (``ctx.stash``) storage;
+keys compare by identity. A key made with ``restore=`` is persistent: ``to_state()`` saves its value by name
+and ``get_or_create`` rebuilds it from restored data on first use.
 """
 
 from __future__ import annotations
@@ -45,7 +26,7 @@ class StashKey(Generic[T]):
         return f"<StashKey {self.name or hex(id(self))}>"
 
 
-class Stash(dict):  # type: ignore[type-arg]
+class Stash(dict[Any, Any]):
     """A dict that is typed for ``StashKey`` keys (see the module docstring)."""
 
     __slots__ = ()

@@ -1,16 +1,6 @@
-"""Sync twins of async entry points: ``run_sync(coro)``.
-
-Works in a plain script, inside a running event loop (notebooks, async web
-apps) and from worker threads. Coroutines run on one background event loop
-per process, in a daemon thread started on first use, so objects that hold
-connections (an httpx client) keep living on the same loop across sync calls.
-Calling ``run_sync`` from *that* loop's thread would deadlock and raises instead.
-The background loop holds a strong reference to every task it runs until the
-task ends: asyncio keeps only weak ones, so a run its caller abandoned (a
-waiter and its task referring only to each other) could otherwise be
-destroyed by the cycle collector while pending, its clean-up never run.
-
-asyncio is imported on first use only: ``import zagent`` stays light.
+"""Sync twins of async entry points: ``run_sync(coro)``, on one background event loop per process (in a
+daemon thread); works in scripts, inside a running loop and from threads, and raises when called from that
+loop's own thread. asyncio is imported on first use.
 """
 
 from __future__ import annotations

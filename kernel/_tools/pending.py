@@ -1,13 +1,6 @@
-"""``PendingTools``: tool sources still finding their tools (e.g. MCP servers connecting in the background).
-
-A plugin whose tools are not known when its registration hook runs (it must
-first connect somewhere) registers them later with ``kernel.add_tool`` and
-adds a *waiter* here: ``waiter(name)`` blocks until every tool that could be
-called ``name`` (``None``: any tool of the source) is registered or known to
-be unavailable, and returns at once when nothing is pending. The kernel calls
-the waiters only on a miss (``Kernel.tool(name)`` finding nothing, the tool
-path meeting an unknown name) and before listing every tool, so a kernel with
-no pending source pays nothing, and ``Kernel()`` never waits for a slow server.
+"""``PendingTools``: tool sources still finding their tools (MCP servers connecting). ``waiter(name)``
+blocks until every tool that could be ``name`` is known; the kernel calls waiters only on a miss and before
+listing every tool.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""What the model reads of a tool's return value (``to_text``), made safe for any value a tool returns.
-
-Text as is, bytes decoded, anything else as JSON (``repr`` for what JSON cannot hold). Lone surrogates
-(``"caf\\ud800e"``, which no UTF-8 encoder, provider or checkpoint accepts) become U+FFFD. A value that
-cannot be turned into text at all (it contains itself past what ``repr`` resolves, is nested deeper than
-``MAX_DEPTH``, its ``repr`` raises, an int of 5,000 digits) raises ``ResultNotText``, which the tool path
-turns into an error result the model sees. ``describe`` renders an exception the same careful way.
+"""What the model reads of a tool's return value (``to_text``): text, decoded bytes or JSON (``repr``
+beyond JSON), lone surrogates replaced; ``ResultNotText`` when it cannot be text at all. ``describe`` renders
+an exception.
 """
 
 from __future__ import annotations

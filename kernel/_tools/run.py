@@ -1,15 +1,6 @@
-"""The one place that runs a tool call: ``run_tool`` (used as ``Kernel.arun_tool``).
-
-Order: check the tool was offered to the agent (``ctx.offered_tools``, a set
-look-up; else ``blocked``) → find the tool → check it is available → validate arguments → ``zagent_before_tool_call`` rails
-(deny → ``blocked``; rewrite → validate again) → run with the tool's timeout
-→ ``zagent_after_tool_call`` rails → result. Events ``tool_start``/``tool_end``
-surround it. Nothing a tool does can crash the caller: bad arguments,
-exceptions and timeouts become ``ToolResult``s whose ``content`` tells the
-model what happened. Only cancellation (an abort) propagates.
-
-Every loop in zagent (actions, ReAct, workflows, group chat) runs tools
-through here, so rails apply everywhere.
+"""The one place that runs a tool call: ``run_tool`` (``Kernel.arun_tool``): offered? found? available?
+arguments valid? before-rails, run with the timeout, after-rails, between ``tool_start``/``tool_end``.
+Everything but cancellation becomes a ``ToolResult`` the model reads.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Checking a tool's arguments against an explicit JSON schema (``Tool(parameters=...)`` without a handler
-signature to derive a type from, e.g. Agent-Z's ``register(name, toolset, schema, handler)`` or MCP tools).
-
-The schema is compiled once per tool into a msgspec type (``schema_type``) and arguments are converted
-with it the way a decorated tool's are: laxly (``"42"`` for an integer is 42), wrong types, missing
-required fields and values outside an ``enum`` refused with msgspec's message naming the field
-(``$.days``). Keywords it cannot express (``anyOf``, ``$ref``, patterns...) accept anything there.
-Keys the schema does not list are passed on as sent unless ``additionalProperties`` is false.
+"""A tool's arguments checked against an explicit JSON schema (``Tool(parameters=...)`` without a
+signature): compiled once (``schema_type``), converted laxly like a decorated tool's; keywords it cannot
+express accept anything.
 """
 
 from __future__ import annotations

@@ -1,51 +1,7 @@
-"""``ToolThreads``: the worker threads sync tools run in, able to give up on a stuck call.
-
-Python cannot stop a thread. When a sync tool runs past its timeout, the caller
-gets a ``timeout`` result, but the thread stays busy until the tool returns,
-maybe never. A ``concurrent.futures.ThreadPoolExecutor`` then has one worker
-fewer for good: after a few hung calls, healthy calls queue behind them and time
-out without having started. Its workers are also joined when the interpreter
-exits, so one hung tool keeps the process from ending.
-
-``ToolThreads`` fixes both:
-
-* ``abandon(job)`` (called on timeout) stops counting that worker: the next
-  call may start a fresh thread in its place. When the stuck call returns at
-  last, its thread exits instead of rejoining the pool, so no more than
-  ``max_workers`` threads ever serve calls.
-* Abandoned threads are capped, per tool (``max_abandoned_per_tool``) and in
-  all (``max_abandoned``): a tool with that many calls still stuck, or any tool
-  once the pool holds that many, is refused (``ToolThreadsExhausted``) until some
-  come back, so a tool that always hangs cannot pile up threads and memory.
-* Workers are daemon threads: a stuck tool does not hold the process open.
-* Workers block SIGINT, so Ctrl-C reaches the main thread (see ``zagent._runs.sync``).
-* A tool started with ``start`` runs in a copy of its caller's context variables, as on the loop
-  (``asyncio.to_thread`` does the same): what a run set for its task holds in its tools wherever they run.
-
-Sync tools registered without ``inline=`` are measured (``InlineProbe``): a thread
-hop costs 40-100 us of CPU (two thread wake-ups and a loop wake-up), as much as
-the rest of zagent's work for a tool call, and most tools models call are tiny
-pure functions. Only a plain function that can call nothing but a few builtins
-and the methods of builtin values (``may_run_inline``: no globals, no closures,
-no other attributes; e.g. ``return a + b``, ``return len(text.split())``) is
-measured at all: one that reaches anything else (a lock, a socket, a helper of
-its module) may block on some call however quick the others were, so it always
-runs in threads. A measured tool runs in threads, timed there, until ``PROBES`` calls have
-returned within ``FAST`` seconds (wall and CPU); later calls run on the event
-loop. A call using more CPU than that keeps the tool in threads for good (the
-hop is cheap next to it); a call that waited (I/O) just does not count.
-A call on the loop that uses more than ``SLOW`` of CPU sends the tool back to the
-threads for good (with a warning naming it), so a tool that turns heavy stalls the
-loop at most once. (CPU, not wall time: only pure functions run there, so they
-cannot block on I/O, and on a machine with more runnable threads than cores a
-quick call can wait milliseconds for a core, which must not demote it.) ``inline=False`` keeps a tool in threads always (a tool that
-may block on I/O, or must have its timeout enforced on every call).
-
-``start(key, fn, kwargs)`` is the kernel's path: it returns a job whose
-``future`` is an asyncio future, resolved by one ``call_soon_threadsafe`` from
-the worker (no ``concurrent.futures.Future`` and ``wrap_future`` callback chain:
-about half the CPU per call). ``submit`` keeps the ``Executor`` interface
-(``loop.run_in_executor``). Threads start on demand and are reused while idle.
+"""``ToolThreads``: the daemon worker threads sync tools run in; a timed-out call's thread is abandoned
+(capped per tool and in all: ``ToolThreadsExhausted``), and tiny pure tools measured fast run on the loop.
+``start(key, fn, kwargs)`` returns a job whose ``future`` is an asyncio future; ``submit`` is the ``Executor``
+interface. docs/architecture.md (Design notes) says why.
 """
 
 from __future__ import annotations

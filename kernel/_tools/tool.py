@@ -1,17 +1,6 @@
-"""Tools: the ``Tool`` class, the ``@tool`` decorator, schemas from type hints, argument validation.
-
-A tool's argument schema is derived once, when the tool is made: the
-function's signature becomes a msgspec Struct (``msgspec.defstruct``), whose
-JSON schema (``msgspec.json.schema``) is what models see and whose
-``msgspec.convert`` validates what they send. ``Annotated[int, msgspec.Meta(ge=0)]``
-constraints, defaults, ``Optional``, nested Structs, enums and ``Literal``
-all work. Parameter descriptions come from the docstring (Google ``Args:``,
-NumPy ``Parameters`` sections or reST ``:param x:``). A parameter annotated
-``RunContext`` is injected by the kernel and hidden from the model: the run's
-context as this call sees it (``ctx.call_id``, ``ctx.idempotency_key`` for
-side-effecting tools).
-
-Running tools is not done here; ``zagent._tools.run`` is the one place that does.
+"""Tools: the ``Tool`` class, the ``@tool`` decorator, schemas from type hints and docstrings, argument
+validation. A parameter annotated ``RunContext`` is injected and hidden from the model. Running tools is
+``zagent._tools.run``'s job.
 """
 
 from __future__ import annotations

@@ -1,26 +1,7 @@
-"""The one ``module:attr`` resolver, and the trust rules for values that come from spec files.
-
-A spec file (agent, ReAct agent, workflow, group chat) is *data*. A value in it
-that names code by import path (``"package.module:function"`` in ``tools``,
-``parse_func``, ``approver``, speaker selectors, routers, reducers...) is
-imported only when the one who runs the spec trusts it:
-
-* the embedding app: ``Kernel(config={"trusted_imports": ["myapp.tools.*"]})``
-  (fnmatch globs over the module name; ``pkg.*`` also covers ``pkg`` itself),
-  or ``k.agent(spec, trust=True)`` for one spec it vouches for;
-* the CLI user: ``zagent run|chat|workflow run|groupchat run`` trust modules
-  that live in the spec file's own folder (as ``python script.py`` trusts the
-  script's folder), and everything with ``--trust``;
-* ``show``/``list``/``validate`` commands resolve nothing (``Trust(dry=True)``):
-  a value is checked for its form and never imported.
-
-Anything else is a ``ConfigError`` naming the key, the value and how to trust
-it. A trusted module that fails to import (a ``SyntaxError``, an exception in
-its top-level code) is a ``ConfigError`` naming the file and line.
-
-Which trust applies is carried by a context variable (``trusting(...)``), so
-agent-type factories keep their ``factory(spec, kernel)`` signature: the
-kernel sets it around ``Kernel.agent``, the CLI around its commands.
+"""The one ``module:attr`` resolver (``resolve``), and the trust rules for import paths that come from spec
+files: a path is imported only when the app (``trusted_imports``, ``trust=True``) or the CLI user (the spec's
+own folder, ``--trust``) trusts it, else ``ConfigError``; ``Trust(dry=True)`` imports nothing. The trust in
+force is a context variable (``trusting(...)``).
 """
 
 from __future__ import annotations

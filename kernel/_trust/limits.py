@@ -1,20 +1,6 @@
-"""Bounds on the nested data users and models feed in: depth, size and valid text.
-
-Spec files, agent inputs and tool-call arguments are hostile input. Python and
-msgspec recurse on nested data, so a value nested 50,000 deep (``[[[...]]]``)
-ends in ``RecursionError`` far from where it came in; a lone surrogate
-(``"\\ud800"``, valid in a Python ``str`` but not in UTF-8) ends in
-``UnicodeEncodeError`` the first time the text is encoded; a YAML file of
-aliases can name a billion values in a few lines. ``data_problem`` finds the
-first such problem with an iterative walk (no recursion, stops at
-``max_items``) and names where it is; callers turn it into their own typed
-error (``check_data``: a ``ConfigError``; the tool runner: an error result the
-model reads). ``json_depth`` measures the nesting of JSON text without decoding it (``JsonWalk``: its
-structural characters outside strings).
-
-Limits: ``MAX_DEPTH`` levels of lists/dicts (far beyond any real schema or
-spec), ``MAX_ITEMS`` values in one piece of data, ``MAX_SPEC_BYTES`` (16 MiB)
-per spec file (read no further than that).
+"""Bounds on the nested data users and models feed in (spec files, agent inputs, tool-call arguments):
+depth (``MAX_DEPTH``), size (``MAX_ITEMS``, ``MAX_SPEC_BYTES``) and valid text, found by an iterative walk
+(``data_problem``; ``check_data`` raises ``ConfigError``); ``json_depth`` measures JSON text undecoded.
 """
 
 from __future__ import annotations

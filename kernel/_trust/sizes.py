@@ -6,10 +6,21 @@ billion model calls on the user's key, ``max_tool_call_concurrency: 0`` a run th
 walks a converted spec (a ``msgspec.Struct``: its fields, nested Structs and lists of them, and the
 ``termination`` / ``selection`` mappings of a group chat) and refuses, with a ``ConfigError`` naming the key,
 its value and the range, any count of ``SPEC_SIZES`` that is not a whole number in its range. ``None``
-(the key's "no limit" where it has one) stays allowed. Once per spec load; never per call.
+(the key's "no limit" where it has one) stays allowed. Numbers that need not be whole (``max_seconds``,
+``busy_timeout``) are in ``SPEC_NUMBERS``; a NaN or an infinity is out of every range. The mappings walked
+besides Structs: a group chat's ``termination`` and ``selection``, an agent's ``long_term_memory``. Once per
+spec load; never per call.
 
 The ranges are far beyond any real agent (a run of 1,000 ReAct iterations, a chat of 1,000 rounds); an app
 that wants more sets the value in Python (``ReActLoop(max_iterations=...)``), which is not checked here.
+
+The numbers of an untrusted spec's ``llm_config`` (``LLM_NUMBERS``: timeouts, retries, pool limits, sampling
+fields such as ``temperature``/``max_tokens``/``top_p``, at any depth, so ``extra_body`` and Ollama's
+``options`` too) go through the same check when the kernel makes the model (``check_llm_options``, once per
+model, for every provider): a NaN, an infinity, a bool, a string, a negative or a huge value is a
+``ConfigError`` naming the key and its range. A timeout of ``null`` (none) is refused too: a spec may not
+turn a limit off. ``prices`` (the cost table behind ``usage_limits`` and the reported cost) is the app's:
+refused from a spec.
 """
 
 from __future__ import annotations
@@ -18,7 +29,8 @@ from typing import Any, Optional
 
 from ..errors import ConfigError
 
-__all__ = ["SPEC_SIZES", "check_sizes", "size_problem"]
+__all__ = ["APP_ONLY_OPTIONS", "LLM_NUMBERS", "SPEC_NUMBERS", "SPEC_SIZES", "check_llm_options", "check_sizes",
+           "number_problem", "size_problem", "whole_number"]
 
 #: spec key -> (lowest, highest) whole number it may be
 SPEC_SIZES: dict[str, tuple[int, int]] = {
@@ -35,19 +47,127 @@ SPEC_SIZES: dict[str, tuple[int, int]] = {
     "retries": (0, 100),
     "history_limit": (0, 10_000),
     "judge_every": (1, 1000),
+    "max_loops": (0, 1000),
+    "max_tokens": (1, 10**9),  # a group chat's token budget (termination)
+    "max_bytes": (4096, 2**40),  # long_term_memory
+    "common_min": (0, 10**9),
+    "max_postings": (1, 10**8),
+}
+#: spec key -> (lowest, highest) number (not only whole) it may be; ``None`` stays allowed
+SPEC_NUMBERS: dict[str, tuple[float, float]] = {
+    "max_seconds": (0.001, 86400),  # a group chat's time budget (termination)
+    "busy_timeout": (0, 600),  # long_term_memory: seconds to wait for another writer, per attempt
+    "common_ratio": (0, 1),
 }
 
-_NESTED = ("termination", "selection")  # a group chat's mappings whose counts are checked too
+#: llm_config key -> (lowest, highest, whole number?, None allowed?): a spec's model options (the user's money,
+#: time and connections); the sampling fields keep each provider's documented range
+LLM_NUMBERS: dict[str, tuple[float, float, bool, bool]] = {
+    "timeout": (0.001, 3600, False, False),
+    "connect_timeout": (0.001, 3600, False, False),
+    "read_timeout": (0.001, 3600, False, False),
+    "write_timeout": (0.001, 3600, False, False),
+    "pool_timeout": (0.001, 3600, False, False),
+    "deadline": (0.001, 3600, False, False),
+    "keepalive_expiry": (0, 3600, False, True),
+    "max_retries": (0, 10, True, False),
+    "retry_backoff": (0, 60, False, False),
+    "retry_max_backoff": (0, 600, False, False),
+    "retry_max_wait": (0, 600, False, False),
+    "rpm": (0.001, 1_000_000, False, True),
+    "max_connections": (1, 1000, True, False),
+    "max_keepalive_connections": (0, 1000, True, False),
+    "max_in_flight": (0, 1000, True, True),
+    "max_response_bytes": (1, 256 * 2**20, True, False),
+    "temperature": (0, 2, False, True),
+    "top_p": (0, 1, False, True),
+    "min_p": (0, 1, False, True),
+    "top_k": (0, 1000, True, True),
+    "frequency_penalty": (-2, 2, False, True),
+    "presence_penalty": (-2, 2, False, True),
+    "repeat_penalty": (0, 10, False, True),
+    "max_tokens": (1, 1_000_000, True, True),
+    "max_completion_tokens": (1, 1_000_000, True, True),
+    "max_output_tokens": (1, 1_000_000, True, True),
+    "num_predict": (1, 1_000_000, True, True),
+    "num_ctx": (1, 10_000_000, True, True),
+    "budget_tokens": (1, 1_000_000, True, True),
+    "n": (1, 16, True, True),
+    "top_logprobs": (0, 20, True, True),
+    "seed": (-(2**63), 2**63 - 1, True, True),
+}
+#: llm_config keys only the app sets (Python code, a trusted spec): the reported and budgeted cost is the app's
+APP_ONLY_OPTIONS = ("prices",)
+
+_NESTED = ("termination", "selection", "long_term_memory")  # a spec's mappings whose counts are checked too
+_OPTION_GROUPS = ("extra_body", "options", "thinking", "models", "generation_config")  # options inside options
+
+
+def whole_number(value: Any, low: int = 0, high: Optional[int] = None) -> bool:
+    """``value`` is an ``int`` (not a ``bool``) from ``low`` to ``high`` (no upper bound when ``None``)."""
+    return (isinstance(value, int) and not isinstance(value, bool) and value >= low
+            and (high is None or value <= high))
 
 
 def size_problem(key: str, value: Any) -> Optional[str]:
     """Why ``value`` is not a valid ``key`` (one of ``SPEC_SIZES``), or ``None``."""
     low, high = SPEC_SIZES[key]
-    if value is None:
+    if value is None or whole_number(value, low, high):
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        return f"{key} must be a whole number from {low} to {high}, got {value!r}"
+    return f"{key} must be a whole number from {low} to {high}, got {value!r}"
+
+
+def number_problem(key: str, value: Any, low: float, high: float, whole: bool, none_ok: bool) -> Optional[str]:
+    """Why ``value`` is not a valid ``key`` in ``[low, high]`` (a whole number when ``whole``), or ``None``."""
+    if value is None and none_ok:
+        return None
+    kind = "a whole number" if whole else "a number"
+    ok_type = isinstance(value, int) if whole else isinstance(value, (int, float))
+    if isinstance(value, bool) or not ok_type or not low <= value <= high:  # NaN fails the range too
+        return f"{key} must be {kind} from {_num(low)} to {_num(high)}, got {value!r}"
     return None
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if x == int(x) else f"{x:g}"
+
+
+def check_llm_options(model: str, options: Any, what: str = "the spec's llm_config") -> None:
+    """Refuse an untrusted spec's model options out of ``LLM_NUMBERS`` or naming ``APP_ONLY_OPTIONS``: its
+    top-level options and those of ``_OPTION_GROUPS`` (``extra_body``, Ollama's ``options``, ``thinking``, a
+    fallback chain's ``models``); never inside a schema or a message."""
+    stack: list[tuple[Any, str]] = [(options, "")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, list):  # a fallback chain: each entry's own options
+            stack.extend((v, f"{where.rstrip('.')}[{i}].") for i, v in enumerate(item) if isinstance(v, dict))
+            continue
+        for key, value in item.items() if isinstance(item, dict) else ():
+            name = f"{where}{key}"
+            if key in APP_ONLY_OPTIONS:
+                raise ConfigError(f"{what} of {model!r} sets {name!r}: the prices behind the cost zagent reports "
+                                  "and budgets (usage_limits) are the app's, so a spec file may not set them. Set "
+                                  "them in Python (k.llm(..., prices=...)) or trust the spec (k.agent(spec, "
+                                  "trust=True); zagent ... --trust)")
+            if key == "timeout" and isinstance(value, dict):  # {"connect": 5, "read": 60}
+                for part, seconds in value.items():
+                    problem = number_problem(f"{name}.{part}", seconds, *LLM_NUMBERS["timeout"])
+                    if problem is not None:
+                        raise _llm_error(what, model, problem)
+                continue
+            bounds = LLM_NUMBERS.get(key) if isinstance(key, str) else None
+            if bounds is not None:
+                problem = number_problem(name, value, *bounds)
+                if problem is not None:
+                    raise _llm_error(what, model, problem)
+            elif key in _OPTION_GROUPS and isinstance(value, (dict, list)):
+                stack.append((value, f"{name}."))
+
+
+def _llm_error(what: str, model: str, problem: str) -> ConfigError:
+    return ConfigError(f"{what} of {model!r}: {problem}; a spec's model options are bounded (your time, money "
+                       "and connections); set another value in Python (k.llm(..., option=...)), with --timeout or "
+                       "ZAGENT_TIMEOUT for timeouts, or trust the spec (k.agent(spec, trust=True); zagent ... --trust)")
 
 
 def check_sizes(spec: Any, what: str) -> None:
@@ -64,8 +184,9 @@ def check_sizes(spec: Any, what: str) -> None:
         else:
             continue
         for key, value in pairs:
-            if key in SPEC_SIZES:
-                problem = size_problem(key, value)
+            if key in SPEC_SIZES or key in SPEC_NUMBERS:
+                problem = size_problem(key, value) if key in SPEC_SIZES else \
+                    number_problem(key, value, *SPEC_NUMBERS[key], False, True)
                 if problem is not None:
                     name = spec.get("name") if isinstance(spec, dict) else getattr(spec, "name", None)
                     raise ConfigError(f"{what} {name!r}: {where}{problem}; a spec's counts are bounded (they are "

@@ -1,11 +1,6 @@
-"""Spec files (agents, workflows, group chats, skills): reading them, and converting them into Structs.
-
-``load_spec_file`` reads ``.json`` or ``.yaml``/``.yml`` (YAML needs ``zagent[yaml]``);
-``convert_spec`` turns a mapping into the Struct of its kind. Both check size,
-nesting and text first (``zagent._trust.limits``) and report every problem as a
-``ConfigError`` naming the file or spec (syntax errors with line and column).
-A spec file is data: nothing here imports or runs what it names (``zagent._trust.imports``).
-Also reachable as ``zagent.kernel.load_spec_file`` / ``convert_spec`` (their old path).
+"""Spec files (agents, workflows, group chats, skills): ``load_spec_file`` reads ``.json`` or
+``.yaml``/``.yml``, ``convert_spec`` turns a mapping into its kind's Struct; both check size, nesting and text
+first and raise ``ConfigError`` naming the file or spec. Nothing here imports what a spec names.
 """
 
 from __future__ import annotations

@@ -12,7 +12,14 @@ provider declares, or any option named ``path``/``*_path``/``*_file``/``*_dir``)
 
 Anything else is a ``ConfigError`` naming the key, the path and the ways out.
 Trusted specs (``trust=True``, ``--trust``) and Python code (``k.llm(..., path=...)``)
-name paths as they like. Opening the file later goes through
+name paths as they like.
+
+A wrapper whose path has a default in the user's own data folder (``record:``/``replay:`` without ``path``:
+``~/.local/share/zagent/recordings/<model>.jsonl``) declares it (``factory.zagent_default_paths``); a model
+an untrusted spec names may not leave that path out (it would overwrite or replay the user's own recording).
+The model the *user* chose may: one the kernel took from its config or ``ZAGENT_MODEL``, or a
+``UsersModel`` (the CLI's ``--model``, a ``llm=`` argument of Python code) -- told apart by where the value
+came from, never by its text. Opening the file later goes through
 ``zagent.agentkit.privatefiles`` (no symlink of another user is followed; 0600 files).
 """
 
@@ -28,7 +35,7 @@ from ..errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
-__all__ = ["PATH_OPTION_SUFFIXES", "check_option_paths", "check_spec_path", "current_spec_file", "options_untrusted",
+__all__ = ["PATH_OPTION_SUFFIXES", "UsersModel", "check_option_paths", "users_model", "check_spec_path", "current_spec_file", "options_untrusted",
            "path_options", "spec_file", "untrusted_options"]
 
 _folders: "contextvars.ContextVar[tuple[str, ...]]" = contextvars.ContextVar("zagent_spec_folders", default=())
@@ -41,6 +48,19 @@ PATH_OPTION_SUFFIXES = ("_path", "_file", "_dir", "_folder", "_db")
 HOW_TO_PLACE = ("keep the file in the spec's folder, list its folder in Kernel(config={'spec_paths': [...]}), set "
                 "the path in code or on the command line, or trust the spec (k.agent(spec, trust=True); "
                 "zagent ... --trust)")
+
+
+class UsersModel(str):
+    """A ``provider:model`` name the user chose (the CLI's ``--model``, an app's ``llm=`` argument), not one a
+    spec file names: its wrapper's default file in the user's data folder is theirs to use. A spec file
+    cannot make one (JSON and YAML give plain ``str``)."""
+
+    __slots__ = ()
+
+
+def users_model(model: Any) -> Any:
+    """``model`` marked as the user's own choice when it is a name (instances and ``None`` as they are)."""
+    return UsersModel(model) if isinstance(model, str) and not isinstance(model, UsersModel) else model
 
 
 @contextlib.contextmanager
@@ -131,8 +151,21 @@ def options_untrusted() -> bool:
 def check_option_paths(factory: Optional[Callable[..., Any]], spec: str, options: Mapping[str, Any],
                        kernel: Optional["Kernel"]) -> None:
     """``check_spec_path`` for every path option of ``spec`` (``record:...``) built from an untrusted spec's
-    ``llm_config`` (no-op otherwise: Python code naming a path is the app's own)."""
+    ``llm_config``, and no default path of the user's left out by a model the spec names (module docstring);
+    no-op otherwise: Python code naming a path is the app's own."""
     if not _untrusted.get():
         return
     for key, suffixes in path_options(factory, options).items():
         check_spec_path(options[key], f"llm_config {key!r} of {spec!r}", suffixes, kernel=kernel)
+    if isinstance(spec, UsersModel):
+        return
+    defaults: Mapping[str, str] = getattr(factory, "zagent_default_paths", None) or {}
+    for key, where in defaults.items():
+        if options.get(key) is None:
+            raise ConfigError(
+                f"model {spec!r} in the spec gives no {key!r}, so it would use {where}, which a spec file may "
+                f"not write or read (it could overwrite or replay your own recording of that model). Give it a "
+                f"{key} in the spec's folder (\"llm_config\": {{\"model\": {str(spec)!r}, \"{key}\": \"run.jsonl\"}}), "
+                f"choose the model yourself (zagent ... --model {spec}), or trust the spec "
+                "(k.agent(spec, trust=True); zagent ... --trust)")
+

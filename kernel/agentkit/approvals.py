@@ -1,7 +1,7 @@
 """Approvals bound to the call: a human's yes covers one call -- its tool, its arguments and an id zagent minted.
 
 The model's tool-call id is the model's to choose (and to repeat), so it never stands for an approval. When
-a loop accepts a reply's calls it mints an id per call (``zagent._model.llm.new_call_id``) and puts
+a loop accepts a reply's calls it mints an id per call (``zagent._model.replies.new_call_id``) and puts
 ``{model id: minted id}`` in ``ctx.stash[CALL_KEYS]``. The approval rail computes ``approval_key(minted, name, arguments)`` -- the
 minted id and a SHA-256 of the tool name and the arguments as canonical JSON (sorted keys) -- and lets a
 call through unasked only when that key is in ``ctx.stash[APPROVED]``. When it holds a call for a human

@@ -18,13 +18,17 @@ set), nor a value equal to the parameter's ``default``. At ``schema`` and ``word
 so the tool's own default applies: small models fill ``unit="celsius"`` for a user who
 named no unit. Each one left out is logged (logger ``zagent.grounding``) and stays in
 the reply's text the model wrote, so nothing is lost. "The conversation" is every
-message's text (tool results included) without the prompt-mode tools section.
+message's text (tool results included) without the prompt-mode tools section, with
+numbers also read in the other spellings a model converts them to: digit groups folded
+("200,000"), scale words ("$2 million"), percentages as fractions ("5%" is 0.05) and
+number words ("three", "a dozen").
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from decimal import Decimal
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import msgspec
@@ -41,6 +45,15 @@ _GROUPS = re.compile(r"(?<=\d)[,_'\u00a0\u202f](?=\d{3}(?!\d))")
 _SCALED = re.compile(r"(\d+(?:\.\d+)?)\s*(thousand|million|billion|trillion|k|m|bn)\b")
 _SCALES = {"thousand": 10**3, "k": 10**3, "million": 10**6, "m": 10**6, "billion": 10**9, "bn": 10**9,
            "trillion": 10**12}
+#: a percentage ("5%", "4.5 percent"): its fraction (0.05, 0.045) is added to what was said
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent\b|per cent\b)")
+#: numbers said as words ("three restaurants", "a dozen eggs"): their digits are added to what was said
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
+                      "eighty": "80", "ninety": "90", "hundred": "100", "dozen": "12", "once": "1",
+                      "twice": "2", "thrice": "3", "single": "1", "double": "2", "triple": "3", "pair": "2"})
 _log = logging.getLogger("zagent.grounding")
 
 
@@ -54,8 +67,16 @@ def conversation_text(messages: Iterable[Message], section: str = "") -> str:
             text = text.replace(section, " ")
         parts.append(text)
     seen = _fold(" ".join(parts))
-    scaled = [_scaled(number, word) for number, word in _SCALED.findall(seen)]
-    return " ".join([seen, *(n for n in scaled if n)])
+    extra = [_scaled(number, word) for number, word in _SCALED.findall(seen)]
+    extra += [_fraction(number) for number in _PERCENT.findall(seen)]
+    extra += [_NUMBER_WORDS[w] for w in _WORD.findall(seen) if w in _NUMBER_WORDS]
+    return " ".join([seen, *dict.fromkeys(n for n in extra if n)])
+
+
+def _fraction(number: str) -> str:
+    """``"4.5"`` (said as "4.5%") as ``"0.045"``: exact, by decimal arithmetic."""
+    value = (Decimal(number) / 100).normalize()
+    return format(value, "f")
 
 
 def _scaled(number: str, word: str) -> str:

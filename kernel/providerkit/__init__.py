@@ -15,7 +15,8 @@ openai-responses, anthropic, ollama) and third-party ones do:
 * ``wire``: SSE and NDJSON streams, ``Retry-After``, server messages,
   ``network_options``, ``stream_interrupted``, ``malformed``;
 * ``b64`` and ``data_url``: a media part's bytes for the wire; ``parse_arguments``, ``new_call_id``,
-  ``unique_call_ids``: tool calls read from a reply; ``price_per_million``: a model's ``price`` setting;
+  ``unique_call_ids``: tool calls read from a reply; ``price_per_million``: a model's ``price`` setting
+  (``codec``: ``b64``, ``data_url``, ``parse_arguments``, ``price_per_million``);
 * ``encodeonce.encoded_once``: a per-``ToolSpec`` cache of wire bytes; ``messages_once``: per message; ``history_encoder``: a request's messages (cached from eight on).
 
 (One import path per name: the old ``zagent.http`` and ``zagent.encodeonce`` are gone.)
@@ -23,10 +24,9 @@ openai-responses, anthropic, ollama) and third-party ones do:
 
 from __future__ import annotations
 
-from .._model.inputs import price_per_million
-from .._model.parts import b64, data_url
-from .._model.replies import new_call_id, parse_arguments, unique_call_ids
+from .._model.replies import new_call_id, unique_call_ids
 from .client import HttpClient
+from .codec import b64, data_url, parse_arguments, price_per_million
 from .config import (
     DEFAULT_DEADLINE,
     DEFAULT_MAX_RESPONSE_BYTES,

@@ -82,7 +82,7 @@ CODE_OPTIONS = ("http_module", "client", "client_factory")
 
 #: ``llm_config`` keys read by the kernel's network providers themselves (besides ``HttpConfig``'s fields and
 #: ``CODE_OPTIONS``); other keys are the provider's request fields (docs/security.md classes each).
-LLM_CONFIG_KEYS = ("model", "base_url", "api_key", "profile", "headers", "timeout")
+LLM_CONFIG_KEYS = ("model", "base_url", "api_key", "profile", "headers", "timeout", "prices")
 
 
 def check_options(options: dict[str, Any]) -> None:

@@ -21,7 +21,7 @@ from zagent.errors import ConfigError
 from zagent.agentkit.guardrails import check as check_guardrails
 from zagent._trust.limits import check_inputs
 from zagent import LLM
-from zagent._model.llm import to_messages
+from zagent._model.inputs import to_messages
 from zagent import run_sync
 from zagent.types import Message
 
@@ -239,7 +239,7 @@ class Agent(AgentMemory):
 
         return self.system_prompt or DIRECT_SYSTEM
 
-    async def achat(self, user_input: str, history: Optional[Sequence[Any]] = None,
+    async def achat(self, user_input: Union[str, Message], history: Optional[Sequence[Any]] = None,
                     use_react: Optional[bool] = None, *, ctx: Optional["RunContext[Any]"] = None,
                     session: Any = None) -> Any:
         """Answer a chat turn directly, or with the ReAct loop over this agent's tools; an ``AgentResponse``.
@@ -247,22 +247,23 @@ class Agent(AgentMemory):
         ``use_react=None`` lets the model decide when the agent has tools (see ``zagent.plugins.actions.chat``);
         ``history`` replaces the short-term memory as the conversation so far; ``ctx`` is the caller's run;
         ``session`` (else ``agent.session``, e.g. ``SQLiteSession(id, path)``) is a persistent conversation:
-        its items are the history and the turn is appended to it (``zagent.plugins.actions.sessions``)."""
+        its items are the history and the turn is appended to it (``zagent.plugins.actions.sessions``).
+        ``user_input`` is text or a user ``Message`` with image/file parts (``Message.user(text, image=...)``)."""
         from .chat import achat
 
         return await achat(self, user_input, history, use_react, ctx=ctx, session=session)
 
-    def chat(self, user_input: str, history: Optional[Sequence[Any]] = None,
+    def chat(self, user_input: Union[str, Message], history: Optional[Sequence[Any]] = None,
              use_react: Optional[bool] = None, *, ctx: Optional["RunContext[Any]"] = None, session: Any = None) -> Any:
         """Sync twin of ``achat``."""
         return run_sync(self.achat(user_input, history, use_react, ctx=ctx, session=session))
 
     def messages_for_chat(self) -> list[Message]:
-        """Earlier chat turns from short-term memory (user and assistant text only)."""
-        return [Message(role=m.role, content=m.content) for m in self.messages
+        """Earlier chat turns from short-term memory (user and assistant text, and the user's images and files)."""
+        return [Message(role=m.role, content=m.content, parts=m.parts) for m in self.messages
                 if m.role in ("user", "assistant") and m.content and m.metadata.get("kind") != "inputs"]
 
-    async def _react(self, user_input: str, past: list[Message], ctx: "RunContext[Any]") -> Any:
+    async def _react(self, user_input: Union[str, Message], past: list[Message], ctx: "RunContext[Any]") -> Any:
         from .chat import react_through_kernel
 
         return await react_through_kernel(self, user_input, past, ctx)

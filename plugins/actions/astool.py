@@ -130,6 +130,14 @@ async def _chat(agent: Any, caller: "RunContext", arguments: dict[str, Any]) -> 
     if getattr(agent, "deps", None) is not None:
         ctx.deps = agent.deps
     loop = agent.loop()
+    from .asked import arun_asking, scope_of
+
+    if scope_of(ctx) is not None:  # in a workflow node or group-chat turn: an approval pauses the whole run
+        try:
+            asked = await arun_asking(loop, task, None, ctx)
+        finally:
+            caller.add_usage(ctx.usage)
+        return str(asked.content)
     run = asyncio.ensure_future(loop.arun(task, ctx=ctx))
     try:
         while not run.done():  # a loop paused for a human would wait for ever inside this tool call
@@ -176,8 +184,12 @@ def resolve_agent_refs(kernel: "Kernel", refs: Iterable[Any], *, base_dir: Optio
 def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) -> Any:
     """The agent of file ``ref``: a .json/.yaml/.yml file inside the naming spec's folder (any path when the
     spec is trusted), never one already being loaded (a file naming itself)."""
+    from zagent._trust.specpaths import current_spec_file
+
     trust = current_trust()
-    folder = base_dir or (trust.folders[0] if trust.folders else os.getcwd())
+    spec_path = current_spec_file()  # a spec read from a file names files next to itself, never the cwd's
+    folder = base_dir or (trust.folders[0] if trust.folders else None) or (
+        os.path.dirname(spec_path) if spec_path else os.getcwd())
     path = os.path.realpath(os.path.join(folder, ref))
     if not base_dir:  # a file's own folder is checked below; else the one check for spec paths (zagent._trust.specpaths)
         check_spec_path(path, key, (".json", ".yaml", ".yml"), kernel=kernel)

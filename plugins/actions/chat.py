@@ -1,6 +1,8 @@
 """``Agent.chat``: any agent answers a chat turn directly, or with the ReAct loop when it has tools.
 
-``chat(user_input, history=None, use_react=None)`` returns an ``AgentResponse``.
+``chat(user_input, history=None, use_react=None)`` returns an ``AgentResponse``; ``user_input`` is text or
+a user ``zagent.Message`` with image and file parts (``Message.user(text, image=...)``, ``userturn``), sent
+to the model as it is and kept with its parts in the agent's memory.
 With ``use_react=None`` an agent that has tools first asks the model (one
 short call) whether the request needs tools or several steps; "no" (or no
 tools at all) gives one direct answer (the agent's system prompt, the
@@ -24,8 +26,10 @@ import msgspec
 from zagent.errors import ConfigError
 from zagent.agentkit.guardrails import check as check_guardrails, hand_over
 from zagent._trust.limits import check_text
-from zagent._model.llm import to_messages
+from zagent._model.inputs import to_messages
 from zagent.types import Message
+
+from .userturn import UserInput, check_parts, text_of, user_turn
 
 if TYPE_CHECKING:  # pragma: no cover
     from .agent import Agent
@@ -59,11 +63,13 @@ class AgentResponse:
         return f"<AgentResponse {self.mode} steps={len(self.steps)} content={self.content[:60]!r}>"
 
 
-async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]] = None,
+async def achat(agent: "Agent", user_input: UserInput, history: Optional[Sequence[Any]] = None,
                 use_react: Optional[bool] = None, *, ctx: Optional[Any] = None,
                 session: Optional[Any] = None) -> AgentResponse:
     """The body of ``Agent.achat`` (see the module docstring)."""
-    check_text(user_input, f"the user_input of a chat with {agent.name!r}")  # str of valid Unicode
+    turn = user_turn(user_input, f"the user_input of a chat with {agent.name!r}")  # text or a user Message
+    text = text_of(turn)
+    check_parts(agent.llm, turn)  # an image the model cannot take: an error before the routing call
     started = time.perf_counter()
     session = session if session is not None else getattr(agent, "session", None)
     if history is None and session is not None:  # the conversation so far, maybe from another process
@@ -86,19 +92,19 @@ async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]
     own = getattr(agent, "guardrails", None) or {}
     try:
         if own or agent.kernel.has_impls("zagent_check_input"):
-            await check_guardrails(ctx, "input", agent.name, user_input, own.get("input", ()))
-            hand_over(ctx, user_input)  # the ReAct loop it may route into does not check it again
+            await check_guardrails(ctx, "input", agent.name, text, own.get("input", ()))
+            hand_over(ctx, text)  # the ReAct loop it may route into does not check it again
         if use_react is None:
-            use_react = await needs_react(agent, user_input, ctx)
+            use_react = await needs_react(agent, text, ctx)
         engine = getattr(agent, "query_engine", None)
         if use_react:
-            response = await agent._react(user_input, past, ctx)
+            response = await agent._react(turn, past, ctx)
         elif engine is not None:  # llamaindex's router and its "I don't know" fallback to retrieval
             from .docchat import chat_with_documents
 
-            response = await chat_with_documents(agent, engine, user_input, past, ctx)
+            response = await chat_with_documents(agent, engine, turn, past, ctx)
         else:
-            response = await direct(agent, user_input, past, ctx)
+            response = await direct(agent, turn, past, ctx)
         if not use_react and (own or agent.kernel.has_impls("zagent_check_output")):
             # (a ReAct loop, handoffs too, checks its answer itself with the agent's guardrails before it is done)
             await check_guardrails(ctx, "output", agent.name, response.content, own.get("output", ()))
@@ -113,22 +119,23 @@ async def achat(agent: "Agent", user_input: str, history: Optional[Sequence[Any]
         await ctx.aemit("run_end", mode="chat", status="completed", chosen=response.mode)
     response.execution_time = time.perf_counter() - started
     response.metadata["usage"] = msgspec.to_builtins(ctx.usage)
-    turn = [Message(role="user", content=user_input),
+    said = [Message(role="user", content=text, parts=list(turn.parts)),  # its images too: later turns see them
             Message(role="assistant", content=response.content, name=agent.name,
                     metadata={"mode": response.mode, **response.metadata})]
-    await agent._remember(turn)
+    await agent._remember(said)
     if session is not None:
-        await session.aadd_items([Message(role=m.role, content=m.content, name=m.name) for m in turn])
+        await session.aadd_items([Message(role=m.role, content=m.content, name=m.name, parts=m.parts) for m in said])
     return response
 
 
-async def direct(agent: "Agent", user_input: str, past: list[Message], ctx: Any) -> AgentResponse:
-    """One model call, framed as a run (``run_start``/``run_end`` events) like a loop run."""
+async def direct(agent: "Agent", user_input: UserInput, past: list[Message], ctx: Any) -> AgentResponse:
+    """One model call, framed as a run (``run_start``/``run_end`` events) like a loop run; ``user_input`` is
+    sent as it is (a ``Message`` with its parts)."""
     events = agent.kernel.has_impls("zagent_event")
     if events:
         await ctx.aemit("run_start", mode="direct")
-    messages = [Message(role="system", content=agent.chat_system_prompt()), *past,
-                Message(role="user", content=user_input)]
+    turn = user_input if isinstance(user_input, Message) else Message(role="user", content=user_input)
+    messages = [Message(role="system", content=agent.chat_system_prompt()), *past, turn]
     try:
         reply = await agent.llm.asend(agent.llm.request(messages), ctx)
     except Exception as exc:
@@ -198,7 +205,7 @@ def confidence(steps: Sequence[Any], questions: Sequence[str]) -> float:
     return sum(1 for s in steps if not (s.is_error or s.is_blocked)) / len(steps)
 
 
-async def react_through_kernel(agent: "Agent", user_input: str, past: list[Message], ctx: Any) -> AgentResponse:
+async def react_through_kernel(agent: "Agent", user_input: UserInput, past: list[Message], ctx: Any) -> AgentResponse:
     """Run a ReAct loop for a declared agent, through the kernel's ``react`` agent type."""
     factory = agent.kernel.find("agent_types", "react")
     if factory is None:
@@ -211,5 +218,5 @@ async def react_through_kernel(agent: "Agent", user_input: str, past: list[Messa
     react.llm = agent.llm
     react.agent_config = dict(agent.agent_config)
     react.guardrails = dict(getattr(agent, "guardrails", None) or {})
-    loop = react.loop()
-    return response_of(await loop.arun(user_input, history=past, ctx=ctx))
+    response: AgentResponse = await react._react(user_input, past, ctx)  # the react type's own run
+    return response

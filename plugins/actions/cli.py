@@ -3,8 +3,8 @@
 ``run`` builds the file's agent through the kernel's agent-type registry (any
 ``type``). A declared agent (``customize``) gets its inputs from ``--input``
 and prints the typed output (``--json`` for JSON); a chat agent (any type with
-``chat``, e.g. ``react``) gets its message from ``--input task=...`` and prints
-the answer; a type that is neither says which command runs it. A progress
+``chat``, e.g. ``react``) gets its message from ``--input task=...`` (with
+``--image PATH_OR_URL`` images, ``zagent.plugins.cliimages``) and prints the answer; a type that is neither says which command runs it. A progress
 line per step goes to stderr. ``agent show`` prints the prompt the model would get.
 An ``--input`` value that does not fit its declared type is reported as a bad
 input (``ConfigError``), never as a problem with a model's reply.
@@ -26,6 +26,10 @@ def add_commands(cli: Any) -> None:
     _common(cli, run)
     run.add_argument("--json", action="store_true", help="print the output as JSON")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    from zagent.plugins.cliimages import add_image_option
+
+    add_image_option(run, "send an image with a chat agent's message: a local file or an http(s):// URL "
+                          "(repeatable)")
     cli.add_model_options(run)
     add_trust_flag(run)
     show = cli.group("agent", help="inspect agent files").command(
@@ -128,6 +132,11 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     agent = _load(args, kernel)
     if not _is_declared(agent):
         return _run_chat(args, kernel, agent)
+    if getattr(args, "image", None):
+        from zagent.errors import ConfigError
+
+        raise ConfigError(f"--image is for chat agents (react...); {agent.name} is a declared agent with inputs "
+                          f"({', '.join(agent.action().input_spec.names) or 'none'}), which take text values only")
     inputs = _typed(agent, args.input)
     _require_all(agent, inputs)
     if not args.quiet:
@@ -164,12 +173,17 @@ def _run_chat(args: argparse.Namespace, kernel: Any, agent: Any) -> int:
     if extra or not args.input.get("task"):
         raise ConfigError(f"{agent.name} is a chat agent ({kind}): give its message as --input task=\"...\""
                           + (f"; it takes no other inputs (got {', '.join(extra)})" if extra else ""))
+    from zagent.plugins.cliimages import user_message
+
+    message = user_message(args.input["task"], getattr(args, "image", None) or ())  # unreadable: an error now
     if not args.quiet:
         kernel.add_plugin(_Progress(), name="zagent-run-progress")
-    response = agent.chat(args.input["task"])
+    response = agent.chat(message)
     if args.json:
-        print(msgspec.json.format(msgspec.json.encode({"content": response.content, "mode": response.mode,
-                                                       "questions": response.questions})).decode())
+        shown = {"content": response.content, "mode": response.mode, "questions": response.questions}
+        if response.metadata.get("answered_by"):  # a handoff: who answered
+            shown["answered_by"] = response.metadata["answered_by"]
+        print(msgspec.json.format(msgspec.json.encode(shown)).decode())
     else:
         print(response.content)
         for question in response.questions:

@@ -61,14 +61,16 @@ async def from_documents(engine: Any, user_input: str, ctx: Any, **metadata: Any
         "sources": list(dict.fromkeys(c.source for c in found.sources)), **metadata})
 
 
-async def chat_with_documents(agent: "Agent", engine: Any, user_input: str, past: list[Any],
+async def chat_with_documents(agent: "Agent", engine: Any, user_input: Any, past: list[Any],
                               ctx: Any) -> "AgentResponse":
-    """Route, answer, and fall back to retrieval on "I don't know" (see the module docstring)."""
+    """Route, answer, and fall back to retrieval on "I don't know" (see the module docstring); ``user_input``
+    is text or a user ``Message`` (its text is what routing and retrieval read, the direct answer sees it all)."""
     from .chat import direct
 
-    if getattr(engine, "route", True) and await needs_retrieval(agent, engine, user_input, ctx):
-        return await from_documents(engine, user_input, ctx)
+    text = user_input if isinstance(user_input, str) else user_input.content or ""
+    if getattr(engine, "route", True) and await needs_retrieval(agent, engine, text, ctx):
+        return await from_documents(engine, text, ctx)
     response = await direct(agent, user_input, past, ctx)
     if says_dont_know(response.content):
-        return await from_documents(engine, user_input, ctx, fallback=True, direct_answer=response.content)
+        return await from_documents(engine, text, ctx, fallback=True, direct_answer=response.content)
     return response

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from zagent.errors import ConfigError
 from zagent._trust.limits import check_text
-from zagent._model.llm import to_messages
+from zagent._model.inputs import to_messages
 from zagent.types import Message
 
 

@@ -151,7 +151,7 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
 def part_blocks(m: Message) -> list[dict[str, Any]]:
     """A message's parts as ``image`` blocks (``base64`` or ``url`` source) and ``document`` blocks (PDFs),
     placed before its text as the API's examples do."""
-    from zagent._model.parts import b64
+    from zagent.providerkit import b64
 
     blocks: list[dict[str, Any]] = []
     for p in m.parts:

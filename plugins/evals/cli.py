@@ -49,7 +49,9 @@ def cmd_eval(args: argparse.Namespace, kernel: Any) -> int:
         scorers = [scorer_of(kernel, parse_scorer(s)) for s in args.scorer] or None
     spec = load_spec_file(args.agent)
     if args.model:
-        spec = {**spec, "llm": args.model}
+        from zagent._trust.specpaths import users_model
+
+        spec = {**spec, "llm": users_model(args.model)}  # the user's own choice
         spec.pop("llm_config", None)
     with trusting(Trust.for_file(args.agent, everything=args.trust)):
         report = evaluate(kernel, spec, args.cases, scorers=scorers, out=args.out, concurrency=args.concurrency,

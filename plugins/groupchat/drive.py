@@ -13,7 +13,8 @@ from typing import Any, Optional
 
 from zagent.agentkit.signing import aread_latest, signer_of
 from zagent._runs.context import ASKING, new_run_id
-from zagent._runs.share import RunShare, join
+from zagent._runs.share import RunShare
+from zagent.agentkit.counters import join
 from zagent.errors import CheckpointError, ConfigError, Interrupted, RunAborted
 from zagent._trust.limits import check_inputs, check_text
 

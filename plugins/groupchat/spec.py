@@ -55,11 +55,16 @@ def from_dict(data: dict[str, Any], kernel: "Kernel", *, manager: Any = None, ll
     spec = convert_spec(data, GroupChatSpec, "group chat spec")
     if spec.type != "groupchat":
         raise ConfigError(f"group chat {spec.name!r}: type {spec.type!r} is not 'groupchat'")
-    return GroupChat(kernel=kernel, agents=list(spec.agents), selection=spec.selection,
-                     termination=dict(spec.termination), max_rounds=spec.max_rounds,
-                     max_consecutive=spec.max_consecutive, name=spec.name, description=spec.description,
-                     output=spec.output, manager=manager, llm=llm if llm is not None else spec.llm,
-                     checkpoints=checkpoints, **options)
+    from zagent._trust.specpaths import users_model
+    from zagent.providerkit.credentials import spec_options
+
+    # the models it names are the spec's (a wrapper's default file is refused); ``llm=`` is the caller's own
+    with spec_options(f"group chat {spec.name!r}", kernel):
+        return GroupChat(kernel=kernel, agents=list(spec.agents), selection=spec.selection,
+                         termination=dict(spec.termination), max_rounds=spec.max_rounds,
+                         max_consecutive=spec.max_consecutive, name=spec.name, description=spec.description,
+                         output=spec.output, manager=manager, llm=users_model(llm) if llm is not None else spec.llm,
+                         checkpoints=checkpoints, **options)
 
 
 def load(path: Union[str, os.PathLike[str]], kernel: "Kernel", **options: Any) -> "GroupChat":

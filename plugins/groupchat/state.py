@@ -120,7 +120,7 @@ def resumed(found: tuple[int, bytes], task: Any, run_id: str) -> ChatState:
     and elapsed time are at least what the messages show (their rounds, their turns' usage and durations: a
     reset cannot buy rounds, tokens or time), and the counters are plain counts (adopted, never lowering)."""
     from zagent.errors import CheckpointError, ConfigError
-    from zagent._runs.share import check_counters
+    from zagent.agentkit.counters import check_counters
 
     if task is not None:
         raise ConfigError(f"run {run_id!r} already has checkpoints; call arun(run_id=...) without a task "

@@ -44,6 +44,9 @@ def _replay(model: str, **options: Any) -> Any:
 
 
 _replay.zagent_path_options = {"path": (".jsonl",)}  # type: ignore[attr-defined]  # checked like any spec path
+#: without ``path`` the file is the user's own recording: a model a spec names must give one (specpaths)
+_DEFAULT = {"path": "your own recordings folder ($ZAGENT_RECORDINGS or ~/.local/share/zagent/recordings)"}
+_replay.zagent_default_paths = _DEFAULT  # type: ignore[attr-defined]
 
 
 def _record_factory(kernel: Any) -> Callable[..., Any]:
@@ -53,6 +56,7 @@ def _record_factory(kernel: Any) -> Callable[..., Any]:
         return RecordLLM.build(kernel, model, **options)
 
     _record.zagent_path_options = {"path": (".jsonl",)}  # type: ignore[attr-defined]  # checked like any spec path
+    _record.zagent_default_paths = _DEFAULT  # type: ignore[attr-defined]
     return _record
 
 

@@ -89,6 +89,14 @@ class OllamaLLM(LLM):
         fields = split_fields({**(rest.pop("extra_body", None) or {}), **rest})
         return cls(provider="ollama", model=model, http=http, fields=fields, price=price)
 
+    def call_settings(self) -> dict[str, Any]:
+        """The sampling settings given at build time, which Ollama takes inside ``options``; ``num_predict``
+        is its ``max_tokens``."""
+        sampling = dict(self.fields.get("options") or {})
+        if "max_tokens" not in sampling and isinstance(sampling.get("num_predict"), int):
+            sampling["max_tokens"] = sampling["num_predict"]
+        return sampling
+
     def default_profile(self) -> ModelProfile:
         return ModelProfile(native_tools=True, parallel_tool_calls=True, json_schema_output=True, streaming_tools=True)
 
@@ -209,7 +217,7 @@ def _message(m: Message) -> dict[str, Any]:
 
 def _images(m: Message) -> list[str]:
     """Ollama's ``images``: each image part's bytes as base64 (Ollama fetches no URLs)."""
-    from zagent._model.parts import b64
+    from zagent.providerkit import b64
 
     out = []
     for p in m.parts:

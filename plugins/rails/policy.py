@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 from zagent.agentkit.runkeys import BUDGET_COUNTS
-from zagent import RunCounter, shared_counter
+from zagent.agentkit.counters import RunCounter, shared_counter
 from zagent import StashKey
 
 from .config import Layers, as_list, first_match, toolset_of
@@ -66,7 +66,7 @@ def budget_limit(budget: dict[str, Any], name: str, toolset: str) -> tuple[Optio
 
 
 class CallCounter(RunCounter):
-    """Calls made so far in one run, per tool name (``ctx.stash[BUDGET_KEY]``): a ``zagent._runs.share.RunCounter``
+    """Calls made so far in one run, per tool name (``ctx.stash[BUDGET_KEY]``): a ``zagent.agentkit.counters.RunCounter``
     shared by every part of a composite run (a group chat's turns, a workflow's nodes)."""
 
     __slots__ = ()

@@ -1,6 +1,6 @@
 """Usage limits per run (``rails.usage_limits``): requests, tool calls and tokens across a whole run.
 
-Counted in one ``zagent._runs.share`` counter per run, so a workflow's nodes, a group chat's rounds and the
+Counted in one ``zagent.agentkit.counters`` counter per run, so a workflow's nodes, a group chat's rounds and the
 agents they call all count against the same limits. ``requests`` and ``tool_calls`` are checked before
 the call that would exceed them; tokens right after the reply that went over. Either way the run ends
 with ``zagent.UsageLimitExceeded``. The kernel's limits are a floor: an agent's can only be lower.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from zagent.errors import ConfigError, RunStopped, UsageLimitExceeded
-from zagent import RunCounter, shared_counter
+from zagent.agentkit.counters import RunCounter, shared_counter
 from zagent import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -12,7 +12,7 @@ plugin's ``Agent``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence, Union
 
 import attrs
 import msgspec
@@ -153,28 +153,31 @@ class ReActAgent(Agent):
     def chat_system_prompt(self) -> str:
         return self.system_prompt or SYSTEM_PROMPT
 
-    def astream(self, task: Optional[str] = None, **inputs: Any) -> Any:
-        """A ReAct run on ``task`` (or ``inputs["task"]``) as ``StreamEvent``s: text deltas, step and tool
-        events, the ``AgentResponse`` last (``zagent.agentkit.streaming``)."""
+    def astream(self, task: Optional[Union[str, Message]] = None, **inputs: Any) -> Any:
+        """A ReAct run on ``task`` (or ``inputs["task"]``; text or a user ``Message`` with images) as
+        ``StreamEvent``s: text deltas, step and tool events, the ``AgentResponse`` last
+        (``zagent.agentkit.streaming``)."""
         from zagent.agentkit.streaming import astream_run
 
         text = task if task is not None else inputs.get("task")
-        if not isinstance(text, str):
+        if not isinstance(text, (str, Message)):
             raise ConfigError(f"react agent {self.name!r}: astream needs the task, e.g. astream('...')")
         return astream_run(self.kernel, lambda: self.achat(text, use_react=True))
 
-    def stream(self, task: Optional[str] = None, **inputs: Any) -> Any:
+    def stream(self, task: Optional[Union[str, Message]] = None, **inputs: Any) -> Any:
         """Sync twin of ``astream``."""
         from zagent.agentkit.streaming import sync_stream
 
         return sync_stream(self.astream(task, **inputs))
 
-    async def _react(self, user_input: str, past: list[Message], ctx: Any) -> AgentResponse:
+    async def _react(self, user_input: Any, past: list[Message], ctx: Any) -> AgentResponse:
         if self.handoffs:
             from .handoff import chat_with_handoffs
 
             return await chat_with_handoffs(self, user_input, past, ctx)
-        return response_of(await self.loop().arun(user_input, history=past, ctx=ctx))
+        from zagent.plugins.actions.asked import arun_asking  # in a node or group-chat turn: approvals pause the run
+
+        return response_of(await arun_asking(self.loop(), user_input, past, ctx))
 
 
 def build_react(spec: dict[str, Any], kernel: "Kernel") -> ReActAgent:

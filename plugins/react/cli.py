@@ -3,7 +3,8 @@
 The model's text is streamed as it arrives; tool calls are printed as they
 happen (stderr). Ctrl-C during a run pauses it and asks whether to resume or
 abort; Ctrl-C or Ctrl-D at the prompt leaves. Tools marked sensitive are
-confirmed with a y/n prompt (the rails plugin's console approver).
+confirmed with a y/n prompt (the rails plugin's console approver). ``--image PATH_OR_URL``
+(repeatable) sends images with the first message (``zagent.plugins.cliimages``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import functools
 import os
 import sys
 from typing import Any
+
+from zagent.types import Message
 
 
 def add_commands(cli: Any) -> None:
@@ -25,6 +28,10 @@ def add_commands(cli: Any) -> None:
     cli.add_model_options(chat, ticker=False)  # the reply streams as it comes
     chat.add_argument("--hide-reasoning", action="store_true",
                       help="do not show the model's reasoning (shown dimmed on stderr by default)")
+    from zagent.plugins.cliimages import add_image_option
+
+    add_image_option(chat, "send an image with your first message: a local file or an http(s):// URL "
+                           "(repeatable); later turns see it in the history")
     chat.add_argument("--trust", action="store_true", help="trust every import path in the agent file "
                                                          "(default: only modules in the file's own folder)")
 
@@ -83,13 +90,18 @@ def _interrupt_hint() -> str:
 def cmd_chat(args: argparse.Namespace, kernel: Any) -> int:
     import signal
 
+    from zagent.plugins.cliimages import image_parts
+
+    images = image_parts(getattr(args, "image", None) or ())  # an unreadable file: an error before the REPL
     agent = _agent(args, kernel)
+    if images:
+        agent.llm.request([Message.user("", image=images)])  # a model that takes no images: an error now
     kernel.add_plugin(_Printer(), name="zagent-chat-printer")
     print(f"Chatting with {agent.name} ({agent.llm.name}). {_interrupt_hint()}", file=sys.stderr)
     interrupts = _Interrupts()
     previous = interrupts.install()
     try:
-        return _repl(agent, interrupts, show_reasoning=not getattr(args, "hide_reasoning", False))
+        return _repl(agent, interrupts, show_reasoning=not getattr(args, "hide_reasoning", False), images=images)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
@@ -113,8 +125,9 @@ def _show_reasoning(delta: str) -> None:
     print(delta, end="", file=sys.stderr, flush=True)
 
 
-def _repl(agent: Any, interrupts: _Interrupts, show_reasoning: bool = True) -> int:
+def _repl(agent: Any, interrupts: _Interrupts, show_reasoning: bool = True, images: Any = ()) -> int:
     history: list[Any] = []
+    images = list(images)  # sent with the first message, then in the history
     while True:
         try:
             text = input("you> " if sys.stdin.isatty() else "").strip()  # piped: the answers only
@@ -123,20 +136,22 @@ def _repl(agent: Any, interrupts: _Interrupts, show_reasoning: bool = True) -> i
             return 0
         if not text:
             continue
+        turn = Message.user(text, image=images) if images else Message.user(text)
         loop = agent.loop()
         streamed: list[str] = []
         loop.on_text = functools.partial(_show, agent.name, streamed)
         if show_reasoning:
             loop.on_reasoning = _show_reasoning
-        result = _run(loop, loop.arun(text, history=history), interrupts)
+        result = _run(loop, loop.arun(turn, history=history), interrupts)
         if streamed:
             print(flush=True)
-        if result is None:
+        if result is None:  # the images wait for the next message
             continue
+        images = []
         answer = result.content or "\n".join(result.questions)
         if not streamed or answer not in "".join(streamed):
             print(f"{agent.name}> {answer}", flush=True)
-        history += [{"role": "user", "content": text}, {"role": "assistant", "content": answer}]
+        history += [turn, Message.assistant(answer)]
 
 
 class _Interrupts:

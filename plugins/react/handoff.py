@@ -18,12 +18,15 @@ import re
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import attrs
+import msgspec
 from zagent.errors import ConfigError, RunAborted, ToolError
-from zagent._model.llm import to_messages
+from zagent._model.inputs import to_messages
 from zagent import StashKey
 from zagent import run_sync
 from zagent import Tool
 from zagent.types import Message
+
+from zagent.plugins.actions.asked import arun_asking
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
@@ -126,9 +129,14 @@ class Handoffs:
                               f"agent {target!r}")
         return name
 
-    async def achat(self, user_input: str, history: Optional[Sequence[Any]] = None, *,
+    async def achat(self, user_input: Any, history: Optional[Sequence[Any]] = None, *,
                     ctx: Optional["RunContext"] = None) -> HandoffResult:
-        """Run the conversation turn from the first agent until one answers (see the module docstring)."""
+        """Run the conversation turn from the first agent until one answers (see the module docstring);
+        ``user_input`` is text or a user ``Message`` with image/file parts (each agent gets them)."""
+        from zagent.plugins.actions.userturn import user_turn
+
+        turn = user_turn(user_input, "the user_input of a handoff chat")
+        user_text = turn.content or ""
         root = ctx or self.kernel.context(agent=next(iter(self.agents)))
         past = to_messages(history or [])
         pending = root.stash[_PENDING] = _Pending()
@@ -140,11 +148,12 @@ class Handoffs:
                 loop = _loop_for(agent, extra)
                 pending.loop, pending.target = loop, None
                 agent_ctx = root.for_agent(agent.name, loop.agent_config)
-                asked = user_input if not hop else f"{user_input}\n\n(Handed over to you by {trace[-1].agent}: {reason})"
+                asked = turn if not hop else msgspec.structs.replace(
+                    turn, content=f"{user_text}\n\n(Handed over to you by {trace[-1].agent}: {reason})")
                 step = Hop(agent=agent.name, reason=reason)
                 trace.append(step)
                 try:
-                    result = await loop.arun(asked, history=past, ctx=agent_ctx)
+                    result = await arun_asking(loop, asked, past, agent_ctx)  # approvals in a node: interrupts
                 except RunAborted:
                     if pending.target is None:
                         raise
@@ -156,7 +165,7 @@ class Handoffs:
                 finally:
                     root.add_usage(agent_ctx.usage)
                 step.content = result.content
-                messages = [*past, Message(role="user", content=asked),
+                messages = [*past, asked,
                             Message(role="assistant", content=result.content, name=agent.name)]
                 return HandoffResult(content=result.content, answered_by=agent.name, trace=trace,
                                      messages=messages, run_id=root.run_id)
@@ -164,7 +173,7 @@ class Handoffs:
             root.stash.pop(_PENDING, None)
         raise AssertionError("unreachable: the last hop offers no transfer tools")  # pragma: no cover
 
-    def chat(self, user_input: str, history: Optional[Sequence[Any]] = None, **kwargs: Any) -> HandoffResult:
+    def chat(self, user_input: Any, history: Optional[Sequence[Any]] = None, **kwargs: Any) -> HandoffResult:
         """Sync twin of ``achat``."""
         return run_sync(self.achat(user_input, history, **kwargs))
 
@@ -193,7 +202,7 @@ def _loop_for(agent: Any, extra_tools: list[str]) -> Any:
     return loop
 
 
-async def chat_with_handoffs(agent: Any, user_input: str, past: list[Message], ctx: Any) -> Any:
+async def chat_with_handoffs(agent: Any, user_input: Any, past: list[Message], ctx: Any) -> Any:
     """``ReActAgent.chat`` for an agent with ``handoffs``: it may hand over to them (not they to others)."""
     from zagent.plugins.actions.chat import AgentResponse
 

@@ -35,7 +35,7 @@ its tool calls and approvals in ``batch.py``, the endings and checkpoints in ``e
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
 import attrs
 import msgspec
@@ -44,7 +44,7 @@ from zagent.agentkit.guardrails import check as check_guardrails, handed_over
 from zagent.agentkit.toolloop import ToolLoop
 from zagent.errors import ConfigError, NoAnswerError
 from zagent._trust.limits import check_text
-from zagent._model.llm import to_messages
+from zagent._model.inputs import to_messages
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS
 from zagent import public_data
 from zagent.types import Message
@@ -107,6 +107,8 @@ class ReActLoop(Steps, ToolBatches):
     """Called with each text delta of the model's replies: the loop then streams (``llm.astream``)."""
     on_reasoning: Optional[Any] = None
     """Called with each reasoning delta while streaming (never part of the answer text)."""
+    on_pause: Optional[Any] = None
+    """Called (no arguments, on the run's event loop) each time the run pauses, once its checkpoint is written."""
 
     def __attrs_post_init__(self) -> None:
         check_on_error(self.on_error)
@@ -180,15 +182,21 @@ class ReActLoop(Steps, ToolBatches):
 
     # -- running --------------------------------------------------------------------
 
-    async def arun(self, user_input: Optional[str] = None, *, history: Optional[Sequence[Any]] = None,
-                   ctx: Optional["RunContext[Any]"] = None) -> ReActResult:
-        """Run (or continue) until an answer, clarification questions, abort or a bound."""
+    async def arun(self, user_input: Optional[Union[str, Message]] = None, *,
+                   history: Optional[Sequence[Any]] = None, ctx: Optional["RunContext[Any]"] = None) -> ReActResult:
+        """Run (or continue) until an answer, clarification questions, abort or a bound. ``user_input`` is text or
+        a user ``Message`` with image/file parts (``Message.user(text, image=...)``), sent as it is."""
+        text = None
         if user_input is not None:
-            check_text(user_input, "the ReAct run's user_input")
+            from zagent.plugins.actions.userturn import check_parts, user_turn
+
+            turn = user_turn(user_input, "the ReAct run's user_input")
+            text = turn.content or ""
             for i, message in enumerate(to_messages(history or [])):
                 if message.content is not None:
                     check_text(message.content, f"the ReAct run's history message #{i}")
-            self._start(user_input, history, ctx.run_id if ctx is not None else None)
+            check_parts(self.llm, turn)  # a part the model cannot take: an error before the run starts
+            self._start(turn, history, ctx.run_id if ctx is not None else None)
         elif self.state is None:
             raise ConfigError("nothing to run: give user_input or restore a state")
         state = self._running
@@ -211,9 +219,9 @@ class ReActLoop(Steps, ToolBatches):
         await self._emit("run_start", resumed=user_input is None,
                          **({"metadata": dict(ctx.metadata)} if ctx.metadata else {}))
         try:
-            if (user_input is not None and (self.guardrails or self.kernel.has_impls("zagent_check_input"))
-                    and not handed_over(ctx, user_input)):
-                await check_guardrails(ctx, "input", self.agent, user_input, self.guardrails.get("input", ()))
+            if (text is not None and (self.guardrails or self.kernel.has_impls("zagent_check_input"))
+                    and not handed_over(ctx, text)):
+                await check_guardrails(ctx, "input", self.agent, text, self.guardrails.get("input", ()))
             return await self._drive()
         except asyncio.CancelledError:
             if self._control.abort_requested:
@@ -222,21 +230,22 @@ class ReActLoop(Steps, ToolBatches):
         finally:
             self._control.unbind()
 
-    def run(self, user_input: Optional[str] = None, **kwargs: Any) -> ReActResult:
+    def run(self, user_input: Optional[Union[str, Message]] = None, **kwargs: Any) -> ReActResult:
         """Sync twin of ``arun``."""
         from zagent import run_sync
 
         return run_sync(self.arun(user_input, **kwargs))
 
-    def _start(self, user_input: str, history: Optional[Sequence[Any]], run_id: Optional[str]) -> None:
+    def _start(self, turn: Message, history: Optional[Sequence[Any]], run_id: Optional[str]) -> None:
         """A new state; its run id is the caller's context's, so events and checkpoints agree."""
         from zagent._runs.context import new_run_id
 
         messages = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
         messages.extend(to_messages(history or []))
-        messages.append(Message(role="user", content=user_input))
-        self.state = ReActState(run_id=run_id or new_run_id(), agent=self.agent, messages=messages, task=user_input,
-                              agent_config=public_data(self.agent_config))
+        messages.append(turn)
+        self.state = ReActState(run_id=run_id or new_run_id(), agent=self.agent, messages=messages,
+                                task=turn.content or "",
+                                agent_config=public_data(self.agent_config))
         self._log = ReActStepLog()
 
     async def _drive(self) -> ReActResult:
@@ -266,6 +275,8 @@ class ReActLoop(Steps, ToolBatches):
         state.status = "paused"
         await self._checkpoint()
         await self._emit("paused", step=state.step, awaiting_approval=list(state.awaiting_approval))
+        if self.on_pause is not None:
+            self.on_pause()
 
         def still_paused() -> bool:
             return control.pause_requested or self._blocked_on_approval()

@@ -22,11 +22,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from zagent._model.llm import new_call_id
+from zagent._model.replies import new_call_id
 from zagent.agentkit.runkeys import BUDGET_COUNTS
 from zagent.agentkit.signing import read_latest, signer_of
 from zagent.errors import CheckpointError, ConfigError
-from zagent._runs.share import check_counts
+from zagent.agentkit.counters import check_counts
 
 from .state import ReActState, state_decoder
 

@@ -11,7 +11,7 @@ from typing import Any, Optional, Sequence
 from zagent.agentkit.toolloop import NUDGE, ToolLoop, call_key
 from zagent.agentkit.turns import TOOL, bound
 from zagent.errors import CheckpointError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
-from zagent._model.llm import new_call_id
+from zagent._model.replies import new_call_id
 from zagent.agentkit.runkeys import CALL_KEYS
 from zagent.types import Message, ToolCall, ToolSpec
 
@@ -200,7 +200,7 @@ def _decision(calls: list[ToolCall], text: str) -> Decision:
     if clarify and len(clarify) == len(calls):
         args = clarify[0].arguments if isinstance(clarify[0].arguments, dict) else {}
         questions = args.get("questions") or []
-        if isinstance(questions, str):
+        if not isinstance(questions, list):  # model output: a bare string, or a number or object where a list was due
             questions = [questions]
         return Decision(action="ask_clarification", reasoning=text, questions=[str(q) for q in questions])
     if calls:

@@ -15,7 +15,7 @@ def register_commands(cli: Any, kernel: Any) -> None:
     group = cli.group("logs", help="the local run log: requests, replies, tool calls, usage, timings")
     p = group.command("list", list_command, help="the newest runs")
     _common(p)
-    p.add_argument("--limit", "-n", type=int, default=20, help="how many runs (default 20)")
+    p.add_argument("--limit", "-n", type=int, default=20, help="how many rows (default 20; a batch is one row, with all its items)")
     p.add_argument("--status", default=None, help="only runs with this outcome (ok, error, unfinished...)")
     p.add_argument("--agent", default=None, help="only runs of this agent (its name)")
     p.add_argument("--batch", default=None, metavar="ID",
@@ -53,7 +53,7 @@ def list_command(args: Any, kernel: Any) -> int:
     store = _store(args, kernel)
     try:
         runs = store.runs(args.limit, status=args.status, agent=args.agent, since=_since(args.since),
-                          batch=args.batch)
+                          batch=args.batch, batches_whole=not args.json and args.batch is None)
     finally:
         store.close()
     if args.json:

@@ -57,10 +57,12 @@ class RunLogStore:
             f"INSERT INTO run_spans ({', '.join(COLUMNS)}) VALUES ({marks})", values))
 
     def runs(self, limit: int = 20, *, status: Optional[str] = None, agent: Optional[str] = None,
-             since: Optional[float] = None, batch: Optional[str] = None) -> list[dict[str, Any]]:
+             since: Optional[float] = None, batch: Optional[str] = None,
+             batches_whole: bool = False) -> list[dict[str, Any]]:
         """The newest runs first: id, kind and name of the top span, start, duration, outcome, tokens, spans and
         the batch it was an item of; only those with outcome ``status``, of agent (or name) ``agent``, started
-        at ``since`` or later, of batch ``batch``."""
+        at ``since`` or later, of batch ``batch``. ``batches_whole``: ``limit`` counts a batch's item runs as
+        one (``zagent logs list`` folds them into one row) and every listed batch comes with all its items."""
         where = ["r.parent_id IS NULL", "r.span_id IS NOT NULL"]
         params: list[Any] = []
         if batch is not None:
@@ -82,11 +84,19 @@ class RunLogStore:
                    (SELECT COUNT(*) FROM run_spans WHERE run_id = r.run_id AND kind = 'llm'),
                    (SELECT COUNT(*) FROM run_spans WHERE run_id = r.run_id AND kind = 'tool'),
                    """ + _BATCH + """
-            FROM run_spans r WHERE """ + " AND ".join(where) + """
-            ORDER BY r.started DESC, r.id DESC LIMIT ?"""
+            FROM run_spans r WHERE """ + " AND ".join(where)
+        if batches_whole:  # the newest `limit` entries (a run, or a batch's items), then all their runs
+            entry = f"COALESCE({_BATCH}, r.run_id)"
+            sql = ("WITH top AS (SELECT " + entry + " AS entry FROM run_spans r WHERE " + " AND ".join(where)
+                   + " GROUP BY entry ORDER BY MAX(r.started) DESC LIMIT ?) " + sql + " AND " + entry
+                   + " IN (SELECT entry FROM top) ORDER BY r.started DESC, r.id DESC")
+            params = [*params, int(limit), *params]
+        else:
+            sql += " ORDER BY r.started DESC, r.id DESC LIMIT ?"
+            params.append(int(limit))
         names = ("run_id", "kind", "name", "agent", "started", "duration", "outcome", "input_tokens",
                  "output_tokens", "llm_calls", "tool_calls", "batch")
-        rows = self.db.read(lambda c: c.execute(sql, (*params, int(limit))).fetchall())
+        rows = self.db.read(lambda c: c.execute(sql, params).fetchall())
         return [dict(zip(names, r)) for r in rows]
 
     def spans(self, run_id: str) -> list[dict[str, Any]]:

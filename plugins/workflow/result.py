@@ -54,7 +54,7 @@ class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
     trace: list[TraceEntry] = []
     status: str = "running"
     counters: dict[str, Any] = {}
-    """The run's shared per-run counters (tool budgets: ``zagent._runs.share``), so a resumed run keeps them."""
+    """The run's shared per-run counters (tool budgets: ``zagent.agentkit.counters``), so a resumed run keeps them."""
     answers: dict[str, list[Any]] = {}
     """Per unfinished node, the answers given to its interrupts so far (in order; data only)."""
     interrupts: dict[str, Interrupt] = {}
@@ -128,7 +128,7 @@ def checked(state: RunState, step: int) -> RunState:
     whole numbers >= 0 (``CheckpointError`` naming the step otherwise), and each loop count is at least the
     passes the trace shows (an entry whose route is one loop target), so ``max_loops`` cannot be reset."""
     from zagent.errors import CheckpointError
-    from zagent._runs.share import check_counters, check_counts
+    from zagent.agentkit.counters import check_counters, check_counts
 
     try:
         state.loops = check_counts(state.loops, "loop counts")

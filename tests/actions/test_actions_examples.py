@@ -78,3 +78,13 @@ def test_the_seed_forms_example_runs_offline():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["A model that predicts text.", "5 5", "200",
                                         "[{'toolset': 'math', 'emoji': '+'}]", "It is 5. 5 1.0", "['completed']"]
+
+
+def test_the_vision_example_sends_the_image_offline():
+    """`zagent run examples/vision_agent.json --input task=... --image examples/pixel.png` exits 0 offline and
+    the offline test model's answer shows it received the PNG (its media type and size)."""
+    size = (EXAMPLES / "pixel.png").stat().st_size
+    proc = _run("run", str(EXAMPLES / "vision_agent.json"), "--input", "task=What is in this picture?",
+                "--image", str(EXAMPLES / "pixel.png"), env={"ZAGENT_PLUGINS": "offline,parsers,actions,react,cli"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"I see 1 image (image/png, {size} bytes).")

@@ -196,3 +196,24 @@ def test_a_number_never_said_in_any_spelling_is_still_left_out():
     call = ToolCall(id="w", name="weather", arguments={"location": "Boston", "days": 3000})
     assert ground_calls([call], [WEATHER], _seen("Boston for 2,000 days"), "schema")[0].arguments == \
         {"location": "Boston"}
+
+
+def test_a_percentage_said_is_kept_as_its_fraction():
+    """``rate=0.045`` after "4.5%" and ``0.05`` after "5 percent" were said: the model converted them, kept."""
+    for said, value in (("a rate of 4.5%", 0.045), ("5 percent a year", 0.05), ("at 12% interest", 0.12)):
+        call = ToolCall(id="w", name="weather", arguments={"location": "Boston", "days": value})
+        assert ground_calls([call], [WEATHER], _seen(f"Boston, {said}"), "schema")[0].arguments == \
+            call.arguments, said
+
+
+def test_a_number_said_as_a_word_is_kept():
+    """``days=3`` after "three days" and ``12`` after "a dozen" were said; ``days=4`` after "three" is not."""
+    three = ToolCall(id="w", name="weather", arguments={"location": "Boston", "days": 3})
+    assert ground_calls([three], [WEATHER], _seen("Boston for the next three days"), "schema")[0].arguments == \
+        three.arguments
+    dozen = ToolCall(id="w", name="weather", arguments={"location": "Boston", "days": 12})
+    assert ground_calls([dozen], [WEATHER], _seen("Boston, a dozen days"), "schema")[0].arguments == \
+        dozen.arguments
+    four = ToolCall(id="w", name="weather", arguments={"location": "Boston", "days": 4})
+    assert ground_calls([four], [WEATHER], _seen("Boston for the next three days"), "schema")[0].arguments == \
+        {"location": "Boston"}

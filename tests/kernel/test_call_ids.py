@@ -1,13 +1,13 @@
 """One id function: every tool-call id zagent makes (a provider's call without one, a text-format call, a
-repeated id, the id a loop mints for approvals) comes from ``zagent._model.llm.new_call_id``, and every "make the
-ids of these calls unique" from ``zagent._model.llm.unique_call_ids``. Read with ``ast``.
+repeated id, the id a loop mints for approvals) comes from ``zagent._model.replies.new_call_id``, and every "make the
+ids of these calls unique" from ``zagent._model.replies.unique_call_ids``. Read with ``ast``.
 """
 
 import ast
 import pathlib
 
 from zagent import ToolCall
-from zagent._model.llm import new_call_id, unique_call_ids
+from zagent._model.replies import new_call_id, unique_call_ids
 
 ROOT = pathlib.Path(__file__).parent.parent.parent
 RANDOM = {"os.urandom", "secrets.token_hex", "secrets.token_bytes", "secrets.token_urlsafe", "uuid.uuid4",

@@ -8,7 +8,7 @@ import re
 from hypothesis import given, strategies as st
 
 from zagent import Chunk, Completion, Kernel, LLM, LLMRequest, Message, Model, Refusal, ToolCall
-from zagent._model.llm import settle, unique_call_ids
+from zagent._model.replies import settle, unique_call_ids
 from zagent._model.reasoning import ThinkStream, split_think, strip_think
 
 import pytest

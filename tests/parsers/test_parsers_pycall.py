@@ -106,3 +106,39 @@ def test_the_tools_section_shows_the_call_in_the_tools_own_names():
         "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}})
     section = PyCallFormat().render_tools([spec])
     assert "[add(a=<a>, b=<b>)]" in section and "func_name1" not in section
+
+
+@pytest.mark.parametrize("text, arguments", [
+    ("[find(cast='Lupita Nyong'o', genre='Horror')]", {"cast": "Lupita Nyong'o", "genre": "Horror"}),
+    ("[find(name=e-commerce-website)]", {"name": "e-commerce-website"}),
+    ("[find(date=2021-06-15, path=/foo/bar)]", {"date": "2021-06-15", "path": "/foo/bar"}),
+    ("[find(genre=Horror movie, n=2)]", {"genre": "Horror movie", "n": 2}),
+    ("[find(q='a=b, c)', date=2021-01-01)]", {"q": "a=b, c)", "date": "2021-01-01"}),
+])
+def test_a_reply_with_an_apostrophe_or_bare_text_values_is_repaired(kernel, text, arguments):
+    """A word's apostrophe inside a quoted value, and unquoted text values (dates, paths, hyphenated names),
+    are read as the text the model meant; quoted strings are never changed."""
+    calls = kernel.parser("pycall").extract(text).calls
+    assert [(c.name, c.arguments) for c in calls] == [("find", arguments)]
+
+
+def test_repair_never_evaluates_nor_reads_calls_in_prose(kernel):
+    """An expression stays a malformed call after repair, and a call inside prose is not repaired into one."""
+    fmt = kernel.parser("pycall")
+    found = fmt.extract('[f(a=__import__("os").system("echo hi"))]')
+    assert not found.calls and found.errors
+    prose = fmt.extract("You could try find(date=2021-06-15) later.")
+    assert not prose.calls and not prose.errors
+
+
+def test_a_copied_placeholder_is_never_repaired_into_a_value(kernel):
+    """``[pay(receiver=<receiver>, amount=<amount>)]`` (the tools section's example, copied): no call runs."""
+    found = kernel.parser("pycall").extract("[pay(receiver=<receiver>, amount=<amount>, note=x)]")
+    assert not found.calls
+
+
+def test_the_strict_reader_the_baseline_uses_is_not_repaired():
+    """``_parse`` (BFCL's own reading, the benchmark's hand-written baseline) still refuses unquoted dates."""
+    from zagent.plugins.parsers.pycall import _parse
+
+    assert _parse("[find(date=2021-06-15)]") is None

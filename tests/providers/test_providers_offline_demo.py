@@ -6,6 +6,7 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given, strategies as st
 
 from zagent import Kernel
@@ -124,3 +125,19 @@ def test_piped_chat_prints_no_prompts_on_stdout():
     proc = _cli("chat", "--tools", "example_tools:add", stdin="What is 2+3?\n")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == f"chat> The tools returned add: 5. {OFFLINE_NOTE}\n"
+
+
+BUILT_IN = "offline,openai,anthropic,ollama,parsers,actions,memory,react,rails,manager,workflow,groupchat,skills," \
+           "batch,runlog,evals,fallback,cli"
+
+
+@pytest.mark.parametrize("command", [
+    ["agent", "show", "qa_agent.json", "--input", "question=x"], ["plugins"], ["tools"], ["models", "--no-check"],
+    ["logs", "path"], ["workflow", "show", "workflow_sum.json"], ["skills", "list"]])
+def test_a_command_that_calls_no_model_prints_nothing_on_stderr(command, tmp_path):
+    """Commands that call no model say nothing about ZAGENT_MODEL (or anything else) on stderr, offline."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ZAGENT_", "OPENAI_", "ANTHROPIC_", "OLLAMA_"))}
+    env.update(ZAGENT_PLUGINS=BUILT_IN, XDG_DATA_HOME=str(tmp_path), HOME=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-m", "zagent.plugins.cli", *command], capture_output=True, text=True,
+                          cwd=EXAMPLES, timeout=120, env=env)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr

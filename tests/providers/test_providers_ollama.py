@@ -151,3 +151,20 @@ def test_repeated_streamed_ids_become_unique():
         done = list(k.llm("ollama:m", base_url=server.url).stream("q", tools=[ADD]))[-1].completion
         assert len({c.id for c in done.tool_calls}) == 2
         k.close()
+
+
+def test_the_model_s_own_sampling_settings_are_in_its_llm_start_event(make_kernel, server):
+    """Settings given when the model was built (Ollama keeps them in options; num_predict is max_tokens) are what
+    llm_start reports, so traces show them; a call's own temperature wins."""
+    seen = []
+
+    class Watch:
+        def zagent_event(self, event):
+            if event.type == "llm_start":
+                seen.append(event.data)
+
+    k = make_kernel("zagent.plugins.ollama", Watch(), strict=False)
+    llm = model(k, server, temperature=0.2, num_predict=30)
+    llm.complete("hi")
+    llm.complete("hi", temperature=0.9)
+    assert [(d.get("temperature"), d.get("max_tokens")) for d in seen] == [(0.2, 30), (0.9, 30)]

@@ -9,7 +9,7 @@ import pytest
 
 from zagent import (AuthenticationError, Kernel, Message, ProviderError, ProviderTimeout, RateLimitError,
                     StreamInterrupted, ToolSpec)
-from zagent._model.llm import COST_KEY
+from zagent._model.run import COST_KEY
 from zagent.providerkit import RateLimiter, retry_after, shared_limiter
 from tests.servers.loopback import Reply
 from tests.servers.openai_server import OpenAIServer, chunk, completion, error, stream_events, stream_reply

@@ -87,13 +87,16 @@ def test_an_agent_can_only_lower_the_kernels_limit():
 @pytest.mark.parametrize("bad,key", [({"requests": "5"}, "requests"), ({"requests": -1}, "requests"),
                                      ({"tokens": 5}, "tokens"), ([5], "usage_limits")])
 def test_malformed_limits_are_a_config_error_naming_the_key(bad, key):
-    """A wrong type, a negative count or an unknown key is a ConfigError naming it, not a silent pass."""
-    k = make_kernel(config={"rails": {"usage_limits": bad}})
-    llm = k.llm("scripted:bad", replies=["hi"])
-    chat = GroupChat(kernel=k, agents=[declared("Ann")], termination={"max_rounds": 1}, llm=llm)
+    """A wrong type, a negative count or an unknown key is a ConfigError naming it (a wrong type or count when
+    the kernel starts, an unknown key at the run), not a silent pass."""
     with pytest.raises(ConfigError, match=key):
-        chat.run("talk", text="a")
-    k.close()
+        k = make_kernel(config={"rails": {"usage_limits": bad}})
+        try:
+            llm = k.llm("scripted:bad", replies=["hi"])
+            chat = GroupChat(kernel=k, agents=[declared("Ann")], termination={"max_rounds": 1}, llm=llm)
+            chat.run("talk", text="a")
+        finally:
+            k.close()
 
 
 class _Events:

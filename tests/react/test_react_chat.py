@@ -55,3 +55,14 @@ def test_zagent_chat_repl_answers_and_quits():
     assert proc.returncode == 0, proc.stderr
     assert "chat> " in proc.stdout and proc.stdout.split("chat> ", 1)[1].strip()
     assert "warning" not in proc.stderr
+
+
+def test_a_clarification_whose_questions_are_not_a_list_is_still_asked(kernel):
+    """A model calling ask_clarification with {"questions": 1} (a number, not a list) gets the question asked,
+    not a TypeError (model output is untrusted)."""
+    from zagent.plugins.react import ReActLoop
+
+    llm = kernel.llm("scripted:clarify-number", replies=[
+        {"content": None, "tool_calls": [{"name": "ask_clarification", "arguments": {"questions": 1}}]}])
+    result = ReActLoop(kernel=kernel, llm=llm, tools=[]).run("help")
+    assert result.questions == ["1"]

@@ -74,3 +74,13 @@ def test_zagent_run_of_a_react_file_reports_a_401_after_one_request(kernel, serv
     err = capsys.readouterr().err
     assert "rejected the API key" in err and "max_iterations" not in err
     assert len(server.requests) == 1
+
+
+def test_a_failed_step_s_progress_line_names_its_number_and_says_failed(kernel, tmp_path, capsys):
+    """A model call that raises: the progress line reads 'step 1: failed', never 'step None: no answer yet'."""
+    path = write(tmp_path, "f.json", {"name": "Answerer", "prompt": "Answer: {question}", "llm": "scripted:m",
+                                      "llm_config": {"replies": []}, "inputs": [{"name": "question"}],
+                                      "outputs": [{"name": "answer"}]})
+    assert main(["run", path, "--input", "question=x"], kernel=kernel) == 1
+    err = capsys.readouterr().err
+    assert "[Answerer] step 1: failed" in err and "None" not in err and "no answer yet" not in err

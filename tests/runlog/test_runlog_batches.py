@@ -45,3 +45,22 @@ def test_batch_id_lists_the_item_runs(log_path, capsys):
     rows = json.loads(out)
     assert code == 0 and len(rows) == 3 and {r["batch"] for r in rows} == {report.summary.batch_id}
     assert {r["kind"] for r in rows} == {"run"}
+
+
+def _run(log_path, question):
+    k = Kernel(PLUGINS, entry_points=False, config={"log": log_path})
+    k.agent(QA)(question=question)
+    k.close()
+
+
+def test_the_limit_counts_a_batch_as_one_row_with_all_its_items(log_path, capsys):
+    """25 batch items then 2 runs: `logs list` (20 rows) shows the whole batch (×25) and both runs; -n 2 the runs."""
+    report = _batch(log_path, 25)
+    _run(log_path, "first")
+    _run(log_path, "second")
+    code, out = _logs(log_path, capsys, "list")
+    lines = [line for line in out.splitlines()[1:] if line.strip()]
+    assert code == 0 and len(lines) == 3, out
+    assert lines[2].startswith(report.summary.batch_id) and "Answerer ×25" in lines[2] and "25 ok" in lines[2]
+    code, out = _logs(log_path, capsys, "list", "-n", "2")
+    assert [line.split()[3] for line in out.splitlines()[1:] if line.strip()] == ["run", "run"]

@@ -42,3 +42,28 @@ def test_group_chat_turns_are_coloured_by_speaker_with_a_legend(make_logged, log
     colours = dict(re.findall(r"data-kind='turn' data-name='(\w+)'.*?background:(#[0-9a-f]{6})", page, re.S))
     assert set(colours) == {"A", "B"} and colours["A"] != colours["B"]
     assert "speaker A" in page and "speaker B" in page
+
+
+def test_an_opened_tool_step_shows_its_secret_arguments_masked(make_logged, log_path, tmp_path):
+    """A tool called with token=...: the page's folded arguments show it as ***, the other values in clear."""
+    from zagent.plugins.react.loop import ReActLoop
+
+    k = make_logged()
+
+    def login(user: str, token: str) -> str:
+        """Log in.
+
+        Args:
+            user: who.
+            token: the credential.
+        """
+        return "logged in"
+
+    k.add_tool(login)
+    call = {"content": None, "tool_calls": [{"name": "login", "arguments": {"user": "ann", "token": "tok-SECRET-1"}}]}
+    llm = k.llm("scripted:s", replies=[call, "done"])
+    ReActLoop(kernel=k, llm=llm, tools=["login"], agent="helper", allow_clarification=False).run("log ann in")
+    k.close()
+    page = write_html(log_path, tmp_path / "run.html")
+    assert "<summary>arguments and result</summary>" in page and "ann" in page and "logged in" in page
+    assert "SECRET" not in page and "***" in page

@@ -29,3 +29,13 @@ def test_masking_starts_at_six_characters_as_documented():
     assert Masker(["ollama"])("ollama (http://localhost:11434) returned HTTP 500") == \
         "ollama (http://localhost:11434) returned HTTP 500"
 
+
+
+def test_the_docs_state_the_length_the_code_masks_from():
+    """docs/security.md and docs/http.md name MIN_MASK_LENGTH's value (they once said 6 and 8)."""
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    assert f"Masking starts at {MIN_MASK_LENGTH} characters" in (docs / "security.md").read_text(encoding="utf-8")
+    http = " ".join((docs / "http.md").read_text(encoding="utf-8").split())
+    assert f"values shorter than {MIN_MASK_LENGTH} characters are never masked" in http

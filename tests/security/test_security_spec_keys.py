@@ -57,6 +57,7 @@ def code_keys():
     from zagent.plugins.skills.skill import Skill
     from zagent.plugins.workflow import graph
     from zagent.providerkit.config import HttpConfig
+    from zagent._trust.sizes import LLM_NUMBERS
     from zagent.providerkit.credentials import CODE_OPTIONS, LLM_CONFIG_KEYS
     from zagent.types import Field
 
@@ -71,7 +72,7 @@ def code_keys():
         "workflow state": struct_keys(graph.StateField),
         "field": struct_keys(Field), "prompt_template": set(TEMPLATE_KEYS), "skill": struct_keys(Skill),
         "rails": set(rails.KEYS),
-        "llm_config": set(LLM_CONFIG_KEYS) | set(CODE_OPTIONS) | struct_keys(HttpConfig),
+        "llm_config": set(LLM_CONFIG_KEYS) | set(CODE_OPTIONS) | struct_keys(HttpConfig) | set(LLM_NUMBERS),
         "long_term_memory": ({"name", "session"} | keyword_options(SqliteMemory.open)
                              | {a.name for a in attrs.fields(Database) if a.init}),
         "record:": keyword_options(RecordLLM.build) | set(record.zagent_path_options),

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from zagent import Message, ToolCall
-from zagent._model.llm import unique_call_ids
+from zagent._model.replies import unique_call_ids
 from tests.servers.loopback import LoopbackServer, Reply
 
 from .conftest import make_kernel

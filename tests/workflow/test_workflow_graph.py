@@ -181,12 +181,19 @@ def test_unknown_node_in_conditional_edge():
     assert [p.message for p in graph.problems()] == ["conditional edge from 'A': 'Q' is not a node"]
 
 
+def test_a_negative_loop_bound_is_refused_when_read():
+    """A negative max_loops is a ConfigError naming the range when the graph is read (a spec's counts are bounded)."""
+    data = diamond_dict(conditional_edges=[{"source": "A", "router": HERE + ":route_to_b", "targets": ["B"],
+                                            "max_loops": -1}])
+    with pytest.raises(ConfigError, match="max_loops must be a whole number from 0 to 1000, got -1"):
+        WorkFlowGraph.from_dict(data)
+
+
 @pytest.mark.parametrize("change, message", [
-    ({"max_loops": -1}, "max_loops must be >= 0, got -1"),
     ({"on_max_loops": "C"}, "on_max_loops 'C' must be one of its targets (B)"),
 ])
 def test_bad_loop_settings(change, message):
-    """A negative bound, or an exit that is not among the targets, is reported."""
+    """An exit that is not among the targets is reported."""
     data = diamond_dict(conditional_edges=[{"source": "A", "router": HERE + ":route_to_b", "targets": ["B"], **change}])
     [p] = WorkFlowGraph.from_dict(data).problems()
     assert p.code == "bad_loop" and message in p.message

@@ -45,6 +45,10 @@ from .results import McpToolError
 log = logging.getLogger("zagent.mcp")
 
 _MAX_PAGES = 100
+#: tools read of one server's list (the rest are dropped, with a warning): each is offered to models
+MAX_TOOLS = 1000
+#: characters of a server's name and version kept (control characters shown escaped)
+MAX_SERVER_INFO = 200
 
 
 class ServerConnection:
@@ -127,8 +131,8 @@ class ServerConnection:
                     ClientSession(streams[0], streams[1], message_handler=self._on_message))
                 init = await session.initialize()
                 info = getattr(init, "server_info", None) or getattr(init, "serverInfo", None)
-                self.server_info = f"{info.name} {info.version}".strip() if info else ""
-                tools = await _list_tools(session)
+                self.server_info = _info_text(info)
+                tools = await _list_tools(session, self.config.name)
                 self._session = session
                 ready.set_result(tools)
                 await stop.wait()
@@ -169,7 +173,7 @@ class ServerConnection:
         if session is None or self.state != "ready":
             return
         try:
-            self.tools = await _list_tools(session)
+            self.tools = await _list_tools(session, self.config.name)
         except Exception as exc:
             log.warning("MCP server %r changed its tools but listing them failed: %s", self.config.name,
                         self.config.scrub(_describe(exc)))
@@ -311,18 +315,35 @@ class ServerConnection:
         return f"<ServerConnection {self.config.name!r} {self.state} tools={len(self.tools)}>"
 
 
-async def _list_tools(session: Any) -> list[dict[str, Any]]:
+async def _list_tools(session: Any, server: str = "?") -> list[dict[str, Any]]:
+    """The server's tools, at most ``MAX_TOOLS`` (a server listing more is told off in the log)."""
     from mcp.types import PaginatedRequestParams
 
     tools: list[dict[str, Any]] = []
     cursor = None
     for _ in range(_MAX_PAGES):
         page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
-        tools.extend(t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in page.tools)
+        tools.extend(t.model_dump(by_alias=True, mode="json", exclude_none=True)
+                     for t in page.tools[:MAX_TOOLS + 1 - len(tools)])
         cursor = getattr(page, "next_cursor", None)
-        if not cursor:
+        if not cursor or len(tools) > MAX_TOOLS:
             break
+    if len(tools) > MAX_TOOLS:
+        log.warning("MCP server %r lists more than %d tools; only the first %d are used (each tool is offered to "
+                    "models: split the server, or list the tools you need in its 'tools' entry)",
+                    server, MAX_TOOLS, MAX_TOOLS)
+        del tools[MAX_TOOLS:]
     return tools
+
+
+def _info_text(info: Any) -> str:
+    """A server's ``name version`` as one line of text: control characters escaped, at most ``MAX_SERVER_INFO``."""
+    if not info:
+        return ""
+    from zagent.plugins.cliterminal import printable
+
+    text = printable(f"{getattr(info, 'name', '')} {getattr(info, 'version', '')}".strip(), layout=False)
+    return text if len(text) <= MAX_SERVER_INFO else text[:MAX_SERVER_INFO - 3] + "..."
 
 
 async def _call(session: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,10 @@ SDK's Python field names. The rules:
   most ``MAX_RESOURCE_TEXT`` characters), images, audio, binary resources and
   resource links as short references such as ``[image image/png 67 bytes]``,
   never their bytes.
+
+A result is at most ``MAX_RESULT_CHARS`` characters for the model (a hostile server answering 20 MB would
+fill the context and the bill): longer text is cut, saying how much, and structured content that long is
+passed on as its cut JSON text.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from typing import Any
 
 #: characters of an embedded text resource passed on (the rest is cut, saying how much)
 MAX_RESOURCE_TEXT = 100_000
+#: characters of a whole result passed on
+MAX_RESULT_CHARS = 200_000
 
 
 class McpToolError(Exception):
@@ -29,13 +35,22 @@ class McpToolError(Exception):
 
 def convert(result: dict[str, Any]) -> Any:
     """The value of a successful call, or raise ``McpToolError`` for an ``isError`` result."""
-    text = "\n".join(describe(block) for block in result.get("content") or [])
+    text = _cut("\n".join(describe(block) for block in result.get("content") or []))
     if result.get("isError"):
         raise McpToolError(text or "the tool reported an error without a message")
     structured = result.get("structuredContent")
     if structured is not None:
-        return structured
+        import msgspec
+
+        encoded = msgspec.json.encode(structured)
+        return structured if len(encoded) <= MAX_RESULT_CHARS else _cut(encoded.decode("utf-8", "replace"))
     return text
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_RESULT_CHARS:
+        return text
+    return text[:MAX_RESULT_CHARS] + f"\n[... {len(text) - MAX_RESULT_CHARS} more characters of the result cut]"
 
 
 def describe(block: dict[str, Any]) -> str:

@@ -52,6 +52,9 @@ from .schema import check_arguments
 
 log = logging.getLogger("zagent.mcp")
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_.\-]")
+#: characters of a tool description kept, and bytes of an input schema accepted (both go to models every call)
+MAX_DESCRIPTION = 8192
+MAX_SCHEMA_BYTES = 256 * 1024
 
 
 class McpRuntime:
@@ -239,6 +242,11 @@ class McpRuntime:
             result = await runtime.arun(conn.call(original, arguments, retry_safe))
             return convert(result)
 
+        size = len(msgspec.json.encode(spec.get("inputSchema") or {}))
+        if size > MAX_SCHEMA_BYTES:  # sent to the model with every call that offers it
+            self._skip(f"{server}: tool {original!r} is skipped: its input schema is {size} bytes, more than "
+                       f"{MAX_SCHEMA_BYTES}")
+            return None
         try:
             tool = McpTool(name=name, description=_description(spec), handler=call_mcp_tool,
                         parameters=_parameters(spec), args_type=None, toolset=server,
@@ -311,8 +319,15 @@ def tool_name(server: str, tool: str, separator: str = ".") -> str:
 
 
 def _description(spec: dict[str, Any]) -> str:
-    return spec.get("description") or spec.get("title") or (spec.get("annotations") or {}).get("title") \
-        or f"MCP tool {spec.get('name')}"
+    """The text models read about the tool: control and bidi characters shown escaped (they hide text from a
+    person reviewing the tool list), at most ``MAX_DESCRIPTION`` characters (it is sent with every call)."""
+    from zagent.plugins.cliterminal import printable
+
+    text = printable(spec.get("description") or spec.get("title") or (spec.get("annotations") or {}).get("title")
+                     or f"MCP tool {spec.get('name')}")
+    if len(text) > MAX_DESCRIPTION:
+        text = text[:MAX_DESCRIPTION] + f" [... {len(text) - MAX_DESCRIPTION} more characters cut]"
+    return text
 
 
 def _parameters(spec: dict[str, Any]) -> dict[str, Any]:

@@ -47,6 +47,21 @@ def test_a_chat_span_carries_the_request_settings_the_server_and_the_response(ma
     assert attrs["gen_ai.response.model"] == "gpt-test-2026" and attrs["gen_ai.response.id"] == "chatcmpl-1"
 
 
+def test_the_agent_file_s_temperature_and_max_tokens_reach_the_chat_span(make_kernel, exporter):
+    """temperature and max_tokens set in an agent's llm_config (not per call) are the chat span's request settings."""
+    k = make_kernel()
+    k.add_plugin(__import__("zagent.plugins.openai", fromlist=["x"]), "openai")
+    servers = _loopback_servers()
+    with servers.OpenAIServer(key="sk-test") as server:
+        server.then(servers.completion("hi"))
+        agent = k.agent({"name": "Greeter", "prompt": "Greet {who}", "inputs": [{"name": "who", "type": "string"}],
+                         "llm_config": {"model": "openai:gpt-test", "base_url": server.url, "api_key": "sk-test",
+                                        "temperature": 0.3, "max_tokens": 50}})
+        agent(who="Ada")
+    attrs = by_name(exporter.get_finished_spans(), "chat gpt-test")[0].attributes
+    assert attrs["gen_ai.request.temperature"] == 0.3 and attrs["gen_ai.request.max_tokens"] == 50
+
+
 def test_a_tool_span_carries_the_tool_s_description(make_kernel, exporter):
     """execute_tool spans have gen_ai.tool.description from the registered tool."""
     k = make_kernel()

@@ -1,0 +1,57 @@
+"""What a provider encodes for and decodes from its wire, beside HTTP: a media part's bytes (``b64``,
+``data_url``), a tool call's arguments (``parse_arguments``) and its ``prices=`` option (``price_per_million``).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Optional, Union
+
+import msgspec
+
+from ..errors import ConfigError
+from ..types import Part
+
+__all__ = ["b64", "data_url", "parse_arguments", "price_per_million"]
+
+
+def b64(part: Part) -> str:
+    """The part's bytes, base64."""
+    return base64.b64encode(part.data).decode("ascii")
+
+
+def data_url(part: Part) -> str:
+    """The part's URL, or its bytes as a ``data:`` URL."""
+    return part.url or f"data:{part.media_type};base64,{b64(part)}"
+
+
+def parse_arguments(text: str) -> Union[dict[str, Any], str]:
+    """Tool-call arguments as a provider sent them: the decoded JSON object, ``{}`` for empty text,
+    or the raw text unchanged when it is not a JSON object (the tool runner tells the model why)."""
+    if not text or text.isspace():
+        return {}
+    try:
+        value = msgspec.json.decode(text)
+    except (msgspec.DecodeError, RecursionError):  # nested past msgspec's limit: the tool runner says so
+        return text
+    return value if isinstance(value, dict) else text
+
+
+def price_per_million(prices: Any, model: str) -> Optional[tuple[float, float]]:
+    """Resolve a price table once per model: ``(input, output)`` USD per million tokens.
+
+    ``prices`` is ``(in, out)``, ``{"input": .., "output": ..}``, or a table
+    ``{model_or_prefix: (in, out) | {...}}`` (longest matching prefix wins).
+    """
+    if prices is None:
+        return None
+    if isinstance(prices, (tuple, list)) and len(prices) == 2:
+        return (float(prices[0]), float(prices[1]))
+    if isinstance(prices, dict) and "input" in prices:
+        return (float(prices["input"]), float(prices.get("output", 0.0)))
+    if isinstance(prices, dict):
+        matches = [k for k in prices if model == k or model.startswith(k)]
+        if not matches:
+            return None
+        return price_per_million(prices[max(matches, key=len)], model)
+    raise ConfigError(f"prices must be (input, output) USD per million tokens or a table by model, got {prices!r}")

@@ -1,0 +1,118 @@
+"""A ReAct run inside a workflow node or a group-chat turn: a tool call awaiting a human's approval pauses the
+composite run, as a durable interrupt (``zagent.interrupt``), instead of waiting for ever.
+
+Used by the react plugin's ``ReActAgent`` chats and handoffs, and by chat agents called as tools
+(``astool``) inside a node or turn; ``loop`` is the react plugin's ``ReActLoop`` (its ``on_pause`` callback
+says when it pauses).
+
+On its own a loop whose approver answered "later" (``None``) pauses and waits for ``loop.resume(approve=...)``.
+A node or turn has nobody to call that, so inside an interrupt scope (``zagent.agentkit.interrupts``:
+a workflow node, a group-chat turn) ``arun_asking`` watches the loop: when it pauses on approvals, each call
+waiting is asked as the node's (turn's) next interrupt, a question naming the agent, the tool and its
+arguments; the loop is aborted and the composite run ends ``paused`` with that question, checkpointed.
+``resume(run_id, answer="yes")`` runs the node (turn) again from its start; when the loop reaches the same
+call again, the answer is given to it: ``yes`` (or ``y``, ``approve``, ``allow``, ``true``) approves it, any
+other answer declines it (the tool result says a human declined).
+
+The answer binds to the call it was asked about (tool and canonical arguments, as approval keys do:
+``zagent.agentkit.approvals``): the question's digest is kept in the run's shared counters (checkpointed
+with the composite run). When the re-run's model proposes another call, or the same tool with other
+arguments, the old answer is skipped and the new call is asked as a new interrupt, so an approval given
+for one call never runs another. Outside an interrupt scope the loop runs as usual (an agent called as a tool there still ends with an error
+result, ``astool``: nobody could approve).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from typing import Any, Optional
+
+import msgspec
+from zagent import StashKey
+from zagent._runs.context import ASKING, ASKING_KEY
+from zagent.agentkit.counters import RunCounter, shared_counter
+
+_canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
+
+#: per run: ``"<where>#<index>#<digest>"`` -> 1 for the call last asked at that position of that node (turn);
+#: asking another call there sets the others to 0, so an answer only ever applies to the call it was given for
+ASKED: "StashKey[RunCounter]" = StashKey("zagent.react.approvals_asked", restore=RunCounter.from_state)
+
+YES = frozenset({"yes", "y", "approve", "approved", "allow", "ok", "true"})
+SHOWN = 2000  # characters of the arguments the question shows (the digest binds all of them)
+
+
+def scope_of(ctx: Any) -> Optional[Any]:
+    """The interrupt scope the loop runs in (a workflow node, a group-chat turn), or ``None``."""
+    scope = ASKING.get()
+    if scope is None and ctx is not None:
+        scope = ctx.stash.get(ASKING_KEY)
+    return scope
+
+
+async def arun_asking(loop: Any, turn: Any, history: Any, ctx: Any) -> Any:
+    """``loop.arun(turn, history=..., ctx=...)``, a pause on approvals asked as interrupts (module docstring)."""
+    scope = scope_of(ctx)
+    if scope is None:
+        return await loop.arun(turn, history=history, ctx=ctx)
+    pause = asyncio.Event()
+    loop.on_pause = pause.set  # the loop says when it pauses (no polling)
+    run = asyncio.ensure_future(loop.arun(turn, history=history, ctx=ctx))
+    try:
+        while True:
+            paused = asyncio.ensure_future(pause.wait())
+            try:
+                await asyncio.wait({run, paused}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                paused.cancel()
+            if run.done():
+                return run.result()
+            pause.clear()
+            if not loop._blocked_on_approval():  # paused for another reason (loop.pause()): its owner resumes it
+                continue
+            approve: list[str] = []
+            deny: list[str] = []
+            try:
+                for call in [c for c in loop.state.pending if c.id in loop.state.awaiting_approval]:
+                    (approve if _answer(scope, loop, call, loop._ctx) else deny).append(call.id)
+            except BaseException:  # Interrupted (no answer yet): the loop ends here, the node (turn) pauses
+                loop.abort()
+                await asyncio.gather(run, return_exceptions=True)
+                raise
+            loop.resume(approve=approve, deny=deny)
+    finally:
+        if not run.done():
+            run.cancel()
+            await asyncio.gather(run, return_exceptions=True)
+
+
+def question_of(agent: str, call: Any) -> tuple[str, str]:
+    """The question asked about ``call`` and the digest binding its answer (tool name and canonical arguments)."""
+    arguments = _canonical(call.arguments).decode()
+    digest = hashlib.sha256(call.name.encode() + b"\0" + arguments.encode()).hexdigest()[:32]
+    shown = arguments if len(arguments) <= SHOWN else f"{arguments[:SHOWN]}... ({len(arguments) - SHOWN} more characters)"
+    name = _canonical(call.name).decode()
+    return (f"agent {_canonical(agent).decode()} asks to call tool {name} with arguments {shown}; answer yes to "
+            f"allow this call, anything else declines it", digest)
+
+
+def _answer(scope: Any, loop: Any, call: Any, ctx: Any) -> bool:
+    """The human's answer about ``call`` (True: approved), or ``Interrupted`` when it has not been given yet."""
+    question, digest = question_of(loop.agent, call)
+    asked = shared_counter(ctx, ASKED)
+    where = "|".join(f"{k}={v}" for k, v in sorted(scope.where.items()))
+    while True:
+        index = scope.used
+        key = f"{where}#{index}#{digest}"
+        if index < len(scope.answers):
+            answer = scope.ask(question)  # consumes this position's answer
+            if asked.counts.get(key, 0) > 0:  # kept: a later re-run of this node (turn) reaches it again
+                return isinstance(answer, bool) and answer or (isinstance(answer, str) and answer.strip().lower() in YES)
+            continue  # an answer to another call (the model proposed something else this time): ask anew
+        with asked.lock:  # this position now asks about this call only
+            for other in [k for k in asked.counts if k.startswith(f"{where}#{index}#")]:
+                asked.counts[other] = 0
+            asked.counts[key] = 1
+        scope.ask(question)  # raises Interrupted: the node (turn) pauses with the question
+        raise AssertionError("unreachable: no answer was given")  # pragma: no cover

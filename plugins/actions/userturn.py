@@ -1,0 +1,58 @@
+"""The user's turn of a chat: text, or a ``zagent.Message`` carrying image and file parts beside its text.
+
+``Agent.chat``/``achat``, ``ReActLoop.run``/``arun`` and ``Handoffs.chat`` take either. ``user_turn`` checks the
+turn once, as untrusted input: a ``Message`` must be a ``user`` message (no tool calls, no tool result), its
+text valid Unicode, its parts ``zagent.Part`` objects of a known kind with inline bytes under the inline
+limit (``zagent.MAX_INLINE_BYTES``). The message then goes to the model unchanged: into the request, the
+agent's memory, its session and the loop's checkpoints (parts inline there, a placeholder in logs,
+events and trajectories: ``docs/media.md``). ``check_parts`` asks the model's own media check
+(``llm.request``, the one ``k.llm().complete`` uses) before any request is made, so a part the model cannot
+take is a ``ProviderConfigError`` before the routing call, not after it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+from zagent._trust.limits import check_text
+from zagent.errors import ConfigError
+from zagent.types import MAX_INLINE_BYTES, Message, Part
+
+UserInput = Union[str, Message]
+
+_KINDS = ("text", "image", "file")
+
+
+def user_turn(user_input: Any, where: str) -> Message:
+    """``user_input`` (text or a user ``Message``) as the user ``Message`` to send; ``ConfigError`` otherwise."""
+    if isinstance(user_input, str):
+        check_text(user_input, where)
+        return Message(role="user", content=user_input)
+    if not isinstance(user_input, Message):
+        raise ConfigError(f"{where} must be text or a zagent.Message (Message.user(text, image=...)), "
+                          f"got {type(user_input).__name__}")
+    if user_input.role != "user" or user_input.tool_calls or user_input.tool_call_id is not None:
+        raise ConfigError(f"{where} must be a user message (Message.user(text, image=...)), got a "
+                          f"{user_input.role!r} message" + (" with tool calls" if user_input.tool_calls else ""))
+    check_text(user_input.content or "", where)
+    for i, part in enumerate(user_input.parts):
+        if not isinstance(part, Part) or part.type not in _KINDS:
+            raise ConfigError(f"{where}: part #{i} is not a zagent.Part of kind text, image or file; build parts "
+                              "with Part.image(...) / Part.file(...) or Message.user(text, image=..., file=...)")
+        if part.type == "text":
+            check_text(part.text, f"{where}, text part #{i}")
+        if len(part.data) > MAX_INLINE_BYTES:
+            raise ConfigError(f"{where}: part #{i} is {len(part.data)} bytes, over the {MAX_INLINE_BYTES}-byte "
+                              "limit for inline parts; shrink it or send it by URL")
+    return user_input
+
+
+def text_of(turn: Message) -> str:
+    """The turn's text (what routing, guardrails and retrieval read)."""
+    return turn.content or ""
+
+
+def check_parts(llm: Any, turn: Message) -> None:
+    """A part ``llm`` cannot take is a ``ProviderConfigError`` now, before any request (nothing is sent)."""
+    if turn.parts:
+        llm.request([turn])

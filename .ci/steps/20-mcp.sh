@@ -18,3 +18,6 @@ else
 fi
 echo "== running contrib/zagent-mcp/README.md's blocks (tests/docs, now that zagent-mcp is installed)"
 python -m pytest -q -p no:cacheprovider tests/docs/test_docs_snippets.py -k "zagent-mcp/README.md"
+echo "== running the MCP attack tests of tests/security (skipped by the main suite, which has no zagent-mcp)"
+python -m pytest -q -p no:cacheprovider tests/security/test_security_mcp_hostile.py \
+    tests/security/test_security_url_userinfo.py tests/security/test_security_terminal.py

@@ -99,6 +99,9 @@ LLM_NUMBERS: dict[str, tuple[float, float, bool, bool]] = {
 #: llm_config keys only the app sets (Python code, a trusted spec): the reported and budgeted cost is the app's
 APP_ONLY_OPTIONS = ("prices",)
 
+#: the longest ``name`` a spec may give anything (an agent, a field, a node, a tool it names): names are
+#: printed, logged, put in prompts and in file names, so a 100k-character one is refused at load
+MAX_NAME = 256
 _NESTED = ("termination", "selection", "long_term_memory")  # a spec's mappings whose counts are checked too
 _OPTION_GROUPS = ("extra_body", "options", "thinking", "models", "generation_config")  # options inside options
 
@@ -184,6 +187,9 @@ def check_sizes(spec: Any, what: str) -> None:
         else:
             continue
         for key, value in pairs:
+            if key == "name" and isinstance(value, str) and len(value) > MAX_NAME:
+                raise ConfigError(f"{what}: {where}name is {len(value):,} characters long, more than {MAX_NAME}; "
+                                  "give it a shorter name (names are printed, logged and sent in prompts)")
             if key in SPEC_SIZES or key in SPEC_NUMBERS:
                 problem = size_problem(key, value) if key in SPEC_SIZES else \
                     number_problem(key, value, *SPEC_NUMBERS[key], False, True)

@@ -26,6 +26,8 @@ long-term memory, skills, batch input files):
   GOT THROUGH -- fixed: bounded at load (the mapping is walked like ``termination``)
 - ``long_term_memory.max_bytes: -1`` / ``common_ratio: NaN``: GOT THROUGH (accepted at load, failing or
   misbehaving at first use) -- fixed: bounded at load
+- an agent or field ``name`` of 100,000 characters: GOT THROUGH (found by the sweep, fixed last) -- fixed:
+  ``name`` is at most 256 characters at load (``zagent._trust.sizes.MAX_NAME``)
 - ``rails.usage_limits: {"total_tokens": NaN}`` or ``-5``: GOT THROUGH (accepted at load, the run failed at its
   first call) -- fixed: ``check_rails`` refuses it at load
 - a react spec file's relative ``agents``/``handoffs`` resolved against the working directory, not the spec's
@@ -228,6 +230,17 @@ def test_a_field_type_nested_5000_deep_is_a_config_error():
     k = make_kernel()
     with pytest.raises(ConfigError, match="unknown type"):
         k.agent(agent_spec(outputs=[{"name": "a", "type": "list[" * 5000 + "str" + "]" * 5000}]))
+    k.close()
+
+
+def test_a_100k_character_agent_name_is_a_config_error():
+    """An agent (or field) ``name`` of 100,000 characters is refused at load with the limit, not loaded."""
+    k = make_kernel()
+    with pytest.raises(ConfigError, match="more than 256"):
+        k.agent(agent_spec(name="A" * 100_000))
+    with pytest.raises(ConfigError, match="more than 256"):
+        k.agent(agent_spec(outputs=[{"name": "b" * 300, "type": "str"}]))
+    k.agent(agent_spec(name="A" * 256))
     k.close()
 
 

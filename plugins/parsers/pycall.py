@@ -53,7 +53,7 @@ def read(text: str, *, whole: bool = False) -> Optional[Extraction]:
     text = strip_think(text)
     for start, end, body, embedded in _candidates(text, whole):
         found = _parse(body)
-        if (found is None or found[1]) and not embedded:
+        if (found is None or found[1]) and not embedded and len(body) <= MAX_REPAIR:
             fixed = repair(body)
             mended = _parse(fixed) if fixed != body else None
             if mended is not None and (found is None or not mended[1]):
@@ -210,7 +210,10 @@ def _value(node: ast.AST) -> Any:
 #: an apostrophe between two letters ("Nyong'o", "don't"): literal text, not a closing quote
 _APOSTROPHE = re.compile(r"(?<=[A-Za-z])'(?=[A-Za-z])")
 #: ``name=value`` where the value is unquoted text up to the next ``,`` or ``)``
-_BARE = re.compile(r"(\b[A-Za-z_]\w*\s*=\s*)([^\s,()\[\]{}'\"=][^,()\[\]{}'\"=]*?)(\s*)(?=[,)])")
+#: (a value is at most 300 characters: the scan from each ``=`` is bounded, so hostile text stays linear)
+_BARE = re.compile(r"(\b[A-Za-z_]\w*\s*=\s*)([^\s,()\[\]{}'\"=][^,()\[\]{}'\"=]{0,300}?)(\s*)(?=[,)])")
+#: replies longer than this are not repaired (a reply of calls is short; the repair is a second parse)
+MAX_REPAIR = 20_000
 
 
 def repair(body: str) -> str:

@@ -142,3 +142,11 @@ def test_the_strict_reader_the_baseline_uses_is_not_repaired():
     from zagent.plugins.parsers.pycall import _parse
 
     assert _parse("[find(date=2021-06-15)]") is None
+
+
+def test_hostile_text_full_of_assignments_reads_as_text(kernel):
+    """100,000 characters of ``a=b `` (no comma, no parenthesis) read as text: the repair's scan is bounded."""
+    found = kernel.parser("pycall").extract("f(" + "a=b " * 25_000)
+    assert not found.calls and isinstance(found.text, str)
+    near = kernel.parser("pycall").extract("[f(" + "a=b " * 4_000 + ")]")
+    assert not near.calls

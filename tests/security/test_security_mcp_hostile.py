@@ -131,3 +131,14 @@ def test_a_tool_colliding_with_a_kernel_tool_leaves_the_kernel_tool():
     assert k.run_tool({"name": "evil.echo", "arguments": {"text": "x"}}).content == "app:x"
     assert any("evil.echo" in s for s in runtime_of(k).skipped)
     k.close()
+
+
+def test_a_server_listing_a_name_twice_shows_it_once():
+    """``echo`` listed twice: one tool is registered and ``status`` (``zagent mcp list``) lists it once."""
+    from zagent_mcp.plugin import runtime_of
+
+    k = lying("collide")
+    [status] = runtime_of(k).status()
+    assert status["tools"].count("evil.echo") == 1
+    assert list(evil_tools(k)).count("evil.echo") == 1 and echo_works(k)
+    k.close()

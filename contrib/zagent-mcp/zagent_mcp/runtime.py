@@ -276,8 +276,9 @@ class McpRuntime:
         out = []
         for conn in self.connections.values():
             cfg = conn.config
-            names = [tool_name(cfg.name, t.get("name", ""), self.settings.separator) for t in conn.tools
-                     if cfg.tools is None or t.get("name") in cfg.tools]
+            names = list(dict.fromkeys(  # each name once: a server listing a name twice gets one tool
+                tool_name(cfg.name, t.get("name", ""), self.settings.separator) for t in conn.tools
+                if cfg.tools is None or t.get("name") in cfg.tools))
             out.append({"name": cfg.name, "transport": cfg.transport, "target": cfg.target, "state": conn.state,
                         "error": conn.error, "server": conn.server_info, "tools": names})
         for bad in self.settings.invalid.values():

@@ -41,6 +41,7 @@ from .failures import (_CONNECTION_CLOSED, NotAnMcpServer, _connection_lost, _de
                        _junk_excerpt, _known_dead, _leaf, _method_of, _retrieved, _server_error, _session_expired,
                        http_refusal)
 from .results import McpToolError
+from .sdk import sdk
 
 log = logging.getLogger("zagent.mcp")
 
@@ -121,7 +122,7 @@ class ServerConnection:
 
     async def _own(self, ready: asyncio.Future, stop: asyncio.Event) -> None:
         """The owner task: enter transport and session, publish the tools, wait for ``stop``, exit."""
-        from mcp import ClientSession
+        ClientSession = sdk("mcp").ClientSession
 
         session = None
         try:
@@ -185,13 +186,14 @@ class ServerConnection:
         """Enter the transport on ``stack``; return its (read, write) streams."""
         cfg = self.config
         if cfg.transport == "stdio":
-            from mcp import StdioServerParameters, stdio_client
+            mcp = sdk("mcp")
+            StdioServerParameters, stdio_client = mcp.StdioServerParameters, mcp.stdio_client
 
             params = StdioServerParameters(command=cfg.command, args=list(cfg.args), cwd=cfg.cwd,
                                            env={k: v.reveal() for k, v in cfg.env.items()} or None)
             return await stack.enter_async_context(stdio_client(params, errlog=self._errlog()))
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
+        streamable_http_client = sdk("mcp.client.streamable_http").streamable_http_client
+        create_mcp_http_client = sdk("mcp.shared._httpx_utils").create_mcp_http_client
 
         headers = {k: v.reveal() for k, v in cfg.headers.items()} or None
         client = await stack.enter_async_context(create_mcp_http_client(headers=headers))
@@ -317,7 +319,7 @@ class ServerConnection:
 
 async def _list_tools(session: Any, server: str = "?") -> list[dict[str, Any]]:
     """The server's tools, at most ``MAX_TOOLS`` (a server listing more is told off in the log)."""
-    from mcp.types import PaginatedRequestParams
+    PaginatedRequestParams = sdk("mcp.types").PaginatedRequestParams
 
     tools: list[dict[str, Any]] = []
     cursor = None

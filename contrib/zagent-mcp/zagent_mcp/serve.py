@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+from .sdk import sdk
+
 __all__ = ["McpServe"]
 
 
@@ -48,12 +50,12 @@ class McpServe:
         self.server = self._server()
 
     def _server(self) -> Any:
-        from mcp.server.lowlevel import Server
+        Server = sdk("mcp.server.lowlevel").Server
 
         return Server(self.name, on_list_tools=self._list, on_call_tool=self._call)
 
     async def _list(self, ctx: Any, params: Any) -> Any:
-        import mcp.types as t
+        t = sdk("mcp.types")
 
         tools = []
         for name in self.tool_names:
@@ -65,7 +67,7 @@ class McpServe:
         return t.ListToolsResult(tools=tools)
 
     async def _call(self, ctx: Any, params: Any) -> Any:
-        import mcp.types as t
+        t = sdk("mcp.types")
         from zagent.types import ToolCall
 
         config = {"rails": self.rails} if self.rails else {}
@@ -79,7 +81,7 @@ class McpServe:
 
     async def run_stdio(self) -> None:
         """Serve one MCP client over this process's stdin and stdout until it closes them."""
-        from mcp.server.stdio import stdio_server
+        stdio_server = sdk("mcp.server.stdio").stdio_server
 
         async with stdio_server() as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())

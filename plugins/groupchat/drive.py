@@ -1,8 +1,8 @@
 """``ChatDrive``: one group chat run from its start to an ending: prepare it, then turn after turn.
 
 ``_prepare`` starts a new chat on a task, or continues a checkpointed one (with a person's answer when it
-paused at an interrupt: checkpointed before the turn runs again). ``_drive`` runs the rounds: the boundary
-(abort, pause: a pause waits there for resume or abort), a turn, the termination conditions, a checkpoint.
+paused at an interrupt: checkpointed before the turn runs again). ``_drive`` runs the rounds: the run driver's
+boundary (abort, pause: a pause waits there for resume or abort), a turn, the termination conditions, a checkpoint.
 Any error ends the chat ``failed`` (checkpointed, except a failed checkpoint: the chat fails closed).
 """
 
@@ -15,6 +15,7 @@ from zagent.agentkit.signing import aread_latest, signer_of
 from zagent._runs.context import ASKING, new_run_id
 from zagent._runs.share import RunShare
 from zagent.agentkit.counters import join
+from zagent.agentkit.lifecycle import NO_ANSWER
 from zagent.errors import CheckpointError, ConfigError, Interrupted, RunAborted
 from zagent._trust.limits import check_inputs, check_text
 
@@ -24,8 +25,6 @@ from .speakers import check_inputs as unfilled_inputs
 from .state import ChatState, GroupChatResult, resumed, step_log
 from .turn import ChatTurn
 
-NO_ANSWER: Any = object()  # no answer given (``None`` is an answer)
-
 
 class ChatDrive(ChatTurn):
     """The run of a ``GroupChat`` (a base of it; its fields are set by ``GroupChat``)."""
@@ -34,12 +33,12 @@ class ChatDrive(ChatTurn):
     _outer: Optional[RunShare]
 
     async def _prepare(self, task: Optional[str], run_id: Optional[str], inputs: dict[str, Any],
-                       answer: Any = NO_ANSWER) -> None:
+                       answer: Any = NO_ANSWER, resuming: bool = False) -> None:
         if task is not None:
             check_text(task, "the group chat's task")
         check_inputs(inputs, "group chat input")
         found = await aread_latest(self._store, run_id, signer_of(self.kernel)) if run_id and self._store else None
-        if answer is not NO_ANSWER and found is None:
+        if (answer is not NO_ANSWER or resuming) and found is None:
             raise ConfigError(f"no group chat run {run_id!r} in {self._store!r}; check the run id (zagent memory "
                               "list --checkpoints lists the checkpointed runs)")
         if found is not None and run_id:  # (a checkpoint is only looked up by a run id)
@@ -60,7 +59,7 @@ class ChatDrive(ChatTurn):
         self._check_inputs(state)
         self.state = state
         self._log, self._saved = step_log(self.kernel), list(self.history.snapshot())
-        self._control.bind()
+        self._start_driver()
         self._ctx = self.kernel.context(run_id=state.run_id, agent=self.name, metadata={"groupchat": self.name},
                                         share=self._outer, deps=self._deps)
         join(self.kernel, state.run_id, self._ctx.shared, state.counters)  # every turn counts in it
@@ -81,20 +80,19 @@ class ChatDrive(ChatTurn):
                                   f"does not fill; pass them to arun(...) or use inputs named transcript/task")
 
     async def _drive(self) -> GroupChatResult:
-        state = self._running
         self._mark = self.clock()
         try:
             while True:
                 await self._boundary()
                 await self._turn()
                 stop = await self._abortable(term.first_met(self._conditions, self._view()))
-                self._tick()
                 if stop is not None:
                     return await self._complete(*stop)
+                self._tick()
                 await self._checkpoint()
         except asyncio.CancelledError:
             if self._control.abort_requested:
-                raise await self._aborted() from None
+                raise await self._abort_end() from None
             raise
         except RunAborted:
             raise
@@ -103,14 +101,10 @@ class ChatDrive(ChatTurn):
                 raise
             return await self._paused_at(exc.interrupt)
         except CheckpointError as exc:  # fail closed: nothing is written after a failed checkpoint, so the
-            state.status, state.error = "failed", f"{type(exc).__name__}: {exc}"  # store keeps the last good one
-            await self._emit("groupchat_end", status="failed", error=state.error)
+            await self._failed(exc, save=False)  # store keeps the last good one
             raise
         except Exception as exc:
-            state.status, state.error = "failed", f"{type(exc).__name__}: {exc}"
-            self._tick()
-            await self._checkpoint()
-            await self._emit("groupchat_end", status="failed", error=state.error)
+            await self._failed(exc)
             raise
 
     def _view(self) -> term.ChatView:
@@ -118,26 +112,3 @@ class ChatDrive(ChatTurn):
         return term.ChatView(round=state.round, messages=self.history.snapshot(),
                              elapsed=state.elapsed + (self.clock() - self._mark), task=state.task,
                              inputs=dict(state.inputs), ctx=self._ctx)
-
-    async def _boundary(self) -> None:
-        """Honour abort and pause requests between turns; a pause waits here for resume or abort."""
-        control = self._control
-        if control.abort_requested:
-            raise await self._aborted()
-        if not control.pause_requested:
-            return
-        state = self._running
-        self._tick()
-        state.status = "paused"
-        await self._checkpoint()
-        await self._emit("paused", round=state.round)
-
-        def mark_paused() -> None:
-            state.status = "paused"
-
-        await control.wait_while(lambda: control.pause_requested, mark_paused)
-        if control.abort_requested:
-            raise await self._aborted()
-        state.status = "running"
-        self._mark = self.clock()
-        await self._emit("resumed", round=state.round)

@@ -20,13 +20,14 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Awaitable, ClassVar, Generic, Iterable, Optional, TypeVar
 
-from zagent.agentkit.control import RunControl
-from zagent.agentkit.signing import signer_of
-from zagent.errors import CheckpointError, ConfigError, RunAborted
+from ..errors import CheckpointError, ConfigError, RunAborted
+from .control import RunControl
+from .signing import signer_of
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Kernel, RunContext
-    from zagent.agentkit.steplog import StepLog
+    from ..kernel import Kernel
+    from .._runs.context import RunContext
+    from .steplog import StepLog
 
 __all__ = ["NO_ANSWER", "Resumable", "RunDriver"]
 
@@ -52,9 +53,11 @@ class Resumable(Generic[R]):
         if run_id is None:
             self._resume_here(answer, approve, deny, deps, options)
             return None
-        from zagent import run_sync
+        from .._runs.sync import run_sync
 
-        return run_sync(self.aresume(run_id, answer=answer, approve=approve, deny=deny, deps=deps, **options))
+        result: Optional[R] = run_sync(self.aresume(run_id, answer=answer, approve=approve, deny=deny, deps=deps,
+                                                    **options))
+        return result
 
     async def aresume(self, run_id: Optional[str] = None, *, answer: Any = NO_ANSWER, approve: Iterable[str] = (),
                       deny: Iterable[str] = (), deps: Any = None, **options: Any) -> Optional[R]:
@@ -89,10 +92,10 @@ def no_approvals(engine: str, approve: list[str], deny: list[str]) -> None:
                           "resume(run_id, answer='yes') (or 'no'), not approve=/deny=")
 
 
-class RunDriver(Generic[S]):
+class RunDriver(Generic[S, R]):
     """The lifecycle of an engine's run (see the module docstring). The engine sets ``kernel``, ``state`` (the
     running state, ``None`` before a run) and, per run, ``_ctx`` and ``_log``; it calls ``_start_driver``
-    when a run starts and ``_stop_driver`` when it ends."""
+    when a run starts and ``_stop_driver`` when it ends, and ``_drive`` runs it (``_advance`` at a time)."""
 
     kernel: "Kernel"
     state: Optional[S]
@@ -193,11 +196,46 @@ class RunDriver(Generic[S]):
     def _abort_error(self) -> RunAborted:
         raise NotImplementedError  # pragma: no cover
 
+    async def _before_drive(self) -> None:
+        """Before the first boundary, inside the run's endings (an input check)."""
+
+    async def _advance(self) -> Optional[R]:
+        """One step, turn or batch of the run: its result once it has ended, else ``None``."""
+        raise NotImplementedError  # pragma: no cover
+
+    async def _on_failure(self, exc: Exception) -> Optional[R]:
+        """A step raised ``exc`` (not ``RunAborted``): the run's result if this ends it without an error (a
+        pause at a question), else ``None`` and ``exc`` is raised (after the failed ending, if the engine
+        records one here)."""
+        return None
+
     def _end_data(self) -> tuple[str, dict[str, Any]]:
         """The end event's type and data of an aborted run."""
         return f"{self.kind}_end", {}
 
     # -- in a run -------------------------------------------------------------------------
+
+    async def _drive(self) -> R:
+        """Run to an ending: the boundary, then ``_advance``, until it gives a result; an abort (the call in
+        flight cancelled) ends the run aborted and raises ``RunAborted``; another error goes to ``_on_failure``."""
+        try:
+            await self._before_drive()
+            while True:
+                await self._boundary()
+                ended = await self._advance()
+                if ended is not None:
+                    return ended
+        except asyncio.CancelledError:
+            if self._control.abort_requested:
+                raise await self._abort_end() from None
+            raise
+        except RunAborted:
+            raise
+        except Exception as exc:
+            result = await self._on_failure(exc)
+            if result is None:
+                raise
+            return result
 
     @property
     def _running(self) -> S:

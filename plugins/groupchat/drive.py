@@ -1,14 +1,14 @@
 """``ChatDrive``: one group chat run from its start to an ending: prepare it, then turn after turn.
 
 ``_prepare`` starts a new chat on a task, or continues a checkpointed one (with a person's answer when it
-paused at an interrupt: checkpointed before the turn runs again). ``_drive`` runs the rounds: the run driver's
-boundary (abort, pause: a pause waits there for resume or abort), a turn, the termination conditions, a checkpoint.
+paused at an interrupt: checkpointed before the turn runs again). The run driver's ``_drive`` runs the rounds:
+its boundary (abort, pause: a pause waits there for resume or abort), then ``_advance``: a turn, the termination
+conditions, a checkpoint.
 Any error ends the chat ``failed`` (checkpointed, except a failed checkpoint: the chat fails closed).
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Optional
 
 from zagent.agentkit.signing import aread_latest, signer_of
@@ -16,7 +16,7 @@ from zagent._runs.context import ASKING, new_run_id
 from zagent._runs.share import RunShare
 from zagent.agentkit.counters import join
 from zagent.agentkit.lifecycle import NO_ANSWER
-from zagent.errors import CheckpointError, ConfigError, Interrupted, RunAborted
+from zagent.errors import CheckpointError, ConfigError, Interrupted
 from zagent._trust.limits import check_inputs, check_text
 
 from . import termination as term
@@ -79,33 +79,27 @@ class ChatDrive(ChatTurn):
                 raise ConfigError(f"agent {name!r} needs input(s) {', '.join(missing)}, which a group chat turn "
                                   f"does not fill; pass them to arun(...) or use inputs named transcript/task")
 
-    async def _drive(self) -> GroupChatResult:
+    async def _before_drive(self) -> None:
         self._mark = self.clock()
-        try:
-            while True:
-                await self._boundary()
-                await self._turn()
-                stop = await self._abortable(term.first_met(self._conditions, self._view()))
-                if stop is not None:
-                    return await self._complete(*stop)
-                self._tick()
-                await self._checkpoint()
-        except asyncio.CancelledError:
-            if self._control.abort_requested:
-                raise await self._abort_end() from None
-            raise
-        except RunAborted:
-            raise
-        except Interrupted as exc:
-            if self._nested:
-                raise
-            return await self._paused_at(exc.interrupt)
-        except CheckpointError as exc:  # fail closed: nothing is written after a failed checkpoint, so the
-            await self._failed(exc, save=False)  # store keeps the last good one
-            raise
-        except Exception as exc:
-            await self._failed(exc)
-            raise
+
+    async def _advance(self) -> Optional[GroupChatResult]:
+        """One turn, then the termination conditions: the chat's result when one holds."""
+        await self._turn()
+        stop = await self._abortable(term.first_met(self._conditions, self._view()))
+        if stop is not None:
+            return await self._complete(*stop)
+        self._tick()
+        await self._checkpoint()
+        return None
+
+    async def _on_failure(self, exc: Exception) -> Optional[GroupChatResult]:
+        """A turn that asked a person pauses the chat (inside a workflow node, the node); any other error
+        ends it ``failed``, checkpointed except after a failed checkpoint (it fails closed: the store keeps
+        the last good one)."""
+        if isinstance(exc, Interrupted):
+            return None if self._nested else await self._paused_at(exc.interrupt)
+        await self._failed(exc, save=not isinstance(exc, CheckpointError))
+        return None
 
     def _view(self) -> term.ChatView:
         state = self._running

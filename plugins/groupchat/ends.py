@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
 
 
-class ChatEnds(RunDriver[ChatState], Resumable[GroupChatResult]):
+class ChatEnds(RunDriver[ChatState, GroupChatResult], Resumable[GroupChatResult]):
     """The endings, checkpoints and events of a ``GroupChat`` run, on the run driver
     (``zagent.agentkit.lifecycle``; its fields are set by ``GroupChat``)."""
 

@@ -39,7 +39,7 @@ class ReActResult:
         return bool(self.questions)
 
 
-class RunEnds(RunDriver[ReActState], Resumable[ReActResult]):
+class RunEnds(RunDriver[ReActState, ReActResult], Resumable[ReActResult]):
     """The endings, checkpoints and events of a ``ReActLoop`` run, on the run driver
     (``zagent.agentkit.lifecycle``; the loop's fields are declared on ``ReActLoop``)."""
 
@@ -57,6 +57,7 @@ class RunEnds(RunDriver[ReActState], Resumable[ReActResult]):
     _log: ReActStepLog
     _live: Optional["LiveSteps"]
     _step_end: Optional[dict[str, Any]]
+    _input: Optional[str]
 
     # -- ends ---------------------------------------------------------------------
 

@@ -34,7 +34,6 @@ its tool calls and approvals in ``batch.py``, the endings and checkpoints in ``e
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import attrs
@@ -228,15 +227,9 @@ class ReActLoop(Steps, ToolBatches):
             self._live = LiveSteps(self.live_trajectory_path, state, resumed=user_input is None)
         await self._emit("run_start", resumed=user_input is None,
                          **({"metadata": dict(ctx.metadata)} if ctx.metadata else {}))
+        self._input = text
         try:
-            if (text is not None and (self.guardrails or self.kernel.has_impls("zagent_check_input"))
-                    and not handed_over(ctx, text)):
-                await check_guardrails(ctx, "input", self.agent, text, self.guardrails.get("input", ()))
             return await self._drive()
-        except asyncio.CancelledError:
-            if self._control.abort_requested:
-                raise await self._abort_end() from None
-            raise
         finally:
             self._stop_driver()
 
@@ -258,21 +251,25 @@ class ReActLoop(Steps, ToolBatches):
                                 agent_config=public_data(self.agent_config))
         self._log = ReActStepLog()
 
-    async def _drive(self) -> ReActResult:
-        state = self.state
-        assert state is not None
-        while True:
-            await self._boundary()
-            if state.pending:
-                await self._run_batch()
-                continue
-            if state.final is not None or state.questions:
-                return await self._complete()
-            if state.step >= self.max_iterations:
-                raise await self._fail(NoAnswerError(
-                    f"no answer within max_iterations={self.max_iterations}; raise it or inspect error.trajectory",
-                    trajectory=state.steps, limit="max_iterations"))
-            await self._step()
+    async def _before_drive(self) -> None:
+        text, ctx = self._input, self._ctx
+        if (text is not None and (self.guardrails or self.kernel.has_impls("zagent_check_input"))
+                and not handed_over(ctx, text)):
+            await check_guardrails(ctx, "input", self.agent, text, self.guardrails.get("input", ()))
+
+    async def _advance(self) -> Optional[ReActResult]:
+        state = self._running
+        if state.pending:
+            await self._run_batch()
+            return None
+        if state.final is not None or state.questions:
+            return await self._complete()
+        if state.step >= self.max_iterations:
+            raise await self._fail(NoAnswerError(
+                f"no answer within max_iterations={self.max_iterations}; raise it or inspect error.trajectory",
+                trajectory=state.steps, limit="max_iterations"))
+        await self._step()
+        return None
 
 
 def check_on_error(value: Any, where: str = "ReActLoop") -> None:

@@ -16,7 +16,7 @@ from zagent.errors import ConfigError
 from zagent.types import Usage
 
 from .graph import WorkFlowGraph, WorkFlowNode, resolve_callable
-from .result import RunState, TraceEntry, step_log
+from .result import RunState, TraceEntry, WorkFlowResult, step_log
 from .routing import initial_state, reducer_for
 from .topology import Topology
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .executor import WorkFlowExecutor
 
 
-class RunCore(RunDriver[RunState]):
+class RunCore(RunDriver[RunState, WorkFlowResult]):
     """The state of one run: built whole here, from ``saved`` when the run resumes (see the module docstring).
     Its checkpoints (one save at a time, the bytes taken before the write), events and endings are the run
     driver's (``zagent.agentkit.lifecycle``).

@@ -43,7 +43,7 @@ class Events:
         self.seen.append((event.type, dict(event.data)))
 
 
-class Engine(RunDriver[Toy], Resumable[str]):
+class Engine(RunDriver[Toy, str], Resumable[str]):
     """Counts to ``steps``, a boundary before each step; ``held`` steps wait for an approval."""
 
     kind = "toy"
@@ -58,19 +58,18 @@ class Engine(RunDriver[Toy], Resumable[str]):
         self._ctx, self._log = self.kernel.context(run_id=run_id), StepLog(small=("status", "step"))
         self._start_driver()
         try:
-            while self._running.step < self.steps:
-                await self._boundary()
-                await self._abortable(self.gate() if self.gate else asyncio.sleep(0))
-                self._running.step += 1
-                await self._checkpoint()
-            await self._end("completed", "toy_end", steps=self._running.step)
-            return "done"
-        except asyncio.CancelledError:
-            if self._control.abort_requested:
-                raise await self._abort_end() from None
-            raise
+            return await self._drive()
         finally:
             self._stop_driver()
+
+    async def _advance(self):
+        if self._running.step >= self.steps:
+            await self._end("completed", "toy_end", steps=self._running.step)
+            return "done"
+        await self._abortable(self.gate() if self.gate else asyncio.sleep(0))
+        self._running.step += 1
+        await self._checkpoint()
+        return None
 
     def _held(self):
         return self._running.step == 1 and "c1" not in self.approved
@@ -189,3 +188,22 @@ def test_a_resumable_without_live_runs_asks_for_the_run_id():
     """``Resumable`` alone (an engine whose runs are not held here) needs the run id to resume."""
     with pytest.raises(ConfigError, match="give the run id"):
         Resumable().resume()
+
+
+def test_an_error_goes_to_on_failure_which_may_end_the_run_with_a_result(kernel):
+    """A step's error reaches ``_on_failure``: its result ends the run, ``None`` raises the error."""
+
+    class Failing(Engine):
+        async def _advance(self):
+            raise ValueError("step broke")
+
+        async def _on_failure(self, exc):
+            return "paused" if self.paused_instead else None
+
+    engine = Failing(kernel)
+    engine.approved.add("c1")
+    engine.paused_instead = True
+    assert asyncio.run(engine.arun()) == "paused"
+    engine.paused_instead = False
+    with pytest.raises(ValueError, match="step broke"):
+        asyncio.run(engine.arun())

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any, Awaitable, ClassVar, Generic, Iterable, O
 
 from ..errors import CheckpointError, ConfigError, RunAborted
 from .control import RunControl
-from .signing import signer_of
+from .signing import MAC, signer_of
+from .steplog import StepLog, checkpoint_error
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
     from .._runs.context import RunContext
-    from .steplog import StepLog
 
 __all__ = ["NO_ANSWER", "Resumable", "RunDriver"]
 
@@ -107,7 +107,7 @@ class RunDriver(Generic[S, R]):
     """An abort's checkpoint is written by ``_save_now`` and its event scheduled (nothing awaited in a task
     being cancelled), not by ``_checkpoint``."""
     _ctx: "RunContext[Any]"
-    _log: "StepLog"
+    _log: StepLog
     _control: RunControl
     _save_lock: Optional[asyncio.Lock] = None
     _halted: Optional[CheckpointError] = None
@@ -189,9 +189,6 @@ class RunDriver(Generic[S, R]):
     def _on_checkpoint(self) -> None:
         """Before every checkpoint, with or without a store."""
 
-    def _save_now(self) -> None:
-        """A whole checkpoint written from a sync path (``abort_saves_sync``)."""
-        raise NotImplementedError  # pragma: no cover
 
     def _abort_error(self) -> RunAborted:
         raise NotImplementedError  # pragma: no cover
@@ -320,6 +317,26 @@ class RunDriver(Generic[S, R]):
             except CheckpointError as exc:
                 self._halted = exc
                 raise
+
+    def _save_now(self) -> None:
+        """A whole checkpoint written from a sync path (``abort_saves_sync``: the store's ``save``), with
+        ``StepLog.asave``'s guarantees (a ``CheckpointError`` naming the run and step; the log reset)."""
+        store, log = self._checkpoint_store(), self._log
+        last = log.step
+        run_id, step, state, metadata = self._checkpoint_payload()
+        try:
+            captured = log.capture(state, step)
+            data = log._encode(state)
+            meta = log.signed(signer_of(self.kernel), metadata, run_id, step, self.kind, data, False)
+            store.save(run_id, step, data, kind=self.kind, metadata=meta)
+            log.mac = (meta or {}).get(MAC, "")
+        except Exception as exc:
+            log.reset()
+            raise checkpoint_error(exc, store, run_id, step, last, self._resume_hint()) from exc
+        except BaseException:
+            log.reset()
+            raise
+        log.saved_full(captured, len(data))
 
     async def _end(self, status: str, event: str, *, save: bool = True,
                    first: Optional[tuple[str, dict[str, Any]]] = None, **data: Any) -> None:

@@ -9,11 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import attrs
-import msgspec
 from zagent.agentkit.guardrails import check as check_guardrails
 from zagent.agentkit.lifecycle import Resumable, RunDriver
-from zagent.agentkit.signing import signer_of
-from zagent.agentkit.steplog import checkpoint_error
 from zagent.errors import RunAborted, ZagentError
 
 from .state import ReActState, ReActStepLog, Status, StepResult
@@ -102,27 +99,6 @@ class RunEnds(RunDriver[ReActState, ReActResult], Resumable[ReActResult]):
         state.checkpoint += 1
         self._keep_stash()
         return state.run_id, state.checkpoint, state, {"agent": self.agent, "status": state.status}
-
-    def _save_now(self) -> None:
-        """A whole checkpoint written from a sync path (an abort), with ``ReActStepLog.asave``'s guarantees."""
-        state = self._running
-        last, state.checkpoint = self._log.step, state.checkpoint + 1
-        self._keep_stash()
-        try:
-            captured = self._log.capture(state)
-            data = msgspec.json.encode(state)
-            meta = self._log.signed(signer_of(self.kernel), {"agent": self.agent, "status": state.status},
-                                    state.run_id, state.checkpoint, "react", data, False)
-            self.checkpoints.save(state.run_id, state.checkpoint, data, kind="react", metadata=meta)
-            self._log.mac = (meta or {}).get("zagent_mac", "")
-        except Exception as exc:
-            self._log.reset()
-            raise checkpoint_error(exc, self.checkpoints, state.run_id, state.checkpoint, last,
-                                   self._resume_hint()) from exc
-        except BaseException:
-            self._log.reset()
-            raise
-        self._log.saved_full(captured, len(data))
 
     def _resume_hint(self) -> str:
         return f"ReActLoop.restore(kernel, {self._running.run_id!r}, checkpoints=store, llm=..., agent_config=...)"

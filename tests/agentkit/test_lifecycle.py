@@ -31,6 +31,9 @@ class Store:
             raise OSError("disk full")
         self.saved.append((run_id, step, kind, msgspec.json.decode(data)["status"]))
 
+    def save(self, run_id, step, data, *, kind, metadata):
+        self.saved.append((run_id, step, kind, msgspec.json.decode(data)["status"], "sync"))
+
 
 class Events:
     def __init__(self):
@@ -140,6 +143,26 @@ def test_abort_cancels_the_awaited_call_and_ends_the_run_aborted(kernel):
         asyncio.run(engine.arun())
     thread.join()
     assert engine.status == "aborted" and store.saved[-1][3] == "aborted"
+
+
+def test_an_abort_can_save_without_awaiting(kernel):
+    """``abort_saves_sync``: the aborted checkpoint is written whole by the store's ``save``, nothing awaited."""
+    store, started = Store(), threading.Event()
+
+    async def forever():
+        started.set()
+        await asyncio.sleep(3600)
+
+    class Sync(Engine):
+        abort_saves_sync = True
+
+    engine = Sync(kernel, store=store, gate=forever)
+    engine.approved.add("c1")
+    thread = _in_thread(lambda: (started.wait(), engine.abort()))
+    with pytest.raises(RunAborted):
+        asyncio.run(engine.arun())
+    thread.join()
+    assert store.saved == [("r1", 1, "toy", "aborted", "sync")]
 
 
 def test_after_a_failed_checkpoint_nothing_more_is_written(kernel):

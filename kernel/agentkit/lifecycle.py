@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
     from .._runs.context import RunContext
 
-__all__ = ["NO_ANSWER", "Resumable", "RunDriver"]
+__all__ = ["NO_ANSWER", "Resumable", "RunDriver", "no_approvals"]
 
 S = TypeVar("S")
 R = TypeVar("R")

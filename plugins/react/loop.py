@@ -28,8 +28,10 @@ plain text, since a small model writes it in place of, or beside, the calls a re
 reading calls and feeding results back go through the tool-loop core
 (``zagent.agentkit.toolloop``), shared with declared agents; this loop keeps
 its own policy: steps, rails, checkpoints, approvals, the answer and questions.
-This module holds the run's control and driver; one step is in ``step.py``,
-its tool calls and approvals in ``batch.py``, the endings and checkpoints in ``ends.py``.
+The lifecycle (control, the boundary, checkpoints, events, endings, the resume shape: ``resume()``, and
+``resume(run_id, approve=[...], deny=[...], deps=...)`` for a checkpointed run) is the agent kit's run driver
+(``zagent.agentkit.lifecycle``); this module holds the loop's settings, its start and its advance, one step is
+in ``step.py``, its tool calls and approvals in ``batch.py``, the endings and checkpoints in ``ends.py``.
 """
 
 from __future__ import annotations
@@ -96,7 +98,8 @@ class ReActLoop(Steps, ToolBatches):
     """A JSONL file each step is appended to as it happens (``recorder.TrajectoryRecorder``)."""
     tool_format: str = "tool_call"
     agent: str = "react"
-    agent_config: dict[str, Any] = attrs.field(factory=dict)
+    agent_config: dict[str, Any] = attrs.field(factory=lambda: _NotGiven())
+    """The agent's settings (rails...); left out, ``resume(run_id)`` uses a signed checkpoint's (``restore``)."""
     deps: Any = None
     """The app's dependencies its tools read as ``ctx.deps`` when the loop makes its own context."""
     guardrails: dict[str, list[Any]] = attrs.field(factory=dict)
@@ -155,8 +158,11 @@ class ReActLoop(Steps, ToolBatches):
                               "it with checkpoints=... (the store the run was saved in)")
         from .restoring import restored
 
-        config = {"checkpoints": self.checkpoints, "agent": self.agent, "agent_config": self.agent_config}
+        given = not isinstance(self.agent_config, _NotGiven)
+        config = {"checkpoints": self.checkpoints, "agent": self.agent,
+                  "agent_config": self.agent_config if given else None}
         self.state, self._log = restored(self.kernel, run_id, config), ReActStepLog()
+        self.agent_config = config["agent_config"]  # left out: the signed checkpoint's (else refused above)
         self._answer_calls(set(approve), set(deny))
         return await self._go(None, None, None, deps)
 
@@ -270,6 +276,10 @@ class ReActLoop(Steps, ToolBatches):
                 trajectory=state.steps, limit="max_iterations"))
         await self._step()
         return None
+
+
+class _NotGiven(dict[str, Any]):
+    """An empty ``agent_config`` the caller did not give (``resume(run_id)`` then reads a signed checkpoint's)."""
 
 
 def check_on_error(value: Any, where: str = "ReActLoop") -> None:

@@ -17,8 +17,8 @@ def _raise_cut():
     raise Cut()
 
 
-def _kernel(ran):
-    k = Kernel(plugins=[*PLUGINS, "zagent.plugins.rails"], entry_points=False, strict=True)
+def _kernel(ran, **config):
+    k = Kernel(plugins=[*PLUGINS, "zagent.plugins.rails"], entry_points=False, strict=True, config=config)
     k.add_tool(lambda path: ran.append(path) or "deleted", name="rm", sensitive=True, description="Delete a path.")
     return k
 
@@ -68,3 +68,29 @@ def test_resume_with_a_run_id_needs_a_store_and_takes_no_answer(kernel):
         loop.resume("r1")
     with pytest.raises(ConfigError, match="answer="):
         loop.resume("r1", answer="yes")
+
+
+def test_resume_without_agent_settings_refuses_an_unsigned_checkpoint(tmp_path):
+    """As ``restore``: a loop built without ``agent_config`` does not continue an unsigned run (its saved rails
+    cannot be trusted); given ``agent_config=``, it does."""
+    ran = []
+    k = _kernel(ran)
+    store = k.memory("checkpoints", path=str(tmp_path / "runs.db"))
+    run_id, waiting = _paused_run(k, store)
+    bare = ReActLoop(kernel=k, llm=k.llm("scripted:second", replies=["removed"]), tools=["rm"], checkpoints=store)
+    with pytest.raises(ConfigError, match="is not signed"):
+        bare.resume(run_id, approve=waiting)
+    assert ran == []
+    k.close()
+
+
+def test_resume_without_agent_settings_uses_a_signed_checkpoints(tmp_path):
+    """With a checkpoint key, a loop built without ``agent_config`` continues the run on its saved settings."""
+    ran = []
+    k = _kernel(ran, checkpoint_key="resume-key-" + "0123456789abcdef" * 2)
+    store = k.memory("checkpoints", path=str(tmp_path / "runs.db"))
+    run_id, waiting = _paused_run(k, store)
+    bare = ReActLoop(kernel=k, llm=k.llm("scripted:second", replies=["removed"]), tools=["rm"], checkpoints=store)
+    assert bare.resume(run_id, approve=waiting).content == "removed" and ran == ["/x"]
+    assert "rails" in bare.agent_config
+    k.close()

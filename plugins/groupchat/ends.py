@@ -21,7 +21,7 @@ from .history import ChatMessage, SharedHistory
 from .state import ChatState, GroupChatResult
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Kernel, RunContext
+    from zagent import Kernel
 
 
 class ChatEnds(RunDriver[ChatState, GroupChatResult], Resumable[GroupChatResult]):

@@ -16,7 +16,7 @@ from zagent.errors import RunAborted, ZagentError
 from .state import ReActState, ReActStepLog, Status, StepResult
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Kernel, RunContext
+    from zagent import Kernel
 
     from .recorder import LiveSteps
 

@@ -42,9 +42,10 @@ from .envvars import UnsetVariable, expand, scrub
 ENV_VAR = "ZAGENT_MCP_CONFIG"
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_CALL_TIMEOUT = 60.0
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 _SERVER_KEYS = ("mcpServers", "servers", "mcp_servers")
 _KNOWN = {"command", "args", "env", "cwd", "url", "headers", "type", "transport", "disabled", "timeout",
-          "connect_timeout", "tools", "stderr", "description"}
+          "connect_timeout", "tools", "stderr", "description", "max_message_bytes"}
 
 
 @attrs.frozen(repr=False)
@@ -60,6 +61,7 @@ class ServerConfig:
     :ivar tools: if given, only these MCP tool names are registered.
     :ivar stderr: a stdio server's stderr: ``"capture"`` (kept for error
         reports), ``"inherit"`` (this process's stderr) or ``"devnull"``.
+    :ivar max_message_bytes: the largest message the server may send; one over it fails the connection.
     :ivar shown: command and args (stdio) or URL (HTTP) as shown to people:
         parts taken from the environment stay ``${VAR}``; empty means "as used".
     :ivar hidden: the values taken from the environment, scrubbed from shown text.
@@ -77,6 +79,7 @@ class ServerConfig:
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     tools: Optional[tuple[str, ...]] = None
     stderr: str = "capture"
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     shown: tuple[str, ...] = ()
     hidden: tuple[Secret, ...] = ()
 
@@ -269,6 +272,7 @@ def parse_server(name: str, spec: Any, defaults: Mapping[str, Any], environ: Map
         connect_timeout=_seconds(spec.get("connect_timeout", defaults["connect_timeout"]), where, "connect_timeout"),
         tools=_strings(spec["tools"], where, "tools") if spec.get("tools") is not None else None,
         stderr=_choice(spec.get("stderr", "capture"), where),
+        max_message_bytes=_bytes(spec.get("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES), where),
     )
     hidden: list[str] = []  # values taken from the environment
     shown: list[str] = []  # command + args, or url, as shown to people
@@ -322,6 +326,12 @@ def _seconds(value: Any, where: str, key: str, allow_none: bool = False) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise ConfigError(f"{where}: '{key}' must be a positive number of seconds, got {value!r}")
     return float(value)
+
+
+def _bytes(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1024:
+        raise ConfigError(f"{where}: 'max_message_bytes' must be a whole number of bytes >= 1024, got {value!r}")
+    return value
 
 
 def _choice(value: Any, where: str) -> str:

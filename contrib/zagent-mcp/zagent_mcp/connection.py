@@ -36,6 +36,7 @@ from contextlib import AsyncExitStack
 import logging
 from typing import Any, Callable, Optional
 
+from .bounded import SSE_FRAMING, MessageTooLarge, bounded_stdio, bounded_stream_class, too_large
 from .config import ServerConfig
 from .failures import (_CONNECTION_CLOSED, NotAnMcpServer, _connection_lost, _describe, _http_fallback,
                        _junk_excerpt, _known_dead, _leaf, _method_of, _retrieved, _server_error, _session_expired,
@@ -69,6 +70,7 @@ class ServerConnection:
         self._stderr: Any = None
         self._http_refusal: Optional[str] = None  # "HTTP 401 Unauthorized ..." of the last refused request
         self._ready: Optional[asyncio.Future] = None  # the connect in progress, failed early by junk on stdout
+        self._too_large: Optional[str] = None  # why the server was cut off: a message over max_message_bytes
         #: called (on the runtime's loop) after the server said its tool list changed and it was read again
         self.on_tools_changed: Optional[Callable[["ServerConnection"], None]] = None
 
@@ -89,7 +91,7 @@ class ServerConnection:
 
     async def _connect(self) -> None:
         await self._stop_owner()
-        self.state, self.error, self._http_refusal = "connecting", None, None
+        self.state, self.error, self._http_refusal, self._too_large = "connecting", None, None, None
         self.connects += 1
         ready: asyncio.Future = asyncio.get_running_loop().create_future()
         ready.add_done_callback(_retrieved)  # a failure after we stopped waiting is not "never retrieved"
@@ -109,7 +111,9 @@ class ServerConnection:
         except Exception as exc:
             await self._stop_owner(grace=0)
             leaf = _leaf(exc)
-            if isinstance(leaf, NotAnMcpServer):
+            if self._too_large:
+                self._fail(self._too_large)
+            elif isinstance(leaf, NotAnMcpServer):
                 self._fail(str(leaf))
             elif type(leaf).__name__ == "MCPError" and getattr(leaf, "code", None) == _CONNECTION_CLOSED:
                 self._fail("the server closed the connection while starting (did it exit, or is it not an MCP server?)")
@@ -140,6 +144,8 @@ class ServerConnection:
         except BaseException as exc:  # noqa: B036 - report everything, re-raise cancellation
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else ConnectionError("cancelled"))
+            elif self._too_large:
+                pass  # failed with the reason already
             elif self._session is session and self.state == "ready" and isinstance(exc, Exception):
                 self.state, self.error = "disconnected", self.config.scrub(_describe(exc))  # the transport died
             if not isinstance(exc, Exception):
@@ -186,22 +192,44 @@ class ServerConnection:
         """Enter the transport on ``stack``; return its (read, write) streams."""
         cfg = self.config
         if cfg.transport == "stdio":
-            mcp = sdk("mcp")
-            StdioServerParameters, stdio_client = mcp.StdioServerParameters, mcp.stdio_client
-
-            params = StdioServerParameters(command=cfg.command, args=list(cfg.args), cwd=cfg.cwd,
-                                           env={k: v.reveal() for k, v in cfg.env.items()} or None)
-            return await stack.enter_async_context(stdio_client(params, errlog=self._errlog()))
+            env = {k: v.reveal() for k, v in cfg.env.items()} or None
+            return await stack.enter_async_context(bounded_stdio(
+                cfg.command or "", list(cfg.args), env, cfg.cwd, self._errlog(), cfg.max_message_bytes,
+                self._over_limit))
         streamable_http_client = sdk("mcp.client.streamable_http").streamable_http_client
         create_mcp_http_client = sdk("mcp.shared._httpx_utils").create_mcp_http_client
 
-        headers = {k: v.reveal() for k, v in cfg.headers.items()} or None
+        headers = {k: v.reveal() for k, v in cfg.headers.items()}
+        if not any(k.lower() == "accept-encoding" for k in headers):
+            headers["Accept-Encoding"] = "identity"  # a compressed body's decoded size could not be bounded
         client = await stack.enter_async_context(create_mcp_http_client(headers=headers))
         client.event_hooks["response"].append(self._note_response)
-        return await stack.enter_async_context(streamable_http_client(cfg.url, http_client=client))
+        return await stack.enter_async_context(streamable_http_client(
+            cfg.url, http_client=client, max_sse_event_size=cfg.max_message_bytes + 2 * SSE_FRAMING))
+
+    def _over_limit(self, reason: str = "") -> None:
+        """A message over ``max_message_bytes`` (or a body that cannot be bounded): fail, stop the server."""
+        if self._too_large:
+            return
+        self._too_large = reason or too_large(self.config.name, self.config.max_message_bytes)
+        log.warning("MCP server %r cut off: %s", self.config.name, self._too_large)
+        ready = self._ready
+        if ready is not None and not ready.done():
+            ready.set_exception(MessageTooLarge(self._too_large))
+        elif self._stop is not None:
+            self._fail(self._too_large)
+            self._stop.set()  # the owner task leaves the session: the server is stopped
 
     async def _note_response(self, response: Any) -> None:
-        """httpx response hook: remember a refused request's status, for the error the SDK reports without it."""
+        """httpx response hook: bound the body as it is read; remember a refused request's status (the SDK
+        reports it without)."""
+        events = response.headers.get("content-type", "").lower().startswith("text/event-stream")
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        refuse = "" if encoding in ("", "identity") else (
+            f"server {self.config.name!r} sent a compressed response (Content-Encoding: {encoding}) though "
+            "none was asked; its size cannot be bounded")
+        response.stream = bounded_stream_class()(response.stream, self.config.max_message_bytes
+                                                 + (SSE_FRAMING if events else 0), events, refuse, self._over_limit)
         if response.status_code >= 400:
             self._http_refusal = http_refusal(self.config, response.status_code, response.reason_phrase,
                                               response.headers.get("www-authenticate", ""))
@@ -265,6 +293,8 @@ class ServerConnection:
         try:
             return await _call(session, tool, arguments)
         except Exception as exc:
+            if self._too_large:
+                raise McpToolError(self._too_large) from None
             expired = _session_expired(exc)
             if not expired and not _connection_lost(exc):
                 raise self._error(exc) from None
@@ -286,7 +316,9 @@ class ServerConnection:
     def _error(self, exc: BaseException) -> McpToolError:
         """What the model is told about a failed call: the server's error, its HTTP status if any, no secrets."""
         leaf = _leaf(exc)
-        if self._http_refusal and _http_fallback(leaf):
+        if self._too_large:
+            error = McpToolError(self._too_large)
+        elif self._http_refusal and _http_fallback(leaf):
             error = McpToolError(f"MCP server {self.config.name!r} refused the call: {self._http_refusal}")
         else:
             error = _server_error(self.config.name, exc)

@@ -1,0 +1,225 @@
+"""Transports that bound each message an MCP server sends while it is read (``max_message_bytes``).
+
+The SDK's stdio client joins ``buffer + chunk`` until it sees a newline: a server writing a 1 GB line is
+held whole in memory, and the joins are quadratic. Its HTTP client reads a JSON response whole
+(``response.aread()``). Servers are untrusted, so zagent reads them through these instead:
+
+- ``bounded_stdio``: our own small stdio transport (not a copy of the SDK's) on ``anyio.open_process``.
+  There is no public hook into the SDK's reader, so the only robust way to bound a line is to read the
+  pipe ourselves. Lines are split with ``bytes.find`` on each chunk and a partial line is kept as a list
+  of chunks with its length: linear time, and at most the bound (plus one chunk) is held. It yields the
+  same ``SessionMessage`` streams the SDK's ``ClientSession`` reads (parsed with
+  ``mcp_types.jsonrpc_message_adapter``; text that is not JSON-RPC is passed on as an exception, as
+  the SDK does). Shutdown follows the MCP spec: close stdin, wait, SIGTERM the process group (the
+  server runs in its own session), SIGKILL, each wait bounded and shielded from cancellation. The
+  SDK's public ``get_default_environment`` gives the environment. On Windows the SDK's ``stdio_client``
+  is used unchanged (no bound there: its Job Object handling is not ours to redo).
+- ``BoundedStream``: for HTTP, an httpx response hook wraps each response's byte stream before the
+  SDK reads it. A JSON body is one message; an event stream is counted per SSE event (bytes since the
+  last blank line, plus ``SSE_FRAMING`` for the ``event:``/``id:``/``data:`` lines). Responses are asked
+  uncompressed (``Accept-Encoding: identity``) and a compressed one is refused, since its size after
+  decoding could not be bounded here. The SDK's own SSE limit is set above ours, so ours speaks first.
+
+Past the bound, ``on_over`` is called (``ServerConnection`` fails the connection with the reason and
+stops the server) and reading stops.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from contextlib import asynccontextmanager, suppress
+from typing import Any, AsyncIterator, Callable, Mapping, Optional
+
+import anyio
+
+from .sdk import sdk
+
+#: bytes an SSE event may use for its framing lines beyond ``max_message_bytes``
+SSE_FRAMING = 4096
+_CHUNK = 65536
+_FLUSH, _EXIT_GRACE, _TERM_GRACE, _KILL_GRACE = 0.5, 2.0, 2.0, 2.0
+
+
+class MessageTooLarge(ConnectionError):
+    """A server sent a message over its ``max_message_bytes``; the message says which and what to do."""
+
+
+def size_text(n: int) -> str:
+    """``16 MiB``, ``512 KiB`` or ``1000 bytes``."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} bytes"
+
+
+def too_large(server: str, limit: int) -> str:
+    return (f"server {server!r} sent a message over {size_text(limit)}; "
+            "raise max_message_bytes in its config if it is trusted")
+
+
+# -- stdio --------------------------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def bounded_stdio(command: str, args: list[str], env: Optional[Mapping[str, str]], cwd: Optional[str],
+                        errlog: Any, limit: int, on_over: Callable[[], None]) -> AsyncIterator[Any]:
+    """Start ``command`` and yield the SDK's (read, write) message streams; stop the server on exit."""
+    if sys.platform == "win32":  # pragma: no cover - see the module docstring
+        mcp = sdk("mcp")
+        params = mcp.StdioServerParameters(command=command, args=args, cwd=cwd, env=dict(env) if env else None)
+        async with mcp.stdio_client(params, errlog=errlog) as streams:
+            yield streams
+        return
+    SessionMessage = sdk("mcp.shared.message").SessionMessage
+    adapter = sdk("mcp_types").jsonrpc_message_adapter
+    environment = sdk("mcp.client.stdio").get_default_environment() | dict(env or {})
+
+    process = await anyio.open_process([command, *args], env=environment, stderr=errlog, cwd=cwd,
+                                       start_new_session=True)
+    read_writer, read_stream = anyio.create_memory_object_stream(0)
+    write_stream, write_reader = anyio.create_memory_object_stream(0)
+    writer_done = anyio.Event()
+
+    def parse(line: bytes) -> Any:
+        try:
+            return SessionMessage(adapter.validate_json(line, by_name=False))
+        except ValueError as exc:  # not JSON-RPC: the session hands it to the message handler
+            return exc
+
+    async def reader() -> None:
+        parts: list[bytes] = []
+        pending = 0  # bytes of the line being read
+        deliver = True  # after the session is gone the rest is read and dropped, so the server can exit
+        with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            async with read_writer:
+                while True:
+                    chunk = await process.stdout.receive(_CHUNK)
+                    start = 0
+                    while deliver:
+                        end = chunk.find(b"\n", start)
+                        if end < 0:
+                            break
+                        if pending + end - start > limit:
+                            parts.clear()
+                            on_over()
+                            return  # the read stream closes: the session sees the connection end
+                        parts.append(chunk[start:end])
+                        line, parts, pending, start = b"".join(parts), [], 0, end + 1
+                        try:
+                            await read_writer.send(parse(line))
+                        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                            deliver = False
+                    if not deliver:
+                        continue
+                    pending += len(chunk) - start
+                    if pending > limit:
+                        parts.clear()
+                        on_over()
+                        return
+                    if start < len(chunk):
+                        parts.append(chunk[start:] if start else chunk)
+
+    async def writer() -> None:
+        try:
+            async with write_reader:
+                async for message in write_reader:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                    await process.stdin.send(data.encode("utf-8"))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await read_writer.aclose()  # the server stopped reading: the session sees the end
+        finally:
+            writer_done.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reader)
+        tg.start_soon(writer)
+        try:
+            yield read_stream, write_stream
+        finally:
+            with anyio.CancelScope(shield=True):
+                read_stream.close()
+                write_stream.close()
+                with anyio.move_on_after(_FLUSH):
+                    await writer_done.wait()
+                await _stop(process)
+                for stream in (read_stream, write_stream, read_writer, write_reader):
+                    await stream.aclose()
+            tg.cancel_scope.cancel()
+
+
+async def _stop(process: Any) -> None:
+    """MCP shutdown: close stdin, wait; SIGTERM the process group, wait; SIGKILL; close stdout."""
+    with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        await process.stdin.aclose()
+    for sig, grace in ((None, _EXIT_GRACE), (signal.SIGTERM, _TERM_GRACE), (signal.SIGKILL, _KILL_GRACE)):
+        if sig is not None:
+            with suppress(OSError):
+                os.killpg(process.pid, sig)  # its own session: the group id is its pid
+        if await _exited(process, grace):
+            break
+    with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        await process.stdout.aclose()
+
+
+async def _exited(process: Any, timeout: float) -> bool:
+    """Whether the process exited (and was reaped) within ``timeout``; polls ``returncode``
+    (``wait()`` would also wait for the pipes, which a child of the server may hold open)."""
+    with anyio.move_on_after(timeout):
+        while process.returncode is None:
+            await anyio.sleep(0.01)
+    return process.returncode is not None
+
+
+# -- HTTP ---------------------------------------------------------------------------------------------
+
+
+def bounded_stream_class() -> type:
+    """``BoundedStream``, a subclass of the SDK's httpx's ``AsyncByteStream`` (imported on first use)."""
+    global _BoundedStream
+    if _BoundedStream is None:
+        httpx2 = sdk("httpx2")
+
+        class BoundedStream(httpx2.AsyncByteStream):
+            """A response's raw bytes, counted per message (``events``: per SSE event) up to ``limit``."""
+
+            def __init__(self, inner: Any, limit: int, events: bool, refuse: str,
+                         on_over: Callable[[str], None]):
+                self.inner, self.limit, self.events, self.refuse, self.on_over = inner, limit, events, refuse, on_over
+
+            async def __aiter__(self) -> AsyncIterator[bytes]:
+                if self.refuse:
+                    self.on_over(self.refuse)
+                    raise httpx2.StreamError(self.refuse)
+                count, last = 0, b""
+                async for chunk in self.inner:
+                    if self.events:
+                        count = _since_blank_line(last + chunk, count + len(chunk))
+                        last = chunk[-1:]
+                    else:
+                        count += len(chunk)
+                    if count > self.limit:
+                        self.on_over("")
+                        raise httpx2.StreamError("message over max_message_bytes")
+                    yield chunk
+
+            async def aclose(self) -> None:
+                await self.inner.aclose()
+
+        _BoundedStream = BoundedStream
+    return _BoundedStream
+
+
+_BoundedStream: Optional[type] = None
+
+
+def _since_blank_line(data: bytes, count: int) -> int:
+    """Bytes of the current SSE event after ``data`` (the last byte read before, then a chunk): ``count`` if
+    ``data`` holds no blank line, else the bytes after the last one.
+
+    An event ends at a blank line: two line ends in a row, which in bytes is ``\\n\\n``, ``\\r\\r`` or ``\\n\\r``
+    (``\\r\\n\\r\\n`` contains ``\\n\\r``).
+    """
+    end = max(data.rfind(b"\n\n"), data.rfind(b"\r\r"), data.rfind(b"\n\r"))
+    return count if end < 0 else len(data) - end - 2

@@ -205,7 +205,7 @@ class CustomizeAction(Action):
 
     @property
     def chat_style(self) -> bool:
-        return bool(self.template) and self.template.get("style") == "chat"
+        return self.template is not None and self.template.get("style") == "chat"
 
     def render_prompt(self, inputs: dict[str, Any]) -> str:
         """The user prompt for ``inputs``: the template's sections with the output format (the

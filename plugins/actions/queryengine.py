@@ -114,7 +114,7 @@ class QueryEngine:
 
         engine = self
 
-        async def query_documents(question: str, ctx: RunContext) -> str:
+        async def query_documents(question: str, ctx: RunContext[Any]) -> str:
             """Answer a question from the documents.
 
             Args:

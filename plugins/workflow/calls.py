@@ -145,10 +145,11 @@ def chat_outputs(node: Any, content: str, kernel: Any, agent_name: str) -> dict[
     if len(node.outputs) == 1:
         return {node.outputs[0].name: content}
     try:
-        return kernel.parser("json").parse(content, node.outputs)
+        outputs: dict[str, Any] = kernel.parser("json").parse(content, node.outputs)  # a parser's parse: a dict
     except ParseError as exc:
         raise WorkFlowError(f"node {node.name!r}: chat agent {agent_name!r} replied without the JSON object of "
                             f"outputs {', '.join(node.output_names)} ({exc})") from exc
+    return outputs
 
 
 def agent_inputs(agent: Any) -> list[str]:
@@ -167,9 +168,11 @@ def _as_dict(result: Any, agent_name: str) -> dict[str, Any]:
         return result
     to_dict = getattr(result, "to_dict", None)
     if to_dict is not None:
-        return to_dict()
+        outputs: dict[str, Any] = to_dict()  # the agent's own to_dict(), a dict by its contract
+        return outputs
     if isinstance(result, msgspec.Struct):
-        return msgspec.to_builtins(result)
+        fields: dict[str, Any] = msgspec.to_builtins(result)  # a Struct's builtins: a dict by field name
+        return fields
     raise WorkFlowError(f"agent {agent_name!r} returned {type(result).__name__}; return a dict of outputs by name")
 
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 OFFLINE = {"test", "scripted", "record", "replay"}
 
@@ -22,7 +25,7 @@ def register(cli: Any) -> None:
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for each server (default 5)")
 
 
-def cmd_models(args: Any, kernel: Any) -> int:
+def cmd_models(args: Any, kernel: "Kernel") -> int:
     from .cli import _print_json, _print_table
     from .cliterminal import printable
 
@@ -39,12 +42,12 @@ def cmd_models(args: Any, kernel: Any) -> int:
     return 0
 
 
-async def _rows(kernel: Any, check: bool, timeout: float) -> list[dict[str, Any]]:
+async def _rows(kernel: "Kernel", check: bool, timeout: float) -> list[dict[str, Any]]:
     names = kernel.names("providers")
     return list(await asyncio.gather(*(_row(kernel, name, check, timeout) for name in names)))
 
 
-async def _row(kernel: Any, name: str, check: bool, timeout: float) -> dict[str, Any]:
+async def _row(kernel: "Kernel", name: str, check: bool, timeout: float) -> dict[str, Any]:
     row: dict[str, Any] = {"provider": name, "server": None, "key": "-", "status": "", "models": []}
     if name in OFFLINE:
         row["status"] = "offline (no server)"

@@ -65,7 +65,7 @@ def zagent_register_agent_types(register: Callable[..., None]) -> None:
     register("human", _human)
 
 
-def zagent_register_commands(cli: Any, kernel: Any) -> None:
+def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
     from .cli import add_commands
 
     # only the command line registers commands: there a person at the terminal answers human agents

@@ -22,12 +22,15 @@ with ``id``, ``source`` and ``text`` (``zagent.plugins.memory.documents``).
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 
 from zagent import RunContext
 from zagent.types import Message
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 ANSWER_PROMPT = """Answer the question using only the sources below. After each fact, cite the source it \
 came from by its id in square brackets, e.g. [{example}]. If the sources do not contain the answer, say \
@@ -68,7 +71,7 @@ def cited_ids(text: str, retrieved: list[Any]) -> list[str]:
 class QueryEngine:
     """Retrieval over a document store plus an answer with citations (see the module docstring)."""
 
-    kernel: Any
+    kernel: "Kernel"
     store: Any
     llm: Any = None
     top_k: int = 4

@@ -11,9 +11,12 @@ bounded, resumable with ``out``, on any executor); scorers are a registry kind
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from zagent.agentkit.lazy import lazy_exports
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 _EXPORTS = {
     "evaluate": "run", "aevaluate": "run", "EvalReport": "run", "CaseResult": "run", "read_cases": "run",
@@ -32,7 +35,7 @@ def zagent_register_scorers(register: Callable[..., Any]) -> None:
         register(name, factory)
 
 
-def zagent_register_commands(cli: Any, kernel: Any) -> None:
+def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
     from .cli import add_commands
 
     add_commands(cli)

@@ -13,7 +13,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 
 def add_commands(cli: Any) -> None:
@@ -34,7 +37,7 @@ def add_commands(cli: Any) -> None:
                    help="trust every import path in the agent file (default: only modules in its own folder)")
 
 
-def cmd_eval(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
     import msgspec
     from zagent import Trust, trusting
     from zagent import load_spec_file

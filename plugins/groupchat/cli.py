@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 
 def add_commands(cli: Any) -> None:
@@ -30,7 +33,7 @@ def add_commands(cli: Any) -> None:
                                                           "(default: only modules in the file's own folder)")
 
 
-def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:
     import msgspec
 
     from zagent.errors import ConfigError

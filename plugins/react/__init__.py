@@ -45,7 +45,7 @@ def zagent_register_agent_types(register: Callable[..., None]) -> None:
     register("react", _react)
 
 
-def zagent_register_commands(cli: Any, kernel: Any) -> None:
+def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
     from .cli import add_commands
 
     add_commands(cli)

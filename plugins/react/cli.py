@@ -13,9 +13,12 @@ import argparse
 import functools
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zagent.types import Message
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 
 def add_commands(cli: Any) -> None:
@@ -47,7 +50,7 @@ class _Printer:
             print("  (paused)", file=sys.stderr, flush=True)
 
 
-def _agent(args: argparse.Namespace, kernel: Any) -> Any:
+def _agent(args: argparse.Namespace, kernel: "Kernel") -> Any:
     from zagent import load_spec_file
 
     if args.agent_file:
@@ -87,7 +90,7 @@ def _interrupt_hint() -> str:
     return "Ctrl-C pauses a run; Ctrl-D quits."
 
 
-def cmd_chat(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_chat(args: argparse.Namespace, kernel: "Kernel") -> int:
     import signal
 
     from zagent.plugins.cliimages import image_parts

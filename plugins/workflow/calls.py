@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from zagent.agentkit.interrupts import bind, run_in_context
@@ -38,12 +38,15 @@ from zagent.types import Usage
 
 from .errors import WorkFlowError
 
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+
 CHAT_OUTPUT = "answer"  # the output a chat agent's reply goes to when the node declares none
 _encode = msgspec.json.Encoder(enc_hook=repr).encode
 
 
 async def call_step(agent: Any, agent_name: str, node: Any, values: dict[str, Any], produced: dict[str, Any],
-                    kernel: Any, run_id: str, share: Any = None, deps: Any = None) -> Usage:
+                    kernel: "Kernel", run_id: str, share: Any = None, deps: Any = None) -> Usage:
     """Run one of a node's agents on the values it reads (earlier agents' outputs first); add what it gives
     to ``produced``; return the tokens it spent."""
     wanted = node.input_names + agent_inputs(agent)
@@ -91,7 +94,7 @@ def chats(agent: Any) -> bool:
     return callable(getattr(agent, "achat", None)) and bool(getattr(agent, "speaks_by_chat", False))
 
 
-async def call_agent(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, agent_name: str,
+async def call_agent(agent: Any, inputs: dict[str, Any], kernel: "Kernel", run_id: str, agent_name: str,
                      node: Any, share: Any = None, deps: Any = None) -> tuple[dict[str, Any], Usage]:
     """Run one agent by its kind (see the module docstring); its outputs and the tokens it spent."""
     if chats(agent):
@@ -115,7 +118,7 @@ async def call_agent(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: st
     return _as_dict(result, agent_name), (ctx.usage if ctx is not None else Usage())
 
 
-async def _chat(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, agent_name: str, node: Any,
+async def _chat(agent: Any, inputs: dict[str, Any], kernel: "Kernel", run_id: str, agent_name: str, node: Any,
                 share: Any, deps: Any) -> tuple[dict[str, Any], Usage]:
     ctx = bind(kernel.context(run_id=run_id, agent=agent_name, metadata={"node": node.name}, share=share, deps=deps))
     tools = agent.chat_tools() if callable(getattr(agent, "chat_tools", None)) else getattr(agent, "tools", ())
@@ -125,7 +128,7 @@ async def _chat(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, ag
     return chat_outputs(node, str(response.content), kernel, agent_name), usage
 
 
-def chat_task(node: Any, inputs: dict[str, Any], kernel: Any) -> str:
+def chat_task(node: Any, inputs: dict[str, Any], kernel: "Kernel") -> str:
     """The task a chat agent gets for ``node`` (see the module docstring)."""
     if set(inputs) == {"task"} and isinstance(inputs["task"], str) and len(node.outputs) <= 1:
         return inputs["task"]
@@ -138,7 +141,7 @@ def chat_task(node: Any, inputs: dict[str, Any], kernel: Any) -> str:
     return "\n".join(lines)
 
 
-def chat_outputs(node: Any, content: str, kernel: Any, agent_name: str) -> dict[str, Any]:
+def chat_outputs(node: Any, content: str, kernel: "Kernel", agent_name: str) -> dict[str, Any]:
     """A chat agent's reply as the node's outputs: its one output, ``answer``, or several read as JSON."""
     if not node.outputs:
         return {CHAT_OUTPUT: content}

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 
 def add_commands(cli: Any) -> None:
@@ -65,7 +68,7 @@ def _run_options(cli: Any, run: Any) -> None:
                                                           "(default: only modules in the file's own folder)")
 
 
-def _manager(kernel: Any, storage: Any) -> Any:
+def _manager(kernel: "Kernel", storage: Any) -> Any:
     from zagent.plugins.manager import AgentManager
 
     manager = AgentManager(kernel=kernel, storage=storage)
@@ -74,7 +77,7 @@ def _manager(kernel: Any, storage: Any) -> Any:
     return manager
 
 
-def cmd_generate(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_generate(args: argparse.Namespace, kernel: "Kernel") -> int:
     from .generator import WorkFlowGenerator
 
     _progress(kernel, args.quiet)
@@ -86,7 +89,7 @@ def cmd_generate(args: argparse.Namespace, kernel: Any) -> int:
     return 0
 
 
-def cmd_show(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_show(args: argparse.Namespace, kernel: "Kernel") -> int:
     from .graph import WorkFlowGraph
     from .render import to_mermaid, to_text
 
@@ -113,7 +116,7 @@ def _trust(args: argparse.Namespace) -> Any:
     return attrs.evolve(base, everything=bool(args.trust), folders=folders)  # keeps why a folder was refused
 
 
-def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:
     from zagent._trust.imports import trusting
 
     from .graph import WorkFlowGraph
@@ -125,7 +128,7 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     return _print_result(args, result)
 
 
-def _executor(args: argparse.Namespace, kernel: Any) -> Any:
+def _executor(args: argparse.Namespace, kernel: "Kernel") -> Any:
     """The executor ``run`` and ``resume`` drive: the command's agents, model, bounds and checkpoints."""
     from .executor import WorkFlowExecutor
 
@@ -135,7 +138,7 @@ def _executor(args: argparse.Namespace, kernel: Any) -> Any:
                             checkpoints=args.checkpoints, executor=args.executor)
 
 
-def cmd_resume(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_resume(args: argparse.Namespace, kernel: "Kernel") -> int:
     import os
 
     from zagent.errors import ConfigError
@@ -201,7 +204,7 @@ def _print_paused(args: argparse.Namespace, result: Any) -> int:
     return PAUSED
 
 
-def _progress(kernel: Any, quiet: bool) -> None:
+def _progress(kernel: "Kernel", quiet: bool) -> None:
     if not quiet and not kernel.has_plugin("workflow-progress"):
         kernel.add_plugin(ProgressPrinter(), name="workflow-progress")
 

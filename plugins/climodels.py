@@ -13,19 +13,22 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+
     from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 OFFLINE = {"test", "scripted", "record", "replay"}
 
 
-def register(cli: Any) -> None:
+def register(cli: "CommandGroup") -> None:
     p = cli.command("models", cmd_models, help="installed providers, the default model, and whether servers answer")
     p.add_argument("--no-check", action="store_true", help="do not contact any server")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for each server (default 5)")
 
 
-def cmd_models(args: Any, kernel: "Kernel") -> int:
+def cmd_models(args: argparse.Namespace, kernel: "Kernel") -> int:
     from .cli import _print_json, _print_table
     from .cliterminal import printable
 

@@ -16,6 +16,7 @@ from zagent.agentkit.lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover  (the lazy names' types, for type checkers)
     from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
     from .action import Action as Action, CustomizeAction as CustomizeAction
     from .actionrun import ActionOutput as ActionOutput
@@ -65,7 +66,7 @@ def zagent_register_agent_types(register: Callable[..., None]) -> None:
     register("human", _human)
 
 
-def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import add_commands
 
     # only the command line registers commands: there a person at the terminal answers human agents

@@ -21,9 +21,10 @@ import msgspec
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 
-def add_commands(cli: Any) -> None:
+def add_commands(cli: "CommandGroup") -> None:
     run = cli.command("run", cmd_run, help="run an agent file (JSON/YAML) once and print its output")
     run.add_argument("agent_file", help="path to the agent's .json/.yaml file")
     _common(cli, run)
@@ -54,7 +55,7 @@ def cli_trust(args: argparse.Namespace, path: str, *, dry: bool = False) -> Any:
     return Trust.for_file(path, everything=bool(getattr(args, "trust", False)), dry=dry)
 
 
-def _common(cli: Any, parser: argparse.ArgumentParser) -> None:
+def _common(cli: "CommandGroup", parser: argparse.ArgumentParser) -> None:
     cli.add_inputs(parser)
     parser.add_argument("--model", "-m", default=None,
                         help="'provider:model' to use instead of the file's (default: ZAGENT_MODEL)")

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 
-def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import add_commands
 
     add_commands(cli)

@@ -21,9 +21,10 @@ from .progress import Progress
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 
-def add_commands(cli: Any) -> None:
+def add_commands(cli: "CommandGroup") -> None:
     p = cli.command("batch", cmd_batch, help="run an agent or workflow file once per line of a JSONL file")
     p.add_argument("file", help="agent (.json/.yaml) or workflow (.json with 'nodes') file")
     p.add_argument("inputs", help="JSONL file: one JSON object of inputs per line ('id' names an item)")

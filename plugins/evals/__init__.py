@@ -17,6 +17,7 @@ from zagent.agentkit.lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 _EXPORTS = {
     "evaluate": "run", "aevaluate": "run", "EvalReport": "run", "CaseResult": "run", "read_cases": "run",
@@ -35,7 +36,7 @@ def zagent_register_scorers(register: Callable[..., Any]) -> None:
         register(name, factory)
 
 
-def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import add_commands
 
     add_commands(cli)

@@ -20,6 +20,7 @@ from zagent.agentkit.lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 _EXPORTS = {
     "GroupChat": "chat", "GroupChatResult": "state", "ChatState": "state",
@@ -71,7 +72,7 @@ def _builtin_policy(name: str) -> Callable[[dict[str, Any], Any], Any]:
     return factory
 
 
-def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import add_commands
 
     add_commands(cli)

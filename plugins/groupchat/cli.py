@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 
-def add_commands(cli: Any) -> None:
+def add_commands(cli: "CommandGroup") -> None:
     group = cli.group("groupchat", help="run multi-agent group chats")
     run = group.command("run", cmd_run, help="run a group chat file, printing each turn as it happens")
     run.add_argument("chat_file", help="a group chat .json/.yaml")

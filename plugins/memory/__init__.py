@@ -57,6 +57,7 @@ from .errors import ForeignDatabase, NotADatabase, SchemaTooNew, StoreBusy, Stor
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 __all__ = ["ForeignDatabase", "NotADatabase", "SchemaTooNew", "StoreBusy", "StoreError", "StoreFull",
            "zagent_register_memory", "zagent_register_commands"]
@@ -112,7 +113,7 @@ def zagent_register_memory(register: Any, kernel: "Kernel") -> None:
     register("checkpoints", make_checkpoints)
 
 
-def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import register_commands
 
     register_commands(cli, kernel)

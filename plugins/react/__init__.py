@@ -14,6 +14,7 @@ from zagent.agentkit.lazy import lazy_exports
 if TYPE_CHECKING:  # pragma: no cover  (the lazy names' types, for type checkers)
     from zagent import Kernel
     from zagent.plugins.actions.chat import AgentResponse as AgentResponse
+    from zagent.plugins.cli import CommandGroup
 
     from .agent import ReActAgent as ReActAgent
     from .ends import ReActResult as ReActResult
@@ -45,7 +46,7 @@ def zagent_register_agent_types(register: Callable[..., None]) -> None:
     register("react", _react)
 
 
-def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import add_commands
 
     add_commands(cli)

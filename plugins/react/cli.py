@@ -19,9 +19,10 @@ from zagent.types import Message
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 
-def add_commands(cli: Any) -> None:
+def add_commands(cli: "CommandGroup") -> None:
     chat = cli.command("chat", cmd_chat, help="chat with a ReAct agent (Ctrl-C pauses a run)")
     chat.add_argument("agent_file", nargs="?", help="a react agent .json/.yaml (default: all tools, ZAGENT_MODEL)")
     chat.add_argument("--model", "-m", default=None, help="'provider:model' to use")

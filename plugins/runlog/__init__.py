@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 __all__ = ["enabled_path", "zagent_register_memory", "zagent_kernel_start", "zagent_register_commands"]
 
@@ -68,7 +69,7 @@ def zagent_kernel_start(kernel: "Kernel") -> None:
         kernel.add_plugin(RunLogger(kernel, path), name=OBSERVER)
 
 
-def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import register_commands
 
     register_commands(cli, kernel)

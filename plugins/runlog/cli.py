@@ -11,10 +11,13 @@ import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+
     from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 
-def register_commands(cli: Any, kernel: "Kernel") -> None:
+def register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     group = cli.group("logs", help="the local run log: requests, replies, tool calls, usage, timings")
     p = group.command("list", list_command, help="the newest runs")
     _common(p)
@@ -44,7 +47,7 @@ def _common(p: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _store(args: Any, kernel: "Kernel") -> Any:
+def _store(args: argparse.Namespace, kernel: "Kernel") -> Any:
     from . import enabled_path
     from .store import RunLogStore
 
@@ -52,7 +55,7 @@ def _store(args: Any, kernel: "Kernel") -> Any:
     return RunLogStore.open(path, create=False)
 
 
-def list_command(args: Any, kernel: "Kernel") -> int:
+def list_command(args: argparse.Namespace, kernel: "Kernel") -> int:
     store = _store(args, kernel)
     try:
         runs = store.runs(args.limit, status=args.status, agent=args.agent, since=_since(args.since),
@@ -76,7 +79,7 @@ def list_command(args: Any, kernel: "Kernel") -> int:
     return 0
 
 
-def show_command(args: Any, kernel: "Kernel") -> int:
+def show_command(args: argparse.Namespace, kernel: "Kernel") -> int:
     from zagent import ConfigError
 
     store = _store(args, kernel)
@@ -115,7 +118,7 @@ def show_command(args: Any, kernel: "Kernel") -> int:
     return 0
 
 
-def search_command(args: Any, kernel: "Kernel") -> int:
+def search_command(args: argparse.Namespace, kernel: "Kernel") -> int:
     store = _store(args, kernel)
     try:
         rows = store.search(args.text, args.limit)
@@ -131,7 +134,7 @@ def search_command(args: Any, kernel: "Kernel") -> int:
     return 0
 
 
-def path_command(args: Any, kernel: "Kernel") -> int:
+def path_command(args: argparse.Namespace, kernel: "Kernel") -> int:
     from . import default_path, enabled_path
 
     print(enabled_path(kernel.config) or default_path())

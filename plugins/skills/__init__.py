@@ -35,6 +35,7 @@ from zagent.agentkit.lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 _EXPORTS = {
     "Skill": "skill", "Transition": "skill", "SkillRegistry": "registry", "SkillIndex": "index",
@@ -95,7 +96,7 @@ def zagent_kernel_close(kernel: "Kernel") -> None:
         runtime.forget(kernel)
 
 
-def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import add_commands
 
     add_commands(cli)

@@ -12,10 +12,13 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+
     from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 
-def add_commands(cli: Any) -> None:
+def add_commands(cli: "CommandGroup") -> None:
     group = cli.group("skills", help="list, match, curate and archive learned skills")
     p = group.command("list", cmd_list, help="list skills with state, version and usage")
     _folder(p)
@@ -46,7 +49,7 @@ def _folder(parser: Any) -> None:
                                                        "~/.local/share/zagent/skills)")
 
 
-def _skills(args: Any, kernel: "Kernel", *, create: bool = False) -> Any:
+def _skills(args: argparse.Namespace, kernel: "Kernel", *, create: bool = False) -> Any:
     """The folder's ``Skills``; only ``curate`` creates a missing folder (and its index)."""
     import os
 
@@ -66,7 +69,7 @@ def _get(skills: Any, name: str) -> Any:
     return skill
 
 
-def cmd_list(args: Any, kernel: "Kernel") -> int:
+def cmd_list(args: argparse.Namespace, kernel: "Kernel") -> int:
     import msgspec
 
     skills = _skills(args, kernel)
@@ -86,7 +89,7 @@ def cmd_list(args: Any, kernel: "Kernel") -> int:
     return 0
 
 
-def cmd_show(args: Any, kernel: "Kernel") -> int:
+def cmd_show(args: argparse.Namespace, kernel: "Kernel") -> int:
     from . import markdown
 
     skills = _skills(args, kernel)
@@ -103,7 +106,7 @@ def cmd_show(args: Any, kernel: "Kernel") -> int:
     return 0
 
 
-def cmd_match(args: Any, kernel: "Kernel") -> int:
+def cmd_match(args: argparse.Namespace, kernel: "Kernel") -> int:
     skills = _skills(args, kernel)
     try:
         best = skills.match(args.text)
@@ -115,7 +118,7 @@ def cmd_match(args: Any, kernel: "Kernel") -> int:
     return 0 if best else 1
 
 
-def cmd_curate(args: Any, kernel: "Kernel") -> int:
+def cmd_curate(args: argparse.Namespace, kernel: "Kernel") -> int:
     skills = _skills(args, kernel, create=True)
     try:
         results = skills.curator(llm=args.model).curate_folder(args.trajectories)
@@ -129,7 +132,7 @@ def cmd_curate(args: Any, kernel: "Kernel") -> int:
     return 0
 
 
-def _transition(args: Any, kernel: "Kernel", state: str) -> int:
+def _transition(args: argparse.Namespace, kernel: "Kernel", state: str) -> int:
     skills = _skills(args, kernel)
     try:
         if _get(skills, args.name) is None:
@@ -141,15 +144,15 @@ def _transition(args: Any, kernel: "Kernel", state: str) -> int:
     return 0
 
 
-def cmd_archive(args: Any, kernel: "Kernel") -> int:
+def cmd_archive(args: argparse.Namespace, kernel: "Kernel") -> int:
     return _transition(args, kernel, "archived")
 
 
-def cmd_activate(args: Any, kernel: "Kernel") -> int:
+def cmd_activate(args: argparse.Namespace, kernel: "Kernel") -> int:
     return _transition(args, kernel, "active")
 
 
-def cmd_sweep(args: Any, kernel: "Kernel") -> int:
+def cmd_sweep(args: argparse.Namespace, kernel: "Kernel") -> int:
     skills = _skills(args, kernel)
     try:
         for t in skills.lifecycle.sweep():
@@ -159,7 +162,7 @@ def cmd_sweep(args: Any, kernel: "Kernel") -> int:
     return 0
 
 
-def cmd_history(args: Any, kernel: "Kernel") -> int:
+def cmd_history(args: argparse.Namespace, kernel: "Kernel") -> int:
     import datetime
 
     skills = _skills(args, kernel)

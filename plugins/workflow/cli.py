@@ -22,9 +22,10 @@ import msgspec
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 
-def add_commands(cli: Any) -> None:
+def add_commands(cli: "CommandGroup") -> None:
     group = cli.group("workflow", help="generate, show and run multi-agent workflows")
     gen = group.command("generate", cmd_generate, help="generate a workflow from a goal and save it as JSON")
     gen.add_argument("goal", help="what the workflow must achieve (at least 10 characters)")
@@ -54,7 +55,7 @@ def add_commands(cli: Any) -> None:
     _run_options(cli, res)
 
 
-def _run_options(cli: Any, run: Any) -> None:
+def _run_options(cli: "CommandGroup", run: Any) -> None:
     run.add_argument("--model", "-m", default=None, help="'provider:model' for the workflow's agents")
     run.add_argument("--agents", default=None, help="directory or .db of agents named by the workflow")
     run.add_argument("--concurrency", type=int, default=8, help="nodes running at once (default 8)")

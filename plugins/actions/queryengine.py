@@ -88,7 +88,7 @@ class QueryEngine:
         """The chunks best matching ``question``, best first."""
         return list(await self.store.asearch(question, self.top_k))
 
-    async def aquery(self, question: str, ctx: Optional[Any] = None) -> QueryResponse:
+    async def aquery(self, question: str, ctx: Optional[RunContext[Any]] = None) -> QueryResponse:
         """Retrieve, answer from the chunks, cite them (see the module docstring)."""
         chunks = await self.aretrieve(question)
         if not chunks:

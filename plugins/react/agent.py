@@ -30,7 +30,7 @@ from zagent.types import Message
 from .loop import SYSTEM_PROMPT, ReActLoop, check_on_error
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Kernel
+    from zagent import Kernel, RunContext
 
 class ReActSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """The declarative form of a ``ReActAgent``."""
@@ -170,7 +170,8 @@ class ReActAgent(Agent):
 
         return sync_stream(self.astream(task, **inputs))
 
-    async def _react(self, user_input: Any, past: list[Message], ctx: Any) -> AgentResponse:
+    async def _react(self, user_input: Union[str, Message], past: list[Message], ctx: "RunContext[Any]"
+                     ) -> AgentResponse:
         if self.handoffs:
             from .handoff import chat_with_handoffs
 

@@ -15,9 +15,14 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from zagent.agentkit.lazy import lazy_exports
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover  (the lazy names' types, for type checkers)
     from zagent import Kernel
     from zagent.plugins.cli import CommandGroup
+
+    from .comparing import compare as compare, Comparison as Comparison
+    from .run import aevaluate as aevaluate, CaseResult as CaseResult, EvalReport as EvalReport, evaluate as evaluate
+    from .run import read_cases as read_cases
+    from .scorers import Score as Score
 
 _EXPORTS = {
     "evaluate": "run", "aevaluate": "run", "EvalReport": "run", "CaseResult": "run", "read_cases": "run",

@@ -33,9 +33,18 @@ from typing import TYPE_CHECKING, Any
 
 from zagent.agentkit.lazy import lazy_exports
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover  (the lazy names' types, for type checkers)
     from zagent import Kernel
     from zagent.plugins.cli import CommandGroup
+
+    from .curator import CurationResult as CurationResult, Curator as Curator
+    from .index import SkillIndex as SkillIndex
+    from .lifecycle import LifecycleManager as LifecycleManager
+    from .matcher import Match as Match, SkillMatcher as SkillMatcher
+    from .registry import SkillRegistry as SkillRegistry
+    from .runtime import Skills as Skills, skills_for as skills_for
+    from .skill import Skill as Skill, Transition as Transition
+    from .writer import SkillWriter as SkillWriter
 
 _EXPORTS = {
     "Skill": "skill", "Transition": "skill", "SkillRegistry": "registry", "SkillIndex": "index",

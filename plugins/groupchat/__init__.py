@@ -18,20 +18,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from zagent.agentkit.lazy import lazy_exports
 
-if TYPE_CHECKING:  # pragma: no cover  (the lazy names' types, for type checkers)
+if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
     from zagent.plugins.cli import CommandGroup
-
-    from .chat import GroupChat as GroupChat
-    from .history import ChatMessage as ChatMessage, SharedHistory as SharedHistory
-    from .selection import build_selector as build_selector, Choice as Choice, LLMSelector as LLMSelector
-    from .selection import RoleRules as RoleRules, RoundRobin as RoundRobin, Selection as Selection
-    from .selection import selector_factories as selector_factories
-    from .speakers import Reply as Reply, speak as speak, Turn as Turn
-    from .spec import GroupChatSpec as GroupChatSpec
-    from .state import ChatState as ChatState, GroupChatResult as GroupChatResult
-    from .termination import ChatView as ChatView, Judge as Judge, Keyword as Keyword, MaxRounds as MaxRounds
-    from .termination import TimeBudget as TimeBudget, TokenBudget as TokenBudget
 
 _EXPORTS = {
     "GroupChat": "chat", "GroupChatResult": "state", "ChatState": "state",

@@ -21,22 +21,9 @@ from typing import TYPE_CHECKING
 
 from zagent.agentkit.lazy import lazy_exports
 
-if TYPE_CHECKING:  # pragma: no cover  (the lazy names' types, for type checkers)
+if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
     from zagent.plugins.cli import CommandGroup
-
-    from .agents import AgentGenerator as AgentGenerator
-    from .build import build_from_plan as build_from_plan
-    from .errors import GenerationError as GenerationError, Problem as Problem, WorkFlowError as WorkFlowError
-    from .errors import WorkFlowFailed as WorkFlowFailed, WorkFlowValidationError as WorkFlowValidationError
-    from .executor import WorkFlowExecutor as WorkFlowExecutor
-    from .generator import WorkFlowGenerator as WorkFlowGenerator
-    from .graph import ConditionalEdge as ConditionalEdge, StateField as StateField, WorkFlowEdge as WorkFlowEdge
-    from .graph import WorkFlowGraph as WorkFlowGraph, WorkFlowNode as WorkFlowNode
-    from .planner import Plan as Plan, SubTask as SubTask, TaskPlanner as TaskPlanner
-    from .render import to_mermaid as to_mermaid, to_text as to_text
-    from .result import RunState as RunState, TraceEntry as TraceEntry, WorkFlowResult as WorkFlowResult
-    from .reviewer import WorkFlowReviewer as WorkFlowReviewer
 
 _EXPORTS = {
     "WorkFlowGraph": "graph", "WorkFlowNode": "graph", "WorkFlowEdge": "graph", "ConditionalEdge": "graph",

@@ -54,7 +54,7 @@ from zagent.types import Message, Usage
 from .actionrun import FORMAT_TURN, ActionOutput, ActionRun
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import LLM, Kernel, RunContext
+    from zagent import LLM, Kernel, RunContext, Tool
 
 TEMPLATE_SECTIONS = frozenset({"system", "instruction", "context", "constraints", "demonstrations", "titles"})
 
@@ -224,7 +224,7 @@ class CustomizeAction(Action):
         system, user = self._prompt.render_parts(inputs, sections)
         return system, [], user
 
-    def offered_tools(self) -> list[Any]:
+    def offered_tools(self) -> list["Tool"]:
         return [t for t in self._tools if t.is_available()]
 
     async def aexecute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext[Any]",

@@ -12,7 +12,7 @@ the call; the agent itself may be called concurrently. Its memory is in
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Optional, Sequence, Union, cast
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Iterator, Optional, Sequence, Union, cast
 
 import attrs
 import msgspec
@@ -32,7 +32,8 @@ from .agentresult import AgentResult
 from .guardrails import Guardrail
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Kernel, RunContext
+    from zagent import Kernel, RunContext, Tool
+    from zagent.agentkit.streaming import StreamEvent
 
     from .chat import AgentResponse
     from .validators import OutputValidator
@@ -215,7 +216,7 @@ class Agent(AgentMemory):
         return await self._begin(None, None, inputs, None)
 
     def as_tool(self, name: Optional[str] = None, *, description: Optional[str] = None,
-                timeout: Optional[float] = None, register: bool = True) -> Any:
+                timeout: Optional[float] = None, register: bool = True) -> "Tool":
         """This agent as a kernel ``Tool`` other agents can call, inside their run and under their rails
         (``zagent.plugins.actions.astool``); registered on the kernel unless ``register=False``."""
         from .astool import agent_tool
@@ -293,7 +294,7 @@ class Agent(AgentMemory):
                               f"{', '.join(names)}")
         return given
 
-    def astream(self, **inputs: Any) -> Any:
+    def astream(self, **inputs: Any) -> AsyncIterator["StreamEvent"]:
         """Run the default action as ``acall`` does, yielding ``StreamEvent``s: text deltas, step events,
         ``partial`` objects in ``json`` mode and, last, the ``AgentResult`` (``zagent.agentkit.streaming``)."""
         from zagent.agentkit.streaming import astream_run
@@ -302,13 +303,13 @@ class Agent(AgentMemory):
         return astream_run(self.kernel, lambda: self.acall(**inputs), json_mode=json_mode)
 
     def astream_chat(self, user_input: str, history: Optional[Sequence[Any]] = None,
-                     use_react: Optional[bool] = None, *, session: Any = None) -> Any:
+                     use_react: Optional[bool] = None, *, session: Any = None) -> AsyncIterator["StreamEvent"]:
         """``achat`` as a stream of ``StreamEvent``s, the ``AgentResponse`` last."""
         from zagent.agentkit.streaming import astream_run
 
         return astream_run(self.kernel, lambda: self.achat(user_input, history, use_react, session=session))
 
-    def stream(self, **inputs: Any) -> Any:
+    def stream(self, **inputs: Any) -> Iterator["StreamEvent"]:
         """Sync twin of ``astream`` (an iterator of ``StreamEvent``s)."""
         from zagent.agentkit.streaming import sync_stream
 

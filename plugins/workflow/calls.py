@@ -41,11 +41,13 @@ from .errors import WorkFlowError
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
+    from .graph import WorkFlowNode
+
 CHAT_OUTPUT = "answer"  # the output a chat agent's reply goes to when the node declares none
 _encode = msgspec.json.Encoder(enc_hook=repr).encode
 
 
-async def call_step(agent: Any, agent_name: str, node: Any, values: dict[str, Any], produced: dict[str, Any],
+async def call_step(agent: Any, agent_name: str, node: "WorkFlowNode", values: dict[str, Any], produced: dict[str, Any],
                     kernel: "Kernel", run_id: str, share: Any = None, deps: Any = None) -> Usage:
     """Run one of a node's agents on the values it reads (earlier agents' outputs first); add what it gives
     to ``produced``; return the tokens it spent."""
@@ -59,7 +61,7 @@ async def call_step(agent: Any, agent_name: str, node: Any, values: dict[str, An
     return usage
 
 
-def node_outputs(node: Any, produced: dict[str, Any]) -> dict[str, Any]:
+def node_outputs(node: "WorkFlowNode", produced: dict[str, Any]) -> dict[str, Any]:
     """The node's declared outputs from what its agents produced (all of it when it declares none)."""
     declared = node.output_names
     if not declared:
@@ -71,7 +73,7 @@ def node_outputs(node: Any, produced: dict[str, Any]) -> dict[str, Any]:
     return {o: produced[o] for o in declared if o in produced}
 
 
-def node_payload(node: Any, order: list[str], agents: dict[str, Any], values: dict[str, Any],
+def node_payload(node: "WorkFlowNode", order: list[str], agents: dict[str, Any], values: dict[str, Any],
                  run_id: str, answers: Any = ()) -> dict[str, Any]:
     """What a remote worker needs to run ``node``: the node, its agents' specs (in call order) and the values
     they read; an agent without a spec cannot travel (``ConfigError`` naming it)."""
@@ -95,7 +97,7 @@ def chats(agent: Any) -> bool:
 
 
 async def call_agent(agent: Any, inputs: dict[str, Any], kernel: "Kernel", run_id: str, agent_name: str,
-                     node: Any, share: Any = None, deps: Any = None) -> tuple[dict[str, Any], Usage]:
+                     node: "WorkFlowNode", share: Any = None, deps: Any = None) -> tuple[dict[str, Any], Usage]:
     """Run one agent by its kind (see the module docstring); its outputs and the tokens it spent."""
     if chats(agent):
         return await _chat(agent, inputs, kernel, run_id, agent_name, node, share, deps)
@@ -118,7 +120,7 @@ async def call_agent(agent: Any, inputs: dict[str, Any], kernel: "Kernel", run_i
     return _as_dict(result, agent_name), (ctx.usage if ctx is not None else Usage())
 
 
-async def _chat(agent: Any, inputs: dict[str, Any], kernel: "Kernel", run_id: str, agent_name: str, node: Any,
+async def _chat(agent: Any, inputs: dict[str, Any], kernel: "Kernel", run_id: str, agent_name: str, node: "WorkFlowNode",
                 share: Any, deps: Any) -> tuple[dict[str, Any], Usage]:
     ctx = bind(kernel.context(run_id=run_id, agent=agent_name, metadata={"node": node.name}, share=share, deps=deps))
     tools = agent.chat_tools() if callable(getattr(agent, "chat_tools", None)) else getattr(agent, "tools", ())
@@ -128,7 +130,7 @@ async def _chat(agent: Any, inputs: dict[str, Any], kernel: "Kernel", run_id: st
     return chat_outputs(node, str(response.content), kernel, agent_name), usage
 
 
-def chat_task(node: Any, inputs: dict[str, Any], kernel: "Kernel") -> str:
+def chat_task(node: "WorkFlowNode", inputs: dict[str, Any], kernel: "Kernel") -> str:
     """The task a chat agent gets for ``node`` (see the module docstring)."""
     if set(inputs) == {"task"} and isinstance(inputs["task"], str) and len(node.outputs) <= 1:
         return inputs["task"]
@@ -141,7 +143,7 @@ def chat_task(node: Any, inputs: dict[str, Any], kernel: "Kernel") -> str:
     return "\n".join(lines)
 
 
-def chat_outputs(node: Any, content: str, kernel: "Kernel", agent_name: str) -> dict[str, Any]:
+def chat_outputs(node: "WorkFlowNode", content: str, kernel: "Kernel", agent_name: str) -> dict[str, Any]:
     """A chat agent's reply as the node's outputs: its one output, ``answer``, or several read as JSON."""
     if not node.outputs:
         return {CHAT_OUTPUT: content}
@@ -179,7 +181,7 @@ def _as_dict(result: Any, agent_name: str) -> dict[str, Any]:
     raise WorkFlowError(f"agent {agent_name!r} returned {type(result).__name__}; return a dict of outputs by name")
 
 
-def _is_required(node: Any, name: str) -> bool:
+def _is_required(node: "WorkFlowNode", name: str) -> bool:
     for f in node.outputs:
         if f.name == name:
             return f.required and f.default is None

@@ -61,9 +61,8 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import sqlite3
 import time
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 import msgspec
@@ -75,6 +74,9 @@ from .database import Database
 from .paths import resolve
 from .patches import FULL_BASE, check_patch, patch_decoder, rebuild
 from .records import RunInfo, check_count
+
+if TYPE_CHECKING:  # pragma: no cover
+    import sqlite3
 
 DEFAULT_KEEP_LAST = 10
 
@@ -239,7 +241,7 @@ class CheckpointStore(CheckpointChain):
     def __enter__(self) -> "CheckpointStore":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:

@@ -38,7 +38,7 @@ import zagent
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
-Handler = Callable[[argparse.Namespace, Any], Optional[int]]
+Handler = Callable[[argparse.Namespace, "Kernel"], Optional[int]]
 
 
 class CommandError(Exception):

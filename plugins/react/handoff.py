@@ -32,6 +32,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
     from zagent.plugins.actions.chat import AgentResponse
 
+    from .loop import ReActLoop
+
 __all__ = ["Handoffs", "HandoffResult", "Hop"]
 
 _BAD = re.compile(r"[^A-Za-z0-9_.\-]")
@@ -63,7 +65,7 @@ class HandoffResult:
 
 @attrs.define
 class _Pending:
-    loop: Any = None
+    loop: Optional["ReActLoop"] = None
     target: Optional[str] = None
     reason: str = ""
 
@@ -180,17 +182,18 @@ class Handoffs:
         return run_sync(self.achat(user_input, history, **kwargs))
 
 
-def _said(loop: Any, history: int) -> list[Message]:
+def _said(loop: "ReActLoop", history: int) -> list[Message]:
     """What the agent of ``loop`` wrote (text only) after the ``history`` messages and the request."""
     messages = loop.state.messages if loop.state is not None else []
     start = (1 if messages and messages[0].role == "system" else 0) + history + 1
     return [m for m in messages[start:] if m.role == "assistant" and m.content and m.content.strip()]
 
 
-def _loop_for(agent: Any, extra_tools: list[str]) -> Any:
+def _loop_for(agent: Any, extra_tools: list[str]) -> "ReActLoop":
     """A ReAct loop for ``agent`` with ``extra_tools`` offered too (a declared agent: through the react type)."""
+    loop: "ReActLoop"
     if hasattr(agent, "loop"):
-        loop = agent.loop()
+        loop = agent.loop()  # a ReActAgent's
     else:
         from .agent import ReActAgent
 

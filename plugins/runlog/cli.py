@@ -42,7 +42,7 @@ def register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     group.command("path", path_command, help="print where the run log is")
 
 
-def _common(p: Any) -> None:
+def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", default=None, help="the log file (default $ZAGENT_LOG_DB or ~/.local/share/zagent/logs.db)")
     p.add_argument("--json", action="store_true", help="print JSON")
 

@@ -44,7 +44,7 @@ def add_commands(cli: "CommandGroup") -> None:
     _folder(p)
 
 
-def _folder(parser: Any) -> None:
+def _folder(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--folder", default=None, help="skills folder (default: $ZAGENT_SKILLS_DIR or "
                                                        "~/.local/share/zagent/skills)")
 

@@ -104,3 +104,28 @@ def test_outside_a_node_the_awaiting_result_stands():
     agent(goal="free")
     k.close()
     assert runs == [] and "awaiting human approval" in str(llm.requests[-1].messages)
+
+
+def test_a_declared_group_chat_speaker_pauses_the_chat_and_yes_runs_the_call(db):
+    """A declared speaker's sensitive call in a group-chat turn: the chat ends paused asking about it; a new
+    kernel resumes with "yes" and the call runs once."""
+    from zagent.plugins.actions import CustomizeAgent
+    from zagent.plugins.groupchat import GroupChat
+
+    spec = {"name": "ops", "description": "cleans disks", "prompt": "Do this: {task}", "inputs": [{"name": "task"}],
+            "outputs": [{"name": "reply"}], "tools": ["wipe"], "parse_mode": "str"}
+    runs = []
+
+    def chat(replies, **run):
+        k = kernel_with_wipe(runs)
+        try:
+            ops = CustomizeAgent.from_dict(spec, k, llm=k.llm("scripted:speaker", replies=replies))
+            group = GroupChat(kernel=k, agents=[ops], max_rounds=1, checkpoints=db)
+            return group.resume(run["resume"], answer="yes") if run else group.run("free disk space")
+        finally:
+            k.close()
+
+    paused = chat([call("/tmp/cache")])
+    assert paused.status == "paused" and runs == [] and paused.interrupts[0].speaker == "ops"
+    result = chat([call("/tmp/cache"), "cleaned"], resume=paused.run_id)
+    assert result.status == "completed" and runs == ["/tmp/cache"]

@@ -18,9 +18,21 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from zagent.agentkit.lazy import lazy_exports
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover  (the lazy names' types, for type checkers)
     from zagent import Kernel
     from zagent.plugins.cli import CommandGroup
+
+    from .chat import GroupChat as GroupChat
+    from .history import SharedHistory as SharedHistory, ChatMessage as ChatMessage
+    from .selection import (
+        Selection as Selection, Choice as Choice, RoundRobin as RoundRobin, RoleRules as RoleRules,
+        LLMSelector as LLMSelector, selector_factories as selector_factories, build_selector as build_selector)
+    from .speakers import Turn as Turn, Reply as Reply, speak as speak
+    from .spec import GroupChatSpec as GroupChatSpec
+    from .state import GroupChatResult as GroupChatResult, ChatState as ChatState
+    from .termination import (
+        MaxRounds as MaxRounds, Keyword as Keyword, Judge as Judge, TokenBudget as TokenBudget,
+        TimeBudget as TimeBudget, ChatView as ChatView)
 
 _EXPORTS = {
     "GroupChat": "chat", "GroupChatResult": "state", "ChatState": "state",

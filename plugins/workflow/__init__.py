@@ -21,9 +21,24 @@ from typing import TYPE_CHECKING
 
 from zagent.agentkit.lazy import lazy_exports
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover  (the lazy names' types, for type checkers)
     from zagent import Kernel
     from zagent.plugins.cli import CommandGroup
+
+    from .agents import AgentGenerator as AgentGenerator
+    from .build import build_from_plan as build_from_plan
+    from .errors import (
+        WorkFlowValidationError as WorkFlowValidationError, WorkFlowError as WorkFlowError,
+        WorkFlowFailed as WorkFlowFailed, GenerationError as GenerationError, Problem as Problem)
+    from .executor import WorkFlowExecutor as WorkFlowExecutor
+    from .generator import WorkFlowGenerator as WorkFlowGenerator
+    from .graph import (
+        WorkFlowGraph as WorkFlowGraph, WorkFlowNode as WorkFlowNode, WorkFlowEdge as WorkFlowEdge,
+        ConditionalEdge as ConditionalEdge, StateField as StateField)
+    from .planner import TaskPlanner as TaskPlanner, Plan as Plan, SubTask as SubTask
+    from .render import to_mermaid as to_mermaid, to_text as to_text
+    from .result import WorkFlowResult as WorkFlowResult, TraceEntry as TraceEntry, RunState as RunState
+    from .reviewer import WorkFlowReviewer as WorkFlowReviewer
 
 _EXPORTS = {
     "WorkFlowGraph": "graph", "WorkFlowNode": "graph", "WorkFlowEdge": "graph", "ConditionalEdge": "graph",

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 import msgspec
 from zagent.errors import ConfigError, ToolError
 from zagent._trust.imports import current_trust
-from zagent._trust.specpaths import check_spec_path
+from zagent.speckit.paths import check_spec_path
 from zagent import Tool
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -72,7 +72,7 @@ def resolve_validators(kernel: "Kernel", refs: Sequence[Any], *, base_dir: Optio
         elif isinstance(ref, str) and (registered := kernel.find("output_validators", ref)) is not None:
             found.append(registered)
         elif isinstance(ref, str) and ":" in ref:
-            from zagent._trust.imports import NotImported, resolve
+            from zagent.speckit.trust import NotImported, resolve
 
             fn = resolve(ref, key=key, kernel=kernel, base_dir=base_dir)
             if not isinstance(fn, NotImported):

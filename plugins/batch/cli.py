@@ -75,7 +75,7 @@ def _target(kernel: Any, path: str, model: Optional[str]) -> Any:
         graph = WorkFlowGraph.from_dict(spec)
         return _GraphTarget(graph, model)
     if model:
-        from zagent._trust.specpaths import users_model
+        from zagent.speckit.paths import users_model
 
         spec = {**spec, "llm": users_model(model)}  # the user's own choice
         spec.pop("llm_config", None)

@@ -292,7 +292,7 @@ def build_selector(kernel: "Kernel", spec: Any) -> Any:
     if not isinstance(policy, str):
         return policy
     if ":" in policy:
-        from zagent._trust.imports import resolve
+        from zagent.speckit.trust import resolve
 
         factory = resolve(policy, key="speaker selection policy", kernel=kernel)
     else:

@@ -22,7 +22,7 @@ from typing import Any, Literal, Optional, Union
 import msgspec
 from zagent.errors import ConfigError
 from zagent.agentkit.files import write_atomic
-from zagent._trust.specfiles import convert_spec
+from zagent.speckit.specs import convert_spec
 from zagent.types import Field
 
 AgentRef = Union[str, dict[str, Any]]
@@ -211,7 +211,7 @@ def resolve_callable(ref: Any, what: str, kernel: Any = None) -> Any:
         return ref
     if not isinstance(ref, str) or ":" not in ref:
         raise ConfigError(f"{what} {ref!r} is neither a callable nor an import path 'package.module:function'")
-    from zagent._trust.imports import resolve
+    from zagent.speckit.trust import resolve
 
     obj = resolve(ref, key=what, kernel=kernel)
     if not callable(obj):

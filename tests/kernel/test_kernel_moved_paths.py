@@ -15,7 +15,7 @@ import zagent
 REMOVED = ("zagent.fields", "zagent.toolrefs", "zagent.runkeys", "zagent.files", "zagent.control", "zagent.lazy",
            "zagent.credentials", "zagent.http", "zagent.encodeonce", "zagent.batch", "zagent.batchfiles")
 
-KITS = ("agentkit", "providerkit", "testing")
+KITS = ("agentkit", "providerkit", "speckit", "testing")
 CORE = Path(zagent.__file__).parent
 
 

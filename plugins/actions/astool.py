@@ -98,7 +98,7 @@ def agent_tool(agent: Any, *, name: Optional[str] = None, description: Optional[
 
 
 async def _declared(agent: Any, caller: "RunContext", inputs: dict[str, Any]) -> str:
-    from zagent._trust.limits import check_inputs
+    from zagent.agentkit.inputs import check_inputs
 
     check_inputs(inputs)
     action = agent.action()

@@ -16,7 +16,7 @@ from zagent._runs.context import ASKING, new_run_id
 from zagent._runs.share import RunShare
 from zagent.agentkit.counters import join
 from zagent.errors import CheckpointError, ConfigError, Interrupted, RunAborted
-from zagent._trust.limits import check_inputs, check_text
+from zagent.agentkit.inputs import check_inputs, check_text
 
 from . import termination as term
 from .history import SharedHistory

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple, Optional, Union
 
 import msgspec
 from zagent._model.replies import new_call_id
-from zagent._model.reasoning import strip_think
+from zagent.agentkit.thinking import strip_think
 from zagent.types import ToolCall
 
 from . import jsontext

@@ -77,7 +77,7 @@ from zagent.agentkit.interrupts import as_data
 from zagent.agentkit.streaming import Streaming
 from zagent._runs.context import new_run_id
 from zagent.errors import ConfigError
-from zagent._trust.limits import check_inputs
+from zagent.agentkit.inputs import check_inputs
 from zagent._runs.sync import run_sync
 
 from .errors import WorkFlowError

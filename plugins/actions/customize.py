@@ -135,7 +135,7 @@ class CustomizeAgent(Agent):
     @classmethod
     def load(cls, path: Union[str, os.PathLike], kernel: "Kernel", *, trust: Any = None) -> "CustomizeAgent":
         """Read a JSON or YAML agent file. Import paths in it are refused unless trusted: ``trust=True``,
-        ``Kernel(config={"trusted_imports": [...]})`` or a ``zagent._trust.imports.Trust`` (e.g. ``Trust.for_file(path)``
+        ``Kernel(config={"trusted_imports": [...]})`` or a ``zagent.Trust`` (e.g. ``Trust.for_file(path)``
         for modules next to the file)."""
         from zagent import load_spec_file
         from zagent._trust.specpaths import spec_file

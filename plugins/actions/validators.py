@@ -13,7 +13,7 @@ the result message's ``metadata["output_retries"]``.
 
 In an agent file, ``"output_validators"`` lists validators by registered name
 (``zagent_register_output_validators``, this plugin's registry kind) or by
-import path ``"pkg.mod:fn"`` (imported under the trust rules of ``zagent._trust.imports``).
+import path ``"pkg.mod:fn"`` (imported under the trust rules of ``zagent.speckit.trust``).
 """
 
 from __future__ import annotations

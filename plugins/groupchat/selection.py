@@ -37,7 +37,7 @@ import attrs
 
 from zagent.agentkit.placeholders import placeholders
 from zagent.errors import ConfigError, ProviderError, ZagentError
-from zagent._runs.sync import maybe_await
+from zagent.agentkit.awaits import maybe_await
 
 from .history import ChatMessage, render_transcript
 

@@ -23,7 +23,7 @@ from typing import Any, Iterator, Optional
 
 from zagent.agentkit.thinking import strip_think
 
-from zagent._model.replies import new_call_id
+from zagent.providerkit import new_call_id
 from zagent.types import ToolCall, ToolSpec
 
 from .toolcalls import Extraction, ToolCallError, extract

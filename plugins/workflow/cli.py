@@ -102,7 +102,7 @@ def _trust(args: argparse.Namespace) -> Any:
     """Modules in the workflow file's folder (and the ``--agents`` folder), everything with ``--trust``."""
     import os
 
-    from zagent._trust.imports import Trust
+    from zagent import Trust
 
     import attrs
 
@@ -114,7 +114,7 @@ def _trust(args: argparse.Namespace) -> Any:
 
 
 def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
-    from zagent._trust.imports import trusting
+    from zagent import trusting
 
     from .graph import WorkFlowGraph
 
@@ -139,7 +139,7 @@ def cmd_resume(args: argparse.Namespace, kernel: Any) -> int:
     import os
 
     from zagent.errors import ConfigError
-    from zagent._trust.imports import trusting
+    from zagent import trusting
 
     from .graph import WorkFlowGraph
 

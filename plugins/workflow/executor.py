@@ -78,7 +78,7 @@ from zagent.agentkit.streaming import Streaming
 from zagent._runs.context import new_run_id
 from zagent.errors import ConfigError
 from zagent.agentkit.inputs import check_inputs
-from zagent._runs.sync import run_sync
+from zagent import run_sync
 
 from .errors import WorkFlowError
 from .graph import WorkFlowGraph

@@ -179,7 +179,7 @@ class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike[str]]) -> "WorkFlowGraph":
-        from zagent._trust.specfiles import load_spec_file
+        from zagent import load_spec_file
 
         return cls.from_dict(load_spec_file(path))
 
@@ -205,7 +205,7 @@ def callable_path(obj: Any) -> str:
 def resolve_callable(ref: Any, what: str, kernel: Any = None) -> Any:
     """A callable from a callable or an import path ``pkg.mod:attr``; ``ConfigError`` otherwise.
 
-    A path is imported only under the trust rules of ``zagent._trust.imports`` (a workflow file is data):
+    A path is imported only under the trust rules of ``zagent.speckit.trust`` (a workflow file is data):
     ``kernel.config["trusted_imports"]``, or the trust the caller set (the CLI: the file's folder)."""
     if callable(ref):
         return ref

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from zagent import ConfigError
-from zagent._trust.imports import Trust
+from zagent import Trust
 from zagent.plugins.react import Handoffs
 
 from .conftest import call

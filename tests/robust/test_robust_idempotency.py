@@ -15,7 +15,7 @@ import sys
 import time
 
 from zagent import RunContext
-from zagent._runs.sync import run_sync
+from zagent import run_sync
 
 CHILD = os.path.join(os.path.dirname(__file__), "idempotent_child.py")
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from zagent import ConfigError
-from zagent._trust.imports import Trust, trusting
+from zagent import Trust, trusting
 from zagent.speckit.trust import resolve
 
 from .conftest import agent_spec, run_cli as cli

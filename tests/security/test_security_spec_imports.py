@@ -5,7 +5,7 @@ import json
 import pytest
 
 from zagent import ConfigError
-from zagent._trust.imports import Trust, trusting
+from zagent import Trust, trusting
 from zagent.speckit.trust import resolve
 from zagent.plugins.groupchat import GroupChat
 from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph

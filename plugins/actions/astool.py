@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import msgspec
 from zagent.errors import ConfigError, ToolError
-from zagent._trust.imports import current_trust
+from zagent import current_trust
 from zagent.speckit.paths import check_spec_path
 from zagent import Tool
 
@@ -184,7 +184,7 @@ def resolve_agent_refs(kernel: "Kernel", refs: Iterable[Any], *, base_dir: Optio
 def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) -> Any:
     """The agent of file ``ref``: a .json/.yaml/.yml file inside the naming spec's folder (any path when the
     spec is trusted), never one already being loaded (a file naming itself)."""
-    from zagent._trust.specpaths import current_spec_file
+    from zagent import current_spec_file
 
     trust = current_trust()
     spec_path = current_spec_file()  # a spec read from a file names files next to itself, never the cwd's

@@ -71,7 +71,7 @@ def _load(args: argparse.Namespace, kernel: Any, *, dry: bool = False) -> Any:
     from zagent.plugins.climodel import replace_model
 
     spec = replace_model(spec, args.model)
-    from zagent._trust.specpaths import spec_file
+    from zagent import spec_file
 
     with trusting(cli_trust(args, args.agent_file, dry=dry)), spec_file(args.agent_file):
         if spec.get("type", "customize") == "customize":  # its tool modules may sit next to the file

@@ -138,7 +138,7 @@ class CustomizeAgent(Agent):
         ``Kernel(config={"trusted_imports": [...]})`` or a ``zagent.Trust`` (e.g. ``Trust.for_file(path)``
         for modules next to the file)."""
         from zagent import load_spec_file
-        from zagent._trust.specpaths import spec_file
+        from zagent import spec_file
 
         p = os.fspath(path)
         folder = os.path.dirname(os.path.abspath(p))

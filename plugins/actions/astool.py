@@ -204,8 +204,7 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
         raise ConfigError(f"{key} {ref!r}: agent files name each other in a loop ({' -> '.join(_loading.get())})")
     if not os.path.isfile(path):
         raise ConfigError(f"{key} {ref!r}: no such agent file ({path})")
-    from zagent import Trust, trusting
-    from zagent import load_spec_file
+    from zagent import Trust, load_spec_file, trusting
 
     token = _loading.set((*_loading.get(), path))
     try:

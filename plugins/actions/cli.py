@@ -60,8 +60,7 @@ def _common(cli: Any, parser: argparse.ArgumentParser) -> None:
 def _load(args: argparse.Namespace, kernel: Any, *, dry: bool = False) -> Any:
     """The agent of ``args.agent_file``; ``dry`` (``agent show``) imports nothing the file names."""
 
-    from zagent import trusting
-    from zagent import load_spec_file
+    from zagent import load_spec_file, trusting
 
     from .customize import CustomizeAgent
 

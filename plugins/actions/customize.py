@@ -137,8 +137,7 @@ class CustomizeAgent(Agent):
         """Read a JSON or YAML agent file. Import paths in it are refused unless trusted: ``trust=True``,
         ``Kernel(config={"trusted_imports": [...]})`` or a ``zagent.Trust`` (e.g. ``Trust.for_file(path)``
         for modules next to the file)."""
-        from zagent import load_spec_file
-        from zagent import spec_file
+        from zagent import load_spec_file, spec_file
 
         p = os.fspath(path)
         folder = os.path.dirname(os.path.abspath(p))

@@ -36,8 +36,7 @@ def add_commands(cli: Any) -> None:
 
 def cmd_eval(args: argparse.Namespace, kernel: Any) -> int:
     import msgspec
-    from zagent import Trust, trusting
-    from zagent import load_spec_file
+    from zagent import Trust, load_spec_file, trusting
 
     from .comparing import compare
     from .run import evaluate

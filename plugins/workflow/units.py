@@ -19,8 +19,7 @@ import msgspec
 from zagent.agentkit.interrupts import Asking, asking
 from zagent.errors import Interrupted
 from zagent.agentkit.units import shipped_trust, trust_from
-from zagent import trusting
-from zagent import StashKey
+from zagent import StashKey, trusting
 from zagent.types import Usage
 
 from .calls import call_step, node_outputs

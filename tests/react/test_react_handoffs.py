@@ -4,8 +4,7 @@ import json
 
 import pytest
 
-from zagent import ConfigError
-from zagent import Trust
+from zagent import ConfigError, Trust
 from zagent.plugins.react import Handoffs
 
 from .conftest import call

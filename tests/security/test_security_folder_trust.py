@@ -10,8 +10,7 @@ import sys
 
 import pytest
 
-from zagent import ConfigError
-from zagent import Trust, trusting
+from zagent import ConfigError, Trust, trusting
 from zagent.speckit.trust import resolve
 
 from .conftest import agent_spec, run_cli as cli

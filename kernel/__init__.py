@@ -59,6 +59,7 @@ from .types import (
     LLMRequest,
     Message,
     ModelProfile,
+    Part,
     ToolCall,
     ToolResult,
     ToolSpec,
@@ -69,7 +70,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AuthenticationError", "Chunk", "Completion", "ConfigError", "Deny", "Event", "Field", "Kernel", "LLM",
-    "LLMRequest", "Message", "Model", "ModelProfile", "NoAnswerError", "ParseError", "PluginError", "PluginInfo",
+    "LLMRequest", "Message", "Model", "ModelProfile", "NoAnswerError", "Part", "ParseError", "PluginError", "PluginInfo",
     "PluginProblem", "ProviderError", "ProviderTimeout", "RateLimitError", "Refusal", "Rewrite", "RunAborted", "RunContext",
     "Secret", "StreamInterrupted", "Tool", "ToolBlocked", "ToolCall", "ToolError", "ToolResult", "ToolSpec",
     "Usage", "ZagentError", "hookimpl", "run_sync", "tool",

@@ -22,7 +22,7 @@ more, so the chat resumes from its last checkpoint that landed.
 
 Interrupts: a speaker (or its tool) calling ``zagent.interrupt(question)``
 without an answer ends the chat ``paused`` (checkpointed, ``result.interrupts``;
-the turn is not recorded). ``aresume(run_id, answer=...)`` records the answer,
+the turn is not recorded). ``resume(run_id, answer=...)`` (``aresume``) records the answer,
 then the same speaker takes the same round again, its interrupts getting the
 answers in order (``zagent.agentkit.interrupts``). A chat running inside a
 workflow node leaves its interrupts to the node (the node pauses, and reruns
@@ -50,14 +50,14 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import attrs
 import msgspec
 
-from zagent.agentkit.control import RunControl
 from zagent.agentkit.interrupts import as_data
+from zagent.agentkit.lifecycle import NO_ANSWER, no_approvals
 from zagent.agentkit.streaming import Streaming
 from zagent.errors import ConfigError
 from zagent import run_sync
 
 from . import termination as term
-from .drive import NO_ANSWER, ChatDrive
+from .drive import ChatDrive
 from .history import ChatMessage, SharedHistory
 from .selection import build_selector, check_names
 from .state import ChatState, GroupChatResult, state_decoder
@@ -122,7 +122,7 @@ class GroupChat(ChatDrive, Streaming):
         self._conditions = self._build_conditions()
         self.history = SharedHistory()
         self.state = None
-        self._control = RunControl()
+        self._init_driver()
         self._busy = False  # a run is under way (one at a time)
         self._outer = None  # the share of the run an aexecute call belongs to, taken by the run it starts
         self._store = self.kernel.memory("checkpoints", path=self.checkpoints) \
@@ -174,29 +174,7 @@ class GroupChat(ChatDrive, Streaming):
     def agent(self, name: str) -> Any:
         return self._speakers[name]
 
-    # -- control (any thread) ---------------------------------------------------------
-
-    @property
-    def status(self) -> str:
-        return self.state.status if self.state is not None else "idle"
-
-    def pause(self) -> None:
-        """Pause at the next turn boundary (the turn in flight finishes and is recorded)."""
-        self._control.request_pause()
-
-    def resume(self, run_id: Optional[str] = None, *, answer: Any = NO_ANSWER, deps: Any = None) -> Any:
-        """Continue a chat paused with ``pause()``; or, given a ``run_id`` and an ``answer``, the sync twin of
-        ``aresume`` (a chat paused at a turn's ``zagent.interrupt``)."""
-        if run_id is None and answer is NO_ANSWER:
-            self._control.request_resume()
-            return None
-        if run_id is None or answer is NO_ANSWER:
-            raise ConfigError("resume(run_id, answer=...) needs both the run id and the answer")
-        return run_sync(self.aresume(run_id, answer=answer, deps=deps))
-
-    def abort(self) -> None:
-        """End the chat now: the turn in flight is cancelled; ``arun`` raises ``RunAborted``."""
-        self._control.request_abort()
+    # -- control (any thread): ``pause``, ``abort`` and ``resume`` are the run driver's -----------
 
     def post(self, content: str, *, speaker: str = "user") -> ChatMessage:
         """Add a message from outside (a human interjecting); the next speakers see it. Thread-safe."""
@@ -211,17 +189,23 @@ class GroupChat(ChatDrive, Streaming):
         reach the speakers' tools as ``ctx.deps``."""
         return await self._arun(task, run_id, inputs, NO_ANSWER, deps)
 
-    async def aresume(self, run_id: str, *, answer: Any, deps: Any = None) -> GroupChatResult:
-        """Continue chat ``run_id``, paused at a turn's ``zagent.interrupt``, with the person's ``answer``: it
-        is checkpointed, then that speaker takes the turn again and its interrupt returns the answer. A run
-        not in the store, or not paused at an interrupt, is a ``ConfigError`` saying so."""
+    async def _aresume_run(self, run_id: str, answer: Any, approve: list[str], deny: list[str], deps: Any,
+                           options: dict[str, Any]) -> GroupChatResult:
+        """Continue chat ``run_id`` from its last checkpoint; given the person's ``answer`` to the question a
+        turn's ``zagent.interrupt`` paused it on, it is checkpointed, then that speaker takes the turn again and
+        its interrupt returns the answer. A run not in the store, or not paused at an interrupt when an answer
+        is given, is a ``ConfigError`` saying so."""
+        no_approvals(f"group chat {self.name!r}", approve, deny)
+        if options:
+            raise ConfigError(f"group chat {self.name!r}: resume takes no {', '.join(map(repr, options))}")
         if self._store is None:
             raise ConfigError(f"group chat {self.name!r} has no checkpoints store, so run {run_id!r} cannot be "
                               "resumed; build it with checkpoints=... (the store the paused run was saved in)")
-        return await self._arun(None, run_id, {}, as_data(answer), deps)
+        given = as_data(answer) if answer is not NO_ANSWER else NO_ANSWER
+        return await self._arun(None, run_id, {}, given, deps, resuming=True)
 
     async def _arun(self, task: Optional[str], run_id: Optional[str], inputs: dict[str, Any],
-                    answer: Any, deps: Any = None) -> GroupChatResult:
+                    answer: Any, deps: Any = None, resuming: bool = False) -> GroupChatResult:
         control = self._control
         with control.lock:
             if self._busy:
@@ -229,11 +213,11 @@ class GroupChat(ChatDrive, Streaming):
             self._busy, control.abort_requested = True, False
         try:
             self._deps = deps if deps is not None else self.deps
-            await self._prepare(task, run_id, inputs, answer)
+            await self._prepare(task, run_id, inputs, answer, resuming)
             return await self._drive()
         finally:
             self._busy, self._outer = False, None
-            self._control.unbind()
+            self._stop_driver()
 
     def run(self, task: Optional[str] = None, **kwargs: Any) -> GroupChatResult:
         """Sync twin of ``arun``."""

@@ -1,20 +1,19 @@
 """``ChatEnds``: a group chat run's state under way, its three endings, its checkpoints and its events.
 
 The endings: ``completed`` (a termination condition held), ``paused`` at a turn's interrupt (the turn not
-recorded) and ``aborted`` (``RunAborted`` carrying the history); each is checkpointed. A checkpoint saves the
-change since the last one when the store takes patches (``state.step_log``), else the whole state.
-``_abortable`` and ``_tick`` (time spent, paused time not counted) serve the turns too.
+recorded), ``failed`` and ``aborted`` (``RunAborted`` carrying the history); each is checkpointed, through the
+run driver (``zagent.agentkit.lifecycle``), whose hooks this fills in. ``_tick`` counts the time spent (paused
+time not counted).
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import msgspec
 
-from zagent.agentkit.control import RunControl
 from zagent.agentkit.interrupts import Interrupt
+from zagent.agentkit.lifecycle import Resumable, RunDriver
 from zagent.agentkit.steplog import StepLog
 from zagent.errors import RunAborted
 
@@ -22,12 +21,14 @@ from .history import ChatMessage, SharedHistory
 from .state import ChatState, GroupChatResult
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Kernel, RunContext
+    from zagent import Kernel
 
 
-class ChatEnds:
-    """The endings, checkpoints and events of a ``GroupChat`` run (its fields are set by ``GroupChat``)."""
+class ChatEnds(RunDriver[ChatState, GroupChatResult], Resumable[GroupChatResult]):
+    """The endings, checkpoints and events of a ``GroupChat`` run, on the run driver
+    (``zagent.agentkit.lifecycle``; its fields are set by ``GroupChat``)."""
 
+    kind = "groupchat"
     kernel: "Kernel"
     name: str
     output: str
@@ -35,66 +36,66 @@ class ChatEnds:
     state: Optional[ChatState]
     history: SharedHistory
     _store: Any
-    _control: RunControl
-    _ctx: "RunContext[Any]"
     _log: StepLog
     _saved: list[ChatMessage]
     _mark: float
 
-    @property
-    def _running(self) -> ChatState:
-        """The state of the run under way (set before its first turn)."""
-        state = self.state
-        assert state is not None, "the chat has not started"
-        return state
-
     async def _complete(self, condition: str, detail: str) -> GroupChatResult:
         state = self._running
-        state.status, state.stopped_by, state.detail = "completed", condition, detail
-        await self._checkpoint()
-        await self._emit("groupchat_end", status="completed", stopped_by=condition, rounds=state.round)
+        state.stopped_by, state.detail = condition, detail
+        await self._end("completed", "groupchat_end", stopped_by=condition, rounds=state.round)
         return GroupChatResult(run_id=state.run_id, stopped_by=condition, detail=detail, rounds=state.round,
                                messages=self.history.snapshot(), usage=state.usage, output_name=self.output)
 
     async def _paused_at(self, asked: Interrupt) -> GroupChatResult:
         """A turn asked a person: the chat ends ``paused`` (checkpointed), the turn unrecorded."""
         state = self._running
-        state.status, state.interrupt = "paused", asked
-        self._tick()
-        await self._checkpoint()
-        await self._emit("paused", round=state.round, question=asked.question, speaker=asked.speaker)
-        await self._emit("groupchat_end", status="paused", outcome="paused", rounds=state.round,
-                         question=asked.question, speaker=asked.speaker)
+        state.interrupt = asked
+        await self._end("paused", "groupchat_end", outcome="paused", rounds=state.round, question=asked.question,
+                        speaker=asked.speaker,
+                        first=("paused", {"round": state.round, "question": asked.question, "speaker": asked.speaker}))
         return GroupChatResult(run_id=state.run_id, stopped_by="interrupt", detail=asked.describe(),
                                rounds=state.round, messages=self.history.snapshot(), usage=state.usage,
                                status="paused", output_name=self.output, interrupts=(asked,))
 
-    async def _aborted(self) -> RunAborted:
+    async def _failed(self, exc: Exception, save: bool = True) -> None:
+        """Any error ends the chat ``failed``: checkpointed, except after a failed checkpoint (it fails closed)."""
         state = self._running
-        state.status = "aborted"
-        self._tick()
-        await self._checkpoint()
-        await self._emit("groupchat_end", status="aborted", rounds=state.round)
+        state.error = f"{type(exc).__name__}: {exc}"
+        await self._end("failed", "groupchat_end", save=save, error=state.error)
+
+    # -- the driver's hooks ---------------------------------------------------------------
+
+    def _end_data(self) -> tuple[str, dict[str, Any]]:
+        return "groupchat_end", {"rounds": self._running.round}
+
+    def _abort_error(self) -> RunAborted:
+        state = self._running
         return RunAborted(f"group chat {state.run_id} was aborted after round {state.round}",
                           trajectory=list(self.history.snapshot()))
 
-    async def _checkpoint(self) -> None:
-        """Save the state: the change since the last checkpoint when the store takes patches, else all of it."""
-        store = self._store
-        if store is None:
-            return
+    def _position(self) -> dict[str, Any]:
+        return {"round": self._running.round}
+
+    def _closing(self) -> None:
+        self._tick()
+
+    def _on_resumed(self) -> None:
+        self._mark = self.clock()
+
+    def _checkpoint_store(self) -> Any:
+        return self._store
+
+    def _checkpoint_payload(self) -> tuple[str, int, Any, dict[str, Any]]:
         running = self._running
         running.checkpoint += 1
         running.counters = self._ctx.shared.to_state()
         self._saved.extend(self.history.since(len(self._saved)))  # one list, only appended to
         state = msgspec.structs.replace(running, messages=self._saved)
-        await self._log.asave(store, state.run_id, state.checkpoint, state, kind="groupchat",
-                              metadata={"name": self.name, "status": state.status, "round": state.round},
-                              resume=f"GroupChat(..., checkpoints=store).arun(run_id={state.run_id!r})")
+        return state.run_id, state.checkpoint, state, {"name": self.name, "status": state.status, "round": state.round}
 
-    def _emit(self, type: str, **data: Any) -> Awaitable[None]:
-        """``ctx.aemit``'s coroutine (await it): no coroutine of its own, the data passed on as is."""
-        return self._ctx.aemit(type, **data)
+    def _resume_hint(self) -> str:
+        return f"GroupChat(..., checkpoints=store).arun(run_id={self._running.run_id!r})"
 
     def _tick(self) -> None:
         """Add the time since the last mark to ``elapsed`` (paused time is not counted)."""
@@ -102,12 +103,3 @@ class ChatEnds:
         state.elapsed += max(0.0, now - self._mark)
         state.usage = self._ctx.usage
         self._mark = now
-
-    async def _abortable(self, awaitable: Any) -> Any:
-        """Await ``awaitable`` so that ``abort()`` cancels it; after an abort nothing new starts."""
-        if self._control.abort_requested:
-            close = getattr(awaitable, "close", None)
-            if close is not None:
-                close()
-            raise asyncio.CancelledError
-        return await self._control.abortable(awaitable)

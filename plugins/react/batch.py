@@ -60,7 +60,7 @@ class ToolBatches(RunEnds):
         elif todo:  # none left when a human declined every call that was waiting
             await _all_or_none([self._run_call(c, gate) for c in todo])
         if self._control.abort_requested:
-            raise self._aborted()
+            raise await self._abort_end()
         if state.pending and all(c.id in state.finished for c in state.pending):
             self._close_batch()  # only when no call ran here (a restored batch whose calls had all finished)
             await self._checkpoint()

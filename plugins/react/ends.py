@@ -1,25 +1,22 @@
 """How a ReAct run ends and what it leaves: ``ReActResult``, the three endings, checkpoints and events.
 
-``RunEnds`` is the base of ``ReActLoop`` (``loop.py``): it names the loop's fields the parts share.
+``RunEnds`` is the base of ``ReActLoop`` (``loop.py``): it names the loop's fields the parts share and fills in
+the hooks of the run driver (``zagent.agentkit.lifecycle``), which owns the lifecycle.
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import TYPE_CHECKING, Any, Awaitable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import attrs
-import msgspec
-from zagent.agentkit.control import RunControl
 from zagent.agentkit.guardrails import check as check_guardrails
-from zagent.agentkit.signing import signer_of
-from zagent.agentkit.steplog import checkpoint_error
+from zagent.agentkit.lifecycle import Resumable, RunDriver
 from zagent.errors import RunAborted, ZagentError
 
 from .state import ReActState, ReActStepLog, Status, StepResult
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Kernel, RunContext
+    from zagent import Kernel
 
     from .recorder import LiveSteps
 
@@ -39,9 +36,13 @@ class ReActResult:
         return bool(self.questions)
 
 
-class RunEnds:
-    """The endings, checkpoints and events of a ``ReActLoop`` run (its fields are declared on ``ReActLoop``)."""
+class RunEnds(RunDriver[ReActState, ReActResult], Resumable[ReActResult]):
+    """The endings, checkpoints and events of a ``ReActLoop`` run, on the run driver
+    (``zagent.agentkit.lifecycle``; the loop's fields are declared on ``ReActLoop``)."""
 
+    kind = "react"
+    idle_status = "running"
+    abort_saves_sync = True
     kernel: "Kernel"
     llm: Any
     tools: Sequence[str]
@@ -50,19 +51,10 @@ class RunEnds:
     checkpoints: Any
     trajectory_path: Optional[str]
     state: Optional[ReActState]
-    _ctx: "RunContext[Any]"
-    _control: RunControl
-    _checkpoint_lock: asyncio.Lock
     _log: ReActStepLog
     _live: Optional["LiveSteps"]
     _step_end: Optional[dict[str, Any]]
-
-    @property
-    def _running(self) -> ReActState:
-        """The state of the run under way (set before any step)."""
-        state = self.state
-        assert state is not None, "the run has not started"
-        return state
+    _input: Optional[str]
 
     # -- ends ---------------------------------------------------------------------
 
@@ -71,81 +63,42 @@ class RunEnds:
         if state.final is not None and (self.guardrails or self.kernel.has_impls("zagent_check_output")):
             await check_guardrails(self._ctx, "output", self.agent, state.final,  # before it is recorded done
                                    self.guardrails.get("output", ()))
-        state.status = "completed"
-        await self._checkpoint()
-        self._write_trajectory()
-        await self._emit("run_end", status="completed", steps=len(state.steps))
+        await self._end("completed", "run_end", steps=len(state.steps))
         result = ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
                              questions=list(state.questions))
         await self.kernel.arun_end(result, self._ctx)
         return result
 
-    def _aborted(self) -> RunAborted:
-        state = self._running
-        state.status = "aborted"
-        self._write_trajectory()
-        if self.checkpoints is not None:
-            self._save_sync()
-        self._emit_soon("run_end", status="aborted", steps=len(state.steps))
-        return RunAborted(f"run {state.run_id} was aborted at step {state.step}", trajectory=state.steps)
-
     async def _fail(self, error: Exception, status: Status = "failed") -> Exception:
         state = self._running
-        state.status = status
         state.error = str(error) if status == "failed" else _named(error)
-        await self._checkpoint()
-        self._write_trajectory()
-        await self._emit("run_end", status=status, steps=len(state.steps), error=str(error))
+        await self._end(status, "run_end", steps=len(state.steps), error=str(error))
         return error
 
-    def _emit_soon(self, type: str, **data: Any) -> None:
-        """Emit from a sync path (an abort): scheduled on the run's loop, never awaited here."""
-        loop = self._control.loop
-        if loop is not None and not loop.is_closed() and self.kernel.has_impls("zagent_event"):
-            loop.create_task(self._ctx.aemit(type, **data))
+    # -- the driver's hooks ---------------------------------------------------------------
 
-    async def _abortable(self, awaitable: Any) -> Any:
-        """Await ``awaitable`` so that ``abort()`` cancels it (the CancelledError becomes ``RunAborted``)."""
-        return await self._control.abortable(awaitable)
+    def _end_data(self) -> tuple[str, dict[str, Any]]:
+        return "run_end", {"steps": len(self._running.steps)}
 
-    # -- persistence and events -------------------------------------------------------------
+    def _abort_error(self) -> RunAborted:
+        state = self._running
+        return RunAborted(f"run {state.run_id} was aborted at step {state.step}", trajectory=state.steps)
 
-    async def _checkpoint(self) -> None:
-        """Save the state: the change since the last checkpoint when the store takes patches, else all of it.
+    def _closed(self) -> None:
+        self._write_trajectory()
 
-        One at a time (a batch's calls finish concurrently), so each patch lands on the step before it."""
+    def _on_checkpoint(self) -> None:
         if self._live is not None:  # the steps so far, in the live trajectory file
             self._live.sync(self._running)
-        if self.checkpoints is None:
-            return
-        async with self._checkpoint_lock:  # the bytes are taken before the write: other calls of the batch
-            state = self._running          # may add to the state while it is in flight
-            state.checkpoint += 1
-            self._keep_stash()
-            await self._log.asave(self.checkpoints, state.run_id, state.checkpoint, state, kind="react",
-                                  metadata={"agent": self.agent, "status": state.status}, resume=self._resume_hint(),
-                                  signer=signer_of(self.kernel))
 
-    def _save_sync(self) -> None:
-        """A whole checkpoint written from a sync path (an abort), with ``ReActStepLog.asave``'s guarantees."""
+    def _checkpoint_store(self) -> Any:
+        return self.checkpoints
+
+    def _checkpoint_payload(self) -> tuple[str, int, Any, dict[str, Any]]:
         state = self._running
-        last, state.checkpoint = self._log.step, state.checkpoint + 1
+        state.checkpoint += 1
         self._keep_stash()
-        try:
-            captured = self._log.capture(state)
-            data = msgspec.json.encode(state)
-            meta = self._log.signed(signer_of(self.kernel), {"agent": self.agent, "status": state.status},
-                                    state.run_id, state.checkpoint, "react", data, False)
-            self.checkpoints.save(state.run_id, state.checkpoint, data, kind="react", metadata=meta)
-            self._log.mac = (meta or {}).get("zagent_mac", "")
-        except Exception as exc:
-            self._log.reset()
-            raise checkpoint_error(exc, self.checkpoints, state.run_id, state.checkpoint, last,
-                                   self._resume_hint()) from exc
-        except BaseException:
-            self._log.reset()
-            raise
-        self._log.saved_full(captured, len(data))
+        return state.run_id, state.checkpoint, state, {"agent": self.agent, "status": state.status}
 
     def _resume_hint(self) -> str:
         return f"ReActLoop.restore(kernel, {self._running.run_id!r}, checkpoints=store, llm=..., agent_config=...)"
@@ -163,10 +116,6 @@ class RunEnds:
             from .trajectory import append_trajectory
 
             append_trajectory(self.trajectory_path, self._running)
-
-    def _emit(self, type: str, **data: Any) -> Awaitable[None]:
-        """``ctx.aemit``'s coroutine (await it): no coroutine of its own, the data passed on as is."""
-        return self._ctx.aemit(type, **data)
 
 
 def _named(exc: BaseException) -> str:

@@ -28,19 +28,20 @@ plain text, since a small model writes it in place of, or beside, the calls a re
 reading calls and feeding results back go through the tool-loop core
 (``zagent.agentkit.toolloop``), shared with declared agents; this loop keeps
 its own policy: steps, rails, checkpoints, approvals, the answer and questions.
-This module holds the run's control and driver; one step is in ``step.py``,
-its tool calls and approvals in ``batch.py``, the endings and checkpoints in ``ends.py``.
+The lifecycle (control, the boundary, checkpoints, events, endings, the resume shape: ``resume()``, and
+``resume(run_id, approve=[...], deny=[...], deps=...)`` for a checkpointed run) is the agent kit's run driver
+(``zagent.agentkit.lifecycle``); this module holds the loop's settings, its start and its advance, one step is
+in ``step.py``, its tool calls and approvals in ``batch.py``, the endings and checkpoints in ``ends.py``.
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import attrs
 import msgspec
-from zagent.agentkit.control import RunControl
 from zagent.agentkit.guardrails import check as check_guardrails, handed_over
+from zagent.agentkit.lifecycle import NO_ANSWER
 from zagent.agentkit.toolloop import ToolLoop
 from zagent.errors import ConfigError, NoAnswerError
 from zagent.agentkit.inputs import check_text
@@ -97,7 +98,8 @@ class ReActLoop(Steps, ToolBatches):
     """A JSONL file each step is appended to as it happens (``recorder.TrajectoryRecorder``)."""
     tool_format: str = "tool_call"
     agent: str = "react"
-    agent_config: dict[str, Any] = attrs.field(factory=dict)
+    agent_config: dict[str, Any] = attrs.field(factory=lambda: _NotGiven())
+    """The agent's settings (rails...); left out, ``resume(run_id)`` uses a signed checkpoint's (``restore``)."""
     deps: Any = None
     """The app's dependencies its tools read as ``ctx.deps`` when the loop makes its own context."""
     guardrails: dict[str, list[Any]] = attrs.field(factory=dict)
@@ -112,47 +114,57 @@ class ReActLoop(Steps, ToolBatches):
 
     def __attrs_post_init__(self) -> None:
         check_on_error(self.on_error)
-        self._control = RunControl()
+        self._init_driver()
         self._tool_loop = ToolLoop(self.kernel, self.tool_format)
-        self._checkpoint_lock = asyncio.Lock()
         self._log = ReActStepLog()
         self._live: Any = None
 
-    # -- control (any thread) ---------------------------------------------------------
+    # -- the run driver's hooks (``zagent.agentkit.lifecycle``: control, resume, the boundary) ------
 
-    @property
-    def status(self) -> str:
-        return self.state.status if self.state is not None else "running"
+    def _held(self) -> bool:
+        return self._blocked_on_approval()
 
-    def pause(self) -> None:
-        """Ask the run to pause at the next boundary (between steps or tool calls)."""
-        self._control.request_pause()
+    def _answer_calls(self, approve: set[str], deny: set[str]) -> None:
+        """An id approves the call awaiting under it (its minted id, tool and arguments); ``deny`` declines."""
+        state = self._running
+        keys = {state.approval_keys[i] for i in approve if i in state.awaiting_approval and i in state.approval_keys}
+        state.approved = sorted(set(state.approved) | keys)
+        if deny:
+            self._deny_pending(deny)
 
-    def resume(self, *, approve: Iterable[str] = (), deny: Iterable[str] = ()) -> None:
-        """Continue a paused run; ``approve``/``deny`` answer calls awaiting human approval (by call id)."""
-        control = self._control
-        with control.lock:
-            control.pause_requested = False
-            if self.state is not None:
-                state = self.state  # an id approves the call awaiting under it: its minted id, tool and arguments
-                keys = {state.approval_keys[i] for i in approve
-                        if i in state.awaiting_approval and i in state.approval_keys}
-                state.approved = sorted(set(state.approved) | keys)
-                denied = set(deny)
-                if denied:
-                    self._deny_pending(denied)
-                if self.state.status == "paused" and not self._blocked_on_approval():
-                    self.state.status = "running"
-        control.wakeup()
+    def _position(self) -> dict[str, Any]:
+        return {"step": self._running.step}
 
-    def abort(self) -> None:
-        """End the run: cancel the in-flight call; ``arun`` raises ``RunAborted``."""
-        self._control.request_abort()
+    def _paused_data(self) -> dict[str, Any]:
+        return {"step": self._running.step, "awaiting_approval": list(self._running.awaiting_approval)}
 
-    async def wait_for_status(self, status: str) -> None:
-        """Wait (from the loop's event loop) until the run reaches ``status`` (e.g. ``"paused"``)."""
-        while self.status != status:
-            await asyncio.sleep(0.005)
+    def _on_paused(self) -> None:
+        if self.on_pause is not None:
+            self.on_pause()
+
+    def _on_resumed(self) -> None:
+        self._release_approved()
+
+    async def _aresume_run(self, run_id: str, answer: Any, approve: list[str], deny: list[str], deps: Any,
+                           options: dict[str, Any]) -> ReActResult:
+        """Continue run ``run_id`` from its latest checkpoint in ``checkpoints`` with this loop's settings
+        (``restoring.restored`` checks it), its calls awaiting approval answered first."""
+        if answer is not NO_ANSWER or options:
+            raise ConfigError("a ReAct run takes approve=/deny= (call ids) and deps= on resume, not "
+                              f"{'answer=' if answer is not NO_ANSWER else ', '.join(options)}; its questions are "
+                              "answered by a new run")
+        if self.checkpoints is None:
+            raise ConfigError(f"this ReActLoop has no checkpoints store, so run {run_id!r} cannot be resumed; build "
+                              "it with checkpoints=... (the store the run was saved in)")
+        from .restoring import restored
+
+        given = not isinstance(self.agent_config, _NotGiven)
+        config = {"checkpoints": self.checkpoints, "agent": self.agent,
+                  "agent_config": self.agent_config if given else None}
+        self.state, self._log = restored(self.kernel, run_id, config), ReActStepLog()
+        self.agent_config = config["agent_config"]  # left out: the signed checkpoint's (else refused above)
+        self._answer_calls(set(approve), set(deny))
+        return await self._go(None, None, None, deps)
 
     # -- state --------------------------------------------------------------------
 
@@ -186,6 +198,10 @@ class ReActLoop(Steps, ToolBatches):
                    history: Optional[Sequence[Any]] = None, ctx: Optional["RunContext[Any]"] = None) -> ReActResult:
         """Run (or continue) until an answer, clarification questions, abort or a bound. ``user_input`` is text or
         a user ``Message`` with image/file parts (``Message.user(text, image=...)``), sent as it is."""
+        return await self._go(user_input, history, ctx, None)
+
+    async def _go(self, user_input: Optional[Union[str, Message]], history: Optional[Sequence[Any]],
+                  ctx: Optional["RunContext[Any]"], deps: Any) -> ReActResult:
         text = None
         if user_input is not None:
             from zagent.plugins.actions.userturn import check_parts, user_turn
@@ -200,10 +216,9 @@ class ReActLoop(Steps, ToolBatches):
         elif self.state is None:
             raise ConfigError("nothing to run: give user_input or restore a state")
         state = self._running
-        self._control.bind()
-        self._checkpoint_lock = asyncio.Lock()  # per run: a lock stays bound to the event loop it first waited on
+        self._start_driver()  # per run: a lock stays bound to the event loop it first waited on
         ctx = ctx or self.kernel.context(run_id=state.run_id, agent=self.agent, agent_config=self.agent_config,
-                                         deps=self.deps)
+                                         deps=deps if deps is not None else self.deps)
         for key, value in (self.agent_config or {}).items():  # a caller's context keeps its own settings,
             ctx.agent_config.setdefault(key, value)           # and gets the loop's rails for what it leaves out
         self._ctx = ctx
@@ -218,17 +233,11 @@ class ReActLoop(Steps, ToolBatches):
             self._live = LiveSteps(self.live_trajectory_path, state, resumed=user_input is None)
         await self._emit("run_start", resumed=user_input is None,
                          **({"metadata": dict(ctx.metadata)} if ctx.metadata else {}))
+        self._input = text
         try:
-            if (text is not None and (self.guardrails or self.kernel.has_impls("zagent_check_input"))
-                    and not handed_over(ctx, text)):
-                await check_guardrails(ctx, "input", self.agent, text, self.guardrails.get("input", ()))
             return await self._drive()
-        except asyncio.CancelledError:
-            if self._control.abort_requested:
-                raise self._aborted() from None
-            raise
         finally:
-            self._control.unbind()
+            self._stop_driver()
 
     def run(self, user_input: Optional[Union[str, Message]] = None, **kwargs: Any) -> ReActResult:
         """Sync twin of ``arun``."""
@@ -248,49 +257,29 @@ class ReActLoop(Steps, ToolBatches):
                                 agent_config=public_data(self.agent_config))
         self._log = ReActStepLog()
 
-    async def _drive(self) -> ReActResult:
-        state = self.state
-        assert state is not None
-        while True:
-            await self._boundary()
-            if state.pending:
-                await self._run_batch()
-                continue
-            if state.final is not None or state.questions:
-                return await self._complete()
-            if state.step >= self.max_iterations:
-                raise await self._fail(NoAnswerError(
-                    f"no answer within max_iterations={self.max_iterations}; raise it or inspect error.trajectory",
-                    trajectory=state.steps, limit="max_iterations"))
-            await self._step()
+    async def _before_drive(self) -> None:
+        text, ctx = self._input, self._ctx
+        if (text is not None and (self.guardrails or self.kernel.has_impls("zagent_check_input"))
+                and not handed_over(ctx, text)):
+            await check_guardrails(ctx, "input", self.agent, text, self.guardrails.get("input", ()))
 
-    async def _boundary(self) -> None:
-        """Honour abort and pause requests; a pause waits here until resume or abort."""
-        control = self._control
-        if control.abort_requested:
-            raise self._aborted()
-        if not control.pause_requested and not self._blocked_on_approval():
-            return
+    async def _advance(self) -> Optional[ReActResult]:
         state = self._running
-        state.status = "paused"
-        await self._checkpoint()
-        await self._emit("paused", step=state.step, awaiting_approval=list(state.awaiting_approval))
-        if self.on_pause is not None:
-            self.on_pause()
+        if state.pending:
+            await self._run_batch()
+            return None
+        if state.final is not None or state.questions:
+            return await self._complete()
+        if state.step >= self.max_iterations:
+            raise await self._fail(NoAnswerError(
+                f"no answer within max_iterations={self.max_iterations}; raise it or inspect error.trajectory",
+                trajectory=state.steps, limit="max_iterations"))
+        await self._step()
+        return None
 
-        def still_paused() -> bool:
-            return control.pause_requested or self._blocked_on_approval()
 
-        def mark_paused() -> None:
-            state.status = "paused"  # again: a resume() may have raced with a new pause()
-
-        await control.wait_while(still_paused, mark_paused)
-        if control.abort_requested:
-            raise self._aborted()
-        state.status = "running"
-        self._release_approved()
-        await self._emit("resumed", step=state.step)
-
+class _NotGiven(dict[str, Any]):
+    """An empty ``agent_config`` the caller did not give (``resume(run_id)`` then reads a signed checkpoint's)."""
 
 
 def check_on_error(value: Any, where: str = "ReActLoop") -> None:

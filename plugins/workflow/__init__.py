@@ -7,7 +7,7 @@
   and ``WorkFlowGenerator`` (``planner``, ``build``, ``agents``, ``reviewer``,
   ``generator``): goal -> plan -> graph -> agents, reviewed and refined;
 * ``zagent.interrupt(question)`` in a node (or a node of kind ``interrupt``) pauses
-  a run; ``WorkFlowExecutor.aresume(graph, run_id, answer=...)`` continues it;
+  a run; ``WorkFlowExecutor.aresume(run_id, graph=graph, answer=...)`` continues it;
 * CLI: ``zagent workflow generate|show|run|resume``.
 
 Registers only CLI commands. Built on the actions plugin (planner, generator

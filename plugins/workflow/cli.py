@@ -156,9 +156,9 @@ def cmd_resume(args: argparse.Namespace, kernel: Any) -> int:
     executor = _executor(args, kernel)
     with trusting(_trust(args)):
         if args.node is None:
-            result = executor.resume(graph, args.run_id, answer=answer)
+            result = executor.resume(args.run_id, graph=graph, answer=answer)
         else:
-            result = executor.resume(graph, args.run_id, answers={args.node: answer})
+            result = executor.resume(args.run_id, graph=graph, answers={args.node: answer})
     return _print_result(args, result)
 
 

@@ -52,8 +52,8 @@ Scheduling rules (decided here, also in the README):
   (or a node of kind ``interrupt``) with no answer yet pauses that node: it is
   not retried, its successors wait, independent nodes run on, and the run ends
   ``paused`` with ``result.interrupts`` (checkpointed; without a store the
-  executor keeps the paused run in memory). ``aresume(graph, run_id,
-  answer=...)`` (``answers={node: ...}`` when several nodes wait) records the
+  executor keeps the paused run in memory). ``resume(run_id, graph=graph,
+  answer=...)`` (``aresume``; ``answers={node: ...}`` when several nodes wait) records the
   answer in the checkpoint, then runs the paused node again from its start:
   its interrupts get the answers in order (``zagent.agentkit.interrupts``).
   Finished nodes are not run again.
@@ -74,6 +74,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 from zagent.agentkit.interrupts import as_data
+from zagent.agentkit.lifecycle import NO_ANSWER, Resumable, no_approvals
 from zagent.agentkit.streaming import Streaming
 from zagent._runs.context import new_run_id
 from zagent.errors import ConfigError
@@ -90,11 +91,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
 POLICIES = ("fail_fast", "continue")
-_NO_ANSWER: Any = object()
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
-class WorkFlowExecutor(Streaming):
+class WorkFlowExecutor(Streaming, Resumable[WorkFlowResult]):
     """Runs workflow graphs on one kernel (see the module docstring).
 
     :param manager: the ``AgentManager`` to find agents in (a new one when ``None``).
@@ -144,26 +144,28 @@ class WorkFlowExecutor(Streaming):
         found = await self._load(run_id) if run_id else None
         return await self._start(graph, inputs, run_id, found, {}, deps)
 
-    async def aresume(self, graph: WorkFlowGraph, run_id: str, *, answer: Any = _NO_ANSWER,
-                      answers: Optional[dict[str, Any]] = None, deps: Any = None) -> WorkFlowResult:
-        """Continue run ``run_id`` of ``graph``, paused at an interrupt, with the person's ``answer`` (or
-        ``answers={node: answer}`` when several nodes wait): recorded in the checkpoint first, then the paused
-        nodes run again and their ``zagent.interrupt`` calls get the answers in order. A run that is not
-        checkpointed (an unknown id) or not paused at an interrupt is a ``ConfigError`` saying so. Deps are never
-        checkpointed: a resumed run gets ``deps`` (else the executor's) again."""
+    async def _aresume_run(self, run_id: str, answer: Any, approve: list[str], deny: list[str], deps: Any,
+                           options: dict[str, Any]) -> WorkFlowResult:
+        """``resume(run_id, graph=graph, answer=...)``: continue run ``run_id`` of ``graph``; given the person's
+        ``answer`` (or ``answers={node: answer}`` when several nodes wait), it is recorded in the checkpoint
+        first, then the paused nodes run again and their ``zagent.interrupt`` calls get the answers in order.
+        Without one, an unfinished run that waits on no question goes on. A run that is not checkpointed (an
+        unknown id), or not paused at an interrupt when an answer is given, is a ``ConfigError`` saying so. Deps
+        are never checkpointed: a resumed run gets ``deps`` (else the executor's) again."""
+        no_approvals("WorkFlowExecutor", approve, deny)
+        graph, answers = options.pop("graph", None), options.pop("answers", None)
+        if not isinstance(graph, WorkFlowGraph) or options:
+            raise ConfigError("resume a workflow run as executor.resume(run_id, graph=graph, answer=...)"
+                              + (f"; unknown option(s) {', '.join(map(repr, options))}" if options else ""))
         found = await self._load(run_id, warn=False)
         if found is None:
             where = f"the store {self.checkpoints!r}" if self.checkpoints is not None else \
                 "this executor (it has no checkpoints store: pass checkpoints=... to resume in another process)"
             raise ConfigError(f"no run {run_id!r} in {where}; check the run id (zagent memory list --checkpoints "
                               "lists the checkpointed runs)")
-        given = pick_answers(found[1], answer, answers)
+        asking = answer is not NO_ANSWER or answers is not None or bool(found[1].interrupts)
+        given = pick_answers(found[1], answer, answers) if asking else {}
         return await self._start(graph, None, run_id, found, given, deps)
-
-    def resume(self, graph: WorkFlowGraph, run_id: str, *, answer: Any = _NO_ANSWER,
-               answers: Optional[dict[str, Any]] = None, deps: Any = None) -> WorkFlowResult:
-        """Sync twin of ``aresume``."""
-        return run_sync(self.aresume(graph, run_id, answer=answer, answers=answers, deps=deps))
 
     async def _start(self, graph: WorkFlowGraph, inputs: Optional[dict[str, Any]], run_id: Optional[str],
                      found: Optional[tuple[int, RunState]], given: dict[str, Any], deps: Any = None) -> WorkFlowResult:
@@ -243,7 +245,7 @@ def pick_answers(state: RunState, answer: Any, answers: Optional[dict[str, Any]]
         raise ConfigError(f"run {state.run_id!r} is {state.status}, not paused at an interrupt: there is no question "
                           "to answer (resume an unfinished run with arun(graph, inputs, run_id=...))")
     asked = "; ".join(a.describe() for a in waiting.values())
-    if (answer is _NO_ANSWER) == (answers is None):
+    if (answer is NO_ANSWER) == (answers is None):
         raise ConfigError(f"give either answer=... or answers={{node: ...}} to resume run {state.run_id!r} ({asked})")
     if answers is None:
         if len(waiting) > 1:

@@ -88,7 +88,7 @@ class WorkFlowResult:
     :ivar resumed: nodes restored from a checkpoint instead of being run.
     :ivar usage: tokens the run's agents spent (in this process's run; a resumed run counts only its own).
     :ivar interrupts: the questions the run is paused on, one per waiting node (answer them with
-        ``WorkFlowExecutor.aresume(graph, run_id, answer=...)``).
+        ``WorkFlowExecutor.aresume(run_id, graph=graph, answer=...)``).
     """
 
     run_id: str

@@ -2,13 +2,15 @@
 ``running.py`` (state, checkpoints, events), ``attempts.py`` (node runs) and ``schedule.py`` (which node next).
 
 The end: ``failed`` if a node failed (``WorkFlowFailed`` carrying the result), else ``paused`` if a node waits
-on an interrupt, else ``finished``; checkpointed, and kept by an executor without a store while it is paused.
+on an interrupt, else ``finished``: the run driver's ending (``zagent.agentkit.lifecycle``), checkpointed, and
+kept by an executor without a store while it is paused.
 A halted run (a checkpoint write failed) raises that ``CheckpointError`` once every node task has ended.
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from zagent.errors import CheckpointError
 
@@ -24,10 +26,10 @@ class WorkFlowRun(Schedule):
         """Start the nodes that can start, wait until every node task has ended, and end the run."""
         await self._emit("workflow_start", workflow=self.graph.name, nodes=len(self.nodes), resumed=self.resumed)
         if self.given:  # the answers are in the store before anything else happens
-            await self._checkpoint("running")
+            await self._checkpoint()
         for name in self.topo.order:
             if name in self.done:
-                self.status[name] = "done"
+                self.node_status[name] = "done"
                 self._settle(name, True)
             elif not self.topo.preds[name]:
                 self.led[name].add("")
@@ -35,9 +37,9 @@ class WorkFlowRun(Schedule):
         self._pump()
         if self.tasks:
             await self.idle.wait()
-        if self.halted is not None:  # every node task has ended (the others were cancelled)
-            await self._halted_end(self.halted)
-            raise self.halted
+        if self._halted is not None:  # every node task has ended (the others were cancelled)
+            await self._halted_end(self._halted)
+            raise self._halted
         return await self._finish()
 
     async def _finish(self) -> WorkFlowResult:
@@ -50,18 +52,13 @@ class WorkFlowRun(Schedule):
                                 usage=self.usage, interrupts=asked)
         if self.background:
             await asyncio.gather(*self.background)
+        extra: dict[str, Any] = {"outcome": "paused", "questions": [a.describe() for a in asked]} \
+            if status == "paused" else {}
         try:
-            await self._checkpoint(status)
+            await self._end(status, "workflow_end", errors=sorted(self.errors), **extra)
         except CheckpointError as exc:
             await self._halted_end(exc)
             raise
-        if self.ex.checkpoints is None:  # resumable from this executor only
-            if asked:
-                self.ex._paused[self.run_id] = (0, self._state(status))
-            else:
-                self.ex._paused.pop(self.run_id, None)
-        extra = {"outcome": "paused", "questions": [a.describe() for a in asked]} if status == "paused" else {}
-        await self._emit("workflow_end", status=status, errors=sorted(self.errors), **extra)
         if self.errors:
             lines = "; ".join(f"{n}: {e}" for n, e in self.errors.items())
             cause = next(iter(self.failures.values()), None)  # e.g. the provider's AuthenticationError
@@ -69,6 +66,14 @@ class WorkFlowRun(Schedule):
                                  causes=self.failures) from cause
         return result
 
+    def _closed(self) -> None:
+        """Checkpointed: an executor without a store keeps a paused run, to resume from it."""
+        if self.ex.checkpoints is None and self._halted is None:
+            if self.interrupts:
+                self.ex._paused[self.run_id] = (0, self._state(self.run_status))
+            else:
+                self.ex._paused.pop(self.run_id, None)
+
     def _leads_on(self, name: str) -> bool:
         """Whether a successor of ``name`` ran (then ``name``'s outputs are not the run's outputs)."""
-        return any(self.status.get(s) == "done" for s in self.topo.succs[name])
+        return any(self.node_status.get(s) == "done" for s in self.topo.succs[name])

@@ -1,8 +1,8 @@
 """``RunCore``: the state of one workflow run (never shared between runs), its restore and its side effects.
 
 The run's state is built whole when the run is made (from a checkpoint when it resumes), so it is never
-``None`` inside a run. Checkpoints (``_checkpoint``, one save at a time) and events (``_emit``) are written
-here; the node runs (``attempts.py``), the scheduling (``schedule.py``) and the driver (``run.py``) build on it.
+``None`` inside a run. Checkpoints and events are the run driver's (``zagent.agentkit.lifecycle``), fed by
+the hooks here; the node runs (``attempts.py``), the scheduling (``schedule.py``) and the driver (``run.py``) build on it.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ import asyncio
 from typing import TYPE_CHECKING, Any, Optional
 
 from zagent.agentkit.interrupts import Interrupt
-from zagent.errors import CheckpointError, ConfigError
+from zagent.agentkit.lifecycle import RunDriver
+from zagent.errors import ConfigError
 from zagent.types import Usage
 
 from .graph import WorkFlowGraph, WorkFlowNode, resolve_callable
-from .result import RunState, TraceEntry, step_log
+from .result import RunState, TraceEntry, WorkFlowResult, step_log
 from .routing import initial_state, reducer_for
 from .topology import Topology
 
@@ -23,19 +24,26 @@ if TYPE_CHECKING:  # pragma: no cover
     from .executor import WorkFlowExecutor
 
 
-class RunCore:
+class RunCore(RunDriver[RunState, WorkFlowResult]):
     """The state of one run: built whole here, from ``saved`` when the run resumes (see the module docstring).
+    Its checkpoints (one save at a time, the bytes taken before the write), events and endings are the run
+    driver's (``zagent.agentkit.lifecycle``).
 
     :param agents: the agent names per node (registered with the executor's manager).
     :param units: the executor node runs go to (``kernel.executor(...)``).
     :param deps: the app's objects the agents' tools read as ``ctx.deps`` (never checkpointed).
     """
 
+    kind = "workflow"
+
     def __init__(self, ex: WorkFlowExecutor, graph: WorkFlowGraph, topo: Topology, agents: dict[str, list[str]],
                  run_id: str, inputs: dict[str, Any], saved: Optional[RunState], units: Any, deps: Any = None):
         self.units = units
         self.ex, self.graph, self.topo, self.agents, self.run_id = ex, graph, topo, agents, run_id
-        self.kernel, self.share = ex.kernel, ex.kernel.context(run_id=run_id).shared  # the counters nodes share
+        self.kernel, self.state = ex.kernel, None  # the run's state is this object (never None inside it)
+        self._ctx = ex.kernel.context(run_id=run_id)  # its events' context
+        self.share = self._ctx.shared  # the counters nodes share
+        self.run_status = "running"
         self.nodes: dict[str, WorkFlowNode] = {n.name: n for n in graph.nodes}
         self.reducers = {s.name: reducer_for(s, self.kernel) for s in graph.state}
         self.routers = {c.source: (c, resolve_callable(c.router, f"router of {c.source!r}", self.kernel))
@@ -52,7 +60,7 @@ class RunCore:
         self.resumed: list[str] = []
         if saved is not None:
             self._restore(saved, inputs)
-        self.status: dict[str, str] = {n: "pending" for n in topo.names}
+        self.node_status: dict[str, str] = {n: "pending" for n in topo.names}
         self.remaining = {n: len(topo.preds[n]) for n in topo.names}
         self.led: dict[str, set[str]] = {n: set() for n in topo.names}
         self.settled: set[tuple[str, str]] = set()
@@ -63,10 +71,11 @@ class RunCore:
         self.sem = asyncio.Semaphore(ex.max_concurrency)
         self.events = self.kernel.has_impls("zagent_event")
         self.step = len(self.trace)
-        self.log = step_log(self.kernel)
-        self.save_lock = asyncio.Lock()
+        self._log = step_log(self.kernel)
+        self._init_driver()
+        self._save_lock = asyncio.Lock()
         self.stopping = False
-        self.halted: Optional[CheckpointError] = None  # a checkpoint write failed: the run stops
+        self._halted = None  # a checkpoint write failed: the run stops
         self.deps = deps
         self.queue: list[str] = []
         self.background: list[Any] = []
@@ -92,40 +101,32 @@ class RunCore:
         for node, answer in given.items():
             asked = self.interrupts[node]
             self.answers[node] = [*self.answers.get(node, [])[: asked.index], answer]
-            self.log.touch("answers", node)
+            self._log.touch("answers", node)
             self.given = True
         for node in list(self.interrupts):
             del self.interrupts[node]
-            self.log.touch("interrupts", node)
+            self._log.touch("interrupts", node)
 
-    # -- side effects -----------------------------------------------------------------
+    # -- the run driver's hooks (``zagent.agentkit.lifecycle``: checkpoints, events, endings) ---------
 
-    async def _checkpoint(self, status: str) -> None:
-        """Save the run: the change since the last checkpoint when the store takes patches, else all of it.
+    def _set_status(self, status: str) -> None:
+        self.run_status = status
 
-        One save at a time (nodes finish concurrently), so each patch lands on the step before it; the
-        bytes are taken before the write (which runs in a thread), so later changes go in the next one."""
-        store = self.ex.checkpoints
-        if store is None:
-            return
-        async with self.save_lock:
-            if self.halted is not None:
-                return  # a checkpoint failed: nothing is written after it (this node is being cancelled)
-            self.step += 1
-            state = self._state(status)
-            await self.log.asave(store, self.run_id, self.step, state, kind="workflow",
-                                 metadata={"workflow": self.graph.name, "status": status},
-                                 resume=f"WorkFlowExecutor(..., checkpoints=store).arun(graph, inputs, "
-                                        f"run_id={self.run_id!r})")
+    def _checkpoint_store(self) -> Any:
+        return self.ex.checkpoints
+
+    def _checkpoint_payload(self) -> tuple[str, int, Any, dict[str, Any]]:
+        self.step += 1
+        return self.run_id, self.step, self._state(self.run_status), {"workflow": self.graph.name,
+                                                                      "status": self.run_status}
+
+    def _resume_hint(self) -> str:
+        return f"WorkFlowExecutor(..., checkpoints=store).arun(graph, inputs, run_id={self.run_id!r})"
 
     def _state(self, status: str) -> RunState:
         return RunState(run_id=self.run_id, workflow=self.graph.name, values=self.values, done=self.done,
                         routes=self.routes, loops=self.loops, trace=self.trace, status=status,
                         counters=self.share.to_state(), answers=self.answers, interrupts=self.interrupts)
-
-    async def _emit(self, type: str, **data: Any) -> None:
-        if self.events:
-            await self.kernel.aemit(type, run_id=self.run_id, agent=None, **data)
 
 
 def short(exc: BaseException, limit: int = 300) -> str:

@@ -33,7 +33,7 @@ class Schedule(NodeAttempts):
 
     def _ready(self, name: str) -> None:
         """All predecessors settled: start the node, or skip it (and settle its successors)."""
-        if self.status[name] != "pending" or self.stopping:
+        if self.node_status[name] != "pending" or self.stopping:
             return
         if not self.led[name]:
             return self._skip(name, "no predecessor led to it (a branch not taken or a failed node)")
@@ -41,7 +41,7 @@ class Schedule(NodeAttempts):
         missing = [i for i in node.required_inputs if self.values.get(i) is None]
         if missing:
             return self._skip(name, f"missing input(s) {', '.join(missing)}")
-        self.status[name] = "running"
+        self.node_status[name] = "running"
         task = asyncio.ensure_future(self._node_task(name))
         self.tasks[task] = name
         task.add_done_callback(self._task_done)  # also runs for a task cancelled before it started
@@ -52,7 +52,7 @@ class Schedule(NodeAttempts):
             self.idle.set()
 
     def _skip(self, name: str, why: str) -> None:
-        self.status[name] = "skipped"
+        self.node_status[name] = "skipped"
         self.trace.append(TraceEntry(node=name, status="skipped", error=why))
         if self.events:
             self.background.append(asyncio.ensure_future(
@@ -98,18 +98,18 @@ class Schedule(NodeAttempts):
         """A checkpoint write failed: stop the run (it fails closed). No node starts, the running ones are
         cancelled (``go`` waits for them, then raises ``exc``) and nothing more is written, so the store keeps
         the run as of its last checkpoint that landed, to resume from."""
-        if self.halted is None:
-            self.halted = exc
+        if self._halted is None:
+            self._halted = exc
         self.stopping = True
         for task, other in list(self.tasks.items()):
             if task is not asyncio.current_task() and not task.done():
                 task.cancel()
-                self.status[other] = "cancelled"
+                self.node_status[other] = "cancelled"
 
     async def _halted_end(self, exc: CheckpointError) -> None:
         if self.background:
             await asyncio.gather(*self.background)
-        await self._emit("workflow_end", status="failed", errors=sorted(self.errors), error=short(exc, 500))
+        await self._end("failed", "workflow_end", save=False, errors=sorted(self.errors), error=short(exc, 500))
 
     def _route(self, name: str, outputs: dict[str, Any]) -> tuple[Optional[list[str]], Optional[str]]:
         """The router's choice after ``name`` ran: ``(forward targets, loop target or None)``."""
@@ -136,31 +136,31 @@ class Schedule(NodeAttempts):
             old = self.values.get(key)
             self.values[key] = new
             if self.reducers.get(key) is append_reducer:  # a new list holding old's items first: the patch carries the items added
-                self.log.grew("values", key, old, new)
+                self._log.grew("values", key, old, new)
             else:
-                self.log.touch("values", key)
+                self._log.touch("values", key)
         iteration = self.passes.get(name, 0)
         self.passes[name] = iteration + 1
         answers = self.answers.pop(name, [])
         if answers:
-            self.log.touch("answers", name)  # used: a later pass (a loop) asks afresh
+            self._log.touch("answers", name)  # used: a later pass (a loop) asks afresh
         self.trace.append(TraceEntry(node=name, status="done", agents=self.agents[name], attempts=attempts,
                                      outputs=outputs, route=route if loop is None else [loop], iteration=iteration,
                                      started=started, duration=time.time() - started, answers=answers))
         if loop is not None:
             self._restart_loop(name, loop)
-            await self._checkpoint("running")
+            await self._checkpoint()
             await self._emit("workflow_loop", node=name, target=loop, iteration=self.loops[f"{name}->{loop}"])
             self.queue.append(loop)
             self._pump()
             return
-        self.status[name] = "done"
+        self.node_status[name] = "done"
         self.done[name] = outputs
-        self.log.touch("done", name)
+        self._log.touch("done", name)
         if route is not None:
             self.routes[name] = route
-            self.log.touch("routes", name)
-        await self._checkpoint("running")
+            self._log.touch("routes", name)
+        await self._checkpoint()
         await self._emit("node_end", node=name, status="done", attempts=attempts, outputs=sorted(outputs))
         self._settle(name, True)
         self._pump()
@@ -168,15 +168,15 @@ class Schedule(NodeAttempts):
     def _restart_loop(self, source: str, target: str) -> None:
         key = f"{source}->{target}"
         self.loops[key] = self.loops.get(key, 0) + 1
-        self.log.touch("loops", key)
+        self._log.touch("loops", key)
         body = self.topo.loop_body(source, target)
         inside = set(body)
         for n in body:
-            self.status[n] = "pending"
+            self.node_status[n] = "pending"
             for field, saved in (("done", self.done), ("routes", self.routes)):
                 if n in saved:
                     del saved[n]
-                    self.log.touch(field, n)
+                    self._log.touch(field, n)
             self.led[n] = {p for p in self.led[n] if p not in inside}
             self.remaining[n] = sum(1 for p in self.topo.preds[n] if p in inside)
             self.settled -= {(n, s) for s in self.topo.succs[n] if s in inside}
@@ -184,17 +184,17 @@ class Schedule(NodeAttempts):
 
     async def _paused_at(self, name: str, asked: Interrupt, started: float) -> None:
         """``name`` asked a person: it waits (not settled: its successors wait too), the run goes on."""
-        self.status[name] = "paused"
+        self.node_status[name] = "paused"
         self.interrupts[name] = asked
-        self.log.touch("interrupts", name)
+        self._log.touch("interrupts", name)
         self.trace.append(TraceEntry(node=name, status="paused", agents=self.agents[name], question=asked.question,
                                      started=started, duration=time.time() - started))
-        await self._checkpoint("running")
+        await self._checkpoint()
         await self._emit("node_end", node=name, status="paused", outcome="paused", question=asked.question,
                          index=asked.index)
 
     async def _failed(self, name: str, exc: BaseException, started: float) -> None:
-        self.status[name] = "failed"
+        self.node_status[name] = "failed"
         self.errors[name] = short(exc, 500)
         self.failures[name] = exc
         self.trace.append(TraceEntry(node=name, status="failed", agents=self.agents[name], error=self.errors[name],
@@ -205,12 +205,12 @@ class Schedule(NodeAttempts):
             for task, other in list(self.tasks.items()):
                 if task is not asyncio.current_task() and not task.done():
                     task.cancel()
-                    self.status[other] = "cancelled"
+                    self.node_status[other] = "cancelled"
                     self.trace.append(TraceEntry(node=other, status="cancelled",
                                                  error=f"cancelled: {name!r} " + (
                                                      f"stopped the run ({type(exc).__name__})" if stopped
                                                      else "failed (fail_fast)")))
-        await self._checkpoint("running")
+        await self._checkpoint()
         await self._emit("node_end", node=name, status="failed", error=self.errors[name])
         if not self.stopping:
             self._settle(name, False)

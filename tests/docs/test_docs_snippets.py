@@ -1,4 +1,4 @@
-"""Every ```python and ```sh block of README.md, docs/*.md and contrib/*/README.md runs, offline.
+"""Every ```python and ```sh block of README.md, docs/*.md, plugins/*/README.md and contrib/*/README.md runs, offline.
 
 The blocks are found by sybil (a maintained documentation-test runner: it
 parses fenced Markdown blocks, shares one namespace per document so a page can
@@ -30,7 +30,8 @@ from sybil import Sybil
 from sybil.parsers.markdown import CodeBlockParser, SkipParser
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "contrib").glob("*/README.md"))]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "plugins").glob("*/README.md")),
+             *sorted((ROOT / "contrib").glob("*/README.md"))]
 #: the module a contrib distribution's README needs (its blocks are skipped where it is not installed)
 CONTRIB_MODULES = {"zagent-mcp": "zagent_mcp", "zagent-otel": "zagent_otel", "zagent-ray": "zagent_ray"}
 SHELL_TIMEOUT = 300

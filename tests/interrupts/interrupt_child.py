@@ -45,7 +45,7 @@ def main(db, log, mode, answer=None):
         if mode == "run":
             result = ex.run(graph(log), {"goal": "g"}, run_id="r")
         else:
-            result = ex.resume(graph(log), "r", answer=answer)
+            result = ex.resume("r", graph=graph(log), answer=answer)
         print(json.dumps({"status": result.status, "outputs": result.outputs,
                           "questions": [a.question for a in result.interrupts]}))
     finally:

@@ -44,7 +44,7 @@ def run_workflow(runs, db, replies, *, resume=None, answer=None):
         ex = WorkFlowExecutor(kernel=k, llm=k.llm("scripted:ops", replies=replies), checkpoints=db)
         if resume is None:
             return ex.run(graph(), {"goal": "free disk space"}, run_id="wf1")
-        return ex.resume(graph(), resume, answer=answer)
+        return ex.resume(resume, graph=graph(), answer=answer)
     finally:
         k.close()
 
@@ -73,7 +73,7 @@ def test_resume_with_no_declines_the_call(db):
     paused = run_workflow(runs, db, [call("/tmp/cache")])
     k = kernel_with_wipe(runs)
     llm = k.llm("scripted:ops-no", replies=[call("/tmp/cache"), "not cleaned"])
-    result = WorkFlowExecutor(kernel=k, llm=llm, checkpoints=db).resume(graph(), paused.run_id, answer="no")
+    result = WorkFlowExecutor(kernel=k, llm=llm, checkpoints=db).resume(paused.run_id, graph=graph(), answer="no")
     k.close()
     assert result.ok and result.outputs == {"answer": "not cleaned"} and runs == []
     assert "declined" in llm.requests[-1].messages[-1].content
@@ -192,6 +192,6 @@ def test_an_agent_called_as_a_tool_in_a_node_pauses_the_node_too(db):
     assert paused.status == "paused" and runs == []
     assert "agent \"worker\"" in paused.interrupts[0].question and "/tmp/cache" in paused.interrupts[0].question
     k, g, ex = build([call("/tmp/cache"), "wiped"], [ask_worker, "the worker wiped the cache"])
-    result = ex.resume(g, "wf2", answer="yes")
+    result = ex.resume("wf2", graph=g, answer="yes")
     k.close()
     assert result.ok and result.outputs == {"answer": "the worker wiped the cache"} and runs == ["/tmp/cache"]

@@ -110,7 +110,7 @@ def test_a_chat_inside_a_workflow_node_pauses_the_node(kernel):
     ex = WorkFlowExecutor(kernel=kernel)
     paused = ex.run(graph, {"goal": "pick"})
     assert [(a.node, a.question) for a in paused.interrupts] == [("talk", "Color?")]
-    assert ex.resume(graph, paused.run_id, answer="red").outputs["content"] == "b heard red"
+    assert ex.resume(paused.run_id, graph=graph, answer="red").outputs["content"] == "b heard red"
 
 
 def test_resuming_with_a_chat_that_lacks_the_waiting_speaker_is_refused(kernel, db):

@@ -32,7 +32,7 @@ def test_a_shipped_node_pauses_and_resumes_with_the_answer(kernel, db):
                                                                                      run_id="r")
         assert [(a.node, a.question) for a in paused.interrupts] == [("paint", "Which color?")]
         assert first.keys == ["r/paint"]
-        result = WorkFlowExecutor(kernel=kernel, executor=second, checkpoints=db).resume(graph, "r", answer="red")
+        result = WorkFlowExecutor(kernel=kernel, executor=second, checkpoints=db).resume("r", graph=graph, answer="red")
         assert result.ok and result.trace[-1].answers == ["red"] and second.keys == ["r/paint"]
     finally:
         first.worker.close()

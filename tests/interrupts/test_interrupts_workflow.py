@@ -46,7 +46,7 @@ def test_resume_in_the_same_process_gives_the_answer_to_the_interrupt(kernel):
     ex = WorkFlowExecutor(kernel=kernel)
     graph = chain_graph(draft, review)
     paused = ex.run(graph, {"goal": "g"})
-    result = ex.resume(graph, paused.run_id, answer="yes")
+    result = ex.resume(paused.run_id, graph=graph, answer="yes")
     assert result.ok and result.outputs == {"v1": "plan for g: yes"}
     assert [t.answers for t in result.trace if t.node == "n1" and t.status == "done"] == [["yes"]]
 
@@ -59,7 +59,7 @@ def test_finished_nodes_do_not_run_again_on_resume(kernel, db):
     ex = WorkFlowExecutor(kernel=kernel, checkpoints=db)
     paused = ex.run(graph, {"goal": "g"}, run_id="r1")
     assert calls == ["n0", "n1"]
-    result = ex.resume(graph, "r1", answer="ok")
+    result = ex.resume("r1", graph=graph, answer="ok")
     assert calls == ["n0", "n1", "n1", "n2"]
     assert result.outputs == {"v2": "PLAN FOR G: OK"} and result.resumed == ["n0"] and paused.run_id == "r1"
 
@@ -76,9 +76,9 @@ def test_several_interrupts_in_one_node_are_answered_one_at_a_time(kernel, db):
     ex = WorkFlowExecutor(kernel=kernel, checkpoints=db)
     first = ex.run(graph, {"goal": "g"}, run_id="r")
     assert [(a.question, a.index) for a in first.interrupts] == [("Who signs?", 0)]
-    second = ex.resume(graph, "r", answer="Ann")
+    second = ex.resume("r", graph=graph, answer="Ann")
     assert [(a.question, a.index) for a in second.interrupts] == [({"ask": "When?", "for": "Ann"}, 1)]
-    done = ex.resume(graph, "r", answer="Monday")
+    done = ex.resume("r", graph=graph, answer="Monday")
     assert done.outputs == {"v0": "Ann on Monday"}
 
 
@@ -91,7 +91,7 @@ def test_an_interrupt_node_asks_its_fixed_question_and_writes_the_answer(kernel)
     ex = WorkFlowExecutor(kernel=kernel)
     paused = ex.run(graph, {"goal": "g"})
     assert paused.interrupts[0].question == "Ship plan for g? ({unknown} stays)"
-    assert ex.resume(graph, paused.run_id, answer=True).outputs == {"approved": True}
+    assert ex.resume(paused.run_id, graph=graph, answer=True).outputs == {"approved": True}
 
 
 def test_a_malformed_interrupt_node_is_a_validation_problem():
@@ -129,10 +129,10 @@ def test_two_waiting_nodes_are_answered_by_name(kernel):
     paused = ex.run(graph, {"goal": "g"})
     assert sorted(a.node for a in paused.interrupts) == ["x", "y"]
     with pytest.raises(ConfigError, match="waits on 2 nodes .*answers=\\{node: answer"):
-        ex.resume(graph, paused.run_id, answer="1")
-    half = ex.resume(graph, paused.run_id, answers={"x": 1})
+        ex.resume(paused.run_id, graph=graph, answer="1")
+    half = ex.resume(paused.run_id, graph=graph, answers={"x": 1})
     assert [a.node for a in half.interrupts] == ["y"] and half.values["a"] == 1
-    assert ex.resume(graph, paused.run_id, answers={"y": 2}).values == {"goal": "g", "s": "g", "a": 1, "b": 2}
+    assert ex.resume(paused.run_id, graph=graph, answers={"y": 2}).values == {"goal": "g", "s": "g", "a": 1, "b": 2}
 
 
 def test_an_interrupt_is_not_retried_as_a_failure(kernel):
@@ -181,7 +181,7 @@ def test_a_tool_of_a_declared_agent_asks_and_the_model_gets_the_answer(kernel, t
     ex = WorkFlowExecutor(kernel=kernel, manager=manager)
     paused = ex.run(graph, {"goal": "a trip"})
     assert [a.question for a in paused.interrupts] == ["Budget?"]
-    result = ex.resume(graph, paused.run_id, answer="100 euros")
+    result = ex.resume(paused.run_id, graph=graph, answer="100 euros")
     assert result.outputs == {"plan": "a plan for 100 euros"}
     assert "100 euros" in [m.content for m in agent.llm.requests[-1].messages][-1]
 
@@ -213,7 +213,7 @@ def test_resuming_an_unknown_run_id_says_so(kernel, db):
     """aresume of a run id the store does not hold is a ConfigError naming the id and how to list runs."""
     ex = WorkFlowExecutor(kernel=kernel, checkpoints=db)
     with pytest.raises(ConfigError, match="no run 'nope' in the store .*zagent memory list --checkpoints"):
-        ex.resume(chain_graph(draft), "nope", answer="x")
+        ex.resume("nope", graph=chain_graph(draft), answer="x")
 
 
 def test_resuming_a_run_that_is_not_paused_says_so(kernel, db):
@@ -222,7 +222,7 @@ def test_resuming_a_run_that_is_not_paused_says_so(kernel, db):
     graph = chain_graph(draft)
     ex.run(graph, {"goal": "g"}, run_id="done-run")
     with pytest.raises(ConfigError, match="'done-run' is finished, not paused at an interrupt"):
-        ex.resume(graph, "done-run", answer="x")
+        ex.resume("done-run", graph=graph, answer="x")
 
 
 def test_an_answer_that_is_not_data_is_refused(kernel):
@@ -231,7 +231,7 @@ def test_an_answer_that_is_not_data_is_refused(kernel):
     graph = chain_graph(draft, review)
     paused = ex.run(graph, {"goal": "g"})
     with pytest.raises(ConfigError, match="must be JSON data"):
-        ex.resume(graph, paused.run_id, answer=object())
+        ex.resume(paused.run_id, graph=graph, answer=object())
 
 
 def test_the_answer_is_checkpointed_before_the_node_runs_again(kernel, db):
@@ -248,7 +248,7 @@ def test_the_answer_is_checkpointed_before_the_node_runs_again(kernel, db):
     ex = WorkFlowExecutor(kernel=kernel, checkpoints=db)
     ex.run(graph, {"goal": "g"}, run_id="r")
     with pytest.raises(Exception, match="down"):
-        ex.resume(graph, "r", answer="Zoe")
+        ex.resume("r", graph=graph, answer="Zoe")
     state["fail"] = False
     assert ex.run(graph, {"goal": "g"}, run_id="r").outputs == {"v0": "Zoe"}
 
@@ -264,14 +264,14 @@ def test_a_tampered_answer_in_a_signed_checkpoint_is_refused(db):
         graph = chain_graph(two)
         ex = WorkFlowExecutor(kernel=k, checkpoints=db)
         ex.run(graph, {"goal": "g"}, run_id="r")
-        assert ex.resume(graph, "r", answer="yes").interrupts[0].question == "Second?"
+        assert ex.resume("r", graph=graph, answer="yes").interrupts[0].question == "Second?"
         with sqlite3.connect(db) as c:
             rows = c.execute("SELECT step, state FROM checkpoints WHERE run_id = 'r' ORDER BY step").fetchall()
             step, state = next((step, state) for step, state in reversed(rows) if b'"yes"' in bytes(state))
             c.execute("UPDATE checkpoints SET state = ? WHERE run_id = 'r' AND step = ?",
                       (bytes(state).replace(b'"yes"', b'"no!"'), step))
         with pytest.raises(CheckpointError, match="does not match its signature"):
-            ex.resume(graph, "r", answer="x")
+            ex.resume("r", graph=graph, answer="x")
     finally:
         k.close()
 
@@ -284,7 +284,7 @@ def test_the_checkpoint_holds_the_question_and_the_answers(kernel, db):
     graph = chain_graph(two)
     ex = WorkFlowExecutor(kernel=kernel, checkpoints=db)
     ex.run(graph, {"goal": "g"}, run_id="r")
-    ex.resume(graph, "r", answer="a")
+    ex.resume("r", graph=graph, answer="a")
     store = kernel.memory("checkpoints", path=db)
     saved = msgspec.json.decode(store.latest("r")[1])
     assert saved["status"] == "paused" and saved["answers"] == {"n0": ["a"]}

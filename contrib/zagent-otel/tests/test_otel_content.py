@@ -47,3 +47,51 @@ def test_the_standard_environment_variable_switches_content_on(make_kernel, expo
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
     make_kernel().llm("test:offline").complete("hello")
     assert "gen_ai.input.messages" in exporter.get_finished_spans()[0].attributes
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 24
+
+
+def _chat_inputs(exporter):
+    chat = next(s for s in exporter.get_finished_spans() if s.name.startswith("chat"))
+    return json.loads(chat.attributes["gen_ai.input.messages"])
+
+
+def test_an_inline_image_is_a_blob_part_with_its_bytes(make_kernel, exporter):
+    """A small inline image is recorded as a GenAI blob part (base64 content, image modality, MIME type)."""
+    import base64
+
+    from zagent.types import Message, Part
+
+    make_kernel(capture_content=True).llm("test:offline").complete(
+        [Message.user("what is this?", image=Part.image(PNG, "image/png"))])
+    parts = _chat_inputs(exporter)[0]["parts"]
+    assert parts[0] == {"type": "text", "content": "what is this?"}
+    assert parts[1] == {"type": "blob", "modality": "image", "mime_type": "image/png",
+                        "content": base64.b64encode(PNG).decode()}
+
+
+def test_an_image_url_is_a_uri_part_with_its_userinfo_masked(make_kernel, exporter):
+    """An image by URL is a uri part; a password in the URL does not reach the span."""
+    from zagent.types import Message, Part
+
+    make_kernel(capture_content=True).llm("test:offline").complete(
+        [Message.user("see", image=Part.image("https://bob:hunter2pass@img.example/cat.png"))])
+    part = _chat_inputs(exporter)[0]["parts"][1]
+    assert part["type"] == "uri" and part["modality"] == "image" and part["uri"].endswith("img.example/cat.png")
+    assert "hunter2pass" not in part["uri"]
+
+
+def test_a_large_inline_file_keeps_its_size_and_digest_not_its_bytes(make_kernel, exporter):
+    """Inline data over MAX_BLOB_BYTES: a blob part with size and sha256, empty content (no megabytes in spans)."""
+    import hashlib
+
+    from zagent.types import Message, Part
+    from zagent_otel.content import MAX_BLOB_BYTES
+
+    data = b"%PDF-1.7\n" + b"x" * (MAX_BLOB_BYTES + 1)
+    make_kernel(capture_content=True).llm("test:offline").complete(
+        [Message.user("summarise", file=Part.file(data, name="report.pdf"))])
+    part = _chat_inputs(exporter)[0]["parts"][1]
+    assert part == {"type": "blob", "modality": "document", "mime_type": "application/pdf", "name": "report.pdf",
+                    "content": "", "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}

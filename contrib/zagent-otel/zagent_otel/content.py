@@ -3,6 +3,9 @@
 Only used when content capture is switched on. ``gen_ai.input.messages`` /
 ``gen_ai.output.messages``: ``[{"role": ..., "parts": [{"type": "text", "content": ...},
 {"type": "tool_call", "id", "name", "arguments"}, {"type": "tool_call_response", "id", "response"}]}]``.
+An image or file part is a ``uri`` part (its URL, userinfo masked) or a ``blob`` part (base64 ``content``;
+inline data over ``MAX_BLOB_BYTES`` keeps its type, size and digest, ``content`` left empty, so a span
+never carries megabytes).
 Masked with ``zagent._trust.secrets``: values under secret-looking keys and ``zagent.Secret``
 objects become ``"***"``, and so does any occurrence of the value of an environment
 variable whose name looks secret (``OPENAI_API_KEY``...): ``env_secrets()``.
@@ -10,6 +13,8 @@ variable whose name looks secret (``OPENAI_API_KEY``...): ``env_secrets()``.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from typing import Any, Iterable
 
 import msgspec
@@ -17,6 +22,8 @@ import msgspec
 from zagent import Secret, looks_secret, mask_userinfo
 
 MASK = "***"
+#: inline image/file bytes up to this size are recorded (base64); larger ones by size and digest only
+MAX_BLOB_BYTES = 64 * 1024
 _json = msgspec.json.Encoder(enc_hook=lambda value: MASK if isinstance(value, Secret) else repr(value))
 
 
@@ -65,6 +72,34 @@ def _message(m: Any) -> dict[str, Any]:
         parts.append({"type": "tool_call_response", "id": m.tool_call_id, "response": m.content or ""})
     elif m.content:
         parts.append({"type": "text", "content": m.content})
+    parts.extend(_part(part) for part in getattr(m, "parts", None) or [])
     for call in m.tool_calls or []:
         parts.append({"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments})
     return {"role": m.role, "parts": parts}
+
+
+def _part(part: Any) -> dict[str, Any]:
+    """A zagent ``Part`` (image or file) as a GenAI ``uri`` or ``blob`` part."""
+    media = part.media_type or None
+    kind = (media or "").split("/")[0]
+    modality = "image" if part.type == "image" else kind if kind in ("audio", "video", "image") else "document"
+    if part.type == "text":
+        return {"type": "text", "content": part.text}
+    if part.url and not part.url.startswith("data:"):
+        return {"type": "uri", "modality": modality, "mime_type": media, "uri": part.url}
+    data = part.data
+    if not data and part.url:  # a data: URL: its payload
+        header, _, payload = part.url.partition(",")
+        media = media or header[5:].split(";")[0] or None
+        try:
+            data = base64.b64decode(payload) if ";base64" in header else payload.encode()
+        except ValueError:
+            data = payload.encode()
+    found: dict[str, Any] = {"type": "blob", "modality": modality, "mime_type": media}
+    if part.name:
+        found["name"] = part.name
+    if len(data) <= MAX_BLOB_BYTES:
+        found["content"] = base64.b64encode(data).decode()
+    else:
+        found.update(content="", size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    return found

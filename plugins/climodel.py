@@ -22,9 +22,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import msgspec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 
 class ProfileAction(argparse.Action):
@@ -77,7 +80,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                              "raise it for slow local models")
 
 
-def apply(args: argparse.Namespace, kernel: Any) -> Callable[[], None]:
+def apply(args: argparse.Namespace, kernel: "Kernel") -> Callable[[], None]:
     """Put ``--profile``/``--timeout`` in force for this command; return a function undoing it."""
     undo: list[Callable[[], None]] = []
     profile = getattr(args, "profile", None)

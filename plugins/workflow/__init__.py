@@ -17,9 +17,13 @@ manager plugin (``AgentManager``). Cheap to import: everything loads on first us
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from zagent.agentkit.lazy import lazy_exports
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 _EXPORTS = {
     "WorkFlowGraph": "graph", "WorkFlowNode": "graph", "WorkFlowEdge": "graph", "ConditionalEdge": "graph",
@@ -39,7 +43,7 @@ __all__ = list(_EXPORTS)
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
-def zagent_register_commands(cli: Any, kernel: Any) -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import add_commands
 
     add_commands(cli)

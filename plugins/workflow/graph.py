@@ -17,13 +17,16 @@ have one. Structure checks live in ``validate``; running lives in ``executor``.
 from __future__ import annotations
 
 import os
-from typing import Any, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 
 import msgspec
 from zagent.errors import ConfigError
 from zagent.agentkit.files import write_atomic
 from zagent.speckit.specs import convert_spec
 from zagent.types import Field
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 AgentRef = Union[str, dict[str, Any]]
 
@@ -183,7 +186,7 @@ class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
 
         return cls.from_dict(load_spec_file(path))
 
-    def batch_job(self, kernel: Any, llm: Optional[str] = None) -> Any:
+    def batch_job(self, kernel: "Kernel", llm: Optional[str] = None) -> Any:
         """What ``Kernel.batch(graph, inputs)`` runs: the whole graph once per item (``units.batch_job``)."""
         from .units import batch_job
 

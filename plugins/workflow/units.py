@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 from zagent.agentkit.interrupts import Asking, asking
@@ -25,13 +25,16 @@ from zagent.types import Usage
 from .calls import call_step, node_outputs
 from .graph import WorkFlowGraph, WorkFlowNode
 
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+
 WORKFLOW_RUNNER = "zagent.plugins.workflow.units:run_workflow_item"
 
 #: a worker kernel's agents built from shipped node specs, by encoded (spec, trust), in ``kernel.stash``
 BUILT: "StashKey[dict[bytes, Any]]" = StashKey("zagent.workflow.built_agents")
 
 
-def _agent(kernel: Any, spec: dict[str, Any], payload: dict[str, Any]) -> Any:
+def _agent(kernel: "Kernel", spec: dict[str, Any], payload: dict[str, Any]) -> Any:
     cache = kernel.stash.get_or_create(BUILT, dict)
     key = msgspec.json.encode([spec, payload.get("trust")])
     agent = cache.get(key)
@@ -40,7 +43,7 @@ def _agent(kernel: Any, spec: dict[str, Any], payload: dict[str, Any]) -> Any:
     return agent
 
 
-async def run_node(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
+async def run_node(kernel: "Kernel", payload: dict[str, Any]) -> dict[str, Any]:
     """Run one shipped node (see the module docstring)."""
     node = msgspec.convert(payload["node"], WorkFlowNode)
     values = dict(payload.get("values") or {})
@@ -58,21 +61,21 @@ async def run_node(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
     return {"outputs": node_outputs(node, produced), "usage": msgspec.to_builtins(usage)}
 
 
-async def _run_graph(kernel: Any, graph: WorkFlowGraph, llm: Optional[str], inputs: dict[str, Any]) -> dict[str, Any]:
+async def _run_graph(kernel: "Kernel", graph: WorkFlowGraph, llm: Optional[str], inputs: dict[str, Any]) -> dict[str, Any]:
     from .executor import WorkFlowExecutor
 
     result = await WorkFlowExecutor(kernel=kernel, llm=llm, executor="local").arun(graph, inputs)
     return {"output": result.outputs, "usage": msgspec.to_builtins(result.usage)}
 
 
-async def run_workflow_item(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
+async def run_workflow_item(kernel: "Kernel", payload: dict[str, Any]) -> dict[str, Any]:
     """One batch item of a workflow on a worker: the graph from ``payload['graph']``, run with the item's inputs."""
     graph = WorkFlowGraph.from_dict(payload["graph"])
     with trusting(trust_from(payload)):
         return await _run_graph(kernel, graph, payload.get("llm"), dict(payload.get("inputs") or {}))
 
 
-def batch_job(graph: WorkFlowGraph, kernel: Any, llm: Optional[str] = None) -> Any:
+def batch_job(graph: WorkFlowGraph, kernel: "Kernel", llm: Optional[str] = None) -> Any:
     """The batch ``BatchJob`` for ``graph`` (validated now, so a broken graph fails before any item)."""
     from zagent.agentkit.units import BatchJob
 

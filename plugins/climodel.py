@@ -117,6 +117,6 @@ def replace_model(spec: dict[str, Any], model: Any) -> dict[str, Any]:
     kept = f"; keeping its llm_config ({', '.join(sorted(config))})" if config else ""
     if old and old != model:
         print(f"zagent: --model {model} replaces {old}{kept}", file=sys.stderr)
-    from zagent._trust.specpaths import users_model
+    from zagent.speckit.paths import users_model
 
     return {**spec, "llm": users_model(model)}  # the user's choice, not the file's (its default recording file)

@@ -19,7 +19,7 @@ import msgspec
 
 from zagent.errors import ConfigError
 from zagent.agentkit.guardrails import check as check_guardrails
-from zagent._trust.limits import check_inputs
+from zagent.agentkit.inputs import check_inputs
 from zagent import LLM
 from zagent._model.inputs import to_messages
 from zagent import run_sync

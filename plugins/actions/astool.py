@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import msgspec
 from zagent.errors import ConfigError, ToolError
-from zagent._trust.imports import current_trust
-from zagent._trust.specpaths import check_spec_path
+from zagent import current_trust
+from zagent.speckit.paths import check_spec_path
 from zagent import Tool
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -99,7 +99,7 @@ def agent_tool(agent: Any, *, name: Optional[str] = None, description: Optional[
 
 
 async def _declared(agent: Any, caller: "RunContext[Any]", inputs: dict[str, Any]) -> str:
-    from zagent._trust.limits import check_inputs
+    from zagent.agentkit.inputs import check_inputs
 
     check_inputs(inputs)
     action = agent.action()
@@ -185,7 +185,7 @@ def resolve_agent_refs(kernel: "Kernel", refs: Iterable[Any], *, base_dir: Optio
 def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) -> Any:
     """The agent of file ``ref``: a .json/.yaml/.yml file inside the naming spec's folder (any path when the
     spec is trusted), never one already being loaded (a file naming itself)."""
-    from zagent._trust.specpaths import current_spec_file
+    from zagent import current_spec_file
 
     trust = current_trust()
     spec_path = current_spec_file()  # a spec read from a file names files next to itself, never the cwd's
@@ -205,8 +205,7 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
         raise ConfigError(f"{key} {ref!r}: agent files name each other in a loop ({' -> '.join(_loading.get())})")
     if not os.path.isfile(path):
         raise ConfigError(f"{key} {ref!r}: no such agent file ({path})")
-    from zagent import Trust, trusting
-    from zagent import load_spec_file
+    from zagent import Trust, load_spec_file, trusting
 
     token = _loading.set((*_loading.get(), path))
     try:

@@ -25,7 +25,7 @@ import attrs
 import msgspec
 from zagent.errors import ConfigError
 from zagent.agentkit.guardrails import check as check_guardrails, hand_over
-from zagent._trust.limits import check_text
+from zagent.agentkit.inputs import check_text
 from zagent._model.inputs import to_messages
 from zagent.types import Message
 

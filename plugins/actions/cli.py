@@ -64,8 +64,7 @@ def _common(cli: "CommandGroup", parser: argparse.ArgumentParser) -> None:
 def _load(args: argparse.Namespace, kernel: "Kernel", *, dry: bool = False) -> Any:
     """The agent of ``args.agent_file``; ``dry`` (``agent show``) imports nothing the file names."""
 
-    from zagent import trusting
-    from zagent import load_spec_file
+    from zagent import load_spec_file, trusting
 
     from .customize import CustomizeAgent
 
@@ -75,7 +74,7 @@ def _load(args: argparse.Namespace, kernel: "Kernel", *, dry: bool = False) -> A
     from zagent.plugins.climodel import replace_model
 
     spec = replace_model(spec, args.model)
-    from zagent._trust.specpaths import spec_file
+    from zagent import spec_file
 
     with trusting(cli_trust(args, args.agent_file, dry=dry)), spec_file(args.agent_file):
         if spec.get("type", "customize") == "customize":  # its tool modules may sit next to the file

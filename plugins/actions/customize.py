@@ -9,7 +9,7 @@ read and write JSON, or YAML with ``zagent[yaml]``.
 
 Tools are named by registered name, or by import path ``package.module:function``
 for a plain function. An import path (in ``tools`` or ``parse_func``) is data
-until trusted: ``zagent._trust.imports.resolve`` imports it only under the trust in
+until trusted: ``zagent.speckit.trust.resolve`` imports it only under the trust in
 force (``k.agent(spec, trust=True)``, ``Kernel(config={"trusted_imports": [...]})``,
 or the CLI's spec-folder rule); see docs/security.md.
 """
@@ -25,14 +25,15 @@ import msgspec
 from zagent.agentkit import fields as zfields
 from zagent.errors import ConfigError
 from zagent.providerkit.credentials import spec_options
-from zagent._trust.specpaths import check_spec_path
+from zagent.speckit.paths import check_spec_path
 from zagent.agentkit.files import write_atomic
 from zagent.agentkit.placeholders import placeholders
 from zagent import trusting
-from zagent._trust.imports import as_trust, resolve
+from zagent._trust.imports import as_trust
+from zagent.speckit.trust import resolve
 from zagent.agentkit.approvals import resolve_approver
 from zagent._hooks.railscheck import check_rails
-from zagent._trust.specfiles import convert_spec
+from zagent.speckit.specs import convert_spec
 from zagent import public_data
 from zagent.agentkit.toolrefs import resolve_tool_refs
 from zagent.types import Field
@@ -134,10 +135,9 @@ class CustomizeAgent(Agent):
     @classmethod
     def load(cls, path: Union[str, "os.PathLike[str]"], kernel: "Kernel", *, trust: Any = None) -> "CustomizeAgent":
         """Read a JSON or YAML agent file. Import paths in it are refused unless trusted: ``trust=True``,
-        ``Kernel(config={"trusted_imports": [...]})`` or a ``zagent._trust.imports.Trust`` (e.g. ``Trust.for_file(path)``
+        ``Kernel(config={"trusted_imports": [...]})`` or a ``zagent.Trust`` (e.g. ``Trust.for_file(path)``
         for modules next to the file)."""
-        from zagent import load_spec_file
-        from zagent._trust.specpaths import spec_file
+        from zagent import load_spec_file, spec_file
 
         p = os.fspath(path)
         folder = os.path.dirname(os.path.abspath(p))

@@ -2,7 +2,7 @@
 
 Each entry is a callable ``fn(value, ctx)`` returning ``None`` or a reason, a name in
 ``kernel.entries("guardrails")`` when a plugin declares that kind, or an import
-path resolved under the spec's trust rules (``zagent._trust.imports.resolve``). They run before the kernel's
+path resolved under the spec's trust rules (``zagent.speckit.trust.resolve``). They run before the kernel's
 ``zagent_check_input`` / ``zagent_check_output`` hooks (``zagent.agentkit.guardrails``), which always run too.
 """
 
@@ -48,7 +48,7 @@ def _one(kernel: "Kernel", ref: Any, key: str, base_dir: Optional[str]) -> Optio
     if registered is not None:
         return cast(Guardrail, registered)
     if isinstance(ref, str) and ":" in ref:
-        from zagent._trust.imports import NotImported, resolve
+        from zagent.speckit.trust import NotImported, resolve
 
         fn = resolve(ref, key=key, kernel=kernel, base_dir=base_dir)
         if isinstance(fn, NotImported):

@@ -173,7 +173,7 @@ def build_human(spec: dict[str, Any], kernel: "Kernel") -> HumanAgent:
         raise ConfigError("a human agent needs a non-empty 'name'")
     if not spec.get("outputs"):
         raise ConfigError(f"human agent {name!r}: declare at least one output (what the person answers)")
-    from zagent._trust.sizes import check_sizes
+    from zagent.speckit.sizes import check_sizes
 
     check_sizes(spec, "human agent")  # memory_size is bounded like any spec count
     action = HumanAction(name=name, description=str(spec.get("description", "")), prompt=str(spec.get("prompt", "")),

@@ -13,7 +13,7 @@ the result message's ``metadata["output_retries"]``.
 
 In an agent file, ``"output_validators"`` lists validators by registered name
 (``zagent_register_output_validators``, this plugin's registry kind) or by
-import path ``"pkg.mod:fn"`` (imported under the trust rules of ``zagent._trust.imports``).
+import path ``"pkg.mod:fn"`` (imported under the trust rules of ``zagent.speckit.trust``).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def resolve_validators(kernel: "Kernel", refs: Sequence[Any], *, base_dir: Optio
         elif isinstance(ref, str) and (registered := kernel.find("output_validators", ref)) is not None:
             found.append(registered)
         elif isinstance(ref, str) and ":" in ref:
-            from zagent._trust.imports import NotImported, resolve
+            from zagent.speckit.trust import NotImported, resolve
 
             fn = resolve(ref, key=key, kernel=kernel, base_dir=base_dir)
             if not isinstance(fn, NotImported):

@@ -4,7 +4,7 @@ Progress goes to stderr (a bar on a terminal, a line every few seconds
 otherwise); the summary line goes to stdout at the end. Import paths in the
 file (tools, parse functions, routers) are trusted as ``zagent run`` trusts
 them: modules in the file's own folder, everything with ``--trust``
-(``zagent._trust.imports``); remote workers get the same trust. Ctrl-C stops the
+(``zagent.speckit.trust``); remote workers get the same trust. Ctrl-C stops the
 batch, keeps every finished result in ``--out`` and says how to resume (run
 the same command again). Exit codes: 0 finished (failed items are in the
 output, counted in the summary), 1 an error before the batch ran, 130 interrupted.
@@ -79,7 +79,7 @@ def _target(kernel: "Kernel", path: str, model: Optional[str]) -> Any:
         graph = WorkFlowGraph.from_dict(spec)
         return _GraphTarget(graph, model)
     if model:
-        from zagent._trust.specpaths import users_model
+        from zagent.speckit.paths import users_model
 
         spec = {**spec, "llm": users_model(model)}  # the user's own choice
         spec.pop("llm_config", None)

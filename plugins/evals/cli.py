@@ -40,8 +40,7 @@ def add_commands(cli: "CommandGroup") -> None:
 
 def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
     import msgspec
-    from zagent import Trust, trusting
-    from zagent import load_spec_file
+    from zagent import Trust, load_spec_file, trusting
 
     from .comparing import compare
     from .run import evaluate
@@ -53,7 +52,7 @@ def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
         scorers = [scorer_of(kernel, parse_scorer(s)) for s in args.scorer] or None
     spec = load_spec_file(args.agent)
     if args.model:
-        from zagent._trust.specpaths import users_model
+        from zagent.speckit.paths import users_model
 
         spec = {**spec, "llm": users_model(args.model)}  # the user's own choice
         spec.pop("llm_config", None)

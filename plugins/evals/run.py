@@ -102,7 +102,7 @@ def _case(line: int, data: Any, where: str) -> Case:
 def read_cases(cases: Union[str, "os.PathLike[str]", Iterable[Any]]) -> list[Case]:
     """Cases from a JSONL file or an iterable of dicts/``Case``s; ``ConfigError`` naming a bad line or a
     repeated id."""
-    from zagent._trust.limits import check_inputs
+    from zagent.agentkit.inputs import check_inputs
 
     found: list[Case] = []
     if isinstance(cases, (str, os.PathLike)):

@@ -168,7 +168,7 @@ def numeric(options: dict[str, Any], kernel: "Kernel") -> Callable[..., Score]:
 def function(options: dict[str, Any], kernel: "Kernel") -> Callable[..., Any]:
     fn = options.get("fn")
     if isinstance(fn, str):
-        from zagent._trust.imports import resolve
+        from zagent.speckit.trust import resolve
 
         fn = resolve(fn, key="scorer function fn", kernel=kernel)
     if not callable(fn):

@@ -3,7 +3,7 @@
 * ``run_node(kernel, payload)``: one node run shipped by the workflow
   executor (``executor.node_payload``): its agents are rebuilt from their specs
   on the worker's kernel (once per spec and kernel, under the trust the
-  driver shipped: ``zagent._trust.imports``) and called as the driver would, without locks (the driver holds them) or checkpoints (the driver
+  driver shipped: ``zagent.speckit.trust``) and called as the driver would, without locks (the driver holds them) or checkpoints (the driver
   writes them). Returns ``{"outputs": ..., "usage": ...}`` (tokens spent), or with ``"interrupt"`` (the
   question, as data) when an agent asked a person: the node's answers so far come in ``payload["answers"]``.
 * ``batch_job(graph, kernel, llm=None)``: the ``zagent.agentkit.units.BatchJob`` running the
@@ -19,8 +19,7 @@ import msgspec
 from zagent.agentkit.interrupts import Asking, asking
 from zagent.errors import Interrupted
 from zagent.agentkit.units import shipped_trust, trust_from
-from zagent._trust.imports import trusting
-from zagent._runs.stash import StashKey
+from zagent import StashKey, trusting
 from zagent.types import Usage
 
 from .calls import call_step, node_outputs
@@ -81,7 +80,7 @@ def batch_job(graph: WorkFlowGraph, kernel: "Kernel", llm: Optional[str] = None)
     from zagent.agentkit.units import BatchJob
 
     graph.validate()
-    from zagent._trust.secrets import public_data
+    from zagent import public_data
 
     # Workers get the graph without secrets (inline agents' API keys come from their own environment)
     # and the driver's trust for the import paths it names.

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import secrets
 from typing import Any, Optional
 
 import msgspec
@@ -39,6 +38,7 @@ from zagent._runs.context import ASKING, ASKING_KEY
 from zagent.agentkit.counters import RunCounter, shared_counter
 from zagent.agentkit.approvals import approval_key
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
+from zagent.providerkit import new_call_id
 from zagent.types import ToolCall, ToolResult
 
 _canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
@@ -142,7 +142,7 @@ async def _granted(calls: list[ToolCall], ctx: Any, rerun: Any) -> list[ToolResu
     granted = ctx.stash.setdefault(APPROVED, set())
     keys = []
     for call in calls:
-        minted[call.id] = f"asked-{secrets.token_hex(8)}"
+        minted[call.id] = new_call_id()
         keys.append(approval_key(minted[call.id], call.name, call.arguments))
     granted.update(keys)
     try:

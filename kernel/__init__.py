@@ -22,6 +22,7 @@ from ._runs.stash import StashKey
 from ._tools.tool import ArgumentsError
 from ._trust.secrets import Masker, looks_secret, mask_userinfo, public_data
 from ._trust.specfiles import load_spec_file
+from ._trust.specpaths import current_spec_file, spec_file
 from .errors import (
     AuthenticationError,
     CheckpointError,
@@ -77,19 +78,19 @@ __all__ = [
 __all__ += ["BadRequestError", "CheckpointError", "DeadlineExceeded", "NotFoundError", "ProtocolError",
             "ProviderConfigError", "ResponseTooLarge"]
 __all__ += ["GuardrailTripped", "Interrupted", "RunStopped", "UsageLimitExceeded", "interrupt"]
-__all__ += ["ArgumentsError", "Masker", "StashKey", "current_span_id", "load_spec_file", "looks_secret", "mask_userinfo", "public_data",
-            "registry_hookspec"]
+__all__ += ["ArgumentsError", "Masker", "StashKey", "current_span_id", "current_spec_file", "load_spec_file", "looks_secret", "mask_userinfo", "public_data",
+            "registry_hookspec", "spec_file"]
 
 # Public names imported on first use (each module pulls in more than `import zagent` should).
 _LAZY = {
-    "Trust": "._trust.imports", "trusting": "._trust.imports",
+    "Trust": "._trust.imports", "trusting": "._trust.imports", "current_trust": "._trust.imports",
     "MAX_INLINE_BYTES": "._model.parts", "read_part": "._model.parts",
 }
-__all__ += ["MAX_INLINE_BYTES", "Trust", "read_part", "trusting"]
+__all__ += ["MAX_INLINE_BYTES", "Trust", "current_trust", "read_part", "trusting"]
 
 if _TYPE_CHECKING:
     from ._model.parts import MAX_INLINE_BYTES, read_part
-    from ._trust.imports import Trust, trusting
+    from ._trust.imports import Trust, current_trust, trusting
 
 
 def __getattr__(name: str) -> _Any:

@@ -31,11 +31,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import zagent
 
-Handler = Callable[[argparse.Namespace, Any], Optional[int]]
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+
+Handler = Callable[[argparse.Namespace, "Kernel"], Optional[int]]
 
 
 class CommandError(Exception):
@@ -121,7 +124,7 @@ class CommandGroup:
 # -- the built-in commands -----------------------------------------------------
 
 
-def zagent_register_commands(cli: CommandGroup, kernel: Any) -> None:
+def zagent_register_commands(cli: CommandGroup, kernel: "Kernel") -> None:
     """Add ``zagent plugins``, ``zagent models`` and ``zagent tools``."""
     from .climodels import register as register_models
 
@@ -133,7 +136,7 @@ def zagent_register_commands(cli: CommandGroup, kernel: Any) -> None:
     t.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
-def cmd_plugins(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_plugins(args: argparse.Namespace, kernel: "Kernel") -> int:
     """Print name, distribution, version and hooks of each plugin, then the problems."""
     infos = kernel.plugins()
     if args.json:
@@ -149,7 +152,7 @@ def cmd_plugins(args: argparse.Namespace, kernel: Any) -> int:
     return 0
 
 
-def cmd_tools(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_tools(args: argparse.Namespace, kernel: "Kernel") -> int:
     """Print name, toolset, availability and description of each tool."""
     tools = kernel.tools(toolset=args.toolset, available_only=False)
     if args.json:
@@ -168,7 +171,7 @@ def cmd_tools(args: argparse.Namespace, kernel: Any) -> int:
 # -- main ----------------------------------------------------------------------
 
 
-def build_parser(kernel: Any) -> tuple[argparse.ArgumentParser, list[str]]:
+def build_parser(kernel: "Kernel") -> tuple[argparse.ArgumentParser, list[str]]:
     """The full parser: built-in commands, then every plugin's; return it and the warnings."""
     parser = argparse.ArgumentParser(
         prog="zagent", description="zagent: an embeddable micro-kernel for LLM agents.",
@@ -259,7 +262,7 @@ def _log_to_stderr() -> Callable[[], None]:
     return lambda: logger.removeHandler(handler)
 
 
-def _run(argv: list[str], kernel: Any) -> int:
+def _run(argv: list[str], kernel: "Kernel") -> int:
     parser, warnings = build_parser(kernel)
     for w in warnings:
         print(f"zagent: warning: {w}", file=sys.stderr)
@@ -294,7 +297,7 @@ def _run(argv: list[str], kernel: Any) -> int:
     return int(code or 0)
 
 
-def _start_ticker(args: argparse.Namespace, kernel: Any) -> Any:
+def _start_ticker(args: argparse.Namespace, kernel: "Kernel") -> Any:
     """The waiting-for-the-model ticker (``cliticker``) for commands that asked for it, unless ``--quiet``."""
     if not getattr(args, "_zagent_ticker", False) or getattr(args, "quiet", False):
         return None

@@ -22,9 +22,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import msgspec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 
 class ProfileAction(argparse.Action):
@@ -77,7 +80,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                              "raise it for slow local models")
 
 
-def apply(args: argparse.Namespace, kernel: Any) -> Callable[[], None]:
+def apply(args: argparse.Namespace, kernel: "Kernel") -> Callable[[], None]:
     """Put ``--profile``/``--timeout`` in force for this command; return a function undoing it."""
     undo: list[Callable[[], None]] = []
     profile = getattr(args, "profile", None)
@@ -114,6 +117,6 @@ def replace_model(spec: dict[str, Any], model: Any) -> dict[str, Any]:
     kept = f"; keeping its llm_config ({', '.join(sorted(config))})" if config else ""
     if old and old != model:
         print(f"zagent: --model {model} replaces {old}{kept}", file=sys.stderr)
-    from zagent._trust.specpaths import users_model
+    from zagent.speckit.paths import users_model
 
     return {**spec, "llm": users_model(model)}  # the user's choice, not the file's (its default recording file)

@@ -10,19 +10,25 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 OFFLINE = {"test", "scripted", "record", "replay"}
 
 
-def register(cli: Any) -> None:
+def register(cli: "CommandGroup") -> None:
     p = cli.command("models", cmd_models, help="installed providers, the default model, and whether servers answer")
     p.add_argument("--no-check", action="store_true", help="do not contact any server")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for each server (default 5)")
 
 
-def cmd_models(args: Any, kernel: Any) -> int:
+def cmd_models(args: argparse.Namespace, kernel: "Kernel") -> int:
     from .cli import _print_json, _print_table
     from .cliterminal import printable
 
@@ -39,12 +45,12 @@ def cmd_models(args: Any, kernel: Any) -> int:
     return 0
 
 
-async def _rows(kernel: Any, check: bool, timeout: float) -> list[dict[str, Any]]:
+async def _rows(kernel: "Kernel", check: bool, timeout: float) -> list[dict[str, Any]]:
     names = kernel.names("providers")
     return list(await asyncio.gather(*(_row(kernel, name, check, timeout) for name in names)))
 
 
-async def _row(kernel: Any, name: str, check: bool, timeout: float) -> dict[str, Any]:
+async def _row(kernel: "Kernel", name: str, check: bool, timeout: float) -> dict[str, Any]:
     row: dict[str, Any] = {"provider": name, "server": None, "key": "-", "status": "", "models": []}
     if name in OFFLINE:
         row["status"] = "offline (no server)"

@@ -2,7 +2,7 @@
 core's runtime import cycles.
 
 The *core* is kernel/ minus the testing kit (``testing/``), the support packages the kernel never imports
-(``providerkit/``, ``agentkit/``) and pure re-export modules (whose body is only imports, ``__all__`` and at
+(``providerkit/``, ``agentkit/``, ``speckit/``) and pure re-export modules (whose body is only imports, ``__all__`` and at
 most one ``DeprecationWarning``). A shim that warns is a *deprecated alias*: the only kind of kernel/ module
 allowed to import a plugin (an old path of code that moved into one, e.g. ``zagent.batch``).
 A *runtime* import is any ``import`` not under ``if TYPE_CHECKING:``, at module level or inside a function.
@@ -24,7 +24,7 @@ from typing import Iterator, Optional
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = "zagent"
-NOT_CORE = ("testing/", "providerkit/", "agentkit/")
+NOT_CORE = ("testing/", "providerkit/", "agentkit/", "speckit/")
 
 
 def kernel_files(rev: Optional[str] = None) -> dict[str, str]:

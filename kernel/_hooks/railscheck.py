@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .._trust.sizes import whole_number
 from ..errors import ConfigError
+
+
+def whole_number(value: Any, low: int = 0) -> bool:
+    """``value`` is an ``int`` (not a ``bool``) of at least ``low``."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
 
 
 def _names(v: Any) -> bool:

@@ -1,5 +1,5 @@
 """Reasoning a model writes inline: ``<think>``/``<thinking>`` spans split from the answer text
-(``split_think``, ``strip_think``; ``ThinkStream`` for streamed deltas). The rules are in
+(``split_think``; ``ThinkStream`` for streamed deltas; parsers use ``zagent.agentkit.thinking``). The rules are in
 docs/architecture.md (Design notes).
 """
 
@@ -61,13 +61,6 @@ def split_think(text: str) -> tuple[str, str]:
     if reasoning_first:
         out = out.lstrip()
     return out, "\n\n".join(part.strip() for part in reasoning if part.strip())
-
-
-def strip_think(text: str) -> str:
-    """``text`` without its think spans (what parsers and tool-call readers read)."""
-    if _OPEN not in text and _CLOSE not in text:
-        return text
-    return split_think(text)[0]
 
 
 def join_reasoning(*parts: Optional[str]) -> Optional[str]:

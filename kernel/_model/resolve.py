@@ -14,8 +14,8 @@ from ..errors import ConfigError
 from .._runs.logs import log
 from .._registry.lookups import build, cache_key, names
 from .._registry.registries import Registry
-from .._trust.specfiles import _short_repr
-from .._trust.specpaths import UsersModel, options_untrusted
+from .._trust.specfiles import short_repr
+from .._trust.specpaths import UsersModel, option_check
 
 from .llm import LLM
 from .run import Model
@@ -54,11 +54,12 @@ class Models:
         """See ``Kernel.llm``; the new model is bound to ``owner`` (the kernel)."""
         if spec is not None and not isinstance(spec, str):
             raise ConfigError(f"a model is named by a 'provider:model' string, got {type(spec).__name__} "
-                              f"{_short_repr(spec)}")
+                              f"{short_repr(spec)}")
         if not spec:  # the app's or the user's default, never a spec's: its wrapper's default file is theirs
             spec = UsersModel(self.config.get("model") or os.environ.get("ZAGENT_MODEL") or self._fallback_model())
-        if options_untrusted():  # a model an untrusted spec names: its paths stay in its folder
-            self._check_paths(owner, spec, options)
+        check = option_check()  # a model an untrusted spec names: its paths stay in its folder (zagent.speckit)
+        if check is not None:
+            check(self.registries["providers"].get(spec.partition(":")[0]), spec, options, owner)
         key = cache_key(spec, options)
         if key is not None and key in self.llms:
             return self.llms[key]
@@ -88,21 +89,12 @@ class Models:
             llm = llm.llm
         if not isinstance(llm, LLM):
             raise ConfigError(f"the {provider!r} provider's factory returned {type(llm).__name__} "
-                              f"{_short_repr(llm)}, not a zagent.LLM; fix the plugin that registers {provider!r}")
+                              f"{short_repr(llm)}, not a zagent.LLM; fix the plugin that registers {provider!r}")
         if overrides:
             llm.profile_overrides = {**llm.profile_overrides, **overrides}
         bound = Model(llm, owner)
         self.llms[key if key is not None else id(bound)] = bound
         return bound
-
-    def _check_paths(self, owner: Any, spec: str, options: dict[str, Any]) -> None:
-        """An untrusted spec's model: its paths stay in its folder, its numbers in bounds, no prices."""
-        from .._trust.sizes import check_llm_options
-        from .._trust.specpaths import check_option_paths
-
-        check_llm_options(spec, options)
-        factory = self.registries["providers"].get(spec.partition(":")[0])
-        check_option_paths(factory, spec, options, owner)
 
     def _fallback_model(self) -> str:
         if not self._warned_fallback:

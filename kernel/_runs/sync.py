@@ -177,10 +177,3 @@ def run_sync_to_end(awaitable: Awaitable[T], grace: float = 10.0) -> T:
 
 async def _as_coroutine(awaitable: Awaitable[T]) -> T:
     return await awaitable
-
-
-async def maybe_await(value: Any) -> Any:
-    """Await ``value`` if it is awaitable, else return it (hooks may return either)."""
-    if hasattr(value, "__await__"):
-        return await value
-    return value

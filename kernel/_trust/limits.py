@@ -1,6 +1,7 @@
 """Bounds on the nested data users and models feed in (spec files, agent inputs, tool-call arguments):
 depth (``MAX_DEPTH``), size (``MAX_ITEMS``, ``MAX_SPEC_BYTES``) and valid text, found by an iterative walk
-(``data_problem``; ``check_data`` raises ``ConfigError``); ``json_depth`` measures JSON text undecoded.
+(``data_problem``; ``zagent.agentkit.inputs`` raises ``ConfigError`` on it); ``json_depth`` measures JSON text
+undecoded.
 """
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Optional
 
-from ..errors import ConfigError
 
 MAX_DEPTH = 100
 MAX_ITEMS = 1_000_000
@@ -22,7 +22,7 @@ def data_problem(value: Any, *, max_depth: int = MAX_DEPTH, max_items: int = MAX
     """The first problem of ``value`` as ``"at <where>: <what>"`` (``where`` like ``a.b[3]``), or ``None``:
     nested deeper than ``max_depth``, more than ``max_items`` values, a lone surrogate in a text or key."""
     if isinstance(value, str):
-        return _text_problem(value, None)
+        return text_problem(value, None)
     if not isinstance(value, _CONTAINERS):
         return None
     if type(value) is dict and len(value) <= max_items and _flat_and_plain(value):
@@ -40,12 +40,12 @@ def data_problem(value: Any, *, max_depth: int = MAX_DEPTH, max_items: int = MAX
             if seen > max_items:
                 return f"{_where(path)}more than {max_items:,} values in one piece of data"
             if isinstance(key, str) and not key.isascii():
-                problem = _text_problem(key, (path, key), "key")
+                problem = text_problem(key, (path, key), "key")
                 if problem:
                     return problem
             if isinstance(child, str):
                 if not child.isascii():
-                    problem = _text_problem(child, (path, key))
+                    problem = text_problem(child, (path, key))
                     if problem:
                         return problem
             elif isinstance(child, _CONTAINERS):
@@ -65,37 +65,6 @@ def _flat_and_plain(value: dict[Any, Any]) -> bool:
         elif kind is not int and kind is not float and kind is not bool and child is not None:
             return False
     return True
-
-
-def check_data(value: Any, where: str, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS) -> None:
-    """``ConfigError`` naming ``where`` (e.g. ``"input 'question'"``) and the spot, if ``value`` has a
-    problem (see ``data_problem``)."""
-    problem = data_problem(value, max_depth=max_depth, max_items=max_items)
-    if problem is not None:
-        raise ConfigError(f"{where}: {problem}")
-
-
-def check_inputs(inputs: dict[str, Any], what: str = "input") -> None:
-    """``check_data`` for each named input (``ConfigError`` naming the input and the spot)."""
-    if not isinstance(inputs, dict):
-        raise ConfigError(f"{what}s must be a mapping of names to values, got {type(inputs).__name__}")
-    for name, value in inputs.items():
-        if isinstance(name, str) and not name.isascii():
-            problem = _text_problem(name, None, "the name")
-            if problem:
-                raise ConfigError(f"{what} {name!r}: {problem}")
-        if isinstance(value, str) and value.isascii():
-            continue  # the common case: nothing to check
-        check_data(value, f"{what} {name!r}")
-
-
-def check_text(value: Any, what: str) -> None:
-    """``ConfigError`` unless ``value`` is a ``str`` of valid Unicode (a chat message, a task)."""
-    if not isinstance(value, str):
-        raise ConfigError(f"{what} must be text (str), got {type(value).__name__}")
-    problem = _text_problem(value, None)
-    if problem:
-        raise ConfigError(f"{what}: {problem}")
 
 
 class JsonWalk:
@@ -142,7 +111,8 @@ def json_depth(text: str, stop: int = MAX_DEPTH + 1) -> int:
     return deepest
 
 
-def _text_problem(text: str, path: Any, what: str = "text") -> Optional[str]:
+def text_problem(text: str, path: Any, what: str = "text") -> Optional[str]:
+    """Why ``text`` (at ``path``, called ``what``) is not valid Unicode (a lone surrogate), or ``None``."""
     global _surrogate
     if text.isascii():
         return None

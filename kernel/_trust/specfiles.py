@@ -1,39 +1,14 @@
-"""Spec files (agents, workflows, group chats, skills): ``load_spec_file`` reads ``.json`` or
-``.yaml``/``.yml``, ``convert_spec`` turns a mapping into its kind's Struct; both check size, nesting and text
-first and raise ``ConfigError`` naming the file or spec. Nothing here imports what a spec names.
+"""Spec files (agents, workflows, group chats, skills): ``load_spec_file`` reads ``.json`` or ``.yaml``/``.yml``,
+checks size, nesting and text and raises ``ConfigError`` naming the file (``zagent.speckit.specs.convert_spec``
+turns the mapping into its kind's Struct). Nothing here imports what a spec names.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, TypeVar, Union
+from typing import Any, Union
 
 from ..errors import ConfigError
-
-S = TypeVar("S")
-
-
-def convert_spec(data: Any, struct: "type[S]", what: str) -> S:
-    """``data`` (a mapping, e.g. from ``load_spec_file``) as the Struct ``struct``; anything else, or a
-    field of the wrong type, is a ``ConfigError`` naming ``what`` and the spec's name."""
-    import msgspec
-
-    from .limits import data_problem
-
-    if not isinstance(data, dict):
-        raise ConfigError(f"a {what} must be a mapping, got {type(data).__name__}")
-    problem = data_problem(data)  # nesting, size, text that is not Unicode: before anything recurses on it
-    if problem is not None:
-        raise ConfigError(f"invalid {what} {_short_repr(data.get('name', '?'))}: {problem}")
-    try:
-        spec = msgspec.convert(data, struct)
-    except msgspec.ValidationError as exc:
-        raise ConfigError(f"invalid {what} {data.get('name', '?')!r}: {exc}") from None
-    from .sizes import check_sizes
-
-    check_sizes(spec, what)  # counts are resources: bounded (zagent._trust.sizes)
-    return spec
-
 
 def load_spec_file(path: "Union[str, os.PathLike[str]]") -> dict[str, Any]:
     """Read an agent/workflow spec from ``.json`` or ``.yaml``/``.yml`` (YAML needs ``zagent[yaml]``).
@@ -45,10 +20,10 @@ def load_spec_file(path: "Union[str, os.PathLike[str]]") -> dict[str, Any]:
 
     if not isinstance(path, (str, os.PathLike)):
         raise ConfigError(f"expected a spec (a dict) or the path of a .json/.yaml spec file, got "
-                          f"{type(path).__name__} {_short_repr(path)}")
+                          f"{type(path).__name__} {short_repr(path)}")
     p = os.fspath(path)
     if isinstance(p, bytes) or "\x00" in p:
-        raise ConfigError(f"spec file path {_short_repr(p)} is not a usable path (bytes or a NUL character)")
+        raise ConfigError(f"spec file path {short_repr(p)} is not a usable path (bytes or a NUL character)")
     try:
         with open(p, "rb") as f:
             raw = f.read(MAX_SPEC_BYTES + 1)
@@ -107,6 +82,6 @@ def _json_position(raw: bytes, message: str) -> str:
     return f":{line}:{column}"
 
 
-def _short_repr(value: Any, limit: int = 60) -> str:
+def short_repr(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."

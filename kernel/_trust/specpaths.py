@@ -1,26 +1,7 @@
-"""The one check for the *path* class of spec values: a file a spec names stays in the spec's folder.
-
-A spec file is data. A value in it that names a file for zagent to write or
-read -- ``trajectory_path``, ``checkpoints``, ``long_term_memory.path``, and a
-provider's path options (``record:``/``replay:`` ``path``, or any option a
-provider declares, or any option named ``path``/``*_path``/``*_file``/``*_dir``)
--- is accepted from an untrusted spec only if
-
-* it ends in one of the suffixes the key allows (``.jsonl``, ``.db``...), and
-* its real location (symlinks resolved) is inside the spec file's folder or a
-  folder the app configured: ``Kernel(config={"spec_paths": ["/srv/agent-data"]})``.
-
-Anything else is a ``ConfigError`` naming the key, the path and the ways out.
-Trusted specs (``trust=True``, ``--trust``) and Python code (``k.llm(..., path=...)``)
-name paths as they like.
-
-A wrapper whose path has a default in the user's own data folder (``record:``/``replay:`` without ``path``:
-``~/.local/share/zagent/recordings/<model>.jsonl``) declares it (``factory.zagent_default_paths``); a model
-an untrusted spec names may not leave that path out (it would overwrite or replay the user's own recording).
-The model the *user* chose may: one the kernel took from its config or ``ZAGENT_MODEL``, or a
-``UsersModel`` (the CLI's ``--model``, a ``llm=`` argument of Python code) -- told apart by where the value
-came from, never by its text. Opening the file later goes through
-``zagent.agentkit.privatefiles`` (no symlink of another user is followed; 0600 files).
+"""Where the spec being built comes from, for the checks of ``zagent.speckit.paths``: ``spec_file(path)`` (its
+file and folder, read by ``current_spec_file`` and ``spec_folders``), ``UsersModel`` (a model name the user chose,
+not a spec) and ``checking_options(check)``: a check every model built inside the block goes through before its
+provider's factory runs (``zagent.speckit.paths.untrusted_options`` sets it for an untrusted spec).
 """
 
 from __future__ import annotations
@@ -28,26 +9,17 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Sequence
-
-from ..errors import ConfigError
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
-__all__ = ["PATH_OPTION_SUFFIXES", "UsersModel", "check_option_paths", "users_model", "check_spec_path", "current_spec_file", "options_untrusted",
-           "path_options", "spec_file", "untrusted_options"]
+#: ``check(factory, spec, options, kernel)`` run on the options of every model made inside ``checking_options``
+OptionCheck = Callable[[Optional[Callable[..., Any]], str, Mapping[str, Any], "Optional[Kernel]"], None]
 
 _folders: "contextvars.ContextVar[tuple[str, ...]]" = contextvars.ContextVar("zagent_spec_folders", default=())
 _file: "contextvars.ContextVar[Optional[str]]" = contextvars.ContextVar("zagent_spec_file", default=None)
-_untrusted: "contextvars.ContextVar[bool]" = contextvars.ContextVar("zagent_untrusted_options", default=False)
-
-#: option names that are paths whatever the provider declares (a future wrapper that forgets to declare)
-PATH_OPTION_SUFFIXES = ("_path", "_file", "_dir", "_folder", "_db")
-
-HOW_TO_PLACE = ("keep the file in the spec's folder, list its folder in Kernel(config={'spec_paths': [...]}), set "
-                "the path in code or on the command line, or trust the spec (k.agent(spec, trust=True); "
-                "zagent ... --trust)")
+_check: "contextvars.ContextVar[Optional[OptionCheck]]" = contextvars.ContextVar("zagent_option_check", default=None)
 
 
 class UsersModel(str):
@@ -56,11 +28,6 @@ class UsersModel(str):
     cannot make one (JSON and YAML give plain ``str``)."""
 
     __slots__ = ()
-
-
-def users_model(model: Any) -> Any:
-    """``model`` marked as the user's own choice when it is a name (instances and ``None`` as they are)."""
-    return UsersModel(model) if isinstance(model, str) and not isinstance(model, UsersModel) else model
 
 
 @contextlib.contextmanager
@@ -88,84 +55,21 @@ def current_spec_file() -> Optional[str]:
     return _file.get()
 
 
-def allowed_folders(kernel: Optional["Kernel"]) -> tuple[str, ...]:
-    """Where an untrusted spec may name files: the app's ``spec_paths``, the spec's folder, the CLI's trusted folders."""
-    from .imports import current_trust
-
-    configured: Any = (kernel.config.get("spec_paths") or ()) if kernel is not None else ()
-    if isinstance(configured, (str, os.PathLike)):
-        configured = [configured]
-    folders = [os.path.realpath(os.path.expanduser(os.fspath(f))) for f in configured]
-    return tuple(dict.fromkeys(folders + list(_folders.get()) + list(current_trust().folders)))
-
-
-def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
-                    kernel: Optional["Kernel"] = None) -> None:
-    """Refuse a path an untrusted spec names unless it ends in ``suffixes`` (when given) and its real
-    location is inside ``allowed_folders(kernel)``. No-op for ``None``, ``":memory:"`` and trusted specs."""
-    from .imports import current_trust
-
-    if value is None or value == ":memory:" or current_trust().everything:
-        return
-    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
-    if text is None or isinstance(text, bytes):
-        raise ConfigError(f"{key} must be a path, got {type(value).__name__}")
-    if "\x00" in text or (suffixes and not text.lower().endswith(tuple(suffixes))):
-        raise ConfigError(f"{key} {text!r} in the spec is refused: a spec file may only name a file ending in "
-                          f"{' or '.join(suffixes)} for zagent to write. Rename it, set the path in code or on the "
-                          "command line, or trust the spec (k.agent(spec, trust=True); zagent ... --trust)")
-    folders = allowed_folders(kernel)
-    real = os.path.realpath(text)  # symlinks resolved: a link out of the folder is out
-    if not any(real == f or real.startswith(f.rstrip(os.sep) + os.sep) for f in folders):
-        where = f"inside {', '.join(folders)}" if folders else "(the spec has no folder and the app listed none)"
-        raise ConfigError(f"{key} {text!r} in the spec is refused: it points to {real!r}, outside the folders a "
-                          f"spec may name files in {where}; {HOW_TO_PLACE}")
-
-
-def path_options(factory: Any, options: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
-    """The options of a provider call that are paths, with the suffixes each allows: those the factory
-    declares (``factory.zagent_path_options = {"path": (".jsonl",)}``) and any named like a path."""
-    declared: Mapping[str, Sequence[str]] = getattr(factory, "zagent_path_options", None) or {}
-    found = {k: tuple(v) for k, v in declared.items() if options.get(k) is not None}
-    for k, v in options.items():
-        if k not in found and v is not None and isinstance(k, str) and (k == "path" or k.endswith(PATH_OPTION_SUFFIXES)):
-            found[k] = ()
-    return found
+def spec_folders() -> tuple[str, ...]:
+    """The folders of the spec files being built (outermost first), other users' writable ones left out."""
+    return _folders.get()
 
 
 @contextlib.contextmanager
-def untrusted_options() -> Iterator[None]:
-    """LLM options made inside the block come from an untrusted spec (``spec_options`` sets it)."""
-    token = _untrusted.set(True)
+def checking_options(check: OptionCheck) -> Iterator[None]:
+    """Models made inside the block have their options checked by ``check`` first (``option_check``)."""
+    token = _check.set(check)
     try:
         yield
     finally:
-        _untrusted.reset(token)
+        _check.reset(token)
 
 
-def options_untrusted() -> bool:
-    """Are the LLM options being built an untrusted spec's? (one context-variable read)"""
-    return _untrusted.get()
-
-
-def check_option_paths(factory: Optional[Callable[..., Any]], spec: str, options: Mapping[str, Any],
-                       kernel: Optional["Kernel"]) -> None:
-    """``check_spec_path`` for every path option of ``spec`` (``record:...``) built from an untrusted spec's
-    ``llm_config``, and no default path of the user's left out by a model the spec names (module docstring);
-    no-op otherwise: Python code naming a path is the app's own."""
-    if not _untrusted.get():
-        return
-    for key, suffixes in path_options(factory, options).items():
-        check_spec_path(options[key], f"llm_config {key!r} of {spec!r}", suffixes, kernel=kernel)
-    if isinstance(spec, UsersModel):
-        return
-    defaults: Mapping[str, str] = getattr(factory, "zagent_default_paths", None) or {}
-    for key, where in defaults.items():
-        if options.get(key) is None:
-            raise ConfigError(
-                f"model {spec!r} in the spec gives no {key!r}, so it would use {where}, which a spec file may "
-                f"not write or read (it could overwrite or replay your own recording of that model). Give it a "
-                f"{key} in the spec's folder (\"llm_config\": {{\"model\": {str(spec)!r}, \"{key}\": \"run.jsonl\"}}), "
-                f"choose the model yourself (zagent ... --model {spec}), or trust the spec "
-                "(k.agent(spec, trust=True); zagent ... --trust)")
-
+def option_check() -> Optional[OptionCheck]:
+    """The check in force for the options of the model being made (one context-variable read), if any."""
+    return _check.get()

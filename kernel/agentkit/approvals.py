@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 
-from .._trust.imports import resolve
+from ..speckit.trust import resolve
 from .runkeys import CALL_KEYS
 from .specregex import check_spec_regexes
 

@@ -28,7 +28,7 @@ import msgspec
 
 from .._runs.context import ASKING, ASKING_KEY
 from ..errors import ConfigError, Interrupted
-from .._trust.limits import check_data
+from .inputs import check_data
 
 __all__ = ["Asking", "Interrupt", "as_data", "asking", "bind", "run_in_context"]
 

@@ -57,7 +57,7 @@ def _resolve_one(kernel: "Kernel", ref: str, base_dir: Optional[str], key: str) 
             raise ConfigError(f"unknown tool {ref!r}; registered tools: {', '.join(reg) or 'none'}. Use a registered "
                               "name, 'toolset:NAME' or an import path 'package.module:function'") from None
         return [ref]
-    from .._trust.imports import NotImported, resolve
+    from ..speckit.trust import NotImported, resolve
 
     fn = resolve(ref, key=key, kernel=kernel, base_dir=base_dir)
     if isinstance(fn, NotImported):  # a read-only command (agent show): nothing imported or registered

@@ -48,12 +48,12 @@ def spec_options(what: str, kernel: Optional["Kernel"] = None) -> Iterator[None]
     if current_trust().everything:
         yield
         return
-    from .._trust.specpaths import untrusted_options
+    from ..speckit.paths import untrusted_options
 
     urls = (kernel.config.get("trusted_base_urls") or ()) if kernel is not None else ()
     token = _origin.set(SpecOrigin(what, tuple(_norm(u) for u in ([urls] if isinstance(urls, str) else urls))))
     try:
-        with untrusted_options():  # its path options stay in its folder too (zagent._trust.specpaths)
+        with untrusted_options():  # its path options stay in its folder too (zagent.speckit.paths)
             yield
     finally:
         _origin.reset(token)

@@ -161,7 +161,7 @@ class HttpErrors:
 
     def redact(self, text: str) -> str:
         """``text`` with the API key and every secret header value (``X-Api-Key``, ``Authorization``,
-        ``Cookie``..., see ``zagent._trust.secrets.header_secrets``) replaced by ``***``, e.g. when a server echoes them.
+        ``Cookie``..., see ``zagent.providerkit.masking.header_secrets``) replaced by ``***``, e.g. when a server echoes them.
         Whole values only: a dummy key such as ``x`` leaves the text intact."""
         return self.masker()(text)
 
@@ -169,7 +169,8 @@ class HttpErrors:
         """The ``zagent._trust.secrets.Masker`` of this client's secrets (made once)."""
         found = self._masker
         if found is None:
-            from .._trust.secrets import Masker, header_secrets, url_secrets
+            from .._trust.secrets import Masker
+            from .masking import header_secrets, url_secrets
 
             found = self._masker = Masker([*([self.api_key] if self.api_key else []), *header_secrets(self.headers),
                                            *url_secrets(self.base_url)])

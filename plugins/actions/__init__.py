@@ -10,9 +10,22 @@ resolved lazily through ``__getattr__``.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from zagent.agentkit.lazy import lazy_exports
+
+if TYPE_CHECKING:  # pragma: no cover  (the lazy names' types, for type checkers)
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
+
+    from .action import Action as Action, CustomizeAction as CustomizeAction
+    from .actionrun import ActionOutput as ActionOutput
+    from .agent import Agent as Agent
+    from .agentresult import AgentResult as AgentResult
+    from .customize import AgentSpec as AgentSpec, CustomizeAgent as CustomizeAgent
+    from .extraction import ContextExtraction as ContextExtraction
+    from .human import HumanAction as HumanAction, HumanAgent as HumanAgent, HumanRequest as HumanRequest
+    from .validators import ModelRetry as ModelRetry, OutputRejected as OutputRejected
 
 _EXPORTS = {
     "Action": "action", "CustomizeAction": "action", "ActionOutput": "actionrun",
@@ -30,7 +43,7 @@ zagent_hookspecs = "zagent.plugins.actions.hookspecs"
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
-def _customize(spec: dict, kernel: Any) -> Any:
+def _customize(spec: dict[str, Any], kernel: "Kernel") -> "CustomizeAgent":
     from .customize import build_customize
 
     return build_customize(spec, kernel)
@@ -42,7 +55,7 @@ def _terminal_responder(request: Any) -> Any:
     return terminal_responder(request)
 
 
-def _human(spec: dict, kernel: Any) -> Any:
+def _human(spec: dict[str, Any], kernel: "Kernel") -> "HumanAgent":
     from .human import build_human
 
     return build_human(spec, kernel)
@@ -53,7 +66,7 @@ def zagent_register_agent_types(register: Callable[..., None]) -> None:
     register("human", _human)
 
 
-def zagent_register_commands(cli: Any, kernel: Any) -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import add_commands
 
     # only the command line registers commands: there a person at the terminal answers human agents

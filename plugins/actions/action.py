@@ -54,7 +54,7 @@ from zagent.types import Message, Usage
 from .actionrun import FORMAT_TURN, ActionOutput, ActionRun
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import LLM, Kernel, RunContext
+    from zagent import LLM, Kernel, RunContext, Tool
 
 TEMPLATE_SECTIONS = frozenset({"system", "instruction", "context", "constraints", "demonstrations", "titles"})
 
@@ -205,7 +205,7 @@ class CustomizeAction(Action):
 
     @property
     def chat_style(self) -> bool:
-        return bool(self.template) and self.template.get("style") == "chat"
+        return self.template is not None and self.template.get("style") == "chat"
 
     def render_prompt(self, inputs: dict[str, Any]) -> str:
         """The user prompt for ``inputs``: the template's sections with the output format (the
@@ -224,7 +224,7 @@ class CustomizeAction(Action):
         system, user = self._prompt.render_parts(inputs, sections)
         return system, [], user
 
-    def offered_tools(self) -> list[Any]:
+    def offered_tools(self) -> list["Tool"]:
         return [t for t in self._tools if t.is_available()]
 
     async def aexecute(self, llm: "LLM", inputs: dict[str, Any], *, ctx: "RunContext[Any]",

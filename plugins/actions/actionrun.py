@@ -25,12 +25,13 @@ import attrs
 import msgspec
 
 from zagent.agentkit import fields as zfields
+from zagent.agentkit.runkeys import PENDING_APPROVAL
 from zagent.agentkit.toolloop import NUDGE, Offer, ToolTurn, call_key
 from zagent.agentkit.turns import TOOL, bound
 from zagent.errors import NoAnswerError, ParseError
 from zagent.types import Message, ToolCall, ToolResult, Usage
 
-from . import offloop
+from . import asked, offloop
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import LLM, RunContext
@@ -104,6 +105,10 @@ class ActionRun:
                     # models echo their last call instead of answering): they run again, then the format turn.
                     phase_over = self.format_due and self._restated(turn)
                     results = await core.run_tools(turn.calls, self.ctx, action.max_tool_call_concurrency)
+                    if ctx.stash.get(PENDING_APPROVAL):  # held for a human: asked as the node's (turn's) interrupt
+                        results = await asked.settle_awaiting(
+                            action.name, turn.calls, results, ctx,
+                            lambda calls: core.run_tools(calls, ctx, action.max_tool_call_concurrency))
                     self.tool_results.extend(results)
                     if self.format_due:  # what the format turn needs (the recap, restated calls)
                         self.calls.update((c.id, c) for c in turn.calls)

@@ -12,14 +12,14 @@ the call; the agent itself may be called concurrently. Its memory is in
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Iterator, Optional, Sequence, Union, cast
 
 import attrs
 import msgspec
 
 from zagent.errors import ConfigError
 from zagent.agentkit.guardrails import check as check_guardrails
-from zagent._trust.limits import check_inputs
+from zagent.agentkit.inputs import check_inputs
 from zagent import LLM
 from zagent._model.inputs import to_messages
 from zagent import run_sync
@@ -29,9 +29,14 @@ from .action import Action
 from .actionrun import ActionOutput
 from .agentmemory import AgentMemory
 from .agentresult import AgentResult
+from .guardrails import Guardrail
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Kernel, RunContext
+    from zagent import Kernel, RunContext, Tool
+    from zagent.agentkit.streaming import StreamEvent
+
+    from .chat import AgentResponse
+    from .validators import OutputValidator
 
 
 @attrs.define(repr=False, eq=False, kw_only=True, slots=False)
@@ -55,7 +60,10 @@ class Agent(AgentMemory):
     description: str = ""
     system_prompt: Optional[str] = None
     actions: Any = attrs.field(factory=list)
-    llm: Optional[Union[LLM, str]] = None
+    #: the ``llm`` argument (an ``LLM``, a ``"provider:model"`` string or ``None``): ``llm`` is made from it
+    _llm_arg: Optional[Union[LLM, str]] = attrs.field(default=None, alias="llm")
+    #: the agent's model, made at construction from the ``llm`` and ``llm_config`` arguments
+    llm: LLM = attrs.field(init=False)
     llm_config: Optional[dict[str, Any]] = None
     memory_size: Optional[int] = 200
     memory_chars: Optional[int] = None
@@ -67,10 +75,10 @@ class Agent(AgentMemory):
     default_action: Optional[str] = None
     agent_config: dict[str, Any] = attrs.field(factory=dict)
     #: checks on the typed output that may raise ``ModelRetry`` (``zagent.plugins.actions.validators``)
-    output_validators: list[Any] = attrs.field(factory=list)
+    output_validators: list["OutputValidator"] = attrs.field(factory=list)
     max_output_retries: int = 1
     #: ``{"input": [fn], "output": [fn]}``: this agent's guardrails, on top of the kernel's (``.guardrails``)
-    guardrails: dict[str, list[Any]] = attrs.field(factory=dict)
+    guardrails: dict[str, list[Guardrail]] = attrs.field(factory=dict)
     #: the app's typed dependencies its tools read as ``ctx.deps`` (``RunContext[Deps]``); never serialized
     deps: Any = None
 
@@ -80,7 +88,7 @@ class Agent(AgentMemory):
         self._actions: dict[str, Action] = {}
         for action in (self.actions.values() if isinstance(self.actions, dict) else self.actions):
             self.add_action(action)
-        self.llm, self.llm_config = _resolve_llm(self.kernel, self.llm, self.llm_config)
+        self.llm, self.llm_config = _resolve_llm(self.kernel, self._llm_arg, self.llm_config)
         self._memory: list[Message] = []
         self._ltm: Any = None
         self.session: Any = None  # a persistent conversation the app sets (``chat(session=...)``)
@@ -208,7 +216,7 @@ class Agent(AgentMemory):
         return await self._begin(None, None, inputs, None)
 
     def as_tool(self, name: Optional[str] = None, *, description: Optional[str] = None,
-                timeout: Optional[float] = None, register: bool = True) -> Any:
+                timeout: Optional[float] = None, register: bool = True) -> "Tool":
         """This agent as a kernel ``Tool`` other agents can call, inside their run and under their rails
         (``zagent.plugins.actions.astool``); registered on the kernel unless ``register=False``."""
         from .astool import agent_tool
@@ -241,7 +249,7 @@ class Agent(AgentMemory):
 
     async def achat(self, user_input: Union[str, Message], history: Optional[Sequence[Any]] = None,
                     use_react: Optional[bool] = None, *, ctx: Optional["RunContext[Any]"] = None,
-                    session: Any = None) -> Any:
+                    session: Any = None) -> "AgentResponse":
         """Answer a chat turn directly, or with the ReAct loop over this agent's tools; an ``AgentResponse``.
 
         ``use_react=None`` lets the model decide when the agent has tools (see ``zagent.plugins.actions.chat``);
@@ -254,7 +262,8 @@ class Agent(AgentMemory):
         return await achat(self, user_input, history, use_react, ctx=ctx, session=session)
 
     def chat(self, user_input: Union[str, Message], history: Optional[Sequence[Any]] = None,
-             use_react: Optional[bool] = None, *, ctx: Optional["RunContext[Any]"] = None, session: Any = None) -> Any:
+             use_react: Optional[bool] = None, *, ctx: Optional["RunContext[Any]"] = None, session: Any = None
+             ) -> "AgentResponse":
         """Sync twin of ``achat``."""
         return run_sync(self.achat(user_input, history, use_react, ctx=ctx, session=session))
 
@@ -263,7 +272,8 @@ class Agent(AgentMemory):
         return [Message(role=m.role, content=m.content, parts=m.parts) for m in self.messages
                 if m.role in ("user", "assistant") and m.content and m.metadata.get("kind") != "inputs"]
 
-    async def _react(self, user_input: Union[str, Message], past: list[Message], ctx: "RunContext[Any]") -> Any:
+    async def _react(self, user_input: Union[str, Message], past: list[Message], ctx: "RunContext[Any]"
+                     ) -> "AgentResponse":
         from .chat import react_through_kernel
 
         return await react_through_kernel(self, user_input, past, ctx)
@@ -284,7 +294,7 @@ class Agent(AgentMemory):
                               f"{', '.join(names)}")
         return given
 
-    def astream(self, **inputs: Any) -> Any:
+    def astream(self, **inputs: Any) -> AsyncIterator["StreamEvent"]:
         """Run the default action as ``acall`` does, yielding ``StreamEvent``s: text deltas, step events,
         ``partial`` objects in ``json`` mode and, last, the ``AgentResult`` (``zagent.agentkit.streaming``)."""
         from zagent.agentkit.streaming import astream_run
@@ -293,13 +303,13 @@ class Agent(AgentMemory):
         return astream_run(self.kernel, lambda: self.acall(**inputs), json_mode=json_mode)
 
     def astream_chat(self, user_input: str, history: Optional[Sequence[Any]] = None,
-                     use_react: Optional[bool] = None, *, session: Any = None) -> Any:
+                     use_react: Optional[bool] = None, *, session: Any = None) -> AsyncIterator["StreamEvent"]:
         """``achat`` as a stream of ``StreamEvent``s, the ``AgentResponse`` last."""
         from zagent.agentkit.streaming import astream_run
 
         return astream_run(self.kernel, lambda: self.achat(user_input, history, use_react, session=session))
 
-    def stream(self, **inputs: Any) -> Any:
+    def stream(self, **inputs: Any) -> Iterator["StreamEvent"]:
         """Sync twin of ``astream`` (an iterator of ``StreamEvent``s)."""
         from zagent.agentkit.streaming import sync_stream
 
@@ -351,7 +361,9 @@ def _resolve_llm(kernel: "Kernel", llm: Any, llm_config: Optional[dict[str, Any]
         options["models"] = model
         model = "fallback:" + ",".join(m if isinstance(m, str) else str((m or {}).get("model")) for m in model)
     resolved = kernel.llm(model, **options)
-    return resolved, {"model": resolved.name, **options}
+    # a Model is the provider's LLM bound to the kernel's rails and passes for it (isinstance, every attribute:
+    # zagent._model.run.Model), which its declared type cannot say
+    return cast(LLM, resolved), {"model": resolved.name, **options}
 
 
 _encoder = msgspec.json.Encoder(enc_hook=repr)

@@ -1,5 +1,9 @@
-"""A ReAct run inside a workflow node or a group-chat turn: a tool call awaiting a human's approval pauses the
-composite run, as a durable interrupt (``zagent.interrupt``), instead of waiting for ever.
+"""A ReAct run or a declared agent inside a workflow node or a group-chat turn: a tool call awaiting a human's
+approval pauses the composite run, as a durable interrupt (``zagent.interrupt``), instead of waiting for ever.
+
+A declared agent (``CustomizeAction``'s tool steps) settles its awaiting calls with ``settle_awaiting`` after
+each batch: each is asked as the node's (turn's) interrupt the same way; an approved call runs, a declined
+one gets a "declined" result, and outside an interrupt scope the "awaiting approval" result stands.
 
 Used by the react plugin's ``ReActAgent`` chats and handoffs, and by chat agents called as tools
 (``astool``) inside a node or turn; ``loop`` is the react plugin's ``ReActLoop`` (its ``on_pause`` callback
@@ -32,6 +36,10 @@ import msgspec
 from zagent import StashKey
 from zagent._runs.context import ASKING, ASKING_KEY
 from zagent.agentkit.counters import RunCounter, shared_counter
+from zagent.agentkit.approvals import approval_key
+from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
+from zagent.providerkit import new_call_id
+from zagent.types import ToolCall, ToolResult
 
 _canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
 
@@ -75,7 +83,7 @@ async def arun_asking(loop: Any, turn: Any, history: Any, ctx: Any) -> Any:
             deny: list[str] = []
             try:
                 for call in [c for c in loop.state.pending if c.id in loop.state.awaiting_approval]:
-                    (approve if _answer(scope, loop, call, loop._ctx) else deny).append(call.id)
+                    (approve if _answer(scope, loop.agent, call, loop._ctx) else deny).append(call.id)
             except BaseException:  # Interrupted (no answer yet): the loop ends here, the node (turn) pauses
                 loop.abort()
                 await asyncio.gather(run, return_exceptions=True)
@@ -97,9 +105,58 @@ def question_of(agent: str, call: Any) -> tuple[str, str]:
             f"allow this call, anything else declines it", digest)
 
 
-def _answer(scope: Any, loop: Any, call: Any, ctx: Any) -> bool:
+async def settle_awaiting(agent: str, calls: list[ToolCall], results: list[ToolResult], ctx: Any,
+                          rerun: Any) -> list[ToolResult]:
+    """``results`` of a declared agent's batch, its calls awaiting approval answered inside an interrupt scope.
+
+    A call the approval rail held (``PENDING_APPROVAL``) is asked as the node's (turn's) interrupt
+    (``Interrupted`` until answered); once approved it runs again through ``rerun(calls)`` with its approval
+    key granted, declined it gets a "declined" result. Outside an interrupt scope ``results`` stand."""
+    pending = ctx.stash.get(PENDING_APPROVAL)
+    if not pending:
+        return results
+    scope = scope_of(ctx)
+    if scope is None:
+        return results
+    held = [c for c in calls if c.id in pending]
+    approved: list[ToolCall] = []
+    declined: dict[str, ToolResult] = {}
+    for call in held:  # in the batch's order: the node's interrupts are positional
+        yes = _answer(scope, agent, call, ctx)
+        pending.discard(call.id)
+        (ctx.stash.get(PENDING_KEYS) or {}).pop(call.id, None)
+        if yes:
+            approved.append(call)
+        else:
+            declined[call.id] = ToolResult(call_id=call.id, name=call.name, state="blocked",
+                                           error="a human declined the call",
+                                           content="Error: the call was blocked: a human declined the call")
+    ran = dict(zip([c.id for c in approved], await _granted(approved, ctx, rerun))) if approved else {}
+    return [ran.get(r.call_id) or declined.get(r.call_id) or r for r in results]
+
+
+async def _granted(calls: list[ToolCall], ctx: Any, rerun: Any) -> list[ToolResult]:
+    """``rerun(calls)`` with each call's approval granted for this run only: a fresh id minted here (never
+    the model's), its key approved, both withdrawn after, so a later call with the same id asks again."""
+    minted = ctx.stash.setdefault(CALL_KEYS, {})
+    granted = ctx.stash.setdefault(APPROVED, set())
+    keys = []
+    for call in calls:
+        minted[call.id] = new_call_id()
+        keys.append(approval_key(minted[call.id], call.name, call.arguments))
+    granted.update(keys)
+    try:
+        results: list[ToolResult] = await rerun(calls)
+        return results
+    finally:
+        granted.difference_update(keys)
+        for call in calls:
+            minted.pop(call.id, None)
+
+
+def _answer(scope: Any, agent: str, call: Any, ctx: Any) -> bool:
     """The human's answer about ``call`` (True: approved), or ``Interrupted`` when it has not been given yet."""
-    question, digest = question_of(loop.agent, call)
+    question, digest = question_of(agent, call)
     asked = shared_counter(ctx, ASKED)
     where = "|".join(f"{k}={v}" for k, v in sorted(scope.where.items()))
     while True:

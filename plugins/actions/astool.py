@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import msgspec
 from zagent.errors import ConfigError, ToolError
-from zagent._trust.imports import current_trust
-from zagent._trust.specpaths import check_spec_path
+from zagent import current_trust
+from zagent.speckit.paths import check_spec_path
 from zagent import Tool
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,7 +43,7 @@ _BAD = re.compile(r"[^A-Za-z0-9_.\-]")
 _encode = msgspec.json.Encoder(enc_hook=repr).encode
 
 
-def outer_config(agent_config: dict[str, Any], caller: "RunContext") -> dict[str, Any]:
+def outer_config(agent_config: dict[str, Any], caller: "RunContext[Any]") -> dict[str, Any]:
     """``agent_config`` for an agent called inside ``caller``'s run: the caller's rails (and its own callers')
     added as ``outer_rails``, outermost first."""
     config = dict(agent_config)
@@ -71,7 +71,7 @@ def agent_tool(agent: Any, *, name: Optional[str] = None, description: Optional[
         parameters = zfields.json_schema(agent.action().input_spec)
 
     async def handler(**kwargs: Any) -> str:
-        caller: "RunContext" = kwargs.pop(_CTX)
+        caller: "RunContext[Any]" = kwargs.pop(_CTX)
         depth = _depth.get()
         if depth >= MAX_AGENT_DEPTH:
             raise ToolError(f"agent {agent.name!r} was not called: agents may call agents at most "
@@ -87,18 +87,19 @@ def agent_tool(agent: Any, *, name: Optional[str] = None, description: Optional[
                 toolset="agents", metadata={"agent": agent.name})
     if not register:
         return tool
-    existing = agent.kernel.find("tools", tool_name)
+    kernel: "Kernel" = agent.kernel
+    existing = kernel.find("tools", tool_name)
     if existing is not None:
-        if existing.metadata.get("agent_object") is agent:
+        if isinstance(existing, Tool) and existing.metadata.get("agent_object") is agent:  # (tools are Tools)
             return existing
         raise ConfigError(f"agent {agent.name!r} cannot be offered as tool {tool_name!r}: a tool of that name is "
                           "registered already; pass as_tool(name=...)")
     tool.metadata["agent_object"] = agent
-    return agent.kernel.add_tool(tool)
+    return kernel.add_tool(tool)
 
 
-async def _declared(agent: Any, caller: "RunContext", inputs: dict[str, Any]) -> str:
-    from zagent._trust.limits import check_inputs
+async def _declared(agent: Any, caller: "RunContext[Any]", inputs: dict[str, Any]) -> str:
+    from zagent.agentkit.inputs import check_inputs
 
     check_inputs(inputs)
     action = agent.action()
@@ -120,7 +121,7 @@ async def _declared(agent: Any, caller: "RunContext", inputs: dict[str, Any]) ->
     return _encode(values).decode()
 
 
-async def _chat(agent: Any, caller: "RunContext", arguments: dict[str, Any]) -> str:
+async def _chat(agent: Any, caller: "RunContext[Any]", arguments: dict[str, Any]) -> str:
     task = arguments.get("task")
     if not isinstance(task, str) or not task.strip():
         raise ToolError(f"agent {agent.name!r} needs a non-empty 'task' string")
@@ -184,7 +185,7 @@ def resolve_agent_refs(kernel: "Kernel", refs: Iterable[Any], *, base_dir: Optio
 def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) -> Any:
     """The agent of file ``ref``: a .json/.yaml/.yml file inside the naming spec's folder (any path when the
     spec is trusted), never one already being loaded (a file naming itself)."""
-    from zagent._trust.specpaths import current_spec_file
+    from zagent import current_spec_file
 
     trust = current_trust()
     spec_path = current_spec_file()  # a spec read from a file names files next to itself, never the cwd's
@@ -204,8 +205,7 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
         raise ConfigError(f"{key} {ref!r}: agent files name each other in a loop ({' -> '.join(_loading.get())})")
     if not os.path.isfile(path):
         raise ConfigError(f"{key} {ref!r}: no such agent file ({path})")
-    from zagent import Trust, trusting
-    from zagent import load_spec_file
+    from zagent import Trust, load_spec_file, trusting
 
     token = _loading.set((*_loading.get(), path))
     try:

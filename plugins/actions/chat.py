@@ -25,13 +25,15 @@ import attrs
 import msgspec
 from zagent.errors import ConfigError
 from zagent.agentkit.guardrails import check as check_guardrails, hand_over
-from zagent._trust.limits import check_text
+from zagent.agentkit.inputs import check_text
 from zagent._model.inputs import to_messages
 from zagent.types import Message
 
 from .userturn import UserInput, check_parts, text_of, user_turn
 
 if TYPE_CHECKING:  # pragma: no cover
+    from zagent import RunContext
+
     from .agent import Agent
 
 ROUTER = """Decide how to handle the user's request below.
@@ -64,7 +66,7 @@ class AgentResponse:
 
 
 async def achat(agent: "Agent", user_input: UserInput, history: Optional[Sequence[Any]] = None,
-                use_react: Optional[bool] = None, *, ctx: Optional[Any] = None,
+                use_react: Optional[bool] = None, *, ctx: Optional["RunContext[Any]"] = None,
                 session: Optional[Any] = None) -> AgentResponse:
     """The body of ``Agent.achat`` (see the module docstring)."""
     turn = user_turn(user_input, f"the user_input of a chat with {agent.name!r}")  # text or a user Message
@@ -128,7 +130,7 @@ async def achat(agent: "Agent", user_input: UserInput, history: Optional[Sequenc
     return response
 
 
-async def direct(agent: "Agent", user_input: UserInput, past: list[Message], ctx: Any) -> AgentResponse:
+async def direct(agent: "Agent", user_input: UserInput, past: list[Message], ctx: "RunContext[Any]") -> AgentResponse:
     """One model call, framed as a run (``run_start``/``run_end`` events) like a loop run; ``user_input`` is
     sent as it is (a ``Message`` with its parts)."""
     events = agent.kernel.has_impls("zagent_event")
@@ -147,7 +149,7 @@ async def direct(agent: "Agent", user_input: UserInput, past: list[Message], ctx
     return AgentResponse(content=reply.text.strip(), mode="direct", metadata={"run_id": ctx.run_id})
 
 
-async def needs_react(agent: "Agent", user_input: str, ctx: Any) -> bool:
+async def needs_react(agent: "Agent", user_input: str, ctx: "RunContext[Any]") -> bool:
     """Ask the model whether the request needs the agent's tools (False without tools, no call made)."""
     tools = agent.chat_tools()
     if not tools:
@@ -205,7 +207,8 @@ def confidence(steps: Sequence[Any], questions: Sequence[str]) -> float:
     return sum(1 for s in steps if not (s.is_error or s.is_blocked)) / len(steps)
 
 
-async def react_through_kernel(agent: "Agent", user_input: UserInput, past: list[Message], ctx: Any) -> AgentResponse:
+async def react_through_kernel(agent: "Agent", user_input: UserInput, past: list[Message], ctx: "RunContext[Any]"
+                               ) -> AgentResponse:
     """Run a ReAct loop for a declared agent, through the kernel's ``react`` agent type."""
     factory = agent.kernel.find("agent_types", "react")
     if factory is None:

@@ -15,12 +15,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
-def add_commands(cli: Any) -> None:
+
+def add_commands(cli: "CommandGroup") -> None:
     run = cli.command("run", cmd_run, help="run an agent file (JSON/YAML) once and print its output")
     run.add_argument("agent_file", help="path to the agent's .json/.yaml file")
     _common(cli, run)
@@ -51,17 +55,16 @@ def cli_trust(args: argparse.Namespace, path: str, *, dry: bool = False) -> Any:
     return Trust.for_file(path, everything=bool(getattr(args, "trust", False)), dry=dry)
 
 
-def _common(cli: Any, parser: argparse.ArgumentParser) -> None:
+def _common(cli: "CommandGroup", parser: argparse.ArgumentParser) -> None:
     cli.add_inputs(parser)
     parser.add_argument("--model", "-m", default=None,
                         help="'provider:model' to use instead of the file's (default: ZAGENT_MODEL)")
 
 
-def _load(args: argparse.Namespace, kernel: Any, *, dry: bool = False) -> Any:
+def _load(args: argparse.Namespace, kernel: "Kernel", *, dry: bool = False) -> Any:
     """The agent of ``args.agent_file``; ``dry`` (``agent show``) imports nothing the file names."""
 
-    from zagent import trusting
-    from zagent import load_spec_file
+    from zagent import load_spec_file, trusting
 
     from .customize import CustomizeAgent
 
@@ -71,7 +74,7 @@ def _load(args: argparse.Namespace, kernel: Any, *, dry: bool = False) -> Any:
     from zagent.plugins.climodel import replace_model
 
     spec = replace_model(spec, args.model)
-    from zagent._trust.specpaths import spec_file
+    from zagent import spec_file
 
     with trusting(cli_trust(args, args.agent_file, dry=dry)), spec_file(args.agent_file):
         if spec.get("type", "customize") == "customize":  # its tool modules may sit next to the file
@@ -128,7 +131,7 @@ def _require_all(agent: Any, inputs: dict[str, Any]) -> None:
         raise SystemExit(f"zagent: {agent.name} needs input(s) {', '.join(missing)}; pass {flags}")
 
 
-def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:
     agent = _load(args, kernel)
     if not _is_declared(agent):
         return _run_chat(args, kernel, agent)
@@ -160,7 +163,7 @@ def _is_declared(agent: Any) -> bool:
         return False
 
 
-def _run_chat(args: argparse.Namespace, kernel: Any, agent: Any) -> int:
+def _run_chat(args: argparse.Namespace, kernel: "Kernel", agent: Any) -> int:
     """A chat agent (``react``...): its message is ``--input task=...``; print the answer."""
     from zagent.errors import ConfigError
 
@@ -191,7 +194,7 @@ def _run_chat(args: argparse.Namespace, kernel: Any, agent: Any) -> int:
     return 0
 
 
-def cmd_show(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_show(args: argparse.Namespace, kernel: "Kernel") -> int:
     agent = _load(args, kernel, dry=True)
     if not _is_declared(agent):
         from zagent.errors import ConfigError

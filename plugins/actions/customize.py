@@ -9,7 +9,7 @@ read and write JSON, or YAML with ``zagent[yaml]``.
 
 Tools are named by registered name, or by import path ``package.module:function``
 for a plain function. An import path (in ``tools`` or ``parse_func``) is data
-until trusted: ``zagent._trust.imports.resolve`` imports it only under the trust in
+until trusted: ``zagent.speckit.trust.resolve`` imports it only under the trust in
 force (``k.agent(spec, trust=True)``, ``Kernel(config={"trusted_imports": [...]})``,
 or the CLI's spec-folder rule); see docs/security.md.
 """
@@ -25,14 +25,15 @@ import msgspec
 from zagent.agentkit import fields as zfields
 from zagent.errors import ConfigError
 from zagent.providerkit.credentials import spec_options
-from zagent._trust.specpaths import check_spec_path
+from zagent.speckit.paths import check_spec_path
 from zagent.agentkit.files import write_atomic
 from zagent.agentkit.placeholders import placeholders
 from zagent import trusting
-from zagent._trust.imports import as_trust, resolve
+from zagent._trust.imports import as_trust
+from zagent.speckit.trust import resolve
 from zagent.agentkit.approvals import resolve_approver
 from zagent._hooks.railscheck import check_rails
-from zagent._trust.specfiles import convert_spec
+from zagent.speckit.specs import convert_spec
 from zagent import public_data
 from zagent.agentkit.toolrefs import resolve_tool_refs
 from zagent.types import Field
@@ -132,12 +133,11 @@ class CustomizeAgent(Agent):
                        memory_key=spec_memory_key(spec))
 
     @classmethod
-    def load(cls, path: Union[str, os.PathLike], kernel: "Kernel", *, trust: Any = None) -> "CustomizeAgent":
+    def load(cls, path: Union[str, "os.PathLike[str]"], kernel: "Kernel", *, trust: Any = None) -> "CustomizeAgent":
         """Read a JSON or YAML agent file. Import paths in it are refused unless trusted: ``trust=True``,
-        ``Kernel(config={"trusted_imports": [...]})`` or a ``zagent._trust.imports.Trust`` (e.g. ``Trust.for_file(path)``
+        ``Kernel(config={"trusted_imports": [...]})`` or a ``zagent.Trust`` (e.g. ``Trust.for_file(path)``
         for modules next to the file)."""
-        from zagent import load_spec_file
-        from zagent._trust.specpaths import spec_file
+        from zagent import load_spec_file, spec_file
 
         p = os.fspath(path)
         folder = os.path.dirname(os.path.abspath(p))
@@ -147,12 +147,13 @@ class CustomizeAgent(Agent):
     def to_dict(self) -> dict[str, Any]:
         """The declaration as plain data, without secrets (no API keys, tokens or clients)."""
         assert self.spec is not None
-        data = msgspec.to_builtins(self.spec)
+        data: dict[str, Any] = msgspec.to_builtins(self.spec)  # a Struct's builtins: a dict by field name
         data["llm_config"] = self.llm_config or {}
         data.pop("llm", None)
-        return public_data(data)  # no secrets at any depth (keys, auth headers, clients)
+        public: dict[str, Any] = public_data(data)  # no secrets at any depth (keys, auth headers, clients)
+        return public
 
-    def save(self, path: Union[str, os.PathLike]) -> None:
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Write the declaration as JSON, or YAML when the name ends in .yaml/.yml."""
         p = os.fspath(path)
         data = self.to_dict()
@@ -168,16 +169,24 @@ class CustomizeAgent(Agent):
 
     def prompt_preview(self, inputs: Optional[dict[str, Any]] = None) -> str:
         """The user prompt as the model would see it; missing inputs shown as ``{name}``."""
-        action = self.action()
+        action = self._declared_action()
         values = {n: (inputs or {}).get(n, "{" + n + "}") for n in action.input_spec.names}
         return action.render_prompt(values)
 
     def system_preview(self, inputs: Optional[dict[str, Any]] = None) -> str:
         """The system message: the agent's system prompt and the template's system section."""
-        action = self.action()
+        action = self._declared_action()
         values = {n: (inputs or {}).get(n, "{" + n + "}") for n in action.input_spec.names}
         section = action.render_turns(values)[0]
         return "\n\n".join(p for p in (self.system_prompt or "", section) if p)
+
+    def _declared_action(self) -> CustomizeAction:
+        """The default action, the ``CustomizeAction`` the spec declares (the one whose prompt is previewed)."""
+        action = self.action()
+        if not isinstance(action, CustomizeAction):
+            raise ConfigError(f"agent {self.name!r}: action {action.name!r} is a {type(action).__name__}, not a "
+                              "declared CustomizeAction, so it has no prompt to preview")
+        return action
 
 
 def _convert_spec(data: dict[str, Any]) -> AgentSpec:
@@ -197,7 +206,7 @@ def _validate(spec: AgentSpec, kernel: "Kernel") -> None:
         raise ConfigError(f"{where}: {', '.join(sorted(clash))} declared both as input and output")
     used = _placeholders(spec)
     unused = [n for n in inputs.names if n not in used]
-    chat_style = bool(spec.prompt_template) and spec.prompt_template.get("style") == "chat"
+    chat_style = spec.prompt_template is not None and spec.prompt_template.get("style") == "chat"
     if unused and not chat_style:  # a chat template lists every input left out in the request turn
         raise ConfigError(f"{where}: input(s) {', '.join(unused)} never appear in the prompt; "
                           f"add {' '.join('{' + n + '}' for n in unused)} to it or remove them")

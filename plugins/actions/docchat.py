@@ -17,6 +17,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    from zagent import RunContext
+
     from .agent import Agent
     from .chat import AgentResponse
 
@@ -40,7 +42,7 @@ def says_dont_know(text: str) -> bool:
     return bool(_DONT_KNOW.search(text.replace("\u2019", "'").replace("\u2018", "'")))
 
 
-async def needs_retrieval(agent: "Agent", engine: Any, user_input: str, ctx: Any) -> bool:
+async def needs_retrieval(agent: "Agent", engine: Any, user_input: str, ctx: "RunContext[Any]") -> bool:
     """Ask the model whether the request needs the documents (llamaindex's router: retrieval or direct)."""
     about = getattr(engine, "description", "") or "the documents of this agent"
     reply = await agent.llm.asend(agent.llm.request(RETRIEVAL_ROUTER.format(about=about, request=user_input),
@@ -51,7 +53,7 @@ async def needs_retrieval(agent: "Agent", engine: Any, user_input: str, ctx: Any
     return bool(found) and min(found)[1] == "retriev"  # the word said first; neither: direct (then fallback)
 
 
-async def from_documents(engine: Any, user_input: str, ctx: Any, **metadata: Any) -> "AgentResponse":
+async def from_documents(engine: Any, user_input: str, ctx: "RunContext[Any]", **metadata: Any) -> "AgentResponse":
     """The query engine's answer as a chat response (mode ``retrieval``)."""
     from .chat import AgentResponse
 
@@ -62,7 +64,7 @@ async def from_documents(engine: Any, user_input: str, ctx: Any, **metadata: Any
 
 
 async def chat_with_documents(agent: "Agent", engine: Any, user_input: Any, past: list[Any],
-                              ctx: Any) -> "AgentResponse":
+                              ctx: "RunContext[Any]") -> "AgentResponse":
     """Route, answer, and fall back to retrieval on "I don't know" (see the module docstring); ``user_input``
     is text or a user ``Message`` (its text is what routing and retrieval read, the direct answer sees it all)."""
     from .chat import direct

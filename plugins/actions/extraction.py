@@ -41,7 +41,7 @@ class ContextExtraction:
     mode: str = "json"
 
     async def aextract(self, llm: "LLM", target: "Action", messages: Sequence[Message], *,
-                       ctx: "RunContext") -> dict[str, Any]:
+                       ctx: "RunContext[Any]") -> dict[str, Any]:
         """The inputs of ``target`` found in ``messages`` (only those with a value)."""
         spec = _optional(target.input_spec)
         parser = self.kernel.parser(self.mode)

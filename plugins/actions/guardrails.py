@@ -2,32 +2,35 @@
 
 Each entry is a callable ``fn(value, ctx)`` returning ``None`` or a reason, a name in
 ``kernel.entries("guardrails")`` when a plugin declares that kind, or an import
-path resolved under the spec's trust rules (``zagent._trust.imports.resolve``). They run before the kernel's
+path resolved under the spec's trust rules (``zagent.speckit.trust.resolve``). They run before the kernel's
 ``zagent_check_input`` / ``zagent_check_output`` hooks (``zagent.agentkit.guardrails``), which always run too.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, cast
 
 from zagent.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Kernel
+    from zagent import Kernel, RunContext
 
-__all__ = ["resolve_guardrails"]
+__all__ = ["Guardrail", "resolve_guardrails"]
+
+#: ``fn(value, ctx)``: ``None`` or a reason (a string or ``zagent.Deny``), or an awaitable of one
+Guardrail = Callable[[Any, "RunContext[Any]"], object]
 
 _WHERE = ("input", "output")
 
 
-def resolve_guardrails(kernel: "Kernel", spec: Any, *, base_dir: Optional[str] = None) -> dict[str, list[Callable]]:
+def resolve_guardrails(kernel: "Kernel", spec: Any, *, base_dir: Optional[str] = None) -> dict[str, list[Guardrail]]:
     """``spec`` (``{"input": [...], "output": [...]}``) as lists of callables; ``ConfigError`` naming a bad entry."""
     if not spec:
         return {}
     if not isinstance(spec, dict):
         raise ConfigError(f"guardrails must be an object {{\"input\": [...], \"output\": [...]}}, "
                           f"got {type(spec).__name__}")
-    out: dict[str, list[Callable]] = {}
+    out: dict[str, list[Guardrail]] = {}
     for where, refs in spec.items():
         if where not in _WHERE:
             raise ConfigError(f"guardrails: unknown key {where!r}; use 'input' and 'output'")
@@ -38,14 +41,14 @@ def resolve_guardrails(kernel: "Kernel", spec: Any, *, base_dir: Optional[str] =
     return out
 
 
-def _one(kernel: "Kernel", ref: Any, key: str, base_dir: Optional[str]) -> Optional[Callable]:
-    if callable(ref):
-        return ref
+def _one(kernel: "Kernel", ref: Any, key: str, base_dir: Optional[str]) -> Optional[Guardrail]:
+    if callable(ref):  # the spec's own function (spec values are untyped), or a registered or imported one below
+        return cast(Guardrail, ref)
     registered = kernel.find("guardrails", ref) if isinstance(ref, str) else None
     if registered is not None:
-        return registered
+        return cast(Guardrail, registered)
     if isinstance(ref, str) and ":" in ref:
-        from zagent._trust.imports import NotImported, resolve
+        from zagent.speckit.trust import NotImported, resolve
 
         fn = resolve(ref, key=key, kernel=kernel, base_dir=base_dir)
         if isinstance(fn, NotImported):
@@ -53,6 +56,6 @@ def _one(kernel: "Kernel", ref: Any, key: str, base_dir: Optional[str]) -> Optio
         if not callable(fn):
             raise ConfigError(f"{key} {ref!r} is not a function this spec may import; trust the spec's file "
                               "(Trust.for_file) or register the guardrail")
-        return fn
+        return cast(Guardrail, fn)
     raise ConfigError(f"{key} {ref!r} is neither a function, a registered guardrail nor an import path "
                       "'package.module:function'")

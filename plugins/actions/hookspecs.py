@@ -8,13 +8,16 @@ validator by its registered name in ``"output_validators"``.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from zagent import registry_hookspec
 
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+
 
 @registry_hookspec("output_validators", noun="output validator")
-def zagent_register_output_validators(register: Callable[..., Any], kernel: Any) -> None:
+def zagent_register_output_validators(register: Callable[..., Any], kernel: "Kernel") -> None:
     """Register output validators by name (``kernel.entries("output_validators")``).
 
     ``register(name, fn, *, override=False)``; ``fn(output)`` or ``fn(output, ctx)`` (sync or async)

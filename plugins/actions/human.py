@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, cast
 
 import attrs
 
@@ -71,7 +71,7 @@ class HumanAction(Action):
             return ""
         return placeholders(self.prompt, values, f"prompt of human agent {self.name!r}").render(values)
 
-    async def aexecute(self, llm: Any, inputs: dict[str, Any], *, ctx: "RunContext",
+    async def aexecute(self, llm: Any, inputs: dict[str, Any], *, ctx: "RunContext[Any]",
                        system_prompt: Optional[str] = None) -> ActionOutput:
         prompt = self.render_prompt(inputs)
         request = HumanRequest(agent=getattr(self.owner, "name", self.name), prompt=prompt, inputs=dict(inputs),
@@ -115,7 +115,7 @@ class HumanAgent(Agent):
             if isinstance(action, HumanAction):
                 action.owner = self
 
-    async def _extract(self, action: Action, ctx: "RunContext", missing: Any) -> dict[str, Any]:
+    async def _extract(self, action: Action, ctx: "RunContext[Any]", missing: Sequence[str]) -> dict[str, Any]:
         raise ConfigError(f"human agent {self.name!r} needs input(s) {', '.join(missing)}, which were not given; "
                           "pass them as inputs (a person's agent does not guess them from earlier messages)")
 
@@ -129,7 +129,7 @@ def _responder(agent: Any, kernel: "Kernel") -> Callable[[HumanRequest], Any]:
             "line asks on the terminal")
     if not callable(found):
         raise ConfigError(f"{CONFIG_KEY} must be callable, got {type(found).__name__}")
-    return found
+    return cast(Callable[[HumanRequest], Any], found)  # the app's function (an attribute or a config value)
 
 
 def terminal_responder(request: HumanRequest) -> dict[str, Any]:
@@ -173,7 +173,7 @@ def build_human(spec: dict[str, Any], kernel: "Kernel") -> HumanAgent:
         raise ConfigError("a human agent needs a non-empty 'name'")
     if not spec.get("outputs"):
         raise ConfigError(f"human agent {name!r}: declare at least one output (what the person answers)")
-    from zagent._trust.sizes import check_sizes
+    from zagent.speckit.sizes import check_sizes
 
     check_sizes(spec, "human agent")  # memory_size is bounded like any spec count
     action = HumanAction(name=name, description=str(spec.get("description", "")), prompt=str(spec.get("prompt", "")),

@@ -22,12 +22,15 @@ with ``id``, ``source`` and ``text`` (``zagent.plugins.memory.documents``).
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 
 from zagent import RunContext
 from zagent.types import Message
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 ANSWER_PROMPT = """Answer the question using only the sources below. After each fact, cite the source it \
 came from by its id in square brackets, e.g. [{example}]. If the sources do not contain the answer, say \
@@ -68,7 +71,7 @@ def cited_ids(text: str, retrieved: list[Any]) -> list[str]:
 class QueryEngine:
     """Retrieval over a document store plus an answer with citations (see the module docstring)."""
 
-    kernel: Any
+    kernel: "Kernel"
     store: Any
     llm: Any = None
     top_k: int = 4
@@ -85,7 +88,7 @@ class QueryEngine:
         """The chunks best matching ``question``, best first."""
         return list(await self.store.asearch(question, self.top_k))
 
-    async def aquery(self, question: str, ctx: Optional[Any] = None) -> QueryResponse:
+    async def aquery(self, question: str, ctx: Optional[RunContext[Any]] = None) -> QueryResponse:
         """Retrieve, answer from the chunks, cite them (see the module docstring)."""
         chunks = await self.aretrieve(question)
         if not chunks:
@@ -114,7 +117,7 @@ class QueryEngine:
 
         engine = self
 
-        async def query_documents(question: str, ctx: RunContext) -> str:
+        async def query_documents(question: str, ctx: RunContext[Any]) -> str:
             """Answer a question from the documents.
 
             Args:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from zagent.errors import ConfigError
-from zagent._trust.limits import check_text
+from zagent.agentkit.inputs import check_text
 from zagent._model.inputs import to_messages
 from zagent.types import Message
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Union
 
-from zagent._trust.limits import check_text
+from zagent.agentkit.inputs import check_text
 from zagent.errors import ConfigError
 from zagent.types import MAX_INLINE_BYTES, Message, Part
 

@@ -13,7 +13,7 @@ the result message's ``metadata["output_retries"]``.
 
 In an agent file, ``"output_validators"`` lists validators by registered name
 (``zagent_register_output_validators``, this plugin's registry kind) or by
-import path ``"pkg.mod:fn"`` (imported under the trust rules of ``zagent._trust.imports``).
+import path ``"pkg.mod:fn"`` (imported under the trust rules of ``zagent.speckit.trust``).
 """
 
 from __future__ import annotations
@@ -25,11 +25,17 @@ from zagent.errors import ConfigError, ZagentError
 from zagent.types import Message
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Kernel, RunContext
+    from zagent import LLM, Kernel, RunContext
 
+    from .action import Action, CustomizeAction
     from .actionrun import ActionOutput
+    from .agent import Agent
 
-__all__ = ["MAX_OUTPUT_RETRIES", "ModelRetry", "OutputRejected", "resolve_validators", "validated"]
+__all__ = ["MAX_OUTPUT_RETRIES", "ModelRetry", "OutputRejected", "OutputValidator", "resolve_validators",
+           "validated"]
+
+#: ``fn(output)`` or ``fn(output, ctx)``, sync or async: ``None``, a replacement output, or ``ModelRetry`` raised
+OutputValidator = Callable[..., object]
 
 MAX_OUTPUT_RETRIES = 10
 RETRY_TURN = "Your answer was not accepted: {reason}\nAnswer again, in the same output format."
@@ -62,9 +68,10 @@ def check_retries(value: Any, where: str) -> int:
     return value
 
 
-def resolve_validators(kernel: "Kernel", refs: Sequence[Any], *, base_dir: Optional[str] = None) -> list[Callable]:
+def resolve_validators(kernel: "Kernel", refs: Sequence[Any], *, base_dir: Optional[str] = None
+                       ) -> list[OutputValidator]:
     """Validators a spec names: registered names, or import paths under the trust rules; callables as they are."""
-    found: list[Callable] = []
+    found: list[OutputValidator] = []
     for i, ref in enumerate(refs):
         key = f"output_validators[{i}]"
         if callable(ref):
@@ -72,7 +79,7 @@ def resolve_validators(kernel: "Kernel", refs: Sequence[Any], *, base_dir: Optio
         elif isinstance(ref, str) and (registered := kernel.find("output_validators", ref)) is not None:
             found.append(registered)
         elif isinstance(ref, str) and ":" in ref:
-            from zagent._trust.imports import NotImported, resolve
+            from zagent.speckit.trust import NotImported, resolve
 
             fn = resolve(ref, key=key, kernel=kernel, base_dir=base_dir)
             if not isinstance(fn, NotImported):
@@ -86,7 +93,7 @@ def resolve_validators(kernel: "Kernel", refs: Sequence[Any], *, base_dir: Optio
     return found
 
 
-async def _call(fn: Callable, output: Any, ctx: "RunContext") -> Any:
+async def _call(fn: OutputValidator, output: Any, ctx: "RunContext[Any]") -> object:
     try:
         takes_ctx = len(inspect.signature(fn).parameters) >= 2
     except (TypeError, ValueError):
@@ -95,9 +102,12 @@ async def _call(fn: Callable, output: Any, ctx: "RunContext") -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-async def validated(agent: Any, action: Any, out: "ActionOutput", ctx: "RunContext") -> tuple["ActionOutput", int]:
-    """``out`` once every validator of ``agent`` accepts it, re-asking the model on ``ModelRetry``;
-    ``(output, retries used)``."""
+async def validated(agent: "Agent", action: "Action", out: "ActionOutput", ctx: "RunContext[Any]"
+                    ) -> tuple["ActionOutput", int]:
+    """``out`` once every validator of ``agent`` accepts it, re-asking the model on ``ModelRetry`` (a
+    ``CustomizeAction`` only: it runs the tool loop the same conversation goes on in); ``(output, retries used)``."""
+    from .action import CustomizeAction
+
     reasons: list[str] = []
     while True:
         try:
@@ -106,7 +116,7 @@ async def validated(agent: Any, action: Any, out: "ActionOutput", ctx: "RunConte
         except ModelRetry as retry:
             reasons.append(retry.reason)
             await ctx.aemit("output_retry", attempt=len(reasons), reason=retry.reason[:300], action=action.name)
-            if len(reasons) > agent.max_output_retries or not hasattr(action, "_tool_loop"):
+            if len(reasons) > agent.max_output_retries or not isinstance(action, CustomizeAction):
                 raise OutputRejected(
                     f"agent {agent.name!r}: the output validators rejected {len(reasons)} answer(s), the last "
                     f"because: {retry.reason}. Raise max_output_retries, or check error.reasons and "
@@ -114,7 +124,7 @@ async def validated(agent: Any, action: Any, out: "ActionOutput", ctx: "RunConte
             out = await _again(action, agent.llm, out, ctx, retry.reason, len(reasons))
 
 
-async def _check(validators: Sequence[Callable], output: Any, action: Any, ctx: "RunContext") -> Any:
+async def _check(validators: Sequence[OutputValidator], output: Any, action: "Action", ctx: "RunContext[Any]") -> Any:
     for fn in validators:
         replaced = await _call(fn, output, ctx)
         if replaced is not None and replaced is not output:
@@ -125,7 +135,8 @@ async def _check(validators: Sequence[Callable], output: Any, action: Any, ctx: 
     return output
 
 
-async def _again(action: Any, llm: Any, out: "ActionOutput", ctx: "RunContext", reason: str, attempt: int) -> Any:
+async def _again(action: "CustomizeAction", llm: "LLM", out: "ActionOutput", ctx: "RunContext[Any]", reason: str,
+                 attempt: int) -> "ActionOutput":
     """The same conversation, one more user turn with ``reason``: a new run of ``action``'s loop."""
     from .actionrun import ActionRun
 

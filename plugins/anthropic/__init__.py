@@ -11,10 +11,13 @@ model come from ``Kernel(config={"anthropic": {...}})``.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 
-def zagent_register_providers(register: Callable[..., None], kernel: Any) -> None:
+def zagent_register_providers(register: Callable[..., None], kernel: "Kernel") -> None:
     defaults = dict((kernel.config.get("anthropic") or {}) if kernel is not None else {})
 
     def anthropic(model: str, **options: Any) -> Any:

@@ -12,10 +12,14 @@ prints the summary. Cheap to import: everything loads when the command runs.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 
-def zagent_register_commands(cli: Any, kernel: Any) -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import add_commands
 
     add_commands(cli)
@@ -25,7 +29,7 @@ def zagent_register_batch_drivers(register: Any) -> None:
     register("default", abatch)
 
 
-async def abatch(kernel: Any, target: Any, inputs: Any, **options: Any) -> Any:
+async def abatch(kernel: "Kernel", target: Any, inputs: Any, **options: Any) -> Any:
     """``Kernel.abatch``'s driver (``driver.abatch``), imported on first use."""
     from .driver import abatch as run
 

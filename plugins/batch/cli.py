@@ -4,7 +4,7 @@ Progress goes to stderr (a bar on a terminal, a line every few seconds
 otherwise); the summary line goes to stdout at the end. Import paths in the
 file (tools, parse functions, routers) are trusted as ``zagent run`` trusts
 them: modules in the file's own folder, everything with ``--trust``
-(``zagent._trust.imports``); remote workers get the same trust. Ctrl-C stops the
+(``zagent.speckit.trust``); remote workers get the same trust. Ctrl-C stops the
 batch, keeps every finished result in ``--out`` and says how to resume (run
 the same command again). Exit codes: 0 finished (failed items are in the
 output, counted in the summary), 1 an error before the batch ran, 130 interrupted.
@@ -15,12 +15,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from .progress import Progress
 
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
-def add_commands(cli: Any) -> None:
+
+def add_commands(cli: "CommandGroup") -> None:
     p = cli.command("batch", cmd_batch, help="run an agent or workflow file once per line of a JSONL file")
     p.add_argument("file", help="agent (.json/.yaml) or workflow (.json with 'nodes') file")
     p.add_argument("inputs", help="JSONL file: one JSON object of inputs per line ('id' names an item)")
@@ -41,7 +45,7 @@ def add_commands(cli: Any) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 
 
-def choose_executor(kernel: Any, asked: Optional[str]) -> Optional[str]:
+def choose_executor(kernel: "Kernel", asked: Optional[str]) -> Optional[str]:
     """``--executor``, else ``ray`` when ``RAY_ADDRESS`` is set and installed, else the kernel's default."""
     if asked:
         return asked
@@ -65,7 +69,7 @@ def _options(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
-def _target(kernel: Any, path: str, model: Optional[str]) -> Any:
+def _target(kernel: "Kernel", path: str, model: Optional[str]) -> Any:
     from zagent import load_spec_file
 
     spec = load_spec_file(path)
@@ -75,7 +79,7 @@ def _target(kernel: Any, path: str, model: Optional[str]) -> Any:
         graph = WorkFlowGraph.from_dict(spec)
         return _GraphTarget(graph, model)
     if model:
-        from zagent._trust.specpaths import users_model
+        from zagent.speckit.paths import users_model
 
         spec = {**spec, "llm": users_model(model)}  # the user's own choice
         spec.pop("llm_config", None)
@@ -88,7 +92,7 @@ class _GraphTarget:
     def __init__(self, graph: Any, model: Optional[str]):
         self.graph, self.model = graph, model
 
-    def batch_job(self, kernel: Any) -> Any:
+    def batch_job(self, kernel: "Kernel") -> Any:
         return self.graph.batch_job(kernel, self.model)
 
 
@@ -100,7 +104,7 @@ def _count_lines(path: str) -> Optional[int]:
         return None
 
 
-def cmd_batch(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_batch(args: argparse.Namespace, kernel: "Kernel") -> int:
     from zagent import Trust, trusting
 
     if args.concurrency is not None and args.concurrency < 1:

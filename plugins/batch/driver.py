@@ -37,6 +37,7 @@ from zagent import public_data
 from zagent import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
     import os
 
 __all__ = ["AGENT_RUNNER", "BatchReport", "BatchJob", "Summary", "WORKER_AGENTS", "abatch", "agent_item", "make_job",
@@ -91,7 +92,7 @@ class BatchReport:
     results: list[dict[str, Any]]
 
 
-async def abatch(kernel: Any, target: Any, inputs: Union[Iterable[Any], str, Any], *,
+async def abatch(kernel: "Kernel", target: Any, inputs: Union[Iterable[Any], str, Any], *,
                  out: Any = None, executor: Any = None, executor_options: Optional[dict[str, Any]] = None,
                  concurrency: Optional[int] = None, retries: int = 2, retry_failed: bool = False,
                  on_result: Optional[Callable[[dict[str, Any], Summary], None]] = None) -> BatchReport:
@@ -238,7 +239,7 @@ def _failed(item: Item, exc: BaseException, attempts: int, duration: float) -> d
 # -- jobs -----------------------------------------------------------------------------
 
 
-def make_job(kernel: Any, target: Any) -> BatchJob:
+def make_job(kernel: "Kernel", target: Any) -> BatchJob:
     """The ``BatchJob`` for ``target`` (see the module docstring); a bad target is a ``ConfigError`` now."""
     builder = getattr(target, "batch_job", None)
     if builder is not None and not isinstance(target, type):
@@ -252,7 +253,7 @@ def make_job(kernel: Any, target: Any) -> BatchJob:
                       "or a workflow graph")
 
 
-def _spec_job(kernel: Any, target: Any) -> BatchJob:
+def _spec_job(kernel: "Kernel", target: Any) -> BatchJob:
     from zagent import load_spec_file
 
     spec = target if isinstance(target, dict) else load_spec_file(target)
@@ -265,7 +266,7 @@ def _spec_job(kernel: Any, target: Any) -> BatchJob:
                runner=AGENT_RUNNER, payload={"spec": public_data(spec), "trust": shipped_trust()})
 
 
-async def agent_item(kernel: Any, agent: Any, inputs: dict[str, Any]) -> dict[str, Any]:
+async def agent_item(kernel: "Kernel", agent: Any, inputs: dict[str, Any]) -> dict[str, Any]:
     """Run one item on ``agent``: every required input must be in the item (never taken from another item)."""
     action = getattr(agent, "action", None)
     if callable(action):
@@ -282,7 +283,7 @@ async def agent_item(kernel: Any, agent: Any, inputs: dict[str, Any]) -> dict[st
 WORKER_AGENTS: "StashKey[dict[bytes, Any]]" = StashKey("zagent.plugins.batch.worker_agents")
 
 
-async def run_agent_item(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
+async def run_agent_item(kernel: "Kernel", payload: dict[str, Any]) -> dict[str, Any]:
     """The unit runner on a worker: build the agent from ``payload['spec']`` under the driver's trust (once per
     kernel), run one item."""
     spec = payload["spec"]

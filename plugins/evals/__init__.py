@@ -11,9 +11,18 @@ bounded, resumable with ``out``, on any executor); scorers are a registry kind
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from zagent.agentkit.lazy import lazy_exports
+
+if TYPE_CHECKING:  # pragma: no cover  (the lazy names' types, for type checkers)
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
+
+    from .comparing import compare as compare, Comparison as Comparison
+    from .run import aevaluate as aevaluate, CaseResult as CaseResult, EvalReport as EvalReport, evaluate as evaluate
+    from .run import read_cases as read_cases
+    from .scorers import Score as Score
 
 _EXPORTS = {
     "evaluate": "run", "aevaluate": "run", "EvalReport": "run", "CaseResult": "run", "read_cases": "run",
@@ -32,7 +41,7 @@ def zagent_register_scorers(register: Callable[..., Any]) -> None:
         register(name, factory)
 
 
-def zagent_register_commands(cli: Any, kernel: Any) -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import add_commands
 
     add_commands(cli)

@@ -13,10 +13,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 
-def add_commands(cli: Any) -> None:
+def add_commands(cli: "CommandGroup") -> None:
     p = cli.command("eval", cmd_eval, help="run an agent over eval cases (JSONL) and score its outputs")
     p.add_argument("cases", help="JSONL file: one case per line ({'id', 'inputs', 'expected', 'metadata'})")
     p.add_argument("--agent", "-a", required=True, help="the agent file (.json/.yaml) to evaluate")
@@ -34,10 +38,9 @@ def add_commands(cli: Any) -> None:
                    help="trust every import path in the agent file (default: only modules in its own folder)")
 
 
-def cmd_eval(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
     import msgspec
-    from zagent import Trust, trusting
-    from zagent import load_spec_file
+    from zagent import Trust, load_spec_file, trusting
 
     from .comparing import compare
     from .run import evaluate
@@ -49,7 +52,7 @@ def cmd_eval(args: argparse.Namespace, kernel: Any) -> int:
         scorers = [scorer_of(kernel, parse_scorer(s)) for s in args.scorer] or None
     spec = load_spec_file(args.agent)
     if args.model:
-        from zagent._trust.specpaths import users_model
+        from zagent.speckit.paths import users_model
 
         spec = {**spec, "llm": users_model(args.model)}  # the user's own choice
         spec.pop("llm_config", None)

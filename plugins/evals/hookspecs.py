@@ -8,13 +8,16 @@ built-in scorers here too, so ``override=True`` can replace one.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from zagent import registry_hookspec
 
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+
 
 @registry_hookspec("scorers", noun="scorer")
-def zagent_register_scorers(register: Callable[..., Any], kernel: Any) -> None:
+def zagent_register_scorers(register: Callable[..., Any], kernel: "Kernel") -> None:
     """Register eval scorers by name (``kernel.entries("scorers")``).
 
     ``register(name, factory, *, override=False)``; ``factory(options, kernel)`` gets the scorer's

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 
 import msgspec
 from zagent.errors import ConfigError
 from zagent import run_sync
 
 from .scorers import Score, run_scorer, scorer_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 __all__ = ["Case", "CaseResult", "EvalReport", "aevaluate", "evaluate", "read_cases"]
 
@@ -99,7 +102,7 @@ def _case(line: int, data: Any, where: str) -> Case:
 def read_cases(cases: Union[str, "os.PathLike[str]", Iterable[Any]]) -> list[Case]:
     """Cases from a JSONL file or an iterable of dicts/``Case``s; ``ConfigError`` naming a bad line or a
     repeated id."""
-    from zagent._trust.limits import check_inputs
+    from zagent.agentkit.inputs import check_inputs
 
     found: list[Case] = []
     if isinstance(cases, (str, os.PathLike)):
@@ -150,7 +153,7 @@ def _records(report: Any, out: Optional[str]) -> dict[str, dict[str, Any]]:
     return records
 
 
-async def aevaluate(kernel: Any, agent: Any, cases: Any, *, scorers: Optional[list[Any]] = None,
+async def aevaluate(kernel: "Kernel", agent: Any, cases: Any, *, scorers: Optional[list[Any]] = None,
                     out: Optional[Union[str, "os.PathLike[str]"]] = None, concurrency: Optional[int] = None,
                     executor: Any = None, name: Optional[str] = None) -> EvalReport:
     """Run ``agent`` (a spec dict, file or agent, as ``Kernel.abatch`` takes) over ``cases`` and score them.
@@ -192,7 +195,7 @@ def _label(agent: Any, name: Optional[str]) -> str:
     return str(getattr(agent, "name", "agent"))
 
 
-def evaluate(kernel: Any, agent: Any, cases: Any, **options: Any) -> EvalReport:
+def evaluate(kernel: "Kernel", agent: Any, cases: Any, **options: Any) -> EvalReport:
     """Sync twin of ``aevaluate``."""
     return run_sync(aevaluate(kernel, agent, cases, **options))
 

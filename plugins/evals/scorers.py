@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import msgspec
 from zagent.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 __all__ = ["BUILTIN", "Score", "as_score", "parse_scorer", "scorer_of"]
 
@@ -71,7 +74,7 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else _encode(value).decode()
 
 
-def exact(options: dict[str, Any], kernel: Any) -> Callable[..., Score]:
+def exact(options: dict[str, Any], kernel: "Kernel") -> Callable[..., Score]:
     sensitive = bool(options.get("case_sensitive", True))
 
     def score(output: Any, expected: Any, case: Any) -> Score:
@@ -86,7 +89,7 @@ def exact(options: dict[str, Any], kernel: Any) -> Callable[..., Score]:
     return score
 
 
-def contains(options: dict[str, Any], kernel: Any) -> Callable[..., Score]:
+def contains(options: dict[str, Any], kernel: "Kernel") -> Callable[..., Score]:
     sensitive = bool(options.get("case_sensitive", False))
 
     def score(output: Any, expected: Any, case: Any) -> Score:
@@ -121,7 +124,7 @@ def _subset(expected: Any, actual: Any, path: str) -> Optional[str]:
     return None if expected == actual else f"{path or 'output'} is {_text(actual)[:80]}, not {_text(expected)[:80]}"
 
 
-def json_subset(options: dict[str, Any], kernel: Any) -> Callable[..., Score]:
+def json_subset(options: dict[str, Any], kernel: "Kernel") -> Callable[..., Score]:
     def score(output: Any, expected: Any, case: Any) -> Score:
         actual = _actual(output, expected, options)
         if isinstance(actual, str):
@@ -144,7 +147,7 @@ def _number(value: Any) -> Optional[float]:
     return number if math.isfinite(number) else None
 
 
-def numeric(options: dict[str, Any], kernel: Any) -> Callable[..., Score]:
+def numeric(options: dict[str, Any], kernel: "Kernel") -> Callable[..., Score]:
     tolerance = _number(options.get("tolerance", 1e-9))
     relative = _number(options.get("relative", 0.0))
     if tolerance is None or tolerance < 0 or relative is None or relative < 0:
@@ -162,10 +165,10 @@ def numeric(options: dict[str, Any], kernel: Any) -> Callable[..., Score]:
     return score
 
 
-def function(options: dict[str, Any], kernel: Any) -> Callable[..., Any]:
+def function(options: dict[str, Any], kernel: "Kernel") -> Callable[..., Any]:
     fn = options.get("fn")
     if isinstance(fn, str):
-        from zagent._trust.imports import resolve
+        from zagent.speckit.trust import resolve
 
         fn = resolve(fn, key="scorer function fn", kernel=kernel)
     if not callable(fn):
@@ -182,7 +185,7 @@ The agent's answer:
 Does the answer meet it? Reply with the single word yes or no, then one sentence why."""
 
 
-def llm_judge(options: dict[str, Any], kernel: Any) -> Callable[..., Any]:
+def llm_judge(options: dict[str, Any], kernel: "Kernel") -> Callable[..., Any]:
     llm = kernel.llm(options.get("model")) if not hasattr(options.get("model"), "asend") else options["model"]
     criteria = options.get("criteria")
 
@@ -217,7 +220,7 @@ def parse_scorer(text: str) -> dict[str, Any]:
     return spec
 
 
-def scorer_of(kernel: Any, spec: Any) -> tuple[str, Callable[..., Any]]:
+def scorer_of(kernel: "Kernel", spec: Any) -> tuple[str, Callable[..., Any]]:
     """``(label, score function)`` for a scorer spec: a name, ``{"name": ..., **options}`` or a callable."""
     if callable(spec):
         return getattr(spec, "__name__", "function"), spec

@@ -8,10 +8,13 @@ for which errors move on to the next model. Cheap to import.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 
-def zagent_register_providers(register: Callable[..., None], kernel: Any) -> None:
+def zagent_register_providers(register: Callable[..., None], kernel: "Kernel") -> None:
     def _fallback(model: str, **options: Any) -> Any:
         from .provider import FallbackLLM
 

@@ -25,13 +25,16 @@ holds the providers' models, and the chain's call has the kernel's rails and eve
 from __future__ import annotations
 
 import logging
-from typing import Any, AsyncIterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, AsyncIterator, Optional, Sequence
 
 import attrs
 import msgspec
 from zagent.errors import ConfigError, DeadlineExceeded, ProviderError
 from zagent import LLM
 from zagent.types import Chunk, Completion, LLMRequest, ModelProfile
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 __all__ = ["FallbackLLM", "moves_on"]
 
@@ -51,7 +54,7 @@ class FallbackLLM(LLM):
     models: list[LLM]
 
     @classmethod
-    def build(cls, kernel: Any, model: str, *, models: Optional[Sequence[Any]] = None, **options: Any) -> "FallbackLLM":
+    def build(cls, kernel: "Kernel", model: str, *, models: Optional[Sequence[Any]] = None, **options: Any) -> "FallbackLLM":
         entries: list[Any] = list(models) if models is not None else [m.strip() for m in model.split(",") if m.strip()]
         if not 1 <= len(entries) <= MAX_MODELS:
             raise ConfigError(f"fallback:{model}: name 1 to {MAX_MODELS} models, comma-separated "

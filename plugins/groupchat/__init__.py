@@ -14,9 +14,25 @@ Built on the actions plugin (agents) and the manager plugin (``AgentManager``).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from zagent.agentkit.lazy import lazy_exports
+
+if TYPE_CHECKING:  # pragma: no cover  (the lazy names' types, for type checkers)
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
+
+    from .chat import GroupChat as GroupChat
+    from .history import SharedHistory as SharedHistory, ChatMessage as ChatMessage
+    from .selection import (
+        Selection as Selection, Choice as Choice, RoundRobin as RoundRobin, RoleRules as RoleRules,
+        LLMSelector as LLMSelector, selector_factories as selector_factories, build_selector as build_selector)
+    from .speakers import Turn as Turn, Reply as Reply, speak as speak
+    from .spec import GroupChatSpec as GroupChatSpec
+    from .state import GroupChatResult as GroupChatResult, ChatState as ChatState
+    from .termination import (
+        MaxRounds as MaxRounds, Keyword as Keyword, Judge as Judge, TokenBudget as TokenBudget,
+        TimeBudget as TimeBudget, ChatView as ChatView)
 
 _EXPORTS = {
     "GroupChat": "chat", "GroupChatResult": "state", "ChatState": "state",
@@ -41,25 +57,25 @@ zagent_hookspecs = "zagent.plugins.groupchat.hookspecs"
 _BUILTIN_POLICIES = ("round_robin", "rules", "llm")
 
 
-def _groupchat(spec: dict[str, Any], kernel: Any) -> Any:
+def _groupchat(spec: dict[str, Any], kernel: "Kernel") -> Any:
     from .spec import from_dict
 
     return from_dict(spec, kernel)
 
 
-def zagent_register_agent_types(register: Callable[..., None], kernel: Any) -> None:
+def zagent_register_agent_types(register: Callable[..., None], kernel: "Kernel") -> None:
     """Register the ``groupchat`` agent type."""
     register("groupchat", _groupchat)
 
 
-def zagent_register_speaker_selectors(register: Callable[..., None], kernel: Any) -> None:
+def zagent_register_speaker_selectors(register: Callable[..., None], kernel: "Kernel") -> None:
     """Register the built-in speaker-selection policies (each imports ``selection`` on first use)."""
     for name in _BUILTIN_POLICIES:
         register(name, _builtin_policy(name))
 
 
 def _builtin_policy(name: str) -> Callable[[dict[str, Any], Any], Any]:
-    def factory(options: dict[str, Any], kernel: Any) -> Any:
+    def factory(options: dict[str, Any], kernel: "Kernel") -> Any:
         from .selection import BUILTIN
 
         return BUILTIN[name](options, kernel)
@@ -68,7 +84,7 @@ def _builtin_policy(name: str) -> Callable[[dict[str, Any], Any], Any]:
     return factory
 
 
-def zagent_register_commands(cli: Any, kernel: Any) -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import add_commands
 
     add_commands(cli)

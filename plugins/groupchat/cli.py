@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 
-def add_commands(cli: Any) -> None:
+def add_commands(cli: "CommandGroup") -> None:
     group = cli.group("groupchat", help="run multi-agent group chats")
     run = group.command("run", cmd_run, help="run a group chat file, printing each turn as it happens")
     run.add_argument("chat_file", help="a group chat .json/.yaml")
@@ -30,7 +34,7 @@ def add_commands(cli: Any) -> None:
                                                           "(default: only modules in the file's own folder)")
 
 
-def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:
     import msgspec
 
     from zagent.errors import ConfigError

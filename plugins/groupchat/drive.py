@@ -17,7 +17,7 @@ from zagent._runs.share import RunShare
 from zagent.agentkit.counters import join
 from zagent.agentkit.lifecycle import NO_ANSWER
 from zagent.errors import CheckpointError, ConfigError, Interrupted
-from zagent._trust.limits import check_inputs, check_text
+from zagent.agentkit.inputs import check_inputs, check_text
 
 from . import termination as term
 from .history import SharedHistory

@@ -37,7 +37,7 @@ import attrs
 
 from zagent.agentkit.placeholders import placeholders
 from zagent.errors import ConfigError, ProviderError, ZagentError
-from zagent._runs.sync import maybe_await
+from zagent.agentkit.awaits import maybe_await
 
 from .history import ChatMessage, render_transcript
 
@@ -292,7 +292,7 @@ def build_selector(kernel: "Kernel", spec: Any) -> Any:
     if not isinstance(policy, str):
         return policy
     if ":" in policy:
-        from zagent._trust.imports import resolve
+        from zagent.speckit.trust import resolve
 
         factory = resolve(policy, key="speaker selection policy", kernel=kernel)
     else:

@@ -39,7 +39,7 @@ import msgspec
 
 from zagent.agentkit.interrupts import run_in_context
 from zagent.errors import ConfigError
-from zagent._runs.sync import maybe_await
+from zagent.agentkit.awaits import maybe_await
 from zagent.types import Usage
 
 from .history import ChatMessage, as_chat_messages, render_transcript

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 import msgspec
 from zagent.errors import ConfigError
-from zagent._trust.specfiles import convert_spec
+from zagent.speckit.specs import convert_spec
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -55,7 +55,7 @@ def from_dict(data: dict[str, Any], kernel: "Kernel", *, manager: Any = None, ll
     spec = convert_spec(data, GroupChatSpec, "group chat spec")
     if spec.type != "groupchat":
         raise ConfigError(f"group chat {spec.name!r}: type {spec.type!r} is not 'groupchat'")
-    from zagent._trust.specpaths import users_model
+    from zagent.speckit.paths import users_model
     from zagent.providerkit.credentials import spec_options
 
     # the models it names are the spec's (a wrapper's default file is refused); ``llm=`` is the caller's own
@@ -69,8 +69,7 @@ def from_dict(data: dict[str, Any], kernel: "Kernel", *, manager: Any = None, ll
 
 def load(path: Union[str, os.PathLike[str]], kernel: "Kernel", **options: Any) -> "GroupChat":
     """Read a JSON or YAML group chat file (see ``from_dict`` for ``options``)."""
-    from zagent import load_spec_file
-    from zagent._trust.specpaths import spec_file
+    from zagent import load_spec_file, spec_file
 
     with spec_file(path):  # files its inline agents name may lie next to it
         return from_dict(load_spec_file(path), kernel, **options)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 import attrs
 
 from zagent.errors import ConfigError
-from zagent._runs.sync import maybe_await
+from zagent.agentkit.awaits import maybe_await
 from zagent.types import Usage
 
 from .history import ChatMessage

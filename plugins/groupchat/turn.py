@@ -15,7 +15,7 @@ import msgspec
 
 from zagent.agentkit.interrupts import Asking, asking, bind
 from zagent.errors import ConfigError, Interrupted
-from zagent._runs.sync import maybe_await
+from zagent.agentkit.awaits import maybe_await
 
 from .ends import ChatEnds
 from .history import ChatMessage

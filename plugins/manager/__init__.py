@@ -7,8 +7,12 @@ classes load on first use (``from zagent.plugins.manager import AgentManager``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
 from zagent.agentkit.lazy import lazy_exports
+
+if TYPE_CHECKING:  # pragma: no cover  (the lazy names' types, for type checkers)
+    from .manager import AgentManager as AgentManager, AgentState as AgentState, AgentTimeout as AgentTimeout
 
 _EXPORTS = {"AgentManager": "manager", "AgentState": "manager", "AgentTimeout": "manager"}
 

@@ -367,7 +367,7 @@ def _save_file(agent: Any, data: dict[str, Any], path: str) -> None:
     write_atomic(path, msgspec.json.format(msgspec.json.encode(data)) + b"\n")
 
 
-def _load_file(kernel: Any, path: str) -> Any:
+def _load_file(kernel: "Kernel", path: str) -> Any:
     from zagent import load_spec_file
 
     spec = load_spec_file(path)

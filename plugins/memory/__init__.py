@@ -51,9 +51,13 @@ stays cheap to import: sqlite3 and the backends load on first use.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ForeignDatabase, NotADatabase, SchemaTooNew, StoreBusy, StoreError, StoreFull
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 __all__ = ["ForeignDatabase", "NotADatabase", "SchemaTooNew", "StoreBusy", "StoreError", "StoreFull",
            "zagent_register_memory", "zagent_register_commands"]
@@ -102,14 +106,14 @@ def make_documents(kernel: Any = None, **options: Any) -> Any:
     return DocumentStore(**options)
 
 
-def zagent_register_memory(register: Any, kernel: Any) -> None:
+def zagent_register_memory(register: Any, kernel: "Kernel") -> None:
     register("inprocess", make_inprocess)
     register("documents", lambda **options: make_documents(kernel, **options))
     register("sqlite", make_sqlite)
     register("checkpoints", make_checkpoints)
 
 
-def zagent_register_commands(cli: Any, kernel: Any) -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import register_commands
 
     register_commands(cli, kernel)

@@ -62,7 +62,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import time
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 import msgspec
@@ -74,6 +74,9 @@ from .database import Database
 from .paths import resolve
 from .patches import FULL_BASE, check_patch, patch_decoder, rebuild
 from .records import RunInfo, check_count
+
+if TYPE_CHECKING:  # pragma: no cover
+    import sqlite3
 
 DEFAULT_KEEP_LAST = 10
 
@@ -109,7 +112,7 @@ class CheckpointStore(CheckpointChain):
         row = (_check_run_id(run_id), check_count(step, "step"), _check_kind(kind), time.time(),
                _encode_state(state), _encode_metadata(metadata))
 
-        def write(c: Any) -> None:
+        def write(c: sqlite3.Connection) -> None:
             c.execute(_INSERT, (*row, 0))
             if self.keep_last is not None:
                 _trim(c, run_id, self.keep_last)
@@ -134,7 +137,7 @@ class CheckpointStore(CheckpointChain):
             after = check_patch(patch, step)
         row = (run_id, step, _check_kind(kind), time.time(), _encode_state(patch), _encode_metadata(metadata), 1)
 
-        def write(c: Any) -> None:
+        def write(c: sqlite3.Connection) -> None:
             last = c.execute("SELECT step FROM checkpoints WHERE run_id = ? ORDER BY step DESC LIMIT 1",
                              (run_id,)).fetchone()
             if last is None or last[0] != after:
@@ -150,7 +153,7 @@ class CheckpointStore(CheckpointChain):
         """The newest checkpoint of ``run_id`` as ``(step, state bytes)``, or ``None``."""
         _check_run_id(run_id)
 
-        def read(c: Any) -> Optional[tuple[int, bytes]]:
+        def read(c: sqlite3.Connection) -> Optional[tuple[int, bytes]]:
             row = c.execute("SELECT step, state, patch FROM checkpoints WHERE run_id = ? ORDER BY step DESC LIMIT 1",
                             (run_id,)).fetchone()
             if row is None:
@@ -163,7 +166,7 @@ class CheckpointStore(CheckpointChain):
         """The state saved as ``step`` of ``run_id``, or ``None``."""
         args = (_check_run_id(run_id), check_count(step, "step"))
 
-        def read(c: Any) -> Optional[bytes]:
+        def read(c: sqlite3.Connection) -> Optional[bytes]:
             row = c.execute("SELECT state, patch FROM checkpoints WHERE run_id = ? AND step = ?", args).fetchone()
             if row is None:
                 return None
@@ -238,14 +241,14 @@ class CheckpointStore(CheckpointChain):
     def __enter__(self) -> "CheckpointStore":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
         return f"<CheckpointStore {self.db.path!r} keep_last={self.keep_last}>"
 
 
-def _prune(c: Any, keep_last: Optional[int], older_than: Optional[float], kind: Optional[str]) -> int:
+def _prune(c: sqlite3.Connection, keep_last: Optional[int], older_than: Optional[float], kind: Optional[str]) -> int:
     kind_clause, kind_params = ("AND kind = ?", [kind]) if kind is not None else ("", [])
     removed = 0
     if older_than is not None:
@@ -260,7 +263,7 @@ def _prune(c: Any, keep_last: Optional[int], older_than: Optional[float], kind: 
     return removed
 
 
-def _trim(c: Any, run_id: str, keep_last: int) -> int:
+def _trim(c: sqlite3.Connection, run_id: str, keep_last: int) -> int:
     """Keep the newest ``keep_last`` steps of ``run_id`` and the full save the oldest of them builds on.
 
     Only covering indexes are read (see ``schema.PATCHES``)."""
@@ -269,8 +272,9 @@ def _trim(c: Any, run_id: str, keep_last: int) -> int:
     if row is None:
         return 0
     base = c.execute(FULL_BASE, (run_id, row[0])).fetchone()[0]
-    return c.execute("DELETE FROM checkpoints WHERE run_id = ? AND step < ?",
-                     (run_id, row[0] if base is None else base)).rowcount
+    deleted = c.execute("DELETE FROM checkpoints WHERE run_id = ? AND step < ?",
+                        (run_id, row[0] if base is None else base))
+    return deleted.rowcount
 
 
 def _encode_state(state: Any) -> bytes:
@@ -292,11 +296,14 @@ def _encode_metadata(metadata: Optional[dict[str, Any]]) -> bytes:
         raise ConfigError(f"checkpoint metadata is not JSON-encodable: {exc}") from None
 
 
-def _check_keep_last(keep_last: Any) -> Optional[int]:
-    if keep_last is not None and check_count(keep_last, "keep_last") < 1:
+def _check_keep_last(keep_last: object) -> Optional[int]:
+    if keep_last is None:
+        return None
+    count = check_count(keep_last, "keep_last")
+    if count < 1:
         raise ConfigError("keep_last must be at least 1 (the latest checkpoint of a run is always kept), "
                           "or None to keep every checkpoint")
-    return keep_last
+    return count
 
 
 def _check_run_id(run_id: Any) -> str:

@@ -15,10 +15,16 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 
-def register_commands(cli: Any, kernel: Any) -> None:
+def register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     """Add the ``memory`` group to the command line (``cli`` API: see ``zagent_register_commands``)."""
     group = cli.group("memory", help="inspect and clear long-term memory (SQLite)")
     p = group.command("list", list_command, help="list namespaces with message counts (and checkpointed runs)")
@@ -56,7 +62,7 @@ def default_path(kernel: Any = None) -> str:
     return os.fspath(configured) if configured else fallback()
 
 
-def _open(args: Any, kernel: Any, name: str = "sqlite") -> Optional[Any]:
+def _open(args: argparse.Namespace, kernel: "Kernel", name: str = "sqlite") -> Optional[Any]:
     path = args.db or default_path(kernel)
     if not os.path.exists(path):
         print(f"zagent memory: no memory file at {path}; pass --db PATH or set ZAGENT_MEMORY_DB",
@@ -71,7 +77,7 @@ def _open(args: Any, kernel: Any, name: str = "sqlite") -> Optional[Any]:
         return None
 
 
-def list_command(args: Any, kernel: Any) -> int:
+def list_command(args: argparse.Namespace, kernel: "Kernel") -> int:
     """Print ``namespace  count`` lines, then runs if ``--checkpoints``."""
     mem = _open(args, kernel)
     if mem is None:
@@ -89,7 +95,7 @@ def list_command(args: Any, kernel: Any) -> int:
     return 0
 
 
-def _list_runs(args: Any, kernel: Any) -> None:
+def _list_runs(args: argparse.Namespace, kernel: "Kernel") -> None:
     store = _open(args, kernel, "checkpoints")
     if store is None:
         return
@@ -100,7 +106,7 @@ def _list_runs(args: Any, kernel: Any) -> None:
         store.close()
 
 
-def search_command(args: Any, kernel: Any) -> int:
+def search_command(args: argparse.Namespace, kernel: "Kernel") -> int:
     """Print the best matches, one per line: ``namespace? role: content``."""
     import msgspec
 
@@ -123,7 +129,7 @@ def search_command(args: Any, kernel: Any) -> int:
     return 0
 
 
-def clear_command(args: Any, kernel: Any) -> int:
+def clear_command(args: argparse.Namespace, kernel: "Kernel") -> int:
     """Delete the namespaces' messages and say how many went."""
     mem = _open(args, kernel)
     if mem is None:
@@ -136,7 +142,7 @@ def clear_command(args: Any, kernel: Any) -> int:
     return 0
 
 
-def prune_command(args: Any, kernel: Any) -> int:
+def prune_command(args: argparse.Namespace, kernel: "Kernel") -> int:
     """Apply ``--keep-last``/``--older-than`` to the file's checkpoints and say how many went."""
     from zagent import ConfigError
 

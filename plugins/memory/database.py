@@ -31,7 +31,7 @@ import random
 import threading
 import time
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
+from typing import TYPE_CHECKING, Callable, Optional, TypeVar
 
 import attrs
 
@@ -292,7 +292,7 @@ class Database:
                 time.sleep(min(1.0, 0.01 * 2 ** n) * (0.5 + random.random()))
         raise AssertionError("unreachable")
 
-    def _error(self, exc: Any, doing: str) -> StoreError:
+    def _error(self, exc: sqlite3.Error, doing: str) -> StoreError:
         code = _primary(exc)
         if code == FULL:
             limit = f" (limit max_bytes={self.max_bytes})" if self.max_bytes else ""
@@ -335,7 +335,7 @@ _MESSAGES = {"database is locked": BUSY, "database table is locked": LOCKED, "da
              "file is not a database": NOTADB, "database disk image is malformed": CORRUPT}
 
 
-def _primary(exc: Any) -> Optional[int]:
+def _primary(exc: sqlite3.Error) -> Optional[int]:
     """The primary SQLite result code of an error (extended codes such as SQLITE_BUSY_SNAPSHOT folded).
 
     Python 3.10 has no ``sqlite_errorcode``; there the code comes from SQLite's message.

@@ -232,7 +232,7 @@ class SqliteMemory:
     def __enter__(self) -> "SqliteMemory":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:

@@ -17,7 +17,10 @@ registration hook closes over the kernel it is given (the models made hold no ke
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 
 def _scripted(model: str, **options: Any) -> Any:
@@ -26,7 +29,7 @@ def _scripted(model: str, **options: Any) -> Any:
     return ScriptedLLM.build(model, **options)
 
 
-def _test_factory(kernel: Any) -> Callable[..., Any]:
+def _test_factory(kernel: "Kernel") -> Callable[..., Any]:
     parsers = kernel.registry_of("parsers") if kernel is not None else None
 
     def _test(model: str, **options: Any) -> Any:
@@ -49,7 +52,7 @@ _DEFAULT = {"path": "your own recordings folder ($ZAGENT_RECORDINGS or ~/.local/
 _replay.zagent_default_paths = _DEFAULT  # type: ignore[attr-defined]
 
 
-def _record_factory(kernel: Any) -> Callable[..., Any]:
+def _record_factory(kernel: "Kernel") -> Callable[..., Any]:
     def _record(model: str, **options: Any) -> Any:
         from .record import RecordLLM
 
@@ -60,7 +63,7 @@ def _record_factory(kernel: Any) -> Callable[..., Any]:
     return _record
 
 
-def zagent_register_providers(register: Callable[..., None], kernel: Any) -> None:
+def zagent_register_providers(register: Callable[..., None], kernel: "Kernel") -> None:
     register("scripted", _scripted)
     register("test", _test_factory(kernel))
     register("record", _record_factory(kernel))

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 import msgspec
 
 from zagent.errors import ConfigError
-from zagent._model.replies import new_call_id
+from zagent.providerkit import new_call_id
 from zagent.types import Chunk, Completion, LLMRequest, Message, ToolCall, Usage
 
 _WORDS = re.compile(r"\S+\s*|\s+")

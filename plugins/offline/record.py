@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, AsyncIterator, Optional
+from typing import TYPE_CHECKING, Any, AsyncIterator, Optional
 
 import attrs
 import msgspec
@@ -45,6 +45,9 @@ from zagent import LLM
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile
 
 from .common import completion_chunks, ordinal
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 # credential-like option keys; ``token`` only as a whole word or suffix (``access_token``), so
 # ``max_tokens``/``max_completion_tokens`` stay readable
@@ -80,7 +83,7 @@ class RecordLLM(LLM):
     _started: bool = attrs.field(default=False, init=False)
 
     @classmethod
-    def build(cls, kernel: Any, model: str, *, path: Optional[str] = None, **options: Any) -> "RecordLLM":
+    def build(cls, kernel: "Kernel", model: str, *, path: Optional[str] = None, **options: Any) -> "RecordLLM":
         if ":" not in model:
             raise ConfigError(f"record:{model}: name the model to record as provider:model, e.g. record:openai:gpt-4o-mini")
         inner = kernel.llm(model, **options).llm  # the provider's model: the record call has the rails

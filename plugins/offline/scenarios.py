@@ -13,7 +13,10 @@ Used by zagent's own tests and by contrib observers (zagent-otel).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react",
            "zagent.plugins.memory", "zagent.plugins.manager", "zagent.plugins.workflow",
@@ -38,7 +41,7 @@ def shout(text: str) -> str:
     return text.upper()
 
 
-def react_two_tools(kernel: Any, model: str = "test:offline") -> Any:
+def react_two_tools(kernel: "Kernel", model: str = "test:offline") -> Any:
     """One ReAct run whose first step calls two tools at once; returns the ``ReActResult``."""
     from zagent.plugins.react.loop import ReActLoop
 
@@ -55,7 +58,7 @@ def _agent(name: str, prompt: str, inputs: list[str], output: str) -> dict[str, 
             "inputs": [{"name": i} for i in inputs], "outputs": [{"name": output}], "parse_mode": "str"}
 
 
-def three_node_workflow(kernel: Any, model: str = "test:offline") -> Any:
+def three_node_workflow(kernel: "Kernel", model: str = "test:offline") -> Any:
     """``outline`` → (``left`` ∥ ``right``); returns the ``WorkFlowResult``."""
     from zagent.plugins.manager import AgentManager
     from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
@@ -80,7 +83,7 @@ def three_node_workflow(kernel: Any, model: str = "test:offline") -> Any:
     return WorkFlowExecutor(kernel=kernel, manager=manager).run(graph, {"topic": "tides"})
 
 
-def group_chat(kernel: Any, model: str = "test:offline") -> Any:
+def group_chat(kernel: "Kernel", model: str = "test:offline") -> Any:
     """Speakers A and B (one LLM call per turn), round robin, two rounds; returns the ``GroupChatResult``."""
     from zagent.plugins.groupchat import GroupChat
 

@@ -23,7 +23,7 @@ from zagent import LLM
 from zagent.types import Chunk, Completion, Field, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec
 
 from .grounded import canned_reply, fill_arguments, fill_fields
-from zagent._model.replies import new_call_id
+from zagent.providerkit import new_call_id
 
 from .common import completion_chunks, estimate_usage, finish_reason_of, render_text_tool_calls
 from .values import from_field, from_schema

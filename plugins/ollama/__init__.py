@@ -14,10 +14,13 @@ tools; for an older server pass ``profile={"json_schema_output": False}`` or set
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 
-def zagent_register_providers(register: Callable[..., None], kernel: Any) -> None:
+def zagent_register_providers(register: Callable[..., None], kernel: "Kernel") -> None:
     defaults = dict((kernel.config.get("ollama") or {}) if kernel is not None else {})
 
     def ollama(model: str, **options: Any) -> Any:

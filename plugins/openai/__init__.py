@@ -17,10 +17,13 @@ the same options (``.responses``). ``openai:<model>`` uses it too when given
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 
-def zagent_register_providers(register: Callable[..., None], kernel: Any) -> None:
+def zagent_register_providers(register: Callable[..., None], kernel: "Kernel") -> None:
     defaults = dict((kernel.config.get("openai") or {}) if kernel is not None else {})
     profiles = (kernel.config.get("profiles") or {}) if kernel is not None else {}
 

@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from zagent.errors import ParseError
 from zagent.agentkit.fields import FieldsIn, FieldSpec, compile_fields, convert, to_dict
-from zagent._model.reasoning import strip_think
+from zagent.agentkit.thinking import strip_think
 
 from . import lenient
 

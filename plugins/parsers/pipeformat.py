@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 import msgspec
-from zagent._model.replies import new_call_id
+from zagent.providerkit import new_call_id
 from zagent.types import ToolCall, ToolSpec
 
 from .toolcalls import Extraction, ToolCallError, extract

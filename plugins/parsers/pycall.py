@@ -21,9 +21,9 @@ import keyword
 import re
 from typing import Any, Iterator, Optional
 
-from zagent._model.reasoning import strip_think
+from zagent.agentkit.thinking import strip_think
 
-from zagent._model.replies import new_call_id
+from zagent.providerkit import new_call_id
 from zagent.types import ToolCall, ToolSpec
 
 from .toolcalls import Extraction, ToolCallError, extract

@@ -29,8 +29,8 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple, Optional, Union
 
 import msgspec
-from zagent._model.replies import new_call_id
-from zagent._model.reasoning import strip_think
+from zagent.providerkit import new_call_id
+from zagent.agentkit.thinking import strip_think
 from zagent.types import ToolCall
 
 from . import jsontext

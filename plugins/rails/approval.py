@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from zagent.agentkit.approvals import bound_key
 from zagent.agentkit.runkeys import APPROVED, PENDING_APPROVAL, PENDING_KEYS
-from zagent._runs.sync import maybe_await
+from zagent.agentkit.awaits import maybe_await
 
 from .config import Layers, as_list, first_match, tool_of
 
@@ -100,7 +100,7 @@ def resolve(approver: Any, *, trusted: bool = True, kernel: Any = None) -> Optio
     """The approver callable named by the config value (callable, ``"console"`` or ``"module:function"``).
 
     An import path is imported as is when ``trusted`` (it came from ``kernel.config``); from an agent's
-    settings, only under the trust rules of ``zagent._trust.imports`` (``trusted_imports`` or a trusted spec)."""
+    settings, only under the trust rules of ``zagent.speckit.trust`` (``trusted_imports`` or a trusted spec)."""
     named: Optional[Callable[..., Any]]  # what the config names: an approver, by its contract
     if approver is None or callable(approver):
         named = approver
@@ -108,7 +108,8 @@ def resolve(approver: Any, *, trusted: bool = True, kernel: Any = None) -> Optio
     if approver == "console":
         return console_approver
     if isinstance(approver, str) and ":" in approver:
-        from zagent._trust.imports import import_path, resolve as resolve_import
+        from zagent._trust.imports import import_path
+        from zagent.speckit.trust import resolve as resolve_import
 
         named = (import_path(approver, "rails.approver") if trusted
                  else resolve_import(approver, key="rails.approver", kernel=kernel))

@@ -12,16 +12,16 @@ plugin's ``Agent``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, ClassVar, Iterator, Optional, Sequence, Union
 
 import attrs
 import msgspec
 from zagent.providerkit.credentials import spec_options
-from zagent._trust.specpaths import check_spec_path
+from zagent.speckit.paths import check_spec_path
 from zagent.errors import ConfigError
 from zagent.agentkit.approvals import resolve_approver
 from zagent._hooks.railscheck import check_rails
-from zagent._trust.specfiles import convert_spec
+from zagent.speckit.specs import convert_spec
 from zagent.plugins.actions.agent import Agent
 from zagent.plugins.actions.chat import ROUTER, AgentResponse, response_of  # noqa: F401 (re-exported)
 from zagent.agentkit.toolrefs import resolve_tool_refs
@@ -30,7 +30,8 @@ from zagent.types import Message
 from .loop import SYSTEM_PROMPT, ReActLoop, check_on_error
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Kernel
+    from zagent import Kernel, RunContext
+    from zagent.agentkit.streaming import StreamEvent
 
 class ReActSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """The declarative form of a ``ReActAgent``."""
@@ -153,7 +154,7 @@ class ReActAgent(Agent):
     def chat_system_prompt(self) -> str:
         return self.system_prompt or SYSTEM_PROMPT
 
-    def astream(self, task: Optional[Union[str, Message]] = None, **inputs: Any) -> Any:
+    def astream(self, task: Optional[Union[str, Message]] = None, **inputs: Any) -> AsyncIterator["StreamEvent"]:
         """A ReAct run on ``task`` (or ``inputs["task"]``; text or a user ``Message`` with images) as
         ``StreamEvent``s: text deltas, step and tool events, the ``AgentResponse`` last
         (``zagent.agentkit.streaming``)."""
@@ -164,13 +165,14 @@ class ReActAgent(Agent):
             raise ConfigError(f"react agent {self.name!r}: astream needs the task, e.g. astream('...')")
         return astream_run(self.kernel, lambda: self.achat(text, use_react=True))
 
-    def stream(self, task: Optional[Union[str, Message]] = None, **inputs: Any) -> Any:
+    def stream(self, task: Optional[Union[str, Message]] = None, **inputs: Any) -> Iterator["StreamEvent"]:
         """Sync twin of ``astream``."""
         from zagent.agentkit.streaming import sync_stream
 
         return sync_stream(self.astream(task, **inputs))
 
-    async def _react(self, user_input: Any, past: list[Message], ctx: Any) -> AgentResponse:
+    async def _react(self, user_input: Union[str, Message], past: list[Message], ctx: "RunContext[Any]"
+                     ) -> AgentResponse:
         if self.handoffs:
             from .handoff import chat_with_handoffs
 

@@ -13,12 +13,16 @@ import argparse
 import functools
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zagent.types import Message
 
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
-def add_commands(cli: Any) -> None:
+
+def add_commands(cli: "CommandGroup") -> None:
     chat = cli.command("chat", cmd_chat, help="chat with a ReAct agent (Ctrl-C pauses a run)")
     chat.add_argument("agent_file", nargs="?", help="a react agent .json/.yaml (default: all tools, ZAGENT_MODEL)")
     chat.add_argument("--model", "-m", default=None, help="'provider:model' to use")
@@ -47,7 +51,7 @@ class _Printer:
             print("  (paused)", file=sys.stderr, flush=True)
 
 
-def _agent(args: argparse.Namespace, kernel: Any) -> Any:
+def _agent(args: argparse.Namespace, kernel: "Kernel") -> Any:
     from zagent import load_spec_file
 
     if args.agent_file:
@@ -87,7 +91,7 @@ def _interrupt_hint() -> str:
     return "Ctrl-C pauses a run; Ctrl-D quits."
 
 
-def cmd_chat(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_chat(args: argparse.Namespace, kernel: "Kernel") -> int:
     import signal
 
     from zagent.plugins.cliimages import image_parts

@@ -125,7 +125,7 @@ def _shorten(text: str, limit: int) -> str:
 
 
 async def compress(
-    messages: Sequence[Message], llm: Any, *, keep_recent: int = 6, ctx: Optional["RunContext"] = None,
+    messages: Sequence[Message], llm: Any, *, keep_recent: int = 6, ctx: Optional["RunContext[Any]"] = None,
 ) -> list[Message]:
     """Summarise older turns into one message; see the module docstring for what is kept.
 

@@ -30,6 +30,9 @@ from zagent.plugins.actions.asked import arun_asking
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
+    from zagent.plugins.actions.chat import AgentResponse
+
+    from .loop import ReActLoop
 
 __all__ = ["Handoffs", "HandoffResult", "Hop"]
 
@@ -62,7 +65,7 @@ class HandoffResult:
 
 @attrs.define
 class _Pending:
-    loop: Any = None
+    loop: Optional["ReActLoop"] = None
     target: Optional[str] = None
     reason: str = ""
 
@@ -106,7 +109,7 @@ class Handoffs:
         agent = self.agents[target]
 
         async def handler(reason: str = "", **kwargs: Any) -> str:
-            ctx: "RunContext" = kwargs[_CTX]
+            ctx: "RunContext[Any]" = kwargs[_CTX]
             pending = ctx.stash.get(_PENDING)
             if pending is None or pending.loop is None:
                 raise ToolError(f"{name} only works inside a handoff run (zagent.plugins.react.Handoffs)")
@@ -130,7 +133,7 @@ class Handoffs:
         return name
 
     async def achat(self, user_input: Any, history: Optional[Sequence[Any]] = None, *,
-                    ctx: Optional["RunContext"] = None) -> HandoffResult:
+                    ctx: Optional["RunContext[Any]"] = None) -> HandoffResult:
         """Run the conversation turn from the first agent until one answers (see the module docstring);
         ``user_input`` is text or a user ``Message`` with image/file parts (each agent gets them)."""
         from zagent.plugins.actions.userturn import user_turn
@@ -140,7 +143,8 @@ class Handoffs:
         root = ctx or self.kernel.context(agent=next(iter(self.agents)))
         past = to_messages(history or [])
         pending = root.stash[_PENDING] = _Pending()
-        name, reason, trace = next(iter(self.agents)), "", []
+        name, reason = next(iter(self.agents)), ""
+        trace: list[Hop] = []
         try:
             for hop in range(self.max_handoffs + 1):
                 agent = self.agents[name]
@@ -178,17 +182,18 @@ class Handoffs:
         return run_sync(self.achat(user_input, history, **kwargs))
 
 
-def _said(loop: Any, history: int) -> list[Message]:
+def _said(loop: "ReActLoop", history: int) -> list[Message]:
     """What the agent of ``loop`` wrote (text only) after the ``history`` messages and the request."""
     messages = loop.state.messages if loop.state is not None else []
     start = (1 if messages and messages[0].role == "system" else 0) + history + 1
     return [m for m in messages[start:] if m.role == "assistant" and m.content and m.content.strip()]
 
 
-def _loop_for(agent: Any, extra_tools: list[str]) -> Any:
+def _loop_for(agent: Any, extra_tools: list[str]) -> "ReActLoop":
     """A ReAct loop for ``agent`` with ``extra_tools`` offered too (a declared agent: through the react type)."""
+    loop: "ReActLoop"
     if hasattr(agent, "loop"):
-        loop = agent.loop()
+        loop = agent.loop()  # a ReActAgent's
     else:
         from .agent import ReActAgent
 
@@ -202,7 +207,8 @@ def _loop_for(agent: Any, extra_tools: list[str]) -> Any:
     return loop
 
 
-async def chat_with_handoffs(agent: Any, user_input: Any, past: list[Message], ctx: Any) -> Any:
+async def chat_with_handoffs(agent: Any, user_input: Any, past: list[Message], ctx: Optional["RunContext[Any]"]
+                             ) -> "AgentResponse":
     """``ReActAgent.chat`` for an agent with ``handoffs``: it may hand over to them (not they to others)."""
     from zagent.plugins.actions.chat import AgentResponse
 

@@ -44,7 +44,7 @@ from zagent.agentkit.guardrails import check as check_guardrails, handed_over
 from zagent.agentkit.lifecycle import NO_ANSWER
 from zagent.agentkit.toolloop import ToolLoop
 from zagent.errors import ConfigError, NoAnswerError
-from zagent._trust.limits import check_text
+from zagent.agentkit.inputs import check_text
 from zagent._model.inputs import to_messages
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS
 from zagent import public_data

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from zagent._model.replies import new_call_id
+from zagent.providerkit import new_call_id
 from zagent.agentkit.runkeys import BUDGET_COUNTS
 from zagent.agentkit.signing import read_latest, signer_of
 from zagent.errors import CheckpointError, ConfigError

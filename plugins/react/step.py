@@ -11,7 +11,7 @@ from typing import Any, Optional, Sequence
 from zagent.agentkit.toolloop import NUDGE, ToolLoop, call_key
 from zagent.agentkit.turns import TOOL, bound
 from zagent.errors import CheckpointError, NoAnswerError, ProviderError, RunAborted, ToolBlocked, ZagentError
-from zagent._model.replies import new_call_id
+from zagent.providerkit import new_call_id
 from zagent.agentkit.runkeys import CALL_KEYS
 from zagent.types import Message, ToolCall, ToolSpec
 

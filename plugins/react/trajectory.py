@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 import msgspec
 
-from zagent._model.parts import placeholder
+from zagent.types import placeholder
 from zagent.types import Message
 
 from .state import ReActState

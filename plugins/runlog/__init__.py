@@ -17,7 +17,11 @@ read it (``--json``; ``show RUN --html out.html`` draws a timeline).
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 __all__ = ["enabled_path", "zagent_register_memory", "zagent_kernel_start", "zagent_register_commands"]
 
@@ -57,7 +61,7 @@ def zagent_register_memory(register: Any) -> None:
     register("runlog", make_store)
 
 
-def zagent_kernel_start(kernel: Any) -> None:
+def zagent_kernel_start(kernel: "Kernel") -> None:
     path = enabled_path(kernel.config)
     if path is not None and not kernel.has_plugin(OBSERVER):
         from .observer import RunLogger
@@ -65,7 +69,7 @@ def zagent_kernel_start(kernel: Any) -> None:
         kernel.add_plugin(RunLogger(kernel, path), name=OBSERVER)
 
 
-def zagent_register_commands(cli: Any, kernel: Any) -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import register_commands
 
     register_commands(cli, kernel)

@@ -8,10 +8,16 @@ These commands never create a log file: a missing one is reported.
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 
-def register_commands(cli: Any, kernel: Any) -> None:
+def register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     group = cli.group("logs", help="the local run log: requests, replies, tool calls, usage, timings")
     p = group.command("list", list_command, help="the newest runs")
     _common(p)
@@ -36,12 +42,12 @@ def register_commands(cli: Any, kernel: Any) -> None:
     group.command("path", path_command, help="print where the run log is")
 
 
-def _common(p: Any) -> None:
+def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", default=None, help="the log file (default $ZAGENT_LOG_DB or ~/.local/share/zagent/logs.db)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _store(args: Any, kernel: Any) -> Any:
+def _store(args: argparse.Namespace, kernel: "Kernel") -> Any:
     from . import enabled_path
     from .store import RunLogStore
 
@@ -49,7 +55,7 @@ def _store(args: Any, kernel: Any) -> Any:
     return RunLogStore.open(path, create=False)
 
 
-def list_command(args: Any, kernel: Any) -> int:
+def list_command(args: argparse.Namespace, kernel: "Kernel") -> int:
     store = _store(args, kernel)
     try:
         runs = store.runs(args.limit, status=args.status, agent=args.agent, since=_since(args.since),
@@ -73,7 +79,7 @@ def list_command(args: Any, kernel: Any) -> int:
     return 0
 
 
-def show_command(args: Any, kernel: Any) -> int:
+def show_command(args: argparse.Namespace, kernel: "Kernel") -> int:
     from zagent import ConfigError
 
     store = _store(args, kernel)
@@ -112,7 +118,7 @@ def show_command(args: Any, kernel: Any) -> int:
     return 0
 
 
-def search_command(args: Any, kernel: Any) -> int:
+def search_command(args: argparse.Namespace, kernel: "Kernel") -> int:
     store = _store(args, kernel)
     try:
         rows = store.search(args.text, args.limit)
@@ -128,7 +134,7 @@ def search_command(args: Any, kernel: Any) -> int:
     return 0
 
 
-def path_command(args: Any, kernel: Any) -> int:
+def path_command(args: argparse.Namespace, kernel: "Kernel") -> int:
     from . import default_path, enabled_path
 
     print(enabled_path(kernel.config) or default_path())

@@ -11,13 +11,16 @@ then, their open spans marked ``unfinished``. Never raises into a run.
 from __future__ import annotations
 
 import threading
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import zagent
 from zagent._runs.logs import log
 from zagent import current_span_id
 
 from .scrub import scrub
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 NAME_KEYS = {"llm": "model", "tool": "tool", "node": "node", "turn": "speaker", "workflow": "workflow",
              "skill": "skill"}
@@ -26,7 +29,7 @@ NAME_KEYS = {"llm": "model", "tool": "tool", "node": "node", "turn": "speaker", 
 class RunLogger:
     """The run log observer of one kernel (added by the plugin when logging is on)."""
 
-    def __init__(self, kernel: Any, path: str):
+    def __init__(self, kernel: "Kernel", path: str):
         self.path = path
         self._owner = kernel.span_owner  # spans pair per kernel (zagent._runs.spans)
         self._store: Any = None

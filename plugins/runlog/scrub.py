@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from zagent._model.parts import placeholder
+from zagent.types import placeholder
 from zagent import Secret, looks_secret, mask_userinfo
 from zagent.types import Part
 

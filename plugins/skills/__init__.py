@@ -29,9 +29,22 @@ import: everything loads on first use.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zagent.agentkit.lazy import lazy_exports
+
+if TYPE_CHECKING:  # pragma: no cover  (the lazy names' types, for type checkers)
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
+
+    from .curator import CurationResult as CurationResult, Curator as Curator
+    from .index import SkillIndex as SkillIndex
+    from .lifecycle import LifecycleManager as LifecycleManager
+    from .matcher import Match as Match, SkillMatcher as SkillMatcher
+    from .registry import SkillRegistry as SkillRegistry
+    from .runtime import Skills as Skills, skills_for as skills_for
+    from .skill import Skill as Skill, Transition as Transition
+    from .writer import SkillWriter as SkillWriter
 
 _EXPORTS = {
     "Skill": "skill", "Transition": "skill", "SkillRegistry": "registry", "SkillIndex": "index",
@@ -50,7 +63,7 @@ __getattr__ = lazy_exports(__name__, _EXPORTS)
 zagent_hookspecs = "zagent.plugins.skills.hookspec"
 
 
-def zagent_kernel_start(kernel: Any) -> None:
+def zagent_kernel_start(kernel: "Kernel") -> None:
     """Add the ``run_end`` observer when the kernel config enables skills (otherwise on a run's first use of one)."""
     if (kernel.config.get("skills") or {}).get("enabled"):
         from .runtime import observe
@@ -84,7 +97,7 @@ def zagent_run_end(result: Any, ctx: Any) -> None:
     skills_for(ctx.kernel).curate_soon(result, conf.get("curator_model"))
 
 
-def zagent_kernel_close(kernel: Any) -> None:
+def zagent_kernel_close(kernel: "Kernel") -> None:
     import sys
 
     runtime = sys.modules.get(f"{__name__}.runtime")
@@ -92,7 +105,7 @@ def zagent_kernel_close(kernel: Any) -> None:
         runtime.forget(kernel)
 
 
-def zagent_register_commands(cli: Any, kernel: Any) -> None:
+def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
     from .cli import add_commands
 
     add_commands(cli)

@@ -9,10 +9,16 @@ exit status: 0 ok, 1 not found or failed. Only ``curate`` creates a missing fold
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
 
-def add_commands(cli: Any) -> None:
+def add_commands(cli: "CommandGroup") -> None:
     group = cli.group("skills", help="list, match, curate and archive learned skills")
     p = group.command("list", cmd_list, help="list skills with state, version and usage")
     _folder(p)
@@ -38,12 +44,12 @@ def add_commands(cli: Any) -> None:
     _folder(p)
 
 
-def _folder(parser: Any) -> None:
+def _folder(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--folder", default=None, help="skills folder (default: $ZAGENT_SKILLS_DIR or "
                                                        "~/.local/share/zagent/skills)")
 
 
-def _skills(args: Any, kernel: Any, *, create: bool = False) -> Any:
+def _skills(args: argparse.Namespace, kernel: "Kernel", *, create: bool = False) -> Any:
     """The folder's ``Skills``; only ``curate`` creates a missing folder (and its index)."""
     import os
 
@@ -63,7 +69,7 @@ def _get(skills: Any, name: str) -> Any:
     return skill
 
 
-def cmd_list(args: Any, kernel: Any) -> int:
+def cmd_list(args: argparse.Namespace, kernel: "Kernel") -> int:
     import msgspec
 
     skills = _skills(args, kernel)
@@ -83,7 +89,7 @@ def cmd_list(args: Any, kernel: Any) -> int:
     return 0
 
 
-def cmd_show(args: Any, kernel: Any) -> int:
+def cmd_show(args: argparse.Namespace, kernel: "Kernel") -> int:
     from . import markdown
 
     skills = _skills(args, kernel)
@@ -100,7 +106,7 @@ def cmd_show(args: Any, kernel: Any) -> int:
     return 0
 
 
-def cmd_match(args: Any, kernel: Any) -> int:
+def cmd_match(args: argparse.Namespace, kernel: "Kernel") -> int:
     skills = _skills(args, kernel)
     try:
         best = skills.match(args.text)
@@ -112,7 +118,7 @@ def cmd_match(args: Any, kernel: Any) -> int:
     return 0 if best else 1
 
 
-def cmd_curate(args: Any, kernel: Any) -> int:
+def cmd_curate(args: argparse.Namespace, kernel: "Kernel") -> int:
     skills = _skills(args, kernel, create=True)
     try:
         results = skills.curator(llm=args.model).curate_folder(args.trajectories)
@@ -126,7 +132,7 @@ def cmd_curate(args: Any, kernel: Any) -> int:
     return 0
 
 
-def _transition(args: Any, kernel: Any, state: str) -> int:
+def _transition(args: argparse.Namespace, kernel: "Kernel", state: str) -> int:
     skills = _skills(args, kernel)
     try:
         if _get(skills, args.name) is None:
@@ -138,15 +144,15 @@ def _transition(args: Any, kernel: Any, state: str) -> int:
     return 0
 
 
-def cmd_archive(args: Any, kernel: Any) -> int:
+def cmd_archive(args: argparse.Namespace, kernel: "Kernel") -> int:
     return _transition(args, kernel, "archived")
 
 
-def cmd_activate(args: Any, kernel: Any) -> int:
+def cmd_activate(args: argparse.Namespace, kernel: "Kernel") -> int:
     return _transition(args, kernel, "active")
 
 
-def cmd_sweep(args: Any, kernel: Any) -> int:
+def cmd_sweep(args: argparse.Namespace, kernel: "Kernel") -> int:
     skills = _skills(args, kernel)
     try:
         for t in skills.lifecycle.sweep():
@@ -156,7 +162,7 @@ def cmd_sweep(args: Any, kernel: Any) -> int:
     return 0
 
 
-def cmd_history(args: Any, kernel: Any) -> int:
+def cmd_history(args: argparse.Namespace, kernel: "Kernel") -> int:
     import datetime
 
     skills = _skills(args, kernel)

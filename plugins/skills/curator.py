@@ -26,7 +26,7 @@ curating a folder twice changes nothing. Built on the actions plugin
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Optional, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Iterable, Optional, TypedDict, Union
 
 import attrs
 import msgspec
@@ -37,6 +37,9 @@ from zagent import run_sync
 from .matcher import SkillMatcher
 from .registry import SkillRegistry
 from .skill import Skill, slugify
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 ANALYSE = """You review a recorded run of an AI agent that uses tools.
 Judge it from the transcript: did the agent reach the user's goal, in how many tool-call steps,
@@ -113,7 +116,7 @@ class Curator:
     :param merge_threshold: keyword score above which a run improves an existing skill.
     """
 
-    kernel: Any
+    kernel: "Kernel"
     registry: SkillRegistry
     llm: Any = None
     merge_threshold: float = 0.5

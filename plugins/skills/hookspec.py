@@ -10,9 +10,12 @@ kernel's clash check (a problem naming both, unless one passes ``override=True``
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from zagent import registry_hookspec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 
 def skill_entry(skill: Any) -> tuple[str, Any]:
@@ -25,7 +28,7 @@ def skill_entry(skill: Any) -> tuple[str, Any]:
 
 
 @registry_hookspec("skills", noun="skill", convert=skill_entry)
-def zagent_register_skills(register: Callable[..., Any], kernel: Any) -> None:
+def zagent_register_skills(register: Callable[..., Any], kernel: "Kernel") -> None:
     """Register ready-made skills (kept in memory; a same-named file in the skills folder wins).
 
     ``register(skill, *, override=False)`` with a ``zagent.plugins.skills.Skill``

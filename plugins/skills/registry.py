@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 import attrs
 import msgspec
 from zagent.errors import ConfigError
-from zagent._trust.specfiles import convert_spec
+from zagent.speckit.specs import convert_spec
 from zagent._runs.logs import log
 
 from . import markdown, terms

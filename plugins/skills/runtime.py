@@ -60,6 +60,7 @@ from .registry import SkillRegistry
 from .skill import Skill
 
 if TYPE_CHECKING:
+    from zagent import Kernel
     import asyncio
 
 #: the run's skill match, in ``ctx.stash`` (``{"skill": Skill or None}``; per run, never saved)
@@ -83,7 +84,7 @@ def default_folder() -> str:
 class Skills:
     """A kernel's skills: ``registry``, ``matcher``, ``lifecycle``, and ``curator()``."""
 
-    kernel: Any
+    kernel: "Kernel"
     registry: SkillRegistry
     matcher: SkillMatcher
     lifecycle: LifecycleManager
@@ -92,7 +93,7 @@ class Skills:
     _curations: set[asyncio.Task[None]] = attrs.field(factory=set, init=False)  # automatic curations still running
 
     @classmethod
-    def open(cls, kernel: Any, **overrides: Any) -> "Skills":
+    def open(cls, kernel: "Kernel", **overrides: Any) -> "Skills":
         """A ``Skills`` from ``kernel.config["skills"]`` with ``overrides`` applied (see the module docstring)."""
         conf = {**(kernel.config.get("skills") or {}), **overrides}
         registry = SkillRegistry(conf.get("folder") or default_folder(), index=conf.get("index"),
@@ -185,7 +186,7 @@ class Skills:
         return f"<Skills {self.registry.folder} skills={len(self.registry)}>"
 
 
-def skills_for(kernel: Any) -> Skills:
+def skills_for(kernel: "Kernel") -> Skills:
     """The ``Skills`` of ``kernel`` (made on first use from ``kernel.config["skills"]``)."""
     with _lock:
         found: Optional[Skills] = kernel.stash.get(SKILLS)
@@ -197,7 +198,7 @@ def skills_for(kernel: Any) -> Skills:
     return kept
 
 
-def forget(kernel: Any) -> None:
+def forget(kernel: "Kernel") -> None:
     """Close and drop the kernel's ``Skills`` (on kernel close)."""
     with _lock:
         skills = kernel.stash.pop(SKILLS, None)
@@ -291,7 +292,7 @@ def skill_prompt(skill: Skill) -> str:
     return "\n".join(parts)
 
 
-def observe(kernel: Any) -> None:
+def observe(kernel: "Kernel") -> None:
     """Add the ``run_end`` observer to ``kernel`` unless it has it (see the module docstring)."""
     if kernel.has_plugin(OBSERVER):
         return
@@ -305,7 +306,7 @@ def observe(kernel: Any) -> None:
 class RunEndObserver:
     """The ``zagent_event`` observer of one kernel's ``Skills``: successes on ``run_end``."""
 
-    def __init__(self, kernel: Any):
+    def __init__(self, kernel: "Kernel"):
         self._kernel = weakref.ref(kernel)
 
     def zagent_event(self, event: Any) -> None:

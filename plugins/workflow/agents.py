@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 import attrs
 import msgspec
 from zagent.errors import ConfigError
-from zagent._runs.sync import run_sync
+from zagent import run_sync
 
 from . import prompts
 from .errors import GenerationError

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 from zagent.agentkit.interrupts import Asking, Interrupt, as_data, asking
-from zagent._runs.context import interrupt
+from zagent import interrupt
 from zagent.errors import CheckpointError, Interrupted, ProviderError, RunStopped
 from zagent.agentkit.units import Unit, UnitLost
 from zagent.types import Usage

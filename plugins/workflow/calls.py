@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from zagent.agentkit.interrupts import bind, run_in_context
@@ -38,12 +38,17 @@ from zagent.types import Usage
 
 from .errors import WorkFlowError
 
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+
+    from .graph import WorkFlowNode
+
 CHAT_OUTPUT = "answer"  # the output a chat agent's reply goes to when the node declares none
 _encode = msgspec.json.Encoder(enc_hook=repr).encode
 
 
-async def call_step(agent: Any, agent_name: str, node: Any, values: dict[str, Any], produced: dict[str, Any],
-                    kernel: Any, run_id: str, share: Any = None, deps: Any = None) -> Usage:
+async def call_step(agent: Any, agent_name: str, node: "WorkFlowNode", values: dict[str, Any], produced: dict[str, Any],
+                    kernel: "Kernel", run_id: str, share: Any = None, deps: Any = None) -> Usage:
     """Run one of a node's agents on the values it reads (earlier agents' outputs first); add what it gives
     to ``produced``; return the tokens it spent."""
     wanted = node.input_names + agent_inputs(agent)
@@ -56,7 +61,7 @@ async def call_step(agent: Any, agent_name: str, node: Any, values: dict[str, An
     return usage
 
 
-def node_outputs(node: Any, produced: dict[str, Any]) -> dict[str, Any]:
+def node_outputs(node: "WorkFlowNode", produced: dict[str, Any]) -> dict[str, Any]:
     """The node's declared outputs from what its agents produced (all of it when it declares none)."""
     declared = node.output_names
     if not declared:
@@ -68,7 +73,7 @@ def node_outputs(node: Any, produced: dict[str, Any]) -> dict[str, Any]:
     return {o: produced[o] for o in declared if o in produced}
 
 
-def node_payload(node: Any, order: list[str], agents: dict[str, Any], values: dict[str, Any],
+def node_payload(node: "WorkFlowNode", order: list[str], agents: dict[str, Any], values: dict[str, Any],
                  run_id: str, answers: Any = ()) -> dict[str, Any]:
     """What a remote worker needs to run ``node``: the node, its agents' specs (in call order) and the values
     they read; an agent without a spec cannot travel (``ConfigError`` naming it)."""
@@ -91,8 +96,8 @@ def chats(agent: Any) -> bool:
     return callable(getattr(agent, "achat", None)) and bool(getattr(agent, "speaks_by_chat", False))
 
 
-async def call_agent(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, agent_name: str,
-                     node: Any, share: Any = None, deps: Any = None) -> tuple[dict[str, Any], Usage]:
+async def call_agent(agent: Any, inputs: dict[str, Any], kernel: "Kernel", run_id: str, agent_name: str,
+                     node: "WorkFlowNode", share: Any = None, deps: Any = None) -> tuple[dict[str, Any], Usage]:
     """Run one agent by its kind (see the module docstring); its outputs and the tokens it spent."""
     if chats(agent):
         return await _chat(agent, inputs, kernel, run_id, agent_name, node, share, deps)
@@ -115,7 +120,7 @@ async def call_agent(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: st
     return _as_dict(result, agent_name), (ctx.usage if ctx is not None else Usage())
 
 
-async def _chat(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, agent_name: str, node: Any,
+async def _chat(agent: Any, inputs: dict[str, Any], kernel: "Kernel", run_id: str, agent_name: str, node: "WorkFlowNode",
                 share: Any, deps: Any) -> tuple[dict[str, Any], Usage]:
     ctx = bind(kernel.context(run_id=run_id, agent=agent_name, metadata={"node": node.name}, share=share, deps=deps))
     tools = agent.chat_tools() if callable(getattr(agent, "chat_tools", None)) else getattr(agent, "tools", ())
@@ -125,7 +130,7 @@ async def _chat(agent: Any, inputs: dict[str, Any], kernel: Any, run_id: str, ag
     return chat_outputs(node, str(response.content), kernel, agent_name), usage
 
 
-def chat_task(node: Any, inputs: dict[str, Any], kernel: Any) -> str:
+def chat_task(node: "WorkFlowNode", inputs: dict[str, Any], kernel: "Kernel") -> str:
     """The task a chat agent gets for ``node`` (see the module docstring)."""
     if set(inputs) == {"task"} and isinstance(inputs["task"], str) and len(node.outputs) <= 1:
         return inputs["task"]
@@ -138,17 +143,18 @@ def chat_task(node: Any, inputs: dict[str, Any], kernel: Any) -> str:
     return "\n".join(lines)
 
 
-def chat_outputs(node: Any, content: str, kernel: Any, agent_name: str) -> dict[str, Any]:
+def chat_outputs(node: "WorkFlowNode", content: str, kernel: "Kernel", agent_name: str) -> dict[str, Any]:
     """A chat agent's reply as the node's outputs: its one output, ``answer``, or several read as JSON."""
     if not node.outputs:
         return {CHAT_OUTPUT: content}
     if len(node.outputs) == 1:
         return {node.outputs[0].name: content}
     try:
-        return kernel.parser("json").parse(content, node.outputs)
+        outputs: dict[str, Any] = kernel.parser("json").parse(content, node.outputs)  # a parser's parse: a dict
     except ParseError as exc:
         raise WorkFlowError(f"node {node.name!r}: chat agent {agent_name!r} replied without the JSON object of "
                             f"outputs {', '.join(node.output_names)} ({exc})") from exc
+    return outputs
 
 
 def agent_inputs(agent: Any) -> list[str]:
@@ -167,13 +173,15 @@ def _as_dict(result: Any, agent_name: str) -> dict[str, Any]:
         return result
     to_dict = getattr(result, "to_dict", None)
     if to_dict is not None:
-        return to_dict()
+        outputs: dict[str, Any] = to_dict()  # the agent's own to_dict(), a dict by its contract
+        return outputs
     if isinstance(result, msgspec.Struct):
-        return msgspec.to_builtins(result)
+        fields: dict[str, Any] = msgspec.to_builtins(result)  # a Struct's builtins: a dict by field name
+        return fields
     raise WorkFlowError(f"agent {agent_name!r} returned {type(result).__name__}; return a dict of outputs by name")
 
 
-def _is_required(node: Any, name: str) -> bool:
+def _is_required(node: "WorkFlowNode", name: str) -> bool:
     for f in node.outputs:
         if f.name == name:
             return f.required and f.default is None

@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+    from zagent.plugins.cli import CommandGroup
 
-def add_commands(cli: Any) -> None:
+
+def add_commands(cli: "CommandGroup") -> None:
     group = cli.group("workflow", help="generate, show and run multi-agent workflows")
     gen = group.command("generate", cmd_generate, help="generate a workflow from a goal and save it as JSON")
     gen.add_argument("goal", help="what the workflow must achieve (at least 10 characters)")
@@ -51,7 +55,7 @@ def add_commands(cli: Any) -> None:
     _run_options(cli, res)
 
 
-def _run_options(cli: Any, run: Any) -> None:
+def _run_options(cli: "CommandGroup", run: Any) -> None:
     run.add_argument("--model", "-m", default=None, help="'provider:model' for the workflow's agents")
     run.add_argument("--agents", default=None, help="directory or .db of agents named by the workflow")
     run.add_argument("--concurrency", type=int, default=8, help="nodes running at once (default 8)")
@@ -65,7 +69,7 @@ def _run_options(cli: Any, run: Any) -> None:
                                                           "(default: only modules in the file's own folder)")
 
 
-def _manager(kernel: Any, storage: Any) -> Any:
+def _manager(kernel: "Kernel", storage: Any) -> Any:
     from zagent.plugins.manager import AgentManager
 
     manager = AgentManager(kernel=kernel, storage=storage)
@@ -74,7 +78,7 @@ def _manager(kernel: Any, storage: Any) -> Any:
     return manager
 
 
-def cmd_generate(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_generate(args: argparse.Namespace, kernel: "Kernel") -> int:
     from .generator import WorkFlowGenerator
 
     _progress(kernel, args.quiet)
@@ -86,7 +90,7 @@ def cmd_generate(args: argparse.Namespace, kernel: Any) -> int:
     return 0
 
 
-def cmd_show(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_show(args: argparse.Namespace, kernel: "Kernel") -> int:
     from .graph import WorkFlowGraph
     from .render import to_mermaid, to_text
 
@@ -102,7 +106,7 @@ def _trust(args: argparse.Namespace) -> Any:
     """Modules in the workflow file's folder (and the ``--agents`` folder), everything with ``--trust``."""
     import os
 
-    from zagent._trust.imports import Trust
+    from zagent import Trust
 
     import attrs
 
@@ -113,8 +117,8 @@ def _trust(args: argparse.Namespace) -> Any:
     return attrs.evolve(base, everything=bool(args.trust), folders=folders)  # keeps why a folder was refused
 
 
-def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
-    from zagent._trust.imports import trusting
+def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:
+    from zagent import trusting
 
     from .graph import WorkFlowGraph
 
@@ -125,7 +129,7 @@ def cmd_run(args: argparse.Namespace, kernel: Any) -> int:
     return _print_result(args, result)
 
 
-def _executor(args: argparse.Namespace, kernel: Any) -> Any:
+def _executor(args: argparse.Namespace, kernel: "Kernel") -> Any:
     """The executor ``run`` and ``resume`` drive: the command's agents, model, bounds and checkpoints."""
     from .executor import WorkFlowExecutor
 
@@ -135,11 +139,11 @@ def _executor(args: argparse.Namespace, kernel: Any) -> Any:
                             checkpoints=args.checkpoints, executor=args.executor)
 
 
-def cmd_resume(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_resume(args: argparse.Namespace, kernel: "Kernel") -> int:
     import os
 
     from zagent.errors import ConfigError
-    from zagent._trust.imports import trusting
+    from zagent import trusting
 
     from .graph import WorkFlowGraph
 
@@ -201,7 +205,7 @@ def _print_paused(args: argparse.Namespace, result: Any) -> int:
     return PAUSED
 
 
-def _progress(kernel: Any, quiet: bool) -> None:
+def _progress(kernel: "Kernel", quiet: bool) -> None:
     if not quiet and not kernel.has_plugin("workflow-progress"):
         kernel.add_plugin(ProgressPrinter(), name="workflow-progress")
 

@@ -78,8 +78,8 @@ from zagent.agentkit.lifecycle import NO_ANSWER, Resumable, no_approvals
 from zagent.agentkit.streaming import Streaming
 from zagent._runs.context import new_run_id
 from zagent.errors import ConfigError
-from zagent._trust.limits import check_inputs
-from zagent._runs.sync import run_sync
+from zagent.agentkit.inputs import check_inputs
+from zagent import run_sync
 
 from .errors import WorkFlowError
 from .graph import WorkFlowGraph

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional, TypeVar
 
 import attrs
 from zagent.errors import ConfigError, ParseError
-from zagent._runs.sync import run_sync
+from zagent import run_sync
 
 from .agents import AgentGenerator
 from .build import build_from_plan

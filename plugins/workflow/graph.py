@@ -17,13 +17,16 @@ have one. Structure checks live in ``validate``; running lives in ``executor``.
 from __future__ import annotations
 
 import os
-from typing import Any, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 
 import msgspec
 from zagent.errors import ConfigError
 from zagent.agentkit.files import write_atomic
-from zagent._trust.specfiles import convert_spec
+from zagent.speckit.specs import convert_spec
 from zagent.types import Field
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 AgentRef = Union[str, dict[str, Any]]
 
@@ -179,11 +182,11 @@ class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike[str]]) -> "WorkFlowGraph":
-        from zagent._trust.specfiles import load_spec_file
+        from zagent import load_spec_file
 
         return cls.from_dict(load_spec_file(path))
 
-    def batch_job(self, kernel: Any, llm: Optional[str] = None) -> Any:
+    def batch_job(self, kernel: "Kernel", llm: Optional[str] = None) -> Any:
         """What ``Kernel.batch(graph, inputs)`` runs: the whole graph once per item (``units.batch_job``)."""
         from .units import batch_job
 
@@ -205,13 +208,13 @@ def callable_path(obj: Any) -> str:
 def resolve_callable(ref: Any, what: str, kernel: Any = None) -> Any:
     """A callable from a callable or an import path ``pkg.mod:attr``; ``ConfigError`` otherwise.
 
-    A path is imported only under the trust rules of ``zagent._trust.imports`` (a workflow file is data):
+    A path is imported only under the trust rules of ``zagent.speckit.trust`` (a workflow file is data):
     ``kernel.config["trusted_imports"]``, or the trust the caller set (the CLI: the file's folder)."""
     if callable(ref):
         return ref
     if not isinstance(ref, str) or ":" not in ref:
         raise ConfigError(f"{what} {ref!r} is neither a callable nor an import path 'package.module:function'")
-    from zagent._trust.imports import resolve
+    from zagent.speckit.trust import resolve
 
     obj = resolve(ref, key=what, kernel=kernel)
     if not callable(obj):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 import msgspec
-from zagent._runs.sync import run_sync
+from zagent import run_sync
 from zagent.types import Field
 
 from . import prompts

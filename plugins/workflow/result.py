@@ -9,7 +9,7 @@ checkpoint, at its end, and whenever the patches since add up to the last full s
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 import msgspec
@@ -17,6 +17,9 @@ from zagent.agentkit.interrupts import Interrupt
 from zagent.agentkit.signing import aread_latest, signer_of
 from zagent.agentkit.steplog import StepLog
 from zagent.types import Usage
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 
 class TraceEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -70,7 +73,7 @@ def step_log(kernel: Any = None) -> StepLog:
                    small=("status", "counters"), encode=_encode, signer=signer_of(kernel) if kernel is not None else None)
 
 
-async def load_checked(store: Any, kernel: Any, run_id: str) -> Optional[tuple[int, RunState]]:
+async def load_checked(store: Any, kernel: "Kernel", run_id: str) -> Optional[tuple[int, RunState]]:
     """The latest checkpoint of ``run_id`` (its signatures checked with ``kernel``'s key), decoded and checked."""
     found = await aread_latest(store, run_id, signer_of(kernel))
     return (found[0], checked(msgspec.json.decode(found[1], type=RunState), found[0])) if found else None

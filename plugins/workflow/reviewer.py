@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from zagent._runs.sync import run_sync
+from zagent import run_sync
 
 from . import prompts
 from .graph import WorkFlowGraph

@@ -3,7 +3,7 @@
 * ``run_node(kernel, payload)``: one node run shipped by the workflow
   executor (``executor.node_payload``): its agents are rebuilt from their specs
   on the worker's kernel (once per spec and kernel, under the trust the
-  driver shipped: ``zagent._trust.imports``) and called as the driver would, without locks (the driver holds them) or checkpoints (the driver
+  driver shipped: ``zagent.speckit.trust``) and called as the driver would, without locks (the driver holds them) or checkpoints (the driver
   writes them). Returns ``{"outputs": ..., "usage": ...}`` (tokens spent), or with ``"interrupt"`` (the
   question, as data) when an agent asked a person: the node's answers so far come in ``payload["answers"]``.
 * ``batch_job(graph, kernel, llm=None)``: the ``zagent.agentkit.units.BatchJob`` running the
@@ -13,18 +13,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 from zagent.agentkit.interrupts import Asking, asking
 from zagent.errors import Interrupted
 from zagent.agentkit.units import shipped_trust, trust_from
-from zagent._trust.imports import trusting
-from zagent._runs.stash import StashKey
+from zagent import StashKey, trusting
 from zagent.types import Usage
 
 from .calls import call_step, node_outputs
 from .graph import WorkFlowGraph, WorkFlowNode
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 WORKFLOW_RUNNER = "zagent.plugins.workflow.units:run_workflow_item"
 
@@ -32,7 +34,7 @@ WORKFLOW_RUNNER = "zagent.plugins.workflow.units:run_workflow_item"
 BUILT: "StashKey[dict[bytes, Any]]" = StashKey("zagent.workflow.built_agents")
 
 
-def _agent(kernel: Any, spec: dict[str, Any], payload: dict[str, Any]) -> Any:
+def _agent(kernel: "Kernel", spec: dict[str, Any], payload: dict[str, Any]) -> Any:
     cache = kernel.stash.get_or_create(BUILT, dict)
     key = msgspec.json.encode([spec, payload.get("trust")])
     agent = cache.get(key)
@@ -41,7 +43,7 @@ def _agent(kernel: Any, spec: dict[str, Any], payload: dict[str, Any]) -> Any:
     return agent
 
 
-async def run_node(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
+async def run_node(kernel: "Kernel", payload: dict[str, Any]) -> dict[str, Any]:
     """Run one shipped node (see the module docstring)."""
     node = msgspec.convert(payload["node"], WorkFlowNode)
     values = dict(payload.get("values") or {})
@@ -59,26 +61,26 @@ async def run_node(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
     return {"outputs": node_outputs(node, produced), "usage": msgspec.to_builtins(usage)}
 
 
-async def _run_graph(kernel: Any, graph: WorkFlowGraph, llm: Optional[str], inputs: dict[str, Any]) -> dict[str, Any]:
+async def _run_graph(kernel: "Kernel", graph: WorkFlowGraph, llm: Optional[str], inputs: dict[str, Any]) -> dict[str, Any]:
     from .executor import WorkFlowExecutor
 
     result = await WorkFlowExecutor(kernel=kernel, llm=llm, executor="local").arun(graph, inputs)
     return {"output": result.outputs, "usage": msgspec.to_builtins(result.usage)}
 
 
-async def run_workflow_item(kernel: Any, payload: dict[str, Any]) -> dict[str, Any]:
+async def run_workflow_item(kernel: "Kernel", payload: dict[str, Any]) -> dict[str, Any]:
     """One batch item of a workflow on a worker: the graph from ``payload['graph']``, run with the item's inputs."""
     graph = WorkFlowGraph.from_dict(payload["graph"])
     with trusting(trust_from(payload)):
         return await _run_graph(kernel, graph, payload.get("llm"), dict(payload.get("inputs") or {}))
 
 
-def batch_job(graph: WorkFlowGraph, kernel: Any, llm: Optional[str] = None) -> Any:
+def batch_job(graph: WorkFlowGraph, kernel: "Kernel", llm: Optional[str] = None) -> Any:
     """The batch ``BatchJob`` for ``graph`` (validated now, so a broken graph fails before any item)."""
     from zagent.agentkit.units import BatchJob
 
     graph.validate()
-    from zagent._trust.secrets import public_data
+    from zagent import public_data
 
     # Workers get the graph without secrets (inline agents' API keys come from their own environment)
     # and the driver's trust for the import paths it names.

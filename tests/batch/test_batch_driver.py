@@ -206,7 +206,7 @@ def test_import_paths_need_trust_and_the_trust_travels(kernel, monkeypatch):
     driver's trust on the worker's kernel and run."""
     import pathlib
 
-    from zagent._trust.imports import Trust, trusting
+    from zagent import Trust, trusting
 
     monkeypatch.syspath_prepend(str(pathlib.Path(__file__).parent))
     spec = {**QA, "tools": ["slowtools:lookup"]}
@@ -222,7 +222,7 @@ def test_a_worker_kernel_builds_each_shipped_agent_once_in_its_stash():
     trust; another kernel builds its own."""
     from zagent import Kernel
     from zagent.plugins.batch.driver import WORKER_AGENTS, make_job, run_agent_item
-    from zagent._runs.sync import run_sync
+    from zagent import run_sync
 
     k = Kernel(plugins=[_AnySpec()], entry_points=False)
     _, payload = make_job(k, {"type": "any", "name": "x"}).unit("k1", {"q": 1}).remote_parts("ray")

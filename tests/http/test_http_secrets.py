@@ -13,7 +13,8 @@ from tests.servers import hostile
 from tests.servers.hostile import HostileServer
 from tests.servers.openai_server import OpenAIServer
 from zagent import BadRequestError, ProviderError
-from zagent._trust.secrets import MIN_MASK_LENGTH, header_secrets, mask
+from zagent._trust.secrets import MIN_MASK_LENGTH
+from zagent.providerkit.masking import header_secrets, mask
 
 
 def _error_body(message: str) -> bytes:

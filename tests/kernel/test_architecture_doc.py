@@ -32,11 +32,11 @@ def test_the_core_table_names_every_core_module_and_no_other():
 
 
 def test_both_name_the_kits_plugins_and_contrib_distributions():
-    """docs/architecture.md and the README Layout name the three kits, every built-in plugin and every contrib
+    """docs/architecture.md and the README Layout name the four kits, every built-in plugin and every contrib
     distribution."""
     contrib = sorted(p.name for p in (ROOT / "contrib").iterdir() if p.is_dir())
     for text in (DOC, LAYOUT):
-        names = ("testing", "providerkit", "agentkit", *_plugins(), *contrib)
+        names = ("testing", "providerkit", "agentkit", "speckit", *_plugins(), *contrib)
         missing = [n for n in names if not re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)]
         assert not missing
 

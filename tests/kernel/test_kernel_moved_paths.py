@@ -15,7 +15,7 @@ import zagent
 REMOVED = ("zagent.fields", "zagent.toolrefs", "zagent.runkeys", "zagent.files", "zagent.control", "zagent.lazy",
            "zagent.credentials", "zagent.http", "zagent.encodeonce", "zagent.batch", "zagent.batchfiles")
 
-KITS = ("agentkit", "providerkit", "testing")
+KITS = ("agentkit", "providerkit", "speckit", "testing")
 CORE = Path(zagent.__file__).parent
 
 
@@ -67,3 +67,38 @@ def test_the_kit_import_check_sees_imports(tmp_path: Path) -> None:
     sample.write_text("from .agentkit.fields import convert\nimport zagent.providerkit\nfrom . import testing\n"
                       "from .types import Field\ndef f():\n    from zagent.testing import recorder\n", encoding="utf-8")
     assert _kit_imports(sample) == [".agentkit.fields", "zagent.providerkit", ".testing", "zagent.testing"]
+
+
+def _moves() -> list[tuple[str, str, bool]]:
+    """``(old, new, out of the core)`` for each line of tools/moves.txt; the third is true from the section of
+    moves into the kits on."""
+    out, into_kits = [], False
+    for line in (CORE.parent / "tools" / "moves.txt").read_text(encoding="utf-8").splitlines():
+        if line.startswith("# issue 30, moves out of the core"):
+            into_kits = True
+        if line.strip() and not line.startswith("#"):
+            old, new = line.split()
+            out.append((old, new, into_kits))
+    return out
+
+
+def _resolves(path: str) -> bool:
+    """Does the dotted ``path`` name a module, or an attribute of one?"""
+    try:
+        importlib.import_module(path)
+        return True
+    except ImportError:
+        module, _, name = path.rpartition(".")
+        try:
+            return hasattr(importlib.import_module(module), name)
+        except ImportError:
+            return False
+
+
+@pytest.mark.parametrize("old, new, into_kits", _moves())
+def test_a_moved_path_is_gone_and_its_new_one_resolves(old: str, new: str, into_kits: bool) -> None:
+    """Each old path of tools/moves.txt is gone (no shim, no re-export alias left behind); a name moved into a
+    kit resolves at its new path."""
+    assert not _resolves(old), f"{old} still imports: one import path per name"
+    if into_kits:
+        assert _resolves(new), new

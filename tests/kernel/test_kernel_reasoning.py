@@ -9,7 +9,8 @@ from hypothesis import given, strategies as st
 
 from zagent import Chunk, Completion, Kernel, LLM, LLMRequest, Message, Model, Refusal, ToolCall
 from zagent._model.replies import settle, unique_call_ids
-from zagent._model.reasoning import ThinkStream, split_think, strip_think
+from zagent._model.reasoning import ThinkStream, split_think
+from zagent.agentkit.thinking import strip_think
 
 import pytest
 

@@ -91,7 +91,7 @@ def test_zagents_threads_leave_ctrl_c_to_the_main_thread():
     """The background event loop's thread and the tool threads block SIGINT, so Ctrl-C goes to the main thread."""
     import signal
 
-    from zagent._runs.sync import run_sync
+    from zagent import run_sync
 
     async def loop_mask():
         return signal.pthread_sigmask(signal.SIG_BLOCK, [])

@@ -1,7 +1,7 @@
 """The kernel's layout, read with ``ast`` (``tools/kernel_lines.py``): small core files, a facade ``Kernel``,
 no runtime import cycle in the core, and no kernel module importing a plugin or (core) a support kit.
 
-The core is kernel/ minus ``testing/``, ``providerkit/`` and ``agentkit/``.
+The core is kernel/ minus ``testing/``, ``providerkit/``, ``agentkit/`` and ``speckit/``.
 
 The plugin rule: no kernel module imports ``zagent.plugins``. There are no old-import-path shims (one import
 path per name); the only pure re-export modules are public faces (``zagent.hookspecs``, ``zagent.providerkit``,
@@ -25,7 +25,7 @@ CORE = {rel: v for rel, v in INFO.items() if v["core"]}
 def test_the_core_is_found():
     """The analysis sees the core modules (Kernel, loading, hooks) and leaves the kits and the testing kit out."""
     assert {"kernel.py", "_hooks/loading.py", "_hooks/runner.py"} <= set(CORE)
-    assert not any(rel.startswith(("testing/", "providerkit/", "agentkit/")) for rel in CORE)
+    assert not any(rel.startswith(("testing/", "providerkit/", "agentkit/", "speckit/")) for rel in CORE)
 
 
 @pytest.mark.parametrize("rel", sorted(CORE))
@@ -63,7 +63,7 @@ def test_no_kernel_module_imports_a_plugin(rel):
     imported = INFO[rel]["imports"]
     assert not _plugins(imported), (rel, imported)
     if INFO[rel]["core"]:
-        kits = ("zagent.agentkit", "zagent.providerkit")
+        kits = ("zagent.agentkit", "zagent.providerkit", "zagent.speckit")
         assert not any(m == k or m.startswith(k + ".") for m in imported for k in kits), (rel, imported)
 
 

@@ -9,7 +9,7 @@ import pytest
 from zagent import Kernel
 from zagent.errors import NoAnswerError, ProviderError, RunAborted
 from zagent.plugins.react import ReActLoop
-from zagent._runs.sync import run_sync
+from zagent import run_sync
 
 from .conftest import PLUGINS, call
 

@@ -4,8 +4,7 @@ import json
 
 import pytest
 
-from zagent import ConfigError
-from zagent._trust.imports import Trust
+from zagent import ConfigError, Trust
 from zagent.plugins.react import Handoffs
 
 from .conftest import call

@@ -14,8 +14,7 @@ import subprocess
 import sys
 import time
 
-from zagent import RunContext
-from zagent._runs.sync import run_sync
+from zagent import RunContext, run_sync
 
 CHILD = os.path.join(os.path.dirname(__file__), "idempotent_child.py")
 

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from zagent import ConfigError
-from zagent._trust.imports import Trust, resolve, trusting
+from zagent import ConfigError, Trust, trusting
+from zagent.speckit.trust import resolve
 
 from .conftest import agent_spec, run_cli as cli
 from .test_security_spec_imports import canary

@@ -12,7 +12,7 @@ Attacks tried (session 2026-12-03) and whether they got through before this modu
   error of ``zagent`` is printed through the safe stderr
 - spec counts out of range (``max_tool_call_concurrency: 0`` crashing the run, ``max_rounds: 10**9``,
   ``memory_size: -5``, ``max_iterations: 10**12``, ``judge_every: 0``): GOT THROUGH -- fixed: bounded at load
-  (``zagent._trust.sizes``)
+  (``zagent.speckit.sizes``)
 
 Second hold-out sweep (session 2026-12-03, every spec kind: agent, react, workflow, group chat, rails,
 long-term memory, skills, batch input files):
@@ -27,7 +27,7 @@ long-term memory, skills, batch input files):
 - ``long_term_memory.max_bytes: -1`` / ``common_ratio: NaN``: GOT THROUGH (accepted at load, failing or
   misbehaving at first use) -- fixed: bounded at load
 - an agent or field ``name`` of 100,000 characters: GOT THROUGH (found by the sweep, fixed last) -- fixed:
-  ``name`` is at most 256 characters at load (``zagent._trust.sizes.MAX_NAME``)
+  ``name`` is at most 256 characters at load (``zagent.speckit.sizes.MAX_NAME``)
 - ``rails.usage_limits: {"total_tokens": NaN}`` or ``-5``: GOT THROUGH (accepted at load, the run failed at its
   first call) -- fixed: ``check_rails`` refuses it at load
 - a react spec file's relative ``agents``/``handoffs`` resolved against the working directory, not the spec's

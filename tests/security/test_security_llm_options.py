@@ -2,7 +2,7 @@
 (NaN, inf, a bool, a string), and its ``prices`` would distort the cost the app reports and budgets.
 
 Every provider's model is made through the kernel's model factory, which bounds an untrusted spec's numbers
-(``zagent._trust.sizes.LLM_NUMBERS``) and refuses its ``prices`` before the provider sees them: a
+(``zagent.speckit.sizes.LLM_NUMBERS``) and refuses its ``prices`` before the provider sees them: a
 ``ConfigError`` at load naming the key and the range, nothing built, nothing sent.
 """
 

@@ -57,7 +57,7 @@ def code_keys():
     from zagent.plugins.skills.skill import Skill
     from zagent.plugins.workflow import graph
     from zagent.providerkit.config import HttpConfig
-    from zagent._trust.sizes import LLM_NUMBERS
+    from zagent.speckit.sizes import LLM_NUMBERS
     from zagent.providerkit.credentials import CODE_OPTIONS, LLM_CONFIG_KEYS
     from zagent.types import Field
 

@@ -69,7 +69,7 @@ def test_runs_are_curated_automatically_when_enabled(folder, clock):
         async def settle():
             await skills_for(k).acurations()
 
-        from zagent._runs.sync import run_sync
+        from zagent import run_sync
 
         run_sync(settle())
         assert "price-totals" in skills_for(k).registry

@@ -34,7 +34,7 @@ import sys
 import tempfile
 from contextlib import AsyncExitStack
 import logging
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .bounded import SSE_FRAMING, MessageTooLarge, bounded_stdio, bounded_stream_class, too_large
 from .config import ServerConfig
@@ -43,6 +43,9 @@ from .failures import (_CONNECTION_CLOSED, NotAnMcpServer, _connection_lost, _de
                        http_refusal)
 from .results import McpToolError
 from .sdk import sdk
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mcp import ClientSession
 
 log = logging.getLogger("zagent.mcp")
 
@@ -64,12 +67,12 @@ class ServerConnection:
         self.server_info = ""
         self.connects = 0
         self._session: Any = None
-        self._owner: Optional[asyncio.Task] = None
+        self._owner: Optional[asyncio.Task[None]] = None
         self._stop: Optional[asyncio.Event] = None
         self._lock: Optional[asyncio.Lock] = None
         self._stderr: Any = None
         self._http_refusal: Optional[str] = None  # "HTTP 401 Unauthorized ..." of the last refused request
-        self._ready: Optional[asyncio.Future] = None  # the connect in progress, failed early by junk on stdout
+        self._ready: Optional[asyncio.Future[list[dict[str, Any]]]] = None  # the connect in progress, failed early by junk on stdout
         self._too_large: Optional[str] = None  # why the server was cut off: a message over max_message_bytes
         #: called (on the runtime's loop) after the server said its tool list changed and it was read again
         self.on_tools_changed: Optional[Callable[["ServerConnection"], None]] = None
@@ -93,7 +96,7 @@ class ServerConnection:
         await self._stop_owner()
         self.state, self.error, self._http_refusal, self._too_large = "connecting", None, None, None
         self.connects += 1
-        ready: asyncio.Future = asyncio.get_running_loop().create_future()
+        ready: asyncio.Future[list[dict[str, Any]]] = asyncio.get_running_loop().create_future()
         ready.add_done_callback(_retrieved)  # a failure after we stopped waiting is not "never retrieved"
         self._ready = ready
         self._stop = asyncio.Event()
@@ -124,7 +127,7 @@ class ServerConnection:
             return
         self.state = "ready"
 
-    async def _own(self, ready: asyncio.Future, stop: asyncio.Event) -> None:
+    async def _own(self, ready: asyncio.Future[list[dict[str, Any]]], stop: asyncio.Event) -> None:
         """The owner task: enter transport and session, publish the tools, wait for ``stop``, exit."""
         ClientSession = sdk("mcp").ClientSession
 
@@ -380,6 +383,6 @@ def _info_text(info: Any) -> str:
     return text if len(text) <= MAX_SERVER_INFO else text[:MAX_SERVER_INFO - 3] + "..."
 
 
-async def _call(session: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+async def _call(session: "ClientSession", tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     result = await session.call_tool(tool, arguments)
     return result.model_dump(by_alias=True, mode="json", exclude_none=True)

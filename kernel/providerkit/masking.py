@@ -1,0 +1,65 @@
+"""The secret values a provider's client holds, found so its error messages can mask them when a server echoes
+them back: those in its headers (``header_secrets``) and in its base URL (``url_secrets``); ``mask`` masks
+given values in one text (``zagent.Masker``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .._trust.secrets import Masker, Secret, looks_secret
+
+__all__ = ["header_secrets", "mask", "url_secrets"]
+
+_COOKIE_PARTS = re.compile(r";\s*")
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials a URL's userinfo carries, as they may be echoed back: the password, ``user:password``,
+    the user name when there is no password (a token), and the Basic ``Authorization`` value made of them."""
+    import base64
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        parts = urlsplit(str(url))
+    except ValueError:
+        return []
+    info = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else ""
+    if not info:
+        return []
+    user, _, password = info.partition(":")
+    out = [info, unquote(info), password, unquote(password)] if password else [user, unquote(user)]
+    pair = f"{unquote(user)}:{unquote(password)}"
+    out.append(base64.b64encode(pair.encode()).decode())
+    return [v for v in out if v]
+
+
+def header_secrets(headers: Any) -> list[str]:
+    """The secret values among HTTP ``headers``: every ``Secret``, and the value of every header whose
+    name says key, token, secret, auth, cookie or password (``X-Api-Key``, ``Authorization``, ``Cookie``);
+    for ``Authorization: Bearer abc`` both the whole value and ``abc``, for ``Cookie: a=1; sid=xyz`` also
+    each cookie's value."""
+    out: list[str] = []
+    for name, value in dict(headers or {}).items():
+        if isinstance(value, Secret):
+            value = value.reveal()
+        elif not (isinstance(value, str) and _secret_header(str(name))):
+            continue
+        out.append(value)
+        scheme, _, credential = value.partition(" ")
+        if credential.strip():
+            out.append(credential.strip())
+        if "cookie" in str(name).lower():
+            out.extend(part.split("=", 1)[1] for part in _COOKIE_PARTS.split(value) if "=" in part)
+    return out
+
+
+def _secret_header(name: str) -> bool:
+    lowered = name.lower()
+    return looks_secret(name) or any(w in lowered for w in ("key", "token", "secret", "auth", "cookie", "passw"))
+
+
+def mask(text: str, values: Any) -> str:
+    """``text`` with each secret in ``values`` (strings or ``Secret``s) replaced by ``***`` (see ``Masker``)."""
+    return Masker(values)(text)

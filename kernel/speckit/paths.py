@@ -1,0 +1,132 @@
+"""The one check for the *path* class of spec values: a file a spec names stays in the spec's folder.
+
+A spec file is data. A value in it that names a file for zagent to write or
+read -- ``trajectory_path``, ``checkpoints``, ``long_term_memory.path``, and a
+provider's path options (``record:``/``replay:`` ``path``, or any option a
+provider declares, or any option named ``path``/``*_path``/``*_file``/``*_dir``)
+-- is accepted from an untrusted spec only if
+
+* it ends in one of the suffixes the key allows (``.jsonl``, ``.db``...), and
+* its real location (symlinks resolved) is inside the spec file's folder or a
+  folder the app configured: ``Kernel(config={"spec_paths": ["/srv/agent-data"]})``.
+
+Anything else is a ``ConfigError`` naming the key, the path and the ways out.
+Trusted specs (``trust=True``, ``--trust``) and Python code (``k.llm(..., path=...)``)
+name paths as they like.
+
+A wrapper whose path has a default in the user's own data folder (``record:``/``replay:`` without ``path``:
+``~/.local/share/zagent/recordings/<model>.jsonl``) declares it (``factory.zagent_default_paths``); a model
+an untrusted spec names may not leave that path out (it would overwrite or replay the user's own recording).
+The model the *user* chose may: one the kernel took from its config or ``ZAGENT_MODEL``, or a
+``UsersModel`` (the CLI's ``--model``, a ``llm=`` argument of Python code) -- told apart by where the value
+came from, never by its text. Inside ``untrusted_options`` the kernel runs ``check_untrusted_options`` on
+every model's options before its factory. Opening the file later goes through
+``zagent.agentkit.privatefiles`` (no symlink of another user is followed; 0600 files).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Sequence
+
+from .._trust.imports import current_trust
+from .._trust.specpaths import UsersModel, checking_options, spec_folders
+from ..errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kernel import Kernel
+
+__all__ = ["PATH_OPTION_SUFFIXES", "allowed_folders", "check_option_paths", "check_spec_path",
+           "check_untrusted_options", "path_options", "untrusted_options", "users_model"]
+
+#: option names that are paths whatever the provider declares (a future wrapper that forgets to declare)
+PATH_OPTION_SUFFIXES = ("_path", "_file", "_dir", "_folder", "_db")
+
+HOW_TO_PLACE = ("keep the file in the spec's folder, list its folder in Kernel(config={'spec_paths': [...]}), set "
+                "the path in code or on the command line, or trust the spec (k.agent(spec, trust=True); "
+                "zagent ... --trust)")
+
+
+def users_model(model: Any) -> Any:
+    """``model`` marked as the user's own choice when it is a name (instances and ``None`` as they are)."""
+    return UsersModel(model) if isinstance(model, str) and not isinstance(model, UsersModel) else model
+
+
+def allowed_folders(kernel: Optional["Kernel"]) -> tuple[str, ...]:
+    """Where an untrusted spec may name files: the app's ``spec_paths``, the spec's folder, the CLI's trusted folders."""
+    configured: Any = (kernel.config.get("spec_paths") or ()) if kernel is not None else ()
+    if isinstance(configured, (str, os.PathLike)):
+        configured = [configured]
+    folders = [os.path.realpath(os.path.expanduser(os.fspath(f))) for f in configured]
+    return tuple(dict.fromkeys(folders + list(spec_folders()) + list(current_trust().folders)))
+
+
+def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
+                    kernel: Optional["Kernel"] = None) -> None:
+    """Refuse a path an untrusted spec names unless it ends in ``suffixes`` (when given) and its real
+    location is inside ``allowed_folders(kernel)``. No-op for ``None``, ``":memory:"`` and trusted specs."""
+    if value is None or value == ":memory:" or current_trust().everything:
+        return
+    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if text is None or isinstance(text, bytes):
+        raise ConfigError(f"{key} must be a path, got {type(value).__name__}")
+    if "\x00" in text or (suffixes and not text.lower().endswith(tuple(suffixes))):
+        raise ConfigError(f"{key} {text!r} in the spec is refused: a spec file may only name a file ending in "
+                          f"{' or '.join(suffixes)} for zagent to write. Rename it, set the path in code or on the "
+                          "command line, or trust the spec (k.agent(spec, trust=True); zagent ... --trust)")
+    folders = allowed_folders(kernel)
+    real = os.path.realpath(text)  # symlinks resolved: a link out of the folder is out
+    if not any(real == f or real.startswith(f.rstrip(os.sep) + os.sep) for f in folders):
+        where = f"inside {', '.join(folders)}" if folders else "(the spec has no folder and the app listed none)"
+        raise ConfigError(f"{key} {text!r} in the spec is refused: it points to {real!r}, outside the folders a "
+                          f"spec may name files in {where}; {HOW_TO_PLACE}")
+
+
+def path_options(factory: Any, options: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The options of a provider call that are paths, with the suffixes each allows: those the factory
+    declares (``factory.zagent_path_options = {"path": (".jsonl",)}``) and any named like a path."""
+    declared: Mapping[str, Sequence[str]] = getattr(factory, "zagent_path_options", None) or {}
+    found = {k: tuple(v) for k, v in declared.items() if options.get(k) is not None}
+    for k, v in options.items():
+        if k not in found and v is not None and isinstance(k, str) and (k == "path" or k.endswith(PATH_OPTION_SUFFIXES)):
+            found[k] = ()
+    return found
+
+
+@contextlib.contextmanager
+def untrusted_options() -> Iterator[None]:
+    """LLM options made inside the block come from an untrusted spec (``spec_options`` sets it): the kernel
+    checks them with ``check_untrusted_options`` before the provider's factory runs."""
+    with checking_options(check_untrusted_options):
+        yield
+
+
+def check_untrusted_options(factory: Optional[Callable[..., Any]], spec: str, options: Mapping[str, Any],
+                            kernel: Optional["Kernel"]) -> None:
+    """An untrusted spec's model: its numbers in bounds, no prices (``sizes.check_llm_options``), its paths in
+    its folder (``check_option_paths``)."""
+    from .sizes import check_llm_options
+
+    check_llm_options(spec, options)
+    check_option_paths(factory, spec, options, kernel)
+
+
+def check_option_paths(factory: Optional[Callable[..., Any]], spec: str, options: Mapping[str, Any],
+                       kernel: Optional["Kernel"]) -> None:
+    """``check_spec_path`` for every path option of ``spec`` (``record:...``) built from an untrusted spec's
+    ``llm_config``, and no default path of the user's left out by a model the spec names (module docstring);
+    no-op otherwise: Python code naming a path is the app's own."""
+    for key, suffixes in path_options(factory, options).items():
+        check_spec_path(options[key], f"llm_config {key!r} of {spec!r}", suffixes, kernel=kernel)
+    if isinstance(spec, UsersModel):
+        return
+    defaults: Mapping[str, str] = getattr(factory, "zagent_default_paths", None) or {}
+    for key, where in defaults.items():
+        if options.get(key) is None:
+            raise ConfigError(
+                f"model {spec!r} in the spec gives no {key!r}, so it would use {where}, which a spec file may "
+                f"not write or read (it could overwrite or replay your own recording of that model). Give it a "
+                f"{key} in the spec's folder (\"llm_config\": {{\"model\": {str(spec)!r}, \"{key}\": \"run.jsonl\"}}), "
+                f"choose the model yourself (zagent ... --model {spec}), or trust the spec "
+                "(k.agent(spec, trust=True); zagent ... --trust)")

@@ -1,0 +1,37 @@
+"""A spec mapping (e.g. from ``zagent.load_spec_file``) as its kind's Struct (``convert_spec``): size, nesting and
+text are checked before anything recurses on it, and its counts after (``zagent.speckit.sizes``); every problem is
+a ``ConfigError`` naming the spec.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from .._trust.specfiles import short_repr
+from ..errors import ConfigError
+
+__all__ = ["convert_spec"]
+
+S = TypeVar("S")
+
+
+def convert_spec(data: Any, struct: "type[S]", what: str) -> S:
+    """``data`` (a mapping, e.g. from ``load_spec_file``) as the Struct ``struct``; anything else, or a
+    field of the wrong type, is a ``ConfigError`` naming ``what`` and the spec's name."""
+    import msgspec
+
+    from .._trust.limits import data_problem
+
+    if not isinstance(data, dict):
+        raise ConfigError(f"a {what} must be a mapping, got {type(data).__name__}")
+    problem = data_problem(data)  # nesting, size, text that is not Unicode: before anything recurses on it
+    if problem is not None:
+        raise ConfigError(f"invalid {what} {short_repr(data.get('name', '?'))}: {problem}")
+    try:
+        spec = msgspec.convert(data, struct)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"invalid {what} {data.get('name', '?')!r}: {exc}") from None
+    from .sizes import check_sizes
+
+    check_sizes(spec, what)  # counts are resources: bounded (zagent.speckit.sizes)
+    return spec

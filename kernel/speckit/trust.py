@@ -1,0 +1,127 @@
+"""The one ``module:attr`` resolver for import paths that come from spec files: a path is imported only when
+the app (``trusted_imports``, ``trust=True``) or the CLI user (the spec's own folder, ``--trust``) trusts it,
+else ``ConfigError``; ``Trust(dry=True)`` imports nothing and gives a ``NotImported`` stand-in. The trust in
+force is ``zagent.trusting(...)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import os
+import sys
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+import attrs
+
+from .._trust.imports import Trust, current_trust, load, split_path
+from ..errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kernel import Kernel
+
+__all__ = ["HOW_TO_TRUST", "NotImported", "resolve", "trusted_name"]
+
+HOW_TO_TRUST = ("trust it: Kernel(config={'trusted_imports': ['<module pattern>']}) or k.agent(spec, trust=True) "
+                "in Python; on the command line, keep the module next to the spec file or pass --trust")
+
+
+@attrs.frozen
+class NotImported:
+    """What a dry resolve returns in place of the object: calling it says that nothing was imported."""
+
+    path: str
+    key: str
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise ConfigError(f"{self.key} {self.path!r} was not imported (this command only reads the spec)")
+
+    @property
+    def __name__(self) -> str:  # tools name themselves after the function
+        return self.path.rpartition(":")[2].rpartition(".")[2]
+
+
+def resolve(value: Any, *, key: str, kernel: Optional["Kernel"] = None, trust: Optional[Trust] = None,
+            base_dir: Optional[str] = None) -> Any:
+    """The object a spec names by import path, if the spec is trusted to name it (see the module docstring).
+
+    :param key: the spec key, for errors (``"tool"``, ``"parse_func"``, ``"rails.approver"``...).
+    :param kernel: its ``config["trusted_imports"]`` globs apply.
+    :param trust: defaults to ``current_trust()``.
+    :param base_dir: the spec file's folder: searched first when it is trusted (``trust.folders``).
+    """
+    trust = current_trust() if trust is None else trust
+    module, attr = split_path(value, key)
+    if trust.dry:
+        return NotImported(value, key)
+    folders = tuple(trust.folders)
+    if base_dir and not trust.everything and os.path.realpath(base_dir) not in folders:
+        base_dir = None  # a folder is searched only when it is trusted
+    search = tuple(dict.fromkeys(([os.path.realpath(base_dir)] if base_dir else []) + list(folders)))
+    if not (trust.everything or trusted_name(module, kernel) or _in_folders(module, folders)):
+        why = "".join(f" ({r})" for r in trust.refused)
+        raise ConfigError(f"{key} {value!r} in the spec is not trusted, so it was not imported (a spec file "
+                          f"is data; naming code in it runs that code){why}; {HOW_TO_TRUST}")
+    obj = load(module, attr, value, key, search)
+    if folders and not (trust.everything or trusted_name(module, kernel)):
+        _check_landed(module, folders, value, key)
+    return obj
+
+
+def trusted_name(module: str, kernel: Optional["Kernel"]) -> bool:
+    """Does ``kernel.config["trusted_imports"]`` cover ``module``?"""
+    patterns: Sequence[str] = (kernel.config.get("trusted_imports") or ()) if kernel is not None else ()
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    for p in patterns:
+        if fnmatchcase(module, p) or (p.endswith(".*") and module == p[:-2]):
+            return True
+    return False
+
+
+def _in_folders(module: str, folders: Sequence[str]) -> bool:
+    """Would ``module`` be loaded from one of ``folders``? Checked without running anything:
+    its top-level name must not be built in, frozen or already imported from elsewhere, and must be found there."""
+    if not folders:
+        return False
+    top = module.partition(".")[0]
+    if top in sys.builtin_module_names or importlib.machinery.FrozenImporter.find_spec(top) is not None:
+        return False
+    loaded = sys.modules.get(top)
+    if loaded is not None:
+        return _file_in(getattr(loaded, "__file__", None), folders)
+    found = importlib.machinery.PathFinder.find_spec(top, list(folders))
+    if found is None:
+        return False
+    where = found.origin if found.origin not in (None, "namespace") else next(iter(found.submodule_search_locations or []), None)
+    if where and found.submodule_search_locations and found.origin not in (None, "namespace"):
+        if _writable_by_others(os.path.dirname(where)):  # a package folder anyone can add a module to
+            return False
+    return _file_in(where, folders) and not (where and _writable_by_others(where))
+
+
+def _writable_by_others(path: str) -> bool:
+    """Is ``path`` (a module file or a package folder) writable by every user, or owned by another user?"""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    me = os.getuid() if hasattr(os, "getuid") else None
+    return bool(st.st_mode & stat.S_IWOTH) or (me is not None and st.st_uid not in (me, 0))
+
+
+def _check_landed(module: str, folders: Sequence[str], value: str, key: str) -> None:
+    """After the import: the module really came from a trusted folder (not a same-named one found first)."""
+    mod = sys.modules.get(module)
+    if not _file_in(getattr(mod, "__file__", None), folders):
+        raise ConfigError(f"{key} {value!r}: module {module!r} was not loaded from the spec's folder; {HOW_TO_TRUST}")
+
+
+def _file_in(path: Optional[str], folders: Sequence[str]) -> bool:
+    if not path:
+        return False
+    real = os.path.realpath(path)
+    return any(real == f or real.startswith(f.rstrip(os.sep) + os.sep) for f in folders)

@@ -219,7 +219,8 @@ def _since_blank_line(data: bytes, count: int) -> int:
     ``data`` holds no blank line, else the bytes after the last one.
 
     An event ends at a blank line: two line ends in a row, which in bytes is ``\\n\\n``, ``\\r\\r`` or ``\\n\\r``
-    (``\\r\\n\\r\\n`` contains ``\\n\\r``).
+    (``\\r\\n\\r\\n`` is matched whole, so its last ``\\n`` is not counted).
     """
-    end = max(data.rfind(b"\n\n"), data.rfind(b"\r\r"), data.rfind(b"\n\r"))
-    return count if end < 0 else len(data) - end - 2
+    after = max((found + len(end) for end in (b"\r\n\r\n", b"\n\n", b"\r\r", b"\n\r")
+                 if (found := data.rfind(end)) >= 0), default=-1)
+    return count if after < 0 else len(data) - after

@@ -78,8 +78,10 @@ async def bounded_stdio(command: str, args: list[str], env: Optional[Mapping[str
 
     process = await anyio.open_process([command, *args], env=environment, stderr=errlog, cwd=cwd,
                                        start_new_session=True)
-    read_writer, read_stream = anyio.create_memory_object_stream(0)
-    write_stream, write_reader = anyio.create_memory_object_stream(0)
+    assert process.stdout is not None and process.stdin is not None  # opened with pipes
+    stdout, stdin = process.stdout, process.stdin
+    read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[Any](0)
     writer_done = anyio.Event()
 
     def parse(line: bytes) -> Any:
@@ -95,7 +97,7 @@ async def bounded_stdio(command: str, args: list[str], env: Optional[Mapping[str
         with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             async with read_writer:
                 while True:
-                    chunk = await process.stdout.receive(_CHUNK)
+                    chunk = await stdout.receive(_CHUNK)
                     start = 0
                     while deliver:
                         end = chunk.find(b"\n", start)
@@ -126,7 +128,7 @@ async def bounded_stdio(command: str, args: list[str], env: Optional[Mapping[str
             async with write_reader:
                 async for message in write_reader:
                     data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                    await process.stdin.send(data.encode("utf-8"))
+                    await stdin.send(data.encode("utf-8"))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             await read_writer.aclose()  # the server stopped reading: the session sees the end
         finally:
@@ -179,9 +181,10 @@ def bounded_stream_class() -> type:
     """``BoundedStream``, a subclass of the SDK's httpx's ``AsyncByteStream`` (imported on first use)."""
     global _BoundedStream
     if _BoundedStream is None:
-        httpx2 = sdk("httpx2")
+        sdk("mcp.shared._httpx_utils")  # the SDK's HTTP client module, under the import lock, before httpx2
+        from httpx2 import AsyncByteStream, StreamError
 
-        class BoundedStream(httpx2.AsyncByteStream):
+        class BoundedStream(AsyncByteStream):
             """A response's raw bytes, counted per message (``events``: per SSE event) up to ``limit``."""
 
             def __init__(self, inner: Any, limit: int, events: bool, refuse: str,
@@ -191,7 +194,7 @@ def bounded_stream_class() -> type:
             async def __aiter__(self) -> AsyncIterator[bytes]:
                 if self.refuse:
                     self.on_over(self.refuse)
-                    raise httpx2.StreamError(self.refuse)
+                    raise StreamError(self.refuse)
                 count, last = 0, b""
                 async for chunk in self.inner:
                     if self.events:
@@ -201,7 +204,7 @@ def bounded_stream_class() -> type:
                         count += len(chunk)
                     if count > self.limit:
                         self.on_over("")
-                        raise httpx2.StreamError("message over max_message_bytes")
+                        raise StreamError("message over max_message_bytes")
                     yield chunk
 
             async def aclose(self) -> None:

@@ -3,7 +3,7 @@
 The built-in plugins are those setup.cfg publishes in entry-point group ``zagent``;
 they are loaded by import path (``entry_points=False``), so the test sees their
 ``zagent_hookspecs`` whatever is installed. A static scan of the sources (kernel
-``specs_*.py``, ``plugins/``, ``contrib/*/``) finds every function marked
+``_hooks/specs.py``, ``plugins/``, ``contrib/*/``) finds every function marked
 ``@hookspec`` or ``@registry_hookspec(...)``, so a spec a loaded plugin does not
 declare, or one in a contrib distribution that is not installed here, is checked
 too. docs/hooks.md's index table lists every hook with its owner.
@@ -61,8 +61,8 @@ def _owner(rel):
 
 def declared_specs(root):
     """``{hook: (argnames, owner)}`` of every spec function in ``root``'s sources, read with ``ast`` (no import):
-    kernel/_hooks/specs_*.py, plugins/**, contrib/*/** outside the distributions' tests."""
-    sources = [*(root / "kernel" / "_hooks").glob("specs_*.py"), *(root / "plugins").rglob("*.py"),
+    kernel/_hooks/specs*.py, plugins/**, contrib/*/** outside the distributions' tests."""
+    sources = [*(root / "kernel" / "_hooks").glob("specs*.py"), *(root / "plugins").rglob("*.py"),
                *(p for p in (root / "contrib").rglob("*.py") if "tests" not in p.relative_to(root).parts)]
     found = {}
     for path in sources:
@@ -89,7 +89,7 @@ def _tests_of(owner):
 
 
 def test_every_declared_spec_is_loaded_with_its_owner():
-    """Every spec declared in kernel/_hooks/specs_*.py or a built-in plugin is a hook of a Kernel loading the built-in
+    """Every spec declared in kernel/_hooks/specs.py or a built-in plugin is a hook of a Kernel loading the built-in
     plugins, with the same arguments and owner (so a spec a plugin forgets to name in ``zagent_hookspecs``,
     or a kernel spec ``zagent.hookspecs`` does not export, fails here)."""
     builtin = {h: v for h, v in DECLARED.items() if v[1] is None or (ROOT / "plugins" / v[1]).exists()
@@ -151,9 +151,24 @@ def test_hook_has_a_test(hook):
     assert any(hook in s for s in sources), f"no test in {where.relative_to(ROOT)}/ exercises {hook}"
 
 
-def test_every_hook_has_a_docstring_with_params():
-    """Every hook spec's docstring documents its parameters (``:param name:``) and gives an example."""
-    for name, (argnames, _, doc) in SPECS.items():
-        for arg in argnames:
-            assert f":param {arg}:" in doc, f"{name} does not document {arg}"
-        assert "Example::" in doc, f"{name} has no example"
+def _hook_section(hook):
+    """The text of docs/hooks.md's ``### hook(...)`` section."""
+    text = DOCS.read_text()
+    start = text.index(f"### {hook}(")
+    return re.split(r"^##", text[start + 3:], maxsplit=1, flags=re.M)[0]
+
+
+def test_every_hook_has_a_docstring():
+    """Every hook spec has a docstring (its contract in a few lines; the long form is docs/hooks.md's)."""
+    undocumented = [name for name, (_, _, doc) in SPECS.items() if not doc.strip()]
+    assert not undocumented
+
+
+@pytest.mark.parametrize("hook", sorted(ALL))
+def test_every_hook_section_names_its_arguments_and_has_an_example(hook):
+    """docs/hooks.md's section of each hook names each of its arguments (in backquotes) and has a Python
+    example."""
+    section = _hook_section(hook)
+    for arg in ALL[hook][0]:
+        assert re.search(rf"`{arg}\b", section), f"docs/hooks.md's {hook} section does not describe {arg}"
+    assert "```python" in section, f"docs/hooks.md's {hook} section has no example"

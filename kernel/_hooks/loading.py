@@ -1,11 +1,11 @@
-"""``PluginLoader``: plugin discovery (entry points filtered by ``ZAGENT_PLUGINS`` /
-``ZAGENT_DISABLE_PLUGINS``), registration, the registration hooks, ``zagent_kernel_start``, ``add_plugin`` and
-``remove_plugin`` of one kernel. A plugin that fails is a ``PluginProblem`` (``strict`` raises ``PluginError``).
+"""``PluginLoader``: one kernel's plugin discovery, registration, registration hooks, ``zagent_kernel_start``,
+``add_plugin`` and ``remove_plugin``; a plugin that fails is a ``PluginProblem`` (``strict`` raises ``PluginError``).
 """
 
 from __future__ import annotations
 
 import os
+import types
 from typing import Any, Callable, Iterable, NamedTuple, Optional
 
 import pluggy
@@ -40,11 +40,8 @@ def has_plugin(kernel: Any, plugin: Any) -> bool:
 
 
 class PluginLoader:
-    """Loads and registers plugins for one kernel (see the module docstring).
-
-    :param register: the ``register`` callable factory, ``register(kind, plugin, sink)``.
-    :param kernel: passed as ``kernel`` to registration hooks; never called here.
-    """
+    """Loads and registers plugins for one kernel; ``register(kind, plugin, sink)`` makes the ``register``
+    callable of a built-in kind, ``kernel`` is what registration hooks get as ``kernel``."""
 
     def __init__(self, pm: PluginManager, hooks: HookRunner, registries: dict[str, Registry], *,
                  strict: bool, register: Callable[..., Any], kernel: Any) -> None:
@@ -56,16 +53,9 @@ class PluginLoader:
 
     def load(self, plugins: Iterable[Any], entry_points: bool) -> None:
         """Start-up: entry points, then ``plugins``; hooks checked once all are in; then registrations."""
-        loaded: list[str] = []
-        if entry_points:
-            loaded += self._load_entry_points()
-        for plugin in plugins:
-            name = self._register_plugin(plugin, check=False)
-            if name:
-                loaded.append(name)
-        loaded = [n for n in loaded if self._check_hooks(n)]  # after all: specs may come from any plugin
-        self._run_registrations(loaded)
-
+        loaded = self._load_entry_points() if entry_points else []
+        loaded += [n for n in (self._register_plugin(p, check=False) for p in plugins) if n]
+        self._run_registrations([n for n in loaded if self._check_hooks(n)])  # after all: specs come from any
 
     def _load_entry_points(self) -> list[str]:
         allow = _names(os.environ.get("ZAGENT_PLUGINS"))
@@ -77,34 +67,29 @@ class PluginLoader:
             if ep.name in deny or (allow is not None and ep.name not in allow):
                 continue
             if self.pm.has_plugin(ep.name) or ep.name in self._dists:
-                self._problem(ep.name, ep.dist, PluginError(
-                    f"plugin name {ep.name!r} of distribution {ep.dist} is already used by "
-                    f"distribution {self._dists.get(ep.name, ('?',))[0]}; uninstall one of them",
-                    plugin=ep.name, distribution=ep.dist))
+                self._fail(ep.name, f"plugin name {ep.name!r} of distribution {ep.dist} is already used by "
+                           f"distribution {self._dists.get(ep.name, ('?',))[0]}; uninstall one of them", dist=ep.dist)
                 continue
             self._dists[ep.name] = (ep.dist, ep.version)
             try:
                 obj = _import(ep.value)
             except Exception as exc:
-                self._problem(ep.name, ep.dist, PluginError(
-                    f"plugin {ep.name!r} (distribution {ep.dist} {ep.version}) failed to import: "
-                    f"{type(exc).__name__}: {exc}", plugin=ep.name, distribution=ep.dist), exc)
+                self._fail(ep.name, f"plugin {ep.name!r} (distribution {ep.dist} {ep.version}) failed to import: "
+                           f"{type(exc).__name__}: {exc}", exc)
                 continue
             if self._register_plugin(obj, ep.name, check=False):
                 names.append(ep.name)
         return names
 
     def _register_plugin(self, plugin: Any, name: Optional[str] = None, check: bool = True) -> Optional[str]:
-        """Import (for a path), add the plugin's own hook specs, register it; ``check`` its hooks now
-        or leave that to the caller (start-up checks once every plugin is in, as pytest does)."""
+        """Import (for a path), add the plugin's own hook specs, register it; ``check`` its hooks now or leave
+        that to the caller (start-up checks once every plugin is in, as pytest does)."""
         if isinstance(plugin, str):
             name = name or plugin
             try:
                 plugin = _import(plugin)
             except Exception as exc:
-                self._problem(name, None, PluginError(
-                    f"plugin {name!r} failed to import: {type(exc).__name__}: {exc}", plugin=name), exc)
-                return None
+                return self._fail(name, f"plugin {name!r} failed to import: {type(exc).__name__}: {exc}", exc)
         if self.pm.is_registered(plugin):  # e.g. given explicitly and found as an entry point
             self._skipped = f"plugin {name or _plugin_name(plugin)!r} is already registered on this kernel"
             return None
@@ -116,42 +101,28 @@ class PluginLoader:
             try:
                 plugin = plugin()
             except Exception as exc:
-                self._problem(name, self._dist(name), PluginError(
-                    f"plugin class {name!r} could not be instantiated without arguments: "
-                    f"{type(exc).__name__}: {exc}; register an instance instead", plugin=name), exc)
-                return None
+                return self._fail(name, f"plugin class {name!r} could not be instantiated without arguments: "
+                                  f"{type(exc).__name__}: {exc}; register an instance instead", exc)
         if self.pm.has_plugin(name):
-            self._problem(name, self._dist(name), PluginError(
-                f"plugin name {name!r} is already used by another plugin on this kernel; "
-                f"give one of them another name", plugin=name))
-            return None
+            return self._fail(name, f"plugin name {name!r} is already used by another plugin on this kernel; "
+                              "give one of them another name")
         try:
             self._add_specs(plugin, name)
             self.pm.register(plugin, name=name)
         except pluggy.PluginValidationError as exc:
-            self._problem(name, self._dist(name), PluginError(
-                hookcheck.validation_message(self.pm, name, exc), plugin=name), exc)
-            return None
+            return self._fail(name, hookcheck.validation_message(self.pm, name, exc), exc)
         except PluginError as exc:
             self._problem(name, self._dist(name), exc)
             return None
         except Exception as exc:
-            self._problem(name, self._dist(name), PluginError(
-                f"plugin {name!r} is not a valid zagent plugin: {exc}", plugin=name), exc)
-            return None
+            return self._fail(name, f"plugin {name!r} is not a valid zagent plugin: {exc}", exc)
         self.hooks.invalidate()
-        if check and not self._check_hooks(name):
-            return None
-        return name
+        return name if not check or self._check_hooks(name) else None
 
     def _add_specs(self, plugin: Any, name: str) -> None:
-        """Add the hook specs a plugin declares in ``zagent_hookspecs`` (a module, class or import path),
-        and the registry kinds among them (``registry_hookspec``): the one way a plugin owns extension
-        points (e.g. ``zagent_register_speaker_selectors`` and ``kernel.registries["speaker_selectors"]``).
-
-        Adding the same namespace again (the plugin removed and added back) is a no-op; a hook or
-        kind another namespace already specifies is a ``PluginError`` naming both.
-        """
+        """Add the hook specs a plugin declares in ``zagent_hookspecs`` (a module, class or import path) and the
+        registry kinds among them; the same namespace again is a no-op, a hook or kind another namespace
+        already specifies a ``PluginError`` naming both."""
         specs = getattr(plugin, "zagent_hookspecs", None)
         if specs is None:
             return
@@ -161,13 +132,13 @@ class PluginLoader:
         for hook in dir(specs):
             if self.pm.parse_hookspec_opts(specs, hook) is None:
                 continue
-            caller = getattr(self.pm.hook, hook, None)
-            spec = getattr(caller, "spec", None)
+            spec = getattr(getattr(self.pm.hook, hook, None), "spec", None)
             if spec is None:
                 fresh.append(hook)
             elif getattr(spec.namespace, "_namespace", spec.namespace) is not specs:
-                raise PluginError(f"plugin {name!r} declares hook {hook!r}, which {_label(spec.namespace)} "
-                                  "already specifies; rename one of them", plugin=name)
+                label = repr(getattr(spec.namespace, "__name__", None) or spec.namespace)
+                raise PluginError(f"plugin {name!r} declares hook {hook!r}, which {label} already specifies; "
+                                  "rename one of them", plugin=name)
         kinds = declared_kinds(specs)
         for kind in kinds:
             old = self.registries.get(kind.name)
@@ -175,8 +146,12 @@ class PluginLoader:
                 raise PluginError(f"plugin {name!r} declares registry kind {kind.name!r}, which "
                                   f"{'zagent' if old.owner == 'zagent' else repr(old.owner)} already declares "
                                   f"(hook {old.hook}); rename one of them", plugin=name)
-        if fresh:
-            self.pm.add_hookspecs(_only(specs, fresh))
+        if fresh:  # pluggy gets a module of just the new specs; ``_namespace`` points back to the original
+            view = types.ModuleType(getattr(specs, "__name__", repr(specs)))
+            for hook in fresh:
+                setattr(view, hook, getattr(specs, hook))
+            view._namespace = specs  # type: ignore[attr-defined]
+            self.pm.add_hookspecs(view)
             self.hooks.invalidate()
         for kind in kinds:
             if kind.name not in self.registries:
@@ -184,51 +159,42 @@ class PluginLoader:
                                                       owner=name, convert=kind.convert)
 
     def _check_hooks(self, name: str) -> bool:
-        """Unregister and report a plugin implementing hooks no plugin specified (typos); True if fine."""
+        """Unregister and report a plugin whose hooks are refused or unknown (typos); True if fine."""
         plugin = self.pm.get_plugin(name)
         if plugin is None:
             return False
-        unknown = [h.name for h in self.pm.get_hookcallers(plugin) or [] if not h.has_spec()]
-        refused = hookcheck.wrapper_problem(self.pm, plugin, name) or hookcheck.default_args_problem(self.pm, plugin, name)
+        unknown = sorted(h.name for h in self.pm.get_hookcallers(plugin) or [] if not h.has_spec())
+        refused = (hookcheck.wrapper_problem(self.pm, plugin, name)
+                   or hookcheck.default_args_problem(self.pm, plugin, name)
+                   or (f"plugin {name!r} implements unknown hook(s) {', '.join(unknown)}; check the spelling against "
+                       "zagent.hookspecs (or the plugin that declares the hook is not loaded)" if unknown else None))
         if refused:
             self.pm.unregister(plugin)
             self.hooks.invalidate()
-            self._problem(name, self._dist(name), PluginError(refused, plugin=name))
-            return False
-        if not unknown:
-            return True
-        self.pm.unregister(plugin)
-        self.hooks.invalidate()
-        self._problem(name, self._dist(name), PluginError(
-            f"plugin {name!r} implements unknown hook(s) {', '.join(sorted(unknown))}; check the "
-            f"spelling against zagent.hookspecs (or the plugin that declares the hook is not loaded)",
-            plugin=name))
-        return False
+            self._fail(name, refused)
+        return not refused
 
     def _run_registrations(self, plugin_names: Iterable[str]) -> None:
         wanted = set(plugin_names)
         collected: dict[str, list[tuple[str, Entry]]] = {}
         failed: set[str] = set()
         for kind, registry in list(self.registries.items()):
-            hook_name = registry.hook
-            for impl in self.hooks.impls(hook_name):
-                if impl[0] not in wanted or impl[0] in failed:
+            for impl in self.hooks.impls(registry.hook):
+                plugin = impl[0]
+                if plugin not in wanted or plugin in failed:
                     continue
-                entries = collected.setdefault(impl[0], [])
-                register = (self.register(kind, impl[0], entries) if kind in KINDS
-                            else PluginKindRegister(registry, impl[0], entries))
+                entries = collected.setdefault(plugin, [])
+                register = (self.register(kind, plugin, entries) if kind in KINDS
+                            else PluginKindRegister(registry, plugin, entries))
                 try:
-                    self.hooks.call_one(hook_name, impl, {"register": register, "kernel": self.kernel})
+                    self.hooks.call_one(registry.hook, impl, {"register": register, "kernel": self.kernel})
                 except Exception as exc:
-                    failed.add(impl[0])
-                    collected.pop(impl[0], None)
-                    plugin = self.pm.get_plugin(impl[0])
-                    if plugin is not None:  # dropped before reporting: strict raises in _problem
-                        self.pm.unregister(plugin)
+                    failed.add(plugin)
+                    collected.pop(plugin, None)
+                    if self.pm.get_plugin(plugin) is not None:  # dropped before reporting: strict raises
+                        self.pm.unregister(self.pm.get_plugin(plugin))
                     self.hooks.invalidate()
-                    self._problem(impl[0], self._dist(impl[0]), PluginError(
-                        f"plugin {impl[0]!r} failed in {hook_name}: {type(exc).__name__}: {exc}",
-                        plugin=impl[0]), exc)
+                    self._fail(plugin, f"plugin {plugin!r} failed in {registry.hook}: {type(exc).__name__}: {exc}", exc)
         for kind in list(self.registries):
             new = [e for entries in collected.values() for k, e in entries if k == kind]
             for error in self.registries[kind].merge(new, self._describe):
@@ -238,18 +204,12 @@ class PluginLoader:
                 try:
                     self.hooks.call_one("zagent_kernel_start", impl, {"kernel": self.kernel})
                 except Exception as exc:
-                    self._problem(impl[0], self._dist(impl[0]), PluginError(
-                        f"plugin {impl[0]!r} failed in zagent_kernel_start: {type(exc).__name__}: {exc}",
-                        plugin=impl[0]), exc)
+                    self._fail(impl[0], f"plugin {impl[0]!r} failed in zagent_kernel_start: "
+                               f"{type(exc).__name__}: {exc}", exc)
 
     def add_plugin(self, plugin: Any, name: Optional[str] = None) -> str:
-        """Register one more plugin now and run its registration hooks; return its name.
-
-        Raises ``PluginError`` if the plugin cannot be added (import error,
-        invalid or unknown hooks, blocked, already registered, a registration
-        hook raising, a name clash); the problem is also kept in ``problems``,
-        and the plugin is not left registered (nothing it registered stays).
-        """
+        """Register one more plugin now and run its registration hooks; return its name. ``PluginError`` if it
+        cannot be added (the problem also kept in ``problems``); nothing of a plugin that failed stays."""
         before = len(self.problems)
         self._skipped = ""
         registered = self._register_plugin(plugin, name)
@@ -267,8 +227,7 @@ class PluginLoader:
         return registered
 
     def _discard(self, name: str) -> None:
-        """Drop a plugin that failed in ``add_plugin`` (if a failed registration hook did not already)."""
-        if self.pm.get_plugin(name) is not None:
+        if self.pm.get_plugin(name) is not None:  # a failed registration hook may have dropped it already
             self.remove_plugin(name)
 
     def remove_plugin(self, plugin: Any) -> None:
@@ -281,6 +240,12 @@ class PluginLoader:
         for registry in self.registries.values():
             registry.drop_plugin(name)
         self.hooks.invalidate()
+
+    def _fail(self, plugin: str, message: str, cause: Optional[BaseException] = None,
+              dist: Optional[str] = None) -> Optional[str]:
+        """Report ``PluginError(message)`` as ``_problem`` does; ``None`` (for ``return self._fail(...)``)."""
+        self._problem(plugin, dist or self._dist(plugin), PluginError(message, plugin=plugin), cause)
+        return None
 
     def _problem(self, plugin: str, dist: Optional[str], error: PluginError, cause: Optional[BaseException] = None) -> None:
         error.plugin = error.plugin or plugin
@@ -301,28 +266,11 @@ class PluginLoader:
         """Loaded plugins: name, distribution, version and the hooks each implements."""
         out = []
         for name, plugin in sorted(self.pm.list_name_plugin(), key=lambda p: p[0]):
-            if plugin is None:  # a blocked name (ZAGENT_DISABLE_PLUGINS)
-                continue
-            hooks = tuple(sorted(h.name for h in self.pm.get_hookcallers(plugin) or []))
-            dist, version = self._dists.get(name, (None, None))
-            out.append(PluginInfo(name, dist, version, hooks))
+            if plugin is not None:  # None: a blocked name (ZAGENT_DISABLE_PLUGINS)
+                dist, version = self._dists.get(name, (None, None))
+                hooks = tuple(sorted(h.name for h in self.pm.get_hookcallers(plugin) or []))
+                out.append(PluginInfo(name, dist, version, hooks))
         return out
-
-
-def _only(namespace: Any, names: list[str]) -> Any:
-    """A module holding just the ``names`` of a hook-spec namespace (those not yet specified), for pluggy;
-    ``_namespace`` points back to the original."""
-    import types
-
-    view = types.ModuleType(getattr(namespace, "__name__", repr(namespace)))
-    for attr in names:
-        setattr(view, attr, getattr(namespace, attr))
-    view._namespace = namespace  # type: ignore[attr-defined]
-    return view
-
-
-def _label(namespace: Any) -> str:
-    return repr(getattr(namespace, "__name__", None) or namespace)
 
 
 def _plugin_name(plugin: Any) -> str:
@@ -332,9 +280,7 @@ def _plugin_name(plugin: Any) -> str:
 
 
 def _names(value: Optional[str]) -> Optional[set[str]]:
-    if value is None:
-        return None
-    return {n.strip() for n in value.split(",") if n.strip()}
+    return None if value is None else {n.strip() for n in value.split(",") if n.strip()}
 
 
 def _import(path: str) -> Any:

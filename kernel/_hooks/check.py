@@ -9,18 +9,33 @@ from typing import Any, Optional
 import pluggy
 
 
-def wrapper_problem(pm: pluggy.PluginManager, plugin: Any, name: str) -> Optional[str]:
-    """A message if ``plugin`` declares any hook implementation as a wrapper, else None."""
-    bad = []
+def impl_problem(pm: pluggy.PluginManager, plugin: Any, name: str) -> Optional[str]:
+    """A message if one of ``plugin``'s hook implementations is a wrapper or gives an argument a default
+    (pluggy leaves those out of the call: ``context=None`` would always be ``None``), else None."""
+    wrappers, defaults = [], []
     for caller in pm.get_hookcallers(plugin) or []:
         for impl in caller.get_hookimpls():
-            if impl.plugin is plugin and (impl.hookwrapper or getattr(impl, "wrapper", False)):
-                bad.append(caller.name)
-    if not bad:
-        return None
-    return (f"plugin {name!r} declares {', '.join(sorted(bad))} with wrapper=True/hookwrapper=True; zagent calls "
-            f"hook implementations one by one and does not run wrappers: drop the option and return the "
-            f"value (rails return None, Deny or Rewrite; see docs/hooks.md)")
+            if impl.plugin is not plugin:
+                continue
+            if impl.hookwrapper or getattr(impl, "wrapper", False):
+                wrappers.append(caller.name)
+            spec = caller.spec
+            if spec is None or not impl.kwargnames:  # an unknown hook is reported on its own
+                continue
+            extra = [a for a in impl.kwargnames if a not in spec.argnames]
+            known = [a for a in impl.kwargnames if a in spec.argnames]
+            what = [f"argument(s) {', '.join(extra)} (with a default) that its spec does not offer"] if extra else []
+            what += [f"a default for {', '.join(known)}"] if known else []
+            defaults.append(f"hook {caller.name} takes {' and '.join(what)} (it offers: {', '.join(spec.argnames)})")
+    if wrappers:
+        return (f"plugin {name!r} declares {', '.join(sorted(wrappers))} with wrapper=True/hookwrapper=True; zagent "
+                f"calls hook implementations one by one and does not run wrappers: drop the option and return the "
+                f"value (rails return None, Deny or Rewrite; see docs/hooks.md)")
+    if defaults:
+        return (f"plugin {name!r}: {'; '.join(defaults)}; zagent passes a hook implementation only its arguments "
+                f"without a default, so these would always get their default: use the spec's argument names, with "
+                f"no default (docs/hooks.md lists them)")
+    return None
 
 
 def validation_message(pm: pluggy.PluginManager, name: str, exc: pluggy.PluginValidationError) -> str:
@@ -29,8 +44,7 @@ def validation_message(pm: pluggy.PluginManager, name: str, exc: pluggy.PluginVa
     hook = _between(text, "for hook '", "'")
     if "can not be found in the hookspec" in text:
         missing = _between(text, "Argument(s) ", " are declared")
-        caller = getattr(pm.hook, hook, None) if hook else None
-        spec = getattr(caller, "spec", None)
+        spec = getattr(getattr(pm.hook, hook, None) if hook else None, "spec", None)
         offered = f" (it offers: {', '.join(spec.argnames)})" if spec is not None else ""
         return (f"plugin {name!r}: hook {hook or '?'} takes argument(s) {missing or '?'} that its spec does not "
                 f"offer{offered}; use only the spec's argument names (docs/hooks.md lists them)")
@@ -38,37 +52,5 @@ def validation_message(pm: pluggy.PluginManager, name: str, exc: pluggy.PluginVa
 
 
 def _between(text: str, start: str, end: str) -> str:
-    i = text.find(start)
-    if i < 0:
-        return ""
-    i += len(start)
-    j = text.find(end, i)
-    return text[i:j] if j >= 0 else ""
-
-
-def default_args_problem(pm: pluggy.PluginManager, plugin: Any, name: str) -> Optional[str]:
-    """A message if one of ``plugin``'s hook implementations gives an argument a default, else None.
-
-    pluggy (and zagent) pass an implementation only its arguments *without* a default, so ``context=None``
-    (a misspelt ``ctx``) or ``ctx=None`` would silently always get the default."""
-    bad = []
-    for caller in pm.get_hookcallers(plugin) or []:
-        spec = caller.spec
-        if spec is None:  # an unknown hook: reported on its own
-            continue
-        for impl in caller.get_hookimpls():
-            if impl.plugin is not plugin or not impl.kwargnames:
-                continue
-            unknown = [a for a in impl.kwargnames if a not in spec.argnames]
-            known = [a for a in impl.kwargnames if a in spec.argnames]
-            what = []
-            if unknown:
-                what.append(f"argument(s) {', '.join(unknown)} (with a default) that its spec does not offer")
-            if known:
-                what.append(f"a default for {', '.join(known)}")
-            bad.append(f"hook {caller.name} takes {' and '.join(what)} (it offers: {', '.join(spec.argnames)})")
-    if not bad:
-        return None
-    return (f"plugin {name!r}: {'; '.join(bad)}; zagent passes a hook implementation only its arguments without "
-            f"a default, so these would always get their default: use the spec's argument names, with no "
-            f"default (docs/hooks.md lists them)")
+    head, found, _ = text.partition(start)[2].partition(end)
+    return head if found else ""

@@ -164,10 +164,9 @@ class PluginLoader:
         if plugin is None:
             return False
         unknown = sorted(h.name for h in self.pm.get_hookcallers(plugin) or [] if not h.has_spec())
-        refused = (hookcheck.wrapper_problem(self.pm, plugin, name)
-                   or hookcheck.default_args_problem(self.pm, plugin, name)
-                   or (f"plugin {name!r} implements unknown hook(s) {', '.join(unknown)}; check the spelling against "
-                       "zagent.hookspecs (or the plugin that declares the hook is not loaded)" if unknown else None))
+        refused = hookcheck.impl_problem(self.pm, plugin, name) or (
+            f"plugin {name!r} implements unknown hook(s) {', '.join(unknown)}; check the spelling against "
+            "zagent.hookspecs (or the plugin that declares the hook is not loaded)" if unknown else None)
         if refused:
             self.pm.unregister(plugin)
             self.hooks.invalidate()

@@ -1,9 +1,5 @@
-"""The types of the rails settings an agent spec may hold, checked when the agent is built (``k.agent``).
-
-A wrong type (``"deny_tools": 5``) used to be found, if at all, on the first tool call, where a rail that
-cannot read its setting fails; an agent could run with no deny list. ``check_rails`` raises
-``ConfigError`` naming the key, what it must be and what it got. Keys it does not know (another plugin's
-settings) pass unchecked; docs/rails.md has the table.
+"""The types of the rails settings an agent spec or ``config["rails"]`` may hold: ``check_rails`` raises a
+``ConfigError`` naming the key, what it must be and what it got; keys it does not know pass (docs/rails.md).
 """
 
 from __future__ import annotations

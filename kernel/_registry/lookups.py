@@ -1,5 +1,5 @@
-"""Registry look-ups of the Kernel facade: a named entry or a ``ConfigError`` listing what is installed,
-building what a registered factory makes, and the cache keys of built instances."""
+"""The Kernel facade's registry look-ups: a named entry or a ``ConfigError`` listing what is installed, what a
+registered factory builds, and the cache keys of built instances."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import Any, Optional
 from ..errors import ConfigError, ZagentError
 from .registries import Entry, Registry
 
+_NONE = Registry("none", hook="-", noun="-")  # a kind no loaded plugin declares
+
 
 def names(registries: dict[str, Registry], kind: str) -> str:
     """The registered names of ``kind`` for an error message (or a hint that the plugin is missing)."""
@@ -16,29 +18,27 @@ def names(registries: dict[str, Registry], kind: str) -> str:
 
 
 def find(kernel: Any, kind: str, name: str) -> Optional[Any]:
-    """``Kernel.find``: what is registered as ``name`` of ``kind`` (``"tools"``, ``"parsers"``...), or ``None``
-    (also for a kind that no loaded plugin declares)."""
-    registry = kernel.registries.get(kind)
-    return registry.get(name) if registry is not None else None
+    """``Kernel.find``: what is registered as ``name`` of ``kind`` (``"tools"``, ``"parsers"``...), or ``None``."""
+    return kernel.registries.get(kind, _NONE).get(name)
 
 
-def registry_of(kernel: Any, kind: str) -> Optional[Any]:
-    """``Kernel.registry_of``: the live registry of ``kind`` (``None`` for a kind no loaded plugin declares),
-    for a plugin object that looks names up later without holding the kernel."""
-    return kernel.registries.get(kind)
+def registry_of(kernel: Any, kind: str) -> Optional[Registry]:
+    """``Kernel.registry_of``: the live registry of ``kind`` (or ``None``), for an object that must not hold the
+    kernel."""
+    registry: Optional[Registry] = kernel.registries.get(kind)
+    return registry
 
 
 def registered_names(kernel: Any, kind: str) -> list[str]:
-    """``Kernel.names``: the names registered for ``kind``, sorted; empty for a kind no loaded plugin declares."""
-    registry = kernel.registries.get(kind)
-    return list(registry) if registry is not None else []
+    """``Kernel.names``: the names registered for ``kind``, sorted."""
+    return list(kernel.registries.get(kind, _NONE))
 
 
 def entries(kernel: Any, kind: str) -> tuple[Entry, ...]:
-    """``Kernel.entries``: every ``Entry`` (name, obj, plugin, override) of ``kind``, by name; the same tuple
-    until the kind changes, so ``is`` tells a cache it is still good. Empty for a kind no plugin declares."""
-    registry = kernel.registries.get(kind)
-    return registry.entries() if registry is not None else ()
+    """``Kernel.entries``: every ``Entry`` (name, obj, plugin, override) of ``kind``, by name; the same tuple until
+    the kind changes (``is`` tells a cache it is still good)."""
+    registry: Registry = kernel.registries.get(kind, _NONE)
+    return registry.entries()
 
 
 def lookup(registries: dict[str, Registry], kind: str, name: str) -> Any:

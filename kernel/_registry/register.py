@@ -1,10 +1,11 @@
-"""``BuiltinRegister``: the ``register`` callable a registration hook gets for one built-in kind;
-entries are collected per plugin (``sink``) and merged later (``zagent._registry.registries``).
-"""
+"""``BuiltinRegister``: the ``register`` callable a registration hook gets for one built-in kind; entries go to
+the plugin's ``sink``, merged later with the registry's clash checks."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import attrs
 
 from ..errors import PluginError
 from .registries import KINDS, Entry
@@ -36,16 +37,11 @@ class BuiltinRegister:
         return obj
 
     def _tool(self, tool: Any, name: Any = None, *, override: bool = False, **options: Any) -> Tool:
-        if isinstance(tool, Tool):
-            if name or options:
-                import attrs
-
-                changes = {k: v for k, v in options.items() if v is not None}
-                if name:
-                    changes["name"] = name
-                tool = attrs.evolve(tool, **changes)
-        else:
-            tool = Tool.from_function(tool, name=name, **{k: v for k, v in options.items() if v is not None})
+        changes = {k: v for k, v in options.items() if v is not None}
+        if not isinstance(tool, Tool):
+            tool = Tool.from_function(tool, name=name, **changes)
+        elif name or options:
+            tool = attrs.evolve(tool, **changes, **({"name": name} if name else {}))
         made: Tool = tool
         self.sink.append(("tools", Entry(made.name, made, self.plugin, override)))
         return made

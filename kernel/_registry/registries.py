@@ -1,7 +1,5 @@
-"""Named things plugins register (``KINDS``, and kinds plugins declare with ``registry_hookspec``):
-registrations are collected per plugin, then merged; a name is registered once per kind unless exactly one
-registration says ``override=True``.
-"""
+"""Named things plugins register: the built-in ``KINDS`` and kinds plugins declare with ``registry_hookspec``;
+a name is registered once per kind unless exactly one registration says ``override=True``."""
 
 from __future__ import annotations
 
@@ -12,6 +10,7 @@ from ..errors import PluginError
 from .._hooks.markers import hookspec
 
 F = TypeVar("F", bound=Callable[..., Any])
+Convert = Callable[..., tuple[str, Any]]
 
 KINDS = {
     "providers": ("zagent_register_providers", "provider"),
@@ -31,18 +30,13 @@ class Kind(NamedTuple):
     name: str
     hook: str
     noun: str
-    convert: Optional[Callable[..., tuple[str, Any]]]
+    convert: Optional[Convert]
 
 
-def registry_hookspec(kind: str, *, noun: str,
-                      convert: Optional[Callable[..., tuple[str, Any]]] = None) -> Callable[[F], F]:
-    """Mark a hook spec as the registration hook of a plugin-owned registry ``kind``.
-
-    Use it instead of ``@hookspec`` in the module a plugin names as ``zagent_hookspecs``; the
-    spec takes ``register`` and ``kernel``. Implementations call ``register(name, obj, *,
-    override=False)``; ``convert(*args, **options)``, when given, turns other ``register``
-    arguments into ``(name, obj)`` (e.g. ``register(skill)``). ``noun`` names one entry in errors.
-    """
+def registry_hookspec(kind: str, *, noun: str, convert: Optional[Convert] = None) -> Callable[[F], F]:
+    """``@hookspec`` for the registration hook (``register``, ``kernel``) of a plugin-owned registry ``kind``;
+    ``noun`` names an entry in errors; ``convert(*args, **options) -> (name, obj)`` reads other ``register``
+    arguments. ``ValueError`` unless ``kind`` is an identifier."""
     if not kind.isidentifier():
         raise ValueError(f"registry kind {kind!r} must be an identifier")
 
@@ -74,18 +68,12 @@ class Registry:
     """One kind of named things, e.g. every provider factory, with who registered each."""
 
     def __init__(self, kind: str, *, hook: Optional[str] = None, noun: Optional[str] = None,
-                 owner: str = "zagent", convert: Optional[Callable[..., tuple[str, Any]]] = None) -> None:
-        self.kind = kind
-        self.hook = hook or KINDS[kind][0]
-        self.noun = noun or KINDS[kind][1]
-        #: the plugin that declared the kind (``"zagent"`` for the built-in kinds)
-        self.owner = owner
-        self.convert = convert
-        #: bumped on every change, so a user of the registry can cache what it derived from it
-        self.version = 0
+                 owner: str = "zagent", convert: Optional[Convert] = None) -> None:
+        self.kind, self.hook, self.noun = kind, hook or KINDS[kind][0], noun or KINDS[kind][1]
+        self.owner, self.convert = owner, convert  # owner: the plugin that declared the kind ("zagent": built in)
         self._entries: dict[str, Entry] = {}
         self._lock = threading.Lock()
-        self._snapshot: tuple[int, tuple[Entry, ...]] = (-1, ())
+        self._snapshot: Optional[tuple[Entry, ...]] = None  # what entries() returns until the next change
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
@@ -106,48 +94,39 @@ class Registry:
     def entries(self) -> tuple[Entry, ...]:
         """Every entry, by name: the same tuple until the registry changes (``is`` tells a cache it did not)."""
         with self._lock:
-            if self._snapshot[0] != self.version:
-                self._snapshot = (self.version, tuple(self._entries[n] for n in sorted(self._entries)))
-            return self._snapshot[1]
+            if self._snapshot is None:
+                self._snapshot = tuple(self._entries[n] for n in sorted(self._entries))
+            return self._snapshot
 
     def values(self) -> list[Any]:
-        return [self._entries[n].obj for n in sorted(self._entries)]
+        return [e.obj for e in self.entries()]
 
     def merge(self, new: list[Entry], describe: Callable[[str], str]) -> list[PluginError]:
-        """Add ``new`` entries; return one ``PluginError`` per clash (the clashing entry is not added).
-
-        Serialised by a lock: a plugin may add entries from its own thread after start-up.
-        """
-        with self._lock:
-            self.version += 1
-            return self._merge(new, describe)
-
-    def _merge(self, new: list[Entry], describe: Callable[[str], str]) -> list[PluginError]:
+        """Add ``new`` entries (under a lock: a plugin may add some from its own thread); one ``PluginError``
+        per clash, whose entry is not added."""
         errors: list[PluginError] = []
-        for e in new:
-            old = self._entries.get(e.name)
-            if old is None or (e.override and not old.override):
-                self._entries[e.name] = e
-            elif old.override and not e.override:
-                continue
-            else:
-                errors.append(PluginError(
-                    f"{self.noun} {e.name!r} is registered by both {describe(old.plugin)} and "
-                    f"{describe(e.plugin)}. Pass override=True in the one that should win, or disable "
-                    f"one with ZAGENT_DISABLE_PLUGINS={e.plugin}",
-                    plugin=e.plugin,
-                ))
+        with self._lock:
+            self._snapshot = None
+            for e in new:
+                old = self._entries.get(e.name)
+                if old is None or (e.override and not old.override):
+                    self._entries[e.name] = e
+                elif not old.override or e.override:
+                    errors.append(PluginError(
+                        f"{self.noun} {e.name!r} is registered by both {describe(old.plugin)} and "
+                        f"{describe(e.plugin)}. Pass override=True in the one that should win, or disable "
+                        f"one with ZAGENT_DISABLE_PLUGINS={e.plugin}", plugin=e.plugin))
         return errors
 
     def drop(self, name: str) -> Entry:
         """Remove one entry and return it; ``KeyError`` if there is none."""
         with self._lock:
-            self.version += 1
+            self._snapshot = None
             return self._entries.pop(name)
 
     def drop_plugin(self, plugin: str) -> None:
         with self._lock:
-            self.version += 1
+            self._snapshot = None
             for name in [n for n, e in self._entries.items() if e.plugin == plugin]:
                 del self._entries[name]
 
@@ -156,11 +135,8 @@ class Registry:
 
 
 class PluginKindRegister:
-    """The ``register`` callable handed to one plugin's hook for a plugin-owned kind.
-
-    ``register(name, obj, *, override=False)`` (or whatever the kind's ``convert`` accepts);
-    the entry is collected into ``sink`` and merged with clash checks afterwards.
-    """
+    """The ``register(name, obj, *, override=False)`` (or what the kind's ``convert`` reads) handed to one plugin's
+    hook for a plugin-owned kind; entries go to ``sink``, merged with clash checks afterwards."""
 
     def __init__(self, registry: Registry, plugin: str, sink: list[tuple[str, Entry]]) -> None:
         self.registry, self.plugin, self.sink = registry, plugin, sink

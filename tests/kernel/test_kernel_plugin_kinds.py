@@ -89,13 +89,14 @@ def test_a_bad_register_call_drops_the_plugin_naming_it(kernel):
     assert "bad" not in [p.name for p in kernel.plugins()]
 
 
-def test_remove_plugin_drops_its_entries_and_bumps_the_version(kernel):
-    """A removed plugin's entries go; Registry.version changes so caches notice."""
+def test_remove_plugin_drops_its_entries_and_changes_the_entries_tuple(kernel):
+    """A removed plugin's entries go; ``Kernel.entries`` is a new tuple then, so caches notice."""
     kernel.add_plugin(Sunny(), name="sunny")
     reg = kernel.registries["forecasters"]
-    before = reg.version
+    before = kernel.entries("forecasters")
+    assert kernel.entries("forecasters") is before
     kernel.remove_plugin("sunny")
-    assert "sunny" not in reg and reg.version != before
+    assert "sunny" not in reg and kernel.entries("forecasters") is not before
 
 
 def test_a_plugin_kind_may_not_take_a_builtin_kinds_name():

@@ -47,7 +47,7 @@ from .kernel import Kernel
 from ._hooks.loading import PluginInfo, PluginProblem
 from ._model.llm import LLM
 from ._model.run import Model
-from ._hooks.rails import Deny, Rewrite
+from ._hooks.specs import Deny, Rewrite
 from ._trust.secrets import Secret
 from ._runs.sync import run_sync
 from ._tools.tool import Tool, tool

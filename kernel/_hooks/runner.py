@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional
 import pluggy
 
 from ..errors import RunStopped, ToolBlocked
-from .markers import PROJECT
 from .._runs.logs import log
-from .rails import Deny, Rewrite
+from .specs import PROJECT, Deny, Rewrite
 from ..types import Completion, LLMRequest, ToolCall, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover

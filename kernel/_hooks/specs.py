@@ -1,15 +1,35 @@
-"""The kernel's hook specifications (re-exported by ``zagent.hookspecs``); docs/hooks.md has each hook's long form."""
+"""The extension surface: pluggy's markers, the kernel's hook specifications (re-exported by ``zagent.hookspecs``;
+docs/hooks.md has each hook's long form) and what a rail may answer besides ``None``: ``Deny``, ``Rewrite``."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from .markers import hookspec
+import attrs
+import pluggy
 
 if TYPE_CHECKING:  # pragma: no cover - types only
     from .._runs.context import RunContext
     from ..kernel import Kernel
     from ..types import Completion, Event, LLMRequest, ToolCall, ToolResult
+
+PROJECT = "zagent"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@attrs.frozen
+class Deny:
+    """Block the call; ``reason`` is told to the model and recorded."""
+
+    reason: str
+
+
+@attrs.frozen
+class Rewrite:
+    """Replace a tool call's arguments (they are validated again)."""
+
+    arguments: dict[str, Any]
 
 
 # Registration hooks: called once per Kernel at start-up (and by add_plugin), each ``register`` bound to its plugin.

@@ -7,7 +7,7 @@ import threading
 from typing import Any, Callable, Iterator, NamedTuple, Optional, TypeVar
 
 from ..errors import PluginError
-from .._hooks.markers import hookspec
+from .._hooks.specs import hookspec
 
 F = TypeVar("F", bound=Callable[..., Any])
 Convert = Callable[..., tuple[str, Any]]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from ..errors import GuardrailTripped, RunStopped
-from .._hooks.rails import Deny
+from .._hooks.specs import Deny
 from .._runs.stash import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -35,8 +35,7 @@ def scan(group: str, path: Optional[Sequence[str]] = None) -> list[EntryPoint]:
                 continue
             seen.add(key)
             text = _read(os.path.join(directory, meta, "entry_points.txt"))
-            if text:
-                found.extend(EntryPoint(n, v, dist, version) for n, v in parse(text, group))
+            found.extend(EntryPoint(n, v, dist, version) for n, v in parse(text, group))
     return found
 
 
@@ -50,8 +49,7 @@ def parse(text: str, group: str) -> list[tuple[str, str]]:
             continue
         if line.startswith("[") and line.endswith("]"):
             inside = line[1:-1].strip() == group
-            continue
-        if inside and "=" in line:
+        elif inside and "=" in line:
             name, value = line.split("=", 1)
             pairs.append((name.strip(), value.strip()))
     return pairs
@@ -60,14 +58,10 @@ def parse(text: str, group: str) -> list[tuple[str, str]]:
 def _dist_of(directory: str, meta: str) -> tuple[str, str]:
     stem = meta.rsplit(".", 1)[0]
     if meta.endswith(".dist-info") and "-" in stem:
-        name, version = stem.rsplit("-", 1)  # "{name}-{version}"; neither part holds "-" when normalised
+        name, _, version = stem.rpartition("-")  # "{name}-{version}"; neither part holds "-" when normalised
         return name, version
-    version = ""
-    for line in _read(os.path.join(directory, meta, "PKG-INFO")).splitlines()[:20]:
-        if line.startswith("Version:"):
-            version = line.split(":", 1)[1].strip()
-            break
-    return stem.split("-", 1)[0], version
+    lines = _read(os.path.join(directory, meta, "PKG-INFO")).splitlines()[:20]
+    return stem.split("-", 1)[0], next((v.split(":", 1)[1].strip() for v in lines if v.startswith("Version:")), "")
 
 
 def _read(path: str) -> str:

@@ -32,114 +32,98 @@ class Rewrite:
     arguments: dict[str, Any]
 
 
-# Registration hooks: called once per Kernel at start-up (and by add_plugin), each ``register`` bound to its plugin.
+# Registration: once per Kernel (and add_plugin); ``register(name, obj, *, override=False)`` bound to the plugin.
 @hookspec
 def zagent_register_providers(register: Callable[..., None], kernel: "Kernel") -> None:
-    """Register LLM provider factories: ``register(name, factory, *, override=False)``; ``factory(model,
-    **options)`` returns a ``zagent.LLM`` for ``kernel.llm("name:model", **options)``."""
+    """Register LLM providers: ``register(name, factory)``; ``factory(model, **options)`` is a ``zagent.LLM``."""
 
 
 @hookspec
 def zagent_register_parsers(register: Callable[..., None], kernel: "Kernel") -> None:
-    """Register output parsers and text tool-call formats: ``register(mode, parser, *, override=False)``;
-    ``kernel.parser(mode)`` returns it."""
+    """Register output parsers and text tool-call formats: ``register(mode, parser)``, for ``kernel.parser(mode)``."""
 
 
 @hookspec
 def zagent_register_tools(register: Callable[..., None], kernel: "Kernel") -> None:
-    """Register tools: ``register(tool_or_function, *, name=None, toolset=None, override=False, **tool_options)``
-    (a ``zagent.Tool`` or a sync/async function; ``tool_options`` are ``Tool`` fields)."""
+    """Register tools: ``register(tool_or_function, *, name=None, toolset=None, **tool_options)``."""
 
 
 @hookspec
 def zagent_register_memory(register: Callable[..., None], kernel: "Kernel") -> None:
-    """Register memory backends: ``register(name, factory, *, override=False)``; ``kernel.memory(name,
-    **options)`` returns ``factory(**options)``."""
+    """Register memory backends: ``register(name, factory)``; ``kernel.memory(name, **options)`` builds one."""
 
 
 @hookspec
 def zagent_register_embedders(register: Callable[..., None], kernel: "Kernel") -> None:
-    """Register embedders: ``register(name, factory, *, override=False)``; ``factory(**options)`` has
-    ``async aembed(texts) -> list[list[float]]``."""
+    """Register embedders: ``register(name, factory)``; ``factory(**options).aembed(texts)`` -> vectors."""
 
 
 @hookspec
 def zagent_register_agent_types(register: Callable[..., None], kernel: "Kernel") -> None:
-    """Register agent types: ``register(type_name, factory, *, override=False)``; ``kernel.agent(spec)`` returns
-    ``factory(spec, kernel)`` for ``spec["type"] == type_name``."""
+    """Register agent types: ``register(type_name, factory)``; ``kernel.agent(spec)`` is ``factory(spec, kernel)``."""
 
 
 @hookspec
 def zagent_register_executors(register: Callable[..., None], kernel: "Kernel") -> None:
-    """Register executors (where units of work run): ``register(name, factory, *, override=False)``;
-    ``kernel.executor(name, **options)`` returns ``factory(**options)``."""
+    """Register executors (where units of work run): ``register(name, factory)``, for ``kernel.executor``."""
 
 
 @hookspec
 def zagent_register_batch_drivers(register: Callable[..., None], kernel: "Kernel") -> None:
-    """Register batch drivers: ``register(name, driver, *, override=False)``; ``kernel.abatch(target, inputs,
-    **options)`` returns ``await driver(kernel, target, inputs, **options)`` of the one named ``"default"``."""
+    """Register batch drivers: ``register(name, driver)``; ``kernel.abatch`` awaits the ``"default"`` one."""
 
 
 @hookspec
 def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
-    """Add sub-commands to the ``zagent`` command line (each time it starts, not by ``Kernel()``):
-    ``cli.command(name, handler, help=...)`` returns an ``argparse`` parser; ``cli.group(name, help=...)``."""
+    """Add ``zagent`` sub-commands (each time it starts): ``cli.command(name, handler, help=...)``, ``cli.group``."""
 
 
-# Rails: run in order, each seeing what the previous ones decided; a rail may return an awaitable.
+# Rails: run in order, each seeing what the previous ones decided; may return an awaitable; a raise fails closed.
 @hookspec
 def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext[Any]") -> Any:
-    """Before a tool call runs (arguments validated): ``None`` allows, ``zagent.Deny(reason)`` blocks,
-    ``zagent.Rewrite(arguments)`` replaces the arguments; a rail that raises blocks the call."""
+    """Before a tool call runs: ``None`` allows, ``Deny(reason)`` blocks, ``Rewrite(arguments)`` replaces arguments."""
 
 
 @hookspec
 def zagent_after_tool_call(call: "ToolCall", result: "ToolResult", ctx: "RunContext[Any]") -> Any:
-    """After every tool call: ``None`` keeps the result, a ``ToolResult`` replaces it; anything else, or a
-    raise, withholds it (state ``blocked``)."""
+    """After a tool call: ``None`` keeps the result, a ``ToolResult`` replaces it, anything else withholds it."""
 
 
 @hookspec
 def zagent_before_llm_call(request: "LLMRequest", ctx: "RunContext[Any]") -> Any:
-    """Before a model request is sent: ``None``, a replacement ``LLMRequest``, or ``zagent.Deny(reason)``
-    (the caller gets ``ToolBlocked``, as when the rail raises)."""
+    """Before a model request: ``None``, a replacement ``LLMRequest``, or ``Deny(reason)`` (``ToolBlocked``)."""
 
 
 @hookspec
 def zagent_after_llm_call(request: "LLMRequest", response: "Completion", ctx: "RunContext[Any]") -> Any:
-    """After a model reply (once, on the assembled reply of a stream): ``None`` or a replacement
-    ``Completion``; a rail that raises withholds the reply (``ToolBlocked``)."""
+    """After a model reply (a stream's, assembled): ``None`` or a replacement ``Completion``."""
 
 
 # Guardrails (dispatched by zagent.agentkit.guardrails): may stop the run with ``zagent.GuardrailTripped``.
 @hookspec
 def zagent_check_input(agent: str, inputs: Any, ctx: "RunContext[Any]") -> Any:
-    """Check an agent's input before it starts: ``None`` lets it go on; a reason (``str`` or ``Deny``), or
-    a raise, trips the guardrail (``where="input"``)."""
+    """Check an agent's input: ``None`` goes on; a reason (``str``/``Deny``) trips ``GuardrailTripped``."""
 
 
 @hookspec
 def zagent_check_output(agent: str, output: Any, ctx: "RunContext[Any]") -> Any:
-    """Check an agent's final, validated answer (once per run): as ``zagent_check_input``, ``where="output"``."""
+    """Check an agent's final, validated answer (once per run): as ``zagent_check_input``."""
 
 
 # Observation and lifecycle: every implementation runs; awaitables are awaited; errors are logged.
 @hookspec
 def zagent_event(event: "Event") -> Any:
-    """Observe an event (``run_start``, ``tool_end``, ... and plugin types); return values are ignored and an
-    observer that raises never breaks the run."""
+    """Observe an event (``run_start``, ``tool_end``... and plugin types); return values are ignored."""
 
 
 @hookspec
 def zagent_run_end(result: Any, ctx: "RunContext[Any]") -> Any:
-    """An agent's run ended with ``result`` (not aborted, did not raise); a failure never changes the result."""
+    """An agent's run ended with ``result`` (not aborted, did not raise); a failure never changes it."""
 
 
 @hookspec
 def zagent_kernel_start(kernel: "Kernel") -> None:
-    """The kernel started: called once per kernel and plugin, right after its registration hooks; a raise is
-    reported in ``kernel.problems``."""
+    """The kernel started: once per kernel and plugin, after its registration hooks."""
 
 
 @hookspec

@@ -120,9 +120,8 @@ class PluginLoader:
         return name if not check or self._check_hooks(name) else None
 
     def _add_specs(self, plugin: Any, name: str) -> None:
-        """Add the hook specs a plugin declares in ``zagent_hookspecs`` (a module, class or import path) and the
-        registry kinds among them; the same namespace again is a no-op, a hook or kind another namespace
-        already specifies a ``PluginError`` naming both."""
+        """Add the hook specs (and registry kinds) a plugin declares in ``zagent_hookspecs``; ``PluginError`` for a
+        hook or kind another namespace already specifies."""
         specs = getattr(plugin, "zagent_hookspecs", None)
         if specs is None:
             return
@@ -241,8 +240,7 @@ class PluginLoader:
         self.hooks.invalidate()
 
     def _fail(self, plugin: str, message: str, cause: Optional[BaseException] = None,
-              dist: Optional[str] = None) -> Optional[str]:
-        """Report ``PluginError(message)`` as ``_problem`` does; ``None`` (for ``return self._fail(...)``)."""
+              dist: Optional[str] = None) -> Optional[str]:  # None, for ``return self._fail(...)``
         self._problem(plugin, dist or self._dist(plugin), PluginError(message, plugin=plugin), cause)
         return None
 

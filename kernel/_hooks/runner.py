@@ -18,8 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .._runs.context import RunContext
 
 
-Impl = tuple[str, Callable[..., Any], tuple[str, ...]]  # (plugin name, function, argnames)
-Rail = tuple[str, Callable[..., Any], Optional[tuple[int, ...]]]  # (plugin name, function, pick: see rails())
+#: (plugin name, function, its argnames, pick: ``None`` when they are the spec's, in order, else their positions)
+Impl = tuple[str, Callable[..., Any], tuple[str, ...], Optional[tuple[int, ...]]]
 #: what a rail's value (or, when the bool is true, its exception) means: ``None`` goes on, else the loop's answer
 Verdict = Callable[[str, Any, bool, list[Any]], Any]
 
@@ -43,20 +43,20 @@ class HookRunner:
     def __init__(self, pm: PluginManager):
         self.pm = pm
         self._impls: dict[str, tuple[Impl, ...]] = {}
-        self._rails: dict[str, tuple[Rail, ...]] = {}
         self._monitors: list[Callable[[str, str, dict[str, Any], Any], None]] = []
 
     def invalidate(self) -> None:
         self._impls.clear()
-        self._rails.clear()
 
     def impls(self, hook_name: str) -> tuple[Impl, ...]:
         cached = self._impls.get(hook_name)
         if cached is None:
             caller = getattr(self.pm.hook, hook_name, None)
             found = caller.get_hookimpls() if caller is not None else []
-            cached = tuple((i.plugin_name, i.function, tuple(i.argnames)) for i in reversed(found))
-            self._impls[hook_name] = cached
+            spec = getattr(caller, "spec", None)
+            names = tuple(spec.argnames) if spec is not None else None
+            cached = self._impls[hook_name] = tuple((i.plugin_name, i.function, tuple(i.argnames),
+                                                     _pick(tuple(i.argnames), names)) for i in reversed(found))
         return cached
 
     def active(self, hook_name: str) -> bool:
@@ -71,7 +71,7 @@ class HookRunner:
 
     def call_one(self, hook_name: str, impl: Impl, kwargs: dict[str, Any]) -> Any:
         """Call one implementation of a plain (sync) hook, e.g. a registration hook."""
-        plugin, fn, argnames = impl
+        plugin, fn, argnames, _ = impl
         try:
             result = fn(*[kwargs[a] for a in argnames])
         except Exception as exc:
@@ -83,7 +83,7 @@ class HookRunner:
 
     async def acall_one(self, hook_name: str, impl: Impl, kwargs: dict[str, Any]) -> Any:
         """Call one implementation that may return an awaitable, and await it."""
-        plugin, fn, argnames = impl
+        plugin, fn, argnames, _ = impl
         try:
             result = fn(*[kwargs[a] for a in argnames])
             if hasattr(result, "__await__"):  # inline, not maybe_await(): no coroutine per call
@@ -100,11 +100,10 @@ class HookRunner:
             monitor(hook_name, plugin, kwargs, result)
 
     def dispatch(self, observers: tuple[Impl, ...], event: Any) -> Optional[Awaitable[None]]:
-        """Hand ``event`` to ``observers`` (``impls("zagent_event")``) in turn, a failure logged, never raised.
-
-        From the first observer that returns an awaitable on, the rest is a coroutine to await; else ``None``."""
+        """Hand ``event`` to ``observers`` in turn (a failure is logged); from the first that returns an awaitable
+        on, the rest is a coroutine to await, else ``None``."""
         for impl in observers:
-            plugin, fn, argnames = impl
+            plugin, fn, argnames, _ = impl
             try:
                 result = fn(event) if argnames else fn()
             except Exception as exc:  # an observer's bug must not stop the run
@@ -117,7 +116,7 @@ class HookRunner:
         return None
 
     async def _dispatch_rest(self, observers: tuple[Impl, ...], event: Any, impl: Impl, awaiting: Any) -> None:
-        for plugin, fn, argnames in observers[observers.index(impl):]:  # one coroutine for all the rest
+        for plugin, fn, argnames, _ in observers[observers.index(impl):]:  # one coroutine for all the rest
             try:
                 if awaiting is not None:
                     first, awaiting = awaiting, None
@@ -137,30 +136,13 @@ class HookRunner:
             self._notify("zagent_event", plugin, {"event": event}, exc)
         log.exception("zagent_event observer in plugin %r failed", plugin)
 
-    def rails(self, hook_name: str) -> tuple[Rail, ...]:
-        """The rails of ``hook_name`` as ``(plugin, function, pick)``: ``pick`` is ``None`` when the function takes
-        the spec's arguments in order (called as ``function(*args)``), else the positions of those it takes."""
-        cached = self._rails.get(hook_name)
-        if cached is None:
-            names = self._arg_names(hook_name)
-            cached = self._rails[hook_name] = tuple(
-                (plugin, fn, None if argnames == names else tuple(names.index(a) for a in argnames))
-                for plugin, fn, argnames in self.impls(hook_name))
-        return cached
-
-    def _arg_names(self, hook_name: str) -> tuple[str, ...]:
-        return tuple(getattr(self.pm.hook, hook_name).spec.argnames)
-
     def _kwargs(self, hook_name: str, args: list[Any]) -> dict[str, Any]:
-        return dict(zip(self._arg_names(hook_name), args))
+        return dict(zip(getattr(self.pm.hook, hook_name).spec.argnames, args))
 
     async def run_rails(self, hook_name: str, args: list[Any], verdict: Verdict) -> Any:
-        """The one rail loop: each rail of ``hook_name`` in order, with ``args`` (the spec's arguments, which a
-        verdict may replace for the rails after it), awaited if awaitable.
-
-        A rail's value (unless ``None``) or exception goes to ``verdict(plugin, value, raised, args)``, after the
-        monitors; the first verdict other than ``None`` ends the loop with it."""
-        for plugin, fn, pick in self.rails(hook_name):
+        """The one rail loop: each rail's value (unless ``None``) or exception goes to ``verdict(plugin, value,
+        raised, args)``, which may replace ``args[i]`` for the next rails; the first verdict not ``None`` ends it."""
+        for plugin, fn, _, pick in self.impls(hook_name):
             try:  # no coroutine per rail
                 value = fn(*args) if pick is None else fn(*[args[i] for i in pick])
                 if hasattr(value, "__await__"):
@@ -201,6 +183,11 @@ class HookRunner:
         args: list[Any] = [request, response, ctx]
         await self.run_rails("zagent_after_llm_call", args, _after_llm)
         return args[1]  # type: ignore[no-any-return]
+
+
+def _pick(argnames: tuple[str, ...], names: Optional[tuple[str, ...]]) -> Optional[tuple[int, ...]]:
+    """``None`` when ``argnames`` are the spec's ``names`` in order (called ``fn(*args)``), else their positions."""
+    return None if names is None or argnames == names else tuple(names.index(a) for a in argnames)
 
 
 # The verdicts of the four rail hooks (``HookRunner.run_rails``); a rail that raised fails closed.
@@ -260,8 +247,7 @@ def _after_llm(plugin: str, value: Any, raised: bool, args: list[Any]) -> None:
 
 def has_impls(kernel: Any, hook_name: str) -> bool:
     """``Kernel.has_impls``: whether any plugin implements hook ``hook_name`` (one dict look-up once cached)."""
-    runner: HookRunner = kernel.hooks
-    return runner.active(hook_name)
+    return bool(kernel.hooks.active(hook_name))
 
 
 def call_each(kernel: Any, hook_name: str,

@@ -147,9 +147,7 @@ class PluginLoader:
                                   f"(hook {old.hook}); rename one of them", plugin=name)
         if fresh:  # pluggy gets a module of just the new specs; ``_namespace`` points back to the original
             view = types.ModuleType(getattr(specs, "__name__", repr(specs)))
-            for hook in fresh:
-                setattr(view, hook, getattr(specs, hook))
-            view._namespace = specs  # type: ignore[attr-defined]
+            view.__dict__.update({hook: getattr(specs, hook) for hook in fresh}, _namespace=specs)
             self.pm.add_hookspecs(view)
             self.hooks.invalidate()
         for kind in kinds:
@@ -189,8 +187,7 @@ class PluginLoader:
                 except Exception as exc:
                     failed.add(plugin)
                     collected.pop(plugin, None)
-                    if self.pm.get_plugin(plugin) is not None:  # dropped before reporting: strict raises
-                        self.pm.unregister(self.pm.get_plugin(plugin))
+                    self.pm.unregister(name=plugin)  # dropped before reporting: strict raises
                     self.hooks.invalidate()
                     self._fail(plugin, f"plugin {plugin!r} failed in {registry.hook}: {type(exc).__name__}: {exc}", exc)
         for kind in list(self.registries):

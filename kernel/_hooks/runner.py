@@ -20,8 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: (plugin name, function, its argnames, pick: ``None`` when they are the spec's, in order, else their positions)
 Impl = tuple[str, Callable[..., Any], tuple[str, ...], Optional[tuple[int, ...]]]
-#: what a rail's value (or, when the bool is true, its exception) means: ``None`` goes on, else the loop's answer
-Verdict = Callable[[str, Any, bool, list[Any]], Any]
+Verdict = Callable[[str, Any, bool, list[Any]], Any]  # see run_rails
 
 
 class PluginManager(pluggy.PluginManager):

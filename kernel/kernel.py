@@ -23,7 +23,7 @@ from ._registry.lookups import batch_driver, build, build_agent, embedder, looku
 from ._model.resolve import Models
 from ._tools.pending import PendingTools
 from ._hooks.railscheck import check_rails
-from ._registry.register import BuiltinRegister
+from ._registry.registries import BuiltinRegister
 from ._registry.registries import KINDS, Registry
 from ._runs.stash import Stash
 from ._runs.sync import run_sync, run_sync_to_end

@@ -1,13 +1,17 @@
-"""Named things plugins register: the built-in ``KINDS`` and kinds plugins declare with ``registry_hookspec``;
-a name is registered once per kind unless exactly one registration says ``override=True``."""
+"""Named things plugins register (the built-in ``KINDS`` and kinds plugins declare with ``registry_hookspec``) and
+the ``register`` callables of registration hooks; a name is registered once per kind unless exactly one registration
+says ``override=True``."""
 
 from __future__ import annotations
 
 import threading
 from typing import Any, Callable, Iterator, NamedTuple, Optional, TypeVar
 
+import attrs
+
 from ..errors import PluginError
 from .._hooks.specs import hookspec
+from .._tools.tool import Tool
 
 F = TypeVar("F", bound=Callable[..., Any])
 Convert = Callable[..., tuple[str, Any]]
@@ -159,3 +163,39 @@ class PluginKindRegister:
                               plugin=self.plugin)
         self.sink.append((reg.kind, Entry(name, obj, self.plugin, bool(override))))
         return obj
+
+
+class BuiltinRegister:
+    """The ``register`` callable handed to one plugin's registration hook for a built-in kind; entries go to
+    ``sink``, merged with clash checks afterwards."""
+
+    def __init__(self, kind: str, plugin: str, sink: list[tuple[str, Entry]]):
+        self.kind, self.plugin, self.sink = kind, plugin, sink
+
+    def __call__(self, name_or_obj: Any, obj: Any = None, *, override: bool = False, **options: Any) -> Any:
+        if self.kind == "tools":  # register(fn, name=..., ...) or register("name", fn, ...)
+            name = options.pop("name", None)
+            if obj is not None and name is None:
+                name, obj = (name_or_obj, obj) if isinstance(name_or_obj, str) else (obj, name_or_obj)
+                return self._tool(obj, name, override=override, **options)
+            return self._tool(name_or_obj, name, override=override, **options)
+        if options:
+            raise PluginError(f"unexpected options {sorted(options)} when registering {self.kind}", plugin=self.plugin)
+        if not isinstance(name_or_obj, str) or not name_or_obj or ":" in name_or_obj:
+            raise PluginError(
+                f"plugin {self.plugin!r} registered a {KINDS[self.kind][1]} with invalid name {name_or_obj!r}; "
+                "use a non-empty string without ':'", plugin=self.plugin)
+        if obj is None:
+            raise PluginError(f"plugin {self.plugin!r} registered {name_or_obj!r} without an object", plugin=self.plugin)
+        self.sink.append((self.kind, Entry(name_or_obj, obj, self.plugin, override)))
+        return obj
+
+    def _tool(self, tool: Any, name: Any = None, *, override: bool = False, **options: Any) -> Tool:
+        changes = {k: v for k, v in options.items() if v is not None}
+        if not isinstance(tool, Tool):
+            tool = Tool.from_function(tool, name=name, **changes)
+        elif name or options:
+            tool = attrs.evolve(tool, **changes, **({"name": name} if name else {}))
+        made: Tool = tool
+        self.sink.append(("tools", Entry(made.name, made, self.plugin, override)))
+        return made

@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 from ..errors import PluginError, ToolError
 from .._registry.lookups import names
 from .pending import PendingTools
-from .._registry.register import BuiltinRegister
+from .._registry.registries import BuiltinRegister
 from .._registry.registries import Entry, Registry
 from .tool import Tool
 

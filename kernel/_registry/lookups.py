@@ -23,8 +23,7 @@ def find(kernel: Any, kind: str, name: str) -> Optional[Any]:
 
 
 def registry_of(kernel: Any, kind: str) -> Optional[Registry]:
-    """``Kernel.registry_of``: the live registry of ``kind`` (or ``None``), for an object that must not hold the
-    kernel."""
+    """``Kernel.registry_of``: the live registry of ``kind`` (or ``None``), for objects that must not hold it."""
     registry: Optional[Registry] = kernel.registries.get(kind)
     return registry
 
@@ -35,8 +34,7 @@ def registered_names(kernel: Any, kind: str) -> list[str]:
 
 
 def entries(kernel: Any, kind: str) -> tuple[Entry, ...]:
-    """``Kernel.entries``: every ``Entry`` (name, obj, plugin, override) of ``kind``, by name; the same tuple until
-    the kind changes (``is`` tells a cache it is still good)."""
+    """``Kernel.entries``: every ``Entry`` of ``kind``, by name; the same tuple until the kind changes."""
     registry: Registry = kernel.registries.get(kind, _NONE)
     return registry.entries()
 
@@ -45,8 +43,7 @@ def lookup(registries: dict[str, Registry], kind: str, name: str) -> Any:
     """The entry ``name`` of ``kind``, or a ``ConfigError`` naming what is installed."""
     obj = registries[kind].get(name)
     if obj is None:
-        noun = registries[kind].noun
-        raise ConfigError(f"unknown {noun} {name!r}; installed: {names(registries, kind)}")
+        raise ConfigError(f"unknown {registries[kind].noun} {name!r}; installed: {names(registries, kind)}")
     return obj
 
 
@@ -68,8 +65,7 @@ def embedder(registries: dict[str, Registry], cache: dict[Any, Any], name: Optio
 
 
 def build_agent(owner: Any, registries: dict[str, Registry], spec: Any, trust: Any, deps: Any = None) -> Any:
-    """See ``Kernel.agent``: ``spec`` (a dict or a file) built by its agent type's factory with ``owner``
-    (the kernel), under ``trust`` for the import paths it names; ``deps`` set as its ``deps``."""
+    """See ``Kernel.agent``: ``spec`` (a dict or a file) built by its type's factory with ``owner``, under ``trust``."""
     from .._trust.imports import Trust, as_trust, trusting  # on first use: keeps ``import zagent`` light
     from .._trust.specfiles import load_spec_file
     from .._trust.specpaths import spec_file
@@ -83,9 +79,8 @@ def build_agent(owner: Any, registries: dict[str, Registry], spec: Any, trust: A
     type_name = spec.get("type", "customize")
     factory = registries["agent_types"].get(type_name) if isinstance(type_name, str) else None
     if factory is None:
-        raise ConfigError(
-            f"unknown agent type {type_name!r}; installed agent types: {names(registries, 'agent_types')}"
-        )
+        raise ConfigError(f"unknown agent type {type_name!r}; installed agent types: "
+                          f"{names(registries, 'agent_types')}")
     with trusting(as_trust(trust)), spec_file(source):  # paths the file names may lie next to it
         agent = factory(spec, owner)
     if deps is not None:
@@ -103,8 +98,7 @@ def batch_driver(registries: dict[str, Registry]) -> Any:
 
 
 def build(factory: Any, what: str, *args: Any, **options: Any) -> Any:
-    """``factory(*args, **options)``; options of the wrong type (they often come from spec files) are a
-    ``ConfigError`` naming ``what`` and the options, not a ``TypeError`` from inside a plugin."""
+    """``factory(*args, **options)``; options of the wrong type are a ``ConfigError`` naming ``what`` and them."""
     try:
         return factory(*args, **options)
     except ZagentError:

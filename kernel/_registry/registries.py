@@ -106,8 +106,7 @@ class Registry:
         return [e.obj for e in self.entries()]
 
     def merge(self, new: list[Entry], describe: Callable[[str], str]) -> list[PluginError]:
-        """Add ``new`` entries (under a lock: a plugin may add some from its own thread); one ``PluginError``
-        per clash, whose entry is not added."""
+        """Add ``new`` entries (under a lock: plugins may add from their threads); a ``PluginError`` per clash."""
         errors: list[PluginError] = []
         with self._lock:
             self._snapshot = None
@@ -139,8 +138,7 @@ class Registry:
 
 
 class PluginKindRegister:
-    """The ``register(name, obj, *, override=False)`` (or what the kind's ``convert`` reads) handed to one plugin's
-    hook for a plugin-owned kind; entries go to ``sink``, merged with clash checks afterwards."""
+    """``register(name, obj, *, override=False)`` (or what ``convert`` reads) for a plugin-owned kind; into ``sink``."""
 
     def __init__(self, registry: Registry, plugin: str, sink: list[tuple[str, Entry]]) -> None:
         self.registry, self.plugin, self.sink = registry, plugin, sink
@@ -166,8 +164,7 @@ class PluginKindRegister:
 
 
 class BuiltinRegister:
-    """The ``register`` callable handed to one plugin's registration hook for a built-in kind; entries go to
-    ``sink``, merged with clash checks afterwards."""
+    """The ``register`` callable handed to one plugin's registration hook for a built-in kind; into ``sink``."""
 
     def __init__(self, kind: str, plugin: str, sink: list[tuple[str, Entry]]):
         self.kind, self.plugin, self.sink = kind, plugin, sink

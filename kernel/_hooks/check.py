@@ -1,6 +1,5 @@
 """Checks on a plugin's hook implementations at registration: wrappers, argument names not in the spec
-and arguments with defaults are refused with a ``PluginError`` naming the plugin and the hook.
-"""
+and arguments with defaults are refused with a ``PluginError`` naming the plugin and the hook."""
 
 from __future__ import annotations
 

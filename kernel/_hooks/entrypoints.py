@@ -1,6 +1,5 @@
 """Finding plugins: installed ``zagent`` entry points read from ``*.dist-info`` / ``*.egg-info``
-``entry_points.txt`` on ``sys.path`` (first distribution of a name wins; no zipped eggs).
-"""
+``entry_points.txt`` on ``sys.path`` (first distribution of a name wins; no zipped eggs)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """``PluginLoader``: one kernel's plugin discovery, registration, registration hooks, ``zagent_kernel_start``,
-``add_plugin`` and ``remove_plugin``; a plugin that fails is a ``PluginProblem`` (``strict`` raises ``PluginError``).
-"""
+``add_plugin`` and ``remove_plugin``; a plugin that fails is a ``PluginProblem`` (``strict`` raises ``PluginError``)."""
 
 from __future__ import annotations
 

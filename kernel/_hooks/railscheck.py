@@ -1,6 +1,5 @@
 """The types of the rails settings an agent spec or ``config["rails"]`` may hold: ``check_rails`` raises a
-``ConfigError`` naming the key, what it must be and what it got; keys it does not know pass (docs/rails.md).
-"""
+``ConfigError`` naming the key, what it must be and what it got; keys it does not know pass (docs/rails.md)."""
 
 from __future__ import annotations
 

@@ -24,8 +24,7 @@ Verdict = Callable[[str, Any, bool, list[Any]], Any]  # see run_rails
 
 
 class PluginManager(pluggy.PluginManager):
-    """pluggy's manager reading only ``zagent_*`` attributes; such a function implements a hook even without
-    ``@hookimpl``."""
+    """pluggy's manager reading only ``zagent_*`` attributes; such a function is an implementation, marked or not."""
 
     def parse_hookimpl_opts(self, plugin: Any, name: str) -> Optional[pluggy.HookimplOpts]:
         if not name.startswith("zagent_") or name == "zagent_hookspecs":  # the latter declares specs

@@ -50,11 +50,10 @@ def lookup(registries: dict[str, Registry], kind: str, name: str) -> Any:
 def embedder(registries: dict[str, Registry], cache: dict[Any, Any], name: Optional[str],
              options: dict[str, Any]) -> Any:
     """See ``Kernel.embedder``: instances are kept in ``cache`` by name and options."""
-    reg = registries["embedders"]
     if name is None:
-        if not len(reg):
+        name = next(iter(registries["embedders"]), None)
+        if name is None:
             return None
-        name = next(iter(reg))
     key = cache_key(name, options)
     found = cache.get(key) if key is not None else None
     if found is None:

@@ -27,7 +27,7 @@ Plugins may own extension points too: a plugin with an attribute
 ``zagent_hookspecs`` (a module, a class or an import path holding
 ``@hookspec`` functions) has those specs added before any plugin's hooks are
 checked, so implementations of them load in any order. A spec marked
-``@zagent._registry.registries.registry_hookspec(kind, noun=...)`` also declares a
+``@zagent.registry_hookspec(kind, noun=...)`` also declares a
 registry kind, ``kernel.registries[kind]``, filled with the kernel's clash
 checks (the groupchat plugin's ``zagent_register_speaker_selectors`` is one).
 

@@ -99,8 +99,9 @@ def current_trust() -> Trust:
 
 
 @contextlib.contextmanager
-def trusting(trust: Optional[Trust]) -> Iterator[Trust]:
-    """Build specs under ``trust`` inside the block (``None`` keeps the current one)."""
+def trusting(trust: "Trust | bool | None") -> Iterator[Trust]:
+    """Build specs under ``trust`` inside the block (``True``, ``False`` or a ``Trust``; ``None`` keeps the current one)."""
+    trust = as_trust(trust)
     if trust is None:
         yield _current.get()
         return

@@ -1,14 +1,15 @@
-"""Reasoning a model writes inline: ``<think>``/``<thinking>`` spans split from the answer text
-(``split_think``; ``ThinkStream`` for streamed deltas; parsers use ``zagent.agentkit.thinking``). The rules are in
-docs/architecture.md (Design notes).
+"""Inline reasoning: ``<think>``/``<thinking>`` spans split from the answer (``split_think``; ``ThinkStream`` for
+streamed deltas). The rules are in docs/architecture.md (Design notes).
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Literal, Optional
 
 _OPEN = "<think"
 _CLOSE = "</think"
+#: a piece of streamed text: ``("text", s)`` or ``("reasoning", s)``
+Piece = tuple[Literal["text", "reasoning"], str]
 
 
 def _tag_end(text: str, at: int, stem: str) -> int:
@@ -70,12 +71,7 @@ def join_reasoning(*parts: Optional[str]) -> Optional[str]:
 
 
 class ThinkStream:
-    """Splits streamed text deltas into ``("text", s)`` and ``("reasoning", s)`` pieces.
-
-    ``feed(delta)`` returns the pieces ready now; ``flush()`` the held-back
-    rest at the end of the stream. A delta without ``<`` outside a span is
-    passed through as is once the answer has begun.
-    """
+    """Splits streamed text deltas into pieces: ``feed(delta)`` gives those ready now, ``flush()`` the rest."""
 
     __slots__ = ("inside", "held", "begun", "lead", "reasoned")
 
@@ -86,12 +82,12 @@ class ThinkStream:
         self.lead = ""  # leading whitespace held until we know whether reasoning comes first
         self.reasoned = False  # a span came before any answer text: the answer's leading whitespace goes
 
-    def feed(self, delta: str) -> list[tuple[str, str]]:
+    def feed(self, delta: str) -> list[Piece]:
         if self.begun and not self.inside and not self.held and "<" not in delta:
             return [("text", delta)]
         buf = self.held + delta
         self.held = ""
-        out: list[tuple[str, str]] = []
+        out: list[Piece] = []
         while buf:
             if self.inside:
                 at, end = _find(buf, _CLOSE, 0)
@@ -118,8 +114,8 @@ class ThinkStream:
                 buf = buf[end:]
         return out
 
-    def flush(self) -> list[tuple[str, str]]:
-        out: list[tuple[str, str]] = []
+    def flush(self) -> list[Piece]:
+        out: list[Piece] = []
         held, self.held = self.held, ""
         if held:
             if self.inside:
@@ -131,7 +127,7 @@ class ThinkStream:
             self.lead = ""
         return out
 
-    def _text(self, out: list[tuple[str, str]], text: str) -> None:
+    def _text(self, out: list[Piece], text: str) -> None:
         if not text:
             return
         if not self.begun:
@@ -145,7 +141,7 @@ class ThinkStream:
         out.append(("text", text))
 
     @staticmethod
-    def _put(out: list[tuple[str, str]], kind: str, text: str) -> None:
+    def _put(out: list[Piece], kind: Literal["text", "reasoning"], text: str) -> None:
         if text:
             out.append((kind, text))
 

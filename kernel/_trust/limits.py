@@ -1,7 +1,5 @@
-"""Bounds on the nested data users and models feed in (spec files, agent inputs, tool-call arguments):
-depth (``MAX_DEPTH``), size (``MAX_ITEMS``, ``MAX_SPEC_BYTES``) and valid text, found by an iterative walk
-(``data_problem``; ``zagent.agentkit.inputs`` raises ``ConfigError`` on it); ``json_depth`` measures JSON text
-undecoded.
+"""Bounds on nested data from users and models: depth, size and valid text (``data_problem``, an iterative
+walk), JSON nesting undecoded (``json_depth``), tool-call arguments and token counts.
 """
 
 from __future__ import annotations
@@ -68,10 +66,8 @@ def _flat_and_plain(value: dict[Any, Any]) -> bool:
 
 
 class JsonWalk:
-    """The structural characters of JSON ``text`` outside strings: ``for i, ch in JsonWalk(text)`` gives the
-    index and the character of each ``[ ] { } ,`` in order. After a walk that ran to the end,
-    ``in_string`` says the text stopped inside a string and ``escaped`` right after its backslash.
-    One walk for ``json_depth`` and for streaming's ``partial_object`` (``agentkit.partialjson``)."""
+    """``for i, ch in JsonWalk(text)``: each ``[ ] { } ,`` of JSON ``text`` outside strings; after a whole walk
+    ``in_string`` says the text stopped inside a string and ``escaped`` right after its backslash."""
 
     __slots__ = ("text", "in_string", "escaped")
 
@@ -147,9 +143,7 @@ def _step(key: Any) -> str:
 
 
 def bounded_arguments(arguments: Any) -> Any:
-    """Tool-call ``arguments`` as a loop may keep them: a dict nested past ``MAX_DEPTH`` becomes its JSON
-    text (the kernel's convention for arguments that are not a usable object), so encoding the
-    conversation, checkpoints and events never recurses that deep; the tool runner then tells the model."""
+    """Tool-call ``arguments``, a dict nested past ``MAX_DEPTH`` (or otherwise a ``data_problem``) as its JSON text."""
     if not isinstance(arguments, dict) or data_problem(arguments, max_items=MAX_ITEMS) is None:
         return arguments
     import json
@@ -175,8 +169,7 @@ def bound_calls(calls: Any) -> None:
                 call.arguments = bounded
 
 
-#: The largest token or call count a reply may report (``check_usage``); anything past it, or below 0, is
-#: not a count (a 401-digit ``prompt_tokens`` cannot even be stored as an SQLite integer).
+#: the largest token or call count a reply may report
 MAX_USAGE = 10**12
 
 

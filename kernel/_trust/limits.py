@@ -5,7 +5,7 @@ walk), JSON nesting undecoded (``json_depth``), tool-call arguments and token co
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 
 MAX_DEPTH = 100
@@ -65,44 +65,22 @@ def _flat_and_plain(value: dict[Any, Any]) -> bool:
     return True
 
 
-class JsonWalk:
-    """``for i, ch in JsonWalk(text)``: each ``[ ] { } ,`` of JSON ``text`` outside strings; after a whole walk
-    ``in_string`` says the text stopped inside a string and ``escaped`` right after its backslash."""
-
-    __slots__ = ("text", "in_string", "escaped")
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.in_string = self.escaped = False
-
-    def __iter__(self) -> Iterator[tuple[int, str]]:
-        text = self.text
-        for found in _TOKEN.finditer(text):
-            i = found.start()
-            ch = text[i]
-            if ch != '"':
-                yield i, ch
-            elif found.group(1) is None:  # a string still open where the text stops
-                self.in_string = True
-                self.escaped = found.end() < len(text)  # only a lone backslash is left after it
-                return
-
-
 # a structural character, or a whole string (group 1: its closing quote; missing when the text stops inside)
-_TOKEN = re.compile(r'[\[\]{},]|"[^"\\]*(?:\\.[^"\\]*)*(")?', re.S)
+TOKEN = re.compile(r'[\[\]{},]|"[^"\\]*(?:\\.[^"\\]*)*(")?', re.S)
 
 
 def json_depth(text: str, stop: int = MAX_DEPTH + 1) -> int:
     """The deepest nesting of ``[``/``{`` in JSON ``text`` (outside strings), counted up to ``stop``."""
     depth = deepest = 0
-    for _i, ch in JsonWalk(text):
+    for found in TOKEN.finditer(text):
+        ch = text[found.start()]
         if ch in "[{":
             depth += 1
             if depth > deepest:
                 deepest = depth
                 if deepest >= stop:
                     return deepest
-        elif ch != ",":
+        elif ch in "]}":
             depth -= 1
     return deepest
 

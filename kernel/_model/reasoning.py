@@ -89,29 +89,21 @@ class ThinkStream:
         self.held = ""
         out: list[Piece] = []
         while buf:
+            stem = _CLOSE if self.inside else _OPEN
+            at, end = _find(buf, stem, 0)
+            cut = len(buf) - _partial(buf, stem) if at == -1 else at
             if self.inside:
-                at, end = _find(buf, _CLOSE, 0)
-                if at == -1:
-                    keep = _partial(buf, _CLOSE)
-                    self._put(out, "reasoning", buf[:len(buf) - keep])
-                    self.held = buf[len(buf) - keep:]
-                    break
-                self._put(out, "reasoning", buf[:at])
-                self.inside = False
-                buf = buf[end:]
+                self._put(out, "reasoning", buf[:cut])
             else:
-                at, end = _find(buf, _OPEN, 0)
-                if at == -1:
-                    keep = _partial(buf, _OPEN)
-                    self._text(out, buf[:len(buf) - keep])
-                    self.held = buf[len(buf) - keep:]
-                    break
-                self._text(out, buf[:at])
-                if not self.begun:
-                    self.lead = ""
-                    self.reasoned = True
-                self.inside = True
-                buf = buf[end:]
+                self._text(out, buf[:cut])
+            if at == -1:
+                self.held = buf[cut:]
+                break
+            if not self.inside and not self.begun:
+                self.lead = ""
+                self.reasoned = True
+            self.inside = not self.inside
+            buf = buf[end:]
         return out
 
     def flush(self) -> list[Piece]:

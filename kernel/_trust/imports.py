@@ -33,9 +33,8 @@ class Trust:
         """The CLI's trust for a spec file: its folder (everything with ``--trust``), unless ``dubious_folder``."""
         folder = os.path.dirname(os.path.realpath(os.fspath(path)))
         problem = dubious_folder(folder)
-        if problem is not None:
-            return cls(everything=everything, folders=(), dry=dry, refused=(problem,))
-        return cls(everything=everything, folders=(folder,), dry=dry)
+        return cls(everything=everything, folders=() if problem else (folder,), dry=dry,
+                   refused=(problem,) if problem else ())
 
 
 def dubious_folder(folder: str) -> Optional[str]:

@@ -42,14 +42,18 @@ def interrupt(question: Any, *, ctx: "Optional[RunContext[Any]]" = None) -> Any:
     resumed with one (``resume(run_id, answer=...)``); until then it raises ``Interrupted`` and the run ends
     ``paused``. A sync tool running in the kernel's tool threads passes its ``ctx``. The answers are matched
     to a node's calls in order (``zagent.agentkit.interrupts``)."""
-    scope = ASKING.get()
-    if scope is None and ctx is not None:
-        scope = ctx.stash.get(ASKING_KEY)
+    scope = asking_scope(ctx)
     if scope is None:
         raise ConfigError("zagent.interrupt() was called outside a workflow node or group-chat turn, so there is no "
                           "run to pause; call it from a node's agent or tool (a sync tool: declare a ctx parameter "
                           "and call interrupt(question, ctx=ctx))")
     return scope.ask(question)
+
+
+def asking_scope(ctx: "Optional[RunContext[Any]]" = None) -> Any:
+    """The interrupt scope of this task (a workflow node, a group-chat turn), else ``ctx``'s, else ``None``."""
+    scope = ASKING.get()
+    return ctx.stash.get(ASKING_KEY) if scope is None and ctx is not None else scope
 
 
 def new_run_id() -> str:

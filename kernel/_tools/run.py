@@ -1,11 +1,11 @@
-"""The one place that runs a tool call: ``run_tool`` (``Kernel.arun_tool``): offered? found? available?
-arguments valid? before-rails, run with the timeout, after-rails, between ``tool_start``/``tool_end``.
-Everything but cancellation becomes a ``ToolResult`` the model reads.
-"""
+"""The one place that runs a tool call (``Kernel.arun_tool``): offered, found, available, arguments valid,
+before-rails, run with its timeout, after-rails, between ``tool_start``/``tool_end``; all but cancellation
+becomes a ``ToolResult``."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import weakref
 from typing import TYPE_CHECKING, Any, Iterable, Optional
@@ -23,8 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
 _timeout_cm = getattr(asyncio, "timeout", None)  # Python 3.11+: no extra task per call
-_probes: "weakref.WeakKeyDictionary[Tool, InlineProbe]" = weakref.WeakKeyDictionary()
-"""Where each measured sync tool runs (``inline=None``), kept for as long as the tool exists."""
+_probes: "weakref.WeakKeyDictionary[Tool, InlineProbe]" = weakref.WeakKeyDictionary()  # measured tools
 
 
 async def run_tool(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]") -> ToolResult:
@@ -45,11 +44,8 @@ async def run_tool(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]") -> 
 async def run_tools(
     kernel: "Kernel", calls: Iterable[ToolCall], ctx: "RunContext[Any]", max_concurrency: Optional[int] = None
 ) -> list[ToolResult]:
-    """Run several calls concurrently (at most ``max_concurrency`` at once); results keep the calls' order.
-
-    ``max_concurrency=None`` means the kernel's ``config["max_tool_concurrency"]``,
-    and without that, no limit.
-    """
+    """Run ``calls`` concurrently, at most ``max_concurrency`` at once (``None``: the kernel's
+    ``config["max_tool_concurrency"]``, else no limit); results keep the calls' order."""
     calls = list(calls)
     if max_concurrency is None:
         max_concurrency = kernel.config.get("max_tool_concurrency")
@@ -153,10 +149,7 @@ async def _execute(
 
 
 def _may_be_ctrl_c() -> bool:
-    """Whether a ``KeyboardInterrupt`` may be the user's Ctrl-C: only the main thread gets SIGINT (the sync
-    API's loop and the tool threads never do), so there it propagates; elsewhere it came from the tool."""
-    import threading
-
+    """Only the main thread gets SIGINT: elsewhere a ``KeyboardInterrupt`` came from the tool."""
     return threading.current_thread() is threading.main_thread()
 
 
@@ -222,8 +215,8 @@ async def _contained(awaitable: Any) -> Any:
 
 
 async def _wait_for(awaitable: Any, timeout: float) -> Any:
-    """``await`` with a timeout: ``asyncio.timeout`` where there is one; else ``wait_for``, whose task must not
-    see a tool's exit (a Task re-raises ``SystemExit`` out of the loop, which kills the sync API's loop thread)."""
+    """``await`` with a timeout; before 3.11 through ``wait_for``, whose task must not see a tool's exit (a Task
+    re-raises ``SystemExit`` out of the loop)."""
     if _timeout_cm is not None:
         async with _timeout_cm(timeout):
             return await awaitable

@@ -7,7 +7,7 @@ from typing import Any, Iterable, Iterator
 
 from .._hooks.runner import HookRunner
 from .logs import log
-from .._tools.pool import ToolPool
+from .._tools.table import ToolPool
 
 
 class Owned:

@@ -11,12 +11,11 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generic, Optional, T
 import attrs
 
 from ..errors import ConfigError
-from .stash import Stash, StashKey
+from .stash import RunShare, Stash, StashKey, share_of
 from ..types import Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
-    from .share import RunShare
 
 #: a streamed run's sink (``agentkit.streaming``): new contexts of its task take it as ``on_delta``
 STREAM_SINK: "contextvars.ContextVar[Optional[Callable[[Any], Any]]]" = contextvars.ContextVar(
@@ -71,16 +70,14 @@ class RunContext(Generic[DepsT]):
     offered_tools: Optional[frozenset[str]] = None
     call_id: Optional[str] = None
     on_delta: Optional[Callable[[Any], Any]] = attrs.field(factory=STREAM_SINK.get)
-    _share: Optional["RunShare"] = attrs.field(default=None, alias="share")
+    _share: Optional[RunShare] = attrs.field(default=None, alias="share")
     deps: DepsT = attrs.field(default=None)  # None when the app gives none
 
     @property
-    def shared(self) -> "RunShare":
+    def shared(self) -> RunShare:
         """The ``RunShare`` of this run looked up on first use."""
         share = self._share
         if share is None:
-            from .share import share_of
-
             share = self._share = share_of(self.kernel, self.run_id)
         return share
 

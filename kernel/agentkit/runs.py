@@ -8,7 +8,7 @@ from typing import Any, Coroutine, TypeVar
 
 from .._runs.context import ASKING, ASKING_KEY, RUN_TAGS, asking_scope, new_run_id
 from .._runs.logs import log
-from .._runs.share import RunShare
+from .._runs.stash import RunShare
 from .._runs.sync import _background_loop
 
 __all__ = ["ASKING", "ASKING_KEY", "RUN_TAGS", "RunShare", "asking_scope", "in_background", "log", "new_run_id"]

@@ -120,7 +120,7 @@ async def _execute(
         call_ctx = kwargs[tool.ctx_param] = ctx.for_call(call.id)  # carries call_id / idempotency_key
     try:
         value = await _invoke(kernel, tool, kwargs)
-    except (ToolStuck, InlineOverrun) as exc:
+    except _TimedOut as exc:
         return _failed(call, "timeout", str(exc), started)
     except ToolThreadsExhausted as exc:
         return _failed(call, "error", str(exc), started)
@@ -178,7 +178,8 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
         if timeout is not None and (wall := time.perf_counter() - wall) > timeout:  # never a late success
             if probe is not None:
                 probe.ran_inline(float("inf"))  # back to threads for good
-            raise InlineOverrun(tool.name, timeout, wall)
+            raise _TimedOut(f"tool {tool.name!r} did not finish within {timeout:g} s (it ran {wall:.1f} s on the event "
+                            "loop and its result was dropped; it runs in the kernel's tool threads from now on)")
     else:
         threads = kernel.tool_executor()
         job = threads.start(tool.name, tool.handler, kwargs, probe)  # ToolThreadsExhausted: an error result
@@ -193,7 +194,9 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
                     value = await asyncio.wait_for(job.future, timeout)
             except (TimeoutError, asyncio.TimeoutError):
                 if threads.abandon(job):
-                    raise ToolStuck(tool.name, timeout) from None
+                    raise _TimedOut(f"tool {tool.name!r} did not finish within {timeout:g} s (it keeps running in "
+                                    "the background: Python cannot stop a thread; a fresh thread serves the next "
+                                    "calls)") from None
                 raise
     if hasattr(value, "__await__"):  # a sync callable that returned a coroutine
         value = await (_wait_for(value, timeout) if timeout is not None else value)
@@ -226,20 +229,8 @@ async def _wait_for(awaitable: Any, timeout: float) -> Any:
         raise wrapped.exc from None
 
 
-class ToolStuck(TimeoutError):
-    """A sync tool ran past its timeout and its thread was left to finish on its own."""
-
-    def __init__(self, name: str, timeout: float) -> None:
-        super().__init__(f"tool {name!r} did not finish within {timeout:g} s (it keeps running in the background: "
-                         "Python cannot stop a thread; a fresh thread serves the next calls)")
-
-
-class InlineOverrun(TimeoutError):
-    """A sync tool running on the event loop returned after its timeout: its value is dropped."""
-
-    def __init__(self, name: str, timeout: float, seconds: float) -> None:
-        super().__init__(f"tool {name!r} did not finish within {timeout:g} s (it ran {seconds:.1f} s on the event "
-                         "loop and its result was dropped; it runs in the kernel's tool threads from now on)")
+class _TimedOut(TimeoutError):
+    """A sync tool's timeout, said in full: its thread abandoned, or its late value on the loop dropped."""
 
 
 def _failed(call: ToolCall, state: str, message: str, started: float, *, error: Optional[str] = None) -> ToolResult:

@@ -51,14 +51,8 @@ class Tool:
     _checker: Any = attrs.field(default=None, init=False)  # the explicit schema, compiled on first use
 
     @classmethod
-    def from_function(
-        cls,
-        fn: Callable[..., Any],
-        *,
-        name: Optional[str] = None,
-        description: Optional[str] = None,
-        **options: Any,
-    ) -> "Tool":
+    def from_function(cls, fn: Callable[..., Any], *, name: Optional[str] = None,
+                      description: Optional[str] = None, **options: Any) -> "Tool":
         """Make a tool from a plain function, deriving name, description and schema (``parameters=`` or
         Agent-Z's ``schema=`` gives the JSON schema instead: arguments are then checked against it)."""
         if not callable(fn):
@@ -79,10 +73,8 @@ class Tool:
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
-            raise ToolError(
-                f"invalid tool name {self.name!r}: use 1-128 letters, digits, '_', '.' or '-', "
-                "starting with a letter or '_'"
-            )
+            raise ToolError(f"invalid tool name {self.name!r}: use 1-128 letters, digits, '_', '.' or '-', "
+                            "starting with a letter or '_'")
 
     @property
     def spec(self) -> ToolSpec:
@@ -110,14 +102,11 @@ class Tool:
             try:
                 arguments = msgspec.json.decode(arguments) if arguments.strip() else {}
             except msgspec.DecodeError as exc:
-                raise ArgumentsError(
-                    f"arguments for tool {self.name!r} are not valid JSON ({exc}); "
-                    "send a JSON object matching the tool's schema"
-                ) from None
+                raise ArgumentsError(f"arguments for tool {self.name!r} are not valid JSON ({exc}); "
+                                     "send a JSON object matching the tool's schema") from None
         if not isinstance(arguments, dict):
-            raise ArgumentsError(
-                f"arguments for tool {self.name!r} must be a JSON object, got {type(arguments).__name__}"
-            )
+            raise ArgumentsError(f"arguments for tool {self.name!r} must be a JSON object, "
+                                 f"got {type(arguments).__name__}")
         problem = data_problem(arguments)
         if problem is not None:
             raise self._refused(problem)
@@ -131,10 +120,8 @@ class Tool:
                 return check_arguments(arguments, self._schema_checker())
             obj: Any = msgspec.convert(arguments, self.args_type, strict=False)
         except msgspec.ValidationError as exc:
-            raise ArgumentsError(
-                f"invalid arguments for tool {self.name!r}: {exc}. "
-                f"Call it again with arguments matching this schema: {msgspec.json.encode(self.parameters).decode()}"
-            ) from None
+            raise ArgumentsError(f"invalid arguments for tool {self.name!r}: {exc}. Call it again with arguments "
+                                 f"matching this schema: {msgspec.json.encode(self.parameters).decode()}") from None
         return {f: getattr(obj, f) for f in obj.__struct_fields__}
 
     def _schema_checker(self) -> Any:
@@ -248,10 +235,8 @@ def _args_struct(fn: Callable[..., Any], tool_name: str, docs: dict[str, str]) -
         struct = msgspec.defstruct(f"{safe}_arguments", fields, kw_only=True, forbid_unknown_fields=True)
         msgspec.json.schema(struct)
     except (TypeError, ValueError) as exc:
-        raise ToolError(
-            f"tool {tool_name!r} has a parameter type msgspec cannot describe: {exc}. "
-            "Use JSON-compatible types (str, int, float, bool, list, dict, Literal, Enum, msgspec.Struct)"
-        ) from exc
+        raise ToolError(f"tool {tool_name!r} has a parameter type msgspec cannot describe: {exc}. Use JSON-compatible "
+                        "types (str, int, float, bool, list, dict, Literal, Enum, msgspec.Struct)") from exc
     return struct, ctx_param
 
 

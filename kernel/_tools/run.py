@@ -155,17 +155,15 @@ def _may_be_ctrl_c() -> bool:
 
 async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
     timeout = tool.timeout
-    if tool.is_async:
-        if timeout is None:
-            return await tool.handler(**kwargs)
-        return await _wait_for(tool.handler(**kwargs), timeout)
     probe = None
-    if tool.inline is None:  # measured: see zagent._tools.threads.InlineProbe
+    if tool.inline is None and not tool.is_async:  # measured: see zagent._tools.threads.InlineProbe
         probe = _probes.get(tool)
         if probe is None:
             short = timeout is not None and timeout < PROMOTE_TIMEOUT  # kept in threads: the timeout holds
             probe = _probes[tool] = InlineProbe(tool.name, None if tool.ctx_param or short else tool.handler)
-    if tool.inline or (probe is not None and probe.inline):
+    if tool.is_async:
+        value = tool.handler(**kwargs)
+    elif tool.inline or (probe is not None and probe.inline):
         wall = time.perf_counter()
         if probe is None:
             value = tool.handler(**kwargs)
@@ -198,7 +196,7 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
                                     "the background: Python cannot stop a thread; a fresh thread serves the next "
                                     "calls)") from None
                 raise
-    if hasattr(value, "__await__"):  # a sync callable that returned a coroutine
+    if hasattr(value, "__await__"):  # an async tool's coroutine, or a sync one's that returned one
         value = await (_wait_for(value, timeout) if timeout is not None else value)
     return value
 

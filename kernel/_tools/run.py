@@ -70,7 +70,8 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started
         return call, _failed(call, "blocked", f"the call was not run: {call.refused}", started, error=call.refused)
     offered = ctx.offered_tools
     if offered is not None and call.name not in offered:
-        why = not_offered(call.name, offered)
+        why = (f"tool {call.name[:200]!r} was not offered to this agent; call only the tools offered this turn "
+               f"(offered: {', '.join(sorted(offered)) or 'none'})")
         return call, _failed(call, "blocked", f"the call was blocked: {why}", started, error=why)
     tool = kernel.registries["tools"].get(call.name)
     if tool is None and kernel.pending_tools and await kernel.pending_tools.await_(call.name):
@@ -86,7 +87,7 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started
     except ArgumentsError as exc:
         return call, _failed(call, "error", str(exc), started)
     if kernel.hooks.active("zagent_before_tool_call"):
-        plain = kwargs_for_rails(kwargs)
+        plain: dict[str, Any] = msgspec.to_builtins(kwargs, enc_hook=repr)  # the form rails read and rewrite
         vetted, reason = await kernel.hooks.before_tool(ToolCall(id=call.id, name=call.name, arguments=plain), ctx)
         if reason is not None:
             return call, _failed(call, "blocked", f"the call was blocked: {reason}", started, error=reason)
@@ -97,19 +98,6 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started
             except ArgumentsError as exc:
                 return call, _failed(call, "error", f"a rail rewrote the arguments into invalid ones: {exc}", started)
     return call, await _execute(kernel, tool, call, kwargs, ctx, started)
-
-
-def not_offered(name: str, offered: "frozenset[str]") -> str:
-    """The reason a call of a tool the agent was not offered is blocked (the model reads it)."""
-    names = ", ".join(sorted(offered)) or "none"
-    return (f"tool {name[:200]!r} was not offered to this agent; call only the tools offered this turn "
-            f"(offered: {names})")
-
-
-def kwargs_for_rails(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Validated arguments as plain JSON-like data, the form rails read and rewrite."""
-    plain: dict[str, Any] = msgspec.to_builtins(kwargs, enc_hook=repr)
-    return plain
 
 
 async def _execute(
@@ -131,8 +119,8 @@ async def _execute(
     except Exception as exc:
         return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc)}", started)
     except (SystemExit, KeyboardInterrupt) as exc:  # never past here: they would kill the sync API's loop
-        if isinstance(exc, KeyboardInterrupt) and _may_be_ctrl_c():
-            raise
+        if isinstance(exc, KeyboardInterrupt) and threading.current_thread() is threading.main_thread():
+            raise  # only the main thread gets SIGINT: elsewhere it came from the tool
         return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc)}; a tool must return a value or "
                                       "raise an Exception, never exit (reported to the model, not passed on)", started)
     finally:
@@ -146,11 +134,6 @@ async def _execute(
                                       "text, numbers, lists or dicts", started)
     return ToolResult(call_id=call.id, name=call.name, state="success", content=content,
                       value=value, duration=time.perf_counter() - started)
-
-
-def _may_be_ctrl_c() -> bool:
-    """Only the main thread gets SIGINT: elsewhere a ``KeyboardInterrupt`` came from the tool."""
-    return threading.current_thread() is threading.main_thread()
 
 
 async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:

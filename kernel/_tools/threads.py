@@ -165,21 +165,11 @@ class ToolThreads(Executor):
         self._queue: "queue.SimpleQueue[Optional[tuple[Any, Callable[..., Any], tuple[Any, ...], dict[str, Any]]]]" = queue.SimpleQueue()
         self._idle = threading.Semaphore(0)
         self._lock = threading.Lock()
-        self._serving = 0  # threads counted against max_workers (abandoned ones are not)
+        self.serving = 0  # threads counted against max_workers: idle or busy, not abandoned
         self._started = 0
         self._abandoned: dict[Any, int] = {}  # key -> calls abandoned and still running
-        self._abandoned_total = 0
+        self.abandoned = 0  # calls given up on that are still running (each holds a thread)
         self._shutdown = False
-
-    @property
-    def serving(self) -> int:
-        """Threads currently counted against ``max_workers`` (idle or busy, not abandoned)."""
-        return self._serving
-
-    @property
-    def abandoned(self) -> int:
-        """Calls given up on that are still running (each holds a thread)."""
-        return self._abandoned_total
 
     def start(self, key: Any, fn: Callable[..., Any], kwargs: dict[str, Any],
               probe: Optional[InlineProbe] = None) -> _LoopCall:
@@ -201,8 +191,8 @@ class ToolThreads(Executor):
             if job.key is not None:
                 self._check_cap(job.key)
             self._queue.put((job, fn, args, kwargs))
-            if not self._idle.acquire(blocking=False) and self._serving < self.max_workers:
-                self._serving += 1
+            if not self._idle.acquire(blocking=False) and self.serving < self.max_workers:
+                self.serving += 1
                 self._started += 1
                 threading.Thread(target=self._work, name=f"{self._prefix}_{self._started}", daemon=True).start()
 
@@ -213,9 +203,9 @@ class ToolThreads(Executor):
                 f"tool {key!r} is refused: {stuck} of its calls ran past their timeout and are still running "
                 f"(at most {self.max_abandoned_per_tool} per tool); it runs again once they return. Fix the tool "
                 "so it returns, give it a longer timeout, or raise Kernel config 'tool_threads_abandoned_per_tool'")
-        if self._abandoned_total >= self.max_abandoned:
+        if self.abandoned >= self.max_abandoned:
             raise ToolThreadsExhausted(
-                f"tool {key!r} is refused: {self._abandoned_total} sync tool calls ran past their timeout and are "
+                f"tool {key!r} is refused: {self.abandoned} sync tool calls ran past their timeout and are "
                 f"still running (at most {self.max_abandoned} in all); sync tools run again once some return. "
                 "Fix the hanging tools or raise Kernel config 'tool_threads_abandoned'")
 
@@ -231,8 +221,8 @@ class ToolThreads(Executor):
             if job.state != _RUNNING or job.abandoned:
                 return False
             job.abandoned = True
-            self._serving -= 1
-            self._abandoned_total += 1
+            self.serving -= 1
+            self.abandoned += 1
             if job.key is not None:
                 self._abandoned[job.key] = self._abandoned.get(job.key, 0) + 1
             return True
@@ -240,7 +230,7 @@ class ToolThreads(Executor):
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         with self._lock:
             self._shutdown = True
-            serving = self._serving
+            serving = self.serving
         if cancel_futures:
             while True:
                 try:
@@ -280,7 +270,7 @@ class ToolThreads(Executor):
             with lock:
                 job.state = _DONE
                 if job.abandoned:  # a fresh thread took this one's place meanwhile
-                    self._abandoned_total -= 1
+                    self.abandoned -= 1
                     if job.key is not None:
                         left = self._abandoned[job.key] - 1
                         if left:

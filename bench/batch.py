@@ -142,7 +142,7 @@ def main() -> None:
 
 
 def kernel_run(kernel, args, executor, out: bool) -> float:
-    from zagent._runs.sync import run_sync
+    from zagent import run_sync
 
     return run_sync(zagent_batch(kernel, args.items, args.concurrency, executor, out))
 

@@ -21,14 +21,12 @@ from ._model.run import Model  # loaded by ``import zagent`` anyway
 from ._hooks.loading import PluginInfo, PluginLoader, PluginProblem
 from ._registry.lookups import batch_driver, build, build_agent, embedder, lookup
 from ._model.resolve import Models
-from ._tools.pending import PendingTools
 from ._hooks.railscheck import check_rails
 from ._registry.registries import BuiltinRegister
 from ._registry.registries import KINDS, Registry
 from ._runs.stash import Stash
 from ._runs.sync import run_sync, run_sync_to_end
-from ._tools.calls import as_call
-from ._tools.pool import ToolPool
+from ._tools.table import PendingTools, ToolPool, as_call
 from ._tools.tool import Tool
 from .types import ToolCall, ToolResult
 
@@ -68,7 +66,7 @@ class Kernel:
         self.pm.add_hookspecs(hookspecs)
         self.hooks = HookRunner(self.pm)
         self.registries = {kind: Registry(kind) for kind in KINDS}
-        #: tool sources still discovering tools (``zagent._tools.pending``); waited for only on a miss
+        #: tool sources still discovering tools (``zagent._tools.table.PendingTools``); waited for only on a miss
         self.pending_tools = PendingTools()
         #: per-kernel plugin state under typed keys (``zagent._runs.stash``), instead of module globals
         self.stash = Stash()
@@ -176,7 +174,7 @@ class Kernel:
         """Register a tool (a ``Tool`` or a function) directly on this kernel, e.g. in an embedding app.
 
         ``plugin`` attributes it to a plugin (``remove_plugin`` then drops it too), for plugins
-        registering tools after start-up (see ``zagent._tools.pending``).
+        registering tools after start-up (see ``zagent._tools.table.PendingTools``).
         """
         return tooltable.add(self.registries, self._loader._describe, tool, plugin, options)
 

@@ -7,13 +7,11 @@ from typing import Any, Iterable, Iterator
 
 from .._hooks.runner import HookRunner
 from .logs import log
-from .._tools.pool import ToolPool
+from .._tools.table import ToolPool
 
 
 class Owned:
-    """What a kernel handed out and closes on ``aclose``: held by identity (unhashable objects such as attrs
-    classes with ``eq`` are held too) and strongly, since a store dropped unclosed keeps its files open in
-    reference cycles until the cycle collector runs. Close a store when done with it; closing twice is fine."""
+    """What a kernel handed out and closes on ``aclose``, held strongly and by identity (unhashable ones too)."""
 
     __slots__ = ("_items",)
 

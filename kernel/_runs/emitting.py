@@ -37,9 +37,8 @@ async def _send_all(hooks: HookRunner, observers: tuple[Impl, ...], events: list
 
 async def emit(hooks: HookRunner, owner: int, type: str, run_id: Optional[str], agent: Optional[str],
                ids: Any, data: dict[str, Any]) -> None:
-    """``send`` as a coroutine, to every ``zagent_event`` observer there is (none: nothing happens).
-
-    ``send``'s usual case inlined: this is ``RunContext.aemit``'s coroutine, the commonest way events go."""
+    """``send`` as a coroutine, to every ``zagent_event`` observer there is (its usual case inlined: this is
+    ``RunContext.aemit``'s coroutine)."""
     observers = hooks.impls("zagent_event")
     if not observers:
         return

@@ -1,8 +1,5 @@
-"""Executors: where a unit of work runs (``Kernel.executor``): the built-in ``local`` one and the pick by name.
-
-An executor has ``async submit(unit) -> result``, ``in_process``, ``concurrency`` and ``async aclose()``;
-units and their errors are ``zagent.agentkit.units``.
-"""
+"""Executors (``Kernel.executor``): where a unit of work runs (``async submit(unit)``, ``in_process``,
+``concurrency``, ``async aclose()``); the built-in ``local`` one and the pick by name."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Paired events: ``tag`` gives every ``<kind>_start`` / ``<kind>_end`` pair of one kernel one span id,
-nests spans by the current task, fills an end's ``duration``, ``outcome`` and ``usage``, and ends spans left
-open inside the one ending first (outcome ``error``). No asyncio import.
-"""
+"""Paired events: ``tag`` gives each ``<kind>_start``/``<kind>_end`` pair of one kernel a span id, nested by
+task, and fills the end's ``duration``, ``outcome`` and ``usage``. No asyncio import."""
 
 from __future__ import annotations
 
@@ -49,8 +47,7 @@ _owners = itertools.count(1)
 
 
 def new_owner() -> int:
-    """A token for one kernel's spans, unique in this process (``id(kernel)`` can be reused after a kernel
-    is gone, and a new kernel must not adopt the spans an old one left open in this thread)."""
+    """A token for one kernel's spans, never reused in this process (unlike ``id(kernel)``)."""
     return next(_owners)
 
 
@@ -67,13 +64,9 @@ def current_span_id(owner: Optional[int] = None) -> Optional[str]:
 
 
 def tag(type: str, data: dict[str, Any], owner: int = 0) -> tuple[Optional[str], Optional[str], Sequence[Any]]:
-    """``(span_id, parent_id, orphans)`` for an event about to be sent; fills end-event fields in ``data``.
-
-    ``owner`` is the emitting kernel's ``span_owner``: spans nest and pair only within one kernel, so a
-    span some other kernel left open in this thread never adopts this kernel's runs.
-    ``orphans`` are end events (type, data, span id, parent id) to send first for
-    spans left open inside the one ending.
-    """
+    """``(span_id, parent_id, orphans)`` of an event about to be sent by the kernel whose ``span_owner`` is
+    ``owner``, filling an end event's fields in ``data``; ``orphans``: end events ``(type, data, span id,
+    parent id)`` to send first, of spans left open inside the one ending."""
     starts, kind = _kinds.get(type) or _classify(type)
     stack = _open.get()
     if starts:

@@ -1,10 +1,10 @@
-"""``Stash`` and ``StashKey[T]``: typed per-kernel (``kernel.stash``) and per-run (``ctx.stash``) storage;
-keys compare by identity. A key made with ``restore=`` is persistent: ``to_state()`` saves its value by name
-and ``get_or_create`` rebuilds it from restored data on first use.
-"""
+"""``Stash`` and ``StashKey[T]``: typed per-kernel (``kernel.stash``) and per-run (``ctx.stash``) storage, keys
+compared by identity (a ``restore=`` key's value persists by name); ``RunShare``: the stash a run's contexts share."""
 
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Any, Callable, Generic, Mapping, Optional, TypeVar, Union, cast, overload
 
 T = TypeVar("T")
@@ -53,7 +53,7 @@ class Stash(dict[Any, Any]):
         return cast(T, self.setdefault(key, value))
 
     def to_state(self) -> dict[str, Any]:
-        """Plain data to save with a checkpoint (see the module docstring), by key name."""
+        """Plain data to save with a checkpoint: each persistent value's ``to_state()``, by key name."""
         out: dict[str, Any] = {}
         for key, value in list(self.items()):
             persistent = isinstance(key, str) or (isinstance(key, StashKey) and key.restore is not None)
@@ -69,3 +69,27 @@ class Stash(dict[Any, Any]):
 
     def __repr__(self) -> str:
         return f"<Stash {len(self)} key(s)>"
+
+
+class RunShare(Stash):
+    """The ``Stash`` every context of one run id shares (``ctx.shared``), held weakly per kernel."""
+
+    __slots__ = ("__weakref__",)
+
+    def __repr__(self) -> str:
+        return f"<RunShare {len(self)} key(s)>"
+
+
+_lock = threading.Lock()
+_SHARES: "StashKey[weakref.WeakValueDictionary[str, RunShare]]" = StashKey("zagent.runshare")
+
+
+def share_of(kernel: Any, run_id: str, share: Optional[RunShare] = None) -> RunShare:
+    """The share of run ``run_id`` on ``kernel``: the one a live context of that run holds, else ``share``
+    (made the run's share) or a new one."""
+    with _lock:
+        registry = kernel.stash.get_or_create(_SHARES, weakref.WeakValueDictionary)
+        found: Optional[RunShare] = registry.get(run_id)
+        if found is None:
+            found = registry[run_id] = share if share is not None else RunShare()
+        return found

@@ -1,7 +1,5 @@
-"""Sync twins of async entry points: ``run_sync(coro)``, on one background event loop per process (in a
-daemon thread); works in scripts, inside a running loop and from threads, and raises when called from that
-loop's own thread. asyncio is imported on first use.
-"""
+"""``run_sync(coro)``: sync twins of async entry points, run on one background event loop per process (a
+daemon thread started on first use)."""
 
 from __future__ import annotations
 
@@ -16,8 +14,7 @@ _loop: Optional[Any] = None
 _thread: Optional[threading.Thread] = None
 
 
-def _forget_loop_after_fork() -> None:
-    """A forked child has the loop object but not its thread: start afresh on next use."""
+def _forget_loop_after_fork() -> None:  # a forked child has the loop but not its thread
     global _loop, _thread, _lock
     _loop, _thread, _lock = None, None, threading.Lock()
 
@@ -27,8 +24,7 @@ if hasattr(os, "register_at_fork"):
 
 
 def leave_signals_to_main_thread() -> None:
-    """Block SIGINT in the calling thread (one zagent started), so the OS delivers Ctrl-C to the
-    main thread, where Python runs signal handlers and the app's waits get interrupted."""
+    """Block SIGINT in this thread (one zagent started), so Ctrl-C goes to the main thread."""
     import signal
 
     if hasattr(signal, "pthread_sigmask"):  # POSIX; elsewhere signals already go to the main thread
@@ -62,7 +58,7 @@ def _background_loop() -> Any:
 
 
 def _held_task_factory() -> Any:
-    """A task factory keeping each task referenced until it is done (see the module docstring)."""
+    """A task factory keeping each task referenced until it is done."""
     import asyncio
 
     held: set[Any] = set()
@@ -77,11 +73,8 @@ def _held_task_factory() -> Any:
 
 
 def _shutdown(loop: Any, thread: threading.Thread, grace: float = 1.0) -> None:
-    """At interpreter exit: cancel what still runs on the background loop, stop it and close it.
-
-    Without this, tasks left pending (a run abandoned by its caller) are
-    reported as "Task was destroyed but it is pending!" at exit.
-    """
+    """At exit: cancel what still runs on the background loop (no "Task was destroyed but it is pending!"),
+    stop it and close it."""
     import asyncio
 
     if loop.is_closed() or not thread.is_alive():
@@ -104,11 +97,8 @@ def _shutdown(loop: Any, thread: threading.Thread, grace: float = 1.0) -> None:
 
 
 def run_sync(awaitable: Awaitable[T]) -> T:
-    """Run ``awaitable`` to completion from synchronous code and return its result.
-
-    Exceptions propagate unchanged. A ``KeyboardInterrupt`` while waiting
-    cancels the coroutine before re-raising.
-    """
+    """Run ``awaitable`` to completion on the background loop and return its result (exceptions unchanged;
+    a ``KeyboardInterrupt`` while waiting cancels it); ``RuntimeError`` from that loop's own thread."""
     import asyncio
 
     loop = _background_loop()
@@ -129,14 +119,8 @@ def run_sync(awaitable: Awaitable[T]) -> T:
 
 
 def run_sync_to_end(awaitable: Awaitable[T], grace: float = 10.0) -> T:
-    """``run_sync`` for work that must not be cut half way (``Kernel.close``: stores, the run log).
-
-    A ``KeyboardInterrupt`` while it runs does not cancel it: the work goes on (a second Ctrl-C during
-    a close loses no run-log rows) for up to ``grace`` more seconds, then ``KeyboardInterrupt`` is raised.
-    In the main thread with Python's own Ctrl-C handler, that handler is swapped for one that only notes
-    the press while the work is handed to the loop and waited for, so a press can never land half way
-    through the hand-over (it did: the close then never ran).
-    """
+    """``run_sync`` for work that must not be cut half way (``Kernel.close``): Ctrl-C lets it go on for up to
+    ``grace`` more seconds, then raises ``KeyboardInterrupt``."""
     import asyncio
     import concurrent.futures
     import signal

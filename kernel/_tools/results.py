@@ -1,7 +1,5 @@
-"""What the model reads of a tool's return value (``to_text``): text, decoded bytes or JSON (``repr``
-beyond JSON), lone surrogates replaced; ``ResultNotText`` when it cannot be text at all. ``describe`` renders
-an exception.
-"""
+"""What the model reads of a tool's return value (``to_text``) and of an exception (``describe``), lone
+surrogates replaced."""
 
 from __future__ import annotations
 
@@ -28,10 +26,7 @@ def clean(text: str) -> str:
 
 
 def to_text(value: Any) -> str:
-    """What the model reads for a tool's return value: text as is, anything else as JSON.
-
-    Raises ``ResultNotText`` (saying why) when the value cannot be rendered.
-    """
+    """Text as is, bytes decoded, anything else as JSON (else its ``repr``); ``ResultNotText`` saying why not."""
     if value is None:
         return ""
     if isinstance(value, str):
@@ -45,9 +40,7 @@ def to_text(value: Any) -> str:
             return msgspec.json.encode(_cleaned(value, MAX_DEPTH), enc_hook=repr).decode()
         except Exception:
             pass
-    except RecursionError:  # it contains itself, or is very deep: repr resolves the first
-        pass
-    except Exception:  # a value JSON cannot hold, or an enc_hook repr that failed: repr says it
+    except Exception:  # JSON cannot hold it, an enc_hook repr failed, or it contains itself: repr says it
         pass
     try:
         return clean(repr(value))

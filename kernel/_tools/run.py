@@ -1,11 +1,11 @@
-"""The one place that runs a tool call: ``run_tool`` (``Kernel.arun_tool``): offered? found? available?
-arguments valid? before-rails, run with the timeout, after-rails, between ``tool_start``/``tool_end``.
-Everything but cancellation becomes a ``ToolResult`` the model reads.
-"""
+"""The one place that runs a tool call (``Kernel.arun_tool``): offered, found, available, arguments valid,
+before-rails, run with its timeout, after-rails, between ``tool_start``/``tool_end``; all but cancellation
+becomes a ``ToolResult``."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import weakref
 from typing import TYPE_CHECKING, Any, Iterable, Optional
@@ -23,8 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
 _timeout_cm = getattr(asyncio, "timeout", None)  # Python 3.11+: no extra task per call
-_probes: "weakref.WeakKeyDictionary[Tool, InlineProbe]" = weakref.WeakKeyDictionary()
-"""Where each measured sync tool runs (``inline=None``), kept for as long as the tool exists."""
+_probes: "weakref.WeakKeyDictionary[Tool, InlineProbe]" = weakref.WeakKeyDictionary()  # measured tools
 
 
 async def run_tool(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]") -> ToolResult:
@@ -45,11 +44,8 @@ async def run_tool(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]") -> 
 async def run_tools(
     kernel: "Kernel", calls: Iterable[ToolCall], ctx: "RunContext[Any]", max_concurrency: Optional[int] = None
 ) -> list[ToolResult]:
-    """Run several calls concurrently (at most ``max_concurrency`` at once); results keep the calls' order.
-
-    ``max_concurrency=None`` means the kernel's ``config["max_tool_concurrency"]``,
-    and without that, no limit.
-    """
+    """Run ``calls`` concurrently, at most ``max_concurrency`` at once (``None``: the kernel's
+    ``config["max_tool_concurrency"]``, else no limit); results keep the calls' order."""
     calls = list(calls)
     if max_concurrency is None:
         max_concurrency = kernel.config.get("max_tool_concurrency")
@@ -74,7 +70,8 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started
         return call, _failed(call, "blocked", f"the call was not run: {call.refused}", started, error=call.refused)
     offered = ctx.offered_tools
     if offered is not None and call.name not in offered:
-        why = not_offered(call.name, offered)
+        why = (f"tool {call.name[:200]!r} was not offered to this agent; call only the tools offered this turn "
+               f"(offered: {', '.join(sorted(offered)) or 'none'})")
         return call, _failed(call, "blocked", f"the call was blocked: {why}", started, error=why)
     tool = kernel.registries["tools"].get(call.name)
     if tool is None and kernel.pending_tools and await kernel.pending_tools.await_(call.name):
@@ -90,7 +87,7 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started
     except ArgumentsError as exc:
         return call, _failed(call, "error", str(exc), started)
     if kernel.hooks.active("zagent_before_tool_call"):
-        plain = kwargs_for_rails(kwargs)
+        plain: dict[str, Any] = msgspec.to_builtins(kwargs, enc_hook=repr)  # the form rails read and rewrite
         vetted, reason = await kernel.hooks.before_tool(ToolCall(id=call.id, name=call.name, arguments=plain), ctx)
         if reason is not None:
             return call, _failed(call, "blocked", f"the call was blocked: {reason}", started, error=reason)
@@ -103,19 +100,6 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started
     return call, await _execute(kernel, tool, call, kwargs, ctx, started)
 
 
-def not_offered(name: str, offered: "frozenset[str]") -> str:
-    """The reason a call of a tool the agent was not offered is blocked (the model reads it)."""
-    names = ", ".join(sorted(offered)) or "none"
-    return (f"tool {name[:200]!r} was not offered to this agent; call only the tools offered this turn "
-            f"(offered: {names})")
-
-
-def kwargs_for_rails(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Validated arguments as plain JSON-like data, the form rails read and rewrite."""
-    plain: dict[str, Any] = msgspec.to_builtins(kwargs, enc_hook=repr)
-    return plain
-
-
 async def _execute(
     kernel: "Kernel", tool: Tool, call: ToolCall, kwargs: dict[str, Any], ctx: "RunContext[Any]", started: float
 ) -> ToolResult:
@@ -124,7 +108,7 @@ async def _execute(
         call_ctx = kwargs[tool.ctx_param] = ctx.for_call(call.id)  # carries call_id / idempotency_key
     try:
         value = await _invoke(kernel, tool, kwargs)
-    except (ToolStuck, InlineOverrun) as exc:
+    except _TimedOut as exc:
         return _failed(call, "timeout", str(exc), started)
     except ToolThreadsExhausted as exc:
         return _failed(call, "error", str(exc), started)
@@ -135,8 +119,8 @@ async def _execute(
     except Exception as exc:
         return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc)}", started)
     except (SystemExit, KeyboardInterrupt) as exc:  # never past here: they would kill the sync API's loop
-        if isinstance(exc, KeyboardInterrupt) and _may_be_ctrl_c():
-            raise
+        if isinstance(exc, KeyboardInterrupt) and threading.current_thread() is threading.main_thread():
+            raise  # only the main thread gets SIGINT: elsewhere it came from the tool
         return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc)}; a tool must return a value or "
                                       "raise an Exception, never exit (reported to the model, not passed on)", started)
     finally:
@@ -152,27 +136,17 @@ async def _execute(
                       value=value, duration=time.perf_counter() - started)
 
 
-def _may_be_ctrl_c() -> bool:
-    """Whether a ``KeyboardInterrupt`` may be the user's Ctrl-C: only the main thread gets SIGINT (the sync
-    API's loop and the tool threads never do), so there it propagates; elsewhere it came from the tool."""
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
-
-
 async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
     timeout = tool.timeout
-    if tool.is_async:
-        if timeout is None:
-            return await tool.handler(**kwargs)
-        return await _wait_for(tool.handler(**kwargs), timeout)
     probe = None
-    if tool.inline is None:  # measured: see zagent._tools.threads.InlineProbe
+    if tool.inline is None and not tool.is_async:  # measured: see zagent._tools.threads.InlineProbe
         probe = _probes.get(tool)
         if probe is None:
             short = timeout is not None and timeout < PROMOTE_TIMEOUT  # kept in threads: the timeout holds
             probe = _probes[tool] = InlineProbe(tool.name, None if tool.ctx_param or short else tool.handler)
-    if tool.inline or (probe is not None and probe.inline):
+    if tool.is_async:
+        value = tool.handler(**kwargs)
+    elif tool.inline or (probe is not None and probe.inline):
         wall = time.perf_counter()
         if probe is None:
             value = tool.handler(**kwargs)
@@ -185,7 +159,8 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
         if timeout is not None and (wall := time.perf_counter() - wall) > timeout:  # never a late success
             if probe is not None:
                 probe.ran_inline(float("inf"))  # back to threads for good
-            raise InlineOverrun(tool.name, timeout, wall)
+            raise _TimedOut(f"tool {tool.name!r} did not finish within {timeout:g} s (it ran {wall:.1f} s on the event "
+                            "loop and its result was dropped; it runs in the kernel's tool threads from now on)")
     else:
         threads = kernel.tool_executor()
         job = threads.start(tool.name, tool.handler, kwargs, probe)  # ToolThreadsExhausted: an error result
@@ -200,9 +175,11 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
                     value = await asyncio.wait_for(job.future, timeout)
             except (TimeoutError, asyncio.TimeoutError):
                 if threads.abandon(job):
-                    raise ToolStuck(tool.name, timeout) from None
+                    raise _TimedOut(f"tool {tool.name!r} did not finish within {timeout:g} s (it keeps running in "
+                                    "the background: Python cannot stop a thread; a fresh thread serves the next "
+                                    "calls)") from None
                 raise
-    if hasattr(value, "__await__"):  # a sync callable that returned a coroutine
+    if hasattr(value, "__await__"):  # an async tool's coroutine, or a sync one's that returned one
         value = await (_wait_for(value, timeout) if timeout is not None else value)
     return value
 
@@ -222,8 +199,8 @@ async def _contained(awaitable: Any) -> Any:
 
 
 async def _wait_for(awaitable: Any, timeout: float) -> Any:
-    """``await`` with a timeout: ``asyncio.timeout`` where there is one; else ``wait_for``, whose task must not
-    see a tool's exit (a Task re-raises ``SystemExit`` out of the loop, which kills the sync API's loop thread)."""
+    """``await`` with a timeout; before 3.11 through ``wait_for``, whose task must not see a tool's exit (a Task
+    re-raises ``SystemExit`` out of the loop)."""
     if _timeout_cm is not None:
         async with _timeout_cm(timeout):
             return await awaitable
@@ -233,20 +210,8 @@ async def _wait_for(awaitable: Any, timeout: float) -> Any:
         raise wrapped.exc from None
 
 
-class ToolStuck(TimeoutError):
-    """A sync tool ran past its timeout and its thread was left to finish on its own."""
-
-    def __init__(self, name: str, timeout: float) -> None:
-        super().__init__(f"tool {name!r} did not finish within {timeout:g} s (it keeps running in the background: "
-                         "Python cannot stop a thread; a fresh thread serves the next calls)")
-
-
-class InlineOverrun(TimeoutError):
-    """A sync tool running on the event loop returned after its timeout: its value is dropped."""
-
-    def __init__(self, name: str, timeout: float, seconds: float) -> None:
-        super().__init__(f"tool {name!r} did not finish within {timeout:g} s (it ran {seconds:.1f} s on the event "
-                         "loop and its result was dropped; it runs in the kernel's tool threads from now on)")
+class _TimedOut(TimeoutError):
+    """A sync tool's timeout, said in full: its thread abandoned, or its late value on the loop dropped."""
 
 
 def _failed(call: ToolCall, state: str, message: str, started: float, *, error: Optional[str] = None) -> ToolResult:

@@ -1,16 +1,96 @@
-"""The tool registry edits and look-ups behind ``Kernel.tool``, ``tools``, ``add_tool``, ``remove_tool`` and
-``remove_toolset`` (handed the kernel's registries and pending tool sources, not the kernel)."""
+"""A kernel's tool table: the registry edits and look-ups behind ``Kernel.tool``, ``tools``, ``add_tool``,
+``remove_tool`` and ``remove_toolset``, tool sources still connecting (``PendingTools``), the holder of its tool
+threads (``ToolPool``) and calls given as dicts (``as_call``)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional, Union
+import os
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
 
 from ..errors import PluginError, ToolError
 from .._registry.lookups import names
-from .pending import PendingTools
 from .._registry.registries import BuiltinRegister
 from .._registry.registries import Entry, Registry
 from .tool import Tool
+from ..types import ToolCall
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .threads import ToolThreads
+
+Waiter = Callable[[Optional[str]], None]
+
+
+class PendingTools:
+    """Waiters of tool sources still finding their tools (MCP servers connecting): ``waiter(name)`` blocks
+    until every tool that could be ``name`` is known; called only on a miss and before listing every tool."""
+
+    def __init__(self) -> None:
+        self._waiters: list[Waiter] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._waiters)
+
+    def add(self, waiter: Waiter) -> Callable[[], None]:
+        """Add ``waiter``; return a function that removes it."""
+        self._waiters.append(waiter)
+        return lambda: self._waiters.remove(waiter) if waiter in self._waiters else None
+
+    def wait(self, name: Optional[str] = None) -> bool:
+        """Run every waiter for ``name`` (in this thread); True if there was any."""
+        waiters = list(self._waiters)
+        for waiter in waiters:
+            waiter(name)
+        return bool(waiters)
+
+    async def await_(self, name: Optional[str] = None) -> bool:
+        """``wait`` from async code, in a worker thread so the event loop keeps running."""
+        if not self._waiters:
+            return False
+        import asyncio  # not at import time: ``import zagent`` stays light
+
+        return await asyncio.to_thread(self.wait, name)
+
+
+class ToolPool:
+    """One kernel's ``ToolThreads``, made on first use from its config (``tool_threads``,
+    ``tool_threads_abandoned``, ``tool_threads_abandoned_per_tool``) and again in a forked child."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.threads: Optional[ToolThreads] = None
+        self._pid = 0
+
+    def get(self) -> ToolThreads:
+        """The tool threads of this process, created now if there are none yet."""
+        if self.threads is None or self._pid != os.getpid():  # threads do not survive fork
+            from .threads import ToolThreads  # imports asyncio: on first use
+
+            config = self.config
+            self.threads = ToolThreads(int(config.get("tool_threads", 16)), thread_name_prefix="zagent-tool",
+                                       max_abandoned=int(config.get("tool_threads_abandoned", 64)),
+                                       max_abandoned_per_tool=int(config.get("tool_threads_abandoned_per_tool", 8)))
+            self._pid = os.getpid()
+        return self.threads
+
+    def shutdown(self) -> None:
+        """Stop the threads, if any were made (running calls are not waited for)."""
+        if self.threads is not None:
+            self.threads.shutdown(wait=False)
+
+
+def as_call(call: Union[ToolCall, dict[str, Any]]) -> ToolCall:
+    """``call`` as a ``ToolCall`` (a dict is converted, with an id made up); ``ToolError`` if it is neither."""
+    if isinstance(call, ToolCall):
+        return call
+    if isinstance(call, dict):
+        import msgspec
+
+        data = {"id": f"call_{id(call):x}", **call}
+        try:
+            return msgspec.convert(data, ToolCall)
+        except msgspec.ValidationError as exc:
+            raise ToolError(f"bad tool call {call!r}: {exc}; give at least 'name' and 'arguments'") from None
+    raise ToolError(f"expected a zagent.ToolCall or dict, got {type(call).__name__}")
 
 
 def find(registries: dict[str, Registry], pending: PendingTools, name: str) -> Tool:

@@ -1,8 +1,5 @@
-"""``ToolThreads``: the daemon worker threads sync tools run in; a timed-out call's thread is abandoned
-(capped per tool and in all: ``ToolThreadsExhausted``), and tiny pure tools measured fast run on the loop.
-``start(key, fn, kwargs)`` returns a job whose ``future`` is an asyncio future; ``submit`` is the ``Executor``
-interface. docs/architecture.md (Design notes) says why.
-"""
+"""``ToolThreads``: the daemon threads sync tools run in (a timed-out call's thread is abandoned, capped), and
+``InlineProbe``: where a measured tool runs. docs/architecture.md (Design notes) says why."""
 
 from __future__ import annotations
 
@@ -20,17 +17,11 @@ from typing import Any, Callable, Optional
 from .._runs.sync import leave_signals_to_main_thread
 
 _PENDING, _RUNNING, _DONE, _CANCELLED = 0, 1, 2, 3
-PROBES = 8
-"""Calls of a measured tool timed in a thread before it may run on the loop."""
-FAST = 100e-6
-"""A measured tool runs on the loop once ``PROBES`` of its calls took at most this, wall and CPU (seconds)."""
-SLOW = 2e-3
-"""A call on the loop using more CPU than this sends the tool back to the threads for good (seconds)."""
-PROMOTE_TIMEOUT = 60.0
-"""A tool whose timeout is shorter than this (seconds; the default is 60) is never measured for the loop: in
-threads its timeout holds on every call (on the loop no timeout can interrupt a call)."""
+PROBES = 8  # calls of a measured tool timed in a thread before it may run on the loop
+FAST = 100e-6  # ... once PROBES of them took at most this, wall and CPU (seconds)
+SLOW = 2e-3  # a call on the loop using more CPU than this sends the tool back to the threads for good
+PROMOTE_TIMEOUT = 60.0  # a tool with a shorter timeout stays in threads, where its timeout holds
 _log = logging.getLogger("zagent.tools")
-
 
 _SAFE_CALLS = frozenset({
     "abs", "all", "any", "bin", "bool", "chr", "dict", "divmod", "enumerate", "filter", "float", "format",
@@ -41,11 +32,8 @@ _SAFE_ATTRIBUTES = frozenset(name for kind in (str, bytes, list, dict, set, froz
 
 
 def may_run_inline(fn: object) -> bool:
-    """Whether ``fn`` is a plain function that can only call safe builtins and builtin values' methods.
-
-    Its code (and that of functions defined inside it) may name only those builtins (not shadowed by
-    its module), builtin exceptions and attributes of builtin types; it has no closure variables, so
-    everything else it touches came in as a (validated, JSON-like) argument."""
+    """Whether ``fn`` is a plain function without closures whose code (nested functions' too) names only safe
+    builtins (unshadowed), builtin exceptions and attributes of builtin types."""
     if not inspect.isfunction(fn) or fn.__closure__:
         return False
     module_globals = fn.__globals__
@@ -78,12 +66,9 @@ class InlineProbe:
         self.settled = not may_run_inline(fn)  # True once (or from the start) in threads for good
 
     def timed(self, wall: float, cpu: float) -> None:
-        """A probe call (in a thread) took ``wall`` seconds, ``cpu`` of them on the CPU. Called from worker
-        threads: the worst a race does is count one call more or less.
-
-        A call that used more than ``FAST`` of CPU settles the tool in threads (the hop is cheap next to
-        it). A quick call counts only when its wall time was quick too: one that waited (on I/O, or on
-        the GIL on a busy machine) neither counts nor settles, so a tool that blocks is never promoted."""
+        """A probe call in a thread took ``wall`` seconds, ``cpu`` of them on the CPU (a race between worker
+        threads miscounts by one at worst): over ``FAST`` of CPU settles it in threads; a call that waited
+        neither counts nor settles."""
         if self.settled or self.inline:
             return
         if cpu > FAST:
@@ -106,71 +91,66 @@ class ToolThreadsExhausted(RuntimeError):
 
 
 class _Call(Future):  # type: ignore[type-arg]
-    """A call made through ``submit``: a concurrent future."""
+    """A call made through ``submit``: a concurrent future (the job's fields as in ``_LoopCall``)."""
 
     key: Any = None
     abandoned = False
+    state = _PENDING
+    probe: Optional[InlineProbe] = None
+    loop: Optional[asyncio.AbstractEventLoop] = None
 
-    def begin(self) -> bool:
-        return self.set_running_or_notify_cancel()
-
-    def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        try:
-            result = fn(*args, **kwargs)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-            self.set_exception(exc)
-        else:
-            self.set_result(result)
+    @property
+    def future(self) -> "_Call":
+        return self
 
 
 class _LoopCall:
-    """A call made through ``start``: ``future`` is an asyncio future of the loop that started it."""
+    """A call made through ``start``: ``future`` is an asyncio future of ``loop``, the one that started it."""
 
-    __slots__ = ("future", "key", "abandoned", "state", "probe", "_loop")
+    __slots__ = ("future", "key", "abandoned", "state", "probe", "loop")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, key: Any, probe: Optional[InlineProbe] = None) -> None:
-        self._loop = loop
+        self.loop = loop
         self.future: "asyncio.Future[Any]" = loop.create_future()
         self.key = key
         self.abandoned = False
         self.state = _PENDING  # changed under the pool's lock
         self.probe = probe
 
-    def begin(self) -> bool:
-        return self.state == _RUNNING
 
-    def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        started, cpu = time.perf_counter(), time.thread_time()
-        how: Callable[["asyncio.Future[Any]", Any], None]
-        try:
-            result = fn(*args, **kwargs)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-            how, value = _set_exception, exc
-        else:
-            how, value = _set_result, result
-        if self.probe is not None:  # before the caller hears back, so its next call sees this timing
-            self.probe.timed(time.perf_counter() - started, time.thread_time() - cpu)
-        self._deliver(how, value)
+def _run(job: Any, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    future, loop = job.future, job.loop
+    if loop is None and not future.set_running_or_notify_cancel():
+        return
+    started, cpu = time.perf_counter(), time.thread_time()
+    how: Callable[[Any, Any], None]
+    try:
+        how, value = _set_result, fn(*args, **kwargs)
+    except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+        how, value = _set_exception, exc
+    if job.probe is not None:  # before the caller hears back, so its next call sees this timing
+        job.probe.timed(time.perf_counter() - started, time.thread_time() - cpu)
+    if loop is None:
+        how(future, value)
+        return
+    try:
+        loop.call_soon_threadsafe(how, future, value)
+    except RuntimeError:  # the loop was closed meanwhile: nobody is waiting
+        pass
 
-    def _deliver(self, how: Callable[..., None], value: Any) -> None:
-        try:
-            self._loop.call_soon_threadsafe(how, self.future, value)
-        except RuntimeError:  # the loop was closed meanwhile: nobody is waiting
-            pass
 
-
-def _set_result(future: "asyncio.Future[Any]", value: Any) -> None:
+def _set_result(future: Any, value: Any) -> None:
     if not future.done():
         future.set_result(value)
 
 
-def _set_exception(future: "asyncio.Future[Any]", exc: Any) -> None:
+def _set_exception(future: Any, exc: Any) -> None:
     if not future.done():
         future.set_exception(exc)
 
 
 class ToolThreads(Executor):
-    """A thread pool whose stuck calls can be abandoned, up to a cap (see the module docstring)."""
+    """A thread pool whose stuck calls can be abandoned, up to a cap per tool (``key``) and in all."""
 
     def __init__(self, max_workers: int = 16, thread_name_prefix: str = "zagent-tool", *,
                  max_abandoned: int = 64, max_abandoned_per_tool: int = 8) -> None:
@@ -185,28 +165,16 @@ class ToolThreads(Executor):
         self._queue: "queue.SimpleQueue[Optional[tuple[Any, Callable[..., Any], tuple[Any, ...], dict[str, Any]]]]" = queue.SimpleQueue()
         self._idle = threading.Semaphore(0)
         self._lock = threading.Lock()
-        self._serving = 0  # threads counted against max_workers (abandoned ones are not)
+        self.serving = 0  # threads counted against max_workers: idle or busy, not abandoned
         self._started = 0
         self._abandoned: dict[Any, int] = {}  # key -> calls abandoned and still running
-        self._abandoned_total = 0
+        self.abandoned = 0  # calls given up on that are still running (each holds a thread)
         self._shutdown = False
-
-    @property
-    def serving(self) -> int:
-        """Threads currently counted against ``max_workers`` (idle or busy, not abandoned)."""
-        return self._serving
-
-    @property
-    def abandoned(self) -> int:
-        """Calls given up on that are still running (each holds a thread)."""
-        return self._abandoned_total
 
     def start(self, key: Any, fn: Callable[..., Any], kwargs: dict[str, Any],
               probe: Optional[InlineProbe] = None) -> _LoopCall:
-        """Run ``fn(**kwargs)`` in a worker for the running event loop; ``key`` names the tool for the caps,
-        ``probe`` (if given) is told how long the call took.
-
-        Raises ``ToolThreadsExhausted`` when ``key`` (or the pool) is at its cap of abandoned calls."""
+        """Run ``fn(**kwargs)`` in a worker for the running loop, timed for ``probe``; ``key`` names the tool for
+        the caps (``ToolThreadsExhausted`` when at one)."""
         job = _LoopCall(asyncio.get_running_loop(), key, probe)
         self._put(job, contextvars.copy_context().run, (fn,), kwargs)
         return job
@@ -223,8 +191,8 @@ class ToolThreads(Executor):
             if job.key is not None:
                 self._check_cap(job.key)
             self._queue.put((job, fn, args, kwargs))
-            if not self._idle.acquire(blocking=False) and self._serving < self.max_workers:
-                self._serving += 1
+            if not self._idle.acquire(blocking=False) and self.serving < self.max_workers:
+                self.serving += 1
                 self._started += 1
                 threading.Thread(target=self._work, name=f"{self._prefix}_{self._started}", daemon=True).start()
 
@@ -235,28 +203,26 @@ class ToolThreads(Executor):
                 f"tool {key!r} is refused: {stuck} of its calls ran past their timeout and are still running "
                 f"(at most {self.max_abandoned_per_tool} per tool); it runs again once they return. Fix the tool "
                 "so it returns, give it a longer timeout, or raise Kernel config 'tool_threads_abandoned_per_tool'")
-        if self._abandoned_total >= self.max_abandoned:
+        if self.abandoned >= self.max_abandoned:
             raise ToolThreadsExhausted(
-                f"tool {key!r} is refused: {self._abandoned_total} sync tool calls ran past their timeout and are "
+                f"tool {key!r} is refused: {self.abandoned} sync tool calls ran past their timeout and are "
                 f"still running (at most {self.max_abandoned} in all); sync tools run again once some return. "
                 "Fix the hanging tools or raise Kernel config 'tool_threads_abandoned'")
 
     def abandon(self, job: Any) -> bool:
-        """Give up on a call that is still running: its thread stops counting and leaves when the call returns.
-
-        A call still queued is cancelled instead. Returns whether a thread was abandoned."""
+        """Give up on a running call (its thread stops counting, and leaves when the call returns) or cancel a
+        queued one; whether a thread was abandoned."""
         with self._lock:
-            if isinstance(job, _LoopCall):
-                if job.state == _PENDING:
-                    job.state = _CANCELLED
-                    return False
-                if job.state != _RUNNING or job.abandoned:
-                    return False
-            elif not isinstance(job, _Call) or job.cancel() or job.done() or job.abandoned:
+            if job.state == _PENDING:
+                job.state = _CANCELLED
+                if job.loop is None:
+                    job.future.cancel()
+                return False
+            if job.state != _RUNNING or job.abandoned:
                 return False
             job.abandoned = True
-            self._serving -= 1
-            self._abandoned_total += 1
+            self.serving -= 1
+            self.abandoned += 1
             if job.key is not None:
                 self._abandoned[job.key] = self._abandoned.get(job.key, 0) + 1
             return True
@@ -264,7 +230,7 @@ class ToolThreads(Executor):
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         with self._lock:
             self._shutdown = True
-            serving = self._serving
+            serving = self.serving
         if cancel_futures:
             while True:
                 try:
@@ -275,17 +241,16 @@ class ToolThreads(Executor):
                     self._cancel(item[0])
         for _ in range(serving):
             self._queue.put(None)  # one stop signal per serving thread; they exit after the work before it
-        # ``wait`` is accepted for the Executor interface; the threads are daemons and are not joined,
-        # since a stuck tool would make the join wait forever.
+        # ``wait`` is for the Executor interface: the daemon threads are not joined (a stuck tool would hang it)
 
     def _cancel(self, job: Any) -> None:
-        if isinstance(job, _LoopCall):
-            with self._lock:
-                if job.state == _PENDING:
-                    job.state = _CANCELLED
-            job.future.get_loop().call_soon_threadsafe(job.future.cancel)
+        with self._lock:
+            if job.state == _PENDING:
+                job.state = _CANCELLED
+        if job.loop is None:
+            job.future.cancel()
         else:
-            job.cancel()
+            job.loop.call_soon_threadsafe(job.future.cancel)
 
     def _work(self) -> None:
         leave_signals_to_main_thread()
@@ -296,20 +261,16 @@ class ToolThreads(Executor):
                 return
             job, fn, args, kwargs = item
             del item
-            if type(job) is _LoopCall:
-                with lock:
-                    runs = job.state == _PENDING
-                    if runs:
-                        job.state = _RUNNING
-            else:
-                runs = job.begin()
-            if runs:
-                job.run(fn, args, kwargs)
             with lock:
-                if type(job) is _LoopCall:
-                    job.state = _DONE
+                runs = job.state == _PENDING
+                if runs:
+                    job.state = _RUNNING
+            if runs:
+                _run(job, fn, args, kwargs)
+            with lock:
+                job.state = _DONE
                 if job.abandoned:  # a fresh thread took this one's place meanwhile
-                    self._abandoned_total -= 1
+                    self.abandoned -= 1
                     if job.key is not None:
                         left = self._abandoned[job.key] - 1
                         if left:

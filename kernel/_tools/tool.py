@@ -1,10 +1,9 @@
-"""Tools: the ``Tool`` class, the ``@tool`` decorator, schemas from type hints and docstrings, argument
-validation. A parameter annotated ``RunContext`` is injected and hidden from the model. Running tools is
-``zagent._tools.run``'s job.
-"""
+"""``Tool`` and ``@tool``: a callable with a JSON schema read from its type hints and docstring, and argument
+validation; a ``RunContext`` parameter is injected, hidden from the model."""
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 import typing
@@ -29,23 +28,10 @@ class ArgumentsError(Exception):
 
 @attrs.define(repr=False, eq=False)
 class Tool:
-    """A callable a model can use.
-
-    :ivar name: unique name (letters, digits, ``_ . -``); toolsets namespace groups.
-    :ivar description: what the model is told the tool does.
-    :ivar handler: sync or async function receiving the validated arguments.
-    :ivar parameters: JSON schema of the arguments (derived from the handler).
-    :ivar toolset: group name used to select tools (``k.tools(toolset=...)``).
-    :ivar timeout: seconds before a call becomes a ``timeout`` result (``None``: no limit).
-    :ivar available: zero-argument check; a tool whose check is false is not offered.
-    :ivar sensitive: rails may ask a human before running it.
-    :ivar inline: ``True``: run a sync handler on the event loop (for cheap, pure
-        functions; no timeout can interrupt it); ``False``: always in the kernel's
-        tool threads (for anything that may block); ``None`` (default): measured,
-        see ``zagent._tools.threads.InlineProbe`` -- threads until the handler has
-        returned quickly every time, then on the loop, back to threads for good if
-        a call there is ever slow.
-    """
+    """A callable a model can use: ``name`` (letters, digits, ``_ . -``), ``description``, ``handler`` (sync or
+    async, given the validated arguments), ``parameters`` (JSON schema), ``toolset``, ``timeout`` (seconds,
+    ``None``: none), ``available`` (a check), ``sensitive`` (rails may ask a human) and ``inline`` (a sync
+    handler on the event loop: ``True``, in threads: ``False``, measured: ``None``; docs/architecture.md)."""
 
     name: str
     description: str
@@ -65,45 +51,30 @@ class Tool:
     _checker: Any = attrs.field(default=None, init=False)  # the explicit schema, compiled on first use
 
     @classmethod
-    def from_function(
-        cls,
-        fn: Callable[..., Any],
-        *,
-        name: Optional[str] = None,
-        description: Optional[str] = None,
-        **options: Any,
-    ) -> "Tool":
+    def from_function(cls, fn: Callable[..., Any], *, name: Optional[str] = None,
+                      description: Optional[str] = None, **options: Any) -> "Tool":
         """Make a tool from a plain function, deriving name, description and schema (``parameters=`` or
         Agent-Z's ``schema=`` gives the JSON schema instead: arguments are then checked against it)."""
         if not callable(fn):
             raise ToolError(f"cannot make a tool from {fn!r}: it is not callable")
         tool_name = name or getattr(fn, "__name__", None) or type(fn).__name__
         summary, param_docs = parse_docstring(inspect.getdoc(fn) or "")
+        args_type: Optional[type]
         args_type, ctx_param = _args_struct(fn, tool_name, param_docs)
         schema = options.pop("parameters", None) or options.pop("schema", None)
-        if schema is not None:
-            if not isinstance(schema, dict):
-                raise ToolError(f"tool {tool_name!r}: the schema must be a JSON schema dict, got {type(schema).__name__}")
-            return cls(name=tool_name, description=description if description is not None else summary, handler=fn,
-                       parameters=schema, ctx_param=ctx_param, is_async=_is_async(fn), **options)
-        is_async = _is_async(fn)
-        return cls(
-            name=tool_name,
-            description=description if description is not None else summary,
-            handler=fn,
-            parameters=_with_factory_defaults(_schema_of(args_type), fn),
-            args_type=args_type,
-            ctx_param=ctx_param,
-            is_async=is_async,
-            **options,
-        )
+        if schema is None:
+            schema = _with_factory_defaults(_schema_of(args_type), fn)
+        elif not isinstance(schema, dict):
+            raise ToolError(f"tool {tool_name!r}: the schema must be a JSON schema dict, got {type(schema).__name__}")
+        else:
+            args_type = None  # an explicit schema: arguments are checked against it
+        return cls(name=tool_name, description=description if description is not None else summary, handler=fn,
+                   parameters=schema, args_type=args_type, ctx_param=ctx_param, is_async=_is_async(fn), **options)
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
-            raise ToolError(
-                f"invalid tool name {self.name!r}: use 1-128 letters, digits, '_', '.' or '-', "
-                "starting with a letter or '_'"
-            )
+            raise ToolError(f"invalid tool name {self.name!r}: use 1-128 letters, digits, '_', '.' or '-', "
+                            "starting with a letter or '_'")
 
     @property
     def spec(self) -> ToolSpec:
@@ -122,12 +93,8 @@ class Tool:
             return False
 
     def validate(self, arguments: Any) -> dict[str, Any]:
-        """Convert model-sent arguments to the handler's keyword arguments.
-
-        Lax conversion, the way a user expects: ``"42"`` becomes ``42`` for an
-        ``int`` parameter, ``"3.5"`` does not. Raises ``ArgumentsError`` with a
-        message a model can act on.
-        """
+        """The handler's keyword arguments from model-sent ones, converted laxly (``"42"`` is ``42`` for an
+        ``int``); ``ArgumentsError`` with a message the model can act on."""
         if isinstance(arguments, (str, bytes)):
             text = arguments.decode("utf-8", "replace") if isinstance(arguments, bytes) else arguments
             if json_depth(text) > MAX_DEPTH:  # decoding it would recurse that deep
@@ -135,14 +102,11 @@ class Tool:
             try:
                 arguments = msgspec.json.decode(arguments) if arguments.strip() else {}
             except msgspec.DecodeError as exc:
-                raise ArgumentsError(
-                    f"arguments for tool {self.name!r} are not valid JSON ({exc}); "
-                    "send a JSON object matching the tool's schema"
-                ) from None
+                raise ArgumentsError(f"arguments for tool {self.name!r} are not valid JSON ({exc}); "
+                                     "send a JSON object matching the tool's schema") from None
         if not isinstance(arguments, dict):
-            raise ArgumentsError(
-                f"arguments for tool {self.name!r} must be a JSON object, got {type(arguments).__name__}"
-            )
+            raise ArgumentsError(f"arguments for tool {self.name!r} must be a JSON object, "
+                                 f"got {type(arguments).__name__}")
         problem = data_problem(arguments)
         if problem is not None:
             raise self._refused(problem)
@@ -156,10 +120,8 @@ class Tool:
                 return check_arguments(arguments, self._schema_checker())
             obj: Any = msgspec.convert(arguments, self.args_type, strict=False)
         except msgspec.ValidationError as exc:
-            raise ArgumentsError(
-                f"invalid arguments for tool {self.name!r}: {exc}. "
-                f"Call it again with arguments matching this schema: {msgspec.json.encode(self.parameters).decode()}"
-            ) from None
+            raise ArgumentsError(f"invalid arguments for tool {self.name!r}: {exc}. Call it again with arguments "
+                                 f"matching this schema: {msgspec.json.encode(self.parameters).decode()}") from None
         return {f: getattr(obj, f) for f in obj.__struct_fields__}
 
     def _schema_checker(self) -> Any:
@@ -184,93 +146,66 @@ def _is_async(fn: Any) -> bool:
 
 
 def tool(fn: Optional[Callable[..., Any]] = None, /, **options: Any) -> Any:
-    """Decorator: ``@tool`` or ``@tool(name=..., timeout=..., toolset=...)`` makes a ``Tool``.
-
-    The decorated name is bound to the ``Tool``; call the original function
-    through ``.handler``.
-    """
+    """``@tool`` or ``@tool(name=..., timeout=..., toolset=...)``: the function as a ``Tool`` (it is ``.handler``)."""
     if fn is None:
         return lambda f: Tool.from_function(f, **options)
     return Tool.from_function(fn, **options)
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a docstring into (summary, {parameter: description}).
-
-    Understands Google style (``Args:`` then ``name: text`` / ``name (type): text``),
-    NumPy style (``Parameters`` over a row of dashes, then ``name : type`` with the
-    description indented below) and reST (``:param name: text``). The summary is everything before the
-    first section or ``:param``.
-    """
+    """``(summary, {parameter: description})`` of a Google (``Args:``), NumPy (``Parameters`` over dashes) or
+    reST (``:param name:``) docstring; the summary is the text before the first section."""
     params: dict[str, str] = {}
-    summary_lines: list[str] = []
+    summary: list[str] = []
     section: Optional[str] = None
     current: Optional[str] = None
+    base = 0  # NumPy: the section title's indent; Google: the current item's
     lines = doc.splitlines()
-    numpy_base = 0
     for i, line in enumerate(lines):
-        if _is_numpy_underline(lines, i):
+        text, indent = line.strip(), len(line) - len(line.lstrip())
+        if _is_underline(lines, i):
             continue
-        if _is_numpy_underline(lines, i + 1):  # NumPy style: a section name over a row of dashes
-            name = line.strip().lower()
-            section, current, numpy_base = ("numpy" if name in _NUMPY_PARAMS else "other"), None, _indent(line)
-            continue
-        if section == "numpy":
-            item = re.match(r"^(\s*)(\*{0,2}\w+)\s*(?::\s*(.*))?$", line)
-            if item and len(item.group(1)) <= numpy_base and line.strip():
-                current = item.group(2).lstrip("*")
-                params[current] = ""
-            elif current and line.strip():
-                params[current] = (params[current] + " " + line.strip()).strip()
+        if _is_underline(lines, i + 1):  # NumPy style: a section name over a row of dashes
+            section, current, base = ("numpy" if text.lower() in _NUMPY_PARAMS else "other"), None, indent
             continue
         if section == "other":
             continue
-        rest = re.match(r"^\s*:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$", line)
-        if rest:
-            current, section = rest.group(1), "rest"
-            params[current] = rest.group(2).strip()
-            continue
-        head = _SECTION_RE.match(line)
-        if head:
-            section, current = head.group(1), None
-            continue
-        if section in ("Args", "Arguments", "Parameters"):
-            item = re.match(r"^\s+(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$", line)
-            if item and (current is None or _indent(line) <= _indent_of_item(doc, current)):
-                current = item.group(1)
-                params[current] = item.group(2).strip()
-            elif current and line.strip():
-                params[current] = (params[current] + " " + line.strip()).strip()
-            continue
-        if section == "rest":
-            if current and line.strip() and not line.lstrip().startswith(":"):
-                params[current] = (params[current] + " " + line.strip()).strip()
-            continue
-        if section is None:
-            summary_lines.append(line)
-    return "\n".join(summary_lines).strip(), params
+        if section != "numpy":
+            if found := _REST_ITEM.match(line):
+                current, section = found.group(1), "rest"
+                params[current] = found.group(2).strip()
+                continue
+            if found := _SECTION_RE.match(line):
+                section, current, base = found.group(1), None, 1 << 30
+                continue
+            if section is None:
+                summary.append(line)
+                continue
+        item = _ITEMS.get(section)
+        found = item.match(line) if item is not None and indent <= base else None
+        if found:
+            current = found.group(1)
+            params[current] = found.group(2).strip()
+            base = base if section == "numpy" else indent
+        elif current and text and (section != "rest" or not text.startswith(":")) and section in _READS:
+            params[current] = (params[current] + " " + text).strip()
+    return "\n".join(summary).strip(), params
 
 
 _NUMPY_PARAMS = ("parameters", "params", "arguments", "args", "other parameters", "keyword arguments")
+_REST_ITEM = re.compile(r"^\s*:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
+_GOOGLE_ITEM = re.compile(r"^\s+(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+_ITEMS = {"numpy": re.compile(r"^\s*\*{0,2}(\w+)()\s*(?::.*)?$"),
+          **dict.fromkeys(("Args", "Arguments", "Parameters"), _GOOGLE_ITEM)}
+_READS = frozenset(("numpy", "rest", "Args", "Arguments", "Parameters"))
 
 
-def _is_numpy_underline(lines: list[str], i: int) -> bool:
-    """True if line ``i`` is a NumPy section underline (dashes under a non-empty section name)."""
-    if i <= 0 or i >= len(lines):
+def _is_underline(lines: list[str], i: int) -> bool:
+    """Whether line ``i`` is a NumPy section underline (dashes under a non-empty section name)."""
+    if not 0 < i < len(lines):
         return False
     under, title = lines[i].strip(), lines[i - 1].strip()
-    return len(under) >= 3 and set(under) == {"-"} and bool(title) and not set(title) <= {"-"}
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
-def _indent_of_item(doc: str, name: str) -> int:
-    for line in doc.splitlines():
-        if re.match(rf"^\s+{re.escape(name)}\s*(?:\([^)]*\))?\s*:", line):
-            return _indent(line)
-    return 0
+    return len(under) >= 3 and set(under) == {"-"} and bool(title) and set(title) != {"-"}
 
 
 def _args_struct(fn: Callable[..., Any], tool_name: str, docs: dict[str, str]) -> tuple[type, Optional[str]]:
@@ -300,18 +235,14 @@ def _args_struct(fn: Callable[..., Any], tool_name: str, docs: dict[str, str]) -
         struct = msgspec.defstruct(f"{safe}_arguments", fields, kw_only=True, forbid_unknown_fields=True)
         msgspec.json.schema(struct)
     except (TypeError, ValueError) as exc:
-        raise ToolError(
-            f"tool {tool_name!r} has a parameter type msgspec cannot describe: {exc}. "
-            "Use JSON-compatible types (str, int, float, bool, list, dict, Literal, Enum, msgspec.Struct)"
-        ) from exc
+        raise ToolError(f"tool {tool_name!r} has a parameter type msgspec cannot describe: {exc}. Use JSON-compatible "
+                        "types (str, int, float, bool, list, dict, Literal, Enum, msgspec.Struct)") from exc
     return struct, ctx_param
 
 
 def _default(value: Any) -> Any:
     """A parameter default as a struct field default; a non-empty list/dict/set default is copied per call."""
     if isinstance(value, (list, dict, set, bytearray)) and value:
-        import copy
-
         return msgspec.field(default_factory=lambda: copy.deepcopy(value))
     return value
 
@@ -326,10 +257,7 @@ def _with_factory_defaults(schema: dict[str, Any], fn: Callable[..., Any]) -> di
 
 
 def _has_description(ann: Any) -> bool:
-    for meta in getattr(ann, "__metadata__", ()):
-        if isinstance(meta, msgspec.Meta) and meta.description:
-            return True
-    return False
+    return any(isinstance(meta, msgspec.Meta) and meta.description for meta in getattr(ann, "__metadata__", ()))
 
 
 def _schema_of(struct: type) -> dict[str, Any]:

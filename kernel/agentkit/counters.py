@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, TypeVar
 
-from .._runs.share import RunShare, share_of
+from .._runs.stash import RunShare, share_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .._runs.context import RunContext

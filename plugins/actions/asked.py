@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from typing import Any, Optional
+from typing import Any
 
 import msgspec
 from zagent import StashKey
-from zagent._runs.context import ASKING, ASKING_KEY
+from zagent.agentkit.runs import asking_scope as scope_of
 from zagent.agentkit.counters import RunCounter, shared_counter
 from zagent.agentkit.approvals import approval_key, declined as declined_result
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
@@ -49,14 +49,6 @@ ASKED: "StashKey[RunCounter]" = StashKey("zagent.react.approvals_asked", restore
 
 YES = frozenset({"yes", "y", "approve", "approved", "allow", "ok", "true"})
 SHOWN = 2000  # characters of the arguments the question shows (the digest binds all of them)
-
-
-def scope_of(ctx: Any) -> Optional[Any]:
-    """The interrupt scope the loop runs in (a workflow node, a group-chat turn), or ``None``."""
-    scope = ASKING.get()
-    if scope is None and ctx is not None:
-        scope = ctx.stash.get(ASKING_KEY)
-    return scope
 
 
 async def arun_asking(loop: Any, turn: Any, history: Any, ctx: Any) -> Any:

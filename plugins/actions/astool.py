@@ -131,9 +131,11 @@ async def _chat(agent: Any, caller: "RunContext[Any]", arguments: dict[str, Any]
     if getattr(agent, "deps", None) is not None:
         ctx.deps = agent.deps
     loop = agent.loop()
-    from .asked import arun_asking, scope_of
+    from zagent.agentkit.runs import asking_scope
 
-    if scope_of(ctx) is not None:  # in a workflow node or group-chat turn: an approval pauses the whole run
+    from .asked import arun_asking
+
+    if asking_scope(ctx) is not None:  # in a workflow node or group-chat turn: an approval pauses the whole run
         try:
             asked = await arun_asking(loop, task, None, ctx)
         finally:

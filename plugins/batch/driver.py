@@ -114,7 +114,7 @@ async def abatch(kernel: "Kernel", target: Any, inputs: Union[Iterable[Any], str
         if sink is not None:
             sink.close()
         raise
-    from zagent._runs.context import new_run_id
+    from zagent.agentkit.runs import new_run_id
 
     summary = Summary(executor=getattr(ex, "name", type(ex).__name__), batch_id="batch-" + new_run_id()[4:])
     run = _Batch(job, ex, sink, retries, on_result, summary)
@@ -178,7 +178,7 @@ class _Batch:
         return f"line {item.line}: id {item.id!r} was already used on line {first}; ids must be unique"
 
     async def _run(self, item: Item) -> dict[str, Any]:
-        from zagent._runs.context import RUN_TAGS
+        from zagent.agentkit.runs import RUN_TAGS
 
         key = item.id if item.id is not None else f"line {item.line}"
         started = time.perf_counter()

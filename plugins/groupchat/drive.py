@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from zagent.agentkit.signing import aread_latest, signer_of
-from zagent._runs.context import ASKING, new_run_id
-from zagent._runs.share import RunShare
+from zagent.agentkit.runs import ASKING, RunShare, new_run_id
 from zagent.agentkit.counters import join
 from zagent.agentkit.lifecycle import NO_ANSWER
 from zagent.errors import CheckpointError, ConfigError, Interrupted

@@ -200,10 +200,9 @@ def _result(future: Any) -> Any:
 def _run(loop: Any, run: Any, interrupts: _Interrupts) -> Any:
     """Start ``run`` (the loop's coroutine) on the background event loop and wait for it;
     Ctrl-C while it runs pauses it and asks resume or abort."""
-    import asyncio
 
     from zagent.errors import RunAborted, ZagentError
-    from zagent._runs.sync import _background_loop
+    from zagent.agentkit.runs import in_background
 
     future = None
     while True:
@@ -211,7 +210,7 @@ def _run(loop: Any, run: Any, interrupts: _Interrupts) -> Any:
             if future is None:
                 interrupts.defer = True
                 try:
-                    future = asyncio.run_coroutine_threadsafe(run, _background_loop())
+                    future = in_background(run)
                 finally:
                     interrupts.defer = False
             if interrupts.pending:

@@ -247,7 +247,7 @@ class ReActLoop(Steps, ToolBatches):
 
     def _start(self, turn: Message, history: Optional[Sequence[Any]], run_id: Optional[str]) -> None:
         """A new state; its run id is the caller's context's, so events and checkpoints agree."""
-        from zagent._runs.context import new_run_id
+        from zagent.agentkit.runs import new_run_id
 
         messages = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
         messages.extend(to_messages(history or []))

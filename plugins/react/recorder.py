@@ -35,7 +35,7 @@ class TrajectoryRecorder:
     """Appends one run's events to the JSONL file ``path`` as they happen (see the module docstring)."""
 
     def __init__(self, path: str, run_id: Optional[str] = None, *, agent: str = ""):
-        from zagent._runs.context import new_run_id
+        from zagent.agentkit.runs import new_run_id
 
         self.path = os.fspath(path)
         self.run_id = run_id or new_run_id()

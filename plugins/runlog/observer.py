@@ -14,7 +14,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Optional
 
 import zagent
-from zagent._runs.logs import log
+from zagent.agentkit.runs import log
 from zagent import current_span_id
 
 from .scrub import scrub

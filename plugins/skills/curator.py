@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, TypedDict, Union
 import attrs
 import msgspec
 from zagent.errors import ConfigError, ProviderError, ZagentError
-from zagent._runs.logs import log
+from zagent.agentkit.runs import log
 from zagent import run_sync
 
 from .matcher import SkillMatcher

@@ -30,7 +30,7 @@ import math
 from typing import Any, Optional, Sequence
 
 import attrs
-from zagent._runs.logs import log
+from zagent.agentkit.runs import log
 from zagent import run_sync
 
 from . import terms

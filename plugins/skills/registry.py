@@ -31,7 +31,7 @@ import attrs
 import msgspec
 from zagent.errors import ConfigError
 from zagent.speckit.specs import convert_spec
-from zagent._runs.logs import log
+from zagent.agentkit.runs import log
 
 from . import markdown, terms
 from .index import SkillIndex

@@ -117,7 +117,7 @@ class Skills:
         """
         import asyncio
 
-        from zagent._runs.logs import log
+        from zagent.agentkit.runs import log
 
         async def curate() -> None:
             try:
@@ -255,7 +255,7 @@ async def _start(request: LLMRequest, ctx: Any, options: dict[str, Any], state: 
         found = await skills.amatch(query, ctx=ctx, threshold=options.get("threshold"))
         skill = skills.registry.record_use(found.name) if found is not None else None
     except Exception as exc:  # skills are an aid, not a guard: a broken folder or index must not block the run
-        from zagent._runs.logs import log
+        from zagent.agentkit.runs import log
 
         log.exception("skills: matching failed for run %s; continuing without a skill", ctx.run_id)
         if events:

@@ -76,7 +76,7 @@ import attrs
 from zagent.agentkit.interrupts import as_data
 from zagent.agentkit.lifecycle import NO_ANSWER, Resumable, no_approvals
 from zagent.agentkit.streaming import Streaming
-from zagent._runs.context import new_run_id
+from zagent.agentkit.runs import new_run_id
 from zagent.errors import ConfigError
 from zagent.agentkit.inputs import check_inputs
 from zagent import run_sync

@@ -9,7 +9,7 @@ Hooks:
   as ``server.tool`` in toolset ``server`` when it is ready (and registered
   anew when it sends ``notifications/tools/list_changed``). The first use of
   a tool name of a server still connecting waits for it, at most its
-  ``connect_timeout`` (10 s by default; ``zagent._tools.pending``). A server that fails, an
+  ``connect_timeout`` (10 s by default; ``zagent._tools.table.PendingTools``). A server that fails, an
   invalid server entry (an unset ``${VAR}``, a typo) and an unreadable
   configuration file are logged, shown by ``zagent mcp list`` and skipped;
   the other servers are registered and the kernel starts anyway. Strict

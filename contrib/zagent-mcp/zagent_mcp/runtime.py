@@ -16,7 +16,7 @@ server that fails or is too slow is reported (log + ``zagent mcp list``) and
 registers nothing. ``wait(name)`` blocks until the server a tool name belongs
 to (or, for ``None``, every server) has finished connecting, at most its
 ``connect_timeout``: the kernel calls it on first use of an unknown tool name
-(``zagent._tools.pending``). When a server sends
+(``zagent._tools.table.PendingTools``). When a server sends
 ``notifications/tools/list_changed``, its tools are listed again and
 published anew. ``start()`` is the blocking form.
 

@@ -16,7 +16,9 @@ SECRET_KEY_WORDS = frozenset({"key", "apikey", "secret", "token", "password", "p
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _PLACEHOLDER = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 #: ``scheme://userinfo@`` in any text: the userinfo (``alice:pw``, a token as user name) is a credential.
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s@'\"<>]+@")
+#: Greedy up to the authority's last ``@``: a password may hold a raw ``@`` (``alice:p@ss@proxy``), as URL
+#: parsers read it (httpx, ``urlsplit``), so none of it may show after the mask.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s'\"<>]+@")
 
 
 class Secret:

@@ -37,6 +37,7 @@ from zagent import StashKey
 from zagent._runs.context import ASKING, ASKING_KEY
 from zagent.agentkit.counters import RunCounter, shared_counter
 from zagent.agentkit.approvals import approval_key
+from zagent.agentkit.signing import answer_signer
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.providerkit import new_call_id
 from zagent.types import ToolCall, ToolResult
@@ -165,7 +166,18 @@ def _answer(scope: Any, agent: str, call: Any, ctx: Any) -> bool:
         if index < len(scope.answers):
             answer = scope.ask(question)  # consumes this position's answer
             if asked.counts.get(key, 0) > 0:  # kept: a later re-run of this node (turn) reaches it again
-                return isinstance(answer, bool) and answer or (isinstance(answer, str) and answer.strip().lower() in YES)
+                yes = isinstance(answer, bool) and answer or (isinstance(answer, str) and answer.strip().lower() in YES)
+                if not yes:
+                    return False
+                vouches = getattr(scope, "vouches", None)
+                tag = f"ok#{key}#{answer_signer(ctx.kernel).mac(ctx.run_id, index, 'approval', key, b'yes')[:32]}"
+                if vouches is None or vouches(index):  # given by this resume (or a verified store): bound to it
+                    with asked.lock:
+                        asked.counts[tag] = 1
+                    return True
+                if asked.counts.get(tag, 0) > 0:  # given by an earlier resume, and bound then
+                    return True
+                # a "yes" only an unsigned checkpoint holds, not bound by this user's key (edited in): asked anew
             continue  # an answer to another call (the model proposed something else this time): ask anew
         with asked.lock:  # this position now asks about this call only
             for other in [k for k in asked.counts if k.startswith(f"{where}#{index}#")]:

@@ -139,6 +139,7 @@ async def console_approver_now(call: "ToolCall", ctx: "RunContext[Any]") -> bool
 
 def _prompt(call: "ToolCall", agent: Optional[str], later: bool) -> Optional[bool]:
     import msgspec
+    from zagent.plugins.cliterminal import SafeStream, raw_stream
 
     args = msgspec.json.encode(call.arguments, enc_hook=repr).decode()
     if len(args) > 500:
@@ -147,8 +148,11 @@ def _prompt(call: "ToolCall", agent: Optional[str], later: bool) -> Optional[boo
     with _console_lock:
         while True:
             choices = "[y]es / [n]o / [l]ater" if later else "[y]es / [n]o"
-            sys.stderr.write(f"\n{who} to run {call.name}({args})\nAllow? {choices}: ")
-            sys.stderr.flush()
+            # the model chose the arguments: shown with control, bidi and invisible characters escaped (also
+            # when an app calls this approver outside the ``zagent`` command, whose streams are already safe)
+            err = SafeStream(raw_stream(sys.stderr))
+            err.write(f"\n{who} to run {call.name}({args})\nAllow? {choices}: ")
+            err.flush()
             line = sys.stdin.readline()
             answer = line.strip().lower()
             if not line or answer in ("", "n", "no"):

@@ -133,3 +133,20 @@ def test_a_yes_edited_into_an_unsigned_group_chat_checkpoint_approves_nothing(tm
     forge(db, paused.run_id, yes)
     again = chat([CALL, "wiped"], resume=paused.run_id)
     assert runs == [] and again.status == "paused"
+
+
+def test_the_local_answer_key_is_the_users_alone(tmp_path, monkeypatch):
+    """Without a checkpoint key, answers are bound by ``$XDG_DATA_HOME/zagent/answers.key``: 0600, made once."""
+    import os
+    import stat
+
+    from zagent.agentkit.signing import answer_signer
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    k1, k2 = kernel([]), kernel([])
+    mac = answer_signer(k1).mac("wf", 0, "approval", "node=clean#0#x", b"yes")
+    assert answer_signer(k2).mac("wf", 0, "approval", "node=clean#0#x", b"yes") == mac
+    key = tmp_path / "data" / "zagent" / "answers.key"
+    assert stat.S_IMODE(os.stat(key).st_mode) == 0o600 and stat.S_IMODE(os.stat(key.parent).st_mode) == 0o700
+    k1.close()
+    k2.close()

@@ -12,6 +12,9 @@ Attacks tried (session 2026-12-03, redteam) and whether they got through before 
   read as part of it): GOT THROUGH (``http://***@ssw0rd@proxy/v1`` in errors, specs and the CLI) -- fixed: the
   mask runs to the authority's last ``@``
 - a ``--json`` run output with tag characters: held (still valid JSON, the same text once decoded)
+- ``zagent run`` of a spec whose agent ``name`` holds ESC sequences, its input left out: GOT THROUGH (the
+  "needs input(s)" ``SystemExit`` message was printed raw by the interpreter, after ``main`` restored the raw
+  stderr) -- fixed: ``main`` prints a ``SystemExit`` message through the safe stderr
 """
 
 import io
@@ -93,3 +96,15 @@ def test_json_run_output_with_tag_characters_stays_valid_json(tmp_path):
     assert done.returncode == 0, done.stderr
     assert not any(c in done.stdout for c in INVISIBLE)
     assert reply in json.dumps(json.loads(done.stdout), ensure_ascii=False)
+
+
+def test_a_missing_input_message_quoting_a_hostile_agent_name_is_escaped(tmp_path):
+    """`zagent run` without the input an agent named with ESC sequences needs: the "needs input(s)" message
+    (a ``SystemExit``, once printed raw by the interpreter after the safe stderr was put back) is escaped."""
+    spec = {"name": "Evil\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[8mHIDDEN\u202e", "prompt": "Q {question}",
+            "inputs": [{"name": "question"}], "outputs": [{"name": "a"}], "parse_mode": "str", "llm": "test:offline"}
+    (tmp_path / "esc.json").write_text(json.dumps(spec))
+    done = run_cli("run", str(tmp_path / "esc.json"), cwd=tmp_path)
+    assert done.returncode == 1 and "needs input(s) question" in done.stderr
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr and "\u202e" not in done.stderr
+    assert "\\x1b]52;c;" in done.stderr

@@ -10,19 +10,12 @@ from ._trust.secrets import mask_userinfo
 
 
 class ZagentError(Exception):
-    """Base class of every error zagent raises on purpose.
-
-    ``retryable`` says whether the same call may succeed if made again later.
-    It is decided once, where the error is made (see ``ProviderError``); loops
-    read it and never retry on their own: a retryable provider error has
-    already been retried by the provider's policy (``max_retries``).
-    """
+    """Base class of every error zagent raises on purpose; ``retryable``: the same call may succeed later."""
 
     retryable: bool = False
 
     def __init__(self, *args: Any):
-        # One place for every message: a URL's userinfo (``http://alice:pw@proxy``) never shows in an error,
-        # nor so in logs, events, spans or the CLI that print it.
+        # a URL's userinfo (``http://alice:pw@proxy``) never shows in a message
         super().__init__(*(mask_userinfo(a) if isinstance(a, str) else a for a in args))
 
 
@@ -40,18 +33,8 @@ class PluginError(ZagentError):
 
 
 class ProviderError(ZagentError):
-    """An LLM provider call failed.
-
-    Each subclass has its class-level ``retryable`` default (a plain
-    ``ProviderError`` is not retryable unless made so: 5xx, 408, 409, connection
-    failures); ``retryable=`` overrides it for one error (a server's
-    ``x-should-retry`` header, Anthropic's ``overloaded_error``).
-
-    :ivar provider: provider name (``openai``...)
-    :ivar status: HTTP status, or ``None`` for connection-level failures
-    :ivar body: the server's message (trimmed), never the request's headers
-    :ivar retryable: whether retrying later may succeed
-    """
+    """An LLM provider call failed: ``provider`` (its name), ``status`` (HTTP, ``None`` for a connection
+    failure), ``body`` (the server's message, trimmed). ``retryable=`` overrides the class's default."""
 
     def __init__(
         self,
@@ -103,11 +86,8 @@ class ProviderTimeout(ProviderError):
 
 
 class DeadlineExceeded(ProviderTimeout):
-    """The whole call (connect, every read, the stream, retries) ran past ``deadline``. Not retryable.
-
-    :ivar deadline: the limit in seconds.
-    :ivar partial: text a stream delivered before the deadline ("" otherwise).
-    """
+    """The whole call (connect, reads, stream, retries) ran past ``deadline`` seconds; ``partial``: text a
+    stream delivered before it. Not retryable."""
 
     retryable = False
 
@@ -118,10 +98,7 @@ class DeadlineExceeded(ProviderTimeout):
 
 
 class ResponseTooLarge(ProviderError):
-    """A reply (or a stream, counted whole) was longer than ``max_response_bytes``. Not retryable.
-
-    :ivar limit: the limit in bytes.
-    """
+    """A reply (a stream counted whole) was longer than ``max_response_bytes`` (``limit``). Not retryable."""
 
     def __init__(self, message: str, *, limit: int = 0, **kw: Any):
         super().__init__(message, **kw)
@@ -129,8 +106,7 @@ class ResponseTooLarge(ProviderError):
 
 
 class ProtocolError(ProviderError):
-    """A 200 reply that is not what the protocol promises (not JSON, not an event stream). Not retryable:
-    the base URL most likely points at something else (a web page, a proxy's login form, another API)."""
+    """A 200 reply that is not what the protocol promises (not JSON, not an event stream). Not retryable."""
 
 
 class StreamInterrupted(ProviderError):
@@ -145,11 +121,8 @@ class StreamInterrupted(ProviderError):
 
 
 class Refusal(ZagentError):
-    """The model refused to answer (OpenAI ``refusal``) a call that asked for structured output.
-
-    :ivar refusal: the model's refusal text
-    :ivar completion: the whole reply (its ``text`` is empty or partial)
-    """
+    """The model refused (OpenAI ``refusal``) a call asking for structured output: ``refusal`` is its text,
+    ``completion`` the whole reply."""
 
     def __init__(self, message: str, *, refusal: str = "", completion: Any = None):
         super().__init__(message)
@@ -158,13 +131,8 @@ class Refusal(ZagentError):
 
 
 class ParseError(ZagentError, ValueError):
-    """A reply could not be parsed into the requested fields.
-
-    :ivar raw: the model's raw text, kept whole
-    :ivar missing: names of required fields that were absent
-    :ivar invalid: ``{field: reason}`` for fields present but of the wrong type
-    :ivar attempts: every raw reply tried (the first one and the repair answer)
-    """
+    """A reply could not be parsed into the requested fields: ``raw`` (the text, whole), ``missing`` (required
+    fields absent), ``invalid`` (``{field: reason}``), ``attempts`` (every raw reply tried)."""
 
     def __init__(
         self,
@@ -196,11 +164,8 @@ class ToolBlocked(ZagentError):
 
 
 class NoAnswerError(ZagentError):
-    """A loop ran out of budget (steps, tool calls, time, tokens) without an answer.
-
-    :ivar trajectory: the messages/steps produced so far, never discarded
-    :ivar limit: which bound was hit (``max_steps``, ``max_time``...)
-    """
+    """A loop ran out of budget without an answer: ``limit`` names the bound (``max_steps``...),
+    ``trajectory`` holds the steps so far."""
 
     def __init__(self, message: str, *, trajectory: Sequence[Any] = (), limit: str = ""):
         super().__init__(message)
@@ -217,14 +182,12 @@ class RunAborted(ZagentError):
 
 
 class RunStopped(ZagentError):
-    """A rail, guardrail or limit ended the whole run on purpose. Rails and tool runners let it through
-    (never turned into a deny or a tool error), so it reaches the caller of the run."""
+    """A rail, guardrail or limit ended the whole run on purpose; rails and tool runners let it through."""
 
 
 class Interrupted(RunStopped):
-    """``zagent.interrupt(question)`` asked a person and has no answer yet: the workflow or group chat around it
-    ends ``paused`` (``zagent.agentkit.interrupts``). ``interrupt`` holds the question, its position among the
-    node's (turn's) interrupts and where it was asked. Rails and tool runners let it through."""
+    """``zagent.interrupt(question)`` has no answer yet: the run around it ends ``paused``. ``interrupt`` holds
+    the question, its position and where it was asked."""
 
     def __init__(self, message: str, *, interrupt: Any):
         super().__init__(message)
@@ -232,8 +195,7 @@ class Interrupted(RunStopped):
 
 
 class UsageLimitExceeded(RunStopped):
-    """A run's usage limit (``rails.usage_limits``) was reached: ``limit`` is its key, ``count`` the
-    run's count that would exceed it (or did, for tokens), ``allowed`` the limit."""
+    """A run's usage limit (``rails.usage_limits``) ``limit`` was reached: ``count`` would exceed ``allowed``."""
 
     def __init__(self, message: str, *, limit: str, count: int, allowed: int):
         super().__init__(message)
@@ -241,8 +203,7 @@ class UsageLimitExceeded(RunStopped):
 
 
 class GuardrailTripped(RunStopped):
-    """An input or output guardrail stopped the run: ``guardrail`` names it, ``where`` is ``"input"`` or
-    ``"output"``, ``reason`` is what it said."""
+    """Guardrail ``guardrail`` stopped the run at its ``where`` (``"input"``/``"output"``) for ``reason``."""
 
     def __init__(self, guardrail: str, reason: str, where: str):
         super().__init__(f"{where} guardrail {guardrail!r} tripped: {reason}")
@@ -250,19 +211,9 @@ class GuardrailTripped(RunStopped):
 
 
 class CheckpointError(ZagentError):
-    """A run's checkpoint could not be written, so the run stopped (it fails closed).
-
-    Raised by the loops that checkpoint (the ReAct loop, workflows, group chats) when their store's write
-    raises (a full disk, a locked or read-only file, a store of your own that failed). Nothing already
-    checkpointed is lost: the store holds the run as of ``last_step``, and the run resumes from there once the
-    store works again (the work after it runs again).
-
-    :ivar run_id: the run whose checkpoint failed
-    :ivar step: the checkpoint step that was being written
-    :ivar store: the checkpoint store
-    :ivar last_step: the last checkpoint this run wrote that landed (``None``: none in this process)
-    :ivar cause: the store's error (also ``__cause__``)
-    """
+    """Checkpoint ``step`` of run ``run_id`` could not be written to ``store`` (``cause``), so the run stopped;
+    it resumes from ``last_step`` (the last that landed, ``None``: none in this process). Also raised for a
+    damaged or edited checkpoint."""
 
     def __init__(self, message: str, *, run_id: str = "", step: int = 0, store: Any = None,
                  last_step: Optional[int] = None, cause: Optional[BaseException] = None):

@@ -9,6 +9,9 @@ and a daemon thread writes to stderr:
   (``… waiting for the model: Answerer, step 1: 12 s``), erased when the reply comes;
 - otherwise (a log file, CI), one line per waiting call every ``interval``
   seconds (``ZAGENT_PROGRESS_INTERVAL``, default 30).
+
+At the first call of the offline test model when ``ZAGENT_MODEL`` is not set, it says once that the replies are
+the offline model's (``OFFLINE_MODEL_NOTE``), so placeholder outputs ("example report") are not taken for answers.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ import time
 from typing import Any, Optional, TextIO
 
 from .cliterminal import printable, raw_stream
+
+OFFLINE_MODEL_NOTE = ("zagent: ZAGENT_MODEL is not set, so the offline test model answers (canned replies and "
+                      "placeholder values such as 'example report'); set ZAGENT_MODEL=provider:model for a real LLM")
 
 
 class WaitTicker:
@@ -41,6 +47,7 @@ class WaitTicker:
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._shown = False  # a tty line is on screen
+        self._offline_said = False
 
     # -- the observer -----------------------------------------------------------------
 
@@ -48,6 +55,8 @@ class WaitTicker:
         kind, data = event.type, event.data or {}
         with self._lock:
             if kind == "llm_start":
+                if data.get("provider") == "test" and not self._offline_said:
+                    self._say_offline()
                 self._calls[(event.run_id, event.agent)] = time.monotonic()
             elif kind == "llm_end":
                 self._calls.pop((event.run_id, event.agent), None)
@@ -98,6 +107,17 @@ class WaitTicker:
         except (OSError, ValueError):  # stderr closed: nothing to show
             self._stop.set()
         return text
+
+    def _say_offline(self) -> None:
+        self._offline_said = True
+        if os.environ.get("ZAGENT_MODEL"):  # the user chose the model (the test one, then)
+            return
+        self._erase()
+        try:
+            self.stream.write(OFFLINE_MODEL_NOTE + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
 
     def _label(self, agent: Optional[str]) -> str:
         step = self._steps.get(agent)

@@ -26,9 +26,11 @@ from .specregex import check_spec_regexes
 if TYPE_CHECKING:  # pragma: no cover
     from .._runs.context import RunContext
     from ..kernel import Kernel
-    from ..types import ToolCall
+    from ..types import ToolCall, ToolResult
 
-__all__ = ["approval_key", "bound_key", "resolve_approver"]
+__all__ = ["approval_key", "bound_key", "declined", "resolve_approver"]
+
+DECLINED = "a human declined the call"
 
 _canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
 
@@ -43,6 +45,14 @@ def bound_key(call: "ToolCall", ctx: "RunContext[Any]") -> Optional[str]:
     """The approval key of ``call`` in ``ctx``'s run, or ``None`` when no loop minted an id for it."""
     minted = (ctx.stash.get(CALL_KEYS) or {}).get(call.id)
     return None if minted is None else approval_key(minted, call.name, call.arguments)
+
+
+def declined(call: "ToolCall") -> "ToolResult":
+    """The blocked result of a call a human declined, as every loop reports it to the model."""
+    from ..types import ToolResult
+
+    return ToolResult(call_id=call.id, name=call.name, state="blocked", error=DECLINED,
+                      content=f"Error: the call was blocked: {DECLINED}")
 
 
 def resolve_approver(rails: dict[str, Any], kernel: Optional["Kernel"] = None) -> dict[str, Any]:

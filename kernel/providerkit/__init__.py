@@ -14,9 +14,9 @@ openai-responses, anthropic, ollama) and third-party ones do:
   what a kernel's models share is found at build time (a model holds no kernel);
 * ``wire``: SSE and NDJSON streams, ``Retry-After``, server messages,
   ``network_options``, ``stream_interrupted``, ``malformed``;
-* ``b64`` and ``data_url``: a media part's bytes for the wire; ``parse_arguments``, ``new_call_id``,
+* ``b64``, ``data_url`` and ``split_data_url``: a media part's bytes for the wire; ``parse_arguments``, ``new_call_id``,
   ``unique_call_ids``: tool calls read from a reply; ``price_per_million``: a model's ``price`` setting
-  (``codec``: ``b64``, ``data_url``, ``parse_arguments``, ``price_per_million``);
+  (``codec``: ``b64``, ``data_url``, ``split_data_url``, ``parse_arguments``, ``price_per_million``);
 * ``encodeonce.encoded_once``: a per-``ToolSpec`` cache of wire bytes; ``messages_once``: per message; ``history_encoder``: a request's messages (cached from eight on).
 
 (One import path per name: the old ``zagent.http`` and ``zagent.encodeonce`` are gone.)
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from .._model.replies import new_call_id, unique_call_ids
 from .client import HttpClient
-from .codec import b64, data_url, parse_arguments, price_per_million
+from .codec import b64, data_url, parse_arguments, price_per_million, split_data_url
 from .config import (
     DEFAULT_DEADLINE,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -59,4 +59,5 @@ __all__ = [
     "retry_after", "server_message",
     "shared_limiter", "shared_stash", "stream_interrupted",
 ]
-__all__ += ["b64", "data_url", "new_call_id", "parse_arguments", "price_per_million", "unique_call_ids"]
+__all__ += ["b64", "data_url", "new_call_id", "parse_arguments", "price_per_million", "split_data_url",
+            "unique_call_ids"]

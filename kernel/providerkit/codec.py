@@ -1,10 +1,11 @@
 """What a provider encodes for and decodes from its wire, beside HTTP: a media part's bytes (``b64``,
-``data_url``), a tool call's arguments (``parse_arguments``) and its ``prices=`` option (``price_per_million``).
+``data_url``, ``split_data_url``), a tool call's arguments (``parse_arguments``) and its ``prices=`` option (``price_per_million``).
 """
 
 from __future__ import annotations
 
 import base64
+import urllib.parse
 from typing import Any, Optional, Union
 
 import msgspec
@@ -12,7 +13,7 @@ import msgspec
 from ..errors import ConfigError
 from ..types import Part
 
-__all__ = ["b64", "data_url", "parse_arguments", "price_per_million"]
+__all__ = ["b64", "data_url", "parse_arguments", "price_per_million", "split_data_url"]
 
 
 def b64(part: Part) -> str:
@@ -23,6 +24,16 @@ def b64(part: Part) -> str:
 def data_url(part: Part) -> str:
     """The part's URL, or its bytes as a ``data:`` URL."""
     return part.url or f"data:{part.media_type};base64,{b64(part)}"
+
+
+def split_data_url(url: str) -> tuple[str, str]:
+    """A ``data:`` URL's media type (``""`` when it names none) and its payload as base64 text, whether the URL
+    held base64 or percent-encoded bytes."""
+    head, _, payload = url.partition(",")
+    media = head[5:].split(";")[0] if head.startswith("data:") else ""
+    if ";base64" in head:
+        return media, payload
+    return media, base64.b64encode(urllib.parse.unquote_to_bytes(payload)).decode("ascii")
 
 
 def parse_arguments(text: str) -> Union[dict[str, Any], str]:

@@ -36,7 +36,7 @@ import msgspec
 from zagent import StashKey
 from zagent._runs.context import ASKING, ASKING_KEY
 from zagent.agentkit.counters import RunCounter, shared_counter
-from zagent.agentkit.approvals import approval_key
+from zagent.agentkit.approvals import approval_key, declined as declined_result
 from zagent.agentkit.signing import answer_signer
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.providerkit import new_call_id
@@ -129,9 +129,7 @@ async def settle_awaiting(agent: str, calls: list[ToolCall], results: list[ToolR
         if yes:
             approved.append(call)
         else:
-            declined[call.id] = ToolResult(call_id=call.id, name=call.name, state="blocked",
-                                           error="a human declined the call",
-                                           content="Error: the call was blocked: a human declined the call")
+            declined[call.id] = declined_result(call)
     ran = dict(zip([c.id for c in approved], await _granted(approved, ctx, rerun))) if approved else {}
     return [ran.get(r.call_id) or declined.get(r.call_id) or r for r in results]
 

@@ -151,7 +151,7 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
 def part_blocks(m: Message) -> list[dict[str, Any]]:
     """A message's parts as ``image`` blocks (``base64`` or ``url`` source) and ``document`` blocks (PDFs),
     placed before its text as the API's examples do."""
-    from zagent.providerkit import b64
+    from zagent.providerkit import b64, split_data_url
 
     blocks: list[dict[str, Any]] = []
     for p in m.parts:
@@ -161,8 +161,8 @@ def part_blocks(m: Message) -> list[dict[str, Any]]:
         if p.url and not p.url.startswith("data:"):
             source: dict[str, Any] = {"type": "url", "url": p.url}
         elif p.url:  # a data: URL
-            head, _, data = p.url.partition(",")
-            source = {"type": "base64", "media_type": head[5:].split(";")[0], "data": data}
+            media, data = split_data_url(p.url)
+            source = {"type": "base64", "media_type": media or p.media_type, "data": data}
         else:
             source = {"type": "base64", "media_type": p.media_type, "data": b64(p)}
         block: dict[str, Any] = {"type": "image" if p.type == "image" else "document", "source": source}

@@ -95,7 +95,7 @@ class ChatEnds(RunDriver[ChatState, GroupChatResult], Resumable[GroupChatResult]
         return state.run_id, state.checkpoint, state, {"name": self.name, "status": state.status, "round": state.round}
 
     def _resume_hint(self) -> str:
-        return f"GroupChat(..., checkpoints=store).arun(run_id={self._running.run_id!r})"
+        return f"GroupChat(..., checkpoints=store).resume({self._running.run_id!r})"
 
     def _tick(self) -> None:
         """Add the time since the last mark to ``elapsed`` (paused time is not counted)."""

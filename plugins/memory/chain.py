@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import msgspec
 
 from .patches import FULL_BASE, rebuild
+from .records import check_run_id
 
 if TYPE_CHECKING:
     import sqlite3
@@ -32,9 +33,7 @@ class CheckpointChain:
 
     def chain(self, run_id: str) -> Optional[tuple[list[ChainRow], bytes]]:
         """``(rows, latest state bytes)`` of ``run_id``, or ``None`` when it has no checkpoint."""
-        from .checkpoints import _check_run_id
-
-        _check_run_id(run_id)
+        check_run_id(run_id)
 
         def read(c: sqlite3.Connection) -> Optional[tuple[list[ChainRow], bytes]]:
             last = c.execute("SELECT step, state, patch FROM checkpoints WHERE run_id = ? ORDER BY step DESC "

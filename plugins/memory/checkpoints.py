@@ -73,7 +73,7 @@ from .chain import CheckpointChain
 from .database import Database
 from .paths import resolve
 from .patches import FULL_BASE, check_patch, patch_decoder, rebuild
-from .records import RunInfo, check_count
+from .records import RunInfo, check_count, check_run_id
 
 if TYPE_CHECKING:  # pragma: no cover
     import sqlite3
@@ -109,7 +109,7 @@ class CheckpointStore(CheckpointChain):
     def save(self, run_id: str, step: int, state: Any, *, kind: str = "react",
              metadata: Optional[dict[str, Any]] = None) -> None:
         """Save ``state`` as step ``step`` of ``run_id`` and apply ``keep_last`` to the run, in one transaction."""
-        row = (_check_run_id(run_id), check_count(step, "step"), _check_kind(kind), time.time(),
+        row = (check_run_id(run_id), check_count(step, "step"), _check_kind(kind), time.time(),
                _encode_state(state), _encode_metadata(metadata))
 
         def write(c: sqlite3.Connection) -> None:
@@ -124,7 +124,7 @@ class CheckpointStore(CheckpointChain):
         """Save step ``step`` of ``run_id`` as ``patch`` on step ``patch["after"]`` (see the module docstring).
 
         ``patch`` is a dict, or the same already encoded as JSON bytes."""
-        _check_run_id(run_id)
+        check_run_id(run_id)
         check_count(step, "step")
         if isinstance(patch, (bytes, bytearray, memoryview)):
             try:
@@ -151,7 +151,7 @@ class CheckpointStore(CheckpointChain):
 
     def latest(self, run_id: str) -> Optional[tuple[int, bytes]]:
         """The newest checkpoint of ``run_id`` as ``(step, state bytes)``, or ``None``."""
-        _check_run_id(run_id)
+        check_run_id(run_id)
 
         def read(c: sqlite3.Connection) -> Optional[tuple[int, bytes]]:
             row = c.execute("SELECT step, state, patch FROM checkpoints WHERE run_id = ? ORDER BY step DESC LIMIT 1",
@@ -164,7 +164,7 @@ class CheckpointStore(CheckpointChain):
 
     def load(self, run_id: str, step: int) -> Optional[bytes]:
         """The state saved as ``step`` of ``run_id``, or ``None``."""
-        args = (_check_run_id(run_id), check_count(step, "step"))
+        args = (check_run_id(run_id), check_count(step, "step"))
 
         def read(c: sqlite3.Connection) -> Optional[bytes]:
             row = c.execute("SELECT state, patch FROM checkpoints WHERE run_id = ? AND step = ?", args).fetchone()
@@ -177,7 +177,7 @@ class CheckpointStore(CheckpointChain):
     def steps(self, run_id: str) -> builtins.list[int]:
         """Saved steps of ``run_id``, ascending."""
         return [r[0] for r in self.db.read(lambda c: c.execute(
-            "SELECT step FROM checkpoints WHERE run_id = ? ORDER BY step", (_check_run_id(run_id),)).fetchall())]
+            "SELECT step FROM checkpoints WHERE run_id = ? ORDER BY step", (check_run_id(run_id),)).fetchall())]
 
     def list(self, kind: Optional[str] = None) -> builtins.list[RunInfo]:
         """One ``RunInfo`` per run (of ``kind``, if given), most recently updated first."""
@@ -189,7 +189,7 @@ class CheckpointStore(CheckpointChain):
     def delete(self, run_id: str) -> int:
         """Remove every checkpoint of ``run_id``; returns how many."""
         return self.db.write(lambda c: c.execute(
-            "DELETE FROM checkpoints WHERE run_id = ?", (_check_run_id(run_id),)).rowcount)
+            "DELETE FROM checkpoints WHERE run_id = ?", (check_run_id(run_id),)).rowcount)
 
     def prune(self, keep_last: Optional[int] = None, older_than: Optional[float] = None,
               kind: Optional[str] = None) -> int:
@@ -304,12 +304,6 @@ def _check_keep_last(keep_last: object) -> Optional[int]:
         raise ConfigError("keep_last must be at least 1 (the latest checkpoint of a run is always kept), "
                           "or None to keep every checkpoint")
     return count
-
-
-def _check_run_id(run_id: Any) -> str:
-    if not isinstance(run_id, str) or not run_id:
-        raise ConfigError(f"run_id must be a non-empty string, got {run_id!r}")
-    return run_id
 
 
 def _check_kind(kind: Any) -> str:

@@ -105,6 +105,13 @@ def check_count(n: Any, what: str = "n") -> int:
     return n
 
 
+def check_run_id(run_id: Any) -> str:
+    """A run id must be a non-empty string."""
+    if not isinstance(run_id, str) or not run_id:
+        raise ConfigError(f"run_id must be a non-empty string, got {run_id!r}")
+    return run_id
+
+
 def message_text(message: Message) -> str:
     """The text indexed for recall: the content plus the names of any tool calls."""
     parts = [message.content or ""]

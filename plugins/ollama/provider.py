@@ -217,14 +217,14 @@ def _message(m: Message) -> dict[str, Any]:
 
 def _images(m: Message) -> list[str]:
     """Ollama's ``images``: each image part's bytes as base64 (Ollama fetches no URLs)."""
-    from zagent.providerkit import b64
+    from zagent.providerkit import b64, split_data_url
 
     out = []
     for p in m.parts:
         if p.type == "image" and p.data:
             out.append(b64(p))
         elif p.type == "image" and p.url and p.url.startswith("data:"):
-            out.append(p.url.partition(",")[2])
+            out.append(split_data_url(p.url)[1])
         elif p.type != "text":
             raise ProviderConfigError(f"ollama takes images as bytes only, not a {p.type} part "
                                       f"({p.url or p.media_type}); read the image's bytes and pass those",

@@ -10,6 +10,7 @@ import asyncio
 import time
 from typing import Awaitable
 
+from zagent.agentkit.approvals import declined
 from zagent.agentkit.toolloop import results_messages
 from zagent.agentkit.runkeys import APPROVED, PENDING_APPROVAL, PENDING_KEYS
 from zagent.types import ToolCall, ToolResult
@@ -40,9 +41,7 @@ class ToolBatches(RunEnds):
     def _deny_pending(self, denied: set[str]) -> None:
         for call in self._running.pending:
             if call.id in denied and call.id not in self._running.finished:
-                self._running.finished[call.id] = ToolResult(
-                    call_id=call.id, name=call.name, state="blocked", error="a human declined the call",
-                    content="Error: the call was blocked: a human declined the call")
+                self._running.finished[call.id] = declined(call)
         self._running.awaiting_approval = [c for c in self._running.awaiting_approval if c not in denied]
 
     # -- tool batches -------------------------------------------------------------------

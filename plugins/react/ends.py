@@ -101,7 +101,7 @@ class RunEnds(RunDriver[ReActState, ReActResult], Resumable[ReActResult]):
         return state.run_id, state.checkpoint, state, {"agent": self.agent, "status": state.status}
 
     def _resume_hint(self) -> str:
-        return f"ReActLoop.restore(kernel, {self._running.run_id!r}, checkpoints=store, llm=..., agent_config=...)"
+        return f"ReActLoop(kernel, ..., checkpoints=store, agent_config=...).resume({self._running.run_id!r})"
 
     def _keep_stash(self) -> None:
         """Copy the plugins' per-run state that survives a restore (``to_state()``) into the state."""

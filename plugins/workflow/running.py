@@ -130,7 +130,7 @@ class RunCore(RunDriver[RunState, WorkFlowResult]):
                                                                       "status": self.run_status}
 
     def _resume_hint(self) -> str:
-        return f"WorkFlowExecutor(..., checkpoints=store).arun(graph, inputs, run_id={self.run_id!r})"
+        return f"WorkFlowExecutor(..., checkpoints=store).resume({self.run_id!r}, graph=graph)"
 
     def _state(self, status: str) -> RunState:
         return RunState(run_id=self.run_id, workflow=self.graph.name, values=self.values, done=self.done,

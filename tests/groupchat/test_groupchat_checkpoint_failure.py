@@ -40,7 +40,7 @@ def test_a_failed_checkpoint_write_stops_the_chat_with_that_write_s_error(kernel
     error = info.value
     assert (error.run_id, error.step, error.store, error.last_step) == ("c1", FAIL_AT, store, FAIL_AT - 1)
     assert isinstance(error.__cause__, Broken)
-    assert "run_id='c1'" in str(error) and repr(store) in str(error)
+    assert "GroupChat(..., checkpoints=store).resume('c1')" in str(error) and repr(store) in str(error)
     assert spoken(agents) == list(range(1, FAIL_AT + 1))
     assert store.attempts == list(range(1, FAIL_AT + 1))
     store.close()
@@ -77,7 +77,7 @@ def test_the_chat_resumes_from_the_last_good_checkpoint_once_the_store_works(ker
     with pytest.raises(CheckpointError):
         chat(kernel, store).run("talk", run_id="c4")
     again = echoes("A", "B")
-    result = chat(kernel, store, again).run(run_id="c4")
+    result = chat(kernel, store, again).resume("c4")  # the form the CheckpointError names
     assert spoken(again) == list(range(FAIL_AT, ROUNDS + 1))
     assert said(result) == said(chat(kernel, None).run("talk"))
     store.close()

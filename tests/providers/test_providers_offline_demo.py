@@ -39,6 +39,26 @@ def test_offline_commands_print_no_model_warning():
     assert "predict the next word" in proc.stdout and OFFLINE_NOTE in proc.stdout
 
 
+def test_an_offline_workflow_says_once_on_stderr_that_its_outputs_are_placeholders():
+    """`zagent workflow run` with no ZAGENT_MODEL: its outputs are placeholders ("example report"), so stderr says
+    once, at the first model call, that the offline test model answered and how to pick a real one."""
+    proc = _cli("workflow", "run", "workflow_report.json", "--input", "topic=cats",
+                plugins="offline,parsers,actions,react,manager,workflow,cli")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("the offline test model answers") == 1 and "ZAGENT_MODEL=provider:model" in proc.stderr
+    assert proc.stderr.index("offline test model") < proc.stderr.index("+ outline: done")
+
+
+def test_a_chosen_test_model_gets_no_offline_note():
+    """With ZAGENT_MODEL set (to the test model itself), the user picked the model: no offline note."""
+    env = {**os.environ, "ZAGENT_PLUGINS": "offline,parsers,actions,react,manager,workflow,cli",
+           "ZAGENT_MODEL": "test:offline"}
+    proc = subprocess.run([sys.executable, "-m", "zagent.plugins.cli", "workflow", "run", "workflow_report.json",
+                           "--input", "topic=cats"], capture_output=True, text=True, cwd=EXAMPLES, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "offline test model" not in proc.stderr
+
+
 def test_offline_chat_never_calls_ask_clarification():
     """An offline chat with tools answers from the tool's result, with no ask_clarification error in it."""
     proc = _cli("chat", "--tools", "example_tools:word_count",

@@ -50,8 +50,21 @@ def test_a_failed_checkpoint_write_stops_the_run_with_a_checkpoint_error(kernel,
     error = info.value
     assert (error.step, error.store, error.last_step) == (FAIL_AT, store, FAIL_AT - 1)
     assert isinstance(error.__cause__, Broken)
-    assert f"ReActLoop.restore(kernel, {error.run_id!r}, checkpoints=store" in str(error)
+    assert f"ReActLoop(kernel, ..., checkpoints=store, agent_config=...).resume({error.run_id!r})" in str(error)
     assert calls == [0, 1] and store.attempts == list(range(1, FAIL_AT + 1))
+    store.close()
+
+
+def test_the_error_s_resume_hint_resumes_the_run(kernel, tmp_path):
+    """The form the ``CheckpointError`` names, a new loop on the store and ``resume(run_id)``, finishes the run
+    from the last good checkpoint without running a call twice."""
+    store = failing(str(tmp_path / "runs.db"), FAIL_AT)
+    calls = []
+    counting_add(kernel, calls)
+    with pytest.raises(CheckpointError) as info:
+        loop_on(kernel, store, plan()).run("count")
+    result = loop_on(kernel, store, plan()[2:], name="again", agent_config={}).resume(info.value.run_id)
+    assert result.content == "done" and calls == list(range(N))
     store.close()
 
 

@@ -54,7 +54,7 @@ def test_a_failed_checkpoint_write_stops_the_run_with_a_checkpoint_error(kernel,
     assert isinstance(error.__cause__, Broken) and error.cause is error.__cause__
     text = str(error)
     assert "'r1'" in text and f"checkpoint {FAIL_AT} " in text and repr(store) in text and "disk went away" in text
-    assert "run_id='r1'" in text  # how to resume it
+    assert "WorkFlowExecutor(..., checkpoints=store).resume('r1', graph=graph)" in text  # how to resume it
     assert calls == [f"n{i}" for i in range(FAIL_AT)]
     assert store.attempts == list(range(1, FAIL_AT + 1))
 
@@ -76,8 +76,8 @@ def test_the_run_resumes_from_the_last_good_checkpoint_once_the_store_works(kern
     with pytest.raises(CheckpointError):
         WorkFlowExecutor(kernel=kernel, checkpoints=store).run(counted_chain([]), {"goal": "g"}, run_id="r3")
     again = []
-    result = WorkFlowExecutor(kernel=kernel, checkpoints=store).run(counted_chain(again), {"goal": "g"},
-                                                                    run_id="r3")
+    # the form the CheckpointError names
+    result = WorkFlowExecutor(kernel=kernel, checkpoints=store).resume("r3", graph=counted_chain(again))
     assert again == [f"n{i}" for i in range(FAIL_AT - 1, N)]
     assert same_run(result, WorkFlowExecutor(kernel=kernel).run(counted_chain([]), {"goal": "g"}))
 

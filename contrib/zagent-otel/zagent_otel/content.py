@@ -89,10 +89,12 @@ def _part(part: Any) -> dict[str, Any]:
         return {"type": "uri", "modality": modality, "mime_type": media, "uri": part.url}
     data = part.data
     if not data and part.url:  # a data: URL: its payload
-        header, _, payload = part.url.partition(",")
-        media = media or header[5:].split(";")[0] or None
+        from zagent.providerkit.codec import split_data_url
+
+        named, payload = split_data_url(part.url)
+        media = media or named or None
         try:
-            data = base64.b64decode(payload) if ";base64" in header else payload.encode()
+            data = base64.b64decode(payload)
         except ValueError:
             data = payload.encode()
     found: dict[str, Any] = {"type": "blob", "modality": modality, "mime_type": media}

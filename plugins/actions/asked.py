@@ -22,7 +22,9 @@ The answer binds to the call it was asked about (tool and canonical arguments, a
 ``zagent.agentkit.approvals``): the question's digest is kept in the run's shared counters (checkpointed
 with the composite run). When the re-run's model proposes another call, or the same tool with other
 arguments, the old answer is skipped and the new call is asked as a new interrupt, so an approval given
-for one call never runs another. Outside an interrupt scope the loop runs as usual (an agent called as a tool there still ends with an error
+for one call never runs another. A "yes" is bound when the resume gives it (an HMAC under the kernel's
+checkpoint key, else the user's local key: ``zagent.agentkit.signing.answer_signer``); one only an unsigned
+store holds, edited in, is not, and its call is asked again (``Asking.vouches``). Outside an interrupt scope the loop runs as usual (an agent called as a tool there still ends with an error
 result, ``astool``: nobody could approve).
 """
 

@@ -38,7 +38,7 @@ import msgspec
 from zagent import StashKey
 from zagent._runs.context import ASKING, ASKING_KEY
 from zagent.agentkit.counters import RunCounter, shared_counter
-from zagent.agentkit.approvals import approval_key, declined as declined_result
+from zagent.agentkit.approvals import approval_key, declined as declined_result, shown_arguments
 from zagent.agentkit.signing import answer_signer
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.providerkit import new_call_id
@@ -102,7 +102,8 @@ def question_of(agent: str, call: Any) -> tuple[str, str]:
     """The question asked about ``call`` and the digest binding its answer (tool name and canonical arguments)."""
     arguments = _canonical(call.arguments).decode()
     digest = hashlib.sha256(call.name.encode() + b"\0" + arguments.encode()).hexdigest()[:32]
-    shown = arguments if len(arguments) <= SHOWN else f"{arguments[:SHOWN]}... ({len(arguments) - SHOWN} more characters)"
+    shown = arguments if len(arguments) <= SHOWN else shown_arguments(
+        msgspec.json.decode(arguments), SHOWN)  # every argument's name shows, however long one is
     name = _canonical(call.name).decode()
     return (f"agent {_canonical(agent).decode()} asks to call tool {name} with arguments {shown}; answer yes to "
             f"allow this call, anything else declines it", digest)

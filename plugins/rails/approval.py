@@ -138,12 +138,10 @@ async def console_approver_now(call: "ToolCall", ctx: "RunContext[Any]") -> bool
 
 
 def _prompt(call: "ToolCall", agent: Optional[str], later: bool) -> Optional[bool]:
-    import msgspec
+    from zagent.agentkit.approvals import shown_arguments
     from zagent.plugins.cliterminal import SafeStream, raw_stream
 
-    args = msgspec.json.encode(call.arguments, enc_hook=repr).decode()
-    if len(args) > 500:
-        args = args[:500] + "…"
+    args = shown_arguments(call.arguments, 500)  # every argument's name shows, however long one is
     who = f"agent {agent!r} wants" if agent else "the agent wants"
     with _console_lock:
         while True:

@@ -8,6 +8,9 @@ Attacks tried (session 2026-12-03, redteam) and whether they got through before 
   asked) -- fixed: a "yes" only an unsigned store holds never approves a call (``Asking.vouches``); it is asked again
 - the same edit in a group chat's checkpoint (``"answers": ["yes"]``): GOT THROUGH -- fixed the same way
 - the same edit in a signed store: held (``CheckpointError`` naming the step)
+- a model padding a sensitive call with 5,000 harmless characters before ``"path": "/"``: GOT THROUGH (the console
+  approver showed the first 500 characters, a workflow question the first 2,000: the path was never shown) --
+  fixed: past the limit every argument is shown by name, its value cut (``approvals.shown_arguments``)
 """
 
 import msgspec
@@ -150,3 +153,44 @@ def test_the_local_answer_key_is_the_users_alone(tmp_path, monkeypatch):
     assert stat.S_IMODE(os.stat(key).st_mode) == 0o600 and stat.S_IMODE(os.stat(key.parent).st_mode) == 0o700
     k1.close()
     k2.close()
+
+
+PADDED = {"comment": "a" * 5000, "path": "/"}
+
+
+def test_the_console_approver_shows_an_argument_pushed_past_the_cut(monkeypatch):
+    """The model puts 5,000 harmless characters before ``"path": "/"``: the human still sees the path."""
+    import io
+    import sys
+
+    from zagent.plugins.rails.approval import _prompt
+    from zagent.types import ToolCall
+
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("n\n"))
+    assert _prompt(ToolCall(id="c1", name="wipe", arguments=PADDED), "ops", False) is False
+    assert '"path": "/"' in err.getvalue() and "more characters" in err.getvalue()
+
+
+def test_a_workflow_approval_question_shows_an_argument_pushed_past_the_cut(tmp_path):
+    """The interrupt question about a padded call (``comment`` sorts before ``path``) names every argument."""
+    from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
+
+    runs = []
+    k = kernel(runs)
+
+    def move(comment: str, path: str) -> str:
+        """Move a path to the bin, with a comment."""
+        runs.append(path)
+        return "moved"
+
+    k.add_tool(move, sensitive=True)
+    g = WorkFlowGraph.from_dict({"name": "ops", "goal": "clean up", "edges": [], "nodes": [
+        {"name": "clean", "description": "clean", "inputs": [{"name": "goal"}], "outputs": [{"name": "answer"}],
+         "agents": [{**OPS, "tools": ["move"]}]}]})
+    padded = {"content": None, "tool_calls": [{"name": "move", "arguments": PADDED}]}
+    ex = WorkFlowExecutor(kernel=k, llm=k.llm("scripted:ops", replies=[padded]), checkpoints=str(tmp_path / "r.db"))
+    paused = ex.run(g, {"goal": "free"}, run_id="wf")
+    k.close()
+    assert paused.status == "paused" and '"path": "/"' in paused.interrupts[0].question and runs == []

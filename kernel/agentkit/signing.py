@@ -117,13 +117,34 @@ def _local_key() -> bytes:
     path = os.path.join(data, "zagent", "answers.key")
     try:
         with open(open_private(path, os.O_RDONLY, reading=True), "rb") as f:
+            st = os.fstat(f.fileno())
             key = f.read(64)
-        if len(key) >= 16:
+        mine = not hasattr(os, "getuid") or (st.st_uid == os.getuid() and not st.st_mode & 0o077)
+        if len(key) >= 16 and mine:
             return key
+        if not mine:  # a key others can read (or wrote) binds nothing: this process's own, the file left alone
+            from .._runs.logs import log
+
+            log.warning("the answer key %s is not yours alone (mode 0600, your file); answers given before this "
+                        "process are asked again. Remove it to make a new one", path)
+            return secrets.token_bytes(32)
     except FileNotFoundError:
         pass
+    except (OSError, ConfigError) as exc:  # unreadable, or another user's link: not followed, nothing written
+        from .._runs.logs import log
+
+        log.warning("cannot read the answer key %s (%s): answers given before this process are asked again",
+                    path, exc)
+        return secrets.token_bytes(32)
     key = secrets.token_bytes(32)
-    fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    except (OSError, ConfigError) as exc:  # a read-only home: this process's key (earlier answers are asked again)
+        from .._runs.logs import log
+
+        log.warning("cannot keep the answer key %s (%s): answers given before this process are asked again; "
+                    "set a checkpoint_key to keep them", path, exc)
+        return key
     with open(fd, "wb") as f:
         f.write(key)
     return key

@@ -194,3 +194,21 @@ def test_a_workflow_approval_question_shows_an_argument_pushed_past_the_cut(tmp_
     paused = ex.run(g, {"goal": "free"}, run_id="wf")
     k.close()
     assert paused.status == "paused" and '"path": "/"' in paused.interrupts[0].question and runs == []
+
+
+def test_an_answer_key_others_can_read_binds_nothing(tmp_path, monkeypatch):
+    """An ``answers.key`` of mode 0644 (someone could copy it and forge answers) is not used, nor rewritten."""
+    import os
+
+    from zagent.agentkit.signing import answer_signer
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    key = tmp_path / "data" / "zagent" / "answers.key"
+    key.parent.mkdir(parents=True)
+    key.write_bytes(b"k" * 32)
+    os.chmod(key, 0o644)
+    k1, k2 = kernel([]), kernel([])
+    assert answer_signer(k1).mac("wf", 0, "approval", "x", b"yes") != answer_signer(k2).mac("wf", 0, "approval", "x", b"yes")
+    assert key.read_bytes() == b"k" * 32
+    k1.close()
+    k2.close()

@@ -1,8 +1,5 @@
-"""What callers hand an LLM, normalised: messages and offered tools.
-
-``to_messages`` accepts a string (one user turn), a ``Message`` or a list of
-Messages/dicts; ``to_tool_specs`` accepts ``Tool`` objects, ``ToolSpec``s or
-dicts. Bad input raises ``ConfigError`` naming what was wrong.
+"""What callers hand a model, normalised: messages (``to_messages``) and offered tools (``to_tool_specs``); bad
+input is a ``ConfigError`` naming what was wrong.
 """
 
 from __future__ import annotations

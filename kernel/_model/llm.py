@@ -1,11 +1,7 @@
-"""The provider contract: ``LLM``, the base class every provider's model subclasses.
+"""The provider contract: ``LLM``, the base class every provider's model subclasses (it holds no kernel).
 
-A provider implements ``_acomplete(request) -> Completion`` and may implement ``_astream(request)`` (an
-async generator of ``Chunk``s ending with ``Chunk(type="done", completion=...)``; the default streams the
-whole reply at once), ``default_profile()`` and ``aclose()``. What a provider needs (HTTP options, the
-kernel's rate limiters: ``zagent.providerkit.shared_stash``) it gets when it is built; it holds no kernel.
-``Kernel.llm`` returns the model bound to the kernel (``zagent._model.run.Model``), which runs rails, events,
-usage and cost around these coroutines. Used directly, an ``LLM`` has the same call methods without them.
+A provider implements ``_acomplete(request) -> Completion`` and may implement ``_astream(request)`` (``Chunk``s
+ending with ``Chunk(type="done", completion=...)``), ``default_profile()`` and ``aclose()``.
 """
 
 from __future__ import annotations
@@ -16,21 +12,16 @@ import attrs
 import msgspec
 
 from ..errors import ConfigError
-from .run import Direct
+from .run import Calls
 from ..types import Chunk, Completion, LLMRequest, ModelProfile, Usage
 
 __all__ = ["LLM"]
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
-class LLM(Direct):
-    """Base class of provider models. ``provider`` and ``model`` name it (``openai``, ``gpt-4o-mini``).
-
-    :ivar profile_overrides: fields of ``ModelProfile`` forced by the user.
-    :ivar price: USD per million ``(input, output)`` tokens, when a price table
-        was given; ``cost(usage)`` turns usage into money and each run's total
-        is kept in ``ctx.stash[zagent._model.run.COST_KEY]``.
-    """
+class LLM(Calls):
+    """Base class of provider models, named by ``provider`` and ``model``; ``profile_overrides`` are fields of
+    ``ModelProfile`` forced by the user, ``price`` USD per million ``(input, output)`` tokens."""
 
     provider: str = ""
     model: str = ""
@@ -38,14 +29,10 @@ class LLM(Direct):
     price: Optional[tuple[float, float]] = None
     _profile: Optional[ModelProfile] = attrs.field(default=None, init=False)
 
-    #: regex every tool name must match on this provider's wire (``None``: any name); offered
-    #: tools that don't match are renamed for the request and mapped back (``zagent._model.toolnames``)
+    #: regex every tool name must match on the wire (``None``: any); others are renamed and mapped back
     tool_name_pattern: ClassVar[Optional[str]] = None
-    #: kinds of message parts this provider's wire carries (``"image"``, ``"file"`` or a file media type);
-    #: ``ModelProfile.input_media`` narrows or widens it per model
+    #: kinds of message parts the wire carries (``"image"``, ``"file"``, a media type); see ``ModelProfile.input_media``
     input_media: ClassVar[tuple[str, ...]] = ()
-
-    # -- to implement -------------------------------------------------------
 
     async def _acomplete(self, request: LLMRequest) -> Completion:
         raise NotImplementedError(f"{type(self).__name__} does not implement _acomplete")
@@ -62,10 +49,11 @@ class LLM(Direct):
         """What this provider knows about ``self.model``; override per provider."""
         return ModelProfile()
 
+    def _bound(self) -> tuple["LLM", None]:
+        return self, None
+
     async def aclose(self) -> None:
         """Release connections. Called by ``Kernel.aclose``."""
-
-    # -- what the call path reads ---------------------------------------------
 
     def cost(self, usage: Usage) -> Optional[float]:
         """USD cost of ``usage`` at this model's ``price``, or ``None`` without a price."""
@@ -94,23 +82,13 @@ class LLM(Direct):
             self._profile = base
         return self._profile
 
-    @property
-    def kernel(self) -> Any:
-        """Gone: a provider's model holds no kernel (an ``AttributeError`` saying what to do instead)."""
-        raise AttributeError(
-            f"{type(self).__name__} has no 'kernel': a provider's model holds no kernel. Take what it needs "
-            "when it is built (in zagent_register_providers(register, kernel), or zagent.providerkit.shared_stash() "
-            "inside the factory), and hand that to the model; k.llm(...) returns a zagent.Model, whose "
-            ".kernel is the kernel")
-
     def endpoint(self) -> Optional[str]:
         """The URL this model's requests go to (``http.base_url`` of the HTTP providers), for telemetry."""
         return getattr(getattr(self, "http", None), "base_url", None)
 
     def call_settings(self) -> dict[str, Any]:
-        """The request fields sent with every call unless the call gives its own (``temperature``,
-        ``max_tokens``... set when the model was built, e.g. in an agent file's ``llm_config``), for
-        telemetry: the HTTP providers' ``fields``; a provider that keeps them elsewhere overrides this."""
+        """The request fields sent with every call unless it gives its own (the HTTP providers' ``fields``), for
+        telemetry; a provider that keeps them elsewhere overrides this."""
         fields = getattr(self, "fields", None)
         return dict(fields) if isinstance(fields, dict) else {}
 

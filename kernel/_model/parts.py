@@ -1,8 +1,5 @@
-"""Message parts (``zagent.types.Part``): builders, size bounds, placeholders, media checks.
-
-Inline bytes are bounded (``MAX_INLINE_BYTES`` unless ``max_bytes=`` says otherwise). URLs must be
-``https://``/``http://`` or ``data:``; nothing here reads a path or follows a URL a spec named.
-Logs, events and trajectories show ``placeholder(part)``, never the bytes.
+"""Message parts from local files (``read_part``, size-bounded) and the check of what a model takes
+(``check_media``); the part builders and placeholders are in ``zagent.types``.
 """
 
 from __future__ import annotations
@@ -11,19 +8,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import ConfigError, ProviderConfigError
-from ..types import (
-    MAX_INLINE_BYTES,
-    Message,
-    Part,
-    file_part,
-    image_part,
-    parts_of,
-    placeholder,
-    sniff,
-)
+from ..types import MAX_INLINE_BYTES, Message, Part, file_part, image_part, sniff
 
-__all__ = ["MAX_INLINE_BYTES", "check_media", "file_part", "image_part", "parts_of",
-           "placeholder", "read_part", "sniff"]
+__all__ = ["MAX_INLINE_BYTES", "check_media", "read_part"]
 
 
 def read_part(path: Any, max_bytes: int | None = None) -> Part:

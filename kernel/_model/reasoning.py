@@ -1,14 +1,15 @@
-"""Reasoning a model writes inline: ``<think>``/``<thinking>`` spans split from the answer text
-(``split_think``; ``ThinkStream`` for streamed deltas; parsers use ``zagent.agentkit.thinking``). The rules are in
-docs/architecture.md (Design notes).
+"""Inline reasoning: ``<think>``/``<thinking>`` spans split from the answer (``split_think``; ``ThinkStream`` for
+streamed deltas). The rules are in docs/architecture.md (Design notes).
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Literal, Optional
 
 _OPEN = "<think"
 _CLOSE = "</think"
+#: a piece of streamed text: ``("text", s)`` or ``("reasoning", s)``
+Piece = tuple[Literal["text", "reasoning"], str]
 
 
 def _tag_end(text: str, at: int, stem: str) -> int:
@@ -70,12 +71,7 @@ def join_reasoning(*parts: Optional[str]) -> Optional[str]:
 
 
 class ThinkStream:
-    """Splits streamed text deltas into ``("text", s)`` and ``("reasoning", s)`` pieces.
-
-    ``feed(delta)`` returns the pieces ready now; ``flush()`` the held-back
-    rest at the end of the stream. A delta without ``<`` outside a span is
-    passed through as is once the answer has begun.
-    """
+    """Splits streamed text deltas into pieces: ``feed(delta)`` gives those ready now, ``flush()`` the rest."""
 
     __slots__ = ("inside", "held", "begun", "lead", "reasoned")
 
@@ -86,40 +82,32 @@ class ThinkStream:
         self.lead = ""  # leading whitespace held until we know whether reasoning comes first
         self.reasoned = False  # a span came before any answer text: the answer's leading whitespace goes
 
-    def feed(self, delta: str) -> list[tuple[str, str]]:
+    def feed(self, delta: str) -> list[Piece]:
         if self.begun and not self.inside and not self.held and "<" not in delta:
             return [("text", delta)]
         buf = self.held + delta
         self.held = ""
-        out: list[tuple[str, str]] = []
+        out: list[Piece] = []
         while buf:
+            stem = _CLOSE if self.inside else _OPEN
+            at, end = _find(buf, stem, 0)
+            cut = len(buf) - _partial(buf, stem) if at == -1 else at
             if self.inside:
-                at, end = _find(buf, _CLOSE, 0)
-                if at == -1:
-                    keep = _partial(buf, _CLOSE)
-                    self._put(out, "reasoning", buf[:len(buf) - keep])
-                    self.held = buf[len(buf) - keep:]
-                    break
-                self._put(out, "reasoning", buf[:at])
-                self.inside = False
-                buf = buf[end:]
+                self._put(out, "reasoning", buf[:cut])
             else:
-                at, end = _find(buf, _OPEN, 0)
-                if at == -1:
-                    keep = _partial(buf, _OPEN)
-                    self._text(out, buf[:len(buf) - keep])
-                    self.held = buf[len(buf) - keep:]
-                    break
-                self._text(out, buf[:at])
-                if not self.begun:
-                    self.lead = ""
-                    self.reasoned = True
-                self.inside = True
-                buf = buf[end:]
+                self._text(out, buf[:cut])
+            if at == -1:
+                self.held = buf[cut:]
+                break
+            if not self.inside and not self.begun:
+                self.lead = ""
+                self.reasoned = True
+            self.inside = not self.inside
+            buf = buf[end:]
         return out
 
-    def flush(self) -> list[tuple[str, str]]:
-        out: list[tuple[str, str]] = []
+    def flush(self) -> list[Piece]:
+        out: list[Piece] = []
         held, self.held = self.held, ""
         if held:
             if self.inside:
@@ -131,7 +119,7 @@ class ThinkStream:
             self.lead = ""
         return out
 
-    def _text(self, out: list[tuple[str, str]], text: str) -> None:
+    def _text(self, out: list[Piece], text: str) -> None:
         if not text:
             return
         if not self.begun:
@@ -145,7 +133,7 @@ class ThinkStream:
         out.append(("text", text))
 
     @staticmethod
-    def _put(out: list[tuple[str, str]], kind: str, text: str) -> None:
+    def _put(out: list[Piece], kind: Literal["text", "reasoning"], text: str) -> None:
         if text:
             out.append((kind, text))
 

@@ -1,16 +1,10 @@
-"""A provider's reply as every caller sees it, settled the same way for every provider.
-
-``settle`` moves inline ``<think>`` spans to ``Message.reasoning``, gives each
-tool call an id of its own and raises ``Refusal`` for a refused structured
-output; ``counted`` fills the provider-independent bookkeeping (one call, a
-finish reason). For streams, ``settled_stream`` turns think spans into
-``reasoning`` chunks and settles the ``done`` completion, and ``renamed_stream``
-maps wire tool names back. ``new_call_id`` is for providers decoding a reply. The model path (``zagent._model.run``) calls these on every call.
+"""A provider's reply settled the same way for every provider (``settle``, ``counted``; ``settled_stream`` and
+``renamed_stream`` for streams); ``new_call_id`` for providers decoding a reply.
 """
 
 from __future__ import annotations
 
-from typing import AsyncGenerator, AsyncIterator, Literal, cast
+from typing import AsyncGenerator, AsyncIterator
 
 import msgspec
 
@@ -26,9 +20,8 @@ __all__ = [
 
 
 def settle(request: LLMRequest, completion: Completion, think_tags: bool = True) -> Completion:
-    """A provider's reply as every caller sees it: inline ``<think>`` spans moved from the text to
-    ``message.reasoning`` (``zagent._model.reasoning``), each tool call with its own id, and a refusal to a
-    structured-output request raised as ``Refusal``. Costs a substring test when there is nothing to do."""
+    """``completion`` with inline ``<think>`` spans moved to ``message.reasoning``, an id of its own for each tool
+    call; a refusal to a structured-output request raises ``Refusal``."""
     message = completion.message
     text = message.content
     if think_tags and text and ("<think" in text or "</think" in text):
@@ -57,8 +50,7 @@ def new_call_id() -> str:
 
 
 def unique_call_ids(calls: list[ToolCall]) -> list[ToolCall]:
-    """``calls`` with an id of its own for each (missing, empty or repeated ids replaced); the same
-    list object when every id was already there and unique, so results pair with their own call."""
+    """``calls`` with missing, empty or repeated ids replaced (the same list when every id is unique)."""
     seen: set[str] = set()
     for c in calls:
         if not c.id or c.id in seen:
@@ -76,11 +68,6 @@ def unique_call_ids(calls: list[ToolCall]) -> list[ToolCall]:
     return out
 
 
-def _kind(kind: str) -> Literal["text", "reasoning"]:
-    """A ``ThinkStream`` piece kind as a chunk type (it yields only these two)."""
-    return cast('Literal["text", "reasoning"]', kind)
-
-
 async def aclose_stream(agen: AsyncIterator[Chunk]) -> None:
     """Close a provider's stream (an async generator has ``aclose``; a plain async iterator may not)."""
     aclose = getattr(agen, "aclose", None)
@@ -89,19 +76,19 @@ async def aclose_stream(agen: AsyncIterator[Chunk]) -> None:
 
 
 async def settled_stream(request: LLMRequest, agen: AsyncIterator[Chunk], think_tags: bool) -> AsyncGenerator[Chunk, None]:
-    """Stream text with think spans turned into ``reasoning`` chunks; the ``done`` completion settled."""
+    """``agen`` with think spans as ``reasoning`` chunks and the ``done`` completion settled."""
     splitter = ThinkStream() if think_tags else None
     try:
         async for chunk in agen:
             kind = chunk.type
             if kind == "text" and splitter is not None:
                 for piece_kind, piece in splitter.feed(chunk.text):
-                    yield chunk if piece is chunk.text and piece_kind == "text" else Chunk(type=_kind(piece_kind), text=piece)
+                    yield chunk if piece is chunk.text and piece_kind == "text" else Chunk(type=piece_kind, text=piece)
                 continue
             if kind == "done" and chunk.completion is not None:
                 if splitter is not None:
                     for piece_kind, piece in splitter.flush():
-                        yield Chunk(type=_kind(piece_kind), text=piece)
+                        yield Chunk(type=piece_kind, text=piece)
                 yield Chunk(type="done", completion=settle(request, chunk.completion, think_tags))
                 continue
             yield chunk
@@ -110,12 +97,7 @@ async def settled_stream(request: LLMRequest, agen: AsyncIterator[Chunk], think_
 
 
 def counted(completion: Completion) -> Completion:
-    """``completion`` with the provider-independent bookkeeping filled in where a provider left it out.
-
-    Every model call counts as one call in ``usage.calls``, and a reply without a
-    finish reason finished with ``tool_calls`` (if it has any) or ``stop``. A
-    provider that sets both itself gets its completion back unchanged.
-    """
+    """``completion`` with ``usage.calls`` 1 and a finish reason (``tool_calls`` or ``stop``) where it has none."""
     if completion.usage.calls and completion.finish_reason:
         return completion
     usage = completion.usage if completion.usage.calls else msgspec.structs.replace(completion.usage, calls=1)

@@ -1,6 +1,5 @@
-"""``Kernel.llm`` behind the facade: a ``"provider:model"`` string to a cached ``Model`` with the config's
-profile overrides; models are closed with the kernel. A provider factory runs inside ``building(stash)``, where
-``shared_stash()`` is the kernel's stash.
+"""``Kernel.llm`` behind the facade: a ``"provider:model"`` string to a cached ``Model``, its factory run inside
+``building(stash)`` (``shared_stash()`` is then the kernel's stash).
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ def building(stash: "Stash") -> Iterator[None]:
 
 
 class Models:
-    """The LLMs one kernel made, by spec and options (handed the kernel's config and registries)."""
+    """The models one kernel made, by spec and options."""
 
     def __init__(self, config: dict[str, Any], registries: dict[str, Registry]) -> None:
         self.config, self.registries = config, registries
@@ -76,7 +75,8 @@ class Models:
                 f"{names(self.registries, 'providers')}. "
                 f"Install a plugin that provides it (e.g. pip install zagent-{provider}) or fix the name"
             )
-        overrides = dict(self._profile_config(provider, model))
+        profiles = self.config.get("profiles") or {}
+        overrides = {**profiles.get(f"{provider}:*", {}), **profiles.get(f"{provider}:{model}", {})}
         profile = options.pop("profile", None) or {}
         if not isinstance(profile, dict):
             raise ConfigError(f"model {spec!r}: profile must be a mapping of capability fields, "
@@ -102,13 +102,6 @@ class Models:
             log.info("ZAGENT_MODEL is not set: using the offline test model %r (no network). "
                         "Set ZAGENT_MODEL=provider:model to use a real LLM.", FALLBACK_MODEL)
         return FALLBACK_MODEL
-
-    def _profile_config(self, provider: str, model: str) -> dict[str, Any]:
-        profiles = self.config.get("profiles") or {}
-        merged: dict[str, Any] = {}
-        merged.update(profiles.get(f"{provider}:*", {}))
-        merged.update(profiles.get(f"{provider}:{model}", {}))
-        return merged
 
     async def aclose(self) -> None:
         """Close every LLM made (errors logged) and forget them."""

@@ -4,12 +4,13 @@ a provider's ``LLM.tool_name_pattern`` accepts, and maps the reply's names back.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Optional
 
-from ..types import Chunk, Completion, LLMRequest, Message, ToolCall
+import msgspec
 
-_valid_cache: dict[tuple[str, str], bool] = {}
+from ..types import Chunk, Completion, LLMRequest, Message, ToolCall
 
 
 class WireNames:
@@ -24,11 +25,10 @@ class WireNames:
         """``None`` when every offered name already matches ``pattern`` (the common case)."""
         if not pattern or not request.tools or all(_valid(t.name, pattern) for t in request.tools):
             return None
-        compiled = re.compile(pattern)
         to_wire: dict[str, str] = {}
         taken: set[str] = set()
         for spec in request.tools:
-            name = spec.name if compiled.fullmatch(spec.name) else _sanitize(spec.name, max_length)
+            name = spec.name if _valid(spec.name, pattern) else _sanitize(spec.name, max_length)
             base, n = name, 2
             while name in taken:
                 suffix = f"_{n}"
@@ -39,54 +39,40 @@ class WireNames:
 
     def request(self, request: LLMRequest) -> LLMRequest:
         """The request with tools, past tool calls and tool results renamed for the wire."""
-        import msgspec
-
         tools = [msgspec.structs.replace(t, name=self.to_wire.get(t.name, t.name)) for t in request.tools]
-        messages = [self._message(m, self.to_wire) for m in request.messages]
+        messages = [_message(m, self.to_wire) for m in request.messages]
         return msgspec.structs.replace(request, tools=tools, messages=messages)
 
     def completion(self, completion: Completion) -> Completion:
         """The reply with the tool calls' names mapped back to the registered ones."""
-        import msgspec
-
         if not completion.message.tool_calls:
             return completion
-        return msgspec.structs.replace(completion, message=self._message(completion.message, self.from_wire))
+        return msgspec.structs.replace(completion, message=_message(completion.message, self.from_wire))
 
     def chunk(self, chunk: Chunk) -> Chunk:
-        import msgspec
-
         if chunk.tool_call is not None:
-            return msgspec.structs.replace(chunk, tool_call=self._call(chunk.tool_call, self.from_wire))
+            return msgspec.structs.replace(chunk, tool_call=_call(chunk.tool_call, self.from_wire))
         if chunk.completion is not None:
             return msgspec.structs.replace(chunk, completion=self.completion(chunk.completion))
         return chunk
 
-    def _message(self, message: Message, names: dict[str, str]) -> Message:
-        import msgspec
 
-        changes: dict[str, Any] = {}
-        if message.tool_calls:
-            changes["tool_calls"] = [self._call(c, names) for c in message.tool_calls]
-        if message.role == "tool" and message.name in names:
-            changes["name"] = names[message.name]
-        return msgspec.structs.replace(message, **changes) if changes else message
-
-    @staticmethod
-    def _call(call: ToolCall, names: dict[str, str]) -> ToolCall:
-        import msgspec
-
-        return msgspec.structs.replace(call, name=names[call.name]) if call.name in names else call
+def _message(message: Message, names: dict[str, str]) -> Message:
+    changes: dict[str, Any] = {}
+    if message.tool_calls:
+        changes["tool_calls"] = [_call(c, names) for c in message.tool_calls]
+    if message.role == "tool" and message.name in names:
+        changes["name"] = names[message.name]
+    return msgspec.structs.replace(message, **changes) if changes else message
 
 
+def _call(call: ToolCall, names: dict[str, str]) -> ToolCall:
+    return msgspec.structs.replace(call, name=names[call.name]) if call.name in names else call
+
+
+@functools.lru_cache(maxsize=4096)
 def _valid(name: str, pattern: str) -> bool:
-    key = (pattern, name)
-    ok = _valid_cache.get(key)
-    if ok is None:
-        if len(_valid_cache) > 4096:
-            _valid_cache.clear()
-        ok = _valid_cache[key] = re.fullmatch(pattern, name) is not None
-    return ok
+    return re.fullmatch(pattern, name) is not None
 
 
 def _sanitize(name: str, max_length: int) -> str:

@@ -1,6 +1,5 @@
-"""Who vouches for a spec's import paths (``Trust``, in force through the context variable ``trusting(...)``)
-and the import of a ``module:attr`` path (``import_path``, ``load``). The trust check itself, before a spec's
-path is imported, is ``zagent.speckit.trust.resolve``.
+"""Who vouches for a spec's import paths (``Trust``, in force inside ``trusting(...)``) and the import of a
+``module:attr`` path (``import_path``, ``load``); the check itself is ``zagent.speckit.trust.resolve``.
 """
 
 from __future__ import annotations
@@ -20,36 +19,26 @@ from ..errors import ConfigError
 
 @attrs.frozen
 class Trust:
-    """Who vouches for the import paths of the spec being built.
-
-    :ivar everything: any import path may be imported (``trust=True``, ``--trust``).
-    :ivar folders: modules whose file lies inside one of these folders may be imported
-        (the CLI passes the spec file's folder); they are also searched first.
-    :ivar dry: resolve nothing: check the form only and return a ``NotImported`` stand-in.
-    """
+    """Who vouches for the spec being built: ``everything`` (``--trust``), modules in ``folders`` (searched first),
+    or nothing imported at all (``dry``: a ``NotImported`` stand-in)."""
 
     everything: bool = False
     folders: tuple[str, ...] = ()
     dry: bool = False
-    #: why a spec's folder was not trusted (``for_file``): named when an import from it is refused
+    #: why a spec's folder was not trusted (``for_file``), named when an import from it is refused
     refused: tuple[str, ...] = ()
 
     @classmethod
     def for_file(cls, path: "str | os.PathLike[str]", *, everything: bool = False, dry: bool = False) -> "Trust":
-        """The CLI's trust for a spec file: its own folder (and everything with ``--trust``), unless other
-        users can write that folder (``dubious_folder``): then nothing in it is trusted, as git refuses a
-        repository of "dubious ownership"."""
+        """The CLI's trust for a spec file: its folder (everything with ``--trust``), unless ``dubious_folder``."""
         folder = os.path.dirname(os.path.realpath(os.fspath(path)))
         problem = dubious_folder(folder)
-        if problem is not None:
-            return cls(everything=everything, folders=(), dry=dry, refused=(problem,))
-        return cls(everything=everything, folders=(folder,), dry=dry)
+        return cls(everything=everything, folders=() if problem else (folder,), dry=dry,
+                   refused=(problem,) if problem else ())
 
 
 def dubious_folder(folder: str) -> Optional[str]:
-    """Why modules in ``folder`` must not be trusted (``None``: they may): it is writable by every user,
-    owned by another user (not root), or inside a folder every user may rename things in (world-writable
-    without the sticky bit). Then anyone on the machine could plant a module there."""
+    """Why modules in ``folder`` must not be trusted (``None``: they may): other users could plant one there."""
     import stat
 
     me = os.getuid() if hasattr(os, "getuid") else None
@@ -99,8 +88,9 @@ def current_trust() -> Trust:
 
 
 @contextlib.contextmanager
-def trusting(trust: Optional[Trust]) -> Iterator[Trust]:
-    """Build specs under ``trust`` inside the block (``None`` keeps the current one)."""
+def trusting(trust: "Trust | bool | None") -> Iterator[Trust]:
+    """Build specs under ``trust`` inside the block (``True``, ``False`` or a ``Trust``; ``None`` keeps the current one)."""
+    trust = as_trust(trust)
     if trust is None:
         yield _current.get()
         return
@@ -129,9 +119,8 @@ def split_path(value: Any, key: str, *, module_ok: bool = False) -> tuple[str, s
 
 
 def import_path(value: str, key: str = "import path") -> Any:
-    """Import ``module:attr`` (or a bare ``module``) with no trust check: for code the caller already
-    trusts (plugins named in ``Kernel(plugins=[...])``, entry points, ``Kernel.config``).
-    Import failures are ``ConfigError``s with file and line."""
+    """Import ``module:attr`` (or a bare ``module``) the caller already trusts, with no check; failures are
+    ``ConfigError``s with file and line."""
     module, attr = split_path(value, key, module_ok=True)
     return load(module, attr, value, key, ())
 

@@ -1,13 +1,11 @@
-"""Bounds on the nested data users and models feed in (spec files, agent inputs, tool-call arguments):
-depth (``MAX_DEPTH``), size (``MAX_ITEMS``, ``MAX_SPEC_BYTES``) and valid text, found by an iterative walk
-(``data_problem``; ``zagent.agentkit.inputs`` raises ``ConfigError`` on it); ``json_depth`` measures JSON text
-undecoded.
+"""Bounds on nested data from users and models: depth, size and valid text (``data_problem``, an iterative
+walk), JSON nesting undecoded (``json_depth``), tool-call arguments and token counts.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 
 MAX_DEPTH = 100
@@ -67,46 +65,22 @@ def _flat_and_plain(value: dict[Any, Any]) -> bool:
     return True
 
 
-class JsonWalk:
-    """The structural characters of JSON ``text`` outside strings: ``for i, ch in JsonWalk(text)`` gives the
-    index and the character of each ``[ ] { } ,`` in order. After a walk that ran to the end,
-    ``in_string`` says the text stopped inside a string and ``escaped`` right after its backslash.
-    One walk for ``json_depth`` and for streaming's ``partial_object`` (``agentkit.partialjson``)."""
-
-    __slots__ = ("text", "in_string", "escaped")
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.in_string = self.escaped = False
-
-    def __iter__(self) -> Iterator[tuple[int, str]]:
-        text = self.text
-        for found in _TOKEN.finditer(text):
-            i = found.start()
-            ch = text[i]
-            if ch != '"':
-                yield i, ch
-            elif found.group(1) is None:  # a string still open where the text stops
-                self.in_string = True
-                self.escaped = found.end() < len(text)  # only a lone backslash is left after it
-                return
-
-
 # a structural character, or a whole string (group 1: its closing quote; missing when the text stops inside)
-_TOKEN = re.compile(r'[\[\]{},]|"[^"\\]*(?:\\.[^"\\]*)*(")?', re.S)
+TOKEN = re.compile(r'[\[\]{},]|"[^"\\]*(?:\\.[^"\\]*)*(")?', re.S)
 
 
 def json_depth(text: str, stop: int = MAX_DEPTH + 1) -> int:
     """The deepest nesting of ``[``/``{`` in JSON ``text`` (outside strings), counted up to ``stop``."""
     depth = deepest = 0
-    for _i, ch in JsonWalk(text):
+    for found in TOKEN.finditer(text):
+        ch = text[found.start()]
         if ch in "[{":
             depth += 1
             if depth > deepest:
                 deepest = depth
                 if deepest >= stop:
                     return deepest
-        elif ch != ",":
+        elif ch in "]}":
             depth -= 1
     return deepest
 
@@ -147,9 +121,7 @@ def _step(key: Any) -> str:
 
 
 def bounded_arguments(arguments: Any) -> Any:
-    """Tool-call ``arguments`` as a loop may keep them: a dict nested past ``MAX_DEPTH`` becomes its JSON
-    text (the kernel's convention for arguments that are not a usable object), so encoding the
-    conversation, checkpoints and events never recurses that deep; the tool runner then tells the model."""
+    """Tool-call ``arguments``, a dict nested past ``MAX_DEPTH`` (or otherwise a ``data_problem``) as its JSON text."""
     if not isinstance(arguments, dict) or data_problem(arguments, max_items=MAX_ITEMS) is None:
         return arguments
     import json
@@ -175,8 +147,7 @@ def bound_calls(calls: Any) -> None:
                 call.arguments = bounded
 
 
-#: The largest token or call count a reply may report (``check_usage``); anything past it, or below 0, is
-#: not a count (a 401-digit ``prompt_tokens`` cannot even be stored as an SQLite integer).
+#: the largest token or call count a reply may report
 MAX_USAGE = 10**12
 
 

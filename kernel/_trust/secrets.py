@@ -1,7 +1,5 @@
-"""``Secret``: a string wrapper that never shows its value in repr, str, logs or JSON.
-
-Providers keep API keys as ``Secret``; only ``reveal()`` gives the value, at the
-one place that puts it into a request header.
+"""Secrets: ``Secret`` (a string that never shows its value), ``Masker`` (known values out of text), ``public_data``
+(settings without their secrets) and ``mask_userinfo``.
 """
 
 from __future__ import annotations
@@ -9,22 +7,19 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-#: A setting is a secret when the last word of its name is one of these (``api_key``,
-#: ``X-Auth-Token``, ``clientSecret``, ``Authorization``; not ``max_tokens`` or ``api_key_env``).
+#: a setting is secret when the last word of its name is one of these (``api_key``, ``X-Auth-Token``)
 SECRET_KEY_WORDS = frozenset({"key", "apikey", "secret", "token", "password", "passwd", "pwd", "authorization",
                               "auth", "cookie", "credential", "credentials"})
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 #: a trailing number or version (``2``, ``v2``) says which secret, not whether it is one
 _VERSION = re.compile(r"^[vV]?[0-9]+$")
 _PLACEHOLDER = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
-#: ``scheme://userinfo@`` in any text: the userinfo (``alice:pw``, a token as user name) is a credential.
-#: Greedy up to the authority's last ``@``: a password may hold a raw ``@`` (``alice:p@ss@proxy``), as URL
-#: parsers read it (httpx, ``urlsplit``), so none of it may show after the mask.
+#: ``scheme://userinfo@``; greedy to the authority's last ``@`` (a raw ``@`` in a password, as URL parsers read it)
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s'\"<>]+@")
 
 
 class Secret:
-    """Holds a secret string. ``repr``/``str`` print ``'***'``; ``reveal()`` returns the value."""
+    """A secret string: ``repr``/``str`` print ``'***'``, ``reveal()`` returns the value."""
 
     __slots__ = ("_value",)
 
@@ -60,9 +55,7 @@ class Secret:
 
 
 def mask_userinfo(text: str) -> str:
-    """``text`` with the userinfo of every URL in it replaced by ``***`` (``http://alice:pw@proxy/v1`` ->
-    ``http://***@proxy/v1``), whatever its length: a password in a URL is a secret, and a user name
-    there is often a token. Cheap when there is no ``@`` (the common case)."""
+    """``text`` with the userinfo of every URL in it replaced by ``***`` (``http://***@proxy/v1``)."""
     return _USERINFO.sub(r"\1***@", text) if "@" in text and "://" in text else text
 
 
@@ -73,13 +66,8 @@ def looks_secret(key: str) -> bool:
 
 
 def public_data(value: Any) -> Any:
-    """``value`` (settings as plain data) with every secret removed, at any depth.
-
-    Dropped: values under secret-looking keys (a ``${VAR}`` reference is kept: it
-    names a secret without holding it), ``Secret`` objects, and anything that is
-    not plain JSON data (clients, callables). For declarations that get saved,
-    shown or logged.
-    """
+    """``value`` (settings) without values under secret-looking keys (a ``${VAR}`` reference stays), ``Secret``
+    objects and anything that is not plain JSON data, at any depth."""
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
@@ -101,34 +89,16 @@ def public_data(value: Any) -> Any:
 _DROP = object()
 
 
-# -- masking secret values in text (one implementation, shared with helper SEC's API) ----------
-
 MASK = "***"
-#: Values shorter than this are never masked: a dummy key such as ``x`` or ``EMPTY`` (common for
-#: local servers) would otherwise mangle every message it occurs in (``OPENAI_API_KEY=x`` masked
-#: each ``x``) while hiding nothing worth hiding.
-MIN_MASK_LENGTH = 6
-#: Values shorter than this that are letters only (``ollama``, ``openai``, ``dummy``) are ordinary words,
-#: the placeholder keys local servers take: masking them would hide provider names in every message.
-#: A 6-7 character value with a digit or a sign in it (``hunter2``, ``pa$$wd``) is masked.
-WORD_MASK_LENGTH = 8
-#: Values at least this long are masked wherever they occur, even glued to other text;
-#: shorter ones only where they stand alone (not inside a longer word or token).
-ANYWHERE_MASK_LENGTH = 20
+MIN_MASK_LENGTH = 6  # shorter values (dummy keys such as ``x``) are never masked
+WORD_MASK_LENGTH = 8  # nor shorter letters-only ones (``ollama``)
+ANYWHERE_MASK_LENGTH = 20  # longer ones are masked even inside other text; shorter ones only standing alone
 _TOKEN_CHARS = r"A-Za-z0-9_\-"
 
 
 class Masker:
-    """Replaces known secret values (and their JSON-escaped forms) by ``***`` in any text.
-
-    Whole values only, never fragments of words: a value shorter than
-    ``MIN_MASK_LENGTH`` is ignored, and so is a letters-only one shorter than
-    ``WORD_MASK_LENGTH`` (an ordinary word such as ``ollama``); one shorter than ``ANYWHERE_MASK_LENGTH`` is
-    masked where it stands as a token of its own (not preceded or followed by
-    a letter, digit, ``_`` or ``-``), a longer one wherever it occurs. Longest
-    first. The userinfo of URLs is masked too, always (``mask_userinfo``).
-    ``Masker(values)(text)``.
-    """
+    """``Masker(values)(text)``: ``text`` with the known secret ``values`` (and their JSON-escaped forms) and URL
+    userinfo replaced by ``***``, longest first (lengths: see the constants above)."""
 
     __slots__ = ("values", "_patterns")
 

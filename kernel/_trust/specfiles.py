@@ -1,7 +1,4 @@
-"""Spec files (agents, workflows, group chats, skills): ``load_spec_file`` reads ``.json`` or ``.yaml``/``.yml``,
-checks size, nesting and text and raises ``ConfigError`` naming the file (``zagent.speckit.specs.convert_spec``
-turns the mapping into its kind's Struct). Nothing here imports what a spec names.
-"""
+"""Spec files: ``load_spec_file`` reads ``.json`` or ``.yaml``/``.yml`` and checks size, nesting and text."""
 
 from __future__ import annotations
 
@@ -11,11 +8,8 @@ from typing import Any, Union
 from ..errors import ConfigError
 
 def load_spec_file(path: "Union[str, os.PathLike[str]]") -> dict[str, Any]:
-    """Read an agent/workflow spec from ``.json`` or ``.yaml``/``.yml`` (YAML needs ``zagent[yaml]``).
-
-    Every problem is a ``ConfigError`` naming the file: not a path, unreadable, a syntax error (with
-    line and column), nesting or size past ``zagent._trust.limits``, text that is not valid Unicode."""
-
+    """The mapping in a ``.json`` or ``.yaml``/``.yml`` spec file; any problem is a ``ConfigError`` naming the file
+    (syntax errors with line and column)."""
     from .limits import MAX_DEPTH, MAX_SPEC_BYTES, data_problem
 
     if not isinstance(path, (str, os.PathLike)):

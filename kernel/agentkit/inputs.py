@@ -1,16 +1,18 @@
 """Inputs a run takes from its caller (named inputs, a chat message, a task), checked before the run starts:
 nesting, size and text that is not valid Unicode are a ``ConfigError`` naming the input and the spot
-(``zagent._trust.limits.data_problem``).
+(``zagent._trust.limits.data_problem``); ``to_messages`` normalises a conversation given as text, a ``Message``
+or a list of Messages/dicts.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .._model.inputs import to_messages
 from .._trust.limits import MAX_DEPTH, MAX_ITEMS, data_problem, text_problem
 from ..errors import ConfigError
 
-__all__ = ["check_data", "check_inputs", "check_text"]
+__all__ = ["check_data", "check_inputs", "check_text", "to_messages"]
 
 
 def check_data(value: Any, where: str, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS) -> None:

@@ -10,13 +10,37 @@ string being written comes back as its text so far).
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import msgspec
 
-from .._trust.limits import JsonWalk
+from .._trust.limits import TOKEN
 
 _decode = msgspec.json.decode
+
+
+class JsonWalk:
+    """``for i, ch in JsonWalk(text)``: each ``[ ] { } ,`` of JSON ``text`` outside strings; after a whole walk
+    ``in_string`` says the text stopped inside a string and ``escaped`` right after its backslash (the scan
+    ``zagent._trust.limits.json_depth`` makes too, over the same ``TOKEN``)."""
+
+    __slots__ = ("text", "in_string", "escaped")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.in_string = self.escaped = False
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        text = self.text
+        for found in TOKEN.finditer(text):
+            i = found.start()
+            ch = text[i]
+            if ch != '"':
+                yield i, ch
+            elif found.group(1) is None:  # a string still open where the text stops
+                self.in_string = True
+                self.escaped = found.end() < len(text)  # only a lone backslash is left after it
+                return
 
 
 def partial_object(text: str) -> Optional[dict[str, Any]]:

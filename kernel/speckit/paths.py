@@ -31,7 +31,7 @@ import os
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from .._trust.imports import current_trust
-from .._trust.specpaths import UsersModel, checking_options, spec_folders
+from .._trust.specpaths import UsersModel, _check, _folders
 from ..errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,7 +59,7 @@ def allowed_folders(kernel: Optional["Kernel"]) -> tuple[str, ...]:
     if isinstance(configured, (str, os.PathLike)):
         configured = [configured]
     folders = [os.path.realpath(os.path.expanduser(os.fspath(f))) for f in configured]
-    return tuple(dict.fromkeys(folders + list(spec_folders()) + list(current_trust().folders)))
+    return tuple(dict.fromkeys(folders + list(_folders.get()) + list(current_trust().folders)))
 
 
 def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
@@ -98,8 +98,11 @@ def path_options(factory: Any, options: Mapping[str, Any]) -> dict[str, tuple[st
 def untrusted_options() -> Iterator[None]:
     """LLM options made inside the block come from an untrusted spec (``spec_options`` sets it): the kernel
     checks them with ``check_untrusted_options`` before the provider's factory runs."""
-    with checking_options(check_untrusted_options):
+    token = _check.set(check_untrusted_options)
+    try:
         yield
+    finally:
+        _check.reset(token)
 
 
 def check_untrusted_options(factory: Optional[Callable[..., Any]], spec: str, options: Mapping[str, Any],

@@ -1,7 +1,7 @@
 """The one ``module:attr`` resolver for import paths that come from spec files: a path is imported only when
 the app (``trusted_imports``, ``trust=True``) or the CLI user (the spec's own folder, ``--trust``) trusts it,
 else ``ConfigError``; ``Trust(dry=True)`` imports nothing and gives a ``NotImported`` stand-in. The trust in
-force is ``zagent.trusting(...)``.
+force is ``zagent.trusting(...)``. ``import_path`` imports a path the caller already trusts (no check).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import attrs
 
-from .._trust.imports import Trust, current_trust, load, split_path
+from .._trust.imports import Trust, current_trust, import_path, load, split_path
 from ..errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
-__all__ = ["HOW_TO_TRUST", "NotImported", "resolve", "trusted_name"]
+__all__ = ["HOW_TO_TRUST", "NotImported", "import_path", "resolve", "trusted_name"]
 
 HOW_TO_TRUST = ("trust it: Kernel(config={'trusted_imports': ['<module pattern>']}) or k.agent(spec, trust=True) "
                 "in Python; on the command line, keep the module next to the spec file or pass --trust")

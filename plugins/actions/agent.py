@@ -21,7 +21,7 @@ from zagent.errors import ConfigError
 from zagent.agentkit.guardrails import check as check_guardrails
 from zagent.agentkit.inputs import check_inputs
 from zagent import LLM
-from zagent._model.inputs import to_messages
+from zagent.agentkit.inputs import to_messages
 from zagent import run_sync
 from zagent.types import Message
 

@@ -26,7 +26,7 @@ import msgspec
 from zagent.errors import ConfigError
 from zagent.agentkit.guardrails import check as check_guardrails, hand_over
 from zagent.agentkit.inputs import check_text
-from zagent._model.inputs import to_messages
+from zagent.agentkit.inputs import to_messages
 from zagent.types import Message
 
 from .userturn import UserInput, check_parts, text_of, user_turn

@@ -29,7 +29,6 @@ from zagent.speckit.paths import check_spec_path
 from zagent.agentkit.files import write_atomic
 from zagent.agentkit.placeholders import placeholders
 from zagent import trusting
-from zagent._trust.imports import as_trust
 from zagent.speckit.trust import resolve
 from zagent.agentkit.approvals import resolve_approver
 from zagent._hooks.railscheck import check_rails
@@ -146,7 +145,7 @@ class CustomizeAgent(Agent):
 
         p = os.fspath(path)
         folder = os.path.dirname(os.path.abspath(p))
-        with trusting(as_trust(trust)), spec_file(p):  # paths it names may lie next to it
+        with trusting(trust), spec_file(p):  # paths it names may lie next to it
             return cls.from_dict(load_spec_file(p), kernel, base_dir=folder)
 
     def to_dict(self) -> dict[str, Any]:

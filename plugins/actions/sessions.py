@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from zagent.errors import ConfigError
 from zagent.agentkit.inputs import check_text
-from zagent._model.inputs import to_messages
+from zagent.agentkit.inputs import to_messages
 from zagent.types import Message
 
 

@@ -108,8 +108,7 @@ def resolve(approver: Any, *, trusted: bool = True, kernel: Any = None) -> Optio
     if approver == "console":
         return console_approver
     if isinstance(approver, str) and ":" in approver:
-        from zagent._trust.imports import import_path
-        from zagent.speckit.trust import resolve as resolve_import
+        from zagent.speckit.trust import import_path, resolve as resolve_import
 
         named = (import_path(approver, "rails.approver") if trusted
                  else resolve_import(approver, key="rails.approver", kernel=kernel))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import attrs
 import msgspec
 from zagent.errors import ConfigError, RunAborted, ToolError
-from zagent._model.inputs import to_messages
+from zagent.agentkit.inputs import to_messages
 from zagent import StashKey
 from zagent import run_sync
 from zagent import Tool

@@ -45,7 +45,7 @@ from zagent.agentkit.lifecycle import NO_ANSWER
 from zagent.agentkit.toolloop import ToolLoop
 from zagent.errors import ConfigError, NoAnswerError
 from zagent.agentkit.inputs import check_text
-from zagent._model.inputs import to_messages
+from zagent.agentkit.inputs import to_messages
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS
 from zagent import public_data
 from zagent.types import Message

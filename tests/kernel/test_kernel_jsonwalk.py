@@ -1,10 +1,11 @@
-"""``JsonWalk`` (``zagent._trust.limits``): the one scan of JSON structure outside strings, behind ``json_depth``
+"""``JsonWalk`` (``zagent.agentkit.partialjson``): the scan of JSON structure outside strings, behind ``json_depth``
 and streaming's ``partial_object``."""
 
 import msgspec
 from hypothesis import given, settings, strategies as st
 
-from zagent._trust.limits import JsonWalk, json_depth
+from zagent._trust.limits import json_depth
+from zagent.agentkit.partialjson import JsonWalk
 
 tricky_text = st.text(alphabet='ab"\\[]{},:', max_size=12)
 values = st.recursive(

@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from zagent import Message
 from zagent.errors import ConfigError, ProviderConfigError
-from zagent._model.parts import placeholder, read_part
+from zagent._model.parts import read_part
+from zagent.types import placeholder
 from zagent.providerkit import data_url
 from zagent.types import Part
 

@@ -222,6 +222,11 @@ def main(argv: Optional[Sequence[str]] = None, kernel: Any = None) -> int:
 
         print(f"zagent: error: {describe(exc)}", file=sys.stderr)
         return 1
+    except SystemExit as exc:  # a command's "zagent: ..." message may quote a spec (an agent's name): printed
+        if not isinstance(exc.code, str):  # here through the safe stderr, not by the interpreter after the
+            raise  # finally has put the raw stream back
+        print(exc.code, file=sys.stderr)
+        return 1
     except Exception:  # a bug, or a library's error quoting spec or model text: printed here, while stderr is
         if not own:     # still the safe one (the interpreter would print it after the finally, raw)
             raise

@@ -5,7 +5,9 @@ conceals the rest of a line, ``ESC[2K`` erases it, ``ESC]52;c;...BEL`` writes
 the clipboard) or bidi overrides that reorder what a reviewer reads.
 ``printable(text)`` shows each C0/C1 control character (``\\x1b``, ``\\x07``, ``\\r``,
 ``\\x9b``...) and each bidi control (U+202A-202E, U+2066-2069, U+200E/200F,
-U+061C) and line/paragraph separator as an escape, keeping ``\\n`` and ``\\t``
+U+061C), line/paragraph separator and invisible format character (zero-width space and non-joiner, word
+joiner, BOM, the tag characters U+E0000-E007F that smuggle invisible ASCII to a model) as an escape,
+keeping ``\\n`` and ``\\t``
 for layout; a URL's userinfo is masked too (``zagent._trust.secrets.mask_userinfo``). ``main()`` of ``zagent`` puts ``SafeStream`` around ``sys.stdout``
 and ``sys.stderr`` for the whole command (``safe_terminal``), so every command's
 print path (plugins and contrib alike, errors, the human responder, streamed
@@ -24,6 +26,14 @@ from zagent import mask_userinfo
 _ESCAPES: dict[int, str] = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if c not in (0x09, 0x0A)}
 _ESCAPES.update({c: f"\\u{c:04x}" for c in [0x061C, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F),
                                             *range(0x2066, 0x206A)]})
+# Invisible format characters that hide text from the reader while a model still reads it: zero-width space and
+# non-joiner, word joiner and the invisible operators, the BOM, interlinear annotations, and the tag characters
+# (U+E0000-E007F, "ASCII smuggling": each one an invisible copy of an ASCII letter). The zero-width joiner stays
+# (emoji sequences need it). Astral ones are shown as a UTF-16 pair (``\udb40\udc41``), still a valid JSON escape.
+_ESCAPES.update({c: f"\\u{c:04x}" for c in [0x180E, 0x200B, 0x200C, *range(0x2060, 0x2065), 0xFEFF,
+                                            *range(0xFFF9, 0xFFFC)]})
+_ESCAPES.update({c: f"\\u{0xD800 + ((c - 0x10000) >> 10):04x}\\u{0xDC00 + ((c - 0x10000) & 0x3FF):04x}"
+                 for c in range(0xE0000, 0xE0080)})
 _ALL = {**_ESCAPES, 0x09: "\\x09", 0x0A: "\\x0a"}
 
 

@@ -11,8 +11,11 @@ from typing import Any, Optional
 SECRET_KEY_WORDS = frozenset({"key", "apikey", "secret", "token", "password", "passwd", "pwd", "authorization",
                               "auth", "cookie", "credential", "credentials"})
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+#: a trailing number or version (``2``, ``v2``) says which secret, not whether it is one
+_VERSION = re.compile(r"^[vV]?[0-9]+$")
 _PLACEHOLDER = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s@'\"<>]+@")
+#: ``scheme://userinfo@``; greedy to the authority's last ``@`` (a raw ``@`` in a password, as URL parsers read it)
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s'\"<>]+@")
 
 
 class Secret:
@@ -58,8 +61,8 @@ def mask_userinfo(text: str) -> str:
 
 def looks_secret(key: str) -> bool:
     """Whether a setting named ``key`` holds a secret (``api_key``, ``Authorization``, ``X-Auth-Token``...)."""
-    words = _WORDS.findall(key)
-    return bool(words) and words[-1].lower() in SECRET_KEY_WORDS
+    words = [w for w in _WORDS.findall(key) if not _VERSION.match(w)]  # ``X-Api-Key-2``, ``api_key_v2``
+    return bool(words) and words[-1].lower().rstrip("0123456789") in SECRET_KEY_WORDS
 
 
 def public_data(value: Any) -> Any:

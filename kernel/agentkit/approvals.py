@@ -28,11 +28,27 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
     from ..types import ToolCall, ToolResult
 
-__all__ = ["approval_key", "bound_key", "declined", "resolve_approver"]
+__all__ = ["approval_key", "bound_key", "declined", "resolve_approver", "shown_arguments"]
 
 DECLINED = "a human declined the call"
 
 _canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
+
+
+def shown_arguments(arguments: Any, limit: int, *, per_value: int = 200) -> str:
+    """``arguments`` as JSON for a human deciding about the call: whole when at most ``limit`` characters,
+    else every argument's name with its value cut at ``per_value`` characters (saying how much was cut), so a
+    model cannot push the argument that matters (``"path": "/"``) past the cut behind a long harmless one."""
+    whole = msgspec.json.encode(arguments, enc_hook=repr).decode()
+    if len(whole) <= limit or not isinstance(arguments, dict):
+        return whole if len(whole) <= limit else f"{whole[:limit]}... ({len(whole) - limit} more characters)"
+    parts = []
+    for key, value in arguments.items():
+        text = msgspec.json.encode(value, enc_hook=repr).decode()
+        if len(text) > per_value:
+            text = f"{text[:per_value]}... ({len(text) - per_value} more characters)"
+        parts.append(f"{msgspec.json.encode(str(key)).decode()}: {text}")
+    return "{" + ", ".join(parts) + "}"
 
 
 def approval_key(minted: str, name: str, arguments: Any) -> str:

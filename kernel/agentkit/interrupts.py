@@ -68,13 +68,21 @@ class Interrupt(msgspec.Struct, kw_only=True):
 class Asking:
     """The interrupts of one node run (turn): the answers given so far, and the first question left unanswered."""
 
-    __slots__ = ("answers", "used", "asked", "where")
+    __slots__ = ("answers", "used", "asked", "where", "vouched")
 
-    def __init__(self, answers: Any = (), **where: Any) -> None:
+    def __init__(self, answers: Any = (), *, vouched: Optional[Any] = None, **where: Any) -> None:
         self.answers = list(answers)
         self.used = 0
         self.asked: Optional[Interrupt] = None
         self.where = where
+        #: the positions whose answers the restoring code gave (``None``: every answer, e.g. a signed checkpoint)
+        self.vouched = None if vouched is None else frozenset(vouched)
+
+    def vouches(self, index: int) -> bool:
+        """Whether the answer at ``index`` came from the restoring code (or a checkpoint the kernel verified),
+        not only from an unsigned checkpoint, which anyone who can write the store may have edited: only such
+        an answer may approve a tool call (``zagent.plugins.actions.asked``)."""
+        return self.vouched is None or index in self.vouched
 
     def ask(self, question: Any) -> Any:
         """The answer to this node's next interrupt, or ``Interrupted`` when it has none yet."""

@@ -26,7 +26,7 @@ from typing import Any, Optional, Sequence
 from ..errors import CheckpointError, ConfigError
 from .._runs.stash import StashKey
 
-__all__ = ["MAC", "Signer", "aread_latest", "read_latest", "signer_of"]
+__all__ = ["MAC", "Signer", "answer_signer", "aread_latest", "read_latest", "signer_of"]
 
 MAC = "zagent_mac"
 ENV = "ZAGENT_CHECKPOINT_KEY"
@@ -88,6 +88,66 @@ def signer_of(kernel: Any) -> Optional[Signer]:
         found = kernel.stash[_SIGNER] = Signer(key) if key else None
     signer: Optional[Signer] = found
     return signer
+
+
+def answer_signer(kernel: Any) -> Signer:
+    """What binds a human's answer kept in a checkpoint (an approval) to its run: the kernel's checkpoint
+    ``Signer``, else one keyed by the user's own local key (``$XDG_DATA_HOME/zagent/answers.key``, 32 random
+    bytes made 0600 on first use, ``zagent.agentkit.privatefiles``): whoever can edit an unsigned store, but
+    cannot read that file, cannot forge an approval into it."""
+    signer = signer_of(kernel)
+    if signer is not None:
+        return signer
+    found: Any = kernel.stash.get(_LOCAL, None)
+    if found is None:
+        found = kernel.stash[_LOCAL] = Signer(_local_key())
+    local: Signer = found
+    return local
+
+
+_LOCAL: "StashKey[Any]" = StashKey("zagent.answer_signer")
+
+
+def _local_key() -> bytes:
+    import secrets
+
+    from .privatefiles import open_private
+
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    path = os.path.join(data, "zagent", "answers.key")
+    try:
+        with open(open_private(path, os.O_RDONLY, reading=True), "rb") as f:
+            st = os.fstat(f.fileno())
+            key = f.read(64)
+        mine = not hasattr(os, "getuid") or (st.st_uid == os.getuid() and not st.st_mode & 0o077)
+        if len(key) >= 16 and mine:
+            return key
+        if not mine:  # a key others can read (or wrote) binds nothing: this process's own, the file left alone
+            from .._runs.logs import log
+
+            log.warning("the answer key %s is not yours alone (mode 0600, your file); answers given before this "
+                        "process are asked again. Remove it to make a new one", path)
+            return secrets.token_bytes(32)
+    except FileNotFoundError:
+        pass
+    except (OSError, ConfigError) as exc:  # unreadable, or another user's link: not followed, nothing written
+        from .._runs.logs import log
+
+        log.warning("cannot read the answer key %s (%s): answers given before this process are asked again",
+                    path, exc)
+        return secrets.token_bytes(32)
+    key = secrets.token_bytes(32)
+    try:
+        fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    except (OSError, ConfigError) as exc:  # a read-only home: this process's key (earlier answers are asked again)
+        from .._runs.logs import log
+
+        log.warning("cannot keep the answer key %s (%s): answers given before this process are asked again; "
+                    "set a checkpoint_key to keep them", path, exc)
+        return key
+    with open(fd, "wb") as f:
+        f.write(key)
+    return key
 
 
 def read_latest(store: Any, run_id: str, signer: Optional[Signer]) -> Optional[tuple[int, bytes]]:

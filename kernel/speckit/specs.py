@@ -11,7 +11,7 @@ from .._hooks.railscheck import check_rails
 from .._trust.specfiles import short_repr
 from ..errors import ConfigError
 
-__all__ = ["check_rails", "convert_spec"]
+__all__ = ["check_rails", "convert_spec", "spec_repr"]
 
 S = TypeVar("S")
 
@@ -36,3 +36,22 @@ def convert_spec(data: Any, struct: "type[S]", what: str) -> S:
 
     check_sizes(spec, what)  # counts are resources: bounded (zagent.speckit.sizes)
     return spec
+
+
+def spec_repr(spec: Any) -> str:
+    """The repr of a spec Struct without its secrets: a mapping or list field (``llm_config``, inline ``agents``,
+    ``nodes``) is shown as ``public_data`` (no ``api_key``, no secret-named header, URL userinfo masked), so a
+    spec logged or shown in a traceback never carries the key a spec file holds."""
+    import msgspec
+
+    from .._trust.secrets import public_data
+
+    parts = []
+    for name in type(spec).__struct_fields__:
+        value = getattr(spec, name)
+        if isinstance(value, (dict, list)):
+            value = public_data(msgspec.to_builtins(value, enc_hook=repr))
+        elif isinstance(value, msgspec.Struct):
+            value = public_data(msgspec.to_builtins(value, enc_hook=repr))
+        parts.append(f"{name}={value!r}")
+    return f"{type(spec).__name__}({', '.join(parts)})"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.machinery
+import importlib.util
 import os
 import sys
 from fnmatch import fnmatchcase
@@ -98,7 +99,28 @@ def _in_folders(module: str, folders: Sequence[str]) -> bool:
     if where and found.submodule_search_locations and found.origin not in (None, "namespace"):
         if _writable_by_others(os.path.dirname(where)):  # a package folder anyone can add a module to
             return False
+    planted = _bytecode_planted(where) if where and _file_in(where, folders) else None
+    if planted:
+        raise ConfigError(f"module {module!r} is next to the spec, but its bytecode cache {planted} can be written "
+                          "by other users (or is theirs), and Python runs a cached .pyc instead of the source: it "
+                          "was not imported. Delete that __pycache__ and keep the folder yours alone (chmod go-w)")
     return _file_in(where, folders) and not (where and _writable_by_others(where))
+
+
+def _bytecode_planted(source: str) -> Optional[str]:
+    """The bytecode another user could have planted for ``source`` (``None``: none): its ``__pycache__``
+    folder, or the cached file itself, writable by every user or owned by another (a ``.pyc`` whose header
+    matches the source's time and size is run without reading the source)."""
+    if not source.endswith(".py"):
+        return None
+    cache = os.path.join(os.path.dirname(source), "__pycache__")
+    if _writable_by_others(cache):
+        return cache
+    try:
+        cached = importlib.util.cache_from_source(source)
+    except (NotImplementedError, ValueError):  # no bytecode cache on this interpreter
+        return None
+    return cached if os.path.lexists(cached) and _writable_by_others(cached) else None
 
 
 def _writable_by_others(path: str) -> bool:

@@ -22,7 +22,9 @@ The answer binds to the call it was asked about (tool and canonical arguments, a
 ``zagent.agentkit.approvals``): the question's digest is kept in the run's shared counters (checkpointed
 with the composite run). When the re-run's model proposes another call, or the same tool with other
 arguments, the old answer is skipped and the new call is asked as a new interrupt, so an approval given
-for one call never runs another. Outside an interrupt scope the loop runs as usual (an agent called as a tool there still ends with an error
+for one call never runs another. A "yes" is bound when the resume gives it (an HMAC under the kernel's
+checkpoint key, else the user's local key: ``zagent.agentkit.signing.answer_signer``); one only an unsigned
+store holds, edited in, is not, and its call is asked again (``Asking.vouches``). Outside an interrupt scope the loop runs as usual (an agent called as a tool there still ends with an error
 result, ``astool``: nobody could approve).
 """
 
@@ -36,7 +38,8 @@ import msgspec
 from zagent import StashKey
 from zagent.agentkit.runs import asking_scope as scope_of
 from zagent.agentkit.counters import RunCounter, shared_counter
-from zagent.agentkit.approvals import approval_key, declined as declined_result
+from zagent.agentkit.approvals import approval_key, declined as declined_result, shown_arguments
+from zagent.agentkit.signing import answer_signer
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.providerkit import new_call_id
 from zagent.types import ToolCall, ToolResult
@@ -91,7 +94,8 @@ def question_of(agent: str, call: Any) -> tuple[str, str]:
     """The question asked about ``call`` and the digest binding its answer (tool name and canonical arguments)."""
     arguments = _canonical(call.arguments).decode()
     digest = hashlib.sha256(call.name.encode() + b"\0" + arguments.encode()).hexdigest()[:32]
-    shown = arguments if len(arguments) <= SHOWN else f"{arguments[:SHOWN]}... ({len(arguments) - SHOWN} more characters)"
+    shown = arguments if len(arguments) <= SHOWN else shown_arguments(
+        msgspec.json.decode(arguments), SHOWN)  # every argument's name shows, however long one is
     name = _canonical(call.name).decode()
     return (f"agent {_canonical(agent).decode()} asks to call tool {name} with arguments {shown}; answer yes to "
             f"allow this call, anything else declines it", digest)
@@ -155,7 +159,18 @@ def _answer(scope: Any, agent: str, call: Any, ctx: Any) -> bool:
         if index < len(scope.answers):
             answer = scope.ask(question)  # consumes this position's answer
             if asked.counts.get(key, 0) > 0:  # kept: a later re-run of this node (turn) reaches it again
-                return isinstance(answer, bool) and answer or (isinstance(answer, str) and answer.strip().lower() in YES)
+                yes = isinstance(answer, bool) and answer or (isinstance(answer, str) and answer.strip().lower() in YES)
+                if not yes:
+                    return False
+                vouches = getattr(scope, "vouches", None)
+                tag = f"ok#{key}#{answer_signer(ctx.kernel).mac(ctx.run_id, index, 'approval', key, b'yes')[:32]}"
+                if vouches is None or vouches(index):  # given by this resume (or a verified store): bound to it
+                    with asked.lock:
+                        asked.counts[tag] = 1
+                    return True
+                if asked.counts.get(tag, 0) > 0:  # given by an earlier resume, and bound then
+                    return True
+                # a "yes" only an unsigned checkpoint holds, not bound by this user's key (edited in): asked anew
             continue  # an answer to another call (the model proposed something else this time): ask anew
         with asked.lock:  # this position now asks about this call only
             for other in [k for k in asked.counts if k.startswith(f"{where}#{index}#")]:

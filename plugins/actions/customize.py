@@ -81,6 +81,11 @@ class AgentSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     guardrails: dict[str, list[str]] = {}
     """This agent's input and output guardrails, by registered name or import path (``guardrails``)."""
 
+    def __repr__(self) -> str:  # an own api_key in llm_config (or an inline agent's) is never shown
+        from zagent.speckit.specs import spec_repr
+
+        return spec_repr(self)
+
 
 @attrs.define(repr=False, eq=False, kw_only=True, slots=False)
 class CustomizeAgent(Agent):

@@ -2,7 +2,8 @@
 
 An untrusted spec's namespace is ``name@digest``: the digest covers the spec's
 identity (the real path of its file, or its whole content when given as a dict)
-and the model endpoint it brings (``llm_config.base_url``, its own ``api_key``).
+and the model endpoint it brings (``llm_config.base_url``, its own ``api_key``, a fallback chain's
+``models`` with their endpoints).
 Taking a victim's agent name gives a spec none of the victim's memories, its own
 text is never recalled by the victim, and the memories of a spec file that is
 edited to send its requests elsewhere stay behind. The app's own agents (Python
@@ -27,6 +28,18 @@ def spec_memory_key(spec: Any) -> Optional[str]:
     source = current_spec_file()
     config = spec.llm_config or {}
     identity = ["file", source] if source else ["spec", msgspec.to_builtins(spec)]
-    destination = [str(config.get("base_url") or ""), bool(config.get("api_key")), spec.llm or config.get("model")]
+    destination: list[Any] = [str(config.get("base_url") or ""), bool(config.get("api_key")),
+                              spec.llm or config.get("model")]
+    if config.get("models") is not None:  # a fallback chain's entries bring their own endpoints
+        destination.append(_endpoints(config["models"]))
     raw = msgspec.json.encode([identity, destination], order="sorted", enc_hook=repr)
     return f"{spec.name}@{hashlib.sha256(raw).hexdigest()[:16]}"
+
+
+def _endpoints(value: Any) -> Any:
+    """``value`` (a fallback chain's ``models``) with each ``api_key`` only as whether it is there."""
+    if isinstance(value, dict):
+        return {str(k): bool(v) if k == "api_key" else _endpoints(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_endpoints(v) for v in value]
+    return value

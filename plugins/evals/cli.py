@@ -40,7 +40,7 @@ def add_commands(cli: "CommandGroup") -> None:
 
 def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
     import msgspec
-    from zagent import Trust, load_spec_file, trusting
+    from zagent import Trust, load_spec_file, spec_file, trusting
 
     from .comparing import compare
     from .run import evaluate
@@ -56,7 +56,7 @@ def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
 
         spec = {**spec, "llm": users_model(args.model)}  # the user's own choice
         spec.pop("llm_config", None)
-    with trusting(Trust.for_file(args.agent, everything=args.trust)):
+    with trusting(Trust.for_file(args.agent, everything=args.trust)), spec_file(args.agent):  # its identity
         report = evaluate(kernel, spec, args.cases, scorers=scorers, out=args.out, concurrency=args.concurrency,
                           executor=args.executor, name=os.path.basename(args.agent))
     if args.report:

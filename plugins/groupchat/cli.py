@@ -49,7 +49,7 @@ def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:
                 "termination": {**(data.get("termination") or {}), "max_rounds": args.max_rounds}}
     import os
 
-    from zagent import Trust, trusting
+    from zagent import Trust, spec_file, trusting
 
     import attrs
 
@@ -57,7 +57,8 @@ def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:
     folders = base.folders
     if args.agents and os.path.isdir(args.agents):
         folders += (os.path.realpath(args.agents),)
-    with trusting(attrs.evolve(base, everything=bool(args.trust), folders=folders)):  # keeps why a folder was refused
+    with trusting(attrs.evolve(base, everything=bool(args.trust), folders=folders)), \
+            spec_file(args.chat_file):  # keeps why a folder was refused; its inline agents come from this file
         manager = AgentManager(kernel=kernel, storage=args.agents)
         chat = from_dict(data, kernel, manager=manager, llm=args.model, checkpoints=args.checkpoints,
                          on_turn=None if args.json else _print_turn)

@@ -40,8 +40,11 @@ class ChatDrive(ChatTurn):
         if (answer is not NO_ANSWER or resuming) and found is None:
             raise ConfigError(f"no group chat run {run_id!r} in {self._store!r}; check the run id (zagent memory "
                               "list --checkpoints lists the checkpointed runs)")
+        self._vouched = None
         if found is not None and run_id:  # (a checkpoint is only looked up by a run id)
             state = resumed(found, task, run_id)
+            # an unsigned store may have been edited: its answers never approve a tool call, this resume's may
+            self._vouched = set() if signer_of(self.kernel) is None else None
             self.history = SharedHistory(state.messages)
             if answer is not NO_ANSWER:
                 asked = state.interrupt
@@ -49,6 +52,8 @@ class ChatDrive(ChatTurn):
                     raise ConfigError(f"group chat run {run_id!r} is not paused at an interrupt: there is no "
                                       "question to answer (continue it with arun(run_id=...))")
                 state.answers = [*state.answers[: asked.index], answer]
+                if self._vouched is not None:
+                    self._vouched.add(asked.index)
         else:
             if not task:
                 raise ConfigError("give the chat a task (or the run_id of a checkpointed chat to continue)")

@@ -257,6 +257,9 @@ def _llm_factory(options: dict[str, Any], kernel: "Kernel") -> LLMSelector:
     llm = options.get("llm")
     if llm is None or isinstance(llm, str):
         llm = kernel.llm(llm or options.get("model"))
+    elif not callable(getattr(llm, "asend", None)):  # a spec's mapping or list: refused now, not at the first turn
+        raise ConfigError(f"group chat selection 'llm' must be a 'provider:model' string (or an LLM object from "
+                          f"Python), got {type(llm).__name__}; name the selector's model as a string")
     kw = {k: options[k] for k in ("prompt", "history_limit") if k in options}
     placeholders(kw.get("prompt", LLM_PROMPT), SELECTOR_NAMES, "selection.prompt")  # checked now (ConfigError)
     return LLMSelector(llm=llm, **kw)

@@ -46,6 +46,11 @@ class GroupChatSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, om
     llm: Optional[str] = None
     output: str = "content"
 
+    def __repr__(self) -> str:  # an own api_key in llm_config (or an inline agent's) is never shown
+        from zagent.speckit.specs import spec_repr
+
+        return spec_repr(self)
+
 
 def from_dict(data: dict[str, Any], kernel: "Kernel", *, manager: Any = None, llm: Any = None,
               checkpoints: Any = None, **options: Any) -> "GroupChat":

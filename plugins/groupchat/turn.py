@@ -33,6 +33,8 @@ class ChatTurn(ChatEnds):
     _selector: Any
     _deps: Any
     _nested: bool
+    #: positions of the answers this process gave; ``None``: every answer counts (``Asking.vouches``)
+    _vouched: Optional[set[int]] = None
 
     async def _turn(self) -> None:
         state = self._running
@@ -62,7 +64,7 @@ class ChatTurn(ChatEnds):
         if self._nested:
             reply = await self._abortable(self._speak(choice.speaker, agent, turn))
         else:
-            with asking(Asking(state.answers, speaker=choice.speaker, round=number)) as scope:
+            with asking(Asking(state.answers, vouched=self._vouched, speaker=choice.speaker, round=number)) as scope:
                 bind(ctx)
                 try:
                     reply = await self._abortable(self._speak(choice.speaker, agent, turn))

@@ -137,17 +137,19 @@ async def console_approver_now(call: "ToolCall", ctx: "RunContext[Any]") -> bool
 
 
 def _prompt(call: "ToolCall", agent: Optional[str], later: bool) -> Optional[bool]:
-    import msgspec
+    from zagent.agentkit.approvals import shown_arguments
+    from zagent.plugins.cliterminal import SafeStream, raw_stream
 
-    args = msgspec.json.encode(call.arguments, enc_hook=repr).decode()
-    if len(args) > 500:
-        args = args[:500] + "…"
+    args = shown_arguments(call.arguments, 500)  # every argument's name shows, however long one is
     who = f"agent {agent!r} wants" if agent else "the agent wants"
     with _console_lock:
         while True:
             choices = "[y]es / [n]o / [l]ater" if later else "[y]es / [n]o"
-            sys.stderr.write(f"\n{who} to run {call.name}({args})\nAllow? {choices}: ")
-            sys.stderr.flush()
+            # the model chose the arguments: shown with control, bidi and invisible characters escaped (also
+            # when an app calls this approver outside the ``zagent`` command, whose streams are already safe)
+            err = SafeStream(raw_stream(sys.stderr))
+            err.write(f"\n{who} to run {call.name}({args})\nAllow? {choices}: ")
+            err.flush()
             line = sys.stdin.readline()
             answer = line.strip().lower()
             if not line or answer in ("", "n", "no"):

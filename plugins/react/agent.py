@@ -65,6 +65,11 @@ class ReActSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     checkpoints: Optional[str] = None
     """An SQLite file to checkpoint every run to (``*.db``/``*.sqlite`` unless the spec is trusted)."""
 
+    def __repr__(self) -> str:  # an own api_key in llm_config (or an inline agent's) is never shown
+        from zagent.speckit.specs import spec_repr
+
+        return spec_repr(self)
+
 
 @attrs.define(slots=False, eq=False, repr=False, kw_only=True)
 class ReActAgent(Agent):

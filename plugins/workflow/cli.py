@@ -118,13 +118,13 @@ def _trust(args: argparse.Namespace) -> Any:
 
 
 def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:
-    from zagent import trusting
+    from zagent import spec_file, trusting
 
     from .graph import WorkFlowGraph
 
     graph = WorkFlowGraph.load(args.workflow_file)
     executor = _executor(args, kernel)
-    with trusting(_trust(args)):
+    with trusting(_trust(args)), spec_file(args.workflow_file):  # its inline agents come from this file
         result = executor.run(graph, args.input, run_id=args.run_id)
     return _print_result(args, result)
 
@@ -143,7 +143,7 @@ def cmd_resume(args: argparse.Namespace, kernel: "Kernel") -> int:
     import os
 
     from zagent.errors import ConfigError
-    from zagent import trusting
+    from zagent import spec_file, trusting
 
     from .graph import WorkFlowGraph
 
@@ -158,7 +158,7 @@ def cmd_resume(args: argparse.Namespace, kernel: "Kernel") -> int:
             raise ConfigError(f"--answer-json is not JSON ({exc}); for text use --answer") from None
     graph = WorkFlowGraph.load(args.workflow_file)
     executor = _executor(args, kernel)
-    with trusting(_trust(args)):
+    with trusting(_trust(args)), spec_file(args.workflow_file):
         if args.node is None:
             result = executor.resume(args.run_id, graph=graph, answer=answer)
         else:

@@ -67,6 +67,11 @@ class WorkFlowNode(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unkn
     def required_inputs(self) -> list[str]:
         return [f.name for f in self.inputs if f.required and f.default is None]
 
+    def __repr__(self) -> str:  # an own api_key in llm_config (or an inline agent's) is never shown
+        from zagent.speckit.specs import spec_repr
+
+        return spec_repr(self)
+
 
 class WorkFlowEdge(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
     """``source`` runs before ``target`` (and usually hands it some outputs by name)."""

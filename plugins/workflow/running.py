@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from zagent.agentkit.interrupts import Interrupt
 from zagent.agentkit.lifecycle import RunDriver
+from zagent.agentkit.signing import signer_of
 from zagent.errors import ConfigError
 from zagent.types import Usage
 
@@ -56,6 +57,10 @@ class RunCore(RunDriver[RunState, WorkFlowResult]):
         self.answers: dict[str, list[Any]] = {}  # per unfinished node: the answers to its interrupts so far
         self.interrupts: dict[str, Interrupt] = {}  # per node paused at an interrupt: its question
         self.given = False  # answers came with this resume: checkpointed before any node runs
+        #: per node, the positions of the answers this process gave; ``None``: every answer counts (a run never
+        #: read back from a store, or one the kernel's checkpoint key verified). An unsigned store may have
+        #: been edited, so a "yes" only it holds never approves a tool call (``Asking.vouches``).
+        self.vouched: Optional[dict[str, set[int]]] = None
         self.usage = Usage()  # tokens spent by this process's run (not by runs it resumes)
         self.resumed: list[str] = []
         if saved is not None:
@@ -94,6 +99,8 @@ class RunCore(RunDriver[RunState, WorkFlowResult]):
         self.trace, self.resumed = list(saved.trace), list(saved.done)
         self.answers, self.interrupts = {k: list(v) for k, v in saved.answers.items()}, dict(saved.interrupts)
         self.share.restore(saved.counters)  # adopted by the counters on first use, never lowering them
+        if self.ex.checkpoints is not None and signer_of(self.kernel) is None:
+            self.vouched = {}
 
     def give(self, given: dict[str, Any]) -> None:
         """Record the answers a resume brought (``{node: answer}``, each to its node's pending interrupt);
@@ -101,6 +108,8 @@ class RunCore(RunDriver[RunState, WorkFlowResult]):
         for node, answer in given.items():
             asked = self.interrupts[node]
             self.answers[node] = [*self.answers.get(node, [])[: asked.index], answer]
+            if self.vouched is not None:
+                self.vouched.setdefault(node, set()).add(asked.index)
             self._log.touch("answers", node)
             self.given = True
         for node in list(self.interrupts):

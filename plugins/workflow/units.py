@@ -49,7 +49,7 @@ async def run_node(kernel: "Kernel", payload: dict[str, Any]) -> dict[str, Any]:
     values = dict(payload.get("values") or {})
     produced: dict[str, Any] = {}
     usage = Usage()
-    with asking(Asking(payload.get("answers") or (), node=node.name)) as scope:
+    with asking(Asking(payload.get("answers") or (), vouched=payload.get("vouched"), node=node.name)) as scope:
         try:
             for agent_name, spec in payload["agents"]:
                 usage = usage + await call_step(_agent(kernel, spec, payload), agent_name, node, values, produced,

@@ -9,7 +9,7 @@ import functools
 import os
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
-from ._runs import emitting, spans
+from ._runs import spans
 from . import hookspecs
 from ._hooks import loading, runner as hooks
 from ._registry import lookups
@@ -72,8 +72,8 @@ class Kernel:
         self.stash = Stash()
         #: this kernel's token in ``zagent._runs.spans`` (spans pair per kernel); unlike ``id(self)``, never reused
         self.span_owner = spans.new_owner()
-        #: ``emitting.emit`` bound to this kernel: ``RunContext.aemit`` hands it its data dict as is
-        self._aemit_data = functools.partial(emitting.emit, self.hooks, self.span_owner)
+        #: ``spans.emit`` bound to this kernel: ``RunContext.aemit`` hands it its data dict as is
+        self._aemit_data = functools.partial(spans.emit, self.hooks, self.span_owner)
         self._models = Models(self.config, self.registries)
         self._embedders: dict[Any, Any] = {}
         self._stores = Owned()  # every store handed out, hashable or not, closed by aclose
@@ -250,8 +250,8 @@ class Kernel:
         ``parent_id`` of the span open around them; the end event gets ``duration``, ``outcome``
         and ``usage`` (see ``zagent._runs.spans``)."""
         observers = self.hooks.impls("zagent_event")
-        if observers:  # inline, not emitting.emit(): one coroutine per event
-            pending = emitting.send(self.hooks, observers, self.span_owner, type, run_id, agent, _ids, data)
+        if observers:  # inline, not spans.emit(): one coroutine per event
+            pending = spans.send(self.hooks, observers, self.span_owner, type, run_id, agent, _ids, data)
             if pending is not None:
                 await pending
 

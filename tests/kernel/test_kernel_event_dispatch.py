@@ -1,4 +1,4 @@
-"""Event dispatch (zagent._runs.emitting, HookRunner.dispatch): sync observers called inline, async ones awaited,
+"""Event dispatch (zagent._runs.spans, HookRunner.dispatch): sync observers called inline, async ones awaited,
 every observer sees every event in order, whatever mix of sync, async and failing observers there is."""
 
 import asyncio

@@ -35,20 +35,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class Kernel:
-    """The zagent kernel: plugins, registries, the tool-run path and LLM resolution.
-
-    :param plugins: extra plugins: modules, objects, classes or ``"pkg.mod"`` /
-        ``"pkg.mod:attr"`` import paths.
-    :param entry_points: load installed plugins of entry-point group ``zagent``
-        (built-ins included). ``False`` gives an isolated kernel.
-    :param strict: raise on any plugin problem instead of reporting it.
-    :param config: settings plugins may read: ``model`` (default model),
-        ``profiles`` (per-model capability overrides), ``profile`` (overrides for
-        every model, applied last), ``tool_threads``,
-        ``tool_threads_abandoned`` and ``tool_threads_abandoned_per_tool`` (caps on
-        timed-out sync tool calls still running, see ``zagent._tools.threads``), and
-        per-plugin sections.
-    """
+    """The zagent kernel. ``plugins``: modules, objects, classes or ``"pkg.mod[:attr]"`` paths; ``entry_points``:
+    load group ``zagent`` (built-ins included; ``False``: isolated); ``strict``: raise on a plugin problem;
+    ``config``: ``model``, ``profiles`` (per model), ``profile`` (every model, last), ``tool_threads``,
+    ``tool_threads_abandoned[_per_tool]`` (caps, ``zagent._tools.threads``), per-plugin sections."""
 
     def __init__(
         self,
@@ -90,12 +80,8 @@ class Kernel:
     # -- plugins ----------------------------------------------------------------
 
     def add_plugin(self, plugin: Any, name: Optional[str] = None) -> str:
-        """Register one more plugin now and run its registration hooks; return its name.
-
-        Raises ``PluginError`` if the plugin cannot be added (import error,
-        invalid or unknown hooks, blocked, already registered, a registration
-        hook raising, a name clash); the problem is also kept in ``problems``.
-        """
+        """Register one more plugin now, run its registration hooks, return its name. ``PluginError`` (also kept
+        in ``problems``) on an import error, bad or unknown hooks, blocked, already there, a hook raising, a clash."""
         return self._loader.add_plugin(plugin, name)
 
     def remove_plugin(self, plugin: Any) -> None:
@@ -171,18 +157,13 @@ class Kernel:
     tool_definitions = tooltable.tool_definitions  # Agent-Z's get_definitions(toolsets=[...]), with metadata
 
     def add_tool(self, tool: Any, *, plugin: str = "<kernel.add_tool>", **options: Any) -> Tool:
-        """Register a tool (a ``Tool`` or a function) directly on this kernel, e.g. in an embedding app.
-
-        ``plugin`` attributes it to a plugin (``remove_plugin`` then drops it too), for plugins
-        registering tools after start-up (see ``zagent._tools.table.PendingTools``).
-        """
+        """Register a tool (a ``Tool`` or a function) on this kernel; ``plugin`` attributes it to a plugin
+        (``remove_plugin`` drops it too), for plugins adding tools after start-up (``PendingTools``)."""
         return tooltable.add(self.registries, self._loader._describe, tool, plugin, options)
 
     def remove_tool(self, name: str) -> Tool:
-        """Unregister one tool by name and return it; agents offered it can no longer run it.
-
-        Raises ``ToolError`` naming the registered tools if there is none by that name.
-        """
+        """Unregister one tool by name and return it (agents offered it can no longer run it); ``ToolError``
+        naming the registered tools if there is none by that name."""
         return tooltable.remove(self.registries, name)
 
     def remove_toolset(self, toolset: str) -> list[Tool]:
@@ -222,15 +203,10 @@ class Kernel:
         return run_sync(self.arun_tools(calls, ctx, max_concurrency=max_concurrency))
 
     async def abatch(self, target: Any, inputs: Any, **options: Any) -> Any:
-        """Run ``target`` (an agent spec dict or file, an agent, a workflow graph) once per input.
-
-        ``inputs`` is an iterable of dicts or a JSONL path. Options: ``out`` (a JSONL results file:
-        resumable, items already there are skipped), ``executor`` (a name or an executor),
-        ``executor_options``, ``concurrency``, ``retries`` (of a unit whose worker was lost),
-        ``retry_failed``, ``on_result(record, summary)``. Returns a ``BatchReport`` (``summary``,
-        and ``results`` in input order when there is no ``out``). The driver is the batch plugin's
-        (``zagent.plugins.batch``, registered through ``zagent_register_batch_drivers``).
-        """
+        """Run ``target`` (agent spec dict or file, agent, workflow graph) once per input (dicts, or a JSONL path)
+        with the ``zagent_register_batch_drivers`` driver. Options: ``out`` (JSONL results, resumable), ``executor``
+        (name or object), ``executor_options``, ``concurrency``, ``retries`` (lost workers), ``retry_failed``,
+        ``on_result(record, summary)``. Returns a ``BatchReport`` (``summary``; ``results`` in order without ``out``)."""
         return await batch_driver(self.registries)(self, target, inputs, **options)
 
     def batch(self, target: Any, inputs: Any, **options: Any) -> Any:
@@ -244,11 +220,8 @@ class Kernel:
 
     async def aemit(self, type: str, *, run_id: Optional[str] = None, agent: Optional[str] = None,
                     _ids: Any = None, **data: Any) -> None:
-        """Send a ``zagent_event`` to observers (no-op when there are none).
-
-        ``<kind>_start``/``<kind>_end`` events are paired: both carry one ``span_id`` and the
-        ``parent_id`` of the span open around them; the end event gets ``duration``, ``outcome``
-        and ``usage`` (see ``zagent._runs.spans``)."""
+        """Send a ``zagent_event`` to observers (none: no-op); ``<kind>_start``/``_end`` pairs share a ``span_id``
+        and the ``parent_id`` of the span around them; the end gets ``duration``, ``outcome``, ``usage``."""
         observers = self.hooks.impls("zagent_event")
         if observers:  # inline, not spans.emit(): one coroutine per event
             pending = spans.send(self.hooks, observers, self.span_owner, type, run_id, agent, _ids, data)

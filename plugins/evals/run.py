@@ -111,8 +111,10 @@ def read_cases(cases: Union[str, "os.PathLike[str]", Iterable[Any]]) -> list[Cas
             f = open(where, "rb")
         except OSError as exc:
             raise ConfigError(f"cannot read the cases file {where!r}: {exc}") from None
+        from zagent.agentkit.files import bounded_lines
+
         with f:
-            for n, raw in enumerate(f, 1):
+            for n, raw in bounded_lines(f, where):
                 if raw.strip():
                     try:
                         data = msgspec.json.decode(raw)

@@ -164,7 +164,24 @@ async def aevaluate(kernel: "Kernel", agent: Any, cases: Any, *, scorers: Option
     ``(label, callable)`` pairs; each case's own ``scorers`` replace them for that case."""
     loaded = read_cases(cases)
     default = [s if isinstance(s, tuple) else scorer_of(kernel, s) for s in (scorers or ["exact"])]
-    per_case = {c.id: [scorer_of(kernel, s) for s in c.scorers] for c in loaded if c.scorers}
+    from zagent import Trust, trusting
+
+    # A cases file is data, whoever trusts the agent: its scorers' import paths (function's fn) get only the
+    # kernel's trusted_imports, never the agent spec's trust (--trust).
+    from_file = isinstance(cases, (str, os.PathLike))
+    per_case: dict[str, list[tuple[str, Any]]] = {}
+    with trusting(Trust() if from_file else None):
+        for c in loaded:
+            try:
+                if c.scorers:
+                    per_case[c.id] = [scorer_of(kernel, s) for s in c.scorers]
+            except ConfigError as exc:
+                if not from_file:
+                    raise
+                raise ConfigError(f"cases file {os.fspath(cases)!r}, case {c.id!r}: {exc}. A cases file is data "
+                                  "(--trust covers the agent file only): its scorers may name only functions the "
+                                  "app trusts (Kernel(config={'trusted_imports': [...]})); or give the scorer "
+                                  "yourself (--scorer, scorers=...)") from None
     items = [{**c.inputs, "id": c.id} for c in loaded]
     path = os.fspath(out) if out is not None else None
     report = await kernel.abatch(agent, items, out=path, concurrency=concurrency, executor=executor)

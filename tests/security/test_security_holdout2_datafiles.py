@@ -1,4 +1,4 @@
-"""Hold-out round four: data files (batch inputs, eval cases) of one endless line.
+"""Hold-out round four: data files (batch inputs, eval cases): one endless line, a case naming code.
 
 Attacks tried (session 2026-12-03, redteam2) and whether they got through before this module's fix:
 
@@ -7,6 +7,10 @@ Attacks tried (session 2026-12-03, redteam2) and whether they got through before
   the whole line into memory before looking at it) -- fixed: ``zagent.agentkit.files.bounded_lines`` reads at
   most ``MAX_LINE_BYTES`` (16 MiB) of a line and refuses a longer one with a ``ConfigError`` naming the line
 - an ordinary file's last line without a newline: held (read as before)
+- ``zagent eval --trust agent.json`` (the user trusts the agent file) over a downloaded cases file whose case
+  names its own scorer ``{"name": "function", "fn": "case_mod:score"}``: GOT THROUGH (imported and run under
+  the agent's trust; ``"os:system"`` would run the model's output as a shell command) -- fixed: a cases file's
+  scorers get only the kernel's ``trusted_imports``
 """
 
 import pytest
@@ -46,3 +50,25 @@ def test_a_last_line_without_a_newline_still_reads(tmp_path):
     path = tmp_path / "inputs.jsonl"
     path.write_bytes(b'{"q": "a"}\n\n{"q": "b"}')
     assert [item.inputs for item in read_items(str(path))] == [{"q": "a"}, {"q": "b"}]
+
+
+def test_a_cases_file_scorer_gets_no_trust_from_a_trusted_agent(tmp_path, monkeypatch):
+    """``evaluate`` under ``Trust(everything=True)`` (``zagent eval --trust``): a case's own scorer
+    ``{"name": "function", "fn": "case_mod:score"}`` is refused, the module never imported."""
+    import json
+
+    from zagent import Trust, trusting
+    from zagent.plugins.evals import evaluate
+
+    from .conftest import agent_spec, make_kernel
+
+    marker = tmp_path / "pwned"
+    (tmp_path / "case_mod.py").write_text(f"open({str(marker)!r}, 'w').write('x')\ndef score(*a):\n    return 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    case = {"id": "c1", "inputs": {"question": "hi"}, "expected": "x",
+            "scorers": [{"name": "function", "fn": "case_mod:score"}]}
+    (tmp_path / "cases.jsonl").write_text(json.dumps(case) + "\n")
+    k = make_kernel(plugins=["zagent.plugins.batch", "zagent.plugins.evals"])
+    with trusting(Trust(everything=True)), pytest.raises(ConfigError, match="A cases file is data"):
+        evaluate(k, agent_spec(llm="test:offline"), str(tmp_path / "cases.jsonl"))
+    assert not marker.exists()

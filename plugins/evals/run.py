@@ -11,6 +11,7 @@ eval skips the cases already there (resume), so only scoring is done again.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
@@ -170,8 +171,11 @@ async def aevaluate(kernel: "Kernel", agent: Any, cases: Any, *, scorers: Option
     # kernel's trusted_imports, never the agent spec's trust (--trust).
     from_file = isinstance(cases, (str, os.PathLike))
     per_case: dict[str, list[tuple[str, Any]]] = {}
-    with trusting(Trust() if from_file else None):
-        for c in loaded:
+    from zagent.providerkit.credentials import spec_options
+
+    with trusting(Trust() if from_file else None), \
+            (spec_options(f"cases file {os.fspath(cases)!r}", kernel) if from_file else contextlib.nullcontext()):
+        for c in loaded:  # a case's judge model is checked as a spec's (no default recording, bounded options)
             try:
                 if c.scorers:
                     per_case[c.id] = [scorer_of(kernel, s) for s in c.scorers]

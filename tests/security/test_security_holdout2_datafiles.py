@@ -11,6 +11,9 @@ Attacks tried (session 2026-12-03, redteam2) and whether they got through before
   names its own scorer ``{"name": "function", "fn": "case_mod:score"}``: GOT THROUGH (imported and run under
   the agent's trust; ``"os:system"`` would run the model's output as a shell command) -- fixed: a cases file's
   scorers get only the kernel's ``trusted_imports``
+- the same cases file's ``llm_judge`` scorer naming ``"model": "record:test:offline"`` (no path: the user's own
+  recording): GOT THROUGH (the judge wrote the user's default recording) -- fixed: a case's scorers are made
+  under ``spec_options``, as a spec's model
 """
 
 import pytest
@@ -72,3 +75,22 @@ def test_a_cases_file_scorer_gets_no_trust_from_a_trusted_agent(tmp_path, monkey
     with trusting(Trust(everything=True)), pytest.raises(ConfigError, match="A cases file is data"):
         evaluate(k, agent_spec(llm="test:offline"), str(tmp_path / "cases.jsonl"))
     assert not marker.exists()
+
+
+def test_a_cases_file_judge_cannot_write_the_users_default_recording(tmp_path, monkeypatch):
+    """A case's ``{"name": "llm_judge", "model": "record:test:offline"}`` (no path: the user's own recording)
+    is refused as a spec's model would be; the user's recording is untouched."""
+    import json
+
+    from zagent.plugins.evals import evaluate
+
+    from .conftest import agent_spec, make_kernel
+
+    monkeypatch.setenv("ZAGENT_RECORDINGS", str(tmp_path / "recordings"))
+    case = {"id": "c1", "inputs": {"question": "hi"}, "expected": "x",
+            "scorers": [{"name": "llm_judge", "model": "record:test:offline"}]}
+    (tmp_path / "cases.jsonl").write_text(json.dumps(case) + "\n")
+    k = make_kernel(plugins=["zagent.plugins.batch", "zagent.plugins.evals"])
+    with pytest.raises(ConfigError, match="A cases file is data"):
+        evaluate(k, agent_spec(llm="test:offline"), str(tmp_path / "cases.jsonl"))
+    assert not (tmp_path / "recordings").exists()

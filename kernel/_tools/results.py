@@ -35,11 +35,13 @@ def to_text(value: Any) -> str:
 
 
 def cut(text: str) -> str:
-    """``text`` cut to ``MAX_RESULT_CHARS`` characters, saying how many more there were."""
+    """``text`` cut to at most ``MAX_RESULT_CHARS`` characters in all, a note saying how many were cut (so a
+    result cut once, e.g. by a tool source, is never cut again)."""
     if len(text) <= MAX_RESULT_CHARS:
         return text
-    return (text[:MAX_RESULT_CHARS] + f"\n[... {len(text) - MAX_RESULT_CHARS} more characters of the tool's result "
-            f"cut: the model reads at most {MAX_RESULT_CHARS}; return less, e.g. a summary or a page of it]")
+    keep = MAX_RESULT_CHARS - 160  # room for the note
+    return (text[:keep] + f"\n[... {len(text) - keep} more characters of the tool's result cut: the model reads "
+            f"at most {MAX_RESULT_CHARS}; return less, e.g. a summary or a page of it]")
 
 
 def _to_text(value: Any) -> str:

@@ -41,8 +41,8 @@ def test_a_50mb_tool_result_is_cut_before_the_model_reads_it():
         return "A" * BIG
 
     content = run_with_tool(make_kernel(), flood)
-    assert len(content) < 201_000
-    assert f"{BIG - 200_000} more characters" in content
+    assert len(content) <= 200_000
+    assert f"{BIG - content.index(chr(10) + '[...')} more characters" in content
 
 
 def test_a_50mb_json_tool_result_is_cut_too():
@@ -96,3 +96,13 @@ def test_a_huge_replay_recording_is_refused(tmp_path):
         f.truncate(70 * 2**20)
     with pytest.raises(ConfigError, match="larger than 64 MiB"):
         load(str(rec))
+
+
+def test_a_result_cut_once_is_not_cut_again():
+    """The kernel's cut keeps the whole text within ``MAX_RESULT_CHARS``, note included, so a result a tool
+    source already cut (MCP's, with its own note) or a cut result cut again comes back unchanged."""
+    from zagent._tools.results import MAX_RESULT_CHARS, cut
+
+    once = cut("x" * (3 * MAX_RESULT_CHARS))
+    assert len(once) <= MAX_RESULT_CHARS and "more characters of the tool's result cut" in once
+    assert cut(once) == once

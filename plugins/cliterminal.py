@@ -6,7 +6,8 @@ the clipboard) or bidi overrides that reorder what a reviewer reads.
 ``printable(text)`` shows each C0/C1 control character (``\\x1b``, ``\\x07``, ``\\r``,
 ``\\x9b``...) and each bidi control (U+202A-202E, U+2066-2069, U+200E/200F,
 U+061C), line/paragraph separator and invisible format character (zero-width space and non-joiner, word
-joiner, BOM, the tag characters U+E0000-E007F that smuggle invisible ASCII to a model) as an escape,
+joiner, BOM, the tag characters U+E0000-E007F that smuggle invisible ASCII to a model, the Hangul fillers and
+the rest of Unicode's default-ignorable code points but the emoji joiner and presentation selectors) as an escape,
 keeping ``\\n`` and ``\\t``
 for layout; a URL's userinfo is masked too (``zagent._trust.secrets.mask_userinfo``). ``main()`` of ``zagent`` puts ``SafeStream`` around ``sys.stdout``
 and ``sys.stderr`` for the whole command (``safe_terminal``), so every command's
@@ -32,8 +33,17 @@ _ESCAPES.update({c: f"\\u{c:04x}" for c in [0x061C, 0x200E, 0x200F, 0x2028, 0x20
 # (emoji sequences need it). Astral ones are shown as a UTF-16 pair (``\udb40\udc41``), still a valid JSON escape.
 _ESCAPES.update({c: f"\\u{c:04x}" for c in [0x180E, 0x200B, 0x200C, *range(0x2060, 0x2065), 0xFEFF,
                                             *range(0xFFF9, 0xFFFC)]})
+# The rest of Unicode's Default_Ignorable_Code_Point set (drawn as nothing): the soft hyphen, the combining
+# grapheme joiner, the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0, blank "letters" an identifier or a prompt
+# can be padded with), Khmer inherent vowels, Mongolian variation selectors, the deprecated format characters
+# U+206A-206F, the variation selectors but U+FE0E/FE0F (text or emoji presentation, which emoji need), whose runs
+# carry invisible bytes ("emoji smuggling"), unassigned U+FFF0-FFF8, shorthand and musical format controls and
+# the whole U+E0000-E0FFF block (tags, variation selectors supplement).
+_ESCAPES.update({c: f"\\u{c:04x}" for c in [0x00AD, 0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810),
+                                            0x2065, *range(0x206A, 0x2070), 0x3164, *range(0xFE00, 0xFE0E), 0xFFA0,
+                                            *range(0xFFF0, 0xFFF9)]})
 _ESCAPES.update({c: f"\\u{0xD800 + ((c - 0x10000) >> 10):04x}\\u{0xDC00 + ((c - 0x10000) & 0x3FF):04x}"
-                 for c in range(0xE0000, 0xE0080)})
+                 for c in [*range(0x1BCA0, 0x1BCA4), *range(0x1D173, 0x1D17B), *range(0xE0000, 0xE1000)]})
 _ALL = {**_ESCAPES, 0x09: "\\x09", 0x0A: "\\x0a"}
 
 

@@ -11,6 +11,8 @@ import msgspec
 
 #: Nesting deeper than this (lists in lists...) is refused (the interpreter's recursion limit bounds it too).
 MAX_DEPTH = 200
+#: Characters of a tool's result (or error message) the model reads; the rest is cut, saying how much (as MCP results).
+MAX_RESULT_CHARS = 200_000
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
@@ -26,7 +28,23 @@ def clean(text: str) -> str:
 
 
 def to_text(value: Any) -> str:
-    """Text as is, bytes decoded, anything else as JSON (else its ``repr``); ``ResultNotText`` saying why not."""
+    """Text as is, bytes decoded, anything else as JSON (else its ``repr``), cut to ``MAX_RESULT_CHARS``;
+    ``ResultNotText`` saying why not."""
+    text = _to_text(value)
+    return text if len(text) <= MAX_RESULT_CHARS else cut(text)
+
+
+def cut(text: str) -> str:
+    """``text`` cut to at most ``MAX_RESULT_CHARS`` characters in all, a note saying how many were cut (so a
+    result cut once, e.g. by a tool source, is never cut again)."""
+    if len(text) <= MAX_RESULT_CHARS:
+        return text
+    keep = MAX_RESULT_CHARS - 160  # room for the note
+    return (text[:keep] + f"\n[... {len(text) - keep} more characters of the tool's result cut: the model reads "
+            f"at most {MAX_RESULT_CHARS}; return less, e.g. a summary or a page of it]")
+
+
+def _to_text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
@@ -71,4 +89,4 @@ def describe(exc: BaseException) -> str:
     except Exception:
         message = "(its message cannot be rendered)"
     text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    return clean(text)
+    return clean(text if len(text) <= MAX_RESULT_CHARS else cut(text))

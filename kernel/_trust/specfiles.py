@@ -18,8 +18,8 @@ def load_spec_file(path: "Union[str, os.PathLike[str]]") -> dict[str, Any]:
     p = os.fspath(path)
     if isinstance(p, bytes) or "\x00" in p:
         raise ConfigError(f"spec file path {short_repr(p)} is not a usable path (bytes or a NUL character)")
-    try:
-        with open(p, "rb") as f:
+    try:  # O_NONBLOCK: opening a FIFO (or a device) must not hang before it is refused
+        with open(regular_file(p, "spec file"), "rb") as f:
             raw = f.read(MAX_SPEC_BYTES + 1)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read spec file {p!r}: {exc}") from None
@@ -74,6 +74,24 @@ def _json_position(raw: bytes, message: str) -> str:
     line = raw.count(b"\n", 0, offset) + 1
     column = offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
     return f":{line}:{column}"
+
+
+def regular_file(p: str, what: str) -> int:
+    """A read-only file descriptor of ``p`` if it is a regular file (opened without blocking, so a FIFO or a
+    device cannot hang the reader); else ``ConfigError`` saying what it is."""
+    import stat
+
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(p, os.O_RDONLY | nonblock | getattr(os, "O_CLOEXEC", 0))
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise ConfigError(f"{what} {p!r} is {kind}, not a regular file; zagent reads only regular files (a FIFO "
+                          "or a device could hang the load or never end). Name a regular file")
+    if nonblock:
+        os.set_blocking(fd, True)
+    return fd
 
 
 def short_repr(value: Any, limit: int = 60) -> str:

@@ -14,8 +14,30 @@ import os
 import stat
 import threading
 
-__all__ = ["write_atomic"]
-from typing import Union
+__all__ = ["MAX_LINE_BYTES", "bounded_lines", "write_atomic"]
+from typing import IO, Iterator, Union
+
+#: Bytes of one line of a JSONL data file (batch inputs, eval cases) read at most: a file of one endless line (a
+#: sparse file costs no disk) is refused, never read into memory whole.
+MAX_LINE_BYTES = 16 * 2**20
+
+
+def bounded_lines(f: "IO[bytes]", where: str, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:
+    """``(number, line)`` of binary file ``f``, numbered from 1; a line longer than ``limit`` bytes is a
+    ``ConfigError`` naming ``where`` and the line, read no further than the limit."""
+    from ..errors import ConfigError
+
+    number = 0
+    while True:
+        raw = f.readline(limit + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            raise ConfigError(f"{where}: line {number} is longer than {limit // 2**20} MiB; one line of a JSONL "
+                              "file holds one item, and one that big is not an item (keep big data in files the "
+                              "agent's tools read)")
+        yield number, raw
 
 
 def write_atomic(path: Union[str, "os.PathLike[str]"], data: Union[str, bytes]) -> None:

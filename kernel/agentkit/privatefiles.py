@@ -88,14 +88,22 @@ def open_private(path: _PathLike, flags: int, *, reading: bool = False) -> int:
         private_folder(os.path.dirname(os.path.abspath(p)))
     check_private(p, reading=reading)
     nofollow = 0 if os.path.islink(p) else getattr(os, "O_NOFOLLOW", 0)  # own links passed check_private
+    nonblock = getattr(os, "O_NONBLOCK", 0) if reading else 0  # a planted FIFO must not hang the open
     try:
-        fd = os.open(p, flags | nofollow | getattr(os, "O_CLOEXEC", 0), 0o600)
+        fd = os.open(p, flags | nofollow | nonblock | getattr(os, "O_CLOEXEC", 0), 0o600)
     except OSError:
         if nofollow and os.path.islink(p):
             raise ConfigError(f"{p!r} became a symlink while zagent opened it; it was not followed. Remove it "
                               "and choose a file in a folder only you can write") from None
         raise
-    if not reading:
+    if reading:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise ConfigError(f"{p!r} is not a regular file (a FIFO, device or folder); zagent reads only regular "
+                              "files, which cannot hang the read. Name a regular file")
+        if nonblock:
+            os.set_blocking(fd, True)
+    else:
         st = os.fstat(fd)
         me = os.getuid() if hasattr(os, "getuid") else None
         if not stat.S_ISREG(st.st_mode) or (me is not None and st.st_uid != me) or st.st_nlink > 1:

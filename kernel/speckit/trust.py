@@ -100,11 +100,38 @@ def _in_folders(module: str, folders: Sequence[str]) -> bool:
         if _writable_by_others(os.path.dirname(where)):  # a package folder anyone can add a module to
             return False
     planted = _bytecode_planted(where) if where and _file_in(where, folders) else None
+    if not planted and where and found.submodule_search_locations and _file_in(where, folders):
+        planted = _planted_below(list(found.submodule_search_locations), module.split(".")[1:])
+    if planted and os.path.basename(planted) != "__pycache__" and os.path.isdir(planted):
+        raise ConfigError(f"module {module!r} is next to the spec, but its package folder {planted} can be written "
+                          "by other users (or is theirs), who could replace the module: it was not imported. Keep "
+                          "the folder yours alone (chmod go-w)")
     if planted:
         raise ConfigError(f"module {module!r} is next to the spec, but its bytecode cache {planted} can be written "
                           "by other users (or is theirs), and Python runs a cached .pyc instead of the source: it "
                           "was not imported. Delete that __pycache__ and keep the folder yours alone (chmod go-w)")
     return _file_in(where, folders) and not (where and _writable_by_others(where))
+
+
+def _planted_below(locations: list[str], parts: list[str]) -> Optional[str]:
+    """For ``pkg.a.b`` (``parts`` ``["a", "b"]`` below ``pkg``'s folders): the first package folder other users can
+    write, or planted bytecode of an ``__init__.py`` or module on the way; found without importing anything."""
+    for part in parts:
+        for folder in locations:
+            sub = os.path.join(folder, part)
+            if os.path.isdir(sub):
+                if _writable_by_others(sub):
+                    return sub
+                planted = _bytecode_planted(os.path.join(sub, "__init__.py"))
+                if planted:
+                    return planted
+                locations = [sub]
+                break
+            if os.path.isfile(sub + ".py"):
+                return _bytecode_planted(sub + ".py")
+        else:
+            return None
+    return None
 
 
 def _bytecode_planted(source: str) -> Optional[str]:

@@ -212,7 +212,10 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
     token = _loading.set((*_loading.get(), path))
     try:
         spec = load_spec_file(path)
-        inner = Trust(everything=trust.everything, folders=(os.path.dirname(path),), dry=trust.dry) \
+        here = os.path.dirname(path)  # import trust for the file's folder only if that folder was trusted already:
+        trusted_here = any(here == f or here.startswith(f.rstrip(os.sep) + os.sep)  # a data folder is no code folder
+                           for f in map(os.path.realpath, trust.folders))
+        inner = Trust(everything=trust.everything, folders=(here,) if trusted_here else (), dry=trust.dry) \
             if trust.folders or trust.everything else trust
         with trusting(inner):
             if spec.get("type", "customize") == "customize":

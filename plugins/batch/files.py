@@ -62,8 +62,10 @@ def read_items(path: Union[str, "os.PathLike[str]"]) -> Iterator[Item]:
         f = open(os.fspath(path), "rb")
     except OSError as exc:
         raise ConfigError(f"cannot read the inputs file {os.fspath(path)!r}: {exc}") from None
+    from zagent.agentkit.files import bounded_lines
+
     with f:
-        for number, raw in enumerate(f, 1):
+        for number, raw in bounded_lines(f, f"the inputs file {os.fspath(path)!r}"):
             if not raw.strip():
                 continue
             try:

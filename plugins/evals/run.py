@@ -11,6 +11,7 @@ eval skips the cases already there (resume), so only scoring is done again.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
@@ -111,8 +112,10 @@ def read_cases(cases: Union[str, "os.PathLike[str]", Iterable[Any]]) -> list[Cas
             f = open(where, "rb")
         except OSError as exc:
             raise ConfigError(f"cannot read the cases file {where!r}: {exc}") from None
+        from zagent.agentkit.files import bounded_lines
+
         with f:
-            for n, raw in enumerate(f, 1):
+            for n, raw in bounded_lines(f, where):
                 if raw.strip():
                     try:
                         data = msgspec.json.decode(raw)
@@ -162,7 +165,27 @@ async def aevaluate(kernel: "Kernel", agent: Any, cases: Any, *, scorers: Option
     ``(label, callable)`` pairs; each case's own ``scorers`` replace them for that case."""
     loaded = read_cases(cases)
     default = [s if isinstance(s, tuple) else scorer_of(kernel, s) for s in (scorers or ["exact"])]
-    per_case = {c.id: [scorer_of(kernel, s) for s in c.scorers] for c in loaded if c.scorers}
+    from zagent import Trust, trusting
+
+    # A cases file is data, whoever trusts the agent: its scorers' import paths (function's fn) get only the
+    # kernel's trusted_imports, never the agent spec's trust (--trust).
+    from_file = isinstance(cases, (str, os.PathLike))
+    per_case: dict[str, list[tuple[str, Any]]] = {}
+    from zagent.providerkit.credentials import spec_options
+
+    with trusting(Trust() if from_file else None), \
+            (spec_options(f"cases file {os.fspath(cases)!r}", kernel) if from_file else contextlib.nullcontext()):
+        for c in loaded:  # a case's judge model is checked as a spec's (no default recording, bounded options)
+            try:
+                if c.scorers:
+                    per_case[c.id] = [scorer_of(kernel, s) for s in c.scorers]
+            except ConfigError as exc:
+                if not from_file:
+                    raise
+                raise ConfigError(f"cases file {os.fspath(cases)!r}, case {c.id!r}: {exc}. A cases file is data "
+                                  "(--trust covers the agent file only): its scorers may name only functions the "
+                                  "app trusts (Kernel(config={'trusted_imports': [...]})); or give the scorer "
+                                  "yourself (--scorer, scorers=...)") from None
     items = [{**c.inputs, "id": c.id} for c in loaded]
     path = os.fspath(out) if out is not None else None
     report = await kernel.abatch(agent, items, out=path, concurrency=concurrency, executor=executor)

@@ -219,15 +219,23 @@ def default_path(model: str) -> str:
     return os.path.join(folder, name[:120] + ".jsonl")
 
 
+#: Bytes of a recording ``replay:`` reads at most (a spec can name the file: a bound on what it makes zagent read).
+MAX_RECORDING_BYTES = 64 * 2**20
+
+
 def load(path: str) -> list[Record]:
     """The records of a JSONL file written by ``record:``."""
     from zagent.agentkit.privatefiles import open_private
 
     try:
         with open(open_private(path, os.O_RDONLY, reading=True), "rb") as f:
-            lines = [line for line in f.read().splitlines() if line.strip()]
+            raw = f.read(MAX_RECORDING_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"cannot read the recording {path!r}: {exc}; record it first with record:provider:model") from None
+    if len(raw) > MAX_RECORDING_BYTES:
+        raise ConfigError(f"the recording {path!r} is larger than {MAX_RECORDING_BYTES // 2**20} MiB, more than a "
+                          "recording of a test run holds; zagent does not read it. Record a shorter run, or split it")
+    lines = [line for line in raw.splitlines() if line.strip()]
     decoder = msgspec.json.Decoder(Record)
     records = []
     for n, line in enumerate(lines, 1):

@@ -82,7 +82,7 @@ from zagent.agentkit.inputs import check_inputs
 from zagent import run_sync
 
 from .errors import WorkFlowError
-from .graph import WorkFlowGraph
+from .graph import WorkFlowGraph, loaded_from
 from .result import RunState, WorkFlowResult, load_checked
 from .run import WorkFlowRun
 from .topology import Topology
@@ -177,7 +177,11 @@ class WorkFlowExecutor(Streaming, Resumable[WorkFlowResult]):
         saved = found[1] if found else None
         if missing and saved is None:
             raise ConfigError(f"workflow {graph.name!r} needs input(s) {', '.join(missing)}; pass them as inputs")
-        agents = self._agents(graph)
+        from zagent import current_spec_file, spec_file
+
+        source = loaded_from(graph)  # WorkFlowGraph.load: inline agents take the file's identity, as in the CLI
+        with spec_file(source if source is not None and current_spec_file() is None else None):
+            agents = self._agents(graph)
         own = not hasattr(self.executor, "submit")
         units = self.kernel.executor(self.executor) if own else self.executor
         run = WorkFlowRun(self, graph, topo, agents, run_id or new_run_id(), dict(inputs or {}), saved, units,

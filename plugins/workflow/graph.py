@@ -111,7 +111,19 @@ class StateField(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknow
     default: Any = None
 
 
-class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+#: ``id(graph) -> (weak reference, real path)`` of graphs ``WorkFlowGraph.load`` read (see ``loaded_from``)
+_SOURCES: dict[int, tuple[Any, str]] = {}
+
+
+def loaded_from(graph: "WorkFlowGraph") -> Optional[str]:
+    """The real path of the file ``WorkFlowGraph.load`` read ``graph`` from (``None``: built otherwise). Its inline
+    agents are built under ``zagent.spec_file(path)``: the file's identity (e.g. their memory namespace), not
+    their content's. Kept outside the Struct: a spec cannot claim another file's identity."""
+    found = _SOURCES.get(id(graph))
+    return found[1] if found is not None and found[0]() is graph else None
+
+
+class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, weakref=True):
     """A workflow (see the module docstring). ``validate()`` checks it; ``save``/``load`` use JSON."""
 
     goal: str
@@ -187,9 +199,14 @@ class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike[str]]) -> "WorkFlowGraph":
+        import weakref
+
         from zagent import load_spec_file
 
-        return cls.from_dict(load_spec_file(path))
+        graph = cls.from_dict(load_spec_file(path))
+        key = id(graph)
+        _SOURCES[key] = (weakref.ref(graph, lambda _ref: _SOURCES.pop(key, None)), os.path.realpath(os.fspath(path)))
+        return graph
 
     def batch_job(self, kernel: "Kernel", llm: Optional[str] = None) -> Any:
         """What ``Kernel.batch(graph, inputs)`` runs: the whole graph once per item (``units.batch_job``)."""

@@ -26,13 +26,20 @@ def _files(tmp_path, n=1000):
     return agent, inputs, tmp_path / "out.jsonl"
 
 
+def _sigint_default():
+    """In the child: SIGINT back to its default, as at a terminal (a suite started as a background job hands
+    children SIGINT ignored, and Python keeps an inherited ignore, so the Ctrl-C test's SIGINT would be lost)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(agent, inputs, out, *extra):
     env = dict(os.environ)
     env.pop("ZAGENT_MODEL", None)
     env.pop("RAY_ADDRESS", None)
     return subprocess.Popen([sys.executable, "-m", "zagent.plugins.cli", "batch", str(agent), str(inputs),
                              "--out", str(out), "--concurrency", "4", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+                            preexec_fn=_sigint_default)
 
 
 def _wait_for_lines(out, n, proc, limit=60.0):

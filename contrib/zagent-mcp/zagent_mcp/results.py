@@ -50,7 +50,8 @@ def convert(result: dict[str, Any]) -> Any:
 def _cut(text: str) -> str:
     if len(text) <= MAX_RESULT_CHARS:
         return text
-    return text[:MAX_RESULT_CHARS] + f"\n[... {len(text) - MAX_RESULT_CHARS} more characters of the result cut]"
+    keep = MAX_RESULT_CHARS - 80  # the note fits within the bound: the kernel's own cut leaves it alone
+    return text[:keep] + f"\n[... {len(text) - keep} more characters of the result cut]"
 
 
 def describe(block: dict[str, Any]) -> str:

@@ -39,6 +39,8 @@ def _clean_zagent_env(monkeypatch, _run_log_dir):
         monkeypatch.delenv(name, raising=False)
     # the CLI keeps a run log by default: tests that start it write here, not in the home directory
     monkeypatch.setenv("ZAGENT_LOG_DB", str(_run_log_dir / "logs.db"))
+    # and what zagent keeps in the user's data folder (the answer key, default recordings) goes here too
+    monkeypatch.setenv("XDG_DATA_HOME", str(_run_log_dir / "data"))
 
 
 @pytest.fixture

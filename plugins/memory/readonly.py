@@ -24,8 +24,13 @@ def read_only_reason(path: str) -> Optional[str]:
     shm = path + "-shm"
     if not os.access(path, os.W_OK):
         return "the file cannot be written (read-only file system, immutable file or permissions)"
-    if os.path.exists(shm):
-        return None if os.access(shm, os.W_OK) else f"its shared-memory file {shm} cannot be written"
+    for _ in range(3):  # another process's last connection may delete the -shm between two checks
+        if not os.path.exists(shm):
+            break
+        if os.access(shm, os.W_OK):
+            return None
+        if os.path.exists(shm):  # still there, and not writable (not merely gone in between)
+            return f"its shared-memory file {shm} cannot be written"
     directory = os.path.dirname(os.path.abspath(path))
     return None if os.access(directory, os.W_OK) else f"its directory {directory} cannot be written"
 

@@ -3,9 +3,11 @@
 The schema check reads the file's version and its tables; if another process
 commits the schema between those two reads, a check made of two separate
 reads sees zagent's tables with version 0 and calls the file foreign. The
-check must read both from one snapshot.
+check must read both from one snapshot. Likewise the read-only check must not
+call a ``-shm`` unwritable because another process deleted it between two checks.
 """
 
+import os
 import sqlite3
 
 from zagent.plugins.memory.database import Database
@@ -57,3 +59,37 @@ def test_schema_committed_between_the_version_and_the_tables_is_not_called_forei
         checking.close()
         for db in opened:
             db.close()
+
+
+def test_a_shm_file_deleted_between_two_checks_is_not_called_unwritable(tmp_path, monkeypatch):
+    """A -shm that another process's last connection deletes mid-check leaves the file writable, not read-only."""
+    from zagent.plugins.memory import readonly
+
+    path = str(tmp_path / "race.db")
+    sqlite3.connect(path).close()
+    shm = path + "-shm"
+    open(shm, "wb").close()
+    real_access = os.access
+
+    def access_as_the_other_process_closes(target, mode):  # the other process removes -shm just now
+        if target == shm and os.path.exists(shm):
+            os.remove(shm)
+            return False
+        return real_access(target, mode)
+
+    monkeypatch.setattr(readonly.os, "access", access_as_the_other_process_closes)
+    assert readonly.read_only_reason(path) is None
+
+
+def test_a_shm_file_that_stays_unwritable_still_makes_the_file_read_only(tmp_path, monkeypatch):
+    """A -shm that exists and cannot be written is still reported, so SQLite never maps it (no SIGBUS)."""
+    from zagent.plugins.memory import readonly
+
+    path = str(tmp_path / "ro.db")
+    sqlite3.connect(path).close()
+    shm = path + "-shm"
+    open(shm, "wb").close()
+    real_access = os.access
+    monkeypatch.setattr(readonly.os, "access",
+                        lambda target, mode: False if target == shm else real_access(target, mode))
+    assert readonly.read_only_reason(path) == f"its shared-memory file {shm} cannot be written"

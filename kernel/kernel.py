@@ -22,7 +22,6 @@ from ._hooks.loading import PluginInfo, PluginLoader, PluginProblem
 from ._registry.lookups import batch_driver, build, build_agent, embedder, lookup
 from ._model.resolve import Models
 from ._hooks.railscheck import check_rails
-from ._registry.registries import BuiltinRegister
 from ._registry.registries import KINDS, Registry
 from ._runs.stash import Stash
 from ._runs.sync import run_sync, run_sync_to_end
@@ -71,8 +70,7 @@ class Kernel:
         self._closed = False
         if os.environ.get("ZAGENT_TRACE_HOOKS", "") not in ("", "0"):
             self.hooks.add_monitor(trace_to_stderr)
-        self._loader = PluginLoader(self.pm, self.hooks, self.registries, strict=self.strict,
-                                    register=BuiltinRegister, kernel=self)
+        self._loader = PluginLoader(self.pm, self.hooks, self.registries, strict=self.strict, kernel=self)
         #: plugins that could not be loaded or registered, and why
         self.problems: list[PluginProblem] = self._loader.problems
         self._loader.load(plugins, entry_points)

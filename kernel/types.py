@@ -13,31 +13,23 @@ Role = Literal["system", "user", "assistant", "tool"]
 
 
 class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """One call of a tool, as asked for by a model.
-
-    ``arguments`` is the decoded JSON object. When the model sent text that is
-    not a JSON object, ``arguments`` holds that raw text unchanged so the tool
-    runner can tell the model what was wrong instead of guessing.
-    """
+    """One call of a tool, as asked for by a model; ``arguments``: the decoded JSON object, or the model's raw
+    text unchanged when it is not one (the tool runner tells the model what was wrong)."""
 
     id: str
     name: str
     arguments: Union[dict[str, Any], str] = {}
     refused: Optional[str] = None
-    """Why the kernel will not run this call (set by the agent loop: past ``max_tool_calls_per_reply``, or a
-    made-up required value: ``agentkit.grounding``); the
-    call gets a ``blocked`` result saying so. ``None``: it may run."""
+    """Why the kernel will not run this call (past ``max_tool_calls_per_reply``, a made-up required value);
+    it gets a ``blocked`` result saying so. ``None``: it may run."""
 
 
 PartType = Literal["text", "image", "file"]
 
 
 class Part(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
-    """One non-text piece of a message: an image (by ``url`` or inline ``data``) or a file (``data``).
-
-    ``data`` is raw bytes (base64 only on the wire and in JSON). Build with ``Part.image(...)`` /
-    ``Part.file(...)`` (``zagent._model.parts``), which check ``media_type`` and bound inline sizes.
-    """
+    """An image (by ``url`` or inline ``data``) or a file (``data``) of a message; ``data`` is raw bytes (base64
+    only on the wire). Build with ``Part.image``/``Part.file``, which check ``media_type`` and bound sizes."""
 
     type: PartType
     text: str = ""
@@ -61,8 +53,6 @@ class Part(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
 
     def __repr__(self) -> str:
         return f"Part({placeholder(self)})"
-
-
 
 
 def _config_error(message: str) -> Exception:
@@ -152,12 +142,9 @@ class Message(msgspec.Struct, kw_only=True, omit_defaults=True):
     name: Optional[str] = None
     metadata: dict[str, Any] = {}
     reasoning: Optional[str] = None
-    """The model's reasoning (``<think>`` spans, ``reasoning_content``, thinking blocks), never answer text.
-    Kept in histories, checkpoints and trajectories; providers do not send it back as text."""
+    """The model's reasoning (``<think>`` spans, thinking blocks), never answer text nor sent back as text."""
     reasoning_blocks: list[dict[str, Any]] = []
-    """Opaque reasoning items a provider must get back unchanged on the next turn of a tool loop:
-    Anthropic ``thinking``/``redacted_thinking`` blocks (with ``signature``), OpenAI Responses
-    ``reasoning`` items. Each is the provider's own JSON object, with its ``type``."""
+    """The provider's opaque reasoning items (JSON objects), sent back unchanged on the next turn."""
     parts: list[Part] = []
     """Images and files sent with ``content`` (which stays the message's text); empty for plain text."""
 
@@ -207,11 +194,9 @@ class Completion(msgspec.Struct, kw_only=True, omit_defaults=True):
     finish_reason: Optional[str] = None
     usage: Usage = Usage()
     model: str = ""
-    id: Optional[str] = None
-    """The provider's id of this reply (OpenAI ``id``, Anthropic ``id``), when it gives one."""
+    id: Optional[str] = None  # the provider's id of this reply, when it gives one
     refusal: Optional[str] = None
-    """The model's refusal text (OpenAI ``refusal``); with structured output asked for, the kernel
-    raises ``zagent.Refusal`` instead of returning the completion."""
+    """The model's refusal text; with structured output asked for, the kernel raises ``zagent.Refusal``."""
 
     @property
     def text(self) -> str:
@@ -228,14 +213,8 @@ class Completion(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class Chunk(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """One streaming event.
-
-    ``type`` is ``"text"`` (``text`` holds a delta of the answer), ``"reasoning"``
-    (``text`` holds a delta of the model's reasoning, never part of the answer),
-    ``"tool_call"`` (``tool_call`` holds one *whole* call, assembled from the
-    provider's deltas), or ``"done"`` (the last chunk; ``completion`` holds the
-    assembled reply).
-    """
+    """One streaming event: ``text``/``reasoning`` (``text``: a delta of the answer or of the reasoning),
+    ``tool_call`` (one *whole* call, assembled) or ``done`` (the last; ``completion``: the assembled reply)."""
 
     type: Literal["text", "reasoning", "tool_call", "done"]
     text: str = ""
@@ -261,20 +240,15 @@ class LLMRequest(msgspec.Struct, kw_only=True, omit_defaults=True):
     options: dict[str, Any] = {}
     stream: bool = False
     output_spec: Optional[dict[str, Any]] = None
-    """What the caller will parse the reply as: ``{"mode": "json", "fields": [Field, ...]}``.
-    Network providers ignore it; the offline test provider uses it to answer in that format."""
+    """What the reply will be parsed as (``{"mode": "json", "fields": [...]}``), for the offline test model."""
 
 
 ToolState = Literal["success", "error", "timeout", "blocked"]
 
 
 class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """The outcome of running one ``ToolCall`` through the kernel.
-
-    ``content`` is the text the model will read. ``value`` is the tool's own
-    return value (for the program, not the model). ``error`` explains an
-    ``error``/``timeout``/``blocked`` state.
-    """
+    """The outcome of one ``ToolCall``: ``content`` for the model, ``value`` (the tool's return value) for the
+    program, ``error`` explaining an ``error``/``timeout``/``blocked`` state."""
 
     call_id: str
     name: str
@@ -294,12 +268,8 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class ModelProfile(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
-    """What a model can do, so agents choose native or prompt-based strategies.
-
-    Providers report one per model; users override fields per model through
-    ``Kernel(config={"profiles": {"ollama:llama3.2": {"native_tools": False}}})``
-    or ``k.llm(..., profile={...})``.
-    """
+    """What a model can do, so agents choose native or prompt-based strategies; providers report one per model,
+    ``config["profiles"]`` (per model) and ``k.llm(..., profile={...})`` override fields."""
 
     native_tools: bool = True
     parallel_tool_calls: bool = True
@@ -307,42 +277,28 @@ class ModelProfile(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True
     streaming_tools: bool = True
     max_context_tokens: Optional[int] = None
     think_tags: bool = True
-    """The model may write reasoning inline as ``<think>``/``<thinking>`` spans; the kernel moves them
-    from the answer text to ``reasoning`` (a substring test when absent). ``False`` for a model whose
-    answers legitimately hold such tags (parsers and text tool-call readers still skip think spans)."""
-    stream_usage: bool = True
-    """The server reports usage in streams when asked (OpenAI ``stream_options.include_usage``)."""
-    max_tokens: Optional[int] = None
-    """Default bound on generated tokens, sent when a call gives none (``max_tokens=`` overrides)."""
+    """Inline ``<think>``/``<thinking>`` spans are moved from the answer to ``reasoning``; ``False``: kept."""
+    stream_usage: bool = True  # the server reports usage in streams when asked
+    max_tokens: Optional[int] = None  # sent when a call gives no ``max_tokens``
     api: str = "chat"
-    """The OpenAI protocol an ``openai:`` model speaks: ``chat`` (Chat Completions) or ``responses``
-    (the Responses API); read from ``Kernel(config={"profiles": {...}})`` when the model is made."""
+    """The OpenAI protocol an ``openai:`` model speaks: ``chat`` (Chat Completions) or ``responses``."""
     tool_format: Optional[str] = None
-    """The text tool-call format prompt mode uses (a registered parser: ``pycall``, ``hermes``...);
-    ``None``: the agent's own ``tool_format``. An agent that names a format other than ``tool_call``
-    keeps its own."""
+    """The text tool-call format (a parser: ``pycall``, ``hermes``...) for an agent on ``tool_call``; ``None``:
+    the agent's own."""
     text_tool_fallback: bool = True
-    """Native mode: a reply with no native tool calls but a well-formed text call (``<tool_call>``, bare
-    ``{"name": ..., "arguments": ...}``) of an offered tool runs that call (local servers often send calls
-    as text); ``False`` keeps such text as the answer."""
+    """Native mode: a reply with no native calls but a well-formed text call of an offered tool runs it."""
     max_tool_calls_per_reply: int = 64
-    """The most tool calls one reply may run; the rest get one ``blocked`` result telling the model to make
-    fewer (rails ``max_tool_calls_per_reply`` can lower it for an agent)."""
+    """The most tool calls one reply may run; the rest get one ``blocked`` result (rails may lower it)."""
     ground_arguments: Optional[str] = None
-    """Refuse calls whose required values are made up (``zagent.agentkit.grounding``): ``"schema"``,
-    ``"words"`` or ``"off"``; ``None``: ``"schema"`` for calls read from text, ``"off"`` for native calls."""
+    """Refuse calls with made-up required values: ``"schema"``, ``"words"``, ``"off"``; ``None``: ``"schema"`` for
+    calls read from text, ``"off"`` for native calls."""
     input_media: Optional[tuple[str, ...]] = None
-    """Kinds of message parts the model takes (``"image"``, ``"file"``); ``None``: what the provider's wire
-    accepts (``LLM.input_media``). ``()`` for a text-only model makes any image an error before the request."""
+    """Part kinds the model takes (``"image"``, ``"file"``); ``None``: what the provider's wire accepts."""
 
 
 class Event(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """Something observable happened: ``run_start``, ``step_end``, ``tool_start``, ``llm_end``...
-
-    Start and end events of one piece of work share ``span_id``; ``parent_id`` nests them.
-
-    ``data`` never holds secrets; payloads are summarised, not copied whole.
-    """
+    """Something observable happened (``run_start``, ``tool_end``...); a start and its end share ``span_id``,
+    ``parent_id`` nests them; ``data`` never holds secrets and summarises payloads."""
 
     type: str
     time: float
@@ -354,15 +310,9 @@ class Event(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class Field(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """One named, typed input or output of an action; drives prompts and parsing.
-
-    ``type`` is one of ``string``, ``integer``, ``number``, ``boolean``,
-    ``object``, ``array`` (``items`` gives the element Field) or a nested
-    object (``fields`` lists its members). A field without ``default`` and
-    with ``required=True`` must be present. ``examples`` are example values,
-    shown to models in the field's JSON schema and prompt description (and
-    the first one is what the offline test model answers with).
-    """
+    """A named, typed input or output of an action: ``type`` is ``string``, ``integer``, ``number``, ``boolean``,
+    ``object``, ``array`` (``items``: the element) or nested (``fields``); ``required`` without ``default``: must
+    be present; ``examples`` are shown to models (the offline test model answers the first)."""
 
     name: str
     type: str = "string"

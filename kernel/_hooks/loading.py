@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import types
-from typing import Any, Callable, Iterable, NamedTuple, Optional
+from typing import Any, Iterable, NamedTuple, Optional
 
 import pluggy
 
@@ -13,7 +13,7 @@ from . import entrypoints, check as hookcheck
 from ..errors import PluginError
 from .runner import HookRunner, PluginManager
 from .._runs.logs import log
-from .._registry.registries import KINDS, Entry, PluginKindRegister, Registry, declared_kinds
+from .._registry.registries import KINDS, Entry, Registrar, Registry, declared_kinds
 
 
 class PluginInfo(NamedTuple):
@@ -39,13 +39,11 @@ def has_plugin(kernel: Any, plugin: Any) -> bool:
 
 
 class PluginLoader:
-    """Loads and registers plugins for one kernel; ``register(kind, plugin, sink)`` makes the ``register``
-    callable of a built-in kind, ``kernel`` is what registration hooks get as ``kernel``."""
+    """Loads and registers plugins for one kernel; ``kernel`` is what registration hooks get as ``kernel``."""
 
     def __init__(self, pm: PluginManager, hooks: HookRunner, registries: dict[str, Registry], *,
-                 strict: bool, register: Callable[..., Any], kernel: Any) -> None:
-        self.pm, self.hooks, self.registries, self.strict = pm, hooks, registries, strict
-        self.register, self.kernel = register, kernel
+                 strict: bool, kernel: Any) -> None:
+        self.pm, self.hooks, self.registries, self.strict, self.kernel = pm, hooks, registries, strict, kernel
         self.problems: list[PluginProblem] = []
         self._dists: dict[str, tuple[str, str]] = {}
         self._skipped = ""
@@ -179,8 +177,7 @@ class PluginLoader:
                 if plugin not in wanted or plugin in failed:
                     continue
                 entries = collected.setdefault(plugin, [])
-                register = (self.register(kind, plugin, entries) if kind in KINDS
-                            else PluginKindRegister(registry, plugin, entries))
+                register = Registrar(kind, plugin, entries, None if kind in KINDS else registry)
                 try:
                     self.hooks.call_one(registry.hook, impl, {"register": register, "kernel": self.kernel})
                 except Exception as exc:

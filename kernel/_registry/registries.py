@@ -137,54 +137,38 @@ class Registry:
         return f"<Registry {self.kind} ({len(self)})>"
 
 
-class PluginKindRegister:
-    """``register(name, obj, *, override=False)`` (or what ``convert`` reads) for a plugin-owned kind; into ``sink``."""
+class Registrar:
+    """The ``register`` callable one plugin's registration hook gets for one kind, into ``sink``:
+    ``register(name, obj, *, override=False)``; for tools also ``register(fn_or_tool, name=..., **tool_options)``;
+    for a plugin kind with ``convert``, what that reads (``registry``: the plugin kind's registry)."""
 
-    def __init__(self, registry: Registry, plugin: str, sink: list[tuple[str, Entry]]) -> None:
-        self.registry, self.plugin, self.sink = registry, plugin, sink
+    def __init__(self, kind: str, plugin: str, sink: list[tuple[str, Entry]], registry: Optional[Registry] = None):
+        self.kind, self.plugin, self.sink, self.registry = kind, plugin, sink, registry
+        self.noun = registry.noun if registry is not None else KINDS[kind][1]
 
     def __call__(self, *args: Any, override: bool = False, **options: Any) -> Any:
-        reg = self.registry
-        if reg.convert is not None:
-            name, obj = reg.convert(*args, **options)
-        elif options or len(args) != 2:
-            raise PluginError(f"plugin {self.plugin!r} registered a {reg.noun} badly: call register(name, obj, "
+        convert = self.registry.convert if self.registry is not None else None
+        if self.kind == "tools" and self.registry is None:  # register(fn, name=...) or register("name", fn)
+            name = options.pop("name", None)
+            if len(args) == 2 and args[1] is not None and name is None:
+                name, obj = args if isinstance(args[0], str) else args[::-1]
+                return self._tool(obj, name, override=override, **options)
+            return self._tool(args[0] if args else None, name, override=override, **options)
+        if convert is not None:
+            name, obj = convert(*args, **options)
+        elif options or len(args) not in (1, 2) or (self.registry is not None and len(args) != 2):
+            raise PluginError(f"plugin {self.plugin!r} registered a {self.noun} badly: call register(name, obj, "
                               f"override=False), not with {len(args)} argument(s) and {sorted(options)}",
                               plugin=self.plugin)
         else:
-            name, obj = args
+            name, obj = args if len(args) == 2 else (args[0], None)
         if not isinstance(name, str) or not name or ":" in name:
-            raise PluginError(f"plugin {self.plugin!r} registered a {reg.noun} with invalid name {name!r}; "
+            raise PluginError(f"plugin {self.plugin!r} registered a {self.noun} with invalid name {name!r}; "
                               "use a non-empty string without ':'", plugin=self.plugin)
         if obj is None:
-            raise PluginError(f"plugin {self.plugin!r} registered {reg.noun} {name!r} without an object",
+            raise PluginError(f"plugin {self.plugin!r} registered {self.noun} {name!r} without an object",
                               plugin=self.plugin)
-        self.sink.append((reg.kind, Entry(name, obj, self.plugin, bool(override))))
-        return obj
-
-
-class BuiltinRegister:
-    """The ``register`` callable handed to one plugin's registration hook for a built-in kind; into ``sink``."""
-
-    def __init__(self, kind: str, plugin: str, sink: list[tuple[str, Entry]]):
-        self.kind, self.plugin, self.sink = kind, plugin, sink
-
-    def __call__(self, name_or_obj: Any, obj: Any = None, *, override: bool = False, **options: Any) -> Any:
-        if self.kind == "tools":  # register(fn, name=..., ...) or register("name", fn, ...)
-            name = options.pop("name", None)
-            if obj is not None and name is None:
-                name, obj = (name_or_obj, obj) if isinstance(name_or_obj, str) else (obj, name_or_obj)
-                return self._tool(obj, name, override=override, **options)
-            return self._tool(name_or_obj, name, override=override, **options)
-        if options:
-            raise PluginError(f"unexpected options {sorted(options)} when registering {self.kind}", plugin=self.plugin)
-        if not isinstance(name_or_obj, str) or not name_or_obj or ":" in name_or_obj:
-            raise PluginError(
-                f"plugin {self.plugin!r} registered a {KINDS[self.kind][1]} with invalid name {name_or_obj!r}; "
-                "use a non-empty string without ':'", plugin=self.plugin)
-        if obj is None:
-            raise PluginError(f"plugin {self.plugin!r} registered {name_or_obj!r} without an object", plugin=self.plugin)
-        self.sink.append((self.kind, Entry(name_or_obj, obj, self.plugin, override)))
+        self.sink.append((self.kind, Entry(name, obj, self.plugin, bool(override))))
         return obj
 
     def _tool(self, tool: Any, name: Any = None, *, override: bool = False, **options: Any) -> Tool:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
 
 from ..errors import PluginError, ToolError
 from .._registry.lookups import names
-from .._registry.registries import BuiltinRegister
+from .._registry.registries import Registrar
 from .._registry.registries import Entry, Registry
 from .tool import Tool
 from ..types import ToolCall
@@ -131,7 +131,7 @@ def add(registries: dict[str, Registry], describe: Callable[[str], str], tool: A
         options: dict[str, Any]) -> Tool:
     """Register ``tool`` attributed to ``plugin``; the first clash is raised."""
     entries: list[tuple[str, Entry]] = []
-    BuiltinRegister("tools", plugin, entries)(tool, **options)
+    Registrar("tools", plugin, entries)(tool, **options)
     errors: list[PluginError] = registries["tools"].merge([e for _, e in entries], describe)
     if errors:
         raise errors[0]

@@ -23,25 +23,11 @@ from ._tools.tool import ArgumentsError
 from ._trust.secrets import Masker, looks_secret, mask_userinfo, public_data
 from ._trust.specfiles import load_spec_file
 from ._trust.specpaths import current_spec_file, spec_file
-from .errors import (
-    AuthenticationError,
-    CheckpointError,
-    ConfigError,
-    NoAnswerError,
-    ParseError,
-    PluginError,
-    ProviderError,
-    ProviderTimeout,
-    RateLimitError,
-    Refusal,
-    RunAborted,
-    StreamInterrupted,
-    ToolBlocked,
-    ToolError,
-    ZagentError,
-)
-from .errors import GuardrailTripped, Interrupted, RunStopped, UsageLimitExceeded
-from .errors import BadRequestError, DeadlineExceeded, NotFoundError, ProtocolError, ProviderConfigError, ResponseTooLarge
+from .errors import (AuthenticationError, BadRequestError, CheckpointError, ConfigError, DeadlineExceeded,
+                     GuardrailTripped, Interrupted, NoAnswerError, NotFoundError, ParseError, PluginError,
+                     ProtocolError, ProviderConfigError, ProviderError, ProviderTimeout, RateLimitError, Refusal,
+                     ResponseTooLarge, RunAborted, RunStopped, StreamInterrupted, ToolBlocked, ToolError,
+                     UsageLimitExceeded, ZagentError)
 from .hookspecs import hookimpl
 from .kernel import Kernel
 from ._hooks.loading import PluginInfo, PluginProblem
@@ -51,20 +37,8 @@ from ._hooks.specs import Deny, Rewrite
 from ._trust.secrets import Secret
 from ._runs.sync import run_sync
 from ._tools.tool import Tool, tool
-from .types import (
-    Chunk,
-    Completion,
-    Event,
-    Field,
-    LLMRequest,
-    Message,
-    ModelProfile,
-    Part,
-    ToolCall,
-    ToolResult,
-    ToolSpec,
-    Usage,
-)
+from .types import (Chunk, Completion, Event, Field, LLMRequest, Message, ModelProfile, Part, ToolCall, ToolResult,
+                    ToolSpec, Usage)
 
 __version__ = "0.1.0"
 

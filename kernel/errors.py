@@ -36,15 +36,8 @@ class ProviderError(ZagentError):
     """An LLM provider call failed: ``provider`` (its name), ``status`` (HTTP, ``None`` for a connection
     failure), ``body`` (the server's message, trimmed). ``retryable=`` overrides the class's default."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        provider: str = "",
-        status: Optional[int] = None,
-        body: str = "",
-        retryable: Optional[bool] = None,
-    ):
+    def __init__(self, message: str, *, provider: str = "", status: Optional[int] = None, body: str = "",
+                 retryable: Optional[bool] = None):
         super().__init__(message)
         self.provider = provider
         self.status = status
@@ -134,15 +127,8 @@ class ParseError(ZagentError, ValueError):
     """A reply could not be parsed into the requested fields: ``raw`` (the text, whole), ``missing`` (required
     fields absent), ``invalid`` (``{field: reason}``), ``attempts`` (every raw reply tried)."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        raw: str = "",
-        missing: Sequence[str] = (),
-        invalid: Optional[dict[str, str]] = None,
-        attempts: Sequence[str] = (),
-    ):
+    def __init__(self, message: str, *, raw: str = "", missing: Sequence[str] = (),
+                 invalid: Optional[dict[str, str]] = None, attempts: Sequence[str] = ()):
         super().__init__(message)
         self.raw = raw
         self.missing = list(missing)

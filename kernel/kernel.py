@@ -39,14 +39,8 @@ class Kernel:
     ``config``: ``model``, ``profiles`` (per model), ``profile`` (every model, last), ``tool_threads``,
     ``tool_threads_abandoned[_per_tool]`` (caps, ``zagent._tools.threads``), per-plugin sections."""
 
-    def __init__(
-        self,
-        plugins: Sequence[Any] = (),
-        *,
-        entry_points: bool = True,
-        strict: Optional[bool] = None,
-        config: Optional[dict[str, Any]] = None,
-    ):
+    def __init__(self, plugins: Sequence[Any] = (), *, entry_points: bool = True, strict: Optional[bool] = None,
+                 config: Optional[dict[str, Any]] = None):
         self.config: dict[str, Any] = dict(config or {})
         if self.config.get("rails") is not None:
             check_rails(self.config["rails"], "config.rails")  # a wrong type is refused here, not at a call
@@ -142,9 +136,8 @@ class Kernel:
         """The tool ``name`` (waiting for tool sources still connecting); ``ToolError`` naming the registered ones."""
         return tooltable.find(self.registries, self.pending_tools, name)
 
-    def tools(
-        self, names: Optional[Iterable[str]] = None, *, toolset: Any = None, available_only: bool = True
-    ) -> list[Tool]:
+    def tools(self, names: Optional[Iterable[str]] = None, *, toolset: Any = None,
+              available_only: bool = True) -> list[Tool]:
         """Registered tools, selected by name and/or toolset (a name or a list); unavailable ones left out unless asked."""
         return tooltable.select(self.registries, self.pending_tools, names, toolset, available_only)
 
@@ -184,19 +177,15 @@ class Kernel:
         """Sync twin of ``arun_tool``."""
         return run_sync(self.arun_tool(call, ctx))
 
-    async def arun_tools(
-        self, calls: Iterable[Union[ToolCall, dict[str, Any]]], ctx: Optional[RunContext[Any]] = None,
-        *, max_concurrency: Optional[int] = None,
-    ) -> list[ToolResult]:
+    async def arun_tools(self, calls: Iterable[Union[ToolCall, dict[str, Any]]], ctx: Optional[RunContext[Any]] = None,
+                         *, max_concurrency: Optional[int] = None) -> list[ToolResult]:
         """Run several calls concurrently (bounded); results in the calls' order."""
         from ._tools.run import run_tools
 
         return await run_tools(self, [as_call(c) for c in calls], ctx or self.context(), max_concurrency)
 
-    def run_tools(
-        self, calls: Iterable[Union[ToolCall, dict[str, Any]]], ctx: Optional[RunContext[Any]] = None,
-        *, max_concurrency: Optional[int] = None,
-    ) -> list[ToolResult]:
+    def run_tools(self, calls: Iterable[Union[ToolCall, dict[str, Any]]], ctx: Optional[RunContext[Any]] = None,
+                  *, max_concurrency: Optional[int] = None) -> list[ToolResult]:
         """Sync twin of ``arun_tools``."""
         return run_sync(self.arun_tools(calls, ctx, max_concurrency=max_concurrency))
 

@@ -100,29 +100,24 @@ class HookRunner:
     def dispatch(self, observers: tuple[Impl, ...], event: Any) -> Optional[Awaitable[None]]:
         """Hand ``event`` to ``observers`` in turn (a failure is logged); from the first that returns an awaitable
         on, the rest is a coroutine to await, else ``None``."""
-        for impl in observers:
-            plugin, fn, argnames, _ = impl
+        for i, (plugin, fn, argnames, _) in enumerate(observers):
             try:
                 result = fn(event) if argnames else fn()
             except Exception as exc:  # an observer's bug must not stop the run
                 self._observer_failed(plugin, event, exc)
                 continue
             if result is not None and hasattr(result, "__await__"):
-                return self._dispatch_rest(observers, event, impl, result)
+                return self._dispatch_rest(observers[i:], event, result)
             if self._monitors:
                 self._notify("zagent_event", plugin, {"event": event}, result)
         return None
 
-    async def _dispatch_rest(self, observers: tuple[Impl, ...], event: Any, impl: Impl, awaiting: Any) -> None:
-        for plugin, fn, argnames, _ in observers[observers.index(impl):]:  # one coroutine for all the rest
+    async def _dispatch_rest(self, observers: tuple[Impl, ...], event: Any, first: Any) -> None:
+        for plugin, fn, argnames, _ in observers:  # one coroutine for all the rest; ``first``: the first's awaitable
             try:
-                if awaiting is not None:
-                    first, awaiting = awaiting, None
-                    result = await first
-                else:
-                    result = fn(event) if argnames else fn()
-                    if result is not None and hasattr(result, "__await__"):
-                        result = await result
+                result, first = (first if first is not None else fn(event) if argnames else fn()), None
+                if result is not None and hasattr(result, "__await__"):
+                    result = await result
             except Exception as exc:
                 self._observer_failed(plugin, event, exc)
                 continue

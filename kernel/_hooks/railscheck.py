@@ -3,14 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from ..errors import ConfigError
 
 
-def whole_number(value: Any, low: int = 0) -> bool:
-    """``value`` is an ``int`` (not a ``bool``) of at least ``low``."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+def whole_number(value: Any, low: int = 0, high: Optional[int] = None) -> bool:
+    """``value`` is an ``int`` (not a ``bool``) from ``low`` to ``high`` (no upper bound when ``None``)."""
+    return (isinstance(value, int) and not isinstance(value, bool) and value >= low
+            and (high is None or value <= high))
 
 
 def _names(v: Any) -> bool:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..errors import ConfigError
+from .._hooks.railscheck import whole_number
 
 __all__ = ["APP_ONLY_OPTIONS", "LLM_NUMBERS", "SPEC_NUMBERS", "SPEC_SIZES", "check_llm_options", "check_sizes",
            "number_problem", "size_problem", "whole_number"]
@@ -104,12 +105,6 @@ APP_ONLY_OPTIONS = ("prices",)
 MAX_NAME = 256
 _NESTED = ("termination", "selection", "long_term_memory")  # a spec's mappings whose counts are checked too
 _OPTION_GROUPS = ("extra_body", "options", "thinking", "models", "generation_config")  # options inside options
-
-
-def whole_number(value: Any, low: int = 0, high: Optional[int] = None) -> bool:
-    """``value`` is an ``int`` (not a ``bool``) from ``low`` to ``high`` (no upper bound when ``None``)."""
-    return (isinstance(value, int) and not isinstance(value, bool) and value >= low
-            and (high is None or value <= high))
 
 
 def size_problem(key: str, value: Any) -> Optional[str]:

@@ -1,4 +1,5 @@
-"""``write_atomic``: replace a file so readers and crashes see the old or the new content, never half.
+"""``write_atomic``: replace a file so readers and crashes see the old or the new content, never half;
+``open_regular``/``read_bounded``/``bounded_lines``: read a data file that may be hostile (no FIFO, bounded).
 
 The data goes to a temporary file next to the target (same filesystem),
 is flushed and fsynced, then renamed over the target with ``os.replace``.
@@ -14,12 +15,38 @@ import os
 import stat
 import threading
 
-__all__ = ["MAX_LINE_BYTES", "bounded_lines", "write_atomic"]
+__all__ = ["MAX_DATA_BYTES", "MAX_LINE_BYTES", "bounded_lines", "open_regular", "read_bounded", "write_atomic"]
 from typing import IO, Iterator, Union
 
 #: Bytes of one line of a JSONL data file (batch inputs, eval cases) read at most: a file of one endless line (a
 #: sparse file costs no disk) is refused, never read into memory whole.
 MAX_LINE_BYTES = 16 * 2**20
+
+
+#: Bytes of a data file read whole (an eval report, a batch results file, a run state) at most.
+MAX_DATA_BYTES = 64 * 2**20
+
+
+def open_regular(path: Union[str, "os.PathLike[str]"]) -> "IO[bytes]":
+    """``path`` opened to read in binary, through ``open_private(reading=True)``: opened without blocking, so a
+    FIFO or device is a ``ConfigError`` (never a hang) and a symlink another user owns is not followed. A
+    missing or unreadable file is the ``OSError`` of ``open``."""
+    from .privatefiles import open_private
+
+    return open(open_private(path, os.O_RDONLY, reading=True), "rb")
+
+
+def read_bounded(path: Union[str, "os.PathLike[str]"], what: str, limit: int = MAX_DATA_BYTES) -> bytes:
+    """The bytes of regular file ``path`` (``open_regular``); one larger than ``limit`` is a ``ConfigError`` naming
+    ``what``, read no further than the limit."""
+    from ..errors import ConfigError
+
+    with open_regular(path) as f:
+        raw = f.read(limit + 1)
+    if len(raw) > limit:
+        raise ConfigError(f"{what} {os.fspath(path)!r} is larger than {limit // 2**20} MiB; zagent does not read "
+                          "it (split the work into smaller files)")
+    return raw
 
 
 def bounded_lines(f: "IO[bytes]", where: str, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:

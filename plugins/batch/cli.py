@@ -97,11 +97,11 @@ class _GraphTarget:
 
 
 def _count_lines(path: str) -> Optional[int]:
-    from zagent.agentkit.files import bounded_lines
+    from zagent.agentkit.files import bounded_lines, open_regular
     from zagent.errors import ConfigError
 
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             return sum(1 for _, line in bounded_lines(f, path) if line.strip())
     except (OSError, ConfigError):  # reading the items says what is wrong
         return None

@@ -58,11 +58,12 @@ def item_of(line: int, data: Any) -> Item:
 
 def read_items(path: Union[str, "os.PathLike[str]"]) -> Iterator[Item]:
     """Items of a JSONL file, one line at a time (the file is never loaded whole)."""
+    from zagent.agentkit.files import bounded_lines, open_regular
+
     try:
-        f = open(os.fspath(path), "rb")
+        f = open_regular(path)
     except OSError as exc:
         raise ConfigError(f"cannot read the inputs file {os.fspath(path)!r}: {exc}") from None
-    from zagent.agentkit.files import bounded_lines
 
     with f:
         for number, raw in bounded_lines(f, f"the inputs file {os.fspath(path)!r}"):
@@ -111,39 +112,42 @@ class ResultsFile:
             raise ConfigError(f"cannot write the results file {self.path!r}: {exc}") from None
 
     def _prepare(self, retry_failed: bool) -> Done:
+        from zagent.agentkit.files import bounded_lines, open_regular
+
         try:
-            with open(self.path, "rb") as f:
-                data = f.read()
+            f = open_regular(self.path)  # a FIFO is refused, not waited on
         except FileNotFoundError:
             return Done(set(), set(), 0)
         except OSError as exc:
             raise ConfigError(f"cannot read the results file {self.path!r}: {exc}") from None
-        end = data.rfind(b"\n") + 1
-        if end < len(data):  # a line cut by a kill mid-write: that item runs again
-            os.truncate(self.path, end)
-            data = data[:end]
-        kept, done = [], Done(set(), set(), 0)
-        for number, raw in enumerate(data.splitlines(keepends=True), 1):
-            if not raw.strip():
-                continue
-            try:
-                record = _decode.decode(raw)
-            except (msgspec.DecodeError, RecursionError):
-                raise ConfigError(f"{self.path} line {number} is not a batch result (not JSON); "
-                                  "use another --out file or remove that line") from None
-            if not isinstance(record, dict) or not isinstance(record.get("line"), int):
-                raise ConfigError(f"{self.path} line {number} is not a batch result (no 'line' field); "
-                                  "use another --out file")
-            if retry_failed and not record.get("ok"):
-                continue
-            kept.append(raw)
-            if record.get("id") is not None:
-                done.ids.add(str(record["id"]))
-            else:
-                done.lines.add(record["line"])
-            if not record.get("ok"):
-                done = done._replace(failed=done.failed + 1)
-        if retry_failed and len(kept) != sum(1 for r in data.splitlines() if r.strip()):
+        kept, done, end, records = [], Done(set(), set(), 0), 0, 0
+        with f:
+            for number, raw in bounded_lines(f, f"the results file {self.path!r}"):
+                if not raw.endswith(b"\n"):  # a line cut by a kill mid-write: that item runs again
+                    os.truncate(self.path, end)
+                    break
+                end += len(raw)
+                if not raw.strip():
+                    continue
+                records += 1
+                try:
+                    record = _decode.decode(raw)
+                except (msgspec.DecodeError, RecursionError):
+                    raise ConfigError(f"{self.path} line {number} is not a batch result (not JSON); "
+                                      "use another --out file or remove that line") from None
+                if not isinstance(record, dict) or not isinstance(record.get("line"), int):
+                    raise ConfigError(f"{self.path} line {number} is not a batch result (no 'line' field); "
+                                      "use another --out file")
+                if retry_failed and not record.get("ok"):
+                    continue
+                kept.append(raw)
+                if record.get("id") is not None:
+                    done.ids.add(str(record["id"]))
+                else:
+                    done.lines.add(record["line"])
+                if not record.get("ok"):
+                    done = done._replace(failed=done.failed + 1)
+        if retry_failed and len(kept) != records:
             from zagent.agentkit.files import write_atomic
 
             write_atomic(self.path, b"".join(kept))

@@ -69,9 +69,10 @@ class EvalReport(msgspec.Struct, kw_only=True, omit_defaults=True):
 
     @classmethod
     def load(cls, path: Union[str, "os.PathLike[str]"]) -> "EvalReport":
+        from zagent.agentkit.files import read_bounded
+
         try:
-            with open(os.fspath(path), "rb") as f:
-                return msgspec.json.decode(f.read(), type=cls)
+            return msgspec.json.decode(read_bounded(path, "the eval report"), type=cls)
         except OSError as exc:
             raise ConfigError(f"cannot read the eval report {os.fspath(path)!r}: {exc}") from None
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -108,11 +109,12 @@ def read_cases(cases: Union[str, "os.PathLike[str]", Iterable[Any]]) -> list[Cas
     found: list[Case] = []
     if isinstance(cases, (str, os.PathLike)):
         where = os.fspath(cases)
+        from zagent.agentkit.files import bounded_lines, open_regular
+
         try:
-            f = open(where, "rb")
+            f = open_regular(where)
         except OSError as exc:
             raise ConfigError(f"cannot read the cases file {where!r}: {exc}") from None
-        from zagent.agentkit.files import bounded_lines
 
         with f:
             for n, raw in bounded_lines(f, where):
@@ -144,9 +146,13 @@ def _records(report: Any, out: Optional[str]) -> dict[str, dict[str, Any]]:
     """The batch's records by item id (the results file's when ``out``: earlier runs' records too)."""
     if out is None:
         return {str(r.get("id")): r for r in report.results}
+    from zagent.agentkit.files import bounded_lines, open_regular
+
     records: dict[str, dict[str, Any]] = {}
-    with open(out, "rb") as f:
-        for raw in f:
+    with open_regular(out) as f:  # a FIFO is refused, not waited on; a line is bounded, the file is not
+        for _, raw in bounded_lines(f, f"the results file {out!r}"):
+            if not raw.strip():
+                continue
             try:
                 record = msgspec.json.decode(raw)
             except msgspec.DecodeError:

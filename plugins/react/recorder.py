@@ -124,8 +124,10 @@ def read_live(path: str) -> Iterator[dict[str, Any]]:
     """Every run of a live trajectory file, in the order they started; a line cut short by a kill (the
     last one) is skipped."""
     runs: dict[str, list[dict[str, Any]]] = {}
-    with open(path, "rb") as f:
-        for raw in f:
+    from zagent.agentkit.files import bounded_lines, open_regular
+
+    with open_regular(path) as f:
+        for _, raw in bounded_lines(f, f"the trajectory file {path!r}"):
             try:
                 line = msgspec.json.decode(raw)
             except msgspec.DecodeError:

@@ -56,8 +56,9 @@ def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> ReActState
         at = found[0]
     elif isinstance(state, str):
         try:
-            with open(state, "rb") as f:
-                where, state = f"state file {state!r}", f.read()
+            from zagent.agentkit.files import read_bounded
+
+            where, state = f"state file {state!r}", read_bounded(state, "the run state file")
         except (OSError, ValueError) as exc:
             raise ConfigError(f"cannot read the run state file {state!r}: {exc}") from None
     if isinstance(state, (bytes, bytearray)):

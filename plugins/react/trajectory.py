@@ -82,8 +82,10 @@ def append_trajectory(path: str, state: ReActState) -> None:
 
 def read_trajectories(path: str) -> Iterator[dict[str, Any]]:
     """Every run recorded in a JSONL trajectory file, oldest first."""
-    with open(path, "rb") as f:
-        for number, line in enumerate(f, 1):
+    from zagent.agentkit.files import bounded_lines, open_regular
+
+    with open_regular(path) as f:
+        for number, line in bounded_lines(f, f"the trajectory file {path!r}"):
             if line.strip():
                 try:
                     yield msgspec.json.decode(line)

@@ -212,9 +212,10 @@ def _as_written(spec: Any) -> tuple[str, str]:
 
 def read_file(path: str) -> dict[str, Any]:
     """A JSON or TOML (``.toml``) configuration file as a dict."""
+    from zagent.agentkit.files import read_bounded
+
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_bounded(path, "the MCP configuration")
     except OSError as exc:
         raise ConfigError(f"cannot read MCP configuration {path!r}: {exc}") from None
     if path.endswith(".toml"):

@@ -7,8 +7,7 @@ plugins (``zagent.plugins``), found through the ``zagent`` entry-point group.
 
 Importing this package loads only the standard library, pluggy, attrs and
 msgspec; asyncio and httpx are imported on first use. The names below that
-need more (trust rules, media files) are imported on
-first attribute access. This module, ``zagent.hookspecs``, ``zagent.errors``,
+need more (trust rules) are imported on first attribute access. This module, ``zagent.hookspecs``, ``zagent.errors``,
 ``zagent.types``, the kits and ``zagent.testing`` are the public surface
 (docs/architecture.md, PUBLIC); the ``_`` subpackages are private.
 """
@@ -20,7 +19,7 @@ from ._runs.context import RunContext, interrupt
 from ._runs.spans import current_span_id
 from ._runs.stash import StashKey
 from ._tools.tool import ArgumentsError
-from ._trust.secrets import Masker, looks_secret, mask_userinfo, public_data
+from ._trust.secrets import mask_userinfo
 from ._trust.specfiles import load_spec_file
 from ._trust.specpaths import current_spec_file, spec_file
 from .errors import (AuthenticationError, BadRequestError, CheckpointError, ConfigError, DeadlineExceeded,
@@ -52,18 +51,16 @@ __all__ = [
 __all__ += ["BadRequestError", "CheckpointError", "DeadlineExceeded", "NotFoundError", "ProtocolError",
             "ProviderConfigError", "ResponseTooLarge"]
 __all__ += ["GuardrailTripped", "Interrupted", "RunStopped", "UsageLimitExceeded", "interrupt"]
-__all__ += ["ArgumentsError", "Masker", "StashKey", "current_span_id", "current_spec_file", "load_spec_file", "looks_secret", "mask_userinfo", "public_data",
+__all__ += ["ArgumentsError", "StashKey", "current_span_id", "current_spec_file", "load_spec_file", "mask_userinfo",
             "registry_hookspec", "spec_file"]
 
 # Public names imported on first use (each module pulls in more than `import zagent` should).
 _LAZY = {
     "Trust": "._trust.imports", "trusting": "._trust.imports", "current_trust": "._trust.imports",
-    "MAX_INLINE_BYTES": "._model.parts", "read_part": "._model.parts",
 }
-__all__ += ["MAX_INLINE_BYTES", "Trust", "current_trust", "read_part", "trusting"]
+__all__ += ["Trust", "current_trust", "trusting"]
 
 if _TYPE_CHECKING:
-    from ._model.parts import MAX_INLINE_BYTES, read_part
     from ._trust.imports import Trust, current_trust, trusting
 
 

@@ -81,7 +81,7 @@ def sniff(data: bytes) -> Optional[str]:
 def _bounded(data: bytes, what: str, max_bytes: Optional[int]) -> bytes:
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise _config_error(f"{what} data must be bytes, got {type(data).__name__}; read the file in your code "
-                          f"(or use zagent._model.parts.read_part(path))")
+                          f"(or use zagent.agentkit.media.read_part(path))")
     data = bytes(data)
     limit = MAX_INLINE_BYTES if max_bytes is None else max_bytes
     if len(data) > limit:

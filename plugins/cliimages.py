@@ -2,7 +2,7 @@
 
 ``add_image_option(parser)`` adds it; ``image_parts(values)`` turns the values into ``zagent.Part`` images:
 an ``http(s)://`` or ``data:image/`` URL is sent by URL, anything else is a local file the user named,
-read with the inline size bound (``zagent.read_part``). A file that is not a PNG, JPEG, GIF or WebP image,
+read with the inline size bound (``zagent.agentkit.media.read_part``). A file that is not a PNG, JPEG, GIF or WebP image,
 or one that cannot be read, is a ``ConfigError`` naming it, before any model is asked. ``user_message``
 is the user turn: text alone, or a ``Message.user(text, image=[...])``.
 """
@@ -23,7 +23,7 @@ def add_image_option(parser: argparse.ArgumentParser, help: str = "") -> None:
 
 def image_parts(values: Sequence[str]) -> list[Any]:
     """The images ``--image`` names, as parts (see the module docstring)."""
-    from zagent import read_part
+    from zagent.agentkit.media import read_part
     from zagent.errors import ConfigError
     from zagent.types import Part
 

@@ -1,37 +1,15 @@
-"""Message parts from local files (``read_part``, size-bounded) and the check of what a model takes
-(``check_media``); the part builders and placeholders are in ``zagent.types``.
-"""
+"""``check_media``: the check that a model takes the parts of a request's messages (the part builders are in
+``zagent.types``, ``read_part`` in ``zagent.agentkit.media``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import ConfigError, ProviderConfigError
-from ..types import MAX_INLINE_BYTES, Message, Part, file_part, image_part, sniff
+from ..errors import ProviderConfigError
+from ..types import Message
 
-__all__ = ["MAX_INLINE_BYTES", "check_media", "read_part"]
-
-
-def read_part(path: Any, max_bytes: int | None = None) -> Part:
-    """An image or file part from a local path the app (or the CLI user) chose, read with the size bound."""
-    from pathlib import Path
-
-    p = Path(path)
-    limit = MAX_INLINE_BYTES if max_bytes is None else max_bytes
-    try:
-        size = p.stat().st_size
-        if size > limit:
-            raise ConfigError(f"{p} is {size} bytes, over the {limit}-byte limit for inline parts; "
-                              f"shrink it or raise max_bytes")
-        with p.open("rb") as fh:
-            data = fh.read(limit + 1)
-    except OSError as exc:
-        raise ConfigError(f"cannot read {p}: {exc.strerror or exc}; check the path") from None
-    media = sniff(data)
-    if media and media.startswith("image/"):
-        return image_part(data, media, limit)
-    return file_part(data, media or "application/octet-stream", p.name, limit)
+__all__ = ["check_media"]
 
 
 def check_media(llm: Any, messages: Iterable[Message]) -> None:

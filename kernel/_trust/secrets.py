@@ -1,19 +1,11 @@
-"""Secrets: ``Secret`` (a string that never shows its value), ``Masker`` (known values out of text), ``public_data``
-(settings without their secrets) and ``mask_userinfo``.
-"""
+"""``Secret`` (a string that never shows its value) and ``mask_userinfo`` (URL credentials out of text);
+``Masker``, ``looks_secret`` and ``public_data`` are in ``zagent.agentkit.secrets``."""
 
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Optional
 
-#: a setting is secret when the last word of its name is one of these (``api_key``, ``X-Auth-Token``)
-SECRET_KEY_WORDS = frozenset({"key", "apikey", "secret", "token", "password", "passwd", "pwd", "authorization",
-                              "auth", "cookie", "credential", "credentials"})
-_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-#: a trailing number or version (``2``, ``v2``) says which secret, not whether it is one
-_VERSION = re.compile(r"^[vV]?[0-9]+$")
-_PLACEHOLDER = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$")
 #: ``scheme://userinfo@``; greedy to the authority's last ``@`` (a raw ``@`` in a password, as URL parsers read it)
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s'\"<>]+@")
 
@@ -57,77 +49,3 @@ class Secret:
 def mask_userinfo(text: str) -> str:
     """``text`` with the userinfo of every URL in it replaced by ``***`` (``http://***@proxy/v1``)."""
     return _USERINFO.sub(r"\1***@", text) if "@" in text and "://" in text else text
-
-
-def looks_secret(key: str) -> bool:
-    """Whether a setting named ``key`` holds a secret (``api_key``, ``Authorization``, ``X-Auth-Token``...)."""
-    words = [w for w in _WORDS.findall(key) if not _VERSION.match(w)]  # ``X-Api-Key-2``, ``api_key_v2``
-    return bool(words) and words[-1].lower().rstrip("0123456789") in SECRET_KEY_WORDS
-
-
-def public_data(value: Any) -> Any:
-    """``value`` (settings) without values under secret-looking keys (a ``${VAR}`` reference stays), ``Secret``
-    objects and anything that is not plain JSON data, at any depth."""
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            if looks_secret(str(k)) and not (isinstance(v, str) and _PLACEHOLDER.match(v)):
-                continue
-            v = public_data(v)
-            if v is not _DROP:
-                out[k] = v
-        return out
-    if isinstance(value, (list, tuple)):
-        return [v for v in (public_data(x) for x in value) if v is not _DROP]
-    if isinstance(value, str):
-        return mask_userinfo(value)
-    if isinstance(value, (int, float, bool, type(None))):
-        return value
-    return _DROP
-
-
-_DROP = object()
-
-
-MASK = "***"
-MIN_MASK_LENGTH = 6  # shorter values (dummy keys such as ``x``) are never masked
-WORD_MASK_LENGTH = 8  # nor shorter letters-only ones (``ollama``)
-ANYWHERE_MASK_LENGTH = 20  # longer ones are masked even inside other text; shorter ones only standing alone
-_TOKEN_CHARS = r"A-Za-z0-9_\-"
-
-
-class Masker:
-    """``Masker(values)(text)``: ``text`` with the known secret ``values`` (and their JSON-escaped forms) and URL
-    userinfo replaced by ``***``, longest first (lengths: see the constants above)."""
-
-    __slots__ = ("values", "_patterns")
-
-    def __init__(self, values: Any = ()):
-        import json  # here, not at module level: ``import zagent`` stays light
-
-        forms: set[str] = set()
-        for v in values:
-            if isinstance(v, Secret):
-                v = v.reveal()
-            if not isinstance(v, str) or len(v) < MIN_MASK_LENGTH or (len(v) < WORD_MASK_LENGTH and v.isalpha()):
-                continue
-            forms.add(v)
-            forms.add(json.dumps(v)[1:-1])  # as it appears inside a JSON string
-        self.values = tuple(sorted(forms, key=len, reverse=True))
-        self._patterns = tuple(
-            None if len(v) >= ANYWHERE_MASK_LENGTH
-            else re.compile(f"(?<![{_TOKEN_CHARS}]){re.escape(v)}(?![{_TOKEN_CHARS}])")
-            for v in self.values)
-
-    def __call__(self, text: str) -> str:
-        text = mask_userinfo(text)
-        for v, pattern in zip(self.values, self._patterns):
-            if v in text:
-                text = text.replace(v, MASK) if pattern is None else pattern.sub(MASK, text)
-        return text
-
-    def __bool__(self) -> bool:
-        return bool(self.values)
-
-    def __repr__(self) -> str:
-        return f"<Masker {len(self.values)} value(s)>"

@@ -45,7 +45,7 @@ client such as httpx2) for one provider instance:
 API keys live in a ``Secret`` and go into the client's default headers only;
 they never appear in reprs or errors: a server message echoing the key, or
 the value of a header whose name says it is a secret (``X-Api-Key``,
-``Authorization``, ``Cookie``...), is masked (``zagent._trust.secrets.Masker``:
+``Authorization``, ``Cookie``...), is masked (``zagent.agentkit.secrets.Masker``:
 whole values only, so a dummy key such as ``x`` leaves messages intact).
 httpx is imported when the first client is built, never at import; with
 ``pip install 'zagent[httpx2]'`` the client is httpx2 (``ZAGENT_HTTP_MODULE=httpx``
@@ -64,7 +64,8 @@ import attrs
 
 from ..errors import ProtocolError, ProviderError
 from .._model.resolve import shared_stash
-from .._trust.secrets import Masker, Secret, mask_userinfo
+from ..agentkit.secrets import Masker
+from .._trust.secrets import Secret, mask_userinfo
 from .config import ERROR_BODY_BYTES, HttpConfig
 from .decode import body_chunks
 from .clients import LoopClients

@@ -1,7 +1,7 @@
 """``HttpErrors``: how ``HttpClient`` turns transport failures, HTTP statuses and limits into typed errors.
 
 A mixin of ``HttpClient``: every message names the provider, the status and the
-server's own words (secrets masked, ``zagent._trust.secrets.Masker``), and 401/403 say
+server's own words (secrets masked, ``zagent.agentkit.secrets.Masker``), and 401/403 say
 which key to set; ``retryable`` follows docs/http.md.
 """
 
@@ -27,7 +27,8 @@ from .wire import retry_after, server_message
 if TYPE_CHECKING:  # pragma: no cover
     from types import ModuleType
 
-    from .._trust.secrets import Masker, Secret
+    from ..agentkit.secrets import Masker
+    from .._trust.secrets import Secret
     from .config import HttpConfig
 
 
@@ -166,10 +167,10 @@ class HttpErrors:
         return self.masker()(text)
 
     def masker(self) -> "Masker":
-        """The ``zagent._trust.secrets.Masker`` of this client's secrets (made once)."""
+        """The ``zagent.agentkit.secrets.Masker`` of this client's secrets (made once)."""
         found = self._masker
         if found is None:
-            from .._trust.secrets import Masker
+            from ..agentkit.secrets import Masker
             from .masking import header_secrets, url_secrets
 
             found = self._masker = Masker([*([self.api_key] if self.api_key else []), *header_secrets(self.headers),

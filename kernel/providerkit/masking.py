@@ -1,6 +1,6 @@
 """The secret values a provider's client holds, found so its error messages can mask them when a server echoes
 them back: those in its headers (``header_secrets``) and in its base URL (``url_secrets``); ``mask`` masks
-given values in one text (``zagent.Masker``).
+given values in one text (``zagent.agentkit.secrets.Masker``).
 """
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._trust.secrets import Masker, Secret, looks_secret
+from ..agentkit.secrets import Masker, looks_secret
+from .._trust.secrets import Secret
 
 __all__ = ["header_secrets", "mask", "url_secrets"]
 

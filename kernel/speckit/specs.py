@@ -44,7 +44,7 @@ def spec_repr(spec: Any) -> str:
     spec logged or shown in a traceback never carries the key a spec file holds."""
     import msgspec
 
-    from .._trust.secrets import public_data
+    from ..agentkit.secrets import public_data
 
     parts = []
     for name in type(spec).__struct_fields__:

@@ -32,7 +32,7 @@ from zagent import trusting
 from zagent.speckit.trust import resolve
 from zagent.agentkit.approvals import resolve_approver
 from zagent.speckit.specs import check_rails, convert_spec
-from zagent import public_data
+from zagent.agentkit.secrets import public_data
 from zagent.agentkit.toolrefs import resolve_tool_refs
 from zagent.types import Field
 

@@ -33,7 +33,7 @@ from .files import Item, ResultsFile, iter_items, read_items
 from zagent.errors import ConfigError
 from zagent.agentkit.units import BatchJob as BatchJob  # the job builders' API (workflow graphs make them)
 from zagent.agentkit.units import UnitFailed, UnitLost, shipped_trust, trust_from
-from zagent import public_data
+from zagent.agentkit.secrets import public_data
 from zagent import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover

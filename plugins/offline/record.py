@@ -69,7 +69,7 @@ def _masker_of(llm: Any) -> Any:
     http = getattr(llm, "http", None)
     if http is not None and hasattr(http, "masker"):
         return http.masker()
-    from zagent import Masker
+    from zagent.agentkit.secrets import Masker
 
     return Masker()
 

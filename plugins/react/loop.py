@@ -47,7 +47,7 @@ from zagent.errors import ConfigError, NoAnswerError
 from zagent.agentkit.inputs import check_text
 from zagent.agentkit.inputs import to_messages
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS
-from zagent import public_data
+from zagent.agentkit.secrets import public_data
 from zagent.types import Message
 
 from .batch import ToolBatches

@@ -1,7 +1,7 @@
 """``scrub``: plain JSON data with secrets masked, for what the run log (and tracing) keeps.
 
 Values under secret-looking keys (``api_key``, ``Authorization``, ``token``...,
-``zagent._trust.secrets.looks_secret``) and ``zagent.Secret`` objects become ``"***"``;
+``zagent.agentkit.secrets.looks_secret``) and ``zagent.Secret`` objects become ``"***"``;
 Structs become plain data first; URL userinfo is masked in every string
 (``zagent._trust.secrets.mask_userinfo``); message parts' bytes become ``<N bytes sha256:…>``. Message text is otherwise kept as written (as in recordings).
 """
@@ -14,7 +14,8 @@ from typing import Any
 import msgspec
 
 from zagent.types import placeholder
-from zagent import Secret, looks_secret, mask_userinfo
+from zagent import Secret, mask_userinfo
+from zagent.agentkit.secrets import looks_secret
 from zagent.types import Part
 
 MASK = "***"

@@ -80,7 +80,7 @@ def batch_job(graph: WorkFlowGraph, kernel: "Kernel", llm: Optional[str] = None)
     from zagent.agentkit.units import BatchJob
 
     graph.validate()
-    from zagent import public_data
+    from zagent.agentkit.secrets import public_data
 
     # Workers get the graph without secrets (inline agents' API keys come from their own environment)
     # and the driver's trust for the import paths it names.

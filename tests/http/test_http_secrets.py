@@ -13,7 +13,7 @@ from tests.servers import hostile
 from tests.servers.hostile import HostileServer
 from tests.servers.openai_server import OpenAIServer
 from zagent import BadRequestError, ProviderError
-from zagent._trust.secrets import MIN_MASK_LENGTH
+from zagent.agentkit.secrets import MIN_MASK_LENGTH
 from zagent.providerkit.masking import header_secrets, mask
 
 

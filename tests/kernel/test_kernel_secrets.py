@@ -1,11 +1,12 @@
-"""zagent._trust.secrets.public_data: settings as plain data with every secret removed, at any depth."""
+"""zagent.agentkit.secrets.public_data: settings as plain data with every secret removed, at any depth."""
 
 import json
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zagent._trust.secrets import Secret, looks_secret, public_data
+from zagent import Secret
+from zagent.agentkit.secrets import looks_secret, public_data
 
 SECRET = "s3cr3t-VALUE"
 

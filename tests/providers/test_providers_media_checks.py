@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from zagent import Message
 from zagent.errors import ConfigError, ProviderConfigError
-from zagent._model.parts import read_part
+from zagent.agentkit.media import read_part
 from zagent.types import placeholder
 from zagent.providerkit import data_url
 from zagent.types import Part
@@ -87,6 +87,15 @@ def test_read_part_bounds_the_file(tmp_path):
     assert read_part(tmp_path / "a.png").media_type == "image/png"
     with pytest.raises(ConfigError, match="limit"):
         read_part(tmp_path / "a.png", max_bytes=4)
+
+
+def test_read_part_refuses_a_fifo_without_hanging(tmp_path):
+    """read_part on a FIFO is a ConfigError at once (opened without blocking), not a read that waits forever."""
+    import os
+
+    os.mkfifo(tmp_path / "pipe.png")
+    with pytest.raises(ConfigError, match="pipe.png"):
+        read_part(tmp_path / "pipe.png")
 
 
 @given(st.binary(max_size=512))

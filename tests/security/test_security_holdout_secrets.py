@@ -13,7 +13,7 @@ Attacks tried (session 2026-12-03, redteam) and whether they got through before 
 
 import pytest
 
-from zagent._trust.secrets import looks_secret, public_data
+from zagent.agentkit.secrets import looks_secret, public_data
 
 from .conftest import agent_spec, make_kernel
 

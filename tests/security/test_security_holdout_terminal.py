@@ -72,7 +72,7 @@ PASSWORD_URL = "http://alice:p@ssw0rd@proxy.example/v1"
 
 def test_a_raw_at_sign_in_a_url_password_is_masked_whole():
     """``alice:p@ssw0rd@proxy``: nothing of the password shows, in text, in an error and in public settings."""
-    from zagent._trust.secrets import public_data
+    from zagent.agentkit.secrets import public_data
 
     assert mask_userinfo(f"calling {PASSWORD_URL} now") == "calling http://***@proxy.example/v1 now"
     err = ProviderError(f"openai ({PASSWORD_URL}) returned 500", provider="openai", status=500)

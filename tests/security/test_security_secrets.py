@@ -5,7 +5,7 @@ import json
 import pytest
 
 from zagent import Kernel, ProviderError, Secret
-from zagent._trust.secrets import MIN_MASK_LENGTH, Masker
+from zagent.agentkit.secrets import MIN_MASK_LENGTH, Masker
 from zagent.providerkit.masking import header_secrets
 from tests.servers.loopback import LoopbackServer, Reply
 from tests.servers.openai_server import completion

@@ -3,7 +3,7 @@
 import pytest
 
 from zagent import Kernel, ProviderError
-from zagent._trust.secrets import MIN_MASK_LENGTH, Masker
+from zagent.agentkit.secrets import MIN_MASK_LENGTH, Masker
 from tests.servers.loopback import LoopbackServer, Reply
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from zagent import Kernel, ProviderError
 from zagent.plugins.cli import main
-from zagent._trust.secrets import Masker, public_data
+from zagent.agentkit.secrets import Masker, public_data
 from tests.servers.loopback import LoopbackServer, Reply
 
 from .conftest import run_cli

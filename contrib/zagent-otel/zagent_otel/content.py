@@ -19,7 +19,8 @@ from typing import Any, Iterable
 
 import msgspec
 
-from zagent import Secret, looks_secret, mask_userinfo
+from zagent import Secret, mask_userinfo
+from zagent.agentkit.secrets import looks_secret
 
 MASK = "***"
 #: inline image/file bytes up to this size are recorded (base64); larger ones by size and digest only

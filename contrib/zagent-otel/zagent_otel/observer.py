@@ -289,7 +289,7 @@ def _ns(seconds: float) -> int:
 
 def _event_attributes(data: dict[str, Any]) -> dict[str, Any]:
     """Scalar event data as span-event attributes (lists of scalars kept; nothing else, nothing secret)."""
-    from zagent import looks_secret
+    from zagent.agentkit.secrets import looks_secret
 
     out: dict[str, Any] = {}
     for key, value in data.items():

@@ -18,7 +18,7 @@ def zagent_register_executors(register: Callable[..., Any], kernel: Any) -> None
 def worker_config(kernel: Any) -> dict[str, Any]:
     """The driver kernel's config as workers get it: secrets removed, the default model pinned
     (``ZAGENT_MODEL`` of the driver), so every worker uses the model the driver would."""
-    from zagent import public_data
+    from zagent.agentkit.secrets import public_data
 
     config = dict(public_data(dict(kernel.config)))
     model = kernel.config.get("model") or os.environ.get("ZAGENT_MODEL")

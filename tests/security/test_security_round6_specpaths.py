@@ -115,3 +115,32 @@ def test_a_trusted_spec_files_relative_paths_are_next_to_it_too(tmp_path, monkey
     assert (a / "rec.jsonl").is_file() and (a / "t.jsonl").is_file()
     assert os.listdir(b) == []
     k.close()
+
+
+def test_an_agent_file_named_by_a_spec_resolves_its_paths_next_to_itself(tmp_path, monkeypatch):
+    """A spec in A naming agent file 'sub/helper.json' whose trajectory_path is 't.jsonl': A/sub/t.jsonl."""
+    a, b = folders(tmp_path, monkeypatch)
+    (a / "sub").mkdir()
+    (a / "sub" / "helper.json").write_text(json.dumps({"type": "react", "name": "helper", "tools": ["word_count"],
+                                                       "description": "helps", "trajectory_path": "t.jsonl"}))
+    k = make_kernel()
+    k.agent(str(react_file(a, agents=["sub/helper.json"])))
+    from zagent import spec_file
+    from zagent.plugins.actions.astool import load_agent_refs
+
+    with spec_file(a / "agent.json"):
+        [helper] = load_agent_refs(k, ["sub/helper.json"])
+    assert helper.trajectory_path == str(a / "sub" / "t.jsonl")
+    k.close()
+
+
+def test_a_managers_agent_folder_resolves_each_files_paths_next_to_it(tmp_path, monkeypatch):
+    """``AgentManager.load_all(A)`` of a react file with trajectory_path 't.jsonl', cwd B: it uses A/t.jsonl."""
+    from zagent.plugins.manager import AgentManager
+
+    a, b = folders(tmp_path, monkeypatch)
+    react_file(a, trajectory_path="t.jsonl")
+    k = make_kernel()
+    [agent] = AgentManager(kernel=k).load_all(str(a))
+    assert agent.trajectory_path == str(a / "t.jsonl")
+    k.close()

@@ -9,14 +9,17 @@ A ``BatchJob`` is what a batch driver runs per item; it makes the item's ``Unit`
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Optional
+import contextlib
+import os
+from typing import Any, Awaitable, Callable, Iterator, Optional
 
 import attrs
 
-from .._trust.imports import NO_TRUST, Trust, current_trust
+from .._trust.imports import NO_TRUST, Trust, current_trust, dubious_folder, trusting
+from .._trust.specpaths import _file, _folders, current_spec_file
 from ..errors import ConfigError, ZagentError
 
-__all__ = ["BatchJob", "Unit", "UnitFailed", "UnitLost", "run_unit", "shipped_trust", "trust_from"]
+__all__ = ["BatchJob", "Unit", "UnitFailed", "UnitLost", "run_unit", "shipped", "shipped_trust", "trust_from"]
 
 
 class UnitLost(ZagentError):
@@ -89,11 +92,17 @@ async def run_unit(kernel: Any, runner: str, payload: dict[str, Any]) -> Any:
     return result
 
 
-def shipped_trust() -> dict[str, Any]:
-    """The trust in force here (``zagent.trusting``) as plain data for a payload: a worker rebuilding a spec
-    imports exactly what the driver was allowed to (the driver chose it; workers trust the driver)."""
+def shipped_trust(source: Optional[str] = None) -> dict[str, Any]:
+    """The trust in force here (``zagent.trusting``) and the spec file being built (``zagent.spec_file``; else
+    ``source``, a file the driver read the spec from) as plain data for a payload: a worker rebuilding a spec
+    imports exactly what the driver was allowed to and gives it the file's identity (memory namespace, relative
+    paths, its folder for files), neither widened nor dropped (the driver chose it; workers trust the driver)."""
     trust = current_trust()
-    return {"everything": trust.everything, "folders": list(trust.folders)}
+    file = current_spec_file() or (os.path.realpath(source) if source else None)
+    folders = list(_folders.get()) if current_spec_file() else \
+        [os.path.dirname(file)] if file and dubious_folder(os.path.dirname(file)) is None else []
+    return {"everything": trust.everything, "folders": list(trust.folders), "dry": trust.dry,
+            "spec_file": file, "spec_folders": folders}
 
 
 def trust_from(payload: dict[str, Any]) -> Trust:
@@ -101,4 +110,21 @@ def trust_from(payload: dict[str, Any]) -> Trust:
     data = payload.get("trust")
     if not isinstance(data, dict):
         return NO_TRUST
-    return Trust(everything=data.get("everything") is True, folders=tuple(str(f) for f in data.get("folders") or ()))
+    return Trust(everything=data.get("everything") is True, folders=tuple(str(f) for f in data.get("folders") or ()),
+                 dry=data.get("dry") is True)
+
+
+@contextlib.contextmanager
+def shipped(payload: dict[str, Any]) -> Iterator[Trust]:
+    """Build specs inside the block as the driver did (``shipped_trust``): under its trust, as from its spec file."""
+    data = payload.get("trust")
+    data = data if isinstance(data, dict) else {}
+    file = data.get("spec_file") if isinstance(data.get("spec_file"), str) else None
+    folders = tuple(str(f) for f in data.get("spec_folders") or ()) if file else ()
+    file_token, folders_token = _file.set(file), _folders.set(folders)
+    try:
+        with trusting(trust_from(payload)) as trust:
+            yield trust
+    finally:
+        _folders.reset(folders_token)
+        _file.reset(file_token)

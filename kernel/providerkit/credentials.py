@@ -44,11 +44,12 @@ def spec_options(what: str, kernel: Optional["Kernel"] = None) -> Iterator[None]
     """LLMs made inside the block take their options from an untrusted spec (``what`` names it),
     unless the spec is trusted (``zagent._trust.imports.current_trust().everything``)."""
     from .._trust.imports import current_trust
+    from ..speckit.paths import untrusted_options
 
     if current_trust().everything:
-        yield
+        with untrusted_options(trusted=True):  # its relative paths still lie next to its file
+            yield
         return
-    from ..speckit.paths import untrusted_options
 
     urls = (kernel.config.get("trusted_base_urls") or ()) if kernel is not None else ()
     token = _origin.set(SpecOrigin(what, tuple(_norm(u) for u in ([urls] if isinstance(urls, str) else urls))))

@@ -31,14 +31,14 @@ import os
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from .._trust.imports import current_trust
-from .._trust.specpaths import UsersModel, _check, _folders
+from .._trust.specpaths import UsersModel, _check, _file, _folders
 from ..errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
 __all__ = ["PATH_OPTION_SUFFIXES", "allowed_folders", "check_option_paths", "check_spec_path",
-           "check_untrusted_options", "path_options", "untrusted_options", "users_model"]
+           "check_untrusted_options", "path_options", "relative_options", "spec_relative", "untrusted_options", "users_model"]
 
 #: option names that are paths whatever the provider declares (a future wrapper that forgets to declare)
 PATH_OPTION_SUFFIXES = ("_path", "_file", "_dir", "_folder", "_db")
@@ -63,12 +63,17 @@ def allowed_folders(kernel: Optional["Kernel"]) -> tuple[str, ...]:
 
 
 def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
-                    kernel: Optional["Kernel"] = None) -> None:
-    """Refuse a path an untrusted spec names unless it ends in ``suffixes`` (when given) and its real
-    location is inside ``allowed_folders(kernel)``. No-op for ``None``, ``":memory:"`` and trusted specs."""
-    if value is None or value == ":memory:" or current_trust().everything:
-        return
+                    kernel: Optional["Kernel"] = None) -> Any:
+    """The path to use for ``value``: a relative one joined to the folder of the spec file being built (not the
+    cwd). Refused, unless the spec is trusted, when it does not end in ``suffixes`` (when given) or its real
+    location is outside ``allowed_folders(kernel)``. ``None`` and ``":memory:"`` as they are."""
+    if value is None or value == ":memory:":
+        return value
     text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if isinstance(text, str):
+        value = text = spec_relative(text)
+    if current_trust().everything:
+        return value
     if text is None or isinstance(text, bytes):
         raise ConfigError(f"{key} must be a path, got {type(value).__name__}")
     if "\x00" in text or (suffixes and not text.lower().endswith(tuple(suffixes))):
@@ -81,6 +86,16 @@ def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
         where = f"inside {', '.join(folders)}" if folders else "(the spec has no folder and the app listed none)"
         raise ConfigError(f"{key} {text!r} in the spec is refused: it points to {real!r}, outside the folders a "
                           f"spec may name files in {where}; {HOW_TO_PLACE}")
+    return text
+
+
+def spec_relative(path: str) -> str:
+    """``path`` joined to the folder of the spec file being built (``current_spec_file()``) when relative; as is
+    for an absolute path or a spec given as a dict (then the cwd's, as Python code's)."""
+    source = _file.get()
+    if source is None or "\x00" in path or os.path.isabs(path):
+        return path
+    return os.path.join(os.path.dirname(source), path)
 
 
 def path_options(factory: Any, options: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
@@ -95,10 +110,11 @@ def path_options(factory: Any, options: Mapping[str, Any]) -> dict[str, tuple[st
 
 
 @contextlib.contextmanager
-def untrusted_options() -> Iterator[None]:
+def untrusted_options(trusted: bool = False) -> Iterator[None]:
     """LLM options made inside the block come from an untrusted spec (``spec_options`` sets it): the kernel
-    checks them with ``check_untrusted_options`` before the provider's factory runs."""
-    token = _check.set(check_untrusted_options)
+    checks them with ``check_untrusted_options`` before the provider's factory runs (``trusted``: only joins
+    relative path options to the spec file's folder, ``relative_options``)."""
+    token = _check.set(relative_options if trusted else check_untrusted_options)
     try:
         yield
     finally:
@@ -115,13 +131,24 @@ def check_untrusted_options(factory: Optional[Callable[..., Any]], spec: str, op
     check_option_paths(factory, spec, options, kernel)
 
 
+def relative_options(factory: Optional[Callable[..., Any]], spec: str, options: Mapping[str, Any],
+                     kernel: Optional["Kernel"]) -> None:
+    """A trusted spec's model: its relative path options joined to the spec file's folder (``spec_relative``)."""
+    if isinstance(options, dict):
+        for key in path_options(factory, options):
+            if isinstance(options[key], (str, os.PathLike)):
+                options[key] = spec_relative(os.fspath(options[key]))
+
+
 def check_option_paths(factory: Optional[Callable[..., Any]], spec: str, options: Mapping[str, Any],
                        kernel: Optional["Kernel"]) -> None:
     """``check_spec_path`` for every path option of ``spec`` (``record:...``) built from an untrusted spec's
     ``llm_config``, and no default path of the user's left out by a model the spec names (module docstring);
     no-op otherwise: Python code naming a path is the app's own."""
     for key, suffixes in path_options(factory, options).items():
-        check_spec_path(options[key], f"llm_config {key!r} of {spec!r}", suffixes, kernel=kernel)
+        path = check_spec_path(options[key], f"llm_config {key!r} of {spec!r}", suffixes, kernel=kernel)
+        if isinstance(options, dict):  # the kernel's own dict of this call: the path used is the one checked
+            options[key] = path
     if isinstance(spec, UsersModel):
         return
     defaults: Mapping[str, str] = getattr(factory, "zagent_default_paths", None) or {}

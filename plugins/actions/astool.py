@@ -207,7 +207,7 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
         raise ConfigError(f"{key} {ref!r}: agent files name each other in a loop ({' -> '.join(_loading.get())})")
     if not os.path.isfile(path):
         raise ConfigError(f"{key} {ref!r}: no such agent file ({path})")
-    from zagent import Trust, load_spec_file, trusting
+    from zagent import Trust, load_spec_file, spec_file, trusting
 
     token = _loading.set((*_loading.get(), path))
     try:
@@ -217,7 +217,7 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
                            for f in map(os.path.realpath, trust.folders))
         inner = Trust(everything=trust.everything, folders=(here,) if trusted_here else (), dry=trust.dry) \
             if trust.folders or trust.everything else trust
-        with trusting(inner):
+        with trusting(inner), spec_file(path):  # its own identity: its relative paths lie next to it
             if spec.get("type", "customize") == "customize":
                 from .customize import CustomizeAgent
 

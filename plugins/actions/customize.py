@@ -99,8 +99,10 @@ class CustomizeAgent(Agent):
         """Validate ``data`` and build the agent (``llm`` overrides the spec's model with an instance)."""
         spec = data if isinstance(data, AgentSpec) else _convert_spec(data)
         _validate(spec, kernel)
-        check_spec_path((spec.long_term_memory or {}).get("path"), "long_term_memory.path",
-                        (".db", ".sqlite", ".sqlite3"), kernel=kernel)
+        long_term = dict(spec.long_term_memory) if spec.long_term_memory is not None else None
+        if long_term is not None and long_term.get("path") is not None:  # next to the spec file, not the cwd
+            long_term["path"] = check_spec_path(long_term["path"], "long_term_memory.path",
+                                                (".db", ".sqlite", ".sqlite3"), kernel=kernel)
         agent_config = dict(spec.agent_config)
         check_rails(agent_config.get("rails"), "agent_config.rails")
         if isinstance(agent_config.get("rails"), dict):  # an approver import path: resolved now, under the trust
@@ -132,7 +134,7 @@ class CustomizeAgent(Agent):
             return cls(kernel=kernel, output_validators=validators, max_output_retries=retries, guardrails=guardrails, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
                        actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
                        memory_size=spec.memory_size, memory_chars=spec.memory_chars, use_long_term_memory=spec.use_long_term_memory,
-                       long_term_memory=spec.long_term_memory, agent_config=agent_config, spec=spec,
+                       long_term_memory=long_term, agent_config=agent_config, spec=spec,
                        memory_key=spec_memory_key(spec))
 
     @classmethod

@@ -32,7 +32,7 @@ import msgspec
 from .files import Item, ResultsFile, iter_items, read_items
 from zagent.errors import ConfigError
 from zagent.agentkit.units import BatchJob as BatchJob  # the job builders' API (workflow graphs make them)
-from zagent.agentkit.units import UnitFailed, UnitLost, shipped_trust, trust_from
+from zagent.agentkit.units import UnitFailed, UnitLost, shipped, shipped_trust
 from zagent.agentkit.secrets import public_data
 from zagent import StashKey
 
@@ -254,16 +254,20 @@ def make_job(kernel: "Kernel", target: Any) -> BatchJob:
 
 
 def _spec_job(kernel: "Kernel", target: Any) -> BatchJob:
-    from zagent import load_spec_file
+    from zagent import load_spec_file, spec_file
 
-    spec = target if isinstance(target, dict) else load_spec_file(target)
+    source = None if isinstance(target, dict) else target
+    spec = target if source is None else load_spec_file(source)
     if "nodes" in spec:
         raise ConfigError("this spec is a workflow: load it with zagent.plugins.workflow.WorkFlowGraph.load(path) "
                           "and batch the graph (or use 'zagent batch', which does)")
-    agent = kernel.agent(spec)
-    # Workers get the spec without secrets (API keys come from their own environment) and the driver's trust.
+    with spec_file(source):  # a file's identity (memory namespace, paths next to it), as kernel.agent(path) gives
+        agent = kernel.agent(spec)
+        # Workers get the spec without secrets (API keys come from their own environment), the driver's trust
+        # and the spec file's identity.
+        payload = {"spec": public_data(spec), "trust": shipped_trust()}
     return BatchJob(name=str(spec.get("name", "agent")), local=lambda inputs: agent_item(kernel, agent, inputs),
-               runner=AGENT_RUNNER, payload={"spec": public_data(spec), "trust": shipped_trust()})
+                    runner=AGENT_RUNNER, payload=payload)
 
 
 async def agent_item(kernel: "Kernel", agent: Any, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -291,5 +295,6 @@ async def run_agent_item(kernel: "Kernel", payload: dict[str, Any]) -> dict[str,
     key = msgspec.json.encode([spec, payload.get("trust")])
     agent = built.get(key)
     if agent is None:
-        agent = built[key] = kernel.agent(spec, trust=trust_from(payload))
+        with shipped(payload):  # the driver's trust and spec file identity, neither widened nor dropped
+            agent = built[key] = kernel.agent(spec)
     return await agent_item(kernel, agent, dict(payload.get("inputs") or {}))

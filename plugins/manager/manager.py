@@ -368,14 +368,15 @@ def _save_file(agent: Any, data: dict[str, Any], path: str) -> None:
 
 
 def _load_file(kernel: "Kernel", path: str) -> Any:
-    from zagent import load_spec_file
+    from zagent import load_spec_file, spec_file
 
     spec = load_spec_file(path)
     if spec.get("type", "customize") == "customize" and kernel.find("agent_types", "customize") is not None:
         from zagent.plugins.actions import CustomizeAgent
 
         return CustomizeAgent.load(path, kernel)
-    return kernel.agent(spec)
+    with spec_file(path):  # the file's identity: its relative paths lie next to it
+        return kernel.agent(spec)
 
 
 def _decode(found: Optional[tuple[int, bytes]]) -> dict[str, Any]:

@@ -122,14 +122,16 @@ class ReActAgent(Agent):
             from zagent.plugins.actions.astool import load_agent_refs
 
             fields["handoffs"] = load_agent_refs(kernel, fields["handoffs"], key="handoffs")
-        check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",), kernel=kernel)
-        check_spec_path(spec.live_trajectory_path, "live_trajectory_path", (".jsonl",), kernel=kernel)
-        check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"), kernel=kernel)
+        # relative paths lie next to the spec file (not the cwd); the checked path is the one used
+        fields["trajectory_path"] = check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",), kernel=kernel)
+        fields["live_trajectory_path"] = check_spec_path(spec.live_trajectory_path, "live_trajectory_path",
+                                                         (".jsonl",), kernel=kernel)
+        checkpoints = check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"), kernel=kernel)
         if kernel.find("parsers", spec.tool_format) is None:
             raise ConfigError(f"agent {spec.name!r}: tool_format {spec.tool_format!r} is not a registered parser; "
                               f"installed: {', '.join(kernel.names('parsers'))}")
-        if spec.checkpoints is not None:
-            fields["checkpoints"] = kernel.memory("checkpoints", path=spec.checkpoints)
+        if checkpoints is not None:
+            fields["checkpoints"] = kernel.memory("checkpoints", path=checkpoints)
         with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
             return cls(kernel=kernel, **fields)
 

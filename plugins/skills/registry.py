@@ -37,10 +37,7 @@ from . import markdown, terms
 from .index import SkillIndex
 from .paths import inside
 from .skill import STATES, Skill, Transition, check_name, content_hash, is_state
-from .writer import SkillWriter, is_skill_file
-
-#: the largest skill file read (its instructions are put into prompts); a larger one is skipped with a warning
-MAX_SKILL_BYTES = 2**20
+from .writer import SkillWriter, is_skill_file, read_skill
 
 SkillIn = Union[Skill, dict[str, Any]]
 
@@ -124,16 +121,8 @@ class SkillRegistry:
         return True
 
     def _read(self, path: str, folder: str) -> Skill:
-        real = inside(path, folder)
-        with open(real, "rb") as f:
-            raw = f.read(MAX_SKILL_BYTES + 1)  # never more: a file in a shared folder may be gigabytes (sparse)
-        if len(raw) > MAX_SKILL_BYTES:
-            raise ConfigError(f"the skill file is larger than {MAX_SKILL_BYTES // 2**20} MiB; its text goes into "
-                              "prompts, so a file that big is not a skill. Shorten it or remove it from the folder")
-        try:
-            text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as text mode reads it
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"the skill file is not UTF-8 text ({exc})") from None
+        inside(path, folder)  # no link out of the folder; the file itself read as a data file (writer.read_skill)
+        text = read_skill(path)
         skill = markdown.load(text, path)
         stem = os.path.basename(path)[:-3]
         if skill.name != stem:

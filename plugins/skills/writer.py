@@ -18,13 +18,31 @@ import re
 from typing import Optional
 
 import attrs
-from zagent.agentkit.files import write_atomic
+from zagent.agentkit.files import open_regular, write_atomic
+from zagent.errors import ConfigError
 
 from . import markdown
 from .paths import inside
 from .skill import Skill, check_name, content_hash
 
 BACKUP = re.compile(r"\.v\d+(-\d+)?\.md$")
+#: bytes of a skill file read at most: its text goes into prompts
+MAX_SKILL_BYTES = 2**20
+
+
+def read_skill(path: str) -> str:
+    """The text of skill file ``path`` (newlines as text mode reads them), opened with ``open_regular``: a FIFO or
+    another user's symlink is a ``ConfigError``, never a hang or followed; larger than ``MAX_SKILL_BYTES``
+    refused."""
+    with open_regular(path) as f:
+        raw = f.read(MAX_SKILL_BYTES + 1)  # never more: a file in a shared folder may be gigabytes (sparse)
+    if len(raw) > MAX_SKILL_BYTES:
+        raise ConfigError(f"the skill file {path!r} is larger than {MAX_SKILL_BYTES // 2**20} MiB; its text goes "
+                          "into prompts, so a file that big is not a skill. Shorten it or remove it from the folder")
+    try:
+        return raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"the skill file {path!r} is not UTF-8 text ({exc}); save it as UTF-8") from None
 
 
 @attrs.define(repr=False)
@@ -54,8 +72,8 @@ class SkillWriter:
     def backup(self, name: str) -> str:
         """Copy ``<name>.md`` to ``<name>.v<version>.md`` (a free name) and return that path."""
         path = self.path(name)
-        with open(inside(path, self.folder), encoding="utf-8") as f:
-            text = f.read()
+        inside(path, self.folder)  # no link out of the folder; then read as any data file (no FIFO, bounded)
+        text = read_skill(path)
         try:
             version = int(markdown.parse(text, path).get("version", 1))
         except Exception:  # a broken file is still kept, under version 0

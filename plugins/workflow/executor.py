@@ -179,9 +179,14 @@ class WorkFlowExecutor(Streaming, Resumable[WorkFlowResult]):
             raise ConfigError(f"workflow {graph.name!r} needs input(s) {', '.join(missing)}; pass them as inputs")
         from zagent import current_spec_file, spec_file
 
-        source = loaded_from(graph)  # WorkFlowGraph.load: inline agents take the file's identity, as in the CLI
-        with spec_file(source if source is not None and current_spec_file() is None else None):
-            agents = self._agents(graph)
+        source = loaded_from(graph)  # WorkFlowGraph.load: inline agents take the file's identity, as in the CLI,
+        with spec_file(source if source is not None and current_spec_file() is None else None):  # on workers too
+            return await self._go(graph, topo, run_id, inputs, saved, found, given, deps)
+
+    async def _go(self, graph: WorkFlowGraph, topo: Topology, run_id: Optional[str], inputs: Optional[dict[str, Any]],
+                  saved: Optional[RunState], found: Optional[tuple[int, RunState]], given: dict[str, Any],
+                  deps: Any) -> WorkFlowResult:
+        agents = self._agents(graph)
         own = not hasattr(self.executor, "submit")
         units = self.kernel.executor(self.executor) if own else self.executor
         run = WorkFlowRun(self, graph, topo, agents, run_id or new_run_id(), dict(inputs or {}), saved, units,

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, Optional
 import msgspec
 from zagent.agentkit.interrupts import Asking, asking
 from zagent.errors import Interrupted
-from zagent.agentkit.units import shipped_trust, trust_from
-from zagent import StashKey, trusting
+from zagent.agentkit.units import shipped, shipped_trust
+from zagent import StashKey
 from zagent.types import Usage
 
 from .calls import call_step, node_outputs
-from .graph import WorkFlowGraph, WorkFlowNode
+from .graph import WorkFlowGraph, WorkFlowNode, loaded_from
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -39,7 +39,8 @@ def _agent(kernel: "Kernel", spec: dict[str, Any], payload: dict[str, Any]) -> A
     key = msgspec.json.encode([spec, payload.get("trust")])
     agent = cache.get(key)
     if agent is None:
-        agent = cache[key] = kernel.agent(spec, trust=trust_from(payload))
+        with shipped(payload):  # the driver's trust and spec file identity, neither widened nor dropped
+            agent = cache[key] = kernel.agent(spec)
     return agent
 
 
@@ -71,7 +72,7 @@ async def _run_graph(kernel: "Kernel", graph: WorkFlowGraph, llm: Optional[str],
 async def run_workflow_item(kernel: "Kernel", payload: dict[str, Any]) -> dict[str, Any]:
     """One batch item of a workflow on a worker: the graph from ``payload['graph']``, run with the item's inputs."""
     graph = WorkFlowGraph.from_dict(payload["graph"])
-    with trusting(trust_from(payload)):
+    with shipped(payload):
         return await _run_graph(kernel, graph, payload.get("llm"), dict(payload.get("inputs") or {}))
 
 
@@ -86,4 +87,4 @@ def batch_job(graph: WorkFlowGraph, kernel: "Kernel", llm: Optional[str] = None)
     # and the driver's trust for the import paths it names.
     return BatchJob(name=graph.name, local=lambda inputs: _run_graph(kernel, graph, llm, inputs),
                runner=WORKFLOW_RUNNER,
-               payload={"graph": public_data(graph.to_dict()), "llm": llm, "trust": shipped_trust()})
+               payload={"graph": public_data(graph.to_dict()), "llm": llm, "trust": shipped_trust(loaded_from(graph))})

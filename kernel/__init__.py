@@ -7,8 +7,8 @@ plugins (``zagent.plugins``), found through the ``zagent`` entry-point group.
 
 Importing this package loads only the standard library, pluggy, attrs and
 msgspec; asyncio and httpx are imported on first use. The names below that
-need more (trust rules) are imported on first attribute access. This module, ``zagent.hookspecs``, ``zagent.errors``,
-``zagent.types``, the kits and ``zagent.testing`` are the public surface
+need more (trust rules) are imported on first attribute access. This module,
+``zagent.hookspecs``, ``zagent.errors``, ``zagent.types``, the kits and ``zagent.testing`` are the public surface
 (docs/architecture.md, PUBLIC); the ``_`` subpackages are private.
 """
 

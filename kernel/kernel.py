@@ -31,6 +31,7 @@ from .types import ToolCall, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._tools.threads import ToolThreads  # imports asyncio: only when a sync tool first runs
+    from .contracts import Embedder, Executor, OutputParser, TextToolFormat
 
 
 class Kernel:
@@ -100,9 +101,15 @@ class Kernel:
         """
         return self._models.get(self, spec, options)
 
-    def parser(self, mode: str) -> Any:
-        """The parser registered for ``mode`` (``json``, ``xml``, ``title``...)."""
-        return lookup(self.registries, "parsers", mode)
+    def parser(self, mode: str) -> OutputParser:
+        """The output parser registered for ``mode`` (``json``, ``xml``, ``title``...)."""
+        parser: OutputParser = lookup(self.registries, "parsers", mode)
+        return parser
+
+    def tool_format(self, mode: str = "tool_call") -> TextToolFormat:
+        """The text tool-call format registered for ``mode`` (``tool_call``, ``hermes``...; parsers' registry)."""
+        fmt: TextToolFormat = lookup(self.registries, "parsers", mode)
+        return fmt
 
     def memory(self, name: str = "inprocess", **options: Any) -> Any:
         """A new memory backend instance of ``name``; ``Kernel.aclose`` closes it if the caller has not."""
@@ -110,11 +117,12 @@ class Kernel:
         self._stores.add(store)
         return store
 
-    def embedder(self, name: Optional[str] = None, **options: Any) -> Any:
+    def embedder(self, name: Optional[str] = None, **options: Any) -> Optional[Embedder]:
         """An embedder by name, the only one installed when ``name`` is None, or ``None`` if there is none.
 
         The same name and options return the same instance (its caches and clients are reused)."""
-        return embedder(self.registries, self._embedders, name, options)
+        found: Optional[Embedder] = embedder(self.registries, self._embedders, name, options)
+        return found
 
     def agent(self, spec: Union[dict[str, Any], str, "os.PathLike[str]"], *, trust: Any = None, deps: Any = None) -> Any:
         """Build an agent from a plain dict (or a JSON/YAML file) through its registered type.
@@ -125,7 +133,7 @@ class Kernel:
         ``deps`` (app objects: a database handle...) reach its tools as ``ctx.deps`` (``RunContext[Deps]``)."""
         return build_agent(self, self.registries, spec, trust, deps)
 
-    def executor(self, name: Optional[str] = None, **options: Any) -> Any:
+    def executor(self, name: Optional[str] = None, **options: Any) -> Executor:
         """A new executor (``zagent._runs.executors``): ``name`` registered through ``zagent_register_executors``,
         default ``config['executor']``, else ``ZAGENT_EXECUTOR``, else the built-in ``local``."""
         from ._runs.executors import pick  # on first use: keeps ``import zagent`` light

@@ -202,7 +202,7 @@ def start_kernel(argv: Sequence[str]) -> Any:
         raise
 
 
-def main(argv: Optional[Sequence[str]] = None, kernel: Any = None) -> int:
+def main(argv: Optional[Sequence[str]] = None, kernel: Optional["Kernel"] = None) -> int:
     """Run the ``zagent`` command line; return its exit code (``kernel`` is for tests and embedding)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     own = kernel is None
@@ -211,7 +211,7 @@ def main(argv: Optional[Sequence[str]] = None, kernel: Any = None) -> int:
     terminal = safe_terminal()  # untrusted text never drives the terminal: controls shown escaped (cliterminal)
     undo = _log_to_stderr()
     try:
-        if own:
+        if kernel is None:
             kernel = start_kernel(argv)
         return _run(argv, kernel)
     except BrokenPipeError:  # `zagent logs list | head`: the reader left; say nothing more

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..contracts import Executor
 
 DEFAULT = "local"
 
@@ -27,7 +30,7 @@ class LocalExecutor:
         return "<LocalExecutor>"
 
 
-def pick(kernel: Any, name: Optional[str], options: dict[str, Any]) -> Any:
+def pick(kernel: Any, name: Optional[str], options: dict[str, Any]) -> Executor:
     """The executor named ``name`` (default: ``kernel.config['executor']``, else ``ZAGENT_EXECUTOR``, else
     ``local``); a registered factory is called with ``options``."""
     import os
@@ -42,4 +45,5 @@ def pick(kernel: Any, name: Optional[str], options: dict[str, Any]) -> Any:
         installed = ", ".join(["local", *(n for n in kernel.registries["executors"] if n != DEFAULT)])
         raise ConfigError(f"unknown executor {name!r}; installed executors: {installed}. Install the plugin that "
                           f"provides it (e.g. pip install zagent-{name}) or fix the name")
-    return factory(**options)
+    executor: Executor = factory(**options)
+    return executor

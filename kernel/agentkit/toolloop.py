@@ -46,6 +46,7 @@ from .callcap import cap_calls, reply_limit
 from .argtypes import coerce
 from .grounding import conversation_text, ground_calls
 from .._model.replies import unique_call_ids
+from ..contracts import TextToolFormat
 from ..types import Completion, Message, ToolCall, ToolResult, ToolSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,16 +65,6 @@ NUDGE = ("Your last reply had neither a tool call nor an answer. "
 Ask = Callable[["LLMRequest", Optional["RunContext[Any]"]], Awaitable[Completion]]
 
 
-class TextToolFormat(Protocol):
-    """A text tool-call format as registered with the kernel (``kernel.parser("tool_call")``)."""
-
-    def render_tools(self, specs: Sequence[ToolSpec]) -> str: ...
-
-    def extract(self, text: str) -> tuple[Sequence[ToolCall], Sequence[Any], str]: ...
-
-    def feedback(self, errors: Sequence[Any]) -> str: ...
-
-
 class _Named(Protocol):
     @property
     def name(self) -> str: ...
@@ -82,7 +73,7 @@ class _Named(Protocol):
 class PromptTools:
     """Tools offered in the prompt through one text tool-call format."""
 
-    def __init__(self, fmt: Any, tools: Sequence[Any], extra_specs: Sequence[Any] = (), format_name: str = ""):
+    def __init__(self, fmt: TextToolFormat, tools: Sequence[Any], extra_specs: Sequence[Any] = (), format_name: str = ""):
         self.format = fmt
         self.format_name = format_name or getattr(fmt, "name", "")
         specs = [t.spec for t in tools] + list(extra_specs)
@@ -124,7 +115,7 @@ def results_messages(results: Sequence[ToolResult], *, native: bool, feedback: s
     return [Message(role="user", content="\n".join(parts))]
 
 
-def text_call_fallback(fmt: Any, reply: Message, tools: Sequence[_Named],
+def text_call_fallback(fmt: TextToolFormat, reply: Message, tools: Sequence[_Named],
                        history: Sequence[Message] = ()) -> Message:
     """Native mode, a reply without native calls: if its text holds only well-formed calls of offered tools
     (read by the text tool-call format ``fmt``), the reply with those calls as native ones; else ``reply``.
@@ -230,9 +221,9 @@ class ToolLoop:
         self._prompt_tools: Optional[PromptTools] = None
 
     @property
-    def format(self) -> Any:
+    def format(self) -> TextToolFormat:
         """The text tool-call format (a registered parser), looked up through the kernel."""
-        return self.kernel.parser(self.tool_format)
+        return self.kernel.tool_format(self.tool_format)
 
     async def prepare(self, llm: "LLM") -> None:
         """Before a run's first tool turn: let the provider find out how its server takes tools (one probe,
@@ -255,7 +246,7 @@ class ToolLoop:
             fmt = profile.tool_format
         prompt_tools = self._prompt_tools
         if prompt_tools is None or prompt_tools.names != tuple(s.name for s in specs) or prompt_tools.format_name != fmt:
-            prompt_tools = self._prompt_tools = PromptTools(self.kernel.parser(fmt), tools,
+            prompt_tools = self._prompt_tools = PromptTools(self.kernel.tool_format(fmt), tools,
                                                             extra_specs=list(extra_specs), format_name=fmt)
         return Offer(names, specs, False, prompt_tools)
 

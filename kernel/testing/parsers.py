@@ -20,10 +20,11 @@ This module imports only pytest and zagent; it never imports a plugin itself.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar, Iterator, Optional
 
 import pytest
 from .. import Kernel, ParseError, ToolCall, ToolSpec
+from ..contracts import OutputParser, TextToolFormat
 
 GARBAGE = [
     "", " ", "\n\n", "null", "[]", "{}", "{", "}", "{{{{", "]]]]", '{"a":', "```", "```json\n{", "<", "</a>",
@@ -51,28 +52,28 @@ class ParserConformance:
     unusable_reply: ClassVar[Optional[str]] = "I cannot answer that."
 
     @pytest.fixture
-    def parser(self) -> Any:
+    def parser(self) -> Iterator[OutputParser]:
         kernel = Kernel(plugins=list(self.plugins), entry_points=False, strict=True)
         try:
             yield self.make_parser(kernel)
         finally:
             kernel.close()
 
-    def make_parser(self, kernel: Kernel) -> Any:
+    def make_parser(self, kernel: Kernel) -> OutputParser:
         """The parser under test (default: ``kernel.parser(self.mode)``)."""
         return kernel.parser(self.mode)
 
-    def test_instructions_are_text(self, parser: Any) -> None:
+    def test_instructions_are_text(self, parser: OutputParser) -> None:
         """instructions(fields) returns non-empty prompt text."""
         text = parser.instructions(self.fields, **self.options)
         assert isinstance(text, str) and text.strip()
 
-    def test_render_then_parse_gives_the_values_back(self, parser: Any) -> None:
+    def test_render_then_parse_gives_the_values_back(self, parser: OutputParser) -> None:
         """parse(render(values)) == values, converted to the declared types."""
         text = parser.render(self.values, self.fields, **self.options)
         assert parser.parse(text, self.fields, **self.options) == {**self._defaults(), **self.values}
 
-    def test_parse_returns_a_plain_dict(self, parser: Any) -> None:
+    def test_parse_returns_a_plain_dict(self, parser: OutputParser) -> None:
         """parse returns a dict (not a Struct); parse_typed returns an object with the fields as attributes."""
         text = parser.render(self.values, self.fields, **self.options)
         assert type(parser.parse(text, self.fields, **self.options)) is dict
@@ -80,7 +81,7 @@ class ParserConformance:
         first = self.fields[0]["name"]
         assert getattr(typed, first) == self.values[first]
 
-    def test_missing_required_field_is_named(self, parser: Any) -> None:
+    def test_missing_required_field_is_named(self, parser: OutputParser) -> None:
         """A reply without a required field raises ParseError naming it in .missing."""
         required = self.fields[0]["name"]
         partial = {k: v for k, v in self.values.items() if k != required}
@@ -89,7 +90,7 @@ class ParserConformance:
             parser.parse(text, self.fields, **self.options)
         assert required in info.value.missing
 
-    def test_parse_error_keeps_the_raw_reply(self, parser: Any) -> None:
+    def test_parse_error_keeps_the_raw_reply(self, parser: OutputParser) -> None:
         """The ParseError for an unusable reply holds the raw text."""
         text = self.unusable_reply
         if text is None:
@@ -99,7 +100,7 @@ class ParserConformance:
         assert info.value.raw == text
 
     @pytest.mark.parametrize("index", range(len(GARBAGE)))
-    def test_garbage_raises_only_parse_error(self, parser: Any, index: int) -> None:
+    def test_garbage_raises_only_parse_error(self, parser: OutputParser, index: int) -> None:
         """No input makes parse raise anything but ParseError."""
         text = self.garbage[index] if index < len(self.garbage) else ""
         try:
@@ -130,39 +131,39 @@ class ToolCallFormatConformance:
     ]
 
     @pytest.fixture
-    def fmt(self) -> Any:
+    def fmt(self) -> Iterator[TextToolFormat]:
         kernel = Kernel(plugins=list(self.plugins), entry_points=False, strict=True)
         try:
             yield self.make_format(kernel)
         finally:
             kernel.close()
 
-    def make_format(self, kernel: Kernel) -> Any:
-        return kernel.parser(self.mode)
+    def make_format(self, kernel: Kernel) -> TextToolFormat:
+        return kernel.tool_format(self.mode)
 
-    def test_render_tools_names_every_tool(self, fmt: Any) -> None:
+    def test_render_tools_names_every_tool(self, fmt: TextToolFormat) -> None:
         """render_tools(tools) is prompt text that names each tool."""
         text = fmt.render_tools(self.tools)
         assert all(t.name in text for t in self.tools)
 
-    def test_rendered_calls_are_read_back(self, fmt: Any) -> None:
+    def test_rendered_calls_are_read_back(self, fmt: TextToolFormat) -> None:
         """parse_tool_calls(render_calls(calls)) gives the same names and arguments, in order."""
         got = fmt.parse_tool_calls(fmt.render_calls(self.calls))
         assert [(c.name, c.arguments) for c in got] == [(c.name, c.arguments) for c in self.calls]
 
-    def test_every_call_has_a_unique_id(self, fmt: Any) -> None:
+    def test_every_call_has_a_unique_id(self, fmt: TextToolFormat) -> None:
         """Every extracted call has a non-empty id, unique within the reply."""
         got = fmt.parse_tool_calls(fmt.render_calls(self.calls))
         ids = [c.id for c in got]
         assert all(ids) and len(set(ids)) == len(ids)
 
-    def test_plain_text_has_no_calls(self, fmt: Any) -> None:
+    def test_plain_text_has_no_calls(self, fmt: TextToolFormat) -> None:
         """A reply without calls gives no calls, no errors, and the text back."""
         calls, errors, text = fmt.extract("The answer is 42.")
         assert (calls, errors, text) == ([], [], "The answer is 42.")
 
     @pytest.mark.parametrize("index", range(len(GARBAGE)))
-    def test_garbage_never_raises(self, fmt: Any, index: int) -> None:
+    def test_garbage_never_raises(self, fmt: TextToolFormat, index: int) -> None:
         """extract never raises, whatever the text."""
         calls, errors, text = fmt.extract(GARBAGE[index])
         assert isinstance(calls, list) and isinstance(errors, list) and isinstance(text, str)

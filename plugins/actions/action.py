@@ -190,7 +190,10 @@ class CustomizeAction(Action):
         ``style`` in the template picks the kind: ``string`` (default: one user turn) or ``chat``
         (a ``ChatTemplate``: demonstrations become real user/assistant turns before the request).
         Either way the ``system`` section is sent as a system message, after the agent's own."""
-        templates = self.kernel.parser("templates")
+        templates = self.kernel.find("parsers", "templates")  # a namespace of template classes, not a parser
+        if templates is None:
+            raise ConfigError(f"action {self.name!r}: prompt templates come from the parsers plugin, which this "
+                              "kernel has not loaded; add 'zagent.plugins.parsers' to its plugins")
         sections = dict(self.template or {"instruction": self.prompt})
         style = sections.pop("style", "string")
         if style not in ("string", "chat"):

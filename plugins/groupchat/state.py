@@ -15,7 +15,7 @@ to the last full save.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 import attrs
 import msgspec
@@ -25,6 +25,9 @@ from zagent.agentkit.steplog import StepLog
 from zagent.types import Usage
 
 from .history import ChatMessage, render_transcript
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 Status = Literal["running", "paused", "completed", "aborted", "failed"]
 
@@ -57,7 +60,7 @@ state_decoder = msgspec.json.Decoder(ChatState)
 _SMALL = ("status", "round", "usage", "elapsed", "stopped_by", "detail", "error", "checkpoint", "counters")
 
 
-def step_log(kernel: Any = None) -> StepLog:
+def step_log(kernel: Optional["Kernel"] = None) -> StepLog:
     """A new checkpoint log for one chat run: ``messages`` grows, the small fields are set, the rest is fixed;
     signed with ``kernel``'s checkpoint key, if any."""
     from zagent.agentkit.signing import signer_of

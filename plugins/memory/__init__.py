@@ -51,11 +51,14 @@ stays cheap to import: sqlite3 and the backends load on first use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
 
 from .errors import ForeignDatabase, NotADatabase, SchemaTooNew, StoreBusy, StoreError, StoreFull
 
 if TYPE_CHECKING:  # pragma: no cover
+    from zagent.contracts import MemoryStore
+    from .checkpoints import CheckpointStore
+    from .documents import DocumentStore
     from zagent import Kernel
     from zagent.plugins.cli import CommandGroup
 
@@ -63,21 +66,21 @@ __all__ = ["ForeignDatabase", "NotADatabase", "SchemaTooNew", "StoreBusy", "Stor
            "zagent_register_memory", "zagent_register_commands"]
 
 
-def make_inprocess(**options: Any) -> Any:
+def make_inprocess(**options: Any) -> MemoryStore:
     """Factory of ``"inprocess"``."""
     from .inprocess import InProcessMemory
 
     return InProcessMemory(**options)
 
 
-def make_sqlite(**options: Any) -> Any:
+def make_sqlite(**options: Any) -> MemoryStore:
     """Factory of ``"sqlite"``."""
     from .sqlite import SqliteMemory
 
     return SqliteMemory.open(**options)
 
 
-def make_checkpoints(**options: Any) -> Any:
+def make_checkpoints(**options: Any) -> CheckpointStore:
     """Factory of ``"checkpoints"``."""
     from .checkpoints import CheckpointStore
 
@@ -92,7 +95,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def make_documents(kernel: Any = None, **options: Any) -> Any:
+def make_documents(kernel: Optional["Kernel"] = None, **options: Any) -> DocumentStore:
     """Factory of ``"documents"``: ``path=`` (required), ``embedder=`` (default: the kernel's registered
     embedder, if any; ``None`` for words only) (``documents.py``)."""
     from .documents import DocumentStore

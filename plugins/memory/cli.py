@@ -54,7 +54,7 @@ def _db_option(parser: Any) -> None:
                                                    "~/.local/share/zagent/memory.db)")
 
 
-def default_path(kernel: Any = None) -> str:
+def default_path(kernel: Optional["Kernel"] = None) -> str:
     """Where the CLI looks for the memory file when ``--db`` is not given."""
     from .paths import default_path as fallback
 

@@ -24,13 +24,14 @@ import attrs
 import msgspec
 
 from zagent import ConfigError, Message, run_sync
+from zagent.contracts import Embedder
 
 from .database import Database
 from .paths import resolve
 from .fts import CommonWords, fts_query
 from .inprocess import words_of
 from .records import Filters, as_messages, check_count, check_namespace, message_text, split_namespace
-from .vectors import Embedder, pack, top_k
+from .vectors import pack, top_k
 
 if TYPE_CHECKING:
     import sqlite3

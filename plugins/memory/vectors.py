@@ -10,13 +10,7 @@ from __future__ import annotations
 import heapq
 import math
 from array import array
-from typing import Any, Iterable, Protocol, Sequence
-
-
-class Embedder(Protocol):
-    """What memory needs of an embedder (``k.embedder()``): one vector per text, in order."""
-
-    async def aembed(self, texts: list[str]) -> list[list[float]]: ...
+from typing import Any, Iterable, Sequence
 
 
 def pack(vector: Sequence[float]) -> bytes:

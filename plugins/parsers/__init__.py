@@ -11,7 +11,7 @@ Registers through ``zagent_register_parsers``:
   ``extract(text) -> (calls, errors, text)``, ``feedback(errors)``, ``render_calls(calls)``.
 
 Prompt templates (``PromptTemplate``, ``ChatTemplate``) live in ``.templates``;
-other plugins get them with ``kernel.parser("templates")`` (a namespace object
+other plugins get them with ``kernel.find("parsers", "templates")`` (a namespace object
 with ``PromptTemplate``/``ChatTemplate``) rather than importing this package.
 
 Cheap to import: standard library ``re``/``bisect``/``os`` and msgspec only (regexes compile once, at import).
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import templates
 from .base import Parser
@@ -33,6 +33,13 @@ from .toolformats import FORMATS, ToolCallFormat
 from .pipeformat import PipeFormat
 
 MODES = (TitleParser, JsonParser, XmlParser, StrParser, CustomParser)
+
+if TYPE_CHECKING:  # mypy checks that what is registered keeps the contracts kernel.parser/tool_format promise
+    from zagent.contracts import OutputParser, TextToolFormat
+    from .pycall import PyCallFormat
+
+    _modes: tuple[type[OutputParser], ...] = MODES
+    _formats: tuple[type[TextToolFormat], ...] = (*FORMATS, PipeFormat, PyCallFormat)
 
 __all__ = [
     "ChatTemplate", "CustomParser", "Extraction", "JsonParser", "Parser", "PromptTemplate", "StrParser",

@@ -32,6 +32,7 @@ from zagent.agentkit.awaits import maybe_await
 from .config import Layers, as_list, first_match, tool_of
 
 if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
     from zagent import RunContext, ToolCall
 
 APPROVED_KEY = APPROVED  # ``zagent.agentkit.runkeys``: shared with the ReAct loop
@@ -96,7 +97,7 @@ async def ask(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]", w
     return f"the approver returned {type(answer).__name__}; expected True, False or None, so the call was blocked"
 
 
-def resolve(approver: Any, *, trusted: bool = True, kernel: Any = None) -> Optional[Callable[..., Any]]:
+def resolve(approver: Any, *, trusted: bool = True, kernel: Optional["Kernel"] = None) -> Optional[Callable[..., Any]]:
     """The approver callable named by the config value (callable, ``"console"`` or ``"module:function"``).
 
     An import path is imported as is when ``trusted`` (it came from ``kernel.config``); from an agent's

@@ -227,7 +227,7 @@ def callable_path(obj: Any) -> str:
                       "'package.module:function' (a lambda or nested function has none)")
 
 
-def resolve_callable(ref: Any, what: str, kernel: Any = None) -> Any:
+def resolve_callable(ref: Any, what: str, kernel: Optional["Kernel"] = None) -> Any:
     """A callable from a callable or an import path ``pkg.mod:attr``; ``ConfigError`` otherwise.
 
     A path is imported only under the trust rules of ``zagent.speckit.trust`` (a workflow file is data):

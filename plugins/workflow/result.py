@@ -67,7 +67,7 @@ class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
 _encode = msgspec.json.Encoder(enc_hook=repr).encode  # values JSON cannot hold are saved as their repr
 
 
-def step_log(kernel: Any = None) -> StepLog:
+def step_log(kernel: Optional["Kernel"] = None) -> StepLog:
     """A new checkpoint log for one run (its first checkpoint is a full save), signed with ``kernel``'s key."""
     return StepLog(lists=("trace",), tracked=("values", "done", "routes", "loops", "answers", "interrupts"),
                    small=("status", "counters"), encode=_encode, signer=signer_of(kernel) if kernel is not None else None)

@@ -11,12 +11,15 @@ state field: ``reducer(old, new) -> value``. Built-in reducers:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from zagent.errors import ConfigError
 
 from .errors import WorkFlowError
 from .graph import ConditionalEdge, StateField, resolve_callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 Reducer = Callable[[Any, Any], Any]
 
@@ -45,7 +48,7 @@ def merge(old: Any, new: Any) -> dict[str, Any]:
 BUILTIN: dict[str, Reducer] = {"replace": replace, "append": append, "merge": merge}
 
 
-def reducer_for(field: StateField, kernel: Any = None) -> Reducer:
+def reducer_for(field: StateField, kernel: Optional["Kernel"] = None) -> Reducer:
     if isinstance(field.reducer, str) and field.reducer in BUILTIN:
         return BUILTIN[field.reducer]
     found: Reducer = resolve_callable(field.reducer, f"reducer of state field {field.name!r}", kernel)

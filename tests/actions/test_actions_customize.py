@@ -92,3 +92,19 @@ def test_stray_braces_in_prompt_are_kept(kernel):
     """Braces in the prompt that are not inputs stay literal (JSON examples survive)."""
     agent = kernel.agent(qa_spec(prompt='Answer {question} like {"answer": "..."}'))
     assert '{"answer": "..."}' in agent.prompt_preview({"question": "q"})
+
+
+def test_prompt_template_without_the_template_namespace_is_a_config_error():
+    """A prompt_template on a kernel whose parsers come from a plugin without the template namespace is a
+    ``ConfigError`` naming the plugin to add, not an ``AttributeError``."""
+    from zagent import Kernel
+    from zagent.plugins.parsers.modes import StrParser
+
+    class OnlyStr:
+        @staticmethod
+        def zagent_register_parsers(register):
+            register("str", StrParser())
+
+    with Kernel(plugins=["zagent.plugins.actions", OnlyStr], entry_points=False) as k:
+        with pytest.raises(ConfigError, match="prompt templates come from the parsers plugin"):
+            k.agent(qa_spec(prompt=None, prompt_template={"instruction": "Answer {question}"}))

@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PRIVATE_PATH = re.compile(r"\bzagent\._[a-z]\w*")
-EXPORTING = ("zagent", "zagent.providerkit", "zagent.testing")
+EXPORTING = ("zagent", "zagent.contracts", "zagent.providerkit", "zagent.testing")
 
 
 def _public_section() -> str:

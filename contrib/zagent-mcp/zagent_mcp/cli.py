@@ -14,7 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 
 def add_commands(cli: Any) -> None:
@@ -27,7 +30,7 @@ def add_commands(cli: Any) -> None:
     add_serve(group)
 
 
-def cmd_list(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_list(args: argparse.Namespace, kernel: "Kernel") -> int:
     """Print configuration problems, then each server with state, target and tools; errors below them."""
     from .plugin import runtime_of
 

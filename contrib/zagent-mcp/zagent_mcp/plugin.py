@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 from zagent import StashKey
 
 if TYPE_CHECKING:
+    from zagent import Kernel
     from .runtime import McpRuntime
 
 log = logging.getLogger("zagent.mcp")
@@ -42,13 +43,13 @@ log = logging.getLogger("zagent.mcp")
 RUNTIME: "StashKey[McpRuntime]" = StashKey("zagent_mcp.runtime")
 
 
-def runtime_of(kernel: Any) -> Optional[McpRuntime]:
+def runtime_of(kernel: "Kernel") -> Optional[McpRuntime]:
     """The ``McpRuntime`` of ``kernel``, or ``None`` if it has no MCP servers configured."""
     found: Optional[McpRuntime] = kernel.stash.get(RUNTIME)
     return found
 
 
-def zagent_register_tools(register: Callable[..., Any], kernel: Any) -> None:
+def zagent_register_tools(register: Callable[..., Any], kernel: "Kernel") -> None:
     """Connect to the configured MCP servers and register their tools."""
     from .config import load_settings
 
@@ -91,14 +92,14 @@ def zagent_register_tools(register: Callable[..., Any], kernel: Any) -> None:
         raise
 
 
-async def zagent_kernel_close(kernel: Any) -> None:
+async def zagent_kernel_close(kernel: "Kernel") -> None:
     """Stop the kernel's MCP servers and their loop."""
     runtime = kernel.stash.pop(RUNTIME, None)
     if runtime is not None:
         await runtime.aclose()
 
 
-def zagent_register_commands(cli: Any, kernel: Any) -> None:
+def zagent_register_commands(cli: Any, kernel: "Kernel") -> None:
     """Add ``zagent mcp list``."""
     from .cli import add_commands
 

@@ -17,9 +17,12 @@ serves it with uvicorn.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from .sdk import sdk
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 __all__ = ["McpServe"]
 
@@ -27,7 +30,7 @@ __all__ = ["McpServe"]
 class McpServe:
     """The MCP server for ``kernel`` (see the module docstring)."""
 
-    def __init__(self, kernel: Any, *, tools: Sequence[str] = (), agents: Sequence[Any] = (),
+    def __init__(self, kernel: "Kernel", *, tools: Sequence[str] = (), agents: Sequence[Any] = (),
                  rails: Optional[dict[str, Any]] = None, name: str = "zagent") -> None:
         from zagent.agentkit.toolrefs import resolve_tool_refs
         from zagent.errors import ConfigError

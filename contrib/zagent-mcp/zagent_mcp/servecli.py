@@ -14,7 +14,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 
 def add_serve(group: Any) -> None:
@@ -34,7 +37,7 @@ def add_serve(group: Any) -> None:
                    help="trust every import path in the agent files (default: only modules in each file's folder)")
 
 
-def cmd_serve(args: argparse.Namespace, kernel: Any) -> int:
+def cmd_serve(args: argparse.Namespace, kernel: "Kernel") -> int:
     from zagent.errors import ConfigError
     from zagent import Trust, trusting
     from zagent import load_spec_file
@@ -60,7 +63,7 @@ def cmd_serve(args: argparse.Namespace, kernel: Any) -> int:
     return 0
 
 
-def _agent(kernel: Any, path: str, load: Any) -> Any:
+def _agent(kernel: "Kernel", path: str, load: Any) -> Any:
     spec = load(path)
     if spec.get("type", "customize") == "customize":  # its tool modules may sit next to the file
         from zagent.plugins.actions.customize import CustomizeAgent

@@ -15,7 +15,10 @@ arrives, not here, so ``Kernel()`` stays fast.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
 
 OBSERVER = "otel.observer"
 CONTENT = "otel.content"
@@ -23,7 +26,7 @@ _OFF = ("0", "false", "no", "off")
 _ON = ("1", "true", "yes", "on")
 
 
-def settings(kernel: Any) -> dict[str, Any]:
+def settings(kernel: "Kernel") -> dict[str, Any]:
     """The plugin's settings for ``kernel`` (``config["otel"]`` and the environment)."""
     value = kernel.config.get("otel", {})
     found = dict(value) if isinstance(value, dict) else {"enabled": bool(value)}
@@ -35,7 +38,7 @@ def settings(kernel: Any) -> dict[str, Any]:
     return found
 
 
-def zagent_kernel_start(kernel: Any) -> None:
+def zagent_kernel_start(kernel: "Kernel") -> None:
     found = settings(kernel)
     if not found["enabled"] or kernel.has_plugin(OBSERVER):
         return

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel
+    from zagent.contracts import Executor
 
 
-def zagent_register_executors(register: Callable[..., Any], kernel: Any) -> None:
-    def make(**options: Any) -> Any:
+def zagent_register_executors(register: Callable[..., Any], kernel: "Kernel") -> None:
+    def make(**options: Any) -> Executor:
         from .executor import RayExecutor
 
         return RayExecutor(kernel_config=worker_config(kernel), **options)
@@ -15,7 +19,7 @@ def zagent_register_executors(register: Callable[..., Any], kernel: Any) -> None
     register("ray", make)
 
 
-def worker_config(kernel: Any) -> dict[str, Any]:
+def worker_config(kernel: "Kernel") -> dict[str, Any]:
     """The driver kernel's config as workers get it: secrets removed, the default model pinned
     (``ZAGENT_MODEL`` of the driver), so every worker uses the model the driver would."""
     from zagent.agentkit.secrets import public_data

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol, Sequence, Union
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ._runs.context import RunContext
     from .types import Message, ToolCall, ToolSpec
 
 #: what a memory store's ``add`` takes: one message or several, each a ``Message`` or its dict
@@ -29,8 +30,8 @@ class OutputParser(Protocol):
 
     def repair_prompt(self, raw: str, fields: Any, error: Any, **options: Any) -> str: ...
 
-    async def aparse_with_repair(self, text: str, fields: Any, llm: Any, ctx: Any = None,
-                                 **options: Any) -> dict[str, Any]: ...
+    async def aparse_with_repair(self, text: str, fields: Any, llm: Any, ctx: Optional[RunContext[Any]] = None,
+                                 **options: Any) -> dict[str, Any]: ...  # llm: what has ``acomplete``
 
 
 class TextToolFormat(Protocol):

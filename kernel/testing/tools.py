@@ -40,7 +40,7 @@ from typing import Any, Sequence
 
 import pytest
 
-from .. import Deny, Kernel, hookimpl
+from .. import Deny, Kernel, RunContext, ToolCall, hookimpl
 
 
 class _DenyAll:
@@ -50,7 +50,7 @@ class _DenyAll:
         self.seen: list[str] = []
 
     @hookimpl
-    def zagent_before_tool_call(self, call: Any, ctx: Any) -> Any:
+    def zagent_before_tool_call(self, call: ToolCall, ctx: RunContext[Any]) -> Deny:
         self.seen.append(call.name)
         return Deny("denied by the conformance suite")
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from zagent import StashKey
@@ -44,6 +44,9 @@ from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDI
 from zagent.providerkit import new_call_id
 from zagent.types import ToolCall, ToolResult
 
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import RunContext
+
 _canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
 
 #: per run: ``"<where>#<index>#<digest>"`` -> 1 for the call last asked at that position of that node (turn);
@@ -54,7 +57,7 @@ YES = frozenset({"yes", "y", "approve", "approved", "allow", "ok", "true"})
 SHOWN = 2000  # characters of the arguments the question shows (the digest binds all of them)
 
 
-async def arun_asking(loop: Any, turn: Any, history: Any, ctx: Any) -> Any:
+async def arun_asking(loop: Any, turn: Any, history: Any, ctx: "RunContext[Any]") -> Any:
     """``loop.arun(turn, history=..., ctx=...)``, a pause on approvals asked as interrupts (module docstring)."""
     scope = scope_of(ctx)
     if scope is None:
@@ -101,7 +104,7 @@ def question_of(agent: str, call: Any) -> tuple[str, str]:
             f"allow this call, anything else declines it", digest)
 
 
-async def settle_awaiting(agent: str, calls: list[ToolCall], results: list[ToolResult], ctx: Any,
+async def settle_awaiting(agent: str, calls: list[ToolCall], results: list[ToolResult], ctx: "RunContext[Any]",
                           rerun: Any) -> list[ToolResult]:
     """``results`` of a declared agent's batch, its calls awaiting approval answered inside an interrupt scope.
 
@@ -129,7 +132,7 @@ async def settle_awaiting(agent: str, calls: list[ToolCall], results: list[ToolR
     return [ran.get(r.call_id) or declined.get(r.call_id) or r for r in results]
 
 
-async def _granted(calls: list[ToolCall], ctx: Any, rerun: Any) -> list[ToolResult]:
+async def _granted(calls: list[ToolCall], ctx: "RunContext[Any]", rerun: Any) -> list[ToolResult]:
     """``rerun(calls)`` with each call's approval granted for this run only: a fresh id minted here (never
     the model's), its key approved, both withdrawn after, so a later call with the same id asks again."""
     minted = ctx.stash.setdefault(CALL_KEYS, {})
@@ -148,7 +151,7 @@ async def _granted(calls: list[ToolCall], ctx: Any, rerun: Any) -> list[ToolResu
             minted.pop(call.id, None)
 
 
-def _answer(scope: Any, agent: str, call: Any, ctx: Any) -> bool:
+def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]") -> bool:
     """The human's answer about ``call`` (True: approved), or ``Interrupted`` when it has not been given yet."""
     question, digest = question_of(agent, call)
     asked = shared_counter(ctx, ASKED)

@@ -20,12 +20,15 @@ demonstration sets are the first ``max_candidates`` combinations in order.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import attrs
 
 from zagent.errors import ConfigError
 from zagent.types import Message
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import RunContext
 
 
 def _render_fields(values: dict[str, Any]) -> str:
@@ -116,7 +119,7 @@ class MiproOptimizer:
     max_candidates: int = 8
 
     async def aoptimize(self, template: MiproPromptTemplate, trainset: Sequence[dict[str, Any]],
-                        instructions: Sequence[str] = (), ctx: Any = None) -> OptimizeResult:
+                        instructions: Sequence[str] = (), ctx: Optional["RunContext[Any]"] = None) -> OptimizeResult:
         """Try ``template.instruction`` and each of ``instructions`` with up to ``max_candidates`` sets of
         0..``max_demos`` demonstrations from ``trainset``; score each on the examples it does not show."""
         examples = list(trainset)
@@ -150,7 +153,7 @@ class MiproOptimizer:
 
         return run_sync(self.aoptimize(template, trainset, instructions))
 
-    async def _score(self, candidate: MiproPromptTemplate, examples: list[dict[str, Any]], ctx: Any) -> float:
+    async def _score(self, candidate: MiproPromptTemplate, examples: list[dict[str, Any]], ctx: Optional["RunContext[Any]"]) -> float:
         total = 0.0
         for example in examples:
             reply = await self.llm.asend(self.llm.request(candidate.format(example["inputs"])), ctx)

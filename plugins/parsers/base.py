@@ -16,13 +16,16 @@ Rendered instructions are cached per (field spec, options).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from zagent.errors import ParseError
 from zagent.agentkit.fields import FieldsIn, FieldSpec, compile_fields, convert, to_dict
 from zagent.agentkit.thinking import strip_think
 
 from . import lenient
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import RunContext
 
 
 class Parser:
@@ -91,13 +94,13 @@ class Parser:
         return repair_prompt(raw, spec, error, instructions=self.instructions(fields, **options), example=example,
                              example_is_reply=own)
 
-    async def aparse_with_repair(self, text: str, fields: FieldsIn, llm: Any, ctx: Any = None, **options: Any) -> dict[str, Any]:
+    async def aparse_with_repair(self, text: str, fields: FieldsIn, llm: Any, ctx: Optional["RunContext[Any]"] = None, **options: Any) -> dict[str, Any]:
         """Parse; on ``ParseError`` ask ``llm`` once with the repair prompt and parse its reply."""
         from .repair import aparse_with_repair
 
         return await aparse_with_repair(self, text, fields, llm, ctx, **options)
 
-    def parse_with_repair(self, text: str, fields: FieldsIn, llm: Any, ctx: Any = None, **options: Any) -> dict[str, Any]:
+    def parse_with_repair(self, text: str, fields: FieldsIn, llm: Any, ctx: Optional["RunContext[Any]"] = None, **options: Any) -> dict[str, Any]:
         """Sync twin of ``aparse_with_repair``."""
         from zagent import run_sync
 

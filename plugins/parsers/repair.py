@@ -19,6 +19,7 @@ from zagent.errors import ParseError
 from zagent.agentkit.fields import FieldsIn, compile_fields, describe
 
 if TYPE_CHECKING:
+    from zagent import RunContext
     from .base import Parser
 
 _MAX_RAW = 12000
@@ -77,7 +78,7 @@ def _problem(error: Any) -> str:
 
 
 async def aparse_with_repair(
-    parser: Parser, text: str, fields: FieldsIn, llm: Any, ctx: Any = None, **options: Any
+    parser: Parser, text: str, fields: FieldsIn, llm: Any, ctx: Optional["RunContext[Any]"] = None, **options: Any
 ) -> dict[str, Any]:
     """Parse ``text``; on ``ParseError`` ask ``llm`` once with the repair prompt and parse its reply.
 

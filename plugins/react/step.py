@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from zagent.agentkit.toolloop import NUDGE, ToolLoop, call_key
 from zagent.agentkit.turns import TOOL, bound
@@ -17,6 +17,9 @@ from zagent.types import Message, ToolCall, ToolSpec
 
 from .ends import RunEnds, _named
 from .state import Decision, StepResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import RunContext
 
 CLARIFY = ToolSpec(
     name="ask_clarification",
@@ -126,7 +129,7 @@ class Steps(RunEnds):
             decision.feedback = offer.feedback(turn.errors)
         return decision, turn.reply
 
-    def _ask_abortable(self, request: Any, ctx: Any) -> Any:
+    def _ask_abortable(self, request: Any, ctx: Optional["RunContext[Any]"]) -> Any:
         """The model call for ``request`` as an awaitable that ``abort()`` cancels (``ctx`` is the loop's own)."""
         return self._abortable(self._ask(request))
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from zagent.agentkit.lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover  (the lazy names' types, for type checkers)
+    from zagent import LLMRequest, RunContext
     from zagent import Kernel
     from zagent.plugins.cli import CommandGroup
 
@@ -71,7 +72,7 @@ def zagent_kernel_start(kernel: "Kernel") -> None:
         observe(kernel)
 
 
-def zagent_before_llm_call(request: Any, ctx: Any) -> Any:
+def zagent_before_llm_call(request: LLMRequest, ctx: "RunContext[Any]") -> Any:
     """Add the matched skill's instructions to requests of runs with skills enabled (an awaitable then)."""
     if not ctx.agent_config.get("skills") and not (ctx.kernel.config.get("skills") or {}).get("enabled"):
         return None  # the common case: two dict look-ups, no coroutine
@@ -80,7 +81,7 @@ def zagent_before_llm_call(request: Any, ctx: Any) -> Any:
     return use_in_request(request, ctx)
 
 
-def zagent_run_end(result: Any, ctx: Any) -> None:
+def zagent_run_end(result: Any, ctx: "RunContext[Any]") -> None:
     """Automatic curation (Agent-Z's ``enable_curator``): a completed ReAct run is curated in the background
     when ``kernel.config["skills"]["curate_after_run"]`` or the agent's ``agent_config["skills"]["curate"]`` is on."""
     conf = ctx.kernel.config.get("skills") or {}

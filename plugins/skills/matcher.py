@@ -27,7 +27,7 @@ Scoring, best first; archived skills are never offered:
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import attrs
 from zagent.agentkit.runs import log
@@ -36,6 +36,9 @@ from zagent import run_sync
 from . import terms
 from .registry import SkillRegistry
 from .skill import Skill
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import RunContext
 
 RERANK_PROMPT = """Pick the skill that fits the user's request, if one does.
 
@@ -73,7 +76,7 @@ class SkillMatcher:
     rerank_top: int = 3
     _vectors: dict[tuple[str, str], list[float]] = attrs.field(factory=dict, init=False)
 
-    async def amatch(self, request: str, *, ctx: Any = None) -> Optional[Match]:
+    async def amatch(self, request: str, *, ctx: Optional["RunContext[Any]"] = None) -> Optional[Match]:
         """The best skill for ``request`` above the threshold, or ``None``."""
         ranked = await self.arank(request)
         if self.rerank_llm is not None and ranked:
@@ -142,7 +145,7 @@ class SkillMatcher:
 
     # -- LLM re-rank ---------------------------------------------------------------------
 
-    async def _rerank(self, request: str, ranked: list[Match], ctx: Any) -> Optional[Match]:
+    async def _rerank(self, request: str, ranked: list[Match], ctx: Optional["RunContext[Any]"]) -> Optional[Match]:
         floor = (self.embedding_threshold if ranked[0].method == "embedding" else self.threshold) / 2
         top = [m for m in ranked if m.score >= floor][: self.rerank_top]
         if not top:

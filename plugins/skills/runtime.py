@@ -60,6 +60,7 @@ from .registry import SkillRegistry
 from .skill import Skill
 
 if TYPE_CHECKING:
+    from zagent import RunContext
     from zagent import Kernel
     import asyncio
 
@@ -152,7 +153,7 @@ class Skills:
         self._plugin_entries = entries
         self.registry.set_plugin_skills((e.obj, e.plugin) for e in entries)
 
-    async def amatch(self, text: str, *, ctx: Any = None, threshold: Optional[float] = None) -> Optional[Match]:
+    async def amatch(self, text: str, *, ctx: Optional["RunContext[Any]"] = None, threshold: Optional[float] = None) -> Optional[Match]:
         """The skill fitting ``text`` (folder re-read first if it changed), or ``None``."""
         self.collect_plugin_skills()
         self.registry.refresh()
@@ -209,7 +210,7 @@ def forget(kernel: "Kernel") -> None:
 # -- run time ------------------------------------------------------------------------
 
 
-def run_options(ctx: Any) -> Optional[dict[str, Any]]:
+def run_options(ctx: "RunContext[Any]") -> Optional[dict[str, Any]]:
     """The skills options of this run, or ``None`` when skills are off for it."""
     value = ctx.agent_config.get("skills") if ctx.agent_config else None
     if value is None:
@@ -230,7 +231,7 @@ def eligible(request: LLMRequest) -> bool:
     return bool(spec) and spec.get("mode") not in (None, "str")
 
 
-async def use_in_request(request: LLMRequest, ctx: Any) -> Optional[LLMRequest]:
+async def use_in_request(request: LLMRequest, ctx: "RunContext[Any]") -> Optional[LLMRequest]:
     """The ``zagent_before_llm_call`` behaviour (see the module docstring)."""
     options = run_options(ctx)
     if options is None or not eligible(request):
@@ -243,7 +244,7 @@ async def use_in_request(request: LLMRequest, ctx: Any) -> Optional[LLMRequest]:
     return with_skill(request, skill) if skill is not None else None
 
 
-async def _start(request: LLMRequest, ctx: Any, options: dict[str, Any], state: dict[str, Any]) -> None:
+async def _start(request: LLMRequest, ctx: "RunContext[Any]", options: dict[str, Any], state: dict[str, Any]) -> None:
     query = next((m.content for m in reversed(request.messages) if m.role == "user" and m.content), "")
     if not query:
         return

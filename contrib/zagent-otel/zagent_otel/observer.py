@@ -28,6 +28,7 @@ from zagent import current_span_id, mask_userinfo
 from . import semconv
 
 if TYPE_CHECKING:
+    from zagent import RunContext
     from opentelemetry.trace import Status
 
 log = logging.getLogger("zagent")
@@ -261,7 +262,7 @@ class ContentCapture:
         self.secrets = env_secrets()
 
     @zagent.hookimpl(trylast=True)
-    def zagent_after_llm_call(self, request: Any, response: Any, ctx: Any) -> None:
+    def zagent_after_llm_call(self, request: Any, response: Any, ctx: "RunContext[Any]") -> None:
         from .content import messages_json
 
         try:  # a rail that raises would block the reply: tracing must never do that
@@ -272,7 +273,7 @@ class ContentCapture:
             log.exception("zagent-otel: could not record the messages of an LLM call")
 
     @zagent.hookimpl(trylast=True)
-    def zagent_after_tool_call(self, call: Any, result: Any, ctx: Any) -> None:
+    def zagent_after_tool_call(self, call: Any, result: Any, ctx: "RunContext[Any]") -> None:
         from .content import masked, to_json
 
         try:

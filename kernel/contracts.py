@@ -1,9 +1,10 @@
 """The contracts of the things plugins register, as ``Protocol``s: what ``Kernel.parser``, ``tool_format``,
-``embedder`` and ``executor`` return and what a registered entry must provide (docs/hooks.md has each in full).
-They are structural: an implementation neither imports nor subclasses them."""
+``embedder`` and ``executor`` return, what ``Kernel.memory`` builds, and what a registered entry must provide
+(docs/hooks.md has each in full). They are structural: an implementation neither imports nor subclasses them."""
 
 from __future__ import annotations
 
+import builtins
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol, Sequence, Union
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -13,7 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
 #: what a memory store's ``add`` takes: one message or several, each a ``Message`` or its dict
 MessagesIn = Union["Message", Mapping[str, Any], Sequence[Union["Message", Mapping[str, Any]]]]
 
-__all__ = ["Embedder", "Executor", "MemoryStore", "MessagesIn", "OutputParser", "TextToolFormat"]
+__all__ = ["Checkpoints", "Embedder", "Executor", "MemoryStore", "MessagesIn", "OutputParser", "TextToolFormat"]
 
 
 class OutputParser(Protocol):
@@ -79,6 +80,47 @@ class MemoryStore(Protocol):
     async def anamespaces(self) -> list[str]: ...
 
     async def acount(self, namespace: Optional[str] = None) -> int: ...
+
+    async def aclose(self) -> None: ...
+
+
+class Checkpoints(Protocol):
+    """A checkpoint store (``kernel.memory("checkpoints")``): each run's steps, as bytes; a state that is not
+    bytes is saved as msgspec JSON. ``asave_patch`` and ``chain``/``achain`` are optional (patches, signatures)."""
+
+    def save(self, run_id: str, step: int, state: Any, *, kind: str = "react",
+             metadata: Optional[dict[str, Any]] = None) -> None: ...
+
+    def latest(self, run_id: str) -> Optional[tuple[int, bytes]]: ...
+
+    def load(self, run_id: str, step: int) -> Optional[bytes]: ...
+
+    def steps(self, run_id: str) -> builtins.list[int]: ...
+
+    def list(self, kind: Optional[str] = None) -> Sequence[Any]: ...  # one record per run, newest first
+
+    def delete(self, run_id: str) -> int: ...
+
+    def prune(self, keep_last: Optional[int] = None, older_than: Optional[float] = None,
+              kind: Optional[str] = None) -> int: ...
+
+    def close(self) -> None: ...
+
+    async def asave(self, run_id: str, step: int, state: Any, *, kind: str = "react",
+                    metadata: Optional[dict[str, Any]] = None) -> None: ...
+
+    async def alatest(self, run_id: str) -> Optional[tuple[int, bytes]]: ...
+
+    async def aload(self, run_id: str, step: int) -> Optional[bytes]: ...
+
+    async def asteps(self, run_id: str) -> builtins.list[int]: ...
+
+    async def alist(self, kind: Optional[str] = None) -> Sequence[Any]: ...
+
+    async def adelete(self, run_id: str) -> int: ...
+
+    async def aprune(self, keep_last: Optional[int] = None, older_than: Optional[float] = None,
+                     kind: Optional[str] = None) -> int: ...
 
     async def aclose(self) -> None: ...
 

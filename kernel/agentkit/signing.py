@@ -23,6 +23,7 @@ import hmac
 import os
 from typing import Any, Optional, Sequence
 
+from ..contracts import Checkpoints
 from ..errors import CheckpointError, ConfigError
 from .._runs.stash import StashKey
 
@@ -150,7 +151,7 @@ def _local_key() -> bytes:
     return key
 
 
-def read_latest(store: Any, run_id: str, signer: Optional[Signer]) -> Optional[tuple[int, bytes]]:
+def read_latest(store: Checkpoints, run_id: str, signer: Optional[Signer]) -> Optional[tuple[int, bytes]]:
     """``store.latest(run_id)``, checked against ``signer`` first when there is one (see the module docstring)."""
     if signer is None:
         latest: Optional[tuple[int, bytes]] = store.latest(run_id)
@@ -158,7 +159,7 @@ def read_latest(store: Any, run_id: str, signer: Optional[Signer]) -> Optional[t
     return _checked(store, run_id, signer, store.chain(run_id) if hasattr(store, "chain") else _NONE)
 
 
-async def aread_latest(store: Any, run_id: str, signer: Optional[Signer]) -> Optional[tuple[int, bytes]]:
+async def aread_latest(store: Checkpoints, run_id: str, signer: Optional[Signer]) -> Optional[tuple[int, bytes]]:
     """Async twin of ``read_latest``."""
     if signer is None:
         latest: Optional[tuple[int, bytes]] = await store.alatest(run_id)
@@ -166,7 +167,7 @@ async def aread_latest(store: Any, run_id: str, signer: Optional[Signer]) -> Opt
     return _checked(store, run_id, signer, await store.achain(run_id) if hasattr(store, "achain") else _NONE)
 
 
-def _checked(store: Any, run_id: str, signer: Signer, chain: Any) -> Optional[tuple[int, bytes]]:
+def _checked(store: Checkpoints, run_id: str, signer: Signer, chain: Any) -> Optional[tuple[int, bytes]]:
     if chain is _NONE:
         raise CheckpointError(f"{store!r} cannot give the step log of run {run_id!r} to check its signatures "
                               "(no chain()/achain()); with a checkpoint_key, use the memory plugin's "

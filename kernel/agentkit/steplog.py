@@ -51,6 +51,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import msgspec
 
+from ..contracts import Checkpoints
 from ..errors import CheckpointError
 from .signing import MAC
 
@@ -127,7 +128,7 @@ class StepLog:
         self._version += 1
         self._touched[field][key] = self._version
 
-    async def asave(self, store: Any, run_id: str, step: int, state: Any, *, kind: str,
+    async def asave(self, store: Checkpoints, run_id: str, step: int, state: Any, *, kind: str,
                     metadata: Optional[dict[str, Any]] = None, resume: str = "", signer: Any = None) -> None:
         """Write ``state`` as checkpoint ``step`` of ``run_id`` to ``store`` (see the module docstring).
 
@@ -138,10 +139,11 @@ class StepLog:
         last, signer = self.step, signer if signer is not None else self.signer
         try:
             captured = self.capture(state, step)
-            patch = self.patch(state) if hasattr(store, "asave_patch") else None
-            if patch is not None:
+            save_patch = getattr(store, "asave_patch", None)  # optional: a store without it gets full saves
+            patch = self.patch(state) if save_patch is not None else None
+            if patch is not None and save_patch is not None:
                 meta = self.signed(signer, metadata, run_id, step, kind, patch, True)
-                await store.asave_patch(run_id, step, patch, kind=kind, metadata=meta)
+                await save_patch(run_id, step, patch, kind=kind, metadata=meta)
                 self.saved_patch(captured, len(patch))
             else:
                 data = self._encode(state)
@@ -234,7 +236,7 @@ class StepLog:
                 del touched[key]
 
 
-def checkpoint_error(cause: BaseException, store: Any, run_id: str, step: int, last: Optional[int],
+def checkpoint_error(cause: BaseException, store: Checkpoints, run_id: str, step: int, last: Optional[int],
                      resume: str = "") -> CheckpointError:
     """The ``CheckpointError`` of checkpoint ``step`` of ``run_id`` that ``store`` failed to write (``last``:
     the last step this run wrote that landed, if any; ``resume``: how the caller's runs resume)."""

@@ -16,12 +16,13 @@ One rule per test. Only zagent, msgspec and pytest are imported.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Iterator
 
 import msgspec
 import pytest
 
 from .. import ConfigError
+from ..contracts import Checkpoints
 
 
 class _SampleState(msgspec.Struct):
@@ -32,51 +33,52 @@ class _SampleState(msgspec.Struct):
 class CheckpointStoreTests:
     """Rules every checkpoint store follows. Override ``make_store``."""
 
-    def make_store(self, tmp_path: Any) -> Any:  # pragma: no cover - the subclass provides it
+    def make_store(self, tmp_path: Any) -> Checkpoints:  # pragma: no cover - the subclass provides it
         raise NotImplementedError("return a fresh checkpoint store from make_store(tmp_path)")
 
     @pytest.fixture
-    def store(self, tmp_path: Any) -> Any:
+    def store(self, tmp_path: Any) -> Iterator[Checkpoints]:
         s = self.make_store(tmp_path)
         yield s
         s.close()
 
-    def test_latest_returns_the_highest_step(self, store: Any) -> None:
+    def test_latest_returns_the_highest_step(self, store: Checkpoints) -> None:
         """latest(run_id) is (step, state bytes) of the highest step saved."""
         for step in (1, 2, 3):
             store.save("r1", step, f"state {step}".encode())
         assert store.latest("r1") == (3, b"state 3")
 
-    def test_latest_of_an_unknown_run_is_none(self, store: Any) -> None:
+    def test_latest_of_an_unknown_run_is_none(self, store: Checkpoints) -> None:
         """A run never saved has no latest checkpoint."""
         assert store.latest("nope") is None
 
-    def test_objects_are_saved_as_msgspec_json(self, store: Any) -> None:
+    def test_objects_are_saved_as_msgspec_json(self, store: Checkpoints) -> None:
         """A Struct or other msgspec-encodable state is stored as msgspec JSON and decodes back."""
         state = _SampleState(step=2, trajectory=["a", "b"])
         store.save("r1", 2, state)
-        step, raw = store.latest("r1")
-        assert msgspec.json.decode(raw, type=_SampleState) == state
+        found = store.latest("r1")
+        assert found is not None
+        assert msgspec.json.decode(found[1], type=_SampleState) == state
 
-    def test_bytes_are_stored_unchanged(self, store: Any) -> None:
+    def test_bytes_are_stored_unchanged(self, store: Checkpoints) -> None:
         """A bytes state (e.g. msgpack) is stored and returned byte for byte."""
         raw = msgspec.msgpack.encode({"x": [1, 2, 3]})
         store.save("r1", 0, raw)
         assert store.load("r1", 0) == raw
 
-    def test_saving_a_step_again_replaces_it(self, store: Any) -> None:
+    def test_saving_a_step_again_replaces_it(self, store: Checkpoints) -> None:
         """Saving the same (run, step) twice keeps the last one, so a retried step is harmless."""
         store.save("r1", 1, b"first try")
         store.save("r1", 1, b"second try")
         assert store.steps("r1") == [1]
         assert store.load("r1", 1) == b"second try"
 
-    def test_load_of_a_missing_step_is_none(self, store: Any) -> None:
+    def test_load_of_a_missing_step_is_none(self, store: Checkpoints) -> None:
         """load() of a step never saved returns None."""
         store.save("r1", 1, b"x")
         assert store.load("r1", 2) is None
 
-    def test_list_reports_runs_by_kind(self, store: Any) -> None:
+    def test_list_reports_runs_by_kind(self, store: Checkpoints) -> None:
         """list() gives one RunInfo per run with its last step, count and latest metadata; kind filters."""
         store.save("r1", 1, b"a", kind="react", metadata={"agent": "A"})
         store.save("r1", 2, b"b", kind="react", metadata={"agent": "A", "note": "latest"})
@@ -85,7 +87,7 @@ class CheckpointStoreTests:
         assert (runs["r1"].last_step, runs["r1"].steps, runs["r1"].metadata) == (2, 2, {"agent": "A", "note": "latest"})
         assert [r.run_id for r in store.list(kind="workflow")] == ["w1"]
 
-    def test_delete_removes_one_run(self, store: Any) -> None:
+    def test_delete_removes_one_run(self, store: Checkpoints) -> None:
         """delete(run_id) removes all of that run's checkpoints and returns the count, others stay."""
         store.save("r1", 1, b"a")
         store.save("r1", 2, b"b")
@@ -94,7 +96,7 @@ class CheckpointStoreTests:
         assert store.latest("r1") is None
         assert store.latest("r2") == (1, b"c")
 
-    def test_prune_keep_last_keeps_the_newest_steps_of_each_run(self, store: Any) -> None:
+    def test_prune_keep_last_keeps_the_newest_steps_of_each_run(self, store: Checkpoints) -> None:
         """prune(keep_last=n) keeps each run's newest n steps."""
         for step in range(1, 6):
             store.save("r1", step, b"x")
@@ -103,14 +105,14 @@ class CheckpointStoreTests:
         assert store.steps("r1") == [4, 5]
         assert store.steps("r2") == [1]
 
-    def test_prune_without_a_policy_is_config_error(self, store: Any) -> None:
+    def test_prune_without_a_policy_is_config_error(self, store: Checkpoints) -> None:
         """prune() needs keep_last and/or older_than, and keep_last must keep at least the latest."""
         with pytest.raises(ConfigError):
             store.prune()
         with pytest.raises(ConfigError):
             store.prune(keep_last=0)
 
-    def test_bad_arguments_are_config_errors(self, store: Any) -> None:
+    def test_bad_arguments_are_config_errors(self, store: Checkpoints) -> None:
         """Empty run ids, negative steps and unencodable states are refused with ConfigError."""
         with pytest.raises(ConfigError):
             store.save("", 1, b"x")
@@ -120,7 +122,7 @@ class CheckpointStoreTests:
             store.save("r", 1, object())
         assert store.list() == []
 
-    def test_async_twins_match_sync(self, store: Any) -> None:
+    def test_async_twins_match_sync(self, store: Checkpoints) -> None:
         """asave/alatest/aload/alist/adelete/aprune behave like the sync methods."""
 
         async def scenario() -> tuple[Any, ...]:

@@ -56,8 +56,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from .errors import ForeignDatabase, NotADatabase, SchemaTooNew, StoreBusy, StoreError, StoreFull
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent.contracts import MemoryStore
-    from .checkpoints import CheckpointStore
+    from zagent.contracts import Checkpoints, MemoryStore
     from .documents import DocumentStore
     from zagent import Kernel
     from zagent.plugins.cli import CommandGroup
@@ -80,7 +79,7 @@ def make_sqlite(**options: Any) -> MemoryStore:
     return SqliteMemory.open(**options)
 
 
-def make_checkpoints(**options: Any) -> CheckpointStore:
+def make_checkpoints(**options: Any) -> Checkpoints:
     """Factory of ``"checkpoints"``."""
     from .checkpoints import CheckpointStore
 

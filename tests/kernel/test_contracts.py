@@ -9,7 +9,7 @@ import inspect
 import pytest
 
 from zagent import ConfigError, Kernel
-from zagent.contracts import Embedder, Executor, MemoryStore, OutputParser, TextToolFormat
+from zagent.contracts import Checkpoints, Embedder, Executor, MemoryStore, OutputParser, TextToolFormat
 
 OUTPUT_MODES = ("title", "json", "xml", "str", "custom")
 TOOL_FORMATS = ("tool_call", "pipe", "pycall")
@@ -53,6 +53,11 @@ def test_builtin_memory_backends_keep_the_memory_store_contract(kernel, name, tm
     """The built-in message stores have every member of ``MemoryStore``."""
     options = {"path": str(tmp_path / "m.db")} if name == "sqlite" else {}
     assert _missing(kernel.memory(name, **options), MemoryStore) == []
+
+
+def test_builtin_checkpoint_store_keeps_the_checkpoints_contract(kernel, tmp_path):
+    """``k.memory("checkpoints")`` has every member of ``Checkpoints``."""
+    assert _missing(kernel.memory("checkpoints", path=str(tmp_path / "c.db")), Checkpoints) == []
 
 
 def test_local_executor_keeps_the_executor_contract(kernel):

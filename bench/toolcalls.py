@@ -291,10 +291,11 @@ _TRACE: list[dict[str, Any]] = []
 
 
 def _patch_usage() -> None:
-    """Count the prompt tokens zagent's requests use (the OpenAI provider's reply usage, per call)."""
+    """Count the prompt tokens zagent's requests use (the OpenAI provider's reply usage, per call, as the server
+    sent it: ``_wire_complete``, before the kit maps names back and splits think spans)."""
     from zagent.plugins.openai.provider import OpenAILLM
 
-    original = OpenAILLM._acomplete
+    original = OpenAILLM._wire_complete
 
     async def counted(self: Any, request: Any) -> Any:
         completion = await original(self, request)
@@ -304,7 +305,7 @@ def _patch_usage() -> None:
                        "native_calls": [c.name for c in completion.message.tool_calls]})
         return completion
 
-    OpenAILLM._acomplete = counted  # type: ignore[method-assign]
+    OpenAILLM._wire_complete = counted  # type: ignore[method-assign]
 
 
 def table(results: dict[str, dict[str, list]], categories: list[str]) -> str:

@@ -277,7 +277,7 @@ class ModelProfile(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True
     streaming_tools: bool = True
     max_context_tokens: Optional[int] = None
     think_tags: bool = True
-    """Inline ``<think>``/``<thinking>`` spans are moved from the answer to ``reasoning``; ``False``: kept."""
+    """A kit provider (``zagent.providerkit.ProviderLLM``) moves inline ``<think>`` spans to ``reasoning``."""
     stream_usage: bool = True  # the server reports usage in streams when asked
     max_tokens: Optional[int] = None  # sent when a call gives no ``max_tokens``
     api: str = "chat"

@@ -1,7 +1,9 @@
 """The provider contract: ``LLM``, the base class every provider's model subclasses (it holds no kernel).
 
 A provider implements ``_acomplete(request) -> Completion`` and may implement ``_astream(request)`` (``Chunk``s
-ending with ``Chunk(type="done", completion=...)``), ``default_profile()`` and ``aclose()``.
+ending with ``Chunk(type="done", completion=...)``), ``default_profile()`` and ``aclose()``. The reply is taken as
+the provider gives it: ``<think>`` spans and tool names a wire refuses are the provider kit's
+(``zagent.providerkit.ProviderLLM``).
 """
 
 from __future__ import annotations
@@ -29,8 +31,6 @@ class LLM(Calls):
     price: Optional[tuple[float, float]] = None
     _profile: Optional[ModelProfile] = attrs.field(default=None, init=False)
 
-    #: regex every tool name must match on the wire (``None``: any); others are renamed and mapped back
-    tool_name_pattern: ClassVar[Optional[str]] = None
     #: kinds of message parts the wire carries (``"image"``, ``"file"``, a media type); see ``ModelProfile.input_media``
     input_media: ClassVar[tuple[str, ...]] = ()
 

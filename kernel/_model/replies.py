@@ -1,5 +1,7 @@
-"""A provider's reply settled the same way for every provider (``settle``, ``counted``; ``settled_stream`` and
-``renamed_stream`` for streams); ``new_call_id`` for providers decoding a reply.
+"""A provider's reply settled the same way for every provider, whatever it is built on (``settle``, ``counted``;
+``settled_stream`` for streams): each tool call an id of its own, a refusal of structured output raised;
+``new_call_id`` for providers decoding a reply. Inline ``<think>`` spans and tool names on the wire are the provider
+kit's (``zagent.providerkit.ProviderLLM``): a provider subclassing ``LLM`` directly has its reply taken as it is.
 """
 
 from __future__ import annotations
@@ -9,33 +11,20 @@ from typing import AsyncGenerator, AsyncIterator
 import msgspec
 
 from ..errors import Refusal
-from .reasoning import ThinkStream, join_reasoning, split_think
-from .toolnames import WireNames
 from ..types import Chunk, Completion, LLMRequest, ToolCall
 
-__all__ = [
-    "aclose_stream", "counted", "new_call_id", "renamed_stream", "settle", "settled_stream",
-    "unique_call_ids",
-]
+__all__ = ["aclose_stream", "counted", "new_call_id", "settle", "settled_stream", "unique_call_ids"]
 
 
-def settle(request: LLMRequest, completion: Completion, think_tags: bool = True) -> Completion:
-    """``completion`` with inline ``<think>`` spans moved to ``message.reasoning``, an id of its own for each tool
-    call; a refusal to a structured-output request raises ``Refusal``."""
-    message = completion.message
-    text = message.content
-    if think_tags and text and ("<think" in text or "</think" in text):
-        answer, reasoning = split_think(text)
-        if reasoning or answer != text:
-            message = msgspec.structs.replace(message, content=answer or None,
-                                              reasoning=join_reasoning(message.reasoning, reasoning))
-    calls = message.tool_calls
+def settle(request: LLMRequest, completion: Completion) -> Completion:
+    """``completion`` with an id of its own for each tool call; a refusal to a structured-output request raises
+    ``Refusal``."""
+    calls = completion.message.tool_calls
     if calls:
         fixed = unique_call_ids(calls)
         if fixed is not calls:
-            message = msgspec.structs.replace(message, tool_calls=fixed)
-    if message is not completion.message:
-        completion = msgspec.structs.replace(completion, message=message)
+            completion = msgspec.structs.replace(
+                completion, message=msgspec.structs.replace(completion.message, tool_calls=fixed))
     if completion.refusal and request.response_format:
         raise Refusal(f"the model refused to give the structured output asked for: {completion.refusal}",
                       refusal=completion.refusal, completion=completion)
@@ -75,22 +64,12 @@ async def aclose_stream(agen: AsyncIterator[Chunk]) -> None:
         await aclose()
 
 
-async def settled_stream(request: LLMRequest, agen: AsyncIterator[Chunk], think_tags: bool) -> AsyncGenerator[Chunk, None]:
-    """``agen`` with think spans as ``reasoning`` chunks and the ``done`` completion settled."""
-    splitter = ThinkStream() if think_tags else None
+async def settled_stream(request: LLMRequest, agen: AsyncIterator[Chunk]) -> AsyncGenerator[Chunk, None]:
+    """``agen`` with its ``done`` completion settled."""
     try:
         async for chunk in agen:
-            kind = chunk.type
-            if kind == "text" and splitter is not None:
-                for piece_kind, piece in splitter.feed(chunk.text):
-                    yield chunk if piece is chunk.text and piece_kind == "text" else Chunk(type=piece_kind, text=piece)
-                continue
-            if kind == "done" and chunk.completion is not None:
-                if splitter is not None:
-                    for piece_kind, piece in splitter.flush():
-                        yield Chunk(type=piece_kind, text=piece)
-                yield Chunk(type="done", completion=settle(request, chunk.completion, think_tags))
-                continue
+            if chunk.type == "done" and chunk.completion is not None:
+                chunk = Chunk(type="done", completion=settle(request, chunk.completion))
             yield chunk
     finally:
         await aclose_stream(agen)
@@ -103,12 +82,3 @@ def counted(completion: Completion) -> Completion:
     usage = completion.usage if completion.usage.calls else msgspec.structs.replace(completion.usage, calls=1)
     reason = completion.finish_reason or ("tool_calls" if completion.tool_calls else "stop")
     return msgspec.structs.replace(completion, usage=usage, finish_reason=reason)
-
-
-async def renamed_stream(agen: AsyncIterator[Chunk], names: WireNames) -> AsyncGenerator[Chunk, None]:
-    """A provider's stream with the wire tool names in its chunks mapped back to the offered ones."""
-    try:
-        async for chunk in agen:
-            yield names.chunk(chunk)
-    finally:
-        await aclose_stream(agen)

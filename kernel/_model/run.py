@@ -14,10 +14,9 @@ import msgspec
 from ..errors import ProtocolError, ProviderError
 from .._trust.limits import MAX_USAGE, bound_calls, usage_problem
 from .inputs import MessagesIn, to_messages, to_tool_specs
-from .replies import aclose_stream, counted, renamed_stream, settle, settled_stream
+from .replies import aclose_stream, counted, settle, settled_stream
 from .._runs.stash import StashKey
 from .._runs.sync import run_sync
-from .toolnames import WireNames
 from ..types import Chunk, Completion, LLMRequest, ModelProfile
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -252,17 +251,13 @@ async def finish(kernel: Optional["Kernel"], llm: "LLM", request: LLMRequest, co
 
 
 async def send_bare(llm: "LLM", request: LLMRequest) -> Completion:
-    """The provider's ``_acomplete``, tool names it refuses renamed on the way and back, the reply ``settle``d."""
-    names = WireNames.for_request(request, llm.tool_name_pattern)
-    completion = await llm._acomplete(names.request(request) if names else request)
-    return settle(request, counted(names.completion(completion) if names else completion), llm.profile.think_tags)
+    """The provider's ``_acomplete``, the reply ``settle``d (think spans and wire names are the provider's own)."""
+    return settle(request, counted(await llm._acomplete(request)))
 
 
 def stream_bare(llm: "LLM", request: LLMRequest) -> AsyncGenerator[Chunk, None]:
-    """The provider's ``_astream``, names renamed as in ``send_bare``, think spans as ``reasoning`` chunks."""
-    names = WireNames.for_request(request, llm.tool_name_pattern)
-    agen = llm._astream(names.request(request) if names else request)
-    return settled_stream(request, renamed_stream(agen, names) if names else agen, llm.profile.think_tags)
+    """The provider's ``_astream``, the ``done`` completion ``settle``d as in ``send_bare``."""
+    return settled_stream(request, llm._astream(request))
 
 
 def _call_data(llm: "LLM", request: LLMRequest) -> dict[str, Any]:

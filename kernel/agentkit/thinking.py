@@ -1,10 +1,10 @@
 """A reply's text as parsers and tool-call readers read it: without its ``<think>`` spans (``strip_think``; the
-spans are found by ``zagent._model.reasoning.split_think``, the kernel's own reading of them).
+spans are found by ``zagent.providerkit.think.split_think``, the kit providers' own reading of them).
 """
 
 from __future__ import annotations
 
-from .._model.reasoning import split_think
+from ..providerkit.think import split_think
 
 __all__ = ["strip_think"]
 

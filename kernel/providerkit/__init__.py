@@ -1,8 +1,13 @@
 """``zagent.providerkit``: what network LLM providers share, kept out of the kernel core.
 
 The kernel core never imports this package; the HTTP providers (openai,
-openai-responses, anthropic, ollama) and third-party ones do:
+openai-responses, anthropic, ollama), the offline ones and third-party ones do:
 
+* ``decoding.ProviderLLM``: the base class of the kit's provider models; around the provider's ``_wire_complete``
+  and ``_wire_stream`` it maps tool names its wire refuses (``tool_name_pattern``; ``toolnames.WireNames``) and
+  moves inline ``<think>`` spans to reasoning (``profile.think_tags``; ``split_reply``, ``think_stream``, and
+  ``think.split_think``/``ThinkStream``/``join_reasoning``). A provider subclassing ``zagent.LLM`` directly gets
+  its reply taken as it is;
 * ``client.HttpClient``: one HTTP client per provider instance and event loop,
   timeouts, a whole-call deadline, a size limit, a fair in-flight limit,
   retries (``errors.HttpErrors`` makes the typed errors);
@@ -27,6 +32,7 @@ from __future__ import annotations
 from .._model.replies import new_call_id, unique_call_ids
 from .client import HttpClient
 from .codec import b64, data_url, parse_arguments, price_per_million, split_data_url
+from .decoding import ProviderLLM, split_reply, think_stream
 from .config import (
     DEFAULT_DEADLINE,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -42,6 +48,8 @@ from .errors import HttpErrors
 from .._model.resolve import shared_stash
 from .ratelimit import RateLimiter, shared_limiter
 from .stream import StreamReply
+from .think import ThinkStream, join_reasoning, split_think
+from .toolnames import WireNames, renamed_stream
 from .wire import (
     iter_ndjson,
     iter_sse,
@@ -53,6 +61,8 @@ from .wire import (
 )
 
 __all__ = [
+    "ProviderLLM", "ThinkStream", "WireNames", "join_reasoning", "renamed_stream", "split_reply", "split_think",
+    "think_stream",
     "DEFAULT_DEADLINE", "DEFAULT_MAX_RESPONSE_BYTES", "ERROR_BODY_BYTES", "HTTP_OPTIONS", "RETRY_STATUSES",
     "USER_AGENT", "HttpClient", "HttpConfig", "HttpErrors", "RateLimiter", "StreamReply", "default_http_module",
     "encoded_once", "history_encoder", "messages_once", "iter_ndjson", "iter_sse", "malformed", "network_options",

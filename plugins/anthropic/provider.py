@@ -19,8 +19,7 @@ import msgspec
 
 from zagent.errors import ProviderError
 from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, stream_interrupted
-from zagent import LLM
-from zagent.providerkit import parse_arguments, new_call_id, price_per_million, unique_call_ids
+from zagent.providerkit import new_call_id, parse_arguments, price_per_million, ProviderLLM, unique_call_ids
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
 
 from . import wire
@@ -30,10 +29,10 @@ API_VERSION = "2023-06-01"
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
-class AnthropicLLM(LLM):
+class AnthropicLLM(ProviderLLM):
     """A Claude model behind the Messages API (``POST /v1/messages``)."""
 
-    tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # Anthropic's tool-name rule; other names are mapped (zagent._model.toolnames)
+    tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # Anthropic's tool-name rule; other names are mapped (zagent.providerkit.toolnames)
     input_media = ("image", "application/pdf")  # files: PDFs (document blocks)
 
     http: HttpClient
@@ -74,7 +73,7 @@ class AnthropicLLM(LLM):
             payload["stream"] = True
         return wire.encoder.encode(payload)
 
-    async def _acomplete(self, request: LLMRequest) -> Completion:
+    async def _wire_complete(self, request: LLMRequest) -> Completion:
         response = await self.http.post("/v1/messages", self.body(request))
         content = response.content
         try:
@@ -97,7 +96,7 @@ class AnthropicLLM(LLM):
         return ProviderError(f"anthropic ({self.http.base_url}) reported {kind}: {message}",
                              provider="anthropic", status=200, body=message, retryable=kind == "overloaded_error")
 
-    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+    async def _wire_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
         response = await self.http.post("/v1/messages", self.body(request, stream=True), stream=True,
                                         expect="text/event-stream")
         state = _AnthropicStreamState()

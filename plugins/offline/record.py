@@ -42,6 +42,7 @@ import msgspec
 from zagent import errors
 from zagent.errors import ConfigError
 from zagent import LLM
+from zagent.providerkit import ProviderLLM
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile
 
 from .common import completion_chunks, ordinal
@@ -159,7 +160,7 @@ class Record(msgspec.Struct):
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
-class ReplayLLM(LLM):
+class ReplayLLM(ProviderLLM):
     """Answers from recorded exchanges, in order, checking each request against the record."""
 
     path: str
@@ -181,10 +182,10 @@ class ReplayLLM(LLM):
         recorded = next((r.profile for r in self.records if r.profile is not None), None)
         return recorded or ModelProfile()
 
-    async def _acomplete(self, request: LLMRequest) -> Completion:
+    async def _wire_complete(self, request: LLMRequest) -> Completion:
         return self._answer(request)
 
-    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+    async def _wire_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
         for chunk in completion_chunks(self._answer(request)):
             yield chunk
 

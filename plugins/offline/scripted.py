@@ -29,7 +29,7 @@ from typing import Any, AsyncIterator, Callable, Sequence, Union
 import attrs
 
 from zagent.errors import ConfigError
-from zagent import LLM
+from zagent.providerkit import ProviderLLM
 from zagent.types import Chunk, Completion, LLMRequest, Message
 
 from .common import completion_chunks, estimate_usage, finish_reason_of, ordinal, render_text_tool_calls, to_message
@@ -38,7 +38,7 @@ Reply = Union[str, dict[str, Any], Message, Completion, BaseException, Callable[
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
-class ScriptedLLM(LLM):
+class ScriptedLLM(ProviderLLM):
     """Replays ``replies`` one per call; ``requests`` holds every ``LLMRequest`` received."""
 
     input_media = ("image", "file")
@@ -57,7 +57,7 @@ class ScriptedLLM(LLM):
             replies = [replies]
         return cls(provider="scripted", model=model, replies=list(replies))
 
-    async def _acomplete(self, request: LLMRequest) -> Completion:
+    async def _wire_complete(self, request: LLMRequest) -> Completion:
         self.requests.append(request)
         self.calls += 1
         if self.calls > len(self.replies):
@@ -68,8 +68,8 @@ class ScriptedLLM(LLM):
             )
         return self._complete(request, self.replies[self.calls - 1])
 
-    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
-        completion = await self._acomplete(request)
+    async def _wire_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        completion = await self._wire_complete(request)
         for chunk in completion_chunks(completion):
             yield chunk
 

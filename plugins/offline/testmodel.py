@@ -19,11 +19,10 @@ import attrs
 import msgspec
 
 from zagent.errors import ConfigError
-from zagent import LLM
 from zagent.types import Chunk, Completion, Field, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec
 
 from .grounded import canned_reply, fill_arguments, fill_fields
-from zagent.providerkit import new_call_id
+from zagent.providerkit import new_call_id, ProviderLLM
 
 from .common import completion_chunks, estimate_usage, finish_reason_of, render_text_tool_calls
 from .values import from_field, from_schema
@@ -41,7 +40,7 @@ IGNORED_OPTIONS = frozenset({
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
-class TestLLM(LLM):
+class TestLLM(ProviderLLM):
     """Calls offered tools once, then answers validly for the requested output format."""
 
     __test__ = False  # not a pytest test class
@@ -63,7 +62,7 @@ class TestLLM(LLM):
             )
         return cls(provider="test", model=model, text=text, parsers=parsers)
 
-    async def _acomplete(self, request: LLMRequest) -> Completion:
+    async def _wire_complete(self, request: LLMRequest) -> Completion:
         self.calls += 1
         message = self._reply(request)
         return Completion(
@@ -71,8 +70,8 @@ class TestLLM(LLM):
             usage=estimate_usage(request, message), model=self.model,
         )
 
-    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
-        completion = await self._acomplete(request)
+    async def _wire_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        completion = await self._wire_complete(request)
         for chunk in completion_chunks(completion):
             yield chunk
 

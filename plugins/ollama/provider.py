@@ -17,8 +17,7 @@ import msgspec
 from zagent.providerkit import encoded_once
 from zagent.errors import ProviderConfigError, ProviderError
 from zagent.providerkit import HttpClient, iter_ndjson, malformed, network_options, stream_interrupted
-from zagent import LLM
-from zagent.providerkit import new_call_id, parse_arguments, price_per_million
+from zagent.providerkit import new_call_id, parse_arguments, price_per_million, ProviderLLM
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec, Usage
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -72,10 +71,10 @@ def host_url(value: Optional[str]) -> str:
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
-class OllamaLLM(LLM):
+class OllamaLLM(ProviderLLM):
     """A model served by Ollama (``POST /api/chat``)."""
 
-    tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # what Ollama's templates handle reliably; other names are mapped (zagent._model.toolnames)
+    tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # what Ollama's templates handle reliably; other names are mapped (zagent.providerkit.toolnames)
     input_media = ("image",)
 
     http: HttpClient
@@ -114,7 +113,7 @@ class OllamaLLM(LLM):
             payload["format"] = _format(request.response_format)
         return _encoder.encode(payload)
 
-    async def _acomplete(self, request: LLMRequest) -> Completion:
+    async def _wire_complete(self, request: LLMRequest) -> Completion:
         response = await self.http.post("/api/chat", self.body(request, False))
         reply = self._decode(response.content)
         message = _to_message(reply.message)
@@ -133,7 +132,7 @@ class OllamaLLM(LLM):
                                 provider="ollama", status=200, body=message)
         return reply
 
-    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+    async def _wire_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
         response = await self.http.post("/api/chat", self.body(request, True), stream=True)
         parts: list[str] = []
         thoughts: list[str] = []

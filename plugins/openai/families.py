@@ -83,7 +83,7 @@ async def probe(llm: Any) -> bool:
 
     request = llm.request(PROBE_QUESTION, tools=[ToolSpec(**PROBE_TOOL)], max_tokens=48, temperature=0)
     try:
-        completion = await llm._acomplete(request)
+        completion = await llm._wire_complete(request)  # the server's own answer
     except ProviderError as exc:
         status = getattr(exc, "status", None)
         if status is None or not 400 <= int(status) < 500 or int(status) in (401, 403, 404, 408, 429):

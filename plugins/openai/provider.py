@@ -15,8 +15,7 @@ import msgspec
 
 from zagent.errors import ProviderError
 from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, stream_interrupted
-from zagent import LLM
-from zagent.providerkit import parse_arguments, price_per_million, unique_call_ids
+from zagent.providerkit import parse_arguments, price_per_million, ProviderLLM, unique_call_ids
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
 
 from . import wire
@@ -26,7 +25,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
-class OpenAILLM(LLM):
+class OpenAILLM(ProviderLLM):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
     :ivar http: the shared HTTP machinery (client per loop, retries, errors).
@@ -34,7 +33,7 @@ class OpenAILLM(LLM):
     :ivar stream_usage: ask for usage in streams (``stream_options.include_usage``).
     """
 
-    tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # OpenAI's function-name rule; other names are mapped (zagent._model.toolnames)
+    tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"  # OpenAI's function-name rule; other names are mapped (zagent.providerkit.toolnames)
     input_media = ("image", "file")
 
     http: HttpClient
@@ -128,7 +127,7 @@ class OpenAILLM(LLM):
                 payload["stream_options"] = {"include_usage": True}
         return wire.encoder.encode(payload)
 
-    async def _acomplete(self, request: LLMRequest) -> Completion:
+    async def _wire_complete(self, request: LLMRequest) -> Completion:
         response = await self.http.post("/chat/completions", self.body(request))
         content = response.content
         try:
@@ -151,7 +150,7 @@ class OpenAILLM(LLM):
 
     # -- streaming --------------------------------------------------------------
 
-    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+    async def _wire_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
         response = await self.http.post("/chat/completions", self.body(request, stream=True), stream=True,
                                         expect="text/event-stream")
         state = _StreamState()

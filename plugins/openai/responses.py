@@ -30,8 +30,7 @@ import msgspec
 from zagent.providerkit import encoded_once
 from zagent.errors import ProviderError
 from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, server_message, stream_interrupted
-from zagent import LLM
-from zagent.providerkit import new_call_id, parse_arguments, price_per_million
+from zagent.providerkit import new_call_id, parse_arguments, price_per_million, ProviderLLM
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, ToolSpec, Usage
 
 from .profiles import profile_for
@@ -86,7 +85,7 @@ _dict_decoder = msgspec.json.Decoder(dict)
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
-class ResponsesLLM(LLM):
+class ResponsesLLM(ProviderLLM):
     """A model behind an OpenAI Responses endpoint (``/responses`` under ``base_url``)."""
 
     tool_name_pattern = r"^[A-Za-z0-9_-]{1,64}$"
@@ -137,7 +136,7 @@ class ResponsesLLM(LLM):
             payload["stream"] = True
         return _encoder.encode(payload)
 
-    async def _acomplete(self, request: LLMRequest) -> Completion:
+    async def _wire_complete(self, request: LLMRequest) -> Completion:
         response = await self.http.post("/responses", self.body(request))
         content = response.content
         try:
@@ -170,7 +169,7 @@ class ResponsesLLM(LLM):
 
     # -- streaming ----------------------------------------------------------------------
 
-    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+    async def _wire_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
         response = await self.http.post("/responses", self.body(request, stream=True), stream=True,
                                         expect="text/event-stream")
         state = _State()

@@ -1,4 +1,5 @@
-"""zagent._model.reasoning: <think> spans split from answer text, in whole replies and in streamed deltas."""
+"""zagent.providerkit.think: <think> spans split from answer text, in whole replies and in streamed deltas (by a kit
+provider, ``ProviderLLM``); the kernel's ``settle`` gives each call its own id and raises a structured-output refusal."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import re
 
 from hypothesis import given, strategies as st
 
-from zagent import Chunk, Completion, Kernel, LLM, LLMRequest, Message, Model, Refusal, ToolCall
+from zagent import Chunk, Completion, Kernel, LLMRequest, Message, Model, Refusal, ToolCall
 from zagent._model.replies import settle, unique_call_ids
-from zagent._model.reasoning import ThinkStream, split_think
+from zagent.providerkit import ProviderLLM, ThinkStream, split_reply, split_think
 from zagent.agentkit.thinking import strip_think
 
 import pytest
@@ -80,17 +81,17 @@ def test_stream_text_matches_the_whole_reply_split(text, cuts):
     assert "".join(thought.split()) == "".join(reasoning.split())
 
 
-def test_settle_moves_think_to_reasoning_and_keeps_provider_reasoning():
-    """The LLM layer's settle joins inline reasoning to what the provider already reported."""
+def test_split_reply_moves_think_to_reasoning_and_keeps_provider_reasoning():
+    """The kit's split_reply joins inline reasoning to what the provider already reported."""
     c = Completion(message=Message(role="assistant", content="<think>b</think>ok", reasoning="a"))
-    out = settle(LLMRequest(model="m", messages=[]), c)
+    out = split_reply(c)
     assert out.text == "ok" and out.reasoning == "a\n\nb"
 
 
-def test_settle_respects_profile_flag():
+def test_kit_provider_respects_profile_flag():
     """think_tags=False leaves the text as the model wrote it."""
-    c = Completion(message=Message(role="assistant", content="<think>b</think>ok"))
-    assert settle(LLMRequest(model="m", messages=[]), c, think_tags=False).text == "<think>b</think>ok"
+    llm = _Inline(provider="x", model="y", profile_overrides={"think_tags": False})
+    assert llm.complete("q").text == "<think>no</think>yes"
 
 
 def test_refusal_with_structured_output_raises():
@@ -111,13 +112,13 @@ def test_unique_call_ids_fills_empty_and_repeated_ids():
     assert unique_call_ids(ok) is ok
 
 
-class _Inline(LLM):
-    """A provider that streams a reply with an inline think span cut at awkward places."""
+class _Inline(ProviderLLM):
+    """A kit provider that streams a reply with an inline think span cut at awkward places."""
 
-    async def _acomplete(self, request):
+    async def _wire_complete(self, request):
         return Completion(message=Message(role="assistant", content="<think>no</think>yes"))
 
-    async def _astream(self, request):
+    async def _wire_stream(self, request):
         for piece in ["<th", "ink>n", "o</thi", "nk>ye", "s"]:
             yield Chunk(type="text", text=piece)
         yield Chunk(type="done", completion=Completion(message=Message(role="assistant", content="<think>no</think>yes")))

@@ -32,7 +32,7 @@ def test_dotted_tool_name_is_renamed_on_the_wire_and_back():
 
 def test_valid_names_are_sent_unchanged():
     """Names the provider accepts are not touched (no renaming work for the common case)."""
-    from zagent._model.toolnames import WireNames
+    from zagent.providerkit import WireNames
     from zagent.types import LLMRequest, ToolSpec
 
     request = LLMRequest(model="m", messages=[Message.user("x")], tools=[ToolSpec(name="add")])
@@ -41,7 +41,7 @@ def test_valid_names_are_sent_unchanged():
 
 def test_colliding_sanitized_names_stay_unique():
     """Two names that sanitize alike ('a.b', 'a_b') get distinct wire names that map back."""
-    from zagent._model.toolnames import WireNames
+    from zagent.providerkit import WireNames
     from zagent.types import LLMRequest, ToolSpec
 
     request = LLMRequest(model="m", messages=[], tools=[ToolSpec(name="a_b"), ToolSpec(name="a.b")])

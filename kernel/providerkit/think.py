@@ -1,5 +1,6 @@
 """Inline reasoning: ``<think>``/``<thinking>`` spans split from the answer (``split_think``; ``ThinkStream`` for
-streamed deltas). The rules are in docs/architecture.md (Design notes).
+streamed deltas), for the providers of the kit (``zagent.providerkit.ProviderLLM``). The rules are in
+docs/architecture.md (Design notes).
 """
 
 from __future__ import annotations

@@ -1,15 +1,17 @@
 """Tool names on the wire: ``WireNames`` renames a request's tools (and its calls and results) to names
-a provider's ``LLM.tool_name_pattern`` accepts, and maps the reply's names back.
+a kit provider's ``ProviderLLM.tool_name_pattern`` accepts, and maps the reply's names back (``renamed_stream``
+for a stream).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Optional
+from typing import Any, AsyncGenerator, AsyncIterator, Optional
 
 import msgspec
 
+from .._model.replies import aclose_stream
 from ..types import Chunk, Completion, LLMRequest, Message, ToolCall
 
 
@@ -78,3 +80,12 @@ def _valid(name: str, pattern: str) -> bool:
 def _sanitize(name: str, max_length: int) -> str:
     cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", name).strip("_") or "tool"
     return cleaned[:max_length]
+
+
+async def renamed_stream(agen: AsyncIterator[Chunk], names: WireNames) -> AsyncGenerator[Chunk, None]:
+    """A provider's stream with the wire tool names in its chunks mapped back to the offered ones."""
+    try:
+        async for chunk in agen:
+            yield names.chunk(chunk)
+    finally:
+        await aclose_stream(agen)

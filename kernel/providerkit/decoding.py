@@ -1,0 +1,93 @@
+"""``ProviderLLM``: the kit's base class for provider models, which decodes what the kernel takes as it is.
+
+A provider built on it implements ``_wire_complete`` (and may implement ``_wire_stream``) instead of the kernel's
+``_acomplete``/``_astream``; around them the base class renames the tools its wire refuses
+(``tool_name_pattern``, ``zagent.providerkit.toolnames``) and maps the reply's names back, and, when
+``profile.think_tags`` is on, moves inline ``<think>`` spans to reasoning (``split_reply``, ``think_stream``;
+``zagent.providerkit.think``). A provider subclassing ``zagent.LLM`` directly gets neither.
+"""
+
+from __future__ import annotations
+
+from typing import AsyncGenerator, AsyncIterator, ClassVar, Optional
+
+import attrs
+import msgspec
+
+from .._model.llm import LLM
+from .._model.replies import aclose_stream
+from .think import ThinkStream, join_reasoning, split_think
+from .toolnames import WireNames, renamed_stream
+from ..types import Chunk, Completion, LLMRequest
+
+__all__ = ["ProviderLLM", "split_reply", "think_stream"]
+
+
+@attrs.define(repr=False, eq=False, kw_only=True)
+class ProviderLLM(LLM):
+    """An ``LLM`` whose replies are decoded by the kit: wire tool names mapped back, think spans split."""
+
+    #: regex every tool name must match on the wire (``None``: any); others are renamed and mapped back
+    tool_name_pattern: ClassVar[Optional[str]] = None
+
+    async def _wire_complete(self, request: LLMRequest) -> Completion:
+        """The reply as the server gave it, to ``request`` with the wire's tool names."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _wire_complete")
+
+    async def _wire_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        """The streamed reply as the server gave it (by default the whole reply from ``_wire_complete``)."""
+        completion = await self._wire_complete(request)
+        if completion.text:
+            yield Chunk(type="text", text=completion.text)
+        for call in completion.tool_calls:
+            yield Chunk(type="tool_call", tool_call=call)
+        yield Chunk(type="done", completion=completion)
+
+    async def _acomplete(self, request: LLMRequest) -> Completion:
+        names = WireNames.for_request(request, self.tool_name_pattern)
+        completion = await self._wire_complete(names.request(request) if names else request)
+        if names is not None:
+            completion = names.completion(completion)
+        return split_reply(completion) if self.profile.think_tags else completion
+
+    def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        names = WireNames.for_request(request, self.tool_name_pattern)
+        agen = self._wire_stream(names.request(request) if names else request)
+        if names is not None:
+            agen = renamed_stream(agen, names)
+        return think_stream(agen) if self.profile.think_tags else agen
+
+
+def split_reply(completion: Completion) -> Completion:
+    """``completion`` with inline ``<think>`` spans of its text moved to ``message.reasoning`` (after what the
+    provider reported there)."""
+    message = completion.message
+    text = message.content
+    if not text or ("<think" not in text and "</think" not in text):
+        return completion
+    answer, reasoning = split_think(text)
+    if not reasoning and answer == text:
+        return completion
+    message = msgspec.structs.replace(message, content=answer or None,
+                                      reasoning=join_reasoning(message.reasoning, reasoning))
+    return msgspec.structs.replace(completion, message=message)
+
+
+async def think_stream(agen: AsyncIterator[Chunk]) -> AsyncGenerator[Chunk, None]:
+    """``agen`` with think spans of its text deltas as ``reasoning`` chunks and its ``done`` reply ``split_reply``'d."""
+    splitter = ThinkStream()
+    try:
+        async for chunk in agen:
+            kind = chunk.type
+            if kind == "text":
+                for piece_kind, piece in splitter.feed(chunk.text):
+                    yield chunk if piece is chunk.text and piece_kind == "text" else Chunk(type=piece_kind, text=piece)
+                continue
+            if kind == "done" and chunk.completion is not None:
+                for piece_kind, piece in splitter.flush():
+                    yield Chunk(type=piece_kind, text=piece)
+                yield Chunk(type="done", completion=split_reply(chunk.completion))
+                continue
+            yield chunk
+    finally:
+        await aclose_stream(agen)

@@ -194,7 +194,7 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
     folder = base_dir or (trust.folders[0] if trust.folders else None) or (
         os.path.dirname(spec_path) if spec_path else os.getcwd())
     path = os.path.realpath(os.path.join(folder, ref))
-    if not base_dir:  # a file's own folder is checked below; else the one check for spec paths (zagent._trust.specpaths)
+    if not base_dir:  # a file's own folder is checked below; else the one check for spec paths (zagent.speckit.paths)
         check_spec_path(path, key, (".json", ".yaml", ".yml"), kernel=kernel)
     elif not ref.lower().endswith((".json", ".yaml", ".yml")):
         raise ConfigError(f"{key} {ref!r} in the spec is refused: it must name an agent file (.json, .yaml or .yml)")

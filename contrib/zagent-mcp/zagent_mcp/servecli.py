@@ -36,8 +36,7 @@ def add_serve(group: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace, kernel: Any) -> int:
     from zagent.errors import ConfigError
-    from zagent.speckit import Trust, trusting
-    from zagent.speckit import load_spec_file
+    from zagent.speckit import Trust, load_spec_file, trusting
 
     from .serve import McpServe
 

@@ -12,7 +12,10 @@ from typing import Any, Union
 
 from ..errors import ConfigError
 
-__all__ = ["build_agent", "load_spec_file", "regular_file", "short_repr"]
+__all__ = ["MAX_SPEC_BYTES", "build_agent", "load_spec_file", "regular_file", "short_repr"]
+
+#: the most of a spec file read: a larger one is refused
+MAX_SPEC_BYTES = 16 * 2**20
 
 
 def build_agent(kernel: Any, spec: Any, trust: Any = None) -> Any:
@@ -40,7 +43,7 @@ def build_agent(kernel: Any, spec: Any, trust: Any = None) -> Any:
 def load_spec_file(path: "Union[str, os.PathLike[str]]") -> dict[str, Any]:
     """The mapping in a ``.json`` or ``.yaml``/``.yml`` spec file; any problem is a ``ConfigError`` naming the file
     (syntax errors with line and column)."""
-    from .._trust.limits import MAX_DEPTH, MAX_SPEC_BYTES, data_problem
+    from .._trust.limits import MAX_DEPTH, data_problem
 
     if not isinstance(path, (str, os.PathLike)):
         raise ConfigError(f"expected a spec (a dict) or the path of a .json/.yaml spec file, got "

@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 from typing import Any, Union
 
+from .._model.resolve import short_repr
 from ..errors import ConfigError
 
-__all__ = ["MAX_SPEC_BYTES", "build_agent", "load_spec_file", "regular_file", "short_repr"]
+__all__ = ["MAX_SPEC_BYTES", "build_agent", "load_spec_file", "regular_file"]
 
 #: the most of a spec file read: a larger one is refused
 MAX_SPEC_BYTES = 16 * 2**20
@@ -125,9 +126,3 @@ def regular_file(p: str, what: str) -> int:
     if nonblock:
         os.set_blocking(fd, True)
     return fd
-
-
-def short_repr(value: Any, limit: int = 60) -> str:
-    """``repr(value)``, cut to ``limit`` characters (for error messages)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from .._hooks.railscheck import check_rails
+from .._model.resolve import short_repr
 from ..errors import ConfigError
-from .files import short_repr
 
 __all__ = ["check_rails", "convert_spec", "spec_repr"]
 

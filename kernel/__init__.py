@@ -6,13 +6,11 @@ loads plugins and answers look-ups. Agents, loops, workflows and the CLI are
 plugins (``zagent.plugins``), found through the ``zagent`` entry-point group.
 
 Importing this package loads only the standard library, pluggy, attrs and
-msgspec; asyncio and httpx are imported on first use. The names below that
-need more (trust rules) are imported on first attribute access. This module,
+msgspec; asyncio and httpx are imported on first use. This module,
 ``zagent.hookspecs``, ``zagent.errors``, ``zagent.types``, the kits and ``zagent.testing`` are the public surface
-(docs/architecture.md, PUBLIC); the ``_`` subpackages are private.
+(docs/architecture.md, PUBLIC); the ``_`` subpackages are private. Spec files and trust are the spec kit's
+(``zagent.speckit``).
 """
-
-from typing import TYPE_CHECKING as _TYPE_CHECKING, Any as _Any
 
 from ._registry.registries import registry_hookspec
 from ._runs.context import RunContext, interrupt
@@ -20,8 +18,6 @@ from ._runs.spans import current_span_id
 from ._runs.stash import StashKey
 from ._tools.tool import ArgumentsError
 from ._trust.secrets import mask_userinfo
-from ._trust.specfiles import load_spec_file
-from ._trust.specpaths import current_spec_file, spec_file
 from .errors import (AuthenticationError, BadRequestError, CheckpointError, ConfigError, DeadlineExceeded,
                      GuardrailTripped, Interrupted, NoAnswerError, NotFoundError, ParseError, PluginError,
                      ProtocolError, ProviderConfigError, ProviderError, ProviderTimeout, RateLimitError, Refusal,
@@ -51,29 +47,4 @@ __all__ = [
 __all__ += ["BadRequestError", "CheckpointError", "DeadlineExceeded", "NotFoundError", "ProtocolError",
             "ProviderConfigError", "ResponseTooLarge"]
 __all__ += ["GuardrailTripped", "Interrupted", "RunStopped", "UsageLimitExceeded", "interrupt"]
-__all__ += ["ArgumentsError", "StashKey", "current_span_id", "current_spec_file", "load_spec_file", "mask_userinfo",
-            "registry_hookspec", "spec_file"]
-
-# Public names imported on first use (each module pulls in more than `import zagent` should).
-_LAZY = {
-    "Trust": "._trust.imports", "trusting": "._trust.imports", "current_trust": "._trust.imports",
-}
-__all__ += ["Trust", "current_trust", "trusting"]
-
-if _TYPE_CHECKING:
-    from ._trust.imports import Trust, current_trust, trusting
-
-
-def __getattr__(name: str) -> _Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'zagent' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__all__ += ["ArgumentsError", "StashKey", "current_span_id", "mask_userinfo", "registry_hookspec"]

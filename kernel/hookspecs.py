@@ -51,6 +51,7 @@ from ._hooks.specs import zagent_after_tool_call as zagent_after_tool_call
 from ._hooks.specs import zagent_before_llm_call as zagent_before_llm_call
 from ._hooks.specs import zagent_before_tool_call as zagent_before_tool_call
 from ._hooks.specs import zagent_register_agent_types as zagent_register_agent_types
+from ._hooks.specs import zagent_register_agent_builders as zagent_register_agent_builders
 from ._hooks.specs import zagent_register_batch_drivers as zagent_register_batch_drivers
 from ._hooks.specs import zagent_register_commands as zagent_register_commands
 from ._hooks.specs import zagent_register_embedders as zagent_register_embedders

@@ -125,11 +125,12 @@ class Kernel:
         return found
 
     def agent(self, spec: Union[dict[str, Any], str, "os.PathLike[str]"], *, trust: Any = None, deps: Any = None) -> Any:
-        """Build an agent from a plain dict (or a JSON/YAML file) through its registered type.
+        """Build an agent from a plain dict (or a JSON/YAML file) through its registered type, with the
+        ``zagent_register_agent_builders`` builder (the actions plugin's reads files and applies trust).
 
         The spec is data: an import path in it (a tool ``"pkg.mod:fn"``, a ``parse_func``, an
         approver...) is refused unless trusted (``config["trusted_imports"]`` globs, or
-        ``trust=True`` for this spec; a ``zagent._trust.imports.Trust`` gives finer control). See docs/security.md.
+        ``trust=True`` for this spec; a ``zagent.speckit.Trust`` gives finer control). See docs/security.md.
         ``deps`` (app objects: a database handle...) reach its tools as ``ctx.deps`` (``RunContext[Deps]``)."""
         return build_agent(self, self.registries, spec, trust, deps)
 

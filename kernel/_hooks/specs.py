@@ -64,6 +64,12 @@ def zagent_register_agent_types(register: Callable[..., None], kernel: "Kernel")
 
 
 @hookspec
+def zagent_register_agent_builders(register: Callable[..., None], kernel: "Kernel") -> None:
+    """Register the agent builder: ``register(name, builder)``; ``kernel.agent(spec, trust=)`` is the ``"default"``
+    one's ``builder(kernel, spec, trust)`` (reading files, applying trust, calling the type's factory)."""
+
+
+@hookspec
 def zagent_register_executors(register: Callable[..., None], kernel: "Kernel") -> None:
     """Register executors (where units of work run): ``register(name, factory)``, for ``kernel.executor``."""
 

@@ -1,5 +1,7 @@
 """``Kernel.llm`` behind the facade: a ``"provider:model"`` string to a cached ``Model``, its factory run inside
-``building(stash)`` (``shared_stash()`` is then the kernel's stash).
+``building(stash)`` (``shared_stash()`` is then the kernel's stash). A model name the user chose is a
+``UsersModel``; the options of a model a spec names go through the check in force (``checking_options``,
+which ``zagent.speckit.paths`` sets).
 """
 
 from __future__ import annotations
@@ -7,23 +9,41 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional
 
 from ..errors import ConfigError
 from .._runs.logs import log
 from .._registry.lookups import build, cache_key, names
 from .._registry.registries import Registry
-from .._trust.specfiles import short_repr
-from .._trust.specpaths import UsersModel, option_check
-
 from .llm import LLM
 from .run import Model
 
 if TYPE_CHECKING:  # pragma: no cover
     from .._runs.stash import Stash
+    from ..kernel import Kernel
+
+#: ``check(factory, spec, options, kernel)`` run on the options of every model made while it is in force
+OptionCheck = Callable[[Optional[Callable[..., Any]], str, Mapping[str, Any], "Optional[Kernel]"], None]
 
 FALLBACK_MODEL = "test:offline"
 _building: "ContextVar[Optional[Stash]]" = ContextVar("zagent._model.resolve.building", default=None)
+_check: "ContextVar[Optional[OptionCheck]]" = ContextVar("zagent_option_check", default=None)
+
+
+class UsersModel(str):
+    """A ``provider:model`` name the user chose (``--model``, an app's ``llm=``), never one from a spec file."""
+
+    __slots__ = ()
+
+
+@contextmanager
+def checking_options(check: OptionCheck) -> Iterator[None]:
+    """Models made inside the block have their options checked by ``check`` before their factory runs."""
+    token = _check.set(check)
+    try:
+        yield
+    finally:
+        _check.reset(token)
 
 
 def shared_stash() -> "Optional[Stash]":
@@ -56,7 +76,7 @@ class Models:
                               f"{short_repr(spec)}")
         if not spec:  # the app's or the user's default, never a spec's: its wrapper's default file is theirs
             spec = UsersModel(self.config.get("model") or os.environ.get("ZAGENT_MODEL") or self._fallback_model())
-        check = option_check()  # a model an untrusted spec names: its paths stay in its folder (zagent.speckit)
+        check = _check.get()  # a model an untrusted spec names: its paths stay in its folder (zagent.speckit)
         if check is not None:
             check(self.registries["providers"].get(spec.partition(":")[0]), spec, options, owner)
         key = cache_key(spec, options)
@@ -111,3 +131,9 @@ class Models:
             except Exception:
                 log.exception("closing %r failed", llm)
         self.llms.clear()
+
+
+def short_repr(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters (for error messages)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -3,7 +3,6 @@ registered factory builds, and the cache keys of built instances."""
 
 from __future__ import annotations
 
-import os
 from typing import Any, Optional
 
 from ..errors import ConfigError, ZagentError
@@ -64,24 +63,12 @@ def embedder(registries: dict[str, Registry], cache: dict[Any, Any], name: Optio
 
 
 def build_agent(owner: Any, registries: dict[str, Registry], spec: Any, trust: Any, deps: Any = None) -> Any:
-    """See ``Kernel.agent``: ``spec`` (a dict or a file) built by its type's factory with ``owner``, under ``trust``."""
-    from .._trust.imports import Trust, as_trust, trusting  # on first use: keeps ``import zagent`` light
-    from .._trust.specfiles import load_spec_file
-    from .._trust.specpaths import spec_file
-
-    source = None
-    if not isinstance(spec, dict):
-        if trust is True:  # as the CLI's --trust: the file's own folder is searched first for its modules
-            trust = Trust.for_file(spec, everything=True)
-        source = spec if isinstance(spec, (str, os.PathLike)) else None
-        spec = load_spec_file(spec)
-    type_name = spec.get("type", "customize")
-    factory = registries["agent_types"].get(type_name) if isinstance(type_name, str) else None
-    if factory is None:
-        raise ConfigError(f"unknown agent type {type_name!r}; installed agent types: "
-                          f"{names(registries, 'agent_types')}")
-    with trusting(as_trust(trust)), spec_file(source):  # paths the file names may lie next to it
-        agent = factory(spec, owner)
+    """See ``Kernel.agent``: the registered agent builder's ``builder(owner, spec, trust)``, given ``deps``."""
+    builder = registries["agent_builders"].get("default")
+    if builder is None:
+        raise ConfigError("Kernel.agent needs an agent builder and none is registered: add the actions plugin, "
+                          "Kernel(plugins=['zagent.plugins.actions']), or load installed plugins (entry_points=True)")
+    agent = builder(owner, spec, trust)
     if deps is not None:
         agent.deps = deps
     return agent

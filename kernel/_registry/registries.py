@@ -23,6 +23,7 @@ KINDS = {
     "memory": ("zagent_register_memory", "memory backend"),
     "embedders": ("zagent_register_embedders", "embedder"),
     "agent_types": ("zagent_register_agent_types", "agent type"),
+    "agent_builders": ("zagent_register_agent_builders", "agent builder"),
     "executors": ("zagent_register_executors", "executor"),
     "batch_drivers": ("zagent_register_batch_drivers", "batch driver"),
 }

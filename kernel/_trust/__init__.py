@@ -1,1 +1,2 @@
-"""Trust and limits: secrets, bounds on nested data, the ``module:attr`` resolver and the checks of spec values."""
+"""Secrets, bounds on nested data and the import of a ``module:attr`` path the caller trusts (the trust of spec
+files is the spec kit's, ``zagent.speckit``)."""

@@ -10,7 +10,6 @@ from typing import Any, Optional
 
 MAX_DEPTH = 100
 MAX_ITEMS = 1_000_000
-MAX_SPEC_BYTES = 16 * 2**20
 
 _surrogate: Optional["re.Pattern[str]"] = None  # compiled on first use (about 1 ms: keep import light)
 _CONTAINERS = (dict, list, tuple, set, frozenset)

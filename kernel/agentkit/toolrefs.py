@@ -5,7 +5,7 @@ A spec's ``tools`` list may hold:
 * a registered tool name (``"word_count"``, ``"time.get_current_time"``);
 * ``"toolset:NAME"``: every tool of toolset ``NAME`` (at least one must exist);
 * an import path ``"package.module:function"``: imported under the trust rules
-  of ``zagent._trust.imports`` (refused unless trusted) and registered on the kernel,
+  of ``zagent.speckit.trust`` (refused unless trusted) and registered on the kernel,
   named after the function (an already registered identical tool is reused).
 
 ``toolset:`` is reserved: a module named ``toolset`` cannot be given by import

@@ -15,9 +15,9 @@ from typing import Any, Awaitable, Callable, Iterator, Optional
 
 import attrs
 
-from .._trust.imports import NO_TRUST, Trust, current_trust, dubious_folder, trusting
-from .._trust.specpaths import _file, _folders, current_spec_file
 from ..errors import ConfigError, ZagentError
+from ..speckit.paths import current_spec_file, spec_folders, spec_origin
+from ..speckit.trust import NO_TRUST, Trust, current_trust, dubious_folder, trusting
 
 __all__ = ["BatchJob", "Unit", "UnitFailed", "UnitLost", "run_unit", "shipped", "shipped_trust", "trust_from"]
 
@@ -93,13 +93,13 @@ async def run_unit(kernel: Any, runner: str, payload: dict[str, Any]) -> Any:
 
 
 def shipped_trust(source: Optional[str] = None) -> dict[str, Any]:
-    """The trust in force here (``zagent.trusting``) and the spec file being built (``zagent.spec_file``; else
+    """The trust in force here (``zagent.speckit.trusting``) and the spec file being built (``spec_file``; else
     ``source``, a file the driver read the spec from) as plain data for a payload: a worker rebuilding a spec
     imports exactly what the driver was allowed to and gives it the file's identity (memory namespace, relative
     paths, its folder for files), neither widened nor dropped (the driver chose it; workers trust the driver)."""
     trust = current_trust()
     file = current_spec_file() or (os.path.realpath(source) if source else None)
-    folders = list(_folders.get()) if current_spec_file() else \
+    folders = list(spec_folders()) if current_spec_file() else \
         [os.path.dirname(file)] if file and dubious_folder(os.path.dirname(file)) is None else []
     return {"everything": trust.everything, "folders": list(trust.folders), "dry": trust.dry,
             "spec_file": file, "spec_folders": folders}
@@ -121,10 +121,5 @@ def shipped(payload: dict[str, Any]) -> Iterator[Trust]:
     data = data if isinstance(data, dict) else {}
     file = data.get("spec_file") if isinstance(data.get("spec_file"), str) else None
     folders = tuple(str(f) for f in data.get("spec_folders") or ()) if file else ()
-    file_token, folders_token = _file.set(file), _folders.set(folders)
-    try:
-        with trusting(trust_from(payload)) as trust:
-            yield trust
-    finally:
-        _folders.reset(folders_token)
-        _file.reset(file_token)
+    with spec_origin(file, folders), trusting(trust_from(payload)) as trust:
+        yield trust

@@ -42,8 +42,8 @@ _origin: "contextvars.ContextVar[Optional[SpecOrigin]]" = contextvars.ContextVar
 @contextlib.contextmanager
 def spec_options(what: str, kernel: Optional["Kernel"] = None) -> Iterator[None]:
     """LLMs made inside the block take their options from an untrusted spec (``what`` names it),
-    unless the spec is trusted (``zagent._trust.imports.current_trust().everything``)."""
-    from .._trust.imports import current_trust
+    unless the spec is trusted (``zagent.speckit.current_trust().everything``)."""
+    from ..speckit.trust import current_trust
     from ..speckit.paths import untrusted_options
 
     if current_trust().everything:

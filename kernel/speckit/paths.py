@@ -1,4 +1,5 @@
-"""The one check for the *path* class of spec values: a file a spec names stays in the spec's folder.
+"""Where the spec being built comes from (``spec_file``, ``current_spec_file``) and the one check for the
+*path* class of spec values: a file a spec names stays in the spec's folder.
 
 A spec file is data. A value in it that names a file for zagent to write or
 read -- ``trajectory_path``, ``checkpoints``, ``long_term_memory.path``, and a
@@ -27,18 +28,20 @@ every model's options before its factory. Opening the file later goes through
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Sequence
 
-from .._trust.imports import current_trust
-from .._trust.specpaths import UsersModel, _check, _file, _folders
+from .._model.resolve import UsersModel, checking_options
 from ..errors import ConfigError
+from .trust import current_trust, dubious_folder
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
 __all__ = ["PATH_OPTION_SUFFIXES", "allowed_folders", "check_option_paths", "check_spec_path",
-           "check_untrusted_options", "path_options", "relative_options", "spec_relative", "untrusted_options", "users_model"]
+           "check_untrusted_options", "current_spec_file", "path_options", "relative_options", "spec_file",
+           "spec_folders", "spec_origin", "spec_relative", "untrusted_options", "users_model"]
 
 #: option names that are paths whatever the provider declares (a future wrapper that forgets to declare)
 PATH_OPTION_SUFFIXES = ("_path", "_file", "_dir", "_folder", "_db")
@@ -46,6 +49,45 @@ PATH_OPTION_SUFFIXES = ("_path", "_file", "_dir", "_folder", "_db")
 HOW_TO_PLACE = ("keep the file in the spec's folder, list its folder in Kernel(config={'spec_paths': [...]}), set "
                 "the path in code or on the command line, or trust the spec (k.agent(spec, trust=True); "
                 "zagent ... --trust)")
+
+
+_folders: "contextvars.ContextVar[tuple[str, ...]]" = contextvars.ContextVar("zagent_spec_folders", default=())
+_file: "contextvars.ContextVar[Optional[str]]" = contextvars.ContextVar("zagent_spec_file", default=None)
+
+
+@contextlib.contextmanager
+def spec_file(path: "Optional[str | os.PathLike[str]]") -> Iterator[None]:
+    """Specs built inside the block come from the file ``path`` (``current_spec_file()``; its folder, unless other
+    users can write it, joins the spec folders); ``None`` changes nothing."""
+    if path is None:
+        yield
+        return
+    real = os.path.realpath(os.fspath(path))
+    folder = os.path.dirname(real)  # not one other users can write: they could plant links and files there
+    with spec_origin(real, _folders.get() + ((folder,) if dubious_folder(folder) is None else ())):
+        yield
+
+
+@contextlib.contextmanager
+def spec_origin(file: Optional[str], folders: Sequence[str]) -> Iterator[None]:
+    """Specs built inside the block come from ``file`` with exactly these spec ``folders`` (a worker rebuilding
+    a shipped spec as its driver did, ``zagent.agentkit.units.shipped``)."""
+    file_token, folders_token = _file.set(file), _folders.set(tuple(folders))
+    try:
+        yield
+    finally:
+        _folders.reset(folders_token)
+        _file.reset(file_token)
+
+
+def current_spec_file() -> Optional[str]:
+    """The real path of the spec file being built (``None`` for a spec given as a dict)."""
+    return _file.get()
+
+
+def spec_folders() -> tuple[str, ...]:
+    """The folders of the spec files being built (outer ones first), where their files may lie."""
+    return _folders.get()
 
 
 def users_model(model: Any) -> Any:
@@ -114,11 +156,8 @@ def untrusted_options(trusted: bool = False) -> Iterator[None]:
     """LLM options made inside the block come from an untrusted spec (``spec_options`` sets it): the kernel
     checks them with ``check_untrusted_options`` before the provider's factory runs (``trusted``: only joins
     relative path options to the spec file's folder, ``relative_options``)."""
-    token = _check.set(relative_options if trusted else check_untrusted_options)
-    try:
+    with checking_options(relative_options if trusted else check_untrusted_options):
         yield
-    finally:
-        _check.reset(token)
 
 
 def check_untrusted_options(factory: Optional[Callable[..., Any]], spec: str, options: Mapping[str, Any],

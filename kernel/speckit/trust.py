@@ -1,31 +1,135 @@
-"""The one ``module:attr`` resolver for import paths that come from spec files: a path is imported only when
-the app (``trusted_imports``, ``trust=True``) or the CLI user (the spec's own folder, ``--trust``) trusts it,
-else ``ConfigError``; ``Trust(dry=True)`` imports nothing and gives a ``NotImported`` stand-in. The trust in
-force is ``zagent.trusting(...)``. ``import_path`` imports a path the caller already trusts (no check).
+"""Who vouches for a spec's import paths and the one ``module:attr`` resolver for paths that come from spec files.
+
+``Trust`` (in force inside ``trusting(...)``, read with ``current_trust()``) says who vouches: the app
+(``trusted_imports``, ``trust=True``) or the CLI user (the spec's own folder, ``--trust``). ``resolve`` imports a
+path only when it is trusted, else ``ConfigError``; ``Trust(dry=True)`` imports nothing and gives a
+``NotImported`` stand-in. ``import_path`` imports a path the caller already trusts (no check).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib
 import importlib.machinery
 import importlib.util
 import os
 import sys
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
 import attrs
 
-from .._trust.imports import Trust, current_trust, import_path, load, split_path
+from .._trust.imports import import_attr, import_path, split_path
 from ..errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
-__all__ = ["HOW_TO_TRUST", "NotImported", "import_path", "resolve", "trusted_name"]
+__all__ = ["HOW_TO_TRUST", "NO_TRUST", "NotImported", "Trust", "as_trust", "current_trust", "dubious_folder",
+           "import_path", "load", "resolve", "trusted_name", "trusting"]
 
 HOW_TO_TRUST = ("trust it: Kernel(config={'trusted_imports': ['<module pattern>']}) or k.agent(spec, trust=True) "
                 "in Python; on the command line, keep the module next to the spec file or pass --trust")
+
+
+@attrs.frozen
+class Trust:
+    """Who vouches for the spec being built: ``everything`` (``--trust``), modules in ``folders`` (searched first),
+    or nothing imported at all (``dry``: a ``NotImported`` stand-in)."""
+
+    everything: bool = False
+    folders: tuple[str, ...] = ()
+    dry: bool = False
+    #: why a spec's folder was not trusted (``for_file``), named when an import from it is refused
+    refused: tuple[str, ...] = ()
+
+    @classmethod
+    def for_file(cls, path: "str | os.PathLike[str]", *, everything: bool = False, dry: bool = False) -> "Trust":
+        """The CLI's trust for a spec file: its folder (everything with ``--trust``), unless ``dubious_folder``."""
+        folder = os.path.dirname(os.path.realpath(os.fspath(path)))
+        problem = dubious_folder(folder)
+        return cls(everything=everything, folders=() if problem else (folder,), dry=dry,
+                   refused=(problem,) if problem else ())
+
+
+def dubious_folder(folder: str) -> Optional[str]:
+    """Why modules in ``folder`` must not be trusted (``None``: they may): other users could plant one there."""
+    import stat
+
+    me = os.getuid() if hasattr(os, "getuid") else None
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None  # nothing there to import from
+    how = (f"Move the spec and its modules into a folder only you can write, or trust it explicitly: --trust "
+           f"on the command line, Trust(folders=({folder!r},)) or k.agent(spec, trust=True) in Python")
+    if st.st_mode & stat.S_IWOTH:
+        return (f"the spec's folder {folder} is writable by every user (mode {stat.S_IMODE(st.st_mode):o}), so "
+                f"anyone could plant a module there; its modules are not trusted. {how}")
+    if me is not None and st.st_uid not in (me, 0):
+        return (f"the spec's folder {folder} is owned by another user (uid {st.st_uid}), so its modules are not "
+                f"trusted (as git refuses a repository of dubious ownership). {how}")
+    parent = os.path.dirname(folder)
+    while parent and parent != folder:
+        try:
+            pst = os.stat(parent)
+        except OSError:
+            break
+        if pst.st_mode & stat.S_IWOTH and not pst.st_mode & stat.S_ISVTX:
+            return (f"the spec's folder {folder} is inside {parent}, which every user can write (no sticky bit), "
+                    f"so anyone could replace it; its modules are not trusted. {how}")
+        folder, parent = parent, os.path.dirname(parent)
+    return None
+
+
+NO_TRUST = Trust()
+_current: "contextvars.ContextVar[Trust]" = contextvars.ContextVar("zagent_trust", default=NO_TRUST)
+
+
+def as_trust(value: Any) -> Optional[Trust]:
+    """``True`` -> trust everything, ``False`` -> nothing, a ``Trust`` as is, ``None`` -> keep the current one."""
+    if value is None or isinstance(value, Trust):
+        return value
+    if value is True:
+        return Trust(everything=True)
+    if value is False:
+        return NO_TRUST
+    raise ConfigError(f"trust must be True, False, None or a zagent.speckit.Trust, got {value!r}")
+
+
+def current_trust() -> Trust:
+    """The trust in force here (``NO_TRUST`` unless inside ``trusting``)."""
+    return _current.get()
+
+
+@contextlib.contextmanager
+def trusting(trust: "Trust | bool | None") -> Iterator[Trust]:
+    """Build specs under ``trust`` inside the block (``True``, ``False`` or a ``Trust``; ``None`` keeps the current one)."""
+    trust = as_trust(trust)
+    if trust is None:
+        yield _current.get()
+        return
+    token = _current.set(trust)
+    try:
+        yield trust
+    finally:
+        _current.reset(token)
+
+
+def load(module: str, attr: str, value: str, key: str, search: Sequence[str]) -> Any:
+    """Import ``module`` (``search`` put first on ``sys.path`` meanwhile) and get ``attr`` from it; failures
+    are ``ConfigError``s naming ``key`` and ``value`` with file and line."""
+    added = [d for d in search if d not in sys.path]
+    sys.path[:0] = added
+    try:
+        return import_attr(module, attr, value, key)
+    finally:
+        for d in added:
+            try:
+                sys.path.remove(d)
+            except ValueError:
+                pass
 
 
 @attrs.frozen

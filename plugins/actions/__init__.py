@@ -1,7 +1,8 @@
 """The actions plugin: Action, CustomizeAction, Agent, CustomizeAgent, ContextExtraction.
 
 Registers the agent types ``customize`` (so ``kernel.agent({...})`` builds a
-declared agent) and ``human`` (a person answers; ``human.py``) and the CLI commands ``zagent run`` and ``zagent agent show``.
+declared agent) and ``human`` (a person answers; ``human.py``), ``Kernel.agent``'s builder
+(``zagent.speckit.files.build_agent``: spec files and trust) and the CLI commands ``zagent run`` and ``zagent agent show``.
 Importing this module is cheap: the classes load on first use.
 
 Public names (``from zagent.plugins.actions import CustomizeAgent``) are
@@ -64,6 +65,16 @@ def _human(spec: dict[str, Any], kernel: "Kernel") -> "HumanAgent":
 def zagent_register_agent_types(register: Callable[..., None]) -> None:
     register("customize", _customize)
     register("human", _human)
+
+
+def _build_agent(kernel: "Kernel", spec: Any, trust: Any) -> Any:
+    from zagent.speckit.files import build_agent
+
+    return build_agent(kernel, spec, trust)
+
+
+def zagent_register_agent_builders(register: Callable[..., None]) -> None:
+    register("default", _build_agent)
 
 
 def zagent_register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:

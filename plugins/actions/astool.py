@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import msgspec
 from zagent.errors import ConfigError, ToolError
-from zagent import current_trust
+from zagent.speckit import current_trust
 from zagent.speckit.paths import check_spec_path
 from zagent import Tool
 
@@ -187,14 +187,14 @@ def resolve_agent_refs(kernel: "Kernel", refs: Iterable[Any], *, base_dir: Optio
 def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) -> Any:
     """The agent of file ``ref``: a .json/.yaml/.yml file inside the naming spec's folder (any path when the
     spec is trusted), never one already being loaded (a file naming itself)."""
-    from zagent import current_spec_file
+    from zagent.speckit import current_spec_file
 
     trust = current_trust()
     spec_path = current_spec_file()  # a spec read from a file names files next to itself, never the cwd's
     folder = base_dir or (trust.folders[0] if trust.folders else None) or (
         os.path.dirname(spec_path) if spec_path else os.getcwd())
     path = os.path.realpath(os.path.join(folder, ref))
-    if not base_dir:  # a file's own folder is checked below; else the one check for spec paths (zagent._trust.specpaths)
+    if not base_dir:  # a file's own folder is checked below; else the one check for spec paths (zagent.speckit.paths)
         check_spec_path(path, key, (".json", ".yaml", ".yml"), kernel=kernel)
     elif not ref.lower().endswith((".json", ".yaml", ".yml")):
         raise ConfigError(f"{key} {ref!r} in the spec is refused: it must name an agent file (.json, .yaml or .yml)")
@@ -207,7 +207,7 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
         raise ConfigError(f"{key} {ref!r}: agent files name each other in a loop ({' -> '.join(_loading.get())})")
     if not os.path.isfile(path):
         raise ConfigError(f"{key} {ref!r}: no such agent file ({path})")
-    from zagent import Trust, load_spec_file, spec_file, trusting
+    from zagent.speckit import load_spec_file, spec_file, Trust, trusting
 
     token = _loading.set((*_loading.get(), path))
     try:

@@ -50,7 +50,7 @@ def add_trust_flag(parser: argparse.ArgumentParser) -> None:
 
 def cli_trust(args: argparse.Namespace, path: str, *, dry: bool = False) -> Any:
     """The trust a command gives a spec file: its folder, everything with ``--trust``, nothing with ``dry``."""
-    from zagent import Trust
+    from zagent.speckit import Trust
 
     return Trust.for_file(path, everything=bool(getattr(args, "trust", False)), dry=dry)
 
@@ -64,7 +64,7 @@ def _common(cli: "CommandGroup", parser: argparse.ArgumentParser) -> None:
 def _load(args: argparse.Namespace, kernel: "Kernel", *, dry: bool = False) -> Any:
     """The agent of ``args.agent_file``; ``dry`` (``agent show``) imports nothing the file names."""
 
-    from zagent import load_spec_file, trusting
+    from zagent.speckit import load_spec_file, trusting
 
     from .customize import CustomizeAgent
 
@@ -74,7 +74,7 @@ def _load(args: argparse.Namespace, kernel: "Kernel", *, dry: bool = False) -> A
     from zagent.plugins.climodel import replace_model
 
     spec = replace_model(spec, args.model)
-    from zagent import spec_file
+    from zagent.speckit import spec_file
 
     with trusting(cli_trust(args, args.agent_file, dry=dry)), spec_file(args.agent_file):
         if spec.get("type", "customize") == "customize":  # its tool modules may sit next to the file

@@ -28,7 +28,7 @@ from zagent.providerkit.credentials import spec_options
 from zagent.speckit.paths import check_spec_path
 from zagent.agentkit.files import write_atomic
 from zagent.agentkit.placeholders import placeholders
-from zagent import trusting
+from zagent.speckit import trusting
 from zagent.speckit.trust import resolve
 from zagent.agentkit.approvals import resolve_approver
 from zagent.speckit.specs import check_rails, convert_spec
@@ -140,9 +140,9 @@ class CustomizeAgent(Agent):
     @classmethod
     def load(cls, path: Union[str, "os.PathLike[str]"], kernel: "Kernel", *, trust: Any = None) -> "CustomizeAgent":
         """Read a JSON or YAML agent file. Import paths in it are refused unless trusted: ``trust=True``,
-        ``Kernel(config={"trusted_imports": [...]})`` or a ``zagent.Trust`` (e.g. ``Trust.for_file(path)``
+        ``Kernel(config={"trusted_imports": [...]})`` or a ``zagent.speckit.Trust`` (e.g. ``Trust.for_file(path)``
         for modules next to the file)."""
-        from zagent import load_spec_file, spec_file
+        from zagent.speckit import load_spec_file, spec_file
 
         p = os.fspath(path)
         folder = os.path.dirname(os.path.abspath(p))

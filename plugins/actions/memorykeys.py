@@ -21,7 +21,7 @@ import msgspec
 def spec_memory_key(spec: Any) -> Optional[str]:
     """The namespace root of an agent built from ``spec`` (an ``AgentSpec``), or ``None`` (its name) when
     the spec is trusted or keeps no long-term memory."""
-    from zagent import current_spec_file, current_trust
+    from zagent.speckit import current_spec_file, current_trust
 
     if not spec.use_long_term_memory or current_trust().everything:
         return None

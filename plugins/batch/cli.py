@@ -70,7 +70,7 @@ def _options(pairs: list[str]) -> dict[str, Any]:
 
 
 def _target(kernel: "Kernel", path: str, model: Optional[str]) -> Any:
-    from zagent import load_spec_file
+    from zagent.speckit import load_spec_file
 
     spec = load_spec_file(path)
     if "nodes" in spec:  # a workflow file: built on the workflow plugin
@@ -108,7 +108,7 @@ def _count_lines(path: str) -> Optional[int]:
 
 
 def cmd_batch(args: argparse.Namespace, kernel: "Kernel") -> int:
-    from zagent import Trust, spec_file, trusting
+    from zagent.speckit import spec_file, Trust, trusting
 
     if args.concurrency is not None and args.concurrency < 1:
         raise SystemExit(f"zagent: --concurrency must be at least 1, got {args.concurrency}")

@@ -254,7 +254,7 @@ def make_job(kernel: "Kernel", target: Any) -> BatchJob:
 
 
 def _spec_job(kernel: "Kernel", target: Any) -> BatchJob:
-    from zagent import load_spec_file, spec_file
+    from zagent.speckit import load_spec_file, spec_file
 
     source = None if isinstance(target, dict) else target
     spec = target if source is None else load_spec_file(source)

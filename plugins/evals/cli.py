@@ -40,7 +40,7 @@ def add_commands(cli: "CommandGroup") -> None:
 
 def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
     import msgspec
-    from zagent import Trust, load_spec_file, spec_file, trusting
+    from zagent.speckit import load_spec_file, spec_file, Trust, trusting
 
     from .comparing import compare
     from .run import evaluate

@@ -171,7 +171,7 @@ async def aevaluate(kernel: "Kernel", agent: Any, cases: Any, *, scorers: Option
     ``(label, callable)`` pairs; each case's own ``scorers`` replace them for that case."""
     loaded = read_cases(cases)
     default = [s if isinstance(s, tuple) else scorer_of(kernel, s) for s in (scorers or ["exact"])]
-    from zagent import Trust, trusting
+    from zagent.speckit import Trust, trusting
 
     # A cases file is data, whoever trusts the agent: its scorers' import paths (function's fn) get only the
     # kernel's trusted_imports, never the agent spec's trust (--trust).

@@ -38,7 +38,7 @@ def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:
     import msgspec
 
     from zagent.errors import ConfigError
-    from zagent import load_spec_file
+    from zagent.speckit import load_spec_file
     from zagent.plugins.manager import AgentManager
 
     from .spec import from_dict
@@ -49,7 +49,7 @@ def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:
                 "termination": {**(data.get("termination") or {}), "max_rounds": args.max_rounds}}
     import os
 
-    from zagent import Trust, spec_file, trusting
+    from zagent.speckit import spec_file, Trust, trusting
 
     import attrs
 

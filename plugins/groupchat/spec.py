@@ -74,7 +74,7 @@ def from_dict(data: dict[str, Any], kernel: "Kernel", *, manager: Any = None, ll
 
 def load(path: Union[str, os.PathLike[str]], kernel: "Kernel", **options: Any) -> "GroupChat":
     """Read a JSON or YAML group chat file (see ``from_dict`` for ``options``)."""
-    from zagent import load_spec_file, spec_file
+    from zagent.speckit import load_spec_file, spec_file
 
     with spec_file(path):  # files its inline agents name may lie next to it
         return from_dict(load_spec_file(path), kernel, **options)

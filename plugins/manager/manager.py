@@ -368,7 +368,7 @@ def _save_file(agent: Any, data: dict[str, Any], path: str) -> None:
 
 
 def _load_file(kernel: "Kernel", path: str) -> Any:
-    from zagent import load_spec_file, spec_file
+    from zagent.speckit import load_spec_file, spec_file
 
     spec = load_spec_file(path)
     if spec.get("type", "customize") == "customize" and kernel.find("agent_types", "customize") is not None:

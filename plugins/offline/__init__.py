@@ -47,7 +47,7 @@ def _replay(model: str, **options: Any) -> Any:
 
 
 _replay.zagent_path_options = {"path": (".jsonl",)}  # type: ignore[attr-defined]  # checked like any spec path
-#: without ``path`` the file is the user's own recording: a model a spec names must give one (specpaths)
+#: without ``path`` the file is the user's own recording: a model a spec names must give one (zagent.speckit.paths)
 _DEFAULT = {"path": "your own recordings folder ($ZAGENT_RECORDINGS or ~/.local/share/zagent/recordings)"}
 _replay.zagent_default_paths = _DEFAULT  # type: ignore[attr-defined]
 

@@ -52,7 +52,7 @@ class _Printer:
 
 
 def _agent(args: argparse.Namespace, kernel: "Kernel") -> Any:
-    from zagent import load_spec_file
+    from zagent.speckit import load_spec_file
 
     if args.agent_file:
         spec = load_spec_file(args.agent_file)
@@ -64,12 +64,12 @@ def _agent(args: argparse.Namespace, kernel: "Kernel") -> Any:
 
         spec = replace_model(spec, args.model)
     spec.setdefault("type", "react")
-    from zagent import Trust
+    from zagent.speckit import Trust
 
     # --tools is the user's own flag: its import paths are trusted (searched in the working directory too)
     trust = (Trust.for_file(args.agent_file, everything=bool(args.trust)) if args.agent_file
              else Trust(everything=bool(args.trust) or bool(args.tools), folders=(os.getcwd(),)))
-    from zagent import spec_file
+    from zagent.speckit import spec_file
 
     with spec_file(args.agent_file):  # its relative paths lie next to it, and it is the agent's identity
         agent = kernel.agent(spec, trust=trust)

@@ -106,7 +106,7 @@ def _trust(args: argparse.Namespace) -> Any:
     """Modules in the workflow file's folder (and the ``--agents`` folder), everything with ``--trust``."""
     import os
 
-    from zagent import Trust
+    from zagent.speckit import Trust
 
     import attrs
 
@@ -118,7 +118,7 @@ def _trust(args: argparse.Namespace) -> Any:
 
 
 def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:
-    from zagent import spec_file, trusting
+    from zagent.speckit import spec_file, trusting
 
     from .graph import WorkFlowGraph
 
@@ -143,7 +143,7 @@ def cmd_resume(args: argparse.Namespace, kernel: "Kernel") -> int:
     import os
 
     from zagent.errors import ConfigError
-    from zagent import spec_file, trusting
+    from zagent.speckit import spec_file, trusting
 
     from .graph import WorkFlowGraph
 

@@ -177,7 +177,7 @@ class WorkFlowExecutor(Streaming, Resumable[WorkFlowResult]):
         saved = found[1] if found else None
         if missing and saved is None:
             raise ConfigError(f"workflow {graph.name!r} needs input(s) {', '.join(missing)}; pass them as inputs")
-        from zagent import current_spec_file, spec_file
+        from zagent.speckit import current_spec_file, spec_file
 
         source = loaded_from(graph)  # WorkFlowGraph.load: inline agents take the file's identity, as in the CLI,
         with spec_file(source if source is not None and current_spec_file() is None else None):  # on workers too

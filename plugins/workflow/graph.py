@@ -117,7 +117,7 @@ _SOURCES: dict[int, tuple[Any, str]] = {}
 
 def loaded_from(graph: "WorkFlowGraph") -> Optional[str]:
     """The real path of the file ``WorkFlowGraph.load`` read ``graph`` from (``None``: built otherwise). Its inline
-    agents are built under ``zagent.spec_file(path)``: the file's identity (e.g. their memory namespace), not
+    agents are built under ``zagent.speckit.spec_file(path)``: the file's identity (e.g. their memory namespace), not
     their content's. Kept outside the Struct: a spec cannot claim another file's identity."""
     found = _SOURCES.get(id(graph))
     return found[1] if found is not None and found[0]() is graph else None
@@ -201,7 +201,7 @@ class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
     def load(cls, path: Union[str, os.PathLike[str]]) -> "WorkFlowGraph":
         import weakref
 
-        from zagent import load_spec_file
+        from zagent.speckit import load_spec_file
 
         graph = cls.from_dict(load_spec_file(path))
         key = id(graph)

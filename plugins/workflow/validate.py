@@ -29,7 +29,7 @@ REDUCERS = ("replace", "append", "merge")
 
 def find_problems(graph: WorkFlowGraph, topology: Any = None) -> list[Problem]:
     """All problems of ``graph`` (see the module docstring), in a stable order."""
-    from zagent import Trust, trusting
+    from zagent.speckit import Trust, trusting
 
     with trusting(Trust(dry=True)):
         return _find_problems(graph, topology)

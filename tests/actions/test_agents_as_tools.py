@@ -131,7 +131,7 @@ def test_agent_file_names_agents_by_path(kernel, tmp_path):
     """An agent file's "agents" list loads agent files next to it and offers them as tools."""
     _write(tmp_path / "helper.json", qa_spec(name="helper"))
     boss = _write(tmp_path / "boss.json", {"type": "react", "name": "boss", "agents": ["helper.json"]})
-    from zagent import Trust
+    from zagent.speckit import Trust
 
     agent = kernel.agent(str(boss), trust=Trust.for_file(boss))  # what `zagent run` does: the file's folder
     assert "helper" in agent.tools and kernel.tool("helper").metadata["agent"] == "helper"

@@ -56,7 +56,7 @@ def test_agent_guardrail_from_an_agent_file_import_path(kernel, tmp_path):
     """"guardrails": {"output": ["module:fn"]} in a trusted agent file is resolved and trips on the answer."""
     import json
 
-    from zagent import Trust
+    from zagent.speckit import Trust
 
     (tmp_path / "checks.py").write_text("def no_secrets(output, ctx):\n"
                                         "    return 'leak' if 'hunter2' in output.answer else None\n")

@@ -154,6 +154,11 @@ class _AnySpec:
     def zagent_register_agent_types(self, register):
         register("any", lambda spec, kernel: _Echo())
 
+    def zagent_register_agent_builders(self, register):
+        from zagent.speckit.files import build_agent
+
+        register("default", build_agent)
+
 
 class _Echo:
     name = "echo"
@@ -206,7 +211,7 @@ def test_import_paths_need_trust_and_the_trust_travels(kernel, monkeypatch):
     driver's trust on the worker's kernel and run."""
     import pathlib
 
-    from zagent import Trust, trusting
+    from zagent.speckit import Trust, trusting
 
     monkeypatch.syspath_prepend(str(pathlib.Path(__file__).parent))
     spec = {**QA, "tools": ["slowtools:lookup"]}

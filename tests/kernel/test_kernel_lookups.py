@@ -1,4 +1,5 @@
-"""Look-ups by name: parsers, memory backends, embedders and agent types, each from its registration hook."""
+"""Look-ups by name: parsers, memory backends, embedders, agent types and the agent builder, each from its
+registration hook."""
 
 import json
 
@@ -21,6 +22,11 @@ class Registrations:
 
     def zagent_register_agent_types(self, register):
         register("echo", lambda spec, kernel: ("agent", spec["name"], kernel))
+
+    def zagent_register_agent_builders(self, register):
+        from zagent.speckit.files import build_agent
+
+        register("default", build_agent)  # what the actions plugin registers: files and trust
 
 
 @pytest.fixture
@@ -53,6 +59,29 @@ def test_only_embedder_is_the_default(k):
 def test_agent_from_dict(k):
     """``k.agent(dict)`` builds the agent type registered by ``zagent_register_agent_types``."""
     assert k.agent({"type": "echo", "name": "bob"}) == ("agent", "bob", k)
+
+
+def test_agent_without_a_builder_names_the_plugin_to_add():
+    """``k.agent`` on a kernel no plugin gave an agent builder is a ``ConfigError`` naming the actions plugin."""
+    with pytest.raises(ConfigError, match=r"agent builder and none is registered.*zagent\.plugins\.actions"):
+        Kernel(entry_points=False).agent({"name": "x"})
+
+
+def test_agent_is_what_the_registered_builder_builds():
+    """``k.agent(spec, trust=, deps=)`` is ``builder(kernel, spec, trust)`` of the ``zagent_register_agent_builders``
+    builder named ``"default"``, given ``deps``."""
+    seen = []
+
+    class Built:
+        deps = None
+
+    class Builder:
+        def zagent_register_agent_builders(self, register):
+            register("default", lambda kernel, spec, trust: seen.append((kernel, spec, trust)) or Built())
+
+    k = Kernel([Builder()], entry_points=False, strict=True)
+    agent = k.agent({"name": "x"}, trust=True, deps="db")
+    assert seen == [(k, {"name": "x"}, True)] and agent.deps == "db"
 
 
 def test_agent_unknown_type_names_installed(k):

@@ -27,7 +27,7 @@ def test_old_import_path_is_gone(old: str) -> None:
 
 
 def test_kernel_module_no_longer_re_exports_spec_loaders() -> None:
-    """``zagent.kernel`` no longer re-exports ``convert_spec``/``load_spec_file`` (they live in zagent._trust.specfiles)."""
+    """``zagent.kernel`` no longer re-exports ``convert_spec``/``load_spec_file`` (they live in the spec kit)."""
     import zagent.kernel
 
     assert not hasattr(zagent.kernel, "convert_spec") and not hasattr(zagent.kernel, "load_spec_file")

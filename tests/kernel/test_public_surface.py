@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PRIVATE_PATH = re.compile(r"\bzagent\._[a-z]\w*")
-EXPORTING = ("zagent", "zagent.contracts", "zagent.providerkit", "zagent.testing")
+EXPORTING = ("zagent", "zagent.contracts", "zagent.providerkit", "zagent.speckit", "zagent.testing")
 
 
 def _public_section() -> str:
@@ -61,14 +61,15 @@ def test_every_listed_hookspecs_name_imports():
         assert hasattr(hookspecs, name), name
 
 
-def test_lazy_names_are_not_imported_by_import_zagent():
-    """``import zagent`` does not import the modules behind its lazy names; touching one imports it."""
+def test_the_spec_kit_is_not_imported_by_import_zagent():
+    """``import zagent`` (and ``Kernel()``) import no spec kit module; its names import their module on first use."""
     code = ("import sys, zagent\n"
-            "lazy = sorted(set(zagent._LAZY.values()))\n"
-            "loaded = [m for m in lazy if 'zagent' + m in sys.modules]\n"
-            "assert not loaded, loaded\n"
-            "zagent.Trust\n"
-            "assert 'zagent._trust.imports' in sys.modules\n")
+            "zagent.Kernel(entry_points=False)\n"
+            "assert not [m for m in sys.modules if m.startswith('zagent.speckit')]\n"
+            "import zagent.speckit\n"
+            "assert 'zagent.speckit.trust' not in sys.modules\n"
+            "zagent.speckit.Trust\n"
+            "assert 'zagent.speckit.trust' in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from zagent import ConfigError, Trust
+from zagent import ConfigError
+from zagent.speckit import Trust
 from zagent.plugins.react import Handoffs
 
 from .conftest import call

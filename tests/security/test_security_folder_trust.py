@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from zagent import ConfigError, Trust, trusting
+from zagent import ConfigError
+from zagent.speckit import Trust, trusting
 from zagent.speckit.trust import resolve
 
 from .conftest import agent_spec, run_cli as cli

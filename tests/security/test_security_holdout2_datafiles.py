@@ -60,7 +60,7 @@ def test_a_cases_file_scorer_gets_no_trust_from_a_trusted_agent(tmp_path, monkey
     ``{"name": "function", "fn": "case_mod:score"}`` is refused, the module never imported."""
     import json
 
-    from zagent import Trust, trusting
+    from zagent.speckit import Trust, trusting
     from zagent.plugins.evals import evaluate
 
     from .conftest import agent_spec, make_kernel

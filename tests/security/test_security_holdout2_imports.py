@@ -22,7 +22,7 @@ import sys
 
 import pytest
 
-from zagent import Trust
+from zagent.speckit import Trust
 from zagent.errors import ConfigError
 
 from .conftest import agent_spec, make_kernel, run_cli

@@ -18,7 +18,8 @@ import json
 
 import pytest
 
-from zagent import ConfigError, Trust, trusting
+from zagent import ConfigError
+from zagent.speckit import Trust, trusting
 
 from .conftest import agent_spec, make_kernel
 

@@ -19,7 +19,7 @@ pool) and whether they got through before this round's fix:
 import json
 import os
 
-from zagent import Trust, trusting
+from zagent.speckit import Trust, trusting
 
 from tests.batch.shipping import ShippingExecutor
 

@@ -125,7 +125,7 @@ def test_an_agent_file_named_by_a_spec_resolves_its_paths_next_to_itself(tmp_pat
                                                        "description": "helps", "trajectory_path": "t.jsonl"}))
     k = make_kernel()
     k.agent(str(react_file(a, agents=["sub/helper.json"])))
-    from zagent import spec_file
+    from zagent.speckit import spec_file
     from zagent.plugins.actions.astool import load_agent_refs
 
     with spec_file(a / "agent.json"):

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from zagent import ConfigError, Trust, trusting
+from zagent import ConfigError
+from zagent.speckit import Trust, trusting
 from zagent.speckit.trust import resolve
 from zagent.plugins.groupchat import GroupChat
 from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph

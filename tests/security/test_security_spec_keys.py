@@ -105,7 +105,7 @@ def test_every_row_has_one_of_the_five_classes():
 @pytest.mark.parametrize("kind, key", [("react", "trajectory_path"), ("react", "checkpoints"),
                                        ("long_term_memory", "path"), ("record:", "path"), ("replay:", "path")])
 def test_keys_that_name_files_are_paths(kind, key):
-    """The keys checked by zagent._trust.specpaths are classed 'path' (so their row names the one check)."""
+    """The keys checked by zagent.speckit.paths are classed 'path' (so their row names the one check)."""
     assert documented()[(kind, key)] == "path"
 
 

@@ -39,8 +39,7 @@ def add_serve(group: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace, kernel: "Kernel") -> int:
     from zagent.errors import ConfigError
-    from zagent import Trust, trusting
-    from zagent import load_spec_file
+    from zagent.speckit import Trust, load_spec_file, trusting
 
     from .serve import McpServe
 

@@ -123,7 +123,7 @@ def test_driver_trust_travels_to_workers(kernel):
     import json
 
     from zagent import ConfigError
-    from zagent import Trust, trusting
+    from zagent.speckit import Trust, trusting
 
     spec = {**json.loads(QA.read_text()), "tools": ["raytest_plugin:shout"]}
     with pytest.raises(ConfigError, match="not trusted"):

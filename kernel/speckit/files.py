@@ -1,16 +1,50 @@
-"""Spec files: ``load_spec_file`` reads ``.json`` or ``.yaml``/``.yml`` and checks size, nesting and text."""
+"""Spec files and the agent builder behind ``Kernel.agent``.
+
+``load_spec_file`` reads a ``.json`` or ``.yaml``/``.yml`` file and checks its size, nesting and text;
+``build_agent`` is the ``agent_builders`` entry the actions plugin registers: a spec (a dict or a file) built by
+its type's factory under the trust asked for, as from its file (``spec_file``: paths it names lie next to it).
+"""
 
 from __future__ import annotations
 
 import os
 from typing import Any, Union
 
+from .._model.resolve import short_repr
 from ..errors import ConfigError
+
+__all__ = ["MAX_SPEC_BYTES", "build_agent", "load_spec_file", "regular_file"]
+
+#: the most of a spec file read: a larger one is refused
+MAX_SPEC_BYTES = 16 * 2**20
+
+
+def build_agent(kernel: Any, spec: Any, trust: Any = None) -> Any:
+    """``Kernel.agent``'s builder: ``spec`` (a dict, or the path of a spec file, read with ``load_spec_file``)
+    built by the factory its ``type`` names (``"customize"`` by default) under ``trust`` (``True``, ``False``, a
+    ``Trust`` or ``None``: the one in force; ``True`` for a file also searches its folder first for modules)."""
+    from .paths import spec_file
+    from .trust import Trust, as_trust, trusting
+
+    source = None
+    if not isinstance(spec, dict):
+        if trust is True:  # as the CLI's --trust: the file's own folder is searched first for its modules
+            trust = Trust.for_file(spec, everything=True)
+        source = spec if isinstance(spec, (str, os.PathLike)) else None
+        spec = load_spec_file(spec)
+    type_name = spec.get("type", "customize")
+    factory = kernel.find("agent_types", type_name) if isinstance(type_name, str) else None
+    if factory is None:
+        installed = ", ".join(kernel.names("agent_types")) or "none (is the plugin installed and enabled?)"
+        raise ConfigError(f"unknown agent type {type_name!r}; installed agent types: {installed}")
+    with trusting(as_trust(trust)), spec_file(source):  # paths the file names may lie next to it
+        return factory(spec, kernel)
+
 
 def load_spec_file(path: "Union[str, os.PathLike[str]]") -> dict[str, Any]:
     """The mapping in a ``.json`` or ``.yaml``/``.yml`` spec file; any problem is a ``ConfigError`` naming the file
     (syntax errors with line and column)."""
-    from .limits import MAX_DEPTH, MAX_SPEC_BYTES, data_problem
+    from .._trust.limits import MAX_DEPTH, data_problem
 
     if not isinstance(path, (str, os.PathLike)):
         raise ConfigError(f"expected a spec (a dict) or the path of a .json/.yaml spec file, got "
@@ -92,8 +126,3 @@ def regular_file(p: str, what: str) -> int:
     if nonblock:
         os.set_blocking(fd, True)
     return fd
-
-
-def short_repr(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

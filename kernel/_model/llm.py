@@ -8,7 +8,7 @@ the provider gives it: ``<think>`` spans and tool names a wire refuses are the p
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, ClassVar, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, ClassVar, Optional
 
 import attrs
 import msgspec
@@ -37,13 +37,8 @@ class LLM(Calls):
     async def _acomplete(self, request: LLMRequest) -> Completion:
         raise NotImplementedError(f"{type(self).__name__} does not implement _acomplete")
 
-    async def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
-        completion = await self._acomplete(request)
-        if completion.text:
-            yield Chunk(type="text", text=completion.text)
-        for call in completion.tool_calls:
-            yield Chunk(type="tool_call", tool_call=call)
-        yield Chunk(type="done", completion=completion)
+    def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+        return stream_whole(self._acomplete, request)
 
     def default_profile(self) -> ModelProfile:
         """What this provider knows about ``self.model``; override per provider."""
@@ -94,3 +89,14 @@ class LLM(Calls):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+async def stream_whole(complete: Callable[[LLMRequest], Awaitable[Completion]],
+                       request: LLMRequest) -> AsyncIterator[Chunk]:
+    """The whole reply of ``complete(request)`` as a stream: its text, its tool calls, then ``done``."""
+    completion = await complete(request)
+    if completion.text:
+        yield Chunk(type="text", text=completion.text)
+    for call in completion.tool_calls:
+        yield Chunk(type="tool_call", tool_call=call)
+    yield Chunk(type="done", completion=completion)

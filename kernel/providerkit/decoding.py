@@ -14,7 +14,7 @@ from typing import AsyncGenerator, AsyncIterator, ClassVar, Optional
 import attrs
 import msgspec
 
-from .._model.llm import LLM
+from .._model.llm import LLM, stream_whole
 from .._model.replies import aclose_stream
 from .think import ThinkStream, join_reasoning, split_think
 from .toolnames import WireNames, renamed_stream
@@ -34,14 +34,9 @@ class ProviderLLM(LLM):
         """The reply as the server gave it, to ``request`` with the wire's tool names."""
         raise NotImplementedError(f"{type(self).__name__} does not implement _wire_complete")
 
-    async def _wire_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
+    def _wire_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
         """The streamed reply as the server gave it (by default the whole reply from ``_wire_complete``)."""
-        completion = await self._wire_complete(request)
-        if completion.text:
-            yield Chunk(type="text", text=completion.text)
-        for call in completion.tool_calls:
-            yield Chunk(type="tool_call", tool_call=call)
-        yield Chunk(type="done", completion=completion)
+        return stream_whole(self._wire_complete, request)
 
     async def _acomplete(self, request: LLMRequest) -> Completion:
         names = WireNames.for_request(request, self.tool_name_pattern)

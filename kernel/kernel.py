@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Sequence, Union, overload
 
 from ._runs import spans
 from . import hookspecs
@@ -31,7 +31,7 @@ from .types import ToolCall, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._tools.threads import ToolThreads  # imports asyncio: only when a sync tool first runs
-    from .contracts import Embedder, Executor, OutputParser, TextToolFormat
+    from .contracts import Checkpoints, Embedder, Executor, MemoryStore, OutputParser, TextToolFormat
 
 
 class Kernel:
@@ -110,6 +110,15 @@ class Kernel:
         """The text tool-call format registered for ``mode`` (``tool_call``, ``hermes``...; parsers' registry)."""
         fmt: TextToolFormat = lookup(self.registries, "parsers", mode)
         return fmt
+
+    @overload
+    def memory(self, name: Literal["inprocess", "sqlite"] = ..., **options: Any) -> MemoryStore: ...
+
+    @overload
+    def memory(self, name: Literal["checkpoints"], **options: Any) -> Checkpoints: ...
+
+    @overload
+    def memory(self, name: str, **options: Any) -> Any: ...  # a plugin's kind of store, e.g. "documents"
 
     def memory(self, name: str = "inprocess", **options: Any) -> Any:
         """A new memory backend instance of ``name``; ``Kernel.aclose`` closes it if the caller has not."""

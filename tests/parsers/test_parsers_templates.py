@@ -8,7 +8,7 @@ from zagent import ConfigError, Message
 
 @pytest.fixture
 def T(kernel):
-    return kernel.parser("templates")
+    return kernel.find("parsers", "templates")
 
 
 def test_sections_come_in_the_fixed_order(T, kernel):
@@ -106,7 +106,7 @@ def test_render_time_tools_and_context_replace_the_template_ones(T):
 def test_text_without_placeholders_is_kept_exactly(kernel, text):
     """Any text that does not mention a declared input renders unchanged: stray braces are neutralised."""
     assume("{q}" not in text and "{{q}}" not in text)
-    t = kernel.parser("templates").PromptTemplate(text, inputs=[{"name": "q", "required": False}])
+    t = kernel.find("parsers", "templates").PromptTemplate(text, inputs=[{"name": "q", "required": False}])
     assert t.texts["instruction"].render(t.values({"q": "VALUE"})) == text
 
 

@@ -35,6 +35,7 @@ def _bench():
     return module
 
 
+@pytest.mark.timeout(1500)  # a hang guard, not a speed check: 15 model cases took 484-600+ s on 2 loaded cores
 def test_bfcl_dev_slice_scores_above_its_floor(model_server):
     """zagent's default (no profile set) on 15 fixed BFCL dev cases: at least FLOOR right by BFCL's checker."""
     pytest.importorskip("bfcl_eval", reason="pip install --no-deps bfcl-eval==2026.3.23")

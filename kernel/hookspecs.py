@@ -40,6 +40,7 @@ from __future__ import annotations
 from ._hooks.specs import PROJECT as PROJECT
 from ._hooks.specs import hookimpl as hookimpl
 from ._hooks.specs import hookspec as hookspec
+from ._hooks.specs import zagent_check_config as zagent_check_config
 from ._hooks.specs import zagent_check_input as zagent_check_input
 from ._hooks.specs import zagent_check_output as zagent_check_output
 from ._hooks.specs import zagent_event as zagent_event

@@ -21,7 +21,6 @@ from ._model.run import Model  # loaded by ``import zagent`` anyway
 from ._hooks.loading import PluginInfo, PluginLoader, PluginProblem
 from ._registry.lookups import batch_driver, build, build_agent, embedder, lookup
 from ._model.resolve import Models
-from ._hooks.railscheck import check_rails
 from ._registry.registries import KINDS, Registry
 from ._runs.stash import Stash
 from ._runs.sync import run_sync, run_sync_to_end
@@ -43,8 +42,6 @@ class Kernel:
     def __init__(self, plugins: Sequence[Any] = (), *, entry_points: bool = True, strict: Optional[bool] = None,
                  config: Optional[dict[str, Any]] = None):
         self.config: dict[str, Any] = dict(config or {})
-        if self.config.get("rails") is not None:
-            check_rails(self.config["rails"], "config.rails")  # a wrong type is refused here, not at a call
         self.strict = strict if strict is not None else os.environ.get("ZAGENT_STRICT", "") not in ("", "0")
         self.pm = PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)

@@ -1,5 +1,6 @@
-"""``PluginLoader``: one kernel's plugin discovery, registration, registration hooks, ``zagent_kernel_start``,
-``add_plugin`` and ``remove_plugin``; a plugin that fails is a ``PluginProblem`` (``strict`` raises ``PluginError``).
+"""``PluginLoader``: one kernel's plugin discovery, registration, registration hooks, ``zagent_check_config``
+(its ``ConfigError`` raised as it is), ``zagent_kernel_start``, ``add_plugin`` and ``remove_plugin``; a plugin
+that fails is a ``PluginProblem`` (``strict`` raises ``PluginError``).
 Hook implementations that are wrappers, or give an argument a default, are refused at registration."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any, Iterable, NamedTuple, Optional
 import pluggy
 
 from . import entrypoints
-from ..errors import PluginError
+from ..errors import ConfigError, PluginError
 from .runner import HookRunner, PluginManager
 from .._runs.logs import log
 from .._registry.registries import KINDS, Entry, Registrar, Registry, declared_kinds
@@ -191,13 +192,16 @@ class PluginLoader:
             new = [e for entries in collected.values() for k, e in entries if k == kind]
             for error in self.registries[kind].merge(new, self._describe):
                 self._problem(error.plugin or "?", self._dist(error.plugin or ""), error)
-        for impl in self.hooks.impls("zagent_kernel_start"):
-            if impl[0] in wanted and impl[0] not in failed:
-                try:
-                    self.hooks.call_one("zagent_kernel_start", impl, {"kernel": self.kernel})
-                except Exception as exc:
-                    self._fail(impl[0], f"plugin {impl[0]!r} failed in zagent_kernel_start: "
-                               f"{type(exc).__name__}: {exc}", exc)
+        for hook, kwargs in (("zagent_check_config", {"config": self.kernel.config}),
+                             ("zagent_kernel_start", {"kernel": self.kernel})):
+            for impl in self.hooks.impls(hook):
+                if impl[0] in wanted and impl[0] not in failed:
+                    try:
+                        self.hooks.call_one(hook, impl, kwargs)
+                    except Exception as exc:
+                        if isinstance(exc, ConfigError) and hook == "zagent_check_config":
+                            raise  # the user's settings are wrong, not the plugin: Kernel() says so as it is
+                        self._fail(impl[0], f"plugin {impl[0]!r} failed in {hook}: {type(exc).__name__}: {exc}", exc)
 
     def add_plugin(self, plugin: Any, name: Optional[str] = None) -> str:
         """Register one more plugin now and run its registration hooks; return its name. ``PluginError`` if it
@@ -210,7 +214,7 @@ class PluginLoader:
                               plugin=name)
         try:
             self._run_registrations([registered])
-        except PluginError:  # strict: raised at the first problem
+        except (PluginError, ConfigError):  # strict: raised at the first problem; a setting it refuses
             self._discard(registered)
             raise
         if len(self.problems) > before:

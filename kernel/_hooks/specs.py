@@ -128,6 +128,12 @@ def zagent_run_end(result: Any, ctx: "RunContext[Any]") -> Any:
 
 
 @hookspec
+def zagent_check_config(config: dict[str, Any]) -> None:
+    """Check this plugin's settings in a new kernel's ``config`` (once, before ``zagent_kernel_start``): raise
+    ``ConfigError`` naming the key, what it must be and what it got; ``Kernel()`` raises it as it is."""
+
+
+@hookspec
 def zagent_kernel_start(kernel: "Kernel") -> None:
     """The kernel started: once per kernel and plugin, after its registration hooks."""
 

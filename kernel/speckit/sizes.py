@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..errors import ConfigError
-from .._hooks.railscheck import whole_number
+from .rails import whole_number
 
 __all__ = ["APP_ONLY_OPTIONS", "LLM_NUMBERS", "SPEC_NUMBERS", "SPEC_SIZES", "check_llm_options", "check_sizes",
            "number_problem", "size_problem", "whole_number"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from .._hooks.railscheck import check_rails
+from .rails import check_rails
 from .._model.resolve import short_repr
 from ..errors import ConfigError
 

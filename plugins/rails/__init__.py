@@ -105,6 +105,14 @@ async def _approve(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any
     return None if reason is None else Deny(reason)
 
 
+def zagent_check_config(config: dict[str, Any]) -> None:
+    """``Kernel(config={"rails": ...})`` with a setting of the wrong type is a ``ConfigError`` now, not at a call."""
+    if config.get("rails") is not None:
+        from zagent.speckit.rails import check_rails
+
+        check_rails(config["rails"], "config.rails")
+
+
 def zagent_after_tool_call(call: "ToolCall", result: "ToolResult", ctx: "RunContext[Any]") -> Optional["ToolResult"]:
     """Redact ``rails["redact"]`` patterns from the result."""
     rails = settings(ctx)

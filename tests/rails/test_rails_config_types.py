@@ -58,4 +58,13 @@ def test_well_typed_rails_and_other_plugins_keys_pass():
 def test_a_kernel_config_with_a_wrongly_typed_rail_is_refused():
     """``Kernel(config={"rails": {"tool_budget": ["add"]}})``: ConfigError naming config.rails.tool_budget."""
     with pytest.raises(ConfigError, match="config.rails.tool_budget must be a mapping"):
-        Kernel(entry_points=False, config={"rails": {"tool_budget": ["add"]}})
+        Kernel(plugins=["zagent.plugins.rails"], entry_points=False, config={"rails": {"tool_budget": ["add"]}})
+
+
+def test_the_rails_plugin_added_later_refuses_a_wrongly_typed_rail_and_is_dropped():
+    """``add_plugin`` of the rails plugin on a kernel whose config.rails is wrong: ConfigError, plugin not kept."""
+    k = Kernel(entry_points=False, config={"rails": {"deny_tools": 5}})
+    with pytest.raises(ConfigError, match="config.rails.deny_tools must be a list"):
+        k.add_plugin("zagent.plugins.rails")
+    assert not k.has_plugin("zagent.plugins.rails")
+    assert not k.has_impls("zagent_before_tool_call")

@@ -1,5 +1,7 @@
 """The types of the rails settings an agent spec or ``config["rails"]`` may hold: ``check_rails`` raises a
-``ConfigError`` naming the key, what it must be and what it got; keys it does not know pass (docs/rails.md)."""
+``ConfigError`` naming the key, what it must be and what it got; keys it does not know pass (docs/rails.md).
+The rails plugin checks ``Kernel(config={"rails": ...})`` with it (``zagent_check_config``), the agent plugins a
+spec's ``rails``."""
 
 from __future__ import annotations
 

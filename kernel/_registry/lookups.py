@@ -3,7 +3,7 @@ registered factory builds, and the cache keys of built instances."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from ..errors import ConfigError, ZagentError
 from .registries import Entry, Registry
@@ -12,8 +12,13 @@ _NONE = Registry("none", hook="-", noun="-")  # a kind no loaded plugin declares
 
 
 def names(registries: dict[str, Registry], kind: str) -> str:
-    """The registered names of ``kind`` for an error message (or a hint that the plugin is missing)."""
-    return ", ".join(registries[kind]) or "none (is the plugin installed and enabled?)"
+    """The registered names of ``kind`` for an error message (``listed``)."""
+    return listed(registries[kind])
+
+
+def listed(names: Iterable[str]) -> str:
+    """``names`` joined for an error message, or a hint that the plugin is missing when there are none."""
+    return ", ".join(names) or "none (is the plugin installed and enabled?)"
 
 
 def find(kernel: Any, kind: str, name: str) -> Optional[Any]:

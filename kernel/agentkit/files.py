@@ -27,13 +27,13 @@ MAX_LINE_BYTES = 16 * 2**20
 MAX_DATA_BYTES = 64 * 2**20
 
 
-def open_regular(path: Union[str, "os.PathLike[str]"]) -> "IO[bytes]":
+def open_regular(path: Union[str, "os.PathLike[str]"], what: str = "file") -> "IO[bytes]":
     """``path`` opened to read in binary, through ``open_private(reading=True)``: opened without blocking, so a
-    FIFO or device is a ``ConfigError`` (never a hang) and a symlink another user owns is not followed. A
-    missing or unreadable file is the ``OSError`` of ``open``."""
+    FIFO or device is a ``ConfigError`` naming ``what`` (never a hang) and a symlink another user owns is not
+    followed. A missing or unreadable file is the ``OSError`` of ``open``."""
     from .privatefiles import open_private
 
-    return open(open_private(path, os.O_RDONLY, reading=True), "rb")
+    return open(open_private(path, os.O_RDONLY, reading=True, what=what), "rb")
 
 
 def read_bounded(path: Union[str, "os.PathLike[str]"], what: str, limit: int = MAX_DATA_BYTES) -> bytes:

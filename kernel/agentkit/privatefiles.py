@@ -80,9 +80,10 @@ def check_private(path: _PathLike, *, reading: bool = False) -> None:
                           "write into it. Choose a new file in a folder only you can write")
 
 
-def open_private(path: _PathLike, flags: int, *, reading: bool = False) -> int:
+def open_private(path: _PathLike, flags: int, *, reading: bool = False, what: str = "file") -> int:
     """``os.open(path, flags)``, creating the file with mode 0600 and its folders with 0700, after
-    ``check_private``; the file descriptor is checked again after opening (no race with a planted link)."""
+    ``check_private``; the file descriptor is checked again after opening (no race with a planted link). To read,
+    anything but a regular file is a ``ConfigError`` naming ``what`` and the kind of file it is."""
     p = os.fspath(path)
     if not reading:
         private_folder(os.path.dirname(os.path.abspath(p)))
@@ -97,10 +98,12 @@ def open_private(path: _PathLike, flags: int, *, reading: bool = False) -> int:
                               "and choose a file in a folder only you can write") from None
         raise
     if reading:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
             os.close(fd)
-            raise ConfigError(f"{p!r} is not a regular file (a FIFO, device or folder); zagent reads only regular "
-                              "files, which cannot hang the read. Name a regular file")
+            kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+            raise ConfigError(f"{what} {p!r} is {kind}, not a regular file; zagent reads only regular files (a FIFO "
+                              "or a device could hang the read or never end). Name a regular file")
         if nonblock:
             os.set_blocking(fd, True)
     else:

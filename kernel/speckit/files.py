@@ -11,9 +11,10 @@ import os
 from typing import Any, Union
 
 from .._model.resolve import short_repr
+from .._registry.lookups import listed
 from ..errors import ConfigError
 
-__all__ = ["MAX_SPEC_BYTES", "build_agent", "load_spec_file", "regular_file"]
+__all__ = ["MAX_SPEC_BYTES", "build_agent", "load_spec_file"]
 
 #: the most of a spec file read: a larger one is refused
 MAX_SPEC_BYTES = 16 * 2**20
@@ -35,8 +36,8 @@ def build_agent(kernel: Any, spec: Any, trust: Any = None) -> Any:
     type_name = spec.get("type", "customize")
     factory = kernel.find("agent_types", type_name) if isinstance(type_name, str) else None
     if factory is None:
-        installed = ", ".join(kernel.names("agent_types")) or "none (is the plugin installed and enabled?)"
-        raise ConfigError(f"unknown agent type {type_name!r}; installed agent types: {installed}")
+        raise ConfigError(f"unknown agent type {type_name!r}; installed agent types: "
+                          f"{listed(kernel.names('agent_types'))}")
     with trusting(as_trust(trust)), spec_file(source):  # paths the file names may lie next to it
         return factory(spec, kernel)
 
@@ -52,8 +53,10 @@ def load_spec_file(path: "Union[str, os.PathLike[str]]") -> dict[str, Any]:
     p = os.fspath(path)
     if isinstance(p, bytes) or "\x00" in p:
         raise ConfigError(f"spec file path {short_repr(p)} is not a usable path (bytes or a NUL character)")
-    try:  # O_NONBLOCK: opening a FIFO (or a device) must not hang before it is refused
-        with open(regular_file(p, "spec file"), "rb") as f:
+    from ..agentkit.files import open_regular
+
+    try:  # a FIFO (or a device) is refused without hanging; another user's symlink is not followed
+        with open_regular(p, "spec file") as f:
             raw = f.read(MAX_SPEC_BYTES + 1)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read spec file {p!r}: {exc}") from None
@@ -108,21 +111,3 @@ def _json_position(raw: bytes, message: str) -> str:
     line = raw.count(b"\n", 0, offset) + 1
     column = offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
     return f":{line}:{column}"
-
-
-def regular_file(p: str, what: str) -> int:
-    """A read-only file descriptor of ``p`` if it is a regular file (opened without blocking, so a FIFO or a
-    device cannot hang the reader); else ``ConfigError`` saying what it is."""
-    import stat
-
-    nonblock = getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(p, os.O_RDONLY | nonblock | getattr(os, "O_CLOEXEC", 0))
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
-        raise ConfigError(f"{what} {p!r} is {kind}, not a regular file; zagent reads only regular files (a FIFO "
-                          "or a device could hang the load or never end). Name a regular file")
-    if nonblock:
-        os.set_blocking(fd, True)
-    return fd

@@ -75,6 +75,18 @@ def test_a_fifo_spec_file_is_refused_without_hanging(tmp_path):
         k.agent(str(fifo))
 
 
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to plant a foreign link")
+def test_a_spec_file_that_is_another_users_symlink_is_not_followed(tmp_path):
+    """``k.agent(path)`` of a symlink another user owns (planted in a shared folder): refused, never followed."""
+    target = tmp_path / "real.json"
+    target.write_text(json.dumps({"type": "customize", "name": "QA", "prompt": "{q}"}))
+    link = tmp_path / "agent.json"
+    os.symlink(target, link)
+    os.lchown(link, 12345, 12345)
+    with pytest.raises(ConfigError, match="symlink owned by another user"):
+        make_kernel().agent(str(link))
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_a_fifo_replay_recording_is_refused_without_hanging(tmp_path):
     """A spec's ``replay:`` recording that is a FIFO in the spec's folder: ConfigError, no hang."""

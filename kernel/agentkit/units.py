@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any, Awaitable, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterator, Optional
 
 import attrs
 
+from .._runs.stash import StashKey
 from ..errors import ConfigError, ZagentError
 from ..speckit.paths import current_spec_file, spec_folders, spec_origin
 from ..speckit.trust import NO_TRUST, Trust, current_trust, dubious_folder, trusting
 
-__all__ = ["BatchJob", "Unit", "UnitFailed", "UnitLost", "run_unit", "shipped", "shipped_trust", "trust_from"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kernel import Kernel
+
+__all__ = ["BatchJob", "Unit", "UnitFailed", "UnitLost", "WORKER_AGENTS", "run_unit", "shipped", "shipped_trust",
+           "trust_from", "worker_agent"]
 
 
 class UnitLost(ZagentError):
@@ -123,3 +128,21 @@ def shipped(payload: dict[str, Any]) -> Iterator[Trust]:
     folders = tuple(str(f) for f in data.get("spec_folders") or ()) if file else ()
     with spec_origin(file, folders), trusting(trust_from(payload)) as trust:
         yield trust
+
+
+#: a worker kernel's agents built from shipped specs (batch items, workflow nodes), by encoded (spec, trust)
+WORKER_AGENTS: "StashKey[dict[bytes, Any]]" = StashKey("zagent.worker_agents")
+
+
+def worker_agent(kernel: "Kernel", spec: dict[str, Any], payload: dict[str, Any]) -> Any:
+    """The agent of ``spec`` on a worker's ``kernel``, built once per spec and shipped trust (``shipped``: the
+    driver's trust and spec file identity, neither widened nor dropped) and kept in ``kernel.stash``."""
+    import msgspec
+
+    built = kernel.stash.get_or_create(WORKER_AGENTS, dict)
+    key = msgspec.json.encode([spec, payload.get("trust")])
+    agent = built.get(key)
+    if agent is None:
+        with shipped(payload):
+            agent = built[key] = kernel.agent(spec)
+    return agent

@@ -32,15 +32,14 @@ import msgspec
 from .files import Item, ResultsFile, iter_items, read_items
 from zagent.errors import ConfigError
 from zagent.agentkit.units import BatchJob as BatchJob  # the job builders' API (workflow graphs make them)
-from zagent.agentkit.units import UnitFailed, UnitLost, shipped, shipped_trust
+from zagent.agentkit.units import UnitFailed, UnitLost, shipped_trust, worker_agent
 from zagent.agentkit.secrets import public_data
-from zagent import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
     import os
 
-__all__ = ["AGENT_RUNNER", "BatchReport", "BatchJob", "Summary", "WORKER_AGENTS", "abatch", "agent_item", "make_job",
+__all__ = ["AGENT_RUNNER", "BatchReport", "BatchJob", "Summary", "abatch", "agent_item", "make_job",
            "run_agent_item"]
 
 AGENT_RUNNER = "zagent.plugins.batch.driver:run_agent_item"
@@ -283,18 +282,8 @@ async def agent_item(kernel: "Kernel", agent: Any, inputs: dict[str, Any]) -> di
     return {"output": output, "usage": msgspec.to_builtins(usage) if usage is not None else {}}
 
 
-#: a worker kernel's agents built from shipped specs, by encoded (spec, trust), in ``kernel.stash``
-WORKER_AGENTS: "StashKey[dict[bytes, Any]]" = StashKey("zagent.plugins.batch.worker_agents")
-
-
 async def run_agent_item(kernel: "Kernel", payload: dict[str, Any]) -> dict[str, Any]:
-    """The unit runner on a worker: build the agent from ``payload['spec']`` under the driver's trust (once per
-    kernel), run one item."""
-    spec = payload["spec"]
-    built = kernel.stash.get_or_create(WORKER_AGENTS, dict)
-    key = msgspec.json.encode([spec, payload.get("trust")])
-    agent = built.get(key)
-    if agent is None:
-        with shipped(payload):  # the driver's trust and spec file identity, neither widened nor dropped
-            agent = built[key] = kernel.agent(spec)
+    """The unit runner on a worker: the agent of ``payload['spec']`` built under the driver's trust (once per
+    kernel: ``worker_agent``), run on one item."""
+    agent = worker_agent(kernel, payload["spec"], payload)
     return await agent_item(kernel, agent, dict(payload.get("inputs") or {}))

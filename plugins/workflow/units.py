@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import msgspec
 from zagent.agentkit.interrupts import Asking, asking
 from zagent.errors import Interrupted
-from zagent.agentkit.units import shipped, shipped_trust
-from zagent import StashKey
+from zagent.agentkit.units import shipped, shipped_trust, worker_agent
 from zagent.types import Usage
 
 from .calls import call_step, node_outputs
@@ -30,20 +29,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 WORKFLOW_RUNNER = "zagent.plugins.workflow.units:run_workflow_item"
 
-#: a worker kernel's agents built from shipped node specs, by encoded (spec, trust), in ``kernel.stash``
-BUILT: "StashKey[dict[bytes, Any]]" = StashKey("zagent.workflow.built_agents")
-
-
-def _agent(kernel: "Kernel", spec: dict[str, Any], payload: dict[str, Any]) -> Any:
-    cache = kernel.stash.get_or_create(BUILT, dict)
-    key = msgspec.json.encode([spec, payload.get("trust")])
-    agent = cache.get(key)
-    if agent is None:
-        with shipped(payload):  # the driver's trust and spec file identity, neither widened nor dropped
-            agent = cache[key] = kernel.agent(spec)
-    return agent
-
-
 async def run_node(kernel: "Kernel", payload: dict[str, Any]) -> dict[str, Any]:
     """Run one shipped node (see the module docstring)."""
     node = msgspec.convert(payload["node"], WorkFlowNode)
@@ -53,7 +38,7 @@ async def run_node(kernel: "Kernel", payload: dict[str, Any]) -> dict[str, Any]:
     with asking(Asking(payload.get("answers") or (), vouched=payload.get("vouched"), node=node.name)) as scope:
         try:
             for agent_name, spec in payload["agents"]:
-                usage = usage + await call_step(_agent(kernel, spec, payload), agent_name, node, values, produced,
+                usage = usage + await call_step(worker_agent(kernel, spec, payload), agent_name, node, values, produced,
                                                 kernel, payload["run_id"])
         except Interrupted:
             pass  # in scope.asked: sent back as data

@@ -226,7 +226,8 @@ def test_a_worker_kernel_builds_each_shipped_agent_once_in_its_stash():
     """run_agent_item keeps agents built from shipped specs in the worker kernel's stash, one per spec and
     trust; another kernel builds its own."""
     from zagent import Kernel
-    from zagent.plugins.batch.driver import WORKER_AGENTS, make_job, run_agent_item
+    from zagent.agentkit.units import WORKER_AGENTS
+    from zagent.plugins.batch.driver import make_job, run_agent_item
     from zagent import run_sync
 
     k = Kernel(plugins=[_AnySpec()], entry_points=False)

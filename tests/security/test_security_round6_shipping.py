@@ -45,7 +45,7 @@ def shipping():
 
 def test_a_batched_agent_file_keeps_its_identity_on_the_worker(tmp_path, monkeypatch):
     """``k.batch('agent.json', executor=remote)``: the worker's agent has the memory namespace the driver's has."""
-    from zagent.plugins.batch.driver import WORKER_AGENTS
+    from zagent.agentkit.units import WORKER_AGENTS
 
     monkeypatch.setenv("ZAGENT_MEMORY_DB", str(tmp_path / "memory.db"))
     (tmp_path / "agent.json").write_text(json.dumps(WALLET))
@@ -62,7 +62,7 @@ def test_a_batched_agent_file_keeps_its_identity_on_the_worker(tmp_path, monkeyp
 def test_a_workflow_files_inline_agent_keeps_its_identity_on_the_worker(tmp_path, monkeypatch):
     """``WorkFlowGraph.load`` run on a remote executor: the worker's inline agent has the driver's namespace."""
     from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
-    from zagent.plugins.workflow.units import BUILT
+    from zagent.agentkit.units import WORKER_AGENTS as BUILT
 
     monkeypatch.setenv("ZAGENT_MEMORY_DB", str(tmp_path / "memory.db"))
     (tmp_path / "wf.json").write_text(json.dumps({"name": "w", "goal": "g", "inputs": [{"name": "question"}],

@@ -1,25 +1,16 @@
-"""``DocumentStore``: documents cut into chunks in SQLite, found by FTS5 and, with an embedder, by meaning.
-
-``k.memory("documents", path="docs.db", embedder=k.embedder())``::
-
-    add(text, source="guide.md", chunk_size=800, overlap=100) -> chunk ids  # re-adding a source replaces it
-    search(query, k=4) -> list[DocumentChunk]          # best first: id, source, text, score
-    sources() / count() / remove(source) / close()
-
-and the async twins ``aadd``, ``asearch``. Chunks are cut at paragraph, then
-sentence, then word boundaries; each chunk's id is ``<source>#<n>``. Search
-ranks by bm25 over a Porter-stemmed FTS5 index; when an embedder (any object
-with ``async aembed(texts) -> vectors``) is given, chunk vectors are stored at
-``add`` and the two rankings are merged by reciprocal rank, so a chunk that
-shares no word with the query can still be found. New files are 0600.
+"""``DocumentStore``: documents cut into chunks in SQLite, found by FTS5 and, with an embedder, by meaning
+(docs/retrieval.md). ``add(text, source=..., chunk_size=800, overlap=100)`` replaces what ``source`` held and returns
+the chunk ids (``<source>#<n>``); ``search(query, k=4)`` returns ``DocumentChunk``s, best first; ``sources``, ``count``,
+``remove``, ``close``; async ``aadd``, ``asearch``. Not a message store. New files are 0600.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import attrs
 
@@ -80,7 +71,7 @@ def chunk_text(text: str, chunk_size: int = 800, overlap: int = 100) -> list[str
 
 @attrs.define(repr=False, eq=False)
 class DocumentStore:
-    """Document chunks in the SQLite file ``path`` (see the module docstring)."""
+    """Document chunks in the SQLite file ``path``; ``embedder``: any object with ``async aembed(texts)``."""
 
     path: str = attrs.field(converter=os.fspath)
     embedder: Any = None
@@ -128,13 +119,19 @@ class DocumentStore:
         return run_sync(self.aadd(text, source, **options))
 
     def _write(self, source: str, rows: list[tuple[Any, ...]]) -> None:
+        with self._transaction() as db:
+            self._delete(db, source)
+            db.executemany("INSERT INTO zagent_doc_chunks VALUES (?, ?, ?, ?, ?)", rows)
+            db.executemany("INSERT INTO zagent_doc_fts (text, id) VALUES (?, ?)", [(r[3], r[0]) for r in rows])
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        """The connection inside ``BEGIN IMMEDIATE``, committed at the end, rolled back on any exception."""
         with self._lock:
             db = self._db()
             db.execute("BEGIN IMMEDIATE")
             try:
-                self._delete(db, source)
-                db.executemany("INSERT INTO zagent_doc_chunks VALUES (?, ?, ?, ?, ?)", rows)
-                db.executemany("INSERT INTO zagent_doc_fts (text, id) VALUES (?, ?)", [(r[3], r[0]) for r in rows])
+                yield db
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -147,14 +144,15 @@ class DocumentStore:
         db.execute("DELETE FROM zagent_doc_chunks WHERE source = ?", (source,))
 
     def remove(self, source: str) -> None:
-        """Forget every chunk of ``source``."""
-        with self._lock:
-            self._delete(self._db(), source)
+        """Forget every chunk of ``source`` (in one transaction)."""
+        with self._transaction() as db:
+            self._delete(db, source)
 
     # -- reading --------------------------------------------------------------------
 
     async def asearch(self, query: str, k: int = 4) -> list[DocumentChunk]:
-        """The ``k`` chunks best matching ``query``, best first (see the module docstring)."""
+        """The ``k`` chunks best matching ``query``, best first: bm25 over a Porter-stemmed FTS5 index, merged by
+        reciprocal rank with the embedder's ranking when there is one (a failing embedder: words only)."""
         import asyncio
 
         vector = None
@@ -186,7 +184,8 @@ class DocumentStore:
             if vector is not None:
                 from .vectors import top_k
 
-                blobs = db.execute("SELECT vector, id FROM zagent_doc_chunks WHERE vector IS NOT NULL").fetchall()
+                blobs = db.execute("SELECT vector, id FROM zagent_doc_chunks WHERE vector IS NOT NULL "
+                                   "AND length(vector) = ?", (4 * len(vector),)).fetchall()  # another embedder's: not
                 by_meaning = [(cid,) for _s, cid in top_k(vector, blobs, k * 4)]
             scores: dict[str, float] = {}
             for ranking in (by_words, by_meaning):

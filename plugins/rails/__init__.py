@@ -1,38 +1,7 @@
-"""Rails shipped with zagent: tool allow/deny lists, per-run call budgets,
-argument-size limits, human approval and output redaction.
-
-Loaded through the ``zagent`` entry point ``rails``; every setting is read
-per call from ``ctx.agent_config["rails"]`` merged over
-``kernel.config["rails"]``, the kernel's settings being a floor the agent can
-only tighten (``config.merge``; docs/rails.md has the table)::
-
-    k = Kernel(config={"rails": {"redact": [r"sk-[A-Za-z0-9]+"]}})
-    ctx = k.context(agent="researcher", agent_config={"rails": {
-        "allow_tools": ["search", "toolset:files", "web.*"],   # names, toolset:NAME, fnmatch globs
-        "deny_tools": ["files.delete"],                        # wins over allow_tools
-        "tool_budget": {"search": 3, "*": 50},                 # calls per tool per run
-        "tool_rpm": {"search": 10},                            # calls per minute, all runs of the kernel
-        "max_argument_bytes": 20000,                           # JSON-encoded size
-        "approval": {"tools": ["shell.*"]},                    # plus every Tool(sensitive=True)
-        "approver": "console",                                 # or approver(call, ctx) -> True/False/None
-        "redact_llm": True,                                    # also redact model replies
-        "redact_llm_input": True,                              # and messages sent to models
-    }})
-
-``zagent_before_tool_call`` is ``trylast``: other rails (rewrites included)
-run first, so these checks see the final arguments and a human is only asked
-about a call nothing else denied. Order inside: deny/allow lists → argument
-size → budget → rate (``tool_rpm``, waits for a slot) → approval. A call counted against the budget and then not
-approved is given back. With no settings every hook returns ``None`` after
-a few dict look-ups (the before-tool rail still looks up whether the tool is
-``sensitive``: sensitive tools are never run without approval, unless
-``approval`` is ``false`` or ``{"sensitive": false}``). See docs/rails.md.
-
-Per-run state lives in ``ctx.stash`` under ``StashKey``s: ``BUDGET_KEY``
-(call counts, persistent: saved with checkpoints), and, from
-``zagent.agentkit.runkeys`` (shared with the ReAct loop), ``PENDING_APPROVAL`` (ids
-awaiting a human, a set) and ``APPROVED`` (ids a human approved, a set the
-loop fills on resume); exported here as ``PENDING_KEY`` and ``APPROVED_KEY``.
+"""Rails shipped with zagent (docs/rails.md): tool allow/deny lists, budgets, rate and argument-size limits, usage
+limits, human approval and redaction, read per call from ``ctx.agent_config["rails"]`` over
+``kernel.config["rails"]`` (a floor: ``config.merge``). Before a tool call (``trylast``): lists, size, budget, usage,
+rate, approval; the first deny wins. Per-run state: ``BUDGET_KEY``, ``PENDING_KEY``, ``APPROVED_KEY``.
 """
 
 from __future__ import annotations
@@ -57,7 +26,8 @@ __all__ = ["APPROVED_KEY", "AWAITING", "BUDGET_KEY", "PENDING_KEY", "console_app
 
 @hookimpl(trylast=True)
 def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext[Any]") -> Any:
-    """Deny by list, size or budget right away; return a coroutine only when a human must be asked."""
+    """Deny by list, size or budget right away; return a coroutine only when the call must wait for a rate slot,
+    may be denied by the rate limit or a human must be asked (a call not run then is given back to the budget)."""
     rails = settings(ctx)
     if not rails:
         tool = ctx.kernel.find("tools", call.name)
@@ -87,8 +57,7 @@ async def _rate_then_approve(rails: dict[str, Any], call: "ToolCall", ctx: "RunC
     if reason is None:
         reason = await wait_for_slot(rails, call, ctx, wait)
     if reason is not None:
-        if counted:
-            ctx.stash[BUDGET_KEY].give_back(call.name)
+        _give_back(rails, call, ctx, counted)
         return Deny(reason)
     if why is None:
         return None
@@ -100,9 +69,18 @@ async def _approve(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any
     try:
         reason = await ask(rails, call, ctx, why)
     finally:
-        if reason is not None and counted:  # not run now: the call does not use the budget
-            ctx.stash[BUDGET_KEY].give_back(call.name)
+        if reason is not None:
+            _give_back(rails, call, ctx, counted)
     return None if reason is None else Deny(reason)
+
+
+def _give_back(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]", counted: bool) -> None:
+    """A call not run now (denied by the rate, declined or awaiting a human) uses neither its ``tool_budget``
+    (when ``counted``) nor a tool call of ``usage_limits``."""
+    if counted:
+        ctx.stash[BUDGET_KEY].give_back(call.name)
+    if "usage_limits" in rails:
+        usage.give_back(rails["usage_limits"], "tool_calls", ctx)
 
 
 def zagent_check_config(config: dict[str, Any]) -> None:

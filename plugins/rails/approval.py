@@ -1,22 +1,7 @@
-"""The human-approval rail and the console approver.
-
-A call needs approval when its tool is marked ``sensitive=True`` (unless
-``approval.sensitive`` is false) or matches ``approval.tools``. Then:
-
-* its approval key (``zagent.agentkit.approvals``: the id the loop minted for it, its
-  tool and canonical arguments, never the model's id) is in
-  ``ctx.stash[zagent.agentkit.runkeys.APPROVED]`` (filled by the loop on resume) →
-  allowed without asking;
-* no ``approver`` is configured → denied, saying how to configure one;
-* ``approver(call, ctx)`` (sync or async) answers ``True`` → allowed,
-  ``False`` → denied ("a human declined ..."), ``None`` → denied with the
-  reason ``awaiting human approval`` and the id added to
-  ``ctx.stash[zagent.agentkit.runkeys.PENDING_APPROVAL]`` (its approval key to ``PENDING_KEYS``)
-  so the loop can pause the run.
-  Anything else, or an exception, denies (fail closed).
-
-``approver`` may be a callable, ``"console"`` (``console_approver``) or a
-``"package.module:function"`` path.
+"""The human-approval rail (``needs_approval``, ``ask``) and the console approvers (docs/rails.md "Human approval").
+A call of a ``sensitive`` tool or one matching ``approval.tools`` runs only if approved under its approval key
+(``zagent.agentkit.approvals``) or the approver answers ``True``; ``None`` denies it as ``AWAITING`` and records it
+pending; anything else, an exception or no approver denies (fail closed).
 """
 
 from __future__ import annotations

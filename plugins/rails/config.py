@@ -1,29 +1,7 @@
-"""Where rails read their settings: ``ctx.agent_config["rails"]`` on top of ``kernel.config["rails"]``.
-
-The kernel's settings are a floor: an agent's settings may only tighten them
-(docs/rails.md has the table). Key by key:
-
-* ``deny_tools``, ``redact``: the agent's entries are added to the kernel's;
-* ``allow_tools``, ``tool_budget``, ``tool_rpm``: both apply (a tool must be
-  allowed by both lists; its budget is the lower of the two limits; both rate
-  windows count it) -- ``Layers``;
-* ``max_argument_bytes``: the lower limit; ``usage_limits``: the lower limit of each key;
-* ``approval``: a call needs a human if either the kernel's setting (absent
-  means the default: sensitive tools) or the agent's says so -- ``Layers``;
-* ``approver``, ``redact_with``: the kernel's, when it sets one;
-* ``redact_llm``, ``redact_llm_input``: on if either turns it on;
-* any other key (another plugin's setting): the agent's value wins.
-
-An agent called as a tool by another (``Agent.as_tool``) carries its callers'
-rails in ``agent_config["outer_rails"]`` (outermost first): each layer is
-merged over the kernel's as an agent's would be, then the agent's own, so a
-called agent can only be tighter than the agent that called it.
-
-Also the tool-name patterns every rail shares live here: an exact name,
-``toolset:NAME`` (fnmatch on the tool's toolset) or an fnmatch glob on the
-name (``web.*``).
-
-This module must stay cheap: ``settings`` runs on every tool and LLM call.
+"""Where rails read their settings: ``settings(ctx)`` merges ``ctx.agent_config["rails"]`` (after any callers'
+``outer_rails``, outermost first) over ``kernel.config["rails"]``, tightening only (``merge``; docs/rails.md has the
+table). Also the tool patterns every rail shares (``matches``): an exact name, ``toolset:NAME`` or an fnmatch glob.
+Cheap: it runs on every tool and LLM call.
 """
 
 from __future__ import annotations
@@ -66,7 +44,7 @@ def settings(ctx: "RunContext[Any]") -> dict[str, Any]:
 
 
 def merge(base: dict[str, Any], agent: dict[str, Any]) -> dict[str, Any]:
-    """The agent's rails over the kernel's, tightening only (see the module docstring)."""
+    """The agent's rails over the kernel's, tightening only (docs/rails.md has the table, key by key)."""
     merged = dict(base)
     for key, value in agent.items():
         old = base.get(key, _ABSENT)

@@ -1,10 +1,6 @@
-"""The synchronous tool rails: allow/deny lists, argument size, per-run call budget.
-
-Each check takes the merged rails settings and returns a deny reason (a
-sentence naming the rule) or None. None of them awaits anything, so a check
-and its counter update cannot interleave with another call of the same run
-on the event loop; the budget counter also holds a lock, for runs whose
-tools are started from several threads.
+"""The synchronous tool rails: ``check_lists`` (deny, then allow), ``check_size`` (``max_argument_bytes``) and
+``take_budget`` (``tool_budget``, counted per run under ``BUDGET_KEY``). Each returns a deny reason naming the rule, or
+None; none awaits, and the counter holds a lock, so counting is atomic.
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
-"""``tool_rpm``: calls per minute per tool, shared by every run of a kernel (crewai's ``max_rpm``).
-
-Settings (``rails`` of the kernel or an agent)::
-
-    "tool_rpm": {"search": 10, "toolset:web": 30, "*": 120},   # calls per rolling 60 s
-    "tool_rpm_wait": true,                                      # wait for a slot (default) or deny
-
-Rules match like ``tool_budget`` (exact name, then ``toolset:``/globs in
-order, then ``*``). A kernel's limit counts every call of the kernel; an
-agent's own limit counts that agent's calls (per agent name). Both apply, as
-the kernel's rails are a floor. Over a limit, the call waits until the oldest
-call in the window is 60 s old (at most one window), or, with
-``tool_rpm_wait: false``, is denied with a reason the model reads.
-
-Windows live in ``kernel.stash`` (one ``RateWindows`` per kernel) and are
-thread-safe: tools of one kernel may be called from several event loops and
-threads.
+"""``tool_rpm``: calls per rolling minute per tool, shared by every run of a kernel (crewai's ``max_rpm``;
+docs/rails.md). Rules match as ``tool_budget``'s; the kernel's limit counts all its calls, an agent's that agent's;
+both apply. Over a limit a call waits for a slot (``wait_for_slot``), or with ``tool_rpm_wait: false`` is denied.
+The windows (``RateWindows``, per kernel) are thread-safe.
 """
 
 from __future__ import annotations

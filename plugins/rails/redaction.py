@@ -1,19 +1,6 @@
-"""The output redaction rail: regexes from ``rails["redact"]`` replaced by ``[REDACTED]``.
-
-Applied to every tool result (``content``, ``error`` and the strings inside
-a ``str``/``list``/``dict`` ``value``; other value types are left as they
-are, they are for the program, not the model) and, with ``redact_llm:
-true``, to the text of model replies; with ``redact_llm_input: true``, to
-the text of every message sent to a model (so a secret a user pasted never
-reaches the provider). ``redact_with`` changes the
-replacement. Patterns are compiled once per pattern set (cached) by
-``zagent.agentkit.specregex.compile_spec_regex`` (they may come from a spec: RE2 when
-installed, and patterns that could backtrack exponentially are refused); an
-invalid or refused pattern raises ``ConfigError``, which the kernel turns into
-a withheld result (fail closed).
-
-For streamed replies the rail runs on the assembled reply, after the text
-deltas were already shown: redact before display in the UI if that matters.
+"""The output redaction rail: ``rails["redact"]`` regexes replaced by ``redact_with`` (``[REDACTED]``) in tool results,
+and with ``redact_llm``/``redact_llm_input`` in model replies/requests (docs/rails.md "Redaction"). Patterns are
+compiled once per set by ``compile_spec_regex``; a refused one raises ``ConfigError`` (the result is withheld).
 """
 
 from __future__ import annotations

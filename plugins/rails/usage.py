@@ -1,9 +1,6 @@
-"""Usage limits per run (``rails.usage_limits``): requests, tool calls and tokens across a whole run.
-
-Counted in one ``zagent.agentkit.counters`` counter per run, so a workflow's nodes, a group chat's rounds and the
-agents they call all count against the same limits. ``requests`` and ``tool_calls`` are checked before
-the call that would exceed them; tokens right after the reply that went over. Either way the run ends
-with ``zagent.UsageLimitExceeded``. The kernel's limits are a floor: an agent's can only be lower.
+"""Usage limits per run (``rails.usage_limits``, docs/rails.md): ``requests``, ``tool_calls`` and tokens, in one counter
+shared by every part of a composite run. ``take`` counts before a request or tool call, ``add_tokens`` after a reply;
+going over raises ``zagent.UsageLimitExceeded``. ``lower``: an agent's limits only tighten the kernel's.
 """
 
 from __future__ import annotations
@@ -82,6 +79,12 @@ def take(limits: Any, name: str, ctx: "RunContext[Any]") -> None:
     counter = shared_counter(ctx, USAGE_KEY, UsageCounter)
     if not counter.take(name, allowed):
         raise _exceeded(name, allowed + 1, allowed, ctx)
+
+
+def give_back(limits: Any, name: str, ctx: "RunContext[Any]") -> None:
+    """Undo one ``take`` of ``name`` (a tool call that did not run after all)."""
+    if name in check_limits(limits):
+        shared_counter(ctx, USAGE_KEY, UsageCounter).give_back(name)
 
 
 def add_tokens(limits: Any, response: "Completion", ctx: "RunContext[Any]") -> None:

@@ -223,3 +223,20 @@ def test_approver_by_import_path(monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
     k = make_kernel(config={"rails": {"approver": "zagent.plugins.rails.approval:console_approver"}})
     assert run(k, k.context(agent="a")).state == "success"
+
+
+def test_a_declined_call_does_not_use_a_tool_call_of_the_usage_limit():
+    """Under ``usage_limits: {tool_calls: 1}``, a call a human declined is not counted (it never ran, as the
+    budget gives it back): the next allowed call still runs."""
+    k = make_kernel()
+    ctx = ctx_with(k, approver=Approver(False), usage_limits={"tool_calls": 1})
+    assert run(k, ctx, "delete", "c1").state == "blocked"
+    assert run(k, ctx, "shell", "c2").state == "success"
+
+
+def test_a_call_waiting_for_a_human_does_not_use_a_tool_call_of_the_usage_limit():
+    """A call left pending (the approver undecided) is not counted either: it runs, and is counted, once approved."""
+    k = make_kernel()
+    ctx = ctx_with(k, approver=Approver(None), usage_limits={"tool_calls": 1})
+    assert run(k, ctx, "delete", "c1").state == "blocked"
+    assert run(k, ctx, "shell", "c2").state == "success"

@@ -1,15 +1,7 @@
-"""zagent: an embeddable micro-kernel for LLM agents.
-
-The kernel defines hook specifications (``zagent.hookspecs``) for LLM
-providers, output parsers, tools, memory and rails, and a ``Kernel`` that
-loads plugins and answers look-ups. Agents, loops, workflows and the CLI are
-plugins (``zagent.plugins``), found through the ``zagent`` entry-point group.
-
-Importing this package loads only the standard library, pluggy, attrs and
-msgspec; asyncio and httpx are imported on first use. This module,
-``zagent.hookspecs``, ``zagent.errors``, ``zagent.types``, the kits and ``zagent.testing`` are the public surface
-(docs/architecture.md, PUBLIC); the ``_`` subpackages are private. Spec files and trust are the spec kit's
-(``zagent.speckit``).
+"""zagent: an embeddable micro-kernel for LLM agents. ``Kernel`` loads plugins (entry-point group ``zagent``) and
+answers look-ups; ``__all__``, ``zagent.hookspecs``, ``zagent.errors``, ``zagent.types``, the kits and
+``zagent.testing`` are the public surface (docs/architecture.md, PUBLIC). Importing it loads only the standard
+library, pluggy, attrs and msgspec; asyncio and httpx load on first use.
 """
 
 from ._registry.registries import registry_hookspec

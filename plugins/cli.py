@@ -1,29 +1,7 @@
-"""The ``zagent`` command line, and the plugin that adds its built-in commands.
+"""The ``zagent`` command line (``main()``) and the plugin adding ``zagent plugins``, ``models`` and ``tools``.
 
-``main()`` starts a ``Kernel`` (installed plugins included), builds an
-``argparse`` parser and lets every plugin add sub-commands through
-``zagent_register_commands(cli, kernel)``. This module is itself such a
-plugin: it adds ``zagent plugins`` and ``zagent tools``.
-
-The ``cli`` object a plugin receives (the API is fixed by the hookspec):
-
-* ``cli.command(name, handler, help="...")`` returns the ``argparse`` parser
-  of the new sub-command, to add arguments to; ``handler(args, kernel)``
-  returns an exit code (``None`` means 0).
-* ``cli.group(name, help="...")`` returns an object with the same
-  ``command``/``group`` methods, for ``zagent memory list``-style commands.
-* ``cli.add_inputs(parser)`` adds the shared ``--input/-i NAME=VALUE`` option;
-  the handler reads ``args.input`` as a dict.
-* ``cli.add_model_options(parser)`` adds ``--profile KEY=VALUE`` and
-  ``--timeout SECONDS`` (``climodel``), in force while the handler runs, and a
-  stderr ticker showing elapsed time while a model call runs (``cliticker``).
-  A ``ParseError`` prints with an excerpt of the model's reply (``clierrors``).
-  Plugins asking for the same group share it.
-
-A plugin that fails to import or to add its commands is reported on stderr
-and the rest of the CLI still works (``--help`` included). Exit codes: 0 ok,
-1 the command failed, 2 usage error, 130 interrupted.
-Uses only the standard library's argparse, never click.
+Plugins add sub-commands with ``zagent_register_commands(cli, kernel)`` (docs/hooks.md); one that fails is
+reported and the rest works. Exit codes: 0 ok, 1 failed, 2 usage error, 130 interrupted, 141 stdout closed.
 """
 
 from __future__ import annotations

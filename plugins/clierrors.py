@@ -1,13 +1,8 @@
-"""How the CLI shows errors: a ``ParseError`` with an excerpt of the model's reply and advice that fits.
+"""How the CLI shows errors: ``describe(exc)``, the text after ``zagent: error:``.
 
-A program gets a ``ParseError`` with ``.raw``/``.attempts``; a CLI user cannot
-reach those, so ``describe(exc)`` puts what matters in the message: which
-fields were missing or invalid, the start of the model's reply (and of the
-repair answer when a repair was tried), and what to try next given what has
-already happened (no "use the repair prompt" once the repair ran). A
-``ProviderTimeout`` gets the CLI's way to raise the timeout; a failed
-workflow's node ``ParseError`` (``WorkFlowFailed.causes``) is shown the same
-way. Other errors print as they are.
+A ``ParseError`` (also a workflow node's) names the fields at fault, quotes the start of the model's reply (and
+repair answer) and says what to try next; a ``ProviderTimeout`` says how to raise the timeout; others print as
+they are.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""The CLI's ``--image PATH_OR_URL`` option (repeatable), for ``zagent run`` (chat agents) and ``zagent chat``.
+"""The CLI's repeatable ``--image PATH_OR_URL`` option, for ``zagent run`` (chat agents) and ``zagent chat``.
 
-``add_image_option(parser)`` adds it; ``image_parts(values)`` turns the values into ``zagent.Part`` images:
-an ``http(s)://`` or ``data:image/`` URL is sent by URL, anything else is a local file the user named,
-read with the inline size bound (``zagent.agentkit.media.read_part``). A file that is not a PNG, JPEG, GIF or WebP image,
-or one that cannot be read, is a ``ConfigError`` naming it, before any model is asked. ``user_message``
-is the user turn: text alone, or a ``Message.user(text, image=[...])``.
+``image_parts(values)`` sends an ``http(s)://`` or ``data:image/`` URL as is and reads a file with the inline size
+bound; an unreadable file or one not PNG, JPEG, GIF or WebP is a ``ConfigError``, before any model is asked.
 """
 
 from __future__ import annotations

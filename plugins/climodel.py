@@ -1,20 +1,8 @@
-"""The CLI's model options: ``--profile KEY=VALUE`` (repeatable) and ``--timeout SECONDS``.
+"""The CLI's model options, ``--profile KEY=VALUE`` (repeatable) and ``--timeout SECONDS``; ``apply`` puts them
+in force and returns the undo.
 
-Commands that run a model add them with ``cli.add_model_options(parser)``.
-``apply(args, kernel)`` puts them in force for the command and returns a
-function undoing them:
-
-- ``--profile`` values override ``ModelProfile`` fields of every model the
-  command uses (the kernel's ``config["profile"]``, applied over the
-  provider's defaults and the file's settings). Values are read as JSON when
-  they parse (``true``, ``4096``), else kept as text; an unknown field is a
-  usage error listing the known ones.
-- ``--timeout`` is the read timeout of model calls in seconds, passed on as
-  ``ZAGENT_TIMEOUT`` (the environment variable the HTTP options read), so
-  ``--timeout 600`` and ``ZAGENT_TIMEOUT=600`` are the same thing.
-
-``replace_model(spec, model)`` is ``--model`` for agent files: the model is
-replaced, the rest of ``llm_config`` kept, and stderr says what was replaced.
+``--profile`` overrides ``ModelProfile`` fields of every model used (an unknown field is a usage error);
+``--timeout`` is ``ZAGENT_TIMEOUT``. ``replace_model`` is ``--model`` for agent files.
 """
 
 from __future__ import annotations

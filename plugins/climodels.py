@@ -1,9 +1,7 @@
 """``zagent models``: the providers installed, the default model, and whether each server answers.
 
-For every registered provider: the model the command would use by default,
-where its server is (base URL, key set or not, never the key), and, for
-providers that can list their models (``alist_models``), whether the server
-answers and what it serves. ``--no-check`` sends nothing; ``--json`` prints rows.
+Per provider: its server's base URL, whether a key is set (never the key) and, for one that can list its models,
+what it serves. ``--no-check`` sends nothing; ``--json`` prints rows.
 """
 
 from __future__ import annotations

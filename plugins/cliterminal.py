@@ -1,20 +1,9 @@
-"""Untrusted text never drives the terminal: control characters are shown escaped in everything the CLI prints.
+"""Untrusted text never drives the terminal: control characters are shown escaped in everything the CLI prints
+(docs/security.md, 5d).
 
-Spec, skill, model, tool and MCP text can carry ANSI/VT sequences (``ESC[8m``
-conceals the rest of a line, ``ESC[2K`` erases it, ``ESC]52;c;...BEL`` writes
-the clipboard) or bidi overrides that reorder what a reviewer reads.
-``printable(text)`` shows each C0/C1 control character (``\\x1b``, ``\\x07``, ``\\r``,
-``\\x9b``...) and each bidi control (U+202A-202E, U+2066-2069, U+200E/200F,
-U+061C), line/paragraph separator and invisible format character (zero-width space and non-joiner, word
-joiner, BOM, the tag characters U+E0000-E007F that smuggle invisible ASCII to a model, the Hangul fillers and
-the rest of Unicode's default-ignorable code points but the emoji joiner and presentation selectors) as an escape,
-keeping ``\\n`` and ``\\t``
-for layout; a URL's userinfo is masked too (``zagent._trust.secrets.mask_userinfo``). ``main()`` of ``zagent`` puts ``SafeStream`` around ``sys.stdout``
-and ``sys.stderr`` for the whole command (``safe_terminal``), so every command's
-print path (plugins and contrib alike, errors, the human responder, streamed
-replies) gets it; the ticker alone writes its own erase-line sequence to the
-real stream (``raw_stream``). JSON output is unchanged: JSON already escapes
-controls, and a bidi character becomes a ``\\u`` escape, still valid JSON.
+``printable(text)`` escapes C0/C1 controls but newline and tab, bidi controls and invisible format characters;
+``SafeStream`` writes ``printable`` text with URL userinfo masked, and ``safe_terminal()`` puts it around
+``sys.stdout`` and ``sys.stderr``. JSON output stays valid JSON.
 """
 
 from __future__ import annotations

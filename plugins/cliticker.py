@@ -1,17 +1,8 @@
-"""The CLI's "waiting for the model" ticker: elapsed time and who is waiting, while a model call runs.
+"""The CLI's "waiting for the model" ticker, ``WaitTicker``: elapsed time on stderr while a model call runs.
 
-Small local models can take minutes per reply; per-step progress lines alone
-leave the terminal silent that long. ``WaitTicker`` observes ``llm_start`` /
-``llm_end`` (and ``step_start``, ``node_start``/``node_end`` for the label)
-and a daemon thread writes to stderr:
-
-- on a terminal, one line rewritten in place every second
-  (``… waiting for the model: Answerer, step 1: 12 s``), erased when the reply comes;
-- otherwise (a log file, CI), one line per waiting call every ``interval``
-  seconds (``ZAGENT_PROGRESS_INTERVAL``, default 30).
-
-At the first call of the offline test model when ``ZAGENT_MODEL`` is not set, it says once that the replies are
-the offline model's (``OFFLINE_MODEL_NOTE``), so placeholder outputs ("example report") are not taken for answers.
+On a terminal one line is rewritten every second and erased at the reply; elsewhere one line a call every
+``ZAGENT_PROGRESS_INTERVAL`` seconds (default 30). Without ``ZAGENT_MODEL``, the offline test model's first call
+prints ``OFFLINE_MODEL_NOTE`` once.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
-"""Approvals bound to the call: a human's yes covers one call -- its tool, its arguments and an id zagent minted.
-
-The model's tool-call id is the model's to choose (and to repeat), so it never stands for an approval. When
-a loop accepts a reply's calls it mints an id per call (``zagent._model.replies.new_call_id``) and puts
-``{model id: minted id}`` in ``ctx.stash[CALL_KEYS]``. The approval rail computes ``approval_key(minted, name, arguments)`` -- the
-minted id and a SHA-256 of the tool name and the arguments as canonical JSON (sorted keys) -- and lets a
-call through unasked only when that key is in ``ctx.stash[APPROVED]``. When it holds a call for a human
-(the approver answered "later") it records the key under the call's id in ``ctx.stash[PENDING_KEYS]``;
-the loop keeps it with the run and, when the human approves that id, adds the key to the approved set.
-
-So a later call reusing an approved id (other arguments, or the same ones in a later reply) is a new call
-and asks again; a call outside a loop (no minted id) is never pre-approved.
+"""Approvals bound to the call (docs/security.md, "An approval covers one call"): ``approval_key`` binds a human's
+yes to the id a loop minted for the call, its tool name and canonical arguments; also ``bound_key``, ``declined``,
+``shown_arguments`` and ``resolve_approver`` (a spec's approver import path, resolved when it loads).
 """
 
 from __future__ import annotations

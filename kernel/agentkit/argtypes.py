@@ -1,11 +1,6 @@
-"""Text tool-call arguments to the types of the tool's JSON schema, laxly (as native calls are converted).
-
-A model writing calls as text gets the types wrong the same ways as in native calls: ``"42"`` for an
-integer, ``"true"`` for a boolean, ``5`` for a string, a JSON array as text. ``coerce(args, schema)``
-converts each top-level argument the schema types with msgspec's lax conversion (``strict=False``, what
-``Tool.validate`` uses for native calls), plus a number given for a string becomes its text and
-JSON text given for an array or object is decoded. A value that does not convert is kept as it came:
-the tool runner's validation tells the model what was wrong. Nothing is invented or dropped.
+"""``coerce(args, schema)``: text tool-call arguments converted to the types of the tool's JSON schema, laxly, as
+native calls are (``"42"`` to 42, a number to its text, JSON text to an array or object). A value that does not
+convert is kept as it came; a new dict, nothing invented or dropped.
 """
 
 from __future__ import annotations

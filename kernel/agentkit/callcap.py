@@ -1,10 +1,6 @@
-"""The cap on tool calls one model reply may run (``max_tool_calls_per_reply``, profile and rails).
-
-A hostile or looping model can send 100,000 calls in one reply, every turn. ``cap_calls`` keeps the first
-``limit`` of them and one more, marked ``refused`` (the kernel answers it with a ``blocked`` result telling
-the model how many ran and to make fewer calls); the rest are dropped from the reply, so the conversation
-grows by at most ``limit + 1`` results a turn. The limit is the model profile's, lowered by
-``rails: {max_tool_calls_per_reply: N}`` (the agent's rails, then ``Kernel(config={"rails": ...})``).
+"""The cap on the tool calls one model reply may run (docs/rails.md): ``reply_limit`` is the profile's
+``max_tool_calls_per_reply``, lowered (never raised) by the agent's and the kernel's ``rails``; ``cap_calls`` keeps
+the first ``limit`` calls and one more, marked ``refused``, standing for the rest.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""``RunControl``: pause, resume and abort a run from any thread or task.
-
-Loops (the ReAct loop, group chats, ...) own one ``RunControl`` per run. The
-owner calls ``bind()`` when its run starts on an event loop and ``unbind()``
-when it ends; at its boundaries it calls ``await wait_while(paused)`` and
-wraps every call that an abort must interrupt in ``await abortable(aw)``.
-``request_pause``/``request_resume``/``request_abort`` are safe from any
-thread: flags are set under a lock and the run's loop is woken with
-``call_soon_threadsafe``. An abort cancels the task awaiting inside
-``abortable`` (no task is created per call); the owner turns the resulting
-``CancelledError`` into ``RunAborted``.
-
-asyncio is imported on first use, so the kernel stays light to import.
+"""``RunControl``: pause, resume and abort one run from any thread or task. Its owner calls ``bind()``/``unbind()``
+around the run, ``await wait_while(paused)`` at its boundaries and ``await abortable(aw)`` around what an abort must
+interrupt; an abort cancels the awaiting task, and the owner raises ``RunAborted``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Per-run counters every part of a composite run shares (a tool budget, a usage limit): ``RunCounter``.
-
-``shared_counter(ctx, KEY)`` gives the same counter in every context of ``ctx``'s run (it lives in
-``ctx.shared``) and keeps it in ``ctx.stash`` under its persistent ``KEY``, so a checkpoint saves the
-counts and a restored run adopts them (never lowering a count the run already shares)::
-
-    counter = shared_counter(ctx, MY_KEY)
-    if not counter.take("search", limit): ...
+"""``RunCounter``: per-run counts (a tool budget, a usage limit), thread-safe, never negative.
+``shared_counter(ctx, KEY)`` gives every part of a composite run the same counter, saved with its checkpoints under
+``KEY`` and adopted on restore without lowering a count (docs/security.md, "A run is a run").
 """
 
 from __future__ import annotations

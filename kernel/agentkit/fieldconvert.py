@@ -1,10 +1,6 @@
-"""Reply values to a field spec's result type, laxly; one ``ParseError`` names every problem.
-
-Conversion is lax the way a user expects: ``"42"`` becomes 42 for an integer
-field (``"3.5"`` does not), ``"true"``/``"yes"`` become booleans, a number
-given for a string field becomes its text, and an array or object field given
-as JSON text is decoded. Missing required fields and invalid values raise one
-``ParseError`` naming all of them and keeping the raw text.
+"""Reply values to a field spec's result Struct, laxly (``"42"`` to 42, ``"yes"`` to True, a number to its text for
+a string field, JSON text to an array or object): ``convert`` raises one ``ParseError`` naming every missing or
+invalid field and keeping the raw text.
 """
 
 from __future__ import annotations

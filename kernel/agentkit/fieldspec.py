@@ -1,11 +1,6 @@
-"""Field declarations compiled once: normalised ``Field`` tuples, result Struct types, schema and description.
-
-``compile_fields(decl)`` does the per-spec work once and caches it: the
-normalised ``Field`` tuple, the ``msgspec.defstruct`` result type (nested objects
-become nested Structs, arrays get their ``items`` type) and the JSON schema.
-``json_schema`` and ``describe`` render a spec for prompts. Conversion of a
-reply to the result type lives in ``fieldconvert``; ``zagent.agentkit.fields``
-is the public face of both.
+"""Field declarations compiled once: ``compile_fields(decl)`` (cached) gives the normalised ``Field`` tuple, the
+``msgspec`` result Struct (nested objects as nested Structs) and the JSON schema; ``json_schema`` and ``describe``
+render it for prompts. A bad declaration is a ``ConfigError``.
 """
 
 from __future__ import annotations

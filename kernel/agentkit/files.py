@@ -1,12 +1,6 @@
-"""``write_atomic``: replace a file so readers and crashes see the old or the new content, never half;
-``open_regular``/``read_bounded``/``bounded_lines``: read a data file that may be hostile (no FIFO, bounded).
-
-The data goes to a temporary file next to the target (same filesystem),
-is flushed and fsynced, then renamed over the target with ``os.replace``.
-The temporary file is created new (``O_EXCL``, no symlink followed), with the
-mode of the file it replaces, or 0600 for a new file.
-The temporary name carries the process and thread ids, so two writers of
-the same file never write into one temporary file.
+"""``write_atomic``: replace a file so readers and crashes see the old or the new content, never half (its temporary
+file made new, 0600 or the replaced file's mode); ``open_regular``/``read_bounded``/``bounded_lines``: read a data
+file that may be hostile (no FIFO, no planted symlink, bounded sizes).
 """
 
 from __future__ import annotations

@@ -1,27 +1,7 @@
-"""Refuse tool calls whose required values the model made up instead of taking them from the conversation.
-
-Asked "I need 1 train ticket from Portland to Seattle", a small model books
-``date_of_journey="2023-04-15", journey_start_time="14:30"``: the examples in the
-tool's description, never said by the user. ``ground_calls`` marks such a call
-``refused`` (the kernel answers it with a ``blocked`` result and never runs it), with
-a reason telling the model to ask the user (``ask_clarification``) or to answer
-without the tool. Levels (``ModelProfile.ground_arguments``):
-
-- ``"schema"``: a required value that was not said (see ``_said``) but is in the
-  tool's own schema text (a copied example);
-- ``"words"``: any required value that was not said;
-- ``"off"``: nothing is checked.
-
-Only required parameters are checked, never enums or booleans (chosen from a fixed
-set), nor a value equal to the parameter's ``default``. At ``schema`` and ``words`` an
-*optional* argument whose value was never said (and is not the default) is left out,
-so the tool's own default applies: small models fill ``unit="celsius"`` for a user who
-named no unit. Each one left out is logged (logger ``zagent.grounding``) and stays in
-the reply's text the model wrote, so nothing is lost. "The conversation" is every
-message's text (tool results included) without the prompt-mode tools section, with
-numbers also read in the other spellings a model converts them to: digit groups folded
-("200,000"), scale words ("$2 million"), percentages as fractions ("5%" is 0.05) and
-number words ("three", "a dozen").
+"""Refuse tool calls whose required values the model made up: ``ground_calls`` marks such a call ``refused``
+(answered ``blocked``, never run; the model is told to ask the user) at ``ModelProfile.ground_arguments`` level
+``"schema"`` (a value copied from the tool's schema), ``"words"`` (any value not said) or ``"off"``, never enums,
+booleans or defaults; optional values never said are left out. ``conversation_text`` is what was said.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""The one dispatch point of input and output guardrails (``zagent_check_input`` / ``zagent_check_output``).
-
-``check`` runs the agent's own guardrails (callables its spec named) and then the kernel's hook
-implementations; the first to answer with a reason stops the run with ``GuardrailTripped``. An agent can add
-guardrails, never remove the kernel's (they always run). Agent loops call it only when some exist.
-
-Each guardrail runs once per run input and once per final output. A caller that checked the input itself
-before handing it to an inner loop of the same run (``Agent.chat`` does, before its routing call) says so
-with ``hand_over(ctx, value)``; the loop's ``handed_over(ctx, value)`` is then true once, for that very
-value, and it skips its own input check.
+"""The one dispatch point of input and output guardrails (docs/agents.md): ``check`` runs the agent's own, then the
+kernel's ``zagent_check_input``/``zagent_check_output`` hooks (always), raising ``GuardrailTripped`` at the first
+reason or failure; ``wanted`` says whether any exist; ``hand_over``/``handed_over`` spare an input a second check.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""Inputs a run takes from its caller (named inputs, a chat message, a task), checked before the run starts:
-nesting, size and text that is not valid Unicode are a ``ConfigError`` naming the input and the spot
-(``zagent._trust.limits.data_problem``); ``to_messages`` normalises a conversation given as text, a ``Message``
-or a list of Messages/dicts.
+"""Inputs a run takes from its caller, checked before it starts: ``check_inputs``, ``check_data`` and ``check_text``
+raise a ``ConfigError`` naming the input and the spot for data too deep, too large or not valid Unicode
+(``zagent._trust.limits``); ``to_messages`` normalises a conversation.
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
-"""Durable human interrupts: ``zagent.interrupt(question)`` asks a person from a workflow node or a group-chat turn.
-
-A loop running a node (a turn) opens a scope for it, ``with asking(Asking(answers, node=...)):``, holding the
-answers given so far to that node's interrupts, in order. ``zagent.interrupt(question)`` returns the next one;
-when there is none it raises ``zagent.Interrupted`` (a ``RunStopped``: rails and tool runners let it through, so
-it ends the agent's own run and reaches the loop) and records the question in the scope (``scope.asked``), so an
-agent that swallows the exception still pauses its node. The loop ends the run ``paused`` with the ``Interrupt``
-and checkpoints it. ``resume(run_id, answer=...)`` adds the answer and runs the node (turn) again from its start:
-its ``interrupt`` calls return the answers in order, and the next unanswered one pauses again (LangGraph's
-``interrupt()`` and ``Command(resume=...)``). So the code of a node before an interrupt runs again on resume:
-keep side effects that must not repeat after it or in a node of their own, and keep the order of a node's
-interrupts fixed (answers are matched by position, not by the question's text).
-
-The scope is found through a context variable (the node's task, what it awaits, and functions run with its
-context copied: ``run_in_context``) or a run context's stash (``bind(ctx)``): a sync tool running in the kernel's
-tool threads sees no context variable, so it declares a ``ctx`` parameter and calls ``interrupt(q, ctx=ctx)``.
-Questions and answers are JSON data (``as_data``): an answer is data, never code.
+"""Durable human interrupts (docs/workflows.md, "Asking a person"): in a node's (turn's)
+``asking(Asking(answers, ...))`` scope, ``zagent.interrupt(question)`` gets the next answer, in order, or records
+the question and raises ``zagent.Interrupted``; ``bind``/``run_in_context`` carry the scope to tool threads.
+Questions and answers are JSON data (``as_data``).
 """
 
 from __future__ import annotations

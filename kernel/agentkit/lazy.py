@@ -1,9 +1,6 @@
-"""``lazy_exports``: a package's public names, imported from its submodules on first use.
-
-Plugin packages must be cheap to import (``Kernel()`` imports every installed
-plugin), yet users want ``from zagent.plugins.react import ReActLoop``. A
-package sets ``__getattr__ = lazy_exports(__name__, {"ReActLoop": "loop", ...})``
-(PEP 562): the submodule is imported only when the name is first read.
+"""``lazy_exports(package, {name: submodule})``: a PEP 562 module ``__getattr__`` that imports a package's public
+name from its submodule when the name is first read, so plugin packages stay cheap to import; an unknown name is an
+``AttributeError``.
 """
 
 from __future__ import annotations

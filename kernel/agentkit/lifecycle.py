@@ -1,18 +1,7 @@
-"""The one run lifecycle of the engines (ReAct, group chat, workflows): ``Resumable`` and ``RunDriver``.
-
-``Resumable`` is the one resume shape, sync and async twins alike::
-
-    engine.resume()                                  # the run in flight here, paused: it goes on
-    engine.resume(approve=[call_id], deny=[call_id])  # ... its calls awaiting a human answered
-    engine.resume(run_id, answer=..., deps=...)      # a run that ended paused (or was cut off), from its
-                                                     # checkpoint, to its next ending: returns the result
-    await engine.aresume(...)                        # the same, async
-
-``RunDriver`` owns a run's lifecycle: pause and abort from any thread (``RunControl``), the boundary where
-a pause waits, abortable awaits, checkpoints (one save at a time; after a failed save nothing more is
-written), events and the endings (completed or finished, failed, paused or aborted). An engine fills in
-the hooks (``_position``, ``_checkpoint_payload``...); the state is never ``None`` inside a run
-(``_running``).
+"""The one run lifecycle of the engines (ReAct, group chat, workflows). ``Resumable``: the one resume shape,
+``resume()`` (the paused run here goes on; ``approve=``/``deny=`` answer its calls),
+``resume(run_id, answer=..., deps=...)`` (from its checkpoint to its next ending) and ``aresume``. ``RunDriver``:
+pause and abort from any thread, checkpoints (one at a time, none after a failed one), events and endings.
 """
 
 from __future__ import annotations

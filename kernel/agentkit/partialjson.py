@@ -1,11 +1,6 @@
-"""The object a half-written JSON reply holds so far, for streaming ``json`` mode output.
-
-``partial_object(text)`` finds the first ``{`` of ``text`` and returns what
-its members parse to when the reply is cut where it is now: an open string
-is closed, a member still missing its value is left out, open arrays and
-objects are closed. ``None`` until some prefix parses (or when there is no
-``{``). Each call is linear in ``len(text)``; values are whole JSON (a
-string being written comes back as its text so far).
+"""``partial_object(text)``: the object a half-written JSON reply holds so far (streaming ``json`` mode), or
+``None`` when there is no ``{`` or no prefix parses yet; open strings, arrays and objects are closed, a member
+missing its value is left out. Linear in ``len(text)``. ``JsonWalk`` is the structure scan it uses.
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
-"""The one safe renderer for text with ``{name}`` placeholders that a spec controls (prompts, title formats).
-
-``str.format`` on spec text is a format engine: ``{draft.__class__.__mro__}``
-walks attributes, ``{draft:>2000000000}`` allocates gigabytes. ``placeholders(text,
-names, key)`` parses a text once (cached) with ``str.format``'s brace rules --
-``{{`` and ``}}`` are literal braces -- and accepts **names only**: each
-placeholder is an identifier, with no attribute or index access (``.x``,
-``[0]``), no conversion (``!r``) and no format spec (``:>10``): none is bounded
-enough to be worth the risk, and a template that needs alignment can pad its
-value in code. Anything else, and a name outside ``names`` when they are given,
-is a ``ConfigError`` naming the placeholder and the spec key. ``render(values)``
-only joins strings.
+"""The one safe renderer of spec text with ``{name}`` placeholders (docs/security.md, 5c):
+``placeholders(text, names, key)`` parses once (cached) with ``str.format``'s brace rules and takes plain names
+only; anything else, or a name outside ``names``, is a ``ConfigError`` naming the placeholder and the key.
+``render(values)`` only joins strings.
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
-"""Files zagent creates are the user's alone: 0600 files in 0700 folders, and never through another's symlink.
-
-``private_folder(path)`` creates the missing folders of a path with mode 0700.
-``open_private(path, flags)`` opens (and creates, mode 0600) a file zagent
-writes -- a trajectory, a recording, a memory, checkpoint or run-log database
--- refusing, as ``ConfigError``:
-
-* a symlink another user owns (planted in a shared folder such as ``/tmp``:
-  following it would write into ``~/.bashrc``); a symlink of the user's own is followed;
-* anything that is not a regular file, a file another user owns (zagent
-  would append the user's prompts to a file someone else can read), or a file
-  with other hard links (one planted in ``/tmp`` may be ``~/.bashrc``).
-
-``reading=True`` opens an existing file to read: only the symlink rule applies.
-Used by every plugin that writes files (one rule, see docs/security.md).
+"""Files zagent creates are the user's alone (docs/security.md, defence 8): ``private_folder`` makes folders 0700;
+``open_private`` opens or creates (0600) a file, refusing with a ``ConfigError`` a symlink another user owns and, to
+write, anything but a regular file of the user's with one link (to read: anything but a regular file). Also
+``check_private``, ``touch_private`` and ``tighten``.
 """
 
 from __future__ import annotations

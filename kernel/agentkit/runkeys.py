@@ -1,17 +1,7 @@
-"""``StashKey``s of ``ctx.stash`` that the ReAct loop and the rails plugin share.
-
-Plugins reach each other only through the kernel, so keys two of them read
-and write live here rather than in either plugin:
-
-* ``APPROVED``: approval keys (``zagent.agentkit.approvals``: minted id, tool
-  and arguments) of calls a human approved (the loop fills it on resume; the
-  approval rail lets those calls through);
-* ``PENDING_APPROVAL``: ids of calls the approval rail blocked to ask a human
-  later (the loop pauses the run on them), and ``PENDING_KEYS``: their
-  approval keys by id;
-* ``CALL_KEYS``: the id the loop minted for each call it runs now, by the
-  model's call id;
-* ``BUDGET_COUNTS``: the name of the rails' saved tool-budget counts.
+"""``ctx.stash`` keys the ReAct loop and the rails plugin share: ``APPROVED`` (approval keys of calls a human
+approved), ``PENDING_APPROVAL`` and ``PENDING_KEYS`` (ids of calls the approval rail held for a human; their keys by
+id), ``CALL_KEYS`` (the id minted for each call, by the model's id) and ``BUDGET_COUNTS`` (saved tool-budget
+counts).
 """
 
 from __future__ import annotations

@@ -1,19 +1,7 @@
-"""Signed checkpoints: an HMAC-SHA256 per saved step, chained, under a key the kernel is configured with.
-
-``Kernel(config={"checkpoint_key": "..."})`` (a ``str``, ``bytes`` or ``zagent._trust.secrets.Secret``; else the
-environment variable ``ZAGENT_CHECKPOINT_KEY``) turns it on for every loop that checkpoints through a
-``StepLog`` (ReAct runs, workflows, group chats). Each step's MAC covers the run id, the step number, the
-kind and the bytes written; a patch's MAC also covers the MAC of the step it builds on, so a patch removed,
-reordered or edited breaks the chain. The MAC goes in the step's metadata (``"zagent_mac"``). Cost: one HMAC
-over the bytes each step writes anyway.
-
-Reading back (``read_latest``/``aread_latest``), the rows from the last full save to the latest step are
-checked before the state is used: a step whose MAC does not match is a ``CheckpointError`` naming it, and
-with a key set an unsigned step is refused too (migrate: finish or delete old runs with a kernel without
-the key). The key is never shown (``Signer`` has no readable key and a fixed repr).
-
-Does not protect against: rolling a run back to an earlier checkpoint it really had (deleting its latest
-steps), or anyone who has the key.
+"""Signed checkpoints (docs/security.md, "Signed checkpoints"): ``signer_of(kernel)`` is the ``Signer`` of
+``config["checkpoint_key"]`` or ``ZAGENT_CHECKPOINT_KEY`` (else ``None``); ``read_latest``/``aread_latest`` check a
+run's steps from its last full save before use (a ``CheckpointError`` names a step unsigned or changed);
+``answer_signer`` binds a human's answer to its run.
 """
 
 from __future__ import annotations

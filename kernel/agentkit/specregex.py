@@ -1,16 +1,7 @@
-"""Regexes that a spec supplies (``rails.redact``...), bounded: no pattern can make matching take exponential time.
-
-``compile_spec_regex(pattern, key)`` is the one way such a pattern is compiled. It
-refuses, with a ``ConfigError`` naming the key and the pattern, what makes a
-backtracking engine blow up: backreferences, and a quantifier or an alternation
-inside a group that repeats more than ``MAX_NESTED_REPEAT`` times (``(a+)+``,
-``(a|ab)*``, ``(\\w+\\s?)*``), unless each round of that group starts or ends
-with a character its inner repeats cannot match (``(?:[\\w-]+\\.)+``: the rounds
-split one way only); a possessive quantifier or an atomic group (``(?>...)``)
-is fine, it never backtracks. When google-re2 is installed
-(``pip install zagent[re2]``) a pattern RE2 can run is compiled by RE2, which
-matches in linear time (the guarantee: no polynomial blowup either); patterns
-with look-arounds stay on ``re``, after the same check. Compiled forms are cached.
+"""Regexes a spec supplies (``rails.redact``...), bounded (docs/security.md, 5b):
+``compile_spec_regex(pattern, key)`` refuses, as a ``ConfigError`` naming both, what can take exponential time
+(backreferences, ambiguous repeats nested past ``MAX_NESTED_REPEAT``), then compiles with RE2 (linear time) when
+installed and able, else ``re``; cached.
 """
 
 from __future__ import annotations

@@ -1,48 +1,7 @@
-"""``StepLog``: a run's checkpoints as a step log -- each step saved as its change, the whole state now and then.
-
-Loops that checkpoint a growing state after every step (the ReAct loop, workflows, group chats) keep one
-``StepLog`` per run. Before a save, ``patch(state)`` gives the change since the last checkpoint this log
-saved, as the bytes ``CheckpointStore.save_patch`` takes (``{"after", "set", "extend", "update",
-"lengths", "extend_in", "lengths_in"}``; the store applies them when it reads a run back), or ``None`` when
-the state must be saved
-whole: on the first checkpoint of a log, on any ``status`` but ``running`` (a pause, the end, a failure),
-when a list field was replaced or shortened, and whenever the patches since the last full save add up to
-its size. Writing so stays proportional to what a step added (a full save's cost is paid for by the
-patches before it), and a restore reads at most about twice the state.
-
-The fields of a state (a msgspec Struct, or any object with those attributes) are of four kinds:
-
-* ``lists``: lists only appended to (the same list object, grown): the items added go in ``extend``;
-* ``maps``: dicts whose entries are only added: the keys added since the last save go in ``update``;
-* ``tracked``: dicts whose entries the owner sets or removes and reports with ``touch(field, key)`` (a
-  big map is never scanned): the entries touched go in ``update``;
-* ``small``: written in every patch as they are now (``set``).
-
-An entry of a tracked map that is a list only ever appended to (a workflow value with the ``append``
-reducer) is reported with ``grew(field, key, old, new)`` instead of ``touch``: ``new`` (a list, the same one
-grown or a new one) holds ``old``'s items first. While the entry has been only so grown since the last
-checkpoint, the patch carries just the items added (``extend_in[field][key]``, with the length before in
-``lengths_in``), so it stays as small at the thousandth append as at the first; set any other way (``touch``,
-a ``grew`` whose ``old`` is not the list last reported or has changed length since, a list grown in place
-(``new is old``: what it held before cannot be checked), a list now shorter than at the checkpoint), the
-entry goes in ``update`` whole, as a touched one does. (An item replaced in place,
-the length kept, is not seen: like any change in place, it reaches the file at the next full save.)
-
-A map replaced by another object, or a tracked map an entry was removed from, goes in ``set`` whole.
-Fields of none of these kinds (ids and settings fixed when a run starts) are in full saves only.
-
-``await log.asave(store, run_id, step, state, kind=..., metadata=...)`` writes one checkpoint: a patch
-(``store.asave_patch``) when the log has a base and the store takes patches, else the whole state
-(``store.asave``; a store without ``asave_patch`` gets every checkpoint whole). The bytes are taken before
-the write is awaited, so changes made while it is in flight go in the next checkpoint; callers whose
-state changes concurrently hold a lock around it so each patch lands on the step before it. A write that
-fails or is cancelled resets the log (the store may or may not hold it): the next checkpoint is whole. A
-failed write raises ``zagent.errors.CheckpointError`` (the store's error as its cause): loops stop on it
-(they fail closed) rather than go on without the checkpoint.
-The lower-level steps, for a caller that writes itself: ``captured = log.capture(state)``,
-``data = log.patch(state)``, write, then ``log.saved_patch(captured, len(data))`` or
-``log.saved_full(captured, len(full_bytes))``, or ``log.reset()`` if the write failed.
-The store is any object with those methods (``CheckpointStore`` of the memory plugin): nothing is imported.
+"""``StepLog``: a run's checkpoints as a step log. ``await log.asave(store, run_id, step, state, kind=...)`` writes
+the change since the last checkpoint (``store.asave_patch``), or the whole state when a patch cannot stand (the
+first save, a status other than ``running``, a list replaced or shortened, patches as big as the state, a store
+without ``asave_patch``). Callers serialise saves; a failed write raises ``CheckpointError``.
 """
 
 from __future__ import annotations
@@ -76,10 +35,9 @@ class Captured:
 class StepLog:
     """What the last checkpoint of a run held, so the next one can be written as a patch on it.
 
-    :param lists: append-only list fields; :param maps: add-only dict fields; :param tracked: dict fields
-        whose changes are reported with ``touch``; :param small: fields set whole in every patch;
-    :param encode: turns a patch dict and a whole state into bytes (``msgspec.json`` by default; e.g. an
-        encoder with an ``enc_hook`` for states holding values JSON cannot).
+    :param lists: append-only list fields; :param maps: add-only dict fields; :param tracked: dict fields whose
+        changes are reported with ``touch``/``grew``; :param small: fields set whole in every patch (any other
+        field is in full saves only); :param encode: a patch dict or a state to bytes (default ``msgspec.json``);
     :param signer: signs every checkpoint (``zagent.agentkit.signing.signer_of(kernel)``; ``asave`` may give one).
     """
 
@@ -110,7 +68,7 @@ class StepLog:
 
     def grew(self, field: str, key: Any, old: Any, new: Any) -> None:
         """Entry ``key`` of tracked map ``field`` went from ``old`` to the list ``new``, which holds ``old``'s
-        items first and then the ones added (see the module docstring)."""
+        items first and then the ones added (a patch may carry only those; ``TypeError`` unless ``new`` is a list)."""
         if not isinstance(new, list):
             raise TypeError(f"StepLog.grew: entry {key!r} of {field!r} must now be a list, got {type(new).__name__}; "
                             "report other writes with touch()")

@@ -1,26 +1,7 @@
-"""Agents' ``astream()``: run an agent and yield its text deltas and step events as they happen.
-
-``astream_run(kernel, start, json_mode=False)`` runs ``start()`` (the
-agent's own coroutine: ``aexecute``, ``achat``, a workflow's or group chat's
-``arun``) in a task whose run contexts carry ``on_delta`` (``zagent._runs.context``
-fills it from a context variable the task inherits), so every model call of
-the run, nested agents included, streams (``zagent._model.run``). It yields
-``StreamEvent``s, in order:
-
-* ``text`` / ``reasoning``: a delta of a model's reply (``event.text``);
-* ``event``: a ``zagent_event`` of the run (``event.event``: ``run_start``,
-  ``step_end``, ``tool_start``, ``node_end``, ``turn_end``, ``llm_start``...),
-  passed on from the kernel's one event mechanism by an observer plugin added
-  while some stream runs and removed after the last;
-* ``partial`` (``json_mode``): the object the current reply holds so far
-  (``event.partial``), each time it grows;
-* ``result``: last, the agent's own result (``event.result``). An error of
-  the run is raised from the iterator instead; closing the iterator early
-  cancels the run.
-
-``Streaming`` is the mixin giving a class with ``kernel`` and ``arun`` an
-``astream(*args, **kwargs)`` (workflows, group chats); ``sync_stream`` makes
-any of them a plain iterator (the ``stream`` twins).
+"""Every agent's ``astream()`` (docs/streaming.md): ``astream_run(kernel, start, json_mode=False)`` runs ``start()``
+and yields ``StreamEvent``s (``text``, ``reasoning``, ``event``, ``partial``, last ``result``); an error of the run
+is raised from the iterator, and closing it early cancels the run. ``Streaming`` gives a class
+``astream``/``stream``; ``sync_stream`` is the sync twin.
 """
 
 from __future__ import annotations

@@ -1,37 +1,8 @@
-"""The tool-loop core: how an agent loop offers tools to a model, reads its calls and feeds results back.
-
-Every loop that lets a model call tools (``CustomizeAction``, the ReAct loop)
-runs the same mechanics through ``ToolLoop``; each keeps its own policy (when
-to stop, what counts as an answer, how calls are run, checkpoints, bounds).
-
-Contract, one model turn at a time:
-
-1. ``ToolLoop.offer(llm, tools, extra_specs)`` fixes what the turn offers: the
-   tools (natively when the model's profile says ``native_tools``, else as a
-   tools section in the system prompt through a text tool-call format,
-   ``PromptTools``), plus pseudo-tools the loop handles itself (``extra_specs``,
-   such as ReAct's ``ask_clarification``). ``Offer.names`` are the only names
-   the kernel lets run: a loop sets them as ``ctx.offered_tools`` (``scoped``),
-   and ``Kernel.arun_tool`` answers a call of any other name with a ``blocked``
-   result, never running it. Pseudo-tools are not in ``names``.
-2. ``ToolLoop.turn(llm, offer, messages, ctx)`` asks the model once and reads
-   the reply (``read``): a native reply without native calls whose text holds
-   only well-formed calls of offered tools gets them as native calls
-   (``text_call_fallback``, profile flag ``text_tool_fallback``); prompt mode
-   extracts text calls and malformed-call errors (told to the model, never
-   dropped); every call gets a unique id. The result is a ``ToolTurn``:
-   the assistant message to keep, the calls, the errors and the remaining text.
-3. The loop runs the calls its own way (``ToolLoop.run_tools`` runs a batch
-   through ``Kernel.arun_tools``, so rails, validation and timeouts apply) and
-   appends ``results_messages(...)``: one ``tool`` message per result in
-   native mode, one user message with every result (and the malformed-call
-   feedback) in prompt mode.
-4. A reply with neither calls nor text gets ``NUDGE`` as the next user turn.
-
-No state of one run lives here: a ``ToolLoop`` only caches the prompt-tools
-section for the last tool set it rendered, so one may serve every run of an
-agent. This module is a support library for plugins; the kernel core never
-imports it.
+"""The tool-loop core of every loop that lets a model call tools: ``ToolLoop.offer`` fixes a turn's tools (native,
+or a prompt section in a text tool-call format), and only ``Offer.names`` may run (``scoped``); ``ToolLoop.turn``
+asks once and reads the reply into a ``ToolTurn`` (calls with unique ids, malformed-call errors, text);
+``run_tools`` runs calls through ``Kernel.arun_tools``; ``results_messages`` feeds results back; an empty reply gets
+``NUDGE``.
 """
 
 from __future__ import annotations
@@ -118,13 +89,9 @@ def results_messages(results: Sequence[ToolResult], *, native: bool, feedback: s
 def text_call_fallback(fmt: TextToolFormat, reply: Message, tools: Sequence[_Named],
                        history: Sequence[Message] = ()) -> Message:
     """Native mode, a reply without native calls: if its text holds only well-formed calls of offered tools
-    (read by the text tool-call format ``fmt``), the reply with those calls as native ones; else ``reply``.
-
-    Calls that repeat ones already made in ``history`` (same name and arguments) are an echo of the
-    conversation, not a request (small models often restate the call next to its result): then the reply
-    stays text. The rewritten reply's content is the remaining text, ``""`` when none (llama-cpp-python's
-    server refuses a ``null`` content next to tool calls).
-    """
+    (read by the text tool-call format ``fmt``), not all repeating calls made in ``history`` (same name and
+    arguments), the reply with those calls as native ones and the remaining text (``""`` when none) as content;
+    else ``reply``."""
     content = reply.content or ""
     if "{" not in content and "<" not in content and "[" not in content:
         return reply

@@ -1,16 +1,7 @@
-"""Tool references in specs: one rule for every agent kind (declared, ReAct, workflow nodes, group chats).
-
-A spec's ``tools`` list may hold:
-
-* a registered tool name (``"word_count"``, ``"time.get_current_time"``);
-* ``"toolset:NAME"``: every tool of toolset ``NAME`` (at least one must exist);
-* an import path ``"package.module:function"``: imported under the trust rules
-  of ``zagent.speckit.trust`` (refused unless trusted) and registered on the kernel,
-  named after the function (an already registered identical tool is reused).
-
-``toolset:`` is reserved: a module named ``toolset`` cannot be given by import
-path. Under a read-only (dry) trust, import paths are checked for their form
-and left out (nothing is imported or registered).
+"""Tool references in specs, one rule for every agent kind: ``resolve_tool_refs`` turns a ``tools`` list of
+registered names, ``"toolset:NAME"`` (its tools; at least one must exist) and ``"package.module:function"``
+(imported only when trusted, ``zagent.speckit.trust``, and registered; left out under a dry trust) into registered
+tool names. A bad reference is a ``ConfigError``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Default generation bounds per turn kind, so a small local model's turns stay short and cheap.
-
-A model whose profile bounds generations (``ModelProfile.max_tokens``: unknown models on local
-servers, 2048) gets a tighter bound on turns that need few tokens: ``DECIDE`` for a mode decision
-(one word), ``TOOL`` for a turn that offers tools (calls, or a short answer). Final answers keep the
-profile's bound. Nothing changes when the user bounded generations themselves (``max_tokens`` in the
-model's options or profile) or the profile has no bound (hosted models). ``bound(llm, kind)`` is the
-request options to add: two dict lookups a call.
+"""Generation bounds per turn kind, for models whose profile bounds generations (``ModelProfile.max_tokens``):
+``bound(llm, DECIDE)`` or ``bound(llm, TOOL)`` is the request options to add, ``{"max_tokens": n}``, or ``{}`` when
+the profile has no bound or the user set ``max_tokens`` themselves (options or profile).
 """
 
 from __future__ import annotations

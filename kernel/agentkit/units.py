@@ -1,10 +1,7 @@
-"""Units of work that drivers (the batch driver, the workflow executor) hand to an executor (``Kernel.executor``).
-
-A ``Unit`` runs either ``local()`` in this process, or on a worker as ``runner`` (an import path
-``"package.module:function"`` chosen by the driver's code, never by input data) with plain-data ``payload()``:
-the worker awaits ``run_unit(its_kernel, runner, payload)``. A lost worker raises ``UnitLost`` (the driver
-retries, bounded); a unit that ran and raised comes back as ``UnitFailed`` with the remote type name.
-A ``BatchJob`` is what a batch driver runs per item; it makes the item's ``Unit``.
+"""Units of work that drivers (batch, the workflow executor) hand to an executor (docs/hooks.md, executors): a
+``Unit`` runs ``local()`` here or, on a worker, ``run_unit(kernel, runner, payload)``; a lost worker is ``UnitLost``
+(retried, bounded), a remote exception ``UnitFailed``. ``BatchJob`` makes a batch item's ``Unit``; ``shipped`` and
+``worker_agent`` rebuild specs under the driver's trust.
 """
 
 from __future__ import annotations

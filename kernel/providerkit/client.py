@@ -1,59 +1,7 @@
-"""The one place that builds HTTP clients for network providers, and what every request shares.
-
-``HttpClient`` wraps an ``httpx.AsyncClient`` (or an httpx-API-compatible
-client such as httpx2) for one provider instance:
-
-* **one client per event loop**, created on first use and reused: an httpx
-  client must not cross event loops, and zagent's sync twins run on a
-  background loop (``zagent._runs.sync``), so a script mixing ``complete()`` and
-  ``await acomplete()`` gets one client on each loop, never one per call;
-* explicit **timeouts** (connect/read/write/pool; ``timeout=`` or the
-  ``ZAGENT_TIMEOUT`` environment variable) and **pool limits** sized for many
-  concurrent agents; default headers (user agent, JSON, the API key);
-* a whole-call **deadline** (connect, every read, the stream, retries and their
-  waits: a server that trickles a byte at a time or streams forever is cut
-  there) and a **size limit** on every reply, streamed ones counted whole
-  (``max_response_bytes``): ``DeadlineExceeded`` and ``ResponseTooLarge``
-  name the limit and how to raise it;
-* a fair **in-flight limit** per client and event loop (``max_in_flight``,
-  by default the pool's ``max_connections``): calls past it wait their turn in
-  FIFO order instead of crowding httpx's pool, which slows down sharply when
-  thousands of requests wait inside it; and requests enter the pool one at
-  a time, each once the one before holds its connection (``entry``: without
-  it, httpcore hands one idle connection to every request arriving in the
-  same few event-loop turns, and all but one go round the pool again);
-* **retries** with exponential backoff and jitter for connection errors,
-  connect/pool timeouts, 408, 409, 429 and 5xx, honouring ``Retry-After``
-  (seconds or an HTTP date), ``retry-after-ms`` and ``x-should-retry``, bounded
-  by ``max_retries`` and the deadline. A *read* timeout is not retried (unless
-  ``retry_read_timeouts=True``): the server may still be generating the
-  abandoned reply, and a retry would stack a second generation on it. Then a
-  typed error from ``zagent.errors`` carrying provider, status and the
-  server's message (401/403 name the environment variable to set); see
-  docs/errors.md for which errors are retryable;
-* an optional **rate limit** (``rpm``: requests per minute) shared by every
-  LLM of one kernel that talks to the same provider and base URL (found when
-  the client is built, in the stash of the kernel building the model:
-  ``shared_stash``; a client built outside a kernel has its own);
-* a user's own client (``client=``, never closed by zagent) or a factory
-  (``client_factory=``, called once per event loop with ``base_url``,
-  ``headers``, ``timeout`` and ``limits`` built from the factory's own module,
-  so ``client_factory=httpx2.AsyncClient`` just works). A user's client keeps
-  its own ``base_url`` (it wins over ``base_url=``); without one, requests go
-  to absolute URLs under ``base_url``.
-
-API keys live in a ``Secret`` and go into the client's default headers only;
-they never appear in reprs or errors: a server message echoing the key, or
-the value of a header whose name says it is a secret (``X-Api-Key``,
-``Authorization``, ``Cookie``...), is masked (``zagent.agentkit.secrets.Masker``:
-whole values only, so a dummy key such as ``x`` leaves messages intact).
-httpx is imported when the first client is built, never at import; with
-``pip install 'zagent[httpx2]'`` the client is httpx2 (``ZAGENT_HTTP_MODULE=httpx``
-switches back).
-
-The other modules of ``zagent.providerkit``: ``config`` (the options), ``clients`` (the client of each
-event loop, a mixin), ``errors`` (typed errors, a mixin), ``entry`` (pool entry one request at a time), ``stream`` (streamed replies, the deadline),
-``ratelimit`` (``rpm``), ``wire`` (SSE/NDJSON, ``Retry-After``, the helpers providers share).
+"""``HttpClient``: one network provider instance's HTTP access (``HttpClient.build``), an httpx client per event
+loop. ``post`` applies timeouts, the deadline, the size limit, the in-flight limit, ``rpm`` and retries, raising the
+typed errors of docs/http.md; keys never show in reprs or errors. A user's ``client=`` keeps its own ``base_url``;
+httpx is imported with the first client, never at import.
 """
 
 from __future__ import annotations
@@ -80,11 +28,10 @@ from .wire import retry_after, server_message
 class HttpClient(LoopClients, HttpErrors):
     """HTTP access for one provider instance. Create with ``HttpClient.build(...)``.
 
-    :ivar provider: provider name, used in errors (``openai``).
-    :ivar base_url: root URL requests are relative to.
+    :ivar provider: provider name, used in errors (``openai``); ``base_url``: the root requests are relative to.
     :ivar key_env: environment variable that holds the key (named in 401 errors).
-    :ivar limiter: the ``rpm`` limiter requests wait for (``None``: no ``rpm``); by default the one the
-        building kernel's models of this provider and URL share.
+    :ivar limiter: the ``rpm`` limiter (``None``: no ``rpm``); by default the one the building kernel's models of
+        this provider and URL share.
     """
 
     provider: str
@@ -132,13 +79,10 @@ class HttpClient(LoopClients, HttpErrors):
     async def post(self, path: str, body: bytes, *, stream: bool = False, expect: Optional[str] = None) -> Any:
         """POST ``body`` (JSON bytes) to ``path``; retry what is retryable; raise typed errors.
 
-        Returns the response with status < 400, its body read (within
-        ``max_response_bytes``). With ``stream=True`` it returns a
-        ``StreamReply`` whose body is not read yet: iterate ``aiter_lines()``,
-        then ``await reply.aclose()``; the deadline and the size limit go on
-        applying while it is read. ``expect`` is the media type a streamed
-        reply must have (``text/event-stream``); another one (an HTML page, a
-        JSON body) raises ``ProtocolError`` naming it.
+        Returns the response with status < 400, its body read (within ``max_response_bytes``). With
+        ``stream=True``, a ``StreamReply`` whose body is not read yet: iterate ``aiter_lines()``, then ``await
+        reply.aclose()``; the deadline and the size limit go on applying. ``expect`` is the media type a
+        streamed reply must have (``text/event-stream``); another one raises ``ProtocolError`` naming it.
         """
         import asyncio
 

@@ -1,10 +1,5 @@
-"""``LoopClients``: ``HttpClient``'s httpx clients, one per event loop, built from its options.
-
-A client is made on first use on each loop (an httpx client must not cross event loops) with the timeouts,
-pool limits and default headers (user agent, JSON, the API key) of the options, or is the user's own
-``client=`` (never closed here) or made by ``client_factory=``. Each loop's client comes with its in-flight
-gate and pool-entry lock (``entry``). The httpx-compatible module is chosen once (``module``). A client of
-a plain ``http://`` URL loads no certificates (``_no_tls``).
+"""``LoopClients``, a mixin of ``HttpClient``: one httpx client per event loop, made on first use from the options
+(or the user's ``client=``, never closed here, or ``client_factory=``), with its in-flight gate and pool-entry lock.
 """
 
 from __future__ import annotations

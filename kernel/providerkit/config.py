@@ -1,8 +1,8 @@
 """HTTP options every network provider shares (``HttpConfig``), their defaults, and which HTTP module to use.
 
-``HttpConfig.from_options`` validates ``timeout`` (or ``ZAGENT_TIMEOUT``), ``deadline``,
-``max_response_bytes``, ``max_retries``, pool and in-flight limits, ``rpm`` and the rest
-(docs/http.md lists them); ``default_http_module`` picks httpx2 when installed, else httpx.
+``HttpConfig.from_options`` validates ``timeout`` (or ``ZAGENT_TIMEOUT``), ``deadline``, ``max_response_bytes``,
+``max_retries``, pool and in-flight limits, ``rpm`` and the rest (docs/http.md lists them); ``default_http_module``
+picks ``ZAGENT_HTTP_MODULE``, else httpx2 when installed, else httpx.
 """
 
 from __future__ import annotations
@@ -34,28 +34,14 @@ ERROR_BODY_BYTES = 64 * 1024  # what is read of an error reply (the rest is drop
 
 
 class HttpConfig(msgspec.Struct, kw_only=True, frozen=True):
-    """Timeouts (seconds), pool limits and retry policy of one provider's client.
+    """Timeouts (seconds), pool limits and retry policy of one provider's client (docs/http.md).
 
-    Defaults: connect 10 s, read 120 s (time between bytes; a streamed reply
-    may take longer in total), write 30 s, pool 60 s (waiting for a free
-    connection inside httpx's pool; calls past ``max_in_flight`` wait before
-    it, within the deadline); httpx's own pool defaults: up
-    to 100 connections, 20 of which stay alive for 30 s idle. Measured with the
-    peers' harness (500 concurrent two-call agent tasks on loopback): 100/20
-    ran at 1.0-1.2x the bare-httpx loop; 100/100 at 1.6-1.8x and 200-1000
-    connections at 1.2-1.7x (httpcore's pool work grows with the connections
-    it holds). With slow real models and hundreds of agents in flight, raise
-    ``max_connections``: each in-flight HTTP/1.1 request holds one
-    connection. 2 retries, backoff 0.5 s doubling up to 8 s with jitter; a server
-    asking to wait longer than ``retry_max_wait`` (60 s) is not waited for.
-
-    ``deadline`` bounds one call as a whole (600 s, or the read timeout when
-    longer; ``None`` turns it off); ``max_response_bytes`` bounds one reply
-    (32 MiB; ``None`` turns it off). ``max_in_flight`` caps the requests one
-    client has open per event loop (default: ``max_connections``; ``0`` turns
-    it off); the rest wait in FIFO order. ``retry_read_timeouts`` retries a
-    read timeout too (off: the server may still be generating). ``timeout``
-    (seconds) comes from ``ZAGENT_TIMEOUT`` when not given.
+    Defaults: connect 10 s, read 120 s (between bytes), write 30 s, pool 60 s; 100 connections, 20 kept alive
+    30 s idle; 2 retries, backoff 0.5 s doubling up to 8 s with jitter; a server asking to wait longer than
+    ``retry_max_wait`` (60 s) is not waited for. ``deadline`` 600 s (or the read timeout when longer) and
+    ``max_response_bytes`` 32 MiB (``None`` turns either off); ``max_in_flight`` (requests open per client and
+    event loop, the rest wait in FIFO order) is ``max_connections`` (``0``: off); ``retry_read_timeouts`` off.
+    ``timeout`` (seconds) comes from ``ZAGENT_TIMEOUT`` when not given.
     """
 
     connect_timeout: Optional[float] = 10.0

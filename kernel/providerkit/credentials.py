@@ -1,15 +1,7 @@
-"""Credentials follow the user: a key from the environment goes only to the base URL the user configured.
-
-A provider takes its API key from ``api_key=`` or from its environment variable
-(``OPENAI_API_KEY``...), and its base URL from ``base_url=``, its environment
-variable (``OPENAI_BASE_URL``...) or its default. When the options come from a
-spec file that is not trusted (``spec_options(...)`` around building the
-agent), a ``base_url`` of the spec's own may receive the user's key only if it
-is one the user configured: the provider's configured URL, or one listed in
-``Kernel(config={"trusted_base_urls": [...]})``. Otherwise the LLM is refused
-before any request (``ConfigError`` saying why and what to do): a hostile file
-cannot send the user's key to its own server. A spec that carries its own
-``api_key`` is not affected (that key is its own to send).
+"""Credentials follow the user (docs/security.md, 3). Inside ``spec_options`` (an untrusted spec's LLM options),
+``check_destination`` refuses with a ``ConfigError``, before any request, an LLM that would send the user's key from
+the environment to a ``base_url`` the user did not configure or list in ``trusted_base_urls`` (a spec's own
+``api_key`` may go anywhere); ``check_options`` refuses ``CODE_OPTIONS`` and a ``Host`` header.
 """
 
 from __future__ import annotations

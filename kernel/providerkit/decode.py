@@ -1,14 +1,7 @@
-"""A reply's body decoded within a size limit counted on the *decoded* bytes (gzip and deflate bombs).
-
-httpx inflates each network chunk whole before anyone can count it, so a 2 KB body of gzip-of-gzip of
-zeros becomes gigabytes in one step. ``body_chunks`` reads the raw bytes instead and inflates them here,
-at most ``STEP`` bytes at a time, counting every layer against the limit:
-
-* no ``Content-Encoding`` (or ``identity``): the raw chunks as they come (no extra work per chunk);
-* ``gzip``/``x-gzip`` and ``deflate`` (zlib or raw), at most ``MAX_LAYERS`` of them stacked; each
-  layer's output is counted, and the last one's is what the caller counts against ``max_response_bytes``;
-* ``br``, ``zstd``, ``compress``, or more layers: ``ProtocolError`` (zagent never asks for them);
-  corrupt compressed data: ``ProtocolError`` too. Unknown tokens are passed through, as httpx does.
+"""``body_chunks``: a reply's body decoded within a size limit counted on the *decoded* bytes of every layer (gzip
+and deflate bombs). ``gzip``/``x-gzip`` and ``deflate`` (zlib or raw), at most ``MAX_LAYERS`` stacked, are inflated
+``STEP`` bytes at a time; ``br``, ``zstd``, ``compress``, more layers or corrupt data raise ``ProtocolError``;
+unknown tokens pass through.
 """
 
 from __future__ import annotations
@@ -37,11 +30,9 @@ def encodings(response: Any) -> list[str]:
 def body_chunks(response: Any, limit: Optional[int], owner: Any) -> AsyncGenerator[bytes, None]:
     """The decoded body of a streamed ``response``: an async iterator of chunks (close it with ``aclose()``).
 
-    A plain reply gives httpx's raw chunks as they are (no wrapper per chunk). An encoded one is
-    inflated at most ``STEP`` bytes at a time; ``limit`` bounds every layer's output (the caller
-    counts the last one too): past it ``owner.too_large(limit, detail)`` is raised before the next step.
-    The response is closed at the end of the body (by httpx's ``aiter_raw``). ``owner`` (the
-    ``HttpClient``) names the server in errors.
+    An encoded reply is inflated at most ``STEP`` bytes at a time; past ``limit`` in any layer (the caller counts
+    the last one too) ``owner.too_large(limit, detail)`` is raised before the next step. The response is closed at
+    the end of the body; ``owner`` (the ``HttpClient``) names the server in errors.
     """
     if hasattr(response, "_content"):  # already read by httpx (a mock transport): nothing left to bound
         bytes_: AsyncGenerator[bytes, None] = response.aiter_bytes()

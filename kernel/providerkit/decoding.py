@@ -1,10 +1,7 @@
-"""``ProviderLLM``: the kit's base class for provider models, which decodes what the kernel takes as it is.
-
-A provider built on it implements ``_wire_complete`` (and may implement ``_wire_stream``) instead of the kernel's
-``_acomplete``/``_astream``; around them the base class renames the tools its wire refuses
-(``tool_name_pattern``, ``zagent.providerkit.toolnames``) and maps the reply's names back, and, when
-``profile.think_tags`` is on, moves inline ``<think>`` spans to reasoning (``split_reply``, ``think_stream``;
-``zagent.providerkit.think``). A provider subclassing ``zagent.LLM`` directly gets neither.
+"""``ProviderLLM``: the kit's base class for provider models. A provider implements ``_wire_complete`` (and may
+implement ``_wire_stream``); around them the base class renames tools its wire refuses (``tool_name_pattern``) and
+maps the reply's names back, and with ``profile.think_tags`` moves inline ``<think>`` spans to reasoning
+(``split_reply``, ``think_stream``). A provider subclassing ``zagent.LLM`` directly gets neither.
 """
 
 from __future__ import annotations

@@ -1,29 +1,6 @@
-"""Requests enter httpx's connection pool one at a time, each once the one before it holds a connection.
-
-httpcore's pool (httpx 0.28, httpcore 1.0) hands an idle connection to
-*every* request that arrives before the first of them has started using it:
-a connection stays "available" until its request's task runs again, which
-takes a few event-loop turns. All but one of those requests then fail over
-(``ConnectionNotAvailable``) and go round the pool again, rescanning every
-request and connection each time. Measured against the peers' mock server at
-1,000 concurrent agent calls: five extra trips round the pool per request,
-about half the client's CPU.
-
-The fix stays outside httpcore: zagent lets a request into the pool only when
-the previous one has its connection. Each request carries a ``trace``
-extension (httpcore's public hook, ``Claim``); its first event
-(``connection.connect_tcp.started`` on a new connection,
-``http11.send_request_headers.started`` on a reused one) means the request
-has a connection that nobody else can be handed, and lets the next request
-in. The wait is a few event-loop turns, never the server's reply, and the
-hold ends however the request ends (``Claim.finish``).
-
-Only clients whose pool is known to trace are guarded (``guard_for``): an
-``httpx.AsyncClient`` over httpx's own transport and httpcore's pool, HTTP/1.1
-only, with no proxy mounts. Another transport (a user's, a mock, a proxy, httpx2) is left
-as it is: a request that held the entry without a single trace event would
-hold every other request back for its whole exchange, so a client whose
-request succeeds without one is never guarded again.
+"""Requests enter httpx's connection pool one at a time, each once the one before it holds a connection
+(``guard_for``, ``Claim``: its first ``trace`` event). The wait is a few event-loop turns, never the server's reply;
+only an httpx ``AsyncClient`` on httpcore's HTTP/1.1 pool without proxy mounts is guarded (docs/http.md).
 """
 
 from __future__ import annotations

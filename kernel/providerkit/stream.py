@@ -129,13 +129,9 @@ _NEWLINES = re.compile(r"\r\n|\r|\n")
 
 
 class _Deadline:
-    """The whole-call deadline of one request: cancels the waiting task when it passes while armed.
-
-    ``armed`` is true while the call awaits the network (send, retry waits, each
-    stream read); between stream reads (the caller's own code runs) the deadline
-    only marks itself passed, and the next read raises. Like
-    ``asyncio.timeout``, it tells its own cancellation from another one. With a
-    ``Deadlines`` (one per client and event loop) it needs no timer of its own.
+    """The whole-call deadline of one request: cancels the waiting task when it passes while ``armed`` (the call
+    awaits the network); between stream reads it only marks itself passed, and the next read raises. Like
+    ``asyncio.timeout`` it tells its own cancellation from another one; under a ``Deadlines`` it needs no timer.
     """
 
     __slots__ = ("seconds", "task", "handle", "armed", "fired", "when", "_cancelled", "_base", "_loop", "_owner")
@@ -191,14 +187,8 @@ class _Deadline:
 
 
 class Deadlines:
-    """The deadlines of one client on one event loop, all ``seconds`` long, under one timer.
-
-    They start in order, so they pass in that order: an insertion-ordered dict
-    holds the pending ones, and one timer is set for the oldest. A request that
-    ends just leaves the dict (no timer handle made, cancelled and left in the
-    loop's heap per request); when the timer goes off it fires the deadlines
-    that have passed and is set again for the oldest one left.
-    """
+    """The deadlines of one client on one event loop, all ``seconds`` long, under one timer: they pass in the order
+    they start, so an insertion-ordered dict holds the pending ones and the timer is set for the oldest."""
 
     __slots__ = ("loop", "seconds", "pending", "handle")
 
@@ -262,16 +252,8 @@ _CONSUMED = _Consumed()
 
 
 def release(response: Any) -> None:
-    """Break the reference cycle httpx leaves in a closed response, so it is freed when dropped.
-
-    httpx's client wraps a response's stream in one that refers back to the
-    response (``response.stream._response is response``), so every response,
-    with its request and the connection pool's objects for that request (about
-    40 objects a call), is left for the cycle collector, which then runs about
-    every dozen agent calls. A closed response's stream is never read again
-    (its body, if read, is ``response.content``), so it is swapped for an empty
-    one and reference counting frees the lot. A response still open is left
-    alone.
+    """Break the reference cycle httpx leaves in a closed response (its stream refers back to it), so reference
+    counting frees it when dropped: the stream of a closed response becomes an empty one. An open one is left alone.
     """
     if getattr(response, "is_closed", False) and hasattr(response, "stream"):
         response.stream = _CONSUMED

@@ -1,12 +1,6 @@
-"""zagent.speckit: spec files and the trust checks of plugins that load them (agents, workflows, group chats, skills).
-
-A spec file is data: ``files.load_spec_file`` reads it (size, nesting and text checked), ``paths.spec_file`` says
-which file the specs built in a block come from (``current_spec_file``) and keeps the files it names in its folder,
-``trust.Trust`` / ``trusting`` say who vouches for the code it names and ``trust.resolve`` imports that code only
-when trusted, ``sizes`` bounds its counts and a model's options, ``specs.convert_spec`` turns it into its Struct.
-``files.build_agent`` is ``Kernel.agent``'s builder (the actions plugin registers it). The kernel never imports
-this package; plugins and the other kits do, on first use. Its public names (``zagent.speckit.Trust``...) are
-imported on first use.
+"""``zagent.speckit``: spec files and the trust checks of the plugins that load them (agents, workflows, group
+chats, skills): reading (``files``), origin and paths (``paths``), trust (``trust``), counts (``sizes``), rails
+settings (``rails``) and conversion (``specs``). The kernel never imports it; its public names load on first use.
 """
 
 from __future__ import annotations

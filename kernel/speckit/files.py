@@ -1,8 +1,6 @@
-"""Spec files and the agent builder behind ``Kernel.agent``.
-
-``load_spec_file`` reads a ``.json`` or ``.yaml``/``.yml`` file and checks its size, nesting and text;
-``build_agent`` is the ``agent_builders`` entry the actions plugin registers: a spec (a dict or a file) built by
-its type's factory under the trust asked for, as from its file (``spec_file``: paths it names lie next to it).
+"""Spec files and ``Kernel.agent``'s builder: ``load_spec_file`` reads a ``.json`` or ``.yaml``/``.yml`` file, its
+size, nesting and text checked (``ConfigError``); ``build_agent``, which the actions plugin registers, builds a spec
+(a dict or a file) with its type's factory under the trust asked for, as from its file.
 """
 
 from __future__ import annotations

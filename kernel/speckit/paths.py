@@ -1,28 +1,7 @@
-"""Where the spec being built comes from (``spec_file``, ``current_spec_file``) and the one check for the
-*path* class of spec values: a file a spec names stays in the spec's folder.
-
-A spec file is data. A value in it that names a file for zagent to write or
-read -- ``trajectory_path``, ``checkpoints``, ``long_term_memory.path``, and a
-provider's path options (``record:``/``replay:`` ``path``, or any option a
-provider declares, or any option named ``path``/``*_path``/``*_file``/``*_dir``)
--- is accepted from an untrusted spec only if
-
-* it ends in one of the suffixes the key allows (``.jsonl``, ``.db``...), and
-* its real location (symlinks resolved) is inside the spec file's folder or a
-  folder the app configured: ``Kernel(config={"spec_paths": ["/srv/agent-data"]})``.
-
-Anything else is a ``ConfigError`` naming the key, the path and the ways out.
-Trusted specs (``trust=True``, ``--trust``) and Python code (``k.llm(..., path=...)``)
-name paths as they like.
-
-A wrapper whose path has a default in the user's own data folder (``record:``/``replay:`` without ``path``:
-``~/.local/share/zagent/recordings/<model>.jsonl``) declares it (``factory.zagent_default_paths``); a model
-an untrusted spec names may not leave that path out (it would overwrite or replay the user's own recording).
-The model the *user* chose may: one the kernel took from its config or ``ZAGENT_MODEL``, or a
-``UsersModel`` (the CLI's ``--model``, a ``llm=`` argument of Python code) -- told apart by where the value
-came from, never by its text. Inside ``untrusted_options`` the kernel runs ``check_untrusted_options`` on
-every model's options before its factory. Opening the file later goes through
-``zagent.agentkit.privatefiles`` (no symlink of another user is followed; 0600 files).
+"""Where the spec being built comes from (``spec_file``, ``current_spec_file``) and the one check of its *path*
+values (``check_spec_path``): from an untrusted spec, a file must end in a suffix its key allows and lie in the
+spec's folder or ``spec_paths``, else ``ConfigError``; ``untrusted_options`` checks a spec's model options
+(docs/security.md, 8).
 """
 
 from __future__ import annotations

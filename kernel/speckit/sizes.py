@@ -1,26 +1,6 @@
-"""The *size* class of spec values: counts a spec sets are whole numbers in bounds, checked when it loads.
-
-A spec file is data, and a number in it is a resource the user pays for: ``max_rounds: 1000000000`` is a
-billion model calls on the user's key, ``max_tool_call_concurrency: 0`` a run that never starts its calls
-(``ValueError`` deep in the tool runner), ``memory_size: -5`` a slice from the wrong end. ``check_sizes``
-walks a converted spec (a ``msgspec.Struct``: its fields, nested Structs and lists of them, and the
-``termination`` / ``selection`` mappings of a group chat) and refuses, with a ``ConfigError`` naming the key,
-its value and the range, any count of ``SPEC_SIZES`` that is not a whole number in its range. ``None``
-(the key's "no limit" where it has one) stays allowed. Numbers that need not be whole (``max_seconds``,
-``busy_timeout``) are in ``SPEC_NUMBERS``; a NaN or an infinity is out of every range. The mappings walked
-besides Structs: a group chat's ``termination`` and ``selection``, an agent's ``long_term_memory``. Once per
-spec load; never per call.
-
-The ranges are far beyond any real agent (a run of 1,000 ReAct iterations, a chat of 1,000 rounds); an app
-that wants more sets the value in Python (``ReActLoop(max_iterations=...)``), which is not checked here.
-
-The numbers of an untrusted spec's ``llm_config`` (``LLM_NUMBERS``: timeouts, retries, pool limits, sampling
-fields such as ``temperature``/``max_tokens``/``top_p``, at any depth, so ``extra_body`` and Ollama's
-``options`` too) go through the same check when the kernel makes the model (``check_llm_options``, once per
-model, for every provider): a NaN, an infinity, a bool, a string, a negative or a huge value is a
-``ConfigError`` naming the key and its range. A timeout of ``null`` (none) is refused too: a spec may not
-turn a limit off. ``prices`` (the cost table behind ``usage_limits`` and the reported cost) is the app's:
-refused from a spec.
+"""The *size* class of spec values (docs/security.md, 13): ``check_sizes`` refuses a count of ``SPEC_SIZES`` or
+``SPEC_NUMBERS`` out of its range (``None`` stays allowed), ``check_llm_options`` an untrusted spec's model option
+out of ``LLM_NUMBERS`` (a ``null`` timeout too) or its ``prices``; each a ``ConfigError`` naming the key and range.
 """
 
 from __future__ import annotations

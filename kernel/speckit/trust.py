@@ -1,9 +1,7 @@
-"""Who vouches for a spec's import paths and the one ``module:attr`` resolver for paths that come from spec files.
-
-``Trust`` (in force inside ``trusting(...)``, read with ``current_trust()``) says who vouches: the app
-(``trusted_imports``, ``trust=True``) or the CLI user (the spec's own folder, ``--trust``). ``resolve`` imports a
-path only when it is trusted, else ``ConfigError``; ``Trust(dry=True)`` imports nothing and gives a
-``NotImported`` stand-in. ``import_path`` imports a path the caller already trusts (no check).
+"""Who vouches for a spec's import paths (``Trust``, in force inside ``trusting(...)``, read with
+``current_trust()``: the app or the CLI user) and ``resolve``, which imports a path from a spec only when trusted,
+else ``ConfigError`` (``Trust(dry=True)``: a ``NotImported`` stand-in). ``import_path`` imports a path the caller
+already trusts.
 """
 
 from __future__ import annotations

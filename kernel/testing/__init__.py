@@ -1,40 +1,7 @@
-"""zagent.testing: a kit for plugin authors, registered as a pytest plugin (``pytest11``).
-
-Installed with zagent, so every pytest run of a project that has zagent
-installed loads this module. It therefore imports nothing at import time
-but pytest (already loaded) and defines fixtures that build kernels only
-when a test asks for them. Nothing here is autouse.
-
-Fixtures:
-
-* ``make_kernel(*plugins, entry_points=False, strict=True, config=None)``:
-  a factory of fresh, isolated kernels, closed after the test.
-* ``zagent_plugins``: the plugins ``zagent_kernel`` loads; ``[]`` by default.
-  Override it in a ``conftest.py`` or test module to test your plugin.
-* ``zagent_kernel``: ``make_kernel(*zagent_plugins)``.
-* ``zagent_recorder``: a ``HookRecorder`` attached to ``zagent_kernel``.
-
-Helpers (import them from ``zagent.testing``): ``HookRecorder``,
-``HookCall``. Conformance suites for third-party plugins live in
-submodules (``zagent.testing.providers``, ``.parsers``, ``.memory``,
-``.checkpoints``, ``.tools``) and are
-imported explicitly by the tests that use them.
-
-Example::
-
-    import pytest
-    from my_plugin import plugin
-
-    @pytest.fixture
-    def zagent_plugins():
-        return [plugin]
-
-    def test_add_tool_is_registered(zagent_kernel):
-        assert zagent_kernel.run_tool({"name": "add", "arguments": {"a": 1, "b": 2}}).content == "3"
-
-    def test_rail_sees_the_call(zagent_kernel, zagent_recorder):
-        zagent_kernel.run_tool({"name": "add", "arguments": {"a": 1, "b": 2}})
-        zagent_recorder.assert_called("zagent_before_tool_call", call=lambda c: c.name == "add")
+"""``zagent.testing``: a kit for plugin authors, registered as a pytest plugin (``pytest11``). Fixtures:
+``make_kernel``, ``zagent_plugins`` (override it), ``zagent_kernel``, ``zagent_recorder``; helpers ``HookRecorder``,
+``HookCall``, ``wait_until``. Nothing is autouse and importing it loads only pytest; conformance suites are
+submodules, imported by the tests that use them (docs/testing.md).
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""Conformance suite for checkpoint stores (what ``k.memory("checkpoints", ...)`` returns).
-
-Loops and workflows save their state after every step and resume from
-``latest(run_id)``. A third party replacing the built-in store (registering
-``"checkpoints"`` with ``override=True``) checks it by subclassing::
-
-    from zagent.testing.checkpoints import CheckpointStoreTests
-
-    class TestMyCheckpoints(CheckpointStoreTests):
-        def make_store(self, tmp_path):
-            return Kernel(plugins=["my_plugin"], entry_points=False).memory("checkpoints", url=...)
-
-One rule per test. Only zagent, msgspec and pytest are imported.
+"""Conformance suite for checkpoint stores (what ``k.memory("checkpoints", ...)`` returns): subclass
+``CheckpointStoreTests`` in a class named ``Test...`` and define ``make_store(self, tmp_path)``. One rule per test;
+only zagent, msgspec and pytest are imported.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""``references_to``: where an object's attributes (a few levels down) hold an instance of a class.
-
-Used by the conformance suites to check that a provider's model keeps no back-pointer to the ``Kernel``.
-Attributes are read from ``__dict__`` and every ``__slots__`` of the type's MRO; lists, tuples, sets and
-dicts are looked through (their items are at the same level); a bound method counts its ``__self__`` and a
-function its closure cells.
+"""``references_to``: the attribute paths under an object, a few levels down, holding an instance of a class
+(read from ``__dict__``, every ``__slots__``, containers' items at the same level, a bound method's ``__self__``
+and closure cells). The conformance suites check with it that a provider's model keeps no ``Kernel``.
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
-"""Conformance suite for memory backends (``zagent_register_memory``).
-
-A third party checks its backend by subclassing and naming the class ``Test...``::
-
-    from zagent.testing.memory import MemoryBackendTests
-
-    class TestMyMemory(MemoryBackendTests):
-        def make_memory(self, tmp_path):
-            return Kernel(plugins=["my_plugin"], entry_points=False).memory("mine", url=...)
-
-Each test states one rule of the memory interface documented in
-``zagent.hookspecs.zagent_register_memory``. A backend that keeps no timestamps
-sets ``supports_time_filters = False``. Only zagent itself and pytest are imported.
+"""Conformance suite for memory backends (``zagent_register_memory``): subclass ``MemoryBackendTests`` in a class
+named ``Test...`` and define ``make_memory(self, tmp_path)``; a backend that keeps no timestamps sets
+``supports_time_filters = False``. Each test states one rule of the memory interface (docs/hooks.md). Only zagent
+and pytest are imported.
 """
 
 from __future__ import annotations

@@ -1,21 +1,8 @@
-"""Conformance suites for output parsers and text tool-call formats (for third-party plugins).
-
-Subclass in your tests and say how to get your parser::
-
-    from zagent.testing.parsers import ParserConformance
-
-    class TestYamlParser(ParserConformance):
-        mode = "yaml"
-        plugins = ["my_package.zagent_yaml"]      # loaded into a fresh, isolated Kernel
-
-The suite checks the protocol every caller relies on: ``instructions`` returns
-text, ``render`` then ``parse`` gives the values back (typed), a missing
-required field is named in the ``ParseError``, the error keeps the raw text,
-and no input whatsoever makes ``parse`` raise anything but ``ParseError``.
-Override ``fields``/``values``/``options`` for a mode with other needs (e.g.
-a single field). ``ToolCallFormatConformance`` does the same for tool-call formats.
-
-This module imports only pytest and zagent; it never imports a plugin itself.
+"""Conformance suites for output parsers (``ParserConformance``: set ``mode`` and ``plugins``, or override
+``make_parser``; ``fields``/``values``/``options`` for a mode with other needs) and text tool-call formats
+(``ToolCallFormatConformance``). They check that ``instructions`` gives text, ``render`` then ``parse`` gives the
+typed values back, and ``parse`` raises only ``ParseError`` (naming a missing field, keeping the raw text). Only
+pytest and zagent are imported, never a plugin.
 """
 
 from __future__ import annotations

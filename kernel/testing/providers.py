@@ -1,25 +1,7 @@
-"""Conformance suite for LLM provider plugins (``zagent_register_providers``).
-
-A third party checks its provider by subclassing and naming the class ``Test...``::
-
-    from zagent.testing.providers import ProviderTests
-
-    class TestFooProvider(ProviderTests):
-        plugins = ["zagent_foo"]            # what the kernel loads
-        model = "foo:small"                 # what k.llm() resolves
-        options = {"base_url": "http://127.0.0.1:8080"}
-        secret = "my-test-key"              # must never show in reprs or errors
-
-        def make_failing_llm(self, kernel):  # optional: a model whose calls fail
-            return kernel.llm(self.model, **self.options, api_key="wrong")
-
-Each test states one rule of the provider interface (``zagent.LLM``):
-completion, streaming, tool calls and tool results, errors, secrets, profile,
-sync twins and closing, and a model that holds no kernel. The backend must answer a plain prompt with text and,
-when offered one tool and asked to use it (``tool_prompt``), call it; set
-``supports_tools = False`` for a provider without tool calling. Override
-``make_llm`` for full control of how the model is made. Only zagent itself
-and pytest are imported.
+"""Conformance suite for LLM provider plugins: subclass ``ProviderTests`` in a class named ``Test...`` and set
+``plugins``, ``model``, ``options`` and ``secret`` (never shown in reprs or errors), optionally
+``make_failing_llm``, ``make_llm`` or ``supports_tools = False``. The backend must answer ``prompt`` with text and
+call the one tool offered on ``tool_prompt``. Only zagent and pytest are imported.
 """
 
 from __future__ import annotations

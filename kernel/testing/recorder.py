@@ -1,17 +1,6 @@
-"""``HookRecorder``: record hook calls on a kernel and assert on them in one line.
-
-Built on ``kernel.hooks.add_monitor`` (pytest's ``HookRecorder`` idea). The
-kernel only calls hooks that have implementations, so by default the
-recorder also registers a *spy* plugin: passive ``tryfirst`` implementations
-of every rail, event and lifecycle hook that return ``None``. The spy sees
-exactly what the kernel passed to each hook (before other rails change it)
-and changes nothing. Registration hooks run when a plugin is added, so
-record them by adding plugins after the recorder exists
-(``kernel.add_plugin(...)``).
-
-Each ``HookCall`` is one *implementation* call. With the spy on,
-``getcalls(name)`` returns the spy's records only, i.e. one per hook call;
-pass ``plugin=`` to see what a given plugin was called with and returned.
+"""``HookRecorder``: record hook implementation calls on a kernel (``HookCall``) and assert on them in one line.
+By default a passive *spy* plugin sees every rail, event and lifecycle hook call as the kernel passed it, one
+record per hook call; record registration hooks by adding plugins after the recorder (docs/testing.md).
 """
 
 from __future__ import annotations

@@ -1,32 +1,7 @@
-"""Conformance suite for tool plugins (``zagent_register_tools``).
-
-A tool plugin's author checks it by subclassing and naming the class ``Test...``::
-
-    from zagent.testing.tools import ToolPluginTests
-
-    class TestWeatherTools(ToolPluginTests):
-        plugins = ["zagent_weather"]                 # what the kernel loads
-        modules = ["zagent_weather"]                 # imported in a clean process
-        sample_calls = {"forecast": {"city": "Oslo"}}  # one good call per tool
-
-Each test states one rule a tool plugin follows:
-
-* it registers at least one tool, without a plugin problem;
-* every tool's schema is a JSON-schema object (``properties``, ``required``
-  naming only declared properties) that encodes to JSON, and the same on
-  every load (models and caches rely on it);
-* every tool has a description, and every parameter one (models choose tools
-  and fill arguments from them);
-* every tool has a finite, positive timeout, or is ``inline`` (no timeout can
-  interrupt it, so only cheap pure functions should be);
-* the sample calls succeed through the kernel (``Kernel.arun_tool``), and a
-  rail that denies every call blocks each of them before the tool runs;
-* a call whose work outlasts its timeout comes back as a ``timeout`` result
-  (run only for tools listed in ``slow_calls``);
-* importing the plugin's modules in a fresh interpreter prints nothing,
-  starts no thread and writes no file in the working directory.
-
-Only zagent itself and pytest are imported.
+"""Conformance suite for tool plugins (``zagent_register_tools``): subclass ``ToolPluginTests`` in a class named
+``Test...`` and set ``plugins``, ``modules`` and ``sample_calls`` (``slow_calls`` optional). Its rules are listed
+in docs/testing.md: schemas, descriptions, timeouts, calls through rails, a quiet import. Only zagent and pytest
+are imported.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""``wait_until``: block a test thread until a condition holds, without asserting on time.
-
-For tests that pause, resume or abort runs from another thread: poll the
-condition every millisecond and give up (``AssertionError`` naming what was
-awaited) only after a generous bound, so a slow shared machine never fails a test.
+"""``wait_until``: block a test thread until a condition holds, polling every millisecond; only after a generous
+bound does it raise ``AssertionError`` naming what was awaited. For tests that pause, resume or abort runs from
+another thread.
 """
 
 from __future__ import annotations

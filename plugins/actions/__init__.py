@@ -1,12 +1,7 @@
-"""The actions plugin: Action, CustomizeAction, Agent, CustomizeAgent, ContextExtraction.
+"""The actions plugin: Action, CustomizeAction, Agent, CustomizeAgent, HumanAgent, ContextExtraction.
 
-Registers the agent types ``customize`` (so ``kernel.agent({...})`` builds a
-declared agent) and ``human`` (a person answers; ``human.py``), ``Kernel.agent``'s builder
-(``zagent.speckit.files.build_agent``: spec files and trust) and the CLI commands ``zagent run`` and ``zagent agent show``.
-Importing this module is cheap: the classes load on first use.
-
-Public names (``from zagent.plugins.actions import CustomizeAgent``) are
-resolved lazily through ``__getattr__``.
+Registers the agent types ``customize`` and ``human``, ``Kernel.agent``'s builder, the ``output_validators`` kind
+and the commands ``zagent run`` and ``zagent agent show``. Cheap to import: public names load on first use.
 """
 
 from __future__ import annotations

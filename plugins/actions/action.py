@@ -1,43 +1,8 @@
 """``Action`` and ``CustomizeAction``: build a prompt → call the LLM → (run tools) → parse typed fields.
 
-``CustomizeAction`` is the engine every declared agent runs on. One
-``aexecute`` is a small loop, bounded by ``max_steps``:
-
-1. ask the model (tools offered natively, or described in the prompt for
-   models whose profile says ``native_tools=False``);
-2. if it asked for tools, run them all through ``Kernel.arun_tools`` (rails,
-   validation and timeouts apply; at most ``max_tool_call_concurrency`` at
-   once) and feed the results back;
-3. if it answered, parse the answer with the parser of ``parse_mode``; a
-   reply that does not parse is re-asked once with the parser's repair prompt;
-4. if it did neither, nudge it for an answer.
-
-Offering tools, reading calls and feeding results back go through the
-tool-loop core (``zagent.agentkit.toolloop``), shared with the ReAct loop.
-One call's steps run in ``actionrun.py`` (``ActionRun``), which also puts the
-output format after the tool phase.
-
-
-**Output strategy.** In ``json`` parse mode, a request that offers no tools
-also asks for structured output (``response_format``: the JSON schema of the
-output fields, titled with the action name) when the model's profile says
-``json_schema_output=True`` (OpenAI's gpt-4o/4.1/5/o-series, Ollama, the
-offline test model); the output instructions stay in the prompt, so the reply
-is parsed the same way. A turn that offers tools (native or as text) stays
-prompt-based: a forced schema would keep constrained-decoding servers from
-calling tools, and text tool calls are not output JSON. Other profiles stay
-prompt-based. Override per model when a server rejects ``response_format``:
-``Kernel(config={"profiles": {"openai:my-model": {"json_schema_output": False}}})``
-(``"openai:*"`` for every model of a provider) or ``k.llm(..., profile={...})``.
-
-Past ``max_steps`` a ``NoAnswerError`` carries the whole trajectory. Work that
-does not depend on the inputs (templates, output instructions, tool specs,
-result types) is done once per action, not per call.
-
-Reaches parsers (output modes, tool-call formats and the ``templates``
-namespace), tools and providers through the kernel only. ``TEMPLATE_SECTIONS``
-are the sections a declared agent's ``prompt_template`` may have
-(docs/security.md).
+``CustomizeAction`` runs every declared agent: at most ``max_steps`` model calls (tools through ``Kernel.arun_tools``,
+a reply that does not parse repaired once), else ``NoAnswerError`` with the trajectory. ``TEMPLATE_SECTIONS``: what a
+``prompt_template`` may hold (docs/security.md).
 """
 
 from __future__ import annotations
@@ -128,7 +93,7 @@ class Action:
 
 @attrs.define(repr=False, eq=False, kw_only=True, slots=False)
 class CustomizeAction(Action):
-    """The prompt → LLM → tools → parse engine (see the module docstring).
+    """The prompt → LLM → tools → parse engine of declared agents.
 
     :ivar parse_mode: ``title``, ``json``, ``xml``, ``str``, ``custom`` or any registered mode.
     :ivar title_format: section heading format for ``title`` mode (``"## {title}"``).
@@ -136,8 +101,7 @@ class CustomizeAction(Action):
     :ivar max_steps: LLM calls allowed before ``NoAnswerError`` (repairs not counted).
     :ivar max_tool_call_concurrency: tool calls run at once within one step.
     :ivar tool_format: text tool-call format for prompt mode (a registered parser name).
-    :ivar template: a chat template dict (system, instruction, demonstrations, ...)
-        used instead of ``prompt`` when given.
+    :ivar template: a chat template dict (system, instruction, demonstrations, ...), used instead of ``prompt``.
     """
 
     kernel: "Kernel"

@@ -1,20 +1,7 @@
 """``ActionRun``: one ``CustomizeAction`` call, step by step, and the ``ActionOutput`` it gives.
 
-Each step asks the model once (``llm.asend``); tool calls run through ``Kernel.arun_tools`` (only the offered
-tools, for this run's context) and their results go back; an answer is parsed, a reply that does not parse is
-repaired once (``parser.aparse_with_repair``) when the action allows it; an empty reply is nudged. Past
-``max_steps`` a ``NoAnswerError`` carries the whole trajectory.
-
-**Output format after the tool phase.** When tools are offered, in every
-parse mode, the first prompt holds the task and the tools but not the output
-format: small models shown a JSON format (or ``str`` mode's "reply with the
-answer only") next to the tools answer at once and never call a tool. Once the model answers without calling tools, an
-answer that already parses is the output; otherwise the next turn asks for
-the final answer in the output format (one step), and that reply is parsed
-as any answer. That turn recaps the request and what the tools returned (the last
-``RECAP_RESULTS``, each cut to ``RECAP_CHARS``) before the format: measured on
-a 0.5B model, the format alone after the tool results gave 3 of 10 right
-sums, the recap 9 of 10. Without tools the format is in the first prompt.
+Only the offered tools run. With tools offered the output format comes after the tool phase (``format_turn``: the
+request, the last ``RECAP_RESULTS`` tool results cut to ``RECAP_CHARS``, the format); without, in the first prompt.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """``Agent``: actions by name, short-term (and optional long-term) memory, an LLM.
 
-``execute(action_name, msgs=..., inputs=...)`` writes the inputs to memory,
-extracts missing inputs from recent messages (``ContextExtraction``), runs the
-action, wraps the typed output in a result message recorded in memory
-(agent, action, prompt, timing, usage) and returns an ``AgentResult``.
-``acall``/``__call__`` run the default action. Everything per call lives in
-the call; the agent itself may be called concurrently. Its memory is in
-``agentmemory.py``, its result type in ``agentresult.py``.
+``execute``/``aexecute`` run one action (missing inputs extracted from recent messages: ``ContextExtraction``),
+record the inputs and the typed output in memory and return an ``AgentResult``; ``acall``/``__call__`` run the
+default action. Safe to call concurrently: per-call state lives in the call.
 """
 
 from __future__ import annotations
@@ -44,12 +40,10 @@ class Agent(AgentMemory):
     """An agent: named actions, memory, an LLM (``llm`` or ``llm_config``, consistent if both).
 
     :ivar memory_size: short-term memory keeps the last ``memory_size`` messages (``None``: all).
-    :ivar memory_chars: and cuts each to at most this many characters, ending in "..." (crewai's 200;
-        ``None``: whole). Long-term memory keeps the messages whole.
-    :ivar use_long_term_memory: also write every message to ``kernel.memory(long_term_memory["name"])``
-        (default ``sqlite``; other keys are the backend's options, plus ``session`` for a
-        ``name/session`` namespace); ``recall``/``arecall`` search it, and missing inputs are
-        extracted from what it recalls as well as from the recent messages.
+    :ivar memory_chars: and cuts each to at most this many characters, ending in "..." (``None``: whole).
+    :ivar use_long_term_memory: also keep every message whole in ``kernel.memory(long_term_memory["name"])``
+        (default ``sqlite``; other keys are the backend's options, ``session`` makes a ``name/session``
+        namespace), which ``recall``/``arecall`` search and missing inputs are extracted from too.
     :ivar context_messages: how many recent (and recalled) messages ``ContextExtraction`` reads.
     :ivar agent_config: per-run settings plugins read from ``ctx.agent_config``
         (``{"rails": {...}, "skills": True}``).
@@ -119,7 +113,8 @@ class Agent(AgentMemory):
         self, action_name: Optional[str] = None, *, msgs: Optional[Sequence[Any]] = None,
         inputs: Optional[dict[str, Any]] = None, ctx: Optional["RunContext[Any]"] = None,
     ) -> AgentResult:
-        """Run one action (see the module docstring) and return its ``AgentResult``."""
+        """Run one action and return its ``AgentResult``; the inputs and the result message (metadata: agent,
+        action, prompt, duration, usage, run id, steps) are recorded in memory."""
         return await self._begin(action_name, msgs, inputs, ctx)
 
     def _begin(self, action_name: Optional[str], msgs: Optional[Sequence[Any]], inputs: Optional[dict[str, Any]],
@@ -252,11 +247,10 @@ class Agent(AgentMemory):
                     session: Any = None) -> "AgentResponse":
         """Answer a chat turn directly, or with the ReAct loop over this agent's tools; an ``AgentResponse``.
 
-        ``use_react=None`` lets the model decide when the agent has tools (see ``zagent.plugins.actions.chat``);
-        ``history`` replaces the short-term memory as the conversation so far; ``ctx`` is the caller's run;
-        ``session`` (else ``agent.session``, e.g. ``SQLiteSession(id, path)``) is a persistent conversation:
-        its items are the history and the turn is appended to it (``zagent.plugins.actions.sessions``).
-        ``user_input`` is text or a user ``Message`` with image/file parts (``Message.user(text, image=...)``)."""
+        ``user_input`` is text or a user ``Message`` with image/file parts (``Message.user(text, image=...)``);
+        ``use_react=None`` lets the model decide when the agent has tools; ``history`` replaces the short-term
+        memory; ``ctx`` is the caller's run; ``session`` (else ``agent.session``) is a persistent conversation
+        whose items are the history and which the turn is appended to (docs/sessions.md)."""
         from .chat import achat
 
         return await achat(self, user_input, history, use_react, ctx=ctx, session=session)

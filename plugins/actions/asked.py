@@ -1,31 +1,8 @@
-"""A ReAct run or a declared agent inside a workflow node or a group-chat turn: a tool call awaiting a human's
-approval pauses the composite run, as a durable interrupt (``zagent.interrupt``), instead of waiting for ever.
+"""A tool call awaiting a human's approval in a workflow node or group-chat turn, asked as a durable interrupt.
 
-A declared agent (``CustomizeAction``'s tool steps) settles its awaiting calls with ``settle_awaiting`` after
-each batch: each is asked as the node's (turn's) interrupt the same way; an approved call runs, a declined
-one gets a "declined" result, and outside an interrupt scope the "awaiting approval" result stands.
-
-Used by the react plugin's ``ReActAgent`` chats and handoffs, and by chat agents called as tools
-(``astool``) inside a node or turn; ``loop`` is the react plugin's ``ReActLoop`` (its ``on_pause`` callback
-says when it pauses).
-
-On its own a loop whose approver answered "later" (``None``) pauses and waits for ``loop.resume(approve=...)``.
-A node or turn has nobody to call that, so inside an interrupt scope (``zagent.agentkit.interrupts``:
-a workflow node, a group-chat turn) ``arun_asking`` watches the loop: when it pauses on approvals, each call
-waiting is asked as the node's (turn's) next interrupt, a question naming the agent, the tool and its
-arguments; the loop is aborted and the composite run ends ``paused`` with that question, checkpointed.
-``resume(run_id, answer="yes")`` runs the node (turn) again from its start; when the loop reaches the same
-call again, the answer is given to it: ``yes`` (or ``y``, ``approve``, ``allow``, ``true``) approves it, any
-other answer declines it (the tool result says a human declined).
-
-The answer binds to the call it was asked about (tool and canonical arguments, as approval keys do:
-``zagent.agentkit.approvals``): the question's digest is kept in the run's shared counters (checkpointed
-with the composite run). When the re-run's model proposes another call, or the same tool with other
-arguments, the old answer is skipped and the new call is asked as a new interrupt, so an approval given
-for one call never runs another. A "yes" is bound when the resume gives it (an HMAC under the kernel's
-checkpoint key, else the user's local key: ``zagent.agentkit.signing.answer_signer``); one only an unsigned
-store holds, edited in, is not, and its call is asked again (``Asking.vouches``). Outside an interrupt scope the loop runs as usual (an agent called as a tool there still ends with an error
-result, ``astool``: nobody could approve).
+``arun_asking`` (a ReAct loop) and ``settle_awaiting`` (a declared agent's batch) ask each awaiting call as the
+node's (turn's) next interrupt; ``yes`` runs that very call, any other answer declines it. Outside an interrupt
+scope nothing changes. docs/workflows.md, docs/security.md.
 """
 
 from __future__ import annotations

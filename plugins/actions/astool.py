@@ -1,18 +1,7 @@
 """Agents as tools: ``Agent.as_tool()`` (``agent_tool``) and the ``"agents": [...]`` key of agent files.
 
-An agent becomes a kernel ``Tool`` another agent is offered like any tool. A
-declared agent's tool takes its declared inputs and answers its outputs (the
-one output as text, several as a JSON object); a chat agent's (ReAct) takes
-``task`` and answers its reply. The called agent runs *inside the caller's
-run*: same run id and stash (so per-run budgets count its calls too), its
-usage added to the caller's, and the caller's rails carried down as
-``agent_config["outer_rails"]`` (the rails plugin merges them under the
-agent's own: a called agent is never looser than its caller, whatever its own
-file says). Agents calling agents nest at most ``MAX_AGENT_DEPTH`` deep.
-
-In an agent file, ``"agents"`` lists agent files (paths relative to the file's
-folder, which they may not leave unless the spec is trusted) or inline specs;
-each is built through the kernel's agent types and offered as a tool.
+The called agent runs inside the caller's run (its run id, stash and usage) under the caller's rails as well as its
+own, at most ``MAX_AGENT_DEPTH`` deep; agent files named must lie in the spec's folder unless trusted. docs/agents.md.
 """
 
 from __future__ import annotations

@@ -1,19 +1,7 @@
 """``Agent.chat``: any agent answers a chat turn directly, or with the ReAct loop when it has tools.
 
-``chat(user_input, history=None, use_react=None)`` returns an ``AgentResponse``; ``user_input`` is text or
-a user ``zagent.Message`` with image and file parts (``Message.user(text, image=...)``, ``userturn``), sent
-to the model as it is and kept with its parts in the agent's memory.
-With ``use_react=None`` an agent that has tools first asks the model (one
-short call) whether the request needs tools or several steps; "no" (or no
-tools at all) gives one direct answer (the agent's system prompt, the
-history, the request), "yes" runs a ReAct loop over the agent's tools. Turns
-are kept in the agent's short-term memory, so later chats see earlier ones.
-
-The ReAct loop belongs to the react plugin, which this plugin does not
-import: a declared agent reaches it through the kernel's agent-type registry
-(type ``react``), with its own name, model, system prompt, tools and
-``agent_config``; ``ReActAgent`` runs its own loop. Without the react
-plugin, a chat that needs tools says so.
+``achat`` returns an ``AgentResponse``; with ``use_react=None`` one short model call decides. The loop is the
+kernel's ``react`` agent type (a ``ConfigError`` without it). Turns, images included, are kept in short-term memory.
 """
 
 from __future__ import annotations

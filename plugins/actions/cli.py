@@ -1,13 +1,7 @@
 """CLI commands of the actions plugin: ``zagent run AGENT_FILE`` and ``zagent agent show AGENT_FILE``.
 
-``run`` builds the file's agent through the kernel's agent-type registry (any
-``type``). A declared agent (``customize``) gets its inputs from ``--input``
-and prints the typed output (``--json`` for JSON); a chat agent (any type with
-``chat``, e.g. ``react``) gets its message from ``--input task=...`` (with
-``--image PATH_OR_URL`` images, ``zagent.plugins.cliimages``) and prints the answer; a type that is neither says which command runs it. A progress
-line per step goes to stderr. ``agent show`` prints the prompt the model would get.
-An ``--input`` value that does not fit its declared type is reported as a bad
-input (``ConfigError``), never as a problem with a model's reply.
+``run`` builds the file's agent (any ``type``): a declared agent takes typed ``--input`` values (one that does not fit
+is a ``ConfigError``), a chat agent ``--input task=...`` and ``--image``. ``agent show`` prints the prompt.
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
-"""``CustomizeAgent``: an agent declared, not coded.
+"""``CustomizeAgent``: an agent declared, not coded, from an ``AgentSpec`` (what JSON/YAML agent files hold).
 
-A spec (``AgentSpec``: name, description, prompt or prompt_template, inputs,
-outputs, parse_mode, tools, llm ...) is validated with precise errors (unknown
-keys or types, duplicate names, inputs the prompt never uses, unknown tools,
-unknown parse modes) and becomes an ``Agent`` with one ``CustomizeAction``.
-``to_dict()``/``from_dict()`` round-trip without secrets; ``save``/``load``
-read and write JSON, or YAML with ``zagent[yaml]``.
-
-Tools are named by registered name, or by import path ``package.module:function``
-for a plain function. An import path (in ``tools`` or ``parse_func``) is data
-until trusted: ``zagent.speckit.trust.resolve`` imports it only under the trust in
-force (``k.agent(spec, trust=True)``, ``Kernel(config={"trusted_imports": [...]})``,
-or the CLI's spec-folder rule); see docs/security.md.
+``from_dict``/``load`` validate the spec (a precise ``ConfigError``) and build an ``Agent`` with one
+``CustomizeAction``; ``to_dict``/``save`` write it back without secrets. Import paths it names are imported only
+under the trust in force (docs/security.md).
 """
 
 from __future__ import annotations
@@ -96,7 +87,8 @@ class CustomizeAgent(Agent):
     @classmethod
     def from_dict(cls, data: Union[dict[str, Any], AgentSpec], kernel: "Kernel", *,
                   base_dir: Optional[str] = None, llm: Any = None) -> "CustomizeAgent":
-        """Validate ``data`` and build the agent (``llm`` overrides the spec's model with an instance)."""
+        """Validate ``data`` (a ``ConfigError`` for unknown keys or types, duplicate names, inputs the prompt never
+        uses, unknown tools or parse modes) and build the agent (``llm``: an instance replacing the spec's model)."""
         spec = data if isinstance(data, AgentSpec) else _convert_spec(data)
         _validate(spec, kernel)
         long_term = dict(spec.long_term_memory) if spec.long_term_memory is not None else None
@@ -159,7 +151,7 @@ class CustomizeAgent(Agent):
         return public
 
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
-        """Write the declaration as JSON, or YAML when the name ends in .yaml/.yml."""
+        """Write the declaration as JSON, or YAML (needs ``zagent[yaml]``) when the name ends in .yaml/.yml."""
         p = os.fspath(path)
         data = self.to_dict()
         if p.endswith((".yaml", ".yml")):

@@ -1,14 +1,7 @@
 """``chat()`` with documents: route a turn to the agent's ``QueryEngine``, and fall back to it on "I don't know".
 
-With ``agent.query_engine`` set (``zagent.plugins.actions.queryengine``), a
-turn that does not need the ReAct loop is routed as llamaindex's AgentRunner
-does: one short model call decides ``retrieval`` or ``direct`` (skipped when
-``engine.route`` is False); retrieval answers from the documents with
-citations. A direct answer that says it does not know ("I don't know", "not
-mentioned", "no information", "不知道" ...) is replaced by the retrieval
-answer (``metadata["fallback"] = True``). The response's
-``metadata["citations"]`` holds the chunk ids cited, ``metadata["sources"]``
-their sources.
+Used when ``agent.query_engine`` is set; the response's ``metadata`` says whether it fell back and what it cites.
+docs/retrieval.md.
 """
 
 from __future__ import annotations
@@ -65,7 +58,7 @@ async def from_documents(engine: Any, user_input: str, ctx: "RunContext[Any]", *
 
 async def chat_with_documents(agent: "Agent", engine: Any, user_input: Any, past: list[Any],
                               ctx: "RunContext[Any]") -> "AgentResponse":
-    """Route, answer, and fall back to retrieval on "I don't know" (see the module docstring); ``user_input``
+    """Route, answer, and fall back to retrieval on "I don't know" (docs/retrieval.md); ``user_input``
     is text or a user ``Message`` (its text is what routing and retrieval read, the direct answer sees it all)."""
     from .chat import direct
 

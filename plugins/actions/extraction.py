@@ -1,10 +1,7 @@
 """``ContextExtraction``: find the inputs an action needs in an agent's recent messages.
 
-Agents can be chained without hand-feeding inputs: when ``Agent.execute`` is
-missing required inputs, this action shows the model the last messages and the
-target action's input spec, and parses the values it finds (JSON mode, with
-the parser's repair path). Values the model cannot find come back absent,
-never invented by this code.
+``aextract`` asks the model once (JSON mode, with the parser's repair) and returns only the inputs found: a value
+the model cannot find comes back absent, never invented.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """A declared agent's own input and output guardrails: ``"guardrails": {"input": [...], "output": [...]}``.
 
-Each entry is a callable ``fn(value, ctx)`` returning ``None`` or a reason, a name in
-``kernel.entries("guardrails")`` when a plugin declares that kind, or an import
-path resolved under the spec's trust rules (``zagent.speckit.trust.resolve``). They run before the kernel's
-``zagent_check_input`` / ``zagent_check_output`` hooks (``zagent.agentkit.guardrails``), which always run too.
+``resolve_guardrails`` turns each entry (a callable ``fn(value, ctx)``, a registered name, a trusted import path)
+into a callable, or raises a ``ConfigError`` naming it. They run before the kernel's hooks: docs/agents.md.
 """
 
 from __future__ import annotations

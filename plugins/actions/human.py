@@ -1,26 +1,8 @@
 """Human agents (agent type ``human``): a person answers instead of a model.
 
-A human agent is declared like a ``customize`` agent, minus the model::
-
-    {"type": "human", "name": "Editor", "prompt": "Review this draft:\\n{draft}",
-     "inputs": [{"name": "draft"}], "outputs": [{"name": "verdict"}, {"name": "notes", "required": false}]}
-
-It is an ``Agent`` with one ``HumanAction``, so it runs wherever a declared
-agent runs: ``agent(**inputs)``, a workflow node, a group-chat speaker. The
-action renders the prompt with the inputs and hands a ``HumanRequest`` to a
-*responder*, which returns the outputs (a dict by output name, or a string
-when there is one output); the answer is checked against the declared output
-fields like a model's reply.
-
-Where the responder comes from, first found wins:
-
-1. ``agent.responder`` (set in Python: ``agent.responder = fn``);
-2. ``Kernel(config={"human_responder": fn})`` (the embedding app's code);
-3. the ``zagent`` command line installs ``terminal_responder``, which shows
-   the request on stderr and reads one line per output from stdin.
-
-A responder may be sync (run in a worker thread, so it may block) or async.
-With none, the run fails with a ``ConfigError`` saying how to give one.
+A ``HumanAction`` hands a ``HumanRequest`` to a responder (``agent.responder``, else ``Kernel(config={"human_responder":
+fn})``, else the CLI's ``terminal_responder``): async, or sync in a worker thread (it may block). It returns the
+outputs, a dict by name (a string for one output), checked as a model's reply is. None found: ``ConfigError``.
 """
 
 from __future__ import annotations

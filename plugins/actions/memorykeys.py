@@ -1,13 +1,7 @@
 """Whose long-term memory an agent built from a spec reads and writes: never one the spec chose.
 
-An untrusted spec's namespace is ``name@digest``: the digest covers the spec's
-identity (the real path of its file, or its whole content when given as a dict)
-and the model endpoint it brings (``llm_config.base_url``, its own ``api_key``, a fallback chain's
-``models`` with their endpoints).
-Taking a victim's agent name gives a spec none of the victim's memories, its own
-text is never recalled by the victim, and the memories of a spec file that is
-edited to send its requests elsewhere stay behind. The app's own agents (Python
-code, ``trust=True``) keep their name as namespace. See docs/security.md.
+``spec_memory_key``: an untrusted spec's namespace is ``name@digest`` (its file or content, and the model endpoint it
+brings); trusted agents keep their name. docs/security.md, "Memory namespaces are the app's".
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
 """``MiproPromptTemplate`` and the smallest optimizer that fills it (EvoAgentX's dspy-compatible template).
 
-A ``MiproPromptTemplate`` holds what a MIPRO-style optimizer changes: an
-``instruction`` and ``demonstrations`` (input/output examples), beside a
-fixed ``system`` prompt and the declared ``inputs``/``outputs``. ``format``
-renders it as chat messages the way EvoAgentX's ChatTemplate does: the system
-message holds the system prompt, the instruction and the output format; each
-demonstration is a user turn (its inputs) and an assistant turn (its outputs);
-the last user turn holds this call's inputs.
-
-``MiproOptimizer(llm=..., metric=...)`` searches instruction variants and
-demonstration sets drawn from the training examples, scores each candidate
-on the examples it does not show (``metric(prediction_text, example) ->
-float``, default: the expected outputs appear in the reply), and returns the
-best template with every trial's score (a tie goes to fewer demonstrations,
-then to the earlier instruction). Everything is deterministic: the
-demonstration sets are the first ``max_candidates`` combinations in order.
+``MiproOptimizer`` scores instruction variants and demonstration sets on the held-out training examples and returns
+the best template, deterministically. docs/optimizing.md.
 """
 
 from __future__ import annotations
@@ -37,7 +24,7 @@ def _render_fields(values: dict[str, Any]) -> str:
 
 @attrs.define(kw_only=True)
 class MiproPromptTemplate:
-    """An instruction plus demonstrations, rendered as chat messages (see the module docstring).
+    """An instruction plus demonstrations, rendered as chat messages (docs/optimizing.md).
 
     :ivar demonstrations: ``[{"inputs": {...}, "outputs": {...}}, ...]``.
     """

@@ -1,9 +1,6 @@
 """Parsing a long reply off the event loop: past ``OFF_LOOP_CHARS`` the parse runs in a worker thread.
 
-Reading a reply (strict JSON, then the lenient search of ``zagent.plugins.parsers.jsontext``, bounded by
-its repair size and search budget) is CPU work: a 10 MB reply can take a second or more. On the loop that
-second freezes every other task and the caller's own deadline; in a thread the loop goes on and a
-cancelled caller returns at once. Short replies (nearly all) parse inline: a thread hop costs more.
+``parse(fn, text)`` never blocks the loop on a long reply; short ones parse inline (docs/http.md).
 """
 
 from __future__ import annotations

@@ -1,22 +1,7 @@
 """``QueryEngine``: answer a question from documents, citing the chunks used (llamaindex's QueryEngine).
 
-::
-
-    store = k.memory("documents", path="docs.db", embedder=k.embedder())
-    store.add(open("guide.md").read(), source="guide.md")
-    engine = QueryEngine(kernel=k, store=store, llm=k.llm("openai:gpt-4o-mini"))
-    answer = engine.query("How do I reset the device?")
-    answer.response, answer.citations, answer.sources      # text, ["guide.md#3"], [DocumentChunk, ...]
-    k.add_tool(engine.as_tool("search_guide", "Answer questions about the device guide"))
-    agent.query_engine = engine      # chat() routes to it, and falls back to it on "I don't know"
-
-``query`` retrieves the ``top_k`` best chunks (``store.asearch``), asks the
-model to answer from them only and to cite each chunk it used as ``[id]``,
-and returns a ``QueryResponse``. Citations are the cited ids that were
-retrieved (an id the model made up is dropped); with none cited, every
-retrieved chunk is a source. With no chunk found the model is not asked.
-The store is any object with ``async asearch(query, k)`` returning chunks
-with ``id``, ``source`` and ``text`` (``zagent.plugins.memory.documents``).
+``query``/``aquery`` return a ``QueryResponse``. The store is any object with ``async asearch(query, k)`` returning
+chunks with ``id``, ``source`` and ``text``. docs/retrieval.md.
 """
 
 from __future__ import annotations
@@ -69,7 +54,7 @@ def cited_ids(text: str, retrieved: list[Any]) -> list[str]:
 
 @attrs.define(eq=False, repr=False, kw_only=True)
 class QueryEngine:
-    """Retrieval over a document store plus an answer with citations (see the module docstring)."""
+    """Retrieval over a document store plus an answer with citations (docs/retrieval.md)."""
 
     kernel: "Kernel"
     store: Any
@@ -89,7 +74,7 @@ class QueryEngine:
         return list(await self.store.asearch(question, self.top_k))
 
     async def aquery(self, question: str, ctx: Optional[RunContext[Any]] = None) -> QueryResponse:
-        """Retrieve, answer from the chunks, cite them (see the module docstring)."""
+        """Retrieve, answer from the chunks, cite them (docs/retrieval.md)."""
         chunks = await self.aretrieve(question)
         if not chunks:
             return QueryResponse(response=NOTHING_FOUND, citations=[], sources=[])

@@ -1,11 +1,7 @@
-"""What ``chat(..., session=...)`` reads from a persistent session.
+"""What ``chat(..., session=...)`` reads from a persistent session (docs/sessions.md).
 
-A session is any object with ``async aget_items()`` and ``async
-aadd_items(messages)`` (``zagent.plugins.memory.SQLiteSession`` is one, reached
-by the app, not imported here). Its items become the chat's history: only
-``user`` and ``assistant`` text is kept, each checked like a ``history=``
-message, so a session file edited by someone else cannot smuggle in a system
-prompt or tool results.
+A session is any object with ``async aget_items()`` and ``async aadd_items(messages)``; only its ``user`` and
+``assistant`` text becomes the history, each item checked like a ``history=`` message.
 """
 
 from __future__ import annotations

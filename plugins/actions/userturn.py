@@ -1,13 +1,7 @@
 """The user's turn of a chat: text, or a ``zagent.Message`` carrying image and file parts beside its text.
 
-``Agent.chat``/``achat``, ``ReActLoop.run``/``arun`` and ``Handoffs.chat`` take either. ``user_turn`` checks the
-turn once, as untrusted input: a ``Message`` must be a ``user`` message (no tool calls, no tool result), its
-text valid Unicode, its parts ``zagent.Part`` objects of a known kind with inline bytes under the inline
-limit (``zagent.types.MAX_INLINE_BYTES``). The message then goes to the model unchanged: into the request, the
-agent's memory, its session and the loop's checkpoints (parts inline there, a placeholder in logs,
-events and trajectories: ``docs/media.md``). ``check_parts`` asks the model's own media check
-(``llm.request``, the one ``k.llm().complete`` uses) before any request is made, so a part the model cannot
-take is a ``ProviderConfigError`` before the routing call, not after it.
+``user_turn`` checks it once, as untrusted input (``ConfigError``); ``check_parts`` raises ``ProviderConfigError``
+for a part the model cannot take before any request. docs/media.md.
 """
 
 from __future__ import annotations

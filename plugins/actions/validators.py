@@ -1,19 +1,7 @@
 """Output validators: an app's own checks on a declared agent's typed output, with retries the model sees.
 
-A validator is ``fn(output)`` or ``fn(output, ctx)`` (sync or async) taking the
-parsed output (fields read as attributes). It returns ``None`` to accept the
-output (or a replacement: a dict of the output fields), or raises
-``ModelRetry("why")``: the reason goes back to the model as a user turn and the
-agent asks again, continuing the same conversation (tools still offered), at
-most ``max_output_retries`` times (default 1, at most ``MAX_OUTPUT_RETRIES``).
-Past that, ``OutputRejected`` carries every reason and the trajectory. Each
-attempt is in the trajectory (the retry turns carry ``metadata["kind"] ==
-"output_retry"``), an ``output_retry`` event (attempt, validator, reason) and
-the result message's ``metadata["output_retries"]``.
-
-In an agent file, ``"output_validators"`` lists validators by registered name
-(``zagent_register_output_validators``, this plugin's registry kind) or by
-import path ``"pkg.mod:fn"`` (imported under the trust rules of ``zagent.speckit.trust``).
+``ModelRetry("why")`` re-asks in the same conversation, at most ``max_output_retries`` times (at most
+``MAX_OUTPUT_RETRIES``), then ``OutputRejected``; ``resolve_validators`` reads an agent file's names. docs/agents.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""``anthropic:<model>``: Anthropic's Messages API (system prompt, tool_use/tool_result blocks, SSE events).
-
-Registers the ``anthropic`` provider; cheap to import (the provider and httpx
-load when the first model is made). Options: ``api_key`` (else
-``ANTHROPIC_API_KEY``), ``base_url`` (else ``ANTHROPIC_BASE_URL``, else
-api.anthropic.com), ``max_tokens`` (default 4096: the API requires it),
-``anthropic_version``, ``extra_body``, ``prices``, the HTTP options of
-``zagent.providerkit``, and any other keyword as a request field. Defaults for every
-model come from ``Kernel(config={"anthropic": {...}})``.
+"""``anthropic:<model>``: Anthropic's Messages API. Options: ``api_key`` (else ``ANTHROPIC_API_KEY``), ``base_url``
+(else ``ANTHROPIC_BASE_URL``, else api.anthropic.com), ``max_tokens`` (default 4096: the API requires it),
+``anthropic_version``, ``extra_body``, ``prices``, the HTTP options (docs/http.md), any other keyword as a request
+field; defaults from ``Kernel(config={"anthropic": {...}})``.
 """
 
 from __future__ import annotations

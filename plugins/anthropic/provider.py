@@ -1,13 +1,6 @@
-"""The Anthropic Messages API provider over httpx + msgspec.
-
-Streaming handles ``message_start`` (input usage), ``content_block_start``
-(text, tool_use, thinking or redacted_thinking), ``content_block_delta``
-(``text_delta``, ``input_json_delta``, ``thinking_delta`` streamed as
-``reasoning`` chunks, ``signature_delta``), ``content_block_stop`` (a tool
-call or thinking block is whole), ``message_delta`` (stop reason, output
-usage), ``message_stop``, ``ping`` and ``error`` events. A stream that closes
-after a ``message_delta`` with a stop reason (no tool call left open) is
-complete, as the official SDK treats it; one that closes earlier is cut.
+"""The Anthropic Messages API provider (``AnthropicLLM``) over httpx and msgspec. A stream yields text, reasoning
+(thinking deltas) and whole tool calls; one that closes after a ``message_delta`` with a stop reason and no tool
+call open is complete, as the official SDK treats it, and one that closes earlier is cut.
 """
 
 from __future__ import annotations

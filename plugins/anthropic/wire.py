@@ -1,12 +1,6 @@
-"""Messages API wire format: typed msgspec Structs for replies and stream events, request encoding.
-
-Content blocks and events are decoded into one loose Struct each (unknown
-block and event types are skipped, never an error). ``thinking`` and
-``redacted_thinking`` blocks are kept whole (with their ``signature``) in
-``Message.reasoning_blocks`` and sent back first in the assistant turn, as the
-API requires in a tool loop with extended thinking on.
-Consecutive messages of one role are merged, as the API requires
-alternating turns; tool results travel as ``tool_result`` blocks of a user turn.
+"""Messages API wire format: typed msgspec Structs for replies and stream events (one loose Struct each; unknown
+block and event types are skipped) and request encoding: consecutive messages of one role merged, tool results as
+``tool_result`` blocks, ``Message.reasoning_blocks`` sent back first in the assistant turn.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""The batch plugin: ``zagent batch AGENT_OR_WORKFLOW_FILE inputs.jsonl --out results.jsonl``.
-
-It holds the batch driver behind ``Kernel.batch`` / ``Kernel.abatch``
-(``driver.py``, with the JSONL files in ``files.py``), registered through
-``zagent_register_batch_drivers`` (the kernel never imports it), and the
-command: it loads the file (a workflow file, one with ``nodes``, is
-loaded through the workflow plugin, which this command is built on), picks
-the executor (``--executor``, else ``ray`` when ``RAY_ADDRESS`` is set and a
-``ray`` executor is installed, else ``local``), shows progress on stderr and
-prints the summary. Cheap to import: everything loads when the command runs.
-"""
+"""The batch plugin: the driver behind ``Kernel.batch`` / ``Kernel.abatch`` (``driver.py``, registered through
+``zagent_register_batch_drivers``: the kernel never imports it) and ``zagent batch`` (``cli.py``; a workflow file
+runs through the workflow plugin). Cheap to import: everything loads on first use. See docs/batch.md."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
-"""``zagent batch FILE INPUTS.jsonl --out RESULTS.jsonl``: run an agent or a workflow once per input line.
-
-Progress goes to stderr (a bar on a terminal, a line every few seconds
-otherwise); the summary line goes to stdout at the end. Import paths in the
-file (tools, parse functions, routers) are trusted as ``zagent run`` trusts
-them: modules in the file's own folder, everything with ``--trust``
-(``zagent.speckit.trust``); remote workers get the same trust. Ctrl-C stops the
-batch, keeps every finished result in ``--out`` and says how to resume (run
-the same command again). Exit codes: 0 finished (failed items are in the
-output, counted in the summary), 1 an error before the batch ran, 130 interrupted.
-"""
+"""``zagent batch FILE INPUTS.jsonl --out RESULTS.jsonl``: run an agent or a workflow file once per input line
+(docs/batch.md). Import paths are trusted as ``zagent run`` trusts them, on remote workers too. Exit codes: 0 the
+batch ran (failed items included), 1 an error before it ran, 130 interrupted (finished results kept)."""
 
 from __future__ import annotations
 

@@ -1,25 +1,6 @@
-"""The batch driver behind ``Kernel.batch`` / ``Kernel.abatch``: one run per input, bounded, resumable.
-
-* **What runs**: a ``BatchJob`` made from the target: an agent spec (a dict or a
-  file, built once here so a bad spec fails before any item runs), an agent
-  object (anything with ``aexecute``; runs in this process only), or an object
-  with ``batch_job(kernel) -> BatchJob`` (the workflow plugin's graphs have one).
-* **Where**: each item is a ``zagent.agentkit.units.Unit`` handed to the executor
-  (``local`` by default); the driver alone decides what is done and writes the
-  results, so a lost worker means a retried item (``UnitLost``, at most
-  ``retries`` more tries), never a lost or doubled line.
-* **How many at once**: ``concurrency`` workers pull items from the (lazy)
-  input iterator; the provider's own options (``max_retries``, ``rpm``,
-  ``Retry-After``) apply to every LLM call made, as in any run.
-* **Errors**: an item that fails (bad line, missing inputs, a provider error
-  after its retries, a parse error) is a result with ``ok: false`` and the
-  error's type and message; the batch goes on.
-* **Resume**: with ``out`` (see ``zagent.plugins.batch.files``) items already there are
-  skipped; results are appended as they finish (in finishing order, each
-  naming its ``id``/``line``).
-
-Each result is ``{"id"?, "line", "ok", "output" | "error", "usage", "duration", "attempts"}``.
-"""
+"""The batch driver behind ``Kernel.batch`` / ``Kernel.abatch``: ``abatch`` runs a target (an agent spec or file, an
+agent, anything with ``batch_job(kernel)``) once per input, at most ``concurrency`` at once, on any executor. A
+failing item is a result with ``ok: false`` and the batch goes on; with ``out`` it resumes (docs/batch.md)."""
 
 from __future__ import annotations
 

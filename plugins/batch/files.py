@@ -1,19 +1,6 @@
-"""The files of a batch: JSONL inputs read lazily, and the append-only JSONL results file.
-
-Inputs: one JSON object per line; its ``id`` field (a string or an integer), if
-any, names the item, otherwise its line number does. Blank lines are skipped
-(they still count for line numbers). A line that is not a JSON object becomes a
-failed item naming the line, never a crash.
-
-Results (``--out``): one JSON object per finished item, written with a single
-``os.write`` on an ``O_APPEND`` descriptor as soon as the item finishes, so a
-reader (or a process killed at any moment) sees whole lines, except at most a
-partial *last* line after a SIGKILL mid-write. Opening the file for a resumed
-run cuts such a tail off, then reads which items are already there (by ``id``,
-or by ``line`` for items without one), so re-running skips them and nothing is
-written twice. Only this module writes the results file, in the driver's
-process: workers never touch it.
-"""
+"""The files of a batch: JSONL inputs read lazily (``read_items``; a bad line is a failed item, never a crash) and the
+append-only results file (``ResultsFile``: one ``os.write`` per result, a line cut by a kill removed on opening,
+the items already there skipped). Only the driver's process writes it."""
 
 from __future__ import annotations
 

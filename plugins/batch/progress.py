@@ -1,9 +1,5 @@
-"""Progress of a batch on stderr: a redrawn bar on a terminal, a plain line every few seconds otherwise.
-
-Called once per finished item (``on_result``); it draws at most ten times a
-second on a terminal and every ``every`` seconds (default 5) when stderr is a
-file or a pipe (CI logs, ``nohup``), so a 100k-item batch does not flood the log.
-"""
+"""Progress of a batch on stderr (``Progress``, an ``on_result``): a bar redrawn at most ten times a second on a
+terminal, otherwise a plain line every ``every`` seconds (default 5), so a long batch does not flood a log."""
 
 from __future__ import annotations
 

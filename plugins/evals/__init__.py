@@ -1,13 +1,6 @@
-"""The evals plugin: run an agent over cases with expected outputs, score them, report and compare.
-
-``zagent eval CASES.jsonl --agent FILE`` (``cli.py``) and, in Python,
-``zagent.plugins.evals.evaluate(kernel, agent, cases, scorers=[...])``
-(``run.py``). Cases run through the kernel's batch driver (``Kernel.abatch``:
-bounded, resumable with ``out``, on any executor); scorers are a registry kind
-(``zagent_register_scorers``, ``hookspecs.py``) holding the built-ins
-(``scorers.py``: exact, contains, json_subset, numeric, function, llm_judge).
-``comparing.py`` sets a report against an earlier one. Cheap to import.
-"""
+"""The evals plugin: run an agent over cases with expected outputs, score, report and compare (docs/evals.md):
+``evaluate`` / ``aevaluate`` (``run.py``), ``compare`` (``comparing.py``), ``zagent eval`` (``cli.py``). Scorers are
+a registry kind (``zagent_register_scorers``) holding the built-ins. Cheap to import."""
 
 from __future__ import annotations
 

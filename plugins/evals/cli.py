@@ -1,12 +1,6 @@
-"""``zagent eval CASES.jsonl --agent FILE``: run an agent file over eval cases, print and save the report.
-
-The agent file is trusted as ``zagent run`` trusts it (modules in its folder;
-everything with ``--trust``); ``--scorer`` values are the user's own flags, so
-a ``function:fn=module:attr`` scorer is imported from the working directory.
-``--out`` keeps the agent runs (re-running resumes), ``--report`` writes the
-JSON report, ``--compare`` sets it against an earlier report. Exit codes: 0
-done, 1 with ``--compare`` when a case that passed before fails now.
-"""
+"""``zagent eval CASES.jsonl --agent FILE``: run an agent file over eval cases, print and save the report
+(docs/evals.md). The agent file is trusted as ``zagent run`` trusts it; ``--scorer`` values are the user's own flags.
+Exit codes: 0 done, 1 with ``--compare`` when a case that passed before fails now."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""``evaluate``: run an agent over eval cases through the batch driver, score each case, build the report.
-
-A case is one JSON object (a JSONL line): ``inputs`` (the agent's inputs),
-``expected`` (what a scorer compares with), ``metadata`` (kept in the report),
-``id`` (else ``line-N``) and, optionally, its own ``scorers`` (registered names
-or ``{"name": ..., options}``; the run's scorers otherwise, default ``exact``).
-Agent runs go through ``Kernel.abatch`` (bounded concurrency, any executor);
-with ``out`` they are appended to a JSONL results file and re-running the same
-eval skips the cases already there (resume), so only scoring is done again.
-"""
+"""``evaluate`` / ``aevaluate``: run an agent over eval cases through ``Kernel.abatch``, score each case, build the
+``EvalReport``; with ``out``, re-running resumes (only scoring runs again). ``read_cases``: cases from a JSONL file or
+dicts (``id``, ``inputs``, ``expected``, ``metadata``, ``scorers``), ``ConfigError`` naming a bad line or a repeated
+id."""
 
 from __future__ import annotations
 
@@ -167,8 +161,8 @@ async def aevaluate(kernel: "Kernel", agent: Any, cases: Any, *, scorers: Option
                     executor: Any = None, name: Optional[str] = None) -> EvalReport:
     """Run ``agent`` (a spec dict, file or agent, as ``Kernel.abatch`` takes) over ``cases`` and score them.
 
-    ``scorers``: names, ``{"name": ..., options}``, callables ``score(output, expected, case)`` or
-    ``(label, callable)`` pairs; each case's own ``scorers`` replace them for that case."""
+    ``scorers`` (default ``exact``): names, ``{"name": ..., options}``, callables ``score(output, expected, case)``
+    or ``(label, callable)`` pairs; each case's own ``scorers`` replace them for that case."""
     loaded = read_cases(cases)
     default = [s if isinstance(s, tuple) else scorer_of(kernel, s) for s in (scorers or ["exact"])]
     from zagent.speckit import Trust, trusting

@@ -1,18 +1,6 @@
-"""The built-in eval scorers, the ``Score`` they answer, and reading a scorer named in a CLI flag or a case.
-
-Each factory takes ``(options, kernel)`` and returns ``score(output, expected, case)``.
-``output`` is the agent's output: a dict of its fields. A scalar ``expected``
-is compared with the one output field (or ``options["field"]``); a dict
-``expected`` with the whole output.
-
-* ``exact``: equal (strings compared stripped; ``case_sensitive`` default true);
-* ``contains``: the expected text is in the output text (case-insensitive by default);
-* ``json_subset``: every key of the expected object is in the output with an equal value, at any depth;
-* ``numeric``: ``|output - expected| <= tolerance`` (default 1e-9; ``relative`` tolerance too);
-* ``function``: ``options["fn"]``, a callable or an import path (imported under the trust rules);
-* ``llm_judge``: a model (``options["model"]``, default the kernel's) answers whether the output meets
-  the expected answer or ``options["criteria"]``; its first word yes/no is the score.
-"""
+"""The built-in eval scorers (``BUILTIN``: ``exact``, ``contains``, ``json_subset``, ``numeric``, ``function``,
+``llm_judge``; docs/evals.md), the ``Score`` they answer, and ``parse_scorer`` / ``scorer_of``: a scorer named in a
+CLI flag or a case. Each factory takes ``(options, kernel)`` and returns ``score(output, expected, case)``."""
 
 from __future__ import annotations
 

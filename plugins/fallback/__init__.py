@@ -1,9 +1,7 @@
 """The fallback plugin: ``fallback:<model>,<model>,...``, a chain of models tried in order.
 
-``k.llm("fallback:openai:gpt-4o-mini,ollama:llama3.2")`` (or an agent file's
-``"llm_config": {"model": ["openai:gpt-4o-mini", "ollama:llama3.2"]}``) answers
-with the first model that does not fail with an outage; see ``provider.py``
-for which errors move on to the next model. Cheap to import.
+``k.llm("fallback:openai:gpt-4o-mini,ollama:llama3.2")``, or a list of models in an agent file's
+``llm_config.model``. Cheap to import; ``provider.py`` says which errors move on.
 """
 
 from __future__ import annotations

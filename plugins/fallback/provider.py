@@ -1,25 +1,8 @@
 """``FallbackLLM``: models tried in order; an outage of one moves the call to the next.
 
-Which errors move on (the model is down or overloaded, the next may answer):
-a ``ProviderError`` whose ``retryable`` is true after the model's own retries
-(``RateLimitError`` 429, 5xx, 408/409, connection failures, read timeouts,
-``StreamInterrupted``) and ``DeadlineExceeded`` (the model ran past its own
-deadline). Which errors do not (the request or the setup is wrong, and every
-model would be asked in vain, or the user must know): ``AuthenticationError``
-(401/403), ``BadRequestError`` and ``NotFoundError`` (4xx, a missing model),
-``ProviderConfigError``, ``ProtocolError``, ``ResponseTooLarge``, a
-``Refusal``, and anything that is not a provider error; they are raised at
-once. When every model failed, the last model's error is raised, its message
-naming each model and why it failed. A stream moves on only before its first
-chunk; after that an error is the stream's.
-
-The chain's profile is the first model's (requests are built once, for it):
-chain models of the same abilities (native tools, JSON-schema output), or set
-``profile={...}``. Options given to the chain (``temperature=0``) go to every
-model; ``models=[{"model": "openai:gpt-4o-mini", "temperature": 0}, ...]``
-gives each its own. Each model comes from ``Kernel.llm`` (its client, limits
-and retries are its own, shared with other users of that model); the chain
-holds the providers' models, and the chain's call has the kernel's rails and events.
+``moves_on``: a ``ProviderError`` still retryable after the model's own retries, or ``DeadlineExceeded``; other
+errors are raised at once. All failed: the last error, naming each model's. A stream moves on only before its first
+chunk; the chain's profile is the first model's.
 """
 
 from __future__ import annotations
@@ -49,7 +32,8 @@ def moves_on(exc: BaseException) -> bool:
 
 @attrs.define(repr=False, eq=False, kw_only=True)
 class FallbackLLM(LLM):
-    """Calls go to ``models`` in order (see the module docstring)."""
+    """Calls go to ``models`` in order. ``build`` gives the chain's options to every model (1 to ``MAX_MODELS``);
+    ``models=[{"model": "provider:model", **options}, ...]`` gives each its own."""
 
     models: list[LLM]
 

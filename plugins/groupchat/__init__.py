@@ -1,15 +1,8 @@
-"""The groupchat plugin: several agents working one task by conversation.
+"""The groupchat plugin: several agents working one task by conversation (docs/groupchat.md).
 
-``GroupChat`` (agents, shared history, speaker selection, termination,
-pause/resume/abort, checkpoints), the ``groupchat`` agent type (so
-``kernel.agent({"type": "groupchat", ...})`` or a chat file builds one) and the
-CLI command ``zagent groupchat run FILE --input task="..."``. It also owns a
-registry kind, ``kernel.entries("speaker_selectors")``, filled through its
-hook ``zagent_register_speaker_selectors`` (``hookspecs``), and registers the
-built-in policies there. Cheap to import: classes load on first use
-(``from zagent.plugins.groupchat import GroupChat`` resolves lazily).
-
-Built on the actions plugin (agents) and the manager plugin (``AgentManager``).
+Exports ``GroupChat`` and its parts (loaded on first use); registers the ``groupchat`` agent type, the
+``zagent groupchat run`` command, and the built-in speaker-selection policies in its own registry kind
+``kernel.entries("speaker_selectors")`` (hook ``zagent_register_speaker_selectors``).
 """
 
 from __future__ import annotations

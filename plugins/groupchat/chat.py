@@ -1,45 +1,8 @@
-"""``GroupChat``: several agents working one task by conversation.
+"""``GroupChat``: a group chat's settings, building, control and entry points (docs/groupchat.md).
 
-One round: choose a speaker (``selection``) → the speaker replies with a
-snapshot of the shared history as context (``speakers``) → the reply is
-recorded once in the ``SharedHistory``, visible to all → termination
-conditions are checked (``termination``). Agents come from spec dicts (built
-through ``kernel.agent``, so any registered type), instances, or names known
-to an ``AgentManager``; while an agent speaks it is RUNNING in the manager.
-
-Control, like the react plugin's ``ReActLoop``: ``pause()``, ``resume()`` and
-``abort()`` are safe from any thread or task. A pause takes effect at the next
-turn boundary (the turn in flight finishes); ``abort()`` cancels the turn in
-flight (it is not recorded) and ``arun`` raises ``RunAborted`` whose
-``trajectory`` is the history. With ``checkpoints`` (a store from
-``kernel.memory("checkpoints", path=...)`` or a path), the state is saved
-after every turn (as a patch of the messages added when the store takes
-patches: ``state.step_log``; whole at a pause, at the end and now and then)
-and ``arun(run_id=...)`` continues a chat from its last checkpoint, in this
-process or another. A checkpoint write that fails stops the chat (it fails
-closed): ``arun`` raises ``zagent.errors.CheckpointError`` and writes nothing
-more, so the chat resumes from its last checkpoint that landed.
-
-Interrupts: a speaker (or its tool) calling ``zagent.interrupt(question)``
-without an answer ends the chat ``paused`` (checkpointed, ``result.interrupts``;
-the turn is not recorded). ``resume(run_id, answer=...)`` (``aresume``) records the answer,
-then the same speaker takes the same round again, its interrupts getting the
-answers in order (``zagent.agentkit.interrupts``). A chat running inside a
-workflow node leaves its interrupts to the node (the node pauses, and reruns
-the chat on resume).
-
-Events (``zagent_event``, run id = the chat's): ``groupchat_start``,
-``speaker_selected`` (speaker, how: policy/fallback/repeat_broken),
-``turn_start``, ``turn_end`` (speaker, seq, chars, tokens), ``paused``,
-``resumed``, ``groupchat_end`` (stopped_by). Speakers' own LLM and tool calls
-go through the kernel (``LLM.asend``, ``Kernel.arun_tool``), so rails and
-their events apply as in any other run.
-
-Built on the actions plugin's agents and the manager plugin's ``AgentManager``
-(imported here, as the design allows for a plugin built on another). This
-module holds the chat's settings, building and control; a run is driven in
-``drive.py``, its turns in ``turn.py``, its endings, checkpoints and events in
-``ends.py``.
+``arun``/``run`` take turns until a termination condition holds; ``pause()``, ``resume()`` and ``abort()`` are
+safe from any thread (an abort raises ``RunAborted``). With ``checkpoints`` every turn is saved and
+``arun(run_id=...)`` continues the chat; a failed checkpoint write raises ``CheckpointError``.
 """
 
 from __future__ import annotations
@@ -70,21 +33,16 @@ DEFAULT_MAX_ROUNDS = 20
 
 @attrs.define(repr=False, eq=False, kw_only=True, slots=False)
 class GroupChat(ChatDrive, Streaming):
-    """A group chat (see the module docstring).
+    """A group chat (docs/groupchat.md).
 
     :ivar agents: spec dicts, agent instances or names (resolved through ``manager``).
     :ivar selection: a policy name, a ``{"policy": ..., **options}`` mapping or a selector object.
-    :ivar termination: a ``termination`` mapping (``termination.from_spec``) or a list of conditions;
-        without a ``max_rounds`` condition, ``max_rounds`` (default 20) still bounds the chat.
-    :ivar max_consecutive: turns one speaker may take in a row before selection is overruled
-        (``None``: no limit).
+    :ivar termination: a mapping or a list of conditions; ``max_rounds`` (20) is added unless one is ``MaxRounds``.
+    :ivar max_consecutive: turns one speaker may take in a row before selection is overruled (``None``: no limit).
     :ivar llm: model (or LLM) given to agents, the judge and the LLM selector built from dicts.
-    :ivar on_turn: ``on_turn(message)`` (sync or async) after each recorded turn, e.g. to stream it.
-    :ivar clock: the time source of the time budget (``time.monotonic``).
-    :ivar output: the name the chat's outcome (last participant message) has in ``result.to_dict()``,
-        e.g. the output a workflow node expects.
-    :ivar deps: the app's typed dependencies every speaker's tools read as ``ctx.deps`` (``RunContext[Deps]``)
-        unless the speaker has its own; ``arun(..., deps=)`` gives one run its own. Never checkpointed.
+    :ivar on_turn: ``on_turn(message)`` (sync or async) after each recorded turn.
+    :ivar output: the key of the outcome (last participant message) in ``result.to_dict()``.
+    :ivar deps: typed dependencies the speakers' tools read as ``ctx.deps``; never checkpointed.
     """
 
     kernel: "Kernel"

@@ -1,9 +1,7 @@
 """CLI: ``zagent groupchat run FILE --input task="..."``.
 
-Each turn is printed to stdout as it is recorded (``[round] Speaker: text``);
-how the chat ended goes to stderr. ``--checkpoints runs.db --run-id ID``
-checkpoints every turn; running again with the same ``--run-id`` and no task
-continues an interrupted chat.
+Prints each turn to stdout as it is recorded (``[round] Speaker: text``) and how the chat ended to stderr;
+``--checkpoints runs.db --run-id ID`` checkpoints every turn, and the same ``--run-id`` without a task continues.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""``ChatDrive``: one group chat run from its start to an ending: prepare it, then turn after turn.
+"""``ChatDrive``: one group chat run from its start to an ending.
 
-``_prepare`` starts a new chat on a task, or continues a checkpointed one (with a person's answer when it
-paused at an interrupt: checkpointed before the turn runs again). The run driver's ``_drive`` runs the rounds:
-its boundary (abort, pause: a pause waits there for resume or abort), then ``_advance``: a turn, the termination
-conditions, a checkpoint.
-Any error ends the chat ``failed`` (checkpointed, except a failed checkpoint: the chat fails closed).
+``_prepare`` starts a chat on a task or continues a checkpointed one (a person's answer is checkpointed before
+its turn runs again); ``_advance`` takes a turn, checks the termination conditions, then checkpoints. Any error
+ends the chat ``failed``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""``ChatEnds``: a group chat run's state under way, its three endings, its checkpoints and its events.
+"""``ChatEnds``: a group chat run's endings, checkpoints and events, as hooks of the run driver
+(``zagent.agentkit.lifecycle``).
 
-The endings: ``completed`` (a termination condition held), ``paused`` at a turn's interrupt (the turn not
-recorded), ``failed`` and ``aborted`` (``RunAborted`` carrying the history); each is checkpointed, through the
-run driver (``zagent.agentkit.lifecycle``), whose hooks this fills in. ``_tick`` counts the time spent (paused
-time not counted).
+Endings: ``completed``, ``paused`` at a turn's interrupt (the turn not recorded), ``failed``, ``aborted``
+(``RunAborted`` carrying the history); each is checkpointed, except after a failed checkpoint write.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """``SharedHistory``: the one message history every speaker of a group chat reads and writes.
 
-Safe under concurrent readers and writers (threads or tasks): one lock guards
-the list, every append gets the next sequence number (1, 2, 3 ...) under that
-lock, and readers get *snapshots* (immutable tuples of frozen messages), so a
-reader never sees a torn or half-written history, and the order in which
-appends took the lock is the order everyone sees. Nothing here awaits or does
-I/O while holding the lock.
-
-This module must not know about agents, selection or termination.
+Append-only and safe under concurrent threads and tasks: each append takes the next sequence number (1, 2,
+3 ...) under one lock, readers get immutable snapshots, and nothing awaits or does I/O under the lock
+(docs/groupchat.md#shared-history).
 """
 
 from __future__ import annotations

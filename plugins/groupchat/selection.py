@@ -1,31 +1,8 @@
-"""Speaker selection: who talks next.
+"""Speaker selection: who talks next (docs/groupchat.md#speaker-selection).
 
-A *selector* answers the next speaker's name (or ``None``: "no opinion")
-from a ``Selection`` (the speakers with their descriptions, a snapshot of the
-history, the round about to start, the last speaker, a ``RunContext``). It is
-an object with ``aselect(selection)`` or ``select(selection)``, or a plain
-callable; any of them may return an awaitable. Built-in policies:
-
-* ``round_robin``: the speakers in order, starting after the last one who spoke;
-* ``rules``: role rules declared as data, e.g. ``{"Researcher": "Writer",
-  "Writer": "Reviewer", "Reviewer": "Researcher"}``, or an ordered list of
-  ``{"after": "Reviewer", "when": "revise", "next": "Writer"}`` (``when``: a
-  case-insensitive phrase of the last message; the first matching rule wins);
-* ``llm``: a model picks from the speakers' descriptions; an answer naming
-  nobody falls back to round-robin.
-
-``choose`` applies the chat's two safety nets to any policy: an answer that is
-``None`` or names no speaker (or a zagent error while asking, such as a
-rail's denial) falls back to round-robin, and a choice that would
-give one speaker more than ``max_consecutive`` turns in a row is replaced by
-the next other speaker in round-robin order (a rule or a model that would
-repeat one speaker forever is broken). A provider's error while asking
-(``ProviderError``) ends the chat with that error: the provider has already
-retried it, and asking again every round would only repeat it.
-
-More policies come from plugins through ``zagent_register_speaker_selectors``
-into ``kernel.entries("speaker_selectors")`` (``selector_factories``), or
-from an import path ``"pkg.mod:factory"``.
+A selector (``aselect``/``select`` or a callable, maybe async) answers a name or ``None`` from a ``Selection``;
+built in: ``round_robin``, ``rules``, ``llm``. ``choose`` falls back to round-robin on no usable answer and
+breaks runs past ``max_consecutive``; a ``ProviderError`` while asking ends the chat.
 """
 
 from __future__ import annotations
@@ -66,7 +43,7 @@ class SpeakerInfo:
 
 @attrs.frozen(repr=False)
 class Selection:
-    """What a selector sees before a round (see the module docstring)."""
+    """What a selector sees before a round (docs/groupchat.md#plugging-in-a-policy)."""
 
     speakers: tuple[SpeakerInfo, ...]
     messages: tuple[ChatMessage, ...]
@@ -132,7 +109,7 @@ class RoundRobin:
 
 @attrs.define(repr=False)
 class RoleRules:
-    """Role rules declared as data (see the module docstring); ``None`` when no rule applies."""
+    """Role rules declared as data (docs/groupchat.md#speaker-selection); ``None`` when no rule applies."""
 
     rules: list[dict[str, Any]]
     first: Optional[str] = None

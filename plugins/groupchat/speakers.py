@@ -1,32 +1,7 @@
-"""How a group chat asks one agent for its turn: the speaker adapter protocol.
-
-Every speaker gets a ``Turn`` (who speaks, the round, the task, the chat's
-inputs, a *snapshot* of the shared history and a ``RunContext`` tagged with
-the chat's run id) and gives back a ``Reply`` (text everyone will see, typed
-output if any, tokens spent). ``speak(agent, turn)`` picks the first rule that
-fits the agent:
-
-1. **native**: the agent has ``aspeak(turn)`` (or sync ``speak(turn)``)
-   returning a ``str`` or a ``Reply``. Write this for a custom agent class.
-   Sync methods and functions run in the kernel's tool threads
-   (``Kernel.tool_executor``), so they may block without stalling the chat's
-   event loop; an abort stops waiting for them (the thread finishes alone).
-2. **chat agents** (``achat``, e.g. the react plugin's ``ReActAgent``, or an ``Agent`` without actions):
-   ``achat(instruction, history=<the history as messages>, use_react=<has tools>)``,
-   plus ``ctx=<the turn's context>`` when ``achat`` takes one (the chat's run id).
-   The agent's own past turns are ``assistant`` messages, everyone else's are
-   ``user`` messages written ``"Name: text"``.
-3. **declared agents** (``aexecute``, e.g. ``CustomizeAgent``): the default
-   action runs with its input fields filled by name: ``transcript``/``history``
-   (the history as ``Name: text`` blocks), ``task``, ``speaker``/``name``,
-   ``round``, ``last_message``/``last_speaker``, and any input of the chat
-   (``--input x=...``). The reply is the single output field, else the field
-   named ``reply``/``content``/``message``/``answer``/``text``/``response``,
-   else all outputs as JSON. The ``RunContext`` is passed, so tool calls run
-   through ``Kernel.arun_tool`` with the chat's run id and every rail applies.
-4. **functions**: ``fn(turn)`` (sync or async) returning a ``str`` or ``Reply``.
-
-``check_inputs`` tells, before a chat starts, which declared inputs no rule fills.
+"""The speaker adapter protocol: ``speak(agent, turn)`` gives an agent a ``Turn`` (a snapshot of the history, a
+``RunContext`` with the chat's run id) and returns its ``Reply``, by the first rule that fits: native
+``aspeak``/``speak``, chat agent ``achat``, declared agent ``aexecute``, a function. Sync code runs in the
+kernel's tool threads. See docs/groupchat.md#speakers-the-adapter-protocol.
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
-"""The declarative form of a group chat: ``GroupChatSpec`` (what JSON/YAML chat files hold).
+"""The declarative form of a group chat (JSON/YAML files): ``GroupChatSpec`` (unknown keys refused), ``from_dict``
+and ``load``; see docs/groupchat.md#the-declarative-form.
 
-::
-
-    {"type": "groupchat", "name": "research_team",
-     "agents": [{"name": "Researcher", "description": "...", "prompt": "...{transcript}...", ...},
-                "Editor"],                          # a name: known to the AgentManager or its storage
-     "selection": {"policy": "rules", "rules": {"Researcher": "Writer", "Writer": "Reviewer",
-                                                "Reviewer": "Researcher"}},
-     "termination": {"max_rounds": 9, "keywords": ["APPROVED"],
-                     "judge": {"name": "Judge", ...}, "max_tokens": 20000, "max_seconds": 300},
-     "max_consecutive": 3, "llm": "openai:gpt-4o-mini"}
-
-Agents given as dicts are built through ``kernel.agent`` (any registered type;
-``type`` defaults to ``customize``). ``llm`` (or the ``llm=`` argument, e.g.
-the CLI's ``--model``) is given to every agent and judge built from a dict,
-replacing the model the dict names (as ``AgentManager.add_agent(spec, llm=...)``
-does), and to an LLM selector that names no model; without it each uses its
-own ``llm`` or the kernel's default model.
+``llm`` (or ``llm=``, the CLI's ``--model``) replaces the model of every agent and judge built from a dict and
+serves an LLM selector naming none (else each its own model, or the kernel's default).
 """
 
 from __future__ import annotations

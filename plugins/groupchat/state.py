@@ -1,16 +1,8 @@
 """A group chat's serializable state (``ChatState``) and its result (``GroupChatResult``).
 
-``ChatState`` is everything needed to continue a chat in another process:
-the task and inputs, the whole history, the round, tokens and time spent. It
-is checkpointed (kind ``groupchat``) after every turn, when the chat pauses,
-ends or fails. Selection needs no saved state: every built-in policy is a
-function of the history.
-
-``step_log()`` is a chat's checkpoint log (``zagent.agentkit.steplog``): a
-turn's checkpoint is a patch holding the messages added and the round, usage,
-time and status as they are now; the whole state is saved on a chat's first
-checkpoint, at a pause and at the end, and whenever the patches since add up
-to the last full save.
+``ChatState`` is what is checkpointed (kind ``groupchat``) and all a chat needs to continue in another process;
+``step_log()`` is a chat's checkpoint log (patches between whole saves); ``resumed`` checks a checkpoint before
+a chat continues from it.
 """
 
 from __future__ import annotations

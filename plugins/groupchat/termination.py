@@ -1,21 +1,8 @@
-"""When a group chat ends: combinable termination conditions.
+"""When a group chat ends: combinable termination conditions (docs/groupchat.md#termination).
 
-A condition has a ``name`` and ``acheck(view)`` (or ``check(view)``)
-returning ``None`` (go on) or a short reason (stop). The chat checks its
-conditions after every turn, in the order given, and the first that answers
-ends the chat; ``GroupChatResult.stopped_by`` holds its name and ``detail``
-its reason. Built in:
-
-* ``MaxRounds(n)`` -- ``max_rounds``: ``n`` turns were taken;
-* ``Keyword(phrases)`` -- ``keyword``: the last reply contains a phrase (case-insensitive by default);
-* ``Judge(agent)`` -- ``judge``: an agent reads the transcript and decides "done"
-  (a boolean output field ``done``, else a reply starting with done/yes/true/terminate);
-* ``TokenBudget(n)`` -- ``max_tokens``: the chat (speakers, selector, judge) spent ``n`` tokens;
-* ``TimeBudget(seconds)`` -- ``max_time``: the chat ran that long (summed over resumes;
-  checked between turns, so a turn in flight finishes).
-
-``from_spec`` turns the declarative ``termination`` mapping into conditions in
-this order: keyword, judge, max_tokens, max_time, max_rounds.
+A condition has a ``name`` and ``check(view)`` or ``acheck(view)`` returning ``None`` (go on) or a reason (stop);
+the first that holds after a turn ends the chat. ``from_spec`` builds the built-ins from a ``termination``
+mapping in this order: keyword, judge, max_tokens, max_time, max_rounds.
 """
 
 from __future__ import annotations

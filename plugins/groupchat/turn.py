@@ -1,9 +1,8 @@
-"""``ChatTurn``: one turn of a group chat: choose the speaker, let it speak, record its reply once.
+"""``ChatTurn``: one turn of a group chat: choose the speaker, let it speak on a snapshot of the history, record
+its reply once.
 
-The speaker is the one that asked a person when the round is taken again after a resume, else the selector's
-choice (``selection.choose``, with ``max_consecutive``). It speaks with a snapshot of the shared history
-(``speakers.speak``) while it is RUNNING in the manager; its interrupts get the run's answers in order, and
-one it raises (even if it caught it) pauses the chat. Inside a workflow node the interrupts are the node's.
+After a resume, the speaker that asked a person takes the round again; an interrupt it raises, even one it
+caught, pauses the chat (in a workflow node: the node).
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
 """``AgentManager``: agents registered and reused by name, each AVAILABLE or RUNNING.
 
-* ``add_agent(x)`` takes a name (loaded from ``storage`` when not yet known),
-  a spec dict (built through ``kernel.agent``, so any registered agent type),
-  or an instance (anything with a ``name``, or a function). Adding a name that
-  is already known returns the agent already there: agents are reused.
-* ``acquire``/``release`` (and ``using``/``ausing`` context managers) move an
-  agent to RUNNING and back; waiting for a busy agent has a timeout. Threads
-  wait on a ``threading.Condition``; coroutines wait on a future of their own
-  loop, woken with ``call_soon_threadsafe``, so the loop is never blocked and
-  one manager serves threads and event loops at once.
-* ``save_all``/``load_all``: one JSON file per agent in a directory (through
-  ``CustomizeAgent.save``/``load``), or the SQLite checkpoint store (a path
-  ending in ``.db``/``.sqlite``; one record of kind ``agent_spec`` per agent).
-
-Built on the actions plugin for saving and loading declared agents.
+``add_agent`` takes a name, a spec dict or an instance (a known name returns the agent kept); ``acquire``/``using``
+and their async twins wait for a busy agent (``AgentTimeout``), never blocking the loop; ``save_all``/``load_all``.
+docs/workflows.md.
 """
 
 from __future__ import annotations

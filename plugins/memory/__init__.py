@@ -1,52 +1,8 @@
-"""Memory plugin: short-term, long-term (SQLite) and checkpoint stores, plus ``zagent memory``.
-
-Registered backends (``k.memory(name, **options)``):
-
-* ``"inprocess"`` -- ``InProcessMemory(max_messages=1000)``: bounded, in this process, the default.
-* ``"sqlite"`` -- ``SqliteMemory``: ``path=`` (default ``$ZAGENT_MEMORY_DB``, else
-  ``~/.local/share/zagent/memory.db``), ``embedder=`` (e.g. ``k.embedder()``), ``busy_timeout=10.0``,
-  ``retries=5``, ``max_bytes=None``, ``synchronous="full"``, ``common_ratio=0.05``,
-  ``common_min=2000`` (query words in more messages than both are left out: ``fts``),
-  ``max_postings=50000`` (the kept words' messages to rank, rarest words first: ``fts``).
-* ``"checkpoints"`` -- ``CheckpointStore`` for loop/workflow state: ``path=`` (same default), the
-  same file options, and ``keep_last=10`` (steps kept per run on every save; ``None`` keeps all).
-  May share a file with ``"sqlite"``.
-* ``"documents"`` -- ``DocumentStore``: documents in chunks for retrieval (FTS5, plus embeddings
-  from ``embedder=``, by default the kernel's registered embedder); ``path=`` is required. Not a
-  message store (``documents.py``).
-
-The memory interface every backend implements (third parties: subclass
-``zagent.testing.memory.MemoryBackendTests`` to check yours). A namespace is a
-non-empty string, by convention ``"agent/session"``; the part before the first
-``/`` is the *agent*, the rest the *session*. Messages are ``zagent.Message``
-(dicts are accepted and validated)::
-
-    add(namespace, messages, *, at=None) -> None      # one Message or a list; one transaction
-    last(namespace, n=10) -> list[Message]             # newest n, oldest first
-    search(namespace, text, limit=10, **filters) -> list[Message]   # best first
-        # namespace=None searches every namespace; filters: agent, session, role,
-        # since, until (Unix times); semantic=True ranks by embeddings (sqlite + embedder)
-        # empty text: the newest messages passing the filters
-    clear(namespace) -> int                            # messages deleted
-    namespaces() -> list[str]                          # non-empty namespaces, sorted
-    count(namespace=None) -> int
-    close() -> None
-
-and the async twins ``aadd``, ``alast``, ``asearch``, ``aclear``, ``anamespaces``,
-``acount``, ``aclose``. Errors: ``zagent.ConfigError`` for bad arguments,
-``zagent.plugins.memory.StoreError`` (and subclasses ``NotADatabase``,
-``ForeignDatabase`` (an SQLite file of another application), ``SchemaTooNew``,
-``StoreFull``, ``StoreBusy``) for storage failures.
-
-``SQLiteSession(session_id, path)`` keeps one chat's conversation for
-``agent.chat(..., session=...)`` (``zagent.plugins.memory.session``).
-
-The checkpoint store is documented in ``zagent.plugins.memory.checkpoints``
-(conformance suite: ``zagent.testing.checkpoints.CheckpointStoreTests``).
-
-The factories are named ``make_*``: a plain ``sqlite`` attribute would be
-replaced by the submodule of that name as soon as it is imported. This module
-stays cheap to import: sqlite3 and the backends load on first use.
+"""Memory plugin: the ``k.memory(name, **options)`` backends ``"inprocess"`` (the default, bounded), ``"sqlite"``,
+``"checkpoints"`` and ``"documents"`` (``path=`` required), plus ``zagent memory``. Message stores follow
+``zagent.contracts.MemoryStore`` (docs/hooks.md). Bad arguments raise ``zagent.ConfigError``; storage failures
+``StoreError`` (``NotADatabase``, ``ForeignDatabase``, ``SchemaTooNew``, ``StoreFull``, ``StoreBusy``). Cheap to import:
+backends load on first use.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """``CheckpointChain``: a run's raw step log, for checking signed checkpoints (``zagent.agentkit.signing``).
 
-Mixed into ``CheckpointStore``: ``chain(run_id)`` reads, in one transaction, the rows from the last full
-save to the latest step (step, kind, stored bytes, whether a patch, metadata) and the latest state rebuilt
-from exactly those rows, so what is checked is what is restored.
+Mixed into ``CheckpointStore``: ``chain(run_id)`` reads, in one transaction, the rows from the last full save to the
+latest step and the latest state rebuilt from exactly those rows, so what is checked is what is restored.
 """
 
 from __future__ import annotations

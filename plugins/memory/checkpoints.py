@@ -1,60 +1,8 @@
-"""``CheckpointStore``: loop and workflow state saved after every step, resumable after a crash.
+"""``CheckpointStore``: loop and workflow state saved per step in an SQLite file, resumable after a crash.
 
-Obtained through the kernel, never imported by other plugins::
-
-    store = k.memory("checkpoints", path="runs.db")      # same file options as "sqlite", plus keep_last
-    store.save(run_id, step, state, kind="react", metadata={"agent": "Answerer"})
-    found = store.latest(run_id)        # (step, state_bytes) or None
-    if found:
-        step, raw = found
-        state = msgspec.json.decode(raw, type=MyState)   # if you saved an object
-
-API (every method has an async twin: ``asave``, ``asave_patch``, ``alatest``, ``aload``, ``alist``,
-``adelete``, ``aprune``, ``aclose``):
-
-* ``save(run_id, step, state, *, kind="react", metadata=None) -> None`` -- ``state``
-  is ``bytes`` (stored as is, e.g. your own ``msgspec.msgpack.encode(...)``) or any
-  msgspec-encodable object (stored as ``msgspec.json.encode(state)``). ``step`` is a
-  non-negative int; saving the same ``(run_id, step)`` again replaces it. One
-  transaction per save: a process killed at any point loses at most the step in flight.
-  The retention policy is applied to that run in the same transaction.
-* ``save_patch(run_id, step, patch, *, kind="react", metadata=None) -> None`` -- save
-  step ``step`` as the changes since step ``patch["after"]`` of the same run (a
-  state saved as a JSON object): ``{"after": n, "set": {key: value}, "extend": {key:
-  [items]}, "update": {key: {k: v}}, "lengths": {key: n}, "extend_in": {key: {k:
-  [items]}}, "lengths_in": {key: {k: n}}}`` -- top-level keys replaced, items
-  appended to top-level lists (``lengths`` says how long each list must be before, a
-  guard against replaying on the wrong base), entries merged into top-level objects,
-  and items appended to lists held in top-level objects (``state[key][k]``; the same
-  guard in ``lengths_in``), applied in that order. A loop whose state grows step by step writes each step's change
-  instead of the whole state, so a step costs the same at step 1,000 as at step 1.
-  ``latest``/``load`` give back the full state either way (the last full save with the
-  patches after it applied). A patch is refused unless ``after`` is the run's latest step.
-  (``extend_in``/``lengths_in`` came with schema version 4, see ``schema.NESTED_APPENDS``:
-  patches written before it still apply.)
-* ``latest(run_id) -> (step, bytes) | None`` -- the highest step saved, as full state bytes.
-* ``load(run_id, step) -> bytes | None``.
-* ``steps(run_id) -> list[int]`` -- saved steps, ascending.
-* ``list(kind=None) -> list[RunInfo]`` -- one entry per run, newest first
-  (``run_id, kind, last_step, steps, created, updated, metadata`` of the latest step).
-* ``delete(run_id) -> int`` -- checkpoints removed.
-* ``prune(keep_last=None, older_than=None, kind=None) -> int`` -- keep only the newest
-  ``keep_last`` steps of each run (the latest is always kept) and/or delete whole runs
-  whose latest checkpoint is older than ``older_than`` seconds.
-
-**Retention** (``keep_last``, an option of ``k.memory("checkpoints", ...)``): every
-save keeps only the newest ``keep_last`` steps of its run (default
-``DEFAULT_KEEP_LAST`` = 10; ``None`` keeps every step). A loop saves its whole
-state after each step, so keeping all of them grows with the square of a run's
-length; a bounded window keeps it linear. Every user in zagent (the ReAct loop,
-workflows, group chats, the AgentManager) resumes from ``latest()`` only, and the
-latest step is always kept; older steps are for looking back a little
-(``load(run_id, step)``). A step saved below a run's window is dropped at once.
-When the window starts on a patch, the full save it builds on and the patches between
-are kept too, so every kept step still loads.
-Pruning by age (``older_than``) is never automatic: ``prune()`` or
-``zagent memory prune``. Patches are checked, applied and rebuilt in
-``patches.py``.
+``k.memory("checkpoints", path=..., keep_last=10, **database_options)``; may share a file with ``"sqlite"``. Every
+method has an async twin (``asave``, ``alatest``...). One transaction per save: a killed process loses at most the step
+in flight. Bad arguments raise ``ConfigError``.
 """
 
 from __future__ import annotations
@@ -91,9 +39,11 @@ FROM checkpoints c {where} GROUP BY run_id ORDER BY max(created) DESC, run_id
 
 @attrs.define(repr=False)
 class CheckpointStore(CheckpointChain):
-    """Per-run, per-step saved state in an SQLite file (see the module docstring; ``chain``: ``chain.py``).
+    """Per-run, per-step saved state in an SQLite file (``chain``: ``chain.py``).
 
-    :param keep_last: steps kept per run on every save (``None``: all)."""
+    :param keep_last: steps kept per run on every save (default ``DEFAULT_KEEP_LAST``, 10; ``None``: all). The
+        latest step is always kept, and so are the full save and patches the oldest kept step builds on; a step
+        saved below a run's window is dropped at once."""
 
     db: Database
     keep_last: Optional[int] = attrs.field(default=DEFAULT_KEEP_LAST,
@@ -108,7 +58,10 @@ class CheckpointStore(CheckpointChain):
 
     def save(self, run_id: str, step: int, state: Any, *, kind: str = "react",
              metadata: Optional[dict[str, Any]] = None) -> None:
-        """Save ``state`` as step ``step`` of ``run_id`` and apply ``keep_last`` to the run, in one transaction."""
+        """Save ``state`` as step ``step`` of ``run_id`` and apply ``keep_last`` to the run, in one transaction.
+
+        ``state`` is ``bytes`` (stored as is) or any msgspec-encodable object (stored as ``msgspec.json.encode``);
+        ``step`` is an int >= 0; saving the same ``(run_id, step)`` again replaces it."""
         row = (check_run_id(run_id), check_count(step, "step"), _check_kind(kind), time.time(),
                _encode_state(state), _encode_metadata(metadata))
 
@@ -121,9 +74,12 @@ class CheckpointStore(CheckpointChain):
 
     def save_patch(self, run_id: str, step: int, patch: Any, *, kind: str = "react",
                    metadata: Optional[dict[str, Any]] = None) -> None:
-        """Save step ``step`` of ``run_id`` as ``patch`` on step ``patch["after"]`` (see the module docstring).
-
-        ``patch`` is a dict, or the same already encoded as JSON bytes."""
+        """Save step ``step`` of ``run_id`` as ``patch`` on step ``patch["after"]``, which must be the run's latest
+        step (else ``ConfigError``); ``keep_last`` applies as in ``save``. ``patch`` (a dict, or its JSON bytes) is
+        ``{"after": n, "set": {key: value}, "extend": {key: [items]}, "update": {key: {k: v}}, "lengths": {key: n},
+        "extend_in": {key: {k: [items]}}, "lengths_in": {key: {k: n}}}``, applied in that order to a state saved as a
+        JSON object: top-level keys replaced, items appended to top-level lists, entries merged into top-level
+        objects, items appended to lists ``state[key][k]``; ``lengths``/``lengths_in``: each list's length before."""
         check_run_id(run_id)
         check_count(step, "step")
         if isinstance(patch, (bytes, bytearray, memoryview)):
@@ -150,7 +106,7 @@ class CheckpointStore(CheckpointChain):
         self.db.write(write)
 
     def latest(self, run_id: str) -> Optional[tuple[int, bytes]]:
-        """The newest checkpoint of ``run_id`` as ``(step, state bytes)``, or ``None``."""
+        """The newest checkpoint of ``run_id`` as ``(step, full state bytes)`` (a patch step rebuilt), or ``None``."""
         check_run_id(run_id)
 
         def read(c: sqlite3.Connection) -> Optional[tuple[int, bytes]]:
@@ -163,7 +119,7 @@ class CheckpointStore(CheckpointChain):
         return self.db.read(read)
 
     def load(self, run_id: str, step: int) -> Optional[bytes]:
-        """The state saved as ``step`` of ``run_id``, or ``None``."""
+        """The full state saved as ``step`` of ``run_id`` (a patch step rebuilt), or ``None``."""
         args = (check_run_id(run_id), check_count(step, "step"))
 
         def read(c: sqlite3.Connection) -> Optional[bytes]:
@@ -193,7 +149,9 @@ class CheckpointStore(CheckpointChain):
 
     def prune(self, keep_last: Optional[int] = None, older_than: Optional[float] = None,
               kind: Optional[str] = None) -> int:
-        """Apply a retention policy in one transaction; returns how many checkpoints were removed."""
+        """Keep the newest ``keep_last`` steps of each run (as the store's retention does) and/or delete whole runs
+        whose latest checkpoint is older than ``older_than`` seconds (only runs of ``kind``, if given), in one
+        transaction; returns how many checkpoints were removed. Never automatic (also ``zagent memory prune``)."""
         if keep_last is None and older_than is None:
             raise ConfigError("prune needs keep_last=N (steps kept per run) and/or older_than=SECONDS")
         if keep_last is not None:

@@ -1,14 +1,7 @@
 """``zagent memory list|search|clear|prune``: look into and tidy a memory (and checkpoint) file.
 
-The file is ``--db PATH``, else ``kernel.config["memory"]["path"]``, else
-``$ZAGENT_MEMORY_DB``, else ``$XDG_DATA_HOME/zagent/memory.db``
-(``~/.local/share/zagent/memory.db``). These commands never create a file:
-a missing one is reported. Handlers return the exit status.
-
-``prune`` applies a retention policy to the checkpoints in the file:
-``--keep-last N`` steps per run (the latest is always kept) and/or
-``--older-than 7d`` (whole runs not updated for that long; ``s``/``m``/``h``/``d``
-suffixes, plain numbers are seconds), optionally only runs of ``--kind``.
+The file is ``--db PATH``, else ``kernel.config["memory"]["path"]``, else ``paths.default_path()``. These commands never
+create a file: a missing one is reported. Handlers return the exit status; ``prune`` is ``CheckpointStore.prune``.
 """
 
 from __future__ import annotations

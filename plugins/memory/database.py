@@ -1,27 +1,8 @@
-"""``Database``: one SQLite file shared by threads and processes, written in transactions.
+"""``Database``: one SQLite file shared by threads and processes; each ``write`` is one transaction.
 
-What it guarantees, and how:
-
-* **Connection per thread** (``threading.local``); those of ended threads are closed when
-  another opens, all the rest by ``close()``. ``close()`` never closes a connection in the
-  middle of a read or write of another thread: that work finishes (a write commits) and its
-  thread closes the connection as the work ends; work started after ``close()`` gets ``StoreError``.
-* **WAL mode**, ``synchronous=FULL`` by default: a committed write survives a
-  killed process and a power cut; readers never block the writer.
-* **Every write is one transaction** (``BEGIN IMMEDIATE`` ... ``COMMIT``,
-  rolled back on any error). ``busy_timeout`` waits for other writers and a
-  still-busy write is retried with backoff before ``StoreBusy`` is raised.
-* **Schema checked before anything is written**: a file that is not SQLite,
-  that a newer zagent wrote, or that belongs to another application is
-  refused and left byte-for-byte intact. A file is zagent's when its
-  ``user_version`` is set and it holds zagent's tables; an SQLite file with no
-  tables at all is taken as new. Any other (tables of its own and
-  ``user_version`` 0, or a version but none of zagent's tables) is
-  ``ForeignDatabase``: zagent never adds its tables to another program's file.
-* **Size limit** (``max_bytes``): ``PRAGMA max_page_count``; a full disk or
-  limit raises ``StoreFull`` and the failed transaction leaves no trace.
-
-sqlite3 is imported when the first ``Database`` opens, not when the plugin loads.
+WAL: readers never block the writer; a committed write survives a killed process (a power cut too with
+``synchronous="full"``). A file that is not SQLite, is newer or is another application's is refused untouched; a busy
+file raises ``StoreBusy`` after retries, a full one ``StoreFull``.
 """
 
 from __future__ import annotations
@@ -55,11 +36,9 @@ class Database:
     """An SQLite file with the memory schema, opened lazily per thread.
 
     :param path: the file (created if missing; its directory must exist).
-    :param busy_timeout: seconds to wait for another writer, per attempt.
-    :param retries: extra attempts of a write that still found the file busy.
-    :param max_bytes: refuse to grow the file beyond this size (``StoreFull``).
-    :param synchronous: ``"full"`` (default, survives power loss) or ``"normal"``
-        (survives a killed process; faster commits).
+    :param busy_timeout: seconds to wait for another writer, per attempt; ``retries``: extra attempts when still busy.
+    :param max_bytes: refuse to grow the file beyond this size (``StoreFull``; the transaction leaves no trace).
+    :param synchronous: ``"full"`` (default, survives power loss) or ``"normal"`` (survives a killed process).
     """
 
     path: str = attrs.field(converter=os.fspath)
@@ -215,7 +194,8 @@ class Database:
         return version
 
     def _check_owner(self, conn: sqlite3.Connection, version: int) -> None:
-        """``ForeignDatabase`` unless the file is empty or zagent's (see the module docstring)."""
+        """``ForeignDatabase`` unless the file is new (``user_version`` 0, no tables) or zagent's (a version and one
+        of ``ZAGENT_TABLES``): zagent never adds its tables to another program's file."""
         tables = tuple(r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' "
             "ESCAPE '\\' ORDER BY name"))

@@ -1,27 +1,6 @@
-"""Full-text recall helpers: turning free text into an FTS5 query, and dropping very common words.
-
-Ranking every message that contains a very common word ("the", or a name
-repeated in every message of an agent) costs time proportional to the whole
-store, and bm25 gives such words almost no weight anyway. So, as search
-engines do, a query of several words leaves out those found in more than
-``common_ratio`` of all messages (default 5%) *and* in more than
-``common_min`` messages (default 2000; below that ranking is cheap anyway),
-unless every word is that common (then the rarest one is kept). Document frequencies come from the
-FTS5 vocabulary table and are cached per store; the cache is rebuilt when the
-store has grown by 10% and whenever this store clears a namespace. Pruning is
-a speed measure: a pruned word still appears in most of what the other
-words find.
-
-The words kept are then held to a budget: their document frequencies may add up
-to at most ``max_postings`` (default 50,000 messages to rank), the rarest kept
-first and the rarest always, so recall costs the same in a store of ten
-million messages as in one of a million. A word left out by the budget is one
-of the commonest of the query, the one bm25 weighs least.
-
-``share(conn, namespace)`` is the fraction of the store a namespace holds
-(cached the same way). A search scoped to a namespace that holds most of the
-store ranks inside FTS5 first and filters the winners, instead of joining
-every match to its message to filter before ranking (see ``SqliteMemory``).
+"""Full-text recall helpers: ``fts_query`` turns words into an FTS5 query; ``CommonWords`` leaves out of a query of
+several words those found in more than ``common_ratio`` of all messages and more than ``common_min`` (the rarest stays
+if all are), then keeps the rarest words (always one) whose messages add up to at most ``max_postings``.
 """
 
 from __future__ import annotations
@@ -42,7 +21,8 @@ def fts_query(words: list[str]) -> Optional[str]:
 
 @attrs.define(repr=False)
 class CommonWords:
-    """Per-store cache of how many messages contain each word, used to prune query words."""
+    """Per-store cache of how many messages contain each word, used to prune query words; rebuilt when the store
+    has grown by 10% and on ``reset`` (this store cleared a namespace)."""
 
     common_ratio: float = 0.05
     common_min: int = 2000

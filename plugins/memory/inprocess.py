@@ -1,10 +1,7 @@
-"""``InProcessMemory``: bounded short-term memory in a dict of deques.
+"""``InProcessMemory``: bounded short-term memory in a dict of deques, the default (``k.memory()``).
 
-The default memory (``k.memory()`` / ``k.memory("inprocess", max_messages=...)``):
-nothing touches disk, each namespace keeps its newest ``max_messages``
-messages and forgets older ones. Thread-safe (one lock); the async methods do
-no I/O, so they run inline without blocking the loop for more than a moment.
-Search is a simple word-overlap score, newest first among equals.
+Nothing touches disk; each namespace keeps its newest ``max_messages`` messages. Thread-safe; the async methods do no
+I/O and run inline. Search scores word overlap, newest first among equals.
 """
 
 from __future__ import annotations

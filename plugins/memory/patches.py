@@ -1,9 +1,6 @@
-"""Patch checkpoints (``CheckpointStore.save_patch``): the patch a caller gives, checked; a saved patch,
-applied; and the full state of a patch step, rebuilt from the last full save and the patches after it.
-
-A rebuild refuses (``StoreError``) a chain that does not hold together: a missing full save, a base that is
-not a JSON object, a damaged patch, a patch of another step than the one before it, or a list whose length
-is not the one the patch was written against.
+"""Patch checkpoints (``CheckpointStore.save_patch``): ``check_patch`` checks a caller's patch, ``apply_patch`` applies
+a saved one, ``rebuild`` gives a patch step's full state. A chain that does not hold together (no full save, a base not
+a JSON object, a damaged or misplaced patch, a list of another length than expected) raises ``StoreError``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""When a memory file can only be read: an immutable file, a read-only file system, an unwritable ``-shm``.
-
-SQLite's WAL mode maps the ``-shm`` file into memory. When that file (or the database, or its directory
-on a read-only file system) cannot be written, a normal open either fails ("unable to open database
-file": old checkpoints unreadable) or maps a file it cannot extend, and the process dies with SIGBUS.
-``read_only_reason`` spots those cases before SQLite touches the file; ``Database`` then opens it with
-``immutable=1`` (no locks, no ``-shm``): reads work, writes raise ``StoreError``. A ``-wal`` holding
-changes not yet copied into the file cannot be read that way: ``StoreError`` says how to recover it.
+"""When a memory file can only be read (an immutable file, a read-only file system, an unwritable ``-shm``):
+``read_only_reason`` says why before SQLite touches the file, and ``Database`` opens it ``immutable=1``
+(``read_only_uri``): reads work, writes raise ``StoreError``. A ``-wal`` holding unmerged changes raises ``StoreError``
+saying how to recover it.
 """
 
 from __future__ import annotations

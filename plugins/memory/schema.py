@@ -1,13 +1,6 @@
-"""The SQLite schema of memory and checkpoint files, and its migrations.
-
-The version lives in ``PRAGMA user_version``. ``MIGRATIONS[v]`` brings a file
-from version ``v - 1`` to ``v``; they run in one transaction together with the
-version bump, so a file is never half-migrated. To change the schema, append
-a migration, never edit a released one. A file whose version is higher than
-``SCHEMA_VERSION`` was written by a newer zagent and is refused untouched.
-A version may change no table at all, only what the rows hold (an empty
-migration, e.g. version 4: a new kind of checkpoint patch), so a zagent that
-cannot read them refuses the file rather than misread it.
+"""The SQLite schema of memory and checkpoint files, and its migrations. ``MIGRATIONS[v]`` brings a file from version
+``v - 1`` to ``v`` in one transaction with the ``PRAGMA user_version`` bump, so a file is never half-migrated; append a
+migration, never edit a released one. A file newer than ``SCHEMA_VERSION`` is refused untouched.
 """
 
 from __future__ import annotations

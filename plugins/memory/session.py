@@ -1,17 +1,6 @@
-"""``SQLiteSession``: a conversation kept in an SQLite file under an id the app chooses.
-
-Like openai-agents' ``SQLiteSession(session_id, db_path)``: ``agent.chat(text,
-session=s)`` (or ``agent.session = s``) sends the conversation so far plus the
-new turn, then appends the turn, so a chat in a new process continues the
-conversation. Items are ``zagent.Message`` (user and assistant text)::
-
-    aget_items(limit=None) / get_items   # oldest first; limit: the newest ``limit``
-    aadd_items(messages) / add_items     # one transaction
-    apop_item() / pop_item               # remove and return the newest (None if empty)
-    aclear_session() / clear_session
-
-The session id and the path are the app's (never read from a spec file). A
-new file is created with mode 0600 (its folder, when created here, 0700).
+"""``SQLiteSession(session_id, path)``: a conversation kept in an SQLite file under an id the app chooses, for
+``agent.chat(text, session=s)`` (docs/sessions.md). ``get_items``, ``add_items`` (one transaction), ``pop_item``,
+``clear_session`` and async twins; items are ``zagent.Message``. A new file is 0600 (a folder created here, 0700).
 """
 
 from __future__ import annotations

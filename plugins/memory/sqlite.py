@@ -1,17 +1,8 @@
-"""``SqliteMemory``: long-term memory in one SQLite file, with full-text and vector recall.
+"""``SqliteMemory``: long-term memory in one SQLite file, ``k.memory("sqlite", path=..., embedder=None, **options)``.
 
-``k.memory("sqlite", path="mem.db", embedder=None, **database_options)``
-(without ``path``: ``$ZAGENT_MEMORY_DB`` or ``~/.local/share/zagent/memory.db``).
-Messages are stored msgpack-encoded with their namespace (split into
-``agent``/``session`` at the first ``/``), role and time; an FTS5 index over
-their text answers ``search`` ranked by bm25. With an ``embedder`` (any object
-with ``async aembed(texts) -> list[list[float]]``, e.g. ``k.embedder()``) each
-message's text is embedded on ``add`` and ``search(..., semantic=True)`` ranks
-by cosine similarity instead. Storage rules (WAL, transactions, schema,
-size limit, threads and processes) are ``Database``'s.
-
-The sync methods do the work; the async twins run it in a worker thread
-(``asyncio.to_thread``) so a slow disk never stalls the event loop.
+``search`` ranks by bm25 over an FTS5 index, or with an ``embedder`` and ``semantic=True`` by cosine similarity (each
+message is embedded on ``add``). Storage rules are ``Database``'s; the async twins run in a worker thread, so a slow
+disk never stalls the event loop.
 """
 
 from __future__ import annotations

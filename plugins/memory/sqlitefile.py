@@ -1,11 +1,6 @@
-"""One SQLite file opened the way the small memory stores (sessions, documents) need it.
-
-``open_private(path, schema, busy_timeout=..., refused=...)`` creates ``path`` with mode 0600
-(a folder it makes, 0700) unless it exists, connects in autocommit mode (the caller runs
-``BEGIN IMMEDIATE`` itself) usable from any thread behind the caller's lock, turns on WAL and
-runs the ``schema`` statements. A file SQLite cannot use raises ``ConfigError`` with ``refused``
-(what the file should be instead) and leaves no connection open. ``Database`` (``database.py``)
-is the heavier sibling for the long-term and checkpoint stores (schema versions, retries).
+"""``open_private(path, schema, ...)``: an SQLite file as the small stores (sessions, documents) need it: created 0600
+(a folder it makes, 0700), autocommit (the caller runs ``BEGIN IMMEDIATE``), usable from any thread behind the caller's
+lock, WAL, ``schema`` run. A file SQLite cannot use raises ``ConfigError`` and leaves no connection open.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Embeddings as float32 blobs, and brute-force cosine ranking.
-
-Uses numpy when it is installed (it is not a dependency), else plain Python.
-Brute force is fine up to some tens of thousands of vectors per search; a
-third party wanting more registers an ANN-backed memory backend instead.
+"""Embeddings as little-endian float32 blobs (``pack``/``unpack``) and brute-force cosine ranking (``top_k``), with
+numpy when it is installed (not a dependency), else plain Python.
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
-"""Offline providers: no network, for tests, demos and deterministic replays.
-
-Registers four providers (each module is imported only when its provider is used):
-
-* ``scripted:<name>`` -- replays the ``replies=[...]`` it is given, in order, and
-  records every request (``zagent.plugins.offline.scripted``);
-* ``test:<name>`` -- needs no script: calls each offered tool once with arguments
-  valid for its schema, then answers in the requested output format; the kernel's
-  fallback model is ``test:offline`` (``zagent.plugins.offline.testmodel``);
-* ``record:<provider>:<model>`` / ``replay:<name>`` -- record real exchanges to a
-  JSONL file (secrets stripped) and replay them later offline
-  (``zagent.plugins.offline.record``).
-
-Record needs the kernel to resolve the wrapped model, and the test model its parser registry, so the
-registration hook closes over the kernel it is given (the models made hold no kernel).
+"""Offline providers, no network, for tests, demos and replays: ``scripted:<name>`` (given replies),
+``test:<name>`` (no script; the kernel's fallback is ``test:offline``) and ``record:<provider>:<model>`` /
+``replay:<name>`` (real exchanges to JSONL and back). Each module is imported only when its provider is used.
 """
 
 from __future__ import annotations

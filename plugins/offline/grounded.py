@@ -1,10 +1,8 @@
 """The offline test model's values taken from the request, so its canned answers read right.
 
-Tool arguments: numbers in the last user message fill numeric parameters in
-order (an array of numbers gets them all), a quoted phrase fills a free text
-parameter. Answers: a numeric output takes the last numeric tool result, the
-first text output a sentence on the tool results, marked as canned. A few
-questions of the README and examples get fixed, sensible replies.
+Numbers of the last user message fill numeric tool parameters, a quoted phrase a free text one; numeric outputs
+take the last numeric tool result, the first text output a canned sentence. Known README questions get fixed
+replies.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""A short string matching a regex ``pattern`` (JSON schema's keyword), for the offline test model.
+"""A short string matching a regex ``pattern`` (JSON schema's keyword), for the offline test model: ``matching``.
 
-Stdlib only: the pattern is parsed with the ``re`` module's own parser
-(``re._parser``, ``sre_parse`` before Python 3.11) and walked: literals,
-``.``, classes (ranges, ``\\d``/``\\w``/``\\s`` and their negations, negated
-sets), groups, alternation (first branch that works), repeats (``?``, ``*``,
-``+``, ``{n,m}``; fewest first) and back-references. Anchors, ``\\b`` and
-lookarounds produce nothing. Every candidate is checked with ``re.search``
-(JSON schema's semantics: the pattern may match anywhere) and against
-``minLength``/``maxLength``; longer repeats and padding are tried to reach
-``minLength``. When nothing fits, ``PatternError`` says so: the caller names
-the parameter, rather than producing a value the tool would reject.
+The string satisfies ``re.search`` and ``minLength``/``maxLength``; anchors, ``\\b`` and lookarounds produce
+nothing. When nothing fits, ``PatternError`` says so (the caller names the parameter) rather than a value the tool
+would reject.
 """
 
 from __future__ import annotations

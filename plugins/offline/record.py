@@ -1,33 +1,8 @@
-"""Record real exchanges to JSONL, and replay them offline: turn any real run into a deterministic test.
+"""Record real exchanges to JSONL and replay them offline: any real run becomes a deterministic test.
 
-``k.llm("record:openai:gpt-4o-mini", path="run.jsonl", **options)`` wraps the
-real model (``options`` go to it) and appends one line per call (its API key and
-secret header values -- ``X-Api-Key``, ``Authorization``... -- masked wherever they appear)::
-
-    {"model": "openai:gpt-4o-mini", "stream": false, "request": {...}, "completion": {...}}
-
-(or ``"error": {"type": "RateLimitError", "message": ..., "status": 429}``
-for a failed call), plus the wrapped model's ``"profile"``. Calls go through
-the wrapped model's ``_send``/``_send_stream``, so tool names it refuses
-(``srv.lookup`` on OpenAI) are mapped on the wire exactly as in a direct
-call; the file holds the request and reply as the agent sees them (the
-registered names). The file is truncated when the recorder makes its first
-call. Secrets are stripped: option keys that look like credentials
-(``api_key``, ``authorization``, ``access_token``, ``secret``, ``password``; not ``max_tokens``) are
-replaced by ``"***"`` and the wrapped model's API key is redacted wherever it
-appears; HTTP headers are never part of a record.
-
-Without ``path=`` the file is ``default_path(model)`` under the data folder, so
-``--model record:openai:gpt-4o-mini`` records and ``--model replay:openai:gpt-4o-mini``
-replays the same file.
-
-``k.llm("replay:any", path="run.jsonl")`` answers from the file, in order,
-with the recorded profile (``profile={...}`` overrides it as for any model),
-so an agent offers tools and asks for structured output as it did then.
-Each request must match the recorded one (roles, texts, tool calls and
-results, offered tool names, response format); ``match="order"`` skips the
-check. A mismatch or running out of records raises ``ConfigError`` saying
-which call differs and how.
+``record:<provider>:<model>`` appends each call, secrets masked, to ``path`` (truncated at the first call);
+``replay:<name>`` answers from it in order with the recorded profile, raising ``ConfigError`` for a request unlike
+its record (unless ``match="order"``) or a call too many. Without ``path=`` both use ``default_path(model)``.
 """
 
 from __future__ import annotations

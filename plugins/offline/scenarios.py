@@ -1,14 +1,7 @@
-"""Three small offline runs for testing observers (tracing, run logs): a ReAct run, a workflow, a group chat.
+"""Three small offline runs with known events, for testing observers (tracing, run logs): ``react_two_tools``,
+``three_node_workflow`` and ``group_chat`` (docs/testing.md).
 
-Each builds its agents on the kernel it is given (which must have the offline,
-parsers, actions, react, manager, workflow and groupchat plugins) and runs once
-with the offline ``test:`` model, so the events and spans they produce are known:
-
-* ``react_two_tools``: step 1 calls ``word_count`` and ``shout`` in parallel, step 2 answers.
-* ``three_node_workflow``: ``outline`` then ``left`` and ``right`` in parallel, each one agent call.
-* ``group_chat``: speakers A and B, two rounds, each turn one LLM call.
-
-Used by zagent's own tests and by contrib observers (zagent-otel).
+Each builds its agents on the kernel it is given, which needs the ``PLUGINS``, and runs once on the ``test:`` model.
 """
 
 from __future__ import annotations

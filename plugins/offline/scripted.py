@@ -1,25 +1,8 @@
-"""``scripted:<name>``: an LLM that replays given replies in order and records every request.
+"""``scripted:<name>``: an LLM that replays ``replies=[...]`` in order and keeps every request in ``requests``.
 
-For tests of agents and for users testing their own agents::
-
-    llm = k.llm("scripted:demo", replies=[
-        {"content": None, "tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]},
-        "5",
-    ])
-    ...
-    assert llm.requests[1].messages[-1].role == "tool"
-
-A reply is a ``str`` (text), a dict ``{"content": ..., "tool_calls": [...]}``
-(ids generated when missing), a ``zagent.Message`` or ``Completion``, an
-``Exception`` instance (raised, to test error paths), or a callable
-``reply(request)`` returning one of those. Running out of replies raises
-``ConfigError``. With ``profile={"native_tools": False}`` tool calls come back
-as ``<tool_call>{json}</tool_call>`` text, as a model without native tool
-calling would write them. Usage is estimated (about four characters a token).
-
-``Kernel.llm`` returns the same instance for the same spec and options, so a
-script is consumed once per kernel: give each script its own name
-(``scripted:first-test``) or use a fresh kernel per test.
+A reply is text, a ``{"content", "tool_calls"}`` dict, a ``Message``, a ``Completion``, an exception (raised) or
+a callable of the request; running out raises ``ConfigError``. Tool calls come as ``<tool_call>`` text with
+``native_tools=False``. ``Kernel.llm`` gives one instance per spec and options: one script name per test.
 """
 
 from __future__ import annotations

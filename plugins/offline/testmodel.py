@@ -1,14 +1,8 @@
 """``test:<name>``: an offline model that needs no script (the kernel's fallback ``test:offline``).
 
-As pydantic-ai's TestModel, decided from the request alone (one instance serves any number of agents):
-
-1. Each offered tool that no earlier turn called (``ask_clarification`` aside) is called once, all at
-   once (one per turn when ``parallel_tool_calls=False``; as ``<tool_call>`` text when
-   ``native_tools=False``), with arguments valid for its schema, numbers and quoted text taken from the
-   user's message (``grounded``).
-2. Then it answers in the requested format (``request.output_spec`` through the mode's parser, a
-   ``response_format`` schema as JSON, else plain text): numeric outputs from the tool results, the first
-   text output a sentence marked as canned.
+From the request alone: it calls each offered tool not called yet (``ask_clarification`` aside) once, all in one
+turn (one a turn without ``parallel_tool_calls``; ``<tool_call>`` text without ``native_tools``), with valid
+arguments; then it answers in the requested format.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
-"""Example values that are valid for a JSON schema or a ``zagent.Field``, for the offline test model.
+"""Example values valid for a JSON schema or a ``zagent.Field``, for the offline test model: ``from_schema``,
+``from_field``.
 
-Deterministic (same schema, same value) and minimal: required properties only,
-defaults and ``const``/``enum`` honoured, ``$ref`` into ``$defs``/``definitions``
-resolved, ``anyOf``/``oneOf`` take their first non-null branch, ``allOf`` is
-merged, string/number/array bounds respected, ``examples`` used when given.
-A string ``pattern`` gets a short matching string (``zagent.plugins.offline.patterns``);
-a pattern it cannot satisfy raises ``ConfigError`` naming the parameter and the
-pattern, rather than producing a value the tool would reject.
+Deterministic and minimal: required properties only; ``const``, defaults, ``enum``, ``examples``, ``$ref``,
+``anyOf``/``oneOf``/``allOf`` and bounds honoured. A ``pattern`` it cannot satisfy raises ``ConfigError`` naming
+the parameter and the pattern.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
-"""``openai:<model>``: the Chat Completions protocol (OpenAI, vLLM, llama.cpp, Ollama's /v1, LM Studio, OpenRouter...).
-
-Registers the ``openai`` provider. This module is cheap to import: the
-provider (``.provider``), its wire types (``.wire``) and httpx load when the
-first model is made. Options: ``api_key`` (else ``OPENAI_API_KEY``),
-``base_url`` (else ``OPENAI_BASE_URL``, else api.openai.com), ``extra_body``,
-``prices``, ``stream_usage``, the HTTP options of ``zagent.providerkit`` (``timeout``,
-``max_retries``, ``rpm``, ``client``...), and any other keyword, which is sent
-as a request field (``temperature=0``, ``max_tokens=...``). Defaults for all
-models come from ``Kernel(config={"openai": {...}})``.
-
-Also registers ``openai-responses``: the Responses API (``/responses``) with
-the same options (``.responses``). ``openai:<model>`` uses it too when given
-``api="responses"`` or when the kernel's profile entry for the model says
-``{"api": "responses"}``.
+"""``openai:<model>``: the Chat Completions protocol (OpenAI and compatible servers), and ``openai-responses:<model>``,
+the Responses API (also ``openai:`` with ``api="responses"`` or a profile's ``{"api": "responses"}``). Options:
+``api_key`` (else ``OPENAI_API_KEY``), ``base_url`` (else ``OPENAI_BASE_URL``, else api.openai.com), ``extra_body``,
+``prices``, ``stream_usage``, the HTTP options (docs/http.md), any other keyword as a request field; defaults from
+``Kernel(config={"openai": {...}})``.
 """
 
 from __future__ import annotations

@@ -1,23 +1,7 @@
-"""Tool calling on local servers, by evidence: what the server does with ``tools=``, what the model writes best.
-
-Many local OpenAI-compatible servers (llama-cpp-python, some llama.cpp and LM Studio set-ups) render
-``tools=`` into the model's chat template and hand the model's calls back as *text*, never as
-``tool_calls``. Then zagent's own prompt mode, in the text format the model family writes best, calls
-tools far more reliably than the native request and its text fallback.
-
-So for an open-weights model (its name matches a family below) on a server zagent has no profile for,
-the first tool turn of a run sends one short *probe* (a request offering one tool the question obviously
-needs, 48 tokens at most). ``tool_calls`` back: native mode stays. Text back, or the server refusing
-``tools=``: the model gets ``native_tools=False`` and its family's format. The verdict is cached per
-base URL and model for the process. Any other unknown model is not probed; a native reply whose calls
-were found only in its text marks its server the same way for later runs (``note_text_calls``).
-
-One place overrides it all: the profile (``k.llm(..., profile={"native_tools": True})``,
-``Kernel(config={"profiles": {"openai:*": {...}}})``); a profile that sets ``native_tools`` or
+"""Tool calling on local servers, by evidence: for an open-weights model (named in ``FAMILIES``) with no profile,
+``probe`` asks the server once whether ``tools=`` gives native ``tool_calls``; a text-only verdict (cached per base
+URL and model) puts the model in prompt mode in its family's format. A profile that sets ``native_tools`` or
 ``tool_format`` is never probed or changed.
-
-``FAMILIES``: the text format by family, measured where the note says so (bench/toolcalls.py; the
-table is in bench/RESULTS.md, "Tool calling on a small local model").
 """
 
 from __future__ import annotations

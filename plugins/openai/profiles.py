@@ -1,19 +1,7 @@
-"""What OpenAI-protocol models can do, by model-name prefix (first match wins).
-
-``json_schema_output=True`` makes json-mode agents send ``response_format``
-(a ``json_schema``) on turns without tools. Unknown models (vLLM, llama.cpp,
-gateways...) get native tool calls and no JSON-schema output. A profile is
-chosen as: this table (by the model name, router prefixes such as
-``openai/gpt-4o`` ignored), then ``Kernel(config={"profiles": {...}})`` entries
-``"openai:*"`` and ``"openai:<model>"``, then ``k.llm(..., profile={...})``;
-later ones override single fields. So a local server that serves a model
-named ``gpt-4o`` but rejects ``response_format`` takes
-``profile={"json_schema_output": False}``, and a vLLM model that supports it
-takes ``profile={"json_schema_output": True}``.
-
-Tool mode for unknown models is decided by evidence, not by this table: ``families`` probes the server
-once (open-weights model names) and falls back to prompt mode in the family's text format when the
-server answers ``tools=`` with text.
+"""What OpenAI-protocol models can do, by model-name prefix (``profile_for``: first match wins, router prefixes
+such as ``openai/`` ignored); unknown models get ``UNKNOWN`` (native tools, no JSON-schema output, 2048
+``max_tokens``). ``Kernel(config={"profiles": ...})`` entries ``"openai:*"`` then ``"openai:<model>"``, then
+``k.llm(..., profile=...)``, override single fields; tool mode for unknown models is ``families``'.
 """
 
 from __future__ import annotations

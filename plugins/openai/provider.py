@@ -1,9 +1,6 @@
-"""The OpenAI Chat Completions provider over httpx + msgspec (not the openai SDK).
-
-Per call: one dict for the body (tool specs spliced in pre-encoded), one
-msgspec encode, one POST through ``zagent.providerkit.HttpClient`` (retries, typed
-errors), one typed msgspec decode. Streaming reads SSE, yields text deltas as
-they come and whole tool calls once their argument deltas are complete.
+"""The OpenAI Chat Completions provider (``OpenAILLM``) over httpx and msgspec, not the openai SDK: per call one
+encode, one POST through ``zagent.providerkit.HttpClient`` and one typed decode. A stream yields text deltas as they
+come and whole tool calls once their argument deltas are complete.
 """
 
 from __future__ import annotations

@@ -1,22 +1,7 @@
-"""``openai-responses:<model>``: OpenAI's Responses API (``POST /responses``) over httpx + msgspec.
-
-Messages become input items: system and user turns as role messages, an
-assistant turn as its reasoning items (sent back unchanged, from
-``Message.reasoning_blocks``), its text and one ``function_call`` item per
-tool call, a tool result as a ``function_call_output``. Output items come back
-the same way: ``message`` (``output_text``, ``refusal``), ``function_call``
-(``call_id`` is the id the result must name), ``reasoning`` (summary text
-becomes ``reasoning``; the item is kept whole for the next turn). With
-``store=False`` the request asks for ``reasoning.encrypted_content`` so the
-items can be passed back without server-side state.
-
-Streaming reads the semantic SSE events: ``response.output_text.delta``
-(text chunks), ``response.reasoning_summary_text.delta`` and
-``response.reasoning_text.delta`` (reasoning chunks),
-``response.refusal.delta``, ``response.output_item.done`` (a whole
-``function_call`` or ``reasoning`` item), then ``response.completed`` or
-``response.incomplete`` (usage, status) or ``response.failed``/``error``. A
-stream that closes before its terminal event is ``StreamInterrupted``.
+"""``openai-responses:<model>``: OpenAI's Responses API (``POST /responses``) over httpx and msgspec. Messages go as
+input items (reasoning items from ``Message.reasoning_blocks`` unchanged), output items come back as text, refusal,
+tool calls and reasoning; a stream is read from its semantic SSE events, and one that closes before its terminal
+event is ``StreamInterrupted``.
 """
 
 from __future__ import annotations

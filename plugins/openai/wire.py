@@ -1,10 +1,5 @@
-"""Chat Completions wire format: typed msgspec Structs for replies, and request encoding.
-
-Decoders and the encoder are built once at import of this module (which
-happens on the first model made, not at plugin import). Unknown reply fields
-are ignored (``forbid_unknown_fields`` is never used for provider replies).
-Tool specs are encoded once per ``ToolSpec`` object and spliced in as
-``msgspec.Raw``.
+"""Chat Completions wire format: typed msgspec Structs for replies (unknown fields ignored) and request encoding,
+tool specs encoded once per ``ToolSpec`` object. Loaded with the first model made, not at plugin import.
 """
 
 from __future__ import annotations

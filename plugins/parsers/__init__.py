@@ -1,20 +1,8 @@
 """Built-in output parsers, text tool-call formats and prompt templates (entry point ``parsers``).
 
-Registers through ``zagent_register_parsers``:
-
-- output modes ``title``, ``json``, ``xml``, ``str``, ``custom`` — each with
-  ``instructions(fields, **options)``, ``parse(text, fields, **options) -> dict``,
-  ``parse_typed(...) -> Struct``, ``render(values, fields, **options) -> str``,
-  ``repair_prompt(raw, fields, error)`` and ``aparse_with_repair(text, fields, llm, ctx=None)``;
-- tool-call formats ``tool_call`` (default), ``hermes``, ``mistral``, ``llama3``,
-  ``fenced``, ``pycall`` (``[f(a=1), g(b=2)]``, read with ``ast``), ``pipe`` (tiny-agent's ``TOOL:name|k=v&k=v`` lines) — each with ``render_tools(tools)``, ``parse_tool_calls(text)``,
-  ``extract(text) -> (calls, errors, text)``, ``feedback(errors)``, ``render_calls(calls)``.
-
-Prompt templates (``PromptTemplate``, ``ChatTemplate``) live in ``.templates``;
-other plugins get them with ``kernel.find("parsers", "templates")`` (a namespace object
-with ``PromptTemplate``/``ChatTemplate``) rather than importing this package.
-
-Cheap to import: standard library ``re``/``bisect``/``os`` and msgspec only (regexes compile once, at import).
+``zagent_register_parsers`` registers the output modes ``title``, ``json``, ``xml``, ``str``, ``custom``; the
+tool-call formats ``tool_call`` (default), ``hermes``, ``mistral``, ``llama3``, ``fenced``, ``pycall``, ``pipe``;
+and ``templates`` (``PromptTemplate``, ``ChatTemplate``). Protocols: docs/hooks.md. Cheap to import.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""The output-parser protocol and the base class every built-in mode derives from.
-
-A parser turns one field spec into two things: the output-format section of a
-prompt (``instructions``) and a typed result from the model's reply
-(``parse``/``parse_typed``); ``render`` writes a reply in the format (for
-round-trip tests and the offline test provider). Repair (``repair_prompt``,
-``aparse_with_repair``/``parse_with_repair``) is on every parser, so other
-plugins reach it through ``kernel.parser(mode)`` without importing this package.
-
-Subclasses implement ``_extract(text, spec, opts) -> dict`` (raw values by
-declared field name, ``ParseError`` for unusable text), ``_instructions`` and
-``_render``; conversion to the declared types is shared (``zagent.agentkit.fields``).
-Rendered instructions are cached per (field spec, options).
+"""``Parser``, the base of every built-in output mode: ``instructions``, ``parse``/``parse_typed`` (``ParseError``
+naming what is wrong), ``render`` and the repair path. Subclasses implement ``_extract`` (raw values by field
+name, or ``ParseError``), ``_instructions`` and ``_render``; an unknown option is a ``TypeError``.
 """
 
 from __future__ import annotations

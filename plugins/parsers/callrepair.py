@@ -1,12 +1,6 @@
-"""Almost-JSON tool calls, repaired: what small models write when asked for several calls.
-
-Seen on a 0.5B model asked for two calls: ``{"name": "spotify.play", "arguments": {...}, "output": {...}``
-with a made-up ``output`` and no closing brace. ``repair_call(text)`` cuts a trailing made-up
-``output``/``result`` member (one the model invented for the call's result), closes the brackets left
-open (strings are never closed or changed: a cut-off string stays an error; nor is text cut off right
-after ``{``, ``[``, ``,`` or ``:``, where a value was still coming), and decodes with the
-lenient JSON reader. It returns the decoded call object(s), or ``None`` when that does not give
-call-shaped JSON. Nothing is guessed beyond closing brackets.
+"""Almost-JSON tool calls, repaired: ``repair_call(text, shaped)`` cuts a made-up trailing ``output``/``result``
+member, closes brackets left open and decodes leniently, returning the call object(s) or ``None``. Strings are
+never closed or changed; nothing else is guessed.
 """
 
 from __future__ import annotations
@@ -23,7 +17,8 @@ MAX_TEXT = 50_000
 
 
 def repair_call(text: str, shaped: Any) -> Optional[list[Any]]:
-    """The call object(s) in almost-JSON ``text`` (see the module docstring), or ``None``.
+    """The call object(s) in almost-JSON ``text``, or ``None`` (also for text over ``MAX_TEXT`` characters, or
+    cut off right after ``{``, ``[``, ``,`` or ``:``, where a value was still coming).
 
     :param shaped: ``shaped(value) -> bool``, the reader's test that a decoded object is a call.
     """

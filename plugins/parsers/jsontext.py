@@ -1,14 +1,8 @@
-"""Find JSON in model replies: the first object in prose or code fences, with a lenient repair pass.
+"""Find JSON in model replies (``first_object``, ``iter_objects``, ``fences``) and decode it leniently.
 
-Strict ``msgspec.json.decode`` is tried first; only when it fails does one
-string-aware pass fix what models commonly get wrong: trailing commas,
-single-quoted strings and keys, unquoted keys, Python ``True/False/None`` and
-raw newlines inside strings. Nothing here guesses values: text that still does
-not decode is reported as not JSON. ``decode_big`` keeps numbers too large for
-a float (``1e400``, which msgspec rejects) as ``BigNumber`` text, so a caller
-can say which field holds one instead of "no JSON found".
-
-Only ``re`` and msgspec are imported; all regexes are compiled at import.
+``loads`` decodes strictly, then after one repair pass (trailing commas, quotes, bare keys, Python literals, raw
+control characters in strings); it guesses no values and raises ``ValueError`` otherwise. ``decode_big`` keeps
+numbers too large for a float as ``BigNumber``.
 """
 
 from __future__ import annotations

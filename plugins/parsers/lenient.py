@@ -1,26 +1,6 @@
-"""Lenient, honest reading shared by every output mode.
-
-Small models often answer in a shape other than the one asked for, and
-sometimes copy the format's own placeholder. Three rules, applied after a
-mode's own reading (``Parser.parse_typed``):
-
-- **JSON object fallback**: when the mode's reading fails or lacks a required
-  field, a JSON object in the reply (bare, fenced or in prose) that holds every
-  required field is read instead (keys matched like the mode's names);
-- **self-wrapped values**: a value that is itself a JSON object keyed by its own
-  field name (``## answer`` then ``{"answer": "Paris"}``, or ``{"answer": ...}``
-  as a whole ``str``-mode reply) is unwrapped, the repair prompt's
-  ``<example>`` markers copied around a value are dropped, and a text field
-  given a JSON array or object (``{"outline": [...]}``) gets its JSON text;
-- **placeholder echoes are refused**: a string value that repeats the format's
-  placeholder (``<string, required: the answer>``, or the same text without
-  brackets as the xml mode shows it, or with its parts filled in:
-  ``<France, required: Paris>``) or the repair prompt's example value is a
-  ``ParseError`` naming the field, never an answer.
-
-``example_values(spec)`` gives the concrete values the repair prompt fills its
-example with; ``label(field)`` is the placeholder text the instructions show.
-Nothing is guessed: a value is taken only from what the model wrote.
+"""Lenient, honest reading shared by every output mode, applied after the mode's own reading (``Parser._read``):
+a JSON object holding every required field stands in for a failed or incomplete reading, self-wrapped values
+are unwrapped, and a value echoing the format's placeholder is a ``ParseError``. Nothing is guessed.
 """
 
 from __future__ import annotations

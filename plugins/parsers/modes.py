@@ -1,24 +1,7 @@
-"""The five built-in output modes: ``title``, ``json``, ``xml``, ``str`` and ``custom``.
-
-Each finds the raw value of every declared field in the reply; conversion to
-the declared types (``"42"`` -> 42, ``"yes"`` -> True, JSON text for arrays and
-objects) is shared and lives in ``zagent.agentkit.fields``. Regexes are compiled once
-per field spec and option set and kept in ``FieldSpec.cache``.
-
-Decisions (also in the README):
-- text values are stripped of surrounding whitespace (``xml`` keeps CDATA verbatim);
-- a field given twice: the first occurrence wins;
-- ``xml``: an element ends at its matching closing tag (nesting counted), else at
-  the first closing tag of its name, else (a truncated reply) at the next
-  field's opening tag or the end of the reply (``xmltext``, linear in the reply);
-- keys/titles/tags match field names case-insensitively (``Final Answer`` matches
-  ``final_answer``); extra keys and sections are ignored;
-- optional fields that are absent get their declared default; nothing is guessed;
-- ``title``: the last section runs to the end of the reply, so a string field
-  there keeps any closing prose; a typed (non-string) section ends at its JSON
-  value, code fence or first blank line, and text after it is not part of it.
-- ``title``: a title is one line (``titles.TitleSyntax``, linear in the reply);
-  CRLF line ends are fine.
+"""The five output modes: ``TitleParser`` (``title``), ``JsonParser`` (``json``), ``XmlParser`` (``xml``),
+``StrParser`` (``str``), ``CustomParser`` (``custom``). Keys, titles and tags match field names in any case; a
+field's first occurrence wins and extra ones are ignored; text values are stripped; an absent optional field
+gets its default.
 """
 
 from __future__ import annotations
@@ -62,7 +45,11 @@ def _memo(spec: FieldSpec, key: Any, make: Callable[[], T]) -> T:
 
 
 class TitleParser(Parser):
-    """Markdown sections: ``## field`` then its content; ``title_format`` changes the title line."""
+    """Markdown sections: ``## field`` then its content; ``title_format`` changes the title line (``titles``).
+
+    A string field's section runs to the next title (the last one to the end of the reply); a typed one ends at
+    its JSON value, code fence or first blank line.
+    """
 
     name = "title"
     option_names = frozenset({"title_format"})
@@ -305,10 +292,9 @@ class StrParser(Parser):
 class CustomParser(Parser):
     """A user's function: ``parse_func(text, fields) -> dict`` (or ``parse_func(text)``).
 
-    Options: ``parse_func`` (required), ``render_func(values, fields) -> str``
-    (default: JSON), ``instructions`` (text, or a function of the fields;
-    default: the field spec as JSON). Values it returns are converted like any
-    other mode's; any exception it raises becomes a ``ParseError``.
+    Options: ``parse_func`` (required), ``render_func(values, fields) -> str`` (default: JSON), ``instructions``
+    (text, or a function of the fields; default: the field spec as JSON). Values it returns are converted like
+    any other mode's; any exception it raises becomes a ``ParseError``.
     """
 
     name = "custom"

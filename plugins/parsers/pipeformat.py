@@ -1,12 +1,6 @@
-"""The ``pipe`` tool-call format: tiny-agent's ``TOOL:name|key=value&key=value`` lines.
-
-A call is one line starting with ``TOOL:`` (spaces around the parts are allowed), the tool name, and
-after a ``|`` the arguments as ``key=value`` pairs joined by ``&``: ``TOOL:search|query=tide pools&limit=3``.
-``TOOL:name`` alone calls it without arguments. Values are text; the tool path converts them to the
-types of the tool's schema (``"3"`` for an integer is 3). A value that is JSON for a list or an object
-(``tags=["a","b"]``) is decoded. A ``TOOL:`` line that cannot be read (a bad name, a pair without ``=``,
-a key given twice) is a malformed call the model is told how to fix. Like every format it also reads
-the other styles (``<tool_call>`` blocks, ...), since models drift between them.
+"""The ``pipe`` tool-call format, tiny-agent's ``TOOL:name|key=value&key=value`` lines (``TOOL:name`` alone: no
+arguments). Values are text, JSON lists and objects decoded; an unreadable ``TOOL:`` line is a ``ToolCallError``
+the model is told how to fix. It also reads every other style.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
-"""Python-call tool calls: ``[f(a=1), spotify.play(artist="X")]``, the style small models write best.
-
-``read(text)`` finds the calls with ``ast`` and never evaluates anything: a reply (or a fenced block,
-a ``<TOOLCALL>`` span, or a bracketed list in it) that is a call, a list/tuple of calls, or one call
-per line. Names are identifiers, dotted ones included; arguments are ``name=value`` with literal
-values only (strings, numbers, booleans, ``None``/``null``, lists, tuples, sets, dicts, a sign on a
-number). A bare name as a value is its text (``unit=celsius``), as BFCL's reader takes it. A call with
-a positional or non-literal argument is a malformed call (``ToolCallError``), told to the model.
-
-A reply (not a call inside prose) that ``ast`` cannot parse, or whose calls do not read, is repaired
-once, by ``repair``:
-an apostrophe inside a word of a quoted value (``cast='Lupita Nyong'o'``) is escaped, and a bare value
-that is no literal (``date=2021-06-15``, ``path=/foo/bar``, ``name=e-commerce-site``) is read as its
-text. ``_parse`` itself stays strict (BFCL's own reading, which the benchmark's baseline uses).
+"""Python-call tool calls, ``[f(a=1), spotify.play(artist="X")]``: ``read(text)`` finds them with ``ast`` and never
+evaluates anything. Arguments are ``name=value`` literals (a bare name is its text); a positional or non-literal
+one makes a ``ToolCallError``. A whole reply that does not read is mended once by ``repair``.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""Repair, not silence: re-ask the model once with an extraction prompt, then give up loudly.
-
-``repair_prompt`` builds the prompt (the raw reply, the field spec, what was
-wrong, and the format to answer in). ``aparse_with_repair`` parses, on
-``ParseError`` sends that prompt once through ``llm.acomplete`` and parses the
-answer; if that fails too, the final ``ParseError`` names the missing and
-invalid fields and keeps the raw text of both attempts (``raw`` is the first
-reply, ``attempts`` lists both). Nothing is dropped or invented.
-
-Other plugins reach this through a parser object (``kernel.parser("json")
-.aparse_with_repair(...)``), never by importing this module.
+"""Repair, not silence: ``repair_prompt`` builds the extraction prompt; ``aparse_with_repair`` re-asks the model
+once on ``ParseError``, then raises a ``ParseError`` naming the missing and invalid fields, with both raw replies
+(``raw``, ``attempts``). Other plugins reach it through ``kernel.parser(mode)``.
 """
 
 from __future__ import annotations
@@ -27,18 +19,12 @@ _MAX_RAW = 12000
 
 def repair_prompt(raw: str, fields: FieldsIn, error: Any, *, instructions: Optional[str] = None,
                   example: Optional[str] = None, example_is_reply: bool = False) -> str:
-    """The extraction prompt: what was wrong, the raw reply, the field spec, and the format to use.
+    """The extraction prompt: what was wrong (``error``: a ``ParseError`` or any message), the raw reply, the
+    field spec, and the format to use.
 
-    :param raw: the model's reply that failed to parse.
-    :param fields: the output field declaration.
-    :param error: the ``ParseError`` (or any message) saying what was wrong.
-    :param instructions: the output-format section to answer in (the parser's
-        ``instructions(fields)``); used only when no ``example`` is given.
-    :param example: the format shown by a concrete filled-in reply (the
-        parser's ``render`` of example values), not by placeholders a small
-        model would copy; the parser refuses the made-up example values.
-    :param example_is_reply: the example holds the previous reply itself (one
-        string field): the model is asked to send it back in that layout.
+    The format is ``example``, a filled-in reply (the parser's ``render`` of example values, which the parser
+    refuses; with ``example_is_reply``, the previous reply itself, to send back in that layout), else
+    ``instructions`` (the parser's output-format section).
     """
     spec = compile_fields(fields)
     shown = raw if len(raw) <= _MAX_RAW else raw[:_MAX_RAW] + "\n[... reply truncated ...]"
@@ -80,13 +66,11 @@ def _problem(error: Any) -> str:
 async def aparse_with_repair(
     parser: Parser, text: str, fields: FieldsIn, llm: Any, ctx: Optional["RunContext[Any]"] = None, **options: Any
 ) -> dict[str, Any]:
-    """Parse ``text``; on ``ParseError`` ask ``llm`` once with the repair prompt and parse its reply.
+    """Parse ``text`` with ``parser``; on ``ParseError`` ask ``llm`` once with the repair prompt and parse its reply.
 
-    :param parser: an output parser (``kernel.parser(mode)``).
-    :param llm: anything with ``async acomplete(messages, ctx=..., output_spec=...)``
-        (a ``zagent.LLM``); its reply's ``.text`` (or the reply itself, if a str) is parsed.
-    :raises ParseError: when the repaired reply does not parse either; ``raw``
-        holds the first reply and ``attempts`` both replies.
+    :param llm: anything with ``async acomplete(messages, ctx=..., output_spec=...)`` (a ``zagent.LLM``); its
+        reply's ``.text`` (or the reply itself, if a str) is parsed.
+    :raises ParseError: when the repaired reply does not parse either (``raw``: the first reply, ``attempts``: both).
     """
     try:
         return parser.parse(text, fields, **options)

@@ -1,32 +1,6 @@
-"""Prompt templates: one field spec and a few texts make a prompt, compiled once and rendered cheaply.
-
-``PromptTemplate`` renders one string; ``ChatTemplate`` renders ``zagent.Message``
-lists (system turn, few-shot user/assistant turns, history, final user turn).
-Both lay out the same sections in a fixed order:
-
-    system, instruction, context, constraints, demonstrations, history, inputs, output format, tools
-
-Placeholders are ``{name}`` with ``name`` an identifier. When ``inputs`` are
-declared, only their names are placeholders; any other ``{...}`` (a JSON example,
-``{x}`` that is not an input) is kept literally. Without declared inputs,
-every ``{identifier}`` is a required input. ``{{name}}`` writes a literal
-``{name}``. A missing required input raises ``ConfigError`` naming it. Texts
-are split into literal and placeholder parts once, in the constructor; static
-sections are pre-rendered, so ``render`` only joins strings.
-
-Render-time inputs and sections never collide: ``render(inputs, sections)`` takes
-two dicts (``sections``: ``history``, ``context``, ``tools``, ``output_format``).
-With keywords, a name the template declares (an input or a placeholder) is
-always an input, so ``render(context=...)`` fills a ``{context}`` placeholder;
-otherwise those four keywords fill their sections, as before.
-
-Decision: in ``ChatTemplate`` the system turn holds system, instruction,
-context and constraints; each demonstration is a user/assistant pair; history
-follows; the final user turn holds inputs, output format and tools.
-
-Output format and demonstration outputs come from a parser when one is given
-(``parser=kernel.parser("json"), outputs=[...]``); this module does not
-import any parser.
+"""Prompt templates: ``PromptTemplate.render`` gives one string, ``ChatTemplate.render`` a ``zagent.Message`` list,
+both laid out in ``SECTIONS`` order. Placeholders are ``{identifier}`` (only the declared inputs, when there are
+some; other braces stay literal); ``{{name}}`` is literal; a missing required input is a ``ConfigError``.
 """
 
 from __future__ import annotations
@@ -252,10 +226,9 @@ class PromptTemplate:
                /, **kwargs: Any) -> str:
         """The whole prompt as one string: ``render({"q": ...}, {"context": ...})`` or ``render(q=..., context=...)``.
 
-        ``inputs`` and ``sections`` (``history``, ``context``, ``tools``, ``output_format``) are dicts and
-        never mixed up. A keyword is an input when the template declares that name (an input or a
-        placeholder); otherwise the keywords ``history``, ``context``, ``tools``, ``output_format``
-        fill those sections, and ``inputs=``/``sections=`` are the dicts.
+        A keyword is an input when the template declares that name (an input or a placeholder); otherwise
+        ``history``, ``context``, ``tools`` and ``output_format`` fill those sections, and ``inputs=``/``sections=``
+        are the two dicts.
         """
         vals, extra = self._split(inputs, sections, kwargs)
         return self._join(self.sections(vals, **extra), SECTIONS)
@@ -331,7 +304,11 @@ class PromptTemplate:
 
 
 class ChatTemplate(PromptTemplate):
-    """The same sections as chat turns: ``render(**inputs) -> list[zagent.Message]``."""
+    """The same sections as chat turns: ``render(**inputs) -> list[zagent.Message]``.
+
+    The system turn holds system, instruction, context and constraints; each demonstration is a user/assistant
+    pair; history follows; the final user turn holds inputs, output format and tools.
+    """
 
     SYSTEM = ("system", "instruction", "context", "constraints")
     FINAL = ("inputs", "output_format", "tools")

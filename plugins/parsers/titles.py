@@ -1,20 +1,6 @@
-"""Title lines of the ``title`` mode, found line by line in linear time.
-
-A title line, for ``title_format="<prefix>{title}<suffix>"`` (prefix and suffix
-stripped), is, with spaces and tabs allowed between every part:
-
-    [prefix [** or __] | [- or + or * bullet] ** or __]  NAME  [:] [** or __] [:]  suffix
-
-where a ``prefix`` made only of ``#`` means any heading level ``#`` to ``######``;
-prefix and suffix match in any case; NAME is a declared field name in any case,
-its words separated by any run of whitespace, ``_`` or ``-`` (``Final Answer``
-is ``final_answer``). When the suffix is empty or ``:``, ``NAME: value`` (bold
-markers allowed around the colon) is also a title line whose value starts on
-the same line.
-
-A title never spans lines; a trailing ``\\r`` (CRLF replies) ends a line like
-``\\n``. This replaces a regex whose runs of ``[ \\t]*`` backtracked
-polynomially on long whitespace; each line here costs O(its length).
+"""Title lines of the ``title`` mode, found in linear time (``TitleSyntax.scan``). A title is one line: the
+format's prefix (``#`` alone: any heading level), optional bold or bullet markers, a field name in any case and
+word separator, optional ``:``, the suffix; with an empty or ``:`` suffix, ``NAME: value`` counts too.
 """
 
 from __future__ import annotations

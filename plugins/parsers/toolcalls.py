@@ -1,24 +1,6 @@
-"""Text tool-call formats, for models without native function calling.
-
-A format object renders the tools section of a prompt (``render_tools``) in
-its own style and reads calls back from the reply. Reading is shared and
-detects every common style, whichever was asked for (models drift):
-
-- ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` blocks, several per reply
-  (Hermes, Qwen; also ``<function=name>{...}</function>``);
-- fenced JSON calls (```` ```tool_call ```` or ```` ```json ```` holding a call or a list of calls);
-- Mistral ``[TOOL_CALLS][{...}, ...]`` and ``[TOOL_CALLS]name[ARGS]{...}``;
-- Llama-3 bare JSON ``{"name": ..., "parameters": {...}}`` (``<|python_tag|>`` optional);
-- almost-JSON calls (a made-up ``output``/``result`` member, brackets left open: ``callrepair``), and a
-  reply of nothing but Python-style calls (``[f(a=1)]``: ``pycall``).
-
-``extract(text)`` returns ``Extraction(calls, errors, text)``: the calls (each
-with a unique id, a generated ``call_...`` one when the model gave none), one
-``ToolCallError`` per malformed call (never dropped: send ``feedback(errors)``
-back to the model), and the reply text with the calls removed. A call whose
-name is readable but whose arguments are not a JSON object keeps the raw
-arguments text in ``ToolCall.arguments`` (the kernel's convention; the tool
-runner tells the model what was wrong).
+"""Reading text tool calls: ``extract(text) -> Extraction(calls, errors, text)`` finds every common style, whichever
+was asked for. Each call has a unique id; a malformed call is a ``ToolCallError``, never dropped; arguments that
+are not a JSON object stay raw text in ``ToolCall.arguments``; ``text`` is the reply without the calls.
 """
 
 from __future__ import annotations
@@ -73,7 +55,11 @@ _Found = tuple[int, int, list[Any], Optional[ToolCallError]]
 
 
 def extract(text: str) -> Extraction:
-    """All tool calls in ``text``, malformed-call errors, and the text with the calls removed."""
+    """All tool calls in ``text``, malformed-call errors, and the text with the calls removed.
+
+    Styles read: ``<tool_call>`` and ``<function=name>`` blocks, fenced JSON calls, Mistral ``[TOOL_CALLS]``,
+    Llama-3 bare JSON, almost-JSON calls (``callrepair``) and a reply of nothing but Python calls (``pycall``).
+    """
     if not isinstance(text, str):
         return Extraction([], [ToolCallError(raw=repr(text), message="reply is not text")], "")
     text = strip_think(text)  # a call the model considered inside <think> is never run

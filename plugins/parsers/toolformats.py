@@ -1,10 +1,6 @@
-"""Tool-call format objects: ``tool_call`` (default), ``hermes``, ``mistral``, ``llama3``, ``fenced``.
-
-They differ in how they *ask* (``render_tools``: the tools section of a prompt)
-and how they *write* calls (``render_calls``, used by the offline provider and
-round-trip tests). They all *read* every style (``toolcalls.extract``), since
-models drift between them. ``feedback(errors)`` is the message to send back
-when calls were malformed.
+"""Tool-call format objects ``tool_call`` (default), ``hermes``, ``mistral``, ``llama3``, ``fenced``: each asks for
+calls (``render_tools``) and writes them (``render_calls``) in its own style, reads every style
+(``toolcalls.extract``) and tells the model which calls were malformed (``feedback``).
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""XML-ish text for the ``xml`` mode: finding field elements, element text, escaping.
-
-``ElementScanner(tags).elements(text)`` yields ``(tag, body)`` for each
-top-level element of those tags, left to right, in O(len(text)):
-
-- one pass finds every opening tag, closing tag and CDATA section (CDATA is
-  skipped: markup inside it is text; an unterminated one is plain text);
-- an element ends at its matching closing tag, nesting counted, so
-  ``<a>outer <a>inner</a> tail</a>`` has the body ``outer <a>inner</a> tail``;
-- without a matching one (an unbalanced ``<a>`` mentioned in the text), at the
-  first closing tag of its name after it;
-- without any (a truncated reply), at the next field's opening tag or the end;
-- elements inside a reported body are not reported again.
+"""XML-ish text for the ``xml`` mode: ``ElementScanner(tags).elements(text)`` yields ``(tag, body)`` of each top-level
+element of those tags, in O(len(text)). An element ends at its matching closing tag, else at the first closing
+tag of its name, else at the next field's opening tag or the end. Also ``xml_text``, ``xml_escape``, ``tag_name``.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""``ReActAgent``: a chat agent over tools that answers directly or runs its own ``ReActLoop``.
+"""``ReActAgent`` (agent type ``react``; ``ReActSpec`` is its file form): a chat agent over tools.
 
-``chat(user_input, history=None, use_react=None)`` (from the actions plugin's
-``Agent``, ``zagent.plugins.actions.chat``) returns an ``AgentResponse``. With
-``use_react=None`` the agent first asks the model (one short call) whether the
-request needs tools or several steps; "no" (or no tools at all) gives a single
-direct answer, "yes" runs this agent's ``ReActLoop`` (its rails, budgets,
-checkpoints and trajectory file). Turns are kept in the agent's short-term
-memory, so later chats see earlier ones as history. Built on the actions
-plugin's ``Agent``.
+``chat(user_input, history=None, use_react=None)`` returns an ``AgentResponse``; with ``use_react=None`` one
+short model call decides between a direct answer (always, without tools) and a run of the agent's own
+``ReActLoop``. Turns are kept in short-term memory, so later chats see earlier ones.
 """
 
 from __future__ import annotations

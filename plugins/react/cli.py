@@ -1,10 +1,8 @@
 """``zagent chat [AGENT_FILE]``: an interactive REPL on a ReAct agent.
 
-The model's text is streamed as it arrives; tool calls are printed as they
-happen (stderr). Ctrl-C during a run pauses it and asks whether to resume or
-abort; Ctrl-C or Ctrl-D at the prompt leaves. Tools marked sensitive are
-confirmed with a y/n prompt (the rails plugin's console approver). ``--image PATH_OR_URL``
-(repeatable) sends images with the first message (``zagent.plugins.cliimages``).
+The reply streams as it arrives and tool calls are printed on stderr; Ctrl-C pauses a run (then resume or
+abort), Ctrl-C or Ctrl-D at the prompt leaves. Sensitive tools are confirmed y/n; ``--image`` (repeatable)
+sends images with the first message.
 """
 
 from __future__ import annotations

@@ -1,26 +1,8 @@
-"""Context compression: summarise older turns into one message, keeping tool-call pairs whole.
+"""Context compression: ``compress(messages, llm, keep_recent=6, ctx=...)`` makes one LLM call (rails apply) and
+replaces older turns by ONE ``user`` message starting ``"Summary of the earlier conversation: "``.
 
-``needs_compression(messages, max_messages=..., max_tokens=...)`` says when;
-``await compress(messages, llm, keep_recent=6, ctx=ctx)`` does it:
-
-* the system prompt(s) at the start are kept as they are;
-* the conversation after them is cut into *units*: an assistant message with
-  tool calls together with the tool results answering it is one unit, any
-  other message is a unit of its own. Units are never split, so no ``tool``
-  message loses its assistant message and no tool call loses its results;
-* the last units holding at least ``keep_recent`` messages are kept, and so
-  is a final assistant message whose tool calls are still unanswered;
-* everything between is sent to the LLM once (``llm.asend(llm.request(...),
-  ctx)``, so LLM rails and accounting apply) and replaced by ONE ``user``
-  message starting ``"Summary of the earlier conversation: "`` (``user``
-  because every provider accepts it there, Anthropic included; its
-  ``metadata`` carries ``{"zagent.summary": <messages summarised>}``).
-
-``validate_tool_pairs(messages)`` raises ``ValueError`` naming an orphan
-``tool`` message or an assistant's unanswered tool calls; only the last
-assistant message may have results still pending (``allow_pending=True``).
-
-``estimate_tokens`` is about four characters a token, cheap enough for every step.
+Kept: the leading system messages, the last units holding ``keep_recent`` messages, unanswered tool calls; a
+unit (tool calls with their results) is never split. Also ``needs_compression``, ``validate_tool_pairs``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
-"""Handoffs: an agent hands the conversation over to another, which answers in its place.
+"""Handoffs: an agent hands the conversation over to another, which answers in its place (docs/agents.md#handoffs).
 
-``Handoffs(kernel, [triage, billing, support])`` (or a react agent file's
-``"handoffs": [...]``) runs the first agent's ReAct loop with one extra tool
-per agent it may hand over to, ``transfer_to_<name>(reason)``. When the model
-calls one, that agent's run ends there and the named agent takes over, with
-the conversation so far (the earlier turns, the user's request and what the
-previous agents said) and the reason; it may hand over in turn, at most
-``max_handoffs`` times. All of it is one run (one run id, one stash, so budgets
-and the caller's rails apply across agents); ``HandoffResult.trace`` says who
-answered, in order, and ``answered_by`` who gave the final answer. Declared
-(``customize``) agents take part through the kernel's ``react`` agent type.
+``Handoffs(kernel, agents)`` runs the first agent's ReAct loop with a ``transfer_to_<name>(reason)`` tool per
+agent it may hand over to, at most ``max_handoffs`` times, all as one run; ``HandoffResult`` says who answered.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""A small built-in word-to-concept table for tool retrieval without an embedding model.
+"""A small built-in word-to-concept table for tool retrieval without an embedding model
+(docs/retrieval.md#tool-retrieval-by-meaning).
 
-Each line is a concept and the everyday words that point at it ("rain",
-"umbrella" and "forecast" all point at *weather*). ``concepts(word)`` gives
-the concepts of a stemmed word. The table is general (tool domains people
-ask about), not fitted to any tool set; a tool's own ``synonyms`` metadata
-(``Tool(..., metadata={"synonyms": [...]})``) adds words for that tool only.
+``concepts(word)`` gives the concepts a stemmed word points at ("rain", "umbrella", "forecast": *weather*); a
+tool's own ``metadata["synonyms"]`` adds words for that tool only.
 """
 
 from __future__ import annotations

@@ -1,37 +1,8 @@
-"""``ReActLoop``: decide → act → observe, step by step, pausable, resumable, abortable.
+"""``ReActLoop``: decide → act → observe, one model call a step, tools run through ``Kernel.arun_tool``.
 
-State machine: RUNNING → PAUSED ⇄ RUNNING → COMPLETED | ABORTED | FAILED
-(a provider error, or any failed step when the error policy is ``stop``; a
-failed run's last checkpoint can be restored once the cause is fixed; a step
-raising anything else is ABORTED, checkpointed, and the error raised).
-``pause()``, ``resume()`` and ``abort()`` are safe from any thread or task
-while a step is in flight:
-
-* a pause takes effect at the next boundary: between steps, or inside a batch
-  of tool calls before the next call starts (calls already running finish);
-* ``abort()`` cancels the in-flight LLM or tool call and ends the run with
-  ``RunAborted`` carrying the steps so far;
-* every finished tool call and every step is checkpointed (when a checkpoint
-  store is given), so a run resumed in another process never runs a call whose
-  result was checkpointed again; calls awaiting human approval resume with the
-  approval given. Calls are at-least-once: one cut off between its start and
-  its result's checkpoint runs again, with the same ``ctx.idempotency_key``
-  (README, "Restoring a run"). A checkpoint write that fails stops the run
-  (``CheckpointError``; the batch's other calls are cancelled, nothing more
-  is written), to be restored from the last checkpoint that landed.
-
-Each step asks the model once. Tool calls (native, or ``<tool_call>`` text
-for models whose profile says ``native_tools=False``) run through
-``Kernel.arun_tool``, so every rail applies. A pseudo-tool
-``ask_clarification`` lets the model ask the user instead (offered natively; in prompt mode the model asks in
-plain text, since a small model writes it in place of, or beside, the calls a request needs). Offering tools,
-reading calls and feeding results back go through the tool-loop core
-(``zagent.agentkit.toolloop``), shared with declared agents; this loop keeps
-its own policy: steps, rails, checkpoints, approvals, the answer and questions.
-The lifecycle (control, the boundary, checkpoints, events, endings, the resume shape: ``resume()``, and
-``resume(run_id, approve=[...], deny=[...], deps=...)`` for a checkpointed run) is the agent kit's run driver
-(``zagent.agentkit.lifecycle``); this module holds the loop's settings, its start and its advance, one step is
-in ``step.py``, its tool calls and approvals in ``batch.py``, the endings and checkpoints in ``ends.py``.
+RUNNING → PAUSED ⇄ RUNNING → COMPLETED | ABORTED | FAILED. ``pause()`` (next step or call), ``resume()`` and
+``abort()`` (cancels the call in flight: ``RunAborted``) are safe from any thread. Steps and finished calls
+are checkpointed: calls are at-least-once; a failed write raises ``CheckpointError``.
 """
 
 from __future__ import annotations
@@ -71,10 +42,9 @@ ON_ERROR = ("continue", "stop")
 class ReActLoop(Steps, ToolBatches):
     """A ReAct run over ``tools`` with ``llm`` (see the module docstring).
 
-    :ivar on_error: ``"continue"`` (a step a rail blocked, or whose context compression
-        failed, is recorded and the next step tries again) or ``"stop"`` (the run fails
-        with ``NoAnswerError``). A provider's error (``ProviderError``) ends the run with
-        that error either way: the provider's own retry policy has already run.
+    :ivar on_error: ``"continue"`` (a step a rail blocked, or whose context compression failed, is recorded and
+        the next step tries again) or ``"stop"`` (the run fails with ``NoAnswerError``). A ``ProviderError`` fails
+        the run either way; any other error in a step aborts it (checkpointed) and is raised.
     :ivar checkpoints: a checkpoint store (``kernel.memory("checkpoints", path=...)``).
     :ivar tool_limit: offer at most this many tools per step (retrieval picks them).
     """

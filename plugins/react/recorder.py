@@ -1,16 +1,8 @@
-"""``TrajectoryRecorder``: a trajectory written as it happens, one JSON line per event, so a killed run
-leaves every step it finished.
+"""``TrajectoryRecorder``: Agent-Z's recorder API plus ``add_step``, writing as it happens.
 
-Agent-Z's recorder API (``initialize``, ``add_human_message``, ``add_gpt_message``, ``add_tool_call``,
-``add_tool_response``, ``save_trajectory``, ``get_trajectory``) plus ``add_step`` (a ReAct step). Each
-call appends one line with one ``write`` to a file opened in append mode (``O_APPEND``): the line is in
-the operating system's hands when the call returns, so a process killed right after keeps it, and
-concurrent runs never interleave within a line. Lines are
-``{"run", "seq", "event": "start" | "message" | "step" | "end", ...}``; ``read_live`` groups them back
-into one record per run, ``"status": "incomplete"`` for a run that never wrote its ``end`` line.
-
-``ReActLoop(live_trajectory_path=...)`` (spec key ``live_trajectory_path``) records every step of its runs
-this way, beside (not instead of) the whole-run ``trajectory_path`` line written at the end.
+Each event (``start``, ``message``, ``step``, ``end``) is one JSON line appended with one ``write``, so a killed
+run keeps every step it finished and concurrent runs never interleave within a line. ``read_live`` gives one
+record per run (``"status": "incomplete"`` without an ``end``).
 """
 
 from __future__ import annotations

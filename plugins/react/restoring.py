@@ -1,20 +1,7 @@
-"""Restoring a ReAct run: read the saved state, then check it against the kernel and the restoring code.
-
-A checkpoint is data that anyone who can write the store may have edited, so it never carries policy:
-
-* **agent settings** (rails: denies, budgets, approval...) come from ``agent_config=`` given to
-  ``ReActLoop.restore``; left out, the saved ones are used only when the kernel verified the checkpoint's
-  signature (``checkpoint_key``, ``zagent.agentkit.signing``), else the restore is refused;
-* **approvals**: a restored run has approved nothing. A pending call runs through the rails again (the
-  kernel's approver is asked); one that was awaiting a human still waits for ``resume(approve=[id])``;
-* **counts** (the tool budget's, the step number, token usage) must be whole numbers >= 0 (else
-  ``CheckpointError`` naming the step), and are raised to at least what the saved steps show (a tool
-  call that succeeded counts), so an edited count can only make a budget tighter;
-* **the saved stash** holds only persistent plugin state: names the loop, the rails and other plugins
-  use for transient per-run state (the approved set, the cost so far, the chosen skill...) are dropped,
-  so an edited stash cannot plant them.
-
-A checkpoint whose signature does not match, or an unsigned one with a key set, is a ``CheckpointError``.
+"""Restoring a ReAct run: read the saved state, then check it, as a checkpoint carries no policy
+(docs/security.md#11-checkpoints-carry-no-policy): settings come from ``agent_config=`` (else a signed
+checkpoint's, else refused), approvals and transient stash keys are dropped, counts are checked and raised.
+A bad count or signature is a ``CheckpointError``.
 """
 
 from __future__ import annotations

@@ -1,27 +1,7 @@
-"""Tool retrieval: offer a model only the tools most relevant to the request.
-
-``select_tools(tools, query, limit=8, pinned=())`` ranks tools by BM25 over
-their name (counted twice), description, parameter names/descriptions and
-``metadata["synonyms"]``, each word also standing for the concepts it points
-at in a small built-in table (``lexicon``: "will it rain" finds the weather
-tool without a model download);
-``aselect_tools(..., embedder=...)`` ranks by cosine similarity of
-embeddings instead (any object with ``async aembed(texts) -> vectors``, e.g.
-``kernel.embedder()``), and falls back to BM25 if the embedder fails.
-
-Rules: with ``len(tools) <= limit`` the list comes back unchanged. Otherwise
-every pinned tool (by name) is included, then the best-scoring others up to
-``limit`` in total (pinned tools beyond ``limit`` are all kept); ties break
-by position in ``tools``, so the choice is deterministic, and tools that
-score nothing fill remaining places in that order. The chosen tools keep
-their original relative order, so the prompt stays the same whenever the
-choice does. A tool whose name appears verbatim in the query ranks first.
-
-Caches: the BM25 index per tool set (identity, name, description and synonyms
-of each tool; the last 32 sets) and tool embeddings per embedding model (see
-``embedder_key``: an embedder's ``cache_key`` attribute, else its class and
-``model``) and per tool name+description. This module does not talk to the kernel and imports no
-plugin.
+"""Tool retrieval (docs/retrieval.md#tool-retrieval-by-meaning): ``select_tools(tools, query, limit=8, pinned=())``
+keeps the tools most relevant to the request by BM25 and ``lexicon`` concepts; ``aselect_tools(...,
+embedder=...)`` ranks by embeddings, falling back to BM25 if the embedder fails. Every pinned tool is kept; a
+tool named in the query ranks first; the choice is deterministic, in the tools' own order.
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
 """The ReAct loop's data: ``Decision``, ``StepResult`` and the serializable ``ReActState``.
 
-``ReActState`` holds everything needed to continue a run in another process:
-the conversation, the step results, the tool calls of the batch in flight
-(``pending``), their finished results (``finished``, so a resumed run never
-runs a finished call again) and the calls waiting for a human
-(``awaiting_approval``), the agent's settings and the plugins' per-run state
-(``agent_config``, ``stash``), and what compression summarised (``archived``).
-It is checkpointed after every step and after every finished tool call:
-``StepLog`` (``zagent.agentkit.steplog``, shared with workflows and group
-chats) turns each checkpoint into a patch (the messages and steps added, the
-finished results added, the small fields as they are now), with the whole
-state saved again on the first checkpoint of a loop, on any status but
-``running``, when compression replaced the messages, and whenever the patches
-since the last full save add up to its size. Writing stays proportional to what
-a step added (a full save's cost is paid for by the patches before it), and a
-restore reads at most about twice the state.
+``ReActState`` is all a run needs to continue in another process (conversation, steps, the tool batch in flight
+and its finished results, calls awaiting a human, settings, stash). It is checkpointed after every step and
+finished tool call, as patches between whole saves (``ReActStepLog``).
 """
 
 from __future__ import annotations

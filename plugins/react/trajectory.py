@@ -1,14 +1,8 @@
-"""Trajectory recording: one JSON line per run, in a ShareGPT-style ``conversations`` form.
+"""Trajectory recording: ``append_trajectory`` writes one JSON line per run, read back by ``read_trajectories``.
 
-Each line is ``{"id", "agent", "status", "task", "conversations": [{"from", "value"}...],
-"steps": [...], "usage"}`` where ``from`` is ``system``, ``human``, ``gpt``,
-``function_call`` (a tool call: name and arguments as JSON) or ``observation``
-(a tool result); ``task`` is the request that started the run (in a chat, the
-first ``human`` turn may be an earlier question). Messages that context compression summarised are included,
-before the summary. Steps carry timings. Other tools (fine-tuning pipelines,
-viewers, the skills Curator) read this format; ``read_trajectories`` reads it back.
-Written with one ``write`` of a whole line in append mode, so concurrent runs
-never interleave within a line.
+A line holds ``id``, ``agent``, ``status``, ``task``, ``conversations`` (ShareGPT-style ``{"from", "value"}``,
+``from`` one of system, human, gpt, function_call, observation), ``steps``, ``usage``, ``final`` and
+``questions``; one append-mode ``write``, so concurrent runs never interleave within a line.
 """
 
 from __future__ import annotations

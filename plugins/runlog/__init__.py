@@ -1,17 +1,7 @@
-"""Run log plugin: every run's requests, replies, tool calls, usage and timings in a local SQLite file.
-
-The ``llm logs`` habit for zagent. On when ``Kernel(config={"log": True})`` (or
-``{"log": {"path": ...}}``, or ``{"log": "path.db"}``) or ``ZAGENT_LOG=1``; off
-by default for an embedded ``Kernel()``; the ``zagent`` command line turns it on
-unless ``ZAGENT_LOG=0`` (as ``llm`` logs every prompt unless ``llm logs off``).
-The file is ``$ZAGENT_LOG_DB``, else ``$XDG_DATA_HOME/zagent/logs.db``
-(``~/.local/share/zagent/logs.db``), a memory-plugin database (table ``run_spans``).
-
-When off, the plugin adds no observer, so runs pay nothing. When on, a
-``RunLogger`` listens to the paired events (``zagent._runs.spans``) and the
-``after`` rails (last, so it keeps what redaction rails left), and writes each
-run in one transaction when its top span ends. ``zagent logs list|show|search``
-read it (``--json``; ``show RUN --html out.html`` draws a timeline).
+"""Run log plugin: every run's requests, replies, tool calls, usage and timings in a local SQLite file
+(docs/observability.md). ``enabled_path(config)`` is that file, or ``None`` when logging is off (the default for an
+embedded ``Kernel()``); when on, a ``RunLogger`` records each run, else runs pay nothing. Memory backend ``"runlog"``;
+commands ``zagent logs``.
 """
 
 from __future__ import annotations

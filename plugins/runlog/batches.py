@@ -1,8 +1,6 @@
-"""``grouped``: the rows of ``zagent logs list`` with each batch's item runs folded into one row.
-
-The row of a batch is named by its id (``zagent logs list --batch ID`` lists its runs),
-started when its first listed item did, with the items' time, calls and tokens added
-up and an outcome counting them (``12 ok, 2 error``). Pure function over store rows.
+"""``grouped``: the rows of ``zagent logs list`` with each batch's item runs folded into one row, named by the batch id,
+started when its first item did, the items' time, calls and tokens added up and their outcomes counted
+(``12 ok, 2 error``). Pure function over store rows.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""``zagent logs list|show|search``: read the run log (see the plugin docstring for where it is).
-
-``show RUN`` prints the run's span tree (``latest`` for the newest run); ``--json``
-prints rows as JSON; ``--html out.html`` writes a self-contained timeline page.
-These commands never create a log file: a missing one is reported.
+"""``zagent logs list|show|search|path``: read the run log (docs/observability.md). ``show RUN`` prints the run's span
+tree (``latest``: the newest run), ``--json`` rows as JSON, ``--html out.html`` a self-contained timeline page. These
+commands never create a log file: a missing one is reported.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
-"""``render_html``: one self-contained HTML page drawing a run as a timeline (``zagent logs show --html``).
-
-Every span is a row: its name on the left, indented by depth, and a bar on a
-shared time axis. LLM calls, tool calls, steps, nodes and turns each have a
-colour; parallel workflow nodes and tool calls appear as overlapping bars on
-adjacent rows; group-chat turns are coloured by speaker (legend on top).
-The header says how the run ended; an error is shown in red under its row,
-in full; each model call opens (``<details>``) to its messages and reply, each
-tool call to its arguments and result. Hovering a bar shows its figures.
-
-No script, no stylesheet or font from the network: inline CSS only. All text
-from the run (model output, tool results) is HTML-escaped.
+"""``render_html``: one self-contained HTML page drawing a run as a timeline (``zagent logs show --html``;
+docs/observability.md): a row and a bar per span, errors in red, model and tool calls opening to their content. No
+script and nothing from the network (inline CSS only); all text from the run is HTML-escaped.
 """
 
 from __future__ import annotations

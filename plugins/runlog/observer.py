@@ -1,11 +1,6 @@
-"""``RunLogger``: turns one kernel's paired events into run log rows and writes each finished run.
-
-Listens to ``zagent_event`` (spans: start and end events sharing ``span_id``) and,
-last of all rails, ``zagent_after_llm_call`` / ``zagent_after_tool_call`` for the
-request, reply, tool arguments and result of the span open at that moment. Rows
-of a run are kept in memory until its top span ends, then written in one
-transaction off the event loop; runs still open when the kernel closes are written
-then, their open spans marked ``unfinished``. Never raises into a run.
+"""``RunLogger``: one kernel's paired events (and, last of all rails, each LLM and tool call's content) as run log rows.
+A run's rows are written in one transaction off the event loop when its top span ends; runs still open when the kernel
+closes are written then, open spans ``unfinished``. Never raises into a run.
 """
 
 from __future__ import annotations

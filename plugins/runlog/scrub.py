@@ -1,9 +1,6 @@
-"""``scrub``: plain JSON data with secrets masked, for what the run log (and tracing) keeps.
-
-Values under secret-looking keys (``api_key``, ``Authorization``, ``token``...,
-``zagent.agentkit.secrets.looks_secret``) and ``zagent.Secret`` objects become ``"***"``;
-Structs become plain data first; URL userinfo is masked in every string
-(``zagent._trust.secrets.mask_userinfo``); message parts' bytes become ``<N bytes sha256:…>``. Message text is otherwise kept as written (as in recordings).
+"""``scrub``: plain JSON data for what the run log (and tracing) keeps, with values under secret-looking keys
+(``looks_secret``) and ``zagent.Secret`` objects as ``"***"``, URL userinfo masked and bytes as
+``<N bytes sha256:…>``. Message text is otherwise kept as written.
 """
 
 from __future__ import annotations

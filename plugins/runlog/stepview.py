@@ -1,8 +1,5 @@
-"""``render_step``: one step of a logged run in full (``zagent logs show RUN --step N``).
-
-Every model call of the step with its whole prompt (each message, by role) and
-reply, and every tool call with its arguments and result, as the run log holds
-them (secrets already masked). Control characters are escaped; newlines kept.
+"""``render_step``: one step of a logged run in full (``zagent logs show RUN --step N``): each model call's whole prompt
+and reply, each tool call's arguments and result, as the log holds them; control characters escaped, newlines kept.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""``RunLogStore``: the run log table (``run_spans``) of a memory-plugin database file.
-
-One row per span (a run, step, LLM call, tool call, node, turn...) or point
-event; ``data`` is JSON (start and end event data, request and reply, secrets
-stripped before they get here). A run is written in one transaction. Reads
-return plain dicts; nothing here formats output.
+"""``RunLogStore``: the run log table (``run_spans``) of a memory-plugin database file: one row per span or point
+event, ``data`` as JSON (secrets stripped before they get here). ``write`` adds a run in one transaction; reads return
+plain dicts and format nothing.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""``render_tree``: a run's spans as an indented text tree (what ``zagent logs show`` prints).
-
-Each line: kind, name, duration, outcome, tokens, the question a paused node or
-chat waits on (``zagent.interrupt``), and a short preview of the reply or tool result (control characters escaped: output must not drive the terminal).
-Children are ordered by start time; point events are left
-out unless ``events=True``. Pure function over store rows.
+"""``render_tree``: a run's spans as an indented text tree (``zagent logs show``). Each line: kind, name, duration,
+outcome, tokens, the question a paused node or chat waits on and a preview of the reply or result, control characters
+escaped. Children by start time; point events only with ``events=True``. Pure function over store rows.
 """
 
 from __future__ import annotations

@@ -1,30 +1,7 @@
-"""The skills plugin: agents that learn reusable skills from their own successful runs.
+"""The skills plugin: agents learn reusable skills from their own successful runs (docs/skills.md).
 
-* ``Skill`` (msgspec) and ``SkillRegistry``: a folder of human-editable
-  Markdown files (``<name>.md``), indexed in SQLite (FTS5), plus skills other
-  plugins register through the hook ``zagent_register_skills(register)``
-  into ``kernel.entries("skills")`` (``hookspec.py``, declared as this
-  plugin's ``zagent_hookspecs``: a ``registry_hookspec``);
-* ``SkillMatcher``: keyword (BM25-style weights), embeddings when an embedder
-  is installed, optional LLM re-rank; best match above a threshold or none;
-* ``LifecycleManager``: idle → active → stale → archived, every change recorded;
-* ``Curator``: judges recorded trajectories with the model (JSON mode) and
-  writes new skills or improves the closest one (``SkillWriter``: atomic
-  files; a person's edits are kept as ``<name>.v<N>.md``);
-* at run time, through the kernel's ``zagent_before_llm_call`` rail, runs with
-  skills enabled get the matched skill's instructions as a system message;
-  a ``zagent_event`` observer, added to a kernel the first time one of its
-  runs uses a skill, counts successes on ``run_end`` (``runtime.py``);
-* automatic curation (``zagent_run_end``): with ``curate_after_run`` in the
-  kernel's ``skills`` config (or ``{"skills": {"curate": true}}`` in an agent's
-  config), every completed ReAct run is curated in the background by
-  ``curator_model`` (default: the kernel's model);
-* ``zagent skills list|show|match|curate|archive|activate|sweep|history``.
-
-``skills_for(kernel)`` gives a kernel's registry, matcher and lifecycle. See
-docs/skills.md. Built on the react plugin (trajectory format, tokenizer) and
-the actions plugin (CustomizeAgent in JSON mode for the Curator). Cheap to
-import: everything loads on first use.
+``skills_for(kernel)`` gives a kernel's ``Skills``; the hooks inject a matched skill into runs with skills
+enabled, curate completed runs when configured, and add ``zagent skills``. Cheap to import: all loads on first use.
 """
 
 from __future__ import annotations

@@ -1,26 +1,6 @@
-"""``Curator``: turns good recorded runs into skills, merging instead of duplicating.
-
-For each trajectory (a line of the react plugin's JSONL format, a
-``ReActState`` or a ``ReActResult``):
-
-1. runs that did not complete, or ended with clarification questions, are
-   skipped without asking the model;
-2. the model analyses the run in JSON mode (a ``CustomizeAgent`` of the
-   actions plugin): ``goal_reached``, ``steps``, ``errors``, ``reusable``,
-   ``summary``; a run that did not reach its goal, or is not reusable, is
-   skipped;
-3. the closest existing skill is looked up (keyword matcher over the run's
-   request, ``merge_threshold``, archived skills included); if there is one,
-   or the model names an existing skill, that skill is *improved*: the model
-   gets it with the run and rewrites it, its version goes up, the request
-   joins its examples and the run id its provenance. Otherwise a new skill is
-   written (version 1, state idle);
-4. a skill a person edited is never overwritten without keeping the previous
-   file (``<name>.v<version>.md``; ``SkillRegistry.update``).
-
-A trajectory whose id is already in some skill's provenance is skipped, so
-curating a folder twice changes nothing. Built on the actions plugin
-(CustomizeAgent, JSON mode) and the react plugin (trajectory format).
+"""``Curator``: turns good recorded runs into skills, improving the closest existing skill rather than adding a
+duplicate, one ``CurationResult`` per run. Runs already curated are skipped; a person's edited file is kept as
+``<name>.v<version>.md``. The steps: docs/skills.md, "The Curator".
 """
 
 from __future__ import annotations
@@ -108,10 +88,8 @@ class CurationResult(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 @attrs.define(repr=False, eq=False, kw_only=True, slots=False)
 class Curator:
-    """Learns skills from trajectories (see the module docstring).
+    """Learns skills from trajectories: JSONL lines as dicts, ``ReActState``s or ``ReActResult``s, into ``registry``.
 
-    :param kernel: the kernel (its actions plugin builds the JSON agents).
-    :param registry: where skills are read and written.
     :param llm: a ``zagent.LLM`` or ``"provider:model"`` (default: the kernel's default model).
     :param merge_threshold: keyword score above which a run improves an existing skill.
     """

@@ -1,20 +1,7 @@
-"""``SkillIndex``: the SQLite file that makes skills findable and keeps their figures and history.
-
-Tables:
-
-* ``skills_fts`` (FTS5): one row per registered skill, its *match terms*
-  (name, description, when to use, examples, tool names) already tokenized
-  by ``terms.py``, so SQLite's tokenizer sees exactly our words; with
-  ``skills_vocab`` (fts5vocab) it answers "which skills share a word with
-  this request" and "in how many skills does each word occur". Rebuilt from
-  the registry whenever skills change; derived, never the source of truth.
-* ``stats``: usage count, successes, last use and lifecycle state per skill:
-  the runtime figures, which the Markdown files do not carry.
-* ``transitions``: every lifecycle change (skill, from, to, reason, time).
-
-Without FTS5 in the local SQLite build, ``fts`` is False and the matcher
-scores the registry in Python instead. One connection, guarded by a lock;
-each write is one transaction (``with conn``). sqlite3 is imported on open.
+"""``SkillIndex``: the SQLite file of a skills folder: per-skill figures (``stats``), lifecycle history
+(``transitions``) and, with FTS5, the match terms (``skills_fts``: rebuilt from the registry, never the source of
+truth). Without FTS5, ``fts`` is False and the matcher scores in Python. Thread-safe; each write is one
+transaction.
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
-"""``LifecycleManager``: idle → active → stale → archived, by usage and age, every change recorded.
-
-Rules (``sweep(now)``; ``now`` defaults to the registry's clock, which tests
-replace with a fake one):
-
-* a new skill is ``idle`` until its first use; a run using it makes it
-  ``active`` (``SkillRegistry.record_use``; archived skills are never matched,
-  so never used);
-* ``idle`` or ``active`` and unused for ``stale_after_days`` (counted from the
-  last use, or from creation if never used) → ``stale``;
-* ``stale`` and still unused ``archive_after_days`` after becoming stale →
-  ``archived``; archived skills are never matched;
-* ``activate(name)`` / ``archive(name)`` by hand, with a reason.
-
-A stale skill stays matchable: using it again makes it active. Every
-transition goes through ``SkillRegistry.set_state``, which records it in the
-index's history (``history(name)``).
+"""``LifecycleManager``: idle → active → stale → archived. ``sweep(now)`` applies the age rules
+(``stale_after_days``, ``archive_after_days``; ``now`` defaults to the registry's clock); ``activate`` and
+``archive`` move a skill by hand. Every change goes through ``SkillRegistry.set_state``, which records it. Rules:
+docs/skills.md, "Lifecycle".
 """
 
 from __future__ import annotations

@@ -1,26 +1,6 @@
-"""A skill as a human-editable Markdown file: a ``key: value`` header, then the instructions.
-
-::
-
-    ---
-    name: price-totals
-    version: 2
-    description: Total price of several items
-    when_to_use: The user asks what several items cost together
-    tool_sequence: ["lookup_price", "add"]
-    examples: ["What do 3 apples and 4 pears cost?"]
-    provenance: ["run-1a2b-7"]
-    created: 1795000000.0
-    content_hash: 3f2a9c0d1e2b4a55
-    ---
-    Look up each item's price, then add them in one call...
-
-Header values are JSON when they look like JSON (lists, numbers, booleans,
-quoted strings) and plain text otherwise, so the header also reads as YAML;
-it is parsed here without PyYAML. Unknown keys are ignored; the body is the
-instructions. Runtime figures (usage, state) are not written here: they live
-in the index (``index.py``), so a folder kept in git only changes when a
-skill's content does.
+"""A skill as a human-editable Markdown file (format: docs/skills.md): ``render(skill)`` writes the ``key: value``
+header between ``---`` lines, then the instructions; ``parse``/``load`` read it back, ignoring unknown keys, with a
+``ConfigError`` naming the file for a malformed header or a field of the wrong type.
 """
 
 from __future__ import annotations

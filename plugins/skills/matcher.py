@@ -1,27 +1,6 @@
-"""``SkillMatcher``: which skill, if any, fits a request.
-
-Scoring, best first; archived skills are never offered:
-
-* **keyword** (default): the request's words (``terms.words``) are weighted by
-  rarity among the N skills, ``w = ln(1 + (N + 1) / (max(df, 1) + 0.5))`` (a
-  word no skill has weighs as much as the rarest known one), and a skill
-  scores the weighted share of the request's words it contains (0..1): "how
-  much of this request does the skill speak to". Only the ``query_cap`` (6)
-  heaviest words count in the whole, so a long prompt that embeds the request
-  (a CustomizeAgent's rendered template) is not drowned by its boilerplate:
-  there a skill needs about three strong words in common. The SQLite index (FTS5) narrows the
-  candidates and gives document frequencies; without it the registry is
-  scored in Python. Threshold: ``threshold`` (default 0.35).
-* **embedding**, when an embedder is given (``kernel.embedder()``): cosine
-  similarity of the request and the skill's name, description, when-to-use
-  and examples. Threshold: ``embedding_threshold`` (default 0.5). Vectors are
-  cached per skill content; a failing embedder falls back to keywords.
-* **LLM re-rank** (``rerank_llm=``): the top ``rerank_top`` candidates scoring
-  at least half the threshold are shown to the model, which answers in JSON
-  ``{"skill": name or "none"}``; its choice wins, "none" means no skill.
-
-``amatch`` returns the best ``Match`` above the threshold or ``None``;
-``arank`` every candidate with its score. ``match``/``rank`` are sync twins.
+"""``SkillMatcher``: which skill, if any, fits a request (keyword, embedding, LLM re-rank: docs/skills.md,
+"Matching"). ``amatch`` returns the best ``Match`` reaching the threshold (with ``rerank_llm``, the model's pick),
+or ``None``; ``arank`` every non-archived skill scoring above zero, best first; ``match``/``rank`` are sync twins.
 """
 
 from __future__ import annotations

@@ -1,22 +1,6 @@
-"""``SkillRegistry``: the skills of one folder plus those plugins register, with their figures.
-
-* **Folder skills** are ``<folder>/<name>.md`` files (``markdown.py``);
-  ``register``/``update``/``delete`` write or remove them through
-  ``SkillWriter``; ``load()`` reads the folder (``refresh()`` re-reads it only
-  when a file changed), so a person may edit, add or remove files at any time.
-* **Plugin skills** come from implementations of the hook
-  ``zagent_register_skills(register)`` (``hookspec.py``) and are kept in memory
-  only (the kernel keeps them in ``kernel.entries("skills")``, with its
-  clash checks between plugins; ``set_plugin_skills`` hands them over). A
-  folder skill of the same name wins (a person's copy shadows the plugin's).
-* **Figures and state** (usage, successes, last use, lifecycle state) live in
-  the ``SkillIndex`` and are attached to the ``Skill`` objects handed out.
-  ``set_state`` is the one place a state changes, and it records the
-  transition.
-
-An edited file is recognised by its content hash (``Skill.edited_by_human``);
-``update`` and ``register(replace=True)`` (so ``import_folder(replace=True)``)
-then keep the file's previous version before writing.
+"""``SkillRegistry``: the skills of one folder (``<name>.md`` files, re-read when one changes) and those plugins
+register (in memory; a folder file of the same name wins), with their figures from the ``SkillIndex``.
+``set_state`` is the one place a state changes, and it records the transition. See docs/skills.md.
 """
 
 from __future__ import annotations

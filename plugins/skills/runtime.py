@@ -1,42 +1,6 @@
-"""``Skills``: one kernel's registry, matcher and lifecycle, and how runs use skills.
-
-``skills_for(kernel)`` returns the kernel's ``Skills`` (made on first use,
-from ``kernel.config["skills"]``):
-
-====================  ==========================================================
-``folder``            skills folder (default ``$ZAGENT_SKILLS_DIR``, else
-                      ``$XDG_DATA_HOME/zagent/skills``)
-``index``             SQLite index path (default ``<folder>/.index.sqlite``), or False
-``enabled``           True (every agent) or a list of agent names; default False
-``threshold``         keyword match threshold (0.35)
-``embed``             use ``kernel.embedder()`` when one is installed (True)
-``embedding_threshold``  cosine threshold (0.5)
-``rerank``            a model (``"provider:model"`` or LLM) to re-rank candidates
-``stale_after_days``  / ``archive_after_days``: lifecycle (30 / 60)
-``clock``             ``() -> float`` Unix time (tests pass a fake clock)
-====================  ==========================================================
-
-**Use at run time** (``use_in_request``, called from the plugin's
-``zagent_before_llm_call``): when skills are enabled for the run
-(``ctx.agent_config["skills"]`` is true or a dict of options such as
-``{"threshold": 0.5}``; ``False`` disables; unset falls back to ``enabled``
-above), the first *eligible* request of the run is matched by its latest user
-message. Eligible means it offers tools, starts with a system message, or
-asks for structured output (mode other than ``str``); one-word routing and
-helper prompts are left alone. The match is kept in
-``ctx.stash[STASH]`` and the skill's instructions are added as a
-system message to every eligible request of the run. The use is counted at
-once (usage count, last used, state active); when the run's ``run_end``
-event says ``completed`` (or carries no status), the success is counted too,
-so runs that fail or are abandoned lower the success rate. The ``run_end``
-observer (``RunEndObserver``) is added to the kernel with ``add_plugin`` when
-it starts with ``enabled`` set, else the first time one of its runs uses a
-skill: a kernel that never uses skills emits no extra events because of this
-plugin. (Agents that decide at their start whether to emit events, as
-CustomizeAgent does, need the observer there before their first run: with
-``enabled`` in the kernel config it is.) Matching errors
-(a broken index, a failing re-rank model) are logged and the run goes on
-without a skill: unlike a rail, skills never block a call.
+"""``Skills``: one kernel's registry, matcher, lifecycle and curator (``skills_for(kernel)``, made on first use from
+``kernel.config["skills"]``), and how runs use them: ``use_in_request`` adds the matched skill to eligible
+requests, a ``run_end`` observer counts successes. Matching errors are logged, never raised. See docs/skills.md.
 """
 
 from __future__ import annotations

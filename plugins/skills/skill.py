@@ -1,12 +1,6 @@
-"""The ``Skill`` record, its lifecycle ``Transition`` and the helpers that name and fingerprint skills.
-
-A skill is a reusable piece of know-how an agent learned from its own good
-runs (or a person wrote): when to use it, instructions for the model, a
-suggested tool sequence and example requests. Content fields are what a
-person edits in the skill's Markdown file; the runtime figures (usage,
-successes, state) are kept in the SQLite index, not in the file.
-
-This module imports only msgspec and the standard library.
+"""The ``Skill`` record, its lifecycle ``Transition``, and the helpers that name and fingerprint skills
+(``slugify``; ``check_name``, a ``ConfigError`` for an invalid name; ``content_hash``). Imports only msgspec and
+the standard library.
 """
 
 from __future__ import annotations
@@ -40,9 +34,8 @@ class Skill(msgspec.Struct, kw_only=True, omit_defaults=True):
     :ivar provenance: ids of the trajectories it was learned from.
     :ivar usage_count / success_count / last_used: figures from runs that used it.
     :ivar state: ``idle`` (never used), ``active``, ``stale`` or ``archived``.
-    :ivar edited_by_human: a person changed the file since zagent last wrote it (the
-        stored ``content_hash`` no longer matches). When zagent next writes the skill,
-        the person's file is kept as ``<name>.v<version>.md`` and the flag clears.
+    :ivar edited_by_human: a person changed the file since zagent last wrote it (``content_hash`` no longer
+        matches); cleared when zagent next writes it, keeping the person's file as ``<name>.v<version>.md``.
     :ivar source: ``folder`` or the name of the plugin that registered it.
     """
 

@@ -1,11 +1,6 @@
-"""The words a skill is found by, and the words of a request.
-
-Tokenizing is the react plugin's tool-retrieval tokenizer (lower case,
-camelCase/snake_case split, stop words dropped, plurals folded); numbers are
-dropped too, since they are particular to one request ("3 apples"), not to
-the kind of task. A skill's match terms are its name, description, when to
-use, examples and tool names; its instructions are left out, so long
-instructions do not make a skill match everything.
+"""The words a skill is matched by and the words of a request: ``words(text)`` (the react plugin's tool-retrieval
+tokenizer, numbers dropped), ``skill_terms(skill)`` (from its name, description, when to use, examples and tool
+names, not its instructions) and ``skill_text(skill)``, what an embedder sees.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""``SkillWriter``: writes skill files atomically and keeps earlier versions a person edited.
-
-Every write goes to ``<name>.md.tmp`` in the same folder, is flushed and
-fsynced, then renamed over ``<name>.md`` (``os.replace``): a reader or a killed
-process sees the old file or the new one, never half of one. Before
-replacing a file whose content a person changed (``Skill.edited_by_human``),
-the current text is kept as ``<name>.v<version>.md`` (an existing backup of
-that version is never overwritten: ``.v2-1.md`` and so on are used instead).
-Backups are not loaded as skills.
-
-This module never decides *what* to write; the registry and the Curator do.
+"""``SkillWriter``: writes skill files atomically (a reader or a killed process sees the old file or the new one),
+first keeping a person's edited file as ``<name>.v<version>.md`` when asked (a backup is never overwritten).
+``read_skill`` reads a skill file safely, at most ``MAX_SKILL_BYTES``. Backups are not loaded as skills.
 """
 
 from __future__ import annotations

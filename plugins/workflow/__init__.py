@@ -1,19 +1,7 @@
-"""The workflow plugin: graphs of agents, their executor, and generating them from a one-line goal.
-
-* ``WorkFlowGraph`` (``graph``): nodes, edges, conditional edges, loops and
-  shared state as msgspec Structs, JSON save/load, ``validate()``;
-* ``WorkFlowExecutor`` (``executor``): runs a graph, parallel and resumable;
-* ``TaskPlanner``, ``build_from_plan``, ``AgentGenerator``, ``WorkFlowReviewer``
-  and ``WorkFlowGenerator`` (``planner``, ``build``, ``agents``, ``reviewer``,
-  ``generator``): goal -> plan -> graph -> agents, reviewed and refined;
-* ``zagent.interrupt(question)`` in a node (or a node of kind ``interrupt``) pauses
-  a run; ``WorkFlowExecutor.aresume(run_id, graph=graph, answer=...)`` continues it;
-* CLI: ``zagent workflow generate|show|run|resume``.
-
-Registers only CLI commands. Built on the actions plugin (planner, generator
-and reviewer are ``CustomizeAgent``s made through ``kernel.agent``) and the
-manager plugin (``AgentManager``). Cheap to import: everything loads on first use.
-"""
+"""The workflow plugin: graphs of agents (``WorkFlowGraph``), their parallel, resumable executor
+(``WorkFlowExecutor``) and generating them from a one-line goal (``WorkFlowGenerator``); CLI ``zagent workflow
+generate|show|run|resume``. Registers only CLI commands; built on the actions and manager plugins; everything loads on
+first use. See docs/workflows.md."""
 
 from __future__ import annotations
 

@@ -1,22 +1,6 @@
-"""``AgentGenerator``: for each node, select existing agents or generate ``CustomizeAgent`` specs.
-
-The generator is a JSON-mode ``CustomizeAgent`` (prompts in ``prompts``). It is
-shown the sub-task, the agents of the ``AgentManager`` (name, description,
-inputs, outputs) and the registered tools, and replies with
-``selected_agents`` (names) and/or ``generated_agents`` (specs).
-
-Selected agents must exist in the manager and fit the node (their outputs
-cover the node's, their required inputs are among the node's); the node then
-refers to them by name, so the run uses those very instances.
-
-Generated specs are checked and repaired (``repair_spec``): inputs and outputs
-become the node's (data flows by name); a ``{placeholder}`` close to an input
-name is renamed to it and every input not used in the prompt is appended as
-``name: {name}``; output section headings in the prompt are renamed to the
-declared output each carries and the Instructions' inputs are written
-``<input>{name}</input>`` (``promptfix``, EvoAgentX's validate_prompt); unknown tool names are rejected. What cannot be
-repaired raises ``GenerationError`` so the generator asks again.
-"""
+"""``AgentGenerator``: the agents of each node: names of ``AgentManager`` agents that fit it (their outputs cover
+the node's, their required inputs are among its inputs), or generated ``customize`` specs repaired to fit
+(``repair_spec``). A reply it cannot use raises ``GenerationError``, so ``WorkFlowGenerator`` asks again."""
 
 from __future__ import annotations
 
@@ -212,7 +196,9 @@ def _free_name(name: str, manager: Any) -> str:
 
 
 def repair_spec(raw_spec: Any, node: WorkFlowNode, tools: set[str], *, raw: str = "") -> dict[str, Any]:
-    """A valid ``customize`` spec for ``node`` from a generated one (see the module docstring)."""
+    """A valid ``customize`` spec for ``node`` from a generated one: the node's inputs and outputs, every input
+    used in the prompt, output headings renamed (``promptfix``); ``GenerationError`` when it has no prompt or names
+    an unknown tool."""
     if not isinstance(raw_spec, dict):
         raise GenerationError(f"a generated agent must be an object, got {raw_spec!r}", raw=raw)
     prompt = raw_spec.get("prompt") or raw_spec.get("instruction")

@@ -1,10 +1,6 @@
-"""``NodeAttempts``: one node's run: its tries, the hand-off to the executor, and its agents' calls.
-
-A node is tried ``1 + retries`` times, except after a provider's error, a checkpoint's, a ``RunStopped`` or an
-interrupt (raised at once). In process the node's agents are called here (``calls.call_step``); a remote
-executor gets the node's payload while its agents stay locked here, and a lost worker runs the node again
-(up to ``LOST_RETRIES`` times). ``ask_text`` is the question of an ``interrupt`` node.
-"""
+"""``NodeAttempts``: one node's run: ``1 + retries`` tries (none more after a provider's error, a checkpoint's, a
+``RunStopped`` or an interrupt), in process or on a remote executor with its agents locked here (a lost worker's
+node runs again, up to ``LOST_RETRIES`` times). ``ask_text``: an ``interrupt`` node's question."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""``build_from_plan``: a ``Plan`` -> ``WorkFlowGraph``, edges from matching output and input names.
-
-Each sub-task becomes a node; an edge leads from the sub-task producing a
-value to every later sub-task taking a value of that name. The graph is then
-validated (``WorkFlowValidationError`` on any problem) unless told not to.
-"""
+"""``build_from_plan``: a ``Plan`` -> ``WorkFlowGraph``: one node per sub-task, an edge from the sub-task producing a
+value to every other one taking a value of that name; validated (``WorkFlowValidationError``) unless
+``validate=False``."""
 
 from __future__ import annotations
 

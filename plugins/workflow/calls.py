@@ -1,28 +1,6 @@
-"""How a workflow node calls its agents: the values each reads, the call by agent kind, the outputs it gives.
-
-A node's agents run in order (``call_step``), each on the workflow values it
-reads (the node's inputs plus its own declared input fields), earlier agents'
-outputs first. By kind:
-
-* **declared agents** (an ``Agent`` with actions, a ``GroupChat``, anything
-  with ``aexecute``): the default action runs with those inputs under a
-  ``RunContext`` of the workflow's run (same run id and shared counters, the
-  run's ``deps``); its outputs by name are the agent's outputs.
-* **chat agents** (``speaks_by_chat``, e.g. the react plugin's
-  ``ReActAgent``, or an ``Agent`` with ``achat`` and no action): they take
-  a task, not named inputs. The task is ``inputs["task"]`` when that is the
-  only value, else the node's description followed by the values as
-  ``name: value`` lines (and, when the node declares several outputs, the
-  json parser's format instructions for them). The agent chats with no
-  history (``use_react`` when it has tools or handoffs) under the run's
-  context; its reply is the node's one declared output, ``answer`` when the
-  node declares none, or the declared outputs read from it as JSON.
-* **callables**: ``fn(**inputs)`` (async, or sync in the kernel's tool
-  threads) returning a dict, a ``to_dict()`` object or a msgspec Struct.
-
-``node_outputs`` checks the node's declared outputs; ``node_payload`` is what a
-remote worker needs to run a node (``units.run_node``).
-"""
+"""How a workflow node calls its agents, in order, each on the values it reads: ``call_step`` (by kind: declared,
+chat or callable; docs/workflows.md), ``node_outputs`` (the declared outputs; ``WorkFlowError`` when a required one
+is missing) and ``node_payload`` (what a remote worker needs to run a node: ``units.run_node``)."""
 
 from __future__ import annotations
 
@@ -99,7 +77,9 @@ def chats(agent: Any) -> bool:
 
 async def call_agent(agent: Any, inputs: dict[str, Any], kernel: "Kernel", run_id: str, agent_name: str,
                      node: "WorkFlowNode", share: Any = None, deps: Any = None) -> tuple[dict[str, Any], Usage]:
-    """Run one agent by its kind (see the module docstring); its outputs and the tokens it spent."""
+    """Run one agent by its kind: ``aexecute`` under the run's ``RunContext``, a chat agent's ``achat`` on
+    ``chat_task``, or a callable's ``fn(**inputs)`` (a sync one in the kernel's tool threads) returning a dict, a
+    ``to_dict()`` object or a msgspec Struct; its outputs and the tokens it spent."""
     if chats(agent):
         return await _chat(agent, inputs, kernel, run_id, agent_name, node, share, deps)
     execute = getattr(agent, "aexecute", None)
@@ -132,7 +112,9 @@ async def _chat(agent: Any, inputs: dict[str, Any], kernel: "Kernel", run_id: st
 
 
 def chat_task(node: "WorkFlowNode", inputs: dict[str, Any], kernel: "Kernel") -> str:
-    """The task a chat agent gets for ``node`` (see the module docstring)."""
+    """The task a chat agent gets for ``node``: ``inputs["task"]`` when that is the one value, else the node's
+    description and the values as ``name: value`` lines (and the json parser's format instructions when the node
+    declares several outputs)."""
     if set(inputs) == {"task"} and isinstance(inputs["task"], str) and len(node.outputs) <= 1:
         return inputs["task"]
     lines = [node.description.strip() or f"Do the workflow step {node.name!r}."]

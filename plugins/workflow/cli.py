@@ -1,16 +1,6 @@
-"""CLI: ``zagent workflow generate|show|run|resume``.
-
-* ``generate "GOAL" -o wf.json`` -- plan, review and generate agents, save the graph;
-* ``show wf.json [--mermaid]`` -- a text diagram, or a Mermaid flowchart;
-* ``run wf.json --input name=value`` -- run it, one progress line per node on
-  stderr, the final outputs on stdout (``--json`` for JSON). ``--checkpoints``
-  and ``--run-id`` resume an interrupted run; ``--executor ray`` runs the nodes on Ray (zagent-ray).
-  A run that asks a person (``zagent.interrupt``, an ``interrupt`` node) ends
-  ``paused``: the questions on stdout (``--json``: ``{"status", "run_id",
-  "interrupts"}``), how to answer on stderr, exit status 3;
-* ``resume RUN_ID wf.json --checkpoints runs.db --answer TEXT`` (``--answer-json``
-  for JSON, ``--node`` when several nodes wait) -- answer a paused run and go on.
-"""
+"""CLI: ``zagent workflow generate|show|run|resume`` (docs/workflows.md). ``run`` prints the outputs on stdout
+(``--json``: JSON), one progress line per node on stderr; a run paused at a question prints the questions
+(``--json``: ``{"status", "run_id", "interrupts"}``), how to answer on stderr, and exits with status 3."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Errors of the workflow plugin; each message says what is wrong and what to do.
-
-``WorkFlowValidationError`` (a ``ConfigError``) lists every structural problem
-of a graph at once; ``WorkFlowFailed`` carries the partial ``WorkFlowResult``
-(outputs and trace so far) of a run that did not finish; ``GenerationError``
-(a ``ParseError``) marks a model reply that parsed but broke a rule, so the
-generator retries it like any other parse failure.
-"""
+"""Errors of the workflow plugin, each saying what is wrong and what to do: ``WorkFlowValidationError`` (a
+``ConfigError`` listing every ``Problem`` of a graph), ``WorkFlowFailed`` (carries the partial ``WorkFlowResult``),
+``GenerationError`` (a ``ParseError``: a reply that parsed but broke a rule, retried like one)."""
 
 from __future__ import annotations
 

@@ -1,72 +1,7 @@
-"""``WorkFlowExecutor``: runs a ``WorkFlowGraph`` -- each node as soon as it can, in parallel (bounded).
-
-Scheduling rules (decided here, also in the README):
-
-* A node runs once every forward predecessor has settled (done, failed or
-  skipped), if at least one of them ran and *led* to it -- a plain edge always
-  leads, a conditional edge only where its router pointed -- and its required
-  inputs exist. Nodes without predecessors start at once. A node that cannot run
-  is *skipped* (and says why); its successors settle in turn.
-* Values flow by name: a node's agents get the values named by its inputs (and
-  by their own input fields); its outputs are written back by name. Writes to a
-  ``state`` field go through that field's reducer.
-* At most ``max_concurrency`` nodes run at once; an agent shared by nodes runs
-  one node at a time (``AgentManager`` states).
-* Each node is tried ``1 + retries`` times, except after a provider's error
-  (``ProviderError``): that fails the node at once (the provider has already
-  retried what was worth retrying; a 401 or a bad request fails the same way
-  on every try), and after a ``RunStopped`` (a usage limit, a guardrail): that
-  ends the whole run, whatever ``on_error`` says. ``on_error="fail_fast"`` cancels
-  the other running nodes at the first failure; ``"continue"`` lets independent
-  nodes finish (dependents of the failed node are skipped). Either way a run
-  with a failed node raises ``WorkFlowFailed`` carrying the ``WorkFlowResult``.
-* With ``checkpoints`` (a ``kernel.memory("checkpoints", ...)`` store or a path)
-  the run state is saved after each node, one save at a time: as a patch (the
-  trace entries, values, outputs and routes the node added, only the items it
-  added to an ``append`` state field; ``result.step_log``)
-  when the store takes patches, the whole state on a run's first checkpoint, at
-  its end and now and then (a store without ``asave_patch`` gets every save
-  whole). ``arun(..., run_id=ID)`` with the id of an earlier run resumes it
-  without re-running finished nodes. A checkpoint write that fails stops the
-  run (it fails closed): no node starts, the running ones are cancelled,
-  nothing more is written and ``arun`` raises ``zagent.errors.CheckpointError``
-  (the store's error as its cause); the store keeps the run as of its last
-  checkpoint that landed, and resumes from it once the store works again.
-  A node whose own inner run (a checkpointed agent) raises ``CheckpointError``
-  stops the workflow the same way, without retrying the node or marking it
-  failed: the node stays unfinished in the workflow's checkpoint, so a resume
-  runs it again (as after a crash: its agent starts over, unless it restores
-  its own run).
-* Loops: when a router picks a loop target, the nodes on the loop are reset and
-  run again (at most ``max_loops`` times). Nodes *outside* a loop that read
-  values of nodes inside it run after its first pass.
-* Where nodes run: each node run is a ``zagent.agentkit.units.Unit`` handed to
-  ``executor`` (a name or an executor; default ``local``: this loop, as
-  always). A remote executor (e.g. ``ray``) gets the node, its agents' specs
-  and the values it reads, while the node's agents stay locked here; values,
-  routing, retries and checkpoints stay with this driver, so a lost worker
-  costs a retried node (up to ``LOST_RETRIES`` times), never the run.
-  Agents given as Python objects (functions, instances without a spec) can
-  only run on ``local``.
-* Interrupts: a node's agent or tool calling ``zagent.interrupt(question)``
-  (or a node of kind ``interrupt``) with no answer yet pauses that node: it is
-  not retried, its successors wait, independent nodes run on, and the run ends
-  ``paused`` with ``result.interrupts`` (checkpointed; without a store the
-  executor keeps the paused run in memory). ``resume(run_id, graph=graph,
-  answer=...)`` (``aresume``; ``answers={node: ...}`` when several nodes wait) records the
-  answer in the checkpoint, then runs the paused node again from its start:
-  its interrupts get the answers in order (``zagent.agentkit.interrupts``).
-  Finished nodes are not run again.
-* Events (``kernel.aemit``, tagged with the run id): ``workflow_start``,
-  ``node_start``, ``node_retry``, ``node_end`` (status done/failed/skipped/paused,
-  with the ``question`` of a paused one), ``workflow_loop``, ``workflow_end``.
-
-Built on the manager plugin (agents are looked up and locked through an
-``AgentManager``); it is imported when a run starts. This module holds the
-executor (its settings, run and resume); one run is a ``WorkFlowRun``
-(``run.py``), built on its state (``running.py``), its node runs
-(``attempts.py``) and its scheduling (``schedule.py``).
-"""
+"""``WorkFlowExecutor``: runs a ``WorkFlowGraph``, each node as soon as it can, at most ``max_concurrency`` at once,
+and resumes a checkpointed run (``arun(..., run_id=)``, ``resume(run_id, graph=, answer=)``). A run with a failed node
+raises ``WorkFlowFailed`` carrying its ``WorkFlowResult``; a checkpoint that cannot be written, ``CheckpointError``.
+The rules: docs/workflows.md."""
 
 from __future__ import annotations
 
@@ -95,7 +30,7 @@ POLICIES = ("fail_fast", "continue")
 
 @attrs.define(repr=False, eq=False, kw_only=True)
 class WorkFlowExecutor(Streaming, Resumable[WorkFlowResult]):
-    """Runs workflow graphs on one kernel (see the module docstring).
+    """Runs workflow graphs on one kernel (the rules: docs/workflows.md).
 
     :param manager: the ``AgentManager`` to find agents in (a new one when ``None``).
     :param llm: an LLM (instance or ``"provider:model"``) given to agents built from specs in the graph.
@@ -139,7 +74,7 @@ class WorkFlowExecutor(Streaming, Resumable[WorkFlowResult]):
 
     async def arun(self, graph: WorkFlowGraph, inputs: Optional[dict[str, Any]] = None, *,
                    run_id: Optional[str] = None, deps: Any = None) -> WorkFlowResult:
-        """Run ``graph`` with ``inputs`` (resuming ``run_id`` if it was checkpointed); see the module docstring.
+        """Run ``graph`` with ``inputs`` (resuming ``run_id`` if it was checkpointed); see docs/workflows.md.
         ``deps`` (else the executor's) reach the nodes' agents and tools as ``ctx.deps``."""
         found = await self._load(run_id) if run_id else None
         return await self._start(graph, inputs, run_id, found, {}, deps)

@@ -1,15 +1,7 @@
-"""``WorkFlowGenerator``: a one-line goal -> a validated ``WorkFlowGraph`` whose nodes have agents.
-
-Steps: plan (``TaskPlanner``) -> build (``build_from_plan``) -> validate ->
-review and refine for ``num_turns`` rounds (``WorkFlowReviewer`` suggestions
-fed back to the planner with the previous plan) -> agents for each node
-(``AgentGenerator``). Each step is retried on a parse or validation failure
-(``ParseError``, ``GenerationError``, ``WorkFlowValidationError``), at most
-``max_retries`` extra times, waiting ``backoff_base * 2**attempt`` seconds
-(capped at ``backoff_max``); a planning retry tells the planner what was wrong.
-Goals shorter than 10 characters are refused with a ``ConfigError``.
-Events: ``generation_step`` and ``generation_retry`` through ``kernel.aemit``.
-"""
+"""``WorkFlowGenerator``: a goal (10 characters or more, else ``ConfigError``) -> a validated ``WorkFlowGraph`` whose
+nodes have agents: plan, build, validate, ``num_turns`` review rounds, agents. A step that fails to parse or validate
+is retried ``max_retries`` times, ``backoff_base * 2**attempt`` s apart (at most ``backoff_max``), then
+``WorkFlowError``. Events: ``generation_step``, ``generation_retry``."""
 
 from __future__ import annotations
 

@@ -1,18 +1,7 @@
-"""``WorkFlowGraph``: a workflow as data (msgspec Structs), with JSON save/load.
-
-A graph has a ``goal``, workflow ``inputs`` (default: one string ``goal``),
-``nodes`` (name, description, reason, inputs and outputs as ``zagent.Field``
-lists, and the ``agents`` that do the work: names known to an
-``AgentManager`` or inline agent specs), ``edges`` (source -> target),
-``conditional_edges`` (a routing function picks the next node(s) among
-``targets``; a target that leads back upstream is a loop and needs
-``max_loops``) and ``state`` (fields several nodes may write, merged through
-a reducer: ``replace``, ``append``, ``merge`` or a custom function).
-
-Routers and custom reducers are import paths (``"pkg.mod:func"``) in JSON;
-in Python they may also be callables, saved as their import path when they
-have one. Structure checks live in ``validate``; running lives in ``executor``.
-"""
+"""``WorkFlowGraph``: a workflow as data (msgspec Structs: ``WorkFlowNode``, ``WorkFlowEdge``, ``ConditionalEdge``,
+``StateField``), saved atomically and loaded as JSON. Routers and custom reducers are import paths
+(``"pkg.mod:func"``), imported only under the trust rules; in Python they may be callables, saved as their import
+path."""
 
 from __future__ import annotations
 
@@ -36,14 +25,10 @@ def _goal_input() -> list[Field]:
 
 
 class WorkFlowNode(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
-    """One step: what it does, what it reads and writes (by name), and the agents that do it.
-
-    ``agents`` are run in order; each sees the workflow's values plus the outputs
-    of the agents before it. ``retries`` overrides the executor's default.
-    A node of ``kind`` ``"interrupt"`` has no agents: it asks a person its ``question``
-    (``{name}`` replaced by the value of input ``name``) through ``zagent.interrupt``,
-    and its one output gets the answer.
-    """
+    """One step: what it does, what it reads and writes (by name), and its ``agents``, run in order (each sees the
+    values plus the outputs of the agents before it); ``retries`` overrides the executor's. A ``kind="interrupt"``
+    node has no agents: it asks its ``question`` (``{name}``: input ``name``'s value) through ``zagent.interrupt``
+    and its one output gets the answer."""
 
     name: str
     description: str = ""
@@ -81,14 +66,9 @@ class WorkFlowEdge(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unkn
 
 
 class ConditionalEdge(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
-    """After ``source`` runs, ``router(values)`` names the next node(s) among ``targets``.
-
-    ``router`` is an import path or a callable taking one dict (every value known
-    at that point, the source's fresh outputs on top) and returning a target
-    name, a list of them, or ``None`` (go nowhere). Choosing a target that leads
-    back to ``source`` repeats that loop; at most ``max_loops`` times, after
-    which ``on_max_loops`` is taken (or the node fails when it is ``None``).
-    """
+    """After ``source`` runs, ``router(values)`` (an import path or a callable; every value known, the source's
+    fresh outputs on top) names the next node(s) among ``targets``, or ``None`` (go nowhere). A target leading back
+    to ``source`` is a loop, taken at most ``max_loops`` times, then ``on_max_loops`` (the node fails when ``None``)."""
 
     source: str
     router: Any

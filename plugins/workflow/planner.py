@@ -1,12 +1,6 @@
-"""``TaskPlanner``: a goal (plus an earlier plan and a suggestion) -> ``Plan`` of sub-tasks, in JSON mode.
-
-The planner is a ``CustomizeAgent`` built through ``kernel.agent`` from the
-constants in ``prompts``. Its reply is checked against the planning rules:
-the first sub-task takes only ``goal``; every input of a later sub-task is
-``goal`` or an output of an earlier one; names and outputs are unique. A
-broken rule raises ``GenerationError`` (a ``ParseError``) naming each
-violation, so ``WorkFlowGenerator`` re-asks with it as the suggestion.
-"""
+"""``TaskPlanner``: a goal (with an earlier plan and a suggestion) -> a checked ``Plan`` of sub-tasks, from a JSON-mode
+``CustomizeAgent``. A reply that breaks a planning rule (the first sub-task takes only ``goal``, later inputs are
+``goal`` or earlier outputs, names and outputs unique) raises ``GenerationError`` naming each violation."""
 
 from __future__ import annotations
 

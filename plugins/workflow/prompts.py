@@ -1,10 +1,6 @@
-"""The prompts of the planner, the agent generator and the reviewer, as module constants.
-
-Each is a ``prompt_template`` for a ``CustomizeAgent`` (sections ``system``,
-``instruction``, ``constraints``); the parsers' ``PromptTemplate`` renders it
-and appends the JSON output format. ``{name}`` placeholders are the agents'
-inputs. Other ``{...}`` (JSON examples) stay literal.
-"""
+"""The prompts of the planner, the agent generator and the reviewer: the ``system``, ``instruction`` and
+``constraints`` of each ``CustomizeAgent``'s ``prompt_template``. ``{name}`` placeholders are the agents' inputs;
+other ``{...}`` (JSON examples) stay literal."""
 
 PLANNER_SYSTEM = ("You are a task planner. You break a goal into a short sequence of sub-tasks, each small enough "
                   "for one specialised agent, that together achieve the goal.")

@@ -1,11 +1,6 @@
-"""What a workflow run returns and checkpoints: ``WorkFlowResult``, ``TraceEntry``, ``RunState``.
-
-``step_log()`` is a run's checkpoint log (``zagent.agentkit.steplog``): after each node, the trace
-entries added, the values, node outputs, routes and loop counts the executor touched (it reports each
-write with ``log.touch``, a write to a state field with the ``append`` reducer with ``log.grew``, so only the
-items added go in) and the status go in a patch; the whole state is saved on a run's first
-checkpoint, at its end, and whenever the patches since add up to the last full save.
-"""
+"""What a workflow run returns and checkpoints: ``WorkFlowResult``, ``TraceEntry``, ``RunState``. ``step_log()`` is a
+run's checkpoint log (a patch per node, the whole state now and then: docs/workflows.md, "Checkpoints");
+``checked`` refuses a damaged or edited checkpoint (``CheckpointError``)."""
 
 from __future__ import annotations
 

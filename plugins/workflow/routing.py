@@ -1,13 +1,7 @@
-"""Routing functions and state reducers, resolved once per run.
-
-A router is pure: ``router(values) -> str | list[str] | None`` given every value
-known after its source node ran. A reducer merges one write into a shared
-state field: ``reducer(old, new) -> value``. Built-in reducers:
-
-* ``replace`` -- the new value wins;
-* ``append`` -- a list: a list written is appended item by item, anything else as one item;
-* ``merge`` -- a dict: ``{**old, **new}``.
-"""
+"""Routers and state reducers, resolved once per run. A router is pure, ``router(values) -> str | list[str] | None``;
+``choose`` refuses a pick outside the edge's ``targets`` (``ConfigError``). A reducer is ``reducer(old, new) ->
+value``; built in: ``replace``, ``append`` (a list written adds its items, anything else one item), ``merge``
+(``{**old, **new}``)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""``WorkFlowRun``: drives one workflow run from its start to its end (``go``), on the bases in
-``running.py`` (state, checkpoints, events), ``attempts.py`` (node runs) and ``schedule.py`` (which node next).
-
-The end: ``failed`` if a node failed (``WorkFlowFailed`` carrying the result), else ``paused`` if a node waits
-on an interrupt, else ``finished``: the run driver's ending (``zagent.agentkit.lifecycle``), checkpointed, and
-kept by an executor without a store while it is paused.
-A halted run (a checkpoint write failed) raises that ``CheckpointError`` once every node task has ended.
-"""
+"""``WorkFlowRun``: drives one run to its end (``go``): ``failed`` if a node failed (raising ``WorkFlowFailed``
+carrying the result), else ``paused`` if a node waits on an interrupt, else ``finished``. A halted run (a checkpoint
+write failed) raises that ``CheckpointError`` once every node task has ended."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""``RunCore``: the state of one workflow run (never shared between runs), its restore and its side effects.
-
-The run's state is built whole when the run is made (from a checkpoint when it resumes), so it is never
-``None`` inside a run. Checkpoints and events are the run driver's (``zagent.agentkit.lifecycle``), fed by
-the hooks here; the node runs (``attempts.py``), the scheduling (``schedule.py``) and the driver (``run.py``) build on it.
-"""
+"""``RunCore``: the state of one workflow run (never shared between runs, never ``None`` inside it), built whole
+when the run is made (from its checkpoint on a resume), and the run driver's hooks (``zagent.agentkit.lifecycle``:
+checkpoints, events, endings)."""
 
 from __future__ import annotations
 
@@ -26,9 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class RunCore(RunDriver[RunState, WorkFlowResult]):
-    """The state of one run: built whole here, from ``saved`` when the run resumes (see the module docstring).
-    Its checkpoints (one save at a time, the bytes taken before the write), events and endings are the run
-    driver's (``zagent.agentkit.lifecycle``).
+    """The state of one run, from ``saved`` when it resumes; one checkpoint save at a time, bytes taken before it.
 
     :param agents: the agent names per node (registered with the executor's manager).
     :param units: the executor node runs go to (``kernel.executor(...)``).

@@ -1,11 +1,6 @@
-"""``Schedule``: which node runs next, and what a node's end does to the run.
-
-A node starts once its forward predecessors have all settled, if one of them led to it and its required
-inputs exist; otherwise it is skipped and its successors settle in turn (``_pump`` runs this as a loop, not
-recursion). A finished node writes its outputs (through the state reducers), routes, and may loop back
-(the loop's nodes are reset); a paused node waits with its successors; a failed one cancels the others
-under ``fail_fast`` or after a ``RunStopped``. A checkpoint that fails halts the run (``_halt``).
-"""
+"""``Schedule``: which node runs next, and what a node's end does to the run. A node starts once its forward
+predecessors have settled, if one led to it and its required inputs exist, else it is skipped; a failed node cancels
+the others under ``fail_fast`` or a ``RunStopped``; a failed checkpoint write halts the run (``_halt``)."""
 
 from __future__ import annotations
 

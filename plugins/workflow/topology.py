@@ -1,11 +1,6 @@
-"""``Topology``: the derived structure of a ``WorkFlowGraph``, computed once per run or check.
-
-Which edges are *loops*: a conditional edge whose target can reach its source
-and which declares ``max_loops > 0``. Every other edge is *forward*; the
-forward graph must be acyclic. Ancestor sets are Python-int bitsets over the
-topological order, so a 1,000-node graph is analysed in milliseconds.
-Unknown node names in edges are skipped here (``validate`` reports them).
-"""
+"""``Topology``: the derived structure of a ``WorkFlowGraph`` (forward edges, loop edges, topological order,
+ancestors), computed once per run or check. A loop is a conditional edge with ``max_loops > 0`` whose target reaches
+its source; the forward graph must be acyclic. Unknown node names are skipped (``validate`` reports them)."""
 
 from __future__ import annotations
 

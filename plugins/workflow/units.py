@@ -1,15 +1,6 @@
-"""Workflow units that run on a remote executor's workers (``zagent.agentkit.units``), and batch jobs of graphs.
-
-* ``run_node(kernel, payload)``: one node run shipped by the workflow
-  executor (``executor.node_payload``): its agents are rebuilt from their specs
-  on the worker's kernel (once per spec and kernel, under the trust the
-  driver shipped: ``zagent.speckit.trust``) and called as the driver would, without locks (the driver holds them) or checkpoints (the driver
-  writes them). Returns ``{"outputs": ..., "usage": ...}`` (tokens spent), or with ``"interrupt"`` (the
-  question, as data) when an agent asked a person: the node's answers so far come in ``payload["answers"]``.
-* ``batch_job(graph, kernel, llm=None)``: the ``zagent.agentkit.units.BatchJob`` running the
-  whole graph once per batch item, here (``local``) or on a worker
-  (``run_workflow_item``); either way on a fresh ``WorkFlowExecutor`` per item.
-"""
+"""Workflow units for a remote executor's workers (``zagent.agentkit.units``): ``run_node`` runs one node the executor
+shipped (``calls.node_payload``) and returns ``{"outputs", "usage"}``, or the ``"interrupt"`` an agent raised;
+``batch_job`` runs the whole graph once per batch item, here or on a worker."""
 
 from __future__ import annotations
 

@@ -1,19 +1,7 @@
-"""Structural checks of a ``WorkFlowGraph``: every problem found, each with a precise message.
-
-Codes (``Problem.code``): ``no_nodes``, ``duplicate_node``, ``unknown_node``
-(an edge names a node that does not exist), ``duplicate_output`` (two nodes
-write the same name that is not a ``state`` field), ``unproduced_input``,
-``no_path`` (a value's producer has no path of edges to its consumer),
-``loop_input_required`` (a value fed back by a loop must be optional for the
-first pass), ``cycle``, ``isolated_node``, ``no_initial_node``, ``bad_router``,
-``bad_reducer``, ``bad_loop``, ``self_loop`` (a plain edge from a node to itself, or a
-conditional one without ``max_loops``), ``bad_interrupt`` (an ``interrupt`` node without a
-question, with agents, or without exactly one output for the answer).
-
-Checking imports nothing: routers and reducers given as import paths are
-checked for their form only (``Trust(dry=True)``), so ``zagent workflow
-show`` never runs code a workflow file names.
-"""
+"""Structural checks of a ``WorkFlowGraph``: ``find_problems`` gives every problem as ``Problem(code, message)``, codes
+``no_nodes``, ``duplicate_node``, ``unknown_node``, ``duplicate_output``, ``unproduced_input``, ``no_path``,
+``loop_input_required``, ``cycle``, ``self_loop``, ``isolated_node``, ``no_initial_node``, ``bad_router``,
+``bad_reducer``, ``bad_loop``, ``bad_interrupt``. It imports nothing: import paths are checked for their form only."""
 
 from __future__ import annotations
 

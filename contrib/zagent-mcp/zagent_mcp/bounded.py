@@ -1,27 +1,8 @@
 """Transports that bound each message an MCP server sends while it is read (``max_message_bytes``).
 
-The SDK's stdio client joins ``buffer + chunk`` until it sees a newline: a server writing a 1 GB line is
-held whole in memory, and the joins are quadratic. Its HTTP client reads a JSON response whole
-(``response.aread()``). Servers are untrusted, so zagent reads them through these instead:
-
-- ``bounded_stdio``: our own small stdio transport (not a copy of the SDK's) on ``anyio.open_process``.
-  There is no public hook into the SDK's reader, so the only robust way to bound a line is to read the
-  pipe ourselves. Lines are split with ``bytes.find`` on each chunk and a partial line is kept as a list
-  of chunks with its length: linear time, and at most the bound (plus one chunk) is held. It yields the
-  same ``SessionMessage`` streams the SDK's ``ClientSession`` reads (parsed with
-  ``mcp_types.jsonrpc_message_adapter``; text that is not JSON-RPC is passed on as an exception, as
-  the SDK does). Shutdown follows the MCP spec: close stdin, wait, SIGTERM the process group (the
-  server runs in its own session), SIGKILL, each wait bounded and shielded from cancellation. The
-  SDK's public ``get_default_environment`` gives the environment. On Windows the SDK's ``stdio_client``
-  is used unchanged (no bound there: its Job Object handling is not ours to redo).
-- ``BoundedStream``: for HTTP, an httpx response hook wraps each response's byte stream before the
-  SDK reads it. A JSON body is one message; an event stream is counted per SSE event (bytes since the
-  last blank line, plus ``SSE_FRAMING`` for the ``event:``/``id:``/``data:`` lines). Responses are asked
-  uncompressed (``Accept-Encoding: identity``) and a compressed one is refused, since its size after
-  decoding could not be bounded here. The SDK's own SSE limit is set above ours, so ours speaks first.
-
-Past the bound, ``on_over`` is called (``ServerConnection`` fails the connection with the reason and
-stops the server) and reading stops.
+``bounded_stdio`` gives the (read, write) streams of a stdio server and stops it on exit; ``BoundedStream``
+counts an HTTP body (per SSE event) and refuses a compressed one. Past the bound, ``on_over`` is called and
+reading stops. Windows stdio is not bounded.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""``zagent mcp list``: configured MCP servers, their state and their tools.
+"""``zagent mcp list``: the CLI kernel's MCP servers, or with ``--config FILE`` that file's, with state and tools.
 
-Shows the servers of the CLI's kernel (configured with ``ZAGENT_MCP_CONFIG``),
-or, with ``--config FILE``, connects to the servers of that file just for the
-listing. Invalid entries are listed with state ``invalid`` and what is wrong;
-a configuration file that cannot be read or parsed is reported as an error
-(on stdout with the listing, on stderr with ``--json``). Exit code 1 when a
-server is not ready or the configuration has a problem, so scripts can check
-health.
+An invalid entry is listed as ``invalid``, an unreadable file as an error (on stderr with ``--json``). Exit code 1
+when a server is not ready or the configuration has a problem.
 """
 
 from __future__ import annotations

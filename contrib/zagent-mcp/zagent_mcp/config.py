@@ -1,29 +1,8 @@
-"""Reading MCP server configuration: the common ``mcpServers`` shape, from JSON or TOML.
+"""Reading MCP server configuration (``mcpServers``, JSON or TOML); ``load_settings`` never connects.
 
-Sources, merged in this order (a later server of the same name replaces an
-earlier one):
-
-1. the file named by the environment variable ``ZAGENT_MCP_CONFIG``;
-2. ``kernel.config["mcp"]["config_file"]``;
-3. ``kernel.config["mcp"]["mcpServers"]`` given inline.
-
-A file holds ``{"mcpServers": {name: server, ...}}`` (``servers`` and
-``mcp_servers`` are accepted too, as VS Code and Codex write them). A server
-is either stdio (``command``, ``args``, ``env``, ``cwd``) or streamable HTTP
-(``url``, ``headers``). ``${VAR}`` and ``${VAR:-default}`` in those values are
-taken from the environment, so secrets can stay out of the file.
-
-One bad entry does not spoil the others: by default an entry that cannot be
-used (an unset ``${VAR}``, a typo in a key) becomes an ``InvalidServer`` in
-``McpSettings.invalid``, and a file that cannot be read or parsed (or a bad
-option of the ``mcp`` section) a message in ``McpSettings.problems``; the
-rest of the configuration is used. ``strict=True`` raises ``ConfigError`` at
-the first problem instead.
-
-This module only reads and validates; it never connects. Header and env
-values are kept as ``zagent.Secret`` and never appear in reprs or logs;
-values taken from ``${VAR}`` are shown as ``${VAR}`` wherever a server's
-target is shown (``zagent_mcp.envvars``).
+It merges ``ZAGENT_MCP_CONFIG``'s file, ``config["mcp"]["config_file"]`` and inline servers (a later name
+replacing an earlier one), expanding ``${VAR}``. A bad entry becomes an ``InvalidServer``, a bad file or option a
+line of ``problems``; ``strict=True`` raises ``ConfigError`` instead. Header and env values are ``zagent.Secret``.
 """
 
 from __future__ import annotations
@@ -50,21 +29,12 @@ _KNOWN = {"command", "args", "env", "cwd", "url", "headers", "type", "transport"
 
 @attrs.frozen(repr=False)
 class ServerConfig:
-    """One MCP server as configured.
-
-    :ivar name: the key in ``mcpServers``; also the toolset and the tool-name prefix.
-    :ivar transport: ``"stdio"`` or ``"http"`` (streamable HTTP).
-    :ivar env: extra environment for a stdio server (values are secrets).
-    :ivar headers: HTTP headers (values are secrets).
-    :ivar timeout: seconds a tool call may take (the zagent ``Tool.timeout``).
-    :ivar connect_timeout: seconds to start, initialize and list tools.
-    :ivar tools: if given, only these MCP tool names are registered.
-    :ivar stderr: a stdio server's stderr: ``"capture"`` (kept for error
-        reports), ``"inherit"`` (this process's stderr) or ``"devnull"``.
-    :ivar max_message_bytes: the largest message the server may send; one over it fails the connection.
-    :ivar shown: command and args (stdio) or URL (HTTP) as shown to people:
-        parts taken from the environment stay ``${VAR}``; empty means "as used".
-    :ivar hidden: the values taken from the environment, scrubbed from shown text.
+    """One MCP server as configured: ``name`` is also its toolset and tool-name prefix; ``transport`` is
+    ``"stdio"`` or ``"http"`` (streamable HTTP); ``env`` and ``headers`` values are secrets; ``timeout`` is each
+    tool's ``Tool.timeout``, ``connect_timeout`` bounds start, initialize and listing; ``tools``, if given, are
+    the only MCP tools registered; ``stderr`` is ``"capture"`` (kept for error reports), ``"inherit"`` or
+    ``"devnull"``; a message over ``max_message_bytes`` fails the connection. ``shown``: command and args, or URL,
+    as shown to people (``${VAR}`` kept; empty: as used); ``hidden``: values from the environment, scrubbed.
     """
 
     name: str

@@ -1,29 +1,8 @@
-"""One MCP server: its session, its tools, its state, reconnection.
+"""One MCP server, ``ServerConnection``: session, tools, state and reconnection, used on the runtime's loop only.
 
-Everything here runs on the runtime's own event loop (``zagent_mcp.runtime``):
-MCP sessions are anyio task groups, bound to the loop *and the task* that
-entered them. So each connection has an *owner task* that enters the
-transport and the ``ClientSession``, initializes, lists the tools, then waits
-for a stop signal and exits them. Tool calls are made from other tasks of the
-same loop on the shared session.
-
-States: ``configured`` → ``connecting`` → ``ready``; ``failed`` (could not
-start; ``error`` says why); ``disconnected`` (the server died, the next call
-reconnects); ``closed``. Failures are told apart and described in ``failures.py``.
-
-Reconnection: a call on a session known to be dead reconnects first. A call
-that loses its connection midway reconnects once, then sends the call again
-only when the tool says it is safe (``readOnlyHint`` or ``idempotentHint``);
-otherwise the model is told the server restarted, because the call may have
-run already. An HTTP server that answers "session not found" (it restarted)
-refused the call without running it, so that call is always sent again on a
-new session.
-
-Errors are shown without secrets: every message is passed through
-``ServerConfig.scrub``. An HTTP server refusing a request (401, 403, any
-4xx/5xx) is reported with its status code, which the SDK's own error
-("Server returned an error response") leaves out; for 401/403 with a hint to
-check the ``headers`` (names only, never values).
+States: ``configured``, ``connecting``, ``ready``, ``failed`` (``error`` says why), ``disconnected`` (the next
+call reconnects), ``closed``. A call that loses its connection reconnects once and is resent only for a
+``readOnlyHint``/``idempotentHint`` tool or an expired HTTP session. Errors are scrubbed of secrets.
 """
 
 from __future__ import annotations
@@ -158,14 +137,9 @@ class ServerConnection:
                 self._session = None
 
     async def _on_message(self, message: Any) -> None:
-        """Server notifications and transport faults the session surfaces.
-
-        Text on a stdio server's stdout that is not JSON-RPC, before it has
-        answered ``initialize``, means it is not an MCP server (or it prints to
-        stdout): the connect fails at once saying so, instead of waiting for
-        the connect timeout. Later junk is logged. ``notifications/tools/list_changed``
-        makes the tool list be read again.
-        """
+        """Server notifications and transport faults the session surfaces: text that is not JSON-RPC fails a
+        connect still waiting for ``initialize`` at once (``NotAnMcpServer``), and is logged later;
+        ``notifications/tools/list_changed`` makes the tool list be read again."""
         if isinstance(message, Exception):
             ready = self._ready
             text = self.config.scrub(_junk_excerpt(message))

@@ -1,14 +1,7 @@
-"""``${VAR}`` expansion for MCP server entries, with a masked form for display.
+"""``${VAR}`` and ``${VAR:-default}`` expansion for MCP server entries, with a masked form for display.
 
-A value taken from the environment may be a secret (a token passed in
-``args``, a key in a URL), so every expansion gives two strings: the value
-used to start or reach the server, and the value as shown to people (reprs,
-``zagent mcp list``, warnings, errors), in which each part taken from the
-environment stays written as ``${VAR}``. A default written in the file
-(``${VAR:-default}``, used when ``VAR`` is unset) is not a secret and is shown.
-
-``scrub`` removes known secret values from text a server or the OS wrote
-(an error message may quote a command line) before it is shown anywhere.
+``expand`` gives the value used and the value shown (environment parts kept as ``${VAR}``); an unset
+variable without default raises ``UnsetVariable``. ``scrub`` replaces secret values and URL userinfo by ``***``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""How an MCP server's failures are told apart and described (for ``ServerConnection``).
+"""How an MCP server's failures are told apart and described, for ``ServerConnection``.
 
-A lost connection, an expired HTTP session, a process that is not an MCP server (``NotAnMcpServer``) and an
-HTTP refusal (``http_refusal``: the status the SDK leaves out, with a hint to check the ``headers``) are
-each recognised here; ``_server_error`` turns any of them into the ``McpToolError`` the model sees.
+Recognised: a lost connection, an expired HTTP session, a process that is not an MCP server (``NotAnMcpServer``)
+and an HTTP refusal (``http_refusal``); ``_server_error`` makes any of them the ``McpToolError`` the model sees.
 """
 
 from __future__ import annotations

@@ -1,28 +1,8 @@
-"""The zagent plugin (entry point ``mcp`` in group ``zagent``): tools from MCP servers.
+"""The zagent plugin (entry point ``mcp``): tools from MCP servers, one ``McpRuntime`` per kernel (``runtime_of``).
 
-Hooks:
-
-* ``zagent_register_tools(register, kernel)``: reads the configuration
-  (``kernel.config["mcp"]`` and ``ZAGENT_MCP_CONFIG``; see ``zagent_mcp.config``)
-  and starts connecting to every server on the kernel's own MCP loop, in the
-  background: ``Kernel()`` does not wait. Each server's tools are registered
-  as ``server.tool`` in toolset ``server`` when it is ready (and registered
-  anew when it sends ``notifications/tools/list_changed``). The first use of
-  a tool name of a server still connecting waits for it, at most its
-  ``connect_timeout`` (10 s by default; ``zagent._tools.table.PendingTools``). A server that fails, an
-  invalid server entry (an unset ``${VAR}``, a typo) and an unreadable
-  configuration file are logged, shown by ``zagent mcp list`` and skipped;
-  the other servers are registered and the kernel starts anyway. Strict
-  mode (``config["mcp"]["strict"]``, default: the kernel's ``strict``) raises
-  ``ConfigError`` for a configuration problem instead, which makes it a
-  plugin problem. Without configured servers it does nothing and starts no
-  thread.
-* ``zagent_kernel_close(kernel)``: stops the kernel's servers.
-* ``zagent_register_commands(cli, kernel)``: ``zagent mcp list``.
-
-State lives per kernel (``runtime_of(kernel)``, under ``RUNTIME`` in ``kernel.stash``), never shared between kernels.
-Importing this module is cheap: the MCP SDK is imported only when a server is
-configured.
+Servers connect in the background (``Kernel()`` does not wait); each one's tools register as ``server.tool`` when
+it is ready. A bad server is logged and skipped, or is a ``ConfigError`` with ``config["mcp"]["strict"]`` (default:
+the kernel's). Without servers nothing starts, not even the SDK import.
 """
 
 from __future__ import annotations

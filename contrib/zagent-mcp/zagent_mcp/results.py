@@ -1,21 +1,8 @@
-"""Turning an MCP ``CallToolResult`` into what a zagent tool handler returns.
+"""Turning an MCP ``CallToolResult`` (its wire form) into what a zagent tool handler returns: ``convert``.
 
-Works on the wire form (``result.model_dump(by_alias=True, mode="json")``:
-``content``, ``structuredContent``, ``isError``), so it does not depend on the
-SDK's Python field names. The rules:
-
-* ``isError`` → ``McpToolError`` with the server's text: the kernel's tool-run
-  path turns it into an ``error`` result the model reads;
-* ``structuredContent`` present → it is the value (the model reads its JSON);
-* otherwise the content blocks joined with newlines: text as is, an embedded
-  text resource as a ``[resource uri mime]`` line followed by its text (at
-  most ``MAX_RESOURCE_TEXT`` characters), images, audio, binary resources and
-  resource links as short references such as ``[image image/png 67 bytes]``,
-  never their bytes.
-
-A result is at most ``MAX_RESULT_CHARS`` characters for the model (a hostile server answering 20 MB would
-fill the context and the bill): longer text is cut, saying how much, and structured content that long is
-passed on as its cut JSON text.
+``isError`` raises ``McpToolError``; else ``structuredContent`` is the value; else the content blocks as text
+(media as short references, never bytes). At most ``MAX_RESULT_CHARS`` characters (a text resource
+``MAX_RESOURCE_TEXT``) reach the model, the cut stated.
 """
 
 from __future__ import annotations

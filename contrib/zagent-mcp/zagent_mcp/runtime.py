@@ -1,33 +1,8 @@
-"""``McpRuntime``: one kernel's MCP servers, on one event loop in one background thread.
+"""``McpRuntime``: one kernel's MCP servers, on a private event loop in a daemon thread; called from any loop.
 
-Why a loop of its own: an MCP session is bound to the event loop (and task)
-that opened it, while zagent calls tools from whatever loop the caller runs
-(a script's ``run_sync`` loop, a notebook's, a web app's). So the runtime owns
-a daemon thread running a private loop where every session lives; a tool
-call made on any other loop is bridged with ``asyncio.run_coroutine_threadsafe``
-and awaited with ``asyncio.wrap_future``. Cancelling the caller (a zagent tool
-timeout, an abort) cancels the call on the MCP loop too.
-
-Start-up is *in the background*: ``start_background(publish)`` begins
-connecting every server in parallel and returns at once, so ``Kernel()`` never
-waits for a slow server. As each server becomes ready, ``publish(server,
-tools)`` hands its tools to the plugin, which registers them on the kernel; a
-server that fails or is too slow is reported (log + ``zagent mcp list``) and
-registers nothing. ``wait(name)`` blocks until the server a tool name belongs
-to (or, for ``None``, every server) has finished connecting, at most its
-``connect_timeout``: the kernel calls it on first use of an unknown tool name
-(``zagent._tools.table.PendingTools``). When a server sends
-``notifications/tools/list_changed``, its tools are listed again and
-published anew. ``start()`` is the blocking form.
-
-Tools are ``McpTool``s: the kernel's argument-validation step checks a
-call's arguments against the MCP tool's ``inputSchema`` (``zagent_mcp.schema``)
-before anything is sent. Configuration problems (invalid entries, unreadable
-files) are logged by ``start()`` and listed by ``status()``.
-
-One runtime per kernel, never shared. ``close()`` stops every server and the
-thread; the plugin also closes it when its kernel is garbage collected or the
-process exits without closing the kernel (``weakref.finalize``).
+``start_background(publish)`` connects every server at once and returns, publishing a server's tools when it is
+ready or changes them; ``wait(name)`` blocks until a tool name's server has connected (at most its
+``connect_timeout``). Cancelling a call cancels it on the MCP loop.
 """
 
 from __future__ import annotations

@@ -1,21 +1,8 @@
-"""Checking a call's arguments against an MCP tool's ``inputSchema``: a small subset of JSON Schema.
+"""Checking a call's arguments against an MCP tool's ``inputSchema`` (``check_arguments``): a subset of JSON Schema.
 
-What is checked (and nothing else; the server still validates fully):
-
-* ``required``: every listed property is present;
-* ``additionalProperties: false``: no property outside ``properties``
-  (not checked when the schema has ``patternProperties``);
-* the JSON type of each top-level property that declares ``type`` (a name or a
-  list of names among ``string``, ``integer``, ``number``, ``boolean``,
-  ``array``, ``object``, ``null``), or an ``anyOf`` whose branches all
-  declare ``type``. ``integer`` accepts ``3`` and ``3.0``; ``number`` any
-  int or float; booleans are never numbers. A property with another type
-  name, or without a type, is not checked; nested values are not checked.
-
-Like every zagent tool, conversion is lax: a string that spells a value of a
-declared ``integer``, ``number`` or ``boolean`` type (``"42"``, ``"2.5"``,
-``"true"``) is converted (the same ``msgspec`` rules as the kernel's), unless
-the string already fits a declared type.
+Checked: ``required``, ``additionalProperties: false`` and the ``type`` of each top-level property declaring one;
+nothing nested. A string spelling a declared ``integer``/``number``/``boolean`` is converted. The server still
+validates fully.
 """
 
 from __future__ import annotations

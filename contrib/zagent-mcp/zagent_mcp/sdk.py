@@ -1,13 +1,5 @@
-"""The MCP SDK's modules, imported under one process-wide lock.
-
-zagent-mcp imports the SDK lazily (``import zagent`` stays light), from two
-kinds of thread: a kernel's MCP loop thread (the client side) and the caller's
-thread (``McpServe``, ``zagent mcp serve``). The SDK's packages import each
-other in a cycle (``mcp`` -> ``mcp.client`` -> ``mcp.server`` -> ``mcp``), and two
-threads entering that cycle at different ends get a partially initialized
-module ("cannot import name 'Server' from partially initialized module").
-Every import of the SDK in this distribution goes through ``sdk()``, so only
-one thread runs an SDK import at a time.
+"""The MCP SDK's modules, imported under one process-wide lock: every import of the SDK in this distribution
+goes through ``sdk(module)``, so only one thread at a time runs one.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
-"""``McpServe``: a chosen set of a kernel's tools, and declared agents, offered to MCP clients.
+"""``McpServe``: a chosen set of a kernel's tools, and agents (their ``as_tool()``), offered to MCP clients.
 
-``McpServe(kernel, tools=["word_count", "toolset:math"], agents=[agent])``
-builds an MCP server (the SDK's low-level ``Server``) whose ``tools/list`` is
-exactly that set (an agent appears as its ``as_tool()``: a declared agent's
-inputs, a chat agent's ``task``) and whose ``tools/call`` goes through
-``Kernel.arun_tool``: argument validation, the timeout and every rail (the
-kernel's ``config["rails"]`` and this server's ``rails``, which can only
-tighten them), with the run scoped to the served set, so a client can call
-nothing else. Each call is one run (``agent`` = ``name``) with its own budget
-counter. A failed, blocked or timed-out call is an MCP result with
-``isError``, its text what the model would read. ``run_stdio()`` serves one
-client on stdin/stdout; ``http_app()`` is a streamable-HTTP ASGI app (``/mcp``,
-DNS-rebinding protection for a loopback host), ``run_http(host, port)``
-serves it with uvicorn.
+Each ``tools/call`` is one run through ``Kernel.arun_tool`` (validation, timeout, rails, tightened by ``rails``),
+scoped to the served set; a failure is an ``isError`` result. ``run_stdio()``, ``http_app()`` (``/mcp``) and
+``run_http(host, port)`` serve it.
 """
 
 from __future__ import annotations

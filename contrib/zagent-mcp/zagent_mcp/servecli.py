@@ -1,12 +1,7 @@
-"""``zagent mcp serve``: this zagent's chosen tools and agent files as an MCP server (stdio or streamable HTTP).
+"""``zagent mcp serve``: chosen tools and agent files as an MCP server (stdio or streamable HTTP).
 
-``--tool`` takes what an agent file's ``tools`` takes (a registered name,
-``toolset:NAME``, ``module:function``: the flag is the user's, so an import
-path is searched in the working directory); ``--agent FILE`` serves an agent
-file (trusted as ``zagent run`` trusts it: its folder, everything with
-``--trust``); ``--rails FILE`` (JSON or YAML rails settings) tightens the
-kernel's rails for every call. Nothing is printed on stdout with ``stdio``
-(it is the protocol's); the served tools go to stderr.
+``--tool`` takes an agent file's ``tools`` values; ``--agent FILE`` is trusted as ``zagent run`` trusts it;
+``--rails FILE`` tightens every call's rails. With ``stdio``, nothing is printed on stdout.
 """
 
 from __future__ import annotations

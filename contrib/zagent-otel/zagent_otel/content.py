@@ -1,14 +1,8 @@
-"""Message content for spans, in the GenAI conventions' JSON shapes, with secrets masked.
+"""Message content for spans, in the GenAI conventions' JSON shapes, with secrets masked (content capture only).
 
-Only used when content capture is switched on. ``gen_ai.input.messages`` /
-``gen_ai.output.messages``: ``[{"role": ..., "parts": [{"type": "text", "content": ...},
-{"type": "tool_call", "id", "name", "arguments"}, {"type": "tool_call_response", "id", "response"}]}]``.
-An image or file part is a ``uri`` part (its URL, userinfo masked) or a ``blob`` part (base64 ``content``;
-inline data over ``MAX_BLOB_BYTES`` keeps its type, size and digest, ``content`` left empty, so a span
-never carries megabytes).
-Masked with ``zagent._trust.secrets``: values under secret-looking keys and ``zagent.Secret``
-objects become ``"***"``, and so does any occurrence of the value of an environment
-variable whose name looks secret (``OPENAI_API_KEY``...): ``env_secrets()``.
+``messages_json`` gives ``gen_ai.input.messages``/``gen_ai.output.messages`` (inline data over ``MAX_BLOB_BYTES``
+keeps only type, size and digest); ``masked`` turns values under secret-looking keys, ``zagent.Secret``
+objects and secret environment values (``env_secrets()``) into ``"***"``.
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
-"""``SpanObserver``: zagent's paired events as OpenTelemetry spans and GenAI metrics.
+"""``SpanObserver``: zagent's paired events as OpenTelemetry spans and GenAI client metrics.
 
-A ``*_start`` event starts an OTel span whose parent is the OTel span of the
-event's ``parent_id`` (for a top span: whatever OTel span is current in the
-emitting task, so a run inside a web request nests under it); the matching end
-event sets the end attributes, the status (``ERROR`` with ``error.type`` for an
-outcome ``error`` or ``cancelled``) and ends it at the event's time. Point events
-(``speaker_selected``, ``paused``...) become span events of their parent. Chat
-spans also feed ``gen_ai.client.token.usage`` and ``gen_ai.client.operation.duration``.
-Spans are never made current (start and end come from separate hook calls).
-
-Spans are built in the emitting task, synchronously: a worker thread was tried and
-made runs slower (it competes for the GIL; bench/otel_overhead.py).
-
-``ContentCapture`` (only when content capture is on) adds the opt-in
-``gen_ai.input.messages`` / ``gen_ai.output.messages`` and
-``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result``, masked.
+A span's parent is its event's ``parent_id`` span (a top span's: the current OTel span); outcome ``error`` or
+``cancelled`` sets status ``ERROR`` and ``error.type``; point events become span events. Spans are never made
+current. ``ContentCapture`` adds the opt-in content.
 """
 
 from __future__ import annotations

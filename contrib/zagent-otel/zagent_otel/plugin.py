@@ -1,15 +1,9 @@
-"""The entry-point module: adds the tracing observer to each kernel that wants it.
+"""The entry-point module: adds the tracing observer to each kernel, on by default when installed.
 
-On by default when installed; ``Kernel(config={"otel": False})``,
-``{"otel": {"enabled": False}}`` or ``ZAGENT_OTEL=0`` turn it off. Settings
-(``config["otel"]``): ``capture_content`` (record prompts, replies, tool
-arguments and results; default ``$OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``,
-off), ``tracer_provider`` / ``meter_provider`` (default: the global ones), ``steps``
-(default on: a span per agent step between the agent span and its calls; off: the
-calls hang directly under the agent span, a third fewer spans on a tool loop).
-``ZAGENT_OTEL=1`` also installs an OTLP/HTTP pipeline as the global providers
-(``zagent_otel.setup``). OpenTelemetry itself is imported when the first event
-arrives, not here, so ``Kernel()`` stays fast.
+Off with ``config={"otel": False}``, ``{"otel": {"enabled": False}}`` or ``ZAGENT_OTEL=0``; settings in
+``config["otel"]``: ``capture_content``, ``tracer_provider``/``meter_provider``, ``steps`` (README.md).
+``ZAGENT_OTEL=1`` also installs the OTLP/HTTP pipeline (``zagent_otel.setup``). OpenTelemetry is imported at the
+first event.
 """
 
 from __future__ import annotations

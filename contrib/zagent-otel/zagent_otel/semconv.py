@@ -1,14 +1,9 @@
-"""How a zagent span becomes an OpenTelemetry span: name, kind and attributes (GenAI conventions).
+"""How a zagent span becomes an OpenTelemetry span: name, kind and attributes (GenAI conventions); pure functions
+of event data, no OpenTelemetry import.
 
-| zagent span | OTel span name | kind | ``gen_ai.operation.name`` |
-| --- | --- | --- | --- |
-| run (an agent run) | ``invoke_agent {agent}`` | INTERNAL | ``invoke_agent`` |
-| llm | ``chat {model}`` | CLIENT | ``chat`` |
-| tool | ``execute_tool {tool}`` | INTERNAL | ``execute_tool`` |
-| workflow, groupchat | ``invoke_workflow {name}`` | INTERNAL | ``invoke_workflow`` |
-| step, node, turn, skill | ``step 1``, ``node outline``, ``turn Writer``, ``skill match`` | INTERNAL | (none) |
-
-zagent's own attributes are under ``zagent.*``; the run id is ``gen_ai.conversation.id`` on the top span. Pure functions of event data: no OpenTelemetry import.
+Span names: ``invoke_agent {agent}``, ``chat {model}`` (kind CLIENT), ``execute_tool {tool}``,
+``invoke_workflow {name}``, ``step``/``node``/``turn``/``skill``. The top span holds the run id as
+``gen_ai.conversation.id``.
 """
 
 from __future__ import annotations

@@ -1,19 +1,7 @@
-"""``configure_from_env``: the OTLP/HTTP pipeline ``ZAGENT_OTEL=1`` installs for the CLI and scripts.
+"""``configure_from_env``: the OTLP/HTTP pipeline ``ZAGENT_OTEL=1`` installs for the CLI and scripts, once.
 
-Sets global tracer and meter providers (only where none is set yet: an
-application's own set-up always wins) with an OTLP/HTTP span exporter behind a
-``BatchSpanProcessor`` and a periodic metric reader. The exporters read the
-standard variables themselves: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (default
-``http://localhost:4318``), ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``,
-``OTEL_EXPORTER_OTLP_HEADERS``, ``OTEL_EXPORTER_OTLP_TIMEOUT``...; the resource
-reads ``OTEL_SERVICE_NAME`` (default ``zagent``) and ``OTEL_RESOURCE_ATTRIBUTES``.
-Only the ``http/protobuf`` protocol is built in; another
-``OTEL_EXPORTER_OTLP_PROTOCOL`` is refused with what to do.
-
-At interpreter exit both providers flush what is left, for at most
-``EXIT_GRACE`` seconds: with no collector listening the exporters are shut
-down then (their retries stop), so a script never hangs at exit. The SDK's
-per-retry warnings become one line, once: no collector at the endpoint.
+It sets global tracer and meter providers where none is set, from the standard ``OTEL_*`` variables; a protocol
+other than ``http/protobuf`` is a ``ConfigError``. The exit flush takes at most ``EXIT_GRACE`` seconds.
 """
 
 from __future__ import annotations

@@ -1,29 +1,7 @@
-"""``RayExecutor``: zagent units of work as Ray tasks (``zagent.agentkit.units``).
-
-* **Connecting**: on the first unit, ``ray.init(address)`` unless Ray is
-  already initialised in this process: ``address`` (option), else
-  ``RAY_ADDRESS``, else a local Ray started for this process (``num_cpus``
-  caps it). ``ray start --head`` on one machine and ``ray start
-  --address=HEAD:6379`` on the others make a cluster; the driver then runs
-  with ``RAY_ADDRESS=HEAD:6379``.
-* **Running**: each unit is one task (``worker.run_task``): the unit's runner
-  import path, its payload as JSON bytes, and the kernel setup (the driver's
-  public config and extra plugin import paths). Workers build their kernel
-  from what is installed on their machine, so zagent, the plugins and any
-  tool modules an agent names must be installed there (or shipped with
-  ``runtime_env``). API keys come from the workers' environment
-  (``runtime_env={"env_vars": {...}}`` forwards them): they are never put in
-  the payload.
-* **Failures**: Ray re-runs a task whose worker or node died up to
-  ``max_retries`` times; past that the unit raises ``UnitLost`` and the driver
-  decides (``zagent batch`` retries it ``--retries`` more times). A unit
-  that ran and raised comes back as ``UnitFailed`` with the remote type name.
-  The driver alone writes results and checkpoints, so a retried unit is never
-  written twice.
-
-``concurrency`` (units worth keeping in flight) is twice the cluster's CPUs
-divided by ``task_cpus``, at least 2.
-"""
+"""``RayExecutor``: zagent units of work (``zagent.agentkit.units``) as Ray tasks, connecting on the first unit
+(``address``, else ``RAY_ADDRESS``, else a local Ray). A unit whose worker died past Ray's ``max_retries`` raises
+``UnitLost``; one that raised, ``UnitFailed`` with the remote type name. ``concurrency``: twice the cluster's CPUs
+over ``task_cpus``, at least 2."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""What runs inside a Ray worker process: one kernel per process, one unit per task.
-
-The worker rebuilds a ``Kernel`` from the plugins installed on its machine
-(entry points, plus ``plugins`` import paths the driver named) and the
-driver's public config, once per process and reused by later tasks (its LLM
-clients and agents built from specs are reused too). A unit's own exception
-is returned as data (type name and message), so Ray retries only what Ray is
-for: a worker or node that died.
-"""
+"""What runs inside a Ray worker process: ``run_task`` runs one unit on a ``Kernel`` built once per process and setup
+(the installed plugins, the ``plugins`` the driver named, its public config) and returns the unit's own exception
+as data (type and message), so Ray retries only a worker or node that died."""
 
 from __future__ import annotations
 

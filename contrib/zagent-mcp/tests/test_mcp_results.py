@@ -55,3 +55,16 @@ def test_is_error_without_text_still_says_something():
     """An isError result without content raises a message saying so."""
     with pytest.raises(McpToolError, match="without a message"):
         convert({"content": [], "isError": True})
+
+
+def test_structured_content_under_the_bound_in_characters_is_kept_whole():
+    """Structured content of 150,000 non-ASCII characters (450,000 bytes of UTF-8) is under the 200,000-character
+    bound: it comes back as the structure, not cut into text."""
+    structured = {"text": "漢" * 150_000}
+    assert convert({"content": [], "structuredContent": structured}) == structured
+
+
+def test_structured_content_over_the_bound_in_characters_is_cut_saying_so():
+    """Structured content over 200,000 characters is cut to text, the cut stated."""
+    out = convert({"content": [], "structuredContent": {"text": "漢" * 250_000}})
+    assert isinstance(out, str) and len(out) <= 200_000 and "more characters of the result cut" in out

@@ -30,7 +30,10 @@ def convert(result: dict[str, Any]) -> Any:
         import msgspec
 
         encoded = msgspec.json.encode(structured)
-        return structured if len(encoded) <= MAX_RESULT_CHARS else _cut(encoded.decode("utf-8", "replace"))
+        if len(encoded) <= MAX_RESULT_CHARS:  # bytes: never fewer than characters
+            return structured
+        as_text = encoded.decode("utf-8", "replace")
+        return structured if len(as_text) <= MAX_RESULT_CHARS else _cut(as_text)
     return text
 
 

@@ -161,7 +161,7 @@ def relative_options(factory: Optional[Callable[..., Any]], spec: str, options: 
 def check_option_paths(factory: Optional[Callable[..., Any]], spec: str, options: Mapping[str, Any],
                        kernel: Optional["Kernel"]) -> None:
     """``check_spec_path`` for every path option of ``spec`` (``record:...``) built from an untrusted spec's
-    ``llm_config``, and no default path of the user's left out by a model the spec names (module docstring);
+    ``llm_config``, and no default path of the user's left out by a model the spec names (docs/security.md, 8);
     no-op otherwise: Python code naming a path is the app's own."""
     for key, suffixes in path_options(factory, options).items():
         path = check_spec_path(options[key], f"llm_config {key!r} of {spec!r}", suffixes, kernel=kernel)

@@ -48,7 +48,8 @@ def outer_config(agent_config: dict[str, Any], caller: "RunContext[Any]") -> dic
 
 def agent_tool(agent: Any, *, name: Optional[str] = None, description: Optional[str] = None,
                timeout: Optional[float] = None, register: bool = True) -> Tool:
-    """``agent`` as a ``Tool`` (registered on its kernel unless ``register=False``; see the module docstring)."""
+    """``agent`` as a ``Tool``, registered on its kernel unless ``register=False``: a declared agent's takes its
+    inputs and answers its outputs (one as text, several as a JSON object), a chat agent's takes ``task``."""
     tool_name = name or _BAD.sub("_", agent.name)
     chat = bool(getattr(agent, "speaks_by_chat", False))
     if chat:

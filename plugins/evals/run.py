@@ -25,7 +25,7 @@ MAX_CASES = 1_000_000
 
 
 class Case(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
-    """One eval case (see the module docstring)."""
+    """One eval case; its fields: docs/evals.md, "Cases"."""
 
     id: str
     inputs: dict[str, Any] = {}

@@ -206,7 +206,8 @@ MAX_REPAIR = 20_000
 
 
 def repair(body: str) -> str:
-    """``body`` with the two slips small models make in Python calls mended (see the module docstring);
+    """``body`` with the two slips small models make in Python calls mended: an apostrophe inside a word of a
+    quoted value escaped (``cast='Lupita Nyong'o'``), a bare value that is no literal (``date=2021-06-15``) quoted;
     the text itself when there is nothing to mend. Only a quoted value's own text and bare values change."""
     fixed = _APOSTROPHE.sub(r"\'", body)
     out, i, n = [], 0, len(fixed)

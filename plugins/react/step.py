@@ -116,7 +116,8 @@ class Steps(RunEnds):
         if tools:
             await core.prepare(self.llm)
         clarify = self.allow_clarification
-        if clarify is None:  # prompt mode: the model asks in plain text (see the module docstring)
+        # prompt mode: the model asks in plain text (why: docs/architecture.md (Design notes, plugins/react/loop.py))
+        if clarify is None:
             clarify = self.llm.profile.native_tools
         offer = core.offer(self.llm, tools, [CLARIFY] if clarify else [])
         self._ctx.offered_tools = offer.names  # the kernel blocks any other name

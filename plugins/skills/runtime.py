@@ -59,7 +59,8 @@ class Skills:
 
     @classmethod
     def open(cls, kernel: "Kernel", **overrides: Any) -> "Skills":
-        """A ``Skills`` from ``kernel.config["skills"]`` with ``overrides`` applied (see the module docstring)."""
+        """A ``Skills`` from ``kernel.config["skills"]`` (its keys: docs/skills.md, "Configuration") with
+        ``overrides`` applied."""
         conf = {**(kernel.config.get("skills") or {}), **overrides}
         registry = SkillRegistry(conf.get("folder") or default_folder(), index=conf.get("index"),
                                  clock=conf.get("clock") or time.time).load()
@@ -196,7 +197,8 @@ def eligible(request: LLMRequest) -> bool:
 
 
 async def use_in_request(request: LLMRequest, ctx: "RunContext[Any]") -> Optional[LLMRequest]:
-    """The ``zagent_before_llm_call`` behaviour (see the module docstring)."""
+    """The ``zagent_before_llm_call`` behaviour: ``request`` with the run's skill added when it is eligible and a
+    skill matched, else ``None`` (docs/skills.md, "Use at run time")."""
     options = run_options(ctx)
     if options is None or not eligible(request):
         return None
@@ -258,7 +260,8 @@ def skill_prompt(skill: Skill) -> str:
 
 
 def observe(kernel: "Kernel") -> None:
-    """Add the ``run_end`` observer to ``kernel`` unless it has it (see the module docstring)."""
+    """Add the ``run_end`` observer, which counts successes, to ``kernel`` unless it has it (when: docs/skills.md,
+    "Use at run time")."""
     if kernel.has_plugin(OBSERVER):
         return
     try:

@@ -131,15 +131,20 @@ def shipped(payload: dict[str, Any]) -> Iterator[Trust]:
 WORKER_AGENTS: "StashKey[dict[bytes, Any]]" = StashKey("zagent.worker_agents")
 
 
-def worker_agent(kernel: "Kernel", spec: dict[str, Any], payload: dict[str, Any]) -> Any:
-    """The agent of ``spec`` on a worker's ``kernel``, built once per spec and shipped trust (``shipped``: the
-    driver's trust and spec file identity, neither widened nor dropped) and kept in ``kernel.stash``."""
+def worker_agent(kernel: "Kernel", spec: dict[str, Any], payload: dict[str, Any],
+                 memory_key: Optional[str] = None) -> Any:
+    """The agent of ``spec`` on a worker's ``kernel``, built once per spec, shipped trust and ``memory_key`` (the
+    driver's agent's long-term namespace root, when the driver gave its agent a model of its own) under
+    ``shipped(payload)`` and kept in ``kernel.stash``."""
     import msgspec
 
     built = kernel.stash.get_or_create(WORKER_AGENTS, dict)
-    key = msgspec.json.encode([spec, payload.get("trust")])
+    key = msgspec.json.encode([spec, payload.get("trust"), memory_key])
     agent = built.get(key)
     if agent is None:
         with shipped(payload):
-            agent = built[key] = kernel.agent(spec)
+            agent = kernel.agent(spec)
+        if memory_key is not None and hasattr(agent, "memory_key"):
+            agent.memory_key = memory_key
+        built[key] = agent
     return agent

@@ -62,7 +62,7 @@ def node_payload(node: "WorkFlowNode", order: list[str], agents: dict[str, Any],
         if getattr(agent, "spec", None) is None or not callable(getattr(agent, "to_dict", None)):
             raise ConfigError(f"agent {agent_name!r} of node {node.name!r} is a Python object without a spec, so it "
                               "cannot run on a remote executor; declare it as a spec or use executor 'local'")
-        specs.append([agent_name, agent.to_dict()])
+        specs.append([agent_name, agent.to_dict(), getattr(agent, "memory_key", None)])  # the driver's namespace
         wanted.update(agent_inputs(agent))
     return {"node": msgspec.to_builtins(msgspec.structs.replace(node, agents=[])), "agents": specs, "run_id": run_id,
             "trust": shipped_trust(), "answers": list(answers),

@@ -28,9 +28,9 @@ async def run_node(kernel: "Kernel", payload: dict[str, Any]) -> dict[str, Any]:
     usage = Usage()
     with asking(Asking(payload.get("answers") or (), vouched=payload.get("vouched"), node=node.name)) as scope:
         try:
-            for agent_name, spec in payload["agents"]:
-                usage = usage + await call_step(worker_agent(kernel, spec, payload), agent_name, node, values, produced,
-                                                kernel, payload["run_id"])
+            for agent_name, spec, memory_key in payload["agents"]:
+                agent = worker_agent(kernel, spec, payload, memory_key)
+                usage = usage + await call_step(agent, agent_name, node, values, produced, kernel, payload["run_id"])
         except Interrupted:
             pass  # in scope.asked: sent back as data
         if scope.asked is not None:

@@ -104,3 +104,26 @@ def test_a_relative_path_of_a_batched_agent_file_lies_next_to_it_on_the_worker(t
     assert (a / "rec.jsonl").is_file() and os.listdir(b) == []
     k.close()
     ex.worker.close()
+
+
+def test_the_executors_model_keeps_the_workers_namespace_the_drivers(tmp_path, monkeypatch):
+    """``WorkFlowExecutor(llm=...)`` on a remote executor, for an inline agent that names no model: the worker's
+    agent gets the same model and the same memory namespace as the driver's (the model is not written into the
+    shipped spec, where it would change the namespace)."""
+    from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
+    from zagent.agentkit.units import WORKER_AGENTS
+
+    monkeypatch.setenv("ZAGENT_MEMORY_DB", str(tmp_path / "memory.db"))
+    (tmp_path / "wf.json").write_text(json.dumps({"name": "w", "goal": "g", "inputs": [{"name": "question"}],
+                                                  "nodes": [{"name": "a", "description": "a",
+                                                             "inputs": [{"name": "question"}],
+                                                             "outputs": [{"name": "answer"}], "agents": [WALLET]}]}))
+    k = make_kernel(plugins=BATCH)
+    ex = shipping()
+    flow = WorkFlowExecutor(kernel=k, llm="test:offline", executor=ex)
+    flow.run(WorkFlowGraph.load(str(tmp_path / "wf.json")), {"question": "hi"})
+    [remote] = worker_agents(ex, WORKER_AGENTS)
+    local = flow.manager.add_agent("Wallet")
+    assert (remote.namespace, remote.llm.name) == (local.namespace, local.llm.name)
+    k.close()
+    ex.worker.close()

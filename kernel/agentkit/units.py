@@ -104,7 +104,7 @@ def shipped_trust(source: Optional[str] = None) -> dict[str, Any]:
     folders = list(spec_folders()) if current_spec_file() else \
         [os.path.dirname(file)] if file and dubious_folder(os.path.dirname(file)) is None else []
     return {"everything": trust.everything, "folders": list(trust.folders), "dry": trust.dry,
-            "spec_file": file, "spec_folders": folders}
+            "refused": list(trust.refused), "spec_file": file, "spec_folders": folders}
 
 
 def trust_from(payload: dict[str, Any]) -> Trust:
@@ -113,7 +113,7 @@ def trust_from(payload: dict[str, Any]) -> Trust:
     if not isinstance(data, dict):
         return NO_TRUST
     return Trust(everything=data.get("everything") is True, folders=tuple(str(f) for f in data.get("folders") or ()),
-                 dry=data.get("dry") is True)
+                 dry=data.get("dry") is True, refused=tuple(str(r) for r in data.get("refused") or ()))
 
 
 @contextlib.contextmanager

@@ -127,3 +127,19 @@ def test_the_executors_model_keeps_the_workers_namespace_the_drivers(tmp_path, m
     assert (remote.namespace, remote.llm.name) == (local.namespace, local.llm.name)
     k.close()
     ex.worker.close()
+
+
+def test_why_a_folder_was_not_trusted_travels_to_the_worker(tmp_path):
+    """A trust whose spec folder was refused (a world-writable folder) ships its reason: the worker's refusal of
+    an import from it says why, as the driver's would."""
+    from zagent.agentkit.units import shipped, shipped_trust
+
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o777)
+    trust = Trust.for_file(str(folder / "agent.json"))
+    assert trust.refused  # the folder is writable by others
+    with trusting(trust):
+        payload = json.loads(json.dumps({"trust": shipped_trust()}))
+    with shipped(payload) as on_worker:
+        assert on_worker.refused == trust.refused and on_worker.folders == ()

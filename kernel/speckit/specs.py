@@ -1,17 +1,16 @@
 """A spec mapping (e.g. from ``zagent.speckit.load_spec_file``) as its kind's Struct (``convert_spec``): size, nesting and
 text are checked before anything recurses on it, and its counts after (``zagent.speckit.sizes``); every problem is
-a ``ConfigError`` naming the spec. ``check_rails`` checks the types of a spec's rails settings.
+a ``ConfigError`` naming the spec.
 """
 
 from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from .rails import check_rails
 from .._model.resolve import short_repr
 from ..errors import ConfigError
 
-__all__ = ["check_rails", "convert_spec", "spec_repr"]
+__all__ = ["convert_spec", "spec_repr"]
 
 S = TypeVar("S")
 

@@ -22,7 +22,8 @@ from zagent.agentkit.placeholders import placeholders
 from zagent.speckit import trusting
 from zagent.speckit.trust import resolve
 from zagent.agentkit.approvals import resolve_approver
-from zagent.speckit.specs import check_rails, convert_spec
+from zagent.speckit.rails import check_rails
+from zagent.speckit.specs import convert_spec
 from zagent.agentkit.secrets import public_data
 from zagent.agentkit.toolrefs import resolve_tool_refs
 from zagent.types import Field

@@ -15,7 +15,8 @@ from zagent.providerkit.credentials import spec_options
 from zagent.speckit.paths import check_spec_path
 from zagent.errors import ConfigError
 from zagent.agentkit.approvals import resolve_approver
-from zagent.speckit.specs import check_rails, convert_spec
+from zagent.speckit.rails import check_rails
+from zagent.speckit.specs import convert_spec
 from zagent.plugins.actions.agent import Agent
 from zagent.plugins.actions.chat import ROUTER, AgentResponse, response_of  # noqa: F401 (re-exported)
 from zagent.agentkit.toolrefs import resolve_tool_refs

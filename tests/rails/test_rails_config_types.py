@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from zagent import ConfigError, Kernel
-from zagent.speckit.specs import check_rails
+from zagent.speckit.rails import check_rails
 
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react",
            "zagent.plugins.rails"]

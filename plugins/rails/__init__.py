@@ -27,7 +27,7 @@ __all__ = ["APPROVED_KEY", "AWAITING", "BUDGET_KEY", "PENDING_KEY", "console_app
 @hookimpl(trylast=True)
 def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext[Any]") -> Any:
     """Deny by list, size or budget right away; return a coroutine only when the call must wait for a rate slot,
-    may be denied by the rate limit or a human must be asked (a call not run then is given back to the budget)."""
+    may be denied by the rate limit or a human must be asked (a call not run then is given back: ``_give_back``)."""
     rails = settings(ctx)
     if not rails:
         tool = ctx.kernel.find("tools", call.name)

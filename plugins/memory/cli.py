@@ -43,8 +43,8 @@ def register_commands(cli: "CommandGroup", kernel: "Kernel") -> None:
 
 
 def _db_option(parser: Any) -> None:
-    parser.add_argument("--db", default=None, help="memory file (default: $ZAGENT_MEMORY_DB or "
-                                                   "~/.local/share/zagent/memory.db)")
+    parser.add_argument("--db", default=None, help="memory file (default: the kernel config's memory.path, else "
+                                                   "$ZAGENT_MEMORY_DB, else ~/.local/share/zagent/memory.db)")
 
 
 def default_path(kernel: Optional["Kernel"] = None) -> str:

@@ -25,8 +25,9 @@ def _goal_input() -> list[Field]:
 
 
 class WorkFlowNode(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
-    """One step: what it does, what it reads and writes (by name), and its ``agents``, run in order (each sees the
-    values plus the outputs of the agents before it); ``retries`` overrides the executor's. A ``kind="interrupt"``
+    """One step: what it does, what it reads and writes (by name), and its ``agents``, run in order (each reads the
+    node's inputs and its own, an earlier agent's output of that name first; a chat agent also reads every earlier
+    agent's output); ``retries`` overrides the executor's. A ``kind="interrupt"``
     node has no agents: it asks its ``question`` (``{name}``: input ``name``'s value) through ``zagent.interrupt``
     and its one output gets the answer."""
 

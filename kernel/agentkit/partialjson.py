@@ -1,6 +1,7 @@
 """``partial_object(text)``: the object a half-written JSON reply holds so far (streaming ``json`` mode), or
 ``None`` when there is no ``{`` or no prefix parses yet; open strings, arrays and objects are closed, a member
-missing its value is left out. Linear in ``len(text)``. ``JsonWalk`` is the structure scan it uses.
+missing its value is left out. Linear in ``len(text)``. ``JsonWalk`` is the structure scan it uses; ``PartialReply``
+reads a growing reply so that a long one costs linear time in all, not quadratic.
 """
 
 from __future__ import annotations
@@ -82,3 +83,41 @@ def _as_object(candidate: str) -> Optional[dict[str, Any]]:
     except (msgspec.DecodeError, ValueError):
         return None
     return value if isinstance(value, dict) else None
+
+
+#: a reply shorter than this is read again after every delta
+EVERY_DELTA_BELOW = 4096
+#: a longer one once it has grown by at least this fraction of its length since it was last read
+GROWTH = 1 / 64
+
+
+class PartialReply:
+    """The object of a JSON reply streamed in deltas (``feed``), read again only when it changed enough (each delta
+    below ``EVERY_DELTA_BELOW`` characters, then every ``GROWTH`` of its length), so a reply of ``n`` characters
+    costs O(n) reads in all instead of one per delta; ``flush`` reads what is left once the reply is whole."""
+
+    __slots__ = ("text", "_read", "_last")
+
+    def __init__(self) -> None:
+        self.text = ""
+        self._read = 0  # the length of the text when it was last read
+        self._last: Optional[dict[str, Any]] = None
+
+    def feed(self, delta: str) -> Optional[dict[str, Any]]:
+        """Add ``delta``; the object so far when it is read now and differs from the last one, else ``None``."""
+        self.text += delta
+        size = len(self.text)
+        if size >= EVERY_DELTA_BELOW and size - self._read < size * GROWTH:
+            return None
+        return self.flush()
+
+    def flush(self) -> Optional[dict[str, Any]]:
+        """The object of the whole text when it differs from the last one given, else ``None``."""
+        if self._read == len(self.text):
+            return None
+        self._read = len(self.text)
+        found = partial_object(self.text)
+        if found is None or found == self._last:
+            return None
+        self._last = found
+        return found

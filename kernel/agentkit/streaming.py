@@ -70,7 +70,7 @@ async def astream_run(kernel: Any, start: Callable[[], Awaitable[Any]], *,
     """Run ``start()`` and yield its stream (see the module docstring)."""
     import asyncio
 
-    from .partialjson import partial_object
+    from .partialjson import PartialReply
 
     queue: "asyncio.Queue[Any]" = asyncio.Queue()
     _attach(kernel)
@@ -80,8 +80,7 @@ async def astream_run(kernel: Any, start: Callable[[], Awaitable[Any]], *,
     finally:
         STREAM_SINK.reset(token)
     task.add_done_callback(lambda _t: queue.put_nowait(_DONE))
-    reply = ""
-    last: Optional[dict[str, Any]] = None
+    reply = PartialReply()
     try:
         while True:
             item = await queue.get()
@@ -90,14 +89,16 @@ async def astream_run(kernel: Any, start: Callable[[], Awaitable[Any]], *,
             if isinstance(item, Chunk):
                 yield StreamEvent(type=item.type, text=item.text)
                 if json_mode and item.type == "text":
-                    reply += item.text
-                    found = partial_object(reply)
-                    if found is not None and found != last:
-                        last = found
+                    found = reply.feed(item.text)
+                    if found is not None:
                         yield StreamEvent(type="partial", partial=found)
             elif isinstance(item, Event):
                 if item.type == "llm_start":  # a new reply begins
-                    reply, last = "", None
+                    reply = PartialReply()
+                elif json_mode and item.type == "llm_end":  # the reply is whole: what was not read yet
+                    found = reply.flush()
+                    if found is not None:
+                        yield StreamEvent(type="partial", partial=found)
                 yield StreamEvent(type="event", event=item)
         yield StreamEvent(type="result", result=task.result())
     finally:

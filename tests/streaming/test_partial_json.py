@@ -33,3 +33,35 @@ def test_a_string_being_written_shows_its_text_so_far():
     assert partial_object('```json\n{"title": "Tides", "body": "The mo') == {"title": "Tides", "body": "The mo"}
     assert partial_object('{"title": "Tides", "bo') == {"title": "Tides"}
     assert partial_object("no json here") is None
+
+
+def test_a_short_reply_is_read_after_every_delta():
+    """Below ``EVERY_DELTA_BELOW`` characters each delta that changes the object gives the object so far."""
+    from zagent.agentkit.partialjson import PartialReply
+
+    reply, seen = PartialReply(), []
+    for delta in ['{"title": "Ti', 'des", "answer"', ': "The moon', '"}']:
+        found = reply.feed(delta)
+        if found is not None:
+            seen.append(found)
+    assert seen == [{"title": "Ti"}, {"title": "Tides"}, {"title": "Tides", "answer": "The moon"}]
+    assert reply.flush() is None  # nothing left unread
+
+
+def test_a_long_reply_costs_a_bounded_number_of_reads_and_ends_whole(monkeypatch):
+    """A 200,000-character reply in 40,000 deltas is read a few hundred times, not 40,000 (each read is linear in
+    the reply: reading after every delta made a long reply quadratic); ``flush`` gives the whole object."""
+    from zagent.agentkit import partialjson
+
+    calls = []
+    real = partialjson.partial_object
+    monkeypatch.setattr(partialjson, "partial_object", lambda text: calls.append(len(text)) or real(text))
+    obj = {"answer": "word " * 40_000, "n": 1}
+    text = msgspec.json.encode(obj).decode()
+    reply, last = partialjson.PartialReply(), None
+    for i in range(0, len(text), 5):
+        last = reply.feed(text[i:i + 5]) or last
+    last = reply.flush() or last
+    assert last == obj
+    assert len(calls) < 1_200
+    assert sum(calls) < 80 * len(text)  # linear in the reply, not in reply x deltas

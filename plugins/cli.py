@@ -7,6 +7,7 @@ reported and the rest works. Exit codes: 0 ok, 1 failed, 2 usage error, 130 inte
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
@@ -196,9 +197,9 @@ def main(argv: Optional[Sequence[str]] = None, kernel: Optional["Kernel"] = None
         _silence_stdout()
         return 141
     except zagent.ZagentError as exc:
-        from .clierrors import describe
+        from .clierrors import error_text
 
-        print(f"zagent: error: {describe(exc)}", file=sys.stderr)
+        print(f"zagent: error: {error_text(exc)}", file=sys.stderr)
         return 1
     except SystemExit as exc:  # a command's "zagent: ..." message may quote a spec (an agent's name): printed
         if not isinstance(exc.code, str):  # here through the safe stderr, not by the interpreter after the
@@ -233,16 +234,22 @@ def _silence_stdout() -> None:
 
 def _log_to_stderr() -> Callable[[], None]:
     """Show the kernel's warnings (plugin problems) as ``zagent: warning: ...`` unless logging is configured."""
-    import logging
-
     logger = logging.getLogger("zagent")
     if logger.handlers or logging.getLogger().handlers:
         return lambda: None
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("zagent: warning: %(message)s"))
+    handler.setFormatter(_OneRecord("zagent: warning: %(message)s"))
     handler.setLevel(logging.WARNING)
     logger.addHandler(handler)
     return lambda: logger.removeHandler(handler)
+
+
+class _OneRecord(logging.Formatter):
+    """A log record's lines after the first are indented: text in a warning (a model name from a spec, a
+    server's error) cannot start a line of its own that reads like another ``zagent:`` message."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return "\n    ".join(super().format(record).splitlines())
 
 
 def _run(argv: list[str], kernel: "Kernel") -> int:
@@ -258,7 +265,7 @@ def _run(argv: list[str], kernel: "Kernel") -> int:
         (getattr(args, "_zagent_group", None) or parser).print_help(sys.stderr)
         return 2
     from . import climodel
-    from .clierrors import describe
+    from .clierrors import error_text
 
     undo = climodel.apply(args, kernel)
     ticker = _start_ticker(args, kernel)
@@ -270,7 +277,7 @@ def _run(argv: list[str], kernel: "Kernel") -> int:
     except zagent.ZagentError as exc:
         if ticker is not None:
             ticker.stop()  # erase a ticker line before the error
-        print(f"zagent: error: {describe(exc)}", file=sys.stderr)
+        print(f"zagent: error: {error_text(exc)}", file=sys.stderr)
         return 1
     finally:
         if ticker is not None:

@@ -1,4 +1,5 @@
-"""How the CLI shows errors: ``describe(exc)``, the text after ``zagent: error:``.
+"""How the CLI shows errors: ``describe(exc)``, the text after ``zagent: error:`` (``error_text``: its lines after
+the first indented).
 
 A ``ParseError`` (also a workflow node's) names the fields at fault, quotes the start of the model's reply (and
 repair answer) and says what to try next; a ``ProviderTimeout`` says how to raise the timeout; others print as
@@ -10,6 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 EXCERPT = 300
+
+
+def error_text(exc: BaseException) -> str:
+    """``describe(exc)`` with each line after the first that starts at the margin indented: a message quoting
+    a spec or a server (a model name holding a line break) cannot print a line that reads as zagent's own."""
+    first, *rest = describe(exc).split("\n")
+    return "\n".join([first, *(line if not line or line[0].isspace() else "  " + line for line in rest)])
 
 
 def describe(exc: BaseException) -> str:

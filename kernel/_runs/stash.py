@@ -29,7 +29,7 @@ class StashKey(Generic[T]):
 class Stash(dict[Any, Any]):
     """A dict that is typed for ``StashKey`` keys (see the module docstring)."""
 
-    __slots__ = ()
+    __slots__ = ("_restored",)
 
     @overload
     def __getitem__(self, key: StashKey[T]) -> T: ...
@@ -53,19 +53,27 @@ class Stash(dict[Any, Any]):
         return cast(T, self.setdefault(key, value))
 
     def to_state(self) -> dict[str, Any]:
-        """Plain data to save with a checkpoint: each persistent value's ``to_state()``, by key name."""
+        """Plain data to save with a checkpoint: each persistent value's ``to_state()``, by key name, and saved
+        state ``restore`` put back that no key has adopted yet, as it was (a checkpoint written before its
+        plugin runs again must not lose it: a tool budget's counts, say)."""
         out: dict[str, Any] = {}
+        restored: dict[str, Any] = getattr(self, "_restored", None) or {}
         for key, value in list(self.items()):
             persistent = isinstance(key, str) or (isinstance(key, StashKey) and key.restore is not None)
             to_state = getattr(value, "to_state", None)
             if persistent and callable(to_state):
                 out[key if isinstance(key, str) else key.name] = to_state()
+            elif isinstance(key, str) and key in restored and value is restored[key]:
+                out[key] = value
         return out
 
     def restore(self, data: Mapping[str, Any]) -> None:
         """Put saved state back under its names (kept values win); persistent keys adopt it on first use."""
+        restored: dict[str, Any] = getattr(self, "_restored", None) or {}
         for name, value in data.items():
-            self.setdefault(name, value)
+            if name not in self:
+                self[name] = restored[name] = value
+        self._restored = restored
 
     def __repr__(self) -> str:
         return f"<Stash {len(self)} key(s)>"

@@ -1,5 +1,5 @@
-"""What the model reads of a tool's return value (``to_text``) and of an exception (``describe``), lone
-surrogates replaced."""
+"""What the model reads of a tool's return value (``to_text``) and of an exception (``describe``, URL userinfo
+masked), lone surrogates replaced."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import sys
 from typing import Any
 
 import msgspec
+
+from .._trust.secrets import mask_userinfo
 
 #: Nesting deeper than this (lists in lists...) is refused (the interpreter's recursion limit bounds it too).
 MAX_DEPTH = 200
@@ -83,9 +85,10 @@ def _cleaned(value: Any, depth: int) -> Any:
 
 
 def describe(exc: BaseException) -> str:
-    """``TypeName: message`` of ``exc``, surrogates cleaned; a message that itself fails to render is skipped."""
+    """``TypeName: message`` of ``exc``, surrogates cleaned, URL userinfo masked (``postgres://***@db``: a
+    failing client quoting its URL); a message that itself fails to render is skipped."""
     try:
-        message = str(exc)
+        message = mask_userinfo(str(exc))
     except Exception:
         message = "(its message cannot be rendered)"
     text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__

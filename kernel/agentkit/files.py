@@ -83,11 +83,18 @@ def write_atomic(path: Union[str, "os.PathLike[str]"], data: Union[str, bytes]) 
 
 def _create(tmp: str, target: str) -> int:
     """The temporary file, made new (never through a symlink or a file planted at its name): mode 0600,
-    or the mode of the file it replaces."""
+    or the mode of the file it replaces when that is a regular file of the user's (through a symlink only of the
+    user's own): a file or link another user planted at ``target`` never lends its mode (0644, 0666)."""
+    mode = 0o600  # a new file is the user's alone (docs/security.md)
     try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
+        st = os.lstat(target)
+        me = os.getuid() if hasattr(os, "getuid") else None
+        if stat.S_ISLNK(st.st_mode) and (me is None or st.st_uid == me):
+            st = os.stat(target)
+        if stat.S_ISREG(st.st_mode) and (me is None or st.st_uid == me):
+            mode = stat.S_IMODE(st.st_mode)
     except OSError:
-        mode = 0o600  # a new file is the user's alone (docs/security.md)
+        pass
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(tmp, flags, 0o600)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 import msgspec
 
@@ -18,6 +18,8 @@ from ..errors import ConfigError, Interrupted
 from .inputs import check_data
 
 __all__ = ["Asking", "Interrupt", "as_data", "asking", "bind", "run_in_context"]
+
+NOTHING: Any = object()  # no question: a position vouched for without the question it answered
 
 
 class Interrupt(msgspec.Struct, kw_only=True):
@@ -55,21 +57,32 @@ class Interrupt(msgspec.Struct, kw_only=True):
 class Asking:
     """The interrupts of one node run (turn): the answers given so far, and the first question left unanswered."""
 
-    __slots__ = ("answers", "used", "asked", "where", "vouched")
+    __slots__ = ("answers", "used", "asked", "where", "vouched", "passes")
 
-    def __init__(self, answers: Any = (), *, vouched: Optional[Any] = None, **where: Any) -> None:
+    def __init__(self, answers: Any = (), *, vouched: Optional[Any] = None, passes: int = 0, **where: Any) -> None:
         self.answers = list(answers)
         self.used = 0
         self.asked: Optional[Interrupt] = None
         self.where = where
-        #: the positions whose answers the restoring code gave (``None``: every answer, e.g. a signed checkpoint)
-        self.vouched = None if vouched is None else frozenset(vouched)
+        #: the positions whose answers the restoring code gave, each with the question it answered (a mapping,
+        #: or ``[index, question]`` pairs; a bare position vouches for no question); ``None``: every answer (e.g.
+        #: a signed checkpoint)
+        self.vouched = None if vouched is None else _vouched(vouched)
+        #: the passes the node (turn) completed before this run of it (a workflow loop): an approval given in one
+        #: pass is bound to it, so it never covers the same call in a later pass
+        self.passes = passes
 
-    def vouches(self, index: int) -> bool:
+    def vouches(self, index: int, question: Any = NOTHING) -> bool:
         """Whether the answer at ``index`` came from the restoring code (or a checkpoint the kernel verified),
-        not only from an unsigned checkpoint, which anyone who can write the store may have edited: only such
-        an answer may approve a tool call (``zagent.plugins.actions.asked``)."""
-        return self.vouched is None or index in self.vouched
+        not only from an unsigned checkpoint, which anyone who can write the store may have edited, and (given
+        ``question``) was the answer to that very question: only such an answer may approve a tool call
+        (``zagent.plugins.actions.asked``), the call the person was shown, not one an edited position or
+        speaker would move it to."""
+        if self.vouched is None:
+            return True
+        if index not in self.vouched:
+            return False
+        return question is NOTHING or self.vouched[index] == question
 
     def ask(self, question: Any) -> Any:
         """The answer to this node's next interrupt, or ``Interrupted`` when it has none yet."""
@@ -82,6 +95,20 @@ class Asking:
             self.asked = Interrupt(question=question, index=index, **self.where)
         raise Interrupted(f"{self.asked.describe()} (the run pauses until it is resumed with the answer)",
                           interrupt=self.asked)
+
+
+def _vouched(given: Any) -> dict[int, Any]:
+    """``Asking``'s ``vouched`` as ``{index: question}`` (``NOTHING`` for a bare position, which vouches for no
+    question: such an answer approves no tool call)."""
+    if isinstance(given, Mapping):
+        return {int(i): q for i, q in given.items()}
+    out: dict[int, Any] = {}
+    for item in given:
+        if isinstance(item, (list, tuple)):
+            out[int(item[0])] = item[1]
+        else:
+            out[int(item)] = NOTHING
+    return out
 
 
 @contextlib.contextmanager

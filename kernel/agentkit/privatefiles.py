@@ -35,30 +35,32 @@ def private_folder(path: _PathLike) -> None:
         os.chmod(f, 0o700)  # whatever the umask
 
 
-def check_private(path: _PathLike, *, reading: bool = False) -> None:
+def check_private(path: _PathLike, *, reading: bool = False) -> bool:
     """Refuse ``path`` if it is a symlink another user owns (and, to write, a file that is not a regular
-    file of this user's); a missing file passes. ``ConfigError`` saying what was found and what to do."""
+    file of this user's); a missing file passes. ``ConfigError`` saying what was found and what to do. ``True``
+    when ``path`` is a symlink of the user's own (the one kind of link ``open_private`` follows)."""
     p = os.fspath(path)
     try:
         st = os.lstat(p)
     except (FileNotFoundError, NotADirectoryError):
-        return
+        return False
     except OSError as exc:
         raise ConfigError(f"cannot use {p!r}: {exc}") from None
     me = os.getuid() if hasattr(os, "getuid") else None
-    if stat.S_ISLNK(st.st_mode):
+    own_link = stat.S_ISLNK(st.st_mode)
+    if own_link:
         if me is not None and st.st_uid != me:
             raise ConfigError(f"{p!r} is a symlink owned by another user (uid {st.st_uid}, to "
                               f"{os.path.realpath(p)!r}); zagent does not follow it. Remove it and choose a file "
                               "in a folder only you can write")
         if reading:
-            return
+            return True
         try:
             st = os.stat(p)
         except FileNotFoundError:
-            return
+            return True
     if reading:
-        return
+        return own_link
     if not stat.S_ISREG(st.st_mode):
         raise ConfigError(f"{p!r} is not a regular file; zagent writes only regular files. Choose another path")
     if me is not None and st.st_uid != me:
@@ -67,6 +69,7 @@ def check_private(path: _PathLike, *, reading: bool = False) -> None:
     if st.st_nlink > 1:
         raise ConfigError(f"{p!r} has {st.st_nlink} hard links (another name may be ~/.bashrc); zagent does not "
                           "write into it. Choose a new file in a folder only you can write")
+    return own_link
 
 
 def open_private(path: _PathLike, flags: int, *, reading: bool = False, what: str = "file") -> int:
@@ -76,11 +79,13 @@ def open_private(path: _PathLike, flags: int, *, reading: bool = False, what: st
     p = os.fspath(path)
     if not reading:
         private_folder(os.path.dirname(os.path.abspath(p)))
-    check_private(p, reading=reading)
-    nofollow = 0 if os.path.islink(p) else getattr(os, "O_NOFOLLOW", 0)  # own links passed check_private
+    # only a link check_private saw as the user's own is followed: one planted after the check is not
+    nofollow = 0 if check_private(p, reading=reading) else getattr(os, "O_NOFOLLOW", 0)
     nonblock = getattr(os, "O_NONBLOCK", 0) if reading else 0  # a planted FIFO must not hang the open
+    truncate = not reading and bool(flags & os.O_TRUNC)  # after the descriptor is checked, never before
     try:
-        fd = os.open(p, flags | nofollow | nonblock | getattr(os, "O_CLOEXEC", 0), 0o600)
+        fd = os.open(p, (flags & ~os.O_TRUNC if truncate else flags) | nofollow | nonblock
+                     | getattr(os, "O_CLOEXEC", 0), 0o600)
     except OSError:
         if nofollow and os.path.islink(p):
             raise ConfigError(f"{p!r} became a symlink while zagent opened it; it was not followed. Remove it "
@@ -100,16 +105,28 @@ def open_private(path: _PathLike, flags: int, *, reading: bool = False, what: st
         me = os.getuid() if hasattr(os, "getuid") else None
         if not stat.S_ISREG(st.st_mode) or (me is not None and st.st_uid != me) or st.st_nlink > 1:
             os.close(fd)
-            raise ConfigError(f"{p!r} is not a regular file of yours with one name; zagent does not write into it")
+            raise ConfigError(f"{p!r} is not a regular file of yours with one name (it changed while zagent "
+                              "opened it); zagent does not write into it. Choose a file in a folder only you can "
+                              "write")
+        if truncate:
+            os.ftruncate(fd, 0)
     return fd
+
+
+#: the files SQLite opens by name next to a database (``<db>-wal`` and so on), as writable as the database
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
 def touch_private(path: _PathLike) -> None:
     """Create ``path`` (mode 0600, in an existing folder) if it is missing, after ``check_private``: for files another
-    library opens by name (SQLite databases; SQLite gives its ``-wal``/``-shm`` files the same mode)."""
+    library opens by name (SQLite databases; SQLite gives its ``-wal``/``-shm`` files the same mode). Side files of
+    ``SQLITE_SIDE_FILES`` already there pass ``check_private`` too: SQLite writes into one it finds (another user's
+    ``-wal`` would get every change to the database)."""
     p = os.fspath(path)
     if p in (":memory:", ""):  # SQLite's in-memory and temporary databases
         return
+    for side in SQLITE_SIDE_FILES:
+        check_private(p + side)
     if os.path.lexists(p):
         check_private(p)
         return

@@ -1,5 +1,6 @@
-"""Secrets out of what zagent shows: ``looks_secret`` (a setting's name says it holds one), ``public_data``
-(settings without them) and ``Masker`` (known secret values out of text)."""
+"""Secrets out of what zagent shows: ``looks_secret`` (a setting's name says it holds one), ``looks_secret_header``
+(the same for an HTTP header, as providers mask them), ``public_data`` (settings without them) and ``Masker`` (known
+secret values out of text)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ from typing import Any
 
 from .._trust.secrets import Secret, mask_userinfo
 
-__all__ = ["Masker", "looks_secret", "public_data"]
+__all__ = ["Masker", "looks_secret", "looks_secret_header", "public_data"]
 
 #: a setting is secret when the last word of its name is one of these (``api_key``, ``X-Auth-Token``)
 SECRET_KEY_WORDS = frozenset({"key", "apikey", "secret", "token", "password", "passwd", "pwd", "authorization",
-                              "auth", "cookie", "credential", "credentials"})
+                              "auth", "cookie", "credential", "credentials", "passphrase"})
+#: words that make a header secret anywhere in its name (``X-Authentication``, ``X-Api-Keys``), as providers mask
+#: the values of such headers when a server echoes them (``zagent.providerkit.masking.header_secrets``)
+HEADER_SECRET_WORDS = ("key", "token", "secret", "auth", "cookie", "passw")
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 #: a trailing number or version (``2``, ``v2``) says which secret, not whether it is one
 _VERSION = re.compile(r"^[vV]?[0-9]+$")
@@ -25,15 +29,29 @@ def looks_secret(key: str) -> bool:
     return bool(words) and words[-1].lower().rstrip("0123456789") in SECRET_KEY_WORDS
 
 
-def public_data(value: Any) -> Any:
-    """``value`` (settings) without values under secret-looking keys (a ``${VAR}`` reference stays), ``Secret``
-    objects and anything that is not plain JSON data, at any depth."""
+def looks_secret_header(name: str) -> bool:
+    """Whether an HTTP header named ``name`` holds a secret: ``looks_secret``, or its name says key, token,
+    secret, auth, cookie or password anywhere (``X-Authentication``, ``X-Custom-Auth-Header``)."""
+    lowered = name.lower()
+    return looks_secret(name) or any(w in lowered for w in HEADER_SECRET_WORDS)
+
+
+def headers_key(key: Any) -> bool:
+    """Whether the setting ``key`` is a mapping of HTTP headers (``headers``, ``extra_headers``)."""
+    return str(key).lower().endswith("headers")
+
+
+def public_data(value: Any, *, headers: bool = False) -> Any:
+    """``value`` (settings) without values under secret-looking keys (a ``${VAR}`` reference stays; in a mapping
+    of HTTP headers, ``looks_secret_header``), ``Secret`` objects and anything that is not plain JSON data, at
+    any depth."""
     if isinstance(value, dict):
         out = {}
+        secret = looks_secret_header if headers else looks_secret
         for k, v in value.items():
-            if looks_secret(str(k)) and not (isinstance(v, str) and _PLACEHOLDER.match(v)):
+            if secret(str(k)) and not (isinstance(v, str) and _PLACEHOLDER.match(v)):
                 continue
-            v = public_data(v)
+            v = public_data(v, headers=headers_key(k))
             if v is not _DROP:
                 out[k] = v
         return out

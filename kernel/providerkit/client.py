@@ -32,6 +32,7 @@ class HttpClient(LoopClients, HttpErrors):
     :ivar key_env: environment variable that holds the key (named in 401 errors).
     :ivar limiter: the ``rpm`` limiter (``None``: no ``rpm``); by default the one the building kernel's models of
         this provider and URL share.
+    :ivar secrets: other secret values the requests carry (``extra_body``'s ``api_key``...), masked in errors too.
     """
 
     provider: str
@@ -46,6 +47,7 @@ class HttpClient(LoopClients, HttpErrors):
     client_factory: Optional[Callable[..., Any]] = None
     http_module: Optional[str] = None
     limiter: Optional[RateLimiter] = None
+    secrets: tuple[str, ...] = ()
     _clients: dict[Any, tuple[Any, Any, Any]] = attrs.field(factory=dict, init=False)
     _last: tuple[Any, Any, Any, Any] = attrs.field(default=(None, None, None, None), init=False)
     _request_headers: Optional[dict[str, str]] = attrs.field(default=None, init=False)

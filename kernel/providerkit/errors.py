@@ -42,6 +42,7 @@ class HttpErrors:
         api_key: Optional[Secret]
         key_env: str
         headers: dict[str, str]
+        secrets: tuple[str, ...]
         _masker: Optional[Masker]
 
         def module(self) -> ModuleType: ...
@@ -163,8 +164,9 @@ class HttpErrors:
     def redact(self, text: str) -> str:
         """``text`` with the API key and every secret header value (``X-Api-Key``, ``Authorization``,
         ``Cookie``..., see ``zagent.providerkit.masking.header_secrets``) replaced by ``***``, e.g. when a server echoes them.
-        Whole values only: a dummy key such as ``x`` leaves the text intact."""
-        return self.masker()(text)
+        Whole values only: a dummy key such as ``x`` leaves the text intact. Server text goes into one-line error
+        messages, so its line breaks become spaces (a server cannot start a fake log or ``zagent:`` line)."""
+        return " ".join(self.masker()(text).splitlines())
 
     def masker(self) -> "Masker":
         """The ``zagent.agentkit.secrets.Masker`` of this client's secrets (made once)."""
@@ -174,7 +176,7 @@ class HttpErrors:
             from .masking import header_secrets, url_secrets
 
             found = self._masker = Masker([*([self.api_key] if self.api_key else []), *header_secrets(self.headers),
-                                           *url_secrets(self.base_url)])
+                                           *url_secrets(self.base_url), *self.secrets])
         return found
 
 

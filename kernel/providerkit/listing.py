@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from ..errors import ProtocolError, ProviderError
+from .._trust.secrets import mask_userinfo
 
 LIMIT = 4 << 20
 """Bytes a listing may take (a server with thousands of models stays well below)."""
@@ -37,9 +38,13 @@ async def get_json(http: Any, path: str, *, timeout: float = 5.0) -> Any:
                             provider=http.provider, status=response.status_code) from None
 
 
-def names(data: Any, list_key: str, name_key: str) -> list[str]:
-    """``data[list_key][*][name_key]`` as strings (what a listing reply holds), sorted; [] for another shape."""
+def names(data: Any, list_key: str, name_key: str, http: Any = None) -> list[str]:
+    """``data[list_key][*][name_key]`` as strings (what a listing reply holds), sorted, with ``http``'s secrets
+    masked (``HttpClient.redact``: a server may echo the key it was sent); a ``ProviderError`` for another shape."""
+    redact = http.redact if http is not None else mask_userinfo
     items = data.get(list_key) if isinstance(data, dict) else None
     if not isinstance(items, list):
-        raise ProviderError(f"a model listing without '{list_key}': {str(data)[:200]}", provider="?")
-    return sorted(str(i[name_key]) for i in items if isinstance(i, dict) and i.get(name_key) is not None)
+        where = f"{http.provider} ({http.base_url})" if http is not None else "the server"
+        raise ProviderError(f"{where} answered a model listing without '{list_key}': {redact(str(data)[:200])}",
+                            provider=http.provider if http is not None else "?", status=200)
+    return sorted(redact(str(i[name_key])) for i in items if isinstance(i, dict) and i.get(name_key) is not None)

@@ -1,6 +1,6 @@
 """The secret values a provider's client holds, found so its error messages can mask them when a server echoes
-them back: those in its headers (``header_secrets``) and in its base URL (``url_secrets``); ``mask`` masks
-given values in one text (``zagent.agentkit.secrets.Masker``).
+them back: those in its headers (``header_secrets``), in its base URL (``url_secrets``) and in the request fields
+it sends (``option_secrets``); ``mask`` masks given values in one text (``zagent.agentkit.secrets.Masker``).
 """
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..agentkit.secrets import Masker, looks_secret
+from ..agentkit.secrets import Masker, headers_key, looks_secret, looks_secret_header
 from .._trust.secrets import Secret
 
-__all__ = ["header_secrets", "mask", "url_secrets"]
+__all__ = ["header_secrets", "mask", "option_secrets", "url_secrets"]
 
 _COOKIE_PARTS = re.compile(r";\s*")
 
@@ -56,9 +56,27 @@ def header_secrets(headers: Any) -> list[str]:
     return out
 
 
+def option_secrets(options: Any, *, headers: bool = False, under: bool = False) -> list[str]:
+    """The secret values in a provider's options at any depth: every ``Secret``, and the text under a
+    secret-looking key (``extra_body={"provider": {"api_key": ...}}``; in a ``headers`` mapping, a secret-looking
+    header), which a server echoing the request body back in an error would show."""
+    if isinstance(options, Secret):
+        return [options.reveal()]
+    if isinstance(options, str):
+        return [options] if under else []
+    out: list[str] = []
+    if isinstance(options, dict):
+        secret = looks_secret_header if headers else looks_secret
+        for name, value in options.items():
+            out.extend(option_secrets(value, headers=headers_key(name), under=under or secret(str(name))))
+    elif isinstance(options, (list, tuple)):
+        for value in options:
+            out.extend(option_secrets(value, under=under))
+    return out
+
+
 def _secret_header(name: str) -> bool:
-    lowered = name.lower()
-    return looks_secret(name) or any(w in lowered for w in ("key", "token", "secret", "auth", "cookie", "passw"))
+    return looks_secret_header(name)
 
 
 def mask(text: str, values: Any) -> str:

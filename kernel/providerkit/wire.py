@@ -116,6 +116,7 @@ def network_options(
 
     from .credentials import check_destination, check_options
     from .client import HttpClient
+    from .masking import option_secrets
 
     options = dict(options)
     check_options(options)
@@ -125,8 +126,9 @@ def network_options(
     base_url = options.pop("base_url", None) or configured
     # A key from the environment goes only where the user configured (not to a spec's base_url).
     check_destination(provider, base_url, configured, key_env=key_env, env_key=key is not None, own_key=bool(own_key))
+    secrets = tuple(option_secrets(options))  # ``extra_body={"provider": {"api_key": ...}}``, echoed in an error
     http = HttpClient.build(provider, base_url, options, api_key=key, key_env=key_env,
-                            auth_header=auth_header, auth_prefix=auth_prefix)
+                            auth_header=auth_header, auth_prefix=auth_prefix, secrets=secrets)
     return http, options
 
 

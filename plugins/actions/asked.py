@@ -133,6 +133,9 @@ def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]") -> bool:
     question, digest = question_of(agent, call)
     asked = shared_counter(ctx, ASKED)
     where = "|".join(f"{k}={v}" for k, v in sorted(scope.where.items()))
+    passes = getattr(scope, "passes", 0)
+    if passes:  # a later pass of the node (a workflow loop): what was asked and bound in an earlier one is not this
+        where = f"{where}|pass={passes}"
     while True:
         index = scope.used
         key = f"{where}#{index}#{digest}"
@@ -144,7 +147,8 @@ def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]") -> bool:
                     return False
                 vouches = getattr(scope, "vouches", None)
                 tag = f"ok#{key}#{answer_signer(ctx.kernel).mac(ctx.run_id, index, 'approval', key, b'yes')[:32]}"
-                if vouches is None or vouches(index):  # given by this resume (or a verified store): bound to it
+                # given by this resume (or a verified store) to this very question: bound to it
+                if vouches is None or vouches(index, question):
                     with asked.lock:
                         asked.counts[tag] = 1
                     return True

@@ -16,7 +16,7 @@ import msgspec
 from zagent.agentkit import fields as zfields
 from zagent.errors import ConfigError
 from zagent.providerkit.credentials import spec_options
-from zagent.speckit.paths import check_spec_path
+from zagent.speckit.paths import PATH_OPTION_SUFFIXES, check_spec_path
 from zagent.agentkit.files import write_atomic
 from zagent.agentkit.placeholders import placeholders
 from zagent.speckit import trusting
@@ -93,9 +93,11 @@ class CustomizeAgent(Agent):
         spec = data if isinstance(data, AgentSpec) else _convert_spec(data)
         _validate(spec, kernel)
         long_term = dict(spec.long_term_memory) if spec.long_term_memory is not None else None
-        if long_term is not None and long_term.get("path") is not None:  # next to the spec file, not the cwd
-            long_term["path"] = check_spec_path(long_term["path"], "long_term_memory.path",
-                                                (".db", ".sqlite", ".sqlite3"), kernel=kernel)
+        if long_term is not None:  # next to the spec file, not the cwd; any option named like a path
+            for key in _path_keys(long_term):
+                long_term[key] = check_spec_path(long_term[key], f"long_term_memory.{key}",
+                                                 (".db", ".sqlite", ".sqlite3") if key == "path" else (),
+                                                 kernel=kernel)
         agent_config = dict(spec.agent_config)
         check_rails(agent_config.get("rails"), "agent_config.rails")
         if isinstance(agent_config.get("rails"), dict):  # an approver import path: resolved now, under the trust
@@ -185,6 +187,13 @@ class CustomizeAgent(Agent):
             raise ConfigError(f"agent {self.name!r}: action {action.name!r} is a {type(action).__name__}, not a "
                               "declared CustomizeAction, so it has no prompt to preview")
         return action
+
+
+def _path_keys(options: dict[str, Any]) -> list[str]:
+    """The keys of a spec's ``long_term_memory`` that name a file: ``path`` and any named like a path
+    (``PATH_OPTION_SUFFIXES``: ``index_path``, ``cache_dir``...), as a memory backend of a plugin may take."""
+    return [k for k, v in options.items() if v is not None and isinstance(k, str)
+            and (k == "path" or k.endswith(PATH_OPTION_SUFFIXES))]
 
 
 def _convert_spec(data: dict[str, Any]) -> AgentSpec:

@@ -86,7 +86,8 @@ class AnthropicLLM(ProviderLLM):
         message = error.get("message") if isinstance(error, dict) else str(error)
         kind = error.get("type") if isinstance(error, dict) else "error"
         message = self.http.redact(str(message))
-        return ProviderError(f"anthropic ({self.http.base_url}) reported {kind}: {message}",
+        shown = self.http.redact(str(kind))  # the server's words too: it may echo the request's key there
+        return ProviderError(f"anthropic ({self.http.base_url}) reported {shown}: {message}",
                              provider="anthropic", status=200, body=message, retryable=kind == "overloaded_error")
 
     async def _wire_stream(self, request: LLMRequest) -> AsyncIterator[Chunk]:

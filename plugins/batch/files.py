@@ -81,6 +81,23 @@ class Done(NamedTuple):
         return item.id in self.ids if item.id is not None else item.line in self.lines
 
 
+def _cut(path: str, size: int, read_fd: int) -> None:
+    """Truncate results file ``path`` (the one open as ``read_fd``) to ``size`` bytes through a descriptor opened
+    with ``open_private``: never another name of the user's file (a hard link), a planted link or a file swapped in
+    after it was read."""
+    from zagent.agentkit.privatefiles import open_private
+
+    fd = open_private(path, os.O_WRONLY)
+    try:
+        written, read = os.fstat(fd), os.fstat(read_fd)
+        if (written.st_dev, written.st_ino) != (read.st_dev, read.st_ino):
+            raise ConfigError(f"the results file {path!r} was replaced while zagent read it; nothing was cut. Use "
+                              "a file in a folder only you can write")
+        os.ftruncate(fd, size)
+    finally:
+        os.close(fd)
+
+
 class ResultsFile:
     """The ``--out`` file of a batch, opened for appending after repairing and reading it.
 
@@ -111,7 +128,7 @@ class ResultsFile:
         with f:
             for number, raw in bounded_lines(f, f"the results file {self.path!r}"):
                 if not raw.endswith(b"\n"):  # a line cut by a kill mid-write: that item runs again
-                    os.truncate(self.path, end)
+                    _cut(self.path, end, f.fileno())
                     break
                 end += len(raw)
                 if not raw.strip():

@@ -42,7 +42,7 @@ class ChatDrive(ChatTurn):
         if found is not None and run_id:  # (a checkpoint is only looked up by a run id)
             state = resumed(found, task, run_id)
             # an unsigned store may have been edited: its answers never approve a tool call, this resume's may
-            self._vouched = set() if signer_of(self.kernel) is None else None
+            self._vouched = {} if signer_of(self.kernel) is None else None
             self.history = SharedHistory(state.messages)
             if answer is not NO_ANSWER:
                 asked = state.interrupt
@@ -51,7 +51,7 @@ class ChatDrive(ChatTurn):
                                       "question to answer (continue it with arun(run_id=...))")
                 state.answers = [*state.answers[: asked.index], answer]
                 if self._vouched is not None:
-                    self._vouched.add(asked.index)
+                    self._vouched[asked.index] = asked.question  # approves only the call it asked about
         else:
             if not task:
                 raise ConfigError("give the chat a task (or the run_id of a checkpointed chat to continue)")

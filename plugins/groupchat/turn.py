@@ -32,8 +32,9 @@ class ChatTurn(ChatEnds):
     _selector: Any
     _deps: Any
     _nested: bool
-    #: positions of the answers this process gave; ``None``: every answer counts (``Asking.vouches``)
-    _vouched: Optional[set[int]] = None
+    #: positions of the answers this process gave, with the questions they answered; ``None``: every answer
+    #: counts (``Asking.vouches``)
+    _vouched: Optional[dict[int, Any]] = None
 
     async def _turn(self) -> None:
         state = self._running

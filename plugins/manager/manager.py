@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
 _DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
-_SAFE_NAME = re.compile(r"^[\w.-]+$")
+_SAFE_NAME = re.compile(r"[\w.-]+")  # fullmatch: no newline after the name
 SPEC_KIND = "agent_spec"
 
 
@@ -336,7 +336,7 @@ def _is_db(path: str) -> bool:
 
 
 def _file_name(name: str, ext: str = ".json") -> str:
-    if not _SAFE_NAME.match(name):
+    if not _SAFE_NAME.fullmatch(name):
         raise ConfigError(f"agent name {name!r} cannot be a file name; use letters, digits, '_', '-' and '.'")
     return name + ext
 

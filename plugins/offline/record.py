@@ -32,22 +32,41 @@ _encoder = msgspec.json.Encoder()
 
 
 def strip_secrets(value: Any) -> Any:
-    """A copy of ``value`` with credential-like keys masked, at any depth."""
+    """A copy of ``value`` with credential-like keys masked (``_SECRET_KEY`` or ``looks_secret``: ``private_key``,
+    ``credentials``, ``passphrase``), at any depth."""
     if isinstance(value, dict):
-        return {k: "***" if isinstance(k, str) and _SECRET_KEY.search(k) else strip_secrets(v) for k, v in value.items()}
+        return {k: "***" if isinstance(k, str) and _secret_key(k) else strip_secrets(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [strip_secrets(v) for v in value]
     return value
 
 
+def _secret_key(key: str) -> bool:
+    from zagent.agentkit.secrets import looks_secret
+
+    return bool(_SECRET_KEY.search(key)) or looks_secret(key)
+
+
 def _masker_of(llm: Any) -> Any:
-    """The wrapped model's secrets masker (API key and secret headers, even when a server echoes them)."""
-    http = getattr(llm, "http", None)
-    if http is not None and hasattr(http, "masker"):
-        return http.masker()
+    """The secrets masker of the wrapped model and of every model inside it (a ``fallback:`` chain's, a wrapper's
+    ``inner``): API keys and secret headers, even when a server echoes them."""
     from zagent.agentkit.secrets import Masker
 
-    return Masker()
+    values: list[str] = []
+    todo, seen = [llm], set()
+    while todo:
+        model = todo.pop()
+        if id(model) in seen:
+            continue
+        seen.add(id(model))
+        http = getattr(model, "http", None)
+        if http is not None and hasattr(http, "masker"):
+            values.extend(http.masker().values)
+        todo.extend(m for m in (getattr(model, "models", None) or ()) if isinstance(m, LLM))
+        inner = getattr(model, "inner", None)
+        if isinstance(inner, LLM):
+            todo.append(inner)
+    return Masker(values)
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -57,6 +76,7 @@ class RecordLLM(LLM):
     inner: LLM
     path: str
     _started: bool = attrs.field(default=False, init=False)
+    _masker: Any = attrs.field(default=None, init=False)
 
     @classmethod
     def build(cls, kernel: "Kernel", model: str, *, path: Optional[str] = None, **options: Any) -> "RecordLLM":
@@ -109,7 +129,9 @@ class RecordLLM(LLM):
         else:
             entry["error"] = {"type": type(error).__name__, "message": str(error),
                               "status": getattr(error, "status", None)}
-        line = _masker_of(self.inner)(_encoder.encode(entry).decode())
+        if self._masker is None:
+            self._masker = _masker_of(self.inner)
+        line = self._masker(_encoder.encode(entry).decode())
         from zagent.agentkit.privatefiles import open_private
 
         mode = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if self._started else os.O_TRUNC)

@@ -178,7 +178,7 @@ class OllamaLLM(ProviderLLM):
         """The models pulled on the server (``GET /api/tags``), for ``zagent models``."""
         from zagent.providerkit.listing import get_json, names
 
-        return names(await get_json(self.http, "/api/tags"), "models", "name")
+        return names(await get_json(self.http, "/api/tags"), "models", "name", self.http)
 
     def __repr__(self) -> str:
         from zagent import mask_userinfo

@@ -200,7 +200,7 @@ class OpenAILLM(ProviderLLM):
         """The model ids the server lists (``GET /models``), for ``zagent models``."""
         from zagent.providerkit.listing import get_json, names
 
-        return names(await get_json(self.http, "/models"), "data", "id")
+        return names(await get_json(self.http, "/models"), "data", "id", self.http)
 
     def __repr__(self) -> str:
         from zagent import mask_userinfo

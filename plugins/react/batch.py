@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Awaitable
+from typing import Awaitable, Optional
 
 from zagent.agentkit.approvals import declined
 from zagent.agentkit.toolloop import results_messages
-from zagent.agentkit.runkeys import APPROVED, PENDING_APPROVAL, PENDING_KEYS
+from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.types import ToolCall, ToolResult
 
 from .ends import RunEnds
@@ -107,7 +107,23 @@ class ToolBatches(RunEnds):
         results = [state.finished[c.id] for c in state.pending]
         state.messages.extend(results_messages(results, native=self.llm.profile.native_tools, feedback=state.feedback))
         state.pending, state.finished, state.feedback = [], {}, ""
+        self._withdraw_approvals()
         state.call_keys, state.approval_keys, state.approved = {}, {}, []
+        self._ctx.stash[CALL_KEYS] = state.call_keys
+
+    def _withdraw_approvals(self, outer: Optional[dict[str, str]] = None) -> None:
+        """Take this run's approvals and minted ids out of its context (a closed batch's, or all of them when
+        the run stops): an approval covers one call of this run, never a later call on the same context (the
+        app's, or an outer loop's); ``outer``: the minted ids the context held before this run (an outer loop's)."""
+        state, stash = self._running, self._ctx.stash
+        granted = stash.get(APPROVED)
+        if granted:
+            granted.difference_update(state.approved)
+        if stash.get(CALL_KEYS) is state.call_keys:
+            if outer is None:
+                stash.pop(CALL_KEYS, None)
+            else:
+                stash[CALL_KEYS] = outer
 
 
 async def _all_or_none(calls: list[Awaitable[None]]) -> None:

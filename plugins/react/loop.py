@@ -194,6 +194,7 @@ class ReActLoop(Steps, ToolBatches):
         self._ctx = ctx
         ctx.stash.restore(state.stash)  # plain data: its plugin rebuilds its object on first use
         ctx.stash.setdefault(APPROVED, set()).update(state.approved)
+        outer = ctx.stash.get(CALL_KEYS)  # an outer loop's, on a context shared with it (an agent called as a tool)
         ctx.stash[CALL_KEYS] = state.call_keys
         if state.usage.calls and not ctx.usage.calls:
             ctx.usage = state.usage
@@ -207,6 +208,7 @@ class ReActLoop(Steps, ToolBatches):
         try:
             return await self._drive()
         finally:
+            self._withdraw_approvals(outer)  # none outlives the run on its context
             self._stop_driver()
 
     def run(self, user_input: Optional[Union[str, Message]] = None, **kwargs: Any) -> ReActResult:

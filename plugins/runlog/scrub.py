@@ -12,14 +12,15 @@ import msgspec
 
 from zagent.types import placeholder
 from zagent import Secret, mask_userinfo
-from zagent.agentkit.secrets import looks_secret
+from zagent.agentkit.secrets import headers_key, looks_secret, looks_secret_header
 from zagent.types import Part
 
 MASK = "***"
 
 
-def scrub(value: Any) -> Any:
-    """``value`` as plain data, secrets masked at any depth."""
+def scrub(value: Any, *, headers: bool = False) -> Any:
+    """``value`` as plain data, secrets masked at any depth (in a mapping of HTTP headers, those
+    ``looks_secret_header`` names)."""
     if isinstance(value, Secret):
         return MASK
     if isinstance(value, Part):
@@ -27,7 +28,9 @@ def scrub(value: Any) -> Any:
     if isinstance(value, msgspec.Struct):
         value = msgspec.to_builtins(value, builtin_types=(bytes, bytearray), enc_hook=_opaque)
     if isinstance(value, dict):
-        return {str(k): MASK if looks_secret(str(k)) and v not in (None, "") else scrub(v) for k, v in value.items()}
+        secret = looks_secret_header if headers else looks_secret
+        return {str(k): MASK if secret(str(k)) and v not in (None, "") else scrub(v, headers=headers_key(k))
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [scrub(v) for v in value]
     if isinstance(value, str):

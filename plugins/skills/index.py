@@ -41,8 +41,11 @@ class SkillIndex:
     def __attrs_post_init__(self) -> None:
         import sqlite3
 
-        if self.path != ":memory:":
-            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+        if self.path != ":memory:":  # the user's alone: folders 0700, the file 0600, no planted link followed
+            from zagent.agentkit.privatefiles import private_folder, touch_private
+
+            private_folder(os.path.dirname(os.path.abspath(self.path)))
+            touch_private(self.path)
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA busy_timeout = 10000")
         if self.path != ":memory:":

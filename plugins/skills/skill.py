@@ -93,7 +93,7 @@ def check_name(name: str) -> str:
     """``name`` if it is a valid skill name, else ``ConfigError`` saying what is allowed."""
     from zagent.errors import ConfigError
 
-    if not isinstance(name, str) or not NAME_RULE.match(name):
+    if not isinstance(name, str) or not NAME_RULE.fullmatch(name):  # not match: "$" allows a newline after
         raise ConfigError(f"invalid skill name {name!r}: use lower-case letters, digits and dashes "
                           f"(at most 64), e.g. {slugify(str(name))!r}")
     return name

@@ -11,6 +11,7 @@ from typing import Optional
 
 import attrs
 from zagent.agentkit.files import open_regular, write_atomic
+from zagent.agentkit.privatefiles import private_folder
 from zagent.errors import ConfigError
 
 from . import markdown
@@ -52,7 +53,7 @@ class SkillWriter:
         ``keep_previous=True`` (the registry passes it when the file on disk holds a
         person's edit) keeps the current file as ``<name>.v<old version>.md`` first.
         """
-        os.makedirs(self.folder, exist_ok=True)
+        private_folder(self.folder)  # a new folder is the user's alone (0700), as the index's
         path = self.path(skill.name)
         backup = None
         if keep_previous and os.path.exists(path):

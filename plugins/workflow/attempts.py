@@ -55,7 +55,8 @@ class NodeAttempts(RunCore):
             unit = Unit(key=key, local=lambda: _unreachable(key), runner=NODE_RUNNER,
                         payload=lambda: node_payload(self.nodes[name], self.agents[name], agents, self.values,
                                                      self.run_id, self.answers.get(name, []),
-                                                     None if self.vouched is None else self.vouched.get(name, ())))
+                                                     None if self.vouched is None else self.vouched.get(name, {}),
+                                                     self.passes.get(name, 0)))
             for lost in range(LOST_RETRIES + 1):  # a lost worker is not the node's failure: run it again
                 try:
                     result = await self.units.submit(unit)
@@ -79,8 +80,9 @@ class NodeAttempts(RunCore):
     async def _call_agents(self, name: str) -> dict[str, Any]:
         node = self.nodes[name]
         produced: dict[str, Any] = {}
-        vouched = None if self.vouched is None else self.vouched.get(name, ())
-        with asking(Asking(self.answers.get(name, ()), vouched=vouched, node=name)) as scope:
+        vouched = None if self.vouched is None else self.vouched.get(name, {})
+        with asking(Asking(self.answers.get(name, ()), vouched=vouched, passes=self.passes.get(name, 0),
+                           node=name)) as scope:
             try:
                 if node.kind == "interrupt":
                     return {node.output_names[0]: interrupt(ask_text(node, self.values))}

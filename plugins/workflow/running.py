@@ -55,7 +55,7 @@ class RunCore(RunDriver[RunState, WorkFlowResult]):
         #: per node, the positions of the answers this process gave; ``None``: every answer counts (a run never
         #: read back from a store, or one the kernel's checkpoint key verified). An unsigned store may have
         #: been edited, so a "yes" only it holds never approves a tool call (``Asking.vouches``).
-        self.vouched: Optional[dict[str, set[int]]] = None
+        self.vouched: Optional[dict[str, dict[int, Any]]] = None  # {node: {position: the question answered}}
         self.usage = Usage()  # tokens spent by this process's run (not by runs it resumes)
         self.resumed: list[str] = []
         if saved is not None:
@@ -104,7 +104,7 @@ class RunCore(RunDriver[RunState, WorkFlowResult]):
             asked = self.interrupts[node]
             self.answers[node] = [*self.answers.get(node, [])[: asked.index], answer]
             if self.vouched is not None:
-                self.vouched.setdefault(node, set()).add(asked.index)
+                self.vouched.setdefault(node, {})[asked.index] = asked.question  # approves only what was asked
             self._log.touch("answers", node)
             self.given = True
         for node in list(self.interrupts):

@@ -26,7 +26,8 @@ async def run_node(kernel: "Kernel", payload: dict[str, Any]) -> dict[str, Any]:
     values = dict(payload.get("values") or {})
     produced: dict[str, Any] = {}
     usage = Usage()
-    with asking(Asking(payload.get("answers") or (), vouched=payload.get("vouched"), node=node.name)) as scope:
+    with asking(Asking(payload.get("answers") or (), vouched=payload.get("vouched"),
+                       passes=int(payload.get("passes") or 0), node=node.name)) as scope:
         try:
             for agent_name, spec, memory_key in payload["agents"]:
                 agent = worker_agent(kernel, spec, payload, memory_key)

@@ -22,7 +22,7 @@ from zagent import ArgumentsError
 
 from .config import McpSettings
 from .connection import ServerConnection
-from .results import convert
+from .results import McpToolError, convert
 from .schema import check_arguments
 
 log = logging.getLogger("zagent.mcp")
@@ -211,11 +211,12 @@ class McpRuntime:
 
         async def call_mcp_tool(**arguments: Any) -> Any:
             if runtime.closed:
-                from .results import McpToolError
-
                 raise McpToolError(f"MCP server {server!r} is closed (its kernel was closed)")
             result = await runtime.arun(conn.call(original, arguments, retry_safe))
-            return convert(result)
+            try:
+                return convert(result)
+            except McpToolError as exc:  # an isError result: the server's words, scrubbed as its other errors
+                raise McpToolError(conn.config.scrub(str(exc))) from None
 
         size = len(msgspec.json.encode(spec.get("inputSchema") or {}))
         if size > MAX_SCHEMA_BYTES:  # sent to the model with every call that offers it

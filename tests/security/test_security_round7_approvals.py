@@ -56,6 +56,7 @@ from zagent.plugins.react import ReActLoop
 from zagent.types import ToolCall
 
 from .conftest import make_kernel
+from .test_security_holdout_approvals import kernel as wipe_kernel  # a human decides; a sensitive wipe
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -294,19 +295,6 @@ WIPE = {"type": "customize", "name": "ops", "description": "cleans disks", "prom
 
 def wipe_call(path):
     return {"content": None, "tool_calls": [{"name": "wipe", "arguments": {"path": path}}]}
-
-
-def wipe_kernel(runs, **config):
-    """A kernel whose approver always answers "later" (a human decides) and a sensitive ``wipe``."""
-    k = make_kernel(config={"rails": {"approver": lambda call, ctx: None}, **config})
-
-    def wipe(path: str) -> str:
-        """Delete everything under path."""
-        runs.append(path)
-        return f"wiped {path}"
-
-    k.add_tool(wipe, sensitive=True)
-    return k
 
 
 def again(values):

@@ -95,3 +95,15 @@ def test_a_large_inline_file_keeps_its_size_and_digest_not_its_bytes(make_kernel
     part = _chat_inputs(exporter)[0]["parts"][1]
     assert part == {"type": "blob", "modality": "document", "mime_type": "application/pdf", "name": "report.pdf",
                     "content": "", "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def test_the_shells_working_directories_are_not_taken_for_secrets(monkeypatch):
+    """``PWD`` and ``OLDPWD`` end like a password's name but hold folders: a span's text keeps the folder, while a
+    real ``DB_PWD`` is still masked."""
+    from zagent_otel.content import env_secrets
+
+    monkeypatch.setenv("PWD", "/home/alice/project")
+    monkeypatch.setenv("OLDPWD", "/home/alice")
+    monkeypatch.setenv("DB_PWD", "hunter2-secret")
+    found = env_secrets()
+    assert "/home/alice/project" not in found and "/home/alice" not in found and "hunter2-secret" in found

@@ -23,10 +23,14 @@ _json = msgspec.json.Encoder(enc_hook=lambda value: MASK if isinstance(value, Se
 
 
 def env_secrets() -> list[str]:
-    """Values of environment variables whose names look secret (at least 6 characters)."""
+    """Values of environment variables whose names look secret (at least 6 characters); the shell's working
+    directories (``PWD``, ``OLDPWD``) are not secrets, though their names end like a password's."""
     import os
 
-    return [v for k, v in os.environ.items() if looks_secret(k) and len(v) >= 6]
+    return [v for k, v in os.environ.items() if k not in _SHELL_DIRS and looks_secret(k) and len(v) >= 6]
+
+
+_SHELL_DIRS = frozenset({"PWD", "OLDPWD"})
 
 
 def masked(value: Any, secrets: Iterable[str] = ()) -> Any:

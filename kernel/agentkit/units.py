@@ -127,7 +127,7 @@ def shipped(payload: dict[str, Any]) -> Iterator[Trust]:
         yield trust
 
 
-#: a worker kernel's agents built from shipped specs (batch items, workflow nodes), by encoded (spec, trust)
+#: a worker kernel's agents built from shipped specs (batch items, workflow nodes), by encoded (spec, trust, memory key)
 WORKER_AGENTS: "StashKey[dict[bytes, Any]]" = StashKey("zagent.worker_agents")
 
 

@@ -45,7 +45,7 @@ def header_secrets(headers: Any) -> list[str]:
     for name, value in dict(headers or {}).items():
         if isinstance(value, Secret):
             value = value.reveal()
-        elif not (isinstance(value, str) and _secret_header(str(name))):
+        elif not (isinstance(value, str) and looks_secret_header(str(name))):
             continue
         out.append(value)
         scheme, _, credential = value.partition(" ")
@@ -73,10 +73,6 @@ def option_secrets(options: Any, *, headers: bool = False, under: bool = False) 
         for value in options:
             out.extend(option_secrets(value, under=under))
     return out
-
-
-def _secret_header(name: str) -> bool:
-    return looks_secret_header(name)
 
 
 def mask(text: str, values: Any) -> str:

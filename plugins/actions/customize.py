@@ -16,7 +16,7 @@ import msgspec
 from zagent.agentkit import fields as zfields
 from zagent.errors import ConfigError
 from zagent.providerkit.credentials import spec_options
-from zagent.speckit.paths import PATH_OPTION_SUFFIXES, check_spec_path
+from zagent.speckit.paths import check_spec_path, path_options
 from zagent.agentkit.files import write_atomic
 from zagent.agentkit.placeholders import placeholders
 from zagent.speckit import trusting
@@ -94,7 +94,7 @@ class CustomizeAgent(Agent):
         _validate(spec, kernel)
         long_term = dict(spec.long_term_memory) if spec.long_term_memory is not None else None
         if long_term is not None:  # next to the spec file, not the cwd; any option named like a path
-            for key in _path_keys(long_term):
+            for key in path_options(None, long_term):  # ``path`` and any key named like a path
                 long_term[key] = check_spec_path(long_term[key], f"long_term_memory.{key}",
                                                  (".db", ".sqlite", ".sqlite3") if key == "path" else (),
                                                  kernel=kernel)
@@ -187,13 +187,6 @@ class CustomizeAgent(Agent):
             raise ConfigError(f"agent {self.name!r}: action {action.name!r} is a {type(action).__name__}, not a "
                               "declared CustomizeAction, so it has no prompt to preview")
         return action
-
-
-def _path_keys(options: dict[str, Any]) -> list[str]:
-    """The keys of a spec's ``long_term_memory`` that name a file: ``path`` and any named like a path
-    (``PATH_OPTION_SUFFIXES``: ``index_path``, ``cache_dir``...), as a memory backend of a plugin may take."""
-    return [k for k, v in options.items() if v is not None and isinstance(k, str)
-            and (k == "path" or k.endswith(PATH_OPTION_SUFFIXES))]
 
 
 def _convert_spec(data: dict[str, Any]) -> AgentSpec:

@@ -245,11 +245,13 @@ def _log_to_stderr() -> Callable[[], None]:
 
 
 class _OneRecord(logging.Formatter):
-    """A log record's lines after the first are indented: text in a warning (a model name from a spec, a
-    server's error) cannot start a line of its own that reads like another ``zagent:`` message."""
+    """A log record's lines after the first are indented (``clierrors.indented``): text in a warning (a model
+    name from a spec, a server's error) cannot start a line of its own that reads like another ``zagent:`` one."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return "\n    ".join(super().format(record).splitlines())
+        from .clierrors import indented
+
+        return indented(super().format(record))
 
 
 def _run(argv: list[str], kernel: "Kernel") -> int:

@@ -1,5 +1,5 @@
 """How the CLI shows errors: ``describe(exc)``, the text after ``zagent: error:`` (``error_text``: its lines after
-the first indented).
+the first indented, ``indented``, as are log records').
 
 A ``ParseError`` (also a workflow node's) names the fields at fault, quotes the start of the model's reply (and
 repair answer) and says what to try next; a ``ProviderTimeout`` says how to raise the timeout; others print as
@@ -14,9 +14,15 @@ EXCERPT = 300
 
 
 def error_text(exc: BaseException) -> str:
-    """``describe(exc)`` with each line after the first that starts at the margin indented: a message quoting
-    a spec or a server (a model name holding a line break) cannot print a line that reads as zagent's own."""
-    first, *rest = describe(exc).split("\n")
+    """``describe(exc)`` as the CLI prints it (``indented``)."""
+    return indented(describe(exc))
+
+
+def indented(text: str) -> str:
+    """``text`` with each line after the first that starts at the margin indented, any line break counted
+    (``\r``, ``\u2028``...): text quoting a spec or a server (a model name holding a line break) cannot print a
+    line that reads as zagent's own. The CLI's errors and its log records both go through it."""
+    first, *rest = text.splitlines() or [""]
     return "\n".join([first, *(line if not line or line[0].isspace() else "  " + line for line in rest)])
 
 

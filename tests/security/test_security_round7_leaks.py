@@ -49,7 +49,9 @@ import sqlite3
 import sys
 from pathlib import Path
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 from zagent import Kernel, ProviderError
 from zagent.plugins.cli import main
@@ -380,10 +382,25 @@ def test_zagent_models_prints_hostile_model_ids_escaped():
 
 
 def test_cli_log_records_keep_continuation_lines_indented():
-    """The CLI's log formatter indents every line of a record after the first (what the fallback test sees)."""
+    """The CLI's log formatter indents a record's lines after the first that start at the margin, as the CLI's
+    error lines are (``clierrors.indented``: one rule for both)."""
     from zagent.plugins.cli import _OneRecord
 
     record = logging.LogRecord("zagent", logging.WARNING, __file__, 1, "model %s failed", ("a\nzagent: error: x",),
                                None)
     assert _OneRecord("zagent: warning: %(message)s").format(record) == \
-        "zagent: warning: model a\n    zagent: error: x failed"
+        "zagent: warning: model a\n  zagent: error: x failed"
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(st.text(alphabet=st.sampled_from(["a", " ", "z", ":", "\n", "\r", "\x0b", "\x85", "\u2028"]),
+                          max_size=30))
+def test_cli_indented_leaves_no_line_at_the_margin_after_the_first(text):
+    """``clierrors.indented``: whatever line breaks a server's or spec's text holds (``\\r``, ``\\u2028``...),
+    every printed line after the first starts with a space or is empty, and no character but the breaks is lost."""
+    from zagent.plugins.clierrors import indented
+
+    first, *rest = indented(text).split("\n")
+    assert all(not line or line[0].isspace() for line in rest)
+    assert all(not any(ch in line for ch in "\r\x0b\x85\u2028") for line in [first, *rest])
+    assert "".join(indented(text).split()) == "".join(text.split())

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from .._trust.secrets import mask_userinfo
+from .._trust.secrets import env_masker
 
 #: Nesting deeper than this (lists in lists...) is refused (the interpreter's recursion limit bounds it too).
 MAX_DEPTH = 200
@@ -85,10 +85,11 @@ def _cleaned(value: Any, depth: int) -> Any:
 
 
 def describe(exc: BaseException) -> str:
-    """``TypeName: message`` of ``exc``, surrogates cleaned, URL userinfo masked (``postgres://***@db``: a
-    failing client quoting its URL); a message that itself fails to render is skipped."""
+    """``TypeName: message`` of ``exc``, surrogates cleaned, URL userinfo and secret environment values masked
+    (``postgres://***@db``, ``auth *** refused``: a failing client quoting its URL or key); a message that itself
+    fails to render is skipped."""
     try:
-        message = mask_userinfo(str(exc))
+        message = env_masker()(str(exc))
     except Exception:
         message = "(its message cannot be rendered)"
     text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__

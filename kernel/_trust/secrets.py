@@ -1,13 +1,28 @@
-"""``Secret`` (a string that never shows its value) and ``mask_userinfo`` (URL credentials out of text);
-``Masker``, ``looks_secret`` and ``public_data`` are in ``zagent.agentkit.secrets``."""
+"""``Secret`` (a string that never shows its value), ``mask_userinfo`` (URL credentials out of text), the
+secret-name rule, ``Masker`` and ``env_secrets``: what the kernel masks in what it shows (a tool's error). Plugins
+import them from ``zagent.agentkit.secrets``."""
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Optional
+from typing import Any, Optional
 
+#: a setting is secret when the last word of its name is one of these (``api_key``, ``X-Auth-Token``)
+SECRET_KEY_WORDS = frozenset({"key", "apikey", "secret", "token", "password", "passwd", "pwd", "authorization",
+                              "auth", "cookie", "credential", "credentials", "passphrase"})
+_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+#: a trailing number or version (``2``, ``v2``) says which secret, not whether it is one
+_VERSION = re.compile(r"^[vV]?[0-9]+$")
+
+#: the shell's working folders: their names end like a password's, but they hold none
+_SHELL_DIRS = frozenset({"PWD", "OLDPWD"})
 #: ``scheme://userinfo@``; greedy to the authority's last ``@`` (a raw ``@`` in a password, as URL parsers read it)
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s'\"<>]+@")
+#: a URL, for its query parameters named like a credential (``?key=``, ``&api-key=``, ``&sig=``)
+_URL = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s'\"<>]*\?[^\s'\"<>]*")
+_PARAM = re.compile(r"([?&;])([^=&#?;\s]+)=([^&#;\s'\"<>]+)")
+_SIGNATURES = frozenset({"sig", "signature"})  # a signed URL's (``X-Amz-Signature``, Azure's ``sig``)
 
 
 class Secret:
@@ -47,5 +62,91 @@ class Secret:
 
 
 def mask_userinfo(text: str) -> str:
-    """``text`` with the userinfo of every URL in it replaced by ``***`` (``http://***@proxy/v1``)."""
-    return _USERINFO.sub(r"\1***@", text) if "@" in text and "://" in text else text
+    """``text`` with the userinfo of every URL in it replaced by ``***`` (``http://***@proxy/v1``), and the
+    value of each query parameter whose name says credential (``looks_secret_param``: ``?key=***``)."""
+    if "://" not in text:
+        return text
+    if "@" in text:
+        text = _USERINFO.sub(r"\1***@", text)
+    return _URL.sub(_masked_query, text) if "?" in text and "=" in text else text
+
+
+def looks_secret_param(name: str) -> bool:
+    """Whether a URL query parameter named ``name`` holds a credential (``key``, ``api-key``, ``access_token``,
+    ``sig``); ``api-version`` or ``page`` do not."""
+    return looks_secret(name) or name.rsplit("-", 1)[-1].lower() in _SIGNATURES
+
+
+def _masked_query(url: "re.Match[str]") -> str:
+    at = url.group(0).index("?")
+    return url.group(0)[:at] + _PARAM.sub(
+        lambda p: f"{p[1]}{p[2]}=***" if looks_secret_param(p[2]) else p[0], url.group(0)[at:])
+
+
+def looks_secret(key: str) -> bool:
+    """Whether a setting named ``key`` holds a secret (``api_key``, ``Authorization``, ``X-Auth-Token``...)."""
+    words = [w for w in _WORDS.findall(key) if not _VERSION.match(w)]  # ``X-Api-Key-2``, ``api_key_v2``
+    return bool(words) and words[-1].lower().rstrip("0123456789") in SECRET_KEY_WORDS
+
+
+def env_secrets() -> list[str]:
+    """Values of environment variables whose names look secret (``OPENAI_API_KEY``; not ``PWD``) of at least
+    ``MIN_MASK_LENGTH`` characters."""
+    import os
+
+    return [v for k, v in os.environ.items()
+            if len(v) >= MIN_MASK_LENGTH and k not in _SHELL_DIRS and looks_secret(k)]
+
+
+def env_masker() -> "Masker":
+    """A ``Masker`` of ``env_secrets()`` (built again only when they change)."""
+    return _masker_of(tuple(env_secrets()))
+
+
+@functools.lru_cache(maxsize=4)
+def _masker_of(values: tuple[str, ...]) -> "Masker":
+    return Masker(values)
+
+
+MASK = "***"
+MIN_MASK_LENGTH = 6  # shorter values (dummy keys such as ``x``) are never masked
+WORD_MASK_LENGTH = 8  # nor shorter letters-only ones (``ollama``)
+ANYWHERE_MASK_LENGTH = 20  # longer ones are masked even inside other text; shorter ones only standing alone
+_TOKEN_CHARS = r"A-Za-z0-9_\-"
+
+
+class Masker:
+    """``Masker(values)(text)``: ``text`` with the known secret ``values`` (and their JSON-escaped forms) and URL
+    userinfo replaced by ``***``, longest first (lengths: see the constants above)."""
+
+    __slots__ = ("values", "_patterns")
+
+    def __init__(self, values: Any = ()):
+        import json  # here, not at module level: ``import zagent`` stays light
+
+        forms: set[str] = set()
+        for v in values:
+            if isinstance(v, Secret):
+                v = v.reveal()
+            if not isinstance(v, str) or len(v) < MIN_MASK_LENGTH or (len(v) < WORD_MASK_LENGTH and v.isalpha()):
+                continue
+            forms.add(v)
+            forms.add(json.dumps(v)[1:-1])  # as it appears inside a JSON string
+        self.values = tuple(sorted(forms, key=len, reverse=True))
+        self._patterns = tuple(
+            None if len(v) >= ANYWHERE_MASK_LENGTH
+            else re.compile(f"(?<![{_TOKEN_CHARS}]){re.escape(v)}(?![{_TOKEN_CHARS}])")
+            for v in self.values)
+
+    def __call__(self, text: str) -> str:
+        text = mask_userinfo(text)
+        for v, pattern in zip(self.values, self._patterns):
+            if v in text:
+                text = text.replace(v, MASK) if pattern is None else pattern.sub(MASK, text)
+        return text
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def __repr__(self) -> str:
+        return f"<Masker {len(self.values)} value(s)>"

@@ -26,8 +26,8 @@ Attacks tried (session round7, redteam leaks) and whether they got through befor
 - a tool raising an exception quoting a database URL's password (``postgres://alice:pw@db``): GOT THROUGH (into
   the tool result the model reads, the ``tool_end`` event and the run log) -- fixed: ``describe`` masks URL
   userinfo (as does the ``error`` of a failed call's ``llm_end``)
-- a tool raising an exception quoting ``OPENAI_API_KEY``: GOT THROUGH -- xfail: masking environment keys needs
-  ``looks_secret``/``Masker``, which the kernel core may not import; the ``redact`` rail covers it
+- a tool raising an exception quoting ``OPENAI_API_KEY``: GOT THROUGH -- fixed (a round later): the kernel's
+  ``describe`` masks secret environment values (the secret-name rule and ``Masker`` are the core's trust layer again)
 - an HTTP error message with line breaks (``bad\\nzagent: warning: ...``): GOT THROUGH (the ``ProviderError``
   carried it, and ``zagent run`` printed a line of its own that reads like zagent's) -- fixed: ``HttpClient.redact``
   puts server text on one line
@@ -306,10 +306,6 @@ def test_a_tool_exception_quoting_a_url_password_is_masked(tmp_path):
         assert "hunter22" not in text and "alice" not in text
 
 
-@pytest.mark.xfail(strict=True, reason="masking keys from the environment in a tool's error text needs the secret-name "
-                   "rule and Masker (zagent.agentkit.secrets), which the kernel core may not import "
-                   "(tests/kernel/test_layout.py; tools/moves.txt moved them out of zagent._trust); docs/security.md "
-                   "leaves secrets a tool returns to the redact rail")
 def test_a_tool_exception_quoting_the_api_key_is_masked(tmp_path, monkeypatch):
     """A tool raising ``RuntimeError`` that quotes ``OPENAI_API_KEY`` (a client of its own failing): the result
     the model reads, the ``tool_end`` event and the run log show no key."""
@@ -317,6 +313,16 @@ def test_a_tool_exception_quoting_the_api_key_is_masked(tmp_path, monkeypatch):
     result, events, rows = _failing_tool_run(tmp_path, lambda: f"auth {os.environ['OPENAI_API_KEY']} refused")
     for text in (result.content, result.error, *events, *rows):
         assert KEY not in text
+    assert "auth *** refused" in result.content
+
+
+def test_a_tool_exception_keeps_environment_values_that_are_not_secrets(tmp_path, monkeypatch):
+    """A tool error quoting a value of ``PWD`` or of a variable whose name is not secret (``DB_HOST``) keeps it: the
+    environment masking is by the secret-name rule, not every variable."""
+    monkeypatch.setenv("DB_HOST", "db-primary.internal")
+    monkeypatch.setenv("PWD", "/srv/app/current")
+    result, _, _ = _failing_tool_run(tmp_path, lambda: "cannot reach db-primary.internal from /srv/app/current")
+    assert "cannot reach db-primary.internal from /srv/app/current" in result.content
 
 
 # -- MCP -----------------------------------------------------------------------------------------------------------

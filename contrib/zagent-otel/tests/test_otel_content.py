@@ -100,7 +100,7 @@ def test_a_large_inline_file_keeps_its_size_and_digest_not_its_bytes(make_kernel
 def test_the_shells_working_directories_are_not_taken_for_secrets(monkeypatch):
     """``PWD`` and ``OLDPWD`` end like a password's name but hold folders: a span's text keeps the folder, while a
     real ``DB_PWD`` is still masked."""
-    from zagent_otel.content import env_secrets
+    from zagent.agentkit.secrets import env_secrets
 
     monkeypatch.setenv("PWD", "/home/alice/project")
     monkeypatch.setenv("OLDPWD", "/home/alice")

@@ -2,7 +2,7 @@
 
 ``messages_json`` gives ``gen_ai.input.messages``/``gen_ai.output.messages`` (inline data over ``MAX_BLOB_BYTES``
 keeps only type, size and digest); ``masked`` turns values under secret-looking keys, ``zagent.Secret``
-objects and secret environment values (``env_secrets()``) into ``"***"``.
+objects and secret environment values (``zagent.agentkit.secrets.env_secrets()``) into ``"***"``.
 """
 
 from __future__ import annotations
@@ -20,17 +20,6 @@ MASK = "***"
 #: inline image/file bytes up to this size are recorded (base64); larger ones by size and digest only
 MAX_BLOB_BYTES = 64 * 1024
 _json = msgspec.json.Encoder(enc_hook=lambda value: MASK if isinstance(value, Secret) else repr(value))
-
-
-def env_secrets() -> list[str]:
-    """Values of environment variables whose names look secret (at least 6 characters); the shell's working
-    directories (``PWD``, ``OLDPWD``) are not secrets, though their names end like a password's."""
-    import os
-
-    return [v for k, v in os.environ.items() if k not in _SHELL_DIRS and looks_secret(k) and len(v) >= 6]
-
-
-_SHELL_DIRS = frozenset({"PWD", "OLDPWD"})
 
 
 def masked(value: Any, secrets: Iterable[str] = ()) -> Any:

@@ -244,7 +244,7 @@ class ContentCapture:
     """Opt-in: prompts, replies, tool arguments and results on the spans (masked). Runs last of the rails."""
 
     def __init__(self, observer: SpanObserver):
-        from .content import env_secrets
+        from zagent.agentkit.secrets import env_secrets
 
         self.observer = observer
         self.secrets = env_secrets()

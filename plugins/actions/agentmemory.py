@@ -10,8 +10,11 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 
-from zagent import run_sync
+from zagent import ConfigError, run_sync
 from zagent.types import Message
+
+#: what long-term memory calls on its store (``zagent.contracts.MemoryStore``)
+MESSAGE_STORE_METHODS = ("aadd", "alast", "asearch", "aclear", "clear")
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -72,7 +75,17 @@ class AgentMemory:
         if self._ltm is None:
             opts = dict(self.long_term_memory or {})
             opts.pop("session", None)
-            self._ltm = self.kernel.memory(opts.pop("name", "sqlite"), **opts)
+            name = opts.pop("name", "sqlite")
+            store = self.kernel.memory(name, **opts)
+            missing = [m for m in MESSAGE_STORE_METHODS if not callable(getattr(store, m, None))]
+            if missing:  # e.g. the run log, or a checkpoint store: never written to as messages
+                close = getattr(store, "close", None)
+                if callable(close):
+                    close()
+                raise ConfigError(f"agent {self.name!r}: long_term_memory {name!r} is not a message store (it has "
+                                  f"no {', '.join(missing)}); name one that keeps messages, such as 'sqlite' or "
+                                  "'inprocess'")
+            self._ltm = store
         return self._ltm
 
     def clear_memory(self, *, long_term: bool = False) -> None:

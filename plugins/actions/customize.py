@@ -98,6 +98,10 @@ class CustomizeAgent(Agent):
                 long_term[key] = check_spec_path(long_term[key], f"long_term_memory.{key}",
                                                  (".db", ".sqlite", ".sqlite3") if key == "path" else (),
                                                  kernel=kernel)
+        ltm_name = (long_term or {}).get("name", "sqlite")
+        if spec.use_long_term_memory and (not isinstance(ltm_name, str) or kernel.find("memory", ltm_name) is None):
+            raise ConfigError(f"agent {spec.name!r}: long_term_memory name {ltm_name!r} is not a memory backend "
+                              f"(registered: {', '.join(kernel.names('memory')) or 'none'}); is its plugin loaded?")
         agent_config = dict(spec.agent_config)
         check_rails(agent_config.get("rails"), "agent_config.rails")
         if isinstance(agent_config.get("rails"), dict):  # an approver import path: resolved now, under the trust

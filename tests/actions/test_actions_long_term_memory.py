@@ -60,3 +60,29 @@ def test_sessions_keep_long_term_memories_apart(kernel, tmp_path):
     assert agents["alice"].namespace.startswith("QA@") and agents["alice"].namespace.endswith("/alice")
     assert [m.content for m in agents["alice"].recall("hello")] == ['{"answer":"hello alice"}']
     assert [m.content for m in agents["bob"].recall("hello")] == ['{"answer":"hello bob"}']
+
+
+def test_long_term_memory_naming_an_unknown_backend_is_refused_when_the_agent_is_built(kernel):
+    """A spec whose ``long_term_memory`` names no registered memory backend fails at ``kernel.agent``, naming the
+    registered ones, not at the first run."""
+    import pytest
+    from zagent import ConfigError
+
+    kernel.add_plugin("zagent.plugins.memory")
+    with pytest.raises(ConfigError, match=r"long_term_memory name 'sqlit' is not a memory backend \(registered: .*sqlite"):
+        kernel.agent(qa_spec(use_long_term_memory=True, long_term_memory={"name": "sqlit"}))
+
+
+def test_long_term_memory_naming_a_store_that_keeps_no_messages_is_refused(kernel, tmp_path):
+    """``long_term_memory: {"name": "runlog"}`` (a memory backend, but not a message store) stops the run with a
+    ``ConfigError`` saying so, before any message is written to it."""
+    import pytest
+    from zagent import ConfigError
+
+    kernel.add_plugin("zagent.plugins.runlog")
+    kernel.config["spec_paths"] = [str(tmp_path)]
+    agent = kernel.agent(qa_spec(use_long_term_memory=True,
+                                 long_term_memory={"name": "runlog", "path": str(tmp_path / "logs.db")}))
+    agent.llm = kernel.llm("scripted:a", replies=["x"])
+    with pytest.raises(ConfigError, match="long_term_memory 'runlog' is not a message store"):
+        agent(question="q")

@@ -14,7 +14,7 @@ import msgspec
 
 from .._runs.context import RunContext
 from ..errors import ToolError
-from .._trust.limits import MAX_DEPTH, data_problem, json_depth
+from .._trust.limits import MAX_DEPTH, data_problem, json_depth, non_finite
 from .schemaargs import check_arguments, schema_type
 from ..types import ToolSpec
 
@@ -117,12 +117,18 @@ class Tool:
                     if isinstance(required, list) else []
                 if missing:  # said as for any zagent tool, naming every missing one (msgspec names the first)
                     raise msgspec.ValidationError("missing required argument(s) " + ", ".join(map(repr, missing)))
-                return check_arguments(arguments, self._schema_checker())
-            obj: Any = msgspec.convert(arguments, self.args_type, strict=False)
+                kwargs: dict[str, Any] = check_arguments(arguments, self._schema_checker())
+            else:
+                obj: Any = msgspec.convert(arguments, self.args_type, strict=False)
+                kwargs = {f: getattr(obj, f) for f in obj.__struct_fields__}
         except msgspec.ValidationError as exc:
             raise ArgumentsError(f"invalid arguments for tool {self.name!r}: {exc}. Call it again with arguments "
                                  f"matching this schema: {msgspec.json.encode(self.parameters).decode()}") from None
-        return {f: getattr(obj, f) for f in obj.__struct_fields__}
+        where = non_finite(kwargs)  # "NaN" or "inf" converted to a float: comparisons with it are all false
+        if where is not None:
+            raise self._refused(f"at {where}: NaN or an infinite number, which JSON does not have; send a finite "
+                                "number")
+        return kwargs
 
     def _schema_checker(self) -> Any:
         if self._checker is None:

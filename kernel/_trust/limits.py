@@ -119,6 +119,28 @@ def _step(key: Any) -> str:
     return f"[{key!r}]" if isinstance(key, str) else f"[{key}]"
 
 
+def non_finite(value: Any) -> Optional[str]:
+    """Where ``value`` (converted tool arguments: dicts, lists, structs) holds a NaN or an infinity, as ``a.b[3]``
+    (``None``: nowhere). A lax conversion makes them from the strings ``"NaN"`` and ``"inf"``; every comparison
+    with NaN is false, so a tool's own range check would let it through."""
+    stack: list[tuple[Any, Any]] = [(value, None)]
+    while stack:
+        item, path = stack.pop()
+        kind = type(item)
+        if kind is float:
+            if item != item or item in (float("inf"), float("-inf")):
+                return _where(path)[3:-2] or "the value"
+        elif kind is dict:
+            stack.extend((v, (path, k)) for k, v in item.items())
+        elif kind is list or kind is tuple:
+            stack.extend((v, (path, i)) for i, v in enumerate(item))
+        elif hasattr(item, "__struct_fields__"):
+            stack.extend((getattr(item, f), (path, f)) for f in item.__struct_fields__)
+        elif kind.__name__ == "Decimal" and not item.is_finite():
+            return _where(path)[3:-2] or "the value"
+    return None
+
+
 def bounded_arguments(arguments: Any) -> Any:
     """Tool-call ``arguments``, a dict nested past ``MAX_DEPTH`` (or otherwise a ``data_problem``) as its JSON text."""
     if not isinstance(arguments, dict) or data_problem(arguments, max_items=MAX_ITEMS) is None:

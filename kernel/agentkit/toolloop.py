@@ -7,6 +7,8 @@ asks once and reads the reply into a ``ToolTurn`` (calls with unique ids, malfor
 
 from __future__ import annotations
 
+import html
+import re
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterator, Optional, Protocol, Sequence
 
@@ -77,13 +79,28 @@ def results_messages(results: Sequence[ToolResult], *, native: bool, feedback: s
     user message with every result and then ``feedback`` (the malformed-call text) in prompt mode."""
     if native:
         return [r.to_message() for r in results]
-    parts = [
-        f'<tool_result name="{r.name}" id="{r.call_id}" state="{r.state}">\n{r.content}\n</tool_result>'
+    parts = [  # model-chosen names and ids, and tool output, cannot close or forge a block (docs/security.md, 7)
+        f'<tool_result name="{_attr(r.name)}" id="{_attr(r.call_id)}" state="{r.state}">\n'
+        f'{_defused(r.content)}\n</tool_result>'
         for r in results
     ]
     if feedback:
         parts.append(feedback)
     return [Message(role="user", content="\n".join(parts))]
+
+
+def _attr(text: str) -> str:
+    """``text`` escaped for a double-quoted attribute (``"``, ``<``, ``>``, ``&``)."""
+    return html.escape(text or "", quote=True)
+
+
+def _defused(text: Optional[str]) -> str:
+    """``text`` with each ``<tool_result``/``</tool_result`` (any case) written ``&lt;...``: it cannot end its block."""
+    text = text or ""
+    return _MARKER.sub(lambda m: "&lt;" + m.group()[1:], text) if "<" in text else text
+
+
+_MARKER = re.compile(r"</?tool_result", re.IGNORECASE)
 
 
 def text_call_fallback(fmt: TextToolFormat, reply: Message, tools: Sequence[_Named],

@@ -75,11 +75,12 @@ class SharedHistory:
 
 
 def render_transcript(messages: Iterable[ChatMessage], *, limit: Optional[int] = None) -> str:
-    """The history as plain text, one ``Speaker: content`` block per message (last ``limit`` only)."""
+    """The history as plain text, one ``Speaker: content`` block per message (last ``limit`` only). A message's
+    later lines are indented, so a reply cannot start a line that reads as another speaker's turn."""
     items = list(messages)
     if limit is not None:
         items = items[-limit:]
-    return "\n\n".join(f"{m.speaker}: {m.content}" for m in items)
+    return "\n\n".join(f"{m.speaker}: " + "\n  ".join(m.content.splitlines()) for m in items)
 
 
 def as_chat_messages(messages: Iterable[ChatMessage], me: str) -> list[Message]:
@@ -89,7 +90,8 @@ def as_chat_messages(messages: Iterable[ChatMessage], me: str) -> list[Message]:
         if m.speaker == me:
             out.append(Message(role="assistant", content=m.content))
         else:
-            out.append(Message(role="user", content=f"{m.speaker}: {m.content}", name=_safe_name(m.speaker)))
+            out.append(Message(role="user", content=f"{m.speaker}: " + "\n  ".join(m.content.splitlines()),
+                               name=_safe_name(m.speaker)))  # indented: a line cannot fake another speaker
     return out
 
 

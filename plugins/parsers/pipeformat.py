@@ -13,7 +13,7 @@ from zagent.providerkit import new_call_id
 from zagent.types import ToolCall, ToolSpec
 
 from .toolcalls import Extraction, ToolCallError, extract
-from .toolformats import ToolCallFormat
+from .toolformats import ToolCallFormat, error_lines
 
 _LINE = re.compile(r"^[ \t]*TOOL:[ \t]*(?P<body>[^\n]*)$", re.MULTILINE)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,127}")
@@ -79,8 +79,7 @@ class PipeFormat(ToolCallFormat):
         return self.extract(text).calls
 
     def feedback(self, errors: Any) -> str:
-        lines = [f"- {e.message}: {e.raw[:300]}" for e in errors]
-        return ("Some tool calls could not be read:\n" + "\n".join(lines)
+        return ("Some tool calls could not be read:\n" + error_lines(errors)
                 + f"\nWrite each call on its own line exactly like this:\n{self.call_example}")
 
     def _render_tools(self, specs: list[ToolSpec]) -> str:

@@ -16,7 +16,7 @@ from zagent.providerkit import new_call_id
 from zagent.types import ToolCall, ToolSpec
 
 from .toolcalls import Extraction, ToolCallError, extract
-from .toolformats import NO_TOOL, ToolCallFormat, _clip, _encode, _function
+from .toolformats import NO_TOOL, ToolCallFormat, _encode, _function, error_lines
 
 #: replies longer than this are not read as Python calls (ast's cost grows with the text)
 MAX_TEXT = 100_000
@@ -300,6 +300,5 @@ class PyCallFormat(ToolCallFormat):
         return render(calls)
 
     def feedback(self, errors: Any) -> str:
-        lines = [f"- {e.message}: {_clip(e.raw)}" for e in errors]
-        return ("Some tool calls could not be read:\n" + "\n".join(lines)
+        return ("Some tool calls could not be read:\n" + error_lines(errors)
                 + f"\nWrite the calls exactly like this, with literal values:\n{self.call_example}")

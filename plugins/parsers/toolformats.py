@@ -67,8 +67,7 @@ class ToolCallFormat:
 
     def feedback(self, errors: Iterable[ToolCallError]) -> str:
         """A message telling the model which calls were malformed and how to write them."""
-        lines = [f"- {e.message}: {_clip(e.raw)}" for e in errors]
-        return ("Some tool calls could not be read:\n" + "\n".join(lines)
+        return ("Some tool calls could not be read:\n" + error_lines(errors)
                 + f"\nWrite each call exactly like this, with valid JSON:\n{self.call_example}")
 
     def render_calls(self, calls: Sequence[ToolCall], text: str = "") -> str:
@@ -161,6 +160,20 @@ class FencedFormat(ToolCallFormat):
 
 def _call_obj(call: ToolCall) -> dict[str, Any]:
     return {"id": call.id, "name": call.name, "arguments": call.arguments}
+
+
+#: the most malformed calls one feedback message lists (a reply of thousands would be echoed whole)
+MAX_SHOWN_ERRORS = 20
+
+
+def error_lines(errors: Iterable[ToolCallError]) -> str:
+    """One ``- message: call`` line per malformed call, the first ``MAX_SHOWN_ERRORS`` only, then how many more."""
+    errors = list(errors)
+    lines = [f"- {e.message}: {_clip(e.raw)}" for e in errors[:MAX_SHOWN_ERRORS]]
+    if len(errors) > MAX_SHOWN_ERRORS:
+        lines.append(f"- ... and {len(errors) - MAX_SHOWN_ERRORS:,} more malformed calls, not shown; make fewer "
+                     "calls per reply, each written as below")
+    return "\n".join(lines)
 
 
 def _clip(text: str, limit: int = 300) -> str:

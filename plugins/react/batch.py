@@ -17,7 +17,7 @@ from zagent.types import ToolCall, ToolResult
 
 from .ends import RunEnds
 from .state import StepResult
-from .step import CLARIFY
+from .step import CLARIFY, clarifies
 
 
 class ToolBatches(RunEnds):
@@ -78,7 +78,7 @@ class ToolBatches(RunEnds):
 
     async def _run_and_record(self, call: ToolCall) -> None:
         started = time.perf_counter()
-        if call.name == CLARIFY.name:
+        if call.name == CLARIFY.name and clarifies(self):  # not offered: the kernel blocks it
             result = ToolResult(call_id=call.id, name=call.name, state="error", error="mixed with tool calls",
                                 content="Error: ask_clarification must be the only call of a reply; the other "
                                         "calls ran. Ask again on its own if you still need the user's answer.")

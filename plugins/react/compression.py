@@ -84,10 +84,11 @@ def split_for_compression(messages: Sequence[Message], keep_recent: int) -> tupl
 
 
 def transcript(messages: Sequence[Message], max_chars: int = MAX_CHARS_PER_MESSAGE) -> str:
-    """The messages as plain text for the summariser (long contents shortened)."""
+    """The messages as plain text for the summariser (long contents shortened; a message's later lines indented,
+    so a tool result cannot start a line that reads as a user's turn)."""
     lines = []
     for m in messages:
-        text = _shorten(m.content or "", max_chars)
+        text = "\n  ".join(_shorten(m.content or "", max_chars).splitlines())
         if m.role == "tool":
             lines.append(f"[tool result of {m.name or m.tool_call_id}]: {text}")
             continue

@@ -105,7 +105,8 @@ class Handoffs:
             pending = ctx.stash.get(_PENDING)
             if pending is None or pending.loop is None:
                 raise ToolError(f"{name} only works inside a handoff run (zagent.plugins.react.Handoffs)")
-            pending.target, pending.reason = target, str(reason)[:2000]
+            # one line: it goes into the user's turn for the target, where a line break could fake a turn
+            pending.target, pending.reason = target, " ".join(str(reason).split())[:2000]
             pending.loop.abort()  # this agent's run ends here; the target takes the conversation
             return f"transferred to {target}"
 

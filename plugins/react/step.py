@@ -115,15 +115,12 @@ class Steps(RunEnds):
         core = self._tool_loop
         if tools:
             await core.prepare(self.llm)
-        clarify = self.allow_clarification
-        # prompt mode: the model asks in plain text (why: docs/architecture.md (Design notes, plugins/react/loop.py))
-        if clarify is None:
-            clarify = self.llm.profile.native_tools
+        clarify = clarifies(self)
         offer = core.offer(self.llm, tools, [CLARIFY] if clarify else [])
         self._ctx.offered_tools = offer.names  # the kernel blocks any other name
         turn = await core.turn(self.llm, offer, self._running.messages, self._ctx, ask=self._ask_abortable,
                                stream=self.on_text is not None, **(bound(self.llm, TOOL) if offer.specs else {}))
-        decision = _decision(turn.calls, turn.text)
+        decision = _decision(turn.calls, turn.text, clarify)
         if decision.action == "use_tool" and not turn.errors and offer.prompt_tools is not None:
             decision = _echo_answer(decision, turn.text, self._running.steps) or decision
         if turn.errors:
@@ -197,10 +194,18 @@ def _provider_error(exc: Optional[BaseException]) -> Optional[ProviderError]:
     return exc
 
 
-def _decision(calls: list[ToolCall], text: str) -> Decision:
+def clarifies(loop: Any) -> bool:
+    """Whether ``loop`` offers ``ask_clarification`` (``allow_clarification``; ``None``: in native mode only)."""
+    clarify = loop.allow_clarification
+    # prompt mode: the model asks in plain text (why: docs/architecture.md (Design notes, plugins/react/loop.py))
+    return bool(loop.llm.profile.native_tools if clarify is None else clarify)
+
+
+def _decision(calls: list[ToolCall], text: str, offered: bool = True) -> Decision:
     """Tool calls win over a clarification asked in the same reply (that call is answered with a
-    note, so every call of the assistant message gets its result)."""
-    clarify = [c for c in calls if c.name == CLARIFY.name]
+    note, so every call of the assistant message gets its result). Not ``offered``, ``ask_clarification``
+    is a call like any other (the kernel blocks it: it was not offered)."""
+    clarify = [c for c in calls if c.name == CLARIFY.name] if offered else []
     if clarify and len(clarify) == len(calls):
         args = clarify[0].arguments if isinstance(clarify[0].arguments, dict) else {}
         questions = args.get("questions") or []

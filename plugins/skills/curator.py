@@ -246,7 +246,8 @@ def tool_sequence(record: dict[str, Any]) -> list[str]:
 
 
 def render_trajectory(record: dict[str, Any]) -> str:
-    """A compact transcript for the model: status, steps, then every turn but the system prompt."""
+    """A compact transcript for the model: status, steps, then every turn but the system prompt (a turn's later
+    lines indented, so a tool result cannot start a line that reads as another turn)."""
     steps = record.get("steps") or []
     errors = sum(1 for s in steps if s.get("is_error") or s.get("is_blocked"))
     calls = sum(1 for s in steps if s.get("tool"))
@@ -258,7 +259,7 @@ def render_trajectory(record: dict[str, Any]) -> str:
         value = str(turn.get("value") or "")
         if len(value) > MAX_VALUE:
             value = value[:MAX_VALUE] + "…"
-        lines.append(f"[{turn.get('from')}] {value}")
+        lines.append(f"[{turn.get('from')}] " + "\n  ".join(value.splitlines()))  # a turn cannot start a line
     return "\n".join(lines)
 
 

@@ -214,7 +214,7 @@ def test_positional_only_parameter_is_refused():
         Tool.from_function(g)
 
 
-TYPES = {int: ("integer", st.integers()), str: ("string", st.text()), float: ("number", st.floats(allow_nan=False)),
+TYPES = {int: ("integer", st.integers()), str: ("string", st.text()), float: ("number", st.floats(allow_nan=False, allow_infinity=False)),
          bool: ("boolean", st.booleans())}
 param_lists = st.lists(
     st.tuples(st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(lambda n: not keyword.iskeyword(n)),

@@ -53,6 +53,8 @@ class ServerConnection:
         self._http_refusal: Optional[str] = None  # "HTTP 401 Unauthorized ..." of the last refused request
         self._ready: Optional[asyncio.Future[list[dict[str, Any]]]] = None  # the connect in progress, failed early by junk on stdout
         self._too_large: Optional[str] = None  # why the server was cut off: a message over max_message_bytes
+        self._refresh: Optional[asyncio.Task[None]] = None  # the tool list being read again after list_changed
+        self._relist = False  # list_changed came while it was read: read once more after (a burst costs two reads)
         #: called (on the runtime's loop) after the server said its tool list changed and it was read again
         self.on_tools_changed: Optional[Callable[["ServerConnection"], None]] = None
 
@@ -150,7 +152,18 @@ class ServerConnection:
                 log.warning("MCP server %r wrote something that is not JSON-RPC: %s", self.config.name, text)
             return
         if _method_of(message) == "notifications/tools/list_changed":
-            asyncio.get_running_loop().create_task(self._refresh_tools(), name=f"zagent-mcp-refresh:{self.config.name}")
+            if self._refresh is not None and not self._refresh.done():
+                self._relist = True
+                return
+            self._refresh = asyncio.get_running_loop().create_task(
+                self._refresh_coalesced(), name=f"zagent-mcp-refresh:{self.config.name}")
+
+    async def _refresh_coalesced(self) -> None:
+        """Read the tool list again, and once more while notifications came during a read (never one per notification)."""
+        self._relist = True
+        while self._relist:
+            self._relist = False
+            await self._refresh_tools()
 
     async def _refresh_tools(self) -> None:
         session = self._session

@@ -205,6 +205,12 @@ class McpRuntime:
         if name in seen:
             self._skip(f"{server}: tool {original!r} is skipped: its name {name!r} is already taken")
             return None
+        sep = self.settings.separator  # with "_" or "-", server "web"'s "search_x" would be server "web_search"'s "x"
+        owner = max((s for s in self.connections if name.startswith(s + sep)), key=len, default=server)
+        if owner != server:
+            self._skip(f"{server}: tool {original!r} is skipped: its name {name!r} is in the namespace of server "
+                       f"{owner!r}; rename the tool or the server, or use another name_separator")
+            return None
         annotations = spec.get("annotations") or {}
         retry_safe = bool(annotations.get("readOnlyHint") or annotations.get("idempotentHint"))
         runtime = self

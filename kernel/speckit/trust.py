@@ -24,8 +24,8 @@ from ..errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
-__all__ = ["HOW_TO_TRUST", "NO_TRUST", "NotImported", "Trust", "as_trust", "current_trust", "dubious_folder",
-           "import_path", "load", "resolve", "trusted_name", "trusting"]
+__all__ = ["HOW_TO_TRUST", "NO_TRUST", "NotImported", "Trust", "as_trust", "current_trust", "dubious_file", "dubious_folder",
+           "for_named_file", "import_path", "load", "resolve", "trusted_name", "trusting"]
 
 HOW_TO_TRUST = ("trust it: Kernel(config={'trusted_imports': ['<module pattern>']}) or k.agent(spec, trust=True) "
                 "in Python; on the command line, keep the module next to the spec file or pass --trust")
@@ -44,11 +44,52 @@ class Trust:
 
     @classmethod
     def for_file(cls, path: "str | os.PathLike[str]", *, everything: bool = False, dry: bool = False) -> "Trust":
-        """The CLI's trust for a spec file: its folder (everything with ``--trust``), unless ``dubious_folder``."""
-        folder = os.path.dirname(os.path.realpath(os.fspath(path)))
+        """The CLI's trust for a spec file: its folder (everything with ``--trust``), unless ``dubious_folder``
+        or ``dubious_file`` (others could have written the spec)."""
+        real = os.path.realpath(os.fspath(path))
+        trust = cls.for_folder(os.path.dirname(real), everything=everything, dry=dry)
+        problem = dubious_file(real)
+        return attrs.evolve(trust, folders=(), refused=(*trust.refused, problem)) if problem else trust
+
+    @classmethod
+    def for_folder(cls, folder: str, *, everything: bool = False, dry: bool = False) -> "Trust":
+        """Modules in ``folder`` (e.g. the working directory, for the user's own flags), searched first, unless
+        ``dubious_folder``: a folder others can write is never searched, even with ``everything``."""
+        folder = os.path.realpath(folder)
         problem = dubious_folder(folder)
         return cls(everything=everything, folders=() if problem else (folder,), dry=dry,
                    refused=(problem,) if problem else ())
+
+
+def dubious_file(path: str) -> Optional[str]:
+    """Why the folder of the spec file ``path`` must not be trusted for it (``None``: it may): other users could
+    have written the file, so what it names is not the user's choice."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    how = (f"Make it yours alone (chmod go-w), or trust its folder explicitly in Python: "
+           f"Trust(folders=({os.path.dirname(path)!r},))")
+    if st.st_mode & stat.S_IWOTH:
+        return (f"the spec file {path} can be written by other users (mode {stat.S_IMODE(st.st_mode):o}), so the "
+                f"modules next to it are not trusted for it. {how}")
+    if hasattr(os, "getuid") and st.st_uid not in (os.getuid(), 0):
+        return (f"the spec file {path} is owned by another user (uid {st.st_uid}), so the modules next to it are "
+                f"not trusted for it (other users could have written it). {how}")
+    return None
+
+
+def for_named_file(path: str, trust: Trust) -> Trust:
+    """``trust`` for a spec file read on another's behalf (an agent file a spec names, a stored agent), unless other
+    users could have written it (the file or its folder): then none of it, saying why."""
+    real = os.path.realpath(path)
+    if not (trust.everything or trust.folders) or not (dubious_file(real) or dubious_folder(os.path.dirname(real))):
+        return trust
+    return Trust(dry=trust.dry, refused=(f"the agent file {real} can be written by other users (it or its folder), so "
+                                         "the trust given to the spec or command naming it does not reach it; make "
+                                         "both yours alone (chmod go-w)",))
 
 
 def dubious_folder(folder: str) -> Optional[str]:
@@ -115,12 +156,15 @@ def trusting(trust: "Trust | bool | None") -> Iterator[Trust]:
         _current.reset(token)
 
 
-def load(module: str, attr: str, value: str, key: str, search: Sequence[str]) -> Any:
+def load(module: str, attr: str, value: str, key: str, search: Sequence[str], *, within: Sequence[str] = ()) -> Any:
     """Import ``module`` (``search`` put first on ``sys.path`` meanwhile) and get ``attr`` from it; failures
-    are ``ConfigError``s naming ``key`` and ``value`` with file and line."""
+    are ``ConfigError``s naming ``key`` and ``value`` with file and line. ``within``: each submodule on the way
+    must be found in these folders, checked before it is imported."""
     added = [d for d in search if d not in sys.path]
     sys.path[:0] = added
     try:
+        if within:
+            _check_found(module, within, value, key)
         return import_attr(module, attr, value, key)
     finally:
         for d in added:
@@ -166,10 +210,46 @@ def resolve(value: Any, *, key: str, kernel: Optional["Kernel"] = None, trust: O
         why = "".join(f" ({r})" for r in trust.refused)
         raise ConfigError(f"{key} {value!r} in the spec is not trusted, so it was not imported (a spec file "
                           f"is data; naming code in it runs that code){why}; {HOW_TO_TRUST}")
-    obj = load(module, attr, value, key, search)
-    if folders and not (trust.everything or trusted_name(module, kernel)):
+    if not trust.everything and any(p.startswith("__") for p in attr.split(".")):
+        raise ConfigError(f"{key} {value!r} in the spec is not trusted: it names a dunder attribute, which reaches "
+                          f"past what the module defines (its globals, its imports); name a public function; "
+                          f"{HOW_TO_TRUST}")
+    by_folder = bool(folders) and not (trust.everything or trusted_name(module, kernel))
+    obj = load(module, "", value, key, search, within=folders if by_folder else ())
+    if by_folder:
         _check_landed(module, folders, value, key)
+    return _walk(obj, module, attr, value, key, None if trust.everything else (kernel, folders))
+
+
+def _walk(obj: Any, module: str, attr: str, value: str, key: str, check: Any) -> Any:
+    """``attr`` (dotted) of the trusted ``module``; with ``check`` (``(kernel, folders)``), refused when a step is
+    another module, or the end is a function or class of one, that is not trusted itself."""
+    import inspect
+
+    for part in attr.split("."):
+        obj = _get(obj, module, attr, part, value, key)
+        if check is None:
+            continue
+        owner = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None) if (
+            inspect.isroutine(obj) or inspect.isclass(obj)) else None
+        if isinstance(owner, str) and owner != module and not _trusted_module(owner, *check):
+            raise ConfigError(f"{key} {value!r} in the spec is not trusted: {part!r} is code of module {owner!r}, "
+                              f"which {module!r} imports but which is not trusted itself, so it was not used; "
+                              f"name that module's function directly, or {HOW_TO_TRUST}")
     return obj
+
+
+def _get(obj: Any, module: str, attr: str, part: str, value: str, key: str) -> Any:
+    try:
+        return getattr(obj, part)
+    except AttributeError:
+        raise ConfigError(f"cannot import {key} {value!r}: module {module!r} has no attribute {attr!r}") from None
+
+
+def _trusted_module(name: str, kernel: Optional["Kernel"], folders: Sequence[str]) -> bool:
+    """Is the (imported) module ``name`` trusted by ``trusted_imports`` or loaded from one of ``folders``?"""
+    mod = sys.modules.get(name)
+    return trusted_name(name, kernel) or bool(folders and _file_in(getattr(mod, "__file__", None), folders))
 
 
 def trusted_name(module: str, kernel: Optional["Kernel"]) -> bool:
@@ -197,6 +277,12 @@ def _in_folders(module: str, folders: Sequence[str]) -> bool:
     found = importlib.machinery.PathFinder.find_spec(top, list(folders))
     if found is None:
         return False
+    if found.origin in (None, "namespace") and found.submodule_search_locations:
+        portion = next(iter(found.submodule_search_locations))
+        raise ConfigError(f"module {module!r} is next to the spec, but {portion} is a namespace package (a folder "
+                          "without __init__.py): Python joins it with same-named folders anywhere on sys.path, and a "
+                          f"module {top!r} elsewhere wins over it, so it was not imported. Add an __init__.py to "
+                          f"{portion}, or {HOW_TO_TRUST}")
     where = found.origin if found.origin not in (None, "namespace") else next(iter(found.submodule_search_locations or []), None)
     if where and found.submodule_search_locations and found.origin not in (None, "namespace"):
         if _writable_by_others(os.path.dirname(where)):  # a package folder anyone can add a module to
@@ -262,6 +348,26 @@ def _writable_by_others(path: str) -> bool:
         return False
     me = os.getuid() if hasattr(os, "getuid") else None
     return bool(st.st_mode & stat.S_IWOTH) or (me is not None and st.st_uid not in (me, 0))
+
+
+def _check_found(module: str, folders: Sequence[str], value: str, key: str) -> None:
+    """Each package of ``module`` below the top one, and the module, is found in ``folders`` by the real import
+    (its parent imported, searched along the parent's ``__path__``, which ``pkgutil.extend_path`` may widen),
+    checked before it is imported."""
+    parts = module.split(".")
+    for i in range(2, len(parts) + 1):
+        name = ".".join(parts[:i])
+        try:
+            found = importlib.util.find_spec(name)  # imports the parent only, checked one step before
+        except Exception:  # the import itself reports it, with file and line
+            return
+        if found is None:
+            return
+        places = [found.origin] if found.origin not in (None, "namespace") else list(found.submodule_search_locations or [])
+        if not places or not all(_file_in(p, folders) for p in places):
+            raise ConfigError(f"{key} {value!r}: module {name!r} would be imported from {places[0] if places else '?'}, "
+                              f"not from the spec's folder (its package's __path__ reaches further), so it was not "
+                              f"imported; {HOW_TO_TRUST}")
 
 
 def _check_landed(module: str, folders: Sequence[str], value: str, key: str) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 import msgspec
 from zagent.errors import ConfigError, ToolError
 from zagent.speckit import current_trust
+from zagent.speckit.trust import for_named_file
 from zagent.speckit.paths import check_spec_path
 from zagent import Tool
 
@@ -207,7 +208,7 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
                            for f in map(os.path.realpath, trust.folders))
         inner = Trust(everything=trust.everything, folders=(here,) if trusted_here else (), dry=trust.dry) \
             if trust.folders or trust.everything else trust
-        with trusting(inner), spec_file(path):  # its own identity: its relative paths lie next to it
+        with trusting(for_named_file(path, inner)), spec_file(path):  # its own identity: its relative paths lie next to it
             if spec.get("type", "customize") == "customize":
                 from .customize import CustomizeAgent
 

@@ -52,10 +52,10 @@ def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:
     import attrs
 
     base = Trust.for_file(args.chat_file)
-    folders = base.folders
-    if args.agents and os.path.isdir(args.agents):
-        folders += (os.path.realpath(args.agents),)
-    with trusting(attrs.evolve(base, everything=bool(args.trust), folders=folders)), \
+    if args.agents and os.path.isdir(args.agents):  # not a folder other users can write (dubious_folder)
+        agents = Trust.for_folder(args.agents)
+        base = attrs.evolve(base, folders=base.folders + agents.folders, refused=base.refused + agents.refused)
+    with trusting(attrs.evolve(base, everything=bool(args.trust))), \
             spec_file(args.chat_file):  # keeps why a folder was refused; its inline agents come from this file
         manager = AgentManager(kernel=kernel, storage=args.agents)
         chat = from_dict(data, kernel, manager=manager, llm=args.model, checkpoints=args.checkpoints,

@@ -20,6 +20,8 @@ import attrs
 import msgspec
 from zagent.errors import ConfigError, ZagentError
 from zagent.agentkit.files import write_atomic
+from zagent.speckit import current_trust, trusting
+from zagent.speckit.trust import for_named_file  # a stored agent others can write gets no trust
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -276,7 +278,9 @@ class AgentManager:
             if _is_db(where):
                 self._store(where).save(f"agent:{name}", 0, data, kind=SPEC_KIND, metadata={"name": name})
             else:
-                os.makedirs(where, exist_ok=True)
+                from zagent.agentkit.privatefiles import private_folder
+
+                private_folder(where)  # made 0700 (its files are 0600), as every folder zagent makes
                 _save_file(agent, data, os.path.join(where, _file_name(name)))
             saved.append(name)
         return saved
@@ -286,7 +290,8 @@ class AgentManager:
         where = self._where(source)
         if _is_db(where):
             store = self._store(where)
-            return [self.add_agent(_decode(store.latest(r.run_id)), llm=llm) for r in store.list(kind=SPEC_KIND)]
+            with trusting(for_named_file(where, current_trust())):
+                return [self.add_agent(_decode(store.latest(r.run_id)), llm=llm) for r in store.list(kind=SPEC_KIND)]
         if not os.path.isdir(where):
             raise ConfigError(f"agent directory {where!r} does not exist")
         files = sorted(f for f in os.listdir(where) if f.endswith((".json", ".yaml", ".yml")))
@@ -305,7 +310,8 @@ class AgentManager:
             found = self._store(where).latest(f"agent:{name}")
             if found is None:
                 raise ConfigError(f"agent {name!r} is not saved in {where!r}")
-            return self._build(_decode(found), llm)
+            with trusting(for_named_file(where, current_trust())):
+                return self._build(_decode(found), llm)
         for ext in (".json", ".yaml", ".yml"):
             path = os.path.join(where, _file_name(name, ext))
             if os.path.exists(path):
@@ -363,8 +369,8 @@ def _load_file(kernel: "Kernel", path: str) -> Any:
     if spec.get("type", "customize") == "customize" and kernel.find("agent_types", "customize") is not None:
         from zagent.plugins.actions import CustomizeAgent
 
-        return CustomizeAgent.load(path, kernel)
-    with spec_file(path):  # the file's identity: its relative paths lie next to it
+        return CustomizeAgent.load(path, kernel, trust=for_named_file(path, current_trust()))
+    with spec_file(path), trusting(for_named_file(path, current_trust())):  # its relative paths lie next to it
         return kernel.agent(spec)
 
 

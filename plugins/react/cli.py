@@ -66,7 +66,7 @@ def _agent(args: argparse.Namespace, kernel: "Kernel") -> Any:
 
     # --tools is the user's own flag: its import paths are trusted (searched in the working directory too)
     trust = (Trust.for_file(args.agent_file, everything=bool(args.trust)) if args.agent_file
-             else Trust(everything=bool(args.trust) or bool(args.tools), folders=(os.getcwd(),)))
+             else Trust.for_folder(os.getcwd(), everything=bool(args.trust) or bool(args.tools)))
     from zagent.speckit import spec_file
 
     with spec_file(args.agent_file):  # its relative paths lie next to it, and it is the agent's identity

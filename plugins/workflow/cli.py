@@ -101,10 +101,10 @@ def _trust(args: argparse.Namespace) -> Any:
     import attrs
 
     base = Trust.for_file(args.workflow_file)
-    folders = base.folders
-    if args.agents and os.path.isdir(args.agents):
-        folders += (os.path.realpath(args.agents),)
-    return attrs.evolve(base, everything=bool(args.trust), folders=folders)  # keeps why a folder was refused
+    if args.agents and os.path.isdir(args.agents):  # not a folder other users can write (dubious_folder)
+        agents = Trust.for_folder(args.agents)
+        base = attrs.evolve(base, folders=base.folders + agents.folders, refused=base.refused + agents.refused)
+    return attrs.evolve(base, everything=bool(args.trust))  # keeps why a folder was refused
 
 
 def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:

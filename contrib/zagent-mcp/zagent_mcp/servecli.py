@@ -45,7 +45,7 @@ def cmd_serve(args: argparse.Namespace, kernel: "Kernel") -> int:
     for path in args.agent:
         with trusting(Trust.for_file(path, everything=args.trust)):
             agents.append(_agent(kernel, path, load_spec_file))
-    with trusting(Trust(everything=True, folders=(os.getcwd(),))):  # --tool is the user's own flag
+    with trusting(Trust.for_folder(os.getcwd(), everything=True)):  # --tool is the user's own flag
         serve = McpServe(kernel, tools=args.tool, agents=agents, rails=rails, name=args.name)
     print(f"zagent mcp serve: {len(serve.tool_names)} tool(s): {', '.join(serve.tool_names)}", file=sys.stderr)
     if args.transport == "http":

@@ -6,6 +6,7 @@ write, anything but a regular file of the user's with one link (to read: anythin
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from typing import Union
@@ -19,7 +20,7 @@ _PathLike = Union[str, "os.PathLike[str]"]
 
 def private_folder(path: _PathLike) -> None:
     """Create the missing folders of ``path`` (a folder) with mode 0700; existing ones are left as they are."""
-    folder = os.path.abspath(os.fspath(path))
+    folder = _absolute(os.fspath(path))
     missing = []
     while folder and not os.path.isdir(folder):
         missing.append(folder)
@@ -32,7 +33,32 @@ def private_folder(path: _PathLike) -> None:
             os.mkdir(f, 0o700)
         except FileExistsError:
             continue
-        os.chmod(f, 0o700)  # whatever the umask
+        _chmod_made(f)  # whatever the umask
+
+
+def _absolute(path: str) -> str:
+    """``path`` made absolute without ``abspath``'s lexical ``..``: after a symlinked folder, ``..`` climbs from the
+    link's target, as the open will (``a/link/../b`` is not ``a/b``)."""
+    joined = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+    return joined.rstrip(os.sep) or os.sep
+
+
+def _chmod_made(folder: str) -> None:
+    """0700 for ``folder``, just made, through a descriptor: a link or file swapped in for it is refused, never
+    followed (``chmod`` by name would change the mode of whatever the link points to)."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    if not hasattr(os, "fchmod"):  # pragma: no cover  (Windows: modes mean little there)
+        os.chmod(folder, 0o700)
+        return
+    try:
+        fd = os.open(folder, flags)
+    except OSError:
+        raise ConfigError(f"the folder {folder!r} zagent just made was replaced (by a symlink or a file) before "
+                          "its mode was set; nothing was changed through it. Choose a folder only you can write") from None
+    try:
+        os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
 
 
 def check_private(path: _PathLike, *, reading: bool = False) -> bool:
@@ -78,18 +104,21 @@ def open_private(path: _PathLike, flags: int, *, reading: bool = False, what: st
     anything but a regular file is a ``ConfigError`` naming ``what`` and the kind of file it is."""
     p = os.fspath(path)
     if not reading:
-        private_folder(os.path.dirname(os.path.abspath(p)))
+        private_folder(os.path.dirname(_absolute(p)))
     # only a link check_private saw as the user's own is followed: one planted after the check is not
     nofollow = 0 if check_private(p, reading=reading) else getattr(os, "O_NOFOLLOW", 0)
-    nonblock = getattr(os, "O_NONBLOCK", 0) if reading else 0  # a planted FIFO must not hang the open
+    nonblock = getattr(os, "O_NONBLOCK", 0)  # a planted FIFO must not hang the open, to read or to write
     truncate = not reading and bool(flags & os.O_TRUNC)  # after the descriptor is checked, never before
     try:
         fd = os.open(p, (flags & ~os.O_TRUNC if truncate else flags) | nofollow | nonblock
                      | getattr(os, "O_CLOEXEC", 0), 0o600)
-    except OSError:
+    except OSError as exc:
         if nofollow and os.path.islink(p):
             raise ConfigError(f"{p!r} became a symlink while zagent opened it; it was not followed. Remove it "
                               "and choose a file in a folder only you can write") from None
+        if exc.errno == errno.ENXIO:  # a FIFO (no reader) or a device put there after the check
+            raise ConfigError(f"{what} {p!r} is a FIFO or a device, not a regular file; zagent writes only regular "
+                              "files. Choose a file in a folder only you can write") from None
         raise
     if reading:
         mode = os.fstat(fd).st_mode
@@ -98,8 +127,6 @@ def open_private(path: _PathLike, flags: int, *, reading: bool = False, what: st
             kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
             raise ConfigError(f"{what} {p!r} is {kind}, not a regular file; zagent reads only regular files (a FIFO "
                               "or a device could hang the read or never end). Name a regular file")
-        if nonblock:
-            os.set_blocking(fd, True)
     else:
         st = os.fstat(fd)
         me = os.getuid() if hasattr(os, "getuid") else None
@@ -110,6 +137,8 @@ def open_private(path: _PathLike, flags: int, *, reading: bool = False, what: st
                               "write")
         if truncate:
             os.ftruncate(fd, 0)
+    if nonblock:
+        os.set_blocking(fd, True)
     return fd
 
 
@@ -130,7 +159,7 @@ def touch_private(path: _PathLike) -> None:
     if os.path.lexists(p):
         check_private(p)
         return
-    if not os.path.isdir(os.path.dirname(os.path.abspath(p))):
+    if not os.path.isdir(os.path.dirname(_absolute(p))):
         return  # the caller's own error says the folder is missing
     os.close(open_private(p, os.O_RDWR | os.O_CREAT))
 

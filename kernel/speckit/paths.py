@@ -18,12 +18,14 @@ from .trust import current_trust, dubious_folder
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
-__all__ = ["PATH_OPTION_SUFFIXES", "allowed_folders", "check_option_paths", "check_spec_path",
+__all__ = ["PATH_OPTION_NAMES", "PATH_OPTION_SUFFIXES", "allowed_folders", "check_option_paths", "check_spec_path",
            "check_untrusted_options", "current_spec_file", "path_options", "relative_options", "spec_file",
            "spec_folders", "spec_origin", "spec_relative", "untrusted_options", "users_model"]
 
 #: option names that are paths whatever the provider declares (a future wrapper that forgets to declare)
-PATH_OPTION_SUFFIXES = ("_path", "_file", "_dir", "_folder", "_db")
+PATH_OPTION_SUFFIXES = ("_path", "_file", "_dir", "_folder", "_db", "_filename", "_directory", "_database")
+#: whole option names that are paths too (``file=``, ``dir=``, ``db=`` of a plugin's backend or wrapper)
+PATH_OPTION_NAMES = ("path", "file", "dir", "folder", "db", "filename", "directory", "database")
 
 HOW_TO_PLACE = ("keep the file in the spec's folder, list its folder in Kernel(config={'spec_paths': [...]}), set "
                 "the path in code or on the command line, or trust the spec (k.agent(spec, trust=True); "
@@ -86,8 +88,9 @@ def allowed_folders(kernel: Optional["Kernel"]) -> tuple[str, ...]:
 def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
                     kernel: Optional["Kernel"] = None) -> Any:
     """The path to use for ``value``: a relative one joined to the folder of the spec file being built (not the
-    cwd). Refused, unless the spec is trusted, when it does not end in ``suffixes`` (when given) or its real
-    location is outside ``allowed_folders(kernel)``. ``None`` and ``":memory:"`` as they are."""
+    cwd). Refused, unless the spec is trusted, when it or its real location does not end in ``suffixes`` (when
+    given) or its real location is outside ``allowed_folders(kernel)``; else that real location (links resolved).
+    ``None`` and ``":memory:"`` as they are."""
     if value is None or value == ":memory:":
         return value
     text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
@@ -107,7 +110,10 @@ def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
         where = f"inside {', '.join(folders)}" if folders else "(the spec has no folder and the app listed none)"
         raise ConfigError(f"{key} {text!r} in the spec is refused: it points to {real!r}, outside the folders a "
                           f"spec may name files in {where}; {HOW_TO_PLACE}")
-    return text
+    if suffixes and not real.lower().endswith(tuple(suffixes)):  # a link 't.jsonl' -> '.env' names '.env'
+        raise ConfigError(f"{key} {text!r} in the spec is refused: it is a link to {real!r}, which does not end in "
+                          f"{' or '.join(suffixes)}; {HOW_TO_PLACE}")
+    return real  # the real path: no '..' after a link for a lexical step (a folder made) to read otherwise
 
 
 def spec_relative(path: str) -> str:
@@ -125,7 +131,8 @@ def path_options(factory: Any, options: Mapping[str, Any]) -> dict[str, tuple[st
     declared: Mapping[str, Sequence[str]] = getattr(factory, "zagent_path_options", None) or {}
     found = {k: tuple(v) for k, v in declared.items() if options.get(k) is not None}
     for k, v in options.items():
-        if k not in found and v is not None and isinstance(k, str) and (k == "path" or k.endswith(PATH_OPTION_SUFFIXES)):
+        if k not in found and v is not None and isinstance(k, str) and (
+                k.lower() in PATH_OPTION_NAMES or k.lower().endswith(PATH_OPTION_SUFFIXES)):
             found[k] = ()
     return found
 

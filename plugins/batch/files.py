@@ -81,10 +81,19 @@ class Done(NamedTuple):
         return item.id in self.ids if item.id is not None else item.line in self.lines
 
 
-def _cut(path: str, size: int, read_fd: int) -> None:
+#: how every result line starts (``driver._head``): a line cut short starts so too, or is a start of one of these
+_RESULT_STARTS = (b'{"id":', b'{"line":')
+
+
+def _torn_result(raw: bytes) -> bool:
+    """Could ``raw``, a last line with no newline, be a result line cut short by a kill?"""
+    return raw.startswith(_RESULT_STARTS) or any(start.startswith(raw) for start in _RESULT_STARTS)
+
+
+def _cut(path: str, size: int, read_fd: int, torn: bytes, number: int) -> None:
     """Truncate results file ``path`` (the one open as ``read_fd``) to ``size`` bytes through a descriptor opened
     with ``open_private``: never another name of the user's file (a hard link), a planted link or a file swapped in
-    after it was read."""
+    after it was read, nor a file whose last line ``torn`` (line ``number``) is not the start of a result."""
     from zagent.agentkit.privatefiles import open_private
 
     fd = open_private(path, os.O_WRONLY)
@@ -93,6 +102,9 @@ def _cut(path: str, size: int, read_fd: int) -> None:
         if (written.st_dev, written.st_ino) != (read.st_dev, read.st_ino):
             raise ConfigError(f"the results file {path!r} was replaced while zagent read it; nothing was cut. Use "
                               "a file in a folder only you can write")
+        if not _torn_result(torn):  # never cut a file that is not a results file (a token, the inputs file)
+            raise ConfigError(f"{path} line {number} is not a batch result (its last line, with no newline, is not "
+                              "the start of one); nothing was cut. Use another --out file")
         os.ftruncate(fd, size)
     finally:
         os.close(fd)
@@ -128,7 +140,7 @@ class ResultsFile:
         with f:
             for number, raw in bounded_lines(f, f"the results file {self.path!r}"):
                 if not raw.endswith(b"\n"):  # a line cut by a kill mid-write: that item runs again
-                    _cut(self.path, end, f.fileno())
+                    _cut(self.path, end, f.fileno(), raw, number)
                     break
                 end += len(raw)
                 if not raw.strip():

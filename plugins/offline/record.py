@@ -1,8 +1,9 @@
 """Record real exchanges to JSONL and replay them offline: any real run becomes a deterministic test.
 
-``record:<provider>:<model>`` appends each call, secrets masked, to ``path`` (truncated at the first call);
-``replay:<name>`` answers from it in order with the recorded profile, raising ``ConfigError`` for a request unlike
-its record (unless ``match="order"``) or a call too many. Without ``path=`` both use ``default_path(model)``.
+``record:<provider>:<model>`` appends each call, secrets masked, to ``path`` (emptied at the first call; a file that
+is not a recording is refused); ``replay:<name>`` answers from it in order with the recorded profile, raising
+``ConfigError`` for a request unlike its record (unless ``match="order"``) or a call too many. Without ``path=`` both
+use ``default_path(model)``.
 """
 
 from __future__ import annotations
@@ -134,8 +135,17 @@ class RecordLLM(LLM):
         line = self._masker(_encoder.encode(entry).decode())
         from zagent.agentkit.privatefiles import open_private
 
-        mode = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if self._started else os.O_TRUNC)
-        fd = open_private(self.path, mode)  # 0600, no symlink of another user followed
+        if self._started:
+            fd = open_private(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)  # 0600, no foreign symlink followed
+        else:  # started afresh, but never over a file that is not a recording (a spec may name any .jsonl)
+            fd = open_private(self.path, os.O_RDWR | os.O_CREAT)
+            try:
+                _check_recording(fd, self.path)
+                os.ftruncate(fd, 0)
+                os.lseek(fd, 0, os.SEEK_SET)
+            except BaseException:
+                os.close(fd)
+                raise
         with open(fd, "w", encoding="utf-8") as f:
             f.write(line + "\n")
         self._started = True
@@ -145,6 +155,15 @@ class RecordLLM(LLM):
 
     def __repr__(self) -> str:
         return f"<RecordLLM {self.model} -> {self.path}>"
+
+
+def _check_recording(fd: int, path: str) -> None:
+    """``ConfigError`` unless the file open as ``fd`` is empty or starts like a line ``record:`` writes."""
+    head = os.read(fd, 64).lstrip()
+    if head and not head.startswith(b'{"model":'):
+        raise ConfigError(f"{path!r} already holds something that is not a recording of record:, so it is not "
+                          "overwritten; give record: a path of its own (a new file, or an earlier recording) or "
+                          "remove that file")
 
 
 class Record(msgspec.Struct):

@@ -46,6 +46,9 @@ def public_data(value: Any, *, headers: bool = False) -> Any:
                 out[k] = v
         return out
     if isinstance(value, (list, tuple)):
+        if headers:  # ``[[name, value], ...]``, which the HTTP client takes as a mapping too
+            value = [x for x in value if not (isinstance(x, (list, tuple)) and len(x) == 2 and public_data(
+                {str(x[0]): x[1]}, headers=True) == {})]
         return [v for v in (public_data(x) for x in value) if v is not _DROP]
     if isinstance(value, str):
         return mask_userinfo(value)

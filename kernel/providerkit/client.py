@@ -224,7 +224,7 @@ class HttpClient(LoopClients, HttpErrors):
         if not media or media == expect:
             return
         head = await self._read_head(response, 2048)
-        excerpt = self.redact(server_message(head, 200))
+        excerpt = server_message(head, 200, redact=self.redact)
         raise ProtocolError(
             f"{self.provider} ({self.base_url}) answered a streaming request with content type {media!r}, "
             f"not {expect!r}: {excerpt!r}. Check that base_url points at a compatible API "

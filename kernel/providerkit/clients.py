@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..errors import ProviderConfigError
-from .._trust.secrets import Secret
+from .._trust.secrets import Secret, mask_userinfo
 from .config import USER_AGENT, default_http_module
 from .entry import guard_for
 from .stream import Deadlines
@@ -94,6 +94,7 @@ class LoopClients:
 
     def _new_client(self) -> Any:
         mod = self.module()
+        _mask_logged_urls(mod)
         c = self.config
         kwargs = dict(
             base_url=self.base_url,
@@ -107,7 +108,11 @@ class LoopClients:
         if self.client_factory is None and _plain_http(mod, self.base_url):
             kwargs["verify"] = _no_tls()
         factory = self.client_factory or mod.AsyncClient
-        return factory(**kwargs)
+        try:
+            return factory(**kwargs)
+        except UnicodeEncodeError:
+            pass
+        raise self._refused_header(kwargs["headers"])  # outside ``except``: no context holding the value
 
     def _default_headers(self) -> dict[str, str]:
         headers = {"user-agent": USER_AGENT, "content-type": "application/json", "accept": "application/json"}
@@ -116,12 +121,27 @@ class LoopClients:
             headers[self.auth_header] = self.auth_prefix + self.api_key.reveal()
         return headers
 
+    def _refused_header(self, headers: dict[str, str]) -> ProviderConfigError:
+        """The error for headers the HTTP module refused to encode (its ``UnicodeEncodeError`` would carry the
+        whole value, a key too): which header, which character, never the value."""
+        for name, value in headers.items():
+            bad = next((i for i, ch in enumerate(str(value)) if ord(ch) > 127), None)
+            if bad is not None:
+                what = "the API key" if name == self.auth_header and self.api_key else f"header {name!r}"
+                return ProviderConfigError(
+                    f"{self.provider}: {what} holds U+{ord(str(value)[bad]):04X}, a character HTTP headers cannot "
+                    f"carry, at position {bad}; copy the value again without it", provider=self.provider)
+        return ProviderConfigError(f"{self.provider}: a header value cannot be encoded", provider=self.provider)
+
     def request_headers(self) -> Optional[dict[str, str]]:
         """Per-request headers: only needed for a user's own client, which lacks our defaults."""
         if self.user_client is None:
             return None
         if self._request_headers is None:
-            self._request_headers = self._default_headers()
+            headers = self._default_headers()
+            if not all(str(v).isascii() for v in headers.values()):  # as httpx encodes them, naming no value
+                raise self._refused_header(headers)
+            self._request_headers = headers
         return self._request_headers
 
     def _forget_closed_loops(self) -> None:
@@ -159,6 +179,33 @@ class LoopClients:
                     await asyncio.wait_for(asyncio.wrap_future(future), 5)
                 except Exception:  # a busy or dying loop: its connections go with it
                     pass
+
+
+def _mask_logged_urls(mod: Any) -> None:
+    """Mask URL credentials (``mask_userinfo``) in what ``mod``'s logger logs (httpx's ``HTTP Request: POST
+    <url>`` line at INFO), once per module."""
+    import logging
+
+    logger = logging.getLogger(getattr(mod, "__name__", "httpx"))
+    if not any(isinstance(f, _MaskUrls) for f in logger.filters):
+        logger.addFilter(_MaskUrls())
+
+
+class _MaskUrls:
+    """A logging filter: arguments that show a URL with credentials are replaced by the masked text."""
+
+    def filter(self, record: Any) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(_masked_arg(a) for a in record.args)
+        return True
+
+
+def _masked_arg(value: Any) -> Any:
+    if isinstance(value, (int, float)):
+        return value
+    text = str(value)
+    masked = mask_userinfo(text)
+    return value if masked == text else masked
 
 
 def _plain_http(mod: Any, base_url: str) -> bool:

@@ -127,7 +127,7 @@ class HttpErrors:
         header overrides whether it is retryable.
         """
         status = response.status_code
-        message = self.redact(server_message(response.content))
+        message = server_message(response.content, redact=self.redact)
         where = f"{self.provider} ({self.base_url})"
         retryable = status in RETRY_STATUSES or status >= 500
         hinted = _should_retry(response.headers)

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from ..agentkit.secrets import Masker, headers_key, looks_secret, looks_secret_header
-from .._trust.secrets import Secret
+from .._trust.secrets import Secret, looks_secret_param
 
 __all__ = ["header_secrets", "mask", "option_secrets", "url_secrets"]
 
@@ -17,8 +17,9 @@ _COOKIE_PARTS = re.compile(r";\s*")
 
 
 def url_secrets(url: str) -> list[str]:
-    """The credentials a URL's userinfo carries, as they may be echoed back: the password, ``user:password``,
-    the user name when there is no password (a token), and the Basic ``Authorization`` value made of them."""
+    """The credentials a URL carries, as they may be echoed back: those of its userinfo (the password,
+    ``user:password``, the user name when there is no password (a token), and the Basic ``Authorization`` value
+    made of them) and the values of its query parameters named like a credential (``?key=...``)."""
     import base64
     from urllib.parse import unquote, urlsplit
 
@@ -26,21 +27,23 @@ def url_secrets(url: str) -> list[str]:
         parts = urlsplit(str(url))
     except ValueError:
         return []
+    query = [v for name, _, raw in (p.partition("=") for p in re.split("[&;]", parts.query))
+             if raw and looks_secret_param(unquote(name)) for v in (raw, unquote(raw))]
     info = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else ""
     if not info:
-        return []
+        return query
     user, _, password = info.partition(":")
     out = [info, unquote(info), password, unquote(password)] if password else [user, unquote(user)]
     pair = f"{unquote(user)}:{unquote(password)}"
     out.append(base64.b64encode(pair.encode()).decode())
-    return [v for v in out if v]
+    return [v for v in [*out, *query] if v]
 
 
 def header_secrets(headers: Any) -> list[str]:
     """The secret values among HTTP ``headers``: every ``Secret``, and the value of every header whose
     name says key, token, secret, auth, cookie or password (``X-Api-Key``, ``Authorization``, ``Cookie``);
-    for ``Authorization: Bearer abc`` both the whole value and ``abc``, for ``Cookie: a=1; sid=xyz`` also
-    each cookie's value."""
+    for ``Authorization: Bearer abc`` both the whole value and ``abc``, for ``Basic <base64>`` also the decoded
+    ``user:password`` and password, for ``Cookie: a=1; sid=xyz`` also each cookie's value."""
     out: list[str] = []
     for name, value in dict(headers or {}).items():
         if isinstance(value, Secret):
@@ -51,9 +54,23 @@ def header_secrets(headers: Any) -> list[str]:
         scheme, _, credential = value.partition(" ")
         if credential.strip():
             out.append(credential.strip())
+            if scheme.lower() == "basic":
+                out.extend(_basic_pair(credential.strip()))
         if "cookie" in str(name).lower():
             out.extend(part.split("=", 1)[1] for part in _COOKIE_PARTS.split(value) if "=" in part)
     return out
+
+
+def _basic_pair(credential: str) -> list[str]:
+    """``user:password`` and the password of a Basic credential (nothing when it is not base64 text)."""
+    import base64
+    import binascii
+
+    try:
+        pair = base64.b64decode(credential, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return []
+    return [pair, pair.partition(":")[2]] if ":" in pair else [pair]
 
 
 def option_secrets(options: Any, *, headers: bool = False, under: bool = False) -> list[str]:

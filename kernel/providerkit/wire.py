@@ -5,7 +5,7 @@ helpers network providers share (``network_options``, ``stream_interrupted``, ``
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, AsyncIterator, Optional
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Optional
 
 import msgspec
 
@@ -43,17 +43,18 @@ def retry_after(headers: Any) -> Optional[float]:
     return max(0.0, when.timestamp() - time.time())
 
 
-def server_message(body: bytes, limit: int = 500) -> str:
-    """The human part of an error body: ``error.message``, ``error``, ``message`` or ``detail``; else the text."""
+def server_message(body: bytes, limit: int = 500, redact: Optional[Callable[[str], str]] = None) -> str:
+    """The human part of an error body: ``error.message``, ``error``, ``message`` or ``detail``; else the text.
+    ``redact`` (``HttpClient.redact``) applies before the cut to ``limit``, so no part of a secret is left."""
     try:
         data = msgspec.json.decode(body)
     except (msgspec.DecodeError, RecursionError):  # an error body nested past msgspec's limit too
         data = None
     for candidate in _message_candidates(data):
         if isinstance(candidate, str) and candidate:
-            return candidate[:limit]
+            return (redact(candidate) if redact else candidate)[:limit]
     text = body.decode("utf-8", "replace").strip()
-    return (text[:limit] or "(empty body)")
+    return ((redact(text) if redact else text)[:limit] or "(empty body)")
 
 
 def _message_candidates(data: Any) -> list[Any]:
@@ -145,8 +146,9 @@ def stream_interrupted(http: HttpClient, exc: BaseException, partial: str, calls
 
 def malformed(http: HttpClient, what: str, exc: BaseException, body: bytes | str) -> ProviderError:
     """The ``ProtocolError`` (not retryable) for a reply that is not the JSON the protocol promises."""
-    head = body[:200] if isinstance(body, str) else body[:200].decode("utf-8", "replace")
+    head = body[:4096] if isinstance(body, str) else body[:4096].decode("utf-8", "replace")
+    head = http.redact(head)[:200]  # masked before the cut: no head of a secret is left
     return ProtocolError(
         f"{http.provider} ({http.base_url}) sent a {what} that is not valid JSON for its protocol ({exc}); "
-        f"it starts with {http.redact(head)!r}. Check that base_url points at a compatible server",
-        provider=http.provider, status=200, body=http.redact(head))
+        f"it starts with {head!r}. Check that base_url points at a compatible server",
+        provider=http.provider, status=200, body=head)

@@ -141,7 +141,7 @@ class OpenAILLM(ProviderLLM):
     def _reply_error(self, error: Any, content: bytes) -> ProviderError:
         from zagent.providerkit import server_message
 
-        message = self.http.redact(server_message(content))
+        message = server_message(content, redact=self.http.redact)
         return ProviderError(f"openai ({self.http.base_url}) answered without a choice: {message}; "
                              "check the model name and request options", provider="openai", status=200, body=message)
 

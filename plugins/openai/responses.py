@@ -147,7 +147,7 @@ class ResponsesLLM(ProviderLLM):
         if isinstance(error, dict):
             message = str(error.get("message") or error)
         else:
-            message = str(error) if error else server_message(content)
+            message = str(error) if error else server_message(content, redact=self.http.redact)
         message = self.http.redact(message)
         return ProviderError(f"openai-responses ({self.http.base_url}) reported an error: {message}",
                              provider="openai-responses", status=200, body=message)

@@ -61,14 +61,33 @@ class ServerConfig:
         return self.scrub((self.shown[0] if self.shown else self.url or "").split("?", 1)[0])
 
     def scrub(self, text: str) -> str:
-        """``text`` without this server's secret values (from ``${VAR}``, ``env``, ``headers``)."""
-        values = [s.reveal() for s in (*self.hidden, *self.env.values(), *self.headers.values())]
-        return scrub(text, values)
+        """``text`` without this server's secret values (from ``${VAR}``, ``env``, ``headers`` -- a bearer or Basic
+        credential alone too -- and the value of a secret-named flag in ``args``, ``--api-key VALUE``)."""
+        from zagent.providerkit.masking import header_secrets
+
+        values = [s.reveal() for s in (*self.hidden, *self.env.values())]
+        return scrub(text, [*values, *header_secrets(self.headers), *_flag_secrets(self.args)])
 
     def __repr__(self) -> str:
         extra = f" headers={sorted(self.headers)}" if self.headers else ""
         extra += f" env={sorted(self.env)}" if self.env else ""
         return f"<ServerConfig {self.name!r} {self.transport} {self.target!r}{extra}>"
+
+
+def _flag_secrets(args: tuple[str, ...]) -> list[str]:
+    """The values given to flags named like a credential: ``--api-key VALUE``, ``--password=VALUE``."""
+    from zagent.agentkit.secrets import looks_secret
+
+    out = []
+    for i, arg in enumerate(args):
+        name, eq, value = arg.lstrip("-").partition("=")
+        if not arg.startswith("-") or not looks_secret(name):
+            continue
+        if eq:
+            out.append(value)
+        elif i + 1 < len(args) and not args[i + 1].startswith("-"):
+            out.append(args[i + 1])
+    return out
 
 
 @attrs.frozen

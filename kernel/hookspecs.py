@@ -6,6 +6,7 @@ registration hooks, rails and events, and the hooks plugins may own: docs/hooks.
 from __future__ import annotations
 
 from ._hooks.specs import PROJECT as PROJECT
+from ._hooks.specs import asks_humans as asks_humans
 from ._hooks.specs import hookimpl as hookimpl
 from ._hooks.specs import hookspec as hookspec
 from ._hooks.specs import zagent_check_config as zagent_check_config

@@ -3,7 +3,7 @@ docs/hooks.md has each hook's long form) and what a rail may answer besides ``No
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import attrs
 import pluggy
@@ -16,6 +16,20 @@ if TYPE_CHECKING:  # pragma: no cover - types only
 PROJECT = "zagent"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+#: the attribute ``asks_humans`` sets on a ``zagent_before_tool_call`` implementation (the kernel looks for it)
+ASKS_HUMANS = "zagent_asks_humans"
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def asks_humans(impl: _F) -> _F:
+    """Mark a ``zagent_before_tool_call`` implementation as the rail asking a person about the calls of sensitive
+    tools (``zagent.plugins.rails``): with no such rail loaded, the kernel blocks every sensitive tool's call."""
+    setattr(impl, ASKS_HUMANS, True)
+    return impl
 
 
 @attrs.frozen

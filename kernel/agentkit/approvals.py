@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
     from ..types import ToolCall, ToolResult
 
-__all__ = ["approval_key", "bound_key", "declined", "resolve_approver", "shown_arguments"]
+__all__ = ["approval_key", "bound_key", "declined", "resolve_approver", "shown_arguments", "vetted_arguments"]
 
 DECLINED = "a human declined the call"
 
@@ -46,6 +46,21 @@ def approval_key(minted: str, name: str, arguments: Any) -> str:
     """What an approval of the call binds: its minted id, tool name and canonical arguments."""
     digest = hashlib.sha256(name.encode() + b"\0" + _canonical(arguments)).hexdigest()
     return f"{minted}:{digest}"
+
+
+def vetted_arguments(kernel: "Kernel", name: str, arguments: Any) -> Any:
+    """``arguments`` as the approval rail sees them (checked by tool ``name`` and in plain JSON form: a default
+    filled in, ``"1"`` made ``1``, a JSON string decoded), so a key made from a saved call is the rail's key for
+    it; as they are when no such tool takes them (such a call fails before any rail)."""
+    from .._tools.tool import ArgumentsError
+
+    tool = kernel.find("tools", name)
+    if tool is None:
+        return arguments
+    try:
+        return msgspec.to_builtins(tool.validate(arguments), enc_hook=repr)
+    except ArgumentsError:
+        return arguments
 
 
 def bound_key(call: "ToolCall", ctx: "RunContext[Any]") -> Optional[str]:

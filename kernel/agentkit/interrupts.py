@@ -9,17 +9,24 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import hashlib
 from typing import Any, Callable, Iterator, Mapping, Optional
 
 import msgspec
 
 from .._runs.context import ASKING, ASKING_KEY
+from .._runs.stash import StashKey
 from ..errors import ConfigError, Interrupted
+from .counters import RunCounter
 from .inputs import check_data
 
-__all__ = ["Asking", "Interrupt", "as_data", "asking", "bind", "run_in_context"]
+__all__ = ["Asking", "Interrupt", "QUESTIONS", "as_data", "asking", "bind", "run_in_context"]
 
 NOTHING: Any = object()  # no question: a position vouched for without the question it answered
+
+#: per run: ``"<where>#<index>#<digest>"`` -> 1 for the question last asked at that position of a node (turn), so
+#: an answer is taken only by the question it was given to (``Asking.record``)
+QUESTIONS: "StashKey[RunCounter]" = StashKey("zagent.interrupts_asked", restore=RunCounter.from_state)
 
 
 class Interrupt(msgspec.Struct, kw_only=True):
@@ -57,9 +64,10 @@ class Interrupt(msgspec.Struct, kw_only=True):
 class Asking:
     """The interrupts of one node run (turn): the answers given so far, and the first question left unanswered."""
 
-    __slots__ = ("answers", "used", "asked", "where", "vouched", "passes")
+    __slots__ = ("answers", "used", "asked", "where", "vouched", "passes", "record")
 
-    def __init__(self, answers: Any = (), *, vouched: Optional[Any] = None, passes: int = 0, **where: Any) -> None:
+    def __init__(self, answers: Any = (), *, vouched: Optional[Any] = None, passes: int = 0,
+                 record: Optional[RunCounter] = None, **where: Any) -> None:
         self.answers = list(answers)
         self.used = 0
         self.asked: Optional[Interrupt] = None
@@ -71,6 +79,10 @@ class Asking:
         #: the passes the node (turn) completed before this run of it (a workflow loop): an approval given in one
         #: pass is bound to it, so it never covers the same call in a later pass
         self.passes = passes
+        #: the run's saved record of the question asked at each position (``QUESTIONS``): an answer given to one
+        #: question is not the answer to another one asked at its position on a re-run (it is asked anew);
+        #: ``None``: not checked (a remote worker's node)
+        self.record = record
 
     def vouches(self, index: int, question: Any = NOTHING) -> bool:
         """Whether the answer at ``index`` came from the restoring code (or a checkpoint the kernel verified),
@@ -84,17 +96,56 @@ class Asking:
             return False
         return question is NOTHING or self.vouched[index] == question
 
-    def ask(self, question: Any) -> Any:
-        """The answer to this node's next interrupt, or ``Interrupted`` when it has none yet."""
+    def ask(self, question: Any, *, matched: bool = True) -> Any:
+        """The answer to this node's next interrupt, or ``Interrupted`` when it has none yet (nor one given to
+        this very question, when ``matched``: the tool-approval questions match theirs themselves)."""
         question = as_data(question, "the question given to zagent.interrupt()")
         index = self.used
         self.used += 1
+        key = f"{self._where()}#{index}#"
         if index < len(self.answers):
-            return self.answers[index]
+            if not matched or self._answers(key, question):
+                return self.answers[index]
+            del self.answers[index:]  # given to another question (a re-run asked something else here): ask anew
         if self.asked is None:
             self.asked = Interrupt(question=question, index=index, **self.where)
+            self.note(index, question)
         raise Interrupted(f"{self.asked.describe()} (the run pauses until it is resumed with the answer)",
                           interrupt=self.asked)
+
+    def note(self, index: int, question: Any) -> None:
+        """Record ``question`` as the one asked at position ``index`` (``record``; a remote worker's, here)."""
+        if self.record is None:
+            return
+        key = f"{self._where()}#{index}#"
+        with self.record.lock:  # this position now asks this question only
+            for other in [k for k in self.record.counts if k.startswith(key)]:
+                self.record.counts[other] = 0
+            self.record.counts[key + _digest(question)] = 1
+
+    def recorded(self) -> dict[str, int]:
+        """The entries of ``record`` for this node (turn), to ship with it to a remote worker."""
+        if self.record is None:
+            return {}
+        with self.record.lock:
+            return {k: n for k, n in self.record.counts.items() if k.startswith(f"{self._where()}#")}
+
+    def _where(self) -> str:
+        where = "|".join(f"{k}={v}" for k, v in sorted(self.where.items()))
+        return f"{where}|pass={self.passes}" if self.passes else where
+
+    def _answers(self, key: str, question: Any) -> bool:
+        """Whether the answer at ``key``'s position was given to ``question`` (yes too when no question was
+        recorded there: a run saved before questions were)."""
+        if self.record is None:
+            return True
+        with self.record.lock:
+            asked = [k for k, n in self.record.counts.items() if n > 0 and k.startswith(key)]
+        return not asked or key + _digest(question) in asked
+
+
+def _digest(question: Any) -> str:
+    return hashlib.sha256(msgspec.json.encode(question, order="sorted")).hexdigest()[:32]
 
 
 def _vouched(given: Any) -> dict[int, Any]:

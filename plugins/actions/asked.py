@@ -76,9 +76,12 @@ def question_of(agent: str, call: Any) -> tuple[str, str]:
     digest = hashlib.sha256(call.name.encode() + b"\0" + arguments.encode()).hexdigest()[:32]
     shown = arguments if len(arguments) <= SHOWN else shown_arguments(
         msgspec.json.decode(arguments), SHOWN)  # every argument's name shows, however long one is
+    from zagent.plugins.cliterminal import printable
+
     name = _canonical(call.name).decode()
-    return (f"agent {_canonical(agent).decode()} asks to call tool {name} with arguments {shown}; answer yes to "
-            f"allow this call, anything else declines it", digest)
+    # bidi, invisible and control characters shown escaped: in any app's UI the person reads the call that runs
+    return (printable(f"agent {_canonical(agent).decode()} asks to call tool {name} with arguments {shown}; answer "
+                      "yes to allow this call, anything else declines it", layout=False), digest)
 
 
 async def settle_awaiting(agent: str, calls: list[ToolCall], results: list[ToolResult], ctx: "RunContext[Any]",
@@ -140,7 +143,7 @@ def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]") -> bool:
         index = scope.used
         key = f"{where}#{index}#{digest}"
         if index < len(scope.answers):
-            answer = scope.ask(question)  # consumes this position's answer
+            answer = scope.ask(question, matched=False)  # consumes this position's answer (matched below)
             if asked.counts.get(key, 0) > 0:  # kept: a later re-run of this node (turn) reaches it again
                 yes = isinstance(answer, bool) and answer or (isinstance(answer, str) and answer.strip().lower() in YES)
                 if not yes:

@@ -12,7 +12,8 @@ from typing import Any, Callable, Optional
 
 import msgspec
 
-from zagent.agentkit.interrupts import Asking, asking, bind
+from zagent.agentkit.counters import shared_counter
+from zagent.agentkit.interrupts import QUESTIONS, Asking, asking, bind
 from zagent.errors import ConfigError, Interrupted
 from zagent.agentkit.awaits import maybe_await
 
@@ -64,7 +65,8 @@ class ChatTurn(ChatEnds):
         if self._nested:
             reply = await self._abortable(self._speak(choice.speaker, agent, turn))
         else:
-            with asking(Asking(state.answers, vouched=self._vouched, speaker=choice.speaker, round=number)) as scope:
+            with asking(Asking(state.answers, vouched=self._vouched, speaker=choice.speaker, round=number,
+                               record=shared_counter(self._ctx, QUESTIONS))) as scope:
                 bind(ctx)
                 try:
                     reply = await self._abortable(self._speak(choice.speaker, agent, turn))

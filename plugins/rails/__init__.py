@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from zagent.hookspecs import hookimpl
+from zagent.hookspecs import asks_humans, hookimpl
 from zagent import Deny
 
 from .approval import APPROVED_KEY, AWAITING, PENDING_KEY, ask, console_approver, console_approver_now, needs_approval
@@ -25,6 +25,7 @@ __all__ = ["APPROVED_KEY", "AWAITING", "BUDGET_KEY", "PENDING_KEY", "console_app
 
 
 @hookimpl(trylast=True)
+@asks_humans  # the kernel runs a sensitive tool only with a rail like this one loaded
 def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext[Any]") -> Any:
     """Deny by list, size or budget right away; return a coroutine only when the call must wait for a rate slot,
     may be denied by the rate limit or a human must be asked (a call not run then is given back: ``_give_back``)."""

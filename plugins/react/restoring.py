@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 from zagent.providerkit import new_call_id
-from zagent.agentkit.approvals import approval_key
+from zagent.agentkit.approvals import approval_key, vetted_arguments
 from zagent.agentkit.runkeys import BUDGET_COUNTS
 from zagent.agentkit.signing import read_latest, signer_of
 from zagent.errors import CheckpointError, ConfigError
@@ -62,7 +62,7 @@ def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> ReActState
     state.status = "running"
     state.stash = {k: v for k, v in state.stash.items() if k not in TRANSIENT}
     check_counts_of(state, state.checkpoint if at is None else at)
-    forget_approvals(state, state.checkpoint if at is None else at)
+    forget_approvals(state, state.checkpoint if at is None else at, kernel)
     state.checkpoint = max(state.checkpoint, at or 0)  # new checkpoints go after the latest one
     config.setdefault("agent", state.agent or "react")
     if config.get("agent_config") is None:
@@ -105,11 +105,11 @@ def check_counts_of(state: ReActState, step: int) -> None:
     state.stash[BUDGET_COUNTS] = counts
 
 
-def forget_approvals(state: ReActState, step: int) -> None:
+def forget_approvals(state: ReActState, step: int, kernel: "Kernel") -> None:
     """No approval survives a restore; every pending call gets a fresh minted id (never the file's: two calls
     given one would share an approval), and only calls awaiting a human with an approval key still wait for one
-    (the others are asked again), under a key made from the call itself (an edited key could name another
-    call). Two pending calls under one id (a batch the loop never writes) are a ``CheckpointError``."""
+    (the others are asked again), under a key made from the call itself as the rail sees it (an edited key could
+    name another call). Two pending calls under one id (a batch the loop never writes) are a ``CheckpointError``."""
     seen: set[str] = set()
     for call in state.pending:
         if call.id in seen:
@@ -121,6 +121,7 @@ def forget_approvals(state: ReActState, step: int) -> None:
     state.approved = []
     state.call_keys = {c.id: new_call_id() for c in state.pending}
     waiting = set(state.awaiting_approval)
-    state.approval_keys = {c.id: approval_key(state.call_keys[c.id], c.name, c.arguments) for c in state.pending
-                           if c.id in waiting and c.id in state.approval_keys}
+    state.approval_keys = {c.id: approval_key(state.call_keys[c.id], c.name,
+                                              vetted_arguments(kernel, c.name, c.arguments))
+                           for c in state.pending if c.id in waiting and c.id in state.approval_keys}
     state.awaiting_approval = [i for i in dict.fromkeys(state.awaiting_approval) if i in state.approval_keys]

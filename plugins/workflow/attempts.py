@@ -9,7 +9,8 @@ import re
 from typing import Any
 
 import msgspec
-from zagent.agentkit.interrupts import Asking, Interrupt, as_data, asking
+from zagent.agentkit.counters import shared_counter
+from zagent.agentkit.interrupts import QUESTIONS, Asking, Interrupt, as_data, asking
 from zagent import interrupt
 from zagent.errors import CheckpointError, Interrupted, ProviderError, RunStopped
 from zagent.agentkit.units import Unit, UnitLost
@@ -56,7 +57,7 @@ class NodeAttempts(RunCore):
                         payload=lambda: node_payload(self.nodes[name], self.agents[name], agents, self.values,
                                                      self.run_id, self.answers.get(name, []),
                                                      None if self.vouched is None else self.vouched.get(name, {}),
-                                                     self.passes.get(name, 0)))
+                                                     self.passes.get(name, 0), self._asking(name).recorded()))
             for lost in range(LOST_RETRIES + 1):  # a lost worker is not the node's failure: run it again
                 try:
                     result = await self.units.submit(unit)
@@ -73,6 +74,7 @@ class NodeAttempts(RunCore):
             asked = msgspec.convert(result["interrupt"], Interrupt)
             asked = msgspec.structs.replace(asked, question=as_data(asked.question, "a worker's question"),
                                             node=name, speaker=None, round=None)
+            self._asking(name).note(asked.index, asked.question)  # an answer is taken only by this question
             raise Interrupted(asked.describe(), interrupt=asked)
         outputs: dict[str, Any] = result["outputs"]
         return outputs
@@ -81,8 +83,7 @@ class NodeAttempts(RunCore):
         node = self.nodes[name]
         produced: dict[str, Any] = {}
         vouched = None if self.vouched is None else self.vouched.get(name, {})
-        with asking(Asking(self.answers.get(name, ()), vouched=vouched, passes=self.passes.get(name, 0),
-                           node=name)) as scope:
+        with asking(self._asking(name, self.answers.get(name, ()), vouched)) as scope:
             try:
                 if node.kind == "interrupt":
                     return {node.output_names[0]: interrupt(ask_text(node, self.values))}
@@ -94,6 +95,11 @@ class NodeAttempts(RunCore):
                 if scope.asked is not None:  # asked, even if an agent caught the exception: the node pauses
                     raise Interrupted(scope.asked.describe(), interrupt=scope.asked)
         return node_outputs(node, produced)
+
+    def _asking(self, name: str, answers: Any = (), vouched: Any = None) -> Asking:
+        """Node ``name``'s interrupt scope: its answers, its pass, and the run's record of the questions asked."""
+        return Asking(answers, vouched=vouched, passes=self.passes.get(name, 0),
+                      record=shared_counter(self._ctx, QUESTIONS), node=name)
 
 
 def _unreachable(key: str) -> Any:

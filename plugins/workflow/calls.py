@@ -52,7 +52,8 @@ def node_outputs(node: "WorkFlowNode", produced: dict[str, Any]) -> dict[str, An
 
 
 def node_payload(node: "WorkFlowNode", order: list[str], agents: dict[str, Any], values: dict[str, Any],
-                 run_id: str, answers: Any = (), vouched: Any = None, passes: int = 0) -> dict[str, Any]:
+                 run_id: str, answers: Any = (), vouched: Any = None, passes: int = 0,
+                 questions: Any = None) -> dict[str, Any]:
     """What a remote worker needs to run ``node``: the node, its agents' specs (in call order) and the values
     they read; an agent without a spec cannot travel (``ConfigError`` naming it)."""
     specs = []
@@ -67,7 +68,7 @@ def node_payload(node: "WorkFlowNode", order: list[str], agents: dict[str, Any],
     return {"node": msgspec.to_builtins(msgspec.structs.replace(node, agents=[])), "agents": specs, "run_id": run_id,
             "trust": shipped_trust(), "answers": list(answers),
             "vouched": None if vouched is None else [[i, q] for i, q in sorted(dict(vouched).items())],
-            "passes": passes,
+            "passes": passes, "questions": questions,  # the questions asked at each position (interrupts.QUESTIONS)
             "values": {k: values[k] for k in wanted if values.get(k) is not None}}
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
+from zagent.agentkit.counters import RunCounter
 from zagent.agentkit.interrupts import Asking, asking
 from zagent.errors import Interrupted
 from zagent.agentkit.units import shipped, shipped_trust, worker_agent
@@ -26,8 +27,10 @@ async def run_node(kernel: "Kernel", payload: dict[str, Any]) -> dict[str, Any]:
     values = dict(payload.get("values") or {})
     produced: dict[str, Any] = {}
     usage = Usage()
+    questions = payload.get("questions")  # asked so far at each position (a driver of before them: none)
+    record = None if questions is None else RunCounter.from_state(questions)
     with asking(Asking(payload.get("answers") or (), vouched=payload.get("vouched"),
-                       passes=int(payload.get("passes") or 0), node=node.name)) as scope:
+                       passes=int(payload.get("passes") or 0), record=record, node=node.name)) as scope:
         try:
             for agent_name, spec, memory_key in payload["agents"]:
                 agent = worker_agent(kernel, spec, payload, memory_key)

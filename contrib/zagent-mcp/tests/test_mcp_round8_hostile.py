@@ -29,9 +29,11 @@ def hostile(make_kernel):
 def test_a_burst_of_list_changed_notifications_is_not_read_once_per_notification(hostile):
     """Attack: the server sends 2,000 ``tools/list_changed`` notifications at once. Defence: re-reads are
     coalesced (one at a time, one more queued while it runs), so the list is read once per read that overlapped
-    the burst (a dozen here), not once per notification; its tools still work."""
+    the burst, not once per notification; its tools still work. How many reads overlap depends on how the burst
+    interleaves with them (a dozen on a quiet machine, a few hundred on a loaded one), so the bound is half the
+    burst: without coalescing it is read all 2,000 times."""
     result = hostile.run_tool({"name": "evil.relist", "arguments": {}})
-    assert result.state == "success" and int(result.content) < 200
+    assert result.state == "success" and int(result.content) < 1_000
     assert hostile.run_tool({"name": "evil.echo", "arguments": {"text": "hi"}}).content == "hi"
 
 

@@ -36,8 +36,10 @@ def redactor(rails: dict[str, Any]) -> Optional[tuple[tuple[re.Pattern[str], ...
 
 
 def redact_text(text: str, compiled: tuple[re.Pattern[str], ...], replacement: str) -> str:
+    """``text`` with each match replaced by ``replacement`` as it is: never read as a template (a spec's
+    ``redact_with: "\\g<0>"`` would put every match back)."""
     for pattern in compiled:
-        text = pattern.sub(replacement, text)
+        text = pattern.sub(lambda _: replacement, text)
     return text
 
 

@@ -115,3 +115,13 @@ def test_llm_input_is_redacted_with_redact_llm_input():
     ctx = ctx_with(k, redact=[r"sk-\w+"], redact_llm_input=True)
     run_sync(llm.asend(llm.request("my key is sk-abc123"), ctx))
     assert llm.requests[0].messages[0].content == "my key is [REDACTED]"
+
+
+def test_a_replacement_is_never_read_as_a_template():
+    """A spec's ``redact_with`` of ``\\g<0>`` (or ``\\1``) is text, not a back-reference: a kernel pattern's
+    matches stay redacted, replaced by those very characters (before, ``\\g<0>`` put every match back)."""
+    k = make_kernel(config={"rails": {"redact": [r"(sk-\w+)"]}})
+    r = run(k, ctx_with(k, redact_with=r"\g<0>"))
+    assert "sk-abc123" not in r.content and r"\g<0>" in r.content
+    r = run(k, ctx_with(k, redact_with=r"\1"))
+    assert "sk-abc123" not in r.content and r"\1" in r.content

@@ -121,8 +121,8 @@ def terminal_responder(request: HumanRequest) -> dict[str, Any]:
 
     err = SafeStream(sys.stderr)
     print(f"\n== {request.agent} asks you ({request.run_id}) ==", file=err)
-    if request.prompt:
-        print(request.prompt, file=err)
+    if request.prompt:  # indented: a line of it (model text) cannot fake the "== ... asks you ==" header or a label
+        print("\n".join("  " + line for line in request.prompt.splitlines()), file=err)
     answers: dict[str, Any] = {}
     for field in request.outputs:
         required = field.name in request.required

@@ -147,3 +147,21 @@ def test_the_terminal_responder_shows_a_hostile_human_prompt_escaped(monkeypatch
     err = capsys.readouterr().err
     assert "Also send" in err
     assert_inert(err)
+
+
+def test_the_terminal_responder_indents_the_prompt_so_it_cannot_fake_a_header(monkeypatch, capsys):
+    """A human agent's prompt holding model text with line breaks (``\n== Admin asks you (r0) ==``, ``\r``,
+    U+2028): every line of it is indented, so only zagent's own header and labels start at the margin."""
+    import io
+
+    from zagent.plugins.actions.human import HumanRequest, terminal_responder
+    from zagent.types import Field
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("ok\n"))
+    prompt = "Review this.\n== Admin asks you (r0) ==\rverdict (string): yes\u2028== again =="
+    request = HumanRequest(agent="Editor", prompt=prompt, inputs={}, outputs=(Field(name="verdict"),), run_id="r1",
+                           required=("verdict",))
+    assert terminal_responder(request) == {"verdict": "ok"}
+    lines = capsys.readouterr().err.split("\n")
+    at_margin = [line for line in lines if line and not line[0].isspace()]
+    assert at_margin == ["== Editor asks you (r1) ==", "verdict (string): "]

@@ -118,7 +118,7 @@ def test_the_cli_asks_on_the_terminal(tmp_path):
                            "draft=Bees make honey.", "--json"], input="accept\n9\n\n", capture_output=True,
                           text=True, env=env, cwd=tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert "Review this draft:\nBees make honey." in proc.stderr
+    assert "  Review this draft:\n  Bees make honey." in proc.stderr  # indented under the header
     assert json.loads(proc.stdout) == {"verdict": "accept", "score": 9, "notes": None}
 
 

@@ -126,3 +126,24 @@ def workflow_stopped_at_b(k, db):
     with pytest.raises(WorkFlowFailed, match="b: RuntimeError: stop here"):
         ex.run(graph, {"x": "hi"}, run_id="wf")
     return ex, graph
+
+
+def zagent_mcp_module(monkeypatch, name):
+    """Yield ``zagent_mcp.<name>``: the installed one, else the package next to this repository's kernel (put back
+    out of ``sys.path`` and ``sys.modules`` afterwards, so other tests still see it as not installed); skipped
+    when its SDK is missing. For a fixture's ``yield from``."""
+    from pathlib import Path
+
+    try:
+        installed = __import__(f"zagent_mcp.{name}", fromlist=[name])
+    except ImportError:
+        installed = None
+    if installed is not None:
+        yield installed
+        return
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "contrib" / "zagent-mcp"))
+    try:
+        yield pytest.importorskip(f"zagent_mcp.{name}")
+    finally:
+        for module in [m for m in sys.modules if m == "zagent_mcp" or m.startswith("zagent_mcp.")]:
+            del sys.modules[module]

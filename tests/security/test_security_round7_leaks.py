@@ -46,8 +46,6 @@ import json
 import logging
 import os
 import sqlite3
-import sys
-from pathlib import Path
 
 import hypothesis
 import pytest
@@ -59,7 +57,7 @@ from tests.servers.anthropic_server import event
 from tests.servers.loopback import LoopbackServer, Reply
 from tests.servers.openai_server import chunk, completion, sse
 
-from .conftest import agent_spec, run_cli
+from .conftest import agent_spec, run_cli, zagent_mcp_module
 
 KEY = "sk-r7-SECRETKEY-0123456789abcdef"
 PROVIDERS = ["zagent.plugins.openai", "zagent.plugins.anthropic", "zagent.plugins.ollama", "zagent.plugins.offline",
@@ -330,21 +328,8 @@ def test_a_tool_exception_keeps_environment_values_that_are_not_secrets(tmp_path
 
 @pytest.fixture
 def mcp_runtime(monkeypatch):
-    """``zagent_mcp.runtime``: the installed one, else the package next to this repository's kernel (put back
-    out of ``sys.path`` and ``sys.modules`` afterwards, so other tests still see it as not installed)."""
-    try:
-        import zagent_mcp.runtime as installed
-    except ImportError:
-        installed = None
-    if installed is not None:
-        yield installed
-        return
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "contrib" / "zagent-mcp"))
-    try:
-        yield pytest.importorskip("zagent_mcp.runtime")
-    finally:
-        for name in [m for m in sys.modules if m == "zagent_mcp" or m.startswith("zagent_mcp.")]:
-            del sys.modules[name]
+    """``zagent_mcp.runtime``, installed or next to this repository's kernel (``conftest.zagent_mcp_module``)."""
+    yield from zagent_mcp_module(monkeypatch, "runtime")
 
 
 def test_an_mcp_is_error_result_quoting_the_servers_env_secret_is_scrubbed(mcp_runtime):

@@ -31,8 +31,6 @@ import base64
 import json
 import logging
 import sqlite3
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -41,7 +39,7 @@ from zagent.plugins.cli import main
 from tests.servers.loopback import LoopbackServer, Reply
 from tests.servers.openai_server import completion
 
-from .conftest import agent_spec, run_cli
+from .conftest import agent_spec, run_cli, zagent_mcp_module
 
 KEY = "sk-r8-SECRETKEY-0123456789abcdef"
 QKEY = "qk-SECRET-4455667788"
@@ -314,20 +312,8 @@ def test_a_key_cut_by_other_excerpts_is_masked(k, reply):
 
 @pytest.fixture
 def mcp_config(monkeypatch):
-    """``zagent_mcp.config``: the installed one, else the package next to this repository's kernel."""
-    try:
-        import zagent_mcp.config as installed
-    except ImportError:
-        installed = None
-    if installed is not None:
-        yield installed
-        return
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "contrib" / "zagent-mcp"))
-    try:
-        yield pytest.importorskip("zagent_mcp.config")
-    finally:
-        for name in [m for m in sys.modules if m == "zagent_mcp" or m.startswith("zagent_mcp.")]:
-            del sys.modules[name]
+    """``zagent_mcp.config``, installed or next to this repository's kernel (``conftest.zagent_mcp_module``)."""
+    yield from zagent_mcp_module(monkeypatch, "config")
 
 
 def _server(mcp_config, spec):

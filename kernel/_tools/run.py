@@ -10,7 +10,6 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
-import msgspec
 
 from ..errors import RunStopped
 from .._hooks.specs import ASKS_HUMANS
@@ -98,7 +97,7 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started
     except ArgumentsError as exc:
         return call, _failed(call, "error", str(exc), started)
     if kernel.hooks.active("zagent_before_tool_call"):
-        plain: dict[str, Any] = msgspec.to_builtins(kwargs, enc_hook=repr)  # the form rails read and rewrite
+        plain = tool.rail_arguments(kwargs)
         vetted, reason = await kernel.hooks.before_tool(ToolCall(id=call.id, name=call.name, arguments=plain), ctx)
         if reason is not None:
             return call, _failed(call, "blocked", f"the call was blocked: {reason}", started, error=reason)

@@ -130,6 +130,12 @@ class Tool:
                                 "number")
         return kwargs
 
+    @staticmethod
+    def rail_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
+        """``validate``'s result as rails read and rewrite it: plain JSON data (anything else as its ``repr``)."""
+        plain: dict[str, Any] = msgspec.to_builtins(kwargs, enc_hook=repr)
+        return plain
+
     def _schema_checker(self) -> Any:
         if self._checker is None:
             schema = self.parameters if isinstance(self.parameters, dict) else {}

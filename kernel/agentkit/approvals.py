@@ -58,7 +58,7 @@ def vetted_arguments(kernel: "Kernel", name: str, arguments: Any) -> Any:
     if tool is None:
         return arguments
     try:
-        return msgspec.to_builtins(tool.validate(arguments), enc_hook=repr)
+        return tool.rail_arguments(tool.validate(arguments))
     except ArgumentsError:
         return arguments
 

@@ -12,6 +12,7 @@ from typing import Any, Iterable, Optional
 
 import msgspec
 
+from zagent.agentkit.transcripts import turn_text
 from zagent.types import Message
 
 
@@ -80,7 +81,7 @@ def render_transcript(messages: Iterable[ChatMessage], *, limit: Optional[int] =
     items = list(messages)
     if limit is not None:
         items = items[-limit:]
-    return "\n\n".join(f"{m.speaker}: " + "\n  ".join(m.content.splitlines()) for m in items)
+    return "\n\n".join(turn_text(f"{m.speaker}: ", m.content) for m in items)
 
 
 def as_chat_messages(messages: Iterable[ChatMessage], me: str) -> list[Message]:
@@ -90,7 +91,7 @@ def as_chat_messages(messages: Iterable[ChatMessage], me: str) -> list[Message]:
         if m.speaker == me:
             out.append(Message(role="assistant", content=m.content))
         else:
-            out.append(Message(role="user", content=f"{m.speaker}: " + "\n  ".join(m.content.splitlines()),
+            out.append(Message(role="user", content=turn_text(f"{m.speaker}: ", m.content),
                                name=_safe_name(m.speaker)))  # indented: a line cannot fake another speaker
     return out
 

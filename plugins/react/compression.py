@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import msgspec
 
+from zagent.agentkit.transcripts import turn_text
 from zagent.types import Message
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -88,7 +89,7 @@ def transcript(messages: Sequence[Message], max_chars: int = MAX_CHARS_PER_MESSA
     so a tool result cannot start a line that reads as a user's turn)."""
     lines = []
     for m in messages:
-        text = "\n  ".join(_shorten(m.content or "", max_chars).splitlines())
+        text = turn_text("", _shorten(m.content or "", max_chars))
         if m.role == "tool":
             lines.append(f"[tool result of {m.name or m.tool_call_id}]: {text}")
             continue

@@ -12,6 +12,7 @@ import attrs
 import msgspec
 from zagent.errors import ConfigError, ProviderError, ZagentError
 from zagent.agentkit.runs import log
+from zagent.agentkit.transcripts import turn_text
 from zagent import run_sync
 
 from .matcher import SkillMatcher
@@ -259,7 +260,7 @@ def render_trajectory(record: dict[str, Any]) -> str:
         value = str(turn.get("value") or "")
         if len(value) > MAX_VALUE:
             value = value[:MAX_VALUE] + "…"
-        lines.append(f"[{turn.get('from')}] " + "\n  ".join(value.splitlines()))  # a turn cannot start a line
+        lines.append(turn_text(f"[{turn.get('from')}] ", value))  # a turn cannot start a line
     return "\n".join(lines)
 
 

@@ -117,12 +117,13 @@ def _responder(agent: Any, kernel: "Kernel") -> Callable[[HumanRequest], Any]:
 def terminal_responder(request: HumanRequest) -> dict[str, Any]:
     """Show the request on stderr and read one line per output from stdin (an empty line skips an optional one).
     The prompt, names and descriptions come from a spec: their control characters are shown escaped."""
+    from zagent.agentkit.transcripts import turn_text
     from zagent.plugins.cliterminal import SafeStream
 
     err = SafeStream(sys.stderr)
     print(f"\n== {request.agent} asks you ({request.run_id}) ==", file=err)
     if request.prompt:  # indented: a line of it (model text) cannot fake the "== ... asks you ==" header or a label
-        print("\n".join("  " + line for line in request.prompt.splitlines()), file=err)
+        print(turn_text("  ", request.prompt), file=err)
     answers: dict[str, Any] = {}
     for field in request.outputs:
         required = field.name in request.required

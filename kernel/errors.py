@@ -20,7 +20,10 @@ class ZagentError(Exception):
 
 
 class ConfigError(ZagentError, ValueError):
-    """Bad configuration or input from the user (unknown provider, bad spec...)."""
+    """Bad configuration or input from the user (unknown provider, bad spec...); ``key``: the setting no loaded
+    plugin reads, for that error (``zagent_config_keys``)."""
+
+    key: Optional[str] = None
 
 
 class PluginError(ZagentError):

@@ -10,6 +10,7 @@ from ._hooks.specs import asks_humans as asks_humans
 from ._hooks.specs import hookimpl as hookimpl
 from ._hooks.specs import hookspec as hookspec
 from ._hooks.specs import zagent_check_config as zagent_check_config
+from ._hooks.specs import zagent_config_keys as zagent_config_keys
 from ._hooks.specs import zagent_check_input as zagent_check_input
 from ._hooks.specs import zagent_check_output as zagent_check_output
 from ._hooks.specs import zagent_event as zagent_event

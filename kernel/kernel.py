@@ -16,6 +16,7 @@ from ._registry import lookups
 from ._tools import table as tooltable
 from ._runs.closing import Owned, close_belongings
 from ._runs.context import RunContext
+from ._hooks.configkeys import ConfigKeys
 from ._hooks.runner import HookRunner, PluginManager, trace_to_stderr
 from ._model.run import Model  # loaded by ``import zagent`` anyway
 from ._hooks.loading import PluginInfo, PluginLoader, PluginProblem
@@ -62,6 +63,7 @@ class Kernel:
         self._closed = False
         if os.environ.get("ZAGENT_TRACE_HOOKS", "") not in ("", "0"):
             self.hooks.add_monitor(trace_to_stderr)
+        self._config_keys = ConfigKeys(self.hooks)  # what reads each setting: an unread one is a ConfigError
         self._loader = PluginLoader(self.pm, self.hooks, self.registries, strict=self.strict, kernel=self)
         #: plugins that could not be loaded or registered, and why
         self.problems: list[PluginProblem] = self._loader.problems
@@ -179,8 +181,14 @@ class Kernel:
     # -- running ----------------------------------------------------------------
 
     def context(self, **fields: Any) -> RunContext[Any]:
-        """A new ``RunContext`` for one run on this kernel."""
+        """A new ``RunContext`` for one run on this kernel; ``ConfigError`` if a setting of the kernel's or of
+        ``agent_config`` is one no loaded plugin reads (``zagent_config_keys``)."""
+        self._check_settings(fields.get("agent"), fields.get("agent_config") or {})
         return RunContext(kernel=self, **fields)
+
+    def _check_settings(self, agent: Optional[str], agent_config: dict[str, Any]) -> None:
+        self._config_keys.check(self.config, "Kernel(config=...)")  # again: a plugin may have been removed
+        self._config_keys.check(agent_config, f"agent {agent!r}: agent_config" if agent else "agent_config")
 
     async def arun_tool(self, call: Union[ToolCall, dict[str, Any]], ctx: Optional[RunContext[Any]] = None) -> ToolResult:
         """Run one tool call through rails, validation and timeout; never raises for tool failures."""

@@ -173,12 +173,22 @@ def start_kernel(argv: Sequence[str]) -> Any:
     # The CLI keeps a run log (zagent logs) unless ZAGENT_LOG says otherwise, as ``llm`` logs every prompt.
     config = {} if os.environ.get("ZAGENT_LOG") is not None else {"log": True}
     try:
-        return zagent.Kernel(config=config)
+        return _kernel(config)
     except zagent.PluginError as exc:
         if any(a in ("-h", "--help") for a in argv) or not argv:
             print(f"zagent: warning: {exc}", file=sys.stderr)
-            return zagent.Kernel(strict=False, config=config)
+            return _kernel(config, strict=False)
         raise
+
+
+def _kernel(config: dict[str, Any], strict: Optional[bool] = None) -> Any:
+    """``Kernel(config=config)``; without the CLI's own ``log`` default when no loaded plugin keeps a run log."""
+    try:
+        return zagent.Kernel(strict=strict, config=config)
+    except zagent.ConfigError as exc:
+        if exc.key != "log" or "log" not in config:
+            raise
+        return zagent.Kernel(strict=strict, config={k: v for k, v in config.items() if k != "log"})
 
 
 def main(argv: Optional[Sequence[str]] = None, kernel: Optional["Kernel"] = None) -> int:
@@ -211,7 +221,9 @@ def main(argv: Optional[Sequence[str]] = None, kernel: Optional["Kernel"] = None
             raise
         import traceback
 
-        traceback.print_exc()
+        from .clierrors import masked
+
+        print(masked(traceback.format_exc()), end="", file=sys.stderr)  # a chain may quote a key or a URL
         return 1
     finally:
         if own and kernel is not None:
@@ -249,15 +261,17 @@ class _OneRecord(logging.Formatter):
     name from a spec, a server's error) cannot start a line of its own that reads like another ``zagent:`` one."""
 
     def format(self, record: logging.LogRecord) -> str:
-        from .clierrors import indented
+        from .clierrors import indented, masked
 
-        return indented(super().format(record))
+        return indented(masked(super().format(record)))
 
 
 def _run(argv: list[str], kernel: "Kernel") -> int:
     parser, warnings = build_parser(kernel)
+    from .clierrors import masked
+
     for w in warnings:
-        print(f"zagent: warning: {w}", file=sys.stderr)
+        print(f"zagent: warning: {masked(w)}", file=sys.stderr)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors

@@ -148,6 +148,12 @@ def zagent_check_config(config: dict[str, Any]) -> None:
 
 
 @hookspec
+def zagent_config_keys() -> Any:
+    """The keys of ``Kernel(config=...)`` and of an agent's ``agent_config`` this plugin reads. A key nothing loaded
+    reads is a ``ConfigError`` (``Kernel()``, a run's start): ignored, a setting such as ``rails`` would fail open."""
+
+
+@hookspec
 def zagent_kernel_start(kernel: "Kernel") -> None:
     """The kernel started: once per kernel and plugin, after its registration hooks."""
 

@@ -96,7 +96,9 @@ class RunContext(Generic[DepsT]):
 
     def for_agent(self, agent: Optional[str], agent_config: dict[str, Any]) -> "RunContext[DepsT]":
         """This run as an agent called inside it sees it (a workflow node, a chat turn): its own name and
-        config, usage from zero (added back with ``add_usage``), ``offered_tools`` unset."""
+        config, usage from zero (added back with ``add_usage``), ``offered_tools`` unset; ``ConfigError`` as
+        ``Kernel.context``'s."""
+        self.kernel._check_settings(agent, agent_config)
         return attrs.evolve(self, agent=agent, agent_config=dict(agent_config), usage=Usage(), offered_tools=None)
 
     def aemit(self, type: str, **data: Any) -> Awaitable[None]:

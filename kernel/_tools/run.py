@@ -82,15 +82,10 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started
     if tool.available is not None and not tool.is_available():
         return call, _failed(call, "error", f"tool {call.name!r} is not available right now (its availability "
                                             "check is false); use another tool or answer without it", started)
-    asks = None
-    if tool.sensitive:
-        asks = ("is marked sensitive", "register the tool without sensitive=True")
-    elif _approval_rules(kernel, ctx):
-        asks = ("may match rails['approval']['tools']", "remove those approval rules")
-    if asks is not None and not _asks_humans(kernel):  # no rail would ask a person: never run it unasked
-        why = (f"tool {call.name!r} {asks[0]} (a person approves such calls) but no loaded plugin asks one: load "
-               "the approval rail (Kernel(plugins=[..., 'zagent.plugins.rails']), or its entry point) with "
-               f"rails['approver'] set, or {asks[1]}")
+    if tool.sensitive and not _asks_humans(kernel):  # no rail would ask a person: never run it unasked
+        why = (f"tool {call.name!r} is marked sensitive (a person approves such calls) but no loaded plugin asks "
+               "one: load the approval rail (Kernel(plugins=[..., 'zagent.plugins.rails']), or its entry point) "
+               "with rails['approver'] set, or register the tool without sensitive=True")
         return call, _failed(call, "blocked", f"the call was blocked: {why}", started, error=why)
     try:
         kwargs = tool.validate(call.arguments)
@@ -108,15 +103,6 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started
             except ArgumentsError as exc:
                 return call, _failed(call, "error", f"a rail rewrote the arguments into invalid ones: {exc}", started)
     return call, await _execute(kernel, tool, call, kwargs, ctx, started)
-
-
-def _approval_rules(kernel: "Kernel", ctx: "RunContext[Any]") -> bool:
-    """Whether the kernel's or the agent's rails name tools a person must approve (the core cannot match them)."""
-    for rails in (kernel.config.get("rails"), ctx.agent_config.get("rails")):
-        approval = rails.get("approval") if isinstance(rails, dict) else None
-        if isinstance(approval, dict) and approval.get("tools"):
-            return True
-    return False
 
 
 def _asks_humans(kernel: "Kernel") -> bool:

@@ -57,6 +57,11 @@ def _human(spec: dict[str, Any], kernel: "Kernel") -> "HumanAgent":
     return build_human(spec, kernel)
 
 
+def zagent_config_keys() -> tuple[str, ...]:
+    """The settings this plugin reads: ``human_responder`` (the human agent's)."""
+    return ("human_responder",)
+
+
 def zagent_register_agent_types(register: Callable[..., None]) -> None:
     register("customize", _customize)
     register("human", _human)

@@ -12,6 +12,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
 
+def zagent_config_keys() -> tuple[str, ...]:
+    """The settings this plugin reads: ``anthropic`` (defaults for every anthropic model)."""
+    return ("anthropic",)
+
+
 def zagent_register_providers(register: Callable[..., None], kernel: "Kernel") -> None:
     defaults = dict((kernel.config.get("anthropic") or {}) if kernel is not None else {})
 

@@ -64,6 +64,11 @@ def make_documents(kernel: Optional["Kernel"] = None, **options: Any) -> Documen
     return DocumentStore(**options)
 
 
+def zagent_config_keys() -> tuple[str, ...]:
+    """The settings this plugin reads: ``memory`` (the ``zagent memory`` commands' file)."""
+    return ("memory",)
+
+
 def zagent_register_memory(register: Any, kernel: "Kernel") -> None:
     register("inprocess", make_inprocess)
     register("documents", lambda **options: make_documents(kernel, **options))

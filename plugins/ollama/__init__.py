@@ -12,6 +12,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
 
+def zagent_config_keys() -> tuple[str, ...]:
+    """The settings this plugin reads: ``ollama`` (defaults for every ollama model)."""
+    return ("ollama",)
+
+
 def zagent_register_providers(register: Callable[..., None], kernel: "Kernel") -> None:
     defaults = dict((kernel.config.get("ollama") or {}) if kernel is not None else {})
 

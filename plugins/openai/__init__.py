@@ -13,6 +13,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
 
+def zagent_config_keys() -> tuple[str, ...]:
+    """The settings this plugin reads: ``openai`` (defaults for every openai model)."""
+    return ("openai",)
+
+
 def zagent_register_providers(register: Callable[..., None], kernel: "Kernel") -> None:
     defaults = dict((kernel.config.get("openai") or {}) if kernel is not None else {})
     profiles = (kernel.config.get("profiles") or {}) if kernel is not None else {}

@@ -12,6 +12,7 @@ from typing import Any, Optional, Union
 import msgspec
 from zagent.errors import ConfigError
 from zagent.agentkit.fields import FieldsIn, compile_fields
+from zagent.agentkit.transcripts import turn_text
 from zagent.types import Message
 
 SECTIONS = ("system", "instruction", "context", "constraints", "demonstrations", "history",
@@ -365,6 +366,6 @@ def _history_text(history: Any) -> str:
         return ""
     if isinstance(history, str):
         return history
-    return "\n".join(f"{m.role}: {m.content or ''}" for m in _history_messages(history))
+    return "\n".join(turn_text(f"{m.role}: ", m.content or "") for m in _history_messages(history))
 
 

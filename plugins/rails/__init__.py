@@ -24,6 +24,12 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["APPROVED_KEY", "AWAITING", "BUDGET_KEY", "PENDING_KEY", "console_approver", "console_approver_now"]
 
 
+def zagent_config_keys() -> tuple[str, ...]:
+    """The settings this plugin reads: the kernel's and each agent's ``rails``, and the rails of the agents calling
+    an agent offered as a tool (``outer_rails``, set by ``zagent.plugins.actions.astool``)."""
+    return ("rails", "outer_rails")
+
+
 @hookimpl(trylast=True)
 @asks_humans  # the kernel runs a sensitive tool only with a rail like this one loaded
 def zagent_before_tool_call(call: "ToolCall", ctx: "RunContext[Any]") -> Any:

@@ -73,13 +73,11 @@ def _agent(args: argparse.Namespace, kernel: "Kernel") -> Any:
         agent = kernel.agent(spec, trust=trust)
     if args.trajectory:  # the user's own flag: any path
         agent.trajectory_path = args.trajectory
-    try:
+    if kernel.has_plugin("rails"):  # the rails plugin reads rails; without it, a rail setting is refused
         from zagent.plugins.rails import console_approver_now
 
         # No "[l]ater": the REPL waits on the run and would offer no way to approve afterwards.
         agent.rails.setdefault("approver", console_approver_now)
-    except ImportError:
-        pass
     return agent
 
 

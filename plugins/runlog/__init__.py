@@ -47,6 +47,11 @@ def make_store(**options: Any) -> Any:
     return RunLogStore.open(**options)
 
 
+def zagent_config_keys() -> tuple[str, ...]:
+    """The settings this plugin reads: ``log``."""
+    return ("log",)
+
+
 def zagent_register_memory(register: Any) -> None:
     register("runlog", make_store)
 

@@ -41,6 +41,11 @@ __getattr__ = lazy_exports(__name__, _EXPORTS)
 zagent_hookspecs = "zagent.plugins.skills.hookspec"
 
 
+def zagent_config_keys() -> tuple[str, ...]:
+    """The settings this plugin reads: ``skills`` (the kernel's, and an agent's switch)."""
+    return ("skills",)
+
+
 def zagent_kernel_start(kernel: "Kernel") -> None:
     """Add the ``run_end`` observer when the kernel config enables skills (otherwise on a run's first use of one)."""
     if (kernel.config.get("skills") or {}).get("enabled"):

@@ -11,11 +11,21 @@ class LimitPlugin:
     def __init__(self):
         self.seen = []
 
+    def zagent_config_keys(self):
+        return ("limit",)
+
     def zagent_check_config(self, config):
         self.seen.append(config)
         limit = config.get("limit", 1)
         if not isinstance(limit, int) or limit < 1:
             raise ConfigError(f"config.limit must be a whole number (>= 1), got {limit!r}")
+
+
+class Claims:
+    """Reads ``config["limit"]`` and ``config["rails"]`` but checks neither."""
+
+    def zagent_config_keys(self):
+        return ("limit", "rails")
 
 
 class BrokenCheck:
@@ -53,14 +63,16 @@ def test_a_check_that_fails_on_its_own_bug_raises_in_strict_mode():
 
 def test_a_plugin_added_later_is_checked_and_dropped_when_it_refuses():
     """``add_plugin`` runs the new plugin's check; on a ``ConfigError`` the plugin is not kept."""
-    k = Kernel(entry_points=False, config={"limit": "many"})
+    k = Kernel(entry_points=False, plugins=[Claims()], config={"limit": "many"})
+    before = [p.name for p in k.plugins()]
     with pytest.raises(ConfigError, match="config.limit"):
         k.add_plugin(LimitPlugin(), name="limits")
     assert not k.has_plugin("limits")
-    assert k.plugins() == []
+    assert [p.name for p in k.plugins()] == before
 
 
 def test_the_kernel_itself_checks_no_plugin_setting():
-    """Without the plugin that owns a setting, the kernel does not judge it (rails settings included)."""
-    k = Kernel(entry_points=False, config={"limit": 0, "rails": {"tool_budget": ["add"]}})
+    """The kernel does not judge a setting's value: a plugin reading it but checking nothing gets it as given
+    (rails settings included); a key nothing reads is refused (tests/kernel/test_kernel_config_keys.py)."""
+    k = Kernel(entry_points=False, plugins=[Claims()], config={"limit": 0, "rails": {"tool_budget": ["add"]}})
     assert k.config["limit"] == 0

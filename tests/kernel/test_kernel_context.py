@@ -6,7 +6,11 @@ from zagent.types import Usage
 
 def test_for_agent_keeps_the_run_and_swaps_the_agents_settings():
     """The derived context shares run id, stash and metadata, has the agent's own config and fresh usage."""
-    k = Kernel(plugins=[], entry_points=False)
+    class ReadsRails:
+        def zagent_config_keys(self):
+            return ("rails",)
+
+    k = Kernel(plugins=[ReadsRails()], entry_points=False)
     outer = k.context(agent="workflow", agent_config={"rails": {"deny_tools": ["x"]}}, metadata={"node": "n"})
     outer.add_usage(Usage(input_tokens=5, output_tokens=1, calls=1))
     config = {"rails": {"allow_tools": ["y"]}}

@@ -62,8 +62,10 @@ def test_a_kernel_config_with_a_wrongly_typed_rail_is_refused():
 
 
 def test_the_rails_plugin_added_later_refuses_a_wrongly_typed_rail_and_is_dropped():
-    """``add_plugin`` of the rails plugin on a kernel whose config.rails is wrong: ConfigError, plugin not kept."""
-    k = Kernel(entry_points=False, config={"rails": {"deny_tools": 5}})
+    """``add_plugin`` of the rails plugin on a kernel whose config.rails is wrong: ConfigError, plugin not kept.
+    (``Kernel(config={"rails": ...})`` without the plugin is refused already: nothing would read it.)"""
+    k = Kernel(entry_points=False)
+    k.config["rails"] = {"deny_tools": 5}
     with pytest.raises(ConfigError, match="config.rails.deny_tools must be a list"):
         k.add_plugin("zagent.plugins.rails")
     assert not k.has_plugin("zagent.plugins.rails")

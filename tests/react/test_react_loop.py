@@ -176,7 +176,10 @@ def test_react_spec_agent_config_reaches_the_run_context(kernel):
     """A react agent's agent_config section is passed to its runs next to its rails."""
     seen = []
 
-    class Spy:
+    class Spy:  # reads the two settings, so they are not refused as read by nothing
+        def zagent_config_keys(self):
+            return ("skills", "rails")
+
         def zagent_before_llm_call(self, request, ctx):
             seen.append(ctx.agent_config)
 

@@ -32,7 +32,7 @@ import sys
 
 import pytest
 
-from zagent import Kernel
+from zagent import ConfigError, Kernel
 from zagent.plugins.react import ReActLoop
 from zagent.types import ToolCall
 
@@ -60,11 +60,11 @@ def rail_less_kernel(ran, **config):
 # -- no approval rail loaded ------------------------------------------------------------------------------------
 
 def test_a_sensitive_tool_without_the_approval_rail_is_blocked_saying_what_to_load():
-    """Attack: the app's kernel is loaded without ``zagent.plugins.rails`` (its own plugin list) and its config
-    names an approver that says no; the model calls the sensitive ``danger('/')``. Defence: blocked, the error
-    says no loaded rail asks a human and how to fix it."""
+    """Attack: the app's kernel is loaded without ``zagent.plugins.rails`` (its own plugin list); the model calls
+    the sensitive ``danger('/')``. Defence: blocked, the error says no loaded rail asks a human and how to fix
+    it. (Rails settings on such a kernel are refused when it is made: the next test.)"""
     ran = []
-    k = rail_less_kernel(ran, rails={"approver": lambda call, ctx: False})
+    k = rail_less_kernel(ran)
     result = k.run_tool(ToolCall(id="c1", name="danger", arguments={"path": "/"}), k.context())
     assert ran == [] and result.state == "blocked"
     assert "sensitive" in result.error and "zagent.plugins.rails" in result.error
@@ -72,19 +72,15 @@ def test_a_sensitive_tool_without_the_approval_rail_is_blocked_saying_what_to_lo
 
 
 def test_approval_rules_without_the_approval_rail_run_nothing_unasked():
-    """Attack: the kernel's config says ``shell.*`` tools need a person (``rails.approval.tools``), but the kernel
-    was loaded without the rails plugin; the model calls ``shell.run``. Defence: blocked, saying what to load."""
-    ran = []
-    k = rail_less_kernel(ran, rails={"approval": {"tools": ["shell.*"]}, "approver": lambda call, ctx: False})
-
-    def run(command: str) -> str:
-        """Run a shell command."""
-        ran.append(command)
-        return "ok"
-
-    k.add_tool(run, name="shell.run")
-    result = k.run_tool(ToolCall(id="c1", name="shell.run", arguments={"command": "rm -rf /"}), k.context())
-    assert ran == [] and result.state == "blocked" and "zagent.plugins.rails" in result.error
+    """Attack: the kernel's config (or an agent's) says ``shell.*`` tools need a person (``rails.approval.tools``),
+    but the kernel was loaded without the rails plugin. Defence: ``Kernel()`` and the run's context refuse the
+    settings nothing would read (``ConfigError`` naming ``rails``), so no call runs unasked."""
+    rails = {"approval": {"tools": ["shell.*"]}, "approver": lambda call, ctx: False}
+    with pytest.raises(ConfigError, match=r"key 'rails' is read by no loaded plugin"):
+        rail_less_kernel([], rails=rails)
+    k = rail_less_kernel([])
+    with pytest.raises(ConfigError, match=r"agent 'ops': agent_config key 'rails'"):
+        k.context(agent="ops", agent_config={"rails": rails})
     k.close()
 
 

@@ -29,6 +29,11 @@ def runtime_of(kernel: "Kernel") -> Optional[McpRuntime]:
     return found
 
 
+def zagent_config_keys() -> tuple[str, ...]:
+    """The settings this plugin reads: ``mcp``."""
+    return ("mcp",)
+
+
 def zagent_register_tools(register: Callable[..., Any], kernel: "Kernel") -> None:
     """Connect to the configured MCP servers and register their tools."""
     from .config import load_settings

@@ -32,6 +32,11 @@ def settings(kernel: "Kernel") -> dict[str, Any]:
     return found
 
 
+def zagent_config_keys() -> tuple[str, ...]:
+    """The settings this plugin reads: ``otel``."""
+    return ("otel",)
+
+
 def zagent_kernel_start(kernel: "Kernel") -> None:
     found = settings(kernel)
     if not found["enabled"] or kernel.has_plugin(OBSERVER):

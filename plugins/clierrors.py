@@ -14,8 +14,17 @@ EXCERPT = 300
 
 
 def error_text(exc: BaseException) -> str:
-    """``describe(exc)`` as the CLI prints it (``indented``)."""
-    return indented(describe(exc))
+    """``describe(exc)`` as the CLI prints it (``indented``, ``masked``)."""
+    return indented(masked(describe(exc)))
+
+
+def masked(text: str) -> str:
+    """``text`` with the values of secret-named environment variables (``OPENAI_API_KEY``...) and URL passwords
+    masked: what the CLI prints on stderr (errors, tracebacks with their causes, warnings, log records) may quote
+    them, as a failing library's message does."""
+    from zagent.agentkit.secrets import env_masker
+
+    return env_masker()(text)
 
 
 def indented(text: str) -> str:

@@ -80,6 +80,8 @@ class Models:
         if check is not None:
             check(self.registries["providers"].get(spec.partition(":")[0]), spec, options, owner)
         key = cache_key(spec, options)
+        if key is not None and check is not None:  # a spec's model is made (and its options checked) apart from
+            key = (check, key)  # one the app or a trusted spec made with the same options (docs/security.md, 2)
         if key is not None and key in self.llms:
             return self.llms[key]
         provider, sep, model = spec.partition(":")

@@ -281,12 +281,11 @@ async def _failed_call(kernel: Any, ctx: Optional["RunContext[Any]"], model: str
     """The ``llm_end`` of a call that raised (``outcome`` error, or cancelled for an abort)."""
     import asyncio
 
-    from .._trust.secrets import mask_userinfo
+    from .._trust.secrets import error_excerpt
 
     cancelled = isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))
     await _emitter(kernel, ctx).aemit("llm_end", model=model, input_tokens=0, output_tokens=0,
-                                      outcome="cancelled" if cancelled else "error",
-                                      error=mask_userinfo(f"{type(exc).__name__}: {exc}")[:300])
+                                      outcome="cancelled" if cancelled else "error", error=error_excerpt(exc))
 
 
 def _emitter(kernel: Any, ctx: Optional["RunContext[Any]"]) -> Any:

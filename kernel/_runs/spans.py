@@ -67,11 +67,23 @@ def current_span_id(owner: Optional[int] = None) -> Optional[str]:
     return None
 
 
+def _mask_error(data: dict[str, Any]) -> None:
+    """An event's ``error`` text with secret environment values and URL passwords masked: it often quotes a
+    library's exception (``RuntimeError: bad key sk-...``) and goes to observers, the run log and traces."""
+    error = data["error"]
+    if isinstance(error, str) and error:
+        from .._trust.secrets import env_masker
+
+        data["error"] = env_masker()(error)
+
+
 def tag(type: str, data: dict[str, Any], owner: int = 0) -> tuple[Optional[str], Optional[str], Sequence[Any]]:
     """``(span_id, parent_id, orphans)`` of an event about to be sent by the kernel whose ``span_owner`` is
     ``owner``, filling an end event's fields in ``data``; ``orphans``: end events ``(type, data, span id,
     parent id)`` to send first, of spans left open inside the one ending."""
     starts, kind = _kinds.get(type) or _classify(type)
+    if "error" in data:
+        _mask_error(data)
     stack = _open.get()
     if starts:
         if not stack:

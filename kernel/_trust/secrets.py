@@ -103,6 +103,12 @@ def env_masker() -> "Masker":
     return _masker_of(tuple(env_secrets()))
 
 
+def error_excerpt(exc: BaseException, limit: int = 300) -> str:
+    """``Type: message`` of ``exc`` with secret environment values and URL passwords masked, *then* cut to
+    ``limit`` characters (cut first, the head of a key at the cut would stay): an event's ``error`` text."""
+    return env_masker()(f"{type(exc).__name__}: {exc}")[:limit]
+
+
 @functools.lru_cache(maxsize=4)
 def _masker_of(values: tuple[str, ...]) -> "Masker":
     return Masker(values)
@@ -115,23 +121,33 @@ ANYWHERE_MASK_LENGTH = 20  # longer ones are masked even inside other text; shor
 _TOKEN_CHARS = r"A-Za-z0-9_\-"
 
 
+def encoded_forms(value: str) -> set[str]:
+    """``value`` as a server may echo it: as it is, JSON-escaped, percent-encoded (``%2B``, and ``+`` for a space,
+    as a quoted URL or form body shows it) and base64-encoded (standard and URL-safe, padding left out: a debugging
+    proxy showing the credential it got)."""
+    import base64
+    import json
+    from urllib.parse import quote, quote_plus
+
+    raw = value.encode("utf-8", "surrogatepass")
+    return {value, json.dumps(value)[1:-1], quote(value, safe=""), quote_plus(value, safe=""),
+            base64.b64encode(raw).decode().rstrip("="), base64.urlsafe_b64encode(raw).decode().rstrip("=")}
+
+
 class Masker:
-    """``Masker(values)(text)``: ``text`` with the known secret ``values`` (and their JSON-escaped forms) and URL
-    userinfo replaced by ``***``, longest first (lengths: see the constants above)."""
+    """``Masker(values)(text)``: ``text`` with the known secret ``values`` (and their encoded forms:
+    ``encoded_forms``) and URL userinfo replaced by ``***``, longest first (lengths: see the constants above)."""
 
     __slots__ = ("values", "_patterns")
 
     def __init__(self, values: Any = ()):
-        import json  # here, not at module level: ``import zagent`` stays light
-
         forms: set[str] = set()
         for v in values:
             if isinstance(v, Secret):
                 v = v.reveal()
             if not isinstance(v, str) or len(v) < MIN_MASK_LENGTH or (len(v) < WORD_MASK_LENGTH and v.isalpha()):
                 continue
-            forms.add(v)
-            forms.add(json.dumps(v)[1:-1])  # as it appears inside a JSON string
+            forms.update(encoded_forms(v))
         self.values = tuple(sorted(forms, key=len, reverse=True))
         self._patterns = tuple(
             None if len(v) >= ANYWHERE_MASK_LENGTH

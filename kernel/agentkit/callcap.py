@@ -15,10 +15,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def reply_limit(profile_limit: int, ctx: Optional["RunContext[Any]"]) -> int:
-    """The cap for a turn: the profile's, lowered by ``max_tool_calls_per_reply`` of the agent's and the kernel's rails."""
+    """The cap for a turn: the profile's, lowered by ``max_tool_calls_per_reply`` of the agent's, its callers' and
+    the kernel's rails."""
     limit = profile_limit
     if ctx is not None:
-        for rails in (ctx.agent_config.get("rails") if ctx.agent_config else None, ctx.kernel.config.get("rails")):
+        config = ctx.agent_config or {}
+        # an agent called as a tool: its callers' rails (``outer_rails``) cap its replies too
+        layers = [config.get("rails"), *(config.get("outer_rails") or ()), ctx.kernel.config.get("rails")]
+        for rails in layers:
             value = rails.get("max_tool_calls_per_reply") if isinstance(rails, dict) else None
             if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
                 limit = min(limit, value)  # rails only tighten

@@ -13,7 +13,7 @@ from typing import Union
 
 from ..errors import ConfigError
 
-__all__ = ["check_private", "open_private", "private_folder", "tighten", "touch_private"]
+__all__ = ["check_private", "open_private", "private_folder", "private_parent", "tighten", "touch_private"]
 
 _PathLike = Union[str, "os.PathLike[str]"]
 
@@ -34,6 +34,12 @@ def private_folder(path: _PathLike) -> None:
         except FileExistsError:
             continue
         _chmod_made(f)  # whatever the umask
+
+
+def private_parent(path: _PathLike) -> None:
+    """``private_folder`` for the folder of file ``path``, read as the open will (``a/link/../b/x.db`` lies in the
+    link target's parent, never in ``a/b``): for files another library opens by name (SQLite)."""
+    private_folder(os.path.dirname(_absolute(os.fspath(path))))
 
 
 def _absolute(path: str) -> str:

@@ -14,5 +14,7 @@ PENDING_KEYS: StashKey[dict[str, str]] = StashKey("zagent.pending_keys")
 CALL_KEYS: StashKey[dict[str, str]] = StashKey("zagent.call_keys")
 BUDGET_COUNTS = "zagent.rails.budget"
 """The name the rails' tool-budget counts are saved under with a run (a restore checks them)."""
+USAGE_COUNTS = "zagent.rails.usage"
+"""The name the rails' ``usage_limits`` counts are saved under with a run (a restore checks and raises them)."""
 
-__all__ = ["APPROVED", "BUDGET_COUNTS", "CALL_KEYS", "PENDING_APPROVAL", "PENDING_KEYS"]
+__all__ = ["APPROVED", "BUDGET_COUNTS", "CALL_KEYS", "PENDING_APPROVAL", "PENDING_KEYS", "USAGE_COUNTS"]

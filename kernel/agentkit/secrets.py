@@ -8,9 +8,11 @@ import re
 from typing import Any
 
 from .._trust.secrets import (ANYWHERE_MASK_LENGTH, MASK, MIN_MASK_LENGTH, SECRET_KEY_WORDS, WORD_MASK_LENGTH,
-                              Masker, env_secrets, looks_secret, mask_userinfo)
+                              Masker, encoded_forms, env_masker, env_secrets, error_excerpt, looks_secret,
+                              mask_userinfo)
 
-__all__ = ["Masker", "env_secrets", "looks_secret", "looks_secret_header", "public_data"]
+__all__ = ["Masker", "encoded_forms", "env_masker", "env_secrets", "error_excerpt", "looks_secret",
+           "looks_secret_header", "public_data"]
 __all__ += ["ANYWHERE_MASK_LENGTH", "MASK", "MIN_MASK_LENGTH", "SECRET_KEY_WORDS", "WORD_MASK_LENGTH"]
 
 #: words that make a header secret anywhere in its name (``X-Authentication``, ``X-Api-Keys``), as providers mask

@@ -6,16 +6,22 @@ tool names. A bad reference is a ``ConfigError``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
+from .._runs.stash import StashKey
 from ..errors import ConfigError, ToolError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
-__all__ = ["TOOLSET_PREFIX", "resolve_tool_refs"]
+__all__ = ["SPEC_IMPORTED", "TOOLSET_PREFIX", "agent_tool_names", "check_lent_agent", "remember_origins",
+           "resolve_tool_refs", "spec_origins"]
 
 TOOLSET_PREFIX = "toolset:"
+
+#: per kernel, the tools specs registered from import paths (or agents using such tools, offered as tools):
+#: name -> (the import paths, the tool registered)
+SPEC_IMPORTED: "StashKey[dict[str, tuple[tuple[str, ...], object]]]" = StashKey("zagent.spec_imported_tools")
 
 
 def resolve_tool_refs(kernel: "Kernel", refs: Iterable[str], *, base_dir: Optional[str] = None,
@@ -40,6 +46,8 @@ def _resolve_one(kernel: "Kernel", ref: str, base_dir: Optional[str], key: str) 
         if not found:
             sets = sorted({t.toolset for t in reg.values() if t.toolset})
             raise ConfigError(f"{key} {ref!r}: toolset {toolset!r} has no tools; toolsets: {', '.join(sets) or 'none'}")
+        for name in found:
+            _check_imported_by_a_spec(kernel, name, base_dir, key)
         return found
     if ":" not in ref:
         try:
@@ -47,6 +55,7 @@ def _resolve_one(kernel: "Kernel", ref: str, base_dir: Optional[str], key: str) 
         except ToolError:
             raise ConfigError(f"unknown tool {ref!r}; registered tools: {', '.join(reg) or 'none'}. Use a registered "
                               "name, 'toolset:NAME' or an import path 'package.module:function'") from None
+        _check_imported_by_a_spec(kernel, ref, base_dir, key)
         return [ref]
     from ..speckit.trust import NotImported, resolve
 
@@ -59,4 +68,56 @@ def _resolve_one(kernel: "Kernel", ref: str, base_dir: Optional[str], key: str) 
         if existing.handler is fn or existing is fn or getattr(fn, "handler", None) is existing.handler:
             return [name]
         raise ConfigError(f"{key} {ref!r} is named {name!r}, which another tool already uses")
-    return [kernel.add_tool(fn).name]
+    code = getattr(fn, "handler", fn)
+    for known in reg.values():  # the app registered this code already, under its own name (maybe sensitive,
+        if known is fn or known.handler is code:  # denied or gated by name): the spec gets that tool, never a
+            return [known.name]  # second, unguarded one under the function's name
+    tool = kernel.add_tool(fn)
+    remember_origins(kernel, tool, (ref,))
+    return [tool.name]
+
+
+def remember_origins(kernel: "Kernel", tool: Any, origins: Iterable[str]) -> None:
+    """Note that the registered ``tool`` runs code a spec named by the import paths ``origins`` (if any)."""
+    origins = tuple(origins)
+    if origins:
+        kernel.stash.setdefault(SPEC_IMPORTED, {})[tool.name] = (origins, tool)
+
+
+def spec_origins(kernel: "Kernel", names: Iterable[str]) -> tuple[str, ...]:
+    """The import paths specs registered the tools ``names`` from (through agents offered as tools too)."""
+    table, reg, found = kernel.stash.get(SPEC_IMPORTED, {}), kernel.registries["tools"], []
+    for name in names:
+        origins, tool = table.get(name, ((), None))
+        if tool is not None and reg.get(name) is tool:  # not since replaced by another tool of that name
+            found += [o for o in origins if o not in found]
+    return tuple(found)
+
+
+def agent_tool_names(agent: Any) -> list[str]:
+    """The names of the tools ``agent`` offers (a ReAct agent's ``tools``, a declared agent's action's)."""
+    names = getattr(agent, "tools", None)
+    if not isinstance(names, list) and callable(getattr(agent, "action", None)):
+        names = getattr(agent.action(), "tools", None)
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+
+
+def check_lent_agent(kernel: "Kernel", agent: Any, what: str) -> Any:
+    """``agent`` (built for another spec, kept in a pool) for a spec naming it, unless its tools run code specs
+    imported that the trust in force may not name (``ConfigError``)."""
+    for name in agent_tool_names(agent):
+        _check_imported_by_a_spec(kernel, name, None, f"{what}: tool")
+    return agent
+
+
+def _check_imported_by_a_spec(kernel: "Kernel", name: str, base_dir: Optional[str], key: str) -> None:
+    """A tool a spec registered from an import path (or an agent using one) is named by another spec only if
+    that one could name the path too: the trust given to one spec does not reach another."""
+    from ..speckit.trust import resolve
+
+    for origin in spec_origins(kernel, [name]):
+        try:
+            resolve(origin, key=key, kernel=kernel, base_dir=base_dir)  # imported already: nothing runs again
+        except ConfigError as exc:
+            raise ConfigError(f"{key} {name!r} runs code another spec imported from {origin!r}, which this spec "
+                              f"is not trusted to name: {exc}") from None

@@ -109,17 +109,20 @@ class HttpClient(LoopClients, HttpErrors):
                 try:
                     request = client.build_request("POST", url, content=body, headers=headers)
                     if entry is None:
-                        response = await client.send(request, stream=True)
+                        response = await client.send(request, stream=True, follow_redirects=False)
                     else:  # into the pool once the request before has its connection (providerkit.entry)
                         await entry.acquire()
                         claim = Claim(entry, request.extensions)
                         try:
-                            response = await client.send(request, stream=True)
+                            response = await client.send(request, stream=True, follow_redirects=False)
                         finally:
                             untraced = claim.finish()
                         if untraced:
                             self._unguard(client)
                     status = response.status_code
+                    if 300 <= status < 400:  # never followed, even by an app's client that would (the key...)
+                        await _close_quietly(response)
+                        raise self.redirect_error(response)
                     if status < 400:
                         if not stream:  # the body read here, not in a coroutine of its own (awaited per chunk)
                             limit = self.config.max_response_bytes

@@ -1,7 +1,8 @@
 """``ProviderLLM``: the kit's base class for provider models. A provider implements ``_wire_complete`` (and may
 implement ``_wire_stream``); around them the base class renames tools its wire refuses (``tool_name_pattern``) and
 maps the reply's names back, and with ``profile.think_tags`` moves inline ``<think>`` spans to reasoning
-(``split_reply``, ``think_stream``). A provider subclassing ``zagent.LLM`` directly gets neither.
+(``split_reply``, ``think_stream``); the client's secrets are masked in the reply's metadata
+(``metadata.masked_reply``: a model name or call id echoing the key). A provider subclassing ``zagent.LLM`` directly gets neither.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import msgspec
 
 from .._model.llm import LLM, stream_whole
 from .._model.replies import aclose_stream
+from .metadata import client_masker, masked_reply, masked_stream
 from .think import ThinkStream, join_reasoning, split_think
 from .toolnames import WireNames, renamed_stream
 from ..types import Chunk, Completion, LLMRequest
@@ -40,6 +42,8 @@ class ProviderLLM(LLM):
         completion = await self._wire_complete(names.request(request) if names else request)
         if names is not None:
             completion = names.completion(completion)
+        if (masker := client_masker(self)) is not None:  # a server echoing the key as a model name or call id
+            completion = masked_reply(completion, masker)
         return split_reply(completion) if self.profile.think_tags else completion
 
     def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
@@ -47,6 +51,8 @@ class ProviderLLM(LLM):
         agen = self._wire_stream(names.request(request) if names else request)
         if names is not None:
             agen = renamed_stream(agen, names)
+        if (masker := client_masker(self)) is not None:
+            agen = masked_stream(agen, masker)
         return think_stream(agen) if self.profile.think_tags else agen
 
 

@@ -118,6 +118,15 @@ class HttpErrors:
             "a streamed reply counts whole. Raise max_response_bytes=... (bytes; None for no limit) on the model "
             "if such replies are expected", provider=self.provider, status=200, limit=limit)
 
+    def redirect_error(self, response: Any) -> ProviderError:
+        """The error for a 3xx: redirects are never followed (the key would go to wherever ``Location`` says)."""
+        status = response.status_code
+        location = self.redact(str(response.headers.get("location") or "(no Location)"))[:300]
+        return ProviderError(
+            f"{self.provider} ({self.base_url}) answered HTTP {status}, a redirect to {location!r}; zagent does not "
+            "follow redirects (the API key would be sent along). Set base_url to the address that really serves "
+            "the API if you trust it", provider=self.provider, status=status, retryable=False)
+
     def status_error(self, response: Any, attempts: int = 1) -> ProviderError:
         """The typed error for an HTTP error response (its body already read).
 

@@ -118,6 +118,9 @@ def dubious_folder(folder: str) -> Optional[str]:
         if pst.st_mode & stat.S_IWOTH and not pst.st_mode & stat.S_ISVTX:
             return (f"the spec's folder {folder} is inside {parent}, which every user can write (no sticky bit), "
                     f"so anyone could replace it; its modules are not trusted. {how}")
+        if me is not None and pst.st_uid not in (me, 0):  # its owner may rename what is inside, sticky or not
+            return (f"the spec's folder {folder} is inside {parent}, owned by another user (uid {pst.st_uid}), who "
+                    f"could replace it; its modules are not trusted. {how}")
         folder, parent = parent, os.path.dirname(parent)
     return None
 
@@ -232,6 +235,9 @@ def _walk(obj: Any, module: str, attr: str, value: str, key: str, check: Any) ->
             continue
         owner = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None) if (
             inspect.isroutine(obj) or inspect.isclass(obj)) else None
+        bound = getattr(obj, "__self__", None) if owner is None and inspect.isroutine(obj) else None
+        if bound is not None:  # a C method of an object (sqlite3's execute, a list's append): its type's code
+            owner = bound.__name__ if inspect.ismodule(bound) else type(bound).__module__
         if isinstance(owner, str) and owner != module and not _trusted_module(owner, *check):
             raise ConfigError(f"{key} {value!r} in the spec is not trusted: {part!r} is code of module {owner!r}, "
                               f"which {module!r} imports but which is not trusted itself, so it was not used; "
@@ -290,6 +296,10 @@ def _in_folders(module: str, folders: Sequence[str]) -> bool:
     planted = _bytecode_planted(where) if where and _file_in(where, folders) else None
     if not planted and where and found.submodule_search_locations and _file_in(where, folders):
         planted = _planted_below(list(found.submodule_search_locations), module.split(".")[1:])
+    if planted and os.path.isfile(planted) and "__pycache__" not in planted.split(os.sep):
+        raise ConfigError(f"module {module!r} is next to the spec, but its file {planted} can be written by other "
+                          "users (or is theirs), who could have put code in it: it was not imported. Keep it yours "
+                          "alone (chmod go-w), or trust it explicitly (--trust, Trust(folders=...) in Python)")
     if planted and os.path.basename(planted) != "__pycache__" and os.path.isdir(planted):
         raise ConfigError(f"module {module!r} is next to the spec, but its package folder {planted} can be written "
                           "by other users (or is theirs), who could replace the module: it was not imported. Keep "
@@ -302,23 +312,20 @@ def _in_folders(module: str, folders: Sequence[str]) -> bool:
 
 
 def _planted_below(locations: list[str], parts: list[str]) -> Optional[str]:
-    """For ``pkg.a.b`` (``parts`` ``["a", "b"]`` below ``pkg``'s folders): the first package folder other users can
-    write, or planted bytecode of an ``__init__.py`` or module on the way; found without importing anything."""
+    """For ``pkg.a.b`` (``parts`` ``["a", "b"]`` below ``pkg``'s folders): the first package folder, ``__init__.py``
+    or module file (source, extension or bytecode) on the way other users can write, or planted bytecode of one;
+    found as the import finds it, without importing anything."""
     for part in parts:
-        for folder in locations:
-            sub = os.path.join(folder, part)
-            if os.path.isdir(sub):
-                if _writable_by_others(sub):
-                    return sub
-                planted = _bytecode_planted(os.path.join(sub, "__init__.py"))
-                if planted:
-                    return planted
-                locations = [sub]
-                break
-            if os.path.isfile(sub + ".py"):
-                return _bytecode_planted(sub + ".py")
-        else:
+        found = importlib.machinery.PathFinder.find_spec(part, locations)
+        if found is None:
             return None
+        origin = found.origin if found.origin not in (None, "namespace") else None
+        places = [*(found.submodule_search_locations or ()), origin]
+        planted = next((p for p in places if p and _writable_by_others(p)), None) or (
+            _bytecode_planted(origin) if origin else None)
+        if planted or not found.submodule_search_locations:
+            return planted
+        locations = list(found.submodule_search_locations)
     return None
 
 

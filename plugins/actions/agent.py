@@ -150,8 +150,9 @@ class Agent(AgentMemory):
                 import asyncio
 
                 status = "cancelled" if isinstance(exc, asyncio.CancelledError) else "failed"
+                from zagent.agentkit.secrets import error_excerpt  # masked, then cut
                 await ctx.aemit("run_end", action=action.name, status=status,
-                                error=f"{type(exc).__name__}: {exc}"[:300])
+                                error=error_excerpt(exc))
                 raise
         finally:
             if caller is not None:

@@ -15,7 +15,7 @@ import msgspec
 from zagent import StashKey
 from zagent.agentkit.runs import asking_scope as scope_of
 from zagent.agentkit.counters import RunCounter, shared_counter
-from zagent.agentkit.approvals import approval_key, declined as declined_result, shown_arguments
+from zagent.agentkit.approvals import approval_key, declined as declined_result, shown_arguments, vetted_arguments
 from zagent.agentkit.signing import answer_signer
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.providerkit import new_call_id
@@ -120,7 +120,8 @@ async def _granted(calls: list[ToolCall], ctx: "RunContext[Any]", rerun: Any) ->
     keys = []
     for call in calls:
         minted[call.id] = new_call_id()
-        keys.append(approval_key(minted[call.id], call.name, call.arguments))
+        # the arguments as the rail sees them (a default filled in), or the rail's key never matches this one
+        keys.append(approval_key(minted[call.id], call.name, vetted_arguments(ctx.kernel, call.name, call.arguments)))
     granted.update(keys)
     try:
         results: list[ToolResult] = await rerun(calls)

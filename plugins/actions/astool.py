@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import msgspec
 from zagent.errors import ConfigError, ToolError
+from zagent.agentkit.toolrefs import agent_tool_names, remember_origins, spec_origins
 from zagent.speckit import current_trust
 from zagent.speckit.trust import for_named_file
 from zagent.speckit.paths import check_spec_path
@@ -26,6 +27,8 @@ __all__ = ["MAX_AGENT_DEPTH", "agent_tool", "load_agent_refs", "resolve_agent_re
 
 #: how deep agents may call agents (an agent file naming itself stops here, not at Python's recursion limit)
 MAX_AGENT_DEPTH = 5
+#: how deep agent files may name agent files (a long chain stops here, not at Python's recursion limit)
+MAX_AGENT_FILE_DEPTH = 16
 _CTX = "_zagent_caller_ctx"
 _depth: "contextvars.ContextVar[int]" = contextvars.ContextVar("zagent_agent_depth", default=0)
 _loading: "contextvars.ContextVar[tuple[str, ...]]" = contextvars.ContextVar("zagent_agent_files", default=())
@@ -86,7 +89,10 @@ def agent_tool(agent: Any, *, name: Optional[str] = None, description: Optional[
         raise ConfigError(f"agent {agent.name!r} cannot be offered as tool {tool_name!r}: a tool of that name is "
                           "registered already; pass as_tool(name=...)")
     tool.metadata["agent_object"] = agent
-    return kernel.add_tool(tool)
+    registered = kernel.add_tool(tool)
+    # another spec naming this agent's tool reaches the code its tools import: it must be trusted for it too
+    remember_origins(kernel, registered, spec_origins(kernel, agent_tool_names(agent)))
+    return registered
 
 
 async def _declared(agent: Any, caller: "RunContext[Any]", inputs: dict[str, Any]) -> str:
@@ -180,6 +186,8 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
     spec is trusted), never one already being loaded (a file naming itself)."""
     from zagent.speckit import current_spec_file
 
+    if "\x00" in ref:  # os.path would raise a bare ValueError
+        raise ConfigError(f"{key} {ref!r} is not a usable file name (it holds a NUL character); name an agent file")
     trust = current_trust()
     spec_path = current_spec_file()  # a spec read from a file names files next to itself, never the cwd's
     folder = base_dir or (trust.folders[0] if trust.folders else None) or (
@@ -196,6 +204,10 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
                               "files in its own folder; move the file, or trust the spec (trust=True, --trust)")
     if path in _loading.get():
         raise ConfigError(f"{key} {ref!r}: agent files name each other in a loop ({' -> '.join(_loading.get())})")
+    if len(_loading.get()) >= MAX_AGENT_FILE_DEPTH:
+        raise ConfigError(f"{key} {ref!r}: agent files name agent files more than {MAX_AGENT_FILE_DEPTH} deep "
+                          f"({' -> '.join(os.path.basename(p) for p in _loading.get()[:4])} -> ...); an agent calls "
+                          f"agents at most {MAX_AGENT_DEPTH} deep, so flatten the chain")
     if not os.path.isfile(path):
         raise ConfigError(f"{key} {ref!r}: no such agent file ({path})")
     from zagent.speckit import load_spec_file, spec_file, Trust, trusting

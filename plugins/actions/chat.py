@@ -102,7 +102,8 @@ async def achat(agent: "Agent", user_input: UserInput, history: Optional[Sequenc
         if routed:
             import asyncio
 
-            await ctx.aemit("run_end", mode="chat", error=f"{type(exc).__name__}: {exc}"[:300],
+            from zagent.agentkit.secrets import error_excerpt  # masked, then cut
+            await ctx.aemit("run_end", mode="chat", error=error_excerpt(exc),
                             status="cancelled" if isinstance(exc, asyncio.CancelledError) else "failed")
         raise
     if routed:

@@ -42,6 +42,7 @@ def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
 
     if args.concurrency is not None and args.concurrency < 1:
         raise SystemExit(f"zagent: --concurrency must be at least 1, got {args.concurrency}")
+    _refuse_overwrite(args)
     with trusting(Trust.for_folder(os.getcwd(), everything=True)):  # the user's own flags
         scorers = [scorer_of(kernel, parse_scorer(s)) for s in args.scorer] or None
     spec = load_spec_file(args.agent)
@@ -53,9 +54,9 @@ def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
     with trusting(Trust.for_file(args.agent, everything=args.trust)), spec_file(args.agent):  # its identity
         report = evaluate(kernel, spec, args.cases, scorers=scorers, out=args.out, concurrency=args.concurrency,
                           executor=args.executor, name=os.path.basename(args.agent))
+    comparison = compare(args.compare, report) if args.compare else None  # read before a --report replaces it
     if args.report:
         report.save(args.report)
-    comparison = compare(args.compare, report) if args.compare else None
     if args.json:
         data = msgspec.to_builtins(report)
         if comparison is not None:
@@ -67,3 +68,14 @@ def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
         if comparison is not None:
             print(comparison.render())
     return 1 if comparison is not None and comparison.worse else 0
+
+
+def _refuse_overwrite(args: argparse.Namespace) -> None:
+    """Refuse, before any case runs, a ``--report`` naming the agent file, the cases or ``--out`` (a slip on the
+    command line would replace it with the report; the ``--compare`` baseline is read before the report is saved)."""
+    if not args.report:
+        return
+    for flag, other in (("the agent file", args.agent), ("the cases file", args.cases), ("--out", args.out)):
+        if other and os.path.exists(args.report) and os.path.exists(other) and os.path.samefile(args.report, other):
+            raise SystemExit(f"zagent: --report {args.report!r} is {flag}; writing the report there would replace "
+                             "it. Give the report another file")

@@ -69,7 +69,7 @@ class EvalReport(msgspec.Struct, kw_only=True, omit_defaults=True):
             return msgspec.json.decode(read_bounded(path, "the eval report"), type=cls)
         except OSError as exc:
             raise ConfigError(f"cannot read the eval report {os.fspath(path)!r}: {exc}") from None
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
             raise ConfigError(f"{os.fspath(path)!r} is not an eval report ({exc}); give a report.json written by "
                               "'zagent eval --report' or EvalReport.save") from None
 
@@ -115,7 +115,7 @@ def read_cases(cases: Union[str, "os.PathLike[str]", Iterable[Any]]) -> list[Cas
                 if raw.strip():
                     try:
                         data = msgspec.json.decode(raw)
-                    except msgspec.DecodeError as exc:
+                    except (msgspec.DecodeError, RecursionError) as exc:  # nested past msgspec's limit too
                         raise ConfigError(f"{where}: line {n} is not JSON ({exc})") from None
                     if isinstance(data, dict):
                         try:
@@ -149,7 +149,7 @@ def _records(report: Any, out: Optional[str]) -> dict[str, dict[str, Any]]:
                 continue
             try:
                 record = msgspec.json.decode(raw)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):
                 continue  # a torn last line; the batch file cuts it on its next open
             if isinstance(record, dict) and record.get("id") is not None:
                 records[str(record["id"])] = record

@@ -63,7 +63,8 @@ class FallbackLLM(LLM):
         not one to fall back on (``moves_on``) or ``i`` is the last model (with the earlier failures)."""
         if not moves_on(exc) or i == len(self.models) - 1:
             raise _with_failures(exc, failures) if failures else exc
-        failures.append(f"{self.models[i].name}: {type(exc).__name__}: {exc}"[:300])
+        from zagent.agentkit.secrets import error_excerpt  # masked, then cut
+        failures.append(f"{self.models[i].name}: {error_excerpt(exc)}")
         log.warning("fallback: %s failed (%s), trying %s", self.models[i].name, type(exc).__name__,
                     self.models[i + 1].name)
 

@@ -60,7 +60,9 @@ class ChatEnds(RunDriver[ChatState, GroupChatResult], Resumable[GroupChatResult]
     async def _failed(self, exc: Exception, save: bool = True) -> None:
         """Any error ends the chat ``failed``: checkpointed, except after a failed checkpoint (it fails closed)."""
         state = self._running
-        state.error = f"{type(exc).__name__}: {exc}"
+        from zagent.agentkit.secrets import env_masker
+
+        state.error = env_masker()(f"{type(exc).__name__}: {exc}")  # may quote a key or a URL password
         await self._end("failed", "groupchat_end", save=save, error=state.error)
 
     # -- the driver's hooks ---------------------------------------------------------------

@@ -120,7 +120,12 @@ def resumed(found: tuple[int, bytes], task: Any, run_id: str) -> ChatState:
     if task is not None:
         raise ConfigError(f"run {run_id!r} already has checkpoints; call arun(run_id=...) without a task "
                           "to continue it, or use a new run id")
-    state = state_decoder.decode(found[1])
+    try:
+        state = state_decoder.decode(found[1])
+    except (msgspec.DecodeError, RecursionError) as exc:  # a wrong shape, or nested past msgspec's limit
+        raise CheckpointError(f"checkpoint {found[0]} of group chat run {run_id!r} is not a chat state "
+                              f"({str(exc)[:200]}); it is damaged or was edited, so the run is not resumed. Start "
+                              "a new run", run_id=run_id, step=found[0]) from None
     if state.status in ("completed", "aborted"):
         raise ConfigError(f"group chat run {run_id!r} is {state.status}; only unfinished runs resume")
     numbers = {"round": state.round, "elapsed": state.elapsed, "usage.input_tokens": state.usage.input_tokens,
@@ -145,6 +150,7 @@ def resumed(found: tuple[int, bytes], task: Any, run_id: str) -> ChatState:
             shown = shown + Usage(**{k: v for k, v in usage.items() if k in _USAGE and _count(v)})
         spent += took if isinstance(took, (int, float)) and not isinstance(took, bool) and took > 0 else 0.0
     state.usage = Usage(**{k: max(getattr(state.usage, k), getattr(shown, k)) for k in _USAGE})
+    _raise_usage_counts(state)
     state.elapsed = max(state.elapsed, spent)
     state.status = "running"
     state.checkpoint = max(state.checkpoint, found[0])  # new checkpoints go after the latest one
@@ -152,6 +158,22 @@ def resumed(found: tuple[int, bytes], task: Any, run_id: str) -> ChatState:
 
 
 _USAGE = ("input_tokens", "output_tokens", "calls")
+
+
+def _raise_usage_counts(state: ChatState) -> None:
+    """The ``usage_limits`` counts (``USAGE_COUNTS``) raised to the usage the chat shows (its model requests and
+    tokens): counters dropped from an unsigned checkpoint reset no limit."""
+    from zagent.agentkit.runkeys import USAGE_COUNTS
+
+    usage = state.usage
+    floor = {"requests": usage.calls, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+             "total_tokens": usage.input_tokens + usage.output_tokens}
+    counts = dict(state.counters.get(USAGE_COUNTS) or {})
+    for name, n in floor.items():
+        if n > counts.get(name, 0):
+            counts[name] = n
+    if any(counts.values()):
+        state.counters[USAGE_COUNTS] = counts
 
 
 def _count(value: Any) -> bool:

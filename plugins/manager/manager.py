@@ -20,6 +20,7 @@ import attrs
 import msgspec
 from zagent.errors import ConfigError, ZagentError
 from zagent.agentkit.files import write_atomic
+from zagent.agentkit.toolrefs import check_lent_agent
 from zagent.speckit import current_trust, trusting
 from zagent.speckit.trust import for_named_file  # a stored agent others can write gets no trust
 
@@ -63,15 +64,17 @@ class AgentManager:
 
         ``llm`` (an LLM or ``"provider:model"``) is given to agents built here from a dict or file.
         """
-        if isinstance(agent, str):
+        if isinstance(agent, str):  # a pooled agent whose tools run code a spec imported: only if trusted for it
             found = self._agents.get(agent)
-            return found if found is not None else self._insert(agent, self._load_named(agent, llm))
+            return check_lent_agent(self.kernel, found, f"agent {agent!r}") if found is not None else \
+                self._insert(agent, self._load_named(agent, llm))
         if isinstance(agent, dict):
             name = agent.get("name")
             if not isinstance(name, str) or not name:
                 raise ConfigError(f"an agent spec needs a 'name'; got keys {sorted(agent)}")
             found = self._agents.get(name)
-            return found if found is not None else self._insert(name, self._build(agent, llm))
+            return check_lent_agent(self.kernel, found, f"agent {name!r}") if found is not None else \
+                self._insert(name, self._build(agent, llm))
         return self._insert(self.name_of(agent), agent)
 
     def add_agents(self, agents: Any, *, llm: Any = None) -> list[Any]:

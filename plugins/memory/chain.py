@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 
-from .patches import FULL_BASE, rebuild
+from .patches import FULL_BASE, check_restore_size, rebuild
 from .records import check_run_id
 
 if TYPE_CHECKING:
@@ -35,10 +35,12 @@ class CheckpointChain:
         check_run_id(run_id)
 
         def read(c: sqlite3.Connection) -> Optional[tuple[list[ChainRow], bytes]]:
-            last = c.execute("SELECT step, state, patch FROM checkpoints WHERE run_id = ? ORDER BY step DESC "
-                             "LIMIT 1", (run_id,)).fetchone()
-            if last is None:
+            latest = c.execute("SELECT max(step) FROM checkpoints WHERE run_id = ?", (run_id,)).fetchone()[0]
+            if latest is None:
                 return None
+            check_restore_size(c, run_id, latest)
+            last = c.execute("SELECT step, state, patch FROM checkpoints WHERE run_id = ? AND step = ?",
+                             (run_id, latest)).fetchone()
             base = last[0] if not last[2] else c.execute(FULL_BASE, (run_id, last[0])).fetchone()[0]
             rows = c.execute(_ROWS, (run_id, last[0] if base is None else base)).fetchall()
             state = rebuild(c, run_id, last[0]) if last[2] else bytes(last[1])
@@ -53,6 +55,6 @@ class CheckpointChain:
 def _metadata(raw: Any) -> dict[str, Any]:
     try:
         value = msgspec.json.decode(raw)
-    except (msgspec.DecodeError, TypeError):
+    except (msgspec.DecodeError, TypeError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}

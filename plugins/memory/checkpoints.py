@@ -20,7 +20,7 @@ from zagent import ConfigError
 from .chain import CheckpointChain
 from .database import Database
 from .paths import resolve
-from .patches import FULL_BASE, check_patch, patch_decoder, rebuild
+from .patches import FULL_BASE, check_patch, check_restore_size, patch_decoder, rebuild
 from .records import RunInfo, check_count, check_run_id
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -110,10 +110,12 @@ class CheckpointStore(CheckpointChain):
         check_run_id(run_id)
 
         def read(c: sqlite3.Connection) -> Optional[tuple[int, bytes]]:
-            row = c.execute("SELECT step, state, patch FROM checkpoints WHERE run_id = ? ORDER BY step DESC LIMIT 1",
-                            (run_id,)).fetchone()
-            if row is None:
+            last = c.execute("SELECT max(step) FROM checkpoints WHERE run_id = ?", (run_id,)).fetchone()[0]
+            if last is None:
                 return None
+            check_restore_size(c, run_id, last)
+            row = c.execute("SELECT step, state, patch FROM checkpoints WHERE run_id = ? AND step = ?",
+                            (run_id, last)).fetchone()
             return row[0], (rebuild(c, run_id, row[0]) if row[2] else bytes(row[1]))
 
         return self.db.read(read)
@@ -123,6 +125,7 @@ class CheckpointStore(CheckpointChain):
         args = (check_run_id(run_id), check_count(step, "step"))
 
         def read(c: sqlite3.Connection) -> Optional[bytes]:
+            check_restore_size(c, run_id, step)
             row = c.execute("SELECT state, patch FROM checkpoints WHERE run_id = ? AND step = ?", args).fetchone()
             if row is None:
                 return None

@@ -20,7 +20,7 @@ from zagent import ConfigError
 
 from .errors import ForeignDatabase, NotADatabase, SchemaTooNew, StoreBusy, StoreError, StoreFull
 from .readonly import read_only_reason, read_only_uri
-from .schema import MIGRATIONS, SCHEMA_VERSION, statements
+from .schema import MIGRATIONS, SCHEMA_VERSION, foreign_objects, statements
 
 T = TypeVar("T")
 
@@ -200,6 +200,13 @@ class Database:
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' "
             "ESCAPE '\\' ORDER BY name"))
         if (version == 0 and not tables) or (version > 0 and ZAGENT_TABLES & set(tables)):
+            foreign = foreign_objects(conn)
+            if foreign:  # a file prepared by someone else: its SQL would run on our writes and reads
+                raise ForeignDatabase(
+                    f"{self.path} holds {', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''}, which zagent's "
+                    "schema does not have: SQL someone else added runs on every write or read (a view may never "
+                    "finish); the file was left untouched. Delete it or point the store at a new file",
+                    path=self.path, tables=tables)
             return
         found = "tables: " + ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "") if tables else "no tables"
         raise ForeignDatabase(

@@ -34,6 +34,21 @@ class StatePatch(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknow
 patch_decoder = msgspec.json.Decoder(StatePatch)
 
 
+def check_restore_size(c: sqlite3.Connection, run_id: str, step: int) -> None:
+    """``StoreError`` if restoring ``step`` of ``run_id`` would read more than ``MAX_DATA_BYTES`` (64 MiB, as a run
+    state file) of rows: its last full save and the patches since. Counted before any row is read, so an edited
+    store of 1 GB rows never reaches memory."""
+    from zagent.agentkit.files import MAX_DATA_BYTES
+
+    base = c.execute(FULL_BASE, (run_id, step)).fetchone()[0]
+    total = c.execute("SELECT coalesce(sum(length(state)), 0) FROM checkpoints WHERE run_id = ? AND step >= ? "
+                      "AND step <= ?", (run_id, step if base is None else base, step)).fetchone()[0]
+    if total > MAX_DATA_BYTES:
+        raise StoreError(f"checkpoint {step} of run {run_id!r} is {total // 2**20} MiB with the steps it builds on, "
+                         f"more than the {MAX_DATA_BYTES // 2**20} MiB zagent reads back (a store edited by someone "
+                         "else?); it was not read. Start a new run, or keep big values in files the run's tools read")
+
+
 def rebuild(c: sqlite3.Connection, run_id: str, step: int) -> bytes:
     """The full state of patch step ``step``: the last full save before it with the patches since applied."""
     base = c.execute(FULL_BASE, (run_id, step)).fetchone()[0]
@@ -44,7 +59,7 @@ def rebuild(c: sqlite3.Connection, run_id: str, step: int) -> bytes:
                      "ORDER BY step", (run_id, base, step)).fetchall()
     try:
         state = msgspec.json.decode(rows[0][1])
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # nested past msgspec's limit too
         state = None
     if not isinstance(state, dict):
         raise StoreError(f"checkpoint {base} of run {run_id!r} is not a JSON object, so the patches after it "
@@ -53,7 +68,7 @@ def rebuild(c: sqlite3.Connection, run_id: str, step: int) -> bytes:
     for at, raw, _ in rows[1:]:
         try:
             patch = patch_decoder.decode(raw)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
             raise StoreError(f"checkpoint {at} of run {run_id!r} is a damaged patch ({exc})") from None
         if patch.after != previous:
             raise StoreError(f"checkpoint {at} of run {run_id!r} patches step {patch.after}, but the step before "

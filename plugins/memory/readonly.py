@@ -27,7 +27,7 @@ def read_only_reason(path: str) -> Optional[str]:
             return None
         if os.path.exists(shm):  # still there, and not writable (not merely gone in between)
             return f"its shared-memory file {shm} cannot be written"
-    directory = os.path.dirname(os.path.abspath(path))
+    directory = os.path.dirname(os.path.realpath(path))  # no lexical '..' after a symlinked folder
     return None if os.access(directory, os.W_OK) else f"its directory {directory} cannot be written"
 
 
@@ -44,4 +44,4 @@ def read_only_uri(path: str, reason: str) -> str:
             f"{pending} bytes of changes not yet merged into it (a store on it was not closed). Make the "
             "file, its -wal and -shm writable again, or close the store that still has it open, then retry",
             path=path)
-    return "file:" + quote(os.path.abspath(path)) + "?immutable=1"
+    return "file:" + quote(os.path.realpath(path)) + "?immutable=1"

@@ -5,6 +5,8 @@ migration, never edit a released one. A file newer than ``SCHEMA_VERSION`` is re
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
 MESSAGES = """
 CREATE TABLE messages (
     id INTEGER PRIMARY KEY,
@@ -86,6 +88,35 @@ MIGRATIONS: dict[int, str] = {
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)
+
+
+#: the schema objects that run SQL of their own (triggers, views, virtual tables); the trusted ones are zagent's
+_OBJECTS = ("SELECT type, name, sql FROM sqlite_master WHERE type IN ('trigger', 'view') "
+            "OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%')")
+_own: Optional[frozenset[tuple[str, str, str]]] = None
+
+
+def foreign_objects(conn: Any) -> list[str]:
+    """The triggers, views and virtual tables of the database on ``conn`` that zagent's migrations do not make (or
+    make with other SQL), as ``"trigger 'evil'"``: a file prepared by someone else may run its own SQL on every
+    write or read (a recursive view never finishes), so such a file is refused (docs/security.md, 11)."""
+    global _own
+    if _own is None:
+        import sqlite3
+
+        scratch = sqlite3.connect(":memory:")
+        try:
+            for version in sorted(MIGRATIONS):
+                for statement in statements(MIGRATIONS[version]):
+                    scratch.execute(statement)
+            _own = frozenset(_objects(scratch))
+        finally:
+            scratch.close()
+    return [f"{kind} {name!r}" for kind, name, sql in _objects(conn) if (kind, name, sql) not in _own]
+
+
+def _objects(conn: Any) -> list[tuple[str, str, str]]:
+    return [(kind, name, " ".join((sql or "").split())) for kind, name, sql in conn.execute(_OBJECTS)]
 
 
 def statements(script: str) -> list[str]:

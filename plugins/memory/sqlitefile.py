@@ -5,7 +5,6 @@ lock, WAL, ``schema`` run. A file SQLite cannot use raises ``ConfigError`` and l
 
 from __future__ import annotations
 
-import os
 from typing import Any, Iterable
 
 from zagent.errors import ConfigError
@@ -13,10 +12,10 @@ from zagent.errors import ConfigError
 
 def create_private(path: str) -> None:
     """Create ``path`` empty with mode 0600 unless it exists (``zagent.agentkit.privatefiles``: its new folder 0700)."""
-    from zagent.agentkit.privatefiles import private_folder, touch_private
+    from zagent.agentkit.privatefiles import private_parent, touch_private
 
-    if path not in (":memory:", ""):
-        private_folder(os.path.dirname(os.path.abspath(path)))
+    if path not in (":memory:", ""):  # no lexical '..': after a symlinked folder it climbs from the link's target
+        private_parent(path)
     touch_private(path)
 
 

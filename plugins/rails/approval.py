@@ -10,8 +10,9 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from zagent import StashKey
 from zagent.agentkit.approvals import bound_key
-from zagent.agentkit.runkeys import APPROVED, PENDING_APPROVAL, PENDING_KEYS
+from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.agentkit.awaits import maybe_await
 
 from .config import Layers, as_list, first_match, tool_of
@@ -23,6 +24,9 @@ if TYPE_CHECKING:  # pragma: no cover
 APPROVED_KEY = APPROVED  # ``zagent.agentkit.runkeys``: shared with the ReAct loop
 PENDING_KEY = PENDING_APPROVAL
 AWAITING = "awaiting human approval"
+#: per run, never saved: the tool (and its handler) each held call's approval key was asked about; an approval
+#: covers that tool only, not another registered under its name before the call runs
+HELD_TOOLS: "StashKey[dict[str, tuple[Any, Any]]]" = StashKey("zagent.rails.held_tools")
 
 _console_lock = threading.Lock()
 
@@ -60,8 +64,18 @@ async def ask(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]", w
     """Ask the configured approver about ``call``; return a deny reason or None to allow."""
     approved = ctx.stash.get(APPROVED_KEY)
     key = bound_key(call, ctx)  # the call's minted id, tool and arguments: a reused model id is a new call
+    tool = tool_of(ctx, call.name)
     if approved and key is not None and key in approved:
-        return None
+        held = (ctx.stash.get(HELD_TOOLS) or {}).get(key)
+        if held is None or (held[0] is tool and held[1] is getattr(tool, "handler", None)):
+            return None
+        # another tool took the name since the person was asked: a new call, under a newly minted id
+        from zagent.providerkit import new_call_id
+
+        ctx.stash[CALL_KEYS][call.id] = new_call_id()
+        key = bound_key(call, ctx)
+        why = (f"{why}; the approval given was for another tool registered as {call.name!r} at the time (it was "
+               "replaced since), so the person is asked again")
     approver = rails.get("approver")
     kernel_rails = ctx.kernel.config.get("rails") or {}
     approver = resolve(approver, trusted=approver is kernel_rails.get("approver"), kernel=ctx.kernel)
@@ -78,6 +92,7 @@ async def ask(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]", w
         ctx.stash.setdefault(PENDING_KEY, set()).add(call.id)
         if key is not None:
             ctx.stash.setdefault(PENDING_KEYS, {})[call.id] = key
+            ctx.stash.setdefault(HELD_TOOLS, {})[key] = (tool, getattr(tool, "handler", None))
         return AWAITING
     return f"the approver returned {type(answer).__name__}; expected True, False or None, so the call was blocked"
 

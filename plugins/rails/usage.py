@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from zagent.errors import ConfigError, RunStopped, UsageLimitExceeded
 from zagent.agentkit.counters import RunCounter, shared_counter
+from zagent.agentkit.runkeys import USAGE_COUNTS
 from zagent import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,7 +32,7 @@ class UsageCounter(RunCounter):
             return total
 
 
-USAGE_KEY: "StashKey[UsageCounter]" = StashKey("zagent.rails.usage", restore=UsageCounter.from_state)
+USAGE_KEY: "StashKey[UsageCounter]" = StashKey(USAGE_COUNTS, restore=UsageCounter.from_state)
 """``ctx.stash`` key of the run's ``UsageCounter``; persistent, so a restored run keeps its counts."""
 
 

@@ -7,6 +7,7 @@ short model call decides between a direct answer (always, without tools) and a r
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any, AsyncIterator, ClassVar, Iterator, Optional, Sequence, Union
 
 import attrs
@@ -126,10 +127,19 @@ class ReActAgent(Agent):
         if kernel.find("parsers", spec.tool_format) is None:
             raise ConfigError(f"agent {spec.name!r}: tool_format {spec.tool_format!r} is not a registered parser; "
                               f"installed: {', '.join(kernel.names('parsers'))}")
+        made = checkpoints is not None and not os.path.lexists(checkpoints)
         if checkpoints is not None:
             fields["checkpoints"] = kernel.memory("checkpoints", path=checkpoints)
-        with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
-            return cls(kernel=kernel, **fields)
+        try:
+            with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
+                return cls(kernel=kernel, **fields)
+        except BaseException:  # a refused spec leaves no open store, nor a store file it just made
+            if checkpoints is not None:
+                fields["checkpoints"].close()
+                for name in (checkpoints, *(checkpoints + side for side in ("-wal", "-shm", "-journal"))):
+                    if made and os.path.isfile(name) and not os.path.islink(name):
+                        os.unlink(name)
+            raise
 
     def loop(self) -> ReActLoop:
         """A new ``ReActLoop`` configured like this agent."""

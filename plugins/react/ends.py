@@ -60,8 +60,10 @@ class RunEnds(RunDriver[ReActState, ReActResult], Resumable[ReActResult]):
 
     async def _complete(self) -> ReActResult:
         state = self._running
-        if state.final is not None and (self.guardrails or self.kernel.has_impls("zagent_check_output")):
-            await check_guardrails(self._ctx, "output", self.agent, state.final,  # before it is recorded done
+        # clarification questions are shown to the user as an answer is: the output guardrails check them too
+        shown = state.final if state.final is not None else ("\n".join(state.questions) if state.questions else None)
+        if shown is not None and (self.guardrails or self.kernel.has_impls("zagent_check_output")):
+            await check_guardrails(self._ctx, "output", self.agent, shown,  # before it is recorded done
                                    self.guardrails.get("output", ()))
         await self._end("completed", "run_end", steps=len(state.steps))
         result = ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
@@ -119,4 +121,6 @@ class RunEnds(RunDriver[ReActState, ReActResult], Resumable[ReActResult]):
 
 
 def _named(exc: BaseException) -> str:
-    return str(exc) if isinstance(exc, ZagentError) else f"{type(exc).__name__}: {exc}"
+    from zagent.agentkit.secrets import env_masker
+
+    return env_masker()(str(exc) if isinstance(exc, ZagentError) else f"{type(exc).__name__}: {exc}")

@@ -76,10 +76,12 @@ class Handoffs:
     :param agents: the agents, the first one answers first; names must differ.
     :param routes: who may hand over to whom, by name (default: every agent to every other).
     :param max_handoffs: hand-overs allowed in one run before the last agent's answer stands.
+    :param output_guardrails: checked on the answer whoever gives it, after that agent's own (an agent's chat with
+        ``handoffs`` passes its own: the model handing over does not skip the guardrails of the agent asked).
     """
 
     def __init__(self, kernel: "Kernel", agents: Sequence[Any], *, routes: Optional[dict[str, list[str]]] = None,
-                 max_handoffs: int = 5) -> None:
+                 max_handoffs: int = 5, output_guardrails: Sequence[Any] = ()) -> None:
         if not agents:
             raise ConfigError("Handoffs needs at least one agent")
         self.kernel = kernel
@@ -94,6 +96,7 @@ class Handoffs:
         if not isinstance(max_handoffs, int) or max_handoffs < 0:
             raise ConfigError(f"max_handoffs must be a whole number >= 0, got {max_handoffs!r}")
         self.max_handoffs = max_handoffs
+        self.output_guardrails = list(output_guardrails)
         self._tools = {name: self._transfer_tool(name) for name in self.agents}
 
     def _transfer_tool(self, target: str) -> str:
@@ -143,6 +146,9 @@ class Handoffs:
                 agent = self.agents[name]
                 extra = [self._tools[t] for t in self.routes.get(name, []) if hop < self.max_handoffs]
                 loop = _loop_for(agent, extra)
+                outer = [g for g in self.output_guardrails if g not in loop.guardrails.get("output", ())]
+                if outer:  # checked by the loop before its answer is done, as the agent's own are
+                    loop.guardrails = {**loop.guardrails, "output": [*loop.guardrails.get("output", ()), *outer]}
                 pending.loop, pending.target = loop, None
                 agent_ctx = root.for_agent(agent.name, loop.agent_config)
                 asked = turn if not hop else msgspec.structs.replace(
@@ -209,6 +215,7 @@ async def chat_with_handoffs(agent: Any, user_input: Any, past: list[Message], c
     if group is None:
         group = agent._handoff_group = Handoffs(agent.kernel, [agent, *agent.handoffs],
                                                 routes={agent.name: [h.name for h in agent.handoffs]})
+    group.output_guardrails = list((getattr(agent, "guardrails", None) or {}).get("output", ()))  # as set now
     result = await group.achat(user_input, past, ctx=ctx)
     return AgentResponse(content=result.content, mode="handoff", metadata={
         "run_id": result.run_id, "answered_by": result.answered_by,

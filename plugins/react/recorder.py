@@ -122,7 +122,7 @@ def read_live(path: str) -> Iterator[dict[str, Any]]:
         for _, raw in bounded_lines(f, f"the trajectory file {path!r}"):
             try:
                 line = msgspec.json.decode(raw)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):
                 continue
             if isinstance(line, dict) and isinstance(line.get("run"), str):
                 runs.setdefault(line["run"], []).append(line)

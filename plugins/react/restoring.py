@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from zagent.providerkit import new_call_id
 from zagent.agentkit.approvals import approval_key, vetted_arguments
-from zagent.agentkit.runkeys import BUDGET_COUNTS
+from zagent.agentkit.runkeys import BUDGET_COUNTS, USAGE_COUNTS
 from zagent.agentkit.signing import read_latest, signer_of
 from zagent.errors import CheckpointError, ConfigError
 from zagent.agentkit.counters import check_counts
@@ -93,6 +93,7 @@ def check_counts_of(state: ReActState, step: int) -> None:
         if s.tool and not s.is_blocked and not s.is_error:
             shown[s.tool] = shown.get(s.tool, 0) + 1
     state.step = max([state.step, *(s.step for s in state.steps)])
+    _raise_usage(state, shown, bad)
     saved = state.stash.get(BUDGET_COUNTS)
     if saved is None and not shown:
         return
@@ -103,6 +104,23 @@ def check_counts_of(state: ReActState, step: int) -> None:
     for tool, n in shown.items():
         counts[tool] = max(counts.get(tool, 0), n)
     state.stash[BUDGET_COUNTS] = counts
+
+
+def _raise_usage(state: ReActState, shown: dict[str, int], bad: Any) -> None:
+    """The ``usage_limits`` counts (``USAGE_COUNTS``) raised to what the state shows: a model request per step, a
+    tool call per call that ran, the tokens of ``usage``; dropping them from the stash resets no limit."""
+    try:
+        counts = check_counts(state.stash.get(USAGE_COUNTS) or {}, f"the usage limit counts ({USAGE_COUNTS!r})")
+    except ValueError as exc:
+        raise bad(str(exc)) from None
+    usage = state.usage
+    floor = {"requests": state.step, "tool_calls": sum(shown.values()), "input_tokens": usage.input_tokens,
+             "output_tokens": usage.output_tokens, "total_tokens": usage.input_tokens + usage.output_tokens}
+    for name, n in floor.items():
+        if n > counts.get(name, 0):
+            counts[name] = n
+    if any(counts.values()):
+        state.stash[USAGE_COUNTS] = counts
 
 
 def forget_approvals(state: ReActState, step: int, kernel: "Kernel") -> None:

@@ -83,5 +83,5 @@ def read_trajectories(path: str) -> Iterator[dict[str, Any]]:
             if line.strip():
                 try:
                     yield msgspec.json.decode(line)
-                except msgspec.DecodeError as exc:
+                except (msgspec.DecodeError, RecursionError) as exc:
                     raise ValueError(f"{path}:{number} is not a trajectory line: {exc}") from None

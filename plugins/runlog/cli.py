@@ -102,6 +102,7 @@ def show_command(args: argparse.Namespace, kernel: "Kernel") -> int:
 
         from .html import render_html
 
+        _refuse_database(args.html)
         fd = open_private(args.html, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)  # it holds prompts: 0600
         with open(fd, "w", encoding="utf-8") as f:
             f.write(render_html(rows))
@@ -164,3 +165,20 @@ def _print_json(data: Any) -> None:
     from zagent.plugins.cli import _print_json as emit
 
     emit(data)
+
+
+def _refuse_database(path: str) -> None:
+    """A ``ConfigError`` if ``path`` is an SQLite file (the run log or a memory file named by a slip): ``--html``
+    replaces what it names, and a page written there would destroy the database."""
+    import os
+
+    from zagent import ConfigError
+    from zagent.agentkit.files import open_regular
+
+    if not os.path.isfile(path):
+        return
+    with open_regular(path, "--html file") as f:
+        head = f.read(16)
+    if head == b"SQLite format 3\x00":
+        raise ConfigError(f"--html {path!r} is an SQLite database (the run log itself?); the page would replace it. "
+                          "Give a new .html file")

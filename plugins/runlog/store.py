@@ -35,9 +35,9 @@ class RunLogStore:
         if not create and not os.path.exists(path):
             raise ConfigError(f"no run log at {path}: run something with ZAGENT_LOG=1 (or "
                               "Kernel(config={'log': True})) first, or pass --db PATH")
-        from zagent.agentkit.privatefiles import private_folder
+        from zagent.agentkit.privatefiles import private_parent
 
-        private_folder(os.path.dirname(os.path.abspath(path)))  # 0700: the log holds prompts as typed
+        private_parent(path)  # 0700: the log holds prompts as typed (no lexical '..' after a symlinked folder)
         if default:
             from zagent.agentkit.privatefiles import tighten
 

@@ -42,11 +42,16 @@ class SkillIndex:
         import sqlite3
 
         if self.path != ":memory:":  # the user's alone: folders 0700, the file 0600, no planted link followed
-            from zagent.agentkit.privatefiles import private_folder, touch_private
+            from zagent.agentkit.privatefiles import private_parent, touch_private
 
-            private_folder(os.path.dirname(os.path.abspath(self.path)))
+            private_parent(self.path)  # no lexical '..': after a symlinked folder it climbs from the link's target
             touch_private(self.path)
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        try:
+            _refuse_foreign(self._conn, self.path)
+        except BaseException:
+            self._conn.close()
+            raise
         self._conn.execute("PRAGMA busy_timeout = 10000")
         if self.path != ":memory:":
             self._conn.execute("PRAGMA journal_mode = WAL")
@@ -151,3 +156,35 @@ class SkillIndex:
 
     def __repr__(self) -> str:
         return f"<SkillIndex {self.path} fts={self.fts}>"
+
+
+_OBJECTS = ("SELECT type, name, sql FROM sqlite_master WHERE type IN ('trigger', 'view') "
+            "OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%')")
+
+
+def _refuse_foreign(conn: Any, path: str) -> None:
+    """A ``ConfigError`` if the index holds a trigger, a view or a virtual table the index does not make: a skills
+    folder shipped with a project may bring an index whose SQL runs on every write (or a view that never ends)."""
+    import sqlite3
+
+    from zagent.errors import ConfigError
+
+    scratch = sqlite3.connect(":memory:")
+    try:
+        try:
+            scratch.executescript(FTS)
+        except sqlite3.OperationalError:  # no FTS5 here: no virtual table is ours
+            pass
+        own = set(scratch.execute(_OBJECTS).fetchall())
+    finally:
+        scratch.close()
+    try:
+        found = conn.execute(_OBJECTS).fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise ConfigError(f"the skills index {path!r} cannot be used ({exc}); delete it (the skill files stay; "
+                          "their usage figures start again)") from None
+    foreign = [f"{kind} {name!r}" for kind, name, sql in found if (kind, name, sql) not in own]
+    if foreign:
+        raise ConfigError(f"the skills index {path!r} holds {', '.join(foreign[:5])}, which zagent does not make: "
+                          "SQL someone else added would run on every write; it was left untouched. Delete it (the skill "
+                          "files stay; their usage figures start again)")

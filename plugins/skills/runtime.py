@@ -226,7 +226,8 @@ async def _start(request: LLMRequest, ctx: "RunContext[Any]", options: dict[str,
 
         log.exception("skills: matching failed for run %s; continuing without a skill", ctx.run_id)
         if events:
-            await ctx.aemit("skill_end", skill=None, error=f"{type(exc).__name__}: {exc}"[:300])
+            from zagent.agentkit.secrets import error_excerpt  # masked, then cut
+            await ctx.aemit("skill_end", skill=None, error=error_excerpt(exc))
         return
     if events:
         await ctx.aemit("skill_end", skill=skill.name if skill is not None else None,

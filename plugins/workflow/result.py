@@ -71,7 +71,17 @@ def step_log(kernel: Optional["Kernel"] = None) -> StepLog:
 async def load_checked(store: Any, kernel: "Kernel", run_id: str) -> Optional[tuple[int, RunState]]:
     """The latest checkpoint of ``run_id`` (its signatures checked with ``kernel``'s key), decoded and checked."""
     found = await aread_latest(store, run_id, signer_of(kernel))
-    return (found[0], checked(msgspec.json.decode(found[1], type=RunState), found[0])) if found else None
+    if not found:
+        return None
+    try:
+        state = msgspec.json.decode(found[1], type=RunState)
+    except (msgspec.DecodeError, RecursionError) as exc:  # a wrong shape, or nested past msgspec's limit
+        from zagent.errors import CheckpointError
+
+        raise CheckpointError(f"checkpoint {found[0]} of workflow run {run_id!r} is not a workflow run state "
+                              f"({str(exc)[:200]}); it is damaged or was edited, so the run is not resumed. Start "
+                              "a new run", run_id=run_id, step=found[0]) from None
+    return found[0], checked(state, found[0])
 
 
 @attrs.frozen(repr=False)

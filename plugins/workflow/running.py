@@ -135,5 +135,7 @@ class RunCore(RunDriver[RunState, WorkFlowResult]):
 
 def short(exc: BaseException, limit: int = 300) -> str:
     """``Type: message`` of ``exc``, cut to ``limit`` characters (for traces, events and errors)."""
-    text = f"{type(exc).__name__}: {exc}"
+    from zagent.agentkit.secrets import env_masker
+
+    text = env_masker()(f"{type(exc).__name__}: {exc}")  # a library's message may quote a key or a URL password
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -214,14 +214,14 @@ def read_file(path: str) -> dict[str, Any]:
             import tomli as tomllib
         try:
             parsed = tomllib.loads(data.decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:  # nested too deep too
             raise ConfigError(f"MCP configuration {path!r} is not valid TOML: {exc}") from None
     else:
         import msgspec
 
         try:
             parsed = msgspec.json.decode(data)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:  # nested past msgspec's limit too
             raise ConfigError(f"MCP configuration {path!r} is not valid JSON: {exc}") from None
     if not isinstance(parsed, dict):
         raise ConfigError(f"MCP configuration {path!r} must hold an object with 'mcpServers'")

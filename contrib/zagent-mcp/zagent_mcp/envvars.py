@@ -52,7 +52,11 @@ def expand(value: str, environ: Mapping[str, str]) -> Expanded:
 def scrub(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every secret value of at least ``MIN_SCRUB`` characters replaced by ``***``, and the
     userinfo of every URL in it (``https://user:pw@host``) too, whatever its length."""
+    from zagent.agentkit.secrets import encoded_forms
+
     text = mask_userinfo(text)
-    for secret in sorted({s for s in secrets if len(s) >= MIN_SCRUB}, key=len, reverse=True):
+    kept = [s for s in secrets if len(s) >= MIN_SCRUB]  # and as a server may echo them encoded, from 8 characters
+    forms = {*kept, *(form for s in kept if len(s) >= 8 for form in encoded_forms(s))}
+    for secret in sorted(forms, key=len, reverse=True):
         text = text.replace(secret, "***")
     return text

@@ -1,0 +1,67 @@
+"""``masked_reply``: a reply's metadata without the client's secrets. A hostile server got the key with the request
+and can echo it as the reply's ``model``, ``id`` or ``finish_reason``, or as a tool call's ``id`` or ``name``, which
+zagent copies into events, the run log and traces (files and backends others may read). The message text and the
+arguments are the server's answer, left as they are (docs/security.md, 5).
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncGenerator, AsyncIterator, Optional
+
+import msgspec
+
+from .._model.replies import aclose_stream
+from ..types import Chunk, Completion, ToolCall
+
+__all__ = ["masked_call", "masked_reply", "masked_stream"]
+
+
+def masked_reply(completion: Completion, masker: Any) -> Completion:
+    """``completion`` with ``masker`` applied to its model, id, finish reason and tool calls' ids and names (the
+    same object when none held a secret)."""
+    changed: dict[str, Any] = {}
+    for name in ("model", "id", "finish_reason"):
+        value = getattr(completion, name)
+        if isinstance(value, str) and value and (shown := masker(value)) != value:
+            changed[name] = shown
+    calls = completion.message.tool_calls
+    if calls:
+        fixed = [masked_call(c, masker) for c in calls]
+        if any(a is not b for a, b in zip(fixed, calls)):
+            changed["message"] = msgspec.structs.replace(completion.message, tool_calls=fixed)
+    return msgspec.structs.replace(completion, **changed) if changed else completion
+
+
+def masked_call(call: ToolCall, masker: Any) -> ToolCall:
+    """``call`` with its id and name masked (an id made only of a secret is left for ``settle`` to replace)."""
+    ident, name = masker(call.id or ""), masker(call.name or "")
+    if ident == (call.id or "") and name == (call.name or ""):
+        return call
+    return msgspec.structs.replace(call, id=ident, name=name)
+
+
+async def masked_stream(agen: AsyncIterator[Chunk], masker: Any) -> AsyncGenerator[Chunk, None]:
+    """``agen`` with each tool call and the ``done`` reply ``masked_reply``'d."""
+    try:
+        async for chunk in agen:
+            if chunk.type == "tool_call" and chunk.tool_call is not None:
+                call = masked_call(chunk.tool_call, masker)
+                if call is not chunk.tool_call:
+                    chunk = msgspec.structs.replace(chunk, tool_call=call)
+            elif chunk.type == "done" and chunk.completion is not None:
+                reply = masked_reply(chunk.completion, masker)
+                if reply is not chunk.completion:
+                    chunk = Chunk(type="done", completion=reply)
+            yield chunk
+    finally:
+        await aclose_stream(agen)
+
+
+def client_masker(llm: Any) -> Optional[Any]:
+    """The ``Masker`` of ``llm``'s HTTP client when it has secrets (``None``: nothing to mask)."""
+    http = getattr(llm, "http", None)
+    masker = getattr(http, "masker", None)
+    if masker is None:
+        return None
+    found = masker()
+    return found if found else None

@@ -187,7 +187,7 @@ class Kernel:
         return RunContext(kernel=self, **fields)
 
     def _check_settings(self, agent: Optional[str], agent_config: dict[str, Any]) -> None:
-        self._config_keys.check(self.config, "Kernel(config=...)")  # again: a plugin may have been removed
+        self._config_keys.check(self.config, "Kernel(config=...)", self.problems)  # a plugin may have been removed
         self._config_keys.check(agent_config, f"agent {agent!r}: agent_config" if agent else "agent_config")
 
     async def arun_tool(self, call: Union[ToolCall, dict[str, Any]], ctx: Optional[RunContext[Any]] = None) -> ToolResult:

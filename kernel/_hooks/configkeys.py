@@ -4,7 +4,7 @@ nor a loaded plugin reads (``zagent_config_keys``) is a ``ConfigError``, since i
 from __future__ import annotations
 
 import difflib
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from ..errors import ConfigError, PluginError
 from .runner import HookRunner, Impl
@@ -32,16 +32,19 @@ class ConfigKeys:
             self._seen, self._keys = impls, frozenset(keys)
         return self._keys
 
-    def check(self, config: Mapping[str, Any], where: str) -> None:
-        """``ConfigError`` for the first set key of ``config`` nothing reads (an empty value sets nothing)."""
+    def check(self, config: Mapping[str, Any], where: str, failed: Sequence[Any] = ()) -> None:
+        """``ConfigError`` for the first set key of ``config`` nothing reads (an empty value sets nothing);
+        ``failed``: the kernel's ``PluginProblem``s, named in the message (the reader may be one of them)."""
         read = self.read()
         for key, value in config.items():
             if key not in read and value not in (None, False, "", {}, [], ()):
                 near = difflib.get_close_matches(str(key), sorted(read), n=1, cutoff=0.8)
                 hint = f"did you mean {near[0]!r}? " if near else ""
+                broken = "; ".join(f"{p.plugin}: {p.error[:200]}" for p in failed[:3])
                 error = ConfigError(
                     f"{where} key {key!r} is read by no loaded plugin, so it would be ignored: {hint}load the plugin "
-                    "that reads it (Kernel(plugins=[...]) or its entry point), or remove the key")
+                    "that reads it (Kernel(plugins=[...]) or its entry point), or remove the key"
+                    + (f" (plugins that failed: {broken})" if broken else ""))
                 error.key = str(key)
                 raise error
 

@@ -192,7 +192,7 @@ class PluginLoader:
             new = [e for entries in collected.values() for k, e in entries if k == kind]
             for error in self.registries[kind].merge(new, self._describe):
                 self._problem(error.plugin or "?", self._dist(error.plugin or ""), error)
-        self.kernel._config_keys.check(self.kernel.config, "Kernel(config=...)")
+        self.kernel._config_keys.check(self.kernel.config, "Kernel(config=...)", self.problems)
         for hook, kwargs in (("zagent_check_config", {"config": self.kernel.config}),
                              ("zagent_kernel_start", {"kernel": self.kernel})):
             for impl in self.hooks.impls(hook):

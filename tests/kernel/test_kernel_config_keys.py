@@ -86,3 +86,15 @@ def test_the_built_in_plugins_claim_their_settings():
     config = {"rails": {"deny_tools": ["x"]}, "skills": {"enabled": False}, "log": False, "memory": {"path": "m"},
               "openai": {"timeout": 5}, "anthropic": {"timeout": 5}, "ollama": {"timeout": 5}}
     assert Kernel(config=config).config == config
+
+
+def test_a_setting_whose_reader_failed_to_load_names_the_failure():
+    """The plugin reading ``audit`` fails in a registration hook (non-strict kernel): ``Kernel()`` refuses the
+    setting nothing reads now, naming the plugin's problem (not ignored, not only logged)."""
+
+    class Broken(Reads):
+        def zagent_register_tools(self, register, kernel):
+            raise RuntimeError("no audit backend")
+
+    with pytest.raises(ConfigError, match=r"key 'audit'.*plugins that failed: .*no audit backend"):
+        Kernel(entry_points=False, plugins=[Broken()], config={"audit": True})

@@ -118,10 +118,7 @@ def test_disabled_servers_are_listed_but_not_started():
 
 def test_in_strict_mode_a_bad_entry_is_a_plugin_problem():
     """`config["mcp"]["strict"]` (default: the kernel's `strict`) makes a bad entry a ConfigError: the plugin
-    is reported in `kernel.problems` (non-strict kernel) and the kernel starts."""
-    k = Kernel(plugins=["zagent_mcp.plugin"], entry_points=False,
+    fails, and since nothing then reads `config["mcp"]`, `Kernel()` refuses it, naming the plugin's problem."""
+    with pytest.raises(ConfigError, match=r"key 'mcp' is read by no loaded plugin.*plugins that failed: .*'a'"):
+        Kernel(plugins=["zagent_mcp.plugin"], entry_points=False,
                config={"mcp": {"strict": True, "mcpServers": {"a": {"url": "ftp://nope"}, "demo": demo_stdio()}}})
-    try:
-        assert len(k.problems) == 1 and "'a'" in k.problems[0].error and "ConfigError" in k.problems[0].error
-    finally:
-        k.close()

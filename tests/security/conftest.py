@@ -1,6 +1,7 @@
 """Fixtures for the attack tests: a fresh isolated kernel with every loop kind, tools worth stealing, a spy;
 the ``zagent`` command as a subprocess; a ReAct run and a two-node workflow stopped half-way, to be restored."""
 
+import json
 import os
 import subprocess
 import sys
@@ -147,3 +148,42 @@ def zagent_mcp_module(monkeypatch, name):
     finally:
         for module in [m for m in sys.modules if m == "zagent_mcp" or m.startswith("zagent_mcp.")]:
             del sys.modules[module]
+
+
+def spec_folder(tmp_path, **spec):
+    """``(folder, spec file)``: a downloaded spec in ``tmp_path/dl/proj``, ``spec`` written as its JSON."""
+    folder = tmp_path / "dl" / "proj"
+    folder.mkdir(parents=True)
+    path = folder / "agent.json"
+    path.write_text(json.dumps(spec))
+    return folder, path
+
+
+def error_chain(err):
+    """str, repr, args, body and notes of ``err`` and every exception in its cause/context chain."""
+    out, seen = [], set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        out.append(f"{err} {err!r} {err.args!r} {getattr(err, 'body', '')} {getattr(err, '__notes__', '')}")
+        err = err.__cause__ or err.__context__
+    return " | ".join(out)
+
+
+@pytest.fixture
+def default_recursion_limit():
+    """Python's default recursion limit for the test (another test or library may have raised it, and then a
+    5,000-deep line decodes without reaching the limit these defences handle)."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    yield
+    sys.setrecursionlimit(before)
+
+
+@pytest.fixture
+def forget_modules():
+    """Names of modules a test imports, dropped from ``sys.modules`` after it."""
+    names = []
+    yield names
+    for name in list(sys.modules):
+        if name.split(".")[0] in names:
+            sys.modules.pop(name, None)

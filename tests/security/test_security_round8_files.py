@@ -44,7 +44,7 @@ import pytest
 from zagent import ConfigError
 from zagent.errors import ZagentError
 
-from .conftest import agent_spec, make_kernel
+from .conftest import agent_spec, make_kernel, spec_folder
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 ENV = "API_KEY=sk-the-users-key\n"
@@ -55,15 +55,6 @@ def k():
     kernel = make_kernel(plugins=["zagent.plugins.batch"])
     yield kernel
     kernel.close()
-
-
-def spec_folder(tmp_path, **spec):
-    """``(folder, spec file)``: a downloaded spec in ``tmp_path/dl/proj``, ``spec`` written as its JSON."""
-    folder = tmp_path / "dl" / "proj"
-    folder.mkdir(parents=True)
-    path = folder / "agent.json"
-    path.write_text(json.dumps(spec))
-    return folder, path
 
 
 def react(**over):

@@ -39,7 +39,7 @@ from zagent.plugins.cli import main
 from tests.servers.loopback import LoopbackServer, Reply
 from tests.servers.openai_server import completion
 
-from .conftest import agent_spec, run_cli, zagent_mcp_module
+from .conftest import agent_spec, error_chain as chain, run_cli, zagent_mcp_module
 
 KEY = "sk-r8-SECRETKEY-0123456789abcdef"
 QKEY = "qk-SECRET-4455667788"
@@ -53,16 +53,6 @@ def k():
     kernel = Kernel(plugins=PROVIDERS, entry_points=False)
     yield kernel
     kernel.close()
-
-
-def chain(err):
-    """str, repr, args, body and notes of ``err`` and every exception in its cause/context chain."""
-    out, seen = [], set()
-    while err is not None and id(err) not in seen:
-        seen.add(id(err))
-        out.append(f"{err} {err!r} {err.args!r} {getattr(err, 'body', '')} {getattr(err, '__notes__', '')}")
-        err = err.__cause__ or err.__context__
-    return " | ".join(out)
 
 
 # -- a key in the base URL's query -----------------------------------------------------------------------------

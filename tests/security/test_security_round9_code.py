@@ -49,16 +49,6 @@ def kernel(config=None):
     return Kernel(plugins=list(PLUGINS), entry_points=False, strict=True, config=config)
 
 
-@pytest.fixture
-def forget_modules():
-    """Names of modules a test imports, dropped from ``sys.modules`` after it."""
-    names = []
-    yield names
-    for name in list(sys.modules):
-        if name.split(".")[0] in names:
-            sys.modules.pop(name, None)
-
-
 # -- folder trust: a package's submodule others can write ----------------------------------------------------------
 
 

@@ -28,16 +28,6 @@ from .conftest import PLUGINS, agent_spec
 from .test_security_round9_code import kernel, marker_module
 
 
-@pytest.fixture
-def forget_modules():
-    """Names of modules a test imports, dropped from ``sys.modules`` after it."""
-    names = []
-    yield names
-    for name in list(sys.modules):
-        if name.split(".")[0] in names:
-            sys.modules.pop(name, None)
-
-
 def test_a_fallback_chain_entry_naming_an_http_module_is_refused(tmp_path, monkeypatch, forget_modules):
     """An untrusted spec's llm_config 'fallback:' chain gives one entry its own options: {"model": "openai:m",
     "http_module": "r9http"}; http_module is imported by name. Expected: refused as at the top level."""

@@ -30,31 +30,19 @@ Attacks tried and whether they got through before this round's fixes:
 - a skills pack whose header names the skill ``../escaped``: held (the name must agree with the file's)
 """
 
-import json
 import os
 import sqlite3
 import stat
 
-import sys
 
 import pytest
 
 from zagent import ConfigError
 from zagent.errors import CheckpointError, ZagentError
 
-from .conftest import agent_spec, make_kernel, workflow_stopped_at_b
+from .conftest import agent_spec, make_kernel, spec_folder, workflow_stopped_at_b
 
 DEEP = "[" * 5000 + "]" * 5000
-
-
-@pytest.fixture
-def default_recursion_limit():
-    """Python's default recursion limit for the test (another test or library may have raised it, and then a
-    5,000-deep line decodes without reaching the limit these defences handle)."""
-    before = sys.getrecursionlimit()
-    sys.setrecursionlimit(1000)
-    yield
-    sys.setrecursionlimit(before)
 
 
 @pytest.fixture
@@ -62,15 +50,6 @@ def k():
     kernel = make_kernel(plugins=["zagent.plugins.batch", "zagent.plugins.evals", "zagent.plugins.skills"])
     yield kernel
     kernel.close()
-
-
-def spec_folder(tmp_path, **spec):
-    """``(folder, spec file)``: a downloaded spec in ``tmp_path/dl/proj``, ``spec`` written as its JSON."""
-    folder = tmp_path / "dl" / "proj"
-    folder.mkdir(parents=True)
-    path = folder / "agent.json"
-    path.write_text(json.dumps(spec))
-    return folder, path
 
 
 def zagent_store(k, path):

@@ -32,7 +32,6 @@ import json
 import os
 import stat
 
-import sys
 
 import pytest
 
@@ -42,16 +41,6 @@ from zagent.errors import CheckpointError
 from .conftest import agent_spec, make_kernel, run_cli, zagent_mcp_module
 
 DEEP = "[" * 5000 + "]" * 5000
-
-
-@pytest.fixture
-def default_recursion_limit():
-    """Python's default recursion limit for the test (another test or library may have raised it, and then a
-    5,000-deep line decodes without reaching the limit these defences handle)."""
-    before = sys.getrecursionlimit()
-    sys.setrecursionlimit(1000)
-    yield
-    sys.setrecursionlimit(before)
 
 
 @pytest.fixture

@@ -25,6 +25,8 @@ from tests.servers.hostile import HostileServer, trickle
 from tests.servers.loopback import LoopbackServer, Reply
 from tests.servers.openai_server import chunk, sse
 
+from .conftest import error_chain as chain
+
 KEY = "sk-r9-SECRETKEY-0123456789abcdef"
 B64KEY = "Zr9+SECRET/key=slash+plus/0123456789=="  # a key with ``+ / =`` (base64-like, as AWS and Azure keys are)
 PROVIDERS = ["zagent.plugins.openai", "zagent.plugins.anthropic", "zagent.plugins.ollama"]
@@ -36,16 +38,6 @@ def k():
     kernel = Kernel(plugins=PROVIDERS, entry_points=False)
     yield kernel
     kernel.close()
-
-
-def chain(err):
-    """str, repr, args, body and notes of ``err`` and every exception in its cause/context chain."""
-    out, seen = [], set()
-    while err is not None and id(err) not in seen:
-        seen.add(id(err))
-        out.append(f"{err} {err!r} {err.args!r} {getattr(err, 'body', '')} {getattr(err, '__notes__', '')}")
-        err = err.__cause__ or err.__context__
-    return " | ".join(out)
 
 
 def failure(llm, stream=False):

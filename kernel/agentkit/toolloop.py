@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .._model.llm import LLM
     from ..types import LLMRequest
 
-__all__ = ["NUDGE", "Offer", "PromptTools", "ToolLoop", "ToolTurn", "call_key", "results_messages", "scoped",
+__all__ = ["NUDGE", "Offer", "PromptTools", "ToolLoop", "ToolTurn", "call_key", "check_tool_format", "results_messages", "scoped",
            "text_call_fallback"]
 
 NUDGE = ("Your last reply had neither a tool call nor an answer. "
@@ -120,6 +120,18 @@ def text_call_fallback(fmt: TextToolFormat, reply: Message, tools: Sequence[_Nam
     if made and all(call_key(c) in made for c in calls):
         return reply
     return msgspec.structs.replace(reply, content=text.strip(), tool_calls=list(calls))
+
+
+def check_tool_format(kernel: Any, name: Any, who: str) -> None:
+    """``ConfigError`` unless ``name`` is a registered text tool-call format (``tool_call``, ``hermes``...): an
+    output parser such as ``json`` is registered in the same place but cannot write or read tool calls."""
+    from ..errors import ConfigError
+
+    fmt = kernel.find("parsers", name) if isinstance(name, str) else None
+    if fmt is None or not all(callable(getattr(fmt, m, None)) for m in ("render_tools", "extract", "feedback")):
+        formats = [n for n in kernel.names("parsers") if callable(getattr(kernel.find("parsers", n), "extract", None))]
+        what = "is not a registered parser" if fmt is None else "is an output parser, not a tool-call format"
+        raise ConfigError(f"{who}: tool_format {name!r} {what}; tool-call formats: {', '.join(formats) or 'none'}")
 
 
 def call_key(call: ToolCall) -> tuple[str, str]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional, Sequence
 import attrs
 
 from zagent.agentkit import fields as zfields
-from zagent.agentkit.toolloop import Offer, ToolLoop
+from zagent.agentkit.toolloop import Offer, ToolLoop, check_tool_format
 from zagent.errors import ConfigError
 from zagent.types import Message, Usage
 
@@ -124,6 +124,7 @@ class CustomizeAction(Action):
         self._prompt = self._compile_prompt()
         self._tools = [self.kernel.tool(n) for n in self.tools]
         self._output_hint = {"mode": self.parse_mode, "fields": list(self.output_spec.fields)}
+        check_tool_format(self.kernel, self.tool_format, f"action {self.name!r}")
         self._tool_loop = ToolLoop(self.kernel, self.tool_format)
         self._format_later = bool(self._instructions.strip())  # every mode: a format next to tools fights them
         self._format_turn = FORMAT_TURN.format(instructions=self._instructions)

@@ -20,6 +20,7 @@ from zagent.speckit.rails import check_rails
 from zagent.speckit.specs import convert_spec
 from zagent.plugins.actions.agent import Agent
 from zagent.plugins.actions.chat import ROUTER, AgentResponse, response_of  # noqa: F401 (re-exported)
+from zagent.agentkit.toolloop import check_tool_format
 from zagent.agentkit.toolrefs import resolve_tool_refs
 from zagent.types import Message
 
@@ -124,9 +125,7 @@ class ReActAgent(Agent):
         fields["live_trajectory_path"] = check_spec_path(spec.live_trajectory_path, "live_trajectory_path",
                                                          (".jsonl",), kernel=kernel)
         checkpoints = check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"), kernel=kernel)
-        if kernel.find("parsers", spec.tool_format) is None:
-            raise ConfigError(f"agent {spec.name!r}: tool_format {spec.tool_format!r} is not a registered parser; "
-                              f"installed: {', '.join(kernel.names('parsers'))}")
+        check_tool_format(kernel, spec.tool_format, f"agent {spec.name!r}")
         made = checkpoints is not None and not os.path.lexists(checkpoints)
         if checkpoints is not None:
             fields["checkpoints"] = kernel.memory("checkpoints", path=checkpoints)

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from zagent import Deny, NoAnswerError
+from zagent import ConfigError, Deny, NoAnswerError
 
 from .conftest import qa_spec
 
@@ -179,3 +179,12 @@ def test_offered_tools_scope_is_restored_after_an_action_run(kernel):
     with pytest.raises(Exception, match="no model calls"):
         asyncio.run(action.aexecute(agent.llm, {"question": "What is 2+3?"}, ctx=ctx))
     assert ctx.offered_tools == frozenset({"other"})
+
+
+@pytest.mark.parametrize("fmt, why", [("bogus", "is not a registered parser"),
+                                      ("json", "is an output parser, not a tool-call format")])
+def test_a_tool_format_that_cannot_carry_calls_is_refused_at_load(kernel, fmt, why):
+    """A declared agent's ``tool_format`` that is unknown, or an output parser (``json``), is a ``ConfigError``
+    when the agent is built, listing the tool-call formats (not at its first prompt-mode call)."""
+    with pytest.raises(ConfigError, match=rf"tool_format {fmt!r} {why}; tool-call formats: .*tool_call"):
+        kernel.agent(qa_spec(tools=["add"], tool_format=fmt))

@@ -59,3 +59,10 @@ def test_loop_rails_apply_when_the_caller_gives_its_own_context(kernel):
     loop = ReActLoop(kernel=kernel, llm=llm, tools=["echo"], agent_config={"rails": {"deny_tools": ["echo"]}})
     result = loop.run("echo a", ctx=kernel.context())
     assert [s.is_blocked for s in result.steps if s.tool] == [True]
+
+
+def test_an_output_parser_named_as_tool_format_is_refused(kernel):
+    """``tool_format: json`` names an output parser, which cannot write or read tool calls: ``ConfigError`` when
+    the react agent is built, listing the tool-call formats."""
+    with pytest.raises(ConfigError, match=r"tool_format 'json' is an output parser, not a tool-call format"):
+        kernel.agent({"type": "react", "name": "t", "tools": ["add"], "tool_format": "json"})

@@ -7,6 +7,7 @@ checkpointed as it lands, calls awaiting human approval held until approved or d
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from typing import Awaitable, Optional
 
@@ -152,12 +153,15 @@ async def _all_or_none(calls: list[Awaitable[None]]) -> None:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+    finally:
+        for call in calls:  # a task cancelled before it started never awaited its call: close it unrun (no
+            if inspect.iscoroutine(call) and inspect.getcoroutinestate(call) == inspect.CORO_CREATED:  # warning)
+                call.close()
     failed = next((t.exception() for t in tasks if not t.cancelled() and t.exception() is not None), None)
     if failed is not None:
         raise failed
     for task in tasks:
         task.result()
-
 
 
 def _step_result(step: int, call: ToolCall, result: ToolResult, reasoning: str, duration: float) -> StepResult:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 import attrs
 
+from .._trust.secrets import mask_userinfo
 from ..errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -67,6 +68,21 @@ def check_destination(provider: str, base_url: Optional[str], configured: str, *
         f"({configured}); your key from {key_env} is sent only there, so this LLM was not made and nothing was "
         f"sent. Give the spec its own api_key, list the URL in Kernel(config={{'trusted_base_urls': [...]}}), or "
         f"trust the spec (k.agent(spec, trust=True); zagent ... --trust)")
+
+
+def check_one_authorization(provider: str, base_url: str, *, own_key: bool, headers: Any, auth_header: str) -> None:
+    """Refuse a ``user:password@`` in ``base_url`` (httpx's Basic ``Authorization``) next to an ``api_key`` or an
+    ``Authorization`` header the caller gave: httpx would send the URL's credentials and silently drop theirs."""
+    from urllib.parse import urlsplit
+
+    if auth_header.lower() != "authorization" or urlsplit(base_url).username is None:
+        return
+    header = isinstance(headers, dict) and any(str(name).lower() == "authorization" for name in headers)
+    given = "api_key" if own_key else "an Authorization header" if header else None
+    if given is not None:
+        raise ConfigError(f"{provider}: base_url {mask_userinfo(base_url)!r} carries credentials (user:password@) "
+                          f"and {given} is given: httpx would send the URL's Basic credentials instead; remove the "
+                          f"credentials from base_url, or leave out {given}")
 
 
 #: LLM options that name code to import or objects to call: never taken from an untrusted spec.

@@ -115,7 +115,7 @@ def network_options(
     """
     import os
 
-    from .credentials import check_destination, check_options
+    from .credentials import check_destination, check_one_authorization, check_options
     from .client import HttpClient
     from .masking import option_secrets
 
@@ -127,6 +127,8 @@ def network_options(
     base_url = options.pop("base_url", None) or configured
     # A key from the environment goes only where the user configured (not to a spec's base_url).
     check_destination(provider, base_url, configured, key_env=key_env, env_key=key is not None, own_key=bool(own_key))
+    check_one_authorization(provider, base_url, own_key=bool(own_key), headers=options.get("headers"),
+                            auth_header=auth_header)
     secrets = tuple(option_secrets(options))  # ``extra_body={"provider": {"api_key": ...}}``, echoed in an error
     http = HttpClient.build(provider, base_url, options, api_key=key, key_env=key_env,
                             auth_header=auth_header, auth_prefix=auth_prefix, secrets=secrets)

@@ -198,7 +198,8 @@ def test_the_http_modules_request_log_shows_no_credentials(k, caplog, where):
         url = (server.url.replace("http://", f"http://alice:{secret}@") if where == "userinfo"
                else f"{server.url}/v1?token={secret}")
         with caplog.at_level(logging.INFO):
-            k.llm("openai:gpt-x", base_url=url, api_key=KEY, max_retries=0).complete("hi")
+            key = {"api_key": KEY} if where == "query" else {}  # with userinfo, the URL's Basic credentials are sent
+            k.llm("openai:gpt-x", base_url=url, max_retries=0, **key).complete("hi")
     assert "HTTP Request: POST" in caplog.text  # the line is there...
     assert secret not in caplog.text and KEY not in caplog.text  # ...without the credential
 

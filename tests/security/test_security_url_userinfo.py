@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from zagent import Kernel, ProviderError
+from zagent import ConfigError, Kernel, ProviderError
 from zagent.plugins.cli import main
 from zagent.agentkit.secrets import Masker, public_data
 from tests.servers.loopback import LoopbackServer, Reply
@@ -144,7 +144,8 @@ def test_model_reprs_hide_the_url_userinfo(spec):
     plugin = {"openai-responses": "openai"}.get(provider, provider)
     k = Kernel(plugins=[f"zagent.plugins.{plugin}"], entry_points=False)
     try:
-        llm = k.llm(spec, base_url="http://alice:hunter2@127.0.0.1:9/v1", api_key="sk-not-the-point-0123456789")
+        key = {"api_key": "sk-not-the-point-0123456789"} if provider == "anthropic" else {}  # x-api-key: no clash
+        llm = k.llm(spec, base_url="http://alice:hunter2@127.0.0.1:9/v1", **key)
         shown = repr(llm) + repr(getattr(llm, "http", ""))
     finally:
         k.close()
@@ -167,3 +168,30 @@ def test_mcp_list_hides_the_userinfo_of_a_servers_url(tmp_path, capsys):
     rows = json.loads(captured.out)
     assert rows[0]["target"] == "http://***@127.0.0.1:9/mcp"
     assert "hunter2" not in captured.out + captured.err and "alice" not in captured.out + captured.err
+
+
+@pytest.mark.parametrize("given", [{"api_key": "sk-GIVEN-0123456789abcdef"},
+                                   {"headers": {"Authorization": "Bearer sk-GIVEN-0123456789abcdef"}}])
+def test_a_url_password_next_to_a_given_key_is_refused_not_silently_swapped(given):
+    """``base_url=http://alice:pw@host/v1`` with ``api_key=`` (or an ``Authorization`` header): httpx would send
+    the URL's Basic credentials and drop the key the user gave. A ``ConfigError`` says so, showing no password."""
+    k = Kernel(plugins=["zagent.plugins.openai"], entry_points=False)
+    try:
+        with pytest.raises(ConfigError, match=r"carries credentials \(user:password@\) and .* is given") as err:
+            k.llm("openai:m", base_url="http://alice:hunter2@127.0.0.1:9/v1", **given)
+    finally:
+        k.close()
+    assert "hunter2" not in str(err.value) and "sk-GIVEN" not in str(err.value)
+
+
+def test_a_url_password_with_the_environments_key_sends_the_url_credentials(server, monkeypatch):
+    """``OPENAI_API_KEY`` in the environment and a base URL with ``user:password@``: the URL's credentials are
+    the request's (Basic), as the user wrote them; nothing is refused."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-0123456789abcdef")
+    k = Kernel(plugins=["zagent.plugins.openai"], entry_points=False)
+    try:
+        with pytest.raises(ProviderError):
+            k.llm("openai:m", base_url=with_userinfo(server.url), max_retries=0).complete("hi")
+    finally:
+        k.close()
+    assert server.requests[0].headers["authorization"].startswith("Basic ")

@@ -97,6 +97,13 @@ class Handoffs:
             raise ConfigError(f"max_handoffs must be a whole number >= 0, got {max_handoffs!r}")
         self.max_handoffs = max_handoffs
         self.output_guardrails = list(output_guardrails)
+        by_tool: dict[str, str] = {}
+        for name in self.agents:  # one tool per target: a shared name would hand over to the later agent
+            other = by_tool.setdefault(transfer_tool_name(name), name)
+            if other != name:
+                raise ConfigError(f"Handoffs: agents {other!r} and {name!r} would share the hand-over tool "
+                                  f"{transfer_tool_name(name)!r} (names differing only outside A-Z, a-z, 0-9, '_', "
+                                  "'.' and '-'), so a call meant for one could reach the other; rename one of them")
         self._tools = {name: self._transfer_tool(name) for name in self.agents}
 
     def _transfer_tool(self, target: str) -> str:
@@ -108,6 +115,9 @@ class Handoffs:
             pending = ctx.stash.get(_PENDING)
             if pending is None or pending.loop is None:
                 raise ToolError(f"{name} only works inside a handoff run (zagent.plugins.react.Handoffs)")
+            if pending.target is not None:  # another transfer of this reply came first: it stands
+                raise ToolError(f"not transferred: this reply already hands the conversation to {pending.target!r} "
+                                "(one handoff per reply)")
             # one line: it goes into the user's turn for the target, where a line break could fake a turn
             pending.target, pending.reason = target, " ".join(str(reason).split())[:2000]
             pending.loop.abort()  # this agent's run ends here; the target takes the conversation

@@ -1,5 +1,6 @@
 """Handoffs: one agent hands the conversation over to another (``Handoffs`` and a react file's ``handoffs``)."""
 
+import asyncio
 import json
 
 import pytest
@@ -126,3 +127,22 @@ def test_declared_agent_takes_part_through_the_react_type(kernel):
     result = Handoffs(kernel, [triage, qa]).chat("the answer?")
     assert (result.answered_by, result.content) == ("QA", "forty-two")
     assert "transfer_to_triage" in [t.name for t in qa.llm.requests[0].tools]
+
+
+def test_two_transfers_in_one_reply_go_to_the_first(kernel):
+    """A reply calling ``transfer_to_billing`` then ``transfer_to_sales``: the conversation goes to billing (the
+    first), and the second call fails saying one handoff is made per reply, never a race between the two."""
+    class Yields:  # a rail that awaits: both calls are past the loop's abort check before either handler runs
+        async def zagent_before_tool_call(self, call, ctx):
+            await asyncio.sleep(0)
+
+    kernel.add_plugin(Yields())
+    triage = _agent(kernel, "triage", [{"tool_calls": [
+        {"name": "transfer_to_billing", "arguments": {"reason": "refund"}},
+        {"name": "transfer_to_sales", "arguments": {"reason": "upsell"}}]}], max_tool_call_concurrency=4)
+    billing = _agent(kernel, "billing", ["Billing here."])
+    sales = _agent(kernel, "sales", ["Sales here."])
+    result = Handoffs(kernel, [triage, billing, sales]).chat("help")
+    assert (result.answered_by, result.content) == ("billing", "Billing here.")
+    assert [h.agent for h in result.trace] == ["triage", "billing"]
+    assert sales.llm.requests == []

@@ -32,6 +32,9 @@ def scrub(value: Any, *, headers: bool = False) -> Any:
         return {str(k): MASK if secret(str(k)) and v not in (None, "") else scrub(v, headers=headers_key(k))
                 for k, v in value.items()}
     if isinstance(value, (list, tuple)):
+        if headers:  # ``[[name, value], ...]``, which the HTTP client takes as a mapping too
+            return [[str(x[0]), MASK if looks_secret_header(str(x[0])) and x[1] not in (None, "") else scrub(x[1])]
+                    if isinstance(x, (list, tuple)) and len(x) == 2 else scrub(x) for x in value]
         return [scrub(v) for v in value]
     if isinstance(value, str):
         return mask_userinfo(value)

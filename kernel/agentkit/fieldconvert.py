@@ -68,6 +68,8 @@ def _coerce(value: Any, field: Field) -> Any:
     t = field.type
     if t in ("integer", "number") and _not_finite(value):
         raise ValueError(f"{value!r} is not a finite number; give a plain number")
+    if t == "integer" and (problem := _int_problem(value)) is not None:
+        raise ValueError(problem)
     if t == "string":
         if isinstance(value, (bool, int, float)):
             return msgspec.json.encode(value).decode()
@@ -88,6 +90,27 @@ def _coerce(value: Any, field: Field) -> Any:
             raise ValueError("; ".join(f"{k}: {v}" for k, v in invalid.items()))
         return {**value, **out}
     return value
+
+
+#: the whole numbers an integer field takes: what a 64-bit integer type holds (signed if negative, else unsigned)
+INT_MIN, INT_MAX = -2**63, 2**64 - 1
+
+
+def _int_problem(value: Any) -> "str | None":
+    """Why ``value`` (an int, or its text) is out of an integer field's range (``INT_MIN``..``INT_MAX``), or None."""
+    if isinstance(value, str):
+        text = _strip_markup(value)
+        digits = text.lstrip("+-").lstrip("0")
+        if not (digits.isascii() and digits.isdigit()) or len(digits) < 19:
+            return None
+        if len(digits) > 20:  # no 64-bit value has more digits (nor does int() take thousands)
+            return (f"the number of {len(digits):,} digits ({text[:20]}...) is out of range (not a 64-bit "
+                    "integer); give a smaller whole number")
+        value = int(text)
+    if isinstance(value, int) and not isinstance(value, bool) and not INT_MIN <= value <= INT_MAX:
+        literal = str(value) if len(str(value)) <= 40 else str(value)[:37] + "..."
+        return f"the number {literal} is out of range (not a 64-bit integer); give a smaller whole number"
+    return None
 
 
 def _not_finite(value: Any) -> bool:

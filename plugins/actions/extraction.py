@@ -59,8 +59,10 @@ def _optional(spec: Any) -> Any:
 
 
 def _transcript(messages: Sequence[Message]) -> str:
+    from zagent.agentkit.transcripts import turn_text
+
     lines = []
-    for m in messages:
+    for m in messages:  # later lines indented: a remembered reply cannot start a line read as another turn
         who = m.name or m.role
-        lines.append(f"[{who}] {m.content or ''}".strip())
+        lines.append(turn_text(f"[{who}] ", (m.content or "").strip()).strip())
     return "\n".join(lines) or "(no messages)"

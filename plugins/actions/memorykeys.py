@@ -27,7 +27,8 @@ def spec_memory_key(spec: Any) -> Optional[str]:
     if config.get("models") is not None:  # a fallback chain's entries bring their own endpoints
         destination.append(_endpoints(config["models"]))
     raw = msgspec.json.encode([identity, destination], order="sorted", enc_hook=repr)
-    return f"{spec.name}@{hashlib.sha256(raw).hexdigest()[:16]}"
+    # a ``/`` would split the namespace's agent half at it (``Wallet/x@...`` filed under agent ``Wallet``)
+    return f"{spec.name.replace('/', '%2F')}@{hashlib.sha256(raw).hexdigest()[:16]}"
 
 
 def _endpoints(value: Any) -> Any:

@@ -52,6 +52,13 @@ def cited_ids(text: str, retrieved: list[Any]) -> list[str]:
     return found
 
 
+def _source_block(chunk: Any) -> str:
+    """``[id] (from source)`` on one line, then the chunk's lines indented: a document's text cannot start a line
+    that reads as another source's header (and its citation) or as the question."""
+    head = " ".join(f"[{chunk.id}] (from {chunk.source})".splitlines())
+    return head + "".join(f"\n  {line}" for line in str(chunk.text).splitlines())
+
+
 @attrs.define(eq=False, repr=False, kw_only=True)
 class QueryEngine:
     """Retrieval over a document store plus an answer with citations (docs/retrieval.md)."""
@@ -80,7 +87,7 @@ class QueryEngine:
             return QueryResponse(response=NOTHING_FOUND, citations=[], sources=[])
         prompt = ANSWER_PROMPT.format(
             example=chunks[0].id, question=question,
-            sources="\n\n".join(f"[{c.id}] (from {c.source})\n{c.text}" for c in chunks))
+            sources="\n\n".join(_source_block(c) for c in chunks))
         reply = await self.llm.asend(self.llm.request([Message(role="user", content=prompt)]),
                                      ctx if ctx is not None else self.kernel.context(agent="query_engine"))
         text = reply.text.strip()

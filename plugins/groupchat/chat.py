@@ -67,11 +67,26 @@ class GroupChat(ChatDrive, Streaming):
 
             self.manager = AgentManager(kernel=self.kernel)
         self._speakers: dict[str, Any] = {}
+        seen: dict[str, str] = {}
         for item in self.agents:
             agent = self._resolve_agent(item)
             name = self.manager.name_of(agent)
             if name in self._speakers:
                 raise ConfigError(f"group chat {self.name!r}: two agents are named {name!r}")
+            key = speaker_key(name)
+            if len(name.splitlines()) > 1 or name != name.strip("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"):
+                raise ConfigError(f"group chat {self.name!r}: agent {name[:60]!r} has a line break in its name, so "
+                                  "its turns could start a transcript line read as another speaker's; give it a "
+                                  "name on one line")
+            if key == "user":
+                raise ConfigError(f"group chat {self.name!r}: agent {name!r} is named like 'user', the speaker of "
+                                  "the task and of posts from outside the chat, so its turns would read as the "
+                                  "person's; rename the agent")
+            if key in seen:
+                raise ConfigError(f"group chat {self.name!r}: agents {seen[key]!r} and {name!r} have names that read "
+                                  "alike (case, spaces or look-alike characters), so one could speak as the other; "
+                                  "give them distinct names")
+            seen[key] = name
             self._speakers[name] = agent
         if not self._speakers:
             raise ConfigError(f"group chat {self.name!r} needs at least one agent")
@@ -210,3 +225,10 @@ class GroupChat(ChatDrive, Streaming):
 
     def __repr__(self) -> str:
         return f"<GroupChat {self.name!r} speakers={self.speakers} status={self.status}>"
+
+
+def speaker_key(name: str) -> str:
+    """``name`` as a reader takes it: NFKC-normalised, case-folded, trimmed (two speakers may not share one)."""
+    import unicodedata
+
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())

@@ -50,13 +50,16 @@ def chunk_text(text: str, chunk_size: int = 800, overlap: int = 100) -> list[str
             continue
         units = [para] if len(para) <= chunk_size else _SENTENCE.split(para)
         for unit in units:
-            while len(unit) > chunk_size:  # one long sentence: cut at a word end
-                cut = unit.rfind(" ", 0, chunk_size)
-                cut = cut if cut > chunk_size // 2 else chunk_size
-                pieces.append(unit[:cut])
-                unit = unit[cut:].lstrip()
-            if unit:
-                pieces.append(unit)
+            pos, end = 0, len(unit)  # offsets: slicing the rest again for every piece would be quadratic
+            while end - pos > chunk_size:  # one long sentence: cut at a word end
+                cut = unit.rfind(" ", pos, pos + chunk_size)
+                cut = cut if cut - pos > chunk_size // 2 else pos + chunk_size
+                pieces.append(unit[pos:cut])
+                pos = cut
+                while pos < end and unit[pos].isspace():
+                    pos += 1
+            if pos < end:
+                pieces.append(unit[pos:])
     chunks: list[str] = []
     for piece in pieces:
         if chunks and len(chunks[-1]) + 1 + len(piece) <= chunk_size:
@@ -94,6 +97,11 @@ class DocumentStore:
         """Cut ``text`` into chunks and store them under ``source`` (replacing what it held); their ids."""
         if not isinstance(text, str):
             raise ConfigError(f"a document is text, got {type(text).__name__}")
+        from zagent.agentkit.inputs import check_text
+
+        check_text(text, "a document's text")  # a lone surrogate (invalid UTF-8 read with surrogateescape)
+        if source is not None:
+            check_text(source, "a document's source")
         if source is None:
             import hashlib
 
@@ -155,6 +163,9 @@ class DocumentStore:
         reciprocal rank with the embedder's ranking when there is one (a failing embedder: words only)."""
         import asyncio
 
+        from zagent.agentkit.inputs import check_text
+
+        check_text(query, "a document search query")
         vector = None
         if self.embedder is not None:
             try:

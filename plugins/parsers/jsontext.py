@@ -7,6 +7,7 @@ numbers too large for a float as ``BigNumber``.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Iterator
@@ -246,3 +247,69 @@ def _sources(text: str) -> Iterator[str]:
         for _s, _e, _lang, body in fences(text):
             yield body
     yield text
+
+
+#: the largest magnitude a whole number may have: what a 64-bit integer type holds (unsigned, or signed negative)
+INT_LIMIT = 2**64
+_KEY = re.compile(r'"((?:[^"\\]|\\.){0,256})"\s*:')
+
+
+def has_huge_int(value: Any) -> Optional[int]:
+    """The first whole number (not a bool) in a decoded value that no 64-bit integer holds, or ``None``."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, int) and not isinstance(item, bool) and not -INT_LIMIT // 2 <= item < INT_LIMIT:
+            return item
+        if isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return None
+
+
+def duplicate_key(text: str, names: Optional[set[str]] = None) -> Optional[str]:
+    """A key written twice in one object (at any depth) of the object ``first_object(text, names)`` reads, or
+    ``None``. A decoder keeps the last value, a person or a regex reading the reply the first: the two disagree.
+    Cheap unless some key string occurs twice in ``text``."""
+    keys = _KEY.findall(text)
+    if len(keys) == len(set(keys)):
+        return None
+    twice: dict[int, str] = {}
+
+    def decode(candidate: str) -> Any:
+        found: list[str] = []
+
+        def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen and not found:
+                    found.append(key)
+                seen.add(key)
+            return dict(items)
+
+        try:
+            value = json.loads(candidate, object_pairs_hook=pairs, parse_constant=_no_constant)
+        except (ValueError, RecursionError) as exc:
+            raise msgspec.DecodeError(str(exc)[:200]) from None
+        if found:
+            twice[id(value)] = found[0]
+        return value
+
+    obj = first_object(text, names, decode=decode)
+    return twice.get(id(obj)) if obj is not None else None
+
+
+def refuse_duplicate_keys(text: str, names: Optional[set[str]] = None) -> None:
+    """``ParseError`` naming a key written twice in the object ``first_object(text, names)`` reads (any depth)."""
+    twice = duplicate_key(text, names)
+    if twice is not None:
+        from zagent.errors import ParseError
+
+        raise ParseError(f"the reply's JSON object gives the key {twice!r} more than once (a reader sees the first "
+                         "value, the parser would keep the last); ask the model for each key once (e.g. with the "
+                         "parser's repair prompt)", raw=text, invalid={twice: "given more than once"})
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")

@@ -76,6 +76,7 @@ def json_values(text: str, spec: FieldSpec) -> Optional[dict[str, Any]]:
             found[name] = value
     if not found or any(n not in found for n in spec.required):
         return None
+    jsontext.refuse_duplicate_keys(text, set(spec.names) | {n.lower() for n in spec.names})
     return found
 
 
@@ -139,6 +140,7 @@ def _self_keyed(text: str, name: str) -> Any:
     keys = [k for k in obj if isinstance(k, str) and k.strip().lower() == low]
     if not keys or obj[keys[0]] is None:
         return _NONE
+    jsontext.refuse_duplicate_keys(body)  # {"n": 5, "n": 9999}: not the value a reader sees
     return obj[keys[0]]
 
 

@@ -1,7 +1,7 @@
 """The five output modes: ``TitleParser`` (``title``), ``JsonParser`` (``json``), ``XmlParser`` (``xml``),
 ``StrParser`` (``str``), ``CustomParser`` (``custom``). Keys, titles and tags match field names in any case; a
-field's first occurrence wins and extra ones are ignored; text values are stripped; an absent optional field
-gets its default.
+field's first occurrence wins and extra ones are ignored (a JSON object giving one key twice is a ``ParseError``:
+a decoder keeps the last); text values are stripped; an absent optional field gets its default.
 """
 
 from __future__ import annotations
@@ -132,10 +132,14 @@ class JsonParser(Parser):
     def _extract(self, text: str, spec: FieldSpec, opts: dict[str, Any]) -> dict[str, Any]:
         names = set(spec.names)
         obj = jsontext.first_object(text, names)
-        big = obj is None
         if obj is None:  # perhaps a number too large for a float (1e400): say so rather than "no JSON"
             obj = jsontext.first_object(text, names, decode=jsontext.decode_big)
             if obj is None:
+                digits = _LONG_DIGITS.search(text)
+                if digits is not None:  # a whole number longer than any decoder reads
+                    raise ParseError(f"the reply holds a number of {len(digits.group()):,} digits, out of range "
+                                     "(not a 64-bit integer); ask the model for numbers a 64-bit type holds",
+                                     raw=text, missing=list(spec.required))
                 raise missing_error(spec, {}, text, "JSON object")
         found = {n: obj[n] for n in spec.names if n in obj}
         if len(found) < len(spec.names):
@@ -143,7 +147,8 @@ class JsonParser(Parser):
                 name = spec.lookup(key) if isinstance(key, str) else None
                 if name is not None and name not in found:
                     found[name] = value
-        return _no_big_numbers(found, spec, text) if big else found
+        jsontext.refuse_duplicate_keys(text, names)
+        return _no_big_numbers(found, spec, text)
 
     def _instructions(self, spec: FieldSpec, opts: dict[str, Any]) -> str:
         lines = [f'  "{_json_key(f.name)}": <{_label(f)}>' for f in spec.fields]
@@ -156,18 +161,27 @@ class JsonParser(Parser):
         return f"```json\n{body}\n```" if opts.get("fence") else body
 
 
+_LONG_DIGITS = re.compile(r"\d{1000,}")
+
+
 def _no_big_numbers(found: dict[str, Any], spec: FieldSpec, raw: str) -> dict[str, Any]:
-    """A string field keeps a too-large number as its text; any other field holding one is a ParseError."""
+    """A string field keeps a too-large number (a float, or an integer outside 64 bits) as its text; any other
+    field holding one is a ParseError."""
     bad: dict[str, str] = {}
     for name, value in found.items():
-        big = jsontext.has_big(value)
+        big: Any = jsontext.has_big(value)
+        kind = "a finite 64-bit float"
         if big is None:
-            continue
+            if spec.by_name[name].type == "number":  # a long whole number is a finite float there
+                continue
+            big, kind = jsontext.has_huge_int(value), "a 64-bit integer"
+            if big is None:
+                continue
         if value is big and spec.by_name[name].type == "string":
             found[name] = str(big)
             continue
-        literal = big if len(big) <= 40 else big[:37] + "..."
-        bad[name] = f"the number {literal} is out of range (not a finite 64-bit float)"
+        literal = str(big) if len(str(big)) <= 40 else str(big)[:37] + "..."
+        bad[name] = f"the number {literal} is out of range (not {kind})"
     if bad:
         what = "; ".join(f"{n}: {r}" for n, r in bad.items())
         raise ParseError(f"output field(s) hold numbers out of range: {what}; ask the model for finite numbers "

@@ -43,6 +43,9 @@ EXAMPLE_AGENT = {
     "tool_names": [],
 }
 
+#: the most agents the generator may give one node (a node calls each of them in turn)
+MAX_NODE_AGENTS = 10
+
 #: one agent of a node: the name of an existing agent, or the spec of a generated one
 AgentRef = Union[str, dict[str, Any]]
 
@@ -94,6 +97,10 @@ class AgentGenerator:
             "goal": goal, "workflow": _workflow_text(graph, node) if graph is not None else "(not given)",
             "sub_task": _node_text(node), "existing_agents": self._existing_text(), "tools": self._tools_text()})
         out = result.output
+        count = len(out.selected_agents or []) + len(out.generated_agents or [])
+        if count > MAX_NODE_AGENTS:  # the node would call each of them in turn
+            raise GenerationError(f"{count:,} agents were selected or generated for sub-task {node.name!r}, more than "
+                                  f"{MAX_NODE_AGENTS}; give each sub-task one agent, or a few", raw=result.content)
         refs: list[AgentRef] = [self._selected(node, s, result.content) for s in (out.selected_agents or [])]
         for raw in out.generated_agents or []:
             refs.append(self._generated(node, msgspec.to_builtins(raw), result.content))

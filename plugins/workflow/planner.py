@@ -18,6 +18,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
 
+#: the most sub-tasks a plan may have (each is a node whose agents are generated and run: model calls)
+MAX_SUB_TASKS = 100
+
 SUB_TASKS = ('the sub-tasks in order, each an object {"name", "description", "reason", '
              '"inputs": [{"name", "type", "description"}], "outputs": [{"name", "type", "description"}]}')
 
@@ -168,6 +171,8 @@ def check_plan(plan: Plan) -> list[str]:
     tasks = plan.sub_tasks
     if not tasks:
         return ["the plan has no sub-tasks"]
+    if len(tasks) > MAX_SUB_TASKS:  # each would be a node of generated agents: its own model calls
+        return [f"the plan has {len(tasks):,} sub-tasks, more than {MAX_SUB_TASKS}; plan fewer, larger sub-tasks"]
     problems: list[str] = []
     seen_names: set[str] = set()
     available = {"goal"}

@@ -56,8 +56,8 @@ def new_run_id() -> str:
 class RunContext(Generic[DepsT]):
     """State of one run (``RunContext[Deps]`` types ``deps``): ``kernel``, ``run_id``, ``agent``,
     ``agent_config``, ``usage``, ``stash``, ``metadata`` (in ``run_start`` only), ``offered_tools`` (``None``:
-    any), ``call_id`` (in a tool's), ``on_delta`` (a streamed run's chunks), ``shared`` and ``deps`` (the app's,
-    never serialized). docs/architecture.md says more of each."""
+    any), ``call_id`` (in a tool's), ``on_delta`` (a streamed run's chunks), ``shared``, ``frame`` and ``deps`` (the
+    app's, never serialized). docs/architecture.md says more of each."""
 
     kernel: "Kernel"
     run_id: str = attrs.field(factory=new_run_id)
@@ -71,6 +71,7 @@ class RunContext(Generic[DepsT]):
     call_id: Optional[str] = None
     on_delta: Optional[Callable[[Any], Any]] = attrs.field(factory=STREAM_SINK.get)
     _share: Optional[RunShare] = attrs.field(default=None, alias="share")
+    _frame: Optional[Stash] = attrs.field(default=None, alias="frame")
     deps: DepsT = attrs.field(default=None)  # None when the app gives none
 
     @property
@@ -80,6 +81,13 @@ class RunContext(Generic[DepsT]):
         if share is None:
             share = self._share = share_of(self.kernel, self.run_id)
         return share
+
+    @property
+    def frame(self) -> Stash:
+        """This agent's own part of the run: where a loop keeps the ids it mints for its calls, the approvals it was
+        given and the calls it holds for a person (``agentkit.runkeys``). ``for_agent`` gives a nested agent a new one
+        (agents called as tools at once never share an approval); a top-level context's frame is its ``stash``."""
+        return self._frame if self._frame is not None else self.stash
 
     @property
     def idempotency_key(self) -> Optional[str]:
@@ -95,11 +103,12 @@ class RunContext(Generic[DepsT]):
         self.usage = self.usage + usage
 
     def for_agent(self, agent: Optional[str], agent_config: dict[str, Any]) -> "RunContext[DepsT]":
-        """This run as an agent called inside it sees it (a workflow node, a chat turn): its own name and
-        config, usage from zero (added back with ``add_usage``), ``offered_tools`` unset; ``ConfigError`` as
+        """This run as an agent called inside it sees it (a workflow node, a chat turn): its own name, config and
+        ``frame``, usage from zero (added back with ``add_usage``), ``offered_tools`` unset; ``ConfigError`` as
         ``Kernel.context``'s."""
         self.kernel._check_settings(agent, agent_config)
-        return attrs.evolve(self, agent=agent, agent_config=dict(agent_config), usage=Usage(), offered_tools=None)
+        return attrs.evolve(self, agent=agent, agent_config=dict(agent_config), usage=Usage(), offered_tools=None,
+                            frame=Stash())
 
     def aemit(self, type: str, **data: Any) -> Awaitable[None]:
         """Send a ``zagent_event`` tagged with this run's id and agent (await it)."""

@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
     from ..types import ToolCall, ToolResult
 
-__all__ = ["approval_key", "bound_key", "declined", "resolve_approver", "shown_arguments", "vetted_arguments"]
+__all__ = ["approval_key", "bound_key", "declined", "resolve_approver", "shown_arguments", "tool_identity",
+           "vetted_arguments"]
 
 DECLINED = "a human declined the call"
 
@@ -63,9 +64,23 @@ def vetted_arguments(kernel: "Kernel", name: str, arguments: Any) -> Any:
         return arguments
 
 
+def tool_identity(tool: Any) -> str:
+    """What a person approving a call of ``tool`` approved, the same in every process that registers that code under
+    its name: its toolset, its handler's module and qualified name (through ``functools.partial``), and the agent an
+    agent-as-tool runs; ``""`` for no tool. Another function registered under the name has another identity."""
+    if tool is None:
+        return ""
+    handler: Any = getattr(tool, "handler", None)
+    while hasattr(handler, "func") and not hasattr(handler, "__qualname__"):  # functools.partial
+        handler = handler.func
+    code = (f"{getattr(handler, '__module__', None) or type(handler).__module__}:"
+            f"{getattr(handler, '__qualname__', None) or type(handler).__qualname__}")
+    return f"{getattr(tool, 'toolset', '') or ''}|{code}|{(getattr(tool, 'metadata', None) or {}).get('agent', '')}"
+
+
 def bound_key(call: "ToolCall", ctx: "RunContext[Any]") -> Optional[str]:
     """The approval key of ``call`` in ``ctx``'s run, or ``None`` when no loop minted an id for it."""
-    minted = (ctx.stash.get(CALL_KEYS) or {}).get(call.id)
+    minted = (ctx.frame.get(CALL_KEYS) or {}).get(call.id)
     return None if minted is None else approval_key(minted, call.name, call.arguments)
 
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .._runs.context import RunContext
     from .._runs.stash import StashKey
 
-__all__ = ["RunCounter", "check_counters", "check_counts", "join", "shared_counter"]
+__all__ = ["RunCounter", "check_counters", "check_counts", "join", "rail_counts", "raise_counters", "shared_counter"]
 
 C = TypeVar("C", bound="RunCounter")
 _lock = threading.Lock()
@@ -103,6 +103,23 @@ def shared_counter(ctx: "RunContext[Any]", key: "StashKey[C]", factory: Callable
         if saved is not None:
             counter.raise_to(check_counts(saved, f"the saved {key.name!r} counts"))
     return stash.setdefault(key, counter)  # type: ignore[no-any-return]
+
+
+def rail_counts(share: RunShare) -> dict[str, dict[str, int]]:
+    """The run's tool-budget and usage counts now (``runkeys.BUDGET_COUNTS``, ``USAGE_COUNTS``), to keep with what a
+    composite run records of each part (a workflow's trace entry, a chat's message): see ``raise_counters``."""
+    from .runkeys import BUDGET_COUNTS, USAGE_COUNTS
+
+    return {k: v for k, v in share.to_state().items() if k in (BUDGET_COUNTS, USAGE_COUNTS) and v}
+
+
+def raise_counters(counters: dict[str, dict[str, int]], shown: Any, where: str) -> None:
+    """``counters`` (saved, checked) raised to the counts ``shown`` (``rail_counts`` data a run recorded), so
+    counters dropped from an unsigned store reset no limit; ``ValueError`` naming ``where`` for bad counts."""
+    for name, counts in check_counters(shown or {}, where).items():
+        have = counters.setdefault(name, {})
+        for key, n in counts.items():
+            have[key] = max(have.get(key, 0), n)
 
 
 def join(kernel: Any, run_id: str, share: RunShare, saved: Optional[Mapping[str, Any]] = None) -> None:

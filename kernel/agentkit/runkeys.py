@@ -1,7 +1,7 @@
-"""``ctx.stash`` keys the ReAct loop and the rails plugin share: ``APPROVED`` (approval keys of calls a human
-approved), ``PENDING_APPROVAL`` and ``PENDING_KEYS`` (ids of calls the approval rail held for a human; their keys by
-id), ``CALL_KEYS`` (the id minted for each call, by the model's id) and ``BUDGET_COUNTS`` (saved tool-budget
-counts).
+"""Keys the ReAct loop and the rails plugin share: in ``ctx.frame`` (each agent's own part of the run: agents called
+as tools at once never share them) ``APPROVED`` (approval keys of calls a human approved), ``PENDING_APPROVAL`` and
+``PENDING_KEYS`` (ids of calls the approval rail held for a human; their keys by id), ``CALL_KEYS`` (the id minted for
+each call, by the model's id); saved with a run, ``BUDGET_COUNTS`` and ``USAGE_COUNTS`` (the rails' counts).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ import attrs
 
 from .._trust.imports import import_attr, import_path, split_path
 from ..errors import ConfigError
+from .shadowing import shadowed
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
@@ -163,6 +164,10 @@ def load(module: str, attr: str, value: str, key: str, search: Sequence[str], *,
     """Import ``module`` (``search`` put first on ``sys.path`` meanwhile) and get ``attr`` from it; failures
     are ``ConfigError``s naming ``key`` and ``value`` with file and line. ``within``: each submodule on the way
     must be found in these folders, checked before it is imported."""
+    clash = shadowed(module, search)
+    if clash is not None:
+        raise ConfigError(f"{key} {value!r}: module {module.partition('.')[0]!r} is imported already, from {clash[0]}, "
+                          f"so {clash[1]} cannot be imported under that name; rename one of them")
     added = [d for d in search if d not in sys.path]
     sys.path[:0] = added
     try:
@@ -226,22 +231,19 @@ def resolve(value: Any, *, key: str, kernel: Optional["Kernel"] = None, trust: O
 
 def _walk(obj: Any, module: str, attr: str, value: str, key: str, check: Any) -> Any:
     """``attr`` (dotted) of the trusted ``module``; with ``check`` (``(kernel, folders)``), refused when a step is
-    another module, or the end is a function or class of one, that is not trusted itself."""
-    import inspect
+    another module, or code of one (a function, class, callable object or ``Tool``: ``owners.code_owners``), that
+    is not trusted itself."""
+    from .owners import code_owners
 
     for part in attr.split("."):
         obj = _get(obj, module, attr, part, value, key)
         if check is None:
             continue
-        owner = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None) if (
-            inspect.isroutine(obj) or inspect.isclass(obj)) else None
-        bound = getattr(obj, "__self__", None) if owner is None and inspect.isroutine(obj) else None
-        if bound is not None:  # a C method of an object (sqlite3's execute, a list's append): its type's code
-            owner = bound.__name__ if inspect.ismodule(bound) else type(bound).__module__
-        if isinstance(owner, str) and owner != module and not _trusted_module(owner, *check):
-            raise ConfigError(f"{key} {value!r} in the spec is not trusted: {part!r} is code of module {owner!r}, "
-                              f"which {module!r} imports but which is not trusted itself, so it was not used; "
-                              f"name that module's function directly, or {HOW_TO_TRUST}")
+        for owner in code_owners(obj):
+            if owner != module and not _trusted_module(owner, *check):
+                raise ConfigError(f"{key} {value!r} in the spec is not trusted: {part!r} is code of module {owner!r}, "
+                                  f"which {module!r} imports but which is not trusted itself, so it was not used; "
+                                  f"name that module's function directly, or {HOW_TO_TRUST}")
     return obj
 
 

@@ -92,7 +92,7 @@ class ActionRun:
                     # models echo their last call instead of answering): they run again, then the format turn.
                     phase_over = self.format_due and self._restated(turn)
                     results = await core.run_tools(turn.calls, self.ctx, action.max_tool_call_concurrency)
-                    if ctx.stash.get(PENDING_APPROVAL):  # held for a human: asked as the node's (turn's) interrupt
+                    if ctx.frame.get(PENDING_APPROVAL):  # held for a human: asked as the node's (turn's) interrupt
                         results = await asked.settle_awaiting(
                             action.name, turn.calls, results, ctx,
                             lambda calls: core.run_tools(calls, ctx, action.max_tool_call_concurrency))

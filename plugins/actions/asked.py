@@ -15,7 +15,8 @@ import msgspec
 from zagent import StashKey
 from zagent.agentkit.runs import asking_scope as scope_of
 from zagent.agentkit.counters import RunCounter, shared_counter
-from zagent.agentkit.approvals import approval_key, declined as declined_result, shown_arguments, vetted_arguments
+from zagent.agentkit.approvals import (approval_key, declined as declined_result, shown_arguments, tool_identity,
+                                      vetted_arguments)
 from zagent.agentkit.signing import answer_signer
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.providerkit import new_call_id
@@ -91,7 +92,7 @@ async def settle_awaiting(agent: str, calls: list[ToolCall], results: list[ToolR
     A call the approval rail held (``PENDING_APPROVAL``) is asked as the node's (turn's) interrupt
     (``Interrupted`` until answered); once approved it runs again through ``rerun(calls)`` with its approval
     key granted, declined it gets a "declined" result. Outside an interrupt scope ``results`` stand."""
-    pending = ctx.stash.get(PENDING_APPROVAL)
+    pending = ctx.frame.get(PENDING_APPROVAL)
     if not pending:
         return results
     scope = scope_of(ctx)
@@ -103,7 +104,7 @@ async def settle_awaiting(agent: str, calls: list[ToolCall], results: list[ToolR
     for call in held:  # in the batch's order: the node's interrupts are positional
         yes = _answer(scope, agent, call, ctx)
         pending.discard(call.id)
-        (ctx.stash.get(PENDING_KEYS) or {}).pop(call.id, None)
+        (ctx.frame.get(PENDING_KEYS) or {}).pop(call.id, None)
         if yes:
             approved.append(call)
         else:
@@ -115,8 +116,8 @@ async def settle_awaiting(agent: str, calls: list[ToolCall], results: list[ToolR
 async def _granted(calls: list[ToolCall], ctx: "RunContext[Any]", rerun: Any) -> list[ToolResult]:
     """``rerun(calls)`` with each call's approval granted for this run only: a fresh id minted here (never
     the model's), its key approved, both withdrawn after, so a later call with the same id asks again."""
-    minted = ctx.stash.setdefault(CALL_KEYS, {})
-    granted = ctx.stash.setdefault(APPROVED, set())
+    minted = ctx.frame.setdefault(CALL_KEYS, {})
+    granted = ctx.frame.setdefault(APPROVED, set())
     keys = []
     for call in calls:
         minted[call.id] = new_call_id()
@@ -135,6 +136,7 @@ async def _granted(calls: list[ToolCall], ctx: "RunContext[Any]", rerun: Any) ->
 def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]") -> bool:
     """The human's answer about ``call`` (True: approved), or ``Interrupted`` when it has not been given yet."""
     question, digest = question_of(agent, call)
+    tool = hashlib.sha256(tool_identity(ctx.kernel.find("tools", call.name)).encode()).hexdigest()[:16]
     asked = shared_counter(ctx, ASKED)
     where = "|".join(f"{k}={v}" for k, v in sorted(scope.where.items()))
     passes = getattr(scope, "passes", 0)
@@ -149,6 +151,8 @@ def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]") -> bool:
                 yes = isinstance(answer, bool) and answer or (isinstance(answer, str) and answer.strip().lower() in YES)
                 if not yes:
                     return False
+                if asked.counts.get(f"{key}#tool={tool}", 0) == 0:  # asked about another tool under the name: anew
+                    continue
                 vouches = getattr(scope, "vouches", None)
                 tag = f"ok#{key}#{answer_signer(ctx.kernel).mac(ctx.run_id, index, 'approval', key, b'yes')[:32]}"
                 # given by this resume (or a verified store) to this very question: bound to it
@@ -163,6 +167,6 @@ def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]") -> bool:
         with asked.lock:  # this position now asks about this call only
             for other in [k for k in asked.counts if k.startswith(f"{where}#{index}#")]:
                 asked.counts[other] = 0
-            asked.counts[key] = 1
+            asked.counts[key] = asked.counts[f"{key}#tool={tool}"] = 1  # and about this tool (its code)
         scope.ask(question)  # raises Interrupted: the node (turn) pauses with the question
         raise AssertionError("unreachable: no answer was given")  # pragma: no cover

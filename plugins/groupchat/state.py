@@ -115,7 +115,7 @@ def resumed(found: tuple[int, bytes], task: Any, run_id: str) -> ChatState:
     and elapsed time are at least what the messages show (their rounds, their turns' usage and durations: a
     reset cannot buy rounds, tokens or time), and the counters are plain counts (adopted, never lowering)."""
     from zagent.errors import CheckpointError, ConfigError
-    from zagent.agentkit.counters import check_counters
+    from zagent.agentkit.counters import check_counters, raise_counters
 
     if task is not None:
         raise ConfigError(f"run {run_id!r} already has checkpoints; call arun(run_id=...) without a task "
@@ -142,6 +142,12 @@ def resumed(found: tuple[int, bytes], task: Any, run_id: str) -> ChatState:
     if bad is not None:
         raise CheckpointError(f"checkpoint {found[0]} of group chat run {run_id!r} is damaged or was edited: {bad}; "
                               "the chat is not continued", run_id=run_id, step=found[0])
+    try:  # the tool-budget and usage counts each turn's message shows (counters dropped from a store reset none)
+        for m in state.messages:
+            raise_counters(state.counters, m.metadata.get("counts"), f"the counts of message {m.seq}")
+    except ValueError as exc:
+        raise CheckpointError(f"checkpoint {found[0]} of group chat run {run_id!r} is damaged or was edited: {exc}; "
+                              "the chat is not continued", run_id=run_id, step=found[0]) from None
     state.round = max([state.round, *(m.round for m in state.messages)])
     shown, spent = Usage(), 0.0
     for m in state.messages:

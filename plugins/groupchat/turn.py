@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 
 import msgspec
 
-from zagent.agentkit.counters import shared_counter
+from zagent.agentkit.counters import rail_counts, shared_counter
 from zagent.agentkit.interrupts import QUESTIONS, Asking, asking, bind
 from zagent.errors import ConfigError, Interrupted
 from zagent.agentkit.awaits import maybe_await
@@ -79,7 +79,7 @@ class ChatTurn(ChatEnds):
         duration = time.perf_counter() - started
         message = self.history.append(choice.speaker, reply.content, round=number, metadata={
             "selected_by": choice.how, "adapter": reply.adapter, "duration": round(duration, 6),
-            "usage": msgspec.to_builtins(reply.usage)})
+            "usage": msgspec.to_builtins(reply.usage), "counts": rail_counts(self._ctx.shared)})
         self._ctx.add_usage(reply.usage)
         state.round, state.usage = number, self._ctx.usage
         await self._emit("turn_end", round=number, speaker=choice.speaker, seq=message.seq,

@@ -62,17 +62,17 @@ def _needs(approval: Any, call: "ToolCall", ctx: "RunContext[Any]") -> Optional[
 
 async def ask(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]", why: str) -> Optional[str]:
     """Ask the configured approver about ``call``; return a deny reason or None to allow."""
-    approved = ctx.stash.get(APPROVED_KEY)
+    approved = ctx.frame.get(APPROVED_KEY)
     key = bound_key(call, ctx)  # the call's minted id, tool and arguments: a reused model id is a new call
     tool = tool_of(ctx, call.name)
     if approved and key is not None and key in approved:
-        held = (ctx.stash.get(HELD_TOOLS) or {}).get(key)
+        held = (ctx.frame.get(HELD_TOOLS) or {}).get(key)
         if held is None or (held[0] is tool and held[1] is getattr(tool, "handler", None)):
             return None
         # another tool took the name since the person was asked: a new call, under a newly minted id
         from zagent.providerkit import new_call_id
 
-        ctx.stash[CALL_KEYS][call.id] = new_call_id()
+        ctx.frame[CALL_KEYS][call.id] = new_call_id()
         key = bound_key(call, ctx)
         why = (f"{why}; the approval given was for another tool registered as {call.name!r} at the time (it was "
                "replaced since), so the person is asked again")
@@ -89,10 +89,10 @@ async def ask(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]", w
     if answer is False:
         return f"a human declined the call of {call.name!r}"
     if answer is None:
-        ctx.stash.setdefault(PENDING_KEY, set()).add(call.id)
+        ctx.frame.setdefault(PENDING_KEY, set()).add(call.id)
         if key is not None:
-            ctx.stash.setdefault(PENDING_KEYS, {})[call.id] = key
-            ctx.stash.setdefault(HELD_TOOLS, {})[key] = (tool, getattr(tool, "handler", None))
+            ctx.frame.setdefault(PENDING_KEYS, {})[call.id] = key
+            ctx.frame.setdefault(HELD_TOOLS, {})[key] = (tool, getattr(tool, "handler", None))
         return AWAITING
     return f"the approver returned {type(answer).__name__}; expected True, False or None, so the call was blocked"
 

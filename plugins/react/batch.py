@@ -11,7 +11,7 @@ import inspect
 import time
 from typing import Awaitable, Optional
 
-from zagent.agentkit.approvals import declined
+from zagent.agentkit.approvals import declined, tool_identity
 from zagent.agentkit.toolloop import results_messages
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.types import ToolCall, ToolResult
@@ -37,7 +37,7 @@ class ToolBatches(RunEnds):
         state = self._running
         approved = set(state.approved)
         state.awaiting_approval = [c for c in state.awaiting_approval if state.approval_keys.get(c) not in approved]
-        self._ctx.stash.setdefault(APPROVED, set()).update(approved)
+        self._ctx.frame.setdefault(APPROVED, set()).update(approved)
 
     def _deny_pending(self, denied: set[str]) -> None:
         for call in self._running.pending:
@@ -86,12 +86,13 @@ class ToolBatches(RunEnds):
         else:
             result = await self._abortable(self.kernel.arun_tool(call, self._ctx))
         state = self._running
-        pending = self._ctx.stash.get(PENDING_APPROVAL)
+        pending = self._ctx.frame.get(PENDING_APPROVAL)
         if pending and call.id in pending:
             pending.discard(call.id)
-            key = (self._ctx.stash.get(PENDING_KEYS) or {}).pop(call.id, None)
+            key = (self._ctx.frame.get(PENDING_KEYS) or {}).pop(call.id, None)
             if key is not None:
                 state.approval_keys[call.id] = key
+                state.held_tools[call.id] = tool_identity(self.kernel.find("tools", call.name))
             if call.id not in state.awaiting_approval:
                 state.awaiting_approval.append(call.id)
             await self._emit("approval_needed", tool=call.name, call_id=call.id)
@@ -110,13 +111,15 @@ class ToolBatches(RunEnds):
         state.pending, state.finished, state.feedback = [], {}, ""
         self._withdraw_approvals()
         state.call_keys, state.approval_keys, state.approved = {}, {}, []
-        self._ctx.stash[CALL_KEYS] = state.call_keys
+        if state.held_tools:  # (a new dict only then: the step log writes an unchanged one in no patch)
+            state.held_tools = {}
+        self._ctx.frame[CALL_KEYS] = state.call_keys
 
     def _withdraw_approvals(self, outer: Optional[dict[str, str]] = None) -> None:
         """Take this run's approvals and minted ids out of its context (a closed batch's, or all of them when
         the run stops): an approval covers one call of this run, never a later call on the same context (the
         app's, or an outer loop's); ``outer``: the minted ids the context held before this run (an outer loop's)."""
-        state, stash = self._running, self._ctx.stash
+        state, stash = self._running, self._ctx.frame
         granted = stash.get(APPROVED)
         if granted:
             granted.difference_update(state.approved)

@@ -193,9 +193,9 @@ class ReActLoop(Steps, ToolBatches):
             ctx.agent_config.setdefault(key, value)           # and gets the loop's rails for what it leaves out
         self._ctx = ctx
         ctx.stash.restore(state.stash)  # plain data: its plugin rebuilds its object on first use
-        ctx.stash.setdefault(APPROVED, set()).update(state.approved)
-        outer = ctx.stash.get(CALL_KEYS)  # an outer loop's, on a context shared with it (an agent called as a tool)
-        ctx.stash[CALL_KEYS] = state.call_keys
+        ctx.frame.setdefault(APPROVED, set()).update(state.approved)  # this agent's own slots (``RunContext.frame``)
+        outer = ctx.frame.get(CALL_KEYS)  # an outer loop's, on a context shared with it (the app's)
+        ctx.frame[CALL_KEYS] = state.call_keys
         if state.usage.calls and not ctx.usage.calls:
             ctx.usage = state.usage
         if self.live_trajectory_path:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 from zagent.providerkit import new_call_id
-from zagent.agentkit.approvals import approval_key, vetted_arguments
+from zagent.agentkit.approvals import approval_key, tool_identity, vetted_arguments
 from zagent.agentkit.runkeys import BUDGET_COUNTS, USAGE_COUNTS
 from zagent.agentkit.signing import read_latest, signer_of
 from zagent.errors import CheckpointError, ConfigError
@@ -139,7 +139,10 @@ def forget_approvals(state: ReActState, step: int, kernel: "Kernel") -> None:
     state.approved = []
     state.call_keys = {c.id: new_call_id() for c in state.pending}
     waiting = set(state.awaiting_approval)
+    same = {c.id for c in state.pending  # the tool it was asked about (another one under the name: asked again)
+            if state.held_tools.get(c.id) == tool_identity(kernel.find("tools", c.name))}
     state.approval_keys = {c.id: approval_key(state.call_keys[c.id], c.name,
                                               vetted_arguments(kernel, c.name, c.arguments))
-                           for c in state.pending if c.id in waiting and c.id in state.approval_keys}
+                           for c in state.pending if c.id in waiting and c.id in state.approval_keys and c.id in same}
+    state.held_tools = {i: state.held_tools[i] for i in state.approval_keys}
     state.awaiting_approval = [i for i in dict.fromkeys(state.awaiting_approval) if i in state.approval_keys]

@@ -64,6 +64,9 @@ class ReActState(msgspec.Struct, kw_only=True, omit_defaults=True):
     """The id zagent minted for each call of the batch in flight, by the model's call id."""
     approval_keys: dict[str, str] = {}
     """The approval key of each call awaiting a human, by call id: what ``resume(approve=[id])`` approves."""
+    held_tools: dict[str, str] = {}
+    """The identity of the tool each call awaiting a human was asked about (``approvals.tool_identity``), by call id: a
+    restore where another tool has the name asks again."""
     reasoning: str = ""
     feedback: str = ""
     usage: Usage = Usage()
@@ -88,12 +91,14 @@ state_decoder = msgspec.json.Decoder(ReActState)
 
 _GROWING = ("messages", "steps", "archived")
 _FIXED = ("run_id", "agent", "task", "agent_config")  # set when a run starts: in full saves only
-_SMALL = tuple(f for f in ReActState.__struct_fields__ if f not in (*_GROWING, *_FIXED, "finished"))
+_MAPS = ("finished", "held_tools")  # added to: a patch carries the new keys only (nothing, most steps)
+_SMALL = tuple(f for f in ReActState.__struct_fields__ if f not in (*_GROWING, *_FIXED, *_MAPS))
 
 
 class ReActStepLog(_StepLog):
     """The step log of a ReAct run (``zagent.agentkit.steplog``): messages, steps and archived messages are
-    appended to, finished results added, the other fields small; ids and settings are in full saves only."""
+    appended to, finished results and held tools added, the other fields small; ids and settings are in full saves
+    only."""
 
     def __init__(self) -> None:
-        super().__init__(lists=_GROWING, maps=("finished",), small=_SMALL)
+        super().__init__(lists=_GROWING, maps=_MAPS, small=_SMALL)

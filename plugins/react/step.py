@@ -86,7 +86,7 @@ class Steps(RunEnds):
             state.finished = {}
             state.call_keys = {c.id: new_call_id() for c in state.pending}  # approvals bind these, not the model's ids
             state.approval_keys = {}
-            self._ctx.stash[CALL_KEYS] = state.call_keys
+            self._ctx.frame[CALL_KEYS] = state.call_keys
         elif decision.feedback:
             state.messages.append(Message(role="user", content=decision.feedback))
             state.feedback = ""

@@ -38,6 +38,9 @@ class TraceEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     duration: float = 0.0
     question: Any = None
     answers: list[Any] = []
+    counts: dict[str, dict[str, int]] = {}
+    """The run's tool-budget and usage counts when the node settled (``zagent.agentkit.runkeys``): a restore raises
+    the counters to the highest the trace shows, so counters dropped from a store reset no limit."""
 
 
 class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -155,4 +158,24 @@ def checked(state: RunState, step: int) -> RunState:
             shown[key] = shown.get(key, 0) + 1
     for key, n in shown.items():
         state.loops[key] = max(state.loops.get(key, 0), n)
+    _raise_counters(state, step)
     return state
+
+
+def _raise_counters(state: RunState, step: int) -> None:
+    """The run's counters raised to the highest counts its trace entries show (``TraceEntry.counts``); a node in
+    ``done`` needs its trace entry (dropping both would reset what that node spent): ``CheckpointError`` otherwise."""
+    from zagent.errors import CheckpointError
+    from zagent.agentkit.counters import raise_counters
+
+    settled = {e.node for e in state.trace if e.status == "done"}
+    missing = sorted(n for n in state.done if n not in settled)
+    try:
+        if missing:
+            raise ValueError(f"node(s) {', '.join(map(repr, missing))} are done but the trace has no entry for them")
+        for i, entry in enumerate(state.trace):
+            raise_counters(state.counters, entry.counts, f"the counts of trace entry #{i}")
+    except ValueError as exc:
+        raise CheckpointError(f"checkpoint {step} of workflow run {state.run_id!r} is damaged or was edited: {exc}; "
+                              "the run is not resumed (sign checkpoints: checkpoint_key)", run_id=state.run_id,
+                              step=step) from None

@@ -127,6 +127,12 @@ class RunCore(RunDriver[RunState, WorkFlowResult]):
     def _resume_hint(self) -> str:
         return f"WorkFlowExecutor(..., checkpoints=store).resume({self.run_id!r}, graph=graph)"
 
+    def counts(self) -> dict[str, dict[str, int]]:
+        """The run's tool-budget and usage counts now, for a trace entry (``TraceEntry.counts``)."""
+        from zagent.agentkit.counters import rail_counts
+
+        return rail_counts(self.share)
+
     def _state(self, status: str) -> RunState:
         return RunState(run_id=self.run_id, workflow=self.graph.name, values=self.values, done=self.done,
                         routes=self.routes, loops=self.loops, trace=self.trace, status=status,

@@ -141,7 +141,8 @@ class Schedule(NodeAttempts):
             self._log.touch("answers", name)  # used: a later pass (a loop) asks afresh
         self.trace.append(TraceEntry(node=name, status="done", agents=self.agents[name], attempts=attempts,
                                      outputs=outputs, route=route if loop is None else [loop], iteration=iteration,
-                                     started=started, duration=time.time() - started, answers=answers))
+                                     started=started, duration=time.time() - started, answers=answers,
+                                     counts=self.counts()))
         if loop is not None:
             self._restart_loop(name, loop)
             await self._checkpoint()
@@ -183,7 +184,7 @@ class Schedule(NodeAttempts):
         self.interrupts[name] = asked
         self._log.touch("interrupts", name)
         self.trace.append(TraceEntry(node=name, status="paused", agents=self.agents[name], question=asked.question,
-                                     started=started, duration=time.time() - started))
+                                     started=started, duration=time.time() - started, counts=self.counts()))
         await self._checkpoint()
         await self._emit("node_end", node=name, status="paused", outcome="paused", question=asked.question,
                          index=asked.index)
@@ -193,7 +194,7 @@ class Schedule(NodeAttempts):
         self.errors[name] = short(exc, 500)
         self.failures[name] = exc
         self.trace.append(TraceEntry(node=name, status="failed", agents=self.agents[name], error=self.errors[name],
-                                     started=started, duration=time.time() - started))
+                                     started=started, duration=time.time() - started, counts=self.counts()))
         stopped = isinstance(exc, RunStopped)  # a usage limit or guardrail ends the run whatever on_error says
         if self.ex.on_error == "fail_fast" or stopped:
             self.stopping = True

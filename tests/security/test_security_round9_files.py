@@ -20,7 +20,7 @@ Attacks tried and whether they got through before this round's fixes:
 - a session, skills index or run-log path climbing after a symlinked folder (``link/../made/s.db``): GOT THROUGH
   (``abspath`` read ``..`` lexically: a stray 0700 folder ``made`` beside the link, and SQLite then failed) --
   fixed: ``privatefiles.private_parent`` reads the path as the open will
-- an eval cases line nested 5,000 deep: GOT THROUGH (``RecursionError`` out of ``read_cases``, a traceback) --
+- an eval cases line nested 200,000 deep: GOT THROUGH (``RecursionError`` out of ``read_cases``, a traceback) --
   fixed: a ``ConfigError`` naming the line; likewise results, trajectory, report and MCP configuration files
 - a workflow checkpoint edited to a state of the wrong shape: GOT THROUGH (msgspec's ``ValidationError`` escaped
   the restore) -- fixed: a ``CheckpointError`` naming the step; likewise a group chat's
@@ -42,7 +42,7 @@ from zagent.errors import CheckpointError, ZagentError
 
 from .conftest import agent_spec, make_kernel, spec_folder, workflow_stopped_at_b
 
-DEEP = "[" * 5000 + "]" * 5000
+DEEP = "[" * 200_000 + "]" * 200_000  # past the C recursion limit of every Python (3.13 decodes 5,000)
 
 
 @pytest.fixture
@@ -184,7 +184,7 @@ def test_an_sqlite_path_climbing_after_a_symlinked_folder_makes_no_stray_folder(
 
 
 def test_an_eval_cases_line_nested_too_deep_is_a_config_error(tmp_path, default_recursion_limit):
-    """A cases file line nested 5,000 deep: a ConfigError naming the line, not a RecursionError traceback."""
+    """A cases file line nested 200,000 deep: a ConfigError naming the line, not a RecursionError traceback."""
     from zagent.plugins.evals.run import read_cases
 
     cases = tmp_path / "cases.jsonl"
@@ -194,7 +194,7 @@ def test_an_eval_cases_line_nested_too_deep_is_a_config_error(tmp_path, default_
 
 
 def test_an_eval_report_nested_too_deep_is_a_config_error(tmp_path, default_recursion_limit):
-    """A report.json nested 5,000 deep: a ConfigError saying it is not an eval report."""
+    """A report.json nested 200,000 deep: a ConfigError saying it is not an eval report."""
     from zagent.plugins.evals.run import EvalReport
 
     report = tmp_path / "report.json"
@@ -204,7 +204,7 @@ def test_an_eval_report_nested_too_deep_is_a_config_error(tmp_path, default_recu
 
 
 def test_a_trajectory_line_nested_too_deep_is_a_value_error(tmp_path, default_recursion_limit):
-    """A trajectory file line nested 5,000 deep: the reader's ValueError naming the line."""
+    """A trajectory file line nested 200,000 deep: the reader's ValueError naming the line."""
     from zagent.plugins.react.trajectory import read_trajectories
 
     path = tmp_path / "t.jsonl"

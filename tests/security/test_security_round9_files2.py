@@ -40,7 +40,7 @@ from zagent.errors import CheckpointError
 
 from .conftest import agent_spec, make_kernel, run_cli, zagent_mcp_module
 
-DEEP = "[" * 5000 + "]" * 5000
+DEEP = "[" * 200_000 + "]" * 200_000  # past the C recursion limit of every Python (3.13 decodes 5,000)
 
 
 @pytest.fixture

@@ -24,6 +24,11 @@ Each case is the first turn of a BFCL entry; a variant is scored on the calls it
 Prompt tokens per case are the server's counts, summed over the case's requests. No timing asserts.
 
     python bench/toolcalls.py --url http://127.0.0.1:8080/v1 --model qwen2.5-coder-0.5b --limit 12
+
+``--offset N`` picks another slice of the same size (every case N entries further on), so a change can be
+tuned on one slice of the development set and checked on another. ``--replay RUN.json --variants default``
+reads an earlier run's recorded replies with the current code (no server): a change to how replies are read
+(parsing, grounding) measured on the very same replies; a change to the prompt needs a real run.
 """
 
 from __future__ import annotations
@@ -84,9 +89,12 @@ def load_checker() -> Any:
     return ast_checker
 
 
-def load_cases(category: str, limit: int, held_out: bool = False) -> list[dict[str, Any]]:
+def load_cases(category: str, limit: int, held_out: bool = False, offset: int = 0) -> list[dict[str, Any]]:
     """``limit`` cases of ``category`` spread evenly over it (fixed ids for a given limit), with answers.
-    A held-out category needs ``held_out=True`` (the acceptance run; results are not to be tuned on)."""
+    ``offset`` shifts every pick by that many entries (wrapping round), so another slice of the same size
+    can be checked on (``offset=0`` is the original slice; with ``0 < offset < len // limit`` no case of
+    the original slice is picked again). A held-out category needs ``held_out=True`` (the acceptance run;
+    results are not to be tuned on)."""
     if category not in DEV and not (held_out and category in HELD_OUT):
         sys.exit(f"{category!r} is not a development category ({', '.join(DEV)}); the held-out ones "
                  f"({', '.join(HELD_OUT)}) run only with --held-out, for acceptance")
@@ -100,7 +108,11 @@ def load_cases(category: str, limit: int, held_out: bool = False) -> list[dict[s
                 item = json.loads(line)
                 answers[item["id"]] = item["ground_truth"]
     step = max(1, len(entries) // limit) if limit else 1
-    picked = entries[::step][:limit] if limit else entries
+    if not limit:
+        picked = entries
+    else:
+        idx = sorted({(i * step + offset) % len(entries) for i in range(min(limit, len(entries)))})
+        picked = [entries[i] for i in idx]
     for e in picked:
         e["ground_truth"] = answers.get(e["id"])
     return picked
@@ -148,11 +160,13 @@ class _Lang:
 
 
 class Bench:
-    def __init__(self, url: str, model: str, max_tokens: int):
+    def __init__(self, url: str, model: str, max_tokens: int, replay: dict[str, str] | None = None):
         self.url = url.rstrip("/")
         self.model = model
         self.max_tokens = max_tokens
         self.http = httpx.AsyncClient(timeout=600)
+        #: ``--replay``: the recorded default-variant reply per case id, read again instead of asking the server
+        self.replay = replay
 
     async def post(self, body: dict[str, Any]) -> dict[str, Any]:
         body = {"model": self.model, "temperature": 0, "max_tokens": self.max_tokens, **body}
@@ -198,8 +212,8 @@ class Bench:
         from zagent import Kernel, Tool
         from zagent.errors import NoAnswerError
 
-        k = Kernel(plugins=["zagent.plugins.openai", "zagent.plugins.parsers", "zagent.plugins.actions",
-                            "zagent.plugins.react"], entry_points=False)
+        k = Kernel(plugins=["zagent.plugins.openai", "zagent.plugins.offline", "zagent.plugins.parsers",
+                            "zagent.plugins.actions", "zagent.plugins.react"], entry_points=False)
         profile: dict[str, Any] = {}
         if variant == "react:native":
             profile = {"native_tools": True}
@@ -218,6 +232,10 @@ class Bench:
         past = [m for m in messages[:-1] if m["role"] != "system"]
         spec: dict[str, Any] = {"type": "react", "name": "bench", "tools": names, "max_iterations": 1,
                                 "llm": f"openai:{self.model}", "llm_config": llm_config}
+        if self.replay is not None:  # the recorded reply, read by this code (the server's probe chose pycall)
+            spec["llm"] = "scripted:bench"
+            spec["llm_config"] = {"replies": [self.replay.get(case["id"], "")],
+                                  "profile": {"native_tools": False, "tool_format": "pycall"}}
         if system:
             spec["system_prompt"] = system
         agent = k.agent(spec)
@@ -256,12 +274,20 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     from bfcl_eval.constants.enums import Language
 
     _Lang.PYTHON = Language.PYTHON
-    bench = Bench(args.url, args.model, args.max_tokens)
+    replay = None
+    if args.replay:
+        if set(args.variants) != {"default"}:
+            sys.exit("--replay reads the default variant's recorded replies: use it with --variants default")
+        replay = {r["id"]: r["requests"][-1]["reply"] for r in json.loads(Path(args.replay).read_text())["records"]
+                  if r["variant"] == "default" and r.get("requests")}
+    bench = Bench(args.url, args.model, args.max_tokens, replay)
     _patch_usage()
     results: dict[str, dict[str, list]] = {v: {} for v in args.variants}
     records = []
     for category in args.categories:
-        cases = load_cases(category, args.limit, args.held_out)
+        cases = load_cases(category, args.limit, args.held_out, args.offset)
+        if replay is not None:
+            cases = [c for c in cases if c["id"] in replay]
         for case in cases:
             for variant in args.variants:
                 started = time.monotonic()
@@ -273,7 +299,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     calls, tokens, text = await bench.zagent(case, variant)
                 ok = score(checker, category, case, calls)
                 results[variant].setdefault(category, []).append((ok, tokens))
-                records.append({"id": case["id"], "variant": variant, "ok": ok, "calls": calls, "text": text[:400],
+                records.append({"id": case["id"], "variant": variant, "ok": ok, "calls": calls, "text": text[:4000],
                                 "prompt_tokens": tokens, "seconds": round(time.monotonic() - started, 2),
                                 "requests": list(_TRACE)})
                 _TRACE.clear()
@@ -301,7 +327,7 @@ def _patch_usage() -> None:
         completion = await original(self, request)
         _TOKENS["n"] += completion.usage.input_tokens
         _TRACE.append({"tools": len(request.tools), "max_tokens": request.options.get("max_tokens"),
-                       "reply": (completion.message.content or "")[:300],
+                       "reply": (completion.message.content or "")[:4000],
                        "native_calls": [c.name for c in completion.message.tool_calls]})
         return completion
 
@@ -330,12 +356,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--url", default="http://127.0.0.1:8080/v1")
     p.add_argument("--model", default="qwen2.5-coder-0.5b")
     p.add_argument("--limit", type=int, default=12, help="cases per category, spread evenly (0: all)")
+    p.add_argument("--offset", type=int, default=0, help="shift the spread cases by this many entries "
+                   "(another slice of the same size: tune on one, check on another)")
     p.add_argument("--categories", default=None, help=f"default: {','.join(DEV)} (with --held-out: "
                    f"{','.join(HELD_OUT)})")
     p.add_argument("--held-out", action="store_true", help="allow the held-out categories (acceptance only)")
     p.add_argument("--variants", default=",".join(VARIANTS))
     p.add_argument("--max-tokens", type=int, default=256, help="the baselines' generation bound")
     p.add_argument("--json", help="write every reply and verdict to this file")
+    p.add_argument("--replay", help="a --json file of an earlier run: read its recorded default-variant replies "
+                   "with this code instead of asking the server (same --limit/--offset/--categories; no server)")
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)
     args.categories = [c for c in (args.categories or ",".join(HELD_OUT if args.held_out else DEV)).split(",") if c]

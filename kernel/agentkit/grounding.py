@@ -1,7 +1,8 @@
-"""Refuse tool calls whose required values the model made up: ``ground_calls`` marks such a call ``refused``
-(answered ``blocked``, never run; the model is told to ask the user) at ``ModelProfile.ground_arguments`` level
-``"schema"`` (a value copied from the tool's schema), ``"words"`` (any value not said) or ``"off"``, never enums,
-booleans or defaults; optional values never said are left out. ``conversation_text`` is what was said.
+"""Refuse tool calls whose values the model made up: ``ground_calls`` marks such a call ``refused`` (answered
+``blocked``, never run; the model is told to ask) at ``ModelProfile.ground_arguments`` level ``"schema"`` (a value
+copied from the schema), ``"words"`` (any value not said) or ``"off"``, never enums, booleans (``"True"`` too) or
+defaults; optional values never said are left out; a stand-in nobody said (``YOUR_API_KEY``, ``12345``) is refused.
+docs/architecture.md has the rules; ``conversation_text`` is what was said.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
 _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
                       "eighty": "80", "ninety": "90", "hundred": "100", "dozen": "12", "once": "1",
                       "twice": "2", "thrice": "3", "single": "1", "double": "2", "triple": "3", "pair": "2"})
+#: a stand-in a model writes for a value it lacks: a template ("YOUR_API_KEY", "your_user_id", "YOUR TOKEN"),
+#: the counting number ("12345", "user-1234", not "12346") or the reserved example domain ("a@example.com")
+_STAND_IN = re.compile(r"\b(?i:your)_\w*[A-Za-z0-9]|\bYOUR[ -][A-Z]{2,}\b"
+                       r"|(?<![\d.])0?1234(?:5(?:6(?:7(?:8(?:90?)?)?)?)?)?(?![\d.])"
+                       r"|\b(?i:example)\.(?i:com|org|net)\b")
 _log = logging.getLogger("zagent.grounding")
 
 
@@ -79,13 +85,47 @@ def ground_calls(calls: list[ToolCall], specs: Sequence[ToolSpec], seen: str, le
         spec = by_name.get(call.name)
         why = None
         if spec is not None and call.refused is None and isinstance(call.arguments, dict):
-            why = _invented(call.arguments, spec, seen, level)
+            why = _stand_in(call.arguments, spec, seen) or _invented(call.arguments, spec, seen, level)
             if why is None:
                 kept = _pruned(call.arguments, spec, seen)
                 if kept is not None:
                     call = msgspec.structs.replace(call, arguments=kept)
         out.append(call if why is None else msgspec.structs.replace(call, refused=why))
     return out
+
+
+def _stand_in(arguments: Mapping[str, Any], spec: ToolSpec, seen: str) -> Optional[str]:
+    """Why a call is refused when a value in it (at any depth) holds a stand-in nobody said (``"YOUR_API_KEY"``,
+    ``"Bearer your_access_token"``, ``12345``, ``"https://api.example.com"``): the model wrote it for a value it
+    does not have. An argument equal to its parameter's default or one of its enum values is the tool's own."""
+    props = (spec.parameters or {}).get("properties")
+    props = props if isinstance(props, dict) else {}
+    stack: list[Any] = [value for name, value in arguments.items() if not _schema_value(value, props.get(name))]
+    budget = 1000  # values looked at: arguments are small; a huge one is not searched through
+    while stack and budget > 0:
+        value = stack.pop()
+        budget -= 1
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        if isinstance(value, str):
+            for m in _STAND_IN.finditer(value[:2000]):
+                if _fold(m.group(0)) not in seen:
+                    return (f"the value {value[:80]!r} holds the stand-in {m.group(0)!r}, not a real value; do not "
+                            "make it up: ask the user for it (ask_clarification), or answer without this tool if "
+                            "none fits")
+        elif isinstance(value, Mapping):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+    return None
+
+
+def _schema_value(value: Any, sub: Any) -> bool:
+    """Whether ``value`` is the parameter's own default or one of its enum values."""
+    if not isinstance(sub, dict):
+        return False
+    enum = sub.get("enum")
+    return ("default" in sub and value == sub["default"]) or (isinstance(enum, list) and value in enum)
 
 
 def _pruned(arguments: Mapping[str, Any], spec: ToolSpec, seen: str) -> Optional[dict[str, Any]]:
@@ -98,7 +138,7 @@ def _pruned(arguments: Mapping[str, Any], spec: ToolSpec, seen: str) -> Optional
     needed = set(required) if isinstance(required, list) else set()
     dropped = [name for name, value in arguments.items()
                if name not in needed and isinstance(props.get(name), dict)
-               and not isinstance(value, bool) and isinstance(value, (str, int, float))
+               and not _flag(value) and isinstance(value, (str, int, float))
                and value != props[name].get("default") and not _said(_fold(str(value)), seen)]
     if not dropped:
         return None
@@ -118,7 +158,7 @@ def _invented(arguments: Mapping[str, Any], spec: ToolSpec, seen: str, level: st
         if name not in arguments or not isinstance(sub, dict) or "enum" in sub:
             continue
         value = arguments[name]
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)) or value == sub.get("default"):
+        if _flag(value) or not isinstance(value, (str, int, float)) or value == sub.get("default"):
             continue
         text = _fold(str(value))
         if not text or _said(text, seen):
@@ -131,6 +171,13 @@ def _invented(arguments: Mapping[str, Any], spec: ToolSpec, seen: str, level: st
             return (f"the value {value!r} for {name!r} is nowhere in the conversation; do not make it up: ask the "
                     "user for it (ask_clarification), or answer without this tool if none fits")
     return None
+
+
+def _flag(value: Any) -> bool:
+    """A yes/no value: a boolean, or one spelled as text (``"True"``, ``"false"``: a string enum standing for a
+    flag). Like a boolean it is a choice the model read from the request ("suitable for children"), never words
+    the user said, so it is not checked."""
+    return isinstance(value, bool) or (isinstance(value, str) and value.strip().casefold() in ("true", "false"))
 
 
 def _said(text: str, seen: str) -> bool:

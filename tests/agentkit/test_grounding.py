@@ -217,3 +217,96 @@ def test_a_number_said_as_a_word_is_kept():
     four = ToolCall(id="w", name="weather", arguments={"location": "Boston", "days": 4})
     assert ground_calls([four], [WEATHER], _seen("Boston for the next three days"), "schema")[0].arguments == \
         {"location": "Boston"}
+
+
+FILTER = ToolSpec(name="find_places", description="Places in a city.", parameters={
+    "type": "object", "required": ["city"],
+    "properties": {"city": {"type": "string"},
+                   "good_for_kids": {"type": "string", "enum": ["True", "False", "dontcare"], "default": "dontcare"},
+                   "open_late": {"type": "boolean"},
+                   "sort": {"type": "string", "enum": ["name", "rating"]}}})
+
+
+def test_a_flag_spelled_as_text_is_kept_like_a_boolean():
+    """``good_for_kids="True"`` for "suitable for children" is the model's reading of the request, as a boolean would
+    be: an optional flag spelled as text is never left out; an enum value that is no flag and was never said is."""
+    call = ToolCall(id="p", name="find_places", arguments={"city": "Paris", "good_for_kids": "True",
+                                                           "open_late": False, "sort": "rating"})
+    out = ground_calls([call], [FILTER], _seen("places in Paris suitable for children"), "schema")
+    assert out[0].arguments == {"city": "Paris", "good_for_kids": "True", "open_late": False}
+
+
+@given(st.sampled_from(["True", "False", "true", "FALSE", " false "]), st.text(max_size=40))
+@settings(max_examples=50, deadline=None)
+def test_flags_spelled_as_text_are_never_left_out_nor_refused(flag, said):
+    """Whatever was said, a ``"true"``/``"false"`` value (any case) stays and never makes a call refused."""
+    call = ToolCall(id="p", name="find_places", arguments={"city": "Paris", "good_for_kids": flag})
+    out = ground_calls([call], [FILTER], _seen(f"in Paris {said}"), "words")
+    assert out[0].arguments["good_for_kids"] == flag and out[0].refused is None
+
+
+FETCH = ToolSpec(name="fetch", description="GET a URL.", parameters={
+    "type": "object", "required": ["url"],
+    "properties": {"url": {"type": "string"}, "headers": {"type": "object"}}})
+
+
+def test_a_template_stand_in_at_any_depth_makes_the_call_refused():
+    """``"Bearer YOUR_ACCESS_TOKEN"`` in a header (optional, nested) is a value the model does not have: the call
+    is refused with the stand-in named, at ``schema`` level too."""
+    call = ToolCall(id="f", name="fetch", arguments={"url": "https://stocks.example/prices",
+                                                     "headers": {"Authorization": "Bearer YOUR_ACCESS_TOKEN"}})
+    out = ground_calls([call], [FETCH], _seen("stock prices from the exchange"), "schema")
+    assert out[0].refused and "'YOUR_ACCESS_TOKEN'" in out[0].refused
+    lower = ToolCall(id="f", name="fetch", arguments={"url": "https://x.example/?key=your_api_key"})
+    assert ground_calls([lower], [FETCH], _seen("get x"), "schema")[0].refused
+
+
+def test_the_counting_number_and_the_example_domain_are_stand_ins():
+    """``user_id=12345`` after "help" and a URL on ``example.com`` are made up; ``12346``, the user's own
+    ``12345`` and a real domain are not."""
+    def refused(arguments, said):
+        return ground_calls([ToolCall(id="f", name="fetch", arguments=arguments)], [FETCH], _seen(said),
+                            "schema")[0].refused
+
+    assert refused({"url": "https://a.example", "headers": {"user_id": 12345}}, "https://a.example help")
+    assert refused({"url": "https://api.example.com/v1/prices"}, "stock prices")
+    assert refused({"url": "https://a.example", "headers": {"from": "me@example.org"}}, "https://a.example")
+    assert not refused({"url": "https://a.example", "headers": {"user_id": 12346}}, "https://a.example")
+    assert not refused({"url": "https://a.example", "headers": {"user_id": "12345"}}, "https://a.example, id 12345")
+    assert not refused({"url": "https://counterexample.com"}, "fetch https://counterexample.com")
+
+
+def test_a_stand_in_that_is_the_parameters_default_or_enum_value_is_the_tools_own():
+    """``base="https://api.example.com"`` when that is the schema's default (or an enum value) is kept."""
+    spec = ToolSpec(name="ping", description="Ping.", parameters={
+        "type": "object", "required": ["host"],
+        "properties": {"host": {"type": "string", "enum": ["example.org", "a.test"]},
+                       "base": {"type": "string", "default": "https://api.example.com"}}})
+    call = ToolCall(id="p", name="ping", arguments={"host": "example.org", "base": "https://api.example.com"})
+    assert ground_calls([call], [spec], _seen("ping it"), "schema")[0].refused is None
+
+
+def test_a_stand_in_the_user_said_or_plain_words_with_your_are_kept():
+    """The user's own ``your_token`` is grounded; "your" in prose ("in your area") is no stand-in."""
+    said = ToolCall(id="f", name="fetch", arguments={"url": "https://a.example/?t=your_token"})
+    assert ground_calls([said], [FETCH], _seen("fetch https://a.example/?t=your_token"), "schema")[0].refused is None
+    prose = ToolCall(id="f", name="fetch", arguments={"url": "https://a.example", "headers": {"Note": "in your area"}})
+    assert ground_calls([prose], [FETCH], _seen("fetch https://a.example"), "schema")[0].refused is None
+
+
+_JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+                        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                      max_size=4), max_leaves=12)
+
+
+@given(st.dictionaries(st.sampled_from(["url", "headers"]), _JSONISH, min_size=1), st.text(max_size=60))
+@settings(max_examples=80, deadline=None)
+def test_the_stand_in_rule_never_refuses_a_call_without_a_stand_in(arguments, said):
+    """Arguments with no "your", "1234" or "example." anywhere are never refused as stand-ins (at ``schema``
+    level, with a said url)."""
+    if any(s in repr(arguments).casefold() for s in ("your", "1234", "example.")):
+        return
+    arguments = {**arguments, "url": "https://a.example"}
+    out = ground_calls([ToolCall(id="f", name="fetch", arguments=arguments)], [FETCH],
+                       _seen(f"https://a.example {said}"), "schema")
+    assert out[0].refused is None

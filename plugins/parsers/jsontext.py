@@ -230,10 +230,16 @@ decode_big: Decode = msgspec.json.Decoder(float_hook=_float_or_big).decode
 
 def has_big(value: Any) -> Optional[BigNumber]:
     """The first ``BigNumber`` in a decoded value (at any depth), or ``None``."""
+    found: Optional[BigNumber] = _first(value, lambda item: isinstance(item, BigNumber))
+    return found
+
+
+def _first(value: Any, wanted: Callable[[Any], bool]) -> Any:
+    """The first item of a decoded value (depth first, in order; without recursion) that is ``wanted``, or ``None``."""
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, BigNumber):
+        if wanted(item):
             return item
         if isinstance(item, dict):
             stack.extend(reversed(list(item.values())))
@@ -256,16 +262,9 @@ _KEY = re.compile(r'"((?:[^"\\]|\\.){0,256})"\s*:')
 
 def has_huge_int(value: Any) -> Optional[int]:
     """The first whole number (not a bool) in a decoded value that no 64-bit integer holds, or ``None``."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, int) and not isinstance(item, bool) and not -INT_LIMIT // 2 <= item < INT_LIMIT:
-            return item
-        if isinstance(item, dict):
-            stack.extend(reversed(list(item.values())))
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
-    return None
+    found: Optional[int] = _first(value, lambda item: isinstance(item, int) and not isinstance(item, bool)
+                                  and not -INT_LIMIT // 2 <= item < INT_LIMIT)
+    return found
 
 
 def duplicate_key(text: str, names: Optional[set[str]] = None) -> Optional[str]:

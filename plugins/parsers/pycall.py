@@ -63,6 +63,10 @@ def _candidates(text: str, whole: bool) -> Iterator[tuple[int, int, str, bool]]:
     yield 0, len(text), _TAGS.sub("", text), False
     if whole:
         return
+    lists = _top_lists(text)
+    if len(lists) > 1 and _only_separators("".join(text[a:b] for a, b in zip([0] + [e for _, e in lists],
+                                                                            [s for s, _ in lists] + [len(text)]))):
+        yield 0, len(text), "[" + ", ".join(text[a + 1:b - 1] for a, b in lists) + "]", False  # [f()]\n[g()]
     tries = 0
     pos = 0
     while (i := text.find("[", pos)) >= 0 and tries < 32:
@@ -83,6 +87,19 @@ def _candidates(text: str, whole: bool) -> Iterator[tuple[int, int, str, bool]]:
         end = _closing(text, m.end() - 1, "(", ")")
         if end is not None:
             yield m.start(), end, text[m.start():end], True
+
+
+def _top_lists(text: str) -> list[tuple[int, int]]:
+    """The spans of the bracketed lists one after another in ``text`` (at most 32), outermost only."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while (i := text.find("[", pos)) >= 0 and len(spans) < 32:
+        end = _closing(text, i, "[", "]")
+        if end is None:
+            break
+        spans.append((i, end))
+        pos = end
+    return spans
 
 
 def _closing(text: str, start: int, opener: str, closer: str) -> Optional[int]:

@@ -150,3 +150,20 @@ def test_hostile_text_full_of_assignments_reads_as_text(kernel):
     assert not found.calls and isinstance(found.text, str)
     near = kernel.parser("pycall").extract("[f(" + "a=b " * 4_000 + ")]")
     assert not near.calls
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(groups=st.lists(CALLS, min_size=2, max_size=3), sep=st.sampled_from(["\n", "\n\n", ",\n", " "]))
+def test_call_lists_one_after_another_are_all_read(kernel, groups, sep):
+    """A reply of several call lists one after another (``[f(a=1)]\\n[g(b=2)]``, as small models write them): every
+    call of every list is read, in order (the first list alone was taken)."""
+    fmt = kernel.parser("pycall")
+    found = fmt.extract(sep.join(fmt.render_calls(g) for g in groups))
+    assert [(c.name, c.arguments) for c in found.calls] == [(c.name, c.arguments) for g in groups for c in g]
+    assert not found.errors and found.text == ""
+
+
+def test_a_second_list_inside_prose_is_not_read_as_calls(kernel):
+    """Lists with prose between them stay as before: the first well-formed list in prose, the rest is text."""
+    found = kernel.parser("pycall").extract("Here: [f(a=1)] and then [g(b=2)]")
+    assert [c.name for c in found.calls] == ["f"] and "and then" in found.text

@@ -28,7 +28,12 @@ class ConfigKeys:
         if impls is not self._seen:
             keys = set(KERNEL_KEYS)
             for impl in impls:
-                keys.update(_claimed(impl[0], self._hooks.call_one("zagent_config_keys", impl, {})))
+                try:
+                    found = self._hooks.call_one("zagent_config_keys", impl, {})
+                except Exception as exc:
+                    raise PluginError(f"plugin {impl[0]!r} failed in zagent_config_keys: {type(exc).__name__}: "
+                                      f"{exc}", plugin=impl[0]) from exc
+                keys.update(_claimed(impl[0], found))
             self._seen, self._keys = impls, frozenset(keys)
         return self._keys
 
@@ -37,7 +42,7 @@ class ConfigKeys:
         ``failed``: the kernel's ``PluginProblem``s, named in the message (the reader may be one of them)."""
         read = self.read()
         for key, value in config.items():
-            if key not in read and value not in (None, False, "", {}, [], ()):
+            if key not in read and not _empty(value):
                 near = difflib.get_close_matches(str(key), sorted(read), n=1, cutoff=0.8)
                 hint = f"did you mean {near[0]!r}? " if near else ""
                 broken = "; ".join(f"{p.plugin}: {p.error[:200]}" for p in failed[:3])
@@ -58,3 +63,8 @@ def _claimed(plugin: str, keys: Any) -> Iterable[str]:
         raise PluginError(f"plugin {plugin!r}: zagent_config_keys returned a key that is not a string",
                           plugin=plugin)
     return names
+
+
+def _empty(value: Any) -> bool:
+    """``None``, ``False`` or an empty string, mapping or list: a setting that sets nothing (``0`` sets a number)."""
+    return value is None or value is False or (isinstance(value, (str, dict, list, tuple)) and not value)

@@ -98,3 +98,21 @@ def test_a_setting_whose_reader_failed_to_load_names_the_failure():
 
     with pytest.raises(ConfigError, match=r"key 'audit'.*plugins that failed: .*no audit backend"):
         Kernel(entry_points=False, plugins=[Broken()], config={"audit": True})
+
+
+def test_a_zero_is_a_setting():
+    """``{"typo_limit": 0}`` sets a number, so nothing reading it is refused (only empty values set nothing)."""
+    with pytest.raises(ConfigError, match=r"key 'typo_limit'"):
+        Kernel(entry_points=False, config={"typo_limit": 0})
+
+
+def test_a_failing_claim_names_its_plugin():
+    """A plugin whose ``zagent_config_keys`` raises is a ``PluginError`` naming it, not a bare exception out of
+    ``Kernel()``."""
+
+    class Raises:
+        def zagent_config_keys(self):
+            raise RuntimeError("no keys today")
+
+    with pytest.raises(PluginError, match=r"failed in zagent_config_keys: RuntimeError: no keys today"):
+        Kernel(entry_points=False, plugins=[Raises()])

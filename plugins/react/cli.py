@@ -73,7 +73,8 @@ def _agent(args: argparse.Namespace, kernel: "Kernel") -> Any:
         agent = kernel.agent(spec, trust=trust)
     if args.trajectory:  # the user's own flag: any path
         agent.trajectory_path = args.trajectory
-    if kernel.has_plugin("rails"):  # the rails plugin reads rails; without it, a rail setting is refused
+    # only with the rails plugin loaded (by its entry point's name or its module's): else a rail setting is refused
+    if any(map(kernel.has_plugin, ("rails", "zagent.plugins.rails"))):
         from zagent.plugins.rails import console_approver_now
 
         # No "[l]ater": the REPL waits on the run and would offer no way to approve afterwards.

@@ -100,9 +100,12 @@ class ThreadedServer:
 
     async def _shutdown(self) -> None:
         self._server.close()
-        for task in list(self._tasks):
+        # every task of this loop, including a connection's ``_serve`` accepted just before the stop that has not
+        # started yet (cancelled before its first step, its coroutine closes without a "never awaited" warning)
+        tasks = {*self._tasks, *asyncio.all_tasks()} - {asyncio.current_task()}
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()

@@ -19,13 +19,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
 __all__ = ["PATH_OPTION_NAMES", "PATH_OPTION_SUFFIXES", "allowed_folders", "check_option_paths", "check_spec_path",
-           "check_untrusted_options", "current_spec_file", "path_options", "relative_options", "spec_file",
-           "spec_folders", "spec_origin", "spec_relative", "untrusted_options", "users_model"]
+           "check_untrusted_options", "current_spec_file", "listed_folders", "path_options", "relative_options",
+           "spec_file", "spec_folders", "spec_origin", "spec_relative", "untrusted_options", "users_data",
+           "users_model"]
 
 #: option names that are paths whatever the provider declares (a future wrapper that forgets to declare)
 PATH_OPTION_SUFFIXES = ("_path", "_file", "_dir", "_folder", "_db", "_filename", "_directory", "_database")
 #: whole option names that are paths too (``file=``, ``dir=``, ``db=`` of a plugin's backend or wrapper)
 PATH_OPTION_NAMES = ("path", "file", "dir", "folder", "db", "filename", "directory", "database")
+
+#: environment variables that move parts of zagent's own data of the user out of ``$XDG_DATA_HOME/zagent``
+USERS_DATA_ENV = ("ZAGENT_RECORDINGS", "ZAGENT_SKILLS_DIR", "ZAGENT_MEMORY_DB", "ZAGENT_LOG_DB")
 
 HOW_TO_PLACE = ("keep the file in the spec's folder, list its folder in Kernel(config={'spec_paths': [...]}), set "
                 "the path in code or on the command line, or trust the spec (k.agent(spec, trust=True); "
@@ -78,11 +82,19 @@ def users_model(model: Any) -> Any:
 
 def allowed_folders(kernel: Optional["Kernel"]) -> tuple[str, ...]:
     """Where an untrusted spec may name files: the app's ``spec_paths``, the spec's folder, the CLI's trusted folders."""
+    return tuple(dict.fromkeys(listed_folders(kernel) + list(_folders.get()) + list(current_trust().folders)))
+
+
+def listed_folders(kernel: Optional["Kernel"]) -> list[str]:
+    """The real paths of the app's ``Kernel(config={"spec_paths": [...]})``."""
     configured: Any = (kernel.config.get("spec_paths") or ()) if kernel is not None else ()
     if isinstance(configured, (str, os.PathLike)):
         configured = [configured]
-    folders = [os.path.realpath(os.path.expanduser(os.fspath(f))) for f in configured]
-    return tuple(dict.fromkeys(folders + list(_folders.get()) + list(current_trust().folders)))
+    return [os.path.realpath(os.path.expanduser(os.fspath(f))) for f in configured]
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
@@ -113,7 +125,25 @@ def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
     if suffixes and not real.lower().endswith(tuple(suffixes)):  # a link 't.jsonl' -> '.env' names '.env'
         raise ConfigError(f"{key} {text!r} in the spec is refused: it is a link to {real!r}, which does not end in "
                           f"{' or '.join(suffixes)}; {HOW_TO_PLACE}")
+    # a spec downloaded into the home folder has the user's recordings "in its folder": zagent's own data is never
+    # a spec's to name, unless the app listed that very part of it in spec_paths
+    mine = next((d for d in users_data() if _within(real, d)), None)
+    if mine is not None and not any(_within(real, f) and _within(f, mine) for f in listed_folders(kernel)):
+        raise ConfigError(
+            f"{key} {text!r} in the spec is refused: it points to {real!r}, inside zagent's own data of yours "
+            f"({mine}: recordings, run log, memory, skills), which a spec file may not name, even in its own folder "
+            "(leave the path out to use your memory file under the agent's own namespace). Set the path in code or "
+            "on the command line, list that very folder in Kernel(config={'spec_paths': [...]}), or trust the spec "
+            "(k.agent(spec, trust=True); zagent ... --trust)")
     return real  # the real path: no '..' after a link for a lexical step (a folder made) to read otherwise
+
+
+def users_data() -> tuple[str, ...]:
+    """The real locations of zagent's own data of the user, never a spec's to name: ``$XDG_DATA_HOME/zagent``
+    (default recordings, run log, memory, skills, the answer key) and what ``USERS_DATA_ENV`` names."""
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    places = [os.path.join(data, "zagent"), *(os.environ.get(name) or "" for name in USERS_DATA_ENV)]
+    return tuple(dict.fromkeys(os.path.realpath(os.path.expanduser(p)) for p in places if p and "\x00" not in p))
 
 
 def spec_relative(path: str) -> str:

@@ -1,7 +1,7 @@
 """The types of the rails settings an agent spec or ``config["rails"]`` may hold: ``check_rails`` raises a
 ``ConfigError`` naming the key, what it must be and what it got; keys it does not know pass (docs/rails.md).
 The rails plugin checks ``Kernel(config={"rails": ...})`` with it (``zagent_check_config``), the agent plugins a
-spec's ``rails``."""
+spec's ``rails``; ``check_user_data_switches``: settings of an untrusted spec that would open the user's data."""
 
 from __future__ import annotations
 
@@ -63,3 +63,21 @@ def check_rails(rails: Any, where: str = "rails") -> None:
             shown = shown if len(shown) <= 60 else shown[:57] + "..."
             raise ConfigError(f"{where}.{key} must be {rule[1]}, got {type(value).__name__} {shown}; "
                               "fix the agent spec (docs/rails.md lists the settings)")
+
+
+#: ``agent_config`` keys that open the user's own data (the skills folder): the app's or the CLI user's decision
+USER_DATA_SWITCHES = {"skills": "the user's skills folder (its skills go into this agent's prompts)"}
+
+
+def check_user_data_switches(agent_config: Any, config: Any, name: str) -> None:
+    """``ConfigError`` when an untrusted spec (``current_trust()`` not ``everything``) turns on a
+    ``USER_DATA_SWITCHES`` key that the kernel's config does not set itself."""
+    from .trust import current_trust
+
+    if not isinstance(agent_config, dict) or current_trust().everything:
+        return
+    for key, what in USER_DATA_SWITCHES.items():
+        if agent_config.get(key) not in (None, False) and not (config or {}).get(key):
+            raise ConfigError(f"agent {name!r}: agent_config.{key} turns on {what}, which an untrusted spec may not "
+                              f"do; the app enables it with Kernel(config={{{key!r}: {{...}}}}), or trust the spec "
+                              f"(trust=True, or --trust on the command line)")

@@ -76,6 +76,7 @@ class AgentMemory:
             opts = dict(self.long_term_memory or {})
             opts.pop("session", None)
             name = opts.pop("name", "sqlite")
+            check_message_store(self.kernel, name, f"agent {self.name!r}")  # before a file of it is made
             store = self.kernel.memory(name, **opts)
             missing = [m for m in MESSAGE_STORE_METHODS if not callable(getattr(store, m, None))]
             if missing:  # e.g. the run log, or a checkpoint store: never written to as messages
@@ -93,6 +94,15 @@ class AgentMemory:
         self._memory.clear()
         if long_term and self.use_long_term_memory:
             self._long_term().clear(self.namespace)
+
+
+def check_message_store(kernel: "Kernel", name: Any, who: str) -> None:
+    """``ConfigError`` when memory backend ``name`` declares it keeps no messages (its factory's
+    ``zagent_message_store = False``: the run log, a checkpoint store), before it opens or creates its file."""
+    factory = kernel.find("memory", name) if isinstance(name, str) else None
+    if getattr(factory, "zagent_message_store", True) is False:
+        raise ConfigError(f"{who}: long_term_memory {name!r} is not a message store (it keeps no messages; its file "
+                          "was not opened); name one that keeps messages, such as 'sqlite' or 'inprocess'")
 
 
 def cut_message(message: Message, limit: int) -> Message:

@@ -22,7 +22,7 @@ from zagent.agentkit.placeholders import placeholders
 from zagent.speckit import trusting
 from zagent.speckit.trust import resolve
 from zagent.agentkit.approvals import resolve_approver
-from zagent.speckit.rails import check_rails
+from zagent.speckit.rails import check_rails, check_user_data_switches
 from zagent.speckit.specs import convert_spec
 from zagent.agentkit.secrets import public_data
 from zagent.agentkit.toolrefs import resolve_tool_refs
@@ -104,6 +104,7 @@ class CustomizeAgent(Agent):
                               f"(registered: {', '.join(kernel.names('memory')) or 'none'}); is its plugin loaded?")
         agent_config = dict(spec.agent_config)
         check_rails(agent_config.get("rails"), "agent_config.rails")
+        check_user_data_switches(agent_config, kernel.config, spec.name)
         if isinstance(agent_config.get("rails"), dict):  # an approver import path: resolved now, under the trust
             agent_config["rails"] = resolve_approver(agent_config["rails"], kernel)
         tools = resolve_tool_refs(kernel, spec.tools, base_dir=base_dir)

@@ -42,6 +42,10 @@ def make_checkpoints(**options: Any) -> Checkpoints:
     return CheckpointStore.open(**options)
 
 
+#: runs' states, not an agent's messages: an agent's ``long_term_memory`` naming it is refused before the file is made
+make_checkpoints.zagent_message_store = False  # type: ignore[attr-defined]
+
+
 def __getattr__(name: str) -> Any:
     if name == "SQLiteSession":  # a chat's conversation across processes (``session.py``), loaded on use
         from .session import SQLiteSession

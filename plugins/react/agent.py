@@ -16,7 +16,7 @@ from zagent.providerkit.credentials import spec_options
 from zagent.speckit.paths import check_spec_path
 from zagent.errors import ConfigError
 from zagent.agentkit.approvals import resolve_approver
-from zagent.speckit.rails import check_rails
+from zagent.speckit.rails import check_rails, check_user_data_switches
 from zagent.speckit.specs import convert_spec
 from zagent.plugins.actions.agent import Agent
 from zagent.plugins.actions.chat import ROUTER, AgentResponse, response_of  # noqa: F401 (re-exported)
@@ -108,6 +108,7 @@ class ReActAgent(Agent):
         fields = msgspec.structs.asdict(spec)
         fields.pop("type")
         check_rails(fields["rails"])  # wrong types are a ConfigError now, not a rail failing at the first call
+        check_user_data_switches(fields["agent_config"], kernel.config, spec.name)
         fields["rails"] = resolve_approver(fields["rails"], kernel)
         fields["tools"] = resolve_tool_refs(kernel, fields["tools"], key="tool")  # names, toolset:, import paths
         fields["pinned_tools"] = resolve_tool_refs(kernel, fields["pinned_tools"], key="pinned tool")

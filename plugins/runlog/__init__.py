@@ -47,6 +47,10 @@ def make_store(**options: Any) -> Any:
     return RunLogStore.open(**options)
 
 
+#: spans, not an agent's messages: an agent's ``long_term_memory`` naming it is refused before the file is made
+make_store.zagent_message_store = False  # type: ignore[attr-defined]
+
+
 def zagent_config_keys() -> tuple[str, ...]:
     """The settings this plugin reads: ``log``."""
     return ("log",)

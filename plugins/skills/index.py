@@ -160,11 +160,13 @@ class SkillIndex:
 
 _OBJECTS = ("SELECT type, name, sql FROM sqlite_master WHERE type IN ('trigger', 'view') "
             "OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%')")
+_TABLES = "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
 
 
 def _refuse_foreign(conn: Any, path: str) -> None:
-    """A ``ConfigError`` if the index holds a trigger, a view or a virtual table the index does not make: a skills
-    folder shipped with a project may bring an index whose SQL runs on every write (or a view that never ends)."""
+    """A ``ConfigError`` if the index holds a table, a trigger, a view or a virtual table the index does not make: a
+    skills folder shipped with a project may bring an index whose SQL runs on every write (or a view that never ends),
+    or another program's database, which must not get our tables, rows or WAL mode."""
     import sqlite3
 
     from zagent.errors import ConfigError
@@ -175,7 +177,9 @@ def _refuse_foreign(conn: Any, path: str) -> None:
             scratch.executescript(FTS)
         except sqlite3.OperationalError:  # no FTS5 here: no virtual table is ours
             pass
+        scratch.executescript(SCHEMA)
         own = set(scratch.execute(_OBJECTS).fetchall())
+        own_tables = set(scratch.execute(_TABLES).fetchall())  # with their SQL: a 'stats' of another program is not ours
     finally:
         scratch.close()
     try:
@@ -184,6 +188,12 @@ def _refuse_foreign(conn: Any, path: str) -> None:
         raise ConfigError(f"the skills index {path!r} cannot be used ({exc}); delete it (the skill files stay; "
                           "their usage figures start again)") from None
     foreign = [f"{kind} {name!r}" for kind, name, sql in found if (kind, name, sql) not in own]
+    tables = [name for name, sql in conn.execute(_TABLES).fetchall() if (name, sql) not in own_tables]
+    if tables:  # another program's database (a file put there, or named by a slip): never given our tables
+        raise ConfigError(f"the skills index {path!r} holds table {tables[0]!r}"
+                          f"{f' (and {len(tables) - 1} more)' if len(tables) > 1 else ''}, which zagent does not "
+                          "make: it is another program's database; it was left untouched. Delete it or move it away "
+                          "(the skill files stay; their usage figures start again)")
     if foreign:
         raise ConfigError(f"the skills index {path!r} holds {', '.join(foreign[:5])}, which zagent does not make: "
                           "SQL someone else added would run on every write; it was left untouched. Delete it (the skill "

@@ -15,6 +15,7 @@ import attrs
 import msgspec
 from zagent.errors import ConfigError
 from zagent.speckit.specs import convert_spec
+from zagent.agentkit.privatefiles import check_private
 from zagent.agentkit.runs import log
 
 from . import markdown, terms
@@ -46,7 +47,10 @@ class SkillRegistry:
 
     def __attrs_post_init__(self) -> None:
         if self.index is None:
-            self.index = SkillIndex(os.path.join(self.folder, ".index.sqlite"))
+            path = os.path.join(self.folder, ".index.sqlite")
+            check_private(path)  # another user's link is refused saying so; then the user's own link out of the
+            inside(path, self.folder, "the skills index")  # folder (to their database, a shipped pack's): never opened
+            self.index = SkillIndex(path)
         elif self.index is False:
             self.index = None
         elif isinstance(self.index, (str, os.PathLike)):

@@ -139,7 +139,8 @@ def test_agent_config_reaches_the_run_context(kernel):
             seen.append(ctx.agent_config)
 
     kernel.add_plugin(Spy())
-    agent = kernel.agent(qa_spec(agent_config={"skills": True, "rails": {"deny_tools": ["add"]}}))
+    # trusted: an untrusted spec may not turn skills on (the user's data) unless the app's config does
+    agent = kernel.agent(qa_spec(agent_config={"skills": True, "rails": {"deny_tools": ["add"]}}), trust=True)
     agent.llm = kernel.llm("scripted:m", replies=["x"])
     agent(question="q")
     assert seen == [{"skills": True, "rails": {"deny_tools": ["add"]}}]

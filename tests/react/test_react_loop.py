@@ -185,7 +185,7 @@ def test_react_spec_agent_config_reaches_the_run_context(kernel):
 
     kernel.add_plugin(Spy())
     agent = kernel.agent({"type": "react", "name": "r", "tools": ["add"], "agent_config": {"skills": True},
-                          "rails": {"max_argument_bytes": 100}})
+                          "rails": {"max_argument_bytes": 100}}, trust=True)  # skills: the trusted spec's switch
     agent.llm = kernel.llm("scripted:m", replies=["fine"])
     agent.chat("hi", use_react=False)
     assert seen == [{"skills": True, "rails": {"max_argument_bytes": 100}}]

@@ -14,7 +14,8 @@ def code_owners(obj: Any, depth: int = 0) -> list[str]:
     """The modules whose code runs when ``obj`` is called (or, a module, that is it): a function's or class's own;
     a bound C method's object's type; through a callable object, what it wraps (a ``functools.partial``'s function
     and the callables it binds, a ``staticmethod``'s function, a ``Tool``'s handler, an ``lru_cache``'s function)
-    and its class with the classes its ``__call__`` comes from."""
+    and its class with the classes its ``__call__`` comes from (and the code assigned as it); a class's own module
+    with the code its metaclass's ``__call__``, its ``__new__`` and its ``__init__`` come from."""
     from .._tools.tool import Tool  # (not at import: the kernel imports this package first)
 
     if depth > 8:  # wrappers of wrappers: refused rather than followed for ever
@@ -28,7 +29,11 @@ def code_owners(obj: Any, depth: int = 0) -> list[str]:
         return code_owners(obj.__func__, depth + 1)
     if isinstance(obj, Tool):
         return code_owners(obj.handler, depth + 1)
-    if inspect.isroutine(obj) or inspect.isclass(obj):
+    if inspect.isclass(obj):  # calling it runs its metaclass's __call__, then its __new__ and __init__
+        called = [_defined(type(obj), "__call__"), _defined(obj, "__new__"), _defined(obj, "__init__")]
+        owners = [obj.__module__, *(o for f in called if f is not None for o in code_owners(f, depth + 1))]
+        return list(dict.fromkeys(o for o in owners if isinstance(o, str)))
+    if inspect.isroutine(obj):
         owner: Any = getattr(obj, "__module__", None)
         bound = getattr(obj, "__self__", None) if owner is None and inspect.isroutine(obj) else None
         if bound is not None:  # a C method of an object (sqlite3's execute, a list's append): its type's code
@@ -40,5 +45,13 @@ def code_owners(obj: Any, depth: int = 0) -> list[str]:
     wrapped = getattr(obj, "__wrapped__", None) if kind.__module__ == "functools" else None
     if wrapped is not None:  # functools' own wrappers (lru_cache, cache): the function they call
         return code_owners(wrapped, depth + 1)
-    return list(dict.fromkeys([kind.__module__, *(c.__module__ for c in kind.__mro__
-                                                   if "__call__" in vars(c) and c is not object)]))
+    calls = [c for c in kind.__mro__ if "__call__" in vars(c) and c is not object]
+    return list(dict.fromkeys([kind.__module__, *(c.__module__ for c in calls),
+                               *(o for c in calls[:1] for o in code_owners(vars(c)["__call__"], depth + 1))]))
+
+
+def _defined(cls: type, name: str) -> Any:
+    """What ``name`` is in the first class of ``cls``'s MRO defining it (``None``: a built-in type's own, e.g.
+    ``object.__init__`` or ``type.__call__``, which runs no module's code)."""
+    owner = next((c for c in cls.__mro__ if name in vars(c)), None)
+    return None if owner is None or owner.__module__ == "builtins" else vars(owner)[name]

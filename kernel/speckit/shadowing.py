@@ -21,3 +21,11 @@ def shadowed(module: str, search: Sequence[str]) -> Optional[tuple[str, str]]:
                 same = os.path.realpath(candidate) == os.path.realpath(loaded)
                 return None if same else (loaded, candidate)
     return None
+
+
+def clash_note(module: str, search: Sequence[str]) -> tuple[str, ...]:
+    """Why ``module``, next to a spec in ``search``, is not the one imported (``shadowed``), for an error; else
+    nothing."""
+    clash = shadowed(module, search)
+    return (f"module {module.partition('.')[0]!r} is imported already, from {clash[0]}, so {clash[1]} cannot be "
+            "imported under that name; rename one of them",) if clash else ()

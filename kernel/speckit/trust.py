@@ -20,7 +20,7 @@ import attrs
 
 from .._trust.imports import import_attr, import_path, split_path
 from ..errors import ConfigError
-from .shadowing import shadowed
+from .shadowing import clash_note, shadowed
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
@@ -161,25 +161,20 @@ def trusting(trust: "Trust | bool | None") -> Iterator[Trust]:
 
 
 def load(module: str, attr: str, value: str, key: str, search: Sequence[str], *, within: Sequence[str] = ()) -> Any:
-    """Import ``module`` (``search`` put first on ``sys.path`` meanwhile) and get ``attr`` from it; failures
-    are ``ConfigError``s naming ``key`` and ``value`` with file and line. ``within``: each submodule on the way
-    must be found in these folders, checked before it is imported."""
+    """Import ``module`` (this thread's top-level imports search ``search`` first meanwhile; ``sys.path`` is left
+    alone: ``finder.searching``) and get ``attr`` from it; failures are ``ConfigError``s naming ``key`` and
+    ``value`` with file and line. ``within``: each submodule on the way must be found in these folders, checked
+    before it is imported."""
+    from .finder import searching
+
     clash = shadowed(module, search)
     if clash is not None:
         raise ConfigError(f"{key} {value!r}: module {module.partition('.')[0]!r} is imported already, from {clash[0]}, "
                           f"so {clash[1]} cannot be imported under that name; rename one of them")
-    added = [d for d in search if d not in sys.path]
-    sys.path[:0] = added
-    try:
+    with searching(search):
         if within:
             _check_found(module, within, value, key)
         return import_attr(module, attr, value, key)
-    finally:
-        for d in added:
-            try:
-                sys.path.remove(d)
-            except ValueError:
-                pass
 
 
 @attrs.frozen
@@ -215,7 +210,7 @@ def resolve(value: Any, *, key: str, kernel: Optional["Kernel"] = None, trust: O
         base_dir = None  # a folder is searched only when it is trusted
     search = tuple(dict.fromkeys(([os.path.realpath(base_dir)] if base_dir else []) + list(folders)))
     if not (trust.everything or trusted_name(module, kernel) or _in_folders(module, folders)):
-        why = "".join(f" ({r})" for r in trust.refused)
+        why = "".join(f" ({r})" for r in (*trust.refused, *clash_note(module, search)))
         raise ConfigError(f"{key} {value!r} in the spec is not trusted, so it was not imported (a spec file "
                           f"is data; naming code in it runs that code){why}; {HOW_TO_TRUST}")
     if not trust.everything and any(p.startswith("__") for p in attr.split(".")):
@@ -280,8 +275,12 @@ def _in_folders(module: str, folders: Sequence[str]) -> bool:
     if top in sys.builtin_module_names or importlib.machinery.FrozenImporter.find_spec(top) is not None:
         return False
     loaded = sys.modules.get(top)
-    if loaded is not None:
-        return _file_in(getattr(loaded, "__file__", None), folders)
+    if loaded is not None:  # imported before (another spec, an earlier tool): what lies below is checked still
+        places = list(getattr(loaded, "__path__", None) or [])
+        if not _file_in(getattr(loaded, "__file__", None), folders) or any(map(_writable_by_others, places)):
+            return False
+        _refuse_planted(module, _planted_below(places, module.split(".")[1:]) if places else None)
+        return True
     found = importlib.machinery.PathFinder.find_spec(top, list(folders))
     if found is None:
         return False
@@ -298,6 +297,13 @@ def _in_folders(module: str, folders: Sequence[str]) -> bool:
     planted = _bytecode_planted(where) if where and _file_in(where, folders) else None
     if not planted and where and found.submodule_search_locations and _file_in(where, folders):
         planted = _planted_below(list(found.submodule_search_locations), module.split(".")[1:])
+    _refuse_planted(module, planted)
+    return _file_in(where, folders) and not (where and _writable_by_others(where))
+
+
+def _refuse_planted(module: str, planted: Optional[str]) -> None:
+    """``ConfigError`` saying what others can write on the way to ``module`` (``planted``: a file, a package folder
+    or a bytecode cache), if anything."""
     if planted and os.path.isfile(planted) and "__pycache__" not in planted.split(os.sep):
         raise ConfigError(f"module {module!r} is next to the spec, but its file {planted} can be written by other "
                           "users (or is theirs), who could have put code in it: it was not imported. Keep it yours "
@@ -310,7 +316,6 @@ def _in_folders(module: str, folders: Sequence[str]) -> bool:
         raise ConfigError(f"module {module!r} is next to the spec, but its bytecode cache {planted} can be written "
                           "by other users (or is theirs), and Python runs a cached .pyc instead of the source: it "
                           "was not imported. Delete that __pycache__ and keep the folder yours alone (chmod go-w)")
-    return _file_in(where, folders) and not (where and _writable_by_others(where))
 
 
 def _planted_below(locations: list[str], parts: list[str]) -> Optional[str]:

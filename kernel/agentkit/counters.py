@@ -14,7 +14,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .._runs.context import RunContext
     from .._runs.stash import StashKey
 
-__all__ = ["RunCounter", "check_counters", "check_counts", "join", "rail_counts", "raise_counters", "shared_counter"]
+__all__ = ["RunCounter", "check_counters", "check_counts", "join", "rail_counts", "rail_counts_of", "raise_counters",
+           "shared_counter"]
 
 C = TypeVar("C", bound="RunCounter")
 _lock = threading.Lock()
@@ -108,9 +109,14 @@ def shared_counter(ctx: "RunContext[Any]", key: "StashKey[C]", factory: Callable
 def rail_counts(share: RunShare) -> dict[str, dict[str, int]]:
     """The run's tool-budget and usage counts now (``runkeys.BUDGET_COUNTS``, ``USAGE_COUNTS``), to keep with what a
     composite run records of each part (a workflow's trace entry, a chat's message): see ``raise_counters``."""
+    return rail_counts_of(share.to_state())
+
+
+def rail_counts_of(counters: Mapping[str, Any]) -> dict[str, Any]:
+    """The tool-budget and usage entries of saved counters (``RunShare.to_state()`` data), as ``rail_counts``."""
     from .runkeys import BUDGET_COUNTS, USAGE_COUNTS
 
-    return {k: v for k, v in share.to_state().items() if k in (BUDGET_COUNTS, USAGE_COUNTS) and v}
+    return {k: v for k, v in counters.items() if k in (BUDGET_COUNTS, USAGE_COUNTS) and v}
 
 
 def raise_counters(counters: dict[str, dict[str, int]], shown: Any, where: str) -> None:

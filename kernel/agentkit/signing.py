@@ -1,7 +1,7 @@
 """Signed checkpoints (docs/security.md, "Signed checkpoints"): ``signer_of(kernel)`` is the ``Signer`` of
 ``config["checkpoint_key"]`` or ``ZAGENT_CHECKPOINT_KEY`` (else ``None``); ``read_latest``/``aread_latest`` check a
 run's steps from its last full save before use (a ``CheckpointError`` names a step unsigned or changed);
-``answer_signer`` binds a human's answer to its run.
+``answer_signer`` binds a human's answer to its run, and ``seal`` a held call or a run's counts.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from ..contracts import Checkpoints
 from ..errors import CheckpointError, ConfigError
 from .._runs.stash import StashKey
 
-__all__ = ["MAC", "Signer", "answer_signer", "aread_latest", "read_latest", "signer_of"]
+__all__ = ["MAC", "Signer", "answer_signer", "aread_latest", "read_latest", "seal", "sealed", "signer_of"]
 
 MAC = "zagent_mac"
 ENV = "ZAGENT_CHECKPOINT_KEY"
@@ -95,6 +95,17 @@ def answer_signer(kernel: Any) -> Signer:
 
 
 _LOCAL: "StashKey[Any]" = StashKey("zagent.answer_signer")
+
+
+def seal(kernel: Any, run_id: str, kind: str, data: bytes) -> str:
+    """A MAC binding ``data`` (a call held for a person, a run's counts) to run ``run_id`` under ``answer_signer``:
+    whoever can edit an unsigned store, but not read the user's key, cannot write a matching one."""
+    return answer_signer(kernel).mac(run_id, 0, f"seal:{kind}", "", data)
+
+
+def sealed(kernel: Any, run_id: str, kind: str, data: bytes, mac: Any) -> bool:
+    """Whether ``mac`` is ``seal(kernel, run_id, kind, data)``."""
+    return isinstance(mac, str) and hmac.compare_digest(mac, seal(kernel, run_id, kind, data))
 
 
 def _local_key() -> bytes:

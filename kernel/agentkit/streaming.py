@@ -65,6 +65,19 @@ def _detach(kernel: Any) -> None:
 _DONE = object()
 
 
+class _Sink:
+    """A stream's queue as its runs' sink; it takes a held reply's marks (``agentkit.holding``)."""
+
+    __slots__ = ("put",)
+    takes_marks = True
+
+    def __init__(self, put: Callable[[Any], None]) -> None:
+        self.put = put
+
+    def __call__(self, item: Any) -> None:
+        self.put(item)
+
+
 async def astream_run(kernel: Any, start: Callable[[], Awaitable[Any]], *,
                       json_mode: bool = False) -> AsyncIterator[StreamEvent]:
     """Run ``start()`` and yield its stream (see the module docstring)."""
@@ -72,9 +85,11 @@ async def astream_run(kernel: Any, start: Callable[[], Awaitable[Any]], *,
 
     from .partialjson import PartialReply
 
+    from .holding import Mark
+
     queue: "asyncio.Queue[Any]" = asyncio.Queue()
     _attach(kernel)
-    token = STREAM_SINK.set(queue.put_nowait)
+    token = STREAM_SINK.set(_Sink(queue.put_nowait))
     try:
         task = asyncio.ensure_future(start())  # the task's context holds the sink
     finally:
@@ -86,7 +101,14 @@ async def astream_run(kernel: Any, start: Callable[[], Awaitable[Any]], *,
             item = await queue.get()
             if item is _DONE:
                 break
-            if isinstance(item, Chunk):
+            if isinstance(item, Mark):  # a held reply's start or end, released after its guardrails passed
+                if item.type == "llm_start":
+                    reply = PartialReply()
+                elif json_mode:
+                    found = reply.flush()
+                    if found is not None:
+                        yield StreamEvent(type="partial", partial=found)
+            elif isinstance(item, Chunk):
                 yield StreamEvent(type=item.type, text=item.text)
                 if json_mode and item.type == "text":
                     found = reply.feed(item.text)

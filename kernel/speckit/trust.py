@@ -55,7 +55,7 @@ class Trust:
     @classmethod
     def for_folder(cls, folder: str, *, everything: bool = False, dry: bool = False) -> "Trust":
         """Modules in ``folder`` (e.g. the working directory, for the user's own flags), searched first, unless
-        ``dubious_folder``: a folder others can write is never searched, even with ``everything``."""
+        ``dubious_folder`` (others can write it); ``everything`` (``--trust``) is the explicit override."""
         folder = os.path.realpath(folder)
         problem = dubious_folder(folder)
         return cls(everything=everything, folders=() if problem else (folder,), dry=dry,

@@ -15,6 +15,7 @@ import msgspec
 
 from zagent.errors import ConfigError
 from zagent.agentkit.guardrails import check as check_guardrails
+from zagent.agentkit.holding import Held, hold
 from zagent.agentkit.inputs import check_inputs
 from zagent import LLM
 from zagent.agentkit.inputs import to_messages
@@ -159,7 +160,14 @@ class Agent(AgentMemory):
                 caller.add_usage(ctx.usage)  # what this agent spent counts in the caller's run too
 
     async def _work(self, action: Action, msgs: Optional[Sequence[Any]], inputs: dict[str, Any],
-                    ctx: "RunContext[Any]", started: float, events: bool) -> AgentResult:
+                    ctx: "RunContext[Any]", started: float, events: bool, held: Optional[Held] = None) -> AgentResult:
+        if held is None and ctx.on_delta is not None:  # streamed: the answer waits for its output guardrails
+            held = hold(ctx, self.guardrails.get("output", ()))
+            if held is not None:
+                try:
+                    return await self._work(action, msgs, inputs, ctx, started, events, held)
+                finally:
+                    held.close()
         if msgs:
             await self._remember(to_messages(msgs))
         asked = Message(role="user", content=_json(inputs), name=self.name,
@@ -181,6 +189,8 @@ class Agent(AgentMemory):
             out, retries = await validated(self, action, out, ctx)
         if self.guardrails or self.kernel.has_impls("zagent_check_output"):
             await check_guardrails(ctx, "output", self.name, out.output, self.guardrails.get("output", ()))
+        if held is not None:
+            await held.release()
         duration = time.perf_counter() - started
         message = Message(role="assistant", content=_json(out.output), name=self.name, metadata={
             "agent": self.name, "action": action.name, "prompt": out.prompt, "duration": round(duration, 6),

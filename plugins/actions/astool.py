@@ -42,11 +42,15 @@ def outer_config(agent_config: dict[str, Any], caller: "RunContext[Any]") -> dic
     config = dict(agent_config)
     theirs = caller.agent_config or {}
     outer = list(theirs.get("outer_rails") or ())
+    names = list(theirs.get("outer_agents") or ())[:len(outer)]
+    names += ["?"] * (len(outer) - len(names))
     if theirs.get("rails"):
         outer.append(theirs["rails"])
-    config.pop("outer_rails", None)  # only callers set it: an agent's own file cannot
+        names.append(caller.agent or "?")  # whose rules they are: a caller's tool_rpm window is the caller's
+    config.pop("outer_rails", None)  # only callers set them: an agent's own file cannot
+    config.pop("outer_agents", None)
     if outer:
-        config["outer_rails"] = outer
+        config["outer_rails"], config["outer_agents"] = outer, names
     return config
 
 

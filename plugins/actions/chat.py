@@ -13,6 +13,7 @@ import attrs
 import msgspec
 from zagent.errors import ConfigError
 from zagent.agentkit.guardrails import check as check_guardrails, hand_over
+from zagent.agentkit.holding import hold
 from zagent.agentkit.inputs import check_text
 from zagent.agentkit.inputs import to_messages
 from zagent.types import Message
@@ -80,6 +81,7 @@ async def achat(agent: "Agent", user_input: UserInput, history: Optional[Sequenc
     if routed:
         await ctx.aemit("run_start", mode="chat")
     own = getattr(agent, "guardrails", None) or {}
+    held = hold(ctx, own.get("output", ()))  # streamed: the answer waits for the output guardrails
     try:
         if own or agent.kernel.has_impls("zagent_check_input"):
             await check_guardrails(ctx, "input", agent.name, text, own.get("input", ()))
@@ -98,6 +100,8 @@ async def achat(agent: "Agent", user_input: UserInput, history: Optional[Sequenc
         if not use_react and (own or agent.kernel.has_impls("zagent_check_output")):
             # (a ReAct loop, handoffs too, checks its answer itself with the agent's guardrails before it is done)
             await check_guardrails(ctx, "output", agent.name, response.content, own.get("output", ()))
+        if held is not None:  # judged above, or by the ReAct loop with the same guardrails
+            await held.release()
     except BaseException as exc:
         if routed:
             import asyncio
@@ -106,6 +110,9 @@ async def achat(agent: "Agent", user_input: UserInput, history: Optional[Sequenc
             await ctx.aemit("run_end", mode="chat", error=error_excerpt(exc),
                             status="cancelled" if isinstance(exc, asyncio.CancelledError) else "failed")
         raise
+    finally:
+        if held is not None:
+            held.close()
     if routed:
         await ctx.aemit("run_end", mode="chat", status="completed", chosen=response.mode)
     response.execution_time = time.perf_counter() - started

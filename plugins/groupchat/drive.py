@@ -19,7 +19,7 @@ from zagent.agentkit.inputs import check_inputs, check_text
 from . import termination as term
 from .history import SharedHistory
 from .speakers import check_inputs as unfilled_inputs
-from .state import ChatState, GroupChatResult, resumed, step_log
+from .state import ChatState, GroupChatResult, raise_to_sealed, resumed, step_log
 from .turn import ChatTurn
 
 
@@ -41,6 +41,7 @@ class ChatDrive(ChatTurn):
         self._vouched = None
         if found is not None and run_id:  # (a checkpoint is only looked up by a run id)
             state = resumed(found, task, run_id)
+            raise_to_sealed(self.kernel, state, found[0], signer_of(self.kernel) is None)  # (an edit lowers none)
             # an unsigned store may have been edited: its answers never approve a tool call, this resume's may
             self._vouched = {} if signer_of(self.kernel) is None else None
             self.history = SharedHistory(state.messages)

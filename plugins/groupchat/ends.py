@@ -91,6 +91,11 @@ class ChatEnds(RunDriver[ChatState, GroupChatResult], Resumable[GroupChatResult]
         running = self._running
         running.checkpoint += 1
         running.counters = self._ctx.shared.to_state()
+        from zagent.agentkit.countseal import seal_counts
+
+        from .state import counts_now
+
+        running.counted = seal_counts(self.kernel, running.run_id, "groupchat", counts_now(running))
         self._saved.extend(self.history.since(len(self._saved)))  # one list, only appended to
         state = msgspec.structs.replace(running, messages=self._saved)
         return state.run_id, state.checkpoint, state, {"name": self.name, "status": state.status, "round": state.round}

@@ -40,6 +40,9 @@ class ChatState(msgspec.Struct, kw_only=True, omit_defaults=True):
     checkpoint: int = 0
     counters: dict[str, Any] = {}
     """The run's shared per-run counters (``ctx.shared.to_state()``: tool budgets), so a resumed chat keeps them."""
+    counted: dict[str, Any] = {}
+    """The round, usage, elapsed time and rails' counts when saved, sealed (``zagent.agentkit.countseal``): a resume
+    from an unsigned store needs them intact and never lowers a count below them (``raise_to_sealed``)."""
     interrupt: Optional[Interrupt] = None
     """The question a turn asked through ``zagent.interrupt`` (the chat is ``paused`` on it until resumed with
     an answer); kept while that turn is run again, so the same speaker speaks at the same round."""
@@ -49,7 +52,7 @@ class ChatState(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 state_decoder = msgspec.json.Decoder(ChatState)
 #: ``interrupt`` and ``answers`` are in full saves only: the chat saves whole whenever they change
-_SMALL = ("status", "round", "usage", "elapsed", "stopped_by", "detail", "error", "checkpoint", "counters")
+_SMALL = ("status", "round", "usage", "elapsed", "stopped_by", "detail", "error", "checkpoint", "counters", "counted")
 
 
 def step_log(kernel: Optional["Kernel"] = None) -> StepLog:
@@ -180,6 +183,39 @@ def _raise_usage_counts(state: ChatState) -> None:
             counts[name] = n
     if any(counts.values()):
         state.counters[USAGE_COUNTS] = counts
+
+
+def counts_now(state: ChatState) -> dict[str, Any]:
+    """What a chat's checkpoint seals: its round, usage, elapsed time and tool-budget counts (its ``usage_limits``
+    counts are raised to the usage, as from the transcript)."""
+    from zagent.agentkit.runkeys import BUDGET_COUNTS
+
+    usage = state.usage
+    return {"round": state.round, "usage": [usage.input_tokens, usage.output_tokens, usage.calls],
+            "elapsed": state.elapsed, "counters": {k: v for k, v in state.counters.items() if k == BUDGET_COUNTS}}
+
+
+def raise_to_sealed(kernel: "Kernel", state: ChatState, step: int, required: bool) -> None:
+    """The resumed chat's counts raised to the sealed ones; ``required`` (an unsigned store): a seal missing or not
+    this user's for this run is a ``CheckpointError`` (``zagent.agentkit.countseal``)."""
+    from zagent.errors import CheckpointError
+    from zagent.agentkit.countseal import sealed_counts
+    from zagent.agentkit.counters import raise_counters
+
+    saved = sealed_counts(kernel, state.run_id, "groupchat", state.counted, step, required=required)
+    if saved is None:
+        return
+    try:
+        i, o, c = saved["usage"]
+        state.round = max(state.round, saved["round"])
+        state.elapsed = max(state.elapsed, saved["elapsed"])
+        state.usage = Usage(input_tokens=max(state.usage.input_tokens, i),
+                            output_tokens=max(state.usage.output_tokens, o), calls=max(state.usage.calls, c))
+        raise_counters(state.counters, saved["counters"], "the sealed counts")
+        _raise_usage_counts(state)
+    except (KeyError, TypeError, ValueError) as exc:  # sealed by this user, in another shape: a bug, not an edit
+        raise CheckpointError(f"checkpoint {step} of group chat run {state.run_id!r}: its sealed counts are not "
+                              f"readable ({exc}); the chat is not continued", run_id=state.run_id, step=step) from None
 
 
 def _count(value: Any) -> bool:

@@ -26,8 +26,9 @@ __all__ = ["APPROVED_KEY", "AWAITING", "BUDGET_KEY", "PENDING_KEY", "console_app
 
 def zagent_config_keys() -> tuple[str, ...]:
     """The settings this plugin reads: the kernel's and each agent's ``rails``, and the rails of the agents calling
-    an agent offered as a tool (``outer_rails``, set by ``zagent.plugins.actions.astool``)."""
-    return ("rails", "outer_rails")
+    an agent offered as a tool (``outer_rails``, and whose they are, ``outer_agents``: set by
+    ``zagent.plugins.actions.astool``)."""
+    return ("rails", "outer_rails", "outer_agents")
 
 
 @hookimpl(trylast=True)

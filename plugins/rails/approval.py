@@ -10,9 +10,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from zagent import StashKey
 from zagent.agentkit.approvals import bound_key
-from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
+from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, HELD_TOOLS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.agentkit.awaits import maybe_await
 
 from .config import Layers, as_list, first_match, tool_of
@@ -24,9 +23,9 @@ if TYPE_CHECKING:  # pragma: no cover
 APPROVED_KEY = APPROVED  # ``zagent.agentkit.runkeys``: shared with the ReAct loop
 PENDING_KEY = PENDING_APPROVAL
 AWAITING = "awaiting human approval"
-#: per run, never saved: the tool (and its handler) each held call's approval key was asked about; an approval
-#: covers that tool only, not another registered under its name before the call runs
-HELD_TOOLS: "StashKey[dict[str, tuple[Any, Any]]]" = StashKey("zagent.rails.held_tools")
+#: ``HELD_TOOLS`` (``zagent.agentkit.runkeys``): per run, never saved: the tool (and its handler) each held call's
+#: approval key was asked about (or a restore found); an approval covers that tool only, not another registered
+#: under its name before the call runs
 
 _console_lock = threading.Lock()
 

@@ -49,13 +49,13 @@ def merge(base: dict[str, Any], agent: dict[str, Any]) -> dict[str, Any]:
     for key, value in agent.items():
         old = base.get(key, _ABSENT)
         if key == "approval":
-            merged[key] = Layers((base.get(key), value))  # the kernel's absent approval is the default
+            merged[key] = stacked(base.get(key), value)  # the kernel's absent approval is the default
         elif old is _ABSENT or old is None:
             merged[key] = value
         elif key in ("deny_tools", "redact"):
             merged[key] = as_list(old, key) + as_list(value, key)
         elif key in ("allow_tools", "tool_budget", "tool_rpm"):
-            merged[key] = Layers((old, value))
+            merged[key] = stacked(old, value)
         elif key == "max_argument_bytes":
             merged[key] = value if value is not None and int(value) < int(old) else old
         elif key in ("redact_llm", "redact_llm_input"):
@@ -69,6 +69,12 @@ def merge(base: dict[str, Any], agent: dict[str, Any]) -> dict[str, Any]:
         else:
             merged[key] = value
     return merged
+
+
+def stacked(old: Any, value: Any) -> Layers:
+    """``old``'s layers and ``value``, one flat ``Layers``: an agent called as a tool by an agent, each with its own
+    rules, merges three deep, and every rail reads the layers one level deep (a nested one would read as no rule)."""
+    return Layers((*(old if isinstance(old, Layers) else (old,)), value))
 
 
 def tool_of(ctx: "RunContext[Any]", name: str) -> Optional["Tool"]:

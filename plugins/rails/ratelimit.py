@@ -62,6 +62,7 @@ def rpm_rules(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]") -
     layers = setting if isinstance(setting, Layers) else (setting,)
     rules = []
     toolset = toolset_of(ctx, call.name)
+    owners = _owners(ctx) if ctx.agent_config and "outer_agents" in ctx.agent_config else {}
     for layer in layers:
         if not layer:
             continue
@@ -71,9 +72,21 @@ def rpm_rules(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]") -
         rule, limit = budget_limit(layer, call.name, toolset)
         if rule is None or limit is None:  # no rule matched (the two are None together)
             continue
-        scope = "kernel" if layer is kernel_rpm else f"agent:{ctx.agent or '?'}"
+        scope = "kernel" if layer is kernel_rpm else f"agent:{owners.get(id(layer)) or ctx.agent or '?'}"
         rules.append(((scope, rule if rule != "*" else f"*:{call.name}"), max(0, limit)))
     return rules
+
+
+def _owners(ctx: "RunContext[Any]") -> dict[int, str]:
+    """The ``tool_rpm`` of each caller's rails (an agent called as a tool) -> that caller's name: a caller's limit
+    counts in the caller's own window, so calling agents as tools does not multiply it."""
+    config = ctx.agent_config or {}
+    found: dict[int, str] = {}
+    for rails, name in zip(config.get("outer_rails") or (), config.get("outer_agents") or ()):
+        rpm = rails.get("tool_rpm") if isinstance(rails, dict) else None
+        if rpm is not None and name != "?":
+            found[id(rpm)] = str(name)
+    return found
 
 
 def check_rate(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]") -> tuple[Optional[str], float]:

@@ -11,12 +11,15 @@ import inspect
 import time
 from typing import Awaitable, Optional
 
+import msgspec
+
 from zagent.agentkit.approvals import declined, tool_identity
 from zagent.agentkit.toolloop import results_messages
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.types import ToolCall, ToolResult
 
 from .ends import RunEnds
+from .seals import seal_held
 from .state import StepResult
 from .step import CLARIFY, clarifies
 
@@ -92,13 +95,15 @@ class ToolBatches(RunEnds):
             key = (self._ctx.frame.get(PENDING_KEYS) or {}).pop(call.id, None)
             if key is not None:
                 state.approval_keys[call.id] = key
-                state.held_tools[call.id] = tool_identity(self.kernel.find("tools", call.name))
+                identity = state.held_tools[call.id] = tool_identity(self.kernel.find("tools", call.name))
+                seal_held(self.kernel, state, call, identity)  # a restore from an edited store asks again
             if call.id not in state.awaiting_approval:
                 state.awaiting_approval.append(call.id)
             await self._emit("approval_needed", tool=call.name, call_id=call.id)
             await self._checkpoint()
             return
-        state.finished[call.id] = result
+        # the checkpoint keeps what the model reads, never the tool's own value (50 MB, or no JSON at all)
+        state.finished[call.id] = result if result.value is None else msgspec.structs.replace(result, value=None)
         state.steps.append(_step_result(state.step, call, result, state.reasoning, time.perf_counter() - started))
         if all(c.id in state.finished for c in state.pending):
             self._close_batch()  # the batch's last result: one checkpoint holds it and the closed batch
@@ -113,6 +118,8 @@ class ToolBatches(RunEnds):
         state.call_keys, state.approval_keys, state.approved = {}, {}, []
         if state.held_tools:  # (a new dict only then: the step log writes an unchanged one in no patch)
             state.held_tools = {}
+        if state.held_seals:
+            state.held_seals = {}
         self._ctx.frame[CALL_KEYS] = state.call_keys
 
     def _withdraw_approvals(self, outer: Optional[dict[str, str]] = None) -> None:

@@ -55,6 +55,8 @@ class RunEnds(RunDriver[ReActState, ReActResult], Resumable[ReActResult]):
     _live: Optional["LiveSteps"]
     _step_end: Optional[dict[str, Any]]
     _input: Optional[str]
+    _stream_hold: Any = None
+    _text_hold: Optional[list[Any]] = None
 
     # -- ends ---------------------------------------------------------------------
 
@@ -65,11 +67,20 @@ class RunEnds(RunDriver[ReActState, ReActResult], Resumable[ReActResult]):
         if shown is not None and (self.guardrails or self.kernel.has_impls("zagent_check_output")):
             await check_guardrails(self._ctx, "output", self.agent, shown,  # before it is recorded done
                                    self.guardrails.get("output", ()))
+            await self._release_held()
         await self._end("completed", "run_end", steps=len(state.steps))
         result = ReActResult(content=state.final or "", status="completed", steps=list(state.steps), state=state,
                              questions=list(state.questions))
         await self.kernel.arun_end(result, self._ctx)
         return result
+
+    async def _release_held(self) -> None:
+        """The answer passed its output guardrails: the streamed pieces held until now go on (``loop._go``)."""
+        if self._stream_hold is not None:
+            await self._stream_hold.release()
+        shown, self._text_hold = self._text_hold or [], [] if self._text_hold is not None else None
+        for said, text in shown:
+            said(text)
 
     async def _fail(self, error: Exception, status: Status = "failed") -> Exception:
         state = self._running
@@ -110,6 +121,9 @@ class RunEnds(RunDriver[ReActState, ReActResult], Resumable[ReActResult]):
         ctx = getattr(self, "_ctx", None)
         if ctx is not None:
             self._running.stash = ctx.stash.to_state()
+        from .seals import seal_counts
+
+        seal_counts(self.kernel, self._running)  # an edited unsigned store cannot lower them (``restoring``)
 
     def _write_trajectory(self) -> None:
         if self._live is not None:

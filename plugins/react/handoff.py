@@ -60,6 +60,8 @@ class _Pending:
     loop: Optional["ReActLoop"] = None
     target: Optional[str] = None
     reason: str = ""
+    targets: dict[str, str] = attrs.Factory(dict)
+    """This run's agents by their transfer tool's name (a later ``Handoffs`` reusing a tool installs its handler)."""
 
 
 _PENDING: StashKey[_Pending] = StashKey("zagent.handoff")
@@ -118,10 +120,18 @@ class Handoffs:
             if pending.target is not None:  # another transfer of this reply came first: it stands
                 raise ToolError(f"not transferred: this reply already hands the conversation to {pending.target!r} "
                                 "(one handoff per reply)")
+            held = getattr(pending.loop, "_ctx", None)
+            if held is None or ctx.frame is not held.frame:  # an agent it called as a tool: not its to hand over
+                raise ToolError(f"not transferred: {name} hands over only the conversation of the agent holding it, "
+                                "not from an agent that agent called; answer the task you were given")
+            chosen = pending.targets.get(name)  # this run's agent, whichever Handoffs installed this handler
+            if chosen is None:
+                raise ToolError(f"not transferred: {name} names no agent of this handoff run (its agents: "
+                                f"{', '.join(pending.targets.values())}); answer yourself")
             # one line: it goes into the user's turn for the target, where a line break could fake a turn
-            pending.target, pending.reason = target, " ".join(str(reason).split())[:2000]
+            pending.target, pending.reason = chosen, " ".join(str(reason).split())[:2000]
             pending.loop.abort()  # this agent's run ends here; the target takes the conversation
-            return f"transferred to {target}"
+            return f"transferred to {chosen}"
 
         tool = Tool(name=name, handler=handler, is_async=True, ctx_param=_CTX, toolset="handoffs", timeout=None,
                     description=f"Hand the conversation over to {target}: {agent.description or target}. "
@@ -142,13 +152,14 @@ class Handoffs:
                     ctx: Optional["RunContext[Any]"] = None) -> HandoffResult:
         """Run the conversation turn from the first agent until one answers (see the module docstring);
         ``user_input`` is text or a user ``Message`` with image/file parts (each agent gets them)."""
+        from zagent.plugins.actions.astool import outer_config
         from zagent.plugins.actions.userturn import user_turn
 
         turn = user_turn(user_input, "the user_input of a handoff chat")
         user_text = turn.content or ""
         root = ctx or self.kernel.context(agent=next(iter(self.agents)))
         past = to_messages(history or [])
-        pending = root.stash[_PENDING] = _Pending()
+        pending = root.stash[_PENDING] = _Pending(targets={transfer_tool_name(n): n for n in self.agents})
         name, reason = next(iter(self.agents)), ""
         trace: list[Hop] = []
         try:
@@ -160,7 +171,8 @@ class Handoffs:
                 if outer:  # checked by the loop before its answer is done, as the agent's own are
                     loop.guardrails = {**loop.guardrails, "output": [*loop.guardrails.get("output", ()), *outer]}
                 pending.loop, pending.target = loop, None
-                agent_ctx = root.for_agent(agent.name, loop.agent_config)
+                # the caller's rails (the agent handing over, its callers) stay a floor for whoever answers
+                agent_ctx = root.for_agent(agent.name, outer_config(loop.agent_config, root))
                 asked = turn if not hop else msgspec.structs.replace(
                     turn, content=f"{user_text}\n\n(Handed over to you by {trace[-1].agent}: {reason})")
                 step = Hop(agent=agent.name, reason=reason)

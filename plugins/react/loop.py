@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import attrs
 import msgspec
-from zagent.agentkit.guardrails import check as check_guardrails, handed_over
+from zagent.agentkit.guardrails import check as check_guardrails, handed_over, wanted
+from zagent.agentkit.holding import hold
 from zagent.agentkit.lifecycle import NO_ANSWER
 from zagent.agentkit.toolloop import ToolLoop
 from zagent.errors import ConfigError, NoAnswerError
 from zagent.agentkit.inputs import check_text
 from zagent.agentkit.inputs import to_messages
-from zagent.agentkit.runkeys import APPROVED, CALL_KEYS
+from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, HELD_TOOLS
 from zagent.agentkit.secrets import public_data
 from zagent.types import Message
 
@@ -131,7 +132,9 @@ class ReActLoop(Steps, ToolBatches):
         given = not isinstance(self.agent_config, _NotGiven)
         config = {"checkpoints": self.checkpoints, "agent": self.agent,
                   "agent_config": self.agent_config if given else None}
-        self.state, self._log = restored(self.kernel, run_id, config), ReActStepLog()
+        found: dict[str, Any] = {}
+        self.state, self._log = restored(self.kernel, run_id, config, found), ReActStepLog()
+        self._found_tools = found
         self.agent_config = config["agent_config"]  # left out: the signed checkpoint's (else refused above)
         self._answer_calls(set(approve), set(deny))
         return await self._go(None, None, None, deps)
@@ -160,7 +163,10 @@ class ReActLoop(Steps, ToolBatches):
         agent's settings as ``agent_config=`` (a signed checkpoint's are used when it is left out)."""
         from .restoring import restored
 
-        return cls(kernel=kernel, state=restored(kernel, state, config), **config)
+        found: dict[str, Any] = {}
+        loop = cls(kernel=kernel, state=restored(kernel, state, config, found), **config)
+        loop._found_tools = found  # the tools the restore checked: approvals cover these objects (``_go``)
+        return loop
 
     # -- running --------------------------------------------------------------------
 
@@ -196,6 +202,10 @@ class ReActLoop(Steps, ToolBatches):
         ctx.frame.setdefault(APPROVED, set()).update(state.approved)  # this agent's own slots (``RunContext.frame``)
         outer = ctx.frame.get(CALL_KEYS)  # an outer loop's, on a context shared with it (the app's)
         ctx.frame[CALL_KEYS] = state.call_keys
+        found = self.__dict__.pop("_found_tools", None)  # a restored run's: another tool put under the name
+        if found:                                         # since is asked about again (rails' ``ask``)
+            held = ctx.frame.setdefault(HELD_TOOLS, {})
+            held.update({state.approval_keys[i]: pair for i, pair in found.items() if i in state.approval_keys})
         if state.usage.calls and not ctx.usage.calls:
             ctx.usage = state.usage
         if self.live_trajectory_path:
@@ -205,9 +215,15 @@ class ReActLoop(Steps, ToolBatches):
         await self._emit("run_start", resumed=user_input is None,
                          **({"metadata": dict(ctx.metadata)} if ctx.metadata else {}))
         self._input = text
+        own = self.guardrails.get("output", ())  # streamed text waits for the output guardrails (``_complete``)
+        self._stream_hold = hold(ctx, own)
+        self._text_hold = [] if self.on_text is not None and wanted(ctx, "output", own) else None
         try:
             return await self._drive()
         finally:
+            if self._stream_hold is not None:
+                self._stream_hold.close()
+            self._stream_hold = self._text_hold = None
             self._withdraw_approvals(outer)  # none outlives the run on its context
             self._stop_driver()
 

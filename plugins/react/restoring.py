@@ -1,12 +1,12 @@
 """Restoring a ReAct run: read the saved state, then check it, as a checkpoint carries no policy
 (docs/security.md#11-checkpoints-carry-no-policy): settings come from ``agent_config=`` (else a signed
-checkpoint's, else refused), approvals and transient stash keys are dropped, counts are checked and raised.
-A bad count or signature is a ``CheckpointError``.
+checkpoint's, else refused), approvals and transient stash keys are dropped, counts are checked and raised (to
+the sealed ones too). A bad count, signature or seal is a ``CheckpointError``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 from zagent.providerkit import new_call_id
@@ -16,6 +16,7 @@ from zagent.agentkit.signing import read_latest, signer_of
 from zagent.errors import CheckpointError, ConfigError
 from zagent.agentkit.counters import check_counts
 
+from .seals import held_intact, raise_to_sealed
 from .state import ReActState, state_decoder
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,9 +31,11 @@ TRANSIENT = frozenset({"zagent.approved", "zagent.pending_approval", "zagent.pen
                        "zagent.cost_usd", "output_tokens", "zagent.skills", "zagent.runshare"})
 
 
-def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> ReActState:
+def restored(kernel: "Kernel", state: Any, config: dict[str, Any],
+             checked: Optional[dict[str, tuple[Any, Any]]] = None) -> ReActState:
     """The state to continue, read from ``state`` (see ``ReActLoop.restore``) and checked; fills ``config``'s
-    ``agent`` and ``agent_config`` defaults."""
+    ``agent`` and ``agent_config`` defaults, and ``checked`` with the tool (and handler) each call still awaiting a
+    person was checked against (its approval covers that object only: ``runkeys.HELD_TOOLS``)."""
     store = config.get("checkpoints")
     where, verified, at = "the state given", False, None
     if isinstance(state, str) and store is not None and not state.endswith(".json"):
@@ -62,7 +65,11 @@ def restored(kernel: "Kernel", state: Any, config: dict[str, Any]) -> ReActState
     state.status = "running"
     state.stash = {k: v for k, v in state.stash.items() if k not in TRANSIENT}
     check_counts_of(state, state.checkpoint if at is None else at)
-    forget_approvals(state, state.checkpoint if at is None else at, kernel)
+    # an unsigned store's counts as sealed when saved (a signed one's signature covers them already)
+    raise_to_sealed(kernel, state, state.checkpoint if at is None else at, at is not None and not verified)
+    held = forget_approvals(state, state.checkpoint if at is None else at, kernel)
+    if checked is not None:
+        checked.update(held)
     state.checkpoint = max(state.checkpoint, at or 0)  # new checkpoints go after the latest one
     config.setdefault("agent", state.agent or "react")
     if config.get("agent_config") is None:
@@ -123,11 +130,13 @@ def _raise_usage(state: ReActState, shown: dict[str, int], bad: Any) -> None:
         state.stash[USAGE_COUNTS] = counts
 
 
-def forget_approvals(state: ReActState, step: int, kernel: "Kernel") -> None:
+def forget_approvals(state: ReActState, step: int, kernel: "Kernel") -> dict[str, tuple[Any, Any]]:
     """No approval survives a restore; every pending call gets a fresh minted id (never the file's: two calls
-    given one would share an approval), and only calls awaiting a human with an approval key still wait for one
-    (the others are asked again), under a key made from the call itself as the rail sees it (an edited key could
-    name another call). Two pending calls under one id (a batch the loop never writes) are a ``CheckpointError``."""
+    given one would share an approval), and only calls awaiting a human with an approval key, about the tool now
+    under the name, and sealed as they are (``seals``) still wait for one (the others are asked again), under a key
+    made from the call itself as the rail sees it (an edited key could name another call). Two pending calls under
+    one id (a batch the loop never writes) are a ``CheckpointError``. Returns the tool (and handler) of each call
+    still waiting."""
     seen: set[str] = set()
     for call in state.pending:
         if call.id in seen:
@@ -139,10 +148,14 @@ def forget_approvals(state: ReActState, step: int, kernel: "Kernel") -> None:
     state.approved = []
     state.call_keys = {c.id: new_call_id() for c in state.pending}
     waiting = set(state.awaiting_approval)
-    same = {c.id for c in state.pending  # the tool it was asked about (another one under the name: asked again)
-            if state.held_tools.get(c.id) == tool_identity(kernel.find("tools", c.name))}
+    tools = {c.id: kernel.find("tools", c.name) for c in state.pending if c.id in waiting}
+    same = {c.id for c in state.pending  # the tool it was asked about (another one under the name: asked again),
+            if c.id in tools and state.held_tools.get(c.id) == tool_identity(tools[c.id])  # the call held (not
+            and held_intact(kernel, state, c, state.held_tools[c.id])}  # edited since): else asked again
     state.approval_keys = {c.id: approval_key(state.call_keys[c.id], c.name,
                                               vetted_arguments(kernel, c.name, c.arguments))
                            for c in state.pending if c.id in waiting and c.id in state.approval_keys and c.id in same}
     state.held_tools = {i: state.held_tools[i] for i in state.approval_keys}
+    state.held_seals = {i: state.held_seals[i] for i in state.approval_keys}
     state.awaiting_approval = [i for i in dict.fromkeys(state.awaiting_approval) if i in state.approval_keys]
+    return {i: (tools[i], getattr(tools[i], "handler", None)) for i in state.approval_keys}

@@ -67,6 +67,8 @@ class ReActState(msgspec.Struct, kw_only=True, omit_defaults=True):
     held_tools: dict[str, str] = {}
     """The identity of the tool each call awaiting a human was asked about (``approvals.tool_identity``), by call id: a
     restore where another tool has the name asks again."""
+    held_seals: dict[str, str] = {}
+    """Each held call bound to the run (``seals.seal_held``), by call id: a restored call edited since asks again."""
     reasoning: str = ""
     feedback: str = ""
     usage: Usage = Usage()
@@ -74,6 +76,9 @@ class ReActState(msgspec.Struct, kw_only=True, omit_defaults=True):
     questions: list[str] = []
     error: Optional[str] = None
     checkpoint: int = 0
+    counted: dict[str, Any] = {}
+    """The counts (checkpoint, step, usage, the rails' counts) when saved, sealed (``seals.seal_counts``): a restore
+    from an unsigned store needs them intact and never lowers a count below them."""
     task: str = ""
     """The user's request that started the run (tool retrieval ranks against it)."""
     agent_config: dict[str, Any] = {}
@@ -91,7 +96,7 @@ state_decoder = msgspec.json.Decoder(ReActState)
 
 _GROWING = ("messages", "steps", "archived")
 _FIXED = ("run_id", "agent", "task", "agent_config")  # set when a run starts: in full saves only
-_MAPS = ("finished", "held_tools")  # added to: a patch carries the new keys only (nothing, most steps)
+_MAPS = ("finished", "held_tools", "held_seals")  # added to: a patch carries the new keys only (nothing, most steps)
 _SMALL = tuple(f for f in ReActState.__struct_fields__ if f not in (*_GROWING, *_FIXED, *_MAPS))
 
 

@@ -47,6 +47,7 @@ class Steps(RunEnds):
     on_error: str
     on_text: Optional[Any]
     on_reasoning: Optional[Any]
+    _text_hold: Optional[list[Any]]
     _tool_loop: ToolLoop
 
     async def _step(self) -> None:
@@ -138,10 +139,12 @@ class Steps(RunEnds):
         final = None
         async for chunk in self.llm.astream(request.messages, tools=request.tools or None, ctx=self._ctx,
                                             **(request.options or {})):
-            if chunk.type == "text" and chunk.text:
-                self.on_text(chunk.text)
-            elif chunk.type == "reasoning" and self.on_reasoning is not None:
-                self.on_reasoning(chunk.text)
+            said = self.on_text if chunk.type == "text" and chunk.text else self.on_reasoning \
+                if chunk.type == "reasoning" else None
+            if said is not None and self._text_hold is not None:  # shown once the output guardrails pass
+                self._text_hold.append((said, chunk.text))
+            elif said is not None:
+                said(chunk.text)
             elif chunk.type == "done":
                 final = chunk.completion
         if final is None:

@@ -60,6 +60,9 @@ class RunState(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Per unfinished node, the answers given to its interrupts so far (in order; data only)."""
     interrupts: dict[str, Interrupt] = {}
     """Per node paused at an interrupt, the question it waits on (the run is ``paused``)."""
+    counted: dict[str, Any] = {}
+    """The loop counts and rails' counts when saved, sealed (``zagent.agentkit.countseal``): a resume from an
+    unsigned store needs them intact and never lowers a count below them."""
 
 
 _encode = msgspec.json.Encoder(enc_hook=repr).encode  # values JSON cannot hold are saved as their repr
@@ -68,7 +71,7 @@ _encode = msgspec.json.Encoder(enc_hook=repr).encode  # values JSON cannot hold 
 def step_log(kernel: Optional["Kernel"] = None) -> StepLog:
     """A new checkpoint log for one run (its first checkpoint is a full save), signed with ``kernel``'s key."""
     return StepLog(lists=("trace",), tracked=("values", "done", "routes", "loops", "answers", "interrupts"),
-                   small=("status", "counters"), encode=_encode, signer=signer_of(kernel) if kernel is not None else None)
+                   small=("status", "counters", "counted"), encode=_encode, signer=signer_of(kernel) if kernel is not None else None)
 
 
 async def load_checked(store: Any, kernel: "Kernel", run_id: str) -> Optional[tuple[int, RunState]]:
@@ -84,7 +87,38 @@ async def load_checked(store: Any, kernel: "Kernel", run_id: str) -> Optional[tu
         raise CheckpointError(f"checkpoint {found[0]} of workflow run {run_id!r} is not a workflow run state "
                               f"({str(exc)[:200]}); it is damaged or was edited, so the run is not resumed. Start "
                               "a new run", run_id=run_id, step=found[0]) from None
-    return found[0], checked(state, found[0])
+    state = checked(state, found[0])
+    _raise_to_sealed(kernel, state, found[0], signer_of(kernel) is None)
+    return found[0], state
+
+
+def sealed(kernel: "Kernel", state: RunState) -> RunState:
+    """``state`` with its counts now sealed (``counted``), as it is checkpointed."""
+    from zagent.agentkit.countseal import seal_counts
+    from zagent.agentkit.counters import rail_counts_of
+
+    state.counted = seal_counts(kernel, state.run_id, "workflow",
+                                {"loops": state.loops, "counters": rail_counts_of(state.counters)})
+    return state
+
+
+def _raise_to_sealed(kernel: "Kernel", state: RunState, step: int, required: bool) -> None:
+    """The resumed run's loop counts and counters raised to the sealed ones; ``required`` (an unsigned store): a
+    seal missing or not this user's for this run is a ``CheckpointError`` (``zagent.agentkit.countseal``)."""
+    from zagent.errors import CheckpointError
+    from zagent.agentkit.countseal import sealed_counts
+    from zagent.agentkit.counters import check_counts, raise_counters
+
+    saved = sealed_counts(kernel, state.run_id, "workflow", state.counted, step, required=required)
+    if saved is None:
+        return
+    try:
+        for key, n in check_counts(saved["loops"], "the sealed loop counts").items():
+            state.loops[key] = max(state.loops.get(key, 0), n)
+        raise_counters(state.counters, saved["counters"], "the sealed counts")
+    except (KeyError, TypeError, ValueError) as exc:  # sealed by this user, in another shape: a bug, not an edit
+        raise CheckpointError(f"checkpoint {step} of workflow run {state.run_id!r}: its sealed counts are not "
+                              f"readable ({exc}); the run is not resumed", run_id=state.run_id, step=step) from None
 
 
 @attrs.frozen(repr=False)

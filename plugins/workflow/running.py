@@ -120,9 +120,11 @@ class RunCore(RunDriver[RunState, WorkFlowResult]):
         return self.ex.checkpoints
 
     def _checkpoint_payload(self) -> tuple[str, int, Any, dict[str, Any]]:
+        from .result import sealed
+
         self.step += 1
-        return self.run_id, self.step, self._state(self.run_status), {"workflow": self.graph.name,
-                                                                      "status": self.run_status}
+        return self.run_id, self.step, sealed(self.kernel, self._state(self.run_status)), {
+            "workflow": self.graph.name, "status": self.run_status}
 
     def _resume_hint(self) -> str:
         return f"WorkFlowExecutor(..., checkpoints=store).resume({self.run_id!r}, graph=graph)"

@@ -1,0 +1,44 @@
+"""Sealed counts (docs/security.md, 11): a run's counts kept with each checkpoint under a MAC by ``signing.seal``
+(the checkpoint key, else the user's own key), so whoever edits an unsigned store cannot lower them below a point
+the run reached. ``seal_counts`` makes the record; ``sealed_counts`` checks one on restore: a run read from an
+unsigned store without a valid one is refused, unless ``config["accept_unsealed_counts"]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+import msgspec
+
+from ..errors import CheckpointError
+from .signing import seal, sealed
+
+__all__ = ["ACCEPT", "seal_counts", "sealed_counts"]
+
+ACCEPT = "accept_unsealed_counts"
+_canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
+
+
+def seal_counts(kernel: Any, run_id: str, kind: str, counts: Mapping[str, Any]) -> dict[str, Any]:
+    """``counts`` (plain JSON data) with the MAC binding them to run ``run_id`` (key ``"mac"``)."""
+    return {**counts, "mac": seal(kernel, run_id, f"counts:{kind}", _canonical(dict(counts)))}
+
+
+def sealed_counts(kernel: Any, run_id: str, kind: str, record: Any, step: int, *, required: bool,
+                  trusted: str = "") -> Optional[dict[str, Any]]:
+    """The counts ``record`` (a ``seal_counts`` result) holds if its MAC is this user's for run ``run_id``, else
+    ``None``; when ``required`` (a run read from an unsigned store), a ``CheckpointError`` naming checkpoint
+    ``step`` instead, unless the kernel's ``accept_unsealed_counts`` is set (``trusted``: another way to resume)."""
+    saved = dict(record) if isinstance(record, Mapping) else {}
+    mac = saved.pop("mac", None)
+    if saved and sealed(kernel, run_id, f"counts:{kind}", _canonical(saved), mac):
+        return saved
+    if required and not kernel.config.get(ACCEPT):
+        raise CheckpointError(
+            f"checkpoint {step} of run {run_id!r} does not carry its counts (steps, rounds, usage, tool budgets, "
+            "loops) as this user sealed them: the unsigned store was edited, or the run was saved by another user, "
+            "another machine or an older zagent. It is not resumed, so that its limits are not reset. Sign "
+            "checkpoints (Kernel(config={'checkpoint_key': ...}) on every process that saves or resumes runs); "
+            f"to resume runs of a store you trust anyway, set Kernel(config={{'{ACCEPT}': True}}){trusted}",
+            run_id=run_id, step=step)
+    return None

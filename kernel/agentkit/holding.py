@@ -1,0 +1,77 @@
+"""A streamed answer waits for its output guardrails (docs/streaming.md): ``hold(ctx, own)`` (``None`` when the run
+is not streamed or no output guardrail applies) keeps the agent's text and reasoning pieces while its events still
+pass; ``release()`` after the guardrails passed sends them on in order; ``close()`` drops what was never released.
+A nested agent's hold releases into its caller's.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+
+from .._runs.context import STREAM_SINK
+from ..types import Chunk, Event
+from .guardrails import wanted
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .._runs.context import RunContext
+
+__all__ = ["Held", "Mark", "hold"]
+
+
+class Mark:
+    """Where a held reply started or ended (``llm_start``/``llm_end``), so a stream reads its pieces reply by reply."""
+
+    __slots__ = ("type",)
+
+    def __init__(self, type: str) -> None:
+        self.type = type
+
+
+class Held:
+    """The sink of a held agent (``ctx.on_delta`` and the task's stream sink while it runs)."""
+
+    __slots__ = ("ctx", "outer", "pieces", "token")
+    takes_marks = True
+
+    def __init__(self, ctx: "RunContext[Any]", outer: Callable[[Any], Any]) -> None:
+        self.ctx, self.outer = ctx, outer
+        self.pieces: list[Any] = []
+        ctx.on_delta = self
+        self.token = STREAM_SINK.set(self)  # contexts made later in this task (and its child tasks) hold too
+
+    def __call__(self, item: Any) -> Any:
+        if isinstance(item, (Chunk, Mark)):
+            self.pieces.append(item)
+            return None
+        if isinstance(item, Event) and item.type in ("llm_start", "llm_end"):
+            self.pieces.append(Mark(item.type))
+        return self.outer(item)  # events are not the answer: they pass now
+
+    async def release(self) -> None:
+        """Send the held pieces on (the guardrails passed)."""
+        pieces, self.pieces = self.pieces, []
+        marks = getattr(self.outer, "takes_marks", False)
+        for piece in pieces:
+            if isinstance(piece, Mark) and not marks:
+                continue
+            sent = self.outer(piece)
+            if sent is not None:
+                await sent
+
+    def close(self) -> None:
+        """Stop holding; pieces not released (a guardrail tripped, the run failed) are dropped."""
+        self.pieces = []
+        if self.ctx.on_delta is self:
+            self.ctx.on_delta = self.outer
+        try:
+            STREAM_SINK.reset(self.token)
+        except ValueError:  # closed from another context: that context's variable ends with it
+            pass
+
+
+def hold(ctx: "RunContext[Any]", own: Sequence[Any] = ()) -> Optional[Held]:
+    """A ``Held`` for a streamed run whose answer output guardrails judge, else ``None`` (O(1))."""
+    outer = ctx.on_delta
+    if outer is None or not wanted(ctx, "output", own):
+        return None
+    return Held(ctx, outer)

@@ -1,0 +1,86 @@
+"""Seals on what an unsigned ReAct checkpoint must not change (docs/security.md, 11): each call held for a person
+(its id, tool, arguments as the rail sees them, the tool's identity) and the run's counts, bound to the run by
+``signing.seal`` (the checkpoint key, else the user's own key). A restored call keeps waiting only with its seal; an
+unsigned store's run whose counts seal is gone or wrong is refused (``agentkit.countseal``), else its counts never
+drop below the sealed ones.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from zagent.agentkit.approvals import vetted_arguments
+from zagent.agentkit.counters import check_counts
+from zagent.agentkit.runkeys import BUDGET_COUNTS, USAGE_COUNTS
+from zagent.agentkit import countseal
+from zagent.agentkit.signing import seal, sealed
+from zagent.errors import CheckpointError
+from zagent.types import Usage
+
+if TYPE_CHECKING:  # pragma: no cover
+    from zagent import Kernel, ToolCall
+
+    from .state import ReActState
+
+__all__ = ["held_intact", "raise_to_sealed", "seal_counts", "seal_held"]
+
+HELD, COUNTS = "react-held", "react"
+_canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
+
+
+def _held_data(kernel: "Kernel", call: "ToolCall", identity: str) -> bytes:
+    return _canonical([call.id, call.name, vetted_arguments(kernel, call.name, call.arguments), identity])
+
+
+def seal_held(kernel: "Kernel", state: "ReActState", call: "ToolCall", identity: str) -> None:
+    """Seal ``call``, held for a person about the tool ``identity``, in ``state.held_seals``."""
+    state.held_seals[call.id] = seal(kernel, state.run_id, HELD, _held_data(kernel, call, identity))
+
+
+def held_intact(kernel: "Kernel", state: "ReActState", call: "ToolCall", identity: str) -> bool:
+    """Whether ``call`` (as restored) is the call sealed when it was held, about the tool ``identity``."""
+    return sealed(kernel, state.run_id, HELD, _held_data(kernel, call, identity), state.held_seals.get(call.id))
+
+
+def _counts(state: "ReActState") -> dict[str, Any]:
+    usage = state.usage
+    return {"checkpoint": state.checkpoint, "step": state.step,
+            "usage": [usage.input_tokens, usage.output_tokens, usage.calls],
+            "budget": state.stash.get(BUDGET_COUNTS) or {}, "limits": state.stash.get(USAGE_COUNTS) or {}}
+
+
+def seal_counts(kernel: "Kernel", state: "ReActState") -> None:
+    """Keep the run's counts now, sealed, in ``state.counted`` (before each checkpoint)."""
+    state.counted = countseal.seal_counts(kernel, state.run_id, COUNTS, _counts(state))
+
+
+def raise_to_sealed(kernel: "Kernel", state: "ReActState", step: int, required: bool) -> None:
+    """Raise the restored counts to the sealed ones (``step``: the checkpoint restored). ``required`` (a run read
+    from an unsigned store): a seal missing, or not this user's for this run, is a ``CheckpointError``
+    (``countseal.sealed_counts``); else (a state the restoring code gave) such a seal is ignored."""
+    saved = countseal.sealed_counts(kernel, state.run_id, COUNTS, state.counted, step, required=required, trusted=(
+        ", or restore its state yourself: ReActLoop.restore(kernel, store.latest(run_id)[1], checkpoints=store, "
+        "agent_config=...)"))
+    if saved is None:
+        return
+    try:
+        state.step = max(state.step, _whole(saved["step"]))
+        i, o, c = (_whole(n) for n in saved["usage"])
+        floors = {name: check_counts(saved[name], f"the sealed {name} counts") for name in ("budget", "limits")}
+    except (KeyError, TypeError, ValueError) as exc:  # sealed by this user, in another shape: a bug, not an edit
+        raise CheckpointError(f"checkpoint {step} of run {state.run_id!r}: its sealed counts are not readable "
+                              f"({exc}); the run is not restored", run_id=state.run_id, step=step) from None
+    usage = state.usage
+    state.usage = Usage(input_tokens=max(usage.input_tokens, i), output_tokens=max(usage.output_tokens, o),
+                        calls=max(usage.calls, c))
+    for name, key in (("budget", BUDGET_COUNTS), ("limits", USAGE_COUNTS)):
+        if floors[name]:
+            have = check_counts(state.stash.get(key) or {}, f"the {name} counts")
+            state.stash[key] = {**have, **{n: max(have.get(n, 0), v) for n, v in floors[name].items()}}
+
+
+def _whole(n: Any) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"{n!r} is not a whole number >= 0")
+    return n

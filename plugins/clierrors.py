@@ -22,9 +22,9 @@ def masked(text: str) -> str:
     """``text`` with the values of secret-named environment variables (``OPENAI_API_KEY``...) and URL passwords
     masked: what the CLI prints on stderr (errors, tracebacks with their causes, warnings, log records) may quote
     them, as a failing library's message does."""
-    from zagent.agentkit.secrets import env_masker
+    from zagent.agentkit.secrets import mask_env
 
-    return env_masker()(text)
+    return mask_env(text)
 
 
 def indented(text: str) -> str:

@@ -246,6 +246,11 @@ class PluginLoader:
     def _problem(self, plugin: str, dist: Optional[str], error: PluginError, cause: Optional[BaseException] = None) -> None:
         error.plugin = error.plugin or plugin
         error.distribution = error.distribution or dist
+        from .._trust.secrets import env_masker
+
+        masked = env_masker()(str(error))  # a library's message may quote OPENAI_API_KEY's value (``zagent plugins``)
+        if masked != str(error):
+            error.args = (masked,)
         if self.strict:
             raise error from cause
         self.problems.append(PluginProblem(plugin, dist, str(error)))

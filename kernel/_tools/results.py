@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from .._trust.secrets import env_masker
+from .._trust.secrets import Masker, Secret, looks_secret, mask_env
 
 #: Nesting deeper than this (lists in lists...) is refused (the interpreter's recursion limit bounds it too).
 MAX_DEPTH = 200
@@ -84,12 +84,16 @@ def _cleaned(value: Any, depth: int) -> Any:
     return value
 
 
-def describe(exc: BaseException) -> str:
+def describe(exc: BaseException, arguments: Any = None) -> str:
     """``TypeName: message`` of ``exc``, surrogates cleaned, URL userinfo and secret environment values masked
-    (``postgres://***@db``, ``auth *** refused``: a failing client quoting its URL or key); a message that itself
-    fails to render is skipped."""
+    (``postgres://***@db``, ``auth *** refused``: a failing client quoting its URL or key), and the values of the
+    secret-named ``arguments`` of the call (``api_token``: a rail may have put them there from a vault); a
+    message that itself fails to render is skipped."""
     try:
-        message = env_masker()(str(exc))
+        message = mask_env(str(exc))
+        if isinstance(arguments, dict) and arguments:
+            message = Masker([v for k, v in arguments.items() if isinstance(v, Secret) or (
+                isinstance(v, str) and looks_secret(str(k)))])(message)
     except Exception:
         message = "(its message cannot be rendered)"
     text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__

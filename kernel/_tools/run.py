@@ -127,11 +127,11 @@ async def _execute(
     except (asyncio.CancelledError, RunStopped):  # a called agent's usage limit ends the whole run
         raise
     except Exception as exc:
-        return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc)}", started)
+        return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc, call.arguments)}", started)
     except (SystemExit, KeyboardInterrupt) as exc:  # never past here: they would kill the sync API's loop
         if isinstance(exc, KeyboardInterrupt) and threading.current_thread() is threading.main_thread():
             raise  # only the main thread gets SIGINT: elsewhere it came from the tool
-        return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc)}; a tool must return a value or "
+        return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc, call.arguments)}; a tool must return a value or "
                                       "raise an Exception, never exit (reported to the model, not passed on)", started)
     finally:
         if call_ctx is not None and (call_ctx.usage.calls or call_ctx.usage.total_tokens):

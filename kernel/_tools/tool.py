@@ -63,7 +63,7 @@ class Tool:
         args_type, ctx_param = _args_struct(fn, tool_name, param_docs)
         schema = options.pop("parameters", None) or options.pop("schema", None)
         if schema is None:
-            schema = _with_factory_defaults(_schema_of(args_type), fn)
+            schema = _without_secret_defaults(_with_factory_defaults(_schema_of(args_type), fn))
         elif not isinstance(schema, dict):
             raise ToolError(f"tool {tool_name!r}: the schema must be a JSON schema dict, got {type(schema).__name__}")
         else:
@@ -265,6 +265,23 @@ def _with_factory_defaults(schema: dict[str, Any], fn: Callable[..., Any]) -> di
     for p in inspect.signature(fn).parameters.values():
         if p.name in props and isinstance(p.default, (list, dict)) and p.default and "default" not in props[p.name]:
             props[p.name]["default"] = msgspec.to_builtins(p.default)
+    return schema
+
+
+def _without_secret_defaults(schema: dict[str, Any]) -> dict[str, Any]:
+    """Leave out of the schema (sent to the model) a default that is a secret: that of a secret-named parameter
+    (``api_key=os.environ[...]``), or one quoting a secret environment value or a URL password. The parameter
+    stays optional, and the function's own default applies."""
+    props = schema.get("properties", {})
+    texts = {name: str(sub["default"]) for name, sub in props.items() if isinstance(sub, dict) and "default" in sub
+             and sub["default"] not in (None, "") and not isinstance(sub["default"], (bool, int, float))}
+    if texts:
+        from .._trust.secrets import env_masker, looks_secret
+
+        masker = env_masker()
+        for name, text in texts.items():
+            if looks_secret(name) or masker(text) != text:
+                del props[name]["default"]
     return schema
 
 

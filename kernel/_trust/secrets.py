@@ -12,6 +12,11 @@ from typing import Any, Optional
 SECRET_KEY_WORDS = frozenset({"key", "apikey", "secret", "token", "password", "passwd", "pwd", "authorization",
                               "auth", "cookie", "credential", "credentials", "passphrase"})
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+#: a credential named in one word (``PGPASSWORD``, ``NGROK_AUTHTOKEN``, ``accesskey``, ``clientsecret``)
+_ONE_WORD = re.compile(r"(?:pass(?:word|wd|phrase)|secret|(?:api|access|auth|private|secret|session|master|signing"
+                       r"|client|app|bot|bearer|refresh|security|encryption)(?:key|token))$")
+#: a ``token`` after these words is a pagination cursor, not a credential (``page_token``, ``NextToken``)
+_CURSOR_WORDS = frozenset({"page", "next", "prev", "previous", "continuation", "pagination", "sync", "cursor"})
 #: a trailing number or version (``2``, ``v2``) says which secret, not whether it is one
 _VERSION = re.compile(r"^[vV]?[0-9]+$")
 
@@ -84,9 +89,20 @@ def _masked_query(url: "re.Match[str]") -> str:
 
 
 def looks_secret(key: str) -> bool:
-    """Whether a setting named ``key`` holds a secret (``api_key``, ``Authorization``, ``X-Auth-Token``...)."""
+    """Whether a setting named ``key`` holds a secret (``api_key``, ``Authorization``, ``X-Auth-Token``,
+    ``PGPASSWORD``...); a pagination cursor (``page_token``, ``nextPageToken``) does not."""
+    return _looks_secret(key) if isinstance(key, str) else _looks_secret(str(key))
+
+
+@functools.lru_cache(maxsize=4096)  # names repeat (environment variables, argument names): the rule is ~10 us
+def _looks_secret(key: str) -> bool:
     words = [w for w in _WORDS.findall(key) if not _VERSION.match(w)]  # ``X-Api-Key-2``, ``api_key_v2``
-    return bool(words) and words[-1].lower().rstrip("0123456789") in SECRET_KEY_WORDS
+    if not words:
+        return False
+    last = words[-1].lower().rstrip("0123456789")
+    if last in SECRET_KEY_WORDS:
+        return not (last == "token" and len(words) > 1 and words[-2].lower() in _CURSOR_WORDS)
+    return _ONE_WORD.search(last) is not None
 
 
 def env_secrets() -> list[str]:
@@ -106,7 +122,14 @@ def env_masker() -> "Masker":
 def error_excerpt(exc: BaseException, limit: int = 300) -> str:
     """``Type: message`` of ``exc`` with secret environment values and URL passwords masked, *then* cut to
     ``limit`` characters (cut first, the head of a key at the cut would stay): an event's ``error`` text."""
-    return env_masker()(f"{type(exc).__name__}: {exc}")[:limit]
+    return mask_env(f"{type(exc).__name__}: {exc}")[:limit]
+
+
+def mask_env(text: str) -> str:
+    """``text`` with secret environment values masked as ``env_masker`` does, and long runs of them too (a
+    library quoting ``OPENAI_API_KEY`` cut short or upper-cased: ``mask_pieces``); for error texts."""
+    masker = env_masker()
+    return mask_pieces(masker(text), masker.values)
 
 
 @functools.lru_cache(maxsize=4)
@@ -124,14 +147,53 @@ _TOKEN_CHARS = r"A-Za-z0-9_\-"
 def encoded_forms(value: str) -> set[str]:
     """``value`` as a server may echo it: as it is, JSON-escaped, percent-encoded (``%2B``, and ``+`` for a space,
     as a quoted URL or form body shows it) and base64-encoded (standard and URL-safe, padding left out: a debugging
-    proxy showing the credential it got)."""
+    proxy showing the credential it got, alone or inside a longer text such as ``Authorization: Bearer <key>``)."""
     import base64
     import json
     from urllib.parse import quote, quote_plus
 
     raw = value.encode("utf-8", "surrogatepass")
-    return {value, json.dumps(value)[1:-1], quote(value, safe=""), quote_plus(value, safe=""),
-            base64.b64encode(raw).decode().rstrip("="), base64.urlsafe_b64encode(raw).decode().rstrip("=")}
+    forms = {value, json.dumps(value)[1:-1], quote(value, safe=""), quote_plus(value, safe="")}
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        forms.add(encode(raw).decode().rstrip("="))
+        for offset, skip in ((0, 0), (1, 2), (2, 3)):  # inside a longer text (``Bearer <key>``): each alignment
+            core = encode(bytes(offset) + raw).decode()[skip:(offset + len(raw)) // 3 * 4]
+            if len(core) >= ANYWHERE_MASK_LENGTH:  # the characters made of the value's bytes alone
+                forms.add(core)
+    return forms
+
+
+#: a run of this many characters of a secret (case ignored) is masked wherever it stands (``mask_pieces``)
+PIECE_LENGTH = 16
+_RUN = re.compile(r"[A-Za-z0-9_\-+/=.~%]+")
+
+
+def mask_pieces(text: str, values: Any) -> str:
+    """``text`` with each run of token characters (letters, digits, ``_-+/=.~%``) that holds ``PIECE_LENGTH``
+    consecutive characters of one of ``values``, case ignored, replaced by ``***``: a key a server echoes cut short
+    (``sk-proj-abc...`` without its tail), upper-cased or glued to other text. Slower than ``Masker``: for error
+    texts."""
+    from bisect import bisect_left
+
+    lowered = text.lower()
+    found: set[int] = set()  # where a piece starts
+    for value in {v.lower() for v in (x.reveal() if isinstance(x, Secret) else x for x in values)
+                  if isinstance(v, str) and len(v) >= PIECE_LENGTH}:
+        for i in range(len(value) - PIECE_LENGTH + 1):
+            piece, at = value[i:i + PIECE_LENGTH], 0
+            while (at := lowered.find(piece, at)) >= 0:
+                found.add(at)
+                at += 1
+    if not found:
+        return text
+    starts = sorted(found)
+    out, last = [], 0
+    for run in _RUN.finditer(text):
+        i = bisect_left(starts, run.start())
+        if i < len(starts) and starts[i] + PIECE_LENGTH <= run.end():
+            out += [text[last:run.start()], MASK]
+            last = run.end()
+    return "".join([*out, text[last:]])
 
 
 class Masker:

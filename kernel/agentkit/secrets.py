@@ -9,10 +9,10 @@ from typing import Any
 
 from .._trust.secrets import (ANYWHERE_MASK_LENGTH, MASK, MIN_MASK_LENGTH, SECRET_KEY_WORDS, WORD_MASK_LENGTH,
                               Masker, encoded_forms, env_masker, env_secrets, error_excerpt, looks_secret,
-                              mask_userinfo)
+                              mask_env, mask_pieces, mask_userinfo)
 
 __all__ = ["Masker", "encoded_forms", "env_masker", "env_secrets", "error_excerpt", "looks_secret",
-           "looks_secret_header", "public_data"]
+           "looks_secret_header", "mask_env", "mask_pieces", "public_data"]
 __all__ += ["ANYWHERE_MASK_LENGTH", "MASK", "MIN_MASK_LENGTH", "SECRET_KEY_WORDS", "WORD_MASK_LENGTH"]
 
 #: words that make a header secret anywhere in its name (``X-Authentication``, ``X-Api-Keys``), as providers mask

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..errors import ProviderConfigError
-from .._trust.secrets import Secret, mask_userinfo
+from .._trust.secrets import Secret
 from .config import USER_AGENT, default_http_module
 from .entry import guard_for
+from .logmask import mask_http_logs
 from .stream import Deadlines
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,6 +53,7 @@ class LoopClients:
             return last[1], last[2], last[3]
         entry = self._clients.get(loop)
         if entry is None:
+            mask_http_logs(self, getattr(self.module(), "__name__", "httpx"))  # a user's ``client=`` logs too
             client = self.user_client if self.user_client is not None else self._new_client()
             size = self.config.in_flight
             entry = (client, asyncio.Semaphore(size) if size else None, guard_for(self.module(), client))
@@ -94,7 +96,6 @@ class LoopClients:
 
     def _new_client(self) -> Any:
         mod = self.module()
-        _mask_logged_urls(mod)
         c = self.config
         kwargs = dict(
             base_url=self.base_url,
@@ -179,33 +180,6 @@ class LoopClients:
                     await asyncio.wait_for(asyncio.wrap_future(future), 5)
                 except Exception:  # a busy or dying loop: its connections go with it
                     pass
-
-
-def _mask_logged_urls(mod: Any) -> None:
-    """Mask URL credentials (``mask_userinfo``) in what ``mod``'s logger logs (httpx's ``HTTP Request: POST
-    <url>`` line at INFO), once per module."""
-    import logging
-
-    logger = logging.getLogger(getattr(mod, "__name__", "httpx"))
-    if not any(isinstance(f, _MaskUrls) for f in logger.filters):
-        logger.addFilter(_MaskUrls())
-
-
-class _MaskUrls:
-    """A logging filter: arguments that show a URL with credentials are replaced by the masked text."""
-
-    def filter(self, record: Any) -> bool:
-        if isinstance(record.args, tuple):
-            record.args = tuple(_masked_arg(a) for a in record.args)
-        return True
-
-
-def _masked_arg(value: Any) -> Any:
-    if isinstance(value, (int, float)):
-        return value
-    text = str(value)
-    masked = mask_userinfo(text)
-    return value if masked == text else masked
 
 
 def _plain_http(mod: Any, base_url: str) -> bool:

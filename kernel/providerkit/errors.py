@@ -22,7 +22,7 @@ from ..errors import (
 )
 from .config import RETRY_STATUSES
 from .stream import _Deadline, _should_retry
-from .wire import retry_after, server_message
+from .wire import retry_after, server_message, shown
 
 if TYPE_CHECKING:  # pragma: no cover
     from types import ModuleType
@@ -173,9 +173,14 @@ class HttpErrors:
     def redact(self, text: str) -> str:
         """``text`` with the API key and every secret header value (``X-Api-Key``, ``Authorization``,
         ``Cookie``..., see ``zagent.providerkit.masking.header_secrets``) replaced by ``***``, e.g. when a server echoes them.
-        Whole values only: a dummy key such as ``x`` leaves the text intact. Server text goes into one-line error
-        messages, so its line breaks become spaces (a server cannot start a fake log or ``zagent:`` line)."""
-        return " ".join(self.masker()(text).splitlines())
+        Whole values, and runs holding 16 characters of one (cut short, upper-cased: ``mask_pieces``): a dummy key
+        such as ``x`` leaves the text intact. Server text goes into one-line error messages, so its line breaks
+        become spaces (a server cannot start a fake log or ``zagent:`` line), and its control and bidi characters
+        are shown escaped (``wire.shown``: no terminal escape or reordered text reaches a log)."""
+        from .masking import mask_pieces
+
+        masker = self.masker()
+        return shown(" ".join(mask_pieces(masker(text), masker.values).splitlines()))
 
     def masker(self) -> "Masker":
         """The ``zagent.agentkit.secrets.Masker`` of this client's secrets (made once)."""

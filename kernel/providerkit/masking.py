@@ -1,6 +1,7 @@
 """The secret values a provider's client holds, found so its error messages can mask them when a server echoes
 them back: those in its headers (``header_secrets``), in its base URL (``url_secrets``) and in the request fields
-it sends (``option_secrets``); ``mask`` masks given values in one text (``zagent.agentkit.secrets.Masker``).
+it sends (``option_secrets``); ``mask`` masks given values in one text (``zagent.agentkit.secrets.Masker``), and
+``mask_pieces`` long runs of them (cut short, upper-cased).
 """
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ import re
 from typing import Any
 
 from ..agentkit.secrets import Masker, headers_key, looks_secret, looks_secret_header
-from .._trust.secrets import Secret, looks_secret_param
+from .._trust.secrets import PIECE_LENGTH, Secret, looks_secret_param, mask_pieces
 
-__all__ = ["header_secrets", "mask", "option_secrets", "url_secrets"]
+__all__ = ["PIECE_LENGTH", "header_secrets", "mask", "mask_pieces", "option_secrets", "url_secrets"]
 
 _COOKIE_PARTS = re.compile(r";\s*")
 

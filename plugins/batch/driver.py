@@ -14,7 +14,7 @@ from .files import Item, ResultsFile, iter_items, read_items
 from zagent.errors import ConfigError
 from zagent.agentkit.units import BatchJob as BatchJob  # the job builders' API (workflow graphs make them)
 from zagent.agentkit.units import UnitFailed, UnitLost, shipped_trust, worker_agent
-from zagent.agentkit.secrets import public_data
+from zagent.agentkit.secrets import mask_env, public_data
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -210,7 +210,7 @@ def _ok(item: Item, result: Any, attempts: int, duration: float) -> dict[str, An
 
 def _failed(item: Item, exc: BaseException, attempts: int, duration: float) -> dict[str, Any]:
     type_name = exc.type_name if isinstance(exc, UnitFailed) else type(exc).__name__
-    message = str(exc)
+    message = mask_env(str(exc))  # a library's message may quote a key or a URL password; masked, then cut
     if len(message) > 2000:
         message = message[:1997] + "..."
     return {**_head(item, False, attempts, duration), "error": {"type": type_name, "message": message}}

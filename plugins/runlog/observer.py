@@ -13,6 +13,7 @@ from zagent.agentkit.runs import log
 from zagent import current_span_id
 
 from .scrub import scrub
+from zagent.agentkit.secrets import env_masker
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -44,10 +45,12 @@ class RunLogger:
         span = current_span_id(self._owner)
         if span is not None:
             try:
+                mask = env_masker()  # a tool may have shown OPENAI_API_KEY's value, and the model repeat it
                 self._content[span] = {
-                    "request": {"messages": scrub(request.messages), "tools": [t.name for t in request.tools],
-                                "options": scrub(request.options)},
-                    "reply": {"content": response.message.content, "tool_calls": scrub(response.message.tool_calls),
+                    "request": {"messages": scrub(request.messages, mask=mask),
+                                "tools": [t.name for t in request.tools], "options": scrub(request.options)},
+                    "reply": {"content": _masked(response.message.content, mask),
+                              "tool_calls": scrub(response.message.tool_calls, mask=mask),
                               "finish_reason": response.finish_reason}}
             except Exception:  # an observer never breaks a run
                 log.exception("runlog: could not record an LLM reply")
@@ -57,8 +60,9 @@ class RunLogger:
         span = current_span_id(self._owner)
         if span is not None:
             try:
-                self._content[span] = {"arguments": scrub(call.arguments), "result": result.content,
-                                       "state": result.state}
+                mask = env_masker()
+                self._content[span] = {"arguments": scrub(call.arguments, mask=mask),
+                                       "result": _masked(result.content, mask), "state": result.state}
             except Exception:
                 log.exception("runlog: could not record a tool result")
 
@@ -156,3 +160,8 @@ def _name(kind: str, data: dict[str, Any], event: Any) -> str:
     if kind == "step":
         return f"step {data.get('step', '?')}"
     return str(data.get("action") or event.agent or kind)
+
+
+def _masked(content: Any, mask: Any) -> Any:
+    """A reply's or a tool result's content with ``mask`` applied when it is text (parts are kept as they are)."""
+    return mask(content) if isinstance(content, str) else content

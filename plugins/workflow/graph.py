@@ -168,7 +168,11 @@ class WorkFlowGraph(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unk
         return data
 
     def to_json(self) -> str:
-        return msgspec.json.format(msgspec.json.encode(self, enc_hook=callable_path)).decode() + "\n"
+        """The graph as a file holds it: ``public_data`` (an inline agent's ``api_key`` and secret headers left out,
+        URL passwords masked), as a saved agent is."""
+        from zagent.agentkit.secrets import public_data
+
+        return msgspec.json.format(msgspec.json.encode(public_data(self.to_dict()))).decode() + "\n"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "WorkFlowGraph":

@@ -8,12 +8,13 @@ objects and secret environment values (``zagent.agentkit.secrets.env_secrets()``
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 from typing import Any, Iterable
 
 import msgspec
 
-from zagent import Secret, mask_userinfo
+from zagent import Secret
 from zagent.agentkit.secrets import looks_secret
 
 MASK = "***"
@@ -23,12 +24,19 @@ _json = msgspec.json.Encoder(enc_hook=lambda value: MASK if isinstance(value, Se
 
 
 def masked(value: Any, secrets: Iterable[str] = ()) -> Any:
-    """Plain data with secrets masked (keys that look secret, ``Secret`` objects, known secret strings)."""
-    known = [s for s in secrets if s and len(s) >= 6]
-    return _mask(value, known)
+    """Plain data with secrets masked (keys that look secret, ``Secret`` objects, known secret strings and their
+    encoded forms: ``zagent.agentkit.secrets.Masker``)."""
+    return _mask(value, _masker(tuple(s for s in secrets if isinstance(s, str))))
 
 
-def _mask(value: Any, known: list[str]) -> Any:
+@functools.lru_cache(maxsize=8)
+def _masker(secrets: tuple[str, ...]) -> Any:
+    from zagent.agentkit.secrets import Masker
+
+    return Masker(secrets)
+
+
+def _mask(value: Any, known: Any) -> Any:
     if isinstance(value, Secret):
         return MASK
     if isinstance(value, msgspec.Struct):
@@ -39,9 +47,7 @@ def _mask(value: Any, known: list[str]) -> Any:
     if isinstance(value, (list, tuple)):
         return [_mask(v, known) for v in value]
     if isinstance(value, str):
-        for secret in known:
-            value = value.replace(secret, MASK)
-        return mask_userinfo(value)
+        return known(value)  # URL userinfo too
     return value
 
 

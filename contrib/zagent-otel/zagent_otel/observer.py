@@ -244,10 +244,14 @@ class ContentCapture:
     """Opt-in: prompts, replies, tool arguments and results on the spans (masked). Runs last of the rails."""
 
     def __init__(self, observer: SpanObserver):
+        self.observer = observer
+
+    @property
+    def secrets(self) -> list[str]:
+        """Secret environment values now (an app may load its ``.env`` after the kernel started)."""
         from zagent.agentkit.secrets import env_secrets
 
-        self.observer = observer
-        self.secrets = env_secrets()
+        return env_secrets()
 
     @zagent.hookimpl(trylast=True)
     def zagent_after_llm_call(self, request: Any, response: Any, ctx: "RunContext[Any]") -> None:
@@ -255,8 +259,8 @@ class ContentCapture:
 
         try:  # a rail that raises would block the reply: tracing must never do that
             self.observer.annotate(current_span_id(ctx.kernel.span_owner), {
-                "gen_ai.input.messages": messages_json(request.messages, self.secrets),
-                "gen_ai.output.messages": messages_json([response.message], self.secrets)})
+                "gen_ai.input.messages": messages_json(request.messages, secrets := self.secrets),
+                "gen_ai.output.messages": messages_json([response.message], secrets)})
         except Exception:
             log.exception("zagent-otel: could not record the messages of an LLM call")
 
@@ -266,8 +270,8 @@ class ContentCapture:
 
         try:
             self.observer.annotate(current_span_id(ctx.kernel.span_owner), {
-                "gen_ai.tool.call.arguments": to_json(call.arguments, self.secrets),
-                "gen_ai.tool.call.result": masked(result.content or "", self.secrets)})
+                "gen_ai.tool.call.arguments": to_json(call.arguments, secrets := self.secrets),
+                "gen_ai.tool.call.result": masked(result.content or "", secrets)})
         except Exception:
             log.exception("zagent-otel: could not record a tool call's arguments and result")
 

@@ -1,7 +1,7 @@
 """Credentials out of the HTTP libraries' own log records. An app logging at INFO or DEBUG sees httpx's ``HTTP
 Request: POST <url>`` line and httpcore's trace lines, which quote every response header (a server may echo the key
 there). ``mask_http_logs(owner)`` filters those loggers: URL credentials, and the secrets of every live owner (its
-``masker()``: a zagent client's, a user's ``client=`` too), become ``***``. Only records a logger emits are masked.
+``masker()``: a zagent client's, a user's ``client=`` too), become ``***``, and control characters are escaped. Only records a logger emits are masked.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import weakref
 from typing import Any
 
 from .._trust.secrets import mask_userinfo
+from .wire import shown
 
 __all__ = ["LOGGERS", "mask_http_logs"]
 
@@ -59,7 +60,7 @@ def _masker(ref: "weakref.ref[Any]") -> Any:
 
 
 def _masked(text: str, maskers: list[Any]) -> str:
-    text = mask_userinfo(text)
+    text = shown(mask_userinfo(text))  # a server's reason phrase or header may carry terminal escapes
     for masker in maskers:
         text = masker(text)
     return text

@@ -43,6 +43,18 @@ def retry_after(headers: Any) -> Optional[float]:
     return max(0.0, when.timestamp() - time.time())
 
 
+#: what a server's text may not bring into an error message (a log line, a terminal): C0 and C1 controls (terminal
+#: escapes such as ESC and CSI) and bidi controls, shown escaped; tabs stay
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if c != 0x09}
+_CONTROLS.update({c: f"\\u{c:04x}" for c in [0x061C, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F),
+                                             *range(0x2066, 0x206A)]})
+
+
+def shown(text: str) -> str:
+    """Server text as it may go into an error message: control and bidi characters escaped (``\\x1b``)."""
+    return text.translate(_CONTROLS)
+
+
 def server_message(body: bytes, limit: int = 500, redact: Optional[Callable[[str], str]] = None) -> str:
     """The human part of an error body: ``error.message``, ``error``, ``message`` or ``detail``; else the text.
     ``redact`` (``HttpClient.redact``) applies before the cut to ``limit``, so no part of a secret is left."""
@@ -69,22 +81,41 @@ async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
     """Parse Server-Sent Events from a line iterator: yields ``(event, data)``; ``event`` is "" when unnamed.
 
     A last event not followed by a blank line is still dispatched when the body
-    ends cleanly (a cut connection raises from ``lines`` before that).
+    ends cleanly (a cut connection raises from ``lines`` before that). An event of many ``data:`` lines is
+    gathered in one buffer from the ``_MANY``-th on (a list of short strings costs some 50 bytes each).
     """
+    import io
+
     event = ""
     data: list[str] = []
+    many: Optional[io.StringIO] = None
     async for line in lines:
         if not line:
-            if data:
+            if many is not None:
+                yield event, many.getvalue()
+            elif data:
                 yield event, "\n".join(data)
-            event, data = "", []
+            event, data, many = "", [], None
             continue
         if line.startswith("data:"):
-            data.append(line[6:] if line[5:6] == " " else line[5:])
+            value = line[6:] if line[5:6] == " " else line[5:]
+            if many is not None:
+                many.write("\n")
+                many.write(value)
+                continue
+            data.append(value)
+            if len(data) >= _MANY:
+                many = io.StringIO()
+                many.write("\n".join(data))
+                data = []
         elif line.startswith("event:"):
             event = line[6:].strip()
-    if data:  # the body ended cleanly without the closing blank line: dispatched, as the official SDKs do
-        yield event, "\n".join(data)
+    if many is not None or data:  # the body ended cleanly without the closing blank line: dispatched, as the
+        yield event, many.getvalue() if many is not None else "\n".join(data)  # official SDKs do
+
+
+#: ``data:`` lines of one event kept as a list before they go to one buffer
+_MANY = 64
 
 
 async def iter_ndjson(lines: AsyncIterator[str]) -> AsyncIterator[str]:

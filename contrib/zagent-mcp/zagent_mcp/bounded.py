@@ -2,7 +2,7 @@
 
 ``bounded_stdio`` gives the (read, write) streams of a stdio server and stops it on exit; ``BoundedStream``
 counts an HTTP body (per SSE event) and refuses a compressed one. Past the bound, ``on_over`` is called and
-reading stops. Windows stdio is not bounded.
+reading stops; a message's long tool or content list is cut first (``trim``). Windows stdio is not bounded.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any, AsyncIterator, Callable, Mapping, Optional
 import anyio
 
 from .sdk import sdk
+from .trim import TRIM_FROM, trimmed
 
 #: bytes an SSE event may use for its framing lines beyond ``max_message_bytes``
 SSE_FRAMING = 4096
@@ -67,7 +68,7 @@ async def bounded_stdio(command: str, args: list[str], env: Optional[Mapping[str
 
     def parse(line: bytes) -> Any:
         try:
-            return SessionMessage(adapter.validate_json(line, by_name=False))
+            return SessionMessage(adapter.validate_json(trimmed(line), by_name=False))
         except ValueError as exc:  # not JSON-RPC: the session hands it to the message handler
             return exc
 
@@ -177,6 +178,7 @@ def bounded_stream_class() -> type:
                     self.on_over(self.refuse)
                     raise StreamError(self.refuse)
                 count, last = 0, b""
+                held: list[bytes] = []  # an event stream's unfinished line, or a JSON body: trimmed once whole
                 async for chunk in self.inner:
                     if self.events:
                         count = _since_blank_line(last + chunk, count + len(chunk))
@@ -186,7 +188,16 @@ def bounded_stream_class() -> type:
                     if count > self.limit:
                         self.on_over("")
                         raise StreamError("message over max_message_bytes")
-                    yield chunk
+                    cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1 if self.events else 0
+                    if not cut:  # no line ended: the SDK could not act on these bytes yet either
+                        held.append(chunk)
+                        continue
+                    lines = b"".join((*held, chunk[:cut])) if held else chunk[:cut]
+                    held = [chunk[cut:]] if cut < len(chunk) else []
+                    yield _trimmed_lines(lines)
+                if held:
+                    rest = b"".join(held)
+                    yield _trimmed_lines(rest) if self.events else trimmed(rest)
 
             async def aclose(self) -> None:
                 await self.inner.aclose()
@@ -196,6 +207,20 @@ def bounded_stream_class() -> type:
 
 
 _BoundedStream: Optional[type] = None
+
+
+def _trimmed_lines(lines: bytes) -> bytes:
+    """Whole lines of an event stream with each long ``data:`` line's message ``trimmed``."""
+    if len(lines) < TRIM_FROM:
+        return lines
+    out = []
+    for line in lines.split(b"\n"):
+        if len(line) >= TRIM_FROM and line.startswith(b"data:"):
+            end = b"\r" if line.endswith(b"\r") else b""
+            payload = line[5:len(line) - len(end)]
+            line = b"data: " + trimmed(payload[1:] if payload[:1] == b" " else payload) + end
+        out.append(line)
+    return b"\n".join(out)
 
 
 def _since_blank_line(data: bytes, count: int) -> int:

@@ -120,7 +120,7 @@ class ServerConnection:
                     ClientSession(streams[0], streams[1], message_handler=self._on_message))
                 init = await session.initialize()
                 info = getattr(init, "server_info", None) or getattr(init, "serverInfo", None)
-                self.server_info = _info_text(info)
+                self.server_info = self.config.scrub(_info_text(info))  # a server naming itself after its token
                 tools = await _list_tools(session, self.config.name)
                 self._session = session
                 ready.set_result(tools)
@@ -186,6 +186,9 @@ class ServerConnection:
             return await stack.enter_async_context(bounded_stdio(
                 cfg.command or "", list(cfg.args), env, cfg.cwd, self._errlog(), cfg.max_message_bytes,
                 self._over_limit))
+        from zagent.providerkit.logmask import mask_http_logs
+
+        mask_http_logs(self, "mcp.client.streamable_http")  # an app's DEBUG log: the URL, echoed headers
         streamable_http_client = sdk("mcp.client.streamable_http").streamable_http_client
         create_mcp_http_client = sdk("mcp.shared._httpx_utils").create_mcp_http_client
 
@@ -196,6 +199,10 @@ class ServerConnection:
         client.event_hooks["response"].append(self._note_response)
         return await stack.enter_async_context(streamable_http_client(
             cfg.url, http_client=client, max_sse_event_size=cfg.max_message_bytes + 2 * SSE_FRAMING))
+
+    def masker(self) -> Callable[[str], str]:
+        """What masks this server's secrets in the HTTP libraries' log records (``providerkit.logmask``)."""
+        return self.config.scrub
 
     def _over_limit(self, reason: str = "") -> None:
         """A message over ``max_message_bytes`` (or a body that cannot be bounded): fail, stop the server."""

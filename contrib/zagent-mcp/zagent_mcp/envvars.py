@@ -50,13 +50,14 @@ def expand(value: str, environ: Mapping[str, str]) -> Expanded:
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret value of at least ``MIN_SCRUB`` characters replaced by ``***``, and the
-    userinfo of every URL in it (``https://user:pw@host``) too, whatever its length."""
-    from zagent.agentkit.secrets import encoded_forms
+    """``text`` with every secret value of at least ``MIN_SCRUB`` characters replaced by ``***`` (and a run of
+    16 of its characters, cut short or upper-cased), and the userinfo of every URL in it (``https://user:pw@host``)
+    too, whatever its length."""
+    from zagent.agentkit.secrets import encoded_forms, mask_pieces
 
     text = mask_userinfo(text)
     kept = [s for s in secrets if len(s) >= MIN_SCRUB]  # and as a server may echo them encoded, from 8 characters
     forms = {*kept, *(form for s in kept if len(s) >= 8 for form in encoded_forms(s))}
     for secret in sorted(forms, key=len, reverse=True):
         text = text.replace(secret, "***")
-    return text
+    return mask_pieces(text, forms)  # a long run of one cut short or upper-cased

@@ -73,11 +73,14 @@ def _session_expired(exc: BaseException) -> bool:
 
 
 def http_refusal(cfg: ServerConfig, status: int, reason: str, challenge: str = "") -> str:
-    """An HTTP refusal as a user reads it: status, the server's auth error if any, and for 401/403 a hint."""
-    text = f"HTTP {status} {reason}".strip()
+    """An HTTP refusal as a user reads it: status, the server's auth error if any, and for 401/403 a hint. The
+    server's words (reason phrase, challenge) are shown with control characters escaped."""
+    from zagent.plugins.cliterminal import printable
+
+    text = printable(f"HTTP {status} {reason}".strip(), layout=False)
     detail = re.findall(r'error(?:_description)?="([^"]*)"', challenge)
     if detail:
-        text += f" ({': '.join(detail[:2])})"
+        text += f" ({printable(': '.join(detail[:2]), layout=False)})"
     if status not in (401, 403):
         return text
     names = ", ".join(sorted(cfg.headers))

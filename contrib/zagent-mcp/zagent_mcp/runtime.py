@@ -12,7 +12,7 @@ import logging
 import re
 import threading
 from concurrent.futures import Future
-from typing import Any, Awaitable, Optional
+from typing import Any, Awaitable, Callable, Optional
 
 import attrs
 import msgspec
@@ -229,9 +229,15 @@ class McpRuntime:
             self._skip(f"{server}: tool {original!r} is skipped: its input schema is {size} bytes, more than "
                        f"{MAX_SCHEMA_BYTES}")
             return None
+        description, parameters = _description(spec), _parameters(spec)
+        shown = _scrubbed([description, parameters], conn.config.scrub)
+        if shown != [description, parameters]:  # a server filling its help text or defaults from its env
+            log.warning("MCP server %r: tool %r quotes the server's own secrets (env, headers) in its description "
+                        "or input schema: they are offered as ***", server, original)
+            description, parameters = shown
         try:
-            tool = McpTool(name=name, description=_description(spec), handler=call_mcp_tool,
-                        parameters=_parameters(spec), args_type=None, toolset=server,
+            tool = McpTool(name=name, description=description, handler=call_mcp_tool,
+                        parameters=parameters, args_type=None, toolset=server,
                         timeout=conn.config.timeout, is_async=True,
                         available=lambda: not runtime.closed,
                         metadata={"mcp_server": server, "mcp_tool": original, "annotations": annotations})
@@ -311,6 +317,17 @@ def _description(spec: dict[str, Any]) -> str:
     if len(text) > MAX_DESCRIPTION:
         text = text[:MAX_DESCRIPTION] + f" [... {len(text) - MAX_DESCRIPTION} more characters cut]"
     return text
+
+
+def _scrubbed(value: Any, scrub: Callable[[str], str]) -> Any:
+    """``value`` (JSON data) with ``scrub`` applied to every string in it but mapping keys."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {k: _scrubbed(v, scrub) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v, scrub) for v in value]
+    return value
 
 
 def _parameters(spec: dict[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 Each ``tools/call`` is one run through ``Kernel.arun_tool`` (validation, timeout, rails, tightened by ``rails``),
 scoped to the served set; a failure is an ``isError`` result. ``run_stdio()``, ``http_app()`` (``/mcp``) and
-``run_http(host, port)`` serve it.
+``run_http(host, port, token)`` serve it (a host that is not loopback needs a bearer token).
 """
 
 from __future__ import annotations
@@ -79,12 +79,23 @@ class McpServe:
         async with stdio_server() as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
-    def http_app(self, host: str = "127.0.0.1") -> Any:
-        """The streamable-HTTP ASGI app (path ``/mcp``)."""
-        return self.server.streamable_http_app(host=host)
+    def http_app(self, host: str = "127.0.0.1", token: Optional[str] = None) -> Any:
+        """The streamable-HTTP ASGI app (path ``/mcp``); with ``token``, every request must carry it as
+        ``Authorization: Bearer <token>`` (``serveauth.BearerGate``: 401 otherwise)."""
+        app = self.server.streamable_http_app(host=host)
+        if token is None:
+            return app
+        from .serveauth import BearerGate
 
-    def run_http(self, host: str = "127.0.0.1", port: int = 8000) -> None:
-        """Serve streamable HTTP on ``host:port`` until interrupted."""
+        return BearerGate(app, token)
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, token: Optional[str] = None) -> None:
+        """Serve streamable HTTP on ``host:port`` until interrupted. A host that is not loopback needs a ``token``
+        (a ``ConfigError`` before anything is bound otherwise: anyone reaching it could call the tools)."""
+        from .serveauth import require_token
+
+        require_token(host, token)
+        app = self.http_app(host, token)
         import uvicorn
 
-        uvicorn.run(self.http_app(host), host=host, port=port, log_level="warning")
+        uvicorn.run(app, host=host, port=port, log_level="warning")

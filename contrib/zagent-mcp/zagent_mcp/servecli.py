@@ -1,7 +1,8 @@
 """``zagent mcp serve``: chosen tools and agent files as an MCP server (stdio or streamable HTTP).
 
 ``--tool`` takes an agent file's ``tools`` values; ``--agent FILE`` is trusted as ``zagent run`` trusts it;
-``--rails FILE`` tightens every call's rails. With ``stdio``, nothing is printed on stdout.
+``--rails FILE`` tightens every call's rails. With ``stdio``, nothing is printed on stdout. With ``http``, a host
+that is not loopback needs a bearer token (``ZAGENT_MCP_TOKEN`` or ``--token-file``; ``serveauth``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ def add_serve(group: Any) -> None:
                    help="stdio (default: one client on stdin/stdout) or http (streamable HTTP at /mcp)")
     p.add_argument("--host", default="127.0.0.1", help="HTTP host (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+    p.add_argument("--token-file", metavar="FILE", default=None,
+                   help="HTTP: a file whose first line is the bearer token clients must send (default: the "
+                        "ZAGENT_MCP_TOKEN environment variable); a host that is not loopback needs a token")
     p.add_argument("--rails", metavar="FILE", default=None,
                    help="a JSON/YAML file of rails settings applied to every call (deny_tools, tool_budget, ...)")
     p.add_argument("--name", default="zagent", help="the server name clients see")
@@ -37,7 +41,15 @@ def cmd_serve(args: argparse.Namespace, kernel: "Kernel") -> int:
     from zagent.speckit import Trust, load_spec_file, trusting
 
     from .serve import McpServe
+    from .serveauth import require_token, token_from
 
+    token = None
+    if args.transport == "http":  # refused before anything is loaded or bound
+        token = token_from(args.token_file)
+        require_token(args.host, token)
+    elif args.token_file:
+        raise ConfigError("--token-file applies to --transport http only (stdio serves the one client that "
+                          "started it)")
     rails = load_spec_file(args.rails) if args.rails else None
     if rails is not None and not isinstance(rails, dict):
         raise ConfigError(f"--rails {args.rails!r} must hold a mapping of rails settings")
@@ -49,7 +61,9 @@ def cmd_serve(args: argparse.Namespace, kernel: "Kernel") -> int:
         serve = McpServe(kernel, tools=args.tool, agents=agents, rails=rails, name=args.name)
     print(f"zagent mcp serve: {len(serve.tool_names)} tool(s): {', '.join(serve.tool_names)}", file=sys.stderr)
     if args.transport == "http":
-        serve.run_http(args.host, args.port)
+        print(f"zagent mcp serve: http://{args.host}:{args.port}/mcp"
+              f"{' (clients must send the bearer token)' if token else ''}", file=sys.stderr)
+        serve.run_http(args.host, args.port, token)
         return 0
     import anyio
 

@@ -40,6 +40,17 @@ _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60
 _STAND_IN = re.compile(r"\b(?i:your)_\w*[A-Za-z0-9]|\bYOUR[ -][A-Z]{2,}\b"
                        r"|(?<![\d.])0?1234(?:5(?:6(?:7(?:8(?:90?)?)?)?)?)?(?![\d.])"
                        r"|\b(?i:example)\.(?i:com|org|net)\b")
+#: a calendar date as a whole value ("2023-04-15", "05/05/2023"), with a time of day or not
+_DATE = re.compile(r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})(?:[ t]\d{1,2}:\d{2}(?::\d{2})?z?)?")
+#: anything in a conversation that can say which day (a weekday, a month, "tomorrow", "weekend", "the 5th", "5/6",
+#: "at 7 pm"; a number alone does not: "three tickets" is said as "3" too):
+#: without any, a required date the model wrote was made up (the 0.5B model's habit: "2023-04-15" after
+#: "get me something fun in London")
+_WHEN = re.compile(r"\d(?:st|nd|rd|th|\s?[ap]\.?m\b)|\d[-/.]\d|\b(?:today|tonight|tomorrow|yesterday|days?|daily"
+                   r"|weeks?|weekends?|weekly|months?|monthly|years?|yearly|dates?|morning|afternoon|evening|night"
+                   r"|noon|midnight|holidays?|christmas|easter|(?:mon|tues|wednes|thurs|fri|satur|sun)day|jan|feb|apr|jun|jul|aug|sept?"
+                   r"|oct|nov|january|february|march|april|june|july|august|september|october|november"
+                   r"|december)\b")
 _log = logging.getLogger("zagent.grounding")
 
 
@@ -167,6 +178,10 @@ def _invented(arguments: Mapping[str, Any], spec: ToolSpec, seen: str, level: st
             return (f"the value {value!r} for {name!r} is the example in the tool's description, not something the "
                     "user said; do not guess it: ask the user for it (ask_clarification), or answer without "
                     "this tool if none fits")
+        if _DATE.fullmatch(text) and seen.isascii() and not _WHEN.search(seen):
+            return (f"the date {value!r} for {name!r} is nowhere in the conversation and nothing in it says which "
+                    "day; do not make it up: ask the user for it (ask_clarification), or answer without this tool "
+                    "if none fits")
         if level == "words":
             return (f"the value {value!r} for {name!r} is nowhere in the conversation; do not make it up: ask the "
                     "user for it (ask_clarification), or answer without this tool if none fits")

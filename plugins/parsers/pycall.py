@@ -1,6 +1,7 @@
 """Python-call tool calls, ``[f(a=1), spotify.play(artist="X")]``: ``read(text)`` finds them with ``ast`` and never
 evaluates anything. Arguments are ``name=value`` literals (a bare name is its text); a positional or non-literal
-one makes a ``ToolCallError``. A whole reply that does not read is mended once by ``repair``.
+one makes a ``ToolCallError``. A whole reply that does not read is mended once by ``repair``; calls quoted
+or nested in it are flattened (``unquote``); a call holding the example's ``<...>`` placeholder is a ``ToolCallError``.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ def read(text: str, *, whole: bool = False) -> Optional[Extraction]:
             mended = _parse(fixed) if fixed != body else None
             if mended is not None and (found is None or not mended[1]):
                 found = mended
+            if found is None and (flat := unquote(body) or unquote(fixed)) is not None:
+                found = _parse(flat)  # [["f(a=1)", g(b=2)]]: quoted calls, a nested list
+            if found is None and "<" in fixed:
+                found = _placeholder_calls(fixed)  # [f(a=<a>)]: the example copied, told, not taken as the answer
         if found is not None and (found[0] or not embedded):  # a call in prose counts only when well-formed
             calls, errors = found
             rest = (text[:start] + text[end:]).strip()
@@ -227,16 +232,84 @@ def repair(body: str) -> str:
     quoted value escaped (``cast='Lupita Nyong'o'``), a bare value that is no literal (``date=2021-06-15``) quoted;
     the text itself when there is nothing to mend. Only a quoted value's own text and bare values change."""
     fixed = _APOSTROPHE.sub(r"\'", body)
-    out, i, n = [], 0, len(fixed)
-    while i < n:  # quote bare values outside the quoted strings
+    return _bare_args(fixed, lambda part: _BARE.sub(_quote_bare, part))  # bare values outside quoted strings
+
+
+def unquote(body: str) -> Optional[str]:
+    """``body``, a list holding calls written as quoted strings or in a nested list (``[["f(a=1)", g(b=2)]]``),
+    as one flat list of calls (``[f(a=1), g(b=2)]``); ``None`` unless every element is such a call and at least
+    one was quoted or nested. A quoted call is mended like a reply (``repair``); nothing else is read."""
+    parts: list[str] = []
+    try:
+        tree = _tree(body.strip())
+        changed = isinstance(tree, (ast.List, ast.Tuple)) and _flatten(tree, parts, 0)
+    except (RecursionError, ValueError, MemoryError):
+        return None
+    return "[" + ", ".join(parts) + "]" if changed else None
+
+
+def _flatten(node: ast.List | ast.Tuple, parts: list[str], depth: int) -> Optional[bool]:
+    """Appends the source of each call in ``node`` to ``parts``; whether one was quoted or nested, ``None`` when
+    an element is not a call (nor a string or list of calls)."""
+    changed = False
+    for elt in node.elts:
+        if isinstance(elt, ast.Call) and _name(elt.func):
+            parts.append(ast.unparse(elt))
+            continue
+        if depth >= 2:
+            return None
+        if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
+            text = elt.value.strip()
+            inner = _tree(text) if "(" in text else None
+            if inner is None and "(" in text:
+                inner = _tree(repair(text))
+            elt = ast.List(elts=[inner]) if isinstance(inner, ast.Call) else inner  # type: ignore[assignment]
+        if not isinstance(elt, (ast.List, ast.Tuple)) or _flatten(elt, parts, depth + 1) is None:
+            return None
+        changed = True
+    return changed
+
+
+#: ``name=<...>``, a placeholder as a whole argument value (outside quoted strings, which ``_bare_args`` keeps)
+_PLACEHOLDER_ARG = re.compile(r"(\b[A-Za-z_]\w*\s*=\s*)(<[^<>\n\"']{1,80}>)(?=\s*[,)])")
+_MARK = "\x00zph:"
+
+
+def _placeholder_calls(body: str) -> Optional[tuple[list[ToolCall], list[ToolCallError]]]:
+    """A reply of calls that reads once each ``name=<...>`` placeholder is a value: its calls without one, and a
+    ``ToolCallError`` for each call with one (the tools section's example copied; the model is told to write the
+    request's values or answer in text). ``None`` when it holds no such placeholder or does not read even so."""
+    if _MARK in body:
+        return None
+    marked = _bare_args(body, lambda part: _PLACEHOLDER_ARG.sub(lambda m: m.group(1) + repr(_MARK + m.group(2)), part))
+    found = _parse(marked) if marked != body else None
+    if found is None:
+        return None
+    calls, errors = [], list(found[1])
+    for call in found[0]:
+        args = call.arguments if isinstance(call.arguments, dict) else {}
+        held = [f"{k}={v[len(_MARK):]}" for k, v in args.items() if isinstance(v, str) and v.startswith(_MARK)]
+        if not held:
+            calls.append(call)
+            continue
+        errors.append(ToolCallError(raw=f"{call.name}({', '.join(held)})"[:2000], name=call.name, message=(
+            "it holds the example's placeholders, not values: write the values the request gives, "
+            "or answer in plain text if it gives none")))
+    return calls, errors
+
+
+def _bare_args(text: str, change: Any) -> str:
+    """``text`` with ``change`` applied to each stretch outside quoted strings."""
+    out, i, n = [], 0, len(text)
+    while i < n:
         j = i
-        while j < n and fixed[j] not in "\"'":
+        while j < n and text[j] not in "\"'":
             j += 1
-        out.append(_BARE.sub(_quote_bare, fixed[i:j]))
+        out.append(change(text[i:j]))
         if j >= n:
             break
-        end = _string_end(fixed, j)
-        out.append(fixed[j:end])
+        end = _string_end(text, j)
+        out.append(text[j:end])
         i = end
     return "".join(out)
 

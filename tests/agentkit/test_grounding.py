@@ -310,3 +310,42 @@ def test_the_stand_in_rule_never_refuses_a_call_without_a_stand_in(arguments, sa
     out = ground_calls([ToolCall(id="f", name="fetch", arguments=arguments)], [FETCH],
                        _seen(f"https://a.example {said}"), "schema")
     assert out[0].refused is None
+
+
+TICKETS = ToolSpec(name="buy_tickets", description="Buy event tickets.", parameters={
+    "type": "object", "required": ["event", "date"],
+    "properties": {"event": {"type": "string"}, "date": {"type": "string", "description": "As 'YYYY-MM-DD'."}}})
+
+
+def test_a_required_date_when_nothing_says_which_day_is_refused():
+    """"Get me something fun in London" and the 0.5B model buys tickets for 2023-04-15: a calendar date when
+    nothing in the conversation says which day is made up, so the call is refused and the model told to ask."""
+    call = ToolCall(id="t", name="buy_tickets", arguments={"event": "Theater in London", "date": "2023-04-15"})
+    out = ground_calls([call], [TICKETS], _seen("Will you get me something fun in London, three of us?"), "schema")
+    assert out[0].refused and "2023-04-15" in out[0].refused and "ask" in out[0].refused
+
+
+@given(when=st.sampled_from(["this weekend", "tomorrow", "on Saturday", "next month", "on the 5th", "on 5/6",
+                             "at 7 pm", "in December", "tonight", "on 2023.10.1"]),
+       date=st.sampled_from(["2023-04-15", "05/05/2023", "2023-10-01 19:00"]))
+@settings(max_examples=60, deadline=None)
+def test_a_required_date_after_any_word_for_a_day_is_left_to_the_model(when, date):
+    """A weekday, "tomorrow", "this weekend", an ordinal or a partial date: something says which day, so the
+    model's date stands (the rule only refuses a date out of nowhere)."""
+    call = ToolCall(id="t", name="buy_tickets", arguments={"event": "Theater in London", "date": date})
+    out = ground_calls([call], [TICKETS], _seen(f"Get me theater tickets in London {when}"), "schema")
+    assert out[0].refused is None
+
+
+@given(said=st.text(alphabet=st.characters(categories=["L", "N", "P", "Zs"]), max_size=60))
+@settings(max_examples=150, deadline=None)
+def test_the_date_rule_never_refuses_a_date_the_user_said_nor_a_non_date(said):
+    """A date written in the conversation, or a value that is no calendar date, is never refused by the rule;
+    a conversation in another script than ASCII is not judged at all."""
+    for date, seen in (("2023-04-15", f"{said} on 2023-04-15"), ("Theater", said)):
+        call = ToolCall(id="t", name="buy_tickets", arguments={"event": "Theater", "date": date})
+        out = ground_calls([call], [TICKETS], _seen(seen), "schema")
+        assert out[0].refused is None or "the date" not in out[0].refused
+    out = ground_calls([ToolCall(id="t", name="buy_tickets", arguments={"event": "Theater", "date": "2023-04-15"})],
+                       [TICKETS], _seen(f"帮我买票 {said}"), "schema")
+    assert out[0].refused is None

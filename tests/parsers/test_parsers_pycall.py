@@ -167,3 +167,93 @@ def test_a_second_list_inside_prose_is_not_read_as_calls(kernel):
     """Lists with prose between them stay as before: the first well-formed list in prose, the rest is text."""
     found = kernel.parser("pycall").extract("Here: [f(a=1)] and then [g(b=2)]")
     assert [c.name for c in found.calls] == ["f"] and "and then" in found.text
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(calls=CALLS, data=st.data())
+def test_calls_written_as_quoted_strings_or_in_a_nested_list_are_all_read(kernel, calls, data):
+    """A reply whose list holds calls as quoted strings or nests them (``[["f(a=1)", g(b=2)]]``, as a 0.5B model
+    wrote three calls): every call is read, in order (only the one unquoted call was read)."""
+    from zagent.plugins.parsers.pycall import render
+
+    fmt = kernel.parser("pycall")
+    items = []
+    for call in calls:
+        text = render([call])[1:-1]
+        items.append(data.draw(st.sampled_from([text, repr(text), "[" + text + "]"])))
+    reply = "[" + ", ".join(items) + "]"
+    if data.draw(st.booleans()):
+        reply = "[" + reply + "]"
+    found = fmt.extract(reply)
+    assert [(c.name, c.arguments) for c in found.calls] == [(c.name, c.arguments) for c in calls]
+    assert not found.errors
+
+
+@pytest.mark.parametrize("text", ['["Paris", "London"]', '["get_weather(city=\'Paris\')", "and London"]',
+                                  '[["get_weather(city=\'Paris\')", 42]]', 'Try ["get_weather(city=\'Paris\')"] later',
+                                  '["__import__(\'os\').system(\'x\')"]'])
+def test_a_list_with_anything_but_quoted_calls_is_not_unquoted(kernel, text):
+    """A list of plain strings, or one mixing a quoted call with text or a number, is not read as quoted calls;
+    inside prose nothing is unquoted; an expression in quotes stays unreadable (nothing is evaluated)."""
+    found = kernel.parser("pycall").extract(text)
+    assert [c.name for c in found.calls] in ([], ["get_weather"])
+    assert not any(c.name == "__import__" for c in found.calls)
+    from zagent.plugins.parsers.pycall import unquote
+
+    assert unquote(text) is None
+
+
+def test_a_quoted_call_with_a_bare_date_is_repaired():
+    """A quoted call is mended like a reply: ``["find(date=2021-06-15)"]`` reads the date as its text."""
+    from zagent.plugins.parsers.pycall import read
+
+    found = read('[["find(date=2021-06-15)", "find(date=2021-06-16)"]]')
+    assert [c.arguments for c in found.calls] == [{"date": "2021-06-15"}, {"date": "2021-06-16"}]
+
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(calls=CALLS, data=st.data())
+def test_a_copied_placeholder_call_is_a_malformed_call_not_the_answer(kernel, calls, data):
+    """A reply of calls where some argument is the example's ``<name>`` placeholder (``[lookup(artist=<artist>)]``,
+    written by the 0.5B model though the request said the artist): each such call is a malformed call naming the
+    placeholder and saying to write the request's values (it was the agent's final answer, raw), the others run."""
+    from zagent.plugins.parsers.pycall import render
+
+    fmt = kernel.parser("pycall")
+    held = data.draw(st.lists(st.booleans(), min_size=len(calls), max_size=len(calls)).filter(any))
+    parts = []
+    for call, hold in zip(calls, held):
+        text = render([call])[1:-1]
+        parts.append(text[:-1] + (", " if call.arguments else "") + "zz_arg=<zz_arg>)" if hold else text)
+    found = fmt.extract("[" + ", ".join(parts) + "]")
+    assert [(c.name, c.arguments) for c in found.calls] == [
+        (c.name, c.arguments) for c, hold in zip(calls, held) if not hold]
+    assert [e.name for e in found.errors] == [c.name for c, hold in zip(calls, held) if hold]
+    assert all("zz_arg=<zz_arg>" in e.raw and "placeholders" in e.message for e in found.errors)
+    assert found.text == ""
+
+
+def test_a_copied_placeholder_call_gets_feedback_and_a_second_try():
+    """In a ReAct loop the copied example is told to the model, which then calls with the request's value; the
+    raw placeholder call is never the run's answer."""
+    import asyncio
+
+    from zagent import Kernel, Tool
+
+    kernel = Kernel(plugins=["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions",
+                             "zagent.plugins.react"], entry_points=False)
+    kernel.add_tool(Tool(name="lookup", description="Find music.", handler=lambda **kw: "found",
+                         parameters={"type": "object", "properties": {"artist": {"type": "string"}}}))
+    replies = ["[lookup(artist=<artist>)]", "[lookup(artist='Imagine Dragons')]", "Found it."]
+    agent = kernel.agent({"type": "react", "name": "b", "tools": ["lookup"], "max_iterations": 3,
+                          "llm": "scripted:b", "llm_config": {"replies": replies, "profile": {
+                              "native_tools": False, "tool_format": "pycall"}}})
+    try:
+        result = asyncio.run(agent.loop().arun("play imagine dragons"))
+    finally:
+        kernel.close()
+    assert result.content == "Found it."
+    assert [(s.tool, s.parameters) for s in result.steps if s.action == "use_tool" and s.tool] == [
+        ("lookup", {"artist": "Imagine Dragons"})]
+    assert any(s.is_error and "placeholders" in str(s.result) for s in result.steps)

@@ -13,7 +13,9 @@ from typing import Any, Callable
 
 from zagent import mask_userinfo
 
-_ESCAPES: dict[int, str] = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if c not in (0x09, 0x0A)}
+_ESCAPES: dict[int, str] = {c: f"\\x{c:02x}" for c in range(0x20) if c not in (0x09, 0x0A)}
+# DEL and C1 (``\x9b`` is CSI in one byte) as ``\u009b``: JSON encoders leave them raw, and ``\x9b`` is no JSON escape
+_ESCAPES.update({c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)})
 _ESCAPES.update({c: f"\\u{c:04x}" for c in [0x061C, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F),
                                             *range(0x2066, 0x206A)]})
 # Invisible format characters that hide text from the reader while a model still reads it: zero-width space and

@@ -71,14 +71,14 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started
     offered = ctx.offered_tools
     if offered is not None and call.name not in offered:
         why = (f"tool {call.name[:200]!r} was not offered to this agent; call only the tools offered this turn "
-               f"(offered: {', '.join(sorted(offered)) or 'none'})")
+               f"(offered: {_listed(sorted(offered))})")
         return call, _failed(call, "blocked", f"the call was blocked: {why}", started, error=why)
     tool = kernel.registries["tools"].get(call.name)
     if tool is None and kernel.pending_tools and await kernel.pending_tools.await_(call.name):
         tool = kernel.registries["tools"].get(call.name)  # a source (an MCP server) finished connecting
     if tool is None:
-        names = ", ".join(kernel.registries["tools"]) or "none"
-        return call, _failed(call, "error", f"unknown tool {call.name!r}; available tools: {names}", started)
+        names = _listed(list(kernel.registries["tools"]))
+        return call, _failed(call, "error", f"unknown tool {call.name[:200]!r}; available tools: {names}", started)
     if tool.available is not None and not tool.is_available():
         return call, _failed(call, "error", f"tool {call.name!r} is not available right now (its availability "
                                             "check is false); use another tool or answer without it", started)
@@ -103,6 +103,12 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started
             except ArgumentsError as exc:
                 return call, _failed(call, "error", f"a rail rewrote the arguments into invalid ones: {exc}", started)
     return call, await _execute(kernel, tool, call, kwargs, ctx, started)
+
+
+def _listed(names: list[str], most: int = 40) -> str:
+    """``names`` joined, at most ``most`` of them: 64 blocked calls of a reply must not each list 1,000 tools."""
+    shown = ", ".join(n[:200] for n in names[:most]) or "none"
+    return shown if len(names) <= most else f"{shown}, ... and {len(names) - most} more"
 
 
 def _asks_humans(kernel: "Kernel") -> bool:

@@ -125,20 +125,63 @@ def _delimited(body: Any, fold: bool) -> bool:
 
 
 def _overlap(a: Any, b: Any, fold: bool) -> bool:
-    """Whether two single-character items can match one character (``fold``: in either case; checked on the
-    first 12,288 code points, where delimiters live)."""
+    """Whether two single-character items can match one character (``fold``: in any case): checked on the first
+    12,288 code points and on each end of the ranges and literals of either (and the characters next to them:
+    ``[０-１]`` ending rounds of ``[０-９]+`` overlaps at ``０``, ``[^x-z]`` and ``[a-z]`` next to ``x``)."""
     c = _constants()
-    if a[0] == c.LITERAL:  # the common delimiter: one character (and its other case)
-        ch = chr(a[1])
-        return _member(b, ch, fold) or (fold and len(ch.swapcase()) == 1 and _member(b, ch.swapcase(), fold))
-    return any(_member(a, ch, fold) and _member(b, ch, fold) for ch in map(chr, range(0x3000)))
+    if a[0] == c.LITERAL:  # the common delimiter: one character (and the characters it matches ignoring case)
+        return _member(b, chr(a[1]), fold)
+    points = {p for item in (a, b) for q in _bounds(item) for p in (q - 1, q, q + 1) if 0x3000 <= p < 0x110000}
+    return any(_member(a, ch, fold) and _member(b, ch, fold) for ch in map(chr, [*range(0x3000), *sorted(points)]))
+
+
+def _bounds(item: Any) -> list[int]:
+    """The code points that begin or end what ``item`` matches or excludes (its literals, its ranges' ends)."""
+    c = _constants()
+    op, av = item
+    if op in (c.LITERAL, c.NOT_LITERAL):
+        return [av]
+    if op == c.RANGE:
+        return list(av)
+    if op == c.IN:
+        return [q for x in av for q in _bounds(x)]
+    return []
 
 
 def _member(item: Any, ch: str, fold: bool) -> bool:
-    if _matches(item, ch):
-        return True
-    other = ch.swapcase() if fold else ch
-    return other != ch and len(other) == 1 and _matches(item, other)
+    """Whether ``item`` matches ``ch`` (``fold``: or a character ``re.IGNORECASE`` takes for it: ``ſ`` for ``s``)."""
+    return any(_matches(item, x) for x in (_folds(ch) if fold else (ch,)))
+
+
+@lru_cache(maxsize=4096)
+def _folds(ch: str) -> tuple[str, ...]:
+    """``ch`` and the characters ``re.IGNORECASE`` matches it with: its other cases and the extra ones of
+    ``re._casefix`` (``s``/``S``/``ſ``, ``k``/``K``/the Kelvin sign, ``µ``/``μ``...)."""
+    low = ch.lower() if len(ch.lower()) == 1 else ch
+    found = {ch, low, *_lowered_from().get(low, ())}
+    found.update(chr(x) for x in _extra_cases().get(ord(low), ()))
+    found.update(u for u in [x.upper() for x in found] if len(u) == 1)
+    return tuple(sorted(found))
+
+
+@lru_cache(maxsize=1)
+def _lowered_from() -> dict[str, tuple[str, ...]]:
+    """Characters whose lower case is another letter's (the Kelvin sign's is ``k``, the Ohm sign's ``ω``), by it."""
+    found: dict[str, list[str]] = {}
+    for ch in map(chr, range(0x10000)):  # the BMP: about 0.1 s, once, for a spec pattern ignoring case
+        low = ch.lower()
+        if low != ch and len(low) == 1 and low.upper() != ch:
+            found.setdefault(low, []).append(ch)
+    return {low: tuple(chars) for low, chars in found.items()}
+
+
+@lru_cache(maxsize=1)
+def _extra_cases() -> dict[int, tuple[int, ...]]:
+    try:
+        from re._casefix import _EXTRA_CASES  # type: ignore[import-not-found, unused-ignore]  # Python 3.11+
+    except ImportError:  # pragma: no cover - 3.10: the pairs that matter most
+        return {105: (305,), 115: (383,), 107: (8490,), 181: (956,), 229: (8491,), 946: (976,), 952: (977, 1012)}
+    return dict(_EXTRA_CASES)
 
 
 def _matches(item: Any, ch: str) -> bool:

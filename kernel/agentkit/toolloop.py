@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterator, Optional, 
 
 import msgspec
 
+from .._runs.stash import StashKey
 from .._trust.limits import bound_calls
 from .callcap import cap_calls, reply_limit
 from .argtypes import coerce
 from .grounding import conversation_text, ground_calls
-from .._model.replies import unique_call_ids
+from .._model.replies import new_call_id, unique_call_ids
 from ..contracts import TextToolFormat
 from ..types import Completion, Message, ToolCall, ToolResult, ToolSpec
 
@@ -28,8 +29,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .._model.llm import LLM
     from ..types import LLMRequest
 
-__all__ = ["NUDGE", "Offer", "PromptTools", "ToolLoop", "ToolTurn", "call_key", "check_tool_format", "results_messages", "scoped",
-           "text_call_fallback"]
+__all__ = ["NUDGE", "Offer", "PromptTools", "ToolLoop", "ToolTurn", "call_key", "check_tool_format", "fresh_call_ids",
+           "results_messages", "scoped", "text_call_fallback"]
 
 NUDGE = ("Your last reply had neither a tool call nor an answer. "
          "Call a tool if you still need one, or give the final answer now.")
@@ -259,12 +260,12 @@ class ToolLoop:
         completion = await (ask or llm.asend)(request, ctx)
         limit = reply_limit(llm.profile.max_tool_calls_per_reply, ctx)
         extra = {"max_calls": limit} if limit != llm.profile.max_tool_calls_per_reply else {}  # rails lowered it
-        turn = self.read(llm, offer, completion.message, messages, **extra)
+        turn = self.read(llm, offer, completion.message, messages, **extra, ctx=ctx)
         turn.completion = completion
         return turn
 
     def read(self, llm: "LLM", offer: Offer, reply: Message, history: Sequence[Message] = (),
-             max_calls: Optional[int] = None) -> ToolTurn:
+             max_calls: Optional[int] = None, ctx: Optional["RunContext[Any]"] = None) -> ToolTurn:
         """The calls, malformed-call errors and text of ``reply`` under ``offer`` (``history``: the
         conversation before it, so a restated call is not run again by the native-mode text fallback).
         Past ``max_calls`` (default: the profile's ``max_tool_calls_per_reply``) calls are refused (``callcap``)."""
@@ -274,7 +275,7 @@ class ToolLoop:
             calls, errors, text = prompt_tools.extract(reply.content or "")
             reply, calls = cap_calls(reply, calls, limit)
             calls = _grounded(llm.profile.ground_arguments or "schema", calls, offer, history)
-            return ToolTurn(reply, unique_call_ids(calls), errors, text)
+            return ToolTurn(reply, fresh_call_ids(calls, history, ctx), errors, text)
         from_text = False
         if offer.specs and not reply.tool_calls and llm.profile.text_tool_fallback:
             reply = text_call_fallback(self.format, reply, offer.specs, history)
@@ -288,7 +289,7 @@ class ToolLoop:
         level = llm.profile.ground_arguments or ("schema" if from_text else "off")
         if level != "off":
             reply = msgspec.structs.replace(reply, tool_calls=_grounded(level, list(reply.tool_calls), offer, history))
-        calls = unique_call_ids(list(reply.tool_calls))  # each result must find its own call
+        calls = fresh_call_ids(list(reply.tool_calls), history, ctx)  # each result must find its own call
         if any(a is not b for a, b in zip(calls, reply.tool_calls)):
             reply = msgspec.structs.replace(reply, tool_calls=calls)
         return ToolTurn(reply, calls, [], reply.content or "")
@@ -301,6 +302,38 @@ class ToolLoop:
             return []
         results: list[ToolResult] = await self.kernel.arun_tools(calls, ctx, max_concurrency=max_concurrency)
         return results
+
+
+def fresh_call_ids(calls: list[ToolCall], history: Sequence[Message],
+                   ctx: Optional["RunContext[Any]"] = None) -> list[ToolCall]:
+    """``unique_call_ids(calls)`` with each id used before replaced by a fresh one: one of ``history`` (a small
+    model copying its last id, a server numbering ids per reply) or of another conversation of ``ctx``'s run
+    (``RUN_CALL_IDS``), so no two calls of a run share a ``ctx.idempotency_key`` or a result."""
+    calls = unique_call_ids(calls)
+    if not calls:
+        return calls
+    given: set[str] = ctx.shared.get_or_create(RUN_CALL_IDS, set) if ctx is not None else set()
+    used = given | _conversation_ids(history) if history else given
+    if any(c.id in used for c in calls):
+        calls = [msgspec.structs.replace(c, id=new_call_id()) if c.id in used else c for c in calls]
+    given.update(c.id for c in calls)
+    return calls
+
+
+def _conversation_ids(history: Sequence[Message]) -> set[str]:
+    """The ids of the calls made in ``history``: native calls, and prompt mode's result blocks."""
+    ids: set[str] = set()
+    for m in history:
+        if m.tool_calls:
+            ids.update(c.id for c in m.tool_calls)
+        elif m.role == "user" and m.content and "<tool_result " in m.content:
+            ids.update(html.unescape(i) for i in _RESULT_ID.findall(m.content))
+    return ids
+
+
+#: in a run's ``ctx.shared``: the ids its agents' calls were given (a reused one is replaced: ``fresh_call_ids``)
+RUN_CALL_IDS: StashKey[set[str]] = StashKey("zagent.run_call_ids")
+_RESULT_ID = re.compile(r'<tool_result name="[^"]*" id="([^"]*)"')
 
 
 def _grounded(level: str, calls: list[ToolCall], offer: Offer, history: Sequence[Message]) -> list[ToolCall]:

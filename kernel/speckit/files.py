@@ -96,6 +96,9 @@ def _load_yaml(p: str, raw: bytes) -> Any:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         context = getattr(exc, "context", None)
         raise ConfigError(f"{p}{where}: not valid YAML: {problem}" + (f" ({context})" if context else "")) from None
+    except (ValueError, OverflowError) as exc:  # a value YAML reads but Python cannot hold: 5,000 digits, 2021-13-45
+        raise ConfigError(f"{p}: not a usable YAML value ({type(exc).__name__}: {str(exc)[:200]}); a spec's numbers "
+                          "and dates must be ordinary ones (quote the text if it is text)") from None
 
 
 def _json_position(raw: bytes, message: str) -> str:

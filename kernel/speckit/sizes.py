@@ -1,6 +1,7 @@
 """The *size* class of spec values (docs/security.md, 13): ``check_sizes`` refuses a count of ``SPEC_SIZES`` or
-``SPEC_NUMBERS`` out of its range (``None`` stays allowed), ``check_llm_options`` an untrusted spec's model option
-out of ``LLM_NUMBERS`` (a ``null`` timeout too) or its ``prices``; each a ``ConfigError`` naming the key and range.
+``SPEC_NUMBERS`` out of its range (``None`` stays allowed) and a list longer than ``SPEC_LENGTHS``;
+``check_llm_options`` an untrusted spec's model option out of ``LLM_NUMBERS`` (a ``null`` timeout too) or its
+``prices``; each a ``ConfigError`` naming the key and range.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from typing import Any, Optional
 from ..errors import ConfigError
 from .rails import whole_number
 
-__all__ = ["APP_ONLY_OPTIONS", "LLM_NUMBERS", "SPEC_NUMBERS", "SPEC_SIZES", "check_llm_options", "check_sizes",
-           "number_problem", "size_problem", "whole_number"]
+__all__ = ["APP_ONLY_OPTIONS", "LLM_NUMBERS", "SPEC_LENGTHS", "SPEC_NUMBERS", "SPEC_SIZES", "check_llm_options",
+           "check_sizes", "number_problem", "size_problem", "whole_number"]
 
 #: spec key -> (lowest, highest) whole number it may be
 SPEC_SIZES: dict[str, tuple[int, int]] = {
@@ -80,6 +81,9 @@ LLM_NUMBERS: dict[str, tuple[float, float, bool, bool]] = {
 #: llm_config keys only the app sets (Python code, a trusted spec): the reported and budgeted cost is the app's
 APP_ONLY_OPTIONS = ("prices",)
 
+#: spec key -> the most entries its list may hold: each entry is an agent built, a tool sent with every request or
+#: a node run (a model call the user pays for); a 64 MiB spec could list hundreds of thousands
+SPEC_LENGTHS: dict[str, int] = {"agents": 1000, "tools": 1000, "handoffs": 100, "nodes": 1000, "edges": 10_000}
 #: the longest ``name`` a spec may give anything (an agent, a field, a node, a tool it names): names are
 #: printed, logged, put in prompts and in file names, so a 100k-character one is refused at load
 MAX_NAME = 256
@@ -165,6 +169,11 @@ def check_sizes(spec: Any, what: str) -> None:
             if key == "name" and isinstance(value, str) and len(value) > MAX_NAME:
                 raise ConfigError(f"{what}: {where}name is {len(value):,} characters long, more than {MAX_NAME}; "
                                   "give it a shorter name (names are printed, logged and sent in prompts)")
+            if key in SPEC_LENGTHS and isinstance(value, list) and len(value) > SPEC_LENGTHS[key]:
+                name = spec.get("name") if isinstance(spec, dict) else getattr(spec, "name", None)
+                raise ConfigError(f"{what} {name!r}: {where}{key} lists {len(value):,} entries, more than "
+                                  f"{SPEC_LENGTHS[key]:,}; a spec's counts are bounded (each is built, sent or run "
+                                  "at your cost): split it into smaller specs, or build it in Python code")
             if key in SPEC_SIZES or key in SPEC_NUMBERS:
                 problem = size_problem(key, value) if key in SPEC_SIZES else \
                     number_problem(key, value, *SPEC_NUMBERS[key], False, True)

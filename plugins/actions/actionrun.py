@@ -61,8 +61,9 @@ class ActionRun:
     tool_results: list[ToolResult] = attrs.field(factory=list)
     succeeded: set[tuple[str, str]] = attrs.field(factory=set)
     """Calls (``call_key``) that ran successfully in this run."""
-    calls: dict[str, ToolCall] = attrs.field(factory=dict)
-    """The calls run, by id (the format turn's recap names them)."""
+    calls: dict[int, ToolCall] = attrs.field(factory=dict)
+    """The calls run, by their result's place in ``tool_results`` (the format turn's recap names them; a model's
+    id may repeat across steps)."""
     usage: Usage = attrs.field(factory=Usage)
 
     async def loop(self, prompt: str) -> ActionOutput:
@@ -83,7 +84,7 @@ class ActionRun:
                 request = llm.request(self.messages, tools=offer.request_tools, response_format=self.response_format,
                                       output_spec=output_spec, **(bound(llm, TOOL) if self.format_due else {}))
                 completion = await llm.asend(request, self.ctx)
-                turn = core.read(llm, offer, completion.message, self.messages)
+                turn = core.read(llm, offer, completion.message, self.messages, ctx=self.ctx)  # ids unique in the run
                 turn.completion = completion
                 self.usage = self.usage + completion.usage
                 self.messages.append(turn.reply)
@@ -98,7 +99,8 @@ class ActionRun:
                             lambda calls: core.run_tools(calls, ctx, action.max_tool_call_concurrency))
                     self.tool_results.extend(results)
                     if self.format_due:  # what the format turn needs (the recap, restated calls)
-                        self.calls.update((c.id, c) for c in turn.calls)
+                        first = len(self.tool_results) - len(results)
+                        self.calls.update((first + i, c) for i, c in enumerate(turn.calls))
                         self.succeeded.update(call_key(c) for c, r in zip(turn.calls, results) if r.state == "success")
                     self.messages.extend(self.offer.results_messages(results, turn.errors))
                     if phase_over and step < action.max_steps:
@@ -139,7 +141,8 @@ class ActionRun:
         """The user turn asking for the final answer in the output format once the tool phase is over:
         the request, what the tools returned (bounded), then ``FORMAT_TURN``."""
         parts = [f"The request:\n{self.prompt}"]
-        recap = _recap(self.calls, self.tool_results[-RECAP_RESULTS:])
+        first = max(0, len(self.tool_results) - RECAP_RESULTS)
+        recap = _recap([(self.calls.get(i), r) for i, r in enumerate(self.tool_results[first:], first)])
         if recap:
             parts.append(f"What the tools returned:\n{recap}")
         parts.append(self.action._format_turn)
@@ -161,13 +164,12 @@ class ActionRun:
         return zfields.convert(values, action.output_spec, raw=text)
 
 
-def _recap(calls: dict[str, ToolCall], results: Sequence[ToolResult]) -> str:
-    """One line per tool result: its call (name and arguments) and what it returned."""
+def _recap(results: Sequence[tuple[Optional[ToolCall], ToolResult]]) -> str:
+    """One line per ``(call, result)``: the call (name and arguments) and what it returned."""
     if not results:
         return ""
     lines = []
-    for r in results:
-        call = calls.get(r.call_id)
+    for call, r in results:
         args = "" if call is None else _clip(msgspec.json.encode(call.arguments).decode())
         outcome = "returned" if r.state == "success" else f"failed ({r.state}):"
         lines.append(f"- {r.name}({args}) {outcome} {_clip(r.content or '')}")

@@ -104,17 +104,20 @@ class _Progress:
         self.steps: dict[Any, int] = {}  # step_end events per agent: numbers a failed step's end event lacks
 
     def zagent_event(self, event: Any) -> None:
+        from zagent.plugins.cliterminal import printable  # a model-chosen tool name may hold a line break: one line
+
         d = event.data
         if event.type == "step_end":
             self.steps[event.agent] = seen = self.steps.get(event.agent, 0) + 1
             tools = d.get("tools")
-            what = f"tools: {', '.join(tools)}" if tools else ("answered" if d.get("answered") else "no answer yet")
+            what = f"tools: {', '.join(map(str, tools))}" if tools else (
+                "answered" if d.get("answered") else "no answer yet")
             step = f"step {d['step'] if d.get('step') is not None else seen}"
             if d.get("outcome") == "error" and not tools:
                 what = "failed"
-            print(f"[{event.agent}] {step}: {what}", file=sys.stderr)
+            print(printable(f"[{event.agent}] {step}: {what}", layout=False), file=sys.stderr)
         elif event.type == "tool_end":
-            print(f"[{event.agent}]   {d.get('tool')} -> {d.get('state')}", file=sys.stderr)
+            print(printable(f"[{event.agent}]   {d.get('tool')} -> {d.get('state')}", layout=False), file=sys.stderr)
 
 
 def _require_all(agent: Any, inputs: dict[str, Any]) -> None:

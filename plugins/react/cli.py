@@ -40,11 +40,13 @@ def add_commands(cli: "CommandGroup") -> None:
 
 class _Printer:
     def zagent_event(self, event: Any) -> None:
+        from zagent.plugins.cliterminal import printable  # a model-chosen tool name may hold a line break: one line
+
         d = event.data
         if event.type == "tool_start":
-            print(f"  → {d.get('tool')}", file=sys.stderr, flush=True)
+            print(f"  → {printable(d.get('tool'), layout=False)}", file=sys.stderr, flush=True)
         elif event.type == "tool_end":
-            print(f"  ← {d.get('tool')}: {d.get('state')}", file=sys.stderr, flush=True)
+            print(f"  ← {printable(d.get('tool'), layout=False)}: {d.get('state')}", file=sys.stderr, flush=True)
         elif event.type == "paused":
             print("  (paused)", file=sys.stderr, flush=True)
 

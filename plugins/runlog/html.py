@@ -1,12 +1,13 @@
 """``render_html``: one self-contained HTML page drawing a run as a timeline (``zagent logs show --html``;
 docs/observability.md): a row and a bar per span, errors in red, model and tool calls opening to their content. No
-script and nothing from the network (inline CSS only); all text from the run is HTML-escaped.
+script and nothing from the network (inline CSS only); all text from the run is HTML-escaped, its control, bidi
+and invisible characters shown as escapes.
 """
 
 from __future__ import annotations
 
 import datetime
-from html import escape
+import html
 from typing import Any
 
 from .tree import children_of
@@ -79,6 +80,14 @@ def render_html(rows: list[dict[str, Any]]) -> str:
         f"<div class='axis'>{''.join(f'<span>{_seconds(total * i / 4)}</span>' for i in range(5))}</div>",
         "<div class='timeline'>", *body, "</div></body></html>\n",
     ])
+
+
+def escape(text: str, quote: bool = True) -> str:
+    """``text`` HTML-escaped, its control, bidi and invisible characters shown as escapes first (``printable``): an
+    override must not reorder, nor a tag character hide, what the reviewer reads (docs/security.md, 5d)."""
+    from zagent.plugins.cliterminal import printable
+
+    return html.escape(printable(text), quote=quote)
 
 
 def _speakers(ordered: list[tuple[dict[str, Any], int]]) -> dict[str, str]:

@@ -226,8 +226,10 @@ class ProgressPrinter:
             line = _STEPS.get(d.get("step"), "  {step}").format(**d)
         elif event.type == "generation_retry":
             line = f"  ~ {d.get('step')}: attempt {d.get('attempt')} failed, retrying in {d.get('delay')} s: {d.get('error')}"
-        if line:
-            print(line, file=sys.stderr, flush=True)
+        if line:  # one line: a node's error may quote a model's reply, whose line breaks could fake progress lines
+            from zagent.plugins.cliterminal import printable
+
+            print(printable(line, layout=False), file=sys.stderr, flush=True)
 
 
 def _question(question: Any) -> str:

@@ -203,9 +203,9 @@ def reads(monkeypatch):
     seen = []
     original = ToolLoop.read
 
-    def spy(self, llm, offer, reply, history=()):
+    def spy(self, llm, offer, reply, history=(), **options):
         seen.append(offer)
-        return original(self, llm, offer, reply, history)
+        return original(self, llm, offer, reply, history, **options)
 
     monkeypatch.setattr(ToolLoop, "read", spy)
     return seen

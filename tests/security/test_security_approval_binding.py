@@ -54,13 +54,13 @@ def run_paused_then_approved(k, approver, replies):
 
 
 def test_a_reused_call_id_with_other_arguments_is_asked_again():
-    """Approved: danger('/tmp/scratch.txt') as c1. The model's next danger('/home/user'), also c1, is a new call:
-    the approver is asked again and its no blocks it."""
+    """Approved: danger('/tmp/scratch.txt') as c1. The model's next danger('/home/user'), also c1, is a new call
+    (given a fresh id, ``toolloop.fresh_call_ids``): the approver is asked again and its no blocks it."""
     k = danger_kernel()
     approver = Approver()
     result = run_paused_then_approved(k, approver, [call("/tmp/scratch.txt"), call("/home/user"), "done"])
     assert k.ran == ["/tmp/scratch.txt"]
-    assert approver.asked[-1] == ("c1", {"path": "/home/user"})
+    assert approver.asked[-1][1] == {"path": "/home/user"} and approver.asked[-1][0] != "c1"
     assert [s.is_blocked for s in result.steps if s.tool] == [False, True]
     k.close()
 
@@ -104,8 +104,8 @@ def test_an_approval_given_for_another_id_does_not_cover_the_call():
 
 
 def test_a_reused_id_pauses_the_run_again_and_the_old_approval_does_not_cover_it():
-    """With an approver that always answers "later", the reused id c1 (other arguments) pauses the run a second
-    time; approving nothing and declining it, the dangerous call never runs."""
+    """With an approver that always answers "later", the reused id c1 (other arguments, given a fresh id) pauses
+    the run a second time; the old approval does not cover it, and declining it, the dangerous call never runs."""
     k = danger_kernel()
     pauses = []
     loop = ReActLoop(kernel=k, llm=k.llm("scripted:twice", replies=[call("/tmp/scratch.txt"), call("/home/user"),
@@ -119,11 +119,13 @@ def test_a_reused_id_pauses_the_run_again_and_the_old_approval_does_not_cover_it
         loop.resume(approve=["c1"])
         while not (loop.status == "paused" and k.ran):
             await asyncio.sleep(0.005)
-        pauses.append((list(loop.state.awaiting_approval), loop.state.pending[0].arguments))
-        loop.resume(deny=["c1"])
+        second = list(loop.state.awaiting_approval)
+        pauses.append((second, loop.state.pending[0].arguments))
+        loop.resume(deny=second)
         return await task
 
     result = asyncio.run(go())
-    assert pauses == [["c1"], (["c1"], {"path": "/home/user"})]
+    assert pauses[0] == ["c1"] and pauses[1][1] == {"path": "/home/user"}
+    assert len(pauses[1][0]) == 1 and pauses[1][0] != ["c1"]
     assert k.ran == ["/tmp/scratch.txt"] and result.content == "done"
     k.close()

@@ -53,6 +53,7 @@ class HttpClient(LoopClients, HttpErrors):
     _request_headers: Optional[dict[str, str]] = attrs.field(default=None, init=False)
     _mod: Any = attrs.field(default=None, init=False)
     _prefix: str = attrs.field(default="", init=False)
+    _query: str = attrs.field(default="", init=False)
     _masker: Optional["Masker"] = attrs.field(default=None, init=False)
     _timers: dict[Any, Deadlines] = attrs.field(factory=dict, init=False)
     _urls: dict[tuple[int, str], Any] = attrs.field(factory=dict, init=False)
@@ -71,10 +72,18 @@ class HttpClient(LoopClients, HttpErrors):
         headers = dict(options.pop("headers", None) or {})
         config = HttpConfig.from_options(options)
         own_base = str(getattr(client, "base_url", "") or "") if client is not None else ""
-        http = cls(provider=provider, base_url=(own_base or base_url).rstrip("/"), config=config, headers=headers,
+        root, query = (own_base, "") if own_base else _split_query(base_url)
+        if query:  # ``?api-version=...``/``?key=...``: sent after each path (appended, it would swallow them)
+            fields["secrets"] = (*fields.get("secrets", ()), *_secret_values(query))
+        http = cls(provider=provider, base_url=root.rstrip("/"), config=config, headers=headers,
                    user_client=client, client_factory=factory, http_module=module, **fields)
         http._prefix = "" if client is None or own_base else http.base_url
+        http._query = query
         return http
+
+    def endpoint(self, path: str) -> str:
+        """The absolute URL of ``path`` under ``base_url``, with the query ``base_url`` was given."""
+        return f"{self.base_url}{path}?{self._query}" if self._query else self.base_url + path
 
     # -- sending ----------------------------------------------------------------
 
@@ -196,6 +205,8 @@ class HttpClient(LoopClients, HttpErrors):
         is. So the merged URL, as the client itself computes it (``build_request(...).url``), is kept per
         client and path; a client with query ``params`` of its own is left to merge them each time."""
         full = self._prefix + path if self._prefix else path  # a user's client without base_url: absolute
+        if self._query:
+            full = f"{full}?{self._query}"
         if getattr(client, "params", None):
             return full
         url = client.build_request("POST", full).url
@@ -264,3 +275,18 @@ def _announced_over(response: Any, limit: int) -> Optional[int]:
     if length is not None and length.isdigit() and int(length) > limit:
         return int(length)
     return None
+
+
+def _split_query(url: str) -> tuple[str, str]:
+    """``url`` without its query (and fragment), and the query."""
+    root, _, rest = url.partition("?")
+    return root, rest.partition("#")[0]
+
+
+def _secret_values(query: str) -> list[str]:
+    """The values of the query's parameters named like a secret (``key``, ``api_key``, ``token``...)."""
+    from urllib.parse import parse_qsl
+
+    from .._trust.secrets import looks_secret_param
+
+    return [v for k, v in parse_qsl(query) if v and looks_secret_param(k)]

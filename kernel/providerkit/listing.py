@@ -38,7 +38,7 @@ async def get_json(http: Any, path: str, *, timeout: float = 5.0) -> Any:
 async def _get_json(http: Any, path: str, timeout: float) -> Any:
     client = http.client()
     try:
-        request = client.build_request("GET", http.base_url + path, headers=http.request_headers(), timeout=timeout)
+        request = client.build_request("GET", http.endpoint(path), headers=http.request_headers(), timeout=timeout)
         response = await client.send(request, stream=True, follow_redirects=False)
     except Exception as exc:
         error = http.transport_error(exc, 1)

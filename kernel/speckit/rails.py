@@ -71,7 +71,8 @@ USER_DATA_SWITCHES = {"skills": "the user's skills folder (its skills go into th
 
 def check_user_data_switches(agent_config: Any, config: Any, name: str) -> None:
     """``ConfigError`` when an untrusted spec (``current_trust()`` not ``everything``) turns on a
-    ``USER_DATA_SWITCHES`` key that the kernel's config does not set itself."""
+    ``USER_DATA_SWITCHES`` key that the kernel's config does not set itself, or skill curation (a write into the
+    skills folder) that the kernel's ``skills.curate_after_run`` does not allow."""
     from .trust import current_trust
 
     if not isinstance(agent_config, dict) or current_trust().everything:
@@ -81,3 +82,9 @@ def check_user_data_switches(agent_config: Any, config: Any, name: str) -> None:
             raise ConfigError(f"agent {name!r}: agent_config.{key} turns on {what}, which an untrusted spec may not "
                               f"do; the app enables it with Kernel(config={{{key!r}: {{...}}}}), or trust the spec "
                               f"(trust=True, or --trust on the command line)")
+    skills = agent_config.get("skills")
+    if isinstance(skills, dict) and skills.get("curate") and not ((config or {}).get("skills") or {}).get(
+            "curate_after_run"):
+        raise ConfigError(f"agent {name!r}: agent_config.skills.curate writes skills learnt from this agent's runs "
+                          "into the user's skills folder, which an untrusted spec may not turn on; the app enables "
+                          "it with Kernel(config={'skills': {'curate_after_run': True, ...}}), or trust the spec")

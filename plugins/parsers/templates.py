@@ -25,7 +25,8 @@ TITLES = {
 #: sections a caller may fill at render time (``render(inputs, {"context": ...})``)
 RENDER_SECTIONS = ("history", "context", "tools", "output_format")
 _TOKEN = re.compile(r"\{\{([A-Za-z_]\w*)\}\}|\{([A-Za-z_]\w*)\}")
-_Part = Union[str, tuple[str]]  # a literal string, or (placeholder name,)
+_Part = Union[str, tuple[str], tuple[str, str]]  # a literal string, or (placeholder name,) / (name, wrapping tag)
+_OPEN_TAG = re.compile(r"<([A-Za-z][\w-]*)>$")
 _MISSING = object()
 
 
@@ -62,14 +63,34 @@ class Text:
                 parts.append(text[pos:m.end()])
             pos = m.end()
         parts.append(text[pos:])
-        self.parts = _merge(parts)
+        self.parts = _wrapped(_merge(parts))
         self.names = frozenset(p[0] for p in self.parts if isinstance(p, tuple))
         self.static = "".join(p for p in self.parts if isinstance(p, str)) if not self.names else None  # all str then
 
     def render(self, values: Mapping[str, str]) -> str:
         if self.static is not None:
             return self.static
-        return "".join(p if isinstance(p, str) else values[p[0]] for p in self.parts)
+        return "".join(p if isinstance(p, str) else values[p[0]] if len(p) == 1 else _inert(values[p[0]], p[1])
+                       for p in self.parts)
+
+
+def _wrapped(parts: list[_Part]) -> list[_Part]:
+    """A placeholder written ``<tag>{name}</tag>`` becomes ``(name, tag)``: its value cannot close the tag."""
+    for i, p in enumerate(parts):
+        if isinstance(p, tuple) and 0 < i < len(parts) - 1:
+            before, after = parts[i - 1], parts[i + 1]
+            m = _OPEN_TAG.search(before) if isinstance(before, str) and isinstance(after, str) else None
+            if m is not None and isinstance(after, str) and after.startswith(f"</{m.group(1)}>"):
+                parts[i] = (p[0], m.group(1))
+    return parts
+
+
+def _inert(value: str, tag: str) -> str:
+    """``value`` with each ``<tag>``/``</tag>`` of its own written ``&lt;tag>``: an input (an earlier step's model
+    output, a tool result) stays inside the tag the prompt put it in, never closing it to add text of its own."""
+    if "<" not in value:
+        return value
+    return re.sub(r"<(?=\s*/?\s*" + re.escape(tag) + r"\b)", "&lt;", value, flags=re.I)
 
 
 def _merge(parts: list[_Part]) -> list[_Part]:

@@ -41,12 +41,15 @@ def parse(text: str, origin: str = "<skill>") -> dict[str, Any]:
     """The header fields and ``instructions`` of a skill file, as a dict ready for ``Skill``."""
     if not text.startswith("---"):
         raise ConfigError(f"{origin}: a skill file starts with a '---' header line")
-    lines = text.splitlines()
+    # only "\n" ends a line (text mode's): a value holding U+2028 or U+0085 stays one value, never a forged
+    # header key or an early end of the header (str.splitlines would break there)
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     try:
-        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+        end = next(i for i in range(1, len(lines)) if lines[i].strip(" \t") == "---")
     except StopIteration:
         raise ConfigError(f"{origin}: the header has no closing '---' line") from None
     fields: dict[str, Any] = {}
+    ignored: list[str] = []
     for number, line in enumerate(lines[1:end], 2):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -55,6 +58,14 @@ def parse(text: str, origin: str = "<skill>") -> dict[str, Any]:
             raise ConfigError(f"{origin}:{number}: expected 'key: value', got {line!r}")
         if key.strip() in HEADER_KEYS:
             fields[key.strip()] = _decode(raw.strip())
+        else:
+            ignored.append(key.strip())
+    if ignored:  # said, not dropped quietly: a file claiming tools, a model or approvals gets none of them
+        from zagent.agentkit.runs import log
+
+        log.warning("skills: %s: header key(s) %s ignored; a skill file sets only %s (its text is data: it never "
+                    "sets tools, models, approvals or other policy)", origin, ", ".join(map(repr, ignored[:10])),
+                    ", ".join(HEADER_KEYS))
     fields["instructions"] = "\n".join(lines[end + 1:]).strip()
     return fields
 

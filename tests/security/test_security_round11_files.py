@@ -360,3 +360,19 @@ def test_a_planted_backup_name_is_not_written_through(tmp_path):
     assert os.listdir(outside) == []
     assert not os.path.islink(folder / "greet.v1.md") and "a person's line" in (folder / "greet.v1.md").read_text()
     registry.close()
+
+
+def test_an_untrusted_spec_may_not_turn_on_curation_the_app_did_not(tmp_path, monkeypatch):
+    """On a kernel whose app enabled skills but not ``curate_after_run``, an untrusted agent file's
+    ``agent_config.skills.curate: true`` (writing skills learnt from its runs into the user's folder) is a
+    ConfigError naming the setting; with ``curate_after_run`` in the kernel's config it is accepted."""
+    _users_skill(tmp_path, monkeypatch)
+    spec = {**EVIL, "agent_config": {"skills": {"curate": True}}}
+    folder = str(tmp_path / "user" / "skills")
+    k = make_kernel(plugins=["zagent.plugins.skills"], config={"skills": {"folder": folder}})
+    with pytest.raises(ConfigError, match=r"agent_config.skills.curate writes skills"):
+        k.agent(spec_file(tmp_path / "spec", spec))
+    k.close()
+    k = make_kernel(plugins=["zagent.plugins.skills"], config={"skills": {"folder": folder, "curate_after_run": True}})
+    assert k.agent(spec_file(tmp_path / "spec", spec)).name == "evil"
+    k.close()

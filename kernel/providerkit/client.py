@@ -53,6 +53,7 @@ class HttpClient(LoopClients, HttpErrors):
     _request_headers: Optional[dict[str, str]] = attrs.field(default=None, init=False)
     _mod: Any = attrs.field(default=None, init=False)
     _prefix: str = attrs.field(default="", init=False)
+    _root: str = attrs.field(default="", init=False)  # ``base_url`` without its query
     _query: str = attrs.field(default="", init=False)
     _masker: Optional["Masker"] = attrs.field(default=None, init=False)
     _timers: dict[Any, Deadlines] = attrs.field(factory=dict, init=False)
@@ -75,15 +76,16 @@ class HttpClient(LoopClients, HttpErrors):
         root, query = (own_base, "") if own_base else _split_query(base_url)
         if query:  # ``?api-version=...``/``?key=...``: sent after each path (appended, it would swallow them)
             fields["secrets"] = (*fields.get("secrets", ()), *_secret_values(query))
-        http = cls(provider=provider, base_url=root.rstrip("/"), config=config, headers=headers,
+        http = cls(provider=provider, base_url=(own_base or base_url).rstrip("/"), config=config, headers=headers,
                    user_client=client, client_factory=factory, http_module=module, **fields)
-        http._prefix = "" if client is None or own_base else http.base_url
-        http._query = query
+        http._root, http._query = root.rstrip("/"), query
+        http._prefix = "" if client is None or own_base else http._root
         return http
 
     def endpoint(self, path: str) -> str:
-        """The absolute URL of ``path`` under ``base_url``, with the query ``base_url`` was given."""
-        return f"{self.base_url}{path}?{self._query}" if self._query else self.base_url + path
+        """The absolute URL of ``path`` under ``base_url``, with the query ``base_url`` was given after it."""
+        root = self._root or self.base_url
+        return f"{root}{path}?{self._query}" if self._query else root + path
 
     # -- sending ----------------------------------------------------------------
 

@@ -98,7 +98,7 @@ class LoopClients:
         mod = self.module()
         c = self.config
         kwargs = dict(
-            base_url=self.base_url,
+            base_url=self.base_url.partition("?")[0],  # its query follows each path (``HttpClient._url``)
             headers=self._default_headers(),
             timeout=mod.Timeout(connect=c.connect_timeout, read=c.read_timeout,
                                 write=c.write_timeout, pool=c.pool_timeout),

@@ -63,8 +63,8 @@ def test_a_model_listing_keeps_the_query_after_the_path():
 
 
 def test_a_key_in_the_base_urls_query_is_masked_when_a_server_echoes_it():
-    """A key given as ``?key=`` is a secret of the client: a server's error quoting it shows ``***``, and the
-    client's ``base_url`` (shown in errors and reprs) no longer carries the query."""
+    """A key given as ``?key=`` is a secret of the client: a server's error quoting it shows ``***``, and so does
+    the client's repr."""
     import pytest
 
     from zagent import ProviderError
@@ -83,6 +83,7 @@ def test_a_key_in_the_base_urls_query_is_masked_when_a_server_echoes_it():
         with pytest.raises(ProviderError) as caught:
             asyncio.run(go())
         assert "AIzaSyTESTKEY0123456789" not in str(caught.value) and "AIzaSy" not in repr(http)
+        assert "key=***" in repr(http)
         assert server.requests[0].path == "/v1/chat/completions?key=AIzaSyTESTKEY0123456789"
 
 

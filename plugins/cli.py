@@ -289,18 +289,33 @@ def _run(argv: list[str], kernel: "Kernel") -> int:
         code = handler(args, kernel)
     except KeyboardInterrupt:
         print("zagent: interrupted", file=sys.stderr)
+        _json_failure(args, "interrupted", "KeyboardInterrupt", "interrupted (Ctrl-C) before the command finished")
         return 130
     except zagent.ZagentError as exc:
         if ticker is not None:
             ticker.stop()  # erase a ticker line before the error
         print(f"zagent: error: {error_text(exc)}", file=sys.stderr)
+        from .clierrors import describe
+
+        _json_failure(args, "failed", type(exc).__name__, masked(describe(exc)))
         return 1
+    except SystemExit as exc:  # a command's "zagent: ..." message: main() prints it on stderr
+        if isinstance(exc.code, str):
+            _json_failure(args, "failed", "UsageError", masked(exc.code.removeprefix("zagent: ")))
+        raise
     finally:
         if ticker is not None:
             ticker.stop()
             kernel.remove_plugin("zagent-cli-ticker")
         undo()
     return int(code or 0)
+
+
+def _json_failure(args: argparse.Namespace, status: str, kind: str, message: str) -> None:
+    """With ``--json``, the failure on stdout too, as ``{"status", "error": {"type", "message"}}``: a script
+    reading stdout gets JSON saying what failed (the exit code and stderr say it as well), never nothing."""
+    if getattr(args, "json", None) is True:
+        _print_json({"status": status, "error": {"type": kind, "message": message}})
 
 
 def _start_ticker(args: argparse.Namespace, kernel: "Kernel") -> Any:
@@ -338,9 +353,23 @@ def _print_json(data: Any) -> None:
     print(msgspec.json.format(msgspec.json.encode(data, enc_hook=repr)).decode())
 
 
+def drop_working_folder(path: list[str]) -> None:
+    """Drop the working folder that ``python -m`` put first on ``path`` (``sys.path``), as the installed ``zagent``
+    script never has it: a folder someone else prepared (a cloned repository, ``/tmp``) then lends no plugin
+    (``*.dist-info``) and no module shadowing one imported later (``yaml.py``, ``sqlite3.py``). The same folder
+    listed again (``PYTHONPATH``, a ``.pth`` file) stays: the user's own choice."""
+    try:
+        here = os.getcwd()
+    except OSError:  # the working folder was removed: "" would still name it
+        here = ""
+    if path and not getattr(sys.flags, "safe_path", False) and path[0] in ("", here):
+        del path[0]
+
+
 if __name__ == "__main__":  # pragma: no cover
     # `python -m zagent.plugins.cli`: run the imported module's main, so the plugin the
     # entry point loads and this script are one module (no duplicate commands).
+    drop_working_folder(sys.path)
     from zagent.plugins.cli import main as _main
 
     sys.exit(_main())

@@ -94,8 +94,8 @@ class ActionRun:
                     phase_over = self.format_due and self._restated(turn)
                     results = await core.run_tools(turn.calls, self.ctx, action.max_tool_call_concurrency)
                     if ctx.frame.get(PENDING_APPROVAL):  # held for a human: asked as the node's (turn's) interrupt
-                        results = await asked.settle_awaiting(
-                            action.name, turn.calls, results, ctx,
+                        results = await asked.settle_awaiting(  # asked in the agent's name (actions share names)
+                            ctx.agent or action.name, turn.calls, results, ctx,
                             lambda calls: core.run_tools(calls, ctx, action.max_tool_call_concurrency))
                     self.tool_results.extend(results)
                     if self.format_due:  # what the format turn needs (the recap, restated calls)

@@ -35,10 +35,12 @@ YES = frozenset({"yes", "y", "approve", "approved", "allow", "ok", "true"})
 SHOWN = 2000  # characters of the arguments the question shows (the digest binds all of them)
 
 
-async def arun_asking(loop: Any, turn: Any, history: Any, ctx: "RunContext[Any]") -> Any:
-    """``loop.arun(turn, history=..., ctx=...)``, a pause on approvals asked as interrupts (module docstring)."""
+async def arun_asking(loop: Any, turn: Any, history: Any, ctx: "RunContext[Any]", *, owned: bool = False) -> Any:
+    """``loop.arun(turn, history=..., ctx=...)``, a pause on approvals asked as interrupts (module docstring).
+    ``owned``: the caller alone holds ``loop`` (``agent.chat``), so outside an interrupt scope a call held for a
+    "later" approval is a ``ToolBlocked`` saying so (no one could resume the loop: it waited for ever)."""
     scope = scope_of(ctx)
-    if scope is None:
+    if scope is None and not owned:
         return await loop.arun(turn, history=history, ctx=ctx)
     pause = asyncio.Event()
     loop.on_pause = pause.set  # the loop says when it pauses (no polling)
@@ -55,6 +57,8 @@ async def arun_asking(loop: Any, turn: Any, history: Any, ctx: "RunContext[Any]"
             pause.clear()
             if not loop._blocked_on_approval():  # paused for another reason (loop.pause()): its owner resumes it
                 continue
+            if scope is None:
+                await _stranded(loop, run)
             approve: list[str] = []
             deny: list[str] = []
             try:
@@ -71,17 +75,43 @@ async def arun_asking(loop: Any, turn: Any, history: Any, ctx: "RunContext[Any]"
             await asyncio.gather(run, return_exceptions=True)
 
 
-def question_of(agent: str, call: Any) -> tuple[str, str]:
-    """The question asked about ``call`` and the digest binding its answer (tool name and canonical arguments)."""
+#: in a nested agent's ``ctx.frame``: the agents that called it as a tool, outermost first (``called_by``)
+CALLERS: "StashKey[tuple[str, ...]]" = StashKey("zagent.actions.agent_callers")
+
+
+def called_by(nested: "RunContext[Any]", caller: "RunContext[Any]") -> None:
+    """Record in ``nested`` (an agent called as a tool) the chain of agents calling it: its questions say so."""
+    nested.frame[CALLERS] = (*(caller.frame.get(CALLERS) or ()), caller.agent or "?")
+
+
+async def _stranded(loop: Any, run: "asyncio.Future[Any]") -> None:
+    """End ``loop``, paused on calls an approver left for later that no one can approve: ``ToolBlocked``."""
+    from zagent.errors import ToolBlocked
+
+    names = sorted({c.name for c in loop.state.pending if c.id in loop.state.awaiting_approval})
+    loop.abort()
+    await asyncio.gather(run, return_exceptions=True)
+    raise ToolBlocked(f"agent {loop.agent!r} stopped: its call of {', '.join(map(repr, names))} waits for a human "
+                      "approval given later (the approver answered None), and nothing can resume this run "
+                      "(agent.chat holds its loop); configure an approver that answers True or False at once, or run "
+                      "a ReActLoop and resume it with approve=[...]", rail="approval")
+
+
+def question_of(agent: str, call: Any, callers: tuple[str, ...] = ()) -> tuple[str, str]:
+    """The question asked about ``call`` and the digest binding its answer: the agent asking and the agents that
+    called it as a tool (``callers``), the tool name and the canonical arguments, so a yes to agent P's call is not
+    one to the same call by an agent P called as a tool (even one named P)."""
     arguments = _canonical(call.arguments).decode()
-    digest = hashlib.sha256(call.name.encode() + b"\0" + arguments.encode()).hexdigest()[:32]
+    digest = hashlib.sha256(_canonical([*callers, agent, call.name]) + b"\0" + arguments.encode()).hexdigest()[:32]
     shown = arguments if len(arguments) <= SHOWN else shown_arguments(
         msgspec.json.decode(arguments), SHOWN)  # every argument's name shows, however long one is
     from zagent.plugins.cliterminal import printable
 
     name = _canonical(call.name).decode()
     # bidi, invisible and control characters shown escaped: in any app's UI the person reads the call that runs
-    return (printable(f"agent {_canonical(agent).decode()} asks to call tool {name} with arguments {shown}; answer "
+    chain = ", called by ".join(_canonical(c).decode() for c in callers[::-1])  # the direct caller first
+    who = _canonical(agent).decode() + (f" (called as a tool by {chain})" if callers else "")
+    return (printable(f"agent {who} asks to call tool {name} with arguments {shown}; answer "
                       "yes to allow this call, anything else declines it", layout=False), digest)
 
 
@@ -135,7 +165,7 @@ async def _granted(calls: list[ToolCall], ctx: "RunContext[Any]", rerun: Any) ->
 
 def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]") -> bool:
     """The human's answer about ``call`` (True: approved), or ``Interrupted`` when it has not been given yet."""
-    question, digest = question_of(agent, call)
+    question, digest = question_of(agent, call, ctx.frame.get(CALLERS) or ())
     tool = hashlib.sha256(tool_identity(ctx.kernel.find("tools", call.name)).encode()).hexdigest()[:16]
     asked = shared_counter(ctx, ASKED)
     where = "|".join(f"{k}={v}" for k, v in sorted(scope.where.items()))

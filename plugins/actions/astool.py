@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import msgspec
 from zagent.errors import ConfigError, ToolError
+from zagent.agentkit.runkeys import PENDING_APPROVAL
 from zagent.agentkit.toolrefs import agent_tool_names, remember_origins, spec_origins
 from zagent.speckit import current_trust
 from zagent.speckit.trust import for_named_file
@@ -34,6 +35,9 @@ _depth: "contextvars.ContextVar[int]" = contextvars.ContextVar("zagent_agent_dep
 _loading: "contextvars.ContextVar[tuple[str, ...]]" = contextvars.ContextVar("zagent_agent_files", default=())
 _BAD = re.compile(r"[^A-Za-z0-9_.\-]")
 _encode = msgspec.json.Encoder(enc_hook=repr).encode
+_CANNOT_WAIT = ("agent {name!r} stopped: one of its tool calls needs a human approval, which an agent called as a "
+                "tool cannot wait for; configure an approver that answers at once (rails 'approver'), or approve "
+                "the tool for this agent")
 
 
 def outer_config(agent_config: dict[str, Any], caller: "RunContext[Any]") -> dict[str, Any]:
@@ -111,10 +115,15 @@ async def _declared(agent: Any, caller: "RunContext[Any]", inputs: dict[str, Any
                         + (f"; unknown: {', '.join(unknown)}" if unknown else "")
                         + (f"; missing: {', '.join(missing)}" if missing else ""))
     ctx = caller.for_agent(agent.name, outer_config(agent.agent_config, caller))
+    from .asked import called_by
+
+    called_by(ctx, caller)  # its approval questions name its callers (and bind to them)
     if getattr(agent, "deps", None) is not None:  # its own deps, else the caller's (for_agent carries them)
         ctx.deps = agent.deps
     events = agent.kernel.has_impls("zagent_event")
     result = await agent._framed(action, None, dict(inputs), ctx, time.perf_counter(), events, caller)
+    if ctx.frame.get(PENDING_APPROVAL):  # held for a "later" no one can give here: said, not dropped with its answer
+        raise ToolError(_CANNOT_WAIT.format(name=agent.name))
     values = result.to_dict()
     if len(values) == 1:
         (value,) = values.values()
@@ -134,7 +143,9 @@ async def _chat(agent: Any, caller: "RunContext[Any]", arguments: dict[str, Any]
     loop = agent.loop()
     from zagent.agentkit.runs import asking_scope
 
-    from .asked import arun_asking
+    from .asked import arun_asking, called_by
+
+    called_by(ctx, caller)  # its approval questions name its callers (and bind to them)
 
     if asking_scope(ctx) is not None:  # in a workflow node or group-chat turn: an approval pauses the whole run
         try:
@@ -149,9 +160,7 @@ async def _chat(agent: Any, caller: "RunContext[Any]", arguments: dict[str, Any]
             if not run.done() and loop.status == "paused":
                 loop.abort()
                 await asyncio.gather(run, return_exceptions=True)
-                raise ToolError(f"agent {agent.name!r} stopped: one of its tool calls needs a human approval, "
-                                "which an agent called as a tool cannot wait for; configure an approver that "
-                                "answers at once (rails 'approver'), or approve the tool for this agent")
+                raise ToolError(_CANNOT_WAIT.format(name=agent.name))
         result = run.result()
     finally:
         if not run.done():

@@ -1,17 +1,20 @@
 """``zagent eval CASES.jsonl --agent FILE``: run an agent file over eval cases, print and save the report
 (docs/evals.md). The agent file is trusted as ``zagent run`` trusts it; ``--scorer`` values are the user's own flags.
-Exit codes: 0 done, 1 with ``--compare`` when a case that passed before fails now."""
+Exit codes: 0 done, 1 when no case was measured (each one's run, or all its scorers, failed) or, with
+``--compare``, when a case that passed before fails now."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
     from zagent.plugins.cli import CommandGroup
+
+FAILED_SCORER = "the scorer failed: "  # how ``scorers.run_scorer`` reports a scorer that raised
 
 
 def add_commands(cli: "CommandGroup") -> None:
@@ -67,7 +70,16 @@ def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
         print(report.render())
         if comparison is not None:
             print(comparison.render())
+    if report.cases and not any(map(_measured, report.cases)):  # no key, a wrong model: not a success
+        print(f"zagent: every case failed to run or to be scored ({len(report.cases)}), so nothing was measured; "
+              "each case's error is in the report", file=sys.stderr)
+        return 1
     return 1 if comparison is not None and comparison.worse else 0
+
+
+def _measured(case: Any) -> bool:
+    """Did ``case`` (a ``CaseResult``) run and get a verdict from at least one scorer that did not fail?"""
+    return case.error is None and any(not s.reason.startswith(FAILED_SCORER) for s in case.scores.values())
 
 
 def _refuse_overwrite(args: argparse.Namespace) -> None:

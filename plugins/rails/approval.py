@@ -6,6 +6,7 @@ pending; anything else, an exception or no approver denies (fail closed).
 
 from __future__ import annotations
 
+import contextvars
 import sys
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Optional
@@ -82,9 +83,18 @@ async def ask(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]", w
         return (f"tool {call.name!r} needs human approval ({why}) and no approver is configured; set "
                 "rails['approver'] in the agent's config or kernel.config to a callable approver(call, ctx) "
                 "-> True/False/None, or 'console' for a y/n prompt")
-    answer = await maybe_await(approver(call, ctx))
+    token = _UNANSWERED.set(None)
+    try:
+        answer = await maybe_await(approver(call, ctx))
+        unanswered = _UNANSWERED.get()
+    finally:
+        _UNANSWERED.reset(token)
     if answer is True:
         return None
+    if answer is False and unanswered is not None:
+        return (f"no one answered the approval prompt for the call of {call.name!r}: {unanswered}, so the call was "
+                "blocked; run it where a person can answer on standard input (a terminal, or a y or n line piped "
+                "in for each prompt)")
     if answer is False:
         return f"a human declined the call of {call.name!r}"
     if answer is None:
@@ -117,23 +127,38 @@ def resolve(approver: Any, *, trusted: bool = True, kernel: Optional["Kernel"] =
 
 
 async def console_approver(call: "ToolCall", ctx: "RunContext[Any]") -> Optional[bool]:
-    """Ask on stderr, read stdin: ``y`` allows, ``n`` (or empty, or end of input) declines, ``l`` asks later.
+    """Ask on stderr, read stdin: ``y`` allows, ``n`` (or empty) declines, ``l`` asks later; a closed stdin or its
+    end declines too, and the call's reason says no one answered.
 
     The prompt runs in a worker thread so the event loop (and the run's
     other tool calls and timeouts) keeps going; prompts of parallel calls
     are asked one at a time.
     """
-    import asyncio
-
-    return await asyncio.get_running_loop().run_in_executor(None, _prompt, call, ctx.agent, True)
+    return await _asked(call, ctx, True)
 
 
 async def console_approver_now(call: "ToolCall", ctx: "RunContext[Any]") -> bool:
     """Like ``console_approver`` without ``[l]ater``: for a console that waits on the run and
     offers no other way to approve a call afterwards (``zagent chat``)."""
+    return bool(await _asked(call, ctx, False))
+
+
+class _NoAnswer(Exception):
+    """Standard input gave no answer (closed, or at its end): the call is declined, and ``ask`` says why."""
+
+
+#: why the console approver got no answer, for ``ask``'s reason (set in the approver's own await, read after it)
+_UNANSWERED: "contextvars.ContextVar[Optional[str]]" = contextvars.ContextVar("zagent_unanswered", default=None)
+
+
+async def _asked(call: "ToolCall", ctx: "RunContext[Any]", later: bool) -> Optional[bool]:
     import asyncio
 
-    return bool(await asyncio.get_running_loop().run_in_executor(None, _prompt, call, ctx.agent, False))
+    try:
+        return await asyncio.get_running_loop().run_in_executor(None, _prompt, call, ctx.agent, later)
+    except _NoAnswer as exc:  # declined (fail closed), saying it was no one's answer
+        _UNANSWERED.set(str(exc))
+        return False
 
 
 def _prompt(call: "ToolCall", agent: Optional[str], later: bool) -> Optional[bool]:
@@ -150,9 +175,14 @@ def _prompt(call: "ToolCall", agent: Optional[str], later: bool) -> Optional[boo
             err = SafeStream(raw_stream(sys.stderr))
             err.write(f"\n{who} to run {call.name}({args})\nAllow? {choices}: ")
             err.flush()
-            line = sys.stdin.readline()
+            try:
+                line = sys.stdin.readline()
+            except (AttributeError, ValueError, OSError) as exc:  # no stdin (``<&-``), a closed or unreadable one
+                raise _NoAnswer(f"standard input is closed or unreadable ({type(exc).__name__})") from None
+            if not line:
+                raise _NoAnswer("standard input ended (end of input) before an answer was given")
             answer = line.strip().lower()
-            if not line or answer in ("", "n", "no"):
+            if answer in ("", "n", "no"):
                 return False
             if answer in ("y", "yes"):
                 return True

@@ -191,7 +191,7 @@ class ReActAgent(Agent):
             return await chat_with_handoffs(self, user_input, past, ctx)
         from zagent.plugins.actions.asked import arun_asking  # in a node or group-chat turn: approvals pause the run
 
-        return response_of(await arun_asking(self.loop(), user_input, past, ctx))
+        return response_of(await arun_asking(self.loop(), user_input, past, ctx, owned=True))
 
 
 def build_react(spec: dict[str, Any], kernel: "Kernel") -> ReActAgent:

@@ -77,10 +77,12 @@ def _agent(args: argparse.Namespace, kernel: "Kernel") -> Any:
         agent.trajectory_path = args.trajectory
     # only with the rails plugin loaded (by its entry point's name or its module's): else a rail setting is refused
     if any(map(kernel.has_plugin, ("rails", "zagent.plugins.rails"))):
-        from zagent.plugins.rails import console_approver_now
+        from zagent.plugins.rails import console_approver, console_approver_now
 
-        # No "[l]ater": the REPL waits on the run and would offer no way to approve afterwards.
-        agent.rails.setdefault("approver", console_approver_now)
+        # No "[l]ater": the REPL waits on the run and would offer no way to approve afterwards (an agent file's
+        # "console" too: its "l" left the chat waiting for ever).
+        if agent.rails.get("approver") in (None, "console", console_approver):
+            agent.rails["approver"] = console_approver_now
     return agent
 
 
@@ -103,7 +105,9 @@ def cmd_chat(args: argparse.Namespace, kernel: "Kernel") -> int:
     if images:
         agent.llm.request([Message.user("", image=images)])  # a model that takes no images: an error now
     kernel.add_plugin(_Printer(), name="zagent-chat-printer")
-    print(f"Chatting with {agent.name} ({agent.llm.name}). {_interrupt_hint()}", file=sys.stderr)
+    from zagent.plugins.clierrors import masked  # a spec's model name may quote a secret: masked as errors are
+
+    print(masked(f"Chatting with {agent.name} ({agent.llm.name}). {_interrupt_hint()}"), file=sys.stderr)
     interrupts = _Interrupts()
     previous = interrupts.install()
     try:
@@ -132,14 +136,18 @@ def _show_reasoning(delta: str) -> None:
 
 
 def _repl(agent: Any, interrupts: _Interrupts, show_reasoning: bool = True, images: Any = ()) -> int:
+    """Chat until end of input; exit 1 when stdin is not a terminal (a script) and a message's run failed."""
+    from zagent.errors import ZagentError
+
     history: list[Any] = []
     images = list(images)  # sent with the first message, then in the history
+    failed = False
     while True:
         try:
             text = input("you> " if sys.stdin.isatty() else "").strip()  # piped: the answers only
         except (EOFError, KeyboardInterrupt):
             print(file=sys.stderr)
-            return 0
+            return 1 if failed and not sys.stdin.isatty() else 0
         if not text:
             continue
         turn = Message.user(text, image=images) if images else Message.user(text)
@@ -151,7 +159,8 @@ def _repl(agent: Any, interrupts: _Interrupts, show_reasoning: bool = True, imag
         result = _run(loop, loop.arun(turn, history=history), interrupts)
         if streamed:
             print(flush=True)
-        if result is None:  # the images wait for the next message
+        failed = failed or isinstance(result, ZagentError)
+        if result is None or isinstance(result, ZagentError):  # the images wait for the next message
             continue
         images = []
         answer = result.content or "\n".join(result.questions)
@@ -201,7 +210,8 @@ def _result(future: Any) -> Any:
 
 def _run(loop: Any, run: Any, interrupts: _Interrupts) -> Any:
     """Start ``run`` (the loop's coroutine) on the background event loop and wait for it;
-    Ctrl-C while it runs pauses it and asks resume or abort."""
+    Ctrl-C while it runs pauses it and asks resume or abort. Returns its result, ``None`` when cancelled or
+    aborted, or the ``ZagentError`` it failed with (printed as every command prints one: masked, indented)."""
 
     from zagent.errors import RunAborted, ZagentError
     from zagent.agentkit.runs import in_background
@@ -237,5 +247,7 @@ def _run(loop: Any, run: Any, interrupts: _Interrupts) -> Any:
             print("(aborted)", file=sys.stderr)
             return None
         except ZagentError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return None
+            from zagent.plugins.clierrors import error_text
+
+            print(f"error: {error_text(exc)}", file=sys.stderr)
+            return exc

@@ -178,7 +178,8 @@ class Handoffs:
                 step = Hop(agent=agent.name, reason=reason)
                 trace.append(step)
                 try:
-                    result = await arun_asking(loop, asked, past, agent_ctx)  # approvals in a node: interrupts
+                    # approvals in a node: interrupts; elsewhere a "later" no one can give: ToolBlocked
+                    result = await arun_asking(loop, asked, past, agent_ctx, owned=True)
                 except RunAborted:
                     if pending.target is None:
                         raise

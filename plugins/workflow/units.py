@@ -46,6 +46,14 @@ async def _run_graph(kernel: "Kernel", graph: WorkFlowGraph, llm: Optional[str],
     from .executor import WorkFlowExecutor
 
     result = await WorkFlowExecutor(kernel=kernel, llm=llm, executor="local").arun(graph, inputs)
+    if result.paused:  # a batch item has no one to answer (an approval asked): failed saying so, never "done"
+        from .errors import WorkFlowFailed
+
+        asked = "; ".join(i.describe() for i in result.interrupts)
+        raise WorkFlowFailed(f"workflow {graph.name!r} run {result.run_id} paused waiting for a person ({asked}), "
+                             "which a batch item cannot wait for: nothing after it ran. Give the kernel an approver "
+                             "that answers at once (rails 'approver'), or run this item on its own with a checkpoints "
+                             "store and resume it with the answer", result=result)
     return {"output": result.outputs, "usage": msgspec.to_builtins(result.usage)}
 
 

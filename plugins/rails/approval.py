@@ -143,7 +143,7 @@ async def console_approver_now(call: "ToolCall", ctx: "RunContext[Any]") -> bool
     return bool(await _asked(call, ctx, False))
 
 
-class _NoAnswer(Exception):
+class _NobodyAnswered(Exception):
     """Standard input gave no answer (closed, or at its end): the call is declined, and ``ask`` says why."""
 
 
@@ -156,7 +156,7 @@ async def _asked(call: "ToolCall", ctx: "RunContext[Any]", later: bool) -> Optio
 
     try:
         return await asyncio.get_running_loop().run_in_executor(None, _prompt, call, ctx.agent, later)
-    except _NoAnswer as exc:  # declined (fail closed), saying it was no one's answer
+    except _NobodyAnswered as exc:  # declined (fail closed), saying it was no one's answer
         _UNANSWERED.set(str(exc))
         return False
 
@@ -178,9 +178,9 @@ def _prompt(call: "ToolCall", agent: Optional[str], later: bool) -> Optional[boo
             try:
                 line = sys.stdin.readline()
             except (AttributeError, ValueError, OSError) as exc:  # no stdin (``<&-``), a closed or unreadable one
-                raise _NoAnswer(f"standard input is closed or unreadable ({type(exc).__name__})") from None
+                raise _NobodyAnswered(f"standard input is closed or unreadable ({type(exc).__name__})") from None
             if not line:
-                raise _NoAnswer("standard input ended (end of input) before an answer was given")
+                raise _NobodyAnswered("standard input ended (end of input) before an answer was given")
             answer = line.strip().lower()
             if answer in ("", "n", "no"):
                 return False

@@ -36,13 +36,13 @@ def to_text(value: Any) -> str:
     return text if len(text) <= MAX_RESULT_CHARS else cut(text)
 
 
-def cut(text: str) -> str:
+def cut(text: str, dropped: int = 0) -> str:
     """``text`` cut to at most ``MAX_RESULT_CHARS`` characters in all, a note saying how many were cut (so a
-    result cut once, e.g. by a tool source, is never cut again)."""
-    if len(text) <= MAX_RESULT_CHARS:
+    result cut once, e.g. by a tool source, is never cut again); ``dropped``: characters already left out."""
+    if len(text) <= MAX_RESULT_CHARS and not dropped:
         return text
     keep = MAX_RESULT_CHARS - 160  # room for the note
-    return (text[:keep] + f"\n[... {len(text) - keep} more characters of the tool's result cut: the model reads "
+    return (text[:keep] + f"\n[... {len(text) - keep + dropped} more characters of the tool's result cut: the model reads "
             f"at most {MAX_RESULT_CHARS}; return less, e.g. a summary or a page of it]")
 
 
@@ -89,12 +89,16 @@ def describe(exc: BaseException, arguments: Any = None) -> str:
     (``postgres://***@db``, ``auth *** refused``: a failing client quoting its URL or key), and the values of the
     secret-named ``arguments`` of the call (``api_token``: a rail may have put them there from a vault); a
     message that itself fails to render is skipped."""
+    dropped = 0
     try:
-        message = mask_env(str(exc))
+        message = str(exc)
+        if len(message) > MAX_RESULT_CHARS + 1024:  # masking is linear but not cheap: only what can be shown
+            dropped, message = len(message) - MAX_RESULT_CHARS - 1024, message[:MAX_RESULT_CHARS + 1024]
+        message = mask_env(message)
         if isinstance(arguments, dict) and arguments:
             message = Masker([v for k, v in arguments.items() if isinstance(v, Secret) or (
                 isinstance(v, str) and looks_secret(str(k)))])(message)
     except Exception:
         message = "(its message cannot be rendered)"
     text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    return clean(text if len(text) <= MAX_RESULT_CHARS else cut(text))
+    return clean(text if len(text) <= MAX_RESULT_CHARS and not dropped else cut(text, dropped))

@@ -122,7 +122,7 @@ def env_masker() -> "Masker":
 def error_excerpt(exc: BaseException, limit: int = 300) -> str:
     """``Type: message`` of ``exc`` with secret environment values and URL passwords masked, *then* cut to
     ``limit`` characters (cut first, the head of a key at the cut would stay): an event's ``error`` text."""
-    return mask_env(f"{type(exc).__name__}: {exc}")[:limit]
+    return mask_env(f"{type(exc).__name__}: {exc}"[:limit + 4096])[:limit]  # a secret ending past the cut: masked
 
 
 def mask_env(text: str) -> str:

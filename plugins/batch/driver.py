@@ -210,7 +210,7 @@ def _ok(item: Item, result: Any, attempts: int, duration: float) -> dict[str, An
 
 def _failed(item: Item, exc: BaseException, attempts: int, duration: float) -> dict[str, Any]:
     type_name = exc.type_name if isinstance(exc, UnitFailed) else type(exc).__name__
-    message = mask_env(str(exc))  # a library's message may quote a key or a URL password; masked, then cut
+    message = mask_env(str(exc)[:6000])  # a library's message may quote a key or a URL password; masked, then cut
     if len(message) > 2000:
         message = message[:1997] + "..."
     return {**_head(item, False, attempts, duration), "error": {"type": type_name, "message": message}}

@@ -65,6 +65,21 @@ def test_a_50mb_exception_message_is_cut():
     assert len(content) < 202_000 and "ValueError" in content
 
 
+def test_a_huge_exception_message_is_masked_only_where_it_can_be_shown(monkeypatch):
+    """A 5 MB exception message opening with the key of the environment: the key is masked, only the head that
+    can be shown is masked at all (masking costs ~0.3 s per MB with a long key), and the note counts every
+    character left out."""
+    from zagent._tools.results import describe
+
+    key = "sk-proj-" + "A1b2C3d4" * 20
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    text = describe(ValueError(key + "E" * 5_000_000))
+    assert key not in text and key[:20] not in text
+    total = len("ValueError: ") + len(key) + 5_000_000
+    shown = text[:text.index("\n[... ")]
+    assert f"[... {total - len(shown) - len(key) + 3} more characters" in text  # the key shows as ***
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_a_fifo_spec_file_is_refused_without_hanging(tmp_path):
     """``k.agent(path)`` of a FIFO: a ConfigError saying it is not a regular file, no hang in open()."""

@@ -313,9 +313,9 @@ def fresh_call_ids(calls: list[ToolCall], history: Sequence[Message],
     if not calls:
         return calls
     given: set[str] = ctx.shared.get_or_create(RUN_CALL_IDS, set) if ctx is not None else set()
-    used = given | _conversation_ids(history) if history else given
-    if any(c.id in used for c in calls):
-        calls = [msgspec.structs.replace(c, id=new_call_id()) if c.id in used else c for c in calls]
+    own = _conversation_ids(history) if history else set()  # the run's set is not copied: it grows with the run
+    if any(c.id in given or c.id in own for c in calls):
+        calls = [msgspec.structs.replace(c, id=new_call_id()) if c.id in given or c.id in own else c for c in calls]
     given.update(c.id for c in calls)
     return calls
 

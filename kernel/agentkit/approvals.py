@@ -12,6 +12,7 @@ import msgspec
 
 from ..speckit.trust import resolve
 from .runkeys import CALL_KEYS
+from .signing import canonical
 from .specregex import check_spec_regexes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,7 +25,6 @@ __all__ = ["approval_key", "bound_key", "declined", "resolve_approver", "shown_a
 
 DECLINED = "a human declined the call"
 
-_canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
 
 
 def shown_arguments(arguments: Any, limit: int, *, per_value: int = 200) -> str:
@@ -45,7 +45,7 @@ def shown_arguments(arguments: Any, limit: int, *, per_value: int = 200) -> str:
 
 def approval_key(minted: str, name: str, arguments: Any) -> str:
     """What an approval of the call binds: its minted id, tool name and canonical arguments."""
-    digest = hashlib.sha256(name.encode() + b"\0" + _canonical(arguments)).hexdigest()
+    digest = hashlib.sha256(name.encode() + b"\0" + canonical(arguments)).hexdigest()
     return f"{minted}:{digest}"
 
 

@@ -8,20 +8,17 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-import msgspec
-
 from ..errors import CheckpointError
-from .signing import seal, sealed
+from .signing import canonical, seal, sealed
 
 __all__ = ["ACCEPT", "seal_counts", "sealed_counts"]
 
 ACCEPT = "accept_unsealed_counts"
-_canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
 
 
 def seal_counts(kernel: Any, run_id: str, kind: str, counts: Mapping[str, Any]) -> dict[str, Any]:
     """``counts`` (plain JSON data) with the MAC binding them to run ``run_id`` (key ``"mac"``)."""
-    return {**counts, "mac": seal(kernel, run_id, f"counts:{kind}", _canonical(dict(counts)))}
+    return {**counts, "mac": seal(kernel, run_id, f"counts:{kind}", canonical(dict(counts)))}
 
 
 def sealed_counts(kernel: Any, run_id: str, kind: str, record: Any, step: int, *, required: bool,
@@ -31,7 +28,7 @@ def sealed_counts(kernel: Any, run_id: str, kind: str, record: Any, step: int, *
     ``step`` instead, unless the kernel's ``accept_unsealed_counts`` is set (``trusted``: another way to resume)."""
     saved = dict(record) if isinstance(record, Mapping) else {}
     mac = saved.pop("mac", None)
-    if saved and sealed(kernel, run_id, f"counts:{kind}", _canonical(saved), mac):
+    if saved and sealed(kernel, run_id, f"counts:{kind}", canonical(saved), mac):
         return saved
     if required and not kernel.config.get(ACCEPT):
         raise CheckpointError(

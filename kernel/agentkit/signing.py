@@ -9,18 +9,23 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
+
+import msgspec
 
 from ..contracts import Checkpoints
 from ..errors import CheckpointError, ConfigError
 from .._runs.stash import StashKey
 
-__all__ = ["MAC", "Signer", "answer_signer", "aread_latest", "read_latest", "seal", "sealed", "signer_of"]
+__all__ = ["MAC", "Signer", "answer_signer", "aread_latest", "canonical", "read_latest", "seal", "sealed", "signer_of"]
 
 MAC = "zagent_mac"
 ENV = "ZAGENT_CHECKPOINT_KEY"
 _SIGNER: "StashKey[Any]" = StashKey("zagent.checkpoint_signer")
 _NONE = object()
+
+#: the bytes a MAC or a digest covers: JSON with sorted keys, anything not JSON as its ``repr``
+canonical: Callable[[Any], bytes] = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
 
 
 class Signer:

@@ -17,7 +17,7 @@ from zagent.agentkit.runs import asking_scope as scope_of
 from zagent.agentkit.counters import RunCounter, shared_counter
 from zagent.agentkit.approvals import (approval_key, declined as declined_result, shown_arguments, tool_identity,
                                       vetted_arguments)
-from zagent.agentkit.signing import answer_signer
+from zagent.agentkit.signing import answer_signer, canonical
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.providerkit import new_call_id
 from zagent.types import ToolCall, ToolResult
@@ -25,7 +25,6 @@ from zagent.types import ToolCall, ToolResult
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import RunContext
 
-_canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
 
 #: per run: ``"<where>#<index>#<digest>"`` -> 1 for the call last asked at that position of that node (turn);
 #: asking another call there sets the others to 0, so an answer only ever applies to the call it was given for
@@ -101,16 +100,16 @@ def question_of(agent: str, call: Any, callers: tuple[str, ...] = ()) -> tuple[s
     """The question asked about ``call`` and the digest binding its answer: the agent asking and the agents that
     called it as a tool (``callers``), the tool name and the canonical arguments, so a yes to agent P's call is not
     one to the same call by an agent P called as a tool (even one named P)."""
-    arguments = _canonical(call.arguments).decode()
-    digest = hashlib.sha256(_canonical([*callers, agent, call.name]) + b"\0" + arguments.encode()).hexdigest()[:32]
+    arguments = canonical(call.arguments).decode()
+    digest = hashlib.sha256(canonical([*callers, agent, call.name]) + b"\0" + arguments.encode()).hexdigest()[:32]
     shown = arguments if len(arguments) <= SHOWN else shown_arguments(
         msgspec.json.decode(arguments), SHOWN)  # every argument's name shows, however long one is
     from zagent.plugins.cliterminal import printable
 
-    name = _canonical(call.name).decode()
+    name = canonical(call.name).decode()
     # bidi, invisible and control characters shown escaped: in any app's UI the person reads the call that runs
-    chain = ", called by ".join(_canonical(c).decode() for c in callers[::-1])  # the direct caller first
-    who = _canonical(agent).decode() + (f" (called as a tool by {chain})" if callers else "")
+    chain = ", called by ".join(canonical(c).decode() for c in callers[::-1])  # the direct caller first
+    who = canonical(agent).decode() + (f" (called as a tool by {chain})" if callers else "")
     return (printable(f"agent {who} asks to call tool {name} with arguments {shown}; answer "
                       "yes to allow this call, anything else declines it", layout=False), digest)
 

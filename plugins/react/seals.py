@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 from zagent.agentkit.approvals import vetted_arguments
 from zagent.agentkit.counters import check_counts
 from zagent.agentkit.runkeys import BUDGET_COUNTS, USAGE_COUNTS
 from zagent.agentkit import countseal
-from zagent.agentkit.signing import seal, sealed
+from zagent.agentkit.signing import canonical, seal, sealed
 from zagent.errors import CheckpointError
 from zagent.types import Usage
 
@@ -26,11 +25,10 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["held_intact", "raise_to_sealed", "seal_counts", "seal_held"]
 
 HELD, COUNTS = "react-held", "react"
-_canonical = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
 
 
 def _held_data(kernel: "Kernel", call: "ToolCall", identity: str) -> bytes:
-    return _canonical([call.id, call.name, vetted_arguments(kernel, call.name, call.arguments), identity])
+    return canonical([call.id, call.name, vetted_arguments(kernel, call.name, call.arguments), identity])
 
 
 def seal_held(kernel: "Kernel", state: "ReActState", call: "ToolCall", identity: str) -> None:

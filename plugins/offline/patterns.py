@@ -28,6 +28,8 @@ _CATEGORY_RE = {
     _c.CATEGORY_NOT_WORD: r"\W", _c.CATEGORY_SPACE: r"\s", _c.CATEGORY_NOT_SPACE: r"\S",
 }
 _MAX_STRETCH = 64
+#: the most backtracking steps a candidate's search may be estimated to take (``specregex.ambiguity``)
+_MAX_SEARCH_STEPS = 10**7
 
 
 class PatternError(ValueError):
@@ -35,22 +37,45 @@ class PatternError(ValueError):
 
 
 def matching(pattern: str, min_length: int = 0, max_length: Optional[int] = None) -> str:
-    """A short string ``s`` with ``re.search(pattern, s)`` and ``min_length <= len(s) <= max_length``."""
+    """A short string ``s`` with ``re.search(pattern, s)`` and ``min_length <= len(s) <= max_length``; a pattern
+    that could backtrack exponentially is refused first, and a candidate too long for the pattern to search
+    quickly is never searched (a tool's schema may be a hostile server's)."""
+    import math
+
+    from zagent.agentkit.specregex import ambiguity, compile_spec_regex
+    from zagent.errors import ConfigError
+
+    if not isinstance(pattern, str):
+        raise PatternError(f"it is not a regular expression but a {type(pattern).__name__}")
     try:
-        compiled = re.compile(pattern)
+        compiled = compile_spec_regex(pattern, "pattern", backreferences=True)
         tree = _parse.parse(pattern)
-    except (re.error, TypeError, OverflowError) as exc:
+    except ConfigError as exc:  # refused as a spec regex is (docs/security.md, 5b), before anything is searched
+        raise PatternError(str(exc).removeprefix("pattern: ")) from None
+    except (re.error, TypeError, OverflowError, RecursionError) as exc:
         raise PatternError(f"it is not a valid regular expression ({exc})") from None
     high = max_length if max_length is not None else 1 << 30
+    repeats, bits = ambiguity(pattern)
+    costly: list[int] = []
 
     def fits(text: Optional[str]) -> TypeGuard[str]:
-        return text is not None and min_length <= len(text) <= high and compiled.search(text) is not None
+        if text is None or not min_length <= len(text) <= high:
+            return False
+        n = len(text)
+        if (n + 1) * math.comb(n + int(repeats), int(repeats)) * 2 ** bits > _MAX_SEARCH_STEPS:
+            costly.append(n)  # a failing search of it could take minutes: not tried
+            return False
+        return compiled.search(text) is not None
 
     for candidate in _candidates(tree, min_length):
         if fits(candidate):
             return candidate
     bounds = f" with length {min_length}..{'' if max_length is None else max_length}" \
         if min_length or max_length is not None else ""
+    if costly:
+        raise PatternError(f"the offline test model cannot build a string matching it{bounds}: checking a value of "
+                           f"{min(costly)} characters against a pattern with {repeats:g} unbounded repeats could "
+                           "take minutes")
     raise PatternError(f"the offline test model cannot build a string matching it{bounds}")
 
 

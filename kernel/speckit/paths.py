@@ -1,7 +1,7 @@
 """Where the spec being built comes from (``spec_file``, ``current_spec_file``) and the one check of its *path*
 values (``check_spec_path``): from an untrusted spec, a file must end in a suffix its key allows and lie in the
-spec's folder or ``spec_paths``, else ``ConfigError``; ``untrusted_options`` checks a spec's model options
-(docs/security.md, 8).
+spec's folder or ``spec_paths``, below no folder other users can write, with one name (no hard link), else
+``ConfigError``; ``untrusted_options`` checks a spec's model options (docs/security.md, 8).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from .trust import current_trust, dubious_folder
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
-__all__ = ["PATH_OPTION_NAMES", "PATH_OPTION_SUFFIXES", "allowed_folders", "check_option_paths", "check_spec_path",
+__all__ = ["PATH_OPTION_NAMES", "PATH_OPTION_SUFFIXES", "allowed_folders", "check_option_paths", "check_path_way",
+           "check_spec_path",
            "check_untrusted_options", "current_spec_file", "listed_folders", "path_options", "relative_options",
            "spec_file", "spec_folders", "spec_origin", "spec_relative", "untrusted_options", "users_data",
            "users_model"]
@@ -118,10 +119,12 @@ def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
                           "command line, or trust the spec (k.agent(spec, trust=True); zagent ... --trust)")
     folders = allowed_folders(kernel)
     real = os.path.realpath(text)  # symlinks resolved: a link out of the folder is out
-    if not any(real == f or real.startswith(f.rstrip(os.sep) + os.sep) for f in folders):
+    home = next((f for f in folders if _within(real, f)), None)
+    if home is None:
         where = f"inside {', '.join(folders)}" if folders else "(the spec has no folder and the app listed none)"
         raise ConfigError(f"{key} {text!r} in the spec is refused: it points to {real!r}, outside the folders a "
                           f"spec may name files in {where}; {HOW_TO_PLACE}")
+    check_path_way(real, home, key, text)
     if suffixes and not real.lower().endswith(tuple(suffixes)):  # a link 't.jsonl' -> '.env' names '.env'
         raise ConfigError(f"{key} {text!r} in the spec is refused: it is a link to {real!r}, which does not end in "
                           f"{' or '.join(suffixes)}; {HOW_TO_PLACE}")
@@ -136,6 +139,38 @@ def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
             "on the command line, list that very folder in Kernel(config={'spec_paths': [...]}), or trust the spec "
             "(k.agent(spec, trust=True); zagent ... --trust)")
     return real  # the real path: no '..' after a link for a lexical step (a folder made) to read otherwise
+
+
+def check_path_way(real: str, home: str, key: str, text: str) -> None:
+    """``ConfigError`` when a folder between ``home`` (an allowed folder) and the real path ``real`` (the spec's
+    ``text`` under ``key``) is one other users can write or own (they could swap a folder on the way for a link out
+    after this check), or when ``real`` is a file with more than one name (a hard link: another name may be a file
+    of the user's outside the folder)."""
+    import stat
+
+    me = os.getuid() if hasattr(os, "getuid") else None
+    folder = os.path.dirname(real)
+    while _within(folder, home) and folder != home:
+        try:
+            st = os.lstat(folder)
+        except OSError:  # not made yet: zagent makes it 0700
+            st = None
+        if st is not None and (st.st_mode & stat.S_IWOTH or (me is not None and st.st_uid not in (me, 0))):
+            who = (f"every user can write it (mode {stat.S_IMODE(st.st_mode):o})" if st.st_mode & stat.S_IWOTH
+                   else f"it is owned by another user (uid {st.st_uid})")
+            raise ConfigError(f"{key} {text!r} in the spec is refused: it lies below {folder!r}, and {who}, so other "
+                              "users can write there and swap a folder on the way for a link out before zagent "
+                              f"writes. Make that folder yours alone (chmod go-w), or name a file elsewhere in the "
+                              f"spec's folder; {HOW_TO_PLACE}")
+        folder = os.path.dirname(folder)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise ConfigError(f"{key} {text!r} in the spec is refused: {real!r} has {st.st_nlink} hard links (another of "
+                          "its names may be a file of yours outside the spec's folder), so zagent neither reads nor "
+                          f"writes it for a spec. Put a copy of the file there instead of a link; {HOW_TO_PLACE}")
 
 
 def users_data() -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from zagent.agentkit.runkeys import PENDING_APPROVAL
 from zagent.agentkit.toolrefs import agent_tool_names, remember_origins, spec_origins
 from zagent.speckit import current_trust
 from zagent.speckit.trust import for_named_file
-from zagent.speckit.paths import check_spec_path
+from zagent.speckit.paths import check_path_way, check_spec_path
 from zagent import Tool
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -215,6 +215,8 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
         if os.path.commonpath([root, path]) != root:
             raise ConfigError(f"{key} {ref!r} is outside the spec's folder {root}: a spec file may only name agent "
                               "files in its own folder; move the file, or trust the spec (trust=True, --trust)")
+        if base_dir:  # as check_spec_path does: no folder others can write on the way, no hard link
+            check_path_way(path, root, key, ref)
     if path in _loading.get():
         raise ConfigError(f"{key} {ref!r}: agent files name each other in a loop ({' -> '.join(_loading.get())})")
     if len(_loading.get()) >= MAX_AGENT_FILE_DEPTH:

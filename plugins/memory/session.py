@@ -1,6 +1,7 @@
 """``SQLiteSession(session_id, path)``: a conversation kept in an SQLite file under an id the app chooses, for
 ``agent.chat(text, session=s)`` (docs/sessions.md). ``get_items``, ``add_items`` (one transaction), ``pop_item``,
 ``clear_session`` and async twins; items are ``zagent.Message``. A new file is 0600 (a folder created here, 0700).
+At most 64 MiB of items is read back, and an item that is not a stored message is a ``ConfigError`` (an edited file).
 """
 
 from __future__ import annotations
@@ -46,15 +47,28 @@ class SQLiteSession:
 
     def get_items(self, limit: Optional[int] = None) -> list[Message]:
         """The conversation, oldest first; with ``limit`` only the newest ``limit`` items."""
+        from zagent.agentkit.files import MAX_DATA_BYTES
+
+        # an item over the limit is never read (its length only), nor more than the limit in all
+        pick = ("SELECT id, LENGTH(item), CASE WHEN LENGTH(item) <= ? THEN item END FROM zagent_session_items "
+                "WHERE session_id = ? ORDER BY id")
         with self._lock:
             db = self._db()
             if limit is None:
-                rows = db.execute("SELECT item FROM zagent_session_items WHERE session_id = ? ORDER BY id",
-                                  (self.session_id,)).fetchall()
+                cursor = db.execute(pick, (MAX_DATA_BYTES, self.session_id))
             else:
-                rows = db.execute("SELECT item FROM zagent_session_items WHERE session_id = ? ORDER BY id DESC "
-                                  "LIMIT ?", (self.session_id, int(limit))).fetchall()[::-1]
-        return [_decode(row[0]) for row in rows]
+                cursor = db.execute(pick + " DESC LIMIT ?", (MAX_DATA_BYTES, self.session_id, int(limit)))
+            rows, total = [], 0
+            for row in cursor:
+                total += row[1] or 0
+                if row[2] is None or total > MAX_DATA_BYTES:
+                    cursor.close()
+                    raise ConfigError(f"session {self.session_id!r} of {self.path!r}: item {row[0]} brings what is "
+                                      f"read to {total / 2**20:.1f} MiB, more than the {MAX_DATA_BYTES // 2**20} MiB "
+                                      "zagent reads back (a file edited by someone else?); clear the session "
+                                      "(clear_session()) or use a new file")
+                rows.append(row)
+        return [_item(self, row[0], row[2]) for row in (rows if limit is None else rows[::-1])]
 
     def add_items(self, messages: Iterable[Any]) -> None:
         """Append ``messages`` (``Message`` or dicts) in one transaction."""
@@ -77,7 +91,7 @@ class SQLiteSession:
             db = self._db()
             row = db.execute("DELETE FROM zagent_session_items WHERE id = (SELECT MAX(id) FROM zagent_session_items "
                              "WHERE session_id = ?) RETURNING item", (self.session_id,)).fetchone()
-        return _decode(row[0]) if row else None
+        return _item(self, None, row[0]) if row else None
 
     def clear_session(self) -> None:
         """Forget this session's items (other sessions of the file stay)."""
@@ -114,6 +128,17 @@ class SQLiteSession:
 
     def __repr__(self) -> str:
         return f"<SQLiteSession {self.session_id!r} {self.path!r}>"
+
+
+def _item(session: SQLiteSession, number: Optional[int], raw: Any) -> Message:
+    """The ``Message`` stored as ``raw``; ``ConfigError`` naming the file and the item when it is none."""
+    try:
+        return _decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
+        which = f"item {number}" if number is not None else "the newest item"
+        raise ConfigError(f"session {session.session_id!r} of {session.path!r}: {which} is not a message zagent "
+                          f"stored ({str(exc)[:200]}); the file was edited or damaged. Clear the session "
+                          "(clear_session()) or use a new file") from None
 
 
 __all__ = ["SQLiteSession"]

@@ -1,12 +1,15 @@
 """``RunLogger``: one kernel's paired events (and, last of all rails, each LLM and tool call's content) as run log rows.
 A run's rows are written in one transaction off the event loop when its top span ends; runs still open when the kernel
-closes are written then, open spans ``unfinished``. Never raises into a run.
+closes are written then, open spans ``unfinished``. A model call keeps only the messages its agent's previous call did
+not (a run's log grows with its steps, not their square). Never raises into a run.
 """
 
 from __future__ import annotations
 
 import threading
 from typing import TYPE_CHECKING, Any, Optional
+
+import msgspec
 
 import zagent
 from zagent.agentkit.runs import log
@@ -17,6 +20,8 @@ from zagent.agentkit.secrets import env_masker
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
+
+_encode = msgspec.json.Encoder(enc_hook=repr).encode
 
 NAME_KEYS = {"llm": "model", "tool": "tool", "node": "node", "turn": "speaker", "workflow": "workflow",
              "skill": "skill"}
@@ -37,6 +42,7 @@ class RunLogger:
         self._open: dict[str, dict[str, Any]] = {}      # span id -> row of a span not ended yet
         self._runs: dict[str, list[dict[str, Any]]] = {}  # run key -> finished rows
         self._content: dict[str, dict[str, Any]] = {}   # span id -> request/reply or arguments/result
+        self._prompts: dict[tuple[str, Any], tuple[str, list[bytes]]] = {}  # (run, agent) -> its last model call
 
     # -- rails (last: they see what redaction rails left) ---------------------------------
 
@@ -47,7 +53,7 @@ class RunLogger:
             try:
                 mask = env_masker()  # a tool may have shown OPENAI_API_KEY's value, and the model repeat it
                 self._content[span] = {
-                    "request": {"messages": scrub(request.messages, mask=mask),
+                    "request": {**self._new_messages(span, scrub(request.messages, mask=mask)),
                                 "tools": [t.name for t in request.tools], "options": scrub(request.options)},
                     "reply": {"content": _masked(response.message.content, mask),
                               "tool_calls": scrub(response.message.tool_calls, mask=mask),
@@ -65,6 +71,29 @@ class RunLogger:
                                        "result": _masked(result.content, mask), "state": result.state}
             except Exception:
                 log.exception("runlog: could not record a tool result")
+
+    def _new_messages(self, span: str, messages: list[Any]) -> dict[str, Any]:
+        """``{"messages": ...}`` of a model call: only those its agent's previous call in the run did not start with,
+        after ``"earlier": n, "earlier_span": id`` (``RunLogStore.spans`` puts them back), so a run of n steps
+        stores its prompts once, not n times over."""
+        with self._lock:
+            row = self._open.get(span)
+            if row is None:
+                return {"messages": messages}
+            key = (row["run_id"], row["agent"])
+            encoded = [_encode(m) for m in messages]
+            last = self._prompts.get(key)
+            self._prompts[key] = (span, encoded)
+        if last is None:
+            return {"messages": messages}
+        same = 0
+        for old, new in zip(last[1], encoded):
+            if old != new:
+                break
+            same += 1
+        if not same:
+            return {"messages": messages}
+        return {"earlier": same, "earlier_span": last[0], "messages": messages[same:]}
 
     # -- events -------------------------------------------------------------------------------
 
@@ -115,6 +144,8 @@ class RunLogger:
                 row["data"] = scrub(data)
             self._runs.setdefault(row["run_id"], []).append(row)
             if event.span_id is not None and event.parent_id is None:
+                for key in [key for key in self._prompts if key[0] == row["run_id"]]:
+                    del self._prompts[key]
                 return self._runs.pop(row["run_id"], [])
         return None
 

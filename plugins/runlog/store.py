@@ -1,6 +1,6 @@
 """``RunLogStore``: the run log table (``run_spans``) of a memory-plugin database file: one row per span or point
 event, ``data`` as JSON (secrets stripped before they get here). ``write`` adds a run in one transaction; reads return
-plain dicts and format nothing.
+plain dicts and format nothing (``spans`` puts each model call's prompt back whole: ``whole_prompts``).
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ class RunLogStore:
             run_id = found[0]["run_id"]
         rows = self.db.read(lambda c: c.execute(
             f"SELECT {', '.join(COLUMNS)} FROM run_spans WHERE run_id = ? ORDER BY started, id", (run_id,)).fetchall())
-        return [_row(r) for r in rows]
+        return whole_prompts([_row(r) for r in rows])
 
     def search(self, text: str, limit: int = 20) -> list[dict[str, Any]]:
         """Rows whose name or data (prompts, replies, tool arguments and results) contain ``text``, newest first."""
@@ -130,3 +130,51 @@ def _row(values: Any) -> dict[str, Any]:
     row = dict(zip(COLUMNS, values))
     row["data"] = msgspec.json.decode(row["data"]) if row["data"] else {}
     return row
+
+
+
+def whole_prompts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` of one run with each model call's prompt whole again: a call stored as ``"earlier": n,
+    "earlier_span": id`` (its first n messages are that earlier call's) gets them back. A reference the rows cannot
+    resolve (an edited or cut log) is left as stored, and so are the calls built on it."""
+    by_span = {r["span_id"]: r for r in rows if r.get("span_id")}
+    done: dict[str, Optional[list[Any]]] = {}
+    for row in rows:
+        if row.get("kind") != "llm":
+            continue
+        chain: list[dict[str, Any]] = []
+        current: Optional[dict[str, Any]] = row
+        while current is not None and (current.get("span_id") or "") not in done and not any(
+                current is c for c in chain):
+            chain.append(current)
+            request = _request(current)
+            current = by_span.get(request.get("earlier_span")) if request is not None and _earlier(request) else None
+        base = done.get(current.get("span_id") or "") if current is not None and not any(
+            current is c for c in chain) else None
+        for item in reversed(chain):  # the earliest first
+            request = _request(item)
+            count = _earlier(request) if request is not None else 0
+            if request is None or (count and (base is None or len(base) < count)):
+                base = None  # unresolvable: kept as stored, and so are the calls after it
+            else:
+                own = list(request.get("messages") or [])
+                if count:
+                    own = list(base or [])[:count] + own
+                    request.pop("earlier", None)
+                    request.pop("earlier_span", None)
+                    request["messages"] = own
+                base = own
+            done[item.get("span_id") or ""] = base
+    return rows
+
+
+def _request(row: dict[str, Any]) -> Optional[dict[str, Any]]:
+    data = row.get("data")
+    request = data.get("request") if isinstance(data, dict) else None
+    return request if isinstance(request, dict) else None
+
+
+def _earlier(request: dict[str, Any]) -> int:
+    """How many messages a stored prompt takes from an earlier call (0: none, or not a count)."""
+    value = request.get("earlier")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -97,12 +97,15 @@ class Curator:
 
     :param llm: a ``zagent.LLM`` or ``"provider:model"`` (default: the kernel's default model).
     :param merge_threshold: keyword score above which a run improves an existing skill.
+    :param review: each skill written (new or improved) waits in state ``review``, never matched, until a person
+        activates it (automatic curation: no one saw the run, whose tool results may carry orders).
     """
 
     kernel: "Kernel"
     registry: SkillRegistry
     llm: Any = None
     merge_threshold: float = 0.5
+    review: bool = False
 
     def __attrs_post_init__(self) -> None:
         if self.llm is None or isinstance(self.llm, str):
@@ -186,6 +189,10 @@ class Curator:
             return CurationResult(trajectory=run_id, action="skipped", reason="no user request in the trajectory")
         if run_id and any(run_id in s.provenance for s in self.registry.list()):
             return CurationResult(trajectory=run_id, action="skipped", reason="already curated")
+        if self.review and self.registry.index is None:  # the state lives in the index: without it, none to wait in
+            return CurationResult(trajectory=run_id, action="skipped", reason=(
+                "a skill curated automatically waits for review in the skills index, and this folder has none; "
+                "give the skills folder its index (leave skills.index unset), or set skills.review_curated: false"))
         return None
 
     async def _closest(self, request: str) -> Optional[Skill]:
@@ -209,17 +216,24 @@ class Curator:
         if base is None:
             name = _free_name(self.registry, slugify(draft.get("name") or request[:48]))
             skill = Skill(name=name, examples=[request], provenance=[run_id] if run_id else [], **fields)
-            saved = self.registry.register(skill)
+            saved = self._held(self.registry.register(skill))
             return CurationResult(trajectory=run_id, action="created", skill=saved.name, version=saved.version)
         backup_before = set(_backups(self.registry, base.name))
         merged = msgspec.structs.replace(
             base, **fields, version=base.version + 1,
             examples=list(dict.fromkeys([*base.examples, request]))[-MAX_EXAMPLES:],
             provenance=[*base.provenance, *([run_id] if run_id else [])])
-        saved = self.registry.update(merged)
+        saved = self._held(self.registry.update(merged))
         backup = next(iter(set(_backups(self.registry, base.name)) - backup_before), None)
         return CurationResult(trajectory=run_id, action="merged", skill=saved.name, version=saved.version,
                               backup=backup)
+
+    def _held(self, skill: Skill) -> Skill:
+        """``skill`` moved to state ``review`` when this curator's skills wait for a person (``review``)."""
+        if not self.review:
+            return skill
+        return self.registry.set_state(skill.name, "review", "curated automatically from a run: used once a person "
+                                       f"reviewed it (zagent skills activate {skill.name})")
 
     def __repr__(self) -> str:
         return f"<Curator {self.llm!r} {self.registry!r}>"

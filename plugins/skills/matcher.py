@@ -1,6 +1,7 @@
 """``SkillMatcher``: which skill, if any, fits a request (keyword, embedding, LLM re-rank: docs/skills.md,
 "Matching"). ``amatch`` returns the best ``Match`` reaching the threshold (with ``rerank_llm``, the model's pick),
-or ``None``; ``arank`` every non-archived skill scoring above zero, best first; ``match``/``rank`` are sync twins.
+or ``None``; ``arank`` every skill scoring above zero (not archived or waiting for review), best first;
+``match``/``rank`` are sync twins.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from zagent import run_sync
 
 from . import terms
 from .registry import SkillRegistry
-from .skill import Skill
+from .skill import UNMATCHED, Skill
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import RunContext
@@ -70,8 +71,9 @@ class SkillMatcher:
         return run_sync(self.amatch(request, **kw))
 
     async def arank(self, request: str) -> list[Match]:
-        """Every non-archived skill with a score above zero, best first (ties by name)."""
-        skills = {s.name: s for s in self.registry.list() if s.state != "archived"}
+        """Every skill with a score above zero, best first (ties by name); archived ones and those waiting for
+        review (``UNMATCHED``) are never offered."""
+        skills = {s.name: s for s in self.registry.list() if s.state not in UNMATCHED}  # archived, or not reviewed
         if not skills:
             return []
         ranked: Optional[list[Match]] = None
@@ -107,7 +109,7 @@ class SkillMatcher:
         out = []
         for name in names:
             own = set(terms.skill_terms(skills[name]))
-            score = min(1.0, sum(w for t, w in weights.items() if t in own) / whole)
+            score = min(1.0, sum(w for t, w in weights.items() if t in own) / whole) * terms.focus(skills[name])
             out.append(Match(skills[name], round(score, 6), "keyword"))
         return out
 

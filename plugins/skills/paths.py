@@ -1,10 +1,18 @@
-"""Skill files stay in their folder: ``inside`` refuses a path whose real location is elsewhere."""
+"""Skill files stay in their folder and the folder stays small: ``inside`` refuses a path whose real location is
+elsewhere; ``skill_entries`` lists a folder's skill files, refusing more than ``MAX_SKILL_FILES`` of them or
+``MAX_SKILLS_BYTES`` together (by size, before any is read)."""
 
 from __future__ import annotations
 
 import os
+from typing import Callable
 
 from zagent.errors import ConfigError
+
+#: the most skill files one folder may hold: each is read whenever the folder changes and matched to every request
+MAX_SKILL_FILES = 1000
+#: the most bytes a folder's skill files may hold together (each file is at most ``writer.MAX_SKILL_BYTES``)
+MAX_SKILLS_BYTES = 16 * 2**20
 
 
 def inside(path: str, folder: str, what: str = "skill files") -> str:
@@ -17,3 +25,25 @@ def inside(path: str, folder: str, what: str = "skill files") -> str:
         raise ConfigError(f"{path} points outside the skills folder {root} (to {real}); {what} must live "
                           "in the folder (copy the file in instead of linking it)")
     return real
+
+
+def skill_entries(folder: str, is_skill_file: Callable[[str], bool]) -> "list[os.DirEntry[str]]":
+    """The skill files of ``folder`` (by name), after checking their count and total size (``ConfigError`` saying
+    what the folder holds and what to do); a missing folder has none."""
+    try:
+        entries = sorted((e for e in os.scandir(folder) if e.is_file() and is_skill_file(e.name)), key=lambda e: e.name)
+    except FileNotFoundError:
+        return []
+    if len(entries) > MAX_SKILL_FILES:
+        raise ConfigError(f"the skills folder {folder} holds {len(entries)} skill files, more than the "
+                          f"{MAX_SKILL_FILES} zagent reads (each is read when the folder changes and matched against "
+                          "every request); no skill of it is used. Remove the skills you do not need from the "
+                          "folder, or split them into folders of their own")
+    from .writer import MAX_SKILL_BYTES  # a file over it is skipped with its own warning, never read: not counted
+
+    total = sum(size for size in (e.stat().st_size for e in entries) if size <= MAX_SKILL_BYTES)
+    if total > MAX_SKILLS_BYTES:
+        raise ConfigError(f"the skills folder {folder} holds {total / 2**20:.1f} MiB of skill files, more than the "
+                          f"{MAX_SKILLS_BYTES // 2**20} MiB zagent reads (skill text goes into prompts); no skill of "
+                          "it is used. Shorten or remove the largest skill files")
+    return entries

@@ -20,7 +20,7 @@ from zagent.agentkit.runs import log
 
 from . import markdown, terms
 from .index import SkillIndex
-from .paths import inside
+from .paths import MAX_SKILL_FILES, inside, skill_entries
 from .skill import STATES, Skill, Transition, check_name, content_hash, is_state
 from .writer import SkillWriter, is_skill_file, read_skill
 
@@ -64,9 +64,7 @@ class SkillRegistry:
         found: dict[str, Skill] = {}
         seen: dict[str, float] = {}
         if os.path.isdir(self.folder):
-            for entry in sorted(os.scandir(self.folder), key=lambda e: e.name):
-                if not entry.is_file() or not is_skill_file(entry.name):
-                    continue
+            for entry in skill_entries(self.folder, is_skill_file):  # count and total size checked first
                 seen[entry.name] = entry.stat().st_mtime_ns
                 try:
                     skill = self._read(entry.path, self.folder)
@@ -85,9 +83,7 @@ class SkillRegistry:
         Names already here are skipped unless ``replace``; figures start afresh.
         """
         added = []
-        for entry in sorted(os.scandir(os.fspath(path)), key=lambda e: e.name):
-            if not entry.is_file() or not is_skill_file(entry.name):
-                continue
+        for entry in skill_entries(os.fspath(path), is_skill_file):  # a pack of 100,000 files is refused unread
             skill = self._read(entry.path, os.fspath(path))
             if skill.name in self._folder_skills and not replace:
                 continue
@@ -171,6 +167,10 @@ class SkillRegistry:
         skill = as_skill(skill)
         if skill.name in self._folder_skills and not replace:
             raise ConfigError(f"a skill named {skill.name!r} exists already; use update() or another name")
+        if skill.name not in self._folder_skills and len(self._folder_skills) >= MAX_SKILL_FILES:
+            raise ConfigError(f"the skills folder {self.folder} holds {len(self._folder_skills)} skills, at most "
+                              f"{MAX_SKILL_FILES}; skill {skill.name!r} was not added. Remove skills you do not need "
+                              "from the folder (zagent skills list shows them) before adding more")
         if not skill.created:
             skill.created = self.clock()
         skill.source = "folder"

@@ -76,7 +76,8 @@ class Skills:
         return skills
 
     def curate_soon(self, result: Any, llm: Any = None) -> None:
-        """Curate a finished run in the background (automatic curation, ``curate_after_run``).
+        """Curate a finished run in the background (automatic curation, ``curate_after_run``); the skill written
+        waits in state ``review`` for a person unless the kernel's ``skills.review_curated`` is ``False``.
 
         A task on the running loop; ``acurations()`` waits for the ones started. A failure is
         logged, never raised into the run that ended.
@@ -85,9 +86,11 @@ class Skills:
 
         from zagent.agentkit.runs import log
 
+        review = (self.kernel.config.get("skills") or {}).get("review_curated", True)  # no one saw the run
+
         async def curate() -> None:
             try:
-                outcome = await self.curator(llm).acurate(result)
+                outcome = await self.curator(llm, review=review is not False).acurate(result)
                 log.info("skills: curated run %s after it ended: %s", getattr(outcome, "trajectory", "?"),
                          getattr(outcome, "action", "?"))
             except Exception:

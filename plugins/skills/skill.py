@@ -11,8 +11,11 @@ from typing import Literal, Optional, TypeGuard
 
 import msgspec
 
-State = Literal["idle", "active", "stale", "archived"]
-STATES: tuple[str, ...] = ("idle", "active", "stale", "archived")
+State = Literal["idle", "active", "stale", "archived", "review"]
+#: ``review``: curated automatically from a run, never matched until a person activates it
+STATES: tuple[str, ...] = ("idle", "active", "stale", "archived", "review")
+#: the states whose skills are never matched
+UNMATCHED = ("archived", "review")
 CONTENT_FIELDS = ("description", "when_to_use", "instructions", "tool_sequence", "examples")
 _SLUG = re.compile(r"[^a-z0-9]+")
 NAME_RULE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
@@ -33,7 +36,8 @@ class Skill(msgspec.Struct, kw_only=True, omit_defaults=True):
     :ivar version: bumped by every change the Curator makes.
     :ivar provenance: ids of the trajectories it was learned from.
     :ivar usage_count / success_count / last_used: figures from runs that used it.
-    :ivar state: ``idle`` (never used), ``active``, ``stale`` or ``archived``.
+    :ivar state: ``idle`` (never used), ``active``, ``stale``, ``archived`` or ``review`` (curated automatically,
+        waiting for a person).
     :ivar edited_by_human: a person changed the file since zagent last wrote it (``content_hash`` no longer
         matches); cleared when zagent next writes it, keeping the person's file as ``<name>.v<version>.md``.
     :ivar source: ``folder`` or the name of the plugin that registered it.

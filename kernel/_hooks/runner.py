@@ -199,6 +199,7 @@ def _before_tool(plugin: str, value: Any, raised: bool, args: list[Any]) -> Opti
     if isinstance(value, Deny):
         return value.reason
     if not isinstance(value, Rewrite):
+        _discard(value)
         return f"rail {plugin!r} returned {type(value).__name__}; expected None, Deny or Rewrite"
     if not isinstance(value.arguments, dict):
         return f"rail {plugin!r} rewrote the arguments into a {type(value.arguments).__name__}; Rewrite needs a dict"
@@ -214,6 +215,7 @@ def _after_tool(plugin: str, value: Any, raised: bool, args: list[Any]) -> None:
         log.exception("after-tool rail %r failed", plugin)
         reason = f"rail {plugin!r} failed: {value}"
     else:  # a rail bug: withhold rather than guess
+        _discard(value)
         reason = f"rail {plugin!r} returned {type(value).__name__}; expected None or a ToolResult"
     call = args[0]
     args[1] = ToolResult(call_id=call.id, name=call.name, state="blocked", error=reason,
@@ -223,19 +225,31 @@ def _after_tool(plugin: str, value: Any, raised: bool, args: list[Any]) -> None:
 def _before_llm(plugin: str, value: Any, raised: bool, args: list[Any]) -> None:
     if raised or isinstance(value, Deny):
         raise ToolBlocked(_failure(plugin, value) if raised else value.reason, rail=plugin)
-    if isinstance(value, LLMRequest):
-        args[0] = value
+    if not isinstance(value, LLMRequest):  # a rail bug (an un-awaited check, a verdict of its own): never a pass
+        _discard(value)
+        raise ToolBlocked(f"rail {plugin!r} returned {type(value).__name__}; expected None, an LLMRequest or "
+                          "zagent.Deny(reason): the request was not sent", rail=plugin)
+    args[0] = value
 
 
 def _after_llm(plugin: str, value: Any, raised: bool, args: list[Any]) -> None:
     if not raised:
-        if isinstance(value, Completion):
-            args[1] = value
+        if not isinstance(value, Completion):  # a rail bug: withhold rather than guess
+            _discard(value)
+            raise ToolBlocked(f"rail {plugin!r} returned {type(value).__name__}; expected None or a Completion: the "
+                              "model's reply was withheld", rail=plugin)
+        args[1] = value
         return
     if isinstance(value, RunStopped):
         raise value
     raise ToolBlocked(f"rail {plugin!r} failed ({type(value).__name__}: {value}); the model's reply was withheld",
                       rail=plugin) from value
+
+
+def _discard(value: Any) -> None:
+    """Close a coroutine a rail returned un-awaited (its check never runs; no "never awaited" warning later)."""
+    if inspect.iscoroutine(value):
+        value.close()
 
 
 def has_impls(kernel: Any, hook_name: str) -> bool:

@@ -5,6 +5,7 @@ reason or failure; ``wanted`` says whether any exist; ``hand_over``/``handed_ove
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from ..errors import GuardrailTripped, RunStopped
@@ -68,5 +69,7 @@ def _trip(name: str, verdict: Any, where: str) -> None:
         raise GuardrailTripped(name, verdict.reason, where)
     if isinstance(verdict, str):
         raise GuardrailTripped(name, verdict, where)
+    if inspect.iscoroutine(verdict):  # an un-awaited check: it never runs (and warns no "never awaited" later)
+        verdict.close()
     raise GuardrailTripped(name, f"it returned {type(verdict).__name__}; a guardrail returns None, a reason "
                                  "or zagent.Deny(reason)", where)

@@ -1,6 +1,7 @@
 """A streamed answer waits for its output guardrails (docs/streaming.md): ``hold(ctx, own)`` (``None`` when the run
 is not streamed or no output guardrail applies) keeps the agent's text and reasoning pieces while its events still
-pass; ``release()`` after the guardrails passed sends them on in order; ``close()`` drops what was never released.
+pass; ``release()`` after the guardrails passed sends them on in order; ``drop_last()`` forgets a rejected reply;
+``close()`` drops what was never released.
 A nested agent's hold releases into its caller's.
 """
 
@@ -57,6 +58,12 @@ class Held:
             sent = self.outer(piece)
             if sent is not None:
                 await sent
+
+    def drop_last(self) -> None:
+        """Drop the pieces of the latest reply (from its ``llm_start``; all held pieces when none is marked): an
+        answer rejected before the guardrails judged it (a validator's retry) never reaches the stream."""
+        starts = [i for i, p in enumerate(self.pieces) if isinstance(p, Mark) and p.type == "llm_start"]
+        del self.pieces[starts[-1] if starts else 0:]
 
     def close(self) -> None:
         """Stop holding; pieces not released (a guardrail tripped, the run failed) are dropped."""

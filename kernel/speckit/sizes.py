@@ -1,7 +1,7 @@
 """The *size* class of spec values (docs/security.md, 13): ``check_sizes`` refuses a count of ``SPEC_SIZES`` or
 ``SPEC_NUMBERS`` out of its range (``None`` stays allowed) and a list longer than ``SPEC_LENGTHS``;
-``check_llm_options`` an untrusted spec's model option out of ``LLM_NUMBERS`` (a ``null`` timeout too) or its
-``prices``; each a ``ConfigError`` naming the key and range.
+``check_llm_options`` an untrusted spec's model option out of ``LLM_NUMBERS`` (a ``null`` timeout too), its
+``prices`` or a profile raising the app's limits; each a ``ConfigError`` naming the key and range.
 """
 
 from __future__ import annotations
@@ -80,6 +80,12 @@ LLM_NUMBERS: dict[str, tuple[float, float, bool, bool]] = {
 }
 #: llm_config keys only the app sets (Python code, a trusted spec): the reported and budgeted cost is the app's
 APP_ONLY_OPTIONS = ("prices",)
+#: ``llm_config.profile`` fields only the app sets: the cap on tool calls run per reply (a spec lowers it with
+#: ``rails.max_tool_calls_per_reply``, which never raises it)
+APP_ONLY_PROFILE = ("max_tool_calls_per_reply",)
+#: ``llm_config.profile`` numbers and their bounds, as ``LLM_NUMBERS``
+PROFILE_NUMBERS: dict[str, tuple[float, float, bool, bool]] = {
+    "max_tokens": LLM_NUMBERS["max_tokens"], "max_context_tokens": (1, 10_000_000, True, True)}
 
 #: spec key -> the most entries its list may hold: each entry is an agent built, a tool sent with every request or
 #: a node run (a model call the user pays for); a 64 MiB spec could list hundreds of thousands
@@ -131,6 +137,9 @@ def check_llm_options(model: str, options: Any, what: str = "the spec's llm_conf
                                   "and budgets (usage_limits) are the app's, so a spec file may not set them. Set "
                                   "them in Python (k.llm(..., prices=...)) or trust the spec (k.agent(spec, "
                                   "trust=True); zagent ... --trust)")
+            if key == "profile" and isinstance(value, dict):
+                _check_profile(what, model, name, value)
+                continue
             if key == "timeout" and isinstance(value, dict):  # {"connect": 5, "read": 60}
                 for part, seconds in value.items():
                     problem = number_problem(f"{name}.{part}", seconds, *LLM_NUMBERS["timeout"])
@@ -144,6 +153,20 @@ def check_llm_options(model: str, options: Any, what: str = "the spec's llm_conf
                     raise _llm_error(what, model, problem)
             elif key in _OPTION_GROUPS and isinstance(value, (dict, list)):
                 stack.append((value, f"{name}."))
+
+
+def _check_profile(what: str, model: str, name: str, profile: dict[str, Any]) -> None:
+    """An untrusted spec's ``profile``: no ``APP_ONLY_PROFILE`` field, its numbers within ``PROFILE_NUMBERS``."""
+    for key, value in profile.items():
+        if key in APP_ONLY_PROFILE:
+            raise ConfigError(f"{what} of {model!r} sets {name}.{key}: the cap on tool calls one reply may run is "
+                              "the app's (its profiles), so a spec file may not set it; lower it with the spec's "
+                              f"rails.{key} (which never raises it), or trust the spec (k.agent(spec, trust=True); "
+                              "zagent ... --trust)")
+        bounds = PROFILE_NUMBERS.get(key) if isinstance(key, str) else None
+        problem = number_problem(f"{name}.{key}", value, *bounds) if bounds is not None else None
+        if problem is not None:
+            raise _llm_error(what, model, problem)
 
 
 def _llm_error(what: str, model: str, problem: str) -> ConfigError:

@@ -12,6 +12,8 @@ import attrs
 import msgspec
 
 from zagent.agentkit import fields as zfields
+from zagent.agentkit.callcap import reply_limit
+from zagent.agentkit.holding import Held
 from zagent.agentkit.runkeys import PENDING_APPROVAL
 from zagent.agentkit.toolloop import NUDGE, Offer, ToolTurn, call_key
 from zagent.agentkit.turns import TOOL, bound
@@ -77,6 +79,7 @@ class ActionRun:
             action, core, llm, offer = self.action, self.action._tool_loop, self.llm, self.offer
             events = action.kernel.has_impls("zagent_event")
             output_spec = action._output_hint  # built once per action
+            cap = reply_limit(llm.profile.max_tool_calls_per_reply, ctx)  # lowered by the rails of the run's layers
             for step in range(1, action.max_steps + 1):
                 if events:
                     await self.ctx.aemit("step_start", step=step, action=action.name)
@@ -84,7 +87,7 @@ class ActionRun:
                 request = llm.request(self.messages, tools=offer.request_tools, response_format=self.response_format,
                                       output_spec=output_spec, **(bound(llm, TOOL) if self.format_due else {}))
                 completion = await llm.asend(request, self.ctx)
-                turn = core.read(llm, offer, completion.message, self.messages, ctx=self.ctx)  # ids unique in the run
+                turn = core.read(llm, offer, completion.message, self.messages, max_calls=cap, ctx=self.ctx)
                 turn.completion = completion
                 self.usage = self.usage + completion.usage
                 self.messages.append(turn.reply)
@@ -122,6 +125,7 @@ class ActionRun:
                         output = await offloop.parse(action.parse, text)
                     except ParseError:
                         if step < action.max_steps:  # else the repair prompt shows the format
+                            _drop_unjudged(self.ctx)
                             self.messages.append(self.format_turn())
                             continue
                         output = await self._parse(text)
@@ -159,9 +163,16 @@ class ActionRun:
         except ParseError:
             if not action.repair:
                 raise
+        _drop_unjudged(self.ctx)  # the repaired answer is the one the guardrails judge and the stream shows
         values = await action._parser.aparse_with_repair(
             text, action.output_spec, self.llm, self.ctx, **action._parse_options)
         return zfields.convert(values, action.output_spec, raw=text)
+
+
+def _drop_unjudged(ctx: "RunContext[Any]") -> None:
+    """A streamed run's held pieces of its latest reply, which is not the answer, are dropped (``holding``)."""
+    if isinstance(ctx.on_delta, Held):
+        ctx.on_delta.drop_last()
 
 
 def _recap(results: Sequence[tuple[Optional[ToolCall], ToolResult]]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
+from zagent.agentkit.holding import Held
 from zagent.errors import ConfigError, ZagentError
 from zagent.types import Message
 
@@ -109,6 +110,8 @@ async def validated(agent: "Agent", action: "Action", out: "ActionOutput", ctx: 
                     f"agent {agent.name!r}: the output validators rejected {len(reasons)} answer(s), the last "
                     f"because: {retry.reason}. Raise max_output_retries, or check error.reasons and "
                     "error.trajectory", reasons=reasons, trajectory=out.messages) from None
+            if isinstance(ctx.on_delta, Held):  # streamed: the rejected answer was never judged by a guardrail
+                ctx.on_delta.drop_last()
             out = await _again(action, agent.llm, out, ctx, retry.reason, len(reasons))
 
 

@@ -113,7 +113,7 @@ def zagent_after_llm_call(request: "LLMRequest", response: "Completion", ctx: "R
     if not rails:
         return None
     if "usage_limits" in rails:
-        usage.add_tokens(rails["usage_limits"], response, ctx)
+        usage.add_tokens(rails["usage_limits"], response, ctx, request)
     if not rails.get("redact_llm"):
         return None
     return redact_completion(rails, response)

@@ -60,6 +60,8 @@ def merge(base: dict[str, Any], agent: dict[str, Any]) -> dict[str, Any]:
             merged[key] = value if value is not None and int(value) < int(old) else old
         elif key in ("redact_llm", "redact_llm_input"):
             merged[key] = bool(old) or bool(value)
+        elif key == "tool_rpm_wait":  # the kernel's deny over its rate may not become a wait (a run held for minutes)
+            merged[key] = False if old is False or value is False else value
         elif key in ("approver", "redact_with"):
             pass  # the kernel's wins
         elif key == "usage_limits":

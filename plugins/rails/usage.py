@@ -1,11 +1,14 @@
 """Usage limits per run (``rails.usage_limits``, docs/rails.md): ``requests``, ``tool_calls`` and tokens, in one counter
-shared by every part of a composite run. ``take`` counts before a request or tool call, ``add_tokens`` after a reply;
-going over raises ``zagent.UsageLimitExceeded``. ``lower``: an agent's limits only tighten the kernel's.
+shared by every part of a composite run. ``take`` counts before a request or tool call, ``add_tokens`` after a reply
+(a count the server left at zero is estimated from the text); going over raises ``zagent.UsageLimitExceeded``.
+``lower``: an agent's limits only tighten the kernel's.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+
+import msgspec
 
 from zagent.errors import ConfigError, RunStopped, UsageLimitExceeded
 from zagent.agentkit.counters import RunCounter, shared_counter
@@ -13,7 +16,9 @@ from zagent.agentkit.runkeys import USAGE_COUNTS
 from zagent import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Completion, RunContext
+    from zagent import Completion, LLMRequest, Message, RunContext, ToolSpec
+
+_encode = msgspec.json.Encoder(enc_hook=repr).encode
 
 #: every limit ``usage_limits`` takes
 LIMITS = ("requests", "tool_calls", "input_tokens", "output_tokens", "total_tokens")
@@ -88,16 +93,37 @@ def give_back(limits: Any, name: str, ctx: "RunContext[Any]") -> None:
         shared_counter(ctx, USAGE_KEY, UsageCounter).give_back(name)
 
 
-def add_tokens(limits: Any, response: "Completion", ctx: "RunContext[Any]") -> None:
-    """Count a reply's tokens; ``UsageLimitExceeded`` when the run is now over a token limit."""
+def add_tokens(limits: Any, response: "Completion", ctx: "RunContext[Any]",
+               request: Optional["LLMRequest"] = None) -> None:
+    """Count a reply's tokens; ``UsageLimitExceeded`` when the run is now over a token limit. A count the server
+    reported as zero (none sent, or a proxy dropping it) is estimated from ``request``'s and the reply's text."""
     checked = check_limits(limits)
     if not any(k in checked for k in _TOKENS):
         return
     counter = shared_counter(ctx, USAGE_KEY, UsageCounter)
     usage = response.usage
-    counts = {"input_tokens": counter.add("input_tokens", usage.input_tokens),
-              "output_tokens": counter.add("output_tokens", usage.output_tokens),
-              "total_tokens": counter.add("total_tokens", usage.total_tokens)}
+    given, made = usage.input_tokens, usage.output_tokens
+    if not given and request is not None:
+        given = estimated(request.messages, request.tools)
+    if not made:
+        made = estimated([response.message])
+    counts = {"input_tokens": counter.add("input_tokens", given),
+              "output_tokens": counter.add("output_tokens", made),
+              "total_tokens": counter.add("total_tokens", given + made)}
     for key in _TOKENS:
         if key in checked and counts[key] > checked[key]:
             raise _exceeded(key, counts[key], checked[key], ctx)
+
+
+def estimated(messages: Sequence["Message"], tools: Sequence["ToolSpec"] = ()) -> int:
+    """A rough token count of ``messages`` and ``tools`` (four characters a token, rounded up), for replies whose
+    server reported none: a limit then still counts what was sent and received."""
+    chars = 0
+    for m in messages:
+        chars += len(m.content or "") + len(m.reasoning or "")
+        for call in m.tool_calls:
+            args = call.arguments
+            chars += len(call.name) + (len(args) if isinstance(args, str) else len(_encode(args)))
+    for spec in tools:
+        chars += len(spec.name) + len(spec.description or "") + len(_encode(spec.parameters))
+    return (chars + 3) // 4

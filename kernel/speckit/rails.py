@@ -9,6 +9,10 @@ from typing import Any, Callable, Optional
 
 from ..errors import ConfigError
 
+#: the skills plugin's matching thresholds when the app sets none (``config['skills']``); an untrusted spec's
+#: ``agent_config.skills`` may raise them, never lower them (more of the user's skills in a stranger's prompt)
+SKILL_THRESHOLDS = {"threshold": 0.35, "embedding_threshold": 0.5}
+
 
 def whole_number(value: Any, low: int = 0, high: Optional[int] = None) -> bool:
     """``value`` is an ``int`` (not a ``bool``) from ``low`` to ``high`` (no upper bound when ``None``)."""
@@ -88,3 +92,14 @@ def check_user_data_switches(agent_config: Any, config: Any, name: str) -> None:
         raise ConfigError(f"agent {name!r}: agent_config.skills.curate writes skills learnt from this agent's runs "
                           "into the user's skills folder, which an untrusted spec may not turn on; the app enables "
                           "it with Kernel(config={'skills': {'curate_after_run': True, ...}}), or trust the spec")
+    if isinstance(skills, dict):
+        app = (config or {}).get("skills")
+        for key, default in SKILL_THRESHOLDS.items():
+            floor = app.get(key, default) if isinstance(app, dict) else default
+            value = skills.get(key)
+            if value is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                          and float(floor) <= value <= 1):
+                raise ConfigError(f"agent {name!r}: agent_config.skills.{key} is {value!r}; an untrusted spec may "
+                                  f"only raise it, to a number from the app's {floor} to 1 (a lower one puts more of "
+                                  "the user's skills into this agent's prompt); the app lowers it with "
+                                  f"Kernel(config={{'skills': {{{key!r}: ...}}}}), or trust the spec")

@@ -17,6 +17,7 @@ import msgspec
 from zagent.types import LLMRequest, Message
 
 from zagent import StashKey
+from zagent.speckit.rails import SKILL_THRESHOLDS
 
 from .lifecycle import LifecycleManager
 from .matcher import Match, SkillMatcher
@@ -66,8 +67,8 @@ class Skills:
                                  clock=conf.get("clock") or time.time).load()
         embedder = kernel.embedder() if conf.get("embed", True) else None
         rerank = conf.get("rerank") or None
-        matcher = SkillMatcher(registry=registry, threshold=float(conf.get("threshold", 0.35)), embedder=embedder,
-                               embedding_threshold=float(conf.get("embedding_threshold", 0.5)),
+        matcher = SkillMatcher(registry=registry, threshold=float(conf.get("threshold", SKILL_THRESHOLDS["threshold"])), embedder=embedder,
+                               embedding_threshold=float(conf.get("embedding_threshold", SKILL_THRESHOLDS["embedding_threshold"])),
                                rerank_llm=kernel.llm(rerank) if isinstance(rerank, str) else rerank)
         lifecycle = LifecycleManager(registry=registry, stale_after_days=float(conf.get("stale_after_days", 30)),
                                      archive_after_days=float(conf.get("archive_after_days", 60)))

@@ -279,10 +279,12 @@ def test_a_trusted_spec_may_turn_on_skills(tmp_path, monkeypatch):
 
 def test_a_spec_may_tune_skills_the_app_turned_on(tmp_path, monkeypatch):
     """On a kernel whose config has a ``skills`` section (the app's decision), an untrusted spec's
-    ``agent_config.skills`` is accepted: it only tunes what the app enabled."""
+    ``agent_config.skills`` is accepted: it only tunes what the app enabled (a threshold no lower than the app's;
+    round twelve refuses a lower one)."""
     _users_skill(tmp_path, monkeypatch)
     k = make_kernel(plugins=["zagent.plugins.skills"], config={"skills": {"folder": str(tmp_path / "user" / "skills")}})
-    agent = k.agent(spec_file(tmp_path / "spec", EVIL))
+    tuned = {**EVIL, "agent_config": {"skills": {"threshold": 0.35}}}  # raising it (or keeping it) is tuning
+    agent = k.agent(spec_file(tmp_path / "spec", tuned))
     agent.chat("how do I move money between my wallet accounts?", use_react=True)
     seen = [m.content or "" for request in agent.llm.llm.requests for m in request.messages]
     assert any("apple-banana-cherry" in text for text in seen)

@@ -32,8 +32,8 @@ Attacks tried and whether they got through before this round's fixes:
   is matched on at most ``MAX_MATCH_TERMS`` (200) words, and a skill with more than 64 match words scores in
   proportion (``64 / words``), so a stuffed one no longer reaches the threshold
 - an untrusted agent file on a kernel with skills on setting ``agent_config.skills.threshold`` to 0 (every skill
-  that shares one word with the request goes to the spec's model): GOT THROUGH -- NOT FIXED (strict xfail):
-  round eleven's ``test_a_spec_may_tune_skills_the_app_turned_on`` asserts that a spec's 0.01 is accepted
+  that shares one word with the request goes to the spec's model): GOT THROUGH -- fixed by the lead: an untrusted
+  spec may only raise ``threshold``/``embedding_threshold`` (``speckit.rails.SKILL_THRESHOLDS``, the app's floor)
 - a ReAct run of 30 steps, each tool result 4,000 characters: GOT THROUGH (the run log stored 1.9 MB for 120 kB of
   text: each model call's whole prompt) -- fixed: a model call stores the messages its agent's previous call did
   not already store and a reference to it; ``RunLogStore.spans`` rebuilds every prompt whole, so ``zagent logs
@@ -49,8 +49,7 @@ Attacks tried and whether they got through before this round's fixes:
   message: GOT THROUGH (bare ``DecodeError``/``ValidationError``) -- fixed: a ``ConfigError`` naming the file and
   the item; a row edited into a ``system`` message: held (a chat's history keeps user and assistant text only)
 
-Counted by attack (parametrized cases of one attack count once): 24 tried, 15 got through, 14 fixed, 1 open
-(the threshold, a strict xfail); 9 held.
+Counted by attack (parametrized cases of one attack count once): 24 tried, 15 got through, 15 fixed; 9 held.
 """
 
 import contextlib
@@ -337,8 +336,6 @@ def test_a_short_honest_skill_still_matches(tmp_path):
     assert found is not None and found.name == "count-words"
 
 
-@pytest.mark.xfail(strict=True, reason="open: round eleven's test_a_spec_may_tune_skills_the_app_turned_on accepts a "
-                   "spec's threshold of 0.01; refusing a lower threshold changes that test's expectation")
 def test_an_untrusted_spec_cannot_lower_the_skills_threshold(tmp_path):
     """On a kernel with skills on, an agent file setting ``agent_config.skills.threshold`` below the kernel's: a
     ConfigError naming both values; raising it is accepted."""

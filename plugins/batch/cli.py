@@ -1,6 +1,7 @@
 """``zagent batch FILE INPUTS.jsonl --out RESULTS.jsonl``: run an agent or a workflow file once per input line
 (docs/batch.md). Import paths are trusted as ``zagent run`` trusts them, on remote workers too. Exit codes: 0 the
-batch ran (some failed items included), 1 an error before it ran or every item it ran failed, 130 interrupted."""
+batch ran (some failed items included), 1 an error before it ran, no items, or every item it ran failed, 130
+interrupted."""
 
 from __future__ import annotations
 
@@ -134,6 +135,11 @@ def cmd_batch(args: argparse.Namespace, kernel: "Kernel") -> int:
     print(report.summary.line())
     if not args.quiet and args.executor in (None, "local"):
         print(f"its runs: zagent logs list --batch {report.summary.batch_id}", file=sys.stderr)
+    s = report.summary
+    if not (s.done or s.failed or s.skipped):  # an empty or wrong inputs file: nothing ran, not a success
+        print(f"zagent: {args.inputs!r} holds no items (no JSON object lines), so nothing ran; check the inputs file",
+              file=sys.stderr)
+        return 1
     if report.summary.failed and not report.summary.done:  # nothing worked (no key, a wrong model): not a success
         print(f"zagent: every item failed ({report.summary.failed}); each one's error is in {args.out}",
               file=sys.stderr)

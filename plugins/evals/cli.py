@@ -1,7 +1,7 @@
 """``zagent eval CASES.jsonl --agent FILE``: run an agent file over eval cases, print and save the report
 (docs/evals.md). The agent file is trusted as ``zagent run`` trusts it; ``--scorer`` values are the user's own flags.
-Exit codes: 0 done, 1 when no case was measured (each one's run, or all its scorers, failed) or, with
-``--compare``, when a case that passed before fails now."""
+Exit codes: 0 done, 1 when no case was measured (no cases, or each one's run or all its scorers failed) or, with
+``--compare``, when a case that passed before fails now or the baseline shares no case with the run."""
 
 from __future__ import annotations
 
@@ -70,9 +70,17 @@ def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
         print(report.render())
         if comparison is not None:
             print(comparison.render())
-    if report.cases and not any(map(_measured, report.cases)):  # no key, a wrong model: not a success
+    if not report.cases:  # an empty or wrong cases file: nothing was measured, not a success
+        print(f"zagent: {args.cases!r} holds no cases, so nothing was measured; check the cases file",
+              file=sys.stderr)
+        return 1
+    if not any(map(_measured, report.cases)):  # no key, a wrong model: not a success
         print(f"zagent: every case failed to run or to be scored ({len(report.cases)}), so nothing was measured; "
               "each case's error is in the report", file=sys.stderr)
+        return 1
+    if comparison is not None and len(comparison.added) == len(report.cases):  # nothing could regress
+        print(f"zagent: the baseline {args.compare!r} shares no case id with this run, so nothing was compared; "
+              "compare with a report of the same cases", file=sys.stderr)
         return 1
     return 1 if comparison is not None and comparison.worse else 0
 

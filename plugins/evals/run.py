@@ -162,7 +162,8 @@ async def aevaluate(kernel: "Kernel", agent: Any, cases: Any, *, scorers: Option
     """Run ``agent`` (a spec dict, file or agent, as ``Kernel.abatch`` takes) over ``cases`` and score them.
 
     ``scorers`` (default ``exact``): names, ``{"name": ..., options}``, callables ``score(output, expected, case)``
-    or ``(label, callable)`` pairs; each case's own ``scorers`` replace them for that case."""
+    or ``(label, callable)`` pairs; each case's own ``scorers`` replace them for that case (a cases file's may set
+    no ``label``)."""
     loaded = read_cases(cases)
     default = [s if isinstance(s, tuple) else scorer_of(kernel, s) for s in (scorers or ["exact"])]
     from zagent.speckit import Trust, trusting
@@ -176,6 +177,8 @@ async def aevaluate(kernel: "Kernel", agent: Any, cases: Any, *, scorers: Option
     with trusting(Trust() if from_file else None), \
             (spec_options(f"cases file {os.fspath(cases)!r}", kernel) if from_file else contextlib.nullcontext()):
         for c in loaded:  # a case's judge model is checked as a spec's (no default recording, bounded options)
+            if from_file and c.scorers:
+                _unlabelled(c, os.fspath(cases))
             try:
                 if c.scorers:
                     per_case[c.id] = [scorer_of(kernel, s) for s in c.scorers]
@@ -206,6 +209,15 @@ async def aevaluate(kernel: "Kernel", agent: Any, cases: Any, *, scorers: Option
                                   output=output, expected=case.expected, duration=record.get("duration", 0.0),
                                   usage=record.get("usage") or {}, metadata=case.metadata))
     return EvalReport(agent=_label(agent, name), cases=results, totals=totals(results), created=time.time())
+
+
+def _unlabelled(case: Case, where: str) -> None:
+    """A cases file's scorer may not name its label: the report names it by its name and options, so a lenient
+    scorer cannot be read as the user's (``{"name": "contains", "label": "exact"}``)."""
+    for spec in case.scorers or ():
+        if isinstance(spec, dict) and "label" in spec:
+            raise ConfigError(f"cases file {where!r}, case {case.id!r}: a scorer in a cases file may not set 'label' "
+                              f"({spec['label']!r}); drop it (the report names a scorer by its name and options)")
 
 
 def _label(agent: Any, name: Optional[str]) -> str:

@@ -1,8 +1,9 @@
 """``McpServe``: a chosen set of a kernel's tools, and agents (their ``as_tool()``), offered to MCP clients.
 
 Each ``tools/call`` is one run through ``Kernel.arun_tool`` (validation, timeout, rails, tightened by ``rails``),
-scoped to the served set; a failure is an ``isError`` result. ``run_stdio()``, ``http_app()`` (``/mcp``) and
-``run_http(host, port, token)`` serve it (a host that is not loopback needs a bearer token).
+scoped to the served set; a failure is an ``isError`` result; at most ``max_calls`` run at once. ``run_stdio()``,
+``http_app()`` (``/mcp``; Host/Origin checked on loopback) and ``run_http(host, port, token)`` serve it (a host that
+is not loopback needs a bearer token).
 """
 
 from __future__ import annotations
@@ -14,17 +15,25 @@ from .sdk import sdk
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
-__all__ = ["McpServe"]
+__all__ = ["MAX_CALLS", "McpServe"]
+
+#: the default number of calls a server runs at once (each may be an agent run on the app's key)
+MAX_CALLS = 8
+#: calls that may wait for a place, per place; past that a call is refused as busy
+_WAITING_PER_CALL = 4
 
 
 class McpServe:
     """The MCP server for ``kernel`` (see the module docstring)."""
 
     def __init__(self, kernel: "Kernel", *, tools: Sequence[str] = (), agents: Sequence[Any] = (),
-                 rails: Optional[dict[str, Any]] = None, name: str = "zagent") -> None:
+                 rails: Optional[dict[str, Any]] = None, name: str = "zagent", max_calls: int = MAX_CALLS) -> None:
         from zagent.agentkit.toolrefs import resolve_tool_refs
         from zagent.errors import ConfigError
 
+        if isinstance(max_calls, bool) or not isinstance(max_calls, int) or not 1 <= max_calls <= 1024:
+            raise ConfigError(f"max_calls (calls run at once) must be a whole number from 1 to 1024, got {max_calls!r}")
+        self.max_calls, self._slots, self._waiting = max_calls, None, 0
         self.kernel, self.name = kernel, name
         names = resolve_tool_refs(kernel, list(tools), key="served tool")
         for agent in agents:
@@ -60,6 +69,26 @@ class McpServe:
         return t.ListToolsResult(tools=tools)
 
     async def _call(self, ctx: Any, params: Any) -> Any:
+        import anyio
+
+        if self._slots is None:
+            self._slots = anyio.Semaphore(self.max_calls)
+        if self._slots.value == 0 and self._waiting >= self.max_calls * _WAITING_PER_CALL:
+            text = (f"this zagent MCP server is busy: {self.max_calls} calls are running and {self._waiting} waiting "
+                    f"(max_calls={self.max_calls}); retry later")
+            return sdk("mcp.types").CallToolResult(content=[sdk("mcp.types").TextContent(type="text", text=text)],
+                                                   is_error=True)
+        self._waiting += 1
+        try:
+            await self._slots.acquire()
+        finally:
+            self._waiting -= 1
+        try:
+            return await self._run_call(params)
+        finally:
+            self._slots.release()
+
+    async def _run_call(self, params: Any) -> Any:
         t = sdk("mcp.types")
         from zagent.types import ToolCall
 
@@ -80,9 +109,14 @@ class McpServe:
             await self.server.run(read, write, self.server.create_initialization_options())
 
     def http_app(self, host: str = "127.0.0.1", token: Optional[str] = None) -> Any:
-        """The streamable-HTTP ASGI app (path ``/mcp``); with ``token``, every request must carry it as
-        ``Authorization: Bearer <token>`` (``serveauth.BearerGate``: 401 otherwise)."""
-        app = self.server.streamable_http_app(host=host)
+        """The streamable-HTTP ASGI app (path ``/mcp``) for ``host``; with ``token``, every request must carry it as
+        ``Authorization: Bearer <token>`` (``serveauth.BearerGate``: 401 otherwise). A host that is not loopback
+        needs a token (``ConfigError``); a loopback one gets the Host and Origin checks."""
+        from .serveauth import is_loopback, loopback_security, require_token
+
+        require_token(host, token)  # an app building the app for 0.0.0.0 itself is refused as run_http is
+        security = loopback_security(host) if is_loopback(host) else None  # no page rebinding its name to it
+        app = self.server.streamable_http_app(host=host, transport_security=security)
         if token is None:
             return app
         from .serveauth import BearerGate

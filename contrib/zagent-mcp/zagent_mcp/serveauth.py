@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from zagent import ConfigError
 
-__all__ = ["TOKEN_ENV", "MIN_TOKEN", "BearerGate", "is_loopback", "require_token", "token_from"]
+__all__ = ["TOKEN_ENV", "MIN_TOKEN", "BearerGate", "is_loopback", "loopback_security", "require_token", "token_from"]
 
 #: the environment variable ``zagent mcp serve`` reads the token from (``--token-file`` names a file instead)
 TOKEN_ENV = "ZAGENT_MCP_TOKEN"
@@ -35,6 +35,20 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:  # a host name (or "" meaning every interface): it may resolve anywhere
         return False
+
+
+def loopback_security(host: str) -> Any:
+    """The SDK's Host and Origin checks (against DNS rebinding) for a loopback ``host``, allowing that host as
+    written and the usual loopback names; the SDK turns them on by itself only for ``127.0.0.1``, ``localhost``
+    and ``::1`` written so, leaving ``127.0.0.2`` or ``LOCALHOST`` open to any web page."""
+    from .sdk import sdk
+
+    name = host.strip().strip("[]").lower()
+    shown = f"[{name}]" if ":" in name else name
+    hosts = sorted({shown, "127.0.0.1", "localhost", "[::1]"})
+    return sdk("mcp.server.transport_security").TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=[*hosts, *(f"{h}:*" for h in hosts)],
+        allowed_origins=[o for h in hosts for o in (f"http://{h}", f"http://{h}:*")])
 
 
 def check_token(token: str, source: str) -> str:

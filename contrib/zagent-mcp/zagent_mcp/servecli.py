@@ -1,8 +1,9 @@
 """``zagent mcp serve``: chosen tools and agent files as an MCP server (stdio or streamable HTTP).
 
 ``--tool`` takes an agent file's ``tools`` values; ``--agent FILE`` is trusted as ``zagent run`` trusts it;
-``--rails FILE`` tightens every call's rails. With ``stdio``, nothing is printed on stdout. With ``http``, a host
-that is not loopback needs a bearer token (``ZAGENT_MCP_TOKEN`` or ``--token-file``; ``serveauth``).
+``--rails FILE`` tightens every call's rails; ``--max-calls N`` bounds the calls run at once. With ``stdio``,
+nothing is printed on stdout. With ``http``, a host that is not loopback needs a bearer token
+(``ZAGENT_MCP_TOKEN`` or ``--token-file``; ``serveauth``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def add_serve(group: Any) -> None:
     p.add_argument("--rails", metavar="FILE", default=None,
                    help="a JSON/YAML file of rails settings applied to every call (deny_tools, tool_budget, ...)")
     p.add_argument("--name", default="zagent", help="the server name clients see")
+    p.add_argument("--max-calls", type=int, default=None, metavar="N",
+                   help="calls run at once (default 8); more wait, and past 4 waiting per place are refused as busy")
     p.add_argument("--trust", action="store_true",
                    help="trust every import path in the agent files (default: only modules in each file's folder)")
 
@@ -58,7 +61,8 @@ def cmd_serve(args: argparse.Namespace, kernel: "Kernel") -> int:
         with trusting(Trust.for_file(path, everything=args.trust)):
             agents.append(_agent(kernel, path, load_spec_file))
     with trusting(Trust.for_folder(os.getcwd(), everything=True)):  # --tool is the user's own flag
-        serve = McpServe(kernel, tools=args.tool, agents=agents, rails=rails, name=args.name)
+        serve = McpServe(kernel, tools=args.tool, agents=agents, rails=rails, name=args.name,
+                         **({} if getattr(args, "max_calls", None) is None else {"max_calls": args.max_calls}))
     print(f"zagent mcp serve: {len(serve.tool_names)} tool(s): {', '.join(serve.tool_names)}", file=sys.stderr)
     if args.transport == "http":
         print(f"zagent mcp serve: http://{args.host}:{args.port}/mcp"

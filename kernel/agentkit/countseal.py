@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
+import msgspec
+
 from ..errors import CheckpointError
 from .signing import canonical, seal, sealed
 
-__all__ = ["ACCEPT", "seal_counts", "sealed_counts"]
+__all__ = ["ACCEPT", "akept_seals", "seal_counts", "sealed_counts"]
 
 ACCEPT = "accept_unsealed_counts"
 
@@ -39,3 +41,30 @@ def sealed_counts(kernel: Any, run_id: str, kind: str, record: Any, step: int, *
             f"to resume runs of a store you trust anyway, set Kernel(config={{'{ACCEPT}': True}}){trusted}",
             run_id=run_id, step=step)
     return None
+
+
+class _CountedOnly(msgspec.Struct):
+    """The part of a saved state ``akept_seals`` reads from a run's other steps."""
+
+    counted: Any = None
+
+
+async def akept_seals(kernel: Any, store: Any, run_id: str, kind: str, step: int) -> list[dict[str, Any]]:
+    """The counts this user sealed in the steps of ``run_id`` that ``store`` keeps besides ``step`` (the one
+    restored): a restore from an unsigned store raises its counts to each, so an earlier step's state written over
+    the latest one (its seal valid) resets no budget. Damaged steps set no floor; a store without
+    ``asteps``/``aload`` gives none."""
+    found: list[dict[str, Any]] = []
+    steps, load = getattr(store, "asteps", None), getattr(store, "aload", None)
+    if steps is None or load is None:  # a store that gives only its latest step: nothing more to read
+        return found
+    for other in await steps(run_id):
+        raw = await load(run_id, other) if other != step else None
+        try:
+            counted = msgspec.json.decode(raw, type=_CountedOnly).counted if raw else None
+        except (msgspec.DecodeError, RecursionError):
+            continue
+        saved = sealed_counts(kernel, run_id, kind, counted, other, required=False)
+        if saved is not None:
+            found.append(saved)
+    return found

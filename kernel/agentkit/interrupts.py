@@ -64,10 +64,10 @@ class Interrupt(msgspec.Struct, kw_only=True):
 class Asking:
     """The interrupts of one node run (turn): the answers given so far, and the first question left unanswered."""
 
-    __slots__ = ("answers", "used", "asked", "where", "vouched", "passes", "record")
+    __slots__ = ("answers", "used", "asked", "where", "vouched", "passes", "record", "spent")
 
     def __init__(self, answers: Any = (), *, vouched: Optional[Any] = None, passes: int = 0,
-                 record: Optional[RunCounter] = None, **where: Any) -> None:
+                 record: Optional[RunCounter] = None, spent: Optional[set[str]] = None, **where: Any) -> None:
         self.answers = list(answers)
         self.used = 0
         self.asked: Optional[Interrupt] = None
@@ -83,6 +83,9 @@ class Asking:
         #: question is not the answer to another one asked at its position on a re-run (it is asked anew);
         #: ``None``: not checked (a remote worker's node)
         self.record = record
+        #: the approvals (answers bound to a call) that ran their calls in this node run in this process: a retry's
+        #: same call is asked anew (a yes covers one run of its call); recorded as spent when the node ends
+        self.spent = set() if spent is None else spent
 
     def vouches(self, index: int, question: Any = NOTHING) -> bool:
         """Whether the answer at ``index`` came from the restoring code (or a checkpoint the kernel verified),
@@ -164,12 +167,19 @@ def _vouched(given: Any) -> dict[int, Any]:
 
 @contextlib.contextmanager
 def asking(scope: Asking) -> Iterator[Asking]:
-    """``scope`` is what ``zagent.interrupt`` asks through in this task (and the tasks it starts)."""
+    """``scope`` is what ``zagent.interrupt`` asks through in this task (and the tasks it starts). When the node
+    (turn) ends without asking or failing, the approvals that ran their calls in it are recorded as spent
+    (``agentkit.spent``): a run rolled back to a checkpoint before it ended does not run those calls again."""
     token = ASKING.set(scope)
     try:
         yield scope
     finally:
         ASKING.reset(token)
+    if scope.asked is None and scope.spent:
+        from .spent import mark_ran
+
+        for tag in sorted(scope.spent):
+            mark_ran(tag)
 
 
 def bind(ctx: Any) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import secrets
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -18,6 +19,7 @@ from zagent.agentkit.counters import RunCounter, shared_counter
 from zagent.agentkit.approvals import (approval_key, declined as declined_result, shown_arguments, tool_identity,
                                       vetted_arguments)
 from zagent.agentkit.signing import answer_signer, canonical
+from zagent.agentkit.spent import mark_ran, ran_before
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.providerkit import new_call_id
 from zagent.types import ToolCall, ToolResult
@@ -60,13 +62,18 @@ async def arun_asking(loop: Any, turn: Any, history: Any, ctx: "RunContext[Any]"
                 await _stranded(loop, run)
             approve: list[str] = []
             deny: list[str] = []
+            bound: list[str] = []
             try:
                 for call in [c for c in loop.state.pending if c.id in loop.state.awaiting_approval]:
-                    (approve if _answer(scope, loop.agent, call, loop._ctx) else deny).append(call.id)
+                    yes = _answer(scope, loop.agent, call, loop._ctx, bound)
+                    if yes is RAN:  # ran on this yes before (a rollback, a replay): its result says so, not run
+                        loop.state.finished[call.id] = ran_result(call)
+                    (approve if yes is True else deny).append(call.id)
             except BaseException:  # Interrupted (no answer yet): the loop ends here, the node (turn) pauses
                 loop.abort()
                 await asyncio.gather(run, return_exceptions=True)
                 raise
+            _spend(scope, bound)  # every call of the batch answered: the approved ones run now
             loop.resume(approve=approve, deny=deny)
     finally:
         if not run.done():
@@ -130,14 +137,16 @@ async def settle_awaiting(agent: str, calls: list[ToolCall], results: list[ToolR
     held = [c for c in calls if c.id in pending]
     approved: list[ToolCall] = []
     declined: dict[str, ToolResult] = {}
+    bound: list[str] = []
     for call in held:  # in the batch's order: the node's interrupts are positional
-        yes = _answer(scope, agent, call, ctx)
+        yes = _answer(scope, agent, call, ctx, bound)
         pending.discard(call.id)
         (ctx.frame.get(PENDING_KEYS) or {}).pop(call.id, None)
-        if yes:
+        if yes is True:
             approved.append(call)
         else:
-            declined[call.id] = declined_result(call)
+            declined[call.id] = ran_result(call) if yes is RAN else declined_result(call)
+    _spend(scope, bound)
     ran = dict(zip([c.id for c in approved], await _granted(approved, ctx, rerun))) if approved else {}
     return [ran.get(r.call_id) or declined.get(r.call_id) or r for r in results]
 
@@ -162,8 +171,9 @@ async def _granted(calls: list[ToolCall], ctx: "RunContext[Any]", rerun: Any) ->
             minted.pop(call.id, None)
 
 
-def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]") -> bool:
-    """The human's answer about ``call`` (True: approved), or ``Interrupted`` when it has not been given yet."""
+def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]", bound: list[str]) -> Any:
+    """The human's answer about ``call`` (True: approved, its binding added to ``bound``; ``RAN``: approved, and
+    that yes already ran its call), or ``Interrupted`` when it has not been given yet."""
     question, digest = question_of(agent, call, ctx.frame.get(CALLERS) or ())
     tool = hashlib.sha256(tool_identity(ctx.kernel.find("tools", call.name)).encode()).hexdigest()[:16]
     asked = shared_counter(ctx, ASKED)
@@ -183,19 +193,66 @@ def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]") -> bool:
                 if asked.counts.get(f"{key}#tool={tool}", 0) == 0:  # asked about another tool under the name: anew
                     continue
                 vouches = getattr(scope, "vouches", None)
-                tag = f"ok#{key}#{answer_signer(ctx.kernel).mac(ctx.run_id, index, 'approval', key, b'yes')[:32]}"
+                bind = f"{key}#{_run_nonce(asked)}"  # this run, not another one given the same run id later
+                tag = f"ok#{key}#{answer_signer(ctx.kernel).mac(ctx.run_id, index, 'approval', bind, b'yes')[:32]}"
+                spent = getattr(scope, "spent", None)
+                if spent is not None and tag in spent:  # it ran its call in an earlier attempt (a retry): anew
+                    continue
                 # given by this resume (or a verified store) to this very question: bound to it
                 if vouches is None or vouches(index, question):
                     with asked.lock:
                         asked.counts[tag] = 1
-                    return True
+                    return _bound(bound, tag)
                 if asked.counts.get(tag, 0) > 0:  # given by an earlier resume, and bound then
-                    return True
+                    return _bound(bound, tag)
                 # a "yes" only an unsigned checkpoint holds, not bound by this user's key (edited in): asked anew
             continue  # an answer to another call (the model proposed something else this time): ask anew
+        _run_nonce(asked)  # kept with the question, so the answer's binding names this run
         with asked.lock:  # this position now asks about this call only
             for other in [k for k in asked.counts if k.startswith(f"{where}#{index}#")]:
                 asked.counts[other] = 0
             asked.counts[key] = asked.counts[f"{key}#tool={tool}"] = 1  # and about this tool (its code)
         scope.ask(question)  # raises Interrupted: the node (turn) pauses with the question
         raise AssertionError("unreachable: no answer was given")  # pragma: no cover
+
+
+
+#: ``_answer``: the yes was given, and it already ran its call (``agentkit.spent``)
+RAN: Any = "ran"
+
+
+def _bound(bound: list[str], tag: str) -> Any:
+    """``True`` for the approval bound as ``tag``, kept in ``bound``; ``RAN`` when it ran its call before."""
+    if ran_before(tag):
+        return RAN
+    bound.append(tag)
+    return True
+
+
+def _spend(scope: Any, bound: list[str]) -> None:
+    """The approvals ``bound`` run their calls now: a retry of the node asks anew (``Asking.spent``); once the
+    node (turn) ends, a run rolled back to before that does not run the calls again (``agentkit.spent``)."""
+    spent = getattr(scope, "spent", None)
+    if spent is not None:
+        spent.update(bound)
+    else:  # a scope that keeps none: recorded at once
+        for tag in bound:
+            mark_ran(tag)
+
+
+def _run_nonce(asked: RunCounter) -> str:
+    """The run's own random name, kept in ``asked`` (``run#<hex>``; made on first use)."""
+    with asked.lock:
+        names = sorted(k for k, n in asked.counts.items() if k.startswith("run#") and n > 0)
+        if not names:
+            names = [f"run#{secrets.token_hex(16)}"]
+            asked.counts[names[0]] = 1
+    return names[0]
+
+
+def ran_result(call: ToolCall) -> ToolResult:
+    """What the model is told about a call its person's yes already ran (not run again)."""
+    return ToolResult(call_id=call.id, name=call.name, state="blocked", error="already ran on its approval",
+                      content="Error: the call was not run: the person's yes to it already ran it once (this node "
+                              "or turn is being run again, or its run was restored from an earlier checkpoint); "
+                              "a yes covers one run of a call. Use the result it gave then, or ask for a new call")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from zagent.agentkit.countseal import akept_seals
 from zagent.agentkit.signing import aread_latest, signer_of
 from zagent.agentkit.runs import ASKING, RunShare, new_run_id
 from zagent.agentkit.counters import join
@@ -41,7 +42,9 @@ class ChatDrive(ChatTurn):
         self._vouched = None
         if found is not None and run_id:  # (a checkpoint is only looked up by a run id)
             state = resumed(found, task, run_id)
-            raise_to_sealed(self.kernel, state, found[0], signer_of(self.kernel) is None)  # (an edit lowers none)
+            unsigned = signer_of(self.kernel) is None  # (an edit lowers none, nor an earlier step moved up)
+            kept = await akept_seals(self.kernel, self._store, run_id, "groupchat", found[0]) if unsigned else ()
+            raise_to_sealed(self.kernel, state, found[0], unsigned, kept)
             # an unsigned store may have been edited: its answers never approve a tool call, this resume's may
             self._vouched = {} if signer_of(self.kernel) is None else None
             self.history = SharedHistory(state.messages)

@@ -195,23 +195,23 @@ def counts_now(state: ChatState) -> dict[str, Any]:
             "elapsed": state.elapsed, "counters": {k: v for k, v in state.counters.items() if k == BUDGET_COUNTS}}
 
 
-def raise_to_sealed(kernel: "Kernel", state: ChatState, step: int, required: bool) -> None:
-    """The resumed chat's counts raised to the sealed ones; ``required`` (an unsigned store): a seal missing or not
-    this user's for this run is a ``CheckpointError`` (``zagent.agentkit.countseal``)."""
+def raise_to_sealed(kernel: "Kernel", state: ChatState, step: int, required: bool, kept: Any = ()) -> None:
+    """The resumed chat's counts raised to the sealed ones, and to ``kept`` (the counts the store's other steps
+    sealed: ``countseal.akept_seals``); ``required`` (an unsigned store): a seal missing or not this user's for this
+    run is a ``CheckpointError`` (``zagent.agentkit.countseal``)."""
     from zagent.errors import CheckpointError
     from zagent.agentkit.countseal import sealed_counts
     from zagent.agentkit.counters import raise_counters
 
     saved = sealed_counts(kernel, state.run_id, "groupchat", state.counted, step, required=required)
-    if saved is None:
-        return
     try:
-        i, o, c = saved["usage"]
-        state.round = max(state.round, saved["round"])
-        state.elapsed = max(state.elapsed, saved["elapsed"])
-        state.usage = Usage(input_tokens=max(state.usage.input_tokens, i),
-                            output_tokens=max(state.usage.output_tokens, o), calls=max(state.usage.calls, c))
-        raise_counters(state.counters, saved["counters"], "the sealed counts")
+        for record in ([saved] if saved is not None else []) + list(kept):
+            i, o, c = record["usage"]
+            state.round = max(state.round, record["round"])
+            state.elapsed = max(state.elapsed, record["elapsed"])
+            state.usage = Usage(input_tokens=max(state.usage.input_tokens, i),
+                                output_tokens=max(state.usage.output_tokens, o), calls=max(state.usage.calls, c))
+            raise_counters(state.counters, record["counters"], "the sealed counts")
         _raise_usage_counts(state)
     except (KeyError, TypeError, ValueError) as exc:  # sealed by this user, in another shape: a bug, not an edit
         raise CheckpointError(f"checkpoint {step} of group chat run {state.run_id!r}: its sealed counts are not "

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 
-from .patches import FULL_BASE, check_restore_size, rebuild
+from .patches import FULL_BASE, check_restore_size, rebuild, stored
 from .records import check_run_id
 
 if TYPE_CHECKING:
@@ -43,8 +43,8 @@ class CheckpointChain:
                              (run_id, latest)).fetchone()
             base = last[0] if not last[2] else c.execute(FULL_BASE, (run_id, last[0])).fetchone()[0]
             rows = c.execute(_ROWS, (run_id, last[0] if base is None else base)).fetchall()
-            state = rebuild(c, run_id, last[0]) if last[2] else bytes(last[1])
-            return [(r[0], r[1], bytes(r[2]), bool(r[3]), _metadata(r[4])) for r in rows], state
+            state = rebuild(c, run_id, last[0]) if last[2] else stored(last[1], run_id, last[0])
+            return [(r[0], r[1], stored(r[2], run_id, r[0]), bool(r[3]), _metadata(r[4])) for r in rows], state
 
         return self.db.read(read)
 

@@ -20,7 +20,7 @@ from zagent import ConfigError
 from .chain import CheckpointChain
 from .database import Database
 from .paths import resolve
-from .patches import FULL_BASE, check_patch, check_restore_size, patch_decoder, rebuild
+from .patches import FULL_BASE, check_patch, check_restore_size, patch_decoder, rebuild, stored
 from .records import RunInfo, check_count, check_run_id
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -116,7 +116,7 @@ class CheckpointStore(CheckpointChain):
             check_restore_size(c, run_id, last)
             row = c.execute("SELECT step, state, patch FROM checkpoints WHERE run_id = ? AND step = ?",
                             (run_id, last)).fetchone()
-            return row[0], (rebuild(c, run_id, row[0]) if row[2] else bytes(row[1]))
+            return row[0], (rebuild(c, run_id, row[0]) if row[2] else stored(row[1], run_id, row[0]))
 
         return self.db.read(read)
 
@@ -129,7 +129,7 @@ class CheckpointStore(CheckpointChain):
             row = c.execute("SELECT state, patch FROM checkpoints WHERE run_id = ? AND step = ?", args).fetchone()
             if row is None:
                 return None
-            return rebuild(c, run_id, step) if row[1] else bytes(row[0])
+            return rebuild(c, run_id, step) if row[1] else stored(row[0], run_id, step)
 
         return self.db.read(read)
 

@@ -49,6 +49,17 @@ def check_restore_size(c: sqlite3.Connection, run_id: str, step: int) -> None:
                          "else?); it was not read. Start a new run, or keep big values in files the run's tools read")
 
 
+def stored(value: Any, run_id: str, step: int) -> bytes:
+    """A row's saved ``state`` as bytes: a BLOB as is, TEXT (a row edited by hand) as its UTF-8; any other value
+    (a number, NULL) is a ``StoreError`` naming the step."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    raise StoreError(f"checkpoint {step} of run {run_id!r} holds a {type(value).__name__}, not saved state: the "
+                     "file was edited or damaged; restore an intact copy of it or delete the run")
+
+
 def rebuild(c: sqlite3.Connection, run_id: str, step: int) -> bytes:
     """The full state of patch step ``step``: the last full save before it with the patches since applied."""
     base = c.execute(FULL_BASE, (run_id, step)).fetchone()[0]
@@ -58,7 +69,7 @@ def rebuild(c: sqlite3.Connection, run_id: str, step: int) -> bytes:
     rows = c.execute("SELECT step, state, patch FROM checkpoints WHERE run_id = ? AND step >= ? AND step <= ? "
                      "ORDER BY step", (run_id, base, step)).fetchall()
     try:
-        state = msgspec.json.decode(rows[0][1])
+        state = msgspec.json.decode(stored(rows[0][1], run_id, base))
     except (msgspec.DecodeError, RecursionError):  # nested past msgspec's limit too
         state = None
     if not isinstance(state, dict):
@@ -67,7 +78,7 @@ def rebuild(c: sqlite3.Connection, run_id: str, step: int) -> bytes:
     previous = base
     for at, raw, _ in rows[1:]:
         try:
-            patch = patch_decoder.decode(raw)
+            patch = patch_decoder.decode(stored(raw, run_id, at))
         except (msgspec.DecodeError, RecursionError) as exc:
             raise StoreError(f"checkpoint {at} of run {run_id!r} is a damaged patch ({exc})") from None
         if patch.after != previous:

@@ -16,7 +16,7 @@ from zagent.agentkit.signing import read_latest, signer_of
 from zagent.errors import CheckpointError, ConfigError
 from zagent.agentkit.counters import check_counts
 
-from .seals import held_intact, raise_to_sealed
+from .seals import held_intact, newest_sealed, raise_to_sealed
 from .state import ReActState, state_decoder
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -67,6 +67,8 @@ def restored(kernel: "Kernel", state: Any, config: dict[str, Any],
     check_counts_of(state, state.checkpoint if at is None else at)
     # an unsigned store's counts as sealed when saved (a signed one's signature covers them already)
     raise_to_sealed(kernel, state, state.checkpoint if at is None else at, at is not None and not verified)
+    if at is not None and not verified:  # the other steps the store keeps: none sealed later than this one
+        newest_sealed(kernel, store, state, at)
     held = forget_approvals(state, state.checkpoint if at is None else at, kernel)
     if checked is not None:
         checked.update(held)

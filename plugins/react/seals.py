@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from zagent.agentkit.approvals import vetted_arguments
 from zagent.agentkit.counters import check_counts
 from zagent.agentkit.runkeys import BUDGET_COUNTS, USAGE_COUNTS
@@ -22,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .state import ReActState
 
-__all__ = ["held_intact", "raise_to_sealed", "seal_counts", "seal_held"]
+__all__ = ["held_intact", "newest_sealed", "raise_to_sealed", "seal_counts", "seal_held"]
 
 HELD, COUNTS = "react-held", "react"
 
@@ -76,6 +77,37 @@ def raise_to_sealed(kernel: "Kernel", state: "ReActState", step: int, required: 
         if floors[name]:
             have = check_counts(state.stash.get(key) or {}, f"the {name} counts")
             state.stash[key] = {**have, **{n: max(have.get(n, 0), v) for n, v in floors[name].items()}}
+
+
+class _SealedOnly(msgspec.Struct):
+    """The part of a saved ReAct state ``newest_sealed`` reads from the run's other steps."""
+
+    counted: Any = None
+
+
+def newest_sealed(kernel: "Kernel", store: Any, state: "ReActState", step: int) -> None:
+    """Refuse ``state`` (the latest checkpoint ``step`` of an unsigned store) when another step the store keeps
+    holds counts this user sealed for a later checkpoint: an earlier step's state (its seal valid) was written
+    over the latest one, so that budgets and usage restart from then (``CheckpointError``)."""
+    mine = countseal.sealed_counts(kernel, state.run_id, COUNTS, state.counted, step, required=False)
+    at = mine.get("checkpoint") if mine else None
+    if not isinstance(at, int) or not callable(getattr(store, "steps", None)) or not callable(getattr(store, "load", None)):
+        return  # no sealed checkpoint to compare, or a store that gives only its latest step
+    for other in store.steps(state.run_id):
+        raw = store.load(state.run_id, other) if other != step else None
+        try:
+            counted = msgspec.json.decode(raw, type=_SealedOnly).counted if raw else None
+        except (msgspec.DecodeError, RecursionError):
+            continue  # a damaged older step sets no floor (the latest one is what resumes)
+        theirs = countseal.sealed_counts(kernel, state.run_id, COUNTS, counted, other, required=False)
+        later = theirs.get("checkpoint") if theirs else None
+        if isinstance(later, int) and not isinstance(later, bool) and later > at:
+            raise CheckpointError(
+                f"checkpoint {step} of run {state.run_id!r} holds the counts sealed at checkpoint {at}, but "
+                f"checkpoint {other} of the store holds the counts sealed later, at checkpoint {later}: an earlier "
+                "state was written over the latest step (a rollback of the unsigned store, which would reset the "
+                "run's budgets and usage). The run is not resumed; restore an intact copy of the store, or sign "
+                "checkpoints (Kernel(config={'checkpoint_key': ...}))", run_id=state.run_id, step=step)
 
 
 def _whole(n: Any) -> int:

@@ -99,7 +99,8 @@ class NodeAttempts(RunCore):
     def _asking(self, name: str, answers: Any = (), vouched: Any = None) -> Asking:
         """Node ``name``'s interrupt scope: its answers, its pass, and the run's record of the questions asked."""
         return Asking(answers, vouched=vouched, passes=self.passes.get(name, 0),
-                      record=shared_counter(self._ctx, QUESTIONS), node=name)
+                      record=shared_counter(self._ctx, QUESTIONS), spent=self.spent.setdefault(name, set()),
+                      node=name)
 
 
 def _unreachable(key: str) -> Any:

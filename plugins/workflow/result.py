@@ -89,6 +89,11 @@ async def load_checked(store: Any, kernel: "Kernel", run_id: str) -> Optional[tu
                               "a new run", run_id=run_id, step=found[0]) from None
     state = checked(state, found[0])
     _raise_to_sealed(kernel, state, found[0], signer_of(kernel) is None)
+    if signer_of(kernel) is None:  # and to the counts the store's other steps sealed (an earlier state moved up)
+        from zagent.agentkit.countseal import akept_seals
+
+        for saved in await akept_seals(kernel, store, run_id, "workflow", found[0]):
+            _raise_to(state, saved, found[0])
     return found[0], state
 
 
@@ -105,13 +110,18 @@ def sealed(kernel: "Kernel", state: RunState) -> RunState:
 def _raise_to_sealed(kernel: "Kernel", state: RunState, step: int, required: bool) -> None:
     """The resumed run's loop counts and counters raised to the sealed ones; ``required`` (an unsigned store): a
     seal missing or not this user's for this run is a ``CheckpointError`` (``zagent.agentkit.countseal``)."""
-    from zagent.errors import CheckpointError
     from zagent.agentkit.countseal import sealed_counts
-    from zagent.agentkit.counters import check_counts, raise_counters
 
     saved = sealed_counts(kernel, state.run_id, "workflow", state.counted, step, required=required)
-    if saved is None:
-        return
+    if saved is not None:
+        _raise_to(state, saved, step)
+
+
+def _raise_to(state: RunState, saved: dict[str, Any], step: int) -> None:
+    """``state``'s loop counts and counters raised to ``saved`` (counts this user sealed for the run)."""
+    from zagent.errors import CheckpointError
+    from zagent.agentkit.counters import check_counts, raise_counters
+
     try:
         for key, n in check_counts(saved["loops"], "the sealed loop counts").items():
             state.loops[key] = max(state.loops.get(key, 0), n)

@@ -80,6 +80,7 @@ class RunCore(RunDriver[RunState, WorkFlowResult]):
         self.queue: list[str] = []
         self.background: list[Any] = []
         self.passes: dict[str, int] = {}  # completed passes per node (loops run nodes again)
+        self.spent: dict[str, set[str]] = {}  # per node: approvals that ran their call (a retry asks anew)
         for entry in self.trace:
             if entry.status == "done":
                 self.passes[entry.node] = self.passes.get(entry.node, 0) + 1

@@ -385,8 +385,6 @@ def test_an_unsigned_stores_sealed_counts_cannot_be_lowered(tools, tmp_path):
     k.close()
 
 
-@pytest.mark.xfail(strict=True, reason="not covered: a rollback to a checkpoint the run really had (docs/security.md, "
-                   "11): its sealed counts are the run's own, from then")
 def test_an_earlier_steps_sealed_counts_written_over_the_latest_step_are_refused(tools, tmp_path):
     """Attack: the state of the run's first checkpoint (its seal valid, its counts 0) written in place of the
     latest step, so the budget looks unused. Not covered: that is a rollback to a step the run really had."""
@@ -492,8 +490,6 @@ def node_workflow(tools, db, replies, answer=None, retries=1):
         k.close()
 
 
-@pytest.mark.xfail(strict=True, reason="not covered: a node re-run (a retry, or the replay a later resume makes) "
-                   "runs the calls approved at its earlier positions again (docs/security.md, round eleven)")
 def test_a_workflow_node_retried_after_its_approved_call_ran_asks_again(tools, tmp_path):
     """Attack: the person says yes to ``danger("/tmp/x")``; the node's agent then fails (a flaky model) and the
     node is retried, proposing the same call. Defence: a yes covers one call: the retry asks again (the run

@@ -494,9 +494,6 @@ def test_a_yes_given_at_a_loops_second_pass_still_runs_the_call(tmp_path):
     assert done.ok and runs == ["/tmp/x", "/tmp/x"]
 
 
-@pytest.mark.xfail(strict=True, reason="a signed store rolled back to a checkpoint the run really had is not "
-                                       "detected (docs/security.md, 'Signed checkpoints'): detecting it needs a "
-                                       "monotonic record kept outside the store")
 def test_a_signed_store_rolled_back_to_the_answer_does_not_run_the_call_again(tmp_path):
     """Signed store: the human's yes ran ``wipe('/tmp/x')``; the steps after the one that recorded the answer are
     deleted (a rollback to a state the run really had), and the run is continued: the call runs a second time."""

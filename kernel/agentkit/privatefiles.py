@@ -13,9 +13,15 @@ from typing import Union
 
 from ..errors import ConfigError
 
-__all__ = ["check_private", "open_private", "private_folder", "private_parent", "tighten", "touch_private"]
+__all__ = ["check_private", "data_folder", "open_private", "private_folder", "private_parent", "tighten", "touch_private"]
 
 _PathLike = Union[str, "os.PathLike[str]"]
+
+
+def data_folder(*names: str) -> str:
+    """zagent's own data of the user: ``$XDG_DATA_HOME/zagent`` (``~/.local/share/zagent``), ``names`` joined on."""
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(data, "zagent", *names)
 
 
 def private_folder(path: _PathLike) -> None:

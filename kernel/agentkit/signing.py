@@ -116,10 +116,9 @@ def sealed(kernel: Any, run_id: str, kind: str, data: bytes, mac: Any) -> bool:
 def _local_key() -> bytes:
     import secrets
 
-    from .privatefiles import open_private
+    from .privatefiles import data_folder, open_private
 
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    path = os.path.join(data, "zagent", "answers.key")
+    path = data_folder("answers.key")
     try:
         with open(open_private(path, os.O_RDONLY, reading=True), "rb") as f:
             st = os.fstat(f.fileno())

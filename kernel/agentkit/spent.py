@@ -17,8 +17,9 @@ _LOCK = threading.Lock()
 
 
 def _path(tag: str) -> str:
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(data, "zagent", "approvals-ran", hashlib.sha256(tag.encode()).hexdigest())
+    from .privatefiles import data_folder
+
+    return data_folder("approvals-ran", hashlib.sha256(tag.encode()).hexdigest())
 
 
 def ran_before(tag: str) -> bool:

@@ -176,8 +176,9 @@ def check_path_way(real: str, home: str, key: str, text: str) -> None:
 def users_data() -> tuple[str, ...]:
     """The real locations of zagent's own data of the user, never a spec's to name: ``$XDG_DATA_HOME/zagent``
     (default recordings, run log, memory, skills, the answer key) and what ``USERS_DATA_ENV`` names."""
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    places = [os.path.join(data, "zagent"), *(os.environ.get(name) or "" for name in USERS_DATA_ENV)]
+    from ..agentkit.privatefiles import data_folder
+
+    places = [data_folder(), *(os.environ.get(name) or "" for name in USERS_DATA_ENV)]
     return tuple(dict.fromkeys(os.path.realpath(os.path.expanduser(p)) for p in places if p and "\x00" not in p))
 
 

@@ -16,8 +16,9 @@ def default_path() -> str:
     """The default memory file (its directory is not created here)."""
     if os.environ.get("ZAGENT_MEMORY_DB"):
         return os.environ["ZAGENT_MEMORY_DB"]
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(data, "zagent", "memory.db")
+    from zagent.agentkit.privatefiles import data_folder
+
+    return data_folder("memory.db")
 
 
 def resolve(path: Union[str, os.PathLike[str], None]) -> str:

@@ -229,9 +229,9 @@ class ReplayLLM(ProviderLLM):
 def default_path(model: str) -> str:
     """Where ``record:MODEL`` writes and ``replay:MODEL`` reads without ``path=`` (so both work from ``--model``):
     ``$ZAGENT_RECORDINGS`` or ``$XDG_DATA_HOME/zagent/recordings``, a file named after the model."""
-    folder = os.environ.get("ZAGENT_RECORDINGS") or os.path.join(
-        os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share"), "zagent",
-        "recordings")
+    from zagent.agentkit.privatefiles import data_folder
+
+    folder = os.environ.get("ZAGENT_RECORDINGS") or data_folder("recordings")
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip(".-") or "model"
     return os.path.join(folder, name[:120] + ".jsonl")
 

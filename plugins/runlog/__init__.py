@@ -23,8 +23,9 @@ def default_path() -> str:
     """``$ZAGENT_LOG_DB``, else ``$XDG_DATA_HOME/zagent/logs.db``."""
     if os.environ.get("ZAGENT_LOG_DB"):
         return os.environ["ZAGENT_LOG_DB"]
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(data, "zagent", "logs.db")
+    from zagent.agentkit.privatefiles import data_folder
+
+    return data_folder("logs.db")
 
 
 def enabled_path(config: dict[str, Any]) -> Optional[str]:

@@ -18,6 +18,7 @@ from zagent.types import LLMRequest, Message
 
 from zagent import StashKey
 from zagent.speckit.rails import SKILL_THRESHOLDS
+from zagent.agentkit.privatefiles import data_folder
 
 from .lifecycle import LifecycleManager
 from .matcher import Match, SkillMatcher
@@ -42,8 +43,7 @@ def default_folder() -> str:
     """``$ZAGENT_SKILLS_DIR``, else ``$XDG_DATA_HOME/zagent/skills`` (``~/.local/share/zagent/skills``)."""
     if os.environ.get("ZAGENT_SKILLS_DIR"):
         return os.environ["ZAGENT_SKILLS_DIR"]
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(data, "zagent", "skills")
+    return data_folder("skills")
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)

@@ -90,16 +90,62 @@ def _bounded(data: bytes, what: str, max_bytes: Optional[int]) -> bytes:
     return data
 
 
+#: the longest http(s) image URL taken (a longer one is no image's address)
+MAX_IMAGE_URL = 8192
+
+
+def _same_media(a: str, b: str) -> bool:
+    return a.lower().replace("image/jpg", "image/jpeg") == b.lower().replace("image/jpg", "image/jpeg")
+
+
+def _checked_url(url: str, media_type: Optional[str], max_bytes: Optional[int]) -> str:
+    """The media type of image URL ``url`` once it holds up: an http(s) URL without spaces or control characters,
+    or a data URL whose decoded bytes (bounded) are the PNG, JPEG, GIF or WebP image it names."""
+    if not url.startswith("data:"):
+        if len(url) > MAX_IMAGE_URL or any(c <= " " or "\x7f" <= c <= "\x9f" for c in url):
+            from ._trust.secrets import mask_userinfo  # masked before cut: a cut may end inside the password
+
+            raise _config_error(f"image URL {mask_userinfo(url)[:60]!r}... is over {MAX_IMAGE_URL} characters or holds spaces or "
+                                "control characters; pass the image's address as a plain URL, or its bytes")
+        return media_type or ""
+    import base64
+    import binascii
+    import urllib.parse
+
+    limit = MAX_INLINE_BYTES if max_bytes is None else max_bytes
+    head, _, payload = url[:3 * limit + 256].partition(",")
+    declared = head[5:].split(";")[0].lower()
+    b64 = head.lower().endswith(";base64")
+    if len(url) > 3 * limit + 256 or (b64 and len(payload) > (limit + 2) // 3 * 4):  # refused before decoding
+        raise _config_error(f"data URL image is {len(url)} characters, over the {limit}-byte limit for inline "
+                            "parts; shrink it, send it by http(s) URL, or pass max_bytes= to raise the limit")
+    try:
+        data = base64.b64decode(payload, validate=True) if b64 else urllib.parse.unquote_to_bytes(payload)
+    except (binascii.Error, ValueError):
+        raise _config_error(f"data URL image ({head[:40]!r}) does not hold valid base64; pass the image's "
+                            "bytes (Part.image(data)) instead") from None
+    _bounded(data, "data URL image", max_bytes)
+    found = sniff(data)
+    if not found or not found.startswith("image/") or not _same_media(found, declared) or (
+            media_type and not _same_media(media_type, found)):
+        raise _config_error(f"data URL says {declared or 'no media type'} but holds {found or 'unknown bytes'}: "
+                            "a data URL image must be a PNG, JPEG, GIF or WebP image of the type it names")
+    return found
+
+
 def image_part(source: Union[bytes, str], media_type: Optional[str] = None,
                max_bytes: Optional[int] = None) -> Part:
-    """``Part.image``: bytes (bounded; the media type sniffed when not given) or an http(s)/data URL."""
+    """``Part.image``: bytes (bounded; the media type sniffed when not given) or an http(s)/data URL (checked by
+    ``_checked_url``: a data URL is often handed on from elsewhere)."""
     if isinstance(source, str):
         if not source.startswith(("https://", "http://", "data:image/")):
-            raise _config_error(f"image URL {source[:60]!r} is not an http(s):// or data:image/ URL; "
+            from ._trust.secrets import mask_userinfo  # masked before cut: a cut may end inside the password
+
+            raise _config_error(f"image URL {mask_userinfo(source)[:60]!r} is not an http(s):// or data:image/ URL; "
                               f"pass the image's bytes for a local file")
-        return Part(type="image", url=source, media_type=media_type or "")
+        return Part(type="image", url=source, media_type=_checked_url(source, media_type, max_bytes))
     data = _bounded(source, "image", max_bytes)
-    media = media_type or sniff(data)
+    media = media_type or sniff(data)  # the app's own media_type for its bytes is taken as it is
     if not media or not media.startswith("image/"):
         raise _config_error(f"cannot tell the image's media type ({media or 'unknown bytes'}); pass "
                           f"media_type='image/png' (or jpeg, gif, webp)")
@@ -125,9 +171,12 @@ def parts_of(image: Any = None, file: Any = None) -> list[Part]:
 
 def placeholder(part: Part) -> str:
     """What logs, events and trajectories keep of a part: ``<image/png 12345 bytes sha256:…>`` or its URL
-    (a ``data:`` URL is summarised the same way)."""
+    (a ``data:`` URL is summarised the same way), its password and credential parameters masked
+    (``https://***@cdn/a.png?X-Amz-Signature=***``)."""
     if part.url and not part.url.startswith("data:"):
-        return f"<{part.type} {part.url}>"
+        from ._trust.secrets import mask_userinfo
+
+        return f"<{part.type} {mask_userinfo(part.url)}>"
     data = part.data or (part.url or "").encode()
     return f"<{part.media_type or part.type} {len(data)} bytes sha256:{hashlib.sha256(data).hexdigest()[:16]}>"
 

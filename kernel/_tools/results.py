@@ -96,9 +96,24 @@ def describe(exc: BaseException, arguments: Any = None) -> str:
             dropped, message = len(message) - MAX_RESULT_CHARS - 1024, message[:MAX_RESULT_CHARS + 1024]
         message = mask_env(message)
         if isinstance(arguments, dict) and arguments:
-            message = Masker([v for k, v in arguments.items() if isinstance(v, Secret) or (
-                isinstance(v, str) and looks_secret(str(k)))])(message)
+            message = Masker(_secret_arguments(arguments))(message)
     except Exception:
         message = "(its message cannot be rendered)"
     text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     return clean(text if len(text) <= MAX_RESULT_CHARS and not dropped else cut(text, dropped))
+
+
+def _secret_arguments(value: Any, under: bool = False, depth: int = 20) -> list[Any]:
+    """The values of a call's arguments that are secret: a ``Secret``, or text under a secret-named key at any
+    depth (``auth={"token": ...}``)."""
+    if isinstance(value, Secret):
+        return [value]
+    if isinstance(value, str):
+        return [value] if under else []
+    if depth <= 0:
+        return []
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in _secret_arguments(v, under or looks_secret(str(k)), depth - 1)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _secret_arguments(v, under, depth - 1)]
+    return []

@@ -270,8 +270,9 @@ def _with_factory_defaults(schema: dict[str, Any], fn: Callable[..., Any]) -> di
 
 def _without_secret_defaults(schema: dict[str, Any]) -> dict[str, Any]:
     """Leave out of the schema (sent to the model) a default that is a secret: that of a secret-named parameter
-    (``api_key=os.environ[...]``), or one quoting a secret environment value or a URL password. The parameter
-    stays optional, and the function's own default applies."""
+    (``api_key=os.environ[...]``), one holding a secret-named key at any depth (``options={"api_key": ...}``,
+    ``headers={"Authorization": ...}``), or one quoting a secret environment value or a URL password. The
+    parameter stays optional, and the function's own default applies."""
     props = schema.get("properties", {})
     texts = {name: str(sub["default"]) for name, sub in props.items() if isinstance(sub, dict) and "default" in sub
              and sub["default"] not in (None, "") and not isinstance(sub["default"], (bool, int, float))}
@@ -280,9 +281,21 @@ def _without_secret_defaults(schema: dict[str, Any]) -> dict[str, Any]:
 
         masker = env_masker()
         for name, text in texts.items():
-            if looks_secret(name) or masker(text) != text:
+            if looks_secret(name) or masker(text) != text or _holds_secret(props[name]["default"], looks_secret):
                 del props[name]["default"]
     return schema
+
+
+def _holds_secret(value: Any, looks_secret: Any, depth: int = 20) -> bool:
+    """Whether a JSON ``value`` has a non-empty value under a secret-named key at any depth."""
+    if depth <= 0:
+        return True  # deeper than a default needs: not offered
+    if isinstance(value, dict):
+        return any((looks_secret(str(k)) and v not in (None, "", {}, [])) or _holds_secret(v, looks_secret, depth - 1)
+                   for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_secret(v, looks_secret, depth - 1) for v in value)
+    return False
 
 
 def _has_description(ann: Any) -> bool:

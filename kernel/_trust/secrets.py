@@ -22,8 +22,9 @@ _VERSION = re.compile(r"^[vV]?[0-9]+$")
 
 #: the shell's working folders: their names end like a password's, but they hold none
 _SHELL_DIRS = frozenset({"PWD", "OLDPWD"})
-#: ``scheme://userinfo@``; greedy to the authority's last ``@`` (a raw ``@`` in a password, as URL parsers read it)
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s'\"<>]+@")
+#: ``scheme://userinfo@``; greedy to the authority's last ``@`` (a raw ``@`` in a password, as URL parsers read it);
+#: also as JSON with escaped slashes writes it (``https:\/\/user:pw@host``)
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*:(?://|\\/\\/))(?:[^/?#\s'\"<>\\]|\\(?!/))+@")
 #: a URL, for its query parameters named like a credential (``?key=``, ``&api-key=``, ``&sig=``)
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s'\"<>]*\?[^\s'\"<>]*")
 _PARAM = re.compile(r"([?&;])([^=&#?;\s]+)=([^&#;\s'\"<>]+)")
@@ -69,7 +70,7 @@ class Secret:
 def mask_userinfo(text: str) -> str:
     """``text`` with the userinfo of every URL in it replaced by ``***`` (``http://***@proxy/v1``), and the
     value of each query parameter whose name says credential (``looks_secret_param``: ``?key=***``)."""
-    if "://" not in text:
+    if "://" not in text and ":\\/\\/" not in text:
         return text
     if "@" in text:
         text = _USERINFO.sub(r"\1***@", text)
@@ -85,7 +86,16 @@ def looks_secret_param(name: str) -> bool:
 def _masked_query(url: "re.Match[str]") -> str:
     at = url.group(0).index("?")
     return url.group(0)[:at] + _PARAM.sub(
-        lambda p: f"{p[1]}{p[2]}=***" if looks_secret_param(p[2]) else p[0], url.group(0)[at:])
+        lambda p: f"{p[1]}{p[2]}=***" if looks_secret_param(_unquoted(p[2])) else p[0], url.group(0)[at:])
+
+
+def _unquoted(name: str) -> str:
+    """A query parameter's name as the server reads it (``api%5Fkey`` is ``api_key``)."""
+    if "%" not in name:
+        return name
+    from urllib.parse import unquote
+
+    return unquote(name)
 
 
 def looks_secret(key: str) -> bool:
@@ -172,13 +182,20 @@ def mask_pieces(text: str, values: Any) -> str:
     """``text`` with each run of token characters (letters, digits, ``_-+/=.~%``) that holds ``PIECE_LENGTH``
     consecutive characters of one of ``values``, case ignored, replaced by ``***``: a key a server echoes cut short
     (``sk-proj-abc...`` without its tail), upper-cased or glued to other text. Slower than ``Masker``: for error
-    texts."""
+    texts. A word holding an encoding no ``Masker`` lists (every byte ``%XX``, ``\\u`` escapes, HTML references,
+    hex, zero-width characters between letters) is read decoded too (``mask_decoded``)."""
+    known = {v.lower() for v in (x.reveal() if isinstance(x, Secret) else x for x in values)
+             if isinstance(v, str) and len(v) >= MIN_MASK_LENGTH and not (len(v) < WORD_MASK_LENGTH and v.isalpha())}
+    text = _mask_runs(text, [v for v in known if len(v) >= PIECE_LENGTH])
+    return mask_decoded(text, known, PIECE_LENGTH, MASK) if known and ENCODED.search(text) else text
+
+
+def _mask_runs(text: str, values: list[str]) -> str:
     from bisect import bisect_left
 
     lowered = text.lower()
     found: set[int] = set()  # where a piece starts
-    for value in {v.lower() for v in (x.reveal() if isinstance(x, Secret) else x for x in values)
-                  if isinstance(v, str) and len(v) >= PIECE_LENGTH}:
+    for value in values:
         for i in range(len(value) - PIECE_LENGTH + 1):
             piece, at = value[i:i + PIECE_LENGTH], 0
             while (at := lowered.find(piece, at)) >= 0:
@@ -194,6 +211,61 @@ def mask_pieces(text: str, values: Any) -> str:
             out += [text[last:run.start()], MASK]
             last = run.end()
     return "".join([*out, text[last:]])
+
+
+#: a word holding one of these may be an echo encoded as no ``Masker`` lists (``mask_decoded``): ``%XX``,
+#: ``\uXXXX``/``\xXX``, HTML references, zero-width characters between letters, 32+ hex digits (16 bytes)
+ENCODED = re.compile(r"%[0-9A-Fa-f]{2}|\\[uUx][0-9A-Fa-f]{2}|&#[xX]?[0-9A-Fa-f]+;?"
+                     r"|[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]|[0-9A-Fa-f]{32}")
+#: a word: what lies between spaces, quotes, brackets and commas (none of which an encoding above writes)
+_WORD = re.compile(r"[^\s\"'<>,(){}\[\]|`]+")
+_INVISIBLE = re.compile(r"[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]")
+_ESCAPE = re.compile(r"\\(?:[uU]([0-9A-Fa-f]{4})|x([0-9A-Fa-f]{2}))")
+_HEX = re.compile(r"[0-9A-Fa-f]{32,}")
+_TOKEN = "A-Za-z0-9_\\-"
+
+
+def mask_decoded(text: str, values: Any, piece: int, mask: str) -> str:
+    """``text`` with each word that, decoded, holds one of ``values`` (lower-cased; ``piece`` characters of a long
+    one) replaced by ``mask``; ``text`` itself when no word holds an encoding."""
+    if not ENCODED.search(text):
+        return text
+    longs = {v[i:i + piece] for v in values if len(v) >= piece for i in range(len(v) - piece + 1)}
+    shorts = [re.compile(f"(?<![{_TOKEN}]){re.escape(v)}(?![{_TOKEN}])") for v in values if len(v) < piece]
+    if not (longs or shorts):
+        return text
+
+    def one(word: "re.Match[str]") -> str:
+        found = word.group(0)
+        if not ENCODED.search(found):
+            return found
+        for decoded in decodings(found):
+            if any(p in decoded for p in longs) or any(s.search(decoded) for s in shorts):
+                return mask
+        return found
+
+    return _WORD.sub(one, text)
+
+
+def decodings(word: str) -> list[str]:
+    """``word`` decoded every way ``ENCODED`` names (lower-cased): escapes, references and ``%XX`` undone and
+    invisible characters dropped; each long hex run read as bytes, from its first and its second digit."""
+    import html
+    from urllib.parse import unquote
+
+    text = _INVISIBLE.sub("", word)
+    if "\\" in text:
+        text = _ESCAPE.sub(lambda m: chr(int(m[1] or m[2], 16)), text)
+    if "&#" in text:
+        text = html.unescape(text)
+    if "%" in text:
+        text = unquote(text, errors="replace")
+    out = [text.lower()]
+    for run in _HEX.findall(text):
+        for start in (0, 1):
+            digits = run[start:len(run) - (len(run) - start) % 2]
+            out.append(bytes.fromhex(digits).decode("latin-1").lower())
+    return out
 
 
 class Masker:

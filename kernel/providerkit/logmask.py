@@ -1,7 +1,8 @@
 """Credentials out of the HTTP libraries' own log records. An app logging at INFO or DEBUG sees httpx's ``HTTP
 Request: POST <url>`` line and httpcore's trace lines, which quote every response header (a server may echo the key
 there). ``mask_http_logs(owner)`` filters those loggers: URL credentials, and the secrets of every live owner (its
-``masker()``: a zagent client's, a user's ``client=`` too), become ``***``, and control characters are escaped. Only records a logger emits are masked.
+``masker()``: a zagent client's, a user's ``client=`` too; also encoded, ``mask_pieces``), become ``***``, and
+control characters are escaped. Only records a logger emits are masked.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import logging
 import weakref
 from typing import Any
 
-from .._trust.secrets import mask_userinfo
+from .._trust.secrets import mask_pieces, mask_userinfo
 from .wire import shown
 
 __all__ = ["LOGGERS", "mask_http_logs"]
@@ -63,6 +64,9 @@ def _masked(text: str, maskers: list[Any]) -> str:
     text = shown(mask_userinfo(text))  # a server's reason phrase or header may carry terminal escapes
     for masker in maskers:
         text = masker(text)
+        values = getattr(masker, "values", None)
+        if values:  # a header echoing one cut short, upper-cased or encoded another way (percent, hex...)
+            text = mask_pieces(text, values)
     return text
 
 

@@ -1,16 +1,19 @@
 """``masked_reply``: a reply's metadata without the client's secrets. A hostile server got the key with the request
 and can echo it as the reply's ``model``, ``id`` or ``finish_reason``, or as a tool call's ``id`` or ``name``, which
 zagent copies into events, the run log and traces (files and backends others may read). The message text and the
-arguments are the server's answer, left as they are (docs/security.md, 5).
+arguments are the server's answer, left as they are (docs/security.md, 5). Also cut short, upper-cased or
+encoded (``mask_pieces``), behind a quick check.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any, AsyncGenerator, AsyncIterator, Optional
 
 import msgspec
 
 from .._model.replies import aclose_stream
+from .._trust.secrets import ENCODED, PIECE_LENGTH, decodings, mask_pieces
 from ..types import Chunk, Completion, ToolCall
 
 __all__ = ["masked_call", "masked_reply", "masked_stream"]
@@ -22,7 +25,7 @@ def masked_reply(completion: Completion, masker: Any) -> Completion:
     changed: dict[str, Any] = {}
     for name in ("model", "id", "finish_reason"):
         value = getattr(completion, name)
-        if isinstance(value, str) and value and (shown := masker(value)) != value:
+        if isinstance(value, str) and value and (shown := _shown(value, masker)) != value:
             changed[name] = shown
     calls = completion.message.tool_calls
     if calls:
@@ -34,7 +37,7 @@ def masked_reply(completion: Completion, masker: Any) -> Completion:
 
 def masked_call(call: ToolCall, masker: Any) -> ToolCall:
     """``call`` with its id and name masked (an id made only of a secret is left for ``settle`` to replace)."""
-    ident, name = masker(call.id or ""), masker(call.name or "")
+    ident, name = _shown(call.id or "", masker), _shown(call.name or "", masker)
     if ident == (call.id or "") and name == (call.name or ""):
         return call
     return msgspec.structs.replace(call, id=ident, name=name)
@@ -55,6 +58,26 @@ async def masked_stream(agen: AsyncIterator[Chunk], masker: Any) -> AsyncGenerat
             yield chunk
     finally:
         await aclose_stream(agen)
+
+
+def _shown(value: str, masker: Any) -> str:
+    """``masker(value)``, and ``mask_pieces`` of it when it holds ``PIECE_LENGTH`` characters of a secret as
+    written, in another case or decoded (a set lookup per window first: this runs on every reply)."""
+    shown: str = masker(value)
+    pieces = _pieces(getattr(masker, "values", ()))
+    if len(shown) < PIECE_LENGTH or not pieces:
+        return shown
+    for text in (shown.lower(), *(decodings(shown) if ENCODED.search(shown) else ())):
+        if any(text[i:i + PIECE_LENGTH] in pieces for i in range(len(text) - PIECE_LENGTH + 1)):
+            return mask_pieces(shown, masker.values)
+    return shown
+
+
+@functools.lru_cache(maxsize=64)
+def _pieces(values: tuple[str, ...]) -> frozenset[str]:
+    """Every run of ``PIECE_LENGTH`` characters of ``values``, lower-cased."""
+    return frozenset(v.lower()[i:i + PIECE_LENGTH] for v in values if isinstance(v, str)
+                     for i in range(len(v) - PIECE_LENGTH + 1))
 
 
 def client_masker(llm: Any) -> Optional[Any]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import secrets
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -245,7 +244,7 @@ def _run_nonce(asked: RunCounter) -> str:
     with asked.lock:
         names = sorted(k for k, n in asked.counts.items() if k.startswith("run#") and n > 0)
         if not names:
-            names = [f"run#{secrets.token_hex(16)}"]
+            names = [f"run#{new_call_id()[5:]}"]  # 96 random bits: the package's one id maker
             asked.counts[names[0]] = 1
     return names[0]
 

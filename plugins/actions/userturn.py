@@ -1,7 +1,8 @@
 """The user's turn of a chat: text, or a ``zagent.Message`` carrying image and file parts beside its text.
 
-``user_turn`` checks it once, as untrusted input (``ConfigError``); ``check_parts`` raises ``ProviderConfigError``
-for a part the model cannot take before any request. docs/media.md.
+``user_turn`` checks it once, as untrusted input (``ConfigError``; an image part's URL as ``Part.image`` checks
+one); ``check_parts`` raises ``ProviderConfigError`` for a part the model cannot take before any request.
+docs/media.md.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any, Union
 
 from zagent.agentkit.inputs import check_text
 from zagent.errors import ConfigError
-from zagent.types import MAX_INLINE_BYTES, Message, Part
+from zagent.types import MAX_INLINE_BYTES, Message, Part, image_part
 
 UserInput = Union[str, Message]
 
@@ -38,6 +39,11 @@ def user_turn(user_input: Any, where: str) -> Message:
         if len(part.data) > MAX_INLINE_BYTES:
             raise ConfigError(f"{where}: part #{i} is {len(part.data)} bytes, over the {MAX_INLINE_BYTES}-byte "
                               "limit for inline parts; shrink it or send it by URL")
+        if part.type == "image" and part.url:  # built by hand: its URL checked as Part.image checks one
+            try:
+                image_part(part.url, part.media_type or None)
+            except ConfigError as exc:
+                raise ConfigError(f"{where}: part #{i}: {exc}") from None
     return user_input
 
 

@@ -223,8 +223,17 @@ def scorer_of(kernel: "Kernel", spec: Any) -> tuple[str, Callable[..., Any]]:
     if factory is None:
         raise ConfigError(f"unknown scorer {spec['name']!r}; registered: {', '.join(kernel.names('scorers'))}")
     label = spec.get("label") or (spec["name"] if not options or spec["name"] == "llm_judge" else
-                                  f"{spec['name']}({','.join(f'{k}={v}' for k, v in sorted(options.items()))})")
+                                  f"{spec['name']}({','.join(_shown(k, v) for k, v in sorted(options.items()))})")
     return str(label), factory(options, kernel)
+
+
+def _shown(name: str, value: Any) -> str:
+    """``name=value`` of a scorer option in its label (the report's), ``name=***`` for a secret-named one
+    (``api_key``)."""
+    from zagent import mask_userinfo
+    from zagent.agentkit.secrets import looks_secret
+
+    return f"{name}=***" if looks_secret(name) else mask_userinfo(f"{name}={value}")
 
 
 async def run_scorer(fn: Callable[..., Any], output: Any, expected: Any, case: Any) -> Score:
@@ -235,4 +244,6 @@ async def run_scorer(fn: Callable[..., Any], output: Any, expected: Any, case: A
             value = await value
         return as_score(value)
     except Exception as exc:  # a broken scorer fails the case, it does not end the eval
-        return Score(value=0.0, passed=False, reason=f"the scorer failed: {type(exc).__name__}: {exc}"[:300])
+        from zagent.agentkit.secrets import error_excerpt  # a client's message may quote a key: masked, then cut
+
+        return Score(value=0.0, passed=False, reason=f"the scorer failed: {error_excerpt(exc, 281)}")

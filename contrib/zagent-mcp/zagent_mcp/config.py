@@ -62,11 +62,14 @@ class ServerConfig:
 
     def scrub(self, text: str) -> str:
         """``text`` without this server's secret values (from ``${VAR}``, ``env``, ``headers`` -- a bearer or Basic
-        credential alone too -- and the value of a secret-named flag in ``args``, ``--api-key VALUE``)."""
-        from zagent.providerkit.masking import header_secrets
+        credential alone too --, the value of a secret-named flag in ``args``, ``--api-key VALUE``, and the
+        password or credential parameters of its ``url`` and of a URL in ``args``, echoed bare)."""
+        from zagent.providerkit.masking import header_secrets, url_secrets
 
         values = [s.reveal() for s in (*self.hidden, *self.env.values())]
-        return scrub(text, [*values, *header_secrets(self.headers), *_flag_secrets(self.args)])
+        urls = [u for u in (self.url, *self.args) if u and "://" in u]
+        return scrub(text, [*values, *header_secrets(self.headers), *_flag_secrets(self.args),
+                            *(v for u in urls for v in url_secrets(u))])
 
     def __repr__(self) -> str:
         extra = f" headers={sorted(self.headers)}" if self.headers else ""

@@ -223,6 +223,7 @@ class Usage(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
     input_tokens: int = 0
     output_tokens: int = 0
     calls: int = 0
+    estimated: bool = False  # a count the server left out or under-reported, estimated from the text
 
     @property
     def total_tokens(self) -> int:
@@ -233,6 +234,7 @@ class Usage(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             calls=self.calls + other.calls,
+            estimated=self.estimated or other.estimated,
         )
 
 

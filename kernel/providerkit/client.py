@@ -15,7 +15,8 @@ from .._model.resolve import shared_stash
 from ..agentkit.secrets import Masker
 from .._trust.secrets import Secret, mask_userinfo
 from .config import ERROR_BODY_BYTES, HttpConfig
-from .decode import body_chunks
+from .codec import crowded, crowded_error
+from .decode import PIECES_FROM, body_chunks, fragmented
 from .clients import LoopClients
 from .entry import Claim
 from .errors import HttpErrors
@@ -149,6 +150,10 @@ class HttpClient(LoopClients, HttpErrors):
                                         await _close_quietly(response)
                                         raise self.too_large(limit, "")
                                     parts.append(part)
+                                    if len(parts) > PIECES_FROM and (thin := fragmented(
+                                            len(parts), size, f"{self.provider} ({self.base_url}) ")) is not None:
+                                        await _close_quietly(response)
+                                        raise thin
                             except Exception as exc:  # the server had answered: a cut body is not retried
                                 cut = self.cut_off(exc, size, attempt + 1)
                                 if cut is None:
@@ -156,6 +161,8 @@ class HttpClient(LoopClients, HttpErrors):
                                 raise cut from None
                             release(response)  # aiter_bytes closed it at the end of the body
                             response._content = parts[0] if len(parts) == 1 else b"".join(parts)
+                            if n := crowded(response._content):  # a memory bomb once decoded: not retried
+                                raise crowded_error(n, f"{self.provider} ({self.base_url}) ")
                             return response
                         if expect:
                             await self._check_media_type(response, expect)

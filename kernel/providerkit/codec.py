@@ -1,5 +1,6 @@
 """What a provider encodes for and decodes from its wire, beside HTTP: a media part's bytes (``b64``,
-``data_url``, ``split_data_url``), a tool call's arguments (``parse_arguments``) and its ``prices=`` option (``price_per_million``).
+``data_url``, ``split_data_url``), a tool call's arguments (``parse_arguments``) and its ``prices=`` option (``price_per_million``);
+``crowded``: JSON holding more than ``MAX_CONTAINERS`` objects and arrays (a memory bomb) is not decoded.
 """
 
 from __future__ import annotations
@@ -10,10 +11,29 @@ from typing import Any, Optional, Union
 
 import msgspec
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ProtocolError
 from ..types import Part
 
-__all__ = ["b64", "data_url", "parse_arguments", "price_per_million", "split_data_url"]
+__all__ = ["MAX_CONTAINERS", "b64", "crowded", "data_url", "parse_arguments", "price_per_million", "split_data_url"]
+
+#: JSON objects and arrays one reply, stream event or arguments string may hold (once decoded each costs 60 to 230
+#: bytes: 32 MiB of ``{},`` made 1.6 GB); brackets inside strings count too, so text only errs on the safe side
+MAX_CONTAINERS = 200_000
+
+
+def crowded(data: Union[str, bytes]) -> int:
+    """How many ``{`` and ``[`` ``data`` holds when that is over ``MAX_CONTAINERS``, else 0 (shorter data: at once)."""
+    if len(data) <= MAX_CONTAINERS:
+        return 0
+    n = data.count(b"{") + data.count(b"[") if isinstance(data, bytes) else data.count("{") + data.count("[")
+    return n if n > MAX_CONTAINERS else 0
+
+
+def crowded_error(n: int, where: str) -> ProtocolError:
+    """The error for a reply or event of ``n`` JSON objects and arrays (``where`` names the server and a space)."""
+    return ProtocolError(
+        f"{where}sent JSON holding {n} objects and arrays; zagent decodes at most {MAX_CONTAINERS} in one reply or "
+        "event (each costs memory once decoded). Check the server or the proxy in front of it", status=200)
 
 
 def b64(part: Part) -> str:
@@ -41,6 +61,8 @@ def parse_arguments(text: str) -> Union[dict[str, Any], str]:
     or the raw text unchanged when it is not a JSON object (the tool runner tells the model why)."""
     if not text or text.isspace():
         return {}
+    if crowded(text):  # a memory bomb: left as text, which the tool runner refuses
+        return text
     try:
         value = msgspec.json.decode(text)
     except (msgspec.DecodeError, RecursionError):  # nested past msgspec's limit: the tool runner says so

@@ -1,7 +1,7 @@
 """``body_chunks``: a reply's body decoded within a size limit counted on the *decoded* bytes of every layer (gzip
 and deflate bombs). ``gzip``/``x-gzip`` and ``deflate`` (zlib or raw), at most ``MAX_LAYERS`` stacked, are inflated
 ``STEP`` bytes at a time; ``br``, ``zstd``, ``compress``, more layers or corrupt data raise ``ProtocolError``;
-unknown tokens pass through.
+unknown tokens pass through. ``fragmented``: a body of many tiny pieces (each costs CPU) is refused.
 """
 
 from __future__ import annotations
@@ -16,6 +16,20 @@ STEP = 64 * 1024
 #: The most compressing encodings one reply may stack (``gzip, gzip`` is two).
 MAX_LAYERS = 2
 _REFUSED = frozenset({"br", "zstd", "compress", "x-compress"})
+#: Pieces of one body read before their average size is looked at (about 2.5 s of CPU in 1-byte pieces).
+PIECES_FROM = 2**18
+#: The smallest average piece, in bytes, of a body of more than ``PIECES_FROM`` pieces (an honest event is 50+).
+MIN_PIECE = 24
+
+
+def fragmented(pieces: int, size: int, where: str) -> Optional[ProtocolError]:
+    """The error for a body of ``pieces`` pieces holding ``size`` bytes when it is too fragmented, else ``None``."""
+    if pieces <= PIECES_FROM or size >= pieces * MIN_PIECE:
+        return None
+    return ProtocolError(
+        f"{where}sent its body in {pieces} pieces of {size / pieces:.1f} bytes on average; zagent stops reading a "
+        f"body of more than {PIECES_FROM} pieces averaging under {MIN_PIECE} bytes (each piece costs CPU). "
+        "Check the server or the proxy in front of it", status=200)
 
 
 def encodings(response: Any) -> list[str]:
@@ -47,8 +61,13 @@ def body_chunks(response: Any, limit: Optional[int], owner: Any) -> AsyncGenerat
 async def _decoded(response: Any, layers: list["_Layer"], limit: Optional[int],
                    too_large: Callable[[int, str], Exception]) -> AsyncGenerator[bytes, None]:
     raw = response.aiter_raw()
+    pieces = size = 0
     try:
         async for chunk in raw:
+            pieces += 1
+            size += len(chunk)
+            if pieces > PIECES_FROM and (error := fragmented(pieces, size, layers[0].where)) is not None:
+                raise error
             for out in _through(layers, 0, chunk, limit, too_large):
                 yield out
         for i in range(len(layers)):  # flush each layer in turn, through the ones after it

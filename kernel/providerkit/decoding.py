@@ -2,7 +2,8 @@
 implement ``_wire_stream``); around them the base class renames tools its wire refuses (``tool_name_pattern``) and
 maps the reply's names back, and with ``profile.think_tags`` moves inline ``<think>`` spans to reasoning
 (``split_reply``, ``think_stream``); the client's secrets are masked in the reply's metadata
-(``metadata.masked_reply``: a model name or call id echoing the key). A provider subclassing ``zagent.LLM`` directly gets neither.
+(``metadata.masked_reply``: a model name or call id echoing the key); a server's usage and metadata are made
+plausible (``plausible``). A provider subclassing ``zagent.LLM`` directly gets none.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import msgspec
 from .._model.llm import LLM, stream_whole
 from .._model.replies import aclose_stream
 from .metadata import client_masker, masked_reply, masked_stream
+from .plausible import plausible_reply, plausible_stream
 from .think import ThinkStream, join_reasoning, split_think
 from .toolnames import WireNames, renamed_stream
 from ..types import Chunk, Completion, LLMRequest
@@ -44,6 +46,8 @@ class ProviderLLM(LLM):
             completion = names.completion(completion)
         if (masker := client_masker(self)) is not None:  # a server echoing the key as a model name or call id
             completion = masked_reply(completion, masker)
+        if getattr(self, "http", None) is not None:  # a server's usage and metadata (providerkit.plausible)
+            completion = plausible_reply(request, completion)
         return split_reply(completion) if self.profile.think_tags else completion
 
     def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
@@ -53,6 +57,8 @@ class ProviderLLM(LLM):
             agen = renamed_stream(agen, names)
         if (masker := client_masker(self)) is not None:
             agen = masked_stream(agen, masker)
+        if getattr(self, "http", None) is not None:
+            agen = plausible_stream(agen, request)
         return think_stream(agen) if self.profile.think_tags else agen
 
 

@@ -12,6 +12,7 @@ import msgspec
 
 from ..errors import ProtocolError, ProviderError
 from .._trust.secrets import mask_userinfo
+from .codec import crowded, crowded_error
 from .config import ERROR_BODY_BYTES
 from .decode import body_chunks
 
@@ -67,8 +68,11 @@ async def _get_json(http: Any, path: str, timeout: float) -> Any:
             raise error from None
     finally:
         await response.aclose()
+    body = b"".join(parts)
+    if n := crowded(body):
+        raise crowded_error(n, f"{http.provider} ({http.base_url}{path}) ")
     try:
-        return msgspec.json.decode(b"".join(parts))
+        return msgspec.json.decode(body)
     except msgspec.DecodeError as exc:
         raise ProtocolError(f"{http.provider} ({http.base_url}{path}) did not answer with JSON: {exc}",
                             provider=http.provider, status=response.status_code) from None

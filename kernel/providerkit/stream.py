@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, AsyncIterator, Optional
 
-from .decode import body_chunks
+from .decode import PIECES_FROM, body_chunks, fragmented
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import HttpClient
@@ -20,7 +20,7 @@ class StreamReply:
     underlying response (``status_code``, ``headers``...).
     """
 
-    __slots__ = ("_response", "_http", "_gate", "_guard", "_size", "_closed")
+    __slots__ = ("_response", "_http", "_gate", "_guard", "_size", "_pieces", "_closed")
 
     def __init__(self, http: HttpClient, response: Any, gate: Any, guard: Optional["_Deadline"]):
         self._response = response
@@ -28,6 +28,7 @@ class StreamReply:
         self._gate = gate
         self._guard = guard
         self._size = 0
+        self._pieces = 0
         self._closed = False
         if guard is not None:
             guard.armed = False
@@ -68,6 +69,10 @@ class StreamReply:
                 self._size += len(chunk)
                 if limit is not None and self._size > limit:
                     raise http.too_large(limit, f"streamed, {self._size} bytes so far")
+                self._pieces += 1
+                if self._pieces > PIECES_FROM and (error := fragmented(
+                        self._pieces, self._size, f"{http.provider} ({http.base_url}) ")) is not None:
+                    raise error
                 yield chunk
         finally:
             await chunks.aclose()

@@ -14,6 +14,7 @@ from ..errors import (
     ProviderError,
 )
 from .._trust.secrets import Secret
+from .codec import crowded, crowded_error
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import HttpClient
@@ -92,9 +93,9 @@ async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
     async for line in lines:
         if not line:
             if many is not None:
-                yield event, many.getvalue()
+                yield event, _uncrowded(many.getvalue())
             elif data:
-                yield event, "\n".join(data)
+                yield event, _uncrowded("\n".join(data))
             event, data, many = "", [], None
             continue
         if line.startswith("data:"):
@@ -111,7 +112,7 @@ async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
         elif line.startswith("event:"):
             event = line[6:].strip()
     if many is not None or data:  # the body ended cleanly without the closing blank line: dispatched, as the
-        yield event, many.getvalue() if many is not None else "\n".join(data)  # official SDKs do
+        yield event, _uncrowded(many.getvalue() if many is not None else "\n".join(data))  # official SDKs do
 
 
 #: ``data:`` lines of one event kept as a list before they go to one buffer
@@ -122,7 +123,14 @@ async def iter_ndjson(lines: AsyncIterator[str]) -> AsyncIterator[str]:
     """The non-empty lines of a newline-delimited JSON stream."""
     async for line in lines:
         if line.strip():
-            yield line
+            yield _uncrowded(line)
+
+
+def _uncrowded(data: str) -> str:
+    """``data`` (one event's JSON), unless it holds more objects and arrays than zagent decodes (``ProtocolError``)."""
+    if n := crowded(data):
+        raise crowded_error(n, "the server ")
+    return data
 
 
 # -- a base for network providers ------------------------------------------------------

@@ -184,6 +184,7 @@ class _AnthropicStreamState:
         self.open_calls: dict[int, tuple[str, str]] = {}
         self.json_parts: dict[int, list[str]] = {}
         self.calls: list[ToolCall] = []
+        self.ids: set[str] = set()  # the calls' ids (a list scan per call was quadratic in the number of calls)
         self.open_thinking: dict[int, wire.Block] = {}
         self.thinking_blocks: list[dict[str, Any]] = []
         self.thinking_parts: list[str] = []
@@ -210,9 +211,10 @@ class _AnthropicStreamState:
         if opened is None:
             return None
         call_id = opened[0]
-        if not call_id or any(c.id == call_id for c in self.calls):
+        if not call_id or call_id in self.ids:
             call_id = new_call_id()
         call = ToolCall(id=call_id, name=opened[1], arguments=parse_arguments("".join(self.json_parts.pop(index, []))))
+        self.ids.add(call_id)
         self.calls.append(call)
         return call
 

@@ -12,36 +12,16 @@ import msgspec
 
 from zagent.errors import ConfigError
 from zagent.providerkit import new_call_id
+from zagent.providerkit.plausible import estimate_tokens, received_chars, sent_chars
 from zagent.types import Chunk, Completion, LLMRequest, Message, ToolCall, Usage
 
 _WORDS = re.compile(r"\S+\s*|\s+")
 
 
-def estimate_tokens(text: str) -> int:
-    """A rough token count: one token per four characters, at least one for non-empty text."""
-    return (len(text) + 3) // 4
-
-
-def request_text(request: LLMRequest) -> str:
-    """All text a request sends (messages, tool call arguments, tool specs), for usage estimates."""
-    parts: list[str] = []
-    for m in request.messages:
-        if m.content:
-            parts.append(m.content)
-        for c in m.tool_calls:
-            parts.append(c.name)
-            parts.append(c.arguments if isinstance(c.arguments, str) else msgspec.json.encode(c.arguments).decode())
-    for t in request.tools:
-        parts.append(t.name + t.description)
-    return "".join(parts)
-
-
 def estimate_usage(request: LLMRequest, message: Message) -> Usage:
-    """Usage of one offline call, estimated from the text in and out."""
-    out = message.content or ""
-    for c in message.tool_calls:
-        out += c.name + (c.arguments if isinstance(c.arguments, str) else msgspec.json.encode(c.arguments).decode())
-    return Usage(input_tokens=estimate_tokens(request_text(request)), output_tokens=estimate_tokens(out), calls=1)
+    """Usage of one offline call, estimated from the text in and out (``providerkit.plausible``'s estimate)."""
+    return Usage(input_tokens=estimate_tokens(sent_chars(request)),
+                 output_tokens=estimate_tokens(received_chars(message)), calls=1)
 
 
 def to_tool_call(data: Any) -> ToolCall:

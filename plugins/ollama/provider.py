@@ -137,6 +137,7 @@ class OllamaLLM(ProviderLLM):
         parts: list[str] = []
         thoughts: list[str] = []
         calls: list[ToolCall] = []
+        ids: set[str] = set()  # the calls' ids (a list scan per call was quadratic in a reply of 100,000 calls)
         final: Optional[ChatReply] = None
         mod = self.http.module()
         try:
@@ -152,8 +153,9 @@ class OllamaLLM(ProviderLLM):
                         parts.append(reply.message.content)
                         yield Chunk(type="text", text=reply.message.content)
                     for call in _to_message(reply.message).tool_calls:
-                        if any(c.id == call.id for c in calls):
+                        if call.id in ids:
                             call = msgspec.structs.replace(call, id=new_call_id())
+                        ids.add(call.id)
                         calls.append(call)
                         yield Chunk(type="tool_call", tool_call=call)
                 if reply.done:

@@ -226,6 +226,7 @@ class _State:
         self.text: list[str] = []
         self.refusal: list[str] = []
         self.calls: list[ToolCall] = []
+        self.ids: set[str] = set()  # the calls' ids (a list scan per call was quadratic in the number of calls)
         self.reasoning: list[str] = []
         self.streamed_reasoning: list[str] = []
         self.items: list[dict[str, Any]] = []
@@ -240,9 +241,10 @@ class _State:
                     self.refusal.append(str(part.get("refusal") or ""))
         elif kind == "function_call":
             call_id = item.call_id or item.id
-            if not call_id or any(c.id == call_id for c in self.calls):
+            if not call_id or call_id in self.ids:
                 call_id = new_call_id()
             call = ToolCall(id=call_id, name=item.name, arguments=parse_arguments(item.arguments))
+            self.ids.add(call_id)
             self.calls.append(call)
             return call
         elif kind == "reasoning":

@@ -6,9 +6,7 @@ shared by every part of a composite run. ``take`` counts before a request or too
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
-
-import msgspec
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from zagent.errors import ConfigError, RunStopped, UsageLimitExceeded
 from zagent.agentkit.counters import RunCounter, shared_counter
@@ -16,9 +14,8 @@ from zagent.agentkit.runkeys import USAGE_COUNTS
 from zagent import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Completion, LLMRequest, Message, RunContext, ToolSpec
+    from zagent import Completion, LLMRequest, RunContext
 
-_encode = msgspec.json.Encoder(enc_hook=repr).encode
 
 #: every limit ``usage_limits`` takes
 LIMITS = ("requests", "tool_calls", "input_tokens", "output_tokens", "total_tokens")
@@ -103,10 +100,13 @@ def add_tokens(limits: Any, response: "Completion", ctx: "RunContext[Any]",
     counter = shared_counter(ctx, USAGE_KEY, UsageCounter)
     usage = response.usage
     given, made = usage.input_tokens, usage.output_tokens
-    if not given and request is not None:
-        given = estimated(request.messages, request.tools)
-    if not made:
-        made = estimated([response.message])
+    if not given or not made:  # a provider outside providerkit (network ones estimate themselves)
+        from zagent.providerkit.plausible import estimate_tokens, received_chars, sent_chars
+
+        if not given and request is not None:
+            given = estimate_tokens(sent_chars(request))
+        if not made:
+            made = estimate_tokens(received_chars(response.message))
     counts = {"input_tokens": counter.add("input_tokens", given),
               "output_tokens": counter.add("output_tokens", made),
               "total_tokens": counter.add("total_tokens", given + made)}
@@ -114,16 +114,3 @@ def add_tokens(limits: Any, response: "Completion", ctx: "RunContext[Any]",
         if key in checked and counts[key] > checked[key]:
             raise _exceeded(key, counts[key], checked[key], ctx)
 
-
-def estimated(messages: Sequence["Message"], tools: Sequence["ToolSpec"] = ()) -> int:
-    """A rough token count of ``messages`` and ``tools`` (four characters a token, rounded up), for replies whose
-    server reported none: a limit then still counts what was sent and received."""
-    chars = 0
-    for m in messages:
-        chars += len(m.content or "") + len(m.reasoning or "")
-        for call in m.tool_calls:
-            args = call.arguments
-            chars += len(call.name) + (len(args) if isinstance(args, str) else len(_encode(args)))
-    for spec in tools:
-        chars += len(spec.name) + len(spec.description or "") + len(_encode(spec.parameters))
-    return (chars + 3) // 4

@@ -16,7 +16,7 @@ from typing import Any, AsyncIterator, Callable, Mapping, Optional
 import anyio
 
 from .sdk import sdk
-from .trim import TRIM_FROM, trimmed
+from .trim import TRIM_FROM, error_reply, trimmed
 
 #: bytes an SSE event may use for its framing lines beyond ``max_message_bytes``
 SSE_FRAMING = 4096
@@ -70,7 +70,8 @@ async def bounded_stdio(command: str, args: list[str], env: Optional[Mapping[str
         try:
             return SessionMessage(adapter.validate_json(trimmed(line), by_name=False))
         except ValueError as exc:  # not JSON-RPC: the session hands it to the message handler
-            return exc
+            error = unreadable_reply(line, exc)
+            return exc if error is None else SessionMessage(adapter.validate_python(error, by_name=False))
 
     async def reader() -> None:
         parts: list[bytes] = []
@@ -131,6 +132,17 @@ async def bounded_stdio(command: str, args: list[str], env: Optional[Mapping[str
                 for stream in (read_stream, write_stream, read_writer, write_reader):
                     await stream.aclose()
             tg.cancel_scope.cancel()
+
+
+def unreadable_reply(line: bytes, exc: BaseException) -> Optional[dict[str, Any]]:
+    """A JSON-RPC error answering the request a message zagent cannot parse (nested too deep, say) names, so that
+    call fails at once saying why, as the SDK's HTTP client does, instead of waiting for its timeout
+    (``trim.error_reply``; ``None``: not a JSON-RPC object naming an id)."""
+    from zagent.plugins.cliterminal import printable
+
+    reason = printable(" ".join(str(exc).split())[:200], layout=False)
+    return error_reply(line, f"the server's reply could not be read ({reason}); it is not valid JSON-RPC or is "
+                             "nested too deep")
 
 
 async def _stop(process: Any) -> None:

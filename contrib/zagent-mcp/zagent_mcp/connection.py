@@ -352,6 +352,7 @@ async def _list_tools(session: Any, server: str = "?") -> list[dict[str, Any]]:
 
     tools: list[dict[str, Any]] = []
     cursor = None
+    seen: set[int] = set()  # hashes: a cursor may be megabytes long
     for _ in range(_MAX_PAGES):
         page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
         tools.extend(t.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -359,6 +360,15 @@ async def _list_tools(session: Any, server: str = "?") -> list[dict[str, Any]]:
         cursor = getattr(page, "next_cursor", None)
         if not cursor or len(tools) > MAX_TOOLS:
             break
+        if hash(cursor) in seen:  # a cycle: the pages after it were read already
+            log.warning("MCP server %r gave a tool-list cursor it had given before; its list is read up to there "
+                        "(the server's pagination goes round in a cycle)", server)
+            break
+        seen.add(hash(cursor))
+    else:
+        if cursor and len(tools) <= MAX_TOOLS:
+            log.warning("MCP server %r: its tool list did not end after %d pages; the %d tools of those pages are "
+                        "used (check the server's pagination)", server, _MAX_PAGES, len(tools))
     if len(tools) > MAX_TOOLS:
         log.warning("MCP server %r lists more than %d tools; only the first %d are used (each tool is offered to "
                     "models: split the server, or list the tools you need in its 'tools' entry)",

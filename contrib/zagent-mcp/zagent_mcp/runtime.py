@@ -30,6 +30,8 @@ _NAME_BAD = re.compile(r"[^A-Za-z0-9_.\-]")
 #: characters of a tool description kept, and bytes of an input schema accepted (both go to models every call)
 MAX_DESCRIPTION = 8192
 MAX_SCHEMA_BYTES = 256 * 1024
+#: bytes of one server's tool descriptions and input schemas together offered (the tools after are skipped)
+MAX_OFFERED_BYTES = 4 * 2**20
 
 
 class McpRuntime:
@@ -191,12 +193,22 @@ class McpRuntime:
             if conn.state != "ready":
                 continue
             allowed = conn.config.tools
+            offered = 0  # bytes of this server's descriptions and schemas so far (all are sent with every call)
             for spec in conn.tools:
                 if allowed is not None and spec.get("name") not in allowed:
                     continue
                 tool = self._make_tool(conn, spec, seen)
-                if tool is not None:
-                    tools.append(tool)
+                if tool is None:
+                    continue
+                offered += len(tool.description) + len(msgspec.json.encode(tool.parameters))
+                if offered > MAX_OFFERED_BYTES:
+                    seen.discard(tool.name)
+                    self._skip(f"{conn.config.name}: tool {tool.name!r} and the tools listed after it are skipped: "
+                               f"the server's descriptions and input schemas come to more than {MAX_OFFERED_BYTES} "
+                               "bytes (sent to the model with every call); list the tools you need in its 'tools' "
+                               "entry")
+                    break
+                tools.append(tool)
         return tools
 
     def _make_tool(self, conn: ServerConnection, spec: dict[str, Any], seen: set[str]) -> Any:

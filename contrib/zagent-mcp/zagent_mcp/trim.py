@@ -1,12 +1,13 @@
 """Long lists of one MCP message cut before the SDK parses it (``trimmed``): a tool list past ``MAX_TOOLS`` + 1
-tools and a result past ``MAX_BLOCKS`` content blocks. Parsed, each tiny tool or block costs some 70 bytes of
-memory per byte sent (16 MiB of them made over a gigabyte); only the kept items are parsed. A cut content list
-ends with a text block saying how many were cut; a cut tool list is warned about as before.
+tools and a result past ``MAX_BLOCKS`` content blocks (parsed, 16 MiB of tiny items made over a gigabyte). A cut
+content list ends with a text block saying so; a cut tool list is warned about. A message still holding over
+``MAX_CONTAINERS`` JSON objects and arrays becomes an error answering its request (``error_reply``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Optional
 
 import msgspec
 
@@ -17,12 +18,43 @@ TRIM_FROM = 1 << 20
 _FIELDS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _ITEMS = msgspec.json.Decoder(list[msgspec.Raw])
 _encode = msgspec.json.Encoder().encode
+#: JSON objects and arrays one message may hold once its lists are cut (each becomes a Python object of 60 to 230
+#: bytes: 9 MB of ``{},`` in a result's ``structuredContent`` took 790 MiB); brackets in strings count too
+MAX_CONTAINERS = 200_000
+_ID = re.compile(rb'"id"\s*:\s*(-?[0-9]{1,18}(?![0-9.eE])|"(?:[^"\\]|\\.){0,200}")')
+
+
+def error_reply(line: bytes, reason: str) -> Optional[dict[str, Any]]:
+    """A JSON-RPC error (saying ``reason``) answering the request ``line`` names as its top-level ``id``, so that
+    call fails at once instead of waiting for its timeout; ``None`` when ``line`` is not a JSON-RPC object with
+    such an id (the first 16 ids in it are looked at)."""
+    if line.lstrip()[:1] != b"{" or b'"jsonrpc"' not in line:
+        return None
+    for i, found in enumerate(_ID.finditer(line)):
+        at = found.start()
+        if i == 16:
+            return None
+        if line.count(b"{", 0, at) - line.count(b"}", 0, at) + line.count(b"[", 0, at) - line.count(b"]", 0, at) == 1:
+            return {"jsonrpc": "2.0", "id": msgspec.json.decode(found.group(1)),
+                    "error": {"code": -32600, "message": reason}}
+    return None
 
 
 def trimmed(line: bytes) -> bytes:
-    """``line`` (one JSON-RPC message) with a result's ``tools`` and ``content`` lists cut to what is read."""
+    """``line`` (one JSON-RPC message) with a result's ``tools`` and ``content`` lists cut to what is read; a message
+    still holding over ``MAX_CONTAINERS`` objects and arrays is replaced by an error for its request (or by ``{}``,
+    which the SDK refuses as not JSON-RPC, when it names none)."""
     if len(line) < TRIM_FROM:
         return line
+    out = _cut_lists(line)
+    if len(out) <= MAX_CONTAINERS or (n := out.count(b"{") + out.count(b"[")) <= MAX_CONTAINERS:
+        return out
+    error = error_reply(out, f"the server's reply holds {n} JSON objects and arrays; zagent reads at most "
+                             f"{MAX_CONTAINERS} in one message (each costs memory once read)")
+    return b"{}" if error is None else _encode(error)
+
+
+def _cut_lists(line: bytes) -> bytes:
     from .connection import MAX_TOOLS
 
     try:

@@ -2,7 +2,7 @@
 lowered through a checkpoint.
 
 Attacks tried (session 2026-12-07, redteam round 11) and whether they got through before this module's fixes (19
-tried, 15 got through, 13 fixed, 2 left as strict xfails):
+tried, 15 got through, 13 fixed here, 2 left as strict xfails and fixed in round twelve):
 
 - (round ten's open case) a ReAct run restored while ``danger`` is ``delete``, then ``danger`` swapped for
   ``shred`` in this process before ``approve=``: GOT THROUGH; the same with a closure of the same code (one identity
@@ -18,7 +18,7 @@ tried, 15 got through, 13 fixed, 2 left as strict xfails):
   also with the seal removed): GOT THROUGH (6) -- fixed: each checkpoint keeps its counts sealed; a restore raises the counts to them, and a run of an
   unsigned store whose seal is gone or not this user's is refused unless ``accept_unsealed_counts``
   (``agentkit/countseal.py``); ReAct runs can also be restored from their state bytes
-- not covered (strict xfails): an earlier step's state (its seal valid) written over the latest step (a rollback to
+- not covered here (fixed in round twelve, ``test_security_round12_approvals.py``): an earlier step's state (its seal valid) written over the latest step (a rollback to
   a point the run really had); a workflow node retried (or replayed by a later resume) after its approved call ran
   runs that call again on the same yes
 - held: one of two parallel held calls approved (the other still waits), an approved id reused by the next reply,

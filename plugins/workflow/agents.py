@@ -12,10 +12,12 @@ import attrs
 import msgspec
 from zagent.errors import ConfigError
 from zagent import run_sync
+from zagent.agentkit.toolrefs import agent_tool_names
 
 from . import prompts
 from .errors import GenerationError
 from .graph import WorkFlowGraph, WorkFlowNode
+from .naming import agent_name, free_name, taken_names
 from .planner import agent_spec, build_agent
 from .promptfix import _NOT_ID, _PLACEHOLDER, closest_names, match_output_sections, wrap_inputs  # noqa: F401
 
@@ -123,6 +125,11 @@ class AgentGenerator:
             raise GenerationError(f"selected agent {name!r} does not produce {', '.join(lacking)} needed by "
                                   f"{node.name!r}; select another agent or generate one", raw=raw)
         agent = self.manager.get_agent(name)
+        beyond = [t for t in reachable_tools(agent) if self.tools is not None and t not in self.tools]
+        if beyond:  # the user gave the generator these tools only: selecting an agent is no way around that
+            raise GenerationError(f"selected agent {name!r} uses tool(s) {', '.join(beyond)}, which this workflow "
+                                  f"may not use (tools given: {', '.join(self.tools or []) or 'none'}); select "
+                                  "another agent or generate one with those tools", raw=raw)
         needs = _required_inputs(agent)
         extra = [i for i in needs if i not in node.input_names]
         if extra:
@@ -132,8 +139,7 @@ class AgentGenerator:
 
     def _generated(self, node: WorkFlowNode, raw_spec: Any, raw: str) -> dict[str, Any]:
         spec = repair_spec(raw_spec, node, set(self.tool_names()), raw=raw)
-        if spec["name"] in self.manager:
-            spec["name"] = _free_name(spec["name"], self.manager)
+        spec["name"] = free_name(spec["name"], taken_names(self.manager))  # never passes for a known agent
         try:
             build_agent(self.kernel, spec, self.llm)  # the same checks the run will make
         except ConfigError as exc:
@@ -182,6 +188,22 @@ def _node_text(node: WorkFlowNode) -> str:
     return msgspec.json.format(msgspec.json.encode(data)).decode()
 
 
+def reachable_tools(agent: Any) -> list[str]:
+    """The tools ``agent`` offers and those of its speakers, at any depth (a group chat lists none of its own)."""
+    out: list[str] = []
+    stack, seen = [agent], set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        out += [t for t in agent_tool_names(current) if t not in out]
+        speakers, pick = getattr(current, "speakers", None), getattr(current, "agent", None)
+        if isinstance(speakers, list) and callable(pick):
+            stack += [pick(n) for n in speakers if isinstance(n, str)]
+    return out
+
+
 def _required_inputs(agent: Any) -> list[str]:
     action = getattr(agent, "action", None)
     if not callable(action):
@@ -190,13 +212,6 @@ def _required_inputs(agent: Any) -> list[str]:
         return list(action().required_inputs)
     except Exception:
         return []
-
-
-def _free_name(name: str, manager: Any) -> str:
-    n = 2
-    while f"{name}{n}" in manager:
-        n += 1
-    return f"{name}{n}"
 
 
 # -- repairing generated specs -----------------------------------------------------
@@ -220,7 +235,7 @@ def repair_spec(raw_spec: Any, node: WorkFlowNode, tools: set[str], *, raw: str 
     prompt = match_output_sections(prompt, node.output_names, _names_of(raw_spec.get("outputs")))
     prompt = wrap_inputs(prompt, node.input_names)
     return {
-        "type": "customize", "name": _agent_name(raw_spec.get("name"), node.name),
+        "type": "customize", "name": agent_name(raw_spec.get("name"), node.name),
         "description": str(raw_spec.get("description") or node.description),
         "prompt": prompt, "inputs": _fields(node.inputs, raw_spec.get("inputs")),
         "outputs": _fields(node.outputs, raw_spec.get("outputs")), "tools": list(names), "parse_mode": "title",
@@ -268,11 +283,3 @@ def _fields(declared: list[Any], generated: Any) -> list[dict[str, Any]]:
             d["description"] = str(described[f.name])
         out.append(d)
     return out
-
-
-def _agent_name(name: Any, node: str) -> str:
-    if isinstance(name, str) and name.strip():
-        clean = _NOT_ID.sub("_", name.strip()).strip("_")
-        if clean:
-            return clean
-    return "".join(p.capitalize() for p in node.split("_")) + "Agent"

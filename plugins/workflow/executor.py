@@ -18,6 +18,7 @@ from zagent import run_sync
 
 from .errors import WorkFlowError
 from .graph import WorkFlowGraph, loaded_from
+from .naming import check_inline
 from .result import RunState, WorkFlowResult, load_checked
 from .run import WorkFlowRun
 from .topology import Topology
@@ -169,6 +170,7 @@ class WorkFlowExecutor(Streaming, Resumable[WorkFlowResult]):
                 continue
             for ref in node.agents:
                 try:
+                    check_inline(self.manager, ref)  # a spec named like a held agent must not gain its tools
                     names.append(self.manager.name_of(self.manager.add_agent(ref, llm=self.llm)))
                 except ConfigError as exc:
                     problems.append(f"node {node.name!r}: {exc}")

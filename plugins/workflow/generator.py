@@ -16,6 +16,7 @@ from .agents import AgentGenerator
 from .build import build_from_plan
 from .errors import WorkFlowError, WorkFlowValidationError
 from .graph import WorkFlowGraph
+from .naming import free_name, loose
 from .planner import Plan, TaskPlanner
 from .reviewer import WorkFlowReviewer
 
@@ -116,14 +117,12 @@ class WorkFlowGenerator:
 
 
 def _unique_names(refs: list[Any], used: set[str]) -> list[Any]:
-    """Rename generated specs whose name another node's generated agent already has (``Name2``...)."""
+    """Rename generated specs whose name another node's generated agent already has, ignoring case and width
+    (``Name2``...); ``used`` holds the ``naming.loose`` keys taken."""
     for ref in refs:
         if isinstance(ref, dict):
-            base, n = ref["name"], 2
-            while ref["name"] in used:
-                ref["name"] = f"{base}{n}"
-                n += 1
-            used.add(ref["name"])
+            ref["name"] = free_name(ref["name"], used)
+            used.add(loose(ref["name"]))
     return refs
 
 

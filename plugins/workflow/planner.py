@@ -13,6 +13,7 @@ from zagent.types import Field
 
 from . import prompts
 from .errors import GenerationError
+from .planshape import shape_problems
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -178,6 +179,7 @@ def check_plan(plan: Plan) -> list[str]:
     available = {"goal"}
     producer: dict[str, str] = {}
     for i, task in enumerate(tasks):
+        problems += shape_problems(task)
         if task.name in seen_names:
             problems.append(f"sub-task name {task.name!r} is used twice")
         seen_names.add(task.name)

@@ -1,7 +1,7 @@
 """A streamed answer waits for its output guardrails (docs/streaming.md): ``hold(ctx, own)`` (``None`` when the run
 is not streamed or no output guardrail applies) keeps the agent's text and reasoning pieces while its events still
 pass; ``release()`` after the guardrails passed sends them on in order; ``drop_last()`` forgets a rejected reply;
-``close()`` drops what was never released.
+``replace_last_text()`` keeps of the latest one only what was judged; ``close()`` drops what was never released.
 A nested agent's hold releases into its caller's.
 """
 
@@ -58,6 +58,23 @@ class Held:
             sent = self.outer(piece)
             if sent is not None:
                 await sent
+
+    def _last(self) -> int:
+        starts = [i for i, p in enumerate(self.pieces) if isinstance(p, Mark) and p.type == "llm_start"]
+        return starts[-1] if starts else 0
+
+    def last_text(self) -> str:
+        """The text (not the reasoning) of the latest held reply."""
+        return "".join(p.text for p in self.pieces[self._last():] if isinstance(p, Chunk) and p.type == "text")
+
+    def replace_last_text(self, text: str) -> None:
+        """The latest reply's text pieces become one piece, ``text`` (what the guardrails judged, where the reply
+        held more: a structured answer's prose around its fields), where its first text piece was."""
+        first = self._last()
+        kept = self.pieces[first:]
+        at = next((i for i, p in enumerate(kept) if isinstance(p, Chunk) and p.type == "text"), len(kept))
+        rest = [p for p in kept[at:] if not (isinstance(p, Chunk) and p.type == "text")]
+        self.pieces[first:] = [*kept[:at], Chunk(type="text", text=text), *rest]
 
     def drop_last(self) -> None:
         """Drop the pieces of the latest reply (from its ``llm_start``; all held pieces when none is marked): an

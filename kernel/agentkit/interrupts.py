@@ -84,7 +84,8 @@ class Asking:
         #: ``None``: not checked (a remote worker's node)
         self.record = record
         #: the approvals (answers bound to a call) that ran their calls in this node run in this process: a retry's
-        #: same call is asked anew (a yes covers one run of its call); recorded as spent when the node ends
+        #: same call is asked anew (a yes covers one run of its call); each is recorded as spent (``agentkit.spent``)
+        #: as its call runs, and again when the node ends
         self.spent = set() if spent is None else spent
 
     def vouches(self, index: int, question: Any = NOTHING) -> bool:

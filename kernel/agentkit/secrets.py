@@ -1,6 +1,7 @@
 """Secrets out of what zagent shows: ``looks_secret`` (a setting's name says it holds one), ``looks_secret_header``
-(the same for an HTTP header, as providers mask them), ``public_data`` (settings without them), ``Masker`` (known
-secret values out of text) and ``env_secrets``; the kernel masks with the same rule (its ``_trust.secrets``)."""
+(the same for an HTTP header, as providers mask them), ``public_data`` (settings without them), ``held_settings``
+(their secrets as ``Secret``), ``Masker`` (known secret values out of text) and ``env_secrets``; the kernel masks
+with the same rule (its ``_trust.secrets``)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import re
 from typing import Any
 
 from .._trust.secrets import (ANYWHERE_MASK_LENGTH, MASK, MIN_MASK_LENGTH, SECRET_KEY_WORDS, WORD_MASK_LENGTH,
-                              Masker, encoded_forms, env_masker, env_secrets, error_excerpt, looks_secret,
+                              Masker, Secret, encoded_forms, env_masker, env_secrets, error_excerpt, looks_secret,
                               mask_env, mask_pieces, mask_userinfo)
 
-__all__ = ["Masker", "encoded_forms", "env_masker", "env_secrets", "error_excerpt", "looks_secret",
+__all__ = ["Masker", "encoded_forms", "env_masker", "env_secrets", "error_excerpt", "held_settings", "looks_secret",
            "looks_secret_header", "mask_env", "mask_pieces", "public_data"]
 __all__ += ["ANYWHERE_MASK_LENGTH", "MASK", "MIN_MASK_LENGTH", "SECRET_KEY_WORDS", "WORD_MASK_LENGTH"]
 
@@ -60,3 +61,24 @@ def public_data(value: Any, *, headers: bool = False) -> Any:
 
 
 _DROP = object()
+
+
+def held_settings(value: Any, *, headers: bool = False) -> Any:
+    """``value`` (settings already used, e.g. an agent's ``llm_config`` once its model is made) as an object may
+    keep them: each value ``public_data`` drops for its name is a ``Secret`` (a ``${VAR}`` stays), URL userinfo
+    and secret query values are masked, the rest is kept; ``public_data`` of it is ``public_data`` of ``value``."""
+    secret = looks_secret_header if headers else looks_secret
+    if isinstance(value, dict):
+        return {k: _held(v) if secret(str(k)) else held_settings(v, headers=headers_key(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [[x[0], _held(x[1])] if headers and isinstance(x, (list, tuple)) and len(x) == 2
+                and secret(str(x[0])) else held_settings(x) for x in value]
+    return mask_userinfo(value) if isinstance(value, str) else value
+
+
+def _held(value: Any) -> Any:
+    if isinstance(value, Secret) or value is None or (isinstance(value, str) and _PLACEHOLDER.match(value)):
+        return value
+    if isinstance(value, dict):
+        return held_settings(value)
+    return Secret(value)

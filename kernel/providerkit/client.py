@@ -12,7 +12,7 @@ import attrs
 
 from ..errors import ProtocolError, ProviderError
 from .._model.resolve import shared_stash
-from ..agentkit.secrets import Masker
+from ..agentkit.secrets import Masker, looks_secret_header
 from .._trust.secrets import Secret, mask_userinfo
 from .config import ERROR_BODY_BYTES, HttpConfig
 from .codec import crowded, crowded_error
@@ -34,6 +34,10 @@ class HttpClient(LoopClients, HttpErrors):
     :ivar limiter: the ``rpm`` limiter (``None``: no ``rpm``); by default the one the building kernel's models of
         this provider and URL share.
     :ivar secrets: other secret values the requests carry (``extra_body``'s ``api_key``...), masked in errors too.
+
+    Built by ``build``, it holds no secret as plain text (``attrs.asdict`` of it shows none): ``base_url`` is
+    masked (``mask_userinfo``), secret-named headers and ``secrets`` are ``Secret``; the real URL is revealed
+    where a client or a URL is made (once per loop or path, not per request).
     """
 
     provider: str
@@ -43,22 +47,23 @@ class HttpClient(LoopClients, HttpErrors):
     key_env: str = ""
     auth_header: str = "Authorization"
     auth_prefix: str = "Bearer "
-    headers: dict[str, str] = attrs.field(factory=dict)
+    headers: dict[str, Any] = attrs.field(factory=dict)  # a secret-named header's value a ``Secret``
     user_client: Any = None
     client_factory: Optional[Callable[..., Any]] = None
     http_module: Optional[str] = None
     limiter: Optional[RateLimiter] = None
-    secrets: tuple[str, ...] = ()
+    secrets: tuple[Any, ...] = ()
     _clients: dict[Any, tuple[Any, Any, Any]] = attrs.field(factory=dict, init=False)
     _last: tuple[Any, Any, Any, Any] = attrs.field(default=(None, None, None, None), init=False)
-    _request_headers: Optional[dict[str, str]] = attrs.field(default=None, init=False)
+    _request_headers: Optional[Secret] = attrs.field(default=None, init=False)  # a ``dict``, revealed per request
     _mod: Any = attrs.field(default=None, init=False)
-    _prefix: str = attrs.field(default="", init=False)
-    _root: str = attrs.field(default="", init=False)  # ``base_url`` without its query
-    _query: str = attrs.field(default="", init=False)
+    _prefix: Optional[Secret] = attrs.field(default=None, init=False)
+    _root: Optional[Secret] = attrs.field(default=None, init=False)  # ``base_url`` without its query
+    _query: Optional[Secret] = attrs.field(default=None, init=False)
+    _real_url: Optional[Secret] = attrs.field(default=None, init=False)  # ``base_url`` as given, when masked
     _masker: Optional["Masker"] = attrs.field(default=None, init=False)
     _timers: dict[Any, Deadlines] = attrs.field(factory=dict, init=False)
-    _urls: dict[tuple[int, str], Any] = attrs.field(factory=dict, init=False)
+    _urls: dict[tuple[int, str], Any] = attrs.field(factory=lambda: UrlCache(), init=False)
 
     def __attrs_post_init__(self) -> None:
         rpm = self.config.rpm
@@ -71,7 +76,8 @@ class HttpClient(LoopClients, HttpErrors):
         client = options.pop("client", None)
         factory = options.pop("client_factory", None)
         module = options.pop("http_module", None)
-        headers = dict(options.pop("headers", None) or {})
+        headers = {k: Secret(v) if isinstance(v, str) and looks_secret_header(str(k)) else v
+                   for k, v in dict(options.pop("headers", None) or {}).items()}  # revealed in ``_default_headers``
         config = HttpConfig.from_options(options)
         own_base = str(getattr(client, "base_url", "") or "") if client is not None else ""
         root, query = (own_base, "") if own_base else _split_query(base_url)
@@ -79,14 +85,23 @@ class HttpClient(LoopClients, HttpErrors):
             fields["secrets"] = (*fields.get("secrets", ()), *_secret_values(query))
         http = cls(provider=provider, base_url=(own_base or base_url).rstrip("/"), config=config, headers=headers,
                    user_client=client, client_factory=factory, http_module=module, **fields)
-        http._root, http._query = root.rstrip("/"), query
-        http._prefix = "" if client is None or own_base else http._root
+        http._root, http._query = Secret.of(root.rstrip("/")), Secret.of(query)
+        http._prefix = None if client is None or own_base else http._root
+        http.secrets = tuple(Secret.of(v) or v for v in http.secrets)
+        shown = mask_userinfo(http.base_url)
+        if shown != http.base_url:  # the limiter and the masker were made with the real one (post-init, masker())
+            http.masker()
+            http._real_url, http.base_url = Secret(http.base_url), shown
         return http
+
+    def real_base_url(self) -> str:
+        """``base_url`` as given, credentials and all (``base_url`` shows it masked): for making clients."""
+        return self._real_url.reveal() if self._real_url is not None else self.base_url
 
     def endpoint(self, path: str) -> str:
         """The absolute URL of ``path`` under ``base_url``, with the query ``base_url`` was given after it."""
-        root = self._root or self.base_url
-        return f"{root}{path}?{self._query}" if self._query else root + path
+        root = self._root.reveal() if self._root is not None else self.real_base_url()
+        return f"{root}{path}?{self._query.reveal()}" if self._query is not None else root + path
 
     # -- sending ----------------------------------------------------------------
 
@@ -213,9 +228,9 @@ class HttpClient(LoopClients, HttpErrors):
         parses, the most expensive part of building a request); an absolute ``URL`` object is used as it
         is. So the merged URL, as the client itself computes it (``build_request(...).url``), is kept per
         client and path; a client with query ``params`` of its own is left to merge them each time."""
-        full = self._prefix + path if self._prefix else path  # a user's client without base_url: absolute
-        if self._query:
-            full = f"{full}?{self._query}"
+        full = self._prefix.reveal() + path if self._prefix else path  # a user's client without base_url: absolute
+        if self._query is not None:
+            full = f"{full}?{self._query.reveal()}"
         if getattr(client, "params", None):
             return full
         url = client.build_request("POST", full).url
@@ -276,6 +291,23 @@ class HttpClient(LoopClients, HttpErrors):
 
     def __repr__(self) -> str:
         return f"<HttpClient {self.provider} {mask_userinfo(self.base_url)} clients={len(self._clients)}>"
+
+
+class UrlCache(dict):  # type: ignore[type-arg]
+    """``HttpClient``'s URLs per client and path (their query may hold a ``?key=``): a ``dict`` that lists no
+    value to ``items()``/``values()`` or its repr, so ``attrs.asdict`` of the client shows none; ``get`` is a
+    ``dict``'s."""
+
+    __slots__ = ()
+
+    def items(self) -> Any:
+        return iter(())
+
+    def values(self) -> Any:
+        return iter(())
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} URL(s)>"
 
 
 def _announced_over(response: Any, limit: int) -> Optional[int]:

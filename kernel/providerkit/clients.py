@@ -27,16 +27,18 @@ class LoopClients:
         api_key: Optional[Secret]
         auth_header: str
         auth_prefix: str
-        headers: dict[str, str]
+        headers: dict[str, Any]  # a secret-named header's value a ``Secret``
         user_client: Any
         client_factory: Optional[Callable[..., Any]]
         http_module: Optional[str]
         _clients: dict[Any, tuple[Any, Any, Any]]
         _last: tuple[Any, Any, Any, Any]
-        _request_headers: Optional[dict[str, str]]
+        _request_headers: Optional[Secret]
         _mod: Any
         _timers: dict[Any, Deadlines]
         _urls: dict[tuple[int, str], Any]
+
+        def real_base_url(self) -> str: ...
 
     def client(self) -> Any:
         """The client for the running event loop (created on first use)."""
@@ -98,7 +100,7 @@ class LoopClients:
         mod = self.module()
         c = self.config
         kwargs = dict(
-            base_url=self.base_url.partition("?")[0],  # its query follows each path (``HttpClient._url``)
+            base_url=self.real_base_url().partition("?")[0],  # its query follows each path (``HttpClient._url``)
             headers=self._default_headers(),
             timeout=mod.Timeout(connect=c.connect_timeout, read=c.read_timeout,
                                 write=c.write_timeout, pool=c.pool_timeout),
@@ -138,12 +140,13 @@ class LoopClients:
         """Per-request headers: only needed for a user's own client, which lacks our defaults."""
         if self.user_client is None:
             return None
-        if self._request_headers is None:
+        held = self._request_headers
+        if held is None:
             headers = self._default_headers()
             if not all(str(v).isascii() for v in headers.values()):  # as httpx encodes them, naming no value
                 raise self._refused_header(headers)
-            self._request_headers = headers
-        return self._request_headers
+            held = self._request_headers = Secret(headers)  # type: ignore[arg-type]  # shown by nothing
+        return held.reveal()  # type: ignore[return-value]
 
     def _forget_closed_loops(self) -> None:
         for loop in [lp for lp in self._clients if lp.is_closed()]:

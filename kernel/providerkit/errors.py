@@ -41,7 +41,7 @@ class HttpErrors:
         config: HttpConfig
         api_key: Optional[Secret]
         key_env: str
-        headers: dict[str, str]
+        headers: dict[str, Any]
         secrets: tuple[str, ...]
         _masker: Optional[Masker]
 

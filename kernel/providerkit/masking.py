@@ -1,6 +1,6 @@
 """The secret values a provider's client holds, found so its error messages can mask them when a server echoes
 them back: those in its headers (``header_secrets``), in its base URL (``url_secrets``) and in the request fields
-it sends (``option_secrets``); ``mask`` masks given values in one text (``zagent.agentkit.secrets.Masker``), and
+it sends (``option_secrets``, held encoded: ``sealed_fields``); ``mask`` masks given values in one text, and
 ``mask_pieces`` long runs of them (cut short, upper-cased).
 """
 
@@ -12,9 +12,29 @@ from typing import Any
 from ..agentkit.secrets import Masker, headers_key, looks_secret, looks_secret_header
 from .._trust.secrets import PIECE_LENGTH, Secret, looks_secret_param, mask_pieces
 
-__all__ = ["PIECE_LENGTH", "header_secrets", "mask", "mask_pieces", "option_secrets", "url_secrets"]
+__all__ = ["PIECE_LENGTH", "header_secrets", "mask", "mask_pieces", "option_secrets", "sealed_fields", "url_secrets"]
 
 _COOKIE_PARTS = re.compile(r";\s*")
+
+
+def sealed_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """A provider's request ``fields`` (sent with every call) with the value of each secret-named key, at any
+    depth (``extra_body``'s ``api_key``), held as the ``msgspec.Raw`` of its JSON: sent as it was (the JSON
+    encoder writes it as is, no work per call), shown by no ``repr`` or ``attrs.asdict``."""
+    import msgspec
+
+    out: dict[str, Any] = {}
+    for key, value in fields.items():
+        if isinstance(value, dict):
+            out[key] = sealed_fields(value)
+        elif value is not None and not isinstance(value, msgspec.Raw) and looks_secret(str(key)):
+            try:
+                out[key] = msgspec.Raw(msgspec.json.encode(value))
+            except TypeError:  # not JSON: the encoder of the request will say so, as before
+                out[key] = value
+        else:
+            out[key] = value
+    return out
 
 
 def url_secrets(url: str) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from .._model.resolve import short_repr
 from ..errors import ConfigError
 
-__all__ = ["convert_spec", "spec_repr"]
+__all__ = ["convert_spec", "public_spec", "spec_repr"]
 
 S = TypeVar("S")
 
@@ -35,6 +35,25 @@ def convert_spec(data: Any, struct: "type[S]", what: str) -> S:
 
     check_sizes(spec, what)  # counts are resources: bounded (zagent.speckit.sizes)
     return spec
+
+
+def public_spec(spec: S) -> S:
+    """A copy of the spec Struct ``spec`` to keep and show (``agent.spec``): each mapping or list field holding a
+    secret (an ``api_key``, a secret-named header, URL userinfo or a ``?key=``: ``public_data``) holds its public
+    form instead, so ``msgspec.json.encode``/``to_builtins`` of it show none; other fields are ``spec``'s own."""
+    import msgspec
+
+    from ..agentkit.secrets import public_data
+
+    changed = {}
+    for name in type(spec).__struct_fields__:  # type: ignore[attr-defined]
+        value = getattr(spec, name)
+        if isinstance(value, (dict, list)) and value:
+            plain = msgspec.to_builtins(value, enc_hook=repr)
+            public = public_data(plain)
+            if public != plain:
+                changed[name] = public
+    return msgspec.structs.replace(spec, **changed) if changed else spec  # type: ignore[type-var]
 
 
 def spec_repr(spec: Any) -> str:

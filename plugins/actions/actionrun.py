@@ -175,6 +175,45 @@ def _drop_unjudged(ctx: "RunContext[Any]") -> None:
         ctx.on_delta.drop_last()
 
 
+def keep_judged(held: Held, action: Any, output: Any) -> None:
+    """Of a streamed structured answer (``parse_mode`` other than ``str``), release only what the output guardrails
+    judged: the reply's pieces when its text is just the parsed fields (the format's rendering, or in ``json`` mode
+    the same object, fenced or not), else one piece, the fields rendered in the format (prose, other objects or
+    extra keys around them are never judged)."""
+    parser = getattr(action, "_parser", None)
+    text = held.last_text()
+    if getattr(action, "parse_mode", "str") == "str" or not text.strip():  # str: the whole reply is the answer
+        return
+    values = zfields.to_dict(output)
+    try:
+        rendered = parser.render(values, action.output_spec, **action._parse_options)  # type: ignore[union-attr]
+    except Exception:  # noqa: BLE001 - a user's render_func failed: the judged values as JSON
+        rendered = msgspec.json.encode(values).decode()
+    if text.strip() == rendered.strip() or (action.parse_mode == "json" and _same_object(text, values)):
+        return
+    held.replace_last_text(rendered)
+
+
+def _same_object(text: str, values: dict[str, Any]) -> bool:
+    """``text`` is one JSON object (in a ```` ```json ```` fence or not) with no key twice, equal to ``values``."""
+    import json
+
+    body = text.strip()
+    if body.startswith("```") and body.endswith("```") and body.count("```") == 2:
+        body = body[3:-3].strip()
+        body = body[4:] if body[:4].lower() == "json" else body
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        if len({k for k, _ in items}) != len(items):
+            raise ValueError("a key given twice")
+        return dict(items)
+
+    try:
+        return bool(json.loads(body, object_pairs_hook=pairs) == values)
+    except (ValueError, RecursionError):
+        return False
+
+
 def _recap(results: Sequence[tuple[Optional[ToolCall], ToolResult]]) -> str:
     """One line per ``(call, result)``: the call (name and arguments) and what it returned."""
     if not results:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Iterator, Optio
 
 import attrs
 import msgspec
+from zagent.agentkit.secrets import held_settings
 
 from zagent.errors import ConfigError
 from zagent.agentkit.guardrails import check as check_guardrails
@@ -23,7 +24,7 @@ from zagent import run_sync
 from zagent.types import Message
 
 from .action import Action
-from .actionrun import ActionOutput
+from .actionrun import ActionOutput, keep_judged
 from .agentmemory import AgentMemory
 from .agentresult import AgentResult
 from .guardrails import Guardrail
@@ -83,7 +84,8 @@ class Agent(AgentMemory):
         self._actions: dict[str, Action] = {}
         for action in (self.actions.values() if isinstance(self.actions, dict) else self.actions):
             self.add_action(action)
-        self.llm, self.llm_config = _resolve_llm(self.kernel, self._llm_arg, self.llm_config)
+        self.llm, config = _resolve_llm(self.kernel, self._llm_arg, self.llm_config)
+        self.llm_config = held_settings(config)  # used: its secrets kept as ``Secret`` (to_dict drops them)
         self._memory: list[Message] = []
         self._ltm: Any = None
         self.session: Any = None  # a persistent conversation the app sets (``chat(session=...)``)
@@ -189,7 +191,8 @@ class Agent(AgentMemory):
             out, retries = await validated(self, action, out, ctx)
         if self.guardrails or self.kernel.has_impls("zagent_check_output"):
             await check_guardrails(ctx, "output", self.name, out.output, self.guardrails.get("output", ()))
-        if held is not None:
+        if held is not None:  # only what the guardrails judged (a structured answer's prose is not)
+            keep_judged(held, action, out.output)
             await held.release()
         duration = time.perf_counter() - started
         message = Message(role="assistant", content=_json(out.output), name=self.name, metadata={

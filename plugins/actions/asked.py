@@ -229,14 +229,14 @@ def _bound(bound: list[str], tag: str) -> Any:
 
 
 def _spend(scope: Any, bound: list[str]) -> None:
-    """The approvals ``bound`` run their calls now: a retry of the node asks anew (``Asking.spent``); once the
-    node (turn) ends, a run rolled back to before that does not run the calls again (``agentkit.spent``)."""
+    """The approvals ``bound`` run their calls now: a retry of the node asks anew (``Asking.spent``), and they are
+    recorded as spent at once (``agentkit.spent``), before the calls run: a replay of the node (turn) from its start
+    (resumed at a later question, or rolled back) gives the model ``ran_result`` instead of running them again."""
     spent = getattr(scope, "spent", None)
     if spent is not None:
         spent.update(bound)
-    else:  # a scope that keeps none: recorded at once
-        for tag in bound:
-            mark_ran(tag)
+    for tag in bound:  # at most once: a crash while the call runs does not make its yes count again
+        mark_ran(tag)
 
 
 def _run_nonce(asked: RunCounter) -> str:

@@ -23,7 +23,7 @@ from zagent.speckit import trusting
 from zagent.speckit.trust import resolve
 from zagent.agentkit.approvals import resolve_approver
 from zagent.speckit.rails import check_rails, check_user_data_switches
-from zagent.speckit.specs import convert_spec
+from zagent.speckit.specs import convert_spec, public_spec
 from zagent.agentkit.secrets import public_data
 from zagent.agentkit.toolrefs import resolve_tool_refs
 from zagent.types import Field
@@ -134,7 +134,7 @@ class CustomizeAgent(Agent):
             return cls(kernel=kernel, output_validators=validators, max_output_retries=retries, guardrails=guardrails, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
                        actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
                        memory_size=spec.memory_size, memory_chars=spec.memory_chars, use_long_term_memory=spec.use_long_term_memory,
-                       long_term_memory=long_term, agent_config=agent_config, spec=spec,
+                       long_term_memory=long_term, agent_config=agent_config, spec=public_spec(spec),
                        memory_key=spec_memory_key(spec))
 
     @classmethod

@@ -12,6 +12,7 @@ import msgspec
 
 from zagent.errors import ProviderError
 from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, stream_interrupted
+from zagent.providerkit.masking import sealed_fields
 from zagent.providerkit import new_call_id, parse_arguments, price_per_million, ProviderLLM, unique_call_ids
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
 
@@ -40,7 +41,7 @@ class AnthropicLLM(ProviderLLM):
                                      auth_header="x-api-key", auth_prefix="")
         price = price_per_million(rest.pop("prices", None), model)
         fields = {"max_tokens": 4096, **(rest.pop("extra_body", None) or {}), **rest}
-        return cls(provider="anthropic", model=model, http=http, fields=fields, price=price)
+        return cls(provider="anthropic", model=model, http=http, fields=sealed_fields(fields), price=price)
 
     def default_profile(self) -> ModelProfile:
         # json_schema_output=False: the Messages API has no response_format, so agents stay prompt-based

@@ -29,7 +29,7 @@ _CATEGORY_RE = {
 }
 _MAX_STRETCH = 64
 #: the most backtracking steps a candidate's search may be estimated to take (``specregex.ambiguity``)
-_MAX_SEARCH_STEPS = 10**7
+_MAX_SEARCH_STEPS = 10**8  # a search that fails after them takes about a second
 
 
 class PatternError(ValueError):

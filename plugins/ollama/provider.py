@@ -15,6 +15,7 @@ import attrs
 import msgspec
 
 from zagent.providerkit import encoded_once
+from zagent.providerkit.masking import sealed_fields
 from zagent.errors import ProviderConfigError, ProviderError
 from zagent.providerkit import HttpClient, iter_ndjson, malformed, network_options, stream_interrupted
 from zagent.providerkit import new_call_id, parse_arguments, price_per_million, ProviderLLM
@@ -86,7 +87,7 @@ class OllamaLLM(ProviderLLM):
                                      default_base_url=host_url(os.environ.get("OLLAMA_HOST")))
         price = price_per_million(rest.pop("prices", None), model)
         fields = split_fields({**(rest.pop("extra_body", None) or {}), **rest})
-        return cls(provider="ollama", model=model, http=http, fields=fields, price=price)
+        return cls(provider="ollama", model=model, http=http, fields=sealed_fields(fields), price=price)
 
     def call_settings(self) -> dict[str, Any]:
         """The sampling settings given at build time, which Ollama takes inside ``options``; ``num_predict``

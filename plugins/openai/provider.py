@@ -12,6 +12,7 @@ import msgspec
 
 from zagent.errors import ProviderError
 from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, stream_interrupted
+from zagent.providerkit.masking import sealed_fields
 from zagent.providerkit import parse_arguments, price_per_million, ProviderLLM, unique_call_ids
 from zagent.types import Chunk, Completion, LLMRequest, Message, ModelProfile, ToolCall, Usage
 
@@ -45,7 +46,8 @@ class OpenAILLM(ProviderLLM):
         price = price_per_million(rest.pop("prices", None), model)
         stream_usage = bool(rest.pop("stream_usage", True))
         fields = {**(rest.pop("extra_body", None) or {}), **rest}
-        return cls(provider="openai", model=model, http=http, fields=fields, price=price, stream_usage=stream_usage)
+        return cls(provider="openai", model=model, http=http, fields=sealed_fields(fields), price=price,
+                   stream_usage=stream_usage)
 
     def default_profile(self) -> ModelProfile:
         profile = profile_for(self.model)

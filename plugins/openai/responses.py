@@ -13,6 +13,7 @@ import attrs
 import msgspec
 
 from zagent.providerkit import encoded_once
+from zagent.providerkit.masking import sealed_fields
 from zagent.errors import ProviderError
 from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, server_message, stream_interrupted
 from zagent.providerkit import new_call_id, parse_arguments, price_per_million, ProviderLLM
@@ -87,7 +88,7 @@ class ResponsesLLM(ProviderLLM):
         price = price_per_million(rest.pop("prices", None), model)
         rest.pop("stream_usage", None)  # the Responses API always reports usage
         fields = {**(rest.pop("extra_body", None) or {}), **rest}
-        return cls(provider="openai-responses", model=model, http=http, fields=fields, price=price)
+        return cls(provider="openai-responses", model=model, http=http, fields=sealed_fields(fields), price=price)
 
     def default_profile(self) -> ModelProfile:
         return msgspec.structs.replace(profile_for(self.model), api="responses")

@@ -42,7 +42,8 @@ class Disk:
 def kernel(disk):
     """A kernel whose approver always answers "a person decides" (``None``), with a sensitive async ``wipe`` and an
     async ``count``. A's ``wipe`` waits until B's ``wipe`` was checked (asked about or run); B's ``count`` waits
-    until A's ``wipe`` runs: B's call is checked while A's approval is in force."""
+    until A's ``wipe`` runs, or, on a replay after A's yes ran (spent: not run again, round twelve), until A's model
+    is asked again: B's call is checked while A's approval is in force."""
     k = Kernel(plugins=PLUGINS, entry_points=False)
     a_runs, b_checked = asyncio.Event(), asyncio.Event()
 
@@ -51,6 +52,16 @@ def kernel(disk):
             b_checked.set()
 
     k.config["rails"] = {"approver": approver}
+    a_replies = []
+
+    class ATold:
+        def zagent_event(self, event):
+            if event.type == "llm_start" and event.agent == "A":
+                a_replies.append(event)
+                if len(a_replies) == 2:  # A's wipe was settled: run, or told its yes already ran it
+                    a_runs.set()
+
+    k.add_plugin(ATold(), name="a-told")
 
     async def wipe(path: str, ctx: RunContext) -> str:
         """Delete everything under path."""
@@ -140,7 +151,7 @@ def test_a_yes_to_one_agent_called_as_a_tool_does_not_cover_its_siblings_call_in
     under the same model id while A's approval is in force. Defence: each nested agent keeps its minted ids and
     approvals in its own ``ctx.frame``: B is asked (and declined), A's yes runs A's call, and the run ends."""
     result, ran, asked = answer_a_only(in_workflow, kinds, tmp_path)
-    assert "B" not in ran and "A" in ran
+    assert "B" not in ran and ran.count("A") == 1
     assert result.status == "finished" and asked.count("B") == 1 and asked[0] == "A"
 
 
@@ -148,7 +159,7 @@ def test_a_yes_to_one_agent_called_as_a_tool_does_not_cover_its_siblings_call_in
 def test_a_yes_to_one_agent_called_as_a_tool_does_not_cover_its_siblings_call_in_a_chat_turn(kinds, tmp_path):
     """Attack: the same in a group chat whose speaker calls both agents. Defence: as in a node."""
     result, ran, asked = answer_a_only(in_group_chat, kinds, tmp_path)
-    assert "B" not in ran and "A" in ran
+    assert "B" not in ran and ran.count("A") == 1
     assert result.status == "completed" and asked.count("B") == 1
 
 

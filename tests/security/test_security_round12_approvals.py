@@ -27,9 +27,11 @@ now fixed):
   signed run resumed without ``ZAGENT_CHECKPOINT_KEY`` (also stripped of signatures and edited), an earlier signed
   step copied over the latest, a yes moved from node ``a`` to node ``b``, an unsigned workflow rolled back to its
   yes, a retry proposing another call, a chat's round-1 yes at round 2, the run's name swapped
-- not covered (strict xfails): an unsigned ReAct store rolled back by deleting its latest steps (a point the run
-  really had); a node replayed by a later resume (it paused at a later question) runs its earlier approved calls
-  again (``test_security_round10_slots.py`` relies on that replay)
+- not covered (strict xfail): an unsigned ReAct store rolled back by deleting its latest steps (a point the run
+  really had)
+- wave two: a node (declared or ReAct agent) or a group-chat turn replayed by a later resume (it paused at a later
+  question) ran its earlier approved calls again: GOT THROUGH (4) -- fixed: a yes is recorded as spent as its call
+  runs (``plugins/actions/asked.py``, ``_spend``), not only when the node (turn) ends
 """
 
 import sqlite3
@@ -624,23 +626,21 @@ def test_two_runs_with_one_run_id_in_two_stores_each_run_their_approved_call(tmp
 
 def test_a_node_asking_twice_replays_its_first_yes_and_finishes(tmp_path):
     """Control: a node's first call approved and run, its second call asked next; the resume with the second yes
-    replays the node (its first call runs on its yes again, as documented) and the run finishes."""
+    replays the node (its first call is not run again: its yes is spent) and the run finishes."""
     ran, db = [], str(tmp_path / "wf.db")
     graph = _graph()
     two = [_wipe("/tmp/x"), _wipe("/tmp/y")]
     assert _flow(ran, db, two[:1], graph).status == "paused"
     assert _flow(ran, db, two, graph, answer="yes").status == "paused"
     done = _flow(ran, db, [*two, "done"], graph, answer="yes")
-    assert done.ok and ran[-1] == "/tmp/y" and "/tmp/y" in ran
+    assert done.ok and ran == ["/tmp/x", "/tmp/y"]
 
 
-@pytest.mark.xfail(strict=True, reason="not covered: a node replayed by a later resume (it paused at a later "
-                   "question) runs the calls approved at its earlier positions again (docs/security.md, 11)")
 def test_a_node_replayed_after_a_later_question_does_not_run_its_first_call_twice(tmp_path):
-    """Attack: the node's first call is approved and runs; its second call is asked; the person answers it and the
-    node is replayed from its start: the first call runs a second time on its one yes. Not covered: a node that
-    paused has not ended, so its yes is not spent (``tests/security/test_security_round10_slots.py`` relies on the
-    replay running it)."""
+    """Attack (got through): the node's first call is approved and runs; its second call is asked; the person
+    answers it and the node is replayed from its start: the first call ran a second time on its one yes (a node
+    that paused had not ended, so its yes was not spent). Defence: a yes is recorded as spent when its call runs
+    (``asked._spend``); the replay gives the model "already ran on its approval" instead."""
     ran, db = [], str(tmp_path / "wf.db")
     graph = _graph()
     two = [_wipe("/tmp/x"), _wipe("/tmp/y")]
@@ -648,6 +648,47 @@ def test_a_node_replayed_after_a_later_question_does_not_run_its_first_call_twic
     assert _flow(ran, db, two, graph, answer="yes").status == "paused"
     assert _flow(ran, db, [*two, "done"], graph, answer="no").ok
     assert ran == ["/tmp/x"]
+
+
+@pytest.mark.parametrize("answer", ["yes", "no"])
+def test_a_react_node_replayed_after_a_later_question_does_not_run_its_first_call_twice(tmp_path, answer):
+    """Attack: the same with a ReAct agent in the node (``arun_asking``), the second question answered yes or no.
+    Defence: the first call ran once; the replay tells the model it already ran; the second runs only on its yes."""
+    ran, db = [], str(tmp_path / "wf.db")
+    graph = _react_graph()
+    two = [_wipe("/tmp/x"), _wipe("/tmp/y")]
+    assert _flow(ran, db, two[:1], graph).status == "paused"
+    assert _flow(ran, db, two, graph, answer="yes").status == "paused" and ran == ["/tmp/x"]
+    assert _flow(ran, db, [*two, "done"], graph, answer=answer).ok
+    assert ran == (["/tmp/x", "/tmp/y"] if answer == "yes" else ["/tmp/x"])
+
+
+def test_a_group_chat_turn_replayed_after_a_later_question_does_not_run_its_first_call_twice(tmp_path):
+    """Attack: a group-chat turn's first call approved and run, its second call asked; the resume replays the turn
+    from its start. Defence: the first call is not run again on its one yes; the model is told it already ran."""
+    from zagent.plugins.actions import CustomizeAgent
+    from zagent.plugins.groupchat import GroupChat
+
+    ran, db, told = [], str(tmp_path / "gc.db"), []
+    spec = {**OPS, "inputs": [{"name": "task"}], "prompt": "Do this: {task}"}
+
+    def chat(replies, answer=None):
+        k = _kernel(ran)
+        try:
+            llm = k.llm("scripted:ops", replies=list(replies))
+            agent = CustomizeAgent.from_dict(spec, k, llm=llm)
+            group = GroupChat(kernel=k, agents=[agent], max_rounds=1, checkpoints=db)
+            result = group.resume("gc", answer=answer) if answer else group.run("free disk", run_id="gc")
+            told.extend(m.content or "" for r in llm.requests for m in r.messages if m.role == "tool")
+            return result
+        finally:
+            k.close()
+
+    two = [_wipe("/tmp/x"), _wipe("/tmp/y")]
+    assert chat(two[:1]).status == "paused"
+    assert chat(two, answer="yes").status == "paused" and ran == ["/tmp/x"]
+    assert chat([*two, "done"], answer="yes").status == "completed"
+    assert ran == ["/tmp/x", "/tmp/y"] and any("already ran it once" in t for t in told)
 
 
 @pytest.mark.xfail(strict=True, reason="not covered: an unsigned ReAct store rolled back by deleting its latest "

@@ -28,7 +28,7 @@ Tried, and whether it got through before this round's fixes:
   model's pattern generator takes only bounded patterns (``compile_spec_regex``, backreferences allowed)
 - the same server's ``^(?:.*){4}x$`` with ``minLength`` 120 (400: 32 s): candidates padded to that length fail the
   ``$`` and each failing search splits them four ways: GOT THROUGH -- fixed: a candidate whose search is
-  estimated at more than 10**7 steps (``specregex.ambiguity``) is never searched
+  estimated at more than 10**8 steps (``specregex.ambiguity``) is never searched
 - held (already stopped, kept as guards of kinds not tested before): a trusted module re-exporting ``eval``,
   ``pickle.loads``, ``subprocess.Popen``, ``operator.methodcaller``, a ``partial``/``lru_cache``/``update_wrapper``
   of ``eval``, a class whose ``__call__`` is ``eval``, a ``staticmethod(exec)`` -- named as output validators,

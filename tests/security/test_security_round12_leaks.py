@@ -8,8 +8,8 @@ in errors, stream error events split across chunks, tool errors, OTel spans and 
 percent-encoded name (``api%5Fkey=``); a URL's password in JSON with escaped slashes; an image URL's password and
 signature in ``repr(Part)`` and trajectories; a tool's dict default holding a credential (schema); a tool's error
 quoting a nested secret-named argument; short keys, keys one a prefix of another and keys full of regex
-metacharacters; what masking must leave alone. Left open (strict xfails): ``attrs.asdict`` of a provider object and
-``msgspec.json.encode`` of an agent's spec show the secrets they hold as given.
+metacharacters; what masking must leave alone; ``attrs.asdict`` of a provider object and ``msgspec.json.encode`` of
+an agent's spec (both showed the secrets they hold as given).
 """
 
 import base64
@@ -407,12 +407,10 @@ def test_an_image_url_refused_quotes_no_password_cut_before_its_at():
 HEADER_SECRET = "hdr-r12-SECRET-445566"
 
 
-@pytest.mark.xfail(strict=True, reason="open: a provider object holds its headers, base_url query and request "
-                   "fields as given (an existing test reads http.headers as text); only reprs are masked")
 def test_attrs_asdict_of_a_model_hides_its_secret_headers(k):
     """Attack: ``attrs.asdict(llm.llm)`` (a debugging dump, an app's config export) of a model given
-    ``headers={"X-Custom-Token": ...}``: the header value comes out as written. Open (got through): holding
-    secret-named header values as ``Secret`` would change what ``llm.llm.http.headers`` returns."""
+    ``headers={"X-Custom-Token": ...}``: the header value came out as written. Defence: a secret-named header's
+    value is held as a ``Secret`` (revealed where the HTTP client is made)."""
     import attrs
 
     llm = k.llm("openai:gpt-x", base_url="http://127.0.0.1:9/v1", api_key=KEY,
@@ -520,11 +518,9 @@ def test_an_encoded_word_equal_to_no_secret_stays_in_a_tool_error(monkeypatch):
     assert "9b2c7e4f1a3d5b6c8e0f1a2b3c4d5e6f" in str(result.content)
 
 
-@pytest.mark.xfail(strict=True, reason="open: a spec holds its llm_config as written; to_dict, saved files and "
-                   "reprs drop or mask the key, msgspec.json.encode of the struct does not")
 def test_msgspec_encoding_of_an_agents_spec_hides_its_key():
     """Attack: ``msgspec.json.encode(agent.spec)`` (an app exporting its agents) of an agent whose ``llm_config``
-    holds its own ``api_key``. Open (got through): the spec struct keeps the mapping it was given."""
+    holds its own ``api_key``. Defence: the agent keeps a public copy of its spec (``public_spec``)."""
     import msgspec
 
     k = Kernel(["zagent.plugins.openai", "zagent.plugins.parsers", "zagent.plugins.actions"], entry_points=False)

@@ -2,7 +2,7 @@
 guardrails and limits hold on every path).
 
 Tried (84 attack cases; 16 got through on the code before the fixes, marked "got through" in their docstrings: 15
-fixed, 1 open as a strict xfail). Got through: a model rail (``zagent_before_llm_call``) whose awaited value was another awaitable (a missing
+fixed, 1 open as a strict xfail, fixed in wave two). Got through: a model rail (``zagent_before_llm_call``) whose awaited value was another awaitable (a missing
 ``await``, a ``Deny`` inside) or an ``after_llm`` rail returning a string was ignored and the call went on (now
 ``ToolBlocked``: fail closed); a streamed answer the output validator rejected, or one that failed to parse before a
 repair, reached the stream with the clean answer though no guardrail judged it (its held pieces are dropped); an
@@ -18,7 +18,8 @@ parallel mixed calls; wrong argument types and a key given twice; a 2 MB text-fo
 ``max_argument_bytes``; rails and guardrails that raise or return nested awaitables; an agent-as-tool's and a handoff
 target's input guardrails; a group chat member's blocked answer; a selector naming an agent outside the chat; request
 and token limits across group-chat rounds and agents called as tools; the per-run limits of an agent handing over
-(budget, calls per reply, rate). Open: text around a streamed JSON answer's object is released unjudged.
+(budget, calls per reply, rate). Wave two: text around a streamed JSON answer's object (also prose around
+``title``/``xml`` fields, an extra key, another object) was released unjudged: now only the judged fields are.
 """
 
 import asyncio
@@ -670,18 +671,42 @@ def test_a_group_chat_selector_naming_an_agent_outside_the_chat_is_overruled(ker
     assert set(result.speakers) <= {"A", "B"} and admin.llm.requests == [] and kernel.spy.ran == []
 
 
-@pytest.mark.xfail(strict=True, reason="open: a streamed reply's text around the parsed JSON object is released "
-                                       "though the output guardrails judged only the parsed object")
-def test_open_text_around_a_streamed_json_answer_is_not_judged():
-    """Attack (open): a streamed ``json`` agent under an output guardrail; the reply is ``Note: SECRET`` followed by
-    a clean JSON object. The lenient parser reads the object, the guardrail passes it, and the held pieces (the
-    whole reply, the note included) are released. The trajectory holds the same text (as for any agent)."""
+ANSWER = '{"answer": "clean"}'
+AROUND = [  # (parse mode, the model's reply): the secret outside what the parser reads, so outside what is judged
+    ("json", f"Note: {SECRET}\n{ANSWER}"), ("json", f"{ANSWER}\nP.S. {SECRET}"),
+    ("json", f'{{"answer": "clean", "note": "{SECRET}"}}'), ("json", f'{{"note": "{SECRET}"}}\n{ANSWER}'),
+    ("json", f'{ANSWER}{{"answer": "{SECRET}"}}'), ("json", f"```\n{SECRET}\n```\n```json\n{ANSWER}\n```"),
+    ("json", f"```json\n{ANSWER}\n``` {SECRET} ```"), ("title", f"{SECRET}\n## answer\nclean"),
+    ("xml", f"{SECRET}\n<answer>clean</answer>"), ("xml", f"<answer>clean</answer><note>{SECRET}</note>")]
+
+
+@pytest.mark.parametrize("mode, reply", AROUND)
+def test_text_around_a_streamed_structured_answer_is_not_released_unjudged(mode, reply):
+    """Attack (got through): a streamed ``json`` (``title``, ``xml``) agent under an output guardrail; the reply
+    holds the secret outside the fields the parser reads (prose before or after, an extra key, another object, a
+    fence). The guardrail passed the clean fields and the held pieces, the secret included, were released.
+    Defence: only what was judged is released, the fields rendered in the format (``actionrun.keep_judged``).
+    The trajectory holds the reply (as for any agent)."""
     k = make_kernel()
     k.add_plugin(_SecretGuard(), name="secret-guard")
     try:
-        reply = f'Note: {SECRET}\n{{"answer": "clean"}}'
-        got, err = _drain(_streamed_writer(k, [reply, reply], parse_mode="json").astream(topic="x"))
-        assert SECRET not in _streamed_text(got)
+        got, err = _drain(_streamed_writer(k, [reply, reply], parse_mode=mode).astream(topic="x"))
+        assert err is None and SECRET not in _streamed_text(got) and "clean" in _streamed_text(got)
+        assert got[-1].result.output.answer == "clean"
+    finally:
+        k.close()
+
+
+@pytest.mark.parametrize("mode, reply", [("json", ANSWER), ("json", f"```json\n{ANSWER}\n```"),
+                                         ("json", '{"answer": "cl\\u0065an"}'), ("title", "## answer\nclean")])
+def test_a_streamed_structured_answer_that_is_only_its_fields_is_released_as_sent(mode, reply):
+    """Control: a reply that is just the judged fields (the format's rendering, or the same JSON object, fenced or
+    not, escapes and all) reaches the stream as the model sent it."""
+    k = make_kernel()
+    k.add_plugin(_SecretGuard(), name="secret-guard")
+    try:
+        got, err = _drain(_streamed_writer(k, [reply], parse_mode=mode).astream(topic="x"))
+        assert err is None and _streamed_text(got) == reply
     finally:
         k.close()
 

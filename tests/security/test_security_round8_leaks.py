@@ -137,7 +137,7 @@ def test_spec_headers_as_name_value_pairs_are_not_saved_or_shown(k, tmp_path):
     token = "hdr-SECRET-31415926"
     agent = k.agent(agent_spec(llm_config={"model": "openai:gpt-x", "api_key": KEY, "base_url": "http://127.0.0.1:9/v1",
                                            "headers": [["Authorization", f"Bearer {token}"], ["X-Trace", "t-public"]]}))
-    assert agent.llm.llm.http.headers["Authorization"] == f"Bearer {token}"  # the pairs are used...
+    assert agent.llm.llm.http.headers["Authorization"].reveal() == f"Bearer {token}"  # the pairs are used...
     path = tmp_path / "saved.json"
     agent.save(str(path))
     for text in (json.dumps(agent.to_dict()), path.read_text(), repr(agent.spec)):

@@ -33,7 +33,8 @@ class McpServe:
 
         if isinstance(max_calls, bool) or not isinstance(max_calls, int) or not 1 <= max_calls <= 1024:
             raise ConfigError(f"max_calls (calls run at once) must be a whole number from 1 to 1024, got {max_calls!r}")
-        self.max_calls, self._slots, self._waiting = max_calls, None, 0
+        self.max_calls, self._waiting = max_calls, 0
+        self._slots: Any = None  # an anyio.Semaphore of max_calls, made in the server's loop on the first call
         self.kernel, self.name = kernel, name
         names = resolve_tool_refs(kernel, list(tools), key="served tool")
         for agent in agents:

@@ -64,6 +64,6 @@ def _transcript(messages: Sequence[Message]) -> str:
 
     lines = []
     for m in messages:  # later lines indented: a remembered reply cannot start a line read as another turn
-        who = m.name or m.role
+        who = " ".join(str(m.name or m.role).split())  # nor can a stored name (one line, no breaks of any kind)
         lines.append(turn_text(f"[{who}] ", (m.content or "").strip()).strip())
     return "\n".join(lines) or "(no messages)"

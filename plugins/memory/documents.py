@@ -1,7 +1,8 @@
 """``DocumentStore``: documents cut into chunks in SQLite, found by FTS5 and, with an embedder, by meaning
 (docs/retrieval.md). ``add(text, source=..., chunk_size=800, overlap=100)`` replaces what ``source`` held and returns
 the chunk ids (``<source>#<n>``); ``search(query, k=4)`` returns ``DocumentChunk``s, best first; ``sources``, ``count``,
-``remove``, ``close``; async ``aadd``, ``asearch``. Not a message store. New files are 0600.
+``remove``, ``close``; async ``aadd``, ``asearch``. Not a message store. New files are 0600. A search reads back at
+most 64 MiB of chunk text; more, or text that is not UTF-8 (an edited file), is a ``ConfigError``.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ class DocumentStore:
         if self.embedder is not None and pieces:
             from .vectors import pack
 
-            vectors = [pack(v) for v in await self.embedder.aembed(pieces)]
+            vectors = [pack(v, self.embedder) for v in await self.embedder.aembed(pieces)]
             if len(vectors) != len(pieces):
                 raise ConfigError(f"embedder returned {len(vectors)} vectors for {len(pieces)} chunks")
         rows = [(f"{source}#{n}", source, n, piece, vector) for n, (piece, vector) in enumerate(zip(pieces, vectors))]
@@ -169,7 +170,9 @@ class DocumentStore:
         vector = None
         if self.embedder is not None:
             try:
-                vector = (await self.embedder.aembed([query]))[0]
+                from .vectors import finite
+
+                vector = list(finite((await self.embedder.aembed([query]))[0], self.embedder))
             except Exception:  # retrieval by words still works
                 import logging
 
@@ -203,10 +206,41 @@ class DocumentStore:
                 for rank, (cid,) in enumerate(ranking):
                     scores[cid] = scores.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
             best = sorted(scores, key=lambda c: -scores[c])[:k]
-            rows = {r[0]: r for r in db.execute(
-                f"SELECT id, source, text FROM zagent_doc_chunks WHERE id IN ({','.join('?' * len(best))})",
-                best).fetchall()} if best else {}
+            rows = self._chunks(db, best) if best else {}
         return [DocumentChunk(id=c, source=rows[c][1], text=rows[c][2], score=round(scores[c], 6)) for c in best if c in rows]
+
+    def _chunks(self, db: Any, ids: list[str]) -> dict[str, tuple[str, str, str]]:
+        """The chunks ``ids`` as ``{id: (id, source, text)}``, their text at most ``MAX_DATA_BYTES`` together (a
+        chunk over it is never read); ``ConfigError`` naming the chunk past it or a text that is not UTF-8."""
+        import sqlite3
+
+        from zagent.agentkit.files import MAX_DATA_BYTES
+
+        from .sqlitefile import byte_length
+
+        size = byte_length("text")
+        sql = (f"SELECT id, source, {size}, CASE WHEN {size} <= {MAX_DATA_BYTES} THEN text END "
+               f"FROM zagent_doc_chunks WHERE id IN ({','.join('?' * len(ids))})")
+        rows, total = {}, 0
+        try:
+            for cid, source, size, text in db.execute(sql, ids):
+                total += size or 0
+                if text is None or total > MAX_DATA_BYTES:
+                    raise ConfigError(f"document store {self.path!r}: chunk {cid!r} brings the text retrieved to "
+                                      f"{total / 2**20:.1f} MiB, more than the {MAX_DATA_BYTES // 2**20} MiB zagent "
+                                      "reads back (a file edited by someone else?); remove its source and add the "
+                                      "document again, or use a new file")
+                rows[cid] = (cid, source, text)
+        except sqlite3.DataError as exc:
+            raise ConfigError(f"document store {self.path!r} cannot be read ({exc}); it was edited or damaged: "
+                              "remove the sources and add the documents again, or use a new file") from None
+        except sqlite3.OperationalError as exc:
+            if "decode" not in str(exc):
+                raise
+            raise ConfigError(f"document store {self.path!r} holds text that is not UTF-8 ({str(exc)[:120]}); it was "
+                              "edited or damaged: remove the sources and add the documents again, or use a new "
+                              "file") from None
+        return rows
 
     def sources(self) -> list[str]:
         with self._lock:

@@ -10,6 +10,9 @@ from typing import Any, Optional
 
 import attrs
 
+#: longer query words are looked up each time, never cached (a real word is shorter; a hostile one may be megabytes)
+MAX_CACHED_WORD = 100
+
 
 def fts_query(words: list[str]) -> Optional[str]:
     """An FTS5 query matching any of ``words`` (each quoted, so no word is read as an operator)."""
@@ -84,5 +87,7 @@ class CommonWords:
         freq = self._freqs.get(word)
         if freq is None:
             row = conn.execute("SELECT doc FROM messages_vocab WHERE term = ?", (word,)).fetchone()
-            freq = self._freqs[word] = row[0] if row else 0
+            freq = row[0] if row else 0
+            if len(word) <= MAX_CACHED_WORD:  # a query of megabyte-long words fills no cache
+                self._freqs[word] = freq
         return freq

@@ -41,8 +41,10 @@ def check_restore_size(c: sqlite3.Connection, run_id: str, step: int) -> None:
     from zagent.agentkit.files import MAX_DATA_BYTES
 
     base = c.execute(FULL_BASE, (run_id, step)).fetchone()[0]
-    total = c.execute("SELECT coalesce(sum(length(state)), 0) FROM checkpoints WHERE run_id = ? AND step >= ? "
-                      "AND step <= ?", (run_id, step if base is None else base, step)).fetchone()[0]
+    from .sqlitefile import byte_length
+
+    total = c.execute(f"SELECT coalesce(sum({byte_length('state')}), 0) FROM checkpoints WHERE run_id = ? "
+                      "AND step >= ? AND step <= ?", (run_id, step if base is None else base, step)).fetchone()[0]
     if total > MAX_DATA_BYTES:
         raise StoreError(f"checkpoint {step} of run {run_id!r} is {total // 2**20} MiB with the steps it builds on, "
                          f"more than the {MAX_DATA_BYTES // 2**20} MiB zagent reads back (a store edited by someone "

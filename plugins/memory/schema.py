@@ -5,7 +5,7 @@ migration, never edit a released one. A file newer than ``SCHEMA_VERSION`` is re
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 MESSAGES = """
 CREATE TABLE messages (
@@ -93,30 +93,59 @@ SCHEMA_VERSION = max(MIGRATIONS)
 #: the schema objects that run SQL of their own (triggers, views, virtual tables); the trusted ones are zagent's
 _OBJECTS = ("SELECT type, name, sql FROM sqlite_master WHERE type IN ('trigger', 'view') "
             "OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%')")
-_own: Optional[frozenset[tuple[str, str, str]]] = None
+#: an index definition an earlier zagent made, still zagent's
+_RETIRED = frozenset({("index", "checkpoints_full",
+                       "CREATE INDEX checkpoints_full ON checkpoints(run_id, step) WHERE patch = 0")})
+#: per extra schema: (zagent's objects, its own tables, every table it writes (FTS5's too))
+_own: dict[tuple[str, ...], tuple[frozenset[tuple[str, str, str]], tuple[str, ...], tuple[str, ...]]] = {}
 
 
-def foreign_objects(conn: Any) -> list[str]:
-    """The triggers, views and virtual tables of the database on ``conn`` that zagent's migrations do not make (or
-    make with other SQL), as ``"trigger 'evil'"``: a file prepared by someone else may run its own SQL on every
-    write or read (a recursive view never finishes), so such a file is refused (docs/security.md, 11)."""
-    global _own
-    if _own is None:
+def foreign_objects(conn: Any, extra: tuple[str, ...] = ()) -> list[str]:
+    """The triggers, views and virtual tables of the database on ``conn``, the indexes on tables zagent writes and
+    zagent's own tables, that zagent's migrations (and the ``extra`` statements of a small store's schema) do not
+    make, or make with other SQL, as ``"trigger 'evil'"``: a file prepared by someone else may run its own SQL on
+    every write or read (a recursive view never finishes, an index or CHECK on an expression allocating a gigabyte
+    on every insert), so such a file is refused (docs/security.md, 11)."""
+    own, direct, written = _expected(extra)
+    return [f"{kind} {name!r}" for kind, name, sql in _objects(conn, direct, written) if (kind, name, sql) not in own]
+
+
+def _expected(extra: tuple[str, ...]) -> tuple[frozenset[tuple[str, str, str]], tuple[str, ...], tuple[str, ...]]:
+    found = _own.get(extra)
+    if found is None:
         import sqlite3
 
         scratch = sqlite3.connect(":memory:")
         try:
-            for version in sorted(MIGRATIONS):
-                for statement in statements(MIGRATIONS[version]):
+            steps = [statements(MIGRATIONS[version]) for version in sorted(MIGRATIONS)] + [list(extra)]
+            for step in steps:
+                for statement in step:
                     scratch.execute(statement)
-            _own = frozenset(_objects(scratch))
+            tables = [r[0] for r in scratch.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            virtual = [r[1] for r in scratch.execute(_OBJECTS) if r[0] == "table"]
+            # a virtual table's shadow tables are FTS5's: their SQL changes with SQLite's version, indexes on them not
+            direct = tuple(t for t in tables if t not in virtual and not any(t.startswith(v + "_") for v in virtual))
         finally:
             scratch.close()
-    return [f"{kind} {name!r}" for kind, name, sql in _objects(conn) if (kind, name, sql) not in _own]
+        own = set(_RETIRED)
+        scratch = sqlite3.connect(":memory:")
+        try:  # a file not yet migrated holds an earlier version's tables and indexes: each version's are zagent's
+            for step in steps:
+                for statement in step:
+                    scratch.execute(statement)
+                own.update(_objects(scratch, direct, tuple(tables)))
+        finally:
+            scratch.close()
+        found = _own[extra] = (frozenset(own), direct, tuple(tables))
+    return found
 
 
-def _objects(conn: Any) -> list[tuple[str, str, str]]:
-    return [(kind, name, " ".join((sql or "").split())) for kind, name, sql in conn.execute(_OBJECTS)]
+def _objects(conn: Any, direct: tuple[str, ...] = (), written: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
+    rows = conn.execute(_OBJECTS).fetchall()
+    rows += conn.execute(f"SELECT type, name, sql FROM sqlite_master WHERE (type = 'table' AND name IN "
+                         f"({', '.join('?' * len(direct))})) OR (type = 'index' AND sql IS NOT NULL AND tbl_name IN "
+                         f"({', '.join('?' * len(written))}))", (*direct, *written)).fetchall()
+    return [(kind, name, " ".join((sql or "").split())) for kind, name, sql in rows]
 
 
 def statements(script: str) -> list[str]:

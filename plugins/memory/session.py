@@ -1,7 +1,8 @@
 """``SQLiteSession(session_id, path)``: a conversation kept in an SQLite file under an id the app chooses, for
 ``agent.chat(text, session=s)`` (docs/sessions.md). ``get_items``, ``add_items`` (one transaction), ``pop_item``,
 ``clear_session`` and async twins; items are ``zagent.Message``. A new file is 0600 (a folder created here, 0700).
-At most 64 MiB of items is read back, and an item that is not a stored message is a ``ConfigError`` (an edited file).
+At most 64 MiB of items is read back (``pop_item`` too; each item counts 256 bytes at least), and an item that is not a
+stored message is a ``ConfigError`` (an edited file).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import msgspec
 
 from zagent.errors import ConfigError
 from zagent.types import Message
+
+#: what each item counts toward the 64 MiB read back at least (a tiny item still becomes a whole Python message)
+ITEM_COST = 256
 
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS zagent_session_items (id INTEGER PRIMARY KEY AUTOINCREMENT, "
            "session_id TEXT NOT NULL, at REAL NOT NULL, item BLOB NOT NULL)",
@@ -49,8 +53,11 @@ class SQLiteSession:
         """The conversation, oldest first; with ``limit`` only the newest ``limit`` items."""
         from zagent.agentkit.files import MAX_DATA_BYTES
 
+        from .sqlitefile import byte_length
+
         # an item over the limit is never read (its length only), nor more than the limit in all
-        pick = ("SELECT id, LENGTH(item), CASE WHEN LENGTH(item) <= ? THEN item END FROM zagent_session_items "
+        size = byte_length("item")
+        pick = (f"SELECT id, {size}, CASE WHEN {size} <= ? THEN item END FROM zagent_session_items "
                 "WHERE session_id = ? ORDER BY id")
         with self._lock:
             db = self._db()
@@ -58,15 +65,17 @@ class SQLiteSession:
                 cursor = db.execute(pick, (MAX_DATA_BYTES, self.session_id))
             else:
                 cursor = db.execute(pick + " DESC LIMIT ?", (MAX_DATA_BYTES, self.session_id, int(limit)))
-            rows, total = [], 0
+            rows: list[Any] = []
+            total = 0
             for row in cursor:
-                total += row[1] or 0
+                total += max(row[1] or 0, ITEM_COST)
                 if row[2] is None or total > MAX_DATA_BYTES:
                     cursor.close()
-                    raise ConfigError(f"session {self.session_id!r} of {self.path!r}: item {row[0]} brings what is "
-                                      f"read to {total / 2**20:.1f} MiB, more than the {MAX_DATA_BYTES // 2**20} MiB "
-                                      "zagent reads back (a file edited by someone else?); clear the session "
-                                      "(clear_session()) or use a new file")
+                    raise ConfigError(f"session {self.session_id!r} of {self.path!r}: item {row[0]} brings the "
+                                      f"{len(rows) + 1} items read to {total / 2**20:.1f} MiB (each counted at least "
+                                      f"{ITEM_COST} bytes), more than the {MAX_DATA_BYTES // 2**20} MiB zagent reads "
+                                      "back (a file edited by someone else?); read fewer (get_items(limit=N)), clear "
+                                      "the session (clear_session()) or use a new file")
                 rows.append(row)
         return [_item(self, row[0], row[2]) for row in (rows if limit is None else rows[::-1])]
 
@@ -86,12 +95,30 @@ class SQLiteSession:
             db.execute("COMMIT")
 
     def pop_item(self) -> Optional[Message]:
-        """Remove and return the newest item (``None`` when the session is empty)."""
+        """Remove and return the newest item (``None`` when the session is empty); one over the read limit is
+        left in place, unread (``ConfigError``)."""
+        from zagent.agentkit.files import MAX_DATA_BYTES
+
         with self._lock:
             db = self._db()
-            row = db.execute("DELETE FROM zagent_session_items WHERE id = (SELECT MAX(id) FROM zagent_session_items "
-                             "WHERE session_id = ?) RETURNING item", (self.session_id,)).fetchone()
-        return _item(self, None, row[0]) if row else None
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                from .sqlitefile import byte_length
+
+                newest = db.execute(f"SELECT id, {byte_length('item')} FROM zagent_session_items WHERE "
+                                    "session_id = ? ORDER BY id DESC LIMIT 1", (self.session_id,)).fetchone()
+                if newest is not None and (newest[1] or 0) > MAX_DATA_BYTES:
+                    raise ConfigError(f"session {self.session_id!r} of {self.path!r}: item {newest[0]} holds "
+                                      f"{newest[1] / 2**20:.1f} MiB, more than the {MAX_DATA_BYTES // 2**20} MiB "
+                                      "zagent reads back (a file edited by someone else?); it was left in place. "
+                                      "Clear the session (clear_session()) or use a new file")
+                row = db.execute("DELETE FROM zagent_session_items WHERE id = ? RETURNING id, item",
+                                 (newest[0],)).fetchone() if newest is not None else None
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        return _item(self, row[0], row[1]) if row else None
 
     def clear_session(self) -> None:
         """Forget this session's items (other sessions of the file stay)."""

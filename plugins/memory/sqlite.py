@@ -1,8 +1,8 @@
 """``SqliteMemory``: long-term memory in one SQLite file, ``k.memory("sqlite", path=..., embedder=None, **options)``.
 
-``search`` ranks by bm25 over an FTS5 index, or with an ``embedder`` and ``semantic=True`` by cosine similarity (each
-message is embedded on ``add``). Storage rules are ``Database``'s; the async twins run in a worker thread, so a slow
-disk never stalls the event loop.
+``search`` ranks by bm25 over FTS5 (a query's first ``MAX_QUERY_WORDS`` distinct words), or with an ``embedder`` and
+``semantic=True`` by cosine similarity. Storage rules are ``Database``'s; async twins run in a worker thread. One read
+returns at most 64 MiB of messages; a row holding no message is a ``StoreError`` naming it (an edited file).
 """
 
 from __future__ import annotations
@@ -13,16 +13,18 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import attrs
 import msgspec
+from zagent.agentkit.files import MAX_DATA_BYTES
 
 from zagent import ConfigError, Message, run_sync
 from zagent.contracts import Embedder
 
 from .database import Database
+from .errors import StoreError
 from .paths import resolve
 from .fts import CommonWords, fts_query
 from .inprocess import words_of
 from .records import Filters, as_messages, check_count, check_namespace, message_text, split_namespace
-from .vectors import pack, top_k
+from .vectors import finite, pack, top_k
 
 if TYPE_CHECKING:
     import sqlite3
@@ -36,7 +38,12 @@ _INSERT = ("INSERT INTO messages (namespace, agent, session, role, created, cont
            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
 
 
-_RANKED = ("SELECT m.data FROM (SELECT rowid AS id, bm25(messages_fts) AS score FROM messages_fts "
+#: the most distinct words of a query searched (a model's whole text as the query: seconds, growing with it)
+MAX_QUERY_WORDS = 256
+#: what a read selects of a message: its data only when a BLOB under the limit (never read else), its size, its row id
+_DATA = ("CASE WHEN typeof(m.data) = 'blob' AND length(m.data) <= {max} THEN m.data END, length(m.data), m.id"
+         .format(max=MAX_DATA_BYTES))
+_RANKED = ("SELECT " + _DATA + " FROM (SELECT rowid AS id, bm25(messages_fts) AS score FROM messages_fts "
            "WHERE messages_fts MATCH ? ORDER BY score, rowid DESC LIMIT ?) s "
            "JOIN messages m ON m.id = s.id WHERE {where} ORDER BY s.score, s.id DESC LIMIT ?")
 
@@ -71,13 +78,13 @@ class SqliteMemory:
         """Store one message or a list in ``namespace``, in one transaction."""
         rows = self._rows(namespace, messages, at)
         if rows and self.embedder is not None:
-            rows = self._with_vectors(rows, run_sync(self._embed(self.embedder, rows)))
+            rows = self._with_vectors(rows, run_sync(self._embed(self.embedder, rows)), self.embedder)
         self._insert(rows)
 
     async def aadd(self, namespace: str, messages: Any, *, at: Optional[float] = None) -> None:
         rows = self._rows(namespace, messages, at)
         if rows and self.embedder is not None:
-            rows = self._with_vectors(rows, await self._embed(self.embedder, rows))
+            rows = self._with_vectors(rows, await self._embed(self.embedder, rows), self.embedder)
         await asyncio.to_thread(self._insert, rows)
 
     def _rows(self, namespace: str, messages: Any, at: Optional[float]) -> list[_Row]:
@@ -99,8 +106,8 @@ class SqliteMemory:
         return vectors
 
     @staticmethod
-    def _with_vectors(rows: list[_Row], vectors: list[list[float]]) -> list[_Row]:
-        return [r[:7] + (pack(v) if r[5] else None,) for r, v in zip(rows, vectors)]
+    def _with_vectors(rows: list[_Row], vectors: list[list[float]], who: Any) -> list[_Row]:
+        return [r[:7] + (pack(v, who) if r[5] else None,) for r, v in zip(rows, vectors)]
 
     def _insert(self, rows: list[_Row]) -> None:
         if rows:
@@ -122,9 +129,9 @@ class SqliteMemory:
         """The newest ``n`` messages of ``namespace``, oldest first."""
         check_namespace(namespace)
         check_count(n)
-        rows = self.db.read(lambda c: c.execute(
-            "SELECT data FROM messages WHERE namespace = ? ORDER BY id DESC LIMIT ?", (namespace, n)).fetchall())
-        return [_decode(r[0]) for r in reversed(rows)]
+        rows = self.db.read(lambda c: self._bounded(c.execute(
+            f"SELECT {_DATA} FROM messages m WHERE namespace = ? ORDER BY id DESC LIMIT ?", (namespace, n))))
+        return self._messages(rows[::-1])
 
     async def alast(self, namespace: str, n: int = 10) -> list[Message]:
         return await asyncio.to_thread(self.last, namespace, n)
@@ -149,7 +156,7 @@ class SqliteMemory:
         if self.embedder is None:
             raise ConfigError("semantic search needs an embedder: k.memory('sqlite', path=..., "
                               "embedder=k.embedder()) with an embedder plugin installed")
-        return list((await self.embedder.aembed([text or ""]))[0])
+        return list(finite((await self.embedder.aembed([text or ""]))[0], self.embedder))
 
     def _search(self, namespace: Optional[str], text: str, limit: int, vector: Any,
                 filters: dict[str, Any]) -> list[Message]:
@@ -157,19 +164,19 @@ class SqliteMemory:
         where, params = _where(namespace, Filters.of(filters))
         if vector is not None:
             return self._semantic(vector, where, params, limit)
-        words = words_of(text or "")
+        words = list(dict.fromkeys(words_of(text or "")))[:MAX_QUERY_WORDS]
         only_namespace = namespace if len(params) == 1 and namespace is not None else None
-        rows = self.db.read(lambda c: self._full_text(c, words, where, params, limit, only_namespace))
-        return [_decode(r[0]) for r in rows]
+        rows = self.db.read(lambda c: self._bounded(self._full_text(c, words, where, params, limit, only_namespace)))
+        return self._messages(rows)
 
     def _full_text(self, c: sqlite3.Connection, words: list[str], where: str, params: list[Any], limit: int,
-                   only_namespace: Optional[str] = None) -> list[Any]:
+                   only_namespace: Optional[str] = None) -> Any:
         match = fts_query(self.common.prune(c, words))
         if match is None:
-            sql = f"SELECT data FROM messages m WHERE {where} ORDER BY id DESC LIMIT ?"
-            return c.execute(sql, (*params, limit)).fetchall()
+            sql = f"SELECT {_DATA} FROM messages m WHERE {where} ORDER BY id DESC LIMIT ?"
+            return c.execute(sql, (*params, limit))
         if not params:  # no filter: rank inside FTS5 and join only the winners (about 2x faster)
-            return c.execute(_RANKED.format(where="1"), (match, limit, limit)).fetchall()
+            return c.execute(_RANKED.format(where="1"), (match, limit, limit))
         if only_namespace is not None:
             share = self.common.share(c, only_namespace)
             if share >= 0.5:
@@ -177,19 +184,59 @@ class SqliteMemory:
                 # the namespace's. When at least `limit` survive they are exactly its best `limit` (any better
                 # one of the namespace would rank among the top matches too); otherwise search the slow way.
                 fetch = min(max(limit, int(limit * 4 / share)), limit * 8)
-                rows = c.execute(_RANKED.format(where="m.namespace = ?"), (match, fetch, only_namespace, limit)
-                                 ).fetchall()
+                rows = self._bounded(c.execute(_RANKED.format(where="m.namespace = ?"),
+                                               (match, fetch, only_namespace, limit)))
                 if len(rows) >= limit:
                     return rows
-        sql = ("SELECT m.data FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+        sql = (f"SELECT {_DATA} FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
                f"WHERE messages_fts MATCH ? AND {where} ORDER BY bm25(messages_fts), m.id DESC LIMIT ?")
-        return c.execute(sql, (match, *params, limit)).fetchall()
+        return c.execute(sql, (match, *params, limit))
 
     def _semantic(self, vector: list[float], where: str, params: list[Any], limit: int) -> list[Message]:
-        sql = (f"SELECT embedding, data FROM messages m WHERE {where} AND embedding IS NOT NULL "
+        sql = (f"SELECT embedding, id FROM messages m WHERE {where} AND embedding IS NOT NULL "
                "AND length(embedding) = ?")
-        rows = self.db.read(lambda c: c.execute(sql, (*params, 4 * len(vector))).fetchall())
-        return [_decode(data) for _, data in top_k(vector, rows, limit)]
+
+        def best(c: sqlite3.Connection) -> list[Any]:
+            ids = [i for _, i in top_k(vector, c.execute(sql, (*params, 4 * len(vector))).fetchall(), limit)]
+            found: dict[int, Any] = {}
+            for start in range(0, len(ids), 500):  # the winners' data only, bounded as it is read
+                part = ids[start:start + 500]
+                found.update((r[2], r) for r in self._bounded(c.execute(
+                    f"SELECT {_DATA} FROM messages m WHERE id IN ({','.join('?' * len(part))})", part)))
+            return self._bounded([found[i] for i in ids if i in found])
+
+        return self._messages(self.db.read(best))
+
+    def _bounded(self, rows: Any) -> list[Any]:
+        """``rows`` (data, size, id) read one by one; ``StoreError`` once they add up to more than
+        ``MAX_DATA_BYTES`` (a row over it was never read: its data is NULL)."""
+        out, total = [], 0
+        for row in rows:
+            total += row[1] or 0
+            if total > MAX_DATA_BYTES:
+                raise StoreError(
+                    f"{self.db.path}: row {row[2]} of its messages brings what one recall reads to "
+                    f"{total / 2**20:.1f} MiB, more than the {MAX_DATA_BYTES // 2**20} MiB zagent reads back (a file "
+                    "edited by someone else?); ask for fewer messages, or delete the row "
+                    f"(sqlite3 FILE \"DELETE FROM messages WHERE id = {row[2]}\") or clear its namespace", path=self.db.path)
+            out.append(row)
+        return out
+
+    def _messages(self, rows: list[Any]) -> list[Message]:
+        """The ``Message``s of ``rows`` (data, size, id); ``StoreError`` naming the first row that holds none."""
+        out = []
+        for data, _size, number in rows:
+            try:
+                if data is None:
+                    raise TypeError("its data is not a BLOB")
+                out.append(_decode(data))
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, TypeError) as exc:
+                raise StoreError(
+                    f"{self.db.path}: row {number} of its messages is not a message zagent stored "
+                    f"({str(exc)[:200]}); the file was edited or damaged. Delete the row (sqlite3 FILE "
+                    f"\"DELETE FROM messages WHERE id = {number}\") or clear its namespace (zagent memory clear)",
+                    path=self.db.path) from None
+        return out
 
     def namespaces(self) -> list[str]:
         """Namespaces holding at least one message, sorted."""

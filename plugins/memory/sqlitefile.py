@@ -1,6 +1,7 @@
 """``open_private(path, schema, ...)``: an SQLite file as the small stores (sessions, documents) need it: created 0600
-(a folder it makes, 0700), autocommit (the caller runs ``BEGIN IMMEDIATE``), usable from any thread behind the caller's
-lock, WAL, ``schema`` run. A file SQLite cannot use raises ``ConfigError`` and leaves no connection open.
+(a folder it makes, 0700), autocommit, usable from any thread behind the caller's lock, WAL, ``schema`` run. A file
+SQLite cannot use, or holding SQL of its own (``foreign_sql``), raises ``ConfigError`` untouched, leaving no connection
+open. ``byte_length(column)``: SQL for a value's size in bytes (``length`` of TEXT stops at a NUL).
 """
 
 from __future__ import annotations
@@ -29,6 +30,14 @@ def open_private(path: str, schema: Iterable[str], *, busy_timeout: float, what:
     conn = None
     try:
         conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA trusted_schema = OFF")  # no function with side effects from the file's own schema
+        foreign = foreign_sql(conn, tuple(schema))
+        if foreign:
+            conn.close()
+            raise ConfigError(f"{what} {path!r} holds {', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''}, "
+                              "which zagent does not make: SQL someone else added would run on every write or read "
+                              f"(a view may never finish); the file was left untouched. {refused[:1].upper()}"
+                              f"{refused[1:]}")
         conn.execute("PRAGMA journal_mode=WAL")
         for statement in schema:
             conn.execute(statement)
@@ -37,6 +46,20 @@ def open_private(path: str, schema: Iterable[str], *, busy_timeout: float, what:
             conn.close()
         raise ConfigError(f"{what} {path!r} cannot be used ({exc}); {refused}") from exc
     return conn
+
+
+def byte_length(column: str) -> str:
+    """SQL for the size in bytes of ``column``'s value: ``length()`` of TEXT counts characters up to the first NUL
+    (0 for 70 MiB edited to start with one), so TEXT is measured as a BLOB; a BLOB's length is read from its header."""
+    return f"(CASE WHEN typeof({column}) = 'text' THEN length(CAST({column} AS BLOB)) ELSE length({column}) END)"
+
+
+def foreign_sql(conn: Any, schema: tuple[str, ...]) -> list[str]:
+    """The triggers, views, virtual tables and indexes on ``conn`` (``"trigger 'forge'"``) that neither ``schema``
+    nor the memory file's schema makes with the same SQL (``schema.foreign_objects``)."""
+    from .schema import foreign_objects
+
+    return foreign_objects(conn, schema)
 
 
 __all__ = ["create_private", "open_private"]

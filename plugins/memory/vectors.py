@@ -1,5 +1,6 @@
 """Embeddings as little-endian float32 blobs (``pack``/``unpack``) and brute-force cosine ranking (``top_k``), with
-numpy when it is installed (not a dependency), else plain Python.
+numpy when it is installed (not a dependency), else plain Python. A vector holding NaN, infinity or a number float32
+cannot hold is a ``ConfigError`` (``finite``); a stored one edited that way ranks last.
 """
 
 from __future__ import annotations
@@ -9,10 +10,27 @@ import math
 from array import array
 from typing import Any, Iterable, Sequence
 
+from zagent.errors import ConfigError
 
-def pack(vector: Sequence[float]) -> bytes:
-    """A vector as little-endian float32 bytes."""
-    return array("f", vector).tobytes()
+
+def finite(vector: Any, who: Any) -> "array[float]":
+    """``vector`` as float32 numbers; ``ConfigError`` naming ``who`` (the embedder) when it is not a list of
+    numbers or holds NaN, infinity or a number beyond float32 (a lying embedding server): such a vector ranks
+    nothing, and stored it would stay wrong."""
+    try:
+        out = array("f", vector)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ConfigError(f"embedder {who!r} returned {type(vector).__name__} that is not a list of numbers "
+                          f"({exc}); an embedder must return one list of finite numbers per text") from None
+    if not all(math.isfinite(x) for x in out):
+        raise ConfigError(f"embedder {who!r} returned a vector holding NaN, infinity or a number beyond float32; "
+                          "an embedder must return finite numbers (check its server's replies)")
+    return out
+
+
+def pack(vector: Sequence[float], who: Any = "embedder") -> bytes:
+    """A vector as little-endian float32 bytes (``finite``: NaN and infinity are a ``ConfigError``)."""
+    return finite(vector, who).tobytes()
 
 
 def unpack(blob: bytes) -> array[float]:
@@ -30,7 +48,7 @@ def top_k(query: Sequence[float], rows: Iterable[tuple[bytes, Any]], k: int) -> 
     try:
         import numpy  # noqa: F401
     except ImportError:
-        scored = ((cosine(query, unpack(blob)), payload) for blob, payload in rows)
+        scored = ((_ranked(cosine(query, unpack(blob))), payload) for blob, payload in rows)
         return heapq.nlargest(k, scored, key=lambda s: s[0])
     return _top_k_numpy(query, rows, k)
 
@@ -40,10 +58,17 @@ def _top_k_numpy(query: Sequence[float], rows: list[tuple[bytes, Any]], k: int) 
 
     q = np.asarray(query, dtype=np.float32)
     matrix = np.frombuffer(b"".join(blob for blob, _ in rows), dtype=np.float32).reshape(len(rows), -1)
-    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(q) or 1.0)
-    scores = (matrix @ q) / np.where(norms == 0, 1.0, norms)
+    with np.errstate(all="ignore"):  # a row edited to NaN/inf: its score is not finite, ranked last below
+        norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(q) or 1.0)
+        scores = (matrix @ q) / np.where(norms == 0, 1.0, norms)
+    scores = np.where(np.isfinite(scores), scores, -np.inf)
     best = np.argsort(-scores)[:k]
     return [(float(scores[i]), rows[i][1]) for i in best]
+
+
+def _ranked(score: float) -> float:
+    """A score as ranked: one that is not finite (a stored vector edited to NaN or infinity) comes last."""
+    return score if math.isfinite(score) else -math.inf
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

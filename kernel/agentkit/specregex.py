@@ -292,8 +292,14 @@ def _lowered_from() -> dict[str, tuple[str, ...]]:
 def _extra_cases() -> dict[int, tuple[int, ...]]:
     try:
         from re._casefix import _EXTRA_CASES  # type: ignore[import-not-found, unused-ignore]  # Python 3.11+
-    except ImportError:  # pragma: no cover - 3.10: the pairs that matter most
-        return {105: (305,), 115: (383,), 107: (8490,), 181: (956,), 229: (8491,), 946: (976,), 952: (977, 1012)}
+    except ImportError:  # pragma: no cover - 3.10: the pairs that matter most, both ways (as 3.11's table is)
+        pairs = {105: (305,), 115: (383,), 107: (8490,), 181: (956,), 229: (8491,), 946: (976,), 952: (977, 1012)}
+        both: dict[int, set[int]] = {}
+        for a, bs in pairs.items():
+            for b in bs:
+                both.setdefault(a, set()).add(b)
+                both.setdefault(b, set()).add(a)
+        return {a: tuple(sorted(bs)) for a, bs in both.items()}
     return dict(_EXTRA_CASES)
 
 

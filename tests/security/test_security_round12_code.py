@@ -36,6 +36,7 @@ Tried, and whether it got through before this round's fixes:
   ``llm_config.response_format`` carrying a pattern for the offline model (an unknown option: refused)
 """
 
+import sys
 import time
 
 import pytest
@@ -51,6 +52,8 @@ DOTALL = [r"(?s)(?:.+?\n)+x", r"(?s:(?:.+\n)+)x"]
 WIDE = r"(?:\w+?[^\W\d\x00-\u2fff])+!"
 POWER = [r"(?:.*){10}x", r".*.*.*.*.*.*.*.*.*.*x", r"(?:(?:a*){3}){3}x"]
 CHOICES = ["a?" * 22 + "a" * 22 + "$", r"(?:.{1,10}){1,10}x", r"(?:[^b]{1,10}){10}\s"]
+#: atomic groups and possessive repeats are Python 3.11+ syntax (3.10 refuses them as invalid regexes)
+NEEDS_311 = pytest.mark.skipif(sys.version_info < (3, 11), reason="atomic groups and possessive repeats: Python 3.11+")
 PHONE = r"\+?\d{1,3}?[-.\s]?\(?\d{1,3}?\)?[-.\s]?\d{1,4}[-.\s]?\d{1,4}[-.\s]?\d{1,9}"
 
 
@@ -63,6 +66,7 @@ def react(rails):
     return {"type": "react", "name": "EvilReact", "rails": rails, "llm_config": {"model": "test:offline"}}
 
 
+@NEEDS_311
 @pytest.mark.parametrize("make_spec", [declared, react], ids=["declared", "react"])
 @pytest.mark.parametrize("pattern", ATOMIC)
 def test_an_exponential_body_inside_an_atomic_group_or_possessive_repeat_is_refused(make_spec, pattern, kernel):
@@ -74,6 +78,7 @@ def test_an_exponential_body_inside_an_atomic_group_or_possessive_repeat_is_refu
     assert "exponential" in str(err.value) and "Rewrite it" in str(err.value)
 
 
+@NEEDS_311
 def test_the_atomic_pattern_set_in_code_withholds_the_reply_instead_of_spinning(kernel):
     """Attack end to end: rails in code (agent_config) with '(?>(a+)+b)' and redact_llm, the model replies 22
     'a's and a 'c' (each 'a' more doubles the time). Defence: the rail refuses the pattern before matching; the
@@ -132,9 +137,11 @@ def test_a_tenth_power_pattern_set_in_code_withholds_the_reply(kernel):
     assert isinstance(err.value.__cause__, ConfigError) and "unbounded repeats" in str(err.value)
 
 
-@pytest.mark.parametrize("pattern", [r"(?>a+)+b", r"(?:\w++\s)+", r"(?>\w+\s?)*$", r"(?s)(?:[^\n]+\n)+x",
+@pytest.mark.parametrize("pattern", [*(pytest.param(p, marks=NEEDS_311) for p in (r"(?>a+)+b", r"(?:\w++\s)+",
+                                                                                r"(?>\w+\s?)*$", r"(?:a++){8}b")),
+                                     r"(?s)(?:[^\n]+\n)+x",
                                      r"(?:[\w-]+\.)+\w+", r"(?:[\u4e00-\u9fff]+,)+", r"(?:\d+[- ])+\d+",
-                                     r"(?:.+\n)+x", r"(ab|cd)*$", r"(?:\d{2}|x)+", r"(?:a++){8}b", r".*.*.*.*.*.*x",
+                                     r"(?:.+\n)+x", r"(ab|cd)*$", r"(?:\d{2}|x)+", r".*.*.*.*.*.*x",
                                      r"(?i)\b(?:api[_-]?key|secret|token)\s*[:=]\s*['\"]?[\w-]{16,}['\"]?", PHONE,
                                      r"(?:\d{4}[- ]?){3}\d{4}"])
 def test_ordinary_atomic_possessive_and_delimited_patterns_still_load(pattern):

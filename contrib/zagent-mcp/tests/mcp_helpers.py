@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -30,6 +31,31 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class UvicornApp:
+    """``with UvicornApp(app, bind) as url:`` runs an ASGI app (``McpServe.http_app()``) under uvicorn in a thread
+    of this process, on a free port of loopback address ``bind``; the url is its ``/mcp`` endpoint."""
+
+    def __init__(self, app, bind: str = "127.0.0.1"):
+        import uvicorn
+
+        self.bind, self.port = bind, free_port()
+        config = uvicorn.Config(app, host=bind, port=self.port, log_level="error", lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        while not self.server.started:
+            if not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            threading.Event().wait(0.02)
+        return f"http://{self.bind}:{self.port}/mcp"
+
+    def __exit__(self, *exc):
+        self.server.should_exit = True
+        self.thread.join(30)
 
 
 def everything_command():

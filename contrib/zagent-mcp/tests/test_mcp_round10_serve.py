@@ -19,34 +19,11 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from zagent import Kernel  # noqa: E402
 from zagent_mcp.serve import McpServe  # noqa: E402
 
-from mcp_helpers import free_port  # noqa: E402
+from mcp_helpers import UvicornApp, free_port  # noqa: E402
 
 SECRET = "sk-r10-served-SECRET-0123456789abcdef"
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.rails"]
 
-
-class Served:
-    """``with Served(serve) as url:`` runs ``serve.http_app()`` under uvicorn on a free loopback port."""
-
-    def __init__(self, serve: McpServe):
-        import uvicorn
-
-        self.port = free_port()
-        config = uvicorn.Config(serve.http_app(), host="127.0.0.1", port=self.port, log_level="error", lifespan="on")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        while not self.server.started:
-            if not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            threading.Event().wait(0.02)
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def __exit__(self, *exc):
-        self.server.should_exit = True
-        self.thread.join(30)
 
 
 def _kernel(ran, *, plugins=PLUGINS, config=None):
@@ -86,7 +63,7 @@ async def _talk(url, script):
 
 
 def _run(serve, script):
-    with Served(serve) as url:
+    with UvicornApp(serve.http_app()) as url:
         return asyncio.run(_talk(url, script))
 
 
@@ -278,7 +255,7 @@ def test_a_web_page_rebinding_its_name_to_loopback_cannot_call_tools():
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "page", "version": "1"}}},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "word_count",
                                                                         "arguments": {"text": "a"}}}]
-    with Served(serve) as url:
+    with UvicornApp(serve.http_app()) as url:
         statuses = [httpx.post(url, json=message, headers=headers, timeout=30).status_code for message in body]
     assert all(status in (400, 403, 421) for status in statuses), statuses
     assert ran == []

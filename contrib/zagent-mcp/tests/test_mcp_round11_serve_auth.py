@@ -12,7 +12,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -28,34 +27,11 @@ from zagent import ConfigError, Kernel  # noqa: E402
 from zagent_mcp.serve import McpServe  # noqa: E402
 from zagent_mcp.serveauth import BearerGate, is_loopback, token_from  # noqa: E402
 
-from mcp_helpers import free_port  # noqa: E402
+from mcp_helpers import UvicornApp, free_port  # noqa: E402
 
 TOKEN = "r11-serve-token-0123456789abcdefXYZ"
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.rails"]
 
-
-class Served:
-    """``with Served(app) as url:`` runs an ASGI app under uvicorn on a free loopback port."""
-
-    def __init__(self, app):
-        import uvicorn
-
-        self.port = free_port()
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error", lifespan="on")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        while not self.server.started:
-            if not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            threading.Event().wait(0.02)
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def __exit__(self, *exc):
-        self.server.should_exit = True
-        self.thread.join(30)
 
 
 def _serve(ran):
@@ -92,7 +68,7 @@ def test_a_client_without_the_token_gets_401_saying_what_to_send():
     the SDK client fails to initialize and the tool never runs."""
     ran = []
     serve = _serve(ran)
-    with Served(serve.http_app(token=TOKEN)) as url:
+    with UvicornApp(serve.http_app(token=TOKEN)) as url:
         reply = _post_initialize(url, {})
         with pytest.raises(Exception):
             asyncio.run(asyncio.wait_for(_session_call(url, {}), 60))
@@ -111,7 +87,7 @@ def test_a_wrong_token_or_scheme_gets_401(header):
     """Attack: a token one character short or long, the right token under another scheme, an empty token, a
     prefix of it. Defence: 401 saying the token is not the server's (never echoing what was sent)."""
     ran = []
-    with Served(_serve(ran).http_app(token=TOKEN)) as url:
+    with UvicornApp(_serve(ran).http_app(token=TOKEN)) as url:
         reply = _post_initialize(url, {"authorization": header})
     assert reply.status_code == 401, header
     assert "not this zagent MCP server's" in reply.json()["error_description"]
@@ -122,7 +98,7 @@ def test_a_wrong_token_or_scheme_gets_401(header):
 def test_two_authorization_headers_are_refused_even_with_the_right_token_first():
     """Attack: the right token and a second ``Authorization`` header (which one a proxy or the app reads
     differs). Defence: a request must carry exactly one; 401."""
-    with Served(_serve([]).http_app(token=TOKEN)) as url:
+    with UvicornApp(_serve([]).http_app(token=TOKEN)) as url:
         reply = httpx2.post(url, content=b"{}", headers=[("authorization", f"Bearer {TOKEN}"),
                                                          ("authorization", "Bearer other-token-0123456789"),
                                                          ("accept", "application/json, text/event-stream")],
@@ -133,7 +109,7 @@ def test_two_authorization_headers_are_refused_even_with_the_right_token_first()
 def test_a_client_with_the_token_is_served():
     """The defence keeps the server usable: the SDK client sending the token lists and calls the tool."""
     ran = []
-    with Served(_serve(ran).http_app(token=TOKEN)) as url:
+    with UvicornApp(_serve(ran).http_app(token=TOKEN)) as url:
         text = asyncio.run(asyncio.wait_for(_session_call(url, {"Authorization": f"Bearer {TOKEN}"}), 60))
     assert text == "3" and ran == ["word_count"]
 
@@ -183,7 +159,7 @@ def test_a_non_loopback_host_with_a_token_is_served_behind_the_gate(monkeypatch)
 def test_loopback_stays_open_without_a_token():
     """Loopback binding is as before without a token (``127.0.0.0/8``, ``::1``, ``localhost``)."""
     assert all(is_loopback(h) for h in ("127.0.0.1", "127.5.6.7", "::1", "[::1]", "localhost", "LOCALHOST"))
-    with Served(_serve([]).http_app()) as url:
+    with UvicornApp(_serve([]).http_app()) as url:
         assert asyncio.run(asyncio.wait_for(_session_call(url, {}), 60)) == "3"
 
 

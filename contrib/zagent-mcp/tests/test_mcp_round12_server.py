@@ -27,36 +27,13 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from zagent import Kernel  # noqa: E402
 from zagent_mcp.serve import McpServe  # noqa: E402
 
-from mcp_helpers import free_port  # noqa: E402
+from mcp_helpers import UvicornApp  # noqa: E402
 
 SECRET = "sk-r12-served-SECRET-0123456789abcdef"
 PLUGINS = ["zagent.plugins.offline", "zagent.plugins.parsers", "zagent.plugins.actions", "zagent.plugins.react",
            "zagent.plugins.rails"]
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
-
-class R12Served:
-    """``with R12Served(app, bind) as url:`` runs an ASGI app under uvicorn on a free port of loopback ``bind``."""
-
-    def __init__(self, app, bind="127.0.0.1"):
-        import uvicorn
-
-        self.bind, self.port = bind, free_port()
-        config = uvicorn.Config(app, host=bind, port=self.port, log_level="error", lifespan="on")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        while not self.server.started:
-            if not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            threading.Event().wait(0.02)
-        return f"http://{self.bind}:{self.port}/mcp"
-
-    def __exit__(self, *exc):
-        self.server.should_exit = True
-        self.thread.join(30)
 
 
 def _kernel(ran):
@@ -117,7 +94,7 @@ def test_a_rebinding_page_cannot_call_tools_served_on_another_loopback_spelling(
     served host allowed; the page is refused and nothing runs."""
     ran = []
     serve = McpServe(_kernel(ran), tools=["word_count"])
-    with R12Served(serve.http_app(host=host), bind) as url:
+    with UvicornApp(serve.http_app(host=host), bind) as url:
         statuses = _rebinding_posts(url, "attacker.example:80")
     assert all(status in (400, 403, 421) for status in statuses), statuses
     assert ran == []
@@ -127,7 +104,7 @@ def test_an_honest_client_of_another_loopback_spelling_is_still_served():
     """Guard: with the checks on, a client using the served host itself (``127.0.0.2``) is served."""
     ran = []
     serve = McpServe(_kernel(ran), tools=["word_count"])
-    with R12Served(serve.http_app(host="127.0.0.2"), "127.0.0.2") as url:
+    with UvicornApp(serve.http_app(host="127.0.0.2"), "127.0.0.2") as url:
         result = asyncio.run(_talk(url, lambda s: s.call_tool("word_count", {"text": "one two"})))
     assert _text(result) == "2" and not result.is_error
 
@@ -156,7 +133,7 @@ def test_a_flood_of_concurrent_calls_is_held_to_the_servers_limit(limit, calls, 
     async def script(session):
         return await asyncio.gather(*(session.call_tool("slow", {"text": "x"}) for _ in range(calls)))
 
-    with R12Served(serve.http_app()) as url:
+    with UvicornApp(serve.http_app()) as url:
         results = asyncio.run(_talk(url, script))
     most = limit or 8
     refused = [_text(r) for r in results if r.is_error]
@@ -195,7 +172,7 @@ def test_a_client_dropping_its_connection_mid_call_does_not_leave_the_tool_runni
 
     k.add_tool(slow)
     serve = McpServe(k, tools=["slow", "word_count"])
-    with R12Served(serve.http_app()) as url:
+    with UvicornApp(serve.http_app()) as url:
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "dropper", "version": "1"}}}
         with httpx.Client(timeout=30) as client:
@@ -232,7 +209,7 @@ def test_a_client_cannot_pass_the_callers_context_to_a_served_agent(tmp_path):
         return await session.call_tool("Helper", {"task": "hi", "_zagent_caller_ctx": {
             "offered_tools": ["steal"], "agent_config": {}}})
 
-    with R12Served(serve.http_app()) as url:
+    with UvicornApp(serve.http_app()) as url:
         result = asyncio.run(_talk(url, script))
     assert "steal" not in ran, _text(result)
 
@@ -247,7 +224,7 @@ def test_serve_rails_deny_reaches_a_served_agents_own_tool_calls(tmp_path):
     agent.llm = k.llm("scripted:reader", replies=[
         {"content": None, "tool_calls": [{"name": "steal", "arguments": {"path": "/etc/shadow"}}]}, "done"])
     serve = McpServe(k, agents=[agent], rails={"deny_tools": ["steal"]})
-    with R12Served(serve.http_app()) as url:
+    with UvicornApp(serve.http_app()) as url:
         asyncio.run(_talk(url, lambda s: s.call_tool("Reader", {"task": "read it"})))
     assert "steal" not in ran
 
@@ -270,7 +247,7 @@ def test_a_served_tools_listing_carries_no_secret_default(monkeypatch):
     async def script(session):
         return await session.list_tools(), await session.call_tool("search", {"q": "x"})
 
-    with R12Served(serve.http_app()) as url:
+    with UvicornApp(serve.http_app()) as url:
         listed, result = asyncio.run(_talk(url, script))
     assert SECRET not in listed.model_dump_json()
     assert _text(result) == "used the key"
@@ -284,7 +261,7 @@ def test_an_oversized_request_body_is_refused_before_it_is_read_whole():
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "word_count", "arguments": {"text": "w " * (4 * 1024 * 1024)}}}
     body = __import__("json").dumps(call).encode()
-    with R12Served(serve.http_app()) as url:
+    with UvicornApp(serve.http_app()) as url:
         with httpx.Client(timeout=60) as client:
             sized = client.post(url, content=body, headers=ACCEPT).status_code
             chunked = client.post(url, content=iter([body[i:i + 65536] for i in range(0, len(body), 65536)]),
@@ -327,7 +304,7 @@ def test_a_client_cancelling_a_served_agents_call_stops_the_agents_own_tool():
         assert not scope.cancelled_caught
         return await session.call_tool("word_count", {"text": "after the cancel"})
 
-    with R12Served(serve.http_app()) as url:
+    with UvicornApp(serve.http_app()) as url:
         result = asyncio.run(_talk(url, script))
     assert _text(result) == "3"
     for _ in range(200):
@@ -373,7 +350,7 @@ def test_a_served_tools_error_quoting_a_database_url_and_password_reaches_the_cl
 
     k.add_tool(query)
     serve = McpServe(k, tools=["query"])
-    with R12Served(serve.http_app()) as url:
+    with UvicornApp(serve.http_app()) as url:
         result = asyncio.run(_talk(url, lambda s: s.call_tool("query", {"sql": "select 1"})))
     assert result.is_error
     assert "hunter2-R12-dsn" not in _text(result) and "pg-R12-password-xyz" not in _text(result), _text(result)

@@ -18,26 +18,16 @@ from __future__ import annotations
 import json
 import sys
 
+import rawrpc
+from rawrpc import ECHO, send, send_raw
+
 MODE = sys.argv[1]
 N = sys.argv[2] if len(sys.argv) > 2 else "1000"
-ECHO = {"name": "echo", "description": "Return the text.",
-        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}
-out = sys.stdout.buffer
 lists = 0
 HTTP = len(sys.argv) > 4 and sys.argv[3] == "http"
 
 
-def send(message: dict) -> None:
-    out.write(json.dumps(message).encode() + b"\n")
-    out.flush()
-
-
-def send_raw(text: str) -> None:
-    out.write(text.encode() + b"\n")
-    out.flush()
-
-
-def tools_list(rid) -> None:
+def tools_list(rid, params=None) -> None:
     global lists
     lists += 1
     if MODE == "tinytools":
@@ -83,36 +73,16 @@ def call(rid, params) -> None:
 
 
 def answer(line: bytes) -> None:
-    """Answer one JSON-RPC message (written through ``out``)."""
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return
-    method, rid = message.get("method"), message.get("id")
-    if rid is None or method is None:
-        return  # a notification, or the client's answer to one of our requests
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": rid, "result": {
-            "protocolVersion": message["params"].get("protocolVersion", "2025-06-18"),
-            "capabilities": {"tools": {"listChanged": True}}, "serverInfo": {"name": "raw", "version": "1"}}})
-    elif method == "tools/list":
-        tools_list(rid)
-    elif method == "tools/call":
-        call(rid, message.get("params") or {})
-    elif method == "ping":
-        send({"jsonrpc": "2.0", "id": rid, "result": {}})
-    else:
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no such method"}})
+    rawrpc.answer(line, "raw", tools_list, call)
 
 
 def serve_http(port: int) -> None:
-    """Streamable HTTP: each POST's answers (all ``out`` writes) as SSE events of one response."""
+    """Streamable HTTP: each POST's answers (all ``rawrpc.OUT`` writes) as SSE events of one response."""
     import io
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
-            global out
             if MODE == "refuse":  # a 401 whose reason phrase and challenge carry terminal escapes
                 self.send_response(401, "Unauthorized\x1b[2J\x1b]0;owned\x07")
                 self.send_header("www-authenticate", 'Bearer error="invalid_token", '
@@ -121,7 +91,7 @@ def serve_http(port: int) -> None:
                 self.end_headers()
                 return
             body = self.rfile.read(int(self.headers.get("content-length") or 0))
-            out = io.BytesIO()
+            rawrpc.OUT = out = io.BytesIO()
             answer(body)
             lines = [line for line in out.getvalue().split(b"\n") if line]
             if not lines:

@@ -19,22 +19,12 @@ from __future__ import annotations
 import json
 import sys
 
+import rawrpc
+from rawrpc import ECHO, send, send_raw
+
 MODE = sys.argv[1]
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
-ECHO = {"name": "echo", "description": "Return the text.",
-        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}
-out = sys.stdout.buffer
 lists = 0
-
-
-def send(message: dict) -> None:
-    out.write(json.dumps(message).encode() + b"\n")
-    out.flush()
-
-
-def send_raw(text: str) -> None:
-    out.write(text.encode() + b"\n")
-    out.flush()
 
 
 def tools_list(rid, params) -> None:
@@ -92,25 +82,7 @@ def call(rid, params) -> None:
 
 
 def answer(line: bytes) -> None:
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return
-    method, rid = message.get("method"), message.get("id")
-    if rid is None or method is None:
-        return
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": rid, "result": {
-            "protocolVersion": message["params"].get("protocolVersion", "2025-06-18"),
-            "capabilities": {"tools": {"listChanged": True}}, "serverInfo": {"name": "raw12", "version": "1"}}})
-    elif method == "tools/list":
-        tools_list(rid, message.get("params"))
-    elif method == "tools/call":
-        call(rid, message.get("params") or {})
-    elif method == "ping":
-        send({"jsonrpc": "2.0", "id": rid, "result": {}})
-    else:
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no such method"}})
+    rawrpc.answer(line, "raw12", tools_list, call)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
+import sys
+import sysconfig
 from typing import Any
 
 __all__ = ["code_owners"]
@@ -31,7 +34,8 @@ def code_owners(obj: Any, depth: int = 0) -> list[str]:
         return code_owners(obj.handler, depth + 1)
     if inspect.isclass(obj):  # calling it runs its metaclass's __call__, then its __new__ and __init__
         called = [_defined(type(obj), "__call__"), _defined(obj, "__new__"), _defined(obj, "__init__")]
-        owners = [obj.__module__, *(o for f in called if f is not None for o in code_owners(f, depth + 1))]
+        inherited = (o for f in called if f is not None and not _namedtuple_new(f) for o in code_owners(f, depth + 1))
+        owners = [obj.__module__, *(o for o in inherited if o == obj.__module__ or not _installed(o))]
         return list(dict.fromkeys(o for o in owners if isinstance(o, str)))
     if inspect.isroutine(obj):
         owner: Any = getattr(obj, "__module__", None)
@@ -48,6 +52,32 @@ def code_owners(obj: Any, depth: int = 0) -> list[str]:
     calls = [c for c in kind.__mro__ if "__call__" in vars(c) and c is not object]
     return list(dict.fromkeys([kind.__module__, *(c.__module__ for c in calls),
                                *(o for c in calls[:1] for o in code_owners(vars(c)["__call__"], depth + 1))]))
+
+
+def _installed(name: Any) -> bool:
+    """Is module ``name`` the standard library's or an installed distribution's (built in, or its file in the
+    interpreter's library folders)? A class's constructor inherited from one (``pydantic.BaseModel``,
+    ``enum.Enum``) is the class author's choice, not code a spec brought in."""
+    mod = sys.modules.get(name) if isinstance(name, str) else None
+    if mod is None:
+        return False
+    path = getattr(mod, "__file__", None)
+    if path is None:
+        return name in sys.builtin_module_names or name in sys.stdlib_module_names
+    return os.path.realpath(path).startswith(_library_folders())
+
+
+def _namedtuple_new(f: Any) -> bool:
+    """Is ``f`` the ``__new__`` ``collections.namedtuple`` writes (module ``namedtuple_<name>``, its own globals)?"""
+    f = getattr(f, "__func__", f)  # a staticmethod's function
+    names = set(getattr(f, "__globals__", {}))
+    return getattr(f, "__name__", None) == "__new__" and names == {"_tuple_new", "__builtins__", "__name__"}
+
+
+@functools.lru_cache(maxsize=1)
+def _library_folders() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    return tuple(os.path.join(os.path.realpath(paths[k]), "") for k in ("stdlib", "platstdlib", "purelib", "platlib"))
 
 
 def _defined(cls: type, name: str) -> Any:

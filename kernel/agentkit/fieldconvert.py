@@ -89,7 +89,23 @@ def _coerce(value: Any, field: Field) -> Any:
         if invalid:
             raise ValueError("; ".join(f"{k}: {v}" for k, v in invalid.items()))
         return {**value, **out}
+    if t in ("array", "object") and (problem := _int_problem(_huge_int(value))) is not None:
+        raise ValueError(problem)  # untyped items: as json mode, no whole number a 64-bit type cannot hold
     return value
+
+
+def _huge_int(value: Any) -> Any:
+    """The first whole number (not a bool) at any depth of ``value`` outside ``INT_MIN``..``INT_MAX``, or None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, int) and not isinstance(item, bool) and not INT_MIN <= item <= INT_MAX:
+            return item
+        if isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
 
 
 #: the whole numbers an integer field takes: what a 64-bit integer type holds (signed if negative, else unsigned)

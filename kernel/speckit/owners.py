@@ -64,7 +64,7 @@ def _installed(name: Any) -> bool:
     path = getattr(mod, "__file__", None)
     if path is None:
         return name in sys.builtin_module_names or name in sys.stdlib_module_names
-    return os.path.realpath(path).startswith(_library_folders())
+    return os.path.realpath(str(path)).startswith(_library_folders())
 
 
 def _namedtuple_new(f: Any) -> bool:

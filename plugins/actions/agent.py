@@ -20,6 +20,7 @@ from zagent.agentkit.holding import Held, hold
 from zagent.agentkit.inputs import check_inputs
 from zagent import LLM
 from zagent.agentkit.inputs import to_messages
+from zagent.agentkit.outputtypes import as_output
 from zagent import run_sync
 from zagent.types import Message
 
@@ -73,6 +74,9 @@ class Agent(AgentMemory):
     #: checks on the typed output that may raise ``ModelRetry`` (``zagent.plugins.actions.validators``)
     output_validators: list["OutputValidator"] = attrs.field(factory=list)
     max_output_retries: int = 1
+    #: a pydantic model, msgspec Struct, dataclass or attrs class: the answer must fit it (else the model is asked
+    #: again, as by a validator) and ``result.output`` is an instance of it (``zagent.agentkit.outputtypes``)
+    output_type: Any = None
     #: ``{"input": [fn], "output": [fn]}``: this agent's guardrails, on top of the kernel's (``.guardrails``)
     guardrails: dict[str, list[Guardrail]] = attrs.field(factory=dict)
     #: the app's typed dependencies its tools read as ``ctx.deps`` (``RunContext[Deps]``); never serialized
@@ -185,7 +189,7 @@ class Agent(AgentMemory):
             await check_guardrails(ctx, "input", self.name, inputs, self.guardrails.get("input", ()))
         out: ActionOutput = await action.start(self.llm, inputs, ctx=ctx, system_prompt=self.system_prompt)
         retries = 0
-        if self.output_validators:  # the app's own checks; a ModelRetry re-asks the model with its reason
+        if self.output_validators or self.output_type is not None:  # a ModelRetry re-asks with its reason
             from .validators import validated
 
             out, retries = await validated(self, action, out, ctx)
@@ -206,7 +210,8 @@ class Agent(AgentMemory):
             self._keep([message])
         if events:
             await ctx.aemit("run_end", action=action.name, steps=out.steps, duration=duration)
-        result = AgentResult(output=out.output, message=message, agent=self.name, action=action.name,
+        output = out.output if self.output_type is None else as_output(self.output_type, out.output)
+        result = AgentResult(output=output, message=message, agent=self.name, action=action.name,
                              usage=out.usage, duration=duration, steps=out.steps,
                              trajectory=out.messages, tool_results=out.tool_results)
         await self.kernel.arun_end(result, ctx)

@@ -15,7 +15,8 @@ from zagent.types import Message, ToolResult, Usage
 class AgentResult:
     """The result of one agent call. Output fields read as attributes: ``result.answer``.
 
-    :ivar output: the typed output (a msgspec Struct of the action's output fields).
+    :ivar output: the typed output (a msgspec Struct of the action's output fields; an instance of the
+        agent's ``output_type`` when it has one).
     :ivar message: the result message recorded in memory.
     :ivar trajectory: every message of the run (prompt, tool calls, tool results, reply).
     """
@@ -47,7 +48,11 @@ class AgentResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The output fields as plain data."""
-        data: dict[str, Any] = msgspec.to_builtins(self.output)
+        output = object.__getattribute__(self, "output")
+        if callable(getattr(output, "model_dump", None)):  # a pydantic model (the agent's ``output_type``)
+            dumped: dict[str, Any] = output.model_dump(mode="json")
+            return dumped
+        data: dict[str, Any] = msgspec.to_builtins(output)
         return data
 
     def __repr__(self) -> str:

@@ -18,6 +18,7 @@ from zagent.errors import ConfigError
 from zagent.providerkit.credentials import spec_options
 from zagent.speckit.paths import check_spec_path, path_options
 from zagent.agentkit.files import write_atomic
+from zagent.agentkit.outputtypes import fields_for, is_output_type, type_path
 from zagent.agentkit.placeholders import placeholders
 from zagent.speckit import trusting
 from zagent.speckit.trust import resolve
@@ -51,6 +52,9 @@ class AgentSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_d
     system_prompt: Optional[str] = None
     inputs: list[Field] = []
     outputs: list[Field] = []
+    output_type: Optional[str] = None
+    """A pydantic model, msgspec Struct, dataclass or attrs class by import path: its fields are the outputs and
+    the answer is an instance of it (``agentkit.outputtypes``); in Python, the class itself."""
     parse_mode: Optional[str] = None
     title_format: Optional[str] = None
     parse_func: Optional[str] = None
@@ -90,7 +94,15 @@ class CustomizeAgent(Agent):
                   base_dir: Optional[str] = None, llm: Any = None) -> "CustomizeAgent":
         """Validate ``data`` (a ``ConfigError`` for unknown keys or types, duplicate names, inputs the prompt never
         uses, unknown tools or parse modes) and build the agent (``llm``: an instance replacing the spec's model)."""
+        typed = data.get("output_type") if isinstance(data, dict) else None
+        if isinstance(data, dict) and typed is not None and not isinstance(typed, str):  # a class: its path kept
+            data = {**data, "output_type": type_path(typed) if is_output_type(typed) else repr(typed)}
         spec = data if isinstance(data, AgentSpec) else _convert_spec(data)
+        output_type = None
+        if spec.output_type is not None:
+            output_type = typed if typed is not None and not isinstance(typed, str) else resolve(
+                spec.output_type, key="output_type", kernel=kernel, base_dir=base_dir)
+            spec = _typed_outputs(spec, output_type)
         _validate(spec, kernel)
         long_term = dict(spec.long_term_memory) if spec.long_term_memory is not None else None
         if long_term is not None:  # next to the spec file, not the cwd; any option named like a path
@@ -131,7 +143,8 @@ class CustomizeAgent(Agent):
 
         guardrails = resolve_guardrails(kernel, spec.guardrails, base_dir=base_dir)
         with spec_options(f"agent {spec.name!r}", kernel):  # the user's key goes only to the user's base URL
-            return cls(kernel=kernel, output_validators=validators, max_output_retries=retries, guardrails=guardrails, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
+            return cls(kernel=kernel, output_validators=validators, max_output_retries=retries, guardrails=guardrails,
+                       output_type=output_type, name=spec.name, description=spec.description, system_prompt=spec.system_prompt,
                        actions=[action], llm=llm if llm is not None else spec.llm, llm_config=spec.llm_config,
                        memory_size=spec.memory_size, memory_chars=spec.memory_chars, use_long_term_memory=spec.use_long_term_memory,
                        long_term_memory=long_term, agent_config=agent_config, spec=public_spec(spec),
@@ -155,6 +168,8 @@ class CustomizeAgent(Agent):
         data: dict[str, Any] = msgspec.to_builtins(self.spec)  # a Struct's builtins: a dict by field name
         data["llm_config"] = self.llm_config or {}
         data.pop("llm", None)
+        if data.get("output_type"):  # its outputs come from the class again when the file is read
+            data.pop("outputs", None)
         public: dict[str, Any] = public_data(data)  # no secrets at any depth (keys, auth headers, clients)
         return public
 
@@ -196,6 +211,20 @@ class CustomizeAgent(Agent):
 
 def _convert_spec(data: dict[str, Any]) -> AgentSpec:
     return convert_spec(data, AgentSpec, "agent spec")
+
+
+def _typed_outputs(spec: AgentSpec, output_type: Any) -> AgentSpec:
+    """``spec`` with the outputs of its ``output_type`` class (a ``ConfigError`` if it also declares others)."""
+    from zagent.speckit.trust import NotImported
+
+    if isinstance(output_type, NotImported):  # a command that only reads the spec
+        return spec
+    where = f"agent {spec.name!r}: output_type {spec.output_type!r}"
+    fields = [msgspec.convert(f, Field) for f in fields_for(output_type, where)]
+    if spec.outputs and list(spec.outputs) != fields:
+        raise ConfigError(f"agent {spec.name!r}: give 'outputs' or 'output_type', not both (the class declares "
+                          "the outputs)")
+    return msgspec.structs.replace(spec, outputs=fields)
 
 
 def _validate(spec: AgentSpec, kernel: "Kernel") -> None:

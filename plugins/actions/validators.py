@@ -101,6 +101,8 @@ async def validated(agent: "Agent", action: "Action", out: "ActionOutput", ctx: 
     while True:
         try:
             out.output = await _check(agent.output_validators, out.output, action, ctx)
+            if agent.output_type is not None:  # the answer must fit the agent's class
+                _fits(agent.output_type, out.output)
             return out, len(reasons)
         except ModelRetry as retry:
             reasons.append(retry.reason)
@@ -113,6 +115,17 @@ async def validated(agent: "Agent", action: "Action", out: "ActionOutput", ctx: 
             if isinstance(ctx.on_delta, Held):  # streamed: the rejected answer was never judged by a guardrail
                 ctx.on_delta.drop_last()
             out = await _again(action, agent.llm, out, ctx, retry.reason, len(reasons))
+
+
+def _fits(output_type: Any, output: Any) -> None:
+    """``ModelRetry`` saying what does not fit when ``output`` is no ``output_type`` (``agentkit.outputtypes``)."""
+    from zagent.agentkit.outputtypes import as_output
+
+    try:
+        as_output(output_type, output)
+    except ValueError as exc:
+        raise ModelRetry(f"the answer does not fit {getattr(output_type, '__name__', 'the output type')}: "
+                         f"{str(exc)[:1000]}") from None
 
 
 async def _check(validators: Sequence[OutputValidator], output: Any, action: "Action", ctx: "RunContext[Any]") -> Any:

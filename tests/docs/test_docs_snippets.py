@@ -62,7 +62,7 @@ def compiled(source: str, path: str, line: int):
     name = f"{path}#{line}"
     padded = "\n" * (line - 1) + source
     linecache.cache[name] = (len(padded), None, padded.splitlines(keepends=True), name)
-    return compile(padded, name, "exec")
+    return compile(padded, name, "exec", dont_inherit=True)  # as a user's script: no __future__ of this file
 
 
 def _run_python(example) -> None:

@@ -64,10 +64,11 @@ class Interrupt(msgspec.Struct, kw_only=True):
 class Asking:
     """The interrupts of one node run (turn): the answers given so far, and the first question left unanswered."""
 
-    __slots__ = ("answers", "used", "asked", "where", "vouched", "passes", "record", "spent")
+    __slots__ = ("answers", "used", "asked", "where", "vouched", "passes", "record", "spent", "run")
 
     def __init__(self, answers: Any = (), *, vouched: Optional[Any] = None, passes: int = 0,
-                 record: Optional[RunCounter] = None, spent: Optional[set[str]] = None, **where: Any) -> None:
+                 record: Optional[RunCounter] = None, spent: Optional[set[str]] = None, run: Optional[str] = None,
+                 **where: Any) -> None:
         self.answers = list(answers)
         self.used = 0
         self.asked: Optional[Interrupt] = None
@@ -87,6 +88,9 @@ class Asking:
         #: same call is asked anew (a yes covers one run of its call); each is recorded as spent (``agentkit.spent``)
         #: as its call runs, and again when the node ends
         self.spent = set() if spent is None else spent
+        #: the id of the run these questions belong to (the workflow's, the chat's), which a yes is bound to: an
+        #: agent under the node (a chat nested in it) has a run id of its own, new each time the node runs
+        self.run = run
 
     def vouches(self, index: int, question: Any = NOTHING) -> bool:
         """Whether the answer at ``index`` came from the restoring code (or a checkpoint the kernel verified),

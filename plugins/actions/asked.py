@@ -178,6 +178,7 @@ def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]", bound: li
     asked = shared_counter(ctx, ASKED)
     where = "|".join(f"{k}={v}" for k, v in sorted(scope.where.items()))
     passes = getattr(scope, "passes", 0)
+    run = getattr(scope, "run", None) or ctx.run_id  # the run asking (a chat nested in a node: the workflow's)
     if passes:  # a later pass of the node (a workflow loop): what was asked and bound in an earlier one is not this
         where = f"{where}|pass={passes}"
     while True:
@@ -193,7 +194,9 @@ def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]", bound: li
                     continue
                 vouches = getattr(scope, "vouches", None)
                 bind = f"{key}#{_run_nonce(asked)}"  # this run, not another one given the same run id later
-                tag = f"ok#{key}#{answer_signer(ctx.kernel).mac(ctx.run_id, index, 'approval', bind, b'yes')[:32]}"
+                if asked.counts.get(_held_mark(ctx, run, index, key, bind, tool), 0) == 0:
+                    continue  # this run never asked about this call here (an edited record or question): anew
+                tag = f"ok#{key}#{answer_signer(ctx.kernel).mac(run, index, 'approval', bind, b'yes')[:32]}"
                 spent = getattr(scope, "spent", None)
                 if spent is not None and tag in spent:  # it ran its call in an earlier attempt (a retry): anew
                     continue
@@ -206,14 +209,24 @@ def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]", bound: li
                     return _bound(bound, tag)
                 # a "yes" only an unsigned checkpoint holds, not bound by this user's key (edited in): asked anew
             continue  # an answer to another call (the model proposed something else this time): ask anew
-        _run_nonce(asked)  # kept with the question, so the answer's binding names this run
+        held = _held_mark(ctx, run, index, key, f"{key}#{_run_nonce(asked)}", tool)  # names this run, as answers do
         with asked.lock:  # this position now asks about this call only
             for other in [k for k in asked.counts if k.startswith(f"{where}#{index}#")]:
                 asked.counts[other] = 0
             asked.counts[key] = asked.counts[f"{key}#tool={tool}"] = 1  # and about this tool (its code)
+            asked.counts[held] = 1  # sealed: an unsigned store's edited record or question cannot claim it
         scope.ask(question)  # raises Interrupted: the node (turn) pauses with the question
         raise AssertionError("unreachable: no answer was given")  # pragma: no cover
 
+
+
+def _held_mark(ctx: "RunContext[Any]", run: str, index: int, key: str, bind: str, tool: str) -> str:
+    """The key, in the run's ``ASKED`` record, saying this run asked a person about the call ``bind`` names (its
+    position, digest and run) of the tool ``tool`` at position ``index``: under ``answer_signer``, so whoever edits an
+    unsigned store (the waiting question's text and the record of the call asked) cannot make a resume's yes, given
+    to the question the person was shown, approve another call the model proposes on the replay."""
+    mac = answer_signer(ctx.kernel).mac(run, index, "asked", bind, tool.encode())
+    return f"{key}#held={mac[:32]}"
 
 
 #: ``_answer``: the yes was given, and it already ran its call (``agentkit.spent``)

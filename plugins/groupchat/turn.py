@@ -66,7 +66,7 @@ class ChatTurn(ChatEnds):
             reply = await self._abortable(self._speak(choice.speaker, agent, turn))
         else:
             with asking(Asking(state.answers, vouched=self._vouched, speaker=choice.speaker, round=number,
-                               record=shared_counter(self._ctx, QUESTIONS))) as scope:
+                               record=shared_counter(self._ctx, QUESTIONS), run=state.run_id)) as scope:
                 bind(ctx)
                 try:
                     reply = await self._abortable(self._speak(choice.speaker, agent, turn))

@@ -100,7 +100,7 @@ class NodeAttempts(RunCore):
         """Node ``name``'s interrupt scope: its answers, its pass, and the run's record of the questions asked."""
         return Asking(answers, vouched=vouched, passes=self.passes.get(name, 0),
                       record=shared_counter(self._ctx, QUESTIONS), spent=self.spent.setdefault(name, set()),
-                      node=name)
+                      run=self.run_id, node=name)
 
 
 def _unreachable(key: str) -> Any:

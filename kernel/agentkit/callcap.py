@@ -1,6 +1,7 @@
 """The cap on the tool calls one model reply may run (docs/rails.md): ``reply_limit`` is the profile's
 ``max_tool_calls_per_reply``, lowered (never raised) by the agent's and the kernel's ``rails``; ``cap_calls`` keeps
-the first ``limit`` calls and one more, marked ``refused``, standing for the rest.
+the first ``limit`` calls and one more, marked ``refused``, standing for the rest; ``refuse_past`` marks every
+call past ``limit`` of a batch read back (a checkpoint's).
 """
 
 from __future__ import annotations
@@ -39,3 +40,13 @@ def cap_calls(reply: "Message", calls: list["ToolCall"], limit: int) -> tuple["M
     if reply.tool_calls:
         reply = msgspec.structs.replace(reply, tool_calls=kept)
     return reply, kept
+
+
+def refuse_past(calls: list["ToolCall"], limit: int) -> list["ToolCall"]:
+    """``calls`` (a batch read back, e.g. from a checkpoint, which may be edited) with each past the first ``limit``
+    marked ``refused``; the same list when none needs it."""
+    if len(calls) <= limit or all(c.refused for c in calls[limit:]):
+        return calls
+    why = (f"the batch holds {len(calls)} tool calls and at most {limit} run per reply: the first {limit} ran, "
+           f"this one did not. Make at most {limit} calls per reply")
+    return [*calls[:limit], *(c if c.refused else msgspec.structs.replace(c, refused=why) for c in calls[limit:])]

@@ -1,13 +1,13 @@
 """A streamed answer waits for its output guardrails (docs/streaming.md): ``hold(ctx, own)`` (``None`` when the run
 is not streamed or no output guardrail applies) keeps the agent's text and reasoning pieces while its events still
-pass; ``release()`` after the guardrails passed sends them on in order; ``drop_last()`` forgets a rejected reply;
-``replace_last_text()`` keeps of the latest one only what was judged; ``close()`` drops what was never released.
-A nested agent's hold releases into its caller's.
+pass; ``release(judge)``, once the answer passed, judges the rest (earlier replies, reasoning) and sends all on in
+order; ``drop_last()`` forgets a rejected reply; ``replace_last_text()`` keeps of the latest only what was judged;
+``close()`` drops the rest. A nested agent's hold releases into its caller's.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional, Sequence
 
 from .._runs.context import STREAM_SINK
 from ..types import Chunk, Event
@@ -48,8 +48,19 @@ class Held:
             self.pieces.append(Mark(item.type))
         return self.outer(item)  # events are not the answer: they pass now
 
-    async def release(self) -> None:
-        """Send the held pieces on (the guardrails passed)."""
+    async def release(self, judge: Optional[Callable[[str], Awaitable[Any]]] = None,
+                      answer: Optional[str] = None) -> None:
+        """Send the held pieces on (the guardrails passed the answer). What they did not judge -- the text of
+        earlier replies (written before their tool calls), the latest reply's text when it is not ``answer``, and
+        every reply's reasoning -- is first given to ``judge`` (a guardrail that trips raises, nothing is sent), or,
+        without one (a structured answer's guardrails read fields, not text), not sent."""
+        if judge is not None:
+            for text in self._unjudged(answer):
+                await judge(text)
+        else:
+            last = self._last()
+            self.pieces = [p for i, p in enumerate(self.pieces) if not isinstance(p, Chunk) or
+                           (i >= last and p.type == "text")]
         pieces, self.pieces = self.pieces, []
         marks = getattr(self.outer, "takes_marks", False)
         for piece in pieces:
@@ -58,6 +69,24 @@ class Held:
             sent = self.outer(piece)
             if sent is not None:
                 await sent
+
+    def _unjudged(self, answer: Optional[str]) -> list[str]:
+        """Each held reply's text (the latest's only when it is not ``answer``) and reasoning, in order."""
+        texts: list[str] = []
+        replies: list[dict[str, list[str]]] = [{"text": [], "reasoning": []}]
+        for p in self.pieces:
+            if isinstance(p, Mark) and p.type == "llm_start":
+                replies.append({"text": [], "reasoning": []})
+            elif isinstance(p, Chunk) and p.type in ("text", "reasoning"):
+                replies[-1][p.type].append(p.text)
+        last = max((i for i, r in enumerate(replies) if r["text"] or r["reasoning"]), default=0)
+        for i, reply in enumerate(replies):
+            text, reasoning = "".join(reply["text"]), "".join(reply["reasoning"])
+            if text.strip() and not (i == last and answer is not None and text.strip() == answer.strip()):
+                texts.append(text)
+            if reasoning.strip():
+                texts.append(reasoning)
+        return texts
 
     def _last(self) -> int:
         starts = [i for i, p in enumerate(self.pieces) if isinstance(p, Mark) and p.type == "llm_start"]

@@ -6,13 +6,14 @@ request, the last ``RECAP_RESULTS`` tool results cut to ``RECAP_CHARS``, the for
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional, Sequence
 
 import attrs
 import msgspec
 
 from zagent.agentkit import fields as zfields
 from zagent.agentkit.callcap import reply_limit
+from zagent.agentkit.guardrails import check
 from zagent.agentkit.holding import Held
 from zagent.agentkit.runkeys import PENDING_APPROVAL
 from zagent.agentkit.toolloop import NUDGE, Offer, ToolTurn, call_key
@@ -173,6 +174,20 @@ def _drop_unjudged(ctx: "RunContext[Any]") -> None:
     """A streamed run's held pieces of its latest reply, which is not the answer, are dropped (``holding``)."""
     if isinstance(ctx.on_delta, Held):
         ctx.on_delta.drop_last()
+
+
+def judge_text(ctx: "RunContext[Any]", agent: Any, action: Any) -> Optional[Callable[[str], Awaitable[None]]]:
+    """How a streamed ``str`` answer's other held text (replies before tool calls, reasoning) is judged: read as an
+    answer and given to the output guardrails (``holding.Held.release``). ``None`` for a structured answer: its
+    guardrails read fields, and that text is not released."""
+    if getattr(action, "parse_mode", "str") != "str":
+        return None
+
+    async def judge(text: str) -> None:
+        output = await offloop.parse(action.parse, text)
+        await check(ctx, "output", agent.name, output, agent.guardrails.get("output", ()))
+
+    return judge
 
 
 def keep_judged(held: Held, action: Any, output: Any) -> None:

@@ -25,7 +25,7 @@ from zagent import run_sync
 from zagent.types import Message
 
 from .action import Action
-from .actionrun import ActionOutput, keep_judged
+from .actionrun import ActionOutput, judge_text, keep_judged
 from .agentmemory import AgentMemory
 from .agentresult import AgentResult
 from .guardrails import Guardrail
@@ -197,7 +197,7 @@ class Agent(AgentMemory):
             await check_guardrails(ctx, "output", self.name, out.output, self.guardrails.get("output", ()))
         if held is not None:  # only what the guardrails judged (a structured answer's prose is not)
             keep_judged(held, action, out.output)
-            await held.release()
+            await held.release(judge_text(ctx, self, action), out.raw)
         duration = time.perf_counter() - started
         message = Message(role="assistant", content=_json(out.output), name=self.name, metadata={
             "agent": self.name, "action": action.name, "prompt": out.prompt, "duration": round(duration, 6),

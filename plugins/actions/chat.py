@@ -100,8 +100,9 @@ async def achat(agent: "Agent", user_input: UserInput, history: Optional[Sequenc
         if not use_react and (own or agent.kernel.has_impls("zagent_check_output")):
             # (a ReAct loop, handoffs too, checks its answer itself with the agent's guardrails before it is done)
             await check_guardrails(ctx, "output", agent.name, response.content, own.get("output", ()))
-        if held is not None:  # judged above, or by the ReAct loop with the same guardrails
-            await held.release()
+        if held is not None:  # judged above, or by the ReAct loop with the same guardrails; the rest now
+            await held.release(lambda said: check_guardrails(ctx, "output", agent.name, said, own.get("output", ())),
+                               response.content)
     except BaseException as exc:
         if routed:
             import asyncio

@@ -15,7 +15,7 @@ from zagent.agentkit.approvals import bound_key
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, HELD_TOOLS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.agentkit.awaits import maybe_await
 
-from .config import Layers, as_list, first_match, tool_of
+from .config import Layers, as_list, first_deny, tool_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -54,7 +54,7 @@ def _needs(approval: Any, call: "ToolCall", ctx: "RunContext[Any]") -> Optional[
         return "the tool is marked sensitive"
     patterns = approval.get("tools")
     if patterns:
-        rule = first_match(as_list(patterns, "approval.tools"), call.name, tool.toolset if tool else "")
+        rule = first_deny(as_list(patterns, "approval.tools"), call.name, tool.toolset if tool else "")  # tightens
         if rule is not None:
             return f"it matches approval rule {rule!r}"
     return None

@@ -104,6 +104,23 @@ def first_match(patterns: Iterable[str], name: str, toolset: str) -> Optional[st
     return None
 
 
+def first_deny(patterns: Iterable[str], name: str, toolset: str) -> Optional[str]:
+    """``first_match`` for deny rules, which also read the name as a server may disguise it: case ignored, and
+    without its toolset's prefix (an MCP server's ``fs.Delete_File`` meets ``delete_*``). Only for denies: folding
+    an allow rule would widen it."""
+    patterns = list(patterns)
+    found = first_match(patterns, name, toolset)
+    if found is not None:
+        return found
+    names = {name.casefold()}
+    if toolset and name.casefold().startswith(toolset.casefold()) and len(name) > len(toolset):
+        names.add(name[len(toolset):].lstrip("._-:/").casefold())
+    for pattern in patterns:
+        if not pattern.startswith("toolset:") and any(fnmatchcase(n, pattern.casefold()) for n in names):
+            return pattern
+    return None
+
+
 def as_list(value: Any, key: str) -> list[str]:
     """A pattern list from config; a lone string counts as a list of one."""
     if isinstance(value, str):

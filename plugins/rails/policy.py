@@ -12,7 +12,7 @@ from zagent.agentkit.runkeys import BUDGET_COUNTS
 from zagent.agentkit.counters import RunCounter, shared_counter
 from zagent import StashKey
 
-from .config import Layers, as_list, first_match, toolset_of
+from .config import Layers, as_list, first_deny, first_match, toolset_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import RunContext, ToolCall
@@ -27,7 +27,7 @@ def check_lists(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]")
     toolset = toolset_of(ctx, call.name)
     who = _who(ctx)
     if deny:
-        rule = first_match(as_list(deny, "deny_tools"), call.name, toolset)
+        rule = first_deny(as_list(deny, "deny_tools"), call.name, toolset)
         if rule is not None:
             return f"tool {call.name!r} is not allowed{who}: it matches deny_tools rule {rule!r}"
     for layer in (allow if isinstance(allow, Layers) else (allow,)):

@@ -1,5 +1,5 @@
 """The output redaction rail: ``rails["redact"]`` regexes replaced by ``redact_with`` (``[REDACTED]``) in tool results,
-and with ``redact_llm``/``redact_llm_input`` in model replies/requests (docs/rails.md "Redaction"). Patterns are
+and with ``redact_llm``/``redact_llm_input`` in model replies/requests, reasoning and text parts too (docs/rails.md). Patterns are
 compiled once per set by ``compile_spec_regex``; a refused one raises ``ConfigError`` (the result is withheld).
 """
 
@@ -16,7 +16,7 @@ from zagent.agentkit.specregex import compile_spec_regex
 from .config import as_list
 
 if TYPE_CHECKING:  # pragma: no cover
-    from zagent import Completion, LLMRequest, ToolResult
+    from zagent import Completion, LLMRequest, Message, ToolResult
 
 DEFAULT_REPLACEMENT = "[REDACTED]"
 
@@ -77,31 +77,46 @@ def redact_result(rails: dict[str, Any], result: "ToolResult") -> Optional["Tool
 
 
 def redact_completion(rails: dict[str, Any], response: "Completion") -> Optional["Completion"]:
-    """With ``redact_llm: true``, a copy of the reply with its text redacted, or None if nothing matched."""
+    """With ``redact_llm: true``, a copy of the reply with its text and reasoning redacted, or None if nothing
+    matched."""
     if not rails.get("redact_llm"):
         return None
     found = redactor(rails)
-    if found is None or not response.message.content:
+    if found is None:
         return None
-    text = redact_text(response.message.content, *found)
-    if text == response.message.content:
-        return None
-    message = msgspec.structs.replace(response.message, content=text)
-    return msgspec.structs.replace(response, message=message)
+    message = _redact_message(response.message, found, calls=False)
+    return None if message is response.message else msgspec.structs.replace(response, message=message)
 
 
 def redact_request(rails: dict[str, Any], request: "LLMRequest") -> Optional["LLMRequest"]:
-    """With ``redact_llm_input: true``, a copy of the request with every message's text redacted, or None."""
+    """With ``redact_llm_input: true``, a copy of the request with every text a message carries redacted (its
+    content, text parts, reasoning and earlier calls' arguments), or None."""
     if not rails.get("redact_llm_input"):
         return None
     found = redactor(rails)
     if found is None:
         return None
-    changed = False
-    messages = []
-    for m in request.messages:
-        text = redact_text(m.content, *found) if m.content else m.content
-        if text != m.content:
-            m, changed = msgspec.structs.replace(m, content=text), True
-        messages.append(m)
+    messages = [_redact_message(m, found, calls=True) for m in request.messages]
+    changed = any(a is not b for a, b in zip(messages, request.messages))
     return msgspec.structs.replace(request, messages=messages) if changed else None
+
+
+def _redact_message(m: "Message", found: tuple[tuple[re.Pattern[str], ...], str], *, calls: bool) -> "Message":
+    """``m`` with its content, reasoning, text parts (and with ``calls`` its tool calls' arguments) redacted; ``m``
+    itself when nothing matched. Signed reasoning blocks are left as they are (a provider checks them)."""
+    changes: dict[str, Any] = {}
+    for key in ("content", "reasoning"):
+        text = getattr(m, key)
+        if text:
+            new = redact_text(text, *found)
+            if new != text:
+                changes[key] = new
+    if m.parts:
+        parts = [msgspec.structs.replace(p, text=redact_text(p.text, *found)) if p.text else p for p in m.parts]
+        if any(a.text != b.text for a, b in zip(parts, m.parts)):
+            changes["parts"] = parts
+    if calls and m.tool_calls:
+        tool_calls = [msgspec.structs.replace(c, arguments=redact_value(c.arguments, *found)) for c in m.tool_calls]
+        if any(a.arguments is not b.arguments for a, b in zip(tool_calls, m.tool_calls)):
+            changes["tool_calls"] = tool_calls
+    return msgspec.structs.replace(m, **changes) if changes else m

@@ -14,6 +14,7 @@ from typing import Awaitable, Optional
 import msgspec
 
 from zagent.agentkit.approvals import declined, tool_identity
+from zagent.agentkit.callcap import refuse_past, reply_limit
 from zagent.agentkit.toolloop import results_messages
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.types import ToolCall, ToolResult
@@ -54,6 +55,9 @@ class ToolBatches(RunEnds):
         state = self._running
         if self._ctx.offered_tools is None:  # restored mid-batch: the turn's selection is gone; the agent's tools
             self._ctx.offered_tools = frozenset(self.tools)
+        limit = reply_limit(self.llm.profile.max_tool_calls_per_reply, self._ctx)
+        if len(state.pending) > limit:  # a batch read back holding more calls than one reply may run (an edited store)
+            state.pending = refuse_past(state.pending, limit)
         self._release_approved()
         gate = asyncio.Semaphore(max(1, self.max_tool_call_concurrency))
         waiting = set(state.awaiting_approval)

@@ -54,6 +54,12 @@ class _Printer:
 def _agent(args: argparse.Namespace, kernel: "Kernel") -> Any:
     from zagent.speckit import load_spec_file
 
+    if args.agent_file and args.tools:  # never silently ignored: the user meant to narrow what the agent may call
+        from zagent.errors import ConfigError
+
+        raise ConfigError(f"--tools cannot be combined with an agent file ({args.agent_file}): the file's own "
+                          "\"tools\" decide what its agent is offered. Edit the file (or a copy) to change them, or "
+                          "chat without the file to use --tools")
     if args.agent_file:
         spec = load_spec_file(args.agent_file)
     else:

@@ -75,12 +75,31 @@ class RunEnds(RunDriver[ReActState, ReActResult], Resumable[ReActResult]):
         return result
 
     async def _release_held(self) -> None:
-        """The answer passed its output guardrails: the streamed pieces held until now go on (``loop._go``)."""
+        """The answer passed its output guardrails: the streamed pieces held until now go on (``loop._go``), once
+        the guardrails passed what they did not judge yet (text before tool calls, reasoning: ``Held.release``)."""
+        def judge(text: str) -> Any:
+            return check_guardrails(self._ctx, "output", self.agent, text, self.guardrails.get("output", ()))
+
+        final = self._running.final
         if self._stream_hold is not None:
-            await self._stream_hold.release()
+            await self._stream_hold.release(judge, final)
         shown, self._text_hold = self._text_hold or [], [] if self._text_hold is not None else None
+        if shown:  # on_text/on_reasoning: each reply's pieces follow a ``(None, "")`` mark (``step._ask``)
+            replies: list[dict[Any, list[str]]] = []
+            for said, text in shown:
+                if said is None:
+                    replies.append({})
+                elif replies:
+                    replies[-1].setdefault(said, []).append(text)
+            for i, reply in enumerate(replies):
+                for said, texts in reply.items():
+                    text = "".join(texts)
+                    answered = i == len(replies) - 1 and said is getattr(self, "on_text", None)
+                    if text.strip() and not (answered and final is not None and text.strip() == final.strip()):
+                        await judge(text)
         for said, text in shown:
-            said(text)
+            if said is not None:
+                said(text)
 
     async def _fail(self, error: Exception, status: Status = "failed") -> Exception:
         state = self._running

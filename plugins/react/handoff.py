@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import attrs
 import msgspec
 from zagent.errors import ConfigError, RunAborted, ToolError
+from zagent.agentkit.guardrails import check as check_guardrails, wanted
 from zagent.agentkit.inputs import to_messages
 from zagent import StashKey
 from zagent import run_sync
@@ -185,6 +186,9 @@ class Handoffs:
                         raise
                     said = _said(loop, len(past))
                     past = [*past, *[Message(role="assistant", content=m.content, name=agent.name) for m in said]]
+                    own = loop.guardrails.get("output", ())
+                    if root.on_delta is not None and wanted(root, "output", own):  # streamed: the event shows the
+                        await check_guardrails(agent_ctx, "output", agent.name, pending.reason, own)  # reason: judged
                     await root.aemit("handoff", source=agent.name, target=pending.target, reason=pending.reason)
                     name, reason = pending.target, pending.reason
                     continue

@@ -137,6 +137,8 @@ class Steps(RunEnds):
         if self.on_text is None or (request.tools and not self.llm.profile.streaming_tools):
             return await self.llm.asend(request, self._ctx)
         final = None
+        if self._text_hold is not None:
+            self._text_hold.append((None, ""))  # a reply starts (``ends._release_held`` judges reply by reply)
         async for chunk in self.llm.astream(request.messages, tools=request.tools or None, ctx=self._ctx,
                                             **(request.options or {})):
             said = self.on_text if chunk.type == "text" and chunk.text else self.on_reasoning \

@@ -1,4 +1,4 @@
-"""docs/agents.md's examples (agents as tools, handoffs, output validators, guardrails,
+"""docs/agents.md's examples (agents as tools, handoffs, output validators, typed outputs, guardrails,
 typed deps) run offline as written."""
 
 import os
@@ -13,6 +13,7 @@ DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "agents.md"
 EXPECTED = [["The Moon's pull causes tides.", "['Tides are caused by the Moon.']"],
             ["Your refund is on its way. -- billing", "[('triage', ''), ('billing', 'a refund')]"],
             ["2030 1", "Your answer was not accepted: the year must be after 2026"],
+            ["Verdict approve", "{'verdict': 'approve', 'reason': 'small and tested'}"],
             ["output", "it leaks the password"], ["It is Ann Lee.", "Ann Lee"]]
 
 

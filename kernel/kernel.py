@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Sequence, Union, overload
 
 from ._runs import spans
@@ -16,6 +17,7 @@ from ._registry import lookups
 from ._tools import table as tooltable
 from ._runs.closing import Owned, close_belongings
 from ._runs.context import RunContext
+from ._runs.logs import mask_logs
 from ._hooks.configkeys import ConfigKeys
 from ._hooks.runner import HookRunner, PluginManager, trace_to_stderr
 from ._model.run import Model  # loaded by ``import zagent`` anyway
@@ -68,6 +70,8 @@ class Kernel:
         #: plugins that could not be loaded or registered, and why
         self.problems: list[PluginProblem] = self._loader.problems
         self._loader.load(plugins, entry_points)
+        if "logging" in sys.modules:  # plugins' records masked too (``_runs.logs``); else the first ``log`` use
+            mask_logs()
 
     # -- plugins ----------------------------------------------------------------
 

@@ -11,6 +11,7 @@ import pluggy
 
 from ..errors import RunStopped, ToolBlocked
 from .._runs.logs import log
+from .._tools.results import describe
 from .specs import PROJECT, Deny, Rewrite
 from ..types import Completion, LLMRequest, ToolCall, ToolResult
 
@@ -136,19 +137,20 @@ class HookRunner:
         """The one rail loop: each rail's value (unless ``None``) or exception goes to ``verdict(plugin, value,
         raised, args)``, which may replace ``args[i]`` for the next rails; the first verdict not ``None`` ends it."""
         for plugin, fn, _, pick in self.impls(hook_name):
+            raised = False
             try:  # no coroutine per rail
                 value = fn(*args) if pick is None else fn(*[args[i] for i in pick])
                 if hasattr(value, "__await__"):
                     value = await value
             except Exception as exc:
                 self._notify(hook_name, plugin, self._kwargs(hook_name, args), exc)
-                done = verdict(plugin, exc, True, args)
+                value, raised = exc, True
             else:
                 if self._monitors:
                     self._notify(hook_name, plugin, self._kwargs(hook_name, args), value)
                 if value is None:
                     continue
-                done = verdict(plugin, value, False, args)
+            done = verdict(plugin, value, raised, args)  # outside ``except``: what it raises does not chain ``exc``
             if done is not None:
                 return done
         return None
@@ -185,17 +187,18 @@ def _pick(argnames: tuple[str, ...], names: Optional[tuple[str, ...]]) -> Option
 
 # The verdicts of the four rail hooks (``HookRunner.run_rails``); a rail that raised fails closed.
 
-def _failure(plugin: str, exc: Exception) -> str:
-    """The reason naming a rail that raised; a ``RunStopped`` (a usage limit...) ends the run instead."""
+def _failure(plugin: str, exc: Exception, arguments: Any = None) -> str:
+    """The reason naming a rail that raised, described as a tool's exception is (secrets and the call's secret
+    ``arguments`` masked: the model reads it); a ``RunStopped`` (a usage limit...) ends the run instead."""
     if isinstance(exc, RunStopped):
         raise exc
-    log.exception("rail %r raised", plugin)
-    return f"rail {plugin!r} failed ({type(exc).__name__}: {exc}); the call was blocked"
+    log.error("rail %r raised", plugin, exc_info=exc)
+    return f"rail {plugin!r} failed ({describe(exc, arguments)}); the call was blocked"
 
 
 def _before_tool(plugin: str, value: Any, raised: bool, args: list[Any]) -> Optional[str]:
     if raised:
-        return _failure(plugin, value)
+        return _failure(plugin, value, args[0].arguments)  # an earlier rail may have put a credential there
     if isinstance(value, Deny):
         return value.reason
     if not isinstance(value, Rewrite):
@@ -212,8 +215,9 @@ def _after_tool(plugin: str, value: Any, raised: bool, args: list[Any]) -> None:
         args[1] = value
         return
     if raised:
-        log.exception("after-tool rail %r failed", plugin)
-        reason = f"rail {plugin!r} failed: {value}"
+        log.error("after-tool rail %r failed", plugin, exc_info=value)
+        shown = describe(value, args[0].arguments).partition(": ")[2]
+        reason = f"rail {plugin!r} failed: {shown or type(value).__name__}"
     else:  # a rail bug: withhold rather than guess
         _discard(value)
         reason = f"rail {plugin!r} returned {type(value).__name__}; expected None or a ToolResult"
@@ -224,7 +228,8 @@ def _after_tool(plugin: str, value: Any, raised: bool, args: list[Any]) -> None:
 
 def _before_llm(plugin: str, value: Any, raised: bool, args: list[Any]) -> None:
     if raised or isinstance(value, Deny):
-        raise ToolBlocked(_failure(plugin, value) if raised else value.reason, rail=plugin)
+        raise ToolBlocked(_failure(plugin, value) if raised else value.reason, rail=plugin) \
+            from (_shown_cause(value) if raised else None)
     if not isinstance(value, LLMRequest):  # a rail bug (an un-awaited check, a verdict of its own): never a pass
         _discard(value)
         raise ToolBlocked(f"rail {plugin!r} returned {type(value).__name__}; expected None, an LLMRequest or "
@@ -242,8 +247,14 @@ def _after_llm(plugin: str, value: Any, raised: bool, args: list[Any]) -> None:
         return
     if isinstance(value, RunStopped):
         raise value
-    raise ToolBlocked(f"rail {plugin!r} failed ({type(value).__name__}: {value}); the model's reply was withheld",
-                      rail=plugin) from value
+    raise ToolBlocked(f"rail {plugin!r} failed ({describe(value)}); the model's reply was withheld",
+                      rail=plugin) from _shown_cause(value)
+
+
+def _shown_cause(exc: BaseException) -> Optional[BaseException]:
+    """``exc`` as the cause of the ``ToolBlocked`` it led to, unless its message holds a secret ``describe``
+    masks (an app logging the error shows its causes)."""
+    return exc if describe(exc) == f"{type(exc).__name__}: {exc}" else None
 
 
 def _discard(value: Any) -> None:

@@ -10,7 +10,11 @@ from typing import Any, Optional
 
 #: a setting is secret when the last word of its name is one of these (``api_key``, ``X-Auth-Token``)
 SECRET_KEY_WORDS = frozenset({"key", "apikey", "secret", "token", "password", "passwd", "pwd", "authorization",
-                              "auth", "cookie", "credential", "credentials", "passphrase"})
+                              "auth", "cookie", "credential", "credentials", "passphrase", "pass", "pat", "jwt",
+                              "secrets", "passwords"})
+#: ``keys``/``tokens`` are credentials after these (``OPENAI_API_KEYS``, ``access_tokens``; not ``max_tokens``)
+_PLURAL_AFTER = frozenset({"api", "access", "auth", "secret", "session", "private", "client", "bearer", "refresh",
+                           "signing", "master", "bot", "encryption", "security", "license"})
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 #: a credential named in one word (``PGPASSWORD``, ``NGROK_AUTHTOKEN``, ``accesskey``, ``clientsecret``)
 _ONE_WORD = re.compile(r"(?:pass(?:word|wd|phrase)|secret|(?:api|access|auth|private|secret|session|master|signing"
@@ -101,7 +105,8 @@ def _unquoted(name: str) -> str:
 def looks_secret(key: str) -> bool:
     """Whether a setting named ``key`` holds a secret (``api_key``, ``Authorization``, ``X-Auth-Token``,
     ``PGPASSWORD``...); a pagination cursor (``page_token``, ``nextPageToken``) does not."""
-    return _looks_secret(key) if isinstance(key, str) else _looks_secret(str(key))
+    key = key if isinstance(key, str) else str(key)
+    return _looks_secret(key) if len(key) <= 256 else _looks_secret.__wrapped__(key)  # a model's 1 MB key: not kept
 
 
 @functools.lru_cache(maxsize=4096)  # names repeat (environment variables, argument names): the rule is ~10 us
@@ -111,7 +116,11 @@ def _looks_secret(key: str) -> bool:
         return False
     last = words[-1].lower().rstrip("0123456789")
     if last in SECRET_KEY_WORDS:
+        if last in ("pass", "pat"):  # ``DB_PASS``, ``GITHUB_PAT``; alone, a flag or a pattern
+            return len(words) > 1
         return not (last == "token" and len(words) > 1 and words[-2].lower() in _CURSOR_WORDS)
+    if last in ("keys", "tokens") and len(words) > 1:
+        return words[-2].lower() in _PLURAL_AFTER
     return _ONE_WORD.search(last) is not None
 
 

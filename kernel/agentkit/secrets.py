@@ -13,7 +13,7 @@ from .._trust.secrets import (ANYWHERE_MASK_LENGTH, MASK, MIN_MASK_LENGTH, SECRE
                               mask_env, mask_pieces, mask_userinfo)
 
 __all__ = ["Masker", "encoded_forms", "env_masker", "env_secrets", "error_excerpt", "held_settings", "looks_secret",
-           "looks_secret_header", "mask_env", "mask_pieces", "public_data"]
+           "looks_secret_header", "mask_env", "mask_pieces", "masked_json", "public_data"]
 __all__ += ["ANYWHERE_MASK_LENGTH", "MASK", "MIN_MASK_LENGTH", "SECRET_KEY_WORDS", "WORD_MASK_LENGTH"]
 
 #: words that make a header secret anywhere in its name (``X-Authentication``, ``X-Api-Keys``), as providers mask
@@ -61,6 +61,28 @@ def public_data(value: Any, *, headers: bool = False) -> Any:
 
 
 _DROP = object()
+
+
+def masked_json(line: bytes) -> bytes:
+    """A JSON document (a trajectory or results line) with secret environment values and URL passwords masked in
+    its texts (``mask_env``), as the run log masks content: zagent's own files are kept and shared. ``line``
+    itself when nothing is masked."""
+    import msgspec
+
+    text = line.decode()
+    if mask_env(text) == text:
+        return line
+    return msgspec.json.encode(_masked_texts(msgspec.json.decode(line)))
+
+
+def _masked_texts(value: Any) -> Any:
+    if isinstance(value, str):
+        return mask_env(value)
+    if isinstance(value, dict):
+        return {mask_env(k): _masked_texts(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked_texts(v) for v in value]
+    return value
 
 
 def held_settings(value: Any, *, headers: bool = False) -> Any:

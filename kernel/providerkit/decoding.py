@@ -1,24 +1,25 @@
 """``ProviderLLM``: the kit's base class for provider models. A provider implements ``_wire_complete`` (and may
-implement ``_wire_stream``); around them the base class renames tools its wire refuses (``tool_name_pattern``) and
-maps the reply's names back, and with ``profile.think_tags`` moves inline ``<think>`` spans to reasoning
-(``split_reply``, ``think_stream``); the client's secrets are masked in the reply's metadata
-(``metadata.masked_reply``: a model name or call id echoing the key); a server's usage and metadata are made
-plausible (``plausible``). A provider subclassing ``zagent.LLM`` directly gets none.
+implement ``_wire_stream``); around them the base class renames tools its wire refuses (``tool_name_pattern``),
+moves inline ``<think>`` spans to reasoning (``profile.think_tags``), masks the client's secrets in the reply's
+metadata (``metadata.masked_reply``) and a call's own secret options in its errors, and makes a server's usage and
+metadata plausible (``plausible``). A provider subclassing ``zagent.LLM`` directly gets none.
 """
 
 from __future__ import annotations
 
-from typing import AsyncGenerator, AsyncIterator, ClassVar, Optional
+from typing import Any, AsyncGenerator, AsyncIterator, ClassVar, Optional
 
 import attrs
 import msgspec
 
 from .._model.llm import LLM, stream_whole
 from .._model.replies import aclose_stream
+from .masking import mask_call_options, option_secrets
 from .metadata import client_masker, masked_reply, masked_stream
 from .plausible import plausible_reply, plausible_stream
 from .think import ThinkStream, join_reasoning, split_think
 from .toolnames import WireNames, renamed_stream
+from ..errors import ProviderError
 from ..types import Chunk, Completion, LLMRequest
 
 __all__ = ["ProviderLLM", "split_reply", "think_stream"]
@@ -41,7 +42,11 @@ class ProviderLLM(LLM):
 
     async def _acomplete(self, request: LLMRequest) -> Completion:
         names = WireNames.for_request(request, self.tool_name_pattern)
-        completion = await self._wire_complete(names.request(request) if names else request)
+        try:
+            completion = await self._wire_complete(names.request(request) if names else request)
+        except ProviderError as exc:  # a server echoing a secret option given to this call only
+            mask_call_options(exc, request.options)
+            raise
         if names is not None:
             completion = names.completion(completion)
         if (masker := client_masker(self)) is not None:  # a server echoing the key as a model name or call id
@@ -53,6 +58,8 @@ class ProviderLLM(LLM):
     def _astream(self, request: LLMRequest) -> AsyncIterator[Chunk]:
         names = WireNames.for_request(request, self.tool_name_pattern)
         agen = self._wire_stream(names.request(request) if names else request)
+        if request.options and option_secrets(request.options):  # a call's own secret option, echoed mid-stream
+            agen = _options_masked(agen, request.options)
         if names is not None:
             agen = renamed_stream(agen, names)
         if (masker := client_masker(self)) is not None:
@@ -60,6 +67,18 @@ class ProviderLLM(LLM):
         if getattr(self, "http", None) is not None:
             agen = plausible_stream(agen, request)
         return think_stream(agen) if self.profile.think_tags else agen
+
+
+async def _options_masked(agen: AsyncIterator[Chunk], options: dict[str, Any]) -> AsyncGenerator[Chunk, None]:
+    """``agen``, a ``ProviderError`` it raises masked with the secrets of the call's ``options``."""
+    try:
+        async for chunk in agen:
+            yield chunk
+    except ProviderError as exc:
+        mask_call_options(exc, options)
+        raise
+    finally:
+        await aclose_stream(agen)
 
 
 def split_reply(completion: Completion) -> Completion:

@@ -12,7 +12,8 @@ from typing import Any
 from ..agentkit.secrets import Masker, headers_key, looks_secret, looks_secret_header
 from .._trust.secrets import PIECE_LENGTH, Secret, looks_secret_param, mask_pieces
 
-__all__ = ["PIECE_LENGTH", "header_secrets", "mask", "mask_pieces", "option_secrets", "sealed_fields", "url_secrets"]
+__all__ = ["PIECE_LENGTH", "header_secrets", "mask", "mask_pieces", "mask_call_options", "option_secrets", "sealed_fields",
+           "url_secrets"]
 
 _COOKIE_PARTS = re.compile(r";\s*")
 
@@ -111,6 +112,22 @@ def option_secrets(options: Any, *, headers: bool = False, under: bool = False) 
         for value in options:
             out.extend(option_secrets(value, under=under))
     return out
+
+
+def mask_call_options(error: Any, options: Any) -> Any:
+    """``error`` (a ``ProviderError``) with the secret values of a call's own ``options`` masked in its message
+    and ``body``: a per-call option (``extra_body={"api_key": ...}``, a secret-named field) the client was not
+    built with, echoed by a server. For the error path only."""
+    values = [v for v in option_secrets(options) if v] if options else []
+    if not values:
+        return error
+    masker = Masker(values)
+    text = mask_pieces(masker(str(error)), values)
+    if text != str(error):
+        error.args = (text, *error.args[1:])
+    if isinstance(getattr(error, "body", None), str) and error.body:
+        error.body = mask_pieces(masker(error.body), values)
+    return error
 
 
 def mask(text: str, values: Any) -> str:

@@ -93,6 +93,7 @@ class GroupChat(ChatDrive, Streaming):
         self._selector = build_selector(self.kernel, self._selection_spec())
         check_names(self._selector, self.speakers)
         self._conditions = self._build_conditions()
+        self._keep_public()
         self.history = SharedHistory()
         self.state = None
         self._init_driver()
@@ -121,6 +122,16 @@ class GroupChat(ChatDrive, Streaming):
         if isinstance(item, (str, dict)):
             return self.manager.add_agent(item, llm=self.llm if isinstance(item, dict) else None)
         return self.manager.add_agent(item)
+
+    def _keep_public(self) -> None:
+        """Keep the specs it was given (built into speakers, selector and conditions now) in their public form: an
+        inline agent's ``api_key`` or secret header is not shown by ``chat.agents`` or ``attrs.asdict(chat)``."""
+        from zagent.agentkit.secrets import public_data
+
+        self.agents = [public_data(a) if isinstance(a, dict) else a for a in self.agents]
+        for name in ("selection", "termination"):
+            if isinstance(getattr(self, name), dict):
+                setattr(self, name, public_data(getattr(self, name)))
 
     def _selection_spec(self) -> Any:
         spec = self.selection

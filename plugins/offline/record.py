@@ -133,6 +133,10 @@ class RecordLLM(LLM):
         if self._masker is None:
             self._masker = _masker_of(self.inner)
         line = self._masker(_encoder.encode(entry).decode())
+        if request.options:  # a secret option given to this call only, echoed in the reply or error
+            from zagent.providerkit.masking import mask, option_secrets
+
+            line = mask(line, option_secrets(request.options))
         from zagent.agentkit.privatefiles import open_private
 
         if self._started:

@@ -17,10 +17,11 @@ _encode = msgspec.json.Encoder(enc_hook=repr).encode
 
 
 def _open_append(path: str) -> int:
-    """The file's descriptor, appending (``zagent.agentkit.privatefiles``: folders 0700, the file 0600, no planted link)."""
-    from zagent.agentkit.privatefiles import open_private
+    """The file's descriptor, appending (``zagent.agentkit.privatefiles``: folders 0700, the file 0600, no planted link;
+    only an empty or trajectory file: ``trajectory.open_trajectory``)."""
+    from .trajectory import open_trajectory
 
-    return open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    return open_trajectory(path)
 
 
 class TrajectoryRecorder:
@@ -39,9 +40,11 @@ class TrajectoryRecorder:
     def _append(self, event: str, **data: Any) -> dict[str, Any]:
         self.seq += 1
         line = {"run": self.run_id, "seq": self.seq, "event": event, "time": round(time.time(), 3), **data}
+        from zagent.agentkit.secrets import masked_json
+
         fd = _open_append(self.path)
         try:
-            os.write(fd, _encode(line) + b"\n")
+            os.write(fd, masked_json(_encode(line)) + b"\n")  # a tool may return OPENAI_API_KEY
         finally:
             os.close(fd)
         self.lines.append(line)

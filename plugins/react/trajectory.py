@@ -8,6 +8,7 @@ A line holds ``id``, ``agent``, ``status``, ``task``, ``conversations`` (ShareGP
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Iterator
 
 import msgspec
@@ -64,14 +65,55 @@ def record(state: ReActState) -> dict[str, Any]:
 
 def append_trajectory(path: str, state: ReActState) -> None:
     """Append one run's line to the JSONL file at ``path`` (folders created as needed, mode 0700; the file 0600)."""
-    from zagent.agentkit.privatefiles import open_private
+    from zagent.agentkit.secrets import masked_json
 
-    line = msgspec.json.encode(record(state)) + b"\n"
-    fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)  # 0600 in 0700 folders; no planted symlink
+    line = masked_json(msgspec.json.encode(record(state))) + b"\n"  # a tool may return OPENAI_API_KEY
+    fd = open_trajectory(path)  # 0600 in 0700 folders; no planted symlink; only a trajectory file
     try:
         os.write(fd, line)
     finally:
         os.close(fd)
+
+
+#: how the lines zagent appends to a trajectory file start, as msgspec writes them: a whole run (``record``:
+#: ``{"id":"...","agent":``) or a live event (``recorder``: ``{"run":"...","seq":1``)
+TRAJECTORY_START = re.compile(rb'\s*\{"(?:id":"(?:[^"\\]|\\.)*","agent":|run":"(?:[^"\\]|\\.)*","seq":\d)')
+
+
+def _refuse_other(head: bytes, path: str, key: str) -> None:
+    """``ConfigError`` when ``head``, the first bytes of ``path``, is neither empty nor the start of a trajectory."""
+    from zagent.errors import ConfigError
+
+    if head.strip() and not TRAJECTORY_START.match(head):
+        raise ConfigError(f"{key} {path!r} is not a trajectory file (its first line is not a run zagent recorded); "
+                          "zagent appends runs only to an empty file or a trajectory file, never to another file "
+                          "(eval cases, batch inputs, notes). Name a new .jsonl file")
+
+
+def check_trajectory_file(path: Any, key: str = "trajectory file") -> None:
+    """For a spec's trajectory path when it loads: ``ConfigError`` when ``path`` holds something else than
+    trajectories (``_refuse_other``); a missing file passes."""
+    from zagent.agentkit.files import open_regular
+
+    if path is None or not os.path.isfile(path):
+        return
+    with open_regular(path, key) as f:
+        _refuse_other(f.read(4096), os.fspath(path), key)
+
+
+def open_trajectory(path: str) -> int:
+    """``path`` opened to append (``open_private``), after checking, through the descriptor, that it is empty or a
+    trajectory file: ``ConfigError`` otherwise, nothing written."""
+    from zagent.agentkit.privatefiles import open_private
+
+    fd = open_private(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)  # O_APPEND: every write still goes to the end
+        _refuse_other(os.read(fd, 4096), path, "trajectory file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def read_trajectories(path: str) -> Iterator[dict[str, Any]]:

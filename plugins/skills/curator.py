@@ -284,7 +284,9 @@ def render_trajectory(record: dict[str, Any]) -> str:
         if len(value) > MAX_VALUE:
             value = value[:MAX_VALUE] + "…"
         lines.append(turn_text(f"[{turn.get('from')}] ", value))  # a turn cannot start a line
-    return quoted("\n".join(lines))  # all of it quoted data: no line of a tool result stands alone
+    from zagent.agentkit.secrets import mask_env  # a tool may have returned OPENAI_API_KEY: not into a skill
+
+    return quoted(mask_env("\n".join(lines)))  # all of it quoted data: no line of a tool result stands alone
 
 
 def _improve_text(skill: Skill) -> str:
@@ -300,7 +302,7 @@ def called_tools(record: dict[str, Any]) -> set[str]:
         if turn.get("from") == "function_call":
             try:
                 call = msgspec.json.decode(str(turn.get("value") or ""))
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):
                 continue
             if isinstance(call, dict) and isinstance(call.get("name"), str):
                 names.add(call["name"])

@@ -10,7 +10,7 @@ import stat
 import threading
 
 __all__ = ["MAX_DATA_BYTES", "MAX_LINE_BYTES", "bounded_lines", "open_regular", "read_bounded", "write_atomic"]
-from typing import IO, Iterator, Union
+from typing import IO, Iterable, Iterator, Union
 
 #: Bytes of one line of a JSONL data file (batch inputs, eval cases) read at most: a file of one endless line (a
 #: sparse file costs no disk) is refused, never read into memory whole.
@@ -61,15 +61,21 @@ def bounded_lines(f: "IO[bytes]", where: str, limit: int = MAX_LINE_BYTES) -> It
         yield number, raw
 
 
-def write_atomic(path: Union[str, "os.PathLike[str]"], data: Union[str, bytes]) -> None:
-    """Write ``data`` (text as UTF-8) to ``path`` atomically."""
+def write_atomic(path: Union[str, "os.PathLike[str]"], data: Union[str, bytes, Iterable[bytes]]) -> None:
+    """Write ``data`` (text as UTF-8; or pieces of bytes, one at a time) to ``path`` atomically. A ``ConfigError``
+    when ``path`` is, or links to, anything but a regular file (a device such as ``/dev/stdout``, a FIFO, a folder):
+    it would replace that node; or an SQLite database (``--report logs.db``, ``-o agents.db``): no save is one."""
     target = os.fspath(path)
+    _check_target(target)
     tmp = f"{target}.{os.getpid()}.{threading.get_ident()}.tmp"
+    if len(os.path.basename(tmp)) > 255:  # a legal long name: a short temporary one beside it (NAME_MAX)
+        tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)[:200]}.{os.getpid()}."
+                                                    f"{threading.get_ident()}.tmp")
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd = _create(tmp, target)
     try:
         with open(fd, "wb") as f:
-            f.write(raw)
+            f.write(raw) if isinstance(raw, bytes) else f.writelines(raw)  # pieces: never all at once
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, target)
@@ -79,6 +85,34 @@ def write_atomic(path: Union[str, "os.PathLike[str]"], data: Union[str, bytes]) 
         except OSError:
             pass
         raise
+
+
+def _check_target(target: str) -> None:
+    """``ConfigError`` when ``target`` exists and is not a regular file, nor a link to one (a dangling link passes:
+    the save replaces the link, as it replaces a link to a regular file)."""
+    from ..errors import ConfigError
+
+    try:
+        mode = os.stat(target).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        raise ConfigError(f"cannot save to {target!r}: {exc.strerror or exc}; choose another file") from None
+    if stat.S_ISREG(mode):
+        link = os.lstat(target)
+        if stat.S_ISLNK(link.st_mode) and hasattr(os, "getuid") and link.st_uid != os.getuid():
+            return  # another user's link is replaced, never followed or read
+        with open_regular(target, "the file to replace") as f:
+            if f.read(16) == b"SQLite format 3\x00":  # a run log, memory, checkpoints or agents store
+                raise ConfigError(f"{target!r} is an SQLite database (a run log, memory, checkpoint or agents file); "
+                                  "zagent does not replace it with a saved file. Name another file")
+        return
+    kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a device or socket")
+    how = " links to" if os.path.islink(target) else " is"
+    raise ConfigError(f"{target!r}{how} {kind}, not a regular file; zagent saves only to regular files (the save "
+                      "would replace that node with a file: /dev/stdout, a FIFO or a folder is gone then). Name a "
+                      "file instead")
 
 
 def _create(tmp: str, target: str) -> int:

@@ -144,7 +144,8 @@ def open_private(path: _PathLike, flags: int, *, reading: bool = False, what: st
         me = os.getuid() if hasattr(os, "getuid") else None
         if not stat.S_ISREG(st.st_mode) or (me is not None and st.st_uid != me) or st.st_nlink > 1:
             os.close(fd)
-            raise ConfigError(f"{p!r} is not a regular file of yours with one name (it changed while zagent "
+            kind = "" if stat.S_ISREG(st.st_mode) else " (a FIFO)" if stat.S_ISFIFO(st.st_mode) else " (not a file)"
+            raise ConfigError(f"{p!r} is not a regular file of yours with one name{kind} (it changed while zagent "
                               "opened it); zagent does not write into it. Choose a file in a folder only you can "
                               "write")
         if truncate:

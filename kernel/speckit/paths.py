@@ -19,8 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
 __all__ = ["PATH_OPTION_NAMES", "PATH_OPTION_SUFFIXES", "allowed_folders", "check_option_paths", "check_path_way",
-           "check_spec_path",
-           "check_untrusted_options", "current_spec_file", "listed_folders", "path_options", "relative_options",
+           "check_spec_path", "check_untrusted_options", "configured_data", "current_spec_file", "listed_folders",
+           "in_folder", "path_options", "relative_options", "reserving",
            "spec_file", "spec_folders", "spec_origin", "spec_relative", "untrusted_options", "users_data",
            "users_model"]
 
@@ -32,6 +32,10 @@ PATH_OPTION_NAMES = ("path", "file", "dir", "folder", "db", "filename", "directo
 #: environment variables that move parts of zagent's own data of the user out of ``$XDG_DATA_HOME/zagent``
 USERS_DATA_ENV = ("ZAGENT_RECORDINGS", "ZAGENT_SKILLS_DIR", "ZAGENT_MEMORY_DB", "ZAGENT_LOG_DB")
 
+#: names Windows opens as devices in every folder, whatever follows the first dot (``nul.jsonl``, ``COM1.db``)
+WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", *(f"COM{i}" for i in range(1, 10)),
+                             *(f"LPT{i}" for i in range(1, 10))})
+
 HOW_TO_PLACE = ("keep the file in the spec's folder, list its folder in Kernel(config={'spec_paths': [...]}), set "
                 "the path in code or on the command line, or trust the spec (k.agent(spec, trust=True); "
                 "zagent ... --trust)")
@@ -39,6 +43,21 @@ HOW_TO_PLACE = ("keep the file in the spec's folder, list its folder in Kernel(c
 
 _folders: "contextvars.ContextVar[tuple[str, ...]]" = contextvars.ContextVar("zagent_spec_folders", default=())
 _file: "contextvars.ContextVar[Optional[str]]" = contextvars.ContextVar("zagent_spec_file", default=None)
+_reserved: "contextvars.ContextVar[tuple[tuple[str, str], ...]]" = contextvars.ContextVar("zagent_reserved",
+                                                                                        default=())
+
+
+@contextlib.contextmanager
+def reserving(files: Mapping[Any, str]) -> Iterator[None]:
+    """Specs built inside the block may not name the files of ``files`` (path -> whose it is: ``"the checkpoint
+    file of this workflow run"``), which the run or command keeps its own data in (``None`` paths are skipped)."""
+    taken = tuple((os.path.realpath(os.fspath(p)), what) for p, what in files.items()
+                  if isinstance(p, (str, os.PathLike)) and "\x00" not in os.fspath(p))
+    token = _reserved.set(_reserved.get() + taken)
+    try:
+        yield
+    finally:
+        _reserved.reset(token)
 
 
 @contextlib.contextmanager
@@ -125,12 +144,16 @@ def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
         raise ConfigError(f"{key} {text!r} in the spec is refused: it points to {real!r}, outside the folders a "
                           f"spec may name files in {where}; {HOW_TO_PLACE}")
     check_path_way(real, home, key, text)
+    taken = "the spec file itself" if real == _file.get() else next((w for p, w in _reserved.get() if p == real), None)
+    if taken is not None:  # a spec's agent writing there would damage it (a workflow run no longer resumes)
+        raise ConfigError(f"{key} {text!r} in the spec is refused: {real!r} is {taken}, which zagent keeps for "
+                          f"itself while this runs; name another file; {HOW_TO_PLACE}")
     if suffixes and not real.lower().endswith(tuple(suffixes)):  # a link 't.jsonl' -> '.env' names '.env'
         raise ConfigError(f"{key} {text!r} in the spec is refused: it is a link to {real!r}, which does not end in "
                           f"{' or '.join(suffixes)}; {HOW_TO_PLACE}")
     # a spec downloaded into the home folder has the user's recordings "in its folder": zagent's own data is never
     # a spec's to name, unless the app listed that very part of it in spec_paths
-    mine = next((d for d in users_data() if _within(real, d)), None)
+    mine = next((d for d in users_data(kernel) if _within(real, d)), None)
     if mine is not None and not any(_within(real, f) and _within(f, mine) for f in listed_folders(kernel)):
         raise ConfigError(
             f"{key} {text!r} in the spec is refused: it points to {real!r}, inside zagent's own data of yours "
@@ -145,9 +168,16 @@ def check_path_way(real: str, home: str, key: str, text: str) -> None:
     """``ConfigError`` when a folder between ``home`` (an allowed folder) and the real path ``real`` (the spec's
     ``text`` under ``key``) is one other users can write or own (they could swap a folder on the way for a link out
     after this check), or when ``real`` is a file with more than one name (a hard link: another name may be a file
-    of the user's outside the folder)."""
+    of the user's outside the folder), or when a name on the way is a Windows device (``con.jsonl``, ``nul.db``)."""
     import stat
 
+    below = os.path.relpath(real, home) if _within(real, home) else os.path.basename(real)  # the spec's own part
+    device = next((n for n in below.replace("\\", "/").split("/") if n.split(".")[0].strip().upper() in WINDOWS_DEVICES),
+                  None)
+    if device is not None:  # on Windows the name opens the device in any folder: CON waits on the console
+        raise ConfigError(f"{key} {text!r} in the spec is refused: {device!r} is a Windows device name (CON, PRN, AUX, "
+                          f"NUL, COM1-9, LPT1-9), which opens the device wherever it lies; name another file; "
+                          f"{HOW_TO_PLACE}")
     me = os.getuid() if hasattr(os, "getuid") else None
     folder = os.path.dirname(real)
     while _within(folder, home) and folder != home:
@@ -173,13 +203,44 @@ def check_path_way(real: str, home: str, key: str, text: str) -> None:
                           f"writes it for a spec. Put a copy of the file there instead of a link; {HOW_TO_PLACE}")
 
 
-def users_data() -> tuple[str, ...]:
+def in_folder(path: str, folder: str, what: str) -> str:
+    """The real path of ``path`` (a file listed in ``folder``: an agents folder); ``ConfigError`` when it links out
+    of the folder (to an agent file of the user's elsewhere, with its key and tools), unless everything is trusted."""
+    root, real = os.path.realpath(folder), os.path.realpath(path)
+    if not _within(real, root) and not current_trust().everything:
+        raise ConfigError(f"{what} {path!r} links out of its folder {root} (to {real!r}); zagent loads only files "
+                          "that lie in the folder, as for skills. Copy the file into the folder instead of linking "
+                          "it")
+    return real
+
+
+def users_data(kernel: Optional["Kernel"] = None) -> tuple[str, ...]:
     """The real locations of zagent's own data of the user, never a spec's to name: ``$XDG_DATA_HOME/zagent``
-    (default recordings, run log, memory, skills, the answer key) and what ``USERS_DATA_ENV`` names."""
+    (default recordings, run log, memory, skills, the answer key), what ``USERS_DATA_ENV`` names and what the
+    ``kernel``'s config puts elsewhere (``configured_data``)."""
     from ..agentkit.privatefiles import data_folder
 
-    places = [data_folder(), *(os.environ.get(name) or "" for name in USERS_DATA_ENV)]
+    places = [data_folder(), *(os.environ.get(name) or "" for name in USERS_DATA_ENV), *configured_data(kernel)]
     return tuple(dict.fromkeys(os.path.realpath(os.path.expanduser(p)) for p in places if p and "\x00" not in p))
+
+
+#: the words ``config["log"]`` takes for on and off, not file names (``zagent.plugins.runlog.enabled_path``)
+_LOG_SWITCHES = ("", "0", "false", "no", "off", "1", "true", "on", "yes")
+
+
+def configured_data(kernel: Optional["Kernel"]) -> list[str]:
+    """The files and folders of zagent's data the app's config names: the run log (``log``, a path or
+    ``{"path": ...}``), the memory file (``memory.path``) and the skills folder and index (``skills.folder``,
+    ``skills.index``)."""
+    config: Any = kernel.config if kernel is not None else None
+    if not isinstance(config, Mapping):
+        return []
+    log, memory, skills = config.get("log"), config.get("memory"), config.get("skills")
+    found = [log if not isinstance(log, str) or log.strip().lower() not in _LOG_SWITCHES else None,
+             log.get("path") if isinstance(log, Mapping) else None,
+             memory.get("path") if isinstance(memory, Mapping) else None,
+             *((skills.get("folder"), skills.get("index")) if isinstance(skills, Mapping) else ())]
+    return [os.fspath(f) for f in found if isinstance(f, (str, os.PathLike))]
 
 
 def spec_relative(path: str) -> str:

@@ -102,6 +102,7 @@ def _count_lines(path: str) -> Optional[int]:
 
 def cmd_batch(args: argparse.Namespace, kernel: "Kernel") -> int:
     from zagent.speckit import spec_file, Trust, trusting
+    from zagent.speckit.paths import reserving
 
     if args.concurrency is not None and args.concurrency < 1:
         raise SystemExit(f"zagent: --concurrency must be at least 1, got {args.concurrency}")
@@ -117,8 +118,9 @@ def cmd_batch(args: argparse.Namespace, kernel: "Kernel") -> int:
             progress(record, summary)
 
     try:
-        with trusting(Trust.for_file(args.file, everything=args.trust)), spec_file(args.file):  # trust is also
-            # shipped to remote workers; the spec file is its agents' identity (memory namespaces)
+        with trusting(Trust.for_file(args.file, everything=args.trust)), spec_file(args.file), \
+                reserving({args.inputs: "this batch's inputs file", args.out: "this batch's results file"}):
+            # trust is also shipped to remote workers; the spec file is its agents' identity (memory namespaces)
             report = kernel.batch(target, args.inputs, out=args.out, executor=executor,
                                   executor_options=_options(args.executor_option), concurrency=args.concurrency,
                                   retries=args.retries, retry_failed=args.retry_failed, on_result=on_result)

@@ -77,14 +77,17 @@ async def abatch(kernel: "Kernel", target: Any, inputs: Union[Iterable[Any], str
                  concurrency: Optional[int] = None, retries: int = 2, retry_failed: bool = False,
                  on_result: Optional[Callable[[dict[str, Any], Summary], None]] = None) -> BatchReport:
     """Run ``target`` once per input; see the module docstring and ``Kernel.abatch``."""
+    from zagent.speckit.paths import reserving
+
     if retries < 0:
         raise ConfigError(f"retries must be 0 or more, got {retries}")
-    job = make_job(kernel, target)
+    from_file = isinstance(inputs, (str, bytes)) or hasattr(inputs, "__fspath__")
+    with reserving({inputs if from_file else None: "this batch's inputs file", out: "this batch's results file"}):
+        job = make_job(kernel, target)  # the spec's agent never writes into them
     if hasattr(executor, "submit") and executor_options:
         raise ConfigError("executor_options apply to an executor named by 'executor'; this one is already built")
     if concurrency is not None and concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
-    from_file = isinstance(inputs, (str, bytes)) or hasattr(inputs, "__fspath__")
     items = read_items(cast("Union[str, os.PathLike[str]]", inputs)) if from_file else iter_items(inputs)
     sink = ResultsFile(out, retry_failed=retry_failed) if out is not None else None
     try:

@@ -54,7 +54,10 @@ def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
 
         spec = {**spec, "llm": users_model(args.model)}  # the user's own choice
         spec.pop("llm_config", None)
-    with trusting(Trust.for_file(args.agent, everything=args.trust)), spec_file(args.agent):  # its identity
+    from zagent.speckit.paths import reserving
+
+    with trusting(Trust.for_file(args.agent, everything=args.trust)), spec_file(args.agent), \
+            reserving({args.cases: "this eval's cases file", args.out: "this eval's runs file"}):  # its identity
         report = evaluate(kernel, spec, args.cases, scorers=scorers, out=args.out, concurrency=args.concurrency,
                           executor=args.executor, name=os.path.basename(args.agent))
     comparison = compare(args.compare, report) if args.compare else None  # read before a --report replaces it

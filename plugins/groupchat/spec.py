@@ -50,7 +50,10 @@ def from_dict(data: dict[str, Any], kernel: "Kernel", *, manager: Any = None, ll
     from zagent.providerkit.credentials import spec_options
 
     # the models it names are the spec's (a wrapper's default file is refused); ``llm=`` is the caller's own
-    with spec_options(f"group chat {spec.name!r}", kernel):
+    from zagent.speckit.paths import reserving
+
+    with spec_options(f"group chat {spec.name!r}", kernel), \
+            reserving({checkpoints: "the checkpoint file of this group chat"}):  # its speakers never write there
         return GroupChat(kernel=kernel, agents=list(spec.agents), selection=spec.selection,
                          termination=dict(spec.termination), max_rounds=spec.max_rounds,
                          max_consecutive=spec.max_consecutive, name=spec.name, description=spec.description,

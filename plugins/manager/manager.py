@@ -347,6 +347,9 @@ def _is_db(path: str) -> bool:
 def _file_name(name: str, ext: str = ".json") -> str:
     if not _SAFE_NAME.fullmatch(name):
         raise ConfigError(f"agent name {name!r} cannot be a file name; use letters, digits, '_', '-' and '.'")
+    if len((name + ext).encode("utf-8")) > 255:  # a file name's limit (ext4, APFS, NTFS): a bare OSError otherwise
+        raise ConfigError(f"agent name {name[:40]!r}... ({len(name)} characters) cannot be a file name: "
+                          f"'<name>{ext}' may be at most 255 bytes; give the agent a shorter name")
     return name + ext
 
 
@@ -367,8 +370,9 @@ def _save_file(agent: Any, data: dict[str, Any], path: str) -> None:
 
 def _load_file(kernel: "Kernel", path: str) -> Any:
     from zagent.speckit import load_spec_file, spec_file
+    from zagent.speckit.paths import in_folder
 
-    spec = load_spec_file(path)
+    spec = load_spec_file(in_folder(path, os.path.dirname(path), "agent file"))  # no link out of the folder
     if spec.get("type", "customize") == "customize" and kernel.find("agent_types", "customize") is not None:
         from zagent.plugins.actions import CustomizeAgent
 

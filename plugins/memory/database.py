@@ -137,8 +137,10 @@ class Database:
         return conn
 
     def _check_header(self) -> None:
-        try:
-            with open(self.path, "rb") as f:
+        from zagent.agentkit.files import open_regular
+
+        try:  # without blocking: a FIFO swapped in after touch_private (or before a new thread's connection)
+            with open_regular(self.path, "memory file") as f:
                 head = f.read(len(HEADER))
         except FileNotFoundError:
             return

@@ -125,6 +125,10 @@ class ReActAgent(Agent):
         fields["trajectory_path"] = check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",), kernel=kernel)
         fields["live_trajectory_path"] = check_spec_path(spec.live_trajectory_path, "live_trajectory_path",
                                                          (".jsonl",), kernel=kernel)
+        from .trajectory import check_trajectory_file
+
+        for key in ("trajectory_path", "live_trajectory_path"):  # never the user's cases, inputs or notes file
+            check_trajectory_file(fields[key], key)
         checkpoints = check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"), kernel=kernel)
         check_tool_format(kernel, spec.tool_format, f"agent {spec.name!r}")
         made = checkpoints is not None and not os.path.lexists(checkpoints)

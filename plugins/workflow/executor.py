@@ -161,6 +161,8 @@ class WorkFlowExecutor(Streaming, Resumable[WorkFlowResult]):
 
     def _agents(self, graph: WorkFlowGraph) -> dict[str, list[str]]:
         """Agent names per node, registering inline specs and objects with the manager."""
+        from zagent.speckit.paths import reserving
+
         out: dict[str, list[str]] = {}
         problems: list[str] = []
         for node in graph.nodes:
@@ -170,8 +172,10 @@ class WorkFlowExecutor(Streaming, Resumable[WorkFlowResult]):
                 continue
             for ref in node.agents:
                 try:
-                    check_inline(self.manager, ref)  # a spec named like a held agent must not gain its tools
-                    names.append(self.manager.name_of(self.manager.add_agent(ref, llm=self.llm)))
+                    check_inline(self.manager, ref, llm=self.llm)  # a spec named like a held agent must not gain its tools
+                    with reserving({getattr(getattr(self.checkpoints, "db", None), "path", None):  # never its store
+                                    "the checkpoint file of this workflow run"}):
+                        names.append(self.manager.name_of(self.manager.add_agent(ref, llm=self.llm)))
                 except ConfigError as exc:
                     problems.append(f"node {node.name!r}: {exc}")
             if not node.agents:

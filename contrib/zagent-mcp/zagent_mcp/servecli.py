@@ -76,9 +76,12 @@ def cmd_serve(args: argparse.Namespace, kernel: "Kernel") -> int:
 
 
 def _agent(kernel: "Kernel", path: str, load: Any) -> Any:
-    spec = load(path)
-    if spec.get("type", "customize") == "customize":  # its tool modules may sit next to the file
-        from zagent.plugins.actions.customize import CustomizeAgent
+    from zagent.speckit import spec_file
 
-        return CustomizeAgent.from_dict(spec, kernel, base_dir=os.path.dirname(os.path.abspath(path)))
-    return kernel.agent(spec)
+    spec = load(path)
+    with spec_file(path):  # its identity: relative paths lie next to the file (not the cwd), its memory namespace
+        if spec.get("type", "customize") == "customize":  # its tool modules may sit next to the file
+            from zagent.plugins.actions.customize import CustomizeAgent
+
+            return CustomizeAgent.from_dict(spec, kernel, base_dir=os.path.dirname(os.path.abspath(path)))
+        return kernel.agent(spec)

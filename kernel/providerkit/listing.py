@@ -15,6 +15,7 @@ from .._trust.secrets import mask_userinfo
 from .codec import crowded, crowded_error
 from .config import ERROR_BODY_BYTES
 from .decode import body_chunks
+from .stream import release
 
 LIMIT = 4 << 20
 """Bytes a listing may take (a server with thousands of models stays well below)."""
@@ -68,12 +69,13 @@ async def _get_json(http: Any, path: str, timeout: float) -> Any:
             raise error from None
     finally:
         await response.aclose()
+        release(response)  # a reply smuggled after this one never becomes the next call's (``release``)
     body = b"".join(parts)
     if n := crowded(body):
         raise crowded_error(n, f"{http.provider} ({http.base_url}{path}) ")
     try:
         return msgspec.json.decode(body)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # RecursionError: [[[[... past the decoder's limit
         raise ProtocolError(f"{http.provider} ({http.base_url}{path}) did not answer with JSON: {exc}",
                             provider=http.provider, status=response.status_code) from None
 

@@ -20,7 +20,7 @@ class StreamReply:
     underlying response (``status_code``, ``headers``...).
     """
 
-    __slots__ = ("_response", "_http", "_gate", "_guard", "_size", "_pieces", "_closed")
+    __slots__ = ("_response", "_http", "_gate", "_guard", "_size", "_pieces", "_closed", "_end")
 
     def __init__(self, http: HttpClient, response: Any, gate: Any, guard: Optional["_Deadline"]):
         self._response = response
@@ -30,6 +30,7 @@ class StreamReply:
         self._size = 0
         self._pieces = 0
         self._closed = False
+        self._end: Optional[tuple[float, int]] = None  # (time, size) the reply's end marker was read at
         if guard is not None:
             guard.armed = False
 
@@ -41,6 +42,16 @@ class StreamReply:
     @property
     def bytes_read(self) -> int:
         return self._size
+
+    def ended(self) -> None:
+        """The provider read the reply's end marker (``[DONE]``, ``message_stop``...): from now on the body is read
+        for at most ``AFTER_END_BYTES`` and ``AFTER_END_SECONDS`` more (an honest server ends it at once, and the
+        connection is reused), then the lines end quietly and the connection is closed: a server talking on after
+        the end can neither hold nor fail a finished reply."""
+        if self._end is None:
+            import asyncio
+
+            self._end = (asyncio.get_running_loop().time() + AFTER_END_SECONDS, self._size + AFTER_END_BYTES)
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         """The body's (decoded) bytes as they come; ``DeadlineExceeded``/``ResponseTooLarge`` past a limit."""
@@ -56,7 +67,16 @@ class StreamReply:
                         raise http.deadline_error(guard)
                     guard.arm()
                 try:
-                    chunk = await chunks.__anext__()
+                    if self._end is None:
+                        chunk = await chunks.__anext__()
+                    else:  # after the end marker: a little more, briefly, or nothing
+                        rest = self._end[0] - asyncio.get_running_loop().time()
+                        if rest <= 0 or self._size > self._end[1]:
+                            return
+                        try:
+                            chunk = await asyncio.wait_for(chunks.__anext__(), rest)
+                        except asyncio.TimeoutError:
+                            return
                 except StopAsyncIteration:
                     return
                 except asyncio.CancelledError:
@@ -129,6 +149,9 @@ class StreamReply:
 
 
 _NEWLINES = re.compile(r"\r\n|\r|\n")
+#: What is read of a streamed body after its end marker before it is closed unread (``StreamReply.ended``).
+AFTER_END_BYTES = 64 * 1024
+AFTER_END_SECONDS = 1.0
 
 
 class _Deadline:
@@ -259,7 +282,19 @@ def release(response: Any) -> None:
     counting frees it when dropped: the stream of a closed response becomes an empty one. An open one is left alone.
     """
     if getattr(response, "is_closed", False) and hasattr(response, "stream"):
+        _retire_overfed(response.stream)
         response.stream = _CONSUMED
+
+
+def _retire_overfed(stream: Any) -> None:
+    """Mark expired (the pool then closes it, never reuses it) a kept-alive HTTP/1.1 connection holding bytes its
+    server sent past the whole response: h11 would read them as the reply to the *next* request, one not sent yet
+    (a smuggled reply). Reaches into httpx/httpcore's objects; with any other stack it does nothing."""
+    for name in ("_stream", "_httpcore_stream", "_pool_request", "connection", "_connection"):
+        stream = getattr(stream, name, None)
+    state = getattr(stream, "_h11_state", None)
+    if state is not None and getattr(state, "trailing_data", (b"",))[0]:
+        stream._expire_at = 0.0
 
 
 def _should_retry(headers: Any) -> Optional[bool]:

@@ -102,11 +102,17 @@ class AnthropicLLM(ProviderLLM):
                     continue
                 for chunk in self._on_event(self._decode(data), state):
                     yield chunk
+                if state.stopped:
+                    response.ended()  # read on a little only (``StreamReply.ended``)
         except (mod.TransportError, mod.TimeoutException) as exc:
             raise stream_interrupted(self.http, exc, state.text(), state.all_calls()) from None
         finally:
             await response.aclose()
-        if not state.stopped and (state.finish_reason is None or state.open_calls):
+        if state.open_calls:  # a tool_use block never stopped, message_stop or not: its input may be cut
+            names = ", ".join(repr(name) for _id, name in state.open_calls.values())
+            raise stream_interrupted(self.http, EOFError(f"the stream ended with tool call(s) {names} still open "
+                                                         "(no content_block_stop)"), state.text(), state.all_calls())
+        if not state.stopped and state.finish_reason is None:
             raise stream_interrupted(self.http, EOFError("the stream ended before message_stop"),
                                      state.text(), state.all_calls())
         message = Message(role="assistant", content=state.text() or None, tool_calls=state.calls,

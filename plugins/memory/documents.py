@@ -100,9 +100,12 @@ class DocumentStore:
             raise ConfigError(f"a document is text, got {type(text).__name__}")
         from zagent.agentkit.inputs import check_text
 
+        from .sqlitefile import check_name_size
+
         check_text(text, "a document's text")  # a lone surrogate (invalid UTF-8 read with surrogateescape)
         if source is not None:
             check_text(source, "a document's source")
+            check_name_size(source, "a document's source")
         if source is None:
             import hashlib
 
@@ -110,11 +113,11 @@ class DocumentStore:
         pieces = chunk_text(text, chunk_size, overlap)
         vectors: list[Any] = [None] * len(pieces)
         if self.embedder is not None and pieces:
-            from .vectors import pack
+            from zagent.agentkit.embeddings import checked_vectors
 
-            vectors = [pack(v, self.embedder) for v in await self.embedder.aembed(pieces)]
-            if len(vectors) != len(pieces):
-                raise ConfigError(f"embedder returned {len(vectors)} vectors for {len(pieces)} chunks")
+            # one per chunk, one length, bounded, finite (a lying embedding server)
+            vectors = [v.tobytes() for v in checked_vectors(await self.embedder.aembed(pieces), len(pieces),
+                                                            self.embedder)]
         rows = [(f"{source}#{n}", source, n, piece, vector) for n, (piece, vector) in enumerate(zip(pieces, vectors))]
         import asyncio
 
@@ -189,21 +192,28 @@ class DocumentStore:
     def _search(self, query: str, k: int, vector: Any) -> list[DocumentChunk]:
         from .fts import fts_query
 
+        from .sqlitefile import MAX_NAME_BYTES, byte_length
+
         match = fts_query([w.lower() for w in _WORD.findall(query)][:64])
+        short_id = f"CASE WHEN {byte_length('id')} <= {MAX_NAME_BYTES + 32} THEN id END"  # source#n: never 100 MB
         with self._lock:
             db = self._db()
-            by_words = db.execute("SELECT id FROM zagent_doc_fts WHERE zagent_doc_fts MATCH ? ORDER BY rank LIMIT ?",
-                                  (match, k * 4)).fetchall() if match else []
+            by_words = db.execute(f"SELECT {short_id} FROM zagent_doc_fts WHERE zagent_doc_fts MATCH ? ORDER BY rank "
+                                  "LIMIT ?", (match, k * 4)).fetchall() if match else []
             by_meaning: list[Any] = []
             if vector is not None:
                 from .vectors import top_k
 
-                blobs = db.execute("SELECT vector, id FROM zagent_doc_chunks WHERE vector IS NOT NULL "
+                blobs = db.execute(f"SELECT vector, {short_id} FROM zagent_doc_chunks WHERE vector IS NOT NULL "
                                    "AND length(vector) = ?", (4 * len(vector),)).fetchall()  # another embedder's: not
                 by_meaning = [(cid,) for _s, cid in top_k(vector, blobs, k * 4)]
             scores: dict[str, float] = {}
             for ranking in (by_words, by_meaning):
                 for rank, (cid,) in enumerate(ranking):
+                    if cid is None:
+                        raise ConfigError(f"document store {self.path!r} holds a chunk id longer than "
+                                          f"{MAX_NAME_BYTES + 32:,} bytes (a file edited by someone else?); it was "
+                                          "not read. Remove the sources and add the documents again, or use a new file")
                     scores[cid] = scores.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
             best = sorted(scores, key=lambda c: -scores[c])[:k]
             rows = self._chunks(db, best) if best else {}
@@ -216,10 +226,11 @@ class DocumentStore:
 
         from zagent.agentkit.files import MAX_DATA_BYTES
 
-        from .sqlitefile import byte_length
+        from .sqlitefile import MAX_NAME_BYTES, byte_length
 
-        size = byte_length("text")
-        sql = (f"SELECT id, source, {size}, CASE WHEN {size} <= {MAX_DATA_BYTES} THEN text END "
+        size = f"({byte_length('text')} + {byte_length('source')})"  # a source edited to 100 MB is cited too
+        fits = f"{byte_length('source')} <= {MAX_NAME_BYTES} AND {size} <= {MAX_DATA_BYTES}"
+        sql = (f"SELECT id, CASE WHEN {fits} THEN source END, {size}, CASE WHEN {fits} THEN text END "
                f"FROM zagent_doc_chunks WHERE id IN ({','.join('?' * len(ids))})")
         rows, total = {}, 0
         try:
@@ -227,8 +238,8 @@ class DocumentStore:
                 total += size or 0
                 if text is None or total > MAX_DATA_BYTES:
                     raise ConfigError(f"document store {self.path!r}: chunk {cid!r} brings the text retrieved to "
-                                      f"{total / 2**20:.1f} MiB, more than the {MAX_DATA_BYTES // 2**20} MiB zagent "
-                                      "reads back (a file edited by someone else?); remove its source and add the "
+                                      f"{total / 2**20:.1f} MiB (or its source passes {MAX_NAME_BYTES:,} bytes), more "
+                                      f"than the {MAX_DATA_BYTES // 2**20} MiB zagent reads back (a file edited by someone else?); remove its source and add the "
                                       "document again, or use a new file")
                 rows[cid] = (cid, source, text)
         except sqlite3.DataError as exc:
@@ -244,7 +255,10 @@ class DocumentStore:
 
     def sources(self) -> list[str]:
         with self._lock:
-            return [r[0] for r in self._db().execute("SELECT DISTINCT source FROM zagent_doc_chunks ORDER BY source")]
+            from .sqlitefile import distinct_names
+
+            return distinct_names(self._db(), "zagent_doc_chunks", "source", lambda why: ConfigError(
+                f"document store {self.path!r}: cannot list the sources: {why}"))
 
     def count(self) -> int:
         with self._lock:

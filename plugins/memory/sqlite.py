@@ -25,6 +25,7 @@ from .fts import CommonWords, fts_query
 from .inprocess import words_of
 from .records import Filters, as_messages, check_count, check_namespace, message_text, split_namespace
 from .vectors import finite, pack, top_k
+from zagent.agentkit.embeddings import checked_vectors
 
 if TYPE_CHECKING:
     import sqlite3
@@ -103,6 +104,8 @@ class SqliteMemory:
         if len(vectors) != len(texts):
             raise ConfigError(f"embedder {embedder!r} returned {len(vectors)} vectors for {len(texts)} "
                               "texts; it must return one per text")
+        kept = [v for r, v in zip(rows, vectors) if r[5]]  # one length, bounded, finite (a lying server)
+        checked_vectors(kept, len(kept), embedder)
         return vectors
 
     @staticmethod
@@ -198,6 +201,13 @@ class SqliteMemory:
 
         def best(c: sqlite3.Connection) -> list[Any]:
             ids = [i for _, i in top_k(vector, c.execute(sql, (*params, 4 * len(vector))).fetchall(), limit)]
+            if not ids and limit > 0 and (other := c.execute(
+                    f"SELECT length(embedding) FROM messages m WHERE {where} AND embedding IS NOT NULL LIMIT 1",
+                    params).fetchone()):  # nothing of the query's length: say so, not "no memories"
+                raise ConfigError(f"embedder {self.embedder!r} returned a query vector of length {len(vector)}, "
+                                  f"but the messages searched were embedded {other[0] // 4} long: nothing "
+                                  "compares. Search with the embedder that stored them (did its model or server "
+                                  "change?)")
             found: dict[int, Any] = {}
             for start in range(0, len(ids), 500):  # the winners' data only, bounded as it is read
                 part = ids[start:start + 500]
@@ -239,9 +249,14 @@ class SqliteMemory:
         return out
 
     def namespaces(self) -> list[str]:
-        """Namespaces holding at least one message, sorted."""
-        return [r[0] for r in self.db.read(lambda c: c.execute(
-            "SELECT DISTINCT namespace FROM messages ORDER BY namespace").fetchall())]
+        """Namespaces holding at least one message, sorted; a name over ``MAX_NAME_BYTES`` (an edited file) is a
+        ``StoreError`` naming its row, never read."""
+        from .sqlitefile import distinct_names
+
+        def fail(why: str) -> StoreError:
+            return StoreError(f"{self.db.path}: cannot list the namespaces: {why}", path=self.db.path)
+
+        return self.db.read(lambda c: distinct_names(c, "messages", "namespace", fail))
 
     async def anamespaces(self) -> list[str]:
         return await asyncio.to_thread(self.namespaces)

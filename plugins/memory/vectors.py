@@ -10,22 +10,14 @@ import math
 from array import array
 from typing import Any, Iterable, Sequence
 
-from zagent.errors import ConfigError
+from zagent.agentkit.embeddings import checked_vector
 
 
-def finite(vector: Any, who: Any) -> "array[float]":
+def finite(vector: Any, who: Any, length: Any = None) -> "array[float]":
     """``vector`` as float32 numbers; ``ConfigError`` naming ``who`` (the embedder) when it is not a list of
-    numbers or holds NaN, infinity or a number beyond float32 (a lying embedding server): such a vector ranks
-    nothing, and stored it would stay wrong."""
-    try:
-        out = array("f", vector)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ConfigError(f"embedder {who!r} returned {type(vector).__name__} that is not a list of numbers "
-                          f"({exc}); an embedder must return one list of finite numbers per text") from None
-    if not all(math.isfinite(x) for x in out):
-        raise ConfigError(f"embedder {who!r} returned a vector holding NaN, infinity or a number beyond float32; "
-                          "an embedder must return finite numbers (check its server's replies)")
-    return out
+    numbers, holds NaN, infinity or a number beyond float32, is empty or over ``MAX_DIMENSIONS`` long, or is not
+    ``length`` long (``agentkit.embeddings.checked_vector``): such a vector ranks nothing, stored it stays wrong."""
+    return checked_vector(vector, who, length)
 
 
 def pack(vector: Sequence[float], who: Any = "embedder") -> bytes:

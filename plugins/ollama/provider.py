@@ -161,6 +161,7 @@ class OllamaLLM(ProviderLLM):
                         yield Chunk(type="tool_call", tool_call=call)
                 if reply.done:
                     final = reply
+                    response.ended()  # read on a little only (``StreamReply.ended``)
         except (mod.TransportError, mod.TimeoutException) as exc:
             raise stream_interrupted(self.http, exc, "".join(parts), calls) from None
         finally:

@@ -173,7 +173,9 @@ class OpenAILLM(ProviderLLM):
         mod = self.http.module()
         try:
             async for _event, data in iter_sse(response.aiter_lines()):
-                if data == "[DONE]" or state.done:  # read on to the body's end: the connection is then reused
+                if data == "[DONE]" or state.done:  # read on to the body's end (a little: ``StreamReply.ended``)
+                    if not state.done:
+                        response.ended()
                     state.done = True
                     continue
                 text = state.feed(self._decode_chunk(data, state))

@@ -187,6 +187,7 @@ class ResponsesLLM(ProviderLLM):
                         yield Chunk(type="tool_call", tool_call=call)
                 elif kind in ("response.completed", "response.incomplete"):
                     final = ev.response or Response(status="completed")
+                    response.ended()  # read on a little only (``StreamReply.ended``)
                 elif kind in ("response.failed", "error"):
                     raise self._error((ev.response.error if ev.response is not None else None)
                                       or {"message": ev.message or ev.code or "stream failed"})

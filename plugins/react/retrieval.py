@@ -228,9 +228,11 @@ async def _embedding_scores(embedder: Any, tools: list["Tool"], query: str) -> l
     cache = _embedding_cache(embedder)
     keys = [(t.name, t.description or "") for t in tools]
     missing = [i for i, k in enumerate(keys) if k not in cache]
-    vectors = await embedder.aembed([query] + [tool_text(tools[i]) for i in missing])
-    if len(vectors) != len(missing) + 1:
-        raise ValueError(f"embedder returned {len(vectors)} vectors for {len(missing) + 1} texts")
+    from zagent.agentkit.embeddings import checked_vectors
+
+    known = next((cache[k] for k in keys if k in cache), None)  # one length, bounded, finite: a lying server
+    vectors = checked_vectors(await embedder.aembed([query] + [tool_text(tools[i]) for i in missing]),
+                              len(missing) + 1, embedder, None if known is None else len(known))
     for i, vector in zip(missing, vectors[1:]):
         cache[keys[i]] = list(vector)
     q = vectors[0]

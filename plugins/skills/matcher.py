@@ -118,9 +118,11 @@ class SkillMatcher:
     async def _embedding_rank(self, request: str, skills: list[Skill]) -> list[Match]:
         keys = [(s.name, terms.skill_text(s)) for s in skills]
         missing = [k for k in keys if k not in self._vectors]
-        vectors = await self.embedder.aembed([request] + [text for _n, text in missing])
-        if len(vectors) != len(missing) + 1:
-            raise ValueError(f"embedder returned {len(vectors)} vectors for {len(missing) + 1} texts")
+        from zagent.agentkit.embeddings import checked_vectors
+
+        known = next((self._vectors[k] for k in keys if k in self._vectors), None)  # a lying server: one length
+        vectors = checked_vectors(await self.embedder.aembed([request] + [text for _n, text in missing]),
+                                  len(missing) + 1, self.embedder, None if known is None else len(known))
         for key, vector in zip(missing, vectors[1:]):
             self._vectors[key] = list(vector)
         query = vectors[0]
@@ -153,7 +155,7 @@ def _json_field(text: str, key: str) -> Optional[str]:
     start, end = text.find("{"), text.rfind("}")
     try:
         value = msgspec.json.decode(text[start:end + 1]) if 0 <= start < end else None
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # a reply nested past the decoder's limit chooses nothing
         return None
     return str(value.get(key)) if isinstance(value, dict) and value.get(key) is not None else None
 

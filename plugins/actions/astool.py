@@ -19,7 +19,8 @@ from zagent.agentkit.toolrefs import agent_tool_names, remember_origins, spec_or
 from zagent.speckit import current_trust
 from zagent.speckit.trust import for_named_file
 from zagent.speckit.paths import check_path_way, check_spec_path
-from zagent import Tool
+from zagent import StashKey, Tool
+from zagent.agentkit.counters import RunCounter
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel, RunContext
@@ -30,7 +31,11 @@ __all__ = ["MAX_AGENT_DEPTH", "agent_tool", "load_agent_refs", "resolve_agent_re
 MAX_AGENT_DEPTH = 5
 #: how deep agent files may name agent files (a long chain stops here, not at Python's recursion limit)
 MAX_AGENT_FILE_DEPTH = 16
+#: agents called as tools in one run, at any depth (config ``max_agent_calls``): 64 calls a reply, 20 steps and 5
+#: levels multiply into ~10**15 runs of a model that always calls its helpers
+MAX_AGENT_CALLS = 256
 _CTX = "_zagent_caller_ctx"
+AGENT_CALLS: "StashKey[RunCounter]" = StashKey("zagent.actions.agent_calls")  # per run (``ctx.shared``)
 _depth: "contextvars.ContextVar[int]" = contextvars.ContextVar("zagent_agent_depth", default=0)
 _loading: "contextvars.ContextVar[tuple[str, ...]]" = contextvars.ContextVar("zagent_agent_files", default=())
 _BAD = re.compile(r"[^A-Za-z0-9_.\-]")
@@ -65,8 +70,9 @@ def agent_tool(agent: Any, *, name: Optional[str] = None, description: Optional[
     tool_name = name or _BAD.sub("_", agent.name)
     chat = bool(getattr(agent, "speaks_by_chat", False))
     if chat:
-        parameters: dict[str, Any] = {"type": "object", "required": ["task"], "properties": {
-            "task": {"type": "string", "description": f"what to ask {agent.name}"}}}
+        parameters: dict[str, Any] = {"type": "object", "required": ["task"], "additionalProperties": False,
+                                      "properties": {"task": {"type": "string",
+                                                              "description": f"what to ask {agent.name}"}}}
     else:
         from zagent.agentkit import fields as zfields
 
@@ -78,6 +84,11 @@ def agent_tool(agent: Any, *, name: Optional[str] = None, description: Optional[
         if depth >= MAX_AGENT_DEPTH:
             raise ToolError(f"agent {agent.name!r} was not called: agents may call agents at most "
                             f"{MAX_AGENT_DEPTH} deep (an agent file that names itself?)")
+        most = caller.kernel.config.get("max_agent_calls") or MAX_AGENT_CALLS
+        if not caller.shared.get_or_create(AGENT_CALLS, RunCounter).take("agents", most):
+            raise ToolError(f"agent {agent.name!r} was not called: this run already called agents as tools {most} "
+                            f"times (at most {most} in one run, at any depth: Kernel config 'max_agent_calls'); "
+                            "answer with what you have")
         token = _depth.set(depth + 1)
         try:
             return await (_chat(agent, caller, kwargs) if chat else _declared(agent, caller, kwargs))

@@ -110,6 +110,17 @@ def _cut(path: str, size: int, read_fd: int, torn: bytes, number: int) -> None:
         os.close(fd)
 
 
+def _pieces(path: str, fd: int, ranges: list[list[int]], size: int = 1 << 20) -> Iterator[bytes]:
+    """The bytes of ``ranges`` of the file open as ``fd``, at most ``size`` at a time."""
+    for start, stop in ranges:
+        while start < stop:
+            piece = os.pread(fd, min(size, stop - start), start)
+            if not piece:
+                raise ConfigError(f"the results file {path!r} shrank while zagent read it; nothing was rewritten")
+            yield piece
+            start += len(piece)
+
+
 class ResultsFile:
     """The ``--out`` file of a batch, opened for appending after repairing and reading it.
 
@@ -118,7 +129,10 @@ class ResultsFile:
     """
 
     def __init__(self, path: Union[str, "os.PathLike[str]"], *, retry_failed: bool = False) -> None:
+        from zagent.agentkit.privatefiles import check_private
+
         self.path = os.fspath(path)
+        check_private(self.path)  # another user's file (or link) is refused before a line of it is read
         self.done = self._prepare(retry_failed)
         try:
             from zagent.agentkit.privatefiles import open_private
@@ -136,13 +150,14 @@ class ResultsFile:
             return Done(set(), set(), 0)
         except OSError as exc:
             raise ConfigError(f"cannot read the results file {self.path!r}: {exc}") from None
-        kept, done, end, records = [], Done(set(), set(), 0), 0, 0
+        kept: list[list[int]] = []  # with retry_failed: [start, end) of the lines kept, neighbours merged
+        done, end, records, count = Done(set(), set(), 0), 0, 0, 0
         with f:
             for number, raw in bounded_lines(f, f"the results file {self.path!r}"):
                 if not raw.endswith(b"\n"):  # a line cut by a kill mid-write: that item runs again
                     _cut(self.path, end, f.fileno(), raw, number)
                     break
-                end += len(raw)
+                start, end = end, end + len(raw)
                 if not raw.strip():
                     continue
                 records += 1
@@ -156,22 +171,28 @@ class ResultsFile:
                                       "use another --out file")
                 if retry_failed and not record.get("ok"):
                     continue
-                kept.append(raw)
+                count += 1
+                if retry_failed and kept and kept[-1][1] == start:
+                    kept[-1][1] = end
+                elif retry_failed:
+                    kept.append([start, end])
                 if record.get("id") is not None:
                     done.ids.add(str(record["id"]))
                 else:
                     done.lines.add(record["line"])
                 if not record.get("ok"):
                     done = done._replace(failed=done.failed + 1)
-        if retry_failed and len(kept) != records:
-            from zagent.agentkit.files import write_atomic
+            if retry_failed and count != records:  # streamed from the file read: never all of it in memory
+                from zagent.agentkit.files import write_atomic
 
-            write_atomic(self.path, b"".join(kept))
+                write_atomic(self.path, _pieces(self.path, f.fileno(), kept))
         return done
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one result as one line, in one write; a full disk (any OSError) is ``ResultsFileError``."""
-        line = _encode.encode(record) + b"\n"
+        from zagent.agentkit.secrets import masked_json
+
+        line = masked_json(_encode.encode(record)) + b"\n"  # an output quoting OPENAI_API_KEY (a tool returned it)
         view = memoryview(line)
         try:
             while view:

@@ -19,6 +19,7 @@ from zagent import ConfigError
 
 from .chain import CheckpointChain
 from .database import Database
+from .errors import StoreError
 from .paths import resolve
 from .patches import FULL_BASE, check_patch, check_restore_size, patch_decoder, rebuild, stored
 from .records import RunInfo, check_count, check_run_id
@@ -30,11 +31,14 @@ DEFAULT_KEEP_LAST = 10
 
 _INSERT = ("INSERT OR REPLACE INTO checkpoints (run_id, step, kind, created, state, metadata, patch) "
            "VALUES (?, ?, ?, ?, ?, ?, ?)")
+#: one row per run; a run id or metadata an edit made huge is measured, never read (``NULL`` with its size)
 _LIST = """
-SELECT run_id, kind, max(step), count(*), min(created), max(created),
-       (SELECT metadata FROM checkpoints c2 WHERE c2.run_id = c.run_id ORDER BY step DESC LIMIT 1)
+SELECT CASE WHEN {id_size} <= {max_id} THEN run_id END, kind, max(step), count(*), min(created), max(created),
+       (SELECT CASE WHEN {meta_size} <= {max_meta} THEN metadata END FROM checkpoints c2 WHERE c2.run_id = c.run_id
+        ORDER BY step DESC LIMIT 1), {id_size}
 FROM checkpoints c {where} GROUP BY run_id ORDER BY max(created) DESC, run_id
 """
+_MAX_METADATA = 2**20
 
 
 @attrs.define(repr=False)
@@ -140,8 +144,19 @@ class CheckpointStore(CheckpointChain):
 
     def list(self, kind: Optional[str] = None) -> builtins.list[RunInfo]:
         """One ``RunInfo`` per run (of ``kind``, if given), most recently updated first."""
+        from .sqlitefile import MAX_NAME_BYTES, byte_length
+
         where, params = ("WHERE kind = ?", (kind,)) if kind is not None else ("", ())
-        rows = self.db.read(lambda c: c.execute(_LIST.format(where=where), params).fetchall())
+        sql = _LIST.format(where=where, id_size=byte_length("run_id"), max_id=MAX_NAME_BYTES,
+                           meta_size=byte_length("c2.metadata"), max_meta=_MAX_METADATA)
+        rows = self.db.read(lambda c: c.execute(sql, params).fetchall())
+        for r in rows:
+            if r[0] is None or r[6] is None:
+                what = f"a run id of {r[7]:,} bytes" if r[0] is None else f"run {r[0][:80]!r}'s metadata"
+                raise StoreError(f"{self.db.path}: cannot list the runs: {what} is over what zagent reads back "
+                                 f"({MAX_NAME_BYTES:,} bytes for an id, {_MAX_METADATA // 2**20} MiB for metadata; a "
+                                 "file edited by someone else?); delete that run's rows or use a new file",
+                                 path=self.db.path)
         return [RunInfo(run_id=r[0], kind=r[1], last_step=r[2], steps=r[3], created=r[4], updated=r[5],
                         metadata=msgspec.json.decode(r[6])) for r in rows]
 

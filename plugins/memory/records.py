@@ -71,10 +71,14 @@ def split_namespace(namespace: str) -> tuple[str, str]:
 
 
 def check_namespace(namespace: Any) -> str:
-    """A namespace is a non-empty string; anything else is a ``ConfigError``."""
+    """A namespace is a non-empty string of at most 4096 bytes; anything else is a ``ConfigError``."""
     if not isinstance(namespace, str) or not namespace:
         raise ConfigError(f"memory namespace must be a non-empty string such as 'agent/session', "
                           f"got {namespace!r}")
+    if len(namespace) > 1024:  # a name too long to be listed again (sqlitefile.MAX_NAME_BYTES)
+        from .sqlitefile import check_name_size
+
+        check_name_size(namespace, "a memory namespace")
     return namespace
 
 

@@ -1,12 +1,13 @@
 """``open_private(path, schema, ...)``: an SQLite file as the small stores (sessions, documents) need it: created 0600
 (a folder it makes, 0700), autocommit, usable from any thread behind the caller's lock, WAL, ``schema`` run. A file
 SQLite cannot use, or holding SQL of its own (``foreign_sql``), raises ``ConfigError`` untouched, leaving no connection
-open. ``byte_length(column)``: SQL for a value's size in bytes (``length`` of TEXT stops at a NUL).
+open. ``byte_length(column)``: SQL for a value's size in bytes (``length`` of TEXT stops at a NUL);
+``distinct_names``: a column's names, each bounded.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from zagent.errors import ConfigError
 
@@ -52,6 +53,38 @@ def byte_length(column: str) -> str:
     """SQL for the size in bytes of ``column``'s value: ``length()`` of TEXT counts characters up to the first NUL
     (0 for 70 MiB edited to start with one), so TEXT is measured as a BLOB; a BLOB's length is read from its header."""
     return f"(CASE WHEN typeof({column}) = 'text' THEN length(CAST({column} AS BLOB)) ELSE length({column}) END)"
+
+
+#: the longest name (a memory namespace, a document source) read back: a longer one was put there by an edit
+MAX_NAME_BYTES = 4096
+
+
+def check_name_size(name: str, what: str) -> None:
+    """``ConfigError`` when ``name`` (a namespace, a source) is over ``MAX_NAME_BYTES``: it could not be listed."""
+    if len(name) > MAX_NAME_BYTES // 4 and len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        raise ConfigError(f"{what} is {len(name.encode('utf-8', 'surrogatepass')):,} bytes long, more than the "
+                          f"{MAX_NAME_BYTES:,} zagent stores; give a shorter name")
+
+
+def distinct_names(conn: Any, table: str, column: str, fail: Callable[[str], Exception]) -> list[str]:
+    """The distinct values of ``column`` in ``table``, sorted, each read only when at most ``MAX_NAME_BYTES``
+    (an edited file's 100 MB name is measured, never read); ``fail(reason)`` is raised for a longer one, or once
+    the names add up to more than ``MAX_DATA_BYTES``."""
+    from zagent.agentkit.files import MAX_DATA_BYTES
+
+    size = byte_length(column)
+    rows = conn.execute(f"SELECT CASE WHEN {size} <= {MAX_NAME_BYTES} THEN {column} END, max(rowid), {size} "
+                        f"FROM {table} GROUP BY 1 ORDER BY 1")
+    out, total = [], 0
+    for name, rowid, length in rows:
+        total += length or 0
+        if name is None or total > MAX_DATA_BYTES:
+            why = (f"the {column} of row {rowid} is {length:,} bytes, more than the {MAX_NAME_BYTES:,} zagent "
+                   "reads back" if name is None else f"its {column} names add up to more than "
+                   f"{MAX_DATA_BYTES // 2**20} MiB")
+            raise fail(f"{why} (a file edited by someone else?); delete that row or use a new file")
+        out.append(name)
+    return out
 
 
 def foreign_sql(conn: Any, schema: tuple[str, ...]) -> list[str]:

@@ -159,12 +159,13 @@ class SkillIndex:
 
 
 _OBJECTS = ("SELECT type, name, sql FROM sqlite_master WHERE type IN ('trigger', 'view') "
-            "OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%')")
+            "OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%') OR (type = 'index' AND sql IS NOT NULL)")
 _TABLES = "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
 
 
 def _refuse_foreign(conn: Any, path: str) -> None:
-    """A ``ConfigError`` if the index holds a table, a trigger, a view or a virtual table the index does not make: a
+    """A ``ConfigError`` if the index holds a table, a trigger, a view, a virtual table or an index (an expression
+    building 200 MB per insert) the index does not make with that SQL: a
     skills folder shipped with a project may bring an index whose SQL runs on every write (or a view that never ends),
     or another program's database, which must not get our tables, rows or WAL mode."""
     import sqlite3

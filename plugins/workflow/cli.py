@@ -23,6 +23,8 @@ def add_commands(cli: "CommandGroup") -> None:
     gen.add_argument("--model", "-m", default=None, help="'provider:model' (default: ZAGENT_MODEL)")
     gen.add_argument("--turns", type=int, default=1, help="review-and-refine rounds (default 1)")
     gen.add_argument("--agents", default=None, help="directory or .db of existing agents to reuse")
+    gen.add_argument("--tool", action="append", default=[], metavar="NAME",
+                     help="a registered tool the generated agents may use (repeatable; default: none)")
     gen.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     cli.add_model_options(gen)
     show = group.command("show", cmd_show, help="print a workflow as a text diagram (or Mermaid)")
@@ -73,11 +75,22 @@ def cmd_generate(args: argparse.Namespace, kernel: "Kernel") -> int:
 
     _progress(kernel, args.quiet)
     gen = WorkFlowGenerator(kernel=kernel, llm=args.model, manager=_manager(kernel, args.agents),
-                            num_turns=args.turns)
+                            num_turns=args.turns, tools=_tools(kernel, args.tool))
     graph = gen.generate(args.goal)
     graph.save(args.output)
     print(f"wrote {args.output}: {len(graph.nodes)} nodes", file=sys.stderr)
     return 0
+
+
+def _tools(kernel: "Kernel", names: list[str]) -> list[str]:
+    """The ``--tool`` names, each a registered tool (``ConfigError`` naming the unknown ones)."""
+    from zagent.errors import ConfigError
+
+    unknown = [n for n in names if kernel.find("tools", n) is None]
+    if unknown:
+        raise ConfigError(f"--tool {', '.join(unknown)}: no such tool is registered; registered tools: "
+                          f"{', '.join(kernel.names('tools')) or 'none'}")
+    return list(dict.fromkeys(names))
 
 
 def cmd_show(args: argparse.Namespace, kernel: "Kernel") -> int:

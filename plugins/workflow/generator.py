@@ -1,7 +1,8 @@
 """``WorkFlowGenerator``: a goal (10 characters or more, else ``ConfigError``) -> a validated ``WorkFlowGraph`` whose
 nodes have agents: plan, build, validate, ``num_turns`` review rounds, agents. A step that fails to parse or validate
 is retried ``max_retries`` times, ``backoff_base * 2**attempt`` s apart (at most ``backoff_max``), then
-``WorkFlowError``. Events: ``generation_step``, ``generation_retry``."""
+``WorkFlowError``. Generated agents may use only the tools given as ``tools=`` (none by default). Events:
+``generation_step``, ``generation_retry``."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ class WorkFlowGenerator:
     :param num_turns: review-and-refine rounds (0: no review).
     :param max_retries: extra tries of a failing step.
     :param backoff_base: seconds before the first retry; doubles each time.
+    :param tools: the registered tools generated (and selected) agents may use; ``None`` (the default): none. A
+        plan is model output: it gets only the tools the app names (``tools=k.names("tools")`` offers every one).
     """
 
     kernel: "Kernel"
@@ -58,6 +61,7 @@ class WorkFlowGenerator:
             from zagent.plugins.manager import AgentManager
 
             self.manager = AgentManager(kernel=self.kernel)
+        self.tools = list(self.tools) if self.tools is not None else []  # no tools unless the app names them
         self.planner = self.planner or TaskPlanner(kernel=self.kernel, llm=self.llm)
         self.agent_generator = self.agent_generator or AgentGenerator(
             kernel=self.kernel, llm=self.llm, manager=self.manager, tools=self.tools)

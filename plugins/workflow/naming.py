@@ -1,7 +1,8 @@
 """Names a model gives generated agents: ASCII identifiers (``agent_name``), never one a known agent has ignoring case
 and width -- loaded in the ``AgentManager`` or saved in its storage (``taken_names``) -- nor another generated one
 (``free_name``): it cannot pass for the user's in logs or approvals, nor overwrite its file on a case-insensitive
-disk. An inline spec named like a held agent with tools it does not name is refused (``check_inline``)."""
+disk. An inline spec named like a held or stored agent is that agent; one with tools it does not name is refused
+(``check_inline``)."""
 
 from __future__ import annotations
 
@@ -38,30 +39,40 @@ def free_name(name: str, taken: set[str]) -> str:
 
 def taken_names(manager: Any) -> set[str]:
     """``loose`` keys of the agents ``manager`` holds or can load from its storage (a folder or an SQLite file)."""
-    taken = {loose(n) for n in manager.names}
+    return {loose(n) for n in [*manager.names, *stored_names(manager)]}
+
+
+def stored_names(manager: Any) -> set[str]:
+    """The names of the agents ``manager`` can load from its storage (a folder or an SQLite file)."""
     where = getattr(manager, "storage", None)
     if where is None:
-        return taken
+        return set()
     where = os.fspath(where)
     if os.path.isdir(where):
-        taken |= {loose(os.path.splitext(f)[0]) for f in os.listdir(where) if f.endswith(_SPEC_FILES)}
-    elif os.path.isfile(where):
+        return {os.path.splitext(f)[0] for f in os.listdir(where) if f.endswith(_SPEC_FILES)}
+    if os.path.isfile(where):
         from zagent.plugins.manager.manager import SPEC_KIND
 
         store = manager.kernel.memory("checkpoints", path=where)
-        taken |= {loose(r.run_id.partition(":")[2]) for r in store.list(kind=SPEC_KIND)}
-    return taken
+        return {r.run_id.partition(":")[2] for r in store.list(kind=SPEC_KIND)}
+    return set()
 
 
-def check_inline(manager: Any, ref: Any) -> None:
+def check_inline(manager: Any, ref: Any, *, llm: Any = None) -> None:
     """``ConfigError`` when ``ref``, an inline spec, is named like an agent ``manager`` already holds (so the node
-    would run that agent) which uses tools or agents the spec does not name: it would silently gain them."""
+    would run that agent) which uses tools or agents the spec does not name: it would silently gain them. One
+    named like an agent of the manager's storage not loaded yet loads that agent first (with ``llm``), else the
+    spec would be registered under its name and run wherever the workflow names the stored agent."""
     from zagent.agentkit.toolrefs import agent_tool_names
     from zagent.errors import ConfigError
 
     name = ref.get("name") if isinstance(ref, dict) else None
-    if not isinstance(name, str) or name not in manager:
+    if not isinstance(name, str):
         return
+    if name not in manager:
+        if name not in stored_names(manager):
+            return
+        manager.add_agent(name, llm=llm)  # the stored agent, loaded first: a file's spec never takes its name (held, below)
     kept = manager.get_agent(name)
     spec = getattr(kept, "spec", None)
     held = [*(getattr(spec, "tools", None) or []), *(getattr(spec, "agents", None) or [])] if spec is not None \

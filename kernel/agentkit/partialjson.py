@@ -1,7 +1,7 @@
 """``partial_object(text)``: the object a half-written JSON reply holds so far (streaming ``json`` mode), or
-``None`` when there is no ``{`` or no prefix parses yet; open strings, arrays and objects are closed, a member
-missing its value is left out. Linear in ``len(text)``. ``JsonWalk`` is the structure scan it uses; ``PartialReply``
-reads a growing reply so that a long one costs linear time in all, not quadratic.
+``None`` when there is no ``{``, no prefix parses yet or it nests past ``MAX_DEPTH``; open strings, arrays and
+objects are closed, a member missing its value is left out. Linear in ``len(text)``. ``JsonWalk`` is the structure
+scan it uses; ``PartialReply`` reads a growing reply so that a long one costs linear time in all, not quadratic.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any, Iterator, Optional
 
 import msgspec
 
-from .._trust.limits import TOKEN
+from .._trust.limits import MAX_DEPTH, TOKEN
 
 _decode = msgspec.json.decode
 
@@ -51,6 +51,8 @@ def partial_object(text: str) -> Optional[dict[str, Any]]:
     walk = JsonWalk(body)
     for i, ch in walk:
         if ch in "{[":
+            if len(stack) >= MAX_DEPTH:  # deeper than any reply is read: no partial object (the parser says why)
+                return None
             stack.append("}" if ch == "{" else "]")
             safe = (i + 1, "".join(reversed(stack)))
         elif ch in "}]":
@@ -80,7 +82,7 @@ def partial_object(text: str) -> Optional[dict[str, Any]]:
 def _as_object(candidate: str) -> Optional[dict[str, Any]]:
     try:
         value = _decode(candidate)
-    except (msgspec.DecodeError, ValueError):
+    except (msgspec.DecodeError, ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 

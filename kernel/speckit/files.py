@@ -89,7 +89,7 @@ def _load_yaml(p: str, raw: bytes) -> Any:
     except ImportError:
         raise ConfigError(f"{p} is YAML; install the extra: pip install 'zagent[yaml]'") from None
     try:
-        return yaml.safe_load(raw)
+        return yaml.load(raw, Loader=_bounded_loader(yaml))  # noqa: S506 - a SafeLoader, bounded
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
@@ -99,6 +99,44 @@ def _load_yaml(p: str, raw: bytes) -> Any:
     except (ValueError, OverflowError) as exc:  # a value YAML reads but Python cannot hold: 5,000 digits, 2021-13-45
         raise ConfigError(f"{p}: not a usable YAML value ({type(exc).__name__}: {str(exc)[:200]}); a spec's numbers "
                           "and dates must be ordinary ones (quote the text if it is text)") from None
+
+
+#: the most nodes (scalars, lists, mappings, aliases) a YAML spec may hold: PyYAML builds every node before any
+#: value (2 MB of ``[1,1,...]`` took 24 s and 670 MiB), and no spec needs this many
+MAX_YAML_NODES = 50_000
+#: the longest number a YAML spec may write: YAML 1.1 reads ``1:59:59:...`` (base 60) in quadratic time, and
+#: ``0xfff...`` into a number no setting takes and ``str()`` cannot show
+MAX_YAML_NUMBER = 100
+_loaders: dict[int, Any] = {}
+
+
+def _bounded_loader(yaml: Any) -> Any:
+    """``yaml.SafeLoader`` refusing, as it reads, more than ``MAX_YAML_NODES`` nodes and numbers longer than
+    ``MAX_YAML_NUMBER`` characters (a ``ConstructorError`` with the line)."""
+    if id(yaml) in _loaders:
+        return _loaders[id(yaml)]
+
+    class SpecYamlLoader(yaml.SafeLoader):  # type: ignore[misc]
+        nodes = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            self.nodes += 1
+            if self.nodes > MAX_YAML_NODES:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"more than {MAX_YAML_NODES:,} values (a spec is a few settings; keep data in files "
+                    "the agent's tools read)", self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+
+        def construct_yaml_int(self, node: Any) -> Any:
+            if len(node.value) > MAX_YAML_NUMBER:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"a number written with {len(node.value):,} characters (at most "
+                    f"{MAX_YAML_NUMBER}; quote it if it is text)", node.start_mark)
+            return super().construct_yaml_int(node)
+
+    SpecYamlLoader.add_constructor("tag:yaml.org,2002:int", SpecYamlLoader.construct_yaml_int)
+    _loaders[id(yaml)] = SpecYamlLoader
+    return SpecYamlLoader
 
 
 def _json_position(raw: bytes, message: str) -> str:

@@ -175,7 +175,7 @@ def read_decision(text: str) -> Optional[bool]:
             continue
         try:
             value = msgspec.json.decode(candidate)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):  # nested past the decoder's limit: no decision
             continue
         if isinstance(value, dict):
             value = value.get("use_react", False)

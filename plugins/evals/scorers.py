@@ -118,8 +118,8 @@ def json_subset(options: dict[str, Any], kernel: "Kernel") -> Callable[..., Scor
         if isinstance(actual, str):
             try:
                 actual = msgspec.json.decode(actual)
-            except msgspec.DecodeError:
-                return Score(value=0.0, passed=False, reason="the output is not JSON")
+            except (msgspec.DecodeError, RecursionError):  # RecursionError: nested past the decoder's limit
+                return Score(value=0.0, passed=False, reason="the output is not JSON (or nested too deeply)")
         problem = _subset(expected, actual, "")
         return Score(value=float(problem is None), passed=problem is None, reason=problem or "")
     return score
@@ -130,7 +130,7 @@ def _number(value: Any) -> Optional[float]:
         return None
     try:
         number = float(value.strip() if isinstance(value, str) else value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a whole number of 400 digits in a cases file
         return None
     return number if math.isfinite(number) else None
 

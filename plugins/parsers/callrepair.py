@@ -9,8 +9,9 @@ import re
 from typing import Any, Optional
 
 from . import jsontext
+from .quoted import QuotedScan
 
-_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]', re.DOTALL)
+_BRACKETS = QuotedScan(r"[{}\[\]]", single=False)  # linear even when a string never closes
 _MADE_UP = re.compile(r',\s*"(?:output|outputs|result|results|response|return|returns|observation)"\s*:')
 _CLOSE = {"{": "}", "[": "]"}
 MAX_TEXT = 50_000

@@ -15,6 +15,8 @@ from typing import Any, Optional
 
 import msgspec
 
+from .quoted import QuotedScan
+
 _decode = msgspec.json.decode
 Decode = Callable[[str], Any]
 #: what a failed decode raises: bad JSON, or nesting deeper than msgspec's recursion limit
@@ -27,17 +29,13 @@ MAX_REPAIR_CHARS = 256 * 1024
 SEARCH_BUDGET = 4
 
 FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
-# Tokens that matter for bracket matching: strings (either quote) and brackets.
-_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[{}\[\]]', re.DOTALL)
-# One pass of repairs, outside strings only (strings are matched first and handled by _fix).
-_REPAIR = re.compile(
-    r'(?P<dq>"(?:[^"\\]|\\.)*")'
-    r"|(?P<sq>'(?:[^'\\\n]|\\.)*')"
-    r"|(?P<comma>,)(?=\s*[}\]])"
+# Tokens that matter for bracket matching: strings (either quote) and brackets (linear: ``quoted``).
+_BRACKETS = QuotedScan(r"[{}\[\]]")
+# One pass of repairs, outside strings only (strings, groups dq and sq, are matched first and handled by _fix).
+_REPAIR = QuotedScan(
+    r"(?P<comma>,)(?=\s*[}\]])"
     r"|(?P<py>\b(?:True|False|None)\b)"
-    r"|(?<=[{,])(?P<ws>\s*)(?P<key>[A-Za-z_$][\w$-]*)(?=\s*:)",
-    re.DOTALL,
-)
+    r"|(?<=[{,])(?P<ws>\s*)(?P<key>[A-Za-z_$][\w$-]*)(?=\s*:)")
 _CLOSER = {"{": "}", "[": "]"}
 _PY = {"True": "true", "False": "false", "None": "null"}
 _CONTROL = re.compile(r"[\x00-\x1f]")
@@ -63,7 +61,12 @@ def loads_repaired(text: str, decode: Decode = _decode) -> Any:
 
 def repair(text: str) -> str:
     """Fix trailing commas, quotes, bare keys, Python literals and raw control characters in strings."""
-    return _REPAIR.sub(_fix, text)
+    out: list[str] = []
+    pos = 0
+    for m in _REPAIR.finditer(text):
+        out += (text[pos:m.start()], _fix(m))
+        pos = m.end()
+    return "".join(out) + text[pos:] if out else text
 
 
 def _fix(m: re.Match[str]) -> str:

@@ -33,7 +33,7 @@ def _pairs(raw: str, rest: str) -> tuple[dict[str, Any], str]:
         if value[:1] in "[{":
             try:
                 value = msgspec.json.decode(value)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):  # [[[[... deep stays text (the runner bounds it)
                 pass
         arguments[key] = value
     return arguments, ""

@@ -114,9 +114,11 @@ def _entity(m: re.Match[str]) -> str:
     ref = m.group(1)
     if ref[0] == "#":
         try:
-            return chr(int(ref[2:], 16) if ref[1] in "xX" else int(ref[1:]))
-        except (ValueError, OverflowError):
+            code = int(ref[2:], 16) if ref[1] in "xX" else int(ref[1:])
+        except ValueError:
             return m.group(0)
+        # a surrogate (&#xD800;) is no character: decoded, the text could never be written out as UTF-8
+        return chr(code) if 0 < code < 0x110000 and not 0xD800 <= code <= 0xDFFF else m.group(0)
     return _ENTITY[ref]
 
 

@@ -57,7 +57,11 @@ def parse(text: str, origin: str = "<skill>") -> dict[str, Any]:
         if not sep:
             raise ConfigError(f"{origin}:{number}: expected 'key: value', got {line!r}")
         if key.strip() in HEADER_KEYS:
-            fields[key.strip()] = _decode(raw.strip())
+            try:
+                fields[key.strip()] = _decode(raw.strip())
+            except RecursionError:  # [[[[... 100,000 deep: a bare RecursionError stopped the whole folder's load
+                raise ConfigError(f"{origin}:{number}: the value of {key.strip()!r} is nested deeper than JSON "
+                                  "can be read here") from None
         else:
             ignored.append(key.strip())
     if ignored:  # said, not dropped quietly: a file claiming tools, a model or approvals gets none of them

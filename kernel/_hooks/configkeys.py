@@ -11,7 +11,7 @@ from .runner import HookRunner, Impl
 
 #: keys the kernel reads; the last five are read by the kits plugins use (``speckit``, ``agentkit``, ``providerkit``)
 KERNEL_KEYS = frozenset({"model", "profiles", "profile", "tool_threads", "tool_threads_abandoned",
-                         "tool_threads_abandoned_per_tool", "executor", "max_tool_concurrency",
+                         "tool_threads_abandoned_per_tool", "executor", "max_tool_concurrency", "max_models",
                          "spec_paths", "trusted_imports", "checkpoint_key", "trusted_base_urls",
                          "accept_unsealed_counts"})
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 OptionCheck = Callable[[Optional[Callable[..., Any]], str, Mapping[str, Any], "Optional[Kernel]"], None]
 
 FALLBACK_MODEL = "test:offline"
+MAX_MODELS = 256  # models one kernel holds (config "max_models")
 _building: "ContextVar[Optional[Stash]]" = ContextVar("zagent._model.resolve.building", default=None)
 _check: "ContextVar[Optional[OptionCheck]]" = ContextVar("zagent_option_check", default=None)
 
@@ -84,6 +85,11 @@ class Models:
             key = (check, key)  # one the app or a trusted spec made with the same options (docs/security.md, 2)
         if key is not None and key in self.llms:
             return self.llms[key]
+        most = self.config.get("max_models") or MAX_MODELS
+        if len(self.llms) >= most:  # each holds an HTTP client: options a spec chooses must not add them for ever
+            raise ConfigError(f"model {spec[:200]!r} was not made: this kernel already holds {len(self.llms)} models "
+                              f"(at most {most}; one per model name and options, spec files' apart). Reuse model "
+                              "settings, close the kernel, or raise Kernel config 'max_models'")
         provider, sep, model = spec.partition(":")
         if not sep or not provider:
             raise ConfigError(

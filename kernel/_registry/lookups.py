@@ -114,4 +114,6 @@ def _freeze(value: Any) -> Any:
         return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
+    if isinstance(value, (set, frozenset)):  # unhashable, it made a new model on every call
+        return frozenset(_freeze(v) for v in value)
     return value

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any
+from itertools import chain
+from typing import Any, Optional
 
 import msgspec
 
@@ -51,15 +52,23 @@ def _to_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value if value.isascii() else clean(str(value))
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
+    if isinstance(value, bytes):  # decode only what can be shown (a character is at most 4 bytes)
+        shown = value[:4 * MAX_RESULT_CHARS].decode("utf-8", "replace")
+        return shown if len(value) <= 4 * MAX_RESULT_CHARS else cut(shown, len(value) - 4 * MAX_RESULT_CHARS)
+    if _walked(value):
+        _check_size(value)
+    hook = _bounded_repr()
     try:
-        return msgspec.json.encode(value, enc_hook=repr).decode()
+        return msgspec.json.encode(value, enc_hook=hook).decode()
     except UnicodeEncodeError:  # a lone surrogate somewhere inside
         try:
-            return msgspec.json.encode(_cleaned(value, MAX_DEPTH), enc_hook=repr).decode()
+            return msgspec.json.encode(_cleaned(value, MAX_DEPTH), enc_hook=hook).decode()
+        except ResultNotText:
+            raise
         except Exception:
             pass
+    except ResultNotText:
+        raise
     except Exception:  # JSON cannot hold it, an enc_hook repr failed, or it contains itself: repr says it
         pass
     try:
@@ -69,6 +78,121 @@ def _to_text(value: Any) -> str:
                             f"{min(MAX_DEPTH, sys.getrecursionlimit())} levels)") from None
     except Exception as exc:
         raise ResultNotText(f"a {type(value).__name__} whose repr() fails ({describe(exc)})") from None
+
+
+#: What a result may hold before it is rendered: values (items and keys, each time one is reached) and characters
+#: of its texts. A list holding itself a million times (``a = [a, a]``, twenty times; a YAML alias bomb a tool
+#: parsed) is a few objects but terabytes of JSON; the model reads ``MAX_RESULT_CHARS`` of it anyway.
+MAX_RENDER_VALUES = 1_000_000
+MAX_RENDER_CHARS = 64 * 1024 * 1024
+_WALKED = (dict, list, tuple, set, frozenset, msgspec.Struct)
+
+
+def _walked(value: Any) -> bool:
+    """Whether JSON writes what ``value`` holds: a container, a struct, a dataclass or an attrs class."""
+    return isinstance(value, _WALKED) or hasattr(type(value), "__dataclass_fields__") \
+        or hasattr(type(value), "__attrs_attrs__")
+
+
+def _fields(item: Any) -> Any:
+    """The values ``_check_size`` walks under ``item``."""
+    if isinstance(item, dict):
+        return chain.from_iterable(item.items())
+    if isinstance(item, (list, tuple, set, frozenset)):
+        return item
+    kind = type(item)
+    names = getattr(kind, "__struct_fields__", None) or getattr(kind, "__dataclass_fields__", None) \
+        or [a.name for a in getattr(kind, "__attrs_attrs__", ())]
+    return (getattr(item, n, None) for n in names)
+
+
+def _check_size(value: Any) -> None:
+    """``ResultNotText`` when rendering ``value`` would reach more than ``MAX_RENDER_VALUES`` values or
+    ``MAX_RENDER_CHARS`` characters of text: shared parts count each time, as JSON writes them (each is measured
+    once), and a part inside itself once, as ``repr`` writes ``[...]``."""
+    flat = _flat(value)
+    if flat is not None:
+        if flat[0] > MAX_RENDER_VALUES or flat[1] > MAX_RENDER_CHARS:
+            _too_big(value, flat[0] > MAX_RENDER_VALUES)
+        return
+    sizes: dict[int, tuple[int, int]] = {}  # id of a part measured -> (values, characters) under it
+    path = {id(value)}
+    stack: list[list[Any]] = [[value, iter(_fields(value)), 0, 0]]
+    while stack:
+        frame = stack[-1]
+        values, chars = frame[2], frame[3]
+        for child in frame[1]:
+            values += 1
+            kind = type(child)
+            if kind is str or kind is bytes:
+                chars += len(child)
+            elif kind not in _NUMBERS and _walked(child) and id(child) not in path:
+                known = sizes.get(id(child)) or _flat(child)
+                if known is None:
+                    frame[2], frame[3] = values - 1, chars
+                    path.add(id(child))
+                    stack.append([child, iter(_fields(child)), 0, 0])
+                    break
+                values, chars = values + known[0], chars + known[1]
+            if values > MAX_RENDER_VALUES or chars > MAX_RENDER_CHARS:
+                _too_big(value, values > MAX_RENDER_VALUES)
+        else:
+            stack.pop()
+            path.discard(id(frame[0]))
+            sizes[id(frame[0])] = (values, chars)
+            if stack:
+                parent = stack[-1]
+                parent[2], parent[3] = parent[2] + 1 + values, parent[3] + chars
+                if parent[2] > MAX_RENDER_VALUES or parent[3] > MAX_RENDER_CHARS:
+                    _too_big(value, parent[2] > MAX_RENDER_VALUES)
+
+
+def _flat(item: Any) -> Optional[tuple[int, int]]:
+    """``(values, characters)`` of a list or tuple of numbers, or of texts, or a dict of short keys and numbers,
+    counted at C speed; else ``None``."""
+    if type(item) is dict:
+        if len(item) > 64 or set(map(type, item)) != _TEXT or not set(map(type, item.values())) <= _PLAIN:
+            return None
+        return 2 * len(item), sum(map(len, item)) + sum(len(v) for v in item.values() if type(v) is str)
+    if type(item) is not list and type(item) is not tuple:
+        return None
+    kinds = set(map(type, item))
+    if kinds <= _NUMBERS:
+        return len(item), 0
+    if kinds == _TEXT:
+        return len(item), sum(map(len, item))
+    return None
+
+
+_NUMBERS = {int, float, bool, type(None)}
+_TEXT = {str}
+_PLAIN = _NUMBERS | _TEXT
+
+
+def _too_big(value: Any, values: bool) -> None:
+    what = f"more than {MAX_RENDER_VALUES:,} values" if values else f"more than {MAX_RENDER_CHARS:,} characters of text"
+    raise ResultNotText(
+        f"a {type(value).__name__} holding {what} once written out (parts it holds more than once count each "
+        f"time), past the render limit (zagent._tools.results.MAX_RENDER_VALUES/MAX_RENDER_CHARS; the model reads "
+        f"at most {MAX_RESULT_CHARS:,} characters): not rendered")
+
+
+def _bounded_repr() -> Any:
+    """An ``enc_hook``: ``repr`` of an object JSON cannot hold, each cut to what the model reads, and
+    ``ResultNotText`` once they add up to more than ``MAX_RENDER_CHARS`` (a million objects of 1 MB reprs)."""
+    left = [MAX_RENDER_CHARS]
+
+    def hook(obj: Any) -> str:
+        text = repr(obj)
+        if len(text) > MAX_RESULT_CHARS:
+            text = text[:MAX_RESULT_CHARS] + "...[repr cut]"
+        left[0] -= len(text)
+        if left[0] < 0:
+            raise ResultNotText(f"objects whose repr() add up to more than {MAX_RENDER_CHARS:,} characters, past "
+                                "the render limit (zagent._tools.results.MAX_RENDER_CHARS): not rendered")
+        return text
+
+    return hook
 
 
 def _cleaned(value: Any, depth: int) -> Any:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
 _timeout_cm = getattr(asyncio, "timeout", None)  # Python 3.11+: no extra task per call
+CANCEL_GRACE = 1.0  # seconds an async tool past its timeout has to end once cancelled
 _probes: "weakref.WeakKeyDictionary[Tool, InlineProbe]" = weakref.WeakKeyDictionary()  # measured tools
 
 
@@ -196,12 +197,58 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
                                     "calls)") from None
                 raise
     if hasattr(value, "__await__"):  # an async tool's coroutine, or a sync one's that returned one
-        value = await (_wait_for(value, timeout) if timeout is not None else value)
+        value = await (_bounded(kernel, tool.name, value, timeout) if timeout is not None else value)
     return value
 
 
+async def _bounded(kernel: "Kernel", name: str, awaitable: Any, timeout: float) -> Any:
+    """``await`` in a task of its own, cancelled at ``timeout``; a task that ignores its cancellation for
+    ``CANCEL_GRACE`` s is left running (capped per tool, as stuck threads) and the call is a timeout."""
+    threads = kernel.tool_executor()
+    try:
+        threads.check_tasks(name)  # ToolThreadsExhausted: an error result
+    except ToolThreadsExhausted:
+        getattr(awaitable, "close", lambda: None)()  # never run: no "never awaited" warning
+        raise
+    loop = asyncio.get_running_loop()
+    task = loop.create_task(_contained(awaitable))
+    woken = loop.create_future()  # set when the task ends or at the timeout (lighter than asyncio.wait)
+
+    def wake(_: Any = None) -> None:
+        if not woken.done():
+            woken.set_result(None)
+
+    task.add_done_callback(wake)
+    timer = loop.call_later(timeout, wake)
+    try:
+        await woken
+        late = not task.done()
+        if late:
+            task.cancel()
+            await asyncio.wait((task,), timeout=CANCEL_GRACE)
+    except asyncio.CancelledError:  # the run was cancelled: so is the call
+        task.cancel()
+        raise
+    finally:
+        timer.cancel()
+        task.remove_done_callback(wake)
+    if late:  # never a late success, even from a tool that swallowed the cancellation and returned
+        if not task.done():
+            threads.hold_task(name, task)
+            raise _TimedOut(f"tool {name!r} did not finish within {timeout:g} s and ignored its cancellation for "
+                            f"{CANCEL_GRACE:g} s more; it keeps running in the background (a tool must let "
+                            "asyncio.CancelledError through)")
+        if not task.cancelled():
+            task.exception()  # retrieved: no "never retrieved" warning
+        raise TimeoutError
+    try:
+        return task.result()
+    except _Exited as wrapped:
+        raise wrapped.exc from None
+
+
 class _Exited(Exception):
-    """Carries a tool's ``SystemExit``/``KeyboardInterrupt`` out of the task ``wait_for`` makes before 3.11."""
+    """Carries a tool's ``SystemExit``/``KeyboardInterrupt`` out of the task an async tool runs in."""
 
     def __init__(self, exc: BaseException) -> None:
         self.exc = exc
@@ -214,20 +261,8 @@ async def _contained(awaitable: Any) -> Any:
         raise _Exited(exc) from None
 
 
-async def _wait_for(awaitable: Any, timeout: float) -> Any:
-    """``await`` with a timeout; before 3.11 through ``wait_for``, whose task must not see a tool's exit (a Task
-    re-raises ``SystemExit`` out of the loop)."""
-    if _timeout_cm is not None:
-        async with _timeout_cm(timeout):
-            return await awaitable
-    try:
-        return await asyncio.wait_for(_contained(awaitable), timeout)
-    except _Exited as wrapped:
-        raise wrapped.exc from None
-
-
 class _TimedOut(TimeoutError):
-    """A sync tool's timeout, said in full: its thread abandoned, or its late value on the loop dropped."""
+    """A tool's timeout, said in full: its thread abandoned, its task left running, or its late value dropped."""
 
 
 def _failed(call: ToolCall, state: str, message: str, started: float, *, error: Optional[str] = None) -> ToolResult:

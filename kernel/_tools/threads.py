@@ -170,6 +170,7 @@ class ToolThreads(Executor):
         self._abandoned: dict[Any, int] = {}  # key -> calls abandoned and still running
         self.abandoned = 0  # calls given up on that are still running (each holds a thread)
         self._shutdown = False
+        self.tasks: dict[Any, int] = {}  # key -> async calls past their timeout ignoring cancellation (one loop's)
 
     def start(self, key: Any, fn: Callable[..., Any], kwargs: dict[str, Any],
               probe: Optional[InlineProbe] = None) -> _LoopCall:
@@ -208,6 +209,34 @@ class ToolThreads(Executor):
                 f"tool {key!r} is refused: {self.abandoned} sync tool calls ran past their timeout and are "
                 f"still running (at most {self.max_abandoned} in all); sync tools run again once some return. "
                 "Fix the hanging tools or raise Kernel config 'tool_threads_abandoned'")
+
+    def check_tasks(self, key: Any) -> None:
+        """``ToolThreadsExhausted`` when too many async calls of tool ``key`` ignored their cancellation."""
+        stuck = self.tasks.get(key, 0)
+        if sum(self.tasks.values()) >= self.max_abandoned:
+            raise ToolThreadsExhausted(
+                f"tool {key!r} is refused: {sum(self.tasks.values())} async tool calls ignored their cancellation "
+                f"after their timeout and are still running (at most {self.max_abandoned} in all). Fix those tools "
+                "or raise Kernel config 'tool_threads_abandoned'")
+        if stuck >= self.max_abandoned_per_tool:
+            raise ToolThreadsExhausted(
+                f"tool {key!r} is refused: {stuck} of its async calls ignored their cancellation after their timeout "
+                f"and are still running (at most {self.max_abandoned_per_tool} per tool); it runs again once they "
+                "end. Fix the tool so it lets asyncio.CancelledError through, or raise Kernel config "
+                "'tool_threads_abandoned_per_tool'")
+
+    def hold_task(self, key: Any, task: "asyncio.Future[Any]") -> None:
+        """Count ``task`` (tool ``key``'s, past its timeout, ignoring its cancellation) until it ends."""
+        self.tasks[key] = self.tasks.get(key, 0) + 1
+
+        def ended(done: "asyncio.Future[Any]") -> None:
+            left = self.tasks.pop(key) - 1
+            if left:
+                self.tasks[key] = left
+            if not done.cancelled():
+                done.exception()  # retrieved: nobody waits for it
+
+        task.add_done_callback(ended)
 
     def abandon(self, job: Any) -> bool:
         """Give up on a running call (its thread stops counting, and leaves when the call returns) or cancel a

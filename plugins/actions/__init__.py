@@ -58,8 +58,9 @@ def _human(spec: dict[str, Any], kernel: "Kernel") -> "HumanAgent":
 
 
 def zagent_config_keys() -> tuple[str, ...]:
-    """The settings this plugin reads: ``human_responder`` (the human agent's)."""
-    return ("human_responder",)
+    """The settings this plugin reads: ``human_responder`` (the human agent's), ``max_agent_calls`` (agents
+    called as tools in one run, ``astool.MAX_AGENT_CALLS``)."""
+    return ("human_responder", "max_agent_calls")
 
 
 def zagent_register_agent_types(register: Callable[..., None]) -> None:

@@ -58,8 +58,9 @@ class EvalReport(msgspec.Struct, kw_only=True, omit_defaults=True):
 
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
         from zagent.agentkit.files import write_atomic
+        from zagent.agentkit.secrets import masked_json  # an output quoting OPENAI_API_KEY (a tool returned it)
 
-        write_atomic(os.fspath(path), msgspec.json.format(msgspec.json.encode(self)).decode() + "\n")
+        write_atomic(os.fspath(path), msgspec.json.format(masked_json(msgspec.json.encode(self))).decode() + "\n")
 
     @classmethod
     def load(cls, path: Union[str, "os.PathLike[str]"]) -> "EvalReport":
@@ -136,8 +137,9 @@ def read_cases(cases: Union[str, "os.PathLike[str]", Iterable[Any]]) -> list[Cas
     return found
 
 
-def _records(report: Any, out: Optional[str]) -> dict[str, dict[str, Any]]:
-    """The batch's records by item id (the results file's when ``out``: earlier runs' records too)."""
+def _records(report: Any, out: Optional[str], wanted: set[str]) -> dict[str, dict[str, Any]]:
+    """The batch's records by item id (the results file's when ``out``: earlier runs' records too), only those of
+    the ``wanted`` cases (a results file shared with other runs may hold millions of records)."""
     if out is None:
         return {str(r.get("id")): r for r in report.results}
     from zagent.agentkit.files import bounded_lines, open_regular
@@ -151,7 +153,7 @@ def _records(report: Any, out: Optional[str]) -> dict[str, dict[str, Any]]:
                 record = msgspec.json.decode(raw)
             except (msgspec.DecodeError, RecursionError):
                 continue  # a torn last line; the batch file cuts it on its next open
-            if isinstance(record, dict) and record.get("id") is not None:
+            if isinstance(record, dict) and record.get("id") is not None and str(record["id"]) in wanted:
                 records[str(record["id"])] = record
     return records
 
@@ -192,7 +194,7 @@ async def aevaluate(kernel: "Kernel", agent: Any, cases: Any, *, scorers: Option
     items = [{**c.inputs, "id": c.id} for c in loaded]
     path = os.fspath(out) if out is not None else None
     report = await kernel.abatch(agent, items, out=path, concurrency=concurrency, executor=executor)
-    records = _records(report, path)
+    records = _records(report, path, {c.id for c in loaded})
     results = []
     for case in loaded:
         record = records.get(case.id)

@@ -23,6 +23,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _encode = msgspec.json.Encoder(enc_hook=repr).encode
 
+#: runs whose rows are held at once; past it the oldest is written as it stands (open spans ``unfinished``): a
+#: cancelled run never ends, and its rows would be held until the kernel closes
+MAX_HELD_RUNS = 1000
+
 NAME_KEYS = {"llm": "model", "tool": "tool", "node": "node", "turn": "speaker", "workflow": "workflow",
              "skill": "skill"}
 
@@ -43,6 +47,7 @@ class RunLogger:
         self._runs: dict[str, list[dict[str, Any]]] = {}  # run key -> finished rows
         self._content: dict[str, dict[str, Any]] = {}   # span id -> request/reply or arguments/result
         self._prompts: dict[tuple[str, Any], tuple[str, list[bytes]]] = {}  # (run, agent) -> its last model call
+        self._held: dict[str, None] = {}  # run keys with rows held, oldest first
 
     # -- rails (last: they see what redaction rails left) ---------------------------------
 
@@ -115,6 +120,7 @@ class RunLogger:
             self._open.clear()
             rows = [r for run in self._runs.values() for r in run]
             self._runs.clear()
+            self._held.clear()
         with self._io:
             if rows and not self._closed:
                 self._write_now(rows)
@@ -123,16 +129,19 @@ class RunLogger:
             self._closed = True
 
     def _take(self, event: Any) -> Optional[list[dict[str, Any]]]:
-        """Record ``event``; the rows of its run when it ended a top span, else ``None``."""
+        """Record ``event``; the rows of its run when it ended a top span, or of the oldest run held when more
+        than ``MAX_HELD_RUNS`` are, else ``None``."""
         type, data = event.type, event.data
         with self._lock:
             if event.span_id is not None and type.endswith("_start"):
                 kind = type[:-6]
+                run = event.run_id or event.parent_id or event.span_id
                 self._open[event.span_id] = {
-                    "run_id": event.run_id or event.parent_id or event.span_id, "span_id": event.span_id,
+                    "run_id": run, "span_id": event.span_id,
                     "parent_id": event.parent_id, "kind": kind, "name": _name(kind, data, event),
                     "agent": event.agent, "started": event.time, "data": {"start": scrub(data)}}
-                return None
+                self._held[run] = None
+                return self._evicted() if len(self._held) > MAX_HELD_RUNS else None
             row = self._open.pop(event.span_id, None) if event.span_id is not None else None
             if row is None:  # a point event, or an end whose start came before logging began
                 row = {"run_id": event.run_id or event.parent_id or event.span_id or "-", "span_id": event.span_id,
@@ -143,11 +152,27 @@ class RunLogger:
             else:
                 row["data"] = scrub(data)
             self._runs.setdefault(row["run_id"], []).append(row)
+            self._held[row["run_id"]] = None
             if event.span_id is not None and event.parent_id is None:
                 for key in [key for key in self._prompts if key[0] == row["run_id"]]:
                     del self._prompts[key]
+                self._held.pop(row["run_id"], None)
                 return self._runs.pop(row["run_id"], [])
-        return None
+            return self._evicted() if len(self._held) > MAX_HELD_RUNS else None
+
+    def _evicted(self) -> list[dict[str, Any]]:
+        """The rows of the oldest run held (its open spans ``unfinished``), forgotten (under ``_lock``)."""
+        run = next(iter(self._held))
+        del self._held[run]
+        rows = self._runs.pop(run, [])
+        for span in [span for span, row in self._open.items() if row["run_id"] == run]:
+            row = self._open.pop(span)
+            row.update(outcome="unfinished")
+            self._content.pop(span, None)
+            rows.append(row)
+        for key in [key for key in self._prompts if key[0] == run]:
+            del self._prompts[key]
+        return rows
 
     def _end(self, row: dict[str, Any], type: str, data: dict[str, Any]) -> None:
         usage = data.get("usage") or {}

@@ -118,11 +118,12 @@ def _within(path: str, folder: str) -> bool:
 
 
 def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
-                    kernel: Optional["Kernel"] = None) -> Any:
+                    kernel: Optional["Kernel"] = None, reads: bool = False) -> Any:
     """The path to use for ``value``: a relative one joined to the folder of the spec file being built (not the
     cwd). Refused, unless the spec is trusted, when it or its real location does not end in ``suffixes`` (when
     given) or its real location is outside ``allowed_folders(kernel)``; else that real location (links resolved).
-    ``None`` and ``":memory:"`` as they are."""
+    ``None`` and ``":memory:"`` as they are. A file zagent keeps for itself (``reserving``) is refused unless the
+    spec only ``reads`` it (an agent file)."""
     if value is None or value == ":memory:":
         return value
     text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
@@ -144,7 +145,8 @@ def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
         raise ConfigError(f"{key} {text!r} in the spec is refused: it points to {real!r}, outside the folders a "
                           f"spec may name files in {where}; {HOW_TO_PLACE}")
     check_path_way(real, home, key, text)
-    taken = "the spec file itself" if real == _file.get() else next((w for p, w in _reserved.get() if p == real), None)
+    taken = None if reads else "the spec file itself" if real == _file.get() else next(
+        (w for p, w in _reserved.get() if p == real), None)
     if taken is not None:  # a spec's agent writing there would damage it (a workflow run no longer resumes)
         raise ConfigError(f"{key} {text!r} in the spec is refused: {real!r} is {taken}, which zagent keeps for "
                           f"itself while this runs; name another file; {HOW_TO_PLACE}")

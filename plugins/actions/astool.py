@@ -218,7 +218,7 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
         os.path.dirname(spec_path) if spec_path else os.getcwd())
     path = os.path.realpath(os.path.join(folder, ref))
     if not base_dir:  # a file's own folder is checked below; else the one check for spec paths (zagent.speckit.paths)
-        check_spec_path(path, key, (".json", ".yaml", ".yml"), kernel=kernel)
+        check_spec_path(path, key, (".json", ".yaml", ".yml"), kernel=kernel, reads=True)
     elif not ref.lower().endswith((".json", ".yaml", ".yml")):
         raise ConfigError(f"{key} {ref!r} in the spec is refused: it must name an agent file (.json, .yaml or .yml)")
     if not trust.everything:

@@ -102,6 +102,9 @@ def _field(name: str, prop: dict[str, Any], defs: dict[str, Any], required: bool
         description = f"{description} (one of: {shown})".strip()
     if description:
         field["description"] = description
+    examples = prop.get("examples") if isinstance(prop.get("examples"), list) else prop.get("enum", [])[:1]
+    if examples:  # shown to models; the offline test model answers the first
+        field["examples"] = list(examples[:5])
     if "default" in prop:
         field["default"], required = prop["default"], False
     field["required"] = required

@@ -180,3 +180,25 @@ def test_a_spec_file_names_a_model_next_to_it(kernel, tmp_path, monkeypatch):
     result = agent(q="Judge this")
     assert type(result.output).__name__ == "Verdict" and result.score == 3
     __import__("sys").modules.pop("r13typed_models", None)
+
+
+def test_the_offline_model_answers_a_model_with_choices(kernel):
+    """With no model named (the offline test model), a class with a Literal and nested models is answered with
+    values that fit it: an enum's first value is the field's example, which that model answers."""
+    agent = kernel.agent(_spec(Trip, parse_mode=None))
+    result = agent(q="Plan a trip")
+    assert isinstance(result.output, Trip) and isinstance(result.output.start, City)
+    choice = kernel.agent(_spec(MoodAnswer, parse_mode=None))(q="How are you?")
+    assert choice.output.mood is Mood.HAPPY
+
+
+def test_a_fields_examples_and_first_choice_reach_the_prompt(kernel):
+    """A pydantic field's examples, and an enum's first value, are the field's examples in the declaration."""
+    from zagent.agentkit.outputtypes import fields_for
+
+    class Pick(pydantic.BaseModel):
+        city: str = pydantic.Field(examples=["Lyon", "Paris"])
+        mood: Mood
+
+    by_name = {f["name"]: f for f in fields_for(Pick)}
+    assert by_name["city"]["examples"] == ["Lyon", "Paris"] and by_name["mood"]["examples"] == ["happy"]

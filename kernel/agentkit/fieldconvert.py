@@ -15,7 +15,7 @@ from ..errors import ParseError
 from ..types import Field
 from .fieldspec import FieldsIn, FieldSpec, _py_type, _type_label, compile_fields
 
-__all__ = ["coerce_text", "convert", "to_dict"]
+__all__ = ["INT_MAX", "INT_MIN", "coerce_text", "convert", "huge_int", "to_dict"]
 
 _TRUE = frozenset(("true", "yes", "y", "on", "1"))
 _FALSE = frozenset(("false", "no", "n", "off", "0"))
@@ -89,22 +89,24 @@ def _coerce(value: Any, field: Field) -> Any:
         if invalid:
             raise ValueError("; ".join(f"{k}: {v}" for k, v in invalid.items()))
         return {**value, **out}
-    if t in ("array", "object") and (problem := _int_problem(_huge_int(value))) is not None:
+    if t in ("array", "object") and (problem := _int_problem(huge_int(value))) is not None:
         raise ValueError(problem)  # untyped items: as json mode, no whole number a 64-bit type cannot hold
     return value
 
 
-def _huge_int(value: Any) -> Any:
-    """The first whole number (not a bool) at any depth of ``value`` outside ``INT_MIN``..``INT_MAX``, or None."""
+def huge_int(value: Any) -> Any:
+    """The first whole number (not a bool; depth first, in order) in decoded data ``value`` outside
+    ``INT_MIN``..``INT_MAX``, the range a 64-bit integer type holds, or ``None``."""
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, int) and not isinstance(item, bool) and not INT_MIN <= item <= INT_MAX:
-            return item
-        if isinstance(item, Mapping):
-            stack.extend(item.values())
+        if isinstance(item, int) and not isinstance(item, bool):
+            if not INT_MIN <= item <= INT_MAX:
+                return item
+        elif isinstance(item, Mapping):
+            stack.extend(reversed(list(item.values())))
         elif isinstance(item, list):
-            stack.extend(item)
+            stack.extend(reversed(item))
     return None
 
 

@@ -258,16 +258,7 @@ def _sources(text: str) -> Iterator[str]:
     yield text
 
 
-#: the largest magnitude a whole number may have: what a 64-bit integer type holds (unsigned, or signed negative)
-INT_LIMIT = 2**64
 _KEY = re.compile(r'"((?:[^"\\]|\\.){0,256})"\s*:')
-
-
-def has_huge_int(value: Any) -> Optional[int]:
-    """The first whole number (not a bool) in a decoded value that no 64-bit integer holds, or ``None``."""
-    found: Optional[int] = _first(value, lambda item: isinstance(item, int) and not isinstance(item, bool)
-                                  and not -INT_LIMIT // 2 <= item < INT_LIMIT)
-    return found
 
 
 def duplicate_key(text: str, names: Optional[set[str]] = None) -> Optional[str]:

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import msgspec
 from zagent.errors import ConfigError, ParseError
 from zagent.types import Field
+from zagent.agentkit.fieldconvert import huge_int
 from zagent.agentkit.fields import FieldSpec, compile_fields, describe
 from zagent.agentkit.placeholders import placeholders
 
@@ -174,7 +175,7 @@ def _no_big_numbers(found: dict[str, Any], spec: FieldSpec, raw: str) -> dict[st
         if big is None:
             if spec.by_name[name].type == "number":  # a long whole number is a finite float there
                 continue
-            big, kind = jsontext.has_huge_int(value), "a 64-bit integer"
+            big, kind = huge_int(value), "a 64-bit integer"
             if big is None:
                 continue
         if value is big and spec.by_name[name].type == "string":

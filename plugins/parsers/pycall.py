@@ -11,12 +11,12 @@ import keyword
 import re
 from typing import Any, Iterator, Optional
 
+from zagent.agentkit.fieldconvert import INT_MAX, INT_MIN
 from zagent.agentkit.thinking import strip_think
 
 from zagent.providerkit import new_call_id
 from zagent.types import ToolCall, ToolSpec
 
-from .jsontext import INT_LIMIT
 from .toolcalls import Extraction, ToolCallError, extract
 from .toolformats import NO_TOOL, ToolCallFormat, _encode, _function, error_lines
 
@@ -197,8 +197,8 @@ def _name(node: ast.AST) -> Optional[str]:
 
 def _value(node: ast.AST) -> Any:
     if isinstance(node, ast.Constant):
-        if isinstance(node.value, int) and not isinstance(node.value, bool) and not -INT_LIMIT // 2 <= node.value \
-                < INT_LIMIT:  # 0xfff... of 90,000 digits: no 64-bit integer, and str() of it raises later
+        if isinstance(node.value, int) and not isinstance(node.value, bool) and not INT_MIN <= node.value \
+                <= INT_MAX:  # 0xfff... of 90,000 digits: no 64-bit integer, and str() of it raises later
             raise _NotCall(f"a whole number of {node.value.bit_length()} bits is out of range (not a 64-bit integer)")
         if isinstance(node.value, (str, int, float, bool)) or node.value is None:
             return node.value

@@ -16,7 +16,7 @@ from .guardrails import wanted
 if TYPE_CHECKING:  # pragma: no cover
     from .._runs.context import RunContext
 
-__all__ = ["Held", "Mark", "hold"]
+__all__ = ["Held", "Mark", "hold", "unjudged"]
 
 
 class Mark:
@@ -72,21 +72,13 @@ class Held:
 
     def _unjudged(self, answer: Optional[str]) -> list[str]:
         """Each held reply's text (the latest's only when it is not ``answer``) and reasoning, in order."""
-        texts: list[str] = []
-        replies: list[dict[str, list[str]]] = [{"text": [], "reasoning": []}]
+        replies: list[dict[Any, str]] = [{}]
         for p in self.pieces:
             if isinstance(p, Mark) and p.type == "llm_start":
-                replies.append({"text": [], "reasoning": []})
+                replies.append({})
             elif isinstance(p, Chunk) and p.type in ("text", "reasoning"):
-                replies[-1][p.type].append(p.text)
-        last = max((i for i, r in enumerate(replies) if r["text"] or r["reasoning"]), default=0)
-        for i, reply in enumerate(replies):
-            text, reasoning = "".join(reply["text"]), "".join(reply["reasoning"])
-            if text.strip() and not (i == last and answer is not None and text.strip() == answer.strip()):
-                texts.append(text)
-            if reasoning.strip():
-                texts.append(reasoning)
-        return texts
+                replies[-1][p.type] = replies[-1].get(p.type, "") + p.text
+        return unjudged(replies, answer, "text")
 
     def _last(self) -> int:
         starts = [i for i, p in enumerate(self.pieces) if isinstance(p, Mark) and p.type == "llm_start"]
@@ -128,3 +120,11 @@ def hold(ctx: "RunContext[Any]", own: Sequence[Any] = ()) -> Optional[Held]:
     if outer is None or not wanted(ctx, "output", own):
         return None
     return Held(ctx, outer)
+
+
+def unjudged(replies: Sequence[dict[Any, str]], answer: Optional[str], said: Any) -> list[str]:
+    """The texts of ``replies`` (each ``{kind: text}``, in order) the output guardrails have not judged: all but the
+    latest reply's ``said`` text when it is ``answer`` (the latest reply is the last that said anything)."""
+    last = max((i for i, r in enumerate(replies) if any(t.strip() for t in r.values())), default=0)
+    return [text for i, reply in enumerate(replies) for kind, text in reply.items() if text.strip() and
+            not (i == last and kind == said and answer is not None and text.strip() == answer.strip())]

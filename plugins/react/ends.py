@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import attrs
 from zagent.agentkit.guardrails import check as check_guardrails
+from zagent.agentkit.holding import unjudged
 from zagent.agentkit.lifecycle import Resumable, RunDriver
 from zagent.errors import RunAborted, ZagentError
 
@@ -76,27 +77,27 @@ class RunEnds(RunDriver[ReActState, ReActResult], Resumable[ReActResult]):
 
     async def _release_held(self) -> None:
         """The answer passed its output guardrails: the streamed pieces held until now go on (``loop._go``), once
-        the guardrails passed what they did not judge yet (text before tool calls, reasoning: ``Held.release``)."""
-        def judge(text: str) -> Any:
-            return check_guardrails(self._ctx, "output", self.agent, text, self.guardrails.get("output", ()))
+        the guardrails passed what they did not judge yet (text before tool calls, reasoning: ``Held.release``).
+        A text both held and shown through ``on_text`` is judged once."""
+        judged: set[str] = set()
+
+        async def judge(text: str) -> None:
+            if text not in judged:
+                judged.add(text)
+                await check_guardrails(self._ctx, "output", self.agent, text, self.guardrails.get("output", ()))
 
         final = self._running.final
         if self._stream_hold is not None:
             await self._stream_hold.release(judge, final)
         shown, self._text_hold = self._text_hold or [], [] if self._text_hold is not None else None
-        if shown:  # on_text/on_reasoning: each reply's pieces follow a ``(None, "")`` mark (``step._ask``)
-            replies: list[dict[Any, list[str]]] = []
-            for said, text in shown:
-                if said is None:
-                    replies.append({})
-                elif replies:
-                    replies[-1].setdefault(said, []).append(text)
-            for i, reply in enumerate(replies):
-                for said, texts in reply.items():
-                    text = "".join(texts)
-                    answered = i == len(replies) - 1 and said is getattr(self, "on_text", None)
-                    if text.strip() and not (answered and final is not None and text.strip() == final.strip()):
-                        await judge(text)
+        replies: list[dict[Any, str]] = []  # on_text/on_reasoning: each reply's pieces follow a ``(None, "")`` mark
+        for said, text in shown:
+            if said is None:
+                replies.append({})
+            elif replies:
+                replies[-1][said] = replies[-1].get(said, "") + text
+        for text in unjudged(replies, final, getattr(self, "on_text", None)):
+            await judge(text)
         for said, text in shown:
             if said is not None:
                 said(text)

@@ -5,6 +5,8 @@ import pytest
 from zagent import GuardrailTripped
 from zagent.plugins.react import ReActLoop
 
+from .conftest import call
+
 
 class Guard:
     def zagent_check_input(self, inputs):
@@ -117,3 +119,18 @@ def test_a_chat_handed_over_runs_the_kernels_guardrails_once_on_input_and_answer
     assert triage.chat("refund please", use_react=True).content == "refund sent"
     assert guard.inputs[0] == "refund please" and guard.inputs.count("refund please") == 1
     assert guard.outputs == ["refund sent"]
+
+
+def test_a_text_repeated_in_two_shown_replies_is_judged_once(kernel):
+    """A ReAct run with ``on_text`` under an output guardrail: the same text before two tool calls is judged once
+    (a guardrail may be a paid model call), and ``on_text`` still shows it twice."""
+    guard = Counting()
+    kernel.add_plugin(guard, name="count")
+    step = {"content": "adding first", **call("add", a=1, b=2)}
+    loop = ReActLoop(kernel=kernel, llm=kernel.llm("scripted:twice", replies=[step, step, "3"]), agent="bot",
+                     tools=["add"])
+    shown = []
+    loop.on_text = shown.append
+    assert loop.run("go").status == "completed"
+    assert guard.outputs.count("adding first") == 1 and guard.outputs.count("3") == 1
+    assert "".join(shown).count("adding first") == 2

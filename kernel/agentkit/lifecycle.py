@@ -7,6 +7,7 @@ pause and abort from any thread, checkpoints (one at a time, none after a failed
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING, Any, Awaitable, ClassVar, Generic, Iterable, Optional, TypeVar
 
 from ..errors import CheckpointError, ConfigError, RunAborted
@@ -214,6 +215,7 @@ class RunDriver(Generic[S, R]):
         except asyncio.CancelledError:
             if self._control.abort_requested:
                 raise await self._abort_end() from None
+            await self._cancelled_end()
             raise
         except RunAborted:
             raise
@@ -340,6 +342,17 @@ class RunDriver(Generic[S, R]):
         if first is not None:
             await self._emit(first[0], **first[1])
         await self._emit(event, status=status, **data)
+
+    async def _cancelled_end(self) -> None:
+        """Cancelled from outside (not ``abort()``): the end event, status ``cancelled``, so observers close the
+        run (its span, its log rows); nothing is saved: the last checkpoint resumes it. A failing observer is
+        logged, the cancellation goes on."""
+        event, data = self._end_data()
+        try:
+            await self._emit(event, status="cancelled", **data)
+        except Exception:  # noqa: BLE001 - the cancellation is what the caller must see
+            logging.getLogger("zagent").exception("the end event of cancelled run %s failed",
+                                                  getattr(self.state, "run_id", "?"))
 
     async def _abort_end(self) -> RunAborted:
         """The aborted ending: checkpointed, its end event sent; the ``RunAborted`` to raise."""

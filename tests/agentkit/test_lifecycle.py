@@ -230,3 +230,31 @@ def test_an_error_goes_to_on_failure_which_may_end_the_run_with_a_result(kernel)
     engine.paused_instead = False
     with pytest.raises(ValueError, match="step broke"):
         asyncio.run(engine.arun())
+
+
+def test_a_run_cancelled_from_outside_sends_its_end_event_and_saves_nothing_more(kernel):
+    """A run whose task is cancelled (not ``abort()``: ``wait_for``, a task group) sends its end event with status
+    ``cancelled`` (observers close its span and log rows), writes no checkpoint for it, and stays cancelled."""
+    events, store = Events(), Store()
+    kernel.add_plugin(events)
+
+    started = []
+
+    async def forever():
+        started[0].set()
+        await asyncio.sleep(3600)
+
+    engine = Engine(kernel, store=store, gate=forever)
+    engine.approved.add("c1")
+
+    async def main():
+        started.append(asyncio.Event())
+        task = asyncio.ensure_future(engine.arun())
+        await started[0].wait()
+        task.cancel()
+        await task
+
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(main())
+    assert events.seen[-1] == ("toy_end", {"status": "cancelled"})
+    assert store.saved == []

@@ -121,3 +121,37 @@ def test_pause_from_another_task_holds_between_steps(kernel):
 
     result = asyncio.run(main())
     assert result.content == "done" and len(result.steps) == 3
+
+
+def test_a_react_run_cancelled_from_outside_ends_with_a_cancelled_run_end(kernel):
+    """A ReAct run whose task is cancelled while a tool awaits (``asyncio.wait_for``'s way, not ``abort()``) sends
+    ``run_end`` with status ``cancelled`` and its step count, so observers close the run."""
+    seen: list = []
+    started = []
+
+    class Watch:
+        def zagent_event(self, event):
+            seen.append((event.type, dict(event.data)))
+
+    async def wait_forever() -> str:
+        """Never returns."""
+        started[0].set()
+        await asyncio.sleep(3600)
+        return "late"
+
+    kernel.add_plugin(Watch(), name="watch")
+    kernel.add_tool(wait_forever)
+    loop = ReActLoop(kernel=kernel, llm=kernel.llm("scripted:c", replies=[call("wait_forever"), "x"]),
+                     tools=["wait_forever"])
+
+    async def main():
+        started.append(asyncio.Event())
+        task = asyncio.ensure_future(loop.arun("go"))
+        await started[0].wait()
+        task.cancel()
+        await task
+
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(main())
+    ends = [data for type, data in seen if type == "run_end"]
+    assert len(ends) == 1 and ends[0]["status"] == ends[0]["outcome"] == "cancelled" and ends[0]["steps"] == 0

@@ -18,7 +18,23 @@ class WorkFlowRun(Schedule):
     """One run of a graph (made by ``WorkFlowExecutor``, never shared between runs)."""
 
     async def go(self) -> WorkFlowResult:
-        """Start the nodes that can start, wait until every node task has ended, and end the run."""
+        """Start the nodes that can start, wait until every node task has ended, and end the run. Cancelled from
+        outside, it cancels its node tasks and waits for them (as a task group does), then sends ``workflow_end``
+        with status ``cancelled``; nothing is checkpointed for it, so its last checkpoint resumes it."""
+        try:
+            return await self._go()
+        except asyncio.CancelledError:
+            self.stopping = True
+            running = [task for task in self.tasks if not task.done()]
+            for task in running:
+                task.cancel()
+                self.node_status[self.tasks[task]] = "cancelled"
+            if running or self.background:
+                await asyncio.wait([*running, *self.background])
+            await self._cancelled_end()
+            raise
+
+    async def _go(self) -> WorkFlowResult:
         await self._emit("workflow_start", workflow=self.graph.name, nodes=len(self.nodes), resumed=self.resumed)
         if self.given:  # the answers are in the store before anything else happens
             await self._checkpoint()

@@ -437,3 +437,29 @@ def test_node_waiting_too_long_for_a_busy_agent_fails(kernel):
     ex = WorkFlowExecutor(kernel=kernel, manager=manager, agent_timeout=0.01)
     with pytest.raises(WorkFlowFailed, match="agent 'Busy' stayed running"):
         ex.run(graph, {"goal": "g"})
+
+
+def test_a_workflow_cancelled_from_outside_cancels_its_nodes_and_ends_cancelled(kernel, events):
+    """A run whose task is cancelled (``wait_for``, a task group) cancels the nodes still running before the cancel
+    returns (none goes on calling models or tools), and sends ``workflow_end`` with status ``cancelled``."""
+    started, ended = [], []
+
+    async def b(x):
+        started[0].set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            ended.append("B")
+
+    async def main():
+        started.append(asyncio.Event())
+        task = asyncio.ensure_future(WorkFlowExecutor(kernel=kernel).arun(diamond(B=b), {"goal": "g"}))
+        await started[0].wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return list(ended)
+
+    assert asyncio.run(main()) == ["B"]
+    end = events.of("workflow_end")
+    assert len(end) == 1 and end[0]["status"] == end[0]["outcome"] == "cancelled"

@@ -27,8 +27,9 @@ def hand_over(ctx: "RunContext[Any]", value: Any) -> None:
 
 
 def handed_over(ctx: "RunContext[Any]", value: Any) -> bool:
-    """Did the caller check ``value`` itself (``hand_over``)? True once, for that same object."""
-    return ctx.stash.pop(_CHECKED_INPUT, None) is value
+    """Did the caller check ``value`` itself (``hand_over``)? True once, for that same object (or equal text)."""
+    checked = ctx.stash.pop(_CHECKED_INPUT, None)
+    return checked is value or (type(checked) is str and checked == value)
 
 
 def wanted(ctx: "RunContext[Any]", where: str, own: Sequence[Any] = ()) -> bool:

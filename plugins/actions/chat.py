@@ -18,7 +18,7 @@ from zagent.agentkit.inputs import check_text
 from zagent.agentkit.inputs import to_messages
 from zagent.types import Message
 
-from .userturn import UserInput, check_parts, text_of, user_turn
+from .userturn import UserInput, check_parts, judged_text, text_of, user_turn
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import RunContext
@@ -84,8 +84,9 @@ async def achat(agent: "Agent", user_input: UserInput, history: Optional[Sequenc
     held = hold(ctx, own.get("output", ()))  # streamed: the answer waits for the output guardrails
     try:
         if own or agent.kernel.has_impls("zagent_check_input"):
-            await check_guardrails(ctx, "input", agent.name, text, own.get("input", ()))
-            hand_over(ctx, text)  # the ReAct loop it may route into does not check it again
+            judged = judged_text(turn)  # its text parts and text files too: the model reads them
+            await check_guardrails(ctx, "input", agent.name, judged, own.get("input", ()))
+            hand_over(ctx, judged)  # the ReAct loop it may route into does not check it again
         if use_react is None:
             use_react = await needs_react(agent, text, ctx)
         engine = getattr(agent, "query_engine", None)

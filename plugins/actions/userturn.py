@@ -16,6 +16,8 @@ from zagent.types import MAX_INLINE_BYTES, Message, Part, image_part
 UserInput = Union[str, Message]
 
 _KINDS = ("text", "image", "file")
+#: file parts read as text (by the model, so by the input guardrails too)
+_TEXT_FILES = ("text/", "application/json", "application/xml", "application/yaml", "application/x-yaml")
 
 
 def user_turn(user_input: Any, where: str) -> Message:
@@ -50,6 +52,15 @@ def user_turn(user_input: Any, where: str) -> Message:
 def text_of(turn: Message) -> str:
     """The turn's text (what routing, guardrails and retrieval read)."""
     return turn.content or ""
+
+
+def judged_text(turn: Message) -> str:
+    """What input guardrails read of the turn: its text, every text part and every text file (decoded), all of
+    which the model reads; the text object itself when there is nothing else (``guardrails.hand_over``)."""
+    extra = [p.text for p in turn.parts if p.type == "text" and p.text]
+    extra += [p.data.decode("utf-8", "replace") for p in turn.parts
+              if p.type == "file" and p.data and p.media_type.lower().startswith(_TEXT_FILES)]
+    return "\n\n".join([turn.content or "", *extra]) if extra else turn.content or ""
 
 
 def check_parts(llm: Any, turn: Message) -> None:

@@ -105,16 +105,20 @@ def first_match(patterns: Iterable[str], name: str, toolset: str) -> Optional[st
 
 
 def first_deny(patterns: Iterable[str], name: str, toolset: str) -> Optional[str]:
-    """``first_match`` for deny rules, which also read the name as a server may disguise it: case ignored, and
-    without its toolset's prefix (an MCP server's ``fs.Delete_File`` meets ``delete_*``). Only for denies: folding
-    an allow rule would widen it."""
+    """``first_match`` for deny rules, then ``first_folded``. Only for rules that tighten (denies, approval,
+    budgets, rates): folding an allow rule would widen it."""
     patterns = list(patterns)
     found = first_match(patterns, name, toolset)
-    if found is not None:
-        return found
-    names = {name.casefold()}
-    if toolset and name.casefold().startswith(toolset.casefold()) and len(name) > len(toolset):
-        names.add(name[len(toolset):].lstrip("._-:/").casefold())
+    return found if found is not None else first_folded(patterns, name, toolset)
+
+
+def first_folded(patterns: Iterable[str], name: str, toolset: str) -> Optional[str]:
+    """The first name pattern selecting the name as a server may disguise it: case ignored, and without its
+    toolset's prefix (an MCP server's ``fs.Delete_File`` meets ``delete_*``)."""
+    folded, prefix = name.casefold(), toolset.casefold()
+    names = {folded}
+    if prefix and folded.startswith(prefix) and len(folded) > len(prefix):
+        names.add(folded[len(prefix):].lstrip("._-:/"))
     for pattern in patterns:
         if not pattern.startswith("toolset:") and any(fnmatchcase(n, pattern.casefold()) for n in names):
             return pattern

@@ -12,7 +12,7 @@ from zagent.agentkit.runkeys import BUDGET_COUNTS
 from zagent.agentkit.counters import RunCounter, shared_counter
 from zagent import StashKey
 
-from .config import Layers, as_list, first_deny, first_match, toolset_of
+from .config import Layers, as_list, first_deny, first_folded, first_match, toolset_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import RunContext, ToolCall
@@ -50,14 +50,21 @@ def check_size(rails: dict[str, Any], call: "ToolCall") -> Optional[str]:
 
 
 def budget_limit(budget: dict[str, Any], name: str, toolset: str) -> tuple[Optional[str], Optional[int]]:
-    """The rule and limit for tool ``name``: exact name, then ``toolset:``/glob rules in order, then ``*``."""
+    """The rule and limit for tool ``name``: exact name, then ``toolset:``/glob rules in order, then ``*``; a rule
+    matching only the name read folded (``config.first_folded``: a server's ``Delete_File`` for ``delete_*``)
+    applies when it is lower than ``*``, so folding only tightens."""
     if name in budget:
         return name, int(budget[name])
-    rule = first_match((k for k in budget if k != "*"), name, toolset)
+    rules = [k for k in budget if k != "*"]
+    rule = first_match(rules, name, toolset)
     if rule is not None:
         return rule, int(budget[rule])
-    if "*" in budget:
-        return "*", int(budget["*"])
+    star = int(budget["*"]) if "*" in budget else None
+    rule = first_folded(rules, name, toolset)
+    if rule is not None and (star is None or int(budget[rule]) < star):
+        return rule, int(budget[rule])
+    if star is not None:
+        return "*", star
     return None, None
 
 

@@ -180,10 +180,10 @@ class ReActLoop(Steps, ToolBatches):
                   ctx: Optional["RunContext[Any]"], deps: Any) -> ReActResult:
         text = None
         if user_input is not None:
-            from zagent.plugins.actions.userturn import check_parts, user_turn
+            from zagent.plugins.actions.userturn import check_parts, judged_text, user_turn
 
             turn = user_turn(user_input, "the ReAct run's user_input")
-            text = turn.content or ""
+            text = judged_text(turn)  # what the input guardrails read: text parts and text files too
             for i, message in enumerate(to_messages(history or [])):
                 if message.content is not None:
                     check_text(message.content, f"the ReAct run's history message #{i}")

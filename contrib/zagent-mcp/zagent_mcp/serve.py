@@ -91,13 +91,19 @@ class McpServe:
 
     async def _run_call(self, params: Any) -> Any:
         t = sdk("mcp.types")
+        from zagent.errors import RunStopped
         from zagent.types import ToolCall
 
         config = {"rails": self.rails} if self.rails else {}
         run = self.kernel.context(agent=self.name, agent_config=config)
         run.offered_tools = self.offered  # the kernel blocks any tool outside the served set
         call = ToolCall(id=f"mcp-{run.run_id}", name=str(params.name), arguments=dict(params.arguments or {}))
-        result = await self.kernel.arun_tool(call, run)
+        try:
+            result = await self.kernel.arun_tool(call, run)
+        except RunStopped as exc:  # a usage limit or guardrail ended the call's run: a failed call, said (masked)
+            from zagent.agentkit.secrets import error_excerpt
+
+            return t.CallToolResult(content=[t.TextContent(type="text", text=error_excerpt(exc, 2000))], is_error=True)
         text = result.content if result.content is not None else (result.error or "")
         return t.CallToolResult(content=[t.TextContent(type="text", text=str(text))],
                                 is_error=result.state != "success")

@@ -102,6 +102,22 @@ def agent_tool_names(agent: Any) -> list[str]:
     return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
 
+def reachable_tools(agent: Any) -> list[str]:
+    """The tools ``agent`` offers and those of its speakers, at any depth (a group chat lists none of its own)."""
+    out: list[str] = []
+    stack, seen = [agent], set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        out += [t for t in agent_tool_names(current) if t not in out]
+        speakers, pick = getattr(current, "speakers", None), getattr(current, "agent", None)
+        if isinstance(speakers, list) and callable(pick):
+            stack += [pick(n) for n in speakers if isinstance(n, str)]
+    return out
+
+
 def check_lent_agent(kernel: "Kernel", agent: Any, what: str) -> Any:
     """``agent`` (built for another spec, kept in a pool) for a spec naming it, unless its tools run code specs
     imported that the trust in force may not name (``ConfigError``)."""

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import enum
 import os
-import re
 import threading
 import time
 from typing import TYPE_CHECKING, Any, AsyncIterator, Iterator, Optional, Union
@@ -24,11 +23,12 @@ from zagent.agentkit.toolrefs import check_lent_agent
 from zagent.speckit import current_trust, trusting
 from zagent.speckit.trust import for_named_file  # a stored agent others can write gets no trust
 
+from .inline import SAFE_NAME as _SAFE_NAME, check_inline, check_room
+
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
 _DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
-_SAFE_NAME = re.compile(r"[\w.-]+")  # fullmatch: no newline after the name
 SPEC_KIND = "agent_spec"
 
 
@@ -50,6 +50,7 @@ class AgentManager:
         a directory of ``<name>.json`` files or an SQLite file (``.db``).
     """
 
+    checks_inline = True  # add_agent(dict) runs inline.check_inline: callers need not
     kernel: "Kernel"
     storage: Optional[Union[str, os.PathLike[str]]] = None
     _agents: dict[str, Any] = attrs.field(factory=dict, init=False)
@@ -68,10 +69,8 @@ class AgentManager:
             found = self._agents.get(agent)
             return check_lent_agent(self.kernel, found, f"agent {agent!r}") if found is not None else \
                 self._insert(agent, self._load_named(agent, llm))
-        if isinstance(agent, dict):
-            name = agent.get("name")
-            if not isinstance(name, str) or not name:
-                raise ConfigError(f"an agent spec needs a 'name'; got keys {sorted(agent)}")
+        if isinstance(agent, dict):  # data: named like a held or stored agent, it is that agent (gaining no tools)
+            name = check_inline(self, agent, llm)
             found = self._agents.get(name)
             return check_lent_agent(self.kernel, found, f"agent {name!r}") if found is not None else \
                 self._insert(name, self._build(agent, llm))
@@ -85,6 +84,7 @@ class AgentManager:
             found = self._agents.get(name)
             if found is not None:
                 return found
+            check_room(len(self._agents), name)  # a long-lived executor adds each run's inline agents
             self._agents[name] = agent
             self._states[name] = AgentState.AVAILABLE
             return agent
@@ -300,9 +300,10 @@ class AgentManager:
         files = sorted(f for f in os.listdir(where) if f.endswith((".json", ".yaml", ".yml")))
         return [self._insert_loaded(os.path.join(where, f), llm) for f in files]
 
-    def _insert_loaded(self, path: str, llm: Any) -> Any:
+    def _insert_loaded(self, path: str, llm: Any) -> Any:  # named like a held or stored agent: that one (inline.py)
         agent = self._with_llm(_load_file(self.kernel, path), llm)
-        return self._insert(self.name_of(agent), agent)
+        named = {k: list(getattr(getattr(agent, "spec", None), k, None) or []) for k in ("tools", "agents")}
+        return self._insert(check_inline(self, {"name": self.name_of(agent), **named}, llm), agent)
 
     def _load_named(self, name: str, llm: Any) -> Any:
         if self.storage is None:

@@ -12,13 +12,14 @@ import attrs
 import msgspec
 from zagent.errors import ConfigError
 from zagent import run_sync
-from zagent.agentkit.toolrefs import agent_tool_names
+from zagent.agentkit.toolrefs import reachable_tools
 
 from . import prompts
 from .errors import GenerationError
 from .graph import WorkFlowGraph, WorkFlowNode
 from .naming import agent_name, free_name, taken_names
 from .planner import agent_spec, build_agent
+from .planshape import MAX_PROMPT, MAX_TEXT
 from .promptfix import _NOT_ID, _PLACEHOLDER, closest_names, match_output_sections, wrap_inputs  # noqa: F401
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -188,22 +189,6 @@ def _node_text(node: WorkFlowNode) -> str:
     return msgspec.json.format(msgspec.json.encode(data)).decode()
 
 
-def reachable_tools(agent: Any) -> list[str]:
-    """The tools ``agent`` offers and those of its speakers, at any depth (a group chat lists none of its own)."""
-    out: list[str] = []
-    stack, seen = [agent], set()
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        out += [t for t in agent_tool_names(current) if t not in out]
-        speakers, pick = getattr(current, "speakers", None), getattr(current, "agent", None)
-        if isinstance(speakers, list) and callable(pick):
-            stack += [pick(n) for n in speakers if isinstance(n, str)]
-    return out
-
-
 def _required_inputs(agent: Any) -> list[str]:
     action = getattr(agent, "action", None)
     if not callable(action):
@@ -226,6 +211,12 @@ def repair_spec(raw_spec: Any, node: WorkFlowNode, tools: set[str], *, raw: str 
     prompt = raw_spec.get("prompt") or raw_spec.get("instruction")
     if not isinstance(prompt, str) or not prompt.strip():
         raise GenerationError(f"the generated agent for {node.name!r} has no prompt", raw=raw)
+    too_long = [f"its {key} has {len(text):,} characters, more than {limit:,}" for key, text, limit in (
+        ("prompt", prompt, MAX_PROMPT), ("description", raw_spec.get("description"), MAX_TEXT))
+        if isinstance(text, str) and len(text) > limit]
+    if too_long:  # sent on every call of the agent; a description is listed to the generator for later nodes
+        raise GenerationError(f"the generated agent for {node.name!r} is too long: {'; '.join(too_long)}; keep "
+                              "the prompt to the instructions the sub-task needs", raw=raw)
     names = raw_spec.get("tool_names", raw_spec.get("tools", [])) or []
     unknown = [t for t in names if t not in tools]
     if unknown:

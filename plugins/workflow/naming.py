@@ -67,7 +67,7 @@ def check_inline(manager: Any, ref: Any, *, llm: Any = None) -> None:
     from zagent.errors import ConfigError
 
     name = ref.get("name") if isinstance(ref, dict) else None
-    if not isinstance(name, str):
+    if not isinstance(name, str) or getattr(manager, "checks_inline", False):  # an AgentManager checks it itself
         return
     if name not in manager:
         if name not in stored_names(manager):

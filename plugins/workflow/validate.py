@@ -1,7 +1,8 @@
 """Structural checks of a ``WorkFlowGraph``: ``find_problems`` gives every problem as ``Problem(code, message)``, codes
 ``no_nodes``, ``duplicate_node``, ``unknown_node``, ``duplicate_output``, ``unproduced_input``, ``no_path``,
 ``loop_input_required``, ``cycle``, ``self_loop``, ``isolated_node``, ``no_initial_node``, ``bad_router``,
-``bad_reducer``, ``bad_loop``, ``bad_interrupt``. It imports nothing: import paths are checked for their form only."""
+``bad_reducer``, ``bad_loop``, ``bad_interrupt``, ``too_many_calls``. It imports nothing: import paths are checked
+for their form only."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ from .graph import WorkFlowGraph, resolve_callable
 from .topology import Topology
 
 REDUCERS = ("replace", "append", "merge")
+#: the most agent calls one run may make at worst (every node's agents once, each loop's body as often as its
+#: ``max_loops`` allows; an inline group chat counts its ``max_rounds`` turns): 1,000 agents named in each of
+#: 1,000 nodes of a file would be a million model requests
+MAX_RUN_CALLS = 10_000
 
 
 def find_problems(graph: WorkFlowGraph, topology: Any = None) -> list[Problem]:
@@ -34,6 +39,8 @@ def _find_problems(graph: WorkFlowGraph, topology: Any) -> list[Problem]:
     if topo.cycle:
         problems.append(Problem("cycle", f"cycle {' -> '.join(topo.cycle)}: remove an edge, or route back with a "
                                          "conditional edge that has max_loops > 0"))
+    else:
+        problems += _calls(graph, topo)
     problems += _outputs(graph)
     problems += _interrupts(graph)
     problems += _inputs(graph, topo)
@@ -81,6 +88,40 @@ def _edges(graph: WorkFlowGraph) -> list[Problem]:
         except Exception as exc:
             out.append(Problem("bad_router", str(exc)))
     return out
+
+
+def _calls(graph: WorkFlowGraph, topo: Topology) -> list[Problem]:
+    """``too_many_calls`` when a run may call agents more than ``MAX_RUN_CALLS`` times (see there)."""
+    weight = {r["name"]: _turns(r) for n in graph.nodes for r in n.agents if isinstance(r, dict) and
+              isinstance(r.get("name"), str)}
+    refs = {n.name: sum(weight.get(r if isinstance(r, str) else r.get("name") if isinstance(r, dict) else None, 1)
+                        for r in n.agents) for n in graph.nodes}
+    total = sum(refs.values())
+    times: dict[tuple[str, str], int] = {}
+    for c in graph.conditional_edges:
+        for t in c.targets:
+            if (c.source, t) in topo.loops:
+                times[(c.source, t)] = max(times.get((c.source, t), 0), c.max_loops)
+    for (source, target), n in sorted(times.items()):
+        if total > MAX_RUN_CALLS:
+            break
+        total += n * sum(refs.get(name, 0) for name in topo.loop_body(source, target))
+    if total <= MAX_RUN_CALLS:
+        return []
+    return [Problem("too_many_calls", f"a run may call the workflow's agents {total:,} times or more (each node's "
+                                      "agents once, each loop's nodes again up to its max_loops), more than "
+                                      f"{MAX_RUN_CALLS:,}: each call is a model request. List fewer agents per node, "
+                                      "or lower max_loops")]
+
+
+def _turns(spec: dict[str, Any]) -> int:
+    """The model turns one call of an inline agent spec may take: a group chat's ``max_rounds`` (default 20)."""
+    if spec.get("type") != "groupchat":
+        return 1
+    ends = spec.get("termination")
+    rounds = [v for v in (spec.get("max_rounds"), ends.get("max_rounds") if isinstance(ends, dict) else None)
+              if isinstance(v, int) and not isinstance(v, bool)]
+    return max(1, min(rounds)) if rounds else 20
 
 
 def _state(graph: WorkFlowGraph) -> list[Problem]:

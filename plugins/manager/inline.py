@@ -1,0 +1,84 @@
+"""An inline agent spec (a dict from a workflow or group chat file) given to an ``AgentManager``
+(``check_inline``): named like a held or stored agent, it is that agent (a stored one is loaded first, never replaced
+by the file's prompt); one not naming the tools and agents the kept agent uses is a ``ConfigError``, as is a name
+alike to a known one but for case and width (``loose``): it would pass for that agent in approvals and logs."""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from typing import Any
+
+from zagent.errors import ConfigError
+
+SPEC_FILES = (".json", ".yaml", ".yml")
+SAFE_NAME = re.compile(r"[\w.-]+")  # fullmatch: no newline after the name
+#: the most agents one manager holds (a long-lived workflow executor adds each run's inline agents, named apart)
+MAX_AGENTS = 4096
+
+
+def check_room(held: int, name: str) -> None:
+    """``ConfigError`` when a manager holding ``held`` agents is full (``MAX_AGENTS``)."""
+    if held >= MAX_AGENTS:
+        raise ConfigError(f"agent {name!r} was not added: this manager already holds {held} agents (at most "
+                          f"{MAX_AGENTS}); drop those no longer used (manager.remove_agent(name)) or use a new "
+                          "executor or manager")
+
+
+def loose(name: str) -> str:
+    """The key two names collide on: width and case folded, invisible characters and spaces dropped (``Ｗｒｉｔｅｒ``,
+    ``WRITER``, ``Writer\u200b`` and ``writer`` alike)."""
+    text = unicodedata.normalize("NFKC", name).casefold()
+    return "".join(c for c in text if not c.isspace() and unicodedata.category(c) not in ("Cf", "Cc"))
+
+
+def stored_names(manager: Any) -> set[str]:
+    """The names of the agents ``manager`` can load from its storage (a folder or an SQLite file)."""
+    where = getattr(manager, "storage", None)
+    if where is None:
+        return set()
+    where = os.fspath(where)
+    if os.path.isdir(where):
+        return {os.path.splitext(f)[0] for f in os.listdir(where) if f.endswith(SPEC_FILES)}
+    if os.path.isfile(where):
+        from .manager import SPEC_KIND
+
+        store = manager.kernel.memory("checkpoints", path=where)
+        try:
+            return {r.run_id.partition(":")[2] for r in store.list(kind=SPEC_KIND)}
+        finally:
+            getattr(store, "close", lambda: None)()
+    return set()
+
+
+def check_inline(manager: Any, spec: dict[str, Any], llm: Any = None) -> str:
+    """The name of ``spec`` (an inline agent spec), after the checks of the module docstring."""
+    from zagent.agentkit.toolrefs import reachable_tools
+
+    name = spec.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"an agent spec needs a 'name'; got keys {sorted(spec)}")
+    if name not in manager:
+        stored = stored_names(manager)
+        if name not in stored:
+            alike = sorted(n for n in {*manager.names, *stored} if loose(n) == loose(name))
+            if alike:
+                raise ConfigError(f"inline agent {name!r} is named like agent {alike[0]!r} (the same but for case or "
+                                  "width), which the manager holds or stores: it would pass for that agent in "
+                                  "approvals and logs and could be saved over its file; rename the inline agent, or "
+                                  f"name {alike[0]!r} as a plain string to use it")
+            return name
+        manager.add_agent(name, llm=llm)  # the stored agent, loaded first: a file's spec never takes its name
+    kept = manager.get_agent(name)
+    held_spec = getattr(kept, "spec", None)
+    held = [*(getattr(held_spec, "tools", None) or []), *(getattr(held_spec, "agents", None) or [])] \
+        if held_spec is not None else reachable_tools(kept)  # a group chat: its speakers' tools
+    named = [v for key in ("tools", "agents") if isinstance(spec.get(key), list) for v in spec[key]]
+    extra = [t if isinstance(t, str) else str(t.get("name", t)) if isinstance(t, dict) else repr(t)
+             for t in held if t not in named]
+    if extra:
+        raise ConfigError(f"inline agent {name!r} has the name of an agent already registered, which would run "
+                          f"instead, and that agent uses {', '.join(extra)}, which the inline spec does not name; "
+                          "rename the inline agent, or name the registered one as a plain string")
+    return name

@@ -58,7 +58,8 @@ class AgentGenerator:
     """Selects or generates the agents of each node (see the module docstring).
 
     :param manager: the ``AgentManager`` whose agents may be selected (a new one when ``None``).
-    :param tools: tool names generated agents may use (default: every registered tool).
+    :param tools: tool names generated agents may use (default: none, as for ``WorkFlowGenerator``;
+        ``kernel.names("tools")`` offers every registered one).
     """
 
     kernel: "Kernel"
@@ -88,7 +89,7 @@ class AgentGenerator:
             self.agent = build_agent(self.kernel, spec, self.llm)
 
     def tool_names(self) -> list[str]:
-        return list(self.tools) if self.tools is not None else self.kernel.names("tools")
+        return list(self.tools or ())  # none unless the app names them: a model may not pick the app's tools
 
     async def agenerate(self, goal: str, node: WorkFlowNode, graph: Optional[WorkFlowGraph] = None) -> list[AgentRef]:
         """The agents for ``node``: names of selected agents and repaired specs of generated ones.

@@ -31,11 +31,12 @@ tests with the manager's old behaviour and no call bound, or is stated):
   fixed (``planshape.MAX_TEXT``); a generated agent's 1 MB prompt or description: GOT THROUGH (2) -- fixed
   (``MAX_PROMPT``, ``MAX_TEXT``)
 - a selected agent calling ``janitor.json`` (``steal``) as a tool under ``tools=["word_count"]``: held
-- OPEN (strict xfails): ``AgentGenerator(tools=None)`` used directly offers every tool; an eval resumed from a
+- ``AgentGenerator(tools=None)`` used directly offered every tool: GOT THROUGH -- fixed (none unless named)
+- OPEN (strict xfails): an eval resumed from a
   planted runs file scores another agent's outputs; the ``--agents`` folder's modules are trusted for the workflow
   file itself (documented)
 
-Counted by attack: 32 tried, 31 got through, 28 fixed, 3 open; 1 held.
+Counted by attack: 32 tried, 31 got through, 29 fixed, 2 open; 1 held.
 """
 
 import json
@@ -310,13 +311,10 @@ def _node():
     return msgspec.convert({"name": "t0", "inputs": [{"name": "goal"}], "outputs": [{"name": "notes"}]}, WorkFlowNode)
 
 
-@pytest.mark.xfail(strict=True, reason="open: AgentGenerator(tools=None) offers every registered tool by design "
-                   "(tests/workflow/test_workflow_generation.py::test_registered_tools_may_be_used); WorkFlowGenerator "
-                   "and 'zagent workflow generate' pass tools=[] unless the app names some")
 def test_an_agent_generator_used_directly_offers_no_tool_it_was_not_given():
-    """Attack (got through, open): an app builds ``AgentGenerator(kernel=k, llm=...)`` itself (the docs show it for
-    one node); the model's generated agent names ``steal``, registered for another job. Defence wanted: no tools
-    unless named, as ``WorkFlowGenerator``."""
+    """Attack (got through): an app builds ``AgentGenerator(kernel=k, llm=...)`` itself (the docs show it for one
+    node); the model's generated agent names ``steal``, registered for another job. Defence: no tools unless
+    named, as ``WorkFlowGenerator`` (``tools=kernel.names("tools")`` offers all)."""
     from zagent.plugins.workflow.agents import AgentGenerator
     from zagent.plugins.workflow.errors import GenerationError
 

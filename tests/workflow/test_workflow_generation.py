@@ -153,7 +153,7 @@ def test_unknown_tools_are_rejected(kernel):
 
 
 def test_registered_tools_may_be_used(kernel):
-    """Registered tools are listed in the prompt and accepted in a generated spec."""
+    """Registered tools the app gives are listed in the prompt and accepted in a generated spec."""
     def web_search(query: str) -> str:
         """Search the web."""
         return query
@@ -161,7 +161,8 @@ def test_registered_tools_may_be_used(kernel):
     kernel.add_tool(web_search)
     raw = {"name": "Searcher", "prompt": "Search {goal}", "tool_names": ["web_search"]}
     llm = scripted(kernel, fenced({"generated_agents": [raw]}))
-    [spec] = AgentGenerator(kernel=kernel, llm=llm).generate("solar report", research_node())
+    [spec] = AgentGenerator(kernel=kernel, llm=llm, tools=kernel.names("tools")).generate("solar report",
+                                                                                          research_node())
     assert spec["tools"] == ["web_search"] and "- web_search: Search the web." in prompts_of(llm)[0]
 
 

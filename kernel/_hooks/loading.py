@@ -246,14 +246,13 @@ class PluginLoader:
     def _problem(self, plugin: str, dist: Optional[str], error: PluginError, cause: Optional[BaseException] = None) -> None:
         error.plugin = error.plugin or plugin
         error.distribution = error.distribution or dist
-        from .._trust.secrets import env_masker
+        from .._trust.secrets import env_masker, mask_exception
 
         masked = env_masker()(str(error))  # a library's message may quote OPENAI_API_KEY's value (``zagent plugins``)
         if masked != str(error):
             error.args = (masked,)
-            if self.strict:  # raised, its causes are shown too (an app's ``log.exception``, a traceback)
-                _mask_chain(cause, env_masker())
-        if self.strict:
+        if self.strict:  # raised, its causes are shown too (an app's ``log.exception``, a traceback)
+            mask_exception(cause, env_masker())
             raise error from cause
         self.problems.append(PluginProblem(plugin, dist, str(error)))
         log.warning("%s", error)
@@ -290,21 +289,6 @@ def _import(path: str) -> Any:
     from .._trust.imports import import_path
 
     return import_path(path, "plugin")
-
-
-def _mask_chain(exc: Optional[BaseException], mask: Any) -> None:
-    """The messages of ``exc`` and the exceptions it chains, masked in place (``args``, and ``msg``/``strerror``,
-    which ``ImportError``/``OSError`` show instead)."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        text = str(exc)
-        if mask(text) != text:
-            exc.args = (mask(text),)
-            for attr in ("msg", "strerror"):
-                if isinstance(getattr(exc, attr, None), str):
-                    setattr(exc, attr, mask(getattr(exc, attr)))
-        exc = exc.__cause__ or exc.__context__
 
 
 def _impl_problem(pm: pluggy.PluginManager, plugin: Any, name: str) -> Optional[str]:

@@ -252,9 +252,14 @@ def _after_llm(plugin: str, value: Any, raised: bool, args: list[Any]) -> None:
 
 
 def _shown_cause(exc: BaseException) -> Optional[BaseException]:
-    """``exc`` as the cause of the ``ToolBlocked`` it led to, unless its message holds a secret ``describe``
-    masks (an app logging the error shows its causes)."""
-    return exc if describe(exc) == f"{type(exc).__name__}: {exc}" else None
+    """``exc`` as the cause of the ``ToolBlocked`` it led to, unless its traceback (its message, causes, notes,
+    an exception group's members) holds a secret ``mask_env`` masks (an app logging the error shows them)."""
+    import traceback
+
+    from .._trust.secrets import mask_env
+
+    text = "".join(traceback.format_exception(exc))
+    return exc if mask_env(text) == text else None
 
 
 def _discard(value: Any) -> None:

@@ -151,6 +151,30 @@ def mask_env(text: str) -> str:
     return mask_pieces(masker(text), masker.values)
 
 
+def mask_exception(exc: Optional[BaseException], mask: Any = mask_env) -> None:
+    """Mask in place the messages and notes of ``exc`` and of every exception it chains or groups (``args``, and
+    ``msg``/``strerror``, which ``ImportError``/``OSError`` show): an error raised ``from`` it shows them all."""
+    import builtins
+
+    group: Any = getattr(builtins, "BaseExceptionGroup", ())  # Python 3.11 on
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        exc = todo.pop()
+        if exc is None or id(exc) in seen:
+            continue
+        seen.add(id(exc))
+        text = str(exc)
+        if mask(text) != text and not isinstance(exc, group):  # a group's members are masked below
+            exc.args = (mask(text),)
+            for attr in ("msg", "strerror"):
+                if isinstance(getattr(exc, attr, None), str):
+                    setattr(exc, attr, mask(getattr(exc, attr)))
+        if isinstance(getattr(exc, "__notes__", None), list):
+            exc.__notes__ = [mask(n) if isinstance(n, str) else n for n in exc.__notes__]
+        todo += [exc.__cause__, exc.__context__, *(exc.exceptions if isinstance(exc, group) else ())]
+
+
 @functools.lru_cache(maxsize=4)
 def _masker_of(values: tuple[str, ...]) -> "Masker":
     return Masker(values)

@@ -10,10 +10,11 @@ from typing import Any
 
 from .._trust.secrets import (ANYWHERE_MASK_LENGTH, MASK, MIN_MASK_LENGTH, SECRET_KEY_WORDS, WORD_MASK_LENGTH,
                               Masker, Secret, encoded_forms, env_masker, env_secrets, error_excerpt, looks_secret,
-                              mask_env, mask_pieces, mask_userinfo)
+                              mask_env, mask_exception, mask_pieces, mask_userinfo)
 
 __all__ = ["Masker", "encoded_forms", "env_masker", "env_secrets", "error_excerpt", "held_settings", "looks_secret",
-           "looks_secret_header", "mask_env", "mask_pieces", "masked_json", "public_data"]
+           "looks_secret_header", "mask_env", "mask_exception", "mask_pieces", "masked_arguments", "masked_json",
+           "public_data"]
 __all__ += ["ANYWHERE_MASK_LENGTH", "MASK", "MIN_MASK_LENGTH", "SECRET_KEY_WORDS", "WORD_MASK_LENGTH"]
 
 #: words that make a header secret anywhere in its name (``X-Authentication``, ``X-Api-Keys``), as providers mask
@@ -42,6 +43,9 @@ def public_data(value: Any, *, headers: bool = False) -> Any:
         out = {}
         secret = looks_secret_header if headers else looks_secret
         for k, v in value.items():
+            if k in _PER_TOOL and isinstance(v, dict):  # tool names (``get_token``) keyed to numbers: no secrets
+                out[k] = {**public_data(v), **{n: c for n, c in v.items() if type(c) in (int, float)}}
+                continue
             if secret(str(k)) and not (isinstance(v, str) and _PLACEHOLDER.match(v)):
                 continue
             v = public_data(v, headers=headers_key(k))
@@ -61,6 +65,24 @@ def public_data(value: Any, *, headers: bool = False) -> Any:
 
 
 _DROP = object()
+#: the rails' per-tool limits: a tool named like a secret is a name, and dropping its number would drop its limit
+#: from settings saved and used again (a signed ReAct checkpoint's, an agent file the manager saved)
+_PER_TOOL = frozenset({"tool_budget", "tool_rpm"})
+
+
+def masked_arguments(value: Any, *, headers: bool = False, depth: int = 64) -> Any:
+    """``value`` (a tool call's arguments, a step's ``parameters``) with the value under every secret-named key
+    (``looks_secret``; in a mapping of HTTP headers, ``looks_secret_header``) as ``"***"`` at any depth, as the
+    run log keeps them: what zagent's own files (trajectories) keep of a call. Deeper than ``depth``: ``"***"``."""
+    if isinstance(value, dict):
+        if depth <= 0:
+            return MASK
+        secret = looks_secret_header if headers else looks_secret
+        return {k: MASK if secret(str(k)) and v not in (None, "") else
+                masked_arguments(v, headers=headers_key(k), depth=depth - 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return MASK if depth <= 0 else [masked_arguments(v, depth=depth - 1) for v in value]
+    return value
 
 
 def masked_json(line: bytes) -> bytes:

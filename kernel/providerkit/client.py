@@ -6,7 +6,7 @@ httpx is imported with the first client, never at import.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, cast
 
 import attrs
 
@@ -76,13 +76,17 @@ class HttpClient(LoopClients, HttpErrors):
         client = options.pop("client", None)
         factory = options.pop("client_factory", None)
         module = options.pop("http_module", None)
-        headers = {k: Secret(v) if isinstance(v, str) and looks_secret_header(str(k)) else v
-                   for k, v in dict(options.pop("headers", None) or {}).items()}  # revealed in ``_default_headers``
+        headers = {k: Secret(cast(str, v)) if isinstance(v, (str, bytes, bytearray)) and looks_secret_header(str(k))
+                   else v for k, v in dict(options.pop("headers", None) or {}).items()}  # bytes revealed as given
         config = HttpConfig.from_options(options)
         own_base = str(getattr(client, "base_url", "") or "") if client is not None else ""
         root, query = (own_base, "") if own_base else _split_query(base_url)
         if query:  # ``?api-version=...``/``?key=...``: sent after each path (appended, it would swallow them)
             fields["secrets"] = (*fields.get("secrets", ()), *_secret_values(query))
+        if client is not None:  # its own headers, ``params``, cookies and ``auth`` go with every request too
+            from .masking import client_secrets
+
+            fields["secrets"] = (*fields.get("secrets", ()), *client_secrets(client))
         http = cls(provider=provider, base_url=(own_base or base_url).rstrip("/"), config=config, headers=headers,
                    user_client=client, client_factory=factory, http_module=module, **fields)
         http._root, http._query = Secret.of(root.rstrip("/")), Secret.of(query)

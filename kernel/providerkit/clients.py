@@ -37,6 +37,8 @@ class LoopClients:
         _mod: Any
         _timers: dict[Any, Deadlines]
         _urls: dict[tuple[int, str], Any]
+        secrets: tuple[Any, ...]
+        _masker: Any
 
         def real_base_url(self) -> str: ...
 
@@ -112,9 +114,15 @@ class LoopClients:
             kwargs["verify"] = _no_tls()
         factory = self.client_factory or mod.AsyncClient
         try:
-            return factory(**kwargs)
+            client = factory(**kwargs)
         except UnicodeEncodeError:
             pass
+        else:
+            if self.client_factory is not None:  # the params, cookies and headers it added go with every request
+                from .masking import client_secrets
+
+                self.secrets, self._masker = (*self.secrets, *map(Secret, client_secrets(client))), None
+            return client
         raise self._refused_header(kwargs["headers"])  # outside ``except``: no context holding the value
 
     def _default_headers(self) -> dict[str, str]:

@@ -12,7 +12,7 @@ from typing import Any
 from ..agentkit.secrets import Masker, headers_key, looks_secret, looks_secret_header
 from .._trust.secrets import PIECE_LENGTH, Secret, looks_secret_param, mask_pieces
 
-__all__ = ["PIECE_LENGTH", "header_secrets", "mask", "mask_pieces", "mask_call_options", "option_secrets", "sealed_fields",
+__all__ = ["PIECE_LENGTH", "client_secrets", "header_secrets", "mask", "mask_pieces", "mask_call_options", "option_secrets", "sealed_fields",
            "url_secrets"]
 
 _COOKIE_PARTS = re.compile(r";\s*")
@@ -70,8 +70,10 @@ def header_secrets(headers: Any) -> list[str]:
     for name, value in dict(headers or {}).items():
         if isinstance(value, Secret):
             value = value.reveal()
-        elif not (isinstance(value, str) and looks_secret_header(str(name))):
+        elif not (isinstance(value, (str, bytes, bytearray)) and looks_secret_header(_text(name))):
             continue
+        if isinstance(value, (bytes, bytearray)):  # httpx sends a bytes value as it is: echoed as its text
+            value = bytes(value).decode("latin-1")
         out.append(value)
         scheme, _, credential = value.partition(" ")
         if credential.strip():
@@ -81,6 +83,23 @@ def header_secrets(headers: Any) -> list[str]:
         if "cookie" in str(name).lower():
             out.extend(part.split("=", 1)[1] for part in _COOKIE_PARTS.split(value) if "=" in part)
     return out
+
+
+def client_secrets(client: Any) -> list[str]:
+    """The secrets a user's own ``client=`` sends with every request, which a server may echo: its secret-named
+    headers, its query ``params`` named like a credential, its cookies' values and its Basic ``auth``."""
+    out = header_secrets(dict(getattr(client, "headers", None) or {}))
+    params = getattr(client, "params", None)
+    out.extend(str(v) for k, v in getattr(params, "multi_items", list)() if looks_secret_param(str(k)))
+    out.extend(str(c.value) for c in getattr(getattr(client, "cookies", None), "jar", ()) if c.value)
+    auth = getattr(getattr(client, "auth", None), "_auth_header", None)  # httpx's ``BasicAuth``
+    if isinstance(auth, str):
+        out.extend(header_secrets({"Authorization": auth}))
+    return [s for s in out if s]
+
+
+def _text(name: Any) -> str:
+    return bytes(name).decode("latin-1") if isinstance(name, (bytes, bytearray)) else str(name)
 
 
 def _basic_pair(credential: str) -> list[str]:

@@ -217,7 +217,7 @@ def scorer_of(kernel: "Kernel", spec: Any) -> tuple[str, Callable[..., Any]]:
     if isinstance(spec, str):
         spec = {"name": spec}
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-        raise ConfigError(f"a scorer is a name or {{'name': ..., options...}}, got {spec!r}")
+        raise ConfigError(f"a scorer is a name or {{'name': ..., options...}}, got {_masked(spec)!r}")
     options = {k: v for k, v in spec.items() if k not in ("name", "label")}
     factory = kernel.find("scorers", spec["name"])
     if factory is None:
@@ -233,7 +233,15 @@ def _shown(name: str, value: Any) -> str:
     from zagent import mask_userinfo
     from zagent.agentkit.secrets import looks_secret
 
-    return f"{name}=***" if looks_secret(name) else mask_userinfo(f"{name}={value}")
+    return f"{name}=***" if looks_secret(name) else mask_userinfo(f"{name}={_masked(value)}")
+
+
+def _masked(value: Any) -> Any:
+    """``value`` (a scorer spec or option) with secret-named settings as ``***`` at any depth (a grading service's
+    ``headers.Authorization``), as shown in labels and errors."""
+    from zagent.agentkit.secrets import masked_arguments
+
+    return masked_arguments(value)
 
 
 async def run_scorer(fn: Callable[..., Any], output: Any, expected: Any, case: Any) -> Score:

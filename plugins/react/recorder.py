@@ -63,7 +63,9 @@ class TrajectoryRecorder:
         self._append("message", **{"from": "gpt", "value": text, **({"reasoning": reasoning} if reasoning else {})})
 
     def add_tool_call(self, name: str, arguments: Any, call_id: str = "") -> None:
-        value = _encode({"name": name, "arguments": arguments, "id": call_id}).decode()
+        from zagent.agentkit.secrets import masked_arguments  # ``password``: masked by name, as the run log does
+
+        value = _encode({"name": name, "arguments": masked_arguments(arguments), "id": call_id}).decode()
         self._append("message", **{"from": "function_call", "value": value})
 
     def add_tool_response(self, name: str, content: str, call_id: str = "", state: str = "success") -> None:
@@ -72,7 +74,9 @@ class TrajectoryRecorder:
 
     def add_step(self, step: Any) -> None:
         """A ReAct ``StepResult`` (or any dict of it), as one ``step`` line."""
-        self._append("step", step=msgspec.to_builtins(step))
+        from zagent.agentkit.secrets import masked_arguments  # its ``parameters``, as ``add_tool_call``
+
+        self._append("step", step=masked_arguments(msgspec.to_builtins(step)))
 
     def save_trajectory(self, status: str = "completed", final: Optional[str] = None) -> None:
         """The run's last line: how it ended."""

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 import msgspec
 
+from zagent.agentkit.secrets import masked_arguments
 from zagent.types import placeholder
 from zagent.types import Message
 
@@ -29,9 +30,9 @@ def conversations(messages: list[Message]) -> list[dict[str, Any]]:
         first = len(out)
         if m.content:
             out.append({"from": _ROLE[m.role], "value": m.content})
-        for call in m.tool_calls:
-            out.append({"from": "function_call",
-                        "value": msgspec.json.encode({"name": call.name, "arguments": call.arguments, "id": call.id}).decode()})
+        for call in m.tool_calls:  # ``password``, ``api_token``: masked by name, as the run log keeps them
+            out.append({"from": "function_call", "value": msgspec.json.encode(
+                {"name": call.name, "arguments": masked_arguments(call.arguments), "id": call.id}).decode()})
         if m.reasoning:
             if len(out) == first:
                 out.append({"from": _ROLE[m.role], "value": ""})
@@ -57,7 +58,7 @@ def record(state: ReActState) -> dict[str, Any]:
     return {
         "id": state.run_id, "agent": state.agent, "status": state.status, "task": state.task,
         "conversations": conversations(_whole(state)),
-        "steps": msgspec.to_builtins(state.steps),
+        "steps": masked_arguments(msgspec.to_builtins(state.steps)),  # each step's ``parameters``
         "usage": msgspec.to_builtins(state.usage),
         "final": state.final, "questions": state.questions,
     }

@@ -281,12 +281,28 @@ def render_trajectory(record: dict[str, Any]) -> str:
         if turn.get("from") == "system":
             continue
         value = str(turn.get("value") or "")
+        if turn.get("from") == "function_call":  # a call written before trajectories masked ``password``
+            value = _masked_call(value)
         if len(value) > MAX_VALUE:
             value = value[:MAX_VALUE] + "…"
         lines.append(turn_text(f"[{turn.get('from')}] ", value))  # a turn cannot start a line
     from zagent.agentkit.secrets import mask_env  # a tool may have returned OPENAI_API_KEY: not into a skill
 
     return quoted(mask_env("\n".join(lines)))  # all of it quoted data: no line of a tool result stands alone
+
+
+def _masked_call(value: str) -> str:
+    """A ``function_call`` turn's JSON with its secret-named arguments masked (``masked_arguments``)."""
+    from zagent.agentkit.secrets import masked_arguments
+
+    try:
+        call = msgspec.json.decode(value)
+    except (msgspec.DecodeError, RecursionError):
+        return value
+    if not isinstance(call, dict) or not isinstance(call.get("arguments"), dict):
+        return value
+    masked = {**call, "arguments": masked_arguments(call["arguments"])}
+    return value if masked == call else msgspec.json.encode(masked).decode()
 
 
 def _improve_text(skill: Skill) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from zagent.agentkit.secrets import mask_exception
 from zagent.errors import CheckpointError
 
 from .errors import WorkFlowFailed
@@ -73,6 +74,8 @@ class WorkFlowRun(Schedule):
         if self.errors:
             lines = "; ".join(f"{n}: {e}" for n, e in self.errors.items())
             cause = next(iter(self.failures.values()), None)  # e.g. the provider's AuthenticationError
+            for failure in self.failures.values():  # a node's exception quoting OPENAI_API_KEY: shown by ``causes``
+                mask_exception(failure)  # and by the traceback, as ``errors`` masks it
             raise WorkFlowFailed(f"workflow {self.graph.name!r} run {self.run_id} failed: {lines}", result=result,
                                  causes=self.failures) from cause
         return result

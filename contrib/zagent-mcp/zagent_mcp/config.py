@@ -27,6 +27,35 @@ _KNOWN = {"command", "args", "env", "cwd", "url", "headers", "type", "transport"
           "connect_timeout", "tools", "stderr", "description", "max_message_bytes"}
 
 
+_URLS = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>]+")
+_PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
+
+
+def _plain(parts: Any) -> tuple[str, ...]:
+    return tuple(p.reveal() if isinstance(p, Secret) else p for p in parts)
+
+
+def _credentials(parts: tuple[str, ...]) -> list[str]:
+    """The credentials written in a command line or URL: secret-named flags' values, URL passwords and keys."""
+    from zagent.providerkit.masking import url_secrets
+
+    urls = [u for p in parts if "://" in p for u in _URLS.findall(p)]  # ``--db=postgres://app:pw@db/x`` too
+    return [s for s in (*_flag_secrets(parts), *(v for u in urls for v in url_secrets(u)))
+            if s and not _PLACEHOLDER.fullmatch(s)]  # ``--token=${GH_TOKEN}``: shown as written
+
+
+def _held(parts: Any) -> tuple[Any, ...]:
+    """``parts`` (a command line's, or a URL) with each part holding a credential (``--api-key VALUE``,
+    ``--password=VALUE``, a URL's password or ``?api_key=``) as ``Secret``: a dump of the config shows none."""
+    plain = _plain(parts)
+    secrets = _credentials(plain)
+    return tuple(Secret(p) if any(s in p for s in secrets) else p for p in plain)
+
+
+def _held_url(url: Any) -> Any:
+    return _held((url,))[0] if url is not None else None
+
+
 @attrs.frozen(repr=False)
 class ServerConfig:
     """One MCP server as configured: ``name`` is also its toolset and tool-name prefix; ``transport`` is
@@ -35,23 +64,38 @@ class ServerConfig:
     the only MCP tools registered; ``stderr`` is ``"capture"`` (kept for error reports), ``"inherit"`` or
     ``"devnull"``; a message over ``max_message_bytes`` fails the connection. ``shown``: command and args, or URL,
     as shown to people (``${VAR}`` kept; empty: as used); ``hidden``: values from the environment, scrubbed.
+    ``args``, ``url`` and ``shown`` are kept with their credentials as ``Secret`` (``attrs.asdict`` shows none).
     """
 
     name: str
     transport: str
     command: Optional[str] = None
-    args: tuple[str, ...] = ()
+    _args: tuple[Any, ...] = attrs.field(default=(), converter=_held)
     env: Mapping[str, Secret] = attrs.field(factory=dict)
     cwd: Optional[str] = None
-    url: Optional[str] = None
+    _url: Any = attrs.field(default=None, converter=_held_url)
     headers: Mapping[str, Secret] = attrs.field(factory=dict)
     timeout: Optional[float] = DEFAULT_CALL_TIMEOUT
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     tools: Optional[tuple[str, ...]] = None
     stderr: str = "capture"
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    shown: tuple[str, ...] = ()
+    _shown: tuple[Any, ...] = attrs.field(default=(), converter=_held)
     hidden: tuple[Secret, ...] = ()
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        """The arguments the server is started with, as written."""
+        return _plain(self._args)
+
+    @property
+    def url(self) -> Optional[str]:
+        """The URL connected to, as written."""
+        return _plain((self._url,))[0] if self._url is not None else None
+
+    @property
+    def shown(self) -> tuple[str, ...]:
+        return _plain(self._shown)
 
     @property
     def target(self) -> str:
@@ -193,13 +237,20 @@ def _as_written(spec: Any) -> tuple[str, str]:
     """Transport and target of an entry as written in the file (``${VAR}`` not expanded), for listings."""
     if not isinstance(spec, Mapping):
         return "-", ""
-    if isinstance(spec.get("url"), str):
-        return "http", spec["url"].split("?", 1)[0]
+    if isinstance(spec.get("url"), str):  # credentials written in it masked, as in a valid server's ``target``
+        return "http", _masked_line([spec["url"]]).split("?", 1)[0]
     if isinstance(spec.get("command"), str):
         args = spec.get("args")
         args = [a for a in args if isinstance(a, str)] if isinstance(args, (list, tuple)) else []
-        return "stdio", " ".join([spec["command"], *args])
+        return "stdio", _masked_line([spec["command"], *args])
     return "-", ""
+
+
+def _masked_line(parts: list[str]) -> str:
+    """``parts`` joined, with the credentials written in them (``_credentials``) and URL userinfo masked."""
+    from zagent import mask_userinfo
+
+    return mask_userinfo(scrub(" ".join(parts), _credentials(tuple(parts))))
 
 
 def read_file(path: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 import msgspec
 
 from zagent import Secret
-from zagent.agentkit.secrets import looks_secret
+from zagent.agentkit.secrets import headers_key, looks_secret, looks_secret_header
 
 MASK = "***"
 #: inline image/file bytes up to this size are recorded (base64); larger ones by size and digest only
@@ -36,13 +36,14 @@ def _masker(secrets: tuple[str, ...]) -> Any:
     return Masker(secrets)
 
 
-def _mask(value: Any, known: Any) -> Any:
+def _mask(value: Any, known: Any, headers: bool = False) -> Any:
     if isinstance(value, Secret):
         return MASK
     if isinstance(value, msgspec.Struct):
         value = msgspec.to_builtins(value, enc_hook=lambda v: MASK if isinstance(v, Secret) else repr(v))
-    if isinstance(value, dict):
-        return {str(k): MASK if looks_secret(str(k)) and v not in (None, "") else _mask(v, known)
+    if isinstance(value, dict):  # in a ``headers`` mapping, the providers' header rule (as the run log's)
+        secret = looks_secret_header if headers else looks_secret
+        return {str(k): MASK if secret(str(k)) and v not in (None, "") else _mask(v, known, headers_key(k))
                 for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_mask(v, known) for v in value]

@@ -103,3 +103,25 @@ def test_a_file_of_another_application_is_refused_and_left_untouched(tmp_path):
     with pytest.raises(ForeignDatabase):
         RunLogStore.open(path)
     assert path.read_bytes() == before
+
+
+def test_past_max_held_runs_the_oldest_open_run_is_written_as_unfinished(make_logged, log_path, monkeypatch):
+    """Runs whose end never comes (a process-level start, a plugin's own span) are held up to ``MAX_HELD_RUNS``;
+    past it the oldest is written as it stands, its open span ``unfinished``, and no longer held."""
+    import asyncio
+
+    from zagent.plugins.runlog import observer
+
+    monkeypatch.setattr(observer, "MAX_HELD_RUNS", 3)
+    k = make_logged()
+
+    async def open_run(i):
+        await k.aemit("run_start", action=f"r{i}")  # a task of its own: each its own top span
+
+    for i in range(5):
+        asyncio.run(open_run(i))
+    logger = next(impl[1].__self__ for impl in k.hooks.impls("zagent_event")
+                  if type(getattr(impl[1], "__self__", None)).__name__ == "RunLogger")
+    assert len(logger._held) == 3
+    rows = sqlite3.connect(log_path).execute("SELECT outcome FROM run_spans").fetchall()
+    assert rows == [("unfinished",), ("unfinished",)]

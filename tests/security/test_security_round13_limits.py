@@ -567,11 +567,11 @@ def test_a_model_fanning_out_to_nested_agents_is_capped_per_run(config, most):
 
 
 def test_runs_cancelled_mid_tool_are_not_held_by_the_run_log_for_ever(tmp_path, monkeypatch):
-    """Attack (got through): an app cancels runs (a client went away) while their tools run. No ``run_end`` comes
+    """Attack (got through): an app cancels runs (a client went away) while their tools run. No ``run_end`` came
     for a cancelled run, so ``RunLogger`` held its run, step and tool rows in memory until the kernel closed: a
-    long-lived kernel grew with every cancelled run (20 runs: 40 open rows, 10 runs held). Defence: at most
-    ``MAX_HELD_RUNS`` (1,000; 3 here) runs are held; the oldest is then written as it stands, open spans
-    ``unfinished``."""
+    long-lived kernel grew with every cancelled run (20 runs: 40 open rows, 10 runs held). Defence: a cancelled
+    run now sends ``run_end`` (outcome ``cancelled``: its rows are written then); and at most ``MAX_HELD_RUNS``
+    (1,000; 3 here) runs are held, the oldest then written as it stands, open spans ``unfinished``."""
     import sqlite3
 
     from zagent import run_sync
@@ -603,8 +603,9 @@ def test_runs_cancelled_mid_tool_are_not_held_by_the_run_log_for_ever(tmp_path, 
             run_sync(cancelled_run())
         assert len(logger._held) <= 3 and len(logger._open) <= 3 * 3 and len(logger._runs) <= 3
         with sqlite3.connect(tmp_path / "logs.db") as db:
-            written = db.execute("SELECT count(*) FROM run_spans WHERE outcome = 'unfinished'").fetchone()[0]
-        assert written >= 7 * 3  # the evicted runs' run, step and tool rows, kept in the log
+            runs = db.execute("SELECT count(*) FROM run_spans WHERE kind = 'run' AND outcome = 'cancelled'").fetchone()[0]
+            written = db.execute("SELECT count(*) FROM run_spans").fetchone()[0]
+        assert runs == 10 and written >= 10 * 3  # each run's run, step and tool rows, kept in the log
     finally:
         k.close()
 

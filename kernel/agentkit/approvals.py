@@ -67,7 +67,8 @@ def vetted_arguments(kernel: "Kernel", name: str, arguments: Any) -> Any:
 def tool_identity(tool: Any) -> str:
     """What a person approving a call of ``tool`` approved, the same in every process that registers that code under
     its name: its toolset, its handler's module and qualified name (through ``functools.partial``), and the agent an
-    agent-as-tool runs; ``""`` for no tool. Another function registered under the name has another identity."""
+    agent-as-tool runs (its name and definition); ``""`` for no tool. Another function registered under the name,
+    or another agent definition, has another identity."""
     if tool is None:
         return ""
     handler: Any = getattr(tool, "handler", None)
@@ -75,7 +76,10 @@ def tool_identity(tool: Any) -> str:
         handler = handler.func
     code = (f"{getattr(handler, '__module__', None) or type(handler).__module__}:"
             f"{getattr(handler, '__qualname__', None) or type(handler).__qualname__}")
-    return f"{getattr(tool, 'toolset', '') or ''}|{code}|{(getattr(tool, 'metadata', None) or {}).get('agent', '')}"
+    metadata = getattr(tool, "metadata", None) or {}
+    definition = metadata.get("definition")  # an agent-as-tool's: its declaration, tools and settings (a digest)
+    return (f"{getattr(tool, 'toolset', '') or ''}|{code}|{metadata.get('agent', '')}"
+            + (f"|{definition}" if definition else ""))
 
 
 def bound_key(call: "ToolCall", ctx: "RunContext[Any]") -> Optional[str]:

@@ -97,7 +97,7 @@ def agent_tool(agent: Any, *, name: Optional[str] = None, description: Optional[
 
     tool = Tool(name=tool_name, description=description or agent.description or f"Ask the agent {agent.name}.",
                 handler=handler, parameters=parameters, ctx_param=_CTX, is_async=True, timeout=timeout,
-                toolset="agents", metadata={"agent": agent.name})
+                toolset="agents", metadata={"agent": agent.name, "definition": _definition(agent)})
     if not register:
         return tool
     kernel: "Kernel" = agent.kernel
@@ -112,6 +112,26 @@ def agent_tool(agent: Any, *, name: Optional[str] = None, description: Optional[
     # another spec naming this agent's tool reaches the code its tools import: it must be trusted for it too
     remember_origins(kernel, registered, spec_origins(kernel, agent_tool_names(agent)))
     return registered
+
+
+def _definition(agent: Any) -> str:
+    """A digest of what ``agent`` does when called (its declaration, tools, prompt and settings), part of its tool's
+    identity (``approvals.tool_identity``): a person's yes to calling it covers this agent, not another definition
+    loaded under its name by the process that resumes the run (an agent file edited after the question)."""
+    import hashlib
+
+    def named(value: Any) -> str:  # code by where it lives (an approver function), never by its address
+        return f"{getattr(value, '__module__', '')}:{getattr(value, '__qualname__', type(value).__qualname__)}"
+
+    config = getattr(agent, "run_config", None)
+    parts = {"spec": getattr(agent, "spec", None), "tools": list(getattr(agent, "tools", None) or ()),
+             "prompt": getattr(agent, "system_prompt", None), "description": getattr(agent, "description", None),
+             "config": config() if callable(config) else None,
+             "handoffs": [getattr(h, "name", str(h)) for h in getattr(agent, "handoffs", None) or ()]}
+    try:
+        return hashlib.sha256(msgspec.json.encode(parts, enc_hook=named, order="sorted")).hexdigest()[:32]
+    except (TypeError, ValueError, msgspec.EncodeError):  # settings JSON cannot sort (mixed keys): its name only
+        return ""
 
 
 async def _declared(agent: Any, caller: "RunContext[Any]", inputs: dict[str, Any]) -> str:

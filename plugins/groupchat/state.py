@@ -142,6 +142,9 @@ def resumed(found: tuple[int, bytes], task: Any, run_id: str) -> ChatState:
     if bad is None and asked is not None and (type(asked.index) is not int or asked.index < 0
                                               or not isinstance(asked.speaker, str)):
         bad = f"its interrupt has index {asked.index!r} and speaker {asked.speaker!r}"
+    if bad is None and state.run_id != run_id:  # another chat's state (its counts sealed for its own id) copied in
+        bad = (f"it holds the state of run {state.run_id!r}, copied from another run (its counts are that run's; "
+               "restore an intact copy of the store, or sign checkpoints with a checkpoint_key)")
     if bad is not None:
         raise CheckpointError(f"checkpoint {found[0]} of group chat run {run_id!r} is damaged or was edited: {bad}; "
                               "the chat is not continued", run_id=run_id, step=found[0])

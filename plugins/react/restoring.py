@@ -37,9 +37,9 @@ def restored(kernel: "Kernel", state: Any, config: dict[str, Any],
     ``agent`` and ``agent_config`` defaults, and ``checked`` with the tool (and handler) each call still awaiting a
     person was checked against (its approval covers that object only: ``runkeys.HELD_TOOLS``)."""
     store = config.get("checkpoints")
-    where, verified, at = "the state given", False, None
+    where, verified, at, wanted = "the state given", False, None, None
     if isinstance(state, str) and store is not None and not state.endswith(".json"):
-        signer = signer_of(kernel)
+        signer, wanted = signer_of(kernel), state
         found = read_latest(store, state, signer)
         if found is None:
             raise ConfigError(f"no checkpoint for run {state!r} in {store!r}")
@@ -60,6 +60,11 @@ def restored(kernel: "Kernel", state: Any, config: dict[str, Any],
     if not isinstance(state, ReActState):
         raise ConfigError("restore a ReActState, its JSON bytes, a file path or a run id, "
                           f"got {type(state).__name__}")
+    if wanted is not None and state.run_id != wanted:  # another run's state under this id: its seals are its own
+        raise CheckpointError(
+            f"checkpoint {at} of run {wanted!r} holds the state of run {state.run_id!r} (copied from another run: its "
+            "counts, held calls and approvals are that run's); the run is not restored. Restore an intact copy of the "
+            "store, or sign checkpoints (Kernel(config={'checkpoint_key': ...}))", run_id=wanted, step=at or 0)
     if state.status in ("completed", "aborted"):
         raise ConfigError(f"run {state.run_id} is {state.status}; only running, paused or failed runs resume")
     state.status = "running"

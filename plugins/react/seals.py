@@ -28,18 +28,21 @@ __all__ = ["held_intact", "newest_sealed", "raise_to_sealed", "seal_counts", "se
 HELD, COUNTS = "react-held", "react"
 
 
-def _held_data(kernel: "Kernel", call: "ToolCall", identity: str) -> bytes:
-    return canonical([call.id, call.name, vetted_arguments(kernel, call.name, call.arguments), identity])
+def _held_data(kernel: "Kernel", step: int, call: "ToolCall", identity: str) -> bytes:
+    # the step too: a held call (its seal) copied into a later batch of the run is not the call the person was asked
+    # about there, so an ``approve=[id]`` sent again (a retried request) does not run it a second time
+    return canonical([step, call.id, call.name, vetted_arguments(kernel, call.name, call.arguments), identity])
 
 
 def seal_held(kernel: "Kernel", state: "ReActState", call: "ToolCall", identity: str) -> None:
-    """Seal ``call``, held for a person about the tool ``identity``, in ``state.held_seals``."""
-    state.held_seals[call.id] = seal(kernel, state.run_id, HELD, _held_data(kernel, call, identity))
+    """Seal ``call``, held for a person about the tool ``identity`` at the run's step, in ``state.held_seals``."""
+    state.held_seals[call.id] = seal(kernel, state.run_id, HELD, _held_data(kernel, state.step, call, identity))
 
 
 def held_intact(kernel: "Kernel", state: "ReActState", call: "ToolCall", identity: str) -> bool:
-    """Whether ``call`` (as restored) is the call sealed when it was held, about the tool ``identity``."""
-    return sealed(kernel, state.run_id, HELD, _held_data(kernel, call, identity), state.held_seals.get(call.id))
+    """Whether ``call`` (as restored) is the call sealed when it was held at this step, about the tool ``identity``."""
+    return sealed(kernel, state.run_id, HELD, _held_data(kernel, state.step, call, identity),
+                  state.held_seals.get(call.id))
 
 
 def _counts(state: "ReActState") -> dict[str, Any]:

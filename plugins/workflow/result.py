@@ -87,6 +87,13 @@ async def load_checked(store: Any, kernel: "Kernel", run_id: str) -> Optional[tu
         raise CheckpointError(f"checkpoint {found[0]} of workflow run {run_id!r} is not a workflow run state "
                               f"({str(exc)[:200]}); it is damaged or was edited, so the run is not resumed. Start "
                               "a new run", run_id=run_id, step=found[0]) from None
+    if state.run_id != run_id:  # another run's state under this id: its counts and seals are its own
+        from zagent.errors import CheckpointError
+
+        raise CheckpointError(
+            f"checkpoint {found[0]} of workflow run {run_id!r} holds the state of run {state.run_id!r} (copied from "
+            "another run: its counts and approvals are not this run's); the run is not resumed. Start a new run, or "
+            "sign checkpoints (Kernel(config={'checkpoint_key': ...}))", run_id=run_id, step=found[0])
     state = checked(state, found[0])
     _raise_to_sealed(kernel, state, found[0], signer_of(kernel) is None)
     if signer_of(kernel) is None:  # and to the counts the store's other steps sealed (an earlier state moved up)

@@ -9,7 +9,7 @@ import msgspec
 import pytest
 from zagent.plugins.memory.schema import MIGRATIONS, statements
 from zagent.plugins.workflow import WorkFlowExecutor
-from zagent.plugins.workflow.result import RunState
+from zagent.plugins.workflow.result import RunState, sealed
 
 from .steplog_graphs import NOTE, appending
 
@@ -121,7 +121,8 @@ def test_a_file_with_old_format_patches_reads_back_and_resumes(kernel, tmp_path,
     clean_store = kernel.memory("checkpoints", path=str(tmp_path / "clean.db"), keep_last=None)
     clean = WorkFlowExecutor(kernel=kernel, checkpoints=clean_store).run(appending(12), {"goal": "g"}, run_id="c")
     clean_store.close()
-    states = [msgspec.json.decode(saved_states[("c", step)]) for step in range(1, 7)]
+    states = [msgspec.to_builtins(sealed(kernel, msgspec.structs.replace(  # run c's states, as run old's own
+        msgspec.json.decode(saved_states[("c", step)], type=RunState), run_id="old"))) for step in range(1, 7)]
     path = str(tmp_path / "old.db")
     version_3_file(path, states)
     store = kernel.memory("checkpoints", path=path, keep_last=None)

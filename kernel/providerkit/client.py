@@ -254,6 +254,8 @@ class HttpClient(LoopClients, HttpErrors):
                 size += len(part)
                 if size >= limit:
                     break
+        except ProtocolError:  # a compressed error body cut or padded: what inflated tells the status's reason
+            pass
         finally:
             await chunks.aclose()
             await response.aclose()

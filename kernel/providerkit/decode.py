@@ -1,7 +1,8 @@
 """``body_chunks``: a reply's body decoded within a size limit counted on the *decoded* bytes of every layer (gzip
 and deflate bombs). ``gzip``/``x-gzip`` and ``deflate`` (zlib or raw), at most ``MAX_LAYERS`` stacked, are inflated
-``STEP`` bytes at a time; ``br``, ``zstd``, ``compress``, more layers or corrupt data raise ``ProtocolError``;
-unknown tokens pass through. ``fragmented``: a body of many tiny pieces (each costs CPU) is refused.
+``STEP`` bytes at a time; ``br``, ``zstd``, ``compress``, more layers, corrupt data, data after the end or a cut
+stream raise ``ProtocolError``; unknown tokens pass through. ``fragmented``: a body of many tiny pieces (each costs
+CPU) is refused.
 """
 
 from __future__ import annotations
@@ -80,18 +81,25 @@ async def _decoded(response: Any, layers: list["_Layer"], limit: Optional[int],
 class _Layer:
     """One compressing layer being undone, and how many bytes it has produced."""
 
-    __slots__ = ("name", "z", "size", "fallback", "where")
+    __slots__ = ("name", "z", "size", "fallback", "where", "fed")
 
     def __init__(self, name: str, where: str):
         self.name = name
         self.where = where
         self.size = 0
+        self.fed = False  # compressed bytes came in (an empty body is no stream to finish)
         self.fallback = name == "deflate"  # zlib-wrapped first; raw deflate if that fails at once
         self.z = zlib.decompressobj(zlib.MAX_WBITS | 16 if name != "deflate" else zlib.MAX_WBITS)
 
-    def inflate(self, data: bytes) -> Iterator[bytes]:
-        """``data`` inflated, ``STEP`` bytes at a time (``b""`` flushes what is pending)."""
+    def inflate(self, data: bytes, final: bool = False) -> Iterator[bytes]:
+        """``data`` inflated, ``STEP`` bytes at a time (``final``: the body ended, flush what is pending). Bytes after
+        the compressed stream's end (a second gzip member, junk), or a body ending before it, are a ``ProtocolError``:
+        other readers of the same bytes would see another reply, or a cut one would pass."""
         z = self.z
+        if data:
+            self.fed = True
+            if z.eof:
+                raise self._broken("has data after the end of its compressed stream")
         while True:
             try:
                 out = z.decompress(data, STEP)
@@ -107,8 +115,16 @@ class _Layer:
             data = z.unconsumed_tail
             if out:
                 yield out
+            if z.eof and z.unused_data:
+                raise self._broken("has data after the end of its compressed stream")
             if z.eof or (not data and len(out) < STEP):
+                if final and not z.eof and self.fed:
+                    raise self._broken("was cut: it ended before its compressed stream did")
                 return
+
+    def _broken(self, what: str) -> ProtocolError:
+        return ProtocolError(f"{self.where}sent a {self.name} body that {what}; zagent reads a compressed body only "
+                             "whole. Check the server or the proxy in front of it", status=200)
 
 
 def _layers(names: list[str], where: str) -> list[_Layer]:
@@ -125,7 +141,7 @@ def _through(layers: list[_Layer], i: int, data: Optional[bytes], limit: Optiona
              too_large: Callable[[int, str], Exception]) -> Iterator[bytes]:
     """``data`` through layers ``i`` onwards (``None``: flush layer ``i``), each layer's output counted."""
     layer = layers[i]
-    for out in layer.inflate(data if data is not None else b""):
+    for out in layer.inflate(data if data is not None else b"", final=data is None):
         layer.size += len(out)
         if limit is not None and layer.size > limit:
             raise too_large(limit, f"decoded, {layer.size} bytes so far from {layer.name}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, AsyncIterator, Optional
 
+from ..errors import ProtocolError
 from .decode import PIECES_FROM, body_chunks, fragmented
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -75,7 +76,7 @@ class StreamReply:
                             return
                         try:
                             chunk = await asyncio.wait_for(chunks.__anext__(), rest)
-                        except asyncio.TimeoutError:
+                        except (asyncio.TimeoutError, ProtocolError):  # a compressed body's junk after the end too
                             return
                 except StopAsyncIteration:
                     return
@@ -98,7 +99,8 @@ class StreamReply:
             await chunks.aclose()
 
     async def aiter_lines(self) -> AsyncIterator[str]:
-        """The body's lines (UTF-8; ends ``\\n``, ``\\r\\n`` or ``\\r`` removed); an unterminated last line too.
+        """The body's lines (UTF-8, else ``ProtocolError``; ends ``\\n``, ``\\r\\n`` or ``\\r`` removed); an
+        unterminated last line too.
 
         A line arriving over many chunks is kept as bytes in one ``bytearray`` and decoded once, when it ends:
         linear in its length (re-joining the growing line on every chunk was quadratic), and one byte of memory
@@ -121,14 +123,32 @@ class StreamReply:
                 pending.clear()
             cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1
             pending += chunk[cut:]
-            text = chunk[:cut].decode("utf-8", "replace")
-            skip_lf = not pending and text[-1] == "\r"
-            lines = _NEWLINES.split(text)
+            skip_lf = not pending and chunk[cut - 1:cut] == b"\r"
+            try:
+                lines = _NEWLINES.split(chunk[:cut].decode("utf-8"))
+            except UnicodeDecodeError:  # line by line: each one before the end marker must be UTF-8
+                for raw in _BYTE_NEWLINES.split(chunk[:cut])[:-1]:
+                    yield self._text(raw)
+                continue
             lines.pop()  # the empty rest after the last line break
             for line in lines:
                 yield line
         if pending:
-            yield pending.decode("utf-8", "replace")  # the unterminated last line
+            yield self._text(bytes(pending))  # the unterminated last line
+
+    def _text(self, data: bytes) -> str:
+        """``data`` (one line) decoded; bytes that are not UTF-8 are a ``ProtocolError`` (a JSON reply holding them
+        is one too), never replacement characters in the text, a call's arguments or its name."""
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if self._end is not None:  # after the end marker: lines the provider skips, never read as text
+                return data.decode("utf-8", "replace")
+            http = self._http
+            raise ProtocolError(
+                f"{http.provider} ({http.base_url}) streamed a line that is not valid UTF-8 (bytes "
+                f"{data[exc.start:exc.start + 4]!r} within {self._size} bytes read); zagent does not guess the text. "
+                "Check the server or the proxy in front of it", provider=http.provider, status=200) from None
 
     async def aclose(self) -> None:
         """Close the response and give back its in-flight slot (idempotent)."""
@@ -149,6 +169,7 @@ class StreamReply:
 
 
 _NEWLINES = re.compile(r"\r\n|\r|\n")
+_BYTE_NEWLINES = re.compile(rb"\r\n|\r|\n")
 #: What is read of a streamed body after its end marker before it is closed unread (``StreamReply.ended``).
 AFTER_END_BYTES = 64 * 1024
 AFTER_END_SECONDS = 1.0

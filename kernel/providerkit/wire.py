@@ -90,7 +90,12 @@ async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
     event = ""
     data: list[str] = []
     many: Optional[io.StringIO] = None
+    first = True
     async for line in lines:
+        if first:  # one leading byte order mark is ignored, as the SSE standard says (read as a field name, it
+            first = False  # dropped the first event unsaid)
+            if line[:1] == "\ufeff":
+                line = line[1:]
         if not line:
             if many is not None:
                 yield event, _uncrowded(many.getvalue())
@@ -154,12 +159,13 @@ def network_options(
     """
     import os
 
-    from .credentials import check_destination, check_one_authorization, check_options
+    from .credentials import check_destination, check_http_settings, check_one_authorization, check_options
     from .client import HttpClient
     from .masking import option_secrets
 
     options = dict(options)
     check_options(options)
+    check_http_settings(provider, options)
     own_key = options.pop("api_key", None)
     key = Secret.of(own_key or os.environ.get(key_env) or None)
     configured = os.environ.get(base_env) or default_base_url

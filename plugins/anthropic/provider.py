@@ -10,7 +10,7 @@ from typing import Any, AsyncIterator, Optional
 import attrs
 import msgspec
 
-from zagent.errors import ProviderError
+from zagent.errors import ProtocolError, ProviderError
 from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, stream_interrupted
 from zagent.providerkit.masking import sealed_fields
 from zagent.providerkit import new_call_id, parse_arguments, price_per_million, ProviderLLM, unique_call_ids
@@ -147,7 +147,14 @@ class AnthropicLLM(ProviderLLM):
         elif kind == "content_block_start" and ev.content_block is not None:
             block = ev.content_block
             if block.type == "tool_use":
+                if ev.index in state.open_calls:  # the open call would vanish, its input going to this one
+                    raise ProtocolError(
+                        f"anthropic ({self.http.base_url}) started a tool_use block at index {ev.index} while the call "
+                        f"{state.open_calls[ev.index][1]!r} there was still open; the reply is not used. Check the "
+                        "server or the proxy in front of it", provider="anthropic", status=200)
                 state.open_calls[ev.index] = (block.id, block.name)
+                if block.input is not None and block.input != {}:  # sent whole in the start (some proxies): kept
+                    state.json_parts[ev.index] = [wire.encoder.encode(block.input).decode()]
             elif block.type in wire.THINKING_TYPES:
                 state.open_thinking[ev.index] = block
                 if block.thinking:

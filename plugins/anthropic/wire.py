@@ -5,7 +5,7 @@ block and event types are skipped) and request encoding: consecutive messages of
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
 import msgspec
 
@@ -38,11 +38,15 @@ def thinking_block(b: Block) -> dict[str, Any]:
     return {"type": "thinking", "thinking": b.thinking or "", "signature": b.signature or ""}
 
 
+#: a token count as the server must send it: each part of a sum too (a negative cache count lowered the total)
+Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
 class AnthropicUsage(msgspec.Struct):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: Optional[int] = None
-    cache_read_input_tokens: Optional[int] = None
+    input_tokens: Count = 0
+    output_tokens: Count = 0
+    cache_creation_input_tokens: Optional[Count] = None
+    cache_read_input_tokens: Optional[Count] = None
 
 
 class MessageReply(msgspec.Struct):
@@ -83,10 +87,18 @@ def input_tokens(u: AnthropicUsage) -> int:
     return u.input_tokens + (u.cache_creation_input_tokens or 0) + (u.cache_read_input_tokens or 0)
 
 
+def call_input(value: Any) -> Any:
+    """A ``tool_use`` block's ``input`` as the call's arguments: an object as it is, none as ``{}``, anything else
+    as its JSON text, which the tool runner refuses (telling the model) -- never ``{}``, running the tool's
+    defaults."""
+    if isinstance(value, dict):
+        return value
+    return {} if value is None else encoder.encode(value).decode()
+
+
 def to_completion_parts(reply: MessageReply) -> tuple[Message, Usage]:
     texts = [b.text for b in reply.content if b.type == "text"]
-    calls = [ToolCall(id=b.id, name=b.name, arguments=b.input if isinstance(b.input, dict) else {})
-             for b in reply.content if b.type == "tool_use"]
+    calls = [ToolCall(id=b.id, name=b.name, arguments=call_input(b.input)) for b in reply.content if b.type == "tool_use"]
     thinking = [thinking_block(b) for b in reply.content if b.type in THINKING_TYPES]
     reasoning = "\n\n".join(b.thinking for b in reply.content if b.type == "thinking" and b.thinking) or None
     u = reply.usage

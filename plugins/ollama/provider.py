@@ -259,7 +259,10 @@ def _to_message(wire: Optional[OllamaMessage]) -> Message:
     calls = []
     for c in wire.tool_calls or ():
         args = c.function.arguments
-        args = parse_arguments(args) if isinstance(args, str) else (args if isinstance(args, dict) else {})
+        if isinstance(args, str):
+            args = parse_arguments(args)
+        elif not isinstance(args, dict):  # a list, a number: its JSON text, refused by the tool runner (never ``{}``)
+            args = {} if args is None else _encoder.encode(args).decode()
         calls.append(ToolCall(id=c.id or new_call_id(), name=c.function.name, arguments=args))
     return Message(role="assistant", content=wire.content or None, tool_calls=calls, reasoning=wire.thinking or None)
 

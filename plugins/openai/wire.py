@@ -4,7 +4,7 @@ tool specs encoded once per ``ToolSpec`` object. Loaded with the first model mad
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Annotated, Any, Optional, Union
 
 import msgspec
 
@@ -47,11 +47,12 @@ class WireUsage(msgspec.Struct):
 
 
 class Timings(msgspec.Struct):
-    """llama.cpp's server statistics; token counts when a reply carries no ``usage``."""
+    """llama.cpp's server statistics; token counts when a reply carries no ``usage`` (each >= 0: a negative
+    ``cache_n`` lowered the sum, past the check of the sum)."""
 
-    prompt_n: int = 0
-    predicted_n: int = 0
-    cache_n: int = 0
+    prompt_n: Annotated[int, msgspec.Meta(ge=0)] = 0
+    predicted_n: Annotated[int, msgspec.Meta(ge=0)] = 0
+    cache_n: Annotated[int, msgspec.Meta(ge=0)] = 0
 
 
 class ChatResponse(msgspec.Struct):

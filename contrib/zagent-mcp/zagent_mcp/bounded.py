@@ -1,7 +1,7 @@
 """Transports that bound each message an MCP server sends while it is read (``max_message_bytes``).
 
-``bounded_stdio`` gives the (read, write) streams of a stdio server and stops it on exit; ``BoundedStream``
-counts an HTTP body (per SSE event) and refuses a compressed one. Past the bound, ``on_over`` is called and
+``bounded_stdio`` gives the (read, write) streams of a stdio server and stops it on exit (its stderr kept in a
+``StderrTail``: the last 64 KiB); ``BoundedStream`` counts an HTTP body (per SSE event) and refuses a compressed one. Past the bound, ``on_over`` is called and
 reading stops; a message's long tool or content list is cut first (``trim``). Windows stdio is not bounded.
 """
 
@@ -16,12 +16,33 @@ from typing import Any, AsyncIterator, Callable, Mapping, Optional
 import anyio
 
 from .sdk import sdk
-from .trim import TRIM_FROM, error_reply, trimmed
+from .trim import TRIM_FROM, error_reply, json_bytes, trimmed
 
 #: bytes an SSE event may use for its framing lines beyond ``max_message_bytes``
 SSE_FRAMING = 4096
 _CHUNK = 65536
 _FLUSH, _EXIT_GRACE, _TERM_GRACE, _KILL_GRACE = 0.5, 2.0, 2.0, 2.0
+
+
+class StderrTail:
+    """The last ``keep`` bytes a stdio server wrote to stderr (``stderr: capture``), read through a pipe: a
+    temporary file grew with all of it (a chatty server filled the disk) and a failure report read it whole."""
+
+    def __init__(self, keep: int = 64 * 1024):
+        self.keep = keep
+        self.data = bytearray()
+        self.closed = False
+
+    def feed(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > 2 * self.keep:
+            del self.data[:-self.keep]
+
+    def text(self) -> str:
+        return bytes(self.data[-self.keep:]).decode("utf-8", "replace")
+
+    def close(self) -> None:
+        self.closed = True
 
 
 class MessageTooLarge(ConnectionError):
@@ -58,8 +79,9 @@ async def bounded_stdio(command: str, args: list[str], env: Optional[Mapping[str
     adapter = sdk("mcp_types").jsonrpc_message_adapter
     environment = sdk("mcp.client.stdio").get_default_environment() | dict(env or {})
 
-    process = await anyio.open_process([command, *args], env=environment, stderr=errlog, cwd=cwd,
-                                       start_new_session=True)
+    tail = errlog if isinstance(errlog, StderrTail) else None
+    process = await anyio.open_process([command, *args], env=environment, stderr=-1 if tail else errlog, cwd=cwd,
+                                       start_new_session=True)  # -1: subprocess.PIPE
     assert process.stdout is not None and process.stdin is not None  # opened with pipes
     stdout, stdin = process.stdout, process.stdin
     read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
@@ -117,9 +139,17 @@ async def bounded_stdio(command: str, args: list[str], env: Optional[Mapping[str
         finally:
             writer_done.set()
 
+    async def drain() -> None:  # the server's stderr, for ever (a full pipe would stop the server)
+        assert tail is not None and process.stderr is not None
+        with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            while True:
+                tail.feed(await process.stderr.receive(_CHUNK))
+
     async with anyio.create_task_group() as tg:
         tg.start_soon(reader)
         tg.start_soon(writer)
+        if tail is not None:
+            tg.start_soon(drain)
         try:
             yield read_stream, write_stream
         finally:
@@ -157,6 +187,8 @@ async def _stop(process: Any) -> None:
             break
     with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
         await process.stdout.aclose()
+        if process.stderr is not None:  # a ``StderrTail``'s pipe
+            await process.stderr.aclose()
 
 
 async def _exited(process: Any, timeout: float) -> bool:
@@ -222,17 +254,30 @@ _BoundedStream: Optional[type] = None
 
 
 def _trimmed_lines(lines: bytes) -> bytes:
-    """Whole lines of an event stream with each long ``data:`` line's message ``trimmed``."""
-    if len(lines) < TRIM_FROM:
+    """Whole lines of an event stream with each long ``data:`` line's message ``trimmed``, and a ``data:`` line that
+    is not UTF-8 made an error for the request it answers (httpx would decode it with replacement characters: text
+    the server never sent, silently)."""
+    if len(lines) < TRIM_FROM and _utf8(lines):
         return lines
     out = []
     for line in lines.split(b"\n"):
-        if len(line) >= TRIM_FROM and line.startswith(b"data:"):
+        if line.startswith(b"data:") and not _utf8(line):
+            error = error_reply(line[5:], "the server's message is not valid UTF-8; zagent does not guess its text")
+            line = b"data: " + (b"{}" if error is None else json_bytes(error)) + (b"\r" if line.endswith(b"\r") else b"")
+        elif len(line) >= TRIM_FROM and line.startswith(b"data:"):
             end = b"\r" if line.endswith(b"\r") else b""
             payload = line[5:len(line) - len(end)]
             line = b"data: " + trimmed(payload[1:] if payload[:1] == b" " else payload) + end
         out.append(line)
     return b"\n".join(out)
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _since_blank_line(data: bytes, count: int) -> int:

@@ -15,12 +15,12 @@ from contextlib import AsyncExitStack
 import logging
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from .bounded import SSE_FRAMING, MessageTooLarge, bounded_stdio, bounded_stream_class, too_large
+from .bounded import SSE_FRAMING, MessageTooLarge, StderrTail, bounded_stdio, bounded_stream_class, too_large
 from .config import ServerConfig
 from .failures import (_CONNECTION_CLOSED, NotAnMcpServer, _connection_lost, _describe, _http_fallback,
                        _junk_excerpt, _known_dead, _leaf, _method_of, _retrieved, _server_error, _session_expired,
                        http_refusal)
-from .results import McpToolError
+from .results import McpToolError, refuse_non_finite, unvalidated
 from .sdk import sdk
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -116,8 +116,8 @@ class ServerConnection:
         try:
             async with AsyncExitStack() as stack:
                 streams = await self._open_transport(stack)
-                session = await stack.enter_async_context(
-                    ClientSession(streams[0], streams[1], message_handler=self._on_message))
+                session = unvalidated(await stack.enter_async_context(
+                    ClientSession(streams[0], streams[1], message_handler=self._on_message)))
                 init = await session.initialize()
                 info = getattr(init, "server_info", None) or getattr(init, "serverInfo", None)
                 self.server_info = self.config.scrub(_info_text(info))  # a server naming itself after its token
@@ -239,14 +239,20 @@ class ServerConnection:
             return sys.stderr
         if self.config.stderr == "devnull":
             self._stderr = open(os.devnull, "w")
-        else:
+        elif sys.platform == "win32":  # pragma: no cover - the SDK's stdio client there wants a file
             self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        else:
+            self._stderr = StderrTail()
         return self._stderr
 
     def stderr_tail(self, lines: int = 8) -> str:
         """The last lines a stdio server wrote to stderr (``stderr: capture`` only)."""
         f = self._stderr
-        if f is None or self.config.stderr != "capture" or f.closed:
+        if f is None or self.config.stderr != "capture":
+            return ""
+        if isinstance(f, StderrTail):
+            return "\n".join(f.text().strip().splitlines()[-lines:])
+        if f.closed:
             return ""
         try:
             f.flush()
@@ -389,4 +395,5 @@ def _info_text(info: Any) -> str:
 
 async def _call(session: "ClientSession", tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     result = await session.call_tool(tool, arguments)
+    refuse_non_finite(getattr(result, "structured_content", None))
     return result.model_dump(by_alias=True, mode="json", exclude_none=True)

@@ -1,8 +1,8 @@
 """Turning an MCP ``CallToolResult`` (its wire form) into what a zagent tool handler returns: ``convert``.
 
-``isError`` raises ``McpToolError``; else ``structuredContent`` is the value; else the content blocks as text
-(media as short references, never bytes). At most ``MAX_RESULT_CHARS`` characters (a text resource
-``MAX_RESOURCE_TEXT``) reach the model, the cut stated.
+``isError`` raises ``McpToolError``; else ``structuredContent`` is the value (``refuse_non_finite``: no NaN);
+else the content blocks as text (media as short references, never bytes). At most ``MAX_RESULT_CHARS`` characters
+reach the model, the cut stated. ``unvalidated`` stops the SDK checking results against a server's output schema.
 """
 
 from __future__ import annotations
@@ -35,6 +35,44 @@ def convert(result: dict[str, Any]) -> Any:
         as_text = encoded.decode("utf-8", "replace")
         return structured if len(as_text) <= MAX_RESULT_CHARS else _cut(as_text)
     return text
+
+
+def refuse_non_finite(structured: Any) -> None:
+    """Raise ``McpToolError`` when a result's ``structuredContent`` (as the SDK parsed it) holds NaN or an infinity:
+    not JSON, and its wire form would say ``null`` where the server said something else."""
+    if structured is not None and (where := _non_finite(structured)) is not None:
+        raise McpToolError(f"the tool's structured result holds {where}, which is not JSON (it would reach the model "
+                           "and the app as null); the result is refused. Fix the server's tool")
+
+
+def _non_finite(value: Any) -> Any:
+    """Where ``value`` (decoded JSON) holds a NaN or infinite number, as ``"NaN at $.x"``; ``None`` when nowhere."""
+    import math
+
+    stack: list[tuple[Any, str]] = [(value, "$")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return f"{'NaN' if item != item else repr(item).replace('inf', 'Infinity')} at {path[:200]}"
+        if isinstance(item, dict):
+            stack.extend((v, f"{path}.{k}") for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item))
+    return None
+
+
+def unvalidated(session: Any) -> Any:
+    """``session`` (the SDK's ``ClientSession``) no longer checks a tool's results against the ``outputSchema`` the
+    server listed: ``jsonschema`` runs the server's ``pattern`` with ``re`` (``^(a|a)*$`` held the GIL, freezing the
+    process) and every ``oneOf`` branch (2**40 through ``$ref``), on the loop all servers share. The server
+    vouching for its own answer proves nothing; the result stays data either way."""
+    async def no_check(*args: Any, **kwargs: Any) -> None:
+        return None
+
+    for name in ("validate_tool_result", "_validate_tool_result"):
+        if hasattr(session, name):
+            setattr(session, name, no_check)
+    return session
 
 
 def _cut(text: str) -> str:

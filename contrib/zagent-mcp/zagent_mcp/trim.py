@@ -17,7 +17,7 @@ MAX_BLOCKS = 10_000
 TRIM_FROM = 1 << 20
 _FIELDS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _ITEMS = msgspec.json.Decoder(list[msgspec.Raw])
-_encode = msgspec.json.Encoder().encode
+_encode = json_bytes = msgspec.json.Encoder().encode
 #: JSON objects and arrays one message may hold once its lists are cut (each becomes a Python object of 60 to 230
 #: bytes: 9 MB of ``{},`` in a result's ``structuredContent`` took 790 MiB); brackets in strings count too
 MAX_CONTAINERS = 200_000

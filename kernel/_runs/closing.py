@@ -3,6 +3,7 @@ and the tool threads; every failure is logged, never raised."""
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterable, Iterator
 
 from .._hooks.runner import HookRunner
@@ -11,7 +12,9 @@ from .._tools.table import ToolPool
 
 
 class Owned:
-    """What a kernel handed out and closes on ``aclose``, held strongly and by identity (unhashable ones too)."""
+    """What a kernel handed out and closes on ``aclose``, by identity (unhashable ones too), held weakly when it
+    can be: a store nobody uses any more is closed by the garbage collector, not kept open (a store per agent
+    built from a spec ran the process out of file descriptors)."""
 
     __slots__ = ("_items",)
 
@@ -19,10 +22,15 @@ class Owned:
         self._items: dict[int, Any] = {}
 
     def add(self, obj: Any) -> None:
-        self._items[id(obj)] = obj
+        key, items = id(obj), self._items
+        try:
+            items[key] = weakref.ref(obj, lambda ref: items.pop(key) if items.get(key) is ref else None)
+        except TypeError:  # no weak references to it: held
+            items[key] = obj
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(list(self._items.values()))
+        found = (v() if isinstance(v, weakref.ref) else v for v in list(self._items.values()))
+        return iter([v for v in found if v is not None])
 
     def __len__(self) -> int:
         return len(self._items)

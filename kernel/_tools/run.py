@@ -181,21 +181,23 @@ async def _invoke(kernel: "Kernel", tool: Tool, kwargs: dict[str, Any]) -> Any:
     else:
         threads = kernel.tool_executor()
         job = threads.start(tool.name, tool.handler, kwargs, probe)  # ToolThreadsExhausted: an error result
-        if timeout is None:
-            value = await job.future
-        else:
-            try:
-                if _timeout_cm is not None:  # no extra task per call (wait_for makes one before 3.12)
-                    async with _timeout_cm(timeout):
-                        value = await job.future
-                else:
-                    value = await asyncio.wait_for(job.future, timeout)
-            except (TimeoutError, asyncio.TimeoutError):
-                if threads.abandon(job):
-                    raise _TimedOut(f"tool {tool.name!r} did not finish within {timeout:g} s (it keeps running in "
-                                    "the background: Python cannot stop a thread; a fresh thread serves the next "
-                                    "calls)") from None
-                raise
+        try:
+            if timeout is None:
+                value = await job.future
+            elif _timeout_cm is not None:  # no extra task per call (wait_for makes one before 3.12)
+                async with _timeout_cm(timeout):
+                    value = await job.future
+            else:
+                value = await asyncio.wait_for(job.future, timeout)
+        except (TimeoutError, asyncio.TimeoutError):
+            if threads.abandon(job):
+                raise _TimedOut(f"tool {tool.name!r} did not finish within {timeout:g} s (it keeps running in "
+                                "the background: Python cannot stop a thread; a fresh thread serves the next "
+                                "calls)") from None
+            raise
+        except asyncio.CancelledError:  # the run was cancelled: its thread is given up as at a timeout (capped)
+            threads.abandon(job)
+            raise
     if hasattr(value, "__await__"):  # an async tool's coroutine, or a sync one's that returned one
         value = await (_bounded(kernel, tool.name, value, timeout) if timeout is not None else value)
     return value
@@ -226,8 +228,9 @@ async def _bounded(kernel: "Kernel", name: str, awaitable: Any, timeout: float) 
         if late:
             task.cancel()
             await asyncio.wait((task,), timeout=CANCEL_GRACE)
-    except asyncio.CancelledError:  # the run was cancelled: so is the call
+    except asyncio.CancelledError:  # the run was cancelled: so is the call, counted until it ends (capped)
         task.cancel()
+        threads.hold_task(name, task)
         raise
     finally:
         timer.cancel()

@@ -15,7 +15,8 @@ import msgspec
 from ..errors import ConfigError
 from ..types import Field
 
-__all__ = ["FieldSpec", "FieldsIn", "TYPES", "compile_fields", "describe", "json_schema", "normalize"]
+__all__ = ["MAX_FIELDS", "MAX_FIELD_DEPTH", "FieldSpec", "FieldsIn", "TYPES", "compile_fields", "describe", "json_schema",
+           "normalize"]
 
 TYPES = ("string", "integer", "number", "boolean", "object", "array")
 _ALIASES = {
@@ -28,6 +29,7 @@ _ALIASES = {
 }
 _PY_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool}
 _CACHE_MAX = 1024
+_CACHE_KEY_MAX = 65_536  # bytes of a declaration's encoding cached (process-wide, whoever wrote the spec)
 
 FieldsIn = Union["FieldSpec", Field, Mapping[str, Any], Sequence[Union[Field, Mapping[str, Any]]]]
 
@@ -79,9 +81,11 @@ def compile_fields(decl: FieldsIn) -> FieldSpec:
     key = _key(decl)
     spec = _specs.get(key)
     if spec is None:
-        if len(_specs) >= _CACHE_MAX:
-            _specs.clear()
-        spec = _specs[key] = FieldSpec(normalize(decl), key)
+        spec = FieldSpec(normalize(decl), key)
+        if len(key) <= _CACHE_KEY_MAX:  # a spec's 1 MB description: compiled for its agent, never kept here
+            if len(_specs) >= _CACHE_MAX:
+                _specs.clear()
+            _specs[key] = spec
     return spec
 
 
@@ -106,7 +110,36 @@ def normalize(decl: FieldsIn) -> tuple[Field, ...]:
         decl = [decl]
     elif isinstance(decl, (str, bytes)) or not isinstance(decl, Iterable):
         raise ConfigError(f"fields must be a list of zagent.Field or dicts, got {type(decl).__name__}")
-    return _normalize_list(list(decl), "")
+    decl = list(decl)
+    _check_count(decl)
+    return _normalize_list(decl, "")
+
+
+#: the most fields a declaration holds in all (members and items at every level), and how deep they nest: a YAML
+#: file's aliases (``items: *level``) declare 2**16 fields in 2 KB, and each is compiled and shown to the model
+MAX_FIELDS = 5_000
+MAX_FIELD_DEPTH = 32
+
+
+def _check_count(decl: list[Any]) -> None:
+    """``ConfigError`` when ``decl`` holds more than ``MAX_FIELDS`` fields or nests deeper than ``MAX_FIELD_DEPTH``;
+    counted without converting anything, and stopped at the limit (a shared part is counted each time it is used)."""
+    stack: list[tuple[Any, int]] = [(item, 1) for item in decl]
+    count = 0
+    while stack:
+        item, depth = stack.pop()
+        count += 1
+        if count > MAX_FIELDS or depth > MAX_FIELD_DEPTH:
+            what = f"more than {MAX_FIELDS:,} fields" if count > MAX_FIELDS else f"fields nested more than " \
+                f"{MAX_FIELD_DEPTH} levels deep"
+            raise ConfigError(f"the field declaration holds {what} (members and array items at every level, each "
+                              "time it is used); declare fewer, or ask for the nested part as a JSON string")
+        get = item.get if isinstance(item, Mapping) else (lambda k, i=item: getattr(i, k, None))
+        members, items = get("fields"), get("items")
+        if isinstance(members, (list, tuple)):
+            stack.extend((m, depth + 1) for m in members)
+        if isinstance(items, (Mapping, Field)):
+            stack.append((items, depth + 1))
 
 
 def _normalize_list(items: list[Any], where: str) -> tuple[Field, ...]:

@@ -22,12 +22,13 @@ _WORD = re.compile(r"\w+")
 _SPACE = re.compile(r"\s+")
 #: a digit-group separator ("200,000", "1 000 000" with a no-break space, "10_000"): folded away
 _GROUPS = re.compile(r"(?<=\d)[,_'\u00a0\u202f](?=\d{3}(?!\d))")
-#: a number with a scale word ("$2 million", "1.5k"): its value is added to what was said
-_SCALED = re.compile(r"(\d+(?:\.\d+)?)\s*(thousand|million|billion|trillion|k|m|bn)\b")
+#: a number with a scale word ("$2 million", "1.5k"): its value is added to what was said; a number is tried
+#: from its first digit only (from every digit, a tool result's run of 100,000 digits took minutes to search)
+_SCALED = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(thousand|million|billion|trillion|k|m|bn)\b")
 _SCALES = {"thousand": 10**3, "k": 10**3, "million": 10**6, "m": 10**6, "billion": 10**9, "bn": 10**9,
            "trillion": 10**12}
 #: a percentage ("5%", "4.5 percent"): its fraction (0.05, 0.045) is added to what was said
-_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent\b|per cent\b)")
+_PERCENT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:%|percent\b|per cent\b)")
 #: numbers said as words ("three restaurants", "a dozen eggs"): their digits are added to what was said
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "

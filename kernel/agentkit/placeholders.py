@@ -48,14 +48,26 @@ class Placeholders:
         return f"<Placeholders {self.key} {sorted(self.names)}>"
 
 
+#: longer texts are parsed each time, never kept by the process-wide cache (specs varying a 16 MiB prompt)
+MAX_CACHED_TEXT = 16_384
+
+
 def placeholders(text: str, names: Optional[Any] = None, key: str = "prompt") -> Placeholders:
-    """``text`` parsed (once: cached) for ``render``; ``names``: the placeholders allowed (``None``: any name);
-    ``key``: the spec key named in errors (``title_format``, ``prompt`` of agent ``'Editor'``)."""
-    return _parsed(text, None if names is None else frozenset(names), key)
+    """``text`` parsed (once: cached, up to ``MAX_CACHED_TEXT`` characters) for ``render``; ``names``: the
+    placeholders allowed (``None``: any name); ``key``: the spec key named in errors (``title_format``,
+    ``prompt`` of agent ``'Editor'``)."""
+    allowed = None if names is None else frozenset(names)
+    if isinstance(text, str) and len(text) > MAX_CACHED_TEXT:
+        return _parse(text, allowed, key)
+    return _parsed(text, allowed, key)
 
 
 @lru_cache(maxsize=1024)
 def _parsed(text: str, names: Optional[frozenset[str]], key: str) -> Placeholders:
+    return _parse(text, names, key)
+
+
+def _parse(text: str, names: Optional[frozenset[str]], key: str) -> Placeholders:
     if not isinstance(text, str):
         raise ConfigError(f"{key} must be a string, got {type(text).__name__}")
     try:

@@ -39,6 +39,11 @@ def private_folder(path: _PathLike) -> None:
             os.mkdir(f, 0o700)
         except FileExistsError:
             continue
+        except OSError as exc:  # a name or path too long: say so, not a bare OSError after the run's work
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            raise ConfigError(f"cannot make the folder {f[:120]!r}...: its name or path is too long for the file "
+                              "system; name a shorter path") from None
         _chmod_made(f)  # whatever the umask
 
 
@@ -116,6 +121,9 @@ def open_private(path: _PathLike, flags: int, *, reading: bool = False, what: st
     anything but a regular file is a ``ConfigError`` naming ``what`` and the kind of file it is."""
     p = os.fspath(path)
     if not reading:
+        from .files import check_side_file
+
+        check_side_file(p)  # app.db-journal (empty), -wal, -shm: part of the database beside it, never a file of ours
         private_folder(os.path.dirname(_absolute(p)))
     # only a link check_private saw as the user's own is followed: one planted after the check is not
     nofollow = 0 if check_private(p, reading=reading) else getattr(os, "O_NOFOLLOW", 0)
@@ -168,6 +176,10 @@ def touch_private(path: _PathLike) -> None:
     if p in (":memory:", ""):  # SQLite's in-memory and temporary databases
         return
     for side in SQLITE_SIDE_FILES:
+        if os.path.islink(p + side):  # SQLite never makes one: shipped in a download, it may point at your files
+            raise ConfigError(f"{p + side!r} is a symlink (to {os.path.realpath(p + side)!r}); SQLite keeps its {side} "
+                              f"file next to the database {p!r} and never makes it a link, so zagent does not open "
+                              "the database with it. Remove the link, or name another database file")
         check_private(p + side)
     if os.path.lexists(p):
         check_private(p)

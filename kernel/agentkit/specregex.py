@@ -21,6 +21,10 @@ MAX_UNBOUNDED_REPEATS = 6
 #: at most 2 to this power ways to choose among a pattern's bounded repeats and alternatives at one place of the
 #: text (``a?`` 2 ways, ``x{1,10}`` 10, ``a|ab`` 2; alternatives starting with different characters 1)
 MAX_CHOICE_BITS = 20
+#: the longest pattern taken: checking and compiling cost grows with it, and compiled patterns are cached
+MAX_PATTERN = 10_000
+#: the most patterns a spec's ``rails.redact`` lists (each is searched over every text the agent's rails see)
+MAX_SPEC_PATTERNS = 100
 _INFINITE = float("inf")
 #: the code points ``_overlap`` tries besides the items' own bounds: all below U+3000, then every 256th
 _SAMPLED = [*range(0x3000), *range(0x3000, 0x110000, 256)]
@@ -32,6 +36,10 @@ def compile_spec_regex(pattern: str, key: str = "pattern", *, backreferences: bo
     as usual; a backreference alone costs a power of the length, not more)."""
     if not isinstance(pattern, str):
         raise ConfigError(f"{key}: a pattern must be a string, got {type(pattern).__name__}")
+    if len(pattern) > MAX_PATTERN:  # checked before parsing: a 1 MB pattern took seconds and stayed cached
+        raise ConfigError(f"{key}: a pattern of {len(pattern):,} characters is refused (at most {MAX_PATTERN:,} "
+                          f"characters); match a shorter pattern, or split it into several; docs/security.md, "
+                          "'Spec regexes are bounded'")
     return _compile(pattern, key, backreferences)
 
 
@@ -95,6 +103,9 @@ def check_spec_regexes(rails: Any) -> None:
         return
     if not isinstance(patterns, (str, list, tuple)):
         raise ConfigError(f"rails.redact must be a list of regular expressions, got {type(patterns).__name__}")
+    if not isinstance(patterns, str) and len(patterns) > MAX_SPEC_PATTERNS:  # each searches every text, every call
+        raise ConfigError(f"rails.redact lists {len(patterns):,} patterns, more than {MAX_SPEC_PATTERNS}; join "
+                          "alternatives into fewer patterns ('a|b|c'), or set them in the app's own rails")
     for pattern in [patterns] if isinstance(patterns, str) else patterns:
         compile_spec_regex(pattern, "rails.redact")
 

@@ -14,7 +14,7 @@ import attrs
 
 from .._runs.stash import StashKey
 from ..errors import ConfigError, ZagentError
-from ..speckit.paths import current_spec_file, spec_folders, spec_origin
+from ..speckit.paths import current_spec_file, reserved_files, reserving, spec_folders, spec_origin
 from ..speckit.trust import NO_TRUST, Trust, current_trust, dubious_folder, trusting
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -104,7 +104,8 @@ def shipped_trust(source: Optional[str] = None) -> dict[str, Any]:
     folders = list(spec_folders()) if current_spec_file() else \
         [os.path.dirname(file)] if file and dubious_folder(os.path.dirname(file)) is None else []
     return {"everything": trust.everything, "folders": list(trust.folders), "dry": trust.dry,
-            "refused": list(trust.refused), "spec_file": file, "spec_folders": folders}
+            "refused": list(trust.refused), "spec_file": file, "spec_folders": folders,
+            "reserved": [[p, what] for p, what in reserved_files().items()]}  # the run's files: never the spec's
 
 
 def trust_from(payload: dict[str, Any]) -> Trust:
@@ -118,17 +119,21 @@ def trust_from(payload: dict[str, Any]) -> Trust:
 
 @contextlib.contextmanager
 def shipped(payload: dict[str, Any]) -> Iterator[Trust]:
-    """Build specs inside the block as the driver did (``shipped_trust``): under its trust, as from its spec file."""
+    """Build specs inside the block as the driver did (``shipped_trust``): under its trust, as from its spec file,
+    never naming the files the driver's run keeps (``reserving``)."""
     data = payload.get("trust")
     data = data if isinstance(data, dict) else {}
     file = data.get("spec_file") if isinstance(data.get("spec_file"), str) else None
     folders = tuple(str(f) for f in data.get("spec_folders") or ()) if file else ()
-    with spec_origin(file, folders), trusting(trust_from(payload)) as trust:
+    taken = {str(p[0]): str(p[1]) for p in data.get("reserved") or () if isinstance(p, (list, tuple)) and len(p) == 2}
+    with spec_origin(file, folders), reserving(taken), trusting(trust_from(payload)) as trust:
         yield trust
 
 
 #: a worker kernel's agents built from shipped specs (batch items, workflow nodes), by encoded (spec, trust, memory key)
 WORKER_AGENTS: "StashKey[dict[bytes, Any]]" = StashKey("zagent.worker_agents")
+#: the most agents a worker keeps built (least recently used first out)
+MAX_WORKER_AGENTS = 256
 
 
 def worker_agent(kernel: "Kernel", spec: dict[str, Any], payload: dict[str, Any],
@@ -140,11 +145,13 @@ def worker_agent(kernel: "Kernel", spec: dict[str, Any], payload: dict[str, Any]
 
     built = kernel.stash.get_or_create(WORKER_AGENTS, dict)
     key = msgspec.json.encode([spec, payload.get("trust"), memory_key])
-    agent = built.get(key)
+    agent = built.pop(key, None)
     if agent is None:
         with shipped(payload):
             agent = kernel.agent(spec)
         if memory_key is not None and hasattr(agent, "memory_key"):
             agent.memory_key = memory_key
-        built[key] = agent
+        while len(built) >= MAX_WORKER_AGENTS:  # generated plans ship new specs for ever: the oldest go
+            del built[next(iter(built))]
+    built[key] = agent  # last: the most recently used
     return agent

@@ -1,7 +1,8 @@
 """Credentials follow the user (docs/security.md, 3). Inside ``spec_options`` (an untrusted spec's LLM options),
 ``check_destination`` refuses with a ``ConfigError``, before any request, an LLM that would send the user's key from
 the environment to a ``base_url`` the user did not configure or list in ``trusted_base_urls`` (a spec's own
-``api_key`` may go anywhere); ``check_options`` refuses ``CODE_OPTIONS`` and a ``Host`` header.
+``api_key`` may go anywhere); ``check_options`` refuses ``CODE_OPTIONS`` and a ``Host`` header;
+``check_http_settings`` an ``api_key`` and headers HTTP cannot carry.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ..errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
-__all__ = ["CODE_OPTIONS", "SpecOrigin", "check_destination", "check_options", "spec_options"]
+__all__ = ["CODE_OPTIONS", "SpecOrigin", "check_destination", "check_http_settings", "check_options", "spec_options"]
 
 
 @attrs.frozen
@@ -110,6 +111,39 @@ def check_options(options: dict[str, Any]) -> None:
                           "(and your key) to another site behind the same address; a spec file may not choose it. "
                           "Set it in Python (k.llm(..., headers=...)) or trust the spec (k.agent(spec, trust=True); "
                           "zagent ... --trust)")
+
+
+#: a header name HTTP carries: an RFC 9110 token
+_TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def check_http_settings(provider: str, options: dict[str, Any]) -> None:
+    """``ConfigError`` (before any client or request) for an ``api_key`` that is not text and ``headers`` that are
+    not a mapping of token names to text without CR, LF or NUL; no value is quoted."""
+    from .._trust.secrets import Secret
+
+    key = options.get("api_key")
+    if key is not None and not isinstance(key, (str, Secret)):
+        raise ConfigError(f"{provider}: llm_config api_key must be text, got {type(key).__name__}; quote it "
+                          "(YAML reads a key of digits as a number)")
+    headers = options.get("headers")
+    if headers is None:
+        return
+    if not isinstance(headers, dict):
+        raise ConfigError(f"{provider}: llm_config headers must be a mapping of header names to text, got "
+                          f"{type(headers).__name__}")
+    for name, value in headers.items():
+        if not isinstance(name, str) or not name or not _TOKEN.issuperset(name):
+            raise ConfigError(f"{provider}: llm_config headers name {name!r:.60}, which is no HTTP header name "
+                              "(letters, digits and !#$%&'*+-.^_`|~ only, no space or colon); fix the name")
+        text = value.reveal() if isinstance(value, Secret) else value
+        if not isinstance(text, str):
+            raise ConfigError(f"{provider}: llm_config headers {name!r} must be text, got {type(text).__name__}; "
+                              "quote the value")
+        bad = next((i for i, ch in enumerate(text) if ch in "\r\n\x00"), None)
+        if bad is not None:
+            raise ConfigError(f"{provider}: llm_config headers {name!r} holds a line break or NUL at position {bad}, "
+                              "which HTTP headers cannot carry (it would end the header); remove it")
 
 
 def _norm(url: Any) -> str:

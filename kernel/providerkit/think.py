@@ -9,6 +9,8 @@ from typing import Literal, Optional
 
 _OPEN = "<think"
 _CLOSE = "</think"
+#: the most leading whitespace held back (it goes when a think span follows); more is the answer's, released
+MAX_LEAD = 4096
 #: a piece of streamed text: ``("text", s)`` or ``("reasoning", s)``
 Piece = tuple[Literal["text", "reasoning"], str]
 
@@ -124,7 +126,7 @@ class ThinkStream:
         if not text:
             return
         if not self.begun:
-            if not text.strip():
+            if not text.strip() and len(self.lead) + len(text) <= MAX_LEAD:
                 self.lead += text
                 return
             text, self.lead = self.lead + text, ""

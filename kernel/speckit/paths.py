@@ -19,10 +19,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
 __all__ = ["PATH_OPTION_NAMES", "PATH_OPTION_SUFFIXES", "allowed_folders", "check_option_paths", "check_path_way",
-           "check_spec_path", "check_untrusted_options", "configured_data", "current_spec_file", "listed_folders",
-           "in_folder", "path_options", "relative_options", "reserving",
+           "check_spec_path", "check_untrusted_options", "check_users_data", "configured_data", "current_spec_file",
+           "listed_folders", "in_folder", "path_options", "relative_options", "reserved_files", "reserving",
            "spec_file", "spec_folders", "spec_origin", "spec_relative", "untrusted_options", "users_data",
-           "users_model"]
+           "users_model", "windows_device"]
 
 #: option names that are paths whatever the provider declares (a future wrapper that forgets to declare)
 PATH_OPTION_SUFFIXES = ("_path", "_file", "_dir", "_folder", "_db", "_filename", "_directory", "_database")
@@ -32,9 +32,22 @@ PATH_OPTION_NAMES = ("path", "file", "dir", "folder", "db", "filename", "directo
 #: environment variables that move parts of zagent's own data of the user out of ``$XDG_DATA_HOME/zagent``
 USERS_DATA_ENV = ("ZAGENT_RECORDINGS", "ZAGENT_SKILLS_DIR", "ZAGENT_MEMORY_DB", "ZAGENT_LOG_DB")
 
-#: names Windows opens as devices in every folder, whatever follows the first dot (``nul.jsonl``, ``COM1.db``)
-WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", *(f"COM{i}" for i in range(1, 10)),
-                             *(f"LPT{i}" for i in range(1, 10))})
+#: names Windows opens as devices in every folder, whatever follows the first dot (``nul.jsonl``, ``COM1.db``);
+#: ``COM0``/``LPT0`` and the superscript digits (``COM¹``: Windows reads ¹²³ as digits) are reserved too
+WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$",
+                             *(f"{port}{i}" for port in ("COM", "LPT") for i in "0123456789\u00b9\u00b2\u00b3")})
+
+
+DEVICES_SAID = "CON, PRN, AUX, NUL, COM0-9, LPT0-9, COM\u00b9-\u00b3, LPT\u00b9-\u00b3"
+
+
+def windows_device(name: str) -> Optional[str]:
+    """The device a file or folder name opens on Windows (``CON`` for ``con .notes.json``; a ``:`` ends it as a ``.``
+    does: ``nul:x``), else ``None``. Read NFKC-normalised, so look-alikes (``ＣＯＮ``, ``COM₁``) count too."""
+    import unicodedata
+
+    stem = unicodedata.normalize("NFKC", name).split(".")[0].split(":")[0].strip()
+    return name.split(".")[0].split(":")[0].strip() if stem.upper() in WINDOWS_DEVICES else None
 
 HOW_TO_PLACE = ("keep the file in the spec's folder, list its folder in Kernel(config={'spec_paths': [...]}), set "
                 "the path in code or on the command line, or trust the spec (k.agent(spec, trust=True); "
@@ -58,6 +71,12 @@ def reserving(files: Mapping[Any, str]) -> Iterator[None]:
         yield
     finally:
         _reserved.reset(token)
+
+
+def reserved_files() -> dict[str, str]:
+    """The files specs built here may not name (``reserving``): real path -> whose it is, for a job that builds
+    its agents later or elsewhere (a workflow's items, a remote worker: ``zagent.agentkit.units.shipped_trust``)."""
+    return dict(_reserved.get())
 
 
 @contextlib.contextmanager
@@ -137,6 +156,7 @@ def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
         raise ConfigError(f"{key} {text!r} in the spec is refused: a spec file may only name a file ending in "
                           f"{' or '.join(suffixes)} for zagent to write. Rename it, set the path in code or on the "
                           "command line, or trust the spec (k.agent(spec, trust=True); zagent ... --trust)")
+    check_name_shape(text, key)
     folders = allowed_folders(kernel)
     real = os.path.realpath(text)  # symlinks resolved: a link out of the folder is out
     home = next((f for f in folders if _within(real, f)), None)
@@ -153,8 +173,14 @@ def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
     if suffixes and not real.lower().endswith(tuple(suffixes)):  # a link 't.jsonl' -> '.env' names '.env'
         raise ConfigError(f"{key} {text!r} in the spec is refused: it is a link to {real!r}, which does not end in "
                           f"{' or '.join(suffixes)}; {HOW_TO_PLACE}")
-    # a spec downloaded into the home folder has the user's recordings "in its folder": zagent's own data is never
-    # a spec's to name, unless the app listed that very part of it in spec_paths
+    check_users_data(real, key, text, kernel)
+    return real  # the real path: no '..' after a link for a lexical step (a folder made) to read otherwise
+
+
+def check_users_data(real: str, key: str, text: str, kernel: Optional["Kernel"]) -> None:
+    """``ConfigError`` when the real path ``real`` (the spec's ``text`` under ``key``) lies in zagent's own data of
+    the user (``users_data``), unless the app listed that very part of it in ``spec_paths``: a spec downloaded into
+    the home folder has the user's recordings "in its folder"."""
     mine = next((d for d in users_data(kernel) if _within(real, d)), None)
     if mine is not None and not any(_within(real, f) and _within(f, mine) for f in listed_folders(kernel)):
         raise ConfigError(
@@ -163,7 +189,26 @@ def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
             "(leave the path out to use your memory file under the agent's own namespace). Set the path in code or "
             "on the command line, list that very folder in Kernel(config={'spec_paths': [...]}), or trust the spec "
             "(k.agent(spec, trust=True); zagent ... --trust)")
-    return real  # the real path: no '..' after a link for a lexical step (a folder made) to read otherwise
+
+
+#: the longest file name and path POSIX systems take (bytes); a longer one fails only when the run writes
+NAME_MAX, PATH_MAX = 255, 4095
+
+
+def check_name_shape(text: str, key: str) -> None:
+    """``ConfigError`` when the spec's path ``text`` holds a control character (a newline or an escape sequence
+    in a file name it makes), a folder name over ``NAME_MAX`` bytes or is over ``PATH_MAX`` bytes in all (a file
+    name too long is a ``ConfigError`` when the file is opened)."""
+    odd = next((c for c in text if ord(c) < 32 or ord(c) == 127), None)
+    if odd is not None:
+        raise ConfigError(f"{key} {text!r} in the spec is refused: it holds the control character {odd!r}, which "
+                          f"zagent never puts in a file name (a newline or terminal escape); name another file; "
+                          f"{HOW_TO_PLACE}")
+    size, longest = len(os.fsencode(text)), max((len(os.fsencode(n)) for n in text.split(os.sep)[:-1]), default=0)
+    if size > PATH_MAX or longest > NAME_MAX:
+        raise ConfigError(f"{key} {text[:80]!r}... in the spec is refused: it is {size} bytes long with a folder "
+                          f"name of {longest}, over the {PATH_MAX} bytes a path and {NAME_MAX} a name may have, so "
+                          f"writing it would fail; name a shorter path")
 
 
 def check_path_way(real: str, home: str, key: str, text: str) -> None:
@@ -174,12 +219,10 @@ def check_path_way(real: str, home: str, key: str, text: str) -> None:
     import stat
 
     below = os.path.relpath(real, home) if _within(real, home) else os.path.basename(real)  # the spec's own part
-    device = next((n for n in below.replace("\\", "/").split("/") if n.split(".")[0].strip().upper() in WINDOWS_DEVICES),
-                  None)
+    device = next((n for n in below.replace("\\", "/").split("/") if windows_device(n)), None)
     if device is not None:  # on Windows the name opens the device in any folder: CON waits on the console
-        raise ConfigError(f"{key} {text!r} in the spec is refused: {device!r} is a Windows device name (CON, PRN, AUX, "
-                          f"NUL, COM1-9, LPT1-9), which opens the device wherever it lies; name another file; "
-                          f"{HOW_TO_PLACE}")
+        raise ConfigError(f"{key} {text!r} in the spec is refused: {device!r} is a Windows device name ({DEVICES_SAID}"
+                          f"), which opens the device wherever it lies; name another file; {HOW_TO_PLACE}")
     me = os.getuid() if hasattr(os, "getuid") else None
     folder = os.path.dirname(real)
     while _within(folder, home) and folder != home:
@@ -206,13 +249,24 @@ def check_path_way(real: str, home: str, key: str, text: str) -> None:
 
 
 def in_folder(path: str, folder: str, what: str) -> str:
-    """The real path of ``path`` (a file listed in ``folder``: an agents folder); ``ConfigError`` when it links out
-    of the folder (to an agent file of the user's elsewhere, with its key and tools), unless everything is trusted."""
+    """The real path of ``path`` (a file listed in ``folder``: an agents or trajectories folder); ``ConfigError``
+    when it links out of the folder (to an agent file of the user's elsewhere, with its key and tools) or is a hard
+    link (one of several names), unless everything is trusted."""
     root, real = os.path.realpath(folder), os.path.realpath(path)
-    if not _within(real, root) and not current_trust().everything:
+    if current_trust().everything:
+        return real
+    if not _within(real, root):
         raise ConfigError(f"{what} {path!r} links out of its folder {root} (to {real!r}); zagent loads only files "
                           "that lie in the folder, as for skills. Copy the file into the folder instead of linking "
                           "it")
+    try:
+        st = os.stat(real)
+    except OSError:
+        return real  # reading it says what is wrong
+    if st.st_nlink > 1 and not os.path.isdir(real):  # another of its names may be the user's file elsewhere
+        raise ConfigError(f"{what} {path!r} has {st.st_nlink} hard links (another of its names may be a file of "
+                          f"yours outside {root}), so zagent does not load it from the folder. Put a copy of the "
+                          "file there instead of a link")
     return real
 
 
@@ -223,7 +277,9 @@ def users_data(kernel: Optional["Kernel"] = None) -> tuple[str, ...]:
     from ..agentkit.privatefiles import data_folder
 
     places = [data_folder(), *(os.environ.get(name) or "" for name in USERS_DATA_ENV), *configured_data(kernel)]
-    return tuple(dict.fromkeys(os.path.realpath(os.path.expanduser(p)) for p in places if p and "\x00" not in p))
+    # both readings of a '~': zagent's readers take "~/rec" as it is (./~/rec), a shell would expand it
+    return tuple(dict.fromkeys(os.path.realpath(q) for p in places if p and "\x00" not in p
+                               for q in (p, os.path.expanduser(p))))
 
 
 #: the words ``config["log"]`` takes for on and off, not file names (``zagent.plugins.runlog.enabled_path``)

@@ -24,6 +24,7 @@ SPEC_SIZES: dict[str, tuple[int, int]] = {
     "max_context_tokens": (1, 10_000_000),
     "memory_size": (0, 100_000),
     "memory_chars": (0, 100_000_000),
+    "max_messages": (1, 100_000),  # long_term_memory "inprocess": messages kept a namespace, in the process
     "max_rounds": (1, 1000),
     "max_consecutive": (1, 1000),
     "retries": (0, 100),
@@ -35,6 +36,8 @@ SPEC_SIZES: dict[str, tuple[int, int]] = {
     "common_min": (0, 10**9),
     "max_postings": (1, 10**8),
 }
+#: ``SPEC_SIZES`` keys whose ``None`` means "no bound" (short-term memory keeping every message): refused in a spec
+SPEC_NOT_NULL = ("memory_size",)
 #: spec key -> (lowest, highest) number (not only whole) it may be; ``None`` stays allowed
 SPEC_NUMBERS: dict[str, tuple[float, float]] = {
     "max_seconds": (0.001, 86400),  # a group chat's time budget (termination)
@@ -74,10 +77,13 @@ LLM_NUMBERS: dict[str, tuple[float, float, bool, bool]] = {
     "num_predict": (1, 1_000_000, True, True),
     "num_ctx": (1, 10_000_000, True, True),
     "budget_tokens": (1, 1_000_000, True, True),
-    "n": (1, 16, True, True),
+    "n": (1, 1, True, True),  # zagent reads the first choice only: more are billed for nothing
     "top_logprobs": (0, 20, True, True),
     "seed": (-(2**63), 2**63 - 1, True, True),
 }
+#: requests one call of a spec's fallback chain may make in all (its models times their tries; 16 x 3 by default)
+MAX_CHAIN_REQUESTS = 48
+DEFAULT_RETRIES = 2  # providerkit's ``HttpConfig.max_retries``
 #: llm_config keys only the app sets (Python code, a trusted spec): the reported and budgeted cost is the app's
 APP_ONLY_OPTIONS = ("prices",)
 #: ``llm_config.profile`` fields only the app sets: the cap on tool calls run per reply (a spec lowers it with
@@ -89,7 +95,8 @@ PROFILE_NUMBERS: dict[str, tuple[float, float, bool, bool]] = {
 
 #: spec key -> the most entries its list may hold: each entry is an agent built, a tool sent with every request or
 #: a node run (a model call the user pays for); a 64 MiB spec could list hundreds of thousands
-SPEC_LENGTHS: dict[str, int] = {"agents": 1000, "tools": 1000, "handoffs": 100, "nodes": 1000, "edges": 10_000}
+SPEC_LENGTHS: dict[str, int] = {"agents": 1000, "tools": 1000, "handoffs": 100, "nodes": 1000, "edges": 10_000,
+                                "keywords": 1000}  # a chat's stop phrases: each searched in every message
 #: the longest ``name`` a spec may give anything (an agent, a field, a node, a tool it names): names are
 #: printed, logged, put in prompts and in file names, so a 100k-character one is refused at load
 MAX_NAME = 256
@@ -100,9 +107,10 @@ _OPTION_GROUPS = ("extra_body", "options", "thinking", "models", "generation_con
 def size_problem(key: str, value: Any) -> Optional[str]:
     """Why ``value`` is not a valid ``key`` (one of ``SPEC_SIZES``), or ``None``."""
     low, high = SPEC_SIZES[key]
-    if value is None or whole_number(value, low, high):
+    if (value is None and key not in SPEC_NOT_NULL) or whole_number(value, low, high):
         return None
-    return f"{key} must be a whole number from {low} to {high}, got {value!r}"
+    return f"{key} must be a whole number from {low} to {high}, got {value!r}" + (
+        " (null would keep every message for the agent's life)" if value is None else "")
 
 
 def number_problem(key: str, value: Any, low: float, high: float, whole: bool, none_ok: bool) -> Optional[str]:
@@ -123,7 +131,7 @@ def _num(x: float) -> str:
 def check_llm_options(model: str, options: Any, what: str = "the spec's llm_config") -> None:
     """Refuse an untrusted spec's model options out of ``LLM_NUMBERS`` or naming ``APP_ONLY_OPTIONS``: its
     top-level options and those of ``_OPTION_GROUPS`` (``extra_body``, Ollama's ``options``, ``thinking``, a
-    fallback chain's ``models``); never inside a schema or a message."""
+    fallback chain's ``models``); never inside a schema or a message. A chain makes at most ``MAX_CHAIN_REQUESTS``."""
     stack: list[tuple[Any, str]] = [(options, "")]
     while stack:
         item, where = stack.pop()
@@ -145,14 +153,36 @@ def check_llm_options(model: str, options: Any, what: str = "the spec's llm_conf
                     problem = number_problem(f"{name}.{part}", seconds, *LLM_NUMBERS["timeout"])
                     if problem is not None:
                         raise _llm_error(what, model, problem)
+                    _within_users_timeout(what, model, f"{name}.{part}", seconds)
                 continue
             bounds = LLM_NUMBERS.get(key) if isinstance(key, str) else None
             if bounds is not None:
                 problem = number_problem(name, value, *bounds)
                 if problem is not None:
                     raise _llm_error(what, model, problem)
+                if key in _TIMEOUTS:
+                    _within_users_timeout(what, model, name, value)
             elif key in _OPTION_GROUPS and isinstance(value, (dict, list)):
                 stack.append((value, f"{name}."))
+    if model.startswith("fallback:") and isinstance(options, dict):  # each number in range: now their product
+        _check_chain(model, options, what)
+
+
+def _check_chain(model: str, options: dict[str, Any], what: str) -> None:
+    """A fallback chain's requests per call (each model's tries, its own ``max_retries`` or the chain's, plus one)
+    within ``MAX_CHAIN_REQUESTS``: 16 models of 10 retries each were 176 requests, each waiting its retries."""
+    entries = options.get("models")
+    if not isinstance(entries, list):
+        entries = [m for m in model[len("fallback:"):].split(",") if m.strip()]
+    shared = options.get("max_retries", DEFAULT_RETRIES)
+    total = 0
+    for entry in entries:
+        retries = entry.get("max_retries", shared) if isinstance(entry, dict) else shared
+        total += (retries if isinstance(retries, int) and not isinstance(retries, bool) else DEFAULT_RETRIES) + 1
+    if total > MAX_CHAIN_REQUESTS:
+        raise _llm_error(what, model[:200], f"its {len(entries)} models with their retries make up to {total} "
+                                            f"requests a call, at most {MAX_CHAIN_REQUESTS}; name fewer models or "
+                                            "lower max_retries")
 
 
 def _check_profile(what: str, model: str, name: str, profile: dict[str, Any]) -> None:
@@ -169,6 +199,25 @@ def _check_profile(what: str, model: str, name: str, profile: dict[str, Any]) ->
             raise _llm_error(what, model, problem)
 
 
+#: a spec's seconds to wait that the user's ``ZAGENT_TIMEOUT`` (``zagent ... --timeout``) bounds
+_TIMEOUTS = ("timeout", "connect_timeout", "read_timeout", "write_timeout", "pool_timeout")
+
+
+def _within_users_timeout(what: str, model: str, name: str, seconds: Any) -> None:
+    """Refuse a spec's timeout longer than the user's ``ZAGENT_TIMEOUT`` (``--timeout``): a spec may shorten the
+    wait, never lengthen it (it otherwise replaced the user's choice, as a default, with its own 3,600 s)."""
+    import os
+
+    try:
+        users = float(os.environ.get("ZAGENT_TIMEOUT", "").strip() or "nan")
+    except ValueError:
+        return  # not a number: the provider says so when it reads it
+    if users > 0 and isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds > users:
+        raise ConfigError(f"{what} of {model!r} sets {name} {seconds:g} s, longer than the {users:g} s you set "
+                          "(--timeout or ZAGENT_TIMEOUT); a spec may shorten the wait, not lengthen it. Drop the "
+                          "spec's timeout, raise --timeout, or trust the spec (zagent ... --trust)")
+
+
 def _llm_error(what: str, model: str, problem: str) -> ConfigError:
     return ConfigError(f"{what} of {model!r}: {problem}; a spec's model options are bounded (your time, money "
                        "and connections); set another value in Python (k.llm(..., option=...)), with --timeout or "
@@ -180,6 +229,7 @@ def check_sizes(spec: Any, what: str) -> None:
     import msgspec
 
     stack: list[tuple[Any, str]] = [(spec, "")]
+    totals = dict.fromkeys(SPEC_LENGTHS, 0)  # agents across the spec: 1,000 nodes of 1,000 agents were 10**6
     while stack:
         item, where = stack.pop()
         if isinstance(item, msgspec.Struct):
@@ -192,11 +242,15 @@ def check_sizes(spec: Any, what: str) -> None:
             if key == "name" and isinstance(value, str) and len(value) > MAX_NAME:
                 raise ConfigError(f"{what}: {where}name is {len(value):,} characters long, more than {MAX_NAME}; "
                                   "give it a shorter name (names are printed, logged and sent in prompts)")
-            if key in SPEC_LENGTHS and isinstance(value, list) and len(value) > SPEC_LENGTHS[key]:
-                name = spec.get("name") if isinstance(spec, dict) else getattr(spec, "name", None)
-                raise ConfigError(f"{what} {name!r}: {where}{key} lists {len(value):,} entries, more than "
-                                  f"{SPEC_LENGTHS[key]:,}; a spec's counts are bounded (each is built, sent or run "
-                                  "at your cost): split it into smaller specs, or build it in Python code")
+            if key in SPEC_LENGTHS and isinstance(value, list):
+                totals[key] = totals[key] + len(value) if key == "agents" else len(value)  # agents: built, in all
+                if totals[key] > SPEC_LENGTHS[key]:
+                    name = spec.get("name") if isinstance(spec, dict) else getattr(spec, "name", None)
+                    listed = f"{where}{key} lists {len(value):,} entries" if totals[key] == len(value) else \
+                        f"its {key} lists hold {totals[key]:,} entries in all"
+                    raise ConfigError(f"{what} {name!r}: {listed}, more than {SPEC_LENGTHS[key]:,}; a spec's counts "
+                                      "are bounded (each is built, sent or run at your cost): split it into smaller "
+                                      "specs, or build it in Python code")
             if key in SPEC_SIZES or key in SPEC_NUMBERS:
                 problem = size_problem(key, value) if key in SPEC_SIZES else \
                     number_problem(key, value, *SPEC_NUMBERS[key], False, True)
@@ -206,5 +260,6 @@ def check_sizes(spec: Any, what: str) -> None:
                                       "resources you pay for); set a larger value in Python code if you need it")
             if isinstance(value, msgspec.Struct) or (key in _NESTED and isinstance(value, dict)):
                 stack.append((value, f"{where}{key}."))
-            elif isinstance(value, list):
-                stack.extend((v, f"{where}{key}[{i}].") for i, v in enumerate(value) if isinstance(v, msgspec.Struct))
+            elif isinstance(value, list):  # inline agents too: chats in chats multiplied their 1,000 agents
+                stack.extend((v, f"{where}{key}[{i}].") for i, v in enumerate(value) if isinstance(v, msgspec.Struct)
+                             or (key == "agents" and isinstance(v, dict)))

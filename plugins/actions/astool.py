@@ -18,7 +18,7 @@ from zagent.agentkit.runkeys import PENDING_APPROVAL
 from zagent.agentkit.toolrefs import agent_tool_names, remember_origins, spec_origins
 from zagent.speckit import current_trust
 from zagent.speckit.trust import for_named_file
-from zagent.speckit.paths import check_path_way, check_spec_path
+from zagent.speckit.paths import check_path_way, check_spec_path, check_users_data
 from zagent import StashKey, Tool
 from zagent.agentkit.counters import RunCounter
 
@@ -34,6 +34,8 @@ MAX_AGENT_FILE_DEPTH = 16
 #: agents called as tools in one run, at any depth (config ``max_agent_calls``): 64 calls a reply, 20 steps and 5
 #: levels multiply into ~10**15 runs of a model that always calls its helpers
 MAX_AGENT_CALLS = 256
+#: agents one kernel holds as tools (agent files a spec names register theirs: specs loaded for ever add them)
+MAX_AGENT_TOOLS = 1024
 _CTX = "_zagent_caller_ctx"
 AGENT_CALLS: "StashKey[RunCounter]" = StashKey("zagent.actions.agent_calls")  # per run (``ctx.shared``)
 _depth: "contextvars.ContextVar[int]" = contextvars.ContextVar("zagent_agent_depth", default=0)
@@ -107,6 +109,11 @@ def agent_tool(agent: Any, *, name: Optional[str] = None, description: Optional[
             return existing
         raise ConfigError(f"agent {agent.name!r} cannot be offered as tool {tool_name!r}: a tool of that name is "
                           "registered already; pass as_tool(name=...)")
+    held = len([n for n in kernel.names("tools") if getattr(kernel.find("tools", n), "toolset", None) == "agents"])
+    if held >= MAX_AGENT_TOOLS:  # each holds its agent (memory, stores) for the kernel's life, as models do
+        raise ConfigError(f"agent {agent.name!r} cannot be offered as a tool: this kernel already holds {held} "
+                          f"(at most {MAX_AGENT_TOOLS} agents offered as tools); drop the ones no longer used "
+                          "(k.remove_tool(name)), reuse agent names, or use a new kernel")
     tool.metadata["agent_object"] = agent
     registered = kernel.add_tool(tool)
     # another spec naming this agent's tool reaches the code its tools import: it must be trusted for it too
@@ -246,8 +253,9 @@ def _load_file(kernel: "Kernel", ref: str, key: str, base_dir: Optional[str]) ->
         if os.path.commonpath([root, path]) != root:
             raise ConfigError(f"{key} {ref!r} is outside the spec's folder {root}: a spec file may only name agent "
                               "files in its own folder; move the file, or trust the spec (trust=True, --trust)")
-        if base_dir:  # as check_spec_path does: no folder others can write on the way, no hard link
-            check_path_way(path, root, key, ref)
+        if base_dir:  # as check_spec_path does: no folder others can write on the way, no hard link, no file
+            check_path_way(path, root, key, ref)  # of zagent's own data (a spec in the home folder)
+            check_users_data(path, key, ref, kernel)
     if path in _loading.get():
         raise ConfigError(f"{key} {ref!r}: agent files name each other in a loop ({' -> '.join(_loading.get())})")
     if len(_loading.get()) >= MAX_AGENT_FILE_DEPTH:

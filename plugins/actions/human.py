@@ -147,7 +147,7 @@ def build_human(spec: dict[str, Any], kernel: "Kernel") -> HumanAgent:
     """The ``human`` agent-type factory used by ``kernel.agent(dict)``."""
     if not isinstance(spec, dict):
         raise ConfigError(f"a human agent spec must be a mapping, got {type(spec).__name__}")
-    unknown = sorted(set(spec) - _SPEC_KEYS)
+    unknown = sorted(k if isinstance(k, str) else repr(k) for k in set(spec) - _SPEC_KEYS)  # YAML's 1: or yes:
     if unknown:
         raise ConfigError(f"human agent {spec.get('name')!r}: unknown key(s) {', '.join(unknown)}; "
                           f"use {', '.join(sorted(_SPEC_KEYS))}")
@@ -156,6 +156,10 @@ def build_human(spec: dict[str, Any], kernel: "Kernel") -> HumanAgent:
         raise ConfigError("a human agent needs a non-empty 'name'")
     if not spec.get("outputs"):
         raise ConfigError(f"human agent {name!r}: declare at least one output (what the person answers)")
+    for key, kind in (("inputs", list), ("outputs", list), ("prompt", str), ("description", str)):
+        if spec.get(key) is not None and not isinstance(spec[key], kind):
+            raise ConfigError(f"human agent {name!r}: {key!r} must be a {'list of fields' if kind is list else 'text'}"
+                              f", got {type(spec[key]).__name__}; write it as in examples/human_editor.json")
     from zagent.speckit.sizes import check_sizes
 
     check_sizes(spec, "human agent")  # memory_size is bounded like any spec count

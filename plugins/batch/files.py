@@ -21,6 +21,10 @@ class ResultsFileError(ZagentError, OSError):
     """The results file could not be written (a full disk, a size limit, an I/O error)."""
 
 
+#: the longest item id (an inputs file's line may be 16 MiB; ids are kept for the whole batch)
+MAX_ITEM_ID = 4096
+
+
 class Item(NamedTuple):
     """One input: ``line`` (1-based), ``id`` (``None`` when the input has none), its inputs or a problem."""
 
@@ -39,7 +43,11 @@ def item_of(line: int, data: Any) -> Item:
     if raw_id is None:
         return Item(line, None, inputs)
     if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or raw_id == "":
-        return Item(line, None, inputs, f"line {line}: 'id' must be a non-empty string or an integer, got {raw_id!r}")
+        return Item(line, None, inputs, f"line {line}: 'id' must be a non-empty string or an integer, got "
+                                        f"{repr(raw_id)[:80]}")
+    if isinstance(raw_id, str) and len(raw_id) > MAX_ITEM_ID:  # every id is kept (repeats), logged and written
+        return Item(line, None, inputs, f"line {line}: 'id' is {len(raw_id):,} characters long (at most "
+                                        f"{MAX_ITEM_ID:,} characters); give the item a shorter id")
     return Item(line, str(raw_id), inputs)
 
 
@@ -177,7 +185,8 @@ class ResultsFile:
                 elif retry_failed:
                     kept.append([start, end])
                 if record.get("id") is not None:
-                    done.ids.add(str(record["id"]))
+                    if len(str(record["id"])) <= MAX_ITEM_ID:  # a longer one matches no input: never kept
+                        done.ids.add(str(record["id"]))
                 else:
                     done.lines.add(record["line"])
                 if not record.get("ok"):

@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Case", "CaseResult", "EvalReport", "aevaluate", "evaluate", "read_cases"]
 
 MAX_CASES = 1_000_000
+#: the most scorers a cases file's case may name (each runs per case; an ``llm_judge`` is a model call)
+MAX_CASE_SCORERS = 32
 
 
 class Case(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
@@ -124,6 +126,10 @@ def read_cases(cases: Union[str, "os.PathLike[str]", Iterable[Any]]) -> list[Cas
                         except ConfigError as exc:
                             raise ConfigError(f"{where}: line {n}: {exc}") from None
                     found.append(_case(n, data, where))
+                    if len(found[-1].scorers or ()) > MAX_CASE_SCORERS:  # each may be a model call (llm_judge)
+                        raise ConfigError(f"{where}: line {n}: case {found[-1].id!r} names "
+                                          f"{len(found[-1].scorers or ())} scorers (at most {MAX_CASE_SCORERS} a "
+                                          "case); keep the scorers that measure something different")
                 if len(found) > MAX_CASES:
                     raise ConfigError(f"{where}: more than {MAX_CASES} cases; split the file")
     else:

@@ -39,6 +39,17 @@ def as_score(value: Any) -> Score:
     raise ConfigError(f"a scorer answered {type(value).__name__} {value!r}; answer a Score, a bool or a number 0..1")
 
 
+def _setting(options: dict[str, Any], key: str, kind: type, default: Any) -> Any:
+    """``options[key]`` when it is a ``kind`` (``default`` when unset); a ``ConfigError`` naming it otherwise (a
+    cases file's ``"field": ["a"]`` failed every case on ``TypeError: unhashable``, ``"case_sensitive": "false"``
+    meant true)."""
+    value = options.get(key, default)
+    if value is not default and (not isinstance(value, kind) or (kind is not bool and isinstance(value, bool))):
+        raise ConfigError(f"scorer option {key!r} must be {'true or false' if kind is bool else 'text'}, got "
+                          f"{type(value).__name__} {_masked(value)!r:.60}")
+    return value
+
+
 def _actual(output: Any, expected: Any, options: dict[str, Any]) -> Any:
     """What ``expected`` is compared with: the named field, the one field, or the whole output."""
     field = options.get("field")
@@ -63,7 +74,8 @@ def _text(value: Any) -> str:
 
 
 def exact(options: dict[str, Any], kernel: "Kernel") -> Callable[..., Score]:
-    sensitive = bool(options.get("case_sensitive", True))
+    sensitive = _setting(options, "case_sensitive", bool, True)
+    _setting(options, "field", str, None)
 
     def score(output: Any, expected: Any, case: Any) -> Score:
         expected = _wanted(expected, options)
@@ -78,7 +90,8 @@ def exact(options: dict[str, Any], kernel: "Kernel") -> Callable[..., Score]:
 
 
 def contains(options: dict[str, Any], kernel: "Kernel") -> Callable[..., Score]:
-    sensitive = bool(options.get("case_sensitive", False))
+    sensitive = _setting(options, "case_sensitive", bool, False)
+    _setting(options, "field", str, None)
 
     def score(output: Any, expected: Any, case: Any) -> Score:
         wanted = expected if isinstance(expected, list) else [expected]
@@ -113,6 +126,8 @@ def _subset(expected: Any, actual: Any, path: str) -> Optional[str]:
 
 
 def json_subset(options: dict[str, Any], kernel: "Kernel") -> Callable[..., Score]:
+    _setting(options, "field", str, None)
+
     def score(output: Any, expected: Any, case: Any) -> Score:
         actual = _actual(output, expected, options)
         if isinstance(actual, str):
@@ -140,6 +155,7 @@ def numeric(options: dict[str, Any], kernel: "Kernel") -> Callable[..., Score]:
     relative = _number(options.get("relative", 0.0))
     if tolerance is None or tolerance < 0 or relative is None or relative < 0:
         raise ConfigError(f"scorer numeric: tolerance and relative must be numbers >= 0, got {options!r}")
+    _setting(options, "field", str, None)
 
     def score(output: Any, expected: Any, case: Any) -> Score:
         expected = _wanted(expected, options)

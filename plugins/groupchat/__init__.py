@@ -56,6 +56,11 @@ def _groupchat(spec: dict[str, Any], kernel: "Kernel") -> Any:
     return from_dict(spec, kernel)
 
 
+def zagent_config_keys() -> tuple[str, ...]:
+    """The setting this plugin reads: ``max_chat_turns`` (group chat turns in one run, nested chats included)."""
+    return ("max_chat_turns",)
+
+
 def zagent_register_agent_types(register: Callable[..., None], kernel: "Kernel") -> None:
     """Register the ``groupchat`` agent type."""
     register("groupchat", _groupchat)

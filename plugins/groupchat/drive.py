@@ -12,7 +12,8 @@ from typing import Any, Optional
 from zagent.agentkit.countseal import akept_seals
 from zagent.agentkit.signing import aread_latest, signer_of
 from zagent.agentkit.runs import ASKING, RunShare, new_run_id
-from zagent.agentkit.counters import join
+from zagent import StashKey
+from zagent.agentkit.counters import RunCounter, join
 from zagent.agentkit.lifecycle import NO_ANSWER
 from zagent.errors import CheckpointError, ConfigError, Interrupted
 from zagent.agentkit.inputs import check_inputs, check_text
@@ -22,6 +23,10 @@ from .history import SharedHistory
 from .speakers import check_inputs as unfilled_inputs
 from .state import ChatState, GroupChatResult, raise_to_sealed, resumed, step_log
 from .turn import ChatTurn
+
+#: group chat turns one run takes, in every chat nested in it (Kernel config ``max_chat_turns``)
+MAX_CHAT_TURNS = 1000
+CHAT_TURNS: "StashKey[RunCounter]" = StashKey("zagent.groupchat.turns")  # per run (``ctx.shared``)
 
 
 class ChatDrive(ChatTurn):
@@ -89,7 +94,13 @@ class ChatDrive(ChatTurn):
         self._mark = self.clock()
 
     async def _advance(self) -> Optional[GroupChatResult]:
-        """One turn, then the termination conditions: the chat's result when one holds."""
+        """One turn, then the termination conditions: the chat's result when one holds. A run's turns, in every
+        chat nested in it, are at most ``max_chat_turns``: each chat's ``max_rounds`` alone multiplies by depth."""
+        most = self.kernel.config.get("max_chat_turns") or MAX_CHAT_TURNS
+        if not self._ctx.shared.get_or_create(CHAT_TURNS, RunCounter).take("turns", most):
+            return await self._complete("max_chat_turns", f"this run already took {most} group chat turns (at most "
+                                        f"{most} in one run, chats inside chats included: Kernel config "
+                                        "'max_chat_turns'); nest fewer chats or give them fewer rounds")
         await self._turn()
         stop = await self._abortable(term.first_met(self._conditions, self._view()))
         if stop is not None:

@@ -119,6 +119,10 @@ class RoleRules:
         if isinstance(rules, dict):
             items = [{"after": k, "next": v} for k, v in rules.items()]
         elif isinstance(rules, (list, tuple)):
+            bad = next((r for r in rules if not isinstance(r, dict)), None)
+            if bad is not None:
+                raise ConfigError(f"selection rules: each rule is a mapping {{'after': A, 'next': B}}, got "
+                                  f"{type(bad).__name__} {bad!r:.60}")
             items = [dict(r) for r in rules]
         else:
             raise ConfigError(f"selection rules must be a mapping or a list of rules, got {type(rules).__name__}")
@@ -220,14 +224,23 @@ def _call(selector: Any, sel: Selection) -> Any:
 # -- the registry -------------------------------------------------------------------
 
 
+def _first(options: dict[str, Any]) -> Optional[str]:
+    """``options["first"]``: a speaker's name or ``None``; anything else is a ``ConfigError``."""
+    first = options.get("first")
+    if first is not None and not isinstance(first, str):
+        raise ConfigError(f"selection.first must be the name of a participant (text), got {type(first).__name__} "
+                          f"{first!r:.60}")
+    return first
+
+
 def _round_robin_factory(options: dict[str, Any], kernel: "Kernel") -> RoundRobin:
-    return RoundRobin(first=options.get("first"))
+    return RoundRobin(first=_first(options))
 
 
 def _rules_factory(options: dict[str, Any], kernel: "Kernel") -> RoleRules:
     if "rules" not in options:
         raise ConfigError("selection policy 'rules' needs 'rules': {\"A\": \"B\", ...} or a list of rules")
-    return RoleRules.from_data(options["rules"], first=options.get("first"))
+    return RoleRules.from_data(options["rules"], first=_first(options))
 
 
 def _llm_factory(options: dict[str, Any], kernel: "Kernel") -> LLMSelector:
@@ -238,6 +251,9 @@ def _llm_factory(options: dict[str, Any], kernel: "Kernel") -> LLMSelector:
         raise ConfigError(f"group chat selection 'llm' must be a 'provider:model' string (or an LLM object from "
                           f"Python), got {type(llm).__name__}; name the selector's model as a string")
     kw = {k: options[k] for k in ("prompt", "history_limit") if k in options}
+    if not isinstance(kw.get("prompt", ""), str):
+        raise ConfigError(f"selection.prompt must be text (with {{task}}, {{roles}}, {{transcript}}...), got "
+                          f"{type(kw['prompt']).__name__}")
     placeholders(kw.get("prompt", LLM_PROMPT), SELECTOR_NAMES, "selection.prompt")  # checked now (ConfigError)
     return LLMSelector(llm=llm, **kw)
 
@@ -269,6 +285,9 @@ def build_selector(kernel: "Kernel", spec: Any) -> Any:
         return spec  # already a selector object or callable
     options = dict(spec)
     policy = options.get("policy", "round_robin")
+    if isinstance(policy, (dict, list, tuple, int, float)):  # data (a spec file's): never taken as a selector
+        raise ConfigError(f"selection.policy must be a policy name (round_robin, rules, llm) or an import path "
+                          f"'package.module:factory', got {type(policy).__name__} {policy!r:.60}")
     if not isinstance(policy, str):
         return policy
     if ":" in policy:

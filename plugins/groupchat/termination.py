@@ -157,10 +157,18 @@ def from_spec(spec: Optional[dict[str, Any]], resolve_agent: Callable[[Any], Any
     phrases = spec.get("keywords") or ([spec["keyword"]] if spec.get("keyword") else [])
     if isinstance(phrases, str):
         phrases = [phrases]
+    if not isinstance(phrases, (list, tuple)) or not all(isinstance(p, str) and p for p in phrases):
+        raise ConfigError(f"termination.keywords (or keyword) must be a phrase or a list of phrases (non-empty "
+                          f"text), got {_shape(spec.get('keywords') or spec.get('keyword'))}; write e.g. "
+                          "\"keywords\": [\"DONE\"]")
     if phrases:
         conditions.append(Keyword(list(phrases), case_sensitive=bool(spec.get("case_sensitive", False))))
     if spec.get("judge") is not None:
-        conditions.append(Judge(resolve_agent(spec["judge"]), every=int(spec.get("judge_every", 1))))
+        every = spec.get("judge_every", 1)
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise ConfigError(f"termination.judge_every must be a whole number of rounds >= 1, got "
+                              f"{_shape(every)}; leave it out to ask the judge after every round")
+        conditions.append(Judge(resolve_agent(spec["judge"]), every=every))
     if spec.get("max_tokens") is not None:
         conditions.append(TokenBudget(int(spec["max_tokens"])))
     if spec.get("max_seconds") is not None:
@@ -168,3 +176,9 @@ def from_spec(spec: Optional[dict[str, Any]], resolve_agent: Callable[[Any], Any
     if spec.get("max_rounds") is not None:
         conditions.append(MaxRounds(int(spec["max_rounds"])))
     return conditions
+
+
+def _shape(value: Any) -> str:
+    """``value``'s type and a short repr, for an error about a setting of the wrong form."""
+    shown = repr(value)
+    return f"{type(value).__name__} {shown if len(shown) <= 60 else shown[:57] + '...'}"

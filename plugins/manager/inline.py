@@ -11,11 +11,24 @@ import unicodedata
 from typing import Any
 
 from zagent.errors import ConfigError
+from zagent.speckit.paths import DEVICES_SAID, windows_device
 
 SPEC_FILES = (".json", ".yaml", ".yml")
 SAFE_NAME = re.compile(r"[\w.-]+")  # fullmatch: no newline after the name
 #: the most agents one manager holds (a long-lived workflow executor adds each run's inline agents, named apart)
 MAX_AGENTS = 4096
+
+
+def check_file_name(name: str) -> None:
+    """``ConfigError`` unless agent name ``name`` can name its file on every system: letters, digits, ``_``, ``-``
+    and ``.`` (no newline after), and no Windows device (``CON``, ``nul.notes``, ``COM¹``: it opens the device)."""
+    if not SAFE_NAME.fullmatch(name):
+        raise ConfigError(f"agent name {name!r} cannot be a file name; use letters, digits, '_', '-' and '.'")
+    device = windows_device(name)
+    if device is not None:
+        raise ConfigError(f"agent name {name!r} cannot be a file name: {device!r} is a Windows device name "
+                          f"({DEVICES_SAID}), which opens the device wherever the file lies (the save would wait on "
+                          f"the console or be lost); give the agent another name (e.g. {device + '-agent'!r})")
 
 
 def check_room(held: int, name: str) -> None:

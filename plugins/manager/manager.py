@@ -23,7 +23,7 @@ from zagent.agentkit.toolrefs import check_lent_agent
 from zagent.speckit import current_trust, trusting
 from zagent.speckit.trust import for_named_file  # a stored agent others can write gets no trust
 
-from .inline import SAFE_NAME as _SAFE_NAME, check_inline, check_room
+from .inline import check_file_name, check_inline, check_room
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -346,8 +346,7 @@ def _is_db(path: str) -> bool:
 
 
 def _file_name(name: str, ext: str = ".json") -> str:
-    if not _SAFE_NAME.fullmatch(name):
-        raise ConfigError(f"agent name {name!r} cannot be a file name; use letters, digits, '_', '-' and '.'")
+    check_file_name(name)  # letters, digits, '_', '-', '.'; never a Windows device (CON, nul.notes, COM¹)
     if len((name + ext).encode("utf-8")) > 255:  # a file name's limit (ext4, APFS, NTFS): a bare OSError otherwise
         raise ConfigError(f"agent name {name[:40]!r}... ({len(name)} characters) cannot be a file name: "
                           f"'<name>{ext}' may be at most 255 bytes; give the agent a shorter name")

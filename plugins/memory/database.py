@@ -316,6 +316,15 @@ class Database:
             conn.close()
         self._local = threading.local()
 
+    def __del__(self) -> None:
+        """Closed when nothing uses it any more (the kernel holds its stores weakly): its write-ahead log is
+        merged now, not when the garbage collector reaches the connections."""
+        try:
+            if not self._closed:
+                self.close()
+        except Exception:  # pragma: no cover - interpreter shutdown
+            pass
+
     def __repr__(self) -> str:
         return f"<Database {self.path!r} schema={SCHEMA_VERSION} connections={len(self._conns)}>"
 

@@ -10,7 +10,7 @@ from typing import Any, AsyncIterator, Optional
 import attrs
 import msgspec
 
-from zagent.errors import ProviderError
+from zagent.errors import ProtocolError, ProviderError
 from zagent.providerkit import HttpClient, iter_sse, malformed, network_options, stream_interrupted
 from zagent.providerkit.masking import sealed_fields
 from zagent.providerkit import parse_arguments, price_per_million, ProviderLLM, unique_call_ids
@@ -212,6 +212,10 @@ class OpenAILLM(ProviderLLM):
         return f"<OpenAILLM {self.name} {mask_userinfo(self.http.base_url)}>"
 
 
+#: the longest tool name a stream may assemble from its pieces
+MAX_TOOL_NAME = 1024
+
+
 def _user_tool_mode(overrides: dict[str, Any]) -> bool:
     return "native_tools" in overrides or "tool_format" in overrides
 
@@ -284,6 +288,10 @@ class _StreamState:
             entry[0] = tc.id
         if tc.function is not None:
             if tc.function.name:
+                if len(entry[1]) + len(tc.function.name) > MAX_TOOL_NAME:  # pieces joined by += cost the square
+                    raise ProtocolError(f"the stream's tool call at index {tc.index} has a name of more than "
+                                        f"{MAX_TOOL_NAME:,} characters (providers allow 64-128); the server sends "
+                                        "malformed calls: check its model and version", provider="openai")
                 entry[1] += tc.function.name
             if tc.function.arguments:
                 entry[2].append(tc.function.arguments)

@@ -48,7 +48,9 @@ class Parser:
         if text is None:
             if len(spec.cache) > 256:  # e.g. a fresh lambda option per call: keep the memo bounded
                 spec.cache.clear()
-            text = spec.cache[key] = self._instructions(spec, self._opts(options))
+            text = self._instructions(spec, self._opts(options))
+            if len(text) <= 65_536:  # a spec's 512 KB title_format: built again, never kept by the shared spec
+                spec.cache[key] = text
         return text
 
     def parse(self, text: str, fields: FieldsIn, **options: Any) -> dict[str, Any]:

@@ -18,9 +18,10 @@ from . import jsontext
 
 _encode = msgspec.json.encode
 _TYPES = r"(?:string|integer|number|boolean|object|array|str|int|float|bool|dict|list)"
-# "<string, required: ...>", "array of string, optional", "object {a: string}, required", with or without <>
+# "<string, required: ...>", "array of string, optional", "object {a: string}, required", with or without <>;
+# matched on stripped text: no ``\s*`` before the end, which made each ", required" cost 400**2 steps
 _PLACEHOLDER = re.compile(
-    rf"^\s*[<(]?\s*(?:array of\s+)*{_TYPES}\b[^\n<>]{{0,200}}?,\s*(?:required|optional)\b[^\n]{{0,400}}?[>)]?\s*$",
+    rf"^[<(]?\s*(?:array of\s+)*{_TYPES}\b[^\n<>]{{0,200}}?,\s*(?:required|optional)\b[^\n]{{0,400}}?[>)]?$",
     re.IGNORECASE)
 # the label with the type filled in by the model: "<France, required: Paris>", "Paris, optional"
 _FILLED = re.compile(r"^\s*[<(]?\s*[^,\n<>()]{1,60},\s*(?:required|optional)\s*(?::|,\s*default\b|[>)]|$)",
@@ -87,7 +88,16 @@ def lacks_required(values: Mapping[str, Any], spec: FieldSpec) -> bool:
 # -- self-wrapped values --------------------------------------------------------------
 
 
-_ECHOED_TAGS = re.compile(r"^\s*<example>\s*|\s*</example>\s*$", re.IGNORECASE)
+def _without_echoed_tags(value: str) -> str:
+    r"""``value`` without a leading ``<example>`` and a trailing ``</example>`` (any case) and the space around them;
+    string operations: the regex ``\s*</example>\s*$`` searched from every space of a long run, quadratic."""
+    head = value.lstrip()
+    if head[:9].lower() == "<example>":
+        value = head[9:].lstrip()
+    tail = value.rstrip()
+    if tail[-10:].lower() == "</example>":
+        value = tail[:-10].rstrip()
+    return value
 
 
 def unwrap(values: dict[str, Any], spec: FieldSpec) -> dict[str, Any]:
@@ -102,7 +112,7 @@ def unwrap(values: dict[str, Any], spec: FieldSpec) -> dict[str, Any]:
             out[name] = value = _encode(value).decode()
             continue
         if isinstance(value, str) and "example>" in value:
-            bare = _ECHOED_TAGS.sub("", value)
+            bare = _without_echoed_tags(value)
             if bare != value:
                 if out is values:
                     out = dict(values)
@@ -228,7 +238,9 @@ def _memo_examples(spec: FieldSpec) -> dict[str, Any]:
     return found
 
 
-def _example(field: Any, name: str) -> Any:
+def _example(field: Any, name: str, nested: bool = False) -> Any:
+    """An example value of ``field``; an array holds two items at the top, one inside another array's item (two
+    at every level made 2**depth values: an array of arrays 40 deep never finished)."""
     words = re.sub(r"[\s_-]+", " ", name).strip() or "value"
     t = field.type
     if t == "integer":
@@ -240,10 +252,12 @@ def _example(field: Any, name: str) -> Any:
     if t == "array":
         item = field.items
         if item is None or item.type == "string":
-            return [f"first example {words} item", f"second example {words} item"]
-        return [_example(item, words), _example(item, words)]
+            return [f"first example {words} item"] + ([] if nested else [f"second example {words} item"])
+        if item.type not in ("array", "object"):
+            return [_example(item, words, True)] * (1 if nested else 2)
+        return [_example(item, words, True) for _ in range(1 if nested else 2)]
     if t == "object":
         if field.fields:
-            return {f.name: _example(f, f.name) for f in field.fields}
+            return {f.name: _example(f, f.name, nested) for f in field.fields}
         return {"key": "example value"}
     return f"An example {words}, written in full."

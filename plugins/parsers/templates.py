@@ -90,7 +90,8 @@ def _inert(value: str, tag: str) -> str:
     output, a tool result) stays inside the tag the prompt put it in, never closing it to add text of its own."""
     if "<" not in value:
         return value
-    return re.sub(r"<(?=\s*/?\s*" + re.escape(tag) + r"\b)", "&lt;", value, flags=re.I)
+    # one whitespace run before the name (``\s*/?\s*`` split a long run every way: quadratic in its length)
+    return re.sub(r"<(?=\s*(?:/\s*)?" + re.escape(tag) + r"\b)", "&lt;", value, flags=re.I)
 
 
 def _merge(parts: list[_Part]) -> list[_Part]:

@@ -30,13 +30,19 @@ class RateWindows:
         self.sleep = sleep  # an async sleep(seconds); asyncio.sleep when None (tests pass a fake clock's)
         self.lock = threading.Lock()
         self.calls: dict[tuple[str, str], collections.deque[float]] = {}
+        self.swept = 0.0
 
     def take_all(self, rules: list[tuple[tuple[str, str], int]]) -> float:
         """If every window has room, count a call now in each and return 0; else count nothing and
-        return the seconds until all of them have room."""
+        return the seconds until all of them have room. Once a ``WINDOW``, windows with no call left in it are
+        dropped (agents named anew, each with a rule, would keep one each for the kernel's life)."""
         now = self.clock()
         wait = 0.0
         with self.lock:
+            if now - self.swept >= WINDOW:
+                self.swept = now
+                for key in [k for k, times in self.calls.items() if not times or now - times[-1] >= WINDOW]:
+                    del self.calls[key]
             for key, limit in rules:
                 times = self.calls.setdefault(key, collections.deque())
                 while times and now - times[0] >= WINDOW:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, ClassVar, Iterator, Option
 import attrs
 import msgspec
 from zagent.providerkit.credentials import spec_options
-from zagent.speckit.paths import check_spec_path
+from zagent.speckit.paths import check_spec_path, reserving
 from zagent.errors import ConfigError
 from zagent.agentkit.approvals import resolve_approver
 from zagent.speckit.rails import check_rails, check_user_data_switches
@@ -112,15 +112,18 @@ class ReActAgent(Agent):
         fields["rails"] = resolve_approver(fields["rails"], kernel)
         fields["tools"] = resolve_tool_refs(kernel, fields["tools"], key="tool")  # names, toolset:, import paths
         fields["pinned_tools"] = resolve_tool_refs(kernel, fields["pinned_tools"], key="pinned tool")
+        checkpoints = check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"), kernel=kernel)
         agents = fields.pop("agents")
-        if agents:  # each an agent file or inline spec, offered as a tool (actions plugin's astool)
-            from zagent.plugins.actions.astool import resolve_agent_refs
+        # its agents run under its run id: one checkpointing into its store would break its run (never resumes)
+        with reserving({checkpoints: f"the checkpoint file of agent {spec.name!r}"}):
+            if agents:  # each an agent file or inline spec, offered as a tool (actions plugin's astool)
+                from zagent.plugins.actions.astool import resolve_agent_refs
 
-            fields["tools"] += [n for n in resolve_agent_refs(kernel, agents) if n not in fields["tools"]]
-        if fields["handoffs"]:
-            from zagent.plugins.actions.astool import load_agent_refs
+                fields["tools"] += [n for n in resolve_agent_refs(kernel, agents) if n not in fields["tools"]]
+            if fields["handoffs"]:
+                from zagent.plugins.actions.astool import load_agent_refs
 
-            fields["handoffs"] = load_agent_refs(kernel, fields["handoffs"], key="handoffs")
+                fields["handoffs"] = load_agent_refs(kernel, fields["handoffs"], key="handoffs")
         # relative paths lie next to the spec file (not the cwd); the checked path is the one used
         fields["trajectory_path"] = check_spec_path(spec.trajectory_path, "trajectory_path", (".jsonl",), kernel=kernel)
         fields["live_trajectory_path"] = check_spec_path(spec.live_trajectory_path, "live_trajectory_path",
@@ -129,7 +132,6 @@ class ReActAgent(Agent):
 
         for key in ("trajectory_path", "live_trajectory_path"):  # never the user's cases, inputs or notes file
             check_trajectory_file(fields[key], key)
-        checkpoints = check_spec_path(spec.checkpoints, "checkpoints", (".db", ".sqlite", ".sqlite3"), kernel=kernel)
         check_tool_format(kernel, spec.tool_format, f"agent {spec.name!r}")
         made = checkpoints is not None and not os.path.lexists(checkpoints)
         if checkpoints is not None:

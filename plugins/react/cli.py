@@ -76,8 +76,10 @@ def _agent(args: argparse.Namespace, kernel: "Kernel") -> Any:
     trust = (Trust.for_file(args.agent_file, everything=bool(args.trust)) if args.agent_file
              else Trust.for_folder(os.getcwd(), everything=bool(args.trust) or bool(args.tools)))
     from zagent.speckit import spec_file
+    from zagent.speckit.paths import reserving
 
-    with spec_file(args.agent_file):  # its relative paths lie next to it, and it is the agent's identity
+    # its relative paths lie next to it, and it is the agent's identity; it never writes into --trajectory
+    with spec_file(args.agent_file), reserving({args.trajectory: "your --trajectory file"}):
         agent = kernel.agent(spec, trust=trust)
     if args.trajectory:  # the user's own flag: any path
         agent.trajectory_path = args.trajectory

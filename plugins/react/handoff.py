@@ -68,6 +68,10 @@ class _Pending:
 _PENDING: StashKey[_Pending] = StashKey("zagent.handoff")
 
 
+#: hand-over tools one kernel holds (specs naming agents anew add one per agent)
+MAX_HANDOFF_TOOLS = 1024
+
+
 def transfer_tool_name(agent: str) -> str:
     """The name of the tool that hands a conversation over to ``agent``."""
     return "transfer_to_" + _BAD.sub("_", agent)
@@ -141,6 +145,12 @@ class Handoffs:
                         "type": "string", "description": "why, in one sentence"}}})
         existing = self.kernel.find("tools", name)
         if existing is None:
+            k = self.kernel  # each kept (its handler holding a group) for the kernel's life
+            if len([n for n in k.names("tools") if getattr(k.find("tools", n), "toolset", None) == "handoffs"]) \
+                    >= MAX_HANDOFF_TOOLS:
+                raise ConfigError(f"handoff tool {name!r} was not added: this kernel holds at most {MAX_HANDOFF_TOOLS} "
+                                  "hand-over tools; drop those no longer used (k.remove_toolset('handoffs') between "
+                                  "runs), reuse agent names, or use a new kernel")
             self.kernel.add_tool(tool)
         elif existing.toolset == "handoffs":  # registered by an earlier Handoffs: this one's handler answers now
             existing.handler = handler

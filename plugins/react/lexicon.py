@@ -108,12 +108,19 @@ def _load() -> dict[str, tuple[str, ...]]:
 
 _TABLE: dict[str, tuple[str, ...]] = {}
 _SUFFIXES = ("ing", "ed", "er", "ly")
+#: the longest word looked up: the table's are under 20 letters; a longer one (a task's or an MCP tool's 1 MB
+#: "word") has no concept and is never kept by the process-wide cache
+MAX_WORD = 40
 
 
-@lru_cache(maxsize=16384)
 def concepts(word: str) -> tuple[str, ...]:
     """The concepts ``word`` (a token of ``retrieval.tokenize``) points at; () for a word the table lacks.
     A word not in the table is tried without an -ing, -ed, -er or -ly ending ("booking" -> "book")."""
+    return () if len(word) > MAX_WORD else _concepts(word)
+
+
+@lru_cache(maxsize=16384)
+def _concepts(word: str) -> tuple[str, ...]:
     if not _TABLE:
         _TABLE.update(_load())
     found = _TABLE.get(word)

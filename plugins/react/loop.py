@@ -225,6 +225,7 @@ class ReActLoop(Steps, ToolBatches):
                 self._stream_hold.close()
             self._stream_hold = self._text_hold = None
             self._withdraw_approvals(outer)  # none outlives the run on its context
+            self.__dict__.pop("_release_store", lambda: None)()
             self._stop_driver()
 
     def run(self, user_input: Optional[Union[str, Message]] = None, **kwargs: Any) -> ReActResult:
@@ -247,6 +248,9 @@ class ReActLoop(Steps, ToolBatches):
 
     async def _before_drive(self) -> None:
         text, ctx = self._input, self._ctx
+        from .stores import claim_store  # before any step is saved: no other agent of the run writes its store
+
+        self.__dict__["_release_store"] = claim_store(ctx, self.checkpoints, self, self.agent)
         if (text is not None and (self.guardrails or self.kernel.has_impls("zagent_check_input"))
                 and not handed_over(ctx, text)):
             await check_guardrails(ctx, "input", self.agent, text, self.guardrails.get("input", ()))

@@ -195,8 +195,10 @@ async def aselect_tools(
     return _choose(tools, _with_name_bonus(tools, query, scores), limit, pinned)
 
 
-_embedding_caches: "OrderedDict[Any, dict[tuple[str, str], list[float]]]" = OrderedDict()
+_embedding_caches: "OrderedDict[Any, dict[tuple[str, str], Sequence[float]]]" = OrderedDict()
 _MAX_VECTORS_PER_EMBEDDER = 4096
+#: numbers cached per embedding model (4,096 vectors of 16,384 numbers would be 2**26)
+MAX_CACHED_NUMBERS = 2**24
 
 
 def embedder_key(embedder: Any) -> Any:
@@ -210,12 +212,13 @@ def embedder_key(embedder: Any) -> Any:
     return (cls.__module__, cls.__qualname__, str(getattr(embedder, "model", "")))
 
 
-def _embedding_cache(embedder: Any) -> dict[tuple[str, str], list[float]]:
+def _embedding_cache(embedder: Any) -> dict[tuple[str, str], Sequence[float]]:
     """Tool vectors of this embedding model, keyed by tool (name, description)."""
     key = embedder_key(embedder)
     with _lock:
         cache = _embedding_caches.get(key)
-        if cache is None or len(cache) > _MAX_VECTORS_PER_EMBEDDER:
+        if cache is None or len(cache) > _MAX_VECTORS_PER_EMBEDDER or \
+                len(cache) * len(next(iter(cache.values()), ())) > MAX_CACHED_NUMBERS:
             cache = _embedding_caches[key] = {}
             if len(_embedding_caches) > _EMBEDDER_CACHE_SIZE:
                 _embedding_caches.popitem(last=False)
@@ -234,7 +237,7 @@ async def _embedding_scores(embedder: Any, tools: list["Tool"], query: str) -> l
     vectors = checked_vectors(await embedder.aembed([query] + [tool_text(tools[i]) for i in missing]),
                               len(missing) + 1, embedder, None if known is None else len(known))
     for i, vector in zip(missing, vectors[1:]):
-        cache[keys[i]] = list(vector)
+        cache[keys[i]] = vector  # the checked float32 array: 4 bytes a number (a list of floats took 32)
     q = vectors[0]
     return [_cosine(q, cache[k]) for k in keys]
 

@@ -156,7 +156,11 @@ class Curator:
 
         path = os.fspath(path)
         if os.path.isdir(path):
-            files = [os.path.join(path, f) for f in sorted(os.listdir(path)) if f.endswith(".jsonl")]
+            from zagent.speckit.paths import in_folder
+
+            # a downloaded folder's link (or hard link) to the user's own runs is refused before any file is read
+            files = [in_folder(os.path.join(path, f), path, "trajectory file")
+                     for f in sorted(os.listdir(path)) if f.endswith(".jsonl")]
         elif os.path.isfile(path):
             files = [path]
         else:

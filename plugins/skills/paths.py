@@ -17,13 +17,22 @@ MAX_SKILLS_BYTES = 16 * 2**20
 
 def inside(path: str, folder: str, what: str = "skill files") -> str:
     """The real path of skill file ``path``, which must lie inside ``folder`` (a symlink pointing out of the
-    folder, to ``~/.ssh/id_rsa`` or another app's files, is refused: skill text is injected into prompts).
+    folder, to ``~/.ssh/id_rsa`` or another app's files, is refused: skill text is injected into prompts), with one
+    name (a hard link is refused too).
     ``what`` names the file in the error (the folder's index, linked to the user's database, is refused too)."""
     root = os.path.realpath(folder)
     real = os.path.realpath(path)
     if os.path.commonpath([root, real]) != root:
         raise ConfigError(f"{path} points outside the skills folder {root} (to {real}); {what} must live "
                           "in the folder (copy the file in instead of linking it)")
+    try:
+        links = os.stat(real).st_nlink if os.path.isfile(real) else 1
+    except OSError:  # not made yet, or reading it says what is wrong
+        links = 1
+    if links > 1:  # a hard link: another of its names may be the user's file elsewhere (notes, keys)
+        raise ConfigError(f"{path} has {links} hard links (another of its names may be a file of yours outside "
+                          f"the skills folder {root}); {what} must live in the folder (copy the file in instead of "
+                          "linking it)")
     return real
 
 

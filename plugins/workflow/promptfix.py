@@ -9,8 +9,16 @@ import re
 from typing import Optional
 
 _PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
-_HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]*(?P<title>[^\n#]+?)[ \t]*:?[ \t]*$", re.M)
+#: a Markdown heading line; its title is cut by ``_title`` (``[ \t]*(?P<title>[^\n#]+?)[ \t]*:?[ \t]*$`` split a
+#: run of spaces inside a generated title three ways: cubic, minutes for one line of 5,000 spaces)
+_HEADING = re.compile(r"^(?P<hashes>#{1,6})(?P<title>[^\n#]+)$", re.M)
 _NOT_ID = re.compile(r"\W+")
+
+
+def _title(m: "re.Match[str]") -> str:
+    """A heading's title: without the spaces around it and one colon at its end."""
+    title = m.group("title").strip(" \t")
+    return title[:-1].rstrip(" \t") if title.endswith(":") else title
 
 
 def match_output_sections(prompt: str, outputs: list[str], generated: list[str]) -> str:
@@ -26,18 +34,18 @@ def match_output_sections(prompt: str, outputs: list[str], generated: list[str])
     mapping = {_loose(k): v for k, v in closest_names(generated, outputs).items()}
     titles: dict[int, str] = {}
     for i, m in enumerate(heads):
-        key = _loose(m.group("title").strip().strip("*`").strip())
+        key = _loose(_title(m).strip().strip("*`").strip())
         if key in by_key:
             titles[i] = by_key[key]
-    left = [i for i, m in enumerate(heads) if i not in titles and _loose(m.group("title")) not in _SECTIONS]
+    left = [i for i, m in enumerate(heads) if i not in titles and _loose(_title(m)) not in _SECTIONS]
     free = [o for o in outputs if o not in titles.values()]
     for i in list(left):
-        target = mapping.get(_loose(heads[i].group("title").strip().strip("*`").strip()))
+        target = mapping.get(_loose(_title(heads[i]).strip().strip("*`").strip()))
         if target in free:
             titles[i] = target
             free.remove(target)
             left.remove(i)
-    pairs = sorted(((_similar(_loose(heads[i].group("title")), _loose(o)), i, o) for i in left for o in free),
+    pairs = sorted(((_similar(_loose(_title(heads[i])), _loose(o)), i, o) for i in left for o in free),
                    reverse=True)
     for score, i, o in pairs:
         if i in titles or o not in free or score < (0.5 if in_format[i] else 0.75):
@@ -96,9 +104,9 @@ def _section(heads: list["re.Match[str]"], size: int, names: set[str]) -> tuple[
     known section (or, but for the Output Format section, of the same or a higher level); ``(None, 0)``
     when there is none."""
     for i, m in enumerate(heads):
-        if _loose(m.group("title")) in names:
+        if _loose(_title(m)) in names:
             level, fmt = len(m.group("hashes")), names is _FORMAT  # output headings may be of any level
-            nxt = next((h.start() for h in heads[i + 1:] if _loose(h.group("title")) in _SECTIONS
+            nxt = next((h.start() for h in heads[i + 1:] if _loose(_title(h)) in _SECTIONS
                         or (not fmt and len(h.group("hashes")) <= level)), size)
             return m.start(), nxt
     return None, 0

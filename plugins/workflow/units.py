@@ -11,6 +11,7 @@ from zagent.agentkit.counters import RunCounter
 from zagent.agentkit.interrupts import Asking, asking
 from zagent.errors import Interrupted
 from zagent.agentkit.units import shipped, shipped_trust, worker_agent
+from zagent.speckit.paths import reserving
 from zagent.types import Usage
 
 from .calls import call_step, node_outputs
@@ -74,6 +75,12 @@ def batch_job(graph: WorkFlowGraph, kernel: "Kernel", llm: Optional[str] = None)
 
     # Workers get the graph without secrets (inline agents' API keys come from their own environment)
     # and the driver's trust for the import paths it names.
-    return BatchJob(name=graph.name, local=lambda inputs: _run_graph(kernel, graph, llm, inputs),
-               runner=WORKFLOW_RUNNER,
-               payload={"graph": public_data(graph.to_dict()), "llm": llm, "trust": shipped_trust(loaded_from(graph))})
+    trust = shipped_trust(loaded_from(graph))  # with the files the batch keeps: each item builds the agents again
+    taken = dict(trust["reserved"])
+
+    async def local(inputs: dict[str, Any]) -> dict[str, Any]:
+        with reserving(taken):  # here too, though the job was made earlier
+            return await _run_graph(kernel, graph, llm, inputs)
+
+    return BatchJob(name=graph.name, local=local, runner=WORKFLOW_RUNNER,
+                    payload={"graph": public_data(graph.to_dict()), "llm": llm, "trust": trust})

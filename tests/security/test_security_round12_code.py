@@ -37,7 +37,6 @@ Tried, and whether it got through before this round's fixes:
 """
 
 import sys
-import time
 
 import pytest
 
@@ -165,6 +164,7 @@ def _server_tool(kernel, schema):
     return ran
 
 
+@pytest.mark.timeout(60)  # a hang guard: fails only if it never ends
 def test_a_servers_schema_pattern_does_not_spin_the_offline_model(kernel):
     """Attack: a server's tool schema says 'q' matches '^(a|a)*\\bx' with minLength 22; the offline test model
     builds candidates and searches each with the pattern, and the '\\b' it cannot honour makes every search fail
@@ -175,10 +175,8 @@ def test_a_servers_schema_pattern_does_not_spin_the_offline_model(kernel):
     ran = _server_tool(kernel, {"type": "object", "required": ["q"], "properties": {
         "q": {"type": "string", "pattern": r"^(a|a)*\bx", "minLength": 22}}})
     loop = ReActLoop(kernel=kernel, llm=kernel.llm("test:offline"), tools=["srv.lookup"])
-    started = time.monotonic()
     with pytest.raises(ConfigError) as err:
         loop.run("look it up")
-    assert time.monotonic() - started < 5
     text = str(err.value)
     assert "srv.lookup" in text and "'q'" in text and repr(r"^(a|a)*\bx") in text and "exponential" in text
     assert ran == []

@@ -27,20 +27,54 @@ DECLINED = "a human declined the call"
 
 
 
-def shown_arguments(arguments: Any, limit: int, *, per_value: int = 200) -> str:
-    """``arguments`` as JSON for a human deciding about the call: whole when at most ``limit`` characters,
-    else every argument's name with its value cut at ``per_value`` characters (saying how much was cut), so a
-    model cannot push the argument that matters (``"path": "/"``) past the cut behind a long harmless one."""
+def shown_arguments(arguments: Any, limit: int, *, per_value: int = 200, most: int = 64) -> str:
+    """``arguments`` as JSON for a human deciding about the call: whole when at most ``limit`` characters, else
+    every value by its path (``"target"."path": "/"``, ``"paths"[1]: "/"``), at any depth, each value (and key)
+    cut at ``per_value`` characters saying how much was cut, so a model cannot push the value that matters out of
+    sight behind a long harmless one, nested or not; past ``most`` values, how many were not shown is said."""
     whole = msgspec.json.encode(arguments, enc_hook=repr).decode()
-    if len(whole) <= limit or not isinstance(arguments, dict):
-        return whole if len(whole) <= limit else f"{whole[:limit]}... ({len(whole) - limit} more characters)"
-    parts = []
-    for key, value in arguments.items():
-        text = msgspec.json.encode(value, enc_hook=repr).decode()
-        if len(text) > per_value:
-            text = f"{text[:per_value]}... ({len(text) - per_value} more characters)"
-        parts.append(f"{msgspec.json.encode(str(key)).decode()}: {text}")
+    if len(whole) <= limit:
+        return whole
+    leaves, count = _leaves(arguments, per_value, most)
+    parts = [f"{path}: {text}" if path else text for path, text in
+             ((p, _cut(msgspec.json.encode(v, enc_hook=repr).decode(), per_value)) for p, v in leaves)]
+    if count > most:
+        parts.append(f"... and {count - most} more values not shown (the call has {count} values, too "
+                     "many to show here): decline it unless you can check the whole call another way")
     return "{" + ", ".join(parts) + "}"
+
+
+def _cut(text: str, most: int) -> str:
+    """``text`` cut to ``most`` characters: its start and its end (where a model appends ``; rm -rf ~``)."""
+    if len(text) <= most:
+        return text
+    tail = most // 4
+    return f"{text[:most - tail]}... ({len(text) - most} more characters not shown) ...{text[-tail:]}"
+
+
+def _leaves(arguments: Any, per_value: int, most: int) -> tuple[list[tuple[str, Any]], int]:
+    """The first ``most`` scalars (and empty containers) of ``arguments`` with their paths, in order, and how many
+    there are (no recursion: any depth)."""
+    leaves: list[tuple[str, Any]] = []
+    count = 0
+    stack: list[tuple[str, Any]] = [("", arguments)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict) and value:
+            items = [(f"{path}{'.' if path else ''}{_cut(msgspec.json.encode(str(k)).decode(), per_value)}", v)
+                     for k, v in value.items()]
+        elif isinstance(value, (list, tuple)) and value:
+            items = [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+        else:
+            count += 1
+            if count > most:
+                continue
+            if len(path) > 2 * per_value:  # deep nesting: its start and the keys nearest the value
+                path = f"{path[:per_value // 4]} ... {path[-per_value:]}"
+            leaves.append((path, value))
+            continue
+        stack.extend(reversed(items))
+    return leaves, count
 
 
 def approval_key(minted: str, name: str, arguments: Any) -> str:

@@ -102,14 +102,17 @@ async def _stranded(loop: Any, run: "asyncio.Future[Any]") -> None:
                       "a ReActLoop and resume it with approve=[...]", rail="approval")
 
 
-def question_of(agent: str, call: Any, callers: tuple[str, ...] = ()) -> tuple[str, str]:
+def question_of(agent: str, call: Any, callers: tuple[str, ...] = (), *, runs: Any = None) -> tuple[str, str]:
     """The question asked about ``call`` and the digest binding its answer: the agent asking and the agents that
     called it as a tool (``callers``), the tool name and the canonical arguments, so a yes to agent P's call is not
-    one to the same call by an agent P called as a tool (even one named P)."""
+    one to the same call by an agent P called as a tool (even one named P). ``runs``: the arguments as the call will
+    run (``vetted_arguments``: defaults filled in), shown instead of the model's (the digest binds the model's)."""
     arguments = canonical(call.arguments).decode()
     digest = hashlib.sha256(canonical([*callers, agent, call.name]) + b"\0" + arguments.encode()).hexdigest()[:32]
+    if runs is not None:
+        arguments = canonical(runs).decode()
     shown = arguments if len(arguments) <= SHOWN else shown_arguments(
-        msgspec.json.decode(arguments), SHOWN)  # every argument's name shows, however long one is
+        msgspec.json.decode(arguments), SHOWN)  # every value shows by its path, however long one is, at any depth
     from zagent.plugins.cliterminal import printable
 
     name = canonical(call.name).decode()
@@ -173,7 +176,8 @@ async def _granted(calls: list[ToolCall], ctx: "RunContext[Any]", rerun: Any) ->
 def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]", bound: list[str]) -> Any:
     """The human's answer about ``call`` (True: approved, its binding added to ``bound``; ``RAN``: approved, and
     that yes already ran its call), or ``Interrupted`` when it has not been given yet."""
-    question, digest = question_of(agent, call, ctx.frame.get(CALLERS) or ())
+    question, digest = question_of(agent, call, ctx.frame.get(CALLERS) or (),
+                                   runs=vetted_arguments(ctx.kernel, call.name, call.arguments))
     tool = hashlib.sha256(tool_identity(ctx.kernel.find("tools", call.name)).encode()).hexdigest()[:16]
     asked = shared_counter(ctx, ASKED)
     where = "|".join(f"{k}={v}" for k, v in sorted(scope.where.items()))

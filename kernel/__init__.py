@@ -4,6 +4,7 @@ answers look-ups; ``__all__``, ``zagent.hookspecs``, ``zagent.errors``, ``zagent
 library, pluggy, attrs and msgspec; asyncio and httpx load on first use.
 """
 
+from . import _trust  # noqa: F401  (first: `python -m zagent` imports nothing from the working folder)
 from ._registry.registries import registry_hookspec
 from ._runs.context import RunContext, interrupt
 from ._runs.spans import current_span_id

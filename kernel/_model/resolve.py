@@ -101,7 +101,8 @@ class Models:
             raise ConfigError(
                 f"unknown LLM provider {provider!r} in {spec!r}. Installed providers: "
                 f"{names(self.registries, 'providers')}. "
-                f"Install a plugin that provides it (e.g. pip install zagent-{provider}) or fix the name"
+                "Fix the name, or install the plugin that provides it from a publisher you trust (the name may come "
+                "from a spec file: no package is suggested for it)"
             )
         profiles = self.config.get("profiles") or {}
         overrides = {**profiles.get(f"{provider}:*", {}), **profiles.get(f"{provider}:{model}", {})}

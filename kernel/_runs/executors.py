@@ -43,7 +43,7 @@ def pick(kernel: Any, name: Optional[str], options: dict[str, Any]) -> Executor:
                 raise ConfigError(f"executor 'local' takes no options, got {sorted(options)}")
             return LocalExecutor()
         installed = ", ".join(["local", *(n for n in kernel.registries["executors"] if n != DEFAULT)])
-        raise ConfigError(f"unknown executor {name!r}; installed executors: {installed}. Install the plugin that "
-                          f"provides it (e.g. pip install zagent-{name}) or fix the name")
+        raise ConfigError(f"unknown executor {name!r}; installed executors: {installed}. Fix the name, or install "
+                          "the plugin that provides it from a publisher you trust (Ray's: pip install zagent-ray)")
     executor: Executor = factory(**options)
     return executor

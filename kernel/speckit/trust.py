@@ -213,10 +213,12 @@ def resolve(value: Any, *, key: str, kernel: Optional["Kernel"] = None, trust: O
         why = "".join(f" ({r})" for r in (*trust.refused, *clash_note(module, search)))
         raise ConfigError(f"{key} {value!r} in the spec is not trusted, so it was not imported (a spec file "
                           f"is data; naming code in it runs that code){why}; {HOW_TO_TRUST}")
-    if not trust.everything and any(p.startswith("__") for p in attr.split(".")):
-        raise ConfigError(f"{key} {value!r} in the spec is not trusted: it names a dunder attribute, which reaches "
-                          f"past what the module defines (its globals, its imports); name a public function; "
-                          f"{HOW_TO_TRUST}")
+    dunders = [p for p in (*module.split("."), *attr.split(".")) if p.startswith("__")]
+    if dunders and not trust.everything:  # checked before anything is imported
+        raise ConfigError(f"{key} {value!r} in the spec is not trusted: it names {', '.join(dunders)}; a dunder "
+                          "attribute reaches past what the module defines (its globals, its imports), a package's "
+                          "__main__ runs its command line and __init__ its start-up code again; name the module that "
+                          f"defines a public function (e.g. 'pkg.tools:fn'); {HOW_TO_TRUST}")
     by_folder = bool(folders) and not (trust.everything or trusted_name(module, kernel))
     obj = load(module, "", value, key, search, within=folders if by_folder else ())
     if by_folder:

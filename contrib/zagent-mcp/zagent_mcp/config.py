@@ -16,6 +16,7 @@ import attrs
 
 from zagent import ConfigError, Secret
 
+from .configowner import check_config_file
 from .envvars import UnsetVariable, expand, scrub
 
 ENV_VAR = "ZAGENT_MCP_CONFIG"
@@ -200,6 +201,7 @@ def load_settings(section: Any, environ: Optional[Mapping[str, str]] = None, *, 
         files.append((os.fspath(section["config_file"]), ""))
     for path, origin in files:
         try:
+            check_config_file(path)
             raw.update(_servers_of(read_file(path), path))
         except ConfigError as exc:
             problem(f"{exc}{origin}; fix or remove it: none of its servers is started")

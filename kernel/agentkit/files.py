@@ -9,7 +9,8 @@ import os
 import stat
 import threading
 
-__all__ = ["MAX_DATA_BYTES", "MAX_LINE_BYTES", "bounded_lines", "open_regular", "read_bounded", "write_atomic"]
+__all__ = ["MAX_DATA_BYTES", "MAX_LINE_BYTES", "SQLITE_HEADS", "bounded_lines", "check_side_file", "open_regular",
+           "read_bounded", "write_atomic"]
 from typing import IO, Iterable, Iterator, Union
 
 #: Bytes of one line of a JSONL data file (batch inputs, eval cases) read at most: a file of one endless line (a
@@ -64,7 +65,8 @@ def bounded_lines(f: "IO[bytes]", where: str, limit: int = MAX_LINE_BYTES) -> It
 def write_atomic(path: Union[str, "os.PathLike[str]"], data: Union[str, bytes, Iterable[bytes]]) -> None:
     """Write ``data`` (text as UTF-8; or pieces of bytes, one at a time) to ``path`` atomically. A ``ConfigError``
     when ``path`` is, or links to, anything but a regular file (a device such as ``/dev/stdout``, a FIFO, a folder):
-    it would replace that node; or an SQLite database (``--report logs.db``, ``-o agents.db``): no save is one."""
+    it would replace that node; or an SQLite database (``--report logs.db``, ``-o agents.db``) or one's
+    ``-wal``/``-shm``/``-journal``: no save is one."""
     target = os.fspath(path)
     _check_target(target)
     tmp = f"{target}.{os.getpid()}.{threading.get_ident()}.tmp"
@@ -92,6 +94,7 @@ def _check_target(target: str) -> None:
     the save replaces the link, as it replaces a link to a regular file)."""
     from ..errors import ConfigError
 
+    check_side_file(target)
     try:
         mode = os.stat(target).st_mode
     except (FileNotFoundError, NotADirectoryError):
@@ -103,7 +106,7 @@ def _check_target(target: str) -> None:
         if stat.S_ISLNK(link.st_mode) and hasattr(os, "getuid") and link.st_uid != os.getuid():
             return  # another user's link is replaced, never followed or read
         with open_regular(target, "the file to replace") as f:
-            if f.read(16) == b"SQLite format 3\x00":  # a run log, memory, checkpoints or agents store
+            if f.read(16).startswith(SQLITE_HEADS):  # a run log, memory, checkpoints or agents store (or its log)
                 raise ConfigError(f"{target!r} is an SQLite database (a run log, memory, checkpoint or agents file); "
                                   "zagent does not replace it with a saved file. Name another file")
         return
@@ -113,6 +116,31 @@ def _check_target(target: str) -> None:
     raise ConfigError(f"{target!r}{how} {kind}, not a regular file; zagent saves only to regular files (the save "
                       "would replace that node with a file: /dev/stdout, a FIFO or a folder is gone then). Name a "
                       "file instead")
+
+
+#: how an SQLite database, its write-ahead log and its rollback journal start
+SQLITE_HEADS = (b"SQLite format 3\x00", b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83", b"\xd9\xd5\x05\xf9\x20\xa1\x63\xd7")
+
+
+def check_side_file(target: str) -> None:
+    """``ConfigError`` when ``target`` is a side file (``-wal``, ``-shm``, ``-journal``) of an SQLite database beside
+    it, there or not yet: SQLite reads it as part of the database (committed rows still in the log are lost)."""
+    from ..errors import ConfigError
+    from .privatefiles import SQLITE_SIDE_FILES
+
+    side = next((s for s in SQLITE_SIDE_FILES if target.lower().endswith(s)), None)  # -WAL is -wal on macOS
+    if side is None:
+        return
+    database, side = target[:-len(side)], target[-len(side):]
+    try:
+        with open_regular(database) as f:
+            head = f.read(16)
+    except (OSError, ValueError):  # no database there (or not a file to read): an ordinary name
+        return
+    if head in (b"", SQLITE_HEADS[0]):  # an empty file is an SQLite database too (one just made)
+        raise ConfigError(f"{target!r} is the {side} file of the SQLite database {database!r} (a run log, memory, "
+                          "checkpoint or agents file); zagent does not write into it or replace it (SQLite reads it as "
+                          "part of the database, which would lose what it holds there). Name another file")
 
 
 def _create(tmp: str, target: str) -> int:

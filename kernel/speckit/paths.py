@@ -165,8 +165,8 @@ def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
         raise ConfigError(f"{key} {text!r} in the spec is refused: it points to {real!r}, outside the folders a "
                           f"spec may name files in {where}; {HOW_TO_PLACE}")
     check_path_way(real, home, key, text)
-    taken = None if reads else "the spec file itself" if real == _file.get() else next(
-        (w for p, w in _reserved.get() if p == real), None)
+    taken = None if reads else "the spec file itself" if _alike(real, _file.get()) else next(
+        (w for p, w in _reserved.get() if _alike(p, real)), None)
     if taken is not None:  # a spec's agent writing there would damage it (a workflow run no longer resumes)
         raise ConfigError(f"{key} {text!r} in the spec is refused: {real!r} is {taken}, which zagent keeps for "
                           f"itself while this runs; name another file; {HOW_TO_PLACE}")
@@ -177,11 +177,26 @@ def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
     return real  # the real path: no '..' after a link for a lexical step (a folder made) to read otherwise
 
 
+def _alike(a: Optional[str], b: Optional[str]) -> bool:
+    """Whether real paths ``a`` and ``b`` may be one file: equal, or equal but for case and Unicode normalisation
+    (``CP.db`` is ``cp.db`` on macOS and Windows, a decomposed ``café`` the composed one on macOS)."""
+    return a is not None and b is not None and (a == b or _folded(a) == _folded(b))
+
+
+def _folded(path: str) -> str:
+    """``path`` NFC-normalised and case-folded: one key for the names a case-insensitive file system takes as one.
+    Used only to refuse more, never to allow (``/home/u/PROJ`` is not inside ``/home/u/proj`` on Linux)."""
+    import unicodedata
+
+    return unicodedata.normalize("NFC", path).casefold()
+
+
 def check_users_data(real: str, key: str, text: str, kernel: Optional["Kernel"]) -> None:
     """``ConfigError`` when the real path ``real`` (the spec's ``text`` under ``key``) lies in zagent's own data of
     the user (``users_data``), unless the app listed that very part of it in ``spec_paths``: a spec downloaded into
     the home folder has the user's recordings "in its folder"."""
-    mine = next((d for d in users_data(kernel) if _within(real, d)), None)
+    folded = _folded(real)  # ~/.Local/Share/ZAGENT is zagent's data on macOS and Windows: refused everywhere
+    mine = next((d for d in users_data(kernel) if _within(folded, _folded(d))), None)
     if mine is not None and not any(_within(real, f) and _within(f, mine) for f in listed_folders(kernel)):
         raise ConfigError(
             f"{key} {text!r} in the spec is refused: it points to {real!r}, inside zagent's own data of yours "
@@ -223,6 +238,11 @@ def check_path_way(real: str, home: str, key: str, text: str) -> None:
     if device is not None:  # on Windows the name opens the device in any folder: CON waits on the console
         raise ConfigError(f"{key} {text!r} in the spec is refused: {device!r} is a Windows device name ({DEVICES_SAID}"
                           f"), which opens the device wherever it lies; name another file; {HOW_TO_PLACE}")
+    name = os.path.basename(below.replace("\\", "/"))
+    if ":" in name:  # NTFS: 'r.json:log.jsonl' is a hidden stream of r.json, never a file of its own
+        raise ConfigError(f"{key} {text!r} in the spec is refused: on Windows a ':' in a file name names a data stream "
+                          f"of another file ({name.split(':')[0]!r}), which would be written into; name a file "
+                          f"without ':'; {HOW_TO_PLACE}")
     me = os.getuid() if hasattr(os, "getuid") else None
     folder = os.path.dirname(real)
     while _within(folder, home) and folder != home:

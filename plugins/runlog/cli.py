@@ -103,9 +103,10 @@ def show_command(args: argparse.Namespace, kernel: "Kernel") -> int:
         from .html import render_html
 
         _refuse_database(args.html)
+        page = render_html(rows)  # before the file is emptied: a failing page leaves an earlier one whole
         fd = open_private(args.html, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)  # it holds prompts: 0600
         with open(fd, "w", encoding="utf-8") as f:
-            f.write(render_html(rows))
+            f.write(page)
         print(f"wrote {args.html}")
         return 0
     if args.json:
@@ -173,12 +174,12 @@ def _refuse_database(path: str) -> None:
     import os
 
     from zagent import ConfigError
-    from zagent.agentkit.files import open_regular
+    from zagent.agentkit.files import SQLITE_HEADS, open_regular
 
     if not os.path.isfile(path):
         return
     with open_regular(path, "--html file") as f:
         head = f.read(16)
-    if head == b"SQLite format 3\x00":
+    if head.startswith(SQLITE_HEADS):  # a database, or a log or journal of one
         raise ConfigError(f"--html {path!r} is an SQLite database (the run log itself?); the page would replace it. "
                           "Give a new .html file")

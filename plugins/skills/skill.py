@@ -89,8 +89,10 @@ def content_hash(skill: Skill) -> str:
 
 def slugify(text: str, fallback: str = "skill") -> str:
     """A valid skill name from free text: lower case, dashes, at most 64 characters."""
-    slug = _SLUG.sub("-", (text or "").lower()).strip("-")[:64].strip("-")
-    return slug or fallback
+    from zagent.speckit.paths import windows_device
+
+    slug = _SLUG.sub("-", (text or "").lower()).strip("-")[:64].strip("-") or fallback
+    return f"{slug}-skill" if windows_device(slug) else slug  # never con.md: the console on Windows
 
 
 def check_name(name: str) -> str:
@@ -100,4 +102,9 @@ def check_name(name: str) -> str:
     if not isinstance(name, str) or not NAME_RULE.fullmatch(name):  # not match: "$" allows a newline after
         raise ConfigError(f"invalid skill name {name!r}: use lower-case letters, digits and dashes "
                           f"(at most 64), e.g. {slugify(str(name))!r}")
+    from zagent.speckit.paths import DEVICES_SAID, windows_device
+
+    if windows_device(name):  # the skill's file name: aux.md opens the device wherever it lies on Windows
+        raise ConfigError(f"invalid skill name {name!r}: it is a Windows device name ({DEVICES_SAID}), and its file "
+                          f"{name}.md would open the device there; name it otherwise, e.g. {slugify(name)!r}")
     return name

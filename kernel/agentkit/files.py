@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import stat
-import threading
 
 __all__ = ["MAX_DATA_BYTES", "MAX_LINE_BYTES", "SQLITE_HEADS", "bounded_lines", "check_side_file", "open_regular",
            "read_bounded", "write_atomic"]
@@ -69,10 +68,10 @@ def write_atomic(path: Union[str, "os.PathLike[str]"], data: Union[str, bytes, I
     ``-wal``/``-shm``/``-journal``: no save is one."""
     target = os.fspath(path)
     _check_target(target)
-    tmp = f"{target}.{os.getpid()}.{threading.get_ident()}.tmp"
+    token = os.urandom(8).hex()  # unpredictable: a name planted in a shared folder never makes the save fail
+    tmp = f"{target}.{token}.tmp"
     if len(os.path.basename(tmp)) > 255:  # a legal long name: a short temporary one beside it (NAME_MAX)
-        tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)[:200]}.{os.getpid()}."
-                                                    f"{threading.get_ident()}.tmp")
+        tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)[:200]}.{token}.tmp")
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd = _create(tmp, target)
     try:
@@ -160,7 +159,7 @@ def _create(tmp: str, target: str) -> int:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(tmp, flags, 0o600)
-    except FileExistsError:  # left by a crash of this very process id, or planted: never written through
+    except FileExistsError:  # a random name taken (by chance, or planted): never written through
         if os.path.islink(tmp) or not os.path.isfile(tmp) or os.stat(tmp).st_uid != os.getuid():
             raise
         os.unlink(tmp)

@@ -13,10 +13,10 @@ results file or a trajectory written over a database's ``-wal``/``-shm``/``-jour
 side file shipped as a link (failed with SQLite's "unable to open database file", or was deleted silently); a
 caller's checkpoint store named ``CP.db`` or in decomposed form; zagent's data named ``.Local/Share/ZAGENT``.
 Held: a planted link at a save's target (swapped in after the check too), a failed save's temporary file swapped
-for a link, a backup name planted as a dangling link, a stored agent file linking out. Open (strict xfail): the
-predictable temporary name of a save (round seven's test expects such a save to fail).
+for a link, a backup name planted as a dangling link, a stored agent file linking out. The predictable
+temporary name of a save: got through, fixed (a random name).
 
-Counted by attack (parametrized cases of one attack count once): 26 tried, 22 got through, 21 fixed, 1 open;
+Counted by attack (parametrized cases of one attack count once): 26 tried, 22 got through, 22 fixed;
 4 held.
 """
 
@@ -485,14 +485,11 @@ def test_a_failed_save_removes_its_temporary_file_not_a_link_swapped_in(k, tmp_p
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
 
 
-@pytest.mark.xfail(strict=True, reason="write_atomic's temporary name (<target>.<pid>.<thread>.tmp) is predictable; "
-                   "round seven's test_a_planted_temporary_name_of_a_save_is_not_written_through expects such a "
-                   "save to fail, so a random name (the fix) needs that expectation changed: left to the lead")
 def test_a_planted_temporary_name_does_not_lose_the_save(k, tmp_path):
-    """Attack (gets through, open): another user in a shared folder (``zagent eval --report /tmp/r.json``) plants a
-    link at the save's predictable temporary name (the process id is public): the save fails with a bare
-    ``FileExistsError`` after the whole run, and the report is lost. Wanted: the save goes to another temporary
-    name and succeeds, the link untouched."""
+    """Attack (got through): another user in a shared folder (``zagent eval --report /tmp/r.json``) plants a link
+    at the save's predictable temporary name (the process id is public): the save failed with a bare
+    ``FileExistsError`` after the whole run, and the report was lost. Defence: the temporary name is random; the
+    save succeeds, the link untouched."""
     import threading
 
     notes = tmp_path / "notes.txt"

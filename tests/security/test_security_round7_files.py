@@ -146,14 +146,13 @@ def test_an_own_files_mode_is_still_kept_by_a_save(k, tmp_path):
 
 
 @root_only
-def test_a_planted_temporary_name_of_a_save_is_not_written_through(k, tmp_path):
-    """``write_atomic``'s temporary name planted as another user's symlink to ~/.bashrc: the save fails, the
-    file is untouched."""
-    import threading
-
+def test_a_planted_temporary_name_of_a_save_is_not_written_through(k, tmp_path, monkeypatch):
+    """``write_atomic``'s temporary name (random since round fourteen) planted anyway, as another user's symlink
+    to ~/.bashrc: the save fails, the file is untouched."""
     target = victim(tmp_path)
     path = tmp_path / "agent.json"
-    tmp = tmp_path / f"agent.json.{os.getpid()}.{threading.get_ident()}.tmp"
+    monkeypatch.setattr(os, "urandom", lambda n: b"\x01" * n)  # the attacker guessed the name
+    tmp = tmp_path / f"agent.json.{'01' * 8}.tmp"
     tmp.symlink_to(target)
     os.lchown(tmp, 12345, 12345)
     with pytest.raises(OSError):

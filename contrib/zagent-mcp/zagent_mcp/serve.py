@@ -109,11 +109,12 @@ class McpServe:
                                 is_error=result.state != "success")
 
     async def run_stdio(self) -> None:
-        """Serve one MCP client over this process's stdin and stdout until it closes them."""
-        stdio_server = sdk("mcp.server.stdio").stdio_server
+        """Serve one MCP client over this process's stdin and stdout until it closes them (``servestdio``: lines
+        of at most 4 MiB, as over HTTP; past ``max_calls`` calls running and waiting, nothing more is read until
+        answers are written)."""
+        from .servestdio import MAX_OPEN, serve_stdio
 
-        async with stdio_server() as (read, write):
-            await self.server.run(read, write, self.server.create_initialization_options())
+        await serve_stdio(self.server, max(MAX_OPEN, self.max_calls * (1 + _WAITING_PER_CALL) + 24))
 
     def http_app(self, host: str = "127.0.0.1", token: Optional[str] = None) -> Any:
         """The streamable-HTTP ASGI app (path ``/mcp``) for ``host``; with ``token``, every request must carry it as

@@ -64,12 +64,26 @@ def token_from(token_file: Optional[str] = None, environ: Optional[dict[str, str
     if token_file:
         try:
             with open(token_file, encoding="utf-8") as f:
+                _check_owner(token_file, os.fstat(f.fileno()))
                 first = f.readline(4096).strip()
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"--token-file {token_file!r} cannot be read ({type(exc).__name__}); {_HOW}") from None
         return check_token(first, f"--token-file {token_file!r}")
     value = (os.environ if environ is None else environ).get(TOKEN_ENV, "").strip()
     return check_token(value, TOKEN_ENV) if value else None
+
+
+def _check_owner(token_file: str, st: os.stat_result) -> None:
+    """Refuse a token file another user can write (every user, or its owner): they could set the token to one
+    they know and call the tools."""
+    import stat
+
+    me = os.getuid() if hasattr(os, "getuid") else None
+    if st.st_mode & stat.S_IWOTH or (me is not None and st.st_uid not in (me, 0)):
+        who = (f"every user can write it (mode {stat.S_IMODE(st.st_mode):o})" if st.st_mode & stat.S_IWOTH
+               else f"it is owned by another user (uid {st.st_uid})")
+        raise ConfigError(f"--token-file {token_file!r} is refused: {who}, so they could put in a token they know "
+                          f"and call the served tools; make it yours alone (chmod 600, owned by you); {_HOW}")
 
 
 def require_token(host: str, token: Optional[str]) -> None:

@@ -197,8 +197,11 @@ def main(argv: Optional[Sequence[str]] = None, kernel: Optional["Kernel"] = None
     own = kernel is None
     from .cliterminal import safe_terminal
 
+    from .clisignals import Terminated, stop_on_sigterm
+
     terminal = safe_terminal()  # untrusted text never drives the terminal: controls shown escaped (cliterminal)
     undo = _log_to_stderr()
+    unterm = stop_on_sigterm() if own else (lambda: None)  # SIGTERM stops a command as Ctrl-C does (exit 143)
     try:
         if kernel is None:
             kernel = start_kernel(argv)
@@ -206,6 +209,9 @@ def main(argv: Optional[Sequence[str]] = None, kernel: Optional["Kernel"] = None
     except BrokenPipeError:  # `zagent logs list | head`: the reader left; say nothing more
         _silence_stdout()
         return 141
+    except Terminated:  # before or after the command ran (starting the kernel)
+        print("zagent: terminated", file=sys.stderr)
+        return 143
     except zagent.ZagentError as exc:
         from .clierrors import error_text
 
@@ -228,6 +234,7 @@ def main(argv: Optional[Sequence[str]] = None, kernel: Optional["Kernel"] = None
     finally:
         if own and kernel is not None:
             kernel.close()
+        unterm()
         undo()
         terminal()
 
@@ -287,10 +294,14 @@ def _run(argv: list[str], kernel: "Kernel") -> int:
     ticker = _start_ticker(args, kernel)
     try:
         code = handler(args, kernel)
-    except KeyboardInterrupt:
-        print("zagent: interrupted", file=sys.stderr)
-        _json_failure(args, "interrupted", "KeyboardInterrupt", "interrupted (Ctrl-C) before the command finished")
-        return 130
+    except KeyboardInterrupt as exc:
+        from .clisignals import Terminated
+
+        term = isinstance(exc, Terminated)
+        print(f"zagent: {'terminated' if term else 'interrupted'}", file=sys.stderr)
+        _json_failure(args, "interrupted", type(exc).__name__, f"{'terminated (SIGTERM)' if term else 'interrupted (Ctrl-C)'}"
+                      " before the command finished")
+        return 143 if term else 130
     except zagent.ZagentError as exc:
         if ticker is not None:
             ticker.stop()  # erase a ticker line before the error
@@ -302,6 +313,11 @@ def _run(argv: list[str], kernel: "Kernel") -> int:
     except SystemExit as exc:  # a command's "zagent: ..." message: main() prints it on stderr
         if isinstance(exc.code, str):
             _json_failure(args, "failed", "UsageError", masked(exc.code.removeprefix("zagent: ")))
+        raise
+    except BrokenPipeError:  # stdout's reader left: main() says nothing more
+        raise
+    except Exception as exc:  # a bug or a library's error (main prints it): with --json, still JSON on stdout
+        _json_failure(args, "failed", type(exc).__name__, masked(f"{exc}"))
         raise
     finally:
         if ticker is not None:
@@ -353,23 +369,10 @@ def _print_json(data: Any) -> None:
     print(msgspec.json.format(msgspec.json.encode(data, enc_hook=repr)).decode())
 
 
-def drop_working_folder(path: list[str]) -> None:
-    """Drop the working folder that ``python -m`` put first on ``path`` (``sys.path``), as the installed ``zagent``
-    script never has it: a folder someone else prepared (a cloned repository, ``/tmp``) then lends no plugin
-    (``*.dist-info``) and no module shadowing one imported later (``yaml.py``, ``sqlite3.py``). The same folder
-    listed again (``PYTHONPATH``, a ``.pth`` file) stays: the user's own choice."""
-    try:
-        here = os.getcwd()
-    except OSError:  # the working folder was removed: "" would still name it
-        here = ""
-    if path and not getattr(sys.flags, "safe_path", False) and path[0] in ("", here):
-        del path[0]
-
-
 if __name__ == "__main__":  # pragma: no cover
     # `python -m zagent.plugins.cli`: run the imported module's main, so the plugin the
-    # entry point loads and this script are one module (no duplicate commands).
-    drop_working_folder(sys.path)
+    # entry point loads and this script are one module (no duplicate commands). The working folder `-m` put
+    # first on sys.path is gone already: `import zagent` drops it before importing anything (zagent._trust).
     from zagent.plugins.cli import main as _main
 
     sys.exit(_main())

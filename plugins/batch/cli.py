@@ -124,14 +124,15 @@ def cmd_batch(args: argparse.Namespace, kernel: "Kernel") -> int:
             report = kernel.batch(target, args.inputs, out=args.out, executor=executor,
                                   executor_options=_options(args.executor_option), concurrency=args.concurrency,
                                   retries=args.retries, retry_failed=args.retry_failed, on_result=on_result)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if seen:
             seen[0].interrupted = True
             if not args.quiet:
                 progress.finish(seen[0])
-        print(f"zagent: interrupted; finished items are in {args.out}: run the same command again to resume",
-              file=sys.stderr)
-        return 130
+        term = type(exc).__name__ == "Terminated"  # SIGTERM (zagent.plugins.clisignals): exit 143
+        print(f"zagent: {'terminated' if term else 'interrupted'}; finished items are in {args.out}: run the same "
+              "command again to resume", file=sys.stderr)
+        return 143 if term else 130
     if not args.quiet:
         progress.finish(report.summary)
     print(report.summary.line())

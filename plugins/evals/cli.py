@@ -67,7 +67,8 @@ def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
         data = msgspec.to_builtins(report)
         if comparison is not None:
             data["comparison"] = {k: getattr(comparison, k) for k in
-                                  ("baseline", "regressed", "fixed", "added", "removed", "pass_rate", "scores")}
+                                  ("baseline", "regressed", "fixed", "added", "removed", "lost", "pass_rate",
+                                   "scores")}
         sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
     else:
         print(report.render())
@@ -85,6 +86,10 @@ def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
         print(f"zagent: the baseline {args.compare!r} shares no case id with this run, so nothing was compared; "
               "compare with a report of the same cases", file=sys.stderr)
         return 1
+    if comparison is not None and comparison.lost:  # dropped from the cases file: not measured, not a pass
+        print(f"zagent: {len(comparison.lost)} case(s) that passed in {args.compare!r} were not run now "
+              f"({', '.join(map(repr, comparison.lost[:5]))}); run the same cases, or make a new baseline with --report",
+              file=sys.stderr)
     return 1 if comparison is not None and comparison.worse else 0
 
 

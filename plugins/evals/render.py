@@ -47,7 +47,8 @@ def render_comparison(comparison: Any) -> str:
         lines.append(f"  {clean(label, 30)}: {old if old is None else f'{old:.2f}'} -> "
                      f"{new if new is None else f'{new:.2f}'}")
     for title, ids in (("regressed (passed before, not now)", c.regressed), ("fixed", c.fixed),
-                       ("new cases", c.added), ("cases gone", c.removed)):
+                       ("new cases", c.added), ("cases gone", c.removed),
+                       ("not run now (passed before)", getattr(c, "lost", []))):
         if ids:
             lines.append(f"  {title}: {', '.join(clean(i, 30) for i in ids[:20])}"
                          + (f" and {len(ids) - 20} more" if len(ids) > 20 else ""))

@@ -2,6 +2,7 @@
 
 Prints each turn to stdout as it is recorded (``[round] Speaker: text``) and how the chat ended to stderr;
 ``--checkpoints runs.db --run-id ID`` checkpoints every turn, and the same ``--run-id`` without a task continues.
+A chat paused on a person's answer exits 3 (as ``zagent workflow run`` does), not 0.
 """
 
 from __future__ import annotations
@@ -65,12 +66,19 @@ def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:
         if task is None and not args.run_id:
             raise ConfigError("give the task: --input task=\"...\" (or --run-id of a checkpointed chat)")
         result = chat.run(task, run_id=args.run_id, **inputs)
+    paused = result.stopped_by == "interrupt"  # a turn asked a person: no answer, not a success
     if args.json:
         print(msgspec.json.format(msgspec.json.encode({
             "run_id": result.run_id, "stopped_by": result.stopped_by, "detail": result.detail,
-            "rounds": result.rounds, "messages": result.messages, "usage": result.usage})).decode())
+            "rounds": result.rounds, "messages": result.messages, "usage": result.usage,
+            **({"status": "paused"} if paused else {})})).decode())
     print(f"stopped by {result.stopped_by} after {result.rounds} round(s): {result.detail} (run {result.run_id})",
           file=sys.stderr)
+    if paused:  # exit 3 as `zagent workflow run` does for a run waiting on a person
+        print(f"zagent: the chat is paused waiting on a person's answer, so it did not finish; answer it from "
+              f"Python: chat.resume({result.run_id!r}, answer=...) with the same --checkpoints file"
+              + ("" if args.checkpoints else " (run it with --checkpoints FILE: nothing was saved)"), file=sys.stderr)
+        return 3
     return 0
 
 

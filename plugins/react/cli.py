@@ -153,7 +153,9 @@ def _repl(agent: Any, interrupts: _Interrupts, show_reasoning: bool = True, imag
     while True:
         try:
             text = input("you> " if sys.stdin.isatty() else "").strip()  # piped: the answers only
-        except (EOFError, KeyboardInterrupt):
+        except (EOFError, KeyboardInterrupt) as exc:
+            if type(exc).__name__ == "Terminated":  # SIGTERM is no end of input: exit 143 (clisignals)
+                raise
             print(file=sys.stderr)
             return 1 if failed and not sys.stdin.isatty() else 0
         if not text:
@@ -237,7 +239,10 @@ def _run(loop: Any, run: Any, interrupts: _Interrupts) -> Any:
                 interrupts.pending = False
                 raise KeyboardInterrupt
             return _result(future)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            if type(exc).__name__ == "Terminated":  # SIGTERM (clisignals): stop the run, never ask on stdin
+                loop.abort() if future is not None else run.close()
+                raise
             if future is None:  # interrupted before anything was scheduled
                 run.close()
                 print("(cancelled)", file=sys.stderr)

@@ -109,7 +109,10 @@ class RunLogger:
         if done:
             import asyncio
 
-            return asyncio.get_running_loop().run_in_executor(None, self._write, done)
+            try:
+                return asyncio.get_running_loop().run_in_executor(None, self._write, done)
+            except RuntimeError:  # the interpreter is exiting (a run Ctrl-C or SIGTERM cancelled ended late)
+                self._write(done)
         return None
 
     def zagent_kernel_close(self) -> None:

@@ -94,7 +94,7 @@ class RunLogStore:
         names = ("run_id", "kind", "name", "agent", "started", "duration", "outcome", "input_tokens",
                  "output_tokens", "llm_calls", "tool_calls", "batch")
         rows = self.db.read(lambda c: c.execute(sql, params).fetchall())
-        return [dict(zip(names, r)) for r in rows]
+        return [checked(dict(zip(names, r)), self.db.path) for r in rows]
 
     def spans(self, run_id: str) -> list[dict[str, Any]]:
         """Every row of one run (``latest`` for the newest), oldest first; [] for an unknown run."""
@@ -105,7 +105,7 @@ class RunLogStore:
             run_id = found[0]["run_id"]
         rows = self.db.read(lambda c: c.execute(
             f"SELECT {', '.join(COLUMNS)} FROM run_spans WHERE run_id = ? ORDER BY started, id", (run_id,)).fetchall())
-        return whole_prompts([_row(r) for r in rows])
+        return whole_prompts([_row(r, self.db.path) for r in rows])
 
     def search(self, text: str, limit: int = 20) -> list[dict[str, Any]]:
         """Rows whose name or data (prompts, replies, tool arguments and results) contain ``text``, newest first."""
@@ -114,7 +114,7 @@ class RunLogStore:
             f"SELECT {', '.join(COLUMNS)} FROM run_spans WHERE name LIKE ? ESCAPE '\\' "
             "OR CAST(data AS TEXT) LIKE ? ESCAPE '\\' ORDER BY started DESC, id DESC LIMIT ?",
             (like, like, int(limit))).fetchall())
-        return [_row(r) for r in rows]
+        return [_row(r, self.db.path) for r in rows]
 
     def close(self) -> None:
         self.db.close()
@@ -126,9 +126,39 @@ class RunLogStore:
         return f"<RunLogStore {self.db.path}>"
 
 
-def _row(values: Any) -> dict[str, Any]:
+def _row(values: Any, path: Any = None) -> dict[str, Any]:
     row = dict(zip(COLUMNS, values))
     row["data"] = msgspec.json.decode(row["data"]) if row["data"] else {}
+    return checked(row, path)
+
+
+#: column -> (types it may hold, may it be NULL); numbers are finite too, times within ``MAX_TIME``
+_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {
+    "run_id": ((str,), False), "kind": ((str,), False), "name": ((str,), False), "span_id": ((str,), True),
+    "parent_id": ((str,), True), "agent": ((str,), True), "outcome": ((str,), True), "batch": ((str,), True),
+    "started": ((int, float), False), "duration": ((int, float), True), "input_tokens": ((int, float), True),
+    "output_tokens": ((int, float), True), "llm_calls": ((int,), True), "tool_calls": ((int,), True),
+    "data": ((dict,), False)}
+MAX_TIME = 32503680000.0  # the year 3000, in seconds: datetime cannot show 1e300
+
+
+def checked(row: dict[str, Any], path: Any = None) -> dict[str, Any]:
+    """``row`` when each column holds its type (``_TYPES``); a ``ConfigError`` naming the run and column otherwise:
+    a run log edited, or written by something else, made ``zagent logs`` fail with a traceback."""
+    from zagent import ConfigError
+
+    for column, value in row.items():
+        kinds, nullable = _TYPES.get(column, ((object,), True))
+        if value is None and nullable:
+            continue
+        bad = not isinstance(value, kinds) or isinstance(value, bool)
+        if not bad and isinstance(value, (int, float)):
+            bad = not (0 <= value <= (MAX_TIME if column == "started" else 1e15))
+        if bad:
+            raise ConfigError(f"the run log {str(path)!r} has a run {str(row.get('run_id'))!r:.80} whose "
+                              f"{column} is {type(value).__name__} {value!r:.60}, not what zagent writes there; "
+                              "it was edited or written by something else: use another --db, or delete the file "
+                              "to start a new run log")
     return row
 
 

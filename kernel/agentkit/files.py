@@ -68,7 +68,9 @@ def write_atomic(path: Union[str, "os.PathLike[str]"], data: Union[str, bytes, I
     ``-wal``/``-shm``/``-journal``: no save is one."""
     target = os.fspath(path)
     _check_target(target)
-    token = os.urandom(8).hex()  # unpredictable: a name planted in a shared folder never makes the save fail
+    from .._model.replies import new_call_id  # zagent's one random id
+
+    token = new_call_id()  # unpredictable: a name planted in a shared folder never makes the save fail
     tmp = f"{target}.{token}.tmp"
     if len(os.path.basename(tmp)) > 255:  # a legal long name: a short temporary one beside it (NAME_MAX)
         tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)[:200]}.{token}.tmp")

@@ -119,7 +119,8 @@ _TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHI
 
 def check_http_settings(provider: str, options: dict[str, Any]) -> None:
     """``ConfigError`` (before any client or request) for an ``api_key`` that is not text and ``headers`` that are
-    not a mapping of token names to text without CR, LF or NUL; no value is quoted."""
+    not a mapping (or ``[name, value]`` pairs, as the HTTP client takes them) of token names to text or bytes
+    without CR, LF or NUL; no value is quoted."""
     from .._trust.secrets import Secret
 
     key = options.get("api_key")
@@ -129,21 +130,25 @@ def check_http_settings(provider: str, options: dict[str, Any]) -> None:
     headers = options.get("headers")
     if headers is None:
         return
-    if not isinstance(headers, dict):
-        raise ConfigError(f"{provider}: llm_config headers must be a mapping of header names to text, got "
-                          f"{type(headers).__name__}")
-    for name, value in headers.items():
-        if not isinstance(name, str) or not name or not _TOKEN.issuperset(name):
-            raise ConfigError(f"{provider}: llm_config headers name {name!r:.60}, which is no HTTP header name "
+    pairs = list(headers.items()) if isinstance(headers, dict) else headers
+    if not isinstance(pairs, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs):
+        raise ConfigError(f"{provider}: llm_config headers must be a mapping of header names to text (or a list of "
+                          f"[name, value] pairs), got {type(headers).__name__}")
+    for name, value in pairs:
+        shown = name.decode("latin-1") if isinstance(name, (bytes, bytearray)) else name
+        if not isinstance(shown, str) or not shown or not _TOKEN.issuperset(shown):
+            raise ConfigError(f"{provider}: llm_config headers name {shown!r:.60}, which is no HTTP header name "
                               "(letters, digits and !#$%&'*+-.^_`|~ only, no space or colon); fix the name")
         text = value.reveal() if isinstance(value, Secret) else value
+        if isinstance(text, (bytes, bytearray)):  # the app's own bytes (httpx sends them as they are)
+            text = bytes(text).decode("latin-1")
         if not isinstance(text, str):
-            raise ConfigError(f"{provider}: llm_config headers {name!r} must be text, got {type(text).__name__}; "
+            raise ConfigError(f"{provider}: llm_config headers {shown!r} must be text, got {type(text).__name__}; "
                               "quote the value")
         bad = next((i for i, ch in enumerate(text) if ch in "\r\n\x00"), None)
         if bad is not None:
-            raise ConfigError(f"{provider}: llm_config headers {name!r} holds a line break or NUL at position {bad}, "
-                              "which HTTP headers cannot carry (it would end the header); remove it")
+            raise ConfigError(f"{provider}: llm_config headers {shown!r} holds a line break or NUL at position "
+                              f"{bad}, which HTTP headers cannot carry (it would end the header); remove it")
 
 
 def _norm(url: Any) -> str:

@@ -77,7 +77,7 @@ def check_inline(manager: Any, spec: dict[str, Any], llm: Any = None) -> str:
         if name not in stored:
             alike = sorted(n for n in {*manager.names, *stored} if loose(n) == loose(name))
             if alike:
-                raise ConfigError(f"inline agent {name!r} is named like agent {alike[0]!r} (the same but for case or "
+                raise ConfigError(f"inline agent {name!r} reads alike agent {alike[0]!r} (the same but for case or "
                                   "width), which the manager holds or stores: it would pass for that agent in "
                                   "approvals and logs and could be saved over its file; rename the inline agent, or "
                                   f"name {alike[0]!r} as a plain string to use it")

@@ -152,7 +152,7 @@ def test_a_planted_temporary_name_of_a_save_is_not_written_through(k, tmp_path, 
     target = victim(tmp_path)
     path = tmp_path / "agent.json"
     monkeypatch.setattr(os, "urandom", lambda n: b"\x01" * n)  # the attacker guessed the name
-    tmp = tmp_path / f"agent.json.{'01' * 8}.tmp"
+    tmp = tmp_path / f"agent.json.call_{'01' * 12}.tmp"
     tmp.symlink_to(target)
     os.lchown(tmp, 12345, 12345)
     with pytest.raises(OSError):

@@ -64,6 +64,8 @@ def _candidates(text: str, whole: bool) -> Iterator[tuple[int, int, str, bool]]:
     """``(start, end, body, embedded)`` spans to try, most likely first: fences, the whole reply, then
     (unless ``whole``) bracketed lists, one call per line, and calls inside prose (``embedded``)."""
     for m in _FENCE.finditer(text):
+        if text[text.rfind("\n", 0, m.start()) + 1:m.start()].strip():
+            continue  # a fence opens a line: ``` inside a call's quoted argument is no fence
         if m.group(1).lower() in ("", "python", "py", "tool_code", "tool_call", "tool_calls"):
             yield m.start(), m.end(), _TAGS.sub("", m.group(2)), False
     yield 0, len(text), _TAGS.sub("", text), False

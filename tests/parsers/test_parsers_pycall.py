@@ -152,6 +152,15 @@ def test_hostile_text_full_of_assignments_reads_as_text(kernel):
     assert not near.calls
 
 
+def test_a_code_fence_inside_a_quoted_argument_is_no_fence(kernel):
+    """``[f(a='```')]\n[g()]`` (found by hypothesis in CI): the ``` inside the quoted argument does not open a
+    fence that hides the first call; a fence opens a line. Both calls are read, in order."""
+    found = kernel.parser("pycall").extract("[f(a={'```': None})]\n[g()]")
+    assert [(c.name, c.arguments) for c in found.calls] == [("f", {"a": {"```": None}}), ("g", {})]
+    fenced = kernel.parser("pycall").extract("Here:\n```python\n[f(a=1)]\n```")
+    assert [(c.name, c.arguments) for c in fenced.calls] == [("f", {"a": 1})]
+
+
 @settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(groups=st.lists(CALLS, min_size=2, max_size=3), sep=st.sampled_from(["\n", "\n\n", ",\n", " "]))
 def test_call_lists_one_after_another_are_all_read(kernel, groups, sep):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from typing import TYPE_CHECKING, Any, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional
 
 import attrs
 
@@ -130,7 +130,7 @@ def check_http_settings(provider: str, options: dict[str, Any]) -> None:
     headers = options.get("headers")
     if headers is None:
         return
-    pairs = list(headers.items()) if isinstance(headers, dict) else headers
+    pairs = list(headers.items()) if isinstance(headers, Mapping) else headers  # a dict, httpx.Headers
     if not isinstance(pairs, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs):
         raise ConfigError(f"{provider}: llm_config headers must be a mapping of header names to text (or a list of "
                           f"[name, value] pairs), got {type(headers).__name__}")

@@ -447,3 +447,19 @@ def test_ordinary_llm_config_headers_still_reach_the_server(openai_kernel):
     with LoopbackServer(lambda request: completion("hi")) as server:
         assert _call_through(openai_kernel, server, headers={"X-Trace": "abc-1"}).output.answer == "hi"
         assert server.requests[0].headers.get("x-trace") == "abc-1"
+
+
+@pytest.mark.parametrize("headers", [{"X-Trace": b"abc-1"}, [["X-Trace", "abc-1"]], "httpx"],
+                         ids=["bytes-value", "pairs", "httpx-headers"])
+def test_an_apps_own_header_forms_still_reach_the_server(openai_kernel, headers):
+    """Guard: the forms the HTTP client takes from an app's code (bytes values, ``[name, value]`` pairs,
+    ``httpx.Headers``) are checked, not refused, and sent."""
+    import httpx
+
+    from tests.servers.loopback import LoopbackServer
+    from tests.servers.openai_server import completion
+
+    headers = httpx.Headers({"X-Trace": "abc-1"}) if headers == "httpx" else headers
+    with LoopbackServer(lambda request: completion("hi")) as server:
+        assert _call_through(openai_kernel, server, headers=headers).output.answer == "hi"
+        assert server.requests[0].headers.get("x-trace") == "abc-1"

@@ -106,6 +106,7 @@ def test_dash_m_of_an_app_importing_zagent_keeps_its_own_folder(tmp_path):
     assert done.returncode == 0 and _ran(tmp_path) == ["sibling"], done.stderr
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="python -P is Python 3.11+")
 def test_dash_m_with_safe_path_is_unchanged(tmp_path):
     """Guard: ``python -P -m zagent.plugins.cli`` (no working folder on sys.path at all) still works, and the
     planted module still does not run."""

@@ -1,12 +1,13 @@
 """Approvals bound to the call (docs/security.md, "An approval covers one call"): ``approval_key`` binds a human's
 yes to the id a loop minted for the call, its tool name and canonical arguments; also ``bound_key``, ``declined``,
-``shown_arguments`` and ``resolve_approver`` (a spec's approver import path, resolved when it loads).
+``shown_call`` (what a prompt shows of a call) and ``resolve_approver`` (a spec's approver import path, resolved when it
+loads).
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
 import msgspec
 
@@ -20,11 +21,56 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
     from ..types import ToolCall, ToolResult
 
-__all__ = ["approval_key", "bound_key", "declined", "resolve_approver", "shown_arguments", "tool_identity",
-           "vetted_arguments"]
+__all__ = ["FULL", "Shown", "approval_key", "bound_key", "declined", "resolve_approver", "shown_arguments", "shown_call",
+           "tool_identity", "vetted_arguments"]
 
 DECLINED = "a human declined the call"
 
+
+
+#: characters: the most a person is shown of a call's arguments in full (``Shown.full``); a call whose arguments
+#: are cut in its prompt and longer than this in full cannot be approved there (no one is asked to approve unseen text)
+FULL = 20_000
+
+
+class Shown(NamedTuple):
+    """A call's arguments as a prompt shows them: ``text`` (whole, or each value by its path, cut), ``hidden``
+    characters it left out (0: nothing), ``where`` (the first paths cut or left out), ``full`` (every argument in
+    full, indented JSON; ``""`` when longer than ``FULL``) and ``size`` (the length of that full text)."""
+
+    text: str
+    hidden: int
+    where: tuple[str, ...]
+    full: str
+    size: int
+
+    def unseen(self) -> str:
+        """What the person has not seen: ``5,012 characters of argument "command"`` (of several: the first three)."""
+        named = ", ".join(self.where[:3]) + (f" and {len(self.where) - 3} more" if len(self.where) > 3 else "")
+        return f"{self.hidden:,} characters of {'argument' if len(self.where) == 1 else 'arguments'} {named}"
+
+
+def shown_call(arguments: Any, limit: int, *, per_value: int = 200, most: int = 64) -> Shown:
+    """``arguments`` for a human deciding about the call (``shown_arguments``), with what that text left out and
+    the whole of them, for a prompt that shows everything before it takes a yes (docs/rails.md "Human approval")."""
+    whole = msgspec.json.encode(arguments, enc_hook=repr).decode()
+    if len(whole) <= limit:
+        return Shown(whole, 0, (), whole, len(whole))
+    cuts: list[tuple[str, int]] = []
+    leaves, count = _leaves(arguments, per_value, most, cuts)
+    parts = []
+    for path, value in leaves:
+        text = msgspec.json.encode(value, enc_hook=repr).decode()
+        if len(text) > per_value:
+            cuts.append((path or "the value", len(text) - per_value))
+        parts.append(f"{path}: {_cut(text, per_value)}" if path else _cut(text, per_value))
+    if count > most:
+        parts.append(f"... and {count - most} more values not shown (the call has {count} values, too "
+                     "many to list here)")
+    full = msgspec.json.format(whole, indent=2)
+    where = tuple(dict.fromkeys(p for p, _ in cuts))
+    return Shown("{" + ", ".join(parts) + "}", sum(n for _, n in cuts), where, full if len(full) <= FULL else "",
+                 len(full))
 
 
 def shown_arguments(arguments: Any, limit: int, *, per_value: int = 200, most: int = 64) -> str:
@@ -32,16 +78,7 @@ def shown_arguments(arguments: Any, limit: int, *, per_value: int = 200, most: i
     every value by its path (``"target"."path": "/"``, ``"paths"[1]: "/"``), at any depth, each value (and key)
     cut at ``per_value`` characters saying how much was cut, so a model cannot push the value that matters out of
     sight behind a long harmless one, nested or not; past ``most`` values, how many were not shown is said."""
-    whole = msgspec.json.encode(arguments, enc_hook=repr).decode()
-    if len(whole) <= limit:
-        return whole
-    leaves, count = _leaves(arguments, per_value, most)
-    parts = [f"{path}: {text}" if path else text for path, text in
-             ((p, _cut(msgspec.json.encode(v, enc_hook=repr).decode(), per_value)) for p, v in leaves)]
-    if count > most:
-        parts.append(f"... and {count - most} more values not shown (the call has {count} values, too "
-                     "many to show here): decline it unless you can check the whole call another way")
-    return "{" + ", ".join(parts) + "}"
+    return shown_call(arguments, limit, per_value=per_value, most=most).text
 
 
 def _cut(text: str, most: int) -> str:
@@ -52,24 +89,31 @@ def _cut(text: str, most: int) -> str:
     return f"{text[:most - tail]}... ({len(text) - most} more characters not shown) ...{text[-tail:]}"
 
 
-def _leaves(arguments: Any, per_value: int, most: int) -> tuple[list[tuple[str, Any]], int]:
+def _leaves(arguments: Any, per_value: int, most: int,
+            cuts: list[tuple[str, int]]) -> tuple[list[tuple[str, Any]], int]:
     """The first ``most`` scalars (and empty containers) of ``arguments`` with their paths, in order, and how many
-    there are (no recursion: any depth)."""
+    there are (no recursion: any depth); each key and path cut, and each value left out, added to ``cuts``."""
     leaves: list[tuple[str, Any]] = []
     count = 0
     stack: list[tuple[str, Any]] = [("", arguments)]
     while stack:
         path, value = stack.pop()
         if isinstance(value, dict) and value:
-            items = [(f"{path}{'.' if path else ''}{_cut(msgspec.json.encode(str(k)).decode(), per_value)}", v)
-                     for k, v in value.items()]
+            items = []
+            for k, v in value.items():
+                key = msgspec.json.encode(str(k)).decode()
+                if len(key) > per_value:
+                    cuts.append((f"{path}{'.' if path else ''}{key[:20]}...", len(key) - per_value))
+                items.append((f"{path}{'.' if path else ''}{_cut(key, per_value)}", v))
         elif isinstance(value, (list, tuple)) and value:
             items = [(f"{path}[{i}]", v) for i, v in enumerate(value)]
         else:
             count += 1
             if count > most:
+                cuts.append((path, len(msgspec.json.encode(value, enc_hook=repr).decode())))
                 continue
             if len(path) > 2 * per_value:  # deep nesting: its start and the keys nearest the value
+                cuts.append((f"{path[:per_value // 4]} ...", len(path) - per_value - per_value // 4))
                 path = f"{path[:per_value // 4]} ... {path[-per_value:]}"
             leaves.append((path, value))
             continue

@@ -15,7 +15,7 @@ import msgspec
 from zagent import StashKey
 from zagent.agentkit.runs import asking_scope as scope_of
 from zagent.agentkit.counters import RunCounter, shared_counter
-from zagent.agentkit.approvals import (approval_key, declined as declined_result, shown_arguments, tool_identity,
+from zagent.agentkit.approvals import (FULL, approval_key, declined as declined_result, shown_call, tool_identity,
                                       vetted_arguments)
 from zagent.agentkit.signing import answer_signer, canonical
 from zagent.agentkit.spent import mark_ran, ran_before
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 ASKED: "StashKey[RunCounter]" = StashKey("zagent.react.approvals_asked", restore=RunCounter.from_state)
 
 YES = frozenset({"yes", "y", "approve", "approved", "allow", "ok", "true"})
-SHOWN = 2000  # characters of the arguments the question shows (the digest binds all of them)
+SHOWN = FULL  # characters of the arguments a question shows in full (the digest binds all of them)
 
 
 async def arun_asking(loop: Any, turn: Any, history: Any, ctx: "RunContext[Any]", *, owned: bool = False) -> Any:
@@ -103,24 +103,37 @@ async def _stranded(loop: Any, run: "asyncio.Future[Any]") -> None:
 
 
 def question_of(agent: str, call: Any, callers: tuple[str, ...] = (), *, runs: Any = None) -> tuple[str, str]:
-    """The question asked about ``call`` and the digest binding its answer: the agent asking and the agents that
-    called it as a tool (``callers``), the tool name and the canonical arguments, so a yes to agent P's call is not
-    one to the same call by an agent P called as a tool (even one named P). ``runs``: the arguments as the call will
-    run (``vetted_arguments``: defaults filled in), shown instead of the model's (the digest binds the model's)."""
+    """The question asked about ``call`` and the digest binding its answer (``asked_about``)."""
+    question, digest, _ = asked_about(agent, call, callers, runs=runs)
+    return question, digest
+
+
+def asked_about(agent: str, call: Any, callers: tuple[str, ...] = (), *, runs: Any = None) -> tuple[str, str, bool]:
+    """The question asked about ``call``, the digest binding its answer (the agent asking, the agents that called it
+    as a tool, the tool name and the canonical arguments: a yes to agent P's call is not one to the same call by an
+    agent P called as a tool) and whether a yes may approve it: not when its arguments (``runs``: as the call runs,
+    defaults filled in; the digest binds the model's) are too long to show in full (``approvals.FULL``)."""
     arguments = canonical(call.arguments).decode()
     digest = hashlib.sha256(canonical([*callers, agent, call.name]) + b"\0" + arguments.encode()).hexdigest()[:32]
     if runs is not None:
         arguments = canonical(runs).decode()
-    shown = arguments if len(arguments) <= SHOWN else shown_arguments(
-        msgspec.json.decode(arguments), SHOWN)  # every value shows by its path, however long one is, at any depth
+    answer = "answer yes to allow this call, anything else declines it"
+    shown, approvable = arguments, True
+    if len(arguments) > SHOWN:  # each value by its path, cut; what it leaves out is said, and no yes approves it
+        seen = shown_call(msgspec.json.decode(arguments), SHOWN)
+        shown, approvable = seen.text, not seen.hidden
+        if seen.hidden:
+            answer = (f"{seen.unseen()} were not shown: the arguments are {len(arguments):,} characters, more than "
+                      f"the {SHOWN:,} a question shows in full, so this call cannot be approved here and any answer "
+                      "declines it (have the agent make shorter calls, or approve such calls in the app's approver)")
     from zagent.plugins.cliterminal import printable
 
     name = canonical(call.name).decode()
     # bidi, invisible and control characters shown escaped: in any app's UI the person reads the call that runs
     chain = ", called by ".join(canonical(c).decode() for c in callers[::-1])  # the direct caller first
     who = canonical(agent).decode() + (f" (called as a tool by {chain})" if callers else "")
-    return (printable(f"agent {who} asks to call tool {name} with arguments {shown}; answer "
-                      "yes to allow this call, anything else declines it", layout=False), digest)
+    return (printable(f"agent {who} asks to call tool {name} with arguments {shown}; {answer}", layout=False),
+            digest, approvable)
 
 
 async def settle_awaiting(agent: str, calls: list[ToolCall], results: list[ToolResult], ctx: "RunContext[Any]",
@@ -176,8 +189,8 @@ async def _granted(calls: list[ToolCall], ctx: "RunContext[Any]", rerun: Any) ->
 def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]", bound: list[str]) -> Any:
     """The human's answer about ``call`` (True: approved, its binding added to ``bound``; ``RAN``: approved, and
     that yes already ran its call), or ``Interrupted`` when it has not been given yet."""
-    question, digest = question_of(agent, call, ctx.frame.get(CALLERS) or (),
-                                   runs=vetted_arguments(ctx.kernel, call.name, call.arguments))
+    question, digest, approvable = asked_about(agent, call, ctx.frame.get(CALLERS) or (),
+                                               runs=vetted_arguments(ctx.kernel, call.name, call.arguments))
     tool = hashlib.sha256(tool_identity(ctx.kernel.find("tools", call.name)).encode()).hexdigest()[:16]
     asked = shared_counter(ctx, ASKED)
     where = "|".join(f"{k}={v}" for k, v in sorted(scope.where.items()))
@@ -192,7 +205,7 @@ def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]", bound: li
             answer = scope.ask(question, matched=False)  # consumes this position's answer (matched below)
             if asked.counts.get(key, 0) > 0:  # kept: a later re-run of this node (turn) reaches it again
                 yes = isinstance(answer, bool) and answer or (isinstance(answer, str) and answer.strip().lower() in YES)
-                if not yes:
+                if not yes or not approvable:  # not approvable: too long to show, the question said so
                     return False
                 if asked.counts.get(f"{key}#tool={tool}", 0) == 0:  # asked about another tool under the name: anew
                     continue
@@ -200,7 +213,8 @@ def _answer(scope: Any, agent: str, call: Any, ctx: "RunContext[Any]", bound: li
                 bind = f"{key}#{_run_nonce(asked)}"  # this run, not another one given the same run id later
                 if asked.counts.get(_held_mark(ctx, run, index, key, bind, tool), 0) == 0:
                     continue  # this run never asked about this call here (an edited record or question): anew
-                tag = f"ok#{key}#{answer_signer(ctx.kernel).mac(run, index, 'approval', bind, b'yes')[:32]}"
+                signer = answer_signer(ctx.kernel).within(getattr(scope, "store", "") or "")  # the run's store's
+                tag = f"ok#{key}#{signer.mac(run, index, 'approval', bind, b'yes')[:32]}"
                 spent = getattr(scope, "spent", None)
                 if spent is not None and tag in spent:  # it ran its call in an earlier attempt (a retry): anew
                     continue
@@ -229,7 +243,8 @@ def _held_mark(ctx: "RunContext[Any]", run: str, index: int, key: str, bind: str
     position, digest and run) of the tool ``tool`` at position ``index``: under ``answer_signer``, so whoever edits an
     unsigned store (the waiting question's text and the record of the call asked) cannot make a resume's yes, given
     to the question the person was shown, approve another call the model proposes on the replay."""
-    mac = answer_signer(ctx.kernel).mac(run, index, "asked", bind, tool.encode())
+    store = getattr(scope_of(ctx), "store", "") or ""  # the run's checkpoint store (``Asking.store``)
+    mac = answer_signer(ctx.kernel).within(store).mac(run, index, "asked", bind, tool.encode())
     return f"{key}#held={mac[:32]}"
 
 

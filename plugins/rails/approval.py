@@ -91,10 +91,8 @@ async def ask(rails: dict[str, Any], call: "ToolCall", ctx: "RunContext[Any]", w
         _UNANSWERED.reset(token)
     if answer is True:
         return None
-    if answer is False and unanswered is not None:
-        return (f"no one answered the approval prompt for the call of {call.name!r}: {unanswered}, so the call was "
-                "blocked; run it where a person can answer on standard input (a terminal, or a y or n line piped "
-                "in for each prompt)")
+    if answer is False and unanswered is not None:  # the console approver declined it unasked: its reason
+        return unanswered
     if answer is False:
         return f"a human declined the call of {call.name!r}"
     if answer is None:
@@ -128,7 +126,8 @@ def resolve(approver: Any, *, trusted: bool = True, kernel: Optional["Kernel"] =
 
 async def console_approver(call: "ToolCall", ctx: "RunContext[Any]") -> Optional[bool]:
     """Ask on stderr, read stdin: ``y`` allows, ``n`` (or empty) declines, ``l`` asks later; a closed stdin or its
-    end declines too, and the call's reason says no one answered.
+    end declines too, and the call's reason says no one answered. A call shown cut is allowed only after ``v``
+    showed its arguments in full; one too long for that is declined, saying why.
 
     The prompt runs in a worker thread so the event loop (and the run's
     other tool calls and timeouts) keeps going; prompts of parallel calls
@@ -147,44 +146,86 @@ class _NobodyAnswered(Exception):
     """Standard input gave no answer (closed, or at its end): the call is declined, and ``ask`` says why."""
 
 
-#: why the console approver got no answer, for ``ask``'s reason (set in the approver's own await, read after it)
+#: why the console approver declined a call without a person's answer (no one answered, or the call was too long to
+#: show in full), for ``ask``'s reason (set in the approver's own await, read after it)
 _UNANSWERED: "contextvars.ContextVar[Optional[str]]" = contextvars.ContextVar("zagent_unanswered", default=None)
 
 
 async def _asked(call: "ToolCall", ctx: "RunContext[Any]", later: bool) -> Optional[bool]:
     import asyncio
 
+    why: list[str] = []
     try:
-        return await asyncio.get_running_loop().run_in_executor(None, _prompt, call, ctx.agent, later)
+        decided = await asyncio.get_running_loop().run_in_executor(None, _prompt, call, ctx.agent, later, why)
     except _NobodyAnswered as exc:  # declined (fail closed), saying it was no one's answer
-        _UNANSWERED.set(str(exc))
+        _UNANSWERED.set(f"no one answered the approval prompt for the call of {call.name!r}: {exc}, so the call was "
+                        "blocked; run it where a person can answer on standard input (a terminal, or a y or n line "
+                        "piped in for each prompt)")
         return False
+    if why:
+        _UNANSWERED.set(why[0])
+    return decided
 
 
-def _prompt(call: "ToolCall", agent: Optional[str], later: bool) -> Optional[bool]:
-    from zagent.agentkit.approvals import shown_arguments
+def _prompt(call: "ToolCall", agent: Optional[str], later: bool, why: Optional[list[str]] = None) -> Optional[bool]:
+    """The console's question about ``call`` (docs/rails.md "Human approval"): when its arguments are cut, ``y`` is
+    taken only after ``v`` showed them all in full; past ``FULL`` characters in full the call is declined unasked,
+    its reason for the model added to ``why``."""
+    from zagent.agentkit.approvals import FULL, shown_call
     from zagent.plugins.cliterminal import SafeStream, raw_stream
 
-    args = shown_arguments(call.arguments, 500)  # every argument's name shows, however long one is
+    seen = shown_call(call.arguments, 500)  # every argument's name shows, however long one is
     who = f"agent {agent!r} wants" if agent else "the agent wants"
+    question = f"\n{who} to run {call.name}({seen.text})"
+    ending = " / [l]ater" if later else ""
     with _console_lock:
-        while True:
-            choices = "[y]es / [n]o / [l]ater" if later else "[y]es / [n]o"
-            # the model chose the arguments: shown with control, bidi and invisible characters escaped (also
-            # when an app calls this approver outside the ``zagent`` command, whose streams are already safe)
-            err = SafeStream(raw_stream(sys.stderr))
-            err.write(f"\n{who} to run {call.name}({args})\nAllow? {choices}: ")
+        # the model chose the arguments: shown with control, bidi and invisible characters escaped (also
+        # when an app calls this approver outside the ``zagent`` command, whose streams are already safe)
+        err = SafeStream(raw_stream(sys.stderr))
+        if seen.hidden and not seen.full:  # too long to show: no one is asked to approve what they cannot see
+            err.write(f"{question}\nDeclined without asking: {seen.unseen()} were not shown above, and in full the "
+                      f"arguments are {seen.size:,} characters, more than the {FULL:,} this prompt shows; the agent "
+                      "is told why. Press Enter to go on: ")
             err.flush()
             try:
-                line = sys.stdin.readline()
-            except (AttributeError, ValueError, OSError) as exc:  # no stdin (``<&-``), a closed or unreadable one
-                raise _NobodyAnswered(f"standard input is closed or unreadable ({type(exc).__name__})") from None
-            if not line:
-                raise _NobodyAnswered("standard input ended (end of input) before an answer was given")
-            answer = line.strip().lower()
+                sys.stdin.readline()  # this prompt's answer line, so a piped answer is not taken by the next one
+            except (AttributeError, ValueError, OSError):
+                pass
+            if why is not None:
+                why.append(f"the call of {call.name!r} was declined without asking a person: its arguments are "
+                           f"{seen.size:,} characters in full, more than the {FULL:,} the console approval prompt "
+                           "shows; make the call with shorter arguments (split the work into several calls), or have "
+                           "the app approve such calls with its own approver (rails 'approver')")
+            return False
+        viewed = not seen.hidden
+        if seen.hidden:
+            question += f"\n{seen.unseen()} were not shown; [v]iew shows every argument in full"
+        text = question
+        while True:
+            err.write(f"{text}\nAllow? {'[y]es / [n]o' if viewed else '[v]iew all / [n]o'}{ending}: ")
+            err.flush()
+            answer = _read_answer()
             if answer in ("", "n", "no"):
                 return False
-            if answer in ("y", "yes"):
-                return True
             if later and answer in ("l", "later"):
                 return None
+            if answer in ("y", "yes") and viewed:
+                return True
+            text = question  # anything else: the question again
+            if answer in ("y", "yes"):
+                text = f"\nNot allowed: {seen.unseen()} were not shown; press v to see them all, or n to decline"
+            elif answer in ("v", "view") and seen.hidden:
+                viewed = True
+                question = text = (f"\n{seen.full}\n{who} to run {call.name} with the arguments above, shown in "
+                                   f"full ({seen.size:,} characters)")
+
+
+def _read_answer() -> str:
+    """One answer line from standard input, stripped and lower-cased (``_NobodyAnswered`` when there is none)."""
+    try:
+        line = sys.stdin.readline()
+    except (AttributeError, ValueError, OSError) as exc:  # no stdin (``<&-``), a closed or unreadable one
+        raise _NobodyAnswered(f"standard input is closed or unreadable ({type(exc).__name__})") from None
+    if not line:
+        raise _NobodyAnswered("standard input ended (end of input) before an answer was given")
+    return line.strip().lower()

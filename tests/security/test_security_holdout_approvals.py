@@ -174,7 +174,8 @@ def test_the_console_approver_shows_an_argument_pushed_past_the_cut(monkeypatch)
 
 
 def test_a_workflow_approval_question_shows_an_argument_pushed_past_the_cut(tmp_path):
-    """The interrupt question about a padded call (``comment`` sorts before ``path``) names every argument."""
+    """The interrupt question about a padded call (``comment`` sorts before ``path``) names every argument (round
+    fifteen: in full, up to 20,000 characters)."""
     from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
 
     runs = []
@@ -193,7 +194,8 @@ def test_a_workflow_approval_question_shows_an_argument_pushed_past_the_cut(tmp_
     ex = WorkFlowExecutor(kernel=k, llm=k.llm("scripted:ops", replies=[padded]), checkpoints=str(tmp_path / "r.db"))
     paused = ex.run(g, {"goal": "free"}, run_id="wf")
     k.close()
-    assert paused.status == "paused" and '"path": "/"' in paused.interrupts[0].question and runs == []
+    assert paused.status == "paused" and '"a' + "a" * 4999 + '","path":"/"}' in paused.interrupts[0].question
+    assert runs == []
 
 
 def test_an_answer_key_others_can_read_binds_nothing(tmp_path, monkeypatch):

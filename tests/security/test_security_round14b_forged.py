@@ -182,19 +182,23 @@ def test_the_console_prompt_shows_the_end_of_a_padded_command(monkeypatch):
     assert "; rm -rf ~\"" in shown and "more characters not shown" in shown, shown[-400:]
 
 
-@pytest.mark.xfail(strict=True, reason="open: one value longer than the prompt can show hides its middle (the "
-                   "prompt says how many characters it did not show); showing it all would scroll the call off screen")
 def test_the_console_prompt_shows_a_command_hidden_in_the_middle_of_a_long_value(monkeypatch):
-    """Attack (open): as above with ``; rm -rf ~;`` between two runs of 2,500 harmless characters."""
+    """Attack (got through, round fifteen): ``; rm -rf ~;`` between two runs of 2,500 harmless characters: the
+    prompt showed each end of the value, the middle with the command was never shown, and the person's ``y``
+    approved it. Defence: a plain ``y`` to a call with text not shown is refused, saying how many characters of
+    which argument were not shown and to press ``v`` (the call is declined on the next ``n``)."""
     pad = "echo " + "a" * 2500
-    _, shown = _console(monkeypatch, _call("run_shell", {"command": f"{pad}; rm -rf ~; {pad}"}))
-    assert "rm -rf ~" in shown
+    decided, shown = _console(monkeypatch, _call("run_shell", {"command": f"{pad}; rm -rf ~; {pad}"}), "y\nn\n")
+    assert decided is False and "rm -rf ~" not in shown
+    assert 'Not allowed: 4,824 characters of argument "command" were not shown; press v' in shown, shown[-400:]
 
 
 def test_a_short_nested_call_is_still_shown_whole(monkeypatch):
-    """Regression: a call within the limit is shown as its JSON, unchanged (nested fields and all)."""
+    """Regression: a call within the limit is shown as its JSON, unchanged (nested fields and all), and ``y``
+    approves it at once (no ``[v]iew`` step)."""
     decided, shown = _console(monkeypatch, _call("purge", {"target": {"note": "old", "path": "/tmp/x"}}), "y\n")
     assert decided is True and 'purge({"target":{"note":"old","path":"/tmp/x"}})' in shown, shown
+    assert shown.endswith("\nAllow? [y]es / [n]o: ") and "[v]iew" not in shown
 
 
 def test_zagent_chat_shows_the_nested_path_it_asks_about(monkeypatch, capsys):
@@ -214,7 +218,7 @@ def test_zagent_chat_shows_the_nested_path_it_asks_about(monkeypatch, capsys):
     finally:
         k.close()
     err = capsys.readouterr().err
-    assert ran == [] and "Allow? [y]es / [n]o" in err
+    assert ran == [] and "Allow? [v]iew all / [n]o" in err  # the note was cut: viewed in full before a yes
     assert '"target"."path": "/"' in err, err[-800:]
 
 
@@ -261,15 +265,17 @@ def test_a_workflow_question_shows_a_nested_path_pushed_past_the_cut(tmp_path, a
 
 def test_a_react_nodes_question_shows_a_nested_path_pushed_past_the_cut(tmp_path):
     """Attack (got through): as above, the node's agent a ReAct agent (its held calls asked by ``arun_asking``, the
-    other path to the question). Defence: the question names ``"target"."path": "/"``."""
+    other path to the question). Defence: the question shows the whole call (round fifteen: in full up to 20,000
+    characters), the nested path included."""
     paused = _flow([], str(tmp_path / "wf.db"), [_reply(_call("purge", NESTED))], agent=REACT_CLEANER)
     assert paused.status == "paused"
-    assert '"target"."path": "/"' in paused.interrupts[0].question, paused.interrupts[0].question[-600:]
+    question = paused.interrupts[0].question
+    assert NESTED["target"]["note"] + '","path":"/"}}' in question, question[-600:]
 
 
 def test_a_group_chat_question_shows_a_nested_path_pushed_past_the_cut(tmp_path):
     """Attack (got through): as above in a group chat's turn (its speaker a declared agent): the question cut the
-    nested path. Defence: it names ``"target"."path": "/"``."""
+    nested path. Defence: it shows the whole call (in full up to 20,000 characters), the nested path included."""
     from zagent.plugins.actions import CustomizeAgent
     from zagent.plugins.groupchat import GroupChat
 
@@ -283,7 +289,8 @@ def test_a_group_chat_question_shows_a_nested_path_pushed_past_the_cut(tmp_path)
     finally:
         k.close()
     assert paused.status == "paused" and ran == []
-    assert '"target"."path": "/"' in paused.interrupts[0].question, paused.interrupts[0].question[-600:]
+    question = paused.interrupts[0].question
+    assert NESTED["target"]["note"] + '","path":"/"}}' in question, question[-600:]
 
 
 def test_a_workflow_yes_to_a_nested_call_still_runs_it_once(tmp_path):

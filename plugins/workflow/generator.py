@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional, TypeVar
 import attrs
 from zagent.errors import ConfigError, ParseError
 from zagent import run_sync
+from zagent.plugins.manager.inline import loose
 
 from .agents import AgentGenerator
 from .build import build_from_plan
 from .errors import WorkFlowError, WorkFlowValidationError
 from .graph import WorkFlowGraph
-from .naming import free_name, loose
+from .naming import free_name
 from .planner import Plan, TaskPlanner
 from .reviewer import WorkFlowReviewer
 
@@ -122,7 +123,7 @@ class WorkFlowGenerator:
 
 def _unique_names(refs: list[Any], used: set[str]) -> list[Any]:
     """Rename generated specs whose name another node's generated agent already has, ignoring case and width
-    (``Name2``...); ``used`` holds the ``naming.loose`` keys taken."""
+    (``Name2``...); ``used`` holds the ``loose`` keys taken."""
     for ref in refs:
         if isinstance(ref, dict):
             ref["name"] = free_name(ref["name"], used)

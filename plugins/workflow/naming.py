@@ -6,18 +6,13 @@ disk. An inline spec named like a held or stored agent is that agent; one with t
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from typing import Any
 
+from zagent.plugins.manager.inline import check_inline as checked, loose, stored_names
+
 _NOT_ASCII_ID = re.compile(r"[^A-Za-z0-9_]+")
-_SPEC_FILES = (".json", ".yaml", ".yml")
-
-
-def loose(name: str) -> str:
-    """The key two names collide on: width and case folded (``Ｗｒｉｔｅｒ``, ``WRITER`` and ``writer`` alike)."""
-    return unicodedata.normalize("NFKC", name).casefold()
 
 
 def agent_name(name: Any, node: str) -> str:
@@ -42,45 +37,8 @@ def taken_names(manager: Any) -> set[str]:
     return {loose(n) for n in [*manager.names, *stored_names(manager)]}
 
 
-def stored_names(manager: Any) -> set[str]:
-    """The names of the agents ``manager`` can load from its storage (a folder or an SQLite file)."""
-    where = getattr(manager, "storage", None)
-    if where is None:
-        return set()
-    where = os.fspath(where)
-    if os.path.isdir(where):
-        return {os.path.splitext(f)[0] for f in os.listdir(where) if f.endswith(_SPEC_FILES)}
-    if os.path.isfile(where):
-        from zagent.plugins.manager.manager import SPEC_KIND
-
-        store = manager.kernel.memory("checkpoints", path=where)
-        return {r.run_id.partition(":")[2] for r in store.list(kind=SPEC_KIND)}
-    return set()
-
-
 def check_inline(manager: Any, ref: Any, *, llm: Any = None) -> None:
-    """``ConfigError`` when ``ref``, an inline spec, is named like an agent ``manager`` already holds (so the node
-    would run that agent) which uses tools or agents the spec does not name: it would silently gain them. One
-    named like an agent of the manager's storage not loaded yet loads that agent first (with ``llm``), else the
-    spec would be registered under its name and run wherever the workflow names the stored agent."""
-    from zagent.agentkit.toolrefs import agent_tool_names
-    from zagent.errors import ConfigError
-
-    name = ref.get("name") if isinstance(ref, dict) else None
-    if not isinstance(name, str) or getattr(manager, "checks_inline", False):  # an AgentManager checks it itself
-        return
-    if name not in manager:
-        if name not in stored_names(manager):
-            return
-        manager.add_agent(name, llm=llm)  # the stored agent, loaded first: a file's spec never takes its name (held, below)
-    kept = manager.get_agent(name)
-    spec = getattr(kept, "spec", None)
-    held = [*(getattr(spec, "tools", None) or []), *(getattr(spec, "agents", None) or [])] if spec is not None \
-        else agent_tool_names(kept)
-    named = [v for key in ("tools", "agents") if isinstance(ref.get(key), list) for v in ref[key]]
-    extra = [t if isinstance(t, str) else str(t.get("name", t)) if isinstance(t, dict) else repr(t)
-             for t in held if t not in named]
-    if extra:
-        raise ConfigError(f"inline agent {name!r} has the name of an agent already registered, which the node would "
-                          f"run instead, and that agent uses {', '.join(extra)}, which the inline spec does not "
-                          "name; rename the inline agent, or name the registered one as a plain string")
+    """``manager.inline.check_inline`` for ``ref`` when it is an inline spec with a name and ``manager`` does not
+    run that check itself (an ``AgentManager`` does, in ``add_agent``)."""
+    if isinstance(ref, dict) and isinstance(ref.get("name"), str) and not getattr(manager, "checks_inline", False):
+        checked(manager, ref, llm)

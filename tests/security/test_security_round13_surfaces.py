@@ -251,7 +251,7 @@ def test_a_huge_run_id_planted_in_an_agents_db_is_refused_unread(tmp_path):
     """Attack (got through): a downloaded ``agents.db`` (an ``AgentManager`` storage, a checkpoint file) holding a
     70 MiB run id: ``zagent workflow generate --agents agents.db`` lists it to avoid its names, and ``list()`` read
     every run id (and metadata) whole. Defence: a StoreError saying the file was edited, before reading it."""
-    from zagent.plugins.workflow.naming import stored_names
+    from zagent.plugins.manager.inline import stored_names
 
     path = str(tmp_path / "agents.db")
     with make_kernel() as k:

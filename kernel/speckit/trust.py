@@ -12,6 +12,7 @@ import importlib
 import importlib.machinery
 import importlib.util
 import os
+import stat
 import sys
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
@@ -20,7 +21,7 @@ import attrs
 
 from .._trust.imports import import_attr, import_path, split_path
 from ..errors import ConfigError
-from .shadowing import clash_note, shadowed
+from .shadowing import clash_note, shadowed, withheld_note
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
@@ -35,13 +36,15 @@ HOW_TO_TRUST = ("trust it: Kernel(config={'trusted_imports': ['<module pattern>'
 @attrs.frozen
 class Trust:
     """Who vouches for the spec being built: ``everything`` (``--trust``), modules in ``folders`` (searched first),
-    or nothing imported at all (``dry``: a ``NotImported`` stand-in)."""
+    or nothing imported at all (``dry``: a ``NotImported`` stand-in). ``withheld``: folders trusted for other specs
+    only (the CLI's ``--agents`` folder, for the agents stored there), named when an import from one is refused."""
 
     everything: bool = False
     folders: tuple[str, ...] = ()
     dry: bool = False
     #: why a spec's folder was not trusted (``for_file``), named when an import from it is refused
     refused: tuple[str, ...] = ()
+    withheld: tuple[str, ...] = ()
 
     @classmethod
     def for_file(cls, path: "str | os.PathLike[str]", *, everything: bool = False, dry: bool = False) -> "Trust":
@@ -65,8 +68,6 @@ class Trust:
 def dubious_file(path: str) -> Optional[str]:
     """Why the folder of the spec file ``path`` must not be trusted for it (``None``: it may): other users could
     have written the file, so what it names is not the user's choice."""
-    import stat
-
     try:
         st = os.stat(path)
     except OSError:
@@ -95,8 +96,6 @@ def for_named_file(path: str, trust: Trust) -> Trust:
 
 def dubious_folder(folder: str) -> Optional[str]:
     """Why modules in ``folder`` must not be trusted (``None``: they may): other users could plant one there."""
-    import stat
-
     me = os.getuid() if hasattr(os, "getuid") else None
     try:
         st = os.stat(folder)
@@ -210,7 +209,7 @@ def resolve(value: Any, *, key: str, kernel: Optional["Kernel"] = None, trust: O
         base_dir = None  # a folder is searched only when it is trusted
     search = tuple(dict.fromkeys(([os.path.realpath(base_dir)] if base_dir else []) + list(folders)))
     if not (trust.everything or trusted_name(module, kernel) or _in_folders(module, folders)):
-        why = "".join(f" ({r})" for r in (*trust.refused, *clash_note(module, search)))
+        why = "".join(f" ({r})" for r in (*trust.refused, *clash_note(module, search), *withheld_note(module, trust)))
         raise ConfigError(f"{key} {value!r} in the spec is not trusted, so it was not imported (a spec file "
                           f"is data; naming code in it runs that code){why}; {HOW_TO_TRUST}")
     dunders = [p for p in (*module.split("."), *attr.split(".")) if p.startswith("__")]
@@ -356,8 +355,6 @@ def _bytecode_planted(source: str) -> Optional[str]:
 
 def _writable_by_others(path: str) -> bool:
     """Is ``path`` (a module file or a package folder) writable by every user, or owned by another user?"""
-    import stat
-
     try:
         st = os.stat(path)
     except OSError:

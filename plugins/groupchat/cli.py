@@ -46,19 +46,13 @@ def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:
     if args.max_rounds is not None:
         data = {**data, "max_rounds": args.max_rounds,
                 "termination": {**(data.get("termination") or {}), "max_rounds": args.max_rounds}}
-    import os
+    from zagent.plugins.manager.stored import cli_trusts
+    from zagent.speckit import spec_file, trusting
 
-    from zagent.speckit import spec_file, Trust, trusting
-
-    import attrs
-
-    base = Trust.for_file(args.chat_file)
-    if args.agents and os.path.isdir(args.agents):  # not a folder other users can write (dubious_folder)
-        agents = Trust.for_folder(args.agents)
-        base = attrs.evolve(base, folders=base.folders + agents.folders, refused=base.refused + agents.refused)
-    with trusting(attrs.evolve(base, everything=bool(args.trust))), \
-            spec_file(args.chat_file):  # keeps why a folder was refused; its inline agents come from this file
-        manager = AgentManager(kernel=kernel, storage=args.agents)
+    # the file's folder for its own agents; the --agents folder's modules for the agents stored there only
+    trust, stored = cli_trusts(args.chat_file, args.agents, everything=bool(args.trust))
+    with trusting(trust), spec_file(args.chat_file):  # its inline agents come from this file
+        manager = AgentManager(kernel=kernel, storage=args.agents, storage_trust=stored)
         chat = from_dict(data, kernel, manager=manager, llm=args.model, checkpoints=args.checkpoints,
                          on_turn=None if args.json else _print_turn)
         inputs = dict(args.input)

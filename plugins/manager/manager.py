@@ -16,19 +16,17 @@ import time
 from typing import TYPE_CHECKING, Any, AsyncIterator, Iterator, Optional, Union
 
 import attrs
-import msgspec
 from zagent.errors import ConfigError, ZagentError
-from zagent.agentkit.files import write_atomic
 from zagent.agentkit.toolrefs import check_lent_agent
-from zagent.speckit import current_trust, trusting
+from zagent.speckit import Trust, current_trust, trusting
 from zagent.speckit.trust import for_named_file  # a stored agent others can write gets no trust
 
-from .inline import check_file_name, check_inline, check_room
+from .inline import check_inline, check_room
+from .stored import decode_record, file_name, is_db, load_file, save_file, spec_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
-_DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 SPEC_KIND = "agent_spec"
 
 
@@ -48,11 +46,15 @@ class AgentManager:
     :param kernel: builds agents from dicts and opens stores.
     :param storage: where ``add_agent("Name")`` finds agents it does not know yet:
         a directory of ``<name>.json`` files or an SQLite file (``.db``).
+    :param storage_trust: the import trust of the agents loaded from ``storage`` (``None``: the trust in force
+        where one is loaded); such an agent is lent to any spec naming it (the CLI's ``--agents``: ``stored``).
     """
 
     checks_inline = True  # add_agent(dict) runs inline.check_inline: callers need not
     kernel: "Kernel"
     storage: Optional[Union[str, os.PathLike[str]]] = None
+    storage_trust: Optional[Trust] = None
+    _homes: dict[str, Trust] = attrs.field(factory=dict, init=False)  # stored agents: the trust they were loaded with
     _agents: dict[str, Any] = attrs.field(factory=dict, init=False)
     _states: dict[str, AgentState] = attrs.field(factory=dict, init=False)
     _cond: threading.Condition = attrs.field(factory=threading.Condition, init=False)
@@ -67,19 +69,17 @@ class AgentManager:
         """
         if isinstance(agent, str):  # a pooled agent whose tools run code a spec imported: only if trusted for it
             found = self._agents.get(agent)
-            return check_lent_agent(self.kernel, found, f"agent {agent!r}") if found is not None else \
-                self._insert(agent, self._load_named(agent, llm))
+            return self._lend(agent, found) if found is not None else self._insert(agent, *self._load_named(agent, llm))
         if isinstance(agent, dict):  # data: named like a held or stored agent, it is that agent (gaining no tools)
             name = check_inline(self, agent, llm)
             found = self._agents.get(name)
-            return check_lent_agent(self.kernel, found, f"agent {name!r}") if found is not None else \
-                self._insert(name, self._build(agent, llm))
+            return self._lend(name, found) if found is not None else self._insert(name, self._build(agent, llm))
         return self._insert(self.name_of(agent), agent)
 
     def add_agents(self, agents: Any, *, llm: Any = None) -> list[Any]:
         return [self.add_agent(a, llm=llm) for a in agents]
 
-    def _insert(self, name: str, agent: Any) -> Any:
+    def _insert(self, name: str, agent: Any, home: Optional[Trust] = None) -> Any:
         with self._cond:
             found = self._agents.get(name)
             if found is not None:
@@ -87,7 +87,15 @@ class AgentManager:
             check_room(len(self._agents), name)  # a long-lived executor adds each run's inline agents
             self._agents[name] = agent
             self._states[name] = AgentState.AVAILABLE
+            if home is not None:
+                self._homes[name] = home
             return agent
+
+    def _lend(self, name: str, found: Any) -> Any:
+        """The held ``found`` for a spec naming it, unless its tools run code a spec imported that the trust in force
+        may not name; a stored agent's are checked under the trust it was loaded with (``storage_trust``)."""
+        with trusting(self._homes.get(name)):
+            return check_lent_agent(self.kernel, found, f"agent {name!r}")
 
     def _build(self, spec: dict[str, Any], llm: Any) -> Any:
         """An agent from a spec; a declared (customize) agent gets ``llm`` without resolving its own first."""
@@ -125,6 +133,7 @@ class AgentManager:
             if self._states[name] is AgentState.RUNNING:
                 raise ConfigError(f"agent {name!r} is running; wait for it before removing it")
             del self._states[name]
+            self._homes.pop(name, None)
             return self._agents.pop(name)
 
     # -- looking up ---------------------------------------------------------------
@@ -275,52 +284,60 @@ class AgentManager:
         where = self._where(target)
         saved: list[str] = []
         for name, agent in list(self._agents.items()):
-            data = _spec_of(agent)
+            data = spec_of(agent)
             if data is None:
                 continue
-            if _is_db(where):
+            if is_db(where):
                 self._store(where).save(f"agent:{name}", 0, data, kind=SPEC_KIND, metadata={"name": name})
             else:
                 from zagent.agentkit.privatefiles import private_folder
 
                 private_folder(where)  # made 0700 (its files are 0600), as every folder zagent makes
-                _save_file(agent, data, os.path.join(where, _file_name(name)))
+                save_file(agent, data, os.path.join(where, file_name(name)))
             saved.append(name)
         return saved
 
     def load_all(self, source: Optional[Union[str, os.PathLike[str]]] = None, *, llm: Any = None) -> list[Any]:
         """Add every agent saved in a directory or SQLite file (names already known are reused)."""
         where = self._where(source)
-        if _is_db(where):
+        home = self._home(where)
+        if is_db(where):  # each record is a stored agent (inline.check_inline): loaded by name from the storage
             store = self._store(where)
-            with trusting(for_named_file(where, current_trust())):
-                return [self.add_agent(_decode(store.latest(r.run_id)), llm=llm) for r in store.list(kind=SPEC_KIND)]
+            with trusting(for_named_file(where, home or current_trust())):
+                return [self.add_agent(decode_record(store.latest(r.run_id)), llm=llm) for r in store.list(kind=SPEC_KIND)]
         if not os.path.isdir(where):
             raise ConfigError(f"agent directory {where!r} does not exist")
         files = sorted(f for f in os.listdir(where) if f.endswith((".json", ".yaml", ".yml")))
-        return [self._insert_loaded(os.path.join(where, f), llm) for f in files]
+        return [self._insert_loaded(os.path.join(where, f), llm, home) for f in files]
 
-    def _insert_loaded(self, path: str, llm: Any) -> Any:  # named like a held or stored agent: that one (inline.py)
-        agent = self._with_llm(_load_file(self.kernel, path), llm)
+    def _insert_loaded(self, path: str, llm: Any, home: Optional[Trust]) -> Any:  # named like a held or stored
+        agent = self._with_llm(load_file(self.kernel, path, home or current_trust()), llm)  # agent: that one
         named = {k: list(getattr(getattr(agent, "spec", None), k, None) or []) for k in ("tools", "agents")}
-        return self._insert(check_inline(self, {"name": self.name_of(agent), **named}, llm), agent)
+        return self._insert(check_inline(self, {"name": self.name_of(agent), **named}, llm), agent, home)
 
-    def _load_named(self, name: str, llm: Any) -> Any:
+    def _home(self, where: str) -> Optional[Trust]:
+        """``storage_trust`` for agents loaded from the storage itself (else ``None``: the trust in force)."""
+        if self.storage_trust is None or self.storage is None:
+            return None
+        return self.storage_trust if os.path.realpath(where) == os.path.realpath(os.fspath(self.storage)) else None
+
+    def _load_named(self, name: str, llm: Any) -> tuple[Any, Optional[Trust]]:
         if self.storage is None:
             raise ConfigError(f"unknown agent {name!r}; known agents: {', '.join(self._agents) or 'none'}. "
                               "Add it as a dict or an instance, or give the manager a storage to load it from")
         where = os.fspath(self.storage)
-        if _is_db(where):
+        home = self._home(where)
+        if is_db(where):
             found = self._store(where).latest(f"agent:{name}")
             if found is None:
                 raise ConfigError(f"agent {name!r} is not saved in {where!r}")
-            with trusting(for_named_file(where, current_trust())):
-                return self._build(_decode(found), llm)
+            with trusting(for_named_file(where, home or current_trust())):
+                return self._build(decode_record(found), llm), home
         for ext in (".json", ".yaml", ".yml"):
-            path = os.path.join(where, _file_name(name, ext))
+            path = os.path.join(where, file_name(name, ext))
             if os.path.exists(path):
-                return self._with_llm(_load_file(self.kernel, path), llm)
-        raise ConfigError(f"agent {name!r} is not known and there is no {_file_name(name)} in {where!r}")
+                return self._with_llm(load_file(self.kernel, path, home or current_trust()), llm), home
+        raise ConfigError(f"agent {name!r} is not known and there is no {file_name(name)} in {where!r}")
 
     def _where(self, target: Optional[Union[str, os.PathLike[str]]]) -> str:
         where = target if target is not None else self.storage
@@ -339,53 +356,6 @@ class AgentManager:
 def _resolve(future: Any) -> None:
     if not future.done():
         future.set_result(None)
-
-
-def _is_db(path: str) -> bool:
-    return path.endswith(_DB_SUFFIXES)
-
-
-def _file_name(name: str, ext: str = ".json") -> str:
-    check_file_name(name)  # letters, digits, '_', '-', '.'; never a Windows device (CON, nul.notes, COM¹)
-    if len((name + ext).encode("utf-8")) > 255:  # a file name's limit (ext4, APFS, NTFS): a bare OSError otherwise
-        raise ConfigError(f"agent name {name[:40]!r}... ({len(name)} characters) cannot be a file name: "
-                          f"'<name>{ext}' may be at most 255 bytes; give the agent a shorter name")
-    return name + ext
-
-
-def _spec_of(agent: Any) -> Optional[dict[str, Any]]:
-    to_dict = getattr(agent, "to_dict", None)
-    if to_dict is None or getattr(agent, "spec", True) is None:
-        return None
-    data = to_dict()
-    return data if isinstance(data, dict) else None
-
-
-def _save_file(agent: Any, data: dict[str, Any], path: str) -> None:
-    if hasattr(agent, "save"):
-        agent.save(path)
-        return
-    write_atomic(path, msgspec.json.format(msgspec.json.encode(data)) + b"\n")
-
-
-def _load_file(kernel: "Kernel", path: str) -> Any:
-    from zagent.speckit import load_spec_file, spec_file
-    from zagent.speckit.paths import in_folder
-
-    spec = load_spec_file(in_folder(path, os.path.dirname(path), "agent file"))  # no link out of the folder
-    if spec.get("type", "customize") == "customize" and kernel.find("agent_types", "customize") is not None:
-        from zagent.plugins.actions import CustomizeAgent
-
-        return CustomizeAgent.load(path, kernel, trust=for_named_file(path, current_trust()))
-    with spec_file(path), trusting(for_named_file(path, current_trust())):  # its relative paths lie next to it
-        return kernel.agent(spec)
-
-
-def _decode(found: Optional[tuple[int, bytes]]) -> dict[str, Any]:
-    if found is None:
-        raise ConfigError("agent record vanished from the store while loading")
-    spec: dict[str, Any] = msgspec.json.decode(found[1])  # saved by this store: an agent spec object
-    return spec
 
 
 def _description(name: str, agent: Any) -> dict[str, Any]:

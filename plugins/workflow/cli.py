@@ -61,10 +61,13 @@ def _run_options(cli: "CommandGroup", run: Any) -> None:
                                                           "(default: only modules in the file's own folder)")
 
 
-def _manager(kernel: "Kernel", storage: Any) -> Any:
+def _manager(kernel: "Kernel", storage: Any, everything: bool = False) -> Any:
+    """The ``--agents`` store's agents, loaded under its own folder's trust (``manager.stored.storage_trust``)."""
     from zagent.plugins.manager import AgentManager
+    from zagent.plugins.manager.stored import storage_trust
 
-    manager = AgentManager(kernel=kernel, storage=storage)
+    manager = AgentManager(kernel=kernel, storage=storage,
+                           storage_trust=storage_trust(storage, everything=everything) if storage else None)
     if storage:
         manager.load_all()
     return manager
@@ -106,18 +109,11 @@ def cmd_show(args: argparse.Namespace, kernel: "Kernel") -> int:
 
 
 def _trust(args: argparse.Namespace) -> Any:
-    """Modules in the workflow file's folder (and the ``--agents`` folder), everything with ``--trust``."""
-    import os
+    """Modules in the workflow file's folder, everything with ``--trust``; the ``--agents`` folder's modules serve
+    only the agents stored there (``_manager``), never the file's own agents."""
+    from zagent.plugins.manager.stored import cli_trusts
 
-    from zagent.speckit import Trust
-
-    import attrs
-
-    base = Trust.for_file(args.workflow_file)
-    if args.agents and os.path.isdir(args.agents):  # not a folder other users can write (dubious_folder)
-        agents = Trust.for_folder(args.agents)
-        base = attrs.evolve(base, folders=base.folders + agents.folders, refused=base.refused + agents.refused)
-    return attrs.evolve(base, everything=bool(args.trust))  # keeps why a folder was refused
+    return cli_trusts(args.workflow_file, args.agents, everything=bool(args.trust))[0]
 
 
 def cmd_run(args: argparse.Namespace, kernel: "Kernel") -> int:
@@ -137,7 +133,7 @@ def _executor(args: argparse.Namespace, kernel: "Kernel") -> Any:
     from .executor import WorkFlowExecutor
 
     _progress(kernel, args.quiet)
-    return WorkFlowExecutor(kernel=kernel, manager=_manager(kernel, args.agents), llm=args.model,
+    return WorkFlowExecutor(kernel=kernel, manager=_manager(kernel, args.agents, bool(args.trust)), llm=args.model,
                             max_concurrency=args.concurrency, retries=args.retries,
                             checkpoints=args.checkpoints, executor=args.executor)
 

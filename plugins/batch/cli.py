@@ -22,7 +22,8 @@ def add_commands(cli: "CommandGroup") -> None:
     p.add_argument("file", help="agent (.json/.yaml) or workflow (.json with 'nodes') file")
     p.add_argument("inputs", help="JSONL file: one JSON object of inputs per line ('id' names an item)")
     p.add_argument("--out", "-o", required=True,
-                   help="JSONL results file; items already in it are skipped, so re-running resumes")
+                   help="JSONL results file; items already in it are skipped, so re-running resumes (a "
+                        "file holding results another agent, workflow or model made is refused)")
     p.add_argument("--executor", "-x", default=None,
                    help="where items run: 'local' (default) or an installed executor such as 'ray' "
                         "(chosen by default when RAY_ADDRESS is set and zagent-ray is installed)")

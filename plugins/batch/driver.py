@@ -1,6 +1,7 @@
 """The batch driver behind ``Kernel.batch`` / ``Kernel.abatch``: ``abatch`` runs a target (an agent spec or file, an
 agent, anything with ``batch_job(kernel)``) once per input, at most ``concurrency`` at once, on any executor. A
-failing item is a result with ``ok: false`` and the batch goes on; with ``out`` it resumes (docs/batch.md)."""
+failing item is a result with ``ok: false`` and the batch goes on; with ``out`` it resumes from the records it made
+(each names its maker and inputs: ``identity.py``; docs/batch.md)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import attrs
 import msgspec
 
 from .files import Item, ResultsFile, iter_items, read_items
+from .identity import inputs_digest, job_identity
 from zagent.errors import ConfigError
 from zagent.agentkit.units import BatchJob as BatchJob  # the job builders' API (workflow graphs make them)
 from zagent.agentkit.units import UnitFailed, UnitLost, shipped_trust, worker_agent
@@ -43,6 +45,8 @@ class Summary(msgspec.Struct, kw_only=True):
     """Failed items of this call by error type (``{"ProviderError": 3, "ConfigError": 1}``)."""
     batch_id: str = ""
     """This call's id: its items' runs carry it (``metadata["batch"]``; ``zagent logs list --batch ID``)."""
+    made_by: str = ""
+    """The identity of what each item ran (``identity.job_identity``): every result's ``made_by``."""
 
     @property
     def items_per_second(self) -> float:
@@ -89,7 +93,8 @@ async def abatch(kernel: "Kernel", target: Any, inputs: Union[Iterable[Any], str
     if concurrency is not None and concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     items = read_items(cast("Union[str, os.PathLike[str]]", inputs)) if from_file else iter_items(inputs)
-    sink = ResultsFile(out, retry_failed=retry_failed) if out is not None else None
+    made_by = job_identity(kernel, target, job)
+    sink = ResultsFile(out, retry_failed=retry_failed, made_by=made_by) if out is not None else None
     try:
         ex = executor if hasattr(executor, "submit") else kernel.executor(executor, **dict(executor_options or {}))
         width = concurrency or getattr(ex, "concurrency", None) or 16  # may connect (ray): before the clock
@@ -99,7 +104,8 @@ async def abatch(kernel: "Kernel", target: Any, inputs: Union[Iterable[Any], str
         raise
     from zagent.agentkit.runs import new_run_id
 
-    summary = Summary(executor=getattr(ex, "name", type(ex).__name__), batch_id="batch-" + new_run_id()[4:])
+    summary = Summary(executor=getattr(ex, "name", type(ex).__name__), batch_id="batch-" + new_run_id()[4:],
+                      made_by=made_by)
     run = _Batch(job, ex, sink, retries, on_result, summary)
     try:
         await run.go(items, width)
@@ -146,10 +152,12 @@ class _Batch:
             duplicate = self._duplicate(item)  # before the skip: a resumed batch sees every id's first line too
             if duplicate:  # keyed by its line, so it never shadows the first item with that id
                 problem, item = duplicate, item._replace(id=None)
-            if self.sink is not None and self.sink.done.has(item):
+            digest = inputs_digest(item.inputs)
+            if self.sink is not None and self.sink.done.has(item, digest):
                 self.summary.skipped += 1
                 continue
             record = _failed(item, ConfigError(problem), 0, 0.0) if problem else await self._run(item)
+            record.update(made_by=self.summary.made_by, inputs_digest=digest)  # what made it, from what
             self._record(item, record)
 
     def _duplicate(self, item: Item) -> Optional[str]:

@@ -1,6 +1,6 @@
 """The files of a batch: JSONL inputs read lazily (``read_items``; a bad line is a failed item, never a crash) and the
 append-only results file (``ResultsFile``: one ``os.write`` per result, a line cut by a kill removed on opening,
-the items already there skipped). Only the driver's process writes it."""
+the items already there skipped, a record another job made refused). Only the driver's process writes it."""
 
 from __future__ import annotations
 
@@ -78,15 +78,24 @@ def iter_items(inputs: Iterable[Any]) -> Iterator[Item]:
         yield item_of(number, data)
 
 
-class Done(NamedTuple):
-    """What a results file already holds: ids, line numbers of items without an id, and how many failed."""
+def short_digest(digest: Any) -> int:
+    """An inputs digest (hex) as the 64-bit number ``Done`` keeps (a million ids' digests cost 36 MB, not 80);
+    -1, which no digest gives, for anything else."""
+    head = digest[:16] if isinstance(digest, str) else ""
+    return int(head, 16) if len(head) == 16 and not head.strip("0123456789abcdef") else -1
 
-    ids: set[str]
-    lines: set[int]
+
+class Done(NamedTuple):
+    """What a results file already holds: the inputs digest (``short_digest``) of the last record of each id, and
+    of each line of items without an id, and how many failed."""
+
+    ids: dict[str, int]
+    lines: dict[int, int]
     failed: int
 
-    def has(self, item: Item) -> bool:
-        return item.id in self.ids if item.id is not None else item.line in self.lines
+    def has(self, item: Item, digest: str) -> bool:
+        """Is ``item``, whose inputs have ``digest``, done (its record made from the same inputs)?"""
+        return (self.ids.get(item.id) if item.id is not None else self.lines.get(item.line)) == short_digest(digest)
 
 
 #: how every result line starts (``driver._head``): a line cut short starts so too, or is a start of one of these
@@ -118,6 +127,27 @@ def _cut(path: str, size: int, read_fd: int, torn: bytes, number: int) -> None:
         os.close(fd)
 
 
+def _record(path: str, number: int, raw: bytes) -> dict[str, Any]:
+    """Line ``number`` of results file ``path`` decoded; a ``ConfigError`` when it is not a batch result."""
+    try:
+        record = _decode.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        raise ConfigError(f"{path} line {number} is not a batch result (not JSON); "
+                          "use another --out file or remove that line") from None
+    if not isinstance(record, dict) or not isinstance(record.get("line"), int):
+        raise ConfigError(f"{path} line {number} is not a batch result (no 'line' field); use another --out file")
+    return record
+
+
+def _foreign(path: str, count: int, first: int) -> str:
+    """The error for a results file holding ``count`` records (the first on line ``first``) another job made."""
+    return (f"the results file {path!r} holds {count} record(s) this batch did not make (the first on line "
+            f"{first}): made by another agent or workflow, by this one before its file or model changed "
+            "(--model, ZAGENT_MODEL), by hand, or by a zagent whose records named no maker. A batch resumes only "
+            "from its own records, never taking another's as done; nothing was run or changed. Give another --out "
+            f"file, or move or delete {path!r} to start afresh")
+
+
 def _pieces(path: str, fd: int, ranges: list[list[int]], size: int = 1 << 20) -> Iterator[bytes]:
     """The bytes of ``ranges`` of the file open as ``fd``, at most ``size`` at a time."""
     for start, stop in ranges:
@@ -134,14 +164,16 @@ class ResultsFile:
 
     :param path: the JSONL file (created if missing).
     :param retry_failed: drop the lines of failed items (rewritten atomically) so they run again.
+    :param made_by: the identity of this batch's job (``identity.job_identity``): a record with another one (or
+        none) is a ``ConfigError`` naming how many, before anything in the file is changed.
     """
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"], *, retry_failed: bool = False) -> None:
+    def __init__(self, path: Union[str, "os.PathLike[str]"], *, retry_failed: bool = False, made_by: str = "") -> None:
         from zagent.agentkit.privatefiles import check_private
 
         self.path = os.fspath(path)
         check_private(self.path)  # another user's file (or link) is refused before a line of it is read
-        self.done = self._prepare(retry_failed)
+        self.done = self._prepare(retry_failed, made_by)
         try:
             from zagent.agentkit.privatefiles import open_private
 
@@ -149,34 +181,32 @@ class ResultsFile:
         except OSError as exc:
             raise ConfigError(f"cannot write the results file {self.path!r}: {exc}") from None
 
-    def _prepare(self, retry_failed: bool) -> Done:
+    def _prepare(self, retry_failed: bool, made_by: str) -> Done:
         from zagent.agentkit.files import bounded_lines, open_regular
 
         try:
             f = open_regular(self.path)  # a FIFO is refused, not waited on
         except FileNotFoundError:
-            return Done(set(), set(), 0)
+            return Done({}, {}, 0)
         except OSError as exc:
             raise ConfigError(f"cannot read the results file {self.path!r}: {exc}") from None
         kept: list[list[int]] = []  # with retry_failed: [start, end) of the lines kept, neighbours merged
-        done, end, records, count = Done(set(), set(), 0), 0, 0, 0
+        done, end, records, count = Done({}, {}, 0), 0, 0, 0
+        foreign: list[int] = []  # [how many, first line] of records this job did not make
+        torn: Optional[tuple[bytes, int]] = None
         with f:
             for number, raw in bounded_lines(f, f"the results file {self.path!r}"):
-                if not raw.endswith(b"\n"):  # a line cut by a kill mid-write: that item runs again
-                    _cut(self.path, end, f.fileno(), raw, number)
+                if not raw.endswith(b"\n"):  # a line cut by a kill mid-write: cut below, that item runs again
+                    torn = (raw, number)
                     break
                 start, end = end, end + len(raw)
                 if not raw.strip():
                     continue
                 records += 1
-                try:
-                    record = _decode.decode(raw)
-                except (msgspec.DecodeError, RecursionError):
-                    raise ConfigError(f"{self.path} line {number} is not a batch result (not JSON); "
-                                      "use another --out file or remove that line") from None
-                if not isinstance(record, dict) or not isinstance(record.get("line"), int):
-                    raise ConfigError(f"{self.path} line {number} is not a batch result (no 'line' field); "
-                                      "use another --out file")
+                record = _record(self.path, number, raw)
+                if not made_by or record.get("made_by") != made_by:
+                    foreign = [foreign[0] + 1, foreign[1]] if foreign else [1, number]
+                    continue
                 if retry_failed and not record.get("ok"):
                     continue
                 count += 1
@@ -184,13 +214,18 @@ class ResultsFile:
                     kept[-1][1] = end
                 elif retry_failed:
                     kept.append([start, end])
+                digest = short_digest(record.get("inputs_digest"))
                 if record.get("id") is not None:
                     if len(str(record["id"])) <= MAX_ITEM_ID:  # a longer one matches no input: never kept
-                        done.ids.add(str(record["id"]))
+                        done.ids[str(record["id"])] = digest
                 else:
-                    done.lines.add(record["line"])
+                    done.lines[record["line"]] = digest
                 if not record.get("ok"):
                     done = done._replace(failed=done.failed + 1)
+            if foreign:  # before the file is cut or rewritten: it is not this batch's to change
+                raise ConfigError(_foreign(self.path, foreign[0], foreign[1]))
+            if torn is not None:
+                _cut(self.path, end, f.fileno(), torn[0], torn[1])
             if retry_failed and count != records:  # streamed from the file read: never all of it in memory
                 from zagent.agentkit.files import write_atomic
 

@@ -24,7 +24,9 @@ def add_commands(cli: "CommandGroup") -> None:
     p.add_argument("--scorer", "-s", action="append", default=[], metavar="NAME[:key=value,...]",
                    help="a scorer (repeatable; default exact): exact, contains, json_subset, numeric:tolerance=0.01, "
                         "function:fn=module:attr, llm_judge:model=provider:model, or one a plugin registered")
-    p.add_argument("--out", "-o", default=None, help="JSONL file of the agent runs; re-running resumes from it")
+    p.add_argument("--out", "-o", default=None,
+                   help="JSONL file of the agent runs; re-running resumes from it (runs this agent did not make are "
+                        "refused: give each agent its own file)")
     p.add_argument("--report", "-r", default=None, help="write the report as JSON to this file")
     p.add_argument("--compare", default=None, metavar="REPORT.json", help="compare with an earlier report")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")

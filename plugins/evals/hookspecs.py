@@ -18,5 +18,6 @@ def zagent_register_scorers(register: Callable[..., Any], kernel: "Kernel") -> N
 
     ``register(name, factory, *, override=False)``; ``factory(options, kernel)`` returns ``score(output, expected,
     case)`` (sync or async) answering a ``zagent.plugins.evals.Score``, a bool or a number from 0 to 1 (1 passes).
-    A name two plugins register is a problem naming both unless one of them passes ``override=True``.
+    A name two plugins register is a problem naming both unless one of them passes ``override=True``. A factory
+    with ``options`` (a tuple of names) refuses any other option.
     """

@@ -1,7 +1,8 @@
 """``evaluate`` / ``aevaluate``: run an agent over eval cases through ``Kernel.abatch``, score each case, build the
-``EvalReport``; with ``out``, re-running resumes (only scoring runs again). ``read_cases``: cases from a JSONL file or
-dicts (``id``, ``inputs``, ``expected``, ``metadata``, ``scorers``), ``ConfigError`` naming a bad line or a repeated
-id."""
+``EvalReport``; with ``out``, re-running resumes from the runs this agent made of these cases' inputs (only
+scoring runs again; another agent's runs are refused: docs/evals.md, "Resuming"). ``read_cases``: cases from a
+JSONL file or dicts (``id``, ``inputs``, ``expected``, ``metadata``, ``scorers``), ``ConfigError`` naming a bad line
+or a repeated id."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import msgspec
 from zagent.errors import ConfigError
 from zagent import run_sync
 
-from .scorers import Score, run_scorer, scorer_of
+from .scorers import Score, ScorerOptionError, run_scorer, scorer_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -143,9 +144,10 @@ def read_cases(cases: Union[str, "os.PathLike[str]", Iterable[Any]]) -> list[Cas
     return found
 
 
-def _records(report: Any, out: Optional[str], wanted: set[str]) -> dict[str, dict[str, Any]]:
+def _records(report: Any, out: Optional[str], wanted: dict[str, str]) -> dict[str, dict[str, Any]]:
     """The batch's records by item id (the results file's when ``out``: earlier runs' records too), only those of
-    the ``wanted`` cases (a results file shared with other runs may hold millions of records)."""
+    the ``wanted`` cases (id -> inputs digest; a results file shared with other runs may hold millions of records)
+    that this batch's agent made from those very inputs (an edited case's older run is not its run)."""
     if out is None:
         return {str(r.get("id")): r for r in report.results}
     from zagent.agentkit.files import bounded_lines, open_regular
@@ -159,8 +161,12 @@ def _records(report: Any, out: Optional[str], wanted: set[str]) -> dict[str, dic
                 record = msgspec.json.decode(raw)
             except (msgspec.DecodeError, RecursionError):
                 continue  # a torn last line; the batch file cuts it on its next open
-            if isinstance(record, dict) and record.get("id") is not None and str(record["id"]) in wanted:
-                records[str(record["id"])] = record
+            if not isinstance(record, dict) or record.get("id") is None:
+                continue
+            key = str(record["id"])
+            if key in wanted and wanted[key] == record.get("inputs_digest") and \
+                    record.get("made_by") == report.summary.made_by:  # a record of another case is never kept
+                records[key] = record
     return records
 
 
@@ -193,6 +199,8 @@ async def aevaluate(kernel: "Kernel", agent: Any, cases: Any, *, scorers: Option
             except ConfigError as exc:
                 if not from_file:
                     raise
+                if isinstance(exc, ScorerOptionError):  # not a matter of trust
+                    raise ConfigError(f"cases file {os.fspath(cases)!r}, case {c.id!r}: {exc}") from None
                 raise ConfigError(f"cases file {os.fspath(cases)!r}, case {c.id!r}: {exc}. A cases file is data "
                                   "(--trust covers the agent file only): its scorers may name only functions the "
                                   "app trusts (Kernel(config={'trusted_imports': [...]})); or give the scorer "
@@ -200,7 +208,10 @@ async def aevaluate(kernel: "Kernel", agent: Any, cases: Any, *, scorers: Option
     items = [{**c.inputs, "id": c.id} for c in loaded]
     path = os.fspath(out) if out is not None else None
     report = await kernel.abatch(agent, items, out=path, concurrency=concurrency, executor=executor)
-    records = _records(report, path, {c.id for c in loaded})
+    from zagent.plugins.batch.identity import inputs_digest
+
+    records = _records(report, path, {c.id: inputs_digest({k: v for k, v in c.inputs.items() if k != "id"})
+                                      for c in loaded})
     results = []
     for case in loaded:
         record = records.get(case.id)

@@ -1,6 +1,7 @@
 """The built-in eval scorers (``BUILTIN``: ``exact``, ``contains``, ``json_subset``, ``numeric``, ``function``,
 ``llm_judge``; docs/evals.md), the ``Score`` they answer, and ``parse_scorer`` / ``scorer_of``: a scorer named in a
-CLI flag or a case. Each factory takes ``(options, kernel)`` and returns ``score(output, expected, case)``."""
+CLI flag or a case. Each factory takes ``(options, kernel)`` and returns ``score(output, expected, case)``; one
+declaring ``factory.options`` (the built-ins do) refuses any other option (``ScorerOptionError``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from zagent.errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
 
-__all__ = ["BUILTIN", "Score", "as_score", "parse_scorer", "scorer_of"]
+__all__ = ["BUILTIN", "Score", "ScorerOptionError", "as_score", "parse_scorer", "scorer_of"]
 
 _encode = msgspec.json.Encoder(enc_hook=repr).encode
 
@@ -25,6 +26,10 @@ class Score(msgspec.Struct, kw_only=True, omit_defaults=True):
     value: float
     passed: bool
     reason: str = ""
+
+
+class ScorerOptionError(ConfigError):
+    """A scorer was given an option it does not take (a typo such as ``case_sensitve`` would be ignored)."""
 
 
 def as_score(value: Any) -> Score:
@@ -208,6 +213,11 @@ BUILTIN: dict[str, Callable[[dict[str, Any], Any], Callable[..., Any]]] = {
     "exact": exact, "contains": contains, "json_subset": json_subset, "numeric": numeric,
     "function": function, "llm_judge": llm_judge,
 }
+#: the options each built-in takes (``factory.options``): any other is refused, never ignored
+TAKES = {"exact": ("field", "case_sensitive"), "contains": ("field", "case_sensitive"), "json_subset": ("field",),
+         "numeric": ("field", "tolerance", "relative"), "function": ("fn",), "llm_judge": ("model", "criteria")}
+for _name, _takes in TAKES.items():
+    setattr(BUILTIN[_name], "options", _takes)
 
 
 def parse_scorer(text: str) -> dict[str, Any]:
@@ -238,9 +248,24 @@ def scorer_of(kernel: "Kernel", spec: Any) -> tuple[str, Callable[..., Any]]:
     factory = kernel.find("scorers", spec["name"])
     if factory is None:
         raise ConfigError(f"unknown scorer {spec['name']!r}; registered: {', '.join(kernel.names('scorers'))}")
+    _check_options(spec["name"], factory, options)
     label = spec.get("label") or (spec["name"] if not options or spec["name"] == "llm_judge" else
                                   f"{spec['name']}({','.join(_shown(k, v) for k, v in sorted(options.items()))})")
     return str(label), factory(options, kernel)
+
+
+def _check_options(name: str, factory: Any, options: dict[str, Any]) -> None:
+    """A ``ScorerOptionError`` naming the options ``factory`` does not take and those it takes, when it declares
+    them (``factory.options``: a list of names)."""
+    takes = getattr(factory, "options", None)
+    if not isinstance(takes, (list, tuple, set, frozenset)):
+        return
+    unknown = sorted(repr(k)[:60] for k in options if k not in takes)  # a cases file's key may be long
+    if unknown:
+        raise ScorerOptionError(
+            f"scorer {name!r} does not take option(s) {', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}; "
+            "it takes "
+            f"{', '.join(map(repr, sorted(takes))) or 'no options'}. Fix the spelling or drop the option")
 
 
 def _shown(name: str, value: Any) -> str:

@@ -33,12 +33,13 @@ def test_every_nonblank_line_is_one_item_or_problem(tmp_path_factory, raw_lines)
 def test_results_file_cut_anywhere_keeps_whole_lines(tmp_path_factory, n, data):
     """A results file cut at any byte (a kill mid-write) reopens with exactly the whole lines before the cut."""
     path = tmp_path_factory.mktemp("out") / "out.jsonl"
-    rows = [json.dumps({"id": f"i{k}", "line": k + 1, "ok": True, "output": {"a": "x" * k}}) + "\n" for k in range(n)]
+    rows = [json.dumps({"id": f"i{k}", "line": k + 1, "ok": True, "output": {"a": "x" * k}, "made_by": "job1",
+                        "inputs_digest": f"{k:016x}" * 2}) + "\n" for k in range(n)]
     blob = "".join(rows).encode()
     cut = data.draw(st.integers(0, len(blob)))
     path.write_bytes(blob[:cut])
-    f = ResultsFile(path)
+    f = ResultsFile(path, made_by="job1")
     f.close()
     whole = blob[:cut].count(b"\n")
-    assert f.done.ids == {f"i{k}" for k in range(whole)}
+    assert f.done.ids == {f"i{k}": k for k in range(whole)}
     assert path.read_bytes() == b"".join(r.encode() for r in rows[:whole])

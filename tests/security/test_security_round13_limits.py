@@ -464,15 +464,16 @@ QA = {"name": "QA", "prompt": "Answer: {question}", "inputs": [{"name": "questio
       "outputs": [{"name": "answer", "type": "string"}], "parse_mode": "str"}
 
 
-def _results_file(path, count, *, failed_every=0, prefix="d"):
-    """A batch results file of ``count`` records of 1.5 KB (every ``failed_every``-th one failed)."""
+def _results_file(path, count, *, failed_every=0, prefix="d", made_by=""):
+    """A batch results file of ``count`` records of 1.5 KB (every ``failed_every``-th one failed) that the job
+    ``made_by`` made."""
     import json
 
     with open(path, "w") as f:
         for i in range(count):
             ok = not failed_every or i % failed_every
             f.write(json.dumps({"id": f"{prefix}{i}", "line": i + 1, "ok": bool(ok), "attempts": 1, "duration": 0.1,
-                                "output": {"answer": "w" * 1500}, "usage": {}}) + "\n")
+                                "output": {"answer": "w" * 1500}, "usage": {}, "made_by": made_by}) + "\n")
 
 
 @pytest.mark.parametrize("retry_failed", [False, True], ids=["resume", "retry-failed"])
@@ -483,10 +484,10 @@ def test_resuming_a_batch_never_holds_its_results_file_in_memory(tmp_path, retry
     keeps and rewrites the file from them piece by piece."""
     k = make_kernel(plugins=["zagent.plugins.batch"])
     out = tmp_path / "results.jsonl"
-    _results_file(out, 20_000, failed_every=2 if retry_failed else 0)
     try:
         agent = k.agent(QA)
         agent.llm = k.llm("scripted:qa", replies=["Paris"])
+        _results_file(out, 20_000, failed_every=2 if retry_failed else 0, made_by=k.batch(agent, []).summary.made_by)
         report, peak = _peak(lambda: k.batch(agent, [{"id": "new", "question": "q"}], out=out,
                                              retry_failed=retry_failed))
     finally:
@@ -498,17 +499,17 @@ def test_resuming_a_batch_never_holds_its_results_file_in_memory(tmp_path, retry
 
 
 def test_an_eval_reads_only_its_own_cases_from_a_shared_results_file(tmp_path):
-    """Attack (got through): ``evaluate(..., out=...)`` naming a results file other runs share (20,000 records of
-    other ids, 30 MB) decoded every record and kept them all (290 MB peak for 100,000). Defence: only the records of the
-    eval's own cases are kept."""
+    """Attack (got through): ``evaluate(..., out=...)`` naming a results file other runs of the agent share (20,000
+    records of other ids, 30 MB) decoded every record and kept them all (290 MB peak for 100,000). Defence: only the
+    records of the eval's own cases are kept."""
     from zagent.plugins.evals import evaluate
 
     k = make_kernel(plugins=["zagent.plugins.batch", "zagent.plugins.evals"])
     out = tmp_path / "runs.jsonl"
-    _results_file(out, 20_000, prefix="other")
     try:
         agent = k.agent(QA)
         agent.llm = k.llm("scripted:qa", replies=["Paris"])
+        _results_file(out, 20_000, prefix="other", made_by=k.batch(agent, []).summary.made_by)
         cases = [{"id": "paris", "inputs": {"question": "q"}, "expected": "Paris"}]
         report, peak = _peak(lambda: evaluate(k, agent, cases, out=out, concurrency=1))
     finally:

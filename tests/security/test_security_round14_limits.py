@@ -469,11 +469,12 @@ def test_resuming_a_batch_keeps_no_megabyte_ids_of_its_results_file(tmp_path):
     ``MAX_ITEM_ID`` are not kept."""
     k = make_kernel(plugins=["zagent.plugins.batch"])
     out = tmp_path / "out.jsonl"
-    out.write_text("".join(json.dumps({"id": f"{i}" + "r" * 2**20, "line": i + 1, "ok": True, "output": {}}) + "\n"
-                           for i in range(40)))
     try:
         agent = k.agent(QA)
         agent.llm = k.llm("scripted:qa", replies=["Paris"])
+        made_by = k.batch(agent, []).summary.made_by  # records the same agent made (others are refused)
+        out.write_text("".join(json.dumps({"id": f"{i}" + "r" * 2**20, "line": i + 1, "ok": True, "output": {},
+                                           "made_by": made_by}) + "\n" for i in range(40)))
         report, peak = _peak(lambda: k.batch(agent, [{"id": "new", "question": "q"}], out=out))
     finally:
         k.close()

@@ -44,7 +44,7 @@ import json
 import msgspec
 import pytest
 
-from zagent import ConfigError
+from zagent import ConfigError, hookimpl
 from zagent.errors import ZagentError
 from zagent.plugins.manager import AgentManager
 from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
@@ -349,32 +349,49 @@ def test_a_selected_agent_calling_an_agent_with_other_tools_is_refused(tmp_path)
 # -- an eval resumed from runs it did not make -------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="open: a results file's records carry no identity of the agent that made "
-                   "them, and 're-running resumes' from any record with the case's id (binding them would refuse "
-                   "results files written by hand or by an older zagent, which tests rely on)")
 def test_an_eval_does_not_score_runs_another_agent_made(tmp_path):
-    """Attack (got through, open): a downloaded benchmark folder ships ``cases.jsonl`` and ``runs.jsonl``; the user
-    runs ``zagent eval cases.jsonl --agent mine.json --out runs.jsonl``: every case is "resumed" from the planted
-    records (outputs equal to the expected ones), the agent never runs and the report says it passed. Defence
-    wanted: records bound to the agent that made them; others refused."""
+    """Attack (got through, round fifteen): a downloaded benchmark folder ships ``cases.jsonl`` and ``runs.jsonl``;
+    the user runs ``zagent eval cases.jsonl --agent mine.json --out runs.jsonl``: every case was "resumed" from the
+    planted records (outputs equal to the expected ones), the agent never ran and the report said it passed.
+    Defence: every record names the agent that made it (a digest of its spec as loaded) and the inputs it ran; a
+    file holding records this agent did not make is a ConfigError naming it and how many, before any model call."""
     from zagent.plugins.evals import evaluate
 
     cases = tmp_path / "cases.jsonl"
     cases.write_text(json.dumps({"id": "c1", "inputs": {"question": "capital of France?"}, "expected": "Lyon"}) + "\n")
     runs = tmp_path / "runs.jsonl"
-    runs.write_text(json.dumps({"id": "c1", "line": 1, "ok": True, "attempts": 1, "duration": 0.1,
-                                "output": {"answer": "Lyon"}}) + "\n")
+    planted = json.dumps({"id": "c1", "line": 1, "ok": True, "attempts": 1, "duration": 0.1,
+                          "output": {"answer": "Lyon"}, "made_by": "0" * 32, "inputs_digest": "0" * 32}) + "\n"
+    runs.write_text(planted)
     spec = {"name": "Mine", "prompt": "Answer: {question}", "inputs": [{"name": "question"}],
             "outputs": [{"name": "answer"}], "parse_mode": "str", "llm": "test:offline"}
-    with make_kernel(plugins=["zagent.plugins.evals", "zagent.plugins.batch"]) as k:
-        try:
-            report = evaluate(k, spec, str(cases), out=str(runs))
-        except ConfigError:
-            return
-    assert not report.cases[0].passed
+    asked = []
+
+    class Calls:
+        def zagent_before_llm_call(self, request, ctx):
+            asked.append(request)
+
+    with make_kernel(plugins=["zagent.plugins.evals", "zagent.plugins.batch", Calls()]) as k:
+        with pytest.raises(ConfigError, match=r"runs\.jsonl' holds 1 record\(s\) this batch did not make"):
+            evaluate(k, spec, str(cases), out=str(runs))
+        assert not asked and runs.read_text() == planted
+        runs.unlink()  # without the planted file the agent really runs (one call seen) and is not "Lyon"
+        assert not evaluate(k, spec, str(cases), out=str(runs)).cases[0].passed and len(asked) == 1
 
 
 # -- the same through the command line ----------------------------------------------------------------------------
+
+
+class _ModelCalls:
+    """Counts the model requests of a kernel (``-m`` on the command line builds its own model object, so a test
+    cannot read the requests off one it made)."""
+
+    def __init__(self):
+        self.made = 0
+
+    @hookimpl
+    def zagent_before_llm_call(self, request, ctx):
+        self.made += 1
 
 
 def _cli(k, *argv):
@@ -392,11 +409,11 @@ def test_groupchat_run_with_agents_refuses_a_speaker_named_like_a_stored_agent(t
     chat.write_text(json.dumps({"name": "c", "agents": [
         {"name": "writer", "prompt": "EVIL {task}", "inputs": [{"name": "task"}]},
         {"name": "Boss", "prompt": "Order {task}", "inputs": [{"name": "task"}]}], "max_rounds": 2}))
-    with make_kernel(plugins=["zagent.plugins.cli"]) as k:
-        llm = k.llm("scripted:cli14", replies=["ok"] * 8)
-        code = _cli(k, "groupchat", "run", str(chat), "--agents", storage, "-m", "scripted:cli14", "-q",
+    calls = _ModelCalls()
+    with make_kernel(plugins=["zagent.plugins.cli", calls]) as k:
+        code = _cli(k, "groupchat", "run", str(chat), "--agents", storage, "-m", "test:offline", "-q",
                     "--input", "task=plan")
-        assert code != 0 and not llm.requests
+        assert code != 0 and calls.made == 0
     assert "Writer" in capsys.readouterr().err
 
 
@@ -406,11 +423,11 @@ def test_workflow_run_with_agents_refuses_an_inline_agent_named_like_a_stored_on
     storage = _storage(tmp_path)
     wf = tmp_path / "wf.json"
     wf.write_text(_graph(_evil_writer("WRITER")).to_json())
-    with make_kernel(plugins=["zagent.plugins.cli"]) as k:
-        llm = k.llm("scripted:cli14w", replies=["ok"] * 8)
-        code = _cli(k, "workflow", "run", str(wf), "--agents", storage, "-m", "scripted:cli14w", "-q",
+    calls = _ModelCalls()
+    with make_kernel(plugins=["zagent.plugins.cli", calls]) as k:
+        code = _cli(k, "workflow", "run", str(wf), "--agents", storage, "-m", "test:offline", "-q",
                     "--input", "goal=solar")
-        assert code != 0 and not llm.requests
+        assert code != 0 and calls.made == 0
     assert "Writer" in capsys.readouterr().err
 
 
@@ -481,14 +498,12 @@ def test_a_generated_agent_with_megabytes_of_prompt_is_refused(key):
             gen.agent_generator.generate(GOAL, _node())
 
 
-@pytest.mark.xfail(strict=True, reason="open: the CLI trusts modules of the --agents folder for the workflow or group "
-                   "chat file itself, as documented (docs/security.md, 2: 'and the --agents folder'); scoping that "
-                   "trust to the stored agents' own files changes documented behaviour")
-def test_the_agents_folder_lends_its_modules_only_to_its_own_agents(tmp_path):
-    """Attack (got through, open): ``zagent workflow run downloaded/wf.json --agents ~/agents`` where ``~/agents``
-    holds the user's ``r14tools.py`` (tools for the user's own agents). The downloaded file's inline agent names
-    ``r14tools:wipe`` and gets the user's function as a tool. Defence wanted: the file gets its own folder's
-    modules only; ``r14tools`` is never imported for it."""
+def test_the_agents_folder_lends_its_modules_only_to_its_own_agents(tmp_path, capsys):
+    """Attack (got through, round fifteen): ``zagent workflow run downloaded/wf.json --agents ~/agents`` where
+    ``~/agents`` holds the user's ``r14tools.py`` (tools for the user's own agents). The downloaded file's inline
+    agent names ``r14tools:wipe`` and got the user's function as a tool. Defence: the file gets its own folder's
+    modules only (the ``--agents`` folder's serve the agents stored there); exit 1 naming the module and
+    ``--trust``, and ``r14tools`` is never imported."""
     import sys
 
     agents = tmp_path / "agents"
@@ -503,11 +518,13 @@ def test_the_agents_folder_lends_its_modules_only_to_its_own_agents(tmp_path):
     try:
         with make_kernel(plugins=["zagent.plugins.cli"]) as k:
             k.llm("scripted:cli14t", replies=["ok"] * 4)
-            _cli(k, "workflow", "run", str(wf), "--agents", str(agents), "-m", "scripted:cli14t", "-q",
-                 "--input", "goal=solar")
+            code = _cli(k, "workflow", "run", str(wf), "--agents", str(agents), "-m", "scripted:cli14t", "-q",
+                        "--input", "goal=solar")
     finally:
         sys.modules.pop("r14tools", None)
     assert not marker.exists()
+    err = capsys.readouterr().err
+    assert code == 1 and "'r14tools'" in err and "--trust" in err
 
 
 @pytest.mark.parametrize("name", ["Writer", "writer"])

@@ -287,9 +287,15 @@ def test_a_batch_out_naming_a_one_line_file_without_a_newline_is_not_emptied(k, 
 
 def test_a_results_line_cut_by_a_kill_is_still_cut(k, tmp_path):
     """A results file whose last line is a result cut short: the batch cuts it and runs that item again."""
+    from zagent.plugins.batch.identity import inputs_digest
+
+    spec = agent_spec(llm="test:offline")
+    made_by = k.batch(spec, []).summary.made_by  # the batch's own record, as a kill left it
     out = tmp_path / "out.jsonl"
-    out.write_text('{"line":1,"ok":true,"attempts":1,"duration":0.1,"output":{"answer":"x"}}\n{"line":2,"ok":tr')
-    report = k.batch(agent_spec(llm="test:offline"), [{"question": "a"}, {"question": "b"}], out=str(out))
+    out.write_text(json.dumps({"line": 1, "ok": True, "attempts": 1, "duration": 0.1, "output": {"answer": "x"},
+                               "made_by": made_by, "inputs_digest": inputs_digest({"question": "a"})})
+                   + '\n{"line":2,"ok":tr')
+    report = k.batch(spec, [{"question": "a"}, {"question": "b"}], out=str(out))
     assert report.summary.done == 1
     assert len(out.read_text().splitlines()) == 2
 

@@ -96,28 +96,38 @@ GROWTH = 1 / 64
 class PartialReply:
     """The object of a JSON reply streamed in deltas (``feed``), read again only when it changed enough (each delta
     below ``EVERY_DELTA_BELOW`` characters, then every ``GROWTH`` of its length), so a reply of ``n`` characters
-    costs O(n) reads in all instead of one per delta; ``flush`` reads what is left once the reply is whole."""
+    costs O(n) reads in all instead of one per delta; ``flush`` reads what is left once the reply is whole. Deltas
+    are kept in a list (``+=`` copied the whole text per delta); ``text`` joins them, O(n) per read."""
 
-    __slots__ = ("text", "_read", "_last")
+    __slots__ = ("_parts", "_size", "_read", "_last")
 
     def __init__(self) -> None:
-        self.text = ""
+        self._parts: list[str] = []
+        self._size = 0  # len(self.text)
         self._read = 0  # the length of the text when it was last read
         self._last: Optional[dict[str, Any]] = None
 
+    @property
+    def text(self) -> str:
+        """The reply so far (the deltas joined, kept joined until the next one)."""
+        parts = self._parts
+        if len(parts) > 1:
+            parts[:] = ["".join(parts)]
+        return parts[0] if parts else ""
+
     def feed(self, delta: str) -> Optional[dict[str, Any]]:
         """Add ``delta``; the object so far when it is read now and differs from the last one, else ``None``."""
-        self.text += delta
-        size = len(self.text)
+        self._parts.append(delta)
+        self._size = size = self._size + len(delta)
         if size >= EVERY_DELTA_BELOW and size - self._read < size * GROWTH:
             return None
         return self.flush()
 
     def flush(self) -> Optional[dict[str, Any]]:
         """The object of the whole text when it differs from the last one given, else ``None``."""
-        if self._read == len(self.text):
+        if self._read == self._size:
             return None
-        self._read = len(self.text)
+        self._read = self._size
         found = partial_object(self.text)
         if found is None or found == self._last:
             return None

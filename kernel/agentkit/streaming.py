@@ -6,13 +6,16 @@ is raised from the iterator, and closing it early cancels the run. ``Streaming``
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Iterator, Optional
 
 import attrs
 
 from .._runs.context import STREAM_SINK
 from .._runs.stash import StashKey
 from ..types import Chunk, Event
+
+if TYPE_CHECKING:  # pragma: no cover
+    import asyncio
 
 
 @attrs.frozen
@@ -32,12 +35,14 @@ class StreamEvent:
 
 
 class _Relay:
-    """The ``zagent_event`` observer of streamed runs: an event of a streamed task goes to its sink."""
+    """The ``zagent_event`` observer of streamed runs: an event of a streamed task goes to its sink (what the
+    sink returns, an awaitable when the stream is full, is awaited by the event's sender)."""
 
-    def zagent_event(self, event: Event) -> None:
+    def zagent_event(self, event: Event) -> Any:
         sink = STREAM_SINK.get()
         if sink is not None:
-            sink(event)
+            return sink(event)
+        return None
 
 
 _RELAY: StashKey[list[Any]] = StashKey("zagent.agentkit.streaming.relay")  # [relay plugin, streams running]
@@ -63,19 +68,38 @@ def _detach(kernel: Any) -> None:
 
 
 _DONE = object()
+#: the most items a stream holds for a consumer reading slower than its run writes; the run then waits
+MAX_QUEUED = 1024
+#: ...until the consumer has read the stream down to this many
+RESUME_AT = MAX_QUEUED // 2
 
 
 class _Sink:
-    """A stream's queue as its runs' sink; it takes a held reply's marks (``agentkit.holding``)."""
+    """A stream's queue as its runs' sink; it takes a held reply's marks (``agentkit.holding``). An item is queued
+    at once; from ``MAX_QUEUED`` items on the call also returns an awaitable, which its caller awaits, until the
+    consumer has read the queue down to ``RESUME_AT`` (backpressure: memory stays bounded)."""
 
-    __slots__ = ("put",)
+    __slots__ = ("queue", "room", "loop", "read")
     takes_marks = True
 
-    def __init__(self, put: Callable[[Any], None]) -> None:
-        self.put = put
+    def __init__(self, queue: "asyncio.Queue[Any]", room: "asyncio.Event", loop: "asyncio.AbstractEventLoop") -> None:
+        self.queue, self.room, self.loop = queue, room, loop
+        self.read = True  # someone reads the stream (False once it ended: nothing may wait for it then)
 
-    def __call__(self, item: Any) -> None:
-        self.put(item)
+    def __call__(self, item: Any) -> Optional[Awaitable[Any]]:
+        queue = self.queue
+        queue.put_nowait(item)
+        if queue.qsize() < MAX_QUEUED or not self.read:
+            return None
+        import asyncio
+
+        try:
+            if asyncio.get_running_loop() is not self.loop:  # sent from another loop: it cannot wait for this one
+                return None
+        except RuntimeError:  # no loop: a sync caller cannot wait
+            return None
+        self.room.clear()
+        return self.room.wait()
 
 
 async def astream_run(kernel: Any, start: Callable[[], Awaitable[Any]], *,
@@ -87,9 +111,12 @@ async def astream_run(kernel: Any, start: Callable[[], Awaitable[Any]], *,
 
     from .holding import Mark
 
-    queue: "asyncio.Queue[Any]" = asyncio.Queue()
+    queue: "asyncio.Queue[Any]" = asyncio.Queue()  # bounded by the sink: the run waits past MAX_QUEUED items
+    room = asyncio.Event()
+    room.set()
+    sink = _Sink(queue, room, asyncio.get_running_loop())
     _attach(kernel)
-    token = STREAM_SINK.set(_Sink(queue.put_nowait))
+    token = STREAM_SINK.set(sink)
     try:
         task = asyncio.ensure_future(start())  # the task's context holds the sink
     finally:
@@ -99,6 +126,8 @@ async def astream_run(kernel: Any, start: Callable[[], Awaitable[Any]], *,
     try:
         while True:
             item = await queue.get()
+            if not room.is_set() and queue.qsize() <= RESUME_AT:
+                room.set()  # the run may go on
             if item is _DONE:
                 break
             if isinstance(item, Mark):  # a held reply's start or end, released after its guardrails passed
@@ -124,6 +153,8 @@ async def astream_run(kernel: Any, start: Callable[[], Awaitable[Any]], *,
                 yield StreamEvent(type="event", event=item)
         yield StreamEvent(type="result", result=task.result())
     finally:
+        sink.read = False  # nothing waits for a stream no one reads any more (the run's last events neither)
+        room.set()
         try:
             if not task.done():  # the consumer stopped early: the run stops too
                 task.cancel()

@@ -135,15 +135,13 @@ class AnthropicLLM(ProviderLLM):
             if ev.delta.type == "input_json_delta":
                 state.json_parts.setdefault(ev.index, []).append(ev.delta.partial_json)
             elif ev.delta.type == "thinking_delta" and ev.delta.thinking:
-                block = state.open_thinking.get(ev.index)
-                if block is not None:
-                    block.thinking = (block.thinking or "") + ev.delta.thinking
+                if ev.index in state.open_thinking:
+                    state.block_parts.setdefault((ev.index, "thinking"), []).append(ev.delta.thinking)
                 state.thinking_parts.append(ev.delta.thinking)
                 return [Chunk(type="reasoning", text=ev.delta.thinking)]
             elif ev.delta.type == "signature_delta":
-                block = state.open_thinking.get(ev.index)
-                if block is not None:
-                    block.signature = (block.signature or "") + ev.delta.signature
+                if ev.index in state.open_thinking:
+                    state.block_parts.setdefault((ev.index, "signature"), []).append(ev.delta.signature)
         elif kind == "content_block_start" and ev.content_block is not None:
             block = ev.content_block
             if block.type == "tool_use":
@@ -166,7 +164,7 @@ class AnthropicLLM(ProviderLLM):
         elif kind == "content_block_stop":
             thinking = state.open_thinking.pop(ev.index, None)
             if thinking is not None:
-                state.thinking_blocks.append(wire.thinking_block(thinking))
+                state.thinking_blocks.append(state.whole_block(ev.index, thinking))
                 return []
             call = state.close_call(ev.index)
             if call is not None:
@@ -202,11 +200,20 @@ class _AnthropicStreamState:
         self.open_thinking: dict[int, wire.Block] = {}
         self.thinking_blocks: list[dict[str, Any]] = []
         self.thinking_parts: list[str] = []
+        self.block_parts: dict[tuple[int, str], list[str]] = {}  # (index, "thinking"/"signature"): open blocks' deltas
         self.finish_reason: Optional[str] = None
         self.input_tokens = 0
         self.output_tokens = 0
         self.model = ""
         self.stopped = False
+
+    def whole_block(self, index: int, block: wire.Block) -> dict[str, Any]:
+        """The thinking block at ``index`` with its streamed deltas joined (once: ``+`` per delta was quadratic)."""
+        for field in ("thinking", "signature"):
+            parts = self.block_parts.pop((index, field), None)
+            if parts:
+                setattr(block, field, (getattr(block, field) or "") + "".join(parts))
+        return wire.thinking_block(block)
 
     def start(self, message: wire.MessageReply) -> None:
         self.model = message.model

@@ -169,6 +169,7 @@ def test_a_weak_or_unsendable_token_is_refused_without_showing_it(tmp_path, toke
     says what a token must be and does not show the value."""
     path = tmp_path / "token"
     path.write_text(token + "\n", encoding="utf-8")
+    path.chmod(0o600)  # a token file others can read is refused before it is read (round fifteen)
     with pytest.raises(ConfigError, match="at least 16 printable ASCII") as info:
         token_from(str(path))
     assert not token or token not in str(info.value)
@@ -248,6 +249,7 @@ def test_the_cli_takes_the_token_from_a_file_for_a_non_loopback_host(monkeypatch
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: started.append((app, kw)))
     path = tmp_path / "token"
     path.write_text(TOKEN + "\n")
+    path.chmod(0o600)
     ran = []
     kernel = _serve(ran).kernel
     assert cmd_serve(_args(token_file=str(path)), kernel) == 0

@@ -11,6 +11,8 @@ import hmac
 import ipaddress
 import json
 import os
+import shlex
+import stat
 from typing import Any, Optional
 
 from zagent import ConfigError
@@ -21,6 +23,8 @@ __all__ = ["TOKEN_ENV", "MIN_TOKEN", "BearerGate", "is_loopback", "loopback_secu
 TOKEN_ENV = "ZAGENT_MCP_TOKEN"
 #: the shortest token accepted (a short one can be guessed)
 MIN_TOKEN = 16
+#: the mode bits that refuse a token file on POSIX: read or write for its group or for other users
+_SHARED = stat.S_IRGRP | stat.S_IWGRP | stat.S_IROTH | stat.S_IWOTH
 _HOW = (f"set a bearer token of at least {MIN_TOKEN} characters in {TOKEN_ENV} (for example "
         "`export ZAGENT_MCP_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')`) or pass "
         "--token-file FILE, and have clients send `Authorization: Bearer <token>`")
@@ -74,16 +78,19 @@ def token_from(token_file: Optional[str] = None, environ: Optional[dict[str, str
 
 
 def _check_owner(token_file: str, st: os.stat_result) -> None:
-    """Refuse a token file another user can write (every user, or its owner): they could set the token to one
-    they know and call the tools."""
-    import stat
-
+    """Refuse a token file another user can write (every user, or its owner: they could set a token they know)
+    or, on POSIX, one its group or other users can read or write (they could copy the token), as ssh does keys."""
     me = os.getuid() if hasattr(os, "getuid") else None
     if st.st_mode & stat.S_IWOTH or (me is not None and st.st_uid not in (me, 0)):
-        who = (f"every user can write it (mode {stat.S_IMODE(st.st_mode):o})" if st.st_mode & stat.S_IWOTH
+        who = (f"every user can write it (mode {stat.S_IMODE(st.st_mode):04o})" if st.st_mode & stat.S_IWOTH
                else f"it is owned by another user (uid {st.st_uid})")
         raise ConfigError(f"--token-file {token_file!r} is refused: {who}, so they could put in a token they know "
-                          f"and call the served tools; make it yours alone (chmod 600, owned by you); {_HOW}")
+                          "and call the served tools; make it yours alone (owned by you, then "
+                          f"chmod 600 {shlex.quote(token_file)}); {_HOW}")
+    if os.name == "posix" and st.st_mode & _SHARED:
+        raise ConfigError(f"--token-file {token_file!r} is refused: its mode is {stat.S_IMODE(st.st_mode):04o}, so "
+                          "users of its group or other users can read (or change) the bearer token and call the "
+                          f"served tools; make it readable by you alone: chmod 600 {shlex.quote(token_file)}")
 
 
 def require_token(host: str, token: Optional[str]) -> None:

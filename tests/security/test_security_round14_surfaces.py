@@ -32,11 +32,11 @@ tests with the manager's old behaviour and no call bound, or is stated):
   (``MAX_PROMPT``, ``MAX_TEXT``)
 - a selected agent calling ``janitor.json`` (``steal``) as a tool under ``tools=["word_count"]``: held
 - ``AgentGenerator(tools=None)`` used directly offered every tool: GOT THROUGH -- fixed (none unless named)
-- OPEN (strict xfails): an eval resumed from a
-  planted runs file scores another agent's outputs; the ``--agents`` folder's modules are trusted for the workflow
-  file itself (documented)
+- open in round fourteen, fixed in round fifteen: an eval resumed from a planted runs file scored another agent's
+  outputs (records now name what made them: ``made_by``); the ``--agents`` folder's modules were trusted for the
+  workflow file itself (now only for the agents stored there: ``Trust.withheld``)
 
-Counted by attack: 32 tried, 31 got through, 29 fixed, 2 open; 1 held.
+Counted by attack: 32 tried, 31 got through, 31 fixed (2 of them in round fifteen); 1 held.
 """
 
 import json

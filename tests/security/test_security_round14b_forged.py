@@ -10,7 +10,7 @@ Attacks tried (session 2026-12-07, redteam wave two) against the code of the wav
   and a group-chat turn's question -- fixed: past the limit every value is shown by its path
   (``"target"."path": "/"``, ``"paths"[1]: "/"``), at any depth, each value and key cut (``approvals.shown_arguments``)
 - a long command with ``; rm -rf ~`` appended after 5,000 harmless characters: GOT THROUGH (a value was cut to its
-  start) -- fixed: a cut value shows its start and its end (only its middle can still hide; the prompt says so)
+  start) -- fixed: a cut value shows its start and its end; round fifteen: a cut call is approved only after ``v`` showed it whole
 - 3,000 short harmless values around the path (in a dict argument, or as the extra keys a server's schema allows):
   GOT THROUGH (a 74,000-character prompt scrolled the path and the tool off screen, or the path was cut) -- fixed:
   at most 64 values are listed, then how many were not, with "decline it unless you can check the whole call"

@@ -1,5 +1,5 @@
 """What the model reads of a tool's return value (``to_text``) and of an exception (``describe``, URL userinfo
-masked), lone surrogates replaced."""
+masked), lone surrogates replaced; ``injected``/``masked``: a result with the secrets a rail's rewrite added masked."""
 
 from __future__ import annotations
 
@@ -241,3 +241,35 @@ def _secret_arguments(value: Any, under: bool = False, depth: int = 20) -> list[
     if isinstance(value, (list, tuple)):
         return [s for v in value for s in _secret_arguments(v, under, depth - 1)]
     return []
+
+
+def injected(before: Any, after: Any) -> Optional[Masker]:
+    """A ``Masker`` of the secret-named argument values a rail's rewrite put into a call (``after``) that the
+    model's own arguments (``before``) did not hold (a vault's ``api_token``); ``None`` when there are none or
+    all are too short to mask (``Masker``'s lengths)."""
+    seen = {_revealed(v) for v in _secret_arguments(before)}
+    masker = Masker([v for v in map(_revealed, _secret_arguments(after)) if v not in seen])
+    return masker if masker else None
+
+
+def masked(result: Any, masker: Masker) -> Any:
+    """``result`` (a ``ToolResult``) with ``masker``'s values masked in its content, error and value (text in
+    dicts and lists too, 20 levels deep; other objects as they are): before the model, events or rails see it."""
+    return msgspec.structs.replace(result, content=masker(result.content), value=_masked(result.value, masker, 20),
+                                   error=masker(result.error) if result.error else result.error)
+
+
+def _masked(value: Any, masker: Masker, depth: int) -> Any:
+    if isinstance(value, str):
+        return masker(value)
+    if depth <= 0:
+        return value
+    if isinstance(value, dict):
+        return {_masked(k, masker, depth - 1): _masked(v, masker, depth - 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_masked(v, masker, depth - 1) for v in value) if type(value) in (list, tuple) else value
+    return value
+
+
+def _revealed(value: Any) -> Any:
+    return value.reveal() if isinstance(value, Secret) else value

@@ -1,6 +1,6 @@
 """The one place that runs a tool call (``Kernel.arun_tool``): offered, found, available, arguments valid,
 before-rails, run with its timeout, after-rails, between ``tool_start``/``tool_end``; all but cancellation
-becomes a ``ToolResult``."""
+becomes a ``ToolResult`` (its text masked of the secrets a rail's rewrite added: ``results.injected``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ..errors import RunStopped
 from .._hooks.specs import ASKS_HUMANS
-from .results import ResultNotText, clean, describe, to_text
+from .results import ResultNotText, clean, describe, injected, masked, to_text
 from .tool import ArgumentsError, Tool
 from .threads import PROMOTE_TIMEOUT, InlineProbe, ToolThreadsExhausted
 from ..types import ToolCall, ToolResult
@@ -103,6 +103,9 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started
                 kwargs = tool.validate(vetted.arguments)
             except ArgumentsError as exc:
                 return call, _failed(call, "error", f"a rail rewrote the arguments into invalid ones: {exc}", started)
+            secrets = injected(plain, vetted.arguments)  # a vault's credential the model never saw, echoed back
+            if secrets is not None:
+                return call, masked(await _execute(kernel, tool, call, kwargs, ctx, started), secrets)
     return call, await _execute(kernel, tool, call, kwargs, ctx, started)
 
 

@@ -1,12 +1,13 @@
 """The one dispatch point of input and output guardrails (docs/agents.md): ``check`` runs the agent's own, then the
 kernel's ``zagent_check_input``/``zagent_check_output`` hooks (always), raising ``GuardrailTripped`` at the first
-reason or failure; ``wanted`` says whether any exist; ``hand_over``/``handed_over`` spare an input a second check.
+reason or failure; ``wanted`` says whether any exist; ``hand_over``/``handed_over`` spare an input a second check;
+``check_history``: a caller's history.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
 from ..errors import GuardrailTripped, RunStopped
 from .._hooks.specs import Deny
@@ -15,10 +16,13 @@ from .._runs.stash import StashKey
 if TYPE_CHECKING:  # pragma: no cover
     from .._runs.context import RunContext
 
-__all__ = ["check", "hand_over", "handed_over", "wanted"]
+__all__ = ["check", "check_history", "hand_over", "handed_over", "spare", "wanted"]
 
 _HOOKS = {"input": "zagent_check_input", "output": "zagent_check_output"}
 _CHECKED_INPUT: StashKey[Any] = StashKey("zagent.agentkit.guardrails.checked_input")  # per run, never saved
+#: per run (``ctx.shared``), never saved: (guardrails, text) judged so far; ids of memory turns not to judge
+_JUDGED: StashKey[set[Any]] = StashKey("zagent.agentkit.guardrails.judged_history")
+_SPARED: StashKey[set[int]] = StashKey("zagent.agentkit.guardrails.spared_history")
 
 
 def hand_over(ctx: "RunContext[Any]", value: Any) -> None:
@@ -30,6 +34,30 @@ def handed_over(ctx: "RunContext[Any]", value: Any) -> bool:
     """Did the caller check ``value`` itself (``hand_over``)? True once, for that same object (or equal text)."""
     checked = ctx.stash.pop(_CHECKED_INPUT, None)
     return checked is value or (type(checked) is str and checked == value)
+
+
+def spare(ctx: "RunContext[Any]", messages: Iterable[Any]) -> None:
+    """Note ``messages`` (the agent's own memory, judged when each was the new turn) as never to be judged again
+    in this run by ``check_history`` (a handoff's next agent is handed them)."""
+    ctx.shared.get_or_create(_SPARED, set).update(map(id, messages))
+
+
+async def check_history(ctx: "RunContext[Any]", agent: Optional[str], messages: Iterable[Any],
+                        text_of: Callable[[Any], str], own: Sequence[Callable[..., Any]] = ()) -> None:
+    """The input guardrails on ``text_of(m)`` of each message of a caller-given history (``""``: nothing to judge),
+    before the model reads it; a ``spare``d message, or a text the same guardrails passed in this run, is skipped:
+    each distinct text is judged once per run, not at every step or turn. ``GuardrailTripped`` as ``check``."""
+    share = ctx.shared
+    spared = share.get(_SPARED) or ()
+    judged = share.get_or_create(_JUDGED, set)
+    guards = tuple(map(id, own))
+    for message in messages:
+        if id(message) in spared:
+            continue
+        text = text_of(message)
+        if text and (guards, text) not in judged:
+            await check(ctx, "input", agent, text, own)
+            judged.add((guards, text))
 
 
 def wanted(ctx: "RunContext[Any]", where: str, own: Sequence[Any] = ()) -> bool:

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import attrs
 import msgspec
 from zagent.errors import ConfigError
-from zagent.agentkit.guardrails import check as check_guardrails, hand_over
+from zagent.agentkit.guardrails import check as check_guardrails, check_history, hand_over, spare
 from zagent.agentkit.holding import hold
 from zagent.agentkit.inputs import check_text
 from zagent.agentkit.inputs import to_messages
 from zagent.types import Message
 
-from .userturn import UserInput, check_parts, judged_text, text_of, user_turn
+from .userturn import UserInput, check_parts, history_text, judged_text, text_of, user_turn
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import RunContext
@@ -63,6 +63,7 @@ async def achat(agent: "Agent", user_input: UserInput, history: Optional[Sequenc
     check_parts(agent.llm, turn)  # an image the model cannot take: an error before the routing call
     started = time.perf_counter()
     session = session if session is not None else getattr(agent, "session", None)
+    given = history is not None  # the caller's (judged below); else the agent's own, judged when each was new
     if history is None and session is not None:  # the conversation so far, maybe from another process
         from .sessions import session_history
 
@@ -86,7 +87,11 @@ async def achat(agent: "Agent", user_input: UserInput, history: Optional[Sequenc
         if own or agent.kernel.has_impls("zagent_check_input"):
             judged = judged_text(turn)  # its text parts and text files too: the model reads them
             await check_guardrails(ctx, "input", agent.name, judged, own.get("input", ()))
-            hand_over(ctx, judged)  # the ReAct loop it may route into does not check it again
+            if given and past:  # a stateless chat API's client wrote it: its user turns too (each text once a run)
+                await check_history(ctx, agent.name, past, history_text, own.get("input", ()))
+            elif past:  # memory or a session: not judged again, by a handoff's next agent either
+                spare(ctx, past)
+            hand_over(ctx, judged)  # the ReAct loop it may route into does not check it (nor the history) again
         if use_react is None:
             use_react = await needs_react(agent, text, ctx)
         engine = getattr(agent, "query_engine", None)

@@ -1,8 +1,8 @@
 """The user's turn of a chat: text, or a ``zagent.Message`` carrying image and file parts beside its text.
 
 ``user_turn`` checks it once, as untrusted input (``ConfigError``; an image part's URL as ``Part.image`` checks
-one); ``check_parts`` raises ``ProviderConfigError`` for a part the model cannot take before any request.
-docs/media.md.
+one); ``check_parts`` raises ``ProviderConfigError`` for a part the model cannot take before any request;
+``judged_text``/``history_text``: what input guardrails read of a turn. docs/media.md.
 """
 
 from __future__ import annotations
@@ -61,6 +61,12 @@ def judged_text(turn: Message) -> str:
     extra += [p.data.decode("utf-8", "replace") for p in turn.parts
               if p.type == "file" and p.data and p.media_type.lower().startswith(_TEXT_FILES)]
     return "\n\n".join([turn.content or "", *extra]) if extra else turn.content or ""
+
+
+def history_text(message: Message) -> str:
+    """What input guardrails read of a message of a caller-given history: a user turn's ``judged_text``, nothing of
+    another role's (``guardrails.check_history``)."""
+    return judged_text(message) if message.role == "user" else ""
 
 
 def check_parts(llm: Any, turn: Message) -> None:

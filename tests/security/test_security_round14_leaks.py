@@ -9,8 +9,8 @@ header given as bytes (echoed by a server, and in ``attrs.asdict`` of the provid
 ``client_factory=`` adding credential ``params``, cookies or a token header, echoed by a server; a model rail's
 clean failure chained from an exception, with a note, or as an exception group holding the key; a strict kernel's
 plugin failure with the key in a group, a note or a clean-message chain; a failed workflow's ``causes`` and
-traceback; OTel content of a ``headers`` argument named by the header rule only (``X-Authentication``). Open
-(strict xfail): a successful result echoing a credential a rail injected. Held: a tool's exception with the key in
+traceback; OTel content of a ``headers`` argument named by the header rule only (``X-Authentication``). Fixed in
+round fifteen: a successful result echoing a credential a rail injected. Held: a tool's exception with the key in
 its cause, note or group; a tool's URL defaults with credentials; per-call secret options in model events. The MCP
 side is ``contrib/zagent-mcp/tests/test_mcp_round14_leaks.py``.
 """
@@ -548,13 +548,11 @@ def test_per_call_secret_options_are_not_in_model_events():
     assert len(events) == 2 and leaked(" ".join(events)) == []
 
 
-@pytest.mark.xfail(strict=True, reason="open: masking a call's result by its secret-named arguments needs work on "
-                                       "every tool call (the benchmarked path) or the rewrite to travel with the "
-                                       "call; see the report")
 def test_a_successful_result_echoing_a_credential_a_rail_injected_is_masked():
-    """Open: a vault rail puts ``api_token`` into the call (the model never sees it); the HTTP tool succeeds and
-    returns the request it sent, ``Authorization`` and all. A failed call's error masks the call's secret-named
-    arguments (round thirteen); a successful result, which the model reads next, does not."""
+    """Attack (got through, round fifteen): a vault rail puts ``api_token`` into the call (the model never sees
+    it); the HTTP tool succeeds and returns the request it sent, ``Authorization`` and all. A failed call's error
+    masked the call's secret-named arguments (round thirteen); a successful result, which the model reads next, did
+    not. Defence: a result of a call a rail's rewrite added secret-named values to has those values masked."""
     from zagent import Rewrite
 
     class Vault:

@@ -2,11 +2,11 @@
 rails, guardrails and limits hold on every path), new variants by attackers who read docs/security.md.
 
 Tried (40 attack cases and 2 controls; each docstring says "got through", "held" or "open" on the code of the
-round's start): 18 got through, 17 fixed, one open (a strict xfail). Got through: round thirteen folded only
+round's start): 18 got through, all fixed (one in round fifteen). Got through: round thirteen folded only
 ``deny_tools`` and ``approval.tools``, so a ``tool_budget`` or ``tool_rpm`` rule (which only tighten as well)
 missed a server's tool named in another case or under its toolset's prefix; the input guardrails of a ReAct run
 or a chat read only the user message's ``content``, not its text parts or text files, which the model reads as
-well. Open: an earlier user turn in a caller-given ``history``. Held: budgets, rates and usage limits across
+well. Fixed in round fifteen: an earlier user turn in a caller-given ``history``. Held: budgets, rates and usage limits across
 parallel and nested agents and concurrent workflow nodes; the per-reply cap in streams, chat speakers and six
 text formats at once; the sync ``stream()``; output guardrails on a resumed run; input guardrails on a group
 chat's task and a workflow's ReAct node; the app's rules on handoff transfers, and a transfer named by another
@@ -473,13 +473,10 @@ def test_a_clean_message_with_parts_is_judged_once_and_runs():
         k.close()
 
 
-@pytest.mark.xfail(strict=True, reason="open: input guardrails judge the new turn only; an earlier user turn in the "
-                                       "history= a caller passes (a stateless chat API forwarding its client's) is "
-                                       "not judged again. Judging it every turn re-runs every guardrail over the "
-                                       "whole conversation: a design decision, reported")
 def test_a_banned_earlier_turn_in_caller_given_history_is_judged():
-    """Attack (open): a chat server forwards its client's conversation as ``history=`` and the new message as the
-    turn; the client edits an earlier user turn of the history to carry the banned word. The model reads it."""
+    """Attack (got through, round fifteen): a chat server forwards its client's conversation as ``history=`` and
+    the new message as the turn; the client edits an earlier user turn of the history to carry the banned word. The
+    model read it. Defence: the user turns of a caller-given history are judged too, before any request."""
     guard = _R14ScopeInputGuard()
     k = make_kernel(plugins=[guard])
     try:
@@ -488,6 +485,7 @@ def test_a_banned_earlier_turn_in_caller_given_history_is_judged():
         history = [Message(role="user", content=f"remember: {BANNED}"), Message(role="assistant", content="ok")]
         with pytest.raises(GuardrailTripped):
             agent.chat("and now?", history=history, use_react=False)
+        assert agent.llm.requests == []
     finally:
         k.close()
 

@@ -119,7 +119,13 @@ class Tool:
                     raise msgspec.ValidationError("missing required argument(s) " + ", ".join(map(repr, missing)))
                 kwargs: dict[str, Any] = check_arguments(arguments, self._schema_checker())
             else:
-                obj: Any = msgspec.convert(arguments, self.args_type, strict=False)
+                try:
+                    obj: Any = msgspec.convert(arguments, self.args_type, strict=False)
+                except msgspec.ValidationError:
+                    given = _nulls_dropped(self.args_type, arguments)  # ``null`` for ``x: T = None``: the default
+                    if given is None:
+                        raise
+                    obj = msgspec.convert(given, self.args_type, strict=False)
                 kwargs = {f: getattr(obj, f) for f in obj.__struct_fields__}
         except msgspec.ValidationError as exc:
             raise ArgumentsError(f"invalid arguments for tool {self.name!r}: {exc}. Call it again with arguments "
@@ -250,6 +256,13 @@ def _args_struct(fn: Callable[..., Any], tool_name: str, docs: dict[str, str]) -
         raise ToolError(f"tool {tool_name!r} has a parameter type msgspec cannot describe: {exc}. Use JSON-compatible "
                         "types (str, int, float, bool, list, dict, Literal, Enum, msgspec.Struct)") from exc
     return struct, ctx_param
+
+
+def _nulls_dropped(args_type: Any, arguments: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """``arguments`` without the ``null`` values of parameters whose default is ``None`` (``auth: dict = None``,
+    after a rail's rewrite filled defaults in, or a model's explicit ``null``), or ``None`` when there is none."""
+    nulls = {f.name for f in msgspec.structs.fields(args_type) if f.default is None and arguments.get(f.name, 0) is None}
+    return {k: v for k, v in arguments.items() if k not in nulls} if nulls else None
 
 
 def _default(value: Any) -> Any:

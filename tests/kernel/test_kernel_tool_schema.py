@@ -139,6 +139,44 @@ def test_unknown_argument_is_refused():
         Tool.from_function(search).validate({"query": "x", "page": 2})
 
 
+def test_null_for_a_parameter_defaulting_to_none_is_its_default():
+    """``auth: dict = None`` (implicitly optional) takes an explicit ``null`` as its default: a model sends it for
+    an argument it leaves out, and a rail's rewrite of the filled-in arguments carries it; other nulls are refused."""
+
+    def post(url: str, auth: dict = None, retries: int = 2) -> str:  # type: ignore[assignment]
+        """POST."""
+        return url
+
+    t = Tool.from_function(post)
+    assert t.validate({"url": "u", "auth": None}) == {"url": "u", "auth": None, "retries": 2}
+    with pytest.raises(ArgumentsError, match="retries"):
+        t.validate({"url": "u", "auth": None, "retries": None})
+
+
+def test_a_rail_rewrite_keeps_a_none_default_valid():
+    """A before-tool-call rail that adds an argument and returns the rest as given (defaults filled in, so
+    ``auth: None``) runs the tool, where it was refused as 'rewrote the arguments into invalid ones'."""
+    from zagent import Kernel, Rewrite
+    from zagent.hookspecs import hookimpl
+
+    class Vault:
+        @hookimpl
+        def zagent_before_tool_call(self, call, ctx):
+            return Rewrite({**call.arguments, "token": "t"})
+
+    def post(url: str, auth: dict = None, token: str = "") -> str:  # type: ignore[assignment]
+        """POST."""
+        return f"sent {url} {auth} {token}"
+
+    k = Kernel([Vault()], entry_points=False)
+    k.add_tool(post)
+    try:
+        result = k.run_tool({"name": "post", "arguments": {"url": "u"}})
+    finally:
+        k.close()
+    assert result.state == "success" and result.content == "sent u None t"
+
+
 def test_json_text_arguments_are_decoded():
     """Arguments sent as JSON text are decoded; invalid JSON gets a clear error."""
     t = Tool.from_function(search)

@@ -64,11 +64,11 @@ class Interrupt(msgspec.Struct, kw_only=True):
 class Asking:
     """The interrupts of one node run (turn): the answers given so far, and the first question left unanswered."""
 
-    __slots__ = ("answers", "used", "asked", "where", "vouched", "passes", "record", "spent", "run")
+    __slots__ = ("answers", "used", "asked", "where", "vouched", "passes", "record", "spent", "run", "store")
 
     def __init__(self, answers: Any = (), *, vouched: Optional[Any] = None, passes: int = 0,
                  record: Optional[RunCounter] = None, spent: Optional[set[str]] = None, run: Optional[str] = None,
-                 **where: Any) -> None:
+                 store: str = "", **where: Any) -> None:
         self.answers = list(answers)
         self.used = 0
         self.asked: Optional[Interrupt] = None
@@ -91,6 +91,9 @@ class Asking:
         #: the id of the run these questions belong to (the workflow's, the chat's), which a yes is bound to: an
         #: agent under the node (a chat nested in it) has a run id of its own, new each time the node runs
         self.run = run
+        #: the identity of the checkpoint store that run is kept in (``signing.store_identity``), which a yes is
+        #: bound to as well: a run of the same id in another store is another run
+        self.store = store
 
     def vouches(self, index: int, question: Any = NOTHING) -> bool:
         """Whether the answer at ``index`` came from the restoring code (or a checkpoint the kernel verified),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, ClassVar, Generic, Iterable, O
 
 from ..errors import CheckpointError, ConfigError, RunAborted
 from .control import RunControl
-from .signing import MAC, signer_of
+from .signing import MAC, signer_of, store_identity
 from .steplog import StepLog, checkpoint_error
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -318,7 +318,9 @@ class RunDriver(Generic[S, R]):
         try:
             captured = log.capture(state, step)
             data = log._encode(state)
-            meta = log.signed(signer_of(self.kernel), metadata, run_id, step, self.kind, data, False)
+            signer = signer_of(self.kernel)
+            signer = signer.within(store_identity(store)) if signer is not None else None
+            meta = log.signed(signer, metadata, run_id, step, self.kind, data, False)
             store.save(run_id, step, data, kind=self.kind, metadata=meta)
             log.mac = (meta or {}).get(MAC, "")
         except Exception as exc:

@@ -1,7 +1,8 @@
 """Signed checkpoints (docs/security.md, "Signed checkpoints"): ``signer_of(kernel)`` is the ``Signer`` of
 ``config["checkpoint_key"]`` or ``ZAGENT_CHECKPOINT_KEY`` (else ``None``); ``read_latest``/``aread_latest`` check a
 run's steps from its last full save before use (a ``CheckpointError`` names a step unsigned or changed);
-``answer_signer`` binds a human's answer to its run, and ``seal`` a held call or a run's counts.
+``answer_signer`` binds a human's answer to its run, and ``seal`` a held call or a run's counts; each also binds the
+run's store (``Signer.within``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from ..contracts import Checkpoints
 from ..errors import CheckpointError, ConfigError
 from .._runs.stash import StashKey
 
-__all__ = ["MAC", "Signer", "answer_signer", "aread_latest", "canonical", "read_latest", "seal", "sealed", "signer_of"]
+__all__ = ["MAC", "Signer", "answer_signer", "aread_latest", "canonical", "read_latest", "seal", "sealed", "signer_of",
+           "store_identity"]
 
 MAC = "zagent_mac"
 ENV = "ZAGENT_CHECKPOINT_KEY"
@@ -28,10 +30,23 @@ _NONE = object()
 canonical: Callable[[Any], bytes] = msgspec.json.Encoder(order="sorted", enc_hook=repr).encode
 
 
-class Signer:
-    """Signs and checks checkpoint steps with one key (never shown)."""
+def store_identity(store: Any) -> str:
+    """What binds a run to checkpoint store ``store``: its ``store_id`` (the memory plugin's store keeps one in its
+    file; a store of your own may give one, kept with its data), ``""`` for no store or one without it (the run
+    id alone, as before stores had identities). A ``store_id`` that is not a string is a ``ConfigError``."""
+    if store is None:
+        return ""
+    found = getattr(store, "store_id", None)
+    if found is None or isinstance(found, str):
+        return found or ""
+    raise ConfigError(f"{store!r}.store_id must be a str (the store's identity, kept with its data), got "
+                      f"{type(found).__name__}")
 
-    __slots__ = ("_key",)
+
+class Signer:
+    """Signs and checks checkpoint steps with one key (never shown); ``within(store)`` with the key of one store."""
+
+    __slots__ = ("_key", "_stores", "_unbound")
 
     def __init__(self, key: Any) -> None:
         reveal = getattr(key, "reveal", None)
@@ -43,6 +58,22 @@ class Signer:
                               "Secret of at least 16 bytes; make one with python -c 'import secrets; "
                               "print(secrets.token_hex(32))'")
         self._key = bytes(key)
+        self._stores: dict[str, Signer] = {}
+        self._unbound: Optional[Signer] = None  # the signer this one was derived from (``within``)
+
+    def within(self, store: str) -> "Signer":
+        """The signer of runs kept in the store of identity ``store`` (``store_identity``): its key derived from
+        this one and the identity, so a MAC made for a run in one store does not hold in another; ``""``: this."""
+        if not store:
+            return self
+        found = self._stores.get(store)
+        if found is None:
+            derived = hmac.new(self._key, f"zagent-store\0{store}".encode(), hashlib.sha256).digest()
+            found = Signer(derived)
+            found._unbound = self
+            if len(self._stores) < 64:  # a process's stores; any more are derived again
+                self._stores[store] = found
+        return found
 
     def mac(self, run_id: str, step: int, kind: str, prev: str, data: bytes) -> str:
         """The MAC of step ``step`` of ``run_id`` holding ``data`` (``prev``: the MAC of the step a patch builds on)."""
@@ -63,11 +94,18 @@ class Signer:
                     "it. Finish or delete runs saved before the key was set with a kernel without the key "
                     f"({ENV} unset and no checkpoint_key), then set the key again", run_id=run_id, step=step)
             if not hmac.compare_digest(mac, self.mac(run_id, step, kind, prev if patch else "", data)):
+                if self._unbound is not None and hmac.compare_digest(
+                        mac, self._unbound.mac(run_id, step, kind, prev if patch else "", data)):
+                    raise CheckpointError(
+                        f"checkpoint {step} of run {run_id!r} was signed without its store (by a zagent before store "
+                        "identities, or copied from a store of one), so a step copied from another store cannot be "
+                        "told from it; the run is not restored. Finish it with that zagent, or start it again",
+                        run_id=run_id, step=step)
                 raise CheckpointError(
                     f"checkpoint {step} of run {run_id!r} does not match its signature: it was changed, removed "
-                    "from or moved in the run's step log after it was written (or signed with another key). The "
-                    "run is not restored; restore an intact copy of the store or start the run again",
-                    run_id=run_id, step=step)
+                    "from or moved in the run's step log after it was written, copied from another store (a run "
+                    "of the same id there), or signed with another key. The run is not restored; restore an "
+                    "intact copy of the store or start the run again", run_id=run_id, step=step)
             prev = mac
 
     def __repr__(self) -> str:
@@ -102,15 +140,16 @@ def answer_signer(kernel: Any) -> Signer:
 _LOCAL: "StashKey[Any]" = StashKey("zagent.answer_signer")
 
 
-def seal(kernel: Any, run_id: str, kind: str, data: bytes) -> str:
-    """A MAC binding ``data`` (a call held for a person, a run's counts) to run ``run_id`` under ``answer_signer``:
-    whoever can edit an unsigned store, but not read the user's key, cannot write a matching one."""
-    return answer_signer(kernel).mac(run_id, 0, f"seal:{kind}", "", data)
+def seal(kernel: Any, run_id: str, kind: str, data: bytes, *, store: Any) -> str:
+    """A MAC binding ``data`` (a call held for a person, a run's counts) to run ``run_id`` of checkpoint store
+    ``store`` (``store_identity``; ``None``: a run kept in none) under ``answer_signer``: whoever can edit an
+    unsigned store, but not read the user's key, cannot write a matching one, nor copy one from another store."""
+    return answer_signer(kernel).within(store_identity(store)).mac(run_id, 0, f"seal:{kind}", "", data)
 
 
-def sealed(kernel: Any, run_id: str, kind: str, data: bytes, mac: Any) -> bool:
-    """Whether ``mac`` is ``seal(kernel, run_id, kind, data)``."""
-    return isinstance(mac, str) and hmac.compare_digest(mac, seal(kernel, run_id, kind, data))
+def sealed(kernel: Any, run_id: str, kind: str, data: bytes, mac: Any, *, store: Any) -> bool:
+    """Whether ``mac`` is ``seal(kernel, run_id, kind, data, store=store)``."""
+    return isinstance(mac, str) and hmac.compare_digest(mac, seal(kernel, run_id, kind, data, store=store))
 
 
 def _local_key() -> bytes:
@@ -178,5 +217,5 @@ def _checked(store: Checkpoints, run_id: str, signer: Signer, chain: Any) -> Opt
     if chain is None:
         return None
     rows, state = chain
-    signer.check(run_id, rows)
+    signer.within(store_identity(store)).check(run_id, rows)
     return rows[-1][0], state

@@ -12,7 +12,7 @@ import msgspec
 
 from ..contracts import Checkpoints
 from ..errors import CheckpointError
-from .signing import MAC
+from .signing import MAC, store_identity
 
 __all__ = ["Captured", "StepLog", "checkpoint_error"]
 
@@ -90,12 +90,15 @@ class StepLog:
                     metadata: Optional[dict[str, Any]] = None, resume: str = "", signer: Any = None) -> None:
         """Write ``state`` as checkpoint ``step`` of ``run_id`` to ``store`` (see the module docstring).
 
-        ``signer`` (``zagent.agentkit.signing.signer_of(kernel)``): the step's MAC, chained on the last one, goes
-        in its metadata. A write that raises is a ``CheckpointError`` naming the run, the step, the store and
-        the cause (its ``__cause__``), saying how to resume (``resume``: e.g. ``"arun(..., run_id=ID)"``); a
-        cancelled one re-raises ``CancelledError``. Either way the log is reset."""
+        ``signer`` (``zagent.agentkit.signing.signer_of(kernel)``): the step's MAC, chained on the last one and
+        bound to the store (``Signer.within``), goes in its metadata. A write that raises is a ``CheckpointError``
+        naming the run, the step, the store and the cause (its ``__cause__``), saying how to resume (``resume``:
+        e.g. ``"arun(..., run_id=ID)"``); a cancelled one re-raises ``CancelledError``. Either way the log is
+        reset."""
         last, signer = self.step, signer if signer is not None else self.signer
         try:
+            if signer is not None:  # the store's own key: a step copied into another store does not match there
+                signer = signer.within(store_identity(store))
             captured = self.capture(state, step)
             save_patch = getattr(store, "asave_patch", None)  # optional: a store without it gets full saves
             patch = self.patch(state) if save_patch is not None else None

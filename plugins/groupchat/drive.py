@@ -49,7 +49,7 @@ class ChatDrive(ChatTurn):
             state = resumed(found, task, run_id)
             unsigned = signer_of(self.kernel) is None  # (an edit lowers none, nor an earlier step moved up)
             kept = await akept_seals(self.kernel, self._store, run_id, "groupchat", found[0]) if unsigned else ()
-            raise_to_sealed(self.kernel, state, found[0], unsigned, kept)
+            raise_to_sealed(self.kernel, state, found[0], unsigned, self._store, kept)
             # an unsigned store may have been edited: its answers never approve a tool call, this resume's may
             self._vouched = {} if signer_of(self.kernel) is None else None
             self.history = SharedHistory(state.messages)

@@ -95,7 +95,7 @@ class ChatEnds(RunDriver[ChatState, GroupChatResult], Resumable[GroupChatResult]
 
         from .state import counts_now
 
-        running.counted = seal_counts(self.kernel, running.run_id, "groupchat", counts_now(running))
+        running.counted = seal_counts(self.kernel, running.run_id, "groupchat", counts_now(running), store=self._store)
         self._saved.extend(self.history.since(len(self._saved)))  # one list, only appended to
         state = msgspec.structs.replace(running, messages=self._saved)
         return state.run_id, state.checkpoint, state, {"name": self.name, "status": state.status, "round": state.round}

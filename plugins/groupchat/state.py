@@ -198,15 +198,16 @@ def counts_now(state: ChatState) -> dict[str, Any]:
             "elapsed": state.elapsed, "counters": {k: v for k, v in state.counters.items() if k == BUDGET_COUNTS}}
 
 
-def raise_to_sealed(kernel: "Kernel", state: ChatState, step: int, required: bool, kept: Any = ()) -> None:
+def raise_to_sealed(kernel: "Kernel", state: ChatState, step: int, required: bool, store: Any,
+                    kept: Any = ()) -> None:
     """The resumed chat's counts raised to the sealed ones, and to ``kept`` (the counts the store's other steps
     sealed: ``countseal.akept_seals``); ``required`` (an unsigned store): a seal missing or not this user's for this
-    run is a ``CheckpointError`` (``zagent.agentkit.countseal``)."""
+    run of ``store`` is a ``CheckpointError`` (``zagent.agentkit.countseal``)."""
     from zagent.errors import CheckpointError
     from zagent.agentkit.countseal import sealed_counts
     from zagent.agentkit.counters import raise_counters
 
-    saved = sealed_counts(kernel, state.run_id, "groupchat", state.counted, step, required=required)
+    saved = sealed_counts(kernel, state.run_id, "groupchat", state.counted, step, required=required, store=store)
     try:
         for record in ([saved] if saved is not None else []) + list(kept):
             i, o, c = record["usage"]

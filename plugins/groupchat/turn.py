@@ -14,6 +14,7 @@ import msgspec
 
 from zagent.agentkit.counters import rail_counts, shared_counter
 from zagent.agentkit.interrupts import QUESTIONS, Asking, asking, bind
+from zagent.agentkit.signing import store_identity
 from zagent.errors import ConfigError, Interrupted
 from zagent.agentkit.awaits import maybe_await
 
@@ -66,7 +67,8 @@ class ChatTurn(ChatEnds):
             reply = await self._abortable(self._speak(choice.speaker, agent, turn))
         else:
             with asking(Asking(state.answers, vouched=self._vouched, speaker=choice.speaker, round=number,
-                               record=shared_counter(self._ctx, QUESTIONS), run=state.run_id)) as scope:
+                               record=shared_counter(self._ctx, QUESTIONS), run=state.run_id,
+                               store=store_identity(self._store))) as scope:
                 bind(ctx)
                 try:
                     reply = await self._abortable(self._speak(choice.speaker, agent, turn))

@@ -20,6 +20,7 @@ from zagent import ConfigError
 from .chain import CheckpointChain
 from .database import Database
 from .errors import StoreError
+from .identity import store_identity
 from .paths import resolve
 from .patches import FULL_BASE, check_patch, check_restore_size, patch_decoder, rebuild, stored
 from .records import RunInfo, check_count, check_run_id
@@ -52,6 +53,20 @@ class CheckpointStore(CheckpointChain):
     db: Database
     keep_last: Optional[int] = attrs.field(default=DEFAULT_KEEP_LAST,
                                            validator=lambda _s, _a, value: _check_keep_last(value))
+    _store_id: Optional[str] = attrs.field(default=None, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        if self.db.read_only is None:  # made with the store (an older zagent's file: on its first open here)
+            self._store_id = store_identity(self.db)
+
+    @property
+    def store_id(self) -> str:
+        """This store's identity, kept in the file (``store_info``): a run's seals and signatures name it, so a
+        state copied into another store is not this store's run, while the file copied whole keeps its runs."""
+        found = self._store_id
+        if found is None:
+            found = self._store_id = store_identity(self.db)
+        return found
 
     @classmethod
     def open(cls, path: Any = None, *, keep_last: Optional[int] = DEFAULT_KEEP_LAST,

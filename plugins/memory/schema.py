@@ -80,11 +80,22 @@ NESTED_APPENDS = ""
 cannot apply. The bump makes such a zagent refuse the file untouched (``SchemaTooNew``) instead of failing on
 those patches as damaged; every version-3 patch (``set``/``extend``/``update``/``lengths`` only) still applies."""
 
+STORE_INFO = """
+CREATE TABLE store_info (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+"""Version 5: facts about the file itself; ``store_id``, the checkpoint store's identity (``new_call_id``, made once
+by ``CheckpointStore``, on a file of version 4 or below on its first open): seals and signatures bind a run's state to
+it, so a state copied into another store is refused or asked about again, while the file copied whole keeps it."""
+
 MIGRATIONS: dict[int, str] = {
     1: MESSAGES + CHECKPOINTS,
     2: RUN_SPANS,  # the run log (zagent.plugins.runlog)
     3: PATCHES,
     4: NESTED_APPENDS,
+    5: STORE_INFO,
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

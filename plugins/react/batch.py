@@ -100,7 +100,7 @@ class ToolBatches(RunEnds):
             if key is not None:
                 state.approval_keys[call.id] = key
                 identity = state.held_tools[call.id] = tool_identity(self.kernel.find("tools", call.name))
-                seal_held(self.kernel, state, call, identity)  # a restore from an edited store asks again
+                seal_held(self.kernel, state, call, identity, self.checkpoints)  # an edited store's: asked again
             if call.id not in state.awaiting_approval:
                 state.awaiting_approval.append(call.id)
             await self._emit("approval_needed", tool=call.name, call_id=call.id)

@@ -56,6 +56,7 @@ class RunEnds(RunDriver[ReActState, ReActResult], Resumable[ReActResult]):
     _live: Optional["LiveSteps"]
     _step_end: Optional[dict[str, Any]]
     _input: Optional[str]
+    _past: list[Any]  # the caller's history of a new run, until ``_before_drive`` judges it
     _stream_hold: Any = None
     _text_hold: Optional[list[Any]] = None
 
@@ -143,7 +144,7 @@ class RunEnds(RunDriver[ReActState, ReActResult], Resumable[ReActResult]):
             self._running.stash = ctx.stash.to_state()
         from .seals import seal_counts
 
-        seal_counts(self.kernel, self._running)  # an edited unsigned store cannot lower them (``restoring``)
+        seal_counts(self.kernel, self._running, self.checkpoints)  # an edited unsigned store cannot lower them
 
     def _write_trajectory(self) -> None:
         if self._live is not None:

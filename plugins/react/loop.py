@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import attrs
 import msgspec
-from zagent.agentkit.guardrails import check as check_guardrails, handed_over, wanted
+from zagent.agentkit.guardrails import check as check_guardrails, check_history, handed_over, wanted
 from zagent.agentkit.holding import hold
 from zagent.agentkit.lifecycle import NO_ANSWER
 from zagent.agentkit.toolloop import ToolLoop
@@ -178,17 +178,18 @@ class ReActLoop(Steps, ToolBatches):
 
     async def _go(self, user_input: Optional[Union[str, Message]], history: Optional[Sequence[Any]],
                   ctx: Optional["RunContext[Any]"], deps: Any) -> ReActResult:
-        text = None
+        text, past = None, []
         if user_input is not None:
             from zagent.plugins.actions.userturn import check_parts, judged_text, user_turn
 
             turn = user_turn(user_input, "the ReAct run's user_input")
             text = judged_text(turn)  # what the input guardrails read: text parts and text files too
-            for i, message in enumerate(to_messages(history or [])):
+            past = to_messages(history or [])
+            for i, message in enumerate(past):
                 if message.content is not None:
                     check_text(message.content, f"the ReAct run's history message #{i}")
             check_parts(self.llm, turn)  # a part the model cannot take: an error before the run starts
-            self._start(turn, history, ctx.run_id if ctx is not None else None)
+            self._start(turn, past, ctx.run_id if ctx is not None else None)
         elif self.state is None:
             raise ConfigError("nothing to run: give user_input or restore a state")
         state = self._running
@@ -214,7 +215,7 @@ class ReActLoop(Steps, ToolBatches):
             self._live = LiveSteps(self.live_trajectory_path, state, resumed=user_input is None)
         await self._emit("run_start", resumed=user_input is None,
                          **({"metadata": dict(ctx.metadata)} if ctx.metadata else {}))
-        self._input = text
+        self._input, self._past = text, past  # judged before the first step (``_before_drive``)
         own = self.guardrails.get("output", ())  # streamed text waits for the output guardrails (``_complete``)
         self._stream_hold = hold(ctx, own)
         self._text_hold = [] if self.on_text is not None and wanted(ctx, "output", own) else None
@@ -247,13 +248,18 @@ class ReActLoop(Steps, ToolBatches):
         self._log = ReActStepLog()
 
     async def _before_drive(self) -> None:
-        text, ctx = self._input, self._ctx
+        text, ctx, past = self._input, self._ctx, self._past
         from .stores import claim_store  # before any step is saved: no other agent of the run writes its store
 
         self.__dict__["_release_store"] = claim_store(ctx, self.checkpoints, self, self.agent)
+        self._past = []
         if (text is not None and (self.guardrails or self.kernel.has_impls("zagent_check_input"))
-                and not handed_over(ctx, text)):
+                and not handed_over(ctx, text)):  # handed over by a chat: it judged its history too
             await check_guardrails(ctx, "input", self.agent, text, self.guardrails.get("input", ()))
+            if past:  # the caller's history= (its user turns): each distinct text once per run
+                from zagent.plugins.actions.userturn import history_text
+
+                await check_history(ctx, self.agent, past, history_text, self.guardrails.get("input", ()))
 
     async def _advance(self) -> Optional[ReActResult]:
         state = self._running

@@ -71,10 +71,10 @@ def restored(kernel: "Kernel", state: Any, config: dict[str, Any],
     state.stash = {k: v for k, v in state.stash.items() if k not in TRANSIENT}
     check_counts_of(state, state.checkpoint if at is None else at)
     # an unsigned store's counts as sealed when saved (a signed one's signature covers them already)
-    raise_to_sealed(kernel, state, state.checkpoint if at is None else at, at is not None and not verified)
+    raise_to_sealed(kernel, state, state.checkpoint if at is None else at, at is not None and not verified, store)
     if at is not None and not verified:  # the other steps the store keeps: none sealed later than this one
         newest_sealed(kernel, store, state, at)
-    held = forget_approvals(state, state.checkpoint if at is None else at, kernel)
+    held = forget_approvals(state, state.checkpoint if at is None else at, kernel, store)
     if checked is not None:
         checked.update(held)
     state.checkpoint = max(state.checkpoint, at or 0)  # new checkpoints go after the latest one
@@ -137,7 +137,7 @@ def _raise_usage(state: ReActState, shown: dict[str, int], bad: Any) -> None:
         state.stash[USAGE_COUNTS] = counts
 
 
-def forget_approvals(state: ReActState, step: int, kernel: "Kernel") -> dict[str, tuple[Any, Any]]:
+def forget_approvals(state: ReActState, step: int, kernel: "Kernel", store: Any) -> dict[str, tuple[Any, Any]]:
     """No approval survives a restore; every pending call gets a fresh minted id (never the file's: two calls
     given one would share an approval), and only calls awaiting a human with an approval key, about the tool now
     under the name, and sealed as they are (``seals``) still wait for one (the others are asked again), under a key
@@ -156,9 +156,11 @@ def forget_approvals(state: ReActState, step: int, kernel: "Kernel") -> dict[str
     state.call_keys = {c.id: new_call_id() for c in state.pending}
     waiting = set(state.awaiting_approval)
     tools = {c.id: kernel.find("tools", c.name) for c in state.pending if c.id in waiting}
-    same = {c.id for c in state.pending  # the tool it was asked about (another one under the name: asked again),
-            if c.id in tools and state.held_tools.get(c.id) == tool_identity(tools[c.id])  # the call held (not
-            and held_intact(kernel, state, c, state.held_tools[c.id])}  # edited since): else asked again
+    # the tool it was asked about (another one under the name: asked again), the call held (not edited since) in
+    # this run of this store (``store``: the one restored into; a run of the same id elsewhere: asked again)
+    same = {c.id for c in state.pending
+            if c.id in tools and state.held_tools.get(c.id) == tool_identity(tools[c.id])
+            and held_intact(kernel, state, c, state.held_tools[c.id], store)}
     state.approval_keys = {c.id: approval_key(state.call_keys[c.id], c.name,
                                               vetted_arguments(kernel, c.name, c.arguments))
                            for c in state.pending if c.id in waiting and c.id in state.approval_keys and c.id in same}

@@ -1,8 +1,7 @@
 """Seals on what an unsigned ReAct checkpoint must not change (docs/security.md, 11): each call held for a person
-(its id, tool, arguments as the rail sees them, the tool's identity) and the run's counts, bound to the run by
-``signing.seal`` (the checkpoint key, else the user's own key). A restored call keeps waiting only with its seal; an
-unsigned store's run whose counts seal is gone or wrong is refused (``agentkit.countseal``), else its counts never
-drop below the sealed ones.
+(its id, tool, arguments as the rail sees them, the tool's identity) and the run's counts, bound to the run and its
+store by ``signing.seal``. A restored call keeps waiting only with its seal; an unsigned store's run whose counts
+seal is gone or wrong is refused (``agentkit.countseal``), else its counts never drop below the sealed ones.
 """
 
 from __future__ import annotations
@@ -34,15 +33,18 @@ def _held_data(kernel: "Kernel", step: int, call: "ToolCall", identity: str) -> 
     return canonical([step, call.id, call.name, vetted_arguments(kernel, call.name, call.arguments), identity])
 
 
-def seal_held(kernel: "Kernel", state: "ReActState", call: "ToolCall", identity: str) -> None:
-    """Seal ``call``, held for a person about the tool ``identity`` at the run's step, in ``state.held_seals``."""
-    state.held_seals[call.id] = seal(kernel, state.run_id, HELD, _held_data(kernel, state.step, call, identity))
+def seal_held(kernel: "Kernel", state: "ReActState", call: "ToolCall", identity: str, store: Any) -> None:
+    """Seal ``call``, held for a person about the tool ``identity`` at the run's step, in ``state.held_seals``
+    (``store``: the run's checkpoint store, or ``None``)."""
+    state.held_seals[call.id] = seal(kernel, state.run_id, HELD, _held_data(kernel, state.step, call, identity),
+                                     store=store)
 
 
-def held_intact(kernel: "Kernel", state: "ReActState", call: "ToolCall", identity: str) -> bool:
-    """Whether ``call`` (as restored) is the call sealed when it was held at this step, about the tool ``identity``."""
+def held_intact(kernel: "Kernel", state: "ReActState", call: "ToolCall", identity: str, store: Any) -> bool:
+    """Whether ``call`` (as restored) is the call sealed when it was held at this step of the run in ``store``,
+    about the tool ``identity``: held in another store (a run of the same id there), it is asked about again."""
     return sealed(kernel, state.run_id, HELD, _held_data(kernel, state.step, call, identity),
-                  state.held_seals.get(call.id))
+                  state.held_seals.get(call.id), store=store)
 
 
 def _counts(state: "ReActState") -> dict[str, Any]:
@@ -52,16 +54,17 @@ def _counts(state: "ReActState") -> dict[str, Any]:
             "budget": state.stash.get(BUDGET_COUNTS) or {}, "limits": state.stash.get(USAGE_COUNTS) or {}}
 
 
-def seal_counts(kernel: "Kernel", state: "ReActState") -> None:
-    """Keep the run's counts now, sealed, in ``state.counted`` (before each checkpoint)."""
-    state.counted = countseal.seal_counts(kernel, state.run_id, COUNTS, _counts(state))
+def seal_counts(kernel: "Kernel", state: "ReActState", store: Any) -> None:
+    """Keep the run's counts now, sealed for ``store``, in ``state.counted`` (before each checkpoint)."""
+    state.counted = countseal.seal_counts(kernel, state.run_id, COUNTS, _counts(state), store=store)
 
 
-def raise_to_sealed(kernel: "Kernel", state: "ReActState", step: int, required: bool) -> None:
+def raise_to_sealed(kernel: "Kernel", state: "ReActState", step: int, required: bool, store: Any) -> None:
     """Raise the restored counts to the sealed ones (``step``: the checkpoint restored). ``required`` (a run read
     from an unsigned store): a seal missing, or not this user's for this run, is a ``CheckpointError``
     (``countseal.sealed_counts``); else (a state the restoring code gave) such a seal is ignored."""
-    saved = countseal.sealed_counts(kernel, state.run_id, COUNTS, state.counted, step, required=required, trusted=(
+    saved = countseal.sealed_counts(kernel, state.run_id, COUNTS, state.counted, step, required=required,
+                                    store=store, trusted=(
         ", or restore its state yourself: ReActLoop.restore(kernel, store.latest(run_id)[1], checkpoints=store, "
         "agent_config=...)"))
     if saved is None:
@@ -92,7 +95,7 @@ def newest_sealed(kernel: "Kernel", store: Any, state: "ReActState", step: int) 
     """Refuse ``state`` (the latest checkpoint ``step`` of an unsigned store) when another step the store keeps
     holds counts this user sealed for a later checkpoint: an earlier step's state (its seal valid) was written
     over the latest one, so that budgets and usage restart from then (``CheckpointError``)."""
-    mine = countseal.sealed_counts(kernel, state.run_id, COUNTS, state.counted, step, required=False)
+    mine = countseal.sealed_counts(kernel, state.run_id, COUNTS, state.counted, step, required=False, store=store)
     at = mine.get("checkpoint") if mine else None
     if not isinstance(at, int) or not callable(getattr(store, "steps", None)) or not callable(getattr(store, "load", None)):
         return  # no sealed checkpoint to compare, or a store that gives only its latest step
@@ -102,7 +105,7 @@ def newest_sealed(kernel: "Kernel", store: Any, state: "ReActState", step: int) 
             counted = msgspec.json.decode(raw, type=_SealedOnly).counted if raw else None
         except (msgspec.DecodeError, RecursionError):
             continue  # a damaged older step sets no floor (the latest one is what resumes)
-        theirs = countseal.sealed_counts(kernel, state.run_id, COUNTS, counted, other, required=False)
+        theirs = countseal.sealed_counts(kernel, state.run_id, COUNTS, counted, other, required=False, store=store)
         later = theirs.get("checkpoint") if theirs else None
         if isinstance(later, int) and not isinstance(later, bool) and later > at:
             raise CheckpointError(

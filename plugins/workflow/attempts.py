@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 from zagent.agentkit.counters import shared_counter
 from zagent.agentkit.interrupts import QUESTIONS, Asking, Interrupt, as_data, asking
+from zagent.agentkit.signing import store_identity
 from zagent import interrupt
 from zagent.errors import CheckpointError, Interrupted, ProviderError, RunStopped
 from zagent.agentkit.units import Unit, UnitLost
@@ -57,7 +58,8 @@ class NodeAttempts(RunCore):
                         payload=lambda: node_payload(self.nodes[name], self.agents[name], agents, self.values,
                                                      self.run_id, self.answers.get(name, []),
                                                      None if self.vouched is None else self.vouched.get(name, {}),
-                                                     self.passes.get(name, 0), self._asking(name).recorded()))
+                                                     self.passes.get(name, 0), self._asking(name).recorded(),
+                                                     store_identity(self.ex.checkpoints)))
             for lost in range(LOST_RETRIES + 1):  # a lost worker is not the node's failure: run it again
                 try:
                     result = await self.units.submit(unit)
@@ -100,7 +102,7 @@ class NodeAttempts(RunCore):
         """Node ``name``'s interrupt scope: its answers, its pass, and the run's record of the questions asked."""
         return Asking(answers, vouched=vouched, passes=self.passes.get(name, 0),
                       record=shared_counter(self._ctx, QUESTIONS), spent=self.spent.setdefault(name, set()),
-                      run=self.run_id, node=name)
+                      run=self.run_id, store=store_identity(self.ex.checkpoints), node=name)
 
 
 def _unreachable(key: str) -> Any:

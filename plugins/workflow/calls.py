@@ -53,9 +53,10 @@ def node_outputs(node: "WorkFlowNode", produced: dict[str, Any]) -> dict[str, An
 
 def node_payload(node: "WorkFlowNode", order: list[str], agents: dict[str, Any], values: dict[str, Any],
                  run_id: str, answers: Any = (), vouched: Any = None, passes: int = 0,
-                 questions: Any = None) -> dict[str, Any]:
+                 questions: Any = None, store: str = "") -> dict[str, Any]:
     """What a remote worker needs to run ``node``: the node, its agents' specs (in call order) and the values
-    they read; an agent without a spec cannot travel (``ConfigError`` naming it)."""
+    they read (``store``: the identity of the run's checkpoint store, which a yes is bound to); an agent without a
+    spec cannot travel (``ConfigError`` naming it)."""
     specs = []
     wanted = set(node.input_names)
     for agent_name in order:
@@ -68,7 +69,7 @@ def node_payload(node: "WorkFlowNode", order: list[str], agents: dict[str, Any],
     return {"node": msgspec.to_builtins(msgspec.structs.replace(node, agents=[])), "agents": specs, "run_id": run_id,
             "trust": shipped_trust(), "answers": list(answers),
             "vouched": None if vouched is None else [[i, q] for i, q in sorted(dict(vouched).items())],
-            "passes": passes, "questions": questions,  # the questions asked at each position (interrupts.QUESTIONS)
+            "passes": passes, "questions": questions, "store": store,  # questions: asked at each position
             "values": {k: values[k] for k in wanted if values.get(k) is not None}}
 
 

@@ -95,7 +95,7 @@ async def load_checked(store: Any, kernel: "Kernel", run_id: str) -> Optional[tu
             "another run: its counts and approvals are not this run's); the run is not resumed. Start a new run, or "
             "sign checkpoints (Kernel(config={'checkpoint_key': ...}))", run_id=run_id, step=found[0])
     state = checked(state, found[0])
-    _raise_to_sealed(kernel, state, found[0], signer_of(kernel) is None)
+    _raise_to_sealed(kernel, state, found[0], signer_of(kernel) is None, store)
     if signer_of(kernel) is None:  # and to the counts the store's other steps sealed (an earlier state moved up)
         from zagent.agentkit.countseal import akept_seals
 
@@ -104,22 +104,22 @@ async def load_checked(store: Any, kernel: "Kernel", run_id: str) -> Optional[tu
     return found[0], state
 
 
-def sealed(kernel: "Kernel", state: RunState) -> RunState:
-    """``state`` with its counts now sealed (``counted``), as it is checkpointed."""
+def sealed(kernel: "Kernel", state: RunState, store: Any) -> RunState:
+    """``state`` with its counts now sealed (``counted``) for its run in ``store``, as it is checkpointed."""
     from zagent.agentkit.countseal import seal_counts
     from zagent.agentkit.counters import rail_counts_of
 
     state.counted = seal_counts(kernel, state.run_id, "workflow",
-                                {"loops": state.loops, "counters": rail_counts_of(state.counters)})
+                                {"loops": state.loops, "counters": rail_counts_of(state.counters)}, store=store)
     return state
 
 
-def _raise_to_sealed(kernel: "Kernel", state: RunState, step: int, required: bool) -> None:
+def _raise_to_sealed(kernel: "Kernel", state: RunState, step: int, required: bool, store: Any) -> None:
     """The resumed run's loop counts and counters raised to the sealed ones; ``required`` (an unsigned store): a
-    seal missing or not this user's for this run is a ``CheckpointError`` (``zagent.agentkit.countseal``)."""
+    seal missing or not this user's for this run of ``store`` is a ``CheckpointError`` (``countseal``)."""
     from zagent.agentkit.countseal import sealed_counts
 
-    saved = sealed_counts(kernel, state.run_id, "workflow", state.counted, step, required=required)
+    saved = sealed_counts(kernel, state.run_id, "workflow", state.counted, step, required=required, store=store)
     if saved is not None:
         _raise_to(state, saved, step)
 

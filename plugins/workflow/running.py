@@ -124,7 +124,7 @@ class RunCore(RunDriver[RunState, WorkFlowResult]):
         from .result import sealed
 
         self.step += 1
-        return self.run_id, self.step, sealed(self.kernel, self._state(self.run_status)), {
+        return self.run_id, self.step, sealed(self.kernel, self._state(self.run_status), self.ex.checkpoints), {
             "workflow": self.graph.name, "status": self.run_status}
 
     def _resume_hint(self) -> str:

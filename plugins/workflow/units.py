@@ -32,7 +32,7 @@ async def run_node(kernel: "Kernel", payload: dict[str, Any]) -> dict[str, Any]:
     record = None if questions is None else RunCounter.from_state(questions)
     with asking(Asking(payload.get("answers") or (), vouched=payload.get("vouched"),
                        passes=int(payload.get("passes") or 0), record=record, run=payload.get("run_id"),
-                       node=node.name)) as scope:
+                       store=str(payload.get("store") or ""), node=node.name)) as scope:
         try:
             for agent_name, spec, memory_key in payload["agents"]:
                 agent = worker_agent(kernel, spec, payload, memory_key)

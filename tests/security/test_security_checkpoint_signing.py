@@ -116,7 +116,7 @@ def test_a_restored_run_goes_on_signing(tmp_path):
     assert restore(k, store, run_id, agent_config={}).run().content == "done"
     step, _ = store.latest(run_id)
     assert signer_of(k) is not None and store.chain(run_id)[0][-1][0] == step
-    signer_of(k).check(run_id, store.chain(run_id)[0])
+    signer_of(k).within(store.store_id).check(run_id, store.chain(run_id)[0])  # signed for this store
     k.close()
 
 

@@ -3,7 +3,7 @@ workflows), a held call's seal replayed into a later batch of its run, a yes to 
 another definition of that agent loaded by the resuming process, a budget dropped from saved settings.
 
 Attacks tried (session 2026-12-07, redteam round 14) and whether they got through before this module's fixes (28
-tried, 18 got through, 17 fixed, one open as a strict xfail):
+tried, 18 got through, all fixed, one of them in round fifteen):
 
 - an unsigned store's run ``used`` (its tool budget spent) given, as its next or only step, the latest state of
   another run (its own run id, counts and seals inside, valid for that run): ReAct by ``resume``, ``aresume`` and
@@ -29,8 +29,8 @@ tried, 18 got through, 17 fixed, one open as a strict xfail):
   ``public_data`` (``zagent.agentkit.secrets``) keeps the numbers of ``tool_budget`` and ``tool_rpm`` (tool names
   are names, not secrets)
 - a held ReAct call of run ``ticket-7`` in one store (the attacker's tenant) copied into run ``ticket-7`` of
-  another store, whose person approves ``c1``: GOT THROUGH (1) -- OPEN: seals bind the run id and step, not the
-  store (two runs given one id are one run, docs/security.md 12)
+  another store, whose person approves ``c1``: GOT THROUGH (1) -- open in round fourteen, fixed in round
+  fifteen: seals and signatures name the store's identity (``Signer.within``, ``store_info``)
 - held: a signed ReAct run and a signed workflow copied over another; a workflow's and a group chat's waiting
   question rewritten to look harmless (the yes is for the question shown, not the call held); a resume whose loop
   no longer offers the held call's tool, or whose rails now deny it; a streamed run's text claiming the approval.
@@ -751,16 +751,12 @@ def test_a_signed_workflow_resumed_from_another_runs_copied_state_is_refused(tmp
         k.close()
 
 
-SAME_ID_OPEN = ("open: seals bind a held call to its run id and step, not to the store; two runs an app gives one id "
-                "in two stores (per tenant, per user) are one run to them (docs/security.md, 12)")
-
-
-@pytest.mark.xfail(strict=True, reason=SAME_ID_OPEN)
 def test_a_held_call_from_a_run_of_the_same_id_in_another_store_is_asked_about_again(tmp_path):
-    """Attack (unsigned stores): the app names runs itself (``ticket-7``) in one store per tenant; tenant one's run
-    (the attacker's model) waits on ``danger("/")``, tenant two's on ``danger("/tmp/x")``, both under ``c1`` at the
-    same step. The first store's latest state is saved as the second's next step; tenant two's person approves
-    ``c1``. Wanted: ``"/"`` is asked about again, not run."""
+    """Attack (unsigned stores; got through, round fifteen): the app names runs itself (``ticket-7``) in one store
+    per tenant; tenant one's run (the attacker's model) waits on ``danger("/")``, tenant two's on
+    ``danger("/tmp/x")``, both under ``c1`` at the same step. The first store's latest state is saved as the
+    second's next step; tenant two's person approves ``c1``. Defence: seals name the store's own identity
+    (``store_id``, kept in its file) as well as the run: ``"/"`` is not run (asked about again, or refused)."""
     from zagent.plugins.react import ReActLoop
 
     ran, one, two = [], str(tmp_path / "one.db"), str(tmp_path / "two.db")

@@ -7,7 +7,7 @@ import sqlite3
 
 import msgspec
 import pytest
-from zagent.plugins.memory.schema import MIGRATIONS, statements
+from zagent.plugins.memory.schema import MIGRATIONS, SCHEMA_VERSION, statements
 from zagent.plugins.workflow import WorkFlowExecutor
 from zagent.plugins.workflow.result import RunState, sealed
 
@@ -121,15 +121,22 @@ def test_a_file_with_old_format_patches_reads_back_and_resumes(kernel, tmp_path,
     clean_store = kernel.memory("checkpoints", path=str(tmp_path / "clean.db"), keep_last=None)
     clean = WorkFlowExecutor(kernel=kernel, checkpoints=clean_store).run(appending(12), {"goal": "g"}, run_id="c")
     clean_store.close()
-    states = [msgspec.to_builtins(sealed(kernel, msgspec.structs.replace(  # run c's states, as run old's own
-        msgspec.json.decode(saved_states[("c", step)], type=RunState), run_id="old"))) for step in range(1, 7)]
+
+    def as_old(store):  # run c's states, as run old's own, sealed for ``store`` (None: an older zagent's, no store)
+        return [msgspec.to_builtins(sealed(kernel, msgspec.structs.replace(msgspec.json.decode(
+            saved_states[("c", step)], type=RunState), run_id="old"), store)) for step in range(1, 7)]
+
     path = str(tmp_path / "old.db")
-    version_3_file(path, states)
-    store = kernel.memory("checkpoints", path=path, keep_last=None)
+    version_3_file(path, as_old(None))
+    store = kernel.memory("checkpoints", path=path, keep_last=None)  # migrated, and given its identity
+    states = as_old(store)  # an older zagent's seals named no store (such a run needs accept_unsealed_counts)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE checkpoints SET state = ? WHERE run_id = 'old' AND step = 1",
+                     (msgspec.json.encode(states[0]),))
     assert as_state(store.latest("old")[1]) == as_state(msgspec.json.encode(states[-1]))
     resumed = WorkFlowExecutor(kernel=kernel, checkpoints=store).run(appending(12), {"goal": "g"}, run_id="old")
     assert len(resumed.resumed) == 6 and same_run(resumed, clean)
     assert any("extend_in" in patch for _, patch, _ in patches(store, "old"))
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     store.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import msgspec
 
@@ -81,9 +81,11 @@ class Signer:
         h.update(data)
         return h.hexdigest()
 
-    def check(self, run_id: str, rows: Sequence[tuple[int, str, bytes, bool, dict[str, Any]]]) -> None:
+    def check(self, run_id: str, rows: Sequence[tuple[int, str, bytes, bool, dict[str, Any]]],
+              legacy: Optional[Mapping[int, str]] = None) -> None:
         """Check ``rows`` (step, kind, bytes, is a patch, metadata) from a full save on: ``CheckpointError``
-        naming the first step that is unsigned or does not match."""
+        naming the first step that is unsigned or does not match. ``legacy``: ``{step: MAC}`` of the steps the store
+        held when given its identity; such a step may carry that MAC made without the store (``within``)."""
         prev = ""
         for step, kind, data, patch, metadata in rows:
             mac = metadata.get(MAC) if isinstance(metadata, dict) else None
@@ -96,11 +98,16 @@ class Signer:
             if not hmac.compare_digest(mac, self.mac(run_id, step, kind, prev if patch else "", data)):
                 if self._unbound is not None and hmac.compare_digest(
                         mac, self._unbound.mac(run_id, step, kind, prev if patch else "", data)):
+                    kept = (legacy or {}).get(step)
+                    if isinstance(kept, str) and hmac.compare_digest(mac, kept):  # held since the upgrade, unchanged
+                        prev = mac
+                        continue
                     raise CheckpointError(
                         f"checkpoint {step} of run {run_id!r} was signed without its store (by a zagent before store "
-                        "identities, or copied from a store of one), so a step copied from another store cannot be "
-                        "told from it; the run is not restored. Finish it with that zagent, or start it again",
-                        run_id=run_id, step=step)
+                        "identities) but is not a step the store held, as it is now, when it was given its identity "
+                        "(it was written or changed since, or copied from another store), so it cannot be told from "
+                        "a step copied from another store; the run is not restored. Restore an intact copy of the "
+                        "store or start the run again", run_id=run_id, step=step)
                 raise CheckpointError(
                     f"checkpoint {step} of run {run_id!r} does not match its signature: it was changed, removed "
                     "from or moved in the run's step log after it was written, copied from another store (a run "
@@ -198,7 +205,9 @@ def read_latest(store: Checkpoints, run_id: str, signer: Optional[Signer]) -> Op
     if signer is None:
         latest: Optional[tuple[int, bytes]] = store.latest(run_id)
         return latest
-    return _checked(store, run_id, signer, store.chain(run_id) if hasattr(store, "chain") else _NONE)
+    chain = store.chain(run_id) if hasattr(store, "chain") else _NONE
+    legacy = getattr(store, "legacy_macs", None)  # steps signed before store identities (one read a resume)
+    return _checked(store, run_id, signer, chain, legacy(run_id) if legacy and chain not in (None, _NONE) else None)
 
 
 async def aread_latest(store: Checkpoints, run_id: str, signer: Optional[Signer]) -> Optional[tuple[int, bytes]]:
@@ -206,10 +215,13 @@ async def aread_latest(store: Checkpoints, run_id: str, signer: Optional[Signer]
     if signer is None:
         latest: Optional[tuple[int, bytes]] = await store.alatest(run_id)
         return latest
-    return _checked(store, run_id, signer, await store.achain(run_id) if hasattr(store, "achain") else _NONE)
+    chain = await store.achain(run_id) if hasattr(store, "achain") else _NONE
+    legacy = getattr(store, "alegacy_macs", None)
+    return _checked(store, run_id, signer, chain, await legacy(run_id) if legacy and chain not in (None, _NONE) else None)
 
 
-def _checked(store: Checkpoints, run_id: str, signer: Signer, chain: Any) -> Optional[tuple[int, bytes]]:
+def _checked(store: Checkpoints, run_id: str, signer: Signer, chain: Any,
+             legacy: Optional[Mapping[int, str]] = None) -> Optional[tuple[int, bytes]]:
     if chain is _NONE:
         raise CheckpointError(f"{store!r} cannot give the step log of run {run_id!r} to check its signatures "
                               "(no chain()/achain()); with a checkpoint_key, use the memory plugin's "
@@ -217,5 +229,5 @@ def _checked(store: Checkpoints, run_id: str, signer: Signer, chain: Any) -> Opt
     if chain is None:
         return None
     rows, state = chain
-    signer.within(store_identity(store)).check(run_id, rows)
+    signer.within(store_identity(store)).check(run_id, rows, legacy)
     return rows[-1][0], state

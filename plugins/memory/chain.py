@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 
+from zagent.agentkit.signing import MAC
+
 from .patches import FULL_BASE, check_restore_size, rebuild, stored
 from .records import check_run_id
 
@@ -50,6 +52,18 @@ class CheckpointChain:
 
     async def achain(self, run_id: str) -> Optional[tuple[list[ChainRow], bytes]]:
         return await asyncio.to_thread(self.chain, run_id)
+
+    def legacy_macs(self, run_id: str) -> dict[int, str]:
+        """``{step: MAC}`` of the signed steps of ``run_id`` this file held when it was given a store identity
+        (schema 5, table ``legacy_steps``): signed by a zagent before store identities, without the store. A step
+        with that MAC is accepted so (``Signer.check``); any other needs the store's."""
+        rows = self.db.read(lambda c: c.execute("SELECT step, metadata FROM legacy_steps WHERE run_id = ?",
+                                                (check_run_id(run_id),)).fetchall())
+        found = {step: _metadata(raw).get(MAC) for step, raw in rows}
+        return {step: mac for step, mac in found.items() if isinstance(mac, str)}
+
+    async def alegacy_macs(self, run_id: str) -> dict[int, str]:
+        return await asyncio.to_thread(self.legacy_macs, run_id)
 
 
 def _metadata(raw: Any) -> dict[str, Any]:

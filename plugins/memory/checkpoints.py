@@ -176,9 +176,15 @@ class CheckpointStore(CheckpointChain):
                         metadata=msgspec.json.decode(r[6])) for r in rows]
 
     def delete(self, run_id: str) -> int:
-        """Remove every checkpoint of ``run_id``; returns how many."""
-        return self.db.write(lambda c: c.execute(
-            "DELETE FROM checkpoints WHERE run_id = ?", (check_run_id(run_id),)).rowcount)
+        """Remove every checkpoint of ``run_id`` (and its marks as signed before store identities); returns how many."""
+        check_run_id(run_id)
+
+        def write(c: sqlite3.Connection) -> int:
+            c.execute("DELETE FROM legacy_steps WHERE run_id = ?", (run_id,))
+            deleted: int = c.execute("DELETE FROM checkpoints WHERE run_id = ?", (run_id,)).rowcount
+            return deleted
+
+        return self.db.write(write)
 
     def prune(self, keep_last: Optional[int] = None, older_than: Optional[float] = None,
               kind: Optional[str] = None) -> int:
@@ -251,6 +257,9 @@ def _prune(c: sqlite3.Connection, keep_last: Optional[int], older_than: Optional
         runs = c.execute(f"SELECT DISTINCT run_id FROM checkpoints WHERE 1 {kind_clause}", kind_params).fetchall()
         for (run_id,) in runs:
             removed += _trim(c, run_id, keep_last)
+    if removed:  # the marks of steps signed before store identities that are gone
+        c.execute("DELETE FROM legacy_steps WHERE NOT EXISTS (SELECT 1 FROM checkpoints k WHERE "
+                  "k.run_id = legacy_steps.run_id AND k.step = legacy_steps.step)")
     return removed
 
 

@@ -85,10 +85,19 @@ CREATE TABLE store_info (
     name TEXT PRIMARY KEY,
     value TEXT NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE legacy_steps (
+    run_id TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    metadata BLOB NOT NULL,
+    PRIMARY KEY (run_id, step)
+) WITHOUT ROWID;
+INSERT INTO legacy_steps (run_id, step, metadata)
+    SELECT run_id, step, metadata FROM checkpoints WHERE instr(metadata, 'zagent_mac') > 0;
 """
 """Version 5: facts about the file itself; ``store_id``, the checkpoint store's identity (``new_call_id``, made once
 by ``CheckpointStore``, on a file of version 4 or below on its first open): seals and signatures bind a run's state to
-it, so a state copied into another store is refused or asked about again, while the file copied whole keeps it."""
+it, so a state copied into another store is refused or asked about again, while the file copied whole keeps it.
+``legacy_steps``: the signed steps held when migrated (their metadata, hence MACs; ``CheckpointChain.legacy_macs``)."""
 
 MIGRATIONS: dict[int, str] = {
     1: MESSAGES + CHECKPOINTS,

@@ -1,7 +1,7 @@
 """Credentials follow the user (docs/security.md, 3). Inside ``spec_options`` (an untrusted spec's LLM options),
 ``check_destination`` refuses with a ``ConfigError``, before any request, an LLM that would send the user's key from
 the environment to a ``base_url`` the user did not configure or list in ``trusted_base_urls`` (a spec's own
-``api_key`` may go anywhere); ``check_options`` refuses ``CODE_OPTIONS`` and a ``Host`` header;
+``api_key`` may go anywhere); ``check_options`` refuses ``CODE_OPTIONS``, ``TOOL_OPTIONS`` and a ``Host`` header;
 ``check_http_settings`` an ``api_key`` and headers HTTP cannot carry.
 """
 
@@ -19,7 +19,8 @@ from ..errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
-__all__ = ["CODE_OPTIONS", "SpecOrigin", "check_destination", "check_http_settings", "check_options", "spec_options"]
+__all__ = ["CODE_OPTIONS", "TOOL_OPTIONS", "SpecOrigin", "check_destination", "check_http_settings", "check_options",
+           "spec_options"]
 
 
 @attrs.frozen
@@ -95,11 +96,25 @@ CODE_OPTIONS = ("http_module", "client", "client_factory")
 LLM_CONFIG_KEYS = ("model", "base_url", "api_key", "profile", "headers", "timeout", "prices")
 
 
+#: request fields that give the model tools (run by the provider's servers: an MCP connector, hosted search or
+#: fetch; or functions the run never offered): never taken from an untrusted spec, also inside ``extra_body``.
+TOOL_OPTIONS = ("tools", "functions", "function_call", "mcp_servers", "tool_resources", "tool_config",
+                "web_search_options", "plugins", "container")
+
+
 def check_options(options: dict[str, Any]) -> None:
-    """Refuse options an untrusted spec must not set (``http_module`` imports a module by name)."""
+    """Refuse options an untrusted spec must not set (``http_module`` imports a module by name; ``TOOL_OPTIONS``)."""
     origin = _origin.get()
     if origin is None:
         return
+    extra = options.get("extra_body")
+    for key in TOOL_OPTIONS:
+        if options.get(key) is not None or (isinstance(extra, dict) and extra.get(key) is not None):
+            raise ConfigError(f"{origin.what} sets llm_config {key!r}, a request field that gives the model tools "
+                              "the agent does not offer (run by the provider's servers, out of reach of your rails); "
+                              "a spec file may not add tools this way, so it was refused. List the agent's tools "
+                              "in its 'tools', pass the field to k.llm(...) in Python, or trust the spec "
+                              "(k.agent(spec, trust=True); zagent ... --trust)")
     for key in CODE_OPTIONS:
         if options.get(key) is not None:
             raise ConfigError(f"{origin.what} sets llm_config {key!r}, which names code to import or run; a spec "

@@ -6,6 +6,8 @@ Cheap: it runs on every tool and LLM call.
 
 from __future__ import annotations
 
+import functools
+import re
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
@@ -113,16 +115,31 @@ def first_deny(patterns: Iterable[str], name: str, toolset: str) -> Optional[str
 
 
 def first_folded(patterns: Iterable[str], name: str, toolset: str) -> Optional[str]:
-    """The first name pattern selecting the name as a server may disguise it: case ignored, and without its
-    toolset's prefix (an MCP server's ``fs.Delete_File`` meets ``delete_*``)."""
+    """The first name pattern selecting the name as a server may disguise it: case ignored, without its
+    toolset's prefix, and read as words (``_``, ``-``, ``.`` and camel case alike: a server's ``fs.Delete-File``
+    or ``fs.deleteFile`` meets ``delete_*``; ``deleted_log`` does not)."""
     folded, prefix = name.casefold(), toolset.casefold()
-    names = {folded}
+    names = {folded, _words(name)}
     if prefix and folded.startswith(prefix) and len(folded) > len(prefix):
-        names.add(folded[len(prefix):].lstrip("._-:/"))
+        bare = name[len(prefix):].lstrip("._-:/")  # tool names are ASCII: casefold keeps their length
+        names |= {bare.casefold(), _words(bare)}
     for pattern in patterns:
-        if not pattern.startswith("toolset:") and any(fnmatchcase(n, pattern.casefold()) for n in names):
+        if pattern.startswith("toolset:"):
+            continue
+        wanted = {pattern.casefold()} if "[" in pattern else {pattern.casefold(), _words(pattern)}
+        if any(fnmatchcase(n, w) for n in names for w in wanted):
             return pattern
     return None
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SEPARATORS = re.compile(r"[._\-]+")
+
+
+@functools.lru_cache(maxsize=4096)  # rails run on every call: the same few names and patterns each time
+def _words(text: str) -> str:
+    """``text`` folded with its words joined by one ``_`` (``Delete-File``, ``deleteFile``: ``delete_file``)."""
+    return _SEPARATORS.sub("_", _CAMEL.sub("_", text).casefold())
 
 
 def as_list(value: Any, key: str) -> list[str]:

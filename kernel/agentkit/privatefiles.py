@@ -80,7 +80,8 @@ def _chmod_made(folder: str) -> None:
 
 def check_private(path: _PathLike, *, reading: bool = False) -> bool:
     """Refuse ``path`` if it is a symlink another user owns (and, to write, a file that is not a regular
-    file of this user's); a missing file passes. ``ConfigError`` saying what was found and what to do. ``True``
+    file of this user's, or a link of the user's that is dangling or points out of its folder); a missing file
+    passes. ``ConfigError`` saying what was found and what to do. ``True``
     when ``path`` is a symlink of the user's own (the one kind of link ``open_private`` follows)."""
     p = os.fspath(path)
     try:
@@ -98,10 +99,8 @@ def check_private(path: _PathLike, *, reading: bool = False) -> bool:
                               "in a folder only you can write")
         if reading:
             return True
-        try:
-            st = os.stat(p)
-        except FileNotFoundError:
-            return True
+        _check_link_out(p)
+        st = os.stat(p)
     if reading:
         return own_link
     if not stat.S_ISREG(st.st_mode):
@@ -113,6 +112,27 @@ def check_private(path: _PathLike, *, reading: bool = False) -> bool:
         raise ConfigError(f"{p!r} has {st.st_nlink} hard links (another name may be ~/.bashrc); zagent does not "
                           "write into it. Choose a new file in a folder only you can write")
     return own_link
+
+
+def _check_link_out(p: str) -> str:
+    """The real path of the user's own symlink ``p``, about to be written through; ``ConfigError`` when it is
+    dangling (the write would make a file where it points: ``~/.ssh/authorized_keys``), a loop, or out of its folder
+    (a link in a downloaded folder is the user's too: ``--out results.jsonl`` names that folder's file, not
+    ``~/.bashrc``)."""
+    target = os.path.realpath(p)
+    folder = os.path.realpath(os.path.dirname(_absolute(p)))
+    if os.path.islink(target):  # realpath stops at a loop
+        raise ConfigError(f"{p!r} is a symlink that leads back to itself (a loop through {target!r}); zagent does not "
+                          "write through it. Remove the link, or name the real path")
+    if not os.path.lexists(target):
+        raise ConfigError(f"{p!r} is a symlink to {target!r}, which does not exist; zagent does not create a file "
+                          "through a link (a link in a downloaded folder could make one anywhere). Remove the link, "
+                          "or name the real path")
+    if not target.startswith(folder.rstrip(os.sep) + os.sep):
+        raise ConfigError(f"{p!r} is a symlink to {target!r}, outside its folder {folder!r}; zagent writes through a "
+                          "link only to a file in the link's own folder (a link in a downloaded folder could point at "
+                          "~/.bashrc). Name the real path, or remove the link")
+    return target
 
 
 def open_private(path: _PathLike, flags: int, *, reading: bool = False, what: str = "file") -> int:
@@ -127,13 +147,19 @@ def open_private(path: _PathLike, flags: int, *, reading: bool = False, what: st
         private_folder(os.path.dirname(_absolute(p)))
     # only a link check_private saw as the user's own is followed: one planted after the check is not
     nofollow = 0 if check_private(p, reading=reading) else getattr(os, "O_NOFOLLOW", 0)
+    where = p
+    if not nofollow and not reading:  # the user's own link: its checked target is opened, never a link swapped in
+        where, nofollow = _check_link_out(p), getattr(os, "O_NOFOLLOW", 0)
+        from .files import check_side_file
+
+        check_side_file(where)  # page.html -> app.db-wal: the link's name said nothing of the database's log
     nonblock = getattr(os, "O_NONBLOCK", 0)  # a planted FIFO must not hang the open, to read or to write
     truncate = not reading and bool(flags & os.O_TRUNC)  # after the descriptor is checked, never before
     try:
-        fd = os.open(p, (flags & ~os.O_TRUNC if truncate else flags) | nofollow | nonblock
+        fd = os.open(where, (flags & ~os.O_TRUNC if truncate else flags) | nofollow | nonblock
                      | getattr(os, "O_CLOEXEC", 0), 0o600)
     except OSError as exc:
-        if nofollow and os.path.islink(p):
+        if nofollow and os.path.islink(where):
             raise ConfigError(f"{p!r} became a symlink while zagent opened it; it was not followed. Remove it "
                               "and choose a file in a folder only you can write") from None
         if exc.errno == errno.ENXIO:  # a FIFO (no reader) or a device put there after the check
@@ -175,12 +201,13 @@ def touch_private(path: _PathLike) -> None:
     p = os.fspath(path)
     if p in (":memory:", ""):  # SQLite's in-memory and temporary databases
         return
-    for side in SQLITE_SIDE_FILES:
-        if os.path.islink(p + side):  # SQLite never makes one: shipped in a download, it may point at your files
-            raise ConfigError(f"{p + side!r} is a symlink (to {os.path.realpath(p + side)!r}); SQLite keeps its {side} "
-                              f"file next to the database {p!r} and never makes it a link, so zagent does not open "
-                              "the database with it. Remove the link, or name another database file")
-        check_private(p + side)
+    for base in dict.fromkeys((p, os.path.realpath(p))):  # SQLite keeps them next to the file a link leads to
+        for side in SQLITE_SIDE_FILES:
+            if os.path.islink(base + side):  # SQLite never makes one: shipped in a download, it may point at your files
+                raise ConfigError(f"{base + side!r} is a symlink (to {os.path.realpath(base + side)!r}); SQLite keeps "
+                                  f"its {side} file next to the database {base!r} and never makes it a link, so zagent "
+                                  "does not open the database with it. Remove the link, or name another database file")
+            check_private(base + side)
     if os.path.lexists(p):
         check_private(p)
         return

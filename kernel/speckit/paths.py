@@ -184,11 +184,13 @@ def _alike(a: Optional[str], b: Optional[str]) -> bool:
 
 
 def _folded(path: str) -> str:
-    """``path`` NFC-normalised and case-folded: one key for the names a case-insensitive file system takes as one.
-    Used only to refuse more, never to allow (``/home/u/PROJ`` is not inside ``/home/u/proj`` on Linux)."""
+    """``path`` NFC-normalised and case-folded, each name without trailing dots and spaces (Windows drops them:
+    ``data. /cp.db`` is ``data/cp.db``): one key for the names a file system may take as one. Used only to refuse
+    more, never to allow (``/home/u/PROJ`` is not inside ``/home/u/proj`` on Linux)."""
     import unicodedata
 
-    return unicodedata.normalize("NFC", path).casefold()
+    names = unicodedata.normalize("NFC", path).casefold().split(os.sep)
+    return os.sep.join(n.rstrip(". ") or n for n in names)
 
 
 def check_users_data(real: str, key: str, text: str, kernel: Optional["Kernel"]) -> None:

@@ -314,7 +314,7 @@ def test_a_skills_index_linked_to_the_users_database_is_refused(tmp_path):
     before = users_database(tmp_path / "budget.db")
     (tmp_path / "pack").mkdir()
     os.symlink(tmp_path / "budget.db", tmp_path / "pack" / ".index.sqlite")
-    with pytest.raises(ConfigError, match="outside the skills folder"):
+    with pytest.raises(ConfigError, match="outside (the skills folder|its folder)"):
         SkillRegistry(str(tmp_path / "pack")).load()
     assert (tmp_path / "budget.db").read_bytes() == before
     assert not (tmp_path / "budget.db-wal").exists()
@@ -327,7 +327,7 @@ def test_a_dangling_skills_index_link_makes_no_file_out_of_the_folder(tmp_path):
     (tmp_path / "pack").mkdir()
     (tmp_path / "outside").mkdir()
     os.symlink(tmp_path / "outside" / "made.db", tmp_path / "pack" / ".index.sqlite")
-    with pytest.raises(ConfigError, match="outside the skills folder"):
+    with pytest.raises(ConfigError, match="outside the skills folder|does not exist"):
         SkillRegistry(str(tmp_path / "pack")).load()
     assert os.listdir(tmp_path / "outside") == []
 

@@ -284,6 +284,7 @@ def _run_nonce(asked: RunCounter) -> str:
 def ran_result(call: ToolCall) -> ToolResult:
     """What the model is told about a call its person's yes already ran (not run again)."""
     return ToolResult(call_id=call.id, name=call.name, state="blocked", error="already ran on its approval",
-                      content="Error: the call was not run: the person's yes to it already ran it once (this node "
-                              "or turn is being run again, or its run was restored from an earlier checkpoint); "
-                              "a yes covers one run of a call. Use the result it gave then, or ask for a new call")
+                      content="Error: the call was not run: the person's yes to it was already used, and the call "
+                              "ran (or began to run) on it then (this node or turn is being run again, or its run "
+                              "was restored from an earlier checkpoint); a yes covers one run of a call. Use the "
+                              "result it gave then if there is one, or make the call again to be asked anew")

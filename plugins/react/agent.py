@@ -91,8 +91,13 @@ class ReActAgent(Agent):
 
     def run_config(self) -> dict[str, Any]:
         """The ``agent_config`` each run's context gets: the agent's plugin settings
-        (``Agent.agent_config``, e.g. ``{"skills": True}``) plus ``"rails"``."""
-        return {**self.agent_config, "rails": dict(self.rails)}
+        (``Agent.agent_config``, e.g. ``{"skills": True}``) plus ``"rails"``: ``rails``, or, left empty, the rails
+        given as ``agent_config["rails"]`` (where declared agents take them: never dropped unsaid)."""
+        given = self.agent_config.get("rails")
+        if given and self.rails and given != self.rails:
+            raise ConfigError(f"react agent {self.name!r} has rails in both rails= (the spec's 'rails') and "
+                              "agent_config['rails'], which differ; give them in one place (rails=)")
+        return {**self.agent_config, "rails": dict(self.rails or given or {})}
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()

@@ -173,6 +173,7 @@ class Handoffs:
         pending = root.stash[_PENDING] = _Pending(targets={transfer_tool_name(n): n for n in self.agents})
         name, reason = next(iter(self.agents)), ""
         trace: list[Hop] = []
+        handed: list[tuple[str, Any]] = []  # the agents that handed over so far, with their rails
         try:
             for hop in range(self.max_handoffs + 1):
                 agent = self.agents[name]
@@ -183,7 +184,8 @@ class Handoffs:
                     loop.guardrails = {**loop.guardrails, "output": [*loop.guardrails.get("output", ()), *outer]}
                 pending.loop, pending.target = loop, None
                 # the caller's rails (the agent handing over, its callers) stay a floor for whoever answers
-                agent_ctx = root.for_agent(agent.name, outer_config(loop.agent_config, root))
+                agent_ctx = root.for_agent(agent.name, _kept_rails(outer_config(loop.agent_config, root), handed,
+                                                                   agent.name))
                 asked = turn if not hop else msgspec.structs.replace(
                     turn, content=f"{user_text}\n\n(Handed over to you by {trace[-1].agent}: {reason})")
                 step = Hop(agent=agent.name, reason=reason)
@@ -199,6 +201,7 @@ class Handoffs:
                     own = loop.guardrails.get("output", ())
                     if root.on_delta is not None and wanted(root, "output", own):  # streamed: the event shows the
                         await check_guardrails(agent_ctx, "output", agent.name, pending.reason, own)  # reason: judged
+                    handed.append((agent.name, (loop.agent_config or {}).get("rails")))  # a floor for the next
                     await root.aemit("handoff", source=agent.name, target=pending.target, reason=pending.reason)
                     name, reason = pending.target, pending.reason
                     continue
@@ -218,6 +221,21 @@ class Handoffs:
         return run_sync(self.achat(user_input, history, **kwargs))
 
 
+def _kept_rails(config: dict[str, Any], handed: list[tuple[str, Any]], name: str) -> dict[str, Any]:
+    """``config`` of agent ``name`` answering now, with the rails of each agent that handed the conversation over
+    before it as outer layers (not its own, nor a layer already there): a hand-over never drops the rules of the
+    agent handing over, whoever built the ``Handoffs`` and whatever context it was given."""
+    outer = list(config.get("outer_rails") or ())
+    names = [*list(config.get("outer_agents") or ())[:len(outer)], *["?"] * len(outer)][:len(outer)]
+    for who, rails in handed:
+        if rails and who != name and not any(rails == layer for layer in outer):
+            outer.append(rails)
+            names.append(who)
+    if len(outer) == len(config.get("outer_rails") or ()):
+        return config
+    return {**config, "outer_rails": outer, "outer_agents": names}
+
+
 def _said(loop: "ReActLoop", history: int) -> list[Message]:
     """What the agent of ``loop`` wrote (text only) after the ``history`` messages and the request."""
     messages = loop.state.messages if loop.state is not None else []
@@ -233,9 +251,11 @@ def _loop_for(agent: Any, extra_tools: list[str]) -> "ReActLoop":
     else:
         from .agent import ReActAgent
 
+        config = dict(agent.agent_config)  # its own rails too (a ReAct agent keeps them in ``rails``)
         react = ReActAgent(kernel=agent.kernel, name=agent.name, description=agent.description,
                            system_prompt=agent.system_prompt, llm=agent.llm, tools=agent.chat_tools(),
-                           agent_config=dict(agent.agent_config))
+                           agent_config=config, rails=dict(config.get("rails") or {}),
+                           guardrails=dict(getattr(agent, "guardrails", None) or {}), deps=agent.deps)
         loop = react.loop()
     added = [t for t in extra_tools if t not in loop.tools]
     loop.tools = [*loop.tools, *added]

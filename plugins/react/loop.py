@@ -98,7 +98,12 @@ class ReActLoop(Steps, ToolBatches):
     def _answer_calls(self, approve: set[str], deny: set[str]) -> None:
         """An id approves the call awaiting under it (its minted id, tool and arguments); ``deny`` declines."""
         state = self._running
-        keys = {state.approval_keys[i] for i in approve if i in state.awaiting_approval and i in state.approval_keys}
+        approve = {i for i in approve if i in state.awaiting_approval and i in state.approval_keys}
+        if approve:  # each approval runs its call once, also after the store was rolled back (``seals``)
+            from .seals import spend_approvals
+
+            approve = spend_approvals(state, approve - set(deny))
+        keys = {state.approval_keys[i] for i in approve}
         state.approved = sorted(set(state.approved) | keys)
         if deny:
             self._deny_pending(deny)
@@ -198,6 +203,9 @@ class ReActLoop(Steps, ToolBatches):
                                          deps=deps if deps is not None else self.deps)
         for key, value in (self.agent_config or {}).items():  # a caller's context keeps its own settings,
             ctx.agent_config.setdefault(key, value)           # and gets the loop's rails for what it leaves out
+        rails = (self.agent_config or {}).get("rails")
+        if rails and ctx.agent_config.get("rails") != rails:  # the caller's rails and the loop's: both apply
+            _add_rails(ctx.agent_config, rails, self.agent)
         self._ctx = ctx
         ctx.stash.restore(state.stash)  # plain data: its plugin rebuilds its object on first use
         ctx.frame.setdefault(APPROVED, set()).update(state.approved)  # this agent's own slots (``RunContext.frame``)
@@ -285,3 +293,12 @@ def check_on_error(value: Any, where: str = "ReActLoop") -> None:
     if value not in ON_ERROR:
         raise ConfigError(f"{where}: on_error must be one of {', '.join(map(repr, ON_ERROR))}, got {value!r}")
 
+
+def _add_rails(config: dict[str, Any], rails: Any, agent: Optional[str]) -> None:
+    """Add ``rails`` (a loop's own) to a caller's context settings ``config`` as one more layer (``outer_rails``,
+    whose: ``agent``) unless there already: rails only tighten, so a caller's context never drops a loop's rules."""
+    outer = list(config.get("outer_rails") or ())
+    if any(rails == layer for layer in outer):
+        return
+    names = [*list(config.get("outer_agents") or ())[:len(outer)], *["?"] * len(outer)][:len(outer)]
+    config["outer_rails"], config["outer_agents"] = [*outer, rails], [*names, agent or "?"]

@@ -22,29 +22,60 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .state import ReActState
 
-__all__ = ["held_intact", "newest_sealed", "raise_to_sealed", "seal_counts", "seal_held"]
+__all__ = ["held_intact", "newest_sealed", "raise_to_sealed", "seal_counts", "seal_held", "spend_approvals"]
 
 HELD, COUNTS = "react-held", "react"
 
 
-def _held_data(kernel: "Kernel", step: int, call: "ToolCall", identity: str) -> bytes:
+def _held_data(kernel: "Kernel", step: int, call: "ToolCall", identity: str, nonce: str = "") -> bytes:
     # the step too: a held call (its seal) copied into a later batch of the run is not the call the person was asked
     # about there, so an ``approve=[id]`` sent again (a retried request) does not run it a second time
-    return canonical([step, call.id, call.name, vetted_arguments(kernel, call.name, call.arguments), identity])
+    held = [step, call.id, call.name, vetted_arguments(kernel, call.name, call.arguments), identity]
+    return canonical([*held, nonce] if nonce else held)  # (without: a seal made before seals had names)
 
 
 def seal_held(kernel: "Kernel", state: "ReActState", call: "ToolCall", identity: str, store: Any) -> None:
     """Seal ``call``, held for a person about the tool ``identity`` at the run's step, in ``state.held_seals``
-    (``store``: the run's checkpoint store, or ``None``)."""
-    state.held_seals[call.id] = seal(kernel, state.run_id, HELD, _held_data(kernel, state.step, call, identity),
-                                     store=store)
+    (``store``: the run's checkpoint store, or ``None``), under a random name of its own (``<name>.<mac>``): the
+    record that its approval ran (``spend_approvals``) is this hold's, not a later run's of the same id."""
+    from zagent.providerkit import new_call_id
+
+    nonce = new_call_id()[len("call_"):]
+    state.held_seals[call.id] = nonce + "." + seal(
+        kernel, state.run_id, HELD, _held_data(kernel, state.step, call, identity, nonce), store=store)
 
 
 def held_intact(kernel: "Kernel", state: "ReActState", call: "ToolCall", identity: str, store: Any) -> bool:
     """Whether ``call`` (as restored) is the call sealed when it was held at this step of the run in ``store``,
     about the tool ``identity``: held in another store (a run of the same id there), it is asked about again."""
-    return sealed(kernel, state.run_id, HELD, _held_data(kernel, state.step, call, identity),
-                  state.held_seals.get(call.id), store=store)
+    found = state.held_seals.get(call.id)
+    nonce, _, mac = found.rpartition(".") if isinstance(found, str) else ("", "", None)
+    return sealed(kernel, state.run_id, HELD, _held_data(kernel, state.step, call, identity, nonce), mac, store=store)
+
+
+def spend_approvals(state: "ReActState", approve: set[str]) -> set[str]:
+    """Of the held calls ``approve`` names, those a person's ``approve=`` may run now, each recorded at once as spent
+    (``agentkit.spent``, under its seal: run, store, step, call, tool); one whose approval ran it before (the store
+    rolled back to the step holding it, then ``approve=`` sent again) is finished with ``asked.ran_result`` instead:
+    an approval runs its call once."""
+    from zagent.agentkit.spent import mark_ran, ran_before
+    from zagent.plugins.actions.asked import ran_result
+
+    calls = {c.id: c for c in state.pending}
+    fresh: set[str] = set()
+    for i in approve:
+        held = state.held_seals.get(i)
+        if held is None or i not in calls:
+            fresh.add(i)  # (no seal: no approval key either, so ``approve`` grants nothing for it)
+            continue
+        tag = f"react-approved#{held}"
+        if ran_before(tag):
+            state.finished[i] = ran_result(calls[i])
+            state.awaiting_approval = [c for c in state.awaiting_approval if c != i]
+            continue
+        mark_ran(tag)  # before the call runs: a crash while it runs does not make the approval count again
+        fresh.add(i)
+    return fresh
 
 
 def _counts(state: "ReActState") -> dict[str, Any]:

@@ -138,7 +138,8 @@ class ReActAgent(Agent):
         for key in ("trajectory_path", "live_trajectory_path"):  # never the user's cases, inputs or notes file
             check_trajectory_file(fields[key], key)
         check_tool_format(kernel, spec.tool_format, f"agent {spec.name!r}")
-        made = checkpoints is not None and not os.path.lexists(checkpoints)
+        made = [] if checkpoints is None else [n for n in (checkpoints, *(checkpoints + side for side in (
+            "-wal", "-shm", "-journal"))) if not os.path.lexists(n)]  # files the store may make (removed if refused)
         if checkpoints is not None:
             fields["checkpoints"] = kernel.memory("checkpoints", path=checkpoints)
         try:
@@ -147,8 +148,8 @@ class ReActAgent(Agent):
         except BaseException:  # a refused spec leaves no open store, nor a store file it just made
             if checkpoints is not None:
                 fields["checkpoints"].close()
-                for name in (checkpoints, *(checkpoints + side for side in ("-wal", "-shm", "-journal"))):
-                    if made and os.path.isfile(name) and not os.path.islink(name):
+                for name in made if checkpoints in made else ():  # only when the store file itself was new
+                    if os.path.isfile(name) and not os.path.islink(name):
                         os.unlink(name)
             raise
 

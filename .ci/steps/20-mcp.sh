@@ -12,7 +12,7 @@ if command -v npm >/dev/null; then
 fi
 echo "== running the zagent-mcp tests"
 if command -v timeout >/dev/null; then
-    timeout 300 python -m pytest -q contrib/zagent-mcp/tests
+    timeout 1200 python -m pytest -q contrib/zagent-mcp/tests
 else
     python -m pytest -q contrib/zagent-mcp/tests
 fi

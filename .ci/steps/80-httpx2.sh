@@ -5,7 +5,7 @@ if python -m pip install -q --disable-pip-version-check -e '.[httpx2]' && python
     echo "== running tests/http and tests/providers with httpx2"
     status=0
     if command -v timeout >/dev/null; then
-        timeout 300 python -m pytest -q tests/http tests/providers || status=$?
+        timeout 1200 python -m pytest -q tests/http tests/providers || status=$?
     else
         python -m pytest -q tests/http tests/providers || status=$?
     fi

@@ -78,13 +78,13 @@ def transfer_tool_name(agent: str) -> str:
 
 
 class Handoffs:
-    """A set of agents that may hand a conversation to each other (see the module docstring).
+    """Agents that may hand a conversation to each other (see the module docstring).
 
     :param agents: the agents, the first one answers first; names must differ.
-    :param routes: who may hand over to whom, by name (default: every agent to every other).
-    :param max_handoffs: hand-overs allowed in one run before the last agent's answer stands.
-    :param output_guardrails: checked on the answer whoever gives it, after that agent's own (an agent's chat with
-        ``handoffs`` passes its own: the model handing over does not skip the guardrails of the agent asked).
+    :param routes: who may hand over to whom, by name (default: any to any other).
+    :param max_handoffs: hand-overs in one run before the last agent's answer stands.
+    :param output_guardrails: checked on the answer whoever gives it, after that agent's own (an agent chatting
+        with ``handoffs`` passes its own, so handing over never skips them).
     """
 
     def __init__(self, kernel: "Kernel", agents: Sequence[Any], *, routes: Optional[dict[str, list[str]]] = None,

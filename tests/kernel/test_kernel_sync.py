@@ -68,6 +68,8 @@ def test_sync_tool_calling_sync_twin():
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+# forking while zagent's loop thread runs is the case under test (gunicorn, multiprocessing's fork start method)
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded, use of fork:DeprecationWarning")
 def test_sync_twin_in_forked_child():
     """After ``os.fork`` (gunicorn, multiprocessing), sync twins work in the child."""
     import os

@@ -67,6 +67,16 @@ def _detach(kernel: Any) -> None:
         kernel.remove_plugin(held[0])
 
 
+def _running_loop() -> Any:
+    """The event loop running in this thread, or ``None``."""
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 _DONE = object()
 #: the most items a stream holds for a consumer reading slower than its run writes; the run then waits
 MAX_QUEUED = 1024
@@ -77,7 +87,8 @@ RESUME_AT = MAX_QUEUED // 2
 class _Sink:
     """A stream's queue as its runs' sink; it takes a held reply's marks (``agentkit.holding``). An item is queued
     at once; from ``MAX_QUEUED`` items on the call also returns an awaitable, which its caller awaits, until the
-    consumer has read the queue down to ``RESUME_AT`` (backpressure: memory stays bounded)."""
+    consumer has read the queue down to ``RESUME_AT`` (backpressure: memory stays bounded). An item sent from
+    another thread is handed to the stream's loop and never waits."""
 
     __slots__ = ("queue", "room", "loop", "read")
     takes_marks = True
@@ -87,16 +98,15 @@ class _Sink:
         self.read = True  # someone reads the stream (False once it ended: nothing may wait for it then)
 
     def __call__(self, item: Any) -> Optional[Awaitable[Any]]:
+        if _running_loop() is not self.loop:  # another thread (``Kernel.emit`` runs on zagent's background loop)
+            try:  # asyncio's queue is not thread-safe: the stream's own loop puts the item; nothing waits
+                self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+            except RuntimeError:  # that loop is closed: the stream ended, no one reads it
+                pass
+            return None
         queue = self.queue
         queue.put_nowait(item)
         if queue.qsize() < MAX_QUEUED or not self.read:
-            return None
-        import asyncio
-
-        try:
-            if asyncio.get_running_loop() is not self.loop:  # sent from another loop: it cannot wait for this one
-                return None
-        except RuntimeError:  # no loop: a sync caller cannot wait
             return None
         self.room.clear()
         return self.room.wait()

@@ -1,7 +1,7 @@
-"""Approvals that ran (docs/security.md, 11): a person's yes to a call held in a workflow node or chat turn runs that
-call once. ``mark_ran`` records, outside the run's checkpoint store (``$XDG_DATA_HOME/zagent/approvals-ran/``, one
-empty 0600 file per approval, named by a digest of its binding), that the yes ran its call; ``ran_before`` says so
-later, also after the store was rolled back to the step holding the yes.
+"""Approvals that ran (docs/security.md, 11): a person's yes to a held call runs that call once. ``claim`` records,
+outside the run's checkpoint store (``$XDG_DATA_HOME/zagent/approvals-ran/``, one empty 0600 file per approval, named
+by a digest of its binding), that the yes runs its call now, unless it did before: looked up and recorded in one step,
+also after a rollback and across processes. ``ran_before`` and ``mark_ran`` look and record apart.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import threading
 
 from ..errors import ConfigError
 
-__all__ = ["mark_ran", "ran_before"]
+__all__ = ["claim", "mark_ran", "ran_before"]
 
 _HERE: set[str] = set()  # this process's records, also when the data folder cannot be written
 _LOCK = threading.Lock()
@@ -83,6 +83,35 @@ def ran_before(tag: str) -> bool:
     return os.path.lexists(_path(tag))
 
 
+def claim(tag: str) -> bool:
+    """Record that the approval bound as ``tag`` runs its call now, if no one did before: ``False`` when it ran (or
+    began to run) already, in this process or, recorded, another one. Looking and recording are one step (the
+    process's lock, then an ``O_EXCL`` create), so two resumes racing with one yes do not both run its call."""
+    from .privatefiles import open_private
+
+    with _LOCK:
+        if tag in _HERE:
+            return False
+        _check_folder()
+        try:
+            os.close(open_private(_path(tag), os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            _HERE.add(tag)
+            return False
+        except (OSError, ValueError) as exc:  # a read-only home: this process's record only (said)
+            _unrecorded(tag, exc)
+        _HERE.add(tag)
+        return True
+
+
+def _unrecorded(tag: str, exc: BaseException) -> None:
+    from .._runs.logs import log
+
+    log.warning("cannot record in %s that an approval ran its call (%s): a run restored from an earlier "
+                "checkpoint in another process could run it again; make the folder writable",
+                os.path.dirname(_path(tag)), exc)
+
+
 def mark_ran(tag: str) -> None:
     """Record that the approval bound as ``tag`` runs its call now."""
     from .privatefiles import open_private
@@ -92,8 +121,4 @@ def mark_ran(tag: str) -> None:
     try:
         os.close(open_private(_path(tag), os.O_WRONLY | os.O_CREAT))
     except (OSError, ValueError) as exc:  # a read-only home: kept for this process only, said once per approval
-        from .._runs.logs import log
-
-        log.warning("cannot record in %s that an approval ran its call (%s): a run restored from an earlier "
-                    "checkpoint in another process could run it again; make the folder writable",
-                    os.path.dirname(_path(tag)), exc)
+        _unrecorded(tag, exc)

@@ -16,9 +16,9 @@ from zagent import StashKey
 from zagent.agentkit.runs import asking_scope as scope_of
 from zagent.agentkit.counters import RunCounter, shared_counter
 from zagent.agentkit.approvals import (FULL, approval_key, declined as declined_result, shown_call, tool_identity,
-                                      vetted_arguments)
+                                      shown_secrets, vetted_arguments)
 from zagent.agentkit.signing import answer_signer, canonical
-from zagent.agentkit.spent import mark_ran, ran_before
+from zagent.agentkit.spent import claim, ran_before
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.providerkit import new_call_id
 from zagent.types import ToolCall, ToolResult
@@ -62,8 +62,9 @@ async def arun_asking(loop: Any, turn: Any, history: Any, ctx: "RunContext[Any]"
             approve: list[str] = []
             deny: list[str] = []
             bound: list[str] = []
+            held = [c for c in loop.state.pending if c.id in loop.state.awaiting_approval]
             try:
-                for call in [c for c in loop.state.pending if c.id in loop.state.awaiting_approval]:
+                for call in held:
                     yes = _answer(scope, loop.agent, call, loop._ctx, bound)
                     if yes is RAN:  # ran on this yes before (a rollback, a replay): its result says so, not run
                         loop.state.finished[call.id] = ran_result(call)
@@ -72,8 +73,11 @@ async def arun_asking(loop: Any, turn: Any, history: Any, ctx: "RunContext[Any]"
                 loop.abort()
                 await asyncio.gather(run, return_exceptions=True)
                 raise
-            _spend(scope, bound)  # every call of the batch answered: the approved ones run now
-            loop.resume(approve=approve, deny=deny)
+            lost = _spend(scope, bound)  # every call of the batch answered: the approved ones run now
+            for call in [c for c in held if c.id in approve and _tag_of(bound, approve, c.id) in lost]:
+                loop.state.finished[call.id] = ran_result(call)  # another resume ran it on this yes meanwhile
+                deny.append(call.id)
+            loop.resume(approve=[i for i in approve if i not in deny], deny=deny)
     finally:
         if not run.done():
             run.cancel()
@@ -109,14 +113,14 @@ def question_of(agent: str, call: Any, callers: tuple[str, ...] = (), *, runs: A
 
 
 def asked_about(agent: str, call: Any, callers: tuple[str, ...] = (), *, runs: Any = None) -> tuple[str, str, bool]:
-    """The question asked about ``call``, the digest binding its answer (the agent asking, the agents that called it
-    as a tool, the tool name and the canonical arguments: a yes to agent P's call is not one to the same call by an
-    agent P called as a tool) and whether a yes may approve it: not when its arguments (``runs``: as the call runs,
-    defaults filled in; the digest binds the model's) are too long to show in full (``approvals.FULL``)."""
+    """The question asked about ``call`` (secret-named values as ``***``: ``approvals.shown_secrets``), the digest
+    binding its answer (the agent asking, the agents that called it as a tool, the tool name and the canonical
+    arguments: a yes to P's call is not one to the same call by an agent P called) and whether a yes may approve it:
+    not when its arguments (``runs``: as the call runs, defaults filled in) are too long to show in full."""
     arguments = canonical(call.arguments).decode()
     digest = hashlib.sha256(canonical([*callers, agent, call.name]) + b"\0" + arguments.encode()).hexdigest()[:32]
-    if runs is not None:
-        arguments = canonical(runs).decode()
+    if runs is not None or isinstance(call.arguments, dict):  # stored, logged, printed: never a password or token
+        arguments = canonical(shown_secrets(call.arguments if runs is None else runs)).decode()
     answer = "answer yes to allow this call, anything else declines it"
     shown, approvable = arguments, True
     if len(arguments) > SHOWN:  # each value by its path, cut; what it leaves out is said, and no yes approves it
@@ -161,7 +165,10 @@ async def settle_awaiting(agent: str, calls: list[ToolCall], results: list[ToolR
             approved.append(call)
         else:
             declined[call.id] = ran_result(call) if yes is RAN else declined_result(call)
-    _spend(scope, bound)
+    lost = _spend(scope, bound)
+    for call in [c for c in approved if _tag_of(bound, [a.id for a in approved], c.id) in lost]:
+        approved.remove(call)  # another resume ran it on this yes meanwhile
+        declined[call.id] = ran_result(call)
     ran = dict(zip([c.id for c in approved], await _granted(approved, ctx, rerun))) if approved else {}
     return [ran.get(r.call_id) or declined.get(r.call_id) or r for r in results]
 
@@ -260,15 +267,22 @@ def _bound(bound: list[str], tag: str) -> Any:
     return True
 
 
-def _spend(scope: Any, bound: list[str]) -> None:
+def _spend(scope: Any, bound: list[str]) -> set[str]:
     """The approvals ``bound`` run their calls now: a retry of the node asks anew (``Asking.spent``), and they are
-    recorded as spent at once (``agentkit.spent``), before the calls run: a replay of the node (turn) from its start
-    (resumed at a later question, or rolled back) gives the model ``ran_result`` instead of running them again."""
+    claimed at once (``agentkit.spent``), before the calls run: a replay of the node (turn) from its start (resumed at
+    a later question, or rolled back) gives the model ``ran_result`` instead of running them again. Returns the
+    ones another resume claimed first (two given the same yes at once): their calls must not run here."""
     spent = getattr(scope, "spent", None)
     if spent is not None:
         spent.update(bound)
-    for tag in bound:  # at most once: a crash while the call runs does not make its yes count again
-        mark_ran(tag)
+    # at most once: a crash while the call runs does not make its yes count again
+    return {tag for tag in bound if not claim(tag)}
+
+
+def _tag_of(bound: list[str], approved: list[str], call_id: str) -> str:
+    """The binding in ``bound`` of the approved call ``call_id`` (``bound`` holds one per approved call, in
+    ``approved``'s order)."""
+    return bound[approved.index(call_id)]
 
 
 def _run_nonce(asked: RunCounter) -> str:

@@ -56,11 +56,16 @@ class CheckpointChain:
     def legacy_macs(self, run_id: str) -> dict[int, str]:
         """``{step: MAC}`` of the signed steps of ``run_id`` this file held when it was given a store identity
         (schema 5, table ``legacy_steps``): signed by a zagent before store identities, without the store. A step
-        with that MAC is accepted so (``Signer.check``); any other needs the store's."""
+        with that MAC is accepted so (``Signer.check``); any other needs the store's. Where this user's zagent gave
+        the file its identity, only the marks it recorded then count (``identity.legacy_allowed``)."""
         rows = self.db.read(lambda c: c.execute("SELECT step, metadata FROM legacy_steps WHERE run_id = ?",
                                                 (check_run_id(run_id),)).fetchall())
         found = {step: _metadata(raw).get(MAC) for step, raw in rows}
-        return {step: mac for step, mac in found.items() if isinstance(mac, str)}
+        from .identity import legacy_allowed, legacy_mark
+
+        allowed = legacy_allowed(self.db.path)  # recorded outside the file: a mark added to it since is not there
+        return {step: mac for step, mac in found.items() if isinstance(mac, str)
+                and (allowed is None or legacy_mark(run_id, step, mac) in allowed)}
 
     async def alegacy_macs(self, run_id: str) -> dict[int, str]:
         return await asyncio.to_thread(self.legacy_macs, run_id)

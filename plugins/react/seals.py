@@ -58,7 +58,7 @@ def spend_approvals(state: "ReActState", approve: set[str]) -> set[str]:
     (``agentkit.spent``, under its seal: run, store, step, call, tool); one whose approval ran it before (the store
     rolled back to the step holding it, then ``approve=`` sent again) is finished with ``asked.ran_result`` instead:
     an approval runs its call once."""
-    from zagent.agentkit.spent import mark_ran, ran_before
+    from zagent.agentkit.spent import claim
     from zagent.plugins.actions.asked import ran_result
 
     calls = {c.id: c for c in state.pending}
@@ -68,12 +68,12 @@ def spend_approvals(state: "ReActState", approve: set[str]) -> set[str]:
         if held is None or i not in calls:
             fresh.add(i)  # (no seal: no approval key either, so ``approve`` grants nothing for it)
             continue
-        tag = f"react-approved#{held}"
-        if ran_before(tag):
+        # claimed before the call runs (a crash while it runs does not make the approval count again), looked up and
+        # recorded at once (two resumes sending one approve= together run the call once)
+        if not claim(f"react-approved#{held}"):
             state.finished[i] = ran_result(calls[i])
             state.awaiting_approval = [c for c in state.awaiting_approval if c != i]
             continue
-        mark_ran(tag)  # before the call runs: a crash while it runs does not make the approval count again
         fresh.add(i)
     return fresh
 

@@ -12,8 +12,9 @@ Attacks tried (session 2026-12-07) and whether they got through before this modu
 - fixed: each checkpoint store has an identity of its own, kept in its file (``store_info``, made with
   ``new_call_id`` once, on an older zagent's file at its first open); held calls' seals, counts seals, a yes's
   binding and a signed store's signatures name it (``zagent.agentkit.signing.store_identity``, ``Signer.within``)
-- OPEN (strict xfail): whoever can write the whole file can write its identity too (copy tenant one's into tenant
-  two's store); the identity tells stores apart, it is no secret
+- whoever can write the whole file can write its identity too (copy tenant one's into tenant two's store): open
+  here (strict xfail), closed in round sixteen: the user's zagent records outside the file the identity each path's
+  file had (``plugins/memory/identity.py``), and a file whose identity changed under its path is refused
 
 Guards: the file copied whole (a backup restored, a store moved) keeps its identity and resumes its held run; a
 file of schema 4 gets an identity on its first open and keeps it.
@@ -25,6 +26,7 @@ import sqlite3
 import pytest
 
 from zagent.errors import ProviderError
+from zagent.plugins.memory.errors import StoreError
 
 from .conftest import make_kernel
 from .test_security_round14_approvals import (DANGER, KEY, _DecidesLater, _ProcessEnds, _call, _count, _delete,
@@ -276,14 +278,12 @@ def test_a_store_made_by_an_earlier_zagent_is_given_an_identity_on_its_first_ope
         assert c.execute("SELECT value FROM store_info WHERE name = 'store_id'").fetchone() == (made,)
 
 
-STORE_INFO_OPEN = ("open: a store's identity is kept in its file; whoever can write the whole file can give it "
-                   "another store's identity (docs/security.md)")
-
-
-@pytest.mark.xfail(strict=True, reason=STORE_INFO_OPEN)
 def test_a_held_call_copied_with_the_other_stores_identity_is_asked_about_again(tmp_path):
-    """Attack (unsigned stores, the app accepting unsealed counts): as the first attack, the attacker also writes
-    tenant one's identity into tenant two's ``store_info``. Wanted: ``"/"`` is not run."""
+    """Attack (got through, round sixteen): unsigned stores, the app accepting unsealed counts; as the first attack,
+    the attacker also writes tenant one's identity into tenant two's ``store_info``, so every seal of the copied
+    state holds in two. Defence: the user's zagent recorded, outside the file, the identity two's file had at its
+    path (``$XDG_DATA_HOME/zagent/stores/``); a file whose identity changed is refused (``StoreError`` naming the
+    record to remove if it was moved there on purpose); ``"/"`` does not run."""
     ran, one, two = [], str(tmp_path / "one.db"), str(tmp_path / "two.db")
     _held_as(ran, one, "/")
     _held_as(ran, two, "/tmp/x")
@@ -292,5 +292,6 @@ def test_a_held_call_copied_with_the_other_stores_identity_is_asked_about_again(
         theirs = c.execute("SELECT value FROM store_info WHERE name = 'store_id'").fetchone()[0]
     with sqlite3.connect(two) as c:
         c.execute("UPDATE store_info SET value = ? WHERE name = 'store_id'", (theirs,))
-    _refusals(lambda: _resume_react(ran, two, **ACCEPT))
+    with pytest.raises(StoreError, match="another store's file, or its identity"):
+        _resume_react(ran, two, **ACCEPT)
     assert ran == []

@@ -1,7 +1,7 @@
 """Approvals bound to the call (docs/security.md, "An approval covers one call"): ``approval_key`` binds a human's
 yes to the id a loop minted for the call, its tool name and canonical arguments; also ``bound_key``, ``declined``,
-``shown_call`` (what a prompt shows of a call) and ``resolve_approver`` (a spec's approver import path, resolved when it
-loads).
+``shown_call`` (what a prompt shows of a call), ``shown_secrets`` (what it hides) and ``resolve_approver`` (a spec's
+approver import path, resolved when it loads).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..types import ToolCall, ToolResult
 
 __all__ = ["FULL", "Shown", "approval_key", "bound_key", "declined", "resolve_approver", "shown_arguments", "shown_call",
-           "tool_identity", "vetted_arguments"]
+           "shown_secrets", "tool_identity", "vetted_arguments"]
 
 DECLINED = "a human declined the call"
 
@@ -140,6 +140,16 @@ def vetted_arguments(kernel: "Kernel", name: str, arguments: Any) -> Any:
         return tool.rail_arguments(tool.validate(arguments))
     except ArgumentsError:
         return arguments
+
+
+def shown_secrets(arguments: Any) -> Any:
+    """``arguments`` as a person is shown them: the value under each secret-named key (``password``, a tool's
+    ``api_token`` default, a vault's credential a rail added) as ``"***"``, as the run log keeps it, by key only (a
+    value the model also wrote under another name stays shown). Questions are stored in checkpoints and logs."""
+    from .._trust.limits import MAX_DEPTH
+    from .secrets import masked_arguments
+
+    return masked_arguments(arguments, depth=MAX_DEPTH + 1) if isinstance(arguments, dict) else arguments
 
 
 def tool_identity(tool: Any) -> str:

@@ -10,6 +10,7 @@ import inspect
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
 from ..errors import GuardrailTripped, RunStopped
+from .._hooks.runner import _shown_cause
 from .._hooks.specs import Deny
 from .._runs.stash import StashKey
 
@@ -76,7 +77,7 @@ async def check(ctx: "RunContext[Any]", where: str, agent: Optional[str], value:
         except RunStopped:
             raise
         except Exception as exc:  # fail closed
-            raise GuardrailTripped(name, f"it failed ({type(exc).__name__}: {exc})", where) from exc
+            verdict = _Failed(exc)
         _trip(name, verdict, where)
     hooks = ctx.kernel.hooks
     hook = _HOOKS[where]
@@ -87,13 +88,27 @@ async def check(ctx: "RunContext[Any]", where: str, agent: Optional[str], value:
         except RunStopped:
             raise
         except Exception as exc:
-            raise GuardrailTripped(impl[0], f"it failed ({type(exc).__name__}: {exc})", where) from exc
+            verdict = _Failed(exc)
         _trip(impl[0], verdict, where)
+
+
+class _Failed:
+    """A guardrail that raised ``exc`` (fail closed: ``_trip`` raises, outside the ``except``, so a secret the
+    exception shows is not chained as its context)."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
 
 
 def _trip(name: str, verdict: Any, where: str) -> None:
     if verdict is None:
         return
+    if isinstance(verdict, _Failed):  # described as a rail's failure is (environment secrets, URL passwords masked)
+        from .._tools.results import describe
+
+        raise GuardrailTripped(name, f"it failed ({describe(verdict.exc)})", where) from _shown_cause(verdict.exc)
     if isinstance(verdict, Deny):
         raise GuardrailTripped(name, verdict.reason, where)
     if isinstance(verdict, str):

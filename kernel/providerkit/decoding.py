@@ -14,7 +14,7 @@ import msgspec
 
 from .._model.llm import LLM, stream_whole
 from .._model.replies import aclose_stream
-from .masking import mask_call_options, option_secrets
+from .masking import mask_call_options, masked_error, option_secrets
 from .metadata import client_masker, masked_reply, masked_stream
 from .plausible import plausible_reply, plausible_stream
 from .think import ThinkStream, join_reasoning, split_think
@@ -44,8 +44,10 @@ class ProviderLLM(LLM):
         names = WireNames.for_request(request, self.tool_name_pattern)
         try:
             completion = await self._wire_complete(names.request(request) if names else request)
-        except ProviderError as exc:  # a server echoing a secret option given to this call only
+        except ProviderError as exc:  # a server echoing a secret option given to this call only, or the key
             mask_call_options(exc, request.options)
+            if (masker := client_masker(self)) is not None:  # quoted by a check as it was (a content type)
+                masked_error(exc, masker)
             raise
         if names is not None:
             completion = names.completion(completion)

@@ -31,6 +31,10 @@ async def get_json(http: Any, path: str, *, timeout: float = 5.0) -> Any:
 
     try:
         return await asyncio.wait_for(_get_json(http, path, timeout), timeout)
+    except ProviderError as exc:  # a server's header quoted as it was (a Content-Encoding naming the key)
+        from .masking import masked_error
+
+        raise masked_error(exc, http.masker())
     except asyncio.TimeoutError:
         raise ProviderError(f"{http.provider} ({http.base_url}{path}) did not finish answering a model listing "
                             f"within {timeout:g} s; check that the server is up and is the API it should be",

@@ -12,8 +12,8 @@ from typing import Any
 from ..agentkit.secrets import Masker, headers_key, looks_secret, looks_secret_header
 from .._trust.secrets import PIECE_LENGTH, Secret, looks_secret_param, mask_pieces
 
-__all__ = ["PIECE_LENGTH", "client_secrets", "header_secrets", "mask", "mask_pieces", "mask_call_options", "option_secrets", "sealed_fields",
-           "url_secrets"]
+__all__ = ["PIECE_LENGTH", "client_secrets", "header_secrets", "mask", "mask_pieces", "mask_call_options",
+           "masked_error", "option_secrets", "sealed_fields", "url_secrets"]
 
 _COOKIE_PARTS = re.compile(r";\s*")
 
@@ -138,9 +138,14 @@ def mask_call_options(error: Any, options: Any) -> Any:
     and ``body``: a per-call option (``extra_body={"api_key": ...}``, a secret-named field) the client was not
     built with, echoed by a server. For the error path only."""
     values = [v for v in option_secrets(options) if v] if options else []
-    if not values:
-        return error
-    masker = Masker(values)
+    return masked_error(error, Masker(values)) if values else error
+
+
+def masked_error(error: Any, masker: Any) -> Any:
+    """``error`` (a ``ProviderError``) with ``masker``'s values (also cut short, in another case or encoded) masked
+    in its message and ``body``: a server's text a check quoted as it was (a content type, a Content-Encoding, a
+    tool name; lower-cased). For the error path only."""
+    values = masker.values
     text = mask_pieces(masker(str(error)), values)
     if text != str(error):
         error.args = (text, *error.args[1:])

@@ -1,8 +1,8 @@
 """``masked_reply``: a reply's metadata without the client's secrets. A hostile server got the key with the request
-and can echo it as the reply's ``model``, ``id`` or ``finish_reason``, or as a tool call's ``id`` or ``name``, which
-zagent copies into events, the run log and traces (files and backends others may read). The message text and the
-arguments are the server's answer, left as they are (docs/security.md, 5). Also cut short, upper-cased or
-encoded (``mask_pieces``), behind a quick check.
+and can echo it as the reply's ``model``, ``id``, ``finish_reason`` or ``refusal`` (an error's message), or as a tool
+call's ``id`` or ``name``, which zagent copies into events, the run log and traces. The message text and the
+arguments are the server's answer, left as they are (docs/security.md, 5). Also cut short, upper-cased or encoded
+(``mask_pieces``). ``models_mask``: for errors quoting a reply.
 """
 
 from __future__ import annotations
@@ -14,16 +14,17 @@ import msgspec
 
 from .._model.replies import aclose_stream
 from .._trust.secrets import ENCODED, PIECE_LENGTH, decodings, mask_pieces
+from ..errors import ProviderError
 from ..types import Chunk, Completion, ToolCall
 
-__all__ = ["masked_call", "masked_reply", "masked_stream"]
+__all__ = ["masked_call", "masked_reply", "masked_stream", "models_mask"]
 
 
 def masked_reply(completion: Completion, masker: Any) -> Completion:
-    """``completion`` with ``masker`` applied to its model, id, finish reason and tool calls' ids and names (the
-    same object when none held a secret)."""
+    """``completion`` with ``masker`` applied to its model, id, finish reason, refusal (``zagent.Refusal`` quotes it)
+    and tool calls' ids and names (the same object when none held a secret)."""
     changed: dict[str, Any] = {}
-    for name in ("model", "id", "finish_reason"):
+    for name in ("model", "id", "finish_reason", "refusal"):
         value = getattr(completion, name)
         if isinstance(value, str) and value and (shown := _shown(value, masker)) != value:
             changed[name] = shown
@@ -44,7 +45,8 @@ def masked_call(call: ToolCall, masker: Any) -> ToolCall:
 
 
 async def masked_stream(agen: AsyncIterator[Chunk], masker: Any) -> AsyncGenerator[Chunk, None]:
-    """``agen`` with each tool call and the ``done`` reply ``masked_reply``'d."""
+    """``agen`` with each tool call and the ``done`` reply ``masked_reply``'d, and an error it raises masked
+    (``masking.masked_error``)."""
     try:
         async for chunk in agen:
             if chunk.type == "tool_call" and chunk.tool_call is not None:
@@ -56,6 +58,11 @@ async def masked_stream(agen: AsyncIterator[Chunk], masker: Any) -> AsyncGenerat
                 if reply is not chunk.completion:
                     chunk = Chunk(type="done", completion=reply)
             yield chunk
+    except ProviderError as exc:  # a server's text a check quoted as it was (a content type, a tool name)
+        from .masking import masked_error
+
+        masked_error(exc, masker)
+        raise
     finally:
         await aclose_stream(agen)
 
@@ -88,3 +95,27 @@ def client_masker(llm: Any) -> Optional[Any]:
         return None
     found = masker()
     return found if found else None
+
+
+def models_mask(llm: Any) -> Optional[Any]:
+    """A ``mask(text)`` with the client secrets of ``llm`` and of every model inside it (a ``fallback:`` chain's
+    ``models``, a wrapper's ``inner`` or ``llm``), also cut short or encoded; ``None`` when there are none. For an
+    error quoting a reply (a ``ParseError``), on that path only."""
+    from .._trust.secrets import Masker
+
+    values: list[str] = []
+    todo: list[Any] = [llm]
+    seen: set[int] = set()
+    while todo:
+        model = todo.pop()
+        if model is None or id(model) in seen or len(seen) > 64:
+            continue
+        seen.add(id(model))
+        masker = client_masker(model)
+        values.extend(masker.values if masker is not None else ())
+        todo.extend(getattr(model, "models", None) or ())
+        todo.extend(getattr(model, name, None) for name in ("inner", "llm"))
+    if not values:
+        return None
+    found = Masker(values)
+    return lambda text: mask_pieces(found(text), found.values)

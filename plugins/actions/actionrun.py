@@ -158,6 +158,18 @@ class ActionRun:
         return bool(turn.calls) and not turn.errors and all(call_key(c) in self.succeeded for c in turn.calls)
 
     async def _parse(self, text: str) -> Any:
+        try:
+            return await self._parsed(text)
+        except ParseError as exc:  # its message quotes the reply, which a hostile server can fill with the key
+            from zagent.agentkit.secrets import mask_exception
+            from zagent.providerkit.metadata import models_mask
+
+            mask = models_mask(self.llm)
+            if mask is not None:
+                mask_exception(exc, mask)
+            raise
+
+    async def _parsed(self, text: str) -> Any:
         action = self.action
         try:
             return await offloop.parse(action.parse, text)

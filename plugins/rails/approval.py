@@ -11,7 +11,9 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from zagent.agentkit.approvals import bound_key
+import msgspec
+
+from zagent.agentkit.approvals import bound_key, shown_secrets
 from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, HELD_TOOLS, PENDING_APPROVAL, PENDING_KEYS
 from zagent.agentkit.awaits import maybe_await
 
@@ -155,8 +157,10 @@ async def _asked(call: "ToolCall", ctx: "RunContext[Any]", later: bool) -> Optio
     import asyncio
 
     why: list[str] = []
+    hidden = shown_secrets(call.arguments)  # a password, a tool's api_token default: never on the screen
+    shown = call if hidden == call.arguments else msgspec.structs.replace(call, arguments=hidden)
     try:
-        decided = await asyncio.get_running_loop().run_in_executor(None, _prompt, call, ctx.agent, later, why)
+        decided = await asyncio.get_running_loop().run_in_executor(None, _prompt, shown, ctx.agent, later, why)
     except _NobodyAnswered as exc:  # declined (fail closed), saying it was no one's answer
         _UNANSWERED.set(f"no one answered the approval prompt for the call of {call.name!r}: {exc}, so the call was "
                         "blocked; run it where a person can answer on standard input (a terminal, or a y or n line "

@@ -1,7 +1,8 @@
-"""``searching(folders)``: inside the block, top-level imports of this thread (or task) look in ``folders`` first,
-as if they led ``sys.path``; other threads' imports never do, and ``sys.path`` is not changed. Modules loaded so,
-with their packages' submodules, compile from source (a cached ``.pyc`` is never run); one others can write, or
-an extension module standing in for the ``.py`` next to it, is refused."""
+"""``searching(folders, late)``: inside the block, top-level imports of this thread (or task) look in ``folders``
+first, as if they led ``sys.path``, and in ``late`` last (never shadowing an installed module); other threads'
+imports never do; ``sys.path`` is not changed. Modules loaded so, with their packages' submodules, compile from
+source (a cached ``.pyc`` is never run); one others can write, or an extension module standing in for the ``.py``
+next to it, is refused."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any, Iterator, Optional, Sequence
 __all__ = ["searching"]
 
 _folders: "contextvars.ContextVar[tuple[str, ...]]" = contextvars.ContextVar("zagent_spec_folders", default=())
+_late: "contextvars.ContextVar[tuple[str, ...]]" = contextvars.ContextVar("zagent_late_folders", default=())
 _lock = threading.Lock()
 #: the folders of packages loaded from a spec's folder: their submodules load from source too, whenever imported
 _packages: frozenset[str] = frozenset()
@@ -43,6 +45,23 @@ class SpecFolderFinder:
         if found is None or found.loader is None or found.origin in (None, "namespace"):
             return None
         return _from_source(found, in_package=path is not None or bool(found.submodule_search_locations))
+
+    @staticmethod
+    def invalidate_caches() -> None:
+        return None
+
+
+class LateFolderFinder:
+    """A ``sys.meta_path`` finder after every other: a top-level module found nowhere else, in the folders this
+    context searches last (``searching``'s ``late``), loading from source (``_from_source``)."""
+
+    @staticmethod
+    def find_spec(name: str, path: Optional[Sequence[str]] = None, target: Any = None) -> Any:
+        folders = _late.get() if path is None else ()
+        found = importlib.machinery.PathFinder.find_spec(name, list(folders)) if folders else None
+        if found is None or found.loader is None or found.origin in (None, "namespace"):
+            return None
+        return _from_source(found, in_package=bool(found.submodule_search_locations))
 
     @staticmethod
     def invalidate_caches() -> None:
@@ -98,18 +117,21 @@ def _installed() -> None:
             return
         at = next((i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder), len(sys.meta_path))
         sys.meta_path.insert(at, SpecFolderFinder)
+        sys.meta_path.append(LateFolderFinder)
 
 
 @contextlib.contextmanager
-def searching(folders: Sequence[str]) -> Iterator[None]:
-    """Search ``folders`` first for this context's top-level imports inside the block (nested: the inner ones
-    first, then the outer ones)."""
-    if not folders:
+def searching(folders: Sequence[str], late: Sequence[str] = ()) -> Iterator[None]:
+    """Search ``folders`` first and ``late`` last for this context's top-level imports inside the block (nested:
+    the inner ones first, then the outer ones)."""
+    if not folders and not late:
         yield
         return
     _installed()
     token = _folders.set(tuple(dict.fromkeys([*folders, *_folders.get()])))
+    token_late = _late.set(tuple(dict.fromkeys([*late, *_late.get()])))
     try:
         yield
     finally:
+        _late.reset(token_late)
         _folders.reset(token)

@@ -37,7 +37,8 @@ HOW_TO_TRUST = ("trust it: Kernel(config={'trusted_imports': ['<module pattern>'
 class Trust:
     """Who vouches for the spec being built: ``everything`` (``--trust``), modules in ``folders`` (searched first),
     or nothing imported at all (``dry``: a ``NotImported`` stand-in). ``withheld``: folders trusted for other specs
-    only (the CLI's ``--agents`` folder, for the agents stored there), named when an import from one is refused."""
+    only (the CLI's ``--agents`` folder, for the agents stored there), named when an import from one is refused.
+    ``fallback``: folders searched after ``sys.path`` (the working folder, for the user's own flags)."""
 
     everything: bool = False
     folders: tuple[str, ...] = ()
@@ -45,6 +46,7 @@ class Trust:
     #: why a spec's folder was not trusted (``for_file``), named when an import from it is refused
     refused: tuple[str, ...] = ()
     withheld: tuple[str, ...] = ()
+    fallback: tuple[str, ...] = ()
 
     @classmethod
     def for_file(cls, path: "str | os.PathLike[str]", *, everything: bool = False, dry: bool = False) -> "Trust":
@@ -56,13 +58,13 @@ class Trust:
         return attrs.evolve(trust, folders=(), refused=(*trust.refused, problem)) if problem else trust
 
     @classmethod
-    def for_folder(cls, folder: str, *, everything: bool = False, dry: bool = False) -> "Trust":
-        """Modules in ``folder`` (e.g. the working directory, for the user's own flags), searched first, unless
-        ``dubious_folder`` (others can write it); ``everything`` (``--trust``) is the explicit override."""
+    def for_folder(cls, folder: str, *, everything: bool = False, dry: bool = False, last: bool = False) -> "Trust":
+        """Modules in ``folder`` searched first (``last``: after ``sys.path``, never shadowing an installed module:
+        the working folder of the user's flags), unless ``dubious_folder``; ``everything`` (``--trust``) overrides."""
         folder = os.path.realpath(folder)
         problem = dubious_folder(folder)
-        return cls(everything=everything, folders=() if problem else (folder,), dry=dry,
-                   refused=(problem,) if problem else ())
+        found, refused = ((), (problem,)) if problem else ((folder,), ())
+        return cls(everything, () if last else found, dry, refused, fallback=found if last else ())
 
 
 def dubious_file(path: str) -> Optional[str]:
@@ -159,18 +161,19 @@ def trusting(trust: "Trust | bool | None") -> Iterator[Trust]:
         _current.reset(token)
 
 
-def load(module: str, attr: str, value: str, key: str, search: Sequence[str], *, within: Sequence[str] = ()) -> Any:
-    """Import ``module`` (this thread's top-level imports search ``search`` first meanwhile; ``sys.path`` is left
-    alone: ``finder.searching``) and get ``attr`` from it; failures are ``ConfigError``s naming ``key`` and
-    ``value`` with file and line. ``within``: each submodule on the way must be found in these folders, checked
-    before it is imported."""
+def load(module: str, attr: str, value: str, key: str, search: Sequence[str], *, within: Sequence[str] = (),
+         late: Sequence[str] = ()) -> Any:
+    """Import ``module`` (this thread's top-level imports search ``search`` first and ``late`` last meanwhile;
+    ``sys.path`` is left alone: ``finder.searching``) and get ``attr`` from it; failures are ``ConfigError``s naming
+    ``key`` and ``value`` with file and line. ``within``: each submodule on the way must be found in these folders,
+    checked before it is imported."""
     from .finder import searching
 
     clash = shadowed(module, search)
     if clash is not None:
         raise ConfigError(f"{key} {value!r}: module {module.partition('.')[0]!r} is imported already, from {clash[0]}, "
                           f"so {clash[1]} cannot be imported under that name; rename one of them")
-    with searching(search):
+    with searching(search, late):
         if within:
             _check_found(module, within, value, key)
         return import_attr(module, attr, value, key)
@@ -219,7 +222,7 @@ def resolve(value: Any, *, key: str, kernel: Optional["Kernel"] = None, trust: O
                           "__main__ runs its command line and __init__ its start-up code again; name the module that "
                           f"defines a public function (e.g. 'pkg.tools:fn'); {HOW_TO_TRUST}")
     by_folder = bool(folders) and not (trust.everything or trusted_name(module, kernel))
-    obj = load(module, "", value, key, search, within=folders if by_folder else ())
+    obj = load(module, "", value, key, search, within=folders if by_folder else (), late=trust.fallback)
     if by_folder:
         _check_landed(module, folders, value, key)
     return _walk(obj, module, attr, value, key, None if trust.everything else (kernel, folders))

@@ -110,6 +110,11 @@ class CustomizeAgent(Agent):
                 long_term[key] = check_spec_path(long_term[key], f"long_term_memory.{key}",
                                                  (".db", ".sqlite", ".sqlite3") if key == "path" else (),
                                                  kernel=kernel)
+            embedder = long_term.get("embedder")  # code: only an object Python code gives, never a name or mapping
+            if embedder is not None and not callable(getattr(embedder, "aembed", None)):
+                raise ConfigError(f"agent {spec.name!r}: long_term_memory.embedder {str(embedder)[:80]!r} is not an "
+                                  "embedder: an embedder is code, which a spec file cannot name; leave the key out, "
+                                  "or give an object with aembed(texts) from Python code")
         ltm_name = (long_term or {}).get("name", "sqlite")
         if spec.use_long_term_memory and (not isinstance(ltm_name, str) or kernel.find("memory", ltm_name) is None):
             raise ConfigError(f"agent {spec.name!r}: long_term_memory name {ltm_name!r} is not a memory backend "

@@ -48,7 +48,7 @@ def cmd_eval(args: argparse.Namespace, kernel: "Kernel") -> int:
     if args.concurrency is not None and args.concurrency < 1:
         raise SystemExit(f"zagent: --concurrency must be at least 1, got {args.concurrency}")
     _refuse_overwrite(args)
-    with trusting(Trust.for_folder(os.getcwd(), everything=True)):  # the user's own flags
+    with trusting(Trust.for_folder(os.getcwd(), everything=True, last=True)):  # the user's own flags
         scorers = [scorer_of(kernel, parse_scorer(s)) for s in args.scorer] or None
     spec = load_spec_file(args.agent)
     if args.model:

@@ -72,9 +72,9 @@ def _agent(args: argparse.Namespace, kernel: "Kernel") -> Any:
     spec.setdefault("type", "react")
     from zagent.speckit import Trust
 
-    # --tools is the user's own flag: its import paths are trusted (searched in the working directory too)
+    # --tools is the user's own flag: its import paths are trusted (the working directory searched after sys.path)
     trust = (Trust.for_file(args.agent_file, everything=bool(args.trust)) if args.agent_file
-             else Trust.for_folder(os.getcwd(), everything=bool(args.trust) or bool(args.tools)))
+             else Trust.for_folder(os.getcwd(), everything=bool(args.trust) or bool(args.tools), last=True))
     from zagent.speckit import spec_file
     from zagent.speckit.paths import reserving
 

@@ -201,6 +201,11 @@ def load_settings(section: Any, environ: Optional[Mapping[str, str]] = None, *, 
         files.append((os.fspath(section["config_file"]), ""))
     for path, origin in files:
         try:
+            if origin and not os.path.isabs(os.path.expanduser(path)):  # the variable names one file for every folder
+                raise ConfigError(f"MCP configuration {path!r} is a relative path: it names another file in each "
+                                  "folder zagent runs in, so a downloaded project's file would start its commands; "
+                                  f"set {ENV_VAR} to an absolute path (or pass --config FILE to one command)")
+            path = os.path.expanduser(path)
             check_config_file(path)
             raw.update(_servers_of(read_file(path), path))
         except ConfigError as exc:

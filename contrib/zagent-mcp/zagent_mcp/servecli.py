@@ -60,7 +60,7 @@ def cmd_serve(args: argparse.Namespace, kernel: "Kernel") -> int:
     for path in args.agent:
         with trusting(Trust.for_file(path, everything=args.trust)):
             agents.append(_agent(kernel, path, load_spec_file))
-    with trusting(Trust.for_folder(os.getcwd(), everything=True)):  # --tool is the user's own flag
+    with trusting(Trust.for_folder(os.getcwd(), everything=True, last=True)):  # --tool: the user's own flag
         serve = McpServe(kernel, tools=args.tool, agents=agents, rails=rails, name=args.name,
                          **({} if getattr(args, "max_calls", None) is None else {"max_calls": args.max_calls}))
     print(f"zagent mcp serve: {len(serve.tool_names)} tool(s): {', '.join(serve.tool_names)}", file=sys.stderr)

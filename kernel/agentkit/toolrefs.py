@@ -14,8 +14,8 @@ from ..errors import ConfigError, ToolError
 if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
 
-__all__ = ["SPEC_IMPORTED", "TOOLSET_PREFIX", "agent_tool_names", "check_lent_agent", "remember_origins",
-           "resolve_tool_refs", "spec_origins"]
+__all__ = ["SPEC_IMPORTED", "TOOLSET_PREFIX", "agent_tool_names", "check_lent_agent", "provider_tools",
+           "reachable_agents", "reachable_tools", "remember_origins", "resolve_tool_refs", "spec_origins"]
 
 TOOLSET_PREFIX = "toolset:"
 
@@ -102,20 +102,59 @@ def agent_tool_names(agent: Any) -> list[str]:
     return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
 
-def reachable_tools(agent: Any) -> list[str]:
-    """The tools ``agent`` offers and those of its speakers, at any depth (a group chat lists none of its own)."""
-    out: list[str] = []
+def reachable_agents(agent: Any) -> list[Any]:
+    """``agent`` and every agent it may pass work to, at any depth: a group chat's speakers and the agents a
+    ReAct agent hands the conversation over to (``handoffs``), which answer with their own tools."""
+    out: list[Any] = []
     stack, seen = [agent], set()
     while stack:
         current = stack.pop()
         if id(current) in seen:
             continue
         seen.add(id(current))
-        out += [t for t in agent_tool_names(current) if t not in out]
+        out.append(current)
         speakers, pick = getattr(current, "speakers", None), getattr(current, "agent", None)
         if isinstance(speakers, list) and callable(pick):
             stack += [pick(n) for n in speakers if isinstance(n, str)]
+        handoffs = getattr(current, "handoffs", None)
+        if isinstance(handoffs, (list, tuple)):
+            stack += [h for h in handoffs if not isinstance(h, (str, dict))]
     return out
+
+
+def reachable_tools(agent: Any) -> list[str]:
+    """The tools ``agent`` offers and those of every agent it reaches (``reachable_agents``); a group chat lists
+    none of its own."""
+    out: list[str] = []
+    for current in reachable_agents(agent):
+        out += [t for t in agent_tool_names(current) if t not in out]
+    return out
+
+
+def provider_tools(agent: Any) -> list[str]:
+    """``"agent: option"`` for each request field giving a model tools its provider runs (``TOOL_OPTIONS``: an MCP
+    connector, hosted search) that ``agent`` or an agent it reaches sets, in its ``llm_config`` or its model's
+    fields (a fallback chain's models too); such tools are out of reach of the tool scope and the rails."""
+    from ..providerkit.credentials import TOOL_OPTIONS
+
+    found: list[str] = []
+    for current in reachable_agents(agent):
+        config, llm = getattr(current, "llm_config", None), getattr(current, "llm", None)
+        chain = [*_listed(config.get("models") if isinstance(config, dict) else None),
+                 *_listed(getattr(llm, "models", None))]
+        for options in (config, getattr(llm, "fields", None), *chain, *(getattr(m, "fields", None) for m in chain)):
+            if not isinstance(options, dict):  # a fallback chain's models: each with its own fields
+                continue
+            extra = options.get("extra_body")
+            for key in TOOL_OPTIONS:
+                if options.get(key) is not None or (isinstance(extra, dict) and extra.get(key) is not None):
+                    item = f"{getattr(current, 'name', '?')}: {key}"
+                    found += [item] if item not in found else []
+    return found
+
+
+def _listed(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else []
 
 
 def check_lent_agent(kernel: "Kernel", agent: Any, what: str) -> Any:

@@ -336,7 +336,8 @@ class Agent(AgentMemory):
             recalled = await self.arecall(" ".join(missing), limit=self.context_messages)
             messages = [m for m in recalled if m not in messages] + messages
         found = await ContextExtraction(kernel=self.kernel).aextract(self.llm, action, messages, ctx=ctx)
-        still = action.missing_inputs(found)
+        found = {k: v for k, v in found.items() if k in missing}  # the caller's own values are never replaced
+        still = [n for n in missing if n not in found]
         if still:
             raise ConfigError(
                 f"agent {self.name!r}: action {action.name!r} needs input(s) {', '.join(still)}, which were not "

@@ -67,7 +67,7 @@ def stored_names(manager: Any) -> set[str]:
 
 def check_inline(manager: Any, spec: dict[str, Any], llm: Any = None) -> str:
     """The name of ``spec`` (an inline agent spec), after the checks of the module docstring."""
-    from zagent.agentkit.toolrefs import reachable_tools
+    from zagent.agentkit.toolrefs import provider_tools, reachable_tools
 
     name = spec.get("name")
     if not isinstance(name, str) or not name:
@@ -85,13 +85,34 @@ def check_inline(manager: Any, spec: dict[str, Any], llm: Any = None) -> str:
         manager.add_agent(name, llm=llm)  # the stored agent, loaded first: a file's spec never takes its name
     kept = manager.get_agent(name)
     held_spec = getattr(kept, "spec", None)
-    held = [*(getattr(held_spec, "tools", None) or []), *(getattr(held_spec, "agents", None) or [])] \
+    held = [v for key in ("tools", "agents", "handoffs") for v in (getattr(held_spec, key, None) or [])] \
         if held_spec is not None else reachable_tools(kept)  # a group chat: its speakers' tools
-    named = [v for key in ("tools", "agents") if isinstance(spec.get(key), list) for v in spec[key]]
+    named = _named(spec, nested=held_spec is None)
     extra = [t if isinstance(t, str) else str(t.get("name", t)) if isinstance(t, dict) else repr(t)
              for t in held if t not in named]
+    config, given = spec.get("llm_config"), set()
+    if isinstance(config, dict):  # provider-run tools the inline spec itself asks for (a trusted one only)
+        extra_body = config.get("extra_body")
+        given = {*config, *(extra_body if isinstance(extra_body, dict) else ())}
+    extra += [f"its provider's tools ({h})" for h in provider_tools(kept) if h.rpartition(": ")[2] not in given]
     if extra:
         raise ConfigError(f"inline agent {name!r} has the name of an agent already registered, which would run "
                           f"instead, and that agent uses {', '.join(extra)}, which the inline spec does not name; "
                           "rename the inline agent, or name the registered one as a plain string")
     return name
+
+
+def _named(spec: dict[str, Any], *, nested: bool) -> list[Any]:
+    """What ``spec`` names under ``tools``, ``agents`` and ``handoffs``; with ``nested``, also what the inline specs
+    it hands over to name (a held ReAct agent's tools are counted through its hand-overs: ``reachable_tools``)."""
+    out: list[Any] = []
+    stack, walked = [spec], 0
+    while stack and walked < 64:  # a spec's hand-over chain is short; a hostile one is not walked for ever
+        current, walked = stack.pop(), walked + 1
+        for key in ("tools", "agents", "handoffs"):
+            values = current.get(key)
+            if isinstance(values, list):
+                out += values
+                if nested and key == "handoffs":
+                    stack += [v for v in values if isinstance(v, dict)]
+    return out

@@ -12,15 +12,16 @@ import attrs
 import msgspec
 from zagent.errors import ConfigError
 from zagent import run_sync
-from zagent.agentkit.toolrefs import reachable_tools
+from zagent.agentkit.toolrefs import provider_tools, reachable_tools
 
 from . import prompts
 from .errors import GenerationError
 from .graph import WorkFlowGraph, WorkFlowNode
 from .naming import agent_name, free_name, taken_names
 from .planner import agent_spec, build_agent
-from .planshape import MAX_PROMPT, MAX_TEXT
-from .promptfix import _NOT_ID, _PLACEHOLDER, closest_names, match_output_sections, wrap_inputs  # noqa: F401
+from .planshape import MAX_PROMPT, MAX_TEXT, MAX_VALUES
+from .promptfix import (_HEADING, _NOT_ID, _PLACEHOLDER, MAX_HEADINGS, closest_names,  # noqa: F401
+                        match_output_sections, wrap_inputs)
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -127,11 +128,17 @@ class AgentGenerator:
             raise GenerationError(f"selected agent {name!r} does not produce {', '.join(lacking)} needed by "
                                   f"{node.name!r}; select another agent or generate one", raw=raw)
         agent = self.manager.get_agent(name)
-        beyond = [t for t in reachable_tools(agent) if self.tools is not None and t not in self.tools]
+        given = self.tool_names()  # none when the app named none (``tools=None``), as for generated agents
+        beyond = [t for t in reachable_tools(agent) if t not in given]
         if beyond:  # the user gave the generator these tools only: selecting an agent is no way around that
             raise GenerationError(f"selected agent {name!r} uses tool(s) {', '.join(beyond)}, which this workflow "
-                                  f"may not use (tools given: {', '.join(self.tools or []) or 'none'}); select "
+                                  f"may not use (tools given: {', '.join(given) or 'none'}); select "
                                   "another agent or generate one with those tools", raw=raw)
+        hosted = provider_tools(agent)
+        if hosted:  # tools its provider runs (an MCP connector, hosted search): never among the tools given
+            raise GenerationError(f"selected agent {name!r} gives its model tools its provider runs "
+                                  f"({'; '.join(hosted)}), which this workflow may not use; select another agent or "
+                                  "generate one", raw=raw)
         needs = _required_inputs(agent)
         extra = [i for i in needs if i not in node.input_names]
         if extra:
@@ -215,9 +222,19 @@ def repair_spec(raw_spec: Any, node: WorkFlowNode, tools: set[str], *, raw: str 
     too_long = [f"its {key} has {len(text):,} characters, more than {limit:,}" for key, text, limit in (
         ("prompt", prompt, MAX_PROMPT), ("description", raw_spec.get("description"), MAX_TEXT))
         if isinstance(text, str) and len(text) > limit]
+    too_long += [f"it lists {len(values):,} {key}, more than {MAX_VALUES}" for key in ("inputs", "outputs")
+                 if isinstance(values := raw_spec.get(key), list) and len(values) > MAX_VALUES]  # each is compared
+    too_long += [f"the description of its {key[:-1]} {str(f.get('name'))[:64]!r} has {len(f['description']):,} "
+                 f"characters, more than {MAX_TEXT:,}" for key in ("inputs", "outputs")
+                 for f in _list_of(raw_spec.get(key))[:MAX_VALUES + 1]
+                 if isinstance(f, dict) and isinstance(f.get("description"), str)
+                 and len(f["description"]) > MAX_TEXT][:3]  # it becomes the field's description (``_fields``)
+    heads = len(_HEADING.findall(prompt))  # each compared with every output (``promptfix``)
+    too_long += [f"its prompt has {heads:,} headings, more than {MAX_HEADINGS}"] if heads > MAX_HEADINGS else []
     if too_long:  # sent on every call of the agent; a description is listed to the generator for later nodes
         raise GenerationError(f"the generated agent for {node.name!r} is too long: {'; '.join(too_long)}; keep "
-                              "the prompt to the instructions the sub-task needs", raw=raw)
+                              "the prompt to the instructions the sub-task needs and list only the sub-task's "
+                              "inputs and outputs", raw=raw)
     names = raw_spec.get("tool_names", raw_spec.get("tools", [])) or []
     unknown = [t for t in names if t not in tools]
     if unknown:
@@ -249,6 +266,10 @@ def use_every_input(prompt: str, inputs: list[str]) -> str:
     if missing:
         prompt = prompt.rstrip() + "\n\n" + "\n".join(f"{i}: {{{i}}}" for i in missing)
     return prompt
+
+
+def _list_of(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _names_of(fields: Any) -> list[str]:

@@ -18,7 +18,7 @@ from .agents import AgentGenerator
 from .build import build_from_plan
 from .errors import WorkFlowError, WorkFlowValidationError
 from .graph import WorkFlowGraph
-from .naming import free_name
+from .naming import free_name, taken_names
 from .planner import Plan, TaskPlanner
 from .reviewer import WorkFlowReviewer
 
@@ -79,7 +79,7 @@ class WorkFlowGenerator:
                 break
             plan, graph = await self._plan(goal, name, plan, "\n".join(f"- {s}" for s in suggestions))
         if generate_agents:
-            used: set[str] = set()
+            used = taken_names(self.manager)  # a renamed agent never lands on a held or stored agent's name
             for node in graph.nodes:
                 refs = await self._retry(
                     f"agents for {node.name}", lambda _e: self.agent_generator.agenerate(goal, node, graph))
@@ -122,8 +122,8 @@ class WorkFlowGenerator:
 
 
 def _unique_names(refs: list[Any], used: set[str]) -> list[Any]:
-    """Rename generated specs whose name another node's generated agent already has, ignoring case and width
-    (``Name2``...); ``used`` holds the ``loose`` keys taken."""
+    """Rename generated specs whose name another node's generated agent (or an agent the manager holds or stores)
+    already has, ignoring case and width (``Name2``...); ``used`` holds the ``loose`` keys taken."""
     for ref in refs:
         if isinstance(ref, dict):
             ref["name"] = free_name(ref["name"], used)

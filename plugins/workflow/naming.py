@@ -11,23 +11,27 @@ import unicodedata
 from typing import Any
 
 from zagent.plugins.manager.inline import check_inline as checked, loose, stored_names
+from zagent.speckit.paths import windows_device
 
 _NOT_ASCII_ID = re.compile(r"[^A-Za-z0-9_]+")
 
 
 def agent_name(name: Any, node: str) -> str:
-    """A generated agent's name as an ASCII identifier (width folded first); from ``node`` when none is left."""
+    """A generated agent's name as an ASCII identifier (width folded first); from ``node`` when none is left; a
+    Windows device name (``CON``, ``nul``, ``COM1``: no agent file can have it) gets ``_agent`` after it."""
+    clean = ""
     if isinstance(name, str):
         clean = _NOT_ASCII_ID.sub("_", unicodedata.normalize("NFKC", name).strip()).strip("_")
-        if clean:
-            return clean
-    return "".join(p.capitalize() for p in _NOT_ASCII_ID.sub("_", node).split("_")) + "Agent"
+    if not clean:
+        clean = "".join(p.capitalize() for p in _NOT_ASCII_ID.sub("_", node).split("_")) + "Agent"
+    return clean + "_agent" if windows_device(clean) is not None else clean
 
 
 def free_name(name: str, taken: set[str]) -> str:
-    """``name``, or ``name2``, ``name3``... the first whose ``loose`` key is not in ``taken``."""
+    """``name``, or ``name2``, ``name3``... the first whose ``loose`` key is not in ``taken`` and that is no Windows
+    device name (``COM`` taken: ``COM2`` opens a port, so ``COM10``)."""
     candidate, n = name, 2
-    while loose(candidate) in taken:
+    while loose(candidate) in taken or windows_device(candidate) is not None:
         candidate, n = f"{name}{n}", n + 1
     return candidate
 

@@ -13,6 +13,11 @@ _PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 #: run of spaces inside a generated title three ways: cubic, minutes for one line of 5,000 spaces)
 _HEADING = re.compile(r"^(?P<hashes>#{1,6})(?P<title>[^\n#]+)$", re.M)
 _NOT_ID = re.compile(r"\W+")
+#: the characters of two names compared (difflib takes time quadratic in their length: a model's 50 names of 256
+#: characters against a node's 50 took minutes, on the event loop); a generated prompt has at most ``MAX_HEADINGS``
+#: headings (each is compared with every output: 600 of them took 9 s)
+_COMPARED = 32
+MAX_HEADINGS = 60
 
 
 def _title(m: "re.Match[str]") -> str:
@@ -115,25 +120,33 @@ def _section(heads: list["re.Match[str]"], size: int, names: set[str]) -> tuple[
 def _similar(a: str, b: str) -> float:
     """How alike two loose names are: the whole strings, or word by word (in either order) where a word
     may be an abbreviation of the other (``reqs`` of ``requirements``)."""
+    a, b = a[:_COMPARED], b[:_COMPARED]
     whole = difflib.SequenceMatcher(None, a, b).ratio()
     wa, wb = a.split("_"), b.split("_")
     if len(wa) != len(wb):
         return whole
+    if len(wa) == 1:  # one word each: an abbreviation, else the ratio already computed
+        return 1.0 if _abbreviates(a, b) else whole
     best = max(sum(_word(x, y) for x, y in zip(wa, order)) / len(wa) for order in (wb, wb[::-1]))
     return max(whole, best)
 
 
 def _word(x: str, y: str) -> float:
-    short, long_ = sorted((x, y), key=len)
-    it = iter(long_)
-    if len(short) >= 2 and short[0] == long_[0] and all(c in it for c in short):
+    if _abbreviates(x, y):
         return 1.0
     return difflib.SequenceMatcher(None, x, y).ratio()
 
 
+def _abbreviates(x: str, y: str) -> bool:
+    """The shorter word is an abbreviation of the longer (same first letter, its letters in order)."""
+    short, long_ = sorted((x, y), key=len)
+    it = iter(long_)
+    return len(short) >= 2 and short[0] == long_[0] and all(c in it for c in short)
+
+
 def closest_names(names: list[str], declared: list[str]) -> dict[str, str]:
     """Map each name to the most similar unclaimed declared name (best pairs first)."""
-    pairs = sorted(((difflib.SequenceMatcher(None, _loose(n), _loose(d)).ratio(), n, d)
+    pairs = sorted(((difflib.SequenceMatcher(None, _loose(n)[:_COMPARED], _loose(d)[:_COMPARED]).ratio(), n, d)
                     for n in names for d in declared), reverse=True)
     out: dict[str, str] = {}
     taken: set[str] = set()

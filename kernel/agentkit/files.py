@@ -72,8 +72,11 @@ def write_atomic(path: Union[str, "os.PathLike[str]"], data: Union[str, bytes, I
 
     token = new_call_id()  # unpredictable: a name planted in a shared folder never makes the save fail
     tmp = f"{target}.{token}.tmp"
-    if len(os.path.basename(tmp)) > 255:  # a legal long name: a short temporary one beside it (NAME_MAX)
-        tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)[:200]}.{token}.tmp")
+    if len(os.fsencode(os.path.basename(tmp))) > 255:  # a legal long name: a short temporary one (NAME_MAX, bytes)
+        short = os.path.basename(target)[:200]
+        while len(os.fsencode(short)) > 200:  # 80 CJK characters are 240 bytes
+            short = short[:-1]
+        tmp = os.path.join(os.path.dirname(target), f".{short}.{token}.tmp")
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd = _create(tmp, target)
     try:
@@ -146,16 +149,18 @@ def check_side_file(target: str) -> None:
 
 def _create(tmp: str, target: str) -> int:
     """The temporary file, made new (never through a symlink or a file planted at its name): mode 0600,
-    or the mode of the file it replaces when that is a regular file of the user's (through a symlink only of the
-    user's own): a file or link another user planted at ``target`` never lends its mode (0644, 0666)."""
+    or the permission bits of the file it replaces when that is a regular file of the user's with one name (through
+    a symlink only of the user's own, to a file in its own folder), never setuid, setgid or writable by every user:
+    a file or link another user planted, a hard link or a link out (to ``~/bin/tool``, 4777) lends no mode."""
     mode = 0o600  # a new file is the user's alone (docs/security.md)
     try:
         st = os.lstat(target)
         me = os.getuid() if hasattr(os, "getuid") else None
         if stat.S_ISLNK(st.st_mode) and (me is None or st.st_uid == me):
-            st = os.stat(target)
-        if stat.S_ISREG(st.st_mode) and (me is None or st.st_uid == me):
-            mode = stat.S_IMODE(st.st_mode)
+            folder = os.path.realpath(os.path.dirname(os.path.abspath(target)))
+            st = os.stat(target) if os.path.realpath(target).startswith(folder.rstrip(os.sep) + os.sep) else st
+        if stat.S_ISREG(st.st_mode) and (me is None or st.st_uid == me) and st.st_nlink == 1:
+            mode = stat.S_IMODE(st.st_mode) & 0o775  # the user's own bits; no set-id, sticky or world-write bit
     except OSError:
         pass
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)

@@ -208,19 +208,22 @@ def check_users_data(real: str, key: str, text: str, kernel: Optional["Kernel"])
             "(k.agent(spec, trust=True); zagent ... --trust)")
 
 
+#: bidi controls: they change how the rest of a name shows in a listing or a log line (another name than it is)
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
 #: the longest file name and path POSIX systems take (bytes); a longer one fails only when the run writes
 NAME_MAX, PATH_MAX = 255, 4095
 
 
 def check_name_shape(text: str, key: str) -> None:
-    """``ConfigError`` when the spec's path ``text`` holds a control character (a newline or an escape sequence
-    in a file name it makes), a folder name over ``NAME_MAX`` bytes or is over ``PATH_MAX`` bytes in all (a file
-    name too long is a ``ConfigError`` when the file is opened)."""
-    odd = next((c for c in text if ord(c) < 32 or ord(c) == 127), None)
+    """``ConfigError`` when the spec's path ``text`` holds a control character (a newline, an escape sequence or
+    a bidi control in a file name it makes), a folder name over ``NAME_MAX`` bytes or is over ``PATH_MAX`` bytes in
+    all (a file name too long is a ``ConfigError`` when the file is opened)."""
+    odd = next((c for c in text if ord(c) < 32 or 127 <= ord(c) < 160 or c in BIDI_CONTROLS), None)  # C0, DEL, C1
     if odd is not None:
         raise ConfigError(f"{key} {text!r} in the spec is refused: it holds the control character {odd!r}, which "
-                          f"zagent never puts in a file name (a newline or terminal escape); name another file; "
-                          f"{HOW_TO_PLACE}")
+                          f"zagent never puts in a file name (a newline, a terminal escape or a bidi control); name "
+                          f"another file; {HOW_TO_PLACE}")
     size, longest = len(os.fsencode(text)), max((len(os.fsencode(n)) for n in text.split(os.sep)[:-1]), default=0)
     if size > PATH_MAX or longest > NAME_MAX:
         raise ConfigError(f"{key} {text[:80]!r}... in the spec is refused: it is {size} bytes long with a folder "

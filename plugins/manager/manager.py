@@ -22,7 +22,7 @@ from zagent.speckit import Trust, current_trust, trusting
 from zagent.speckit.trust import for_named_file  # a stored agent others can write gets no trust
 
 from .inline import check_inline, check_room
-from .stored import decode_record, file_name, is_db, load_file, save_file, spec_of
+from .stored import check_file_names, decode_record, file_name, is_db, load_file, save_file, spec_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
@@ -282,17 +282,17 @@ class AgentManager:
     def save_all(self, target: Optional[Union[str, os.PathLike[str]]] = None) -> list[str]:
         """Save every agent that can be saved (to a directory or an SQLite file); return their names."""
         where = self._where(target)
+        todo = [(name, agent, data) for name, agent in list(self._agents.items()) if (data := spec_of(agent)) is not None]
+        if todo and not is_db(where):
+            from zagent.agentkit.privatefiles import private_folder
+
+            private_folder(where)  # made 0700 (its files are 0600), as every folder zagent makes
+            check_file_names(where, [name for name, _, _ in todo])  # evil.json over Evil.json (macOS): before a write
         saved: list[str] = []
-        for name, agent in list(self._agents.items()):
-            data = spec_of(agent)
-            if data is None:
-                continue
+        for name, agent, data in todo:
             if is_db(where):
                 self._store(where).save(f"agent:{name}", 0, data, kind=SPEC_KIND, metadata={"name": name})
             else:
-                from zagent.agentkit.privatefiles import private_folder
-
-                private_folder(where)  # made 0700 (its files are 0600), as every folder zagent makes
                 save_file(agent, data, os.path.join(where, file_name(name)))
             saved.append(name)
         return saved

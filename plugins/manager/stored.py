@@ -34,6 +34,30 @@ def file_name(name: str, ext: str = ".json") -> str:
     return name + ext
 
 
+def check_file_names(folder: str, names: list[str]) -> None:
+    """``ConfigError`` when two agent ``names`` to save into ``folder``, or one and a file already there, name one
+    file on a system comparing names without case or Unicode normalisation (macOS, Windows: ``evil`` saved would
+    replace ``Evil.json``, another agent's file, which would then load as ``evil``). Refuses only: nothing is written."""
+    import unicodedata
+
+    def folded(file: str) -> str:
+        return unicodedata.normalize("NFC", file).casefold()
+
+    try:
+        there = {folded(f): f for f in os.listdir(folder)}
+    except OSError:  # no folder yet: nothing there to replace
+        there = {}
+    seen: dict[str, str] = {}
+    for name in names:
+        file = file_name(name)
+        other = seen.get(folded(file)) or (there.get(folded(file)) if there.get(folded(file)) != file else None)
+        if other is not None:
+            raise ConfigError(f"agent {name!r} would be saved as {file!r}, the same file as {other!r} in {folder!r} "
+                              "where case does not count (macOS, Windows): one would replace the other. Nothing was "
+                              f"saved; rename one of the agents, or move {other!r} out of the folder")
+        seen[folded(file)] = file
+
+
 def spec_of(agent: Any) -> Optional[dict[str, Any]]:
     to_dict = getattr(agent, "to_dict", None)
     if to_dict is None or getattr(agent, "spec", True) is None:

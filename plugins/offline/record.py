@@ -161,10 +161,17 @@ class RecordLLM(LLM):
         return f"<RecordLLM {self.model} -> {self.path}>"
 
 
+#: how a line ``record:`` writes starts: ``{"model":"...","stream":false,"request":`` (spaces allowed, ``stream``
+#: may be left out); a line with a ``model`` key and no ``request`` next (``{"model": "x", "score": 1}``) is not one
+RECORDING_START = re.compile(rb'\s*\{\s*"model"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*(?:"stream"\s*:\s*(?:true|false)\s*,\s*)?'
+                             rb'"request"\s*:')
+
+
 def _check_recording(fd: int, path: str) -> None:
-    """``ConfigError`` unless the file open as ``fd`` is empty or starts like a line ``record:`` writes."""
-    head = os.read(fd, 64).lstrip()
-    if head and not head.startswith(b'{"model":'):
+    """``ConfigError`` unless the file open as ``fd`` is empty or starts like a line ``record:`` writes (a JSONL file
+    of the user's whose lines merely start with a ``model`` key, results or a dataset, is not one)."""
+    head = os.read(fd, 4096)
+    if head.strip() and not RECORDING_START.match(head):
         raise ConfigError(f"{path!r} already holds something that is not a recording of record:, so it is not "
                           "overwritten; give record: a path of its own (a new file, or an earlier recording) or "
                           "remove that file")

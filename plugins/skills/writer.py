@@ -71,6 +71,8 @@ class SkillWriter:
             version = int(markdown.parse(text, path).get("version", 1))
         except Exception:  # a broken file is still kept, under version 0
             version = 0
+        if not 0 <= version < 10**9:  # 'deploy.v-1.md' is no backup (BACKUP) but a skill file; 10**300 too long a name
+            version = 0
         target, n = os.path.join(self.folder, f"{name}.v{version}.md"), 0
         while os.path.exists(target):
             n += 1

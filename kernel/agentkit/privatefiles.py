@@ -13,15 +13,35 @@ from typing import Union
 
 from ..errors import ConfigError
 
-__all__ = ["check_private", "data_folder", "open_private", "private_folder", "private_parent", "tighten", "touch_private"]
+__all__ = ["check_private", "data_folder", "open_private", "private_folder", "private_parent", "tighten", "touch_private",
+           "users_path"]
 
 _PathLike = Union[str, "os.PathLike[str]"]
 
 
 def data_folder(*names: str) -> str:
-    """zagent's own data of the user: ``$XDG_DATA_HOME/zagent`` (``~/.local/share/zagent``), ``names`` joined on."""
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    """zagent's own data of the user: ``$XDG_DATA_HOME/zagent`` (``~/.local/share/zagent``), ``names`` joined on. A
+    relative ``$XDG_DATA_HOME`` is ignored, as the XDG specification says (it would name each working folder's);
+    a ``~`` is expanded (a value quoted in a service file)."""
+    data = os.path.expanduser(os.environ.get("XDG_DATA_HOME") or "")
+    if not os.path.isabs(data):
+        data = os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(data, "zagent", *names)
+
+
+def users_path(variable: str, *names: str) -> str:
+    """``$variable`` (``~`` expanded) when set, else ``data_folder(*names)``. A relative value is a ``ConfigError``:
+    it would name another file in each folder zagent runs in, a downloaded project's own among them."""
+    value = os.path.expanduser(os.environ.get(variable) or "")
+    if not value:
+        return data_folder(*names)
+    if not os.path.isabs(value):
+        from ..errors import ConfigError
+
+        raise ConfigError(f"{variable}={value!r} is a relative path: it names another file in each folder zagent runs "
+                          f"in, so a downloaded project's own would be used; set {variable} to an absolute path, or "
+                          "unset it for the default under ~/.local/share/zagent")
+    return value
 
 
 def private_folder(path: _PathLike) -> None:

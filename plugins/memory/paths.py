@@ -14,11 +14,9 @@ from typing import Union
 
 def default_path() -> str:
     """The default memory file (its directory is not created here)."""
-    if os.environ.get("ZAGENT_MEMORY_DB"):
-        return os.environ["ZAGENT_MEMORY_DB"]
-    from zagent.agentkit.privatefiles import data_folder
+    from zagent.agentkit.privatefiles import users_path
 
-    return data_folder("memory.db")
+    return users_path("ZAGENT_MEMORY_DB", "memory.db")
 
 
 def resolve(path: Union[str, os.PathLike[str], None]) -> str:

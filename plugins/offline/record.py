@@ -240,9 +240,9 @@ class ReplayLLM(ProviderLLM):
 def default_path(model: str) -> str:
     """Where ``record:MODEL`` writes and ``replay:MODEL`` reads without ``path=`` (so both work from ``--model``):
     ``$ZAGENT_RECORDINGS`` or ``$XDG_DATA_HOME/zagent/recordings``, a file named after the model."""
-    from zagent.agentkit.privatefiles import data_folder
+    from zagent.agentkit.privatefiles import users_path
 
-    folder = os.environ.get("ZAGENT_RECORDINGS") or data_folder("recordings")
+    folder = users_path("ZAGENT_RECORDINGS", "recordings")
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip(".-") or "model"
     return os.path.join(folder, name[:120] + ".jsonl")
 

@@ -21,11 +21,9 @@ _OFF = ("", "0", "false", "no", "off")
 
 def default_path() -> str:
     """``$ZAGENT_LOG_DB``, else ``$XDG_DATA_HOME/zagent/logs.db``."""
-    if os.environ.get("ZAGENT_LOG_DB"):
-        return os.environ["ZAGENT_LOG_DB"]
-    from zagent.agentkit.privatefiles import data_folder
+    from zagent.agentkit.privatefiles import users_path
 
-    return data_folder("logs.db")
+    return users_path("ZAGENT_LOG_DB", "logs.db")
 
 
 def enabled_path(config: dict[str, Any]) -> Optional[str]:

@@ -5,7 +5,6 @@ requests, a ``run_end`` observer counts successes. Matching errors are logged, n
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import weakref
@@ -18,7 +17,7 @@ from zagent.types import LLMRequest, Message
 
 from zagent import StashKey
 from zagent.speckit.rails import SKILL_THRESHOLDS
-from zagent.agentkit.privatefiles import data_folder
+from zagent.agentkit.privatefiles import users_path
 
 from .lifecycle import LifecycleManager
 from .matcher import Match, SkillMatcher
@@ -41,9 +40,7 @@ _lock = threading.Lock()
 
 def default_folder() -> str:
     """``$ZAGENT_SKILLS_DIR``, else ``$XDG_DATA_HOME/zagent/skills`` (``~/.local/share/zagent/skills``)."""
-    if os.environ.get("ZAGENT_SKILLS_DIR"):
-        return os.environ["ZAGENT_SKILLS_DIR"]
-    return data_folder("skills")
+    return users_path("ZAGENT_SKILLS_DIR", "skills")
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)

@@ -126,3 +126,19 @@ class CheckpointStoreTests:
             return latest, one, [r.run_id for r in runs], pruned, deleted
 
         assert asyncio.run(scenario()) == ((2, b"two"), b"one", ["r"], 1, 1)
+
+    def test_store_id_is_a_stable_identity_of_its_own(self, store: Checkpoints, tmp_path: Any) -> None:
+        """A store with a ``store_id`` (what a run's seals and signatures name, docs/security.md 11) gives a
+        non-empty string, the same on every read, and another store gets another one. Without one, runs are bound
+        by their id alone (skipped)."""
+        found = getattr(store, "store_id", None)
+        if found is None:
+            pytest.skip("this store has no store_id: its runs are bound by their id alone")
+        assert isinstance(found, str) and found and getattr(store, "store_id") == found
+        folder = tmp_path / "another"
+        folder.mkdir()
+        other = self.make_store(folder)
+        try:
+            assert getattr(other, "store_id", None) not in (None, found)
+        finally:
+            other.close()

@@ -221,10 +221,20 @@ class Database:
             return
 
         def migrate(c: sqlite3.Connection) -> None:
+            import sqlite3
+
             version = self._check_version(c)  # again, inside the write lock
             for target in range(version + 1, SCHEMA_VERSION + 1):
                 for statement in statements(MIGRATIONS[target]):
-                    c.execute(statement)
+                    try:
+                        c.execute(statement)
+                    except sqlite3.OperationalError as exc:
+                        if "already exists" not in str(exc):
+                            raise
+                        raise StoreError(  # rolled back with the upgrade: the file is left as it was
+                            f"{self.path} says it is a memory file of version {version} but already holds what version "
+                            f"{target} adds ({exc}): its version was set back by hand, so it is not upgraded or "
+                            "opened. Restore the file from a backup", path=self.path) from None
             c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
         self._transaction(conn, migrate)

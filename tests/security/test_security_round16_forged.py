@@ -304,7 +304,8 @@ def test_a_signed_step_copied_from_another_store_then_the_schema_downgraded_is_r
 
 def test_a_store_brought_back_to_schema_4_with_its_identity_kept_is_refused_saying_so(tmp_path):
     """Attack (held): the attacker sets the file's ``PRAGMA user_version`` back to 4 but keeps ``store_info`` (so
-    the migration cannot make it again). Defence: the file is refused as a ``StoreError`` naming it; no call runs."""
+    the migration cannot make it again). Defence: the file is refused as a ``StoreError`` naming it and saying its
+    version was set back (not the old "check the path, its directory and permissions"); no call runs."""
     import sqlite3
 
     from zagent.plugins.memory.errors import StoreError
@@ -316,7 +317,7 @@ def test_a_store_brought_back_to_schema_4_with_its_identity_kept_is_refused_sayi
     with sqlite3.connect(db) as c:
         c.execute("PRAGMA user_version = 4")
     c.close()
-    with pytest.raises(StoreError, match="r.db"):
+    with pytest.raises(StoreError, match="r.db.*version was set back by hand.*Restore the file"):
         _resume_react(ran, db)
     assert ran == []
 

@@ -63,6 +63,8 @@ class _Pending:
     reason: str = ""
     targets: dict[str, str] = attrs.Factory(dict)
     """This run's agents by their transfer tool's name (a later ``Handoffs`` reusing a tool installs its handler)."""
+    routed: frozenset[str] = frozenset()
+    """The transfer tools the routes give the agent holding the conversation now (its own tool list may name others)."""
 
 
 _PENDING: StashKey[_Pending] = StashKey("zagent.handoff")
@@ -130,6 +132,10 @@ class Handoffs:
                 raise ToolError(f"not transferred: {name} hands over only the conversation of the agent holding it, "
                                 "not from an agent that agent called; answer the task you were given")
             chosen = pending.targets.get(name)  # this run's agent, whichever Handoffs installed this handler
+            if chosen is not None and name not in pending.routed:  # the agent's file listed it: no route there
+                allowed = ", ".join(sorted(pending.routed)) or "none"
+                raise ToolError(f"not transferred: the routes of this handoff run do not let this agent hand over to "
+                                f"{chosen!r} (it may hand over only with: {allowed}); answer yourself")
             if chosen is None:
                 raise ToolError(f"not transferred: {name} names no agent of this handoff run (its agents: "
                                 f"{', '.join(pending.targets.values())}); answer yourself")
@@ -182,7 +188,7 @@ class Handoffs:
                 outer = [g for g in self.output_guardrails if g not in loop.guardrails.get("output", ())]
                 if outer:  # checked by the loop before its answer is done, as the agent's own are
                     loop.guardrails = {**loop.guardrails, "output": [*loop.guardrails.get("output", ()), *outer]}
-                pending.loop, pending.target = loop, None
+                pending.loop, pending.target, pending.routed = loop, None, frozenset(extra)
                 # the caller's rails (the agent handing over, its callers) stay a floor for whoever answers
                 agent_ctx = root.for_agent(agent.name, _kept_rails(outer_config(loop.agent_config, root), handed,
                                                                    agent.name))

@@ -207,6 +207,7 @@ class ReActLoop(Steps, ToolBatches):
         if rails and ctx.agent_config.get("rails") != rails:  # the caller's rails and the loop's: both apply
             _add_rails(ctx.agent_config, rails, self.agent)
         self._ctx = ctx
+        offered = ctx.offered_tools  # a caller's context gets its own offer back: the loop's never outlives the run
         ctx.stash.restore(state.stash)  # plain data: its plugin rebuilds its object on first use
         ctx.frame.setdefault(APPROVED, set()).update(state.approved)  # this agent's own slots (``RunContext.frame``)
         outer = ctx.frame.get(CALL_KEYS)  # an outer loop's, on a context shared with it (the app's)
@@ -230,6 +231,7 @@ class ReActLoop(Steps, ToolBatches):
         try:
             return await self._drive()
         finally:
+            ctx.offered_tools = offered
             if self._stream_hold is not None:
                 self._stream_hold.close()
             self._stream_hold = self._text_hold = None

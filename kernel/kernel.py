@@ -48,7 +48,7 @@ class Kernel:
         self.strict = strict if strict is not None else os.environ.get("ZAGENT_STRICT", "") not in ("", "0")
         self.pm = PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
-        self.hooks = HookRunner(self.pm)
+        self.hooks = HookRunner(self.pm, self.config)
         self.registries = {kind: Registry(kind) for kind in KINDS}
         #: tool sources still discovering tools (``zagent._tools.table.PendingTools``); waited for only on a miss
         self.pending_tools = PendingTools()

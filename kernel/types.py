@@ -293,6 +293,13 @@ class LLMRequest(msgspec.Struct, kw_only=True, omit_defaults=True):
     output_spec: Optional[dict[str, Any]] = None
     """What the reply will be parsed as (``{"mode": "json", "fields": [...]}``), for the offline test model."""
 
+    def __repr__(self) -> str:  # a rail's or an app's log line: a call's own ``extra_body={"api_key": ...}``
+        from msgspec.structs import replace
+
+        from ._trust.secrets import masked_settings
+
+        return msgspec.Struct.__repr__(replace(self, options=masked_settings(self.options)))
+
 
 ToolState = Literal["success", "error", "timeout", "blocked"]
 

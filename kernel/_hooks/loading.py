@@ -246,13 +246,15 @@ class PluginLoader:
     def _problem(self, plugin: str, dist: Optional[str], error: PluginError, cause: Optional[BaseException] = None) -> None:
         error.plugin = error.plugin or plugin
         error.distribution = error.distribution or dist
-        from .._trust.secrets import env_masker, mask_exception
+        from .._trust.secrets import config_masker, mask_exception
 
-        masked = env_masker()(str(error))  # a library's message may quote OPENAI_API_KEY's value (``zagent plugins``)
+        # a library's message may quote OPENAI_API_KEY's value, or the plugin its own ``Kernel(config=...)`` token
+        masker = config_masker(getattr(self.kernel, "config", None))
+        masked = masker(str(error))
         if masked != str(error):
             error.args = (masked,)
         if self.strict:  # raised, its causes are shown too (an app's ``log.exception``, a traceback)
-            mask_exception(cause, env_masker())
+            mask_exception(cause, masker)
             raise error from cause
         self.problems.append(PluginProblem(plugin, dist, str(error)))
         log.warning("%s", error)

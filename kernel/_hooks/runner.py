@@ -39,8 +39,9 @@ class PluginManager(pluggy.PluginManager):
 class HookRunner:
     """Calls hook implementations one by one, their lists cached per hook until ``invalidate``."""
 
-    def __init__(self, pm: PluginManager):
+    def __init__(self, pm: PluginManager, config: Optional[dict[str, Any]] = None):
         self.pm = pm
+        self.config = config  # the kernel's, to mask the tokens in it when an observer fails quoting one
         self._impls: dict[str, tuple[Impl, ...]] = {}
         self._monitors: list[Callable[[str, str, dict[str, Any], Any], None]] = []
 
@@ -128,6 +129,9 @@ class HookRunner:
     def _observer_failed(self, plugin: str, event: Any, exc: Exception) -> None:
         if self._monitors:
             self._notify("zagent_event", plugin, {"event": event}, exc)
+        from .._trust.secrets import config_masker, mask_exception
+
+        mask_exception(exc, config_masker(self.config))  # an exporter quoting the token the app configured
         log.exception("zagent_event observer in plugin %r failed", plugin)
 
     def _kwargs(self, hook_name: str, args: list[Any]) -> dict[str, Any]:
@@ -294,7 +298,10 @@ async def arun_end(kernel: Any, result: Any, ctx: "RunContext[Any]") -> None:
     for impl in runner.impls("zagent_run_end"):
         try:
             await runner.acall_one("zagent_run_end", impl, kwargs)
-        except Exception:
+        except Exception as exc:
+            from .._trust.secrets import config_masker, mask_exception
+
+            mask_exception(exc, config_masker(getattr(kernel, "config", None)))  # the token the app gave the plugin
             log.exception("zagent_run_end in plugin %r failed", impl[0])
 
 

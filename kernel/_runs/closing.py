@@ -43,7 +43,10 @@ async def close_belongings(kernel: Any, stores: Iterable[Any], hooks: HookRunner
     for impl in hooks.impls("zagent_kernel_close"):
         try:
             await hooks.acall_one("zagent_kernel_close", impl, {"kernel": kernel})
-        except Exception:
+        except Exception as exc:
+            from .._trust.secrets import config_masker, mask_exception
+
+            mask_exception(exc, config_masker(getattr(kernel, "config", None)))  # the token the app gave the plugin
             log.exception("plugin %r failed while closing", impl[0])
     tool_pool.shutdown()
 

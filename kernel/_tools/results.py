@@ -208,11 +208,11 @@ def _cleaned(value: Any, depth: int) -> Any:
     return value
 
 
-def describe(exc: BaseException, arguments: Any = None) -> str:
+def describe(exc: BaseException, arguments: Any = None, config: Any = None) -> str:
     """``TypeName: message`` of ``exc``, surrogates cleaned, URL userinfo and secret environment values masked
     (``postgres://***@db``, ``auth *** refused``: a failing client quoting its URL or key), and the values of the
-    secret-named ``arguments`` of the call (``api_token``: a rail may have put them there from a vault); a
-    message that itself fails to render is skipped."""
+    secret-named ``arguments`` of the call (``api_token``: a rail may have put them there from a vault) and of
+    ``config`` (the kernel's config and the run's deps); a message that itself fails to render is skipped."""
     dropped = 0
     try:
         message = str(exc)
@@ -221,6 +221,10 @@ def describe(exc: BaseException, arguments: Any = None) -> str:
         message = mask_env(message)
         if isinstance(arguments, dict) and arguments:
             message = Masker(_secret_arguments(arguments))(message)
+        if config is not None:
+            from .._trust.secrets import config_masker
+
+            message = config_masker(config)(message)
     except Exception:
         message = "(its message cannot be rendered)"
     text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__

@@ -136,12 +136,14 @@ async def _execute(
         return _failed(call, "timeout", f"tool {tool.name!r} did not finish within {tool.timeout:g} s", started)
     except (asyncio.CancelledError, RunStopped):  # a called agent's usage limit ends the whole run
         raise
-    except Exception as exc:
-        return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc, call.arguments)}", started)
+    except Exception as exc:  # the app's own tokens (kernel config, deps) masked as well
+        why = describe(exc, call.arguments, (kernel.config, ctx.deps))
+        return _failed(call, "error", f"tool {tool.name!r} raised {why}", started)
     except (SystemExit, KeyboardInterrupt) as exc:  # never past here: they would kill the sync API's loop
         if isinstance(exc, KeyboardInterrupt) and threading.current_thread() is threading.main_thread():
             raise  # only the main thread gets SIGINT: elsewhere it came from the tool
-        return _failed(call, "error", f"tool {tool.name!r} raised {describe(exc, call.arguments)}; a tool must return a value or "
+        why = describe(exc, call.arguments, (kernel.config, ctx.deps))
+        return _failed(call, "error", f"tool {tool.name!r} raised {why}; a tool must return a value or "
                                       "raise an Exception, never exit (reported to the model, not passed on)", started)
     finally:
         if call_ctx is not None and (call_ctx.usage.calls or call_ctx.usage.total_tokens):

@@ -5,6 +5,7 @@ import them from ``zagent.agentkit.secrets``."""
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from typing import Any, Optional
 
@@ -173,6 +174,65 @@ def mask_exception(exc: Optional[BaseException], mask: Any = mask_env) -> None:
         if isinstance(getattr(exc, "__notes__", None), list):
             exc.__notes__ = [mask(n) if isinstance(n, str) else n for n in exc.__notes__]
         todo += [exc.__cause__, exc.__context__, *(exc.exceptions if isinstance(exc, group) else ())]
+
+
+def config_masker(config: Any) -> "Masker":
+    """A ``Masker`` of the environment's secrets and of the secret-named values (and ``Secret`` objects) in a
+    kernel's ``config`` (or a tuple of it and a run's ``deps``, an object's fields read as a mapping): a plugin or
+    tool failing quotes the token the app gave it. For error paths only."""
+    parts = config if isinstance(config, tuple) else (config,)
+    parts = tuple(vars(p) if hasattr(p, "__dict__") and not isinstance(p, (dict, list, Secret)) else p for p in parts)
+    return Masker([*env_secrets(), *_setting_secrets(parts, False, 32)])
+
+
+#: the most values ``config_masker`` reads of a config and deps (an app's deps may hold a large cache)
+MAX_SETTINGS = 10_000
+
+
+def _setting_secrets(value: Any, under: bool, depth: int) -> list[str]:
+    """The values of ``value`` (settings) that are secret: a ``Secret``, text under a secret-named key (in a
+    ``*headers`` mapping, a name saying key, token, auth... anywhere); at most ``MAX_SETTINGS`` values read."""
+    out: list[str] = []
+    todo, budget = [(value, under, depth, False)], MAX_SETTINGS
+    while todo and budget > 0:
+        value, under, depth, headers = todo.pop()
+        budget -= 1
+        if isinstance(value, Secret):
+            out.append(value.reveal())
+        elif isinstance(value, str):
+            out += [value] if under else []
+        elif depth > 0 and isinstance(value, dict):
+            todo += [(v, under or _secret_setting(name, headers), depth - 1, str(name).lower().endswith("headers"))
+                     for name, v in itertools.islice(value.items(), budget)]
+        elif depth > 0 and isinstance(value, (list, tuple)):
+            todo += [(v, under, depth - 1, False) for v in itertools.islice(value, budget)]
+    return out
+
+
+def _secret_setting(name: Any, header: bool = True) -> bool:
+    """A secret-named setting; ``header``: also a name saying key, token, auth... anywhere (``X-Custom-Auth``)."""
+    lowered = str(name).lower()
+    return looks_secret(str(name)) or header and any(
+        w in lowered for w in ("key", "token", "secret", "auth", "cookie", "passw"))
+
+
+def masked_settings(value: Any, depth: int = 32) -> Any:
+    """``value`` (a call's options) with the value under every secret-named key as ``***`` (in a ``*headers``
+    mapping, a name saying key, token, auth... anywhere): what ``repr(LLMRequest)`` shows."""
+    if isinstance(value, dict):
+        return MASK if depth <= 0 else {k: MASK if _secret_setting(k, header=False) and v not in (None, "") else
+                                        masked_headers(v) if str(k).lower().endswith("headers") else
+                                        masked_settings(v, depth - 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return MASK if depth <= 0 else [masked_settings(v, depth - 1) for v in value]
+    return value
+
+
+def masked_headers(value: Any) -> Any:
+    """A mapping of HTTP headers with each secret-looking header's value as ``***``."""
+    if not isinstance(value, dict):
+        return masked_settings(value)
+    return {k: MASK if _secret_setting(k) and v not in (None, "") else v for k, v in value.items()}
 
 
 @functools.lru_cache(maxsize=4)

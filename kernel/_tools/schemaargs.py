@@ -33,7 +33,8 @@ def _type_of(schema: Any, name: str, depth: int = 0) -> Any:
     if isinstance(enum, list) and enum and all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in enum):
         return Literal[tuple(enum)]
     kind = schema.get("type")
-    kinds = kind if isinstance(kind, list) else [kind]
+    # each type once: ``["object", "object"]`` at every level made the work 2**depth (a 900-byte schema, 16 s)
+    kinds = list(dict.fromkeys(k if isinstance(k, str) else None for k in (kind if isinstance(kind, list) else [kind])))
     types = [_one(k, schema, name, depth + 1) for k in kinds]
     if any(t is Any for t in types):
         return Any

@@ -7,7 +7,7 @@ plural) becomes that member, a boolean its ``"True"``/``"False"`` member. A new 
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 import msgspec
 
@@ -24,25 +24,29 @@ def coerce(args: Any, schema: Any) -> Any:
     if not isinstance(props, Mapping) or not props:
         return args
     out = dict(args)
-    for name, value in args.items():
+    memo: dict[int, Any] = {}  # each enum's index, built once per call: an array of 2,000 values against an
+    for name, value in args.items():  # (MCP server's) 20,000-member enum took a minute scanning it per value
         prop = props.get(name)
         if isinstance(prop, Mapping):
-            out[name] = _one(value, prop)
+            out[name] = _one(value, prop, memo)
     return out
 
 
-def _one(value: Any, prop: Mapping[str, Any]) -> Any:
+def _one(value: Any, prop: Mapping[str, Any], memo: dict[int, Any]) -> Any:
     kind = prop.get("type")
     if not isinstance(kind, str):
         return value
     if kind == "string":
         enum = prop.get("enum")
         if isinstance(value, bool) and isinstance(enum, list):  # a flag for a string enum ["True", "False", ...]
-            spelled = _enum_spelling(str(value), enum, exact=True)
-            return spelled if spelled in enum else value
+            index = _index(enum, memo)
+            spelled = _enum_spelling(str(value), index, exact=True)
+            return spelled if ("is", spelled) in index else value
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return str(value)
-        return _enum_spelling(value, enum) if isinstance(value, str) and isinstance(enum, list) else value
+        if isinstance(value, str) and isinstance(enum, list):
+            return _enum_spelling(value, _index(enum, memo))
+        return value
     if kind in ("array", "object") and isinstance(value, str) and value.strip()[:1] in ("[", "{"):
         try:
             decoded = msgspec.json.decode(value)
@@ -52,7 +56,7 @@ def _one(value: Any, prop: Mapping[str, Any]) -> Any:
             return value
         value = decoded
     if kind == "array" and isinstance(value, list) and isinstance(prop.get("items"), Mapping):
-        return [_one(v, prop["items"]) for v in value]
+        return [_one(v, prop["items"], memo) for v in value]
     target = _SCALARS.get(kind)
     if target is None or isinstance(value, target) and not (target is not bool and isinstance(value, bool)):
         return value
@@ -64,35 +68,40 @@ def _one(value: Any, prop: Mapping[str, Any]) -> Any:
         return value
 
 
-def _enum_spelling(value: str, enum: list[Any], exact: bool = False) -> str:
+def _index(enum: list[Any], memo: dict[int, Any]) -> dict[tuple[str, str], list[str]]:
+    """``(rule, folded spelling)`` -> the string members of ``enum`` it spells: ``case`` (the member casefolded),
+    ``lead`` (its part before a comma or bracket), ``plural`` (plus "s" or "es"); ``("is", m)`` for each member
+    itself. Built once per enum per ``coerce``."""
+    index: Optional[dict[tuple[str, str], list[str]]] = memo.get(id(enum))
+    if index is None:
+        index = {}
+        for m in enum:
+            if isinstance(m, str):
+                text = m.casefold()
+                lead = _LEAD.split(text, 1)[0].strip()
+                for key in {("is", m), ("case", text), ("lead", lead), ("plural", text + "s"), ("plural", text + "es")}:
+                    index.setdefault(key, []).append(m)
+        memo[id(enum)] = index
+    return index
+
+
+def _enum_spelling(value: str, index: dict[tuple[str, str], list[str]], exact: bool = False) -> str:
     """``value`` as the one member of a string ``enum`` it spells: the same text in another case (``"Celsius"``
     for ``"celsius"``), unless ``exact`` also the member's leading part before a comma or a bracket (``"Seoul"``
     for ``"Seoul, South Korea"``) or its plural (``"pieces"`` for ``"piece"``); ``value`` itself when it is a
     member, or when no member or more than one fits (the first rule that fits any member decides)."""
-    if value in enum:
+    if ("is", value) in index:
         return value
     folded = value.strip().casefold()
     if not folded:
         return value
-    members = [m for m in enum if isinstance(m, str)]
     for rule in ("case",) if exact else ("case", "lead", "plural"):
-        found = [m for m in members if _spells(folded, m, rule)]
+        found = index.get((rule, folded), [])
         if len(found) == 1:
             return found[0]
         if found:
             return value
     return value
-
-
-def _spells(folded: str, member: str, rule: str) -> bool:
-    """Whether the folded value spells ``member`` by ``rule``: ``case``, ``lead`` (its part before a comma or a
-    bracket) or ``plural`` (the member plus "s" or "es")."""
-    text = member.casefold()
-    if rule == "case":
-        return text == folded
-    if rule == "lead":
-        return _LEAD.split(text, 1)[0].strip() == folded
-    return folded in (text + "s", text + "es")
 
 
 #: where an enum member's leading part ends: a comma or an opening bracket ("Seoul, South Korea", "UNS (Solo)")

@@ -242,6 +242,11 @@ class McpRuntime:
                        f"{MAX_SCHEMA_BYTES}")
             return None
         description, parameters = _description(spec), _parameters(spec)
+        size = len(msgspec.json.encode(parameters))
+        if size > MAX_SCHEMA_BYTES:  # its help texts' hidden characters, shown escaped, made it larger
+            self._skip(f"{server}: tool {original!r} is skipped: its input schema is {size} bytes with its "
+                       f"descriptions' hidden characters shown escaped, more than {MAX_SCHEMA_BYTES}")
+            return None
         shown = _scrubbed([description, parameters], conn.config.scrub)
         if shown != [description, parameters]:  # a server filling its help text or defaults from its env
             log.warning("MCP server %r: tool %r quotes the server's own secrets (env, headers) in its description "
@@ -343,8 +348,31 @@ def _scrubbed(value: Any, scrub: Callable[[str], str]) -> Any:
 
 
 def _parameters(spec: dict[str, Any]) -> dict[str, Any]:
-    """The tool's input schema as zagent offers it to models (always an object with properties)."""
-    schema = dict(spec.get("inputSchema") or {})
+    """The tool's input schema as zagent offers it to models (always an object with properties); each
+    ``description`` and ``title`` in it escaped as the tool's own description is (hidden text is seen)."""
+    schema: dict[str, Any] = _help_escaped(dict(spec.get("inputSchema") or {}))
     schema.setdefault("type", "object")
     schema.setdefault("properties", {})
     return schema
+
+
+def _help_escaped(value: Any) -> Any:
+    """``value`` (JSON data) with every string under a ``description`` or ``title`` key shown printable; a copy,
+    made without recursion (a schema may be nested as deep as the SDK's parser goes)."""
+    from zagent.plugins.cliterminal import printable
+
+    def copy(item: Any) -> Any:
+        return dict(item) if isinstance(item, dict) else list(item) if isinstance(item, list) else item
+
+    top = copy(value)
+    stack = [top]
+    while stack:
+        node = stack.pop()
+        for key in list(node.keys() if isinstance(node, dict) else range(len(node))):
+            item = node[key]
+            if isinstance(node, dict) and key in ("description", "title") and isinstance(item, str):
+                node[key] = printable(item)
+            elif isinstance(item, (dict, list)):
+                node[key] = copy(item)
+                stack.append(node[key])
+    return top

@@ -27,6 +27,8 @@ _FORMATS = {
 }
 
 _MAX_DEPTH = 8
+#: the most items the offline model puts in one array (a schema's ``minItems``)
+MAX_ITEMS = 10_000
 
 
 def from_schema(schema: Any, root: Optional[dict[str, Any]] = None, depth: int = 0, path: str = "") -> Any:
@@ -67,6 +69,10 @@ def _by_type(schema: dict[str, Any], kind: str, root: dict[str, Any], depth: int
                 for name in schema.get("required") or []}
     if kind == "array":
         count = int(schema.get("minItems") or 1)
+        if count > MAX_ITEMS:  # a tool's schema (an MCP server's) asking for a billion items: an error, not a list
+            raise ConfigError(f"the offline test model cannot fill {path or 'the value'!r}: its schema asks for at "
+                              f"least {count:,} items (minItems), more than the {MAX_ITEMS:,} it makes; lower "
+                              "minItems or test this tool with another model")
         item = from_schema(schema.get("items") or {}, root, depth + 1, f"{path or 'value'}[]")
         if schema.get("uniqueItems") and count > 1 and isinstance(item, (int, float)):
             return [item + i for i in range(count)]

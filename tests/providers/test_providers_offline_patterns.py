@@ -111,3 +111,18 @@ def test_test_model_names_the_tool_when_it_cannot_call_it():
             k.llm("test:offline").complete("go", tools=k.tools())
     finally:
         k.close()
+
+
+def test_an_array_asking_for_more_items_than_the_offline_model_makes_is_a_config_error():
+    """A tool's schema (a hostile MCP server's) with ``minItems`` of a billion: the offline model says it cannot fill
+    the parameter, naming it, instead of building a list of a billion items (a ``MemoryError``, or minutes)."""
+    schema = {"type": "object", "required": ["rows"],
+              "properties": {"rows": {"type": "array", "minItems": 10**9, "items": {"type": "integer"}}}}
+    with pytest.raises(ConfigError, match="'rows'.*1,000,000,000 items"):
+        from_schema(schema)
+
+
+def test_an_array_within_the_bound_is_filled_to_min_items():
+    """Guard: ``minItems`` up to the bound gives that many items."""
+    schema = {"type": "array", "minItems": 10_000, "items": {"type": "string"}}
+    assert len(from_schema(schema)) == 10_000

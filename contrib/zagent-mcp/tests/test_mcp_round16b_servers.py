@@ -194,3 +194,21 @@ def test_a_long_array_against_a_huge_enum_in_a_text_tool_call_is_converted_at_on
     agent.llm = k.llm("scripted:picker", replies=[reply, "done"], profile={"native_tools": False})
     result = agent(text="x")
     assert [str(r.content) for r in result.tool_results] == ["3000 names, the last member02999"], result.tool_results
+
+
+def test_a_deeply_nested_schema_is_scrubbed_and_escaped_without_recursion():
+    """Attack (got through, round sixteen): a tool's input schema nested deep. Python's JSON parser takes nearly
+    1,000 levels, but the secret scrub walked a schema recursively, two frames a level, so about 500 raised
+    ``RecursionError`` and none of the server's tools registered. Defence: both walks over a schema (the scrub and
+    the help-text escape) are loops; 5,000 levels here."""
+    from zagent_mcp.runtime import _help_escaped, _scrubbed
+
+    schema: dict = {"type": "string", "description": "leaf \u202e"}
+    for _ in range(5_000):
+        schema = {"type": "array", "items": schema, "title": "x"}
+    scrubbed = _scrubbed([{"description": "SECRET"}, schema], lambda text: text.replace("SECRET", "***"))
+    escaped = _help_escaped(schema)
+    for _ in range(5_000):
+        escaped = escaped["items"]
+    assert scrubbed[0] == {"description": "***"}
+    assert escaped["description"] != "leaf \u202e" and "\u202e" not in escaped["description"]

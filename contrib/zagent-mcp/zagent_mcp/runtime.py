@@ -338,13 +338,7 @@ def _description(spec: dict[str, Any]) -> str:
 
 def _scrubbed(value: Any, scrub: Callable[[str], str]) -> Any:
     """``value`` (JSON data) with ``scrub`` applied to every string in it but mapping keys."""
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, dict):
-        return {k: _scrubbed(v, scrub) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrubbed(v, scrub) for v in value]
-    return value
+    return _strings_changed(value, lambda _key, text: scrub(text))
 
 
 def _parameters(spec: dict[str, Any]) -> dict[str, Any]:
@@ -357,21 +351,30 @@ def _parameters(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _help_escaped(value: Any) -> Any:
-    """``value`` (JSON data) with every string under a ``description`` or ``title`` key shown printable; a copy,
-    made without recursion (a schema may be nested as deep as the SDK's parser goes)."""
+    """``value`` (JSON data) with every string under a ``description`` or ``title`` key shown printable."""
     from zagent.plugins.cliterminal import printable
+
+    return _strings_changed(value, lambda key, text: printable(text) if key in ("description", "title") else text)
+
+
+def _strings_changed(value: Any, change: Callable[[Any, str], str]) -> Any:
+    """A copy of ``value`` (JSON data) with each string ``text`` in it (not a mapping key) as ``change(key, text)``
+    (``key``: its mapping key or list index), made without recursion: a schema may be nested as deep as the SDK's
+    parser goes."""
+    if isinstance(value, str):
+        return change(None, value)
 
     def copy(item: Any) -> Any:
         return dict(item) if isinstance(item, dict) else list(item) if isinstance(item, list) else item
 
     top = copy(value)
-    stack = [top]
+    stack = [top] if isinstance(top, (dict, list)) else []
     while stack:
         node = stack.pop()
         for key in list(node.keys() if isinstance(node, dict) else range(len(node))):
             item = node[key]
-            if isinstance(node, dict) and key in ("description", "title") and isinstance(item, str):
-                node[key] = printable(item)
+            if isinstance(item, str):
+                node[key] = change(key, item)
             elif isinstance(item, (dict, list)):
                 node[key] = copy(item)
                 stack.append(node[key])

@@ -74,16 +74,22 @@ def _react(folder, name="r", **over):
 # -- the mode a save gives the file it makes ---------------------------------------------------------------------
 
 
+def _setuid_tool(user):
+    """The user's ``~/bin/tool``: set-user-id and writable by everyone (4777), a mode no save may copy."""
+    (user / "bin").mkdir()
+    tool = user / "bin" / "tool"
+    tool.write_text("#!/bin/sh\n")
+    os.chmod(tool, 0o4777)
+    return tool
+
+
 def test_a_save_through_a_link_out_takes_no_mode_from_the_links_target(home):
     """Attack (got through): the download ships ``wf.json -> ~/bin/tool``, a file of the user's that is set-user-id
     and writable by everyone (4777); ``zagent workflow generate -o wf.json`` replaced the link (as it should) but
     gave the new file the target's mode: a world-writable, set-user-id workflow file that any user could rewrite.
     Defence: a link out of its folder lends no mode (the new file is 0600); the target is untouched."""
     user, dl = home
-    (user / "bin").mkdir()
-    tool = user / "bin" / "tool"
-    tool.write_text("#!/bin/sh\n")
-    os.chmod(tool, 0o4777)
+    tool = _setuid_tool(user)
     os.symlink(tool, dl / "wf.json")
     two_node_workflow().save(str(dl / "wf.json"))
     assert not os.path.islink(dl / "wf.json") and _mode(dl / "wf.json") == 0o600
@@ -95,10 +101,7 @@ def test_a_save_over_a_hard_link_takes_no_mode_from_it(k, home):
     agent saved over it (a new file, so ``tool`` keeps its bytes) was made 4777. Defence: a file with more than one
     name lends no mode: the save is 0600; ``tool`` keeps its content and mode."""
     user, dl = home
-    (user / "bin").mkdir()
-    tool = user / "bin" / "tool"
-    tool.write_text("#!/bin/sh\n")
-    os.chmod(tool, 0o4777)
+    tool = _setuid_tool(user)
     os.link(tool, dl / "agent.json")
     k.agent(agent_spec(llm="test:offline")).save(str(dl / "agent.json"))
     assert _mode(dl / "agent.json") == 0o600 and os.stat(dl / "agent.json").st_ino != os.stat(tool).st_ino

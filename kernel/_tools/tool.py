@@ -129,7 +129,7 @@ class Tool:
                 kwargs = {f: getattr(obj, f) for f in obj.__struct_fields__}
         except msgspec.ValidationError as exc:
             raise ArgumentsError(f"invalid arguments for tool {self.name!r}: {exc}. Call it again with arguments "
-                                 f"matching this schema: {msgspec.json.encode(self.parameters).decode()}") from None
+                                 f"matching {self._schema_text()}") from None
         where = non_finite(kwargs)  # "NaN" or "inf" converted to a float: comparisons with it are all false
         if where is not None:
             raise self._refused(f"at {where}: NaN or an infinite number, which JSON does not have; send a finite "
@@ -152,7 +152,13 @@ class Tool:
     def _refused(self, problem: str) -> ArgumentsError:
         return ArgumentsError(
             f"arguments for tool {self.name!r} were refused: {problem}; call it again with arguments "
-            f"matching this schema: {msgspec.json.encode(self.parameters).decode()}")
+            f"matching {self._schema_text()}")
+
+    def _schema_text(self) -> str:
+        """The schema as an error quotes it: whole up to 4,000 characters, else named (the model has it already;
+        a 256 KiB schema quoted in every error would fill its context)."""
+        text = msgspec.json.encode(self.parameters).decode()
+        return f"this schema: {text}" if len(text) <= 4000 else f"the schema listed with the tool {self.name!r}"
 
     def __repr__(self) -> str:
         kind = "async" if self.is_async else "sync"

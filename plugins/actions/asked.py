@@ -113,10 +113,9 @@ def question_of(agent: str, call: Any, callers: tuple[str, ...] = (), *, runs: A
 
 
 def asked_about(agent: str, call: Any, callers: tuple[str, ...] = (), *, runs: Any = None) -> tuple[str, str, bool]:
-    """The question asked about ``call`` (secret-named values as ``***``: ``approvals.shown_secrets``), the digest
-    binding its answer (the agent asking, the agents that called it as a tool, the tool name and the canonical
-    arguments: a yes to P's call is not one to the same call by an agent P called) and whether a yes may approve it:
-    not when its arguments (``runs``: as the call runs, defaults filled in) are too long to show in full."""
+    """``(question, digest, approvable)`` for ``call``. The question shows secret-named values as ``***``; the
+    digest binds the answer to the asking agent, its tool-calling callers, the tool and the canonical arguments; a
+    yes cannot approve arguments (``runs``: defaults filled in) too long to show in full."""
     arguments = canonical(call.arguments).decode()
     digest = hashlib.sha256(canonical([*callers, agent, call.name]) + b"\0" + arguments.encode()).hexdigest()[:32]
     if runs is not None or isinstance(call.arguments, dict):  # stored, logged, printed: never a password or token

@@ -127,6 +127,18 @@ def test_wrong_type_error_names_field_and_schema():
     assert "$.limit" in str(info.value) and '"minimum":1' in str(info.value)
 
 
+def test_a_huge_schema_is_named_not_quoted_in_the_error():
+    """An argument error names a schema over 4,000 characters instead of quoting it (the model was given it with
+    the tool; a 256 KiB schema in every error would fill the model's context); the wrong field is still named."""
+    props = {f"p{i}": {"type": "integer", "description": "x" * 100} for i in range(60)}
+    big = Tool(name="big", description="d", handler=lambda **kw: None,
+               parameters={"type": "object", "properties": props, "required": ["p0"]})
+    with pytest.raises(ArgumentsError) as info:
+        big.validate({"p0": "many"})
+    assert "$.p0" in str(info.value) and "the schema listed with the tool 'big'" in str(info.value)
+    assert len(str(info.value)) < 1000
+
+
 def test_missing_required_argument_is_named():
     """A missing required argument is named in the error."""
     with pytest.raises(ArgumentsError, match="query"):

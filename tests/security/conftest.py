@@ -1,6 +1,7 @@
 """Fixtures for the attack tests: a fresh isolated kernel with every loop kind, tools worth stealing, a spy;
 the ``zagent`` command as a subprocess; a ReAct run and a two-node workflow stopped half-way, to be restored."""
 
+import asyncio
 import json
 import os
 import subprocess
@@ -51,6 +52,32 @@ def kernel():
     k = make_kernel()
     yield k
     k.close()
+
+
+def declared(name="Counter", tools=("word_count",), **over):
+    """A declared agent's spec counting words with ``tools`` (``word_count``: the one offered)."""
+    return {"name": name, "description": "counts", "prompt": "Count: {text}", "inputs": [{"name": "text"}],
+            "outputs": [{"name": "answer"}], "parse_mode": "str", "tools": list(tools), **over}
+
+
+def calls(*items, content=None):
+    """A scripted reply making the native tool calls ``items`` (with text ``content`` beside them)."""
+    return {"tool_calls": list(items), **({"content": content} if content is not None else {})}
+
+
+def drain(stream):
+    """Every item a consumer of ``stream`` got, and the error it ended with (or None)."""
+    got = []
+
+    async def go():
+        try:
+            async for item in stream:
+                got.append(item)
+        except Exception as exc:  # noqa: BLE001 - what the test checks
+            return exc
+        return None
+
+    return got, asyncio.run(go())
 
 
 class Observer:

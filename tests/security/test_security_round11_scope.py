@@ -26,23 +26,11 @@ import pytest
 
 from zagent import RunContext, ToolCall, run_sync
 
-from .conftest import make_kernel
+from .conftest import declared
 
 FORMATS = ["tool_call", "hermes", "mistral", "llama3", "fenced", "pycall", "pipe"]
 VARIANTS = ["\uff53\uff54\uff45\uff41\uff4c", "steal\t", "tools.steal", "default_api.steal", "srv.steal",
             "steal\u00ad", "STEAL"]
-
-
-@pytest.fixture
-def kernel():
-    k = make_kernel()
-    yield k
-    k.close()
-
-
-def declared(name="Counter", tools=("word_count",), **over):
-    return {"name": name, "description": "counts", "prompt": "Count: {text}", "inputs": [{"name": "text"}],
-            "outputs": [{"name": "answer"}], "parse_mode": "str", "tools": list(tools), **over}
 
 
 def steal_call(name="steal"):

@@ -22,7 +22,6 @@ and token limits across group-chat rounds and agents called as tools; the per-ru
 ``title``/``xml`` fields, an extra key, another object) was released unjudged: now only the judged fields are.
 """
 
-import asyncio
 import json
 
 import pytest
@@ -31,7 +30,7 @@ from zagent import Completion, Deny, Message, ToolCall, Usage, run_sync
 from zagent.errors import GuardrailTripped, ToolBlocked, UsageLimitExceeded
 from zagent.hookspecs import hookimpl
 
-from .conftest import make_kernel
+from .conftest import calls, declared, drain, make_kernel
 
 WORD = {"name": "word_count", "arguments": {"text": "a b"}}
 STEAL = {"name": "steal", "arguments": {"path": "/etc/shadow"}}
@@ -40,37 +39,6 @@ FORMATS = ["tool_call", "hermes", "mistral", "llama3", "fenced", "pycall", "pipe
 # new near-misses of ``steal`` (round eleven tried full-width, soft hyphen, tab, case and prefixes)
 VARIANTS = ["st\u200beal", "steal\u2060", "steal\u00a0", "\u0455teal", "stea\u04cf", "steal\u0301", "functions.steal",
             "mcp__srv__steal", " steal ", "steal\x00", "word_count.steal", "word_count\u200b"]
-
-
-@pytest.fixture
-def kernel():
-    k = make_kernel()
-    yield k
-    k.close()
-
-
-def declared(name="Counter", tools=("word_count",), **over):
-    return {"name": name, "description": "counts", "prompt": "Count: {text}", "inputs": [{"name": "text"}],
-            "outputs": [{"name": "answer"}], "parse_mode": "str", "tools": list(tools), **over}
-
-
-def calls(*items):
-    return {"tool_calls": list(items)}
-
-
-def _drain(stream):
-    """Every item a consumer of ``stream`` got, and the error it ended with (or None)."""
-    got = []
-
-    async def go():
-        try:
-            async for item in stream:
-                got.append(item)
-        except Exception as exc:  # noqa: BLE001 - what the test checks
-            return exc
-        return None
-
-    return got, asyncio.run(go())
 
 
 def _streamed_text(items):
@@ -375,7 +343,7 @@ def test_a_streamed_answer_a_validator_rejected_never_reaches_the_stream():
     try:
         agent = _streamed_writer(k, [f"draft: {SECRET}", "a clean final answer"])
         agent.output_validators = [no_drafts]
-        got, err = _drain(agent.astream(topic="x"))
+        got, err = drain(agent.astream(topic="x"))
         assert err is None and SECRET not in _streamed_text(got)
         assert "a clean final answer" in _streamed_text(got)
     finally:
@@ -547,7 +515,7 @@ def test_a_streamed_answer_that_failed_to_parse_never_reaches_the_stream():
     try:
         agent = _streamed_writer(k, [f"Sure! here: {SECRET} (no json, sorry)", '{"answer": "a clean answer"}'],
                                  parse_mode="json")
-        got, err = _drain(agent.astream(topic="x"))
+        got, err = drain(agent.astream(topic="x"))
         assert err is None and SECRET not in _streamed_text(got)
     finally:
         k.close()
@@ -690,7 +658,7 @@ def test_text_around_a_streamed_structured_answer_is_not_released_unjudged(mode,
     k = make_kernel()
     k.add_plugin(_SecretGuard(), name="secret-guard")
     try:
-        got, err = _drain(_streamed_writer(k, [reply, reply], parse_mode=mode).astream(topic="x"))
+        got, err = drain(_streamed_writer(k, [reply, reply], parse_mode=mode).astream(topic="x"))
         assert err is None and SECRET not in _streamed_text(got) and "clean" in _streamed_text(got)
         assert got[-1].result.output.answer == "clean"
     finally:
@@ -705,7 +673,7 @@ def test_a_streamed_structured_answer_that_is_only_its_fields_is_released_as_sen
     k = make_kernel()
     k.add_plugin(_SecretGuard(), name="secret-guard")
     try:
-        got, err = _drain(_streamed_writer(k, [reply], parse_mode=mode).astream(topic="x"))
+        got, err = drain(_streamed_writer(k, [reply], parse_mode=mode).astream(topic="x"))
         assert err is None and _streamed_text(got) == reply
     finally:
         k.close()

@@ -25,13 +25,6 @@ from .conftest import agent_spec, make_kernel
 FORMATS = ["tool_call", "hermes", "mistral", "llama3", "fenced", "pipe", "pycall"]
 
 
-@pytest.fixture
-def kernel():
-    k = make_kernel()
-    yield k
-    k.close()
-
-
 def counter(**over):
     """A declared agent offered ``word_count``, reading text tool calls in ``tool_format`` (``over``)."""
     return {"name": "Counter", "description": "counts", "prompt": "Count: {text}", "inputs": [{"name": "text"}],

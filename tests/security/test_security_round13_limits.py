@@ -32,13 +32,6 @@ from zagent.errors import ConfigError
 from .conftest import agent_spec, make_kernel
 
 
-@pytest.fixture
-def kernel():
-    k = make_kernel()
-    yield k
-    k.close()
-
-
 def _call(k, name, **arguments):
     return k.run_tool(ToolCall(id="c1", name=name, arguments=arguments))
 

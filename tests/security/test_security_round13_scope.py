@@ -24,7 +24,7 @@ from zagent import Message, Rewrite, ToolCall
 from zagent.errors import GuardrailTripped
 from zagent.hookspecs import hookimpl
 
-from .conftest import make_kernel
+from .conftest import calls, declared, drain, make_kernel
 
 WORD = {"name": "word_count", "arguments": {"text": "a b"}}
 STEAL = {"name": "steal", "arguments": {"path": "/etc/shadow"}}
@@ -34,37 +34,6 @@ FORMATS = ["tool_call", "hermes", "mistral", "llama3", "fenced", "pycall", "pipe
 VARIANTS = ["STEAL", "Steal", "steal\u200e", "\ufeffsteal", "steal\u180e", "\u017fteal", "default_api.steal",
             "functions:steal", "tools/steal", "steal\n", "steal()", "steal\u2028", "ｓteal", "steal\u034f",
             "transfer_to_steal", "ask_clarification"]
-
-
-@pytest.fixture
-def kernel():
-    k = make_kernel()
-    yield k
-    k.close()
-
-
-def declared(name="Counter", tools=("word_count",), **over):
-    return {"name": name, "description": "counts", "prompt": "Count: {text}", "inputs": [{"name": "text"}],
-            "outputs": [{"name": "answer"}], "parse_mode": "str", "tools": list(tools), **over}
-
-
-def calls(*items, content=None):
-    return {"tool_calls": list(items), **({"content": content} if content is not None else {})}
-
-
-def _drain(stream):
-    """Every item a consumer of ``stream`` got, and the error it ended with (or None)."""
-    got = []
-
-    async def go():
-        try:
-            async for item in stream:
-                got.append(item)
-        except Exception as exc:  # noqa: BLE001 - what the test checks
-            return exc
-        return None
-
-    return got, asyncio.run(go())
 
 
 def _shown(items):
@@ -188,7 +157,7 @@ def test_every_entry_point_of_a_declared_agent_keeps_the_scope(kernel, entry):
     elif entry == "acall":
         asyncio.run(agent.acall(text="x"))
     elif entry == "astream":
-        _drain(agent.astream(text="x"))
+        drain(agent.astream(text="x"))
     elif entry == "stream":
         list(agent.stream(text="x"))
     else:
@@ -207,7 +176,7 @@ def test_every_entry_point_of_a_react_agent_keeps_the_scope(kernel, entry):
     elif entry == "arun":
         asyncio.run(agent.loop().arun("x"))
     elif entry == "astream":
-        _drain(agent.astream("x"))
+        drain(agent.astream("x"))
     else:
         agent.chat("x")
     assert kernel.spy.ran == []
@@ -477,7 +446,7 @@ def test_a_react_streams_text_before_tool_calls_only_once_judged():
     try:
         agent = k.agent({"type": "react", "name": "r", "tools": ["word_count"]})
         agent.llm = _leaky_replies(k, "react")
-        items, error = _drain(agent.astream("go"))
+        items, error = drain(agent.astream("go"))
         assert SECRET not in _shown(items)
         assert isinstance(error, GuardrailTripped)
     finally:
@@ -490,7 +459,7 @@ def test_a_declared_agents_stream_releases_no_unjudged_text():
     try:
         agent = k.agent(declared())
         agent.llm = _leaky_replies(k, "declared")
-        items, error = _drain(agent.astream(text="go"))
+        items, error = drain(agent.astream(text="go"))
         assert SECRET not in _shown(items)
         assert isinstance(error, GuardrailTripped)
     finally:
@@ -506,7 +475,7 @@ def test_a_structured_agents_stream_drops_unjudged_text_and_reasoning():
         agent = k.agent(declared(parse_mode="json"))
         agent.llm = k.llm("scripted:json", replies=[calls(WORD, content=f"I read {SECRET} first"),
                                                      f'<think>key {SECRET}</think>{{"answer": "clean"}}'])
-        items, error = _drain(agent.astream(text="go"))
+        items, error = drain(agent.astream(text="go"))
         assert error is None and SECRET not in _shown(items)
         assert "clean" in _shown(items)
     finally:
@@ -521,7 +490,7 @@ def test_a_passing_guarded_stream_still_shows_its_earlier_text_and_reasoning():
         agent = k.agent({"type": "react", "name": "r", "tools": ["word_count"]})
         agent.llm = k.llm("scripted:pass", replies=[calls(WORD, content="counting first"),
                                                      "<think>easy</think>clean answer"])
-        items, error = _drain(agent.astream("go"))
+        items, error = drain(agent.astream("go"))
         assert error is None
         shown = _shown(items)
         assert shown.index("counting") < shown.index("easy") < shown.index("clean answer")
@@ -555,7 +524,7 @@ def test_a_streamed_chat_holds_earlier_text_until_judged():
     try:
         agent = k.agent({"type": "react", "name": "c", "tools": ["word_count"]})
         agent.llm = _leaky_replies(k, "chat")
-        items, error = _drain(agent.astream_chat("go", use_react=True))
+        items, error = drain(agent.astream_chat("go", use_react=True))
         assert SECRET not in _shown(items) and isinstance(error, GuardrailTripped)
     finally:
         k.close()
@@ -573,7 +542,7 @@ def test_an_agent_tools_earlier_text_is_judged_before_its_guarded_callers_stream
         outer = k.agent({"type": "react", "name": "outer", "tools": ["inner"]})
         outer.llm = k.llm("scripted:outer", replies=[calls({"name": "inner", "arguments": {"task": "t"}}),
                                                       "all clean"])
-        items, _ = _drain(outer.astream("go"))
+        items, _ = drain(outer.astream("go"))
         assert SECRET not in _shown(items)
     finally:
         k.close()
@@ -588,7 +557,7 @@ def test_a_group_chat_members_earlier_text_is_judged_before_the_stream():
     try:
         chat = GroupChat(kernel=k, agents=[{"type": "react", "name": "Ann", "tools": ["word_count"]}],
                          termination={"max_rounds": 1}, llm=_leaky_replies(k, "members"))
-        items, _ = _drain(chat.astream("talk"))
+        items, _ = drain(chat.astream("talk"))
         assert SECRET not in _shown(items)
     finally:
         k.close()
@@ -607,7 +576,7 @@ def test_a_handoff_reason_is_judged_before_it_reaches_a_guarded_stream():
         front.handoffs = [billing]
         front.llm = k.llm("scripted:front3", replies=[calls(
             {"name": "transfer_to_billing", "arguments": {"reason": f"the user's key is {SECRET}"}})])
-        items, error = _drain(front.astream("my bill"))
+        items, error = drain(front.astream("my bill"))
         events = json.dumps([i.event.data for i in items if i.event is not None], default=str)
         assert SECRET not in events and SECRET not in _shown(items)
         assert isinstance(error, GuardrailTripped)

@@ -17,13 +17,6 @@ from .conftest import agent_spec, make_kernel
 
 
 
-@pytest.fixture
-def kernel():
-    k = make_kernel()
-    yield k
-    k.close()
-
-
 def _arrays(depth, inner=None):
     """An output field ``f{depth-1}``: an array of arrays ... ``depth`` levels deep, of strings at the bottom."""
     field = inner or {"name": "x", "type": "string"}

@@ -32,13 +32,6 @@ from zagent.errors import ConfigError
 from .conftest import agent_spec, make_kernel
 
 
-@pytest.fixture
-def kernel():
-    k = make_kernel()
-    yield k
-    k.close()
-
-
 def _kept(fn):
     """Bytes still allocated after ``fn()`` returned and garbage was collected (what a long-lived process keeps)."""
     gc.collect()

@@ -21,7 +21,7 @@ import pytest
 from zagent import Message, Part, ToolCall
 from zagent.errors import GuardrailTripped
 
-from .conftest import make_kernel
+from .conftest import calls, declared, make_kernel
 
 WORD = {"name": "word_count", "arguments": {"text": "a b"}}
 STEAL = {"name": "steal", "arguments": {"path": "/etc/shadow"}}
@@ -29,15 +29,6 @@ BANNED = "BANNED-R14-7731"
 # how a server may name the tool a rule written for ``delete_file`` means: (registered name, its toolset)
 LOOKALIKES = [("Delete_File", ""), ("DELETE_FILE", "fs"), ("fs.delete_file", "fs"), ("fs_Delete_File", "fs"),
               ("FS.Delete_File", "fs")]
-
-
-def calls(*items, content=None):
-    return {"tool_calls": list(items), **({"content": content} if content is not None else {})}
-
-
-def declared(name="Counter", tools=("word_count",), **over):
-    return {"name": name, "description": "counts", "prompt": "Count: {text}", "inputs": [{"name": "text"}],
-            "outputs": [{"name": "answer"}], "parse_mode": "str", "tools": list(tools), **over}
 
 
 def _drain(stream):

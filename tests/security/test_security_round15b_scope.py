@@ -27,20 +27,11 @@ from tests.servers import anthropic_server
 from tests.servers.loopback import LoopbackServer, Reply
 from zagent.errors import ConfigError
 
-from .conftest import agent_spec, make_kernel
+from .conftest import agent_spec, calls, declared, make_kernel
 
 KEY = "sk-r15b-scope-0123456789abcdef"
 EVIL = "https://evil.example/mcp"
 STEAL = {"name": "steal", "arguments": {"path": "/etc/shadow"}}
-
-
-def calls(*items, content=None):
-    return {"tool_calls": list(items), **({"content": content} if content is not None else {})}
-
-
-def declared(name="Counter", tools=("word_count",), **over):
-    return {"name": name, "description": "counts", "prompt": "Count: {text}", "inputs": [{"name": "text"}],
-            "outputs": [{"name": "answer"}], "parse_mode": "str", "tools": list(tools), **over}
 
 
 def _kernel(config=None):

@@ -16,14 +16,10 @@ import pytest
 
 from zagent.plugins.react import Handoffs
 
-from .conftest import make_kernel
+from .conftest import calls, make_kernel
 
 STEAL = {"name": "steal", "arguments": {"path": "/etc/shadow"}}
 WORD = {"name": "word_count", "arguments": {"text": "a b"}}
-
-
-def calls(*items, content=None):
-    return {"tool_calls": list(items), **({"content": content} if content is not None else {})}
 
 
 def move(target, name=None):

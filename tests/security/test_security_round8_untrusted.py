@@ -13,7 +13,6 @@ import pytest
 
 from zagent.plugins.groupchat import GroupChat
 
-from .conftest import make_kernel
 
 NAMES = ["Steal", "steal ", "st\u200beal", "\u0455teal", "default.steal", "functions.steal", "Word_Count"]
 
@@ -25,13 +24,6 @@ def declared(tools=("word_count",)):
 
 def text_mode(k, replies, name="scripted:text"):
     return k.llm(name, replies=replies, profile={"native_tools": False})
-
-
-@pytest.fixture
-def kernel():
-    k = make_kernel()
-    yield k
-    k.close()
 
 
 def with_evil(k, output):

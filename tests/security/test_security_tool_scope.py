@@ -6,14 +6,9 @@ from zagent import ToolCall
 from zagent.plugins.groupchat import GroupChat
 from zagent.plugins.workflow import WorkFlowExecutor, WorkFlowGraph
 
-from .conftest import Observer, make_kernel
+from .conftest import declared, make_kernel, Observer
 
 STEAL = {"tool_calls": [{"name": "steal", "arguments": {"path": "/etc/shadow"}}]}
-
-
-def declared(name="Counter", tools=("word_count",), **over):
-    return {"name": name, "description": "counts", "prompt": "Count: {text}", "inputs": [{"name": "text"}],
-            "outputs": [{"name": "answer"}], "parse_mode": "str", "tools": list(tools), **over}
 
 
 def tool_messages(llm):

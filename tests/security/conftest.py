@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import msgspec
 import pytest
 
 from zagent import Kernel
@@ -78,6 +79,25 @@ def drain(stream):
         return None
 
     return got, asyncio.run(go())
+
+
+def rewrite_latest(store, run_id, change, *, after=1):
+    """The attacker (writes the store, cannot read the user's files): the latest checkpoint of ``run_id`` read,
+    changed in place by ``change(state)`` and written back whole as the next step (``after=0``: in its place)."""
+    step, raw = store.latest(run_id)
+    state = msgspec.json.decode(raw)
+    change(state)
+    kind = next(r.kind for r in store.list() if r.run_id == run_id)
+    store.save(run_id, step + after, msgspec.json.encode(state), kind=kind)
+
+
+def edit_latest(db, run_id, change, *, after=1):
+    """``rewrite_latest`` on the store file ``db``, opened by a kernel of its own (as another process would)."""
+    k = make_kernel()
+    try:
+        rewrite_latest(k.memory("checkpoints", path=db), run_id, change, after=after)
+    finally:
+        k.close()
 
 
 class Observer:

@@ -21,8 +21,7 @@ import pytest
 
 from zagent.errors import CheckpointError, ProviderError, UsageLimitExceeded
 
-from .conftest import make_kernel
-from .test_security_round7_approvals import edit_store
+from .conftest import edit_latest, make_kernel
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -83,7 +82,7 @@ def test_a_workflows_tool_count_is_not_reset_by_dropping_its_counter(tmp_path, r
     the run resumed: ``b``'s call is refused (budget) or ends the run (usage limit), never a second call."""
     db = str(tmp_path / "runs.db")
     ran = first_half(db, rails)
-    edit_store(db, "wf", drop(BUDGET, USAGE))
+    edit_latest(db, "wf", drop(BUDGET, USAGE))
     try:
         run(db, rails, [COUNT, "done", "done"], ran)
     except UsageLimitExceeded as exc:
@@ -96,7 +95,7 @@ def test_a_workflows_requests_limit_is_not_reset_by_dropping_its_counter(tmp_pat
     the run still counts the 3 requests its trace shows, so ``b`` gets the one that is left, not 4 more."""
     db, rails = str(tmp_path / "runs.db"), {"usage_limits": {"requests": 4}}
     first_half(db, rails)
-    edit_store(db, "wf", drop(BUDGET, USAGE))
+    edit_latest(db, "wf", drop(BUDGET, USAGE))
     result = run(db, rails, [{"content": None, "tool_calls": [{"name": "nothing", "arguments": {}}]}] * 6, [])
     assert result.status == "failed" and "requests=4" in result.errors["b"] and run.requests == 1
 
@@ -128,7 +127,7 @@ def test_an_edited_count_in_the_trace_is_refused(tmp_path, count):
 
     def change(state):
         state["trace"][0]["counts"] = {BUDGET: {"word_count": count}}
-    edit_store(db, "wf", change)
+    edit_latest(db, "wf", change)
     with pytest.raises(CheckpointError, match=r"checkpoint \d+ of workflow run 'wf' .*trace"):
         run(db, rails, [COUNT, "done"], [])
 
@@ -142,7 +141,7 @@ def test_a_done_node_without_its_trace_entry_is_refused(tmp_path):
     def change(state):
         drop(BUDGET, USAGE)(state)
         state["trace"] = [e for e in state["trace"] if e["node"] != "a"]
-    edit_store(db, "wf", change)
+    edit_latest(db, "wf", change)
     with pytest.raises(CheckpointError, match="'a'"):
         run(db, rails, [COUNT, "done"], ran)
     assert ran == ["word_count"]
@@ -171,6 +170,6 @@ def test_a_group_chats_tool_budget_is_not_reset_by_dropping_its_counter(tmp_path
 
     with pytest.raises(ProviderError):
         chat([COUNT, "a1"], [ProviderError("down", provider="scripted")])
-    edit_store(db, "gc", drop(BUDGET, USAGE))
+    edit_latest(db, "gc", drop(BUDGET, USAGE))
     chat([COUNT, "a2"] * 3, [COUNT, "b"] * 3, resume="gc")
     assert ran == ["word_count"]

@@ -32,7 +32,7 @@ import pytest
 from zagent.errors import CheckpointError
 from zagent.plugins.react import ReActLoop
 
-from .conftest import make_kernel
+from .conftest import edit_latest, make_kernel
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -107,21 +107,6 @@ def paused(fn, db, replies, tools=("danger",), agent_config=None):
         with pytest.raises(Cut):
             loop.run("clean up")
         return loop.state.run_id
-    finally:
-        k.close()
-
-
-def edit_latest(db, run_id, change, after=1):
-    """The attacker (who can write the store, not read the user's files): the latest checkpoint read, changed and
-    written back whole as the next step (``after=0``: in its place, so the step's sealed counts still match)."""
-    k = make_kernel()
-    store = k.memory("checkpoints", path=db)
-    try:
-        step, raw = store.latest(run_id)
-        state = msgspec.json.decode(raw)
-        change(state)
-        kind = next(r.kind for r in store.list() if r.run_id == run_id)
-        store.save(run_id, step + after, msgspec.json.encode(state), kind=kind)
     finally:
         k.close()
 

@@ -42,7 +42,7 @@ import pytest
 from zagent.errors import CheckpointError
 from zagent.plugins.react import ReActLoop
 
-from .conftest import make_kernel
+from .conftest import edit_latest, make_kernel
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -133,21 +133,6 @@ def _rows(db, run_id):
                          (run_id,)).fetchall()
 
 
-def _rewrite(db, run_id, change, *, new_step=True):
-    """The attacker (writes the store, cannot read the user's files): the latest state changed and written back,
-    as a new full step (or in place)."""
-    k = make_kernel()
-    store = k.memory("checkpoints", path=db)
-    try:
-        step, raw = store.latest(run_id)
-        state = msgspec.json.decode(raw)
-        change(state)
-        kind = _rows(db, run_id)[-1][1]
-        store.save(run_id, step + (1 if new_step else 0), msgspec.json.encode(state), kind=kind)
-    finally:
-        k.close()
-
-
 # -- approvals forged by what the model reads or writes --------------------------------------------------------
 
 
@@ -196,7 +181,7 @@ def test_a_held_call_edited_to_a_near_equal_argument_is_asked_again(tmp_path, ed
         for holder in (state["pending"], state["messages"][-1]["tool_calls"]):
             holder[0]["arguments"]["path"] = edited
 
-    _rewrite(db, run_id, edit)
+    edit_latest(db, run_id, edit)
     status, asked = _resume(ran, db, run_id)
     assert ran == [] and status == "paused" and asked == [("danger", {"path": edited})]
 
@@ -249,7 +234,7 @@ def test_a_budget_count_edited_to_a_non_count_is_refused(tmp_path, value):
                 counts["lookup"] = value
         state["counted"]["budget"] = {"lookup": value}
 
-    _rewrite(db, run_id, edit)
+    edit_latest(db, run_id, edit)
     with pytest.raises(CheckpointError, match="checkpoint"):
         _resume(ran, db, run_id, rails={"approver": _Later(), "tool_budget": {"lookup": 5}})
     assert ran == []
@@ -270,7 +255,7 @@ def test_keys_a_loader_might_trust_edited_into_a_react_checkpoint_approve_nothin
                      agent_config={"rails": {"approval": {"tools": []}, "approver": "auto"}})
         state.setdefault("stash", {}).update({"zagent.react.approved": [key], "zagent.approved": [key]})
 
-    _rewrite(db, run_id, edit)
+    edit_latest(db, run_id, edit)
     try:
         status, _ = _resume(ran, db, run_id, approve=())
     except CheckpointError:
@@ -308,7 +293,7 @@ def test_a_signed_run_edited_and_stripped_of_signatures_is_refused_by_the_keyles
         for holder in (state["pending"], state["messages"][-1]["tool_calls"]):
             holder[0]["arguments"]["path"] = "/"
 
-    _rewrite(db, run_id, edit)
+    edit_latest(db, run_id, edit)
     try:
         _resume(ran, db, run_id)
     except CheckpointError:
@@ -441,7 +426,7 @@ def test_a_yes_bound_at_one_node_moved_to_the_next_node_approves_nothing(tmp_pat
         if "a" in answers:
             answers["b"] = list(answers["a"])
 
-    _rewrite(db, "wf", splice)
+    edit_latest(db, "wf", splice)
     third = _flow(ran, db, [_wipe("/tmp/x"), "done b"], graph)
     assert ran == ["/tmp/x"] and third.status == "paused"
 
@@ -608,7 +593,7 @@ def test_an_unsigned_workflows_run_name_swapped_asks_the_bound_yes_again(tmp_pat
                 for key in [k for k in counts if k.startswith("run#")]:
                     counts["run#" + "0" * 32] = counts.pop(key)
 
-    _rewrite(db, "wf", rename)
+    edit_latest(db, "wf", rename)
     again = _flow(ran, db, [*two, "done"], graph, answer="yes")
     assert ran == ["/tmp/x"] and again.status == "paused" and "/tmp/x" in again.interrupts[0].question
 

@@ -27,10 +27,9 @@ tried, 10 got through, all fixed):
 """
 import sqlite3
 
-import msgspec
 import pytest
 
-from .conftest import make_kernel
+from .conftest import edit_latest, make_kernel
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -84,22 +83,6 @@ def _run_flow(ran, db, replies, graph, answer=None, **config):
         k.close()
 
 
-def _edit_latest(db, run_id, change):
-    """The attacker (writes the store, cannot read the user's files): the latest state changed, saved as a new step."""
-    k = make_kernel()
-    store = k.memory("checkpoints", path=db)
-    try:
-        step, raw = store.latest(run_id)
-        state = msgspec.json.decode(raw)
-        change(state)
-        with sqlite3.connect(db) as c:
-            kind = c.execute("SELECT kind FROM checkpoints WHERE run_id = ? ORDER BY step DESC LIMIT 1",
-                             (run_id,)).fetchone()[0]
-        store.save(run_id, step + 1, msgspec.json.encode(state), kind=kind)
-    finally:
-        k.close()
-
-
 def _digest(agent, name, arguments, callers=()):
     """The digest binding a question about a call (public: agent, tool and arguments, as ``question_of`` makes it)."""
     import hashlib
@@ -132,7 +115,7 @@ def test_an_edited_question_and_asked_record_do_not_move_a_workflow_yes_to_anoth
     ran, db = [], str(tmp_path / "wf.db")
     first = _run_flow(ran, db, [_delete("/tmp/x")], _one_node())
     assert first.status == "paused" and '"/tmp/x"' in first.interrupts[0].question
-    _edit_latest(db, "wf", _redirect_question("/tmp/x", "/"))
+    edit_latest(db, "wf", _redirect_question("/tmp/x", "/"))
     try:
         _run_flow(ran, db, [_delete("/"), "done"], _one_node(), answer="yes")
     except Exception as exc:  # refused is fine: what matters is that nothing ran
@@ -168,7 +151,7 @@ def test_an_edited_question_and_asked_record_do_not_move_a_group_chat_yes_to_ano
         asked = state.get("interrupt") or {}
         asked["question"] = asked.get("question", "").replace('"/tmp/x"', '"/"')
 
-    _edit_latest(db, "gc", change)
+    edit_latest(db, "gc", change)
     try:
         _chat(ran, db, [_delete("/"), "done"], answer="yes")
     except Exception as exc:  # refused is fine: what matters is that nothing ran
@@ -185,7 +168,7 @@ def test_an_edited_question_and_asked_record_do_not_move_a_react_nodes_yes_to_an
     ran, db = [], str(tmp_path / "wf.db")
     first = _run_flow(ran, db, [_delete("/tmp/x")], _one_node(REACT_CLEANER))
     assert first.status == "paused" and '"/tmp/x"' in first.interrupts[0].question
-    _edit_latest(db, "wf", _redirect_question("/tmp/x", "/"))
+    edit_latest(db, "wf", _redirect_question("/tmp/x", "/"))
     try:
         _run_flow(ran, db, [_delete("/"), "done"], _one_node(REACT_CLEANER), answer="yes")
     except Exception as exc:
@@ -340,7 +323,7 @@ def test_a_yes_does_not_cover_another_tool_registered_under_the_name_with_its_re
             for key in [k for k in counts if "#tool=" in k]:
                 counts[key.split("#tool=")[0] + "#tool=" + theirs] = 1
 
-    _edit_latest(db, "wf", change)
+    edit_latest(db, "wf", change)
     try:
         ex = WorkFlowExecutor(kernel=k, llm=k.llm("scripted:ops", replies=[_delete("/tmp/x"), "done"]),
                               checkpoints=db)
@@ -401,7 +384,7 @@ def test_a_chat_question_moved_to_another_speaker_with_its_record_does_not_run_t
             for key in [k for k in counts if was in k]:
                 counts[key.replace(was, now).replace("speaker=Alice", "speaker=Bob")] = counts[key]
 
-    _edit_latest(db, "gc", change)
+    edit_latest(db, "gc", change)
     try:
         chat([], [_delete("/"), "done"], answer="yes")
     except Exception as exc:

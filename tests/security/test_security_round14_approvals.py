@@ -45,7 +45,7 @@ import pytest
 
 from zagent.errors import CheckpointError, ConfigError, ProviderError
 
-from .conftest import make_kernel
+from .conftest import edit_latest, make_kernel
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -147,19 +147,6 @@ def _copy_over(db, source, target, *, drop_target=False):
             with sqlite3.connect(db) as c:
                 c.execute("DELETE FROM checkpoints WHERE run_id = ?", (target,))
         store.save(target, step + 1, raw, kind=kind)
-    finally:
-        k.close()
-
-
-def _edit_latest(db, run_id, change):
-    """The attacker: the latest state of ``run_id`` changed by ``change`` and saved as its next step."""
-    k = make_kernel()
-    store = k.memory("checkpoints", path=db)
-    try:
-        step, raw = store.latest(run_id)
-        state = msgspec.json.decode(raw)
-        change(state)
-        store.save(run_id, step + 1, msgspec.json.encode(state), kind=_kind(db, run_id))
     finally:
         k.close()
 
@@ -374,7 +361,7 @@ def _replayed(ran, db, **config):
         for name in ("pending", "awaiting_approval", "held_seals", "held_tools", "approval_keys"):
             state[name] = first[name]
 
-    _edit_latest(db, run_id, change)
+    edit_latest(db, run_id, change)
     return run_id
 
 
@@ -503,7 +490,7 @@ def test_a_workflow_question_edited_to_look_harmless_does_not_run_the_call_held(
     is bound to the question it answered, which is not the call the replay proposes: ``"/"`` is asked anew."""
     ran, db = [], str(tmp_path / "wf.db")
     assert _danger_flow(ran, db, "wf", [_delete("/")]).status == "paused"
-    _edit_latest(db, "wf", _harmless_question)
+    edit_latest(db, "wf", _harmless_question)
     _refusals(lambda: _danger_flow(ran, db, "wf", [_delete("/"), "done"], answer="yes"))
     assert ran == []
 
@@ -512,7 +499,7 @@ def test_a_group_chat_question_edited_to_look_harmless_does_not_run_the_call_hel
     """Attack (unsigned store): as above, the chat's waiting question rewritten to look harmless. Held."""
     ran, db = [], str(tmp_path / "gc.db")
     assert _danger_chat(ran, db, "gc", [_delete("/")]).status == "paused"
-    _edit_latest(db, "gc", _harmless_question)
+    edit_latest(db, "gc", _harmless_question)
     _refusals(lambda: _danger_chat(ran, db, "gc", [_delete("/"), "done"], answer="yes"))
     assert ran == []
 

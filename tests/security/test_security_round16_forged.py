@@ -33,6 +33,7 @@ from zagent.agentkit import spent
 from zagent.plugins.memory.checkpoints import CheckpointStore
 from zagent.plugins.react import ReActLoop
 
+from .conftest import edit_latest
 from .test_security_round14_approvals import (DANGER, _call, _delete, _held, _ops, _ProcessEnds, _reply, _resume,
                                               _stop)
 from .test_security_round15_storeid import _chat, _flow
@@ -257,7 +258,6 @@ def test_a_rolled_back_held_calls_seal_edited_does_not_make_a_replayed_approve_r
     the step holding it and the held call's seal edited (one character), so that its record of spent approvals
     (named by the seal) is not found; the app's ``approve=["c1"]`` is sent again. Defence: a call whose seal does
     not hold is no longer awaiting (``restoring``): the replayed ``approve=`` approves nothing, the rail asks anew."""
-    from .test_security_round14_approvals import _edit_latest
     from .test_security_round15b_forged import _rolled_back
 
     ran, db, run_id = _rolled_back(tmp_path)
@@ -266,7 +266,7 @@ def test_a_rolled_back_held_calls_seal_edited_does_not_make_a_replayed_approve_r
         seal = state["held_seals"]["c1"]
         state["held_seals"]["c1"] = seal[:-1] + ("0" if seal[-1] != "0" else "1")
 
-    _edit_latest(db, run_id, reseal)
+    edit_latest(db, run_id, reseal)
     assert _resume(ran, db, run_id) == "paused"
     assert ran == ["/tmp/x"]
 

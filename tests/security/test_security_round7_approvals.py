@@ -55,7 +55,7 @@ from zagent.errors import CheckpointError, ConfigError
 from zagent.plugins.react import ReActLoop
 from zagent.types import ToolCall
 
-from .conftest import make_kernel
+from .conftest import edit_latest, make_kernel, rewrite_latest
 from .test_security_holdout_approvals import kernel as wipe_kernel  # a human decides; a sensitive wipe
 
 pytestmark = pytest.mark.timeout(60)
@@ -120,14 +120,6 @@ def paused_react(k, store, reply):
     return loop.state.run_id
 
 
-def edit_latest(store, run_id, change):
-    """The attacker: read the latest checkpoint, change it, write it back as the next (full) step."""
-    step, raw = store.latest(run_id)
-    state = msgspec.json.decode(raw)
-    change(state)
-    store.save(run_id, step + 1, msgspec.json.encode(state), kind="react")
-
-
 def restart(k, tmp_path, answer):
     """A new process: a kernel like ``k`` whose approver answers ``answer``, on the same store file."""
     k.close()
@@ -179,7 +171,7 @@ def test_an_approval_key_edited_to_another_pending_calls_approves_only_the_call_
         state["call_keys"]["c2"] = "m2"
         state["approval_keys"]["c1"] = approval_key("m2", "danger", {"path": "/"})
 
-    edit_latest(store, run_id, forge)
+    rewrite_latest(store, run_id, forge)
     k, store = restart(k, tmp_path, False)
     resumed_loop(k, store, ["done"]).resume(run_id, approve=["c1"])
     assert k.ran == ["/tmp/x"] and k.approver.asked == [("danger", {"path": "/"})]
@@ -199,7 +191,7 @@ def test_two_waiting_calls_given_one_minted_id_need_one_approval_each(tmp_path):
         state["call_keys"]["c2"] = state["call_keys"]["c1"]
         state["approval_keys"]["c2"] = state["approval_keys"]["c1"]
 
-    edit_latest(store, run_id, forge)
+    rewrite_latest(store, run_id, forge)
     k, store = restart(k, tmp_path, False)
     loop = resumed_loop(k, store, ["done"])
 
@@ -222,7 +214,7 @@ def test_a_restored_batch_with_one_id_twice_is_refused(tmp_path):
     k = danger_kernel(None)
     store = k.memory("checkpoints", path=str(tmp_path / "runs.db"))
     run_id = paused_react(k, store, calls(("c1", "/tmp/x")))
-    edit_latest(store, run_id, lambda s: s["pending"].append({"id": "c1", "name": "danger",
+    rewrite_latest(store, run_id, lambda s: s["pending"].append({"id": "c1", "name": "danger",
                                                               "arguments": {"path": "/"}}))
     k, store = restart(k, tmp_path, False)
     with pytest.raises(CheckpointError, match="'c1'"):
@@ -237,7 +229,7 @@ def test_approve_naming_a_pending_call_never_asked_approves_nothing(tmp_path):
     k = danger_kernel(None)
     store = k.memory("checkpoints", path=str(tmp_path / "runs.db"))
     run_id = paused_react(k, store, calls(("c1", "/tmp/x")))
-    edit_latest(store, run_id, lambda s: s["pending"].append({"id": "c9", "name": "danger",
+    rewrite_latest(store, run_id, lambda s: s["pending"].append({"id": "c9", "name": "danger",
                                                               "arguments": {"path": "/"}}))
     k, store = restart(k, tmp_path, False)
     resumed_loop(k, store, ["done"]).resume(run_id, approve=["c1", "c9"])
@@ -347,19 +339,6 @@ def workflow(runs, db, replies, graph, *, run_id="wf", resume=None, **answer):
         k.close()
 
 
-def edit_store(db, run_id, change):
-    """The attacker: the latest checkpoint of ``run_id`` read, changed and written back as the next full step."""
-    k = make_kernel()
-    store = k.memory("checkpoints", path=db)
-    try:
-        step, raw = store.latest(run_id)
-        state = msgspec.json.decode(raw)
-        change(state)
-        store.save(run_id, step + 1, msgspec.json.encode(state), kind=store.list()[0].kind)
-    finally:
-        k.close()
-
-
 def test_an_approval_from_a_loops_first_pass_is_not_replayed_at_the_next(tmp_path):
     """The human approves ``wipe('/tmp/x')`` in ``clean``'s first pass. At the second pass the run pauses on the
     same call; the unsigned store gets ``answers: {clean: ["yes"]}`` and the run is resumed without an answer:
@@ -375,7 +354,7 @@ def test_an_approval_from_a_loops_first_pass_is_not_replayed_at_the_next(tmp_pat
         state["answers"] = {"clean": ["yes"]}
         state["interrupts"], state["status"] = {}, "running"
 
-    edit_store(db, "wf", yes)
+    edit_latest(db, "wf", yes)
     third = workflow(runs, db, [wipe_call("/tmp/x"), "wiped again"], graph, resume="wf")
     assert runs == ["/tmp/x"] and third.status == "paused"
 
@@ -395,7 +374,7 @@ def test_a_yes_moved_onto_a_declined_call_by_an_edited_index_approves_nothing(tm
         state["interrupts"]["clean"]["index"] = 0
         state["answers"] = {"clean": []}
 
-    edit_store(db, "wf", shift)
+    edit_latest(db, "wf", shift)
     workflow(runs, db, [wipe_call("/"), "wiped it all"], graph, resume="wf", answer="yes")
     assert "/" not in runs
 
@@ -419,7 +398,7 @@ def test_a_yes_copied_with_another_runs_bound_approvals_approves_nothing(tmp_pat
         state["answers"] = {"clean": ["yes"]}
         state["interrupts"], state["status"] = {}, "running"
 
-    edit_store(db, "wf-b", copy)
+    edit_latest(db, "wf-b", copy)
     assert workflow(runs, db, [wipe_call("/tmp/x"), "never"], graph, resume="wf-b").status == "paused"
     assert runs == ["/tmp/x"]
 
@@ -465,7 +444,7 @@ def test_a_yes_moved_to_another_speaker_approves_nothing(tmp_path):
         state["interrupt"]["speaker"] = "rogue"
         state["counters"].setdefault(ASKED.name, {})[f"round=1|speaker=rogue#0#{digest}"] = 1
 
-    edit_store(db, "gc", move)
+    edit_latest(db, "gc", move)
     chat([], [wipe_call("/"), "wiped"], resume="gc", answer="yes")
     assert runs == []
 
@@ -479,7 +458,7 @@ def test_a_yes_to_an_edited_question_approves_nothing_else(tmp_path):
     graph = one_node_graph()
     assert workflow(runs, db, [wipe_call("/")], graph).status == "paused"
     shown, _ = question_of("ops", ToolCall(id="x", name="wipe", arguments={"path": "/tmp/x"}))
-    edit_store(db, "wf", lambda s: s["interrupts"]["clean"].update(question=shown))
+    edit_latest(db, "wf", lambda s: s["interrupts"]["clean"].update(question=shown))
     again = workflow(runs, db, [wipe_call("/"), "wiped it all"], graph, resume="wf", answer="yes")
     assert runs == [] and again.status == "paused" and '{"path":"/"}' in again.interrupts[0].question
 

@@ -41,7 +41,7 @@ import pytest
 from zagent.errors import GuardrailTripped, RunAborted, UsageLimitExceeded, ZagentError
 from zagent.plugins.react import ReActLoop
 
-from .conftest import make_kernel
+from .conftest import edit_latest, make_kernel
 from .test_security_round7_approvals import danger_kernel
 
 pytestmark = pytest.mark.timeout(60)
@@ -254,8 +254,6 @@ def test_a_group_chats_requests_limit_is_not_reset_by_dropping_its_counter(tmp_p
     from zagent.plugins.actions import CustomizeAgent
     from zagent.plugins.groupchat import GroupChat
 
-    from .test_security_round7_approvals import edit_store
-
     db, made = str(tmp_path / "runs.db"), []
     spec = {"type": "customize", "description": "talks", "prompt": "Go: {task}", "inputs": [{"name": "task"}],
             "outputs": [{"name": "answer"}], "parse_mode": "str"}
@@ -273,7 +271,7 @@ def test_a_group_chats_requests_limit_is_not_reset_by_dropping_its_counter(tmp_p
 
     with pytest.raises(ProviderError):
         chat(["a1", ProviderError("down", provider="scripted")], ["b1"])
-    edit_store(db, "gc", lambda state: state["counters"].pop("zagent.rails.usage"))
+    edit_latest(db, "gc", lambda state: state["counters"].pop("zagent.rails.usage"))
     with pytest.raises(UsageLimitExceeded, match="requests=4"):
         chat(["a"] * 5, ["b"] * 5, resume="gc")
     assert sum(len(llm.requests) for llm in made) == 2

@@ -15,7 +15,7 @@ import tracemalloc
 
 import pytest
 
-from tests.servers.hostile import HostileServer, _chunk, _head
+from tests.servers.hostile import HostileServer, _chunk, _head, written
 from tests.servers.loopback import LoopbackServer, Reply
 from tests.servers.openai_server import chunk, completion, sse
 from tests.servers import anthropic_server
@@ -35,21 +35,6 @@ def kernel():
 
 def openai(k, server, **options):
     return k.llm("openai:gpt-x", base_url=server.url + "/v1", api_key=KEY, max_retries=0, **options)
-
-
-def raw(*parts, keep=False):
-    """A behaviour writing ``parts`` (bytes, or ``(bytes, pause)``) as they are."""
-
-    async def behave(request, writer):
-        for part in parts:
-            data, pause = part if isinstance(part, tuple) else (part, 0)
-            writer.write(data)
-            await writer.drain()
-            if pause:
-                await asyncio.sleep(pause)
-        return keep
-
-    return behave
 
 
 GOOD = completion("hello").body
@@ -191,7 +176,7 @@ def test_a_brotli_or_zstd_body_nobody_asked_for_is_refused(kernel, encoding):
     body = b"\x00" * 64
     head = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: " + encoding.encode()
             + b"\r\ncontent-length: %d\r\n\r\n" % len(body))
-    with HostileServer(raw(head + body)) as server:
+    with HostileServer(written(head + body)) as server:
         with pytest.raises(ProtocolError, match="Content-Encoding"):
             openai(kernel, server).complete("hi")
 
@@ -204,7 +189,7 @@ def test_a_101_switching_protocols_is_an_error_not_a_reply(kernel, stream):
     from zagent.errors import ProviderError
 
     head = b"HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n"
-    with HostileServer(raw(head + GOOD)) as server:
+    with HostileServer(written(head + GOOD)) as server:
         llm = openai(kernel, server, deadline=10)
         with pytest.raises(ProviderError, match="could not reach"):
             list(llm.stream("hi")) if stream else llm.complete("hi")
@@ -217,7 +202,7 @@ def test_endless_informational_responses_end_at_the_deadline(kernel):
     from zagent.errors import DeadlineExceeded
 
     hint = (b"HTTP/1.1 103 Early Hints\r\nlink: </x>\r\n\r\n", 0.005)
-    with HostileServer(raw(*[hint] * 100_000)) as server:
+    with HostileServer(written(*[hint] * 100_000)) as server:
         with pytest.raises(DeadlineExceeded):
             openai(kernel, server, deadline=2).complete("hi")
 
@@ -225,7 +210,7 @@ def test_endless_informational_responses_end_at_the_deadline(kernel):
 def test_informational_responses_before_the_reply_are_skipped(kernel):
     """``100 Continue`` and ``103 Early Hints`` before the real reply are not the reply: the 200 after is read."""
     head = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </x>\r\n\r\n"
-    with HostileServer(raw(head + OK_HEAD + GOOD)) as server:
+    with HostileServer(written(head + OK_HEAD + GOOD)) as server:
         assert openai(kernel, server).complete("hi").text == "hello"
 
 
@@ -236,7 +221,7 @@ def test_headers_trickled_one_a_time_end_at_the_deadline(kernel):
     from zagent.errors import DeadlineExceeded
 
     lines = [(b"x-pad-%d: y\r\n" % i, 0.2) for i in range(2000)]
-    with HostileServer(raw(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n", *lines)) as server:
+    with HostileServer(written(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n", *lines)) as server:
         with pytest.raises(DeadlineExceeded):
             openai(kernel, server, deadline=2).complete("hi")
 
@@ -248,7 +233,7 @@ def test_a_content_length_that_lies_is_an_error(kernel, length):
     from zagent.errors import ProviderError
 
     head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: " + length + b"\r\n\r\n"
-    with HostileServer(raw(head + GOOD)) as server:
+    with HostileServer(written(head + GOOD)) as server:
         with pytest.raises(ProviderError):
             openai(kernel, server, deadline=5).complete("hi")
 
@@ -260,7 +245,7 @@ def test_a_huge_announced_length_is_refused_before_reading(kernel):
     from zagent.errors import ResponseTooLarge
 
     head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 40000000000\r\n\r\n"
-    with HostileServer(raw(head, (b" ", 30))) as server:
+    with HostileServer(written(head, (b" ", 30))) as server:
         with pytest.raises(ResponseTooLarge, match="announced"):
             openai(kernel, server).complete("hi")
 
@@ -288,7 +273,7 @@ def test_a_redirect_whose_location_holds_escapes_says_nothing_raw(kernel):
     from zagent.errors import ProviderError
 
     head = b"HTTP/1.1 302 Found\r\nlocation: http://evil.example/\x1b[31mzagent: ok\xe2\x80\xae\r\ncontent-length: 0\r\n\r\n"
-    with HostileServer(raw(head)) as server:
+    with HostileServer(written(head)) as server:
         with pytest.raises(ProviderError) as info:
             openai(kernel, server).complete("hi")
         assert len(server.requests) == 1
@@ -377,7 +362,7 @@ def test_a_reason_phrase_with_escapes_never_reaches_httpxs_log_line_raw(kernel, 
 
     caplog.set_level(logging.INFO)
     head = b"HTTP/1.1 200 OK \x1b[2J\x1b]0;owned\x07\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n"
-    with HostileServer(raw(head % len(GOOD) + GOOD)) as server:
+    with HostileServer(written(head % len(GOOD) + GOOD)) as server:
         assert openai(kernel, server).complete("hi").text == "hello"
     assert "HTTP Request" in caplog.text
     assert "\x1b" not in caplog.text and "\x07" not in caplog.text

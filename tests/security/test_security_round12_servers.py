@@ -17,7 +17,7 @@ import logging
 import pytest
 
 from tests.servers import anthropic_server
-from tests.servers.hostile import HostileServer, _chunk, _head, bomb, encoded, endless_body
+from tests.servers.hostile import HostileServer, _chunk, _head, bomb, encoded, endless_body, written
 from tests.servers.loopback import LoopbackServer, Reply
 from tests.servers.openai_server import chunk, sse
 
@@ -58,21 +58,6 @@ def llm_of(k, provider, server, **options):
     if provider == "ollama":
         return k.llm("ollama:m", base_url=server.url, max_retries=0, **options)
     return openai(k, server, **options)
-
-
-def raw(*parts, keep=False):
-    """A behaviour writing ``parts`` (bytes, or ``(bytes, pause)``) as they are."""
-
-    async def behave(request, writer):
-        for part in parts:
-            data, pause = part if isinstance(part, tuple) else (part, 0)
-            writer.write(data)
-            await writer.drain()
-            if pause:
-                await asyncio.sleep(pause)
-        return keep
-
-    return behave
 
 
 def openai_body(text=None, *, usage=None, raw_usage=None, calls=None, **top):
@@ -277,7 +262,7 @@ def test_a_gzip_bomb_sent_as_an_event_stream_is_cut_at_the_size_limit(kernel):
     body = bomb(200 * 2**20)
     head = (b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-encoding: gzip, gzip\r\n"
             b"content-length: %d\r\n\r\n" % len(body))
-    with HostileServer(raw(head + body)) as server:
+    with HostileServer(written(head + body)) as server:
         with pytest.raises((ResponseTooLarge, ProtocolError)):
             list(openai(kernel, server, max_response_bytes=4 * 2**20).stream("hi"))
 
@@ -322,7 +307,7 @@ def test_a_valid_reply_dripped_a_byte_at_a_time_ends_at_the_deadline(kernel, str
     else:
         body = openai_body("x" * 2000, usage={"prompt_tokens": 1, "completion_tokens": 600})
         head = _head(200, "application/json", length=len(body))
-    with HostileServer(raw(head, *[(body[i:i + 1], 0.1) for i in range(len(body))])) as server:
+    with HostileServer(written(head, *[(body[i:i + 1], 0.1) for i in range(len(body))])) as server:
         llm = openai(kernel, server, deadline=1.5)
         with pytest.raises(DeadlineExceeded):
             list(llm.stream("hi")) if stream else llm.complete("hi")

@@ -2,7 +2,7 @@
 
 Each test gives it one *behaviour*: an ``async def behave(request, writer)``
 that writes whatever it likes (the ``endless_body``, ``trickle``,
-``endless_sse``, ``hang``, ``reply``, ``echo_headers`` and ``slow`` factories
+``endless_sse``, ``hang``, ``written``, ``reply``, ``echo_headers`` and ``slow`` factories
 make the common ones). Requests are counted in ``server.requests``; the most
 requests open at one time is ``server.peak_open`` (to check client-side
 concurrency limits). The server stops writing when the client goes away.
@@ -103,6 +103,22 @@ def hang() -> Behaviour:
     async def behave(request: Request, writer: asyncio.StreamWriter) -> bool:
         await asyncio.sleep(3600)
         return False
+
+    return behave
+
+
+def written(*parts: "bytes | tuple[bytes, float]", keep: bool = False) -> Behaviour:
+    """Write ``parts`` (bytes, or ``(bytes, pause in seconds)``) exactly as they are; ``keep``: keep the
+    connection open after them."""
+
+    async def behave(request: Request, writer: asyncio.StreamWriter) -> bool:
+        for part in parts:
+            data, pause = part if isinstance(part, tuple) else (part, 0)
+            writer.write(data)
+            await writer.drain()
+            if pause:
+                await asyncio.sleep(pause)
+        return keep
 
     return behave
 

@@ -99,6 +99,21 @@ def test_rails_budget_counts_per_call_run(folder):
     assert [r.is_error for r in results] == [False, False]
 
 
+@pytest.mark.parametrize("rails, said", [
+    ({"approval": True, "approver": "no_such_approver_r17:ask"}, "no module named 'no_such_approver_r17'"),
+    ({"approval": True, "approver": "ask_someone"}, "must be 'console' or 'module:function'"),
+    ({"tool_budget": {"word_count": "two"}}, "tool_budget must be"),
+], ids=["approver-missing", "approver-not-a-path", "wrong-type"])
+def test_a_bad_rails_file_is_refused_before_serving(folder, rails, said):
+    """A ``--rails`` file whose approver does not import (or whose setting has the wrong type) stops ``mcp serve``
+    at start with a message naming the file, instead of failing each client's call that needs approval."""
+    (folder / "rails.json").write_text(json.dumps(rails))
+    proc = subprocess.run([sys.executable, *_serve_args("--rails", "rails.json")], cwd=folder, env=_env(),
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode != 0 and "--rails rails.json" in proc.stderr and said in proc.stderr
+    assert "tool(s):" not in proc.stderr  # nothing was served
+
+
 def test_bad_arguments_are_an_error_result(folder):
     """Arguments that do not fit the schema come back as an isError result the client can act on."""
     _, (result,) = asyncio.run(_stdio(folder, [("word_count", {"text": {"not": "text"}})]))

@@ -56,6 +56,8 @@ def cmd_serve(args: argparse.Namespace, kernel: "Kernel") -> int:
     rails = load_spec_file(args.rails) if args.rails else None
     if rails is not None and not isinstance(rails, dict):
         raise ConfigError(f"--rails {args.rails!r} must hold a mapping of rails settings")
+    if rails is not None:  # now, not when the first client's call needs approval
+        _check_rails(rails, args.rails)
     agents = []
     for path in args.agent:
         with trusting(Trust.for_file(path, everything=args.trust)):
@@ -73,6 +75,23 @@ def cmd_serve(args: argparse.Namespace, kernel: "Kernel") -> int:
 
     anyio.run(serve.run_stdio)
     return 0
+
+
+def _check_rails(rails: dict[str, Any], path: str) -> None:
+    """``ConfigError`` for a ``--rails`` file whose settings have the wrong type, or whose ``approver`` does not
+    import (a user's own module, found as ``--tool``'s are: installed modules first, then the working folder)."""
+    from zagent.errors import ConfigError
+    from zagent.speckit import Trust, trusting
+    from zagent.speckit.rails import check_rails
+    from zagent.speckit.trust import import_path
+
+    check_rails(rails, f"--rails {path}")
+    approver = rails.get("approver")
+    if isinstance(approver, str) and approver != "console":
+        if ":" not in approver:
+            raise ConfigError(f"--rails {path}: approver {approver!r} must be 'console' or 'module:function'")
+        with trusting(Trust.for_folder(os.getcwd(), everything=True, last=True)):
+            import_path(approver, f"--rails {path}: approver")
 
 
 def _agent(kernel: "Kernel", path: str, load: Any) -> Any:

@@ -118,6 +118,24 @@ def test_cli_starts_its_own_local_ray(tmp_path):
     assert "done 5, failed 0" in proc.stdout and "(executor ray)" in proc.stdout
 
 
+def test_workers_do_not_import_from_the_drivers_working_folder(tmp_path):
+    """Attack (got through, round seventeen): ``zagent batch ... --executor ray`` run inside a cloned project whose
+    folder holds a ``msgspec.py``: Ray puts the driver's working folder first on every worker's ``sys.path``, so
+    each worker ran the planted file as it imported zagent (the ``zagent`` command itself never looks there).
+    Defence: a Ray the executor starts gets an empty ``working_dir``; the workers' path holds no such folder."""
+    (tmp_path / "msgspec.py").write_text("import pathlib\npathlib.Path(__file__).with_name('RAN').write_text('x')\n"
+                                         "raise ImportError('planted')\n")
+    inputs = write_jsonl(tmp_path / "in.jsonl", [{"question": f"q{i}"} for i in range(3)])
+    out = tmp_path / "out.jsonl"
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "ZAGENT_MODEL", "PYTHONPATH")}
+    command = os.path.join(os.path.dirname(sys.executable), "zagent")  # as a user runs it (cwd not on its path)
+    proc = subprocess.run([command, "batch", str(QA), str(inputs), "--out", str(out), "--executor", "ray",
+                           "--executor-option", "num_cpus=1"], cwd=tmp_path, capture_output=True, text=True,
+                          env=env, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    assert "done 3, failed 0" in proc.stdout and not (tmp_path / "RAN").exists()
+
+
 def test_driver_trust_travels_to_workers(kernel):
     """A spec naming a tool by import path runs on Ray under the driver's trust (refused without it)."""
     import json

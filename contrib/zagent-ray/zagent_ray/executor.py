@@ -1,11 +1,12 @@
 """``RayExecutor``: zagent units of work (``zagent.agentkit.units``) as Ray tasks, connecting on the first unit
 (``address``, else ``RAY_ADDRESS``, else a local Ray). A unit whose worker died past Ray's ``max_retries`` raises
 ``UnitLost``; one that raised, ``UnitFailed`` with the remote type name. ``concurrency``: twice the cluster's CPUs
-over ``task_cpus``, at least 2."""
+over ``task_cpus``, at least 2. Workers never import from the driver's working folder (an empty ``working_dir``)."""
 
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import Any, Optional
 
 import msgspec
@@ -61,7 +62,11 @@ class RayExecutor:
                 options["address"] = self.address
             elif self.num_cpus is not None:
                 options["num_cpus"] = self.num_cpus
-            ray.init(**options)
+            if (self.runtime_env or {}).get("working_dir") is None:
+                with tempfile.TemporaryDirectory(prefix="zagent-ray-") as empty:  # uploaded at init
+                    ray.init(**options, runtime_env={"working_dir": empty})
+            else:
+                ray.init(**options)
             self._started = True
         from .worker import run_task
 

@@ -128,14 +128,20 @@ SQLITE_HEADS = (b"SQLite format 3\x00", b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83"
 
 def check_side_file(target: str) -> None:
     """``ConfigError`` when ``target`` is a side file (``-wal``, ``-shm``, ``-journal``) of an SQLite database beside
-    it, there or not yet: SQLite reads it as part of the database (committed rows still in the log are lost)."""
+    it, there or not yet: SQLite reads it as part of the database (committed rows still in the log are lost). Read
+    as Windows and HFS+ open it: ``app.db-wal.``, ``app.db-wal::$DATA``, ``app.db-w`` U+200D ``al`` are the ``-wal``."""
+    import re
+    import unicodedata
+
     from ..errors import ConfigError
     from .privatefiles import SQLITE_SIDE_FILES
 
-    side = next((s for s in SQLITE_SIDE_FILES if target.lower().endswith(s)), None)  # -WAL is -wal on macOS
+    name = re.sub(r"::\$data$", "", target, flags=re.IGNORECASE).rstrip(". ") or target
+    name = "".join(c for c in name if unicodedata.category(c) != "Cf")  # HFS+ ignores U+200C, U+200D, U+FEFF
+    side = next((s for s in SQLITE_SIDE_FILES if name.lower().endswith(s)), None)  # -WAL is -wal on macOS
     if side is None:
         return
-    database, side = target[:-len(side)], target[-len(side):]
+    database, side = name[:-len(side)], name[-len(side):]
     try:
         with open_regular(database) as f:
             head = f.read(16)

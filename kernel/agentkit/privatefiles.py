@@ -9,12 +9,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import threading
 from typing import Union
 
 from ..errors import ConfigError
 
-__all__ = ["check_private", "data_folder", "open_private", "private_folder", "private_parent", "tighten", "touch_private",
-           "users_path"]
+__all__ = ["check_private", "data_folder", "open_private", "private_folder", "private_parent", "spec_named", "tighten",
+           "touch_private", "users_path"]
 
 _PathLike = Union[str, "os.PathLike[str]"]
 
@@ -155,11 +156,67 @@ def _check_link_out(p: str) -> str:
     return target
 
 
+#: the real paths spec files named (``speckit.paths.check_spec_path``), no link on their way when checked; bounded
+_SPEC_PATHS: dict[str, None] = {}
+_SPEC_LOCK = threading.Lock()
+MAX_SPEC_PATHS = 4096
+
+
+def spec_named(real: str) -> str:
+    """``real``, a spec's path checked with every link on its way resolved, remembered so that opening it checks its
+    way again (``check_spec_way``)."""
+    with _SPEC_LOCK:
+        _SPEC_PATHS[real] = None
+        while len(_SPEC_PATHS) > MAX_SPEC_PATHS:
+            _SPEC_PATHS.pop(next(iter(_SPEC_PATHS)), None)
+    return real
+
+
+def check_spec_way(path: str) -> None:
+    """``ConfigError`` when ``path`` is a spec's path (``spec_named``) and a folder on its way became a link since it
+    was checked (a tool that makes links swapped one in: ``runs -> ~/.ssh``); no work for any other path."""
+    if path not in _SPEC_PATHS:
+        return
+    folder = os.path.dirname(path)
+    real = os.path.realpath(folder)
+    if real != folder:
+        raise ConfigError(f"{path!r} was named by a spec and checked when it loaded, with no link on its way; a folder "
+                          f"on its way is now a link (to {real!r}), so it changed since and zagent does not use it. "
+                          "Remove the link (the spec's folder holds something that makes links), then load the spec "
+                          "again")
+
+
+def _open_way(path: str, flags: int) -> int:
+    """``os.open(path, flags, 0o600)``; for a spec's path (``spec_named``) each folder on its way opened in turn with
+    ``O_NOFOLLOW`` (``openat``), so a folder swapped for a link after ``check_spec_way`` is refused, never followed."""
+    nofollow, folder = getattr(os, "O_NOFOLLOW", 0), getattr(os, "O_DIRECTORY", 0)
+    if path not in _SPEC_PATHS or not nofollow or not folder or os.open not in os.supports_dir_fd:
+        return os.open(path, flags, 0o600)
+    names, way = [n for n in path.split(os.sep) if n], getattr(os, "O_PATH", os.O_RDONLY) | folder
+    fd = os.open(os.sep, way | getattr(os, "O_CLOEXEC", 0))
+    try:
+        for name in names[:-1]:
+            try:
+                inner = os.open(name, way | nofollow | getattr(os, "O_CLOEXEC", 0), dir_fd=fd)
+            except PermissionError:  # a folder we may cross but not read (no O_PATH here): opened by name
+                return os.open(path, flags, 0o600)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    check_spec_way(path)  # says which folder became a link
+                raise
+            os.close(fd)
+            fd = inner
+        return os.open(names[-1], flags, 0o600, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
 def open_private(path: _PathLike, flags: int, *, reading: bool = False, what: str = "file") -> int:
     """``os.open(path, flags)``, creating the file with mode 0600 and its folders with 0700, after
     ``check_private``; the file descriptor is checked again after opening (no race with a planted link). To read,
     anything but a regular file is a ``ConfigError`` naming ``what`` and the kind of file it is."""
     p = os.fspath(path)
+    check_spec_way(p)
     if not reading:
         from .files import check_side_file
 
@@ -176,8 +233,8 @@ def open_private(path: _PathLike, flags: int, *, reading: bool = False, what: st
     nonblock = getattr(os, "O_NONBLOCK", 0)  # a planted FIFO must not hang the open, to read or to write
     truncate = not reading and bool(flags & os.O_TRUNC)  # after the descriptor is checked, never before
     try:
-        fd = os.open(where, (flags & ~os.O_TRUNC if truncate else flags) | nofollow | nonblock
-                     | getattr(os, "O_CLOEXEC", 0), 0o600)
+        fd = _open_way(where, (flags & ~os.O_TRUNC if truncate else flags) | nofollow | nonblock
+                       | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         if nofollow and os.path.islink(where):
             raise ConfigError(f"{p!r} became a symlink while zagent opened it; it was not followed. Remove it "
@@ -229,6 +286,7 @@ def touch_private(path: _PathLike) -> None:
                                   "does not open the database with it. Remove the link, or name another database file")
             check_private(base + side)
     if os.path.lexists(p):
+        check_spec_way(p)
         check_private(p)
         return
     if not os.path.isdir(os.path.dirname(_absolute(p))):

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["PATH_OPTION_NAMES", "PATH_OPTION_SUFFIXES", "allowed_folders", "check_option_paths", "check_path_way",
            "check_spec_path", "check_untrusted_options", "check_users_data", "configured_data", "current_spec_file",
-           "listed_folders", "in_folder", "path_options", "relative_options", "reserved_files", "reserving",
+           "folded", "listed_folders", "in_folder", "path_options", "relative_options", "reserved_files", "reserving",
            "spec_file", "spec_folders", "spec_origin", "spec_relative", "untrusted_options", "users_data",
            "users_model", "windows_device"]
 
@@ -174,22 +174,25 @@ def check_spec_path(value: Any, key: str, suffixes: Sequence[str] = (), *,
         raise ConfigError(f"{key} {text!r} in the spec is refused: it is a link to {real!r}, which does not end in "
                           f"{' or '.join(suffixes)}; {HOW_TO_PLACE}")
     check_users_data(real, key, text, kernel)
-    return real  # the real path: no '..' after a link for a lexical step (a folder made) to read otherwise
+    from ..agentkit.privatefiles import spec_named  # its folders are checked again when it is opened
+    return spec_named(real)  # the real path: no '..' after a link for a lexical step (a folder made) to read
 
 
 def _alike(a: Optional[str], b: Optional[str]) -> bool:
     """Whether real paths ``a`` and ``b`` may be one file: equal, or equal but for case and Unicode normalisation
     (``CP.db`` is ``cp.db`` on macOS and Windows, a decomposed ``café`` the composed one on macOS)."""
-    return a is not None and b is not None and (a == b or _folded(a) == _folded(b))
+    return a is not None and b is not None and (a == b or folded(a) == folded(b))
 
 
-def _folded(path: str) -> str:
-    """``path`` NFC-normalised and case-folded, each name without trailing dots and spaces (Windows drops them:
-    ``data. /cp.db`` is ``data/cp.db``): one key for the names a file system may take as one. Used only to refuse
-    more, never to allow (``/home/u/PROJ`` is not inside ``/home/u/proj`` on Linux)."""
+def folded(path: str) -> str:
+    """``path`` NFC-normalised and case-folded, also as upper-cased (Windows: ``ı`` is ``I``), without format
+    characters (HFS+ ignores U+200C, U+FEFF), each name without trailing dots and spaces (Windows: ``data./``
+    is ``data/``): one key for names a file system may take as one. Only to refuse more, never to allow."""
     import unicodedata
 
-    names = unicodedata.normalize("NFC", path).casefold().split(os.sep)
+    once = unicodedata.normalize("NFC", path).casefold()
+    names = "".join(c for c in unicodedata.normalize("NFC", once.upper().casefold())
+                    if unicodedata.category(c) != "Cf").split(os.sep)
     return os.sep.join(n.rstrip(". ") or n for n in names)
 
 
@@ -197,8 +200,8 @@ def check_users_data(real: str, key: str, text: str, kernel: Optional["Kernel"])
     """``ConfigError`` when the real path ``real`` (the spec's ``text`` under ``key``) lies in zagent's own data of
     the user (``users_data``), unless the app listed that very part of it in ``spec_paths``: a spec downloaded into
     the home folder has the user's recordings "in its folder"."""
-    folded = _folded(real)  # ~/.Local/Share/ZAGENT is zagent's data on macOS and Windows: refused everywhere
-    mine = next((d for d in users_data(kernel) if _within(folded, _folded(d))), None)
+    as_one = folded(real)  # ~/.Local/Share/ZAGENT is zagent's data on macOS and Windows: refused everywhere
+    mine = next((d for d in users_data(kernel) if _within(as_one, folded(d))), None)
     if mine is not None and not any(_within(real, f) and _within(f, mine) for f in listed_folders(kernel)):
         raise ConfigError(
             f"{key} {text!r} in the spec is refused: it points to {real!r}, inside zagent's own data of yours "

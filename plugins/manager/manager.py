@@ -19,6 +19,7 @@ import attrs
 from zagent.errors import ConfigError, ZagentError
 from zagent.agentkit.toolrefs import check_lent_agent
 from zagent.speckit import Trust, current_trust, trusting
+from zagent.speckit.paths import reserving
 from zagent.speckit.trust import for_named_file  # a stored agent others can write gets no trust
 
 from .inline import check_inline, check_room
@@ -55,6 +56,7 @@ class AgentManager:
     storage: Optional[Union[str, os.PathLike[str]]] = None
     storage_trust: Optional[Trust] = None
     _homes: dict[str, Trust] = attrs.field(factory=dict, init=False)  # stored agents: the trust they were loaded with
+    _origins: dict[str, tuple[Trust, Optional[str]]] = attrs.field(factory=dict, init=False)  # ... and their file
     _agents: dict[str, Any] = attrs.field(factory=dict, init=False)
     _states: dict[str, AgentState] = attrs.field(factory=dict, init=False)
     _cond: threading.Condition = attrs.field(factory=threading.Condition, init=False)
@@ -91,6 +93,11 @@ class AgentManager:
                 self._homes[name] = home
             return agent
 
+    def origin_of(self, name: str) -> Optional[tuple[Trust, Optional[str]]]:
+        """``(trust, file)`` the stored agent ``name`` was built with (its store's trust; its file, ``None`` for a
+        ``.db`` record), else ``None``: a remote worker rebuilds it so, never as the spec naming it."""
+        return self._origins.get(name) if name in self._homes else None
+
     def _lend(self, name: str, found: Any) -> Any:
         """The held ``found`` for a spec naming it, unless its tools run code a spec imported that the trust in force
         may not name; a stored agent's are checked under the trust it was loaded with (``storage_trust``)."""
@@ -98,7 +105,13 @@ class AgentManager:
             return check_lent_agent(self.kernel, found, f"agent {name!r}")
 
     def _build(self, spec: dict[str, Any], llm: Any) -> Any:
-        """An agent from a spec; a declared (customize) agent gets ``llm`` without resolving its own first."""
+        """An agent from a spec; a declared (customize) agent gets ``llm`` without resolving its own first. The spec
+        may not name this manager's SQLite store (``--agents agents.db``) for its memory or checkpoints."""
+        store = os.fspath(self.storage) if self.storage is not None else ""
+        with reserving({store if is_db(store) else None: "the agents store of this manager (--agents)"}):
+            return self._built(spec, llm)
+
+    def _built(self, spec: dict[str, Any], llm: Any) -> Any:
         if llm is not None and spec.get("type", "customize") == "customize":
             from zagent.plugins.actions import CustomizeAgent
 
@@ -134,6 +147,7 @@ class AgentManager:
                 raise ConfigError(f"agent {name!r} is running; wait for it before removing it")
             del self._states[name]
             self._homes.pop(name, None)
+            self._origins.pop(name, None)
             return self._agents.pop(name)
 
     # -- looking up ---------------------------------------------------------------
@@ -312,6 +326,8 @@ class AgentManager:
 
     def _insert_loaded(self, path: str, llm: Any, home: Optional[Trust]) -> Any:  # named like a held or stored
         agent = self._with_llm(load_file(self.kernel, path, home or current_trust()), llm)  # agent: that one
+        if home is not None:
+            self._origins[self.name_of(agent)] = (for_named_file(path, home), path)
         named = {k: list(getattr(getattr(agent, "spec", None), k, None) or []) for k in ("tools", "agents")}
         return self._insert(check_inline(self, {"name": self.name_of(agent), **named}, llm), agent, home)
 
@@ -331,11 +347,16 @@ class AgentManager:
             found = self._store(where).latest(f"agent:{name}")
             if found is None:
                 raise ConfigError(f"agent {name!r} is not saved in {where!r}")
-            with trusting(for_named_file(where, home or current_trust())):
-                return self._build(decode_record(found), llm), home
+            with trusting(for_named_file(where, home or current_trust())) as used:
+                built = self._build(decode_record(found), llm)
+            if home is not None:
+                self._origins[name] = (used, None)
+            return built, home
         for ext in (".json", ".yaml", ".yml"):
             path = os.path.join(where, file_name(name, ext))
             if os.path.exists(path):
+                if home is not None:
+                    self._origins[name] = (for_named_file(path, home), path)
                 return self._with_llm(load_file(self.kernel, path, home or current_trust()), llm), home
         raise ConfigError(f"agent {name!r} is not known and there is no {file_name(name)} in {where!r}")
 

@@ -37,11 +37,9 @@ def file_name(name: str, ext: str = ".json") -> str:
 def check_file_names(folder: str, names: list[str]) -> None:
     """``ConfigError`` when two agent ``names`` to save into ``folder``, or one and a file already there, name one
     file on a system comparing names without case or Unicode normalisation (macOS, Windows: ``evil`` saved would
-    replace ``Evil.json``, another agent's file, which would then load as ``evil``). Refuses only: nothing is written."""
-    import unicodedata
-
-    def folded(file: str) -> str:
-        return unicodedata.normalize("NFC", file).casefold()
+    replace ``Evil.json``, another agent's file, which would then load as ``evil``; Windows upper-cases ``evıl`` to
+    ``EVIL``). Refuses only: nothing is written."""
+    from zagent.speckit.paths import folded
 
     try:
         there = {folded(f): f for f in os.listdir(folder)}

@@ -1,8 +1,8 @@
-"""``searching(folders, late)``: inside the block, top-level imports of this thread (or task) look in ``folders``
-first, as if they led ``sys.path``, and in ``late`` last (never shadowing an installed module); other threads'
-imports never do; ``sys.path`` is not changed. Modules loaded so, with their packages' submodules, compile from
-source (a cached ``.pyc`` is never run); one others can write, or an extension module standing in for the ``.py``
-next to it, is refused."""
+"""``searching(folders, late, named)``: inside the block, top-level imports of this thread (or task) look in
+``folders`` first, as if they led ``sys.path``, and in ``late`` last (never shadowing an installed module; only for
+``named`` and modules loaded from ``late``); other threads' imports never do. Modules loaded so, with their
+packages' submodules, compile from source (a cached ``.pyc`` is never run); one others can write, or an extension
+module standing in for the ``.py`` next to it, is refused."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ __all__ = ["searching"]
 
 _folders: "contextvars.ContextVar[tuple[str, ...]]" = contextvars.ContextVar("zagent_spec_folders", default=())
 _late: "contextvars.ContextVar[tuple[str, ...]]" = contextvars.ContextVar("zagent_late_folders", default=())
+_named: "contextvars.ContextVar[tuple[str, ...]]" = contextvars.ContextVar("zagent_late_named", default=())
 _lock = threading.Lock()
+_IMPORTLIB = os.path.dirname(importlib.machinery.__file__) + os.sep  # importlib.import_module's frames
 #: the folders of packages loaded from a spec's folder: their submodules load from source too, whenever imported
 _packages: frozenset[str] = frozenset()
 
@@ -53,11 +55,15 @@ class SpecFolderFinder:
 
 class LateFolderFinder:
     """A ``sys.meta_path`` finder after every other: a top-level module found nowhere else, in the folders this
-    context searches last (``searching``'s ``late``), loading from source (``_from_source``)."""
+    context searches last (``searching``'s ``late``), loading from source (``_from_source``); only the module named
+    (``named``) or one a module of those folders imports: an installed module's optional import (``try: import
+    orjson``) never finds a file planted there."""
 
     @staticmethod
     def find_spec(name: str, path: Optional[Sequence[str]] = None, target: Any = None) -> Any:
         folders = _late.get() if path is None else ()
+        if folders and name not in _named.get() and not _imported_from(folders):
+            return None
         found = importlib.machinery.PathFinder.find_spec(name, list(folders)) if folders else None
         if found is None or found.loader is None or found.origin in (None, "namespace"):
             return None
@@ -106,6 +112,22 @@ def _from_source(found: Any, *, in_package: bool) -> Any:
     return found
 
 
+def _imported_from(folders: Sequence[str]) -> bool:
+    """Is the module importing now (the first frame outside the import machinery) one these finders loaded from
+    ``folders``? (Not merely a file there: a virtual environment made inside the folder holds installed modules.)"""
+    try:
+        frame = sys._getframe(2)
+    except ValueError:  # no caller: nothing imports
+        return False
+    while frame is not None and (frame.f_code.co_filename.startswith(("<frozen importlib", _IMPORTLIB))
+                                 or frame.f_code.co_filename == __file__):
+        frame = frame.f_back  # type: ignore[assignment]
+    spec = frame.f_globals.get("__spec__") if frame is not None else None
+    origin = getattr(spec, "origin", None)
+    return (isinstance(getattr(spec, "loader", None), _SourceOnly) and isinstance(origin, str)
+            and any(origin.startswith(f.rstrip(os.sep) + os.sep) for f in folders))
+
+
 def _in_package(path: Optional[str]) -> bool:
     return bool(path) and any(path == p or path.startswith(p + os.sep) for p in _packages)  # type: ignore[union-attr]
 
@@ -121,17 +143,20 @@ def _installed() -> None:
 
 
 @contextlib.contextmanager
-def searching(folders: Sequence[str], late: Sequence[str] = ()) -> Iterator[None]:
+def searching(folders: Sequence[str], late: Sequence[str] = (), named: Sequence[str] = ()) -> Iterator[None]:
     """Search ``folders`` first and ``late`` last for this context's top-level imports inside the block (nested:
-    the inner ones first, then the outer ones)."""
+    the inner ones first, then the outer ones); ``late`` only for the ``named`` modules and the imports of modules
+    loaded from it."""
     if not folders and not late:
         yield
         return
     _installed()
     token = _folders.set(tuple(dict.fromkeys([*folders, *_folders.get()])))
     token_late = _late.set(tuple(dict.fromkeys([*late, *_late.get()])))
+    token_named = _named.set(tuple(dict.fromkeys([*named, *_named.get()])))
     try:
         yield
     finally:
+        _named.reset(token_named)
         _late.reset(token_late)
         _folders.reset(token)

@@ -173,7 +173,7 @@ def load(module: str, attr: str, value: str, key: str, search: Sequence[str], *,
     if clash is not None:
         raise ConfigError(f"{key} {value!r}: module {module.partition('.')[0]!r} is imported already, from {clash[0]}, "
                           f"so {clash[1]} cannot be imported under that name; rename one of them")
-    with searching(search, late):
+    with searching(search, late, (module.partition(".")[0],)):
         if within:
             _check_found(module, within, value, key)
         return import_attr(module, attr, value, key)

@@ -42,8 +42,13 @@ class NodeAttempts(RunCore):
                         raise  # a provider's error was already retried by its own policy; a checkpoint's or
                         # a usage limit's (any RunStopped: it ends the whole run) is not the node's to retry, and
                         # an interrupt pauses the node
-                    await self._emit("node_retry", node=name, attempt=attempt, error=short(exc))
+                    await self._emit("node_retry", node=name, attempt=attempt, error=short(self.masked(exc)))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _origins(self, agents: dict[str, Any]) -> dict[str, Any]:
+        """The trust and file each stored agent among ``agents`` was built with (``AgentManager.origin_of``)."""
+        origin_of = getattr(self.ex.manager, "origin_of", None)
+        return {n: o for n in agents if origin_of is not None and (o := origin_of(n)) is not None}
 
     async def _run_node(self, name: str) -> dict[str, Any]:
         """Hand one node run to the executor: in process as is, elsewhere with the node's agents locked here."""
@@ -59,7 +64,7 @@ class NodeAttempts(RunCore):
                                                      self.run_id, self.answers.get(name, []),
                                                      None if self.vouched is None else self.vouched.get(name, {}),
                                                      self.passes.get(name, 0), self._asking(name).recorded(),
-                                                     store_identity(self.ex.checkpoints)))
+                                                     store_identity(self.ex.checkpoints), self._origins(agents)))
             for lost in range(LOST_RETRIES + 1):  # a lost worker is not the node's failure: run it again
                 try:
                     result = await self.units.submit(unit)

@@ -12,6 +12,7 @@ import msgspec
 from zagent.agentkit.interrupts import bind, run_in_context
 from zagent.errors import ConfigError, ParseError
 from zagent.agentkit.units import shipped_trust
+from zagent.speckit import spec_file, trusting
 from zagent.types import Usage
 
 from .errors import WorkFlowError
@@ -53,11 +54,13 @@ def node_outputs(node: "WorkFlowNode", produced: dict[str, Any]) -> dict[str, An
 
 def node_payload(node: "WorkFlowNode", order: list[str], agents: dict[str, Any], values: dict[str, Any],
                  run_id: str, answers: Any = (), vouched: Any = None, passes: int = 0,
-                 questions: Any = None, store: str = "") -> dict[str, Any]:
+                 questions: Any = None, store: str = "", origins: Any = None) -> dict[str, Any]:
     """What a remote worker needs to run ``node``: the node, its agents' specs (in call order) and the values
     they read (``store``: the identity of the run's checkpoint store, which a yes is bound to); an agent without a
-    spec cannot travel (``ConfigError`` naming it)."""
+    spec cannot travel (``ConfigError`` naming it). ``origins``: the trust and file each stored agent was built
+    with (``AgentManager.origin_of``), shipped as its own (``agent_trust``), never the workflow file's."""
     specs = []
+    own: dict[str, Any] = {}
     wanted = set(node.input_names)
     for agent_name in order:
         agent = agents[agent_name]
@@ -66,8 +69,12 @@ def node_payload(node: "WorkFlowNode", order: list[str], agents: dict[str, Any],
                               "cannot run on a remote executor; declare it as a spec or use executor 'local'")
         specs.append([agent_name, agent.to_dict(), getattr(agent, "memory_key", None)])  # the driver's namespace
         wanted.update(agent_inputs(agent))
+        origin = (origins or {}).get(agent_name)
+        if origin is not None:  # a stored agent's modules and files are its store's, never the downloaded file's
+            with trusting(origin[0]), spec_file(origin[1]):  # a .db record: None, no file of its own
+                own[agent_name] = shipped_trust()
     return {"node": msgspec.to_builtins(msgspec.structs.replace(node, agents=[])), "agents": specs, "run_id": run_id,
-            "trust": shipped_trust(), "answers": list(answers),
+            "trust": shipped_trust(), **({"agent_trust": own} if own else {}), "answers": list(answers),
             "vouched": None if vouched is None else [[i, q] for i, q in sorted(dict(vouched).items())],
             "passes": passes, "questions": questions, "store": store,  # questions: asked at each position
             "values": {k: values[k] for k in wanted if values.get(k) is not None}}

@@ -34,8 +34,10 @@ async def run_node(kernel: "Kernel", payload: dict[str, Any]) -> dict[str, Any]:
                        passes=int(payload.get("passes") or 0), record=record, run=payload.get("run_id"),
                        store=str(payload.get("store") or ""), node=node.name)) as scope:
         try:
+            own = payload.get("agent_trust") or {}  # a stored agent's own trust (the driver's choice)
             for agent_name, spec, memory_key in payload["agents"]:
-                agent = worker_agent(kernel, spec, payload, memory_key)
+                shipped_as = {**payload, "trust": own[agent_name]} if agent_name in own else payload
+                agent = worker_agent(kernel, spec, shipped_as, memory_key)
                 usage = usage + await call_step(agent, agent_name, node, values, produced, kernel, payload["run_id"])
         except Interrupted:
             pass  # in scope.asked: sent back as data

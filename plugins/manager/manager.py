@@ -326,10 +326,19 @@ class AgentManager:
 
     def _insert_loaded(self, path: str, llm: Any, home: Optional[Trust]) -> Any:  # named like a held or stored
         agent = self._with_llm(load_file(self.kernel, path, home or current_trust()), llm)  # agent: that one
+        name = self.name_of(agent)
         if home is not None:
-            self._origins[self.name_of(agent)] = (for_named_file(path, home), path)
+            self._origins[name] = (for_named_file(path, home), path)
+        if name not in self and self._stored_file(name) == os.path.realpath(path):  # the stored agent itself
+            return self._insert(name, agent, home)  # (check_inline would build it a second time)
         named = {k: list(getattr(getattr(agent, "spec", None), k, None) or []) for k in ("tools", "agents")}
-        return self._insert(check_inline(self, {"name": self.name_of(agent), **named}, llm), agent, home)
+        return self._insert(check_inline(self, {"name": name, **named}, llm), agent, home)
+
+    def _stored_file(self, name: str) -> Optional[str]:
+        """The real path of the storage folder's file of agent ``name`` (as ``_load_named`` finds it), else None."""
+        where = None if self.storage is None else os.fspath(self.storage)
+        found = [p for ext in (".json", ".yaml", ".yml") if where and os.path.exists(p := os.path.join(where, file_name(name, ext)))]
+        return os.path.realpath(found[0]) if found else None
 
     def _home(self, where: str) -> Optional[Trust]:
         """``storage_trust`` for agents loaded from the storage itself (else ``None``: the trust in force)."""

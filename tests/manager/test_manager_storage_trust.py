@@ -35,6 +35,18 @@ def test_a_stored_agent_imports_its_folders_module_under_the_storage_trust(kerne
         assert manager.add_agent("Clerk") is clerk
 
 
+def test_load_all_builds_a_stored_agent_calling_an_agent_file_once(kernel, store):
+    """``load_all`` of the storage builds a stored agent that calls an agent file of its folder as a tool once:
+    it was built again by the inline-name check, whose second build found the nested agent's tool registered
+    (``zagent workflow run --agents DIR`` failed for such an agent)."""
+    (store / "parts").mkdir(mode=0o700)
+    (store / "parts" / "helper.json").write_text(json.dumps(spec("Helper")))
+    (store / "Clerk.json").write_text(json.dumps(spec("Clerk", agents=["parts/helper.json"])))
+    manager = AgentManager(kernel=kernel, storage=str(store), storage_trust=storage_trust(str(store)))
+    (clerk,) = manager.load_all()
+    assert manager.get_agent("Clerk") is clerk and "Helper" in kernel.names("tools")
+
+
 def test_without_a_storage_trust_a_stored_agent_gets_the_trust_in_force(kernel, store):
     """No ``storage_trust``: as before, the trust in force decides (none: a ConfigError naming the import path)."""
     manager = AgentManager(kernel=kernel, storage=str(store))

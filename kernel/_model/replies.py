@@ -26,9 +26,21 @@ def settle(request: LLMRequest, completion: Completion) -> Completion:
             completion = msgspec.structs.replace(
                 completion, message=msgspec.structs.replace(completion.message, tool_calls=fixed))
     if completion.refusal and request.response_format:
-        raise Refusal(f"the model refused to give the structured output asked for: {completion.refusal}",
+        raise Refusal(f"the model refused to give the structured output asked for: {_quoted(completion.refusal)}",
                       refusal=completion.refusal, completion=completion)
     return completion
+
+
+#: characters of a refusal an error message quotes (``Refusal.refusal`` keeps it whole)
+REFUSAL_QUOTED = 2000
+
+
+def _quoted(refusal: str) -> str:
+    """A server's refusal as an error message may quote it: on one line, control and bidi characters escaped (no
+    terminal escape or fake log line reaches an app's log), at most ``REFUSAL_QUOTED`` characters."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1]  # ESC as \x1b, U+202E as \u202e
+                   for c in " ".join(refusal[:REFUSAL_QUOTED].splitlines()))
+    return text if len(refusal) <= REFUSAL_QUOTED else f"{text} [... {len(refusal) - REFUSAL_QUOTED} more characters]"
 
 
 def new_call_id() -> str:

@@ -1,6 +1,6 @@
 """What a provider encodes for and decodes from its wire, beside HTTP: a media part's bytes (``b64``,
 ``data_url``, ``split_data_url``), a tool call's arguments (``parse_arguments``) and its ``prices=`` option (``price_per_million``);
-``crowded``: JSON holding more than ``MAX_CONTAINERS`` objects and arrays (a memory bomb) is not decoded.
+``crowded``: JSON holding too many objects, arrays or values (a memory bomb) is not decoded.
 """
 
 from __future__ import annotations
@@ -14,26 +14,40 @@ import msgspec
 from ..errors import ConfigError, ProtocolError
 from ..types import Part
 
-__all__ = ["MAX_CONTAINERS", "b64", "crowded", "data_url", "parse_arguments", "price_per_million", "split_data_url"]
+__all__ = ["MAX_CONTAINERS", "MAX_VALUES", "b64", "crowded", "data_url", "parse_arguments", "price_per_million",
+           "split_data_url"]
 
 #: JSON objects and arrays one reply, stream event or arguments string may hold (once decoded each costs 60 to 230
 #: bytes: 32 MiB of ``{},`` made 1.6 GB); brackets inside strings count too, so text only errs on the safe side
 MAX_CONTAINERS = 200_000
+#: values listed in JSON objects and arrays (counted by their commas) one reply, event or arguments string may hold:
+#: a scalar where a reply may hold anything (``content`` parts, ``error``) is an object too (23 MiB of ``"ab",``
+#: made 800 MB); commas inside strings count too, so text only errs on the safe side
+MAX_VALUES = 1_000_000
 
 
 def crowded(data: Union[str, bytes]) -> int:
-    """How many ``{`` and ``[`` ``data`` holds when that is over ``MAX_CONTAINERS``, else 0 (shorter data: at once)."""
+    """How many ``{`` and ``[`` ``data`` holds when that is over ``MAX_CONTAINERS``, or how many ``,`` when that is
+    over ``MAX_VALUES``; else 0 (shorter data: at once)."""
     if len(data) <= MAX_CONTAINERS:
         return 0
     n = data.count(b"{") + data.count(b"[") if isinstance(data, bytes) else data.count("{") + data.count("[")
-    return n if n > MAX_CONTAINERS else 0
+    if n > MAX_CONTAINERS:
+        return n
+    if len(data) <= MAX_VALUES:
+        return 0
+    values = data.count(b",") if isinstance(data, bytes) else data.count(",")
+    return values if values > MAX_VALUES else 0
 
 
 def crowded_error(n: int, where: str) -> ProtocolError:
-    """The error for a reply or event of ``n`` JSON objects and arrays (``where`` names the server and a space)."""
+    """The error for a reply or event of ``n`` JSON objects and arrays, or values in them (``where`` names the
+    server and a space)."""
     return ProtocolError(
-        f"{where}sent JSON holding {n} objects and arrays; zagent decodes at most {MAX_CONTAINERS} in one reply or "
-        "event (each costs memory once decoded). Check the server or the proxy in front of it", status=200)
+        f"{where}sent JSON holding {n} objects and arrays or values listed in them; zagent decodes at most "
+        f"{MAX_CONTAINERS} objects and arrays and {MAX_VALUES} values in one reply or event (each costs memory once "
+        "decoded). Check the server or the proxy in front of it; a long honest answer can be streamed (each event "
+        "is counted on its own)", status=200)
 
 
 def b64(part: Part) -> str:

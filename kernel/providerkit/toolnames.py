@@ -27,11 +27,15 @@ class WireNames:
         """``None`` when every offered name already matches ``pattern`` (the common case)."""
         if not pattern or not request.tools or all(_valid(t.name, pattern) for t in request.tools):
             return None
-        to_wire: dict[str, str] = {}
-        taken: set[str] = set()
+        # a name the wire takes keeps it, whatever the order: a server's ``web.search`` (``web_search`` on the wire)
+        # offered before the app's own ``web_search`` took that name, and calls of it ran the server's tool
+        to_wire: dict[str, str] = {t.name: t.name for t in request.tools if _valid(t.name, pattern)}
+        taken: set[str] = set(to_wire)
         for spec in request.tools:
-            name = spec.name if _valid(spec.name, pattern) else _sanitize(spec.name, max_length)
-            base, n = name, 2
+            if spec.name in to_wire:
+                continue
+            name = base = _sanitize(spec.name, max_length)
+            n = 2
             while name in taken:
                 suffix = f"_{n}"
                 name, n = base[: max_length - len(suffix)] + suffix, n + 1

@@ -48,6 +48,28 @@ def _secret_key(key: str) -> bool:
     return bool(_SECRET_KEY.search(key)) or looks_secret(key)
 
 
+def _pieces_masked(value: Any, secrets: Any) -> Any:
+    """A copy of ``value`` (built-in data) with each text ``mask_pieces``'d: a server echoing a key upper-cased, cut
+    short or as a hex dump into a reply (the whole-value ``Masker`` misses those). Without recursion."""
+    from zagent.providerkit.masking import mask_pieces
+
+    def copy(item: Any) -> Any:
+        return dict(item) if isinstance(item, dict) else list(item) if isinstance(item, list) else item
+
+    top = copy(value)
+    todo = [top] if isinstance(top, (dict, list)) else []
+    while todo:
+        node = todo.pop()
+        for key in list(node.keys() if isinstance(node, dict) else range(len(node))):
+            item = node[key]
+            if isinstance(item, str) and len(item) >= 6:
+                node[key] = mask_pieces(item, secrets)
+            elif isinstance(item, (dict, list)):
+                node[key] = copy(item)
+                todo.append(node[key])
+    return top
+
+
 def _masker_of(llm: Any) -> Any:
     """The secrets masker of the wrapped model and of every model inside it (a ``fallback:`` chain's, a wrapper's
     ``inner``): API keys and secret headers, even when a server echoes them."""
@@ -132,6 +154,8 @@ class RecordLLM(LLM):
                               "status": getattr(error, "status", None)}
         if self._masker is None:
             self._masker = _masker_of(self.inner)
+        if self._masker:
+            entry = _pieces_masked(entry, self._masker.values)
         line = self._masker(_encoder.encode(entry).decode())
         if request.options:  # a secret option given to this call only, echoed in the reply or error
             from zagent.providerkit.masking import mask, option_secrets

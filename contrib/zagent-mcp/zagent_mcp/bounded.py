@@ -8,6 +8,7 @@ reading stops; a message's long tool or content list is cut first (``trim``). Wi
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 from contextlib import asynccontextmanager, suppress
@@ -253,10 +254,29 @@ def bounded_stream_class() -> type:
 _BoundedStream: Optional[type] = None
 
 
+#: the shortest reconnection delay (``retry:``, milliseconds) a server may ask for: ``retry: 0`` on a stream it
+#: then ends at once had the SDK open it again without pause, forever
+MIN_RETRY_MS = 1000
+_RETRY = re.compile(rb"(?:^|(?<=[\r\n]))retry:([^\r\n]*)")  # a ``retry:`` line, any line end
+
+
+def _raised_retry(line: "re.Match[bytes]") -> bytes:
+    """A ``retry:`` line as the SDK reads it (``int()`` of its value: ``" 0"``, ``"-5"``, ``"0_0"``, other scripts'
+    digits too), raised to ``MIN_RETRY_MS`` when it asks for less."""
+    value = line[1][1:] if line[1][:1] == b" " else line[1]
+    try:
+        wait = int(value.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return line[0]  # not a number: the SDK ignores it too
+    return b"retry: %d" % MIN_RETRY_MS if wait < MIN_RETRY_MS else line[0]
+
+
 def _trimmed_lines(lines: bytes) -> bytes:
-    """Whole lines of an event stream with each long ``data:`` line's message ``trimmed``, and a ``data:`` line that
+    """Whole lines of an event stream with each long ``data:`` line's message ``trimmed``, a ``data:`` line that
     is not UTF-8 made an error for the request it answers (httpx would decode it with replacement characters: text
-    the server never sent, silently)."""
+    the server never sent, silently), and a ``retry:`` under ``MIN_RETRY_MS`` raised to it."""
+    if b"retry:" in lines:
+        lines = _RETRY.sub(_raised_retry, lines)
     if len(lines) < TRIM_FROM and _utf8(lines):
         return lines
     out = []

@@ -20,6 +20,7 @@ from .config import ServerConfig
 from .failures import (_CONNECTION_CLOSED, NotAnMcpServer, _connection_lost, _describe, _http_fallback,
                        _junk_excerpt, _known_dead, _leaf, _method_of, _retrieved, _server_error, _session_expired,
                        http_refusal)
+from .refresh import Relister
 from .results import McpToolError, refuse_non_finite, unvalidated
 from .sdk import sdk
 
@@ -53,8 +54,7 @@ class ServerConnection:
         self._http_refusal: Optional[str] = None  # "HTTP 401 Unauthorized ..." of the last refused request
         self._ready: Optional[asyncio.Future[list[dict[str, Any]]]] = None  # the connect in progress, failed early by junk on stdout
         self._too_large: Optional[str] = None  # why the server was cut off: a message over max_message_bytes
-        self._refresh: Optional[asyncio.Task[None]] = None  # the tool list being read again after list_changed
-        self._relist = False  # list_changed came while it was read: read once more after (a burst costs two reads)
+        self._relister = Relister(self.refresh_tools, config.name)  # list_changed: read again, at most once a second
         #: called (on the runtime's loop) after the server said its tool list changed and it was read again
         self.on_tools_changed: Optional[Callable[["ServerConnection"], None]] = None
 
@@ -122,6 +122,7 @@ class ServerConnection:
                 info = getattr(init, "server_info", None) or getattr(init, "serverInfo", None)
                 self.server_info = self.config.scrub(_info_text(info))  # a server naming itself after its token
                 tools = await _list_tools(session, self.config.name)
+                self._relister.listed()
                 self._session = session
                 ready.set_result(tools)
                 await stop.wait()
@@ -141,7 +142,7 @@ class ServerConnection:
     async def _on_message(self, message: Any) -> None:
         """Server notifications and transport faults the session surfaces: text that is not JSON-RPC fails a
         connect still waiting for ``initialize`` at once (``NotAnMcpServer``), and is logged later;
-        ``notifications/tools/list_changed`` makes the tool list be read again."""
+        ``notifications/tools/list_changed`` makes the tool list be read again (``refresh.Relister``)."""
         if isinstance(message, Exception):
             ready = self._ready
             text = self.config.scrub(_junk_excerpt(message))
@@ -152,20 +153,10 @@ class ServerConnection:
                 log.warning("MCP server %r wrote something that is not JSON-RPC: %s", self.config.name, text)
             return
         if _method_of(message) == "notifications/tools/list_changed":
-            if self._refresh is not None and not self._refresh.done():
-                self._relist = True
-                return
-            self._refresh = asyncio.get_running_loop().create_task(
-                self._refresh_coalesced(), name=f"zagent-mcp-refresh:{self.config.name}")
+            self._relister.changed()
 
-    async def _refresh_coalesced(self) -> None:
-        """Read the tool list again, and once more while notifications came during a read (never one per notification)."""
-        self._relist = True
-        while self._relist:
-            self._relist = False
-            await self._refresh_tools()
-
-    async def _refresh_tools(self) -> None:
+    async def refresh_tools(self) -> None:
+        """Read the tool list again (``Relister`` calls this after ``list_changed``) and tell the runtime."""
         session = self._session
         if session is None or self.state != "ready":
             return
@@ -343,6 +334,7 @@ class ServerConnection:
     async def close(self) -> None:
         """Stop the server (or end the HTTP session); idempotent."""
         self.state = "closed"
+        self._relister.cancel()
         await self._stop_owner()
         if self._stderr is not None:
             self._stderr.close()

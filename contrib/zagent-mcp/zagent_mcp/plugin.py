@@ -65,8 +65,7 @@ def zagent_register_tools(register: Callable[..., Any], kernel: "Kernel") -> Non
             try:
                 k.add_tool(tool, plugin=owner)
             except Exception as exc:  # a clash with another plugin's tool: that one stays
-                runtime.skipped.append(f"{server}: tool {tool.name!r} is skipped: {exc}")
-                log.warning("%s", runtime.skipped[-1])
+                runtime.skip(f"{server}: tool {tool.name!r} is skipped: {exc}")
 
     try:
         kernel.pending_tools.add(runtime.wait)

@@ -32,6 +32,8 @@ MAX_DESCRIPTION = 8192
 MAX_SCHEMA_BYTES = 256 * 1024
 #: bytes of one server's tool descriptions and input schemas together offered (the tools after are skipped)
 MAX_OFFERED_BYTES = 4 * 2**20
+#: reasons for skipped tools kept in ``McpRuntime.skipped`` (and logged)
+MAX_SKIPPED = 1000
 
 
 class McpRuntime:
@@ -40,7 +42,8 @@ class McpRuntime:
     def __init__(self, settings: McpSettings):
         self.settings = settings
         self.connections = {name: ServerConnection(cfg) for name, cfg in settings.servers.items()}
-        self.skipped: list[str] = []  # tools that could not be registered, and why
+        self.skipped: list[str] = []  # tools that could not be registered, and why (each message once)
+        self._skips: set[str] = set()
         self._settled = {name: threading.Event() for name in self.connections}  # first connect attempt over
         self._publish: Optional[Any] = None
         self._loop: Optional[asyncio.AbstractEventLoop] = None
@@ -203,10 +206,10 @@ class McpRuntime:
                 offered += len(tool.description) + len(msgspec.json.encode(tool.parameters))
                 if offered > MAX_OFFERED_BYTES:
                     seen.discard(tool.name)
-                    self._skip(f"{conn.config.name}: tool {tool.name!r} and the tools listed after it are skipped: "
-                               f"the server's descriptions and input schemas come to more than {MAX_OFFERED_BYTES} "
-                               "bytes (sent to the model with every call); list the tools you need in its 'tools' "
-                               "entry")
+                    self.skip(f"{conn.config.name}: tool {tool.name!r} and the tools listed after it are skipped: "
+                              f"the server's descriptions and input schemas come to more than {MAX_OFFERED_BYTES} "
+                              "bytes (sent to the model with every call); list the tools you need in its 'tools' "
+                              "entry")
                     break
                 tools.append(tool)
         return tools
@@ -215,13 +218,13 @@ class McpRuntime:
         server, original = conn.config.name, str(spec.get("name", ""))
         name = tool_name(server, original, self.settings.separator)
         if name in seen:
-            self._skip(f"{server}: tool {original!r} is skipped: its name {name!r} is already taken")
+            self.skip(f"{server}: tool {original!r} is skipped: its name {name!r} is already taken")
             return None
         sep = self.settings.separator  # with "_" or "-", server "web"'s "search_x" would be server "web_search"'s "x"
         owner = max((s for s in self.connections if name.startswith(s + sep)), key=len, default=server)
         if owner != server:
-            self._skip(f"{server}: tool {original!r} is skipped: its name {name!r} is in the namespace of server "
-                       f"{owner!r}; rename the tool or the server, or use another name_separator")
+            self.skip(f"{server}: tool {original!r} is skipped: its name {name!r} is in the namespace of server "
+                      f"{owner!r}; rename the tool or the server, or use another name_separator")
             return None
         annotations = spec.get("annotations") or {}
         retry_safe = bool(annotations.get("readOnlyHint") or annotations.get("idempotentHint"))
@@ -238,14 +241,14 @@ class McpRuntime:
 
         size = len(msgspec.json.encode(spec.get("inputSchema") or {}))
         if size > MAX_SCHEMA_BYTES:  # sent to the model with every call that offers it
-            self._skip(f"{server}: tool {original!r} is skipped: its input schema is {size} bytes, more than "
-                       f"{MAX_SCHEMA_BYTES}")
+            self.skip(f"{server}: tool {original!r} is skipped: its input schema is {size} bytes, more than "
+                      f"{MAX_SCHEMA_BYTES}")
             return None
         description, parameters = _description(spec), _parameters(spec)
         size = len(msgspec.json.encode(parameters))
         if size > MAX_SCHEMA_BYTES:  # its help texts' hidden characters, shown escaped, made it larger
-            self._skip(f"{server}: tool {original!r} is skipped: its input schema is {size} bytes with its "
-                       f"descriptions' hidden characters shown escaped, more than {MAX_SCHEMA_BYTES}")
+            self.skip(f"{server}: tool {original!r} is skipped: its input schema is {size} bytes with its "
+                      f"descriptions' hidden characters shown escaped, more than {MAX_SCHEMA_BYTES}")
             return None
         shown = _scrubbed([description, parameters], conn.config.scrub)
         if shown != [description, parameters]:  # a server filling its help text or defaults from its env
@@ -259,12 +262,19 @@ class McpRuntime:
                         available=lambda: not runtime.closed,
                         metadata={"mcp_server": server, "mcp_tool": original, "annotations": annotations})
         except Exception as exc:
-            self._skip(f"{server}: tool {original!r} is skipped: {exc}")
+            self.skip(f"{server}: tool {original!r} is skipped: {exc}")
             return None
         seen.add(name)
         return tool
 
-    def _skip(self, message: str) -> None:
+    def skip(self, message: str) -> None:
+        """Keep and log ``message`` once (a server re-listing its tools after ``list_changed`` repeats it), at most
+        ``MAX_SKIPPED`` messages (one naming new tools at each listing never stops)."""
+        if message in self._skips or len(self.skipped) > MAX_SKIPPED:
+            return
+        if len(self.skipped) == MAX_SKIPPED:
+            message = f"more tools of MCP servers were skipped; only the first {MAX_SKIPPED} reasons are kept"
+        self._skips.add(message)
         self.skipped.append(message)
         log.warning("%s", message)
 

@@ -1,7 +1,8 @@
 """Long lists of one MCP message cut before the SDK parses it (``trimmed``): a tool list past ``MAX_TOOLS`` + 1
 tools and a result past ``MAX_BLOCKS`` content blocks (parsed, 16 MiB of tiny items made over a gigabyte). A cut
 content list ends with a text block saying so; a cut tool list is warned about. A message still holding over
-``MAX_CONTAINERS`` JSON objects and arrays becomes an error answering its request (``error_reply``).
+``MAX_CONTAINERS`` JSON objects and arrays, or ``MAX_VALUES`` values in them, becomes an error answering its request
+(``error_reply``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ _encode = json_bytes = msgspec.json.Encoder().encode
 #: JSON objects and arrays one message may hold once its lists are cut (each becomes a Python object of 60 to 230
 #: bytes: 9 MB of ``{},`` in a result's ``structuredContent`` took 790 MiB); brackets in strings count too
 MAX_CONTAINERS = 200_000
+#: values listed in them (counted by commas, in strings too): 15 MB of ``"ab",`` in one list took 860 MiB
+MAX_VALUES = 1_000_000
 _ID = re.compile(rb'"id"\s*:\s*(-?[0-9]{1,18}(?![0-9.eE])|"(?:[^"\\]|\\.){0,200}")')
 
 
@@ -42,15 +45,20 @@ def error_reply(line: bytes, reason: str) -> Optional[dict[str, Any]]:
 
 def trimmed(line: bytes) -> bytes:
     """``line`` (one JSON-RPC message) with a result's ``tools`` and ``content`` lists cut to what is read; a message
-    still holding over ``MAX_CONTAINERS`` objects and arrays is replaced by an error for its request (or by ``{}``,
-    which the SDK refuses as not JSON-RPC, when it names none)."""
+    still holding over ``MAX_CONTAINERS`` objects and arrays (or ``MAX_VALUES`` values) is replaced by an error for
+    its request (or by ``{}``, which the SDK refuses as not JSON-RPC, when it names none)."""
     if len(line) < TRIM_FROM:
         return line
     out = _cut_lists(line)
-    if len(out) <= MAX_CONTAINERS or (n := out.count(b"{") + out.count(b"[")) <= MAX_CONTAINERS:
+    if len(out) <= MAX_CONTAINERS:
         return out
-    error = error_reply(out, f"the server's reply holds {n} JSON objects and arrays; zagent reads at most "
-                             f"{MAX_CONTAINERS} in one message (each costs memory once read)")
+    if (n := out.count(b"{") + out.count(b"[")) > MAX_CONTAINERS:
+        reason = f"{n} JSON objects and arrays; zagent reads at most {MAX_CONTAINERS}"
+    elif len(out) > MAX_VALUES and (n := out.count(b",")) > MAX_VALUES:
+        reason = f"{n} JSON values in its lists and objects; zagent reads at most {MAX_VALUES}"
+    else:
+        return out
+    error = error_reply(out, f"the server's reply holds {reason} in one message (each costs memory once read)")
     return b"{}" if error is None else _encode(error)
 
 

@@ -296,7 +296,7 @@ class LLMRequest(msgspec.Struct, kw_only=True, omit_defaults=True):
     def __repr__(self) -> str:  # a rail's or an app's log line: a call's own ``extra_body={"api_key": ...}``
         from msgspec.structs import replace
 
-        from ._trust.secrets import masked_settings
+        from ._trust.settings import masked_settings
 
         return msgspec.Struct.__repr__(replace(self, options=masked_settings(self.options)))
 

@@ -246,7 +246,8 @@ class PluginLoader:
     def _problem(self, plugin: str, dist: Optional[str], error: PluginError, cause: Optional[BaseException] = None) -> None:
         error.plugin = error.plugin or plugin
         error.distribution = error.distribution or dist
-        from .._trust.secrets import config_masker, mask_exception
+        from .._trust.secrets import mask_exception
+        from .._trust.settings import config_masker
 
         # a library's message may quote OPENAI_API_KEY's value, or the plugin its own ``Kernel(config=...)`` token
         masker = config_masker(getattr(self.kernel, "config", None))

@@ -129,7 +129,8 @@ class HookRunner:
     def _observer_failed(self, plugin: str, event: Any, exc: Exception) -> None:
         if self._monitors:
             self._notify("zagent_event", plugin, {"event": event}, exc)
-        from .._trust.secrets import config_masker, mask_exception
+        from .._trust.secrets import mask_exception
+        from .._trust.settings import config_masker
 
         mask_exception(exc, config_masker(self.config))  # an exporter quoting the token the app configured
         log.exception("zagent_event observer in plugin %r failed", plugin)
@@ -147,6 +148,7 @@ class HookRunner:
                 if hasattr(value, "__await__"):
                     value = await value
             except Exception as exc:
+                _mask_settings(exc, args[-1])  # a policy service quoting the app's config or deps token
                 self._notify(hook_name, plugin, self._kwargs(hook_name, args), exc)
                 value, raised = exc, True
             else:
@@ -190,6 +192,15 @@ def _pick(argnames: tuple[str, ...], names: Optional[tuple[str, ...]]) -> Option
 
 
 # The verdicts of the four rail hooks (``HookRunner.run_rails``); a rail that raised fails closed.
+
+def _mask_settings(exc: BaseException, ctx: Any) -> None:
+    """Mask in place, in ``exc`` and what it chains, the secrets of the kernel's config and of the run's deps of
+    ``ctx`` (a rail's or guardrail's failure is shown to the model, logged and raised): error path only."""
+    from .._trust.secrets import mask_exception
+    from .._trust.settings import config_masker, run_settings
+
+    mask_exception(exc, config_masker(run_settings(ctx)))
+
 
 def _failure(plugin: str, exc: Exception, arguments: Any = None) -> str:
     """The reason naming a rail that raised, described as a tool's exception is (secrets and the call's secret
@@ -299,7 +310,8 @@ async def arun_end(kernel: Any, result: Any, ctx: "RunContext[Any]") -> None:
         try:
             await runner.acall_one("zagent_run_end", impl, kwargs)
         except Exception as exc:
-            from .._trust.secrets import config_masker, mask_exception
+            from .._trust.secrets import mask_exception
+            from .._trust.settings import config_masker
 
             mask_exception(exc, config_masker(getattr(kernel, "config", None)))  # the token the app gave the plugin
             log.exception("zagent_run_end in plugin %r failed", impl[0])

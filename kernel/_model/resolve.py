@@ -137,8 +137,13 @@ class Models:
         for llm in list(self.llms.values()):
             try:
                 await llm.aclose()
-            except Exception:
-                log.exception("closing %r failed", llm)
+            except Exception as exc:
+                from .._trust.secrets import mask_exception
+                from .._trust.settings import config_masker
+
+                masker = config_masker(self.config)  # a provider plugin quoting the key the app gave it
+                mask_exception(exc, masker)
+                log.exception("closing %s failed", masker(repr(llm)))
         self.llms.clear()
 
 

@@ -70,12 +70,10 @@ class Calls:
                 return await self._send_streamed(request, ctx)
             ctx = attrs.evolve(ctx, on_delta=None)  # tool calls would be lost or garbled in a stream
         request, ctx, events, started = await _start(kernel, llm, request, ctx, stream=False, call_data=True)
-        if not events:
-            return await finish(kernel, llm, request, await send_bare(llm, request), ctx, started)
         try:
             completion = await send_bare(llm, request)
         except BaseException as exc:
-            await _failed_call(kernel, ctx, llm.name, exc)
+            await _failed_call(kernel, ctx, llm.name, exc, events)
             raise
         return await finish(kernel, llm, request, completion, ctx, started)
 
@@ -212,8 +210,8 @@ async def _stream(llm: "LLM", kernel: Optional["Kernel"], make: Callable[[], LLM
     except GeneratorExit:  # the consumer stopped early: nothing may be awaited here
         raise
     except BaseException as exc:
-        if events and not finished:
-            await _failed_call(kernel, ctx, llm.name, exc)
+        if not finished:
+            await _failed_call(kernel, ctx, llm.name, exc, events)
         raise
     finally:
         await aclose_stream(agen)
@@ -277,13 +275,20 @@ def _call_data(llm: "LLM", request: LLMRequest) -> dict[str, Any]:
     return data
 
 
-async def _failed_call(kernel: Any, ctx: Optional["RunContext[Any]"], model: str, exc: BaseException) -> None:
-    """The ``llm_end`` of a call that raised (``outcome`` error, or cancelled for an abort)."""
+async def _failed_call(kernel: Any, ctx: Optional["RunContext[Any]"], model: str, exc: BaseException,
+                       events: bool = True) -> None:
+    """The ``llm_end`` of a call that raised (``outcome`` error, or cancelled for an abort; with ``events``), its
+    error masked in place with the kernel config's and run deps' secrets."""
     import asyncio
 
-    from .._trust.secrets import error_excerpt
+    from .._trust.secrets import error_excerpt, mask_exception
+    from .._trust.settings import config_masker, run_settings
 
     cancelled = isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))
+    if not cancelled:  # a provider plugin quoting the key the app gave it in Kernel(config=...) or the run's deps
+        mask_exception(exc, config_masker((getattr(kernel, "config", None), *run_settings(ctx)[1:])))
+    if not events:
+        return
     await _emitter(kernel, ctx).aemit("llm_end", model=model, input_tokens=0, output_tokens=0,
                                       outcome="cancelled" if cancelled else "error", error=error_excerpt(exc))
 

@@ -39,24 +39,31 @@ class Owned:
 async def close_belongings(kernel: Any, stores: Iterable[Any], hooks: HookRunner, tool_pool: ToolPool) -> None:
     """Close ``stores``, run every ``zagent_kernel_close`` implementation with ``kernel``, stop the tool threads."""
     for store in list(stores):
-        await _close_quietly(store)
+        await _close_quietly(store, getattr(kernel, "config", None))
     for impl in hooks.impls("zagent_kernel_close"):
         try:
             await hooks.acall_one("zagent_kernel_close", impl, {"kernel": kernel})
         except Exception as exc:
-            from .._trust.secrets import config_masker, mask_exception
+            from .._trust.secrets import mask_exception
+            from .._trust.settings import config_masker
 
             mask_exception(exc, config_masker(getattr(kernel, "config", None)))  # the token the app gave the plugin
             log.exception("plugin %r failed while closing", impl[0])
     tool_pool.shutdown()
 
 
-async def _close_quietly(store: Any) -> None:
-    """Close a memory store the kernel handed out (``aclose`` or ``close``); log, never raise."""
+async def _close_quietly(store: Any, config: Any = None) -> None:
+    """Close a memory store the kernel handed out (``aclose`` or ``close``); log (the kernel ``config``'s secrets
+    masked: a store's client may quote the token the app configured), never raise."""
     try:
         if hasattr(store, "aclose"):
             await store.aclose()
         elif hasattr(store, "close"):
             store.close()
-    except Exception:
-        log.exception("closing %r failed", store)
+    except Exception as exc:
+        from .._trust.secrets import mask_exception
+        from .._trust.settings import config_masker
+
+        masker = config_masker(config)
+        mask_exception(exc, masker)
+        log.exception("closing %s failed", masker(repr(store)))

@@ -222,7 +222,7 @@ def describe(exc: BaseException, arguments: Any = None, config: Any = None) -> s
         if isinstance(arguments, dict) and arguments:
             message = Masker(_secret_arguments(arguments))(message)
         if config is not None:
-            from .._trust.secrets import config_masker
+            from .._trust.settings import config_masker
 
             message = config_masker(config)(message)
     except Exception:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ..errors import RunStopped
 from .._hooks.specs import ASKS_HUMANS
+from .._trust.settings import run_settings
 from .results import ResultNotText, clean, describe, injected, masked, to_text
 from .tool import ArgumentsError, Tool
 from .threads import PROMOTE_TIMEOUT, InlineProbe, ToolThreadsExhausted
@@ -109,6 +110,12 @@ async def _run(kernel: "Kernel", call: ToolCall, ctx: "RunContext[Any]", started
     return call, await _execute(kernel, tool, call, kwargs, ctx, started)
 
 
+def _and_defaults(call: ToolCall, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments and those it ran with (defaults filled in: a secret default, ``api_token=VAULT``, is
+    masked in the tool's error too); for ``describe``, on the failure path."""
+    return {"call": call.arguments, "ran": kwargs}
+
+
 def _listed(names: list[str], most: int = 40) -> str:
     """``names`` joined, at most ``most`` of them: 64 blocked calls of a reply must not each list 1,000 tools."""
     shown = ", ".join(n[:200] for n in names[:most]) or "none"
@@ -137,12 +144,12 @@ async def _execute(
     except (asyncio.CancelledError, RunStopped):  # a called agent's usage limit ends the whole run
         raise
     except Exception as exc:  # the app's own tokens (kernel config, deps) masked as well
-        why = describe(exc, call.arguments, (kernel.config, ctx.deps))
+        why = describe(exc, _and_defaults(call, kwargs), run_settings(ctx))
         return _failed(call, "error", f"tool {tool.name!r} raised {why}", started)
     except (SystemExit, KeyboardInterrupt) as exc:  # never past here: they would kill the sync API's loop
         if isinstance(exc, KeyboardInterrupt) and threading.current_thread() is threading.main_thread():
             raise  # only the main thread gets SIGINT: elsewhere it came from the tool
-        why = describe(exc, call.arguments, (kernel.config, ctx.deps))
+        why = describe(exc, _and_defaults(call, kwargs), run_settings(ctx))
         return _failed(call, "error", f"tool {tool.name!r} raised {why}; a tool must return a value or "
                                       "raise an Exception, never exit (reported to the model, not passed on)", started)
     finally:
@@ -152,6 +159,9 @@ async def _execute(
         content = to_text(value)
     except Exception as exc:  # ResultNotText, or anything a hostile value raises while rendered
         why = str(exc) if isinstance(exc, ResultNotText) else f"rendering it raised {describe(exc)}"
+        from .._trust.settings import config_masker
+
+        why = config_masker(run_settings(ctx))(why)  # a renderer quoting the app's token
         return _failed(call, "error", f"tool {tool.name!r} returned {why}; it cannot be shown to the model. Return "
                                       "text, numbers, lists or dicts", started)
     return ToolResult(call_id=call.id, name=call.name, state="success", content=content,

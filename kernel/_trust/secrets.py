@@ -5,7 +5,6 @@ import them from ``zagent.agentkit.secrets``."""
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from typing import Any, Optional
 
@@ -34,6 +33,8 @@ _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*:(?://|\\/\\/))(?:[^/?#\s'\"<>
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s'\"<>]*\?[^\s'\"<>]*")
 _PARAM = re.compile(r"([?&;])([^=&#?;\s]+)=([^&#;\s'\"<>]+)")
 _SIGNATURES = frozenset({"sig", "signature"})  # a signed URL's (``X-Amz-Signature``, Azure's ``sig``)
+#: a parameter that is a credential when it is the whole name: Azure Functions' function key, an OAuth code
+_ALONE = frozenset({"code"})
 
 
 class Secret:
@@ -84,8 +85,8 @@ def mask_userinfo(text: str) -> str:
 
 def looks_secret_param(name: str) -> bool:
     """Whether a URL query parameter named ``name`` holds a credential (``key``, ``api-key``, ``access_token``,
-    ``sig``); ``api-version`` or ``page`` do not."""
-    return looks_secret(name) or name.rsplit("-", 1)[-1].lower() in _SIGNATURES
+    ``sig``, ``code`` alone); ``api-version``, ``country-code`` or ``page`` do not."""
+    return looks_secret(name) or name.rsplit("-", 1)[-1].lower() in _SIGNATURES or name.lower() in _ALONE
 
 
 def _masked_query(url: "re.Match[str]") -> str:
@@ -154,7 +155,8 @@ def mask_env(text: str) -> str:
 
 def mask_exception(exc: Optional[BaseException], mask: Any = mask_env) -> None:
     """Mask in place the messages and notes of ``exc`` and of every exception it chains or groups (``args``, and
-    ``msg``/``strerror``, which ``ImportError``/``OSError`` show): an error raised ``from`` it shows them all."""
+    ``msg``/``strerror``, which ``ImportError``/``OSError`` show, and a ``ProviderError``'s ``body``): an error
+    raised ``from`` it shows them all."""
     import builtins
 
     group: Any = getattr(builtins, "BaseExceptionGroup", ())  # Python 3.11 on
@@ -171,68 +173,15 @@ def mask_exception(exc: Optional[BaseException], mask: Any = mask_env) -> None:
             for attr in ("msg", "strerror"):
                 if isinstance(getattr(exc, attr, None), str):
                     setattr(exc, attr, mask(getattr(exc, attr)))
+        body = getattr(exc, "body", None)
+        if isinstance(body, str) and body:  # a ``ProviderError``'s (a server's text)
+            try:
+                setattr(exc, "body", mask(body))
+            except (AttributeError, TypeError):  # a library's read-only ``body``
+                pass
         if isinstance(getattr(exc, "__notes__", None), list):
             exc.__notes__ = [mask(n) if isinstance(n, str) else n for n in exc.__notes__]
         todo += [exc.__cause__, exc.__context__, *(exc.exceptions if isinstance(exc, group) else ())]
-
-
-def config_masker(config: Any) -> "Masker":
-    """A ``Masker`` of the environment's secrets and of the secret-named values (and ``Secret`` objects) in a
-    kernel's ``config`` (or a tuple of it and a run's ``deps``, an object's fields read as a mapping): a plugin or
-    tool failing quotes the token the app gave it. For error paths only."""
-    parts = config if isinstance(config, tuple) else (config,)
-    parts = tuple(vars(p) if hasattr(p, "__dict__") and not isinstance(p, (dict, list, Secret)) else p for p in parts)
-    return Masker([*env_secrets(), *_setting_secrets(parts, False, 32)])
-
-
-#: the most values ``config_masker`` reads of a config and deps (an app's deps may hold a large cache)
-MAX_SETTINGS = 10_000
-
-
-def _setting_secrets(value: Any, under: bool, depth: int) -> list[str]:
-    """The values of ``value`` (settings) that are secret: a ``Secret``, text under a secret-named key (in a
-    ``*headers`` mapping, a name saying key, token, auth... anywhere); at most ``MAX_SETTINGS`` values read."""
-    out: list[str] = []
-    todo, budget = [(value, under, depth, False)], MAX_SETTINGS
-    while todo and budget > 0:
-        value, under, depth, headers = todo.pop()
-        budget -= 1
-        if isinstance(value, Secret):
-            out.append(value.reveal())
-        elif isinstance(value, str):
-            out += [value] if under else []
-        elif depth > 0 and isinstance(value, dict):
-            todo += [(v, under or _secret_setting(name, headers), depth - 1, str(name).lower().endswith("headers"))
-                     for name, v in itertools.islice(value.items(), budget)]
-        elif depth > 0 and isinstance(value, (list, tuple)):
-            todo += [(v, under, depth - 1, False) for v in itertools.islice(value, budget)]
-    return out
-
-
-def _secret_setting(name: Any, header: bool = True) -> bool:
-    """A secret-named setting; ``header``: also a name saying key, token, auth... anywhere (``X-Custom-Auth``)."""
-    lowered = str(name).lower()
-    return looks_secret(str(name)) or header and any(
-        w in lowered for w in ("key", "token", "secret", "auth", "cookie", "passw"))
-
-
-def masked_settings(value: Any, depth: int = 32) -> Any:
-    """``value`` (a call's options) with the value under every secret-named key as ``***`` (in a ``*headers``
-    mapping, a name saying key, token, auth... anywhere): what ``repr(LLMRequest)`` shows."""
-    if isinstance(value, dict):
-        return MASK if depth <= 0 else {k: MASK if _secret_setting(k, header=False) and v not in (None, "") else
-                                        masked_headers(v) if str(k).lower().endswith("headers") else
-                                        masked_settings(v, depth - 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return MASK if depth <= 0 else [masked_settings(v, depth - 1) for v in value]
-    return value
-
-
-def masked_headers(value: Any) -> Any:
-    """A mapping of HTTP headers with each secret-looking header's value as ``***``."""
-    if not isinstance(value, dict):
-        return masked_settings(value)
-    return {k: MASK if _secret_setting(k) and v not in (None, "") else v for k, v in value.items()}
 
 
 @functools.lru_cache(maxsize=4)
@@ -307,9 +256,12 @@ def _mask_runs(text: str, values: list[str]) -> str:
 
 
 #: a word holding one of these may be an echo encoded as no ``Masker`` lists (``mask_decoded``): ``%XX``,
-#: ``\uXXXX``/``\xXX``, HTML references, zero-width characters between letters, 32+ hex digits (16 bytes)
+#: ``\uXXXX``/``\xXX``, HTML references, zero-width characters between letters, 32+ hex digits (16 bytes), also as a
+#: hex dump (``73 6b 2d``, ``73:6b:2d``, ``736b 2d72``)
 ENCODED = re.compile(r"%[0-9A-Fa-f]{2}|\\[uUx][0-9A-Fa-f]{2}|&#[xX]?[0-9A-Fa-f]+;?"
-                     r"|[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]|[0-9A-Fa-f]{32}")
+                     r"|[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]|[0-9A-Fa-f]{2}(?:[ :-]?[0-9A-Fa-f]{2}){15}")
+#: a hex dump of 16 bytes or more: byte pairs, each maybe after one space, colon or dash
+_DUMP = re.compile(r"[0-9A-Fa-f]{2}(?:[ :-]?[0-9A-Fa-f]{2}){15,}")
 #: a word: what lies between spaces, quotes, brackets and commas (none of which an encoding above writes)
 _WORD = re.compile(r"[^\s\"'<>,(){}\[\]|`]+")
 _INVISIBLE = re.compile(r"[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]")
@@ -337,12 +289,22 @@ def mask_decoded(text: str, values: Any, piece: int, mask: str) -> str:
                 return mask
         return found
 
-    return _WORD.sub(one, text)
+    def dump(run: "re.Match[str]") -> str:  # across words: ``73 6b 2d ...``
+        decoded = _undumped(run.group(0))
+        return mask if any(p in decoded for p in longs) or any(s.search(decoded) for s in shorts) else run.group(0)
+
+    return _WORD.sub(one, _DUMP.sub(dump, text) if " " in text else text)
+
+
+def _undumped(run: str) -> str:
+    """A hex dump's bytes as text (lower-cased), its separators dropped."""
+    return bytes.fromhex(re.sub(r"[ :-]", "", run)).decode("latin-1").lower()
 
 
 def decodings(word: str) -> list[str]:
     """``word`` decoded every way ``ENCODED`` names (lower-cased): escapes, references and ``%XX`` undone and
-    invisible characters dropped; each long hex run read as bytes, from its first and its second digit."""
+    invisible characters dropped; each long hex run read as bytes, from its first and its second digit, and each hex
+    dump (pairs with separators)."""
     import html
     from urllib.parse import unquote
 
@@ -351,13 +313,15 @@ def decodings(word: str) -> list[str]:
         text = _ESCAPE.sub(lambda m: chr(int(m[1] or m[2], 16)), text)
     if "&#" in text:
         text = html.unescape(text)
-    if "%" in text:
-        text = unquote(text, errors="replace")
+    for _ in range(2):  # percent-encoded twice too (``%2573``: a URL quoted inside a URL)
+        if "%" in text:
+            text = unquote(text, errors="replace")
     out = [text.lower()]
     for run in _HEX.findall(text):
         for start in (0, 1):
             digits = run[start:len(run) - (len(run) - start) % 2]
             out.append(bytes.fromhex(digits).decode("latin-1").lower())
+    out += [_undumped(run) for run in _DUMP.findall(text) if not _HEX.fullmatch(run)]
     return out
 
 

@@ -10,7 +10,7 @@ import inspect
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
 from ..errors import GuardrailTripped, RunStopped
-from .._hooks.runner import _shown_cause
+from .._hooks.runner import _mask_settings, _shown_cause
 from .._hooks.specs import Deny
 from .._runs.stash import StashKey
 
@@ -77,6 +77,7 @@ async def check(ctx: "RunContext[Any]", where: str, agent: Optional[str], value:
         except RunStopped:
             raise
         except Exception as exc:  # fail closed
+            _mask_settings(exc, ctx)  # a moderation client quoting the app's config or deps token
             verdict = _Failed(exc)
         _trip(name, verdict, where)
     hooks = ctx.kernel.hooks
@@ -88,6 +89,7 @@ async def check(ctx: "RunContext[Any]", where: str, agent: Optional[str], value:
         except RunStopped:
             raise
         except Exception as exc:
+            _mask_settings(exc, ctx)
             verdict = _Failed(exc)
         _trip(impl[0], verdict, where)
 

@@ -11,10 +11,11 @@ from typing import Any
 from .._trust.secrets import (ANYWHERE_MASK_LENGTH, MASK, MIN_MASK_LENGTH, SECRET_KEY_WORDS, WORD_MASK_LENGTH,
                               Masker, Secret, encoded_forms, env_masker, env_secrets, error_excerpt, looks_secret,
                               mask_env, mask_exception, mask_pieces, mask_userinfo)
+from .._trust.settings import config_masker
 
-__all__ = ["Masker", "encoded_forms", "env_masker", "env_secrets", "error_excerpt", "held_settings", "looks_secret",
-           "looks_secret_header", "mask_env", "mask_exception", "mask_pieces", "masked_arguments", "masked_json",
-           "public_data"]
+__all__ = ["Masker", "config_masker", "encoded_forms", "env_masker", "env_secrets", "error_excerpt", "held_settings",
+           "looks_secret", "looks_secret_header", "mask_env", "mask_exception", "mask_pieces", "masked_arguments",
+           "masked_json", "public_data"]
 __all__ += ["ANYWHERE_MASK_LENGTH", "MASK", "MIN_MASK_LENGTH", "SECRET_KEY_WORDS", "WORD_MASK_LENGTH"]
 
 #: words that make a header secret anywhere in its name (``X-Authentication``, ``X-Api-Keys``), as providers mask

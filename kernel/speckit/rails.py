@@ -63,7 +63,9 @@ def check_rails(rails: Any, where: str = "rails") -> None:
     for key, value in rails.items():
         rule = _RULES.get(key)
         if rule is not None and not rule[0](value):
-            shown = repr(value)
+            from .._trust.settings import config_masker
+
+            shown = config_masker(value)(repr(value))  # an approver object's ``bot_token`` field: masked, then cut
             shown = shown if len(shown) <= 60 else shown[:57] + "..."
             raise ConfigError(f"{where}.{key} must be {rule[1]}, got {type(value).__name__} {shown}; "
                               "fix the agent spec (docs/rails.md lists the settings)")

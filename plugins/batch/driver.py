@@ -107,6 +107,7 @@ async def abatch(kernel: "Kernel", target: Any, inputs: Union[Iterable[Any], str
     summary = Summary(executor=getattr(ex, "name", type(ex).__name__), batch_id="batch-" + new_run_id()[4:],
                       made_by=made_by)
     run = _Batch(job, ex, sink, retries, on_result, summary)
+    run.config = kernel.config  # its secrets are masked in a failed item's message (the app's agent may quote them)
     try:
         await run.go(items, width)
     except BaseException:
@@ -129,6 +130,7 @@ class _Batch:
                  on_result: Optional[Callable[[dict[str, Any], Summary], None]], summary: Summary):
         self.job, self.ex, self.sink, self.retries, self.on_result = job, ex, sink, retries, on_result
         self.summary = summary
+        self.config: Any = None  # the kernel's (``batch_driver``)
         self.seen: dict[str, int] = {}
         self.kept: list[tuple[int, dict[str, Any]]] = []
         self.started = time.perf_counter()
@@ -183,6 +185,9 @@ class _Batch:
                 self.summary.retried += 1
                 continue
             except Exception as exc:
+                from zagent.agentkit.secrets import config_masker, mask_exception
+
+                mask_exception(exc, config_masker(self.config))  # the token of Kernel(config=...) the agent quoted
                 return _failed(item, exc, attempt, time.perf_counter() - started)
             return _ok(item, result, attempt, time.perf_counter() - started)
         raise AssertionError("unreachable")  # pragma: no cover

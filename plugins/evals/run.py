@@ -222,7 +222,7 @@ async def aevaluate(kernel: "Kernel", agent: Any, cases: Any, *, scorers: Option
                                       metadata=case.metadata))
             continue
         output = record.get("output")
-        scores = {label: await run_scorer(fn, output, case.expected, case)
+        scores = {label: await run_scorer(fn, output, case.expected, case, kernel.config)
                   for label, fn in per_case.get(case.id, default)}
         results.append(CaseResult(id=case.id, passed=all(s.passed for s in scores.values()), scores=scores,
                                   output=output, expected=case.expected, duration=record.get("duration", 0.0),

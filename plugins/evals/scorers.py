@@ -285,14 +285,16 @@ def _masked(value: Any) -> Any:
     return masked_arguments(value)
 
 
-async def run_scorer(fn: Callable[..., Any], output: Any, expected: Any, case: Any) -> Score:
-    """One scorer on one case; an exception in it is a failed score naming it (the eval goes on)."""
+async def run_scorer(fn: Callable[..., Any], output: Any, expected: Any, case: Any, config: Any = None) -> Score:
+    """One scorer on one case; an exception in it is a failed score naming it (the eval goes on), masked with the
+    secrets of the environment and of the kernel's ``config`` (a grading service quoting the app's token)."""
     try:
         value = fn(output, expected, case)
         if inspect.isawaitable(value):
             value = await value
         return as_score(value)
     except Exception as exc:  # a broken scorer fails the case, it does not end the eval
-        from zagent.agentkit.secrets import error_excerpt  # a client's message may quote a key: masked, then cut
+        from zagent.agentkit.secrets import config_masker, error_excerpt, mask_exception
 
+        mask_exception(exc, config_masker(config))  # a client's message may quote a key: masked, then cut
         return Score(value=0.0, passed=False, reason=f"the scorer failed: {error_excerpt(exc, 281)}")

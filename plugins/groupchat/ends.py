@@ -60,9 +60,12 @@ class ChatEnds(RunDriver[ChatState, GroupChatResult], Resumable[GroupChatResult]
     async def _failed(self, exc: Exception, save: bool = True) -> None:
         """Any error ends the chat ``failed``: checkpointed, except after a failed checkpoint (it fails closed)."""
         state = self._running
-        from zagent.agentkit.secrets import env_masker
+        from zagent.agentkit.secrets import config_masker, mask_exception
 
-        state.error = env_masker()(f"{type(exc).__name__}: {exc}")  # may quote a key or a URL password
+        # a library may quote a key or a URL password, the app's speaker the token of its config or deps
+        masker = config_masker((self.kernel.config, getattr(self, "_deps", None)))
+        mask_exception(exc, masker)
+        state.error = masker(f"{type(exc).__name__}: {exc}")
         await self._end("failed", "groupchat_end", save=save, error=state.error)
 
     # -- the driver's hooks ---------------------------------------------------------------

@@ -7,7 +7,7 @@ or ``None``; ``arank`` every skill scoring above zero (not archived or waiting f
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import attrs
 import msgspec
@@ -56,6 +56,8 @@ class SkillMatcher:
     embedding_threshold: float = 0.5
     rerank_llm: Any = None
     rerank_top: int = 3
+    settings: Optional[Callable[[], Any]] = None  # the kernel's config (a dump shows a function, not the config):
+    # its secrets are masked in a failing embedder's logged error
     _vectors: dict[tuple[str, str], list[float]] = attrs.field(factory=dict, init=False)
 
     async def amatch(self, request: str, *, ctx: Optional["RunContext[Any]"] = None) -> Optional[Match]:
@@ -80,8 +82,13 @@ class SkillMatcher:
         if self.embedder is not None:
             try:
                 ranked = await self._embedding_rank(request, list(skills.values()))
-            except Exception:  # matching is an optimisation: a failing embedder must not stop the run
-                log.warning("skills: embedder %r failed; matching by keywords", self.embedder, exc_info=True)
+            except Exception as exc:  # matching is an optimisation: a failing embedder must not stop the run
+                from zagent.agentkit.secrets import config_masker, mask_exception
+
+                masker = config_masker(self.settings() if self.settings else None)  # the app's token, quoted
+                mask_exception(exc, masker)
+                log.warning("skills: embedder %s failed; matching by keywords", masker(repr(self.embedder)),
+                            exc_info=True)
         if ranked is None:
             ranked = self._keyword_rank(request, skills)
         return sorted((m for m in ranked if m.score > 0), key=lambda m: (-m.score, m.name))

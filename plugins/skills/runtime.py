@@ -66,7 +66,8 @@ class Skills:
         rerank = conf.get("rerank") or None
         matcher = SkillMatcher(registry=registry, threshold=float(conf.get("threshold", SKILL_THRESHOLDS["threshold"])), embedder=embedder,
                                embedding_threshold=float(conf.get("embedding_threshold", SKILL_THRESHOLDS["embedding_threshold"])),
-                               rerank_llm=kernel.llm(rerank) if isinstance(rerank, str) else rerank)
+                               rerank_llm=kernel.llm(rerank) if isinstance(rerank, str) else rerank,
+                               settings=lambda: kernel.config)
         lifecycle = LifecycleManager(registry=registry, stale_after_days=float(conf.get("stale_after_days", 30)),
                                      archive_after_days=float(conf.get("archive_after_days", 60)))
         skills = cls(kernel=kernel, registry=registry, matcher=matcher, lifecycle=lifecycle)

@@ -136,6 +136,14 @@ class RunCore(RunDriver[RunState, WorkFlowResult]):
 
         return rail_counts(self.share)
 
+    def masked(self, exc: BaseException) -> BaseException:
+        """``exc`` (a node's failure) masked in place with the secrets of the kernel's config and the run's deps as
+        well as the environment's: the app's agent may quote its token. Failure paths only."""
+        from zagent.agentkit.secrets import config_masker, mask_exception
+
+        mask_exception(exc, config_masker((self.kernel.config, self.deps)))
+        return exc
+
     def _state(self, status: str) -> RunState:
         return RunState(run_id=self.run_id, workflow=self.graph.name, values=self.values, done=self.done,
                         routes=self.routes, loops=self.loops, trace=self.trace, status=status,

@@ -191,7 +191,7 @@ class Schedule(NodeAttempts):
 
     async def _failed(self, name: str, exc: BaseException, started: float) -> None:
         self.node_status[name] = "failed"
-        self.errors[name] = short(exc, 500)
+        self.errors[name] = short(self.masked(exc), 500)
         self.failures[name] = exc
         self.trace.append(TraceEntry(node=name, status="failed", agents=self.agents[name], error=self.errors[name],
                                      started=started, duration=time.time() - started, counts=self.counts()))

@@ -326,7 +326,7 @@ def test_a_secret_with_a_format_spec_shows_no_value():
 def test_the_settings_walk_reads_a_bounded_number_of_values():
     """Guard: a tool error is described with the run's deps, which may hold a large cache; ``config_masker`` reads
     at most ``MAX_SETTINGS`` values of them (here a million secret-named strings) rather than all."""
-    from zagent._trust.secrets import MAX_SETTINGS, _setting_secrets
+    from zagent._trust.settings import MAX_SETTINGS, _setting_secrets
 
     found = _setting_secrets({"token": [f"tok-{i:08d}" for i in range(1_000_000)]}, False, 32)
     assert 0 < len(found) <= MAX_SETTINGS

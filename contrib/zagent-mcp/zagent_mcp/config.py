@@ -123,17 +123,23 @@ class ServerConfig:
 
 
 def _flag_secrets(args: tuple[str, ...]) -> list[str]:
-    """The values given to flags named like a credential: ``--api-key VALUE``, ``--password=VALUE``."""
+    """The values given to flags named like a credential (``--api-key VALUE``, ``--password=VALUE``), of
+    ``NAME=VALUE`` arguments naming one (``docker run -e GITHUB_TOKEN=...``) and of header arguments
+    (``--header "Authorization: Bearer ..."``, as ``mcp-remote`` takes them)."""
     from zagent.agentkit.secrets import looks_secret
+    from zagent.providerkit.masking import header_secrets
 
     out = []
     for i, arg in enumerate(args):
         name, eq, value = arg.lstrip("-").partition("=")
-        if not arg.startswith("-") or not looks_secret(name):
+        if (i and args[i - 1] in ("--header", "-H")) or arg.startswith("--header="):
+            header, _, said = arg.removeprefix("--header=").partition(":")
+            out += header_secrets({header.strip(): said.strip()})
+        if not looks_secret(name):
             continue
         if eq:
             out.append(value)
-        elif i + 1 < len(args) and not args[i + 1].startswith("-"):
+        elif arg.startswith("-") and i + 1 < len(args) and not args[i + 1].startswith("-"):
             out.append(args[i + 1])
     return out
 

@@ -36,8 +36,8 @@ from zagent import ConfigError, Kernel
 from zagent.plugins.react import ReActLoop
 from zagent.types import ToolCall
 
-from .conftest import PLUGINS
-from .test_security_round7_approvals import Cut, _cut, calls, danger_kernel, edit_latest, paused_react
+from .conftest import PLUGINS, rewrite_latest
+from .test_security_round7_approvals import Cut, _cut, calls, danger_kernel, paused_react
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -91,7 +91,7 @@ def test_a_run_resumed_by_a_kernel_without_the_approval_rail_runs_no_sensitive_c
     k = danger_kernel(None)
     store = k.memory("checkpoints", path=str(tmp_path / "runs.db"))
     run_id = paused_react(k, store, calls(("c1", "/tmp/x")))
-    edit_latest(store, run_id, lambda s: s["pending"].append({"id": "c9", "name": "danger",
+    rewrite_latest(store, run_id, lambda s: s["pending"].append({"id": "c9", "name": "danger",
                                                               "arguments": {"path": "/"}}))
     k.close()
     ran = []

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kernel import Kernel
     from .._runs.context import RunContext
 
-__all__ = ["NO_ANSWER", "Resumable", "RunDriver", "no_approvals"]
+__all__ = ["NO_ANSWER", "Resumable", "RunDriver", "call_ids", "no_approvals"]
 
 S = TypeVar("S")
 R = TypeVar("R")
@@ -57,10 +57,12 @@ class Resumable(Generic[R]):
         if run_id is None:
             self._resume_here(answer, approve, deny, deps, options)
             return None
-        return await self._aresume_run(run_id, answer, list(approve), list(deny), deps, dict(options))
+        return await self._aresume_run(run_id, answer, call_ids(approve, "approve"), call_ids(deny, "deny"), deps,
+                                       dict(options))
 
     def _resume_here(self, answer: Any, approve: Iterable[str], deny: Iterable[str], deps: Any,
                      options: dict[str, Any]) -> None:
+        approve, deny = call_ids(approve, "approve"), call_ids(deny, "deny")
         if answer is not NO_ANSWER or deps is not None or options:
             raise ConfigError("resume(run_id, answer=...) needs the run id: an answer, deps or options go to a run "
                               "continued from its checkpoint")
@@ -73,6 +75,15 @@ class Resumable(Generic[R]):
     async def _aresume_run(self, run_id: str, answer: Any, approve: list[str], deny: list[str], deps: Any,
                            options: dict[str, Any]) -> R:
         raise NotImplementedError  # pragma: no cover
+
+
+def call_ids(ids: Iterable[str], key: str) -> list[str]:
+    """``approve=``/``deny=`` (``key``) as a list of call ids; text is a ``ConfigError``: read as an iterable, its
+    characters were ids, so ``approve="12"`` approved the model's calls ``"1"`` and ``"2"`` and not ``"12"``."""
+    if isinstance(ids, (str, bytes)):
+        raise ConfigError(f"{key}= takes a list of call ids, got the text {ids!r} (each of its characters would be "
+                          f"read as an id, approving or declining other calls); write {key}=[{ids!r}]")
+    return list(ids)
 
 
 def no_approvals(engine: str, approve: list[str], deny: list[str]) -> None:

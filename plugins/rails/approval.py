@@ -186,6 +186,7 @@ def _prompt(call: "ToolCall", agent: Optional[str], later: bool, why: Optional[l
         # the model chose the arguments: shown with control, bidi and invisible characters escaped (also
         # when an app calls this approver outside the ``zagent`` command, whose streams are already safe)
         err = SafeStream(raw_stream(sys.stderr))
+        _drop_typeahead()
         if seen.hidden and not seen.full:  # too long to show: no one is asked to approve what they cannot see
             err.write(f"{question}\nDeclined without asking: {seen.unseen()} were not shown above, and in full the "
                       f"arguments are {seen.size:,} characters, more than the {FULL:,} this prompt shows; the agent "
@@ -222,6 +223,19 @@ def _prompt(call: "ToolCall", agent: Optional[str], later: bool, why: Optional[l
                 viewed = True
                 question = text = (f"\n{seen.full}\n{who} to run {call.name} with the arguments above, shown in "
                                    f"full ({seen.size:,} characters)")
+
+
+def _drop_typeahead() -> None:
+    """Discard what was typed at a terminal before this question showed: a ``y`` typed at a prompt the model's
+    streamed text imitated would otherwise answer the real one (a pipe's lines are answers given on purpose: kept)."""
+    try:
+        import termios
+
+        fd = sys.stdin.fileno()
+        if sys.stdin.isatty():
+            termios.tcflush(fd, termios.TCIFLUSH)
+    except (ImportError, AttributeError, ValueError, OSError):  # no terminal, no stdin, not POSIX: nothing typed ahead
+        pass
 
 
 def _read_answer() -> str:

@@ -20,7 +20,7 @@ from zagent.agentkit.runkeys import APPROVED, CALL_KEYS, PENDING_APPROVAL, PENDI
 from zagent.types import ToolCall, ToolResult
 
 from .ends import RunEnds
-from .seals import seal_held
+from .seals import claim_approval, seal_held
 from .state import StepResult
 from .step import CLARIFY, clarifies
 
@@ -90,6 +90,10 @@ class ToolBatches(RunEnds):
             result = ToolResult(call_id=call.id, name=call.name, state="error", error="mixed with tool calls",
                                 content="Error: ask_clarification must be the only call of a reply; the other "
                                         "calls ran. Ask again on its own if you still need the user's answer.")
+        elif not claim_approval(self._running, call):  # its approval ran it before (a rollback, a second resume)
+            from zagent.plugins.actions.asked import ran_result
+
+            result = ran_result(call)
         else:
             result = await self._abortable(self.kernel.arun_tool(call, self._ctx))
         state = self._running

@@ -96,13 +96,10 @@ class ReActLoop(Steps, ToolBatches):
         return self._blocked_on_approval()
 
     def _answer_calls(self, approve: set[str], deny: set[str]) -> None:
-        """An id approves the call awaiting under it (its minted id, tool and arguments); ``deny`` declines."""
+        """An id approves the call awaiting under it (its minted id, tool and arguments); ``deny`` declines. The
+        approval is spent as its call starts (``seals.claim_approval``): given twice it is one approval."""
         state = self._running
-        approve = {i for i in approve if i in state.awaiting_approval and i in state.approval_keys}
-        if approve:  # each approval runs its call once, also after the store was rolled back (``seals``)
-            from .seals import spend_approvals
-
-            approve = spend_approvals(state, approve - set(deny))
+        approve = {i for i in approve if i in state.awaiting_approval and i in state.approval_keys} - set(deny)
         keys = {state.approval_keys[i] for i in approve}
         state.approved = sorted(set(state.approved) | keys)
         if deny:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .state import ReActState
 
-__all__ = ["held_intact", "newest_sealed", "raise_to_sealed", "seal_counts", "seal_held", "spend_approvals"]
+__all__ = ["claim_approval", "held_intact", "newest_sealed", "raise_to_sealed", "seal_counts", "seal_held"]
 
 HELD, COUNTS = "react-held", "react"
 
@@ -37,7 +37,7 @@ def _held_data(kernel: "Kernel", step: int, call: "ToolCall", identity: str, non
 def seal_held(kernel: "Kernel", state: "ReActState", call: "ToolCall", identity: str, store: Any) -> None:
     """Seal ``call``, held for a person about the tool ``identity`` at the run's step, in ``state.held_seals``
     (``store``: the run's checkpoint store, or ``None``), under a random name of its own (``<name>.<mac>``): the
-    record that its approval ran (``spend_approvals``) is this hold's, not a later run's of the same id."""
+    record that its approval ran (``claim_approval``) is this hold's, not a later run's of the same id."""
     from zagent.providerkit import new_call_id
 
     nonce = new_call_id()[len("call_"):]
@@ -53,34 +53,25 @@ def held_intact(kernel: "Kernel", state: "ReActState", call: "ToolCall", identit
     return sealed(kernel, state.run_id, HELD, _held_data(kernel, state.step, call, identity, nonce), mac, store=store)
 
 
-def spend_approvals(state: "ReActState", approve: set[str]) -> set[str]:
-    """Of the held calls ``approve`` names, those a person's ``approve=`` may run now, each recorded at once as spent
-    (``agentkit.spent``, under its seal: run, store, step, call, tool); one whose approval ran it before (the store
-    rolled back to the step holding it, then ``approve=`` sent again) is finished with ``asked.ran_result`` instead:
-    an approval runs its call once."""
+def claim_approval(state: "ReActState", call: "ToolCall") -> bool:
+    """Whether ``call`` may run now: not when it is a held call whose ``approve=`` ran it before (a rollback, another
+    resume of that approval). An approved held call is recorded as spent (``agentkit.spent``, under its seal) as it
+    starts, not when approved: an approval whose call did not start (the batch waits on another held call) is
+    dropped with the run, never spent unrun."""
     from zagent.agentkit.spent import claim
-    from zagent.plugins.actions.asked import ran_result
 
-    calls = {c.id: c for c in state.pending}
-    fresh: set[str] = set()
-    for i in approve:
-        held = state.held_seals.get(i)
-        if held is None or i not in calls:
-            fresh.add(i)  # (no seal: no approval key either, so ``approve`` grants nothing for it)
-            continue
-        # claimed before the call runs (a crash while it runs does not make the approval count again), looked up and
-        # recorded at once (two resumes sending one approve= together run the call once)
-        if not claim(f"react-approved#{held}"):
-            state.finished[i] = ran_result(calls[i])
-            state.awaiting_approval = [c for c in state.awaiting_approval if c != i]
-            continue
-        fresh.add(i)
-    return fresh
+    held = state.held_seals.get(call.id)
+    key = state.approval_keys.get(call.id)
+    if held is None or key is None or key not in state.approved:
+        return True  # not a held call run on an approval (no seal: no approval key either)
+    # looked up and recorded at once (two resumes sending one approve= together run the call once)
+    return claim(f"react-approved#{held}")
 
 
 def _counts(state: "ReActState") -> dict[str, Any]:
     usage = state.usage
-    return {"checkpoint": state.checkpoint, "step": state.step,
+    # the agent too: the run's name for the rails (its ``tool_rpm`` window), its events and the questions it asks
+    return {"agent": state.agent, "checkpoint": state.checkpoint, "step": state.step,
             "usage": [usage.input_tokens, usage.output_tokens, usage.calls],
             "budget": state.stash.get(BUDGET_COUNTS) or {}, "limits": state.stash.get(USAGE_COUNTS) or {}}
 
@@ -100,6 +91,12 @@ def raise_to_sealed(kernel: "Kernel", state: "ReActState", step: int, required: 
         "agent_config=...)"))
     if saved is None:
         return
+    if "agent" in saved and saved["agent"] != state.agent:  # (a seal made before the agent was sealed has none)
+        raise CheckpointError(
+            f"checkpoint {step} of run {state.run_id!r} names agent {state.agent!r}, but the run was saved as agent "
+            f"{saved['agent']!r}: the unsigned store was edited (another agent's name puts the run in that agent's "
+            "rate-limit window and its questions); the run is not restored. Restore an intact copy of the store, or "
+            "sign checkpoints (Kernel(config={'checkpoint_key': ...}))", run_id=state.run_id, step=step)
     try:
         state.step = max(state.step, _whole(saved["step"]))
         i, o, c = (_whole(n) for n in saved["usage"])

@@ -15,7 +15,7 @@ import msgspec
 from zagent.agentkit.secrets import held_settings
 
 from zagent.errors import ConfigError
-from zagent.agentkit.guardrails import check as check_guardrails
+from zagent.agentkit.guardrails import check as check_guardrails, check_history
 from zagent.agentkit.holding import Held, hold
 from zagent.agentkit.inputs import check_inputs
 from zagent import LLM
@@ -174,8 +174,13 @@ class Agent(AgentMemory):
                     return await self._work(action, msgs, inputs, ctx, started, events, held)
                 finally:
                     held.close()
-        if msgs:
-            await self._remember(to_messages(msgs))
+        if msgs:  # the caller's conversation: judged before memory keeps it (a later chat or extraction reads it)
+            given = to_messages(msgs)
+            if self.guardrails or self.kernel.has_impls("zagent_check_input"):
+                from .userturn import history_text
+
+                await check_history(ctx, self.name, given, history_text, self.guardrails.get("input", ()))
+            await self._remember(given)
         asked = Message(role="user", content=_json(inputs), name=self.name,
                         metadata={"kind": "inputs", "action": action.name})
         if self.use_long_term_memory:

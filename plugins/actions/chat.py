@@ -18,6 +18,7 @@ from zagent.agentkit.inputs import check_text
 from zagent.agentkit.inputs import to_messages
 from zagent.types import Message
 
+from .sessions import JUDGED, append_judged
 from .userturn import UserInput, check_parts, history_text, judged_text, text_of, user_turn
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,8 +90,12 @@ async def achat(agent: "Agent", user_input: UserInput, history: Optional[Sequenc
             await check_guardrails(ctx, "input", agent.name, judged, own.get("input", ()))
             if given and past:  # a stateless chat API's client wrote it: its user turns too (each text once a run)
                 await check_history(ctx, agent.name, past, history_text, own.get("input", ()))
-            elif past:  # memory or a session: not judged again, by a handoff's next agent either
-                spare(ctx, past)
+            elif past:  # memory, a session's items a chat wrote: not judged again, by a handoff's next agent either
+                added = [m for m in past if session is not None and not m.metadata.get(JUDGED)]  # the app's own
+                fresh = {id(m) for m in added}
+                spare(ctx, [m for m in past if id(m) not in fresh])
+                if added:  # a session item the app added itself (add_items): judged as a caller's history is
+                    await check_history(ctx, agent.name, added, history_text, own.get("input", ()))
             hand_over(ctx, judged)  # the ReAct loop it may route into does not check it (nor the history) again
         if use_react is None:
             use_react = await needs_react(agent, text, ctx)
@@ -129,7 +134,7 @@ async def achat(agent: "Agent", user_input: UserInput, history: Optional[Sequenc
                     metadata={"mode": response.mode, **response.metadata})]
     await agent._remember(said)
     if session is not None:
-        await session.aadd_items([Message(role=m.role, content=m.content, name=m.name, parts=m.parts) for m in said])
+        await append_judged(session, [Message(role=m.role, content=m.content, name=m.name, parts=m.parts) for m in said])
     return response
 
 

@@ -1,7 +1,8 @@
 """What ``chat(..., session=...)`` reads from a persistent session (docs/sessions.md).
 
 A session is any object with ``async aget_items()`` and ``async aadd_items(messages)``; only its ``user`` and
-``assistant`` text becomes the history, each item checked like a ``history=`` message.
+``assistant`` text becomes the history, each item checked like a ``history=`` message. Items without ``JUDGED``
+are judged again.
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ from zagent.errors import ConfigError
 from zagent.agentkit.inputs import check_text
 from zagent.agentkit.inputs import to_messages
 from zagent.types import Message
+
+#: in ``Message.metadata`` of the items a chat appends to a session: judged when each was the new turn (a
+#: ``SQLiteSession`` keeps it only from ``append_judged``; its public ``add_items`` drops it)
+JUDGED = "zagent.judged"
 
 
 async def session_history(session: Any, limit: Optional[int] = None) -> list[Message]:
@@ -25,5 +30,16 @@ async def session_history(session: Any, limit: Optional[int] = None) -> list[Mes
         if message.role not in ("user", "assistant") or not message.content:
             continue
         check_text(message.content, f"item #{i} of session {getattr(session, 'session_id', session)!r}")
-        history.append(Message(role=message.role, content=message.content))
+        judged = {JUDGED: True} if message.metadata.get(JUDGED) is True else {}
+        history.append(Message(role=message.role, content=message.content, metadata=judged))
     return history
+
+
+async def append_judged(session: Any, messages: list[Message]) -> None:
+    """Append a chat's turn, judged, to ``session`` with the ``JUDGED`` mark: through a ``SQLiteSession``'s own
+    ``_aadd_judged`` (its public ``add_items`` drops the mark), else ``aadd_items`` with the mark in metadata."""
+    import msgspec
+
+    marked = [msgspec.structs.replace(m, metadata={**m.metadata, JUDGED: True}) for m in messages]
+    own = getattr(session, "_aadd_judged", None)
+    await (own(marked) if callable(own) else session.aadd_items(marked))

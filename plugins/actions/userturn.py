@@ -64,9 +64,24 @@ def judged_text(turn: Message) -> str:
 
 
 def history_text(message: Message) -> str:
-    """What input guardrails read of a message of a caller-given history: a user turn's ``judged_text``, nothing of
-    another role's (``guardrails.check_history``)."""
-    return judged_text(message) if message.role == "user" else ""
+    """What input guardrails read of a message of a caller-given history (``guardrails.check_history``), whatever
+    its role (a system, assistant or tool message the caller wrote too): its ``judged_text`` (text, text parts, text
+    files) and its tool calls' names and arguments. The model reads them all."""
+    if not message.tool_calls:
+        return judged_text(message)
+    calls = [f"{c.name}({c.arguments if isinstance(c.arguments, str) else _encode(c.arguments).decode()})"
+             for c in message.tool_calls]
+    return "\n\n".join(t for t in (judged_text(message), *calls) if t)
+
+
+def _encode(value: Any) -> bytes:
+    """``value`` as JSON (``repr`` of what JSON cannot hold), or as its ``repr`` when it cannot be encoded."""
+    import msgspec
+
+    try:
+        return msgspec.json.encode(value, enc_hook=repr)
+    except (TypeError, ValueError, RecursionError, msgspec.EncodeError):
+        return repr(value).encode("utf-8", "replace")
 
 
 def check_parts(llm: Any, turn: Message) -> None:

@@ -24,6 +24,7 @@ _SCHEMA = ("CREATE TABLE IF NOT EXISTS zagent_session_items (id INTEGER PRIMARY 
            "session_id TEXT NOT NULL, at REAL NOT NULL, item BLOB NOT NULL)",
            "CREATE INDEX IF NOT EXISTS zagent_session_items_by_id ON zagent_session_items (session_id, id)")
 _encode = msgspec.json.Encoder().encode
+_JUDGED = "zagent.judged"  # zagent.plugins.actions.sessions.JUDGED: a chat judged the item when it was new
 _decode = msgspec.json.Decoder(Message).decode
 
 
@@ -80,8 +81,18 @@ class SQLiteSession:
         return [_item(self, row[0], row[2]) for row in (rows if limit is None else rows[::-1])]
 
     def add_items(self, messages: Iterable[Any]) -> None:
-        """Append ``messages`` (``Message`` or dicts) in one transaction."""
+        """Append ``messages`` (``Message`` or dicts) in one transaction. Items an app adds are judged by the
+        input guardrails when a chat reads them: a ``zagent.judged`` mark in their metadata is not kept (only the
+        turns a chat appends carry it, ``zagent.plugins.actions.sessions``)."""
+        self._insert(messages, judged=False)
+
+    def _add_judged(self, messages: Iterable[Any]) -> None:
+        """``add_items`` for a chat's own turn, judged when it was new: its ``zagent.judged`` mark is kept."""
+        self._insert(messages, judged=True)
+
+    def _insert(self, messages: Iterable[Any], *, judged: bool) -> None:
         items = [m if isinstance(m, Message) else msgspec.convert(m, Message) for m in messages]
+        items = [m if _is_marked(m, judged) else msgspec.structs.replace(m, metadata=_marked(m, judged)) for m in items]
         now = time.time()
         with self._lock:
             db = self._db()
@@ -143,6 +154,11 @@ class SQLiteSession:
 
         await asyncio.to_thread(self.add_items, list(messages))
 
+    async def _aadd_judged(self, messages: Iterable[Any]) -> None:
+        import asyncio
+
+        await asyncio.to_thread(self._add_judged, list(messages))
+
     async def apop_item(self) -> Optional[Message]:
         import asyncio
 
@@ -155,6 +171,17 @@ class SQLiteSession:
 
     def __repr__(self) -> str:
         return f"<SQLiteSession {self.session_id!r} {self.path!r}>"
+
+
+def _is_marked(message: Message, judged: bool) -> bool:
+    """Whether ``message`` already carries the chat's mark as wanted: set (``judged``) or absent."""
+    return message.metadata.get(_JUDGED) is True if judged else _JUDGED not in message.metadata
+
+
+def _marked(message: Message, judged: bool) -> dict[str, Any]:
+    """``message``'s metadata with the chat's ``zagent.judged`` mark set (``judged``) or taken out."""
+    metadata = {k: v for k, v in message.metadata.items() if k != _JUDGED}
+    return {**metadata, _JUDGED: True} if judged else metadata
 
 
 def _item(session: SQLiteSession, number: Optional[int], raw: Any) -> Message:

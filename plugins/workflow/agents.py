@@ -119,8 +119,9 @@ class AgentGenerator:
 
     def _selected(self, node: WorkFlowNode, ref: Any, raw: str) -> str:
         name = ref.get("name") if isinstance(ref, dict) else ref
-        if not isinstance(name, str) or name not in self.manager:
-            raise GenerationError(f"selected agent {name!r} for {node.name!r} does not exist; existing agents: "
+        if not isinstance(name, str) or name not in self.manager:  # the model's text: quoted, cut
+            raise GenerationError(f"selected agent {str(name)[:64]!r} for {node.name!r} does not exist; existing "
+                                  "agents: "
                                   f"{', '.join(self.manager.names) or 'none'}", raw=raw)
         info = next(d for d in self.manager.describe() if d["name"] == name)
         lacking = [o for o in node.output_names if "outputs" in info and o not in info["outputs"]]
@@ -237,8 +238,10 @@ def repair_spec(raw_spec: Any, node: WorkFlowNode, tools: set[str], *, raw: str 
                               "inputs and outputs", raw=raw)
     names = raw_spec.get("tool_names", raw_spec.get("tools", [])) or []
     unknown = [t for t in names if t not in tools]
-    if unknown:
-        raise GenerationError(f"the generated agent for {node.name!r} uses unknown tool(s) {', '.join(map(str, unknown))}; "
+    if unknown:  # the model's names, quoted and cut: a reply of 30 MB of names is no error message
+        shown = ", ".join(str(t)[:64].encode("unicode_escape").decode("ascii") for t in unknown[:5]) + (
+            f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else "")
+        raise GenerationError(f"the generated agent for {node.name!r} uses unknown tool(s) {shown}; "
                               f"available tools: {', '.join(sorted(tools)) or 'none'}", raw=raw)
     prompt = use_every_input(prompt, node.input_names)
     prompt = match_output_sections(prompt, node.output_names, _names_of(raw_spec.get("outputs")))

@@ -14,16 +14,20 @@ from zagent.plugins.manager.inline import check_inline as checked, loose, stored
 from zagent.speckit.paths import windows_device
 
 _NOT_ASCII_ID = re.compile(r"[^A-Za-z0-9_]+")
+#: the most characters of a generated agent's name: room for ``free_name``'s number and ``.json`` in a file name
+MAX_AGENT_NAME = 64
 
 
 def agent_name(name: Any, node: str) -> str:
-    """A generated agent's name as an ASCII identifier (width folded first); from ``node`` when none is left; a
-    Windows device name (``CON``, ``nul``, ``COM1``: no agent file can have it) gets ``_agent`` after it."""
+    """A generated agent's name as an ASCII identifier (width folded first) of at most ``MAX_AGENT_NAME``
+    characters; from ``node`` when none is left; a Windows device name (``CON``, ``nul``, ``COM1``: no agent file
+    can have it) gets ``_agent`` after it."""
     clean = ""
     if isinstance(name, str):
-        clean = _NOT_ASCII_ID.sub("_", unicodedata.normalize("NFKC", name).strip()).strip("_")
+        clean = _NOT_ASCII_ID.sub("_", unicodedata.normalize("NFKC", name).strip()).strip("_")[:MAX_AGENT_NAME]
+        clean = clean.rstrip("_")
     if not clean:
-        clean = "".join(p.capitalize() for p in _NOT_ASCII_ID.sub("_", node).split("_")) + "Agent"
+        clean = "".join(p.capitalize() for p in _NOT_ASCII_ID.sub("_", node).split("_"))[:MAX_AGENT_NAME] + "Agent"
     return clean + "_agent" if windows_device(clean) is not None else clean
 
 

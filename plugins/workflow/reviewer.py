@@ -14,12 +14,18 @@ import attrs
 from zagent import run_sync
 
 from . import prompts
+from .errors import GenerationError
 from .graph import WorkFlowGraph
 from .planner import agent_spec, build_agent
+from .planshape import MAX_TEXT
 from .render import to_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from zagent import Kernel
+
+
+#: the most suggestions one review may give (each becomes a line of the planner's next prompt)
+MAX_SUGGESTIONS = 20
 
 
 @attrs.define(repr=False, eq=False, kw_only=True)
@@ -41,8 +47,16 @@ class WorkFlowReviewer:
             self.agent = build_agent(self.kernel, spec, self.llm)
 
     async def areview(self, graph: WorkFlowGraph) -> list[str]:
+        """The review's suggestions: at most ``MAX_SUGGESTIONS`` of at most ``MAX_TEXT`` characters each (they go
+        into the planner's next prompt), else a ``GenerationError`` the generator retries."""
         result = await self.agent.aexecute(inputs={"goal": graph.goal, "workflow": to_text(graph)})
         suggestions = [str(s).strip() for s in (result.output.suggestions or []) if str(s).strip()]
+        longest = max(map(len, suggestions), default=0)
+        if len(suggestions) > MAX_SUGGESTIONS or longest > MAX_TEXT:
+            raise GenerationError(f"the review gave {len(suggestions):,} suggestions, the longest of {longest:,} "
+                                  f"characters (at most {MAX_SUGGESTIONS} of {MAX_TEXT:,} characters each: they are "
+                                  "sent in the planner's next prompt); give a few short, concrete suggestions",
+                                  raw=result.content)
         return [] if result.output.approved and not suggestions else suggestions
 
     def review(self, graph: WorkFlowGraph) -> list[str]:

@@ -92,7 +92,8 @@ def test_a_banned_turn_deep_in_a_long_history_is_judged():
 
 def test_a_caller_history_is_judged_once_per_run_not_per_step():
     """Cost bound: a ReAct run of three steps (two tool calls, then the answer) over a history of three user turns,
-    two of them equal. Each distinct text is judged once: the turn and two history texts, not at every step."""
+    two of them equal, and an assistant turn. Each distinct text is judged once: the turn and three history texts
+    (round seventeen judges the caller's assistant turn too), not at every step."""
     guard = _R15InputGuard()
     k = make_kernel(plugins=[guard])
     try:
@@ -102,7 +103,7 @@ def test_a_caller_history_is_judged_once_per_run_not_per_step():
                    Message(role="user", content="hi"), Message(role="user", content="count please")]
         assert agent.chat("go", history=history, use_react=True).content == "done"
         assert len(agent.llm.requests) == 3
-        assert sorted(guard.seen) == ["count please", "go", "hi"]
+        assert sorted(guard.seen) == ["count please", "go", "hello", "hi"]
     finally:
         k.close()
 

@@ -1,8 +1,6 @@
 """The one dispatch point of input and output guardrails (docs/agents.md): ``check`` runs the agent's own, then the
-kernel's ``zagent_check_input``/``zagent_check_output`` hooks (always), raising ``GuardrailTripped`` at the first
-reason or failure; ``wanted`` says whether any exist; ``hand_over``/``handed_over`` spare an input a second check;
-``check_history``: a caller's history.
-"""
+kernel's hooks, raising ``GuardrailTripped`` at the first reason or failure; ``check_history`` judges a caller's
+history."""
 
 from __future__ import annotations
 

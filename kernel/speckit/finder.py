@@ -1,8 +1,6 @@
-"""``searching(folders, late, named)``: inside the block, top-level imports of this thread (or task) look in
-``folders`` first, as if they led ``sys.path``, and in ``late`` last (never shadowing an installed module; only for
-``named`` and modules loaded from ``late``); other threads' imports never do. Modules loaded so, with their
-packages' submodules, compile from source (a cached ``.pyc`` is never run); one others can write, or an extension
-module standing in for the ``.py`` next to it, is refused."""
+"""``searching(folders, late, named)``: inside the block, this thread's (or task's) top-level imports look in
+``folders`` first and in ``late`` last (only for ``named`` and modules loaded from ``late``). Such modules compile
+from source; one others can write is refused."""
 
 from __future__ import annotations
 

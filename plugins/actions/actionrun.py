@@ -1,8 +1,5 @@
-"""``ActionRun``: one ``CustomizeAction`` call, step by step, and the ``ActionOutput`` it gives.
-
-Only the offered tools run. With tools offered the output format comes after the tool phase (``format_turn``: the
-request, the last ``RECAP_RESULTS`` tool results cut to ``RECAP_CHARS``, the format); without, in the first prompt.
-"""
+"""``ActionRun``: one ``CustomizeAction`` call, step by step, and its ``ActionOutput``. Only offered tools run; with
+tools, the output format comes after the tool phase (``format_turn``), else in the first prompt."""
 
 from __future__ import annotations
 

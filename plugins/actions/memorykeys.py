@@ -1,8 +1,5 @@
-"""Whose long-term memory an agent built from a spec reads and writes: never one the spec chose.
-
-``spec_memory_key``: an untrusted spec's namespace is ``name@digest`` (its file or content, and the model endpoint it
-brings); trusted agents keep their name. docs/security.md, "Memory namespaces are the app's".
-"""
+"""Whose long-term memory an agent built from a spec uses (``spec_memory_key``): an untrusted spec's namespace is
+``name@digest`` (its file or content and model endpoint); trusted agents keep their name (docs/security.md, 9)."""
 
 from __future__ import annotations
 

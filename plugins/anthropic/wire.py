@@ -1,7 +1,5 @@
-"""Messages API wire format: typed msgspec Structs for replies and stream events (one loose Struct each; unknown
-block and event types are skipped) and request encoding: consecutive messages of one role merged, tool results as
-``tool_result`` blocks, ``Message.reasoning_blocks`` sent back first in the assistant turn.
-"""
+"""Messages API wire format: one loose msgspec Struct per reply and stream event (unknown types skipped), and request
+encoding (a role's consecutive messages merged, tool results as ``tool_result`` blocks, reasoning blocks first)."""
 
 from __future__ import annotations
 

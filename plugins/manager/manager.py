@@ -1,9 +1,5 @@
-"""``AgentManager``: agents registered and reused by name, each AVAILABLE or RUNNING.
-
-``add_agent`` takes a name, a spec dict or an instance (a known name returns the agent kept); ``acquire``/``using``
-and their async twins wait for a busy agent (``AgentTimeout``), never blocking the loop; ``save_all``/``load_all``.
-docs/workflows.md.
-"""
+"""``AgentManager``: agents registered and reused by name, each AVAILABLE or RUNNING. ``add_agent`` takes a name,
+a spec or an instance; ``acquire``/``using`` wait for a busy agent; ``save_all``/``load_all`` (docs/workflows.md)."""
 
 from __future__ import annotations
 

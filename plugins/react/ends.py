@@ -1,8 +1,5 @@
-"""How a ReAct run ends and what it leaves: ``ReActResult``, the three endings, checkpoints and events.
-
-``RunEnds`` is the base of ``ReActLoop`` (``loop.py``): it names the loop's fields the parts share and fills in
-the hooks of the run driver (``zagent.agentkit.lifecycle``), which owns the lifecycle.
-"""
+"""How a ReAct run ends and what it leaves: ``ReActResult``, the three endings, checkpoints and events. ``RunEnds``
+is ``ReActLoop``'s base: the fields its parts share and the hooks of the run driver (``zagent.agentkit.lifecycle``)."""
 
 from __future__ import annotations
 

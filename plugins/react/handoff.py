@@ -1,8 +1,5 @@
-"""Handoffs: an agent hands the conversation over to another, which answers in its place (docs/agents.md#handoffs).
-
-``Handoffs(kernel, agents)`` runs the first agent's ReAct loop with a ``transfer_to_<name>(reason)`` tool per
-agent it may hand over to, at most ``max_handoffs`` times, all as one run; ``HandoffResult`` says who answered.
-"""
+"""Handoffs (docs/agents.md#handoffs): ``Handoffs(kernel, agents)`` runs the first agent's ReAct loop with a
+``transfer_to_<name>(reason)`` tool per agent it may hand over to, at most ``max_handoffs`` times, as one run."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""A skill as a human-editable Markdown file (format: docs/skills.md): ``render(skill)`` writes the ``key: value``
-header between ``---`` lines, then the instructions; ``parse``/``load`` read it back, ignoring unknown keys, with a
-``ConfigError`` naming the file for a malformed header or a field of the wrong type.
-"""
+"""A skill as a human-editable Markdown file (docs/skills.md): ``render`` writes a ``key: value`` header between
+``---`` lines, then the instructions; ``parse``/``load`` read it back (a malformed header is a ``ConfigError``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""How a workflow node calls its agents, in order, each on the values it reads: ``call_step`` (by kind: declared,
-chat or callable; docs/workflows.md), ``node_outputs`` (the declared outputs; ``WorkFlowError`` when a required one
-is missing) and ``node_payload`` (what a remote worker needs to run a node: ``units.run_node``)."""
+"""How a workflow node calls its agents in order (``call_step``), reads their declared outputs (``node_outputs``)
+and packs what a remote worker needs to run it (``node_payload``); docs/workflows.md."""
 
 from __future__ import annotations
 

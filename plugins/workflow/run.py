@@ -1,6 +1,5 @@
-"""``WorkFlowRun``: drives one run to its end (``go``): ``failed`` if a node failed (raising ``WorkFlowFailed``
-carrying the result), else ``paused`` if a node waits on an interrupt, else ``finished``. A halted run (a checkpoint
-write failed) raises that ``CheckpointError`` once every node task has ended."""
+"""``WorkFlowRun``: drives one run to its end (``go``): ``failed`` (raising ``WorkFlowFailed``), ``paused`` (a node
+waits on an interrupt) or ``finished``. A failed checkpoint write raises its ``CheckpointError`` once nodes end."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Long lists of one MCP message cut before the SDK parses it (``trimmed``): a tool list past ``MAX_TOOLS`` + 1
-tools and a result past ``MAX_BLOCKS`` content blocks (parsed, 16 MiB of tiny items made over a gigabyte). A cut
-content list ends with a text block saying so; a cut tool list is warned about. A message still holding over
-``MAX_CONTAINERS`` JSON objects and arrays, or ``MAX_VALUES`` values in them, becomes an error answering its request
-(``error_reply``).
+"""Long lists of one MCP message cut before the SDK parses it (``trimmed``): tools past ``MAX_TOOLS`` + 1, content
+blocks past ``MAX_BLOCKS`` (said in a last text block). A message over ``MAX_CONTAINERS`` objects and arrays or
+``MAX_VALUES`` values is an error answering its request (``error_reply``).
 """
 
 from __future__ import annotations

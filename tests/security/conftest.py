@@ -2,7 +2,9 @@
 the ``zagent`` command as a subprocess; a ReAct run and a two-node workflow stopped half-way, to be restored."""
 
 import asyncio
+import io
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -98,6 +100,23 @@ def edit_latest(db, run_id, change, *, after=1):
         rewrite_latest(k.memory("checkpoints", path=db), run_id, change, after=after)
     finally:
         k.close()
+
+
+@pytest.fixture
+def records():
+    """Everything the root logger writes at DEBUG and up, as an app's log file would hold it."""
+    buf = io.StringIO()
+    handler = logging.StreamHandler(buf)
+    handler.setLevel(logging.DEBUG)
+    root = logging.getLogger()
+    old = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        yield buf
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old)
 
 
 class Observer:

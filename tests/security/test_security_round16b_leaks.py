@@ -22,9 +22,7 @@ Attacks tried (15, against the code of wave two's start; 11 got through, all fix
 - a ``Secret`` formatted with a format spec (``f"{s:>40}"``): held (a ``TypeError``, no value)
 """
 
-import io
 import json
-import logging
 import traceback
 
 import pytest
@@ -55,22 +53,6 @@ class _VaultKeys:
     @hookimpl
     def zagent_config_keys(self):
         return ["vault"]
-
-
-@pytest.fixture
-def records():
-    buf = io.StringIO()
-    handler = logging.StreamHandler(buf)
-    handler.setLevel(logging.DEBUG)
-    root = logging.getLogger()
-    old = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    try:
-        yield buf
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(old)
 
 
 def test_a_plugin_failing_with_its_config_token_is_masked_in_problems_and_logs(records):

@@ -24,9 +24,7 @@ MCP command lines (``docker -e NAME=TOKEN``, ``--header "Authorization: ..."``) 
 """
 
 import dataclasses
-import io
 import json
-import logging
 import types
 
 import pytest
@@ -44,23 +42,6 @@ def leaked(text, *secrets):
     low = text.lower()
     return [s for s in (secrets or (TOKEN, DEPS)) if s.lower() in low or s[:16].lower() in low
             or s[:16].encode().hex() in low]
-
-
-@pytest.fixture
-def records():
-    """Everything the root logger writes at DEBUG and up, as an app's log file would hold it."""
-    buf = io.StringIO()
-    handler = logging.StreamHandler(buf)
-    handler.setLevel(logging.DEBUG)
-    root = logging.getLogger()
-    old = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    try:
-        yield buf
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(old)
 
 
 class _VaultKeys:

@@ -234,7 +234,9 @@ def _drop_typeahead() -> None:
         fd = sys.stdin.fileno()
         if sys.stdin.isatty():
             termios.tcflush(fd, termios.TCIFLUSH)
-    except (ImportError, AttributeError, ValueError, OSError):  # no terminal, no stdin, not POSIX: nothing typed ahead
+    except ImportError:  # not POSIX
+        pass
+    except (AttributeError, ValueError, OSError, termios.error):  # no stdin, no terminal, a flush refused: asked anyway
         pass
 
 

@@ -2,6 +2,8 @@
 
 import io
 
+import pytest
+
 from zagent import Deny, Kernel, ToolCall, run_sync, tool
 from zagent.agentkit.approvals import approval_key
 from zagent.agentkit.runkeys import CALL_KEYS
@@ -179,6 +181,27 @@ def test_console_approver_no_and_end_of_input():
             assert run_sync(console_approver(ToolCall(id="1", name="delete"), k.context())) is False
         finally:
             sys.stdin = old
+
+
+def test_console_approver_asks_when_the_terminal_refuses_the_type_ahead_flush(monkeypatch):
+    """A terminal refusing the flush of what was typed ahead (``termios.error``: a background job, a pseudo-terminal
+    gone away) does not fail the question: it is asked, and "y" allows."""
+    termios = pytest.importorskip("termios")
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+        def fileno(self):
+            return 0
+
+    def refuse(fd, queue):
+        raise termios.error(5, "Input/output error")
+
+    monkeypatch.setattr("sys.stdin", Tty("y\n"))
+    monkeypatch.setattr(termios, "tcflush", refuse)
+    k = make_kernel()
+    assert run_sync(console_approver(ToolCall(id="1", name="delete"), k.context())) is True
 
 
 def test_console_approver_later(monkeypatch):

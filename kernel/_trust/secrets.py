@@ -155,8 +155,8 @@ def mask_env(text: str) -> str:
 
 def mask_exception(exc: Optional[BaseException], mask: Any = mask_env) -> None:
     """Mask in place the messages and notes of ``exc`` and of every exception it chains or groups (``args``, and
-    ``msg``/``strerror``, which ``ImportError``/``OSError`` show, and a ``ProviderError``'s ``body``): an error
-    raised ``from`` it shows them all."""
+    ``msg``/``strerror``, which ``ImportError``/``OSError`` show, and the text an error keeps: ``_mask_kept``): an
+    error raised ``from`` it shows them all."""
     import builtins
 
     group: Any = getattr(builtins, "BaseExceptionGroup", ())  # Python 3.11 on
@@ -173,16 +173,31 @@ def mask_exception(exc: Optional[BaseException], mask: Any = mask_env) -> None:
             for attr in ("msg", "strerror"):
                 if isinstance(getattr(exc, attr, None), str):
                     setattr(exc, attr, mask(getattr(exc, attr)))
-        body = getattr(exc, "body", None)
-        if isinstance(body, str) and body:  # a ``ProviderError``'s (a server's text)
-            try:
-                setattr(exc, "body", mask(body))
-            except (AttributeError, TypeError):  # a library's read-only ``body``
-                pass
+        try:
+            _mask_kept(exc, mask)
+        except (AttributeError, TypeError):  # a library's read-only attribute
+            pass
         if isinstance(getattr(exc, "__notes__", None), list):
             exc.__notes__ = [mask(n) if isinstance(n, str) else n for n in exc.__notes__]
         todo += [exc.__cause__, exc.__context__, *(exc.exceptions if isinstance(exc, group) else ())]
 
+
+
+def _mask_kept(exc: BaseException, mask: Any) -> None:
+    """Mask the server's text ``exc`` keeps whole for apps, by attribute (``errors`` imports this module): a
+    ``ProviderError``'s ``body``; a ``ParseError``'s ``raw`` reply, its ``attempts`` and its ``invalid`` reasons."""
+    for attr in ("body", "raw"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, str) and value:
+            setattr(exc, attr, mask(value))
+    if not isinstance(getattr(exc, "raw", None), str):
+        return
+    attempts, invalid = getattr(exc, "attempts", None), getattr(exc, "invalid", None)
+    if isinstance(attempts, list):
+        setattr(exc, "attempts", [mask(a) if isinstance(a, str) else a for a in attempts])
+    if isinstance(invalid, dict):
+        setattr(exc, "invalid", {mask(k) if isinstance(k, str) else k: mask(v) if isinstance(v, str) else v
+                                 for k, v in invalid.items()})
 
 @functools.lru_cache(maxsize=4)
 def _masker_of(values: tuple[str, ...]) -> "Masker":

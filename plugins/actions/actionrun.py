@@ -163,8 +163,7 @@ class ActionRun:
 
             mask = models_mask(self.llm)
             if mask is not None:
-                mask_exception(exc, mask)
-                _mask_replies(exc, mask)
+                mask_exception(exc, mask)  # its message, and the replies it keeps (raw, attempts, invalid)
             raise
 
     async def _parsed(self, text: str) -> Any:
@@ -178,18 +177,6 @@ class ActionRun:
         values = await action._parser.aparse_with_repair(
             text, action.output_spec, self.llm, self.ctx, **action._parse_options)
         return zfields.convert(values, action.output_spec, raw=text)
-
-
-def _mask_replies(exc: Optional[BaseException], mask: Callable[[str], str]) -> None:
-    """The replies a ``ParseError`` and those it chains keep for apps to debug (``raw``, ``attempts``, ``invalid``),
-    masked with ``mask``."""
-    seen: set[int] = set()
-    while isinstance(exc, BaseException) and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, ParseError):
-            exc.raw, exc.attempts = mask(exc.raw), [mask(a) for a in exc.attempts]
-            exc.invalid = {mask(k): mask(v) for k, v in exc.invalid.items()}
-        exc = exc.__cause__ or exc.__context__
 
 
 def _drop_unjudged(ctx: "RunContext[Any]") -> None:

@@ -17,7 +17,6 @@ Tried (36 attacks; got through on the code before the fixes: marked *, 12, all f
   unasked), three ``tool_budget``s and three allow-lists (both failed closed, wrongly: a ``TypeError``, a block).
 """
 
-import asyncio
 import json
 
 import pytest
@@ -25,7 +24,7 @@ import pytest
 from zagent import Deny
 from zagent.errors import GuardrailTripped, NoAnswerError, ProtocolError, UsageLimitExceeded
 
-from tests.security.conftest import make_kernel
+from tests.security.conftest import drain, make_kernel
 from tests.servers import openai_server
 
 SECRET = "SECRET-TOKEN-4242"
@@ -45,21 +44,6 @@ class SecretGuard:
 def own_guard(value, ctx):
     """An agent's own output guardrail."""
     return Deny("the answer holds a secret") if SECRET in json.dumps(value, default=str) else None
-
-
-def drain(stream):
-    """Every item the consumer got before the stream ended, and the error it ended with (or None)."""
-    got = []
-
-    async def go():
-        try:
-            async for item in stream:
-                got.append(item)
-        except Exception as exc:  # noqa: BLE001 - the error is what the test checks
-            return exc
-        return None
-
-    return got, asyncio.run(go())
 
 
 def texts(items):
